@@ -107,11 +107,12 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     import math as m
 
     from gpuscale.advice.explain.explanation import interval
+    from gpuscale.advice.explain.findings import said
     from gpuscale.advice.model.priors import from_residuals
 
-    one = from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source
+    one = said(from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source)
     assert "(error +35%)" in one and "to +35%" not in one
-    two = from_residuals([m.log(0.9), m.log(1.2)], 2, "the measured N > 1 steps").source
+    two = said(from_residuals([m.log(0.9), m.log(1.2)], 2, "the measured N > 1 steps").source)
     assert "-10% to +20%" in two
     assert interval(1.0, 1.0).split(",")[0] == "1x"
     assert interval(1.3, 1.6).split(",")[0] == "1.3-1.6x"

@@ -1,6 +1,7 @@
 """Quantities for people: how gpuscale writes a number (report tables, tooltips, findings,
-the CLI's tables; never in exponent notation, which readers stumble on) and how it reads
-the sizes people type (parameter counts, decimal; byte sizes, binary as nccl-tests).
+the CLI's tables; never in exponent notation, which readers stumble on). How it reads
+the sizes people type (parameter counts, decimal; byte sizes, binary as nccl-tests) is
+``gpuscale.sizes``, re-exported here.
 
 No heavy imports: the CLI parses sizes before deciding whether torch is needed.
 """
@@ -10,8 +11,43 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from decimal import Decimal
+
+# reading what people type lives in gpuscale.sizes; imported from here as before
+from gpuscale.sizes import BadQuantity, parse_bytes, parse_size, reading_number
+
+__all__ = [
+    "UNPRINTABLE",
+    "BadQuantity",
+    "DurationUnit",
+    "agreeing",
+    "article",
+    "counted",
+    "decimals_apart",
+    "devices",
+    "duration_unit",
+    "factor_interval",
+    "filled",
+    "fixed_apart",
+    "format_bytes",
+    "format_count",
+    "format_hours",
+    "format_minutes",
+    "format_ms",
+    "joined",
+    "named",
+    "noun_for",
+    "number",
+    "numbers_apart",
+    "of_the",
+    "parse_bytes",
+    "parse_size",
+    "plural",
+    "printable",
+    "reading_number",
+    "span",
+]
 
 
 def number(value: object, digits: int = 3) -> str:
@@ -149,90 +185,6 @@ def article(word: str) -> str:
     if spelled and text[0].isupper():
         return "an" if text[0] in _VOWEL_SOUND_LETTERS else "a"
     return "an" if text[0].lower() in "aeio" else "a"
-
-
-_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
-# nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
-# (with the B) are the SI powers of ten.
-_BYTE_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 2**10,
-    "m": 2**20,
-    "g": 2**30,
-    "t": 2**40,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-}
-
-
-class BadQuantity(ValueError):
-    """Text that is no quantity of the kind asked: ``text`` and ``rule`` (what it must
-    be), read ``not a size: '-5' (use e.g. 250k, 7M, 1.5B)``."""
-
-    def __init__(self, text: str, rule: str) -> None:
-        self.text, self.rule = text, rule
-        head, _, hint = rule.partition(" (")
-        super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
-
-
-def reading_number(kind: type) -> Callable[[object], object]:
-    """A reader of an option's text as a number of ``kind`` (``int``: ``1e3`` is a whole
-    number; ``inf`` and ``nan`` are numbers, left to the caller's ranges); text that is no
-    number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
-    rule = "must be a whole number" if kind is int else "must be a number"
-
-    def read(text: object) -> object:
-        if not isinstance(text, str):  # a default, already a number
-            return text
-        try:
-            return int(text.strip()) if kind is int else float(text)
-        except ValueError:
-            pass
-        try:
-            value = float(text)
-        except ValueError:
-            raise BadQuantity(text, rule) from None
-        if kind is int and not value.is_integer():
-            raise BadQuantity(text, rule)
-        return int(value) if kind is int else value
-
-    return read
-
-
-def parse_size(text: str) -> int:
-    """A count (parameters, FLOPs, samples): ``2M`` -> 2,000,000, ``250k`` -> 250,000,
-    ``1.5B`` -> 1,500,000,000, ``20P`` -> 2 x 10^16, ``2e16`` (decimal; ``params`` may
-    follow). ``ValueError`` if not a size. Each field's own range is its request's to
-    check (a FLOP count per sample reaches 10^16 where a parameter count does not)."""
-    match = re.fullmatch(
-        r"\s*([0-9]*\.?[0-9]+(?:e\+?[0-9]+)?)\s*([kmbgtp]?)\s*(?:params)?\s*", text.lower()
-    )
-    if not match:
-        raise BadQuantity(text, "not a size (use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)")
-    value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
-    if not 0 < value < 1e30:  # past it a typo, and no whole number a field could take
-        raise BadQuantity(text, "a size must be above 0 and below 10^30")
-    return int(value)
-
-
-def parse_bytes(text: str) -> int:
-    """A byte size as nccl-tests reads it: ``64M`` and ``64MiB`` are 64 x 2^20 bytes,
-    ``1G`` and ``1GiB`` 2^30; ``64MB`` and ``1GB`` are SI (64 x 10^6, 10^9). A plain
-    number is bytes. ``ValueError`` if not a size."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", text.lower())
-    if not match or match.group(2) not in _BYTE_UNITS:
-        raise BadQuantity(text, "not a byte size (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
-    value = float(match.group(1)) * _BYTE_UNITS[match.group(2)]
-    if not 1 <= value < 2**50:
-        raise BadQuantity(text, "a byte size must be at least 1 B and below 1 PiB")
-    return int(value)
 
 
 def format_bytes(size: float) -> str:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import gpuscale
+from gpuscale.advice.explain.findings import said as in_words
 
 ROWS = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")
 # No CPU thread does 10 TFLOP/s: AMX bf16 tiles, the fastest, 2,048 FLOPs a cycle at about
@@ -36,7 +37,7 @@ def _all_fixed(tmp_path: Path) -> tuple[Path, list[dict]]:
 def test_a_fixed_cost_as_long_as_the_step_leaves_a_rate_a_cpu_can_reach(tmp_path: Path) -> None:
     path, rows = _all_fixed(tmp_path)
     advice = gpuscale.advise(bench=path)
-    said = " ".join(advice.inputs.warnings) + " ".join(advice.explanation)
+    said = " ".join(map(in_words, advice.inputs.warnings)) + " ".join(advice.explanation)
     assert "IMPLAUSIBLE" not in said, said
     threads = rows[0]["config"]["threads"]
     assert 0 < advice.inputs.compute.tflops < FAR_ABOVE_A_CPU_THREAD * threads

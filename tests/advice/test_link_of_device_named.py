@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.findings import said as in_words
 
 
 def _advice(device: str) -> gpuscale.Advice:
@@ -22,7 +23,7 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
     assert "'H100' names no single part: read as H100 SXM5 80GB" in said
     assert "H100 PCIe 80GB or H100 NVL 94GB" in said and "(700 W)" in said
     assert advice.inputs.network.intra.name == "nvlink4"
-    link = [s for s in advice.inputs.sources if s.startswith("Link:")]
+    link = [s for s in map(in_words, advice.inputs.sources) if s.startswith("Link:")]
     assert len(link) == 1 and "assumed nvlink4" in link[0] and "pcie-phb" in link[0]
     assert "an assumed link, nvlink4" in said  # the caveat says the link it assumed
 

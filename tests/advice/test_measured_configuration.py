@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.findings import said as in_words
 from gpuscale.bench.results import bench_table, read_results
 
 from ..builders import bench_record, write_jsonl
@@ -160,6 +161,6 @@ def test_the_step_interval_says_how_far_the_model_is_from_its_own_runs(
     step = rows_[(rows_["accelerators"] == 2) & (rows_["batch_per_device"] == BATCH)].iloc[0]
     off = float(two["step_ms_mean"]) / float(step["step_ms"]) - 1
     assert abs(off) > 0.05  # the 1 ms waited is not predicted: the model is off here
-    said = advice.inputs.error.source
+    said = in_words(advice.inputs.error.source)
     assert f"off by {off:+.0%}" in said and advice.inputs.error.measured_n == 2
     golden.check(VIEW, "the model off its own run", said)

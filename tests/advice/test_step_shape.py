@@ -8,6 +8,7 @@ import pytest
 
 from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
 from gpuscale.advice.calibrate.link import device_record
+from gpuscale.advice.explain.findings import said
 
 from ..golden import Golden
 
@@ -42,7 +43,7 @@ def test_left_out_errors_are_measured_on_batches_not_fitted(golden: Golden) -> N
     # 256 left out: nothing above the floor is left, so the rate beyond is the fallback's
     error_256 = dict(shape.left_out)[256]
     assert error_256 < -0.5
-    golden.check(VIEW, "errors of the batches left out", shape.sentence())
+    golden.check(VIEW, "errors of the batches left out", said(shape.finding()))
     assert fit_with_error(points[:2], 0.01).left_out == ()
 
 
@@ -50,11 +51,11 @@ def test_two_batches_give_bytes_per_sample_and_one_a_bound() -> None:
     # 1 GB besides, 10 MB per sample; 90% of 80 GB usable: (72 - 1) GB / 10 MB = 7,100
     found, how = largest_batch([(1, 1.01e9), (100, 2.0e9)], 80e9)
     assert found == 7_100
-    assert "10 MB per sample" in how
+    assert "10 MB per sample" in said(how)
     # one batch: its peak / batch bounds the bytes per sample, so at least 72 GB / 20 MB
     found, how = largest_batch([(100, 2.0e9)], 80e9)
     assert found == 3_600
-    assert "at least" in how
+    assert "at least" in said(how)
 
 
 def test_device_memory_from_the_row_else_its_catalogue_part() -> None:

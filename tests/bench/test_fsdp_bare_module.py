@@ -19,7 +19,7 @@ def _rank(rank: int, store: str, out: str, strategy: str) -> None:
     import torch.distributed as dist
 
     from gpuscale.bench.config import BenchConfig
-    from gpuscale.bench.worker import _bare, _job
+    from gpuscale.bench.model_run import _bare, _job
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=1)

@@ -35,7 +35,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -50,6 +49,7 @@ from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import NamedError, check_keywords, ref
 
 
@@ -149,7 +149,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
     )
 
 
-def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
+def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON]]:
     """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
     count, in-place where both were run, median per size) and the latest header."""
     sweeps = read_sweeps(path)
@@ -193,7 +193,7 @@ def advise_by_keywords(
     bench: str | Path | pd.DataFrame | None = None,
     link: str | Link | None = None,
     topology: Topology | None = None,
-    **fields: Any,
+    **fields: object,
 ) -> Advice:
     """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the

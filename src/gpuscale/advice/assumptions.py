@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
@@ -412,7 +412,9 @@ def more_steps(found: Support) -> bool:
 _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
 
 
-def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
+def not_held(
+    assumed: Sequence[Assumption], found: Support | None, host_devices: int | None
+) -> tuple[Assumption, ...]:
     """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
     model: at counts the file holds already, at the steps it would time anyway (no
     ``--steps``), said instead as what to bench them again with (:func:`again`); else as

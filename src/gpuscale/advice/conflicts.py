@@ -10,15 +10,54 @@ advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from gpuscale.quantities import joined
 from gpuscale.tables.requests import NamedError, ref
 
+
+class Options(Protocol):
+    """The fields of an ``AdviceRequest`` these checks read (the request checks its pairs
+    as it is made, so this module cannot import it)."""
+
+    @property
+    def scaling(self) -> str: ...
+    @property
+    def global_batch(self) -> int | None: ...
+    @property
+    def interconnect(self) -> str | None: ...
+    @property
+    def busbw_gbs(self) -> float | None: ...
+    @property
+    def latency_us(self) -> float | None: ...
+    @property
+    def collectives(self) -> str | None: ...
+    @property
+    def noise_scale(self) -> float | None: ...
+    @property
+    def workload(self) -> str | None: ...
+    @property
+    def ruleset(self) -> str | None: ...
+    @property
+    def inter_node(self) -> str | None: ...
+    @property
+    def nics_per_node(self) -> int | None: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def gpus_per_node(self) -> int: ...
+    @property
+    def max_devices(self) -> int | None: ...
+    @property
+    def params(self) -> float | None: ...
+    @property
+    def model(self) -> str | None: ...
+
+
 # (option, other option, whether the request gives both in contradiction, why), each
 # field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
 # Python). The request's own checks refuse step times and --fixed-ms together.
-PAIRS: tuple[tuple[str, str, Callable[[Any], bool], str], ...] = (
+PAIRS: tuple[tuple[str, str, Callable[[Options], bool], str], ...] = (
     (
         ref("scaling", "weak"),
         ref("global_batch"),
@@ -82,20 +121,20 @@ NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
 )
 
 
-def _several_nodes(request: Any) -> bool:
+def _several_nodes(request: Options) -> bool:
     """Whether the advice spans nodes: asked, or more devices than one node holds."""
     most = request.max_devices or 0
     return request.nodes > 1 or most > request.gpus_per_node * request.nodes
 
 
-def check_pairs(request: Any) -> None:
+def check_pairs(request: Options) -> None:
     """``NamedError`` naming both options of the first pair the request contradicts."""
     for first, second, both, why in PAIRS:
         if both(request):
             raise NamedError(f"{first} with {second}: {why}")
 
 
-def check_with_data(request: Any, *, bench: bool) -> None:
+def check_with_data(request: Options, *, bench: bool) -> None:
     """``NamedError`` for an option that does not apply with (``bench``) or without bench
     results, naming it and what it applies to."""
     if not bench:

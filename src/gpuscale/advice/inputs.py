@@ -17,7 +17,7 @@ from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
-from gpuscale.advice.types import End, Measured
+from gpuscale.advice.types import End, Finding, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
@@ -77,10 +77,12 @@ class AdviceInputs:
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     threshold: float = DEFAULT_EFFICIENCY_THRESHOLD  # equilibrium: E >= threshold x best
     host_devices: int | None = None  # the GPUs the bench's host had: what it can measure
-    sources: tuple[str, ...] = ()  # where each input came from, for the explanation
+    sources: tuple[str | Finding, ...] = ()  # where each input came from, for the explanation
     error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
-    warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
+    warnings: tuple[
+        str | Finding, ...
+    ] = ()  # inputs that cannot be true, said where they were found
     implausible: bool = False  # one of them is an input that cannot be true (IMPLAUSIBLE)
     # the bench's N > 1 runs of the model: a count they disagree with rests on them
     measured: tuple[Measured, ...] = ()
@@ -160,8 +162,8 @@ class Basis:
 
     network: Network
     max_devices: int
-    sources: tuple[str, ...]
-    warnings: tuple[str, ...] = ()
+    sources: tuple[str | Finding, ...]
+    warnings: tuple[str | Finding, ...] = ()
     spec: ModelSpec | None = None
     compute: Compute | None = None
     per_device: int = 0

@@ -14,7 +14,7 @@ import math
 import numbers
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from gpuscale.advice.conflicts import check_pairs
 from gpuscale.advice.memory import OPTIMIZERS, PRECISIONS, STRATEGIES
@@ -22,7 +22,7 @@ from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import counted, number, parse_size
+from gpuscale.quantities import counted, joined, number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
@@ -343,7 +343,7 @@ class AdviceRequest(JsonRequest):
             known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
             raise NamedError(
                 f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
-                f"its bytes per parameter are known in {' and '.join(known)} only"
+                f"its bytes per parameter are known in {joined(known)} only"
             )
 
     def _resolve_names(self) -> None:
@@ -418,7 +418,7 @@ class AdviceRequest(JsonRequest):
         return out
 
     @classmethod
-    def of(cls, request: AdviceRequest | None = None, **keywords: Any) -> AdviceRequest:
+    def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
         """``request`` with ``keywords`` replaced, or a request of the keywords."""
         if request is None:
             return cls(**keywords)

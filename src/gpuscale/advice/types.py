@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+import pandas as pd
 
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
@@ -108,6 +109,114 @@ def words(text: str) -> Measure:
     return Measure(text)
 
 
+class FindingKind(Code):
+    """What was found about the inputs, each rendered by its template
+    (``data/advice_findings.json``, ``explain/findings.py``)."""
+
+    RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
+    RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
+    RATE_UNDER_FLOOR = "rate_under_floor"  # under ``MIN_MFU`` of the device's peak
+    STEP_SHAPE = "step_shape"  # the step against the batch, fitted to measured batches
+    STEP_ONE_BATCH = "step_one_batch"  # no shape: one batch measured, or none
+    MEMORY_FIT = "memory_fit"  # the largest batch from bytes per sample fitted
+    MEMORY_BOUND = "memory_bound"  # the largest batch from one batch's peak (a bound)
+    CALIBRATED_ON = "calibrated_on"  # the bench model calibrated on, and its notes
+    FLOPS_NOT_COUNTED = "flops_not_counted"  # a run without FLOPs: 6 x parameters
+    OTHER_HARDWARE_LEFT_OUT = "other_hardware_left_out"  # runs of another configuration
+    COMPUTE_FROM = "compute_from"  # how the compute was split (its note)
+    COMPUTE_OWN_BATCHES = "compute_own_batches"  # from the model's own batches
+    OVERLAP_OF_OTHERS = "overlap_of_others"  # the other models' median overlap
+    # refusals: what the bench results cannot calibrate
+    NO_SINGLE_RUN_OF = "no_single_run_of"
+    NOTHING_MEASURED = "nothing_measured"
+    NO_SINGLE_RUN = "no_single_run"
+    NO_TRUSTED_SINGLE_RUN = "no_trusted_single_run"
+    FIXED_NOT_BELOW_STEP = "fixed_not_below_step"
+    SWEEP_OF_CPU = "sweep_of_cpu"  # a collectives sweep of CPU processes, a GPU model
+    COMPUTE_OF_NUMBERS = "compute_of_numbers"  # the step given, its rate and its split
+    FAMILY_RATE = "family_rate"  # a family's FLOPs per parameter, as measured
+    FAMILY_CHOSEN = "family_chosen"  # the family of a --params model, and its member
+    ADOPTED = "adopted"  # a --params model advised from its family's calibration
+    NO_SINGLE_RUN_FOR_FAMILY = "no_single_run_for_family"
+    NO_SINGLE_RUN_OF_FAMILY = "no_single_run_of_family"
+    FAMILY_NEEDED = "family_needed"
+    ACCUMULATED = "accumulated"  # a run that accumulated gradients, read per micro-batch
+    CONFIGURATIONS = "configurations"  # a model benched in several configurations
+    FELL = "fell"  # a slowdown below one measured at fewer devices
+    CONTENTION_FELL = "contention_fell"  # the bench measured less contention at more devices
+    CONTENTION_FROM = "contention_from"  # where the contention at N > 1 was read
+    NO_SYNC_AT = "no_sync_at"  # the no-sync step's slowdown at a count
+    BEYOND_BATCH = "beyond_batch"  # a per-device batch far beyond the one the bench timed
+    LINK_CUSTOM = "link_custom"  # the link as given: a custom one
+    LINK_PRESET = "link_preset"  # the link as given: a preset
+    LINK_DETECTED = "link_detected"  # the detected topology's slowest pair
+    LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
+    LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
+    LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
+    LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records
+    LINK_OF_PROCESSES = "link_of_processes"  # CPU processes: no preset, one assumed
+    BETWEEN_NODES = "between_nodes"  # the NICs between nodes
+    ONE_GPU = "one_gpu"  # a topology of one GPU
+    TOPOLOGY_CAP = "topology_cap"  # the count capped at the topology's GPUs
+    NODES_SPILL = "nodes_spill"  # more devices asked than the nodes given hold
+    PROCESSES_CAP = "processes_cap"  # CPU processes capped at the host's cores
+    PROCESSES_ABOVE = "processes_above"  # counts asked above what the host runs
+    STEP_EXTRAPOLATED = "step_extrapolated"  # the step's interval: nothing at N > 1
+    STEP_OVER_PRIORS = "step_over_priors"  # the priors' ranges, and the rest's width
+    STEP_LEFT_OUT = "step_left_out"  # from leave-one-out predictions
+    STEP_OWN_RUNS = "step_own_runs"  # the calibrated model against its own N > 1 runs
+    BATCH_NOT_SPLIT = "batch_not_split"  # a global batch no one device can take
+    NOTHING_PLAUSIBLE = "nothing_plausible"  # every prediction failed its checks
+    SHAPE_NEEDS_BATCHES = "shape_needs_batches"  # a shape fitted to fewer than two batches
+    FIXED_BOUNDED = "fixed_bounded"  # the fixed cost raised by the step's work at the peak
+    FIXED_UNBOUNDED = "fixed_unbounded"  # the prior's fixed cost, no peak to bound it
+    FLOPS_TWO_READINGS = "flops_two_readings"  # 6 x parameters: a token's, or more work
+    STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
+    REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
+    PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
+
+
+# The kinds of input that cannot be true: the advice keeps to one device (``refused``).
+IMPLAUSIBLE = frozenset(
+    {
+        FindingKind.RATE_ABOVE_PEAK,
+        FindingKind.RATE_ABOVE_EVERY_PEAK,
+        FindingKind.RATE_UNDER_FLOOR,
+        FindingKind.STEP_UNDER_KERNELS,
+        FindingKind.REPLICA_OVER_MEMORY,
+    }
+)
+
+# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
+Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something found about the inputs, as numbers: its ``kind`` and the named values it
+    is about (``values``: units in the names, ``_ms``, ``_tflops``, ``_bytes``; shares as
+    fractions), rendered by ``explain/findings.py``."""
+
+    kind: FindingKind
+    values: tuple[tuple[str, Value], ...] = ()
+
+    @classmethod
+    def of(cls, kind: FindingKind, **values: Value) -> Finding:
+        return cls(kind, tuple(values.items()))
+
+    def __getitem__(self, name: str) -> Value:
+        return dict(self.values)[name]
+
+    def with_values(self, **values: Value) -> Finding:
+        """This finding with ``values`` set (added or replaced)."""
+        return Finding(self.kind, tuple((dict(self.values) | values).items()))
+
+    @property
+    def implausible(self) -> bool:
+        """Whether it is an input that cannot be true."""
+        return self.kind in IMPLAUSIBLE
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
@@ -156,7 +265,7 @@ class Decision:
     focus_speedup_high: float
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a key of focus.REMEDIES
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
@@ -261,7 +370,7 @@ class Disagreement:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def trusted_runs(table: Any) -> Any:
+def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
     """The runs of a bench table an advice may use as they are: ``status`` ok, not
     flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

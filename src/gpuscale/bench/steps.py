@@ -31,7 +31,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from gpuscale.bench.clock import Instant, Mark, clock
 from gpuscale.bench.flops import count
-from gpuscale.bench.models import Batch, BenchModel
+from gpuscale.bench.model_base import Batch, BenchModel
 
 
 def merged_ms(spans: list[tuple[float, float]]) -> float:

@@ -17,8 +17,8 @@ strategy), unflagged, the latest run of each; None with fewer than two sizes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,7 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
 from gpuscale.advice.calibrate.measured import slowdowns
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -44,14 +45,16 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measure, Measured, Source, TermId, trusted_runs, words
-from gpuscale.quantities import format_count, number
+from gpuscale.advice.types import Finding, Measure, Measured, Source, TermId, trusted_runs, words
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.quantities import format_count
 from gpuscale.tables.requests import NamedError, ref
 
 
@@ -101,7 +104,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         record=benched_on,
         given_w=req.power_w,
     )
-    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "the bench measured")
+    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.compute.tflops, benched_on, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_asked)
@@ -113,7 +116,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # the terms as assumptions
     weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
     fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
-    sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
+    sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     fell = measured.falling(cal.compute.slowdown)
@@ -232,7 +235,7 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     return tuple(pooled)
 
 
-def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
+def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
     """The family basis of ``cal``'s model (a ``calibration.Calibration``) from ``table``:
     its members' compute and the no-sync slowdown they measured (no link: the break-even
     prices the communication on the advice's own network)."""
@@ -297,56 +300,55 @@ def _families(single: pd.DataFrame) -> pd.Series:
     return ratio.groupby(rows["family"]).median().sort_index()
 
 
-def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, str]:
-    """(bench model to calibrate on, its family, a sentence on how it was chosen) for the
+def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
+    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
     model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
     usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     families = _families(single)
-    known = ", ".join(f"{f} ({number(r)} FLOPs per parameter)" for f, r in families.items())
+    known = tuple(
+        Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
+    )
     if single.empty:  # the cause, before any word on families or FLOPs (it asked for the
         # --flops-per-sample already given, "one of: none measured")
-        raise CalibrationError(
-            "the bench results hold no trustworthy N = 1 run to calibrate a family on"
-        )
+        raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY)))
+    options = {"family": ref("family"), "flops": ref("flops_per_sample")}
     if req.family is not None:
         if req.family not in set(single["family"]):
-            raise NamedCalibrationError(
-                f"the bench results hold no trustworthy N = 1 run of the {req.family!r} family "
-                f"(families: {known or 'none'}): give {ref('family')} one of them, or bench a "
-                "model of that family (gpuscale bench --model FILE.py:FACTORY --nproc 1)"
-            )
-        family, how = req.family, "as given"
+            found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
+            raise NamedCalibrationError(said(found))
+        family, given = req.family, None
     elif req.flops_per_sample is None or families.empty:
-        raise NamedCalibrationError(
-            "a model given by its numbers is advised from the bench's calibration of its "
-            f"family: give {ref('flops_per_sample')} (forward + backward FLOPs per sample, "
-            f"e.g. from torch.utils.flop_counter) or {ref('family')} (one of: "
-            f"{known or 'none measured'})"
-        )
+        found = Finding.of(K.FAMILY_NEEDED, known=known, **options)
+        raise NamedCalibrationError(said(found))
     else:
         given = req.flops_per_sample / req.params
         distance = (np.log(families / given)).abs()
         family = str(distance.idxmin())
-        how = (
-            f"inferred: {number(given)} FLOPs per parameter, nearest the {family} family's "
-            f"{number(families[family])} of the bench's {known}; give --family to choose"
-        )
     rows = single[single["family"] == family].dropna(subset=["params"])
     sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
     model = str((np.log(sizes / req.params)).abs().idxmin())
-    return model, family, f"Family {family} ({how}); calibrated on its nearest in size, {model}"
+    how = Finding.of(
+        K.FAMILY_CHOSEN,
+        family=family,
+        inferred=given is not None,
+        flops_per_param=given,
+        family_flops_per_param=float(families.get(family, math.nan)),
+        known=known,
+        model=model,
+    )
+    return model, family, how
 
 
-def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
+def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Calibration:
     """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
     cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
     (the copies resized); its batches, memory and noise scale (another model's) dropped."""
     flops = req.flops_per_sample
-    flops_note = "the FLOPs given"
-    if flops is None:  # the family's FLOPs per parameter, said
+    measured_per_param = None  # the family's FLOPs per parameter, where none were given
+    if flops is None:
         flops = cal.model.flops / cal.model.params * req.params
-        flops_note = f"{number(flops / req.params)} FLOPs per parameter, {family}'s as measured"
+        measured_per_param = flops / req.params
     spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
     part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
@@ -354,11 +356,16 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
     compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
     fixed = cal.fixed
-    note = (
-        f"{how} ({format_count(cal.model.params)} parameters): its family's achieved "
-        f"{number(compute.tflops)} TFLOP/s and {number(fixed.ms if fixed else 0)} ms fixed "
-        f"per step applied to {format_count(req.params)} parameters at {flops_note}; no "
-        "batch of this model was measured"
+    note = Finding.of(
+        K.ADOPTED,
+        how=(how,),
+        params_of=cal.model.params,
+        tflops=compute.tflops,
+        fixed_ms=fixed.ms if fixed else 0,
+        params=req.params,
+        flops_given=measured_per_param is None,
+        flops_per_param=measured_per_param,
+        family=family,
     )
     if fixed is not None:  # an assumed one stays assumed, its range in the interval
         basis = f"{cal.name}'s, of the {family} family"
@@ -380,14 +387,14 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
         fixed=fixed,
         shape=None,
         max_batch=None,
-        memory_note="",
+        memory_note=None,
         noise=None,
         notes=(*cal.notes, note),
         measured_steps=cal.measured_steps.iloc[0:0],
     )
 
 
-def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
@@ -396,7 +403,9 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
     return calibrate(table, req.model or default_model(table))
 
 
-def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Any, Basis]:
+def on_bench_host(
+    table: pd.DataFrame, req: AdviceRequest, basis: Basis
+) -> tuple[Calibration, Calibration, Basis]:
     """The calibration advised on (:func:`calibration_advised`), the same as the request
     predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
     ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU

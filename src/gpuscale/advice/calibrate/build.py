@@ -48,12 +48,12 @@ from gpuscale.advice.model.step import (
     work_ms,
 )
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Measure, Source, TermId
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
-from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.quantities import format_count, format_ms
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
@@ -171,18 +171,14 @@ def build(
     )
 
 
-def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
+def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> Finding | None:
     """A warning where the sweep timed CPU processes and the model is a GPU's (given by
     numbers, or benched on a GPU): a gloo curve is no GPU link's, so it is never applied
     without a word."""
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
     if curves is None or curves.device != "cpu" or on_cpu:
-        return ""
-    return (
-        f"WARNING: other hardware: {curves.source} timed CPU processes (gloo), not the GPUs "
-        "the model runs on: its link is not theirs; sweep the GPU host (gpuscale "
-        "collectives there) or give --interconnect"
-    )
+        return None
+    return Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
 
 
 # What the search takes from the basis as it is: the same name and meaning in both.
@@ -248,12 +244,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
-    taken = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
     power = named_power(device, req.power_w, implied_by)
     # a device named without a known peak: the check below cannot be made, said
-    whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
+    whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
-    warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
+    taken = fixed.ms if low else None  # the other reading of a low rate
+    warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
@@ -271,12 +267,15 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         bound = fixed_split.bounded(
             fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
         )
-    flops = "the FLOPs given" if flops_given else "6 x parameters FLOPs per sample"
-    source = (
-        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
-        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
-        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
-        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
+    source = Finding.of(
+        FindingKind.COMPUTE_OF_NUMBERS,
+        step_ms=step_ms,
+        batch=per_device,
+        tflops=whole,
+        flops_given=flops_given,
+        fixed_ms=fixed.ms,
+        fixed_source=str(fixed.source),
+        work_ms=step_ms - compute.fixed_ms,
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
     span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"

@@ -29,18 +29,16 @@ advised model's own N > 1 runs against its calibration (``step_error.with_own_ru
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.fits import Shape
 from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
+from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, Calibration
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -48,53 +46,15 @@ from gpuscale.advice.calibrate.rows import (
     as_step_model,
     which_configuration,
 )
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.types import trusted_runs
-from gpuscale.analysis.critical_batch import NoiseScale
-from gpuscale.bench.support import Support
+from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import counted, format_ms, joined
-
-# Runs that share a machine setting: their compute and communication are comparable.
-HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Calibration:
-    """What the bench measured about one model, ready for the step model."""
-
-    name: str
-    model: ModelSpec
-    compute: Compute
-    batch: int
-    accum: int = 1  # micro-steps per optimizer step the run took (``batch`` each)
-    strategy: str = "ddp"
-    bucket_mb: float = 25.0
-    device: str | None = None
-    device_name: str | None = None
-    device_record: DeviceRecord  # the device's catalogue record (``model.hardware``)
-    threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
-    overlap: float | None = None  # measured share hidden; None: not measured
-    comm_scale: float | None = None  # measured / predicted communication; None: unknown
-    comm_support: Support | None = None  # the runs comm_scale was read from
-    # the N > 1 runs of every model of the configuration, the family, its own: where the
-    # communication scale is read, on the advice's network (``read_comm``)
-    comm_levels: tuple[pd.DataFrame, ...] = ()
-    bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
-    noise: NoiseScale | None = None
-    fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
-    shape: Shape | None = None  # the step against the batch, fitted to measured batches
-    max_batch: int | None = None  # the largest per-device batch the memory allows
-    memory_note: str = ""  # how max_batch was found
-    config_group: str = ""  # the calibrated run's configuration (its batch included)
-    measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
-    one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
-    notes: tuple[str, ...] = ()
+from gpuscale.quantities import counted, joined
 
 
 def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -124,8 +84,7 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     if single.empty:
         known = sorted(rows.loc[rows["accelerators"] == 1, "model"].unique())
         raise CalibrationError(
-            f"no trustworthy N = 1 run of {model!r} in the bench results "
-            f"(models with one: {', '.join(known) or 'none'})"
+            said(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=tuple(known)))
         )
     row = single.iloc[-1]
     missing = [
@@ -139,12 +98,12 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
 
 
 def _compute(
-    row: pd.Series, hardware: pd.DataFrame, notes: list[str]
+    row: pd.Series, hardware: pd.DataFrame, notes: list[str | Finding]
 ) -> tuple[Compute, ModelSpec, fixed_split.Split]:
     flops = row["flops_per_sample"]
     params = float(row["params"])
     if pd.isna(flops) or flops <= 0:
-        notes.append(f"{row['model']}: FLOPs not counted; assumed 6 x parameters per sample")
+        notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=row["model"]))
         flops = 6.0 * params
     model = ModelSpec(params=params, flops_per_sample=float(flops))
     fb = float(row["forward_ms"] + row["backward_ms"])
@@ -172,23 +131,22 @@ def _compute(
 def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     """Everything the bench measured about ``model`` (see the module docstring) but its
     communication scale, which is read on a network (:func:`read_comm`)."""
-    rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
+    rows, usable_notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
+    notes: list[str | Finding] = [*usable_notes]
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += which_configuration(rows, row)
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
-        notes.append(
-            f"left out {counted(other, 'run')} of another device, backend, precision or threads"
-        )
+        notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
     compute, spec, split = _compute(row, hardware, notes)
     compute, shape = fits.calibrated(hardware, row, compute, spec)
-    fixed, said = split.cost, split.note
+    fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     if shape is not None:  # the model's own batches replace the family's line
         fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
-        said = f"its own forward + backward at {len(shape.points)} batches"
-    notes.append(f"compute: {said}")
+        how = Finding.of(K.COMPUTE_OWN_BATCHES, batches=len(shape.points))
+    notes.append(how)
     device = device_record(None if pd.isna(row["device_name"]) else str(row["device_name"]))
     cap = fits.memory_cap(hardware, row, device)
     multi = hardware[hardware["accelerators"] > 1]
@@ -196,7 +154,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
     slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
-    notes.append(f"contention at N > 1 from {contention}")
+    notes.append(contention)
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():
@@ -208,7 +166,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         )
     elif multi["overlap"].notna().any():
         overlap = float(multi["overlap"].median())
-        notes.append(f"overlap: no multi-device run of {model}; median of the other models")
+        notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
     return Calibration(
         name=model,
@@ -230,7 +188,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         fixed=fixed,
         shape=shape,
         max_batch=cap[0] if cap else None,
-        memory_note=cap[1] if cap else "",
+        memory_note=cap[1] if cap else None,
         measured_steps=measured.reset_index(drop=True),
         one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),
@@ -244,24 +202,22 @@ def default_model(table: pd.DataFrame) -> str:
     if single.empty:
         ok = table[table["status"] == "ok"]
         if ok.empty:  # nothing measured: say why the runs failed, not what is missing
-            first = table.iloc[0] if len(table) else None
-            why = (
-                f": {first['model']} on {first['accelerators']}: {first['status']}"
-                + (f" ({str(first['error']).splitlines()[0]})" if first["error"] else "")
-                if first is not None
-                else ""
-            )
-            raise CalibrationError(f"no run in the bench results measured anything{why}")
+            found = Finding.of(K.NOTHING_MEASURED, model=None)
+            if len(table):
+                first = table.iloc[0]
+                error = str(first["error"]).splitlines()[0] if first["error"] else None
+                model, devices, status = first["model"], first["accelerators"], first["status"]
+                found = Finding.of(
+                    K.NOTHING_MEASURED, model=model, devices=devices, status=status, error=error
+                )
+            raise CalibrationError(said(found))
         if not (ok["accelerators"] == 1).any():
-            raise CalibrationError(
-                "the bench results hold no N = 1 run, the baseline every speedup is read "
-                "against: bench with --nproc 1,... (e.g. --nproc 1,2)"
-            )
-        raise CalibrationError("the bench results hold no trustworthy N = 1 run")
+            raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN)))
+        raise CalibrationError(said(Finding.of(K.NO_TRUSTED_SINGLE_RUN)))
     return str(single.sort_values("params")["model"].iloc[-1])
 
 
-def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
+def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``step_error``)."""
 
@@ -274,7 +230,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             return [None] * len(ns)
         return steps(other, ns)
 
-    def steps(other: Any, ns: list[int]) -> list[float | None]:
+    def steps(other: Calibration, ns: list[int]) -> list[float | None]:
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
@@ -305,19 +261,14 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     )
 
 
-def with_fixed(cal: Any, fixed_ms: float) -> Any:
+def with_fixed(cal: Calibration, fixed_ms: float) -> Calibration:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
     work changed (``Compute.resplit``)."""
     micro = cal.compute.micro_ms(cal.model, cal.batch)
     if fixed_ms >= micro:
-        raise BenchFieldError(
-            "fixed_ms",
-            fixed_ms,
-            f"not below the forward + backward step the bench measured for {cal.name} at "
-            f"batch {cal.batch} ({format_ms(micro)}): the fixed per-step cost is the part of "
-            "it that does not shrink with the batch",
-        )
+        found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=cal.name, batch=cal.batch, step_ms=micro)
+        raise BenchFieldError("fixed_ms", fixed_ms, said(found))
     return replace(
         cal,
         compute=cal.compute.resplit(cal.model, cal.batch, fixed_ms),
@@ -325,7 +276,7 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
     )
 
 
-def for_strategy(compute: Any, benched: str, asked: str, model: ModelSpec) -> Any:
+def for_strategy(compute: Compute, benched: str, asked: str, model: ModelSpec) -> Compute:
     """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
     model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
     its own work, 0 where it is no slower than the bare module, in the fixed cost), and

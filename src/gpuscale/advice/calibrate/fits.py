@@ -25,68 +25,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration, Shape
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
-from gpuscale.advice.types import Source
+from gpuscale.advice.types import Finding, FindingKind, Source
 from gpuscale.bench.support import comm_scale_sentence
-from gpuscale.quantities import format_ms, joined, noun_for, number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
 # allocator's fragmentation and workspace are not in ``max_memory_allocated``.
 USABLE_MEMORY = 0.9
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Shape:
-    """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to ``points`` ((batch,
-    forward + backward ms) measured), and ``left_out``: (batch, relative error) of each
-    measured batch predicted from the others."""
-
-    floor_ms: float
-    fixed_ms: float
-    ms_per_sample: float
-    points: tuple[tuple[float, float], ...]
-    left_out: tuple[tuple[float, float], ...] = ()
-
-    def ms(self, batch: float) -> float:
-        return max(self.floor_ms, self.fixed_ms + batch * self.ms_per_sample)
-
-    @property
-    def knee(self) -> float | None:
-        """The batch where the rising part meets the floor (None: no floor)."""
-        if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
-            return None
-        return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
-
-    def sentence(self) -> str:
-        """What was measured, the shape between and beyond, and its left-out error."""
-        batches = joined(f"{b:g}" for b, _ in self.points)
-        shape = f"{format_ms(self.ms_per_sample)} per sample" + (
-            f" from {format_ms(self.fixed_ms)}" if self.fixed_ms > 0 else ""
-        )
-        if self.knee is not None:
-            shape = (
-                f"flat at {format_ms(self.floor_ms)} (a launch-bound floor) up to batch "
-                f"{self.knee:.0f}, then {shape}"
-            )
-        errors = (
-            "its error on each batch left out: "
-            + ", ".join(f"{e:+.0%} at {b:g}" for b, e in self.left_out)
-            if self.left_out
-            else "too few batches to measure its error on one left out"
-        )
-        return (
-            "Step against the batch: forward + backward measured at per-device "
-            f"{noun_for(len(self.points), 'batch')} {batches} (those are used as measured); "
-            f"between and beyond them modelled: {shape}; {errors}."
-        )
 
 
 def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -119,7 +73,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
     curve that never rose (the family's rate)."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise ValueError("the step's shape needs forward + backward at two or more batches")
+        raise ValueError(said(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES)))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)
@@ -163,9 +117,9 @@ def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float |
 
 def largest_batch(
     points: Sequence[tuple[float, float]], device_bytes: float
-) -> tuple[int, str] | None:
+) -> tuple[int, Finding] | None:
     """The largest per-device batch that fits ``USABLE_MEMORY`` of ``device_bytes``, from
-    (batch, peak bytes) measured, and a sentence saying how: two batches give the bytes
+    (batch, peak bytes) measured, and the finding saying how: two batches give the bytes
     per sample (slope) and those that do not grow with the batch (intercept); one batch,
     or a peak that did not grow, bounds the bytes per sample by the largest batch's peak /
     batch (so the batch found is at least the largest that fits). None without a point."""
@@ -174,30 +128,31 @@ def largest_batch(
         return None
     usable = USABLE_MEMORY * device_bytes
     batch_hi, bytes_hi = merged[-1]
+    said = {"usable_share": USABLE_MEMORY, "device_gb": device_bytes / 1e9, "last": batch_hi}
     if len(merged) >= 2:
         slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
         if slope > 0:
             static = max(float(intercept), 0.0)
             found = int((usable - static) / slope + 1e-6)  # not cut by rounding
-            how = (
-                f"{number(slope / 1e6)} MB per sample and {number(static / 1e9)} GB besides, "
-                f"from the peaks measured at batch {merged[0][0]:g} to {batch_hi:g}"
+            how = Finding.of(
+                FindingKind.MEMORY_FIT,
+                batch=found,
+                mb_per_sample=slope / 1e6,
+                static_gb=static / 1e9,
+                first=merged[0][0],
+                **said,
             )
-            return max(found, int(batch_hi)), _memory_sentence(found, how, device_bytes)
+            return max(found, int(batch_hi)), how
     per_sample = bytes_hi / batch_hi
     found = int(usable / per_sample + 1e-6)
-    how = (
-        f"at most {number(per_sample / 1e6)} MB per sample (the peak "
-        f"{number(bytes_hi / 1e9)} GB at batch {batch_hi:g} / {batch_hi:g}): at least this many fit"
+    how = Finding.of(
+        FindingKind.MEMORY_BOUND,
+        batch=found,
+        mb_per_sample=per_sample / 1e6,
+        peak_gb=bytes_hi / 1e9,
+        **said,
     )
-    return max(found, int(batch_hi)), _memory_sentence(found, how, device_bytes)
-
-
-def _memory_sentence(found: int, how: str, device_bytes: float) -> str:
-    return (
-        f"Largest per-device batch {found:,}: {how}, of {USABLE_MEMORY:.0%} of the device's "
-        f"{number(device_bytes / 1e9)} GB."
-    )
+    return max(found, int(batch_hi)), how
 
 
 def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
@@ -262,7 +217,9 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
     )
 
 
-def memory_cap(rows: pd.DataFrame, row: pd.Series, record: DeviceRecord) -> tuple[int, str] | None:
+def memory_cap(
+    rows: pd.DataFrame, row: pd.Series, record: DeviceRecord
+) -> tuple[int, Finding] | None:
     """The largest per-device batch (``largest_batch``) of ``row``'s model on its device
     (``record``: the one it recorded), from the peak memory of its N = 1 runs; None off a
     GPU or without the device's size."""
@@ -285,21 +242,20 @@ def memory_cap(rows: pd.DataFrame, row: pd.Series, record: DeviceRecord) -> tupl
     return largest_batch(points, device)
 
 
-def bench_sources(cal: Any) -> list[str]:
-    lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
+def bench_sources(cal: Calibration) -> list[str | Finding]:
+    """What the calibration rests on: the model and its notes, its step against the batch
+    (the shape fitted, else which batch was measured), its memory cap, the communication
+    the bench measured against the network's."""
+    on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.name, notes=cal.notes)
+    lines: list[str | Finding] = [on]
     if cal.shape is not None:
-        lines.append(cal.shape.sentence())
-    elif cal.measured_steps.empty:
-        lines.append("Step against the batch: no batch of this model measured; all modelled.")
+        lines.append(cal.shape.finding())
     else:
-        lines.append(
-            f"Step against the batch: measured at per-device batch {cal.batch} only; other "
-            "batches are modelled from its fixed cost and rate."
-        )
-    if cal.memory_note:
-        lines.append(cal.memory_note)
+        kind = FindingKind.STEP_ONE_BATCH
+        lines.append(Finding.of(kind, batch=cal.batch, measured=not cal.measured_steps.empty))
+    lines += filter(None, [cal.memory_note])
     # the overlap is said once, among the assumptions (measured or why not, and how to
-    # measure it), not here as well
+    # measure it)
     if cal.comm_scale is not None:
         lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
     return lines

@@ -33,9 +33,9 @@ from gpuscale.advice.model.fixed_cost import (
 )
 from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import ModelSpec, work_ms
-from gpuscale.advice.types import BenchRun, Measure, Source
+from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware.peaks import Peak
-from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.quantities import format_ms, number
 from gpuscale.tables.bench_runs import bench_options
 
 
@@ -251,84 +251,79 @@ class AtPeak:
 
 def bounded(
     fixed: FixedCost, at: AtPeak, *, flops_given: bool, implied_by: str | None, measure: Measure
-) -> str:
-    """The sentence where the device's peak raised the fixed cost above the prior's low
-    end ("" where it did not: the prior decides, and says so in its basis); FLOPs per
+) -> Finding | None:
+    """The finding where the device's peak raised the fixed cost above the prior's low
+    end (None where it did not: the prior decides, and says so in its basis); FLOPs per
     sample not given, the two readings of the step (:func:`flops_reading`)."""
     prior, step_ms, at_peak_ms = GPU_PRIOR, at.step_ms, at.peak_work_ms
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
     if floor_ms <= prior.low_ms or fixed.source != Source.ASSUMED:
-        return ""
+        return None
     if not flops_given:
         return flops_reading(fixed, at, floor_ms)
-    implied = f"; the device the link {implied_by} implies, --device-name to name yours"
-    like = max(step_ms, prior.high_ms)
-    return (
-        "Fixed cost bounded by the device's peak: at the "
-        f"{format_count(at.flops_per_sample)} FLOPs per sample given, the {at.batch:,} "
-        f"samples of this {format_ms(step_ms)} step take {format_ms(at_peak_ms, at_most_ms)} "
-        f"at the {peak_label(at.precision)} peak of the {at.peak.device} "
-        f"({number(at.peak_tflops)} TFLOP/s{implied if implied_by else ''}) and at "
-        f"most {format_ms(at_most_ms, at_most_ms)} at {MIN_MFU:.0%} of it, so at least "
-        f"{format_ms(floor_ms, like)} of the step is fixed cost, taken as "
-        f"{format_ms(fixed.ms, like)} (without a peak, the prior's "
-        f"{format_ms(prior.ms, like)}, range {format_ms(prior.low_ms, like)}-"
-        f"{format_ms(prior.high_ms, like)}, would stand); to replace this bound, "
-        f"give --fixed-ms, or measure it: {measure}."
+    return Finding.of(
+        FindingKind.FIXED_BOUNDED,
+        flops_per_sample=at.flops_per_sample,
+        batch=at.batch,
+        step_ms=step_ms,
+        at_peak_ms=at_peak_ms,
+        at_most_ms=at_most_ms,
+        label=peak_label(at.precision),
+        device=at.peak.device,
+        peak_tflops=at.peak_tflops,
+        implied_by=implied_by or None,
+        min_mfu=MIN_MFU,
+        floor_ms=floor_ms,
+        fixed_ms=fixed.ms,
+        prior_ms=prior.ms,
+        prior_low_ms=prior.low_ms,
+        prior_high_ms=prior.high_ms,
+        like_ms=max(step_ms, prior.high_ms),
+        measure=str(measure),
     )
 
 
-def unbounded(fixed: FixedCost, device: str | None, link: str, measure: Measure) -> str:
-    """The sentence where the fixed cost is the prior's because no device's peak bounded
-    it: a device named without a peak (an A10G), or none named or implied ("" where the
+def unbounded(fixed: FixedCost, device: str | None, link: str, measure: Measure) -> Finding | None:
+    """The finding where the fixed cost is the prior's because no device's peak bounded
+    it: a device named without a peak (an A10G), or none named or implied (None where the
     fixed cost was measured or entered)."""
     if fixed.source != Source.ASSUMED:
-        return ""
-    if device:
-        why = (
-            f"gpuscale records no peak FLOP/s for {device!r} (the device catalogue), so no "
-            "peak bound applied"
-        )
-    else:
-        why = (
-            f"no device is named (--device-name) and the link {link} implies none, so no "
-            "peak bound applied"
-        )
-    span = f"range {format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)}"
-    return (
-        f"Fixed cost not bounded by a peak: {why}; the fixed cost is the prior's "
-        f"{format_ms(fixed.ms, fixed.high_ms)} ({span}), where a device with a known peak "
-        f"(an A10, an L4) bounds it by the step's work at {MIN_MFU:.0%} of that peak, which "
-        f"can take nearly all of a small model's step; give --fixed-ms, or measure it: "
-        f"{measure}."
+        return None
+    return Finding.of(
+        FindingKind.FIXED_UNBOUNDED,
+        device=device or None,
+        link=link,
+        fixed_ms=fixed.ms,
+        low_ms=fixed.low_ms,
+        high_ms=fixed.high_ms,
+        min_mfu=MIN_MFU,
+        measure=str(measure),
     )
 
 
-def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> str:
+def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> Finding:
     """The two readings of a step whose FLOPs per sample were not given and whose rate at
     6 x parameters is under ``MIN_MFU`` of the peak: a transformer's (then ``floor_ms`` of
     the step would be fixed cost) or a model doing more work per parameter (a CNN: the
     fixed cost the prior's, the rest work, ``F = share x peak x work / batch``)."""
-    peak, peak_tflops, precision = at.peak, at.peak_tflops, at.precision
-    step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
-    work_ms = step_ms - fixed.ms
-    per_sample = [share * peak_tflops * 1e12 * work_ms / 1e3 / batch for share in (0.1, 0.5)]
-    share = 100 * at.peak_work_ms / step_ms  # the step's rate over the peak, in percent
-    return (
-        f"FLOPs per sample not given: 6 x parameters ({format_count(flops_per_sample)}, a "
-        "transformer's per token) is a lower bound (a sample of T tokens does T times more, "
-        f"a CNN far more per parameter). Read as one token, this {format_ms(step_ms)} step "
-        f"runs at {share:.2g}% of the "
-        f"{peak.device}'s {peak_label(precision)} peak ({number(peak_tflops)} TFLOP/s), "
-        f"leaving at least {format_ms(floor_ms, step_ms)} of it a fixed per-step cost; read "
-        f"with the prior's fixed cost ({format_ms(fixed.ms, fixed.high_ms)}, "
-        f"{format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)}), its "
-        f"{format_ms(work_ms, step_ms)} of work is {format_count(per_sample[0])}-"
-        f"{format_count(per_sample[1])} FLOPs per sample at 10-50% of that peak. The "
-        "predictions take the second reading; give --flops-per-sample (in Python: "
-        "flops_per_sample=; count it with torch.utils.flop_counter.FlopCounterMode over one "
-        "forward and backward, divided by the batch)."
+    work_ms = at.step_ms - fixed.ms
+    low, high = (share * at.peak_tflops * 1e12 * work_ms / 1e3 / at.batch for share in (0.1, 0.5))
+    return Finding.of(
+        FindingKind.FLOPS_TWO_READINGS,
+        flops_per_sample=at.flops_per_sample,
+        step_ms=at.step_ms,
+        share_pct=100 * at.peak_work_ms / at.step_ms,  # the step's rate over the peak
+        device=at.peak.device,
+        label=peak_label(at.precision),
+        peak_tflops=at.peak_tflops,
+        floor_ms=floor_ms,
+        fixed_ms=fixed.ms,
+        low_ms=fixed.low_ms,
+        high_ms=fixed.high_ms,
+        work_ms=work_ms,
+        flops_low=low,
+        flops_high=high,
     )
 
 

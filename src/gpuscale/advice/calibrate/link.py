@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, Quantity
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
-from gpuscale.advice.types import Source, TermId, words
+from gpuscale.advice.types import Finding, Source, TermId, words
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
 from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, get_preset
 from gpuscale.hardware.peaks import peak_of
@@ -79,8 +80,8 @@ def choose_link(
     topology: Topology | None,
     device_name: str | None = None,
     measured: bool = False,
-) -> tuple[Link, str, DeviceRecord]:
-    """The intra-node link, a sentence saying where it came from, and the device's record
+) -> tuple[Link, Finding, DeviceRecord]:
+    """The intra-node link, the finding of where it came from, and the device's record
     (:func:`device_record`, resolved here once): the link given, else the detected topology's
     slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
     its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
@@ -90,58 +91,42 @@ def choose_link(
     preset = None if isinstance(link, Link) else link or detected
     device = device_record(device_name, None if measured else preset)
     if isinstance(link, Link):
-        said = f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+        said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
         return link, said, device
     board = device.nvlink_board if preset is None else None
     # the preset looked up once, here (the request's name was checked when it was made)
     found = get_preset(preset or board or DEFAULT_LINK)
     chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
     if link is not None:
-        said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
+        said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
         return chosen, said, device
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
-        return (
-            chosen,
-            (
-                f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
-                f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
-            ),
-            device,
-        )
+        pair = topology.slowest_link()
+        said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
+        return chosen, said, device
     if board is not None:  # the link of the board whose peak the advice checks against
-        return (
-            chosen,
-            (
-                f"Link: no link given and none detected; assumed {board} "
-                f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
-                "board (the board whose peak the advice reads): give --interconnect pcie-phb "
-                "for PCIe cards, or --interconnect or --collectives for another."
-            ),
-            device,
+        said = Finding.of(
+            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=device_name
         )
-    return (
-        chosen,
-        (
-            f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
-            f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
-        ),
-        device,
-    )
+        return chosen, said, device
+    return chosen, Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs), device
 
 
-def topology_cap(topology: Topology | None, nodes: int, max_devices: int) -> tuple[int, str | None]:
-    """The largest device count the topology allows on one node, and a sentence when it
+def topology_cap(
+    topology: Topology | None, nodes: int, max_devices: int
+) -> tuple[int, Finding | None]:
+    """The largest device count the topology allows on one node, and a finding when it
     caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
     if topology is None or nodes > 1:
         return max_devices, None
     gpus = len(topology.gpus)
     if gpus <= 1:
-        return 1, "The topology has one GPU: there is nothing to compare; 1 device only."
+        return 1, Finding.of(K.ONE_GPU)
     if max_devices > gpus:
-        return gpus, f"Device count capped at the topology's {gpus} GPUs (asked: {max_devices})."
+        return gpus, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=max_devices)
     return max_devices, None
 
 
@@ -152,7 +137,7 @@ def network_basis(
     count it allows, with a sentence on where each came from."""
     given = given_link(req)
     nodes = req.nodes
-    spill = ""
+    spill = None
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
         # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
@@ -160,16 +145,14 @@ def network_basis(
         # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
         # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
         whole = req.max_devices // req.gpus_per_node
-        spans = (
-            f"counts above {req.gpus_per_node} span up to {whole} whole nodes"
-            if whole >= 2
-            else f"no count above {req.gpus_per_node} is searched, as past one node only "
-            f"whole nodes are (--max-devices {2 * req.gpus_per_node} searches two)"
-        )
-        spill = (
-            f"Nodes: --max-devices {req.max_devices} is more than {counted(req.nodes, 'node')} of "
-            f"{req.gpus_per_node} devices hold: {spans} (give --nodes and --gpus-per-node "
-            "to say otherwise)."
+        spill = Finding.of(
+            K.NODES_SPILL,
+            asked=req.max_devices,
+            nodes=req.nodes,
+            per_node=req.gpus_per_node,
+            two_nodes=2 * req.gpus_per_node,
+            whole=whole,
+            spans=whole >= 2,
         )
     max_devices, note = topology_cap(
         topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
@@ -189,27 +172,22 @@ def network_basis(
         inter=inter,
         nics_per_node=req.nics_per_node,
     )
-    sources = [link_note, *([spill] if spill else [])]
-    if note:
-        sources.append(note)
+    sources: list[str | Finding] = [link_note, *filter(None, [spill, note])]
     if curves is not None:
         network = network_from_collectives(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
-        sources[0] = (
-            f"Link: the curves measured in {curves.source} on "
-            f"{', '.join(map(str, ranks))} ranks; other counts from "
-            f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
-            f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
-            "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
-            "which the messages measured may not reach)."
+        sources[0] = Finding.of(
+            K.LINK_CURVES,
+            sweep=curves.source,
+            ranks=tuple(ranks),
+            busbw_gbs=network.intra.busbw_gbs,
+            latency_us=network.intra.latency_us,
         )  # a link given beside them is refused (``advice.conflicts``)
     # the link between nodes only where a count searched spans nodes (12 of 8 per node
     # searched none past one node, and named it)
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
-        sources.append(
-            f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
-            "NICs per node, NCCL's ring over all ranks through the slowest level."
-        )
+        nics = req.nics_per_node or req.gpus_per_node
+        sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
     assumed = given is None and curves is None
     detected = topology.preset() if assumed and topology is not None else None
     return Basis(
@@ -223,7 +201,7 @@ def network_basis(
     )
 
 
-def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
+def _recorded(table: pd.DataFrame, cal: Calibration, column: str) -> pd.Series:
     """The values ``column`` records for the runs calibrated on (its configuration at
     every device count), missing ones dropped (none in a table made before the column)."""
     if column not in table:
@@ -233,14 +211,14 @@ def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
     return values[values.astype(str).str.len() > 0]
 
 
-def host_link(table: pd.DataFrame, cal: Any) -> str | None:
+def host_link(table: pd.DataFrame, cal: Calibration) -> str | None:
     """The link preset the bench host's topology records for the runs calibrated on, None
     where they record none, or several (runs of different hosts)."""
     links = set(_recorded(table, cal, "host_link").astype(str))
     return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
 
 
-def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
+def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Calibration) -> Basis:
     """``basis`` on the link the bench host recorded, said, where no link was given or
     measured and this machine detected none or another; else ``basis`` itself. A host of
     one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
@@ -252,26 +230,23 @@ def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
     network = replace(basis.network, intra=link)
     gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
     if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
-        said = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
         return replace(
-            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, said)
+            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, taken)
         )
-    what = ", ".join(filter(None, (implied_device(recorded), f"{number(link.busbw_gbs)} GB/s")))
-    said = f"Link: {recorded}, as the bench host's topology records it ({what})"
-    if detected:  # this machine has GPUs of another link: the bench host's is predicted
-        said += (
-            f", not this machine's detected {detected}: the advice predicts the machine "
-            f"benched, whose runs it is calibrated on; --interconnect {detected} to predict "
-            "this one."
-        )
-    else:
-        said += "; --interconnect to predict another."
+    said = Finding.of(
+        K.LINK_OF_BENCH_HOST,
+        name=recorded,
+        device=implied_device(recorded) or None,
+        busbw_gbs=link.busbw_gbs,
+        detected=detected,  # this machine's GPUs of another link: the bench host's predicted
+    )
     sources = (said, *basis.sources[1:])
     return replace(basis, network=network, sources=sources, link_assumed=False)
 
 
 def inferred(
-    preset: str, link: Link, gpus: int | None, cal: Any, detected: str | None
+    preset: str, link: Link, gpus: int | None, cal: Calibration, detected: str | None
 ) -> Assumption:
     """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
     recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
@@ -304,7 +279,7 @@ def inferred(
     )
 
 
-def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Calibration) -> Basis:
     """On CPU (gloo) the devices are processes of one host: their count is capped at the
     bench host's cores (as its rows record them; this machine's where they record none)
     // threads per process (at least 1; on one node), and their link is no GPU preset: an
@@ -313,30 +288,22 @@ def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: An
     if basis.link_assumed:
         intra = network.intra
         network = replace(network, intra=replace(intra, name="CPU processes"))
-        sources[0] = (
-            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
-            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
-            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
-            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
+        sources[0] = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=intra.busbw_gbs,
+            latency_us=intra.latency_us,
         )
     max_devices = basis.max_devices
     recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
     cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
     per_process = max(1, cal.threads or 1)
     host = max(1, cores // per_process)
-    whose = "the bench host's" if len(recorded) else "this host's (the runs record none)"
-    why = (
-        f"on CPU each device is a process of one host: {whose} {counted(cores, 'core')} / "
-        f"{counted(per_process, 'thread')} per process as benched"
-    )
+    found = {"host": host, "cores": cores, "threads": per_process, "bench": bool(len(recorded))}
     one_node = req.nodes == 1  # processes of one host: several nodes are not capped
     if one_node and req.max_devices is None and host < max_devices:
-        sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        sources.append(Finding.of(K.PROCESSES_CAP, **found))
         max_devices = host
     elif one_node and host < max_devices:
-        runs = "The bench host runs" if len(recorded) else "This host runs"
-        sources.append(
-            f"{runs} at most {host} such process{'' if host == 1 else 'es'} ({why}); counts "
-            "above it, asked with --max-devices, are for a larger host."
-        )
+        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
     return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)

@@ -19,24 +19,25 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
+from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measured
+from gpuscale.advice.types import Finding, Measured
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import format_count, joined, number, of_the
 from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
@@ -84,43 +85,37 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
     return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
 
 
-def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
+def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
     """A warning where the bench measured less contention at more devices, by more than
     ``FALL_NOISE`` (the step model takes each count as slow as the slowest measured at
     fewer: ``Compute.held_slowdown``); None where it never fell."""
     fell, most, at = [], 0.0, 1
     for n, s in sorted((n, s) for n, s in slowdown if n > 1):
         if s < most * (1 - FALL_NOISE):
-            fell.append(f"x{number(s)} at N = {n}, below the x{number(most)} at N = {at}")
+            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
         elif s > most:
             most, at = s, n
     if not fell:
         return None
-    return (
-        f"WARNING: the bench measured less contention at more devices (no-sync step "
-        f"{'; '.join(fell)}): the slowest of more devices waits no less, so one of them is "
-        "noise (gpuscale bench --repeat 3 keeps the median); the advice takes each count "
-        "as slow as the slowest measured at fewer devices."
-    )
+    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
 
 
 def slowdowns(
     single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
-) -> tuple[dict[int, float], str]:
+) -> tuple[dict[int, float], Finding]:
     """The no-sync slowdown per N, the most specific ``levels`` (every model of the
     configuration, the family, the model's own runs) that measured it winning, and where
     it was read."""
-    labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
-    read = "no N > 1 run: the N > 1 figures are extrapolated"
-    for rows_at, label in zip(levels, labels, strict=True):
+    read = Finding.of(K.CONTENTION_FROM, level="none")
+    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
-            said = ", ".join(
-                f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(found.items())
+            at = tuple(
+                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
             )
-            read = f"{label} ({said})"
+            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
     return slowdown, read
 
 
@@ -139,7 +134,9 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     return found, comm_rows
 
 
-def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> tuple[Any, Network]:
+def read_comm(
+    cal: Calibration, table: pd.DataFrame, network: Network
+) -> tuple[Calibration, Network]:
     """``cal`` (a ``Calibration``) with its communication scale read on ``network``
     (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
     point; its family's, else all, without) and the runs of ``table`` it was read from,
@@ -166,7 +163,7 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
     return best
 
 
-def one_device(cal: Any) -> OneDevice | None:
+def one_device(cal: Calibration) -> OneDevice | None:
     """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
     in it (the N = 1 row is predicted without DDP: said beside it)."""
     if not cal.one_step_ms > 0:
@@ -194,10 +191,7 @@ def models_benched(table: pd.DataFrame, chosen: str) -> str:
     if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
         return ""
     others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
-    return (
-        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
-        f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
-    )
+    return largest_of(chosen, float(sizes[chosen]), len(sizes), others)
 
 
 def same_samples(table: pd.DataFrame, model: str) -> bool:
@@ -255,14 +249,8 @@ def measured_runs(
     ]
 
 
-# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
-NOTES_COMMAND = (
-    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
-)
-
-
 def weak_said(
-    table: pd.DataFrame, model: str, source: Any = None
+    table: pd.DataFrame, model: str, source: str | Path | None = None
 ) -> tuple[str | None, str | None, Support | None]:
     """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
     allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
@@ -278,26 +266,15 @@ def weak_said(
         return None, None, found
     kinds = labels(weak["evidence_kinds"])
     counts = [int(n) for n in sorted(weak["accelerators"].unique())]
-    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
-    runs = of_the(len(weak), len(rows), "bench run")
-    said = (
-        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
-        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
-    )
     # runs too short to read the step's terms from: the change line says what to bench
     # (``explain.caveats.measure_first``), the warning only that they are weak
-    short = (
-        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
-    )
-    full = (
-        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
-        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
-        f"{found.remedy(basis=True)} for firm numbers."
-    )
-    return f"{said}{short}", full, found
+    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
+    weak_runs = WeakRuns(len(weak), len(rows), model, counts, kinds)
+    said, full = weak_evidence(weak_runs, fix, found.remedy(basis=True), _file(source))
+    return said, full, found
 
 
-def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+def run_options(table: pd.DataFrame, cal: Calibration, req: AdviceRequest) -> str:
     """The ``gpuscale bench`` options of the run advised on: the calibrated run's
     configuration in the strategy predicted, and ``--out`` the file advised on where the
     advice was given its path (``""`` where no run of it is in ``table``)."""
@@ -311,12 +288,12 @@ def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
     return f"{bench_options(row)}{out}"
 
 
-def _file(source: Any) -> str:
+def _file(source: str | Path | None) -> str:
     """The results file as a shell word (``FILE`` where the table was given, not read)."""
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
-def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
+def far_beyond_the_batch_timed(cal: Calibration, per_device: int) -> Finding | None:
     """A warning when the advice runs a per-device batch the bench never came near: above
     the one batch it timed while the step sat on a launch-bound floor there (its work was
     never seen: priced at the device's peak, a lower bound), or more than twice that batch.
@@ -329,17 +306,14 @@ def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
         or per_device <= cal.batch
         or (per_device <= 2 * cal.batch and not floor)
     ):
-        return ""
-    how = (
-        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
-        if floor
-        else "from the fixed cost and per-sample rate measured there"
-    )
-    return (
-        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
-        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
-        "interval does not cover a batch that far from the one measured; measure it: "
-        f"gpuscale bench --model {shlex.quote(cal.name)} --batch {per_device}"
+        return None
+    return Finding.of(
+        K.BEYOND_BATCH,
+        batch=per_device,
+        times=per_device / cal.batch,
+        timed=cal.batch,
+        floor=floor,
+        model=cal.name,
     )
 
 
@@ -359,11 +333,11 @@ class ModelRuns:
     weak: str | None
     weak_in_full: str | None
     evidence: Support | None
-    beyond: str
+    beyond: Finding | None
 
 
 def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest, per_device: int
+    bench: pd.DataFrame, found: Usable, cal: Calibration, req: AdviceRequest, per_device: int
 ) -> ModelRuns:
     """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
     advised at ``per_device`` samples per device."""

@@ -21,16 +21,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration
+from gpuscale.advice.explain.runs import (
+    MODEL_THEN,
+    all_failed,
+    allowed_warning,
+    broken_note,
+    broken_refusal,
+    columns_missing,
+    flagged_help,
+    largest_trusted,
+    not_in_file,
+)
+from gpuscale.advice.explain.runs import remedy as remedy
 from gpuscale.advice.model.fixed_cost import cpu_peak
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.table import flag_summary
-from gpuscale.names import did_you_mean
-from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, format_count, format_ms, joined, noun_for
+from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench_runs import runs_like
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
@@ -57,21 +67,7 @@ class BenchFieldError(CalibrationError, FieldError):
         self.args = (as_keywords(self.text),)
 
 
-QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
-ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
-FIX_FIRST = "check its loss, inputs and learning rate, then bench it again"
-FIX_LOSS = (
-    "fix the model first: its loss was not finite (NaN or inf), so it trains nothing "
-    f"(broken or diverged): {FIX_FIRST}"
-)
-# Said beside FIX_LOSS: what --allow-flagged does not do, and where the other flags went.
-NOT_ALLOWED = (
-    "--allow-flagged admits no run of a model whose loss was not finite; its other flags "
-    "({kinds}) are for the runs benched after the fix"
-)
-
-
-def broken_models(table: Any) -> dict[str, list[int]]:
+def broken_models(table: pd.DataFrame) -> dict[str, list[int]]:
     """Each model with an ``ok`` run whose own loss was not finite (its flags say ``loss not
     finite``), with the device counts of those runs: a broken (or diverged) model, none of
     whose runs an advice uses, ``--allow-flagged`` or not."""
@@ -82,47 +78,9 @@ def broken_models(table: Any) -> dict[str, list[int]]:
     return {m: sorted(set(n)) for m, n in found.items()}
 
 
-def broken_sentence(broken: dict[str, list[int]]) -> str:
-    """The models ``broken`` names, each with the counts whose loss was not finite."""
-    return "; ".join(
-        f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
-        for model, counts in broken.items()
-    )
-
-
-def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
-    """The refusal when the model asked for, or every model of ``where`` measured, is broken
-    (``broken``: those models, ``broken_models``)."""
-    if len(broken) == 1:
-        ((model, counts),) = broken.items()
-        said = (
-            f"{model} is broken: loss not finite (NaN or inf) in its runs on "
-            f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
-            "(broken or diverged)"
-        )
-    else:
-        said = f"every model measured in {where} is broken: {broken_sentence(broken)}"
-    whose = "its" if len(broken) == 1 else "their"
-    return (
-        f"{said}; none of {whose} runs is advised on, with --allow-flagged or without (it "
-        f"admits runs flagged for a noisy host or the like, never a broken model's). Fix "
-        f"the model{'' if len(broken) == 1 else 's'} first: {FIX_FIRST}"
-    )
-
-
-def broken_note(broken: dict[str, list[int]]) -> str:
-    """The sentence saying which models were left out as broken ("" when none)."""
-    if not broken:
-        return ""
-    return (
-        f". Left out whatever --allow-flagged says, as broken: {broken_sentence(broken)}; "
-        "fix a model whose loss is not finite before advising on it"
-    )
-
-
 def usable_runs(
-    table: Any, allow: bool, model: str | None, where: str
-) -> tuple[Any, str | None, dict[str, list[int]]]:
+    table: pd.DataFrame, allow: bool, model: str | None, where: str
+) -> tuple[pd.DataFrame, str | None, dict[str, list[int]]]:
     """The bench table an advice may use: without the runs of its broken models
     (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
     the warning saying so, and what it left out all the same). ``CalibrationError`` when
@@ -136,62 +94,10 @@ def usable_runs(
     if not allow:
         return sound, None, broken
     flagged = sound["flagged"].fillna(False).astype(bool) & (sound["status"] == "ok")
-    said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
-    if flagged.any():
-        said.insert(
-            0,
-            f"{counted(int(flagged.sum()), 'flagged run')} used (--allow-flagged): "
-            f"{flag_lines(sound)}. The figures they give are less certain",
-        )
-    warning = f"WARNING: {'. '.join(said)}." if said else None
-    return sound.assign(flagged=False), warning, broken
+    return sound.assign(flagged=False), allowed_warning(sound, int(flagged.sum()), broken), broken
 
 
-def flag_lines(table: Any) -> str:
-    """Each kind of flag, its count and an example reason, in one sentence."""
-    return "; ".join(
-        f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flag_summary(table)
-    )
-
-
-def remedy(kinds: list[str]) -> str:
-    """What to do about flags of ``kinds``, one clause per kind of cause."""
-    # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
-    kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
-    broken = [k for k in kinds if k == FlagKind.LOSS]
-    noise = [k for k in kinds if k in HOST_NOISE]
-    other = [k for k in kinds if k not in broken and k not in noise]
-    if broken:  # no way out but the fix: neither a quieter host nor --allow-flagged
-        said = FIX_LOSS
-        if noise or other:
-            said += "; " + NOT_ALLOWED.format(kinds=", ".join(noise + other))
-        return said[:1].upper() + said[1:]
-    if not (noise or other):
-        return ""
-    parts = [QUIETER] if noise else []
-    if other:
-        parts.append(f"bench again as the flag says ({', '.join(other)})")
-    parts.append(("or " if parts else "") + ALLOW)
-    said = ", ".join(parts)
-    return said[:1].upper() + said[1:]
-
-
-def flagged_help(table: Any) -> str:
-    """The sentence a refusal ends with when flagged runs were left out and one of them was
-    an N = 1 run ("" otherwise: allowing them would not give the run that is missing)."""
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
-        return ""
-    kinds = [kind for kind, _, _ in flag_summary(table)]
-    left = int(flagged.sum())
-    return (
-        f". {counted(left, 'run')} {'was' if left == 1 else 'were'} left out as flagged: "
-        f"{flag_lines(table)}. "
-        f"{remedy(kinds)}"
-    )
-
-
-def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
     """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
     typo, another file): the models there and the closest one, not advice to re-run
     (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
@@ -200,32 +106,16 @@ def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     if model in names:
         runs = table[table["model"] == model]
         if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
-            last = runs.iloc[-1]
-            raise CalibrationError(
-                f"every run of {model!r} in {where} failed ({len(runs)}), the last "
-                f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
-            )
+            raise CalibrationError(all_failed(runs, model, where))
         return
-    raise BenchFieldError(
-        "model",
-        model,
-        f"not in {where}{did_you_mean(model, names)}; it holds "
-        f"{counted(len(names), 'model')}: {joined(names) or 'none'}",
-        then=" (give one of them as model=)",
-    )
+    raise BenchFieldError("model", model, not_in_file(model, names, where), then=MODEL_THEN)
 
 
 def check_columns(bench: pd.DataFrame) -> None:
     """``ValueError`` for a table that is no bench table (columns missing)."""
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
-        shown = ", ".join(missing[:4]) + (
-            f" and {len(missing) - 4} more" if len(missing) > 4 else ""
-        )
-        raise ValueError(
-            f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
-            "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
-        )
+        raise ValueError(columns_missing(missing))
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
@@ -237,28 +127,10 @@ _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_
 HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
 
-def on_hardware(table: pd.DataFrame, cal: Any) -> pd.Series:
+def on_hardware(table: pd.DataFrame, cal: Calibration) -> pd.Series:
     """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
     reads."""
     return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
-
-
-def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
-    was not finite, where it is broken: then none of its runs is used)."""
-    if broken:
-        return (
-            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
-            "a broken model: none of its runs used, --allow-flagged or not"
-        )
-    single = runs[runs["accelerators"] == 1]
-    if single.empty:
-        return "no N = 1 run"
-    ok = single[single["status"] == "ok"]
-    if ok.empty:
-        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
-    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
 
 
 def why_this_model(
@@ -274,15 +146,11 @@ def why_this_model(
     larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
     if larger.empty:
         return ""
-    passed = "; ".join(
-        f"{name} ({format_count(size)}): "
-        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
+    passed = [
+        (str(name), float(size), table[table["model"] == name], broken.get(str(name)))
         for name, size in larger.items()
-    )
-    return (
-        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
-        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
-    )
+    ]
+    return largest_trusted(chosen, float(sizes[chosen]), passed)
 
 
 def model_sizes(table: pd.DataFrame) -> pd.Series:
@@ -360,30 +228,35 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def accumulation_note(row: pd.Series) -> str:
-    """How a run that accumulated gradients was read ("" for one that did not)."""
+def accumulation_note(row: pd.Series) -> Finding | None:
+    """How a run that accumulated gradients was read (None for one that did not)."""
     k = int(row["accum"]) if pd.notna(row["accum"]) else 1
     if k <= 1:
-        return ""
+        return None
     b = int(row["batch_per_device"])
-    return (
-        f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
-        f"per optimizer step, {b * k} samples per device): its forward and backward are read "
-        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} the "
-        "two together), "
-        "the optimizer and DDP's copies once per step, and the advice keeps its "
-        f"{b * k} samples per device-step"
+    return Finding.of(
+        FindingKind.ACCUMULATED,
+        model=row["model"],
+        micro=k,
+        batch=b,
+        samples=b * k,
+        forward_backward_ms=float(row["forward_ms"] + row["backward_ms"]),
     )
 
 
-def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[Finding]:
     """Where the model ran in several precisions or strategies, which one the advice is
-    on (the latest N = 1 run's), said."""
+    on (the latest N = 1 run's)."""
     own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
     kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
     if len(kinds) < 2:
         return []
-    return [
-        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
-        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
-    ]
+    found = Finding.of(
+        FindingKind.CONFIGURATIONS,
+        model=row["model"],
+        configurations=len(kinds),
+        precision=row["precision"],
+        strategy=row["strategy"],
+        tf32=row["tf32"],
+    )
+    return [found]

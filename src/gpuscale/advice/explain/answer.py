@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from textwrap import wrap
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.focus import deciding_kind, dropped_short
+from gpuscale.advice.explain.phrasebook import remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
@@ -23,6 +24,7 @@ from gpuscale.advice.types import (
     TermId,
 )
 from gpuscale.quantities import counted, format_count, format_minutes, joined, number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
 # The short answer's lines wrap at this many columns whatever the terminal's.
@@ -43,24 +45,9 @@ TERM_WORDS = {
     TermId.LATENCY: "the all-reduce's latency not hidden by backward",
     TermId.UNEXPLAINED: "the part of the measured step the model's terms do not explain",
 }
-# What would help most where every term the decision rests on was measured.
-REMEDY = {
-    TermId.FIXED: "a larger batch per device, or fewer kernel launches "
-    "(CUDA graphs, torch.compile)",
-    TermId.WAIT: "steadier step times (equal work per device, no other jobs on the devices)",
-    TermId.DDP: "gradient_as_bucket_view=True, or a larger batch per device",
-    TermId.BANDWIDTH: "a faster link, bf16 gradients or gradient accumulation",
-    TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
-    TermId.UNEXPLAINED: "a profile of the step at that count (torch.profiler)",
-    "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
-    "batch": "--scaling weak (each device keeps its batch), or a larger --global-batch "
-    "(--batch) that more devices divide",
-    "flagged": "inputs whose predictions at more devices pass the plausibility checks "
-    "(--explain says which failed)",
-    TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
-    "uncertain": "a measured run at the larger count (gpuscale bench --model MODEL --nproc 1,N)",
-    "compute": "a lower --target-efficiency (the overheads are under 5%)",
-}
+# What would help most where every term the decision rests on was measured (the answer's
+# wording of the one remedy table: ``explain/phrasebook.py``).
+REMEDY = remedies("short")
 # The terminal's columns, the deciding overhead's after the step.
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
@@ -70,7 +57,7 @@ DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_d
 FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
 
 
-def columns(advice: Any) -> tuple[str, ...]:
+def columns(advice: AdviceView) -> tuple[str, ...]:
     """The table's deciding columns: the count and batch (its accumulation where a row has
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
@@ -109,7 +96,7 @@ def _trained(row: pd.Series, samples: float) -> str:
     return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
 
 
-def decision_line(advice: Any) -> str:
+def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
     samples = float(row_at(frame, 1)["samples_to_train"])
@@ -139,7 +126,7 @@ def decision_line(advice: Any) -> str:
     )
 
 
-def deciding_line(advice: Any) -> str:
+def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
     at = f"at {counted(d.focus, 'device')}"
@@ -197,7 +184,7 @@ def deciding_line(advice: Any) -> str:
     return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
 
 
-def change_line(advice: Any) -> str:
+def change_line(advice: AdviceView) -> str:
     """The one measurement or input that would change the answer: what settles a count
     withheld or held back, else the deciding term's own measurement where it was assumed,
     else what would help most."""
@@ -224,7 +211,7 @@ def change_line(advice: Any) -> str:
     return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
 
 
-def lines(advice: Any) -> list[str]:
+def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table: the decision, an input that cannot be
     true or a warning on the data (each whole: rare, and it changes what to do), the term
     that decides, and what would change it."""
@@ -251,14 +238,14 @@ def lines(advice: Any) -> list[str]:
     ]
 
 
-def more(advice: Any) -> str:
+def more(advice: AdviceView) -> str:
     """Where the rest is, said under the table."""
     parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
     parts.append("every assumption with its source")
     return f"More: --explain ({', '.join(parts)}); -f json (every number)."
 
 
-def shown(advice: Any) -> list[str]:
+def shown(advice: AdviceView) -> list[str]:
     """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented,
     never inside a shell-quoted word of a command (a path with a space pastes whole)."""
     return [
@@ -319,7 +306,7 @@ ADVICE_SHOWN = (
 )
 
 
-def _scaling(result: Any) -> dict[str, Any]:
+def _scaling(result: AdviceView) -> dict[str, JSON]:
     """How the counts were compared, the fixed costs behind it (of each forward and
     backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
     inputs = result.inputs
@@ -346,7 +333,7 @@ def _scaling(result: Any) -> dict[str, Any]:
     }
 
 
-def advice_document(result: Any) -> dict[str, Any]:
+def advice_document(result: AdviceView) -> dict[str, JSON]:
     """``advise -f json``: the recommendation, the decision's fields, how the counts were
     compared, every assumption, the explanation and the predictions (records)."""
     d = result.decision
@@ -393,7 +380,7 @@ def advice_document(result: Any) -> dict[str, Any]:
     }
 
 
-def _terms_evidence(result: Any) -> str | None:
+def _terms_evidence(result: AdviceView) -> str | None:
     found = getattr(result.inputs, "evidence", None)
     if found is None:
         return None
@@ -401,7 +388,7 @@ def _terms_evidence(result: Any) -> str | None:
 
 
 def advice_view(
-    result: Any, *, terminal: bool, document: bool = False, explain: bool = False
+    result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
     """The predictions as a terminal shows them: by default the short answer
     (``advice.answer``: the deciding columns, four lines), with ``explain`` every shown
@@ -431,7 +418,7 @@ def advice_view(
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
 
 
-def _family(result: Any) -> dict[str, Any] | None:
+def _family(result: AdviceView) -> dict[str, JSON] | None:
     """The family basis of the break-even sizes (``advice.family``), None without one."""
     basis = getattr(result.inputs, "family", None)
     if basis is None:

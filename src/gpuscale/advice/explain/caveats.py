@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Protocol
 
 import pandas as pd
 
@@ -35,6 +35,8 @@ from gpuscale.advice.assumptions import (
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.findings import said as said_finding
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
@@ -256,7 +258,7 @@ def withheld(decision: Decision) -> str:
     )
 
 
-def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[str]:
+def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[str]:
     """The first count predicted to train faster than the fastest MLPerf system of its
     size allows (``found``: ``Advice.below_mlperf``), and how many more."""
     said_ = [
@@ -272,7 +274,7 @@ def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[st
     return [said_[0] + more] if said_ else []
 
 
-def assumed(advice: Any) -> tuple[Assumption, ...]:
+def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
     """The inputs' assumptions with the input pipeline's term saying the samples per second
     the largest count consumes (``advice.input_rate``), in all and per process."""
     found = advice.inputs.assumptions
@@ -332,7 +334,7 @@ def _flagged_first(
     )
 
 
-def render_decision(advice: Any) -> Decision:
+def render_decision(advice: AdviceView) -> Decision:
     """The search's Decision (``advice.decided``) with its words: the warnings (the
     calibration's, then a count faster than MLPerf allows) and what to measure first (the
     runs are weak; or the measurement that settles a count held back or refused)."""
@@ -345,10 +347,11 @@ def render_decision(advice: Any) -> Decision:
         host_devices=inputs.host_devices,
         again=again(inputs.evidence, (1, d.held_back or 2), inputs.host_devices),
     )
-    return replace(d, warnings=(*d.warnings, *below_mlperf_said(advice.below_mlperf)), settle=first)
+    warnings = (*map(said_finding, d.warnings), *below_mlperf_said(advice.below_mlperf))
+    return replace(d, warnings=warnings, settle=first)
 
 
-def caveats(advice: Any) -> tuple[str, ...]:
+def caveats(advice: AdviceView) -> tuple[str, ...]:
     """What qualifies the headline, first: another model than the largest advised on, a
     count withheld, a count its runs contradict (the advice there rests on them), the
     defaults and a step interval too wide, the runs measured beside the predictions."""
@@ -371,7 +374,7 @@ def caveats(advice: Any) -> tuple[str, ...]:
     return (*first, *[said(x) for x in found], *lines, *beside)
 
 
-def explanation(advice: Any) -> list[str]:
+def explanation(advice: AdviceView) -> list[str]:
     """The caveats, then the explanation's sentences; which benched model was advised on
     said after the decision (where no other model's note leads)."""
     lines = [*advice.caveats, *explain(advice)]
@@ -381,7 +384,18 @@ def explanation(advice: Any) -> list[str]:
     return [*lines[: at + 1], advice.chosen, *lines[at + 1 :]]
 
 
-def row_flags(row: Any, first: pd.Series) -> str:
+class RowFlags(Protocol):
+    """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
+
+    @property
+    def not_positive(self) -> bool: ...
+    @property
+    def above_linear(self) -> float: ...  # its speedup where above linear, else NaN
+    @property
+    def accelerators(self) -> int: ...
+
+
+def row_flags(row: RowFlags, first: pd.Series) -> str:
     """Why a predicted row cannot be true, from its flags as data (``row.not_positive``,
     ``row.above_linear``: its speedup where above linear against ``first``, else NaN)."""
     flags = [NOT_POSITIVE] if row.not_positive else []

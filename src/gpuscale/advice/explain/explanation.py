@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.explain import focus, table_words
+from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
@@ -27,20 +28,6 @@ from gpuscale.quantities import (
 from gpuscale.tables.bench import on_a_larger_host
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
-
-
-class Explainable(Protocol):
-    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
-
-    predictions: pd.DataFrame
-    decision: Decision
-    cheapest: int | None
-    break_even_ms_per_mb: float | None
-    break_even_params: float | None
-    target_params: float | None
-    inputs: Any
-    assumptions: tuple[Any, ...]  # the inputs', the input pipeline's with its rate
-    alternative: pd.DataFrame | None
 
 
 def interval(low: float, high: float) -> str:
@@ -58,7 +45,7 @@ def _config(row: pd.Series) -> str:
     )
 
 
-def _recommendation(advice: Explainable) -> list[str]:
+def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
     row = row_at(frame, d.accelerators)
@@ -107,7 +94,7 @@ def _recommendation(advice: Explainable) -> list[str]:
     return [*lines, one] if one else lines
 
 
-def _break_even(advice: Explainable) -> list[str]:
+def _break_even(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     name = inputs.network_name
@@ -176,7 +163,7 @@ def _own_pair(frame: pd.DataFrame) -> float | None:
     return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
 
 
-def _wait_words(advice: Explainable, n: int) -> str:
+def _wait_words(advice: AdviceView, n: int) -> str:
     """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
     step's growth over N = 1, the compute slowed (contention for shared cores), which the
     bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
@@ -191,7 +178,7 @@ def _wait_words(advice: Explainable, n: int) -> str:
     )
 
 
-def _step(advice: Explainable) -> list[str]:
+def _step(advice: AdviceView) -> list[str]:
     d = advice.decision
     if d.focus < 2:
         return []
@@ -250,11 +237,11 @@ def _step(advice: Explainable) -> list[str]:
     return lines
 
 
-def _sources(advice: Explainable) -> list[str]:
+def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
-    lines = [*inputs.sources, *([dropped] if dropped else [])]
+    lines = [*map(findings.said, inputs.sources), *([dropped] if dropped else [])]
     said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:
         lines.append(
@@ -272,14 +259,15 @@ def _sources(advice: Explainable) -> list[str]:
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
-    lines.append(f"{table_words.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
+    source = findings.said(inputs.error.source) + errors_weak(inputs)
+    lines.append(f"{table_words.step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
     return lines
 
 
-def _scaling(advice: Explainable) -> list[str]:
+def _scaling(advice: AdviceView) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
     inputs, d = advice.inputs, advice.decision
@@ -318,7 +306,7 @@ def _scaling(advice: Explainable) -> list[str]:
     return lines
 
 
-def _searched(advice: Explainable) -> str:
+def _searched(advice: AdviceView) -> str:
     """With a convergence model and no batch kept: what each count's search chose (its
     global batch, read from the predictions), what the larger batch's samples cost at the
     focus count, and how to keep one batch instead."""
@@ -351,7 +339,7 @@ def _searched(advice: Explainable) -> str:
     )
 
 
-def _weak_alternative(advice: Explainable) -> list[str]:
+def _weak_alternative(advice: AdviceView) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
     alt, d = advice.alternative, advice.decision
@@ -372,7 +360,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     ]
 
 
-def _measure_convergence(inputs: Any, host: str) -> str:
+def _measure_convergence(inputs: AdviceInputs, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
     said = [a.measure for a in inputs.assumptions if a.term == TermId.CONVERGENCE]
@@ -383,7 +371,7 @@ def _measure_convergence(inputs: Any, host: str) -> str:
     )
 
 
-def explain(advice: Explainable) -> list[str]:
+def explain(advice: AdviceView) -> list[str]:
     """Sentences: the recommendation (and what the N = 1 step holds), how counts are
     compared and the fixed cost, the break-even, the step's parts and what decides them,
     what caps the speedup, the sources and assumptions, and the equilibrium picks."""

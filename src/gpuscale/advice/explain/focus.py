@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
@@ -67,7 +68,7 @@ def largest(term: str) -> str:
     return term_name(term) if term == TermId.UNEXPLAINED else term
 
 
-def focus_words(d: Any, ms: Callable[[float], str]) -> tuple[str, str, str]:
+def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
     """At the decision's focus: the deciding term's name as a sentence starts it, what the
     step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
     terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
@@ -83,7 +84,7 @@ def focus_words(d: Any, ms: Callable[[float], str]) -> tuple[str, str, str]:
     )
 
 
-def deciding_kind(advice: Any) -> str:
+def deciding_kind(advice: AdviceView) -> str:
     """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
     the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
     model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
@@ -111,50 +112,13 @@ def detailed(d: Decision) -> str:
 
 # The fixed per-step costs as the largest overhead (under DDP; FSDP's ranks step only their
 # shards, so only each forward and backward's is whole), and what helps
-FIXED_WHOLE = (
-    "the fixed per-step costs (each forward and backward's, the optimizer step) are the "
-    "largest overhead: they do not shrink with the per-device batch, so every device pays "
-    "them whole"
-)
-FIXED_WHOLE_FSDP = (
-    "each forward and backward's fixed cost is the largest overhead (FSDP's optimizer step "
-    "falls as 1/N, each device stepping its shard): it does not shrink with the per-device "
-    "batch, so every device pays it whole"
-)
-FIXED_HELPS = (
-    "a larger global batch (more samples per device, if convergence allows: measure the noise "
-    "scale), fewer kernel launches (CUDA graphs, torch.compile) or fewer, larger layers would "
-    "help most"
-)
-REMEDIES = {
-    "compute": "little in the step itself: its overheads are under 5%; the target "
-    "efficiency decides",
-    TermId.CONVERGENCE: "a larger critical batch (B_noise) or a smaller per-device batch at more "
-    "devices; a faster link would not help",
-    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
-    "machine has them",
-    "batch": "more devices need a global batch they split: --scaling weak, or a larger "
-    "--global-batch",
-    "flagged": "inputs whose predictions at more devices pass the plausibility checks",
-    "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
-    # of the overheads, not of the step: a step that goes from 40 to 13 ms at a quarter of
-    # the batch does shrink, while its fixed part does not
-    TermId.FIXED: f"{FIXED_WHOLE}; {FIXED_HELPS}",
-    TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
-    "the devices) would help most",
-    TermId.DDP: "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
-    "parameters or a larger batch per device would help most",
-    TermId.BANDWIDTH: "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
-    "(one all-reduce per k micro-steps) would help most",
-    TermId.LATENCY: "larger DDP buckets (fewer messages), a larger batch or gradient "
-    "accumulation would help most; a faster link would barely matter",
-    TermId.UNEXPLAINED: "the measured step holds more than the model's terms: profile a step at "
-    "that count (torch.profiler) to find what the model misses, and measure it again on a "
-    "quiet machine; no remedy of a modelled term is said from it",
-}
+FIXED_WHOLE = PHRASES["fixed_whole"]
+FIXED_WHOLE_FSDP = PHRASES["fixed_whole_fsdp"]
+FIXED_HELPS = PHRASES["fixed_helps"]
+REMEDIES = remedies("full")  # what would help most, as --explain says it
 
 
-def remedy(advice: Any) -> str:
+def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
     that apply: no larger buckets where the gradients already fit in one, and more
     accumulation where the advice already accumulates (a model of one 77 kB bucket with
@@ -189,7 +153,7 @@ def remedy(advice: Any) -> str:
     return said
 
 
-def changes(advice: Any, remedy: str) -> str:
+def changes(advice: AdviceView, remedy: str) -> str:
     """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
     runs advised on are weak, that they cannot say (measure first)."""
     inputs = advice.inputs
@@ -202,7 +166,7 @@ def changes(advice: Any, remedy: str) -> str:
     )
 
 
-def marked(advice: Any) -> str:
+def marked(advice: AdviceView) -> str:
     """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
     where the runs advised on are weak, else ``""``."""
     return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
 from gpuscale.advice.types import TRUSTED_FLAGGED_ONLY, Source
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
@@ -112,7 +113,7 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     return f"{said}; the optimizer step does not shrink (once per step on every device)"
 
 
-def one_device(advice: Any) -> str:
+def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
     speedup is against."""
     frame, inputs = advice.predictions, advice.inputs
@@ -155,7 +156,7 @@ def one_device(advice: Any) -> str:
     return ""
 
 
-def _like(advice: Any, one: pd.Series, m: OneDevice) -> str:
+def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
     run, the step the same model predicts at the bench's, so that the two steps set side
     by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
@@ -194,7 +195,7 @@ def config(batch: float, accum: int) -> str:
     return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
 
 
-def equilibrium_sentence(advice: Any) -> str:
+def equilibrium_sentence(advice: AdviceView) -> str:
     """The equilibrium picks in words, each with the numbers of the table that make it,
     beside the count the advice decided (another rule: its target efficiency)."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
@@ -319,7 +320,7 @@ def _span(row: pd.Series, column: str) -> str:
     return f"{low - 1:+.0%} to {high - 1:+.0%}"
 
 
-def _measured(advice: Any, row: pd.Series) -> str:
+def _measured(advice: AdviceView, row: pd.Series) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
     all flagged``."""
     n = int(row["accelerators"])
@@ -339,7 +340,7 @@ def _measured(advice: Any, row: pd.Series) -> str:
     )
 
 
-def _why(inputs: Any, rows: pd.DataFrame) -> list[str]:
+def _why(inputs: AdviceInputs, rows: pd.DataFrame) -> list[str]:
     """Why the predicted rows' intervals are not the model's error alone, from the rows'
     own ends against the error's width at each count."""
     why: list[str] = []
@@ -361,7 +362,7 @@ def _why(inputs: Any, rows: pd.DataFrame) -> list[str]:
     return why
 
 
-def step_interval(advice: Any, source: str) -> str:
+def step_interval(advice: AdviceView, source: str) -> str:
     """The step interval: ``source`` (the model's error, as the priors say it), then the
     interval each row carries, and why it differs from the error alone, or that it rests
     on the runs' range where the row rests on a measurement."""

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import ModelSpec
-from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.advice.types import Finding, FindingKind
 
 MIN_STEP_KERNELS = 3  # forward, backward, optimizer: one kernel each at the least
 MIN_KERNEL_US = 2.0  # below NVIDIA's 3.4 us a kernel in a CUDA graph (Gray 2019)
@@ -32,42 +32,47 @@ MIN_STEP_MS = MIN_STEP_KERNELS * MIN_KERNEL_US / 1e3
 REPLICA_COPIES = 2  # DDP holds the weights and their gradients whole on every device
 
 
-def step_warnings(points: Sequence[tuple[float, float]]) -> list[str]:
-    """An ``IMPLAUSIBLE`` warning where a step given ((batch, step ms) ``points``) is
-    shorter than ``MIN_STEP_MS``."""
+def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
+    """A finding where a step given ((batch, step ms) ``points``) is shorter than
+    ``MIN_STEP_MS``."""
     short = [ms for _, ms in points if ms < MIN_STEP_MS]
     if not short:
         return []
-    return [
-        f"IMPLAUSIBLE: a training step of {format_ms(min(short))} is shorter than any "
-        f"device's: at least {MIN_STEP_KERNELS} kernels (forward, backward, optimizer) of "
-        f"at least {number(MIN_KERNEL_US)} us each, {format_ms(MIN_STEP_MS)}: check the "
-        "step time's unit (--step-ms is in ms)"
-    ]
+    found = Finding.of(
+        FindingKind.STEP_UNDER_KERNELS,
+        step_ms=min(short),
+        kernels=MIN_STEP_KERNELS,
+        kernel_us=MIN_KERNEL_US,
+        floor_ms=MIN_STEP_MS,
+    )
+    return [found]
 
 
 def replica_warnings(
     params: float, bytes_per_param: float, device: DeviceRecord, strategy: str
-) -> list[str]:
-    """An ``IMPLAUSIBLE`` warning where, under DDP, one device's weights and gradients
-    (``REPLICA_COPIES`` x ``params`` x ``bytes_per_param``) exceed its memory; none for
-    FSDP or a device of unknown memory."""
+) -> list[Finding]:
+    """A finding where, under DDP, one device's weights and gradients (``REPLICA_COPIES``
+    x ``params`` x ``bytes_per_param``) exceed its memory; none for FSDP or a device of
+    unknown memory."""
     memory = device.memory_bytes
     need = REPLICA_COPIES * params * bytes_per_param
     if strategy != "ddp" or memory is None or need <= memory:
         return []
-    return [
-        f"IMPLAUSIBLE: under DDP every device holds the whole model: its weights and "
-        f"gradients alone ({REPLICA_COPIES} x {format_count(params)} parameters x "
-        f"{number(bytes_per_param)} bytes, {number(need / 1e9)} GB) exceed the "
-        f"{device.part.name if device.part else device.name}'s {number(memory / 1e9)} GB: "
-        "shard it (--strategy fsdp)"
-    ]
+    found = Finding.of(
+        FindingKind.REPLICA_OVER_MEMORY,
+        copies=REPLICA_COPIES,
+        params=params,
+        bytes_per_param=bytes_per_param,
+        need_gb=need / 1e9,
+        device=device.part.name if device.part else device.name,
+        memory_gb=memory / 1e9,
+    )
+    return [found]
 
 
 def number_warnings(
     points: Sequence[tuple[float, float]], spec: ModelSpec, device: DeviceRecord, strategy: str
-) -> list[str]:
+) -> list[Finding]:
     """Both checks of a model given by numbers: its steps (``step_warnings``) and, under
     DDP, its replica on ``device`` (``replica_warnings``)."""
     replica = replica_warnings(spec.params, spec.grad_bytes_per_param, device, strategy)

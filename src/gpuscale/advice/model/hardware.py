@@ -26,11 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.types import trusted_runs
+from gpuscale.advice.types import Finding, FindingKind, trusted_runs
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import PRESETS
 from gpuscale.hardware.peaks import PEAKS, Peak
-from gpuscale.quantities import counted, fixed_apart, joined, noun_for, number, numbers_apart
+from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
@@ -83,67 +83,58 @@ def rate_warnings(
     precision: str,
     *,
     low: bool = True,
-    low_note: str = "",
+    fixed_taken_ms: float | None = None,
     flops_assumed: bool = False,
-) -> list[str]:
-    """A warning when the achieved TFLOP/s per device is above the device's highest
-    (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
-    other reading of a low rate; ``flops_assumed``: the FLOPs per sample were not given but
-    taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
-    unknown device, only a rate above every known device's peak."""
+) -> list[Finding]:
+    """A finding when the achieved TFLOP/s per device is above the device's highest
+    (bf16) peak or (with ``low``) under ``MIN_MFU`` of its peak at ``precision``
+    (``fixed_taken_ms``: the fixed cost taken, the other reading of a low rate;
+    ``flops_assumed``: the FLOPs per sample were not given but taken as 6 x parameters, a
+    transformer's, which a low rate rests on); for an unknown device, only a rate above
+    every known device's peak."""
     peak, at = device.peak, device.tflops(precision)
     # the most a rate can be: the device's highest (bf16) peak, else the fastest known
     top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
     if tflops > top.bf16:
-        rate, most = numbers_apart(tflops, top.bf16)  # above it as printed too
-        whose = (
-            f"the {top.device} peak ({most} TFLOP/s bf16)"
-            if peak is not None
-            else "the peak of every accelerator gpuscale knows (the fastest, "
-            f"{top.device}: {most} TFLOP/s bf16)"
-        )
-        return [
-            f"IMPLAUSIBLE: {rate} TFLOP/s per device is above {whose}: check the step "
-            "time, batch and FLOPs"
-        ]
+        kind = FindingKind.RATE_ABOVE_PEAK if peak else FindingKind.RATE_ABOVE_EVERY_PEAK
+        return [Finding.of(kind, tflops=tflops, peak_tflops=top.bf16, device=top.device)]
     if peak is None or at is None:
         return []
     if low and tflops < MIN_MFU * at:
-        check = "check the step time, batch and FLOPs per sample"
-        if flops_assumed:  # the assumption is what the rate rests on: name it and its fix
-            check = (
-                "no FLOPs per sample were given, so 6 x parameters was assumed (a "
-                "transformer's); a CNN does far more per parameter (each weight is reused "
-                "across the image), which makes this rate look implausible: give "
-                "--flops-per-sample (in Python: flops_per_sample=), e.g. from "
-                "torch.utils.flop_counter; else check the step time and batch"
-            )
-        return [
-            f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
-            # the share to the digits that show it under the floor (0.9996%, never 1.00%)
-            f"{fixed_apart(100 * tflops / at, 100 * MIN_MFU)}% of the {peak.device} "
-            f"{precision} peak ({number(at)} TFLOP/s; "
-            f"under {MIN_MFU:.0%}): {check}" + (f", {low_note}" if low_note else "")
-        ]
+        found = Finding.of(
+            FindingKind.RATE_UNDER_FLOOR,
+            tflops=tflops,
+            share_pct=100 * tflops / at,
+            floor_pct=100 * MIN_MFU,
+            floor_share=MIN_MFU,
+            device=peak.device,
+            precision=precision,
+            peak_tflops=at,
+            flops_assumed=flops_assumed,
+            fixed_taken_ms=fixed_taken_ms,
+        )
+        return [found]
     return []
 
 
 def unchecked_note(
-    tflops: float, device: DeviceRecord, precision: str, what: str = "the inputs imply"
-) -> str:
+    tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
+) -> Finding | None:
     """Where a device is named but the device catalogue has no peak for it (an A10G, a
-    TPU), the sentence saying the rate (``what`` gives it) could not be checked against
-    its peak, and why; "" where there is no device or its peak is known (the check was
-    made)."""
+    TPU), the finding that the rate (``rate_of``: ``inputs``, ``inputs_whole_step`` or
+    ``bench``, what gives it) could not be checked against its peak; None where there is
+    no device or its peak is known (the check was made)."""
     if not device.name or device.peak is not None:
-        return ""
+        return None
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
-    return (
-        f"Plausibility: not checked against the device's peak: gpuscale records no peak "
-        f"FLOP/s for {device.name!r} (the device catalogue), so the {number(tflops)} TFLOP/s per "
-        f"device {what} would be flagged only above the fastest accelerator it knows "
-        f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
-        f"device's datasheet ({precision} dense peak)."
+    return Finding.of(
+        FindingKind.PEAK_UNCHECKED,
+        tflops=tflops,
+        device=device.name,
+        rate_of=rate_of,
+        fastest=fastest.device,
+        fastest_tflops=fastest.bf16,
+        precision=precision,
     )
 
 

@@ -41,11 +41,11 @@ import pandas as pd
 
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import Compute
-from gpuscale.advice.types import TermId, trusted_runs
+from gpuscale.advice.types import Finding, FindingKind, TermId, trusted_runs
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps
-from gpuscale.quantities import counted, factor_interval, joined, noun_for, number, span
+from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
 
@@ -107,6 +107,7 @@ Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 # half-width (log) when nothing at N > 1 was measured
 EXTRAPOLATED = math.log(PRIORS["step_error_extrapolated"].point)
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
+EXTRAPOLATED_SAID = Finding.of(FindingKind.STEP_EXTRAPOLATED, width_log=EXTRAPOLATED, own=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +116,7 @@ class StepError:
 
     width_log: float = EXTRAPOLATED
     measured_n: int = 1
-    source: str = (
-        "no measurement at N > 1: the N > 1 figures are extrapolated, 80% interval "
-        f"{factor_interval(EXTRAPOLATED)} assumed (unseen models predicted at N = 2 from "
-        "N = 1 alone were 24-38% off)"
-    )
+    source: Finding = EXTRAPOLATED_SAID
     residuals: tuple[float, ...] = ()
 
     def width_at(self, n: int) -> float:
@@ -129,28 +126,42 @@ class StepError:
         return self.width_log * math.sqrt(beyond)
 
 
-def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepError:
-    """The interval of ``residuals`` (log errors); extrapolated when there are none."""
+def from_residuals(
+    residuals: list[float],
+    measured_n: int,
+    what: str,
+    chosen: int | None = None,
+    models: int | None = None,
+) -> StepError:
+    """The interval of ``residuals`` (log errors) of ``what`` (of ``chosen`` of the
+    ``models``, where not all were left out); extrapolated when there are none."""
     r = np.asarray(residuals, float)
     r = r[np.isfinite(r)]
     if len(r) == 0:
         return StepError()
     width = Z80 * math.sqrt(float(np.mean(r**2))) * math.sqrt(1 + 1 / len(r))
     low, high = math.exp(float(r.min())) - 1, math.exp(float(r.max())) - 1
-    one = f"{low:+.0%}" == f"{high:+.0%}"  # both ends read alike: "error +35%"
-    said = f"{'error' if one else 'errors'} {_span(low, high)}"
-    few = ""
+    few = None
     if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
         width = max(width, EXTRAPOLATED)
-        measure = "measures" if len(r) == 1 else "measure"
-        few = f"; {counted(len(r), 'error')} {measure} no spread: at least the unmeasured width"
+        few = len(r)
+    source = Finding.of(
+        FindingKind.STEP_LEFT_OUT,
+        width_log=width,
+        predictions=len(r),
+        what=what,
+        chosen=chosen,
+        models=models,
+        low=low,
+        high=high,
+        ends_alike=f"{low:+.0%}" == f"{high:+.0%}",  # to the percent shown: one error
+        few=few,
+        own=(),
+    )
     return StepError(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
-        source=(
-            f"80% interval {factor_interval(width)} from "
-            f"{counted(len(r), 'leave-one-out prediction')} of {what} ({said}){few}"
-        ),
+        source=source,
         residuals=tuple(float(v) for v in r),
     )
 
@@ -163,16 +174,8 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
     if not r:
         return error
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
-    said = (
-        f"; at its own {counted(len(r), 'measured N > 1 run')} the calibrated model is "
-        f"off by {_span(low, high)} (measured over predicted)"
-    )
-    return replace(error, source=error.source + said)
-
-
-def _span(low: float, high: float) -> str:
-    """``-12% to +30%``, or ``+35%`` where both ends read alike (one residual)."""
-    return span(f"{low:+.0%}", f"{high:+.0%}", " to ")
+    own = Finding.of(FindingKind.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
+    return replace(error, source=error.source.with_values(own=(own,)))
 
 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
@@ -213,10 +216,9 @@ def leave_one_out(
             if predicted and predicted > 0:
                 residuals.append(math.log(measured / predicted))
                 largest = max(largest, n)
-    what = "the measured N > 1 steps"
-    if len(chosen) < len(models):
-        what += f" of {len(chosen)} of the {len(models)} models (spread over their sizes)"
-    return from_residuals(residuals, largest, what)
+    spread = len(chosen) < len(models)  # not all left out: how many, of how many
+    of = (len(chosen), len(models)) if spread else (None, None)
+    return from_residuals(residuals, largest, "the measured N > 1 steps", *of)
 
 
 # With the priors' range in the interval, what is left for the rest of an unmeasured
@@ -225,9 +227,7 @@ UNMEASURED_REST = math.log(PRIORS["step_error_rest"].point)
 ERROR = StepError(
     width_log=UNMEASURED_REST,
     measured_n=1,
-    source="no measurement at N > 1: DDP's own work and the slowest device's wait over "
-    f"their priors' ranges, and {factor_interval(UNMEASURED_REST)} at N = 2 for the rest "
-    "(widening with log2 N)",
+    source=Finding.of(FindingKind.STEP_OVER_PRIORS, width_log=UNMEASURED_REST, own=()),
 )
 
 

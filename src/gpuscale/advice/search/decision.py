@@ -44,6 +44,7 @@ from collections.abc import Collection, Sequence
 
 import pandas as pd
 
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.types import (
     ONE_RUN,
     STOPPED,
@@ -52,6 +53,8 @@ from gpuscale.advice.types import (
     TRUSTED_UNFLAGGED,
     Decision,
     Disagreement,
+    Finding,
+    FindingKind,
     Measured,
     TermId,
 )
@@ -199,7 +202,7 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
 def decide(
     frame: pd.DataFrame,
     target_efficiency: float,
-    warnings: tuple[str, ...] = (),
+    warnings: tuple[str | Finding, ...] = (),
     refused: bool = False,
     searched: Collection[int] = (),
     fits_from: int = 1,
@@ -212,7 +215,7 @@ def decide(
     count below it is chosen, and it stands where one device would."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
-        raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
+        raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
     # no count predicted holds the model (a global batch that does not split over the
     # counts that would): decided as without memory, the memory sentence says none holds it

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
-from gpuscale.advice.types import Decision, Reading
+from gpuscale.advice.types import Decision, End, Reading
 
 
 def read(
-    ends: Sequence[tuple[str, str, float, str, Any]],
-    decide_at: Callable[[Any], Decision],
+    ends: Sequence[End],
+    decide_at: Callable[[dict[str, object]], Decision],
 ) -> tuple[Reading, ...]:
     """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
     found = []

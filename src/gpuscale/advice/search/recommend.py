@@ -42,6 +42,7 @@ import pandas as pd
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.explain import memory as memory_words
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
@@ -58,7 +59,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Decision, Disagreement, End
+from gpuscale.advice.types import Decision, Disagreement, End, Finding, FindingKind
 from gpuscale.tables.advice import ADVICE_COLUMNS
 from gpuscale.tables.requests import NamedError
 
@@ -80,7 +81,7 @@ class Advice:
     break_even_ms_per_mb: float | None  # step compute per MB of gradients
     break_even_params: float | None
     target_params: float | None
-    inputs: AdviceInputs | None = None
+    inputs: AdviceInputs
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
@@ -250,11 +251,13 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     rows = [_predicted(inputs, n) for n in inputs.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
-        raise ValueError(
-            f"global batch {inputs.global_batch} cannot be split on one device into whole "
-            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
-            "accumulation steps"
+        found = Finding.of(
+            FindingKind.BATCH_NOT_SPLIT,
+            global_batch=inputs.global_batch,
+            largest=inputs.largest_batch,
+            accum=inputs.max_accum,
         )
+        raise ValueError(said(found))
     first = frame.iloc[0]
     ideal = frame["accelerators"] / first["accelerators"]  # linear
     frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]

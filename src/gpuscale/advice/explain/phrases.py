@@ -1,0 +1,113 @@
+"""A template over a record's values, written without arithmetic: ``{name}`` as it is,
+``{name:spec}`` with a Python format spec, or with one of the advice's own ways to write
+a number (``quantities``):
+
+* ``ms`` (``format_ms``), ``ms~other`` (in the unit ``other``'s value takes), ``count``
+  (``format_count``), ``num`` (``number``), ``apart~other`` (``fixed_apart``: to the
+  digits that tell it from ``other``), ``joined`` (numbers, ``:g``, joined by ``and``),
+  ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
+  a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
+  joined by ``; ``), ``names`` (names by ``, ``, else
+  ``none``), ``counted~noun`` (``counted``: ``3 runs``),
+  ``items~fragment`` (findings by ``, ``, else ``fragment``), ``above~other`` (``numbers_apart``:
+  the value to the digits that tell it above ``other``), ``beside~other`` (the value as
+  printed beside ``other`` so written);
+* ``list`` (values by ``, ``), ``factor`` (``factor_interval`` of a log half-width),
+  ``pct_span~other`` (the value to ``other`` as signed percentages, one where alike);
+* ``pick`` (the fragment of the template keyed by the value, else by ``*``), ``opt``
+  (the fragment of the template named like the value, where the value is not None; else
+  nothing);
+* ``shell`` (the value shell-quoted, ``shlex.quote``: a command that pastes as is).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from string import Formatter
+
+from gpuscale.advice.types import Value
+from gpuscale.quantities import (
+    counted,
+    factor_interval,
+    fixed_apart,
+    format_count,
+    format_ms,
+    joined,
+    noun_for,
+    number,
+    numbers_apart,
+    span,
+)
+
+
+def _floats(value: object) -> tuple[float, ...]:
+    if not isinstance(value, tuple):
+        raise TypeError(f"{value!r} is not numbers")
+    return value
+
+
+def _float(value: object) -> float:
+    if not isinstance(value, int | float):
+        raise TypeError(f"{value!r} is not a number")
+    return float(value)
+
+
+class Phrasing(Formatter):
+    """The fragments of one template (``text`` and those it names) over ``values``."""
+
+    def __init__(
+        self, template: dict, values: dict[str, Value], said: Callable[[object], str] = str
+    ) -> None:
+        self.template = template
+        self.values = values
+        self.nested = said  # how a sentence or finding among the values is said
+
+    def said(self, key: str) -> str:
+        return self.format(self.template[key], **self.values)
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        kind, _, other = format_spec.partition("~")
+        of = self.values.get(other) if other else None
+        if kind == "ms":
+            return format_ms(_float(value), None if of is None else _float(of))
+        if kind == "count":
+            return format_count(_float(value))
+        if kind == "num":
+            return number(value)
+        if kind == "apart":
+            return fixed_apart(_float(value), _float(of))
+        if kind == "above":
+            return numbers_apart(_float(value), _float(of))[0]
+        if kind == "beside":
+            return numbers_apart(_float(of), _float(value))[1]
+        if kind == "joined":
+            return joined(f"{b:g}" for b in _floats(value))
+        if kind == "noun":
+            return noun_for(len(_floats(value)), other)
+        if kind == "signed_at":
+            at = zip(_floats(of), _floats(value), strict=True)
+            return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
+        if kind == "counted":
+            return counted(int(_float(value)), other)
+        if kind == "factor":
+            return factor_interval(_float(value))
+        if kind == "pct_span":  # ``-12% to +30%``, one value where both ends read alike
+            return span(f"{_float(value):+.0%}", f"{_float(of):+.0%}", " to ")
+        if kind == "list":
+            return ", ".join(map(str, value))  # type: ignore[call-overload]
+        if kind == "names":
+            return ", ".join(map(str, value)) or "none"  # type: ignore[call-overload]
+        if kind == "items":  # findings by ``, ``; ``other``'s fragment where none
+            said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
+            return said or self.format(self.template[other], **self.values)
+        if kind == "notes":
+            return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "pick":  # the fragment keyed by the value, else the one keyed "*"
+            fragments = self.template[other]
+            return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
+        if kind == "shell":
+            return shlex.quote(str(value))
+        if kind == "opt":
+            return "" if value is None else self.format(self.template[other], **self.values)
+        return super().format_field(value, format_spec)

@@ -1,0 +1,148 @@
+"""Models named off the ladder: ``torchvision:NAME`` and ``timm:NAME`` (those packages'
+models, no weights downloaded, on their image sizes) and your own factory,
+``PKG.MODULE:FACTORY`` or ``path/to/file.py:FACTORY`` (what it may return: the
+``gpuscale.bench.models`` docstring). A spec is checked before anything runs
+(:func:`spec_problem`); loading one turns every failure into a :class:`ModelError`."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable
+from types import ModuleType
+
+import torch
+import torch.nn as nn
+
+from gpuscale.bench.config import ModelError
+from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
+from gpuscale.names import did_you_mean
+
+
+def _from_factory(made: object, name: str) -> BenchModel:
+    if isinstance(made, BenchModel):
+        return made
+    if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
+        return BenchModel(*made) if len(made) == 3 else BenchModel(made[0], made[1])
+    raise ModelError(
+        f"{name} returned {type(made).__name__}; expected a BenchModel or "
+        "(module, make_batch[, loss])"
+    )
+
+
+def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
+    def make(batch: int, device: torch.device) -> Batch:
+        x = torch.randn(batch, *size)  # torch's default generator, seeded per rank
+        y = torch.randint(0, classes, (batch,))
+        return x.to(device), y.to(device)
+
+    return make
+
+
+def _user_module(source: str) -> ModuleType:
+    """The module ``source`` names: ``path/to/file.py`` (relative to the current
+    directory, its folder importable as for ``python file.py``) or ``PKG.MODULE`` with the
+    current directory importable (after the installed packages), as for ``python -m``."""
+    if source.endswith(".py"):
+        path = os.path.abspath(source)
+        if not os.path.isfile(path):
+            raise ImportError(f"no file {path}")
+        if (folder := os.path.dirname(path)) not in sys.path:
+            sys.path.append(folder)
+        unique = "gpuscale_user_" + "".join(c if c.isalnum() else "_" for c in path)
+        spec = importlib.util.spec_from_file_location(unique, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path} as a module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[unique] = module  # dataclasses and pickling look it up there
+        spec.loader.exec_module(module)
+        return module
+    if (here := os.getcwd()) not in sys.path:  # torchrun workers and the console script
+        sys.path.append(here)
+    return importlib.import_module(source)
+
+
+SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
+
+
+def spec_problem(name: str) -> str | None:
+    """Why a model name off the ladder is no spec gpuscale can load, in one line naming it
+    and the forms expected; None when it is one (``SOURCE:NAME``: a package's NAME after
+    ``torchvision:`` or ``timm:``, else a module path ``PKG.MODULE`` or a ``FILE.py``
+    before the colon and the factory, a Python name, after it). Checked before anything
+    runs: a spec that cannot name a model never becomes a failed row."""
+    source, sep, attr = name.partition(":")
+    if not sep:
+        return None  # a ladder name, or not: load_model / sort_models say which
+    if source in ("torchvision", "timm"):
+        named = attr and not any(c.isspace() or c == ":" for c in attr)
+        why = None if named else f"no {source} model name after the colon"
+    elif not source:
+        why = "nothing before the colon (the module or FILE.py that holds the factory)"
+    elif not attr:
+        why = "nothing after the colon (the factory to call)"
+    elif not attr.isidentifier():
+        why = f"{attr!r} after the colon is not a Python name (the factory to call)"
+    elif source.endswith(".py"):
+        why = None if os.path.basename(source) != ".py" else "no file name before .py"
+    elif not all(part.isidentifier() for part in source.split(".")):
+        why = f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"
+    else:
+        why = None
+    return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}" if why else None
+
+
+def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
+    """The :class:`BenchModel` a name off the ladder stands for (``torchvision:``,
+    ``timm:``, ``PKG.MODULE:FACTORY`` or ``path/to/file.py:FACTORY``); :class:`ModelError`
+    when it cannot be built (an unknown name is told the ``ladder``'s names)."""
+    if problem := spec_problem(name):
+        raise ModelError(problem)
+    source, sep, attr = name.partition(":")
+    if not sep or not attr:
+        raise ModelError(
+            f"unknown model {name!r}{did_you_mean(name, ladder)}: a ladder name "
+            f"({', '.join(ladder)}), "
+            "torchvision:NAME, timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY"
+        )
+    try:
+        if source in ("torchvision", "timm"):
+            package = importlib.import_module(
+                f"{source}.models" if source == "torchvision" else source
+            )
+            if attr not in (known := package.list_models()):
+                said = did_you_mean(attr, known)
+                raise ModelError(f"cannot build {name!r}: {source} has no model {attr!r}{said}")
+        if source == "torchvision":
+            module = package.get_model(attr, weights=None)
+            return BenchModel(module, _images(1000, (3, 224, 224)), family="torchvision")
+        if source == "timm":
+            module = package.create_model(attr, pretrained=False)
+            size = tuple(module.default_cfg.get("input_size", (3, 224, 224)))
+            return BenchModel(module, _images(module.num_classes, size), family="timm")
+        module = _user_module(source)
+        if not hasattr(module, attr):
+            callables = sorted(
+                n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+            )
+            raise ModelError(
+                f"cannot build {name!r}: {source} has no {attr!r}{did_you_mean(attr, callables)}"
+                + (f"; it has {', '.join(callables[:8])}" if callables else "")
+            )
+        factory = getattr(module, attr)
+    except ModelError:
+        raise
+    except ImportError as exc:
+        raise ModelError(f"cannot import {source!r} for {name!r}: {exc}") from None
+    except AttributeError as exc:
+        raise ModelError(f"cannot build {name!r}: {exc}") from None
+    except Exception as exc:  # the user's module or the package failed while loading
+        raise ModelError(f"cannot build {name!r}: {type(exc).__name__}: {exc}") from None
+    try:
+        made = factory()
+    except Exception as exc:  # the user's factory raised: its cause, not a traceback
+        said = f": {exc}" if str(exc) else ""
+        raise ModelError(f"{name} raised {type(exc).__name__}{said}") from exc
+    return _from_factory(made, name)

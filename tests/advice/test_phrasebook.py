@@ -1,0 +1,40 @@
+"""The advice's words are data: every kind of finding has its template in
+``data/advice_findings.json`` and no template is left without its kind; every change a
+decision can name has one remedy row with both its wordings (``data/advice_phrases.json``)."""
+
+from __future__ import annotations
+
+from string import Formatter
+
+from gpuscale.advice.explain.findings import TEMPLATES
+from gpuscale.advice.explain.phrasebook import REMEDIES_BY_CHANGE
+from gpuscale.advice.search.decision import OVERHEADS
+from gpuscale.advice.types import STOPPED, FindingKind
+
+
+def test_every_kind_of_finding_has_one_template() -> None:
+    kinds = {str(k) for k in FindingKind}
+    templates = {k for k in TEMPLATES if not k.startswith("_")}
+    assert kinds == templates, (kinds - templates, templates - kinds)
+    for kind in kinds:
+        assert TEMPLATES[kind]["text"], kind
+
+
+def test_a_template_names_only_fragments_it_holds() -> None:
+    for kind, template in TEMPLATES.items():
+        if kind.startswith("_"):
+            continue
+        texts = [t for t in template.values() if isinstance(t, str)]
+        texts += [t for v in template.values() if isinstance(v, dict) for t in v.values()]
+        for text in texts:
+            for _, name, spec, _ in Formatter().parse(text):
+                fragment = (spec or "").partition("~")[2]
+                if name and spec and spec.split("~")[0] in ("pick", "opt", "items"):
+                    assert fragment in template, (kind, name, fragment)
+
+
+def test_every_change_has_one_remedy_row_in_both_views() -> None:
+    changes = {*map(str, OVERHEADS), *STOPPED, "compute", "convergence", "uncertain"}
+    assert changes <= set(REMEDIES_BY_CHANGE), changes - set(REMEDIES_BY_CHANGE)
+    for change, row in REMEDIES_BY_CHANGE.items():
+        assert set(row) == {"short", "full"} and all(row.values()), change

@@ -21,7 +21,7 @@ from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Gpu, Topology
 
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/bench_host"
 

@@ -19,7 +19,7 @@ from gpuscale.plausibility import SAME_SAMPLES
 from ..builders import bench_record, one_and_two
 from ..golden import Golden
 from ..test_readme_examples import REFUSED
-from .said import lines_on
+from .lines import lines_on
 
 runner = CliRunner()
 VIEW = "advice/bench_path"

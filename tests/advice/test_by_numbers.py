@@ -14,7 +14,7 @@ from gpuscale.bench.results_file import append_result
 
 from ..builders import bench_record
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/by_numbers_with_bench"
 

@@ -18,7 +18,7 @@ from gpuscale.quantities import number
 
 from ..builders import bench_record
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/caveats"
 

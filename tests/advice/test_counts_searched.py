@@ -10,7 +10,7 @@ import pytest
 import gpuscale
 
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/counts_searched"
 ASKED = {"params": 7e6, "step_ms": 2.0, "batch": 64, "link": "pcie-phb"}

@@ -19,7 +19,7 @@ from gpuscale.advice.types import STOPPED
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 from ..golden import Golden
-from .said import flat, lines_on
+from .lines import flat, lines_on
 
 VIEW = "advice/decision"
 

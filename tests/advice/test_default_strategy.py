@@ -16,7 +16,7 @@ from gpuscale.report.request import ReportRequest
 from gpuscale.tables.requests import FieldError
 
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/default_strategy"
 

@@ -15,7 +15,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli import app
 
 from ..golden import Golden
-from .said import flat, lines_on
+from .lines import flat, lines_on
 
 VIEW = "advice/fixed_cost"
 runner = CliRunner()

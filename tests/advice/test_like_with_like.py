@@ -12,7 +12,7 @@ import gpuscale
 from tests.builders import one_device_record
 
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/like_with_like"
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"

@@ -15,7 +15,7 @@ from gpuscale.hardware.accelerators import gpu_products
 from gpuscale.hardware.peaks import peak_for
 
 from ..golden import Golden
-from .said import flat
+from .lines import flat
 
 VIEW = "advice/peak_known_or_said"
 

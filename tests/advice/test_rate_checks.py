@@ -11,7 +11,7 @@ import pytest
 import gpuscale
 
 from ..golden import Golden
-from .said import lines_on
+from .lines import lines_on
 
 VIEW = "advice/rate_checks"
 DEVICE = {"device_name": "RTX 4070 Ti SUPER", "link": "pcie-phb", "params": 6.9e6}

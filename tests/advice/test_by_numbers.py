@@ -13,6 +13,10 @@ from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.bench.results_file import append_result
 
 from ..builders import bench_record
+from ..golden import Golden
+from .lines import lines_on
+
+VIEW = "advice/by_numbers_with_bench"
 
 # two families: an MLP (~6 FLOPs per parameter) and a CNN (~800), one device each
 MODELS = (
@@ -41,14 +45,15 @@ def bench(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path) -> None:
+def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden: Golden) -> None:
     advice = gpuscale.advise(
         bench=bench, params=12e6, flops_per_sample=12e6 * 900, batch=8, max_devices=1
     )
-    said = " ".join(advice.explanation)
-    assert advice.inputs.name == "a 12M-parameter cnn model"
-    assert "inferred" in said and "cnn-19m" in said  # the family and the model said
-    assert "Calibrated on mlp-67m" not in said  # the default model's advice is not given
+    assert "cnn" in advice.inputs.name and "12M" in advice.inputs.name
+    calibrated = lines_on(advice.explanation, "Calibrated")
+    # the family and the model said; the default model's advice (mlp-67m) is not given
+    assert "inferred" in calibrated and "cnn-19m" in calibrated and "mlp-67m" not in calibrated
+    golden.check(VIEW, "a family inferred from the FLOPs", f"{advice.inputs.name}\n{calibrated}")
     assert advice.inputs.model.params == 12e6
     # its step grows with its own FLOPs: the given numbers are what is advised on
     bigger = gpuscale.advise(
@@ -57,22 +62,30 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path) -> None
     assert bigger.predictions["step_ms"].iloc[0] > advice.predictions["step_ms"].iloc[0]
 
 
-def test_the_family_asked_for_wins(bench: Path) -> None:
+def test_the_family_asked_for_wins(bench: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=bench, params=12e6, family="mlp", batch=8, max_devices=1)
-    assert advice.inputs.name == "a 12M-parameter mlp model"
-    assert "as given" in " ".join(advice.explanation)
+    assert "mlp" in advice.inputs.name and "12M" in advice.inputs.name
+    calibrated = lines_on(advice.explanation, "Calibrated")
+    assert "as given" in calibrated
+    golden.check(VIEW, "the family given", f"{advice.inputs.name}\n{calibrated}")
 
 
-def test_without_flops_or_family_it_says_what_to_give(bench: Path) -> None:
-    with pytest.raises(CalibrationError, match=r"flops_per_sample= .* or family="):
+def test_without_flops_or_family_it_says_what_to_give(bench: Path, golden: Golden) -> None:
+    with pytest.raises(CalibrationError) as neither:
         gpuscale.advise(bench=bench, params=12e6, batch=8)
-    with pytest.raises(CalibrationError, match="no trustworthy N = 1 run of the 'vit' family"):
+    assert "flops_per_sample=" in str(neither.value) and "family=" in str(neither.value)
+    golden.check(VIEW, "neither FLOPs nor a family", str(neither.value))
+    with pytest.raises(CalibrationError) as unbenched:
         gpuscale.advise(bench=bench, params=12e6, family="vit", batch=8)
+    assert "'vit'" in str(unbenched.value)
+    golden.check(VIEW, "a family not benched", str(unbenched.value))
     with pytest.raises(ValueError, match="not both"):
         gpuscale.advise(bench=bench, params=12e6, model="cnn-5m", batch=8)
 
 
-def test_no_trustworthy_one_device_run_is_said_before_what_to_give(tmp_path: Path) -> None:
+def test_no_trustworthy_one_device_run_is_said_before_what_to_give(
+    tmp_path: Path, golden: Golden
+) -> None:
     """Every N = 1 run flagged: it asked for --flops-per-sample, given already, "or
     --family (one of: none measured)" (a user walk); the cause is said, with the flags."""
     path = tmp_path / "busy.jsonl"
@@ -83,5 +96,6 @@ def test_no_trustworthy_one_device_run_is_said_before_what_to_give(tmp_path: Pat
         with pytest.raises(CalibrationError) as refused:
             gpuscale.advise(bench=str(path), params=7e6, **extra)
         said = str(refused.value)
-        assert said.startswith("the bench results hold no trustworthy N = 1 run"), said
         assert "--flops-per-sample" not in said and "machine busy" in said
+        # the cause first, the same words whichever of the two was given
+        golden.check(VIEW, "every N = 1 run flagged", said)

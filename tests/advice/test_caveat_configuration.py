@@ -19,6 +19,15 @@ from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
 from ..builders import bench_record
+from ..golden import Golden
+
+VIEW = "advice/against_measured"
+
+
+# the remedy a weak run's sentence ends with: more steps, then advise again
+BENCH_AGAIN = re.compile(
+    r"bench with --steps \d+ or more( \((?:[^()]|\([^()]*\))*\))? and advise again"
+)
 
 
 def _predictions(first_batch: int) -> pd.DataFrame:
@@ -45,12 +54,13 @@ def _runs(accum: int = 1) -> list[Measured]:
     return measured_runs(bench_table(rows), "m", allow_flagged=False)
 
 
-def test_a_run_is_held_only_against_its_own_configuration() -> None:
+def test_a_run_is_held_only_against_its_own_configuration(golden: Golden) -> None:
     (run,) = _runs()
     assert (run.devices, run.batch_per_device, round(run.speedup, 6)) == (2, 8, 1.2)
     # the same configuration, one device at 8 in both: 1.2x lies outside 1.6-2.0x, said
     (line,) = against_measured(_predictions(8), [run])
-    assert "outside the predicted 1.8 (1.6-2x" in line
+    assert "outside" in line and "1.8 (1.6-2x" in line
+    golden.check(VIEW, "a run of its own configuration, outside", line)
     # the advice's one device runs 4, the run's 8: another ratio, never compared
     assert against_measured(_predictions(4), [run]) == []
 
@@ -65,7 +75,7 @@ def test_a_measured_run_carries_its_one_device_run_from_the_bench_table() -> Non
     assert (run.accum, run.base) == (1, (8, 1))
 
 
-def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
+def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it(golden: Golden) -> None:
     """A run of 2 timed steps (weak, as the bench table grades it) outside the interval
     is said with what would make it firm, never 'trust it over the prediction'; one of
     400 steps (1.4 s timed, strong) is trusted over it."""
@@ -80,14 +90,16 @@ def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
         (run,) = measured_runs(table, "m", allow_flagged=False)
         (said[steps],) = against_measured(_predictions(8), [run])
         assert grades == ({"weak"} if steps == 2 else {"strong"})  # the premise
-    assert "trust it over the prediction" in said[400]
+    assert "trust it over" in said[400]
     assert "trust it over" not in said[2] and "weak" in said[2]
-    assert re.search(
-        r"bench with --steps \d+ or more( \((?:[^()]|\([^()]*\))*\))? and advise again", said[2]
-    )
+    assert BENCH_AGAIN.search(said[2])
+    golden.check(VIEW, "a strong run outside", said[400])
+    golden.check(VIEW, "a weak run outside", said[2])
 
 
-def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_advice() -> None:
+def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_advice(
+    golden: Golden,
+) -> None:
     """The advice reads the model's latest N = 1 run (here 4 threads a process, 1.75 ms a
     step); a 2-process run of 1 thread each (against its own 7 ms N = 1 run) measures
     another configuration: its samples/s over the 4-thread run's step (0.0875x) was said
@@ -106,7 +118,9 @@ def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_adv
     beside = advise(request, bench=bench_table([*rows, other]))
     # the premise: the 1-thread run is set beside the advice on its own configuration,
     # and the second file's advice is on the 4-thread run's step (1.75 ms)
-    assert any(c.startswith("Measured on 2 devices") for c in alone.caveats)
+    measured = [c for c in alone.caveats if c.startswith("Measured on 2")]
+    assert len(measured) == 1
+    golden.check(VIEW, "the configuration advised, set beside the advice", measured[0])
     assert beside.inputs is not None and beside.inputs.one_device is not None
     assert beside.inputs.one_device.step_ms == 1.75
-    assert not any("Measured on 2 devices" in line for line in beside.explanation)
+    assert not any(line.startswith("Measured on") for line in beside.explanation)

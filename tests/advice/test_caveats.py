@@ -17,6 +17,10 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
 
 from ..builders import bench_record
+from ..golden import Golden
+from .lines import lines_on
+
+VIEW = "advice/caveats"
 
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
@@ -43,53 +47,61 @@ def _results(tmp_path: Path, two_rate: float, two_flags: list[str] | None = None
     return path
 
 
-def test_a_measured_speedup_outside_the_interval_is_said_first(tmp_path: Path) -> None:
+def test_a_measured_speedup_outside_the_interval_is_said_first(
+    tmp_path: Path, golden: Golden
+) -> None:
     # measured 0.818x on 2 devices where the step model predicts a gain: a disagreement,
     # its sentence first among the caveats (issue 60 item 4: the count rests on it)
     advice = gpuscale.advise(bench=_results(tmp_path, 818.0), link="pcie4-x16", max_devices=4)
     (found,) = advice.disagreements
     assert found.accelerators == 2 and found.bench_speedups == pytest.approx((0.818,))
     assert not found.predicted_low <= found.measured_speedup <= found.predicted_high
-    assert advice.caveats[0].startswith("Measured on 2 devices")
+    assert advice.caveats[0].startswith("Measured on 2") and "0.818" in advice.caveats[0]
+    golden.check(VIEW, "a measured speedup outside the interval", advice.caveats[0])
     assert advice.explanation[: len(advice.caveats)] == list(advice.caveats)
 
 
-def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path) -> None:
+def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Golden) -> None:
     path = _results(tmp_path, 818.0, two_flags=BUSY)
     advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4)
-    text = " ".join(advice.explanation)
-    assert "not measured (no multi-device run)" not in text
-    assert "the run on 2 devices exists but is flagged" in text
+    overlap = lines_on(advice.explanation, "Overlap:")
+    assert "flagged" in overlap and "no multi-device run" not in overlap
+    golden.check(VIEW, "the overlap of a flagged run", overlap, paths={str(tmp_path): "<tmp>"})
     # its 0.818x, outside the interval, is the only measurement at 2: used, its flag said
     (found,) = advice.disagreements
     assert found.why == "flagged_only" and found.flags == tuple(BUSY)
-    assert any("all flagged" in c for c in advice.caveats)
+    assert advice.caveats[0].startswith("Measured on 2") and "all flagged" in advice.caveats[0]
+    golden.check(VIEW, "a flagged run outside the interval", advice.caveats[0])
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
     (used,) = allowed.disagreements
     assert used.why == "allowed_flagged"
-    assert "used with --allow-flagged" in " ".join(allowed.caveats)
-    assert "exists but is flagged" not in " ".join(allowed.explanation)
-
-
-def test_defaults_never_given_qualify_the_first_line() -> None:
-    advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
     assert (
-        advice.explanation[0].startswith("Provisional")
-        and "--samples 10M" in (advice.explanation[0])
+        allowed.caveats[0].startswith("Measured on 2") and "--allow-flagged" in allowed.caveats[0]
     )
+    golden.check(VIEW, "a flagged run allowed, outside the interval", allowed.caveats[0])
+    assert "flagged" not in lines_on(allowed.explanation, "Overlap:")
+
+
+def test_defaults_never_given_qualify_the_first_line(golden: Golden) -> None:
+    advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
+    assert advice.defaults == ("samples",)
+    assert advice.explanation[0].startswith("Provisional")
+    assert "--samples 10M" in advice.explanation[0]
+    golden.check(VIEW, "the samples not given", advice.explanation[0])
     given = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb", samples=5e6)
     assert not any(line.startswith("Provisional") for line in given.explanation)
 
 
-def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is() -> None:
+def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is(
+    golden: Golden,
+) -> None:
     """The samples, the batch of a lone step time and the link: each said where the user
     gave none, never where they gave one, even one equal to the default."""
     bare = gpuscale.advise(params=7e6, step_ms=2)
     first = bare.explanation[0]
     assert first.startswith("Provisional")
-    assert "--samples 10M" in first
-    assert "--step-ms taken at batch 32" in first
-    assert "an assumed link, pcie-phb" in first
+    assert "--samples 10M" in first and "batch 32" in first and "pcie-phb" in first
+    golden.check(VIEW, "the samples, the batch and the link not given", first)
     everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
     assert not any(line.startswith("Provisional") for line in everything.explanation)
     assert everything.decision.accelerators == bare.decision.accelerators  # the same numbers, given
@@ -106,13 +118,13 @@ def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) ->
     assert "Provisional" not in result.stdout  # data only on stdout
 
 
-def test_a_wide_step_interval_softens_a_multi_device_choice() -> None:
+def test_a_wide_step_interval_softens_a_multi_device_choice(golden: Golden) -> None:
     lines = headline(defaults=[], noise_steps=2, step_width_log=math.log(3.84), devices=8)
-    assert any("noise scale measured over 2 steps" in line for line in lines)
+    assert len(lines) == 2 and any("2 steps" in line for line in lines)
     firm = [line for line in lines if line.startswith("Not a firm choice")]
     # a multiplicative interval as it reads: never "+/-284%" (no step is 184% below 0)
-    assert firm and "-74% to +284%, a factor of 3.84 either way" in firm[0]
-    assert "--nproc 1,8" in firm[0]
+    assert firm and "-74% to +284%" in firm[0] and "3.84" in firm[0] and "--nproc 1,8" in firm[0]
+    golden.check(VIEW, "a wide step interval and a noise scale over 2 steps", "\n".join(lines))
     assert headline(defaults=[], noise_steps=None, step_width_log=0.1, devices=8) == []
 
 

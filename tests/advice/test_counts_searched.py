@@ -9,6 +9,10 @@ import pytest
 
 import gpuscale
 
+from ..golden import Golden
+from .lines import lines_on
+
+VIEW = "advice/counts_searched"
 ASKED = {"params": 7e6, "step_ms": 2.0, "batch": 64, "link": "pcie-phb"}
 
 
@@ -45,7 +49,7 @@ def _searched_line(said: str) -> list[int] | None:
 @pytest.mark.parametrize("most", [2, 3, 4, 5, 6, 8, 12, 20])
 @pytest.mark.parametrize("batch", [None, 256, 384])
 def test_the_counts_searched_are_said_wherever_they_are_not_every_count(
-    most: int, batch: int | None
+    most: int, batch: int | None, golden: Golden
 ) -> None:
     """Whenever the counts searched are not 1..max (powers of two and the most allowed;
     past one node whole nodes only), the advice names them and the rule; a walk's
@@ -53,23 +57,27 @@ def test_the_counts_searched_are_said_wherever_they_are_not_every_count(
     scaling = {"global_batch": batch} if batch else {"scaling": "weak"}
     advice = gpuscale.advise(**PAYS, max_devices=most, **scaling)
     searched = advice.inputs.device_counts
-    said = " ".join(advice.explanation)
+    line = [s for s in advice.explanation if s.startswith("Device counts")]
     if searched == list(range(1, most + 1)) and set(advice.predictions["accelerators"]) == set(
         searched
     ):
-        assert "Device counts searched" not in said
+        assert line == []
         return
-    assert _searched_line(said) == searched, said
-    if searched != list(range(1, most + 1)):
-        assert "The counts searched are the powers of two" in said
+    assert len(line) == 1 and _searched_line(line[0]) == searched, line
+    case = f"at most {most}, " + (f"global batch {batch}" if batch else "weak scaling")
+    golden.check(VIEW, case, line[0])
     if most == 12:  # 12 is one and a half nodes of 8: not searched, and said why
-        assert searched == [1, 2, 4, 8] and "only whole nodes" in said and "not 12" in said
-        assert "span up to" not in said and "no count above 8 is searched" in said
+        assert searched == [1, 2, 4, 8] and "not 12" in line[0]
+        nodes = lines_on(advice.explanation, "Nodes:")
+        assert "above 8" in nodes and "span up to" not in nodes
+        golden.check(VIEW, f"{case}: the nodes", nodes)
 
 
 @pytest.mark.parametrize("most", [3, 5, 6, 12])
 @pytest.mark.parametrize("batch", [256, 384, None])
-def test_the_most_allowed_is_said_only_of_the_most_allowed(most: int, batch: int | None) -> None:
+def test_the_most_allowed_is_said_only_of_the_most_allowed(
+    most: int, batch: int | None, golden: Golden
+) -> None:
     """ "N devices is the most allowed" only where N is; below it (a count the batch does
     not split, or not searched), the largest count predicted is said to be that, with why
     nothing larger was, and the remedy is what would predict one (a walk: --max-devices 3
@@ -81,21 +89,25 @@ def test_the_most_allowed_is_said_only_of_the_most_allowed(most: int, batch: int
         assert int(n) == most, said
     d = advice.decision
     if d.cap == "devices" and d.focus < most:
-        assert f"{d.focus} devices is the largest count predicted" in said
-        assert f"though {most} are allowed" in said
-        assert "allow more (--max-devices" not in said  # more are allowed already
-        assert "would predict a count above" in said
+        cap = lines_on(advice.explanation, f"{d.focus} devices is the")
+        assert "largest" in cap and f"{most} are allowed" in cap
+        # the remedy is what would predict a larger count: more are allowed already
+        remedy = lines_on(advice.explanation, "What would change it")
+        assert f"above {d.focus}" in remedy and "allow more (" not in remedy
+        case = f"at most {most}, " + (f"global batch {batch}" if batch else "weak scaling")
+        golden.check(VIEW, f"{case}: the largest count predicted", f"{cap}\n{remedy}")
 
 
-def test_the_walk_max_3_at_a_batch_3_does_not_divide() -> None:
+def test_the_walk_max_3_at_a_batch_3_does_not_divide(golden: Golden) -> None:
     advice = gpuscale.advise(**PAYS, max_devices=3, global_batch=256)
-    said = " ".join(advice.explanation)
     # the search stopped at 2 because 256 does not split over 3, not at the most allowed
     assert advice.recommended == 2 and advice.decision.cap == "batch"
-    assert "2 devices is the most allowed" not in said
-    assert "2 devices is the largest count predicted" in said
-    assert "3 does not split the global batch 256" in said
-    assert "a --global-batch divisible by 3" in said
+    assert advice.inputs.device_counts == [1, 2, 3]
+    assert list(advice.predictions["accelerators"]) == [1, 2]
+    cap = lines_on(advice.explanation, "2 devices is the")
+    remedy = lines_on(advice.explanation, "What would change it")
+    assert "most allowed" not in cap and "divisible by 3" in remedy
+    golden.check(VIEW, "the walk: at most 3, global batch 256", f"{cap}\n{remedy}")
 
 
 def test_counts_searched_and_dropped_are_said_in_the_default_view() -> None:

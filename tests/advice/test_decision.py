@@ -18,6 +18,11 @@ from gpuscale.advice.search.decision import overheads
 from gpuscale.advice.types import STOPPED
 from gpuscale.interconnect.topology import parse_topo_matrix
 
+from ..golden import Golden
+from .lines import flat, lines_on
+
+VIEW = "advice/decision"
+
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
 ONE_GPU = "\tGPU0\tCPU Affinity\nGPU0\t X \t0-15\n"
 
@@ -152,10 +157,12 @@ def test_a_plausible_input_is_not_flagged() -> None:
     assert "above the H100" in fast.decision.warnings[0]
 
 
-def test_the_topology_caps_the_device_count(tmp_path: Path) -> None:
+def test_the_topology_caps_the_device_count(tmp_path: Path, golden: Golden) -> None:
     two = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=parse_topo_matrix(TWO_GPUS))
     assert two.predictions["accelerators"].max() == 2 and two.recommended <= 2
-    assert any("capped at the topology's 2 GPUs" in s for s in two.explanation)
+    capped = lines_on(two.explanation, "Device count capped")
+    assert "topology" in capped and " 2 GPUs" in capped
+    golden.check(VIEW, "capped at the topology's GPUs", capped)
     path = tmp_path / "one.txt"
     path.write_text(ONE_GPU)
     one = gpuscale.advise(params=7e6, step_ms=20, batch=64, topo=str(path))
@@ -180,20 +187,24 @@ def test_a_gain_inside_the_interval_is_not_recommended() -> None:
     assert "includes no gain" in " ".join(advice.explanation)
 
 
-def test_request_validation_names_the_field_and_round_trips() -> None:
+def test_request_validation_names_the_field_and_round_trips(golden: Golden) -> None:
     request = AdviceRequest(params=7e6, step_ms=20, batch=64, nodes=2, workload="bert")
     assert AdviceRequest.from_json(request.to_json()) == request
-    with pytest.raises(ValueError, match="invalid target_efficiency"):
+    with pytest.raises(ValueError) as invalid:
         AdviceRequest(params=7e6, step_ms=20, target_efficiency=1.5)
-    with pytest.raises(ValueError, match="unknown advice request field"):
+    assert "target_efficiency" in str(invalid.value) and "1.5" in str(invalid.value)
+    golden.check(VIEW, "a target efficiency above 1", str(invalid.value))
+    with pytest.raises(ValueError) as unknown:
         AdviceRequest.from_json(json.dumps({"params": 1, "steps_ms": 2}))
+    assert "steps_ms" in str(unknown.value)
+    golden.check(VIEW, "an unknown request field", str(unknown.value))
     # the API takes the request or the same keywords, with the same answer
     by_request = gpuscale.advise(request.__class__(params=7e6, step_ms=20, batch=64))
     by_keywords = gpuscale.advise(params=7e6, step_ms=20, batch=64)
     assert by_request.explanation == by_keywords.explanation
 
 
-def test_cli_options_are_the_request_fields() -> None:
+def test_cli_options_are_the_request_fields(golden: Golden) -> None:
     import dataclasses
 
     from typer.testing import CliRunner
@@ -207,18 +218,22 @@ def test_cli_options_are_the_request_fields() -> None:
     bad = CliRunner().invoke(
         app, ["advise", "--params", "7M", "--step-ms", "20", "--target-efficiency", "2"]
     )
-    assert bad.exit_code != 0 and "--target-efficiency 2: must be" in bad.output
+    assert bad.exit_code != 0 and "--target-efficiency" in bad.output
+    golden.check(VIEW, "a target efficiency above 1, command", flat(bad.output))
 
 
-def test_one_device_left_by_a_global_batch_that_does_not_split_says_so() -> None:
+def test_one_device_left_by_a_global_batch_that_does_not_split_says_so(golden: Golden) -> None:
     """Strong scaling at global batch 1 left one row: the advice said "Only one device is
     available" beside "Device count capped at 2" (a user walk); it says why."""
     import gpuscale
 
     kept = gpuscale.advise(params=7e6, step_ms=20, batch=1, scaling="strong", max_devices=4)
     assert list(kept.predictions["accelerators"]) == [1]
-    said = " ".join(kept.explanation)
-    assert "Only one device is available" not in said
-    assert "global batch 1 kept at every count" in said and "--scaling weak" in said
     alone = gpuscale.advise(params=7e6, step_ms=20, batch=8, max_devices=1)
-    assert "Only one device is available" in " ".join(alone.explanation)
+    assert list(alone.predictions["accelerators"]) == [1]
+    # the two single rows said apart: the batch that does not split, the count allowed
+    why = kept.explanation[kept.decision_line + 1]
+    assert "global batch 1" in why and "--scaling weak" in why
+    golden.check(VIEW, "one device: a global batch of 1 kept", why)
+    assert alone.explanation[alone.decision_line + 1] != why
+    golden.check(VIEW, "one device allowed", alone.explanation[alone.decision_line + 1])

@@ -14,10 +14,14 @@ from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli import app
 
+from ..golden import Golden
+from .lines import flat, lines_on
+
+VIEW = "advice/fixed_cost"
 runner = CliRunner()
 
 
-def test_the_line_through_two_steps_by_hand() -> None:
+def test_the_line_through_two_steps_by_hand(golden: Golden) -> None:
     # 10 ms + 0.1 ms per sample: 10.8 ms at 8, 16.4 ms at 64
     assert fixed_cost.line([(8, 10.8), (64, 16.4)]) == pytest.approx((10.0, 0.1))
     # a step that does not grow with the batch is all fixed cost
@@ -25,8 +29,9 @@ def test_the_line_through_two_steps_by_hand() -> None:
     # a negative intercept (noise) puts the line through the origin
     fixed, per_sample = fixed_cost.line([(10, 1.0), (20, 3.0)])
     assert fixed == 0.0 and per_sample == pytest.approx((10 + 60) / 500)
-    with pytest.raises(ValueError, match="two different batches"):
+    with pytest.raises(ValueError) as one_batch:
         fixed_cost.line([(8, 1.0), (8, 2.0)])
+    golden.check(VIEW, "two steps at one batch", str(one_batch.value))
 
 
 def test_resplit_keeps_the_measured_step() -> None:
@@ -40,7 +45,7 @@ def test_resplit_keeps_the_measured_step() -> None:
     assert split.micro_ms(model, 16) == pytest.approx(0.875 * before)
 
 
-def test_two_step_times_price_strong_scaling_by_hand() -> None:
+def test_two_step_times_price_strong_scaling_by_hand(golden: Golden) -> None:
     """10 ms fixed + 0.1 ms per sample, batch 64 (16.4 ms): on 2 devices of a global
     batch 64 each computes 32 samples, 13.2 ms, whatever the link adds."""
     advice = gpuscale.advise(
@@ -63,7 +68,8 @@ def test_two_step_times_price_strong_scaling_by_hand() -> None:
         params=1e6, step_ms=(16.4, 10.8), batch=(64, 8), max_devices=2, scaling="weak"
     )
     assert asked.alternative is None
-    assert any(s.startswith("Weak scaling: the per-device batch 64") for s in asked.explanation)
+    assert (asked.predictions["batch_per_device"] == 64).all()
+    golden.check(VIEW, "weak scaling asked", lines_on(asked.explanation, "Weak scaling"))
 
 
 def test_an_entered_fixed_cost_and_its_prior() -> None:
@@ -91,7 +97,7 @@ def test_the_prior_is_narrowed_by_the_peak() -> None:
     assert fixed_cost.prior(1.0, 64, work_at_peak_ms=2.0, measure="").high_ms == 0.0
 
 
-def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain() -> None:
+def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain(golden: Golden) -> None:
     """One step time and no device: the prior's 1-20 ms of a 20 ms step allows anything
     from a near-linear speedup to none; the same numbers with the fixed cost entered give
     a narrower interval."""
@@ -102,8 +108,9 @@ def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain() -> None:
     assert u["speedup_low"] < 1 < u["speedup"]
     assert u["speedup_high"] - u["speedup_low"] > k["speedup_high"] - k["speedup_low"]
     assert unknown.recommended == 1 and unknown.decision.held_back == 2
-    assert "fixed per-step cost is assumed" in unknown.decision.settle
-    assert any(s.startswith("Measure first:") for s in unknown.explanation)
+    assert unknown.inputs.fixed.source == "assumed" and "fixed" in unknown.decision.settle
+    golden.check(VIEW, "the assumed fixed cost to settle", unknown.decision.settle)
+    golden.check(VIEW, "measure first", lines_on(unknown.explanation, "Measure first:"))
 
 
 def test_step_and_batch_pairs_are_checked() -> None:
@@ -123,38 +130,42 @@ def test_step_and_batch_pairs_are_checked() -> None:
         AdviceRequest(bench="r.jsonl", batch=(8, 16))
 
 
-def test_the_cli_takes_step_times_at_two_batches() -> None:
+def test_the_cli_takes_step_times_at_two_batches(golden: Golden) -> None:
     typed = ["advise", "--params", "6.9M", "--step-ms", "18.6", "--batch", "8"]
     result = runner.invoke(app, [*typed, "--step-ms", "30.5", "--batch", "64", "-f", "json"])
     assert result.exit_code == 0, result.output
     fixed = json.loads(result.stdout)["scaling"]["fixed_cost"]
     assert fixed["source"] == "entered" and fixed["ms"] == pytest.approx(18.6 - 8 * 11.9 / 56)
     odd = runner.invoke(app, [*typed, "--step-ms", "30.5"])
-    assert odd.exit_code != 0 and "need as many --batch" in odd.output
-    assert "Traceback" not in odd.output
+    assert odd.exit_code != 0 and "--batch" in odd.output and "Traceback" not in odd.output
+    golden.check(VIEW, "two step times, one batch, command", flat(odd.output))
 
 
-def test_a_fixed_cost_not_below_the_step_is_refused_not_capped() -> None:
+def test_a_fixed_cost_not_below_the_step_is_refused_not_capped(golden: Golden) -> None:
     """--fixed-ms 30 for an 18.6 ms step cannot be true: said, never silently taken as
     the whole step."""
-    with pytest.raises(ValueError, match=r"fixed_ms=30 is not below step_ms=18\.6"):
+    with pytest.raises(ValueError) as above:
         AdviceRequest(params=6.9e6, step_ms=18.6, batch=8, fixed_ms=30)
+    assert "fixed_ms=30" in str(above.value) and "step_ms=18.6" in str(above.value)
+    golden.check(VIEW, "a fixed cost above the step, Python", str(above.value))
     typed = ["advise", "--params", "6.9M", "--step-ms", "18.6", "--batch", "8"]
     result = runner.invoke(app, [*typed, "--fixed-ms", "30"])
-    assert result.exit_code != 0 and "not below --step-ms 18.6" in result.output
+    assert result.exit_code != 0 and "--step-ms 18.6" in result.output
     assert "Traceback" not in result.output
+    golden.check(VIEW, "a fixed cost above the step, command", flat(result.output))
     assert runner.invoke(app, [*typed, "--fixed-ms", "18"]).exit_code == 0
 
 
-def test_the_break_even_quotes_the_rate_of_the_whole_step() -> None:
+def test_the_break_even_quotes_the_rate_of_the_whole_step(golden: Golden) -> None:
     """1M parameters, 20 ms at batch 64, 15 ms of it fixed: the step does 64 x 6M FLOPs
     in 20 ms, 0.0192 TFLOP/s, and 20 ms per 4 MB of gradients; the per-sample work's own
     rate (0.0768 TFLOP/s, unbounded as the fixed cost nears the step) is not the one the
     break-even's ms per MB are read at."""
     advice = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=15, max_devices=2)
-    line = next(s for s in advice.explanation if s.startswith("Break-even"))
-    assert "at the 0.0192 TFLOP/s of the whole step" in line
-    assert line.endswith("this model computes 5 ms per MB.")
+    line = lines_on(advice.explanation, "Break-even")
+    # the whole step's rate and ms per MB of gradients, not the per-sample work's
+    assert "0.0192 TFLOP/s" in line and "0.0768" not in line and " 5 ms per MB" in line
+    golden.check(VIEW, "the break-even at the whole step's rate", line)
     # nearly all fixed: splitting the batch saves 0.01 ms, less than the prior wait for
     # the slower of two devices costs, so no compute makes 2 devices beat 1 (and no rate
     # of the per-sample work, unbounded there, is ever quoted)

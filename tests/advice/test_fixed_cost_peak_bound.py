@@ -18,6 +18,10 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.cli import app
 
+from ..golden import Golden
+
+VIEW = "advice/fixed_cost_peak_bound"
+
 # the walk's numbers: a 7M-parameter model, 40 ms per step of 32 samples
 PARAMS, STEP_MS, BATCH = 7e6, 40.0, 32
 FLOPS = 6 * PARAMS  # what the advice assumes without --flops-per-sample
@@ -45,7 +49,9 @@ def _ms(sentence: str, before: str) -> float:
 
 
 @pytest.mark.parametrize("device", sorted(TF32))
-def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(device: str) -> None:
+def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(
+    device: str, golden: Golden
+) -> None:
     advice = _advise(device_name=device, flops_per_sample=FLOPS)
     said = _said(advice, "Fixed cost bounded by the device's peak")
     assert len(said) == 1, advice.explanation
@@ -53,7 +59,8 @@ def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(device: st
     # the work of the step at the datasheet's peak, and at 1% of it: the bound
     at_peak_ms = BATCH * FLOPS / (TF32[device] * 1e12) * 1e3
     assert f"({TF32[device]:g} TFLOP/s" in sentence
-    assert device in sentence and "FLOPs per sample given" in sentence
+    assert device in sentence and "given" in sentence
+    golden.check(VIEW, f"bounded by the {device}'s peak", sentence)
     assert _ms(sentence, "at the TF32 peak") == pytest.approx(at_peak_ms, rel=5e-3)
     assert _ms(sentence, "at 1% of it") == pytest.approx(100 * at_peak_ms, rel=5e-3)
     floor = _ms(sentence, "of the step is fixed cost")
@@ -65,16 +72,17 @@ def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(device: st
     # what would replace the bound
     for remedy in ("--fixed-ms", "gpuscale bench"):
         assert remedy in sentence
-    assert not _said(advice, "Fixed cost not bounded")
+    assert not _said(advice, "Fixed cost not")
 
 
 @pytest.mark.parametrize("named", [{"device_name": "A10G"}, {}], ids=["A10G", "none"])
-def test_no_peak_bound_is_said_and_the_prior_stands(named: dict) -> None:
+def test_no_peak_bound_is_said_and_the_prior_stands(named: dict, golden: Golden) -> None:
     advice = _advise(**named)
     said = _said(advice, "Fixed cost not bounded by a peak")
     assert len(said) == 1, advice.explanation
     sentence = said[0]
-    assert "no peak bound applied" in sentence and "--fixed-ms" in sentence
+    assert "no peak bound" in sentence and "--fixed-ms" in sentence
+    golden.check(VIEW, f"not bounded, {named.get('device_name') or 'no device'} named", sentence)
     assert (named.get("device_name") or "--device-name") in sentence
     fixed = advice.inputs.fixed
     assert _ms(sentence, "(range") == pytest.approx(fixed.ms, rel=5e-3)
@@ -105,10 +113,11 @@ def test_without_flops_the_bound_is_a_reading_never_a_fixed_cost(device: str) ->
     assert advice.decision.count == (None if moved else advice.decision.accelerators)
 
 
-def test_flops_given_are_named_in_the_bound() -> None:
+def test_flops_given_are_named_in_the_bound(golden: Golden) -> None:
     advice = _advise(device_name="A10", flops_per_sample=FLOPS)
     (sentence,) = _said(advice, "Fixed cost bounded by the device's peak")
-    assert "FLOPs per sample given" in sentence and "assumed" not in sentence.split(",")[0]
+    assert "given" in sentence.split(",")[0] and "assumed" not in sentence.split(",")[0]
+    golden.check(VIEW, "bounded by the A10's peak", sentence)
 
 
 def test_a_measured_or_entered_fixed_cost_says_no_bound() -> None:

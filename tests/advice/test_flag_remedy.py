@@ -19,6 +19,9 @@ from gpuscale.cli import app
 from gpuscale.plausibility import FlagKind, host_flags, loss_flags
 
 from ..builders import bench_record
+from ..golden import Golden
+
+VIEW = "advice/flag_remedy"
 
 NAN_LOSS = loss_flags(float("nan"))
 BUSY = host_flags({"other_load_share": 0.6})
@@ -78,16 +81,20 @@ def test_a_broken_model_is_never_advised_on_whatever_the_flag(
     _no_way_out_but_the_fix(" ".join(result.output.split()))
 
 
-def test_allow_flagged_still_admits_a_busy_host(tmp_path: Path) -> None:
+def test_allow_flagged_still_admits_a_busy_host(tmp_path: Path, golden: Golden) -> None:
     advice = gpuscale.advise(
         bench=_file(tmp_path, BUSY, BUSY), link="pcie4-x16", allow_flagged=True
     )
     assert advice.recommended >= 1
-    assert any("2 flagged runs used (--allow-flagged)" in w for w in advice.decision.warnings)
+    used = [w for w in advice.decision.warnings if "--allow-flagged" in w]
+    assert len(used) == 1 and "2 flagged runs" in used[0]
+    golden.check(VIEW, "a busy host's runs allowed", used[0])
 
 
 @pytest.mark.parametrize("allow", [False, True])
-def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(tmp_path: Path, allow: bool) -> None:
+def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(
+    tmp_path: Path, allow: bool, golden: Golden
+) -> None:
     """The broken model (the larger, so the default) is passed over and said so; asked
     for by name, it is refused."""
     path = tmp_path / "results.jsonl"
@@ -97,8 +104,10 @@ def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(tmp_path: Path, a
         append_result(path, bench_record("mlp-4m", 4_000_000, world, 50.0, flags=flags))
     advice = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=allow)
     assert advice.inputs is not None and advice.inputs.name == "mlp-1m"
-    said = " ".join(advice.explanation)
-    assert "mlp-4m" in said and "loss not finite on 2 devices" in said
+    passed_over = [s for s in advice.explanation if "mlp-4m" in s]
+    assert passed_over and "loss not finite" in " ".join(passed_over)
+    case = "a broken model passed over" + (", flagged runs allowed" if allow else "")
+    golden.check(VIEW, case, "\n".join(passed_over), paths={str(tmp_path): "<tmp>"})
     with pytest.raises(CalibrationError, match="mlp-4m is broken"):
         gpuscale.advise(bench=path, model="mlp-4m", link="pcie4-x16", allow_flagged=allow)
 

@@ -15,6 +15,9 @@ from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
+from ..golden import Golden
+
+VIEW = "advice/leave_one_out"
 
 
 def _many_models(tmp_path: Path, models: int) -> Path:
@@ -58,10 +61,14 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]
     assert "m000" in left_out and "m059" in left_out  # the smallest and the largest
-    assert f"of {MAX_LEFT_OUT} of the 60 models" in said(advice.inputs.error.source)
+    error = advice.inputs.error
+    source = said(error.source)
+    assert len(error.residuals) == MAX_LEFT_OUT and f"{MAX_LEFT_OUT} of the 60" in source
 
 
-def test_a_few_models_are_all_left_out(tmp_path: Path) -> None:
+def test_a_few_models_are_all_left_out(tmp_path: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
-    source = said(advice.inputs.error.source)
-    assert "from 3 leave-one-out predictions" in source and "of the 3 models" not in source
+    error = advice.inputs.error
+    source = said(error.source)
+    assert len(error.residuals) == 3 and "of the 3 models" not in source
+    golden.check(VIEW, "every one of 3 models left out", source)

@@ -11,7 +11,13 @@ from pathlib import Path
 import gpuscale
 from tests.builders import one_device_record
 
+from ..golden import Golden
+from .lines import lines_on
+
+VIEW = "advice/like_with_like"
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
+# the rows' path in a command the words quote, as a placeholder: no checkout's path in a golden
+TESTS = {str(ROWS.parents[1]): "<tests>"}
 
 
 def test_the_one_device_sentence_sets_steps_of_the_same_samples_side_by_side() -> None:
@@ -36,7 +42,7 @@ def test_the_one_device_sentence_sets_steps_of_the_same_samples_side_by_side() -
     assert f"no-sync step {nosync:.3g} ms" in said
 
 
-def test_what_caps_the_speedup_is_what_the_table_says() -> None:
+def test_what_caps_the_speedup_is_what_the_table_says(golden: Golden) -> None:
     """tf-7m on the H100 rows: the JSON said the speedup was capped by 'communication'
     where 4 devices expose 0.146 ms of communication in a 19.9 ms step and DDP's copies
     are the largest overhead. The cap is the throughput efficiency (every overhead) when
@@ -57,12 +63,12 @@ def test_what_caps_the_speedup_is_what_the_table_says() -> None:
         largest = max(columns, key=columns.get)
         assert largest != "communication"  # the case the user met, on both models
         assert d.dominant_term == largest
-        said = " ".join(advice.explanation)
-        assert "overheads cap the speedup" in said and f"the largest is {largest}" in said
-        assert "communication and overheads cap" not in said
+        (said,) = [s for s in advice.explanation if "cap the speedup" in s]
+        assert said.startswith(f"At {d.focus} devices") and f"is {largest}." in said
+        golden.check(VIEW, f"what caps the speedup of {model}", said)
 
 
-def test_fsdp_steps_the_optimizer_on_its_shard_ddp_on_every_parameter() -> None:
+def test_fsdp_steps_the_optimizer_on_its_shard_ddp_on_every_parameter(golden: Golden) -> None:
     """Under FSDP each rank steps only its shard of the parameters (Zhao et al., VLDB
     2023): tf-7m's optimizer step (1.46 ms timed by the bench at N = 1) is 1/N of it on
     each of N devices; DDP steps every parameter on every device. At a count both
@@ -81,12 +87,12 @@ def test_fsdp_steps_the_optimizer_on_its_shard_ddp_on_every_parameter() -> None:
         assert abs(gap - opt * (1 - 1 / n)) < 0.02 * opt, (n, gap)
         compared += n > 1
     assert compared
-    said = " ".join(fsdp_advice.explanation)
-    assert "on every device, once per step" not in said
-    assert "each step only their shard" in said
+    said = lines_on(fsdp_advice.explanation, "Fixed per-step costs")
+    assert "shard" in said and "on every device" not in said
+    golden.check(VIEW, "FSDP's fixed costs, the optimizer's sharded", said, paths=TESTS)
 
 
-def test_the_strong_scaling_sentence_follows_the_counts_accumulation() -> None:
+def test_the_strong_scaling_sentence_follows_the_counts_accumulation(golden: Golden) -> None:
     """tf-7m at global batch 128: 4 micro-steps on 1 device, 1 on 4. The words said
     the forward and backward's fixed cost does not shrink, where it is paid once per
     micro-step and so falls with them; the sentence now reads each count's micro-steps
@@ -102,11 +108,11 @@ def test_the_strong_scaling_sentence_follows_the_counts_accumulation() -> None:
         assert [int(k) for k in re.findall(r"\d+", listed[1])] == list(frame["accum"]), said
         falls = frame["accum"].nunique() > 1
         assert falls  # both models' micro-steps fall with the count on these rows
-        assert "falls only as the micro-steps do" in said
         assert "do not shrink" not in said.split(";")[0]
+        golden.check(VIEW, f"strong scaling of {model}, the micro-steps falling", said)
 
 
-def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole() -> None:
+def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole(golden: Golden) -> None:
     """tf-30m, benched with FSDP: the fixed term is the largest overhead at the focus
     count, and the remedy said every device pays the optimizer step whole, where each
     FSDP rank steps its shard (the JSON's fixed term has no optimizer part there)."""
@@ -117,5 +123,6 @@ def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole() -> None:
     )
     assert parts["optimizer"] == 0 < parts["forward_backward"]
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
-    assert "the optimizer step) are the largest" not in said
-    assert "falls as 1/N" in said
+    # the largest overhead named is the forward and backward's fixed cost, not the optimizer's
+    assert "falls as 1/N" in said and "optimizer step)" not in said
+    golden.check(VIEW, "FSDP's remedy for the fixed term", said)

@@ -21,6 +21,11 @@ from gpuscale.report.bench_checks import against_measured as report_check
 from gpuscale.tables.advice import as_throughput
 
 from ..builders import bench_record
+from ..golden import Golden
+
+VIEW = "advice/against_measured"
+# the measured speedup read back from the sentence, on the advice's baseline
+ON_ADVICE = re.compile(r"([\d.]+)x? against the advice's one device")
 
 ONE_MS, BATCH = 1.064, 8  # the advice's one-device step (no DDP) at per-device batch 8
 RUN_MS, BARE_MS = 4.541, 1.622  # the measured 2-device step, the bench's bare N = 1 step
@@ -64,23 +69,26 @@ def test_the_premise() -> None:
     assert round(BENCH_SPEEDUP, 3) == 0.714 and round(ADVICE_SPEEDUP, 2) == 0.47
 
 
-def test_inside_the_interval_on_its_own_baseline_is_no_disagreement() -> None:
+def test_inside_the_interval_on_its_own_baseline_is_no_disagreement(golden: Golden) -> None:
     # 0.47 lies inside 0.3-0.6 on the advice's baseline; only the bench's 0.714 is outside
     (line,) = against_measured(_predictions(0.3, 0.6), [_measured()])
-    assert f"speedup {ADVICE_SPEEDUP:.3g} against the advice's one device" in line, line
-    assert "inside the predicted 0.45 (0.3-0.6x" in line and "outside" not in line, line
+    compared = ON_ADVICE.search(line)
+    assert compared and compared.group(1) == f"{ADVICE_SPEEDUP:.3g}", line
+    assert "inside" in line and "0.45 (0.3-0.6x" in line and "outside" not in line, line
+    golden.check(VIEW, "inside the interval on the advice's baseline", line)
 
 
-def test_outside_is_said_on_the_intervals_baseline_with_the_benchs_too() -> None:
+def test_outside_is_said_on_the_intervals_baseline_with_the_benchs_too(golden: Golden) -> None:
     lines = against_measured(_predictions(0.216, 0.394), [_measured()])
     assert len(lines) == 1, lines
     line = lines[0]
-    compared = re.search(r"throughput speedup ([\d.]+) against the advice's one device", line)
+    compared = ON_ADVICE.search(line)
     assert compared, line
     assert abs(float(compared.group(1)) - ADVICE_SPEEDUP) < 0.005, line
-    assert "outside the predicted 0.305 (0.216-0.394x" in line
-    assert "0.714 against the bench's own N = 1 run" in line
+    assert "outside" in line and "0.305 (0.216-0.394x" in line
+    assert f"{BENCH_SPEEDUP:.3g} against" in line  # the bench's own ratio, said too
     assert "1.06 ms" in line  # the baseline's step, said
+    golden.check(VIEW, "outside the interval on the advice's baseline", line)
 
 
 def _scaling() -> pd.DataFrame:
@@ -104,7 +112,7 @@ def _scaling() -> pd.DataFrame:
     return bench_scaling(bench_table(records))
 
 
-def test_the_reports_check_compares_on_the_intervals_baseline() -> None:
+def test_the_reports_check_compares_on_the_intervals_baseline(golden: Golden) -> None:
     scaling = _scaling()
     multi = scaling[scaling["accelerators"] == 2]
     assert abs(float(multi["speedup"].iloc[0]) - BENCH_SPEEDUP) < 1e-6  # the premise
@@ -113,4 +121,7 @@ def test_the_reports_check_compares_on_the_intervals_baseline() -> None:
         lines = report_check(frames, multi, pd.Series(["m"]), scaling)
         assert len(lines) == 1, lines
         assert ("OUTSIDE" in lines[0]) is not inside, lines[0]
-        assert f"{ADVICE_SPEEDUP:.3g}x against the advice's one device" in lines[0]
+        compared = ON_ADVICE.search(lines[0])
+        assert compared and compared.group(1) == f"{ADVICE_SPEEDUP:.3g}", lines[0]
+        where = "inside" if inside else "outside"
+        golden.check(VIEW, f"the report's check, {where} on the advice's baseline", lines[0])

@@ -44,8 +44,13 @@ from typer.testing import CliRunner
 
 from gpuscale.cli import app
 
+from ..golden import Golden
+
 runner = CliRunner()
 
+VIEW = "advice/published_study"
+# the sentence that names the step term the decision read (its id, as in -f json)
+TERM_NAMED = r"The {} term (decides|is the largest)"
 GPU = "RTX 4070 Ti SUPER"  # the study's GPUs
 PHB = (  # the study's `nvidia-smi topo -m`: the two GPUs behind the host bridge
     "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tPHB\t0-15\t0\nGPU1\tPHB\t X \t0-15\t0\n"
@@ -79,7 +84,9 @@ def two_devices(doc: dict) -> dict:
 
 
 @pytest.mark.parametrize(("name", "params", "steps"), SMALL, ids=[s[0] for s in SMALL])
-def test_small_models_gain_nothing_from_a_second_gpu(tmp_path: Path, name, params, steps) -> None:
+def test_small_models_gain_nothing_from_a_second_gpu(
+    tmp_path: Path, name, params, steps, golden: Golden
+) -> None:
     typed = ["--params", params]
     for batch, ms in steps:  # the first pair is the configuration asked about
         typed += ["--step-ms", f"{ms:.4g}", "--batch", str(batch)]
@@ -93,7 +100,10 @@ def test_small_models_gain_nothing_from_a_second_gpu(tmp_path: Path, name, param
     # the intercept of the published steps is most of the step at batch 8
     assert fixed["ms"] > 0.9 * steps[0][1]
     text = "\n".join(doc["explanation"])
-    assert "The fixed term decides" in text and "Strong scaling: the global batch 8" in text
+    assert re.search(TERM_NAMED.format("fixed"), text)
+    (strong,) = [s for s in doc["explanation"] if s.startswith("Strong scaling")]
+    assert "global batch 8 " in strong
+    golden.check(VIEW, f"{name}: strong scaling", strong)
     # what the numbers leave out is said, with the command that would measure it
     assumed = {a["term"]: a for a in doc["assumptions"]}
     assert assumed["DDP's own work"]["source"] == "prior"  # measured elsewhere, cited
@@ -135,6 +145,6 @@ def test_large_models_gain_from_a_second_gpu(
     # the slowest device's wait and DDP's own work enter as priors (advice/model/priors.py)
     assert term in ("bandwidth", "latency", "fixed", "compute", "wait", "ddp")
     # named as what decides where the answer's line says so, else as the largest overhead
-    assert re.search(rf"The {term} term (decides|is the largest)", "\n".join(doc["explanation"]))
+    assert re.search(TERM_NAMED.format(term), "\n".join(doc["explanation"]))
     if share == 0.4:  # the known answer: two devices, surely faster
         assert doc["recommendation"]["accelerators"] == 2 and two["speedup_low"] > 1

@@ -10,6 +10,10 @@ import pytest
 
 import gpuscale
 
+from ..golden import Golden
+from .lines import lines_on
+
+VIEW = "advice/rate_checks"
 DEVICE = {"device_name": "RTX 4070 Ti SUPER", "link": "pcie-phb", "params": 6.9e6}
 
 
@@ -17,11 +21,13 @@ def _implausible(advice) -> list[str]:
     return [w for w in advice.decision.warnings if w.startswith("IMPLAUSIBLE")]
 
 
-def test_a_per_sample_rate_above_the_peak_is_flagged_with_two_step_times() -> None:
+def test_a_per_sample_rate_above_the_peak_is_flagged_with_two_step_times(golden: Golden) -> None:
     # 56 more samples in 0.01 ms: 232 TFLOP/s of per-sample work, above the 88.2 bf16 peak
     advice = gpuscale.advise(step_ms=(0.1, 0.11), batch=(8, 64), **DEVICE)
     flagged = _implausible(advice)
-    assert flagged and "above the RTX 4070 Ti SUPER peak" in flagged[0]
+    assert len(flagged) == 1 and DEVICE["device_name"] in flagged[0] and "232" in flagged[0]
+    assert advice.inputs.implausible
+    golden.check(VIEW, "a per-sample rate above the device's peak", flagged[0])
     assert advice.recommended == 1  # nothing sure of its gain on an impossible input
 
 
@@ -30,28 +36,32 @@ def test_the_published_small_models_two_step_times_are_not_flagged() -> None:
     assert _implausible(advice) == []
 
 
-def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked() -> None:
+def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked(golden: Golden) -> None:
     """nvlink4 implied an H100 for the rate check while the power said "unknown device"
     (a user walk): the same device for both, said to be implied."""
     advice = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="nvlink4")
     power = advice.inputs.power
-    assert power.watts is not None and "the link nvlink4 implies" in power.source
+    assert power.watts is not None and "nvlink4 implies" in power.source
+    golden.check(VIEW, "the power of the device a link implies", power.source)
     assert advice.predictions["energy_kwh"].notna().all()
     unimplied = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="pcie-phb")
     assert unimplied.inputs.power.watts is None
 
 
-def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named() -> None:
+def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named(golden: Golden) -> None:
     """--flops-per-sample 2e16 at 64 samples in 20 ms is 64,000,000 TFLOP/s: flagged only
     with --device-name (a user walk); no device is that fast, whichever it is. A rate some
     device reaches stays unflagged when none is named."""
     numbers = dict(params=7e6, batch=64, step_ms=20.0, link="pcie-phb")
     flagged = _implausible(gpuscale.advise(flops_per_sample=2e16, **numbers))
-    assert flagged and "above the peak of every accelerator gpuscale knows" in flagged[0]
+    assert len(flagged) == 1 and "64,000,000" in flagged[0]
+    golden.check(VIEW, "a rate above every known peak", flagged[0])
     assert _implausible(gpuscale.advise(flops_per_sample=4.2e7, **numbers)) == []
 
 
-def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input() -> None:
+def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input(
+    golden: Golden,
+) -> None:
     """A ResNet-50 given by its numbers (25.6M parameters, 100 ms at batch 256) without its
     FLOPs: the low rate rests on the 6 x parameters assumed (a transformer's, a lower bound
     of a CNN's work), so it is no input that cannot be true: it is one reading of the step,
@@ -67,9 +77,9 @@ def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input() -
     advice = gpuscale.advise(**asked)
     (reading,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
     assert reading.value == pytest.approx(6 * asked["params"]) and reading.accelerators == 1
-    said = [s for s in advice.explanation if s.startswith("FLOPs per sample not given")]
-    assert len(said) == 1 and "--flops-per-sample" in said[0]
-    assert "torch.utils.flop_counter" in said[0]
+    said = lines_on(advice.explanation, "FLOPs per sample not given")
+    assert "--flops-per-sample" in said and "flop_counter" in said
+    golden.check(VIEW, "a low rate read from assumed FLOPs", said)
     # the same FLOPs given, not assumed: the rate is as low, but no assumption is blamed
     given = implausible(flops_per_sample=6 * asked["params"])
     assert len(given) == 1 and "6 x parameters" not in given[0]

@@ -20,6 +20,12 @@ from gpuscale.advice.search.recommend import predictions, recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
 
+from ..golden import Golden
+
+VIEW = "advice/recommend"
+# device names as nvidia-smi reports them (inputs, not words of the advice)
+H100_SXM = "NVIDIA H100 80GB HBM3"
+A100_SXM = "NVIDIA A100-SXM4-80GB"
 NVLINK = Network(intra=Link(busbw_gbs=370.8, latency_us=10.0, name="nvlink4"))
 MODEL = ModelSpec(params=100e6)  # 400 MB of fp32 gradients, 6e8 FLOPs per sample
 
@@ -137,27 +143,32 @@ def test_energy_and_cost_per_trained_model() -> None:
     assert unknown["energy_kwh"].isna().all() and unknown["cost"].isna().all()
 
 
-def test_power_is_never_an_h100_for_a_cpu() -> None:
+def test_power_is_never_an_h100_for_a_cpu(golden: Golden) -> None:
     assert device_power("cpu", device_record("cpu")).watts is None
-    assert device_power("cpu", device_record("cpu"), measured_w=95.0) == Power(
-        95.0, "measured (RAPL package share)", measured=True
-    )
-    assert device_power("cuda", device_record("NVIDIA H100 80GB HBM3")).watts == 700.0
+    rapl = device_power("cpu", device_record("cpu"), measured_w=95.0)
+    assert isinstance(rapl, Power) and (rapl.watts, rapl.measured) == (95.0, True)
+    assert rapl.source.startswith("measured") and "RAPL" in rapl.source
+    golden.check(VIEW, "the power RAPL measured", rapl.source)
+    assert device_power("cuda", device_record(H100_SXM)).watts == 700.0
     assert device_power("cuda", device_record("NVIDIA H100 PCIe")).watts == 350.0
-    assert device_power("cuda", device_record("NVIDIA A100-SXM4-80GB")).watts == 400.0
+    assert device_power("cuda", device_record(A100_SXM)).watts == 400.0
     assert device_power("cuda", device_record("Some Future GPU")).watts is None
     assert device_power("cuda", device_record("NVIDIA H100"), measured_w=612.0).watts == 612.0
     assert device_power("cpu", device_record("cpu"), given_w=120.0).watts == 120.0
 
 
-def test_the_detected_topology_chooses_the_link_and_says_so() -> None:
+def test_the_detected_topology_chooses_the_link_and_says_so(golden: Golden) -> None:
     topo = parse_topo_matrix(
         "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
     )
     result = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topo)
-    assert any("detected topology" in line and "PHB" in line for line in result.explanation)
+    (detected,) = [line for line in result.explanation if line.startswith("Link:")]
+    assert "detected topology" in detected and "PHB" in detected
+    golden.check(VIEW, "the link of the detected topology", detected)
     bare = gpuscale.advise(params=7e6, step_ms=20, batch=64)
-    assert any("none detected; assumed pcie-phb" in line for line in bare.explanation)
+    (assumed,) = [line for line in bare.explanation if line.startswith("Link:")]
+    assert "none detected" in assumed and bare.inputs.network.name == "pcie-phb"
+    golden.check(VIEW, "no link given or detected", assumed)
 
 
 def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:

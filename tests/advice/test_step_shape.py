@@ -10,6 +10,14 @@ from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_er
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.explain.findings import said
 
+from ..golden import Golden
+
+VIEW = "advice/step_shape"
+# device names as nvidia-smi reports them (inputs, not words of the advice)
+H100 = "NVIDIA H100 80GB HBM3"
+A100_40GB = "NVIDIA A100-SXM4-40GB"
+RTX_4090 = "NVIDIA GeForce RTX 4090"
+
 
 def test_a_floor_then_a_line_is_recovered_from_its_points() -> None:
     # 10 ms whatever the batch until 0.2 ms per sample passes it (at batch 50)
@@ -28,14 +36,14 @@ def test_a_line_stays_a_line() -> None:
     assert shape.ms(64) == pytest.approx(35.0)
 
 
-def test_left_out_errors_are_measured_on_batches_not_fitted() -> None:
+def test_left_out_errors_are_measured_on_batches_not_fitted(golden: Golden) -> None:
     points = [(1, 10.0), (8, 11.0), (64, 12.0), (256, 40.0)]
     shape = fit_with_error(points, fallback_ms_per_sample=0.01)
     assert [b for b, _ in shape.left_out] == [1, 8, 64, 256]
     # 256 left out: nothing above the floor is left, so the rate beyond is the fallback's
     error_256 = dict(shape.left_out)[256]
     assert error_256 < -0.5
-    assert "error on each batch left out" in said(shape.finding())
+    golden.check(VIEW, "errors of the batches left out", said(shape.finding()))
     assert fit_with_error(points[:2], 0.01).left_out == ()
 
 
@@ -51,10 +59,10 @@ def test_two_batches_give_bytes_per_sample_and_one_a_bound() -> None:
 
 
 def test_device_memory_from_the_row_else_its_catalogue_part() -> None:
-    assert device_memory_bytes(85.0e9, device_record("NVIDIA H100 80GB HBM3")) == 85.0e9
-    assert device_memory_bytes(None, device_record("NVIDIA H100 80GB HBM3")) == 80e9
-    assert device_memory_bytes(None, device_record("NVIDIA A100-SXM4-40GB")) == 40e9
+    assert device_memory_bytes(85.0e9, device_record(H100)) == 85.0e9
+    assert device_memory_bytes(None, device_record(H100)) == 80e9
+    assert device_memory_bytes(None, device_record(A100_40GB)) == 40e9
     # a name that writes no size: the catalogue's part still knows it
-    assert device_memory_bytes(None, device_record("NVIDIA GeForce RTX 4090")) == 24e9
+    assert device_memory_bytes(None, device_record(RTX_4090)) == 24e9
     # a size written in a name the catalogue does not know is not read from the words
     assert device_memory_bytes(None, device_record("Acme Tensor 12GB")) is None

@@ -12,6 +12,11 @@ import gpuscale
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
+from gpuscale.quantities import format_ms
+
+from ..golden import Golden
+
+VIEW = "advice/strategy_own_work"
 
 
 def _raw(path, model: str) -> dict:
@@ -28,7 +33,7 @@ def _own_work(advice):
     return next(a for a in advice.inputs.assumptions if a.term == TermId.DDP)
 
 
-def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100) -> None:
+def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100, golden: Golden) -> None:
     """tf-30m's FSDP step (36.22 ms) is no slower than its "plain" step (36.46 ms): that
     plain step timed the sharded module (FSDP2's fully_shard shards in place), no bare
     one, so FSDP's own work is its synchronised minus no-sync gap (10.05 ms: the
@@ -48,8 +53,12 @@ def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100) -> None:
     advice = gpuscale.advise(bench=paths, model="tf-30m")
     # the fixed cost holds FSDP's 10 ms measured, plus the prior's rest of it
     assert advice.inputs.fixed.ms >= step - nosync
-    note = " ".join(map(said, advice.inputs.sources))
-    assert "10.1 ms: its synchronised step (36.2 ms) less its no-sync step (26.2 ms)" in note
+    (note,) = [s for s in map(said, advice.inputs.sources) if "no-sync step" in s]
+    for ms in (step - nosync, step, nosync):  # 10.1 ms: 36.2 ms less 26.2 ms
+        assert format_ms(ms) in note, (ms, note)
+    golden.check(
+        VIEW, "FSDP's own work, its no-sync gap", note, paths={str(paths.parent): "<h100>"}
+    )
     # FSDP's own work no longer gives it a larger speedup than its own step allows: at 2
     # devices its step keeps the 10 ms whole (was 1.78x, 20.4 ms)
     two = advice.predictions.set_index("accelerators").loc[2]
@@ -57,7 +66,7 @@ def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100) -> None:
     assert two["speedup"] < 1.5
 
 
-def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100) -> None:
+def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) -> None:
     """tf-7m benched with DDP, predicted as FSDP: DDP's measured 5.27 ms is in no step and
     listed nowhere as the work priced; FSDP's own work is said unmeasured with its
     command, and every N > 1 step is its compute, wait and exposed communication."""
@@ -72,10 +81,11 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100) -> None:
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
     assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
     warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
-    assert "ddp's own work left out" in warning and "priced as fsdp's" not in warning
+    assert "left out" in warning and "priced as" not in warning
+    golden.check(VIEW, "a DDP bench predicted as FSDP", warning)
 
 
-def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100) -> None:
+def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100, golden: Golden) -> None:
     """tf-30m benched with FSDP, predicted as DDP: DDP's own work is not 0 but its prior,
     said assumed, and each N > 1 step holds exactly the ms the line states."""
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-30m", strategy="ddp")
@@ -88,7 +98,8 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100) -> None:
     rest = two["step_ms"] - two["compute_ms"] - two["wait_ms"] - two["exposed_comm_ms"]
     assert abs(rest - stated) < 0.01 * stated
     warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
-    assert "DDP's own work from its prior" in warning
+    assert "prior" in warning
+    golden.check(VIEW, "an FSDP bench predicted as DDP", warning)
 
 
 def _ms(text: str) -> float:

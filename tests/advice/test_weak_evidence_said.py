@@ -15,6 +15,9 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.plausibility import host_measured, timed_window_s
 
 from ..builders import one_and_two
+from ..golden import Golden
+
+VIEW = "advice/weak_evidence"
 
 
 def _results(tmp_path: Path, steps: int) -> tuple[Path, list[dict]]:
@@ -33,7 +36,7 @@ def _steps_asked(line: str) -> int:
     return int(re.search(r"--steps (\d+) or more", line).group(1))
 
 
-def test_figures_from_few_steps_say_what_they_rest_on(tmp_path: Path) -> None:
+def test_figures_from_few_steps_say_what_they_rest_on(tmp_path: Path, golden: Golden) -> None:
     steps = MIN_STEPS // 5  # the README's quickstart times 2 steps
     path, records = _results(tmp_path, steps)
     advice = gpuscale.advise(bench=path, link="pcie-phb", max_devices=2)
@@ -43,8 +46,10 @@ def test_figures_from_few_steps_say_what_they_rest_on(tmp_path: Path) -> None:
     runs_with_comm = sum(1 for r in records if r["timing"]["comm_ms"] is not None)
     assert f"({runs_with_comm} run;" in comm[0] or f"({runs_with_comm} runs;" in comm[0]
     family = _lines(advice, "For this model's family")
-    assert family and "a prediction to test, not a finding" in family[0]
-    assert f"({steps} timed steps per run)" in family[0]
+    assert family and "not a finding" in family[0] and f"({steps} timed steps" in family[0]
+    tmp = {str(tmp_path): "<tmp>"}
+    golden.check(VIEW, "communication from few steps", comm[0], paths=tmp)
+    golden.check(VIEW, "the family's break-even from few steps", family[0], paths=tmp)
     break_even = _lines(advice, "Break-even")
     assert not break_even or rests in break_even[0]
     # what to bench instead: enough steps for firm evidence, and for every run a timed
@@ -56,11 +61,12 @@ def test_figures_from_few_steps_say_what_they_rest_on(tmp_path: Path) -> None:
     assert all(host_measured(timed_window_s(r["timing"], _steps_asked(comm[0]))) for r in records)
 
 
-def test_figures_from_enough_steps_stand_as_measured(tmp_path: Path) -> None:
+def test_figures_from_enough_steps_stand_as_measured(tmp_path: Path, golden: Golden) -> None:
     path, _ = _results(tmp_path, 2 * MIN_STEPS)
     advice = gpuscale.advise(bench=path, link="pcie-phb", max_devices=2)
     comm = _lines(advice, "Communication inside DDP")
-    assert len(comm) == 1 and comm[0].endswith("; applied to every prediction.")
+    assert len(comm) == 1 and "steps per run" not in comm[0]
+    golden.check(VIEW, "communication from enough steps", comm[0])
     family = _lines(advice, "For this model's family")
     assert family and "prediction to test" not in family[0] and "predict" not in family[0]
     assert not any("weak runs" in line for line in advice.explanation)

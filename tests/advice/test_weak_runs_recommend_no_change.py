@@ -17,6 +17,9 @@ from gpuscale.advice.explain.answer import advice_document
 from gpuscale.advice.explain.focus import remedy
 from gpuscale.bench.results import bench_table
 
+from ..golden import Golden
+
+VIEW = "advice/weak_runs"
 WEAK = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")  # 5 steps a run on 2 cores
 
 
@@ -35,13 +38,14 @@ def _recommended(advice: gpuscale.Advice) -> list[str]:
     return [s for s in advice.explanation if cure in s or "would help most" in s]
 
 
-def test_weak_runs_name_no_change_and_say_what_to_measure_first() -> None:
+def test_weak_runs_name_no_change_and_say_what_to_measure_first(golden: Golden) -> None:
     table = bench_table(_records())
     assert (table["evidence_notes"].str.contains("timed \\(under")).all()  # the premise
     advice = gpuscale.advise(bench=table)
     assert not _recommended(advice), _recommended(advice)
     change = [s for s in advice.explanation if s.startswith("What would change it")]
-    assert change and "not said from these runs" in change[0]
+    assert change and "these runs" in change[0]
+    golden.check(VIEW, "weak runs: no change named", change[0])
     said = advice_document(advice)["recommendation"]
     assert said["terms_evidence"] == "weak"  # the JSON's dominant_term is marked
     first = said["measure_first"]
@@ -54,11 +58,12 @@ def test_weak_runs_name_no_change_and_say_what_to_measure_first() -> None:
     assert steps > table["steps"].max()  # a run the file does not hold
 
 
-def test_the_same_runs_timed_long_enough_are_told_what_would_help() -> None:
+def test_the_same_runs_timed_long_enough_are_told_what_would_help(golden: Golden) -> None:
     table = bench_table(_records(steps=2000))
     assert not table["evidence_notes"].str.contains("timed \\(under").any()  # the premise
     advice = gpuscale.advise(bench=table)
     change = [s for s in advice.explanation if s.startswith("What would change it")]
-    assert change and "not said from these runs" not in change[0]
+    assert change and "these runs" not in change[0]
+    golden.check(VIEW, "the runs timed long: what would help", change[0])
     assert _recommended(advice)
     assert advice_document(advice)["recommendation"]["terms_evidence"] == "firm"

@@ -15,6 +15,12 @@ from gpuscale.tables import STUDY_WORKLOADS, RoundTables
 from .golden import UPDATE_FLAG, Golden
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# pytest-xdist (`-n 2`, the README's test command) gives each worker its own terminal's
+# COLUMNS=80; the tests are written for output that is no terminal and sets no width, as
+# in a serial run, so a worker drops the width xdist gave it (a test sets its own).
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80":
+    del os.environ["COLUMNS"]
 SHARED = ROOT.parent / "shared" / "mlperf"
 
 

@@ -121,7 +121,10 @@ def test_no_nan_rendered_for_a_round_without_global_batches(monkeypatch, golden)
     holes = {"global_batch_size": set(range(len(ROWS)))}
     tables = tables_of(with_holes(ROWS, holes))
     result = next(
-        r for r in analyze(tables, ["bert"], AnalysisOptions(n_boot=100, convergence_basis="measured"))
+        r
+        for r in analyze(
+            tables, ["bert"], AnalysisOptions(n_boot=100, convergence_basis="measured")
+        )
     )
     assert result.table["global_batch_size"].isna().all()
     sentence = why_efficiency_falls(result.table, "H100-SXM5-80GB", "measured")
@@ -132,8 +135,26 @@ def test_no_nan_rendered_for_a_round_without_global_batches(monkeypatch, golden)
     for args in (
         ["analyze", "--round", "v4.1", "-b", "bert"],
         ["analyze", "--round", "v4.1", "-b", "bert", "--reference", "family", "--decompose"],
-        ["analyze", "--round", "v4.1", "-b", "bert", "--explain", "--convergence-basis", "measured"],
-        ["analyze", "--round", "v4.1", "-b", "bert", "--decompose", "--convergence-basis", "measured"],
+        [
+            "analyze",
+            "--round",
+            "v4.1",
+            "-b",
+            "bert",
+            "--explain",
+            "--convergence-basis",
+            "measured",
+        ],
+        [
+            "analyze",
+            "--round",
+            "v4.1",
+            "-b",
+            "bert",
+            "--decompose",
+            "--convergence-basis",
+            "measured",
+        ],
     ):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.output)

@@ -56,7 +56,8 @@ def _given(value: object) -> bool:
 def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
     row has a value), the lines under them (each flagged count's flags, each count
-    planned faster than linear that no flag says; where the rest is) and the title (minutes to train, the interval's level)."""
+    planned faster than linear that no flag says; where the rest is) and the title
+    (minutes to train, the interval's level)."""
     records = [_shown(row) for row in result.rows]
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]

@@ -163,3 +163,29 @@ def test_a_pick_across_hardware_carries_its_caution_in_python_too() -> None:
     assert knee.caution and all(f in knee.caution for f in families)
     one = scaling_table(scores(ladder()), "bert")  # one family: nothing to caution
     assert [p.caution for p in equilibrium(one).picks] == ["", "", ""]
+
+
+def test_every_pick_across_generations_carries_the_caution() -> None:
+    """v0.7 MiniGo: against a V100 reference the all-systems knee picked 16 x A100 (E'
+    1.82) with no caution (its frontier up to 16 is A100 alone), while the E' threshold's
+    pick of the same system carried the 'hardware generations' one. Every pick whose
+    family is not its reference's carries it: each criterion's and the fastest."""
+    from gpuscale.analysis.crossing import system_crossing
+    from gpuscale.analysis.frontier import fastest_per_count
+
+    times = {8: 300.0, 16: 160.0, 32: 90.0, 64: 60.0, 128: 48.0, 256: 42.0}
+    rows = [("v8", "V100", 8, 600.0)] + [(f"a{n}", "A100", n, t) for n, t in times.items()]
+    table = scaling_table(scores(rows), "bert")
+    assert set(table["reference_system_id"]) == {"v8"}  # the premise: one V100 reference
+    picks = equilibrium(table)
+    assert picks.knee is not None and picks.knee.accelerator_family == "A100"
+    frontier = fastest_per_count(table)
+    upto = frontier[frontier["accelerators"] <= picks.knee.accelerators]
+    assert set(upto["accelerator_family"]) == {"A100"}  # no bend across hardware
+    assert len(picks.picks) == 3
+    for pick in picks.picks:
+        assert "hardware generations" in pick.caution, (pick.criterion, pick.caution)
+    fastest = table.loc[[table["time_to_train_min"].idxmin()]]
+    assert "hardware generations" in system_crossing(table, fastest)
+    reference = table[table["system_id"] == "v8"]
+    assert system_crossing(table, reference) == ""

@@ -98,3 +98,20 @@ def test_a_criterion_that_picks_nothing_says_none_where_the_count_is() -> None:
     assert "accelerators" not in view.drop_order
     picked = frame[frame["system"] != ""]
     assert all(isinstance(n, int) for n in picked["accelerators"])
+
+
+def test_plan_says_a_count_planned_faster_than_linear(golden) -> None:
+    """BERT on A100 at 8, 16, 32: 32 is planned more than 2x as fast as 16 on 2x the
+    devices and picked, measured so (unflagged): the default view says it in one line,
+    the ``beyond_linear`` cell -f json carries (it said nothing of it, the docs said a
+    sentence did)."""
+    args = ["plan", "-w", "bert", "-a", "A100", "--devices", "8,16,32"]
+    rows = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)["rows"]
+    beyond = {r["accelerators"]: r["beyond_linear"] for r in rows if r["beyond_linear"]}
+    assert list(beyond) == [32]  # the premise: 32 alone, planned faster than linear
+    (row,) = [r for r in rows if r["accelerators"] == 32]
+    assert row["stops_paying"] and not row["flags"]  # picked, and no flag says it
+    flat = " ".join(_run(args).split())  # the lines under the table, unwrapped
+    assert flat.count("more than linear") == 1 and beyond[32] in flat
+    said = flat[flat.index("32: more than linear") : flat.index(beyond[32]) + len(beyond[32])]
+    golden.check("plan/answer", "bert on A100 8,16,32: more than linear", said)

@@ -108,3 +108,54 @@ def test_report_on_the_raw_v07_round(shared_archive, tmp_path: Path) -> None:
     assert any(
         line.startswith("BERT (v0.7): 16 accelerators") for line in result.stdout.split("\n")
     )
+
+
+def test_no_nan_rendered_for_a_round_without_global_batches(monkeypatch, golden) -> None:
+    """v0.7's MiniGo results have no global batch: the decomposition's sentence (report)
+    and the terminal's decomposition and explanation say nothing of a batch rather than
+    print "nan"; the factors of E' (read from measured samples) are still said."""
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.analyze import analyze
+    from gpuscale.report.findings import why_efficiency_falls
+
+    holes = {"global_batch_size": set(range(len(ROWS)))}
+    tables = tables_of(with_holes(ROWS, holes))
+    result = next(
+        r
+        for r in analyze(
+            tables, ["bert"], AnalysisOptions(n_boot=100, convergence_basis="measured")
+        )
+    )
+    assert result.table["global_batch_size"].isna().all()
+    sentence = why_efficiency_falls(result.table, "H100-SXM5-80GB", "measured")
+    assert sentence is not None and "nan" not in sentence.lower()
+    assert "global batch" not in sentence and "convergence factor" in sentence
+    golden.check("report/findings", "no global batch: the batch clause left out", sentence)
+    monkeypatch.setattr("gpuscale.mlperf.load.load_rounds", lambda *a, **k: tables)
+    for args in (
+        ["analyze", "--round", "v4.1", "-b", "bert"],
+        ["analyze", "--round", "v4.1", "-b", "bert", "--reference", "family", "--decompose"],
+        [
+            "analyze",
+            "--round",
+            "v4.1",
+            "-b",
+            "bert",
+            "--explain",
+            "--convergence-basis",
+            "measured",
+        ],
+        [
+            "analyze",
+            "--round",
+            "v4.1",
+            "-b",
+            "bert",
+            "--decompose",
+            "--convergence-basis",
+            "measured",
+        ],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output)
+        assert "nan" not in result.output.lower(), (args, result.output)

@@ -94,14 +94,14 @@ def test_analyze_and_the_figure_name_fsdp_where_it_ran() -> None:
     scaling = bench_scaling(bench_table(read_results(ROWS)[0]))
     view = bench_view(bench_table(read_results(ROWS)[0]))
     assert {"fsdp_overhead_ms", "fsdp_vs_bare", "ddp_overhead_ms", "ddp_vs_bare"} <= set(view.shown)
-    assert any("fsdp_vs_bare" in line for line in view.said)
+    assert "fsdp vs bare (N = 1 only)" in view.said[0]
     legend = [t.get_text() for t in step_breakdown(scaling).figure.axes[0].get_legend().texts]
     assert "FSDP's own overhead" in legend and "DDP's own overhead" in legend
     # a file of DDP runs alone: no empty FSDP column, no FSDP legend entry
     ddp_only = bench_table([bench_record("m", 10**6, n, 100.0 * n) for n in (1, 2)])
     view = bench_view(ddp_only)
     assert not {"fsdp_overhead_ms", "fsdp_vs_bare"} & set(view.shown)
-    assert not any("fsdp_vs_bare" in line for line in view.said)
+    assert not any("fsdp vs bare" in line for line in view.said)
     chart = step_breakdown(bench_scaling(ddp_only))
     assert "FSDP's own overhead" not in [
         t.get_text() for t in chart.figure.axes[0].get_legend().texts
@@ -123,4 +123,35 @@ def test_an_fsdp_groups_speedup_over_its_wrapped_step_is_fsdps() -> None:
     assert scaling.loc[2, "baseline"] == "FSDP N = 1"
     view = bench_view(bench_table(records))
     assert "speedup_fsdp" in view.shown and "speedup_ddp" not in view.shown
-    assert any("speedup_fsdp is against FSDP's N = 1 step" in line for line in view.said)
+    assert "speedup fsdp: against FSDP's N = 1 step" in view.said[0]
+
+
+SPEEDUP_COLUMNS = ("speedup_ddp", "ddp_vs_bare", "speedup_fsdp", "fsdp_overhead_ms", "fsdp_vs_bare")
+
+
+def test_the_legend_explains_the_columns_shown(tmp_path: Path, golden) -> None:
+    """Below a bench table, what the speedups are against names each strategy column
+    the table shows, as its heading says it, and no column it does not show (an FSDP
+    walk: the legend explained speedup_ddp and ddp_vs_bare beside 'speedup fsdp' and
+    'fsdp vs bare')."""
+    from gpuscale.bench.config import BenchConfig
+
+    cfg = BenchConfig(steps=20, batch=8, strategy="fsdp")
+    files = {
+        "fsdp": [bench_record("f", 10**6, n, 100.0 * n, config=cfg) for n in (1, 2)],
+        "ddp": [bench_record("m", 10**6, n, 100.0 * n) for n in (1, 2)],
+        "both": _records(),
+    }
+    for name, records in files.items():
+        view = bench_view(bench_table(records))
+        legend = view.said[0]
+        for column in SPEEDUP_COLUMNS:
+            heading = column.replace("_", " ")  # as the terminal heads it
+            assert (heading in legend) == (column in view.shown), (name, column, legend)
+            assert column not in legend, (name, column)  # the field's name is no heading
+        golden.check("bench/legend", f"analyze --bench: {name} runs", legend)
+    section = build_bench_section(bench_table(files["fsdp"]), FigureFiles(tmp_path))
+    assert section is not None
+    assert "FSDP vs bare module (1 device)" in section.columns
+    assert "FSDP vs bare module (1 device)" in section.speedup_basis
+    assert "DDP" not in section.columns and "DDP vs bare" not in section.speedup_basis

@@ -27,7 +27,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     per_family_reference,
 )
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.crossing import most_submitted_family, system_crossing
 from gpuscale.analysis.equilibrium import Pick
 from gpuscale.tables import ANSWER_PICK_COLUMNS, ANSWER_SCHEMA, frame_of
 
@@ -46,7 +46,7 @@ def _picked(pick: Pick | None) -> Mapping | None:
     return asdict(pick) if pick is not None else None
 
 
-def _fastest(table: pd.DataFrame) -> Mapping | None:
+def _fastest(table: pd.DataFrame) -> pd.Series | None:
     return None if table.empty else table.loc[table["time_to_train_min"].idxmin()]
 
 
@@ -72,7 +72,9 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
             # a pick that compares hardware, or whose E' above 1 is not scaling, says so
             return pick.caution if pick is not None else ""
 
-        rows.append(_row(result, scope, "fastest", _fastest(part)))
+        fastest = _fastest(part)
+        crossing = "" if fastest is None else system_crossing(part, part.loc[[fastest.name]])
+        rows.append(_row(result, scope, "fastest", fastest, crossing))
         rows.append(_row(result, scope, "knee", _picked(eq.knee), caution(eq.knee)))
         speed = eq.max_speed_x_efficiency
         rows.append(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -233,33 +234,60 @@ def bench_document(table: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-# What the speedups of a bench table are against, said below it.
-SPEEDUP_BASIS = (
-    "speedup and efficiency (N > 1 only): against the plain N = 1 step (the bare module, "
-    "what one device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
-    "N = 1 step (it carries DDP's own overhead); ddp_vs_bare (N = 1 only): DDP's one-device "
-    "throughput over the bare module's, below 1 by what DDP's wrapper costs, above 1 by "
-    "noise alone (the wrapper adds work to a step, never removes it)"
-)
+# What each speedup column of a bench table is against, said below it (``speedup_basis``:
+# the clauses of the columns shown, each naming its column as shown). ``{c}``: the shown
+# name of column ``c``.
+BASIS_CLAUSES = {
+    "speedup": "{speedup} and {efficiency} (N > 1 only): against the plain N = 1 step (the "
+    "bare module, what one device costs) where timed, else the N = 1 step of the strategy "
+    "the run used",
+    "speedup_ddp": "{speedup_ddp}: against DDP's N = 1 step (it carries DDP's own overhead)",
+    "ddp_vs_bare": "{ddp_vs_bare} (N = 1 only): DDP's one-device throughput over the bare "
+    "module's, below 1 by what DDP's wrapper costs, above 1 by noise alone (the wrapper "
+    "adds work to a step, never removes it)",
+    "speedup_fsdp": "{speedup_fsdp}: against FSDP's N = 1 step (it carries FSDP's own work)",
+    "fsdp_overhead_ms": "{fsdp_overhead_ms}: FSDP's own work per step, the larger of its "
+    "synchronised minus no-sync step and its step less the plain one, at least 0 (an FSDP "
+    "run's plain step is the sharded module)",
+    "fsdp_vs_bare": "{fsdp_vs_bare} (N = 1 only): FSDP's one-device throughput over the "
+    "plain step's, below 1 by what FSDP's own work costs",
+}
 
 
-# Said after SPEEDUP_BASIS where the table has FSDP runs.
-FSDP_BASIS = (
-    "; for FSDP runs (no DDP wrapper ran: their ddp_ columns are empty) speedup_fsdp is "
-    "against FSDP's N = 1 step, fsdp_overhead_ms and fsdp_vs_bare (N = 1 only) are FSDP's "
-    "own work (the larger of its synchronised minus no-sync step and its step less the "
-    "plain one, at least 0: an FSDP run's plain step is the sharded module) and its "
-    "one-device throughput over the plain step's"
-)
+def terminal_label(column: str) -> str:
+    """A column's name as a terminal table heads it (``cli.output``: ``speedup ddp``)."""
+    return column.replace("_", " ")
 
 
-def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
+def speedup_basis(columns: Sequence[str], label: Callable[[str], str] = terminal_label) -> str:
+    """What the speedup columns among ``columns`` (those a table shows) are against, each
+    named by ``label`` as the table heads it; empty where it shows none of them."""
+    names = {c: label(c) for c in (*columns, "efficiency")}
+    return "; ".join(
+        clause.format_map(names) for column, clause in BASIS_CLAUSES.items() if column in columns
+    )
+
+
+def _ran_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
+    """The speedup columns of the strategies ``scaling``'s rows ran (DDP where it names
+    none), as the terminal shows them (``bench_view.shown_columns``)."""
+    ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna()) or {"ddp"}
+    strategies = {"ddp", "fsdp"}
+    return tuple(
+        c for c in BASIS_CLAUSES if not (set(c.split("_")) & strategies) or set(c.split("_")) & ran
+    )
+
+
+def bench_notes(
+    scaling: pd.DataFrame, failed: pd.DataFrame, columns: Sequence[str] | None = None
+) -> list[str]:
     """The lines below a bench table (each run by its table label: ``m (run 2)`` where
     a model ran twice): what speedups are against, flagged rows' reasons,
     failed runs, weak evidence, peaks unknown and what the CPU baseline is (the break-even
-    sizes are said above the table: :func:`bench_headline`)."""
-    fsdp = bool((scaling.get("strategy", pd.Series(dtype=str)) == "fsdp").any())
-    lines = [SPEEDUP_BASIS + (FSDP_BASIS if fsdp else "")] if not scaling.empty else []
+    sizes are said above the table: :func:`bench_headline`). ``columns``: those the table
+    shows (default: each strategy's that a row ran), the only ones the first line explains."""
+    basis = speedup_basis(_ran_columns(scaling) if columns is None else columns)
+    lines = [basis] if basis and not scaling.empty else []
     lines += trouble_lines(scaling, failed)
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
     lines += [

@@ -63,7 +63,10 @@ def bench_view(
         # where the columns -f csv leaves out are (evidence_notes: a new user looked there)
         every=f"--columns takes any of all {len(scaling.columns)}, evidence_notes among "
         "them, and -f json prints them all",
-        said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
+        said=(
+            *bench_notes(scaling, failed, shown_columns(scaling)),
+            *([earlier] if earlier else []),
+        ),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
         headline=bench_headline(scaling),
     )

@@ -1,9 +1,9 @@
 """Like with like: whether a pick compares hardware rather than scaling, and in what words.
 
 A criterion's pick *crosses* when the comparison behind it mixes accelerator families
-(which includes form factors of one chip: H100-SXM and H100-NVL are two families): an
-E'-based pick (speed x efficiency, E' threshold) whose family is not its reference's,
-or a knee over a fastest-per-count frontier made of several families up to the pick (the
+(which includes form factors of one chip: H100-SXM and H100-NVL are two families): a
+pick whose family is not its reference's, whatever picked it (its E' measures the
+hardware), or a knee over a fastest-per-count frontier made of several families up to the pick (the
 bend of T against N is then where the hardware changes). Such a pick is said so in the
 same sentence wherever it is offered (``analyze``, the report's answer and summaries).
 A pick whose E' above 1 is no scaling (``gpuscale.analysis.superlinear``: above its
@@ -82,25 +82,17 @@ def most_submitted_family(table: pd.DataFrame) -> str:
 
 def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
     """Why ``pick`` (a pick over ``table``) compares hardware rather than scaling, in
-    words; "" when it compares like with like."""
-    if pick.criterion is Criterion.KNEE:
-        frontier = fastest_per_count(table)
-        upto = frontier[frontier["accelerators"] <= pick.accelerators]
-        families = list(dict.fromkeys(upto["accelerator_family"]))
-        if len(families) < 2:
-            return ""
-        return (
-            f"the fastest systems up to {pick.accelerators:,} accelerators mix "
-            f"{joined(families)}, so this bend is where the hardware changes"
-        )
+    words; "" when it compares like with like. Every criterion's pick is read as the
+    system it is (:func:`system_crossing`: another family than its reference); a knee
+    first by the frontier it bends on; a pick by E' then by an E' above 1 that is no
+    scaling, an E' threshold's by the best E' that sets its floor."""
     mine = table[(table["org"] == pick.org) & (table["system_id"] == pick.system_id)]
-    if mine.empty:
+    if pick.criterion is Criterion.KNEE:  # read off T and N alone: no E' to doubt
+        return _bend(pick, table) or system_crossing(table, mine)
+    if mine.empty or (family := reference_family(table, mine.iloc[0])) is None:
         return ""
-    family = reference_family(table, mine.iloc[0])
-    if family is None:
-        return ""
-    if family != pick.accelerator_family:
-        return against_reference(pick.accelerator_family, family)
+    if crossing := system_crossing(table, mine):
+        return crossing
     if code := _not_scaling(table, mine):
         return f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
     best = table.loc[table["normalized_efficiency"].idxmax()]
@@ -108,6 +100,33 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
     if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:
         return f"its floor is set by the best E', that of {against_reference(best_family, family)}"
     return ""
+
+
+def system_crossing(table: pd.DataFrame, mine: pd.DataFrame) -> str:
+    """Why the system ``mine`` (its row of ``table``) compares hardware rather than
+    scaling, whatever picked it (a criterion, or the fastest time): its family is not its
+    reference's, so its E' measures the hardware; "" where it is or has no reference."""
+    if mine.empty:
+        return ""
+    row = mine.iloc[0]
+    family = reference_family(table, row)
+    if family is None or family == row["accelerator_family"]:
+        return ""
+    return against_reference(str(row["accelerator_family"]), family)
+
+
+def _bend(pick: Pick, table: pd.DataFrame) -> str:
+    """A knee's caution where the fastest systems up to it mix families (the bend of T
+    against N is then where the hardware changes); "" where they are one family."""
+    frontier = fastest_per_count(table)
+    upto = frontier[frontier["accelerators"] <= pick.accelerators]
+    families = list(dict.fromkeys(upto["accelerator_family"]))
+    if len(families) < 2:
+        return ""
+    return (
+        f"the fastest systems up to {pick.accelerators:,} accelerators mix "
+        f"{joined(families)}, so this bend is where the hardware changes"
+    )
 
 
 def _not_scaling(table: pd.DataFrame, mine: pd.DataFrame) -> str:

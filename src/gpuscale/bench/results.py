@@ -117,7 +117,11 @@ def holds(path: Path, kind: tuple[str, str]) -> bool:
 def _problem(record: object) -> str | None:
     """Why a parsed line is not a usable record (the field named), or None."""
     if isinstance(record, dict) and record.get("schema") not in (SCHEMA, OLD_SCHEMA):
-        return f"schema is {str(record.get('schema'))[:40]!r}, not {SCHEMA}: not a bench record"
+        schema = record.get("schema")
+        if schema is None or schema == "":  # absent, null or empty: said, not as 'None'
+            has = "no 'schema' field" if "schema" not in record else "an empty 'schema' field"
+            return f"{has}: not a gpuscale bench results record (a record says schema {SCHEMA})"
+        return f"schema is {str(schema)[:40]!r}, not {SCHEMA}: not a bench record"
     problem = record_problem(record)
     statuses = [s.value for s in BenchStatus]
     if problem is None and record.get("status") not in statuses:

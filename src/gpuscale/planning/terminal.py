@@ -55,12 +55,20 @@ def _given(value: object) -> bool:
 
 def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
-    row has a value), the lines under them (each flagged count's flags; where the rest
-    is) and the title (minutes to train, the interval's level)."""
+    row has a value), the lines under them (each flagged count's flags, each count
+    planned faster than linear that no flag says; where the rest is) and the title
+    (minutes to train, the interval's level)."""
     records = [_shown(row) for row in result.rows]
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]
     said = [f"{row['accelerators']:,}: {row['flags']}" for row in result.rows if row["flags"]]
+    # a count planned faster than linear that no flag says (measured so, or within
+    # SUPERLINEAR_EFFICIENCY): its cell, one line (--explain's sentence says why)
+    said += [
+        f"{row['accelerators']:,}: more than linear, {row['beyond_linear']}"
+        for row in result.rows
+        if row["beyond_linear"] and not (row["beyond_linear_verdict"] or {}).get("flagged")
+    ]
     said.append("How each count was planned: --explain; every column: -f csv or -f json.")
     model = result.model
     title = f"plan: {model['workload']} on {model['family']}, minutes to train (80% interval)"

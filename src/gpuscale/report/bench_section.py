@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling, speedup_basis
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_answer import (
     advised_runs,
@@ -72,7 +72,7 @@ class BenchSection:
     failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
     answer: list[str] = field(default_factory=list)  # for the top of the report
     advice_refused: str | None = None  # why the advice asked for was not given
-    speedup_basis: str = SPEEDUP_BASIS  # what the speedups are against: the CLI's words
+    speedup_basis: str = ""  # what the columns shown are against (``speedup_basis``)
     summary: list[str] = field(default_factory=list)  # findings' first lines, shown
     # the advice's predicted scaling against the runs: drawn beside ``answer``
     answer_figure: tuple[str, str, list[str]] | None = None
@@ -299,6 +299,7 @@ def build_bench_section(
         advice_refused=refused,
         summary=summary,
         answer_figure=answer_figure,
+        speedup_basis=speedup_basis(tuple(shown), lambda c: shown.get(c, c)),
     )
 
 

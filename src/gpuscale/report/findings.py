@@ -31,6 +31,24 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
+def _batch_clause(ref: pd.Series, row: pd.Series) -> str:
+    """``global batch 256 -> 4,096, per device 32 -> 16; `` from the reference to ``row``,
+    or nothing where either lacks its global batch or accelerators (v0.7's results
+    record no global batch): the clause is left out rather than said as "nan"."""
+    cells = [ref["global_batch_size"], ref["accelerators"], row["global_batch_size"]]
+    cells.append(row["accelerators"])
+    if any(pd.isna(c) for c in cells):
+        return ""
+    per_device = (
+        f"{ref['global_batch_size'] / ref['accelerators']:,.3g} -> "
+        f"{row['global_batch_size'] / row['accelerators']:,.3g}"
+    )
+    return (
+        f"global batch {ref['global_batch_size']:,.0f} -> {row['global_batch_size']:,.0f}, "
+        f"per device {per_device}; "
+    )
+
+
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
     """(N_small, 1.0, N_large, E') of a family's fastest systems: per-accelerator
     efficiency of its largest configuration relative to its smallest, independent of the
@@ -69,16 +87,13 @@ def why_efficiency_falls(table: pd.DataFrame, family: str, basis: str = "expecte
     if not isinstance(unit, str) or not unit:
         unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
     source = f"{unit} to converge the RCPs predict" if expected else f"measured {unit}"
-    per_device = f"{ref['global_batch_size'] / ref['accelerators']:,.3g} -> " + (
-        f"{row['global_batch_size'] / row['accelerators']:,.3g}"
-    )
+    batches = _batch_clause(ref, row)
     return (
         f"Why efficiency falls within {family} (against its own reference, "
         f"{devices(ref['accelerators'], family)}): at {number(int(row['accelerators']))} "
         f"accelerators E' {row['normalized_efficiency']:.2f} = throughput efficiency "
         f"{row['throughput_efficiency']:.2f} x convergence factor "
-        f"{row['convergence_factor']:.2f} (global batch {ref['global_batch_size']:,.0f} -> "
-        f"{row['global_batch_size']:,.0f}, per device {per_device}; {source} "
+        f"{row['convergence_factor']:.2f} ({batches}{source} "
         f"{_count(reference_samples)} -> {_count(row[column])}); {factor} "
         f"accounts for {share:.0%} of the loss. The throughput efficiency holds more than "
         "the hardware: evaluation inside the timed region, the per-device batch, the "

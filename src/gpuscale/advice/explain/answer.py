@@ -111,6 +111,12 @@ def decision_line(advice: AdviceView) -> str:
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
         )
     row = row_at(frame, d.accelerators)
+    if d.count is None:  # refused: an input cannot be true, and one device cannot hold it
+        return (
+            f"No count advised: an input is flagged IMPLAUSIBLE (below) and 1 device cannot "
+            f"hold the model; the fewest that would, {counted(d.accelerators, 'device')}, as "
+            f"predicted below: {_speedup(row)}, {_trained(row, samples)}."
+        )
     accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
     said = (
         f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "

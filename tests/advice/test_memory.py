@@ -195,3 +195,16 @@ def test_a_device_named_is_not_said_assumed() -> None:
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
     )
     assert advice.memory is not None and advice.memory.device_assumed == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("zero3", "fsdp"), ("ZeRO-3", "fsdp"), ("FULL_SHARD", "fsdp"), ("shard_grad_op", "zero2")],
+)
+def test_another_name_of_a_strategy_suggests_the_one_it_is(given: str, meant: str, golden) -> None:
+    """ZeRO-3 is full sharding: ``zero3`` is refused suggesting ``fsdp``, not ``zero2``
+    (spelled alike)."""
+    code, shown = _advise(*SEVEN_B[:-1], given)
+    assert code == 2
+    assert f"(did you mean {meant!r}?)" in shown
+    golden.check("advice/memory", f"strategy_{given}", shown.strip())

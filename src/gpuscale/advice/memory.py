@@ -45,6 +45,15 @@ STRATEGY_SHARDING = {
     "hybrid": Sharding.HYBRID_SHARD,
 }
 STRATEGIES = tuple(STRATEGY_SHARDING)
+# Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
+# suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
+OTHER_NAMES = {
+    "zero3": "fsdp",
+    "full_shard": "fsdp",
+    "shard_grad_op": "zero2",
+    "hybrid_shard": "hybrid",
+    "no_shard": "ddp",
+}
 # Of two strategies that fit the same fewest devices, the one that communicates less:
 # ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
 # within a node (the same below a node, more memory above it).

@@ -251,13 +251,15 @@ def more(advice: AdviceView) -> str:
     return f"More: --explain ({', '.join(parts)}); -f json (every number)."
 
 
-def shown(advice: AdviceView) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented,
-    never inside a shell-quoted word of a command (a path with a space pastes whole)."""
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
+    most ``LINE_COLUMNS``), continued indented, never inside a shell-quoted word of a
+    command (a path with a space pastes whole)."""
+    width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
         for line in lines(advice)
-        for w in wrap(_kept_whole(line), LINE_COLUMNS, subsequent_indent="  ")
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ")
     ]
 
 

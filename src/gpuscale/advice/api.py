@@ -218,8 +218,9 @@ def advise_by_keywords(
         request = AdviceRequest.of(request, **fields)
         return _advise_loaded(request, bench=frame, topology=topology)
     except FieldError as refused:
-        if not isinstance(link, str) or isinstance(refused, NamedError):
-            raise
+        named = any(f == "interconnect" for f, _, _ in refused.problems)
+        if not isinstance(link, str) or type(refused) is not FieldError or not named:
+            raise  # another field's refusal, or one with its own message, as it is
         raise _named_link(refused) from None
 
 

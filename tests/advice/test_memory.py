@@ -180,3 +180,37 @@ def test_sgd_needs_fewer_bytes_a_parameter() -> None:
         optimizer="sgd_momentum",
     )
     assert advice.memory is None and advice.inputs.strategy == "ddp"
+
+
+def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
+    """By numbers with no device named, DDP's copies are priced at an H100 SXM's bandwidth;
+    its memory is checked on that same device, said to be assumed: 13B at 16 bytes a
+    parameter (208 GB) fits no single device, so DDP is not advised."""
+    advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
+    memory = advice.memory
+    assert memory is not None and memory.device == "H100 SXM5 80GB"
+    assert memory.device_assumed
+    assert memory.to_dict()["device_assumed"] == memory.device_assumed
+    assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
+    assert advice.inputs.strategy == "zero2" and advice.decided.accelerators >= 4
+    golden.check("advice/memory", "13b_no_device_named", advice.explanation[0])
+
+
+def test_a_device_named_is_not_said_assumed() -> None:
+    advice = gpuscale.advise(
+        params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
+    )
+    assert advice.memory is not None and advice.memory.device_assumed == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("zero3", "fsdp"), ("ZeRO-3", "fsdp"), ("FULL_SHARD", "fsdp"), ("shard_grad_op", "zero2")],
+)
+def test_another_name_of_a_strategy_suggests_the_one_it_is(given: str, meant: str, golden) -> None:
+    """ZeRO-3 is full sharding: ``zero3`` is refused suggesting ``fsdp``, not ``zero2``
+    (spelled alike)."""
+    code, shown = _advise(*SEVEN_B[:-1], given)
+    assert code == 2
+    assert f"(did you mean {meant!r}?)" in shown
+    golden.check("advice/memory", f"strategy_{given}", shown.strip())

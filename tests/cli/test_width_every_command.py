@@ -122,3 +122,20 @@ def test_a_log_keeps_each_sentence_whole(
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
     assert notes and all(len(line) > 100 for line in notes)
     assert not any(line.startswith("  ") for line in done.stderr.splitlines())
+
+
+@pytest.mark.parametrize("width", (60, 80))
+def test_the_advice_answer_fits_a_width_given_piped_too(
+    width: int, here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a terminal, ``COLUMNS`` narrower than the answer's 100: the answer (above the
+    table) is wrapped at that width, as the table is drawn at it; the sentences under the
+    table, a log's, stay whole (:func:`test_a_log_keeps_each_sentence_whole`)."""
+    monkeypatch.chdir(here)
+    done = CliRunner().invoke(app, COMMANDS["advise"], env={"COLUMNS": str(width)})
+    assert done.exit_code == 0, done.output
+    answer, _, table = done.stdout.partition("predicted training of")
+    assert answer.count("\n") >= 4  # the answer, wrapped
+    assert _too_wide(answer, width) == []
+    drawn = [line for line in table.splitlines() if line[:1] in "┏┃┡│└"]
+    assert drawn and _too_wide("\n".join(drawn), width) == []

@@ -50,7 +50,7 @@ from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
 from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.requests import NamedError, check_keywords, ref
+from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
 
 
 def advise(
@@ -214,7 +214,22 @@ def advise_by_keywords(
         fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
     elif link is not None:
         fields["interconnect"] = link
-    return _advise_loaded(AdviceRequest.of(request, **fields), bench=frame, topology=topology)
+    try:
+        request = AdviceRequest.of(request, **fields)
+        return _advise_loaded(request, bench=frame, topology=topology)
+    except FieldError as refused:
+        named = any(f == "interconnect" for f, _, _ in refused.problems)
+        if not isinstance(link, str) or type(refused) is not FieldError or not named:
+            raise  # another field's refusal, or one with its own message, as it is
+        raise _named_link(refused) from None
+
+
+def _named_link(refused: FieldError) -> FieldError:
+    """``refused`` naming the keyword the caller gave, ``link``, where it names the
+    ``interconnect`` field ``link=`` set (``invalid link nvlnk4: not a link preset ...``)."""
+    problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
+    (field, value, rule), *more = problems
+    return FieldError(field, value, rule, more=tuple(more))
 
 
 def advise_here(request: AdviceRequest) -> Advice:

@@ -45,6 +45,15 @@ STRATEGY_SHARDING = {
     "hybrid": Sharding.HYBRID_SHARD,
 }
 STRATEGIES = tuple(STRATEGY_SHARDING)
+# Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
+# suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
+OTHER_NAMES = {
+    "zero3": "fsdp",
+    "full_shard": "fsdp",
+    "shard_grad_op": "zero2",
+    "hybrid_shard": "hybrid",
+    "no_shard": "ddp",
+}
 # Of two strategies that fit the same fewest devices, the one that communicates less:
 # ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
 # within a node (the same below a node, more memory above it).
@@ -116,6 +125,7 @@ class MemoryCheck:
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
+    device_assumed: str = ""  # why ``device`` is assumed ("": named, recorded or implied)
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -158,6 +168,7 @@ class MemoryCheck:
             "capacity_gb": self.capacity_gb,
             "capacity_gib": self.capacity_gib,
             "capacity_source": self.capacity_source,
+            "device_assumed": self.device_assumed or None,
             "activations_gb": self.activations_gb,
             "activations_source": self.activations_source,
             "devices_per_node": self.per_node,
@@ -218,9 +229,11 @@ def check(
     per_node: int,
     activations_gb: float | None = None,
     activations_source: str = "",
+    device_assumed: str = "",
 ) -> MemoryCheck:
     """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
-    under every strategy (``strategy``: the one asked)."""
+    under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
+    is assumed, "" where it was named)."""
     rows = tuple(
         memory_at(state, s, n, memory, per_node, activations_gb) for s in STRATEGIES for n in counts
     )
@@ -248,5 +261,6 @@ def check(
         per_node=per_node,
         rows=rows,
         fewest=tuple(fewest),
+        device_assumed=device_assumed,
         searched=tuple(counts),
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from gpuscale.advice.conflicts import check_pairs
-from gpuscale.advice.memory import OPTIMIZERS, PRECISIONS, STRATEGIES
+from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
@@ -319,7 +319,7 @@ class AdviceRequest(JsonRequest):
                 "advised on"
             )
         if self.strategy is not None:  # None: as benched (--bench), else ddp
-            settle_choice(self, "strategy", STRATEGIES)
+            settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
         self._check_state()
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):

@@ -283,12 +283,17 @@ class Decision:
 
     @property
     def count(self) -> int | None:
-        """The count recommended, None where an assumed term's range moves it."""
-        return None if self.withheld_by else self.accelerators
+        """The count recommended, None where an assumed term's range moves it, or where an
+        input cannot be true (``refused``: no count above 1) and one device cannot hold the
+        model (``accelerators``: the fewest that would)."""
+        if self.withheld_by or (self.refused and self.accelerators > 1):
+            return None
+        return self.accelerators
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
-        count is withheld (``accelerators_point``: the count of the predictions shown)."""
+        count is withheld (``withheld_by``, or ``refused`` above one device) and
+        ``accelerators_point`` the count of the predictions shown."""
         return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
 
     def short_alone(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, fail, say, show
+from gpuscale.cli.output import Format, fail, out, say, show
 from gpuscale.tables.requests import FieldError
 
 
@@ -27,5 +27,6 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
 
     # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)
     table, explain = fmt is Format.table, request.explain
-    say(shown(result) if table and not explain else ())
+    # the answer wrapped at the output's width (COLUMNS, the terminal's; at most 100)
+    say(shown(result, out.width) if table and not explain else ())
     show(advice_view(result, terminal=table, document=fmt is Format.json, explain=explain), fmt)

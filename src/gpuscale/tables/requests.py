@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, asdict, field, fields
 from typing import Any, ClassVar, TypeVar
 
@@ -213,11 +213,17 @@ def given_twice(items: Sequence[object], what: str = "item") -> str:
     return f"{', '.join(twice)} given twice; give each {what} once"
 
 
-def settle_choice(request: object, field: str, allowed: Sequence[object]) -> None:
+def settle_choice(
+    request: object,
+    field: str,
+    allowed: Sequence[object],
+    other_names: Mapping[str, str] | None = None,
+) -> None:
     """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
     names, whatever its case (``FSDP`` is ``fsdp``); :class:`FieldError` otherwise, the
     closest named (``fsdpp`` gets "did you mean 'fsdp'?", ``clo`` that an abbreviation is
-    not read)."""
+    not read), or the one ``other_names`` says it is (``zero3``, full sharding: ``fsdp``),
+    never one merely spelled alike."""
     value = getattr(request, field)
     found = next((a for a in allowed if a == value), None)
     if found is None and isinstance(value, str):
@@ -226,10 +232,18 @@ def settle_choice(request: object, field: str, allowed: Sequence[object]) -> Non
         object.__setattr__(request, field, found)
         return
     close = difflib.get_close_matches(str(value).lower(), [str(a) for a in allowed], n=1)
+    known = {_bare(k): v for k, v in (other_names or {}).items()}
+    if isinstance(value, str) and _bare(value) in known:
+        close = [known[_bare(value)]]
     rule = f"must be one of {', '.join(map(str, allowed))}{suggested(close)}"
     if isinstance(value, str):
         rule += abbreviation_of(value, allowed)
     raise FieldError(field, value, rule)
+
+
+def _bare(name: str) -> str:
+    """``name`` without case, spaces, hyphens or underscores (``ZeRO-3`` is ``zero3``)."""
+    return "".join(c for c in name.lower() if c not in " -_")
 
 
 def check_keywords(request: type, keywords: Iterable[str], function: str, *also: str) -> None:

@@ -10,6 +10,8 @@ import pandas as pd
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
+from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import trusted_runs
 from gpuscale.hardware.memory import (
@@ -24,12 +26,18 @@ def memory_check(
     request: AdviceRequest, basis: Basis, bench: pd.DataFrame | None
 ) -> MemoryCheck | None:
     """The memory check of the model advised on (None: no model, or a device of
-    unknown memory: a CPU, a name the catalogue lacks)."""
+    unknown memory: a CPU, a name the catalogue lacks). With no device named, recorded or
+    implied, the device assumed is the one DDP's copies are priced at (``REFERENCE_DEVICE``)
+    and the check says it is assumed."""
     spec = basis.spec
     if spec is None:
         return None
     rows = _model_rows(bench, basis)
     memory = _device_memory(basis, rows)
+    assumed = ""
+    if memory is None and basis.bench_model is None and not basis.device.name:
+        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
+        assumed = "no device named, the one DDP's copies are priced at (--device-name to name it)"
     if memory is None:
         return None
     given = (request.optimizer, request.precision)
@@ -47,6 +55,7 @@ def memory_check(
         per_node=network.per_node or request.gpus_per_node,
         activations_gb=activations,
         activations_source=said,
+        device_assumed=assumed,
     )
 
 
@@ -72,6 +81,11 @@ def _device_memory(basis: Basis, rows: pd.DataFrame | None) -> AcceleratorMemory
     device = basis.device
     if basis.bench_model is not None and basis.one_device is not None:
         device = device_record(basis.one_device.device_name)
+    return _catalogue_memory(device)
+
+
+def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
+    """The catalogue's memory of ``device``'s part (None: no part)."""
     part = device.part
     if part is None:
         return None

@@ -111,6 +111,12 @@ def decision_line(advice: AdviceView) -> str:
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
         )
     row = row_at(frame, d.accelerators)
+    if d.count is None:  # refused: an input cannot be true, and one device cannot hold it
+        return (
+            f"No count advised: an input is flagged IMPLAUSIBLE (below) and 1 device cannot "
+            f"hold the model; the fewest that would, {counted(d.accelerators, 'device')}, as "
+            f"predicted below: {_speedup(row)}, {_trained(row, samples)}."
+        )
     accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
     said = (
         f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "
@@ -245,13 +251,15 @@ def more(advice: AdviceView) -> str:
     return f"More: --explain ({', '.join(parts)}); -f json (every number)."
 
 
-def shown(advice: AdviceView) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented,
-    never inside a shell-quoted word of a command (a path with a space pastes whole)."""
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
+    most ``LINE_COLUMNS``), continued indented, never inside a shell-quoted word of a
+    command (a path with a space pastes whole)."""
+    width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
         for line in lines(advice)
-        for w in wrap(_kept_whole(line), LINE_COLUMNS, subsequent_indent="  ")
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ")
     ]
 
 

@@ -52,6 +52,8 @@ def _recommendation(advice: AdviceView) -> list[str]:
     lines = list(d.warnings)
     time = format_minutes(d.time_to_train_min)  # the table's unit, as the answer's
     use = "Use" if d.count is not None else "Count withheld; as assumed,"
+    if d.count is None and not d.withheld_by:  # refused: 1 device cannot hold the model
+        use = "No count advised (an input is flagged IMPLAUSIBLE); the fewest that hold it,"
     if d.accelerators > 1:
         lines.append(
             f"{use} {_config(row)}: {time} to a trained model, "

@@ -26,7 +26,9 @@ def _held(memory: MemoryCheck) -> str:
 
 
 def _device(memory: MemoryCheck) -> str:
-    return f"the {memory.device} ({number(memory.capacity_gib)} GiB)"
+    """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
+    assumed = f"; assumed: {memory.device_assumed}" if memory.device_assumed else ""
+    return f"the {memory.device} ({number(memory.capacity_gib)} GiB{assumed})"
 
 
 def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:

@@ -90,6 +90,9 @@ def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
 
 DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
 REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
+# that device (the prior's source: an H100 SXM5), assumed where no device is named: DDP's
+# copies are priced at its bandwidth and its memory is what the memory check reads
+REFERENCE_DEVICE = "H100 SXM5 80GB"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

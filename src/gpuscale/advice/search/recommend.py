@@ -142,8 +142,11 @@ class Advice:
         return words.explanation(self)
 
     @property
-    def recommended(self) -> int:
-        return self.decided.accelerators
+    def recommended(self) -> int | None:
+        """The count advised: the decision's ``count``, as the CLI says it and ``-f json``
+        carries it (None where an assumed term's range moves it: ``decision.withheld_by``;
+        ``decision.accelerators``: the count of the predictions shown)."""
+        return self.decided.count
 
     @property
     def fastest(self) -> int:

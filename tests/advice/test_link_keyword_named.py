@@ -1,0 +1,23 @@
+"""A link preset refused from Python is named by the keyword the caller gave: ``link=``
+sets the request's ``interconnect`` field, but "invalid interconnect" names a keyword they
+never passed."""
+
+import pytest
+
+import gpuscale
+from gpuscale.tables.requests import FieldError
+
+SEVEN_B = dict(params=7e9, step_ms=900.0, batch=8192)
+
+
+def test_link_misspelled_is_refused_as_link(golden) -> None:
+    with pytest.raises(FieldError) as refused:
+        gpuscale.advise(**SEVEN_B, link="nvlnk4")
+    assert (refused.value.field, refused.value.value) == ("link", "nvlnk4")
+    golden.check("api/advise_refusals", "link_nvlnk4", str(refused.value))
+
+
+def test_interconnect_misspelled_is_still_refused_as_interconnect() -> None:
+    with pytest.raises(FieldError) as refused:
+        gpuscale.advise(**SEVEN_B, interconnect="nvlnk4")
+    assert (refused.value.field, refused.value.value) == ("interconnect", "nvlnk4")

@@ -1,6 +1,6 @@
 """A measured speedup and the predicted interval it is set against share one baseline.
 The bench's speedups are against its bare N = 1 step (1.622 ms in a quickstart run), the
-advice's against its own one device without DDP (1.064 ms): "Measured on 2 devices:
+advice's against its own one-device step (1.064 ms): "Measured on 2 devices:
 throughput speedup 0.714, outside the predicted 0.216-0.394x" compared a ratio on one
 baseline with an interval on another. On the advice's, the run's 16 samples in 4.541 ms
 are 2 x 1.064 / 4.541 = 0.47 of one device: the caveat and the report's check compare
@@ -25,7 +25,7 @@ from ..golden import Golden
 
 VIEW = "advice/against_measured"
 # the measured speedup read back from the sentence, on the advice's baseline
-ON_ADVICE = re.compile(r"([\d.]+)x? against the advice's one device")
+ON_ADVICE = re.compile(r"([\d.]+)x? against the advice's one-device step")
 
 ONE_MS, BATCH = 1.064, 8  # the advice's one-device step (no DDP) at per-device batch 8
 RUN_MS, BARE_MS = 4.541, 1.622  # the measured 2-device step, the bench's bare N = 1 step

@@ -121,7 +121,10 @@ def test_a_huge_number_is_said_as_typed(
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["advise", "--strategy", "fsdpp"], "--strategy fsdpp: must be one of ddp, zero2, fsdp, hybrid"),
+        (
+            ["advise", "--strategy", "fsdpp"],
+            "--strategy fsdpp: must be one of ddp, zero2, fsdp, hybrid",
+        ),
         (["advise", "--scaling", "strng"], "--scaling strng: must be one of auto, strong, weak"),
         (["advise", "--grad-bytes", "3"], "--grad-bytes 3: must be one of 1, 2, 4, 8"),
         (["bench", "--precision", "fp64"], "--precision fp64: must be one of fp32, bf16, fp16"),

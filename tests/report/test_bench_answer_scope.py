@@ -3,7 +3,7 @@ configuration the advice is on; every other measured run is said as what it is. 
 read the advice for tf-7m on the H100 beside "mlp-4m 0.34x on 2 (CPU processes, gloo)"
 from the same file, as one answer; and with --model mlp-4m on a file holding mlp-4m on
 the CPU (N = 1, 2) and on the H100 (N = 1, the latest), the CPU run was checked against
-the H100 advice ("0.169x against the advice's one device without DDP")."""
+the H100 advice ("0.169x against the advice's one-device step")."""
 
 from __future__ import annotations
 

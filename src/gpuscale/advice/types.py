@@ -359,7 +359,7 @@ class Disagreement:
     trusted_runs: tuple[float, ...]  # those the row rests on
     left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
     why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
-    bench_speedups: tuple[float, ...]  # every run's against the bench's own N = 1 run
+    bench_speedups: tuple[float, ...]  # every run's against the bench's bare N = 1 step
     flags: tuple[str, ...]  # the flags of the flagged runs, each once
     weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
     weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)

@@ -150,13 +150,13 @@ def checks(
         if d is not None:  # the row rests on the runs: the model's interval it replaced
             low, high, middle = d.predicted_low, d.predicted_high, d.predicted_speedup
             who = "the model"
-        # the interval's baseline (the advice's one device without DDP), not the bench's
+        # the interval's baseline (the advice's one-device step), not the bench's bare step
         on = on_advice_baseline(frames, base, float(r.get("samples_per_s", float("nan"))))
         speedup = on[0] if on else float(r["speedup"])
         if on:
             said = (
-                f"{said[:-2]} against the bench's own N = 1 run; {number(speedup)}x against "
-                f"the advice's one device without DDP ({format_ms(on[1])} a step predicted, "
+                f"{said[:-2]} against the bench's bare N = 1 step; {number(speedup)}x against "
+                f"the advice's one-device step ({format_ms(on[1])} a step predicted, "
                 "the baseline of its interval), "
             )
         interval = (

@@ -188,16 +188,17 @@ def against_measured(
                 f"{'inside' if low <= middle <= high else 'outside'} {predicted}."
             )
             continue
-        # on the predictions' baseline (one device without DDP), not the bench's bare step
+        # on the predictions' baseline (their one-device step: without DDP, or FSDP's one
+        # rank), not the bench's bare step
         ons = [on_advice_baseline(throughput, base, m.samples_per_s) for m in trusted]
         own = [m.speedup for m in trusted]
         runs_said = counted(len(trusted), "trusted run")
         if all(ons):
             values = [on[0] for on in ons if on]
             said = (
-                f"{_spread(values)} against the advice's one device without DDP "
+                f"{_spread(values)} against the advice's one-device step "
                 f"({format_ms(ons[0][1])} a step predicted, the baseline of the interval; "
-                f"{_spread(own)} against the bench's own N = 1 run)"
+                f"{_spread(own)} against the bench's bare N = 1 step)"
             )
         else:
             values = own

@@ -22,15 +22,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.model.fixed_cost import (
-    GPU_PRIOR,
-    FixedCost,
-    Prior,
-    Split,
-    ceiling,
-    prior,
-    within_peak,
-)
+from gpuscale.advice.model.ceiling import ceiling
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
 from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source

@@ -37,7 +37,7 @@ from gpuscale.advice.explain.runs import (
     not_in_file,
 )
 from gpuscale.advice.explain.runs import remedy as remedy
-from gpuscale.advice.model.fixed_cost import cpu_peak
+from gpuscale.advice.model.ceiling import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.plausibility import FlagKind

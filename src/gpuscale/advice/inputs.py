@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
+from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
+from gpuscale.advice.model.power import Power
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.types import End, Finding, Measured

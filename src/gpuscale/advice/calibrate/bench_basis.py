@@ -49,7 +49,8 @@ from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
-from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
+from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
 from gpuscale.advice.request import AdviceRequest

@@ -37,8 +37,9 @@ from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import floors, priors
 from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link
+from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior, resolved
 from gpuscale.advice.model.step import (
     DDP_COPIES,

@@ -336,7 +336,7 @@ def convergence(
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
     measure no noise scale; ``thin``: why the noise scale the bench measured is not used,
-    ``priors.thin_noise``; ``found``: what the runs advised on rest on, whose steps
+    ``convergence.thin_noise``; ``found``: what the runs advised on rest on, whose steps
     the rerun times, ``bench.evidence.steps_needed``, and where the file holds runs of
     the model at 1 and 2 devices already, what to bench them again with
     (:func:`again`), never the run it holds; ``given``: the model is a workload's or a

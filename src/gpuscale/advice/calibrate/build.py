@@ -6,7 +6,7 @@ rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from num
 (``from_numbers``, here), then the inputs at each end of every assumed term's range (a
 model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
 and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
-fitted, ``analysis.critical_batch``, then ``priors.resolved``) and the search's
+fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
 inputs.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
@@ -36,11 +36,12 @@ from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import floors, priors
 from gpuscale.advice.model.collectives import MeasuredCurves
+from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link
 from gpuscale.advice.model.power import named_power
-from gpuscale.advice.model.priors import SharePrior, resolved
+from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,
     REFERENCE_MEMORY_GBS,

@@ -8,7 +8,7 @@ link, power, peak, memory) reads the record, never the name again.
 
 Inputs that cannot be true, named where they are found: an achieved rate under 1% of
 the device's peak or above it (a device count above the GPUs of the topology:
-``calibrate.link``; a time to train below MLPerf's fastest systems: ``priors.mlperf_floor``;
+``calibrate.link``; a time to train below MLPerf's fastest systems: ``convergence.mlperf_floor``;
 a step shorter than its kernels: ``model/floors.py``).
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
@@ -26,7 +26,7 @@ from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import PRESETS
 from gpuscale.hardware.peaks import PEAKS, Peak
 
-if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
+if TYPE_CHECKING:  # a bench table: pandas, not imported to check a device's rates
     pass
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from gpuscale.advice.calibrate.measured import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
-from gpuscale.advice.types import Measured
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

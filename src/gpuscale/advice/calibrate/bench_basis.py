@@ -47,6 +47,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import Basis
+from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
@@ -54,7 +55,7 @@ from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Measured, Source, TermId, trusted_runs, words
+from gpuscale.advice.types import Finding, Measure, Source, TermId, words
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count
 from gpuscale.tables.requests import NamedError, ref

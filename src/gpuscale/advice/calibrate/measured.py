@@ -27,10 +27,11 @@ from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
 from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
 from gpuscale.advice.inputs import OneDevice
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured
+from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale

@@ -38,8 +38,9 @@ from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
+from gpuscale.advice.measured_runs import Disagreement, Measured
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
+from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind

@@ -25,7 +25,8 @@ import pandas as pd
 
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
-from gpuscale.advice.types import TRUSTED_FLAGGED_ONLY, Source
+from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
+from gpuscale.advice.types import Source
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model

@@ -10,7 +10,8 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import Decision, Disagreement
+from gpuscale.advice.measured_runs import Disagreement
+from gpuscale.advice.types import Decision
 
 
 class AdviceView(Protocol):

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.types import trusted_runs
 from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 

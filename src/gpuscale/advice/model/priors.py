@@ -36,9 +36,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import Compute
-from gpuscale.advice.types import Finding, FindingKind, TermId, trusted_runs
+from gpuscale.advice.types import Finding, FindingKind, TermId
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).

@@ -28,7 +28,7 @@ from gpuscale.advice.assumptions import (
     bench_run,
     fixed_quantity,
 )
-from gpuscale.advice.calibrate import fixed_split
+from gpuscale.advice.calibrate import fixed_by_numbers
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.calibrate.memory_check import memory_check
@@ -244,7 +244,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # per-sample rate (a low one is a small model's: kernels too short to fill the device,
     # the published study's own; one above the peak cannot be). Under 1% of the peak is
     # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
-    # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
+    # low rate has two readings (``fixed_by_numbers.flops_reading``, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
     power = named_power(device, req.power_w, implied_by)
@@ -256,9 +256,9 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
-        bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)
+        bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)
     else:
-        at = fixed_split.AtPeak(
+        at = fixed_by_numbers.AtPeak(
             peak=peak,
             peak_tflops=fastest,
             precision=precision,
@@ -267,7 +267,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
             flops_per_sample=spec.flops,
             peak_work_ms=at_peak,
         )
-        bound = fixed_split.bounded(
+        bound = fixed_by_numbers.bounded(
             fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
         )
     source = Finding.of(

@@ -12,7 +12,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.measured import measured_runs
+from gpuscale.advice.calibrate.model_runs import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.bench.config import BenchConfig

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate import fits, measured, model_runs
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     as_asked,
@@ -66,7 +66,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     advice may use, ``rows.usable``), its measured overlap, power and noise scale, and the
     step's interval from leave-one-out. In a row: the calibration as benched and as
     asked, on the link of the host it ran on (:func:`on_bench_host`), what the runs say
-    of that model (``measured.of_model``), its communication read on that link and the network
+    of that model (``model_runs.of_model``), its communication read on that link and the network
     scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
     then the words, from those numbers."""
     table = found.table
@@ -84,7 +84,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.batch  # as advised
-    of_model = measured.of_model(bench, found, cal, req, per_device)
+    of_model = model_runs.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the error
     cal, network = measured.read_comm(cal, table, basis.network)

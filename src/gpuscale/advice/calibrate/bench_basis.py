@@ -1,5 +1,5 @@
 """The advice from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``build.from_numbers`` is the other): the calibration advised on, on the bench host's link,
+``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench host's link,
 what the model's runs say, and the family's break-even basis; then its terms said as
 ``advice/assumptions.py`` says them (measured, or assumed where the bench did not measure).
 

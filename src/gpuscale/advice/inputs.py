@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost

@@ -3,7 +3,7 @@ where it came from (``Source``) and how to measure it (``Measure``, a bench run 
 
 One name per concept: a ``Step`` field, a table column, a ``decision.OVERHEADS`` key
 and an ``Assumption.term`` say a term by its ``TermId``; words render them
-(``advice.assumptions.TERM_NAMES``) and are never read back.
+(``advice.assumed.TERM_NAMES``) and are never read back.
 """
 
 from __future__ import annotations

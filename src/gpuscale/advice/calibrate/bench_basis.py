@@ -17,8 +17,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import assumptions
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice import assumptions, remeasure
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibrate import fits, measured, model_runs
 from gpuscale.advice.calibrate.advised import on_bench_host
 from gpuscale.advice.calibrate.calibration import (
@@ -106,7 +106,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # with the model's runs), the calibration's sources, contention that fell, the strategy,
     # the terms as assumptions
     weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
-    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
+    fixed_measure = remeasure.as_run(benched.fixed.measure, evidence, host_devices)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)

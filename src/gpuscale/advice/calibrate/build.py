@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions
+from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import network_basis
@@ -120,7 +120,7 @@ def build(
         noise_scale=convergence.b_noise if convergence else None,
     )
     # every assumption's bench run said once, as the file advised on runs it
-    assumed = assumptions.not_held((*basis.assumed, *unmeasured, said), evidence, host)
+    assumed = remeasure.not_held((*basis.assumed, *unmeasured, said), evidence, host)
     inputs = AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,

@@ -9,13 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gpuscale.advice.assumptions import (
-    PER_STEP,
-    Assumption,
-    Quantity,
-    bench_run,
-    fixed_quantity,
-)
+from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
 from gpuscale.advice.calibrate import fixed_by_numbers
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model import floors, priors
@@ -31,6 +26,7 @@ from gpuscale.advice.model.step import (
     rate_tflops,
     work_ms,
 )
+from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.quantities import format_count, format_ms

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives

@@ -23,15 +23,8 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import (
-    Assumption,
-    again,
-    bench_run,
-    input_pipeline,
-    more_steps,
-    rerun,
-    settle,
-)
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
@@ -39,6 +32,7 @@ from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.measured_runs import Disagreement, Measured
+from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
@@ -99,7 +93,7 @@ def headline(
     noise scale was measured over, where it is used and they are few (``Advice.noise_steps``);
     ``steps``: the steps a run asked for needs
     (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
-    ``devices`` already, what to bench them again with (``advice.assumptions.again``), said
+    ``devices`` already, what to bench them again with (``advice.remeasure.again``), said
     in place of a run it holds."""
     rests = list(defaults)
     if noise_steps is not None:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
+from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
@@ -79,7 +80,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append(focus.only_one(advice.inputs, d.cap))
+            lines.append(only_one(advice.inputs, d.cap))
     if d.fastest != d.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
@@ -226,7 +227,7 @@ def _step(advice: AdviceView) -> list[str]:
         )
     elif d.cap in STOPPED:
         lines.append(
-            focus.below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
+            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
             or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
             "count allowed caps the speedup."
         )
@@ -240,7 +241,7 @@ def _step(advice: AdviceView) -> list[str]:
 def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
-    dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
+    dropped = dropped_counts(inputs, advice.predictions)  # a count asked for without a row
     lines = [*map(findings.said, inputs.sources), *([dropped] if dropped else [])]
     said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:

@@ -14,6 +14,7 @@ from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
@@ -190,7 +191,7 @@ def _sources(advice: AdviceView) -> list[str]:
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
     source = findings.said(inputs.error.source) + errors_weak(inputs)
-    lines.append(f"{table_words.step_interval(advice, source)}.")
+    lines.append(f"{step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")

@@ -1,5 +1,5 @@
 """Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
-sweep: ``advice/model/network.py``).
+sweep: ``advice/model/collectives.py``).
 
 * Compute: the model's own fixed per-step cost where the bench timed it at two batches
   (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),

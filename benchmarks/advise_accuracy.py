@@ -67,7 +67,8 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     from gpuscale.advice.api import read_collectives
     from gpuscale.advice.calibrate.calibration import calibrate
     from gpuscale.advice.calibrate.measured import read_comm
-    from gpuscale.advice.model.network import Link, Network, network_from_collectives
+    from gpuscale.advice.model.collectives import network_from_collectives
+    from gpuscale.advice.model.network import Link, Network
     from gpuscale.advice.model.step import step_at
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]

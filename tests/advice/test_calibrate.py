@@ -17,7 +17,8 @@ from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.findings import said
-from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
+from gpuscale.advice.model.collectives import fit_link, network_from_collectives
+from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

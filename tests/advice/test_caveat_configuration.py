@@ -11,10 +11,10 @@ import re
 import pandas as pd
 
 from gpuscale.advice.api import advise
-from gpuscale.advice.calibrate.measured import measured_runs
-from gpuscale.advice.explain.caveats import against_measured
+from gpuscale.advice.calibrate.model_runs import measured_runs
+from gpuscale.advice.explain.against_measured import against_measured
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

@@ -12,9 +12,9 @@ import statistics
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.measured import measured_runs
-from gpuscale.advice.explain.caveats import against_measured
-from gpuscale.advice.types import Measured
+from gpuscale.advice.calibrate.model_runs import measured_runs
+from gpuscale.advice.explain.against_measured import against_measured
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

@@ -12,8 +12,8 @@ import re
 
 import pandas as pd
 
-from gpuscale.advice.explain.caveats import against_measured
-from gpuscale.advice.types import Measured
+from gpuscale.advice.explain.against_measured import against_measured
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

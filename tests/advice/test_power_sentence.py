@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.model.hardware import Power
+from gpuscale.advice.model.power import Power
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import gpuscale
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model.hardware import Power, device_power
 from gpuscale.advice.model.network import Link, Network
+from gpuscale.advice.model.power import Power, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decision import FLAGGED, plausible
 from gpuscale.advice.search.recommend import predictions, recommend

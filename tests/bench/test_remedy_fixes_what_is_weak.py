@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.measured import weak_said
+from gpuscale.advice.calibrate.model_runs import weak_said
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S

@@ -41,7 +41,8 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.model.network import CommCurve, Link, MeasuredCurves
+from gpuscale.advice.model.collectives import MeasuredCurves
+from gpuscale.advice.model.network import CommCurve, Link
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench

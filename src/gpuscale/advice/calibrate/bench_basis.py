@@ -1,14 +1,9 @@
 """The advice from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``build.from_numbers`` is the other): the calibration advised on, on the bench host's link,
+``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench host's link,
 what the model's runs say, and the family's break-even basis; then its terms said as
 ``advice/assumptions.py`` says them (measured, or assumed where the bench did not measure).
 
-The model advised (:func:`calibration_advised`): the one asked for, else the largest with a
-trustworthy N = 1 run; a model given by its numbers (``--params``) takes its family's
-calibration (:func:`representative`, :func:`adopt`): the family asked for (``--family``),
-else the bench's nearest in FLOPs per parameter per sample (log distance; an MLP does ~6,
-a CNN or transformer several hundred), said as inferred; within it the member nearest in
-parameters. With neither FLOPs nor a family there is nothing to choose by: refused.
+The model advised: ``advice/calibrate/advised.py``.
 
 The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
 model's family benched in its configuration (device, backend, precision, TF32, threads,
@@ -17,25 +12,21 @@ strategy), unflagged, the latest run of each; None with fewer than two sizes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import assumptions
-from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice import assumptions, remeasure
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibrate import fits, measured, model_runs
+from gpuscale.advice.calibrate.advised import on_bench_host
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
-    as_asked,
-    calibrate,
-    default_model,
     same_hardware,
     step_error,
 )
 from gpuscale.advice.calibrate.fits import fit_compute
-from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
 from gpuscale.advice.calibrate.measured import slowdowns
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
@@ -45,17 +36,17 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
-from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import Basis
-from gpuscale.advice.model.fixed_cost import ceiling, line
-from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.measured_runs import Measured, trusted_runs
+from gpuscale.advice.model.ceiling import ceiling
+from gpuscale.advice.model.fixed_cost import line
+from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
+from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
+from gpuscale.advice.model.step import Compute, FamilyBasis, per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Measured, Source, TermId, trusted_runs, words
-from gpuscale.advice.types import FindingKind as K
-from gpuscale.quantities import format_count
-from gpuscale.tables.requests import NamedError, ref
+from gpuscale.advice.types import Finding, Measure, Source, TermId
+from gpuscale.tables.requests import NamedError
 
 
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usable) -> Basis:
@@ -63,7 +54,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     advice may use, ``rows.usable``), its measured overlap, power and noise scale, and the
     step's interval from leave-one-out. In a row: the calibration as benched and as
     asked, on the link of the host it ran on (:func:`on_bench_host`), what the runs say
-    of that model (``measured.of_model``), its communication read on that link and the network
+    of that model (``model_runs.of_model``), its communication read on that link and the network
     scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
     then the words, from those numbers."""
     table = found.table
@@ -81,7 +72,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.batch  # as advised
-    of_model = measured.of_model(bench, found, cal, req, per_device)
+    of_model = model_runs.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the error
     cal, network = measured.read_comm(cal, table, basis.network)
@@ -115,7 +106,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # with the model's runs), the calibration's sources, contention that fell, the strategy,
     # the terms as assumptions
     weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
-    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
+    fixed_measure = remeasure.as_run(benched.fixed.measure, evidence, host_devices)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
@@ -291,129 +282,3 @@ def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
         opt_ms=opt,
         ddp_ms=ddp,
     )
-
-
-def _families(single: pd.DataFrame) -> pd.Series:
-    """FLOPs per parameter per sample of each family (median over its models)."""
-    rows = single.dropna(subset=["flops_per_sample", "params"])
-    ratio = rows["flops_per_sample"].astype(float) / rows["params"].astype(float)
-    return ratio.groupby(rows["family"]).median().sort_index()
-
-
-def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
-    model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
-    usable = trusted_runs(table)
-    single = usable[usable["accelerators"] == 1]
-    families = _families(single)
-    known = tuple(
-        Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
-    )
-    if single.empty:  # the cause, before any word on families or FLOPs (it asked for the
-        # --flops-per-sample already given, "one of: none measured")
-        raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY)))
-    options = {"family": ref("family"), "flops": ref("flops_per_sample")}
-    if req.family is not None:
-        if req.family not in set(single["family"]):
-            found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
-            raise NamedCalibrationError(said(found))
-        family, given = req.family, None
-    elif req.flops_per_sample is None or families.empty:
-        found = Finding.of(K.FAMILY_NEEDED, known=known, **options)
-        raise NamedCalibrationError(said(found))
-    else:
-        given = req.flops_per_sample / req.params
-        distance = (np.log(families / given)).abs()
-        family = str(distance.idxmin())
-    rows = single[single["family"] == family].dropna(subset=["params"])
-    sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
-    model = str((np.log(sizes / req.params)).abs().idxmin())
-    how = Finding.of(
-        K.FAMILY_CHOSEN,
-        family=family,
-        inferred=given is not None,
-        flops_per_param=given,
-        family_flops_per_param=float(families.get(family, math.nan)),
-        known=known,
-        model=model,
-    )
-    return model, family, how
-
-
-def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Calibration:
-    """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
-    cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
-    (the copies resized); its batches, memory and noise scale (another model's) dropped."""
-    flops = req.flops_per_sample
-    measured_per_param = None  # the family's FLOPs per parameter, where none were given
-    if flops is None:
-        flops = cal.model.flops / cal.model.params * req.params
-        measured_per_param = flops / req.params
-    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
-    part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
-    bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
-    rest = (own - cal.model.ddp_ms_per_mparam(0.0, bandwidth)) * cal.model.params / 1e6
-    ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
-    compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
-    fixed = cal.fixed
-    note = Finding.of(
-        K.ADOPTED,
-        how=(how,),
-        params_of=cal.model.params,
-        tflops=compute.tflops,
-        fixed_ms=fixed.ms if fixed else 0,
-        params=req.params,
-        flops_given=measured_per_param is None,
-        flops_per_param=measured_per_param,
-        family=family,
-    )
-    if fixed is not None:  # an assumed one stays assumed, its range in the interval
-        basis = f"{cal.name}'s, of the {family} family"
-        fixed = replace(
-            fixed,
-            source=Source.ASSUMED if fixed.source == Source.ASSUMED else Source.FITTED,
-            basis=f"{basis}: {fixed.basis}" if fixed.source == Source.ASSUMED else basis,
-            measure=words(
-                "`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
-                f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
-                "batch and a quarter of it)"
-            ),
-        )
-    return replace(
-        cal,
-        name=f"a {format_count(req.params)}-parameter {family} model",
-        model=spec,
-        compute=compute,
-        fixed=fixed,
-        shape=None,
-        max_batch=None,
-        memory_note=None,
-        noise=None,
-        notes=(*cal.notes, note),
-        measured_steps=cal.measured_steps.iloc[0:0],
-    )
-
-
-def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
-    """The calibration advised on: the model asked for (else the largest benched), or for
-    a model the bench did not measure (``req.params``), its family's representative's."""
-    if req.params is not None:  # a model the bench did not measure: its family's rate
-        model, named, how = representative(table, req)
-        return adopt(calibrate(table, model), req, named, how)
-    return calibrate(table, req.model or default_model(table))
-
-
-def on_bench_host(
-    table: pd.DataFrame, req: AdviceRequest, basis: Basis
-) -> tuple[Calibration, Calibration, Basis]:
-    """The calibration advised on (:func:`calibration_advised`), the same as the request
-    predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
-    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
-    processes: their count capped at the host's cores, their link no GPU preset,
-    ``link.cpu_processes``)."""
-    cal = calibration_advised(table, req)
-    asked = as_asked(cal, req.strategy, req.fixed_ms)
-    on_host = on_bench_host_link(basis, table, cal)
-    if cal.device == "cpu":
-        on_host = cpu_processes(on_host, req, table, cal)
-    return cal, asked, on_host

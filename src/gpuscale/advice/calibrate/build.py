@@ -3,57 +3,35 @@ topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated
 
 In a row, one module a step: the link (``link.network_basis``), the model from the bench
 rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
-(``from_numbers``, here), then the inputs at each end of every assumed term's range (a
+(``from_numbers.from_numbers``), then the inputs at each end of every assumed term's range (a
 model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
 and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
-fitted, ``analysis.critical_batch``, then ``priors.resolved``) and the search's
-inputs.
-
-From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
-per-sample work (``advice/model/fixed_cost.py``); what numbers do not say (overlap, DDP's
-own work, the wait) is assumed and said with the command that measures it."""
+fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
+inputs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions
-from gpuscale.advice.assumptions import (
-    PER_STEP,
-    Assumption,
-    Quantity,
-    bench_run,
-    fixed_quantity,
-)
-from gpuscale.advice.calibrate import fixed_split
+from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
+from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
-from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
-from gpuscale.advice.model import floors, priors
-from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
-from gpuscale.advice.model.network import Link, MeasuredCurves
-from gpuscale.advice.model.priors import SharePrior, resolved
-from gpuscale.advice.model.step import (
-    DDP_COPIES,
-    REFERENCE_MEMORY_GBS,
-    Compute,
-    ModelSpec,
-    rate_tflops,
-    work_ms,
-)
+from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.model.collectives import MeasuredCurves
+from gpuscale.advice.model.convergence import resolved
+from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
-from gpuscale.quantities import format_count, format_ms
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
@@ -142,7 +120,7 @@ def build(
         noise_scale=convergence.b_noise if convergence else None,
     )
     # every assumption's bench run said once, as the file advised on runs it
-    assumed = assumptions.not_held((*basis.assumed, *unmeasured, said), evidence, host)
+    assumed = remeasure.not_held((*basis.assumed, *unmeasured, said), evidence, host)
     inputs = AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -190,222 +168,3 @@ _CARRIED = (
     "implausible",  # an input cannot be true: no count above 1
     "measured",  # the bench's N > 1 runs: a count they disagree with rests on them
 )
-
-
-SPREAD_SAID = "of the fixed cost as the step's standard deviation"  # the wait prior's value
-# What measures the fixed cost of a model given by numbers.
-MEASURE_FIXED = Measure(
-    "a second step time (`--step-ms T --batch B` at another batch), or ",
-    BenchRun(None, (1,)),
-    " (times two batches at N = 1)",
-)
-
-
-def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
-    """``basis`` with the model of the numbers given, its first (batch, step) pair the one
-    advised on. In a row: the device (named, else the link's) with its power and peaks, the
-    split (at each end of an assumed range too), the rate checked, then the words."""
-    points = req.step_points
-    per_device, step_ms = points[0]
-    spec = ModelSpec(
-        params=float(req.params),
-        flops_per_sample=req.flops_per_sample,
-        grad_bytes_per_param=req.grad_bytes,
-    )
-    link = basis.network.intra.name
-    implied_by = None if req.device_name else link  # the device is the one the link implies
-    device = basis.device  # named, else the link's: resolved with the link
-    said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
-        _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
-        _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2))),
-    )
-    precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    peak = device.peak
-    # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
-    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
-    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100);
-    # a step faster than that runs in mixed precision (fp32 gradients): bf16's bounds it
-    peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
-    # the split, once: the fixed cost entered, from two step times, else the prior narrowed
-    # by the step, at each end of an assumed range too; the step's rate and its work at the
-    # peak computed with it, carried in the split
-    flops_given = req.flops_per_sample is not None
-    memory_gbs = device.part.memory_bw_gbs if device.part is not None else None
-    split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
-    precision = "bf16" if fastest and fastest != peaks[0] else precision
-    fixed, compute = split.fixed, split.compute
-    assumed = fixed.source == Source.ASSUMED
-    # the device's power and the rate against its peak: the whole step's where the fixed
-    # cost is assumed (one step time: the whole step's rate is all we know), else the
-    # per-sample rate (a low one is a small model's: kernels too short to fill the device,
-    # the published study's own; one above the peak cannot be). Under 1% of the peak is
-    # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
-    # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
-    rate = whole if assumed else compute.tflops
-    low = assumed and flops_given
-    power = named_power(device, req.power_w, implied_by)
-    # a device named without a known peak: the check below cannot be made, said
-    whose = "inputs_whole_step" if assumed else "inputs"
-    unchecked = unchecked_note(rate, device, precision, whose)
-    taken = fixed.ms if low else None  # the other reading of a low rate
-    warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
-    warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
-    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or fastest is None or at_peak is None:
-        bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)
-    else:
-        at = fixed_split.AtPeak(
-            peak=peak,
-            peak_tflops=fastest,
-            precision=precision,
-            step_ms=step_ms,
-            batch=per_device,
-            flops_per_sample=spec.flops,
-            peak_work_ms=at_peak,
-        )
-        bound = fixed_split.bounded(
-            fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
-        )
-    source = Finding.of(
-        FindingKind.COMPUTE_OF_NUMBERS,
-        step_ms=step_ms,
-        batch=per_device,
-        tflops=whole,
-        flops_given=flops_given,
-        fixed_ms=fixed.ms,
-        fixed_source=str(fixed.source),
-        work_ms=step_ms - compute.fixed_ms,
-    )
-    # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    said = Assumption(
-        term=TermId.FIXED,
-        value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
-        quantity=fixed_quantity(fixed),
-        source=fixed.source,
-        basis=fixed.basis,
-        measure=fixed.measure,
-    )
-    return replace(
-        basis,
-        spec=spec,
-        per_device=per_device,
-        fixed=fixed,
-        compute=compute,
-        prior_range=split.prior_range,
-        error=priors.ERROR,
-        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
-        overlap=req.overlap,
-        power=power,
-        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
-        warnings=(*basis.warnings, *warnings),
-        implausible=basis.implausible or bool(warnings),  # every rate warning is one
-        name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, said),
-        priors_said=said_priors,
-        ends=split.ends,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ByNumbers:
-    """A step given by numbers, split (:func:`by_numbers`): its rate (TFLOP/s), its work at
-    the peak bounding it (ms; None: no peak), its fixed cost, its compute with the priors
-    (``prior_range``: at their ends) and the same at each end of an assumed term's range."""
-
-    whole_tflops: float
-    bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
-    work_at_peak_ms: float | None
-    fixed: FixedCost
-    compute: Compute
-    prior_range: tuple[Compute, ...]
-    ends: tuple[End, ...]
-
-
-def by_numbers(
-    spec: ModelSpec,
-    points: Sequence[tuple[int, float]],
-    fixed_ms: float | None,
-    peaks: tuple[float | None, float | None],
-    flops_given: bool,
-    measure: Measure,
-    memory_gbs: float | None = None,
-) -> ByNumbers:
-    """The step of ``points`` ((batch, step ms), the first advised on) beside the fastest
-    its work could run (``peaks``: its precision's, TF32 for fp32, then bf16's for a step
-    faster than that: mixed precision), split into a fixed cost and per-sample work at the
-    fixed cost found and at each end of an assumed range (FLOPs per sample not given, a
-    fixed cost not measured); DDP's work and the wait from their priors, their range in
-    the interval."""
-    per_device, step_ms = points[0]
-    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
-    at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
-    # the peak bounds the per-sample work from below and, at 1% of it, from above: only
-    # with FLOPs per sample given
-    fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
-    assumed = fixed.source == Source.ASSUMED
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if assumed and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
-        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
-            which: replace(
-                priors.with_priors(split, step_ms, which),
-                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
-            )
-            for which in ("low", "high", "point")
-        }
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    return ByNumbers(
-        whole_tflops=whole,
-        bound_tflops=peak_tflops,
-        work_at_peak_ms=at_peak,
-        fixed=fixed,
-        compute=compute,
-        prior_range=prior_range,
-        ends=tuple(
-            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
-            for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
-        ),
-    )
-
-
-def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
-    """A term set from a prior (``model/priors.py``): its most likely value and range
-    (which enters the interval), and the source."""
-
-    def share(value: float) -> str:
-        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
-
-    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
-    return Assumption(
-        term=found.term,
-        value=f"{share(found.point)} {what} ({share(found.low)}-"
-        f"{share(found.high)}, its range in the interval)",
-        quantity=Quantity(found.point, unit, found.low, found.high),
-        source=Source.PRIOR,
-        basis=found.source,
-        measure=measure,
-    )
-
-
-def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
-    """What DDP's prior is beside its bucket copies, said with the copies' time at this
-    model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
-    part = device.part
-    bandwidth = part.memory_bw_gbs if part is not None else REFERENCE_MEMORY_GBS
-    copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
-    whose = "" if part is not None else ", an H100 SXM's (no device named)"
-    return (
-        f"ms a step, plus {format_ms(copies_ms)} of bucket copies at {bandwidth:,.0f} GB/s{whose}"
-    )

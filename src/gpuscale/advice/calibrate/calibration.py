@@ -1,5 +1,5 @@
 """Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
-sweep: ``advice/model/network.py``).
+sweep: ``advice/model/collectives.py``).
 
 * Compute: the model's own fixed per-step cost where the bench timed it at two batches
   (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
@@ -47,11 +47,12 @@ from gpuscale.advice.calibrate.rows import (
     which_configuration,
 )
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, joined

@@ -21,11 +21,12 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import Basis
+from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
+from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.advice.types import Finding, Source, TermId, words
 from gpuscale.advice.types import FindingKind as K

@@ -1,5 +1,4 @@
-"""What the bench's runs measured beyond the calibration point, and what the runs of the
-model advised say.
+"""What the bench's runs measured beyond the calibration point.
 
 Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
 device, contention for shared cores) and the communication DDP timed over what the
@@ -7,40 +6,24 @@ network predicts for the same buckets (on CPU above 1: the all-reduce shares the
 with backward), each read at the most specific level that measured it (every model of the
 configuration, the family, its own runs); the noise scale the gradient norms measured.
 
-The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
-bench model is advised where none was asked (the largest with a trustworthy N = 1 run;
-``rows.why_this_model`` says why larger ones were passed over, :func:`models_benched` the
-others), weak runs said in short and in full (:func:`weak_said`), and a per-device batch
-advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
+The model's runs: ``advice/calibrate/model_runs.py``.
 """
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.record import Calibration
-from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
-from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured
+from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, support
-from gpuscale.bench.support import weak as too_short
-from gpuscale.plausibility import FlagKind
-from gpuscale.tables.bench import most_host_devices
-from gpuscale.tables.bench import one_device as at_one_device
-from gpuscale.tables.bench_runs import bench_options, runs_like
+from gpuscale.bench.support import support
 
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
 # run-to-run noise, not said (the step model holds it all the same).
@@ -179,189 +162,4 @@ def one_device(cal: Calibration) -> OneDevice | None:
         own,
         config_group=cal.config_group,
         device_name=cal.device_name,
-    )
-
-
-def models_benched(table: pd.DataFrame, chosen: str) -> str:
-    """Where the model advised on is the largest of several benched: which, and the others
-    ``--model`` chooses (a file of six models: the one advised is said, and why);
-    "" where the table holds one model, or a larger one was passed over
-    (:func:`~gpuscale.advice.calibrate.rows.why_this_model` says it)."""
-    sizes = model_sizes(table)
-    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
-        return ""
-    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
-    return largest_of(chosen, float(sizes[chosen]), len(sizes), others)
-
-
-def same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
-    samples (flagged or allowed, its gradient norms measure no noise scale)."""
-    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
-
-
-def measured_runs(
-    table: pd.DataFrame,
-    model: str,
-    allow_flagged: bool,
-    like: tuple[str, str | None, str | None] | None = None,
-) -> list[Measured]:
-    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
-    ``like`` (the calibrated run's configuration group, device name and the strategy
-    predicted), only the runs of that configuration on that device
-    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
-    a GPU."""
-    scaling = bench_scaling(table)
-    base_batch = at_one_device(scaling, "batch_per_device")
-    base_accum = at_one_device(scaling, "accum")
-    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
-    if like is not None and len(scaling):
-        of &= runs_like(scaling, *like)
-    rows = scaling[of].dropna(subset=["speedup"])
-    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
-    base_at = at_one_device(scaling.assign(_at=at), "_at")
-
-    def weak_remedy(index: object) -> str:
-        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
-        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
-        pair = scaling.loc[both]
-        found = support(pair)
-        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
-        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
-        return found.remedy() if weak and found is not None else ""
-
-    return [
-        Measured(
-            devices=int(r.accelerators),
-            speedup=float(r.speedup),
-            flagged=bool(r.flagged),
-            batch_per_device=int(r.batch_per_device),
-            allowed=bool(r.flagged) and allow_flagged,
-            accum=int(r.accum),
-            base=(int(base_batch[i]), int(base_accum[i])),
-            weak_remedy=weak_remedy(i),
-            samples_per_s=float(r.samples_per_s),
-            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
-        )
-        for i, r in zip(rows.index, rows.itertuples(), strict=True)
-    ]
-
-
-def weak_said(
-    table: pd.DataFrame, model: str, source: str | Path | None = None
-) -> tuple[str | None, str | None, Support | None]:
-    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
-    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured): short, with the kinds of why and what to bench (the default
-    view's line); then the same in full, with the steps' basis and the command that
-    prints the runs' notes (on ``source``, the results file, where given: a source line
-    of ``--explain``); then what they give. (None, None, support) when none is weak."""
-    ok = table[(table["model"] == model) & (table["status"] == "ok")]
-    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
-    weak = rows[rows["evidence"] == "weak"]
-    found = support(rows, table)
-    if weak.empty or found is None:
-        return None, None, found
-    kinds = labels(weak["evidence_kinds"])
-    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
-    # runs too short to read the step's terms from: the change line says what to bench
-    # (``explain.caveats.measure_first``), the warning only that they are weak
-    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
-    weak_runs = WeakRuns(len(weak), len(rows), model, counts, kinds)
-    said, full = weak_evidence(weak_runs, fix, found.remedy(basis=True), _file(source))
-    return said, full, found
-
-
-def run_options(table: pd.DataFrame, cal: Calibration, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
-    configuration in the strategy predicted, and ``--out`` the file advised on where the
-    advice was given its path (``""`` where no run of it is in ``table``)."""
-    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
-    rows = table[like]
-    if rows.empty:
-        return ""
-    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-    row["strategy"] = req.strategy or row.get("strategy")
-    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
-    return f"{bench_options(row)}{out}"
-
-
-def _file(source: str | Path | None) -> str:
-    """The results file as a shell word (``FILE`` where the table was given, not read)."""
-    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
-
-
-def far_beyond_the_batch_timed(cal: Calibration, per_device: int) -> Finding | None:
-    """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work was
-    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
-    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
-    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
-    under half of that (docs/advice.md)."""
-    floor = cal.compute.floor_ms > 0
-    if (
-        cal.shape is not None
-        or per_device <= cal.batch
-        or (per_device <= 2 * cal.batch and not floor)
-    ):
-        return None
-    return Finding.of(
-        K.BEYOND_BATCH,
-        batch=per_device,
-        times=per_device / cal.batch,
-        timed=cal.batch,
-        floor=floor,
-        model=cal.name,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRuns:
-    """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
-    whether one saw the same samples on every rank, the most GPUs a host had, why this
-    model (``rows.why_this_model``, else :func:`models_benched`; "" where asked), the runs
-    used as evidence (:func:`weak_said`: ``evidence`` with the advised run's options) and
-    the batch advised beyond the one timed (:func:`far_beyond_the_batch_timed`)."""
-
-    runs: tuple[Measured, ...]
-    same_samples: bool
-    host_devices: int | None
-    passed_over: str
-    others: str
-    weak: str | None
-    weak_in_full: str | None
-    evidence: Support | None
-    beyond: Finding | None
-
-
-def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Calibration, req: AdviceRequest, per_device: int
-) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
-    advised at ``per_device`` samples per device."""
-    table = found.table
-    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], cal.name, req.bench)
-    if evidence is not None:  # the bench command of the advised run, on the file advised on
-        evidence = replace(evidence, run=run_options(table, cal, req))
-    params_given = req.params is not None
-    passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
-    others = (
-        ""
-        if passed_over or req.model
-        else models_benched(bench, None if params_given else cal.name)
-    )
-    beyond = far_beyond_the_batch_timed(cal, per_device)
-    like = (cal.config_group, cal.device_name, req.strategy)
-    return ModelRuns(
-        runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
-        same_samples=same_samples(bench, cal.name),
-        host_devices=most_host_devices(table),
-        passed_over=passed_over,
-        others=others,
-        weak=weak,
-        weak_in_full=weak_in_full,
-        evidence=evidence,
-        beyond=beyond,
     )

@@ -23,23 +23,18 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import (
-    Assumption,
-    again,
-    bench_run,
-    input_pipeline,
-    more_steps,
-    rerun,
-    settle,
-)
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain import memory
+from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
+from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
+from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
@@ -47,7 +42,6 @@ from gpuscale.quantities import (
     counted,
     factor_interval,
     format_count,
-    format_ms,
     joined,
     number,
     numbers_apart,
@@ -55,10 +49,6 @@ from gpuscale.quantities import (
 from gpuscale.tables.advice import (
     ADVICE_COLUMNS,
     NOT_POSITIVE,
-    TOO_WIDE_TO_TEST,
-    as_throughput,
-    on_advice_baseline,
-    same_configuration,
 )
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -98,7 +88,7 @@ def headline(
     noise scale was measured over, where it is used and they are few (``Advice.noise_steps``);
     ``steps``: the steps a run asked for needs
     (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
-    ``devices`` already, what to bench them again with (``advice.assumptions.again``), said
+    ``devices`` already, what to bench them again with (``advice.remeasure.again``), said
     in place of a run it holds."""
     rests = list(defaults)
     if noise_steps is not None:
@@ -118,128 +108,6 @@ def headline(
             f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
             f"; {again or first} and advise again on those rows."
         )
-    return lines
-
-
-def _grouped(measured: list[Measured]) -> dict[tuple, list[Measured]]:
-    """The runs by the configuration they measured: count, per-device batch, accumulation
-    and the one-device run they are against (every run of a count compared together)."""
-    groups: dict[tuple, list[Measured]] = {}
-    for m in measured:
-        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
-        groups.setdefault(key, []).append(m)
-    return groups
-
-
-def _spread(values: list[float]) -> str:
-    """``0.199`` (one value) or ``median 0.2 (spread 0.18-0.22)``, of ``values``."""
-    if len(values) == 1:
-        return number(values[0])
-    ordered = sorted(values)
-    middle = float(pd.Series(ordered).median())
-    return f"median {number(middle)} (spread {number(ordered[0])}-{number(ordered[-1])})"
-
-
-def against_measured(
-    predictions: pd.DataFrame,
-    measured: list[Measured],
-    alternative: pd.DataFrame | None = None,
-    disagreeing: tuple[Disagreement, ...] = (),
-) -> list[str]:
-    """One sentence for each count the bench measured in a configuration the advice
-    predicts (the same per-device batch and accumulation against the same one-device run,
-    ``tables.advice.same_configuration``: in its predictions or, where those keep the
-    global batch, in the weak-scaling ``alternative``): the trusted runs there (unflagged,
-    or flagged and used with --allow-flagged), all of them, how many and their spread,
-    set against the predicted speedup and its interval, inside or outside; the flagged runs
-    left out said apart. A count in ``disagreeing`` (``advice.reconcile``) is said there,
-    its row resting on the measurement, not here."""
-    lines = []
-    said_apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
-    throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
-    for (devices, batch, accum, base), runs in _grouped(measured).items():
-        # the prediction of the configuration measured, its one-device run too: a speedup
-        # is a ratio of two runs (never another configuration's interval)
-        row = same_configuration(throughput, devices, batch, accum, base)
-        if row is None or (devices, batch, accum) in said_apart:
-            continue
-        low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        # the weak-scaling alternative's row where the advice's own keep the global batch
-        weak = same_configuration(throughput[:1], devices, batch, accum, base) is None
-        predicted = (
-            f"the predicted {number(float(row['speedup']))} "
-            f"({number(low)}-{number(high)}x, 80% interval"
-            + (f"; weak scaling, per-device batch {batch} kept)" if weak else ")")
-        )
-        trusted = [m for m in runs if not m.flagged or m.allowed]
-        left = [m for m in runs if m.flagged and not m.allowed]
-        apart = (
-            f"; {counted(len(left), 'flagged run')} left out (not trusted: "
-            f"{joined([number(m.speedup) for m in left])})"
-            if left
-            else ""
-        )
-        if not trusted:
-            middle = float(pd.Series([m.speedup for m in left]).median())
-            lines.append(
-                f"Measured on {devices} devices: throughput speedup "
-                f"{joined([number(m.speedup) for m in left])} from "
-                f"{counted(len(left), 'run')}, all flagged (not trusted), "
-                f"{'inside' if low <= middle <= high else 'outside'} {predicted}."
-            )
-            continue
-        # on the predictions' baseline (their one-device step: without DDP, or FSDP's one
-        # rank), not the bench's bare step
-        ons = [on_advice_baseline(throughput, base, m.samples_per_s) for m in trusted]
-        own = [m.speedup for m in trusted]
-        runs_said = counted(len(trusted), "trusted run")
-        if all(ons):
-            values = [on[0] for on in ons if on]
-            said = (
-                f"{_spread(values)} against the advice's one-device step "
-                f"({format_ms(ons[0][1])} a step predicted, the baseline of the interval; "
-                f"{_spread(own)} against the bench's bare N = 1 step)"
-            )
-        else:
-            values = own
-            said = _spread(own)
-        speedup = float(pd.Series(values).median())
-        said = f"Measured on {devices} devices: throughput speedup {said}, from {runs_said}"
-        remedy = next((m.weak_remedy for m in trusted if m.weak_remedy), "")
-        allowed = any(m.allowed for m in trusted)
-        if low <= speedup <= high:
-            # inside an interval too wide to test the prediction is no agreement (the
-            # report's check says the same, report.bench_checks)
-            wide = low <= 0 or high / low > TOO_WIDE_TO_TEST
-            span = number(high / low) if low > 0 else "infinity"
-            lines.append(
-                f"{said}, inside {predicted}"
-                + (
-                    f", an interval spanning a factor of {span}: too wide to test the "
-                    f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})"
-                    if wide
-                    else ""
-                )
-                + f"{apart}."
-            )
-        elif remedy:
-            # a weak run's speedup is a measurement to repeat: never trusted over the
-            # advice's before it is measured again
-            lines.append(
-                f"{said}, outside {predicted}, from weak runs (the bench table's evidence): "
-                "they disagree, and the measurement is not yet firm enough to say which to "
-                f"trust; {remedy} and advise again"
-                + (" (flagged too, used with --allow-flagged)" if allowed else "")
-                + f"{apart}."
-            )
-        else:
-            lines.append(
-                f"{said}, outside {predicted}: the measurement is what this machine did; "
-                f"trust it over the prediction at {devices} devices (the model missed "
-                "something it measured)"
-                + (" - though flagged, used with --allow-flagged" if allowed else "")
-                + f"{apart}."
-            )
     return lines
 
 

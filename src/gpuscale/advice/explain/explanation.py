@@ -5,18 +5,20 @@ speedup, what would change it, and where every input came from.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import pandas as pd
 
 from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
+from gpuscale.advice.explain.break_even import break_even_lines
+from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
-from gpuscale.bench.support import errors_weak, predicted, to_test, weak
+from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
     format_count,
@@ -26,8 +28,6 @@ from gpuscale.quantities import (
     span,
 )
 from gpuscale.tables.bench import on_a_larger_host
-
-SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
 
 def interval(low: float, high: float) -> str:
@@ -81,7 +81,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append(focus.only_one(advice.inputs, d.cap))
+            lines.append(only_one(advice.inputs, d.cap))
     if d.fastest != d.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
@@ -94,75 +94,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
     one = table_words.one_device(advice)
     return [*lines, one] if one else lines
-
-
-def _break_even(advice: AdviceView) -> list[str]:
-    inputs = advice.inputs
-    assert inputs is not None
-    name = inputs.network_name
-    if inputs.max_devices < 2 or inputs.global_batch is not None:  # none sought (recommend)
-        return []
-    lines, evidence = [], inputs.evidence
-    if advice.break_even_ms_per_mb is not None:
-        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
-        # of the whole step, never the per-sample work's (unbounded where the step is
-        # nearly all fixed cost)
-        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
-        whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
-        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
-        own = step_ms / (inputs.model.grad_bytes / 1e6)
-        like = max(advice.break_even_ms_per_mb, own)  # both in one unit
-        lines.append(
-            f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
-            f"{format_ms(advice.break_even_ms_per_mb, like)} per MB of gradients "
-            f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
-            f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
-            f"{format_ms(own, like)} per MB."
-        )
-    per_param = inputs.model.flops / inputs.model.params
-    size = advice.break_even_params
-    target = advice.target_params
-    if any(v is not None and math.isnan(v) for v in (size, target)):
-        return lines  # the speedup falls with size somewhere: no size from which it holds
-
-    def from_size(value: float | None) -> str:
-        if value is None:
-            return "at no size up to 10T parameters"
-        if value <= SMALLEST_SEARCHED:
-            return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
-        return f"from {format_count(value)} parameters"
-
-    batch = (
-        f"global batch {format_count(inputs.kept_global_batch or inputs.batch)} split over the two"
-        if inputs.kept_global_batch is not None
-        else f"per-device batch {format_count(inputs.batch)}"
-    )
-    mparams = inputs.model.params / 1e6
-    said = table_words.sentence(
-        getattr(inputs, "family", None),
-        per_param=per_param,
-        batch=batch,
-        beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
-        f"{from_size(size)}",
-        reaches=f"reach {inputs.target_efficiency:.0%} efficiency {from_size(target)}",
-        size=size,
-        params=inputs.model.params,
-        own=_own_pair(advice.predictions),
-        own_terms=(
-            inputs.compute.opt_ms_per_mparam * mparams,
-            inputs.compute.ddp_ms_per_mparam * mparams,
-        ),
-        benched=inputs.evidence is not None,
-        strategy=inputs.strategy,
-    )
-    return [*lines, f"{said}{to_test(evidence)}."]
-
-
-def _own_pair(frame: pd.DataFrame) -> float | None:
-    """This model's throughput speedup on 2 devices, as its table predicts (None: no
-    2-device row)."""
-    two = frame[frame["accelerators"] == 2]
-    return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
 
 
 def _wait_words(advice: AdviceView, n: int) -> str:
@@ -228,7 +159,7 @@ def _step(advice: AdviceView) -> list[str]:
         )
     elif d.cap in STOPPED:
         lines.append(
-            focus.below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
+            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
             or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
             "count allowed caps the speedup."
         )
@@ -242,7 +173,7 @@ def _step(advice: AdviceView) -> list[str]:
 def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
-    dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
+    dropped = dropped_counts(inputs, advice.predictions)  # a count asked for without a row
     lines = [*map(findings.said, inputs.sources), *([dropped] if dropped else [])]
     said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:
@@ -262,7 +193,7 @@ def _sources(advice: AdviceView) -> list[str]:
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
     source = findings.said(inputs.error.source) + errors_weak(inputs)
-    lines.append(f"{table_words.step_interval(advice, source)}.")
+    lines.append(f"{step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
@@ -380,7 +311,7 @@ def explain(advice: AdviceView) -> list[str]:
     return (
         _recommendation(advice)
         + _scaling(advice)
-        + _break_even(advice)
+        + break_even_lines(advice)
         + _step(advice)
         + _sources(advice)
         + [table_words.equilibrium_sentence(advice)]

@@ -8,9 +8,10 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import Decision, Disagreement
+from gpuscale.advice.measured_runs import Disagreement
+from gpuscale.advice.types import Decision
 
 
 class AdviceView(Protocol):

@@ -1,6 +1,5 @@
 """What the runs do not measure, each with its source: priors for the N > 1 terms a model
-given by its numbers leaves unmeasured, the step's 80% interval at N > 1, and what
-training to the target takes (the convergence).
+given by its numbers leaves unmeasured, and the step's 80% interval at N > 1.
 
 Priors, in the form the step model takes them (``advice/model/step.py``), with a low, a
 most likely and a high value (10th, 50th and 90th percentiles of what measured them):
@@ -25,9 +24,7 @@ half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`
 models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
 wider by ``sqrt(log2 N)`` above the largest measured.
 
-The convergence (:func:`resolved`): an MLPerf workload's reference convergence points
-(``mlperf.rcp.workload_rcps``, fitted by ``analysis.critical_batch.rcp_fit``), a noise scale
-given or the bench's; and MLPerf's least time to train (:func:`mlperf_floor`).
+What training to the target takes (the convergence): ``advice/model/convergence.py``.
 """
 
 from __future__ import annotations
@@ -39,15 +36,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import Compute
-from gpuscale.advice.types import Finding, FindingKind, TermId, trusted_runs
-from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
-from gpuscale.mlperf.bundled import load_round
-from gpuscale.mlperf.rcp import WorkloadRcps
-from gpuscale.quantities import joined, noun_for, number
-from gpuscale.tables.requests import NamedError, ref
-from gpuscale.tables.workloads import Unit
+from gpuscale.advice.types import Finding, FindingKind, TermId
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
@@ -229,159 +221,3 @@ ERROR = StepError(
     measured_n=1,
     source=Finding.of(FindingKind.STEP_OVER_PRIORS, width_log=UNMEASURED_REST, own=()),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Convergence:
-    """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
-    the samples to train are its scale, why the bench's noise scale is not used (``thin``,
-    "" where it is or there is none), MLPerf's ``floor`` (:func:`mlperf_floor`) and the
-    steps of the bench's noise scale where it prices the batch (else None)."""
-
-    model: ConvergenceModel | None
-    samples_used: bool
-    thin: str
-    floor: tuple[tuple[int, float, str], ...]
-    noise_steps: int | None
-
-
-def resolved(
-    found: WorkloadRcps | None,
-    fitted: ConvergenceModel | None,
-    *,
-    workload: str | None,
-    noise_scale: float | None,
-    samples: float,
-    samples_given: bool,
-    reference_batch: float,
-    measured: NoiseScale | None,
-    max_devices: int,
-) -> Convergence:
-    """The convergence: the workload's RCPs (``found`` as read, ``fitted``) or a noise
-    scale given, else the bench's (``measured``; under ``FEW_NOISE_STEPS`` steps it prices
-    no batch, said), then MLPerf's least time to train at each count to ``max_devices``."""
-    given = noise_scale is not None or workload is not None
-    thin = "" if given else thin_noise(measured)
-    kept = None if thin else measured
-    model, samples_used = convergence_for(
-        noise_scale=noise_scale,
-        rcps=found,
-        fitted=fitted,
-        samples=samples,
-        reference_batch=reference_batch,
-        measured=kept,
-        samples_given=samples_given,
-    )
-    floor = mlperf_floor(workload, max_devices) if workload else ()
-    bench_priced = kept is not None and noise_scale is None and not workload
-    return Convergence(model, samples_used, thin, floor, kept.steps if bench_priced else None)
-
-
-def convergence_for(
-    *,
-    noise_scale: float | None,
-    rcps: WorkloadRcps | None,
-    samples: float,
-    reference_batch: float,
-    measured: NoiseScale | None = None,
-    samples_given: bool = False,
-    fitted: ConvergenceModel | None = None,
-) -> tuple[ConvergenceModel | None, bool]:
-    """The convergence model, and whether the samples to train (``samples``) are its
-    scale: an MLPerf workload's RCP fit (``fitted``, of ``rcps`` as read in the ruleset
-    asked; its own samples where its RCPs count samples: ``samples`` unused, and
-    ``samples_given`` refused), else a given noise scale, else the one the bench measured,
-    with ``E_min`` such that ``samples`` are needed at the reference batch; None without
-    any."""
-    if rcps is not None:
-        if fitted is None:
-            raise ValueError(no_rcps(rcps))
-        if rcps.unit is Unit.SAMPLES:
-            if samples_given:
-                raise NamedError(
-                    f"{ref('samples')} with {ref('workload', rcps.workload)}: its reference "
-                    "convergence points count the samples to train themselves; give one or "
-                    "the other"
-                )
-            return fitted, False
-        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
-        e_min = samples / (1 + reference_batch / fitted.b_noise)
-        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), True
-    if noise_scale is not None:
-        if not noise_scale > 0:
-            raise ValueError(f"noise scale must be positive, got {noise_scale}")
-        b_noise, source = noise_scale, "noise scale as given"
-    elif measured is not None:
-        b_noise = measured.b_simple
-        source = (
-            f"B_simple {number(measured.b_simple)} measured by the bench over "
-            f"{measured.steps} steps, 95% interval {number(measured.low)}-"
-            + (
-                f"{number(measured.high)}"
-                if math.isfinite(measured.high)
-                else "unbounded (too few steps to bound it above)"
-            )
-            + "; early in training it is a lower bound"
-        )
-    else:
-        return None, True
-    e_min = samples / (1 + reference_batch / b_noise)
-    return ConvergenceModel(e_min, b_noise, source), True
-
-
-def thin_noise(measured: NoiseScale | None) -> str:
-    """Why the bench's noise scale is not used to price a larger batch (``""`` where it
-    is): measured over fewer than ``FEW_NOISE_STEPS`` steps, it would choose the batch and
-    the gradient accumulation from a guess (2 steps chose 4x accumulation on one device)."""
-    fewest = FEW_NOISE_STEPS
-    if measured is None or measured.steps >= fewest:
-        return ""
-    return (
-        f"the bench measured B_simple {number(measured.b_simple)} over only "
-        f"{measured.steps} steps (under {fewest}), too few to choose a batch or gradient "
-        "accumulation by, so it is not used"
-    )
-
-
-def no_rcps(found: WorkloadRcps) -> str:
-    """Why a workload has no convergence model in a ruleset, and the rulesets that
-    have its reference convergence points (the newest to give instead)."""
-    others, shown = found.elsewhere, found.display
-    where = (
-        f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
-        f"--ruleset {others[-1]} (ruleset={others[-1]!r} from Python)"
-        if others
-        else "no ruleset of the installed mlperf-logging has them"
-    )
-    return (
-        f"no reference convergence points for {shown} ({found.workload!r}) in "
-        f"ruleset {found.ruleset} (mlperf-logging's rcp_checker); {where}"
-    )
-
-
-MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
-
-
-def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
-    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
-    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
-    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
-    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
-    scores = load_round().scores
-    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
-    if rows.empty:
-        return ()
-    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
-    out = []
-    for n in range(1, largest + 1):
-        above = fastest[fastest["accelerators"] >= n]
-        if above.empty:
-            break
-        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
-        best = above.loc[bound.idxmin()]
-        why = (
-            f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
-            f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min"
-        )
-        out.append((n, float(bound.min()), why))
-    return tuple(out)

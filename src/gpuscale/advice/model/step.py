@@ -11,7 +11,8 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 
 (``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/calibrate/fits.py``).
 
-Communication: ``advice/model/network.py`` (buckets, the ring model, measured curves).
+Communication: ``advice/model/network.py`` (buckets, the ring model) and
+``advice/model/collectives.py`` (measured curves).
 
 Step on N > 1 devices::
 

@@ -1,0 +1,86 @@
+"""An assumed term as a record (``Assumption``): its name in the words (``TERM_NAMES``), its
+number and unit (``Quantity``), where it came from and how to measure it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuscale.advice.types import Measure, Source, TermId
+
+# Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
+TERM_NAMES = {
+    TermId.FIXED: "Fixed per-step cost",
+    TermId.OVERLAP: "Overlap",
+    TermId.DDP: "DDP's own work",
+    TermId.WAIT: "Wait for the slowest device",
+    TermId.INPUT: "Input pipeline",
+    TermId.CONVERGENCE: "Samples to converge at a larger global batch",
+    TermId.LINK: "Link",
+    TermId.STRATEGY: "Strategy",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A term's value as a number: ``value`` in ``unit``, its range (``low``, ``high``)
+    where it has one, and per device count where it was measured at each (``at``)."""
+
+    value: float
+    unit: str
+    low: float | None = None
+    high: float | None = None
+    at: tuple[tuple[int, float], ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        found: dict[str, object] = {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "unit": self.unit,
+        }
+        if self.at:
+            found["at"] = {str(n): v for n, v in self.at}
+        return found
+
+
+NO_QUANTITY: dict[str, object] = {"value": None, "low": None, "high": None, "unit": None}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Assumption:
+    """One term: its value as used (``value``: in words; ``quantity``: the number and its
+    unit, None where the term is a choice, not a number), where it came from, how to
+    measure it."""
+
+    term: TermId
+    value: str
+    source: Source
+    basis: str
+    measure: Measure = field(default_factory=Measure)  # empty where measured
+    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, fsdp)
+    quantity: Quantity | None = None
+
+    @property
+    def name(self) -> str:
+        """The term's name: ``Overlap``, ``FSDP's own work``."""
+        if self.term == TermId.DDP:
+            return f"{self.strategy.upper()}'s own work"
+        return TERM_NAMES[self.term]
+
+    def to_dict(self) -> dict[str, object]:
+        """The term as ``-f json`` gives it: its number, range and unit, then the words."""
+        number = NO_QUANTITY if self.quantity is None else self.quantity.to_dict()
+        return {
+            "term": self.name,
+            **number,
+            "said": self.value,
+            "source": str(self.source),
+            "basis": self.basis,
+            "measure": str(self.measure),
+            "kind": str(self.term),
+        }
+
+    def sentence(self) -> str:
+        """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
+        how = f"; to measure: {self.measure}" if self.measure else ""
+        return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."

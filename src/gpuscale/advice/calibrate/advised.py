@@ -1,0 +1,162 @@
+"""The model a bench file's advice is on (:func:`calibration_advised`), on the bench host's link
+(:func:`on_bench_host`): the one asked for, else the largest with a trustworthy N = 1 run; a
+model given by its numbers (``--params``) takes its family's calibration
+(:func:`representative`, :func:`adopt`): the family asked for (``--family``), else the
+bench's nearest in FLOPs per parameter per sample (log distance; an MLP does ~6, a CNN or
+transformer several hundred), said as inferred; within it the member nearest in parameters.
+With neither FLOPs nor a family there is nothing to choose by: refused."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.calibrate.calibration import (
+    as_asked,
+    calibrate,
+    default_model,
+)
+from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
+from gpuscale.advice.calibrate.record import Calibration
+from gpuscale.advice.calibrate.rows import (
+    CalibrationError,
+    NamedCalibrationError,
+)
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.inputs import Basis
+from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.model.step import ModelSpec
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Finding, Source, words
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.quantities import format_count
+from gpuscale.tables.requests import ref
+
+
+def _families(single: pd.DataFrame) -> pd.Series:
+    """FLOPs per parameter per sample of each family (median over its models)."""
+    rows = single.dropna(subset=["flops_per_sample", "params"])
+    ratio = rows["flops_per_sample"].astype(float) / rows["params"].astype(float)
+    return ratio.groupby(rows["family"]).median().sort_index()
+
+
+def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
+    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
+    model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
+    usable = trusted_runs(table)
+    single = usable[usable["accelerators"] == 1]
+    families = _families(single)
+    known = tuple(
+        Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
+    )
+    if single.empty:  # the cause, before any word on families or FLOPs (it asked for the
+        # --flops-per-sample already given, "one of: none measured")
+        raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY)))
+    options = {"family": ref("family"), "flops": ref("flops_per_sample")}
+    if req.family is not None:
+        if req.family not in set(single["family"]):
+            found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
+            raise NamedCalibrationError(said(found))
+        family, given = req.family, None
+    elif req.flops_per_sample is None or families.empty:
+        found = Finding.of(K.FAMILY_NEEDED, known=known, **options)
+        raise NamedCalibrationError(said(found))
+    else:
+        given = req.flops_per_sample / req.params
+        distance = (np.log(families / given)).abs()
+        family = str(distance.idxmin())
+    rows = single[single["family"] == family].dropna(subset=["params"])
+    sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
+    model = str((np.log(sizes / req.params)).abs().idxmin())
+    how = Finding.of(
+        K.FAMILY_CHOSEN,
+        family=family,
+        inferred=given is not None,
+        flops_per_param=given,
+        family_flops_per_param=float(families.get(family, math.nan)),
+        known=known,
+        model=model,
+    )
+    return model, family, how
+
+
+def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Calibration:
+    """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
+    cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
+    (the copies resized); its batches, memory and noise scale (another model's) dropped."""
+    flops = req.flops_per_sample
+    measured_per_param = None  # the family's FLOPs per parameter, where none were given
+    if flops is None:
+        flops = cal.model.flops / cal.model.params * req.params
+        measured_per_param = flops / req.params
+    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
+    bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
+    rest = (own - cal.model.ddp_ms_per_mparam(0.0, bandwidth)) * cal.model.params / 1e6
+    ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
+    compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
+    fixed = cal.fixed
+    note = Finding.of(
+        K.ADOPTED,
+        how=(how,),
+        params_of=cal.model.params,
+        tflops=compute.tflops,
+        fixed_ms=fixed.ms if fixed else 0,
+        params=req.params,
+        flops_given=measured_per_param is None,
+        flops_per_param=measured_per_param,
+        family=family,
+    )
+    if fixed is not None:  # an assumed one stays assumed, its range in the interval
+        basis = f"{cal.name}'s, of the {family} family"
+        fixed = replace(
+            fixed,
+            source=Source.ASSUMED if fixed.source == Source.ASSUMED else Source.FITTED,
+            basis=f"{basis}: {fixed.basis}" if fixed.source == Source.ASSUMED else basis,
+            measure=words(
+                "`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
+                f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
+                "batch and a quarter of it)"
+            ),
+        )
+    return replace(
+        cal,
+        name=f"a {format_count(req.params)}-parameter {family} model",
+        model=spec,
+        compute=compute,
+        fixed=fixed,
+        shape=None,
+        max_batch=None,
+        memory_note=None,
+        noise=None,
+        notes=(*cal.notes, note),
+        measured_steps=cal.measured_steps.iloc[0:0],
+    )
+
+
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
+    """The calibration advised on: the model asked for (else the largest benched), or for
+    a model the bench did not measure (``req.params``), its family's representative's."""
+    if req.params is not None:  # a model the bench did not measure: its family's rate
+        model, named, how = representative(table, req)
+        return adopt(calibrate(table, model), req, named, how)
+    return calibrate(table, req.model or default_model(table))
+
+
+def on_bench_host(
+    table: pd.DataFrame, req: AdviceRequest, basis: Basis
+) -> tuple[Calibration, Calibration, Basis]:
+    """The calibration advised on (:func:`calibration_advised`), the same as the request
+    predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
+    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
+    processes: their count capped at the host's cores, their link no GPU preset,
+    ``link.cpu_processes``)."""
+    cal = calibration_advised(table, req)
+    asked = as_asked(cal, req.strategy, req.fixed_ms)
+    on_host = on_bench_host_link(basis, table, cal)
+    if cal.device == "cpu":
+        on_host = cpu_processes(on_host, req, table, cal)
+    return cal, asked, on_host

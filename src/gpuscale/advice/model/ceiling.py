@@ -1,0 +1,65 @@
+"""The ceiling a device's work cannot beat, TFLOP/s at a precision: its recorded peak, a CPU's
+threads at what one thread can reach, else the fastest accelerator's peak."""
+
+from __future__ import annotations
+
+import math
+
+from gpuscale.hardware.peaks import PEAKS
+from gpuscale.quantities import counted
+
+# What one CPU thread's work can reach at most, by precision (no CPU records a peak):
+# fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)
+# on Intel AMX, 1,024 multiply-adds a cycle a core (2,048 FLOPs) at 4 GHz, 8.2. Ceilings,
+# never rates to expect; work priced at one is priced at its run's precision's (fp32 work
+# at the AMX figure was modelled 30x too fast beyond the batch measured).
+CPU_THREAD_TFLOPS = {"fp32": 0.256, "bf16": 8.2, "fp16": 8.2}
+
+
+def ceiling(
+    device: object, threads: object, peak: object = None, precision: object = None
+) -> tuple[float, str]:
+    """(TFLOP/s, its name) the device's work cannot beat at the run's ``precision``: its
+    recorded ``peak``, else a CPU's threads at ``CPU_THREAD_TFLOPS`` of that precision,
+    else the fastest accelerator's peak at that precision. The name says the precision:
+    work beyond a measured batch is priced at it (``within_peak``), and fp32 work priced
+    at a bf16 ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast.
+    A precision not given is taken as a CPU's fp32 (the bench's default, and all a CPU
+    without AMX runs fast) or an accelerator's bf16 (its highest), and said so."""
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        if device == "cpu":  # no CPU records a peak: its threads' ceiling (``cpu_peak``)
+            return float(peak), _cpu_words(float(peak), threads)
+        return float(peak), "the device's peak"
+    given = precision if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS else None
+    cpu = device == "cpu"
+    which = given or ("fp32" if cpu else "bf16")
+    default = "the bench's default precision" if cpu else "its highest precision"
+    said = which if given else f"{which} ({default})"
+    if cpu:
+        n = _threads(threads)
+        return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
+    return fastest.tflops(which), f"the fastest accelerator's peak ({fastest.device}) at {said}"
+
+
+def _threads(threads: object) -> int:
+    try:
+        return max(int(threads), 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # not recorded (None, NaN)
+        return 1
+
+
+def cpu_peak(threads: object, precision: object) -> float:
+    """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
+    (fp32, the bench's default, where none is recorded); ``calibrate.rows.as_step_model``
+    puts it in the rows, where no CPU records a peak, so every check and price reads it."""
+    which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
+    return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]
+
+
+def _cpu_words(peak: float, threads: object) -> str:
+    """The name of a CPU's ceiling ``peak`` (``cpu_peak``): its threads and precision."""
+    n = _threads(threads)
+    names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+    at = f" at {'/'.join(names)}" if names else ""
+    return f"the ceiling of {counted(n, 'CPU thread')}{at}"

@@ -1,0 +1,71 @@
+"""The network as a ``gpuscale collectives`` sweep measured it: the curves, and the link read
+off them for the device counts the sweep did not cover (``fit_link``). Pure: the file is
+read by ``advice.api.read_collectives`` before the advice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpuscale.advice.model.network import CommCurve, Link, Network, ring_factor
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCurves:
+    """A sweep's curves (latest sweep of each rank count, median per size) and what its
+    header says: ``nodes``, ``ranks``, whether it ran under compute load, the file's name."""
+
+    curves: tuple[CommCurve, ...]
+    source: str
+    nodes: int = 1
+    ranks: int = 0
+    under_load: bool = False
+    device: str = ""  # the header's: "cpu" (gloo processes) or "cuda"; "" unsaid
+
+
+def fit_link(curve: CommCurve, name: str) -> Link:
+    """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
+    from the slope through the large sizes (the largest sixteenth of the range, three
+    sizes at least), the latency from the small sizes' median time less their bandwidth
+    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
+    gloo it overstated the bandwidth by 40%.)"""
+    size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
+    large = size >= size.max() / 16
+    if large.sum() < 3:
+        large = np.arange(len(size)) >= len(size) - 3
+    # a noisy sweep can give a slope near zero: never more than 4x the best bus
+    # bandwidth the sweep actually reached
+    observed = float(np.max(ring_factor(curve.ranks) * size / time_s))
+    slope = max(
+        float(np.polyfit(size[large], time_s[large], 1)[0]),
+        ring_factor(curve.ranks) / (4 * observed),
+    )
+    small = np.arange(len(size)) < max(1, len(size) // 4)
+    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
+    return Link(
+        busbw_gbs=ring_factor(curve.ranks) / slope / 1e9,
+        latency_us=fixed_s / (2 * (curve.ranks - 1)) * 1e6,
+        name=name,
+    )
+
+
+def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network:
+    """``base`` with the measured curves; the intra-node link is read off the largest
+    single-node all-reduce (for device counts the sweep did not cover)."""
+    per_node = base.per_node
+    if measured.nodes > 1 and not per_node:
+        per_node = measured.ranks // measured.nodes or None
+    network = replace(base, per_node=per_node, curves=measured.curves)
+    inside = [
+        c for c in measured.curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)
+    ]
+    if inside:
+        widest = max(inside, key=lambda c: c.ranks)
+        loaded = ", under compute load" if measured.under_load else ""
+        # the link's name as sentences read it: "predicted training of X on the link
+        # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
+        name = f"the link measured in {measured.source} ({widest.ranks} ranks{loaded})"
+        intra = fit_link(widest, name)
+        network = replace(network, intra=intra)
+    return network

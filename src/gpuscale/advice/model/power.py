@@ -1,0 +1,242 @@
+"""Device power for energy per trained model: measured where the bench measured it, else the
+board power limit of the catalogue's part (the vendors' datasheets): training runs near the
+limit, so it is an upper estimate; never a guess for an unknown device. CPUs have no entry:
+their package power comes from RAPL (``gpuscale bench`` on a CPU) or from ``--power-w``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.quantities import counted, joined, noun_for
+from gpuscale.tables.bench import BATCH_PART, group_and_batch
+
+if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
+    import pandas as pd
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    """Watts per device and where the figure comes from; ``watts`` None when unknown.
+
+    A device's power follows its batch: ``at_batch`` holds the watts per device that N = 1
+    runs of the advised configuration measured at each per-device batch, and each count is
+    charged the watts of its own per-device batch where measured, else interpolated, else
+    the nearest measured (``per_device``; :meth:`said` says which for each count)."""
+
+    watts: float | None
+    source: str
+    # (N, per-device batch, W of the whole job) measured by the bench (every device, each
+    # CPU package once): energy at that N and batch uses it instead of watts x N
+    total_w_at: tuple[tuple[int, int, float], ...] = ()
+    # (per-device batch, W per device) measured by N = 1 runs of the same configuration
+    at_batch: tuple[tuple[int, float], ...] = ()
+    meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
+    measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
+
+    def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
+        """How per-device ``batch`` is charged from the N = 1 runs (``at_batch`` not empty):
+        ``("own", (batch,))`` measured at it, ``("between", (low, high))`` interpolated
+        between the two measured around it, ``("nearest", (b,))`` the nearest measured."""
+        measured = dict(self.at_batch)
+        if batch in measured:
+            return "own", (batch,)
+        below = [b for b in measured if b < batch]
+        above = [b for b in measured if b > batch]
+        if below and above:
+            return "between", (max(below), min(above))
+        return "nearest", (max(below) if below else min(above),)
+
+    def per_device(self, batch: float | None) -> tuple[float | None, str]:
+        """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
+        that batch, else interpolated (in log batch) between the two measured around it,
+        else the nearest measured batch (:meth:`basis`); ``watts`` without per-batch
+        measurements."""
+        if not self.at_batch or batch is None:
+            return self.watts, self.source
+        measured = dict(self.at_batch)
+        kind = f"measured ({self.meter}) by an N = 1 run"
+        how, batches = self.basis(batch)
+        if how == "own":
+            return measured[batch], f"{kind} at batch {batch:g}"
+        if how == "between":
+            low, high = batches
+            share = math.log(batch / low) / math.log(high / low)
+            watts = measured[low] + share * (measured[high] - measured[low])
+            return watts, (
+                f"interpolated (log batch) between the N = 1 runs ({self.meter}) at batch "
+                f"{low:g} ({measured[low]:.0f} W) and {high:g} ({measured[high]:.0f} W)"
+            )
+        nearest = batches[0]
+        return measured[nearest], (
+            f"{kind} at batch {nearest:g} (the nearest measured to batch {batch:g})"
+        )
+
+    def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
+        """The power sentence for ``counts`` ((N, per-device batch): the predictions'
+        rows): the source, then how each count is charged, as :meth:`source_at` (their
+        ``energy_source``) charges it: the whole job measured at that count, its own
+        batch's N = 1 watts, interpolated, or the nearest measured batch's (power at a
+        smaller batch than measured is likely lower: an upper estimate, and the reverse)."""
+        if not self.at_batch:
+            return self.source
+        groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
+        for n, b in counts:
+            if b is None or self.per_device(b)[0] is None:
+                continue
+            key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
+            groups.setdefault(key, []).append((int(n), float(b)))
+        parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
+        charged = f"; {'; '.join(parts)}" if parts else ""
+        return f"{self.source}{charged} (the energy_source column of -f csv says each)"
+
+    def total_w(self, devices: int, batch: float | None = None) -> float | None:
+        """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
+        batch (whole job), else the watts of the batch x N."""
+        if (measured := self._measured_total(devices, batch)) is not None:
+            return measured
+        watts = self.per_device(batch)[0]
+        return None if watts is None else watts * devices
+
+    def source_at(self, devices: int, batch: float | None = None) -> str:
+        """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
+        if self._measured_total(devices, batch) is not None:
+            return f"measured at {counted(devices, 'device')} (whole job)"
+        watts, source = self.per_device(batch)
+        if watts is None:
+            return "unknown"
+        return source if devices == 1 else f"{source} x {devices}"
+
+    def _measured_total(self, devices: int, batch: float | None) -> float | None:
+        """The whole job's watts measured at ``devices`` and ``batch`` (any batch when
+        ``batch`` is None), else None."""
+        for n, b, watts in self.total_w_at:
+            if n == devices and (batch is None or b == batch):
+                return watts
+        return None
+
+
+def _on(rows: list[tuple[int, float]]) -> str:
+    """``2, 4 and 8 devices`` (``1 device``)."""
+    counts = [n for n, _ in rows]
+    return f"{joined(counts)} {noun_for(counts[-1] if len(counts) == 1 else 2, 'device')}"
+
+
+def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
+    """How the counts ``rows`` ((N, per-device batch)) are charged (``Power.basis``)."""
+    at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
+    if how == "whole":
+        return f"{_on(rows)}: the whole job's power measured there"
+    if how == "own":
+        return f"{_on(rows)}: the watts N = 1 measured at their own per-device batch ({at})"
+    if how == "between":
+        low, high = batches
+        return (
+            f"{_on(rows)} (per-device batch {at}): interpolated between the N = 1 runs at "
+            f"batch {low:g} and {high:g}"
+        )
+    nearest = batches[0]
+    smaller = all(b < nearest for _, b in rows)
+    likely = (
+        "power at a smaller batch is likely lower, so their energy is an upper estimate"
+        if smaller
+        else "power at a larger batch is likely higher, so their energy is a lower estimate"
+    )
+    return (
+        f"{_on(rows)} (per-device batch {at}): charged the watts of batch {nearest:g}, the "
+        f"nearest measured ({likely})"
+    )
+
+
+def device_power(
+    device: str | None,
+    record: DeviceRecord,
+    *,
+    measured_w: float | None = None,
+    given_w: float | None = None,
+) -> Power:
+    """The power to charge per device (``device``: its kind, ``cpu`` or ``cuda``):
+    given > measured > the board power of ``record``'s part; a CPU or an unknown device
+    without a measurement gets None (no energy claimed)."""
+    if given_w is not None:
+        if not given_w >= 0:
+            raise ValueError(f"power must be >= 0 W, got {given_w}")
+        return Power(given_w, "given")
+    if measured_w is not None and measured_w > 0:
+        kind = "RAPL package share" if device == "cpu" else "NVML"
+        return Power(measured_w, f"measured ({kind})", measured=True)
+    if device == "cpu":
+        return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
+    part = record.part
+    if part is not None:
+        watts, assumed = part.board_power_w, record.assumed  # what the name left open, said
+        return Power(
+            watts,
+            f"board power of {part.name} (datasheet)"
+            + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
+        )
+    what = record.name or "an unrecorded device"
+    return Power(None, f"unknown: no board power for {what}; give --power-w")
+
+
+def bench_power(
+    table: pd.DataFrame,
+    model: str,
+    group: str,
+    *,
+    device: str | None,
+    record: DeviceRecord,
+    given_w: float | None = None,
+) -> Power:
+    """The one choice of power for advice from bench rows: given > measured > the board
+    table. Measured: the trustworthy runs (``status`` ok, not flagged) of ``model`` in the
+    configuration ``group`` (the calibrated run's, its batch aside): the watts per device
+    its N = 1 runs measured at each per-device batch (the latest run per batch), and the
+    whole job's watts at each (N, batch) (median). The calibrated batch's watts are the
+    reference; where the configuration measured no power, the latest N = 1 run of
+    ``model`` that did (another configuration: one figure for every batch)."""
+    if given_w is not None or "power_w_mean" not in table:
+        return device_power(device, record, given_w=given_w)
+    ok = trusted_runs(table)
+    own = ok[ok["model"] == model]
+    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
+    same = own[group_and_batch(own["config_group"])[0] == config]
+    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
+    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    if at_batch.empty:  # another configuration's figure, for every batch
+        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        watts = float(other.iloc[-1]) if len(other) else None
+        return device_power(device, record, measured_w=watts)
+    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
+    power = device_power(device, record, measured_w=watts)
+    totals = same.dropna(subset=["power_w_total"])
+    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
+    batches = joined(f"{int(b)}" for b in at_batch.index)
+    source = (
+        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}"
+    )
+    return replace(
+        power,
+        source=source if power.measured else power.source,
+        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
+        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
+        meter="RAPL package share" if device == "cpu" else "NVML",
+    )
+
+
+def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
+    """The power per device of ``record``'s device (``given_w`` where given); where the
+    device is the one the link ``implied_by`` implies (as the rate check reads it:
+    ``nvlink4``, an H100 SXM), said so."""
+    power = device_power(None, record, given_w=given_w)
+    if implied_by is not None and given_w is None and power.watts is not None:
+        said = (
+            f"{power.source}, the device the link {implied_by} implies (--device-name to name it)"
+        )
+        return replace(power, source=said)
+    return power

@@ -116,7 +116,7 @@ def test_the_bench_loader_says_why_a_file_holds_no_bench_result(
     with pytest.raises(ResultsError) as refused:
         load_bench(other)
     assert "2 line" in str(refused.value)  # both lines counted
-    # the field it lacks, named (was "schema is 'None'", a value the file never held)
+    # the field it lacks, named in words, never as a Python None the file never held
     assert "'None'" not in str(refused.value) and "no 'schema' field" in str(refused.value)
     golden.check(VIEW, "bench results: no bench row", str(refused.value), paths=paths)
     for empty in ("null", '""'):  # a schema field without a value: said as empty

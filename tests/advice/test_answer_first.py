@@ -283,3 +283,20 @@ def test_why_that_many_steps_is_said_once() -> None:
     asked = re.findall(r"--steps (\d+) or more", text)
     assert len(asked) >= 2 and len(set(asked)) == 1, asked
     assert text.count("a timed phase of") == 1
+
+
+def test_a_suggested_command_breaks_only_between_its_words(tmp_path: Path) -> None:
+    """A bench file in a folder whose name has hyphens: the answer's command, wrapped at 100
+    columns, keeps every path and option whole (a line break inside `ci-clone` pasted as
+    two words)."""
+    folder = tmp_path / "a-long-folder-name-with-hyphens" / "and-another-one-here"
+    folder.mkdir(parents=True)
+    bench = folder / "cpu-tiny-model-gloo.jsonl"
+    bench.write_text((HERE / "cpu_tiny_model_gloo.jsonl").read_text())
+    text = _run("--bench", str(bench))
+    commands = re.findall(r"`([^`]*)`", " ".join(line.strip() for line in text.splitlines()))
+    assert commands  # the answer suggests a command here
+    for command in commands:
+        words = command.split()
+        assert all(not w.endswith("-") or w.startswith("-") for w in words), command
+    assert any(str(bench) in command for command in commands), commands

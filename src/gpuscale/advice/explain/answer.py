@@ -253,13 +253,13 @@ def more(advice: AdviceView) -> str:
 
 def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
     """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
-    most ``LINE_COLUMNS``), continued indented, never inside a shell-quoted word of a
-    command (a path with a space pastes whole)."""
+    most ``LINE_COLUMNS``), continued indented, a command broken only between its words
+    (a path with a space or a hyphen pastes whole; one longer than the line runs past it)."""
     width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
         for line in lines(advice)
-        for w in wrap(_kept_whole(line), width, subsequent_indent="  ")
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
     ]
 
 
@@ -269,11 +269,13 @@ _FREE = str.maketrans({"\x00": " ", "\x01": "-"})
 
 
 def _kept_whole(line: str) -> str:
-    """``line`` with the spaces and hyphens of each quoted word inside a backticked
-    command held (``_HOLD``), so that wrapping cannot break the word."""
+    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
+    command held (``_HOLD``), so that wrapping breaks a command only between its words
+    (never inside a path such as ``/tmp/ci-clone/results.jsonl`` or an option)."""
 
     def held(command: re.Match[str]) -> str:
-        return re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        return quoted.replace("-", "\x01")
 
     return re.sub(r"`[^`]*`", held, line)
 

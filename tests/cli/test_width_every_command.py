@@ -30,22 +30,24 @@ COMMANDS = {
     "scores": ["scores", "--round", "v4.1", "-b", "bert"],
     "scores of a raw round": ["scores", "training_results_v4.1"],
     "analyze": ["analyze"],
-    "analyze --bench": ["analyze", "--bench", BENCH],
+    "analyze --bench": ["analyze", "--bench", Path(BENCH).name],
     "energy": ["energy", "--round", "v4.0"],
     "trends": ["trends", "-b", "bert"],
     "report": ["report", "-b", "bert", "--out", "report"],
     "plan": ["plan", "-w", "bert", "-a", "h100", "-n", "8,16"],
     "advise": ["advise", "--params", "7M", "--step-ms", "20", "--interconnect", "pcie-phb"],
-    "advise --bench": ["advise", "--bench", BENCH],
+    "advise --bench": ["advise", "--bench", Path(BENCH).name],
     "topo --file": ["topo", "--file", "topo.txt"],
 }
 
 
 @pytest.fixture(scope="module")
 def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with a raw round (a result file that is no log among its files) and a
-    saved topology."""
+    """A folder with a raw round (a result file that is no log among its files), a saved
+    topology and a bench file (read by its bare name: the checkout's path, whose length is
+    the machine's, is no line of the product's to fold)."""
     folder = tmp_path_factory.mktemp("width")
+    (folder / Path(BENCH).name).write_text(Path(BENCH).read_text())
     built = ruleset_round("4.1.0", ["bert"]).raw("Acme/results/dgxb200_n1/bert/result_9.txt", "x")
     built.write_dir(folder)
     (folder / "topo.txt").write_text(PHB_PAIR)

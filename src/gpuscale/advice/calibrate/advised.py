@@ -26,6 +26,7 @@ from gpuscale.advice.calibrate.rows import (
     NamedCalibrationError,
 )
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.step import ModelSpec
@@ -116,11 +117,7 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Ca
             fixed,
             source=Source.ASSUMED if fixed.source == Source.ASSUMED else Source.FITTED,
             basis=f"{basis}: {fixed.basis}" if fixed.source == Source.ASSUMED else basis,
-            measure=words(
-                "`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
-                f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
-                "batch and a quarter of it)"
-            ),
+            measure=words(sentence("bench_own_model", batch=req.batch or cal.batch)),
         )
     return replace(
         cal,

@@ -36,6 +36,7 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.ceiling import ceiling
@@ -198,12 +199,9 @@ def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
     flagged (left out), timed no communication, or there is none."""
     left_out = [m.devices for m in measured if m.flagged and not m.allowed]
     if left_out:
-        return (
-            f"the run on {left_out[0]} devices exists but is flagged (reasons in the bench "
-            "table), so it was not used"
-        )
+        return sentence("overlap_flagged", devices=left_out[0])
     if measured:
-        return "the multi-device run timed no communication"
+        return sentence("overlap_no_communication")
     return "no multi-device run"
 
 

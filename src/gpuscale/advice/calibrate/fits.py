@@ -32,6 +32,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.record import Calibration, Shape
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
@@ -210,9 +211,7 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
     return FixedCost.exact(
         ms,
         source=Source.MEASURED,
-        basis=f"the floor of forward + backward measured at batches {batches}"
-        if shape.knee is not None
-        else f"the intercept of forward + backward measured at batches {batches}",
+        basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
         at_batch=at_batch,
     )
 

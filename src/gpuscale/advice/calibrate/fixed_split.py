@@ -19,11 +19,12 @@ from dataclasses import replace
 
 import pandas as pd
 
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
-from gpuscale.quantities import format_ms, number
+from gpuscale.quantities import format_ms
 from gpuscale.tables.bench_runs import bench_options
 
 
@@ -43,20 +44,13 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
         checked = _checked(own, row, fb, model)
         if checked is not None:
             return replace(checked, note=f"{row['model']}: {checked.note}")
-        said = (
-            f"{number(own.ms)} ms fixed per forward and backward {own.source} for "
-            f"{row['model']}"  # an FSDP gap with the prior added is assumed, not measured
-        )
+        # an FSDP gap with the prior added is assumed, not measured
+        said = sentence("fixed_measured_for", ms=own.ms, source=own.source, model=row["model"])
     elif fitted is not None:
         return _fitted(row, fb, work_ms_per_tflop, fitted)
     else:  # one batch of one model: the device prior, its range in the interval
         own = unmeasured(row, fb, model.flops)
-        said = (
-            "one model measured, at one batch, its whole step taken as work at its own rate"
-            if own.ms == 0
-            else f"one model measured, at one batch: {number(own.ms)} ms of its forward and "
-            "backward taken as fixed cost (assumed), the rest as work at its rate"
-        )
+        said = sentence("one_batch_work" if own.ms == 0 else "one_batch_fixed", ms=own.ms)
     return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
 
 
@@ -73,13 +67,12 @@ def _fitted(
     cost = FixedCost.exact(
         fixed,
         source=Source.FITTED,
-        basis=f"the {row['family']} family's rate over its N = 1 runs",
+        basis=sentence("family_rate", family=row["family"]),
         at_batch=float(row["batch_per_device"]),
         measure=measure_command(row),
     )
-    said = (
-        f"{number(tflops)} TFLOP/s achieved by the {row['family']} family, "
-        f"{number(fixed)} ms fixed per forward and backward for {row['model']}"
+    said = sentence(
+        "family_split", tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
     )
     return Split(cost, fixed, tflops, 0.0, said)
 
@@ -125,8 +118,11 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
         low_ms=low,
         high_ms=high,
         source=Source.MEASURED,
-        basis=f"the bench's plain steps at batch {int(row['small_batch_per_device'])} and "
-        f"{int(row['batch_per_device'])} (intercept, less the optimizer)",
+        basis=sentence(
+            "plain_steps_intercept",
+            small=int(row["small_batch_per_device"]),
+            batch=int(row["batch_per_device"]),
+        ),
         at_batch=float(row["batch_per_device"]),
     )
 
@@ -140,8 +136,7 @@ def measure_command(row: pd.Series) -> Measure:
     second = f"{quarter}" if quarter >= 1 else "a second batch"
     return Measure(
         bench=BenchRun(str(row["model"]), (1,), config=config),
-        after=f" (this version of the bench times the bare module at N = 1 at batch {batch} "
-        f"and at {second}: the intercept of the two is the fixed cost)",
+        after=sentence("bench_times_bare", batch=batch, second=second),
     )
 
 
@@ -154,9 +149,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         return FixedCost.exact(
             0.0,
             source=Source.ASSUMED,
-            basis="none on a CPU: the whole step taken as per-sample work (the GPU prior of "
-            f"{GPU_PRIOR.low_ms:g}-{format_ms(GPU_PRIOR.high_ms)} is kernel launches; no "
-            "prior holds for a CPU step)",
+            basis=sentence("cpu_no_prior", low=GPU_PRIOR.low_ms, high=GPU_PRIOR.high_ms),
             at_batch=batch,
             measure=measure,
         )
@@ -165,19 +158,22 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         max(GPU_PRIOR.low_ms - opt, 0.0),
         max(GPU_PRIOR.ms - opt, 0.0),
         max(GPU_PRIOR.high_ms - opt, 0.0),
-        f"prior: {GPU_PRIOR.why}, less the optimizer step timed apart ({format_ms(opt)})",
+        sentence("prior_less_optimizer", why=GPU_PRIOR.why, opt=opt),
     )
     peak = row.get("peak_tflops")
     known = peak is not None and pd.notna(peak) and float(peak) > 0
     at_peak = work_ms(batch, flops_per_sample, float(peak)) if known else None
     found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
     if at_peak is None:
-        bound = "no peak FLOP/s recorded for the device: the prior's range unbounded"
+        bound = sentence("no_peak_unbounded")
     elif found.high_ms < base.high_ms:
-        bound = (
-            f"at most {format_ms(found.high_ms, fb_ms)}: the {format_ms(fb_ms)} forward + "
-            f"backward at batch {batch:g} less its work at the device's peak "
-            f"({format_ms(at_peak, fb_ms)} at {number(float(peak))} TFLOP/s)"
+        bound = sentence(
+            "peak_bound",
+            high=found.high_ms,
+            fb=fb_ms,
+            batch=batch,
+            at_peak=at_peak,
+            peak=float(peak),
         )
     else:
         bound = ""
@@ -207,9 +203,16 @@ def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float)
         low_ms=part.low_ms + rest.low_ms,
         high_ms=part.high_ms + rest.high_ms,
         source=Source.ASSUMED,
-        basis=f"{format_ms(part.ms)} {part.source}: {part.basis}; plus the rest of the "
-        f"forward and backward's, {format_ms(rest.ms)} ({format_ms(rest.low_ms)}-"
-        f"{format_ms(rest.high_ms)}): {rest.basis}",
+        basis=sentence(
+            "with_unmeasured",
+            part=part.ms,
+            source=part.source,
+            basis=part.basis,
+            rest=rest.ms,
+            rest_low=rest.low_ms,
+            rest_high=rest.high_ms,
+            rest_basis=rest.basis,
+        ),
         at_batch=part.at_batch,
         measure=rest.measure,
     )
@@ -228,8 +231,7 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
     return FixedCost.exact(
         ms,
         source=Source.MEASURED,
-        basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
-        "whole model, which a smaller per-device batch does not shrink",
+        basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
         at_batch=float(row["batch_per_device"]),
     )
 
@@ -247,30 +249,19 @@ def fsdp_own_basis(row: pd.Series) -> str:
     if all(timed[::2]) and not (
         timed[1] and float(step) - float(plain) > float(step) - float(nosync)
     ):
-        said = (
-            f"{own}: its synchronised step ({format_ms(float(step))}) less its no-sync step "
-            f"({format_ms(float(nosync))}): the gradients' reduce-scatter and the resharding"
-        )
+        said = sentence("fsdp_sync_less_nosync", own=own, step=float(step), nosync=float(nosync))
         if timed[1]:
-            said += (
-                f"; its plain step ({format_ms(float(plain))}) is the sharded module "
-                "(fully_shard shards in place), no bare module, so the step less it is no "
-                "measure of FSDP's work"
-            )
+            said += sentence("fsdp_plain_sharded", plain=float(plain))
         return said
     if timed[0] and timed[1]:
         less = f"its plain step ({format_ms(float(plain))})"
         return f"{own}: its step ({format_ms(float(step))}) less {less}"
-    return f"{own}: its synchronised minus no-sync step"
+    return sentence("fsdp_sync_minus_nosync", own=own)
 
 
 def fsdp_note(row: pd.Series) -> str:
     """How an FSDP run's N = 1 step was read ("" for another strategy)."""
     if row["strategy"] != "fsdp":
         return ""
-    return (
-        f"{row['model']} was benched with FSDP: its N = 1 step "
-        f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
-        "communicates nothing on one device); FSDP's own work, a fixed per-step cost, "
-        f"{fsdp_own_basis(row)}"
-    )
+    step = float(row["step_ms_mean"])
+    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))

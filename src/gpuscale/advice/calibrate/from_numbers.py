@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
 from gpuscale.advice.calibrate import fixed_by_numbers
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model import floors, priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
@@ -31,10 +32,10 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.quantities import format_count, format_ms
 
-SPREAD_SAID = "of the fixed cost as the step's standard deviation"  # the wait prior's value
+SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
 MEASURE_FIXED = Measure(
-    "a second step time (`--step-ms T --batch B` at another batch), or ",
+    sentence("measure_fixed_before"),
     BenchRun(None, (1,)),
     " (times two batches at N = 1)",
 )
@@ -229,8 +230,13 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
     unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
     return Assumption(
         term=found.term,
-        value=f"{share(found.point)} {what} ({share(found.low)}-"
-        f"{share(found.high)}, its range in the interval)",
+        value=sentence(
+            "prior_value",
+            point=share(found.point),
+            what=what,
+            low=share(found.low),
+            high=share(found.high),
+        ),
         quantity=Quantity(found.point, unit, found.low, found.high),
         source=Source.PRIOR,
         basis=found.source,
@@ -245,6 +251,4 @@ def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
     bandwidth = part.memory_bw_gbs if part is not None else REFERENCE_MEMORY_GBS
     copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
     whose = "" if part is not None else ", an H100 SXM's (no device named)"
-    return (
-        f"ms a step, plus {format_ms(copies_ms)} of bucket copies at {bandwidth:,.0f} GB/s{whose}"
-    )
+    return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, whose=whose)

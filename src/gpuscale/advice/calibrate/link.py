@@ -23,6 +23,7 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibrate.record import Calibration
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.model.hardware import DeviceRecord
@@ -254,29 +255,20 @@ def inferred(
     measured, with the command that measures one."""
     board = implied_device(preset)
     generation = NVLINK.get(preset)
-    what = f"{preset}, the NVLink of its GPU's model ({cal.device_name or 'not recorded'})"
+    what = sentence("link_of_gpu_model", preset=preset, device=cal.device_name or "not recorded")
     if generation is not None:
         article = "an" if board and board[0] in "AEFHILMNORSX" else "a"  # an H100, a B200
         whose = f"{article} {board} board's" if board else f"a {generation.architecture} GPU's"
         what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
         what += " on an HGX host" if board else ""
     host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
-    here = (
-        f" (not this machine's detected {detected}: --interconnect {detected} to predict this one)"
-        if detected
-        else ""
-    )
     return Assumption(
         term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=f"the bench host measured no link between GPUs ({host}, recording none); "
-        f"taken as {what}",
-        measure=words(
-            "`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
-            f"--collectives on its results; or --interconnect to choose a link{here}"
-        ),
+        basis=sentence("no_link_measured", host=host, what=what),
+        measure=words(sentence("measure_link", detected=detected or None)),
     )
 
 

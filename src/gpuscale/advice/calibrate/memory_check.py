@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
@@ -37,7 +38,7 @@ def memory_check(
     assumed = ""
     if memory is None and basis.bench_model is None and not basis.device.name:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
-        assumed = "no device named, the one DDP's copies are priced at (--device-name to name it)"
+        assumed = sentence("device_assumed")
     if memory is None:
         return None
     given = (request.optimizer, request.precision)
@@ -103,7 +104,5 @@ def _activations(rows: pd.DataFrame | None, basis: Basis) -> tuple[float | None,
     peak_gb = float(peaks.median()) / BYTES_PER_GB
     state_gb = state_per_device(model_state(basis.spec.params, *BENCH_STATE), 1).total_gb
     rest = max(0.0, peak_gb - state_gb)
-    return rest, (
-        f"the bench's peak memory at N = 1, batch {basis.per_device} ({peak_gb:.3g} GB), less "
-        f"the model state it held ({state_gb:.3g} GB: AdamW, fp32)"
-    )
+    said = sentence("memory_rest", per_device=basis.per_device, peak_gb=peak_gb, state_gb=state_gb)
+    return rest, said

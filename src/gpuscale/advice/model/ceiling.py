@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import counted
 
@@ -39,7 +40,7 @@ def ceiling(
         n = _threads(threads)
         return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
     fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
-    return fastest.tflops(which), f"the fastest accelerator's peak ({fastest.device}) at {said}"
+    return fastest.tflops(which), phrase("fastest_peak", device=fastest.device, precision=said)
 
 
 def _threads(threads: object) -> int:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpuscale.advice.model.network import CommCurve, Link, Network, ring_factor
+from gpuscale.advice.model.wording import phrase
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network
         loaded = ", under compute load" if measured.under_load else ""
         # the link's name as sentences read it: "predicted training of X on the link
         # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
-        name = f"the link measured in {measured.source} ({widest.ranks} ranks{loaded})"
+        name = phrase("link_measured_in", source=measured.source, ranks=widest.ranks, loaded=loaded)
         intra = fit_link(widest, name)
         network = replace(network, intra=intra)
     return network

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.model.wording import phrase
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps
@@ -84,10 +85,9 @@ def convergence_for(
             raise ValueError(no_rcps(rcps))
         if rcps.unit is Unit.SAMPLES:
             if samples_given:
+                workload = ref("workload", rcps.workload)
                 raise NamedError(
-                    f"{ref('samples')} with {ref('workload', rcps.workload)}: its reference "
-                    "convergence points count the samples to train themselves; give one or "
-                    "the other"
+                    phrase("samples_with_rcps", samples=ref("samples"), workload=workload)
                 )
             return fitted, False
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
@@ -99,15 +99,14 @@ def convergence_for(
         b_noise, source = noise_scale, "noise scale as given"
     elif measured is not None:
         b_noise = measured.b_simple
-        source = (
-            f"B_simple {number(measured.b_simple)} measured by the bench over "
-            f"{measured.steps} steps, 95% interval {number(measured.low)}-"
-            + (
-                f"{number(measured.high)}"
-                if math.isfinite(measured.high)
-                else "unbounded (too few steps to bound it above)"
-            )
-            + "; early in training it is a lower bound"
+        finite = math.isfinite(measured.high)
+        high = number(measured.high) if finite else phrase("unbounded_above")
+        source = phrase(
+            "b_simple_measured",
+            b_simple=number(measured.b_simple),
+            steps=measured.steps,
+            low=number(measured.low),
+            high=high,
         )
     else:
         return None, True
@@ -122,26 +121,26 @@ def thin_noise(measured: NoiseScale | None) -> str:
     fewest = FEW_NOISE_STEPS
     if measured is None or measured.steps >= fewest:
         return ""
-    return (
-        f"the bench measured B_simple {number(measured.b_simple)} over only "
-        f"{measured.steps} steps (under {fewest}), too few to choose a batch or gradient "
-        "accumulation by, so it is not used"
-    )
+    b_simple = number(measured.b_simple)
+    return phrase("thin_noise", b_simple=b_simple, steps=measured.steps, fewest=fewest)
 
 
 def no_rcps(found: WorkloadRcps) -> str:
     """Why a workload has no convergence model in a ruleset, and the rulesets that
     have its reference convergence points (the newest to give instead)."""
     others, shown = found.elsewhere, found.display
-    where = (
-        f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
-        f"--ruleset {others[-1]} (ruleset={others[-1]!r} from Python)"
-        if others
-        else "no ruleset of the installed mlperf-logging has them"
-    )
-    return (
-        f"no reference convergence points for {shown} ({found.workload!r}) in "
-        f"ruleset {found.ruleset} (mlperf-logging's rcp_checker); {where}"
+    where = phrase("rcps_nowhere")
+    if others:
+        rulesets = noun_for(len(others), "ruleset")
+        where = phrase(
+            "rcps_elsewhere",
+            shown=shown,
+            rulesets=rulesets,
+            joined=joined(others),
+            newest=others[-1],
+        )
+    return phrase(
+        "no_rcps", shown=shown, workload=found.workload, ruleset=found.ruleset, where=where
     )
 
 

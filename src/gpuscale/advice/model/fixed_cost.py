@@ -44,6 +44,7 @@ import numpy as np
 from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import rate_tflops, work_ms
+from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Measure, Source
 from gpuscale.quantities import format_ms
 
@@ -74,9 +75,7 @@ class Prior:
 # The point is the geometric middle of gpuscale's own floors (1.5 and 11.8 ms).
 GPU_PRIOR = Prior(
     *PRIORS["gpu_fixed_cost"].ends,
-    "a GPU step's fixed cost, 1-20 ms (PyTorch on an H100: 1.5-11.8 ms at batch 1, "
-    "gpuscale's own rows; TensorFlow on an RTX 4070 Ti SUPER: 6.3 and 16.9 ms, the "
-    "published single- vs dual-GPU study)",
+    PRIORS["gpu_fixed_cost"].said,
 )
 
 
@@ -100,9 +99,9 @@ class FixedCost:
     def __post_init__(self) -> None:
         values = (self.low_ms, self.ms, self.high_ms)
         if not all(math.isfinite(v) and v >= 0 for v in values):
-            raise ValueError(f"a fixed cost is a finite number of ms >= 0, not {values}")
+            raise ValueError(phrase("fixed_cost_finite", values=values))
         if not self.low_ms <= self.ms <= self.high_ms:
-            raise ValueError(f"fixed cost {self.ms} ms outside its range {values}")
+            raise ValueError(phrase("fixed_cost_outside", ms=self.ms, values=values))
 
     @classmethod
     def exact(
@@ -147,7 +146,7 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     batch = np.asarray([p[0] for p in points], float)
     step = np.asarray([p[1] for p in points], float)
     if len(np.unique(batch)) < 2:
-        raise ValueError("the fixed cost needs step times at two different batches")
+        raise ValueError(phrase("fixed_cost_two_batches"))
     slope, intercept = np.polyfit(batch, step, 1)
     if slope <= 0:
         return float(step.mean()), 0.0
@@ -165,7 +164,7 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     return FixedCost.exact(
         fixed,
         source=Source.GIVEN,
-        basis=f"intercept of the steps given ({shown}; {format_ms(per_sample)} per sample)",
+        basis=phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample)),
         at_batch=points[0][0],
     )
 
@@ -202,15 +201,15 @@ def prior(
     point = min(max(base.ms, low), high)
     basis = base.why
     if cap < base.low_ms:  # the step leaves less than the prior's least: not its range
-        basis = (
-            f"below its prior's range: this {format_ms(step_ms)} step leaves at most "
-            f"{format_ms(cap, step_ms)} for it (the prior: {base.why})"
-        )
+        step, most = format_ms(step_ms), format_ms(cap, step_ms)
+        basis = phrase("fixed_below_prior", step=step, cap=most, why=base.why)
     if floor > base.low_ms:
-        basis += (
-            f"; at least {format_ms(floor, step_ms)} of this {format_ms(step_ms)} step, whose "
-            f"per-sample work at >= {MIN_MFU:.0%} of the device's peak would take at most "
-            f"{format_ms(step_ms - floor, step_ms)}"
+        basis += phrase(
+            "fixed_floor",
+            floor=format_ms(floor, step_ms),
+            step=format_ms(step_ms),
+            min_mfu=MIN_MFU,
+            work=format_ms(step_ms - floor, step_ms),
         )
     return FixedCost(
         ms=point,
@@ -278,11 +277,7 @@ def within_peak(
     if slope * batch >= at_peak_ms:
         fixed = max(fb_ms - slope * batch, 0.0)
         tflops = rate_tflops(1, flops_per_sample, slope)
-        said = (
-            f"the plain steps' slope, {format_ms(slope)} a sample ({tflops:.3g} TFLOP/s), "
-            "split forward + backward: their intercept left less of it than the batch's "
-            f"work at {peak_words}"
-        )
+        said = phrase("fixed_slope", slope=format_ms(slope), tflops=tflops, peak=peak_words)
         cost = replace(
             own,
             ms=fixed,
@@ -291,11 +286,13 @@ def within_peak(
             basis=f"{own.basis}; {said}",
         )
         return Split(cost, fixed, tflops, 0.0, said)
-    said = (
-        f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
-        f"at batch {small:g} and {large:g} differ by less than their work at {peak_words}, "
-        f"so the per-sample work cannot be seen there (priced at {peak_words}, "
-        f"{peak_tflops:.4g} TFLOP/s, beyond)"
+    said = phrase(
+        "fixed_launch_floor",
+        fb=format_ms(fb_ms),
+        small=small,
+        large=large,
+        peak=peak_words,
+        peak_tflops=peak_tflops,
     )
     cost = replace(
         own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"

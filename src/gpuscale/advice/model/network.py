@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.links import get_preset
 
 MIB = 2**20
@@ -51,7 +52,7 @@ class Link:
 
     def __post_init__(self) -> None:
         if not (self.busbw_gbs > 0 and math.isfinite(self.busbw_gbs)):
-            raise ValueError(f"bus bandwidth must be positive, got {self.busbw_gbs} GB/s")
+            raise ValueError(phrase("busbw_positive", busbw_gbs=self.busbw_gbs))
         if not (self.latency_us >= 0 and math.isfinite(self.latency_us)):
             raise ValueError(f"latency must be >= 0, got {self.latency_us} us")
 
@@ -118,7 +119,7 @@ class Network:
 
     def __post_init__(self) -> None:
         if not (self.comm_scale > 0 and math.isfinite(self.comm_scale)):
-            raise ValueError(f"communication scale must be positive, got {self.comm_scale}")
+            raise ValueError(phrase("comm_scale_positive", comm_scale=self.comm_scale))
         if self.per_node is not None and self.per_node < 1:
             raise ValueError("devices per node must be >= 1")
 
@@ -202,7 +203,7 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
     if grad_bytes <= 0:
         return []
     if bucket_mb <= 0:
-        raise ValueError(f"bucket size must be positive, got {bucket_mb} MiB")
+        raise ValueError(phrase("bucket_positive", bucket_mb=bucket_mb))
     first = min(float(FIRST_BUCKET_BYTES), grad_bytes)
     rest = grad_bytes - first
     cap = bucket_mb * MIB
@@ -280,7 +281,7 @@ def comm_times_s(
         times = [network.time_s(grad_bytes * share, k, op) for op, k, share in parts]
         return sum(times), times[-1]
     if strategy != "ddp":
-        raise ValueError(f"strategy is ddp, fsdp, zero2 or hybrid, not {strategy!r}")
+        raise ValueError(phrase("strategy_unknown", strategy=strategy))
     times = [(network.time_s(size, n), count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
     return sum(t * count for t, count in times), times[-1][0]
 

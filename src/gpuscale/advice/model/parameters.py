@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
+from gpuscale.advice.model.wording import phrase
+
 PRIORS_FILE = "advice_priors.json"
 
 
@@ -20,12 +22,13 @@ class SourcedPrior:
     high: float | None
     unit: str
     source: str
+    said: str = ""  # the citation as the advice's sentences give it
 
     @property
     def ends(self) -> tuple[float, float, float]:
         """(low, point, high); a ``ValueError`` where the prior has no range."""
         if self.low is None or self.high is None:
-            raise ValueError(f"a prior without a range ({self.source}) has no ends")
+            raise ValueError(phrase("prior_no_range", source=self.source))
         return self.low, self.point, self.high
 
 
@@ -38,6 +41,7 @@ def _read() -> dict[str, SourcedPrior]:
             high=entry["high"],
             unit=entry["unit"],
             source=entry["source"],
+            said=entry.get("said", ""),
         )
         for name, entry in json.loads(text)["priors"].items()
     }

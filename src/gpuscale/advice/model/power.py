@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.wording import phrase
 from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
@@ -67,14 +68,17 @@ class Power:
             low, high = batches
             share = math.log(batch / low) / math.log(high / low)
             watts = measured[low] + share * (measured[high] - measured[low])
-            return watts, (
-                f"interpolated (log batch) between the N = 1 runs ({self.meter}) at batch "
-                f"{low:g} ({measured[low]:.0f} W) and {high:g} ({measured[high]:.0f} W)"
+            low_w, high_w = measured[low], measured[high]
+            return watts, phrase(
+                "power_interpolated",
+                meter=self.meter,
+                low=low,
+                low_w=low_w,
+                high=high,
+                high_w=high_w,
             )
         nearest = batches[0]
-        return measured[nearest], (
-            f"{kind} at batch {nearest:g} (the nearest measured to batch {batch:g})"
-        )
+        return measured[nearest], phrase("power_nearest", kind=kind, nearest=nearest, batch=batch)
 
     def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
         """The power sentence for ``counts`` ((N, per-device batch): the predictions'
@@ -92,7 +96,7 @@ class Power:
             groups.setdefault(key, []).append((int(n), float(b)))
         parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
         charged = f"; {'; '.join(parts)}" if parts else ""
-        return f"{self.source}{charged} (the energy_source column of -f csv says each)"
+        return phrase("power_said", source=self.source, charged=charged)
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
         """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
@@ -130,26 +134,16 @@ def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]
     """How the counts ``rows`` ((N, per-device batch)) are charged (``Power.basis``)."""
     at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
     if how == "whole":
-        return f"{_on(rows)}: the whole job's power measured there"
+        return phrase("power_whole", on=_on(rows))
     if how == "own":
-        return f"{_on(rows)}: the watts N = 1 measured at their own per-device batch ({at})"
+        return phrase("power_own", on=_on(rows), at=at)
     if how == "between":
         low, high = batches
-        return (
-            f"{_on(rows)} (per-device batch {at}): interpolated between the N = 1 runs at "
-            f"batch {low:g} and {high:g}"
-        )
+        return phrase("power_between", on=_on(rows), at=at, low=low, high=high)
     nearest = batches[0]
     smaller = all(b < nearest for _, b in rows)
-    likely = (
-        "power at a smaller batch is likely lower, so their energy is an upper estimate"
-        if smaller
-        else "power at a larger batch is likely higher, so their energy is a lower estimate"
-    )
-    return (
-        f"{_on(rows)} (per-device batch {at}): charged the watts of batch {nearest:g}, the "
-        f"nearest measured ({likely})"
-    )
+    likely = phrase("power_smaller" if smaller else "power_larger")
+    return phrase("power_nearest_rows", on=_on(rows), at=at, nearest=nearest, likely=likely)
 
 
 def device_power(
@@ -170,7 +164,7 @@ def device_power(
         kind = "RAPL package share" if device == "cpu" else "NVML"
         return Power(measured_w, f"measured ({kind})", measured=True)
     if device == "cpu":
-        return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
+        return Power(None, phrase("power_no_rapl"))
     part = record.part
     if part is not None:
         watts, assumed = part.board_power_w, record.assumed  # what the name left open, said
@@ -180,7 +174,7 @@ def device_power(
             + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
         )
     what = record.name or "an unrecorded device"
-    return Power(None, f"unknown: no board power for {what}; give --power-w")
+    return Power(None, phrase("power_unknown", what=what))
 
 
 def bench_power(
@@ -217,9 +211,8 @@ def bench_power(
     totals = same.dropna(subset=["power_w_total"])
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
     batches = joined(f"{int(b)}" for b in at_batch.index)
-    source = (
-        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}"
-    )
+    noun = noun_for(len(at_batch), "batch")
+    source = phrase("power_by_batches", source=power.source, noun=noun, batches=batches)
     return replace(
         power,
         source=source if power.measured else power.source,
@@ -235,8 +228,6 @@ def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | N
     ``nvlink4``, an H100 SXM), said so."""
     power = device_power(None, record, given_w=given_w)
     if implied_by is not None and given_w is None and power.watts is not None:
-        said = (
-            f"{power.source}, the device the link {implied_by} implies (--device-name to name it)"
-        )
+        said = phrase("power_implied", source=power.source, implied_by=implied_by)
         return replace(power, source=said)
     return power

@@ -68,18 +68,13 @@ class SharePrior:
 DDP_WORK = SharePrior(
     *PRIORS["ddp_work"].ends,
     TermId.DDP,
-    "gpuscale's 27 one-H100 DDP runs (synchronised minus no-sync step at N = 1 less its "
-    "bucket copies, 4 bytes per gradient byte at memory bandwidth; 10th-90th percentile); "
-    "the PyTorch DDP paper (Li et al., VLDB 2020)",
+    PRIORS["ddp_work"].said,
     in_ms=True,
 )
 STEP_SPREAD = SharePrior(
     *PRIORS["step_spread"].ends,
     TermId.WAIT,
-    "E[max of N] - mean of steps whose spread is a share of the fixed per-step cost (the "
-    "host's time: standard deviation over idle device time in the 26 of gpuscale's 27 "
-    "one-H100 DDP runs with NVML, 10th-90th percentile; Chen et al. 2016); Horovod's 88% "
-    "on 128 GPUs (Sergeev and Del Balso 2018) bounds the losses together",
+    PRIORS["step_spread"].said,
 )
 
 

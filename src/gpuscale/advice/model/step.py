@@ -66,6 +66,7 @@ from gpuscale.advice.model.network import (
     group_of,
 )
 from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.wording import phrase
 
 # an accelerator's share of communication hidden, when unmeasured
 DEFAULT_OVERLAP = PRIORS["overlap"].point
@@ -110,9 +111,9 @@ class ModelSpec:
         if not (self.params > 0 and math.isfinite(self.params)):
             raise ValueError(f"parameters must be positive, got {self.params}")
         if self.flops_per_sample is not None and not self.flops_per_sample > 0:
-            raise ValueError(f"FLOPs per sample must be positive, got {self.flops_per_sample}")
+            raise ValueError(phrase("flops_positive", flops=self.flops_per_sample))
         if self.grad_bytes_per_param not in (1, 2, 4, 8):
-            raise ValueError("bytes per gradient element must be 1, 2, 4 or 8")
+            raise ValueError(phrase("grad_bytes"))
 
     @property
     def flops(self) -> float:
@@ -160,7 +161,7 @@ class Compute:
 
     def __post_init__(self) -> None:
         if not (self.tflops > 0 and math.isfinite(self.tflops)):
-            raise ValueError(f"achieved rate must be positive, got {self.tflops} TFLOP/s")
+            raise ValueError(phrase("rate_positive", tflops=self.tflops))
         if min(self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
             raise ValueError("compute times must be >= 0")
         if not 0 <= self.backward_share <= 1:
@@ -303,7 +304,7 @@ def step_at(
     measured share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all
     but the last bucket."""
     if n < 1 or not batch > 0 or accum < 1:
-        raise ValueError("device count and accumulation must be >= 1, the batch positive")
+        raise ValueError(phrase("step_counts"))
     # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
     # optimizer on its own shard only (Zhao et al., "PyTorch FSDP: Experiences on Scaling
     # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP

@@ -7,7 +7,8 @@ from __future__ import annotations
 from string import Formatter
 
 from gpuscale.advice.explain.findings import TEMPLATES
-from gpuscale.advice.explain.phrasebook import REMEDIES_BY_CHANGE
+from gpuscale.advice.explain.phrasebook import REMEDIES_BY_CHANGE, SENTENCES
+from gpuscale.advice.model.wording import MODEL_PHRASES
 from gpuscale.advice.search.decision import OVERHEADS
 from gpuscale.advice.types import STOPPED, FindingKind
 
@@ -38,3 +39,18 @@ def test_every_change_has_one_remedy_row_in_both_views() -> None:
     assert changes <= set(REMEDIES_BY_CHANGE), changes - set(REMEDIES_BY_CHANGE)
     for change, row in REMEDIES_BY_CHANGE.items():
         assert set(row) == {"short", "full"} and all(row.values()), change
+
+
+def test_a_sentence_names_only_fragments_it_holds() -> None:
+    for key, row in SENTENCES.items():
+        template = row if isinstance(row, dict) else {"text": row}
+        for _, name, spec, _ in Formatter().parse(template["text"]):
+            if name and spec and spec.split("~")[0] in ("pick", "opt", "items"):
+                assert spec.partition("~")[2] in template, (key, name)
+
+
+def test_every_model_phrase_names_its_values() -> None:
+    # str.format templates the model fills by keyword: no positional ``{}`` to misfill
+    for key, text in MODEL_PHRASES.items():
+        names = [name for _, name, _, _ in Formatter().parse(text) if name is not None]
+        assert all(name.isidentifier() for name in names), key

@@ -183,7 +183,7 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
             f"one-device host measures none: leave out {ref('collectives')} and give the link "
             f"as {ref('interconnect')} (a preset))"
         )
-    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
+    header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
     return curves, header
 
 
@@ -225,10 +225,13 @@ def advise_by_keywords(
         raise _named_link(refused) from None
 
 
+FIELD_AS_KEYWORD = {"interconnect": "link"}  # the request's field as Python names it
+
+
 def _named_link(refused: FieldError) -> FieldError:
     """``refused`` naming the keyword the caller gave, ``link``, where it names the
     ``interconnect`` field ``link=`` set (``invalid link nvlnk4: not a link preset ...``)."""
-    problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
+    problems = [(FIELD_AS_KEYWORD.get(f, f), v, r) for f, v, r in refused.problems]
     (field, value, rule), *more = problems
     return FieldError(field, value, rule, more=tuple(more))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuscale.advice.types import Measure, Source, TermId
+from gpuscale.quantities import filled
 
 # Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
 TERM_NAMES = {
@@ -82,5 +83,5 @@ class Assumption:
 
     def sentence(self) -> str:
         """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
-        how = f"; to measure: {self.measure}" if self.measure else ""
+        how = filled("; to measure: {}", self.measure)
         return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.remeasure import again, bench_run
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe, words
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
+from gpuscale.quantities import filled
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.fixed_cost import FixedCost
@@ -50,19 +51,17 @@ def overlap(
 ) -> Assumption:
     """The share of communication backward hides (``unmeasured``: why nothing measured
     it, e.g. the bench's multi-device run is flagged)."""
+    # no value: the prior's, all but the last bucket
+    shown, share = "0.5, all but the last bucket", PRIORS["overlap"].point
+    why = "half the communication, never the last bucket (ready only when backward ends)"
+    if value is not None:
+        shown, share, why = f"{value:.2f}", value, unmeasured
     if given:
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
         source, basis = Source.MEASURED, "1 - exposed / comm of the bench's multi-device runs"
     else:
-        source = Source.ASSUMED
-        basis = (
-            unmeasured
-            if value is not None
-            else "half the communication, never the last bucket (ready only when backward ends)"
-        )
-    shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
-    share = PRIORS["overlap"].point if value is None else value
+        source, basis = Source.ASSUMED, why
     return Assumption(
         term=TermId.OVERLAP,
         value=shown,
@@ -96,13 +95,13 @@ def own_work(
     """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
     measured where the runs were the strategy predicted (fitted where carried from the
     family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
-    spec = shlex.quote(model) if model else "MODEL"
+    spec = shlex.quote(model or "MODEL")
     command = words(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
-        carried = f" of {of}, its bucket copies at this size" if of else ""
+        carried = filled(" of {}, its bucket copies at this size", of)
         basis = f"synchronised minus no-sync step at N = 1{carried}"
     elif asked != "fsdp":
         basis = (
@@ -194,7 +193,7 @@ def wait(
         return Assumption(
             term=TermId.WAIT,
             value="E[max of N] - mean of the N = 1 step times",
-            quantity=None if spread is None else Quantity(spread, STEP_SPREAD),
+            quantity=maybe(Quantity, spread, STEP_SPREAD),
             source=Source.FITTED,
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_run(model, (1, 2), host_devices),
@@ -212,10 +211,10 @@ def wait(
 def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver
     (``samples_per_s`` in all, at the largest count predicted)."""
-    needed = None if samples_per_s is None else Quantity(samples_per_s, "samples/s needed")
+    needed = maybe(Quantity, samples_per_s, "samples/s needed")
     return Assumption(
         term=TermId.INPUT,
-        value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
+        value="never the bottleneck" + filled(" while it delivers {}", rate),
         quantity=needed,
         source=Source.ASSUMED,
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
@@ -247,7 +246,7 @@ def convergence(
     (:func:`again`), never the run it holds; ``given``: the model is a workload's or a
     noise scale's given as options, not measured; ``noise_scale``: the model's B_noise)."""
     if source is not None:
-        scale = None if noise_scale is None else Quantity(noise_scale, NOISE_SCALE)
+        scale = maybe(Quantity, noise_scale, NOISE_SCALE)
         return Assumption(
             term=TermId.CONVERGENCE,
             value="E(B) = E_min (1 + B / B_noise)",
@@ -269,8 +268,8 @@ def convergence(
     else:
         before, after = "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
     held = again(found, (1, 2), host_devices)
-    steps = found.steps_needed if found else FIRM_STEPS
-    more = f"--steps {steps}" if thin else ""
+    steps = getattr(found, "steps_needed", FIRM_STEPS)
+    more = filled("--steps {}", thin and steps)
     run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
     return Assumption(
         term=TermId.CONVERGENCE,

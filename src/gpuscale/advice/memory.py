@@ -134,7 +134,7 @@ class MemoryCheck:
         """The smallest count searched that holds the model under ``strategy`` (None:
         no count searched does)."""
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
-        return min(counts) if counts else None
+        return min(counts, default=None)
 
     @property
     def limits(self) -> bool:
@@ -242,7 +242,7 @@ def check(
         searched = [r.devices for r in rows if r.strategy == s and r.fits]
         extra = activations_gb or 0.0
         beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
-        fewest.append((s, min(searched) if searched else beyond))
+        fewest.append((s, min(searched, default=beyond)))
     trained = state.trainable
     return MemoryCheck(
         strategy=strategy,

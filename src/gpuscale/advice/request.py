@@ -22,7 +22,7 @@ from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import counted, joined, number, parse_size
+from gpuscale.quantities import agreeing, counted, joined, number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
@@ -141,6 +141,9 @@ def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
                 f"{t_small:g} at {ref('batch', b_small)}: a larger batch does more work; "
                 "measure both again (the same model, precision and device)"
             )
+
+
+GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -378,7 +381,7 @@ class AdviceRequest(JsonRequest):
                 given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
                 raise NamedError(
                     f"{counted(count, 'step time')} ({ref('step_ms')}) "
-                    f"{'needs' if count == 1 else 'need'} as many {ref('batch')} values, one "
+                    f"{agreeing(count, 'needs', 'need')} as many {ref('batch')} values, one "
                     f"per step time (got {given or 'none'})"
                 )
             if len(set(batches)) != len(batches):
@@ -393,6 +396,12 @@ class AdviceRequest(JsonRequest):
                 f"{ref('fixed_ms', self.fixed_ms)} is not below {ref('step_ms', steps)}: the "
                 "fixed per-step cost is the part of that step that does not shrink with the batch"
             )
+
+    @property
+    def gradient_precision(self) -> str:
+        """``bf16`` for 2-byte gradients, else ``fp32``: the precision the rate is checked
+        against the device's peak at."""
+        return GRADIENT_PRECISION.get(self.grad_bytes, "fp32")
 
     @property
     def step_points(self) -> tuple[tuple[int, float], ...]:

@@ -9,7 +9,9 @@ and an ``Assumption.term`` say a term by its ``TermId``; words render them
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
 
 # re-exported for search.decision, explain.answer and calibrate.memory_check, which import
 # them from here
@@ -96,7 +98,7 @@ class Measure:
     after: str = ""
 
     def __str__(self) -> str:
-        return f"{self.before}{self.bench.command() if self.bench else ''}{self.after}"
+        return f"{self.before}{maybe(BenchRun.command, self.bench) or ''}{self.after}"
 
     def __bool__(self) -> bool:
         return bool(self.before or self.bench or self.after)
@@ -318,3 +320,13 @@ STOPPED = ("devices", "batch", "flagged")
 # One end of an assumed term's range: (term, end, its value there, unit, the search's
 # inputs that differ there, by field name)
 End = tuple[str, str, float, str, dict[str, object]]
+
+
+R = TypeVar("R")
+
+
+def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
+    """``f(value, *args)``, None where ``value`` is None (a field that may be absent)."""
+    if value is None:
+        return None
+    return f(value, *args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.measured_runs import Disagreement, Measured
+from gpuscale.advice.types import maybe
 from gpuscale.quantities import counted, format_ms, joined, number
 from gpuscale.tables.advice import (
     TOO_WIDE_TO_TEST,
@@ -53,7 +54,7 @@ def against_measured(
     its row resting on the measurement, not here."""
     lines = []
     said_apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
-    throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
+    throughput = [maybe(as_throughput, f) for f in (predictions, alternative)]
     for (devices, batch, accum, base), runs in _grouped(measured).items():
         # the prediction of the configuration measured, its one-device run too: a speedup
         # is a ratio of two runs (never another configuration's interval)

@@ -17,13 +17,15 @@ from gpuscale.advice.explain.phrasebook import remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
+from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     Disagreement,
     Source,
     TermId,
+    maybe,
 )
-from gpuscale.quantities import counted, format_count, format_minutes, joined, number
+from gpuscale.quantities import counted, filled, format_count, format_minutes, joined, number
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
@@ -62,8 +64,9 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
     term = TERM_COLUMN.get(advice.decision.dominant_term)
-    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # shown where used
-    return (*LEADING[:2], *accum, LEADING[2], *([term] if term else []), *TRAILING)
+    shown = {"accum": (advice.predictions["accum"] > 1).any(), None: False}  # where used
+    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING)
+    return tuple(column for column in wanted if shown.get(column, True))
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -91,8 +94,8 @@ def _speedup(row: pd.Series) -> str:
 def _trained(row: pd.Series, samples: float) -> str:
     """``29 min to train 10M samples, $12.3, 1.55 kWh``."""
     time = format_minutes(row["time_to_train_min"])  # the table's unit
-    more = [f"${number(row['cost'])}"] if pd.notna(row["cost"]) else []
-    more += [f"{number(row['energy_kwh'])} kWh"] if pd.notna(row["energy_kwh"]) else []
+    units = (("cost", "${}"), ("energy_kwh", "{} kWh"))
+    more = [said.format(number(row[c])) for c, said in units if pd.notna(row[c])]
     return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
 
 
@@ -150,7 +153,8 @@ def deciding_line(advice: AdviceView) -> str:
         return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
     if kind == "interval":  # the count withheld by its interval, not by a term
         n, low = (d.focus, d.focus_speedup_low)
-        n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
+        if low > 1:
+            n, low = d.held_back, d.held_back_low
         return (
             f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
             f"{number(low)}x, no gain: a larger count waits for a measurement."
@@ -186,7 +190,7 @@ def deciding_line(advice: AdviceView) -> str:
     step = f"{of}the {number(d.focus_step_ms)} ms step {at}"
     n, also = len(d.also_shrink), [TERM_WORDS[t] for t in d.also_shrink]
     alone = also[0] if n == 1 else counted(n, "other term")  # each named under --explain
-    alone = f"; not enough alone: {alone} too" if n else ""
+    alone = filled("; not enough alone: {} too", also and alone)
     return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
 
 
@@ -233,22 +237,21 @@ def lines(advice: AdviceView) -> list[str]:
         *first,
     ]
     # counts searched without a row (the global batch kept does not split over them)
-    dropped = [dropped_short(advice.inputs, advice.predictions)] if advice.inputs else []
+    dropped = advice.inputs and dropped_short(advice.inputs, advice.predictions)
     return [
         *first,
         decision_line(advice),
         *d.warnings,
         deciding_line(advice),
-        *filter(None, dropped),
+        *filter(None, [dropped]),
         change_line(advice),
     ]
 
 
 def more(advice: AdviceView) -> str:
     """Where the rest is, said under the table."""
-    parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
-    parts.append("every assumption with its source")
-    return f"More: --explain ({', '.join(parts)}); -f json (every number)."
+    caveats = filled("{}, ", advice.caveats and counted(len(advice.caveats), "caveat"))
+    return f"More: --explain ({caveats}every assumption with its source); -f json (every number)."
 
 
 def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
@@ -298,7 +301,7 @@ def said(d: Disagreement) -> str:
             else ""
         )
     )
-    weak = f"; weak scaling, per-device batch {d.batch_per_device} kept" if d.weak_scaling else ""
+    weak = filled("; weak scaling, per-device batch {} kept", d.weak_scaling and d.batch_per_device)
     return (
         f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
         f"{which}, outside the predicted {number(d.predicted_speedup)}x "
@@ -316,29 +319,34 @@ ADVICE_SHOWN = (
 )
 
 
+def _fixed_cost(inputs: AdviceInputs) -> dict[str, JSON] | None:
+    """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
+    fixed = inputs.fixed
+    if fixed is None:
+        return None
+    return {
+        "ms": fixed.ms,
+        "low_ms": fixed.low_ms,
+        "high_ms": fixed.high_ms,
+        "source": fixed.source,
+        "basis": fixed.basis,
+        "measure": str(fixed.measure),
+        "optimizer_ms": optimizer_ms(inputs),
+        # the prior's least where the step left the assumed cost below it, else None
+        "below_prior_ms": fixed.below_prior_ms,
+    }
+
+
 def _scaling(result: AdviceView) -> dict[str, JSON]:
     """How the counts were compared, the fixed costs behind it (of each forward and
     backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
     inputs = result.inputs
-    fixed = inputs.fixed
     kept = inputs.kept_global_batch
     weak = inputs.convergence is None or inputs.scaling == "weak"
     return {
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
-        "fixed_cost": None
-        if fixed is None
-        else {
-            "ms": fixed.ms,
-            "low_ms": fixed.low_ms,
-            "high_ms": fixed.high_ms,
-            "source": fixed.source,
-            "basis": fixed.basis,
-            "measure": str(fixed.measure),
-            "optimizer_ms": optimizer_ms(inputs),
-            # the prior's least where the step left the assumed cost below it, else None
-            "below_prior_ms": fixed.below_prior_ms,
-        },
+        "fixed_cost": _fixed_cost(inputs),
         "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),
     }
 
@@ -349,8 +357,8 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
     d = result.decision
     return {
         "recommendation": {
-            "model": result.inputs.name if result.inputs else None,  # the model advised on
-            "strategy": result.inputs.strategy if result.inputs else None,  # ddp or fsdp
+            "model": getattr(result.inputs, "name", None),  # the model advised on
+            "strategy": getattr(result.inputs, "strategy", None),  # ddp or fsdp
             "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
@@ -384,9 +392,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
-        "weak_scaling": None
-        if result.alternative is None
-        else result.alternative.to_dict("records"),
+        "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }
 
 
@@ -394,7 +400,9 @@ def _terms_evidence(result: AdviceView) -> str | None:
     found = getattr(result.inputs, "evidence", None)
     if found is None:
         return None
-    return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
+    if found.untrusted:
+        return "flagged"
+    return "weak" if found.weak else "firm"
 
 
 def advice_view(

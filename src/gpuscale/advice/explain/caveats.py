@@ -30,6 +30,7 @@ from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
+from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
@@ -41,6 +42,7 @@ from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     counted,
     factor_interval,
+    filled,
     format_count,
     joined,
     number,
@@ -139,8 +141,8 @@ def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[st
         "and samples"
         for n, minutes, floor, system in found
     ]
-    more = f" ({counted(len(said_) - 1, 'more count')} likewise)" if len(said_) > 1 else ""
-    return [said_[0] + more] if said_ else []
+    more = filled(" ({} likewise)", said_[1:] and counted(len(said_) - 1, "more count"))
+    return [first + more for first in said_[:1]]
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
@@ -166,7 +168,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
+    on = on_devices(counts)
     if not weak(found):
         return _flagged_first(found, counts, on, host_devices)
     command = rerun(found, counts, host_devices)
@@ -180,7 +182,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     # the command holds the steps; the other fixes (a quieter machine, a readable
     # /proc/stat) said as the bench says them, beside it
     other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-    beside = f", {joined(other)}" if other else ""
+    beside = filled(", {}", joined(other))
     return f"{said}: {command}{beside}, and advise again"
 
 
@@ -231,7 +233,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
         step_width_log=inputs.error.width_log,
         devices=d.accelerators,
         host_devices=inputs.host_devices,
-        steps=inputs.evidence.steps_needed if inputs.evidence else FIRM_STEPS,
+        steps=getattr(inputs.evidence, "steps_needed", FIRM_STEPS),
         again=again(inputs.evidence, (1, d.accelerators), inputs.host_devices),
     )
     found = advice.disagreements

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.quantities import agreeing, joined
+from gpuscale.quantities import agreeing, filled, joined
 
 
 def _names(counts: list[int]) -> str:
@@ -54,7 +54,7 @@ def counts_rule(inputs: AdviceInputs, short: bool = False) -> str:
     most = int(inputs.max_devices)
     per_node, off = _per_node(inputs), _off_nodes(inputs)
     if short:
-        nodes = f", whole nodes of {per_node} past one" if per_node and off else ""
+        nodes = filled(", whole nodes of {} past one", off and per_node)
         return f"powers of two and {most} only{nodes}"
     rule = (
         f"the powers of two up to {most}, the most allowed"
@@ -76,7 +76,7 @@ def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
         return "no per-device batch and accumulation fits"
     return (
         f"the global batch {kept} kept at every count does not split over "
-        f"{'it' if len(missing) == 1 else 'them'} into whole per-device batches of at "
+        f"{agreeing(len(missing), 'it', 'them')} into whole per-device batches of at "
         f"most {inputs.largest_batch} with at most {inputs.max_accum} accumulation steps "
         f"(give a --global-batch divisible by {', '.join(map(str, missing))}, or "
         "--scaling weak)"
@@ -138,7 +138,7 @@ def above_largest(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> tu
     why, fix = [], []
     if unsearched:
         why.append(
-            f"{_names(unsearched)} {'is' if len(unsearched) == 1 else 'are'} not searched "
+            f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
             f"({counts_rule(inputs, short=True)})"
         )
     off = [n for n in _off_nodes(inputs) if n > largest]
@@ -147,7 +147,7 @@ def above_largest(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> tu
         fix.append(f"--max-devices {(most // per_node + 1) * per_node} (whole nodes)")
     if missing:
         kept = inputs.kept_global_batch
-        does = "does" if len(missing) == 1 else "do"
+        does = agreeing(len(missing), "does", "do")
         why.append(
             f"{', '.join(map(str, missing))} {does} not split the global batch {kept} kept "
             "at every count into whole per-device batches"
@@ -190,7 +190,7 @@ def only_one(inputs: AdviceInputs, cap: str = "devices") -> str:
     """Why one device is all the table holds, from the decision's ``cap``: the devices
     there are, a global batch kept at every count that does not split over two (it said
     "only one device is available" beside "device count capped at 2"), or flagged rows."""
-    kept = inputs.kept_global_batch if inputs is not None else None
+    kept = getattr(inputs, "kept_global_batch", None)
     if cap == "flagged":
         return "Only one device's prediction passes the plausibility checks (see above)."
     if cap != "batch" or kept is None:

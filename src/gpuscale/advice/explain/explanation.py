@@ -24,10 +24,14 @@ from gpuscale.quantities import (
     format_count,
     format_minutes,
     format_ms,
+    noun_for,
     number,
     span,
 )
 from gpuscale.tables.bench import on_a_larger_host
+
+# what the largest overhead does where a term decides the count (else it is only the largest)
+DECIDES = {"term": "decides"}
 
 
 def interval(low: float, high: float) -> str:
@@ -93,7 +97,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
     if advice.cheapest is not None and advice.cheapest not in (d.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
     one = table_words.one_device(advice)
-    return [*lines, one] if one else lines
+    return [*lines, *filter(None, [one])]
 
 
 def _wait_words(advice: AdviceView, n: int) -> str:
@@ -133,8 +137,7 @@ def _step(advice: AdviceView) -> list[str]:
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
         + (
-            f"{term} {'decides' if focus.deciding_kind(advice) == 'term' else 'is the largest'}"
-            f"{marked(advice)}."
+            f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}."
             if not d.short_alone()
             else f"{term} is the largest{marked(advice)}, and not enough "
             "alone: without "
@@ -174,7 +177,7 @@ def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     dropped = dropped_counts(inputs, advice.predictions)  # a count asked for without a row
-    lines = [*map(findings.said, inputs.sources), *([dropped] if dropped else [])]
+    lines = [*map(findings.said, inputs.sources), *filter(None, [dropped])]
     said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:
         lines.append(
@@ -248,7 +251,7 @@ def _searched(advice: AdviceView) -> str:
         f"{format_count(r.batch_per_device)}"
         + (f" x {r.accum}" if r.accum > 1 else "")
         + f" (global batch {format_count(r.global_batch)}) on {r.accelerators} "
-        + ("device" if r.accelerators == 1 else "devices")
+        + noun_for(r.accelerators, "device")
         for r in frame.itertuples()
     )
     text = (
@@ -279,7 +282,7 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
         return []
     row, one = row_at(alt, d.focus), row_at(alt, 1)
-    host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
+    host = on_a_larger_host(2, getattr(advice.inputs, "host_devices", None))
     return [
         f"Weak scaling instead (per-device batch "
         f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "

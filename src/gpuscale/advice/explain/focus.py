@@ -31,7 +31,7 @@ from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import counted, filled, format_ms, joined, noun_for
 
 
 def named(d: Decision) -> str:
@@ -135,7 +135,7 @@ def remedy(advice: AdviceView) -> str:
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
     if d.change == TermId.FIXED and inputs is not None:
-        whole = FIXED_WHOLE_FSDP if inputs.strategy == "fsdp" else FIXED_WHOLE
+        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(inputs.strategy, FIXED_WHOLE)
         parts = fixed_parts(inputs, advice.predictions, d.focus)
         fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
         said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
@@ -143,7 +143,7 @@ def remedy(advice: AdviceView) -> str:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
         also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
-        said += f"; alone not enough: the {joined(also)} term{'s' if len(also) > 1 else ''} "
+        said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
         said += "must shrink too"
     return said
 
@@ -189,6 +189,6 @@ def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -
         said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
     if parts["forward_backward"] > 0:
         said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
-    what = f": {joined(said)}" if said else ""
+    what = filled(": {}", joined(said))
     spread = "fixed per-step costs not spread over the devices' smaller batches"
     return f"(of it {ms(excess)} {spread}{what})"

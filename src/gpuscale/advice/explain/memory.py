@@ -4,7 +4,7 @@ memory limits the counts of the strategy asked (a model one device holds says no
 from __future__ import annotations
 
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.quantities import counted, format_count, number
+from gpuscale.quantities import counted, filled, format_count, number
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
 PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
@@ -27,7 +27,7 @@ def _held(memory: MemoryCheck) -> str:
 
 def _device(memory: MemoryCheck) -> str:
     """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
-    assumed = f"; assumed: {memory.device_assumed}" if memory.device_assumed else ""
+    assumed = filled("; assumed: {}", memory.device_assumed)
     return f"the {memory.device} ({number(memory.capacity_gib)} GiB{assumed})"
 
 
@@ -67,7 +67,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
         for s, n in memory.fewest
         if s not in (asked, strategy) and n is not None and s != "hybrid"
     ]
-    also = f"; {', '.join(others)}" if others else ""
+    also = filled("; {}", ", ".join(others))
     return (
         f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {whole} "
         f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "

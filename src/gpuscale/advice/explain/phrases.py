@@ -26,7 +26,7 @@ import shlex
 from collections.abc import Callable
 from string import Formatter
 
-from gpuscale.advice.types import Value
+from gpuscale.advice.types import Value, maybe
 from gpuscale.quantities import (
     counted,
     factor_interval,
@@ -68,9 +68,9 @@ class Phrasing(Formatter):
 
     def format_field(self, value: object, format_spec: str) -> str:
         kind, _, other = format_spec.partition("~")
-        of = self.values.get(other) if other else None
+        of = self.values.get(other)
         if kind == "ms":
-            return format_ms(_float(value), None if of is None else _float(of))
+            return format_ms(_float(value), maybe(_float, of))
         if kind == "count":
             return format_count(_float(value))
         if kind == "num":

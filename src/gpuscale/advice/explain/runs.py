@@ -5,6 +5,7 @@ larger ones were passed over (the numbers: ``calibrate/rows.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -12,7 +13,7 @@ import pandas as pd
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
+from gpuscale.quantities import agreeing, counted, filled, format_count, joined, noun_for, of_the
 
 # The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
 NOTES_COMMAND = (
@@ -53,11 +54,11 @@ def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
         )
     else:
         said = f"every model measured in {where} is broken: {broken_sentence(broken)}"
-    whose = "its" if len(broken) == 1 else "their"
+    whose = agreeing(len(broken), "its", "their")
     return (
         f"{said}; none of {whose} runs is advised on, with --allow-flagged or without (it "
         f"admits runs flagged for a noisy host or the like, never a broken model's). Fix "
-        f"the model{'' if len(broken) == 1 else 's'} first: {FIX_FIRST}"
+        f"the {noun_for(len(broken), 'model')} first: {FIX_FIRST}"
     )
 
 
@@ -109,7 +110,7 @@ def flagged_help(table: pd.DataFrame) -> str:
     kinds = [kind for kind, _, _ in flag_summary(table)]
     left = int(flagged.sum())
     return (
-        f". {counted(left, 'run')} {'was' if left == 1 else 'were'} left out as flagged: "
+        f". {counted(left, 'run')} {agreeing(left, 'was', 'were')} left out as flagged: "
         f"{flag_lines(table)}. "
         f"{remedy(kinds)}"
     )
@@ -150,7 +151,7 @@ def not_in_file(model: str, names: list[str], where: str) -> str:
 
 def columns_missing(missing: list[str]) -> str:
     """The refusal of a table that is no bench table: the first columns it lacks."""
-    shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+    shown = ", ".join(missing[:4]) + filled(" and {} more", max(len(missing) - 4, 0))
     return (
         f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
         "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
@@ -211,15 +212,22 @@ class WeakRuns:
     kinds: list[str]
 
 
+def on_devices(counts: Sequence[int]) -> str:
+    """``1 device``, ``2 devices``, ``1 and 2 devices``: the counts some runs were on."""
+    if list(counts) == [1]:
+        return "1 device"
+    return f"{joined(counts)} devices"
+
+
 def weak_evidence(found: WeakRuns, fix: str | None, fix_in_full: str, file: str) -> tuple[str, str]:
     """The warning on weak runs (with what to bench, ``fix``, where their steps can be
     read) and the same in full (``fix_in_full``; the command printing their notes, on
     ``file``)."""
-    on = f"{joined(found.counts)} device{'' if found.counts == [1] else 's'}"
+    on = on_devices(found.counts)
     runs = of_the(found.weak, found.runs, "bench run")
     said = (
         f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
-        f"{'is' if found.weak == 1 else 'are'} weak ({', '.join(found.kinds)})"
+        f"{agreeing(found.weak, 'is', 'are')} weak ({', '.join(found.kinds)})"
     )
     short = "" if fix is None else f": {fix} for firm numbers"
     full = (

@@ -12,7 +12,7 @@ import pandas as pd
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, filled, joined
 
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 
@@ -28,7 +28,7 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     all flagged``."""
     n = int(row["accelerators"])
     found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
-    m = max(found, key=lambda m: m.accelerators) if found else None
+    m = max(found, key=lambda m: m.accelerators, default=None)
     runs, spread = "", f"speedup {_span(row, 'speedup')}"
     if m is not None:
         flagged = ", all flagged" if m.why == TRUSTED_FLAGGED_ONLY else ""
@@ -38,7 +38,7 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
         if m.accelerators < n:
             runs += f" at {counted(m.accelerators, 'device')}"
     return (
-        f"{counted(n, 'device')} rest{'s' if n == 1 else ''} on the measurement, not the "
+        f"{counted(n, 'device')} {agreeing(n, 'rests', 'rest')} on the measurement, not the "
         f"model: {spread}{runs}"
     )
 
@@ -83,7 +83,7 @@ def step_interval(advice: AdviceView, source: str) -> str:
         why = _why(advice.inputs, predicted)
         said.append(
             f"the rows carry {'; '.join(carried)}"
-            + (f" (differing from that error by {joined(why)})" if why else "")
+            + filled(" (differing from that error by {})", joined(why))
         )
     said += [_measured(advice, r) for _, r in resting.iterrows()]
     return "; ".join(said)

@@ -24,7 +24,7 @@ import pandas as pd
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
 from gpuscale.advice.types import Source
-from gpuscale.quantities import counted, format_count, format_ms, joined, number
+from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -72,11 +72,7 @@ def fixed_cost_line(inputs: AdviceInputs) -> str:
     fixed = inputs.fixed
     # a bench's fixed cost it did not measure: the command that does (from numbers, the
     # peak's sentence says it)
-    measure = (
-        f"; to measure: {fixed.measure}"
-        if fixed.source != Source.MEASURED and fixed.measure
-        else ""
-    )
+    measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
     return (
         f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
         f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
@@ -95,13 +91,14 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
     under FSDP (tf-7m's micro-steps fell 4 -> 1 where the words said nothing shrinks)."""
     accums = [int(k) for k in frame["accum"]]
-    per_count = (
-        f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
-        if len(set(accums)) > 1
-        else f"{counted(accums[0], 'micro-step')} at every count"
-    )
+    per_count = f"{counted(accums[0], 'micro-step')} at every count"
+    does = "does not shrink"
+    if len(set(accums)) > 1:
+        per_count = (
+            f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
+        )
+        does = "falls only as the micro-steps do"
     what = "each forward and backward's" if optimizer_ms(inputs) > 0 else "the"
-    does = "falls only as the micro-steps do" if len(set(accums)) > 1 else "does not shrink"
     said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
     if optimizer_ms(inputs) <= 0:
         return said
@@ -118,9 +115,9 @@ def one_device(advice: AdviceView) -> str:
     predicted = float(one["step_ms"])
     above = frame[frame["accelerators"] > 1]
     ms = partial(format_ms, like=predicted)  # every step here in the predicted one's unit
-    more = float(above["ddp_ms"].iloc[0]) if len(above) else 0.0
-    added = (
-        f"; the counts above 1 add DDP's own work ({ms(more)}) to their steps" if more > 0 else ""
+    more = float(next(iter(above["ddp_ms"]), 0.0))
+    added = filled(
+        "; the counts above 1 add DDP's own work ({}) to their steps", more > 0 and ms(more)
     )
     m = inputs.one_device
     row = (int(one["batch_per_device"]), int(one["accum"]))

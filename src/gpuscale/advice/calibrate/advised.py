@@ -95,7 +95,7 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Ca
         measured_per_param = flops / req.params
     spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
     part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
-    bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
+    bandwidth, own = getattr(part, "memory_bw_gbs", None), cal.compute.ddp_ms_per_mparam
     rest = (own - cal.model.ddp_ms_per_mparam(0.0, bandwidth)) * cal.model.params / 1e6
     ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
     compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
@@ -105,18 +105,20 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Ca
         how=(how,),
         params_of=cal.model.params,
         tflops=compute.tflops,
-        fixed_ms=fixed.ms if fixed else 0,
+        fixed_ms=getattr(fixed, "ms", 0),
         params=req.params,
         flops_given=measured_per_param is None,
         flops_per_param=measured_per_param,
         family=family,
     )
-    if fixed is not None:  # an assumed one stays assumed, its range in the interval
-        basis = f"{cal.name}'s, of the {family} family"
+    if fixed is not None:
+        source, basis = Source.FITTED, f"{cal.name}'s, of the {family} family"
+        if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
+            source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
         fixed = replace(
             fixed,
-            source=Source.ASSUMED if fixed.source == Source.ASSUMED else Source.FITTED,
-            basis=f"{basis}: {fixed.basis}" if fixed.source == Source.ASSUMED else basis,
+            source=source,
+            basis=basis,
             measure=words(sentence("bench_own_model", batch=req.batch or cal.batch)),
         )
     return replace(

@@ -83,10 +83,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0
-    one_device = None if params_given else measured.one_device(benched)
-    bench_model = None if params_given else cal.name  # the model a bench run would measure
+    one_device = bench_model = None  # a model given by its size: no bench run of its own
+    if not params_given:  # the model a bench run would measure, and its one-device run
+        one_device, bench_model = measured.one_device(benched), cal.name
     # the hardware: watts per device at each per-device batch; the rate against the peak
-    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    precision = req.gradient_precision
     benched_on = cal.device_record  # the device the runs recorded, resolved with them
     power = bench_power(
         table,
@@ -220,7 +221,7 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     for samples in rows["nosync_step_ms_samples"]:
         if isinstance(samples, tuple | list) and len(samples) > 1:
             mean = float(np.mean(samples))
-            pooled += [float(s) / mean for s in samples] if mean > 0 else []
+            pooled += [float(s) / mean for s in samples if mean > 0]
     return tuple(pooled)
 
 
@@ -269,7 +270,7 @@ def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
         fixed_ms=fixed,
         backward_share=float((single["backward_ms"] / fb).median()),
         jitter_ms=jitter,
-        jitter_ref_ms=1.0 if jitter else 0.0,
+        jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
         slowdown=tuple(sorted(slowdown.items())),
     )
     return FamilyBasis(

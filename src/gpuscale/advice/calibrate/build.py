@@ -27,7 +27,7 @@ from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
@@ -59,7 +59,8 @@ def build(
     else:
         basis = from_numbers(basis, request)
     other = _other_device(collectives, bench)
-    basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
+    if other:
+        basis = replace(basis, warnings=(*basis.warnings, other))
     # an assumed link (none given, detected or measured): the network at each end of its
     # range (``LINK_ENDS``)
     link_ends = tuple(
@@ -76,8 +77,8 @@ def build(
     # model they, a noise scale given or the bench's give, and MLPerf's least time to train
     # at each count
     ruleset = request.ruleset or DEFAULT_RULESET
-    found = workload_rcps(request.workload, ruleset) if request.workload is not None else None
-    fitted = rcp_fit(found) if found is not None else None
+    found = maybe(workload_rcps, request.workload, ruleset)
+    fitted = maybe(rcp_fit, found)
     converging = resolved(
         found,
         fitted,
@@ -110,14 +111,14 @@ def build(
         )
     )
     said = assumptions.convergence(
-        convergence.source if convergence else None,
+        getattr(convergence, "source", None),
         model=basis.bench_model,
         same_samples=basis.same_samples,
         host_devices=host,
         thin=converging.thin,
         found=evidence,
         given=request.workload is not None or request.noise_scale is not None,
-        noise_scale=convergence.b_noise if convergence else None,
+        noise_scale=getattr(convergence, "b_noise", None),
     )
     # every assumption's bench run said once, as the file advised on runs it
     assumed = remeasure.not_held((*basis.assumed, *unmeasured, said), evidence, host)

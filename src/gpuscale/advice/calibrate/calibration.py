@@ -38,7 +38,7 @@ from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
-from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, Calibration
+from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, Calibration, cell
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -112,7 +112,6 @@ def _compute(
     family = single[single["family"] == row["family"]]
     split = fixed_split.split(row, model, fits.fit_compute(family) or fits.fit_compute(single))
     mparams = params / 1e6
-    overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
     samples = row.get("nosync_step_ms_samples")
     samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
@@ -121,7 +120,7 @@ def _compute(
         fixed_ms=split.fixed_ms,
         floor_ms=split.floor_ms,
         opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
-        ddp_ms_per_mparam=float(overhead) / mparams if pd.notna(overhead) else 0.0,
+        ddp_ms_per_mparam=cell(row, "ddp_overhead_ms", float, 0.0) / mparams,
         backward_share=min(1.0, max(0.0, backward_share)),
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
@@ -148,8 +147,8 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
         how = Finding.of(K.COMPUTE_OWN_BATCHES, batches=len(shape.points))
     notes.append(how)
-    device = device_record(None if pd.isna(row["device_name"]) else str(row["device_name"]))
-    cap = fits.memory_cap(hardware, row, device)
+    device = device_record(cell(row, "device_name", str))
+    max_batch, memory_note = fits.memory_cap(hardware, row, device) or (None, None)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
@@ -175,21 +174,21 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         compute=compute,
         config_group=str(row["config_group"]),
         batch=int(row["batch_per_device"]),
-        accum=int(row["accum"]) if pd.notna(row["accum"]) else 1,
+        accum=cell(row, "accum", int, 1),
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-        bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
-        device=None if pd.isna(row["device"]) else str(row["device"]),
+        bucket_mb=cell(row, "bucket_mb", float, 25.0),
+        device=cell(row, "device", str),
         device_name=device.name,
         device_record=device,
-        threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
+        threads=cell(row, "threads", int),
         overlap=overlap,
         comm_levels=(multi, family, own),
         bench_model=model,
         noise=noise(own),
         fixed=fixed,
         shape=shape,
-        max_batch=cap[0] if cap else None,
-        memory_note=cap[1] if cap else None,
+        max_batch=max_batch,
+        memory_note=memory_note,
         measured_steps=measured.reset_index(drop=True),
         one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),

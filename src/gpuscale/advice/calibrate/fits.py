@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration, Shape
+from gpuscale.advice.calibrate.record import Calibration, Shape, cell
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
@@ -224,10 +224,7 @@ def memory_cap(
     GPU or without the device's size."""
     if row.get("device") != "cuda":
         return None
-    recorded = row.get("device_memory_bytes")
-    device = device_memory_bytes(
-        None if recorded is None or pd.isna(recorded) else float(recorded), record
-    )
+    device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
     if device is None:
         return None
     found = _points(rows, row).dropna(subset=["peak_memory_bytes"])

@@ -19,12 +19,13 @@ from dataclasses import replace
 
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import cell
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
 from gpuscale.advice.model.step import ModelSpec, work_ms
-from gpuscale.advice.types import BenchRun, Measure, Source
-from gpuscale.quantities import format_ms
+from gpuscale.advice.types import BenchRun, Measure, Source, maybe
+from gpuscale.quantities import filled, format_ms
 from gpuscale.tables.bench_runs import bench_options
 
 
@@ -50,7 +51,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
         return _fitted(row, fb, work_ms_per_tflop, fitted)
     else:  # one batch of one model: the device prior, its range in the interval
         own = unmeasured(row, fb, model.flops)
-        said = sentence("one_batch_work" if own.ms == 0 else "one_batch_fixed", ms=own.ms)
+        said = sentence("one_batch", work=own.ms == 0, ms=own.ms)
     return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
 
 
@@ -110,9 +111,8 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
     def ms(value: float) -> float:
         return min(max(float(value) - opt, 0.0), fb_ms * (1 - 1e-6))
 
-    low, high = row.get("fixed_ms_low"), row.get("fixed_ms_high")
-    low = ms(low) if pd.notna(low) else ms(point)
-    high = ms(high) if pd.notna(high) else ms(point)
+    low = ms(cell(row, "fixed_ms_low", float, point))
+    high = ms(cell(row, "fixed_ms_high", float, point))
     return FixedCost(
         ms=min(max(ms(point), low), high),
         low_ms=low,
@@ -153,7 +153,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
             at_batch=batch,
             measure=measure,
         )
-    opt = float(row["optimizer_ms"]) if pd.notna(row.get("optimizer_ms")) else 0.0
+    opt = cell(row, "optimizer_ms", float, 0.0)
     base = Prior(
         max(GPU_PRIOR.low_ms - opt, 0.0),
         max(GPU_PRIOR.ms - opt, 0.0),
@@ -177,7 +177,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         )
     else:
         bound = ""
-    basis = f"{found.basis}; {bound}" if bound else found.basis
+    basis = found.basis + filled("; {}", bound)
     return FixedCost(
         ms=found.ms,
         low_ms=found.low_ms,
@@ -224,7 +224,7 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
     gap = row.get("fsdp_overhead_ms")
     if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
         return own
-    accum = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    accum = cell(row, "accum", int, 1)
     ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
     if own is not None and own.ms >= ms:
         return own
@@ -241,8 +241,7 @@ def fsdp_own_basis(row: pd.Series) -> str:
     its synchronised minus no-sync step, or its step less the plain one where that is
     larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
     plain step times the sharded module, not a bare one)."""
-    gap = row.get("fsdp_overhead_ms")
-    own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
+    own = maybe(format_ms, cell(row, "fsdp_overhead_ms", float)) or "unmeasured"
     step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
     nosync = row.get("nosync_step_ms_mean")
     timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]

@@ -59,7 +59,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
         _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2))),
     )
-    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    precision = req.gradient_precision
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
@@ -70,7 +70,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # by the step, at each end of an assumed range too; the step's rate and its work at the
     # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None
-    memory_gbs = device.part.memory_bw_gbs if device.part is not None else None
+    memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
     whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
     precision = "bf16" if fastest and fastest != peaks[0] else precision
@@ -224,10 +224,11 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
     """A term set from a prior (``model/priors.py``): its most likely value and range
     (which enters the interval), and the source."""
 
-    def share(value: float) -> str:
-        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
+    spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
 
-    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
+    def share(value: float) -> str:
+        return format(value, spec)
+
     return Assumption(
         term=found.term,
         value=sentence(
@@ -248,7 +249,7 @@ def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
     """What DDP's prior is beside its bucket copies, said with the copies' time at this
     model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
     part = device.part
-    bandwidth = part.memory_bw_gbs if part is not None else REFERENCE_MEMORY_GBS
+    bandwidth = getattr(part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
     copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
-    whose = "" if part is not None else ", an H100 SXM's (no device named)"
-    return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, whose=whose)
+    named = part is not None
+    return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)

@@ -29,13 +29,13 @@ from gpuscale.advice.model.collectives import MeasuredCurves, network_from_colle
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
-from gpuscale.advice.types import Finding, Source, TermId, words
+from gpuscale.advice.types import Finding, Source, TermId, maybe, words
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
 from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, get_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
@@ -89,7 +89,7 @@ def choose_link(
     its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
     preset given or detected implies (a custom link, or one ``measured`` by collectives,
     implies none). The preset's name first, then its numbers."""
-    detected = topology.preset() if topology is not None else None
+    detected = maybe(Topology.preset, topology)
     preset = None if isinstance(link, Link) else link or detected
     device = device_record(device_name, None if measured else preset)
     if isinstance(link, Link):
@@ -257,10 +257,10 @@ def inferred(
     generation = NVLINK.get(preset)
     what = sentence("link_of_gpu_model", preset=preset, device=cal.device_name or "not recorded")
     if generation is not None:
-        article = "an" if board and board[0] in "AEFHILMNORSX" else "a"  # an H100, a B200
-        whose = f"{article} {board} board's" if board else f"a {generation.architecture} GPU's"
+        whose = f"a {generation.architecture} GPU's"
+        if board:  # an H100, a B200
+            whose = f"{article(board)} {board} board's on an HGX host"
         what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-        what += " on an HGX host" if board else ""
     host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
     return Assumption(
         term=TermId.LINK,

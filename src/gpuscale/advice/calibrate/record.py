@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pandas as pd
 
@@ -57,6 +59,16 @@ class Shape:
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
+T = TypeVar("T")
+
+
+def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
+    """A bench row's ``column`` as ``cast`` makes it; ``default`` where the row has none
+    (the column missing, or NaN)."""
+    value = row.get(column)
+    if pd.isna(value):
+        return default
+    return cast(value)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

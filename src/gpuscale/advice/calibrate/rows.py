@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration
+from gpuscale.advice.calibrate.record import Calibration, cell
 from gpuscale.advice.explain.runs import (
     MODEL_THEN,
     all_failed,
@@ -102,7 +102,7 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
     typo, another file): the models there and the closest one, not advice to re-run
     (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
     names = sorted({str(m) for m in table["model"].dropna()})
-    where = "the bench results" if source is None else Path(source).name
+    where = _where(source)
     if model in names:
         runs = table[table["model"] == model]
         if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
@@ -182,7 +182,7 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     check_columns(bench)
     if req.model is not None:
         known_model(bench, req.model, req.bench)
-    where = "the bench results" if req.bench is None else Path(req.bench).name
+    where = _where(req.bench)
     table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     return Usable(table, where, warning, broken)
 
@@ -228,9 +228,16 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _where(source: str | Path | None) -> str:
+    """The bench file's name as the refusals say it (``the bench results``: a table given)."""
+    if source is None:
+        return "the bench results"
+    return Path(source).name
+
+
 def accumulation_note(row: pd.Series) -> Finding | None:
     """How a run that accumulated gradients was read (None for one that did not)."""
-    k = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    k = cell(row, "accum", int, 1)
     if k <= 1:
         return None
     b = int(row["batch_per_device"])

@@ -57,6 +57,7 @@ from gpuscale.advice.types import (
     FindingKind,
     Measured,
     TermId,
+    maybe,
 )
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
@@ -91,7 +92,7 @@ def disagreements(
     """Each count whose trusted runs' median throughput speedup lies outside the predicted
     80% interval of the same configuration (``tables.advice.same_configuration``: in the
     ``predictions``, else the weak-scaling ``alternative``)."""
-    frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
+    frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
         key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
@@ -199,6 +200,13 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
     return "flagged" if above else "devices"
 
 
+def _held(row: pd.Series | None) -> dict[str, float | None]:
+    """The count its interval holds back (``row``) and that interval's low end (None: none)."""
+    if row is None:
+        return {"held_back": None, "held_back_low": None}
+    return {"held_back": int(row["accelerators"]), "held_back_low": float(row["speedup_low"])}
+
+
 def decide(
     frame: pd.DataFrame,
     target_efficiency: float,
@@ -237,8 +245,7 @@ def decide(
         reaches_target=bool(
             chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
         ),
-        held_back=None if held_back is None else int(held_back["accelerators"]),
-        held_back_low=None if held_back is None else float(held_back["speedup_low"]),
+        **_held(held_back),
         fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]),
         largest=largest,
         focus=int(focus["accelerators"]),

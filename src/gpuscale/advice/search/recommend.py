@@ -59,7 +59,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Decision, Disagreement, End, Finding, FindingKind
+from gpuscale.advice.types import Decision, Disagreement, End, Finding, FindingKind, maybe
 from gpuscale.tables.advice import ADVICE_COLUMNS
 from gpuscale.tables.requests import NamedError
 
@@ -119,7 +119,7 @@ class Advice:
     @cached_property
     def alternative(self) -> pd.DataFrame | None:
         """The weak-scaling alternative (``weak_table``) with its flags said."""
-        return None if self.weak_table is None else words.flagged(self.weak_table)
+        return maybe(words.flagged, self.weak_table)
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
@@ -245,6 +245,13 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     }
 
 
+def _known(value: float | None) -> float:
+    """``value``, NaN where it is unknown (a column's missing number)."""
+    if value is None:
+        return math.nan
+    return value
+
+
 def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count: the best (batch, accumulation), the step and its parts
@@ -269,12 +276,12 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
     frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
     price = inputs.price_per_device_hour
-    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    frame["cost"] = frame["accelerator_hours"] * _known(price)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
     total_w = [inputs.power.total_w(n, b) for n, b in counts]
     frame["energy_kwh"] = [
-        minutes / 60 * (math.nan if w is None else w) / 1e3
+        minutes / 60 * _known(w) / 1e3
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
@@ -320,10 +327,8 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
-    tables = []
-    for asked in [inputs, replace(inputs, scaling="weak")] if weak else [inputs]:
-        tables.append(predictions(asked))
-    frame, alternative = tables[0], tables[1] if weak else None
+    frame = predictions(inputs)
+    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said
@@ -378,15 +383,13 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     is withheld and said first), and what qualifies the headline, as data."""
     inputs, fits_from, memory = held(calibrated)
     advice = recommend(inputs, calibrated.ends, fits_from)
-    defaults = (
-        *(["samples"] if request.samples is None and calibrated.samples_used else []),
-        *(
-            ["batch"]
-            if not calibrated.from_bench and request.step_ms is not None and request.batch is None
-            else []
-        ),
-        *(["link"] if calibrated.link_assumed else []),
-    )
+    one_step = request.step_ms is not None and request.batch is None  # the batch defaulted
+    defaulted = {
+        "samples": request.samples is None and calibrated.samples_used,
+        "batch": one_step and not calibrated.from_bench,
+        "link": calibrated.link_assumed,
+    }
+    defaults = tuple(name for name, taken in defaulted.items() if taken)
     few = calibrated.noise_steps
     return replace(
         advice,

@@ -10,7 +10,7 @@ import json
 import math
 from importlib import resources
 
-from gpuscale.planning.records import FamilyFit, Fits
+from gpuscale.planning.records import FamilyFit, Fits, systems_of
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
 PRIORS_FILE = "plan_priors.json"
@@ -40,7 +40,7 @@ EVIDENCE_PRIOR = 1.0
 def evidence(family: FamilyFit | None) -> dict[str, int]:
     """What the family's level on the workload rests on: its ``results``, ``submitters``,
     ``rounds`` and (submitter, round) ``pairs`` (all 0 for a family that never ran it)."""
-    systems = family["systems"] if family else []
+    systems = systems_of(family)
     return {
         "results": len(systems),
         "submitters": len({s[1] for s in systems}),

@@ -24,7 +24,15 @@ from gpuscale.planning.limits import (
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import plannable, predict_point
-from gpuscale.planning.records import Facts, Fits, PlanResult, PlanRow, SystemEntry, WorkloadFit
+from gpuscale.planning.records import (
+    Facts,
+    Fits,
+    PlanResult,
+    PlanRow,
+    SystemEntry,
+    WorkloadFit,
+    systems_of,
+)
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -124,7 +132,7 @@ def faster_fewer(
     devices (any round) that ran faster than ``minutes``, the time planned at ``n``, and
     the plan at that result's count; None where none did."""
     own = fits["workloads"][workload]["families"].get(family)
-    fewer = [e for e in (own["systems"] if own else []) if int(e[3]) < n and e[4] < minutes]
+    fewer = [e for e in systems_of(own) if int(e[3]) < n and e[4] < minutes]
     if not fewer:
         return None
     entry = min(fewer, key=lambda e: e[4])
@@ -151,18 +159,17 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
     memory = memory_check(workload, family, request.devices_per_node)
-    refused = [
-        refusals(
-            int(p["accelerators"]),
-            p["assumed_batch"],
-            data,
-            runnable_near(fits, workload, family, int(p["accelerators"]))
-            if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
-            else (None, None),
-        )
-        + [why for why in [memory.refusal(int(p["accelerators"]))] if why]
-        for p in points
-    ]
+
+    def refused_at(p: PlanRow) -> list[str]:
+        """Why a count has no time (its batch, its reach, its memory); empty: it has one."""
+        m, near = int(p["accelerators"]), (None, None)
+        if below_floor(m, p["assumed_batch"], data):  # the runnable counts nearest, said
+            near = runnable_near(fits, workload, family, m)
+        return refusals(m, p["assumed_batch"], data, near) + [
+            why for why in [memory.refusal(m)] if why
+        ]
+
+    refused = [refused_at(p) for p in points]
     timed = [k for k, why in enumerate(refused) if not why]
     base = points[next(iter(timed), 0)]  # efficiency: against the smallest with a time
     efficiency = {k: math.exp(base["log_y"] - points[k]["log_y"]) for k in timed}
@@ -277,7 +284,7 @@ def plan_result(
         )
     rows = _rows(points, request, fits, workload, family)
     own = fit["families"].get(family)
-    systems = [_system(e, family) for e in own["systems"]] if own else []
+    systems = [_system(e, family) for e in systems_of(own)]
     model = {
         "workload": workload,
         "family": family,

@@ -12,7 +12,8 @@ pooled with a prior worth ``calibrate.PRIOR_CASES`` forecasts. The priors come f
 transitions before the bundled ones: v1.1 forecast from v0.7, and v3.0 from v0.7 and
 v1.1 (the raw rounds read in place from ``../shared/mlperf``, v3.0 bundled; none of these
 forecasts is judged), each class's width computed as the plan calibrates it
-(``calibrate.intervals``). Writes the priors the plan reads
+(``calibrate.intervals``), between and beyond as class (i)'s times how far their errors
+exceed it in the same (round, workload, family) (:func:`priors`). Writes the priors the plan reads
 (``src/gpuscale/data/plan_priors.json``) and the cases behind them
 (``benchmarks/results/plan_priors.json``); ``tests/plan/test_plan_priors.py`` checks the
 stored priors against the rounds when ``../shared`` is there.
@@ -24,6 +25,7 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from gpuscale import load_round
@@ -48,29 +50,56 @@ def development_systems(shared: Path) -> pd.DataFrame:
     return measured(pd.concat(scores, ignore_index=True)).reset_index(drop=True)
 
 
-MIN_CASES = 10  # fewer development forecasts than this: the class's prior is its group's
-GROUPS = {"ii_in": "ii", "ii_out": "ii"}  # not measured, inside or beyond: one group
+SHARED = ("ii_in", "ii_out")  # classes whose level is class (i)'s: a count the family did not run
+
+
+def cells(planned: pd.DataFrame, widen: float) -> list[dict[str, object]]:
+    """Per (round, workload, family) with forecasts of class (i) and of ``SHARED``: the
+    median scaled error (``|log error| / (1 + widen x octaves outside)``, as the plan
+    calibrates; the evidence widening is the same within a cell) of each, their ratio and
+    how many forecasts of ``SHARED`` the cell holds."""
+    scaled = planned["log_error"].abs() / (1 + widen * planned["octaves_outside"])
+    out = []
+    for (name, workload, family), mine in planned.assign(scaled=scaled).groupby(
+        ["round", "workload", "family"]
+    ):
+        at = mine[mine["count_class"] == "i"]["scaled"]
+        off = mine[mine["count_class"].isin(SHARED)]["scaled"]
+        if len(at) and len(off):
+            ratio = float(off.median() / at.median())
+            out.append({"cell": [name, workload, family], "ratio": ratio, "cases": len(off)})
+    return out
 
 
 def priors(systems: pd.DataFrame) -> dict[str, object]:
     """Each class's width from the development forecasts (the 80% quantile of their
-    scaled errors, as the plan calibrates), with how many each rests on; a class with
-    fewer than ``MIN_CASES`` takes its group's width (``GROUPS``: ii_in and ii_out
-    together), never a prior from a handful of forecasts."""
+    scaled errors, as the plan calibrates) with how many each rests on; between and
+    beyond (``SHARED``), class (i)'s width times the median, over the (round, workload,
+    family) cells holding forecasts of both, of the ratio of their errors
+    (:func:`cells`). A count the family did not run shares the level of the counts it ran:
+    a level off over the 1.5 years of a development transition (BERT on the 40 GB A100,
+    v1.1 to v3.0) errs at both, and within a cell only the count's own part of the error
+    differs, where the quantile of each class alone sets the cells that happen to hold
+    forecasts of one class against those of the other."""
     cases = backtest(systems, fit_all)
     planned = cases[cases["count_class"].isin(CLASSES)]
     widths = intervals(planned, rule="plain")
-    grouped = planned.assign(count_class=planned["count_class"].replace(GROUPS))
-    together = intervals(
-        grouped.assign(count_class=grouped["count_class"].replace({"ii": "ii_in"})), rule="plain"
-    )
+    matched = cells(planned, widths["widen"])
+    factor = float(np.median([c["ratio"] for c in matched]))
     out: dict[str, object] = {"widen": widths["widen"]}
     for kind in CLASSES:
-        alone = widths[f"cases_{kind}"] >= MIN_CASES or kind not in GROUPS
-        out[kind] = widths[kind] if alone else together["ii_in"]
-        out[f"cases_{kind}"] = widths[f"cases_{kind}"] if alone else together["cases_ii_in"]
-        out[f"from_{kind}"] = kind if alone else GROUPS[kind]
-    return out | {"rounds": [*RAW, *BUNDLED], "command": COMMAND}
+        shared = kind in SHARED
+        out[kind] = widths["i"] * factor if shared else widths[kind]
+        out[f"cases_{kind}"] = (
+            sum(c["cases"] for c in matched) if shared else widths[f"cases_{kind}"]
+        )
+        out[f"from_{kind}"] = "i x cells" if shared else kind
+    return out | {
+        "factor": factor,
+        "cells": matched,
+        "rounds": [*RAW, *BUNDLED],
+        "command": COMMAND,
+    }
 
 
 def main() -> None:
@@ -81,7 +110,8 @@ def main() -> None:
     DATA.write_text(json.dumps(found, indent=1) + "\n")
     RESULTS.write_text(json.dumps(found, indent=1) + "\n")
     said = ", ".join(f"{k} {found[k]:.3f} ({found[f'cases_{k}']} forecasts)" for k in CLASSES)
-    print(f"priors from {', '.join(found['rounds'])}: {said}; wrote {DATA} and {RESULTS}")
+    ratio = f"between and beyond: class (i) x {found['factor']:.2f} ({len(found['cells'])} cells)"
+    print(f"priors from {', '.join(found['rounds'])}: {said}; {ratio}; wrote {DATA} and {RESULTS}")
 
 
 if __name__ == "__main__":

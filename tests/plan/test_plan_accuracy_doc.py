@@ -7,8 +7,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "plan_accuracy.json"
 BEGIN, END = "<!-- plan_accuracy.json: begin -->\n", "<!-- plan_accuracy.json: end -->"
@@ -46,12 +44,6 @@ def test_the_file_scores_every_class_against_the_baselines() -> None:
     assert all(isinstance(g["met"], bool) for g in results["goals"].values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="between (95.5% of 22) and beyond (90.2% of 51) over-cover since the priors were "
-    "refitted with v0.7's A100 read as the 40 GB part: their development prior rests on 14 "
-    "forecasts and is scaled by the class (i) ratio 0.54/0.14",
-)
 def test_every_class_with_ten_forecasts_is_covered_70_to_90_pct() -> None:
     classes = json.loads(RESULTS.read_text())["classes"]
     covered = {

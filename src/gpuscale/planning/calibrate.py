@@ -96,12 +96,17 @@ def _evidence_prior(errors: np.ndarray, pairs: np.ndarray) -> float:
     return min(EVIDENCE_PRIORS, key=lambda prior: (round(gap(prior), 3), prior))
 
 
+def plain(errors: np.ndarray, prior: float) -> float:
+    """The 80% quantile of the errors alone (``prior`` where there are none): how the
+    priors themselves are fitted, on forecasts of their own (``benchmarks/plan_priors.py``)."""
+    return float(np.quantile(errors, COVERAGE)) if len(errors) else prior
+
+
 def pooled(errors: np.ndarray, prior: float) -> float:
     """The 80% quantile of ``k`` errors (numpy's default, linear between order statistics:
     position ``1 + 0.8 (k - 1)``) pooled with ``prior`` worth ``PRIOR_CASES`` errors."""
     k = len(errors)
-    found = float(np.quantile(errors, COVERAGE)) if k else prior
-    return math.sqrt((k * found**2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
+    return math.sqrt((k * plain(errors, prior) ** 2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
 
 
 def unbiased(errors: np.ndarray, prior: float) -> float:
@@ -124,18 +129,28 @@ def conformal(errors: np.ndarray, prior: float) -> float:
     return prior if rank > len(errors) else float(np.sort(errors)[rank - 1])
 
 
-def plain(errors: np.ndarray, prior: float) -> float:
-    """The 80% quantile of the errors alone (``prior`` where there are none): how the
-    priors themselves are fitted, on forecasts of their own (``benchmarks/plan_priors.py``)."""
-    return float(np.quantile(errors, COVERAGE)) if len(errors) else prior
-
-
 QUANTILE_RULES: dict[str, Callable[[np.ndarray, float], float]] = {
     "pooled": pooled,
     "plain": plain,
     "unbiased": unbiased,
     "conformal": conformal,
 }
+
+
+def _class_errors(
+    cases: pd.DataFrame, kind: str, widen: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of ``kind``'s forecasts with a finite error: ``|log error| / (1 + widen x octaves
+    outside)``, the (submitter, round) pairs each level rests on and each one's
+    ``evidence_factor`` (class iii: the transfer's widening)."""
+    if "log_error" not in cases:  # nothing forecast: one round, or none plannable
+        return np.array([]), np.array([]), np.array([])
+    mine = cases[cases["count_class"] == kind]
+    octaves = mine["octaves_outside"].to_numpy(float)
+    errors = np.abs(mine["log_error"].to_numpy(float)) / (1 + widen * octaves)
+    pairs = np.array([e["pairs"] for e in mine["evidence"]], float)
+    keep = np.isfinite(errors)
+    return errors[keep], pairs[keep], mine["evidence_factor"].to_numpy(float)[keep]
 
 
 def intervals(
@@ -146,22 +161,13 @@ def intervals(
     :func:`_evidence_prior`) and how many cases each rests on (``cases_<class>``)."""
     out: dict[str, float] = {"widen": widen}
     for kind in CLASSES:
-        mine = cases[cases["count_class"] == kind] if len(cases) else cases
-        errors = (
-            np.abs(mine["log_error"].to_numpy(float)) / (1 + widen * mine["octaves_outside"])
-            if len(mine)
-            else np.array([])
-        )
-        pairs = np.array([e["pairs"] for e in mine["evidence"]] if len(mine) else [], float)
-        keep = np.isfinite(errors)
-        errors, pairs = errors[keep], pairs[keep]
-        k0 = len(errors)
+        errors, pairs, transfer = _class_errors(cases, kind, widen)
         if kind == "iii":  # widened by the workloads the transfer rests on, as planned
             prior_e = 0.0
-            errors = errors / mine["evidence_factor"].to_numpy(float)[keep] if k0 else errors
+            errors = errors / transfer
         else:
             prior_e = _evidence_prior(errors, pairs)
-            errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
+            errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1))
         out[kind] = QUANTILE_RULES[rule](errors, class_prior(kind, out))
         out[f"evidence_{kind}"] = prior_e
         out[f"cases_{kind}"] = len(errors)
@@ -186,6 +192,5 @@ def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> Fits:
     calibrated by :func:`backtest` on the same systems (each of their rounds after the
     first, from the rounds before it; ``rule`` of ``QUANTILE_RULES``)."""
     fits = fit_all(systems)
-    inner = backtest(systems, fit_all) if systems["round"].nunique() > 1 else pd.DataFrame()
-    planned = inner[inner["count_class"].isin(CLASSES)] if len(inner) else inner
-    return fits | {"intervals": intervals(planned, rule=rule)}
+    # one round: no forecast (the priors alone)
+    return fits | {"intervals": intervals(backtest(systems, fit_all), rule=rule)}

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.planning.pooled import DEFAULT, HUBER, Penalties, robust_scale
-from gpuscale.planning.predict import at_round
+from gpuscale.planning.predict import at_round, own_shape
 from gpuscale.planning.records import Facts, Fits, WorkloadFit
-from gpuscale.planning.shape import MODEL_VERSION, PIN, hat_values
+from gpuscale.planning.shape import MODEL_VERSION, PIN
 from gpuscale.planning.systems import fitted
 from gpuscale.planning.workload import fit_workload
 from gpuscale.tables.json_depth import JSON
@@ -32,7 +32,7 @@ def level8(workload: WorkloadFit, family: str) -> float:
     """The family's fitted level at 8 devices at the workload's newest round (no batch
     term), ``log`` device-minutes per expected sample."""
     own = workload["families"][family]
-    shape = hat_values(own["shape"], PIN) if own["shape"] else 0.0
+    shape = own_shape(own, PIN)
     return own["level"] + at_round(own["round_level"], workload["round"]) + shape
 
 

@@ -10,7 +10,7 @@ import json
 import math
 from importlib import resources
 
-from gpuscale.planning.records import FamilyFit, Fits
+from gpuscale.planning.records import FamilyFit, Fits, systems_of
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
 PRIORS_FILE = "plan_priors.json"
@@ -19,7 +19,9 @@ PRIORS_FILE = "plan_priors.json"
 def prior_intervals() -> dict[str, float]:
     """Each class's prior 80% half-width (log) and the widening per octave outside:
     fitted on development forecasts no accuracy figure judges (v1.1 from v0.7, v3.0 from
-    both: ``benchmarks/plan_priors.py`` writes ``data/plan_priors.json``); the
+    both; between and beyond, class (i)'s times how far their errors exceed class (i)'s
+    in the same round, workload and family: ``benchmarks/plan_priors.py`` writes
+    ``data/plan_priors.json``); the
     calibration pools them with the forecasts of the rounds it has
     (``gpuscale.planning.calibrate.pooled``)."""
     stored = json.loads((resources.files("gpuscale") / "data" / PRIORS_FILE).read_text())
@@ -38,7 +40,7 @@ EVIDENCE_PRIOR = 1.0
 def evidence(family: FamilyFit | None) -> dict[str, int]:
     """What the family's level on the workload rests on: its ``results``, ``submitters``,
     ``rounds`` and (submitter, round) ``pairs`` (all 0 for a family that never ran it)."""
-    systems = family["systems"] if family else []
+    systems = systems_of(family)
     return {
         "results": len(systems),
         "submitters": len({s[1] for s in systems}),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from gpuscale.planning.predict import FLOAT_SLACK, log2_batch, predict_point
 from gpuscale.planning.records import Fits, WorkloadFit
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
-from gpuscale.quantities import joined, number
+from gpuscale.quantities import filled, joined, number
 
 # Octaves (doublings) beyond the largest count any system of the workload ran: past
 # FAR_OCTAVES a time is flagged as far beyond the data, past REFUSE_OCTAVES none is given
@@ -87,6 +87,8 @@ def runnable_near(fits: Fits, workload: str, family: str, n: int) -> tuple[int |
     def first(start: int, stop: int, step: int) -> int | None:
         """The first ``ok`` count from ``start`` towards ``stop``, on a grid of 1/64
         octave first, then count by count within the grid step that has it."""
+        if (start - stop) * step > 0:  # past ``stop`` already
+            return None
         grid, k = [start], 1
         while (grid[-1] - stop) * step < 0:
             nxt = round(start * 2 ** (step * k / 64))
@@ -100,9 +102,7 @@ def runnable_near(fits: Fits, workload: str, family: str, n: int) -> tuple[int |
         return None
 
     top = math.floor(data.largest * 2**REFUSE_OCTAVES)
-    below = first(n - 1, data.smallest, -1) if n - 1 >= data.smallest else None
-    above = first(n + 1, top, 1) if n + 1 <= top else None
-    return below, above
+    return first(n - 1, data.smallest, -1), first(n + 1, top, 1)
 
 
 def refusals(
@@ -120,7 +120,7 @@ def refusals(
         )
     if below_floor(n, global_batch, data):
         sides = [f"{m:,} {side}" for m, side in zip(near, ("below", "above"), strict=True) if m]
-        where = f" (the batch assumed is runnable at {joined(sides)})" if sides else ""
+        where = filled(" (the batch assumed is runnable at {})", joined(sides))
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
             f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "

@@ -21,7 +21,7 @@ import math
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.throughput import factors
 from gpuscale.plausibility import LINEAR_SPREAD, SUPERLINEAR_EFFICIENCY
-from gpuscale.quantities import decimals_apart, joined, number
+from gpuscale.quantities import decimals_apart, filled, joined, number
 from gpuscale.tables import measures
 
 # The flag of a row planned faster than linear where no measured result was (no count in
@@ -189,7 +189,7 @@ def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str
         else:
             text += (
                 f". No family's results ran more than linearly {span} in one round"
-                + (f" ({joined(shown)})" if shown else "")
+                + filled(" ({})", joined(shown))
                 + (
                     ": flagged, kept out of the Pareto front and the stops-paying picks"
                     if verdict["flagged"]

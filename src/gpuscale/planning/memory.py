@@ -93,24 +93,32 @@ class MemoryCheck:
 
     def facts(self) -> dict[str, object]:
         """The check as plain data (the plan's JSON ``model.memory``)."""
-        one = self.at(1)
-        return {
-            "workload_state_gb": (
-                None if one is None else sum(p.gb * p.sharded_over for p in one.parts)
-            ),
-            "sharding": None if self.state is None else self.state.sharding.value,
-            "parameter_sources": [] if self.state is None else list(self.state.sources),
-            "device_memory_gib": None if self.memory is None else self.memory.gib,
-            "device_memory_source": None if self.memory is None else self.memory.source,
+        out: dict[str, object] = {
+            "workload_state_gb": None,
+            "sharding": None,
+            "parameter_sources": [],
+            "device_memory_gib": None,
+            "device_memory_source": None,
             "fewest_devices": self.fewest,
         }
+        one = self.at(1)
+        if one is not None:  # the state is known
+            out["workload_state_gb"] = sum(p.gb * p.sharded_over for p in one.parts)
+            out["sharding"] = self.state.sharding.value
+            out["parameter_sources"] = list(self.state.sources)
+        if self.memory is not None:
+            out["device_memory_gib"] = self.memory.gib
+            out["device_memory_source"] = self.memory.source
+        return out
 
 
 def _gb(value: float) -> str:
     """GB to the digits a reader needs: ``2,800 GB``, ``34.7 GB``, ``0.54 GB``."""
     if value >= 100:
         return f"{value:,.0f} GB"
-    return f"{value:,.1f} GB" if value >= 1 else f"{value:.2g} GB"
+    if value >= 1:
+        return f"{value:,.1f} GB"
+    return f"{value:.2g} GB"
 
 
 def memory_check(workload: str, family: str, per_node: int = 8) -> MemoryCheck:

@@ -194,10 +194,15 @@ def anchor_at(family: FamilyFit | None, n: int) -> tuple[float, list[int]]:
         lo = max(c for c in counts if c < n)
         t = (x - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
         return (1 - t) * value[lo] + t * value[hi], [lo, hi]
-    edge = counts[0] if n < counts[0] else counts[-1]
+    edge = _nearest(counts, n)
     width = max(ANCHOR_FADE_MIN, abs(value[edge]) / ANCHOR_FADE_SLOPE)
     fade = max(0.0, 1 - abs(x - math.log2(edge)) / width)
     return value[edge] * fade, [edge] if fade > 0 else []
+
+
+def _nearest(counts: list[int], n: int) -> int:
+    """Of ``counts``, the nearest ``n`` in log (outside them: the edge on its side)."""
+    return min(counts, key=lambda c: abs(math.log2(n / c)))
 
 
 def count_class(family: FamilyFit | None, n: int) -> tuple[str, float]:
@@ -209,18 +214,17 @@ def count_class(family: FamilyFit | None, n: int) -> tuple[str, float]:
         return "i", 0.0
     if counts[0] < n < counts[-1]:
         return "ii_in", 0.0
-    edge = counts[0] if n < counts[0] else counts[-1]
-    return "ii_out", abs(math.log2(n / edge))
+    return "ii_out", abs(math.log2(n / _nearest(counts, n)))
 
 
 def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     """The family's systems at exactly ``n`` devices in the newest round it ran ``n`` (the
     results the count's anchor is of): ``[round, submitter, system, devices, minutes,
     batch]`` each; none where the family never ran ``n``."""
-    at = family["counts"].get(str(n)) if family else None
-    if not at:
+    if not family or str(n) not in family["counts"]:
         return []
-    return [s for s in family["systems"] if int(s[3]) == n and s[0] == at["round"]]
+    newest = family["counts"][str(n)]["round"]
+    return [s for s in family["systems"] if int(s[3]) == n and s[0] == newest]
 
 
 def plannable(fits: Fits, workload: str, family: str) -> bool:
@@ -234,6 +238,13 @@ def plannable(fits: Fits, workload: str, family: str) -> bool:
     return family in groups and groups[family] == groups.get(f"workload:{workload}")
 
 
+def own_shape(family: FamilyFit, x: float) -> float:
+    """``u_f(x)``: the family's own departure from the shared shape (none: 0)."""
+    if not family["shape"]:
+        return 0.0
+    return hat_values(family["shape"], x)
+
+
 def _log_y(fits: Fits, workload: WorkloadFit, family_name: str, x: float, r):
     """(log y without the batch term, its shared-shape part ``s(x)``, its family-shape part
     ``u_f(x)``)."""
@@ -243,7 +254,7 @@ def _log_y(fits: Fits, workload: WorkloadFit, family_name: str, x: float, r):
         speed = fits["speed"]
         level = speed["family"][family_name] + speed["workload"][workload["workload"]]
         return level + shape - hat_values(workload["shape"], PIN), shape, 0.0
-    own = hat_values(family["shape"], x) if family["shape"] else 0.0
+    own = own_shape(family, x)
     level = family["level"] + at_round(family["round_level"], r)
     return level + shape + own, shape, own
 
@@ -294,7 +305,7 @@ def predict_point(
     half = base * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     low, high = minutes * math.exp(-half), minutes * math.exp(half)
-    held = own_results(family, n) if kind == "i" else []
+    held = own_results(family, n)  # none but at a count the family ran (class i)
     return {
         "accelerators": n,
         "time_to_train_min": minutes,

@@ -42,3 +42,17 @@ class PlanResult:
     model: Facts
     systems: list[Facts]
     read_as: tuple[str, ...] = ()
+
+
+def systems_of(family: FamilyFit | None) -> list[SystemEntry]:
+    """The family's measured systems of the workload; none where it never ran it."""
+    if not family:
+        return []
+    return family["systems"]
+
+
+def counts_run(family: FamilyFit | None) -> list[int]:
+    """The counts the family ran the workload at, ascending; none where it never ran it."""
+    if not family:
+        return []
+    return sorted(int(c) for c in family["counts"])

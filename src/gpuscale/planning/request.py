@@ -200,18 +200,17 @@ class PlanRequest(JsonRequest):
         if not 1 <= per_node <= 4096:
             raise FieldError("devices_per_node", per_node, "must be a whole number from 1 to 4,096")
         # a price may be 0 (a cluster already paid for); a device drawing 0 W cannot run
-        for name, most, free in (
-            ("price_per_device_hour", MAX_PRICE, True),
-            ("power_w", MAX_POWER_W, False),
+        for name, most, free, start in (
+            ("price_per_device_hour", MAX_PRICE, True, "from 0 to"),
+            ("power_w", MAX_POWER_W, False, "above 0 and at most"),
         ):
             value = getattr(self, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise TypeError(f"{name} must be a number, not {value!r}")
-            low_ok = value >= 0 if free else value > 0
+            low_ok = value > 0 or (free and value == 0)
             if not (math.isfinite(value) and low_ok and value <= most):
-                start = "from 0 to" if free else "above 0 and at most"
                 raise FieldError(name, value, f"must be a number {start} {most:,.0f}")
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):

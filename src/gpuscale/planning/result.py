@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale import criteria
+from gpuscale import criteria, quantities
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
@@ -24,7 +24,15 @@ from gpuscale.planning.limits import (
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import plannable, predict_point
-from gpuscale.planning.records import Facts, Fits, PlanResult, SystemEntry, WorkloadFit
+from gpuscale.planning.records import (
+    Facts,
+    Fits,
+    PlanResult,
+    PlanRow,
+    SystemEntry,
+    WorkloadFit,
+    systems_of,
+)
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -65,6 +73,8 @@ def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[di
 
 def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list]:
     """(on the Pareto front, the criteria picking each count) over the counts asked."""
+    if not n:
+        return [], []
     speedups = [measures.speedup(minutes[0], t) for t in minutes]
     efficiencies = [measures.efficiency(s, x) for s, x in zip(speedups, n, strict=True)]
     normalised = [
@@ -88,6 +98,16 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
 
 
 THIN = ("one submission", "one submitter")
+TIMES = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
+# a refused count: no time, no batch it assumed (blank, not a batch beside no time), no
+# throughput, no cost
+UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
+    "global_batch": None,
+    "batch_per_accelerator": math.nan,
+    "expected_samples": math.nan,
+    "convergence_factor": math.nan,
+    "faster_fewer": None,
+}
 
 
 def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
@@ -97,10 +117,12 @@ def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
     said by its class)."""
     if own is None or kind == "iii":
         return ""
-    systems = own["systems"] if kind != "i" else [s for s in own["systems"] if int(s[3]) == n]
+    systems = [s for s in own["systems"] if kind != "i" or int(s[3]) == n]
     if len(systems) == 1:
         return THIN[0]
-    return THIN[1] if len({s[1] for s in systems}) == 1 else ""
+    if len({s[1] for s in systems}) == 1:
+        return THIN[1]
+    return ""
 
 
 def faster_fewer(
@@ -110,7 +132,7 @@ def faster_fewer(
     devices (any round) that ran faster than ``minutes``, the time planned at ``n``, and
     the plan at that result's count; None where none did."""
     own = fits["workloads"][workload]["families"].get(family)
-    fewer = [e for e in (own["systems"] if own else []) if int(e[3]) < n and e[4] < minutes]
+    fewer = [e for e in systems_of(own) if int(e[3]) < n and e[4] < minutes]
     if not fewer:
         return None
     entry = min(fewer, key=lambda e: e[4])
@@ -137,72 +159,75 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
     memory = memory_check(workload, family, request.devices_per_node)
-    refused = [
-        refusals(
-            int(p["accelerators"]),
-            p["assumed_batch"],
-            data,
-            runnable_near(fits, workload, family, int(p["accelerators"]))
-            if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
-            else (None, None),
-        )
-        + [why for why in [memory.refusal(int(p["accelerators"]))] if why]
-        for p in points
-    ]
+
+    def refused_at(p: PlanRow) -> list[str]:
+        """Why a count has no time (its batch, its reach, its memory); empty: it has one."""
+        m, near = int(p["accelerators"]), (None, None)
+        if below_floor(m, p["assumed_batch"], data):  # the runnable counts nearest, said
+            near = runnable_near(fits, workload, family, m)
+        return refusals(m, p["assumed_batch"], data, near) + [
+            why for why in [memory.refusal(m)] if why
+        ]
+
+    refused = [refused_at(p) for p in points]
     timed = [k for k, why in enumerate(refused) if not why]
-    base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
-    flags, against = [], []
-    for k, p in enumerate(points):
-        efficiency = math.exp(base["log_y"] - p["log_y"]) if k in timed else math.nan
+    base = points[next(iter(timed), 0)]  # efficiency: against the smallest with a time
+    efficiency = {k: math.exp(base["log_y"] - points[k]["log_y"]) for k in timed}
+    against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
+    flags = []
+    for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]
-        against.append(
-            superlinear_reference(fits, workload, family, int(n[k])) if k in timed else None
-        )
-        said.append(superlinear_flag(against[k], family not in fit["families"]))
-        flags.append(([w for w in said if w], efficiency))
+        said.append(superlinear_flag(against.get(k), family not in fit["families"]))
+        flags.append(([w for w in said if w], efficiency.get(k, math.nan)))
     # faster than linear against a smaller count asked: explained, or flagged unsupported
     verdicts = judged(fit, points, timed)
     for k, verdict in verdicts.items():
         if verdict["flagged"]:
             flags[k][0].append(UNSUPPORTED)
     kept = [k for k in timed if not flags[k][0]]
-    front, stops = (
-        _marks(
-            [n[k] for k in kept], [points[k]["time_to_train_min"] for k in kept], request.threshold
-        )
-        if kept
-        else ([], [])
+    front, stops = _marks(
+        [n[k] for k in kept], [points[k]["time_to_train_min"] for k in kept], request.threshold
     )
     if len(kept) < 2:  # one count: none to stop paying against, no criterion named
         stops = [""] * len(kept)
+    marked = {k: (bool(front[i]), stops[i]) for i, k in enumerate(kept)}
     price, power = request.price_per_device_hour, request.power_w
+
+    def timed_columns(k: int, p: PlanRow) -> dict[str, object]:
+        """The columns a count with a time has (a refused count: ``UNTIMED``)."""
+        return {t: p[t] for t in TIMES} | {
+            "global_batch": batch[k],
+            # as its schema says, of the global batch shown (it was of the fitted one:
+            # 478.93 per device beside a global batch of 479 on one device)
+            "batch_per_accelerator": batch[k] / n[k],
+            "expected_samples": p["expected_samples"],
+            "convergence_factor": base["convergence"] / p["convergence"],
+            # a result of the family on fewer devices that ran faster than this plan
+            "faster_fewer": faster_fewer(fits, workload, family, int(n[k]), p["time_to_train_min"]),
+        }
+
     rows = []
     for k, p in enumerate(points):
-        minutes = p["time_to_train_min"] if k in timed else math.nan
-        hours = measures.accelerator_hours(n[k], minutes)
-        times = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
+        at = timed_columns(k, p) if k in timed else UNTIMED
+        hours = measures.accelerator_hours(n[k], at["time_to_train_min"])
+        pareto, stops_paying = marked.get(k, (False, ""))
         rows.append(
             p
-            | {t: p[t] if k in timed else math.nan for t in times}
+            | {t: at[t] for t in TIMES}
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
-                # no time, no batch it assumed: blank, not a batch beside no time
-                "global_batch": batch[k] if k in timed else None,
-                # as its schema says, of the global batch shown (it was of the fitted one:
-                # 478.93 per device beside a global batch of 479 on one device)
-                "batch_per_accelerator": batch[k] / n[k] if k in timed else math.nan,
-                "expected_samples": p["expected_samples"] if k in timed else math.nan,
+                "global_batch": at["global_batch"],
+                "batch_per_accelerator": at["batch_per_accelerator"],
+                "expected_samples": at["expected_samples"],
                 "throughput_efficiency": flags[k][1],
-                "convergence_factor": (
-                    base["convergence"] / p["convergence"] if k in timed else math.nan
-                ),
+                "convergence_factor": at["convergence_factor"],
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
                 "accelerator_hours": hours,
                 "cost": measures.cost(hours, price),
                 "energy_kwh": measures.energy_kwh(hours, power),
-                "pareto": bool(front[kept.index(k)]) if k in kept else False,
-                "stops_paying": stops[kept.index(k)] if k in kept else "",
+                "pareto": pareto,
+                "stops_paying": stops_paying,
                 "flags": "; ".join(flags[k][0]),
                 "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
                 "rests_on": thin_evidence(fit["families"].get(family), p["count_class"], int(n[k])),
@@ -211,11 +236,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 ),
                 "beyond_linear_verdict": verdicts.get(k),  # linear.linear_notes says it
                 # (smaller count, ratio) the super-linear check held the count against
-                "superlinear_reference": against[k],
-                # a result of the family on fewer devices that ran faster than this plan
-                "faster_fewer": (
-                    faster_fewer(fits, workload, family, int(n[k]), minutes) if k in timed else None
-                ),
+                "superlinear_reference": against.get(k),
+                "faster_fewer": at["faster_fewer"],
             }
         )
     return rows
@@ -262,7 +284,7 @@ def plan_result(
         )
     rows = _rows(points, request, fits, workload, family)
     own = fit["families"].get(family)
-    systems = [_system(e, family) for e in own["systems"]] if own else []
+    systems = [_system(e, family) for e in systems_of(own)]
     model = {
         "workload": workload,
         "family": family,
@@ -288,7 +310,7 @@ def plan_result(
     }
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)
-    span = held[0] if len(held) == 1 else f"{held[0]}-{held[-1]}"
+    span = quantities.span(held[0], held[-1])
     named = [workload_read_as(request.workload, workload, span), read_as]
     read = tuple(s for s in named if s)
     return PlanResult(rows, [*read, *said], model, systems, read)
@@ -306,7 +328,7 @@ def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanRe
 
     result = plan_result(request, fits_of(scores), unplanned(scores))
     flagged = flagged_left_out(scores, result.model["workload"])
-    return replace(result, notes=[*result.notes, *flagged]) if flagged else result
+    return replace(result, notes=[*result.notes, *flagged])
 
 
 __all__ = ["PlanError", "PlanResult", "plan_for", "plan_result", "resolve_family"]

@@ -9,8 +9,9 @@ import math
 from itertools import pairwise
 
 from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
-from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit
-from gpuscale.quantities import agreeing, counted, decimals_apart, joined, number
+from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit, counts_run
+from gpuscale.planning.throughput import more_than_shown
+from gpuscale.quantities import agreeing, counted, decimals_apart, filled, joined, noun_for, number
 
 
 def _min(value: float) -> str:
@@ -27,11 +28,9 @@ def _level_since(own: FamilyFit, since: str, level_round: str) -> str:
     """How far the fit moves the family's level from round ``since`` to the plan's."""
     step = at_round(own["round_level"], level_round) - at_round(own["round_level"], since)
     change = math.exp(step) - 1
-    how = (
-        f"{abs(change) * 100:.0f}% {'faster' if change < 0 else 'slower'} than"
-        if abs(change) >= 0.005
-        else "within 1% of its level"
-    )
+    how = "within 1% of its level"
+    if abs(change) >= 0.005:
+        how = f"{abs(change) * 100:.0f}% {'faster' if change < 0 else 'slower'} than"
     return (
         f"the plan is at {level_round}'s level, where the fit puts the family {how} in "
         f"{since} (each round's step, fitted on all the family's results, is shrunk towards "
@@ -54,8 +53,8 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
             continue
         n, k, since = int(r["accelerators"]), len(held), held[0][0]
         named = joined(f"{s[0]} {s[1]} {s[2]} ({_min(s[4])} min)" for s in outside[:3])
-        what = f"{k} own results" if k > 1 else "own result"
-        them = "them" if k > 1 else "it"
+        what = agreeing(k, "own result", f"{k} own results")
+        them = agreeing(k, "it", "them")
         text = (
             f"At {n:,}, {family}'s {what} of {since} there ran "
             f"{_minutes([s[4] for s in held])}, outside the calibrated interval "
@@ -98,8 +97,8 @@ def _ratio_how(fit: WorkloadFit, family: str, n: int) -> str:
 def _source(fit: WorkloadFit, n: int) -> str:
     """Where the workload's typical batch at ``n`` comes from."""
     by = [f for f, fam in fit["families"].items() if str(n) in fam["counts"]]
-    more = f" and {counted(len(by) - 3, 'other')}" if len(by) > 3 else ""
     if by:
+        more = more_than_shown(len(by), "other")
         return f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
     return "interpolated between the counts run"
 
@@ -139,7 +138,7 @@ def batch_drop_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list
     family ran, its own choice is the typical batch times its ratio there, so the batch
     assumed is the typical one times the ratio at every count)."""
     own = fit["families"].get(family)
-    ran = {int(c) for c in own["counts"]} if own else set()
+    ran = set(counts_run(own))
     timed = [r for r in rows if math.isfinite(r["time_to_train_min"])]
     out = []
     for a, b in pairwise(timed):
@@ -181,14 +180,13 @@ def batch_drop_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list
         ]
         falls = [how for way, how in moves if way < 0]
         others = [how for way, how in moves if way >= 0]
-        why = f"; the fall is {joined(falls)}" if falls else ""
-        why += f" ({joined(others)})" if falls and others else ""
+        why = filled("; the fall is {}", joined(falls)) + filled(" ({})", falls and joined(others))
         moved = [
             f"{r['assumed_batch']:,.0f} -> {r['global_batch']:,} at {int(r['accelerators']):,}"
             for r in (a, b)
             if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5
         ]
-        why += f"; rounded to a batch a user can run, {joined(moved)}" if moved else ""
+        why += filled("; rounded to a batch a user can run, {}", joined(moved))
         out.append(text + "; ".join(ends) + f"{why}.")
     return out
 
@@ -200,7 +198,7 @@ def _why_outside(fit: WorkloadFit, family: str, row: PlanRow, cited: dict) -> st
     if newest and cited["round"] != newest[0][0]:
         return (
             f"it is of {cited['round']}, older than the family's {newest[0][0]} "
-            f"{'results' if len(newest) > 1 else 'result'} at this count "
+            f"{noun_for(len(newest), 'result')} at this count "
             f"({_minutes([s[4] for s in newest])}), which the count's level is anchored on "
             f"and the interval holds; {_level_since(own, cited['round'], fit['round'])}"
         )
@@ -264,7 +262,7 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
             0,
             f"Of the results cited at {joined(f'{n:,}' for n in others)}, "
             f"{sum(map(len, others.values())):,} of other families ({joined(named)}) lie "
-            f"outside the interval{'s' if len(others) > 1 else ''} there: {family} never ran "
+            f"outside the {noun_for(len(others), 'interval')} there: {family} never ran "
             f"{fit['workload']}, so they show what ran there, not its level.",
         )
     return out

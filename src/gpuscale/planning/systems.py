@@ -163,16 +163,18 @@ def _convergence(rows: pd.DataFrame) -> pd.DataFrame:
         r: expected_samples(r, b, b_ref)
         for r, b in zip(rows["round"], rows["benchmark"], strict=True)
     }
-    modelled = bool(np.all(np.isfinite(expected) & (expected > 0)))
+    if np.all(np.isfinite(expected) & (expected > 0)):
+        ratio = expected / np.array([at_ref[r] for r in rows["round"]])
+    else:  # convergence not modelled: no samples to converge, one era, no factor
+        at_ref, expected, ratio = dict.fromkeys(at_ref, 1.0), math.nan, 1.0
     era, eras, last = {}, 0, None
     for r in sorted(at_ref, key=round_key):
-        value = at_ref[r] if modelled else 1.0
+        value = at_ref[r]
         if last is not None and abs(math.log(value / last)) > ERA_STEP:
             eras += 1
         era[r], last = eras, value
-    ratio = expected / np.array([at_ref[r] for r in rows["round"]]) if modelled else 1.0
     return rows.assign(
-        expected_samples=expected if modelled else math.nan,
+        expected_samples=expected,
         reference_batch=b_ref,
         convergence=ratio,
         era=rows["round"].map(era).astype(int),

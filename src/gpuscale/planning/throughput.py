@@ -10,12 +10,20 @@ from __future__ import annotations
 import math
 from itertools import pairwise
 
-from gpuscale.planning.records import PlanRow, WorkloadFit
+from gpuscale.planning.records import PlanRow, WorkloadFit, counts_run
 from gpuscale.quantities import counted, decimals_apart, joined, number
 
 
 def _counts(values: list[int]) -> str:
     return ", ".join(f"{v:,}" for v in values)
+
+
+def more_than_shown(count: int, noun: str, lead: str = " and ", shown: int = 3) -> str:
+    """What a list cut to its first ``shown`` items leaves out: `` and 2 others``; "" where
+    it leaves out none."""
+    if count <= shown:
+        return ""
+    return f"{lead}{counted(count - shown, noun)}"
 
 
 def per_device(batch: float) -> str:
@@ -87,7 +95,7 @@ def factors(family: str, a: PlanRow, b: PlanRow, batch_detail: str = "") -> str:
     said = [s for s in said if not s.startswith("x1.000 ")]
     if not said:
         return "no term of the model moving it by 0.05% or more"
-    return joined(said) if len(said) > 1 else said[0]
+    return joined(said)
 
 
 def efficiency_note(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> str:
@@ -150,7 +158,7 @@ def _rise_reason(fit: WorkloadFit, family: str, a: dict, b: dict) -> str:
     part = min(moves, key=lambda k: moves[k])
     low, high = int(a["accelerators"]), int(b["accelerators"])
     own = fit["families"].get(family)
-    ran = sorted(int(c) for c in own["counts"]) if own else []
+    ran = counts_run(own)
     if part == "anchor":
         at = sorted({int(c) for r in (a, b) for c in r.get("anchor_counts", [])})
         return (
@@ -176,14 +184,14 @@ def _rise_reason(fit: WorkloadFit, family: str, a: dict, b: dict) -> str:
     inside = sorted(c for c in by_count if low <= c <= high)
     if inside:
         names = sorted(set().union(*(by_count[c] for c in inside)))
-        more = f" and {counted(len(names) - 3, 'other')}" if len(names) > 3 else ""
+        more = more_than_shown(len(names), "other")
         return (
             "the shape of scaling shared by the families gains there, fitted on the results "
             f"of {', '.join(names[:3])}{more} at {_counts(inside)}"
         )
     below = [c for c in by_count if c < low]
     above = [c for c in by_count if c > high]
-    nearest = sorted(above)[:2] if not below else sorted(below)[-2:]
+    nearest = sorted(below)[-2:] or sorted(above)[:2]
     how = (
         f"interpolated between {max(below):,} and {min(above):,}"
         if below and above

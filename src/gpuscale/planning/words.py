@@ -9,11 +9,11 @@ import math
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
+from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit, counts_run
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.terminal import PLAN_SHOWN, nearest_text, plan_document, plan_records
-from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
-from gpuscale.quantities import counted, joined, number
+from gpuscale.planning.throughput import batch_sign, efficiency_note, more_than_shown, per_device
+from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.workloads import round_key
 
@@ -35,32 +35,27 @@ SHORT = {
 }
 
 
-def plural(count: int, word: str, many: str = "") -> str:
-    """``1 result``, ``2 results`` (``many``: the plural when not ``word + "s"``)."""
-    return f"{count:,} {word if count == 1 else many or word + 's'}"
-
-
 def _counts(values: list[int]) -> str:
     return ", ".join(f"{v:,}" for v in values)
 
 
 def _accelerators(values: list[int]) -> str:
     """``1 accelerator``, ``1 and 16 accelerators``, ``1, 2 and 4 accelerators``."""
-    return f"{joined(f'{v:,}' for v in values)} accelerator{'' if values == [1] else 's'}"
+    return f"{joined(f'{v:,}' for v in values)} accelerator{'s' * (values != [1])}"
 
 
 def _rounds(systems: list[SystemEntry]) -> str:
     rounds = sorted({s[0] for s in systems}, key=round_key)
-    return rounds[0] if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+    return span(rounds[0], rounds[-1])
 
 
 def model_note(fit: WorkloadFit, family: str, speed_from: list[str]) -> str:
     """How the model was fitted and on what."""
     every = [s for f in fit["families"].values() for s in f["systems"]]
-    families = plural(len(fit["families"]), "family", "families")
+    families = counted(len(fit["families"]), "family")
     base = (
         f"Model: time = samples to converge at the batch / throughput, fitted on "
-        f"{plural(len(every), 'result')} of {families} on "
+        f"{counted(len(every), 'result')} of {families} on "
         f"{fit['workload']} (rounds {_rounds(every)}, each result once): the shape of "
         "scaling shared by the families"
     )
@@ -73,11 +68,19 @@ def model_note(fit: WorkloadFit, family: str, speed_from: list[str]) -> str:
         )
     newest = max((s[0] for s in own["systems"]), key=round_key)
     return (
-        f"{base}, {family}'s own level from its {plural(len(own['systems']), 'result')} "
+        f"{base}, {family}'s own level from its {counted(len(own['systems']), 'result')} "
         f"(rounds {_rounds(own['systems'])}; each round's step shrunk towards no step by "
         f"how many results support it), at {max(fit['round'], newest, key=round_key)}'s "
         "level."
     )
+
+
+# a fraction of devices per sample: the groups cannot be equal
+UNEVEN = (
+    "; where that is no whole number, the count is no multiple of the samples a step: "
+    "groups of devices per sample of unequal size, or devices left idle (plan a multiple "
+    "of the samples a step to run the submissions' split)"
+)
 
 
 def _moved(row: PlanRow) -> str:
@@ -107,7 +110,7 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
         "nearest whole number of samples a step (never a choice among the count's divisors)"
     )
     if moved:
-        more = f", and {counted(len(moved) - 3, 'other count')}" if len(moved) > 3 else ""
+        more = more_than_shown(len(moved), "other count", ", and ")
         text += f" ({'; '.join(_moved(r) for r in moved[:3])}{more})"
     text += ", and the time and samples to converge are at the rounded batch"
     shared: dict[str, list[int]] = {}
@@ -123,17 +126,11 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
         said = [
             f"{k} devices per sample at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()
         ]
-        # a fraction of devices per sample: the groups cannot be equal
-        uneven_said = (
-            "; where that is no whole number, the count is no multiple of the samples a "
-            "step: groups of devices per sample of unequal size, or devices left idle "
-            "(plan a multiple of the samples a step to run the submissions' split)"
-        )
         text += (
             f"; below one sample per device, as {fit['workload']}'s submissions ran down to "
             f"{per_device(min(per))}, devices share each sample (model or "
             f"tensor parallel: the batch per accelerator is not a per-device batch): "
-            f"{joined(said)}{uneven_said if uneven else ''}"
+            f"{joined(said)}{filled(UNEVEN, uneven)}"
         )
     return text
 
@@ -142,15 +139,14 @@ def batch_note(fit: WorkloadFit, family: str, rows: list[PlanRow] = ()) -> str:
     """Where the global batch and samples to converge come from, and how it was rounded
     to one a user can run."""
     own = fit["families"].get(family)
-    ran = sorted(round(2**x) for x in own["batch"]["log2_n"]) if own else []
-    where = (
-        f"the submissions' own at the counts {family} ran ({_counts(ran)}), elsewhere the "
-        f"workload's typical batch times {family}'s ratio to it"
-        if own
-        else "the workload's typical batch (the median of the families' choices)"
-    )
-    rcp = fit["rcp"] or {}
-    newest = rcp.get(fit["round"]) if rcp else None
+    where = "the workload's typical batch (the median of the families' choices)"
+    if own:
+        ran = sorted(round(2**x) for x in own["batch"]["log2_n"])
+        where = (
+            f"the submissions' own at the counts {family} ran ({_counts(ran)}), elsewhere the "
+            f"workload's typical batch times {family}'s ratio to it"
+        )
+    newest = (fit["rcp"] or {}).get(fit["round"])
     converge = (
         f"samples to converge E(B) from the {newest['source']}"
         if newest
@@ -167,9 +163,9 @@ def class_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
         counts = [int(r["accelerators"]) for r in rows if r["count_class"] == kind]
         if not counts:
             continue
-        text = f"{plural(len(counts), 'count')} {words}: {_counts(counts)}"
+        text = f"{counted(len(counts), 'count')} {words}: {_counts(counts)}"
         if kind in ("ii_in", "ii_out") and own:
-            ran = sorted(int(c) for c in own["counts"])
+            ran = counts_run(own)
             text += f" ({family} ran {_counts(ran)})"
         timed = [r for r in rows if r["count_class"] == kind and _timed(r)]
         if kind in ("ii_out", "iii") and timed:
@@ -196,13 +192,11 @@ def _shape_support(fit: WorkloadFit, rows: list[PlanRow]) -> str:
             f"leaned on ran {_accelerators(leaned)}): the shape is extrapolated"
         )
     most = sorted(near, key=lambda f: (-near[f], f))[:3]
-    parts = [f"{plural(near[f], 'result')} of {f}" for f in most]
+    parts = [f"{counted(near[f], 'result')} of {f}" for f in most]
     rest = [f for f in near if f not in most]
     if rest:
         results = sum(near[f] for f in rest)
-        parts.append(
-            f"{plural(results, 'result')} of {plural(len(rest), 'other family', 'other families')}"
-        )
+        parts.append(f"{counted(results, 'result')} of {counted(len(rest), 'other family')}")
     return (
         f"the shape there rests on the results at counts within an octave of these: {joined(parts)}"
     )
@@ -220,7 +214,7 @@ def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
     ]
     if len(left) > len(mine):
         out.append(
-            f"{plural(len(left) - len(mine), 'result')} of other families left out of the "
+            f"{counted(len(left) - len(mine), 'result')} of other families left out of the "
             f"fit as outliers (`gpuscale analyze -b {fit['workload']}` names them)."
         )
     return out
@@ -275,7 +269,7 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
     )
     how = (
         f"calibrated by forecasting each past round from the rounds before it "
-        f"({plural(cases, 'forecast')})"
+        f"({counted(cases, 'forecast')})"
         if cases
         else "no earlier round in these data to forecast from, so the prior factors"
     )

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, asdict, field, fields
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gpuscale.quantities import BadQuantity, joined, noun_for
@@ -63,6 +64,7 @@ __all__ = [
     "price_option",
     "ref",
     "repeatable_option",
+    "results_out_option",
     "settle_choice",
     "shown",
     "single_option",
@@ -175,6 +177,17 @@ def oversubscribe_option() -> bool:
     launches ranks takes it (``bench``, ``collectives``)."""
     return flag(
         "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
+    )
+
+
+def results_out_option(default: Path) -> Path:
+    """The file of JSON lines a command appends its measured rows to, as every command that
+    measures takes it (``bench``, ``collectives``); ``default``: its name where none is given."""
+    return option(
+        default,
+        names=("--out",),
+        help="Results file (JSON lines, appended; in a folder that exists).",
+        one_file=True,
     )
 
 

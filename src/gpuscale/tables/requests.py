@@ -51,6 +51,7 @@ __all__ = [
     "comma_items",
     "command_line_type",
     "flag",
+    "folder_out_option",
     "given_once_each",
     "given_twice",
     "has_path",
@@ -178,6 +179,12 @@ def oversubscribe_option() -> bool:
     return flag(
         "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
     )
+
+
+def folder_out_option(default: Path, what: str) -> Path:
+    """The folder a command writes ``what`` into, as every command that writes a folder
+    takes it (``ingest``, ``dataset``, ``report``); ``default``: its name where none is given."""
+    return option(default, names=("--out",), help=f"Folder for {what}, in a folder that exists.")
 
 
 def results_out_option(default: Path) -> Path:

@@ -71,19 +71,6 @@ class Check:
         return self.outside or self.flagged_used
 
 
-def against_measured(
-    frames: list[pd.DataFrame | None],
-    measured: pd.DataFrame,
-    runs: pd.Series,
-    scaling: pd.DataFrame,
-    *,
-    allowed: bool = False,
-    found: Sequence[Disagreement] = (),
-) -> list[str]:
-    """The sentences of :func:`checks`."""
-    return [c.line for c in checks(frames, measured, runs, scaling, allowed=allowed, found=found)]
-
-
 def _used(d: Disagreement | None, allowed: bool) -> str:
     """How the advice treats a flagged run of ``d``'s configuration, read off the one
     record of it (the advice's :class:`Disagreement`: where no unflagged run is there, the

@@ -149,18 +149,6 @@ class Advice:
         return self.decided.count
 
     @property
-    def fastest(self) -> int:
-        return self.decided.fastest
-
-    @property
-    def dominant_term(self) -> str:
-        return self.decided.dominant_term
-
-    @property
-    def cap(self) -> str:
-        return self.decided.cap
-
-    @property
     def decision_line(self) -> int:
         """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
         (``caveats``, said first) and the decision's warnings (``explain`` says them

@@ -44,6 +44,7 @@ from scipy.optimize import minimize_scalar
 
 import gpuscale
 from gpuscale.hardware.device_names import resolve
+from gpuscale.tables.refusals import NamedError
 
 HERE = Path(__file__).resolve().parent
 TABLES = HERE / "published" / "heldout"
@@ -226,8 +227,9 @@ def _device_name(device: str) -> str | None:
         return None
 
 
-def advise_row(row: Row) -> None:
-    """The advice's ratio at the row's N over its base count, with the 80% interval."""
+def advice_fields(row: Row) -> dict[str, object]:
+    """``gpuscale.advise``'s keywords for ``row``, as a user who measured the base count
+    would type them (the module's docstring)."""
     per_device = row.throughput_base / row.n_base / row.units_per_sample  # samples/s
     fields: dict[str, object] = {
         "params": row.params,
@@ -245,7 +247,19 @@ def advise_row(row: Row) -> None:
         fields |= {"nodes": row.nodes, "inter_node": row.inter_node}
         if row.nics_per_node is not None:
             fields["nics_per_node"] = row.nics_per_node
-    table = gpuscale.advise(**fields).predictions.set_index("accelerators")
+    return fields
+
+
+def advise_row(row: Row) -> None:
+    """The advice's ratio at the row's N over its base count, with the 80% interval; a
+    row the advice refuses (no count up to N holds the model: a ``NamedError``) is
+    flagged with the refusal, kept out as an impossible row is."""
+    try:
+        advice = gpuscale.advise(**advice_fields(row))
+    except NamedError as refused:
+        row.flagged = f"the advice refuses it: {refused}"
+        return
+    table = advice.predictions.set_index("accelerators")
     for n in (row.n_base, row.n_gpus):
         if n not in table.index:
             raise ValueError(f"{row.source}: {row.model}: the advice has no prediction at {n}")

@@ -22,7 +22,9 @@ speedup span them, ``x exp(-/+ width at N)`` of the step's error, made in the sa
 the table. The step's lower end is never below its compute term at that count (the least
 over the ranges: a step computes, whatever its overheads), so the speedup's upper end is
 never above the speedup of a step of compute alone (``speedup x step / compute`` at each
-end) nor linear.
+end) nor linear. By numbers on a link given or detected, the speedup's interval is then
+its link class's calibrated rule (``search/intervals.py``), the step's ends moved by the
+same factors (its lower end still no lower than its compute).
 
 Then, in a row: the measured counts that disagree with the predictions and the rows
 resting on those measurements, the decision and its readings at the ends of every assumed
@@ -50,6 +52,7 @@ from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.break_even import break_even, equilibrium
+from gpuscale.advice.search import intervals
 from gpuscale.advice.search.decision import (
     FLAGGED,
     applied,
@@ -105,6 +108,9 @@ class Advice:
     # what each device holds per count and strategy, where memory limits the counts of
     # the strategy asked (None: one device holds the model, or its memory is unknown)
     memory: MemoryCheck | None = None
+    # the speedup's interval as its link class's calibrated rule (``search/intervals.py``)
+    # where it applies, said (None: the model's own)
+    interval: Finding | None = None
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
@@ -245,12 +251,15 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     }
 
 
-def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+def predictions(
+    inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
+) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count: the best (batch, accumulation), the step and its parts
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
-    and energy per trained model, and plausibility flags."""
+    and energy per trained model, and plausibility flags. ``rule``: the speedup's interval
+    calibrated per link class (None: the model's own)."""
     rows = [_predicted(inputs, n) for n in inputs.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
@@ -290,13 +299,24 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
     range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
     computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
-    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
-    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    step_low = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    step_high = steps.max(axis=0) * np.exp(width)
+    low = speedups.min(axis=0) * np.exp(-width)
     with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
-    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
-    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
+    ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
+    if rule is not None:  # the link class's calibrated interval; the step's ends alike
+        counts_n = frame["accelerators"].to_numpy(float)
+        point = frame["speedup"].to_numpy(float)
+        new_low, new_high = intervals.calibrated(
+            rule, inputs.network, counts_n, point, low, high, ceiling
+        )
+        step_high = step_high * low / new_low
+        step_low = np.maximum(step_low * high / new_high, computes.min(axis=0))
+        low, high = new_low, new_high
+    frame["step_ms_low"], frame["step_ms_high"] = step_low, step_high
+    frame["speedup_low"], frame["speedup_high"] = low, high
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
@@ -311,18 +331,24 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
-def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1) -> Advice:
+def recommend(
+    inputs: AdviceInputs,
+    ends: Sequence[End] = (),
+    fits_from: int = 1,
+    rule: intervals.IntervalRule | None = None,
+) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
     of the ``ends`` of every assumed term's range (``readings.read``: where one moves it,
     the count is withheld); no count below ``fits_from`` (the fewest devices that hold the
-    model: ``advice.memory``) is chosen, efficient or cheapest."""
+    model: ``advice.memory``) is chosen, efficient or cheapest. ``rule``: the speedup's
+    interval calibrated per link class (None: the model's own)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
     tables = []
     for asked in [inputs, replace(inputs, scaling="weak")] if weak else [inputs]:
-        tables.append(predictions(asked))
+        tables.append(predictions(asked, rule))
     frame, alternative = tables[0], tables[1] if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
@@ -338,7 +364,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
 
     def decide_at(changes: dict[str, object]) -> Decision:
         at = replace(inputs, **changes)
-        table = applied(predictions(at), found, counts)
+        table = applied(predictions(at, rule), found, counts)
         return decide(
             table, at.target_efficiency, at.warnings, at.implausible, at.device_counts, fits_from
         )
@@ -369,6 +395,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
         disagreements=found,
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
+        interval=None if rule is None else rule.said(inputs.network, list(frame["accelerators"])),
     )
 
 
@@ -377,7 +404,8 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
     inputs, fits_from, memory = held(calibrated)
-    advice = recommend(inputs, calibrated.ends, fits_from)
+    rule = intervals.RULE if intervals.applies(calibrated.from_bench, calibrated.link_assumed) else None
+    advice = recommend(inputs, calibrated.ends, fits_from, rule)
     defaults = (
         *(["samples"] if request.samples is None and calibrated.samples_used else []),
         *(

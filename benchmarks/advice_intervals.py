@@ -13,7 +13,7 @@ it, with the model's own interval (no calibrated rule); each candidate rule of
 ``gpuscale/advice/search/intervals.py``); the comparison to
 ``benchmarks/results/advice_intervals.json``; then ``advice_heldout.py`` run afresh (the
 advice now carries the rule) and ``docs/heldout.md``'s tables rewritten from both results.
-No held-out row is read before the rule is written.
+No held-out row is advised before the rule is written.
 
 Leave-one-setup-out: a setup is one source's one device (``Tesla K80 (GCE)`` of
 TensorFlow's 2017 page; the V100 of NVIDIA's tables, whatever its memory). Each setup's
@@ -307,7 +307,7 @@ def data_file(rows: list[DevRow], chosen: dict[str, object]) -> dict[str, object
         "fitted_by": COMMAND,
         "fitted_on": dt.date.today().isoformat(),
         "split_rule": "benchmarks/published/README.md: development if published before "
-        "2019-01-01; held-out rows never read by the fit",
+        "2019-01-01; held-out rows never advised or used by the fit",
         "selection": SELECTION,
         "kind": kind,
         "name": chosen["name"],
@@ -355,9 +355,14 @@ def markdown(results: dict[str, object]) -> str:
 
 def rule_markdown(data: dict[str, object]) -> str:
     """The chosen rule's widths per class, as the data file holds them."""
+    said = (
+        f"Rule: {data['name']} (`{data['kind']}`), chosen on the development rows by "
+        f"`{data['fitted_by']}` on {data['fitted_on']}"
+    )
+    if data["kind"] == "model":
+        return said + ": no widths of its own.\n"
     lines = [
-        f"Rule: {data['name']} (`{data['kind']}`), fitted on the development rows by "
-        f"`{data['fitted_by']}` on {data['fitted_on']}.",
+        said + ", its widths fitted on them:",
         "",
         "| class | rows fitted on | low | high |",
         "| --- | ---: | ---: | ---: |",

@@ -145,7 +145,9 @@ def dev_rows() -> list[DevRow]:
             raise ValueError(f"{row.source}: {row.model}: not advised at a kept batch")
         (found,) = intervals.classes_at(inputs.network, [row.n_gpus])
         if found != row.link_class:
-            raise ValueError(f"{row.source}: {row.model}: class {found}, the table's {row.link_class}")
+            raise ValueError(
+                f"{row.source}: {row.model}: class {found}, the table's {row.link_class}"
+            )
         at = predictions(inputs).set_index("accelerators").loc[row.n_gpus]  # no rule
         out.append(
             DevRow(
@@ -368,7 +370,9 @@ def rule_markdown(data: dict[str, object]) -> str:
         "| --- | ---: | ---: | ---: |",
     ]
     for c, w in data["classes"].items():  # type: ignore[union-attr]
-        lines.append(f"| {heldout.CLASS_WORDS[c]} | {w['rows']} | {w['low']:.4f} | {w['high']:.4f} |")
+        lines.append(
+            f"| {heldout.CLASS_WORDS[c]} | {w['rows']} | {w['low']:.4f} | {w['high']:.4f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -387,9 +391,7 @@ def write_docs(path: Path, results: dict[str, object], data: dict[str, object]) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument(
-        "--no-heldout", action="store_true", help="fit and write the rule only"
-    )
+    parser.add_argument("--no-heldout", action="store_true", help="fit and write the rule only")
     args = parser.parse_args(argv)
     rows = dev_rows()
     results = compare(rows)

@@ -126,9 +126,7 @@ def test_the_results_file_counts_the_committed_tables(script: ModuleType) -> Non
         if f["flagged"].startswith("the advice refuses it: ")
     }
     kept = [
-        r
-        for r in rows
-        if not r.flagged and (r.source, r.model, r.device, r.n_gpus) not in refused
+        r for r in rows if not r.flagged and (r.source, r.model, r.device, r.n_gpus) not in refused
     ]
     for cls in script.CLASSES:
         for split, key in (("development", "development"), ("held-out", "held_out")):

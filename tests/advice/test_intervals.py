@@ -164,7 +164,11 @@ def test_a_rule_of_no_known_kind_or_class_is_refused_by_name() -> None:
         intervals.rule_of({"kind": "wider", "name": "x", "classes": {}})
     with pytest.raises(ValueError, match=r"\['infiniband'\] are none of"):
         intervals.rule_of(
-            {"kind": "band", "name": "x", "classes": {"infiniband": {"low": 0, "high": 0, "rows": 1}}}
+            {
+                "kind": "band",
+                "name": "x",
+                "classes": {"infiniband": {"low": 0, "high": 0, "rows": 1}},
+            }
         )
     with pytest.raises(ValueError, match="finite and >= 0"):
         intervals.rule_of(

@@ -146,7 +146,10 @@ def ends(
         elif kind == "band":
             new_low, new_high = p * np.exp(-a * g), p * np.exp(b * g)
         elif kind == "union":
-            new_low, new_high = np.minimum(lo, p * np.exp(-a * g)), np.maximum(hi, p * np.exp(b * g))
+            new_low, new_high = (
+                np.minimum(lo, p * np.exp(-a * g)),
+                np.maximum(hi, p * np.exp(b * g)),
+            )
         elif kind == "extend":
             new_low, new_high = lo * np.exp(-a * g), hi * np.exp(b * g)
         else:

@@ -51,8 +51,8 @@ from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search import intervals
+from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search.decision import (
     FLAGGED,
     applied,
@@ -251,9 +251,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     }
 
 
-def predictions(
-    inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
-) -> pd.DataFrame:
+def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count: the best (batch, accumulation), the step and its parts
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
@@ -404,7 +402,11 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
     inputs, fits_from, memory = held(calibrated)
-    rule = intervals.RULE if intervals.applies(calibrated.from_bench, calibrated.link_assumed) else None
+    rule = (
+        intervals.RULE
+        if intervals.applies(calibrated.from_bench, calibrated.link_assumed)
+        else None
+    )
     advice = recommend(inputs, calibrated.ends, fits_from, rule)
     defaults = (
         *(["samples"] if request.samples is None and calibrated.samples_used else []),

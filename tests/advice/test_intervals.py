@@ -1,4 +1,4 @@
-"""The speedup's 80% interval per link class (issue 73, item 7): the rule in
+"""The speedup's 80% interval per link class: the rule in
 ``data/advice_intervals.json`` pinned, a refit on the committed development rows giving
 that file and the comparison's results, the rule's ends at numbers worked by hand, the
 advice by numbers carrying the rule (and a bench or an assumed link not), and

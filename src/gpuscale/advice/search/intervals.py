@@ -1,5 +1,5 @@
 """The speedup's 80% interval of the advice by numbers, calibrated per link class on the
-development rows of published 1-vs-N throughput tables (issue 73, item 7).
+development rows of published 1-vs-N throughput tables.
 
 ``data/advice_intervals.json`` holds the rule: its ``kind`` and, per link class, a width
 below (``low``) and above (``high``) the speedup. ``benchmarks/advice_intervals.py`` chose
@@ -23,9 +23,7 @@ where that is lower), and the interval always holding the point. A count's class
 presets), ``pcie_no_p2p`` (``pcie-phb``, ``pcie-sys``: through host memory),
 ``pcie_p2p`` (every other PCIe preset); a link of no class (``custom``) keeps the model's.
 
-The rule is the advice by numbers' on a link given or detected (:func:`applies`): a bench
-keeps its own interval (leave-one-out over its runs, or the extrapolated width measured on
-bench predictions), and an assumed link has its own range of presets.
+The rule is the advice by numbers' on a link given or detected (:func:`rule_for`).
 """
 
 from __future__ import annotations
@@ -37,7 +35,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
+import pandas as pd
 
+from gpuscale.advice.inputs import Calibrated
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.types import Finding, FindingKind
 
@@ -154,8 +154,8 @@ def ends(
             new_low, new_high = lo * np.exp(-a * g), hi * np.exp(b * g)
         else:
             raise ValueError(f"interval rule {kind!r} is none of {', '.join(KINDS)}")
-    new_high = np.maximum(np.minimum(new_high, ceiling), p)
-    return np.minimum(new_low, p), new_high
+    # the point inside, the upper end at most the ceiling (a point above it is flagged)
+    return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
 
 
 def widths_at(rule: IntervalRule, classes: Sequence[str | None]) -> tuple[np.ndarray, ...]:
@@ -182,9 +182,35 @@ def calibrated(
     return np.where(known, new_low, low), np.where(known, new_high, high)
 
 
-def applies(from_bench: bool, link_assumed: bool) -> bool:
-    """Whether the calibrated rule is the advice's (the module's docstring)."""
-    return not from_bench and not link_assumed
+def applied(
+    rule: IntervalRule,
+    network: Network,
+    frame: pd.DataFrame,
+    compute_ms: np.ndarray,
+    compute_alone: np.ndarray,
+) -> pd.DataFrame:
+    """The predictions ``frame`` with its speedup's interval by ``rule`` (:func:`calibrated`;
+    the upper end at most linear and ``compute_alone``, the speedup of a step of compute
+    alone) and its step's ends moved by the same factors: its upper end by the speedup's
+    lower end's, its lower end by the upper end's, never below ``compute_ms`` (the least
+    compute over the ranges)."""
+    counts = frame["accelerators"].to_numpy(float)
+    low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
+    ceiling = np.minimum(compute_alone, counts / counts[0])
+    point = frame["speedup"].to_numpy(float)
+    new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
+    out = frame.copy()
+    out["speedup_low"], out["speedup_high"] = new_low, new_high
+    out["step_ms_low"] = np.maximum(frame["step_ms_low"] * high / new_high, compute_ms)
+    out["step_ms_high"] = frame["step_ms_high"] * low / new_low
+    return out
+
+
+def rule_for(calibrated: Calibrated) -> IntervalRule | None:
+    """The rule where it is the advice's: by numbers, on a link given or detected (a bench
+    keeps its own interval, leave-one-out over its runs or the extrapolated width measured
+    on bench predictions; an assumed link has its own range of presets)."""
+    return None if calibrated.from_bench or calibrated.link_assumed else RULE
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:

@@ -297,24 +297,15 @@ def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
     speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
     range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
     computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
-    step_low = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    step_high = steps.max(axis=0) * np.exp(width)
-    low = speedups.min(axis=0) * np.exp(-width)
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
     with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
-    ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
-    high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
+    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
     if rule is not None:  # the link class's calibrated interval; the step's ends alike
-        counts_n = frame["accelerators"].to_numpy(float)
-        point = frame["speedup"].to_numpy(float)
-        new_low, new_high = intervals.calibrated(
-            rule, inputs.network, counts_n, point, low, high, ceiling
-        )
-        step_high = step_high * low / new_low
-        step_low = np.maximum(step_low * high / new_high, computes.min(axis=0))
-        low, high = new_low, new_high
-    frame["step_ms_low"], frame["step_ms_high"] = step_low, step_high
-    frame["speedup_low"], frame["speedup_high"] = low, high
+        frame = intervals.applied(rule, inputs.network, frame, computes.min(axis=0), compute_alone)
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
@@ -402,11 +393,7 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
     inputs, fits_from, memory = held(calibrated)
-    rule = (
-        intervals.RULE
-        if intervals.applies(calibrated.from_bench, calibrated.link_assumed)
-        else None
-    )
+    rule = intervals.rule_for(calibrated)
     advice = recommend(inputs, calibrated.ends, fits_from, rule)
     defaults = (
         *(["samples"] if request.samples is None and calibrated.samples_used else []),

@@ -209,8 +209,11 @@ def applied(
 def rule_for(calibrated: Calibrated) -> IntervalRule | None:
     """The rule where it is the advice's: by numbers, on a link given or detected (a bench
     keeps its own interval, leave-one-out over its runs or the extrapolated width measured
-    on bench predictions; an assumed link has its own range of presets)."""
-    return None if calibrated.from_bench or calibrated.link_assumed else RULE
+    on bench predictions; an assumed link has its own range of presets); None where the
+    rule is the model's own interval."""
+    if calibrated.from_bench or calibrated.link_assumed or RULE.kind == "model":
+        return None
+    return RULE
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:

@@ -22,6 +22,8 @@ from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.search import intervals
 from gpuscale.advice.types import FindingKind
 
+from ..golden import Golden
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent / "h100_resnet50_bf16.jsonl"
 DATA = json.loads((resources.files("gpuscale") / "data" / intervals.INTERVALS_FILE).read_text())
@@ -194,7 +196,9 @@ BAND = intervals.IntervalRule(
 )
 
 
-def test_the_advice_by_numbers_carries_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_advice_by_numbers_carries_the_rule(
+    monkeypatch: pytest.MonkeyPatch, golden: Golden
+) -> None:
     monkeypatch.setattr(intervals, "RULE", BAND)
     advice = gpuscale.advise(
         **BY_NUMBERS, link="nvlink3", nodes=4, gpus_per_node=8, inter_node="ib-hdr200"
@@ -206,6 +210,7 @@ def test_the_advice_by_numbers_carries_the_rule(monkeypatch: pytest.MonkeyPatch)
         assert float(rows.loc[n, "speedup_high"]) == pytest.approx(min(n, point * math.exp(b * g)))
         # the step's ends moved alike: its upper end is the step at the speedup's lower
         step = float(rows.loc[n, "step_ms"])
+        assert float(rows.loc[n, "step_ms_low"]) <= step <= float(rows.loc[n, "step_ms_high"])
         assert float(rows.loc[n, "step_ms_high"]) / step == pytest.approx(
             point / float(rows.loc[n, "speedup_low"]), rel=0.05
         )
@@ -215,6 +220,8 @@ def test_the_advice_by_numbers_carries_the_rule(monkeypatch: pytest.MonkeyPatch)
         ("nvlink", 0.1, 23),
         ("multinode", 0.2, 15),
     ]
+    (said,) = [line for line in advice.explanation if "Speedup interval:" in line]
+    golden.check("advice_intervals", "a band per class on NVLink nodes", said)
 
 
 def test_a_bench_and_an_assumed_link_keep_the_models_interval(

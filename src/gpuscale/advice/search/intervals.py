@@ -193,7 +193,7 @@ def applied(
     the upper end at most linear and ``compute_alone``, the speedup of a step of compute
     alone) and its step's ends moved by the same factors: its upper end by the speedup's
     lower end's, its lower end by the upper end's, never below ``compute_ms`` (the least
-    compute over the ranges)."""
+    compute over the ranges) nor above the step."""
     counts = frame["accelerators"].to_numpy(float)
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
@@ -201,8 +201,10 @@ def applied(
     new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
     out = frame.copy()
     out["speedup_low"], out["speedup_high"] = new_low, new_high
-    out["step_ms_low"] = np.maximum(frame["step_ms_low"] * high / new_high, compute_ms)
-    out["step_ms_high"] = frame["step_ms_high"] * low / new_low
+    step = frame["step_ms"].to_numpy(float)
+    moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
+    out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
+    out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
     return out
 
 

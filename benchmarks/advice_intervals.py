@@ -236,7 +236,9 @@ def fit(kind: str, pooling: str, rows: list[DevRow]) -> dict[str, tuple[float, f
     return out
 
 
-def interval(kind: str, widths: dict[str, tuple[float, float, int]], rows: list[DevRow]):
+def interval(
+    kind: str, widths: dict[str, tuple[float, float, int]], rows: list[DevRow]
+) -> tuple[np.ndarray, np.ndarray]:
     """The rule's (low, high) at each of ``rows``, by the advice's own function."""
     a = np.array([widths[r.link_class][0] for r in rows])
     b = np.array([widths[r.link_class][1] for r in rows])

@@ -85,7 +85,7 @@ def number(value: object, digits: int = 3) -> str:
         return f"{rounded:,.0f}"
     if abs(rounded) >= 1000:  # 1,843 beside 12,130, never 1843
         whole, _, fraction = text.partition(".")
-        return f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+        return f"{int(whole):,}" + filled(".{}", fraction)
     return text
 
 
@@ -172,6 +172,7 @@ def named(*parts: object) -> str:
 
 # Letters whose spoken name starts with a vowel sound: "an H100", "an RTX 4090", "an L4".
 _VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+_ARTICLES = {True: "an", False: "a"}  # by whether the word starts with a vowel sound
 
 
 def article(word: str) -> str:
@@ -183,8 +184,8 @@ def article(word: str) -> str:
         return "a"
     spelled = len(text) == 1 or not text[1].islower()  # "RTX", "H100", "A30"; not "Gaudi2"
     if spelled and text[0].isupper():
-        return "an" if text[0] in _VOWEL_SOUND_LETTERS else "a"
-    return "an" if text[0].lower() in "aeio" else "a"
+        return _ARTICLES[text[0] in _VOWEL_SOUND_LETTERS]
+    return _ARTICLES[text[0].lower() in "aeio"]
 
 
 def format_bytes(size: float) -> str:
@@ -219,7 +220,9 @@ def duration_unit(hours: float) -> DurationUnit:
         return ("s", 1 / 3600)
     if seconds < 5400:
         return ("min", 1 / 60)
-    return ("h", 1.0) if abs(hours) < 72 else ("d", 24.0)
+    if abs(hours) < 72:
+        return ("h", 1.0)
+    return ("d", 24.0)
 
 
 def format_hours(hours: float, unit: DurationUnit | None = None) -> str:

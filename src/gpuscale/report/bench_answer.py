@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import filled, joined
 from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
@@ -80,7 +80,7 @@ def _differs(row: Any, model: str, platform: str) -> str:
         for word, other in (("model", row.model != model), ("device", row.platform != platform))
         if other
     ]
-    return f"another {joined(parts) if parts else 'configuration'}"
+    return f"another {joined(parts) or 'configuration'}"
 
 
 def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str | None:
@@ -99,7 +99,7 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str
     said = "; ".join(
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
         + _differs(r, inputs.name, platform)
-        + (f", {tag}" if (tag := weak_tag(scaling, other.loc[[at]])) else "")
+        + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )
     models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != inputs.name))

@@ -152,7 +152,11 @@ def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:
 
 
 def _short_platform(row: pd.Series) -> str:
-    return f"{'CPU' if str(row['device']).lower() == 'cpu' else 'GPU'}, {row['backend']}"
+    """``CPU, gloo``, ``GPU, nccl``: a bar's device kind (any device but the CPU is a GPU)."""
+    return f"{_DEVICE_KINDS.get(str(row['device']).lower(), 'GPU')}, {row['backend']}"
+
+
+_DEVICE_KINDS = {"cpu": "CPU"}
 
 
 def _counts_compared(smallest: int, largest: int) -> str:

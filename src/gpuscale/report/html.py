@@ -143,9 +143,9 @@ def _draw(
     the page and what it leads with (``page.report_headline``)."""
     has_scores = len(tables.scores) > 0
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
-    pairs = workload_pairs(tables, workloads) if has_scores else []
+    pairs = workload_pairs(tables, workloads)
     rounds = sorted(tables.scores["round"].unique())
-    source = out.cache.key("tables", tables) if out.cache.folder else ""  # ~5 ms, once
+    source = out.cache.key("tables", tables)  # ~5 ms, once
     with figure_executor(workers) as pool:
         # Work for the worker at once (forking it: it inherits the tables): matplotlib
         # imported while this process analyses, where a figure will be drawn; then each
@@ -204,7 +204,7 @@ def _draw(
             )
         # a plan's "stops paying" beside the answer table's, each basis said
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
-        extra_sections = [*([study] if study else []), *(e for e in made if e)]
+        extra_sections = [e for e in (study, *made) if e]
     done = [(r.round, r.workload) for r in results]
     page = render_html(
         tables,

@@ -74,7 +74,7 @@ def _rows(table) -> list[dict[str, str]]:
             SHOWN["throughput_efficiency"]: _fixed(r.throughput_efficiency, ".2f"),
             SHOWN["convergence_factor"]: number(r.convergence_factor),
             SHOWN["accelerator_hours"]: number(r.accelerator_hours),
-            SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
+            SHOWN["extrapolated"]: number(bool(r.extrapolated)),
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
             SHOWN["rests_on"]: r.rests_on,

@@ -176,6 +176,14 @@ def workloads_of(
     return chosen, notes
 
 
+def asked_workloads(tables, benchmark: Sequence[str] | None) -> list[str] | None:  # type: ignore[no-untyped-def]
+    """The workloads ``--benchmark`` names (:func:`workloads_of`); None where it names none
+    (every workload)."""
+    if not benchmark:
+        return None
+    return workloads_of(tables, benchmark)[0]
+
+
 Columns = Annotated[
     str | None,
     typer.Option(
@@ -185,9 +193,12 @@ Columns = Annotated[
 ]
 
 
-def read_bench(path: Path):
+def read_bench(path: Path | None):
     """The bench table of a results file (``gpuscale.bench.results.load_bench``), the
-    lines skipped said on stderr; a file that cannot be used ends the command with why."""
+    lines skipped said on stderr; a file that cannot be used ends the command with why;
+    None without a file."""
+    if path is None:
+        return None
     from gpuscale.bench.results import ResultsError, load_bench  # lazy: numpy, not for --help
 
     with fail_on(ResultsError):

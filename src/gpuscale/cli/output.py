@@ -114,7 +114,9 @@ def fail_on(
     except errors as exc:
         if isinstance(exc, FieldError):
             fail(exc.as_options(options))
-        fail(exc.as_option(option) if option and isinstance(exc, UnknownNameError) else str(exc))
+        if option and isinstance(exc, UnknownNameError):
+            fail(exc.as_option(option))
+        fail(str(exc))
 
 
 def print_json(console: Console, document: object) -> None:

@@ -13,6 +13,7 @@ from gpuscale.cli.common import (
     Explain,
     FormatOption,
     app,
+    asked_workloads,
     load_tables,
     read_bench,
     read_paths,
@@ -93,7 +94,7 @@ def scores(
     from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
     tables, benchmark = load_tables(selection), selection.benchmark
-    workloads = workloads_of(tables, benchmark)[0] if benchmark else None
+    workloads = asked_workloads(tables, benchmark)
     view = scores_view(tables.scores, workloads, options)
     show(view, fmt, columns_asked)
 
@@ -210,7 +211,7 @@ def report(
     missing: list[str] = []  # what was asked for and could not be given
     tables = load_tables(selection, study=True)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
-    bench = read_bench(bench_file) if bench_file else None
+    bench = read_bench(bench_file)
     with fail_on(ReferenceNotFoundError, OutputError):
         written = write_report(
             request,

@@ -18,7 +18,7 @@ from markupsafe import Markup, escape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
-from gpuscale.quantities import counted, filled, joined, named, noun_for, number, span
+from gpuscale.quantities import counted, filled, joined, named, noun_for, number, number_range, span
 from gpuscale.report.republished_words import Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
@@ -93,7 +93,7 @@ def section_rows(table: pd.DataFrame, firsts: Firsts | None = None) -> list[dict
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]
         low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
-        row["95% CI (min)"] = f"{number(low)}-{number(high)}" if low == low else ""
+        row["95% CI (min)"] = number_range(low, high)
         row["_reference"] = bool(ref)
         row[FIRST_PUBLISHED] = firsts.get(key_of(r), "")
         rows.append(row)

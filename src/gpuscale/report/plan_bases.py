@@ -100,6 +100,16 @@ def _at(
     return f"at {n:,} " + joined(words)
 
 
+def _in_plan(count: int, plan: dict[int, float], flags: dict[int, str]) -> str:
+    """What the plan says of ``count`` (the table's best), where it plans no time for it:
+    ``, a count this plan flags (why)`` or ``, a count this plan does not ask``."""
+    if count in plan:
+        return ""
+    if count in flags:
+        return f", a count this plan flags ({flags[count]})"
+    return ", a count this plan does not ask"
+
+
 def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     """The sentence beside ``item``'s plan (a ``PlanData``) on its E' threshold pick and
     the answer table's within the same family (``result``, the analysis of the plan's
@@ -127,14 +137,7 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
         f"in {result.round} against the best of them (at {int(top['accelerators']):,}, "
         f"{top['system_name']}, {top['time_to_train_min']:.3g} min"
     )
-    at_top = int(top["accelerators"])
-    head += (
-        ")"
-        if at_top in plan
-        else f", a count this plan flags ({flags[at_top]}))"
-        if at_top in flags
-        else ", a count this plan does not ask)"
-    )
+    head += _in_plan(int(top["accelerators"]), plan, flags) + ")"
     if marked == int(pick.accelerators):
         return head + ": both mark the same count."
     counts = {marked, int(pick.accelerators)}

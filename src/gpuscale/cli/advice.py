@@ -21,10 +21,8 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
         result = advise_here(request)
     except FieldError as exc:
         fail(exc.as_options(option_names(AdviceRequest)))
-    except KeyError as exc:  # its message is its argument (str() would quote it)
-        fail(str(exc.args[0]))
-    except (ValueError, OSError) as exc:  # UnknownNameError, a file unreadable
-        fail(str(exc))
+    except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
+        fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     from gpuscale.advice.explain.answer import advice_view, shown  # lazy: as advise_here
 
     # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)

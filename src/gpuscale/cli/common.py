@@ -157,10 +157,7 @@ def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-de
     from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
 
     for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
-        if line.startswith("warning: "):
-            say([line], stderr=True)
-        else:
-            note(line)
+        say([line], stderr=True) if line.startswith("warning: ") else note(line)
     note(*rejected_notes(read.scores))
 
 
@@ -176,14 +173,6 @@ def workloads_of(
     return chosen, notes
 
 
-def asked_workloads(tables, benchmark: Sequence[str] | None) -> list[str] | None:  # type: ignore[no-untyped-def]
-    """The workloads ``--benchmark`` names (:func:`workloads_of`); None where it names none
-    (every workload)."""
-    if not benchmark:
-        return None
-    return workloads_of(tables, benchmark)[0]
-
-
 Columns = Annotated[
     str | None,
     typer.Option(
@@ -193,12 +182,9 @@ Columns = Annotated[
 ]
 
 
-def read_bench(path: Path | None):
+def read_bench(path: Path):
     """The bench table of a results file (``gpuscale.bench.results.load_bench``), the
-    lines skipped said on stderr; a file that cannot be used ends the command with why;
-    None without a file."""
-    if path is None:
-        return None
+    lines skipped said on stderr; a file that cannot be used ends the command with why."""
     from gpuscale.bench.results import ResultsError, load_bench  # lazy: numpy, not for --help
 
     with fail_on(ResultsError):

@@ -6,15 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.common import (
-    Columns,
-    Families,
-    FormatOption,
-    app,
-    asked_workloads,
-    load_tables,
-    workloads_of,
-)
+from gpuscale.cli.common import Columns, Families, FormatOption, app, load_tables, workloads_of
 from gpuscale.cli.options import command
 from gpuscale.cli.output import Format, fail, fail_on, show
 from gpuscale.names import UnknownNameError
@@ -56,7 +48,7 @@ def trends(
     with fail_on(UnknownNameError, option="--family"):
         view = trends_view(
             tables.scores,
-            asked_workloads(tables, benchmark),
+            workloads_of(tables, benchmark)[0] if benchmark else None,
             family,
             republished=republished,
             first_rounds=first_rounds(),

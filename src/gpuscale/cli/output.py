@@ -114,9 +114,7 @@ def fail_on(
     except errors as exc:
         if isinstance(exc, FieldError):
             fail(exc.as_options(options))
-        if option and isinstance(exc, UnknownNameError):
-            fail(exc.as_option(option))
-        fail(str(exc))
+        fail(exc.as_option(option) if option and isinstance(exc, UnknownNameError) else str(exc))
 
 
 def print_json(console: Console, document: object) -> None:

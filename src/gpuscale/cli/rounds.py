@@ -13,7 +13,6 @@ from gpuscale.cli.common import (
     Explain,
     FormatOption,
     app,
-    asked_workloads,
     load_tables,
     read_bench,
     read_paths,
@@ -94,7 +93,7 @@ def scores(
     from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
     tables, benchmark = load_tables(selection), selection.benchmark
-    workloads = asked_workloads(tables, benchmark)
+    workloads = workloads_of(tables, benchmark)[0] if benchmark else None
     view = scores_view(tables.scores, workloads, options)
     show(view, fmt, columns_asked)
 
@@ -211,7 +210,7 @@ def report(
     missing: list[str] = []  # what was asked for and could not be given
     tables = load_tables(selection, study=True)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
-    bench = read_bench(bench_file)
+    bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
         written = write_report(
             request,

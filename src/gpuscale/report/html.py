@@ -41,7 +41,7 @@ from gpuscale.report.page import (
 )
 from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
-from gpuscale.report.pool import figure_executor
+from gpuscale.report.pool import Later, figure_executor
 from gpuscale.report.recommend import recommend
 from gpuscale.report.republished_words import earlier_firsts
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
@@ -162,8 +162,9 @@ def _draw(
             else []
         )
         # the energy, trends and plan sections draw only with every figure: the worker's
-        # then; else words and tables, written here while the worker draws
-        extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
+        # then; else words and tables, written here (later) while the worker draws
+        start = pool.submit if out.every else Later
+        extras = [start(fn, *args) for fn, args in extra_work]
         analysed = analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
         recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
@@ -187,7 +188,7 @@ def _draw(
             if results
             else None
         )
-        made = [f.result() for f in extras] if out.every else [fn(*a) for fn, a in extra_work]
+        made = [f.result() for f in extras]
         drawn = analysed.drawn
         sections = [
             _section(r, drawn, f, names, first)

@@ -98,7 +98,7 @@ def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
     its line at a count the family ran towards its results there and widens the interval
     to hold them: a grid without them drew the line before that, 2.08 min at 512 where the
     plan says 1.887, and left 128 and 512 of Llama2 between refused counts)."""
-    measured = systems["accelerators"].astype(int) if len(systems) else pd.Series([], dtype=int)
+    measured = systems.get("accelerators", pd.Series([], dtype=int)).astype(int)
     low, high = min([*measured, COUNTS[0]]), max([*measured, COUNTS[-1]])
     spread = np.geomspace(low, high, 40).round().astype(int)
     return tuple(int(n) for n in np.unique(np.concatenate([spread, COUNTS, measured])))

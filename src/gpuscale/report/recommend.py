@@ -177,7 +177,7 @@ def recommend(
     at, nxt = _pair(clean(systems), pick, stop)
     ratios = {name: _ratio(nxt, at, column) for name, column in FACTORS.items()}
     known = [(np.log(v), name) for name, v in ratios.items() if np.isfinite(v) and v > 0]
-    decides = min(known)[1] if known and min(known)[0] < 0 else ""
+    decides = next((name for v, name in sorted(known) if v < 0), "")  # falls most, if any
     best = np.nanmax(_numbers(frontier["normalized_efficiency"]))
     return replace(
         rec,

@@ -38,7 +38,7 @@ class ExtraSection:
 def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) -> ExtraSection:
     """Energy results of the workloads, or a sentence saying the rounds have none."""
     energy = energy_table(tables)
-    energy = energy[energy["workload"].isin(workloads)] if len(energy) else energy
+    energy = energy[energy["workload"].isin(workloads)]
     rounds = ", ".join(sorted(tables.scores["round"].unique()))
     if energy.empty:
         return ExtraSection(

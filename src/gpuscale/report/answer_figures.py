@@ -266,7 +266,7 @@ def _frontier(
 ) -> None:
     """Time to train against accelerator-hours, coloured by family, the Pareto front."""
     hours, minutes = table["gpu_hours"].to_numpy(), table["time_to_train_min"].to_numpy()
-    on_front = table.get("pareto", pareto_mask(minutes, hours))
+    on_front = table["pareto"] if "pareto" in table else pareto_mask(minutes, hours)
     front = table[on_front].sort_values("gpu_hours")
     ax.step(front["gpu_hours"], front["time_to_train_min"], where="post", color="#555555")
     families = table["accelerator_family"]

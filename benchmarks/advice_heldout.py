@@ -36,13 +36,14 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
+from gpuscale.advice.model.step_terms import FITTED, StepTerms, using
 from gpuscale.hardware.device_names import resolve
 
 HERE = Path(__file__).resolve().parent
@@ -226,8 +227,8 @@ def _device_name(device: str) -> str | None:
         return None
 
 
-def advise_row(row: Row) -> None:
-    """The advice's ratio at the row's N over its base count, with the 80% interval."""
+def predictions(row: Row) -> pd.DataFrame:
+    """The advice's predictions table for ``row``, indexed by the device count."""
     per_device = row.throughput_base / row.n_base / row.units_per_sample  # samples/s
     fields: dict[str, object] = {
         "params": row.params,
@@ -245,7 +246,12 @@ def advise_row(row: Row) -> None:
         fields |= {"nodes": row.nodes, "inter_node": row.inter_node}
         if row.nics_per_node is not None:
             fields["nics_per_node"] = row.nics_per_node
-    table = gpuscale.advise(**fields).predictions.set_index("accelerators")
+    return gpuscale.advise(**fields).predictions.set_index("accelerators")
+
+
+def advise_row(row: Row) -> None:
+    """The advice's ratio at the row's N over its base count, with the 80% interval."""
+    table = predictions(row)
     for n in (row.n_base, row.n_gpus):
         if n not in table.index:
             raise ValueError(f"{row.source}: {row.model}: the advice has no prediction at {n}")
@@ -465,12 +471,30 @@ def goals_markdown(results: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _terms(text: str) -> StepTerms:
+    """``--terms nccl_latency=1,rank_spread=0``: the fitted terms with these replaced."""
+    values: dict[str, object] = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if name not in StepTerms.__dataclass_fields__:
+            raise SystemExit(f"--terms: {name!r} is none of {list(StepTerms.__dataclass_fields__)}")
+        values[name] = bool(int(value)) if name == "nccl_latency" else float(value)
+    return replace(FITTED, **values)  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--terms",
+        default="",
+        help="the step model's fitted terms replaced, for an ablation written to --out "
+        "(nccl_latency=1,contention_share=0.1,rank_spread=0)",
+    )
     args = parser.parse_args(argv)
     rows = read_rows()
-    serial = evaluate(rows)
+    with using(_terms(args.terms)):
+        serial = evaluate(rows)
     result = report(rows, serial)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

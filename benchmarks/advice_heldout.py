@@ -45,6 +45,7 @@ from scipy.optimize import minimize_scalar
 import gpuscale
 from gpuscale.advice.model.step_terms import FITTED, StepTerms, using
 from gpuscale.hardware.device_names import resolve
+from gpuscale.tables.refusals import NamedError
 
 HERE = Path(__file__).resolve().parent
 TABLES = HERE / "published" / "heldout"
@@ -94,6 +95,7 @@ class Row:
     n_gpus: int
     throughput_n: float
     flagged: str = ""
+    refused: str = ""  # the advice's refusal (no count holds the model): kept out, listed
     predicted: float | None = None
     low: float | None = None
     high: float | None = None
@@ -293,7 +295,7 @@ def baselines(rows: list[Row], serial: dict[str, float | None]) -> None:
     """Per unflagged row: another row's ratio (the same source's other models at the same
     counts and class, else every source's other models there; never the row's own model)
     and Amdahl's law with its class's development fit."""
-    usable = [r for r in rows if not r.flagged]
+    usable = [r for r in rows if not r.flagged and not r.refused]
     for row in usable:
         alike = [
             o
@@ -369,14 +371,17 @@ def evaluate(rows: list[Row]) -> dict[str, float | None]:
     baselines: the core of the check, on any list of rows. Returns the fitted fractions."""
     for row in rows:
         if not row.flagged:
-            advise_row(row)
+            try:
+                advise_row(row)
+            except NamedError as refusal:
+                row.refused = str(refusal)
     serial = fit_amdahl(rows)
     baselines(rows, serial)
     return serial
 
 
 def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object]:
-    kept = [r for r in rows if not r.flagged]
+    kept = [r for r in rows if not r.flagged and not r.refused]
     classes = {}
     for cls in CLASSES:
         mine = [r for r in kept if r.link_class == cls]
@@ -406,6 +411,21 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
             {"source": r.source, "model": r.model, "device": r.device, "why": r.flagged}
             for r in rows
             if r.flagged
+        ],
+        # rows the advice refuses (no count up to the row's N holds the model in memory):
+        # kept out of every figure, each with the refusal
+        "refused": [
+            {
+                "source": r.source,
+                "model": r.model,
+                "device": r.device,
+                "n_base": r.n_base,
+                "n_gpus": r.n_gpus,
+                "split": r.split,
+                "why": r.refused,
+            }
+            for r in rows
+            if r.refused
         ],
         "rows": [
             {**asdict(r), "published": r.published, "error": _error(r.predicted, r.published)}
@@ -478,7 +498,10 @@ def _terms(text: str) -> StepTerms:
         name, _, value = item.partition("=")
         if name not in StepTerms.__dataclass_fields__:
             raise SystemExit(f"--terms: {name!r} is none of {list(StepTerms.__dataclass_fields__)}")
-        values[name] = bool(int(value)) if name == "nccl_latency" else float(value)
+        if name == "rank_spread_classes":
+            values[name] = CLASSES if value == "all" else tuple(value.split("+"))
+        else:
+            values[name] = bool(int(value)) if name == "nccl_latency" else float(value)
     return replace(FITTED, **values)  # type: ignore[arg-type]
 
 
@@ -489,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         "--terms",
         default="",
         help="the step model's fitted terms replaced, for an ablation written to --out "
-        "(nccl_latency=1,contention_share=0.1,rank_spread=0)",
+        "(nccl_latency=1,contention_share=0.1,rank_spread=0,rank_spread_classes=all or "
+        "nvlink+pcie_no_p2p)",
     )
     args = parser.parse_args(argv)
     rows = read_rows()
@@ -500,7 +524,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result), end="")
     print(goals_markdown(result), end="")
-    print(f"flagged (kept out): {len(result['flagged'])} rows; written: {args.out}")  # type: ignore[arg-type]
+    print(
+        f"flagged (kept out): {len(result['flagged'])} rows; "  # type: ignore[arg-type]
+        f"refused by the advice (kept out): {len(result['refused'])} rows; "  # type: ignore[arg-type]
+        f"written: {args.out}"
+    )
     return 0
 
 

@@ -9,7 +9,9 @@ in by leave-one-source-out error on those rows):
   the overlap is the default (a measured overlap holds it already);
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks,
   ``sigma x E[max of N standard normals] x compute`` (about ``sigma sqrt(2 ln N)`` for
-  large N), where the bench measured no slowdown at N > 1 (a measured one holds it).
+  large N), where nothing on the host measured the step's spread (a bench's N = 1 steps
+  or its slowdown at N > 1 hold it), on the link classes ``rank_spread_classes`` keeps
+  (``link_class``; the data file says why).
 
 ``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
 
@@ -26,6 +28,8 @@ from importlib import resources
 import numpy as np
 
 TERMS_FILE = "step_terms.json"
+CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +39,12 @@ class StepTerms:
     nccl_latency: bool = False
     contention_share: float = 0.0
     rank_spread: float = 0.0
+    # the link classes (``link_class``) where ``rank_spread`` stands
+    rank_spread_classes: tuple[str, ...] = CLASSES
 
     def __post_init__(self) -> None:
+        if unknown := set(self.rank_spread_classes) - set(CLASSES):
+            raise ValueError(f"link classes are {CLASSES}, not {sorted(unknown)}")
         if not (0 <= self.contention_share <= 1):
             raise ValueError(f"contention share must be in [0, 1], got {self.contention_share}")
         if not (0 <= self.rank_spread < 1):
@@ -50,6 +58,7 @@ def _read() -> StepTerms:
         nccl_latency=bool(terms["nccl_latency"]["value"]),
         contention_share=float(terms["contention_share"]["value"]),
         rank_spread=float(terms["rank_spread"]["value"]),
+        rank_spread_classes=tuple(terms["rank_spread_classes"]["value"]),
     )
 
 
@@ -85,11 +94,33 @@ def expected_max_normal(n: int) -> float:
     return float(np.sum(x * density) * (x[1] - x[0]))
 
 
-def straggler_ms(n: int, compute_ms: float, terms: StepTerms | None = None) -> float:
+def link_class(link_name: str, nodes: bool) -> str | None:
+    """The published tables' link class of a network (``benchmarks/published/README.md``):
+    ``multinode`` for a network of several nodes (``nodes``), else by the node's link
+    preset: ``nvlink``, ``pcie_no_p2p`` (through host memory), ``pcie_p2p``; None for a
+    custom or measured link."""
+    if nodes:
+        return "multinode"
+    preset = link_name.split(" ")[0].lower()
+    if preset.startswith("nvlink"):
+        return "nvlink"
+    if preset in NO_P2P:
+        return "pcie_no_p2p"
+    return "pcie_p2p" if preset.startswith("pcie") else None
+
+
+def straggler_ms(
+    n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
+) -> float:
     """The wait for the slowest of ``n`` ranks whose compute of ``compute_ms`` spreads by
-    ``rank_spread`` of itself: ``sigma x E[max of n] x compute``."""
-    spread = (terms or current()).rank_spread
-    return spread * expected_max_normal(n) * compute_ms if n > 1 else 0.0
+    ``rank_spread`` of itself: ``sigma x E[max of n] x compute``; 0 on a network whose
+    ``link`` class (``link_class``) is not among ``rank_spread_classes`` (None: any)."""
+    terms = terms or current()
+    if n < 2 or (link is not None and link not in terms.rank_spread_classes):
+        return 0.0
+    if link is None and terms.rank_spread_classes != CLASSES:
+        return 0.0  # a custom or measured link: no class the spread was kept for
+    return terms.rank_spread * expected_max_normal(n) * compute_ms
 
 
 def contention_ms(hidden_ms: float, terms: StepTerms | None = None) -> float:

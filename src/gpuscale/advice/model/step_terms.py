@@ -64,6 +64,10 @@ def _read() -> StepTerms:
 
 FITTED = _read()
 _current = [FITTED]
+# how the advice says the fitted spread where it stands ({spread}: the share)
+SPREAD_SAID = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())[
+    "terms"
+]["rank_spread"]["said"]
 
 
 def current() -> StepTerms:
@@ -121,6 +125,15 @@ def straggler_ms(
     if link is None and terms.rank_spread_classes != CLASSES:
         return 0.0  # a custom or measured link: no class the spread was kept for
     return terms.rank_spread * expected_max_normal(n) * compute_ms
+
+
+def spread_said(link: str | None) -> str:
+    """The fitted spread in words where it stands on a network of ``link`` class
+    (``link_class``), else ``""``."""
+    terms = current()
+    if terms.rank_spread <= 0 or straggler_ms(2, 1.0, terms, link) <= 0:
+        return ""
+    return SPREAD_SAID.format(spread=f"{terms.rank_spread:.1%}")
 
 
 def contention_ms(hidden_ms: float, terms: StepTerms | None = None) -> float:

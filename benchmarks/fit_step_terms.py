@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 
-import gpuscale
 from gpuscale.advice.model.step_terms import StepTerms, contention_ms, straggler_ms, using
 
 HERE = Path(__file__).resolve().parent
@@ -116,9 +115,7 @@ def fit(
     best: tuple[float, StepTerms] | None = None
     for k, s in itertools.product(kappas, sigmas):
         terms = StepTerms(nccl_latency=nccl, contention_share=float(k), rank_spread=float(s))
-        loss = sum(
-            float(np.log(ratio(b, a, terms) / r.published)) ** 2 for r, b, a in rows
-        )
+        loss = sum(float(np.log(ratio(b, a, terms) / r.published)) ** 2 for r, b, a in rows)
         if best is None or loss < best[0] - 1e-12:
             best = (loss, terms)
     assert best is not None

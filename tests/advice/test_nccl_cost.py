@@ -59,8 +59,11 @@ def test_across_many_nodes_the_tree_wins_a_medium_message() -> None:
     chosen = nccl_cost.collective("all_reduce", 4 * MIB, 512, 370.8, "nvlink", nodes=64)
     assert chosen.algorithm == "tree"
     ring = min(
-        (c for c in nccl_cost.choices("all_reduce", 4 * MIB, 512, 370.8, "nvlink", 64)
-         if c.algorithm == "ring"),
+        (
+            c
+            for c in nccl_cost.choices("all_reduce", 4 * MIB, 512, 370.8, "nvlink", 64)
+            if c.algorithm == "ring"
+        ),
         key=lambda c: c.time_s,
     )
     assert ring.latency_s > 1e-3  # over 1 ms of ring steps at 512 ranks

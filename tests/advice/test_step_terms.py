@@ -23,11 +23,14 @@ FIT = json.loads((ROOT / "benchmarks" / "results" / "step_terms_fit.json").read_
 
 
 def test_the_terms_are_pinned_and_sourced() -> None:
-    assert step_terms.FITTED == StepTerms(
-        nccl_latency=False,
-        contention_share=0.0,
-        rank_spread=0.062,
-        rank_spread_classes=("nvlink", "pcie_no_p2p"),
+    assert (
+        StepTerms(
+            nccl_latency=False,
+            contention_share=0.0,
+            rank_spread=0.062,
+            rank_spread_classes=("nvlink", "pcie_no_p2p"),
+        )
+        == step_terms.FITTED
     )
     # the gate was read off held-out rows: the data says so
     assert "AFTER the held-out check" in DATA["terms"]["rank_spread_classes"]["source"]
@@ -106,7 +109,9 @@ def test_the_spread_stands_on_the_classes_the_data_keeps_it_for() -> None:
     with step_terms.using(kept):
         for network in (
             Network(intra=Link.from_preset("pcie4-x16")),
-            Network(intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")),
+            Network(
+                intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")
+            ),
             Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom")),
         ):
             step = step_at(MODEL, compute, network, 4, batch=256)

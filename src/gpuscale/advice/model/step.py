@@ -66,13 +66,13 @@ from typing import Protocol
 
 import numpy as np
 
+from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.network import (
     DEFAULT_BUCKET_MB,
     Network,
     collectives_s,
     group_of,
 )
-from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.parameters import PRIORS
 
 # an accelerator's share of communication hidden, when unmeasured

@@ -65,9 +65,9 @@ def _read() -> StepTerms:
 FITTED = _read()
 _current = [FITTED]
 # how the advice says the fitted spread where it stands ({spread}: the share)
-SPREAD_SAID = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())[
-    "terms"
-]["rank_spread"]["said"]
+SPREAD_SAID = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"][
+    "rank_spread"
+]["said"]
 
 
 def current() -> StepTerms:

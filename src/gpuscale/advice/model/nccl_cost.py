@@ -119,5 +119,5 @@ def collective(
 ) -> Choice:
     """The (algorithm, protocol) of least time for one collective (``choices``)."""
     if ranks < 2:
-        raise ValueError(f"a collective needs 2 or more ranks, got {ranks}")
+        raise ValueError(f"a collective needs 2+ ranks, not {ranks}")
     return min(choices(op, size_bytes, ranks, busbw_gbs, intra, nodes), key=lambda c: c.time_s)

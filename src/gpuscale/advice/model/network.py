@@ -12,10 +12,8 @@ over all N ranks, one bandwidth term, not the two levels added), with latency th
 smaller of the ring's and the tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``):
 NCCL picks the tree for small messages across nodes. A measured multi-node sweep replaces
 the model for its own device count (and its bus bandwidth for other counts).
-
-Where the link is a preset and ``step_terms`` has NCCL's latencies in, each collective is
-costed as NCCL's tuner costs it instead (``advice/model/nccl_cost.py``: ring or tree, LL,
-LL128 or Simple, whichever is least at its size), the preset's bus bandwidth kept.
+With ``step_terms``' NCCL latencies in, a preset link's collective is costed as NCCL's
+tuner costs it instead (``advice/model/nccl_cost.py``), its bus bandwidth kept.
 
 A sweep's measured curves, and the link read off them: ``advice/model/collectives.py``.
 """
@@ -71,8 +69,7 @@ class Link:
 
     @property
     def nccl_hardware(self) -> str | None:
-        """NCCL's hardware class of this link (``nccl_cost.hardware_of``) where its
-        collectives are costed by NCCL's tuning model (``step_terms``), else None."""
+        """NCCL's hardware class (``nccl_cost.hardware_of``) where NCCL costs the link."""
         if not step_terms.current().nccl_latency:
             return None
         return nccl_cost.hardware_of(self.name)
@@ -222,15 +219,13 @@ class Network:
         return t * self.comm_scale
 
     def _busbw_across(self) -> float:
-        """The bus bandwidth of a ring through the NICs: the smaller of the node's link
-        and its NICs' sum."""
+        """A ring through the NICs: the smaller of the node's link and its NICs' sum."""
         assert self.inter is not None and self.per_node
         nics = self.nics_per_node or self.per_node
         return min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
 
     def _nccl_across(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
-        """NCCL's choice for a collective across nodes, where both links are presets NCCL's
-        model costs (``Link.nccl_hardware``)."""
+        """NCCL's choice across nodes, where it costs both links (``Link.nccl_hardware``)."""
         assert self.inter is not None and self.per_node
         intra, inter = self.intra.nccl_hardware, self.inter.nccl_hardware
         if intra not in ("nvlink", "pci") or inter != "net":
@@ -239,9 +234,8 @@ class Network:
         return nccl_cost.collective(op, size_bytes, n, self._busbw_across(), intra, nodes)
 
     def latency_part_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
-        """The latency part of one collective of ``size_bytes`` (seconds): that of the
-        algorithm and protocol NCCL's model takes at the size, where it costs the link;
-        else the time of a collective of one byte."""
+        """One collective's latency (s): NCCL's choice's at the size where NCCL costs the
+        link, else a collective of one byte's time."""
         if n < 2 or size_bytes <= 0:
             return 0.0
         if not self.curves:

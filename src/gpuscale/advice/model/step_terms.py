@@ -46,9 +46,9 @@ class StepTerms:
         if unknown := set(self.rank_spread_classes) - set(CLASSES):
             raise ValueError(f"link classes are {CLASSES}, not {sorted(unknown)}")
         if not (0 <= self.contention_share <= 1):
-            raise ValueError(f"contention share must be in [0, 1], got {self.contention_share}")
+            raise ValueError(f"contention share not in [0, 1]: {self.contention_share}")
         if not (0 <= self.rank_spread < 1):
-            raise ValueError(f"rank spread must be in [0, 1), got {self.rank_spread}")
+            raise ValueError(f"rank spread not in [0, 1): {self.rank_spread}")
 
 
 def _read() -> StepTerms:

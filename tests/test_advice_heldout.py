@@ -96,6 +96,20 @@ def test_a_planted_impossible_row_is_flagged_and_kept_out(script: ModuleType) ->
     assert [f["model"] for f in result["flagged"]] == [planted.model]
 
 
+def test_a_row_the_advice_refuses_is_listed_and_kept_out(script: ModuleType) -> None:
+    rows = _handful(script)
+    planted = copy.copy(next(r for r in rows if r.split == "held-out" and r.n_base == 1))
+    planted.params = 1e12  # no count up to the row's N holds a 1T-parameter model
+    rows.append(planted)
+    serial = script.evaluate(rows)
+    assert "holds" in planted.refused and planted.predicted is None
+    result = script.report(rows, serial)
+    assert result["classes"][planted.link_class]["held_out"]["rows"] == 1  # not 2
+    assert [(f["model"], f["n_gpus"]) for f in result["refused"]] == [
+        (planted.model, planted.n_gpus)
+    ]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "said"),
     [
@@ -119,15 +133,12 @@ def test_the_results_file_counts_the_committed_tables(script: ModuleType) -> Non
     advised), and so are the flagged rows and the sources."""
     results = json.loads(RESULTS.read_text())
     rows = script.read_rows()
-    # the rows the advice refused (flagged when advised), each with the refusal
-    refused = {
-        (f["source"], f["model"], f["device"], f["n_gpus"])
-        for f in results["rows"]
-        if f["flagged"].startswith("the advice refuses it: ")
-    }
+    # a row the advice refuses (no count holds the model) is listed, and kept out
+    refused = {(f["source"], f["model"], f["device"], f["n_gpus"]) for f in results["refused"]}
     kept = [
         r for r in rows if not r.flagged and (r.source, r.model, r.device, r.n_gpus) not in refused
     ]
+    assert len(kept) + len(refused) == sum(not r.flagged for r in rows)
     for cls in script.CLASSES:
         for split, key in (("development", "development"), ("held-out", "held_out")):
             count = sum(r.link_class == cls and r.split == split for r in kept)

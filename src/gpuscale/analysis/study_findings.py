@@ -97,7 +97,12 @@ def judged(
     """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
     ``disagrees`` when none does, ``partly`` between. Said as "The study finds
     <claim>. ``found``: verdict." (``found``: what the table shows, within the family)."""
-    held = sum(bool(part) for part in parts)
-    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
+    verdict = verdict_of(sum(bool(part) for part in parts), len(parts))
     text = f"{said(finding)} {found}: {verdict}."
     return statement(table, finding, verdict, text)
+
+
+def verdict_of(held: int, parts: int) -> str:
+    """``agrees`` where all ``parts`` of a finding hold, ``disagrees`` where none does,
+    ``partly`` between."""
+    return {0: "disagrees", parts: "agrees"}.get(held, "partly")

@@ -81,7 +81,7 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
     try:
         command()
     except (Stopped, KeyboardInterrupt) as exc:
-        code = exc.code if isinstance(exc, Stopped) else 130
+        code = getattr(exc, "code", 130)  # a KeyboardInterrupt: SIGINT's
         with contextlib.suppress(OSError):  # a hung-up terminal takes no message
             say(SIGNALS.get(code - 128, "terminated") + _notes())
         _exit_now(code)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -93,8 +94,9 @@ class Device:
         }
 
 
-def _number(text: str) -> float | None:
-    return float(text) if text.strip() else None
+def _number(text: str, kind: Callable[[float], float] = float) -> float | None:
+    """The number a cell holds, as ``kind`` (``int`` for a count); None for an empty cell."""
+    return kind(float(text)) if text.strip() else None
 
 
 def _yes(text: str) -> bool:
@@ -104,7 +106,6 @@ def _yes(text: str) -> bool:
 
 
 def _device(row: dict[str, str]) -> Device:
-    pcie_gen, lanes = _number(row["pcie_gen"]), _number(row["pcie_lanes"])
     return Device(
         name=row["name"],
         product=row["product"],
@@ -124,8 +125,8 @@ def _device(row: dict[str, str]) -> Device:
         board_power_w=float(row["board_power_w"]),
         gpu_link=row["gpu_link"] or None,
         gpu_link_gbs=_number(row["gpu_link_gbs"]),
-        pcie_gen=None if pcie_gen is None else int(pcie_gen),
-        pcie_lanes=None if lanes is None else int(lanes),
+        pcie_gen=_number(row["pcie_gen"], int),
+        pcie_lanes=_number(row["pcie_lanes"], int),
         p2p_pcie=_yes(row["p2p_pcie"]),
         peak_source=row["peak_source"],
         memory_source=row["memory_source"],

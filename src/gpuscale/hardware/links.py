@@ -97,8 +97,9 @@ def nvlink_for_gpu(name: str | None) -> str | None:
     """The NVLink generation of a GPU by its name (the device catalogue's: an H100 any
     form is NVLink 4, an RTX A6000 the GA102 bridge), None when it has none or the
     catalogue does not know it."""
-    part = lookup(name)
-    return None if part is None else part.nvlink
+    if (part := lookup(name)) is None:
+        return None
+    return part.nvlink
 
 
 def usual_preset(part: Device) -> str:
@@ -216,7 +217,7 @@ def get_preset(name: str) -> LinkPreset:
 
 def _closest(key: str) -> str:
     close = difflib.get_close_matches(key, list(PRESETS), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return "".join(f" (did you mean {c!r}?)" for c in close)  # one at most
 
 
 def check_preset(request: Any, field: str = "interconnect") -> None:

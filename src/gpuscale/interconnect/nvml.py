@@ -93,7 +93,7 @@ def _gpu(nvml: ModuleType, index: int, handle: Handle) -> Gpu:
         pcie_width=_optional(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
         pcie_max_gen=_optional(nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
         pcie_max_width=_optional(nvml.nvmlDeviceGetMaxPcieLinkWidth, handle),
-        cpu_affinity=_cpus(list(masks)) if masks else "",
+        cpu_affinity=_cpus(list(masks or ())),
         numa_node=str(_optional(nvml.nvmlDeviceGetNumaNodeId, handle) or ""),
     )
 

@@ -60,10 +60,14 @@ class Nic:
     to_gpus: tuple[str, ...] = ()
 
 
+# older nvidia-smi wrote SOC for what it now writes SYS (across the CPU sockets)
+_CODE_ALIASES = {"SOC": "SYS"}
+
+
 def link_class(code: str) -> str:
     if code.startswith("NV"):
         return "NV"
-    return "SYS" if code == "SOC" else code
+    return _CODE_ALIASES.get(code, code)
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ class Topology:
                 if a == i and code.startswith("NV")
             ]
             counts.append(max(bundles) if self.nvswitch else sum(bundles))
-        return min(counts) if counts else None
+        return min(counts)  # one count per GPU, and there are GPUs
 
     def part(self) -> Resolved | None:
         """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
@@ -144,7 +148,7 @@ class Topology:
             return links * generation.nccl_gbs if links and generation else None
         if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
-            gen, width = min(known) if known else (4, 16)
+            gen, width = min(known, default=(4, 16))
             return pcie_busbw_gbs(gen, width)
         if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return SHM_TYPICAL_GBS
@@ -233,7 +237,7 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     except FileNotFoundError:  # said as the results and collectives files are
         raise ValueError(f"{path}: no such topology file (a saved `nvidia-smi topo -m`)") from None
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        raise ValueError(f"{path}: {getattr(exc, 'strerror', exc)}") from None
 
 
 def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.nccl import backend_for
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.codes import Code
@@ -272,7 +273,7 @@ def _noise(row: pd.Series) -> float:
 
 def _suspects(header: Header) -> str:
     """What may have changed between two sweeps that ran alike, by their backend."""
-    backend = header.get("backend") or ("nccl" if header.get("device") == "cuda" else "gloo")
+    backend = header.get("backend") or backend_for(header.get("device"))
     if backend == "nccl":
         return "driver, P2P, a link, NCCL settings"
     return "other work on the host, CPU frequency, threads per process"

@@ -150,8 +150,7 @@ class Accelerator:
 
 
 def _vendor_of(lowered: str) -> str | None:
-    first = re.match(r"[a-z]+", lowered)
-    return _VENDORS.get(first.group(0)) if first else None
+    return _VENDORS.get(re.split(r"[^a-z]", lowered, maxsplit=1)[0])  # its first word
 
 
 def _unknown(name: str) -> Accelerator:

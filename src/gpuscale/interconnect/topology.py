@@ -115,8 +115,8 @@ class Topology:
         where none is named or the catalogue does not know it."""
         model = next((g.model for g in self.gpus if g.model), "")
         try:
-            return resolve(model) if model else None
-        except UnknownDevice:
+            return resolve(model)
+        except UnknownDevice:  # none named ("") too
             return None
 
     def p2p_by_driver(self) -> bool:

@@ -108,10 +108,16 @@ def usual_preset(part: Device) -> str:
     ``pcie-phb`` (no P2P: a GeForce card, whose copies go through host memory)."""
     if part.board and part.nvlink in PRESETS:
         return str(part.nvlink)
-    gen = f"pcie{part.pcie_gen}-x16"
-    if part.p2p_pcie and gen in PRESETS:
-        return gen
-    return "pcie-phb" if not part.p2p_pcie else "pcie4-x16"
+    if not part.p2p_pcie:
+        return "pcie-phb"
+    return pcie_preset(part.pcie_gen)
+
+
+def pcie_preset(generation: int | None) -> str:
+    """The preset of a PCIe x16 link with P2P at ``generation``; Gen4's where the table
+    has none for it (or it is not known)."""
+    preset = f"pcie{generation}-x16"
+    return preset if preset in PRESETS else "pcie4-x16"
 
 
 def pcie_busbw_gbs(generation: int, width: int = 16) -> float:

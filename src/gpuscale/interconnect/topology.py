@@ -22,6 +22,7 @@ from gpuscale.hardware.links import (
     SHM_TYPICAL_GBS,
     nvlink_for_gpu,
     pcie_busbw_gbs,
+    pcie_preset,
 )
 from gpuscale.sources.bounded import TooLarge, read_at_most
 from gpuscale.tables.json_depth import JSON
@@ -133,7 +134,7 @@ class Topology:
             return self.nvlink_generation
         if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
-            return f"pcie{gen}-x16" if f"pcie{gen}-x16" in PRESETS else "pcie4-x16"
+            return pcie_preset(gen)
         if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return "pcie-phb"
         return "pcie-sys" if slowest == "SYS" else None

@@ -176,10 +176,10 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         tmp.rename(out_dir)
         return True
     found = _manifest(out_dir)
-    previous = found[0] if found else None
+    previous, _ = found or (set(), "")  # the names our manifest lists; none without one
     if (
         whole
-        and previous is not None
+        and found is not None
         and set(os.listdir(out_dir)) <= previous | {MANIFEST}
         and not _holds_cwd(out_dir)
     ):
@@ -194,7 +194,7 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         return True
     # A folder holding other things: file by file, and only our stale files removed;
     # a file of the user's with one of our names is theirs: refuse rather than replace it
-    theirs = [n for n in names if n not in (previous or set()) and os.path.lexists(out_dir / n)]
+    theirs = [n for n in names if n not in previous and os.path.lexists(out_dir / n)]
     if theirs and not _settled(out_dir, found):
         return False  # another gpuscale writer swapped its folder in meanwhile: look again
     if theirs:
@@ -205,6 +205,6 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)
-    for stale in (previous or set()) - set(names):
+    for stale in previous - set(names):
         (out_dir / stale).unlink(missing_ok=True)
     return True

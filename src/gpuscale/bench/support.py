@@ -120,9 +120,9 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         most_steps=_whole(ran.max()),
         flagged=int(runs.get("flagged", pd.Series(dtype=bool)).fillna(False).astype(bool).sum()),
         untrusted=int(untrusted.sum()),
-        flag_kinds=tuple(dict.fromkeys(k for ks in rows["flag_kinds"][untrusted] for k in ks))
-        if "flag_kinds" in rows
-        else (),
+        flag_kinds=tuple(
+            dict.fromkeys(k for ks in rows[untrusted].get("flag_kinds", ()) for k in ks)
+        ),
     )
 
 

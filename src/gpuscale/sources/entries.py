@@ -174,6 +174,16 @@ def clean_name(rel: str, skipped: list[Skipped]) -> str:
     return clean
 
 
+def member_kind(is_dir: bool, is_file: bool = True) -> str:
+    """A member's kind as :func:`skip_misfit` takes it: ``dir``, ``file`` or ``other`` (a
+    FIFO, socket, device or link)."""
+    if is_dir:
+        return "dir"
+    if is_file:
+        return "file"
+    return "other"
+
+
 def shape_problem(rel: str, kind: str, wanted: bool) -> str | None:
     """Why a member of this kind (``file``, ``dir`` or ``other``) is not read, or None."""
     if wanted and kind == "dir":

@@ -131,10 +131,10 @@ def judged(
     """The verdict on a finding made of ``parts`` (each of ``finding.parts`` by name, held
     or not): ``agrees`` when every part holds, ``disagrees`` when none does, ``partly``
     between. Said as "The study finds <claim>. <shows>: verdict.", ``finding.shows`` filled
-    with ``values`` and each part's words."""
-    held = sum(bool(parts[name]) for name in finding.parts)
-    verdict = "agrees" if held == len(finding.parts) else "disagrees" if held == 0 else "partly"
-    words = {name: finding.parts[name][not parts[name]] for name in finding.parts}
+    with ``values`` and each part's words (a part ``finding.parts`` lacks: KeyError)."""
+    held = sum(bool(holds) for holds in parts.values())
+    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
+    words = {name: finding.parts[name][not holds] for name, holds in parts.items()}
     words = {name: text.format(**_THRESHOLDS) for name, text in words.items()}
     shows = finding.shows.format(**values, **words, **_THRESHOLDS)
     return statement(table, finding, verdict, f"{said(finding)} {shows}: {verdict}.")

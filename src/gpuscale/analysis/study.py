@@ -21,6 +21,7 @@ whose counts the data lacks is "not testable", never guessed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -56,8 +57,9 @@ from gpuscale.analysis.study_findings import (
     said,
     statement,
     untestable,
+    verdict_of,
 )
-from gpuscale.quantities import decimals_apart, joined
+from gpuscale.quantities import decimals_apart, joined, span
 from gpuscale.tables import display_name
 
 # the study's claims and words are records of ``study_findings``, imported from here too
@@ -72,7 +74,7 @@ def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
 
 def _at(frontier: pd.DataFrame, count: int) -> float:
     match = frontier.loc[frontier["accelerators"] == count, "normalized_efficiency"]
-    return float(match.iloc[0]) if len(match) else float("nan")
+    return float(next(iter(match), math.nan))
 
 
 def _span(values: pd.Series, versus: float | None = None) -> str:
@@ -80,7 +82,7 @@ def _span(values: pd.Series, versus: float | None = None) -> str:
     tell each end from it (``0.95-1.004`` said above 1, never ``0.95-1.00``)."""
     low, high = float(values.min()), float(values.max())
     k = 2 if versus is None else max(decimals_apart(v, versus) for v in (low, high))
-    return f"{low:.{k}f}" if f"{low:.{k}f}" == f"{high:.{k}f}" else f"{low:.{k}f}-{high:.{k}f}"
+    return span(f"{low:.{k}f}", f"{high:.{k}f}")
 
 
 def _median_and_span(name: str, values: pd.Series) -> str:
@@ -276,13 +278,13 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
     # "BERT 0.80, Stable Diffusion 0.80: ... BERT keeps the most" of 0.802 and 0.800)
     top = f"{spans[ranked[0]].median():.2f}"
     first = [w for w in ranked if f"{spans[w].median():.2f}" == top]
-    if first == ["retinanet"]:
-        verdict = "agrees"
-    else:
-        verdict = "partly" if "retinanet" in first else "disagrees"
+    # its parts: RetinaNet keeps the most, and alone (a tie is partly)
+    verdict = verdict_of(("retinanet" in first) + (first == ["retinanet"]), 2)
     listed = ", ".join(_median_and_span(display_name(w), spans[w]) for w in ranked)
     most = joined(display_name(w) for w in first)
-    keeps = f", {most} {'keeps' if len(first) == 1 else f'tie at {top}, keeping'} the most."
+    keeps = f", {most} keeps the most."
+    if len(first) > 1:
+        keeps = f", {most} tie at {top}, keeping the most."
     return statement(
         retina,
         MOST_LINEAR,
@@ -290,7 +292,7 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
         f"{said(MOST_LINEAR)} Within {family} "
         f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
         f"reference; the fastest system at each count), the median E' is {listed}: {verdict}"
-        + ("." if verdict == "agrees" else keeps),
+        + {"agrees": "."}.get(verdict, keeps),
     )
 
 
@@ -316,8 +318,8 @@ def compare_with_study(
     common = [t for w, t in tables.items() if w in (*SPECIFIC, "retinanet") and not t.empty]
     if common:
         family = most_submitted_family(pd.concat(common))
-        linear = _most_linear(
+        if linear := _most_linear(
             {w: tables[w] for w in tables if w in (*SPECIFIC, "retinanet")}, family
-        )
-        out += [linear] if linear else []
+        ):
+            out.append(linear)
     return out

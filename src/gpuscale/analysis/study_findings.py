@@ -132,9 +132,14 @@ def judged(
     or not): ``agrees`` when every part holds, ``disagrees`` when none does, ``partly``
     between. Said as "The study finds <claim>. <shows>: verdict.", ``finding.shows`` filled
     with ``values`` and each part's words (a part ``finding.parts`` lacks: KeyError)."""
-    held = sum(bool(holds) for holds in parts.values())
-    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
+    verdict = verdict_of(sum(bool(holds) for holds in parts.values()), len(parts))
     words = {name: finding.parts[name][not holds] for name, holds in parts.items()}
     words = {name: text.format(**_THRESHOLDS) for name, text in words.items()}
     shows = finding.shows.format(**values, **words, **_THRESHOLDS)
     return statement(table, finding, verdict, f"{said(finding)} {shows}: {verdict}.")
+
+
+def verdict_of(held: int, parts: int) -> str:
+    """``agrees`` where all ``parts`` of a finding hold, ``disagrees`` where none does,
+    ``partly`` between."""
+    return {0: "disagrees", parts: "agrees"}.get(held, "partly")

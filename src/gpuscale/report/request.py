@@ -185,4 +185,4 @@ def write_report(
         on_missing=on_missing,
         on_headline=headline.append,
     )
-    return ReportWritten(path, headline[0] if headline else ())
+    return ReportWritten(path, next(iter(headline), ()))

@@ -141,14 +141,15 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
     MLPerf commands take ``-b``, so that a second one is refused, not silently replacing
     the first (``plan -b bert -b retinanet`` planned retinanet alone)."""
 
+    # the command line's default is no value (not None, which ``parse`` is not given)
+    empty, default = ("", MISSING) if required else (None, None)
+
     def one(values: list[str]) -> str | None:
         distinct = list(dict.fromkeys(values))
         if len(distinct) > 1:
             raise BadQuantity(", ".join(distinct), f"one {what} at a time: run it once for each")
-        return distinct[0] if distinct else ("" if required else None)
+        return next(iter(distinct), empty)
 
-    # the command line's default is no value (not None, which ``parse`` is not given)
-    default = MISSING if required else None
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import Disagreement
-from gpuscale.advice.types import Decision
+from gpuscale.advice.types import Decision, Finding
 
 
 class AdviceView(Protocol):
@@ -47,6 +47,8 @@ class AdviceView(Protocol):
     def noise_steps(self) -> int | None: ...
     @property
     def model_note(self) -> str: ...
+    @property
+    def interval(self) -> Finding | None: ...
     @property
     def chosen(self) -> str: ...
     @property

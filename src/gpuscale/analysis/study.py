@@ -66,17 +66,6 @@ from gpuscale.tables import display_name
 __all__ = ["AROUND", "CITATION", "StudyStatement", "compare_with_study", "within_family"]
 
 
-# The words a finding's test says its parts with, by whether each part holds
-_IS = {True: "is", False: "is not"}
-_HAS = {True: "has", False: "does not have"}
-_NEAR_BEST = {True: "within {:.0%} of", False: "more than {:.0%} below"}
-_ABOVE_ONE = {
-    True: "(above 1: systems faster than the reference at its count, not super-linear scaling)",
-    False: "(not above 1)",
-}
-_MORE = {True: "more", False: "less"}
-
-
 def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
     """The family's systems against the family's own reference (the study's rule)."""
     group = table[table["accelerator_family"] == family]
@@ -123,12 +112,14 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         FALLS,
-        (holds,),
-        f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
-        f"reference), the fastest system per count goes from E' "
-        f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
-        f"{last['normalized_efficiency']:.2f} at {int(last['accelerators']):,} accelerators "
-        f"(rank correlation with the count {rho:.2f})",
+        {"falls": holds},
+        family=family,
+        reference=int(first["reference_accelerators"]),
+        e_from=first["normalized_efficiency"],
+        n_from=int(first["accelerators"]),
+        e_to=last["normalized_efficiency"],
+        n_to=int(last["accelerators"]),
+        rho=rho,
     )
 
 
@@ -147,12 +138,12 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         MASSIVE,
-        (fastest, least),
-        f"Within {family}, the largest ({int(best['accelerators']):,} accelerators) "
-        f"{_IS[fastest]} the fastest "
-        f"({best['time_to_train_min']:.3g} min) and {_HAS[least]} "
-        f"the lowest E' ({best['normalized_efficiency']:.2f}; the family's range "
-        f"{_span(own['normalized_efficiency'])})",
+        {"fastest": fastest, "least": least},
+        family=family,
+        n=int(best["accelerators"]),
+        minutes=best["time_to_train_min"],
+        e=best["normalized_efficiency"],
+        span=_span(own["normalized_efficiency"]),
     )
 
 
@@ -205,16 +196,17 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
     best = float(peak["normalized_efficiency"])
-    # to the digits that show 8's E' on its side of (1 - AROUND) x the best
-    k = decimals_apart(e8, (1 - AROUND) * best)
     return judged(
         table,
         BERT,
-        (around, drops),
-        f"Within {family}, the best E' is {best:.{k}f} at "
-        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.{k}f} "
-        f"({_NEAR_BEST[around].format(AROUND)} the best), at 16 {e16:.2f} and beyond "
-        f"{_span(beyond)}",
+        {"around": around, "drops": drops},
+        family=family,
+        best=best,
+        n_best=int(peak["accelerators"]),
+        e8=e8,
+        e16=e16,
+        k=decimals_apart(e8, (1 - AROUND) * best),
+        beyond=_span(beyond),
     )
 
 
@@ -240,13 +232,13 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         LLAMA,
-        (above, fast),
-        f"Within {family}, E' at 4-8 is {_span(small, 1.0)} "
-        + _ABOVE_ONE[above]
-        + f"; from {int(first['accelerators']):,} to {int(last['accelerators']):,} it is "
-        f"{_span(reach)}, "
-        f"{loss:.0%} lost per doubling ({_MORE[fast]} than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%})",
+        {"above": above, "fast": fast},
+        family=family,
+        small=_span(small, 1.0),
+        n_from=int(first["accelerators"]),
+        n_to=int(last["accelerators"]),
+        reach=_span(reach),
+        loss=loss,
     )
 
 
@@ -259,13 +251,9 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     if lacking:
         return untestable(table, STABLE_DIFFUSION, lacking)
     loss = 1 - e16 / e8
+    sharp = loss > FAST_LOSS_PER_DOUBLING
     return judged(
-        table,
-        STABLE_DIFFUSION,
-        (loss > FAST_LOSS_PER_DOUBLING,),
-        f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
-        f"16, {loss:.0%} lost in one doubling (sharp: more than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%})",
+        table, STABLE_DIFFUSION, {"sharp": sharp}, family=family, e8=e8, e16=e16, loss=loss
     )
 
 

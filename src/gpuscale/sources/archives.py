@@ -24,6 +24,7 @@ from gpuscale.sources.entries import (
     Budget,
     Entry,
     Layout,
+    Reading,
     Skipped,
     SourceError,
     clean_name,
@@ -34,15 +35,14 @@ from gpuscale.sources.entries import (
 from gpuscale.tables import ProblemKind
 
 
-def iter_archive(
-    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget
-) -> Iterator[Entry]:
+def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
     """The wanted members of a tar or zip archive, in archive order, read in memory.
 
     Tar archives are streamed (``r|*``): each member's bytes must be read before the
     next entry is requested, which the ingest does. A damaged archive ends the reading
     with a ``corrupt archive`` note naming the last member read.
     """
+    layout, skipped, budget = reading.layout, reading.skipped, reading.budget
     if path.name.lower().endswith(".zip"):
         yield from _iter_zip(path, layout, skipped, budget)
         return

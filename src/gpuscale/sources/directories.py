@@ -15,6 +15,7 @@ from gpuscale.sources.entries import (
     Budget,
     Entry,
     Layout,
+    Reading,
     Skipped,
     clean_name,
     member_kind,
@@ -24,15 +25,14 @@ from gpuscale.sources.entries import (
 from gpuscale.tables import ProblemKind
 
 
-def iter_directory(
-    root: Path, layout: Layout, skipped: list[Skipped], budget: Budget
-) -> Iterator[Entry]:
+def iter_directory(root: Path, reading: Reading) -> Iterator[Entry]:
     """The wanted files below ``root`` (or below its one child matching ``layout.top``),
     folder by folder (a folder's files, sorted, then its sub-folders), without recursion
     (any depth). A link that stays inside the tree is followed once (each real folder and
     file is read once, which also breaks loops); one that leaves the tree or leads
     nowhere is reported. What is not a regular file where a file is wanted (a folder, a
     FIFO, a socket, a dangling link) and archives inside the tree are reported."""
+    layout, skipped, budget = reading.layout, reading.skipped, reading.budget
     root = _top(root, layout)
     real_root = os.path.realpath(root)
     seen: dict[str, str] = {real_root: ""}

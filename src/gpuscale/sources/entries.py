@@ -145,6 +145,17 @@ class BudgetSpent(Exception):
         self.note = note
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one reading of a source carries through it, whichever kind of source: the
+    ``layout`` that picks the members, the ``skipped`` notes it adds to and the ``budget``
+    of expanded bytes it spends. Each reader (a directory's, an archive's) takes it whole."""
+
+    layout: Layout
+    skipped: list[Skipped]
+    budget: Budget
+
+
 def is_archive(path: str | os.PathLike[str]) -> bool:
     return str(path).lower().endswith(ARCHIVE_SUFFIXES)
 

@@ -1,7 +1,8 @@
 """A number a page quotes from a command or a results file is that command's or file's
 now: each passage between ``<!-- numbers of: SOURCE -->`` and ``<!-- numbers end -->`` in
 the README and docs/*.md has every number in it found in what SOURCE gives. A SOURCE
-``gpuscale ...`` is run (its output, as printed: the page quotes it as printed); a SOURCE
+``gpuscale ...`` is run (its output as printed: the page quotes it as printed; with ``-f
+json`` or ``-f csv``, each number at the decimals the page gives); a SOURCE
 ``benchmarks/results/*.json`` is read (each number in it, and each list's length, at the
 decimals the page gives). A number the page keeps from an earlier run goes stale silently:
 here it fails. The pages' own rules are checked too: no page over 4,000 words, none names
@@ -42,7 +43,7 @@ def passages() -> list[tuple[str, str, str]]:
 
 
 @cache
-def command_numbers(command: str) -> frozenset[str]:
+def command_output(command: str) -> str:
     from typer.testing import CliRunner
 
     from gpuscale.cli import app
@@ -51,7 +52,17 @@ def command_numbers(command: str) -> frozenset[str]:
     assert argv[0] == "gpuscale", command
     done = CliRunner().invoke(app, argv[1:], env={"COLUMNS": "400"})
     assert done.exit_code == 0, done.output
-    return frozenset(numbers_in(done.output))
+    return done.output
+
+
+def command_numbers(command: str) -> frozenset[str]:
+    return frozenset(numbers_in(command_output(command)))
+
+
+def raw(command: str) -> bool:
+    """A command whose output is data (JSON, CSV): numbers at full precision."""
+    argv = shlex.split(command)
+    return any(a in ("-f", "--format") and b in ("json", "csv") for a, b in zip(argv, argv[1:]))
 
 
 def file_values(path: Path) -> list[float]:
@@ -93,7 +104,10 @@ def test_the_pages_quote_numbers_from_somewhere() -> None:
 def test_every_number_quoted_is_the_sources_now(page: str, source: str, text: str) -> None:
     quoted = numbers_in(text)
     assert quoted, f"{page}: a passage of {source} quotes no number"
-    if source.startswith("gpuscale "):
+    if source.startswith("gpuscale ") and raw(source):
+        values = [float(n.replace(",", "")) for n in numbers_in(command_output(source))]
+        missing = [n for n in quoted if not in_file(n, values)]
+    elif source.startswith("gpuscale "):
         found = command_numbers(source)
         missing = [n for n in quoted if n not in found]
     else:

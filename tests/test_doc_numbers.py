@@ -10,6 +10,7 @@ an issue of this project or a path outside the checkout."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -62,7 +63,9 @@ def command_numbers(command: str) -> frozenset[str]:
 def raw(command: str) -> bool:
     """A command whose output is data (JSON, CSV): numbers at full precision."""
     argv = shlex.split(command)
-    return any(a in ("-f", "--format") and b in ("json", "csv") for a, b in zip(argv, argv[1:]))
+    return any(
+        a in ("-f", "--format") and b in ("json", "csv") for a, b in itertools.pairwise(argv)
+    )
 
 
 def file_values(path: Path) -> list[float]:

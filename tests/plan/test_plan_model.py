@@ -233,8 +233,14 @@ def test_the_table_is_its_schema_and_names_facts_as_the_scores_do() -> None:
 
 @pytest.mark.parametrize(
     ("text", "bad"),
-    [("-5", "-5"), ("8,-5", "-5"), ("- 3", "- 3"), ("0", "0"), ("8,0", "0")]
-    + [("2000000", "2000000")],
+    [
+        ("-5", "-5"),
+        ("8,-5", "-5"),
+        ("- 3", "- 3"),
+        ("0", "0"),
+        ("8,0", "0"),
+        ("2000000", "2000000"),
+    ],
 )
 def test_a_count_out_of_range_is_said_with_the_count_not_unreadable(text: str, bad: str) -> None:
     """`-n 0` and `-n -1` are refused alike: the range and the count that is outside it."""

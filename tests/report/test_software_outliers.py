@@ -87,11 +87,16 @@ def test_the_next_count_compares_a_submitters_own_systems_where_it_can(golden) -
     rec = recommend(_analysed(own)[1])
     assert (rec.accelerators, rec.next_accelerators) == (8, 16)
     assert rec.compared == ("Bolt",) and not rec.crosses_submitters
+    assert rec.own_comparison == "Bolt" and rec.submitter == "Acme"
+    assert rec.compared_systems == ("Bolt 8xB200", "Bolt 16xB200")  # not Acme's picked one
     # Bolt's own E' ratio, 22 x 8 / (14 x 16): throughput x convergence
     assert rec.throughput_ratio * rec.convergence_ratio == pytest.approx(22.0 / (14.0 * 2))
+    why = recommendation_rows([rec])[0]["Why not more"]
+    golden.check("report/outliers", "first screen: the next count is one submitter's own", why)
     crossing = (*own[:3], ("Dyna", FAMILY, 16, 14.5))
     rec = recommend(_analysed(crossing)[1])
     assert rec.compared == ("Acme", "Dyna") and rec.crosses_submitters
+    assert rec.own_comparison == ""
     why = recommendation_rows([rec])[0]["Why not more"]
     golden.check("report/outliers", "first screen: the next count crosses submitters", why)
 

@@ -114,6 +114,23 @@ def test_the_plan_leaves_the_outlier_out_of_its_fit() -> None:
     assert all(s["submitter"] != "Slow" for s in result.systems)
 
 
+def test_a_plan_on_one_submitter_whose_software_is_an_outlier_elsewhere_says_so() -> None:
+    """Slow alone ran 8 H100s, and Acme alone 8 A100s: both plans rest on one submission,
+    named; Slow's is also said to be an outlier on B200 (its 2x at 8), Acme's is not."""
+    systems = (*SLOW_ROUND, ("Slow", "H100-SXM5-80GB", 8, 15.0), ("Acme", "A100-SXM4-80GB", 8, 40.0))
+    tables, _ = _analysed(systems)
+    said = {}
+    for family in ("H100-SXM5-80GB", "A100-SXM4-80GB"):
+        request = PlanRequest(workload="bert", accelerator=family, devices="8")
+        (row,) = plan_for(request, tables.scores).rows
+        said[family] = (row["rests_on"], row["rests_on_submitter"], row["rests_on_outlier"])
+    assert said["A100-SXM4-80GB"] == ("one submission", "Acme", "")
+    mark, who, outlier = said["H100-SXM5-80GB"]
+    assert (mark, who) == ("one submission", "Slow")
+    # its root outlier only (not the counts it ran alone beside it), with its round and system
+    assert outlier == "v4.1 Slow 8xB200: 2.00x the median of B200's other submitters at 8"
+
+
 def test_the_first_screen_and_its_overview_name_the_outliers() -> None:
     from gpuscale.report.answer_figures import overview_like
     from gpuscale.report.page import outlier_lines

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale import criteria, quantities
+from gpuscale.analysis.outliers import root_reason
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
@@ -115,19 +116,30 @@ UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
 }
 
 
-def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
-    """``one submission`` or ``one submitter`` where a count's level rests on so little
-    (at a count the family ran: its results there; elsewhere: all its results on the
-    workload), else "" (a family that never ran the workload: its level is borrowed,
-    said by its class)."""
+def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> tuple[str, str]:
+    """(``one submission`` or ``one submitter``, whose) where a count's level rests on so
+    little (at a count the family ran: its results there; elsewhere: all its results on
+    the workload), else ("", "") (a family that never ran the workload: its level is
+    borrowed, said by its class)."""
     if own is None or kind == "iii":
-        return ""
+        return "", ""
     systems = [s for s in own["systems"] if kind != "i" or int(s[3]) == n]
-    if len(systems) == 1:
-        return THIN[0]
-    if len({s[1] for s in systems}) == 1:
-        return THIN[1]
-    return ""
+    submitters = {str(s[1]) for s in systems}
+    if len(submitters) != 1:
+        return "", ""
+    return THIN[0] if len(systems) == 1 else THIN[1], submitters.pop()
+
+
+def outlier_elsewhere(fit: WorkloadFit, submitter: str) -> str:
+    """Where ``submitter``'s software is an outlier in the workload's data, any family or
+    round (the outliers left out of its fit: ``gpuscale.analysis.outliers``, the rule
+    ``analyze`` and the report use): each outlier its others rest on, ``v4.0 H100_n1: 3.92x
+    the median of H100-SXM5-80GB's other submitters at 8``, ``"; "``-joined; "" where none."""
+    return "; ".join(
+        f"{o[0]} {o[2]}: {o[6]}"
+        for o in fit.get("outliers", [])
+        if submitter and o[1] == submitter and root_reason(str(o[6])) == o[6]
+    )
 
 
 def faster_fewer(
@@ -211,6 +223,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             "faster_fewer": faster_fewer(fits, workload, family, int(n[k]), p["time_to_train_min"]),
         }
 
+    own = fit["families"].get(family)
+    thin = [thin_evidence(own, p["count_class"], int(n[k])) for k, p in enumerate(points)]
     rows = []
     for k, p in enumerate(points):
         at = timed_columns(k, p) if k in timed else UNTIMED
@@ -235,7 +249,9 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "stops_paying": stops_paying,
                 "flags": "; ".join(flags[k][0]),
                 "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
-                "rests_on": thin_evidence(fit["families"].get(family), p["count_class"], int(n[k])),
+                "rests_on": thin[k][0],
+                "rests_on_submitter": thin[k][1],
+                "rests_on_outlier": outlier_elsewhere(fit, thin[k][1]),
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),

@@ -97,7 +97,9 @@ def test_thin_evidence_is_marked_in_the_default_view_and_the_json() -> None:
     def marks(accelerator: str, devices: str) -> list[tuple[str, str, str]]:
         result = plan_for(PlanRequest(workload="bert", accelerator=accelerator, devices=devices))
         shown = plan_answer(result)[0]
-        assert [bool(r.get("rests on")) for r in shown] == [bool(r["rests_on"]) for r in result.rows]
+        assert [bool(r.get("rests on")) for r in shown] == [
+            bool(r["rests_on"]) for r in result.rows
+        ]
         return [
             (r["rests_on"], r["rests_on_submitter"], r["rests_on_outlier"]) for r in result.rows
         ]
@@ -137,9 +139,7 @@ def test_a_level_on_a_submitter_whose_software_is_an_outlier_elsewhere_says_so(g
     shown, said, _ = plan_answer(result)
     (mark,) = {r["rests on"] for r in shown}  # one mark, on each row
     (line,) = [s for s in said if root[6] in s]  # the outlier, once under the table
-    golden.check(
-        "plan/answer", "llama2_70b_lora on A100 8,64: the mark", "\n".join([mark, line])
-    )
+    golden.check("plan/answer", "llama2_70b_lora on A100 8,64: the mark", "\n".join([mark, line]))
     assert any(line in s for s in result.notes)  # --explain and -f json's notes too
     default = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
     assert default.exit_code == 0, default.output

@@ -117,7 +117,11 @@ def test_the_plan_leaves_the_outlier_out_of_its_fit() -> None:
 def test_a_plan_on_one_submitter_whose_software_is_an_outlier_elsewhere_says_so() -> None:
     """Slow alone ran 8 H100s, and Acme alone 8 A100s: both plans rest on one submission,
     named; Slow's is also said to be an outlier on B200 (its 2x at 8), Acme's is not."""
-    systems = (*SLOW_ROUND, ("Slow", "H100-SXM5-80GB", 8, 15.0), ("Acme", "A100-SXM4-80GB", 8, 40.0))
+    systems = (
+        *SLOW_ROUND,
+        ("Slow", "H100-SXM5-80GB", 8, 15.0),
+        ("Acme", "A100-SXM4-80GB", 8, 40.0),
+    )
     tables, _ = _analysed(systems)
     said = {}
     for family in ("H100-SXM5-80GB", "A100-SXM4-80GB"):

@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale import criteria, quantities
-from gpuscale.analysis.outliers import root_reason
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
@@ -36,6 +35,7 @@ from gpuscale.planning.records import (
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
+from gpuscale.tables.analysis import root_reason
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY

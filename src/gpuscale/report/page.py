@@ -184,9 +184,7 @@ def _why_not_more(rec: Recommendation) -> str:
         return "the largest count the family ran"
     said = _factors(rec)
     if rec.own_comparison:
-        said += (
-            f"; {rec.own_comparison}'s own {rec.accelerators:,} and {rec.next_accelerators:,}"
-        )
+        said += f"; {rec.own_comparison}'s own {rec.accelerators:,} and {rec.next_accelerators:,}"
     elif rec.crosses_submitters:
         first, then = rec.compared
         said += (

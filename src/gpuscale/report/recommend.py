@@ -37,11 +37,11 @@ from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import Equilibrium, equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
-from gpuscale.analysis.outliers import outlier_column, root_reason
+from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS
+from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS, root_reason
 
 
 @dataclass(frozen=True, slots=True)

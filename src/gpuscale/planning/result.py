@@ -33,10 +33,9 @@ from gpuscale.planning.records import (
     systems_of,
 )
 from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.thin import thin_columns
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
-from gpuscale.tables.analysis import root_reason
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -103,7 +102,6 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
-THIN = ("one submission", "one submitter")
 TIMES = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
 # a refused count: no time, no batch it assumed (blank, not a batch beside no time), no
 # throughput, no cost
@@ -114,32 +112,6 @@ UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
     "convergence_factor": math.nan,
     "faster_fewer": None,
 }
-
-
-def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> tuple[str, str]:
-    """(``one submission`` or ``one submitter``, whose) where a count's level rests on so
-    little (at a count the family ran: its results there; elsewhere: all its results on
-    the workload), else ("", "") (a family that never ran the workload: its level is
-    borrowed, said by its class)."""
-    if own is None or kind == "iii":
-        return "", ""
-    systems = [s for s in own["systems"] if kind != "i" or int(s[3]) == n]
-    submitters = {str(s[1]) for s in systems}
-    if len(submitters) != 1:
-        return "", ""
-    return THIN[0] if len(systems) == 1 else THIN[1], submitters.pop()
-
-
-def outlier_elsewhere(fit: WorkloadFit, submitter: str) -> str:
-    """Where ``submitter``'s software is an outlier in the workload's data, any family or
-    round (the outliers left out of its fit: ``gpuscale.analysis.outliers``, the rule
-    ``analyze`` and the report use): each outlier its others rest on, ``v4.0 H100_n1: 3.92x
-    the median of H100-SXM5-80GB's other submitters at 8``, ``"; "``-joined; "" where none."""
-    return "; ".join(
-        f"{o[0]} {o[2]}: {o[6]}"
-        for o in fit.get("outliers", [])
-        if submitter and o[1] == submitter and root_reason(str(o[6])) == o[6]
-    )
 
 
 def faster_fewer(
@@ -223,8 +195,6 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             "faster_fewer": faster_fewer(fits, workload, family, int(n[k]), p["time_to_train_min"]),
         }
 
-    own = fit["families"].get(family)
-    thin = [thin_evidence(own, p["count_class"], int(n[k])) for k, p in enumerate(points)]
     rows = []
     for k, p in enumerate(points):
         at = timed_columns(k, p) if k in timed else UNTIMED
@@ -249,9 +219,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "stops_paying": stops_paying,
                 "flags": "; ".join(flags[k][0]),
                 "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
-                "rests_on": thin[k][0],
-                "rests_on_submitter": thin[k][1],
-                "rests_on_outlier": outlier_elsewhere(fit, thin[k][1]),
+                **thin_columns(fit, family, p["count_class"], int(n[k])),
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),

@@ -29,6 +29,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from gpuscale.tables.analysis import ELSEWHERE
+
 MIN_OTHERS = 2  # systems of other submitters at the count a system is held against
 SPREAD_FILE = "count_spread.json"
 KEYS = ["round", "workload", "accelerator_family", "accelerators"]
@@ -121,15 +123,6 @@ def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Serie
             alone = f"{row['submitter']} alone at {int(row['accelerators']):,}"
             out[index] = f"{alone}{ELSEWHERE}{said[key]}"
     return out
-
-
-ELSEWHERE = "; elsewhere "  # between where a system is alone and its submitter's outlier
-
-
-def root_reason(reason: str) -> str:
-    """The outlier a reason rests on: for a system alone at its count, its submitter's
-    outlier elsewhere; else the reason itself."""
-    return reason.split(ELSEWHERE, 1)[-1]
 
 
 def outlier_column(frame: pd.DataFrame) -> pd.Series:

@@ -42,6 +42,17 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
 )
 
+# An ``outlier`` cell of a system alone at its count: where it is alone, this, and the
+# outlier of its submitter it rests on (``analysis.outliers``)
+ELSEWHERE = "; elsewhere "
+
+
+def root_reason(reason: str) -> str:
+    """The outlier an ``outlier`` cell rests on: for a system alone at its count, its
+    submitter's outlier elsewhere; else the reason itself."""
+    return reason.split(ELSEWHERE, 1)[-1]
+
+
 # A scored system of a scaling table as every reader names it: who, which system, its
 # family and count, and its official time to train.
 SYSTEM_COLUMNS: tuple[str, ...] = (

@@ -37,7 +37,7 @@ def test_two_submitters_whose_epochs_differ_9x_are_not_pooled() -> None:
     table, runs = _two_submitters(18.0)
     ci = bootstrap_intervals(table, runs, n_boot=1000, seed=1).set_index(table["system_id"])
     low, high = ci.loc["a", [LOW, HIGH]]
-    assert low <= 9.95 and 10.05 <= high  # its score and its kept (middle) runs
+    assert low <= 9.95 and high >= 10.05  # its score and its kept (middle) runs
     assert (high - low) / 10.0 < 0.06
     assert ci.loc["a", "ci_kept_apart"] == 1
     assert 9.0 < ci.loc["a", "ci_kept_apart_ratio"] < 11.0

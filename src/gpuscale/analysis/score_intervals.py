@@ -293,8 +293,10 @@ def bootstrap_intervals(
         out[pos, 2:4] = basic_interval(float(speedups[pos]), errors)
         out[pos, 4:6] = out[pos, 2:4] * (ref_counts[pos] / counts[pos])
     frame = pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))
-    ratios_apart = [max((r for _, r in apart.get(pos, ())), key=lambda r: abs(math.log(r)),
-                        default=math.nan) for pos in range(len(table))]
+    ratios_apart = [
+        max((r for _, r in apart.get(pos, ())), key=lambda r: abs(math.log(r)), default=math.nan)
+        for pos in range(len(table))
+    ]
     frame[CI_POOL_COLUMNS[0]] = [len(apart.get(pos, ())) for pos in range(len(table))]
     frame[CI_POOL_COLUMNS[1]] = ratios_apart
     return frame

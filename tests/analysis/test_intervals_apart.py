@@ -90,3 +90,18 @@ def test_the_v07_dlrm_gpu_rows_are_their_own_runs_few_percent(shared_archive) ->
     gpus = table[table["accelerator_family"].str.contains("100")]
     assert ((gpus[HIGH] - gpus[LOW]) / gpus["time_to_train_min"] < 0.1).all()
     assert (gpus["ci_kept_apart"] >= 1).all()
+
+
+def test_the_note_names_who_was_kept_apart_and_how_far(golden) -> None:
+    """A note under analyze's table where a pool kept results apart (both rows here, about
+    10x apart), none where nothing was."""
+    from gpuscale.analysis.terminal import kept_apart_sentences
+
+    table, runs = _two_submitters(18.0)
+    shown = pd.concat([table, bootstrap_intervals(table, runs, n_boot=200, seed=1)], axis=1)
+    lines = kept_apart_sentences(shown)
+    assert len(lines) == 1
+    golden.check("analysis/intervals_apart", "two submitters 10x apart", lines[0])
+    table, runs = _two_submitters(2.4)
+    shown = pd.concat([table, bootstrap_intervals(table, runs, n_boot=200, seed=1)], axis=1)
+    assert kept_apart_sentences(shown) == []

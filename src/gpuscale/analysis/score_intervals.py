@@ -10,6 +10,9 @@ a factor of 2 of the batch where nothing else ran at it), by the batch's law
 drawn per replicate without the result's own runs, for its time and a speedup alike); a
 result keeps its own runs'
 spread where they vary significantly more than the pool (a one-sided F test at 5%).
+Results (and RCP batches) whose mean samples to converge differ from a result's by more
+than one result's own runs spread (:class:`ConvergenceSpread`) are kept out of its pool:
+no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being

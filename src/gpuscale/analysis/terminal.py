@@ -133,6 +133,8 @@ def kept_apart_sentences(table: pd.DataFrame) -> list[str]:
     units = apart.get("convergence_unit", pd.Series(dtype=str)).fillna("").astype(str)
     unit = units.iloc[0] if units.nunique() == 1 and units.iloc[0] else "samples"
     names = joined([named(r.submitter, r.system_name) for r in apart.itertuples(index=False)])
+    if len(apart) > 3:  # the rows say which (ci_kept_apart): a line, not a paragraph
+        names = counted(len(apart), "result")
     return [
         f"95% intervals of {names}: not pooled with the results at the same batch whose "
         f"{unit} to converge differ {span(f'{far.min():.3g}', f'{far.max():.3g}')}x "

@@ -93,6 +93,11 @@ CI_COLUMNS: tuple[str, ...] = tuple(
     for measure in ("time_to_train_min", "speedup", "normalized_efficiency")
     for end in ("low", "high")
 )
+# What the intervals kept out of a result's pooled convergence: how many results (and RCP
+# batches) at its batch converge so differently that no one law holds both
+# (``gpuscale.analysis.score_intervals``), and the ratio of the farthest one's samples to
+# converge to its own (NaN where none).
+CI_POOL_COLUMNS: tuple[str, ...] = ("ci_kept_apart", "ci_kept_apart_ratio")
 DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_per_s",  # samples_to_converge / (60 T), in convergence_unit per second
     "throughput_factor",

@@ -64,7 +64,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
-        more = found.left_out()
+        more = found.left_out(req.model, req.family)  # the runs of what was asked
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them

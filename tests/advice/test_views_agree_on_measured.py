@@ -18,6 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.explain.table_words import sentence
+from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import load_bench
@@ -27,6 +29,7 @@ from gpuscale.report.bench_checks import checks
 from gpuscale.tables.advice import as_throughput
 
 from ..builders import bench_record
+from ..golden import Golden
 
 BATCH, ONE_MS, BARE_MS = 8, 1.064, 1.622  # the model's one-device step, the bench's bare one
 MEASURED = re.compile(r"Measured on 2 devices: throughput speedup ([\d.]+)x?")
@@ -84,3 +87,38 @@ def test_every_view_says_the_json_figure_of_a_measured_count(tmp_path: Path, run
     reported = CHECKED.search(check.line)
     assert reported and float(reported.group(1)) == pytest.approx(figure, abs=5e-3), check.line
     assert check.outside is not count["inside"]
+
+
+def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
+    golden: Golden,
+) -> None:
+    """A CPU walk (mlp-1m, DDP, a convergence model measured): "this model's own measured
+    step gives 1.42x on 2 devices (its table)" where its table said 0.981x (the
+    throughput's 1.42x times a convergence factor of 69%): a second figure said as the
+    table's. Both are said now, each for what it is."""
+    basis = FamilyBasis(
+        family="mlp",
+        members=("mlp-0.2m", "mlp-1m"),
+        flops_per_param=5.4,
+        compute=Compute(tflops=0.005),
+        opt_ms=(0.0, 6.48),
+        ddp_ms=(2.05, 0.597),
+    )
+    words = {
+        "per_param": 5.4,
+        "batch": "per-device batch 8",
+        "beats": "2 devices beat 1 at no size up to 10T parameters",
+        "reaches": "reach 70% efficiency at no size up to 10T parameters",
+        "size": None,
+        "params": 1.06e6,
+        "own": 1.42,
+        "own_terms": (6.94, 2.68),
+    }
+    said = sentence(basis, **words, own_speedup=0.981)
+    figures = re.search(r"gives ([\d.]+)x the throughput on 2 devices \(its table, ([\d.]+)x", said)
+    assert figures and (float(figures[1]), float(figures[2])) == (1.42, 0.981), said
+    golden.check("advice/table_words", "the family sentence, throughput and speedup", said)
+    # no convergence factor: one figure, the table's
+    alone = sentence(basis, **words, own_speedup=1.42)
+    assert re.findall(r"([\d.]+)x", alone.split("this model's own")[1])[:1] == ["1.42"]
+    assert "to a trained model" not in alone

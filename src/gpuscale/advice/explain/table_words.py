@@ -285,13 +285,16 @@ def sentence(
     own_terms: tuple[float, float],
     benched: bool = True,
     strategy: str = "ddp",
+    own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
     family's basis said (fitted over which members, or this model alone), and where this
     model's own measured step gives another verdict at its size (``own``: its throughput
     speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
     both said with why; ``benched``: whether the step is a bench run's (else given), and
-    ``strategy`` the one predicted."""
+    ``strategy`` the one predicted; ``own_speedup``: its table's speedup on 2 devices (to a
+    trained model: the throughput's times the convergence factor), said beside ``own``
+    where they differ, so that no other figure is said as the table's."""
     if basis is None:
         alone = (
             "the only member of its family benched in this configuration"
@@ -319,9 +322,14 @@ def sentence(
     mparams = params / 1e6
     line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
     line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
+    table = filled(
+        ", {}x to a trained model with its convergence factor",
+        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
+    )
     return (
-        f"{said}; this model's own measured step gives {number(own)}x on 2 devices (its "
-        f"table): its optimizer step {format_ms(own_terms[0])} and DDP's own work "
+        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
+        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
+        "own work "
         f"{format_ms(own_terms[1])} as measured, where the family's lines give "
         f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
         "is the fit over its members, this model's table its own runs"

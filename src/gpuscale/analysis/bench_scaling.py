@@ -73,8 +73,8 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     fsdp = ok["strategy"] == "fsdp"
     # an FSDP run's plain step is the bare module only where it ran faster than FSDP's
     # step: an older bench timed the sharded module as "plain" (about FSDP's step)
-    plain = plain.where(~fsdp | (plain > ddp))
-    base = plain.where(plain > 0, ddp)
+    bare = plain.where(~fsdp | (plain > ddp))
+    base = bare.where(bare > 0, ddp)
     multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
     ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
@@ -90,7 +90,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["platform"] = platform_labels(ok)
     # the wrapped step of the strategy the group ran (an FSDP group's is FSDP's, no DDP's)
     wrapped = np.where(fsdp, "FSDP N = 1", "DDP N = 1")
-    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
+    ok["baseline"] = np.where(bare > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
-from gpuscale.quantities import counted, filled, format_count, joined, noun_for, of_the
+from gpuscale.quantities import counted, filled, format_count, joined, noun_for, number, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.commands import suggested_command
@@ -70,14 +70,17 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ddp = one_device(ok, "samples_per_s")
     plain = one_device(ok, "plain_samples_per_s")
     ok = ok.drop(columns="plain_samples_per_s")
-    base = plain.where(plain > 0, ddp)
+    fsdp = ok["strategy"] == "fsdp"
+    # an FSDP run's plain step is the bare module only where it ran faster than FSDP's
+    # step: an older bench timed the sharded module as "plain" (about FSDP's step)
+    bare = plain.where(~fsdp | (plain > ddp))
+    base = bare.where(bare > 0, ddp)
     multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
     ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
     # against the wrapped N = 1 step, and what the wrapper costs on one device (its
     # one-rank throughput over the bare module's), each in the column of the strategy the
     # row ran (an FSDP run's is no DDP wrapper's)
-    fsdp = ok["strategy"] == "fsdp"
     wrapped_speedup = rate_speedup(ok["samples_per_s"], ddp)
     ok["speedup_ddp"] = wrapped_speedup.where(~fsdp)
     ok["speedup_fsdp"] = wrapped_speedup.where(fsdp)
@@ -87,7 +90,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["platform"] = platform_labels(ok)
     # the wrapped step of the strategy the group ran (an FSDP group's is FSDP's, no DDP's)
     wrapped = np.where(fsdp, "FSDP N = 1", "DDP N = 1")
-    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
+    ok["baseline"] = np.where(bare > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
@@ -299,6 +302,7 @@ def bench_notes(
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
     lines = [
         basis,
+        *wrapped_baselines(scaling),
         *trouble_lines(scaling, failed),
         *(
             f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
@@ -308,6 +312,31 @@ def bench_notes(
         baseline_sentence(scaling),
     ]
     return [line for line in lines if line]  # no basis or baseline where none is said
+
+
+def wrapped_baselines(scaling: pd.DataFrame) -> list[str]:
+    """A line per N = 1 run whose configuration's speedups are against the wrapper's
+    one-rank step (no bare step timed faster: ``baseline`` ``DDP N = 1`` or ``FSDP N = 1``)
+    with the wrapper's own work measured in it: how much, and by up to what factor the
+    speedups against it overstate those over one device without the wrapper (that step
+    over the step less its own work)."""
+    if scaling.empty:
+        return []
+    one = scaling[(scaling["accelerators"] == 1) & scaling["baseline"].str.endswith(" N = 1")]
+    lines = []
+    for r in one.itertuples(index=False):
+        wrapper = "FSDP" if r.strategy == "fsdp" else "DDP"
+        own = r.fsdp_overhead_ms if wrapper == "FSDP" else r.ddp_overhead_ms
+        step = float(r.step_ms_mean)
+        if not (pd.notna(own) and 0 < own < step):
+            continue
+        lines.append(
+            f"baseline {r.configuration}: {wrapper}'s N = 1 step ({number(step)} ms), no bare "
+            f"step timed faster; it holds {wrapper}'s own work ({number(float(own))} ms), so "
+            f"speedups against it overstate those over one device without {wrapper} by up to "
+            f"{number(step / (step - float(own)))}x"
+        )
+    return lines
 
 
 def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:

@@ -151,7 +151,7 @@ def one_device(cal: Calibration) -> OneDevice | None:
     in it (the N = 1 row is predicted without DDP: said beside it)."""
     if not cal.one_step_ms > 0:
         return None
-    own = 0.0
+    own = cal.accum * cal.compute.one_rank_own_ms  # FSDP's, where its bare step was timed
     if cal.strategy == "ddp":
         own = per_step_ms(cal.compute.ddp_ms_per_mparam, cal.model.params)
     return OneDevice(
@@ -162,4 +162,5 @@ def one_device(cal: Calibration) -> OneDevice | None:
         own,
         config_group=cal.config_group,
         device_name=cal.device_name,
+        fsdp_own_ms=cal.one_step_own_ms if cal.strategy == "fsdp" else 0.0,
     )

@@ -237,7 +237,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
         again=again(inputs.evidence, (1, d.accelerators), inputs.host_devices),
     )
     found = advice.disagreements
-    beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
+    beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(
         getattr(advice, "memory", None), inputs.strategy, d.accelerators
     )  # where it limits

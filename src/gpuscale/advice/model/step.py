@@ -40,9 +40,12 @@ data keeps it for). ``kappa`` (``step_terms.contention_ms``) is the backward's l
 communication it hides (NCCL's kernels take SMs and memory bandwidth), fitted on
 published tables, 0 where the overlap was measured. The slowest device's backward,
 stretched by the wait (``t_backward (1 + t_wait / t_compute)``), bounds what the default
-overlap hides. On one device there is no DDP: ``t_step = t_compute``. ``pair_speedup``:
-the throughput of 2 devices over 1, the speedup the break-even searches over the compute
-and the model's size.
+overlap hides. On one device there is no DDP: ``t_step = t_compute``; nor FSDP: an FSDP
+run's compute holds FSDP's own work (a fixed per-step cost at every N), which one device
+without FSDP does not do, so ``t_step = t_compute - k t_own`` (``Compute.one_rank_own_ms``:
+its one-rank step less its bare step, where the bench timed both). ``pair_speedup``: the
+throughput of 2 devices over 1, the speedup the break-even searches over the compute and
+the model's size.
 
 A family: One basis for a model family's break-even size, the same whichever member is advised.
 
@@ -166,11 +169,15 @@ class Compute:
     jitter_fixed_ref_ms: float = 0.0
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
+    # of each micro-step, the strategy's own work one device without it does not do (FSDP's
+    # one-rank step less the bare module's, where the bench timed both): left out at N = 1
+    one_rank_own_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if not (self.tflops > 0 and math.isfinite(self.tflops)):
             raise ValueError(phrase("rate_positive", tflops=self.tflops))
-        if min(self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
+        times = (self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam)
+        if min(*times, self.one_rank_own_ms) < 0:
             raise ValueError("compute times must be >= 0")
         if not 0 <= self.backward_share <= 1:
             raise ValueError("the backward share must be in [0, 1]")
@@ -324,8 +331,10 @@ def step_at(
     # hybrid sharding over one node's devices
     compute_ms = compute.compute_ms(model, batch, accum, optimizer_shards(network, n, strategy))
     measured = compute.is_measured(batch)
-    if n == 1:
-        return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms, 0.0, measured)
+    if n == 1:  # one device runs the bare module: no strategy's own work
+        own_ms = accum * min(compute.one_rank_own_ms, compute.micro_ms(model, batch))
+        bare_ms = compute_ms - own_ms
+        return Step(1, batch, accum, bare_ms, 0.0, 0.0, 0.0, 0.0, 0.0, bare_ms, 0.0, measured)
     wait_ms = compute.wait_ms(n, compute_ms)
     # the slowest device's backward, stretched as its step is by the wait (contention
     # measured at n, carried to the counts not measured), hides the communication longer

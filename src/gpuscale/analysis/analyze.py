@@ -14,7 +14,15 @@ import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.decompose import decompose
-from gpuscale.analysis.divisions import contradicted, in_division, left_out, open_analysed
+from gpuscale.analysis.divisions import (
+    UNNAMED,
+    contradicted,
+    division_names,
+    division_option,
+    in_division,
+    left_out,
+    open_analysed,
+)
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -140,12 +148,14 @@ def not_analysed(
             "system description without one; see the data problems)"
         )
     if not in_division(with_count, division).any():
-        others = sorted(set(with_count["division"].dropna().astype(str)))
+        written = set(division_names(with_count["division"]))
+        others = sorted(written - {""}) + ([UNNAMED] if "" in written else [])
+        named = next(iter(sorted(written - {""})), "")  # the option names a division written
+        how = division_option("--division {other} or all includes them", named)
         return (
             f"its {counted(len(with_count), 'scored result')} "
             f"{agreeing(len(with_count), 'is', 'are')} of another division than {division} "
-            f"({joined(others)}; --division {next(iter(others), 'all')} or all "
-            "includes them)"
+            f"({joined(others)}; {how})"
         )
     return "no scored system matches the options"
 

@@ -59,5 +59,7 @@ def test_no_e_prime_above_linear_within_a_family_from_mixed_parts(v07) -> None:
     assert set(WORKLOADS) <= set(more["workload"])
     above = more[more["normalized_efficiency"] > 1 + TOLERANCE]
     assert above.empty, above[["workload", "system_id", "accelerator_family"]].to_string()
-    bert = tables[(tables["workload"] == "bert") & (tables["system_id"] == "dgx2h_ngc20.06_pytorch")]
+    bert = tables[
+        (tables["workload"] == "bert") & (tables["system_id"] == "dgx2h_ngc20.06_pytorch")
+    ]
     assert bert["reference_system_id"].tolist() == ["dgx2h_ngc20.06_pytorch"]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import display_name
 from gpuscale.tables.republished import left_out_of_analyses
 from gpuscale.tables.workloads import workload_of
@@ -52,6 +52,21 @@ def division_option(how: str, other: str) -> str:
     if other:
         return how.format(other=other)
     return how.format(other=ALL).replace(f"{ALL} or {ALL}", ALL)
+
+
+def of_other_divisions(scores: pd.DataFrame, division: str) -> str:
+    """Why none of ``scores`` (scored, each with an accelerator count) is analysed when none
+    is of ``division``: how many, the divisions they are of (or that none is named), and
+    the option that analyses them."""
+    written = set(division_names(scores["division"]))
+    others = sorted(written - {""}) + ([UNNAMED] if "" in written else [])
+    named = next(iter(sorted(written - {""})), "")  # the option names a division written
+    how = division_option("--division {other} or all includes them", named)
+    return (
+        f"its {counted(len(scores), 'scored result')} "
+        f"{agreeing(len(scores), 'is', 'are')} of another division than {division} "
+        f"({joined(others)}; {how})"
+    )
 
 
 def in_division(scores: pd.DataFrame, division: str | None) -> pd.Series:

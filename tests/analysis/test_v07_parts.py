@@ -4,12 +4,16 @@ at 300 W) at 8, and no E' within a family rises above linear because of mixed pa
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.analysis.analyze import analyze
 from gpuscale.analysis.superlinear import TOLERANCE
+from gpuscale.cli import app
 from gpuscale.mlperf.load import read_paths
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
@@ -63,3 +67,21 @@ def test_no_e_prime_above_linear_within_a_family_from_mixed_parts(v07) -> None:
         (tables["workload"] == "bert") & (tables["system_id"] == "dgx2h_ngc20.06_pytorch")
     ]
     assert bert["reference_system_id"].tolist() == ["dgx2h_ngc20.06_pytorch"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "family"),
+    [("V100", "V100-SXM2-16GB"), ("V100-SXM3-32GB-450W", "V100-SXM3-32GB-450W")],
+)
+def test_the_plan_of_a_v100_part_flags_no_super_linear_count(
+    shared_archive, asked: str, family: str
+) -> None:
+    """``plan -a V100`` on v0.7 read DGX-2H's 16 against DGX-1's 8 as one family and
+    flagged 16 super-linear (3.34x on 2x); each part alone is planned within linear."""
+    args = ["plan", str(shared_archive("v0.7")), "-w", "bert", "-a", asked, "-n", "8,16,64"]
+    done = CliRunner().invoke(app, [*args, "-f", "json"])
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    assert plan["model"]["family"] == family
+    assert [r["accelerators"] for r in plan["rows"]] == [8, 16, 64]
+    assert not [r["accelerators"] for r in plan["rows"] if "super-linear" in r["flags"]]

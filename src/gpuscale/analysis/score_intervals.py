@@ -31,16 +31,15 @@ truth is known: ``benchmarks/interval_coverage.py``; on real runs:
 from __future__ import annotations
 
 import functools
-import json
 import math
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
+from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
@@ -92,7 +91,7 @@ def log_samples(result: ResultRuns) -> np.ndarray | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ConvergenceSpread:
+class ConvergenceSpread(LogRatioBound):
     """How far apart two results' samples (or epochs) to converge at one batch may be and
     still be pooled: ``log_ratio``, the ``quantile`` of the range (largest over smallest,
     log) of one result's own runs, over ``results`` results of ``rounds``; the runs of a
@@ -109,18 +108,11 @@ class ConvergenceSpread:
     pairs: int
     command: str
 
-    @property
-    def ratio(self) -> float:
-        """The bound as a factor of samples to converge (``exp(log_ratio)``)."""
-        return math.exp(self.log_ratio)
-
 
 @functools.cache
 def convergence_spread() -> ConvergenceSpread:
     """The bound measured on the bundled rounds (``data/convergence_spread.json``)."""
-    text = (resources.files("gpuscale") / "data" / SPREAD_FILE).read_text(encoding="utf-8")
-    stored = json.loads(text)
-    return ConvergenceSpread(**stored | {"rounds": tuple(stored["rounds"])})
+    return read_bound(ConvergenceSpread, SPREAD_FILE)
 
 
 def measure_convergence_spread(runs: pd.DataFrame, quantile: float) -> dict:

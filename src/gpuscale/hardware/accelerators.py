@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from gpuscale.hardware.catalogue import devices
+from gpuscale.hardware.cited import data_rows
 from gpuscale.hardware.model_numbers import matcher
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 
@@ -54,57 +55,24 @@ class Product:
     family: str | None = None  # the family where it is not the product (V100S -> V100)
 
 
-# First match wins: longer product names before their prefixes (L40S before L40).
-_PRODUCTS: tuple[Product, ...] = (
-    Product(r"\bvr200|\brubin", "NVIDIA", "Rubin"),
-    Product(r"gb300", "NVIDIA", "GB300"),
-    Product(r"gb200", "NVIDIA", "GB200"),
-    Product(r"gh200", "NVIDIA", "GH200"),
-    Product(r"\bb300", "NVIDIA", "B300"),
-    Product(r"\bb200", "NVIDIA", "B200"),
-    Product(r"h200", "NVIDIA", "H200", "SXM5", 141, keyed_by_variant=True),
-    Product(r"h100", "NVIDIA", "H100", "SXM5", 80, keyed_by_variant=True),
-    Product(r"\bh800", "NVIDIA", "H800"),
-    Product(r"\bh20\b", "NVIDIA", "H20"),
-    Product(r"a100", "NVIDIA", "A100", "SXM4", 80, keyed_by_variant=True),
-    Product(r"\ba800", "NVIDIA", "A800"),
-    Product(r"\ba10g\b", "NVIDIA", "A10G"),
-    Product(r"\ba10\b", "NVIDIA", "A10"),
-    Product(r"\ba30\b", "NVIDIA", "A30"),
-    Product(r"\ba40\b", "NVIDIA", "A40"),
-    Product(r"\bl40s\b", "NVIDIA", "L40S"),
-    Product(r"\bl40\b", "NVIDIA", "L40"),
-    Product(r"\bl4\b", "NVIDIA", "L4"),
-    Product(r"v100s", "NVIDIA", "V100S", "PCIe", 32),
-    Product(r"v100", "NVIDIA", "V100", "SXM2", 16, keyed_by_variant=True),
-    Product(r"\bp100\b", "NVIDIA", "P100"),
-    Product(r"\bt4\b", "NVIDIA", "T4"),
-    Product(r"rtx\s*pro\s*6000", "NVIDIA", "RTX Pro 6000"),
-    Product(r"rtx\s*a6000", "NVIDIA", "RTX A6000"),
-    Product(r"rtx\s*a5000", "NVIDIA", "RTX A5000"),
-    Product(r"rtx\s*4090", "NVIDIA", "RTX 4090"),
-    Product(r"7900\s*xtx", "AMD", "RX 7900 XTX"),
-    Product(r"mi450", "AMD", "MI450X", "OAM"),
-    Product(r"mi355", "AMD", "MI355X", "OAM"),
-    Product(r"mi350", "AMD", "MI350X", "OAM"),
-    Product(r"mi325", "AMD", "MI325X", "OAM"),
-    Product(r"mi300x", "AMD", "MI300X", "OAM"),
-    Product(r"mi250", "AMD", "MI250X", "OAM"),
-    Product(r"mi210", "AMD", "MI210", "PCIe"),
-    Product(r"gaudi\(?r?\)?\s*3", "Intel", "Gaudi3"),
-    Product(r"gaudi\(?r?\)?\s*2", "Intel", "Gaudi2"),
-    Product(r"gaudi", "Intel", "Gaudi"),
-    Product(r"tpu[-\s_]*v?7|ironwood", "Google", "TPU-Ironwood"),
-    Product(r"tpu[-\s_]*v5p", "Google", "TPU-v5p"),
-    Product(r"tpu[-\s_]*v5\s*lite|tpu[-\s_]*v5e", "Google", "TPU-v5e"),
-    Product(r"trillium|tpu[-\s_]*v6", "Google", "TPU-Trillium"),
-    Product(r"tpu[-\s_]*v4", "Google", "TPU-v4"),
-    Product(r"tpu[-\s_]*v3", "Google", "TPU-v3"),
-    Product(r"tpu[-\s_]*v2", "Google", "TPU-v2"),
-    Product(r"\bbow\b", "Graphcore", "IPU-Bow"),
-    Product(r"ipu\s*gc200|gc200|\bm2000\b", "Graphcore", "IPU-GC200"),
-    Product(r"ascend\s*910", "Huawei", "Ascend910"),
-)
+PRODUCTS_FILE = "accelerator_products.csv"
+
+
+def _product(row: dict[str, str]) -> Product:
+    return Product(
+        pattern=row["pattern"],
+        vendor=row["vendor"],
+        product=row["product"],
+        form_factor=row["form_factor"] or None,
+        memory_gb=int(row["memory_gb"]) if row["memory_gb"] else None,
+        keyed_by_variant=row["keyed_by_variant"] == "yes",
+        family=row["family"] or None,
+    )
+
+
+# The products as data (``data/accelerator_products.csv``; the pattern on the lower-cased
+# name). First match wins: longer product names come before their prefixes (L40S before L40).
+_PRODUCTS: tuple[Product, ...] = tuple(_product(row) for row in data_rows(PRODUCTS_FILE))
 # A model number is whole: "h1000" is no H100, "a1000" (an RTX A1000) no A100, "b2000" no
 # B200 (each was read as the other); "H100-SXM5", "H100SXM" and "A100_80GB" still are.
 _MATCHERS = tuple((p, matcher(p.pattern)) for p in _PRODUCTS)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.analysis.bench_scaling import bench_scaling, wrapped_baselines
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import wrapped_baselines
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.results_file import append_result

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import bench_scaling, speedup_basis, wrapped_baselines
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
 from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.report.bench_answer import (
     advised_runs,

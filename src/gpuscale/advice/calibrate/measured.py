@@ -18,8 +18,9 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import OneDevice
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.model.step_collectives import comm_times_s
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale

@@ -70,13 +70,9 @@ from typing import Protocol
 import numpy as np
 
 from gpuscale.advice.model import step_terms
-from gpuscale.advice.model.network import (
-    DEFAULT_BUCKET_MB,
-    Network,
-    collectives_s,
-    group_of,
-)
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.step_collectives import collectives_s, group_of
 from gpuscale.advice.model.wording import phrase
 
 # an accelerator's share of communication hidden, when unmeasured
@@ -279,7 +275,9 @@ class Step:
     last_bucket_ms: float
     exposed_ms: float  # what backward did not hide
     step_ms: float
-    latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
+    latency_ms: float = (
+        0.0  # of ``comm_ms``: one latency per collective (step_collectives.latency_s)
+    )
     measured: bool = False  # one device's forward + backward at this batch was measured
     # of ``exposed_ms``: the backward's loss to the communication it hides
     # (``step_terms.contention_ms``)
@@ -317,7 +315,7 @@ def step_at(
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
     micro-step and ``accum`` micro-steps per optimizer step: the device's compute first,
-    then what the ``network`` communicates at ``n`` (``network.collectives_s``: the
+    then what the ``network`` communicates at ``n`` (``step_collectives.collectives_s``: the
     collectives per step, the last one and their latency part). ``overlap`` is the
     measured share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all
     but the last bucket."""

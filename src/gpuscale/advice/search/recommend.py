@@ -193,7 +193,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
     trained model (None where no batch fits), its step predicted at the compute's point and
     at the ends of the ranges (``range_*``: the module's docstring). ``latency_ms``: one
-    latency per collective (``network.latency_s``), at most the communication."""
+    latency per collective (``step_collectives.latency_s``), at most the communication."""
     tried = _candidates(inputs, n)
     computes, fixed = [inputs.compute, *inputs.prior_range], inputs.fixed
     if fixed is not None and fixed.uncertain:

@@ -6,6 +6,7 @@ their package power comes from RAPL (``gpuscale bench`` on a CPU) or from ``--po
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -13,11 +14,18 @@ from typing import TYPE_CHECKING
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
-from gpuscale.quantities import counted, joined, noun_for
+from gpuscale.advice.types import maybe
+from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
     import pandas as pd
+
+# What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU
+METERS = {"cpu": "RAPL package share"}
+# What power at the nearest measured batch likely is, by whether the counts' batches are
+# all smaller than it (lower: an upper estimate) or not (higher)
+LIKELY = {True: "power_smaller", False: "power_larger"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +58,7 @@ class Power:
         above = [b for b in measured if b > batch]
         if below and above:
             return "between", (max(below), min(above))
-        return "nearest", (max(below) if below else min(above),)
+        return "nearest", (min(measured, key=lambda b: abs(b - batch)),)
 
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
         """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
@@ -95,16 +103,14 @@ class Power:
             key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
             groups.setdefault(key, []).append((int(n), float(b)))
         parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
-        charged = f"; {'; '.join(parts)}" if parts else ""
-        return phrase("power_said", source=self.source, charged=charged)
+        return phrase("power_said", source=self.source, charged=filled("; {}", "; ".join(parts)))
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
         """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
         batch (whole job), else the watts of the batch x N."""
         if (measured := self._measured_total(devices, batch)) is not None:
             return measured
-        watts = self.per_device(batch)[0]
-        return None if watts is None else watts * devices
+        return maybe(operator.mul, self.per_device(batch)[0], devices)
 
     def source_at(self, devices: int, batch: float | None = None) -> str:
         """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
@@ -113,7 +119,7 @@ class Power:
         watts, source = self.per_device(batch)
         if watts is None:
             return "unknown"
-        return source if devices == 1 else f"{source} x {devices}"
+        return agreeing(devices, source, f"{source} x {devices}")
 
     def _measured_total(self, devices: int, batch: float | None) -> float | None:
         """The whole job's watts measured at ``devices`` and ``batch`` (any batch when
@@ -125,9 +131,10 @@ class Power:
 
 
 def _on(rows: list[tuple[int, float]]) -> str:
-    """``2, 4 and 8 devices`` (``1 device``)."""
+    """``2, 4 and 8 devices`` (``1 device``): the noun agrees with the devices the counts
+    (each at least 1) add up to, singular only for one count of 1."""
     counts = [n for n, _ in rows]
-    return f"{joined(counts)} {noun_for(counts[-1] if len(counts) == 1 else 2, 'device')}"
+    return f"{joined(counts)} {noun_for(sum(counts), 'device')}"
 
 
 def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
@@ -142,7 +149,7 @@ def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]
         return phrase("power_between", on=_on(rows), at=at, low=low, high=high)
     nearest = batches[0]
     smaller = all(b < nearest for _, b in rows)
-    likely = phrase("power_smaller" if smaller else "power_larger")
+    likely = phrase(LIKELY[smaller])
     return phrase("power_nearest_rows", on=_on(rows), at=at, nearest=nearest, likely=likely)
 
 
@@ -161,8 +168,7 @@ def device_power(
             raise ValueError(f"power must be >= 0 W, got {given_w}")
         return Power(given_w, "given")
     if measured_w is not None and measured_w > 0:
-        kind = "RAPL package share" if device == "cpu" else "NVML"
-        return Power(measured_w, f"measured ({kind})", measured=True)
+        return Power(measured_w, f"measured ({METERS.get(device, 'NVML')})", measured=True)
     if device == "cpu":
         return Power(None, phrase("power_no_rapl"))
     part = record.part
@@ -171,7 +177,7 @@ def device_power(
         return Power(
             watts,
             f"board power of {part.name} (datasheet)"
-            + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
+            + filled(f"; {{}} ({watts:g} W), or give --power-w", assumed),
         )
     what = record.name or "an unrecorded device"
     return Power(None, phrase("power_unknown", what=what))
@@ -210,15 +216,16 @@ def bench_power(
     power = device_power(device, record, measured_w=watts)
     totals = same.dropna(subset=["power_w_total"])
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
-    batches = joined(f"{int(b)}" for b in at_batch.index)
-    noun = noun_for(len(at_batch), "batch")
-    source = phrase("power_by_batches", source=power.source, noun=noun, batches=batches)
+    if power.measured:  # the batches measured, said with the meter
+        batches = joined(f"{int(b)}" for b in at_batch.index)
+        noun = noun_for(len(at_batch), "batch")
+        source = phrase("power_by_batches", source=power.source, noun=noun, batches=batches)
+        power = replace(power, source=source)
     return replace(
         power,
-        source=source if power.measured else power.source,
         at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
-        meter="RAPL package share" if device == "cpu" else "NVML",
+        meter=METERS.get(device, "NVML"),
     )
 
 

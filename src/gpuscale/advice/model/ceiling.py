@@ -7,7 +7,7 @@ import math
 
 from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.peaks import PEAKS
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, filled
 
 # What one CPU thread's work can reach at most, by precision (no CPU records a peak):
 # fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)
@@ -15,6 +15,11 @@ from gpuscale.quantities import counted
 # never rates to expect; work priced at one is priced at its run's precision's (fp32 work
 # at the AMX figure was modelled 30x too fast beyond the batch measured).
 CPU_THREAD_TFLOPS = {"fp32": 0.256, "bf16": 8.2, "fp16": 8.2}
+# The precision taken where none is given, and why, by whether the device is a CPU
+DEFAULT_PRECISION = {
+    True: ("fp32", "the bench's default precision"),
+    False: ("bf16", "its highest precision"),
+}
 
 
 def ceiling(
@@ -31,11 +36,12 @@ def ceiling(
         if device == "cpu":  # no CPU records a peak: its threads' ceiling (``cpu_peak``)
             return float(peak), _cpu_words(float(peak), threads)
         return float(peak), "the device's peak"
-    given = precision if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS else None
     cpu = device == "cpu"
-    which = given or ("fp32" if cpu else "bf16")
-    default = "the bench's default precision" if cpu else "its highest precision"
-    said = which if given else f"{which} ({default})"
+    if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
+        which = said = precision
+    else:
+        which, default = DEFAULT_PRECISION[cpu]
+        said = f"{which} ({default})"
     if cpu:
         n = _threads(threads)
         return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
@@ -54,13 +60,11 @@ def cpu_peak(threads: object, precision: object) -> float:
     """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
     (fp32, the bench's default, where none is recorded); ``calibrate.rows.as_step_model``
     puts it in the rows, where no CPU records a peak, so every check and price reads it."""
-    which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
-    return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]
+    return _threads(threads) * CPU_THREAD_TFLOPS.get(str(precision), CPU_THREAD_TFLOPS["fp32"])
 
 
 def _cpu_words(peak: float, threads: object) -> str:
     """The name of a CPU's ceiling ``peak`` (``cpu_peak``): its threads and precision."""
     n = _threads(threads)
     names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
-    at = f" at {'/'.join(names)}" if names else ""
-    return f"the ceiling of {counted(n, 'CPU thread')}{at}"
+    return f"the ceiling of {counted(n, 'CPU thread')}{filled(' at {}', '/'.join(names))}"

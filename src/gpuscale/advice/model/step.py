@@ -124,7 +124,7 @@ class ModelSpec:
 
     @property
     def flops(self) -> float:
-        return self.flops_per_sample if self.flops_per_sample is not None else 6.0 * self.params
+        return self.flops_per_sample or 6.0 * self.params  # given (> 0), else 6 P
 
     @property
     def grad_bytes(self) -> float:
@@ -296,9 +296,7 @@ def optimizer_shards(network: Network, n: int, strategy: str) -> int:
     """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP
     (every device steps every parameter), ``n`` under FSDP and ZeRO-2, a node's devices
     under hybrid sharding."""
-    if strategy == "hybrid":
-        return group_of(network, n)
-    return n if strategy in ("fsdp", "zero2") else 1
+    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
 
 
 def step_at(
@@ -400,25 +398,28 @@ def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
     """Throughput of 2 devices over 1 (``step_at`` at each): the same per-device batch (weak
     scaling), or under strong scaling (the global batch kept) the batch split over the two,
     or an even accumulation halved."""
-    strong = pair.kept_global_batch is not None
-    split = 2 if strong and pair.accum % 2 == 1 else 1
-    # a strong pair halves the micro-steps where the run accumulated an even number
-    accum = pair.accum // 2 if split == 1 and strong else 0
+    # the two devices' (batch, micro-steps): one device's under weak scaling; a strong
+    # pair halves the micro-steps where the run accumulated an even number, else the batch
+    batch, accum = float(pair.batch), pair.accum
+    if pair.kept_global_batch is not None and accum % 2 == 0:
+        accum //= 2
+    elif pair.kept_global_batch is not None:
+        batch /= 2
 
-    def step(n: int) -> Step:
+    def samples_per_s(n: int, batch: float, accum: int) -> float:
         return step_at(
             model,
             compute,
             pair.network,
             n,
-            batch=pair.batch / (split if n == 2 else 1),
-            accum=accum if n == 2 and accum else pair.accum,
+            batch=batch,
+            accum=accum,
             overlap=pair.overlap,
             bucket_mb=pair.bucket_mb,
             strategy=pair.strategy,
-        )
+        ).samples_per_s
 
-    return step(2).samples_per_s / step(1).samples_per_s
+    return samples_per_s(2, batch, accum) / samples_per_s(1, float(pair.batch), pair.accum)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

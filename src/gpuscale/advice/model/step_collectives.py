@@ -21,8 +21,9 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
     cap = bucket_mb * MIB
     full = int(rest // cap)
     tail = rest - full * cap
-    plan = [(first, 1)] + ([(cap, full)] if full else []) + ([(tail, 1)] if tail > 0 else [])
-    return plan
+    return [
+        (size, count) for size, count in [(first, 1), (cap, full), (tail, 1)] if count and size > 0
+    ]
 
 
 def ddp_buckets(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[float]:
@@ -38,7 +39,7 @@ SHARDED = ("zero2", "hybrid")
 def group_of(network: Network, n: int) -> int:
     """The devices hybrid sharding shards over at ``n``: one node's, or all where the
     network is one node."""
-    return min(n, network.per_node) if network.per_node else n
+    return min(n, network.per_node or n)
 
 
 def sharded_collectives(network: Network, n: int, strategy: str) -> list[tuple[str, int, float]]:
@@ -53,8 +54,11 @@ def sharded_collectives(network: Network, n: int, strategy: str) -> list[tuple[s
     if strategy == "zero2":
         return [("reduce_scatter", n, 1.0), ("all_gather", n, 1.0)]
     group = group_of(network, n)
-    within = [("all_gather", group, 1.0), ("all_gather", group, 1.0)]
-    within += [("reduce_scatter", group, 1.0)] if group > 1 else []
+    within = [
+        ("all_gather", group, 1.0),
+        ("all_gather", group, 1.0),
+        ("reduce_scatter", group, 1.0),
+    ]
     across = [("all_reduce", n, 1.0 / group)] if n > group else []
     return [c for c in [*within, *across] if c[1] > 1]
 

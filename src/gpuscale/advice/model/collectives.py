@@ -11,6 +11,9 @@ import numpy as np
 from gpuscale.advice.model.network import CommCurve, Link, Network, ring_factor
 from gpuscale.advice.model.wording import phrase
 
+# What a link's name adds by whether its curves were measured under compute load
+LOADED = {True: ", under compute load", False: ""}
+
 
 @dataclass(frozen=True, slots=True)
 class MeasuredCurves:
@@ -63,10 +66,14 @@ def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network
     ]
     if inside:
         widest = max(inside, key=lambda c: c.ranks)
-        loaded = ", under compute load" if measured.under_load else ""
         # the link's name as sentences read it: "predicted training of X on the link
         # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
-        name = phrase("link_measured_in", source=measured.source, ranks=widest.ranks, loaded=loaded)
+        name = phrase(
+            "link_measured_in",
+            source=measured.source,
+            ranks=widest.ranks,
+            loaded=LOADED[measured.under_load],
+        )
         intra = fit_link(widest, name)
         network = replace(network, intra=intra)
     return network

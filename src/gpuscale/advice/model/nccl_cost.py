@@ -31,6 +31,11 @@ from gpuscale.hardware.links import get_preset
 
 TUNING_FILE = "nccl_tuning.json"
 PROTOCOLS = ("LL", "LL128", "Simple")
+# A ring's bus-bandwidth share of each op beyond all-reduce's 2(n-1)/n: all-gather and
+# reduce-scatter move half of it, (n-1)/n
+RING_SHARE = {"all_reduce": 1.0}
+# The tree's LL128 bandwidth share, by whether the ranks are on one node
+LL128_TREE = {True: "LL128_one_node", False: "LL128_nodes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +79,7 @@ def _steps(op: str, ranks: int, nodes: int) -> tuple[int, int]:
 def _tree_share(protocol: str, nodes: int) -> float:
     shares = tables()["bandwidth_share"]["tree"]  # type: ignore[index]
     if protocol == "LL128":
-        return float(shares["LL128_one_node" if nodes == 1 else "LL128_nodes"])
+        return float(shares[LL128_TREE[nodes == 1]])
     return float(shares[protocol])
 
 
@@ -87,7 +92,7 @@ def choices(
     t = tables()
     base, hop = t["base_latency_us"], t["hop_latency_us"]
     overhead = t["net_overhead_us"]
-    ring_factor = 2 * (ranks - 1) / ranks * (1.0 if op == "all_reduce" else 0.5)
+    ring_factor = 2 * (ranks - 1) / ranks * RING_SHARE.get(op, 0.5)
     steps, inter_steps = _steps(op, ranks, nodes)
     found = []
     for protocol in PROTOCOLS:

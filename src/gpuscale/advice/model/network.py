@@ -38,7 +38,7 @@ DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
 
 def ring_factor(n: int) -> float:
     """nccl-tests' bus-bandwidth factor of all-reduce: ``2(n-1)/n``."""
-    return 2 * (n - 1) / n if n > 1 else 0.0
+    return 2 * max(n - 1, 0) / max(n, 1)  # 0 on one device
 
 
 # Bytes each collective moves per rank, as a multiple of its size, over the all-reduce's.

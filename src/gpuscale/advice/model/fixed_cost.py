@@ -322,9 +322,6 @@ def of_numbers(
     found = prior(
         step_ms, per_device, work_at_peak_ms=at_peak, measure=measure, floor_from_peak=flops_given
     )
-    dense = (
-        None
-        if flops_given
-        else prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=measure)
-    )
-    return found, dense
+    if flops_given:
+        return found, None
+    return found, prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=measure)

@@ -342,11 +342,13 @@ def step_at(
     )
     if overlap is None:
         hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
+        contention_ms = step_terms.contention_ms(hidden_ms)  # the fitted term (below)
     elif 0 <= overlap <= 1:
         # measured (1 - exposed / comm, both timed by the bench) or given: the share the
         # runs hid, applied as it is; capping it by the modelled backward would predict
         # exposed communication at the very run that measured none
         hidden_ms = overlap * comm_s * 1e3
+        contention_ms = 0.0  # a measured overlap holds it (below)
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
     # the fitted terms (``step_terms``) where nothing measured what they stand for: the
@@ -359,7 +361,6 @@ def step_at(
         nodes = network.inter is not None and network.per_node is not None
         link = step_terms.link_class(network.intra.name, nodes)
         wait_ms = max(wait_ms, step_terms.straggler_ms(n, compute_ms, link=link))
-    contention_ms = step_terms.contention_ms(hidden_ms) if overlap is None else 0.0
     exposed_ms = comm_s * 1e3 - hidden_ms + contention_ms
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(

@@ -91,7 +91,7 @@ def _used(d: Disagreement | None, allowed: bool) -> str:
     if allowed:
         return "used by the advice (--allow-flagged)"
     if d is not None and d.on_flagged_only:
-        only = "the only run there" if len(d.runs) == 1 else "every run there flagged"
+        only = "the only run there" if len(d.evidence.runs) == 1 else "every run there flagged"
         return f"the advice rests on it ({only})"
     return ""
 
@@ -148,7 +148,11 @@ def checks(
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         middle, who = float(row["speedup"]), "the advice"
         if d is not None:  # the row rests on the runs: the model's interval it replaced
-            low, high, middle = d.predicted_low, d.predicted_high, d.predicted_speedup
+            low, high, middle = (
+                d.predicted.speedup_low,
+                d.predicted.speedup_high,
+                d.predicted.speedup,
+            )
             who = "the model"
         # the interval's baseline (the advice's one-device step), not the bench's bare step
         on = on_advice_baseline(frames, base, float(r.get("samples_per_s", float("nan"))))

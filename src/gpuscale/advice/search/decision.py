@@ -51,11 +51,18 @@ from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     TRUSTED_UNFLAGGED,
+    Chosen,
     Decision,
     Disagreement,
     Finding,
     FindingKind,
+    Focus,
+    HeldBack,
+    Limit,
     Measured,
+    MeasuredSpeedup,
+    RunsRead,
+    SpeedupInterval,
     TermId,
     maybe,
 )
@@ -128,21 +135,18 @@ def disagreements(
                 accelerators=devices,
                 batch_per_device=batch,
                 accum=accum,
-                measured_speedup=speedup,
-                measured_low=ends[0],
-                measured_high=ends[1],
-                predicted_speedup=float(row["speedup"]),
-                predicted_low=low,
-                predicted_high=high,
-                runs=tuple(every),
-                trusted_runs=tuple(values),
-                left_out=tuple(left) if trusted else (),
-                why=why,
-                bench_speedups=tuple(m.speedup for m in runs),
-                flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
-                weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
-                no_interval=no_interval,
+                measured=MeasuredSpeedup(speedup, ends[0], ends[1], no_interval),
+                predicted=SpeedupInterval(float(row["speedup"]), low, high),
+                evidence=RunsRead(
+                    runs=tuple(every),
+                    trusted_runs=tuple(values),
+                    left_out=tuple(left) if trusted else (),
+                    why=why,
+                    bench_speedups=tuple(m.speedup for m in runs),
+                    flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
+                    weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
+                ),
             )
         )
     return tuple(sorted(found, key=lambda d: d.accelerators))
@@ -200,11 +204,9 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
     return "flagged" if above else "devices"
 
 
-def _held(row: pd.Series | None) -> dict[str, float | None]:
-    """The count its interval holds back (``row``) and that interval's low end (None: none)."""
-    if row is None:
-        return {"held_back": None, "held_back_low": None}
-    return {"held_back": int(row["accelerators"]), "held_back_low": float(row["speedup_low"])}
+def _held(row: pd.Series) -> HeldBack:
+    """The count its interval holds back (``row``) and that interval's low end."""
+    return HeldBack(int(row["accelerators"]), float(row["speedup_low"]))
 
 
 def decide(
@@ -238,29 +240,35 @@ def decide(
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
     return Decision(
-        accelerators=int(chosen["accelerators"]),
-        accum=int(chosen["accum"]),
-        **{name: float(chosen[name]) for name in _CHOSEN},
-        target_efficiency=target_efficiency,
-        reaches_target=bool(
-            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
+        chosen=Chosen(
+            accelerators=int(chosen["accelerators"]),
+            accum=int(chosen["accum"]),
+            **{name: float(chosen[name]) for name in _CHOSEN},
+            reaches_target=bool(
+                chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
+            ),
         ),
-        **_held(held_back),
+        target_efficiency=target_efficiency,
+        held_back=maybe(_held, held_back),
         fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]),
         largest=largest,
-        focus=int(focus["accelerators"]),
-        dominant_term=term,
-        overheads_ms=overheads(focus)
-        if focus["accelerators"] > 1
-        else dict.fromkeys(OVERHEADS, 0.0),
-        **{f"focus_{name}": float(focus[name]) for name in _FOCUS},
-        cap=cap,
-        change=change,
+        focus=Focus(
+            accelerators=int(focus["accelerators"]),
+            **{name: float(focus[name]) for name in _FOCUS},
+            rests_on=str(focus.get("rests_on", "predicted")),
+        ),
+        limit=Limit(
+            dominant_term=term,
+            overheads_ms=overheads(focus)
+            if focus["accelerators"] > 1
+            else dict.fromkeys(OVERHEADS, 0.0),
+            cap=cap,
+            change=change,
+            without_dominant_efficiency=_without(focus, (term,)),
+            also_shrink=_also(focus, term, target_efficiency),
+        ),
         warnings=warnings,
         refused=refused,
-        without_dominant_efficiency=_without(focus, (term,)),
-        also_shrink=_also(focus, term, target_efficiency),
-        focus_rests_on=str(focus.get("rests_on", "predicted")),
     )
 
 
@@ -363,7 +371,8 @@ def applied(
         if not at:
             continue
         d = (own or at)[0]
-        factor = d.measured_speedup / d.predicted_speedup
+        seen = d.measured
+        factor = seen.speedup / d.predicted.speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
         out.loc[i, "rests_on"] = (
@@ -376,15 +385,15 @@ def applied(
             if column in out:
                 out.loc[i, column] = row[column] / factor
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
-        if d.measured_low is None or d.measured_high is None:  # one run: no interval (NaN)
+        if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
             for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
                 out.loc[i, column] = math.nan
             continue
-        out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
-        out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
+        out.loc[i, "speedup_low"] = speedup * seen.speedup_low / seen.speedup
+        out.loc[i, "speedup_high"] = speedup * seen.speedup_high / seen.speedup
         # the step's interval the speedup's, inverted: the runs' range, not the model's
-        out.loc[i, "step_ms_low"] = step * d.measured_speedup / d.measured_high
-        out.loc[i, "step_ms_high"] = step * d.measured_speedup / d.measured_low
+        out.loc[i, "step_ms_low"] = step * seen.speedup / seen.speedup_high
+        out.loc[i, "step_ms_high"] = step * seen.speedup / seen.speedup_low
     return out
 
 

@@ -17,7 +17,8 @@ from gpuscale.advice.explain.focus import changes, detailed, marked, named, reme
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import STOPPED, Decision, TermId
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,

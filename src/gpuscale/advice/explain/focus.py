@@ -29,7 +29,8 @@ from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import STOPPED, Decision, TermId
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
 from gpuscale.quantities import counted, filled, format_ms, joined, noun_for
 

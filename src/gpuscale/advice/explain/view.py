@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import Disagreement
-from gpuscale.advice.types import BreakEven, Decision, Picks, Qualifiers
+from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 
 
 class AdviceView(Protocol):

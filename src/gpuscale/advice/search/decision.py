@@ -3,20 +3,20 @@
 Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
 the Decision from the predictions table, so they cannot contradict each other:
 
-* ``accelerators``: the fastest count to a trained model whose efficiency reaches the target
+* ``chosen``: the fastest count to a trained model whose efficiency reaches the target
   **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
   "no gain" is not recommended; ``held_back`` says which count was and why); one device
   whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
   sure of a gain, and ``settle`` names the measurement that would.
-* ``focus``: where the next step would go: the smallest count above ``accelerators`` (the
+* ``focus``: where the next step would go: the smallest count above the chosen (the
   largest predicted when there is none). The dominant term, what caps the speedup and
   what would change it are all read at this one count.
-* ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
+* ``limit.dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
   costs not spread over fewer samples per device (each forward and backward's fixed
   cost, the optimizer step), waiting, DDP's copies, bandwidth,
   latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
   small).
-* ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
+* ``limit.cap``: which factor of the speedup loses more at ``focus`` (log scale):
   ``overheads`` (the throughput efficiency: the step's overheads, communication only one
   of them; ``dominant_term`` names the largest, as the table's columns and the words do),
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
@@ -45,20 +45,16 @@ from collections.abc import Collection, Sequence
 import pandas as pd
 
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
 from gpuscale.advice.types import (
     ONE_RUN,
     STOPPED,
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     TRUSTED_UNFLAGGED,
-    Chosen,
-    Decision,
     Disagreement,
     Finding,
     FindingKind,
-    Focus,
-    HeldBack,
-    Limit,
     Measured,
     MeasuredSpeedup,
     RunsRead,

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from gpuscale.advice.types import Decision, End, Reading
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import End, Reading
 
 
 def read(

@@ -48,6 +48,7 @@ from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
+from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search.decision import (
@@ -59,17 +60,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import (
-    BreakEven,
-    Decision,
-    Disagreement,
-    End,
-    Finding,
-    FindingKind,
-    Picks,
-    Qualifiers,
-    maybe,
-)
+from gpuscale.advice.types import Disagreement, End, Finding, FindingKind, maybe
 from gpuscale.tables.advice import ADVICE_COLUMNS
 from gpuscale.tables.requests import NamedError
 

@@ -20,7 +20,10 @@ per node and NIC preset::
                     strategy="fsdp" or "ddp")
 
 The predicted ratio is the advice's speedup at N over its speedup at the base count, its
-80% interval the speedup interval at N over the same. Baselines on the same rows: linear
+80% interval the speedup interval at N over the same: the advice's own, by the rule
+``benchmarks/advice_intervals.py`` chose and fitted on the development rows alone (said in
+the results' ``interval_rule``). A row the advice refuses (no count up to N holds the
+model) is flagged with the refusal. Baselines on the same rows: linear
 (N / base); another row's ratio (the median published ratio of the same source's other
 models at the same counts and link class, else of every source's other models there);
 Amdahl's law ``N / (1 + s (N - 1))`` with one serial fraction ``s`` per link class fitted
@@ -37,18 +40,24 @@ import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
+from gpuscale.advice.search import intervals
 from gpuscale.hardware.device_names import resolve
+from gpuscale.tables.refusals import NamedError
 
 HERE = Path(__file__).resolve().parent
 TABLES = HERE / "published" / "heldout"
 EARLIER = HERE / "published"  # advice_published.py's tables, read as they are
 OUT = HERE / "results" / "advice_heldout.json"
+DOCS_BEGIN, DOCS_END = "<!-- advice_heldout.json: begin -->\n", "<!-- advice_heldout.json: end -->"
+GOALS_BEGIN = "<!-- advice_heldout.json goals: begin -->\n"
+GOALS_END = "<!-- advice_heldout.json goals: end -->"
 COMMAND = "python benchmarks/advice_heldout.py"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 CLASS_WORDS = {
@@ -226,8 +235,9 @@ def _device_name(device: str) -> str | None:
         return None
 
 
-def advise_row(row: Row) -> None:
-    """The advice's ratio at the row's N over its base count, with the 80% interval."""
+def advice_fields(row: Row) -> dict[str, object]:
+    """``gpuscale.advise``'s keywords for ``row``, as a user who measured the base count
+    would type them (the module's docstring)."""
     per_device = row.throughput_base / row.n_base / row.units_per_sample  # samples/s
     fields: dict[str, object] = {
         "params": row.params,
@@ -245,7 +255,19 @@ def advise_row(row: Row) -> None:
         fields |= {"nodes": row.nodes, "inter_node": row.inter_node}
         if row.nics_per_node is not None:
             fields["nics_per_node"] = row.nics_per_node
-    table = gpuscale.advise(**fields).predictions.set_index("accelerators")
+    return fields
+
+
+def advise_row(row: Row) -> None:
+    """The advice's ratio at the row's N over its base count, with the 80% interval; a
+    row the advice refuses (no count up to N holds the model: a ``NamedError``) is
+    flagged with the refusal, kept out as an impossible row is."""
+    try:
+        advice = gpuscale.advise(**advice_fields(row))
+    except NamedError as refused:
+        row.flagged = f"the advice refuses it: {refused}"
+        return
+    table = advice.predictions.set_index("accelerators")
     for n in (row.n_base, row.n_gpus):
         if n not in table.index:
             raise ValueError(f"{row.source}: {row.model}: the advice has no prediction at {n}")
@@ -322,6 +344,10 @@ def summary(rows: list[Row]) -> dict[str, object]:
         "rows": len(rows),
         "median_abs_error": _median_abs([_error(r.predicted, r.published) for r in rows]),
         "coverage": sum(covered) / len(covered) if covered else None,
+        # the rows inside the 80% interval, below its low end and above its high end
+        "covered": sum(covered),
+        "below": sum(r.published < r.low for r in rows if r.low is not None),
+        "above": sum(r.published > r.high for r in rows if r.high is not None),
         "median_width": statistics.median(r.high / r.low for r in rows if r.low and r.high),
         "baselines": {
             "linear": _median_abs([_error(r.linear, r.published) for r in rows]),
@@ -381,8 +407,11 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
             "amdahl_serial_fraction": serial[cls],
             "goals_met": _met(held),
         }
+    rule = json.loads((resources.files("gpuscale") / "data" / intervals.INTERVALS_FILE).read_text())
     return {
         "command": COMMAND,
+        # the interval rule the advice applied (benchmarks/advice_intervals.py fitted it)
+        "interval_rule": {k: rule[k] for k in ("name", "kind", "fitted_by", "fitted_on")},
         "split_rule": "benchmarks/published/README.md: development if published before "
         "2019-01-01, held-out from 2019; rows split earlier keep their split",
         "goals": {**GOALS, "coverage": list(GOALS["coverage"])},
@@ -445,29 +474,42 @@ def goals_markdown(results: dict[str, object]) -> str:
     """Issue 73's goals per class on the held-out rows, each said met or not met."""
     lines = [
         "| class | held-out rows (>= 15) | median error <= 5% | beats linear by 1 point "
-        "| 80% coverage in 70-90% | median interval width (high / low) |",
-        "| --- | --- | --- | --- | --- | ---: |",
+        "| 80% coverage in 70-90% | inside / below / above | median interval width (high / low) |",
+        "| --- | --- | --- | --- | --- | ---: | ---: |",
     ]
     classes = results["classes"]
     assert isinstance(classes, dict)
     for cls in CLASSES:
         s, met = classes[cls]["held_out"], classes[cls]["goals_met"]
         if s["rows"] == 0:
-            lines.append(f"| {CLASS_WORDS[cls]} | 0 | - | - | - | - |")
+            lines.append(f"| {CLASS_WORDS[cls]} | 0 | - | - | - | - | - |")
             continue
         linear = s["baselines"]["linear"]
         lines.append(
             f"| {CLASS_WORDS[cls]} | {s['rows']} ({_yes(met['enough_rows'])}) "
             f"| {_pct(s['median_abs_error'])} ({_yes(met['median_abs_error'])}) "
             f"| {_pct(s['median_abs_error'])} vs {_pct(linear)} ({_yes(met['beats_linear'])}) "
-            f"| {_pct(s['coverage'])} ({_yes(met['coverage'])}) | {s['median_width']:.3f} |"
+            f"| {_pct(s['coverage'])} ({_yes(met['coverage'])}) "
+            f"| {s['covered']} / {s['below']} / {s['above']} | {s['median_width']:.3f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _between(text: str, begin: str, end: str, body: str) -> str:
+    head, rest = text.split(begin)
+    return head + begin + body + end + rest.split(end, 1)[1]
+
+
+def write_docs(path: Path, results: dict[str, object]) -> None:
+    """``path``'s (``docs/heldout.md``'s) two tables of this file's rewritten."""
+    text = _between(path.read_text(), DOCS_BEGIN, DOCS_END, markdown(results))
+    path.write_text(_between(text, GOALS_BEGIN, GOALS_END, goals_markdown(results)))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--docs", type=Path, help="rewrite this page's tables (docs/heldout.md)")
     args = parser.parse_args(argv)
     rows = read_rows()
     serial = evaluate(rows)
@@ -477,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(result), end="")
     print(goals_markdown(result), end="")
     print(f"flagged (kept out): {len(result['flagged'])} rows; written: {args.out}")  # type: ignore[arg-type]
+    if args.docs is not None:
+        write_docs(args.docs, result)
     return 0
 
 

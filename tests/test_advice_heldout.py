@@ -119,12 +119,20 @@ def test_the_results_file_counts_the_committed_tables(script: ModuleType) -> Non
     advised), and so are the flagged rows and the sources."""
     results = json.loads(RESULTS.read_text())
     rows = script.read_rows()
-    kept = [r for r in rows if not r.flagged]
+    # the rows the advice refused (flagged when advised), each with the refusal
+    refused = {
+        (f["source"], f["model"], f["device"], f["n_gpus"])
+        for f in results["rows"]
+        if f["flagged"].startswith("the advice refuses it: ")
+    }
+    kept = [
+        r for r in rows if not r.flagged and (r.source, r.model, r.device, r.n_gpus) not in refused
+    ]
     for cls in script.CLASSES:
         for split, key in (("development", "development"), ("held-out", "held_out")):
             count = sum(r.link_class == cls and r.split == split for r in kept)
             assert results["classes"][cls][key]["rows"] == count, (cls, split)
-    assert len(results["flagged"]) == sum(bool(r.flagged) for r in rows)
+    assert len(results["flagged"]) == sum(bool(r.flagged) for r in rows) + len(refused)
     assert len(results["rows"]) == len(rows)
     assert set(results["sources"]) == {r.source for r in rows}
     # at least 15 held-out rows in each class (issue 73's floor for a coverage figure)
@@ -140,3 +148,17 @@ def test_the_docs_page_quotes_the_results_file(script: ModuleType) -> None:
     assert doc.split(BEGIN)[1].split(END)[0] == script.markdown(results)
     assert doc.split(GOALS_BEGIN)[1].split(GOALS_END)[0] == script.goals_markdown(results)
     assert results["command"] in doc
+
+
+def test_a_row_the_advice_refuses_is_flagged_with_the_refusal(script: ModuleType) -> None:
+    """Llama-2-13B under FSDP on 2 A100 80GB: no count up to 2 holds it (16 bytes a
+    parameter), so the advice names the count that would, and the row is kept out."""
+    (row,) = [
+        r
+        for r in script.read_rows()
+        if r.model.startswith("Llama-2-13b") and r.device == "A100 SXM4 80GB" and r.n_gpus == 2
+    ]
+    assert not row.flagged
+    script.advise_row(row)
+    assert row.flagged.startswith("the advice refuses it: no count searched")
+    assert row.predicted is None and row.low is None

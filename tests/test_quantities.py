@@ -204,3 +204,15 @@ def test_printable_leaves_no_control_character_and_changes_nothing_else(text: st
 )
 def test_a_clause_is_said_only_where_it_has_a_value(value: object, said: str) -> None:
     assert filled(" ({})", value) == said
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "said"),
+    [(1.21, 1.434, "1.21-1.43"), (2, 2_048, "2-2,048"), (float("nan"), 3.0, ""), (None, 1, "")],
+)
+def test_an_interval_cell_is_empty_without_its_low_end(
+    low: object, high: object, said: str
+) -> None:
+    from gpuscale.quantities import number_range
+
+    assert number_range(low, high) == said

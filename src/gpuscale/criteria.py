@@ -84,5 +84,4 @@ def best_speed_x_efficiency(speedup: Sequence[float], efficiency: Sequence[float
 def last_above_threshold(normalised: Sequence[float], threshold: float) -> int | None:
     """The last index (by increasing count) whose ``E'`` is ``>= threshold x max E'``."""
     floor = threshold * max(normalised)
-    good = [i for i, e in enumerate(normalised) if e >= floor]
-    return good[-1] if good else None
+    return max((i for i, e in enumerate(normalised) if e >= floor), default=None)

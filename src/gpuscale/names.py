@@ -119,7 +119,7 @@ def resolve_workloads(
         elif key == "all":
             found = valid
         else:
-            found = _matches(key, labels) if key else []  # `伯特` keeps no letter: unknown
+            found = _matches(key, labels)
             if len(found) != 1:
                 if len(found) > 1:
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
@@ -143,7 +143,10 @@ def workload_read_as(typed: str, workload: str, rounds: str = "") -> str:
 
 
 def _matches(key: str, labels: dict[str, set[str]]) -> list[str]:
-    """The workloads a typed key names: exactly, else by an unambiguous prefix."""
+    """The workloads a typed key names: exactly, else by an unambiguous prefix; none for
+    an empty key (`伯特` keeps no letter: unknown, never a prefix of every workload)."""
+    if not key:
+        return []
     exact = [w for w, ls in labels.items() if key in ls]
     return exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
 
@@ -152,7 +155,7 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     """The error for a name the data at hand lacks: a workload gpuscale knows is named,
     why it is absent (``left_out``'s reason, else not in the rounds loaded) and the
     bundled rounds that hold it; any other name is unknown (the closest said)."""
-    known = _matches(_key(raw), {w: _labels(w, ()) for w in WORKLOADS}) if _key(raw) else []
+    known = _matches(_key(raw), {w: _labels(w, ()) for w in WORKLOADS})
     if len(known) != 1:
         return _fail("benchmark", raw, valid)
     workload = known[0]
@@ -231,16 +234,21 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     return found, said
 
 
-def _catalogue_part(name: str, field: str, what: str, rule: str, gpus_only: bool) -> str:
+def _catalogue_part(
+    name: str | None, field: str, what: str, rule: str, gpus_only: bool
+) -> str | None:
     """``name`` as typed when the device catalogue (``hardware.device_names``, the one
     resolver of device names) reads it as a part, or MLPerf's accelerator names know it (an
     A10G, an H800: no datasheet facts; a GPU where ``gpus_only``); else ``field``'s
-    :class:`FieldError`: ``what``, the closest name, ``rule`` (``{known}``: the products)."""
+    :class:`FieldError`: ``what``, the closest name, ``rule`` (``{known}``: the products).
+    None stays None (no device named)."""
     # lazy: the device catalogue, only when a device is named (not at the CLI's start)
     from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
     from gpuscale.hardware.catalogue import products
     from gpuscale.hardware.device_names import UnknownDevice, resolve
 
+    if name is None:
+        return None
     try:
         resolve(name)
         return name
@@ -257,7 +265,7 @@ def resolve_gpu(name: str | None) -> str | None:
     (``_catalogue_part``); None stays None; else ``--gpu Z999: not a GPU in the hardware
     catalogue ...`` with the closest name."""
     what = "not a GPU in the hardware catalogue"
-    return None if name is None else _catalogue_part(name, "gpu", what, "; known: {known}", True)
+    return _catalogue_part(name, "gpu", what, "; known: {known}", True)
 
 
 def resolve_device(name: str | None, field: str = "device_name") -> str | None:
@@ -268,7 +276,7 @@ def resolve_device(name: str | None, field: str = "device_name") -> str | None:
         ": not in the hardware catalogue (known: {known}); for another device leave it out "
         "and give its power (--power-w)"
     )
-    return None if name is None else _catalogue_part(name, field, "unknown device", rule, False)
+    return _catalogue_part(name, field, "unknown device", rule, False)
 
 
 def resolve_ruleset(value: str) -> str:

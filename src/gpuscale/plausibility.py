@@ -278,8 +278,10 @@ def measured_host(
     over a long enough window (:func:`host_measured`), else :data:`UNMEASURED_HOST` and the
     flags its tick-noise shares raised (:func:`host_flags`), for a reader to take back
     from rows written before this rule."""
-    if host is None or host_measured(timed_window_s(timing, steps)):
-        return (dict(host) if host is not None else None), []
+    if host is None:
+        return None, []
+    if host_measured(timed_window_s(timing, steps)):
+        return dict(host), []
     return dict(UNMEASURED_HOST), host_flags(host)
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "named",
     "noun_for",
     "number",
+    "number_range",
     "numbers_apart",
     "of_the",
     "parse_bytes",
@@ -48,6 +49,9 @@ __all__ = [
     "reading_number",
     "span",
 ]
+
+
+_YES = {True: "yes", False: ""}  # a flag in a table: said where set, else empty
 
 
 def number(value: object, digits: int = 3) -> str:
@@ -63,7 +67,7 @@ def number(value: object, digits: int = 3) -> str:
         return ""
     # numpy's booleans by their dtype: numpy itself stays off the CLI's start (~0.17 s)
     if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
-        return "yes" if value else ""
+        return _YES[bool(value)]
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if not isinstance(value, numbers.Real):
@@ -85,7 +89,7 @@ def number(value: object, digits: int = 3) -> str:
         return f"{rounded:,.0f}"
     if abs(rounded) >= 1000:  # 1,843 beside 12,130, never 1843
         whole, _, fraction = text.partition(".")
-        return f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+        return f"{int(whole):,}" + filled(".{}", fraction)
     return text
 
 
@@ -116,8 +120,7 @@ def noun_for(count: int, noun: str) -> str:
 def counted(count: int, noun: str) -> str:
     """``1 accelerator``, ``3,472 accelerators``, ``2 processes``: a count with its noun in
     the number it takes (never a parenthesised plural)."""
-    shown = f"{int(count):,}" if float(count).is_integer() else number(count)
-    return f"{shown} {noun_for(count, noun)}"
+    return f"{number(count)} {noun_for(count, noun)}"
 
 
 def of_the(part: int, whole: int, noun: str) -> str:
@@ -172,6 +175,7 @@ def named(*parts: object) -> str:
 
 # Letters whose spoken name starts with a vowel sound: "an H100", "an RTX 4090", "an L4".
 _VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+_ARTICLES = {True: "an", False: "a"}  # by whether the word starts with a vowel sound
 
 
 def article(word: str) -> str:
@@ -183,8 +187,8 @@ def article(word: str) -> str:
         return "a"
     spelled = len(text) == 1 or not text[1].islower()  # "RTX", "H100", "A30"; not "Gaudi2"
     if spelled and text[0].isupper():
-        return "an" if text[0] in _VOWEL_SOUND_LETTERS else "a"
-    return "an" if text[0].lower() in "aeio" else "a"
+        return _ARTICLES[text[0] in _VOWEL_SOUND_LETTERS]
+    return _ARTICLES[text[0].lower() in "aeio"]
 
 
 def format_bytes(size: float) -> str:
@@ -219,7 +223,9 @@ def duration_unit(hours: float) -> DurationUnit:
         return ("s", 1 / 3600)
     if seconds < 5400:
         return ("min", 1 / 60)
-    return ("h", 1.0) if abs(hours) < 72 else ("d", 24.0)
+    if abs(hours) < 72:
+        return ("h", 1.0)
+    return ("d", 24.0)
 
 
 def format_hours(hours: float, unit: DurationUnit | None = None) -> str:
@@ -246,6 +252,15 @@ def span(low: str, high: str, joiner: str = "-") -> str:
     """A range as written: ``1.3-1.6``, or one value where both ends read alike (never
     ``+35% to +35%``); ``joiner`` between them (``-``, `` to ``)."""
     return low if low == high else f"{low}{joiner}{high}"
+
+
+def number_range(low: object, high: object) -> str:
+    """An interval's ends as :func:`number` writes them, ``1.21-1.43``; "" where its low
+    end is missing (None, NaN: no interval)."""
+    low_said = number(low)
+    if not low_said:
+        return ""
+    return f"{low_said}-{number(high)}"
 
 
 def factor_interval(width_log: float) -> str:

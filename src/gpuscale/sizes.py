@@ -38,21 +38,26 @@ class BadQuantity(ValueError):
 
     def __init__(self, text: str, rule: str) -> None:
         self.text, self.rule = text, rule
-        head, _, hint = rule.partition(" (")
-        super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
+        head, paren, hint = rule.partition(" (")  # the text refused before the hint
+        super().__init__(f"{head}: {text!r}{paren}{hint}")
+
+
+# What a number of each kind must be, said in its refusal.
+_RULES = {int: "must be a whole number", float: "must be a number"}
 
 
 def reading_number(kind: type) -> Callable[[object], object]:
-    """A reader of an option's text as a number of ``kind`` (``int``: ``1e3`` is a whole
-    number; ``inf`` and ``nan`` are numbers, left to the caller's ranges); text that is no
-    number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
-    rule = "must be a whole number" if kind is int else "must be a number"
+    """A reader of an option's text as a number of ``kind``, ``int`` or ``float`` (``int``:
+    ``1e3`` is a whole number; ``inf`` and ``nan`` are numbers, left to the caller's
+    ranges); text that is no number of that kind is a :class:`BadQuantity`; a number is
+    returned as it is."""
+    rule = _RULES[kind]
 
     def read(text: object) -> object:
         if not isinstance(text, str):  # a default, already a number
             return text
         try:
-            return int(text.strip()) if kind is int else float(text)
+            return kind(text.strip())
         except ValueError:
             pass
         try:
@@ -61,7 +66,7 @@ def reading_number(kind: type) -> Callable[[object], object]:
             raise BadQuantity(text, rule) from None
         if kind is int and not value.is_integer():
             raise BadQuantity(text, rule)
-        return int(value) if kind is int else value
+        return kind(value)
 
     return read
 

@@ -66,7 +66,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
         ("overheads", focus["throughput_efficiency"]),
         key=lambda p: p[1],
     )[0]
-    assert advice.cap == worse
+    assert advice.decision.limit.cap == worse
     # the same model without the convergence model is told to use more devices
     naive = recommend(inputs(compute=slow_compute))
     assert (advice.recommended or 1) < (naive.recommended or 1)
@@ -174,7 +174,7 @@ def test_the_detected_topology_chooses_the_link_and_says_so(golden: Golden) -> N
 def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
     result = gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb", max_devices=4)
     assert list(result.predictions["accelerators"]) == [1, 2, 4]
-    assert result.fastest in (1, 2, 4)
+    assert result.decision.fastest in (1, 2, 4)
     assert result.explanation and all(isinstance(x, str) for x in result.explanation)
     with pytest.raises(ValueError, match="params= and step_ms="):
         gpuscale.advise(step_ms=20)

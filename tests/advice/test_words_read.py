@@ -25,9 +25,9 @@ def test_the_fastest_count_gives_its_speedup_and_interval() -> None:
     advice = gpuscale.advise(
         bench=sweep, model="tf-7m", link="nvlink4", max_devices=8, target_efficiency=0.9
     )
-    assert advice.fastest != advice.recommended  # the premise: a line of its own
+    assert advice.decision.fastest != advice.recommended  # the premise: a line of its own
     [line] = [s for s in advice.explanation if s.startswith("Fastest:")]
-    row = advice.predictions.set_index("accelerators").loc[advice.fastest]
+    row = advice.predictions.set_index("accelerators").loc[advice.decision.fastest]
     said = re.search(r"speedup ([0-9.]+) \(([0-9.]+)-([0-9.]+)x", line)
     assert said, line
     value, low, high = (float(g) for g in said.groups())

@@ -164,16 +164,18 @@ def _predicted(low: float, high: float) -> pd.DataFrame:
 
 
 def test_an_interval_too_wide_to_test_is_said_so_never_inside() -> None:
-    from gpuscale.report.bench_checks import TOO_WIDE_TO_TEST, against_measured
+    from gpuscale.report.bench_checks import TOO_WIDE_TO_TEST, checks
 
     scaling = bench_scaling(bench_table(_runs("m", 10**6, 400, 90.0)))
     measured = scaling[scaling["model"] == "m"]
     speedup = float(measured["speedup"].dropna().iloc[0])  # 0.9x
     wide = _predicted(0.037, 1.93)  # the user's 52x interval, holding 0.9
     assert TOO_WIDE_TO_TEST < 1.93 / 0.037 and 0.037 < speedup < 1.93
-    (line,) = against_measured([wide], measured, measured["configuration"], scaling)
+    (check,) = checks([wide], measured, measured["configuration"], scaling)
+    line = check.line
     assert "too wide to test the prediction" in line and "inside" not in line
     assert f"within a factor of {TOO_WIDE_TO_TEST:g}" in line
     narrow = _predicted(speedup / 1.2, speedup * 1.2)  # a 1.44x interval: a test
-    (line,) = against_measured([narrow], measured, measured["configuration"], scaling)
+    (check,) = checks([narrow], measured, measured["configuration"], scaling)
+    line = check.line
     assert "inside the advice's 80% throughput interval" in line

@@ -333,7 +333,7 @@ def test_the_section_is_given_the_advice_and_computes_none(tmp_path: Path, monke
         raise AssertionError("the bench section called advise")
 
     monkeypatch.setattr("gpuscale.advice.api.advise", refuse)
-    monkeypatch.setattr("gpuscale.report.bench_advice.advise", refuse)
+    monkeypatch.setattr("gpuscale.report.bench_advice.advise_loaded", refuse)
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     assert any(f.startswith("Advice for b:") for f in section.findings)
 

@@ -139,3 +139,13 @@ def test_cli_report_caches_and_takes_no_cache_and_png(tmp_path: Path) -> None:
         result = runner.invoke(app, ["report", str(root), "--out", str(out), *args])
         assert result.exit_code == 0, result.output
     assert list((tmp_path / "r2").glob("*.png")) and not list((tmp_path / "r0").glob("*.png"))
+
+
+def test_without_a_folder_or_a_key_nothing_is_looked_up(tmp_path: Path) -> None:
+    """No folder: no key (nothing pickled) and every get a miss; an empty key is a miss in
+    any folder (never a file named ``.pickle``)."""
+    assert Cache().key("tables", [1, 2]) == ""
+    assert Cache().get("") is None
+    (tmp_path / ".pickle").write_bytes(b"")
+    assert Cache(tmp_path).get("") is None
+    assert len(Cache(tmp_path).key("tables", [1, 2])) == 64

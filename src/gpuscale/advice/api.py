@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.build import build
+from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.model.collectives import MeasuredCurves
@@ -69,11 +68,13 @@ def advise(
     ``request.allow_flagged``. Raises ``ValueError`` (and its subclass
     ``CalibrationError``, which lists the flags when flagged runs were left out) with a
     message for the user."""
-    _check_given(request, bench)
-    calibrated = build(
-        request, bench=bench, topology=topology, collectives=collectives, notes=notes
-    )
-    return search(calibrated, request)
+    return _advise_data(request, AdviceData(bench, topology, collectives, tuple(notes)))
+
+
+def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
+    """:func:`advise` on measurements already gathered in one record."""
+    _check_given(request, data.bench)
+    return search(build(request, data), request)
 
 
 def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
@@ -92,17 +93,6 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
     if bench is not None and isinstance(request.batch, tuple):
         raise NamedError(ONE_BATCH_WITH_BENCH)
     check_with_data(request, bench=bench is not None)  # options for the other kind
-
-
-@dataclass(frozen=True, slots=True)
-class AdviceData:
-    """The measurements an advice rests on, read: the bench table, the detected or saved
-    topology, the collectives curves, and sentences on what was skipped reading them."""
-
-    bench: pd.DataFrame | None = None
-    topology: Topology | None = None
-    collectives: MeasuredCurves | None = None
-    notes: tuple[str, ...] = ()
 
 
 def load_advice_data(
@@ -217,7 +207,7 @@ def advise_by_keywords(
         fields["interconnect"] = link
     try:
         request = AdviceRequest.of(request, **fields)
-        return _advise_loaded(request, bench=frame, topology=topology)
+        return advise_loaded(request, bench=frame, topology=topology)
     except FieldError as refused:
         named = any(f == "interconnect" for f, _, _ in refused.problems)
         if not isinstance(link, str) or type(refused) is not FieldError or not named:
@@ -242,19 +232,12 @@ def advise_here(request: AdviceRequest) -> Advice:
     advice of it all."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     detected = topology_here(None, None) if all(v is None for v in given) else None
-    return _advise_loaded(request, topology=detected)
+    return advise_loaded(request, topology=detected)
 
 
-def _advise_loaded(
+def advise_loaded(
     request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
 ) -> Advice:
     """The advice of ``request`` once the files it names are read (``bench`` or
     ``topology`` given: used as they are)."""
-    data = load_advice_data(request, bench=bench, topology=topology)
-    return advise(
-        request,
-        bench=data.bench,
-        topology=data.topology,
-        collectives=data.collectives,
-        notes=data.notes,
-    )
+    return _advise_data(request, load_advice_data(request, bench=bench, topology=topology))

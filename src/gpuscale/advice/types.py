@@ -177,6 +177,8 @@ class FindingKind(Code):
     STEP_OVER_PRIORS = "step_over_priors"  # the priors' ranges, and the rest's width
     STEP_LEFT_OUT = "step_left_out"  # from leave-one-out predictions
     STEP_OWN_RUNS = "step_own_runs"  # the calibrated model against its own N > 1 runs
+    INTERVAL_CALIBRATED = "interval_calibrated"  # the speedup's interval per link class
+    INTERVAL_CLASS = "interval_class"  # one link class's calibrated widths
     BATCH_NOT_SPLIT = "batch_not_split"  # a global batch no one device can take
     NOTHING_PLAUSIBLE = "nothing_plausible"  # every prediction failed its checks
     SHAPE_NEEDS_BATCHES = "shape_needs_batches"  # a shape fitted to fewer than two batches

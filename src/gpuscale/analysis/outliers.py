@@ -59,14 +59,7 @@ def count_spread() -> CountSpread:
     """The spread measured on the bundled rounds (``data/count_spread.json``)."""
     text = (resources.files("gpuscale") / "data" / SPREAD_FILE).read_text(encoding="utf-8")
     stored = json.loads(text)
-    return CountSpread(
-        quantile=float(stored["quantile"]),
-        log_ratio=float(stored["log_ratio"]),
-        systems=int(stored["systems"]),
-        groups=int(stored["groups"]),
-        rounds=tuple(stored["rounds"]),
-        command=str(stored["command"]),
-    )
+    return CountSpread(**stored | {"rounds": tuple(stored["rounds"])})
 
 
 def count_deviations(frame: pd.DataFrame) -> pd.Series:

@@ -23,6 +23,7 @@ from gpuscale.tables.requests import (
     option,
     oversubscribe_option,
     ref,
+    results_out_option,
     settle_choice,
     text_option,
 )
@@ -213,12 +214,7 @@ class CheckRequest:
     (:class:`CollectivesConfig`): where the rows go, how many processes, and what the
     interconnect is judged against; each field's help (the option's) in its metadata."""
 
-    out: Path = option(
-        COLLECTIVES_OUT,
-        names=("--out",),
-        help="Results file (JSON lines, appended; in a folder that exists).",
-        one_file=True,
-    )
+    out: Path = results_out_option(COLLECTIVES_OUT)
     nproc: str | None = option(
         None, help="Processes (one per device): one number (default: every GPU, else 2)."
     )

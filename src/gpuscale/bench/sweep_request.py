@@ -17,6 +17,7 @@ from gpuscale.tables.requests import (
     oversubscribe_option,
     ref,
     repeatable_option,
+    results_out_option,
 )
 
 RESULTS_OUT = Path("results.jsonl")
@@ -28,12 +29,7 @@ class SweepRequest:
     """A bench sweep's models, world sizes and nodes (planned by
     ``gpuscale.bench.sweep_plan.plan_bench``)."""
 
-    out: Path = option(
-        RESULTS_OUT,
-        names=("--out",),
-        help="Results file (JSON lines, appended; in a folder that exists).",
-        one_file=True,
-    )
+    out: Path = results_out_option(RESULTS_OUT)
     models: str | None = option(
         None,
         names=("--models",),

@@ -17,6 +17,7 @@ from gpuscale.bench.needs import torch_missing
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
 from gpuscale.cli.usage import OneLineGroup
 from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
+from gpuscale.quantities import filled
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import help_of
@@ -124,7 +125,7 @@ def _reading(shown: bool = True) -> Iterator[Callable[..., None] | None]:
         task = progress.add_task("reading", total=None, count="")
 
         def update(done: int, total: int, unit: str = "files") -> None:
-            count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+            count = f"{done:,}{filled('/{:,}', total)} {unit}"
             progress.update(task, completed=done, total=total or None, count=count)
 
         with progress:

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
+from gpuscale.quantities import filled
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable, records_csv
@@ -171,7 +172,7 @@ def print_records(
     """:func:`print_frame` for plain records (dicts with the same keys, in column order),
     without pandas: CSV (NaN and None empty, as pandas writes them), JSON records, or the
     rich table (a column is numeric when every value is a number, not a flag)."""
-    columns = list(records[0]) if records else []
+    columns = list(next(iter(records), []))
     if fmt is Format.csv:
         _write(console, records_csv(records))
         return
@@ -196,7 +197,9 @@ def _print_cells(
 ) -> None:
     """The terminal table of :func:`print_frame` and :func:`print_records` (a short
     answer's, ``rest`` given: its title and dropped columns folded at the width)."""
-    title = textwrap.fill(title, console.width) if rest or console.is_terminal else title
+    soft_wrap = None  # a log keeps the line on dropped columns whole
+    if rest or console.is_terminal:  # folded on a terminal and in a short answer
+        title, soft_wrap = textwrap.fill(title, console.width), False
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
     specs = [(formats or {}).get(c) for c in columns]
     rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
@@ -211,16 +214,13 @@ def _print_cells(
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
-        how = rest or (
-            f"--columns to choose, -f csv prints every column{'; ' + every if every else ''}"
-        )
+        how = rest or f"--columns to choose, -f csv prints every column{filled('; {}', every)}"
         console.print(
             f"(not shown, for width: {names}; {how})",
             markup=False,
             highlight=False,
             style="dim",
-            # folded on a terminal and in a short answer; a log keeps it whole
-            soft_wrap=False if rest or console.is_terminal else None,
+            soft_wrap=soft_wrap,
         )
 
 
@@ -284,8 +284,9 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         columns += [c for c in view.frame.columns if c not in columns]
     note(*view.notes)
+    wrap = bool(rest) or None  # a short answer's lines folded at the width; else as `say` does
     if fmt is Format.table and not view.empty:  # the answer first, then the detail
-        say(view.headline, wrap=True if rest else None)
+        say(view.headline, wrap=wrap)
     if view.empty:
         say([view.empty], stderr=True)
         if fmt is not Format.table:
@@ -302,7 +303,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
             rest=rest,
         )
     if fmt is Format.table:
-        say(view.said, wrap=True if rest else None)  # a log keeps each sentence whole
+        say(view.said, wrap=wrap)  # a log keeps each sentence whole
 
 
 def say(lines: Iterable[str], *, stderr: bool = False, wrap: bool | None = None) -> None:

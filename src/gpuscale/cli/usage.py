@@ -40,7 +40,7 @@ class OneLineGroup(typer.core.TyperGroup):
     parse_args = one_line(typer.core.TyperGroup.parse_args)
 
     def resolve_command(self, ctx, args):  # type: ignore[no-untyped-def]
-        name = args[0] if args else ""
+        name = next(iter(args), "")
         if ctx.resilient_parsing or name in self.commands or name.startswith("-"):
             return super().resolve_command(ctx, args)
         shown = [n for n, c in self.commands.items() if not c.hidden]

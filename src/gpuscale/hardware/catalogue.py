@@ -19,23 +19,22 @@ resolves what a person types to a row.
 
 from __future__ import annotations
 
-import csv
 import functools
-from dataclasses import dataclass
-from importlib import resources
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from gpuscale.hardware.cited import Source, data_rows
 
 DEVICES_FILE = "devices.csv"
 SOURCES_FILE = "device_sources.csv"
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
+class DeviceSource(Source):
     """Where a group of a device's values comes from: the vendor's document (citation,
     URL, table) and where it was read, or that it could not be confirmed (``read_at``)."""
 
-    id: str
-    citation: str
-    url: str
     table: str
     read_at: str
 
@@ -82,7 +81,7 @@ class Device:
         OAM, superchip), not a PCIe card (which may take an NVLink bridge)."""
         return self.form_factor not in ("PCIe", "NVL")
 
-    def sources(self) -> dict[str, Source]:
+    def sources(self) -> dict[str, DeviceSource]:
         """The source of each group of values: peaks, memory, power and links."""
         table = sources()
         return {
@@ -103,53 +102,43 @@ def _yes(text: str) -> bool:
     return text == "yes"
 
 
+def _whole(text: str) -> int | None:
+    number = _number(text)
+    return None if number is None else int(number)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(a.strip() for a in text.split(";") if a.strip())
+
+
+# How a cell of the devices table is read: by the type of the Device field its column
+# fills (an empty cell is None where the field may be None).
+_READ_AS: dict[str, Callable[[str], object]] = {
+    "str": str,
+    "float": float,
+    "bool": _yes,
+    "float | None": _number,
+    "int | None": _whole,
+    "str | None": lambda text: text or None,
+    "tuple[str, ...]": _names,
+}
+
+
 def _device(row: dict[str, str]) -> Device:
-    pcie_gen, lanes = _number(row["pcie_gen"]), _number(row["pcie_lanes"])
-    return Device(
-        name=row["name"],
-        product=row["product"],
-        vendor=row["vendor"],
-        form_factor=row["form_factor"],
-        memory_gib=float(row["memory_gib"]),
-        default_part=_yes(row["default_part"]),
-        aliases=tuple(a.strip() for a in row["aliases"].split(";") if a.strip()),
-        match=row["match"],
-        architecture=row["architecture"],
-        fp32_tflops=float(row["fp32_tflops"]),
-        tf32_tflops=float(row["tf32_tflops"]),
-        bf16_tflops=float(row["bf16_tflops"]),
-        bf16_native=_yes(row["bf16_native"]),
-        fp8_tflops=_number(row["fp8_tflops"]),
-        memory_bw_gbs=float(row["memory_bw_gbs"]),
-        board_power_w=float(row["board_power_w"]),
-        gpu_link=row["gpu_link"] or None,
-        gpu_link_gbs=_number(row["gpu_link_gbs"]),
-        pcie_gen=None if pcie_gen is None else int(pcie_gen),
-        pcie_lanes=None if lanes is None else int(lanes),
-        p2p_pcie=_yes(row["p2p_pcie"]),
-        peak_source=row["peak_source"],
-        memory_source=row["memory_source"],
-        power_source=row["power_source"],
-        link_source=row["link_source"],
-        note=row["note"],
-    )
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    text = (resources.files("gpuscale") / "data" / name).read_text(encoding="utf-8")
-    return list(csv.DictReader(text.splitlines()))
+    cells: dict[str, Any] = {f.name: _READ_AS[str(f.type)](row[f.name]) for f in fields(Device)}
+    return Device(**cells)
 
 
 @functools.cache
-def sources() -> dict[str, Source]:
+def sources() -> dict[str, DeviceSource]:
     """Every source of the catalogue by its id."""
-    return {row["id"]: Source(**row) for row in _rows(SOURCES_FILE)}
+    return {row["id"]: DeviceSource(**row) for row in data_rows(SOURCES_FILE)}
 
 
 @functools.cache
 def devices() -> tuple[Device, ...]:
     """Every part of the catalogue, in the file's order."""
-    return tuple(_device(row) for row in _rows(DEVICES_FILE))
+    return tuple(_device(row) for row in data_rows(DEVICES_FILE))
 
 
 def device(name: str) -> Device:

@@ -24,14 +24,13 @@ run or prints.
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import re
 from dataclasses import dataclass
 from enum import Enum
-from importlib import resources
 
+from gpuscale.hardware.cited import Source, data_rows
 from gpuscale.hardware.device_names import lookup
 
 BYTES_PER_GB = 1e9
@@ -45,15 +44,6 @@ class Sharding(str, Enum):
     SHARD_GRAD_OP = "shard_grad_op"
     FULL_SHARD = "full_shard"
     HYBRID_SHARD = "hybrid_shard"
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Where a figure comes from: its id, the citation and the address."""
-
-    id: str
-    citation: str
-    url: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -125,22 +115,17 @@ class AcceleratorMemory:
         return self.gib * BYTES_PER_GIB / BYTES_PER_GB
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    text = (resources.files("gpuscale") / "data" / name).read_text(encoding="utf-8")
-    return list(csv.DictReader(text.splitlines()))
-
-
 @functools.cache
 def sources() -> dict[str, Source]:
     """Every source of the memory figures, by id."""
-    return {row["id"]: Source(**row) for row in _rows("memory_sources.csv")}
+    return {row["id"]: Source(**row) for row in data_rows("memory_sources.csv")}
 
 
 @functools.cache
 def state_bytes() -> dict[tuple[str, str], StateBytes]:
     """Bytes per parameter by (optimizer, precision)."""
     out = {}
-    for row in _rows("state_bytes.csv"):
+    for row in data_rows("state_bytes.csv"):
         out[(row["optimizer"], row["precision"])] = StateBytes(
             optimizer=row["optimizer"],
             precision=row["precision"],
@@ -158,7 +143,7 @@ def workload_states() -> dict[str, ModelState]:
     """Each MLPerf workload's model state (``data/workload_parameters.csv``), by name."""
     table = state_bytes()
     out = {}
-    for row in _rows("workload_parameters.csv"):
+    for row in data_rows("workload_parameters.csv"):
         out[row["workload"]] = ModelState(
             name=row["workload"],
             trainable_parameters=float(row["trainable_parameters"]),
@@ -278,7 +263,7 @@ _STATED = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
 def _listed() -> dict[str, AcceleratorMemory]:
     return {
         row["family"]: AcceleratorMemory(row["family"], float(row["memory_gib"]), row["source"])
-        for row in _rows("accelerator_memory.csv")
+        for row in data_rows("accelerator_memory.csv")
     }
 
 

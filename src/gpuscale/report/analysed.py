@@ -94,8 +94,8 @@ def cached(cache: Cache, what: str, basis: object, fn: Callable[..., T], *args: 
     """``fn(*args)`` (``what``, made from ``basis``: picklable, the inputs or what they
     were made from): from ``cache`` where an earlier report stored it, else computed now
     and stored (a None result is never stored)."""
-    key = cache.key(what, basis) if cache.folder else ""
-    hit = cache.get(key) if key else None
+    key = cache.key(what, basis)
+    hit = cache.get(key)
     if hit is not None:
         return hit
     value = fn(*args)

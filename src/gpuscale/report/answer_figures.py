@@ -26,10 +26,10 @@ from matplotlib.ticker import FixedLocator
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
+from gpuscale.quantities import filled
 from gpuscale.report.figures_common import point_labels
-from gpuscale.report.recommend import Recommendation, clean, family_systems, recommend
+from gpuscale.report.recommend import Recommendation, clean_frontier, family_systems, recommend
 from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
@@ -194,7 +194,7 @@ def overview_like(
         _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
         _ring(ax, rec, like, "normalized_efficiency")
         _log_axes(ax, "")
-        said = f": {rec.accelerators:,} recommended" if rec.accelerators else ""
+        said = filled(": {:,} recommended", rec.accelerators)
         ax.set_title(f"{display_name(result.workload)} ({result.round}){said}")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
@@ -230,7 +230,7 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
     :func:`recommend` takes it)."""
     systems = family_systems(result.table, most_submitted_family(result.table))
     rec = recommend(result, own=systems, threshold=threshold)
-    own = fastest_per_count(clean(systems)) if len(systems) else systems
+    own = clean_frontier(systems)
     like = per_family(result.table)
     styles = family_styles(like["accelerator_family"])
     fig = Figure(figsize=(9.0, 6.2))

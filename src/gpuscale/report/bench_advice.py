@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.advice.api import advise, load_advice_data
+from gpuscale.advice.api import advise_loaded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.tables.requests import FieldError
@@ -28,14 +28,7 @@ def advice_on_bench(bench: pd.DataFrame, request: AdviceRequest) -> BenchAdvice:
     """The advice of ``request`` on the bench table (files the request names besides the
     bench results, a collectives sweep or a saved topology, read first)."""
     try:
-        data = load_advice_data(request, bench=bench)
-        advice = advise(
-            request,
-            bench=data.bench,
-            topology=data.topology,
-            collectives=data.collectives,
-            notes=data.notes,
-        )
+        advice = advise_loaded(request, bench=bench)
     except FieldError as exc:  # a field refused: named by its option, as the command says it
         return BenchAdvice(None, exc.as_options(), request.allow_flagged)
     except ValueError as exc:  # CalibrationError among them: said, as the command says it

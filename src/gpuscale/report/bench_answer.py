@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import filled, joined
 from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
@@ -55,15 +55,22 @@ def rerun_options(scaling: pd.DataFrame, inputs: Any) -> str:
     return bench_options(row)
 
 
+def _advised_run(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> pd.Series | None:
+    """The first of the advised runs (``advised``: a mask of ``scaling``), else the run the
+    advice was calibrated on (no run of the strategy predicted), else None."""
+    runs = scaling[advised]
+    if len(runs):
+        return runs.iloc[0]
+    return calibrated_run(scaling, inputs)
+
+
 def advised_scope(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str:
     """What the advice is on, as the table names it: ``tf-30m on NVIDIA H100 80GB HBM3,
     nccl`` (its configuration's label and platform; ``, predicted with DDP`` where it
     predicts another strategy than the run's)."""
-    runs = scaling[advised]
-    calibrated = calibrated_run(scaling, inputs)
-    if runs.empty and calibrated is None:
+    first = _advised_run(scaling, advised, inputs)
+    if first is None:
         return inputs.name
-    first = runs.iloc[0] if len(runs) else calibrated
     # its configuration, not one run of it (``tf-7m (run 2)``: the advice reads the latest)
     label = re.sub(r" \(run \d+\)$", "", str(first["configuration"]))
     said = f"{label} on {first['platform']}"
@@ -80,7 +87,7 @@ def _differs(row: Any, model: str, platform: str) -> str:
         for word, other in (("model", row.model != model), ("device", row.platform != platform))
         if other
     ]
-    return f"another {joined(parts) if parts else 'configuration'}"
+    return f"another {joined(parts) or 'configuration'}"
 
 
 def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str | None:
@@ -92,14 +99,12 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str
     other = scaling[multi & ~advised & ~scaling["flagged"].astype(bool)]
     if other.empty:
         return None
-    runs = scaling[advised]
-    # the advised runs' platform, else the calibrated run's (no run of the strategy predicted)
-    first = runs.iloc[0] if len(runs) else calibrated_run(scaling, inputs)
+    first = _advised_run(scaling, advised, inputs)
     platform = "" if first is None else str(first["platform"])
     said = "; ".join(
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
         + _differs(r, inputs.name, platform)
-        + (f", {tag}" if (tag := weak_tag(scaling, other.loc[[at]])) else "")
+        + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )
     models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != inputs.name))

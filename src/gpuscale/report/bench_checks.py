@@ -53,7 +53,7 @@ def _predicted_at(frames: list[pd.DataFrame | None], n: int) -> str:
                     int(first["accum"]),
                 )
             )
-    return joined(dict.fromkeys(said)) if said else "none predicted"
+    return joined(dict.fromkeys(said)) or "none predicted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,19 +69,6 @@ class Check:
     @property
     def first(self) -> bool:
         return self.outside or self.flagged_used
-
-
-def against_measured(
-    frames: list[pd.DataFrame | None],
-    measured: pd.DataFrame,
-    runs: pd.Series,
-    scaling: pd.DataFrame,
-    *,
-    allowed: bool = False,
-    found: Sequence[Disagreement] = (),
-) -> list[str]:
-    """The sentences of :func:`checks`."""
-    return [c.line for c in checks(frames, measured, runs, scaling, allowed=allowed, found=found)]
 
 
 def _used(d: Disagreement | None, allowed: bool) -> str:
@@ -127,9 +114,9 @@ def checks(
         key = (n, batch, accum)
         d = next((d for d in found if (d.accelerators, d.batch_per_device, d.accum) == key), None)
         use = _used(d, allowed)
-        grade = run_grade(scaling, measured.loc[[at]])
-        state = f"flagged, {use or 'left out of the advice'}: {r['flags']}"
-        state = state if r["flagged"] else grade
+        state = run_grade(scaling, measured.loc[[at]])
+        if r["flagged"]:
+            state = f"flagged, {use or 'left out of the advice'}: {r['flags']}"
         said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
         used = bool(r["flagged"]) and bool(use)
         base = (int(base_batch[at]), int(base_accum[at]))
@@ -156,8 +143,9 @@ def checks(
             who = "the model"
         # the interval's baseline (the advice's one-device step), not the bench's bare step
         on = on_advice_baseline(frames, base, float(r.get("samples_per_s", float("nan"))))
-        speedup = on[0] if on else float(r["speedup"])
+        speedup = float(r["speedup"])
         if on:
+            speedup = on[0]
             said = (
                 f"{said[:-2]} against the bench's bare N = 1 step; {number(speedup)}x against "
                 f"the advice's one-device step ({format_ms(on[1])} a step predicted, "

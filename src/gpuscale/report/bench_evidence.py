@@ -11,7 +11,7 @@ import pandas as pd
 
 from gpuscale.bench.evidence import FLAGGED, kinds_counted
 from gpuscale.bench.support import support
-from gpuscale.quantities import of_the
+from gpuscale.quantities import agreeing, filled, of_the
 from gpuscale.tables.bench import one_device
 
 WEAK = "weak"
@@ -80,12 +80,11 @@ def grade_sentence(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str | 
     if weak.empty:
         return None
     kinds = kinds_counted(weak["evidence_kinds"])
-    why = f": {kinds}" if kinds else ""
-    one = len(weak) == 1
-    them = "it" if one else "them"
+    why = filled(": {}", kinds)
+    them = agreeing(len(weak), "it", "them")
     return (
         f"What these findings rest on: {of_the(len(weak), len(rows), 'run')} "
-        f"{'is' if one else 'are'} weak evidence{why} (the table's Evidence column says "
+        f"{agreeing(len(weak), 'is', 'are')} weak evidence{why} (the table's Evidence column says "
         f"why, as `gpuscale bench` does): each finding that reads {them} is marked weak, "
         f"{MEASURED} (a figure derived from {them}, such as a break-even size, {DERIVED}); "
         f"{remedy(weak, of)} to make it firm."

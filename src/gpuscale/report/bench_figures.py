@@ -152,7 +152,11 @@ def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:
 
 
 def _short_platform(row: pd.Series) -> str:
-    return f"{'CPU' if str(row['device']).lower() == 'cpu' else 'GPU'}, {row['backend']}"
+    """``CPU, gloo``, ``GPU, nccl``: a bar's device kind (any device but the CPU is a GPU)."""
+    return f"{_DEVICE_KINDS.get(str(row['device']).lower(), 'GPU')}, {row['backend']}"
+
+
+_DEVICE_KINDS = {"cpu": "CPU"}
 
 
 def _counts_compared(smallest: int, largest: int) -> str:
@@ -199,7 +203,9 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     kept = multi[~_flagged(multi)]
     for k, ((world, _on), group) in enumerate(kept.groupby(["accelerators", "platform"])):
         group = group.sort_values("params")
-        on = f" ({_short_platform(group.iloc[0])})" if several else ""
+        on, gid = "", f"points-{world}"
+        if several:  # each line named by its device and backend, and its own tooltips
+            on, gid = f" ({_short_platform(group.iloc[0])})", f"points-{world}-{k}"
         points = ax.scatter(
             group["params"],
             group["speedup"],
@@ -209,7 +215,6 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
             zorder=3,
         )
         ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k % len(OKABE_ITO)], lw=0.8)
-        gid = f"points-{world}" + (f"-{k}" if several else "")
         points.set_gid(gid)
         labels[gid] = _bar_labels(group)
     flagged = multi[_flagged(multi)]

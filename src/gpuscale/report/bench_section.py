@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, speedup_basis
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.report.bench_answer import (
     advised_runs,
     advised_scope,
@@ -98,12 +98,19 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     line (user text: the report escapes it)."""
     lines = []
     for r in table[table["status"] != "ok"].to_dict("records"):
-        error = str(r.get("error") or "").strip().splitlines()
+        error = (str(r.get("error") or "").strip().splitlines() or [""])[0]
         lines.append(
             f"{r['model']} on {counted(int(r['accelerators']), 'device')}: {r['status']}"
-            + (f": {error[0]}" if error else "")
+            + filled(": {}", error)
         )
     return lines
+
+
+# What the advice's line says where it rests on flagged runs: (used, --allow-flagged given).
+_FLAGGED_USED = {
+    (True, False): " (from flagged runs: less certain)",
+    (True, True): " (from flagged runs, --allow-flagged: less certain)",
+}
 
 
 def advice_figure(
@@ -154,8 +161,7 @@ def advice_figure(
     # checks read it off the advice's Disagreement, as its answer does)
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
     used = used or any(c.flagged_used for c in checks)
-    option = ", --allow-flagged" if allowed else ""
-    warned = f" (from flagged runs{option}: less certain)" if used else ""
+    warned = _FLAGGED_USED.get((used, allowed), "")
     # the model's name alone where every run of it is of the configuration advised on,
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
     scope = advised_scope(scaling, advised, inputs)
@@ -163,7 +169,7 @@ def advice_figure(
     from gpuscale.advice.explain import answer  # the engine's words, loaded with its result
 
     short = answer.lines(result)
-    decision = [f"Advice for {of}{warned}: {short[0]}", *short[1:]] if short else []
+    decision = [f"Advice for {of}{warned}: {line}" for line in short[:1]] + short[1:]
     explained = [f"Advice for {of}: {line}" for line in result.explanation]
     # the advice names `advise`'s options (--samples, --collectives...): not the report's
     explained.append(
@@ -205,7 +211,7 @@ def _batches(frame: pd.DataFrame) -> str:
     """``8`` (weak scaling), or ``8 -> 4`` where the predicted counts keep the global
     batch: the per-device batch from the first count to the last."""
     first, last = int(frame["batch_per_device"].iloc[0]), int(frame["batch_per_device"].iloc[-1])
-    return f"{first}" if first == last else f"{first} -> {last}"
+    return span(str(first), str(last), " -> ")
 
 
 def measured_answer(
@@ -220,7 +226,7 @@ def measured_answer(
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
-        named = f" {rerun}" if rerun else ""  # the configuration advised on, never another's
+        named = filled(" {}", rerun)  # the configuration advised on, never another's
         return (
             f"Your hardware: no multi-device run{of} measured (run gpuscale bench{named} "
             f"--nproc 1,2{where})."
@@ -233,7 +239,7 @@ def measured_answer(
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})"
-        + (f", {tag}" if (tag := weak_tag(scaling, kept.loc[[at]])) else "")
+        + filled(", {}", weak_tag(scaling, kept.loc[[at]]))
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
     return f"Your hardware, measured speedup over one device{of}: {said}."
@@ -283,7 +289,8 @@ def build_bench_section(
         # why, then what was measured (``bench_answer``): never another model's run as
         # the advice's answer
         answer = [*decision, *measured] if refused is None else [*decision, *answer]
-        figures += [figure] if figure is not None else []
+        if figure is not None:
+            figures.append(figure)
         answer_figure = figure  # drawn beside the answer at the top, as the MLPerf answer's
     shown = shown_columns(scaling)
     rows = [
@@ -312,7 +319,7 @@ def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
     strategy, precision and accumulation steps only where the rows differ in them (else
     the first finding names the one platform, and every row ran alike); each strategy's
     column against the bare module only where a row ran that strategy."""
-    ran = (set(scaling["strategy"].dropna()) if "strategy" in scaling else set()) or {"ddp"}
+    ran = set(scaling.get("strategy", pd.Series(dtype=object)).dropna()) or {"ddp"}
     return {
         col: label
         for col, label in COLUMNS.items()

@@ -8,20 +8,24 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import agreeing, counted, joined, noun_for, number
+from gpuscale.quantities import agreeing, counted, filled, joined, noun_for, number, span
 from gpuscale.report.bench_evidence import grade_sentence, tagged
 
 
 def _share_range(shares: pd.Series) -> str:
     """``12%-47%``, or one share when they round alike (never ``47%-47%``)."""
     low, high = f"{shares.min():.0%}", f"{shares.max():.0%}"
-    return low if low == high else f"{low}-{high}"
+    return span(low, high)
 
 
 def _ratio_range(ratios: pd.Series) -> str:
     """``0.79-0.99x``, or one ratio when they round alike."""
     low, high = number(ratios.min()), number(ratios.max())
-    return f"{low}x" if low == high else f"{low}-{high}x"
+    return f"{span(low, high)}x"
+
+
+# A device name said otherwise in a sentence (a CPU run is processes, not a device).
+_DEVICE_WORDS = {"cpu": "CPU processes"}
 
 
 def _hosts(rows: pd.DataFrame) -> str:
@@ -30,8 +34,8 @@ def _hosts(rows: pd.DataFrame) -> str:
     said = []
     for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
         names = on.get("device_name", pd.Series(dtype=str)).dropna().astype(str)
-        names = sorted({"CPU processes" if n.lower() == "cpu" else n for n in names})
-        said.append(f"{host}: {', '.join(names)}" if names else host)
+        names = sorted({_DEVICE_WORDS.get(n.lower(), n) for n in names})
+        said.append(host + filled(": {}", ", ".join(names)))
     return ", ".join(said) or "this machine"
 
 
@@ -92,8 +96,8 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
     on = f"{_devices(world)}{where}"
     slower, faster = at[at["speedup"] < 1], at[at["speedup"] >= 1]
     size = break_even_params(rows, world)
+    pace = "slower" if faster.empty else "faster"  # of all the runs, where they agree
     if len(at) == 1:
-        pace = "slower" if len(slower) else "faster"
         text = f"{names[0]}, the only {noun} measured on {on}, trains {pace} than on one device."
     elif size:
         text = (
@@ -103,7 +107,6 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
             f"slower than on one device and {_listed(list(faster['configuration']))} faster."
         )
     elif slower.empty or faster.empty:
-        pace = "slower" if faster.empty else "faster"
         text = f"On {on} each of the {len(at)} {noun}s measured there ({_listed(names)}) "
         text += f"trains {pace} than on one device."
     else:
@@ -114,13 +117,11 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
             "family to interpolate a break-even size)."
         )
     best = at.loc[at["speedup"].idxmax()]
-    of = (
-        f"{best['configuration']} on {on}"
-        if len(at) == 1
-        else f"Best scaling on {on}, of the {len(at)} {noun}s measured there: "
-        f"{best['configuration']}"
-    )
-    step = "its step" if len(at) == 1 else "the step"
+    if len(at) == 1:
+        of, step = f"{best['configuration']} on {on}", "its step"
+    else:
+        of = f"Best scaling on {on}, of the {len(at)} {noun}s measured there: "
+        of, step = of + str(best["configuration"]), "the step"
     best_said = (
         f"{of}: {best['speedup']:.2f}x (efficiency {best['efficiency']:.0%}); exposed "
         f"communication is {_share_range(at['comm_fraction'])} of {step}."
@@ -207,7 +208,8 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     grade = grade_sentence(
         scaling, all_rows
     )  # the bench table's evidence grade, as the CLI says it
-    out += [grade] if grade else []
+    if grade:
+        out.append(grade)
     if len(flagged):
         names = joined(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
         # each kind of flag once, with its count (the table gives each run's own words)

@@ -62,7 +62,10 @@ class Cache:
     folder: Path | None = None
 
     def key(self, *inputs: Any) -> str:
-        """The key of a result made from ``inputs`` (picklable) by this code."""
+        """The key of a result made from ``inputs`` (picklable) by this code; ``""``
+        without a folder (nothing to look up: the inputs are not even pickled)."""
+        if self.folder is None:
+            return ""
         digest = hashlib.sha256(code_fingerprint())
         digest.update(pickle.dumps(inputs, protocol=5))
         return digest.hexdigest()
@@ -72,8 +75,8 @@ class Cache:
         return self.folder is not None and bool(key) and (self.folder / f"{key}.pickle").is_file()
 
     def get(self, key: str) -> Any | None:
-        """The value stored under ``key``, or None."""
-        if self.folder is None:
+        """The value stored under ``key``, or None (always without a folder or a key)."""
+        if self.folder is None or not key:
             return None
         try:
             return pickle.loads((self.folder / f"{key}.pickle").read_bytes())

@@ -44,8 +44,8 @@ def missing_convergence(table) -> str:  # type: ignore[no-untyped-def]
 
 def unit_of(table) -> str:  # type: ignore[no-untyped-def]
     """What the table's samples to converge count (samples, epochs or steps)."""
-    units = [u for u in table.get("convergence_unit", []) if isinstance(u, str) and u]
-    return units[0] if units else "samples (or epochs)"
+    units = (u for u in table.get("convergence_unit", []) if isinstance(u, str) and u)
+    return next(units, "samples (or epochs)")
 
 
 @styled
@@ -123,7 +123,7 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             strict=True,
         )
     ]
-    benchmark = str(table["benchmark"].iloc[0]) if len(table) else result.workload
+    benchmark = next((str(b) for b in table["benchmark"]), result.workload)
     model = round_rcp_model(result.round, benchmark)
     ruleset, _ = ruleset_for(result.round)
     points = rcp_points(ruleset, benchmark) if ruleset else ()

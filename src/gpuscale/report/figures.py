@@ -25,7 +25,7 @@ from gpuscale.quantities import counted
 from gpuscale.report.answer_figures import scaling
 from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
-from gpuscale.report.figures_common import point_labels, title
+from gpuscale.report.figures_common import point_labels, superlinear_codes, title
 from gpuscale.report.style import (
     FIGSIZE,
     REFERENCE_LINE,
@@ -195,7 +195,7 @@ def normalized_efficiency(
             )
         _family_points(ax, group, "normalized_efficiency", f"points-{i}", family, styles, labels)
     ax.axhline(1.0, **REFERENCE_LINE, label="E' = 1")
-    marked = table[table["superlinear"] != ""] if "superlinear" in table else table.iloc[:0]
+    marked = table[superlinear_codes(table) != ""]
     if len(marked):  # ringed: E' above 1 from comparing systems, not scaling (tooltip)
         ax.scatter(
             marked["accelerators"],

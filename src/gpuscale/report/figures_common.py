@@ -24,6 +24,12 @@ def _above_one(template: str, value: float) -> str:
     return template.replace("{:.2f}", "{}").format(fixed_apart(value, 1.0))
 
 
+def superlinear_codes(table: pd.DataFrame) -> pd.Series:
+    """Each system's code of why its E' is above 1 (``analysis.superlinear``), ``""``
+    for none and where the table has no such column."""
+    return table.get("superlinear", pd.Series("", index=table.index, dtype=object))
+
+
 def point_labels(
     table: pd.DataFrame, last: tuple[str, str] = ("normalized_efficiency", "E' {:.2f}")
 ) -> list[str]:
@@ -32,7 +38,7 @@ def point_labels(
     # Column lists, not itertuples: that builds a namedtuple class of every column per call.
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
-    why = table["superlinear"].tolist() if "superlinear" in table else [""] * len(table)
+    why = superlinear_codes(table).tolist()
     return [
         f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min, "
         # a value said above 1 to the digits that show it (E' 1.004, never 1.00)

@@ -15,7 +15,7 @@ from gpuscale.analysis.crossing import (
 from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
-from gpuscale.quantities import article, counted, devices, format_minutes, named, number
+from gpuscale.quantities import article, counted, devices, filled, format_minutes, named, number
 from gpuscale.report.republished_words import (
     Firsts,
     earlier_among,
@@ -76,17 +76,16 @@ def why_efficiency_falls(table: pd.DataFrame, family: str, basis: str = "expecte
     ref = table[
         (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
     ].iloc[0]
-    expected = row["convergence_basis"] == "expected"
-    column = "expected_samples_to_converge" if expected else "samples_to_converge"
-    reference_samples = (
-        expected_samples(str(ref["round"]), str(ref["benchmark"]), ref["global_batch_size"])
-        if expected
-        else ref["samples_to_converge"]
-    )
     unit = row.get("convergence_unit")  # samples, epochs or steps (the ruleset's)
     if not isinstance(unit, str) or not unit:
         unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
-    source = f"{unit} to converge the RCPs predict" if expected else f"measured {unit}"
+    if row["convergence_basis"] == "expected":
+        column, source = "expected_samples_to_converge", f"{unit} to converge the RCPs predict"
+        batch = ref["global_batch_size"]
+        reference_samples = expected_samples(str(ref["round"]), str(ref["benchmark"]), batch)
+    else:
+        column, source = "samples_to_converge", f"measured {unit}"
+        reference_samples = ref["samples_to_converge"]
     batches = _batch_clause(ref, row)
     return (
         f"Why efficiency falls within {family} (against its own reference, "
@@ -124,13 +123,12 @@ def _overview(result: WorkloadAnalysis, reference_rule: str, firsts: Firsts) -> 
         f"{shown_name(table, r.org, r.system_id)} "
         f"({devices(r.accelerators, r.accelerator_family)}, "
         f"{format_minutes(r.time_to_train_min)}{since(firsts, r)}"
-        f"{f'; {r.score_reason}' if r.score_reason else ''})"
+        f"{filled('; {}', r.score_reason)})"
         for r in result.references
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
     ref_family = reference_family(table, fastest)
-    caution = against_reference(str(fastest["accelerator_family"]), ref_family or "")
-    caution = caution if ref_family else ""
+    caution = ref_family and against_reference(str(fastest["accelerator_family"]), ref_family)
     return [
         f"{counted(len(table), 'system')} from "
         f"{counted(table['submitter'].nunique(), 'submitter')}, "
@@ -142,7 +140,7 @@ def _overview(result: WorkloadAnalysis, reference_rule: str, firsts: Firsts) -> 
         f"{since(firsts, fastest)}) trains in "
         f"{format_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference"
-        + (f"; caution: {caution}." if caution else "."),
+        f"{filled('; caution: {}', caution)}.",
     ]
 
 
@@ -213,7 +211,7 @@ def _overall_equilibrium_sentence(result: WorkloadAnalysis, firsts: Firsts) -> s
         f"Over all systems, the largest configuration keeping E' >= {eq.threshold:g} x the "
         f"best is {devices(p.accelerators, p.accelerator_family)} "
         f"({named(p.submitter, p.system_name)}, {format_minutes(p.time_to_train_min)}"
-        f"{since(firsts, p)})" + (f"; caution: {caution}." if caution else ".")
+        f"{since(firsts, p)}){filled('; caution: {}', caution)}."
     )
 
 

@@ -41,7 +41,7 @@ from gpuscale.report.page import (
 )
 from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
-from gpuscale.report.pool import figure_executor
+from gpuscale.report.pool import Later, figure_executor
 from gpuscale.report.recommend import recommend
 from gpuscale.report.republished_words import earlier_firsts
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
@@ -143,9 +143,9 @@ def _draw(
     the page and what it leads with (``page.report_headline``)."""
     has_scores = len(tables.scores) > 0
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
-    pairs = workload_pairs(tables, workloads) if has_scores else []
+    pairs = workload_pairs(tables, workloads)
     rounds = sorted(tables.scores["round"].unique())
-    source = out.cache.key("tables", tables) if out.cache.folder else ""  # ~5 ms, once
+    source = out.cache.key("tables", tables)  # ~5 ms, once
     with figure_executor(workers) as pool:
         # Work for the worker at once (forking it: it inherits the tables): matplotlib
         # imported while this process analyses, where a figure will be drawn; then each
@@ -162,8 +162,9 @@ def _draw(
             else []
         )
         # the energy, trends and plan sections draw only with every figure: the worker's
-        # then; else words and tables, written here while the worker draws
-        extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
+        # then; else words and tables, written here (later) while the worker draws
+        start = pool.submit if out.every else Later
+        extras = [start(fn, *args) for fn, args in extra_work]
         analysed = analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
         recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
@@ -187,7 +188,7 @@ def _draw(
             if results
             else None
         )
-        made = [f.result() for f in extras] if out.every else [fn(*a) for fn, a in extra_work]
+        made = [f.result() for f in extras]
         drawn = analysed.drawn
         sections = [
             _section(r, drawn, f, names, first)
@@ -204,7 +205,7 @@ def _draw(
             )
         # a plan's "stops paying" beside the answer table's, each basis said
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
-        extra_sections = [*([study] if study else []), *(e for e in made if e)]
+        extra_sections = [e for e in (study, *made) if e]
     done = [(r.round, r.workload) for r in results]
     page = render_html(
         tables,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from markupsafe import Markup, escape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
-from gpuscale.quantities import counted, joined, named, noun_for, number
+from gpuscale.quantities import counted, filled, joined, named, noun_for, number, number_range, span
 from gpuscale.report.republished_words import Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
@@ -92,7 +93,7 @@ def section_rows(table: pd.DataFrame, firsts: Firsts | None = None) -> list[dict
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]
         low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
-        row["95% CI (min)"] = f"{number(low)}-{number(high)}" if low == low else ""
+        row["95% CI (min)"] = number_range(low, high)
         row["_reference"] = bool(ref)
         row[FIRST_PUBLISHED] = firsts.get(key_of(r), "")
         rows.append(row)
@@ -135,7 +136,7 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
             f"{number(rec.time_min)} min"
         )
         low, high = rec.count_low, rec.count_high
-        row["95% range"] = f"{low:,}" if low == high else f"{low:,}-{high:,}"
+        row["95% range"] = span(f"{low:,}", f"{high:,}")
         row["Why not more"] = _why_not_more(rec)
         rows.append(row)
     return rows
@@ -161,13 +162,12 @@ def report_headline(
         return tuple(bench.answer)
     lines = []
     for row in recommendation_rows(recs):
-        count = row["Recommended"] + ("" if row["Recommended"] == "none" else " accelerators")
-        within = f"{row['Workload']}: {count} within {row['Family']}"
         if row["Recommended"] == "none":
-            lines.append(f"{within}: {row['Why not more']}")
+            lines.append(f"{row['Workload']}: none within {row['Family']}: {row['Why not more']}")
         else:
             lines.append(
-                f"{within} (95% range {row['95% range']}; why not more: {row['Why not more']})"
+                f"{row['Workload']}: {row['Recommended']} accelerators within {row['Family']} "
+                f"(95% range {row['95% range']}; why not more: {row['Why not more']})"
             )
     return tuple(lines)
 
@@ -188,7 +188,7 @@ def _why_not_more(rec: Recommendation) -> str:
             f"; across submitters: {first} at {rec.accelerators:,}, "
             f"{then} at {rec.next_accelerators:,}"
         )
-    return said + (f"; passed over, only outliers there: {passed}" if passed else "")
+    return said + filled("; passed over, only outliers there: {}", passed)
 
 
 def _passed_over(rec: Recommendation) -> str:
@@ -231,8 +231,7 @@ def answer_rows(
     (``gpuscale.analysis.answers``), with the system on hover; ``firsts``: each result's
     systems first published in an earlier round (``report.republished_words``)."""
     rows = []
-    for i, result in enumerate(results):
-        earlier = firsts[i] if i < len(firsts) else {}
+    for result, earlier in zip_longest(results, firsts[: len(results)], fillvalue={}):
         frame = answers(result)
         for scope, part in frame.groupby("scope", sort=False):
             row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
@@ -253,7 +252,7 @@ def _answer_cell(pick: Any, since: str = "") -> str:
         f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
         f"{number(pick.time_to_train_min)} min{since})"
     )
-    return f"{text}; caution: {pick.note}" if pick.note else text
+    return text + filled("; caution: {}", pick.note)
 
 
 def render_html(
@@ -293,7 +292,7 @@ def render_html(
         recommended=recommendation_rows(recommendations),
         outliers=outlier_lines(recommendations),
         recommend_headers=RECOMMEND_HEADERS,
-        threshold=recommendations[0].threshold if recommendations else options.threshold,
+        threshold=next((r.threshold for r in recommendations), options.threshold),
         study_overview=study_overview,
         answer_headers=ANSWER_HEADERS,
         columns=[c for c in TABLE_COLUMNS.values()],
@@ -320,5 +319,5 @@ def _systems_said(tables: Any) -> str:
     results = counted_in_analyses(tables.scores)[key].drop_duplicates()
     described = {tuple(k) for k in tables.systems[key].itertuples(index=False)}
     bare = len(described - {tuple(k) for k in tables.scores[key].itertuples(index=False)})
-    more = f" and {bare:,} described without a result" if bare else ""
+    more = filled(" and {:,} described without a result", bare)
     return f"{counted(len(results), 'system')}{more}"

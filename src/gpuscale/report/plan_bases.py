@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.quantities import fixed_apart, joined
+from gpuscale.quantities import filled, fixed_apart, joined
 from gpuscale.tables import display_name
 
 LABEL = "E' >= "
@@ -44,7 +44,7 @@ def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], tuple[Any, st
         for part in str(cell).split(", ")
         if part.startswith(LABEL)
     ]
-    return {n: v / best for n, v in e.items()}, (marked[0] if marked else ("", ""))
+    return {n: v / best for n, v in e.items()}, next(iter(marked), ("", ""))
 
 
 def measured_shares(result: WorkloadAnalysis, family: str) -> pd.DataFrame:
@@ -100,14 +100,23 @@ def _at(
     return f"at {n:,} " + joined(words)
 
 
+def _in_plan(count: int, plan: dict[int, float], flags: dict[int, str]) -> str:
+    """What the plan says of ``count`` (the table's best), where it plans no time for it:
+    ``, a count this plan flags (why)`` or ``, a count this plan does not ask``."""
+    if count in plan:
+        return ""
+    if count in flags:
+        return f", a count this plan flags ({flags[count]})"
+    return ", a count this plan does not ask"
+
+
 def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     """The sentence beside ``item``'s plan (a ``PlanData``) on its E' threshold pick and
     the answer table's within the same family (``result``, the analysis of the plan's
     round): each basis, and where the counts differ, both bases at both counts; "" where
     either picks nothing or the table's family is another."""
     family = item.family
-    own = next((e for e in result.by_family if e.scope == family), None)
-    pick = own.efficiency_threshold if own is not None else None
+    pick = next((e.efficiency_threshold for e in result.by_family if e.scope == family), None)
     plan, (marked, plan_label) = planned_shares(item.table)
     if pick is None or not marked:
         return ""
@@ -116,8 +125,7 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     planned = sorted(plan)
     best = max(plan, key=lambda n: plan[n])
     flags = flagged(item.table)
-    out = f"; {joined(f'{n:,} ({why})' for n, why in flags.items())} flagged, kept out"
-    out = out if flags else ""
+    out = filled("; {} flagged, kept out", joined(f"{n:,} ({why})" for n, why in flags.items()))
     name = f"{display_name(item.workload)} on {family}"
     head = (
         f"{name}, where more accelerators stop paying: this plan's {plan_label} marks "
@@ -129,14 +137,7 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
         f"in {result.round} against the best of them (at {int(top['accelerators']):,}, "
         f"{top['system_name']}, {top['time_to_train_min']:.3g} min"
     )
-    at_top = int(top["accelerators"])
-    head += (
-        ")"
-        if at_top in plan
-        else f", a count this plan flags ({flags[at_top]}))"
-        if at_top in flags
-        else ", a count this plan does not ask)"
-    )
+    head += _in_plan(int(top["accelerators"]), plan, flags) + ")"
     if marked == int(pick.accelerators):
         return head + ": both mark the same count."
     counts = {marked, int(pick.accelerators)}

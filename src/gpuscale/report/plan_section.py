@@ -16,8 +16,8 @@ from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
 from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.planning.systems import unplanned
-from gpuscale.quantities import number
-from gpuscale.report.rounds_section import HOW, NOT_DRAWN
+from gpuscale.quantities import number, number_range
+from gpuscale.report.rounds_section import not_drawn
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
 
@@ -65,16 +65,12 @@ def _rows(table) -> list[dict[str, str]]:
         {
             SHOWN["accelerators"]: f"{int(r.accelerators):,}",
             SHOWN["time_to_train_min"]: number(r.time_to_train_min),
-            SHOWN["interval"]: (
-                ""
-                if pd.isna(r.time_to_train_min_low)
-                else f"{number(r.time_to_train_min_low)}-{number(r.time_to_train_min_high)}"
-            ),
+            SHOWN["interval"]: number_range(r.time_to_train_min_low, r.time_to_train_min_high),
             SHOWN["global_batch"]: _fixed(r.global_batch, ",.0f"),
             SHOWN["throughput_efficiency"]: _fixed(r.throughput_efficiency, ".2f"),
             SHOWN["convergence_factor"]: number(r.convergence_factor),
             SHOWN["accelerator_hours"]: number(r.accelerator_hours),
-            SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
+            SHOWN["extrapolated"]: number(bool(r.extrapolated)),
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
             SHOWN["rests_on"]: r.rests_on,
@@ -102,7 +98,7 @@ def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
     its line at a count the family ran towards its results there and widens the interval
     to hold them: a grid without them drew the line before that, 2.08 min at 512 where the
     plan says 1.887, and left 128 and 512 of Llama2 between refused counts)."""
-    measured = systems["accelerators"].astype(int) if len(systems) else pd.Series([], dtype=int)
+    measured = systems.get("accelerators", pd.Series([], dtype=int)).astype(int)
     low, high = min([*measured, COUNTS[0]]), max([*measured, COUNTS[-1]])
     spread = np.geomspace(low, high, 40).round().astype(int)
     return tuple(int(n) for n in np.unique(np.concatenate([spread, COUNTS, measured])))
@@ -185,12 +181,13 @@ def plan_section(
     planned = [item for item in data if not isinstance(item, str)]
     if rounds and planned:
         findings.append(data_sentence(rounds))
-    not_drawn = (
-        f"{NOT_DRAWN}: each plan's figure (planned time against devices, its 80% band and "
-        f"the systems it was fitted on); {HOW}."
-        if planned and not out.every
-        else ""
-    )
+    left_out = ""  # the figures not drawn, said where there is a plan
+    if planned:
+        left_out = not_drawn(
+            out,
+            "each plan's figure (planned time against devices, its 80% band and the systems "
+            "it was fitted on)",
+        )
     for item in data:
         if isinstance(item, str):
             findings.append(item)
@@ -218,5 +215,5 @@ def plan_section(
         shown,
         list(planned),
         commands,
-        not_drawn,
+        left_out,
     )

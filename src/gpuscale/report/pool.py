@@ -30,6 +30,17 @@ class Inline(Executor):
         return future
 
 
+class Later:
+    """A call made here when its result is asked for: work that could be a worker's
+    :class:`Future`, done in this process at the point its result is needed."""
+
+    def __init__(self, fn: Callable[..., object], /, *args: object) -> None:
+        self._call = partial(fn, *args)
+
+    def result(self) -> object:
+        return self._call()
+
+
 def _worker_signals(main: int, then: Callable[[], None] | None = None) -> None:
     """In a worker: it ends with the main process however that ends (SIGKILL included:
     a pool worker would otherwise wait on its task pipe forever); Ctrl-C (sent to the

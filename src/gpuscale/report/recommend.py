@@ -34,7 +34,7 @@ import pandas as pd
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose, table_basis
-from gpuscale.analysis.equilibrium import equilibrium_by_family
+from gpuscale.analysis.equilibrium import Equilibrium, equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
 from gpuscale.analysis.outliers import outlier_column, root_reason
@@ -114,10 +114,9 @@ def clean(systems: pd.DataFrame) -> pd.DataFrame:
     return systems[systems["outlier"].fillna("").astype(str).to_numpy() == ""]
 
 
-def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
-    """``family``'s fastest system per count of those that are no outliers, against the
-    family's own reference and decomposed (:func:`family_systems`)."""
-    systems = family_systems(table, family)
+def clean_frontier(systems: pd.DataFrame) -> pd.DataFrame:
+    """The fastest system per count of ``systems`` (:func:`family_systems`) that are no
+    outliers; ``systems`` as they are where there are none (no columns to read)."""
     return fastest_per_count(clean(systems)) if len(systems) else systems
 
 
@@ -134,18 +133,16 @@ def recommend(
     table = result.table
     family = most_submitted_family(table)
     if isinstance(result, WorkloadAnalysis):
-        eq = next((e for e in result.by_family if e.scope == family), None)
-        threshold = eq.threshold if eq is not None else result.equilibrium.threshold
+        threshold = result.equilibrium.threshold
+        found = [e for e in result.by_family if e.scope == family]
     else:
         threshold = DEFAULT_EFFICIENCY_THRESHOLD if threshold is None else threshold
-        eq = next(
-            iter(
-                equilibrium_by_family(
-                    table[table["accelerator_family"] == family], threshold=threshold
-                )
-            ),
-            None,
+        found = equilibrium_by_family(
+            table[table["accelerator_family"] == family], threshold=threshold
         )
+    # a family without criteria (fewer than two clean systems) picks nothing
+    eq = next(iter(found), Equilibrium(result.workload, family, threshold))
+    threshold = eq.threshold
     systems = own if own is not None else family_systems(table, family)
     named = tuple(
         f"{r.submitter} {r.system_name}: {r.outlier}"
@@ -153,9 +150,9 @@ def recommend(
         if r.outlier
     )
     base = Recommendation(result.round, result.workload, family, threshold, None, outliers=named)
-    pick = eq.efficiency_threshold if eq is not None else None
+    pick = eq.efficiency_threshold
     if pick is None:
-        why = (eq.unpicked if eq is not None else {}).values()
+        why = eq.unpicked.values()
         count = int((table["accelerator_family"] == family).sum())
         alone = f"{counted(count, f'{family} system')} only: no scaling to read"
         return replace(base, why_none="; ".join(why) or (alone if count else f"no {family} system"))
@@ -172,15 +169,15 @@ def recommend(
     )
     larger = frontier[frontier["accelerators"] > pick.accelerators]
     beyond = systems[systems["accelerators"] > pick.accelerators]
-    stop = int(larger["accelerators"].iloc[0]) if len(larger) else None
-    passed = beyond[(beyond["accelerators"] < stop) if stop else np.ones(len(beyond), bool)]
+    stop = next((int(n) for n in larger["accelerators"]), None)
+    passed = beyond[beyond["accelerators"] < (stop or np.inf)]
     rec = replace(rec, passed_over=_passed_over(passed))
     if larger.empty:
         return rec
     at, nxt = _pair(clean(systems), pick, stop)
     ratios = {name: _ratio(nxt, at, column) for name, column in FACTORS.items()}
     known = [(np.log(v), name) for name, v in ratios.items() if np.isfinite(v) and v > 0]
-    decides = min(known)[1] if known and min(known)[0] < 0 else ""
+    decides = next((name for v, name in sorted(known) if v < 0), "")  # falls most, if any
     best = np.nanmax(_numbers(frontier["normalized_efficiency"]))
     return replace(
         rec,
@@ -253,6 +250,6 @@ def _count_range(frontier: pd.DataFrame, threshold: float, picked: int) -> tuple
     t_low = np.where(np.isfinite(t_low), t_low, t)
     sure = n[t_high * n <= bound]
     maybe = n[t_low * n <= bound]
-    low = int(sure.max()) if len(sure) else int(n.min())
-    high = int(maybe.max()) if len(maybe) else picked
-    return min(low, picked), max(high, picked)
+    # the counts are the frontier's, never missing: an empty bound falls back to the fewest
+    low = int(sure.max(initial=n.min()))
+    return min(low, picked), int(maybe.max(initial=picked))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.quantities import agreeing, counted, filled, joined
 from gpuscale.tables import display_name
 
 # (org, system_id): one result of a workload's table of one round, as its rows, its picks
@@ -44,8 +44,7 @@ def earlier_firsts(table: pd.DataFrame, marked: pd.DataFrame) -> dict[Key, str]:
 def since(firsts: Firsts, row: Any) -> str:
     """``, first published in v3.1`` for a result first published in an earlier round,
     else ""."""
-    first = firsts.get(key_of(row))
-    return f", first published in {first}" if first else ""
+    return filled(", first published in {}", firsts.get(key_of(row)))
 
 
 def answer_since(table: pd.DataFrame, firsts: Firsts, pick: Any) -> str:
@@ -66,7 +65,7 @@ def earlier_among(table: pd.DataFrame, firsts: Firsts) -> str:
     """``, 5 of them first published in an earlier round`` for the rows of ``table``
     first published earlier, else ""."""
     count = sum(key_of(r) in firsts for _, r in table.iterrows())
-    return f", {count} of them first published in an earlier round" if count else ""
+    return filled(", {} of them first published in an earlier round", count)
 
 
 def republished_sentence(table: pd.DataFrame, firsts: Firsts) -> str | None:

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from gpuscale.hardware.links import check_preset
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
 from gpuscale.tables.out_paths import check_folder_out
-from gpuscale.tables.requests import FieldError, flag, option, ref, settle_choice
+from gpuscale.tables.requests import (
+    FieldError,
+    flag,
+    folder_out_option,
+    option,
+    ref,
+    settle_choice,
+)
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
     import pandas as pd
@@ -32,11 +39,7 @@ class ReportRequest:
     metadata."""
 
     reference: str = reference_option()
-    out: Path = option(
-        DEFAULT_OUT,
-        names=("--out",),
-        help="Folder for the report (its index.html and figures), in a folder that exists.",
-    )
+    out: Path = folder_out_option(DEFAULT_OUT, "the report (its index.html and figures)")
     advise: bool = flag("--advise", help="With --bench: add predicted scaling (advise).")
     interconnect: str | None = option(
         None, help="Link preset for --advise (default: the detected topology)."
@@ -182,4 +185,4 @@ def write_report(
         on_missing=on_missing,
         on_headline=headline.append,
     )
-    return ReportWritten(path, headline[0] if headline else ())
+    return ReportWritten(path, next(iter(headline), ()))

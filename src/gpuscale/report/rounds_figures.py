@@ -61,8 +61,9 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
         )
     log_log(left, "energy to train, kJ (log scale)")
     left.set_title("Energy to train against accelerators")
+    right.set_xscale("log")
+    right.set_yscale("log")
     for axis in (right.xaxis, right.yaxis):
-        axis.axes.set_xscale("log") if axis is right.xaxis else axis.axes.set_yscale("log")
         plain_log(axis)
     right.set_xlabel("energy to train, kJ (log scale)")
     right.set_ylabel("time to train, min (log scale)")

@@ -38,7 +38,7 @@ class ExtraSection:
 def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) -> ExtraSection:
     """Energy results of the workloads, or a sentence saying the rounds have none."""
     energy = energy_table(tables)
-    energy = energy[energy["workload"].isin(workloads)] if len(energy) else energy
+    energy = energy[energy["workload"].isin(workloads)]
     rounds = ", ".join(sorted(tables.scores["round"].unique()))
     if energy.empty:
         return ExtraSection(
@@ -66,12 +66,20 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
     caption = "Energy against accelerators; time against energy with the Pareto front"
     if not out.every:
         return ExtraSection(
-            "energy", title, findings, [], f"{NOT_DRAWN}: its figure ({caption.lower()}); {HOW}."
+            "energy", title, findings, [], not_drawn(out, f"its figure ({caption.lower()})")
         )
     svg, files = out.save(
         lambda: _chart("energy_chart", energy), f"{rounds.replace(', ', '_')}_energy", energy
     )
     return ExtraSection("energy", title, findings, [(caption, svg, files)])
+
+
+def not_drawn(out: FigureFiles, what: str) -> str:
+    """``Not drawn in this report: WHAT; HOW`` where the report draws only each workload's
+    first figures, else ""."""
+    if out.every:
+        return ""
+    return f"{NOT_DRAWN}: {what}; {HOW}."
 
 
 def trends_section(
@@ -82,7 +90,7 @@ def trends_section(
         return None
     rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
     figures, findings = [], []
-    not_drawn = "" if out.every else f"{NOT_DRAWN}: each workload's best time by round; {HOW}."
+    left_out = not_drawn(out, "each workload's best time by round")
     for workload, group in rows.groupby("workload", sort=False):
         if out.every:
             svg, files = out.save(
@@ -92,4 +100,4 @@ def trends_section(
         said = [*family_trends(group), *grouped_notes(group)]
         if said:
             findings.append(f"{display_name(workload)}: {'; '.join(said)}.")
-    return ExtraSection("trends", "Trends across rounds", findings, figures, not_drawn)
+    return ExtraSection("trends", "Trends across rounds", findings, figures, left_out)

@@ -129,7 +129,7 @@ class FigureFiles:
         (picklable: they key the cache; none: never cached), drawn now or taken from the
         cache."""
         key = self.key(stem, *inputs)
-        drawn = self.cache.get(key) if key else None
+        drawn = self.cache.get(key)
         if isinstance(drawn, NothingToDraw):  # why it was not drawn, kept as well
             raise drawn
         if not isinstance(drawn, Drawn):

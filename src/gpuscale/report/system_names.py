@@ -38,7 +38,7 @@ def shown_name(table: pd.DataFrame, org: Any, system_id: Any) -> str:
     """``Krai Dell Precision 7920 Tower with 2x A5000 using HDD``: the submitter and the
     System cell of the row of ``table`` with that org and system id (its first)."""
     rows = ((table["org"] == org) & (table["system_id"] == system_id)).to_numpy()
-    where = int(rows.argmax()) if rows.any() else None
-    if where is None:
+    if not rows.any():
         return str(system_id)
+    where = int(rows.argmax())
     return named(table["submitter"].iloc[where], system_cells(table)[where])

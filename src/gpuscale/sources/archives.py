@@ -33,7 +33,7 @@ from gpuscale.tables import ProblemKind
 
 
 def iter_archive(
-    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None = None
+    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget
 ) -> Iterator[Entry]:
     """The wanted members of a tar or zip archive, in archive order, read in memory.
 
@@ -44,7 +44,6 @@ def iter_archive(
     if path.name.lower().endswith(".zip"):
         yield from _iter_zip(path, layout, skipped, budget)
         return
-    budget = budget or Budget()
     stream = _decompressed(path)
     try:
         tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115
@@ -217,9 +216,8 @@ def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
 
 
 def _iter_zip(
-    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None
+    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget
 ) -> Iterator[Entry]:
-    budget = budget or Budget()
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as exc:

@@ -23,7 +23,7 @@ from gpuscale.tables import ProblemKind
 
 
 def iter_directory(
-    root: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None = None
+    root: Path, layout: Layout, skipped: list[Skipped], budget: Budget
 ) -> Iterator[Entry]:
     """The wanted files below ``root`` (or below its one child matching ``layout.top``),
     folder by folder (a folder's files, sorted, then its sub-folders), without recursion
@@ -32,7 +32,6 @@ def iter_directory(
     nowhere is reported. What is not a regular file where a file is wanted (a folder, a
     FIFO, a socket, a dangling link) and archives inside the tree are reported."""
     root = _top(root, layout)
-    budget = budget or Budget()
     real_root = os.path.realpath(root)
     seen: dict[str, str] = {real_root: ""}
     links: list[tuple[str, str]] = []  # links to folders: followed after the real folders

@@ -85,6 +85,10 @@ def has_path(kind: object) -> bool:
     return kind is Path or any(has_path(k) for k in typing.get_args(kind))
 
 
+# The type an option read as text is taken as: by whether it is repeatable.
+_AS_TEXT: dict[bool, object] = {True: list[str] | None, False: str | None}
+
+
 def command_line_type(f: Field, hints: dict[str, object]) -> tuple[object, str | None]:
     """The type a field's option is taken as on the command line, and what one value is
     called in the help (None: as Typer says it). Numbers and paths are taken as text, read
@@ -93,12 +97,12 @@ def command_line_type(f: Field, hints: dict[str, object]) -> tuple[object, str |
     arguments as a list."""
     number = number_option(f, hints)
     if number:  # Typer's box said "Input should be a valid integer"
-        return (list[str] | None if number[1] else str | None), f"<{number[0].__name__}>"
+        return _AS_TEXT[number[1]], f"<{number[0].__name__}>"
     kind = f.metadata.get("cli", hints[f.name])
     each = [k for k in typing.get_args(kind) if typing.get_origin(k) in (list, tuple)]
     many = bool(each) or bool(f.metadata.get("argument"))
     if has_path(kind):
-        return (list[str] | None if many else str | None), "<path>"
+        return _AS_TEXT[many], "<path>"
     if each:
         one = typing.get_args(each[0])[0]
         return list[one] | None, f"<{one.__name__}>"  # type: ignore[valid-type]

@@ -53,12 +53,17 @@ def accelerator_hours(accelerators: Values, minutes: Values) -> Values:
     return accelerators * minutes / 60.0
 
 
+def _or_nan(value: float | None) -> float:
+    """A parameter not given (None) as NaN, which every product carries through."""
+    return math.nan if value is None else value
+
+
 def cost(hours: Values, price_per_hour: float | None) -> Values:
     """``hours x price`` (the price of one accelerator-hour); NaN without a price."""
-    return hours * (math.nan if price_per_hour is None else price_per_hour)
+    return hours * _or_nan(price_per_hour)
 
 
 def energy_kwh(hours: Values, power_w: float | None) -> Values:
     """``hours x watts / 1000``, the energy of ``hours`` accelerator-hours at ``power_w``
     watts each, in kWh; NaN without a power."""
-    return hours * (math.nan if power_w is None else power_w) / 1000
+    return hours * _or_nan(power_w) / 1000

@@ -149,6 +149,11 @@ def _unwritable(exc: OSError, path: Path) -> str:
     return f"cannot be written: {why_unwritable(exc, path)}; give a path where you can write"
 
 
+def each_value(value: object) -> list | tuple:
+    """An option's values: those of a repeatable option as they are, one value in a list."""
+    return value if isinstance(value, list | tuple) else [value]
+
+
 def typed_paths(f: Field, hints: dict[str, object], value: object) -> object:
     """An option's text (or texts) as its field's ``Path`` (``value`` unchanged for any
     other field). A text ending in a separator is a folder's name: refused where the field
@@ -156,7 +161,7 @@ def typed_paths(f: Field, hints: dict[str, object], value: object) -> object:
     file would take the folder's name (``bench --out newdir/`` would write a file ``newdir``)."""
     if value is None or not has_path(f.metadata.get("cli", hints[f.name])):
         return value
-    many = value if isinstance(value, list | tuple) else [value]
+    many = each_value(value)
     for text in many:
         if f.metadata.get("one_file") and str(text).endswith(("/", os.sep)):
             name = Path(f.default).name  # the option's default file

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from gpuscale.quantities import BadQuantity, reading_number
 from gpuscale.tables.command_line import number_option, option_name
-from gpuscale.tables.out_paths import typed_paths
+from gpuscale.tables.out_paths import each_value, typed_paths
 from gpuscale.tables.refusals import FieldError
 
 R = TypeVar("R")
@@ -28,8 +28,8 @@ def request_of(request: type[R], values: Mapping[str, object], **more: object) -
         if f.name not in values or "help" not in f.metadata:
             continue
         value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
-        many = value if isinstance(value, list | tuple) else [value]
-        if any(isinstance(v, str) and not v.strip() for v in many):  # no default is blank
+        blank = [v for v in each_value(value) if isinstance(v, str) and not v.strip()]
+        if blank:  # no default is blank
             raise FieldError(f.name, None, "empty: give a value, or leave the option out")
         value = typed_paths(f, hints, value)
         try:

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, asdict, field, fields
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gpuscale.quantities import BadQuantity, joined, noun_for
@@ -50,6 +51,7 @@ __all__ = [
     "comma_items",
     "command_line_type",
     "flag",
+    "folder_out_option",
     "given_once_each",
     "given_twice",
     "has_path",
@@ -63,6 +65,7 @@ __all__ = [
     "price_option",
     "ref",
     "repeatable_option",
+    "results_out_option",
     "settle_choice",
     "shown",
     "single_option",
@@ -138,14 +141,15 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
     MLPerf commands take ``-b``, so that a second one is refused, not silently replacing
     the first (``plan -b bert -b retinanet`` planned retinanet alone)."""
 
+    # the command line's default is no value (not None, which ``parse`` is not given)
+    empty, default = ("", MISSING) if required else (None, None)
+
     def one(values: list[str]) -> str | None:
         distinct = list(dict.fromkeys(values))
         if len(distinct) > 1:
             raise BadQuantity(", ".join(distinct), f"one {what} at a time: run it once for each")
-        return distinct[0] if distinct else ("" if required else None)
+        return next(iter(distinct), empty)
 
-    # the command line's default is no value (not None, which ``parse`` is not given)
-    default = MISSING if required else None
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 
@@ -175,6 +179,23 @@ def oversubscribe_option() -> bool:
     launches ranks takes it (``bench``, ``collectives``)."""
     return flag(
         "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
+    )
+
+
+def folder_out_option(default: Path, what: str) -> Path:
+    """The folder a command writes ``what`` into, as every command that writes a folder
+    takes it (``ingest``, ``dataset``, ``report``); ``default``: its name where none is given."""
+    return option(default, names=("--out",), help=f"Folder for {what}, in a folder that exists.")
+
+
+def results_out_option(default: Path) -> Path:
+    """The file of JSON lines a command appends its measured rows to, as every command that
+    measures takes it (``bench``, ``collectives``); ``default``: its name where none is given."""
+    return option(
+        default,
+        names=("--out",),
+        help="Results file (JSON lines, appended; in a folder that exists).",
+        one_file=True,
     )
 
 

@@ -8,8 +8,9 @@ them at start."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import ClassVar
 
 from gpuscale.quantities import BadQuantity
 from gpuscale.tables.out_paths import check_folder_out
@@ -17,8 +18,8 @@ from gpuscale.tables.requests import (
     FieldError,
     argument,
     flag,
+    folder_out_option,
     given_twice,
-    option,
     repeatable_option,
 )
 from gpuscale.tables.workloads import round_name
@@ -104,28 +105,30 @@ DATASET = "the dataset's files (results and runs, CSV and Parquet)"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class IngestOut:
-    """Where ``gpuscale ingest`` writes its tables."""
+class FolderOut:
+    """Where a command writes its folder of files, checked before anything is read: a
+    command's subclass gives the option (its default) and ``holds``, what the folder
+    holds (both said in a refusal)."""
 
-    out: Path = option(
-        Path("gpuscale-tables"),
-        names=("--out",),
-        help="Folder for the tables, in a folder that exists.",
-    )
+    holds: ClassVar[str]
+    out: Path
 
     def __post_init__(self) -> None:
-        check_folder_out("out", self.out, holds=TABLES, default=Path("gpuscale-tables"))
+        (out,) = (f for f in fields(self) if f.name == "out")
+        check_folder_out("out", self.out, holds=self.holds, default=out.default)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class DatasetOut:
+class IngestOut(FolderOut):
+    """Where ``gpuscale ingest`` writes its tables."""
+
+    holds: ClassVar[str] = TABLES
+    out: Path = folder_out_option(Path("gpuscale-tables"), "the tables")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DatasetOut(FolderOut):
     """Where ``gpuscale dataset`` writes the dataset."""
 
-    out: Path = option(
-        Path("gpuscale-dataset"),
-        names=("--out",),
-        help="Folder for the dataset, in a folder that exists.",
-    )
-
-    def __post_init__(self) -> None:
-        check_folder_out("out", self.out, holds=DATASET, default=Path("gpuscale-dataset"))
+    holds: ClassVar[str] = DATASET
+    out: Path = folder_out_option(Path("gpuscale-dataset"), "the dataset")

@@ -90,7 +90,7 @@ def jsonable(value: object) -> JSON:
 def records_csv(records: Sequence[Mapping[str, object]]) -> str:
     """Plain records (dicts with the same keys, in column order) as CSV text, without
     pandas: a header, then a line per record, NaN and None empty as pandas writes them."""
-    columns = list(records[0]) if records else []
+    columns = list(next(iter(records), []))
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(columns)
@@ -167,12 +167,15 @@ def scores_view(
     shown = list(SCORE_SHOWN)
     if twins.any() and "same_runs_as" not in shown:
         shown.append("same_runs_as")  # what tells the twins apart (docs/tour.md)
+    columns, every = shown, f"--all-columns for all {len(frame.columns)}"
+    if options.all_columns:
+        columns, every = list(frame.columns), ""
     return TableView(
         frame,
-        list(frame.columns) if options.all_columns else shown,
+        columns,
         "MLPerf Training official scores (minutes)",
         (*SCORE_DROP_ORDER, "same_runs_as"),
-        every="" if options.all_columns else f"--all-columns for all {len(frame.columns)}",
+        every=every,
         notes=notes,
     )
 

@@ -148,7 +148,7 @@ def convergence_unit(benchmark: str, round_name: str) -> Unit | None:
 def display_name(workload: str) -> str:
     """A readable name for a workload (``llama2_70b_lora`` -> ``Llama2 70B LoRA``)."""
     facts = workload_facts(workload)
-    return facts.display_name if facts else workload
+    return getattr(facts, "display_name", workload)
 
 
 _ROUND_NAME = re.compile(r"v?(\d+\.\d+)(?:\.\d+)?", re.IGNORECASE)

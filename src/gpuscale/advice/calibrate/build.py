@@ -1,5 +1,5 @@
-"""The calibration, built once from the request and the data: ``build(request, bench=,
-topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated`.
+"""The calibration, built once from the request and the data: ``build(request, data)``
+(:class:`AdviceData`) -> :class:`~gpuscale.advice.inputs.Calibrated`.
 
 In a row, one module a step: the link (``link.network_basis``), the model from the bench
 rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
@@ -11,8 +11,7 @@ inputs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -37,19 +36,24 @@ from gpuscale.mlperf.rcp import workload_rcps
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
-def build(
-    request: AdviceRequest,
-    *,
-    bench: pd.DataFrame | None = None,
-    topology: Topology | None = None,
-    collectives: MeasuredCurves | None = None,
-    notes: Sequence[str] = (),
-) -> Calibrated:
-    """The calibration of ``request`` on ``bench`` (else on its numbers): the search's
-    inputs and their ends. ``notes``: sentences on reading the data (lines of a bench
+@dataclass(frozen=True, slots=True)
+class AdviceData:
+    """The measurements an advice rests on, read: the bench table, the detected or saved
+    topology, the collectives curves, and sentences on what was skipped reading them."""
+
+    bench: pd.DataFrame | None = None
+    topology: Topology | None = None
+    collectives: MeasuredCurves | None = None
+    notes: tuple[str, ...] = ()
+
+
+def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
+    """The calibration of ``request`` on ``data.bench`` (else on its numbers): the search's
+    inputs and their ends. ``data.notes``: sentences on reading the data (lines of a bench
     file skipped), warnings: said in the answer, as ``analyze`` and ``report`` say them."""
-    basis = network_basis(request, topology, collectives)
-    basis = replace(basis, warnings=(*basis.warnings, *notes))
+    bench = data.bench
+    basis = network_basis(request, data.topology, data.collectives)
+    basis = replace(basis, warnings=(*basis.warnings, *data.notes))
     # the model: calibrated on the bench's rows an advice may use (a broken model's never:
     # not advised on, not a family's representative, no contention measured on it), else
     # from the numbers given
@@ -58,7 +62,7 @@ def build(
         basis = from_bench(basis, request, bench, found)
     else:
         basis = from_numbers(basis, request)
-    other = _other_device(collectives, bench)
+    other = _other_device(data.collectives, bench)
     if other:
         basis = replace(basis, warnings=(*basis.warnings, other))
     # an assumed link (none given, detected or measured): the network at each end of its

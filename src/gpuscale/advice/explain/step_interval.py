@@ -1,7 +1,8 @@
 """The step interval each row of the predictions carries (``step_interval``), and why it is
 not the model's error alone (the ends of the ranges of terms not measured, the compute
-floor, the cap at linear, the width growing past the counts measured), or the runs' own
-range where a row rests on a measurement (its ``rests_on``)."""
+floor, the cap at linear, the width growing past the counts measured; or the speedup's
+interval calibrated per link class, said after), or the runs' own range where a row rests
+on a measurement (its ``rests_on``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 
 import pandas as pd
 
+from gpuscale.advice.explain import findings
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
@@ -81,9 +83,12 @@ def step_interval(advice: AdviceView, source: str) -> str:
             for _, r in predicted.iterrows()
         ]
         why = _why(advice.inputs, predicted)
+        if advice.interval is not None:  # the speedup's interval is the calibrated rule's
+            why = ["the speedup's interval calibrated per link class (next)"]
         said.append(
             f"the rows carry {'; '.join(carried)}"
             + filled(" (differing from that error by {})", joined(why))
         )
     said += [_measured(advice, r) for _, r in resting.iterrows()]
-    return "; ".join(said)
+    calibrated = f". Speedup interval: {findings.said(advice.interval)}" if advice.interval else ""
+    return "; ".join(said) + calibrated

@@ -12,6 +12,7 @@ from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import Disagreement
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
+from gpuscale.advice.types import Finding
 
 
 class AdviceView(Protocol):
@@ -35,6 +36,8 @@ class AdviceView(Protocol):
     def qualifiers(self) -> Qualifiers: ...
     @property
     def input_rate(self) -> tuple[float, int] | None: ...
+    @property
+    def interval(self) -> Finding | None: ...
     @property
     def predictions(self) -> pd.DataFrame: ...
     @property

@@ -22,7 +22,9 @@ speedup span them, ``x exp(-/+ width at N)`` of the step's error, made in the sa
 the table. The step's lower end is never below its compute term at that count (the least
 over the ranges: a step computes, whatever its overheads), so the speedup's upper end is
 never above the speedup of a step of compute alone (``speedup x step / compute`` at each
-end) nor linear.
+end) nor linear. By numbers on a link given or detected, the speedup's interval is then
+its link class's calibrated rule (``search/intervals.py``), the step's ends moved by the
+same factors (its lower end still no lower than its compute).
 
 Then, in a row: the measured counts that disagree with the predictions and the rows
 resting on those measurements, the decision and its readings at the ends of every assumed
@@ -50,6 +52,7 @@ from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search import intervals
 from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search.decision import (
     FLAGGED,
@@ -95,6 +98,9 @@ class Advice:
     # what each device holds per count and strategy, where memory limits the counts of
     # the strategy asked (None: one device holds the model, or its memory is unknown)
     memory: MemoryCheck | None = None
+    # the speedup's interval as its link class's calibrated rule (``search/intervals.py``)
+    # where it applies, said (None: the model's own)
+    interval: Finding | None = None
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
@@ -137,18 +143,6 @@ class Advice:
         carries it (None where an assumed term's range moves it: ``decision.withheld_by``;
         ``decision.chosen.accelerators``: the count of the predictions shown)."""
         return self.decided.count
-
-    @property
-    def fastest(self) -> int:
-        return self.decided.fastest
-
-    @property
-    def dominant_term(self) -> str:
-        return self.decided.limit.dominant_term
-
-    @property
-    def cap(self) -> str:
-        return self.decided.limit.cap
 
     @property
     def decision_line(self) -> int:
@@ -242,12 +236,13 @@ def _known(value: float | None) -> float:
     return value
 
 
-def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count: the best (batch, accumulation), the step and its parts
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
-    and energy per trained model, and plausibility flags."""
+    and energy per trained model, and plausibility flags. ``rule``: the speedup's interval
+    calibrated per link class (None: the model's own)."""
     rows = [_predicted(inputs, n) for n in inputs.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
@@ -294,6 +289,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
+    if rule is not None:  # the link class's calibrated interval; the step's ends alike
+        frame = intervals.applied(rule, inputs.network, frame, computes.min(axis=0), compute_alone)
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
@@ -308,17 +305,23 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
-def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1) -> Advice:
+def recommend(
+    inputs: AdviceInputs,
+    ends: Sequence[End] = (),
+    fits_from: int = 1,
+    rule: intervals.IntervalRule | None = None,
+) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
     of the ``ends`` of every assumed term's range (``readings.read``: where one moves it,
     the count is withheld); no count below ``fits_from`` (the fewest devices that hold the
-    model: ``advice.memory``) is chosen, efficient or cheapest."""
+    model: ``advice.memory``) is chosen, efficient or cheapest. ``rule``: the speedup's
+    interval calibrated per link class (None: the model's own)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
-    frame = predictions(inputs)
-    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
+    frame = predictions(inputs, rule)
+    alternative = predictions(replace(inputs, scaling="weak"), rule) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said
@@ -333,7 +336,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
 
     def decide_at(changes: dict[str, object]) -> Decision:
         at = replace(inputs, **changes)
-        table = applied(predictions(at), found, counts)
+        table = applied(predictions(at, rule), found, counts)
         return decide(
             table, at.target_efficiency, at.warnings, at.implausible, at.device_counts, fits_from
         )
@@ -360,6 +363,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
         disagreements=found,
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
+        interval=None if rule is None else rule.said(inputs.network, list(frame["accelerators"])),
     )
 
 
@@ -368,7 +372,8 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
     inputs, fits_from, memory = held(calibrated)
-    advice = recommend(inputs, calibrated.ends, fits_from)
+    rule = intervals.rule_for(calibrated)
+    advice = recommend(inputs, calibrated.ends, fits_from, rule)
     one_step = request.step_ms is not None and request.batch is None  # the batch defaulted
     defaulted = {
         "samples": request.samples is None and calibrated.samples_used,

@@ -1,0 +1,242 @@
+"""The speedup's 80% interval of the advice by numbers, calibrated per link class on the
+development rows of published 1-vs-N throughput tables.
+
+``data/advice_intervals.json`` holds the rule: its ``kind`` and, per link class, a width
+below (``low``) and above (``high``) the speedup. ``benchmarks/advice_intervals.py`` chose
+the kind among candidates by their leave-one-setup-out coverage on the development rows
+alone and fitted the widths on every development row; the file says its command and date.
+
+At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` (the priors'
+ranges widened by the step's error, ``recommend.predictions``) and ``g = sqrt(log2 N)``
+(the growth the step's error already takes), a class's widths ``a`` (low) and ``b``
+(high) give:
+
+* ``model``: ``[l, h]`` as it is;
+* ``scale``: the model's interval widened by a factor in log, ``[p (l/p)^a, p (h/p)^b]``;
+* ``band``: a band around the point, ``[p exp(-a g), p exp(b g)]``;
+* ``union``: the wider of the model's interval and that band at each end;
+* ``extend``: the model's interval extended at each end, ``[l exp(-a g), h exp(b g)]``;
+
+the upper end never above ``ceiling`` (linear, or the speedup of a step of compute alone
+where that is lower), and the interval always holding the point. A count's class is
+``multinode`` where it spans nodes, else its link inside a node: ``nvlink`` (NVLink
+presets), ``pcie_no_p2p`` (``pcie-phb``, ``pcie-sys``: through host memory),
+``pcie_p2p`` (every other PCIe preset); a link of no class (``custom``) keeps the model's.
+
+The rule is the advice by numbers' on a link given or detected (:func:`rule_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.inputs import Calibrated
+from gpuscale.advice.model.network import Network
+from gpuscale.advice.types import Finding, FindingKind
+
+INTERVALS_FILE = "advice_intervals.json"
+KINDS = ("model", "scale", "band", "union", "extend")
+CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+NO_P2P = ("pcie-phb", "pcie-sys")  # NCCL copies through host memory (SHM)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassWidths:
+    """One link class's widths below (``low``) and above (``high``) the speedup, in the
+    unit the rule's kind reads (a factor for ``scale``, a log width at N = 2 else), and
+    the development rows they were fitted on."""
+
+    low: float
+    high: float
+    development_rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRule:
+    """The rule (the module's docstring): its kind, the candidate's name as the fit
+    called it, and the widths per link class."""
+
+    kind: str
+    name: str
+    classes: Mapping[str, ClassWidths]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"interval rule {self.kind!r} is none of {', '.join(KINDS)}")
+        unknown = sorted(set(self.classes) - set(CLASSES))
+        if unknown:
+            raise ValueError(f"link classes {unknown} are none of {', '.join(CLASSES)}")
+        for name, w in self.classes.items():
+            if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
+                raise ValueError(f"{name}: widths must be finite and >= 0, not {w}")
+
+    def said(self, network: Network, counts: Sequence[int]) -> Finding | None:
+        """The rule as a finding, for the classes of ``counts`` on ``network`` (None where
+        none of them has one, or the rule is the model's own interval)."""
+        found = [c for c in dict.fromkeys(classes_at(network, counts)) if c in self.classes]
+        if not found or self.kind == "model":
+            return None
+        each = []
+        for name in found:
+            w = self.classes[name]
+            each.append(
+                Finding.of(
+                    FindingKind.INTERVAL_CLASS,
+                    link_class=name,
+                    rule=self.kind,
+                    low=w.low,
+                    high=w.high,
+                    # a band's ends at N = 2 as shares of the point
+                    low_share=math.exp(-w.low) - 1,
+                    high_share=math.exp(w.high) - 1,
+                    rows=w.development_rows,
+                )
+            )
+        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
+
+
+def link_class(link_name: str) -> str | None:
+    """The class of a link preset inside a node; None for a link of no class."""
+    if link_name.startswith("nvlink"):
+        return "nvlink"
+    if link_name in NO_P2P:
+        return "pcie_no_p2p"
+    return "pcie_p2p" if link_name.startswith("pcie") else None
+
+
+def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
+    """Each count's link class on ``network``: multi-node where it spans nodes."""
+    inside = link_class(network.intra.name)
+    return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
+
+
+def growth(counts: np.ndarray) -> np.ndarray:
+    """``sqrt(log2 N)``, 0 at one device."""
+    n = np.asarray(counts, float)
+    return np.sqrt(np.log2(np.maximum(n, 1.0)))
+
+
+def ends(
+    kind: str,
+    widths: tuple[np.ndarray, np.ndarray],
+    point: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    counts: np.ndarray,
+    ceiling: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of ``kind`` (the module's docstring) at each row: ``widths`` (low,
+    high) per row, the model's ``point`` and ``[low, high]`` at ``counts`` devices, the
+    upper end at most ``ceiling``."""
+    a, b = (np.asarray(w, float) for w in widths)
+    p, lo, hi = (np.asarray(v, float) for v in (point, low, high))
+    g = growth(counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "model":
+            new_low, new_high = lo, hi
+        elif kind == "scale":
+            new_low, new_high = p * (lo / p) ** a, p * (hi / p) ** b
+        elif kind == "band":
+            new_low, new_high = p * np.exp(-a * g), p * np.exp(b * g)
+        elif kind == "union":
+            new_low, new_high = (
+                np.minimum(lo, p * np.exp(-a * g)),
+                np.maximum(hi, p * np.exp(b * g)),
+            )
+        elif kind == "extend":
+            new_low, new_high = lo * np.exp(-a * g), hi * np.exp(b * g)
+        else:
+            raise ValueError(f"interval rule {kind!r} is none of {', '.join(KINDS)}")
+    # the point inside, the upper end at most the ceiling (a point above it is flagged)
+    return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
+
+
+def widths_at(rule: IntervalRule, classes: Sequence[str | None]) -> tuple[np.ndarray, ...]:
+    """(low widths, high widths, whether the row has a class of the rule) per row."""
+    known = [c is not None and c in rule.classes for c in classes]
+    low = [rule.classes[c].low if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
+    high = [rule.classes[c].high if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
+    return np.array(low), np.array(high), np.array(known, bool)
+
+
+def calibrated(
+    rule: IntervalRule,
+    network: Network,
+    counts: np.ndarray,
+    point: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ceiling: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The speedup's interval at ``counts`` on ``network`` by ``rule``; a count of no
+    class keeps the model's ``[low, high]``."""
+    a, b, known = widths_at(rule, classes_at(network, [int(n) for n in counts]))
+    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
+    return np.where(known, new_low, low), np.where(known, new_high, high)
+
+
+def applied(
+    rule: IntervalRule,
+    network: Network,
+    frame: pd.DataFrame,
+    compute_ms: np.ndarray,
+    compute_alone: np.ndarray,
+) -> pd.DataFrame:
+    """The predictions ``frame`` with its speedup's interval by ``rule`` (:func:`calibrated`;
+    the upper end at most linear and ``compute_alone``, the speedup of a step of compute
+    alone) and its step's ends moved by the same factors: its upper end by the speedup's
+    lower end's, its lower end by the upper end's, never below ``compute_ms`` (the least
+    compute over the ranges) nor above the step."""
+    counts = frame["accelerators"].to_numpy(float)
+    low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
+    ceiling = np.minimum(compute_alone, counts / counts[0])
+    point = frame["speedup"].to_numpy(float)
+    new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
+    out = frame.copy()
+    out["speedup_low"], out["speedup_high"] = new_low, new_high
+    step = frame["step_ms"].to_numpy(float)
+    moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
+    out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
+    out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
+    return out
+
+
+def rule_for(calibrated: Calibrated) -> IntervalRule | None:
+    """The rule where it is the advice's: by numbers, on a link given or detected (a bench
+    keeps its own interval, leave-one-out over its runs or the extrapolated width measured
+    on bench predictions; an assumed link has its own range of presets); None where the
+    rule is the model's own interval."""
+    if calibrated.from_bench or calibrated.link_assumed or RULE.kind == "model":
+        return None
+    return RULE
+
+
+def rule_of(entry: Mapping[str, object]) -> IntervalRule:
+    """The rule of a data file's contents (``data/advice_intervals.json``'s layout)."""
+    classes = entry["classes"]
+    assert isinstance(classes, Mapping)
+    return IntervalRule(
+        kind=str(entry["kind"]),
+        name=str(entry["name"]),
+        classes={
+            name: ClassWidths(
+                low=float(c["low"]), high=float(c["high"]), development_rows=int(c["rows"])
+            )
+            for name, c in classes.items()
+        },
+    )
+
+
+def _read() -> IntervalRule:
+    text = (resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()
+    return rule_of(json.loads(text))
+
+
+RULE: IntervalRule = _read()

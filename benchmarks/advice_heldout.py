@@ -39,7 +39,7 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -47,6 +47,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
+from gpuscale.advice.model.step_terms import FITTED, StepTerms, using
 from gpuscale.advice.search import intervals
 from gpuscale.hardware.device_names import resolve
 from gpuscale.tables.refusals import NamedError
@@ -102,6 +103,7 @@ class Row:
     n_gpus: int
     throughput_n: float
     flagged: str = ""
+    refused: str = ""  # the advice's refusal (no count holds the model): kept out, listed
     predicted: float | None = None
     low: float | None = None
     high: float | None = None
@@ -258,16 +260,14 @@ def advice_fields(row: Row) -> dict[str, object]:
     return fields
 
 
+def predictions(row: Row) -> pd.DataFrame:
+    """The advice's predictions table for ``row``, indexed by the device count."""
+    return gpuscale.advise(**advice_fields(row)).predictions.set_index("accelerators")
+
+
 def advise_row(row: Row) -> None:
-    """The advice's ratio at the row's N over its base count, with the 80% interval; a
-    row the advice refuses (no count up to N holds the model: a ``NamedError``) is
-    flagged with the refusal, kept out as an impossible row is."""
-    try:
-        advice = gpuscale.advise(**advice_fields(row))
-    except NamedError as refused:
-        row.flagged = f"the advice refuses it: {refused}"
-        return
-    table = advice.predictions.set_index("accelerators")
+    """The advice's ratio at the row's N over its base count, with the 80% interval."""
+    table = predictions(row)
     for n in (row.n_base, row.n_gpus):
         if n not in table.index:
             raise ValueError(f"{row.source}: {row.model}: the advice has no prediction at {n}")
@@ -309,7 +309,7 @@ def baselines(rows: list[Row], serial: dict[str, float | None]) -> None:
     """Per unflagged row: another row's ratio (the same source's other models at the same
     counts and class, else every source's other models there; never the row's own model)
     and Amdahl's law with its class's development fit."""
-    usable = [r for r in rows if not r.flagged]
+    usable = [r for r in rows if not r.flagged and not r.refused]
     for row in usable:
         alike = [
             o
@@ -389,14 +389,17 @@ def evaluate(rows: list[Row]) -> dict[str, float | None]:
     baselines: the core of the check, on any list of rows. Returns the fitted fractions."""
     for row in rows:
         if not row.flagged:
-            advise_row(row)
+            try:
+                advise_row(row)
+            except NamedError as refusal:
+                row.refused = str(refusal)
     serial = fit_amdahl(rows)
     baselines(rows, serial)
     return serial
 
 
 def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object]:
-    kept = [r for r in rows if not r.flagged]
+    kept = [r for r in rows if not r.flagged and not r.refused]
     classes = {}
     for cls in CLASSES:
         mine = [r for r in kept if r.link_class == cls]
@@ -429,6 +432,21 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
             {"source": r.source, "model": r.model, "device": r.device, "why": r.flagged}
             for r in rows
             if r.flagged
+        ],
+        # rows the advice refuses (no count up to the row's N holds the model in memory):
+        # kept out of every figure, each with the refusal
+        "refused": [
+            {
+                "source": r.source,
+                "model": r.model,
+                "device": r.device,
+                "n_base": r.n_base,
+                "n_gpus": r.n_gpus,
+                "split": r.split,
+                "why": r.refused,
+            }
+            for r in rows
+            if r.refused
         ],
         "rows": [
             {**asdict(r), "published": r.published, "error": _error(r.predicted, r.published)}
@@ -506,19 +524,45 @@ def write_docs(path: Path, results: dict[str, object]) -> None:
     path.write_text(_between(text, GOALS_BEGIN, GOALS_END, goals_markdown(results)))
 
 
+def _terms(text: str) -> StepTerms:
+    """``--terms nccl_latency=1,rank_spread=0``: the fitted terms with these replaced."""
+    values: dict[str, object] = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if name not in StepTerms.__dataclass_fields__:
+            raise SystemExit(f"--terms: {name!r} is none of {list(StepTerms.__dataclass_fields__)}")
+        if name == "rank_spread_classes":
+            values[name] = CLASSES if value == "all" else tuple(value.split("+"))
+        else:
+            values[name] = bool(int(value)) if name == "nccl_latency" else float(value)
+    return replace(FITTED, **values)  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--docs", type=Path, help="rewrite this page's tables (docs/heldout.md)")
+    parser.add_argument(
+        "--terms",
+        default="",
+        help="the step model's fitted terms replaced, for an ablation written to --out "
+        "(nccl_latency=1,contention_share=0.1,rank_spread=0,rank_spread_classes=all or "
+        "nvlink+pcie_no_p2p)",
+    )
     args = parser.parse_args(argv)
     rows = read_rows()
-    serial = evaluate(rows)
+    with using(_terms(args.terms)):
+        serial = evaluate(rows)
     result = report(rows, serial)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result), end="")
     print(goals_markdown(result), end="")
-    print(f"flagged (kept out): {len(result['flagged'])} rows; written: {args.out}")  # type: ignore[arg-type]
+    print(
+        f"flagged (kept out): {len(result['flagged'])} rows; "  # type: ignore[arg-type]
+        f"refused by the advice (kept out): {len(result['refused'])} rows; "  # type: ignore[arg-type]
+        f"written: {args.out}"
+    )
     if args.docs is not None:
         write_docs(args.docs, result)
     return 0

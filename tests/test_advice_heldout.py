@@ -96,6 +96,20 @@ def test_a_planted_impossible_row_is_flagged_and_kept_out(script: ModuleType) ->
     assert [f["model"] for f in result["flagged"]] == [planted.model]
 
 
+def test_a_row_the_advice_refuses_is_listed_and_kept_out(script: ModuleType) -> None:
+    rows = _handful(script)
+    planted = copy.copy(next(r for r in rows if r.split == "held-out" and r.n_base == 1))
+    planted.params = 1e12  # no count up to the row's N holds a 1T-parameter model
+    rows.append(planted)
+    serial = script.evaluate(rows)
+    assert "holds" in planted.refused and planted.predicted is None
+    result = script.report(rows, serial)
+    assert result["classes"][planted.link_class]["held_out"]["rows"] == 1  # not 2
+    assert [(f["model"], f["n_gpus"]) for f in result["refused"]] == [
+        (planted.model, planted.n_gpus)
+    ]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "said"),
     [
@@ -119,20 +133,17 @@ def test_the_results_file_counts_the_committed_tables(script: ModuleType) -> Non
     advised), and so are the flagged rows and the sources."""
     results = json.loads(RESULTS.read_text())
     rows = script.read_rows()
-    # the rows the advice refused (flagged when advised), each with the refusal
-    refused = {
-        (f["source"], f["model"], f["device"], f["n_gpus"])
-        for f in results["rows"]
-        if f["flagged"].startswith("the advice refuses it: ")
-    }
+    # a row the advice refuses (no count holds the model) is listed, and kept out
+    refused = {(f["source"], f["model"], f["device"], f["n_gpus"]) for f in results["refused"]}
     kept = [
         r for r in rows if not r.flagged and (r.source, r.model, r.device, r.n_gpus) not in refused
     ]
+    assert len(kept) + len(refused) == sum(not r.flagged for r in rows)
     for cls in script.CLASSES:
         for split, key in (("development", "development"), ("held-out", "held_out")):
             count = sum(r.link_class == cls and r.split == split for r in kept)
             assert results["classes"][cls][key]["rows"] == count, (cls, split)
-    assert len(results["flagged"]) == sum(bool(r.flagged) for r in rows) + len(refused)
+    assert len(results["flagged"]) == sum(bool(r.flagged) for r in rows)
     assert len(results["rows"]) == len(rows)
     assert set(results["sources"]) == {r.source for r in rows}
     # at least 15 held-out rows in each class (issue 73's floor for a coverage figure)
@@ -150,7 +161,7 @@ def test_the_docs_page_quotes_the_results_file(script: ModuleType) -> None:
     assert results["command"] in doc
 
 
-def test_a_row_the_advice_refuses_is_flagged_with_the_refusal(script: ModuleType) -> None:
+def test_llama_13b_on_two_a100_is_refused_and_kept_out(script: ModuleType) -> None:
     """Llama-2-13B under FSDP on 2 A100 80GB: no count up to 2 holds it (16 bytes a
     parameter), so the advice names the count that would, and the row is kept out."""
     (row,) = [
@@ -159,6 +170,6 @@ def test_a_row_the_advice_refuses_is_flagged_with_the_refusal(script: ModuleType
         if r.model.startswith("Llama-2-13b") and r.device == "A100 SXM4 80GB" and r.n_gpus == 2
     ]
     assert not row.flagged
-    script.advise_row(row)
-    assert row.flagged.startswith("the advice refuses it: no count searched")
+    script.evaluate([row])
+    assert row.refused.startswith("no count searched")
     assert row.predicted is None and row.low is None

@@ -17,7 +17,7 @@ from gpuscale.advice.measured_runs import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
-from gpuscale.report.bench_checks import against_measured as report_check
+from gpuscale.report.bench_checks import checks as report_checks
 from gpuscale.tables.advice import as_throughput
 
 from ..builders import bench_record
@@ -118,7 +118,7 @@ def test_the_reports_check_compares_on_the_intervals_baseline(golden: Golden) ->
     assert abs(float(multi["speedup"].iloc[0]) - BENCH_SPEEDUP) < 1e-6  # the premise
     for (low, high), inside in (((0.3, 0.6), True), ((0.216, 0.394), False)):
         frames = [as_throughput(_predictions(low, high)), None]
-        lines = report_check(frames, multi, pd.Series(["m"]), scaling)
+        lines = [c.line for c in report_checks(frames, multi, pd.Series(["m"]), scaling)]
         assert len(lines) == 1, lines
         assert ("OUTSIDE" in lines[0]) is not inside, lines[0]
         compared = ON_ADVICE.search(lines[0])

@@ -7,7 +7,7 @@ import gpuscale
 def test_withheld_count_is_none_from_python_as_in_json():
     # docs/memory.md's example: the assumed fixed cost's range moves the count (4 or 2)
     advice = gpuscale.advise(
-        params=7e9, step_ms=900, batch=8192, device_name="H100", link="nvlink4", strategy="fsdp"
+        params=7e9, step_ms=1000, batch=8192, device_name="H100", link="nvlink4", strategy="fsdp"
     )
     assert advice.decision.withheld_by == "fixed_cost"
     assert advice.recommended is None

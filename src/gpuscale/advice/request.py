@@ -146,18 +146,20 @@ def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
 GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
 
 
+def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
+    """A file the advice reads (``--bench``, ``--topo``, ``--collectives``): typed as a
+    path on the command line, kept as its text in the request (which is JSON), None when
+    not given."""
+    return option(None, names=names, parse=str, cli=Path | None, help=help)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(JsonRequest):
     """What to advise on and under which assumptions: each field's help (the ``advise``
     option's) in its metadata, sizes parsed from ``7M``-style text on the command line."""
 
     json_name: ClassVar[str] = "advice request"
-    bench: str | None = option(
-        None,
-        parse=str,
-        cli=Path | None,
-        help="Calibrate from `gpuscale bench` results (JSONL).",
-    )
+    bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
     model: str | None = option(
         None,
         help="Model of --bench to advise on (default: the largest with N = 1).",
@@ -207,12 +209,9 @@ class AdviceRequest(JsonRequest):
         None,
         help="Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
     )
-    topo: str | None = option(
-        None,
+    topo: str | None = _file_read(
+        "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
         names=("--topo", "--topo-file"),  # --topo-file as collectives and topo spell it
-        parse=str,
-        cli=Path | None,
-        help="Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
     )
     busbw_gbs: float | None = option(None, help="Custom link: bus bandwidth, GB/s.")
     latency_us: float | None = option(
@@ -220,12 +219,7 @@ class AdviceRequest(JsonRequest):
         help="Custom link (with --busbw-gbs): latency per ring hop, us "
         f"(default {DEFAULT_LATENCY_US:g}).",
     )
-    collectives: str | None = option(
-        None,
-        parse=str,
-        cli=Path | None,
-        help="Measured curves from `gpuscale collectives`.",
-    )
+    collectives: str | None = _file_read("Measured curves from `gpuscale collectives`.")
     nodes: int = option(1, help="Nodes (NICs between them when > 1).")
     gpus_per_node: int = option(8, help="Devices per node.")
     inter_node: str | None = option(

@@ -30,7 +30,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.quantities import agreeing, counted, filled, joined
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -100,7 +100,7 @@ def workload_table(
         reference=options.reference,
         division=options.division,
         availability=options.availability,
-        families=list(options.families) if options.families else None,
+        families=list(options.families or ()) or None,
     )
     if table.empty:
         return None
@@ -144,7 +144,7 @@ def not_analysed(
         return (
             f"its {counted(len(with_count), 'scored result')} "
             f"{agreeing(len(with_count), 'is', 'are')} of another division than {division} "
-            f"({joined(others)}; --division {others[0] if others else 'all'} or all "
+            f"({joined(others)}; --division {next(iter(others), 'all')} or all "
             "includes them)"
         )
     return "no scored system matches the options"
@@ -185,7 +185,9 @@ def analyze_workload(
 ) -> WorkloadAnalysis | None:
     """The analysis of one workload, or None when no system of it is scored."""
     table = workload_table(tables, round_name, workload, options)
-    return None if table is None else finish_workload(table, options)
+    if table is None:
+        return None
+    return finish_workload(table, options)
 
 
 def workload_pairs(tables: RoundTables, workloads: list[str]) -> list[tuple[str, str]]:
@@ -215,7 +217,8 @@ def analyze(
             f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
         )
     _check_options(options)
-    workloads = resolve_workloads(workloads, workloads_in(tables.scores)) if workloads else []
+    if workloads:  # none: every workload with scores
+        workloads = resolve_workloads(workloads, workloads_in(tables.scores))
     options = read_against(options, tables.scores)[0]  # `H100`, `clo`: as the CLI reads them
     results = [
         analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
@@ -290,7 +293,7 @@ def analyze_or_explain(
         given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
         said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
         raise NothingAnalysedError(
-            f"no scored system matches these options{f' ({given})' if given else ''}"
+            f"no scored system matches these options{filled(' ({})', given)}"
             + "".join(f"; {x}" for x in said)
         )
     return results
@@ -298,8 +301,7 @@ def analyze_or_explain(
 
 def _first(items: list[str], most: int = 3) -> str:
     """``a, b, c and 4 more``."""
-    more = f" and {len(items) - most} more" if len(items) > most else ""
-    return ", ".join(items[:most]) + more
+    return ", ".join(items[:most]) + filled(" and {} more", max(len(items) - most, 0))
 
 
 def clusters_lowered(results: list[WorkloadAnalysis], k: int | None) -> list[str]:
@@ -307,8 +309,10 @@ def clusters_lowered(results: list[WorkloadAnalysis], k: int | None) -> list[str
     than clusters."""
     out = []
     for result in results:
-        found = result.table["cluster"].nunique() if "cluster" in result.table else k
-        if k and found < k:
+        if not k or "cluster" not in result.table:
+            continue
+        found = result.table["cluster"].nunique()
+        if found < k:
             out.append(
                 f"{result.round} {result.workload}: -k {k} lowered to {found} "
                 f"(only {counted(len(result.table), 'system')}, {found} distinct enough to cluster)"

@@ -42,12 +42,22 @@ def _row(
     return row | {c: pick[c] for c in ANSWER_PICK_COLUMNS} | {"note": note}
 
 
-def _picked(pick: Pick | None) -> Mapping | None:
-    return asdict(pick) if pick is not None else None
+def _pick_row(
+    result: WorkloadAnalysis, scope: str, criterion: str, pick: Pick | None, why: str = ""
+) -> dict:
+    """A criterion's row; its note the pick's own caution (a pick that compares hardware,
+    or whose E' above 1 is not scaling), else ``why``."""
+    if pick is None:
+        return _row(result, scope, criterion, None, why)
+    return _row(result, scope, criterion, asdict(pick), pick.caution or why)
 
 
-def _fastest(table: pd.DataFrame) -> pd.Series | None:
-    return None if table.empty else table.loc[table["time_to_train_min"].idxmin()]
+def _fastest_row(result: WorkloadAnalysis, scope: str, part: pd.DataFrame) -> dict:
+    """The fastest system's row, noted with where another system crosses it."""
+    if part.empty:
+        return _row(result, scope, "fastest", None)
+    fastest = part.loc[part["time_to_train_min"].idxmin()]
+    return _row(result, scope, "fastest", fastest, system_crossing(part, part.loc[[fastest.name]]))
 
 
 def answers(result: WorkloadAnalysis) -> pd.DataFrame:
@@ -65,22 +75,13 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
     for scope, eq, part in scopes:
         if eq is None:
             continue
-        overall = scope == "all systems"
-        why = CROSS_FAMILY if overall and per_family_reference(result) else ""
-
-        def caution(pick: Pick | None) -> str:
-            # a pick that compares hardware, or whose E' above 1 is not scaling, says so
-            return pick.caution if pick is not None else ""
-
-        fastest = _fastest(part)
-        crossing = "" if fastest is None else system_crossing(part, part.loc[[fastest.name]])
-        rows.append(_row(result, scope, "fastest", fastest, crossing))
-        rows.append(_row(result, scope, "knee", _picked(eq.knee), caution(eq.knee)))
-        speed = eq.max_speed_x_efficiency
-        rows.append(
-            _row(result, scope, "speed x efficiency", _picked(speed), caution(speed) or why)
-        )
-        threshold = eq.efficiency_threshold
+        # over all systems under per-family references, E' compares references
+        why = ""
+        if scope == "all systems" and per_family_reference(result):
+            why = CROSS_FAMILY
+        rows.append(_fastest_row(result, scope, part))
+        rows.append(_pick_row(result, scope, "knee", eq.knee))
+        rows.append(_pick_row(result, scope, "speed x efficiency", eq.max_speed_x_efficiency, why))
         label = f"E' >= {eq.threshold:g} x best"
-        rows.append(_row(result, scope, label, _picked(threshold), caution(threshold) or why))
+        rows.append(_pick_row(result, scope, label, eq.efficiency_threshold, why))
     return frame_of(ANSWER_SCHEMA, rows)

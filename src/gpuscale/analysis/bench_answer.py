@@ -54,12 +54,17 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
         said.append(f"weak evidence: {weak} of {counted(len(scaling), 'run')}")
     if baseline := baseline_sentence(scaling):  # what a CPU speedup does not answer
         said.append(baseline)
+    empty = ""
+    if scaling.empty:
+        empty = "no successful bench run to analyse"
+    else:
+        said.append(EXPLAIN_BENCH)
     return TableView(
         scaling,
         shown,
         "bench results (ok runs)",
         ANSWER_DROP_ORDER,
-        said=(*said, EXPLAIN_BENCH) if len(scaling) else tuple(said),
-        empty="no successful bench run to analyse" if scaling.empty else "",
+        said=tuple(said),
+        empty=empty,
         headline=bench_headline(scaling),
     )

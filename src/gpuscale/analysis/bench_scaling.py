@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
-from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
+from gpuscale.quantities import counted, filled, format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.commands import suggested_command
@@ -91,7 +91,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
-        (superlinear_flag(e, int(n)) if n > 1 else None) if pd.notna(b) else NO_BASELINE
+        _efficiency_flag(e, n, b)
         for e, n, b in zip(ok["efficiency"], ok["accelerators"], base, strict=True)
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
@@ -103,6 +103,16 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["_order"] = ok["configuration"].map(order)
     ordered = ok.sort_values(["params", "_order", "accelerators"], kind="stable")
     return ordered.drop(columns="_order").reset_index(drop=True)
+
+
+def _efficiency_flag(efficiency: float, accelerators: int, baseline: float) -> str | None:
+    """The flag a run's efficiency earns past the bench table's own: no baseline to
+    measure it against, or (N > 1) one that cannot be true."""
+    if pd.isna(baseline):
+        return NO_BASELINE
+    if accelerators > 1:
+        return superlinear_flag(efficiency, int(accelerators))
+    return None
 
 
 def _natural(label: str) -> list[tuple[int, float, str]]:
@@ -149,9 +159,9 @@ def break_even_params(
                 log_p = math.log10(params[i - 1]) + fraction * (
                     math.log10(params[i]) - math.log10(params[i - 1])
                 )
-                crossings.append(10**log_p)
+                crossings.append(float(10**log_p))
                 break
-    return float(np.min(crossings)) if crossings else None
+    return min(crossings, default=None)
 
 
 def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
@@ -198,15 +208,12 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     if multi.empty:
         return None
     counts = [int(t) for t in sorted(multi["threads"].dropna().unique())]
-    threads = f"{joined(counts, 'or')} {noun_for(counts[-1] if counts else 0, 'thread')}"
+    threads = f"{joined(counts, 'or')} {noun_for(max(counts, default=0), 'thread')}"
     largest = multi.loc[multi["accelerators"].idxmax()]
-    nodes = int(largest["nnodes"]) if pd.notna(largest["nnodes"]) else 1
     processes = f"{int(largest['accelerators'])} processes"
-    whether = (
-        f"{processes} on {nodes} machines beat one machine"
-        if nodes > 1
-        else f"{processes} beat this machine"
-    )
+    whether = f"{processes} beat this machine"
+    if largest["nnodes"] > 1:  # NaN: one machine
+        whether = f"{processes} on {int(largest['nnodes'])} machines beat one machine"
     # one process alone takes every core of the host by default (threads = cores / ranks)
     measures = suggested_command(
         "bench", "--backend", "gloo", "--nproc", 1, "--model", largest["model"]
@@ -222,7 +229,7 @@ def bench_document(table: pd.DataFrame) -> dict[str, Any]:
     """A bench table's scaling, failed runs and break-even sizes as one document (the
     ``bench`` part of ``analyze -f json``)."""
     scaling = bench_scaling(table)
-    worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
+    worlds = sorted(set(scaling["accelerators"]) - {1})
     failed = table[table["status"] != "ok"][["model", "accelerators", "status", "error"]]
     return {
         "source": "bench",
@@ -286,17 +293,21 @@ def bench_notes(
     failed runs, weak evidence, peaks unknown and what the CPU baseline is (the break-even
     sizes are said above the table: :func:`bench_headline`). ``columns``: those the table
     shows (default: each strategy's that a row ran), the only ones the first line explains."""
+    if scaling.empty:
+        return trouble_lines(scaling, failed)
     basis = speedup_basis(_ran_columns(scaling) if columns is None else columns)
-    lines = [basis] if basis and not scaling.empty else []
-    lines += trouble_lines(scaling, failed)
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
-    lines += [
-        f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
-        for r in weak.itertuples()
+    lines = [
+        basis,
+        *trouble_lines(scaling, failed),
+        *(
+            f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
+            for r in weak.itertuples()
+        ),
+        *_no_peak(scaling),  # the break-even sizes are the headline (bench_headline)
+        baseline_sentence(scaling),
     ]
-    lines += _no_peak(scaling)  # the break-even sizes are the headline (bench_headline)
-    baseline = baseline_sentence(scaling)
-    return [*lines, baseline] if baseline else lines
+    return [line for line in lines if line]  # no basis or baseline where none is said
 
 
 def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
@@ -307,10 +318,13 @@ def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
         f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
         for r in scaling[scaling["flagged"]].itertuples(index=False)
     ]
-    ok = set(zip(scaling["model"], scaling["accelerators"], strict=True))
+    mended = dict.fromkeys(
+        zip(scaling["model"], scaling["accelerators"], strict=True),
+        " (an ok run of it there is in the file too)",
+    )
     return flagged + [
         f"{r.status} {r.model} on {r.accelerators}: {r.error}"
-        + (" (an ok run of it there is in the file too)" if (r.model, r.accelerators) in ok else "")
+        + mended.get((r.model, r.accelerators), "")
         for r in failed.itertuples(index=False)
     ]
 
@@ -335,7 +349,7 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
     if not rows:
         return None
     flagged = int(scaling["flagged"].sum())
-    ok = f"{len(scaling)} ok" + (f", {flagged} of them flagged;" if flagged else ",")
+    ok = f"{len(scaling)} ok" + (filled(", {} of them flagged;", flagged) or ",")
     return (
         f"earlier runs: {path} also holds {rows} {noun_for(rows, 'row')} of earlier "
         f"sweeps ({ok} {len(failed)} failed), not summarised here: "

@@ -63,10 +63,7 @@ def bench_view(
         # where the columns -f csv leaves out are (evidence_notes: a new user looked there)
         every=f"--columns takes any of all {len(scaling.columns)}, evidence_notes among "
         "them, and -f json prints them all",
-        said=(
-            *bench_notes(scaling, failed, shown_columns(scaling)),
-            *([earlier] if earlier else []),
-        ),
+        said=tuple(filter(None, [*bench_notes(scaling, failed, shown_columns(scaling)), earlier])),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
         headline=bench_headline(scaling),
     )
@@ -75,8 +72,8 @@ def bench_view(
 def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
     """``BENCH_SHOWN`` less each strategy's own columns where no row ran that strategy (a
     file of DDP runs shows no empty FSDP columns, one of FSDP runs no empty DDP ones)."""
-    ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna())
-    absent = {s for s in ("ddp", "fsdp") if s not in ran} if ran else {"fsdp"}
+    ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna()) or {"ddp"}  # DDP's alone
+    absent = {s for s in ("ddp", "fsdp") if s not in ran}
     own = {f"{s}_overhead_ms" for s in absent} | {f"{s}_vs_bare" for s in absent}
     own |= {f"speedup_{s}" for s in absent}
     return tuple(c for c in BENCH_SHOWN if c not in own)

@@ -131,7 +131,9 @@ def _ruleset(round_name: str) -> str | None:
 def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
     """E(B) of a benchmark in a round's ruleset; None without RCPs for it."""
     ruleset = _ruleset(round_name)
-    return rcp_model_for(benchmark, ruleset) if ruleset else None
+    if not ruleset:
+        return None
+    return rcp_model_for(benchmark, ruleset)
 
 
 def round_rcp_runs(round_name: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
@@ -141,7 +143,9 @@ def round_rcp_runs(round_name: str, benchmark: str) -> tuple[tuple[float, tuple[
     from gpuscale.mlperf.rcp import rcp_runs
 
     ruleset = _ruleset(round_name)
-    return rcp_runs(ruleset, benchmark) if ruleset else ()
+    if not ruleset:
+        return ()
+    return rcp_runs(ruleset, benchmark)
 
 
 @dataclass(frozen=True, slots=True)

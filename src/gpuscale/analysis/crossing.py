@@ -58,7 +58,7 @@ def chip_of(family: str) -> str:
     words = [w for w in words if w not in ("NVIDIA", "AMD", "INTEL", "GOOGLE", "RTX", "RX")]
     if words and words[0] == "TPU" and len(words) > 1:
         return f"TPU-{words[1]}"
-    return words[0] if words else family
+    return next(iter(words), family)
 
 
 def hardware_difference(a: str, b: str) -> str:
@@ -139,7 +139,7 @@ def _not_scaling(table: pd.DataFrame, mine: pd.DataFrame) -> str:
     else:
         return ""
     code = str(codes.get(mine.index[0], "") or "")
-    return "" if code in ("", "within spread") else code
+    return {"within spread": ""}.get(code, code)
 
 
 def reference_family(table: pd.DataFrame, row: pd.Series) -> str | None:
@@ -147,7 +147,7 @@ def reference_family(table: pd.DataFrame, row: pd.Series) -> str | None:
     ref = table[
         (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
     ]
-    return None if ref.empty else str(ref["accelerator_family"].iloc[0])
+    return next(iter(ref["accelerator_family"].astype(str)), None)
 
 
 def against_reference(family: str, reference: str) -> str:

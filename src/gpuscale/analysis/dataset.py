@@ -8,6 +8,7 @@ kept, the RCP scaling factor, the global batch, samples to converge (in the benc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +28,15 @@ from gpuscale.tables.republished import (
     is_same_runs_copy,
     runs_counted_once,
 )
+
+
+def in_round_order(frame: pd.DataFrame, by: list[str], rounds: Sequence[str]) -> pd.DataFrame:
+    """``frame`` sorted by the columns ``by``, its ``round`` column in the order of
+    ``rounds`` (v4.1 before v5.0, never as text sorts), the index renumbered."""
+    rank = {r: i for i, r in enumerate(rounds)}
+    return frame.sort_values(
+        by, key=lambda c: c.map(rank) if c.name == "round" else c, ignore_index=True
+    )
 
 
 def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
@@ -74,16 +84,12 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     twins = tables.scores[is_same_runs_copy(tables.scores).to_numpy(bool)]
     results = scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
     results["workload_name"] = results["workload"].map(display_name)
-    order = {r: i for i, r in enumerate(sorted(results["round"].unique(), key=round_key))}
-    results = results.sort_values(
-        ["round", "benchmark", "org", "system_id"],
-        key=lambda c: c.map(order) if c.name == "round" else c,
-        ignore_index=True,
-    )
-    runs = runs_counted_once(tables.runs, tables.scores).sort_values(
+    rounds = sorted(results["round"].unique(), key=round_key)
+    results = in_round_order(results, ["round", "benchmark", "org", "system_id"], rounds)
+    runs = in_round_order(
+        runs_counted_once(tables.runs, tables.scores),
         ["round", "benchmark", "org", "system_id", "run_file"],
-        key=lambda c: c.map(order) if c.name == "round" else c,
-        ignore_index=True,
+        rounds,
     )
     results = results[list(DATASET_COLUMNS)]
     results.attrs["same_runs_left_out"] = len(twins)

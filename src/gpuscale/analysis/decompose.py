@@ -99,7 +99,7 @@ def family_decomposition(
 def table_basis(table: pd.DataFrame) -> str:
     """The basis a decomposed table was asked for: ``expected`` when any row used it (a
     row falls back to measured only where its batch has no expected count)."""
-    used = table["convergence_basis"] if "convergence_basis" in table else pd.Series([], dtype=str)
+    used = table.get("convergence_basis", pd.Series([], dtype=str))
     return "expected" if (used == "expected").any() or used.empty else "measured"
 
 

@@ -108,7 +108,8 @@ def as_json(
     (the rounds' scores table), ``study_table_i``: the study's Table I set against them
     (``analysis.study_table``), else null."""
     study = study_statements(results, options)
-    table_i = table_i_texts(scores) if scores is not None else {}
+    # the study's Table I is of its round only
+    table_i = {(STUDY_ROUND, w): text for w, text in table_i_texts(scores).items()}
     out = []
     for result in results:
         systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
@@ -132,9 +133,7 @@ def as_json(
                     for st in study
                     if (st.round, st.workload) == (result.round, result.workload)
                 ],
-                "study_table_i": table_i.get(result.workload)
-                if result.round == STUDY_ROUND
-                else None,
+                "study_table_i": table_i.get((result.round, result.workload)),
             }
         )
     return out

@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import counted, filled, number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
@@ -130,6 +130,10 @@ ENERGY_SCALE_COLUMNS: tuple[str, ...] = (
 )
 
 
+# How the energy-against-scale sentence ends, by whether the energy grows with the count
+_ENERGY_GROWS = {True: ", so the energy grows as the efficiency falls.", False: "."}
+
+
 def _who(row: pd.Series) -> str:
     """The submitter, and its folder where that differs (one submitter, two folders)."""
     return (
@@ -161,11 +165,7 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
             f"{last['accelerators_to']:,} it takes {last['energy_ratio']:.2f}x the energy: "
             f"1/E' {last['inverse_efficiency']:.2f} (accelerator-time against the smaller) x "
             f"{last['power_ratio']:.2f} (power per accelerator, host included)"
-            + (
-                ", so the energy grows as the efficiency falls."
-                if last["energy_ratio"] > 1
-                else "."
-            )
+            + _ENERGY_GROWS[bool(last["energy_ratio"] > 1)]
         )
     return out
 
@@ -269,7 +269,7 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     rows = measured[measured["workload"] == workload]
     best = rows.loc[rows["energy_kj"].idxmin()]
     per_sample = best["energy_per_sample_j"]
-    sample = f", {number(per_sample)} J per sample" if per_sample == per_sample else ""
+    sample = filled(", {} J per sample", number(per_sample))  # NaN: not counted
     others = len(counts) - 1
     choose = f"; {counted(others, 'other benchmark')}: -b chooses one" if others else ""
     return (
@@ -284,7 +284,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
     """``gpuscale energy``: the energy results of ``workloads`` (``energy_table``), energy
     against scale in words under it, or why there is none (``no_energy_reason``)."""
     every = energy_table(tables)
-    frame = every[every["workload"].isin(workloads)] if len(every) else every
+    frame = every[every["workload"].isin(workloads)]
     if frame.empty:
         shown = pd.DataFrame(columns=list(ENERGY_SHOWN))  # one valid document still
         return TableView(shown, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))

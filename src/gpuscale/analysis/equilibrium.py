@@ -105,7 +105,9 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     x = np.log10(frontier["accelerators"].to_numpy(float))
     y = np.log10(frontier["time_to_train_min"].to_numpy(float))
     knee = criteria.kneedle(x.tolist(), y.tolist())
-    return None if knee is None else frontier.iloc[knee]
+    if knee is None:
+        return None
+    return frontier.iloc[knee]
 
 
 def equilibrium(
@@ -118,22 +120,26 @@ def equilibrium(
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
-    benchmark = str(table["workload"].iloc[0]) if len(table) else ""
     if table.empty:
-        return Equilibrium(benchmark=benchmark, scope=scope, threshold=threshold)
+        return Equilibrium(benchmark="", scope=scope, threshold=threshold)
+    benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
     pareto = [
         f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
-    knee = knee_pick(table)
-    unpicked = {} if knee is not None else {Criterion.KNEE.label(threshold): _no_knee(table)}
+    knee_row = knee_pick(table)
+    knee, unpicked = None, {}
+    if knee_row is None:
+        unpicked[Criterion.KNEE.label(threshold)] = _no_knee(table)
+    else:
+        knee = _pick(Criterion.KNEE, knee_row, threshold, table)
     by_time = Equilibrium(
         benchmark=benchmark,
         scope=scope,
         threshold=threshold,
         pareto=pareto,
-        knee=_pick(Criterion.KNEE, knee, threshold, table) if knee is not None else None,
+        knee=knee,
         unpicked=unpicked,
     )
     by_e = (Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
@@ -147,17 +153,18 @@ def equilibrium(
     frontier = fastest_per_count(table)
     floor = threshold * table["normalized_efficiency"].max()
     good = frontier[frontier["normalized_efficiency"] >= floor]
+    kept = None
     if good.empty:
         unpicked = {
             **unpicked,
             by_e[1].label(threshold): f"no count's fastest system keeps E' >= {floor:.3g}",
         }
+    else:
+        kept = _pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold, table)
     return replace(
         by_time,
         max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold, table),
-        efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold, table)
-        if len(good)
-        else None,
+        efficiency_threshold=kept,
         unpicked=unpicked,
     )
 

@@ -17,20 +17,25 @@ _TINY = 1e-300
 _EPS = 1e-15
 
 
+def _off_zero(x: float) -> float:
+    """``x``, or ``_TINY`` where it is too near zero to divide by (Lentz's method)."""
+    if abs(x) > _TINY:
+        return x
+    return _TINY
+
+
 def _beta_fraction(a: float, b: float, z: float) -> float:
     """The continued fraction of ``I_z(a, b)`` (converges fast for ``z < (a+1)/(a+b+2)``)."""
     c, d = 1.0, 1.0 - (a + b) * z / (a + 1.0)
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    d = 1.0 / _off_zero(d)
     h = d
     for m in range(1, 10_000):
         for numerator in (
             m * (b - m) * z / ((a + 2 * m - 1) * (a + 2 * m)),
             -(a + m) * (a + b + m) * z / ((a + 2 * m) * (a + 2 * m + 1)),
         ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > _TINY else _TINY)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > _TINY else _TINY
+            d = 1.0 / _off_zero(1.0 + numerator * d)
+            c = _off_zero(1.0 + numerator / c)
             h *= d * c
         if abs(d * c - 1.0) < _EPS:
             break

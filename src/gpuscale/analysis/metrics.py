@@ -25,6 +25,7 @@ from gpuscale.analysis.divisions import in_division, of_workload
 from gpuscale.analysis.outliers import outlier_column, outliers
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
+from gpuscale.quantities import filled
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.analysis_request import DIVISIONS
 from gpuscale.tables.checks import check_table
@@ -114,7 +115,7 @@ def _with_units(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     if "convergence_unit" not in out:
         units = [convergence_unit(w, r) for w, r in zip(out["workload"], out["round"], strict=True)]
-        out["convergence_unit"] = [str(u) if u is not None else "" for u in units]
+        out["convergence_unit"] = [str(u or "") for u in units]
     for column in ("samples_to_converge_flag", "score_reason"):
         if column not in out:
             out[column] = ""
@@ -196,7 +197,9 @@ def find_reference(
         for o, i in zip(frame["submitter"], frame["system_id"], strict=True)
     }
     close = difflib.get_close_matches(rule.lower(), list(names), n=1, cutoff=0)
-    closest = f"; the closest scored for this benchmark: {names[close[0]]}" if close else ""
+    closest = filled(
+        "; the closest scored for this benchmark: {}", next((names[c] for c in close), "")
+    )
     raise ReferenceNotFoundError(f"reference {rule!r} names no system of the table{closest}")
 
 
@@ -208,7 +211,7 @@ def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:
     rounds = ", ".join(sorted(frame["round"].astype(str).unique()))
     mine = every[_named(every, rule) & every["time_to_train_min"].notna()]
     scored = sorted(mine["workload"].astype(str).unique())
-    where = f": it is scored for {', '.join(scored)}" if scored else ""
+    where = filled(": it is scored for {}", ", ".join(scored))
     return f"reference {rule} has no official score for {workload} ({rounds}){where}"
 
 

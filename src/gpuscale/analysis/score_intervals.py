@@ -28,6 +28,7 @@ truth is known: ``benchmarks/interval_coverage.py``; on real runs:
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
                 failed=len(rows) - len(kept),
                 max_dropped=MAX_DROPPED_RUNS.get(str(key[3]), 1),
             ),
-            float(batch[0]) if len(batch) else float("nan"),
+            float(next(iter(batch), math.nan)),
         )
     return out
 
@@ -105,8 +106,8 @@ def convergence_pool(
     for b, values in _rcp_groups(round_name, benchmark):
         if b > 0:
             sources.setdefault(b, []).append(values)
-    chosen = [batch] if len(sources.get(batch, ())) >= 2 else []
-    if not chosen:  # only the result itself ran at this batch
+    chosen = [batch]
+    if len(sources.get(batch, ())) < 2:  # only the result itself ran at this batch
         chosen = sorted(b for b in sources if batch / 2 <= b <= batch * 2)
     if sum(len(sources[b]) for b in chosen) < 2:  # none but the result itself
         return None

@@ -21,6 +21,7 @@ whose counts the data lacks is "not testable", never guessed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -56,8 +57,9 @@ from gpuscale.analysis.study_findings import (
     said,
     statement,
     untestable,
+    verdict_of,
 )
-from gpuscale.quantities import decimals_apart, joined
+from gpuscale.quantities import decimals_apart, joined, span
 from gpuscale.tables import display_name
 
 # the study's claims and words are records of ``study_findings``, imported from here too
@@ -72,7 +74,7 @@ def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
 
 def _at(frontier: pd.DataFrame, count: int) -> float:
     match = frontier.loc[frontier["accelerators"] == count, "normalized_efficiency"]
-    return float(match.iloc[0]) if len(match) else float("nan")
+    return float(next(iter(match), math.nan))
 
 
 def _span(values: pd.Series, versus: float | None = None) -> str:
@@ -80,7 +82,7 @@ def _span(values: pd.Series, versus: float | None = None) -> str:
     tell each end from it (``0.95-1.004`` said above 1, never ``0.95-1.00``)."""
     low, high = float(values.min()), float(values.max())
     k = 2 if versus is None else max(decimals_apart(v, versus) for v in (low, high))
-    return f"{low:.{k}f}" if f"{low:.{k}f}" == f"{high:.{k}f}" else f"{low:.{k}f}-{high:.{k}f}"
+    return span(f"{low:.{k}f}", f"{high:.{k}f}")
 
 
 def _median_and_span(name: str, values: pd.Series) -> str:
@@ -110,12 +112,14 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         FALLS,
-        (holds,),
-        f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
-        f"reference), the fastest system per count goes from E' "
-        f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
-        f"{last['normalized_efficiency']:.2f} at {int(last['accelerators']):,} accelerators "
-        f"(rank correlation with the count {rho:.2f})",
+        {"falls": holds},
+        family=family,
+        reference=int(first["reference_accelerators"]),
+        e_from=first["normalized_efficiency"],
+        n_from=int(first["accelerators"]),
+        e_to=last["normalized_efficiency"],
+        n_to=int(last["accelerators"]),
+        rho=rho,
     )
 
 
@@ -134,12 +138,12 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         MASSIVE,
-        (fastest, least),
-        f"Within {family}, the largest ({int(best['accelerators']):,} accelerators) "
-        f"{'is' if fastest else 'is not'} the fastest "
-        f"({best['time_to_train_min']:.3g} min) and {'has' if least else 'does not have'} "
-        f"the lowest E' ({best['normalized_efficiency']:.2f}; the family's range "
-        f"{_span(own['normalized_efficiency'])})",
+        {"fastest": fastest, "least": least},
+        family=family,
+        n=int(best["accelerators"]),
+        minutes=best["time_to_train_min"],
+        e=best["normalized_efficiency"],
+        span=_span(own["normalized_efficiency"]),
     )
 
 
@@ -192,17 +196,17 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
     best = float(peak["normalized_efficiency"])
-    # to the digits that show 8's E' on its side of (1 - AROUND) x the best
-    k = decimals_apart(e8, (1 - AROUND) * best)
     return judged(
         table,
         BERT,
-        (around, drops),
-        f"Within {family}, the best E' is {best:.{k}f} at "
-        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.{k}f} "
-        f"({'within' if around else 'more than'} {AROUND:.0%} "
-        f"{'of' if around else 'below'} the best), at 16 {e16:.2f} and beyond "
-        f"{_span(beyond)}",
+        {"around": around, "drops": drops},
+        family=family,
+        best=best,
+        n_best=int(peak["accelerators"]),
+        e8=e8,
+        e16=e16,
+        k=decimals_apart(e8, (1 - AROUND) * best),
+        beyond=_span(beyond),
     )
 
 
@@ -228,17 +232,13 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     return judged(
         table,
         LLAMA,
-        (above, fast),
-        f"Within {family}, E' at 4-8 is {_span(small, 1.0)} "
-        + (
-            "(above 1: systems faster than the reference at its count, not super-linear scaling)"
-            if above
-            else "(not above 1)"
-        )
-        + f"; from {int(first['accelerators']):,} to {int(last['accelerators']):,} it is "
-        f"{_span(reach)}, "
-        f"{loss:.0%} lost per doubling ({'more' if fast else 'less'} than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%})",
+        {"above": above, "fast": fast},
+        family=family,
+        small=_span(small, 1.0),
+        n_from=int(first["accelerators"]),
+        n_to=int(last["accelerators"]),
+        reach=_span(reach),
+        loss=loss,
     )
 
 
@@ -251,13 +251,9 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     if lacking:
         return untestable(table, STABLE_DIFFUSION, lacking)
     loss = 1 - e16 / e8
+    sharp = loss > FAST_LOSS_PER_DOUBLING
     return judged(
-        table,
-        STABLE_DIFFUSION,
-        (loss > FAST_LOSS_PER_DOUBLING,),
-        f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
-        f"16, {loss:.0%} lost in one doubling (sharp: more than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%})",
+        table, STABLE_DIFFUSION, {"sharp": sharp}, family=family, e8=e8, e16=e16, loss=loss
     )
 
 
@@ -282,13 +278,13 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
     # "BERT 0.80, Stable Diffusion 0.80: ... BERT keeps the most" of 0.802 and 0.800)
     top = f"{spans[ranked[0]].median():.2f}"
     first = [w for w in ranked if f"{spans[w].median():.2f}" == top]
-    if first == ["retinanet"]:
-        verdict = "agrees"
-    else:
-        verdict = "partly" if "retinanet" in first else "disagrees"
+    # its parts: RetinaNet keeps the most, and alone (a tie is partly)
+    verdict = verdict_of(("retinanet" in first) + (first == ["retinanet"]), 2)
     listed = ", ".join(_median_and_span(display_name(w), spans[w]) for w in ranked)
     most = joined(display_name(w) for w in first)
-    keeps = f", {most} {'keeps' if len(first) == 1 else f'tie at {top}, keeping'} the most."
+    keeps = f", {most} keeps the most."
+    if len(first) > 1:
+        keeps = f", {most} tie at {top}, keeping the most."
     return statement(
         retina,
         MOST_LINEAR,
@@ -296,7 +292,7 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
         f"{said(MOST_LINEAR)} Within {family} "
         f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
         f"reference; the fastest system at each count), the median E' is {listed}: {verdict}"
-        + ("." if verdict == "agrees" else keeps),
+        + {"agrees": "."}.get(verdict, keeps),
     )
 
 
@@ -322,8 +318,8 @@ def compare_with_study(
     common = [t for w, t in tables.items() if w in (*SPECIFIC, "retinanet") and not t.empty]
     if common:
         family = most_submitted_family(pd.concat(common))
-        linear = _most_linear(
+        if linear := _most_linear(
             {w: tables[w] for w in tables if w in (*SPECIFIC, "retinanet")}, family
-        )
-        out += [linear] if linear else []
+        ):
+            out.append(linear)
     return out

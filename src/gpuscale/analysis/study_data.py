@@ -30,14 +30,13 @@ def counts_words(counts: Iterable[int]) -> str:
     return either([f"{n:,}" for n in counts], "and")
 
 
+_SYSTEMS_HAVE = {0: "every system has", 1: "the one system has", 2: "both systems have"}
+
+
 def _systems(count: int) -> str:
     """``the one system has``, ``both systems have``, ``all 3 systems have`` (``every
     system has`` where the number is not known: 0)."""
-    if count == 1:
-        return "the one system has"
-    if count == 2:
-        return "both systems have"
-    return f"all {count:,} systems have" if count else "every system has"
+    return _SYSTEMS_HAVE.get(count, f"all {count:,} systems have")
 
 
 def too_few_counts(
@@ -87,10 +86,10 @@ def no_samples(own: pd.DataFrame, row: pd.Series) -> str:
         measured = plausible_samples(side.to_frame().T).iloc[0]
         expected = side.get("expected_samples_to_converge", np.nan)
         if not np.isfinite(float(measured)):
-            lacking.append(
-                words + ("" if np.isfinite(float(expected)) else " (nor an expected count)")
-            )
-    who = either(lacking, "and") if lacking else "the fastest system or its reference"
+            if not np.isfinite(float(expected)):
+                words += " (nor an expected count)"
+            lacking.append(words)
+    who = either(lacking, "and") or "the fastest system or its reference"
     return (
         f"no measured samples-to-converge count for {who}, so E' cannot be split into "
         "throughput and convergence"

@@ -5,7 +5,7 @@ fixed words a statement says it with, the thresholds that give those words a mea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -23,20 +23,31 @@ WINDOW = (32, 64)  # where "most linearly" is compared (counts every workload ha
 class Finding:
     """One finding of the study in its fixed words: ``name`` (the statement's ``finding``),
     ``claim`` and ``verb`` (how "The study finds ..." says it; "attributes ..." for
-    ``WHY``)."""
+    ``WHY``); for a finding :func:`judged` part by part, ``shows`` (what the table shows, a
+    template of the values its test measures and of the thresholds) and ``parts`` (the
+    words each named part is said with: where it holds, where it does not)."""
 
     name: str
     claim: str
     verb: str = "finds"
+    shows: str = ""
+    parts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 FALLS = Finding(
     "efficiency falls as accelerators are added",
     "per-accelerator efficiency falling as accelerators are added",
+    shows="Within {family} (against its own {reference}-accelerator reference), the fastest "
+    "system per count goes from E' {e_from:.2f} at {n_from:,} to {e_to:.2f} at {n_to:,} "
+    "accelerators (rank correlation with the count {rho:.2f})",
+    parts={"falls": ("", "")},
 )
 MASSIVE = Finding(
     "massive systems are the fastest but the least efficient",
     "massive systems the fastest but the least efficient",
+    shows="Within {family}, the largest ({n:,} accelerators) {fastest} the fastest "
+    "({minutes:.3g} min) and {least} the lowest E' ({e:.2f}; the family's range {span})",
+    parts={"fastest": ("is", "is not"), "least": ("has", "does not have")},
 )
 WHY = Finding(
     "the fall is communication and synchronisation",
@@ -46,14 +57,33 @@ WHY = Finding(
 BERT = Finding(
     "most efficient around 8 accelerators, dropping past 16",
     "BERT most efficient around 8 accelerators and dropping past 16",
+    # E' printed to the ``k`` decimals that show 8's on its side of (1 - AROUND) x the best
+    shows="Within {family}, the best E' is {best:.{k}f} at {n_best:,}; the fastest system at "
+    "8 keeps {e8:.{k}f} ({around} the best), at 16 {e16:.2f} and beyond {beyond}",
+    parts={
+        "around": ("within {AROUND:.0%} of", "more than {AROUND:.0%} below"),
+        "drops": ("", ""),
+    },
 )
 LLAMA = Finding(
     "E' above 1 at 4-8 accelerators, falling fast from 16 on",
     "Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast from 16 on",
+    shows="Within {family}, E' at 4-8 is {small} {above}; from {n_from:,} to {n_to:,} it is "
+    "{reach}, {loss:.0%} lost per doubling ({fast} than {FAST_LOSS_PER_DOUBLING:.0%})",
+    parts={
+        "above": (
+            "(above 1: systems faster than the reference at its count, not super-linear scaling)",
+            "(not above 1)",
+        ),
+        "fast": ("more", "less"),
+    },
 )
 STABLE_DIFFUSION = Finding(
     "loses efficiency sharply past 8 accelerators",
     "Stable Diffusion losing efficiency sharply past 8 accelerators",
+    shows="Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
+    "16, {loss:.0%} lost in one doubling (sharp: more than {FAST_LOSS_PER_DOUBLING:.0%})",
+    parts={"sharp": ("", "")},
 )
 MOST_LINEAR = Finding(
     "RetinaNet scales the most linearly of the four",
@@ -91,13 +121,25 @@ def untestable(table: pd.DataFrame, finding: Finding, lacking: str) -> StudyStat
     return statement(table, finding, "not testable", text)
 
 
+# The thresholds a finding's words may name
+_THRESHOLDS = {"AROUND": AROUND, "FAST_LOSS_PER_DOUBLING": FAST_LOSS_PER_DOUBLING}
+
+
 def judged(
-    table: pd.DataFrame, finding: Finding, parts: tuple[bool, ...], found: str
+    table: pd.DataFrame, finding: Finding, parts: dict[str, bool], **values: object
 ) -> StudyStatement:
-    """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
-    ``disagrees`` when none does, ``partly`` between. Said as "The study finds
-    <claim>. ``found``: verdict." (``found``: what the table shows, within the family)."""
-    held = sum(bool(part) for part in parts)
-    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
-    text = f"{said(finding)} {found}: {verdict}."
-    return statement(table, finding, verdict, text)
+    """The verdict on a finding made of ``parts`` (each of ``finding.parts`` by name, held
+    or not): ``agrees`` when every part holds, ``disagrees`` when none does, ``partly``
+    between. Said as "The study finds <claim>. <shows>: verdict.", ``finding.shows`` filled
+    with ``values`` and each part's words (a part ``finding.parts`` lacks: KeyError)."""
+    verdict = verdict_of(sum(bool(holds) for holds in parts.values()), len(parts))
+    words = {name: finding.parts[name][not holds] for name, holds in parts.items()}
+    words = {name: text.format(**_THRESHOLDS) for name, text in words.items()}
+    shows = finding.shows.format(**values, **words, **_THRESHOLDS)
+    return statement(table, finding, verdict, f"{said(finding)} {shows}: {verdict}.")
+
+
+def verdict_of(held: int, parts: int) -> str:
+    """``agrees`` where all ``parts`` of a finding hold, ``disagrees`` where none does,
+    ``partly`` between."""
+    return {0: "disagrees", parts: "agrees"}.get(held, "partly")

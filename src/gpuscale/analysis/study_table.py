@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpuscale.analysis.metrics import workload_scaling_table
-from gpuscale.quantities import joined
+from gpuscale.quantities import filled, joined
 from gpuscale.tables import display_name
 from gpuscale.tables.workloads import workload_of
 
@@ -94,6 +94,8 @@ ROUND_RESULTS: dict[str, tuple[int, frozenset[str]]] = {
         ),
     ),
 }
+# A count said in a sentence: "one", else its digits
+_SAID_COUNT = {1: "one"}
 # Why a count or a time differs, where the study's source is known to differ.
 MORE_SYSTEMS = (
     "gpuscale counts every result MLCommons' summarizer scores in the v4.1 archive; the "
@@ -121,8 +123,10 @@ def table_i_statements(scores: pd.DataFrame) -> list[str]:
     return list(table_i_texts(scores).values())
 
 
-def table_i_texts(scores: pd.DataFrame) -> dict[str, str]:
-    """:func:`table_i_statements` by workload."""
+def table_i_texts(scores: pd.DataFrame | None) -> dict[str, str]:
+    """:func:`table_i_statements` by workload; none without ``scores``."""
+    if scores is None:
+        return {}
     mine = scores[scores["round"] == STUDY_ROUND]
     out = {}
     for workload, row in TABLE_I.items():
@@ -157,8 +161,8 @@ def table_i_texts(scores: pd.DataFrame) -> dict[str, str]:
             if other:
                 text += f" ({other}; the counts compare only on the complete round)"
             elif count > row.systems:
-                left = "one" if count - row.systems == 1 else f"{count - row.systems}"
-                text += f" ({MORE_SYSTEMS.format(left=left)})"
+                left = count - row.systems
+                text += f" ({MORE_SYSTEMS.format(left=_SAID_COUNT.get(left, left))})"
             elif count < row.systems:
                 text += f" ({_fewer(mine, workload, row.systems - count)})"
         out[workload] = text + "."
@@ -175,25 +179,23 @@ def not_the_round(table: pd.DataFrame, workload: str) -> str:
     kept = sorted(mine & submitters)
     text = (
         f"the loaded results are not the complete v4.1 round: {len(table)} of its {full} "
-        f"{display_name(workload)} results, "
-        + (
-            f"from all {len(submitters)} of its submitters"
-            if len(kept) == len(submitters)
-            else f"from {len(kept)} of its {len(submitters)} submitters "
-            f"({_which(kept, submitters)})"
-        )
+        f"{display_name(workload)} results, {_from_submitters(kept, submitters)}"
     )
     extra = sorted(mine - submitters)
-    return text + (f", and from {joined(extra)}, not in it" if extra else "")
+    return text + filled(", and from {}, not in it", joined(extra))
 
 
-def _which(kept: list[str], submitters: frozenset[str]) -> str:
-    """The submitters loaded, or, where fewer are missing than loaded, those missing (the
-    12 of 13 named: the one left out said)."""
+def _from_submitters(kept: list[str], submitters: frozenset[str]) -> str:
+    """Which of the round's submitters the results loaded are from: all, or how many,
+    naming those loaded or, where fewer are missing than loaded, those missing (the 12 of
+    13 named: the one left out said)."""
+    if len(kept) == len(submitters):
+        return f"from all {len(submitters)} of its submitters"
     missing = sorted(submitters - set(kept))
+    which = joined(kept)
     if len(missing) < len(kept):
-        return f"all but {joined(missing)}"
-    return joined(kept)
+        which = f"all but {joined(missing)}"
+    return f"from {len(kept)} of its {len(submitters)} submitters ({which})"
 
 
 def _absent(scores: pd.DataFrame, table: pd.DataFrame, workload: str, row: TableIRow) -> str:
@@ -214,7 +216,7 @@ def _absent(scores: pd.DataFrame, table: pd.DataFrame, workload: str, row: Table
         return f"{said} is not among the loaded results"
     reason = loaded["score_reason"].dropna().astype(str)
     reason = next((r for r in reason if r), "")
-    return f"{said} is loaded but not scored" + (f"; {reason}" if reason else "")
+    return f"{said} is loaded but not scored" + filled("; {}", reason)
 
 
 def _fewer(scores: pd.DataFrame, workload: str, gap: int) -> str:

@@ -101,11 +101,13 @@ def compare_values(scores: pd.DataFrame, study: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for row in study.itertuples(index=False):
         found, other = find_system(tables[row.workload], row.submitter, row.system_id, twins)
-        value = float(found["normalized_efficiency"]) if found is not None else np.nan
+        value, found_id = np.nan, ""
+        if found is not None:
+            value, found_id = float(found["normalized_efficiency"]), str(found["system_id"])
         rows.append(
             {
                 **{c: getattr(row, c) for c in STUDY_COLUMNS},
-                "found_system_id": str(found["system_id"]) if found is not None else "",
+                "found_system_id": found_id,
                 "other_name": other,
                 "gpuscale_e_prime": value,
                 "difference": value - float(row.e_prime),

@@ -21,7 +21,7 @@ from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.document import SUMMARY_FIELDS
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
-from gpuscale.quantities import counted, devices, format_minutes, named
+from gpuscale.quantities import counted, devices, filled, format_minutes, named
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
 
@@ -65,8 +65,7 @@ def references_text(result: WorkloadAnalysis) -> str:
     score is less certain where it is."""
     return ", ".join(
         f"{r.submitter}/{r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
-        f"{format_minutes(r.time_to_train_min)}"
-        f"{f'; {r.score_reason}' if r.score_reason else ''})"
+        f"{format_minutes(r.time_to_train_min)}{filled('; {}', r.score_reason)})"
         for r in result.references
     )
 
@@ -93,12 +92,11 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
             f"{CROSS_FAMILY} (see within each family above)"
         )
     for pick in eq.picks:
-        caution = pick.caution
         lines.append(
             f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
             f"({devices(pick.accelerators, pick.accelerator_family)}, "
             f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
-            + (f"; caution: {caution}" if caution else "")
+            + filled("; caution: {}", pick.caution)
         )
     lines.append(
         f"agreement over all systems: {eq.agreement}; Pareto front: "
@@ -138,7 +136,9 @@ def workload_view(
 ) -> TableView:
     """A workload's table (its summary columns, ``--decompose``'s too), its picks and
     flagged counts in words under it."""
-    columns = [*SUMMARY_FIELDS, *(DECOMPOSE_COLUMNS if decompose else ())]
+    columns = list(SUMMARY_FIELDS)
+    if decompose:
+        columns += DECOMPOSE_COLUMNS
     if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
         columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
     said = [
@@ -166,7 +166,7 @@ def study_lines(
         return []
     lines = [f"Compared with the study ({CITATION}):"]
     lines += [f"  {st.workload}, {st.verdict}: {st.text}" for st in statements]
-    texts = table_i_texts(scores) if scores is not None else {}
+    texts = table_i_texts(scores)
     lines += [f"  Table I, {texts[r.workload]}" for r in results if r.workload in texts]
     return lines
 
@@ -196,26 +196,30 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
     submitted family (like with like) and over all systems, the system, its time and
     interval; each caution numbered under the table, the reference E' is against."""
     picks = answers(result)
-    notes: list[str] = []
+    marks: dict[str, str] = {}  # {caution: its number, [1]}
     rows = []
     for _, row in picks.iterrows():
         picked = not pd.isna(row["accelerators"])
         note = row["note"]  # a caution, numbered once however many picks carry it
-        if note and note not in notes:
-            notes.append(note)
-        mark = f"[{notes.index(note) + 1}]" if note else ""
+        if note:
+            marks.setdefault(note, f"[{len(marks) + 1}]")
+        # "none" where the count is shown, which stays when the width drops system
+        shown = {"accelerators": "none", "system": "", "minutes": None, "95% interval": ""}
+        if picked:
+            shown = {
+                "accelerators": int(row["accelerators"]),
+                "system": named(row["submitter"], row["system_name"]),
+                "minutes": float(row["time_to_train_min"]),
+                "95% interval": _interval(result.table, row),
+            }
         first = not rows or rows[-1]["scope"] != row["scope"]
         rows.append(
             {
                 "scope": row["scope"],
                 "among": row["scope"] if first else "",  # each scope named once
                 "criterion": row["criterion"],
-                # "none" where the count is shown, which stays when the width drops system
-                "accelerators": int(row["accelerators"]) if picked else "none",
-                "system": named(row["submitter"], row["system_name"]) if picked else "",
-                "minutes": float(row["time_to_train_min"]) if picked else None,
-                "95% interval": _interval(result.table, row) if picked else "",
-                "caution": mark,
+                **shown,
+                "caution": marks.get(note, ""),
             }
         )
     table = result.table
@@ -224,7 +228,7 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
         f"{result.round} {display_name(result.workload)}: the accelerators each criterion "
         f"picks ({len(table)} systems, {counts} accelerators)"
     )
-    said = [f"[{k}] {note}" for k, note in enumerate(notes, 1)]
+    said = [f"{mark} {note}" for note, mark in marks.items()]
     said += outlier_sentences(table)
     said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
     frame = pd.DataFrame(rows)

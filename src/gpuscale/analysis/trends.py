@@ -26,12 +26,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
-from gpuscale.quantities import agreeing, counted, fixed_apart, joined, number
+from gpuscale.quantities import agreeing, counted, fixed_apart, joined, noun_for, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
@@ -93,10 +94,10 @@ def _republished_note(count: int, republished: bool) -> str:
     """How many republished results of a row were kept or left out ("" for none)."""
     if not count:
         return ""
-    plural = "s" if count > 1 else ""
+    results = f"{count} republished {noun_for(count, 'result')}"
     if republished:
-        return f"{count} republished result{plural} included"
-    return f"left out {count} republished result{plural} (counted in the round first showing it)"
+        return f"{results} included"
+    return f"left out {results} (counted in the round first showing it)"
 
 
 def _trend_row(
@@ -122,9 +123,7 @@ def _trend_row(
         "largest_accelerators": int(largest["accelerators"]),
         "best_time_at_largest_min": best_at(largest["accelerators"]),
         "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
-        "equilibrium_accelerators": eq.efficiency_threshold.accelerators
-        if eq.efficiency_threshold
-        else None,
+        "equilibrium_accelerators": getattr(eq.efficiency_threshold, "accelerators", None),
     }
     if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
         row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
@@ -186,9 +185,9 @@ def trends(
                 row, largest = _trend_row(span, r, str(family), group, threshold)
                 notes = span.notes(r)
                 count = int(left_out.get((workload, family, r), 0))
-                notes += [note] if (note := _republished_note(count, republished)) else []
-                notes += [note] if (note := scale_note(group)) else []
-                if largest["superlinear"] and not note:  # E' at the largest above 1, and why
+                scale = scale_note(group)
+                notes += filter(None, [_republished_note(count, republished), scale])
+                if largest["superlinear"] and not scale:  # E' at the largest above 1, and why
                     notes.append(
                         # to the digits that show it above 1 (1.004, never 1.00)
                         f"E' {fixed_apart(largest['normalized_efficiency'], 1.0)} above 1: "
@@ -208,12 +207,7 @@ def trends(
     out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
     if out.empty:
         return out
-    order = {r: i for i, r in enumerate(rounds)}
-    ordered = out.sort_values(
-        ["workload", "accelerator_family", "round"],
-        key=lambda c: c.map(order) if c.name == "round" else c,
-        ignore_index=True,
-    )
+    ordered = in_round_order(out, ["workload", "accelerator_family", "round"], rounds)
     ordered.attrs.update(out.attrs)
     return ordered
 
@@ -230,9 +224,11 @@ def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[
         else next(iter(elsewhere), "")
     )
     verb = agreeing(more, "is", "are")
+    if not left_out and not more:
+        return ()
     if not left_out:
         said = f"{counted(more, 'result')} republished in a later round (same runs) {verb} {which} "
-        return (said + "division, left out",) if more else ()
+        return (said + "division, left out",)
     also = f" ({more:,} more {verb} {which} division, left out)" if more else ""
     return (
         f"{counted(left_out, 'result')} republished in a later round (same runs) "
@@ -307,10 +303,14 @@ def trends_view(
         valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
         chosen, read_as = resolve_families(families, valid)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
-    empty = "no scored results for these options" if frame.empty else ""
-    if empty and not unfiltered and (other := frame.attrs.get("division_left_out")):
+    empty, headline = "", ()
+    if not frame.empty:
+        headline = trends_headline(frame)
+    elif not unfiltered and (other := frame.attrs.get("division_left_out")):
         # the command ends with this alone: what the other division held is said in it
         empty = "no closed-division scored results for these options: " + "; ".join(other)
+    else:
+        empty = "no scored results for these options"
     return TableView(
         frame,
         TREND_COLUMNS,
@@ -318,5 +318,5 @@ def trends_view(
         TREND_DROP_ORDER,
         notes=notes,
         empty=empty,
-        headline=trends_headline(frame) if not empty else (),
+        headline=headline,
     )

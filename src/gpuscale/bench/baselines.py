@@ -28,10 +28,8 @@ def one_rank_flags(frame: pd.DataFrame) -> list[str]:
     plain_rate = samples / (frame["plain_step_ms_mean"].astype(float) / 1e3)
     ratio = frame["samples_per_s"].astype(float) / plain_rate
     single = (frame["accelerators"] == 1) & (frame["status"] == BenchStatus.OK)
-    return [
-        (superlinear_flag(float(r), 1) or "") if one else ""
-        for r, one in zip(ratio, single, strict=True)
-    ]
+    # other rows' ratio is NaN, which no flag is said of
+    return [superlinear_flag(float(r), 1) or "" for r in ratio.where(single)]
 
 
 def baseline_flags(frame: pd.DataFrame) -> list[str]:

@@ -44,6 +44,7 @@ from gpuscale.bench.collectives_config import (
 )
 from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.telemetry import machine_environment
+from gpuscale.interconnect.nccl import backend_for
 from gpuscale.sources.processes import die_with_runner
 
 
@@ -82,9 +83,10 @@ class Buffers:
 
     def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: torch.device):
         self.op, self.n, self.rank = op, n, rank
-        per = size // 4 if op in ("all_reduce", "broadcast", "send_recv") else size // 4 // n
-        self.elements = max(1, per)
-        whole = self.elements * (1 if op in ("all_reduce", "broadcast", "send_recv") else n)
+        # the ranks a message is split over: each holds all of it in the whole-message ops
+        split = 1 if op in ("all_reduce", "broadcast", "send_recv") else n
+        self.elements = max(1, size // 4 // split)
+        whole = self.elements * split
         self.size_bytes = whole * 4
         dtype = torch.float32
         if op in ("all_reduce", "broadcast"):
@@ -151,20 +153,19 @@ def _time_size(
         buffers.run()
     if device.type == "cuda":
         torch.cuda.synchronize()
-    marks = [mark()]
+    spans = []
+    start = mark()
     for _ in range(config.iters):
         if config.gap_ms > 0:
             _busy(config.gap_ms, device)
-            marks.append(mark())  # the compute gap is not the call's time
+            start = mark()  # the compute gap is not the call's time
         buffers.run()
-        marks.append(mark())
+        end = mark()
+        spans.append((start, end))
+        start = end
     if device.type == "cuda":
         torch.cuda.synchronize()
-    step = 2 if config.gap_ms > 0 else 1
-    times = [
-        elapsed_ms(marks[i + step - 1], marks[i + step]) / 1e3
-        for i in range(0, len(marks) - 1, step)
-    ]
+    times = [elapsed_ms(a, b) / 1e3 for a, b in spans]
     wrong = 0
     if config.check:
         buffers.fill()
@@ -175,7 +176,7 @@ def _time_size(
 
 def _all_ok(ok: bool, device: torch.device) -> bool:
     """Whether every rank could do its part (a MIN over ranks)."""
-    flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
+    flag = torch.tensor([int(ok)], dtype=torch.int32, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MIN)
     return bool(flag.item())
 
@@ -221,7 +222,7 @@ def sweep(
                 try:
                     times, wrong = _time_size(buffers, device, config)
                 except (RuntimeError, NotImplementedError, ValueError) as exc:
-                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                    reason = (str(exc).strip().splitlines() or [repr(exc)])[0]
                     rows.append({**row, "status": "unsupported", "error": reason[:300]})
                     stop = True
                     break
@@ -300,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     device = pick_device(config.backend)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    dist.init_process_group(backend_for(device.type))
     try:
         header = _header(config, args.sweep_id, device) if dist.get_rank() == 0 else None
         load = _Load(device) if config.load and device.type == "cpu" else contextlib.nullcontext()

@@ -50,8 +50,9 @@ def _check_world(world: int, backend: str, oversubscribe: bool) -> str:
     (:func:`~gpuscale.bench.runner.check_devices`) and a collective on one rank."""
     device = device_kind(backend)
     if world < 2:
-        visible = cuda_devices() if device == "cuda" else None
-        shown = f"{counted(visible, 'CUDA device')} visible" if visible is not None else "1 process"
+        shown = "1 process"
+        if device == "cuda":
+            shown = f"{counted(cuda_devices(), 'CUDA device')} visible"
         raise SweepError(
             f"a collective needs two or more devices ({shown}, --nproc {world}): nothing "
             "measured, no sweep written. Run it where 2 or more GPUs are visible, or time "
@@ -73,9 +74,8 @@ def _check_world(world: int, backend: str, oversubscribe: bool) -> str:
 def _check_memory(config: CollectivesConfig, world: int, device: str) -> None:
     """CPU ranks whose buffers at the largest message would not fit in the memory this
     host has free are refused before they start (the kernel would kill one mid-sweep)."""
-    free = available_memory() if device == "cpu" else None
     need = config.host_bytes(world, device)
-    if free is None or need <= free:
+    if device != "cpu" or (free := available_memory()) is None or need <= free:
         return
     per = need // config.largest(device)  # buffers of the largest message, all ranks
     fits = free // per
@@ -177,9 +177,10 @@ def check_interconnect(
             preset = get_preset(preset).name
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-    saved = topology_here(topo_file, gpu) if topo_file else None
+    topology = topology_here(topo_file, gpu) if topo_file else None  # a bad file: before
     done = run_collectives(config, asked.out, world, oversubscribe=asked.oversubscribe)
-    topology = saved if topo_file else (topology_here(None, gpu) if done.device == "cuda" else None)
+    if not topo_file and done.device == "cuda":
+        topology = topology_here(None, gpu)  # NVML's, on the GPUs the sweep ran
     nvlink = bool(topology and topology.slowest_link() == "NV")
     return InterconnectCheck(
         run=done,

@@ -43,8 +43,13 @@ def tf32_mode(value: object) -> str:
     if value is None:
         return "default"
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return _TF32_OF_BOOL[value]
     return str(value)
+
+
+_TF32_OF_BOOL = {True: "on", False: "off"}
+# the option that set a mode
+_TF32_OPTION = {"on": "--tf32", "off": "--no-tf32"}
 
 
 class ModelError(ValueError):
@@ -163,10 +168,10 @@ class BenchConfig(JsonRequest):
         if self.tf32 not in TF32_MODES:
             raise ValueError(f"invalid tf32: {self.tf32!r} is not one of {', '.join(TF32_MODES)}")
 
-        def whole(name: str, low: int) -> tuple[bool, str]:
+        def whole(name: str, low: int, *, optional: bool = False) -> tuple[bool, str]:
             value, high = getattr(self, name), _MOST[name]
             ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-            return ok, f"a whole number from {low} to {high:,}"
+            return ok or (optional and value is None), f"a whole number from {low} to {high:,}"
 
         def real(value: object, low: float, high: float) -> bool:
             number = isinstance(value, int | float) and not isinstance(value, bool)
@@ -175,7 +180,7 @@ class BenchConfig(JsonRequest):
         rules = {  # the field, whether its value is allowed, and what is
             "steps": whole("steps", 1),
             "warmup": whole("warmup", 0),
-            "batch": (True, "") if self.batch is None else whole("batch", 1),
+            "batch": whole("batch", 1, optional=True),  # None: the device's default
             "global_batch": whole("global_batch", 1),
             "accum": whole("accum", 1),
             "bucket_mb": (
@@ -266,17 +271,15 @@ class BenchConfig(JsonRequest):
         with ``--backend gloo`` --tf32 is refused before)."""
         if device == "cuda":
             return []
-        where = (
-            "--backend auto found no CUDA device, so the ranks run on CPUs (gloo)"
-            if self.backend == "auto"
-            else "the ranks run on CPUs (gloo)"
-        )
+        where = "the ranks run on CPUs (gloo)"
+        if self.backend == "auto":
+            where = f"--backend auto found no CUDA device, so {where}"
         notes = []
         if self.tf32 != "default":
-            flag = "--tf32" if self.tf32 == "on" else "--no-tf32"
             notes.append(
-                f"note: {flag} does not apply here: {where}, where TF32 does nothing; the "
-                "rows record tf32 'default', what ran (on a GPU host it applies)"
+                f"note: {_TF32_OPTION[self.tf32]} does not apply here: {where}, where TF32 "
+                "does nothing; the rows record tf32 'default', what ran (on a GPU host it "
+                "applies)"
             )
         if not self.nvml:
             notes.append(

@@ -143,10 +143,10 @@ def weaknesses(
     steps = row.get("steps")
     if needed is None:
         needed, basis = steps_asked([row])
-    said = [filled(" ({})", basis)]
+    said = iter([filled(" ({})", basis)])
 
     def ask() -> str:  # the basis with the first ask only
-        return f"bench with --steps {needed} or more{said.pop() if said else ''}"
+        return f"bench with --steps {needed} or more{next(said, '')}"
 
     if _finite(steps) and steps < MIN_STEPS:
         why = (
@@ -191,11 +191,14 @@ def grade(rows: list[Mapping[str, object]]) -> tuple[list[str], list[str], list[
         m: steps_asked(r for r in ok if r.get("model") == m) for m in {r.get("model") for r in ok}
     }
     for row in rows:
-        found = weaknesses(row, *asked[row.get("model")]) if row.get("status") == "ok" else []
-        if row.get("status") != "ok":
-            grades.append("")
-        else:
-            grades.append(FLAGGED if row.get("flagged") else "weak" if found else "strong")
+        found: list[tuple[Weakness, str]] = []
+        evidence = ""  # a failed run's
+        if row.get("status") == "ok":
+            found = weaknesses(row, *asked[row.get("model")])
+            evidence = "weak" if found else "strong"
+        if evidence and row.get("flagged"):
+            evidence = FLAGGED
+        grades.append(evidence)
         notes.append("; ".join(why for _, why in found))
         kinds.append(tuple(kind.value for kind, _ in found))
     return grades, notes, kinds

@@ -43,7 +43,7 @@ def torchrun_command(
             "--rdzv-backend=c10d",
             f"--rdzv-endpoint={rdzv_endpoint}",
             f"--rdzv-id={rdzv_id}",
-            f"--rdzv-conf=is_host={'true' if node_rank == 0 else 'false'}",
+            f"--rdzv-conf=is_host={str(node_rank == 0).lower()}",
         ]
     return [
         sys.executable,

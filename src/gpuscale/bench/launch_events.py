@@ -119,7 +119,7 @@ def cause(folder: Path, log_tail: str, status: str, started: bool = True) -> tup
     if errors:
         return BenchStatus.CRASHED, f"{status}: a rank lost its peers: {said(errors[0])}"
     lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]
-    detail = lines[-1].strip() if lines else "the launch ended without a message"
+    detail = (lines or ["the launch ended without a message"])[-1].strip()
     return BenchStatus.CRASHED, f"{status}: {detail}"
 
 

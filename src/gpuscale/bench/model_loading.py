@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterable
 from types import ModuleType
@@ -19,13 +20,14 @@ import torch.nn as nn
 from gpuscale.bench.config import ModelError
 from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
 from gpuscale.names import did_you_mean
+from gpuscale.quantities import filled
 
 
 def _from_factory(made: object, name: str) -> BenchModel:
     if isinstance(made, BenchModel):
         return made
     if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
-        return BenchModel(*made) if len(made) == 3 else BenchModel(made[0], made[1])
+        return BenchModel(*made)  # (module, make_batch[, loss])
     raise ModelError(
         f"{name} returned {type(made).__name__}; expected a BenchModel or "
         "(module, make_batch[, loss])"
@@ -51,7 +53,7 @@ def _user_module(source: str) -> ModuleType:
             raise ImportError(f"no file {path}")
         if (folder := os.path.dirname(path)) not in sys.path:
             sys.path.append(folder)
-        unique = "gpuscale_user_" + "".join(c if c.isalnum() else "_" for c in path)
+        unique = "gpuscale_user_" + re.sub(r"\W", "_", path)
         spec = importlib.util.spec_from_file_location(unique, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path} as a module")
@@ -65,6 +67,8 @@ def _user_module(source: str) -> ModuleType:
 
 
 SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
+# the module that lists a model hub's models (``list_models``)
+_MODEL_PACKAGES = {"torchvision": "torchvision.models", "timm": "timm"}
 
 
 def spec_problem(name: str) -> str | None:
@@ -76,22 +80,28 @@ def spec_problem(name: str) -> str | None:
     source, sep, attr = name.partition(":")
     if not sep:
         return None  # a ladder name, or not: load_model / sort_models say which
+    if why := _not_a_spec(source, attr):
+        return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}"
+    return None
+
+
+def _not_a_spec(source: str, attr: str) -> str | None:
+    """What keeps ``SOURCE:ATTR`` from naming a model; None where nothing does."""
     if source in ("torchvision", "timm"):
-        named = attr and not any(c.isspace() or c == ":" for c in attr)
-        why = None if named else f"no {source} model name after the colon"
-    elif not source:
-        why = "nothing before the colon (the module or FILE.py that holds the factory)"
-    elif not attr:
-        why = "nothing after the colon (the factory to call)"
-    elif not attr.isidentifier():
-        why = f"{attr!r} after the colon is not a Python name (the factory to call)"
-    elif source.endswith(".py"):
-        why = None if os.path.basename(source) != ".py" else "no file name before .py"
-    elif not all(part.isidentifier() for part in source.split(".")):
-        why = f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"
-    else:
-        why = None
-    return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}" if why else None
+        if attr and not any(c.isspace() or c == ":" for c in attr):
+            return None
+        return f"no {source} model name after the colon"
+    if not source:
+        return "nothing before the colon (the module or FILE.py that holds the factory)"
+    if not attr:
+        return "nothing after the colon (the factory to call)"
+    if not attr.isidentifier():
+        return f"{attr!r} after the colon is not a Python name (the factory to call)"
+    if os.path.basename(source) == ".py":
+        return "no file name before .py"
+    if source.endswith(".py") or all(part.isidentifier() for part in source.split(".")):
+        return None
+    return f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"
 
 
 def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
@@ -109,9 +119,7 @@ def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
         )
     try:
         if source in ("torchvision", "timm"):
-            package = importlib.import_module(
-                f"{source}.models" if source == "torchvision" else source
-            )
+            package = importlib.import_module(_MODEL_PACKAGES[source])
             if attr not in (known := package.list_models()):
                 said = did_you_mean(attr, known)
                 raise ModelError(f"cannot build {name!r}: {source} has no model {attr!r}{said}")
@@ -129,7 +137,7 @@ def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
             )
             raise ModelError(
                 f"cannot build {name!r}: {source} has no {attr!r}{did_you_mean(attr, callables)}"
-                + (f"; it has {', '.join(callables[:8])}" if callables else "")
+                + filled("; it has {}", ", ".join(callables[:8]))
             )
         factory = getattr(module, attr)
     except ModelError:
@@ -143,6 +151,5 @@ def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
     try:
         made = factory()
     except Exception as exc:  # the user's factory raised: its cause, not a traceback
-        said = f": {exc}" if str(exc) else ""
-        raise ModelError(f"{name} raised {type(exc).__name__}{said}") from exc
+        raise ModelError(f"{name} raised {type(exc).__name__}{filled(': {}', str(exc))}") from exc
     return _from_factory(made, name)

@@ -57,15 +57,14 @@ def run_model(
         meter = open_gpu_meter(device)
     elif device.type == "cpu" and host.first_on_host:  # one package meter per host
         meter = open_cpu_meter(host.ranks_on_host)
-    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device,
-    # and at a quarter of the batch: the two give the fixed per-step cost
-    plain = _bare(job) if world == 1 else None
     small = small_batch(micro)
-    plain_small = (
-        replace(plain, batch=job.bench.make_batch(small, device))
-        if plain is not None and small
-        else None
-    )
+    plain = plain_small = None
+    if world == 1:
+        # also time the bare module (no DDP wrapper): what a user pays on one device, and
+        # at a quarter of the batch: the two give the fixed per-step cost
+        plain = _bare(job)
+        if small:
+            plain_small = replace(plain, batch=job.bench.make_batch(small, device))
     samples: dict[str, object] = {}
 
     def on_start() -> None:
@@ -105,7 +104,7 @@ def run_model(
             "local_sq": local_sq,
         }
     )
-    buckets = job.comm.bucket_bytes if job.comm is not None else None
+    buckets = getattr(job.comm, "bucket_bytes", None)  # no communication hook: none
     measured = measured_fields(
         cfg, device.type, world, micro, flops, grad_bytes, buckets, gathered, global_sq, small
     )
@@ -118,7 +117,7 @@ def run_model(
 def small_batch(micro: int) -> int | None:
     """The second batch timed at N = 1: a quarter of the batch (half below 4), None at
     batch 1 (a larger batch might not fit in memory)."""
-    small = micro // 4 if micro >= 4 else micro // 2
+    small = micro // 4 or micro // 2
     return small if 1 <= small < micro else None
 
 

@@ -228,7 +228,7 @@ def sort_models(
     :class:`ModelError`. ``count`` counts the parameters of a model off the ladder
     (default :func:`parameter_count`, in this process; the CLI counts them in a guarded
     child: ``gpuscale.bench.probe``)."""
-    chosen = [ladder_name(n) for n in names] if names else list(BY_NAME)
+    chosen = [ladder_name(n) for n in names or BY_NAME]
     if twice := given_twice(chosen, "model"):  # `--models a --model a` ran a once, unsaid
         raise ModelError(f"--models/--model: {twice}")
     for n in chosen:
@@ -240,8 +240,7 @@ def sort_models(
             )
         if n not in BY_NAME and (problem := spec_problem(n)):
             raise ModelError(problem)  # before any model is built or any row written
-    low = parse_size(min_params) if min_params else None
-    high = parse_size(max_params) if max_params else None
+    low, high = (parse_size(given) if given else None for given in (min_params, max_params))
     sized, broken = [], []
     for n in chosen:  # each once (refused twice above), in the order given
         try:

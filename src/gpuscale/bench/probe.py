@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gpuscale.bench.config import ModelError
 from gpuscale.bench.launch_events import is_out_of_memory, killed
-from gpuscale.quantities import format_bytes
+from gpuscale.quantities import filled, format_bytes
 from gpuscale.sources.processes import die_with_parent, lifeline, limit_memory, run_folder
 from gpuscale.tables import BenchStatus
 
@@ -131,12 +131,12 @@ def _outcome(name: str, result: Path, log: Path, code: int, limit: int) -> int:
     if code < 0:
         raise ModelError(
             f"{name}: the process building the model was {killed(-code)}"
-            + (f"; it printed: {said}" if said else ""),
+            + filled("; it printed: {}", said),
             status=BenchStatus.CRASHED,
         )
     raise ModelError(
         f"{name}: the process building the model exited with code {code} before it was "
-        "built (os._exit in the model's code?)" + (f"; it printed: {said}" if said else ""),
+        "built (os._exit in the model's code?)" + filled("; it printed: {}", said),
         status=BenchStatus.CRASHED,
     )
 
@@ -147,7 +147,7 @@ def _last_line(log: Path) -> str:
     except OSError:
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    return (lines or [""])[-1][:300]
 
 
 def _count(name: str, limit: int, started: Path) -> dict[str, object]:
@@ -186,7 +186,7 @@ def _count(name: str, limit: int, started: Path) -> dict[str, object]:
             return _oom(name, limit)
         if isinstance(exc, ModelError):
             return {"status": BenchStatus.ERROR, "error": str(exc)}
-        said = f": {exc}" if str(exc) else ""
+        said = filled(": {}", str(exc))
         return {"status": BenchStatus.ERROR, "error": f"{name} raised {type(exc).__name__}{said}"}
 
 
@@ -199,7 +199,7 @@ def _oom(name: str, limit: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    name, result, limit = argv if argv is not None else sys.argv[1:]
+    name, result, limit = argv or sys.argv[1:]
     die_with_parent()
     limit_memory(int(limit))
     outcome = _count(name, int(limit), Path(result).with_suffix(".started"))

@@ -15,6 +15,8 @@ from typing import NoReturn, TypeVar
 import torch
 import torch.distributed as dist
 
+from gpuscale.interconnect.nccl import backend_for
+
 T = TypeVar("T")
 
 
@@ -39,8 +41,7 @@ def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
     """The process group joined (NCCL on a GPU, else gloo) for the ``with`` block, which
     gets this rank's device; every rank leaves together."""
     device = pick_device(backend)
-    name = "nccl" if device.type == "cuda" else "gloo"
-    dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
+    dist.init_process_group(backend_for(device.type), timeout=timedelta(seconds=timeout_s))
     try:
         yield device
         # Every rank leaves together: a rank that tore down its links while another was
@@ -101,5 +102,4 @@ def agreed_sweep_id(ids: list[tuple[int, str]]) -> str:
     writes the rows of models that failed), else global rank 0's. Each node's runner makes
     its own id; torchrun's rendezvous numbers the nodes its own way, so the writer (global
     rank 0) may sit on any of them."""
-    first = [sweep for node, sweep in ids if node == 0]
-    return first[0] if first else ids[0][1]
+    return next((sweep for node, sweep in ids if node == 0), ids[0][1])

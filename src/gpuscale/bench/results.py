@@ -206,7 +206,7 @@ def load_bench(path: Path | str) -> BenchFile:
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives to `gpuscale advise` (the command that reads them)"
             )
-        example = f" (e.g. {problems[0]})" if problems else ""
+        example = "".join(f" (e.g. {p})" for p in problems[:1])
         raise ResultsError(
             f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
             f"skipped{example}{_writes(path)}"

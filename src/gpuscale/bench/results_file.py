@@ -16,6 +16,7 @@ from gpuscale.bench.results import (
     ResultsError,
     first_schema,
 )
+from gpuscale.quantities import filled
 from gpuscale.tables.out_paths import check_file_out
 from gpuscale.tables.requests import FieldError, ref
 from gpuscale.tables.writable import why_unwritable
@@ -70,7 +71,7 @@ def other_records(path: Path, holds: tuple[str, str]) -> str | None:
     other = next(
         (w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema and schema.startswith(p)), None
     )
-    said = f"it holds {other}" if other else "its first line is not one of them"
+    said = filled("it holds {}", other) or "its first line is not one of them"
     return f"is not a file of {what} ({said}); rows are appended only to such a file or a new one"
 
 

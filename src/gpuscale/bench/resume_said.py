@@ -74,8 +74,9 @@ def weak_kept(table: pd.DataFrame, kept: set[str]) -> dict[str, tuple[str, ...]]
 def run_fields(cfg: Sweep, world: int, device: str) -> dict[str, object]:
     """The fields a sweep (``cfg``, a ``runner.SweepConfig``) keys a run at ``world``
     devices by besides its model (``run_key``): one rule for the keys its ranks write,
-    the rows the runner writes for them, and the runs ``--resume`` plans."""
-    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
+    the rows the runner writes for them, and the runs ``--resume`` plans (``threads``: on
+    CPUs; the key and the row say 0 on GPUs)."""
+    threads = cfg.bench.resolved_threads(max(cfg.nproc))
     return {"accelerators": world, "nnodes": cfg.nnodes, "device": device, "threads": threads}
 
 

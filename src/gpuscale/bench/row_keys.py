@@ -37,7 +37,7 @@ def resolved_config(
 ) -> dict[str, object]:
     """The ``config`` of a results row: every field the value the run used (threads,
     per-device and global batch, backend resolved), never an option's placeholder."""
-    batch = config.per_device_batch(accelerators, device)
+    sized = _batch_and_threads(config, accelerators, device, threads)
     return {
         **asdict(config),
         "model": model,
@@ -48,7 +48,17 @@ def resolved_config(
         "backend": backend or config.resolved_backend(device),
         "device": device,
         "tf32": config.tf32 if device == "cuda" else "default",  # what ran: no TF32 on CPUs
-        "batch": batch,
+        "batch": sized["batch_per_device"],
+        **sized,
+    }
+
+
+def _batch_and_threads(
+    config: BenchConfig, accelerators: int, device: str, threads: int
+) -> dict[str, int]:
+    """The per-device and global batch of a run, and its threads (0 on GPUs: none set)."""
+    batch = config.per_device_batch(accelerators, device)
+    return {
         "batch_per_device": batch,
         "global_batch": batch * accelerators * config.accum,
         "threads": threads if device == "cpu" else 0,
@@ -69,7 +79,6 @@ def run_key(
     of the user's (``FILE.py:FACTORY``, ``PKG.MODULE:FACTORY``) is keyed with its parameter
     count too: one spec names another model in another folder, or once its file is
     edited, and --resume would have skipped it as measured."""
-    batch = config.per_device_batch(accelerators, device)
     parts: dict[str, object] = {
         "model": model,
         **({"params": params} if ":" in model and params else {}),
@@ -77,9 +86,7 @@ def run_key(
         "nnodes": nnodes,
         "backend": config.resolved_backend(device),
         "device": device,
-        "batch_per_device": batch,
-        "global_batch": batch * accelerators * config.accum,
-        "threads": threads if device == "cpu" else 0,
+        **_batch_and_threads(config, accelerators, device, threads),
         **{name: getattr(config, name) for name in _KEY_FIELDS},
     }
     if config.repeat > 1:  # a median of several runs is another measurement

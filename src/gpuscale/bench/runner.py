@@ -109,8 +109,7 @@ def check_devices(
         raise ValueError(
             "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
         )
-    visible = cuda_devices() if device == "cuda" else 0
-    if device == "cuda" and nproc > visible:
+    if device == "cuda" and nproc > (visible := cuda_devices()):
         raise ValueError(
             f"{counted(visible, 'CUDA device')} visible; --nproc {nproc} needs {nproc} (one per "
             f"process on each node): give --nproc up to {visible}, or time CPU processes "
@@ -266,8 +265,9 @@ def run_sweep(
         report.failures.append(line)
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
-    skip, again, weak = resume_file(cfg.out) if cfg.resume else (set(), {}, {})
+    skip, again, weak = set(), {}, {}
     if cfg.resume:  # what it keeps, measures again (and why) and misses, said first
+        skip, again, weak = resume_file(cfg.out)
         notify(
             resume_sentence(
                 planned_keys(cfg, sizes, device_kind(cfg.bench.backend)), skip, again, weak

@@ -75,7 +75,7 @@ def _bracket(inside: str, text: str) -> list[str]:
         low, dash, high = piece.partition("-")
         if not low.isdigit() or (dash and not high.isdigit()):
             raise HostlistError(f"{text!r} is no Slurm host list (range {piece!r})")
-        last = int(high) if dash else int(low)
+        last = int(high or low)  # a range's end, else the one number
         if last < int(low):
             raise HostlistError(f"{text!r} is no Slurm host list (range {piece!r} runs down)")
         numbers += [str(n).zfill(len(low)) for n in range(int(low), last + 1)]
@@ -85,7 +85,7 @@ def _bracket(inside: str, text: str) -> list[str]:
 def rendezvous_port(job_id: str) -> int:
     """The job's rendezvous port: :data:`FIRST_PORT` + its id's last four digits."""
     digits = re.sub(r"\D", "", job_id)[-4:]
-    return FIRST_PORT + (int(digits) % PORTS if digits else 0)
+    return FIRST_PORT + int(digits or 0) % PORTS
 
 
 @dataclass(frozen=True, slots=True)

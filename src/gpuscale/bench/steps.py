@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -88,11 +89,17 @@ class CommMeter:
             spans = [(self.elapsed(origin, a), self.elapsed(origin, b)) for a, b in self._marks]
         else:
             spans = []
-        local = float(sum(t.item() for t in self._local_sq)) if self._local_sq else float("nan")
-        glob = float(sum(t.item() for t in self._global_sq)) if self._global_sq else float("nan")
+        local, glob = _total(self._local_sq), _total(self._global_sq)
         self.bucket_bytes = self._sizes or self.bucket_bytes
         self._marks, self._local_sq, self._global_sq, self._sizes = [], [], [], []
         return merged_ms(spans), local, glob
+
+
+def _total(squares: list[torch.Tensor]) -> float:
+    """The sum of a step's squared norms; NaN where none was taken (no bucket reduced)."""
+    if not squares:
+        return math.nan
+    return float(sum(t.item() for t in squares))
 
 
 def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) -> DDP:

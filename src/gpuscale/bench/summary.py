@@ -10,10 +10,14 @@ import math
 import statistics
 
 from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.record import conv_share
 from gpuscale.bench.results import StepStats
-from gpuscale.bench.telemetry import host_busy
+from gpuscale.bench.telemetry import host_busy, mean_of
 from gpuscale.hardware.peaks import mfu, peak_for
 from gpuscale.plausibility import measured_host, same_samples
+
+# how a run's peak memory was read: torch's allocator on a GPU, else the rank's RSS
+_PEAK_MEMORY_KIND = {"cuda": "cuda_max_allocated"}
 
 
 def measured_fields(
@@ -67,10 +71,10 @@ def measured_fields(
         "allreduce_bytes_per_step": grad_bytes if world > 1 else 0,
         "memory": {
             "peak_bytes": max(g["peak"] for g in gathered),
-            "kind": "cuda_max_allocated" if device_type == "cuda" else "max_rss",
+            "kind": _PEAK_MEMORY_KIND.get(device_type, "max_rss"),
         },
         # synced and no-sync steps ran in the metered phase
-        "nvml": _power(meters, world, steps_timed=2 * cfg.steps) if meters else None,
+        "nvml": _power(meters, world, steps_timed=2 * cfg.steps),
         "host": host,
     }
 
@@ -101,8 +105,8 @@ def _timing(gathered: list[dict[str, object]], samples: int, metered: bool) -> d
         "sync_overhead_ms": step.mean - plain.mean,
         "comm_ms": comm_ms,
         # N = 1 only: the bare module's step, no DDP wrapper (what one device costs)
-        "plain_step_ms_mean": bare_step.mean if bare_step else None,
-        "plain_step_ms_p50": bare_step.p50 if bare_step else None,
+        "plain_step_ms_mean": getattr(bare_step, "mean", None),
+        "plain_step_ms_p50": getattr(bare_step, "p50", None),
     }
 
 
@@ -152,11 +156,15 @@ def _mean_error(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), statistics.stdev(values) / math.sqrt(len(values))
 
 
-def _power(meters: list[dict[str, object]], world: int, steps_timed: int) -> dict[str, object]:
+def _power(
+    meters: list[dict[str, object]], world: int, steps_timed: int
+) -> dict[str, object] | None:
     """Measured at this N: every device's power (GPU), every host's package power once
-    (CPU: its first rank's meter); per device: the total / N."""
+    (CPU: its first rank's meter); per device: the total / N. None without a meter."""
+    if not meters:
+        return None
     return {
-        "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
+        "gpu_util_pct_mean": mean_of([m["gpu_util_pct_mean"] for m in meters]),
         "power_w_mean": power_total(meters) / world,
         "power_w_total": power_total(meters),
         "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
@@ -179,11 +187,6 @@ def power_total(meters: list[dict[str, object]]) -> float:
     return sum((m["power_w_mean"] or 0.0) * m.get("ranks_on_host", 1) for m in meters)
 
 
-def _mean(values: list[float | None]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
-
-
 def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
     """Of ``--repeat`` runs of one configuration, the one with the median throughput
     (the lower middle for an even count), with every run's throughput and the spread
@@ -200,14 +203,14 @@ def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
 
 def mfu_fields(record: dict[str, object], device_name: str | None) -> dict[str, object]:
     """Peak TFLOP/s and MFU of a record on ``device_name`` (None off GPUs or unknown)."""
-    achieved = record["flops"]["achieved_tflops_per_device"]
     cfg = record["config"]
-    peak = peak_for(device_name) if cfg["device"] == "cuda" else None
-    total, conv = record["flops"].get("per_sample"), record["flops"].get("conv_per_sample")
-    share = conv / total if total and conv else 0.0  # convolutions: TF32 by default
+    if cfg["device"] != "cuda" or (peak := peak_for(device_name)) is None:
+        return {"peak_tflops": None, "mfu": None}
+    achieved = record["flops"]["achieved_tflops_per_device"]
+    share = conv_share(record["flops"])
     return {
-        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"], share) if peak else None,
-        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"], share)
-        if achieved is not None and peak
-        else None,
+        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"], share),
+        "mfu": None
+        if achieved is None
+        else mfu(achieved, device_name, cfg["precision"], cfg["tf32"], share),
     }

@@ -8,6 +8,7 @@ finding: with 2 timed steps a run, one slow step moves its mean by half."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -85,6 +86,11 @@ class Support:
         return remedy(self.fixes, self.steps_needed, self.steps_basis)
 
 
+def _whole(value: float) -> int | None:
+    """A count read off a column's min or max (None: NaN, the column held none)."""
+    return None if math.isnan(value) else int(value)
+
+
 def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:
     """What ``rows`` (``ok`` bench rows, graded by ``bench.evidence``) give a figure
     read from them; None for no row. The steps asked for are those every ``ok`` run of
@@ -93,30 +99,30 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     if rows is None or rows.empty:
         return None
     steps = pd.to_numeric(rows.get("steps"), errors="coerce").dropna()
-    kinds = list(rows["evidence_kinds"]) if "evidence_kinds" in rows else []
+    kinds = list(rows.get("evidence_kinds", []))
     runs = rows
     if of is not None and "model" in of and "model" in rows:
         runs = of[of["model"].isin(set(rows["model"])) & (of["status"] == "ok")]
     asked, basis = steps_asked(runs.to_dict("records"))
-    models = set(rows["model"]) if "model" in rows else set()
+    models = set(rows.get("model", ()))
     counts = pd.to_numeric(runs.get("accelerators"), errors="coerce").dropna()
     ran = pd.to_numeric(runs.get("steps"), errors="coerce").dropna()
     untrusted = rows.get("evidence", pd.Series("", index=rows.index)) == FLAGGED
     return Support(
         runs=len(rows),
-        steps=int(steps.min()) if len(steps) else None,
+        steps=_whole(steps.min()),
         kinds=tuple(labels(kinds)),
         steps_needed=asked,
         fixes=fixes(kinds),
         steps_basis=basis,
         model=str(next(iter(models))) if len(models) == 1 else None,
         counts=tuple(sorted({int(n) for n in counts})),
-        most_steps=int(ran.max()) if len(ran) else None,
-        flagged=int(runs["flagged"].fillna(False).astype(bool).sum()) if "flagged" in runs else 0,
+        most_steps=_whole(ran.max()),
+        flagged=int(runs.get("flagged", pd.Series(dtype=bool)).fillna(False).astype(bool).sum()),
         untrusted=int(untrusted.sum()),
-        flag_kinds=tuple(dict.fromkeys(k for ks in rows["flag_kinds"][untrusted] for k in ks))
-        if "flag_kinds" in rows
-        else (),
+        flag_kinds=tuple(
+            dict.fromkeys(k for ks in rows[untrusted].get("flag_kinds", ()) for k in ks)
+        ),
     )
 
 

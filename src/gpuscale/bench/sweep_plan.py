@@ -135,7 +135,7 @@ def nodes_of(request: SweepRequest, environ: Mapping[str, str]) -> Nodes:
         )
     if task.local_task:
         return Nodes(1, 0, None, aside=task.aside())
-    nnodes = task.nnodes if request.nnodes is None else request.nnodes
+    nnodes = request.nnodes or task.nnodes  # a count given is at least 1
     rank = task.node_rank if request.node_rank is None else request.node_rank
     hosts = ", ".join(task.nodes[:4])
     if task.nnodes > 4:
@@ -168,7 +168,7 @@ class Planned:
 
 
 def plan_bench(
-    request: SweepRequest, bench: BenchConfig, environ: Mapping[str, str] | None = None
+    request: SweepRequest, bench: BenchConfig, environ: Mapping[str, str] = os.environ
 ) -> Planned:
     """``gpuscale bench``'s plan: the size bounds and world sizes checked before any model
     is built (a bad one is that field's :class:`FieldError`), the nodes (:func:`nodes_of`,
@@ -176,7 +176,7 @@ def plan_bench(
     and their :class:`SweepConfig` (:func:`plan_sweep`)."""
     check_bounds(request.max_params, request.min_params)
     nproc = world_sizes(request.nproc)
-    nodes = nodes_of(request, os.environ if environ is None else environ)
+    nodes = nodes_of(request, environ)
     if nodes.aside and not request.list_models:
         return Planned([], [], None, nodes)
     names = request.model_names()

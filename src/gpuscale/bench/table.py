@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
 from gpuscale.bench.config import tf32_mode
 from gpuscale.bench.evidence import grade
+from gpuscale.bench.record import conv_share
 from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
@@ -39,8 +40,9 @@ def _host_devices(record: dict[str, object]) -> int | None:
     """The GPUs the run's host had, as its topology listed them (None on a CPU, or where
     the record holds no topology)."""
     topology = (record.get("environment") or {}).get("topology")
-    gpus = topology.get("gpus") if isinstance(topology, dict) else None
-    return len(gpus) if isinstance(gpus, list) and gpus else None
+    if isinstance(topology, dict) and isinstance(topology.get("gpus"), list):
+        return len(topology["gpus"]) or None
+    return None
 
 
 def _host_link(record: dict[str, object]) -> str:
@@ -64,10 +66,11 @@ def _cores(record: dict[str, object]) -> int | None:
     return cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else None
 
 
-def _number(value: object) -> float:
-    return (
-        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-    )
+def _number(value: object, missing: float | None = math.nan) -> float | None:
+    """A field's number as a float; ``missing`` where it holds none (a text, a bool)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return missing
 
 
 # What the key says the run used: it wins over the row's config (rows written before
@@ -99,18 +102,12 @@ def _peak_and_mfu(
         return {"peak_tflops": peak, "mfu": mfu}
     from gpuscale.hardware.peaks import peak_at  # lazy: only rows without a peak
 
-    total, conv = flops.get("per_sample"), flops.get("conv_per_sample")
-    share = conv / total if total and conv else 0.0  # convolutions: TF32 by default
     name = (r.get("environment") or {}).get("device_name")
-    peak = peak_at(name, str(config.get("precision")), config.get("tf32", False), share)
+    tf32 = config.get("tf32", False)
+    peak = peak_at(name, str(config.get("precision")), tf32, conv_share(flops))
     if peak is None:
         return {"peak_tflops": math.nan, "mfu": math.nan}
     return {"peak_tflops": peak, "mfu": achieved / peak}  # NaN where nothing was achieved
-
-
-def _loss(value: object) -> float | None:
-    """A row's ``loss_last`` as a float (None: not recorded)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _merged(stored: Sequence[str], said: Sequence[str] = ()) -> list[str]:
@@ -137,7 +134,7 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     if r.get("status") == BenchStatus.OK:
         said = run_flags(timing, host, noise, warmup=config.get("warmup"))
         # a NaN written unflagged is flagged; one flagged is said once
-        flags = _merged(flags, said + loss_flags(_loss(r.get("loss_last"))))
+        flags = _merged(flags, said + loss_flags(_number(r.get("loss_last"), None)))
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
     row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})
@@ -148,7 +145,7 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         status=r.get("status"),
         device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
         buckets=len(buckets) or None,
-        largest_bucket_bytes=max(buckets) if buckets else None,
+        largest_bucket_bytes=max(buckets, default=None),
         flops_per_sample=_number(flops.get("per_sample")),
         achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
         **_peak_and_mfu(r, config, flops),

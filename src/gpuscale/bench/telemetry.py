@@ -67,6 +67,12 @@ def machine_environment(device: torch.device) -> dict[str, object]:
     return env
 
 
+def mean_of(values: list[float | None]) -> float | None:
+    """The mean of ``values`` that are given (None left out); None where none is."""
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
 def device_identity(device: torch.device) -> tuple[str | None, str | None]:
     """(UUID, PCI bus id) of the CUDA device torch uses, as NVML names them."""
     # lazy: torch, the CLI imports this module without it (visible_uuids)
@@ -173,7 +179,7 @@ class GpuMeter(Background):
     def summary(self) -> dict[str, object]:
         """Mean utilisation (%), mean power (W), energy (J) of the phase and its source."""
         seconds = max(self._end - self._start, 1e-9)
-        util = sum(self._util) / len(self._util) if self._util else None
+        util = mean_of(self._util)
         if self._energy_start is not None and self._energy_end is not None:
             joules = (self._energy_end - self._energy_start) / 1000.0
             return {
@@ -276,9 +282,10 @@ class HostSample:
         except OSError:
             return None
         ticks = [float(x) for x in fields]
+        ticks += [0.0] * (8 - len(ticks))  # iowait and steal, where a kernel writes none
         hz = os.sysconf("SC_CLK_TCK")
-        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)  # idle + iowait
-        steal = ticks[7] if len(ticks) > 7 else 0.0
+        idle = ticks[3] + ticks[4]  # idle + iowait
+        steal = ticks[7]
         times = os.times()
         return HostSample(
             busy_s=(sum(ticks[:8]) - idle) / hz,

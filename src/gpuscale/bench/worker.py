@@ -70,8 +70,7 @@ def _write_error(
     """This rank's failure, for the runner: type, message, the traceback's last lines
     (the first failure of this rank only: the one that caused the rest); ``cap`` the
     rank's memory limit, named when host memory ran out."""
-    path = folder / f"error-{rank}.json" if folder is not None else None
-    if path is None or path.exists():
+    if folder is None or (path := folder / f"error-{rank}.json").exists():
         return
     text = str(exc).strip()
     if isinstance(exc, SystemExit):
@@ -80,7 +79,7 @@ def _write_error(
         "key": key,
         "rank": rank,
         "type": type(exc).__name__,
-        "message": text.splitlines()[0][:300] if text else "",
+        "message": (text.splitlines() or [""])[0][:300],
         "oom": is_out_of_memory(exc),
         "host_oom": is_out_of_memory(exc) and cap is not None and "cuda" not in text.lower(),
         "memory_limit": format_bytes(cap) if cap else None,

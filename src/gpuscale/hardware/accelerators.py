@@ -150,8 +150,7 @@ class Accelerator:
 
 
 def _vendor_of(lowered: str) -> str | None:
-    first = re.match(r"[a-z]+", lowered)
-    return _VENDORS.get(first.group(0)) if first else None
+    return _VENDORS.get(re.split(r"[^a-z]", lowered, maxsplit=1)[0])  # its first word
 
 
 def _unknown(name: str) -> Accelerator:
@@ -162,7 +161,7 @@ def _unknown(name: str) -> Accelerator:
     while vendor and len(words) > 1 and _VENDORS.get(words[0].lower()) == vendor:
         words = words[1:]
     rest = " ".join(words)
-    return Accelerator(vendor, None, None, None, f"{vendor} {rest}" if vendor else rest, False)
+    return Accelerator(vendor, None, None, None, " ".join(filter(None, (vendor, rest))), False)
 
 
 def no_accelerator(name: str | None) -> bool:
@@ -177,8 +176,7 @@ def _written(lowered: str, product: Product) -> tuple[str | None, int | None]:
     form = next((f for key, f in _FORMS if re.search(rf"\b{key}|{key}\b|-{key}", lowered)), None)
     if form == "SXM" or (form is None and "hbm3" in lowered and product.product == "H100"):
         form = _SXM_GENERATION.get(product.product, "SXM")
-    sizes = [int(m) for m in re.findall(r"(\d+)\s*gb", lowered)]
-    return form, sizes[0] if sizes else None
+    return form, next((int(m) for m in re.findall(r"(\d+)\s*gb", lowered)), None)
 
 
 def other_variants(name: str, family: str, valid: list[str]) -> list[str]:
@@ -223,7 +221,7 @@ def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") 
     if written is None:
         written = memory_of_capacity(product.product, capacity)
     form = form or product.form_factor
-    memory = written if written is not None else product.memory_gb
+    memory = written or product.memory_gb  # a written size is one of the variants' (> 0)
     if written is None and form == "NVL":
         memory = _NVL_MEMORY.get(product.product, memory)
     family = product.family or product.product

@@ -92,8 +92,9 @@ class Device:
         }
 
 
-def _number(text: str) -> float | None:
-    return float(text) if text.strip() else None
+def _number(text: str, kind: Callable[[float], float] = float) -> float | None:
+    """The number a cell holds, as ``kind`` (``int`` for a count); None for an empty cell."""
+    return kind(float(text)) if text.strip() else None
 
 
 def _yes(text: str) -> bool:
@@ -103,8 +104,7 @@ def _yes(text: str) -> bool:
 
 
 def _whole(text: str) -> int | None:
-    number = _number(text)
-    return None if number is None else int(number)
+    return _number(text, int)
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -97,8 +97,9 @@ def nvlink_for_gpu(name: str | None) -> str | None:
     """The NVLink generation of a GPU by its name (the device catalogue's: an H100 any
     form is NVLink 4, an RTX A6000 the GA102 bridge), None when it has none or the
     catalogue does not know it."""
-    part = lookup(name)
-    return None if part is None else part.nvlink
+    if (part := lookup(name)) is None:
+        return None
+    return part.nvlink
 
 
 def usual_preset(part: Device) -> str:
@@ -107,10 +108,16 @@ def usual_preset(part: Device) -> str:
     ``pcie-phb`` (no P2P: a GeForce card, whose copies go through host memory)."""
     if part.board and part.nvlink in PRESETS:
         return str(part.nvlink)
-    gen = f"pcie{part.pcie_gen}-x16"
-    if part.p2p_pcie and gen in PRESETS:
-        return gen
-    return "pcie-phb" if not part.p2p_pcie else "pcie4-x16"
+    if not part.p2p_pcie:
+        return "pcie-phb"
+    return pcie_preset(part.pcie_gen)
+
+
+def pcie_preset(generation: int | None) -> str:
+    """The preset of a PCIe x16 link with P2P at ``generation``; Gen4's where the table
+    has none for it (or it is not known)."""
+    preset = f"pcie{generation}-x16"
+    return preset if preset in PRESETS else "pcie4-x16"
 
 
 def pcie_busbw_gbs(generation: int, width: int = 16) -> float:
@@ -216,7 +223,7 @@ def get_preset(name: str) -> LinkPreset:
 
 def _closest(key: str) -> str:
     close = difflib.get_close_matches(key, list(PRESETS), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return "".join(f" (did you mean {c!r}?)" for c in close)  # one at most
 
 
 def check_preset(request: Any, field: str = "interconnect") -> None:

@@ -184,7 +184,7 @@ def state_per_device(
     the workload's own), part by part (module docstring)."""
     if devices < 1:
         raise ValueError(f"devices must be at least 1, not {devices}")
-    how = state.sharding if sharding is None else sharding
+    how = sharding or state.sharding
     over = spread_over(how, devices, group)
     trained, frozen = state.trainable, state.frozen
     wanted = (

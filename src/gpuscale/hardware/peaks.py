@@ -62,8 +62,9 @@ PEAKS: tuple[tuple[str, Peak], ...] = tuple((d.name, peak_of(d)) for d in device
 def peak_for(device_name: str | None) -> Peak | None:
     """The peak of a device by its name (``torch.cuda.get_device_name``, or as typed),
     None when the catalogue does not know it (CPUs included: no MFU is claimed there)."""
-    part = lookup(device_name)
-    return None if part is None else peak_of(part)
+    if (part := lookup(device_name)) is None:
+        return None
+    return peak_of(part)
 
 
 def peak_at(
@@ -71,8 +72,9 @@ def peak_at(
 ) -> float | None:
     """The peak TFLOP/s a run's FLOPs meet on ``device_name`` (``Peak.tflops``), None when
     the table does not know the device."""
-    peak = peak_for(device_name)
-    return None if peak is None else peak.tflops(precision, tf32, conv_share)
+    if (peak := peak_for(device_name)) is None:
+        return None
+    return peak.tflops(precision, tf32, conv_share)
 
 
 def mfu(

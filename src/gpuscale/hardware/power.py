@@ -16,8 +16,9 @@ from gpuscale.hardware.device_names import lookup
 def board_power(device_name: str | None) -> tuple[float, str] | None:
     """(board power W, the catalogue part it is of) of a device by its name, None when
     the catalogue does not know it."""
-    part = lookup(device_name)
-    return None if part is None else (part.board_power_w, part.name)
+    if (part := lookup(device_name)) is None:
+        return None
+    return part.board_power_w, part.name
 
 
 def board_labels() -> list[str]:

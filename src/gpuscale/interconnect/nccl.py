@@ -20,6 +20,12 @@ _ALGOS = ("Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "
 _PROTOS = ("LL", "LL128", "Simple")
 
 
+def backend_for(device: object) -> str:
+    """The torch.distributed backend ranks on a ``device`` type run (``cuda``: NCCL; the
+    CPU: gloo)."""
+    return "nccl" if device == "cuda" else "gloo"
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     """A documented variable: what it does and how to tell a valid value."""
@@ -166,12 +172,10 @@ def parse_debug_log(text: str) -> NcclLog:
     """The choices NCCL logged (``NCCL_DEBUG=INFO``; algorithms need
     ``NCCL_DEBUG_SUBSYS`` including ``TUNING`` or ``COLL``)."""
     log = NcclLog()
-    version = re.search(r"NCCL version ([\d.]+\S*)", text)
-    log.version = version.group(1) if version else ""
+    log.version = (re.findall(r"NCCL version ([\d.]+\S*)", text) or [""])[0]
     for match in re.finditer(r"via (P2P/[\w/]+|SHM/[\w/]+|NET/[\w/]+|COLLNET/[\w/]+)", text):
         log.transports[match.group(1).split("/")[0] + "/" + match.group(1).split("/")[1]] += 1
-    network = re.findall(r"Using network (\w+)", text)
-    log.network = network[-1] if network else ""
+    log.network = (re.findall(r"Using network (\w+)", text) or [""])[-1]
     if re.search(r"NVLS multicast support is available", text):
         log.nvls = True
     elif re.search(r"NVLS multicast support is not available|NVLS.*disabled", text):

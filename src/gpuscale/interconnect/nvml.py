@@ -93,7 +93,7 @@ def _gpu(nvml: ModuleType, index: int, handle: Handle) -> Gpu:
         pcie_width=_optional(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
         pcie_max_gen=_optional(nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
         pcie_max_width=_optional(nvml.nvmlDeviceGetMaxPcieLinkWidth, handle),
-        cpu_affinity=_cpus(list(masks)) if masks else "",
+        cpu_affinity=_cpus(list(masks or ())),
         numa_node=str(_optional(nvml.nvmlDeviceGetNumaNodeId, handle) or ""),
     )
 
@@ -101,7 +101,7 @@ def _gpu(nvml: ModuleType, index: int, handle: Handle) -> Gpu:
 def infiniband_nics(root: Path = Path("/sys/class/infiniband")) -> list[Nic]:
     """InfiniBand (and RoCE) devices with their port rate and NUMA node, from sysfs."""
     nics = []
-    for k, device in enumerate(sorted(root.glob("*")) if root.is_dir() else []):
+    for k, device in enumerate(sorted(root.glob("*"))):  # none where there is no such folder
         rate_text = ""
         for port in sorted((device / "ports").glob("*")):
             rate_text = _read(port / "rate")
@@ -180,8 +180,9 @@ def _build(nvml: ModuleType, handles: list[Handle], gpus: list[Gpu]) -> Topology
             status = _optional(nvml.nvmlDeviceGetP2PStatus, hi, hj, read)
             if status is not None:
                 p2p[(i, j)] = "OK" if status == 0 else f"not supported (NVML status {status})"
-    arch = _optional(nvml.nvmlDeviceGetArchitecture, handles[0]) if handles else None
-    generation = NVML_ARCH_NVLINK.get(arch) or nvlink_for_gpu(gpus[0].model if gpus else "")
+    # the first GPU's (none: no GPU visible)
+    arch = next((_optional(nvml.nvmlDeviceGetArchitecture, h) for h in handles), None)
+    generation = NVML_ARCH_NVLINK.get(arch) or nvlink_for_gpu(next((g.model for g in gpus), ""))
     if generation == "nvlink3" and gpus and nvlink_for_gpu(gpus[0].model) == "nvlink3-bridge":
         generation = "nvlink3-bridge"  # GA102 is Ampere too, with bridge links
     return Topology(

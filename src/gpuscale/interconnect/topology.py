@@ -22,6 +22,7 @@ from gpuscale.hardware.links import (
     SHM_TYPICAL_GBS,
     nvlink_for_gpu,
     pcie_busbw_gbs,
+    pcie_preset,
 )
 from gpuscale.sources.bounded import TooLarge, read_at_most
 from gpuscale.tables.json_depth import JSON
@@ -60,10 +61,14 @@ class Nic:
     to_gpus: tuple[str, ...] = ()
 
 
+# older nvidia-smi wrote SOC for what it now writes SYS (across the CPU sockets)
+_CODE_ALIASES = {"SOC": "SYS"}
+
+
 def link_class(code: str) -> str:
     if code.startswith("NV"):
         return "NV"
-    return "SYS" if code == "SOC" else code
+    return _CODE_ALIASES.get(code, code)
 
 
 @dataclass(frozen=True)
@@ -104,15 +109,15 @@ class Topology:
                 if a == i and code.startswith("NV")
             ]
             counts.append(max(bundles) if self.nvswitch else sum(bundles))
-        return min(counts) if counts else None
+        return min(counts)  # one count per GPU, and there are GPUs
 
     def part(self) -> Resolved | None:
         """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
         where none is named or the catalogue does not know it."""
         model = next((g.model for g in self.gpus if g.model), "")
         try:
-            return resolve(model) if model else None
-        except UnknownDevice:
+            return resolve(model)
+        except UnknownDevice:  # none named ("") too
             return None
 
     def p2p_by_driver(self) -> bool:
@@ -129,7 +134,7 @@ class Topology:
             return self.nvlink_generation
         if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
-            return f"pcie{gen}-x16" if f"pcie{gen}-x16" in PRESETS else "pcie4-x16"
+            return pcie_preset(gen)
         if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return "pcie-phb"
         return "pcie-sys" if slowest == "SYS" else None
@@ -144,7 +149,7 @@ class Topology:
             return links * generation.nccl_gbs if links and generation else None
         if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
-            gen, width = min(known) if known else (4, 16)
+            gen, width = min(known, default=(4, 16))
             return pcie_busbw_gbs(gen, width)
         if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return SHM_TYPICAL_GBS
@@ -233,7 +238,7 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     except FileNotFoundError:  # said as the results and collectives files are
         raise ValueError(f"{path}: no such topology file (a saved `nvidia-smi topo -m`)") from None
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        raise ValueError(f"{path}: {getattr(exc, 'strerror', exc)}") from None
 
 
 def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:

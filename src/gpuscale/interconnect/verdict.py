@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.nccl import backend_for
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.codes import Code
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 Header = Mapping[str, JSON]
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
+# the verdict of a peak at or above each share of the expected bandwidth, highest first;
+# below the last (or NaN): SUSPICIOUS
+_SHARES = ((0.7, NORMAL), (0.35, LOW))
 DROP_SHARE = 0.15
 MIN_ITERS = 10  # timed calls per size below which two sweeps' peaks are not compared
 ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header fields)
@@ -201,7 +205,7 @@ def judge(
         elif ratio > 1.15:
             verdict = NORMAL if _nvls_possible(topology, str(op)) else SUSPICIOUS
         else:
-            verdict = NORMAL if ratio >= 0.7 else LOW if ratio >= 0.35 else SUSPICIOUS
+            verdict = next((v for share, v in _SHARES if ratio >= share), SUSPICIOUS)
         causes = []
         if verdict in (LOW, SUSPICIOUS):
             causes = _causes(topology, env, header.get("nccl"))
@@ -265,14 +269,16 @@ def _noise(row: pd.Series) -> float:
     """The share by which one call's bus bandwidth at a size varies: 1 - p50/p99 of the
     slowest rank's per-call time (0 where the file has no percentiles)."""
     p50, p99 = row.get("time_us_p50"), row.get("time_us_p99")
-    if not (isinstance(p50, float | int) and isinstance(p99, float | int)) or not p99 > 0:
-        return 0.0  # NaN compares false too
-    return max(0.0, 1 - p50 / p99) if p50 > 0 else 0.0
+    if not (isinstance(p50, float | int) and isinstance(p99, float | int)):
+        return 0.0
+    if not (p50 > 0 and p99 > 0):  # NaN compares false too
+        return 0.0
+    return max(0.0, 1 - p50 / p99)
 
 
 def _suspects(header: Header) -> str:
     """What may have changed between two sweeps that ran alike, by their backend."""
-    backend = header.get("backend") or ("nccl" if header.get("device") == "cuda" else "gloo")
+    backend = header.get("backend") or backend_for(header.get("device"))
     if backend == "nccl":
         return "driver, P2P, a link, NCCL settings"
     return "other work on the host, CPU frequency, threads per process"

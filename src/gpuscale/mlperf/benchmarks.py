@@ -15,10 +15,10 @@ import ast
 import functools
 
 from gpuscale.mlperf.rules import (
-    _config,
-    _package_dir,
+    _ruleset_config,
     benchmarks_of,
     known_rulesets,
+    quality_key,
     rules_for,
     ruleset_for,
 )
@@ -33,12 +33,8 @@ def quality_target(ruleset: str, benchmark: str) -> float | None:
     rules = rules_for(ruleset, "closed", benchmark)
     quality = rules.quality if not rules.missing else None
     if quality is None:  # 0.6.0: one config per benchmark, no division
-        folder = _package_dir()
-        config = (
-            _config(str(folder / f"training_{ruleset}" / f"{benchmark}.yaml")) if folder else None
-        )
-        found = [r for r in config.keys.values() if r.at_least_one] if config else []
-        quality = found[-1] if found else None
+        config = _ruleset_config(ruleset, f"{benchmark}.yaml")
+        quality = quality_key(getattr(config, "keys", {}))
     if quality is None or quality.at_least_one is None:
         return None
     tree = ast.parse(quality.at_least_one.text, mode="eval")

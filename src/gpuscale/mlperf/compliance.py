@@ -56,7 +56,8 @@ class Violation:
 def _init_limit(rules: Rules | None) -> tuple[Expression | None, State, Program | None]:
     """common.yaml's initialisation-limit check (the stateful init_stop CHECK that reads
     ``first_init_start``), its BEGIN state, and the division POST that may change it."""
-    common = next((c for c in (rules.configs if rules else ()) if c.name == "common.yaml"), None)
+    configs = getattr(rules, "configs", ())
+    common = next((c for c in configs if c.name == "common.yaml"), None)
     if common is None or "init_stop" not in common.keys:
         return None, {}, None
     limit = next(
@@ -64,7 +65,7 @@ def _init_limit(rules: Rules | None) -> tuple[Expression | None, State, Program 
         None,
     )
     division = common.keys.get("submission_division")
-    return limit, common.begin_state, division.post if division else None
+    return limit, common.begin_state, getattr(division, "post", None)
 
 
 def check_order(by_key: ByKey, n_lines: int, rules: Rules | None = None) -> list[str]:
@@ -73,7 +74,7 @@ def check_order(by_key: ByKey, n_lines: int, rules: Rules | None = None) -> list
     never = n_lines + 1
 
     def first(key: str) -> int:
-        return by_key[key][0][0] if key in by_key else never
+        return next((line for line, _ in by_key.get(key, ())), never)
 
     violations: list[str] = []
     limit, begin, division_post = _init_limit(rules)
@@ -261,7 +262,7 @@ def run_violations(
                 f"benchmark {benchmark!r} has no {division} rules in ruleset {ruleset}",
             )
         )
-    virtual = rules.aggregate[0] if rules.aggregate else None
+    virtual = next(iter(rules.aggregate or ()), None)
     for rule in rules.keys.values():
         found = by_key.get(rule.name, ())
         if rule.name == virtual:
@@ -295,9 +296,11 @@ def run_violations(
 
 
 def _kind(rule: KeyRule) -> ViolationKind:
-    return (
-        ViolationKind.BENCHMARK if rule.name == "submission_benchmark" else ViolationKind.STRUCTURE
-    )
+    return _KEY_KIND.get(rule.name, ViolationKind.STRUCTURE)
+
+
+# A key's wrong number of lines is a structure violation but for the benchmark's name
+_KEY_KIND = {"submission_benchmark": ViolationKind.BENCHMARK}
 
 
 def _check_failure(

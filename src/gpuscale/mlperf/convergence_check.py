@@ -119,7 +119,7 @@ def flag_samples(round_name: str, rows: list[Row]) -> list[ProblemRow]:
     by_workload: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         unit = convergence_unit(row["workload"], round_name)
-        row["convergence_unit"] = str(unit) if unit is not None else ""
+        row["convergence_unit"] = str(unit or "")
         row["samples_to_converge_flag"] = ""
         if row.get("samples_to_converge") is not None:
             by_workload[row["workload"]].append(row)

@@ -239,8 +239,8 @@ class Program:
 
 def _state_keys(body: list[ast.stmt]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
     """(written, read) state keys of validated statements; None where a key is computed."""
-    written: set[str] | None = set()
-    read: set[str] | None = set()
+    written: set[object] = set()  # each key, None for a computed one
+    read: set[object] = set()
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if not _is_state_item(node):
             continue
@@ -248,13 +248,17 @@ def _state_keys(body: list[ast.stmt]) -> tuple[frozenset[str] | None, frozenset[
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         storing = isinstance(node.ctx, ast.Store)
         if storing:
-            written = None if key is None or written is None else written | {str(key)}
+            written.add(key)
         if not storing or _augmented(body, node):
-            read = None if key is None or read is None else read | {str(key)}
-    return (
-        frozenset(written) if written is not None else None,
-        frozenset(read) if read is not None else None,
-    )
+            read.add(key)
+    return _known_keys(written), _known_keys(read)
+
+
+def _known_keys(keys: set[object]) -> frozenset[str] | None:
+    """The state keys named, None where one is computed (unknown before the line runs)."""
+    if None in keys:
+        return None
+    return frozenset(map(str, keys))
 
 
 def _augmented(body: list[ast.stmt], target: ast.AST) -> bool:

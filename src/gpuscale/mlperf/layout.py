@@ -71,7 +71,9 @@ def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
             break
     match = re.search(r"(?:^|[_\-])v(\d+\.\d+)(?:-[A-Za-z][A-Za-z0-9._]*)?$", name)
     match = match or re.fullmatch(r"v(\d+\.\d+)", name)
-    return f"v{match.group(1)}" if match else None
+    if not match:
+        return None
+    return f"v{match.group(1)}"
 
 
 def normalise_round(name: str) -> str:

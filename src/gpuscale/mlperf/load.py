@@ -63,12 +63,12 @@ def read_paths(
             f"{len(names)} --round names for {len(paths)} paths: give one per path, one for "
             "all, or none (the round is then read from each path's name)"
         )
-    if len(names) == 1:
-        names = names * len(paths)
+    if len(names) <= 1:  # one name for every path, or none: each path's own
+        names = (names or [None]) * len(paths)
     parts = []
-    for k, path in enumerate(paths):
+    for path, name in zip(paths, names, strict=True):
         try:
-            part = read_round(path, names[k] if names else None, progress=progress)
+            part = read_round(path, name, progress=progress)
         except (SourceError, ValueError) as exc:
             if path.is_dir() and not _holds_submitters(path):
                 # the reason, before any word on round names
@@ -333,7 +333,7 @@ def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], 
                 f"({', '.join(str(p) for p in unnamed)}): give one --round each"
             )
         given = iter(names[: len(unnamed)])
-        own = [next(given) if p in unnamed else round_name_of(p) for p in paths]
+        own = [round_name_of(p) or next(given) for p in paths]  # the unnamed in order
         return [str(n) for n in own], names[len(unnamed) :]
     if len(names) == 1:
         return names, []

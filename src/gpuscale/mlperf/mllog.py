@@ -297,9 +297,10 @@ def time_of(record: Record) -> float:
 
 def finite_or_none(value: object) -> float | None:
     """A finite float from a logged number, else None (bools and strings are not numbers)."""
-    if type(value) is float:  # the common case, without the isinstance chain
-        return value if math.isfinite(value) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    f = float(value)
-    return f if math.isfinite(f) else None
+    if type(value) is not float:  # the common case skips the isinstance chain
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        value = float(value)
+    if math.isfinite(value):
+        return value
+    return None

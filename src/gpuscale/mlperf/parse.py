@@ -68,7 +68,7 @@ def _status(
 def read_result_file(data: bytes, round_name: str) -> Row:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
     ruleset, why = ruleset_for(round_name)
-    log = read_run_log(data, keys_of_ruleset(ruleset) if ruleset else frozenset())
+    log = read_run_log(data, keys_of_ruleset(ruleset))
     ttt_ms = log.time_to_train_ms
     violations = _violations(log, ruleset, why)
     reasons = [v.message for v in violations]
@@ -117,7 +117,9 @@ def read_result_file(data: bytes, round_name: str) -> Row:
 
 
 def _text(value: JSON) -> str | None:
-    return None if value is None else str(value).strip()
+    if value is None:
+        return None
+    return str(value).strip()
 
 
 # A file to parse: (kind "run" | "node" | "switch", round-relative path, its bytes or
@@ -178,4 +180,6 @@ def parse_entry(entry: Entry, round_name: str) -> Parsed | None:
     """An entry's parsed row, or None for entries that are not parse tasks (systems,
     scaling factors, folders). Never raises."""
     task = task_for(entry, round_name)
-    return None if task is None else parse_task(task)
+    if task is None:
+        return None
+    return parse_task(task)

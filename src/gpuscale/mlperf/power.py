@@ -111,11 +111,13 @@ def _switch(records: list[tuple[int, Record]], note: str) -> PowerLog:
     return PowerLog("switch", efficiency * estimate, note.rstrip("; "))
 
 
+# The keys a power log is read for, by its kind (a switch's otherwise)
+_KEYS_OF = {"node": _NODE_KEYS}
+
+
 def read_power_log(data: bytes, kind: str) -> PowerLog:
     """Mean power of a ``node_*.txt`` or ``sw_*.txt`` file; never raises."""
-    by_key, failures = select_records(
-        find_payloads(data), _NODE_KEYS if kind == "node" else _SW_KEYS
-    )
+    by_key, failures = select_records(find_payloads(data), _KEYS_OF.get(kind, _SW_KEYS))
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
     note = ""
     if failures:

@@ -58,7 +58,7 @@ def run_samples_to_converge(
             if next_stop[1] == "success":
                 if bench == "stable_diffusion":
                     passing = [step for step, m in sd_evals.items() if passes(m)]
-                    result = min(passing) if passing else None
+                    result = min(passing, default=None)
                 else:
                     result = conv
             else:
@@ -95,7 +95,9 @@ def olympic_samples(values: list[float | None], max_failed: int = 1) -> float | 
     if failed > max_failed or len(cleaned) < 3:
         return None
     kept = converged[1 : len(converged) - max(0, 1 - failed)]
-    return float(sum(kept) / len(kept)) if kept else None
+    if not kept:
+        return None
+    return float(sum(kept) / len(kept))
 
 
 def _rcp_dir() -> Path | None:
@@ -111,15 +113,17 @@ def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ..
     reference convergence point of a benchmark in a ruleset (``4.1.0``), by increasing
     batch; empty when the package has none."""
     folder = _rcp_dir()
-    path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json" if folder else None
-    if path is None or not path.is_file():
+    if folder is None:
         return ()
-    try:
+    path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json"
+    try:  # a ruleset without RCPs for the benchmark has no file
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ()
+    if not isinstance(entries, dict):
+        return ()
     points: dict[float, list[float]] = {}
-    for entry in entries.values() if isinstance(entries, dict) else ():
+    for entry in entries.values():
         runs = entry.get("Epochs to converge") or entry.get("samples to converge") or []
         values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
         if values and isinstance(entry.get("BS"), int | float):

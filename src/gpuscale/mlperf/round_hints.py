@@ -65,8 +65,7 @@ def _rounds() -> list[str]:
 
 
 def _allowed(round_name: str) -> set[str]:
-    ruleset = ruleset_of(round_name)
-    return set(benchmarks_of(ruleset)) if ruleset else set()
+    return set(benchmarks_of(ruleset_of(round_name)))
 
 
 def result_starts(runs: Iterable[Mapping[str, object]]) -> list[float]:
@@ -106,7 +105,7 @@ def other_round(
     ``system_id``, ``benchmark``, ``log_benchmark``, ``run_start_ms``)."""
     runs = list(runs)
     known = _rounds()
-    some_round = set().union(*(_allowed(r) for r in known)) if known else set()
+    some_round = set().union(*(_allowed(r) for r in known))
     logged = {str(r["log_benchmark"]) for r in runs if r.get("log_benchmark")} & some_round
     starts = result_starts(runs)
     reasons = []
@@ -131,7 +130,7 @@ def other_round(
         )
     if not reasons:
         return None
-    last = max(starts) if starts else None
+    last = max(starts, default=None)
     fits = [
         r
         for r in known

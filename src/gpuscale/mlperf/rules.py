@@ -42,6 +42,7 @@ from gpuscale.mlperf.expressions import (
     expression,
     program,
 )
+from gpuscale.quantities import filled
 
 
 def _program(code: object, where: str, unsupported: list[str]) -> Program | None:
@@ -56,7 +57,7 @@ def _program(code: object, where: str, unsupported: list[str]) -> Program | None
 
 
 def _checks(raw: object, where: str, unsupported: list[str]) -> tuple[Expression, ...]:
-    texts = raw if isinstance(raw, list) else [raw] if raw else []
+    texts = raw if isinstance(raw, list) else [*filter(None, [raw])]  # one, or none
     out = []
     for text in texts:
         try:
@@ -100,16 +101,22 @@ class KeyRule:
         )
 
 
+def _lines_required(req: str) -> int:
+    """The lines a REQ requires: n for AT_LEAST(n), 1 for AT_LEAST_ONE, else none."""
+    if least := re.fullmatch(r"AT_LEAST\((\d+)\)", req):
+        return int(least.group(1))
+    return int(req == "AT_LEAST_ONE")
+
+
 def _key_rule(record: dict[str, object]) -> KeyRule:
     req = str(record.get("REQ", "")).strip()
     name = str(record.get("NAME", "")).strip()
-    least = re.fullmatch(r"AT_LEAST\((\d+)\)", req)
     either = re.fullmatch(r"AT_LEAST_ONE_OR\((.*)\)", req)
     refused: list[str] = []
     return KeyRule(
         name=name,
         req=req,
-        at_least=int(least.group(1)) if least else (1 if req == "AT_LEAST_ONE" else 0),
+        at_least=_lines_required(req),
         alternatives=tuple(x.strip() for x in either.group(1).split(",")) if either else (),
         checks=_checks(record.get("CHECK"), f"{name} CHECK", refused),
         first_checks=_checks(record.get("FIRST_CHECK"), f"{name} FIRST_CHECK", refused),
@@ -189,7 +196,9 @@ def _config(path: str) -> Config | None:
 
 
 def _package_dir() -> Path | None:
-    return Path(checker.__file__).parent if checker is not None else None
+    if checker is None:
+        return None
+    return Path(checker.__file__).parent
 
 
 def ruleset_of(round_name: str) -> str | None:
@@ -199,7 +208,9 @@ def ruleset_of(round_name: str) -> str | None:
     if folder is None or not match:
         return None
     version = f"{match.group(1)}.{match.group(2)}.0"
-    return version if (folder / f"training_{version}" / "common.yaml").is_file() else None
+    if not (folder / f"training_{version}" / "common.yaml").is_file():
+        return None
+    return version
 
 
 @functools.cache
@@ -224,7 +235,7 @@ def unheld_round(round_name: str) -> str | None:
     rounds = [f"v{r.rsplit('.', 1)[0]}" for r in known]
     typed = match.group(1) + match.group(2)  # v41.0: "410", a dot put late (v4.1: "41")
     close = [r for r in rounds if typed.startswith(r[1:].replace(".", ""))]
-    meant = f"; did you mean {close[-1]}?" if close else ""
+    meant = filled("; did you mean {}?", next(reversed(close), ""))
     return (
         f"{round_name} is no MLPerf Training round: the newest rules mlperf-logging ships "
         f"are {known[-1]} ({rounds[0]}-{rounds[-1]}; a later round needs a newer one){meant}"
@@ -258,16 +269,18 @@ class Rules:
     @property
     def quality(self) -> KeyRule | None:
         """The key whose ATLEAST_ONE_CHECK is the quality target."""
-        found = [r for r in self.keys.values() if r.at_least_one is not None]
-        return found[-1] if found else None
+        return quality_key(self.keys)
+
+
+def quality_key(keys: dict[str, KeyRule]) -> KeyRule | None:
+    """The key whose ATLEAST_ONE_CHECK is the quality target: the last with one."""
+    return next((r for r in reversed(keys.values()) if r.at_least_one is not None), None)
 
 
 @functools.lru_cache(maxsize=512)
 def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rules:
     """common.yaml, then ``<division>_common.yaml`` (a valid division), then
     ``<division>_<benchmark>.yaml``: a key defined again replaces the earlier rule."""
-    folder = _package_dir()
-    base = folder / f"training_{ruleset}" if folder else None
     names = ["common.yaml"]
     if division in ("closed", "open"):
         names.append(f"{division}_common.yaml")
@@ -279,7 +292,7 @@ def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rule
     missing = []
     found = []
     for name in names:
-        config = _config(str(base / name)) if base is not None else None
+        config = _ruleset_config(ruleset, name)
         if config is None:
             missing.append(name)
             continue
@@ -290,11 +303,20 @@ def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rule
     return Rules(ruleset, keys, state, aggregate, tuple(names), tuple(missing), tuple(found))
 
 
-@functools.lru_cache(maxsize=64)
-def keys_of_ruleset(ruleset: str) -> frozenset[str]:
-    """Every key any config of the ruleset names (what a log reader must pick out)."""
+def _ruleset_config(ruleset: str, name: str) -> Config | None:
+    """The config file ``name`` of a ruleset, None where mlperf-logging has none."""
     folder = _package_dir()
     if folder is None:
+        return None
+    return _config(str(folder / f"training_{ruleset}" / name))
+
+
+@functools.lru_cache(maxsize=64)
+def keys_of_ruleset(ruleset: str | None) -> frozenset[str]:
+    """Every key any config of the ruleset names (what a log reader must pick out); none
+    without a ruleset."""
+    folder = _package_dir()
+    if folder is None or not ruleset:
         return frozenset()
     found: set[str] = set()
     for path in (folder / f"training_{ruleset}").glob("*.yaml"):
@@ -313,8 +335,10 @@ def result_file_counts() -> dict[str, int]:
         return {}
 
 
-def benchmarks_of(ruleset: str) -> list[str]:
-    """The benchmarks the ruleset allows (``benchmark_meta``)."""
+def benchmarks_of(ruleset: str | None) -> list[str]:
+    """The benchmarks the ruleset allows (``benchmark_meta``); none without a ruleset."""
+    if not ruleset:
+        return []
     try:
         return list(dict.fromkeys(benchmark_meta.get_allowed_benchmarks("training", ruleset)))
     except (AttributeError, ValueError):

@@ -79,13 +79,11 @@ class RunLog:
 
     @property
     def benchmark(self) -> str | None:
-        value = self.first.get("submission_benchmark")
-        return value if isinstance(value, str) else None
+        return _text(self.first.get("submission_benchmark"))
 
     @property
     def division(self) -> str | None:
-        value = self.first.get("submission_division")
-        return value if isinstance(value, str) else None
+        return _text(self.first.get("submission_division"))
 
     @property
     def time_to_train_ms(self) -> float | None:
@@ -95,7 +93,9 @@ class RunLog:
 
     @property
     def mean_throughput(self) -> float | None:
-        return self.throughput_sum / self.throughput_n if self.throughput_n else None
+        if not self.throughput_n:
+            return None
+        return self.throughput_sum / self.throughput_n
 
 
 _WANTED = frozenset(
@@ -129,11 +129,22 @@ def _official_pair(
     first occurrences ends the scan, and the other key counts its last line before it.
     """
     if not starts or not stops:
-        return (starts[0][1] if starts else None), (stops[0][1] if stops else None)
+        return _first_record(starts), _first_record(stops)
     first_start, first_stop = starts[0][0], stops[0][0]
     if first_start < first_stop:
         return [r for i, r in starts if i < first_stop][-1], stops[0][1]
     return starts[0][1], [r for i, r in stops if i < first_start][-1]
+
+
+def _first_record(records: list[tuple[int, Record]]) -> Record | None:
+    return next((rec for _, rec in records), None)
+
+
+def _text(value: JSON) -> str | None:
+    """A logged value where it is text (a name, a status), else None."""
+    if isinstance(value, str):
+        return value
+    return None
 
 
 def _meta(rec: Record) -> dict[str, JSON]:
@@ -151,7 +162,7 @@ def _eval_point(index: int, rec: Record) -> EvalPoint:
         epoch_num=finite_or_none(meta.epoch_num),
         samples_count=finite_or_none(meta.samples_count),
         step_num=finite_or_none(meta.step_num),
-        metric=meta.metric if isinstance(meta.metric, str) else None,
+        metric=_text(meta.metric),
     )
 
 
@@ -185,6 +196,5 @@ def read_run_log(data: bytes, keys: frozenset[str] = frozenset()) -> RunLog:
         log.run_stop_ms = time_of(stop)
         meta = _meta(stop)
         log.run_stop_has_status = "status" in meta
-        status = meta.get("status")
-        log.run_stop_status = status if isinstance(status, str) else None
+        log.run_stop_status = _text(meta.get("status"))
     return log

@@ -86,7 +86,9 @@ def _common_value(values: list[float | None]) -> float | None:
     if len(distinct) != 1 or None in distinct:
         return None
     value = distinct.pop()
-    return None if value != value else float(value)  # NaN: not logged
+    if value != value:  # NaN: not logged
+        return None
+    return float(value)
 
 
 def _unscored(result: OlympicResult) -> OlympicResult:
@@ -116,7 +118,7 @@ class _RoundRules:
     @staticmethod
     def of(round_name: str, damaged: str) -> _RoundRules:
         ruleset, _ = ruleset_for(round_name)
-        allowed = set(benchmarks_of(ruleset)) if ruleset else set()
+        allowed = set(benchmarks_of(ruleset))
         return _RoundRules(round_name, ruleset, allowed, result_file_counts(), damaged)
 
 
@@ -177,6 +179,10 @@ def _official_energy(kept_runs: list[Row], factor: float) -> float | None:
     return None
 
 
+# A folder's problem with a reason: a score less certain (scored), or none
+_WHY_UNSCORED = {True: ProblemKind.FEWER_RUNS, False: ProblemKind.NO_SCORE}
+
+
 def _folder_problems(
     rules: _RoundRules, where: str, folder: str, runs: int, reason: str, scored: bool
 ) -> list[ProblemRow]:
@@ -206,7 +212,7 @@ def _folder_problems(
             )
         )
     elif reason:
-        kind = ProblemKind.FEWER_RUNS if scored else ProblemKind.NO_SCORE
+        kind = _WHY_UNSCORED[scored]
         problems.append(problem_row(rules.round_name, where, kind, reason))
     return problems
 
@@ -297,13 +303,17 @@ def _score_folder(
         "benchmark": folder,
         "workload": workload_in_round(folder, rules.round_name),
     }
-    row |= {c: system[c] if system is not None else None for c in SCORES_SYSTEM_COLUMNS}
+    row |= dict.fromkeys(SCORES_SYSTEM_COLUMNS)  # None where the system is not described
+    time_to_train_min = None
+    if system is not None:
+        row |= {c: system[c] for c in SCORES_SYSTEM_COLUMNS}
+        time_to_train_min = result.time_to_train_min
     row |= {
         "runs": len(group),
         "runs_converged": len(counted),
         "runs_required": required,
         "scaling_factor": factor,
-        "time_to_train_min": result.time_to_train_min if system is not None else None,
+        "time_to_train_min": time_to_train_min,
         "score_reason": reason,
         "kept_runs": len(result.kept),
         "global_batch_size": _common_value([r["global_batch_size"] for r in group]),

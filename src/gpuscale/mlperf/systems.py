@@ -158,9 +158,14 @@ def _node_counts(
                     "official score stands)",
                 )
             )
-    nodes = nodes if nodes is not None and 1 <= nodes <= MAX_NODES else None
-    per_node = per_node if per_node is not None and 1 <= per_node <= MAX_PER_NODE else None
-    return nodes, per_node
+    return _possible(nodes, MAX_NODES), _possible(per_node, MAX_PER_NODE)
+
+
+def _possible(count: int | None, most: int) -> int | None:
+    """A count between 1 and ``most``, else None (the caller says why, as a problem)."""
+    if count is not None and 1 <= count <= most:
+        return count
+    return None
 
 
 def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> SystemRecord:

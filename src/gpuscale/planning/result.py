@@ -25,7 +25,6 @@ from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import (
-    Facts,
     Fits,
     PlanResult,
     PlanRow,
@@ -37,7 +36,7 @@ from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
 from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.plan import NEAREST_KEYS
+from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
@@ -49,13 +48,19 @@ class PlanError(ValueError):
     """Nothing in the data supports an answer; the message says why."""
 
 
-def _system(entry: SystemEntry, family: str) -> Facts:
+def _system(entry: SystemEntry, family: str) -> Nearest:
     round_name, submitter, system, devices, minutes, _ = entry
-    values = (round_name, submitter, system, int(devices), round(float(minutes), 3), family)
-    return dict(zip(NEAREST_KEYS, values, strict=True))
+    return Nearest(
+        round=round_name,
+        submitter=submitter,
+        system=system,
+        accelerators=int(devices),
+        time_to_train_min=round(float(minutes), 3),
+        family=family,
+    )
 
 
-def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[dict]:
+def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[Nearest]:
     """The measured systems a count leans on: the family's at the count nearest ``n`` (in
     log), newest round first, fastest first; a family that never ran the workload, the
     workload's systems (any family) at the count nearest ``n``."""

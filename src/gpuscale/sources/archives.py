@@ -18,29 +18,31 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path, PurePosixPath
 
+from gpuscale.quantities import filled
 from gpuscale.sources.entries import (
     ARCHIVE_ERRORS,
     Budget,
     Entry,
     Layout,
+    Reading,
     Skipped,
     SourceError,
     clean_name,
+    member_kind,
     printable,
     skip_misfit,
 )
 from gpuscale.tables import ProblemKind
 
 
-def iter_archive(
-    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget
-) -> Iterator[Entry]:
+def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
     """The wanted members of a tar or zip archive, in archive order, read in memory.
 
     Tar archives are streamed (``r|*``): each member's bytes must be read before the
     next entry is requested, which the ingest does. A damaged archive ends the reading
     with a ``corrupt archive`` note naming the last member read.
     """
+    layout, skipped, budget = reading.layout, reading.skipped, reading.budget
     if path.name.lower().endswith(".zip"):
         yield from _iter_zip(path, layout, skipped, budget)
         return
@@ -80,8 +82,7 @@ def top_folder(path: Path) -> str | None:
                 first = [(i.filename, i.is_dir()) for i in infos]
         else:
             with _decompressed(path) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
-                member = tar.next()
-                first = [(member.name, member.isdir())] if member is not None else []
+                first = [(m.name, m.isdir()) for m in (tar.next(),) if m is not None]
     except (*ARCHIVE_ERRORS, OSError):
         return None
     if not first:
@@ -103,7 +104,7 @@ def _rest_is_not_padding(stream: io.BufferedReader) -> BaseException | None:
 
 def damaged(name: str, exc: BaseException, last: str) -> Skipped:
     """The note for an archive that could not be read to its end."""
-    after = f" after {last}" if last else " before its first wanted member"
+    after = filled(" after {}", last) or " before its first wanted member"
     return Skipped(
         name,
         ProblemKind.CORRUPT_ARCHIVE,
@@ -125,8 +126,7 @@ def tar_entry(
     rel = member_rel(member.name, layout, skipped)
     if rel is None:
         return None
-    kind = "dir" if member.isdir() else "file" if member.isfile() else "other"
-    if skip_misfit(rel, kind, layout, skipped):
+    if skip_misfit(rel, member_kind(member.isdir(), member.isfile()), layout, skipped):
         return None
     if member.isdir():
         return Entry(path=rel, size=0, read=bytes, is_dir=True) if layout.marked(rel) else None
@@ -212,7 +212,7 @@ def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
     parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
     if parts and layout.top is not None and layout.top.match(parts[0]):
         parts = parts[1:]
-    return clean_name("/".join(parts), skipped) if parts else None
+    return clean_name("/".join(parts), skipped) or None  # "" is the top folder itself
 
 
 def _iter_zip(
@@ -227,7 +227,7 @@ def _iter_zip(
             rel = member_rel(info.filename, layout, skipped)
             if rel is None:
                 continue
-            if skip_misfit(rel, "dir" if info.is_dir() else "file", layout, skipped):
+            if skip_misfit(rel, member_kind(info.is_dir()), layout, skipped):
                 continue
             if info.is_dir():
                 if layout.marked(rel):

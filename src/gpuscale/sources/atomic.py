@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from gpuscale.quantities import filled
 from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.tables.raw_rounds import raw_round_out
 from gpuscale.tables.writable import why_unwritable
@@ -56,8 +57,9 @@ def _manifest(folder: Path) -> tuple[set[str], str] | None:
 def written_by(folder: Path) -> str | None:
     """The gpuscale command whose output ``folder`` holds ("" for a manifest of a version
     that did not record it); None for any other folder."""
-    found = _manifest(folder)
-    return None if found is None else found[1]
+    if (found := _manifest(folder)) is None:
+        return None
+    return found[1]
 
 
 def _check_owner(out_dir: Path, command: str) -> None:
@@ -174,10 +176,10 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         tmp.rename(out_dir)
         return True
     found = _manifest(out_dir)
-    previous = found[0] if found else None
+    previous, _ = found or (set(), "")  # the names our manifest lists; none without one
     if (
         whole
-        and previous is not None
+        and found is not None
         and set(os.listdir(out_dir)) <= previous | {MANIFEST}
         and not _holds_cwd(out_dir)
     ):
@@ -192,17 +194,17 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         return True
     # A folder holding other things: file by file, and only our stale files removed;
     # a file of the user's with one of our names is theirs: refuse rather than replace it
-    theirs = [n for n in names if n not in (previous or set()) and os.path.lexists(out_dir / n)]
+    theirs = [n for n in names if n not in previous and os.path.lexists(out_dir / n)]
     if theirs and not _settled(out_dir, found):
         return False  # another gpuscale writer swapped its folder in meanwhile: look again
     if theirs:
-        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        shown = ", ".join(theirs[:3]) + filled(" and {} more", max(0, len(theirs) - 3))
         raise OutputError(
             f"{out_dir} already holds {shown}, which gpuscale did not write; nothing was "
             "written: choose another --out, or move them first"
         )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)
-    for stale in (previous or set()) - set(names):
+    for stale in previous - set(names):
         (out_dir / stale).unlink(missing_ok=True)
     return True

@@ -81,5 +81,6 @@ def schema_of(value: JSON) -> str:
     """The ``schema`` a JSON-lines value names (``gpuscale.bench/2``), "" when it names
     none (not an object, no text there): how a reader tells what a file holds from a
     line it has read, without reading the file again."""
-    schema = value.get("schema") if isinstance(value, dict) else None
-    return schema if isinstance(schema, str) else ""
+    if isinstance(value, dict) and isinstance(value.get("schema"), str):
+        return value["schema"]
+    return ""

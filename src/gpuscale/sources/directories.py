@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -14,23 +15,24 @@ from gpuscale.sources.entries import (
     Budget,
     Entry,
     Layout,
+    Reading,
     Skipped,
     clean_name,
+    member_kind,
     printable,
     skip_misfit,
 )
 from gpuscale.tables import ProblemKind
 
 
-def iter_directory(
-    root: Path, layout: Layout, skipped: list[Skipped], budget: Budget
-) -> Iterator[Entry]:
+def iter_directory(root: Path, reading: Reading) -> Iterator[Entry]:
     """The wanted files below ``root`` (or below its one child matching ``layout.top``),
     folder by folder (a folder's files, sorted, then its sub-folders), without recursion
     (any depth). A link that stays inside the tree is followed once (each real folder and
     file is read once, which also breaks loops); one that leaves the tree or leads
     nowhere is reported. What is not a regular file where a file is wanted (a folder, a
     FIFO, a socket, a dangling link) and archives inside the tree are reported."""
+    layout, skipped, budget = reading.layout, reading.skipped, reading.budget
     root = _top(root, layout)
     real_root = os.path.realpath(root)
     seen: dict[str, str] = {real_root: ""}
@@ -53,11 +55,11 @@ def iter_directory(
             yield Entry(path=clean_name(rel_dir, skipped), size=0, read=bytes, is_dir=True)
         folders = []
         for item in found:
-            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+            rel = posixpath.join(rel_dir, item.name)
             kind = _kind_of(item, rel, real_root, skipped)
             if kind is None:
                 continue
-            if skip_misfit(rel, "dir" if kind == "link-dir" else kind, layout, skipped):
+            if skip_misfit(rel, _MISFIT_KIND.get(kind, kind), layout, skipped):
                 continue
             if kind == "link-dir":
                 links.append((item.path, rel))
@@ -73,6 +75,10 @@ def iter_directory(
                 if entry is not None:
                     yield entry
         stack.extend(reversed(folders))
+
+
+# a link to a folder is placed and read as the folder it leads to
+_MISFIT_KIND = {"link-dir": "dir"}
 
 
 def _top(root: Path, layout: Layout) -> Path:
@@ -135,9 +141,9 @@ def _kind_of(item: os.DirEntry, rel: str, real_root: str, skipped: list[Skipped]
     link leaving the tree. ``os.scandir`` tells plain kinds apart without a stat call."""
     try:
         if not item.is_symlink():
-            if item.is_dir(follow_symlinks=False):
-                return "dir"
-            return "file" if item.is_file(follow_symlinks=False) else "other"
+            return member_kind(
+                item.is_dir(follow_symlinks=False), item.is_file(follow_symlinks=False)
+            )
         target = os.path.realpath(item.path)
         is_dir = os.path.isdir(target)
         is_file = os.path.isfile(target)

@@ -145,6 +145,17 @@ class BudgetSpent(Exception):
         self.note = note
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one reading of a source carries through it, whichever kind of source: the
+    ``layout`` that picks the members, the ``skipped`` notes it adds to and the ``budget``
+    of expanded bytes it spends. Each reader (a directory's, an archive's) takes it whole."""
+
+    layout: Layout
+    skipped: list[Skipped]
+    budget: Budget
+
+
 def is_archive(path: str | os.PathLike[str]) -> bool:
     return str(path).lower().endswith(ARCHIVE_SUFFIXES)
 
@@ -172,6 +183,16 @@ def clean_name(rel: str, skipped: list[Skipped]) -> str:
             )
         )
     return clean
+
+
+def member_kind(is_dir: bool, is_file: bool = True) -> str:
+    """A member's kind as :func:`skip_misfit` takes it: ``dir``, ``file`` or ``other`` (a
+    FIFO, socket, device or link)."""
+    if is_dir:
+        return "dir"
+    if is_file:
+        return "file"
+    return "other"
 
 
 def shape_problem(rel: str, kind: str, wanted: bool) -> str | None:

@@ -34,7 +34,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -92,21 +92,19 @@ def _sources() -> dict:
     return json.loads(text)
 
 
-def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
+def cache_folder() -> Path:
     """Where fetched rounds are kept: :data:`CACHE_ENV`, else the user's cache folder."""
-    environ = os.environ if environ is None else environ
-    if environ.get(CACHE_ENV):
-        return Path(environ[CACHE_ENV]).expanduser()
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
     import platformdirs  # lazy: only a command that reads a round not bundled needs it
 
     return platformdirs.user_cache_path("gpuscale") / "rounds"
 
 
-def round_url(round_name: str, environ: Mapping[str, str] | None = None) -> str:
+def round_url(round_name: str) -> str:
     """The repository of ``round_name`` (``v5.1``): :data:`URL_ENV`'s pattern, else the
     data's, ``{round}`` replaced."""
-    environ = os.environ if environ is None else environ
-    pattern = environ.get(URL_ENV) or _sources()["url"]
+    pattern = os.environ.get(URL_ENV) or _sources()["url"]
     return pattern.replace("{round}", round_name)
 
 
@@ -135,8 +133,8 @@ def fetch_round(
     read from there when whole, else fetched from ``url`` (default :func:`round_url`),
     going on from a fetch interrupted before. ``progress(done, total, unit)`` counts the
     files fetched. Raises :class:`FetchError`."""
-    cache = cache_folder() if cache is None else cache
-    url = round_url(round_name) if url is None else url
+    cache = cache or cache_folder()
+    url = url or round_url(round_name)
     if (found := cached(round_name, cache)) is not None:
         return found
     if shutil.which("git") is None:

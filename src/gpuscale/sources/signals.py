@@ -17,6 +17,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+from gpuscale.quantities import filled
+
 # The signals that end a command cleanly, and what it then says.
 SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 if hasattr(signal, "SIGHUP"):
@@ -81,15 +83,16 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
     try:
         command()
     except (Stopped, KeyboardInterrupt) as exc:
-        code = exc.code if isinstance(exc, Stopped) else 130
+        code = getattr(exc, "code", 130)  # a KeyboardInterrupt: SIGINT's
         with contextlib.suppress(OSError):  # a hung-up terminal takes no message
             say(SIGNALS.get(code - 128, "terminated") + _notes())
         _exit_now(code)
     except OSError as exc:  # what the machine refused: a full disk, a name too long
         name = str(exc.filename or "")
-        where = f": {name[:60]}..." if len(name) > 60 else f": {name}" if name else ""
+        if len(name) > 60:
+            name = f"{name[:60]}..."
         with contextlib.suppress(OSError):
-            say(f"error: {exc.strerror or exc}{where}")
+            say(f"error: {exc.strerror or exc}{filled(': {}', name)}")
         with contextlib.suppress(OSError, ValueError):  # stdout's own last flush
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(2) from None

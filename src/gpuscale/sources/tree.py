@@ -22,6 +22,7 @@ from gpuscale.sources.entries import (
     BudgetSpent,
     Entry,
     Layout,
+    Reading,
     Skipped,
     SourceError,
     is_archive,
@@ -33,11 +34,11 @@ def iter_source(
 ) -> Iterator[Entry]:
     """The wanted members of a directory or archive (see the module docstring), within
     ``budget`` (default caps: :data:`MAX_FILE_BYTES`, :data:`MAX_ROUND_BYTES`)."""
-    budget = budget or Budget()
+    reading = Reading(layout, skipped, budget or Budget())
     if path.is_dir():
-        return _within(iter_directory(path, layout, skipped, budget), skipped)
+        return _within(iter_directory(path, reading), skipped)
     if path.is_file() and is_archive(path):
-        return _within(iter_archive(path, layout, skipped, budget), skipped)
+        return _within(iter_archive(path, reading), skipped)
     if not path.exists():
         raise SourceError(f"{path}: no such file or directory")
     raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")

@@ -31,7 +31,7 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 * ``extrapolated``: ``count_class`` ``ii_out`` or ``iii``;
 * ``nearest``: the measured systems the prediction leans on, a list of
   ``{round, submitter, system, accelerators, time_to_train_min, family}``
-  (:data:`NEAREST_KEYS`; a ``; ``-joined string in CSV): the family's at the count
+  (:class:`Nearest`; a ``; ``-joined string in CSV): the family's at the count
   nearest, or (class ``iii``) any family's;
 * ``accelerator_hours`` (``accelerators * time_to_train_min / 60``), ``cost``
   (``accelerator_hours *`` the price per accelerator-hour; NaN without a price),
@@ -66,6 +66,8 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 # Each column in order with the dtype its frame holds (see ``tables.rounds``; ``object``:
 # the ``nearest`` lists).
 PLAN_SCHEMA: dict[str, str] = {
@@ -94,12 +96,16 @@ PLAN_SCHEMA: dict[str, str] = {
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 
-# The keys of each ``nearest`` entry.
-NEAREST_KEYS: tuple[str, ...] = (
-    "round",
-    "submitter",
-    "system",
-    "accelerators",
-    "time_to_train_min",
-    "family",
-)
+
+class Nearest(TypedDict):
+    """A measured system a plan's count leans on: one entry of its ``nearest`` list."""
+
+    round: str
+    submitter: str
+    system: str
+    accelerators: int
+    time_to_train_min: float
+    family: str
+
+
+NEAREST_KEYS: tuple[str, ...] = tuple(Nearest.__annotations__)

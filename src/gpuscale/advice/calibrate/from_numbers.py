@@ -14,7 +14,7 @@ from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
 from gpuscale.advice.calibrate import fixed_by_numbers
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Basis
-from gpuscale.advice.model import floors, priors
+from gpuscale.advice.model import floors, priors, step_terms
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.power import named_power
@@ -55,9 +55,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     link = basis.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     device = basis.device  # named, else the link's: resolved with the link
+    spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
+    # the ranks' spread fitted on published tables, where it stands (``step_terms``)
+    nodes = basis.network.inter is not None and basis.network.per_node is not None
+    if fitted := step_terms.spread_said(step_terms.link_class(link, nodes)):
+        spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
         _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
-        _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2))),
+        spread,
     )
     precision = req.gradient_precision
     peak = device.peak

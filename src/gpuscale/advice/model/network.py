@@ -12,6 +12,8 @@ over all N ranks, one bandwidth term, not the two levels added), with latency th
 smaller of the ring's and the tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``):
 NCCL picks the tree for small messages across nodes. A measured multi-node sweep replaces
 the model for its own device count (and its bus bandwidth for other counts).
+With ``step_terms``' NCCL latencies in, a preset link's collective is costed as NCCL's
+tuner costs it instead (``advice/model/nccl_cost.py``), its bus bandwidth kept.
 
 A sweep's measured curves, and the link read off them: ``advice/model/collectives.py``.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpuscale.advice.model import nccl_cost, step_terms
 from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.links import get_preset
 
@@ -65,10 +68,28 @@ class Link:
             raise ValueError(exc.args[0]) from None
         return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.hop_latency_us, name=preset.name)
 
+    @property
+    def nccl_hardware(self) -> str | None:
+        """NCCL's hardware class (``nccl_cost.hardware_of``) where NCCL costs the link."""
+        if not step_terms.current().nccl_latency:
+            return None
+        return nccl_cost.hardware_of(self.name)
+
+    def nccl(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
+        """NCCL's choice for one collective on this link, where NCCL's model costs it."""
+        hardware = self.nccl_hardware
+        if hardware is None or hardware == "net" or n < 2 or size_bytes <= 0:
+            return None
+        return nccl_cost.collective(op, size_bytes, n, self.busbw_gbs, hardware)
+
     def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
-        """Ring time of one collective of ``size_bytes`` on ``n`` ranks."""
+        """Time of one collective of ``size_bytes`` on ``n`` ranks: NCCL's model for a
+        preset (``nccl``), else the ring's alpha-beta."""
         if n < 2 or size_bytes <= 0:
             return 0.0
+        chosen = self.nccl(size_bytes, n, op)
+        if chosen is not None:
+            return chosen.time_s
         share = _OP_SHARE[op]
         return share * (
             ring_factor(n) * size_bytes / (self.busbw_gbs * 1e9)
@@ -184,10 +205,12 @@ class Network:
             return t * self.comm_scale
         if not self.spans_nodes(n):
             return self.intra.time_s(size_bytes, n, op) * self.comm_scale
+        chosen = self._nccl_across(size_bytes, n, op)
+        if chosen is not None:
+            return chosen.time_s * self.comm_scale
         assert self.inter is not None and self.per_node
         nodes = math.ceil(n / self.per_node)
-        nics = self.nics_per_node or self.per_node
-        busbw = min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
+        busbw = self._busbw_across()
         ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * self.intra.latency_us
         tree_lat = 2 * (
             math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * self.intra.latency_us
@@ -195,6 +218,36 @@ class Network:
         bandwidth = ring_factor(n) * size_bytes / (busbw * 1e9)
         t = _OP_SHARE[op] * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
         return t * self.comm_scale
+
+    def _busbw_across(self) -> float:
+        """A ring through the NICs: the smaller of the node's link and its NICs' sum."""
+        assert self.inter is not None and self.per_node
+        nics = self.nics_per_node or self.per_node
+        return min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
+
+    def _nccl_across(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
+        """NCCL's choice across nodes, where it costs both links (``Link.nccl_hardware``)."""
+        assert self.inter is not None and self.per_node
+        intra, inter = self.intra.nccl_hardware, self.inter.nccl_hardware
+        if intra not in ("nvlink", "pci") or inter != "net":
+            return None
+        nodes = math.ceil(n / self.per_node)
+        return nccl_cost.collective(op, size_bytes, n, self._busbw_across(), intra, nodes)
+
+    def latency_part_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
+        """One collective's latency (s): NCCL's choice's at the size where NCCL costs the
+        link, else a collective of one byte's time."""
+        if n < 2 or size_bytes <= 0:
+            return 0.0
+        if not self.curves:
+            chosen = (
+                self._nccl_across(size_bytes, n, op)
+                if self.spans_nodes(n)
+                else self.intra.nccl(size_bytes, n, op)
+            )
+            if chosen is not None:
+                return chosen.latency_s * self.comm_scale
+        return self.time_s(1.0, n, op)
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -251,19 +304,21 @@ def latency_s(
     network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
 ) -> float:
     """The latency part of ``comm_times_s`` (seconds): one latency per collective of the
-    step, each at its own share (a collective of one byte): DDP's buckets, or FSDP's two
+    step, each at its own size (``Network.latency_part_s``: the latency of the protocol
+    NCCL's model takes at that size, else a collective of one byte): DDP's buckets, or FSDP's two
     all-gathers and its reduce-scatter (three collectives, not DDP's buckets: for tf-30m
     at N = 8, DDP's seven buckets would be 0.98 ms of latency)."""
     if n < 2 or grad_bytes <= 0:
         return 0.0
+    part = network.latency_part_s
     if strategy == "fsdp":
-        return 2 * network.time_s(1.0, n, "all_gather") + network.time_s(1.0, n, "reduce_scatter")
+        return 2 * part(grad_bytes, n, "all_gather") + part(grad_bytes, n, "reduce_scatter")
     if strategy in SHARDED:
         return sum(
-            network.time_s(1.0, k, op) for op, k, _ in sharded_collectives(network, n, strategy)
+            part(grad_bytes * share, k, op)
+            for op, k, share in sharded_collectives(network, n, strategy)
         )
-    buckets = sum(count for _, count in bucket_plan(grad_bytes, bucket_mb))
-    return buckets * network.time_s(1.0, n)
+    return sum(count * part(size, n) for size, count in bucket_plan(grad_bytes, bucket_mb))
 
 
 def comm_times_s(

@@ -18,7 +18,8 @@ Step on N > 1 devices::
 
     t_step = t_compute + t_ddp + t_wait(N) + t_exposed
     t_exposed = t_ar - omega t_ar                  (omega measured or given)
-    t_exposed = t_ar - min(omega_0 t_ar, t_ar - t_last, t_backward)   (omega_0 assumed)
+    t_exposed = t_ar - t_hidden + kappa t_hidden   (omega_0 assumed)
+    t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward)
 
 ``t_ddp`` is DDP's own per-step work (bucket copies), measured at N = 1 as the
 synchronised minus no-sync step, per parameter; ``omega`` the share of the all-reduce that
@@ -32,10 +33,16 @@ measured growth of the no-sync step over N = 1 (waiting and contention for share
 cores); between measured counts E[max] is kept no lower than the growth interpolated in
 log N from the counts measured below and above, and no higher than the one above, and a
 count measured no slower than fewer devices were is taken as slow as they: the wait never
-shrinks as devices are added. The slowest device's backward, stretched by the wait
-(``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one device
-there is no DDP: ``t_step = t_compute``. ``pair_speedup``: the throughput of 2 devices over 1,
-the speedup the break-even searches over the compute and the model's size.
+shrinks as devices are added. Where nothing measured the step's spread (by numbers), the
+wait is no less than ``sigma E[max of N standard normals] t_compute``
+(``step_terms.straggler_ms``, sigma fitted on published tables, on the link classes the
+data keeps it for). ``kappa`` (``step_terms.contention_ms``) is the backward's loss to the
+communication it hides (NCCL's kernels take SMs and memory bandwidth), fitted on
+published tables, 0 where the overlap was measured. The slowest device's backward,
+stretched by the wait (``t_backward (1 + t_wait / t_compute)``), bounds what the default
+overlap hides. On one device there is no DDP: ``t_step = t_compute``. ``pair_speedup``:
+the throughput of 2 devices over 1, the speedup the break-even searches over the compute
+and the model's size.
 
 A family: One basis for a model family's break-even size, the same whichever member is advised.
 
@@ -59,6 +66,7 @@ from typing import Protocol
 
 import numpy as np
 
+from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.network import (
     DEFAULT_BUCKET_MB,
     Network,
@@ -266,6 +274,9 @@ class Step:
     step_ms: float
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
     measured: bool = False  # one device's forward + backward at this batch was measured
+    # of ``exposed_ms``: the backward's loss to the communication it hides
+    # (``step_terms.contention_ms``)
+    contention_ms: float = 0.0
 
     @property
     def global_batch(self) -> float:
@@ -333,7 +344,18 @@ def step_at(
         hidden_ms = overlap * comm_s * 1e3
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-    exposed_ms = comm_s * 1e3 - hidden_ms
+    # the fitted terms (``step_terms``) where nothing measured what they stand for: the
+    # slowest of n ranks where the step's spread is the prior's (no N = 1 steps timed)
+    # and no slowdown at n > 1 was measured, and the backward's loss
+    # to the communication it hides where the overlap is the default (a measured overlap
+    # holds it: its exposed time is the synchronised step less the no-sync one), counted
+    # in the exposed communication (what communicating costs the step beyond compute)
+    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
+        nodes = network.inter is not None and network.per_node is not None
+        link = step_terms.link_class(network.intra.name, nodes)
+        wait_ms = max(wait_ms, step_terms.straggler_ms(n, compute_ms, link=link))
+    contention_ms = step_terms.contention_ms(hidden_ms) if overlap is None else 0.0
+    exposed_ms = comm_s * 1e3 - hidden_ms + contention_ms
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(
         n,
@@ -348,6 +370,7 @@ def step_at(
         step_ms,
         latency_s * 1e3,
         measured,
+        contention_ms,
     )
 
 

@@ -1,0 +1,142 @@
+"""Terms of the step that nothing measured, fitted on published tables' development rows
+(``data/step_terms.json``; ``benchmarks/fit_step_terms.py`` fits them, choosing which are
+in by leave-one-source-out error on those rows):
+
+* ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
+  (``advice/model/nccl_cost.py``), not ``2(N-1)`` x the preset's hop latency;
+* ``contention_share`` (kappa): the communication backward hides still slows it, NCCL's
+  kernels taking SMs and memory bandwidth: ``kappa x hidden`` is added to the step, where
+  the overlap is the default (a measured overlap holds it already);
+* ``rank_spread`` (sigma): the wait for the slowest of N ranks,
+  ``sigma x E[max of N standard normals] x compute`` (about ``sigma sqrt(2 ln N)`` for
+  large N), where nothing on the host measured the step's spread (a bench's N = 1 steps
+  or its slowdown at N > 1 hold it), on the link classes ``rank_spread_classes`` keeps
+  (``link_class``; the data file says why).
+
+``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+TERMS_FILE = "step_terms.json"
+CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
+
+
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """The fitted terms' values (see the module docstring)."""
+
+    nccl_latency: bool = False
+    contention_share: float = 0.0
+    rank_spread: float = 0.0
+    # the link classes (``link_class``) where ``rank_spread`` stands
+    rank_spread_classes: tuple[str, ...] = CLASSES
+
+    def __post_init__(self) -> None:
+        if unknown := set(self.rank_spread_classes) - set(CLASSES):
+            raise ValueError(f"link classes are {CLASSES}, not {sorted(unknown)}")
+        if not (0 <= self.contention_share <= 1):
+            raise ValueError(f"contention share not in [0, 1]: {self.contention_share}")
+        if not (0 <= self.rank_spread < 1):
+            raise ValueError(f"rank spread not in [0, 1): {self.rank_spread}")
+
+
+def _read() -> StepTerms:
+    text = (resources.files("gpuscale") / "data" / TERMS_FILE).read_text()
+    terms = json.loads(text)["terms"]
+    return StepTerms(
+        nccl_latency=bool(terms["nccl_latency"]["value"]),
+        contention_share=float(terms["contention_share"]["value"]),
+        rank_spread=float(terms["rank_spread"]["value"]),
+        rank_spread_classes=tuple(terms["rank_spread_classes"]["value"]),
+    )
+
+
+FITTED = _read()
+_current = [FITTED]
+# how the advice says the fitted spread where it stands ({spread}: the share)
+SPREAD_SAID = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"][
+    "rank_spread"
+]["said"]
+
+
+def current() -> StepTerms:
+    """The terms the step model uses now: ``FITTED``, or those ``using`` set."""
+    return _current[-1]
+
+
+@contextmanager
+def using(terms: StepTerms) -> Iterator[StepTerms]:
+    """The step model with ``terms`` inside the block (a fit's variants), then as before."""
+    _current.append(terms)
+    try:
+        yield terms
+    finally:
+        _current.pop()
+
+
+@cache
+def expected_max_normal(n: int) -> float:
+    """E[max of ``n`` independent standard normal draws] (0 for one draw; 0.564 for two,
+    1.424 for eight), by quadrature of ``x d/dx Phi(x)^n``."""
+    if n < 2:
+        return 0.0
+    x = np.linspace(-10.0, 10.0, 8001)
+    cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    pdf = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
+    density = n * pdf * cdf ** (n - 1)
+    return float(np.sum(x * density) * (x[1] - x[0]))
+
+
+def link_class(link_name: str, nodes: bool) -> str | None:
+    """The published tables' link class of a network (``benchmarks/published/README.md``):
+    ``multinode`` for a network of several nodes (``nodes``), else by the node's link
+    preset: ``nvlink``, ``pcie_no_p2p`` (through host memory), ``pcie_p2p``; None for a
+    custom or measured link."""
+    if nodes:
+        return "multinode"
+    preset = link_name.split(" ")[0].lower()
+    if preset.startswith("nvlink"):
+        return "nvlink"
+    if preset in NO_P2P:
+        return "pcie_no_p2p"
+    return "pcie_p2p" if preset.startswith("pcie") else None
+
+
+def straggler_ms(
+    n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
+) -> float:
+    """The wait for the slowest of ``n`` ranks whose compute of ``compute_ms`` spreads by
+    ``rank_spread`` of itself: ``sigma x E[max of n] x compute``; 0 on a network whose
+    ``link`` class (``link_class``) is not among ``rank_spread_classes`` (None: any)."""
+    terms = terms or current()
+    if n < 2 or (link is not None and link not in terms.rank_spread_classes):
+        return 0.0
+    if link is None and terms.rank_spread_classes != CLASSES:
+        return 0.0  # a custom or measured link: no class the spread was kept for
+    return terms.rank_spread * expected_max_normal(n) * compute_ms
+
+
+def spread_said(link: str | None) -> str:
+    """The fitted spread in words where it stands on a network of ``link`` class
+    (``link_class``), else ``""``."""
+    terms = current()
+    if terms.rank_spread <= 0 or straggler_ms(2, 1.0, terms, link) <= 0:
+        return ""
+    return SPREAD_SAID.format(spread=f"{terms.rank_spread:.1%}")
+
+
+def contention_ms(hidden_ms: float, terms: StepTerms | None = None) -> float:
+    """What the communication hidden behind backward (``hidden_ms``) costs the backward:
+    ``contention_share x hidden``."""
+    return (terms or current()).contention_share * max(hidden_ms, 0.0)

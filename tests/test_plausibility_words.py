@@ -22,7 +22,7 @@ def test_a_noisy_flag_shows_its_ratio_above_the_threshold(p50: float, excess: fl
 
 
 def test_repeats_that_disagree_flag_the_run_and_close_ones_do_not() -> None:
-    """`--repeat 2` giving 185 and 2,046 samples/s (spread 10.06) is flagged."""
+    """`--repeat 2` giving 185 and 2,046 samples/s (spread 1.67 of their median) is flagged."""
     from gpuscale.bench.summary import median_run
 
     def run(rate: float) -> dict:

@@ -15,6 +15,7 @@ from gpuscale.advice.calibrate.model_runs import measured_runs
 from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.decision import measured_counts
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -58,16 +59,16 @@ def test_a_run_is_held_only_against_its_own_configuration(golden: Golden) -> Non
     (run,) = _runs()
     assert (run.devices, run.batch_per_device, round(run.speedup, 6)) == (2, 8, 1.2)
     # the same configuration, one device at 8 in both: 1.2x lies outside 1.6-2.0x, said
-    (line,) = against_measured(_predictions(8), [run])
+    (line,) = against_measured(measured_counts(_predictions(8), [run]))
     assert "outside" in line and "1.8 (1.6-2x" in line
     golden.check(VIEW, "a run of its own configuration, outside", line)
     # the advice's one device runs 4, the run's 8: another ratio, never compared
-    assert against_measured(_predictions(4), [run]) == []
+    assert against_measured(measured_counts(_predictions(4), [run])) == []
 
 
 def test_an_accumulated_run_is_not_held_against_a_prediction_without_accumulation() -> None:
     (run,) = _runs(accum=4)
-    assert against_measured(_predictions(8), [run]) == []
+    assert against_measured(measured_counts(_predictions(8), [run])) == []
 
 
 def test_a_measured_run_carries_its_one_device_run_from_the_bench_table() -> None:
@@ -88,7 +89,7 @@ def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it(golden: Golden
         table = bench_table(rows)
         grades = set(table["evidence"])
         (run,) = measured_runs(table, "m", allow_flagged=False)
-        (said[steps],) = against_measured(_predictions(8), [run])
+        (said[steps],) = against_measured(measured_counts(_predictions(8), [run]))
         assert grades == ({"weak"} if steps == 2 else {"strong"})  # the premise
     assert "trust it over" in said[400]
     assert "trust it over" not in said[2] and "weak" in said[2]

@@ -15,6 +15,7 @@ import pytest
 from gpuscale.advice.calibrate.model_runs import measured_runs
 from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.measured_runs import Measured
+from gpuscale.advice.search.decision import measured_counts
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -58,7 +59,7 @@ def _runs(two: list[tuple[float, bool]]) -> list[Measured]:
 
 
 def _line(two: list[tuple[float, bool]]) -> str:
-    (line,) = against_measured(_predictions(), _runs(two))
+    (line,) = against_measured(measured_counts(_predictions(), _runs(two)))
     return line
 
 
@@ -103,7 +104,7 @@ def test_a_run_set_against_the_weak_scaling_alternative_says_so(golden: Golden) 
     it is set against the weak-scaling alternative's row, and the sentence says which."""
     strong = _predictions().assign(batch_per_device=[8, 4], speedup=[1.0, 1.2])
     runs = measured_runs(_sweeps([(180.0, False)]), "m", allow_flagged=False)
-    (line,) = against_measured(strong, runs, _predictions())
+    (line,) = against_measured(measured_counts(strong, runs, _predictions()))
     # the alternative's 1.8 (1.6-2x), not the advice's own 1.2
     assert "1.8 (1.6-2x" in line and "weak scaling" in line, line
     golden.check(VIEW, "a run against the weak-scaling alternative", line)
@@ -118,7 +119,7 @@ def test_inside_an_interval_too_wide_to_test_is_said_so(golden: Golden) -> None:
         speedup=[1.0, 1.25], speedup_low=[1.0, 0.06], throughput_efficiency=[1.0, 0.625]
     )
     runs = measured_runs(_sweeps([(150.0, False)]), "m", allow_flagged=False)
-    (line,) = against_measured(wide, runs)
+    (line,) = against_measured(measured_counts(wide, runs))
     assert TOO_WIDE_TO_TEST < 2.0 / 0.06  # the premise
     assert "inside" in line and "(0.06-2x" in line and "33.3" in line, line
     golden.check(VIEW, "inside an interval too wide to test", line)

@@ -37,7 +37,9 @@ def test_fsdp_moves_one_and_a_half_times_ddps_bytes() -> None:
 
 
 def test_fsdp_pays_one_latency_per_collective() -> None:
-    from gpuscale.advice.model.network import latency_s  # the rule the advice's latency_ms uses
+    from gpuscale.advice.model.step_collectives import (
+        latency_s,  # the rule the advice's latency_ms uses
+    )
 
     alpha_us = 10.0  # a link of pure latency: every microsecond is one collective's
     net = Network(intra=Link(busbw_gbs=1e9, latency_us=alpha_us))

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.advice.model.network import MIB, CommCurve, Link, Network, comm_times_s, ddp_buckets
+from gpuscale.advice.model.network import MIB, CommCurve, Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
+from gpuscale.advice.model.step_collectives import comm_times_s, ddp_buckets
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
 

@@ -158,3 +158,30 @@ def test_trends_of_a_workload_of_the_other_division_only_say_what_it_held(
     assert view.empty.startswith("no closed-division ")
     assert counted(view.empty, "open") == len(OPEN)
     golden.check(VIEW, "trends: only open results", view.empty)
+
+
+@pytest.mark.parametrize("unnamed", ["", None])
+def test_a_result_with_no_division_named_is_said_so_with_the_option_that_draws_it(
+    unnamed: str | None, golden: Golden
+) -> None:
+    """v0.7's Tencent and SIAT system files name no division: the note counts such a
+    result as one with no division named (not a "-division result") and names ``all``,
+    the one option that draws it (not ``--division  or all``)."""
+    tables = round_tables(CLOSED, [("u8", "V100", 8, 150.0)])
+    tables.scores.loc[tables.scores["system_id"] == "u8", "division"] = unnamed
+    analysed = analyze_asked(tables, ["bert"])
+    [said] = [n for n in analysed.notes if "left out" in n]
+    assert "1 result with no division named left out" in said
+    assert "--division all analyses them" in said and "-division result" not in said
+    golden.check(VIEW, "a result with no division named left out", said)
+    both = analyze_asked(tables, ["bert"], AnalysisOptions(division="all"))
+    assert "u8" in set(both.results[0].table["system_id"])
+
+
+def test_only_results_with_no_division_named_say_why_nothing_is_analysed() -> None:
+    tables = round_tables([], [("u8", "V100", 8, 150.0), ("u16", "V100", 16, 80.0)])
+    tables.scores["division"] = ""
+    with pytest.raises(NothingAnalysedError) as caught:
+        analyze_asked(tables, ["bert"])
+    said = str(caught.value)
+    assert "(no division named; --division all includes them)" in said

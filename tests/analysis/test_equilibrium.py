@@ -10,6 +10,7 @@ from gpuscale.analysis.clusters import cluster_systems
 from gpuscale.analysis.equilibrium import equilibrium, pareto_mask
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.score_intervals import bootstrap_intervals
+from gpuscale.tables import CI_COLUMNS
 
 from .tables import runs_for, scores
 
@@ -86,7 +87,9 @@ def test_bootstrap_needs_two_runs() -> None:
     frame = scores(ladder()[:3])
     table = scaling_table(frame, "bert")
     runs = runs_for(frame).groupby("system_id").head(1)
-    assert bootstrap_intervals(table, runs, n_boot=200).isna().all().all()
+    ci = bootstrap_intervals(table, runs, n_boot=200)
+    assert ci[list(CI_COLUMNS)].isna().all().all()
+    assert (ci["ci_kept_apart"] == 0).all()  # nothing at the batch was kept apart
 
 
 def test_systems_sharing_submitter_and_id_across_org_folders() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import break_even_sentence
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.evidence import MIN_BUSY_WINDOW_S, timed_window_s
 from gpuscale.bench.results import bench_table
@@ -92,7 +93,7 @@ def test_few_steps_are_weak_whatever_the_window(steps: int) -> None:
 def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
     """README's bench then docs/measure.md's into one file: each weak run is listed once,
     with the "(run 2)" the table shows, never "weak evidence mlp-1m on 2" twice."""
-    from gpuscale.analysis.bench_scaling import bench_notes
+    from gpuscale.analysis.bench_sentences import bench_notes
 
     rows = [{**r, "sweep_id": sweep} for sweep in ("s1", "s2") for r in _pair(steps=2)]
     scaling = bench_scaling(bench_table(rows))

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence, trusted
+from gpuscale.analysis.bench_scaling import bench_scaling, trusted
+from gpuscale.analysis.bench_sentences import break_even_sentence
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app

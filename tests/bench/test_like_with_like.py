@@ -97,6 +97,20 @@ def test_repeats_keep_the_median_run_and_its_spread() -> None:
     assert chosen["timing"]["repeat_spread"] == pytest.approx((30 - 10) / 20)
 
 
+def test_an_even_repeat_keeps_the_slower_middle_run_and_spreads_over_the_true_median() -> None:
+    """``--repeat 2`` at 100 and 300 samples/s: the run kept is a measured one, the slower
+    (100/s, conservative); the spread is over the median of the rates (200/s), not over
+    the run kept ((300 - 100) / 100 = 2 read a 100% spread as 200%)."""
+    runs = [{"timing": {"samples_per_s": rate}, "id": i} for i, rate in enumerate([300, 100])]
+    chosen = median_run(runs)
+    assert chosen["id"] == 1
+    assert chosen["timing"]["repeat_spread"] == pytest.approx((300 - 100) / 200)
+    four = [{"timing": {"samples_per_s": r}, "id": i} for i, r in enumerate([40, 10, 30, 20])]
+    kept = median_run(four)
+    assert kept["id"] == 3  # 20/s: the slower of the two middle runs (20 and 30)
+    assert kept["timing"]["repeat_spread"] == pytest.approx((40 - 10) / 25)
+
+
 def test_power_at_n_counts_each_package_once() -> None:
     # one host, two ranks: its first rank's meter reports a share of 20 W of 40 W
     assert power_total([{"power_w_mean": 20.0, "ranks_on_host": 2}]) == 40.0

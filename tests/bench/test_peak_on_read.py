@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuscale.analysis.bench_scaling import bench_notes, bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import bench_notes
 from gpuscale.bench.results import bench_table
 
 from ..builders import bench_record

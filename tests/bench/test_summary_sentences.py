@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import baseline_sentence, bench_scaling, earlier_rows
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import baseline_sentence, earlier_rows
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

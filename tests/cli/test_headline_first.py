@@ -210,7 +210,7 @@ def test_a_failed_run_mended_and_run_again_is_said_as_such(tmp_path, golden: Gol
     under the answer, as if nothing ran there."""
     import pandas as pd
 
-    from gpuscale.analysis.bench_scaling import trouble_lines
+    from gpuscale.analysis.bench_sentences import trouble_lines
 
     scaling = pd.DataFrame(
         {

@@ -42,7 +42,7 @@ SEEN: dict[str, str] = {
     "NVIDIA A100-SXM4-40GB (400W)": "A100-SXM4-40GB",
     "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-80GB (400W)": "A100-SXM4-80GB",
-    "NVIDIA A100-SXM4-80GB (500W)": "A100-SXM4-80GB",
+    "NVIDIA A100-SXM4-80GB (500W)": "A100-SXM4-80GB-500W",  # not its 400 W
     "NVIDIA A100": "A100-SXM4-80GB",  # the catalogue's default where no capacity says
     "NVIDIA A10G": "A10G",
     "NVIDIA A30": "A30",
@@ -63,14 +63,14 @@ SEEN: dict[str, str] = {
     "NVIDIA L40": "L40",
     "NVIDIA L40S": "L40S",
     "NVIDIA RTX A5000": "RTX A5000",
-    "NVIDIA V100": "V100",
-    "NVIDIA V100-SXM2-16GB (300W)": "V100",
-    "NVIDIA V100-SXM2-32GB": "V100",
-    "NVIDIA V100-SXM3-32GB (350W)": "V100",
-    "NVIDIA V100-SXM3-32GB (450W)": "V100",
-    "Nvidia Tesla V100": "V100",
-    "Nvidia Tesla V100-SXM2-32GB": "V100",
-    "Nvidia Tesla V100S-PCIe-32GB": "V100",
+    "NVIDIA V100": "V100-SXM2-16GB",  # the catalogue's default part
+    "NVIDIA V100-SXM2-16GB (300W)": "V100-SXM2-16GB",  # its board power
+    "NVIDIA V100-SXM2-32GB": "V100-SXM2-32GB",
+    "NVIDIA V100-SXM3-32GB (350W)": "V100-SXM3-32GB-350W",  # DGX-2
+    "NVIDIA V100-SXM3-32GB (450W)": "V100-SXM3-32GB-450W",  # DGX-2H
+    "Nvidia Tesla V100": "V100-SXM2-16GB",
+    "Nvidia Tesla V100-SXM2-32GB": "V100-SXM2-32GB",
+    "Nvidia Tesla V100S-PCIe-32GB": "V100S",
     "TPU v3": "TPU-v3",
     "TPU-trillium": "TPU-Trillium",
     "TPU-v4": "TPU-v4",
@@ -131,14 +131,14 @@ def test_unknown_names_are_kept_as_written_and_reported(name: str, family: str) 
 # (MLCommons training_results_v0.7, v1.0, v2.0, v2.1, v5.1, v6.0), with the system id
 # where the name alone does not say the part, and the family one part should have.
 OLD_AND_NEW: list[tuple[str, str, str]] = [
-    ("NVIDIA V100-SXM2-16GB (300W)", "dgx1_ngc20.06_mxnet", "V100"),
-    ("NVIDIA V100-SXM3-32GB (450W)", "dgx2h_n10_ngc20.06_pytorch", "V100"),
-    ("NVIDIA V100-SXM3-32GB (350W)", "dgx2_ngc20.06_tensorflow", "V100"),
-    ("NVIDIA V100-SXM2-32GB", "n128_pai_eflops", "V100"),
-    ("Nvidia Tesla V100-SXM2-32GB", "C4140", "V100"),
-    ("Nvidia Tesla V100S-PCIe-32GB", "DSS8440", "V100"),
-    ("Nvidia Tesla V100", "gx_V100x8_fjmxnet", "V100"),
-    ("NVIDIA V100", "gpu-v100-8-TF2.0", "V100"),
+    ("NVIDIA V100-SXM2-16GB (300W)", "dgx1_ngc20.06_mxnet", "V100-SXM2-16GB"),
+    ("NVIDIA V100-SXM3-32GB (450W)", "dgx2h_n10_ngc20.06_pytorch", "V100-SXM3-32GB-450W"),
+    ("NVIDIA V100-SXM3-32GB (350W)", "dgx2_ngc20.06_tensorflow", "V100-SXM3-32GB-350W"),
+    ("NVIDIA V100-SXM2-32GB", "n128_pai_eflops", "V100-SXM2-32GB"),
+    ("Nvidia Tesla V100-SXM2-32GB", "C4140", "V100-SXM2-32GB"),
+    ("Nvidia Tesla V100S-PCIe-32GB", "DSS8440", "V100S"),
+    ("Nvidia Tesla V100", "gx_V100x8_fjmxnet", "V100-SXM2-16GB"),
+    ("NVIDIA V100", "gpu-v100-8-TF2.0", "V100-SXM2-16GB"),
     ("TPU", "tpu-v4-128-TF", "TPU-v4"),  # v0.7, v1.0: the version is in the id
     ("TPU", "tpu-v4-6912-TF", "TPU-v4"),
     ("TPU-v4", "cloud-tpu-v4-4096-TF", "TPU-v4"),  # v2.0
@@ -165,7 +165,8 @@ OLD_AND_NEW: list[tuple[str, str, str]] = [
 
 @pytest.mark.parametrize(("name", "system_id", "family"), OLD_AND_NEW)
 def test_names_of_every_round_fold_into_one_family_each(name, system_id, family) -> None:
-    """V100 was 7 families in v0.7 and TPU v4 three (``TPU``, ``TPU-v4``): one each."""
+    """TPU v4 was three families (``TPU``, ``TPU-v4``): one; each V100 part (form, memory,
+    a board power other than the part's) is a family of its own, as each H100 part is."""
     desc = {"accelerator_model_name": name, "system_name": system_id}
     desc |= {"number_of_nodes": "1", "accelerators_per_node": "8"}
     record = parse_system(
@@ -184,6 +185,8 @@ def test_names_of_every_round_fold_into_one_family_each(name, system_id, family)
         ("NVIDIA A100", "640GB", "A100-SXM4-80GB", 80),  # no A100 has 640 GB: not read
         ("NVIDIA A100-SXM-80GB", "40G", "A100-SXM4-80GB", 80),  # the name's size wins
         ("NVIDIA H100-PCIe", "94GB", "H100-PCIe-94GB", 94),
+        ("Nvidia Tesla V100", "32GB", "V100-SXM2-32GB", 32),  # v0.7's Fujitsu GX2570
+        ("NVIDIA V100", "TODO", "V100-SXM2-16GB", 16),  # v0.7's Google: the default part
     ],
 )
 def test_the_described_memory_decides_the_variant_a_bare_name_leaves_open(

@@ -79,6 +79,11 @@ def test_the_readmes_plan_figures_are_the_files() -> None:
     for row in results["classes"].values():
         if row.get("coverage_pct") is not None and round(row["coverage_pct"], 1) in said:
             assert said[round(row["coverage_pct"], 1)] == row["cases"] >= 10
+    # a family's first results on a workload (class iii) are said as such: never as "new
+    # workloads", the class of a workload's first round, which the plan refuses
+    first = results["classes"]["iii"]["plan"]["median_error_pct"]
+    assert f"{first:.1f}% for an accelerator running a workload for the first time" in line
+    assert results["classes"]["new workload"]["plan"] is None and "new workload" not in line
 
 
 def test_a_class_of_few_forecasts_gets_no_percentage() -> None:
@@ -158,3 +163,25 @@ def test_the_docs_interval_rules_tables_are_the_files() -> None:
     )
     # with 15 forecasts, 75-85% is 12 covered exactly: calibrated intervals, 1 time in 4
     assert rules["in_band"]["iii"] == round(module.in_band(15), 3) < 0.3
+
+
+def test_the_docs_first_forecasts_of_v31_are_the_files() -> None:
+    """The sentence on v3.1's first results says how far under the times measured the plan
+    was (a log error ``e`` is ``1 - exp(e)`` under), each rounded alike from the file:
+    the range of those inside their interval and the one outside."""
+    import math
+
+    path = ROOT / "benchmarks" / "results" / "plan_interval_rules.json"
+    first = [r for r in json.loads(path.read_text())["first_results"] if r["round"] == "v3.1"]
+    under = [(round(100 * (1 - math.exp(r["log_error"]))), r) for r in first]
+    inside = sorted(pct for pct, r in under if r["error_per_half_width"] <= 1)
+    (outside,) = [(pct, r) for pct, r in under if r["error_per_half_width"] > 1]
+    words = {4: "four", 5: "five"}
+    said = (
+        f"{words[len(inside)]} of the {words[len(first)]} are inside it, the plan "
+        f"{inside[0]}% to {inside[-1]}% under the times measured, and DLRM on "
+        f"{outside[1]['accelerators']} H100 PCIe cards ({outside[0]}% under) outside"
+    )
+    assert outside[1]["family"] == "H100-PCIe-80GB" and outside[1]["workload"] == "dlrm_dcnv2"
+    doc = " ".join((ROOT / "docs" / "plan-accuracy.md").read_text().split())
+    assert said in doc, said

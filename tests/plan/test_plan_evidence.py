@@ -3,6 +3,7 @@ submitter is planned with a wider interval than one where many agree, and says s
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -93,15 +94,54 @@ def test_thin_evidence_is_marked_in_the_default_view_and_the_json() -> None:
     from gpuscale.planning import PlanRequest, plan_for
     from gpuscale.planning.terminal import plan_answer
 
-    def marks(accelerator: str, devices: str) -> list[str]:
+    def marks(accelerator: str, devices: str) -> list[tuple[str, str, str]]:
         result = plan_for(PlanRequest(workload="bert", accelerator=accelerator, devices=devices))
         shown = plan_answer(result)[0]
-        assert [r.get("rests on", "") for r in shown] == [r["rests_on"] for r in result.rows]
-        return [r["rests_on"] for r in result.rows]
+        assert [bool(r.get("rests on")) for r in shown] == [
+            bool(r["rests_on"]) for r in result.rows
+        ]
+        return [
+            (r["rests_on"], r["rests_on_submitter"], r["rests_on_outlier"]) for r in result.rows
+        ]
 
-    assert marks("MI300X", "8,64") == ["one submission", "one submission"]
-    assert marks("A30", "8,16") == ["one submitter", "one submitter"]
-    assert marks("H100", "8,16,4096") == ["", "", ""]
-    assert marks("TPU-v5p", "64") == [""]  # never ran BERT: class iii
+    assert marks("MI300X", "8,64") == [("one submission", "tinycorp", "")] * 2
+    assert marks("A30", "8,16") == [("one submitter", "xFusion", "")] * 2
+    assert marks("H100", "8,16,4096") == [("", "", "")] * 3
+    assert marks("TPU-v5p", "64") == [("", "", "")]  # never ran BERT: class iii
     shown = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8", "-f", "json"])
-    assert '"rests_on": "one submission"' in shown.stdout
+    (row,) = json.loads(shown.stdout)["rows"]
+    assert (row["rests_on"], row["rests_on_submitter"]) == ("one submission", "tinycorp")
+    default = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"])
+    assert default.stdout.count("tinycorp") == 2  # each row's mark names whose
+
+
+def test_a_level_on_a_submitter_whose_software_is_an_outlier_elsewhere_says_so(golden) -> None:
+    """Llama2 on A100 rests on Juniper's one v4.0 submission; Juniper's DeepSpeed on 8 H100s
+    in v4.0 took 3.92x the median of the H100 family's other submitters (an outlier,
+    ``gpuscale.analysis.outliers``, left out of the fit). Each row names Juniper and that
+    outlier, in the JSON and in the default view."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    args = ["plan", "-w", "llama2_70b_lora", "-a", "A100-SXM4-80GB", "-n", "8,64"]
+    rows = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)["rows"]
+    fit = default_fits()["workloads"]["llama2_70b_lora"]
+    (root,) = [o for o in fit["outliers"] if o[1] == "JuniperNetworks" and "alone" not in o[6]]
+    assert (root[0], root[5], root[3]) == ("v4.0", "H100-SXM5-80GB", 8)
+    for row in rows:
+        assert (row["rests_on"], row["rests_on_submitter"]) == ("one submission", "JuniperNetworks")
+        assert root[6] in row["rests_on_outlier"] and root[2] in row["rests_on_outlier"]
+    from gpuscale.planning import PlanRequest, plan_for
+    from gpuscale.planning.terminal import plan_answer
+
+    result = plan_for(PlanRequest(workload="llama2_70b_lora", accelerator="A100", devices="8,64"))
+    shown, said, _ = plan_answer(result)
+    (mark,) = {r["rests on"] for r in shown}  # one mark, on each row
+    (line,) = [s for s in said if root[6] in s]  # the outlier, once under the table
+    golden.check("plan/answer", "llama2_70b_lora on A100 8,64: the mark", "\n".join([mark, line]))
+    assert any(line in s for s in result.notes)  # --explain and -f json's notes too
+    default = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert default.exit_code == 0, default.output
+    assert max(len(s) for s in default.stdout.splitlines()) <= 100
+    assert "JuniperNetworks" in default.stdout

@@ -231,7 +231,24 @@ def test_the_table_is_its_schema_and_names_facts_as_the_scores_do() -> None:
     assert set(NEAREST_KEYS) & set(SCORES_COLUMNS) >= {"accelerators", "time_to_train_min"}
 
 
-@pytest.mark.parametrize("text", ["-5", "8,-5", "- 3"])
-def test_a_negative_count_is_said_out_of_range_not_unreadable(text: str) -> None:
-    with pytest.raises(ValueError, match="counts must be from 1 to 1,000,000"):
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("-5", "-5"),
+        ("8,-5", "-5"),
+        ("- 3", "- 3"),
+        ("0", "0"),
+        ("8,0", "0"),
+        ("2000000", "2000000"),
+    ],
+)
+def test_a_count_out_of_range_is_said_with_the_count_not_unreadable(text: str, bad: str) -> None:
+    """`-n 0` and `-n -1` are refused alike: the range and the count that is outside it."""
+    with pytest.raises(ValueError, match=f"^counts must be from 1 to 1,000,000 \\(not {bad}\\)$"):
         parse_devices(text)
+
+
+@pytest.mark.parametrize(("devices", "bad"), [([0], "0"), ([8, 2_000_000], "2,000,000")])
+def test_counts_given_as_numbers_out_of_range_name_the_count(devices: list, bad: str) -> None:
+    with pytest.raises(ValueError, match=f"counts must be from 1 to 1,000,000 \\(not {bad}\\)"):
+        PlanRequest(workload="bert", accelerator="H100", devices=devices)

@@ -119,6 +119,30 @@ def test_bert_beyond_8_loses_throughput_not_convergence(results) -> None:
     assert rec.throughput_ratio < 0.9
 
 
+def test_llama2_says_its_ratio_is_dells_own_though_lambdas_32_is_picked(results, golden) -> None:
+    """v4.1 Llama2 on H100: Lambda's 32 is picked, but only Dell ran both 32 and 64, so
+    the throughput ratio at 64 is Dell's own systems' (not Lambda's 32 against a 64), and
+    the first screen says whose."""
+    from gpuscale.report.page import report_headline
+    from gpuscale.report.recommend import family_systems
+
+    llama = next(r for r in results if r.workload == "llama2_70b_lora")
+    rec = recommend(llama)
+    assert (rec.submitter, rec.accelerators, rec.next_accelerators) == ("Lambda", 32, 64)
+    assert rec.compared == ("Dell",) and rec.own_comparison == "Dell"
+    assert rec.compared_systems == ("4xXE9680x8H100-SXM-80GB", "8xXE9680x8H100-SXM-80GB")
+    own = family_systems(llama.table, rec.family).set_index("system_name")
+    factor = own["throughput_efficiency"]
+    assert rec.throughput_ratio == pytest.approx(
+        factor["8xXE9680x8H100-SXM-80GB"] / factor["4xXE9680x8H100-SXM-80GB"]
+    )
+    assert rec.throughput_ratio != pytest.approx(
+        factor["8xXE9680x8H100-SXM-80GB"] / factor["1-Click-Cluster_n4"]
+    )
+    (line,) = [s for s in report_headline([rec]) if s.startswith("Llama2")]
+    golden.check("report/first_screen", "Llama2 v4.1: one submitter's own counts", line)
+
+
 def test_the_overview_is_like_with_like_and_the_study_view_is_further_down(page) -> None:
     """BERT's study reference is two RTX A5000s (E' 17-24 for H100 systems against it);
     like with like, no BERT system reaches 1.5. The study's view stays, captioned."""

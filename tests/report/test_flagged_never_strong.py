@@ -11,7 +11,8 @@ import pandas as pd
 
 import gpuscale
 from gpuscale.advice.explain.answer import advice_document
-from gpuscale.analysis.bench_scaling import BASIS_CLAUSES, bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import BASIS_CLAUSES
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.report.bench_evidence import evidence_column, grade_sentence, run_grade

@@ -87,11 +87,16 @@ def test_the_next_count_compares_a_submitters_own_systems_where_it_can(golden) -
     rec = recommend(_analysed(own)[1])
     assert (rec.accelerators, rec.next_accelerators) == (8, 16)
     assert rec.compared == ("Bolt",) and not rec.crosses_submitters
+    assert rec.own_comparison == "Bolt" and rec.submitter == "Acme"
+    assert rec.compared_systems == ("Bolt 8xB200", "Bolt 16xB200")  # not Acme's picked one
     # Bolt's own E' ratio, 22 x 8 / (14 x 16): throughput x convergence
     assert rec.throughput_ratio * rec.convergence_ratio == pytest.approx(22.0 / (14.0 * 2))
+    why = recommendation_rows([rec])[0]["Why not more"]
+    golden.check("report/outliers", "first screen: the next count is one submitter's own", why)
     crossing = (*own[:3], ("Dyna", FAMILY, 16, 14.5))
     rec = recommend(_analysed(crossing)[1])
     assert rec.compared == ("Acme", "Dyna") and rec.crosses_submitters
+    assert rec.own_comparison == ""
     why = recommendation_rows([rec])[0]["Why not more"]
     golden.check("report/outliers", "first screen: the next count crosses submitters", why)
 
@@ -107,6 +112,27 @@ def test_the_plan_leaves_the_outlier_out_of_its_fit() -> None:
     at8 = result.rows[0]
     assert math.isclose(at8["time_to_train_min"], 21.9, rel_tol=0.05)  # the four, not Slow
     assert all(s["submitter"] != "Slow" for s in result.systems)
+
+
+def test_a_plan_on_one_submitter_whose_software_is_an_outlier_elsewhere_says_so() -> None:
+    """Slow alone ran 8 H100s, and Acme alone 8 A100s: both plans rest on one submission,
+    named; Slow's is also said to be an outlier on B200 (its 2x at 8), Acme's is not."""
+    systems = (
+        *SLOW_ROUND,
+        ("Slow", "H100-SXM5-80GB", 8, 15.0),
+        ("Acme", "A100-SXM4-80GB", 8, 40.0),
+    )
+    tables, _ = _analysed(systems)
+    said = {}
+    for family in ("H100-SXM5-80GB", "A100-SXM4-80GB"):
+        request = PlanRequest(workload="bert", accelerator=family, devices="8")
+        (row,) = plan_for(request, tables.scores).rows
+        said[family] = (row["rests_on"], row["rests_on_submitter"], row["rests_on_outlier"])
+    assert said["A100-SXM4-80GB"] == ("one submission", "Acme", "")
+    mark, who, outlier = said["H100-SXM5-80GB"]
+    assert (mark, who) == ("one submission", "Slow")
+    # its root outlier only (not the counts it ran alone beside it), with its round and system
+    assert outlier == "v4.1 Slow 8xB200: 2.00x the median of B200's other submitters at 8"
 
 
 def test_the_first_screen_and_its_overview_name_the_outliers() -> None:

@@ -29,7 +29,8 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 class OneDevice:
     """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
     synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
-    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP); its configuration
+    the strategy's own work in it that the N = 1 row leaves out (``own_ms``: DDP's, its
+    synchronised minus no-sync step; FSDP's, its step less its bare step); its configuration
     group and device, what a measured run must share to be set beside the advice
     (``tables.bench_runs.runs_like``)."""
 
@@ -40,6 +41,10 @@ class OneDevice:
     own_ms: float
     config_group: str = ""
     device_name: str | None = None
+    # FSDP: its own work in ``step_ms`` (ms); ``own_ms`` the part the N = 1 row leaves out
+    # (the step less the bare module's, where the bench timed a faster bare step), the rest
+    # kept in the N = 1 row: every speedup then overstated by up to step / (step - rest)
+    fsdp_own_ms: float = 0.0
 
 
 SCALINGS = ("search", "weak", "strong")

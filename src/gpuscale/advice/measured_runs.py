@@ -40,6 +40,63 @@ class Measured:
 
 
 @dataclass(frozen=True, slots=True)
+class MeasuredCount:
+    """The runs the bench measured at one count in a configuration the advice predicts,
+    set against that prediction once (``search.decision.measured_counts``): every view
+    (the answer, the table, ``--explain``, ``-f json``, the report's checks) reads its
+    figure from here. ``speedups``: each run's throughput speedup as the bench reads it
+    (against its N = 1 run: ``analyze --bench``'s); ``measured_speedup`` the median of those
+    used (``trusted``, else every run: flagged only), ``inside`` the predicted 80% interval
+    or not."""
+
+    accelerators: int
+    batch_per_device: int
+    accum: int
+    base: tuple[int, int]  # (per-device batch, accumulation) of the N = 1 run read against
+    predicted_speedup: float
+    predicted_low: float
+    predicted_high: float
+    weak_scaling: bool  # the prediction is the weak-scaling alternative's
+    runs: tuple[Measured, ...]  # every run at the count in that configuration
+    trusted: tuple[Measured, ...]  # unflagged, or flagged and allowed
+    speedups: tuple[float, ...]  # of each of ``runs``
+    measured_speedup: float  # the median of the runs used
+    inside: bool  # within the predicted 80% interval
+
+    def of(self, runs: tuple[Measured, ...]) -> list[float]:
+        """The speedups of ``runs`` (some of ``self.runs``)."""
+        return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
+
+    def to_dict(self) -> dict[str, object]:
+        """Its numbers (``-f json``'s ``measured``): the runs as their speedups."""
+        return {
+            "accelerators": self.accelerators,
+            "batch_per_device": self.batch_per_device,
+            "accum": self.accum,
+            "measured_speedup": self.measured_speedup,
+            "speedups": list(self.speedups),
+            "trusted_runs": self.of(self.trusted),
+            "predicted_speedup": self.predicted_speedup,
+            "predicted_low": self.predicted_low,
+            "predicted_high": self.predicted_high,
+            "weak_scaling": self.weak_scaling,
+            "inside": self.inside,
+        }
+
+    @property
+    def used(self) -> tuple[Measured, ...]:
+        """The runs the figure rests on: the trusted, else (all flagged) every run."""
+        return self.trusted or self.runs
+
+    @property
+    def left_out(self) -> tuple[Measured, ...]:
+        """Flagged runs not used (none where only flagged runs are there: those are used)."""
+        if not self.trusted:
+            return ()
+        return tuple(m for m in self.runs if m.flagged and not m.allowed)
+
+
+@dataclass(frozen=True, slots=True)
 class SpeedupInterval:
     """A predicted throughput speedup (x one device's) and its 80% interval."""
 

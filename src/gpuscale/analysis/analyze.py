@@ -14,7 +14,13 @@ import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.decompose import decompose
-from gpuscale.analysis.divisions import contradicted, in_division, left_out, open_analysed
+from gpuscale.analysis.divisions import (
+    contradicted,
+    in_division,
+    left_out,
+    of_other_divisions,
+    open_analysed,
+)
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -30,7 +36,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import agreeing, counted, filled, joined
+from gpuscale.quantities import agreeing, counted, filled
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -140,13 +146,7 @@ def not_analysed(
             "system description without one; see the data problems)"
         )
     if not in_division(with_count, division).any():
-        others = sorted(set(with_count["division"].dropna().astype(str)))
-        return (
-            f"its {counted(len(with_count), 'scored result')} "
-            f"{agreeing(len(with_count), 'is', 'are')} of another division than {division} "
-            f"({joined(others)}; --division {next(iter(others), 'all')} or all "
-            "includes them)"
-        )
+        return of_other_divisions(with_count, division)
     return "no scored system matches the options"
 
 

@@ -1,4 +1,4 @@
-"""``analyze --bench``'s answer: the break-even first (``bench_scaling.bench_headline``),
+"""``analyze --bench``'s answer: the break-even first (``bench_sentences.bench_headline``),
 then a short table (each run's throughput, speedup and efficiency, its evidence) and the
 runs' caveats counted; every column and sentence is ``--explain``'s (``bench_view``),
 every field ``-f csv``'s and ``-f json``'s."""
@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import (
-    baseline_sentence,
-    bench_headline,
-    bench_scaling,
-    trouble_lines,
-)
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import baseline_sentence, bench_headline, trouble_lines
 from gpuscale.analysis.bench_view import shown_columns
 from gpuscale.quantities import counted
 from gpuscale.tables.views import TableView

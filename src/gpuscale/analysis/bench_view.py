@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import bench_headline, bench_notes, bench_scaling, earlier_rows
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_sentences import bench_headline, bench_notes, earlier_rows
 from gpuscale.quantities import noun_for
 from gpuscale.tables.views import TableView
 

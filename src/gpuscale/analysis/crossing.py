@@ -27,6 +27,7 @@ from gpuscale.tables import Criterion
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
 _ARCHITECTURE = {
     "V100": "Volta",
+    "V100S": "Volta",
     "A100": "Ampere",
     "A800": "Ampere",
     "A30": "Ampere",

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import display_name
 from gpuscale.tables.republished import left_out_of_analyses
 from gpuscale.tables.workloads import workload_of
@@ -29,6 +29,44 @@ WHY_LEFT_OUT = {
         "analysed may change, so their times do not compare"
     ),
 }
+
+
+# A result whose system description names no division (v0.7's SIAT and Tencent files
+# lack the field): neither closed nor open, said so rather than as an empty name.
+UNNAMED = "no division named"
+WHY_UNNAMED = (
+    "its system description names no division, so whether it ran the rules' reference "
+    "model and training is not known"
+)
+
+
+def division_names(divisions: pd.Series) -> pd.Series:
+    """Each division as data writes it, stripped, with ``""`` where none is named (empty,
+    missing)."""
+    return divisions.astype("string").fillna("").str.strip().astype(str)
+
+
+def division_option(how: str, other: str) -> str:
+    """``how`` (``--division {other} or all draws them``) for results of division ``other``;
+    for results with no division named only ``all`` draws them."""
+    if other:
+        return how.format(other=other)
+    return how.format(other=ALL).replace(f"{ALL} or {ALL}", ALL)
+
+
+def of_other_divisions(scores: pd.DataFrame, division: str) -> str:
+    """Why none of ``scores`` (scored, each with an accelerator count) is analysed when none
+    is of ``division``: how many, the divisions they are of (or that none is named), and
+    the option that analyses them."""
+    written = set(division_names(scores["division"]))
+    others = sorted(written - {""}) + ([UNNAMED] if "" in written else [])
+    named = next(iter(sorted(written - {""})), "")  # the option names a division written
+    how = division_option("--division {other} or all includes them", named)
+    return (
+        f"its {counted(len(scores), 'scored result')} "
+        f"{agreeing(len(scores), 'is', 'are')} of another division than {division} "
+        f"({joined(others)}; {how})"
+    )
 
 
 def in_division(scores: pd.DataFrame, division: str | None) -> pd.Series:
@@ -51,15 +89,18 @@ def left_out(
     out = []
     for round_name, workload in pairs:
         here = others[(others["round"] == round_name) & of_workload(others, workload)]
-        for other, rows in here.groupby("division", sort=True):
+        for other, rows in here.groupby(division_names(here["division"]), sort=True):
+            other = str(other)
             results = counted(len(rows), f"{other}-division result")
             why = WHY_LEFT_OUT.get(
-                str(other),
+                other,
                 f"the {other} division's times need not compare with the {division} division's",
             )
+            if not other:
+                results, why = f"{counted(len(rows), 'result')} with {UNNAMED}", WHY_UNNAMED
             out.append(
                 f"{round_name} {display_name(workload)}: {results} "
-                f"left out ({why}; {how.format(other=other)})"
+                f"left out ({why}; {division_option(how, other)})"
             )
     return out
 

@@ -17,6 +17,7 @@ from gpuscale.analysis.metrics import Reference
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
 from gpuscale.tables import (
     CI_COLUMNS,
+    CI_POOL_COLUMNS,
     CLUSTER_COLUMN,
     CLUSTER_FEATURES,
     DECOMPOSITION_COLUMNS,
@@ -45,6 +46,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
     *CI_COLUMNS,
+    *CI_POOL_COLUMNS,
     "reference_system_id",
     *DECOMPOSITION_COLUMNS,
 )
@@ -52,7 +54,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
 # rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
 _DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
 _DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
-_DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
+_DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *CI_POOL_COLUMNS, *DECOMPOSITION_COLUMNS}
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 

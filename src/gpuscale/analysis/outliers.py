@@ -21,13 +21,14 @@ slowest system that is no outlier: ``metrics.family_reference``) nor decide "why
 from __future__ import annotations
 
 import functools
-import json
 import math
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 import pandas as pd
+
+from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
+from gpuscale.tables.analysis import ELSEWHERE
 
 MIN_OTHERS = 2  # systems of other submitters at the count a system is held against
 SPREAD_FILE = "count_spread.json"
@@ -35,7 +36,7 @@ KEYS = ["round", "workload", "accelerator_family", "accelerators"]
 
 
 @dataclass(frozen=True, slots=True)
-class CountSpread:
+class CountSpread(LogRatioBound):
     """How far a system's time may be from the median of its family's other submitters
     at its count before it is an outlier (``log_ratio``, the ``quantile`` of ``|d|`` over
     ``systems`` systems in ``groups`` counts of the ``rounds`` measured), and the
@@ -48,18 +49,11 @@ class CountSpread:
     rounds: tuple[str, ...]
     command: str
 
-    @property
-    def ratio(self) -> float:
-        """The spread as a factor of time (``exp(log_ratio)``)."""
-        return math.exp(self.log_ratio)
-
 
 @functools.cache
 def count_spread() -> CountSpread:
     """The spread measured on the bundled rounds (``data/count_spread.json``)."""
-    text = (resources.files("gpuscale") / "data" / SPREAD_FILE).read_text(encoding="utf-8")
-    stored = json.loads(text)
-    return CountSpread(**stored | {"rounds": tuple(stored["rounds"])})
+    return read_bound(CountSpread, SPREAD_FILE)
 
 
 def count_deviations(frame: pd.DataFrame) -> pd.Series:
@@ -121,15 +115,6 @@ def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Serie
             alone = f"{row['submitter']} alone at {int(row['accelerators']):,}"
             out[index] = f"{alone}{ELSEWHERE}{said[key]}"
     return out
-
-
-ELSEWHERE = "; elsewhere "  # between where a system is alone and its submitter's outlier
-
-
-def root_reason(reason: str) -> str:
-    """The outlier a reason rests on: for a system alone at its count, its submitter's
-    outlier elsewhere; else the reason itself."""
-    return reason.split(ELSEWHERE, 1)[-1]
 
 
 def outlier_column(frame: pd.DataFrame) -> pd.Series:

@@ -10,6 +10,9 @@ a factor of 2 of the batch where nothing else ran at it), by the batch's law
 drawn per replicate without the result's own runs, for its time and a speedup alike); a
 result keeps its own runs'
 spread where they vary significantly more than the pool (a one-sided F test at 5%).
+Results (and RCP batches) whose mean samples to converge differ from a result's by more
+than one result's own runs spread (:class:`ConvergenceSpread`) are kept out of its pool:
+no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
@@ -29,17 +32,22 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
+from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
-from gpuscale.tables import CI_COLUMNS
+from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 _Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
+# The bound on how far apart pooled results' samples to converge may be, measured by
+# ``benchmarks/convergence_spread.py``.
+SPREAD_FILE = "convergence_spread.json"
 
 
 def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
@@ -82,37 +90,122 @@ def log_samples(result: ResultRuns) -> np.ndarray | None:
     return np.log(samples)
 
 
+@dataclass(frozen=True, slots=True)
+class ConvergenceSpread(LogRatioBound):
+    """How far apart two results' samples (or epochs) to converge at one batch may be and
+    still be pooled: ``log_ratio``, the ``quantile`` of the range (largest over smallest,
+    log) of one result's own runs, over ``results`` results of ``rounds``; the runs of a
+    result vary this much, so two results whose means differ more converge by two laws
+    (another definition of an epoch, other hyperparameters), never one. ``across``: the
+    same quantiles of each result's log deviation from the median of the other results at
+    its batch (``pairs`` of them), for comparison; ``command`` measured it."""
+
+    quantile: float
+    log_ratio: float
+    results: int
+    rounds: tuple[str, ...]
+    across: dict[str, float]
+    pairs: int
+    command: str
+
+
+@functools.cache
+def convergence_spread() -> ConvergenceSpread:
+    """The bound measured on the bundled rounds (``data/convergence_spread.json``)."""
+    return read_bound(ConvergenceSpread, SPREAD_FILE)
+
+
+def measure_convergence_spread(runs: pd.DataFrame, quantile: float) -> dict:
+    """The figures of :class:`ConvergenceSpread` (but ``command``) measured on a runs
+    table: each result's counted runs with a positive samples to converge (two or more)
+    give the range of their log values; each result at a batch with another gives its
+    mean log value's deviation from the median of the others' means."""
+    results = result_runs(runs)
+    ranges, means = [], {}
+    for key, (result, batch) in results.items():
+        values = log_samples(result)
+        if values is None:
+            continue
+        if len(values) >= 2:
+            ranges.append(float(values.max() - values.min()))
+        if batch > 0:
+            means.setdefault((key[0], key[3], batch), []).append(float(values.mean()))
+    deviations = [
+        abs(m - float(np.median(group[:i] + group[i + 1 :])))
+        for group in means.values()
+        if len(group) >= 2
+        for i, m in enumerate(group)
+    ]
+    return {
+        "quantile": quantile,
+        "log_ratio": float(np.quantile(ranges, quantile)),
+        "results": len(ranges),
+        "rounds": sorted({str(k[0]) for k in results}),
+        "across": {f"{q:g}": float(np.quantile(deviations, q)) for q in (0.5, 0.9, 0.99, 1.0)},
+        "pairs": len(deviations),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The runs pooled for a result: the ``batches`` pooled, the log samples to converge
+    at each (``groups``) and by result and RCP batch (``parts``), the ``members`` pooled
+    (result keys, ``("rcp", batch)``), and those kept apart (``apart``: each one's key
+    and the ratio of its mean samples to converge to the result's)."""
+
+    batches: tuple[float, ...]
+    groups: list[np.ndarray]
+    parts: list[np.ndarray]
+    members: tuple
+    apart: tuple[tuple[tuple, float], ...] = ()
+
+
 def convergence_pool(
     results: dict[_Key, tuple[ResultRuns, float]],
     key: _Key,
     batch: float,
     logs: dict[_Key, np.ndarray | None] | None = None,
-) -> tuple[tuple[float, ...], list[np.ndarray], list[np.ndarray]] | None:
-    """The batches pooled for a result at ``batch``, the log samples to converge at
-    each and the same by result (and RCP batch): every run of the same round's and
+    bound: float = math.inf,
+) -> tuple[Pool | None, tuple[tuple[tuple, float], ...]]:
+    """The runs pooled for a result at ``batch``: every run of the same round's and
     benchmark's results at that batch and the RCPs at it; where none but the result
-    itself, each batch within a factor of 2 of it.
-    None without a batch, or where the result's own runs would be the whole pool.
-    ``logs``: each result's :func:`log_samples`, where computed."""
+    itself, each batch within a factor of 2 of it. A result or RCP batch whose mean log
+    samples to converge is more than ``bound`` from the result's own is kept apart (its
+    runs converge by another law; :class:`ConvergenceSpread`). The pool is None without
+    a batch, or where the result's own runs would be the whole pool; the second item is
+    what was kept apart either way. ``logs``: each result's :func:`log_samples`, where
+    computed."""
     if not batch > 0:
-        return None
+        return None, ()
     round_name, _, _, benchmark = key
-    sources: dict[float, list[np.ndarray]] = {}
-    for k, (r, b) in results.items():
-        if k[0] == round_name and k[3] == benchmark:
-            values = logs[k] if logs is not None else log_samples(r)
-            if values is not None and b > 0:
-                sources.setdefault(b, []).append(values)
-    for b, values in _rcp_groups(round_name, benchmark):
-        if b > 0:
-            sources.setdefault(b, []).append(values)
+    own = logs[key] if logs is not None else log_samples(results[key][0])
+    centre = float(np.mean(own)) if own is not None else math.nan
+    sources: dict[float, list[tuple[tuple, np.ndarray]]] = {}
+    apart: dict[float, list[tuple[tuple, float]]] = {}
+    found = [
+        (k, logs[k] if logs is not None else log_samples(r), b)
+        for k, (r, b) in results.items()
+        if k[0] == round_name and k[3] == benchmark
+    ]
+    found += [(("rcp", b), values, b) for b, values in _rcp_groups(round_name, benchmark)]
+    for k, values, b in found:
+        if values is None or not b > 0:
+            continue
+        gap = float(np.mean(values)) - centre
+        if abs(gap) > bound:
+            apart.setdefault(b, []).append((k, math.exp(gap)))
+        else:
+            sources.setdefault(b, []).append((k, values))
     chosen = [batch]
     if len(sources.get(batch, ())) < 2:  # only the result itself ran at this batch
         chosen = sorted(b for b in sources if batch / 2 <= b <= batch * 2)
+    left = tuple(a for b in sorted({batch, *chosen}) for a in apart.get(b, ()))
     if sum(len(sources[b]) for b in chosen) < 2:  # none but the result itself
-        return None
-    parts = [v for b in chosen for v in sources[b]]
-    return tuple(chosen), [np.concatenate(sources[b]) for b in chosen], parts
+        return None, left
+    parts = [v for b in chosen for _, v in sources[b]]
+    members = tuple(k for b in chosen for k, _ in sources[b])
+    groups = [np.concatenate([v for _, v in sources[b]]) for b in chosen]
+    return Pool(tuple(chosen), groups, parts, members, left), left
 
 
 def _candidates(table: pd.DataFrame) -> list[list[int]]:
@@ -141,9 +234,11 @@ def bootstrap_intervals(
     seed: int = 0,
 ) -> pd.DataFrame:
     """CI columns (``gpuscale.tables.CI_COLUMNS``) for every row of a scaling table (see
-    the module docstring). NaN where a result has too few runs to score a replicate (or
-    its reference has)."""
+    the module docstring), and what each result's pool kept apart (``CI_POOL_COLUMNS``).
+    NaN where a result has too few runs to score a replicate (or its reference has)."""
     rng = np.random.default_rng(seed)
+    bound = convergence_spread().log_ratio
+    apart: dict[int, tuple[tuple[tuple, float], ...]] = {}
     # Only the table's rounds and benchmarks: a result's pool is drawn from its own
     # round and benchmark (the order of those results is kept, and with it every draw).
     mine = runs["round"].isin(table["round"].unique()) & runs["benchmark"].isin(
@@ -159,12 +254,15 @@ def bootstrap_intervals(
     for pos, key in enumerate(keys):
         if key in results:
             result, batch = results[key]
-            pool = convergence_pool(results, key, batch, logs)
+            pool, kept_apart = convergence_pool(results, key, batch, logs, bound)
+            apart[pos] = kept_apart
             law = None
             if pool is not None:
-                at = (key[0], key[3], pool[0])
+                at = (key[0], key[3], pool.batches)  # the same runs: the same law
+                if pool.apart:
+                    at += (pool.members,)
                 if at not in pools:
-                    pools[at] = pool_draws(pool[1], n_boot, law_rng, pool[2])
+                    pools[at] = pool_draws(pool.groups, n_boot, law_rng, pool.parts)
                 law = pools[at]
             ratios[:, pos] = result_ratios(result, law, n_boot, rng)
     times = table["time_to_train_min"].to_numpy(float)
@@ -189,7 +287,14 @@ def bootstrap_intervals(
         errors = _speedup_errors(times, ratios[1], among, pos)
         out[pos, 2:4] = basic_interval(float(speedups[pos]), errors)
         out[pos, 4:6] = out[pos, 2:4] * (ref_counts[pos] / counts[pos])
-    return pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))
+    frame = pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))
+    ratios_apart = [
+        max((r for _, r in apart.get(pos, ())), key=lambda r: abs(math.log(r)), default=math.nan)
+        for pos in range(len(table))
+    ]
+    frame[CI_POOL_COLUMNS[0]] = [len(apart.get(pos, ())) for pos in range(len(table))]
+    frame[CI_POOL_COLUMNS[1]] = ratios_apart
+    return frame
 
 
 def _speedup_errors(

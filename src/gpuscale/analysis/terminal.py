@@ -6,6 +6,7 @@ and the study compared, as
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
@@ -19,9 +20,10 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.answers import answers
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.document import SUMMARY_FIELDS
+from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
-from gpuscale.quantities import counted, devices, filled, format_minutes, named
+from gpuscale.quantities import counted, devices, filled, format_minutes, joined, named, span
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
 
@@ -117,6 +119,30 @@ def flagged_sentences(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def kept_apart_sentences(table: pd.DataFrame) -> list[str]:
+    """One line where some result's interval was not pooled with results whose samples to
+    converge at its batch differ beyond one law (``ci_kept_apart``), none otherwise."""
+    if "ci_kept_apart" not in table:
+        return []
+    apart = table[table["ci_kept_apart"].fillna(0) > 0]
+    if apart.empty:
+        return []
+    ratios = apart["ci_kept_apart_ratio"].astype(float)
+    far = np.maximum(ratios, 1.0 / ratios)
+    bound = convergence_spread()
+    units = apart.get("convergence_unit", pd.Series(dtype=str)).fillna("").astype(str)
+    unit = units.iloc[0] if units.nunique() == 1 and units.iloc[0] else "samples"
+    names = joined([named(r.submitter, r.system_name) for r in apart.itertuples(index=False)])
+    if len(apart) > 3:  # the rows say which (ci_kept_apart): a line, not a paragraph
+        names = counted(len(apart), "result")
+    return [
+        f"95% intervals of {names}: not pooled with the results at the same batch whose "
+        f"{unit} to converge differ {span(f'{far.min():.3g}', f'{far.max():.3g}')}x "
+        f"(one law cannot hold both: one result's runs span at most {bound.ratio:.2f}x in "
+        f"{bound.quantile:.0%} of {bound.results:,} results)"
+    ]
+
+
 def outlier_sentences(table: pd.DataFrame) -> list[str]:
     """One line per outlier (``gpuscale.analysis.outliers``): its time is its software's,
     not its family's, so it sets no family's reference nor picks."""
@@ -145,6 +171,7 @@ def workload_view(
         *equilibrium_sentences(result),
         *flagged_sentences(result.table),
         *outlier_sentences(result.table),
+        *kept_apart_sentences(result.table),
     ]
     return TableView(
         result.table,
@@ -230,6 +257,7 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
     )
     said = [f"{mark} {note}" for note, mark in marks.items()]
     said += outlier_sentences(table)
+    said += kept_apart_sentences(table)
     said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
     frame = pd.DataFrame(rows)
     drop = ("95% interval", "minutes", "system")

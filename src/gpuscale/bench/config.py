@@ -150,7 +150,9 @@ class BenchConfig(JsonRequest):
         True, names=("--no-nvml",), parse=_nvml, cli=bool, shown=False, help="Do not read NVML."
     )
     repeat: int = option(
-        1, help="Run each configuration this many times and keep the median (spread recorded)."
+        1,
+        help="Run each configuration this many times and keep the run of median throughput "
+        "(of an even count the slower middle one); the spread over the median recorded.",
     )
     memory_limit_bytes: int | None = text_option(
         None,

@@ -188,16 +188,17 @@ def power_total(meters: list[dict[str, object]]) -> float:
 
 
 def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
-    """Of ``--repeat`` runs of one configuration, the one with the median throughput
-    (the lower middle for an even count), with every run's throughput and the spread
-    ``(max - min) / median`` in its timing."""
+    """Of ``--repeat`` runs of one configuration, the run of median throughput, a run
+    measured and not a mean of runs: for an even count the slower of the two middle runs
+    (conservative: a median between them was never measured); with every run's throughput
+    and the spread ``(max - min) / median`` (the median of the rates, ``statistics.median``)
+    in its timing."""
     rates = [r["timing"]["samples_per_s"] for r in runs]
     order = sorted(range(len(runs)), key=lambda i: rates[i])
-    chosen = runs[order[(len(runs) - 1) // 2]]
+    chosen = runs[order[(len(runs) - 1) // 2]]  # even count: the lower rate of the middle two
     if len(runs) > 1:
-        middle = rates[order[(len(runs) - 1) // 2]]
         chosen["timing"]["repeat_samples_per_s"] = rates
-        chosen["timing"]["repeat_spread"] = (max(rates) - min(rates)) / middle
+        chosen["timing"]["repeat_spread"] = (max(rates) - min(rates)) / statistics.median(rates)
     return chosen
 
 

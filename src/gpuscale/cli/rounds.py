@@ -167,7 +167,7 @@ def _analyze_bench(
     returned); alone, a file of failed runs alone exits 1 after saying why, as bench does."""
     # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.bench_answer import bench_answer_view
-    from gpuscale.analysis.bench_scaling import bench_document
+    from gpuscale.analysis.bench_sentences import bench_document
     from gpuscale.analysis.bench_view import bench_view
     from gpuscale.analysis.document import analyze_document
 

@@ -4,13 +4,17 @@ Submitters write one product many ways (``NVIDIA H100-SXM5-80GB``, ``NVIDIA H100
 HBM3``, ``NVIDIA A100-PCIE-40GB (250W)``, ``NVIDIA A100 - PCIe - 80 GB``). One catalogue
 (``_PRODUCTS``) recognises the product; the variant (form factor, memory in GB) is read
 from the name where written, else the product's default; the family is the key systems
-are grouped by: the product, plus the variant where it changes the part (A100, H100 and
-H200 come in SXM, PCIe and NVL parts and A100 in two memory sizes; B200 does not). A name
+are grouped by: the product, plus the variant where it changes the part (V100, A100, H100
+and H200 come in SXM, PCIe and NVL parts and V100 and A100 in two memory sizes; B200 does
+not), plus the board power a name writes where the catalogue's part has another or the
+catalogue has no such part (``V100-SXM3-32GB (450W)``, DGX-2H's, is not DGX-2's 350 W
+part, nor an A100 at 500 W the 400 W one: a faster part, which like with like must not
+compare with the other; ``A100-SXM4-40GB (400W)`` is the catalogue's part). A name
 the catalogue does not recognise is not guessed: its family is its own name (the vendor
 written once), and ``known`` is False so the reader reports it.
 
 The catalogue covers every accelerator of MLPerf Training v0.5 to v6.x: V100 in its forms
-(SXM2, SXM3, PCIe, V100S: one family, the variant kept), TPU v2 to v7, Gaudi 1-3, the
+(SXM2, SXM3, PCIe: a family each; V100S its own), TPU v2 to v7, Gaudi 1-3, the
 Graphcore IPUs, Ascend 910, the A100/H100/H200 variants and the 2025-2026 parts. Old
 spellings fold into one family: v0.7 and v1.0 name TPU v4 just ``TPU`` (the version is in
 the system id, ``tpu-v4-128-TF``), read from the ``hint`` the caller passes.
@@ -21,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuscale.hardware.catalogue import devices
+from gpuscale.hardware.cited import data_rows
 from gpuscale.hardware.model_numbers import matcher
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 
@@ -49,57 +55,24 @@ class Product:
     family: str | None = None  # the family where it is not the product (V100S -> V100)
 
 
-# First match wins: longer product names before their prefixes (L40S before L40).
-_PRODUCTS: tuple[Product, ...] = (
-    Product(r"\bvr200|\brubin", "NVIDIA", "Rubin"),
-    Product(r"gb300", "NVIDIA", "GB300"),
-    Product(r"gb200", "NVIDIA", "GB200"),
-    Product(r"gh200", "NVIDIA", "GH200"),
-    Product(r"\bb300", "NVIDIA", "B300"),
-    Product(r"\bb200", "NVIDIA", "B200"),
-    Product(r"h200", "NVIDIA", "H200", "SXM5", 141, keyed_by_variant=True),
-    Product(r"h100", "NVIDIA", "H100", "SXM5", 80, keyed_by_variant=True),
-    Product(r"\bh800", "NVIDIA", "H800"),
-    Product(r"\bh20\b", "NVIDIA", "H20"),
-    Product(r"a100", "NVIDIA", "A100", "SXM4", 80, keyed_by_variant=True),
-    Product(r"\ba800", "NVIDIA", "A800"),
-    Product(r"\ba10g\b", "NVIDIA", "A10G"),
-    Product(r"\ba10\b", "NVIDIA", "A10"),
-    Product(r"\ba30\b", "NVIDIA", "A30"),
-    Product(r"\ba40\b", "NVIDIA", "A40"),
-    Product(r"\bl40s\b", "NVIDIA", "L40S"),
-    Product(r"\bl40\b", "NVIDIA", "L40"),
-    Product(r"\bl4\b", "NVIDIA", "L4"),
-    Product(r"v100s", "NVIDIA", "V100S", "PCIe", 32, family="V100"),
-    Product(r"v100", "NVIDIA", "V100"),
-    Product(r"\bp100\b", "NVIDIA", "P100"),
-    Product(r"\bt4\b", "NVIDIA", "T4"),
-    Product(r"rtx\s*pro\s*6000", "NVIDIA", "RTX Pro 6000"),
-    Product(r"rtx\s*a6000", "NVIDIA", "RTX A6000"),
-    Product(r"rtx\s*a5000", "NVIDIA", "RTX A5000"),
-    Product(r"rtx\s*4090", "NVIDIA", "RTX 4090"),
-    Product(r"7900\s*xtx", "AMD", "RX 7900 XTX"),
-    Product(r"mi450", "AMD", "MI450X", "OAM"),
-    Product(r"mi355", "AMD", "MI355X", "OAM"),
-    Product(r"mi350", "AMD", "MI350X", "OAM"),
-    Product(r"mi325", "AMD", "MI325X", "OAM"),
-    Product(r"mi300x", "AMD", "MI300X", "OAM"),
-    Product(r"mi250", "AMD", "MI250X", "OAM"),
-    Product(r"mi210", "AMD", "MI210", "PCIe"),
-    Product(r"gaudi\(?r?\)?\s*3", "Intel", "Gaudi3"),
-    Product(r"gaudi\(?r?\)?\s*2", "Intel", "Gaudi2"),
-    Product(r"gaudi", "Intel", "Gaudi"),
-    Product(r"tpu[-\s_]*v?7|ironwood", "Google", "TPU-Ironwood"),
-    Product(r"tpu[-\s_]*v5p", "Google", "TPU-v5p"),
-    Product(r"tpu[-\s_]*v5\s*lite|tpu[-\s_]*v5e", "Google", "TPU-v5e"),
-    Product(r"trillium|tpu[-\s_]*v6", "Google", "TPU-Trillium"),
-    Product(r"tpu[-\s_]*v4", "Google", "TPU-v4"),
-    Product(r"tpu[-\s_]*v3", "Google", "TPU-v3"),
-    Product(r"tpu[-\s_]*v2", "Google", "TPU-v2"),
-    Product(r"\bbow\b", "Graphcore", "IPU-Bow"),
-    Product(r"ipu\s*gc200|gc200|\bm2000\b", "Graphcore", "IPU-GC200"),
-    Product(r"ascend\s*910", "Huawei", "Ascend910"),
-)
+PRODUCTS_FILE = "accelerator_products.csv"
+
+
+def _product(row: dict[str, str]) -> Product:
+    return Product(
+        pattern=row["pattern"],
+        vendor=row["vendor"],
+        product=row["product"],
+        form_factor=row["form_factor"] or None,
+        memory_gb=int(row["memory_gb"]) if row["memory_gb"] else None,
+        keyed_by_variant=row["keyed_by_variant"] == "yes",
+        family=row["family"] or None,
+    )
+
+
+# The products as data (``data/accelerator_products.csv``; the pattern on the lower-cased
+# name). First match wins: longer product names come before their prefixes (L40S before L40).
+_PRODUCTS: tuple[Product, ...] = tuple(_product(row) for row in data_rows(PRODUCTS_FILE))
 # A model number is whole: "h1000" is no H100, "a1000" (an RTX A1000) no A100, "b2000" no
 # B200 (each was read as the other); "H100-SXM5", "H100SXM" and "A100_80GB" still are.
 _MATCHERS = tuple((p, matcher(p.pattern)) for p in _PRODUCTS)
@@ -125,8 +98,9 @@ _NVL_MEMORY = {"H100": 94, "H200": 141}  # an NVL part without a size written
 # ``accelerator_memory_capacity`` decides the variant a bare name leaves open (v0.7's
 # Inspur NF5488 writes "NVIDIA A100" and "40G": the A100-SXM4-40GB, as the 80 GB part
 # did not exist yet), and only a size among these does.
-_VARIANT_MEMORY = {"A100": (40, 80), "H100": (80, 94, 96), "H200": (141,)}
+_VARIANT_MEMORY = {"V100": (16, 32), "A100": (40, 80), "H100": (80, 94, 96), "H200": (141,)}
 _CAPACITY = re.compile(r"(\d+)\s*(?:g|gb|gib)\b", re.I)
+_POWER = re.compile(r"\((\d+)\s*w\)")  # a board power as names write it: "(450W)"
 
 
 def memory_of_capacity(product: str | None, capacity: str) -> int | None:
@@ -227,7 +201,23 @@ def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") 
     family = product.family or product.product
     if product.keyed_by_variant:
         family = f"{product.product}-{form}-{memory}GB"
+        power = _POWER.search(lowered)
+        if power and int(power.group(1)) != board_power_w(product.product, form, memory):
+            family = f"{family}-{power.group(1)}W"
     return Accelerator(product.vendor, product.product, form, memory, family, True)
+
+
+def board_power_w(product: str, form: str | None, memory_gb: int | None) -> float | None:
+    """The board power (W) of the catalogue's part (``data/devices.csv``) of ``product``,
+    ``form`` and ``memory_gb``; None where the catalogue has no such part (V100 SXM3)."""
+    return next(
+        (
+            d.board_power_w
+            for d in devices()
+            if (d.product, d.form_factor, d.memory_gib) == (product, form, memory_gb)
+        ),
+        None,
+    )
 
 
 GPU_VENDORS = ("NVIDIA", "AMD")

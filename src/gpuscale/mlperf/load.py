@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -134,7 +135,7 @@ def no_results(path: Path) -> str:
         rounds = sorted({*folders, *archives})  # a download folder holds the archives
         if rounds:
             kind = _ROUND_KINDS[(bool(folders), bool(archives))]
-            shown = " ".join(str(path / r) for r in rounds[:3])
+            shown = shlex.join(str(path / r) for r in rounds[:3])  # pasted as they are
             return (
                 f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
                 f"give them as paths, e.g. {shown}"

@@ -17,6 +17,7 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
+    clipped,
     given_twice,
     option,
     power_option,
@@ -29,6 +30,7 @@ MAX_DEVICES = 1_000_000
 MAX_COUNTS = 1_000
 MAX_PRICE = 1e9  # per device-hour, any currency
 MAX_POWER_W = 1e5  # per device
+RANGE = f"counts must be from 1 to {MAX_DEVICES:,}"
 
 
 def _range_counts(part: str, low: int, high: int, step: int | None) -> list[int]:
@@ -76,10 +78,10 @@ def parse_devices(text: str) -> tuple[int, ...]:
             low, high = _count(match.group(1)), _count(match.group(2))
             step = _count(match.group(3)) if match.group(3) else None
             out.extend(_range_counts(part, low, high, step))
-        elif re.fullmatch(r"[0-9]+", part):
+        elif re.fullmatch(r"[0-9]+", part) and 1 <= _count(part) <= MAX_DEVICES:
             out.append(_count(part))
-        elif re.fullmatch(r"-\s*[0-9]+", part):  # `-5`: a count below 1, said as 0 is
-            raise ValueError(f"counts must be from 1 to {MAX_DEVICES:,} (not {part})")
+        elif re.fullmatch(r"-?\s*[0-9]+", part):  # `0`, `-5`, `2000000`: said as typed
+            raise ValueError(f"{RANGE} (not {clipped(part)})")
         else:
             raise ValueError(
                 f"device count {part!r} is not a whole number or a range "
@@ -192,8 +194,8 @@ class PlanRequest(JsonRequest):
         object.__setattr__(self, "devices", devices)
         if not devices:  # `plan(devices=())`: no count, not one out of range
             raise FieldError("devices", given, "no count given: give one or more, e.g. 8")
-        if devices[0] < 1 or devices[-1] > MAX_DEVICES:
-            raise FieldError("devices", given, f"counts must be from 1 to {MAX_DEVICES:,}")
+        if out := [d for d in devices if not 1 <= d <= MAX_DEVICES]:  # the count said
+            raise FieldError("devices", given, f"{RANGE} (not {out[0]:,})")
         per_node = self.devices_per_node
         if isinstance(per_node, bool) or not isinstance(per_node, int):
             raise TypeError(f"devices_per_node must be a whole number, not {per_node!r}")

@@ -33,9 +33,9 @@ from gpuscale.planning.records import (
     systems_of,
 )
 from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.thin import thin_columns
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -102,7 +102,6 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
-THIN = ("one submission", "one submitter")
 TIMES = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
 # a refused count: no time, no batch it assumed (blank, not a batch beside no time), no
 # throughput, no cost
@@ -113,21 +112,6 @@ UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
     "convergence_factor": math.nan,
     "faster_fewer": None,
 }
-
-
-def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
-    """``one submission`` or ``one submitter`` where a count's level rests on so little
-    (at a count the family ran: its results there; elsewhere: all its results on the
-    workload), else "" (a family that never ran the workload: its level is borrowed,
-    said by its class)."""
-    if own is None or kind == "iii":
-        return ""
-    systems = [s for s in own["systems"] if kind != "i" or int(s[3]) == n]
-    if len(systems) == 1:
-        return THIN[0]
-    if len({s[1] for s in systems}) == 1:
-        return THIN[1]
-    return ""
 
 
 def faster_fewer(
@@ -235,7 +219,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "stops_paying": stops_paying,
                 "flags": "; ".join(flags[k][0]),
                 "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
-                "rests_on": thin_evidence(fit["families"].get(family), p["count_class"], int(n[k])),
+                **thin_columns(fit, family, p["count_class"], int(n[k])),
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),

@@ -45,8 +45,32 @@ def _shown(row: PlanRow) -> PlanRow:
         "global batch": row["global_batch"],
         "this count": COUNT_WORDS.get(row["count_class"], row["count_class"]),
         "picked by": row["stops_paying"],  # the criteria whose last paying count it is
-        "rests on": row["rests_on"],  # one submission or one submitter: one software stack
+        # one submission or one submitter (whose): one software stack
+        "rests on": thin_mark(row["rests_on"], row["rests_on_submitter"], row["rests_on_outlier"]),
     }
+
+
+def thin_mark(rests_on: str, submitter: str, outlier: str) -> str:
+    """A count's thin-evidence mark (``tables.plan``'s ``rests_on`` and whose), as every
+    view shows it: ``one submission: tinycorp's``, ``one submitter: xFusion``, with ``, an
+    outlier elsewhere`` where that submitter's software is one (:func:`outlier_lines` say
+    where); "" where the level rests on more."""
+    if not rests_on:
+        return ""
+    whose = f"{submitter}'s" if rests_on == "one submission" else submitter
+    return f"{rests_on}: {whose}" + (", an outlier elsewhere" if outlier else "")
+
+
+def outlier_lines(rows: list[PlanRow]) -> list[str]:
+    """Once per submitter a count's level rests on whose software is an outlier elsewhere
+    in the workload's data (``rests_on_outlier``): whose, and where."""
+    said = dict.fromkeys(
+        (r["rests_on_submitter"], r["rests_on_outlier"]) for r in rows if r["rests_on_outlier"]
+    )
+    return [
+        f"{who}'s software, an outlier elsewhere (left out of the fit): {where}."
+        for who, where in said
+    ]
 
 
 def _given(value: object) -> bool:
@@ -69,6 +93,7 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
         for row in result.rows
         if row["beyond_linear"] and not (row["beyond_linear_verdict"] or {}).get("flagged")
     ]
+    said += outlier_lines(result.rows)
     said.append("How each count was planned: --explain; every column: -f csv or -f json.")
     model = result.model
     title = f"plan: {model['workload']} on {model['family']}, minutes to train (80% interval)"
@@ -90,7 +115,15 @@ def nearest_text(nearest: list[Facts]) -> str:
 PLAN_SHOWN = tuple(
     c
     for c in PLAN_COLUMNS
-    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
+    if c
+    not in (
+        "expected_samples",
+        "batch_per_accelerator",
+        "nearest",
+        "pareto",
+        "extrapolated",
+        "rests_on_outlier",  # a sentence: said in the notes (``terminal.outlier_lines``)
+    )
 )
 
 

@@ -11,7 +11,13 @@ from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit, counts_run
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
-from gpuscale.planning.terminal import PLAN_SHOWN, nearest_text, plan_document, plan_records
+from gpuscale.planning.terminal import (
+    PLAN_SHOWN,
+    nearest_text,
+    outlier_lines,
+    plan_document,
+    plan_records,
+)
 from gpuscale.planning.throughput import batch_sign, efficiency_note, more_than_shown, per_device
 from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.tables.json_depth import JSON
@@ -302,6 +308,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
     out += outlier_notes(fit, family)
+    out += outlier_lines(rows)  # the submitter a level rests on, an outlier elsewhere
     out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]

@@ -8,6 +8,7 @@ the advice is on and what each other run measured instead, never the two as one 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -108,7 +109,7 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )
     models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != inputs.name))
-    how = [f"--model {m}" for m in models]
+    how = [f"--model {shlex.quote(m)}" for m in models]  # pasted: a path may hold a space
     if (other["model"] == inputs.name).any():
         how.append(
             f"a --bench file of only that run's configuration of {inputs.name} (the advice "

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.quantities import format_ms, joined, number, of_the
+from gpuscale.quantities import joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
-from gpuscale.tables.advice import TOO_WIDE_TO_TEST, on_advice_baseline, same_configuration
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration
 from gpuscale.tables.bench import one_device
 
 if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
@@ -141,16 +141,9 @@ def checks(
                 d.predicted.speedup,
             )
             who = "the model"
-        # the interval's baseline (the advice's one-device step), not the bench's bare step
-        on = on_advice_baseline(frames, base, float(r.get("samples_per_s", float("nan"))))
+        # the bench's ratio, as the advice's record of the count reads it
+        # (``decision.measured_counts``): a ratio of two runs beside one of two predictions
         speedup = float(r["speedup"])
-        if on:
-            speedup = on[0]
-            said = (
-                f"{said[:-2]} against the bench's bare N = 1 step; {number(speedup)}x against "
-                f"the advice's one-device step ({format_ms(on[1])} a step predicted, "
-                "the baseline of its interval), "
-            )
         interval = (
             f"{who}'s 80% throughput interval for this configuration ({number(low)}-"
             f"{number(high)}x about its prediction {number(middle)}x; a measured "

@@ -174,15 +174,18 @@ def report_headline(
 
 def _why_not_more(rec: Recommendation) -> str:
     """The factor of E' that falls most at the next count, first, then the other:
-    ``throughput x0.82 at 16 (convergence x1.00)``; where the comparison crosses
-    submitters, which; the counts passed over (only outliers ran them), with why."""
+    ``throughput x0.82 at 16 (convergence x1.00)``; whose systems the ratios are between
+    (``Dell's own 32 and 64``, or across submitters, which); the counts passed over (only
+    outliers ran them), with why."""
     passed = _passed_over(rec)
     if rec.next_accelerators is None:
         if passed:
             return f"not decided: above {rec.accelerators:,} only outliers ran: {passed}"
         return "the largest count the family ran"
     said = _factors(rec)
-    if rec.crosses_submitters:
+    if rec.own_comparison:
+        said += f"; {rec.own_comparison}'s own {rec.accelerators:,} and {rec.next_accelerators:,}"
+    elif rec.crosses_submitters:
         first, then = rec.compared
         said += (
             f"; across submitters: {first} at {rec.accelerators:,}, "

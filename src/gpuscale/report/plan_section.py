@@ -16,6 +16,7 @@ from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
 from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.planning.systems import unplanned
+from gpuscale.planning.terminal import thin_mark
 from gpuscale.quantities import number, number_range
 from gpuscale.report.rounds_section import not_drawn
 from gpuscale.report.svg import FigureFiles
@@ -73,7 +74,7 @@ def _rows(table) -> list[dict[str, str]]:
             SHOWN["extrapolated"]: number(bool(r.extrapolated)),
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
-            SHOWN["rests_on"]: r.rests_on,
+            SHOWN["rests_on"]: thin_mark(r.rests_on, r.rests_on_submitter, r.rests_on_outlier),
         }
         for r in table.itertuples(index=False)
     ]

@@ -37,11 +37,11 @@ from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import Equilibrium, equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
-from gpuscale.analysis.outliers import outlier_column, root_reason
+from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS
+from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS, root_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +68,11 @@ class Recommendation:
     # no global batch in the logs): said, never a stop
     unread: tuple[str, ...] = ()
     # the submitters whose systems the factors compare: at the pick's count and at the
-    # next; one name where a submitter's own systems ran both (like with like)
+    # next; one name where a submitter's own systems ran both (like with like), which
+    # need not be the picked system's submitter (Lambda's 32 picked, Dell's own 32 and 64
+    # compared); and those two systems' names, at the pick's count and at the next
     compared: tuple[str, ...] = ()
+    compared_systems: tuple[str, ...] = ()
     # counts above the pick that only outliers ran (``gpuscale.analysis.outliers``): no
     # count is decided on them; (count, submitter, the outlier its software rests on)
     passed_over: tuple[tuple[int, str, str], ...] = ()
@@ -79,6 +82,12 @@ class Recommendation:
     def crosses_submitters(self) -> bool:
         """Whether the comparison at the next count sets one submitter against another."""
         return len(self.compared) > 1
+
+    @property
+    def own_comparison(self) -> str:
+        """The submitter whose own systems the comparison at the next count is between;
+        "" where it crosses submitters or there is none."""
+        return self.compared[0] if len(self.compared) == 1 else ""
 
 
 # What the decomposition of a family reads (the other columns left out: it copies).
@@ -188,6 +197,7 @@ def recommend(
         decides=decides,
         unread=tuple(name for name, v in ratios.items() if not np.isfinite(v)),
         compared=tuple(dict.fromkeys((str(at["submitter"]), str(nxt["submitter"])))),
+        compared_systems=(str(at["system_name"]), str(nxt["system_name"])),
     )
 
 

@@ -131,26 +131,3 @@ def same_configuration(
         if len(rows):
             return rows.iloc[0]
     return None
-
-
-def on_advice_baseline(
-    frames: list[pd.DataFrame | None], base: tuple[int, int], samples_per_s: float
-) -> tuple[float, float] | None:
-    """A measured run's throughput speedup on the baseline of the advice's predicted ones:
-    its ``samples_per_s`` (all devices) over the one-device samples/s the advice predicts
-    for ``base`` (the first row of the first of ``frames`` that runs it: one device without
-    DDP), with that one-device step (ms). The bench's own speedups are against its bare
-    N = 1 step, another step than the advice's: a ratio and an interval compared must share
-    their baseline. None where no frame runs ``base`` or either samples/s is unknown."""
-    if not samples_per_s > 0:  # NaN too
-        return None
-    for frame in frames:
-        if frame is None or frame.empty:
-            continue
-        first = frame.iloc[0]
-        if (int(first["batch_per_device"]), int(first["accum"])) == tuple(base):
-            one = float(first.get("samples_per_s", float("nan")))
-            if not one > 0:  # not predicted (a table without it)
-                return None
-            return float(samples_per_s) / one, float(first.get("step_ms", float("nan")))
-    return None

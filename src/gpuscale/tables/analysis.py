@@ -42,6 +42,17 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
 )
 
+# An ``outlier`` cell of a system alone at its count: where it is alone, this, and the
+# outlier of its submitter it rests on (``analysis.outliers``)
+ELSEWHERE = "; elsewhere "
+
+
+def root_reason(reason: str) -> str:
+    """The outlier an ``outlier`` cell rests on: for a system alone at its count, its
+    submitter's outlier elsewhere; else the reason itself."""
+    return reason.split(ELSEWHERE, 1)[-1]
+
+
 # A scored system of a scaling table as every reader names it: who, which system, its
 # family and count, and its official time to train.
 SYSTEM_COLUMNS: tuple[str, ...] = (
@@ -82,6 +93,11 @@ CI_COLUMNS: tuple[str, ...] = tuple(
     for measure in ("time_to_train_min", "speedup", "normalized_efficiency")
     for end in ("low", "high")
 )
+# What the intervals kept out of a result's pooled convergence: how many results (and RCP
+# batches) at its batch converge so differently that no one law holds both
+# (``gpuscale.analysis.score_intervals``), and the ratio of the farthest one's samples to
+# converge to its own (NaN where none).
+CI_POOL_COLUMNS: tuple[str, ...] = ("ci_kept_apart", "ci_kept_apart_ratio")
 DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_per_s",  # samples_to_converge / (60 T), in convergence_unit per second
     "throughput_factor",

@@ -61,7 +61,12 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   naming the fewest devices that hold it);
 * ``rests_on``: ``one submission`` or ``one submitter`` where the count's level rests on
   so little (at a count the family ran, its results there; elsewhere all its results on
-  the workload): one software stack, not a consensus; empty otherwise.
+  the workload): one software stack, not a consensus; empty otherwise;
+  ``rests_on_submitter``: whose (the one submitter), empty where ``rests_on`` is;
+  ``rests_on_outlier``: where that submitter's software is an outlier in the workload's
+  data, any family or round (``gpuscale.analysis.outliers``, the rule ``analyze`` and the
+  report use; left out of the fit): ``v4.0 H100_n1: 3.92x the median of H100-SXM5-80GB's
+  other submitters at 8``, ``"; "``-joined; empty where it is none.
 """
 
 from __future__ import annotations
@@ -93,6 +98,8 @@ PLAN_SCHEMA: dict[str, str] = {
     "flags": "str",
     "model_state_gb": "float64",
     "rests_on": "str",
+    "rests_on_submitter": "str",
+    "rests_on_outlier": "str",
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 

@@ -6,6 +6,8 @@ spellings: a sentence names a field once (:func:`ref`) and each reader sees its 
 from __future__ import annotations
 
 import re
+import shlex
+from os import PathLike
 
 
 class FieldError(ValueError):
@@ -58,17 +60,21 @@ class NamedError(FieldError):
 
 _REF = re.compile("\x1d([^\x1e]*)\x1e([^\x1e]*)\x1e([^\x1d]*)\x1d")
 _ALONE = object()
+PATH_MAX = 4096  # Linux's longest path, in bytes: a suggested path up to it is said whole
 
 
 def ref(field: str, value: object = _ALONE, *, flag: bool = False) -> str:
     """``field`` (with ``value``) named in a refusal's sentence (:class:`NamedError`, a
     :class:`FieldError`'s rule): its keyword from Python (``fixed_ms=``, ``fixed_ms=30``,
     ``scaling='weak'``), its option on the command line (``--fixed-ms``, ``--fixed-ms
-    30``, ``--scaling weak``; a ``flag`` that gives the value alone: ``--strong``)."""
+    30``, ``--scaling weak``; a ``flag`` that gives the value alone: ``--strong``). The
+    option's value is shell-quoted, as a suggestion is pasted (``--out '/tmp/a b/x'``),
+    and a text is whole up to ``PATH_MAX`` (a long path still pastes)."""
     if value is _ALONE:
         return f"\x1d{field}\x1e\x1e\x1d"
     keyword = repr(value) if isinstance(value, str) else shown(value)
-    return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shown(value)}\x1d"
+    text = clipped(str(value), PATH_MAX) if isinstance(value, str | PathLike) else shown(value)
+    return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shlex.quote(text)}\x1d"
 
 
 def as_keywords(text: str) -> str:

@@ -27,6 +27,7 @@ from gpuscale.advice.calibrate.calibration import (
     step_error,
 )
 from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate.fixed_split import one_rank_own
 from gpuscale.advice.calibrate.measured import slowdowns
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
@@ -64,7 +65,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
-        more = found.left_out()
+        more = found.left_out(req.model, req.family)  # the runs of what was asked
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them
@@ -272,6 +273,8 @@ def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
         jitter_ms=jitter,
         jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
         slowdown=tuple(sorted(slowdown.items())),
+        # FSDP's own work one device without it does not do: the members' median
+        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
     )
     return FamilyBasis(
         family=str(like["family"]),

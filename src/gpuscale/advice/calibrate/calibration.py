@@ -124,6 +124,7 @@ def _compute(
         backward_share=min(1.0, max(0.0, backward_share)),
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
+        one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
     )
     return compute, model, split
 
@@ -191,6 +192,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         memory_note=memory_note,
         measured_steps=measured.reset_index(drop=True),
         one_step_ms=float(row["step_ms_mean"]),
+        one_step_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0),
         notes=tuple(notes),
     )
 

@@ -236,6 +236,18 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
     )
 
 
+def one_rank_own(row: pd.Series) -> float:
+    """Of each micro-step of an FSDP row's N = 1 step (``rows.as_step_model``'s: its whole
+    step), what the bare module's step did not do: the step less its plain step, where the
+    bench timed a bare module that ran faster (0 for another strategy, or where the plain
+    step is no faster: the sharded module an older bench timed as "plain")."""
+    plain = cell(row, "plain_step_ms_mean", float)
+    if row["strategy"] != "fsdp" or plain is None or not plain > 0:
+        return 0.0
+    whole = float(row["forward_ms"] + row["backward_ms"] + row["optimizer_ms"])
+    return max(0.0, whole - plain)
+
+
 def fsdp_own_basis(row: pd.Series) -> str:
     """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
     its synchronised minus no-sync step, or its step less the plain one where that is

@@ -18,8 +18,9 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import OneDevice
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.model.step_collectives import comm_times_s
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
@@ -151,7 +152,7 @@ def one_device(cal: Calibration) -> OneDevice | None:
     in it (the N = 1 row is predicted without DDP: said beside it)."""
     if not cal.one_step_ms > 0:
         return None
-    own = 0.0
+    own = cal.accum * cal.compute.one_rank_own_ms  # FSDP's, where its bare step was timed
     if cal.strategy == "ddp":
         own = per_step_ms(cal.compute.ddp_ms_per_mparam, cal.model.params)
     return OneDevice(
@@ -162,4 +163,5 @@ def one_device(cal: Calibration) -> OneDevice | None:
         own,
         config_group=cal.config_group,
         device_name=cal.device_name,
+        fsdp_own_ms=cal.one_step_own_ms if cal.strategy == "fsdp" else 0.0,
     )

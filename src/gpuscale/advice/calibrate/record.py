@@ -101,4 +101,7 @@ class Calibration:
     config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
+    # FSDP's own work in that step (ms), its synchronised minus no-sync step or its step less
+    # the plain one (``bench.table.fsdp_own``); 0 for DDP
+    one_step_own_ms: float = 0.0
     notes: tuple[str | Finding, ...] = ()

@@ -169,9 +169,16 @@ class Usable:
     warning: str | None
     broken: dict[str, list[int]]
 
-    def left_out(self) -> str:
-        """What a refusal adds on the runs left out: flagged, broken ("" for neither)."""
-        return f"{flagged_help(self.table)}{broken_note(self.broken)}"
+    def left_out(self, model: str | None = None, family: str | None = None) -> str:
+        """What a refusal adds on the runs left out: flagged, broken ("" for neither); of
+        ``model``'s runs only where the refusal is that model's (of ``family``'s where it is
+        a family's): another model's flags and their remedies mend nothing of it."""
+        table, broken = self.table, self.broken
+        for column, value in (("model", model), ("family", family)):
+            if value is not None:
+                table = table[table[column] == value]
+                broken = {m: n for m, n in broken.items() if m in set(table["model"])}
+        return f"{flagged_help(table)}{broken_note(broken)}"
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:

@@ -400,6 +400,9 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         # counts the bench measured outside the predicted interval: their rows (predictions
         # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
         "disagreements": [found.to_dict() for found in result.disagreements],
+        # every count the bench measured in a configuration predicted, its runs against the
+        # prediction (``measured_runs.MeasuredCount``): the figure every view says of them
+        "measured": [c.to_dict() for c in getattr(result, "measured_counts", ())],
         # where memory limits the counts of the strategy asked: each device's GB per count
         # and strategy (``advice.memory``); absent where one device holds the model
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),

@@ -70,6 +70,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         size=size,
         params=inputs.model.params,
         own=_own_pair(advice.predictions),
+        own_speedup=_own_pair(advice.predictions, "speedup"),
         own_terms=(
             inputs.compute.opt_ms_per_mparam * mparams,
             inputs.compute.ddp_ms_per_mparam * mparams,
@@ -80,8 +81,11 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     return [*lines, f"{said}{to_test(evidence)}."]
 
 
-def _own_pair(frame: pd.DataFrame) -> float | None:
-    """This model's throughput speedup on 2 devices, as its table predicts (None: no
-    2-device row)."""
+def _own_pair(frame: pd.DataFrame, column: str = "throughput_efficiency") -> float | None:
+    """This model's throughput speedup on 2 devices, as its table predicts (``speedup``:
+    its speedup to a trained model, the table's column); None: no 2-device row."""
     two = frame[frame["accelerators"] == 2]
-    return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
+    if not len(two):
+        return None
+    value = float(two[column].iloc[0])
+    return value * 2 if column == "throughput_efficiency" else value

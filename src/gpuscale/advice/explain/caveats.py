@@ -240,7 +240,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
         again=again(inputs.evidence, (1, d.chosen.accelerators), inputs.host_devices),
     )
     found = advice.disagreements
-    beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
+    beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(
         getattr(advice, "memory", None), inputs.strategy, d.chosen.accelerators
     )  # where it limits

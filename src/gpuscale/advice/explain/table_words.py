@@ -16,6 +16,7 @@ The step interval each row carries: ``advice/explain/step_interval.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -124,14 +125,7 @@ def one_device(advice: AdviceView) -> str:
     same = m is not None and row == (m.batch, m.accum)
     at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
     if m is not None and m.strategy == "fsdp":
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP "
-            f"step at N = 1 ({ms(m.step_ms)}{at}) taken as it trained (FSDP communicates "
-            "nothing on one device; its own work, at least the synchronised minus no-sync "
-            "step, stays in the fixed per-step cost: the calibration note says how much); "
-            "every speedup and "
-            f"efficiency here is against that step{added}."
-        )
+        return _fsdp_one(m, predicted, at, ms) + f"{added}."
     if m is not None and m.own_ms > 0:
         phases = _phases(m, predicted) if same else _like(advice, one, m)
         return (
@@ -148,6 +142,32 @@ def one_device(advice: AdviceView) -> str:
             f"without DDP{added}."
         )
     return ""
+
+
+def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str]) -> str:
+    """The N = 1 row of FSDP runs beside the bench's FSDP step at N = 1: one device
+    without FSDP (the bench's bare step) where the bench timed one faster, else that FSDP
+    step as it trained and what its own work in it overstates (no final stop)."""
+    if m.own_ms > 0:
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, is one device without FSDP "
+            f"(one device needs none): the bench's bare module at N = 1{at}; its FSDP step "
+            f"there took {ms(m.step_ms)}, FSDP's own work {ms(m.own_ms)} of it (its step "
+            "less the bare one), which the counts above 1 keep in their fixed per-step cost; "
+            "every speedup and efficiency here is against one device without FSDP"
+        )
+    overstated = filled(
+        ": they overstate the speedup over one device without FSDP by up to {}x (that "
+        "step over the step less its own work)",
+        0 < m.fsdp_own_ms < m.step_ms and number(m.step_ms / (m.step_ms - m.fsdp_own_ms)),
+    )
+    return (
+        f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP step at "
+        f"N = 1 ({ms(m.step_ms)}{at}) taken as it trained: the bench timed no bare module "
+        f"faster than it, so every speedup and efficiency here is against FSDP's one-rank "
+        f"step, which holds FSDP's own work ({ms(m.fsdp_own_ms)}, at least the synchronised "
+        f"minus no-sync step){overstated}"
+    )
 
 
 def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
@@ -266,13 +286,16 @@ def sentence(
     own_terms: tuple[float, float],
     benched: bool = True,
     strategy: str = "ddp",
+    own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
     family's basis said (fitted over which members, or this model alone), and where this
     model's own measured step gives another verdict at its size (``own``: its throughput
     speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
     both said with why; ``benched``: whether the step is a bench run's (else given), and
-    ``strategy`` the one predicted."""
+    ``strategy`` the one predicted; ``own_speedup``: its table's speedup on 2 devices (to a
+    trained model: the throughput's times the convergence factor), said beside ``own``
+    where they differ, so that no other figure is said as the table's."""
     if basis is None:
         alone = (
             "the only member of its family benched in this configuration"
@@ -300,9 +323,14 @@ def sentence(
     mparams = params / 1e6
     line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
     line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
+    table = filled(
+        ", {}x to a trained model with its convergence factor",
+        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
+    )
     return (
-        f"{said}; this model's own measured step gives {number(own)}x on 2 devices (its "
-        f"table): its optimizer step {format_ms(own_terms[0])} and DDP's own work "
+        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
+        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
+        "own work "
         f"{format_ms(own_terms[1])} as measured, where the family's lines give "
         f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
         "is the fit over its members, this model's table its own runs"

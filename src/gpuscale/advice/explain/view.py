@@ -10,7 +10,7 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.measured_runs import Disagreement
+from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.types import Finding
 
@@ -30,6 +30,8 @@ class AdviceView(Protocol):
     def inputs(self) -> AdviceInputs: ...
     @property
     def disagreements(self) -> tuple[Disagreement, ...]: ...
+    @property
+    def measured_counts(self) -> tuple[MeasuredCount, ...]: ...
     @property
     def below_mlperf(self) -> tuple[tuple[int, float, float, str], ...]: ...
     @property

@@ -40,9 +40,12 @@ data keeps it for). ``kappa`` (``step_terms.contention_ms``) is the backward's l
 communication it hides (NCCL's kernels take SMs and memory bandwidth), fitted on
 published tables, 0 where the overlap was measured. The slowest device's backward,
 stretched by the wait (``t_backward (1 + t_wait / t_compute)``), bounds what the default
-overlap hides. On one device there is no DDP: ``t_step = t_compute``. ``pair_speedup``:
-the throughput of 2 devices over 1, the speedup the break-even searches over the compute
-and the model's size.
+overlap hides. On one device there is no DDP: ``t_step = t_compute``; nor FSDP: an FSDP
+run's compute holds FSDP's own work (a fixed per-step cost at every N), which one device
+without FSDP does not do, so ``t_step = t_compute - k t_own`` (``Compute.one_rank_own_ms``:
+its one-rank step less its bare step, where the bench timed both). ``pair_speedup``: the
+throughput of 2 devices over 1, the speedup the break-even searches over the compute and
+the model's size.
 
 A family: One basis for a model family's break-even size, the same whichever member is advised.
 
@@ -67,13 +70,9 @@ from typing import Protocol
 import numpy as np
 
 from gpuscale.advice.model import step_terms
-from gpuscale.advice.model.network import (
-    DEFAULT_BUCKET_MB,
-    Network,
-    collectives_s,
-    group_of,
-)
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.step_collectives import collectives_s, group_of
 from gpuscale.advice.model.wording import phrase
 
 # an accelerator's share of communication hidden, when unmeasured
@@ -166,11 +165,15 @@ class Compute:
     jitter_fixed_ref_ms: float = 0.0
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
+    # of each micro-step, the strategy's own work one device without it does not do (FSDP's
+    # one-rank step less the bare module's, where the bench timed both): left out at N = 1
+    one_rank_own_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if not (self.tflops > 0 and math.isfinite(self.tflops)):
             raise ValueError(phrase("rate_positive", tflops=self.tflops))
-        if min(self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
+        times = (self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam)
+        if min(*times, self.one_rank_own_ms) < 0:
             raise ValueError("compute times must be >= 0")
         if not 0 <= self.backward_share <= 1:
             raise ValueError("the backward share must be in [0, 1]")
@@ -272,7 +275,9 @@ class Step:
     last_bucket_ms: float
     exposed_ms: float  # what backward did not hide
     step_ms: float
-    latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
+    latency_ms: float = (
+        0.0  # of ``comm_ms``: one latency per collective (step_collectives.latency_s)
+    )
     measured: bool = False  # one device's forward + backward at this batch was measured
     # of ``exposed_ms``: the backward's loss to the communication it hides
     # (``step_terms.contention_ms``)
@@ -310,7 +315,7 @@ def step_at(
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
     micro-step and ``accum`` micro-steps per optimizer step: the device's compute first,
-    then what the ``network`` communicates at ``n`` (``network.collectives_s``: the
+    then what the ``network`` communicates at ``n`` (``step_collectives.collectives_s``: the
     collectives per step, the last one and their latency part). ``overlap`` is the
     measured share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all
     but the last bucket."""
@@ -324,8 +329,10 @@ def step_at(
     # hybrid sharding over one node's devices
     compute_ms = compute.compute_ms(model, batch, accum, optimizer_shards(network, n, strategy))
     measured = compute.is_measured(batch)
-    if n == 1:
-        return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms, 0.0, measured)
+    if n == 1:  # one device runs the bare module: no strategy's own work
+        own_ms = accum * min(compute.one_rank_own_ms, compute.micro_ms(model, batch))
+        bare_ms = compute_ms - own_ms
+        return Step(1, batch, accum, bare_ms, 0.0, 0.0, 0.0, 0.0, 0.0, bare_ms, 0.0, measured)
     wait_ms = compute.wait_ms(n, compute_ms)
     # the slowest device's backward, stretched as its step is by the wait (contention
     # measured at n, carried to the counts not measured), hides the communication longer

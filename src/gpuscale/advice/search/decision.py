@@ -45,6 +45,7 @@ from collections.abc import Collection, Sequence
 import pandas as pd
 
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
 from gpuscale.advice.types import (
     ONE_RUN,
@@ -87,14 +88,18 @@ def _median(values: Sequence[float]) -> float:
     return float(pd.Series(list(values), dtype=float).median())
 
 
-def disagreements(
+def measured_counts(
     predictions: pd.DataFrame,
     measured: Sequence[Measured],
     alternative: pd.DataFrame | None = None,
-) -> tuple[Disagreement, ...]:
-    """Each count whose trusted runs' median throughput speedup lies outside the predicted
-    80% interval of the same configuration (``tables.advice.same_configuration``: in the
-    ``predictions``, else the weak-scaling ``alternative``)."""
+) -> tuple[MeasuredCount, ...]:
+    """Each count the bench measured in a configuration predicted
+    (``tables.advice.same_configuration``: in the ``predictions``, else the weak-scaling
+    ``alternative``), its runs set against that prediction once: every run's throughput
+    speedup as the bench reads it (its samples/s over its N = 1 run's, the bare step where
+    timed: ``analyze --bench``'s ``speedup``), a ratio of two measurements beside the
+    prediction's ratio of two predicted steps, the median of those used and whether it
+    lies inside the predicted 80% interval."""
     frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -105,47 +110,67 @@ def disagreements(
         row = same_configuration(frames, devices, batch, accum, base)
         if row is None:
             continue
-        trusted = [m for m in runs if not m.flagged or m.allowed]
-        why = TRUSTED_UNFLAGGED if trusted else TRUSTED_FLAGGED_ONLY
-        why = TRUSTED_ALLOWED if any(m.allowed for m in trusted) else why
-        used = trusted or runs
-        # the bench's own speedup: its runs' throughput against its N = 1 run's, one kind
-        # of measurement on both sides (the predictions' baseline is the model's step, which
-        # a run's samples/s need not share: a test file's 100/s beside a 3.5 ms step read
-        # 0.03x where its steps said 0.67x)
-        every = [m.speedup for m in runs]
-        values = [v for m, v in zip(runs, every, strict=True) if m in used]
-        left = [v for m, v in zip(runs, every, strict=True) if m.flagged and not m.allowed]
-        speedup = _median(values)
+        trusted = tuple(m for m in runs if not m.flagged or m.allowed)
+        speedups = tuple(m.speedup for m in runs)
+        used = trusted or tuple(runs)
+        speedup = _median([v for m, v in zip(runs, speedups, strict=True) if m in used])
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        if low <= speedup <= high:
+        found.append(
+            MeasuredCount(
+                accelerators=devices,
+                batch_per_device=batch,
+                accum=accum,
+                base=tuple(base),
+                predicted_speedup=float(row["speedup"]),
+                predicted_low=low,
+                predicted_high=high,
+                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
+                runs=tuple(runs),
+                trusted=trusted,
+                speedups=speedups,
+                measured_speedup=speedup,
+                inside=low <= speedup <= high,
+            )
+        )
+    return tuple(sorted(found, key=lambda c: c.accelerators))
+
+
+def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
+    """Each measured count (:func:`measured_counts`) whose median lies outside the
+    predicted 80% interval: the count's row then rests on its runs (:func:`applied`)."""
+    found = []
+    for c in counts:
+        if c.inside:
             continue
-        flagged = [m for m in runs if m.flagged]
+        why = TRUSTED_UNFLAGGED if c.trusted else TRUSTED_FLAGGED_ONLY
+        why = TRUSTED_ALLOWED if any(m.allowed for m in c.trusted) else why
+        values = c.of(c.used)
         # the runs' range; a single run's value is no interval
         ends: tuple[float | None, float | None] = (min(values), max(values))
         no_interval = ""
         if len(values) == 1:
             ends, no_interval = (None, None), ONE_RUN
+        flagged = [m for m in c.runs if m.flagged]
         found.append(
             Disagreement(
-                accelerators=devices,
-                batch_per_device=batch,
-                accum=accum,
-                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
-                measured=MeasuredSpeedup(speedup, ends[0], ends[1], no_interval),
-                predicted=SpeedupInterval(float(row["speedup"]), low, high),
+                accelerators=c.accelerators,
+                batch_per_device=c.batch_per_device,
+                accum=c.accum,
+                weak_scaling=c.weak_scaling,
+                measured=MeasuredSpeedup(c.measured_speedup, ends[0], ends[1], no_interval),
+                predicted=SpeedupInterval(c.predicted_speedup, c.predicted_low, c.predicted_high),
                 evidence=RunsRead(
-                    runs=tuple(every),
+                    runs=c.speedups,
                     trusted_runs=tuple(values),
-                    left_out=tuple(left) if trusted else (),
+                    left_out=tuple(c.of(c.left_out)),
                     why=why,
-                    bench_speedups=tuple(m.speedup for m in runs),
+                    bench_speedups=c.speedups,
                     flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
-                    weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
+                    weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
                 ),
             )
         )
-    return tuple(sorted(found, key=lambda d: d.accelerators))
+    return tuple(found)
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:

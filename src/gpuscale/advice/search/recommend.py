@@ -46,6 +46,7 @@ from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -60,6 +61,7 @@ from gpuscale.advice.search.decision import (
     below_mlperf,
     decide,
     disagreements,
+    measured_counts,
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
@@ -88,6 +90,9 @@ class Advice:
     # counts whose measured runs fall outside the predicted interval: their rows rest on
     # the measurement (``decision.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
+    # every count measured in a configuration predicted, its runs against the prediction
+    # (``decision.measured_counts``): the one figure the views say of them
+    measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
     # count predicted faster than MLPerf allows: an input that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
@@ -178,7 +183,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
     trained model (None where no batch fits), its step predicted at the compute's point and
     at the ends of the ranges (``range_*``: the module's docstring). ``latency_ms``: one
-    latency per collective (``network.latency_s``), at most the communication."""
+    latency per collective (``step_collectives.latency_s``), at most the communication."""
     tried = _candidates(inputs, n)
     computes, fixed = [inputs.compute, *inputs.prior_range], inputs.fixed
     if fixed is not None and fixed.uncertain:
@@ -323,7 +328,8 @@ def recommend(
     frame = predictions(inputs, rule)
     alternative = predictions(replace(inputs, scaling="weak"), rule) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
-    found = disagreements(frame, inputs.measured, alternative)
+    measured = measured_counts(frame, inputs.measured, alternative)  # what every view says
+    found = disagreements(measured)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
@@ -361,6 +367,7 @@ def recommend(
         inputs=inputs,
         weak_table=alternative,
         disagreements=found,
+        measured_counts=measured,
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
         interval=None if rule is None else rule.said(inputs.network, list(frame["accelerators"])),

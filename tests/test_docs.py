@@ -75,3 +75,33 @@ def test_the_schema_page_names_every_column_of_the_tables_it_lists(
     text = (ROOT / "docs" / "schemas.md").read_text()
     paragraph = next(p for p in re.split(r"\n(?=\*\*)", text) if p.startswith(f"**{title}**"))
     assert [c for c in names if f"`{c}`" not in paragraph] == []
+
+
+def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
+    """docs/schemas.md's advice decision names every field of ``Decision`` and of each
+    disagreement, their nested records' too: ``advise -f json`` carries them as named."""
+    import dataclasses
+    import re
+    import typing
+
+    from gpuscale.advice.records import Decision
+    from gpuscale.advice.types import Disagreement
+
+    def names(record: type) -> set[str]:
+        """The fields of ``record`` and of the records they hold (optional, or in tuples)."""
+        found = set()
+        for name, hint in typing.get_type_hints(record).items():
+            found.add(name)
+            for kind in (hint, *typing.get_args(hint)):
+                if dataclasses.is_dataclass(kind):
+                    found |= names(kind)
+        return found
+
+    text = (ROOT / "docs" / "schemas.md").read_text()
+    paragraph = next(
+        p for p in re.split(r"\n(?=\*\*)", text) if p.startswith("**advice decision**")
+    )
+    missing = sorted(
+        n for r in (Decision, Disagreement) for n in names(r) if f"`{n}`" not in paragraph
+    )
+    assert missing == []

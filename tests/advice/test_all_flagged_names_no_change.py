@@ -33,5 +33,5 @@ def test_all_flagged_runs_say_what_to_measure_not_what_to_change(tmp_path: Path)
     settle = advice.decision.settle
     assert settle is not None and "gpuscale bench --model torchvision:resnet50" in settle
     # the numbers are the same runs' (only the trust differs): the same count and step
-    assert advice.decision.accelerators == trusted.decision.accelerators
+    assert advice.decision.chosen.accelerators == trusted.decision.chosen.accelerators
     assert advice.predictions["step_ms"].equals(trusted.predictions["step_ms"])

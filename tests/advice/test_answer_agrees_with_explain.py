@@ -32,7 +32,7 @@ def _json(*args: str) -> dict:
 
 def test_one_device_allowed_is_capped_by_the_count_not_the_target() -> None:
     decision = _json(*R50, "--max-devices", "1")["decision"]
-    assert decision["cap"] == "devices" and decision["change"] == "devices"
+    assert decision["limit"]["cap"] == "devices" and decision["limit"]["change"] == "devices"
 
 
 @pytest.mark.skipif(not LADDER.exists(), reason="the shared H100 ladder is not here")
@@ -41,12 +41,12 @@ def test_a_term_not_enough_alone_is_said_with_the_others() -> None:
     not enough alone (--explain: "the ddp (11.6 ms) term must shrink too"); the answer
     named the fixed cost alone."""
     advice = gpuscale.advise(bench=str(LADDER))
-    assert advice.decision.also_shrink  # the premise
+    assert advice.decision.limit.also_shrink  # the premise
     line = deciding_line(advice)
     assert "not enough alone" in line
-    assert TERM_WORDS[advice.decision.also_shrink[0]] in line
+    assert TERM_WORDS[advice.decision.limit.also_shrink[0]] in line
     plain = gpuscale.advise(params=25.6e6, step_ms=273, batch=256, max_devices=8, link="nvlink3")
-    assert not plain.decision.also_shrink and "not enough alone" not in deciding_line(plain)
+    assert not plain.decision.limit.also_shrink and "not enough alone" not in deciding_line(plain)
 
 
 def test_more_implausible_counts_are_said_in_the_warning_not_apart() -> None:
@@ -113,17 +113,29 @@ def test_a_global_batch_that_does_not_split_caps_the_count_not_the_devices_allow
     document = _json(*args)
     decision = document["decision"]
     assert decision["largest"] == 1 and document["scaling"]["global_batch_kept"] == 1
-    capped = (decision["cap"], decision["change"], document["recommendation"]["speedup_capped_by"])
+    capped = (
+        decision["limit"]["cap"],
+        decision["limit"]["change"],
+        document["recommendation"]["speedup_capped_by"],
+    )
     assert capped == ("batch", "batch", "batch")
     # weak scaling splits nothing: the same counts are predicted, up to the most allowed
     weak = _json(*args, "--scaling", "weak")["decision"]
-    assert weak["largest"] > 1 and weak["cap"] != "batch"
+    assert weak["largest"] > 1 and weak["limit"]["cap"] != "batch"
 
 
 def test_a_count_above_the_largest_predicted_that_does_not_split_is_the_cap() -> None:
     """Global batch 4 over 8 allowed: 1, 2 and 4 predicted, 8 searched without a row."""
     args = ("--params", "7B", "--step-ms", "2000", "--batch", "4", "--interconnect", "nvlink4")
     decision = _json(*args, "--flops-per-sample", "100T")["decision"]
-    assert (decision["largest"], decision["focus"], decision["cap"]) == (4, 4, "batch")
+    assert (decision["largest"], decision["focus"]["accelerators"], decision["limit"]["cap"]) == (
+        4,
+        4,
+        "batch",
+    )
     allowed = _json(*args, "--flops-per-sample", "100T", "--max-devices", "4")["decision"]
-    assert (allowed["largest"], allowed["cap"], allowed["change"]) == (4, "devices", "devices")
+    assert (allowed["largest"], allowed["limit"]["cap"], allowed["limit"]["change"]) == (
+        4,
+        "devices",
+        "devices",
+    )

@@ -118,6 +118,9 @@ def test_explain_and_json_carry_what_the_default_leaves_out(case: str) -> None:
 
 
 def _close(a: object, b: object) -> bool:
+    """``a`` as ``b`` says it: equal, floats within 1e-9, a record's fields those named."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(k in a and _close(a[k], v) for k, v in b.items())
     if isinstance(a, float) and isinstance(b, float):
         return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9)
     return a == b
@@ -145,12 +148,12 @@ def test_a_deciding_communication_term_is_read_against_the_tables_column(bench: 
 
     advice = advise(bench=HERE / bench)
     d = advice.decision
-    focus = advice.predictions.set_index("accelerators").loc[d.focus]
+    focus = advice.predictions.set_index("accelerators").loc[d.focus.accelerators]
     line = deciding_line(advice)
     shown = f"{number(focus['exposed_comm_ms'])} ms exposed communication"
-    if d.cap == "overheads" and d.dominant_term in ("bandwidth", "latency"):
+    if d.limit.cap == "overheads" and d.limit.dominant_term in ("bandwidth", "latency"):
         assert shown in line, line
-        assert f"{number(d.overheads_ms[d.dominant_term])} ms of " in line
+        assert f"{number(d.limit.overheads_ms[d.limit.dominant_term])} ms of " in line
     else:
         assert "exposed communication" not in line, line
 
@@ -166,9 +169,13 @@ def test_a_count_held_back_is_decided_by_its_interval() -> None:
 
     advice = advise(bench=LADDER.parent / "paths.jsonl")
     d = advice.decision
-    assert d.held_back is not None and d.held_back_low <= 1
+    assert d.held_back is not None and d.held_back.speedup_low <= 1
     rows = advice.predictions.set_index("accelerators")
-    n = d.focus if rows.loc[d.focus, "speedup_low"] <= 1 else d.held_back
+    n = (
+        d.focus.accelerators
+        if rows.loc[d.focus.accelerators, "speedup_low"] <= 1
+        else d.held_back.accelerators
+    )
     low = rows.loc[n, "speedup_low"]
     assert f"at {counted(n, 'device')} reaches down to {number(low)}x" in deciding_line(advice)
     assert rows.loc[n, "speedup_low"] <= 1 < rows.loc[n, "speedup"]
@@ -191,7 +198,9 @@ def test_a_withheld_count_is_decided_by_the_term_that_moves_it() -> None:
     )
     d = advice.decision
     assert d.withheld_by == "flops_per_sample"
-    counts = {r.accelerators for r in d.readings if r.term == d.withheld_by} | {d.accelerators}
+    counts = {r.accelerators for r in d.readings if r.term == d.withheld_by} | {
+        d.chosen.accelerators
+    }
     assert len(counts) > 1
     line = deciding_line(advice)
     assert "FLOPs per sample" in line and "count allowed" not in line
@@ -253,7 +262,7 @@ def test_explain_says_a_term_decides_only_where_the_answer_does(case: str) -> No
     deciding = next(line for line in answer.splitlines() if line.startswith("Decides:"))
     claims = re.findall(r"The (\w+) term decides", " ".join(document["explanation"]))
     term_decides = document["decision"]["accelerators"] is not None and "range" not in deciding
-    assert claims == ([document["decision"]["dominant_term"]] if term_decides else [])
+    assert claims == ([document["decision"]["limit"]["dominant_term"]] if term_decides else [])
 
 
 def test_the_table_shows_accumulation_where_a_row_has_it() -> None:

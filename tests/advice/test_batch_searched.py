@@ -26,7 +26,7 @@ def test_the_searched_batches_are_said_from_the_table() -> None:
     }
     assert said == dict(zip(frame["accelerators"], frame["global_batch"], strict=True))
     assert frame["global_batch"].nunique() > 1  # the search took a larger batch at N > 1
-    focus = frame.set_index("accelerators").loc[advice.decision.focus]
+    focus = frame.set_index("accelerators").loc[advice.decision.focus.accelerators]
     assert "the global batch grows with the count" in line
     assert f"convergence factor of {focus['convergence_factor']:.0%}" in line
     assert f"--global-batch {frame['global_batch'].iloc[0]}" in line

@@ -128,7 +128,7 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
     # the host's own saved topology (one GPU) caps the count at 1: the link still assumed
     one = Topology(gpus=[Gpu(name="GPU0", model="NVIDIA H100 80GB HBM3")])
     capped = gpuscale.advise(bench=H100_PATHS, topology=one)
-    assert capped.decision.accelerators == 1
+    assert capped.decision.chosen.accelerators == 1
     assert "topology records it" not in " ".join(capped.explanation)
     assert [a.source for a in capped.inputs.assumptions if a.term == TermId.LINK] == ["assumed"]
 

@@ -18,13 +18,13 @@ def test_weak_scaling_break_even_agrees_with_the_table() -> None:
     two = advice.predictions.set_index("accelerators").loc[2]
     assert two["speedup"] > 1
     inputs = advice.inputs
-    assert inputs is not None and advice.break_even_ms_per_mb is not None
+    assert inputs is not None and advice.break_even.compute_ms_per_grad_mb is not None
     own_ms_per_mb = inputs.compute.compute_ms(inputs.model, inputs.batch) / (
         inputs.model.grad_bytes / 1e6
     )
     # 2 devices beat 1 for this model: its own compute per MB is past the break-even,
     # and the break-even is a compute a step could have (not a rounding of zero)
-    assert 1e-3 * own_ms_per_mb < advice.break_even_ms_per_mb < own_ms_per_mb
+    assert 1e-3 * own_ms_per_mb < advice.break_even.compute_ms_per_grad_mb < own_ms_per_mb
     said = "\n".join(advice.explanation)
     assert "at no size up to" not in said, said
 

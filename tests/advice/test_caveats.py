@@ -54,8 +54,8 @@ def test_a_measured_speedup_outside_the_interval_is_said_first(
     # its sentence first among the caveats (issue 60 item 4: the count rests on it)
     advice = gpuscale.advise(bench=_results(tmp_path, 818.0), link="pcie4-x16", max_devices=4)
     (found,) = advice.disagreements
-    assert found.accelerators == 2 and found.bench_speedups == pytest.approx((0.818,))
-    assert not found.predicted_low <= found.measured_speedup <= found.predicted_high
+    assert found.accelerators == 2 and found.evidence.bench_speedups == pytest.approx((0.818,))
+    assert not found.predicted.speedup_low <= found.measured.speedup <= found.predicted.speedup_high
     assert advice.caveats[0].startswith("Measured on 2") and "0.818" in advice.caveats[0]
     golden.check(VIEW, "a measured speedup outside the interval", advice.caveats[0])
     assert advice.explanation[: len(advice.caveats)] == list(advice.caveats)
@@ -69,12 +69,12 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
     golden.check(VIEW, "the overlap of a flagged run", overlap, paths={str(tmp_path): "<tmp>"})
     # its 0.818x, outside the interval, is the only measurement at 2: used, its flag said
     (found,) = advice.disagreements
-    assert found.why == "flagged_only" and found.flags == tuple(BUSY)
+    assert found.evidence.why == "flagged_only" and found.evidence.flags == tuple(BUSY)
     assert advice.caveats[0].startswith("Measured on 2") and "all flagged" in advice.caveats[0]
     golden.check(VIEW, "a flagged run outside the interval", advice.caveats[0])
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
     (used,) = allowed.disagreements
-    assert used.why == "allowed_flagged"
+    assert used.evidence.why == "allowed_flagged"
     assert (
         allowed.caveats[0].startswith("Measured on 2") and "--allow-flagged" in allowed.caveats[0]
     )
@@ -84,7 +84,7 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
 
 def test_defaults_never_given_qualify_the_first_line(golden: Golden) -> None:
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
-    assert advice.defaults == ("samples",)
+    assert advice.qualifiers.defaults == ("samples",)
     assert advice.explanation[0].startswith("Provisional")
     assert "--samples 10M" in advice.explanation[0]
     golden.check(VIEW, "the samples not given", advice.explanation[0])
@@ -104,7 +104,9 @@ def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is(
     golden.check(VIEW, "the samples, the batch and the link not given", first)
     everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
     assert not any(line.startswith("Provisional") for line in everything.explanation)
-    assert everything.decision.accelerators == bare.decision.accelerators  # the same numbers, given
+    assert (
+        everything.decision.chosen.accelerators == bare.decision.chosen.accelerators
+    )  # the same numbers, given
 
 
 def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) -> None:

@@ -88,12 +88,12 @@ def test_the_most_allowed_is_said_only_of_the_most_allowed(
     for n in re.findall(r"(\d+) devices is the most allowed", said):
         assert int(n) == most, said
     d = advice.decision
-    if d.cap == "devices" and d.focus < most:
-        cap = lines_on(advice.explanation, f"{d.focus} devices is the")
+    if d.limit.cap == "devices" and d.focus.accelerators < most:
+        cap = lines_on(advice.explanation, f"{d.focus.accelerators} devices is the")
         assert "largest" in cap and f"{most} are allowed" in cap
         # the remedy is what would predict a larger count: more are allowed already
         remedy = lines_on(advice.explanation, "What would change it")
-        assert f"above {d.focus}" in remedy and "allow more (" not in remedy
+        assert f"above {d.focus.accelerators}" in remedy and "allow more (" not in remedy
         case = f"at most {most}, " + (f"global batch {batch}" if batch else "weak scaling")
         golden.check(VIEW, f"{case}: the largest count predicted", f"{cap}\n{remedy}")
 
@@ -101,7 +101,7 @@ def test_the_most_allowed_is_said_only_of_the_most_allowed(
 def test_the_walk_max_3_at_a_batch_3_does_not_divide(golden: Golden) -> None:
     advice = gpuscale.advise(**PAYS, max_devices=3, global_batch=256)
     # the search stopped at 2 because 256 does not split over 3, not at the most allowed
-    assert advice.recommended == 2 and advice.decision.cap == "batch"
+    assert advice.recommended == 2 and advice.decision.limit.cap == "batch"
     assert advice.inputs.device_counts == [1, 2, 3]
     assert list(advice.predictions["accelerators"]) == [1, 2]
     cap = lines_on(advice.explanation, "2 devices is the")

@@ -47,14 +47,14 @@ def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ig
     # (where an assumed term's range moves it, the count as assumed, said as withheld)
     used = re.findall(r"^(?:Use|Count withheld; as assumed,) (\d+) device", text, re.M)
     assert bool(re.search(r"^Count withheld; as assumed,", text, re.M)) == (d.count is None)
-    assert used == [str(d.accelerators)]
-    row = table.loc[d.accelerators]
-    if d.accelerators > 1:
+    assert used == [str(d.chosen.accelerators)]
+    row = table.loc[d.chosen.accelerators]
+    if d.chosen.accelerators > 1:
         assert row["efficiency"] >= d.target_efficiency and row["speedup_low"] > 1
         assert f"efficiency {row['efficiency']:.0%}" in text
     # an input that cannot be true: one device, whatever the table says
     if any(w.startswith("IMPLAUSIBLE") for w in d.warnings):
-        assert d.accelerators == 1 and (d.held_back is None or d.settle)
+        assert d.chosen.accelerators == 1 and (d.held_back is None or d.settle)
         return
     # no count is faster, reaches the target and is sure of a gain, and not recommended
     better = table[
@@ -65,52 +65,54 @@ def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ig
     assert better.empty
     # the fastest named is the table's fastest
     assert d.fastest == int(table["time_to_train_min"].idxmin())
-    assert ("Fastest:" in text) == (d.fastest != d.accelerators)
+    assert ("Fastest:" in text) == (d.fastest != d.chosen.accelerators)
     # "more devices pay off" only when why the search stopped is what caps, i.e. the
     # recommendation is the largest count
     # ("may pay off" where more are allowed than were predicted: what would predict one)
     more = "more devices pay off" in text or "more devices may pay off" in text
-    assert more == (d.cap in STOPPED) or d.count is None  # withheld: what to give, not more
+    assert more == (d.limit.cap in STOPPED) or d.count is None  # withheld: what to give, not more
     # "the most allowed" said only of the most allowed (a walk: "2 devices is the most
     # allowed" under --max-devices 3)
     for n in re.findall(r"(\d+) devices is the most allowed", text):
         assert int(n) == advice.inputs.max_devices, text
-    assert (d.cap in STOPPED) == (d.accelerators == d.largest and d.accelerators > 1)
+    assert (d.limit.cap in STOPPED) == (
+        d.chosen.accelerators == d.largest and d.chosen.accelerators > 1
+    )
     # the count allowed caps only where no larger count was searched (the most allowed, or
     # whole nodes past one); a larger one searched has no row: the global batch kept
     stopped_below = any(n > d.largest for n in advice.inputs.device_counts)
-    assert (d.cap == "devices") == (d.cap in STOPPED and not stopped_below)
-    if d.cap == "batch":
+    assert (d.limit.cap == "devices") == (d.limit.cap in STOPPED and not stopped_below)
+    if d.limit.cap == "batch":
         assert advice.inputs.kept_global_batch is not None and "does not split" in text
-    if d.focus > 1:
-        focus = table.loc[d.focus]
+    if d.focus.accelerators > 1:
+        focus = table.loc[d.focus.accelerators]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)
-        assert decides == [d.dominant_term]
+        assert decides == [d.limit.dominant_term]
         alone = re.search(r"without it they would run at (\d+)% efficiency", text)
         if alone:  # the largest overhead gone: better than now, and still short of the target
             gone = int(alone.group(1)) / 100
-            assert d.cap == "overheads" and gone < d.target_efficiency + 0.005
+            assert d.limit.cap == "overheads" and gone < d.target_efficiency + 0.005
             assert gone + 0.005 >= focus["efficiency"]
             # the remedy names what else must go, or says not even every overhead would do
             # (said where the count is not withheld: there, what to give or measure)
             if d.count is not None:
-                assert ("alone not enough" in text) == bool(d.also_shrink)
-                assert ("with every overhead gone" in text) == (not d.also_shrink)
+                assert ("alone not enough" in text) == bool(d.limit.also_shrink)
+                assert ("with every overhead gone" in text) == (not d.limit.also_shrink)
         parts = overheads(focus)
         if focus["throughput_efficiency"] >= 0.95:
-            assert d.dominant_term == "compute"
+            assert d.limit.dominant_term == "compute"
         else:
-            assert d.dominant_term == max(parts, key=parts.get)
-        if d.cap == "convergence":
+            assert d.limit.dominant_term == max(parts, key=parts.get)
+        if d.limit.cap == "convergence":
             assert focus["convergence_factor"] < min(0.95, focus["throughput_efficiency"])
             assert "convergence, not the step's overheads" in text
-        if d.cap == "overheads":
+        if d.limit.cap == "overheads":
             assert focus["throughput_efficiency"] < min(0.95, focus["convergence_factor"])
-            assert d.dominant_term != "compute"  # never "compute" beside "overheads"
+            assert d.limit.dominant_term != "compute"  # never "compute" beside "overheads"
         # every sentence about a count past the recommendation is about the same count
-        assert set(re.findall(r"At (\d+) devices", text)) <= {str(d.focus)}
+        assert set(re.findall(r"At (\d+) devices", text)) <= {str(d.focus.accelerators)}
     if d.held_back is not None:
-        assert d.accelerators == 1 and "includes no gain" in text
+        assert d.chosen.accelerators == 1 and "includes no gain" in text
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,7 +185,7 @@ def test_a_gain_inside_the_interval_is_not_recommended() -> None:
     )
     row = advice.predictions.set_index("accelerators").loc[2]
     assert row["efficiency"] >= 0.5 and row["speedup_low"] <= 1 < row["speedup"]
-    assert advice.recommended == 1 and advice.decision.held_back == 2
+    assert advice.recommended == 1 and advice.decision.held_back.accelerators == 2
     assert "includes no gain" in " ".join(advice.explanation)
 
 

@@ -63,8 +63,13 @@ def test_every_member_gives_its_family_one_break_even(golden: Golden) -> None:
     sizes = set()
     for name in ("m-a", "m-b", "m-c", "m-d"):
         advice = gpuscale.advise(bench=table, model=name)
-        assert advice.break_even_params is not None and advice.target_params is not None
-        sizes.add((round(advice.break_even_params), round(advice.target_params)))
+        assert (
+            advice.break_even.params is not None
+            and advice.break_even.target_efficiency_params is not None
+        )
+        sizes.add(
+            (round(advice.break_even.params), round(advice.break_even.target_efficiency_params))
+        )
         # the family's lines, as the rows were made, fitted over the 4 members
         basis = advice.inputs.family
         assert basis is not None and basis.members == tuple(m for m, _ in MEMBERS)
@@ -84,10 +89,10 @@ def test_a_member_off_the_familys_line_says_both_bases(golden: Golden) -> None:
     table = bench_table(_rows(outlier_ddp_ms=60.0, members=MEMBERS + more))
     advice = gpuscale.advise(bench=table, model="m-a")
     others = gpuscale.advise(bench=table, model="m-b")
-    assert advice.break_even_params == pytest.approx(others.break_even_params, rel=1e-9)
+    assert advice.break_even.params == pytest.approx(others.break_even.params, rel=1e-9)
     two = advice.predictions[advice.predictions["accelerators"] == 2].iloc[0]
     own = 2 * float(two["throughput_efficiency"])
-    size = advice.break_even_params
+    size = advice.break_even.params
     assert own < 1 and size is not None and size < 1e6  # the premise: the two disagree
     line = _family_line(advice)
     assert f"gives {number(own)}x" in line and "60 ms" in line, line
@@ -108,7 +113,7 @@ def test_the_h100_ladder_gives_each_family_one_break_even(h100) -> None:
         basis = advice.inputs.family
         assert basis is not None and name in basis.members, name
         key = (basis.family, basis.members)
-        size, target = advice.break_even_params, advice.target_params
+        size, target = advice.break_even.params, advice.break_even.target_efficiency_params
         by_family.setdefault(key, set()).add((size, target))
         line = _family_line(advice)
         two = advice.predictions[advice.predictions["accelerators"] == 2].iloc[0]

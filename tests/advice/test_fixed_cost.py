@@ -107,7 +107,7 @@ def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain(golden: Go
     assert u["speedup"] == pytest.approx(k["speedup"])  # the prior's point is 4 ms
     assert u["speedup_low"] < 1 < u["speedup"]
     assert u["speedup_high"] - u["speedup_low"] > k["speedup_high"] - k["speedup_low"]
-    assert unknown.recommended == 1 and unknown.decision.held_back == 2
+    assert unknown.recommended == 1 and unknown.decision.held_back.accelerators == 2
     assert unknown.inputs.fixed.source == "assumed" and "fixed" in unknown.decision.settle
     golden.check(VIEW, "the assumed fixed cost to settle", unknown.decision.settle)
     golden.check(VIEW, "measure first", lines_on(unknown.explanation, "Measure first:"))
@@ -170,7 +170,7 @@ def test_the_break_even_quotes_the_rate_of_the_whole_step(golden: Golden) -> Non
     # the slower of two devices costs, so no compute makes 2 devices beat 1 (and no rate
     # of the per-sample work, unbounded there, is ever quoted)
     nearly_all = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=19.99, max_devices=2)
-    assert nearly_all.break_even_ms_per_mb is None
+    assert nearly_all.break_even.compute_ms_per_grad_mb is None
     assert not any(s.startswith("Break-even") for s in nearly_all.explanation)
 
 

@@ -104,13 +104,15 @@ def test_without_flops_the_bound_is_a_reading_never_a_fixed_cost(device: str) ->
     assert reading.value == pytest.approx(FLOPS) and reading.unit == "FLOPs"
     bounded = _advise(device_name=device, flops_per_sample=FLOPS)
     assert bounded.inputs.fixed.ms > 5 * fixed.ms
-    assert reading.accelerators == bounded.decision.accelerators
+    assert reading.accelerators == bounded.decision.chosen.accelerators
     # the count is withheld exactly where an end of an assumed range moves it
     moved = [
-        r.term for r in advice.decision.readings if r.accelerators != advice.decision.accelerators
+        r.term
+        for r in advice.decision.readings
+        if r.accelerators != advice.decision.chosen.accelerators
     ]
     assert advice.decision.withheld_by == (moved[0] if moved else None)
-    assert advice.decision.count == (None if moved else advice.decision.accelerators)
+    assert advice.decision.count == (None if moved else advice.decision.chosen.accelerators)
 
 
 def test_flops_given_are_named_in_the_bound(golden: Golden) -> None:

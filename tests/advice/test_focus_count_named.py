@@ -24,7 +24,9 @@ def _counts(advice) -> tuple[int, int, int]:
     """(advised, fastest, the next count above the advised one) from the table."""
     frame = advice.predictions
     trusted = frame[frame["flags"] == ""]
-    advised = advice.decision.accelerators  # the count shown (None from `recommended`: withheld)
+    advised = (
+        advice.decision.chosen.accelerators
+    )  # the count shown (None from `recommended`: withheld)
     fastest = int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"])
     larger = [int(n) for n in trusted["accelerators"] if n > advised]
     return advised, fastest, min(larger)

@@ -69,7 +69,7 @@ def test_a_ddp_replica_larger_than_the_device_is_flagged_not_under_fsdp() -> Non
     # issue 73: no DDP count holds it (16 bytes a parameter, 208 GB); the advice is of
     # ZeRO-2 at the fewest devices that hold it (4: 26 + 182 / 4 GB); flagged, no count
     # above 1 is advised, and 1 cannot hold it: no count, the fewest named
-    assert (ddp.inputs.strategy, ddp.decided.accelerators) == ("zero2", 4)
+    assert (ddp.inputs.strategy, ddp.decided.chosen.accelerators) == ("zero2", 4)
     assert ddp.recommended is None
     assert _implausible(gpuscale.advise(**big, strategy="fsdp")) == []
     assert _implausible(gpuscale.advise(**{**big, "params": 7e9})) == []

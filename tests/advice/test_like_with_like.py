@@ -51,9 +51,9 @@ def test_what_caps_the_speedup_is_what_the_table_says(golden: Golden) -> None:
     for model in ("tf-7m", "mlp-4m"):
         advice = gpuscale.advise(bench=ROWS, model=model)
         d = advice.decision
-        focus = advice.predictions.set_index("accelerators").loc[d.focus]
+        focus = advice.predictions.set_index("accelerators").loc[d.focus.accelerators]
         assert focus["throughput_efficiency"] < focus["convergence_factor"]
-        assert d.cap == "overheads"
+        assert d.limit.cap == "overheads"
         columns = {
             "ddp": focus["ddp_ms"],
             "wait": focus["wait_ms"],
@@ -62,9 +62,9 @@ def test_what_caps_the_speedup_is_what_the_table_says(golden: Golden) -> None:
         }
         largest = max(columns, key=columns.get)
         assert largest != "communication"  # the case the user met, on both models
-        assert d.dominant_term == largest
+        assert d.limit.dominant_term == largest
         (said,) = [s for s in advice.explanation if "cap the speedup" in s]
-        assert said.startswith(f"At {d.focus} devices") and f"is {largest}." in said
+        assert said.startswith(f"At {d.focus.accelerators} devices") and f"is {largest}." in said
         golden.check(VIEW, f"what caps the speedup of {model}", said)
 
 
@@ -117,9 +117,9 @@ def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole(golden: Golde
     count, and the remedy said every device pays the optimizer step whole, where each
     FSDP rank steps its shard (the JSON's fixed term has no optimizer part there)."""
     advice = gpuscale.advise(bench=ROWS, model="tf-30m")
-    assert advice.inputs.strategy == "fsdp" and advice.decision.dominant_term == "fixed"
+    assert advice.inputs.strategy == "fsdp" and advice.decision.limit.dominant_term == "fixed"
     parts = gpuscale.advice.explain.table_words.fixed_parts(
-        advice.inputs, advice.predictions, advice.decision.focus
+        advice.inputs, advice.predictions, advice.decision.focus.accelerators
     )
     assert parts["optimizer"] == 0 < parts["forward_backward"]
     said = next(s for s in advice.explanation if s.startswith("What would change it"))

@@ -115,7 +115,7 @@ def test_7b_json_carries_the_memory_records() -> None:
     assert rows[("fsdp", 2)]["fits"] is True
     # advised with the fallback, never below the count that holds the model
     assert document["recommendation"]["strategy"] == "zero2"
-    assert document["decision"]["accelerators_point"] >= 2
+    assert document["decision"]["chosen"]["accelerators"] >= 2
 
 
 def test_fsdp_asked_is_never_advised_fewer_devices_than_hold_the_model(golden: Golden) -> None:
@@ -124,8 +124,8 @@ def test_fsdp_asked_is_never_advised_fewer_devices_than_hold_the_model(golden: G
     )
     assert advice.inputs.strategy == "fsdp"
     assert advice.memory is not None and advice.memory.fits_from("fsdp") == 2
-    assert advice.decided.accelerators >= 2
-    assert advice.cheapest is None or advice.cheapest >= 2
+    assert advice.decided.chosen.accelerators >= 2
+    assert advice.picks.cheapest is None or advice.picks.cheapest >= 2
     assert advice.explanation[0].startswith("Memory: FSDP")
     golden.check(VIEW, "the first line: 7B under FSDP on an H100", advice.explanation[0])
 
@@ -188,11 +188,11 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     parameter (208 GB) fits no single device, so DDP is not advised."""
     advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
     memory = advice.memory
-    assert memory is not None and memory.device == "H100 SXM5 80GB"
-    assert memory.device_assumed
-    assert memory.to_dict()["device_assumed"] == memory.device_assumed
+    assert memory is not None and memory.device.name == "H100 SXM5 80GB"
+    assert memory.device.assumed
+    assert memory.to_dict()["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
-    assert advice.inputs.strategy == "zero2" and advice.decided.accelerators >= 4
+    assert advice.inputs.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
     golden.check("advice/memory", "13b_no_device_named", advice.explanation[0])
 
 
@@ -200,7 +200,7 @@ def test_a_device_named_is_not_said_assumed() -> None:
     advice = gpuscale.advise(
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
     )
-    assert advice.memory is not None and advice.memory.device_assumed == ""
+    assert advice.memory is not None and advice.memory.device.assumed == ""
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def test_resnet50_by_parameters_withholds_the_count_or_scales() -> None:
     # here: withheld by the FLOPs, the table still shown and scaling
     assert decision["accelerators"] is None and decision["withheld_by"] == "flops_per_sample"
     assert doc["recommendation"]["accelerators"] is None
-    assert _at(doc, 8)["speedup"] >= 4 and decision["accelerators_point"] == 8
+    assert _at(doc, 8)["speedup"] >= 4 and decision["chosen"]["accelerators"] == 8
     (flops,) = [r for r in decision["readings"] if r["term"] == "flops_per_sample"]
     assert flops["value"] == pytest.approx(6 * 25.6e6) and flops["accelerators"] == 1
     # the fixed cost is the prior's, never the step less its work at 1% of the peak
@@ -79,7 +79,9 @@ def test_an_assumed_link_is_read_at_both_ends() -> None:
     assert [r.end for r in links] == ["low", "high"]
     assert links[0].value < links[1].value
     moved = [
-        r.term for r in advice.decision.readings if r.accelerators != advice.decision.accelerators
+        r.term
+        for r in advice.decision.readings
+        if r.accelerators != advice.decision.chosen.accelerators
     ]
     assert advice.decision.withheld_by == (moved[0] if moved else None)
     given = gpuscale.advise(params=125e6, step_ms=300, batch=32, fixed_ms=5.0, link="pcie-phb")

@@ -70,7 +70,7 @@ def test_a_3b_models_ddp_work_is_its_bucket_copies_not_a_rate_per_parameter() ->
     )
     two = advice.predictions.set_index("accelerators").loc[2]
     assert 0 < two["ddp_ms"] < 0.025 * 860  # a few % of the one-device step, not 24%
-    assert advice.decision.dominant_term != TermId.DDP
+    assert advice.decision.limit.dominant_term != TermId.DDP
     assert advice.recommended is not None and advice.recommended > 1
     (ddp,) = [a for a in advice.assumptions if a.term == TermId.DDP]
     assert ddp.source == "prior" and "bucket copies" in ddp.value

@@ -94,7 +94,7 @@ def test_small_models_gain_nothing_from_a_second_gpu(
     two = two_devices(doc)
     assert two["speedup"] <= 1.0, (name, two["speedup"])
     assert doc["recommendation"]["accelerators"] == 1
-    assert doc["decision"]["dominant_term"] == "fixed"  # the deciding term, named
+    assert doc["decision"]["limit"]["dominant_term"] == "fixed"  # the deciding term, named
     fixed = doc["scaling"]["fixed_cost"]
     assert fixed["source"] == "entered"
     # the intercept of the published steps is most of the step at batch 8
@@ -125,7 +125,7 @@ def test_one_step_time_alone_is_not_a_confident_gain(tmp_path: Path, name, param
     assert fixed["source"] == "assumed" and fixed["high_ms"] <= ms
     ends = [r for r in doc["decision"]["readings"] if r["term"] == "fixed_cost"]
     assert {r["end"] for r in ends} == {"low", "high"} and {r["accelerators"] for r in ends} == {1}
-    assert doc["decision"]["dominant_term"] == "fixed"
+    assert doc["decision"]["limit"]["dominant_term"] == "fixed"
 
 
 @pytest.mark.parametrize(("name", "params", "flops", "batch"), LARGE, ids=[m[0] for m in LARGE])
@@ -141,7 +141,7 @@ def test_large_models_gain_from_a_second_gpu(
     )
     two = two_devices(doc)
     assert two["speedup"] > 1.3, (name, share, two["speedup"])
-    term = doc["decision"]["dominant_term"]
+    term = doc["decision"]["limit"]["dominant_term"]
     # the slowest device's wait and DDP's own work enter as priors (advice/model/priors.py)
     assert term in ("bandwidth", "latency", "fixed", "compute", "wait", "ddp")
     # named as what decides where the answer's line says so, else as the largest overhead

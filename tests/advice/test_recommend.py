@@ -59,14 +59,14 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
     # one) and names the factor that loses more there
-    focus = advice.predictions.set_index("accelerators").loc[advice.decision.focus]
-    assert advice.decision.focus > advice.recommended
+    focus = advice.predictions.set_index("accelerators").loc[advice.decision.focus.accelerators]
+    assert advice.decision.focus.accelerators > advice.recommended
     worse = min(
         ("convergence", focus["convergence_factor"]),
         ("overheads", focus["throughput_efficiency"]),
         key=lambda p: p[1],
     )[0]
-    assert advice.decision.cap == worse
+    assert advice.decision.limit.cap == worse
     # the same model without the convergence model is told to use more devices
     naive = recommend(inputs(compute=slow_compute))
     assert (advice.recommended or 1) < (naive.recommended or 1)
@@ -92,13 +92,13 @@ def test_break_even_compute_per_byte_is_set_by_the_link_not_the_step_time() -> N
         result = gpuscale.advise(
             params=10e6, step_ms=step_ms, batch=32, link="pcie-phb", scaling="weak"
         )
-        found.append(result.break_even_ms_per_mb)
+        found.append(result.break_even.compute_ms_per_grad_mb)
     # within 5%: the prior wait is a share of the fixed cost (the host's time), so the
     # fixed cost's share of the step (4 ms of 5 or of 200) moves it a little, never 6,000x
     assert max(found) == pytest.approx(min(found), rel=0.05)
     slow = gpuscale.advise(params=10e6, step_ms=10, batch=32, link="eth25", scaling="weak")
     # eth25 has 3 GB/s against 10: a step must compute ~3x more per byte
-    assert slow.break_even_ms_per_mb == pytest.approx(found[0] * 10 / 3, rel=0.2)
+    assert slow.break_even.compute_ms_per_grad_mb == pytest.approx(found[0] * 10 / 3, rel=0.2)
 
 
 def test_break_even_params_depend_on_flops_per_parameter() -> None:
@@ -121,12 +121,12 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
             network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
         )
     )
-    assert cnn.break_even_params is not None
+    assert cnn.break_even.params is not None
     # the MLP's 2-device speedup falls with size (1.96x at 1k parameters, 0.67x at 10M:
     # its fixed cost is paid once a device, its communication grows): no size from which
     # 2 beat 1 (NaN); it used to read None, "at no size", which denied the small ones' gain
-    mlp_size = mlp.break_even_params
-    assert mlp_size is None or math.isnan(mlp_size) or mlp_size > 10 * cnn.break_even_params
+    mlp_size = mlp.break_even.params
+    assert mlp_size is None or math.isnan(mlp_size) or mlp_size > 10 * cnn.break_even.params
 
 
 def test_energy_and_cost_per_trained_model() -> None:

@@ -12,7 +12,9 @@ def test_withheld_count_is_none_from_python_as_in_json():
     assert advice.decision.withheld_by == "fixed_cost"
     assert advice.recommended is None
     assert advice.decision.to_dict()["accelerators"] is None
-    assert advice.decision.accelerators == 4  # the count of the predictions shown, as assumed
+    assert (
+        advice.decision.chosen.accelerators == 4
+    )  # the count of the predictions shown, as assumed
 
 
 def test_count_advised_is_the_same_number_everywhere():

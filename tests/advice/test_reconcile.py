@@ -61,13 +61,13 @@ def test_three_slow_two_device_runs_decide_and_are_said_first(tmp_path, flags) -
     doc = _json(_file(tmp_path, [0.3, 0.4, 0.5], flags))
     (found,) = doc["disagreements"]
     assert found["accelerators"] == 2 and found["batch_per_device"] == 8
-    assert found["bench_speedups"] == pytest.approx([0.3, 0.4, 0.5])
+    assert found["evidence"]["bench_speedups"] == pytest.approx([0.3, 0.4, 0.5])
     # the trusted runs on the advice's one-device baseline: the same step here
-    assert found["trusted_runs"] == pytest.approx([0.3, 0.4, 0.5], rel=1e-6)
-    assert found["measured_speedup"] == pytest.approx(0.4, rel=1e-6)
-    assert found["measured_high"] < found["predicted_low"]
-    assert found["why"] == ("flagged_only" if flags else "unflagged")
-    assert found["flags"] == (BUSY if flags else [])
+    assert found["evidence"]["trusted_runs"] == pytest.approx([0.3, 0.4, 0.5], rel=1e-6)
+    assert found["measured"]["speedup"] == pytest.approx(0.4, rel=1e-6)
+    assert found["measured"]["speedup_high"] < found["predicted"]["speedup_low"]
+    assert found["evidence"]["why"] == ("flagged_only" if flags else "unflagged")
+    assert found["evidence"]["flags"] == (BUSY if flags else [])
     # the decision reads the measurement: not 2 devices (nor a count above it)
     assert doc["recommendation"]["accelerators"] == 1
     rows = {r["accelerators"]: r for r in doc["predictions"] + (doc["weak_scaling"] or [])}
@@ -95,7 +95,7 @@ def test_counts_above_a_contradicted_one_take_its_miss(tmp_path) -> None:
     prediction: the model that missed at 2 is not trusted to recover at 4."""
     ours = gpuscale.advise(bench=_file(tmp_path, [0.4]), link="nvlink3", max_devices=4)
     (found,) = ours.disagreements
-    miss = found.measured_speedup / found.predicted_speedup
+    miss = found.measured.speedup / found.predicted.speedup
     assert miss < 0.25
     agreeing = tmp_path / "agree"
     agreeing.mkdir()
@@ -133,10 +133,10 @@ def test_the_median_of_the_trusted_runs_only(tmp_path) -> None:
         path.write_text(path.read_text() + line + "\n")
     doc = _json(path)
     (found,) = doc["disagreements"]
-    assert found["why"] == "unflagged"
-    assert found["measured_speedup"] == pytest.approx(statistics.median([0.3, 0.5]), rel=1e-6)
-    assert found["left_out"] == pytest.approx([1.9], rel=1e-6)
-    assert sorted(found["runs"]) == pytest.approx([0.3, 0.5, 1.9], rel=1e-6)
+    assert found["evidence"]["why"] == "unflagged"
+    assert found["measured"]["speedup"] == pytest.approx(statistics.median([0.3, 0.5]), rel=1e-6)
+    assert found["evidence"]["left_out"] == pytest.approx([1.9], rel=1e-6)
+    assert sorted(found["evidence"]["runs"]) == pytest.approx([0.3, 0.5, 1.9], rel=1e-6)
 
 
 def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
@@ -146,9 +146,11 @@ def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
     path = _file(tmp_path, [0.11], BUSY)
     doc = _json(path)
     (found,) = doc["disagreements"]
-    assert found["trusted_runs"] == pytest.approx([0.11])
-    assert found["measured_low"] is None and found["measured_high"] is None
-    assert found["no_interval"] == "one run: its value, no spread to read an interval from"
+    assert found["evidence"]["trusted_runs"] == pytest.approx([0.11])
+    assert found["measured"]["speedup_low"] is None and found["measured"]["speedup_high"] is None
+    assert (
+        found["measured"]["no_interval"] == "one run: its value, no spread to read an interval from"
+    )
     rows = {r["accelerators"]: r for r in doc["predictions"]}
     for n in (2, 4):  # 2 measured, 4 carried up from it: neither has an interval
         assert rows[n]["speedup_low"] is None and rows[n]["speedup_high"] is None, rows[n]

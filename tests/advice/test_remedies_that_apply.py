@@ -36,12 +36,12 @@ def test_a_latency_bound_one_bucket_model_is_not_told_larger_buckets(golden: Gol
     advice = gpuscale.advise(bench=_timed_long())
     assert advice.inputs is not None
     # the premise, from the data: latency decides, the gradients fit in one bucket
-    assert advice.decision.change == "latency"
+    assert advice.decision.limit.change == "latency"
     assert advice.inputs.model.grad_bytes < advice.inputs.bucket_mb * 2**20
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
     assert "larger DDP buckets" not in said and "barely matter" in said
-    if advice.decision.accum > 1:
-        assert f"{advice.decision.accum} accumulation" in said
+    if advice.decision.chosen.accum > 1:
+        assert f"{advice.decision.chosen.accum} accumulation" in said
     golden.check(VIEW, "a latency-bound model of one bucket", said)
 
 
@@ -65,7 +65,11 @@ def test_a_remedy_that_cannot_reach_the_target_alone_says_so(golden: Golden) -> 
     the target, the assumed fixed cost (all of the 2 ms step) unsplittable."""
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, interconnect="pcie-phb")
     d = advice.decision
-    assert d.dominant_term == "bandwidth" and d.focus == 2 and d.cap == "overheads"
+    assert (
+        d.limit.dominant_term == "bandwidth"
+        and d.focus.accelerators == 2
+        and d.limit.cap == "overheads"
+    )
     (focus_line,) = [s for s in advice.explanation if "The bandwidth term" in s]
     assert "not enough alone" in focus_line and "decides" not in focus_line
     golden.check(VIEW, "the largest term, not enough alone", focus_line)
@@ -78,15 +82,19 @@ def test_a_remedy_that_cannot_reach_the_target_alone_says_so(golden: Golden) -> 
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
     # the terms named with it are enough together, and none of them could be left out
     named = re.search(r"alone not enough: the (.+) terms? must shrink too", said)
-    assert named and d.also_shrink and [t for t in d.also_shrink if t not in named.group(1)] == []
+    assert (
+        named
+        and d.limit.also_shrink
+        and [t for t in d.limit.also_shrink if t not in named.group(1)] == []
+    )
     focus = advice.predictions.set_index("accelerators").loc[2]
     step, one = focus["step_ms"], advice.predictions.set_index("accelerators").loc[1]
 
     def efficiency_without(terms: tuple[str, ...]) -> float:  # the table's step, less terms
-        return one["step_ms"] / (step - sum(d.overheads_ms[t] for t in terms)) / 2
+        return one["step_ms"] / (step - sum(d.limit.overheads_ms[t] for t in terms)) / 2
 
-    assert efficiency_without(("bandwidth", *d.also_shrink)) >= d.target_efficiency
-    assert efficiency_without(("bandwidth", *d.also_shrink[:-1])) < d.target_efficiency
+    assert efficiency_without(("bandwidth", *d.limit.also_shrink)) >= d.target_efficiency
+    assert efficiency_without(("bandwidth", *d.limit.also_shrink[:-1])) < d.target_efficiency
     # a model whose link alone decides keeps the plain sentence
     wide = gpuscale.advise(params=7e6, step_ms=200, batch=64, interconnect="pcie-phb")
     assert not wide.decision.short_alone()

@@ -48,25 +48,29 @@ def test_a_measured_step_is_split_into_the_terms_and_what_they_leave(tmp_path, f
     # the measured step at 2 devices is 155 ms; the model's terms explain 31 ms of it
     assert rows[2]["unexplained_ms"] > 3 * (rows[2]["step_ms"] - rows[2]["unexplained_ms"])
     d = doc["decision"]
-    assert d["focus"] == 2 and d["focus_rests_on"] == "measured"
-    assert d["overheads_ms"]["unexplained"] == pytest.approx(rows[2]["unexplained_ms"])
+    assert d["focus"]["accelerators"] == 2 and d["focus"]["rests_on"] == "measured"
+    assert d["limit"]["overheads_ms"]["unexplained"] == pytest.approx(rows[2]["unexplained_ms"])
     # the dominant term is chosen among the terms that account for the measured step
-    assert d["dominant_term"] == "unexplained"
-    assert d["dominant_term"] == max(d["overheads_ms"], key=d["overheads_ms"].get)
+    assert d["limit"]["dominant_term"] == "unexplained"
+    assert d["limit"]["dominant_term"] == max(
+        d["limit"]["overheads_ms"], key=d["limit"]["overheads_ms"].get
+    )
     # the row's step interval is the runs' range, as its speedup's is
     (found,) = doc["disagreements"]
     weak = {r["accelerators"]: r for r in doc["weak_scaling"] or doc["predictions"]}[2]
     ratio = weak["step_ms_high"] / weak["step_ms_low"]
-    assert ratio == pytest.approx(found["measured_high"] / found["measured_low"], rel=1e-6)
+    assert ratio == pytest.approx(
+        found["measured"]["speedup_high"] / found["measured"]["speedup_low"], rel=1e-6
+    )
 
 
 def test_a_predicted_step_has_nothing_unexplained(tmp_path) -> None:
     doc = _json(_file(tmp_path, [1.9]))
     assert {r["rests_on"] for r in doc["predictions"]} == {"predicted"}
     assert {r["unexplained_ms"] for r in doc["predictions"]} == {0.0}
-    assert doc["decision"]["overheads_ms"]["unexplained"] == 0.0
-    assert doc["decision"]["focus_rests_on"] == "predicted"
-    assert doc["decision"]["dominant_term"] != "unexplained"
+    assert doc["decision"]["limit"]["overheads_ms"]["unexplained"] == 0.0
+    assert doc["decision"]["focus"]["rests_on"] == "predicted"
+    assert doc["decision"]["limit"]["dominant_term"] != "unexplained"
 
 
 def test_the_step_interval_says_the_interval_each_measured_row_carries(tmp_path) -> None:

@@ -90,7 +90,7 @@ def test_the_fixed_cost_words_name_the_optimizer_step_they_count(golden: Golden)
     advice = gpuscale.advise(bench=ROWS, model="tf-7m")
     d = advice.decision
     frame = advice.predictions.set_index("accelerators")
-    focus, one = frame.loc[d.focus], frame.loc[1]
+    focus, one = frame.loc[d.focus.accelerators], frame.loc[1]
     # the focus count computes fewer samples per device than one device: the optimizer,
     # once per step whatever the batch, is paid whole where its share would be smaller
     share = focus["batch_per_device"] * focus["accum"] / (one["batch_per_device"] * one["accum"])
@@ -99,8 +99,8 @@ def test_the_fixed_cost_words_name_the_optimizer_step_they_count(golden: Golden)
     assert float(focus["fixed_excess_ms"]) == pytest.approx(paid, rel=0.01)
     fixed = _line(advice, "Fixed per-step costs: of each forward and backward")
     assert format_ms(advice.inputs.fixed.ms) in fixed and format_ms(opt) in fixed
-    step = _line(advice, f"On {d.focus} devices")
-    like = d.focus_step_ms
+    step = _line(advice, f"On {d.focus.accelerators} devices")
+    like = d.focus.step_ms
     assert f"of it {format_ms(paid, like)} fixed" in step
     assert f"({format_ms(opt, like)}" in step
     golden.check(VIEW, "the fixed costs, the optimizer's measured", f"{fixed}\n{step}", paths=TESTS)
@@ -112,7 +112,7 @@ def test_the_fixed_cost_words_name_the_optimizer_step_they_count(golden: Golden)
     assert doc["scaling"]["fixed_cost"]["optimizer_ms"] == pytest.approx(opt, rel=1e-6)
     parts = doc["scaling"]["fixed_term_ms"]
     assert parts["optimizer"] == pytest.approx(paid, rel=0.01)
-    assert sum(parts.values()) == pytest.approx(doc["decision"]["overheads_ms"]["fixed"])
+    assert sum(parts.values()) == pytest.approx(doc["decision"]["limit"]["overheads_ms"]["fixed"])
 
 
 def test_without_an_optimizer_measured_the_fixed_term_is_the_forward_backward_fixed_cost(
@@ -120,9 +120,9 @@ def test_without_an_optimizer_measured_the_fixed_term_is_the_forward_backward_fi
 ) -> None:
     advice = gpuscale.advise(params=7e6, step_ms=50, batch=32, link="pcie-phb")
     d = advice.decision
-    focus = advice.predictions.set_index("accelerators").loc[d.focus]
-    step = _line(advice, f"On {d.focus} devices")
-    excess = format_ms(float(focus["fixed_excess_ms"]), d.focus_step_ms)
+    focus = advice.predictions.set_index("accelerators").loc[d.focus.accelerators]
+    step = _line(advice, f"On {d.focus.accelerators} devices")
+    excess = format_ms(float(focus["fixed_excess_ms"]), d.focus.step_ms)
     # the step given holds its optimizer: one fixed per-step cost, said as one number
     fixed = _line(advice, "Fixed per-step cost:")
     assert format_ms(advice.inputs.fixed.ms, advice.inputs.fixed.high_ms) in fixed

@@ -413,7 +413,7 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     bench = bench_table(rows)
     given = _advice(bench, interconnect="nvlink3", max_devices=4)
     (found,) = given.advice.disagreements
-    assert found.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
+    assert found.evidence.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     top = " ".join(section.answer)
     assert "rests on the measurement" in top
@@ -421,5 +421,5 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     (check,) = [line for line in section.answer if line.startswith("Measured b on 2")]
     assert "flagged, the advice rests on it (the only run there)" in check
     assert "nan" not in check and "OUTSIDE the model's 80% throughput interval" in check
-    assert f"{found.predicted_low:.2f}"[:3] in check  # the interval it replaced
+    assert f"{found.predicted.speedup_low:.2f}"[:3] in check  # the interval it replaced
     assert section.answer[0].startswith("Advice for b (from flagged runs: less certain): ")

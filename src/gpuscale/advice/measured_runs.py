@@ -97,40 +97,74 @@ class MeasuredCount:
 
 
 @dataclass(frozen=True, slots=True)
-class Disagreement:
-    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration.
-    Speedups are in throughput (samples/s over one device's), on the advice's one-device
-    baseline where the runs record samples/s; ``measured_*``: the trusted runs' median and
-    range, what the row now says (the range None from one run: ``no_interval`` says why,
-    and the row has no interval); ``predicted_*``: the model's, replaced."""
+class SpeedupInterval:
+    """A predicted throughput speedup (x one device's) and its 80% interval."""
 
-    accelerators: int
-    batch_per_device: int
-    accum: int
-    measured_speedup: float
-    measured_low: float | None
-    measured_high: float | None
-    predicted_speedup: float
-    predicted_low: float
-    predicted_high: float
+    speedup: float
+    speedup_low: float
+    speedup_high: float
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredSpeedup:
+    """The trusted runs' median throughput speedup (x one device's) and their range (None
+    from one run: ``no_interval`` says why, and the row has no interval)."""
+
+    speedup: float
+    speedup_low: float | None
+    speedup_high: float | None
+    no_interval: str = ""  # why the measured speedup has no interval ("": it has one)
+
+
+@dataclass(frozen=True, slots=True)
+class RunsRead:
+    """The runs at a disagreeing count, each a throughput speedup (x): which the row rests
+    on, which were left out and why, and what to bench where they are weak evidence."""
+
     runs: tuple[float, ...]  # every run's speedup at the count, flagged too
     trusted_runs: tuple[float, ...]  # those the row rests on
     left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
     why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
     bench_speedups: tuple[float, ...]  # every run's against the bench's bare N = 1 step
     flags: tuple[str, ...]  # the flags of the flagged runs, each once
-    weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
     weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
-    no_interval: str = ""  # why the measured speedup has no interval ("": it has one)
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration
+    (``batch_per_device``, ``accum``; ``weak_scaling``: the row is the weak-scaling
+    alternative's, the per-device batch kept). Speedups are in throughput (samples/s over
+    one device's), on the advice's one-device baseline where the runs record samples/s;
+    ``measured``: the trusted runs' median and range, what the row now says;
+    ``predicted``: the model's, replaced; ``evidence``: the runs read."""
+
+    accelerators: int
+    batch_per_device: int
+    accum: int
+    weak_scaling: bool
+    measured: MeasuredSpeedup
+    predicted: SpeedupInterval
+    evidence: RunsRead
 
     @property
     def on_flagged_only(self) -> bool:
         """Whether the row rests on flagged runs, no unflagged run there: what the answer
         says of them and what the report says of each run, read off this one record."""
-        return self.why == TRUSTED_FLAGGED_ONLY
+        return self.evidence.why == TRUSTED_FLAGGED_ONLY
 
     def to_dict(self) -> dict[str, object]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """JSON-ready: its records nested, every tuple a list."""
+        return _listed(asdict(self))
+
+
+def _listed(value: object) -> object:
+    """``value`` with every tuple in it a list (as JSON reads it back)."""
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_listed(v) for v in value]
+    return value
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -100,32 +100,47 @@ class MemoryAt:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryCheck:
-    """The memory check of one advice: the model state (``params`` at
-    ``bytes_per_param`` = weights + gradients + optimizer states of ``optimizer`` in
-    ``precision``, source ``state_source``), the device (``capacity_gb``, its source),
-    the activations (``activations_gb``: None where not counted; ``activations_source``
-    says which), ``rows`` per strategy and count searched, and per strategy the fewest
-    devices that fit (``fewest``: among the counts searched, else the fewest at all,
-    None: none)."""
+class StateBytes:
+    """The model state a check counts: ``params`` trained at ``bytes_per_param`` (weights
+    + gradients + optimizer states of ``optimizer`` in ``precision``, from ``source``)."""
 
-    strategy: str  # the strategy asked
     params: float
     optimizer: str
     precision: str
     bytes_per_param: float
-    state_source: str
-    device: str
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeviceMemory:
+    """The device a check holds the model on: its ``name``, its memory (the vendor's GB
+    and GiB, from ``capacity_source``), why it is ``assumed`` ("": named, recorded or
+    implied) and the devices a node holds (``per_node``)."""
+
+    name: str
     capacity_gb: float
     capacity_gib: float
     capacity_source: str
+    per_node: int
+    assumed: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryCheck:
+    """The memory check of one advice: the model ``state``, the ``device``, the
+    activations (``activations_gb``: None where not counted; ``activations_source`` says
+    which), ``rows`` per strategy and count ``searched``, and per strategy the fewest
+    devices that fit (``fewest``: among the counts searched, else the fewest at all,
+    None: none)."""
+
+    strategy: str  # the strategy asked
+    state: StateBytes
+    device: DeviceMemory
     activations_gb: float | None
     activations_source: str
-    per_node: int
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
-    device_assumed: str = ""  # why ``device`` is assumed ("": named, recorded or implied)
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -159,19 +174,19 @@ class MemoryCheck:
         """JSON-ready: every number with its unit in its name."""
         return {
             "strategy": self.strategy,
-            "params": self.params,
-            "optimizer": self.optimizer,
-            "precision": self.precision,
-            "state_bytes_per_param": self.bytes_per_param,
-            "state_source": self.state_source,
-            "device": self.device,
-            "capacity_gb": self.capacity_gb,
-            "capacity_gib": self.capacity_gib,
-            "capacity_source": self.capacity_source,
-            "device_assumed": self.device_assumed or None,
+            "params": self.state.params,
+            "optimizer": self.state.optimizer,
+            "precision": self.state.precision,
+            "state_bytes_per_param": self.state.bytes_per_param,
+            "state_source": self.state.source,
+            "device": self.device.name,
+            "capacity_gb": self.device.capacity_gb,
+            "capacity_gib": self.device.capacity_gib,
+            "capacity_source": self.device.capacity_source,
+            "device_assumed": self.device.assumed or None,
             "activations_gb": self.activations_gb,
             "activations_source": self.activations_source,
-            "devices_per_node": self.per_node,
+            "devices_per_node": self.device.per_node,
             "fewest_devices": dict(self.fewest),
             "fits_from": {s: self.fits_from(s) for s in STRATEGIES},
             "fallback": None
@@ -246,21 +261,27 @@ def check(
     trained = state.trainable
     return MemoryCheck(
         strategy=strategy,
-        params=state.trainable_parameters,
-        optimizer=trained.optimizer,
-        precision=trained.precision,
-        bytes_per_param=trained.weights_bytes + trained.gradients_bytes + trained.optimizer_bytes,
-        state_source=trained.source,
-        device=memory.family,
-        capacity_gb=memory.gb,
-        capacity_gib=memory.gib,
-        capacity_source=memory.source,
+        state=StateBytes(
+            params=state.trainable_parameters,
+            optimizer=trained.optimizer,
+            precision=trained.precision,
+            bytes_per_param=trained.weights_bytes
+            + trained.gradients_bytes
+            + trained.optimizer_bytes,
+            source=trained.source,
+        ),
+        device=DeviceMemory(
+            name=memory.family,
+            capacity_gb=memory.gb,
+            capacity_gib=memory.gib,
+            capacity_source=memory.source,
+            per_node=per_node,
+            assumed=device_assumed,
+        ),
         activations_gb=activations_gb,
         activations_source=activations_source
         or "not counted: no layer shape given (a bench's peak memory measures them)",
-        per_node=per_node,
         rows=rows,
         fewest=tuple(fewest),
-        device_assumed=device_assumed,
         searched=tuple(counts),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 # re-exported for search.decision, explain.answer and calibrate.memory_check, which import
@@ -21,6 +21,9 @@ from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY as TRUSTED_FLAGGE
 from gpuscale.advice.measured_runs import TRUSTED_UNFLAGGED as TRUSTED_UNFLAGGED
 from gpuscale.advice.measured_runs import Disagreement as Disagreement
 from gpuscale.advice.measured_runs import Measured as Measured
+from gpuscale.advice.measured_runs import MeasuredSpeedup as MeasuredSpeedup
+from gpuscale.advice.measured_runs import RunsRead as RunsRead
+from gpuscale.advice.measured_runs import SpeedupInterval as SpeedupInterval
 from gpuscale.advice.measured_runs import trusted_runs as trusted_runs
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
@@ -240,78 +243,6 @@ class Reading:
     unit: str
     accelerators: int
     speedup: float
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Decision:
-    """The recommendation and the numbers behind each part of it."""
-
-    accelerators: int  # recommended (1 when no larger count qualifies)
-    batch_per_device: float
-    accum: int
-    global_batch: float
-    time_to_train_min: float
-    speedup: float
-    speedup_low: float  # the 80% interval
-    speedup_high: float
-    efficiency: float
-    throughput_efficiency: float
-    convergence_factor: float
-    target_efficiency: float
-    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
-    held_back: int | None  # a count that reached the target but whose interval includes 1x
-    held_back_low: float | None  # its speedup interval's lower end
-    fastest: int  # fastest trusted count on the point predictions
-    largest: int  # largest count predicted
-    focus: int  # where the dominant term and the cap are read
-    dominant_term: str
-    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency,
-    # unexplained (a measured step less the model's terms; 0 where the step is predicted)
-    focus_step_ms: float
-    focus_compute_ms: float
-    focus_throughput_efficiency: float
-    focus_convergence_factor: float
-    focus_speedup: float
-    focus_speedup_low: float
-    focus_speedup_high: float
-    cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
-    change: str  # what would change it: a key of focus.REMEDIES
-    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
-    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
-    settle: str | None = None  # the measurement that would settle a held-back count
-    # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
-    without_dominant_efficiency: float | None = None
-    # the other overheads, largest first, that must go with it to reach the target there
-    also_shrink: tuple[str, ...] = ()
-    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
-    # fixed cost; an assumed link), and the first term whose range moves the count: then
-    # the count is withheld (``count`` None) and that term is what to give or measure
-    readings: tuple[Reading, ...] = ()
-    withheld_by: str | None = None
-    # what the focus row's step rests on (the predictions' ``rests_on``): ``predicted``,
-    # ``measured`` or ``measured_below``; every sentence on the focus reads it
-    focus_rests_on: str = "predicted"
-
-    @property
-    def count(self) -> int | None:
-        """The count recommended, None where an assumed term's range moves it, or where an
-        input cannot be true (``refused``: no count above 1) and one device cannot hold the
-        model (``accelerators``: the fewest that would)."""
-        if self.withheld_by or (self.refused and self.accelerators > 1):
-            return None
-        return self.accelerators
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
-        count is withheld (``withheld_by``, or ``refused`` above one device) and
-        ``accelerators_point`` the count of the predictions shown."""
-        return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
-
-    def short_alone(self) -> bool:
-        """Whether the step's overheads cap the focus count and it misses the target even
-        with its largest overhead gone (no one remedy is enough)."""
-        gone = self.without_dominant_efficiency
-        return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
 # Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most

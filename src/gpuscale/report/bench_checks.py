@@ -78,7 +78,7 @@ def _used(d: Disagreement | None, allowed: bool) -> str:
     if allowed:
         return "used by the advice (--allow-flagged)"
     if d is not None and d.on_flagged_only:
-        only = "the only run there" if len(d.runs) == 1 else "every run there flagged"
+        only = "the only run there" if len(d.evidence.runs) == 1 else "every run there flagged"
         return f"the advice rests on it ({only})"
     return ""
 
@@ -135,7 +135,11 @@ def checks(
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         middle, who = float(row["speedup"]), "the advice"
         if d is not None:  # the row rests on the runs: the model's interval it replaced
-            low, high, middle = d.predicted_low, d.predicted_high, d.predicted_speedup
+            low, high, middle = (
+                d.predicted.speedup_low,
+                d.predicted.speedup_high,
+                d.predicted.speedup,
+            )
             who = "the model"
         # the bench's ratio, as the advice's record of the count reads it
         # (``decision.measured_counts``): a ratio of two runs beside one of two predictions

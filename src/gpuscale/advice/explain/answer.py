@@ -63,7 +63,7 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     """The table's deciding columns: the count and batch (its accumulation where a row has
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
-    term = TERM_COLUMN.get(advice.decision.dominant_term)
+    term = TERM_COLUMN.get(advice.decision.limit.dominant_term)
     shown = {"accum": (advice.predictions["accum"] > 1).any(), None: False}  # where used
     wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING)
     return tuple(column for column in wanted if shown.get(column, True))
@@ -74,7 +74,8 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
 
-# A speedup without an interval: its row rests on a single run (``Disagreement.no_interval``)
+# A speedup without an interval: its row rests on a single run
+# (``Disagreement.measured.no_interval``)
 NO_INTERVAL = "one run: no interval"
 
 
@@ -102,59 +103,63 @@ def _trained(row: pd.Series, samples: float) -> str:
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
+    chosen = d.chosen
     samples = float(row_at(frame, 1)["samples_to_train"])
     if d.withheld_by:
-        row = row_at(frame, d.accelerators)
+        row = row_at(frame, d.chosen.accelerators)
         ends = [
-            r for r in d.readings if r.term == d.withheld_by and r.accelerators != d.accelerators
+            r
+            for r in d.readings
+            if r.term == d.withheld_by and r.accelerators != d.chosen.accelerators
         ]
         other = "; ".join(f"at {value_text(r)}, {counted(r.accelerators, 'device')}" for r in ends)
         return (
-            f"Count withheld: {counted(d.accelerators, 'device')} as predicted below, "
+            f"Count withheld: {counted(d.chosen.accelerators, 'device')} as predicted below, "
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
         )
-    row = row_at(frame, d.accelerators)
+    row = row_at(frame, d.chosen.accelerators)
     if d.count is None:  # refused: an input cannot be true, and one device cannot hold it
         return (
             f"No count advised: an input is flagged IMPLAUSIBLE (below) and 1 device cannot "
-            f"hold the model; the fewest that would, {counted(d.accelerators, 'device')}, as "
+            f"hold the model; the fewest that would, {counted(chosen.accelerators, 'device')}, as "
             f"predicted below: {_speedup(row)}, {_trained(row, samples)}."
         )
-    accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
+    accum = f" x {chosen.accum} accumulation steps" if chosen.accum > 1 else ""
     said = (
-        f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "
-        f"device{accum} (global {format_count(d.global_batch)})"
+        f"Use {counted(chosen.accelerators, 'device')}, batch "
+        f"{format_count(chosen.batch_per_device)} per "
+        f"device{accum} (global {format_count(chosen.global_batch)})"
     )
-    if d.accelerators > 1:
+    if d.chosen.accelerators > 1:
         return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
-    if d.focus == d.accelerators:
+    if d.focus.accelerators == d.chosen.accelerators:
         return f"{said}: {_trained(row, samples)}."
     return (
-        f"{said}: {_trained(row, samples)}; {counted(d.focus, 'device')} "
-        f"{_speedup(row_at(frame, d.focus))}."
+        f"{said}: {_trained(row, samples)}; {counted(d.focus.accelerators, 'device')} "
+        f"{_speedup(row_at(frame, d.focus.accelerators))}."
     )
 
 
 def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
-    at = f"at {counted(d.focus, 'device')}"
+    at = f"at {counted(d.focus.accelerators, 'device')}"
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        below = [m for m in advice.disagreements if m.accelerators <= d.focus]
+        below = [m for m in advice.disagreements if m.accelerators <= d.focus.accelerators]
         m = max(below, key=lambda m: m.accelerators)
         return (
             f"Decides: the speedup measured at {counted(m.accelerators, 'device')}, "
-            f"{number(m.measured_speedup)}x where the model's terms give "
-            f"{number(m.predicted_speedup)}x: they miss what the machine did there."
+            f"{number(m.measured.speedup)}x where the model's terms give "
+            f"{number(m.predicted.speedup)}x: they miss what the machine did there."
         )
     if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
-        counts = joined(sorted(ends | {d.accelerators}), "or")
+        counts = joined(sorted(ends | {d.chosen.accelerators}), "or")
         return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
     if kind == "interval":  # the count withheld by its interval, not by a term
-        n, low = (d.focus, d.focus_speedup_low)
+        n, low = (d.focus.accelerators, d.focus.speedup_low)
         if low > 1:
-            n, low = d.held_back, d.held_back_low
+            n, low = d.held_back.accelerators, d.held_back.speedup_low
         return (
             f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
             f"{number(low)}x, no gain: a larger count waits for a measurement."
@@ -162,33 +167,33 @@ def deciding_line(advice: AdviceView) -> str:
     if kind == "devices":
         return (
             f"Decides: the count allowed; {at}, the most searched, efficiency is still "
-            f"{d.efficiency:.0%}."
+            f"{d.chosen.efficiency:.0%}."
         )
     if kind == "batch":  # strong scaling: the global batch kept, the chosen count's
         return (
-            f"Decides: the global batch {format_count(d.global_batch)}, kept at every count "
+            f"Decides: the global batch {format_count(d.chosen.global_batch)}, kept at every count "
             f"(strong scaling), does not split over more devices; {at}, the largest count "
-            f"predicted, efficiency is {d.efficiency:.0%}."
+            f"predicted, efficiency is {d.chosen.efficiency:.0%}."
         )
     if kind == "flagged":
         return (
-            f"Decides: the predictions above {counted(d.focus, 'device')} fail a "
-            f"plausibility check (left out); {at} efficiency is {d.efficiency:.0%}."
+            f"Decides: the predictions above {counted(d.focus.accelerators, 'device')} fail a "
+            f"plausibility check (left out); {at} efficiency is {d.chosen.efficiency:.0%}."
         )
     if kind == "convergence":
         return (
             f"Decides: the samples a larger global batch needs (convergence factor "
-            f"{d.focus_convergence_factor:.0%} {at})."
+            f"{d.focus.convergence_factor:.0%} {at})."
         )
-    term = d.dominant_term
+    term = d.limit.dominant_term
     if term not in TERM_WORDS:
         return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
-    ms, comm = d.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
-    exposed = sum(d.overheads_ms[t] for t in comm)  # the table's one column holds both
+    ms, comm = d.limit.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
+    exposed = sum(d.limit.overheads_ms[t] for t in comm)  # the table's one column holds both
     of = f"the {number(exposed)} ms exposed communication in " if term in comm else ""
     excess = " (excess over an even split)" if term == TermId.FIXED else ""
-    step = f"{of}the {number(d.focus_step_ms)} ms step {at}"
-    n, also = len(d.also_shrink), [TERM_WORDS[t] for t in d.also_shrink]
+    step = f"{of}the {number(d.focus.step_ms)} ms step {at}"
+    n, also = len(d.limit.also_shrink), [TERM_WORDS[t] for t in d.limit.also_shrink]
     alone = also[0] if n == 1 else counted(n, "other term")  # each named under --explain
     alone = filled("; not enough alone: {} too", also and alone)
     return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
@@ -206,7 +211,7 @@ def change_line(advice: AdviceView) -> str:
     flagged = [
         m
         for m in getattr(advice, "disagreements", ())
-        if m.accelerators <= d.focus and m.on_flagged_only
+        if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
     if flagged:  # the answer rests on flagged runs: their remedy first
         n = counted(max(m.accelerators for m in flagged), "device")
@@ -214,11 +219,14 @@ def change_line(advice: AdviceView) -> str:
     assumed = [
         a
         for a in getattr(advice.inputs, "assumptions", ())
-        if a.term == d.dominant_term and a.source in (Source.ASSUMED, Source.PRIOR) and a.measure
+        if a.term == d.limit.dominant_term
+        and a.source in (Source.ASSUMED, Source.PRIOR)
+        and a.measure
     ]
-    if assumed and d.cap == "overheads":
-        return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure.short()}."
-    return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
+    if assumed and d.limit.cap == "overheads":
+        term = TERM_WORDS[d.limit.dominant_term]
+        return f"To change it: measure {term}: {assumed[0].measure.short()}."
+    return f"To change it: {REMEDY.get(d.limit.change, REMEDY['compute'])}."
 
 
 def lines(advice: AdviceView) -> list[str]:
@@ -232,7 +240,12 @@ def lines(advice: AdviceView) -> list[str]:
     # where memory limits the counts: which strategy holds the model, from which count
     first = [
         *filter(
-            None, [memory.said(advice.memory, advice.inputs.strategy, advice.decided.accelerators)]
+            None,
+            [
+                memory.said(
+                    advice.memory, advice.inputs.strategy, advice.decided.chosen.accelerators
+                )
+            ],
         ),
         *first,
     ]
@@ -285,28 +298,30 @@ def _kept_whole(line: str) -> str:
 
 def said(d: Disagreement) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
-    measured = f"{number(d.measured_speedup)}x"
-    if len(d.trusted_runs) > 1:
-        measured += f" (median; {number(d.measured_low)}-{number(d.measured_high)}x)"
+    seen, runs, predicted = d.measured, d.evidence, d.predicted
+    measured = f"{number(seen.speedup)}x"
+    if len(runs.trusted_runs) > 1:
+        measured += f" (median; {number(seen.speedup_low)}-{number(seen.speedup_high)}x)"
     which = (
-        f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
+        f"{counted(len(runs.trusted_runs), 'run')}, all flagged ({'; '.join(runs.flags)}), the "
         "only measurement there: measure again on a quiet machine"
         if d.on_flagged_only
-        else counted(len(d.trusted_runs), "trusted run")
-        + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
+        else counted(len(runs.trusted_runs), "trusted run")
+        + (", flagged ones used with --allow-flagged" if runs.why == TRUSTED_ALLOWED else "")
         + (
-            f"; {counted(len(d.left_out), 'flagged run')} left out "
-            f"({joined([number(v) for v in d.left_out])}: {'; '.join(d.flags)})"
-            if d.left_out
+            f"; {counted(len(runs.left_out), 'flagged run')} left out "
+            f"({joined([number(v) for v in runs.left_out])}: {'; '.join(runs.flags)})"
+            if runs.left_out
             else ""
         )
     )
     weak = filled("; weak scaling, per-device batch {} kept", d.weak_scaling and d.batch_per_device)
     return (
         f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
-        f"{which}, outside the predicted {number(d.predicted_speedup)}x "
-        f"({number(d.predicted_low)}-{number(d.predicted_high)}x, 80% interval{weak}): the "
-        f"advice at {counted(d.accelerators, 'device')} rests on the measurement."
+        f"{which}, outside the predicted {number(predicted.speedup)}x "
+        f"({number(predicted.speedup_low)}-{number(predicted.speedup_high)}x, 80% "
+        f"interval{weak}): the advice at {counted(d.accelerators, 'device')} rests on the "
+        "measurement."
     )
 
 
@@ -347,7 +362,9 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
         "fixed_cost": _fixed_cost(inputs),
-        "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),
+        "fixed_term_ms": fixed_parts(
+            inputs, result.predictions, result.decision.focus.accelerators
+        ),
     }
 
 
@@ -362,20 +379,20 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
-            "efficient": result.efficient,
-            "cheapest": result.cheapest,
-            "equilibrium": result.equilibrium,
-            "break_even_compute_ms_per_grad_mb": result.break_even_ms_per_mb,
-            "break_even_params": result.break_even_params,
-            "target_efficiency_params": result.target_params,
+            "efficient": result.picks.efficient,
+            "cheapest": result.picks.cheapest,
+            "equilibrium": result.picks.equilibrium,
+            "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
+            "break_even_params": result.break_even.params,
+            "target_efficiency_params": result.break_even.target_efficiency_params,
             # what the two sizes rest on: the family fitted over its members benched in the
             # configuration (the same whichever is advised), None: this model alone
             "break_even_family": _family(result),
-            "dominant_term": d.dominant_term,
+            "dominant_term": d.limit.dominant_term,
             # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
             # few steps: no change is recommended from them), "firm" ones, None for numbers
             "terms_evidence": _terms_evidence(result),
-            "speedup_capped_by": d.cap,
+            "speedup_capped_by": d.limit.cap,
             "warnings": list(d.warnings),
             "measure_first": d.settle,
             "caveats": list(result.caveats),

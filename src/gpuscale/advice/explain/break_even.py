@@ -25,25 +25,25 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     if inputs.max_devices < 2 or inputs.global_batch is not None:  # none sought (recommend)
         return []
     lines, evidence = [], inputs.evidence
-    if advice.break_even_ms_per_mb is not None:
+    if advice.break_even.compute_ms_per_grad_mb is not None:
         # the threshold scales the whole step (fixed cost included): FLOPs at the rate
         # of the whole step, never the per-sample work's (unbounded where the step is
         # nearly all fixed cost)
         step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
         whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
-        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
+        flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6
         own = step_ms / (inputs.model.grad_bytes / 1e6)
-        like = max(advice.break_even_ms_per_mb, own)  # both in one unit
+        like = max(advice.break_even.compute_ms_per_grad_mb, own)  # both in one unit
         lines.append(
             f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
-            f"{format_ms(advice.break_even_ms_per_mb, like)} per MB of gradients "
+            f"{format_ms(advice.break_even.compute_ms_per_grad_mb, like)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
             f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
             f"{format_ms(own, like)} per MB."
         )
     per_param = inputs.model.flops / inputs.model.params
-    size = advice.break_even_params
-    target = advice.target_params
+    size = advice.break_even.params
+    target = advice.break_even.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
 

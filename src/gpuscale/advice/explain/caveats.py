@@ -33,9 +33,10 @@ from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
+from gpuscale.advice.records import Decision
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import Decision, TermId
+from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
@@ -60,7 +61,7 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
     """The inputs the user never gave that the times to a trained model rest on
-    (``defaults``: the options, ``Advice.defaults``), each with what to give instead: the
+    (``defaults``: the options, ``Advice.qualifiers.defaults``), each with what to give instead: the
     samples to train (the time rests on them, not on a workload's RCPs), the batch of a
     step time given alone, and a link neither given, detected nor measured (``link``: the
     one assumed)."""
@@ -87,7 +88,8 @@ def headline(
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
     ``defaults``: what :func:`defaults_used` says; ``noise_steps``: the steps the bench's
-    noise scale was measured over, where it is used and they are few (``Advice.noise_steps``);
+    noise scale was measured over, where it is used and they are few
+    (``Advice.qualifiers.noise_steps``);
     ``steps``: the steps a run asked for needs
     (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
     ``devices`` already, what to bench them again with (``advice.remeasure.again``), said
@@ -124,8 +126,8 @@ def withheld(decision: Decision) -> str:
     )
     return (
         f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
-        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
+        f"count (as assumed, {counted(decision.chosen.accelerators, 'device')}, "
+        f"{decision.chosen.speedup:.2f}x; {at}): {SETTLE[term]}."
     )
 
 
@@ -210,13 +212,14 @@ def render_decision(advice: AdviceView) -> Decision:
     calibration's, then a count faster than MLPerf allows) and what to measure first (the
     runs are weak; or the measurement that settles a count held back or refused)."""
     d, inputs = advice.decided, advice.inputs
+    held_back = None if d.held_back is None else d.held_back.accelerators
     first = measure_first(inputs.evidence, inputs.host_devices) or settle(
         advice.assumptions,
         strong=inputs.kept_global_batch is not None,
-        held_back=d.held_back,
+        held_back=held_back,
         refused=d.refused,
         host_devices=inputs.host_devices,
-        again=again(inputs.evidence, (1, d.held_back or 2), inputs.host_devices),
+        again=again(inputs.evidence, (1, held_back or 2), inputs.host_devices),
     )
     warnings = (*map(said_finding, d.warnings), *below_mlperf_said(advice.below_mlperf))
     return replace(d, warnings=warnings, settle=first)
@@ -228,20 +231,20 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     defaults and a step interval too wide, the runs measured beside the predictions."""
     inputs, d = advice.inputs, advice.decision
     lines = headline(
-        defaults=defaults_used(advice.defaults, inputs.network.intra.name),
-        noise_steps=advice.noise_steps,
+        defaults=defaults_used(advice.qualifiers.defaults, inputs.network.intra.name),
+        noise_steps=advice.qualifiers.noise_steps,
         step_width_log=inputs.error.width_log,
-        devices=d.accelerators,
+        devices=d.chosen.accelerators,
         host_devices=inputs.host_devices,
         steps=getattr(inputs.evidence, "steps_needed", FIRM_STEPS),
-        again=again(inputs.evidence, (1, d.accelerators), inputs.host_devices),
+        again=again(inputs.evidence, (1, d.chosen.accelerators), inputs.host_devices),
     )
     found = advice.disagreements
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(
-        getattr(advice, "memory", None), inputs.strategy, d.accelerators
+        getattr(advice, "memory", None), inputs.strategy, d.chosen.accelerators
     )  # where it limits
-    first = filter(None, (held, advice.model_note, withheld(d)))
+    first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)
 
 
@@ -249,10 +252,11 @@ def explanation(advice: AdviceView) -> list[str]:
     """The caveats, then the explanation's sentences; which benched model was advised on
     said after the decision (where no other model's note leads)."""
     lines = [*advice.caveats, *explain(advice)]
-    if not advice.chosen or advice.model_note:
+    said = advice.qualifiers
+    if not said.model_chosen or said.model_note:
         return lines
     at = advice.decision_line
-    return [*lines[: at + 1], advice.chosen, *lines[at + 1 :]]
+    return [*lines[: at + 1], said.model_chosen, *lines[at + 1 :]]
 
 
 class RowFlags(Protocol):

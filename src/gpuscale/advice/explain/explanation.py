@@ -17,7 +17,8 @@ from gpuscale.advice.explain.focus import changes, detailed, marked, named, reme
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import STOPPED, Decision, TermId
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
@@ -51,42 +52,46 @@ def _config(row: pd.Series) -> str:
 
 def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
-    frame = advice.predictions
-    row = row_at(frame, d.accelerators)
+    chosen, frame = d.chosen, advice.predictions
+    row = row_at(frame, chosen.accelerators)
     lines = list(d.warnings)
-    time = format_minutes(d.time_to_train_min)  # the table's unit, as the answer's
+    time = format_minutes(chosen.time_to_train_min)  # the table's unit, as the answer's
     use = "Use" if d.count is not None else "Count withheld; as assumed,"
     if d.count is None and not d.withheld_by:  # refused: 1 device cannot hold the model
         use = "No count advised (an input is flagged IMPLAUSIBLE); the fewest that hold it,"
-    if d.accelerators > 1:
+    if chosen.accelerators > 1:
         lines.append(
             f"{use} {_config(row)}: {time} to a trained model, "
-            f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
-            f"efficiency {d.efficiency:.0%} = throughput efficiency "
-            f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
+            f"speedup {number(chosen.speedup)} "
+            f"({interval(chosen.speedup_low, chosen.speedup_high)}), "
+            f"efficiency {chosen.efficiency:.0%} = throughput efficiency "
+            f"{chosen.throughput_efficiency:.0%} x convergence factor "
+            f"{chosen.convergence_factor:.0%}."
         )
     else:
         lines.append(f"{use} {_config(row)}: {time} to a trained model.")
         if d.held_back is not None:
-            held = row_at(frame, d.held_back)
+            n = d.held_back.accelerators
+            held = row_at(frame, n)
             why = (
                 "includes no gain"
                 if held["speedup_low"] <= 1
                 else "rests on inputs that cannot all be true (IMPLAUSIBLE above)"
             )
             lines.append(
-                f"{d.held_back} devices would reach {held['efficiency']:.0%} efficiency, but "
+                f"{n} devices would reach {held['efficiency']:.0%} efficiency, but "
                 f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
                 f"{why}: not recommended until a measurement at that count shows it."
             )
         elif d.largest > 1:
+            n = d.focus.accelerators
             lines.append(
                 f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
-                f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
+                f"(the next, {n} devices: {row_at(frame, n)['efficiency']:.0%})."
             )
         else:
-            lines.append(only_one(advice.inputs, d.cap))
-    if d.fastest != d.accelerators:
+            lines.append(only_one(advice.inputs, d.limit.cap))
+    if d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
         lines.append(
@@ -94,8 +99,9 @@ def _recommendation(advice: AdviceView) -> list[str]:
             f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
             f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
         )
-    if advice.cheapest is not None and advice.cheapest not in (d.accelerators, 1):
-        lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
+    cheapest = advice.picks.cheapest
+    if cheapest is not None and cheapest not in (chosen.accelerators, 1):
+        lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
     one = table_words.one_device(advice)
     return [*lines, *filter(None, [one])]
 
@@ -117,54 +123,55 @@ def _wait_words(advice: AdviceView, n: int) -> str:
 
 def _step(advice: AdviceView) -> list[str]:
     d = advice.decision
-    if d.focus < 2:
+    at = d.focus
+    if at.accelerators < 2:
         return []
-    o = d.overheads_ms
-    ms = partial(format_ms, like=d.focus_step_ms)  # every part in the step's unit
+    o = d.limit.overheads_ms
+    ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
     lines = [
-        f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}{rests}: compute "
-        f"{ms(d.focus_compute_ms)} "
-        f"{focus.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
+        f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
+        f"{ms(at.compute_ms)} "
+        f"{focus.not_spread(advice.inputs, advice.predictions, at.accelerators, at.step_ms)}, "
         + (
             ""
             if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
             else f"DDP's own copies {ms(o['ddp'])}, "
         )
-        + _wait_words(advice, d.focus)
+        + _wait_words(advice, at.accelerators)
         + f"{ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
-        f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
+        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). "
         + (
             f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}."
             if not d.short_alone()
             else f"{term} is the largest{marked(advice)}, and not enough "
             "alone: without "
-            f"it they would run at {d.without_dominant_efficiency:.0%} "
+            f"it they would run at {d.limit.without_dominant_efficiency:.0%} "
             f"efficiency (target {d.target_efficiency:.0%})."
         ),
     ]
     numbers = (
-        f"throughput efficiency {d.focus_throughput_efficiency:.0%}, convergence factor "
-        f"{d.focus_convergence_factor:.0%}"
+        f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "
+        f"{at.convergence_factor:.0%}"
     )
-    if d.cap == "convergence":
+    if d.limit.cap == "convergence":
         lines.append(
             f"At {named(d)}, convergence, not the step's overheads, caps the speedup: the "
-            f"larger global batch needs {number(1 / d.focus_convergence_factor)}x the "
+            f"larger global batch needs {number(1 / at.convergence_factor)}x the "
             f"samples ({numbers})."
         )
-    elif d.cap == "overheads":
+    elif d.limit.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {focus.largest(d.dominant_term)}{marked(advice)}."
+            f"the largest is {focus.largest(d.limit.dominant_term)}{marked(advice)}."
         )
-    elif d.cap in STOPPED:
+    elif d.limit.cap in STOPPED:
         lines.append(
-            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
-            or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
-            "count allowed caps the speedup."
+            below_the_most(advice.inputs, advice.predictions, at.accelerators, numbers)
+            or f"{at.accelerators} devices is the most allowed and still pays ({numbers}): "
+            "the count allowed caps the speedup."
         )
     else:
         lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
@@ -246,7 +253,7 @@ def _searched(advice: AdviceView) -> str:
     """With a convergence model and no batch kept: what each count's search chose (its
     global batch, read from the predictions), what the larger batch's samples cost at the
     focus count, and how to keep one batch instead."""
-    frame, focus = advice.predictions, advice.decision.focus
+    frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
         f"{format_count(r.batch_per_device)}"
         + (f" x {r.accum}" if r.accum > 1 else "")
@@ -279,9 +286,13 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
     alt, d = advice.alternative, advice.decision
-    if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
+    if (
+        alt is None
+        or d.focus.accelerators < 2
+        or d.focus.accelerators not in set(alt["accelerators"])
+    ):
         return []
-    row, one = row_at(alt, d.focus), row_at(alt, 1)
+    row, one = row_at(alt, d.focus.accelerators), row_at(alt, 1)
     host = on_a_larger_host(2, getattr(advice.inputs, "host_devices", None))
     return [
         f"Weak scaling instead (per-device batch "

@@ -29,7 +29,8 @@ from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import STOPPED, Decision, TermId
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
 from gpuscale.quantities import counted, filled, format_ms, joined, noun_for
 
@@ -38,10 +39,14 @@ def named(d: Decision) -> str:
     """The focus count and what it is: ``4 devices, the next count above the 2 advised``
     or ``the 8 devices advised``."""
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    if d.focus == d.accelerators:
-        return f"the {counted(d.focus, 'device')} {word}"
-    advised = f"the 1 device {word}" if d.accelerators == 1 else f"the {d.accelerators} {word}"
-    return f"{d.focus} devices, the next count above {advised}"
+    if d.focus.accelerators == d.chosen.accelerators:
+        return f"the {counted(d.focus.accelerators, 'device')} {word}"
+    advised = (
+        f"the 1 device {word}"
+        if d.chosen.accelerators == 1
+        else f"the {d.chosen.accelerators} {word}"
+    )
+    return f"{d.focus.accelerators} devices, the next count above {advised}"
 
 
 # What a row's step rests on (the predictions' ``rests_on``), as the step says it.
@@ -67,15 +72,15 @@ def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]
     """At the decision's focus: the deciding term's name as a sentence starts it, what the
     step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
     terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
-    name = term_name(d.dominant_term)
-    if d.focus_rests_on == "predicted":
+    name = term_name(d.limit.dominant_term)
+    if d.focus.rests_on == "predicted":
         return name[0].upper() + name[1:], "", ""
-    left = d.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
+    left = d.limit.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
     return (
         name[0].upper() + name[1:],
-        f" ({RESTS_ON[d.focus_rests_on]})",
+        f" ({RESTS_ON[d.focus.rests_on]})",
         f", unexplained by the model {ms(left)} (the step less the model's terms, "
-        f"{ms(d.focus_step_ms - left)})",
+        f"{ms(d.focus.step_ms - left)})",
     )
 
 
@@ -86,22 +91,26 @@ def deciding_kind(advice: AdviceView) -> str:
     count held back by an 80% interval reaching no gain), the cap ``convergence`` or why
     the search stopped (``STOPPED``), else ``term`` (the focus's largest overhead)."""
     d = advice.decision
-    if any(m.accelerators <= d.focus for m in getattr(advice, "disagreements", ())):
+    if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
         return "measured"
     if d.withheld_by:
         return "withheld"
-    if d.held_back is not None and (d.held_back_low or 2) <= 1:
+    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
         return "interval"
-    return d.cap if d.cap in ("convergence", *STOPPED) else "term"
+    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
 
 
 def detailed(d: Decision) -> str:
     """``named`` with the fastest count where it is another (the step's sentence)."""
     said = named(d)
-    if d.fastest == d.focus:
+    if d.fastest == d.focus.accelerators:
         return f"{said} and the fastest"
-    if d.fastest == d.accelerators:
-        return f"{said}, itself the fastest" if d.focus == d.accelerators else f"{said} and fastest"
+    if d.fastest == d.chosen.accelerators:
+        return (
+            f"{said}, itself the fastest"
+            if d.focus.accelerators == d.chosen.accelerators
+            else f"{said} and fastest"
+        )
     return f"{said} (the fastest is {d.fastest})"
 
 
@@ -120,29 +129,29 @@ def remedy(advice: AdviceView) -> str:
     accumulation 8 is offered neither); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
-    said = REMEDIES[d.change]
-    if d.change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(inputs, advice.predictions, d.focus) or said
-    if d.change == TermId.LATENCY and inputs is not None:
+    said = REMEDIES[d.limit.change]
+    if d.limit.change in STOPPED:  # below the most allowed: what would predict a larger count
+        said = larger_counts(inputs, advice.predictions, d.focus.accelerators) or said
+    if d.limit.change == TermId.LATENCY and inputs is not None:
         cures = ["larger DDP buckets (fewer messages)"]
         cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
         cures.append("a larger batch per device")
         cures.append(
             "gradient accumulation (one all-reduce per k micro-steps)"
-            if d.accum == 1
-            else f"more than the {d.accum} accumulation steps chosen"
+            if d.chosen.accum == 1
+            else f"more than the {d.chosen.accum} accumulation steps chosen"
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
-    if d.change == TermId.FIXED and inputs is not None:
+    if d.limit.change == TermId.FIXED and inputs is not None:
         whole = {"fsdp": FIXED_WHOLE_FSDP}.get(inputs.strategy, FIXED_WHOLE)
-        parts = fixed_parts(inputs, advice.predictions, d.focus)
+        parts = fixed_parts(inputs, advice.predictions, d.focus.accelerators)
         fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
         said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
-    if d.short_alone() and not d.also_shrink:
+    if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
-        also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
+        also = [f"{k} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink]
         said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
         said += "must shrink too"
     return said

@@ -13,22 +13,24 @@ OPTIMIZER_WORDS = {"adam": "Adam", "lamb": "LAMB", "sgd_momentum": "SGD with mom
 
 def _held(memory: MemoryCheck) -> str:
     """``16 bytes a parameter: Adam, mixed precision; activations not counted``."""
-    optimizer = OPTIMIZER_WORDS.get(memory.optimizer, memory.optimizer.replace("_", " "))
+    optimizer = OPTIMIZER_WORDS.get(
+        memory.state.optimizer, memory.state.optimizer.replace("_", " ")
+    )
     counted_too = (
         f"activations {number(memory.activations_gb)} GB as the bench measured them"
         if memory.activations_gb is not None
         else "activations not counted"
     )
     return (
-        f"{number(memory.bytes_per_param)} bytes a parameter: {optimizer}, "
-        f"{PRECISION_WORDS[memory.precision]}; {counted_too}"
+        f"{number(memory.state.bytes_per_param)} bytes a parameter: {optimizer}, "
+        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}"
     )
 
 
 def _device(memory: MemoryCheck) -> str:
     """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
-    assumed = filled("; assumed: {}", memory.device_assumed)
-    return f"the {memory.device} ({number(memory.capacity_gib)} GiB{assumed})"
+    assumed = filled("; assumed: {}", memory.device.assumed)
+    return f"the {memory.device.name} ({number(memory.device.capacity_gib)} GiB{assumed})"
 
 
 def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
@@ -45,11 +47,11 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     fewest = memory.fits_from(advised)
     if fewest is not None and count < fewest:
         return (
-            f"Memory: {NAMES[advised]} holds a {format_count(memory.params)}-parameter model "
+            f"Memory: {NAMES[advised]} holds a {format_count(memory.state.params)}-parameter model "
             f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
             f"count predicted here holds it, {counted(count, 'device')} included."
         )
-    asked, name = memory.strategy, f"a {format_count(memory.params)}-parameter model"
+    asked, name = memory.strategy, f"a {format_count(memory.state.params)}-parameter model"
     whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
     fits = memory.fits_from(asked)
     if fits is not None:
@@ -79,12 +81,12 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
     would (a request to allow them)."""
-    name = f"a {format_count(memory.params)}-parameter model"
+    name = f"a {format_count(memory.state.params)}-parameter model"
     would = [(n, s) for s, n in memory.fewest if n is not None]
     fewest = ""
     if would:
         n, s = min(would, key=lambda found: (found[0], list(NAMES).index(found[1])))
-        per_node = memory.per_node
+        per_node = memory.device.per_node
         allow = f"--max-devices {n}"
         if n > per_node:  # past a node only whole nodes are searched
             nodes = -(-n // per_node)

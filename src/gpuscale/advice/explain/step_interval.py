@@ -33,10 +33,10 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     m = max(found, key=lambda m: m.accelerators, default=None)
     runs, spread = "", f"speedup {_span(row, 'speedup')}"
     if m is not None:
-        flagged = ", all flagged" if m.why == TRUSTED_FLAGGED_ONLY else ""
-        runs = f", the range of {counted(len(m.trusted_runs), 'run')}{flagged}"
-        if m.no_interval:  # one run: a value, no range
-            spread, runs = "no interval", f" ({m.no_interval}{flagged})"
+        flagged = ", all flagged" if m.evidence.why == TRUSTED_FLAGGED_ONLY else ""
+        runs = f", the range of {counted(len(m.evidence.trusted_runs), 'run')}{flagged}"
+        if m.measured.no_interval:  # one run: a value, no range
+            spread, runs = "no interval", f" ({m.measured.no_interval}{flagged})"
         if m.accelerators < n:
             runs += f" at {counted(m.accelerators, 'device')}"
     return (

@@ -7,7 +7,7 @@
   split into the optimizer step (once per optimizer step on every device, whatever its
   batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
   user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
-* the equilibrium picks (``decision.equilibrium``) in words ("knee none, speed x efficiency
+* the equilibrium picks (``Advice.picks.equilibrium``) in words ("knee none, speed x efficiency
   8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
 
 The step interval each row carries: ``advice/explain/step_interval.py``.
@@ -213,7 +213,7 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     """The equilibrium picks in words, each with the numbers of the table that make it,
     beside the count the advice decided (another rule: its target efficiency)."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
-    eq, d = advice.equilibrium, advice.decision
+    eq, d = advice.picks.equilibrium, advice.decision
     threshold = advice.inputs.threshold
     rows = frame.set_index("accelerators")  # counts as "N = 8": not the one detailed above
     best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
@@ -255,7 +255,8 @@ def equilibrium_sentence(advice: AdviceView) -> str:
         "80% interval lies above 1"
     )
     return (
-        f"Equilibrium, other rules than the advice's {counted(d.accelerators, 'device')} ({rule}): "
+        "Equilibrium, other rules than the advice's "
+        f"{counted(d.chosen.accelerators, 'device')} ({rule}): "
         f"{'; '.join(parts)}."
     )
 

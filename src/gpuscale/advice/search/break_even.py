@@ -1,6 +1,6 @@
 """The break-even: how much compute a step must do per byte it all-reduces, and how large
 a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even_*``); and the equilibrium picks of the predictions (``Advice.equilibrium``).
+(``Advice.break_even``); and the equilibrium picks of the predictions (``Advice.picks``).
 """
 
 from __future__ import annotations

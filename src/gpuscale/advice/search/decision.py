@@ -3,20 +3,20 @@
 Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
 the Decision from the predictions table, so they cannot contradict each other:
 
-* ``accelerators``: the fastest count to a trained model whose efficiency reaches the target
+* ``chosen``: the fastest count to a trained model whose efficiency reaches the target
   **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
   "no gain" is not recommended; ``held_back`` says which count was and why); one device
   whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
   sure of a gain, and ``settle`` names the measurement that would.
-* ``focus``: where the next step would go: the smallest count above ``accelerators`` (the
+* ``focus``: where the next step would go: the smallest count above the chosen (the
   largest predicted when there is none). The dominant term, what caps the speedup and
   what would change it are all read at this one count.
-* ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
+* ``limit.dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
   costs not spread over fewer samples per device (each forward and backward's fixed
   cost, the optimizer step), waiting, DDP's copies, bandwidth,
   latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
   small).
-* ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
+* ``limit.cap``: which factor of the speedup loses more at ``focus`` (log scale):
   ``overheads`` (the throughput efficiency: the step's overheads, communication only one
   of them; ``dominant_term`` names the largest, as the table's columns and the words do),
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
@@ -46,17 +46,20 @@ import pandas as pd
 
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.measured_runs import MeasuredCount
+from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
 from gpuscale.advice.types import (
     ONE_RUN,
     STOPPED,
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     TRUSTED_UNFLAGGED,
-    Decision,
     Disagreement,
     Finding,
     FindingKind,
     Measured,
+    MeasuredSpeedup,
+    RunsRead,
+    SpeedupInterval,
     TermId,
     maybe,
 )
@@ -153,21 +156,18 @@ def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
                 accelerators=c.accelerators,
                 batch_per_device=c.batch_per_device,
                 accum=c.accum,
-                measured_speedup=c.measured_speedup,
-                measured_low=ends[0],
-                measured_high=ends[1],
-                predicted_speedup=c.predicted_speedup,
-                predicted_low=c.predicted_low,
-                predicted_high=c.predicted_high,
-                runs=c.speedups,
-                trusted_runs=tuple(values),
-                left_out=tuple(c.of(c.left_out)),
-                why=why,
-                bench_speedups=c.speedups,
-                flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
                 weak_scaling=c.weak_scaling,
-                weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
-                no_interval=no_interval,
+                measured=MeasuredSpeedup(c.measured_speedup, ends[0], ends[1], no_interval),
+                predicted=SpeedupInterval(c.predicted_speedup, c.predicted_low, c.predicted_high),
+                evidence=RunsRead(
+                    runs=c.speedups,
+                    trusted_runs=tuple(values),
+                    left_out=tuple(c.of(c.left_out)),
+                    why=why,
+                    bench_speedups=c.speedups,
+                    flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
+                    weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
+                ),
             )
         )
     return tuple(found)
@@ -225,11 +225,9 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
     return "flagged" if above else "devices"
 
 
-def _held(row: pd.Series | None) -> dict[str, float | None]:
-    """The count its interval holds back (``row``) and that interval's low end (None: none)."""
-    if row is None:
-        return {"held_back": None, "held_back_low": None}
-    return {"held_back": int(row["accelerators"]), "held_back_low": float(row["speedup_low"])}
+def _held(row: pd.Series) -> HeldBack:
+    """The count its interval holds back (``row``) and that interval's low end."""
+    return HeldBack(int(row["accelerators"]), float(row["speedup_low"]))
 
 
 def decide(
@@ -263,29 +261,35 @@ def decide(
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
     return Decision(
-        accelerators=int(chosen["accelerators"]),
-        accum=int(chosen["accum"]),
-        **{name: float(chosen[name]) for name in _CHOSEN},
-        target_efficiency=target_efficiency,
-        reaches_target=bool(
-            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
+        chosen=Chosen(
+            accelerators=int(chosen["accelerators"]),
+            accum=int(chosen["accum"]),
+            **{name: float(chosen[name]) for name in _CHOSEN},
+            reaches_target=bool(
+                chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
+            ),
         ),
-        **_held(held_back),
+        target_efficiency=target_efficiency,
+        held_back=maybe(_held, held_back),
         fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]),
         largest=largest,
-        focus=int(focus["accelerators"]),
-        dominant_term=term,
-        overheads_ms=overheads(focus)
-        if focus["accelerators"] > 1
-        else dict.fromkeys(OVERHEADS, 0.0),
-        **{f"focus_{name}": float(focus[name]) for name in _FOCUS},
-        cap=cap,
-        change=change,
+        focus=Focus(
+            accelerators=int(focus["accelerators"]),
+            **{name: float(focus[name]) for name in _FOCUS},
+            rests_on=str(focus.get("rests_on", "predicted")),
+        ),
+        limit=Limit(
+            dominant_term=term,
+            overheads_ms=overheads(focus)
+            if focus["accelerators"] > 1
+            else dict.fromkeys(OVERHEADS, 0.0),
+            cap=cap,
+            change=change,
+            without_dominant_efficiency=_without(focus, (term,)),
+            also_shrink=_also(focus, term, target_efficiency),
+        ),
         warnings=warnings,
         refused=refused,
-        without_dominant_efficiency=_without(focus, (term,)),
-        also_shrink=_also(focus, term, target_efficiency),
-        focus_rests_on=str(focus.get("rests_on", "predicted")),
     )
 
 
@@ -388,7 +392,8 @@ def applied(
         if not at:
             continue
         d = (own or at)[0]
-        factor = d.measured_speedup / d.predicted_speedup
+        seen = d.measured
+        factor = seen.speedup / d.predicted.speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
         out.loc[i, "rests_on"] = (
@@ -401,15 +406,15 @@ def applied(
             if column in out:
                 out.loc[i, column] = row[column] / factor
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
-        if d.measured_low is None or d.measured_high is None:  # one run: no interval (NaN)
+        if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
             for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
                 out.loc[i, column] = math.nan
             continue
-        out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
-        out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
+        out.loc[i, "speedup_low"] = speedup * seen.speedup_low / seen.speedup
+        out.loc[i, "speedup_high"] = speedup * seen.speedup_high / seen.speedup
         # the step's interval the speedup's, inverted: the runs' range, not the model's
-        out.loc[i, "step_ms_low"] = step * d.measured_speedup / d.measured_high
-        out.loc[i, "step_ms_high"] = step * d.measured_speedup / d.measured_low
+        out.loc[i, "step_ms_low"] = step * seen.speedup / seen.speedup_high
+        out.loc[i, "step_ms_high"] = step * seen.speedup / seen.speedup_low
     return out
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from gpuscale.advice.types import Decision, End, Reading
+from gpuscale.advice.records import Decision
+from gpuscale.advice.types import End, Reading
 
 
 def read(
@@ -24,11 +25,13 @@ def read(
     found = []
     for term, end, value, unit, basis in ends:
         d = decide_at(basis)
-        found.append(Reading(term, end, float(value), unit, d.accelerators, d.speedup))
+        found.append(
+            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
+        )
     return tuple(found)
 
 
 def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
     """``decision`` with its readings and the first term whose range moves the count."""
-    moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
+    moved = next((r.term for r in readings if r.accelerators != decision.chosen.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -51,6 +51,7 @@ from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
+from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import intervals
 from gpuscale.advice.search.break_even import break_even, equilibrium
@@ -64,7 +65,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Decision, Disagreement, End, Finding, FindingKind, maybe
+from gpuscale.advice.types import Disagreement, End, Finding, FindingKind, maybe
 from gpuscale.tables.advice import ADVICE_COLUMNS
 from gpuscale.tables.requests import NamedError
 
@@ -80,12 +81,8 @@ class Advice:
     # ``predictions`` says them
     table: pd.DataFrame
     decided: Decision  # as the search decided it (``decision``: with its words)
-    efficient: int | None  # largest count with efficiency >= target
-    cheapest: int | None
-    equilibrium: dict[str, int | None]
-    break_even_ms_per_mb: float | None  # step compute per MB of gradients
-    break_even_params: float | None
-    target_params: float | None
+    picks: Picks  # the counts other rules pick
+    break_even: BreakEven
     inputs: AdviceInputs
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
@@ -99,17 +96,10 @@ class Advice:
     # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
     # count predicted faster than MLPerf allows: an input that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
-    # what qualifies the headline: the options the times rest on that were never given
-    # ("samples", "batch", "link"), the steps of a noise scale measured over too few,
-    # another model than the largest advised on (said first), which benched model was
-    # advised on (said after the decision)
-    defaults: tuple[str, ...] = ()
+    qualifiers: Qualifiers = field(default_factory=Qualifiers)
     # the input pipeline: the samples/s the largest count predicted consumes, and that
     # count (``assumptions`` says it in the input pipeline's term)
     input_rate: tuple[float, int] | None = None
-    noise_steps: int | None = None
-    model_note: str = ""
-    chosen: str = ""
     # what each device holds per count and strategy, where memory limits the counts of
     # the strategy asked (None: one device holds the model, or its memory is unknown)
     memory: MemoryCheck | None = None
@@ -156,7 +146,7 @@ class Advice:
     def recommended(self) -> int | None:
         """The count advised: the decision's ``count``, as the CLI says it and ``-f json``
         carries it (None where an assumed term's range moves it: ``decision.withheld_by``;
-        ``decision.accelerators``: the count of the predictions shown)."""
+        ``decision.chosen.accelerators``: the count of the predictions shown)."""
         return self.decided.count
 
     @property
@@ -372,12 +362,8 @@ def recommend(
     return Advice(
         table=frame,
         decided=decision,
-        efficient=efficient,
-        cheapest=cheapest,
-        equilibrium=picks,
-        break_even_ms_per_mb=ms_per_mb,
-        break_even_params=params,
-        target_params=target,
+        picks=Picks(efficient, cheapest, picks),
+        break_even=BreakEven(ms_per_mb, params, target),
         inputs=inputs,
         weak_table=alternative,
         disagreements=found,
@@ -403,14 +389,13 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     }
     defaults = tuple(name for name, taken in defaulted.items() if taken)
     few = calibrated.noise_steps
-    return replace(
-        advice,
+    qualifiers = Qualifiers(
         defaults=defaults,
         noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
         model_note=calibrated.model_note,
-        chosen=calibrated.chosen,
-        memory=memory,
+        model_chosen=calibrated.chosen,
     )
+    return replace(advice, qualifiers=qualifiers, memory=memory)
 
 
 def held(calibrated: Calibrated) -> tuple[AdviceInputs, int, MemoryCheck | None]:

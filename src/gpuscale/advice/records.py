@@ -1,0 +1,160 @@
+"""The advice's records of numbers: the :class:`Decision` in its parts (the count chosen,
+the count held back, the focus count and what limits it there) and the parts of an advice
+beside it (the counts other rules pick, the break-even, what qualifies the headline).
+Each is a frozen dataclass of numbers with their units in the names; ``advise -f json``
+carries the decision as these records, nested; words render them (``advice.explain``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from gpuscale.advice.types import Finding, Reading
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Chosen:
+    """The count chosen and its row of the predictions: the per-device batch, the
+    accumulation and the global batch (samples), the time to train, and the speedup over
+    one device (x) with its 80% interval, its two factors and their product, the
+    efficiency (fractions)."""
+
+    accelerators: int  # recommended (1 when no larger count qualifies)
+    batch_per_device: float
+    accum: int
+    global_batch: float
+    time_to_train_min: float
+    speedup: float
+    speedup_low: float  # the 80% interval
+    speedup_high: float
+    efficiency: float
+    throughput_efficiency: float
+    convergence_factor: float
+    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """A faster count that reached the target but whose speedup's 80% interval includes
+    1x (or where an input cannot be true: any count above one), and that interval's lower
+    end (x)."""
+
+    accelerators: int
+    speedup_low: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Focus:
+    """Where the next step would go (the smallest count above the chosen, else the largest
+    predicted) and its row: the step and its compute (ms), the speedup (x) with its 80%
+    interval and its two factors (fractions), and what the step rests on (the
+    predictions' ``rests_on``: ``predicted``, ``measured`` or ``measured_below``; every
+    sentence on the focus reads it)."""
+
+    accelerators: int
+    step_ms: float
+    compute_ms: float
+    speedup: float
+    speedup_low: float
+    speedup_high: float
+    throughput_efficiency: float
+    convergence_factor: float
+    rests_on: str = "predicted"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Limit:
+    """What limits the speedup at the focus count and what would change it."""
+
+    dominant_term: str
+    # the step's overheads (ms) at the focus: fixed, wait, ddp, bandwidth, latency,
+    # unexplained (a measured step less the model's terms; 0 where the step is predicted)
+    overheads_ms: dict[str, float]
+    cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
+    change: str  # what would change it: a key of focus.REMEDIES
+    # the efficiency at the focus were the dominant overhead gone (None: N = 1 or compute)
+    without_dominant_efficiency: float | None = None
+    # the other overheads, largest first, that must go with it to reach the target there
+    also_shrink: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The recommendation and the numbers behind each part of it: the count chosen
+    (``chosen``), the count its interval held back, the focus count and what limits it
+    there, the fastest and largest counts, the warnings, and the count at the ends of
+    every assumed term's range."""
+
+    chosen: Chosen
+    target_efficiency: float
+    held_back: HeldBack | None  # a count that reached the target, its interval including 1x
+    fastest: int  # fastest trusted count on the point predictions
+    largest: int  # largest count predicted
+    focus: Focus  # where the limit and the cap are read
+    limit: Limit
+    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
+    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
+    settle: str | None = None  # the measurement that would settle a held-back count
+    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
+    # fixed cost; an assumed link), and the first term whose range moves the count: then
+    # the count is withheld (``count`` None) and that term is what to give or measure
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+
+    @property
+    def count(self) -> int | None:
+        """The count recommended, None where an assumed term's range moves it, or where an
+        input cannot be true (``refused``: no count above 1) and one device cannot hold the
+        model (``chosen.accelerators``: the fewest that would)."""
+        if self.withheld_by or (self.refused and self.chosen.accelerators > 1):
+            return None
+        return self.chosen.accelerators
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (the numbers behind each word), its records nested;
+        ``accelerators`` the count recommended, None where it is withheld
+        (``withheld_by``, or ``refused`` above one device), ``chosen.accelerators`` the
+        count of the predictions shown."""
+        return {"accelerators": self.count, **asdict(self)}
+
+    def short_alone(self) -> bool:
+        """Whether the step's overheads cap the focus count and it misses the target even
+        with its largest overhead gone (no one remedy is enough)."""
+        gone = self.limit.without_dominant_efficiency
+        return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
+
+
+@dataclass(frozen=True, slots=True)
+class Picks:
+    """The counts other rules than the decision's pick: the largest whose efficiency
+    reaches the target (``efficient``), the fewest device-hours (``cheapest``; None:
+    none, or no price of time), and the equilibrium picks by rule (``search.break_even``)."""
+
+    efficient: int | None
+    cheapest: int | None
+    equilibrium: dict[str, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEven:
+    """From where 2 devices train faster than 1 on this link: the step's compute per MB
+    of gradients, the model size (parameters) and the size that reaches the target
+    efficiency (None: none sought or found; the sizes NaN where the speedup falls with
+    size)."""
+
+    compute_ms_per_grad_mb: float | None = None
+    params: float | None = None
+    target_efficiency_params: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Qualifiers:
+    """What qualifies the headline: the options the times rest on that were never given
+    (``defaults``: "samples", "batch", "link"), the steps of a noise scale measured over
+    too few (``noise_steps``), another model than the largest advised on (``model_note``,
+    said first), which benched model was advised on (``model_chosen``, said after the
+    decision)."""
+
+    defaults: tuple[str, ...] = ()
+    noise_steps: int | None = None
+    model_note: str = ""
+    model_chosen: str = ""

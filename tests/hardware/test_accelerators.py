@@ -42,7 +42,7 @@ SEEN: dict[str, str] = {
     "NVIDIA A100-SXM4-40GB (400W)": "A100-SXM4-40GB",
     "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-80GB (400W)": "A100-SXM4-80GB",
-    "NVIDIA A100-SXM4-80GB (500W)": "A100-SXM4-80GB-500W",  # not its 400 W
+    "NVIDIA A100-SXM4-80GB (500W)": "A100-SXM4-80GB",  # the catalogue's part, any power
     "NVIDIA A100": "A100-SXM4-80GB",  # the catalogue's default where no capacity says
     "NVIDIA A10G": "A10G",
     "NVIDIA A30": "A30",

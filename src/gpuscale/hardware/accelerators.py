@@ -6,10 +6,13 @@ HBM3``, ``NVIDIA A100-PCIE-40GB (250W)``, ``NVIDIA A100 - PCIe - 80 GB``). One c
 from the name where written, else the product's default; the family is the key systems
 are grouped by: the product, plus the variant where it changes the part (V100, A100, H100
 and H200 come in SXM, PCIe and NVL parts and V100 and A100 in two memory sizes; B200 does
-not), plus the board power a name writes where the catalogue's part has another or the
-catalogue has no such part (``V100-SXM3-32GB (450W)``, DGX-2H's, is not DGX-2's 350 W
-part, nor an A100 at 500 W the 400 W one: a faster part, which like with like must not
-compare with the other; ``A100-SXM4-40GB (400W)`` is the catalogue's part). A name
+not), plus the board power a name writes where the catalogue has no such part
+(``V100-SXM3-32GB (450W)``, DGX-2H's, is not DGX-2's 350 W part: a faster part, which
+like with like must not compare with the other). A part the catalogue has keeps its
+family whatever power a name writes (an A100 SXM4 80GB written "(500W)" is read with the
+400 W ones: a catalogue part split by an OEM's power setting leaves families too thin
+to read a scaling from, as v1.1's RNN-T, and the plan's development forecasts rest on
+those families). A name
 the catalogue does not recognise is not guessed: its family is its own name (the vendor
 written once), and ``known`` is False so the reader reports it.
 
@@ -202,7 +205,7 @@ def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") 
     if product.keyed_by_variant:
         family = f"{product.product}-{form}-{memory}GB"
         power = _POWER.search(lowered)
-        if power and int(power.group(1)) != board_power_w(product.product, form, memory):
+        if power and board_power_w(product.product, form, memory) is None:
             family = f"{family}-{power.group(1)}W"
     return Accelerator(product.vendor, product.product, form, memory, family, True)
 

@@ -37,6 +37,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Calibrated
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.types import Finding, FindingKind
@@ -75,7 +76,7 @@ class IntervalRule:
             raise ValueError(f"link classes {unknown} are none of {', '.join(CLASSES)}")
         for name, w in self.classes.items():
             if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
-                raise ValueError(f"{name}: widths must be finite and >= 0, not {w}")
+                raise ValueError(sentence("interval_widths", name=name, widths=str(w)))
 
     def said(self, network: Network, counts: Sequence[int]) -> Finding | None:
         """The rule as a finding, for the classes of ``counts`` on ``network`` (None where

@@ -188,7 +188,7 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     parameter (208 GB) fits no single device, so DDP is not advised."""
     advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
     memory = advice.memory
-    assert memory is not None and memory.device.name == "H100 SXM5 80GB"
+    assert memory is not None and memory.device.memory.family == "H100 SXM5 80GB"
     assert memory.device.assumed
     assert memory.to_dict()["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)

@@ -113,14 +113,11 @@ class StateBytes:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DeviceMemory:
-    """The device a check holds the model on: its ``name``, its memory (the vendor's GB
-    and GiB, from ``capacity_source``), why it is ``assumed`` ("": named, recorded or
-    implied) and the devices a node holds (``per_node``)."""
+    """The device a check holds the model on: its ``memory`` (its family, the vendor's GiB
+    and where it was read), why it is ``assumed`` ("": named, recorded or implied) and the
+    devices a node holds (``per_node``)."""
 
-    name: str
-    capacity_gb: float
-    capacity_gib: float
-    capacity_source: str
+    memory: AcceleratorMemory
     per_node: int
     assumed: str = ""
 
@@ -179,10 +176,10 @@ class MemoryCheck:
             "precision": self.state.precision,
             "state_bytes_per_param": self.state.bytes_per_param,
             "state_source": self.state.source,
-            "device": self.device.name,
-            "capacity_gb": self.device.capacity_gb,
-            "capacity_gib": self.device.capacity_gib,
-            "capacity_source": self.device.capacity_source,
+            "device": self.device.memory.family,
+            "capacity_gb": self.device.memory.gb,
+            "capacity_gib": self.device.memory.gib,
+            "capacity_source": self.device.memory.source,
             "device_assumed": self.device.assumed or None,
             "activations_gb": self.activations_gb,
             "activations_source": self.activations_source,
@@ -270,14 +267,7 @@ def check(
             + trained.optimizer_bytes,
             source=trained.source,
         ),
-        device=DeviceMemory(
-            name=memory.family,
-            capacity_gb=memory.gb,
-            capacity_gib=memory.gib,
-            capacity_source=memory.source,
-            per_node=per_node,
-            assumed=device_assumed,
-        ),
+        device=DeviceMemory(memory=memory, per_node=per_node, assumed=device_assumed),
         activations_gb=activations_gb,
         activations_source=activations_source
         or "not counted: no layer shape given (a bench's peak memory measures them)",

@@ -30,7 +30,8 @@ def _held(memory: MemoryCheck) -> str:
 def _device(memory: MemoryCheck) -> str:
     """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
     assumed = filled("; assumed: {}", memory.device.assumed)
-    return f"the {memory.device.name} ({number(memory.device.capacity_gib)} GiB{assumed})"
+    held = memory.device.memory
+    return f"the {held.family} ({number(held.gib)} GiB{assumed})"
 
 
 def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:

@@ -380,16 +380,46 @@ def step_at(
     )
 
 
-class Pair(Protocol):
-    """What the speedup of a pair reads of ``inputs.AdviceInputs``: the network and the
-    step's settings at one device."""
+class StepSettings(Protocol):
+    """The settings of a step that ``inputs.AdviceInputs`` holds apart from the model, the
+    compute and the counts: the network, the overlap, the bucket and the strategy."""
 
     network: Network
-    batch: int
-    accum: int
     overlap: float | None
     bucket_mb: float
     strategy: str
+
+
+def step_of(
+    settings: StepSettings,
+    model: ModelSpec,
+    compute: Compute,
+    n: int,
+    *,
+    batch: float,
+    accum: int,
+) -> Step:
+    """``step_at`` of ``model`` on ``n`` devices under the network and step settings of
+    ``settings``."""
+    return step_at(
+        model,
+        compute,
+        settings.network,
+        n,
+        batch=batch,
+        accum=accum,
+        overlap=settings.overlap,
+        bucket_mb=settings.bucket_mb,
+        strategy=settings.strategy,
+    )
+
+
+class Pair(StepSettings, Protocol):
+    """What the speedup of a pair reads of ``inputs.AdviceInputs``: the network and the
+    step's settings at one device."""
+
+    batch: int
+    accum: int
 
     @property
     def kept_global_batch(self) -> int | None: ...
@@ -407,20 +437,9 @@ def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
     elif pair.kept_global_batch is not None:
         batch /= 2
 
-    def samples_per_s(n: int, batch: float, accum: int) -> float:
-        return step_at(
-            model,
-            compute,
-            pair.network,
-            n,
-            batch=batch,
-            accum=accum,
-            overlap=pair.overlap,
-            bucket_mb=pair.bucket_mb,
-            strategy=pair.strategy,
-        ).samples_per_s
-
-    return samples_per_s(2, batch, accum) / samples_per_s(1, float(pair.batch), pair.accum)
+    two = step_of(pair, model, compute, 2, batch=batch, accum=accum)
+    one = step_of(pair, model, compute, 1, batch=float(pair.batch), accum=pair.accum)
+    return two.samples_per_s / one.samples_per_s
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

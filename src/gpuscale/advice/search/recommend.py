@@ -50,7 +50,7 @@ from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.step import step_at
+from gpuscale.advice.model.step import step_of
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import intervals
@@ -192,17 +192,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     best = None
     for batch, accum in tried:
         steps = [
-            step_at(
-                inputs.model,
-                compute,
-                inputs.network,
-                n,
-                batch=batch,
-                accum=accum,
-                overlap=inputs.overlap,
-                bucket_mb=inputs.bucket_mb,
-                strategy=inputs.strategy,
-            )
+            step_of(inputs, inputs.model, compute, n, batch=batch, accum=accum)
             for compute in computes
         ]
         step, convergence = steps[0], inputs.convergence  # samples to train at its global batch

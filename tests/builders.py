@@ -3,8 +3,11 @@ are built by ``tests.mlperf.logbuilder``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from gpuscale.bench.config import BenchConfig
@@ -181,3 +184,15 @@ def one_device_record(model: str, path: Path = H100_PATHS) -> dict[str, Any]:
         if row["config"]["model"] == model and row["config"]["accelerators"] == 1:
             return row
     raise AssertionError(f"no N = 1 row of {model}")
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as a module (registered in ``sys.modules`` under
+    ``name``: a dataclass of the script looks its module up there)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

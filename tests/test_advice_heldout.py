@@ -6,13 +6,13 @@ quoting that file."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from .builders import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "advice_heldout.json"
@@ -22,14 +22,7 @@ GOALS_END = "<!-- advice_heldout.json goals: end -->"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "advice_heldout", ROOT / "benchmarks" / "advice_heldout.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("advice_heldout")
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,8 @@ docs/heldout.md quoting the comparison."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +20,7 @@ from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.search import intervals
 from gpuscale.advice.types import FindingKind
 
+from ..builders import benchmark_script
 from ..golden import Golden
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,14 +40,7 @@ EXPECTED_CLASSES = {
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "advice_intervals", ROOT / "benchmarks" / "advice_intervals.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("advice_intervals")
 
 
 @pytest.fixture(scope="module")

@@ -142,12 +142,12 @@ def dev_rows() -> list[DevRow]:
         if row.n_base != 1:
             raise ValueError(f"{row.source}: {row.model}: a base of {row.n_base}, not 1")
         advice = gpuscale.advise(**heldout.advice_fields(row))
-        inputs = advice.inputs
+        inputs = advice.calibration
         # weak scaling without a convergence model: a step of compute alone scales
         # linearly, so the upper end's ceiling is linear
-        if inputs.scaling != "weak" or inputs.convergence is not None:
+        if inputs.run.scaling != "weak" or inputs.search.convergence is not None:
             raise ValueError(f"{row.source}: {row.model}: not advised at a kept batch")
-        (found,) = intervals.classes_at(inputs.network, [row.n_gpus])
+        (found,) = intervals.classes_at(inputs.machine.network, [row.n_gpus])
         if found != row.link_class:
             raise ValueError(
                 f"{row.source}: {row.model}: class {found}, the table's {row.link_class}"

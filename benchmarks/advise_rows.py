@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             old = old_leave_one_out(table, network) if rows <= args.old_up_to else math.nan
             step_error(table, network, cal)  # warm: the interval the advice used
             print(f"{rows:>6} {seconds:>9.2f} {one:>10.3f} {seconds / one:>7.0f} {old:>10.2f}")
-            print(f"       {result.inputs.error.source}")
+            print(f"       {result.calibration.model.error.source}")
         command = [sys.executable, "-m", "gpuscale.cli", "advise", "--bench", str(path)]
         started = time.perf_counter()
         done = subprocess.run([*command, "--interconnect", "pcie-phb"], capture_output=True)

@@ -51,9 +51,11 @@ def main() -> None:
             max_devices=8,
             scaling="weak",
         )
-        inputs = advice.inputs
-        bare = replace(inputs.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
-        before = recommend(replace(inputs, compute=bare, prior_range=(), error=StepError()))
+        inputs = advice.calibration
+        bare = replace(inputs.model.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
+        before = recommend(
+            inputs.at({"model": {"compute": bare, "prior_range": (), "error": StepError()}})
+        )
         rows.append((system, precision, eight / one, _at_eight(advice), _at_eight(before)))
     print(f"{'system':15} {'prec':5} {'published':>9} {'with priors':>22} {'without':>22}")
     for system, precision, truth, (p, lo, hi), (q, qlo, qhi) in rows:

@@ -27,7 +27,7 @@ def test_all_flagged_runs_say_what_to_measure_not_what_to_change(tmp_path: Path)
     trusted = gpuscale.advise(bench=FILE)
     assert trusted.decision.settle is None  # firm runs: a change is named
     advice = gpuscale.advise(bench=_all_flagged(tmp_path), allow_flagged=True)
-    found = advice.inputs.evidence
+    found = advice.calibration.runs.evidence
     assert found.all_flagged and found.untrusted == found.runs == 2
     assert found.flag_kinds == (FlagKind.BUSY.value,)
     settle = advice.decision.settle

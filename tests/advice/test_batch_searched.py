@@ -18,7 +18,7 @@ def test_the_searched_batches_are_said_from_the_table() -> None:
         params=2e5, step_ms=20.0, batch=8, noise_scale=50.0, interconnect="pcie-phb", max_devices=4
     )
     frame = advice.predictions
-    assert advice.inputs.kept_global_batch is None  # the search, not a kept batch
+    assert advice.calibration.run.kept_global_batch is None  # the search, not a kept batch
     (line,) = _searched(advice)
     said = {
         int(n): int(b.replace(",", ""))

@@ -46,7 +46,7 @@ def test_one_batch_gpu_models_take_the_prior_with_its_range(h100) -> None:
     assert len(models) >= 4
     for model in models:
         advice = gpuscale.advise(bench=paths, model=model)
-        fixed = advice.inputs.fixed
+        fixed = advice.calibration.model.fixed
         assert fixed.source == "assumed", model
         assert fixed.high_ms > fixed.low_ms, model  # a range, carried into the interval
         n = int(advice.recommended)
@@ -94,7 +94,7 @@ def test_a_model_measured_at_several_batches_keeps_its_measured_fixed_cost(h100)
     floor those batches measured (forward + backward 10.1-13.1 ms at batches 1-64), no
     prior and no range."""
     sweep = h100("sweep.jsonl")
-    fixed = gpuscale.advise(bench=sweep, model="tf-7m").inputs.fixed
+    fixed = gpuscale.advise(bench=sweep, model="tf-7m").calibration.model.fixed
     flat = []
     for line in sweep.read_text().splitlines():
         row = json.loads(line)
@@ -109,7 +109,7 @@ def test_cpu_rows_take_no_gpu_prior(h100) -> None:
     """The prior is a GPU step's (kernel launches): the CPU processes of paths.jsonl keep
     the whole step as per-sample work, said so, with the command that measures it."""
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="mlp-4m")
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert (fixed.source, fixed.ms, fixed.uncertain) == ("assumed", 0.0, False)
     assert "CPU" in fixed.basis
     assert "--backend gloo" in str(fixed.measure)

@@ -115,11 +115,11 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
         ("Python", gpuscale.advise(bench=H100_PATHS)),
         ("command", advise_here(AdviceRequest(bench=str(H100_PATHS)))),  # `advise --bench`
     ):
-        assert advice.inputs.network.intra.name == link
-        assert advice.inputs.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
+        assert advice.calibration.machine.network.intra.name == link
+        assert advice.calibration.machine.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
         said = " ".join(advice.explanation)
         assert "topology records it" not in said and "none detected" not in said
-        (assumed,) = [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
+        (assumed,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
         assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
         assert "1 GPU" in assumed.basis and "collectives" in str(assumed.measure)
         assert assumed.sentence() in advice.explanation
@@ -130,7 +130,9 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
     capped = gpuscale.advise(bench=H100_PATHS, topology=one)
     assert capped.decision.chosen.accelerators == 1
     assert "topology records it" not in " ".join(capped.explanation)
-    assert [a.source for a in capped.inputs.assumptions if a.term == TermId.LINK] == ["assumed"]
+    assert [a.source for a in capped.calibration.said.assumptions if a.term == TermId.LINK] == [
+        "assumed"
+    ]
 
 
 def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
@@ -148,9 +150,9 @@ def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     advice = gpuscale.advise(bench=path)
-    assert advice.inputs.network.intra.name == "nvlink4"
+    assert advice.calibration.machine.network.intra.name == "nvlink4"
     golden.check(VIEW, "a link the topology records", lines_on(advice.explanation, "Link:"))
-    assert not [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
+    assert not [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
     assert "assumed link" not in " ".join(advice.caveats)
 
 
@@ -161,11 +163,11 @@ def test_another_detected_topology_is_said_and_the_bench_hosts_used(
     here = Topology(gpus=gpus, links={(0, 1): "PHB", (1, 0): "PHB"})
     link = _gpu_link()
     advice = gpuscale.advise(bench=H100_PATHS, topology=here)
-    assert advice.inputs.network.intra.name == link
+    assert advice.calibration.machine.network.intra.name == link
     said = lines_on(advice.explanation, "Link:")
     assert f"--interconnect {here.preset()}" in said
     golden.check(VIEW, "the bench host's link, not this machine's", said)
     # a link given is the one used, the bench host's not said
     given = gpuscale.advise(bench=H100_PATHS, link="pcie4-x16")
-    assert given.inputs.network.intra.name == "pcie4-x16"
+    assert given.calibration.machine.network.intra.name == "pcie4-x16"
     assert "bench host" not in lines_on(given.explanation, "Link:")

@@ -65,7 +65,9 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(
     assert REFUSED in " ".join(message.split())
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
     warning = [s for s in allowed.decision.warnings if s.startswith("WARNING")]
-    assert len(warning) == 1 and all(m.flagged and m.allowed for m in allowed.inputs.measured)
+    assert len(warning) == 1 and all(
+        m.flagged and m.allowed for m in allowed.calibration.runs.measured
+    )
     golden.check(VIEW, "two busy runs used", warning[0])
     cli = CliRunner().invoke(
         app,
@@ -93,10 +95,10 @@ def _noise(steps: int) -> dict:
 def test_advise_uses_the_measured_noise_scale(tmp_path: Path, golden: Golden) -> None:
     noise = _noise(12)
     advice = gpuscale.advise(bench=_results(tmp_path, two={"noise": noise}), link="pcie4-x16")
-    assert advice.inputs.convergence is not None
-    assert advice.inputs.convergence.b_noise == pytest.approx(96, rel=0.01)
-    assert "measured" in advice.inputs.convergence.source
-    golden.check(VIEW, "the noise scale's source", advice.inputs.convergence.source)
+    assert advice.calibration.search.convergence is not None
+    assert advice.calibration.search.convergence.b_noise == pytest.approx(96, rel=0.01)
+    assert "measured" in advice.calibration.search.convergence.source
+    golden.check(VIEW, "the noise scale's source", advice.calibration.search.convergence.source)
 
 
 def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path, golden: Golden) -> None:
@@ -109,10 +111,10 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path, golden: G
     steps = FEW_NOISE_STEPS - 6
     path = _results(tmp_path, two={"noise": _noise(steps)})
     advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4)
-    assert advice.inputs.convergence is None
+    assert advice.calibration.search.convergence is None
     assert (advice.predictions["accum"] == 1).all()
     assert advice.predictions["global_batch"].nunique() == 1  # the batch benched, kept
-    said = [a for a in advice.inputs.assumptions if a.term == TermId.CONVERGENCE]
+    said = [a for a in advice.calibration.said.assumptions if a.term == TermId.CONVERGENCE]
     assert f" {steps} steps" in said[0].basis and "--steps" in str(said[0].measure)
     golden.check(
         VIEW,
@@ -122,7 +124,7 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path, golden: G
     )
     # a noise scale the user gives is used whatever the bench measured
     given = gpuscale.advise(bench=path, link="pcie4-x16", noise_scale=96.0)
-    assert given.inputs.convergence is not None
+    assert given.calibration.search.convergence is not None
 
 
 def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path, golden: Golden) -> None:
@@ -172,7 +174,7 @@ def test_contention_comes_from_the_most_specific_rows_that_measured_it(
         )
         append_result(path, record)
     advice = gpuscale.advise(bench=path, model="tf-7m", link="pcie4-x16", max_devices=2)
-    assert dict(advice.inputs.compute.slowdown)[2] == pytest.approx(1.1)
+    assert dict(advice.calibration.model.compute.slowdown)[2] == pytest.approx(1.1)
     golden.check(VIEW, "contention from the family", lines_on(advice.explanation, "Calibrated"))
     only_one = tmp_path / "one.jsonl"
     append_result(
@@ -182,7 +184,7 @@ def test_contention_comes_from_the_most_specific_rows_that_measured_it(
         ),
     )
     alone = gpuscale.advise(bench=only_one, link="pcie4-x16", max_devices=2)
-    assert alone.inputs.measured == ()
+    assert alone.calibration.runs.measured == ()
     said = lines_on(alone.explanation, "Calibrated", "Step interval")
     golden.check(VIEW, "contention extrapolated from N = 1", said)
 
@@ -199,7 +201,7 @@ def test_cpu_devices_are_processes_of_this_host(
     assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)
     assert "capped at 2" in text and "unknown" in text
-    assert cpu.inputs.network.name == "CPU processes"
+    assert cpu.calibration.machine.network.name == "CPU processes"
     said = lines_on(cpu.explanation, "Link:", "Device count capped")
     golden.check(VIEW, "CPU processes capped by the cores", said)
     assert gpuscale.advise(bench=path, max_devices=1).predictions["accelerators"].max() == 1
@@ -208,11 +210,11 @@ def test_cpu_devices_are_processes_of_this_host(
     said = lines_on(asked.explanation, "This host runs at most")
     golden.check(VIEW, "more CPU processes asked than cores", said)
     given = gpuscale.advise(bench=path, link="pcie4-x16")
-    assert given.inputs.network.name == "pcie4-x16"
+    assert given.calibration.machine.network.name == "pcie4-x16"
     gpu = bench_table(read_results(path)[0]).assign(device="cuda", device_name="NVIDIA H100")
     on_gpu = gpuscale.advise(bench=gpu)
     assert on_gpu.predictions["accelerators"].max() == 8
-    assert on_gpu.inputs.network.name == "pcie-phb"
+    assert on_gpu.calibration.machine.network.name == "pcie-phb"
 
 
 def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: Path) -> None:
@@ -287,12 +289,12 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     path = _results(tmp_path)
     entered = gpuscale.advise(bench=str(path), fixed_ms=5, link="pcie4-x16", max_devices=2)
     plain = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=2)
-    fixed = entered.inputs.fixed
+    fixed = entered.calibration.model.fixed
     assert (fixed.source, fixed.ms, fixed.basis) == ("entered", 5, "--fixed-ms")
     one, two = (entered.predictions.set_index("accelerators").loc[n] for n in (1, 2))
     assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
-    said = {a.term: a for a in entered.inputs.assumptions}[TermId.FIXED]
+    said = {a.term: a for a in entered.calibration.said.assumptions}[TermId.FIXED]
     assert (said.value, said.source) == ("5 ms", "entered")
     with pytest.raises(ValueError) as above:
         gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
@@ -314,9 +316,9 @@ def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(
     path = _results(tmp_path, two={"flags": [SAME_SAMPLES]})
     for allow in (False, True):
         advice = gpuscale.advise(bench=str(path), link="pcie4-x16", allow_flagged=allow)
-        said = {a.term: a for a in advice.inputs.assumptions}
+        said = {a.term: a for a in advice.calibration.said.assumptions}
         converge = said[TermId.CONVERGENCE]
-        assert advice.inputs.convergence is None
+        assert advice.calibration.search.convergence is None
         # the same words whether the flagged run was used or not
         golden.check(
             VIEW,
@@ -326,7 +328,7 @@ def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(
         )
     (tmp_path / "clean").mkdir()
     clean = gpuscale.advise(bench=str(_results(tmp_path / "clean")), link="pcie4-x16")
-    converge = {a.term: a for a in clean.inputs.assumptions}[TermId.CONVERGENCE]
+    converge = {a.term: a for a in clean.calibration.said.assumptions}[TermId.CONVERGENCE]
     assert "same samples" not in converge.basis and "--noise-scale" in str(converge.measure)
 
 
@@ -374,7 +376,7 @@ def test_contention_measured_at_fewer_devices_is_carried_to_more(
     assert (frame["compute_ms"] + frame["wait_ms"]).is_monotonic_increasing
     warning = [w for w in advice.decision.warnings if "less contention at more devices" in w]
     assert len(warning) == 1
-    slowdown = dict(advice.inputs.compute.slowdown)
+    slowdown = dict(advice.calibration.model.compute.slowdown)
     # the measurements the warning names: x3 at N = 2, x1.05 at N = 4
     assert (slowdown[2], slowdown[4]) == (pytest.approx(3.0), pytest.approx(1.05))
     golden.check(VIEW, "contention measured less at more devices", warning[0])

@@ -17,10 +17,10 @@ def test_weak_scaling_break_even_agrees_with_the_table() -> None:
     advice = gpuscale.advise(bench=MEASURED, scaling="weak", samples=1.28e6, link="nvlink4")
     two = advice.predictions.set_index("accelerators").loc[2]
     assert two["speedup"] > 1
-    inputs = advice.inputs
+    inputs = advice.calibration
     assert inputs is not None and advice.break_even.compute_ms_per_grad_mb is not None
-    own_ms_per_mb = inputs.compute.compute_ms(inputs.model, inputs.batch) / (
-        inputs.model.grad_bytes / 1e6
+    own_ms_per_mb = inputs.model.compute.compute_ms(inputs.model.spec, inputs.run.batch) / (
+        inputs.model.spec.grad_bytes / 1e6
     )
     # 2 devices beat 1 for this model: its own compute per MB is past the break-even,
     # and the break-even is a compute a step could have (not a rounding of zero)

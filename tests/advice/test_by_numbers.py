@@ -49,12 +49,14 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden:
     advice = gpuscale.advise(
         bench=bench, params=12e6, flops_per_sample=12e6 * 900, batch=8, max_devices=1
     )
-    assert "cnn" in advice.inputs.name and "12M" in advice.inputs.name
+    assert "cnn" in advice.calibration.model.name and "12M" in advice.calibration.model.name
     calibrated = lines_on(advice.explanation, "Calibrated")
     # the family and the model said; the default model's advice (mlp-67m) is not given
     assert "inferred" in calibrated and "cnn-19m" in calibrated and "mlp-67m" not in calibrated
-    golden.check(VIEW, "a family inferred from the FLOPs", f"{advice.inputs.name}\n{calibrated}")
-    assert advice.inputs.model.params == 12e6
+    golden.check(
+        VIEW, "a family inferred from the FLOPs", f"{advice.calibration.model.name}\n{calibrated}"
+    )
+    assert advice.calibration.model.spec.params == 12e6
     # its step grows with its own FLOPs: the given numbers are what is advised on
     bigger = gpuscale.advise(
         bench=bench, params=12e6, flops_per_sample=24e6 * 900, batch=8, max_devices=1
@@ -64,10 +66,10 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden:
 
 def test_the_family_asked_for_wins(bench: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=bench, params=12e6, family="mlp", batch=8, max_devices=1)
-    assert "mlp" in advice.inputs.name and "12M" in advice.inputs.name
+    assert "mlp" in advice.calibration.model.name and "12M" in advice.calibration.model.name
     calibrated = lines_on(advice.explanation, "Calibrated")
     assert "as given" in calibrated
-    golden.check(VIEW, "the family given", f"{advice.inputs.name}\n{calibrated}")
+    golden.check(VIEW, "the family given", f"{advice.calibration.model.name}\n{calibrated}")
 
 
 def test_without_flops_or_family_it_says_what_to_give(bench: Path, golden: Golden) -> None:

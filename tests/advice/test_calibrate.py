@@ -123,15 +123,17 @@ def synthetic_bench(**n2) -> pd.DataFrame:
 def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
     table = synthetic_bench()
     cal, network = read_comm(calibrate(table, "tf-7m"), table, PHB)  # PHB, scaled as measured
-    assert cal.overlap == pytest.approx(0.6)
-    assert cal.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
-    assert network.comm_scale == pytest.approx(cal.comm_scale)
-    step = step_at(cal.model, cal.compute, network, 2, batch=cal.batch, overlap=cal.overlap)
+    assert cal.run.overlap == pytest.approx(0.6)
+    assert cal.model.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
+    assert network.comm_scale == pytest.approx(cal.bench.comm_scale)
+    step = step_at(
+        cal.model.spec, cal.model.compute, network, 2, batch=cal.run.batch, overlap=cal.run.overlap
+    )
     assert step.comm_ms == pytest.approx(10.0)
     assert step.exposed_ms == pytest.approx(4.0)
     measured = table.loc[table["accelerators"] == 2, "step_ms_mean"].iloc[0]
     assert step.step_ms == pytest.approx(measured)  # 32 + 3 + 4 = 39 ms, not 42
-    one = step_at(cal.model, cal.compute, network, 1, batch=cal.batch)
+    one = step_at(cal.model.spec, cal.model.compute, network, 1, batch=cal.run.batch)
     assert one.step_ms == pytest.approx(32.0)  # one device runs without DDP
 
 
@@ -163,8 +165,8 @@ def test_compute_fit_recovers_floor_and_rate_per_family() -> None:
         found = fit_compute(table[table["family"] == family])
         assert found == pytest.approx((fixed, tflops, 0.1), rel=1e-6)
     cal = calibrate(table, "cnn-4m")
-    assert cal.compute.tflops == pytest.approx(0.2, rel=1e-6)
-    assert cal.compute.fixed_ms == pytest.approx(3.0, abs=1e-9)
+    assert cal.model.compute.tflops == pytest.approx(0.2, rel=1e-6)
+    assert cal.model.compute.fixed_ms == pytest.approx(3.0, abs=1e-9)
 
 
 def test_rows_of_another_configuration_or_flagged_are_left_out(golden: Golden) -> None:
@@ -175,11 +177,13 @@ def test_rows_of_another_configuration_or_flagged_are_left_out(golden: Golden) -
     table = bench_table([*records, flagged])
     cal, network = read_comm(calibrate(table, "mlp-4m"), table, PHB)
     # the model's latest N = 1 run is bf16: only the bf16 ladder calibrates it
-    assert cal.compute.tflops == pytest.approx(5.0, rel=1e-6)
-    assert cal.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
-    assert cal.overlap is None and cal.comm_scale is None  # the flagged run taught nothing
+    assert cal.model.compute.tflops == pytest.approx(5.0, rel=1e-6)
+    assert cal.model.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
+    assert (
+        cal.run.overlap is None and cal.bench.comm_scale is None
+    )  # the flagged run taught nothing
     assert network == PHB  # nothing measured scales it
-    notes = [said(note) for note in cal.notes]
+    notes = [said(note) for note in cal.bench.notes]
     assert any("noisy no-sync steps" in note for note in notes)
     assert any("precision" in note for note in notes)
     golden.check(VIEW, "flagged and other-configuration rows left out", "\n".join(notes))
@@ -201,7 +205,7 @@ def test_noise_scale_comes_from_the_gradient_norms() -> None:
     noise = {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
     table = synthetic_bench(noise=noise)
     cal = calibrate(table, "tf-7m")
-    assert cal.noise is not None and cal.noise.b_simple == pytest.approx(64, rel=0.05)
+    assert cal.bench.noise is not None and cal.bench.noise.b_simple == pytest.approx(64, rel=0.05)
 
 
 def test_advise_takes_a_results_file_as_documented(tmp_path: Path, golden: Golden) -> None:

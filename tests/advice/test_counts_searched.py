@@ -56,7 +56,7 @@ def test_the_counts_searched_are_said_wherever_they_are_not_every_count(
     --max-devices 12 --global-batch 384 searched 1, 2, 4 and 8 without a word."""
     scaling = {"global_batch": batch} if batch else {"scaling": "weak"}
     advice = gpuscale.advise(**PAYS, max_devices=most, **scaling)
-    searched = advice.inputs.device_counts
+    searched = advice.calibration.machine.device_counts
     line = [s for s in advice.explanation if s.startswith("Device counts")]
     if searched == list(range(1, most + 1)) and set(advice.predictions["accelerators"]) == set(
         searched
@@ -102,7 +102,7 @@ def test_the_walk_max_3_at_a_batch_3_does_not_divide(golden: Golden) -> None:
     advice = gpuscale.advise(**PAYS, max_devices=3, global_batch=256)
     # the search stopped at 2 because 256 does not split over 3, not at the most allowed
     assert advice.recommended == 2 and advice.decision.limit.cap == "batch"
-    assert advice.inputs.device_counts == [1, 2, 3]
+    assert advice.calibration.machine.device_counts == [1, 2, 3]
     assert list(advice.predictions["accelerators"]) == [1, 2]
     cap = lines_on(advice.explanation, "2 devices is the")
     remedy = lines_on(advice.explanation, "What would change it")
@@ -119,7 +119,7 @@ def test_counts_searched_and_dropped_are_said_in_the_default_view() -> None:
     advice = gpuscale.advise(
         params=1.3e9, step_ms=200.0, batch=8, nodes=4, gpus_per_node=8, strategy="fsdp"
     )
-    assert advice.inputs.device_counts == [1, 2, 4, 8, 16, 32]
+    assert advice.calibration.machine.device_counts == [1, 2, 4, 8, 16, 32]
     assert set(advice.predictions["accelerators"]) == {1, 2, 4, 8}
     said = [line for line in lines(advice) if "16" in line and "32" in line]
     assert len(said) == 1, lines(advice)

@@ -44,13 +44,13 @@ def _fp32_floor_run(precision: str = "fp32") -> list[dict]:
 
 def test_fp32_work_beyond_the_batch_measured_is_priced_at_the_fp32_ceiling() -> None:
     advice = gpuscale.advise(bench=bench_table(_fp32_floor_run()))
-    compute, model = advice.inputs.compute, advice.inputs.model
+    compute, model = advice.calibration.model.compute, advice.calibration.model.spec
     assert model.flops == FLOPS
     # 64 samples a device: their work alone takes 150 ms at one thread's fp32 ceiling
     at_ceiling_ms = 64 * FLOPS / (FP32_THREAD * 1e12) * 1e3
     assert compute.micro_ms(model, 64) >= at_ceiling_ms * (1 - 1e-6), compute
     assert compute.tflops <= FP32_THREAD * (1 + 1e-6), compute
-    said = advice.inputs.fixed.basis
+    said = advice.calibration.model.fixed.basis
     assert "fp32" in said and "0.256 TFLOP/s" in said, said
     assert "8 TFLOP/s" not in said, said
 
@@ -71,8 +71,8 @@ def test_the_ceiling_names_the_precision_it_is_of() -> None:
 def test_bf16_work_is_priced_at_the_bf16_ceiling() -> None:
     """The same run in bf16: AMX's ceiling, the bound its work may reach, and said."""
     advice = gpuscale.advise(bench=bench_table(_fp32_floor_run("bf16")))
-    compute, model = advice.inputs.compute, advice.inputs.model
+    compute, model = advice.calibration.model.compute, advice.calibration.model.spec
     at_fp32_ms = 64 * FLOPS / (FP32_THREAD * 1e12) * 1e3
     assert compute.micro_ms(model, 64) < at_fp32_ms  # faster than fp32 may go
     assert abs(compute.tflops / AMX_THREAD - 1) < 0.01, compute
-    assert "bf16" in advice.inputs.fixed.basis, advice.inputs.fixed.basis
+    assert "bf16" in advice.calibration.model.fixed.basis, advice.calibration.model.fixed.basis

@@ -74,16 +74,16 @@ def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ig
     # "the most allowed" said only of the most allowed (a walk: "2 devices is the most
     # allowed" under --max-devices 3)
     for n in re.findall(r"(\d+) devices is the most allowed", text):
-        assert int(n) == advice.inputs.max_devices, text
+        assert int(n) == advice.calibration.machine.max_devices, text
     assert (d.limit.cap in STOPPED) == (
         d.chosen.accelerators == d.largest and d.chosen.accelerators > 1
     )
     # the count allowed caps only where no larger count was searched (the most allowed, or
     # whole nodes past one); a larger one searched has no row: the global batch kept
-    stopped_below = any(n > d.largest for n in advice.inputs.device_counts)
+    stopped_below = any(n > d.largest for n in advice.calibration.machine.device_counts)
     assert (d.limit.cap == "devices") == (d.limit.cap in STOPPED and not stopped_below)
     if d.limit.cap == "batch":
-        assert advice.inputs.kept_global_batch is not None and "does not split" in text
+        assert advice.calibration.run.kept_global_batch is not None and "does not split" in text
     if d.focus.accelerators > 1:
         focus = table.loc[d.focus.accelerators]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)

@@ -36,7 +36,7 @@ def test_the_default_predicts_what_was_benched(model: str, golden: Golden) -> No
     benched = _benched_strategy(model)
     default = gpuscale.advise(bench=ROWS, model=model)
     asked = gpuscale.advise(bench=ROWS, model=model, strategy=benched)
-    assert default.inputs.strategy == benched
+    assert default.calibration.run.strategy == benched
     step = ["step_ms", "exposed_comm_ms", "comm_ms", "latency_ms"]
     assert default.predictions[step].equals(asked.predictions[step])
     title = advice_view(default, terminal=True).title
@@ -47,7 +47,9 @@ def test_the_default_predicts_what_was_benched(model: str, golden: Golden) -> No
     line = lines_on(default.explanation, "Strategy:")
     assert f"Strategy: {benched.upper()}" in line and f"--strategy {other}" in line
     golden.check(VIEW, f"the strategy benched, {model}", line)
-    assert gpuscale.advise(bench=ROWS, model=model, strategy=other).inputs.strategy == other
+    assert (
+        gpuscale.advise(bench=ROWS, model=model, strategy=other).calibration.run.strategy == other
+    )
 
 
 def test_the_fsdp_bench_is_the_premise() -> None:
@@ -84,7 +86,7 @@ def test_the_reports_advice_predicts_and_names_what_was_benched(
     bench = bench_table(read_results(ROWS)[0])
     given = advice_on_bench(bench, ReportRequest(advise=True).advice_request())
     assert given.advice is not None
-    model = given.advice.inputs.name
+    model = given.advice.calibration.model.name
     benched = _benched_strategy(model)
     command = gpuscale.advise(bench=ROWS, model=model)
     assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])

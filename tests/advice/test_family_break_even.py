@@ -71,7 +71,7 @@ def test_every_member_gives_its_family_one_break_even(golden: Golden) -> None:
             (round(advice.break_even.params), round(advice.break_even.target_efficiency_params))
         )
         # the family's lines, as the rows were made, fitted over the 4 members
-        basis = advice.inputs.family
+        basis = advice.calibration.model.family
         assert basis is not None and basis.members == tuple(m for m, _ in MEMBERS)
         assert basis.opt_ms == pytest.approx(OPT) and basis.ddp_ms == pytest.approx(DDP)
         assert basis.flops_per_param == pytest.approx(FLOPS_PER_PARAM)
@@ -110,7 +110,7 @@ def test_the_h100_ladder_gives_each_family_one_break_even(h100) -> None:
     by_family: dict[tuple, set] = {}
     for name in models:
         advice = gpuscale.advise(bench=ladder, model=name)
-        basis = advice.inputs.family
+        basis = advice.calibration.model.family
         assert basis is not None and name in basis.members, name
         key = (basis.family, basis.members)
         size, target = advice.break_even.params, advice.break_even.target_efficiency_params
@@ -118,7 +118,7 @@ def test_the_h100_ladder_gives_each_family_one_break_even(h100) -> None:
         line = _family_line(advice)
         two = advice.predictions[advice.predictions["accelerators"] == 2].iloc[0]
         own = 2 * float(two["throughput_efficiency"])
-        params = advice.inputs.model.params
+        params = advice.calibration.model.spec.params
         family_says = size is not None and not math.isnan(size) and params >= size
         if family_says != (own > 1):
             assert "own measured step" in line, (name, line)

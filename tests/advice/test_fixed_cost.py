@@ -59,7 +59,10 @@ def test_two_step_times_price_strong_scaling_by_hand(golden: Golden) -> None:
     assert (one["global_batch"], two["global_batch"], two["batch_per_device"]) == (64, 64, 32)
     assert two["compute_ms"] == pytest.approx(13.2)
     assert two["fixed_excess_ms"] == pytest.approx(13.2 - 16.4 / 2)
-    assert advice.inputs.fixed.source == "entered" and advice.inputs.fixed.ms == pytest.approx(10)
+    assert (
+        advice.calibration.model.fixed.source == "entered"
+        and advice.calibration.model.fixed.ms == pytest.approx(10)
+    )
     # the weak alternative keeps 64 per device: its compute is the measured step
     weak = advice.alternative.set_index("accelerators").loc[2]
     assert weak["batch_per_device"] == 64 and weak["compute_ms"] == pytest.approx(16.4)
@@ -74,11 +77,14 @@ def test_two_step_times_price_strong_scaling_by_hand(golden: Golden) -> None:
 
 def test_an_entered_fixed_cost_and_its_prior() -> None:
     entered = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=15, max_devices=2)
-    assert entered.inputs.fixed.ms == 15 and entered.inputs.fixed.source == "entered"
+    assert (
+        entered.calibration.model.fixed.ms == 15
+        and entered.calibration.model.fixed.source == "entered"
+    )
     two = entered.predictions.set_index("accelerators").loc[2]
     assert two["compute_ms"] == pytest.approx(15 + 5 / 2)
     prior = gpuscale.advise(params=1e6, step_ms=20, batch=64, max_devices=2)
-    fixed = prior.inputs.fixed
+    fixed = prior.calibration.model.fixed
     assert fixed.source == "assumed" and (fixed.low_ms, fixed.ms, fixed.high_ms) == (1, 4, 19.98)
     assert "measure it" not in str(fixed.measure) and "--step-ms" in str(fixed.measure)
 
@@ -108,7 +114,9 @@ def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain(golden: Go
     assert u["speedup_low"] < 1 < u["speedup"]
     assert u["speedup_high"] - u["speedup_low"] > k["speedup_high"] - k["speedup_low"]
     assert unknown.recommended == 1 and unknown.decision.held_back.accelerators == 2
-    assert unknown.inputs.fixed.source == "assumed" and "fixed" in unknown.decision.settle
+    assert (
+        unknown.calibration.model.fixed.source == "assumed" and "fixed" in unknown.decision.settle
+    )
     golden.check(VIEW, "the assumed fixed cost to settle", unknown.decision.settle)
     golden.check(VIEW, "measure first", lines_on(unknown.explanation, "Measure first:"))
 
@@ -189,7 +197,7 @@ def test_an_fp32_step_faster_than_the_fp32_peak_keeps_the_prior() -> None:
         link="nvlink3",
         max_devices=8,
     )
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert (fixed.low_ms, fixed.ms, fixed.high_ms) == (
         fixed_cost.GPU_PRIOR.low_ms,
         fixed_cost.GPU_PRIOR.ms,

@@ -37,10 +37,10 @@ def _all_fixed(tmp_path: Path) -> tuple[Path, list[dict]]:
 def test_a_fixed_cost_as_long_as_the_step_leaves_a_rate_a_cpu_can_reach(tmp_path: Path) -> None:
     path, rows = _all_fixed(tmp_path)
     advice = gpuscale.advise(bench=path)
-    said = " ".join(map(in_words, advice.inputs.warnings)) + " ".join(advice.explanation)
+    said = " ".join(map(in_words, advice.calibration.said.warnings)) + " ".join(advice.explanation)
     assert "IMPLAUSIBLE" not in said, said
     threads = rows[0]["config"]["threads"]
-    assert 0 < advice.inputs.compute.tflops < FAR_ABOVE_A_CPU_THREAD * threads
+    assert 0 < advice.calibration.model.compute.tflops < FAR_ABOVE_A_CPU_THREAD * threads
     # what the bench measured still holds: the one-device step is its timed phases
     last = [r for r in rows if r["config"]["accelerators"] == 1][-1]["timing"]
     timed = last["forward_ms"] + last["backward_ms"] + last["optimizer_ms"]
@@ -48,7 +48,7 @@ def test_a_fixed_cost_as_long_as_the_step_leaves_a_rate_a_cpu_can_reach(tmp_path
     assert one["accelerators"] == 1
     assert abs(one["step_ms"] - timed) < 0.05 * timed
     # the fixed cost said leaves the forward + backward work to do, and why is said
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert fixed.ms < last["forward_ms"] + last["backward_ms"] - 1e-3
     assert "intercept left less of it" in fixed.basis and "CPU thread" in fixed.basis
 
@@ -69,4 +69,6 @@ def test_a_family_fit_with_almost_no_slope_leaves_a_rate_a_cpu_can_reach() -> No
     advice = gpuscale.advise(bench=bench_table(records), model="mlp-a")
     said = " ".join(advice.explanation)
     assert "IMPLAUSIBLE" not in said, said
-    assert 0 < advice.inputs.compute.tflops < FAR_ABOVE_A_CPU_THREAD, advice.inputs.compute
+    assert 0 < advice.calibration.model.compute.tflops < FAR_ABOVE_A_CPU_THREAD, (
+        advice.calibration.model.compute
+    )

@@ -67,8 +67,8 @@ def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(
     assert floor == pytest.approx(STEP_MS - 100 * at_peak_ms, rel=5e-3)
     # the fixed cost taken is the one said, and it is the one the advice prices
     taken = _ms(sentence, "(without a peak")
-    assert taken == pytest.approx(advice.inputs.fixed.ms, rel=5e-3)
-    assert advice.inputs.fixed.ms >= floor * (1 - 5e-3)
+    assert taken == pytest.approx(advice.calibration.model.fixed.ms, rel=5e-3)
+    assert advice.calibration.model.fixed.ms >= floor * (1 - 5e-3)
     # what would replace the bound
     for remedy in ("--fixed-ms", "gpuscale bench"):
         assert remedy in sentence
@@ -84,26 +84,26 @@ def test_no_peak_bound_is_said_and_the_prior_stands(named: dict, golden: Golden)
     assert "no peak bound" in sentence and "--fixed-ms" in sentence
     golden.check(VIEW, f"not bounded, {named.get('device_name') or 'no device'} named", sentence)
     assert (named.get("device_name") or "--device-name") in sentence
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert _ms(sentence, "(range") == pytest.approx(fixed.ms, rel=5e-3)
     assert fixed.source == "assumed" and fixed.low_ms < fixed.ms < fixed.high_ms
     assert not _said(advice, "Fixed cost bounded")
     # the two devices differ by the bound, now said on both sides
-    bounded = _advise(device_name="A10", flops_per_sample=FLOPS).inputs.fixed.ms
+    bounded = _advise(device_name="A10", flops_per_sample=FLOPS).calibration.model.fixed.ms
     assert bounded > 5 * fixed.ms
 
 
 @pytest.mark.parametrize("device", sorted(TF32))
 def test_without_flops_the_bound_is_a_reading_never_a_fixed_cost(device: str) -> None:
     advice = _advise(device_name=device)
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert fixed.source == "assumed" and fixed.ms == pytest.approx(4.0)  # the prior's
     assert not _said(advice, "Fixed cost bounded")
     # the transformer's reading (6 x parameters): the bound's fixed cost, priced apart
     (reading,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
     assert reading.value == pytest.approx(FLOPS) and reading.unit == "FLOPs"
     bounded = _advise(device_name=device, flops_per_sample=FLOPS)
-    assert bounded.inputs.fixed.ms > 5 * fixed.ms
+    assert bounded.calibration.model.fixed.ms > 5 * fixed.ms
     assert reading.accelerators == bounded.decision.chosen.accelerators
     # the count is withheld exactly where an end of an assumed range moves it
     moved = [

@@ -103,7 +103,7 @@ def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(
         flags = NAN_LOSS if world == 2 else []  # diverged at 2: its N = 1 run looks sound
         append_result(path, bench_record("mlp-4m", 4_000_000, world, 50.0, flags=flags))
     advice = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=allow)
-    assert advice.inputs is not None and advice.inputs.name == "mlp-1m"
+    assert advice.calibration is not None and advice.calibration.model.name == "mlp-1m"
     passed_over = [s for s in advice.explanation if "mlp-4m" in s]
     assert passed_over and "loss not finite" in " ".join(passed_over)
     case = "a broken model passed over" + (", flagged runs allowed" if allow else "")

@@ -79,7 +79,7 @@ def test_fsdps_own_work_is_not_split_over_the_devices(tmp_path: Path) -> None:
     # the own work is measured; the bare step's own fixed cost (kernel launches) is not, so
     # the whole is assumed, with the prior's range added to it
     assert "16 ms measured: FSDP's own work at N = 1, 16 ms: its step" in said, said
-    fixed = advice.inputs.fixed
+    fixed = advice.calibration.model.fixed
     assert fixed.source == "assumed"
     assert fixed.low_ms >= own * 0.999 and fixed.high_ms > fixed.low_ms
 
@@ -88,7 +88,7 @@ def test_the_calibration_note_says_the_fixed_cost_as_its_source_does() -> None:
     """A walk: tf-30m's fixed cost (FSDP's measured gap plus the prior) was "assumed" in
     the fixed-cost line and `-f json`, "measured" in the calibration's note."""
     advice = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="fsdp")
-    source = advice.inputs.fixed.source
+    source = advice.calibration.model.fixed.source
     notes = [s for s in advice.explanation if s.startswith("Calibrated on")]
     assert notes
     compute = notes[0].split("compute:", 1)[1].split(";", 1)[0]

@@ -30,7 +30,7 @@ def test_the_step_floor_is_its_kernels_at_the_cited_launch_time() -> None:
 def test_a_step_shorter_than_its_kernels_is_flagged_and_kept_out() -> None:
     # weak scaling: every count has a row, so only the flag keeps them out
     advice = gpuscale.advise(step_ms=0.001, scaling="weak", **TINY)
-    assert len(_implausible(advice)) == 1 and advice.inputs.implausible
+    assert len(_implausible(advice)) == 1 and advice.calibration.said.implausible
     assert advice.decision.refused and advice.recommended == 1
     assert advice.predictions["accelerators"].max() == 8  # the table is still shown
     # two step times, one of them below the floor: the same flag
@@ -44,11 +44,11 @@ def test_a_step_above_the_floor_is_not_flagged_by_it() -> None:
 
 
 def test_an_assumed_fixed_cost_below_its_prior_says_so_as_data() -> None:
-    fixed = gpuscale.advise(step_ms=0.5, **TINY).inputs.fixed
+    fixed = gpuscale.advise(step_ms=0.5, **TINY).calibration.model.fixed
     assert fixed.source == "assumed" and fixed.high_ms < GPU_PRIOR.low_ms
     assert fixed.below_prior_ms == GPU_PRIOR.low_ms
     assert fixed.basis.startswith("below its prior's range")  # not "1-20 ms" alone
-    within = gpuscale.advise(step_ms=100, **TINY).inputs.fixed
+    within = gpuscale.advise(step_ms=100, **TINY).calibration.model.fixed
     assert within.below_prior_ms is None and within.low_ms >= GPU_PRIOR.low_ms
     args = ["advise", "--params", "100k", "--step-ms", "0.001", "--batch", "1"]
     result = CliRunner().invoke(app, [*args, "--interconnect", "nvlink5", "-f", "json"])
@@ -69,7 +69,7 @@ def test_a_ddp_replica_larger_than_the_device_is_flagged_not_under_fsdp() -> Non
     # issue 73: no DDP count holds it (16 bytes a parameter, 208 GB); the advice is of
     # ZeRO-2 at the fewest devices that hold it (4: 26 + 182 / 4 GB); flagged, no count
     # above 1 is advised, and 1 cannot hold it: no count, the fewest named
-    assert (ddp.inputs.strategy, ddp.decided.chosen.accelerators) == ("zero2", 4)
+    assert (ddp.calibration.run.strategy, ddp.decided.chosen.accelerators) == ("zero2", 4)
     assert ddp.recommended is None
     assert _implausible(gpuscale.advise(**big, strategy="fsdp")) == []
     assert _implausible(gpuscale.advise(**{**big, "params": 7e9})) == []

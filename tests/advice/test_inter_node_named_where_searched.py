@@ -39,7 +39,7 @@ def test_the_link_between_nodes_is_named_only_where_a_count_spans_nodes(case: st
     assert (NIC in explanation) == spans, (counts, explanation)
     assert ("Between nodes:" in explanation) == spans
     # the model keeps its nodes: the counts past one node are whole nodes or none
-    assert advice.inputs.network.inter is not None
+    assert advice.calibration.machine.network.inter is not None
     assert all(n <= per_node or n % per_node == 0 for n in counts)
     # the header, as typed
     typed = ["advise", "--explain", "--params", "7M", "--step-ms", "40", "--batch", "32"]

@@ -45,8 +45,8 @@ def test_no_rate_above_the_peak_and_the_step_never_shrinks_as_the_batch_grows() 
     advice = gpuscale.advise(bench=MEASURED, samples=1.28e6, link="nvlink4")
     said = "\n".join(advice.explanation)
     assert "IMPLAUSIBLE" not in said, said
-    assert advice.inputs is not None
-    compute, model = advice.inputs.compute, advice.inputs.model
+    assert advice.calibration is not None
+    compute, model = advice.calibration.model.compute, advice.calibration.model.spec
     assert compute.tflops <= row["peak_tflops"]
     # two runs at batch 32: the measured point and the split are the same run's (batch 33
     # was once faster than batch 32, the first run's step beside the last run's split)

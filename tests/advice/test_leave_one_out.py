@@ -61,14 +61,14 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]
     assert "m000" in left_out and "m059" in left_out  # the smallest and the largest
-    error = advice.inputs.error
+    error = advice.calibration.model.error
     source = said(error.source)
     assert len(error.residuals) == MAX_LEFT_OUT and f"{MAX_LEFT_OUT} of the 60" in source
 
 
 def test_a_few_models_are_all_left_out(tmp_path: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
-    error = advice.inputs.error
+    error = advice.calibration.model.error
     source = said(error.source)
     assert len(error.residuals) == 3 and "of the 3 models" not in source
     golden.check(VIEW, "every one of 3 models left out", source)

@@ -117,9 +117,11 @@ def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole(golden: Golde
     count, and the remedy said every device pays the optimizer step whole, where each
     FSDP rank steps its shard (the JSON's fixed term has no optimizer part there)."""
     advice = gpuscale.advise(bench=ROWS, model="tf-30m")
-    assert advice.inputs.strategy == "fsdp" and advice.decision.limit.dominant_term == "fixed"
+    assert (
+        advice.calibration.run.strategy == "fsdp" and advice.decision.limit.dominant_term == "fixed"
+    )
     parts = gpuscale.advice.explain.table_words.fixed_parts(
-        advice.inputs, advice.predictions, advice.decision.focus.accelerators
+        advice.calibration, advice.predictions, advice.decision.focus.accelerators
     )
     assert parts["optimizer"] == 0 < parts["forward_backward"]
     said = next(s for s in advice.explanation if s.startswith("What would change it"))

@@ -22,8 +22,8 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
     # the board the power and peak are read of, said with the parts the name could mean
     assert "'H100' names no single part: read as H100 SXM5 80GB" in said
     assert "H100 PCIe 80GB or H100 NVL 94GB" in said and "(700 W)" in said
-    assert advice.inputs.network.intra.name == "nvlink4"
-    link = [s for s in map(in_words, advice.inputs.sources) if s.startswith("Link:")]
+    assert advice.calibration.machine.network.intra.name == "nvlink4"
+    link = [s for s in map(in_words, advice.calibration.said.sources) if s.startswith("Link:")]
     assert len(link) == 1 and "assumed nvlink4" in link[0] and "pcie-phb" in link[0]
     assert "an assumed link, nvlink4" in said  # the caveat says the link it assumed
 
@@ -31,4 +31,4 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
 @pytest.mark.parametrize("device", ["H100 PCIe", "H100 NVL", "RTX 4090", "RTX 3090"])
 def test_a_card_without_an_sxm_board_keeps_pcie(device: str) -> None:
     advice = _advice(device)
-    assert advice.inputs.network.intra.name == "pcie-phb"
+    assert advice.calibration.machine.network.intra.name == "pcie-phb"

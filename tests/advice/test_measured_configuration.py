@@ -126,7 +126,7 @@ def test_two_sweeps_measure_the_overlap_together(tmp_path: Path) -> None:
     measured = table[table["accelerators"] == 2]["overlap"]
     assert sorted(measured) == pytest.approx([0.25, 1.0])
     advice = gpuscale.advise(bench=path, scaling="weak", max_devices=2)
-    assert advice.inputs.overlap == pytest.approx(float(measured.median()))
+    assert advice.calibration.run.overlap == pytest.approx(float(measured.median()))
 
 
 def test_the_step_interval_says_how_far_the_model_is_from_its_own_runs(
@@ -161,6 +161,6 @@ def test_the_step_interval_says_how_far_the_model_is_from_its_own_runs(
     step = rows_[(rows_["accelerators"] == 2) & (rows_["batch_per_device"] == BATCH)].iloc[0]
     off = float(two["step_ms_mean"]) / float(step["step_ms"]) - 1
     assert abs(off) > 0.05  # the 1 ms waited is not predicted: the model is off here
-    said = in_words(advice.inputs.error.source)
-    assert f"off by {off:+.0%}" in said and advice.inputs.error.measured_n == 2
+    said = in_words(advice.calibration.model.error.source)
+    assert f"off by {off:+.0%}" in said and advice.calibration.model.error.measured_n == 2
     golden.check(VIEW, "the model off its own run", said)

@@ -122,7 +122,7 @@ def test_fsdp_asked_is_never_advised_fewer_devices_than_hold_the_model(golden: G
     advice = gpuscale.advise(
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
     )
-    assert advice.inputs.strategy == "fsdp"
+    assert advice.calibration.run.strategy == "fsdp"
     assert advice.memory is not None and advice.memory.fits_from("fsdp") == 2
     assert advice.decided.chosen.accelerators >= 2
     assert advice.picks.cheapest is None or advice.picks.cheapest >= 2
@@ -179,7 +179,7 @@ def test_sgd_needs_fewer_bytes_a_parameter() -> None:
         strategy="ddp",
         optimizer="sgd_momentum",
     )
-    assert advice.memory is None and advice.inputs.strategy == "ddp"
+    assert advice.memory is None and advice.calibration.run.strategy == "ddp"
 
 
 def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
@@ -192,7 +192,7 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     assert memory.device.assumed
     assert memory.to_dict()["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
-    assert advice.inputs.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
+    assert advice.calibration.run.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
     golden.check("advice/memory", "13b_no_device_named", advice.explanation[0])
 
 

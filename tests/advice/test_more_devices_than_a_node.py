@@ -13,8 +13,8 @@ MEASURED = Path(__file__).with_name("h100_resnet50_bf16.jsonl")
 
 def test_counts_beyond_a_node_span_nodes_and_it_is_said() -> None:
     advice = gpuscale.advise(bench=MEASURED, link="nvlink4", max_devices=16, scaling="weak")
-    assert advice.inputs is not None
-    network = advice.inputs.network
+    assert advice.calibration is not None
+    network = advice.calibration.machine.network
     assert network.per_node == 8 and network.inter is not None
     assert network.spans_nodes(16) and not network.spans_nodes(8)
     assert advice.predictions["accelerators"].max() == 16
@@ -24,5 +24,5 @@ def test_counts_beyond_a_node_span_nodes_and_it_is_said() -> None:
 
 def test_within_a_node_nothing_changes() -> None:
     advice = gpuscale.advise(bench=MEASURED, link="nvlink4", max_devices=8)
-    assert advice.inputs is not None and advice.inputs.network.inter is None
+    assert advice.calibration is not None and advice.calibration.machine.network.inter is None
     assert "Nodes:" not in "\n".join(advice.explanation)

@@ -56,7 +56,9 @@ def test_the_walks_devices_are_checked_against_their_peak(device: str) -> None:
     flagged = [w for w in advice.decision.warnings if w.startswith("IMPLAUSIBLE")]
     assert flagged and "peak" in flagged[0], advice.decision.warnings
     assert advice.recommended == 1
-    assert not any(s.startswith("Plausibility:") for s in map(said, advice.inputs.sources))
+    assert not any(
+        s.startswith("Plausibility:") for s in map(said, advice.calibration.said.sources)
+    )
 
 
 @pytest.mark.parametrize("device", ["A10G", "TPU v4", "H800"])

@@ -43,9 +43,11 @@ def test_each_prior_is_named_with_its_source() -> None:
 
 def test_the_priors_narrow_the_interval_around_their_point() -> None:
     advice = _resnet50_on_a_dgx()
-    inputs = advice.inputs
-    bare = replace(inputs.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
-    before = recommend(replace(inputs, compute=bare, prior_range=(), error=StepError()))
+    inputs = advice.calibration
+    bare = replace(inputs.model.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
+    before = recommend(
+        inputs.at({"model": {"compute": bare, "prior_range": (), "error": StepError()}})
+    )
     now = advice.predictions.set_index("accelerators").loc[8]
     then = before.predictions.set_index("accelerators").loc[8]
     assert now["speedup"] < then["speedup"]  # what the numbers set to zero now costs

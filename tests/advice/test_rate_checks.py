@@ -26,7 +26,7 @@ def test_a_per_sample_rate_above_the_peak_is_flagged_with_two_step_times(golden:
     advice = gpuscale.advise(step_ms=(0.1, 0.11), batch=(8, 64), **DEVICE)
     flagged = _implausible(advice)
     assert len(flagged) == 1 and DEVICE["device_name"] in flagged[0] and "232" in flagged[0]
-    assert advice.inputs.implausible
+    assert advice.calibration.said.implausible
     golden.check(VIEW, "a per-sample rate above the device's peak", flagged[0])
     assert advice.recommended == 1  # nothing sure of its gain on an impossible input
 
@@ -40,12 +40,12 @@ def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked(golden:
     """nvlink4 implied an H100 for the rate check while the power said "unknown device"
     (a user walk): the same device for both, said to be implied."""
     advice = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="nvlink4")
-    power = advice.inputs.power
+    power = advice.calibration.machine.power
     assert power.watts is not None and "nvlink4 implies" in power.source
     golden.check(VIEW, "the power of the device a link implies", power.source)
     assert advice.predictions["energy_kwh"].notna().all()
     unimplied = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="pcie-phb")
-    assert unimplied.inputs.power.watts is None
+    assert unimplied.calibration.machine.power.watts is None
 
 
 def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named(golden: Golden) -> None:

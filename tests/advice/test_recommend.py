@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.power import Power, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
@@ -30,20 +30,18 @@ NVLINK = Network(intra=Link(busbw_gbs=370.8, latency_us=10.0, name="nvlink4"))
 MODEL = ModelSpec(params=100e6)  # 400 MB of fp32 gradients, 6e8 FLOPs per sample
 
 
-def inputs(**kw) -> AdviceInputs:
-    base = dict(
-        model=MODEL,
-        compute=Compute(tflops=100.0, fixed_ms=1.0, opt_ms_per_mparam=0.01),
-        network=NVLINK,
-        batch=64,
-        max_devices=64,
-        overlap=0.8,
-    )
-    return AdviceInputs(**{**base, **kw})
+# a 100M-parameter model on 64 H100s over NVLink, each test changing parts of it (``at``)
+BASE = Calibration(
+    model=StepModel(
+        spec=MODEL, compute=Compute(tflops=100.0, fixed_ms=1.0, opt_ms_per_mparam=0.01)
+    ),
+    run=Run(batch=64, overlap=0.8),
+    machine=Machine(network=NVLINK, max_devices=64),
+)
 
 
 def test_without_convergence_time_follows_throughput() -> None:
-    frame = predictions(inputs())
+    frame = predictions(BASE)
     assert (frame["convergence_factor"] == 1).all()
     assert (frame["accum"] == 1).all() and (frame["batch_per_device"] == 64).all()
     assert frame["speedup"].to_numpy() == pytest.approx(
@@ -54,7 +52,9 @@ def test_without_convergence_time_follows_throughput() -> None:
 def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     small_noise = ConvergenceModel(1e7, 256.0, "test")
     slow_compute = Compute(tflops=1.0, fixed_ms=1.0)  # 38 ms per step: communication is small
-    advice = recommend(inputs(convergence=small_noise, compute=slow_compute))
+    advice = recommend(
+        BASE.at({"model": {"compute": slow_compute}, "search": {"convergence": small_noise}})
+    )
     largest = advice.predictions.iloc[-1]
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
@@ -68,7 +68,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     )[0]
     assert advice.decision.limit.cap == worse
     # the same model without the convergence model is told to use more devices
-    naive = recommend(inputs(compute=slow_compute))
+    naive = recommend(BASE.at({"model": {"compute": slow_compute}}))
     assert (advice.recommended or 1) < (naive.recommended or 1)
     # speedup = throughput factor x convergence factor, exactly
     f = advice.predictions
@@ -79,7 +79,12 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
 
 def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> None:
     advice = recommend(
-        inputs(convergence=ConvergenceModel(1e7, 512.0, "test"), compute=Compute(tflops=1.0))
+        BASE.at(
+            {
+                "model": {"compute": Compute(tflops=1.0)},
+                "search": {"convergence": ConvergenceModel(1e7, 512.0, "test")},
+            }
+        )
     )
     at64 = advice.predictions.set_index("accelerators").loc[64]
     assert at64["global_batch"] < 64 * 64  # not simply the measured batch everywhere
@@ -106,19 +111,24 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
     (~1,000) to pay for the same gradient bytes."""
     compute = Compute(tflops=50.0, fixed_ms=2.0)
     mlp = recommend(
-        inputs(
-            model=ModelSpec(params=10e6),
-            compute=compute,
-            overlap=0.0,
-            network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
+        BASE.at(
+            {
+                "model": {"spec": ModelSpec(params=10e6), "compute": compute},
+                "run": {"overlap": 0.0},
+                "machine": {"network": Network(intra=Link(busbw_gbs=10.0, latency_us=20.0))},
+            }
         )
     )
     cnn = recommend(
-        inputs(
-            model=ModelSpec(params=10e6, flops_per_sample=1e10),
-            compute=compute,
-            overlap=0.0,
-            network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
+        BASE.at(
+            {
+                "model": {
+                    "spec": ModelSpec(params=10e6, flops_per_sample=1e10),
+                    "compute": compute,
+                },
+                "run": {"overlap": 0.0},
+                "machine": {"network": Network(intra=Link(busbw_gbs=10.0, latency_us=20.0))},
+            }
         )
     )
     assert cnn.break_even.params is not None
@@ -133,13 +143,20 @@ def test_energy_and_cost_per_trained_model() -> None:
     # By hand, one device: 6 x 100M FLOPs x 64 samples at 100 TFLOP/s = 0.384 ms, plus the
     # 1 ms fixed and 0.01 ms/Mparam x 100 optimizer: a 2.384 ms step; 64M samples are 1M
     # steps = 2,384 s = 0.66222 h; at 700 W that is 0.46356 kWh, at $2/h $1.3244.
-    advice = recommend(inputs(power=Power(700.0, "test"), price_per_device_hour=2.0, samples=64e6))
+    advice = recommend(
+        BASE.at(
+            {
+                "machine": {"power": Power(700.0, "test")},
+                "search": {"price_per_device_hour": 2.0, "samples": 64e6},
+            }
+        )
+    )
     one = advice.predictions.set_index("accelerators").loc[1]
     assert one["step_ms"] == pytest.approx(2.384)
     assert one["time_to_train_min"] / 60 == pytest.approx(0.662222, rel=1e-5)
     assert one["energy_kwh"] == pytest.approx(0.463556, rel=1e-5)
     assert one["cost"] == pytest.approx(1.324444, rel=1e-5)
-    unknown = predictions(inputs())
+    unknown = predictions(BASE)
     assert unknown["energy_kwh"].isna().all() and unknown["cost"].isna().all()
 
 
@@ -167,7 +184,7 @@ def test_the_detected_topology_chooses_the_link_and_says_so(golden: Golden) -> N
     golden.check(VIEW, "the link of the detected topology", detected)
     bare = gpuscale.advise(params=7e6, step_ms=20, batch=64)
     (assumed,) = [line for line in bare.explanation if line.startswith("Link:")]
-    assert "none detected" in assumed and bare.inputs.network.name == "pcie-phb"
+    assert "none detected" in assumed and bare.calibration.machine.network.name == "pcie-phb"
     golden.check(VIEW, "no link given or detected", assumed)
 
 
@@ -191,13 +208,19 @@ def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
 def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> None:
     conv = ConvergenceModel(1e7, b_noise, "t") if b_noise else None
     frame = predictions(
-        inputs(
-            model=ModelSpec(params=params),
-            compute=Compute(tflops=tflops, fixed_ms=0.5),
-            network=Network(intra=Link(busbw_gbs=busbw, latency_us=10.0)),
-            overlap=overlap,
-            convergence=conv,
-            max_devices=16,
+        BASE.at(
+            {
+                "model": {
+                    "spec": ModelSpec(params=params),
+                    "compute": Compute(tflops=tflops, fixed_ms=0.5),
+                },
+                "run": {"overlap": overlap},
+                "machine": {
+                    "network": Network(intra=Link(busbw_gbs=busbw, latency_us=10.0)),
+                    "max_devices": 16,
+                },
+                "search": {"convergence": conv},
+            }
         )
     )
     assert plausible(frame).all(), frame[list(FLAGGED)]
@@ -209,7 +232,8 @@ def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> N
 @given(global_batch=st.integers(1, 5000), batch=st.integers(1, 64), devices=st.integers(1, 64))
 def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, devices) -> None:
     try:
-        frame = predictions(inputs(global_batch=global_batch, batch=batch, max_devices=devices))
+        changes = {"run": {"global_batch": global_batch, "batch": batch}}
+        frame = predictions(BASE.at({**changes, "machine": {"max_devices": devices}}))
     except ValueError as exc:
         assert "cannot be split" in str(exc)
         return

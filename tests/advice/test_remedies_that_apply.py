@@ -34,10 +34,10 @@ def _timed_long() -> object:
 
 def test_a_latency_bound_one_bucket_model_is_not_told_larger_buckets(golden: Golden) -> None:
     advice = gpuscale.advise(bench=_timed_long())
-    assert advice.inputs is not None
+    assert advice.calibration is not None
     # the premise, from the data: latency decides, the gradients fit in one bucket
     assert advice.decision.limit.change == "latency"
-    assert advice.inputs.model.grad_bytes < advice.inputs.bucket_mb * 2**20
+    assert advice.calibration.model.spec.grad_bytes < advice.calibration.run.bucket_mb * 2**20
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
     assert "larger DDP buckets" not in said and "barely matter" in said
     if advice.decision.chosen.accum > 1:

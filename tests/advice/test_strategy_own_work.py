@@ -30,7 +30,7 @@ def _raw(path, model: str) -> dict:
 
 def _own_work(advice):
     """The strategy's own work (``TermId.DDP``: DDP's or FSDP's, as ``strategy`` says)."""
-    return next(a for a in advice.inputs.assumptions if a.term == TermId.DDP)
+    return next(a for a in advice.calibration.said.assumptions if a.term == TermId.DDP)
 
 
 def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100, golden: Golden) -> None:
@@ -52,8 +52,8 @@ def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100, golden: Golden) -> None
     assert row["fsdp_overhead_ms"] == pytest.approx(step - nosync)  # was 0.0
     advice = gpuscale.advise(bench=paths, model="tf-30m")
     # the fixed cost holds FSDP's 10 ms measured, plus the prior's rest of it
-    assert advice.inputs.fixed.ms >= step - nosync
-    (note,) = [s for s in map(said, advice.inputs.sources) if "no-sync step" in s]
+    assert advice.calibration.model.fixed.ms >= step - nosync
+    (note,) = [s for s in map(said, advice.calibration.said.sources) if "no-sync step" in s]
     for ms in (step - nosync, step, nosync):  # 10.1 ms: 36.2 ms less 26.2 ms
         assert format_ms(ms) in note, (ms, note)
     golden.check(
@@ -71,7 +71,7 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) ->
     listed nowhere as the work priced; FSDP's own work is said unmeasured with its
     command, and every N > 1 step is its compute, wait and exposed communication."""
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-7m", strategy="fsdp")
-    terms = [(a.term, a.strategy) for a in advice.inputs.assumptions]
+    terms = [(a.term, a.strategy) for a in advice.calibration.said.assumptions]
     assert (TermId.DDP, "ddp") not in terms
     fsdp = _own_work(advice)
     assert fsdp.strategy == "fsdp"
@@ -80,7 +80,9 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) ->
     assert (above["ddp_ms"] == 0).all()
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
     assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
-    warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
+    warning = next(
+        w for w in map(said, advice.calibration.said.warnings) if w.startswith("STRATEGY")
+    )
     assert "left out" in warning and "priced as" not in warning
     golden.check(VIEW, "a DDP bench predicted as FSDP", warning)
 
@@ -97,7 +99,9 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100, golden: 
     two = advice.predictions.set_index("accelerators").loc[2]
     rest = two["step_ms"] - two["compute_ms"] - two["wait_ms"] - two["exposed_comm_ms"]
     assert abs(rest - stated) < 0.01 * stated
-    warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
+    warning = next(
+        w for w in map(said, advice.calibration.said.warnings) if w.startswith("STRATEGY")
+    )
     assert "prior" in warning
     golden.check(VIEW, "an FSDP bench predicted as DDP", warning)
 

@@ -98,7 +98,7 @@ def test_the_fixed_cost_words_name_the_optimizer_step_they_count(golden: Golden)
     paid = opt * (1 - share)
     assert float(focus["fixed_excess_ms"]) == pytest.approx(paid, rel=0.01)
     fixed = _line(advice, "Fixed per-step costs: of each forward and backward")
-    assert format_ms(advice.inputs.fixed.ms) in fixed and format_ms(opt) in fixed
+    assert format_ms(advice.calibration.model.fixed.ms) in fixed and format_ms(opt) in fixed
     step = _line(advice, f"On {d.focus.accelerators} devices")
     like = d.focus.step_ms
     assert f"of it {format_ms(paid, like)} fixed" in step
@@ -125,7 +125,10 @@ def test_without_an_optimizer_measured_the_fixed_term_is_the_forward_backward_fi
     excess = format_ms(float(focus["fixed_excess_ms"]), d.focus.step_ms)
     # the step given holds its optimizer: one fixed per-step cost, said as one number
     fixed = _line(advice, "Fixed per-step cost:")
-    assert format_ms(advice.inputs.fixed.ms, advice.inputs.fixed.high_ms) in fixed
+    assert (
+        format_ms(advice.calibration.model.fixed.ms, advice.calibration.model.fixed.high_ms)
+        in fixed
+    )
     assert f"of it {excess} fixed" in step
     assert "optimizer" not in step and "optimizer" not in fixed
     golden.check(VIEW, "the fixed cost by numbers", f"{fixed}\n{step}")

@@ -46,7 +46,7 @@ def test_the_request_resolves_names_as_the_command_line_does() -> None:
     request = AdviceRequest(params=7e6, step_ms=20, workload="BERT", ruleset="v5.0")
     assert (request.workload, request.ruleset) == ("bert", "5.0.0")
     advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, workload="bert", ruleset="5.0")
-    assert advice.inputs is not None and advice.inputs.convergence is not None
+    assert advice.calibration is not None and advice.calibration.search.convergence is not None
 
 
 def test_what_bench_results_make_unused_is_refused_never_ignored(tmp_path: Path) -> None:

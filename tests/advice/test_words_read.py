@@ -15,7 +15,7 @@ from .test_calibrate import sweep_file
 def test_the_link_a_sweep_measured_reads_as_a_phrase(tmp_path: Path) -> None:
     path = sweep_file(tmp_path, 2.0, 100.0)
     advice = gpuscale.advise(params=7e6, step_ms=40, batch=32, collectives=str(path))
-    name = advice.inputs.network.name
+    name = advice.calibration.machine.network.name
     assert name == f"the link measured in {path.name} (2 ranks)"
     assert not any("on measured (" in line for line in advice.explanation)
 

@@ -51,7 +51,7 @@ def test_one_file_asks_for_one_number_of_steps(path: Path) -> None:
         assert len(numbers) == 1  # every note of one model's runs, one number
     advice = gpuscale.advise(bench=path)
     said = " ".join([*advice.explanation, *advice.caveats])
-    assert _asked(said) == asked[advice.inputs.name]
+    assert _asked(said) == asked[advice.calibration.model.name]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -23,7 +23,7 @@ def test_the_decision_comes_first_and_each_measured_speedup_names_its_platform(
     bench = bench_table(read_results(HERE / "h100_paths.jsonl")[0])
     advice = advice_on_bench(bench, AdviceRequest(interconnect="pcie-phb"))
     assert advice.advice is not None
-    model = advice.advice.inputs.name
+    model = advice.advice.calibration.model.name
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=advice)
     assert section is not None
     # the first line of `gpuscale advise`'s own default view (issue 60: the same two views)

@@ -26,26 +26,28 @@ HERE = Path(__file__).parent
 def _section(path: Path, tmp_path: Path, **request: object):
     bench = bench_table(read_results(path)[0])
     advice = advice_on_bench(bench, AdviceRequest(interconnect="pcie-phb", **request))
-    assert advice.advice is not None and advice.advice.inputs is not None
+    assert advice.advice is not None and advice.advice.calibration is not None
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=advice)
     assert section is not None
-    return bench_scaling(bench), advice.advice.inputs, section
+    return bench_scaling(bench), advice.advice.calibration, section
 
 
 def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) -> None:
     scaling, inputs, section = _section(HERE / "h100_paths.jsonl", tmp_path)
-    advised = scaling[scaling["model"] == inputs.name]
+    advised = scaling[scaling["model"] == inputs.model.name]
     platform = set(advised["platform"])
     assert len(platform) == 1  # the premise: the advice's model ran on one platform
     others = scaling[
-        (scaling["accelerators"] > 1) & ~scaling["flagged"] & (scaling["model"] != inputs.name)
+        (scaling["accelerators"] > 1)
+        & ~scaling["flagged"]
+        & (scaling["model"] != inputs.model.name)
     ]
     assert len(others)  # the premise: mlp-4m on 2 CPU processes
     for r in others.itertuples():
         (line,) = [a for a in section.said if f"{r.configuration} {r.speedup:.2f}x" in a]
         what = "another model and device" if r.platform not in platform else "another model"
         assert f"({r.platform}): {what}" in line
-        assert f"the advice is not on (it is on {inputs.name} on {platform.pop()})" in line
+        assert f"the advice is not on (it is on {inputs.model.name} on {platform.pop()})" in line
         assert f"--model {r.model}" in line
         # it names no decision of the advice's: that is its own line
         assert not line.startswith("Advice for")
@@ -53,7 +55,7 @@ def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) 
     # with the bench command that runs that configuration (tf-30m in bf16 with FSDP:
     # `bench --models tf-30m --nproc 1,2` runs fp32 DDP, another configuration)
     (none,) = [a for a in section.said if "no multi-device run of what the advice is on" in a]
-    assert f"({inputs.name} on " in none
+    assert f"({inputs.model.name} on " in none
     (row,) = advised.itertuples()
     command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
     assert f"--models {row.model} " in command and f"--batch {row.batch_per_device} " in command
@@ -77,8 +79,8 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     scaling, inputs, section = _section(path, tmp_path, model="mlp-4m")
     # the premise: the advice is on the H100 run (its N = 1 step, as it trained)
     (h100,) = scaling[scaling["platform"] != "CPU processes, gloo"].itertuples()
-    assert inputs.one_device is not None
-    assert inputs.one_device.step_ms == h100.step_ms_mean
+    assert inputs.runs.one_device is not None
+    assert inputs.runs.one_device.step_ms == h100.step_ms_mean
     (cpu,) = scaling[scaling["accelerators"] > 1].itertuples()
     assert cpu.platform == "CPU processes, gloo"  # the premise
     said = [a for a in section.said if cpu.configuration in a]
@@ -99,10 +101,10 @@ def test_an_advice_in_another_strategy_says_so_and_measures_that_one(tmp_path: P
     bench made: its lines say what it is on, and the command measures DDP (the run's
     configuration otherwise), not the FSDP run again."""
     scaling, inputs, section = _section(HERE / "h100_paths.jsonl", tmp_path, strategy="ddp")
-    runs = scaling[scaling["model"] == inputs.name]
-    assert set(runs["strategy"]) == {"fsdp"} and inputs.strategy == "ddp"  # the premise
+    runs = scaling[scaling["model"] == inputs.model.name]
+    assert set(runs["strategy"]) == {"fsdp"} and inputs.run.strategy == "ddp"  # the premise
     (row,) = runs.itertuples()
-    scope = f"{inputs.name} on {row.platform}, predicted with DDP"
+    scope = f"{inputs.model.name} on {row.platform}, predicted with DDP"
     advice = [a for a in section.answer if a.startswith("Advice for")]
     assert advice and all(a.startswith(f"Advice for {scope}: ") for a in advice)
     (none,) = [a for a in section.said if "no multi-device run of what the advice is on" in a]
@@ -123,7 +125,7 @@ def test_a_run_on_the_advised_platform_is_not_said_another_device(tmp_path: Path
     path = tmp_path / "ab.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     scaling, inputs, section = _section(path, tmp_path, strategy="ddp", max_devices=2)
-    assert inputs.name == "b" and inputs.strategy == "ddp"  # the premise
+    assert inputs.model.name == "b" and inputs.run.strategy == "ddp"  # the premise
     (a,) = scaling[scaling["accelerators"] > 1].itertuples()
     (b,) = scaling[scaling["model"] == "b"].itertuples()
     assert a.platform == b.platform  # the premise: one platform

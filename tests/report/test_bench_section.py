@@ -388,7 +388,7 @@ def test_a_broken_model_is_never_advised_on_in_the_report(tmp_path: Path) -> Non
     assert asked.advice is None and "b is broken" in str(asked.refused)
     assert "fix the model" in str(asked.refused).lower()
     given = _advice(bench, interconnect="pcie-phb", max_devices=4, allow_flagged=True)
-    assert given.advice is not None and given.advice.inputs.name == "a"
+    assert given.advice is not None and given.advice.calibration.model.name == "a"
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     top = section.answer[0]
     assert top.startswith("Advice for a: ") and "from flagged runs" not in top

@@ -23,9 +23,11 @@ def test_the_report_advises_on_the_model_asked() -> None:
     bench = bench_table(read_results(ROWS)[0])
     default = advice_on_bench(bench, ReportRequest(advise=True).advice_request())
     assert default.advice is not None
-    other = next(m for m in sorted(set(bench["model"])) if m != default.advice.inputs.name)
+    other = next(
+        m for m in sorted(set(bench["model"])) if m != default.advice.calibration.model.name
+    )
     given = advice_on_bench(bench, ReportRequest(advise=True, model=other).advice_request())
-    assert given.advice is not None and given.advice.inputs.name == other
+    assert given.advice is not None and given.advice.calibration.model.name == other
     command = gpuscale.advise(bench=ROWS, model=other)
     assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])
 

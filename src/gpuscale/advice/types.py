@@ -250,9 +250,9 @@ class Reading:
 STOPPED = ("devices", "batch", "flagged")
 
 
-# One end of an assumed term's range: (term, end, its value there, unit, the search's
-# inputs that differ there, by field name)
-End = tuple[str, str, float, str, dict[str, object]]
+# One end of an assumed term's range: (term, end, its value there, unit, the calibration's
+# fields that differ there, by part and field name: ``Calibration.at``)
+End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 
 
 R = TypeVar("R")

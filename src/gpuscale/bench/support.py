@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import pandas as pd
 
@@ -25,6 +26,15 @@ from gpuscale.bench.evidence import (
     steps_asked,
 )
 from gpuscale.quantities import counted, filled, joined, number
+
+
+class HasResiduals(Protocol):
+    """A step error's residuals (``advice.model.priors.StepError``): what the interval was
+    read from."""
+
+    @property
+    def residuals(self) -> tuple[float, ...]: ...
+
 
 # The kind of weakness (bench.evidence) a figure cannot stand on.
 FEW_STEPS = LABEL[Weakness.FEW_STEPS]
@@ -171,10 +181,10 @@ def to_test(found: Support | None) -> str:
     )
 
 
-def errors_weak(inputs) -> str:
-    """Where the step interval's errors are of weak runs' steps (``inputs``: what the
-    advice read, its ``error`` and ``evidence``), said with what would firm it up."""
-    found = inputs.evidence
-    if not weak(found) or not inputs.error.residuals:
+def errors_weak(found: Support | None, error: HasResiduals) -> str:
+    """Where the step interval's errors (``error``, the advice's step error) are of weak
+    runs' steps (``found``: what the runs advised on rest on), said with what would firm
+    it up."""
+    if not weak(found) or not error.residuals:
         return ""
     return f"; read from weak runs, {found.rests_on()}: {found.remedy()} for a firm one"

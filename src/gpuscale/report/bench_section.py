@@ -126,11 +126,11 @@ def advice_figure(
     if result is None:
         refused = [f"No advice: {given.refused}"]
         return refused, None, (refused, []), given.refused
-    inputs = result.inputs
+    inputs = result.calibration
     assert inputs is not None
     predicted = as_throughput(result.predictions)
     alternative = None if result.alternative is None else as_throughput(result.alternative)
-    model = inputs.name
+    model = inputs.model.name
     # only the runs of the advice's model, device and configuration are set beside it
     advised = advised_runs(scaling, inputs)
     measured = scaling[advised]
@@ -144,7 +144,7 @@ def advice_figure(
         allowed=allowed,
         found=result.disagreements,
     )
-    title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
+    title = f"Advice: {model} with {inputs.run.strategy.upper()} on {inputs.machine.network_name}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
     svg, files = out.save(

@@ -20,14 +20,13 @@ from gpuscale.advice.calibrate.calibration import (
     default_model,
 )
 from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
-from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
     CalibrationError,
     NamedCalibrationError,
 )
+from gpuscale.advice.calibration import Benched, Machine, Said
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Basis
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.step import ModelSpec
 from gpuscale.advice.request import AdviceRequest
@@ -84,26 +83,27 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     return model, family, how
 
 
-def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Calibration:
+def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
     """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
     cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
     (the copies resized); its batches, memory and noise scale (another model's) dropped."""
+    of, bench = cal.model, cal.bench
     flops = req.flops_per_sample
     measured_per_param = None  # the family's FLOPs per parameter, where none were given
     if flops is None:
-        flops = cal.model.flops / cal.model.params * req.params
+        flops = of.spec.flops / of.spec.params * req.params
         measured_per_param = flops / req.params
     spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
-    part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
-    bandwidth, own = getattr(part, "memory_bw_gbs", None), cal.compute.ddp_ms_per_mparam
-    rest = (own - cal.model.ddp_ms_per_mparam(0.0, bandwidth)) * cal.model.params / 1e6
+    part = cal.device.part  # DDP's rest a step (hooks) kept, its copies resized
+    bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
+    rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6
     ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
-    compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
-    fixed = cal.fixed
+    compute = replace(of.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
+    fixed = of.fixed
     note = Finding.of(
         K.ADOPTED,
         how=(how,),
-        params_of=cal.model.params,
+        params_of=of.spec.params,
         tflops=compute.tflops,
         fixed_ms=getattr(fixed, "ms", 0),
         params=req.params,
@@ -112,31 +112,35 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Ca
         family=family,
     )
     if fixed is not None:
-        source, basis = Source.FITTED, f"{cal.name}'s, of the {family} family"
+        source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
         fixed = replace(
             fixed,
             source=source,
             basis=basis,
-            measure=words(sentence("bench_own_model", batch=req.batch or cal.batch)),
+            measure=words(sentence("bench_own_model", batch=req.batch or cal.run.batch)),
         )
-    return replace(
-        cal,
+    model = replace(
+        of,
         name=f"a {format_count(req.params)}-parameter {family} model",
-        model=spec,
+        spec=spec,
         compute=compute,
         fixed=fixed,
+    )
+    dropped = replace(
+        bench,
         shape=None,
         max_batch=None,
         memory_note=None,
         noise=None,
-        notes=(*cal.notes, note),
-        measured_steps=cal.measured_steps.iloc[0:0],
+        notes=(*bench.notes, note),
+        measured_steps=bench.measured_steps.iloc[0:0],
     )
+    return replace(cal, model=model, bench=dropped)
 
 
-def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
@@ -146,16 +150,16 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
 
 
 def on_bench_host(
-    table: pd.DataFrame, req: AdviceRequest, basis: Basis
-) -> tuple[Calibration, Calibration, Basis]:
+    table: pd.DataFrame, req: AdviceRequest, machine: Machine, said: Said
+) -> tuple[Benched, Benched, Machine, Said]:
     """The calibration advised on (:func:`calibration_advised`), the same as the request
     predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
-    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
-    processes: their count capped at the host's cores, their link no GPU preset,
-    ``link.cpu_processes``)."""
+    ``machine`` on the link of the host it ran on, with where it came from
+    (``link.on_bench_host_link``; CPU processes: their count capped at the host's cores,
+    their link no GPU preset, ``link.cpu_processes``)."""
     cal = calibration_advised(table, req)
     asked = as_asked(cal, req.strategy, req.fixed_ms)
-    on_host = on_bench_host_link(basis, table, cal)
-    if cal.device == "cpu":
-        on_host = cpu_processes(on_host, req, table, cal)
-    return cal, asked, on_host
+    machine, said = on_bench_host_link(machine, said, table, cal)
+    if cal.bench.device_kind == "cpu":
+        machine, said = cpu_processes(machine, said, req, table, cal)
+    return cal, asked, machine, said

@@ -29,7 +29,6 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.fixed_split import one_rank_own
 from gpuscale.advice.calibrate.measured import slowdowns
-from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -37,8 +36,8 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
+from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Basis
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
@@ -51,17 +50,20 @@ from gpuscale.advice.types import Finding, Measure, Source, TermId
 from gpuscale.tables.requests import NamedError
 
 
-def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usable) -> Basis:
-    """``basis`` with the model calibrated on the bench's runs of it (``found``: those an
-    advice may use, ``rows.usable``), its measured overlap, power and noise scale, and the
-    step's interval from leave-one-out. In a row: the calibration as benched and as
+def from_bench(
+    machine: Machine, said: Said, req: AdviceRequest, bench: pd.DataFrame, found: Usable
+) -> Calibration:
+    """The calibration on ``machine`` (``said``: where it came from) of the model
+    calibrated on the bench's runs of it (``found``: those an advice may use,
+    ``rows.usable``), its measured overlap, power and noise scale, and the step's interval
+    from leave-one-out. In a row: the calibration as benched and as
     asked, on the link of the host it ran on (:func:`on_bench_host`), what the runs say
     of that model (``model_runs.of_model``), its communication read on that link and the network
     scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
     then the words, from those numbers."""
     table = found.table
     try:  # as benched, and as asked (the strategy, the fixed cost entered); on the host's link
-        cal, benched, basis = on_bench_host(table, req, basis)
+        cal, benched, machine, said = on_bench_host(table, req, machine, said)
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
@@ -69,58 +71,57 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them
-        said = exc.text if isinstance(exc, NamedError) else str(exc)
-        raise NamedCalibrationError(f"{said}{more}.") from None
+        message = exc.text if isinstance(exc, NamedError) else str(exc)
+        raise NamedCalibrationError(f"{message}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
-    per_device = req.batch or cal.batch  # as advised
+    per_device = req.batch or cal.run.batch  # as advised
     of_model = model_runs.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the error
-    cal, network = measured.read_comm(cal, table, basis.network)
-    error = step_error(table, basis.network, cal)
-    basis = replace(basis, network=network)
+    cal, network = measured.read_comm(cal, table, machine.network)
+    error = step_error(table, machine.network, cal)
     # as advised: the overlap (gloo reduces on the cores backward uses)
-    overlap = cal.overlap if req.overlap is None else req.overlap
-    if overlap is None and cal.device == "cpu":
+    measured_on, kind = cal.bench, cal.bench.device_kind
+    overlap = cal.run.overlap if req.overlap is None else req.overlap
+    if overlap is None and kind == "cpu":
         overlap = 0.0
     one_device = bench_model = None  # a model given by its size: no bench run of its own
     if not params_given:  # the model a bench run would measure, and its one-device run
-        one_device, bench_model = measured.one_device(benched), cal.name
+        one_device, bench_model = measured.one_device(benched), cal.model.name
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
-    benched_on = cal.device_record  # the device the runs recorded, resolved with them
+    benched_on = cal.device  # the device the runs recorded, resolved with them
     power = bench_power(
         table,
-        cal.bench_model,
-        cal.config_group,
-        device=cal.device,
+        measured_on.bench_model,
+        measured_on.config_group,
+        device=kind,
         record=benched_on,
         given_w=req.power_w,
     )
-    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "bench")
-    impossible = rate_warnings(benched.compute.tflops, benched_on, precision, low=False)
+    unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
+    impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_asked)
-    basis_of_family = (
-        None if req.strategy and req.strategy != cal.strategy else fitted(table, benched)
-    )
+    strategy = cal.run.strategy
+    basis_of_family = None if req.strategy and req.strategy != strategy else fitted(table, benched)
     # the words, from the numbers: weak evidence and the batch beyond the one timed (read
     # with the model's runs), the calibration's sources, contention that fell, the strategy,
     # the terms as assumptions
     weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
-    fixed_measure = remeasure.as_run(benched.fixed.measure, evidence, host_devices)
+    fixed, compute = benched.model.fixed, benched.model.compute
+    fixed_measure = remeasure.as_run(fixed.measure, evidence, host_devices)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
-    if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
+    if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    fell = measured.falling(cal.compute.slowdown)
+    fell = measured.falling(cal.model.compute.slowdown)
     # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
     # overlap, the strategy and its own work (``calibration.for_strategy``'s rule), the wait
-    asked = req.strategy or cal.strategy
-    other = assumptions.other_strategy(cal.name, cal.strategy, asked)
-    fixed, compute = benched.fixed, benched.compute
+    asked, name = req.strategy or strategy, cal.model.name
+    other = assumptions.other_strategy(name, strategy, asked)
     span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
-    own_ms = per_step_ms(compute.ddp_ms_per_mparam, benched.model.params)
+    own_ms = per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params)
     assumed = (
         Assumption(
             term=TermId.FIXED,
@@ -132,20 +133,20 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         ),
         assumptions.overlap(
             overlap,
-            measured=cal.overlap is not None and req.overlap is None,
+            measured=cal.run.overlap is not None and req.overlap is None,
             given=req.overlap is not None,
             model=bench_model,
             unmeasured=_overlap_unmeasured(runs),
             host_devices=host_devices,
         ),
-        *assumptions.strategy_taken(cal.bench_model or cal.name, cal.strategy, req.strategy),
+        *assumptions.strategy_taken(measured_on.bench_model or name, strategy, req.strategy),
         assumptions.own_work(
             own_ms,
-            cal.strategy,
+            strategy,
             asked,
             bench_model,
             (DDP_WORK.point, DDP_WORK.source),
-            of=cal.bench_model if params_given else "",
+            of=measured_on.bench_model if params_given else "",
         ),
         assumptions.wait(
             dict(compute.slowdown),
@@ -157,42 +158,51 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         ),
     )
     warnings = (
-        *basis.warnings,
+        *said.warnings,
         *(w for w in (found.warning, weak, fell) if w),
         *filter(None, [of_model.beyond]),
     )
-    return replace(
-        basis,
-        evidence=evidence,
-        measured=runs,
-        error=error,
-        spec=replace(benched.model, grad_bytes_per_param=req.grad_bytes),
-        name=cal.name,
-        compute=benched.compute,
-        per_device=per_device,
-        accum=cal.accum if req.batch is None else 1,  # the run's micro-steps per step
-        # the memory measured decides the largest batch, unless one was asked for
-        max_batch=max(cal.max_batch, per_device)
-        if cal.max_batch is not None and req.batch is None
-        else None,
-        overlap=overlap,
-        power=power,
-        sources=(*basis.sources, *sources),
-        noise=cal.noise,
-        same_samples=of_model.same_samples,
-        min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
-        fixed=replace(benched.fixed, measure=fixed_measure),
-        assumed=(*basis.assumed, *assumed),
+    said = replace(
+        said,
+        sources=(*said.sources, *sources),
+        assumptions=(*said.assumptions, *assumed),
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
-        implausible=basis.implausible or bool(impossible),
-        bench_model=bench_model,
+        implausible=said.implausible or bool(impossible),
         model_note=of_model.passed_over,
         chosen=of_model.others,
-        host_devices=host_devices,
-        one_device=one_device,
-        strategy=cal.strategy,
+    )
+    model = StepModel(
+        name=name,
+        spec=replace(benched.model.spec, grad_bytes_per_param=req.grad_bytes),
+        compute=compute,
+        fixed=replace(fixed, measure=fixed_measure),
+        error=error,
         family=basis_of_family,
+    )
+    run = Run(
+        batch=per_device,
+        accum=cal.run.accum if req.batch is None else 1,  # the run's micro-steps per step
+        min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
+        # the memory measured decides the largest batch, unless one was asked for
+        max_batch=max(measured_on.max_batch, per_device)
+        if measured_on.max_batch is not None and req.batch is None
+        else None,
+        strategy=strategy,
+        overlap=overlap,
+    )
+    runs_of = Runs(
+        from_bench=True,
+        own_model=bench_model,
+        measured=runs,
+        one_device=one_device,
+        evidence=evidence,
+        host_devices=host_devices,
+        same_samples=of_model.same_samples,
+    )
+    machine = replace(machine, network=network, power=power)
+    return Calibration(
+        model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
     )
 
 
@@ -226,13 +236,14 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     return tuple(pooled)
 
 
-def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model (a ``calibration.Calibration``) from ``table``:
+def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
+    """The family basis of ``cal``'s model from ``table``:
     its members' compute and the no-sync slowdown they measured (no link: the break-even
     prices the communication on the advice's own network)."""
     rows = as_step_model(table)
     rows = trusted_runs(rows)
-    own = rows[(rows["model"] == cal.bench_model) & (rows["config_group"] == cal.config_group)]
+    of = cal.bench
+    own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
     if own.empty:
         return None
     like = own.iloc[-1]

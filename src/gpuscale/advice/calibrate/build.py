@@ -1,5 +1,5 @@
 """The calibration, built once from the request and the data: ``build(request, data)``
-(:class:`AdviceData`) -> :class:`~gpuscale.advice.inputs.Calibrated`.
+(:class:`AdviceData`) -> :class:`~gpuscale.advice.calibration.Calibration`.
 
 In a row, one module a step: the link (``link.network_basis``), the model from the bench
 rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
@@ -7,7 +7,7 @@ rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from num
 model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
 and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
 fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
-inputs."""
+settings."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
-from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.network import Link
@@ -47,24 +47,26 @@ class AdviceData:
     notes: tuple[str, ...] = ()
 
 
-def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
-    """The calibration of ``request`` on ``data.bench`` (else on its numbers): the search's
-    inputs and their ends. ``data.notes``: sentences on reading the data (lines of a bench
-    file skipped), warnings: said in the answer, as ``analyze`` and ``report`` say them."""
+def build(request: AdviceRequest, data: AdviceData) -> Calibration:
+    """The calibration of ``request`` on ``data.bench`` (else on its numbers), with the
+    record at the ends of every assumed term's range. ``data.notes``: sentences on reading
+    the data (lines of a bench file skipped), warnings: said in the answer, as ``analyze``
+    and ``report`` say them."""
     bench = data.bench
-    basis = network_basis(request, data.topology, data.collectives)
-    basis = replace(basis, warnings=(*basis.warnings, *data.notes))
+    machine, said = network_basis(request, data.topology, data.collectives)
+    said = replace(said, warnings=(*said.warnings, *data.notes))
     # the model: calibrated on the bench's rows an advice may use (a broken model's never:
     # not advised on, not a family's representative, no contention measured on it), else
     # from the numbers given
     if bench is not None:
         found = usable(bench, request)
-        basis = from_bench(basis, request, bench, found)
+        cal = from_bench(machine, said, request, bench, found)
     else:
-        basis = from_numbers(basis, request)
+        cal = from_numbers(machine, said, request)
     other = _other_device(data.collectives, bench)
     if other:
-        basis = replace(basis, warnings=(*basis.warnings, other))
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
+    machine, run, runs = cal.machine, cal.run, cal.runs
     # an assumed link (none given, detected or measured): the network at each end of its
     # range (``LINK_ENDS``)
     link_ends = tuple(
@@ -73,9 +75,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
             end,
             PRESETS[name].busbw_gbs,
             "GB/s",
-            {"network": replace(basis.network, intra=Link.from_preset(name))},
+            {"machine": {"network": replace(machine.network, intra=Link.from_preset(name))}},
         )
-        for end, name in (LINK_ENDS if basis.link_assumed else ())
+        for end, name in (LINK_ENDS if machine.link_assumed else ())
     )
     # the convergence: the workload's RCPs in the ruleset asked, read then fitted, then the
     # model they, a noise scale given or the bench's give, and MLPerf's least time to train
@@ -90,18 +92,17 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
         noise_scale=request.noise_scale,
         samples=request.samples_to_train,
         samples_given=request.samples is not None,
-        reference_batch=basis.per_device * basis.accum,
-        measured=basis.noise,
-        max_devices=basis.max_devices,
+        reference_batch=run.batch * run.accum,
+        measured=None if cal.bench is None else cal.bench.noise,
+        max_devices=machine.max_devices,
     )
-    # the search's inputs: the basis (its model and per-device batch, the fields it
-    # carries unchanged), the request's choices and the convergence resolved; ``auto``
+    # the search's settings: the request's choices and the convergence resolved; ``auto``
     # scaling keeps the global batch unless a convergence model prices larger ones
     convergence = converging.model
     scaling = request.scaling
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
-    evidence, host = basis.evidence, basis.host_devices
+    evidence, host = runs.evidence, runs.host_devices
     # what numbers leave unmeasured, the request's alone: every N > 1 term (the overlap
     # given or assumed, DDP's work and the wait from their priors), then the convergence
     unmeasured = (
@@ -111,13 +112,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
             assumptions.overlap(
                 request.overlap, measured=False, given=request.overlap is not None, model=None
             ),
-            *basis.priors_said,
+            *cal.said.priors_said,
         )
     )
-    said = assumptions.convergence(
+    said_convergence = assumptions.convergence(
         getattr(convergence, "source", None),
-        model=basis.bench_model,
-        same_samples=basis.same_samples,
+        model=runs.own_model,
+        same_samples=runs.same_samples,
         host_devices=host,
         thin=converging.thin,
         found=evidence,
@@ -125,32 +126,30 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibrated:
         noise_scale=getattr(convergence, "b_noise", None),
     )
     # every assumption's bench run said once, as the file advised on runs it
-    assumed = remeasure.not_held((*basis.assumed, *unmeasured, said), evidence, host)
-    inputs = AdviceInputs(
-        model=basis.spec,
-        batch=basis.per_device,
-        **{name: getattr(basis, name) for name in _CARRIED},
-        bucket_mb=request.bucket_mb,
-        strategy=request.strategy or basis.strategy or "ddp",  # default: as benched
-        convergence=convergence,
-        samples=request.samples_to_train,
-        global_batch=request.global_batch,
-        scaling=scaling,
-        assumptions=(*assumed, assumptions.input_pipeline()),
-        target_efficiency=request.target_efficiency,
-        price_per_device_hour=request.price,
-        mlperf_floor=converging.floor,
+    assumed = remeasure.not_held(
+        (*cal.said.assumptions, *unmeasured, said_convergence), evidence, host
     )
-    return Calibrated(
-        ends=(*basis.ends, *link_ends),
-        inputs=inputs,
-        samples_used=converging.samples_used,
-        noise_steps=converging.noise_steps,
-        link_assumed=basis.link_assumed,
-        from_bench=bench is not None,
-        model_note=basis.model_note,
-        chosen=basis.chosen,
-        memory=memory_check(request, basis, bench),
+    return cal.at(
+        {
+            "run": {
+                "bucket_mb": request.bucket_mb,
+                "strategy": request.strategy or run.strategy,  # default: as benched
+                "global_batch": request.global_batch,
+                "scaling": scaling,
+            },
+            "machine": {"memory": memory_check(request, cal, bench)},
+            "said": {"assumptions": (*assumed, assumptions.input_pipeline())},
+            "search": {
+                "convergence": convergence,
+                "samples": request.samples_to_train,
+                "target_efficiency": request.target_efficiency,
+                "price_per_device_hour": request.price,
+                "mlperf_floor": converging.floor,
+                "samples_used": converging.samples_used,
+                "noise_steps": converging.noise_steps,
+                "ends": (*cal.search.ends, *link_ends),
+            },
+        }
     )
 
 
@@ -162,14 +161,3 @@ def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> 
     if curves is None or curves.device != "cpu" or on_cpu:
         return None
     return Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
-
-
-# What the search takes from the basis as it is: the same name and meaning in both.
-_CARRIED = (
-    *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
-    *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
-    *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
-    "family",  # the family's break-even basis
-    "implausible",  # an input cannot be true: no count above 1
-    "measured",  # the bench's N > 1 runs: a count they disagree with rests on them
-)

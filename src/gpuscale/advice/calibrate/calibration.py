@@ -38,7 +38,7 @@ from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
-from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, Calibration, cell
+from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, cell
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -46,12 +46,13 @@ from gpuscale.advice.calibrate.rows import (
     as_step_model,
     which_configuration,
 )
+from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, step_at
+from gpuscale.advice.model.step import Compute, ModelSpec, step_of
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.table import flags_counted
@@ -129,7 +130,7 @@ def _compute(
     return compute, model, split
 
 
-def calibrate(table: pd.DataFrame, model: str) -> Calibration:
+def calibrate(table: pd.DataFrame, model: str) -> Benched:
     """Everything the bench measured about ``model`` (see the module docstring) but its
     communication scale, which is read on a network (:func:`read_comm`)."""
     rows, usable_notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
@@ -169,31 +170,31 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
-    return Calibration(
-        name=model,
-        model=spec,
-        compute=compute,
-        config_group=str(row["config_group"]),
-        batch=int(row["batch_per_device"]),
-        accum=cell(row, "accum", int, 1),
-        strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-        bucket_mb=cell(row, "bucket_mb", float, 25.0),
-        device=cell(row, "device", str),
-        device_name=device.name,
-        device_record=device,
-        threads=cell(row, "threads", int),
-        overlap=overlap,
-        comm_levels=(multi, family, own),
-        bench_model=model,
-        noise=noise(own),
-        fixed=fixed,
-        shape=shape,
-        max_batch=max_batch,
-        memory_note=memory_note,
-        measured_steps=measured.reset_index(drop=True),
-        one_step_ms=float(row["step_ms_mean"]),
-        one_step_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0),
-        notes=tuple(notes),
+    return Benched(
+        model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
+        run=Run(
+            batch=int(row["batch_per_device"]),
+            accum=cell(row, "accum", int, 1),
+            strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
+            bucket_mb=cell(row, "bucket_mb", float, 25.0),
+            overlap=overlap,
+        ),
+        device=device,
+        bench=Bench(
+            bench_model=model,
+            config_group=str(row["config_group"]),
+            device_kind=cell(row, "device", str),
+            threads=cell(row, "threads", int),
+            shape=shape,
+            noise=noise(own),
+            comm_levels=(multi, family, own),
+            max_batch=max_batch,
+            memory_note=memory_note,
+            measured_steps=measured.reset_index(drop=True),
+            one_step_ms=float(row["step_ms_mean"]),
+            one_step_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0),
+            notes=tuple(notes),
+        ),
     )
 
 
@@ -219,7 +220,7 @@ def default_model(table: pd.DataFrame) -> str:
     return str(single.sort_values("params")["model"].iloc[-1])
 
 
-def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepError:
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``step_error``)."""
 
@@ -228,32 +229,26 @@ def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepE
             other, _ = read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             return [None] * len(ns)
-        if other.device != cal.device or other.device_name != cal.device_name:
+        same_kind = other.bench.device_kind == cal.bench.device_kind
+        if not same_kind or other.device.name != cal.device.name:
             return [None] * len(ns)
         return steps(other, ns)
 
-    def steps(other: Calibration, ns: list[int]) -> list[float | None]:
-        overlap = other.overlap
-        if overlap is None and other.device == "cpu":
-            overlap = 0.0  # as the advice itself does
-        scaled = network.scaled(other.comm_scale)
+    def steps(other: Benched, ns: list[int]) -> list[float | None]:
+        run = other.run
+        if run.overlap is None and other.bench.device_kind == "cpu":
+            run = replace(run, overlap=0.0)  # as the advice itself does
+        scaled = network.scaled(other.bench.comm_scale)
+        model = other.model
         return [
-            step_at(
-                other.model,
-                other.compute,
-                scaled,
-                n,
-                batch=other.batch,
-                accum=other.accum,
-                overlap=overlap,
-                bucket_mb=other.bucket_mb,
-                strategy=other.strategy,
+            step_of(
+                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
             ).step_ms
             for n in ns
         ]
 
     ok = trusted_runs(table)
-    own = ok[(ok["config_group"] == cal.config_group) & (ok["accelerators"] > 1)]
+    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])
     ns = [int(n) for n in own["accelerators"]]
     predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
@@ -263,19 +258,21 @@ def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepE
     )
 
 
-def with_fixed(cal: Calibration, fixed_ms: float) -> Calibration:
+def with_fixed(cal: Benched, fixed_ms: float) -> Benched:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
     work changed (``Compute.resplit``)."""
-    micro = cal.compute.micro_ms(cal.model, cal.batch)
+    model, batch = cal.model, cal.run.batch
+    micro = model.compute.micro_ms(model.spec, batch)
     if fixed_ms >= micro:
-        found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=cal.name, batch=cal.batch, step_ms=micro)
+        found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
         raise BenchFieldError("fixed_ms", fixed_ms, said(found))
-    return replace(
-        cal,
-        compute=cal.compute.resplit(cal.model, cal.batch, fixed_ms),
-        fixed=fixed_cost.given(fixed_ms, cal.batch),
+    resplit = replace(
+        model,
+        compute=model.compute.resplit(model.spec, batch, fixed_ms),
+        fixed=fixed_cost.given(fixed_ms, batch),
     )
+    return replace(cal, model=resplit)
 
 
 def for_strategy(compute: Compute, benched: str, asked: str, model: ModelSpec) -> Compute:
@@ -291,11 +288,12 @@ def for_strategy(compute: Compute, benched: str, asked: str, model: ModelSpec) -
     return replace(compute, ddp_ms_per_mparam=own)
 
 
-def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:
+def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
     """``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
     with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``); the
     communication the bench measured scales the network where it is read
     (``measured.read_comm``)."""
-    compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy, cal.model)
-    advised = replace(cal, compute=compute)
+    model, benched = cal.model, cal.run.strategy
+    compute = for_strategy(model.compute, benched, strategy or benched, model.spec)
+    advised = replace(cal, model=replace(model, compute=compute))
     return advised if fixed_ms is None else with_fixed(advised, fixed_ms)

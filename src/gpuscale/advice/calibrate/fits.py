@@ -30,7 +30,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration, Shape, cell
+from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibration import Benched, Shape
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
@@ -238,22 +239,24 @@ def memory_cap(
     return largest_batch(points, device)
 
 
-def bench_sources(cal: Calibration) -> list[str | Finding]:
+def bench_sources(cal: Benched) -> list[str | Finding]:
     """What the calibration rests on: the model and its notes, its step against the batch
     (the shape fitted, else which batch was measured), its memory cap, the communication
     the bench measured against the network's."""
-    on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.name, notes=cal.notes)
+    bench = cal.bench
+    on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.model.name, notes=bench.notes)
     lines: list[str | Finding] = [on]
-    if cal.shape is not None:
-        lines.append(cal.shape.finding())
+    if bench.shape is not None:
+        lines.append(bench.shape.finding())
     else:
         kind = FindingKind.STEP_ONE_BATCH
-        lines.append(Finding.of(kind, batch=cal.batch, measured=not cal.measured_steps.empty))
-    lines += filter(None, [cal.memory_note])
+        measured = not bench.measured_steps.empty
+        lines.append(Finding.of(kind, batch=cal.run.batch, measured=measured))
+    lines += filter(None, [bench.memory_note])
     # the overlap is said once, among the assumptions (measured or why not, and how to
     # measure it)
-    if cal.comm_scale is not None:
-        lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
+    if bench.comm_scale is not None:
+        lines.append(comm_scale_sentence(bench.comm_scale, bench.comm_support))
     return lines
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
 from gpuscale.advice.calibrate import fixed_by_numbers
+from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model import floors, priors, step_terms
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
@@ -41,10 +41,11 @@ MEASURE_FIXED = Measure(
 )
 
 
-def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
-    """``basis`` with the model of the numbers given, its first (batch, step) pair the one
-    advised on. In a row: the device (named, else the link's) with its power and peaks, the
-    split (at each end of an assumed range too), the rate checked, then the words."""
+def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibration:
+    """The calibration on ``machine`` (``said``: where it came from) of the model of the
+    numbers given, its first (batch, step) pair the one advised on. In a row: the device
+    (named, else the link's) with its power and peaks, the split (at each end of an
+    assumed range too), the rate checked, then the words."""
     points = req.step_points
     per_device, step_ms = points[0]
     spec = ModelSpec(
@@ -52,12 +53,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         flops_per_sample=req.flops_per_sample,
         grad_bytes_per_param=req.grad_bytes,
     )
-    link = basis.network.intra.name
+    link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
-    device = basis.device  # named, else the link's: resolved with the link
+    device = machine.device  # named, else the link's: resolved with the link
     spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
     # the ranks' spread fitted on published tables, where it stands (``step_terms``)
-    nodes = basis.network.inter is not None and basis.network.per_node is not None
+    nodes = machine.network.inter is not None and machine.network.per_node is not None
     if fitted := step_terms.spread_said(step_terms.link_class(link, nodes)):
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
@@ -124,7 +125,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
     span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    said = Assumption(
+    fixed_said = Assumption(
         term=TermId.FIXED,
         value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
         quantity=fixed_quantity(fixed),
@@ -132,24 +133,29 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         basis=fixed.basis,
         measure=fixed.measure,
     )
-    return replace(
-        basis,
+    model = StepModel(
+        name=f"a {format_count(spec.params)}-parameter model",
         spec=spec,
-        per_device=per_device,
-        fixed=fixed,
         compute=compute,
+        fixed=fixed,
         prior_range=split.prior_range,
         error=priors.ERROR,
-        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
-        overlap=req.overlap,
-        power=power,
-        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
-        warnings=(*basis.warnings, *warnings),
-        implausible=basis.implausible or bool(warnings),  # every rate warning is one
-        name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, said),
+    )
+    said = replace(
+        said,
+        sources=(*said.sources, source, *filter(None, [bound, unchecked])),
+        warnings=(*said.warnings, *warnings),
+        implausible=said.implausible or bool(warnings),  # every rate warning is one
+        assumptions=(*said.assumptions, fixed_said),
         priors_said=said_priors,
-        ends=split.ends,
+    )
+    return Calibration(
+        model=model,
+        # the fixed cost prices smaller batches
+        run=Run(batch=per_device, min_batch=max(1, per_device // 8), overlap=req.overlap),
+        machine=replace(machine, power=power),
+        said=said,
+        search=Search(ends=split.ends),
     )
 
 
@@ -219,7 +225,7 @@ def by_numbers(
         compute=compute,
         prior_range=prior_range,
         ends=tuple(
-            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
+            (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
             for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
         ),
     )

@@ -1,7 +1,8 @@
 """The network an advice rests on (links inside and between nodes, measured curves), the
-device count it allows, and a sentence on where each came from: the first
-:class:`~gpuscale.advice.inputs.Basis`, before the model's; after the calibration, the
-bench host's (:func:`on_bench_host_link`, :func:`cpu_processes`).
+device count it allows, and a finding on where each came from: the first
+:class:`~gpuscale.advice.calibration.Machine` and its :class:`~gpuscale.advice.calibration.Said`,
+before the model; after the calibration, the bench host's (:func:`on_bench_host_link`,
+:func:`cpu_processes`).
 
 The device is resolved here, beside the link that may imply it, into the record
 ``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
@@ -22,9 +23,8 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, Quantity
-from gpuscale.advice.calibrate.record import Calibration
+from gpuscale.advice.calibration import Benched, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, Network
@@ -134,9 +134,9 @@ def topology_cap(
 
 def network_basis(
     req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
-) -> Basis:
-    """The network (links inside and between nodes, measured curves) and the device
-    count it allows, with a sentence on where each came from."""
+) -> tuple[Machine, Said]:
+    """The network (links inside and between nodes, measured curves), the device count it
+    allows and the device, with a finding on where each came from."""
     given = given_link(req)
     nodes = req.nodes
     spill = None
@@ -144,7 +144,7 @@ def network_basis(
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
         # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
         nodes = -(-req.max_devices // req.gpus_per_node)
-        # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
+        # past one node only whole nodes are searched (``Machine.device_counts``):
         # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
         whole = req.max_devices // req.gpus_per_node
         spill = Finding.of(
@@ -192,70 +192,73 @@ def network_basis(
         sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
     assumed = given is None and curves is None
     detected = topology.preset() if assumed and topology is not None else None
-    return Basis(
+    machine = Machine(
         network=network,
         max_devices=max_devices,
-        sources=tuple(sources),
         link_assumed=assumed and detected is None,
         # a topology read from --topo was asked for; one passed or detected here was not
         link_detected=detected if req.topo is None else None,
         device=device,
     )
+    return machine, Said(sources=tuple(sources))
 
 
-def _recorded(table: pd.DataFrame, cal: Calibration, column: str) -> pd.Series:
+def _recorded(table: pd.DataFrame, cal: Benched, column: str) -> pd.Series:
     """The values ``column`` records for the runs calibrated on (its configuration at
     every device count), missing ones dropped (none in a table made before the column)."""
     if column not in table:
         return pd.Series(dtype=object)
-    rows = table[table["config_group"] == cal.config_group]
+    rows = table[table["config_group"] == cal.bench.config_group]
     values = rows[column].dropna()
     return values[values.astype(str).str.len() > 0]
 
 
-def host_link(table: pd.DataFrame, cal: Calibration) -> str | None:
+def host_link(table: pd.DataFrame, cal: Benched) -> str | None:
     """The link preset the bench host's topology records for the runs calibrated on, None
     where they record none, or several (runs of different hosts)."""
     links = set(_recorded(table, cal, "host_link").astype(str))
     return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
 
 
-def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Calibration) -> Basis:
-    """``basis`` on the link the bench host recorded, said, where no link was given or
-    measured and this machine detected none or another; else ``basis`` itself. A host of
-    one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
+def on_bench_host_link(
+    machine: Machine, said: Said, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
+    """``machine`` on the link the bench host recorded, said, where no link was given or
+    measured and this machine detected none or another; else ``machine`` and ``said``
+    themselves. A host of one GPU records no link between GPUs: its link is said as
+    assumed (``inferred``)."""
     recorded = host_link(table, cal)
-    detected = basis.link_detected
-    if recorded is None or not (basis.link_assumed or (detected and detected != recorded)):
-        return basis
+    detected = machine.link_detected
+    if recorded is None or not (machine.link_assumed or (detected and detected != recorded)):
+        return machine, said
     link = Link.from_preset(recorded)
-    network = replace(basis.network, intra=link)
+    network = replace(machine.network, intra=link)
     gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
     if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
         taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
-        return replace(
-            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, taken)
-        )
-    said = Finding.of(
+        assumptions = (*said.assumptions, taken)
+        said = replace(said, sources=said.sources[1:], assumptions=assumptions)
+        return replace(machine, network=network), said
+    host_said = Finding.of(
         K.LINK_OF_BENCH_HOST,
         name=recorded,
         device=implied_device(recorded) or None,
         busbw_gbs=link.busbw_gbs,
         detected=detected,  # this machine's GPUs of another link: the bench host's predicted
     )
-    sources = (said, *basis.sources[1:])
-    return replace(basis, network=network, sources=sources, link_assumed=False)
+    sources = (host_said, *said.sources[1:])
+    return replace(machine, network=network, link_assumed=False), replace(said, sources=sources)
 
 
 def inferred(
-    preset: str, link: Link, gpus: int | None, cal: Calibration, detected: str | None
+    preset: str, link: Link, gpus: int | None, cal: Benched, detected: str | None
 ) -> Assumption:
     """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
     recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
     measured, with the command that measures one."""
     board = implied_device(preset)
     generation = NVLINK.get(preset)
-    what = sentence("link_of_gpu_model", preset=preset, device=cal.device_name or "not recorded")
+    what = sentence("link_of_gpu_model", preset=preset, device=cal.device.name or "not recorded")
     if generation is not None:
         whose = f"a {generation.architecture} GPU's"
         if board:  # an H100, a B200
@@ -272,13 +275,15 @@ def inferred(
     )
 
 
-def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Calibration) -> Basis:
+def cpu_processes(
+    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
     """On CPU (gloo) the devices are processes of one host: their count is capped at the
     bench host's cores (as its rows record them; this machine's where they record none)
     // threads per process (at least 1; on one node), and their link is no GPU preset: an
     assumed one is named and said as such."""
-    sources, network = list(basis.sources), basis.network
-    if basis.link_assumed:
+    sources, network = list(said.sources), machine.network
+    if machine.link_assumed:
         intra = network.intra
         network = replace(network, intra=replace(intra, name="CPU processes"))
         sources[0] = Finding.of(
@@ -287,10 +292,10 @@ def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Ca
             busbw_gbs=intra.busbw_gbs,
             latency_us=intra.latency_us,
         )
-    max_devices = basis.max_devices
+    max_devices = machine.max_devices
     recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
     cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
-    per_process = max(1, cal.threads or 1)
+    per_process = max(1, cal.bench.threads or 1)
     host = max(1, cores // per_process)
     found = {"host": host, "cores": cores, "threads": per_process, "bench": bool(len(recorded))}
     one_node = req.nodes == 1  # processes of one host: several nodes are not capped
@@ -299,4 +304,5 @@ def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Ca
         max_devices = host
     elif one_node and host < max_devices:
         sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
-    return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)
+    machine = replace(machine, network=network, max_devices=max_devices)
+    return machine, replace(said, sources=tuple(sources))

@@ -16,8 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration
-from gpuscale.advice.inputs import OneDevice
+from gpuscale.advice.calibration import Benched, OneDevice
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.model.step_collectives import comm_times_s
@@ -118,18 +117,18 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     return found, comm_rows
 
 
-def read_comm(
-    cal: Calibration, table: pd.DataFrame, network: Network
-) -> tuple[Calibration, Network]:
-    """``cal`` (a ``Calibration``) with its communication scale read on ``network``
-    (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
-    point; its family's, else all, without) and the runs of ``table`` it was read from,
-    and ``network`` scaled by it (``Network.scaled``), once."""
-    scale, rows = comm_scale(cal.comm_levels, network)
+def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
+    """``cal`` with its communication scale read on ``network`` (:func:`comm_scale` of its
+    ``comm_levels``: its own runs reproduce its calibration point; its family's, else all,
+    without) and the runs of ``table`` it was read from, and ``network`` scaled by it
+    (``Network.scaled``), once."""
+    levels = cal.bench.comm_levels
+    scale, rows = comm_scale(levels, network)
     if scale is None:
         return cal, network
-    found = support(cal.comm_levels[0].loc[rows], table)
-    return replace(cal, comm_scale=scale, comm_support=found), network.scaled(scale)
+    found = support(levels[0].loc[rows], table)
+    bench = replace(cal.bench, comm_scale=scale, comm_support=found)
+    return replace(cal, bench=bench), network.scaled(scale)
 
 
 def noise(rows: pd.DataFrame) -> NoiseScale | None:
@@ -147,21 +146,22 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
     return best
 
 
-def one_device(cal: Calibration) -> OneDevice | None:
+def one_device(cal: Benched) -> OneDevice | None:
     """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
     in it (the N = 1 row is predicted without DDP: said beside it)."""
-    if not cal.one_step_ms > 0:
+    bench, run, compute = cal.bench, cal.run, cal.model.compute
+    if not bench.one_step_ms > 0:
         return None
-    own = cal.accum * cal.compute.one_rank_own_ms  # FSDP's, where its bare step was timed
-    if cal.strategy == "ddp":
-        own = per_step_ms(cal.compute.ddp_ms_per_mparam, cal.model.params)
+    own = run.accum * compute.one_rank_own_ms  # FSDP's, where its bare step was timed
+    if run.strategy == "ddp":
+        own = per_step_ms(compute.ddp_ms_per_mparam, cal.model.spec.params)
     return OneDevice(
-        cal.one_step_ms,
-        cal.batch,
-        cal.accum,
-        cal.strategy,
+        bench.one_step_ms,
+        run.batch,
+        run.accum,
+        run.strategy,
         own,
-        config_group=cal.config_group,
-        device_name=cal.device_name,
-        fsdp_own_ms=cal.one_step_own_ms if cal.strategy == "fsdp" else 0.0,
+        config_group=bench.config_group,
+        device_name=cal.device.name,
+        fsdp_own_ms=bench.one_step_own_ms if run.strategy == "fsdp" else 0.0,
     )

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Basis
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
@@ -24,19 +24,17 @@ from gpuscale.hardware.memory import (
 
 
 def memory_check(
-    request: AdviceRequest, basis: Basis, bench: pd.DataFrame | None
+    request: AdviceRequest, cal: Calibration, bench: pd.DataFrame | None
 ) -> MemoryCheck | None:
-    """The memory check of the model advised on (None: no model, or a device of
-    unknown memory: a CPU, a name the catalogue lacks). With no device named, recorded or
+    """The memory check of the model advised on (None: a device of unknown memory: a CPU,
+    a name the catalogue lacks). With no device named, recorded or
     implied, the device assumed is the one DDP's copies are priced at (``REFERENCE_DEVICE``)
     and the check says it is assumed."""
-    spec = basis.spec
-    if spec is None:
-        return None
-    rows = _model_rows(bench, basis)
-    memory = _device_memory(basis, rows)
+    spec, machine = cal.model.spec, cal.machine
+    rows = _model_rows(bench, cal)
+    memory = _device_memory(cal, rows)
     assumed = ""
-    if memory is None and basis.bench_model is None and not basis.device.name:
+    if memory is None and cal.runs.own_model is None and not machine.device.name:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
         assumed = sentence("device_assumed")
     if memory is None:
@@ -45,14 +43,14 @@ def memory_check(
     if bench is not None:  # the bench's own state unless another is asked
         given = (request.optimizer or BENCH_STATE[0], request.precision or BENCH_STATE[1])
     optimizer, precision = state_of(*given)
-    state = model_state(spec.params, optimizer, precision, basis.name)
-    activations, said = _activations(rows, basis)
-    network = basis.network
+    state = model_state(spec.params, optimizer, precision, cal.model.name)
+    activations, said = _activations(rows, cal)
+    network = machine.network
     return check(
         state,
-        strategy=request.strategy or basis.strategy or "ddp",
+        strategy=request.strategy or cal.run.strategy,
         memory=memory,
-        counts=tuple(network.counts_up_to(basis.max_devices)),
+        counts=tuple(machine.device_counts),
         per_node=network.per_node or request.gpus_per_node,
         activations_gb=activations,
         activations_source=said,
@@ -60,17 +58,18 @@ def memory_check(
     )
 
 
-def _model_rows(bench: pd.DataFrame | None, basis: Basis) -> pd.DataFrame | None:
+def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
     """The trusted N = 1 runs of the bench model advised on at its per-device batch."""
-    if bench is None or basis.bench_model is None:
+    own = cal.runs.own_model
+    if bench is None or own is None:
         return None
     runs = trusted_runs(bench)
-    same = (runs["model"] == basis.bench_model) & (runs["accelerators"] == 1)
-    rows = runs[same & (runs["batch_per_device"] == basis.per_device)]
+    same = (runs["model"] == own) & (runs["accelerators"] == 1)
+    rows = runs[same & (runs["batch_per_device"] == cal.run.batch)]
     return rows if len(rows) else None
 
 
-def _device_memory(basis: Basis, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
+def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
     """The device's memory: the bench's record of it (torch's ``total_memory``), else the
     catalogue's part (named, the link's, or the one the runs recorded)."""
     if rows is not None and "device_memory_bytes" in rows:
@@ -79,9 +78,9 @@ def _device_memory(basis: Basis, rows: pd.DataFrame | None) -> AcceleratorMemory
             name = str(rows["device_name"].iloc[0])
             gib = float(recorded.median()) / 2**30
             return AcceleratorMemory(name, gib, "the bench's record (torch total_memory)")
-    device = basis.device
-    if basis.bench_model is not None and basis.one_device is not None:
-        device = device_record(basis.one_device.device_name)
+    device, one = cal.machine.device, cal.runs.one_device
+    if cal.runs.own_model is not None and one is not None:
+        device = device_record(one.device_name)
     return _catalogue_memory(device)
 
 
@@ -93,16 +92,16 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
 
 
-def _activations(rows: pd.DataFrame | None, basis: Basis) -> tuple[float | None, str]:
+def _activations(rows: pd.DataFrame | None, cal: Calibration) -> tuple[float | None, str]:
     """(GB, source) of what the model's N = 1 run held besides its model state (AdamW,
     fp32: ``BENCH_STATE``); (None, "") without a peak measured."""
     if rows is None or "peak_memory_bytes" not in rows:
         return None, ""
     peaks = rows["peak_memory_bytes"].dropna()
-    if not len(peaks) or basis.spec is None:
+    if not len(peaks):
         return None, ""
     peak_gb = float(peaks.median()) / BYTES_PER_GB
-    state_gb = state_per_device(model_state(basis.spec.params, *BENCH_STATE), 1).total_gb
+    state_gb = state_per_device(model_state(cal.model.spec.params, *BENCH_STATE), 1).total_gb
     rest = max(0.0, peak_gb - state_gb)
-    said = sentence("memory_rest", per_device=basis.per_device, peak_gb=peak_gb, state_gb=state_gb)
+    said = sentence("memory_rest", per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
     return rest, said

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
+from gpuscale.advice.calibration import Benched
 from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.request import AdviceRequest
@@ -121,11 +121,12 @@ def weak_said(
     return said, full, found
 
 
-def run_options(table: pd.DataFrame, cal: Calibration, req: AdviceRequest) -> str:
+def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
     """The ``gpuscale bench`` options of the run advised on: the calibrated run's
     configuration in the strategy predicted, and ``--out`` the file advised on where the
     advice was given its path (``""`` where no run of it is in ``table``)."""
-    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
+    like = runs_like(table, cal.bench.config_group, cal.device.name)
+    like &= table["model"] == cal.model.name
     rows = table[like]
     if rows.empty:
         return ""
@@ -140,27 +141,27 @@ def _file(source: str | Path | None) -> str:
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
-def far_beyond_the_batch_timed(cal: Calibration, per_device: int) -> Finding | None:
+def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
     """A warning when the advice runs a per-device batch the bench never came near: above
     the one batch it timed while the step sat on a launch-bound floor there (its work was
     never seen: priced at the device's peak, a lower bound), or more than twice that batch.
     Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
     took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
     under half of that (docs/advice.md)."""
-    floor = cal.compute.floor_ms > 0
+    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
     if (
-        cal.shape is not None
-        or per_device <= cal.batch
-        or (per_device <= 2 * cal.batch and not floor)
+        cal.bench.shape is not None
+        or per_device <= timed
+        or (per_device <= 2 * timed and not floor)
     ):
         return None
     return Finding.of(
         K.BEYOND_BATCH,
         batch=per_device,
-        times=per_device / cal.batch,
-        timed=cal.batch,
+        times=per_device / timed,
+        timed=timed,
         floor=floor,
-        model=cal.name,
+        model=cal.model.name,
     )
 
 
@@ -184,26 +185,24 @@ class ModelRuns:
 
 
 def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Calibration, req: AdviceRequest, per_device: int
+    bench: pd.DataFrame, found: Usable, cal: Benched, req: AdviceRequest, per_device: int
 ) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
-    advised at ``per_device`` samples per device."""
-    table = found.table
-    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], cal.name, req.bench)
+    """:class:`ModelRuns` of ``cal``'s model in ``bench``, read once, advised at
+    ``per_device`` samples per device."""
+    table, name = found.table, cal.model.name
+    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], name, req.bench)
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=run_options(table, cal, req))
     params_given = req.params is not None
-    passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
+    passed_over = "" if req.model or params_given else why_this_model(bench, name, found.broken)
     others = (
-        ""
-        if passed_over or req.model
-        else models_benched(bench, None if params_given else cal.name)
+        "" if passed_over or req.model else models_benched(bench, None if params_given else name)
     )
     beyond = far_beyond_the_batch_timed(cal, per_device)
-    like = (cal.config_group, cal.device_name, req.strategy)
+    like = (cal.bench.config_group, cal.device.name, req.strategy)
     return ModelRuns(
-        runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
-        same_samples=same_samples(bench, cal.name),
+        runs=tuple(measured_runs(bench, name, req.allow_flagged, like)),
+        same_samples=same_samples(bench, name),
         host_devices=most_host_devices(table),
         passed_over=passed_over,
         others=others,

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import Calibration, cell
+from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibration import Benched
 from gpuscale.advice.explain.runs import (
     MODEL_THEN,
     all_failed,
@@ -127,10 +128,10 @@ _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_
 HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
 
-def on_hardware(table: pd.DataFrame, cal: Calibration) -> pd.Series:
+def on_hardware(table: pd.DataFrame, cal: Benched) -> pd.Series:
     """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
     reads."""
-    return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
+    return runs_like(table, cal.bench.config_group, cal.device.name, fields=HARDWARE)
 
 
 def why_this_model(

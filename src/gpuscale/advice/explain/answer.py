@@ -11,13 +11,13 @@ from textwrap import wrap
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.focus import deciding_kind, dropped_short
 from gpuscale.advice.explain.phrasebook import remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
-from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     Disagreement,
@@ -218,7 +218,7 @@ def change_line(advice: AdviceView) -> str:
         return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
     assumed = [
         a
-        for a in getattr(advice.inputs, "assumptions", ())
+        for a in advice.calibration.said.assumptions
         if a.term == d.limit.dominant_term
         and a.source in (Source.ASSUMED, Source.PRIOR)
         and a.measure
@@ -243,14 +243,16 @@ def lines(advice: AdviceView) -> list[str]:
             None,
             [
                 memory.said(
-                    advice.memory, advice.inputs.strategy, advice.decided.chosen.accelerators
+                    advice.memory,
+                    advice.calibration.run.strategy,
+                    advice.decided.chosen.accelerators,
                 )
             ],
         ),
         *first,
     ]
     # counts searched without a row (the global batch kept does not split over them)
-    dropped = advice.inputs and dropped_short(advice.inputs, advice.predictions)
+    dropped = dropped_short(advice.calibration, advice.predictions)
     return [
         *first,
         decision_line(advice),
@@ -334,9 +336,9 @@ ADVICE_SHOWN = (
 )
 
 
-def _fixed_cost(inputs: AdviceInputs) -> dict[str, JSON] | None:
+def _fixed_cost(inputs: Calibration) -> dict[str, JSON] | None:
     """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
-    fixed = inputs.fixed
+    fixed = inputs.model.fixed
     if fixed is None:
         return None
     return {
@@ -355,9 +357,9 @@ def _fixed_cost(inputs: AdviceInputs) -> dict[str, JSON] | None:
 def _scaling(result: AdviceView) -> dict[str, JSON]:
     """How the counts were compared, the fixed costs behind it (of each forward and
     backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
-    inputs = result.inputs
-    kept = inputs.kept_global_batch
-    weak = inputs.convergence is None or inputs.scaling == "weak"
+    inputs = result.calibration
+    kept = inputs.run.kept_global_batch
+    weak = inputs.search.convergence is None or inputs.run.scaling == "weak"
     return {
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
@@ -374,8 +376,8 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
     d = result.decision
     return {
         "recommendation": {
-            "model": getattr(result.inputs, "name", None),  # the model advised on
-            "strategy": getattr(result.inputs, "strategy", None),  # ddp or fsdp
+            "model": result.calibration.model.name,  # the model advised on
+            "strategy": result.calibration.run.strategy,  # ddp or fsdp
             "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
@@ -417,7 +419,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
 
 
 def _terms_evidence(result: AdviceView) -> str | None:
-    found = getattr(result.inputs, "evidence", None)
+    found = result.calibration.runs.evidence
     if found is None:
         return None
     if found.untrusted:
@@ -435,11 +437,12 @@ def advice_view(
     answer for ``-f json`` (:func:`advice_document`)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
-    inputs = result.inputs
-    params = format_count(inputs.model.params)
-    named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
-    strategy = memory.NAMES.get(inputs.strategy, inputs.strategy.upper())
-    title = f"predicted training of {named} with {strategy} on {inputs.network_name}"
+    inputs = result.calibration
+    params = format_count(inputs.model.spec.params)
+    name = inputs.model.name
+    named = name if params in name else f"{name} ({params} parameters)"
+    strategy = memory.NAMES.get(inputs.run.strategy, inputs.run.strategy.upper())
+    title = f"predicted training of {named} with {strategy} on {inputs.machine.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
@@ -458,7 +461,7 @@ def advice_view(
 
 def _family(result: AdviceView) -> dict[str, JSON] | None:
     """The family basis of the break-even sizes (``advice.family``), None without one."""
-    basis = getattr(result.inputs, "family", None)
+    basis = result.calibration.model.family
     if basis is None:
         return None
     return {

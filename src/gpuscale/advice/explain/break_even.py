@@ -19,20 +19,26 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.bre
 def break_even_lines(advice: AdviceView) -> list[str]:
     """The break-even's sentences; none where none is sought (one device allowed, or a
     global batch kept)."""
-    inputs = advice.inputs
+    inputs = advice.calibration
     assert inputs is not None
-    name = inputs.network_name
-    if inputs.max_devices < 2 or inputs.global_batch is not None:  # none sought (recommend)
+    name = inputs.machine.network_name
+    if (
+        inputs.machine.max_devices < 2 or inputs.run.global_batch is not None
+    ):  # none sought (recommend)
         return []
-    lines, evidence = [], inputs.evidence
+    lines, evidence = [], inputs.runs.evidence
     if advice.break_even.compute_ms_per_grad_mb is not None:
         # the threshold scales the whole step (fixed cost included): FLOPs at the rate
         # of the whole step, never the per-sample work's (unbounded where the step is
         # nearly all fixed cost)
-        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
-        whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
+        step_ms = inputs.model.compute.compute_ms(
+            inputs.model.spec, inputs.run.batch, inputs.run.accum
+        )
+        whole_tflops = (
+            inputs.run.batch * inputs.run.accum * inputs.model.spec.flops / (step_ms / 1e3) / 1e12
+        )
         flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6
-        own = step_ms / (inputs.model.grad_bytes / 1e6)
+        own = step_ms / (inputs.model.spec.grad_bytes / 1e6)
         like = max(advice.break_even.compute_ms_per_grad_mb, own)  # both in one unit
         lines.append(
             f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
@@ -41,7 +47,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
             f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
             f"{format_ms(own, like)} per MB."
         )
-    per_param = inputs.model.flops / inputs.model.params
+    per_param = inputs.model.spec.flops / inputs.model.spec.params
     size = advice.break_even.params
     target = advice.break_even.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
@@ -54,29 +60,30 @@ def break_even_lines(advice: AdviceView) -> list[str]:
             return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
         return f"from {format_count(value)} parameters"
 
+    run = inputs.run
     batch = (
-        f"global batch {format_count(inputs.kept_global_batch or inputs.batch)} split over the two"
-        if inputs.kept_global_batch is not None
-        else f"per-device batch {format_count(inputs.batch)}"
+        f"global batch {format_count(run.kept_global_batch or run.batch)} split over the two"
+        if run.kept_global_batch is not None
+        else f"per-device batch {format_count(run.batch)}"
     )
-    mparams = inputs.model.params / 1e6
+    mparams = inputs.model.spec.params / 1e6
     said = table_words.sentence(
-        getattr(inputs, "family", None),
+        inputs.model.family,
         per_param=per_param,
         batch=batch,
         beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
         f"{from_size(size)}",
-        reaches=f"reach {inputs.target_efficiency:.0%} efficiency {from_size(target)}",
+        reaches=f"reach {inputs.search.target_efficiency:.0%} efficiency {from_size(target)}",
         size=size,
-        params=inputs.model.params,
+        params=inputs.model.spec.params,
         own=_own_pair(advice.predictions),
         own_speedup=_own_pair(advice.predictions, "speedup"),
         own_terms=(
-            inputs.compute.opt_ms_per_mparam * mparams,
-            inputs.compute.ddp_ms_per_mparam * mparams,
+            inputs.model.compute.opt_ms_per_mparam * mparams,
+            inputs.model.compute.ddp_ms_per_mparam * mparams,
         ),
-        benched=inputs.evidence is not None,
-        strategy=inputs.strategy,
+        benched=inputs.runs.evidence is not None,
+        strategy=inputs.run.strategy,
     )
     return [*lines, f"{said}{to_test(evidence)}."]
 

@@ -9,6 +9,7 @@ from functools import partial
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.break_even import break_even_lines
@@ -16,7 +17,6 @@ from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
@@ -90,7 +90,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 f"(the next, {n} devices: {row_at(frame, n)['efficiency']:.0%})."
             )
         else:
-            lines.append(only_one(advice.inputs, d.limit.cap))
+            lines.append(only_one(advice.calibration, d.limit.cap))
     if d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
@@ -110,8 +110,7 @@ def _wait_words(advice: AdviceView, n: int) -> str:
     """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
     step's growth over N = 1, the compute slowed (contention for shared cores), which the
     bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
-    compute = getattr(advice.inputs, "compute", None)
-    measured = dict(compute.held_slowdown()) if compute is not None else {}
+    measured = dict(advice.calibration.model.compute.held_slowdown())
     if n not in measured:
         return "waiting for the slowest device "
     return (
@@ -132,10 +131,10 @@ def _step(advice: AdviceView) -> list[str]:
     lines = [
         f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
         f"{ms(at.compute_ms)} "
-        f"{focus.not_spread(advice.inputs, advice.predictions, at.accelerators, at.step_ms)}, "
+        f"{focus.not_spread(advice.calibration, advice.predictions, at.accelerators, at.step_ms)}, "
         + (
             ""
-            if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
+            if advice.calibration.run.strategy == "fsdp"
             else f"DDP's own copies {ms(o['ddp'])}, "
         )
         + _wait_words(advice, at.accelerators)
@@ -169,7 +168,7 @@ def _step(advice: AdviceView) -> list[str]:
         )
     elif d.limit.cap in STOPPED:
         lines.append(
-            below_the_most(advice.inputs, advice.predictions, at.accelerators, numbers)
+            below_the_most(advice.calibration, advice.predictions, at.accelerators, numbers)
             or f"{at.accelerators} devices is the most allowed and still pays ({numbers}): "
             "the count allowed caps the speedup."
         )
@@ -181,19 +180,20 @@ def _step(advice: AdviceView) -> list[str]:
 
 
 def _sources(advice: AdviceView) -> list[str]:
-    inputs = advice.inputs
+    inputs = advice.calibration
     assert inputs is not None
     dropped = dropped_counts(inputs, advice.predictions)  # a count asked for without a row
-    lines = [*map(findings.said, inputs.sources), *filter(None, [dropped])]
+    lines = [*map(findings.said, inputs.said.sources), *filter(None, [dropped])]
     said = {a.term for a in advice.assumptions}
-    if inputs.convergence is not None:
+    convergence = inputs.search.convergence
+    if convergence is not None:
         lines.append(
-            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
-            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
+            f"Convergence: E(B) = {format_count(convergence.e_min)} x (1 + B / "
+            f"{format_count(convergence.b_noise)}) samples ({convergence.source})."
         )
     elif TermId.CONVERGENCE not in said:
         lines.append(
-            f"No convergence model: {format_count(inputs.samples)} samples at any batch "
+            f"No convergence model: {format_count(inputs.search.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
@@ -201,8 +201,10 @@ def _sources(advice: AdviceView) -> list[str]:
     lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {inputs.power.said(counts)}.")
-    source = findings.said(inputs.error.source) + errors_weak(inputs)
+    lines.append(f"Power: {inputs.machine.power.said(counts)}.")
+    source = findings.said(inputs.model.error.source) + errors_weak(
+        inputs.runs.evidence, inputs.model.error
+    )
     lines.append(f"{step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
@@ -213,15 +215,15 @@ def _sources(advice: AdviceView) -> list[str]:
 def _scaling(advice: AdviceView) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
-    inputs, d = advice.inputs, advice.decision
+    inputs, d = advice.calibration, advice.decision
     lines = []
-    if inputs.fixed is not None:
+    if inputs.model.fixed is not None:
         lines.append(table_words.fixed_cost_line(inputs))
-    kept = inputs.kept_global_batch
+    kept = inputs.run.kept_global_batch
     if kept is not None:
         why = (
             "as asked"
-            if inputs.global_batch is not None or inputs.convergence is not None
+            if inputs.run.global_batch is not None or inputs.search.convergence is not None
             else "no convergence model prices a larger global batch"
         )
         lines.append(
@@ -229,12 +231,12 @@ def _scaling(advice: AdviceView) -> list[str]:
             f"({why}); each device computes its share, and "
             f"{table_words.fixed_costs(inputs, advice.predictions)}."
         )
-    elif inputs.convergence is None or inputs.scaling == "weak":
+    elif inputs.search.convergence is None or inputs.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         kept_batch = table_words.config(first["batch_per_device"], first["accum"])
         samples = (
             "assumed unchanged"
-            if inputs.convergence is None
+            if inputs.search.convergence is None
             else "from the convergence model below"
         )
         lines.append(
@@ -277,7 +279,7 @@ def _searched(advice: AdviceView) -> str:
     one = format_count(frame.iloc[0]["global_batch"])
     return (
         f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
-        f"keep the per-device batch {format_count(advice.inputs.batch)} without "
+        f"keep the per-device batch {format_count(advice.calibration.run.batch)} without "
         "accumulation, --scaling weak."
     )
 
@@ -293,7 +295,7 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     ):
         return []
     row, one = row_at(alt, d.focus.accelerators), row_at(alt, 1)
-    host = on_a_larger_host(2, getattr(advice.inputs, "host_devices", None))
+    host = on_a_larger_host(2, advice.calibration.runs.host_devices)
     return [
         f"Weak scaling instead (per-device batch "
         f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
@@ -302,15 +304,15 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
         f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
         f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
-        f"(give {_measure_convergence(advice.inputs, host)}; --scaling weak assumes the "
+        f"(give {_measure_convergence(advice.calibration, host)}; --scaling weak assumes the "
         "samples unchanged)."
     ]
 
 
-def _measure_convergence(inputs: AdviceInputs, host: str) -> str:
+def _measure_convergence(inputs: Calibration, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
-    said = [a.measure for a in inputs.assumptions if a.term == TermId.CONVERGENCE]
+    said = [a.measure for a in inputs.said.assumptions if a.term == TermId.CONVERGENCE]
     if said and said[0]:
         return str(said[0])
     return (

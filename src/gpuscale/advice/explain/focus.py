@@ -22,13 +22,14 @@ from functools import partial
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration
+
 # re-exported for explain.answer, which imports it from here
 from gpuscale.advice.explain.counts import dropped_short as dropped_short
 from gpuscale.advice.explain.counts import larger_counts
 from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
@@ -128,13 +129,13 @@ def remedy(advice: AdviceView) -> str:
     accumulation where the advice already accumulates (a model of one 77 kB bucket with
     accumulation 8 is offered neither); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
-    d, inputs = advice.decision, advice.inputs
+    d, inputs = advice.decision, advice.calibration
     said = REMEDIES[d.limit.change]
     if d.limit.change in STOPPED:  # below the most allowed: what would predict a larger count
         said = larger_counts(inputs, advice.predictions, d.focus.accelerators) or said
     if d.limit.change == TermId.LATENCY and inputs is not None:
         cures = ["larger DDP buckets (fewer messages)"]
-        cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
+        cures = cures if inputs.model.spec.grad_bytes > inputs.run.bucket_mb * 2**20 else []
         cures.append("a larger batch per device")
         cures.append(
             "gradient accumulation (one all-reduce per k micro-steps)"
@@ -144,7 +145,7 @@ def remedy(advice: AdviceView) -> str:
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
     if d.limit.change == TermId.FIXED and inputs is not None:
-        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(inputs.strategy, FIXED_WHOLE)
+        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(inputs.run.strategy, FIXED_WHOLE)
         parts = fixed_parts(inputs, advice.predictions, d.focus.accelerators)
         fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
         said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
@@ -160,8 +161,7 @@ def remedy(advice: AdviceView) -> str:
 def changes(advice: AdviceView, remedy: str) -> str:
     """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
     runs advised on are weak, that they cannot say (measure first)."""
-    inputs = advice.inputs
-    found = getattr(inputs, "evidence", None)
+    found = advice.calibration.runs.evidence
     if not weak(found) and not (found is not None and found.all_flagged):
         return remedy
     return (
@@ -173,10 +173,14 @@ def changes(advice: AdviceView, remedy: str) -> str:
 def marked(advice: AdviceView) -> str:
     """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
     where the runs advised on are weak, else ``""``."""
-    return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""
+    return (
+        " (from weak runs: a measurement to repeat)"
+        if weak(advice.calibration.runs.evidence)
+        else ""
+    )
 
 
-def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -> str:
+def not_spread(inputs: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
     parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
     1.1 ms of the optimizer step ...)``)."""
@@ -192,7 +196,7 @@ def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -
         each = (
             f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
             f"device's {ms(optimizer_ms(inputs))}"
-            if inputs.strategy == "fsdp"
+            if inputs.run.strategy == "fsdp"
             else f"{ms(optimizer_ms(inputs))} on every device"
         )
         said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")

@@ -10,9 +10,9 @@ import math
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import findings
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
 from gpuscale.quantities import agreeing, counted, filled, joined
 
@@ -45,11 +45,11 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     )
 
 
-def _why(inputs: AdviceInputs, rows: pd.DataFrame) -> list[str]:
+def _why(inputs: Calibration, rows: pd.DataFrame) -> list[str]:
     """Why the predicted rows' intervals are not the model's error alone, from the rows'
     own ends against the error's width at each count."""
     why: list[str] = []
-    width = {int(n): inputs.error.width_at(int(n)) for n in rows["accelerators"]}
+    width = {int(n): inputs.model.error.width_at(int(n)) for n in rows["accelerators"]}
     step = rows["step_ms"].astype(float)
     low = rows["step_ms_low"] / step
     high = rows["step_ms_high"] / step
@@ -82,7 +82,7 @@ def step_interval(advice: AdviceView, source: str) -> str:
             f"speedup {_span(r, 'speedup')}"
             for _, r in predicted.iterrows()
         ]
-        why = _why(advice.inputs, predicted)
+        why = _why(advice.calibration, predicted)
         if advice.interval is not None:  # the speedup's interval is the calibrated rule's
             why = ["the speedup's interval calibrated per link class (next)"]
         said.append(

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.inputs import AdviceInputs, OneDevice
 from gpuscale.advice.types import Source
 from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
 
@@ -34,19 +34,19 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
 
-def optimizer_ms(inputs: AdviceInputs) -> float:
+def optimizer_ms(inputs: Calibration) -> float:
     """The optimizer step (ms): once per optimizer step on every device, whatever its
     batch (0 where nothing measured it: a step given by numbers holds it)."""
-    return float(inputs.compute.opt_ms_per_mparam * inputs.model.params / 1e6)
+    return float(inputs.model.compute.opt_ms_per_mparam * inputs.model.spec.params / 1e6)
 
 
-def optimizer_at(inputs: AdviceInputs, n: int) -> float:
+def optimizer_at(inputs: Calibration, n: int) -> float:
     """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
     ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
-    return optimizer_ms(inputs) / (n if inputs.strategy == "fsdp" else 1)
+    return optimizer_ms(inputs) / (n if inputs.run.strategy == "fsdp" else 1)
 
 
-def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, float]:
+def fixed_parts(inputs: Calibration, frame: pd.DataFrame, n: int) -> dict[str, float]:
     """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
     optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
     samples per device and step at ``n`` over one device's), and ``forward_backward``, the
@@ -62,15 +62,15 @@ def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, 
     return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
 
 
-def fixed_cost_line(inputs: AdviceInputs) -> str:
+def fixed_cost_line(inputs: Calibration) -> str:
     """The fixed cost said once: where the bench measured the optimizer step apart, the
-    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
+    fixed cost of each forward and backward (``inputs.model.fixed``) and the optimizer step
     beside it, both paid whole by every device (together the ``fixed`` term); else the
     one fixed per-step cost (a step given by numbers holds its optimizer)."""
     opt = optimizer_ms(inputs)
     if opt <= 0:
-        return f"Fixed per-step cost: {inputs.fixed.sentence()}."
-    fixed = inputs.fixed
+        return f"Fixed per-step cost: {inputs.model.fixed.sentence()}."
+    fixed = inputs.model.fixed
     # a bench's fixed cost it did not measure: the command that does (from numbers, the
     # peak's sentence says it)
     measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
@@ -79,13 +79,13 @@ def fixed_cost_line(inputs: AdviceInputs) -> str:
         f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
         + (
             "on one device; FSDP's N devices each step only their shard, 1/N of it."
-            if inputs.strategy == "fsdp"
+            if inputs.run.strategy == "fsdp"
             else "on every device, whatever its batch."
         )
     )
 
 
-def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
+def fixed_costs(inputs: Calibration, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
     counts, read from its accumulation: each forward and backward's is paid once per
     micro-step, so it falls as the micro-steps do and holds where they hold; the
@@ -103,7 +103,7 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
     if optimizer_ms(inputs) <= 0:
         return said
-    if inputs.strategy == "fsdp":
+    if inputs.run.strategy == "fsdp":
         return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
     return f"{said}; the optimizer step does not shrink (once per step on every device)"
 
@@ -111,7 +111,7 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
 def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
     speedup is against."""
-    frame, inputs = advice.predictions, advice.inputs
+    frame, inputs = advice.predictions, advice.calibration
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
     above = frame[frame["accelerators"] > 1]
@@ -120,7 +120,7 @@ def one_device(advice: AdviceView) -> str:
     added = filled(
         "; the counts above 1 add DDP's own work ({}) to their steps", more > 0 and ms(more)
     )
-    m = inputs.one_device
+    m = inputs.runs.one_device
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
     at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
@@ -175,9 +175,9 @@ def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     run, the step the same model predicts at the bench's, so that the two steps set side
     by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
     bench's 5.38 ms of one)."""
-    inputs = advice.inputs
+    inputs = advice.calibration
     row = (int(one["batch_per_device"]), int(one["accum"]))
-    at_bench = float(inputs.compute.compute_ms(inputs.model, m.batch, m.accum))
+    at_bench = float(inputs.model.compute.compute_ms(inputs.model.spec, m.batch, m.accum))
     nosync = m.step_ms - m.own_ms
     return (
         f"; the row's step holds {format_count(row[0] * row[1])} samples "
@@ -214,7 +214,7 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     beside the count the advice decided (another rule: its target efficiency)."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.picks.equilibrium, advice.decision
-    threshold = advice.inputs.threshold
+    threshold = advice.calibration.search.threshold
     rows = frame.set_index("accelerators")  # counts as "N = 8": not the one detailed above
     best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
     best = float(rows.at[best_n, "efficiency"])

@@ -9,7 +9,7 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.types import Finding
@@ -27,7 +27,7 @@ class AdviceView(Protocol):
     @property
     def break_even(self) -> BreakEven: ...
     @property
-    def inputs(self) -> AdviceInputs: ...
+    def calibration(self) -> Calibration: ...
     @property
     def disagreements(self) -> tuple[Disagreement, ...]: ...
     @property

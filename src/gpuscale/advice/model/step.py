@@ -381,16 +381,19 @@ def step_at(
 
 
 class StepSettings(Protocol):
-    """The settings of a step that ``inputs.AdviceInputs`` holds apart from the model, the
-    compute and the counts: the network, the overlap, the bucket and the strategy."""
+    """The settings of a step apart from the model, the compute, the network and the
+    counts (``calibration.Run`` holds them): the overlap, the bucket and the strategy."""
 
-    network: Network
-    overlap: float | None
-    bucket_mb: float
-    strategy: str
+    @property
+    def overlap(self) -> float | None: ...
+    @property
+    def bucket_mb(self) -> float: ...
+    @property
+    def strategy(self) -> str: ...
 
 
 def step_of(
+    network: Network,
     settings: StepSettings,
     model: ModelSpec,
     compute: Compute,
@@ -399,12 +402,12 @@ def step_of(
     batch: float,
     accum: int,
 ) -> Step:
-    """``step_at`` of ``model`` on ``n`` devices under the network and step settings of
+    """``step_at`` of ``model`` on ``n`` devices of ``network`` under the step settings of
     ``settings``."""
     return step_at(
         model,
         compute,
-        settings.network,
+        network,
         n,
         batch=batch,
         accum=accum,
@@ -415,17 +418,18 @@ def step_of(
 
 
 class Pair(StepSettings, Protocol):
-    """What the speedup of a pair reads of ``inputs.AdviceInputs``: the network and the
-    step's settings at one device."""
+    """What the speedup of a pair reads of a run (``calibration.Run``): its step settings
+    and its batch at one device."""
 
-    batch: int
-    accum: int
-
+    @property
+    def batch(self) -> int: ...
+    @property
+    def accum(self) -> int: ...
     @property
     def kept_global_batch(self) -> int | None: ...
 
 
-def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
+def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Compute) -> float:
     """Throughput of 2 devices over 1 (``step_at`` at each): the same per-device batch (weak
     scaling), or under strong scaling (the global batch kept) the batch split over the two,
     or an even accumulation halved."""
@@ -437,8 +441,8 @@ def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
     elif pair.kept_global_batch is not None:
         batch /= 2
 
-    two = step_of(pair, model, compute, 2, batch=batch, accum=accum)
-    one = step_of(pair, model, compute, 1, batch=float(pair.batch), accum=pair.accum)
+    two = step_of(network, pair, model, compute, 2, batch=batch, accum=accum)
+    one = step_of(network, pair, model, compute, 1, batch=float(pair.batch), accum=pair.accum)
     return two.samples_per_s / one.samples_per_s
 
 

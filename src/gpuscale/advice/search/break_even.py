@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.step import pair_speedup
 from gpuscale.analysis.equilibrium import knee_pick
 
@@ -28,7 +28,7 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
-def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float | None]:
+def break_even(cal: Calibration) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency)
     from which 2 devices train faster than 1 (the sizes NaN where the speedup falls with
     size: no such size) (throughput; the same per-device batch, or
@@ -38,9 +38,10 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
     terms alike) at fixed gradient bytes: the compute a step must do per byte it
     all-reduces, a property of the link and overlap. The second resizes the model within
     its family: the family's step fitted over its members where the bench ran two sizes or
-    more (``inputs.family``), else this model's (FLOPs per sample per parameter kept,
+    more (``cal.model.family``), else this model's (FLOPs per sample per parameter kept,
     fixed cost kept)."""
-    model, compute = inputs.model, inputs.compute
+    model, compute = cal.model.spec, cal.model.compute
+    network, run = cal.machine.network, cal.run
 
     def by_compute(scale: float) -> float:
         # every term of the step scales, the batches measured too: a measured step left
@@ -54,12 +55,12 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
             measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
             opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
         )
-        return pair_speedup(inputs, model, scaled)
+        return pair_speedup(network, run, model, scaled)
 
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
     if scale is not None:
-        ms_per_mb = scale * compute.compute_ms(model, inputs.batch, inputs.accum)
+        ms_per_mb = scale * compute.compute_ms(model, run.batch, run.accum)
         ms_per_mb /= model.grad_bytes / 1e6
 
     # another size of the family was never measured: its step is the family's, fitted
@@ -68,13 +69,13 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
     # (a small member's made every size lose: one family, two answers); without a family
     # fit, the model's modelled step alone
     modelled = replace(compute, measured_ms=())
-    family = inputs.family
+    family = cal.model.family
 
     def by_size(params: float) -> float:
         if family is not None:
             sized = family.model(params, model.grad_bytes_per_param)
-            return pair_speedup(inputs, sized, family.at(params))
-        return pair_speedup(inputs, model.resized(params), modelled)
+            return pair_speedup(network, run, sized, family.at(params))
+        return pair_speedup(network, run, model.resized(params), modelled)
 
     grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
     speedups = [by_size(p) for p in grid]
@@ -94,7 +95,7 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
             return grid[0]
         return _bisect_log(by_size, grid[first - 1], grid[first], target)
 
-    return ms_per_mb, from_size(1.0), from_size(2 * inputs.target_efficiency)
+    return ms_per_mb, from_size(1.0), from_size(2 * cal.search.target_efficiency)
 
 
 def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:

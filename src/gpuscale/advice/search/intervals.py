@@ -37,8 +37,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.inputs import Calibrated
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.types import Finding, FindingKind
 
@@ -209,12 +209,12 @@ def applied(
     return out
 
 
-def rule_for(calibrated: Calibrated) -> IntervalRule | None:
+def rule_for(cal: Calibration) -> IntervalRule | None:
     """The rule where it is the advice's: by numbers, on a link given or detected (a bench
     keeps its own interval, leave-one-out over its runs or the extrapolated width measured
     on bench predictions; an assumed link has its own range of presets); None where the
     rule is the model's own interval."""
-    if calibrated.from_bench or calibrated.link_assumed or RULE.kind == "model":
+    if cal.runs.from_bench or cal.machine.link_assumed or RULE.kind == "model":
         return None
     return RULE
 

@@ -19,12 +19,13 @@ from gpuscale.advice.types import End, Reading
 
 def read(
     ends: Sequence[End],
-    decide_at: Callable[[dict[str, object]], Decision],
+    decide_at: Callable[[dict[str, dict[str, object]]], Decision],
 ) -> tuple[Reading, ...]:
-    """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
+    """The count and its speedup at each end (``decide_at``: the decision of the
+    calibration with the end's changes, ``Calibration.at``)."""
     found = []
-    for term, end, value, unit, basis in ends:
-        d = decide_at(basis)
+    for term, end, value, unit, changes in ends:
+        d = decide_at(changes)
         found.append(
             Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
         )

@@ -34,7 +34,6 @@ term's range, the equilibrium picks and the break-even (``break_even``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -42,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.explain.findings import said
-from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
@@ -65,7 +64,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Disagreement, End, Finding, FindingKind, maybe
+from gpuscale.advice.types import Disagreement, Finding, FindingKind, maybe
 from gpuscale.tables.advice import ADVICE_COLUMNS
 from gpuscale.tables.requests import NamedError
 
@@ -83,7 +82,7 @@ class Advice:
     decided: Decision  # as the search decided it (``decision``: with its words)
     picks: Picks  # the counts other rules pick
     break_even: BreakEven
-    inputs: AdviceInputs
+    calibration: Calibration  # what it was computed from
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
@@ -124,7 +123,7 @@ class Advice:
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
-        """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
+        """The calibration's assumptions, the input pipeline's saying ``input_rate``."""
         return words.assumed(self)
 
     @cached_property
@@ -157,46 +156,51 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+def _candidates(cal: Calibration, n: int) -> list[tuple[int, int]]:
     """(per-device batch, accumulation) pairs the search tries at ``n`` devices."""
-    kept = inputs.kept_global_batch
+    run = cal.run
+    kept = run.kept_global_batch
     if kept is not None:
         # the fewest micro-steps that split the global batch into whole per-device
         # batches no larger than the one that fits
         per_device = kept / n
-        for accum in range(1, inputs.max_accum + 1):
+        for accum in range(1, run.max_accum + 1):
             batch = per_device / accum
             if batch < 1:
                 break
-            if batch == int(batch) and batch <= inputs.largest_batch:
+            if batch == int(batch) and batch <= run.largest_batch:
                 return [(int(batch), accum)]
         return []
-    if inputs.convergence is None or inputs.scaling == "weak":
-        return [(inputs.batch, inputs.accum)]
-    batches = [inputs.batch // 2**i for i in range(64)]  # the batch and its halves
-    batches = [b for b in batches if b >= max(1, inputs.min_batch)]
-    accums = [2**i for i in range(64) if 2**i <= inputs.max_accum]
+    if cal.search.convergence is None or run.scaling == "weak":
+        return [(run.batch, run.accum)]
+    batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
+    batches = [b for b in batches if b >= max(1, run.min_batch)]
+    accums = [2**i for i in range(64) if 2**i <= run.max_accum]
     return [(b, k) for b in batches for k in accums]
 
 
-def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
+def _predicted(cal: Calibration, n: int) -> dict[str, object] | None:
     """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
     trained model (None where no batch fits), its step predicted at the compute's point and
     at the ends of the ranges (``range_*``: the module's docstring). ``latency_ms``: one
     latency per collective (``step_collectives.latency_s``), at most the communication."""
-    tried = _candidates(inputs, n)
-    computes, fixed = [inputs.compute, *inputs.prior_range], inputs.fixed
+    tried = _candidates(cal, n)
+    model, network, run = cal.model, cal.machine.network, cal.run
+    spec, fixed = model.spec, model.fixed
+    computes = [model.compute, *model.prior_range]
     if fixed is not None and fixed.uncertain:
         for value in (fixed.low_ms, fixed.high_ms):
-            computes.append(inputs.compute.resplit(inputs.model, fixed.at_batch, value))
+            computes.append(model.compute.resplit(spec, fixed.at_batch, value))
     best = None
     for batch, accum in tried:
         steps = [
-            step_of(inputs, inputs.model, compute, n, batch=batch, accum=accum)
+            step_of(network, run, spec, compute, n, batch=batch, accum=accum)
             for compute in computes
         ]
-        step, convergence = steps[0], inputs.convergence  # samples to train at its global batch
-        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
+        step, convergence = steps[0], cal.search.convergence  # samples to train at its batch
+        samples = (
+            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
+        )
         time_s = samples / step.samples_per_s
         if best is None or time_s < best[1]:
             best = (steps, time_s, samples)
@@ -231,21 +235,21 @@ def _known(value: float | None) -> float:
     return value
 
 
-def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
+def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count: the best (batch, accumulation), the step and its parts
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
     and energy per trained model, and plausibility flags. ``rule``: the speedup's interval
     calibrated per link class (None: the model's own)."""
-    rows = [_predicted(inputs, n) for n in inputs.device_counts]
+    rows = [_predicted(cal, n) for n in cal.machine.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
         found = Finding.of(
             FindingKind.BATCH_NOT_SPLIT,
-            global_batch=inputs.global_batch,
-            largest=inputs.largest_batch,
-            accum=inputs.max_accum,
+            global_batch=cal.run.global_batch,
+            largest=cal.run.largest_batch,
+            accum=cal.run.max_accum,
         )
         raise ValueError(said(found))
     first = frame.iloc[0]
@@ -255,11 +259,11 @@ def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
     frame["throughput_efficiency"] = frame["samples_per_s"] / first["samples_per_s"] / ideal
     frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
     frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
-    price = inputs.price_per_device_hour
+    price = cal.search.price_per_device_hour
     frame["cost"] = frame["accelerator_hours"] * _known(price)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
-    total_w = [inputs.power.total_w(n, b) for n, b in counts]
+    total_w = [cal.machine.power.total_w(n, b) for n, b in counts]
     frame["energy_kwh"] = [
         minutes / 60 * _known(w) / 1e3
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
@@ -269,7 +273,7 @@ def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
     frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
     # the 80% intervals (the module's docstring): over the ranges' ends (``range_*``), then
     # widened by the step's error at N
-    width = np.array([inputs.error.width_at(int(count)) for count in frame["accelerators"]])
+    width = np.array([cal.model.error.width_at(int(count)) for count in frame["accelerators"]])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
     times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
@@ -285,8 +289,10 @@ def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
     if rule is not None:  # the link class's calibrated interval; the step's ends alike
-        frame = intervals.applied(rule, inputs.network, frame, computes.min(axis=0), compute_alone)
-    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
+        frame = intervals.applied(
+            rule, cal.machine.network, frame, computes.min(axis=0), compute_alone
+        )
+    frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
@@ -301,50 +307,46 @@ def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None
 
 
 def recommend(
-    inputs: AdviceInputs,
-    ends: Sequence[End] = (),
-    fits_from: int = 1,
-    rule: intervals.IntervalRule | None = None,
+    cal: Calibration, fits_from: int = 1, rule: intervals.IntervalRule | None = None
 ) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
-    of the ``ends`` of every assumed term's range (``readings.read``: where one moves it,
-    the count is withheld); no count below ``fits_from`` (the fewest devices that hold the
-    model: ``advice.memory``) is chosen, efficient or cheapest. ``rule``: the speedup's
-    interval calibrated per link class (None: the model's own)."""
-    multi = inputs.max_devices >= 2 and inputs.global_batch is None
-    weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
+    end of every assumed term's range (``cal.search.ends``, ``readings.read``: where one
+    moves it, the count is withheld); no count below ``fits_from`` (the fewest devices
+    that hold the model: ``advice.memory``) is chosen, efficient or cheapest. ``rule``: the
+    speedup's interval calibrated per link class (None: the model's own)."""
+    run, goal, network = cal.run, cal.search, cal.machine.network
+    multi = cal.machine.max_devices >= 2 and run.global_batch is None
+    weak = multi and run.kept_global_batch is not None and goal.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
-    frame = predictions(inputs, rule)
-    alternative = predictions(replace(inputs, scaling="weak"), rule) if weak else None
+    frame = predictions(cal, rule)
+    alternative = predictions(cal.at({"run": {"scaling": "weak"}}), rule) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
-    measured = measured_counts(frame, inputs.measured, alternative)  # what every view says
+    measured = measured_counts(frame, cal.runs.measured, alternative)  # what every view says
     found = disagreements(measured)
-    counts = {m.devices for m in inputs.measured}  # measured counts: as said
+    counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
-    below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
-    refused = inputs.implausible or bool(below)
-    searched = inputs.device_counts  # why none above the largest predicted: the cap
-    decision = decide(
-        frame, inputs.target_efficiency, inputs.warnings, refused, searched, fits_from
-    )
+    below = below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
+    refused = cal.said.implausible or bool(below)
 
-    def decide_at(changes: dict[str, object]) -> Decision:
-        at = replace(inputs, **changes)
-        table = applied(predictions(at, rule), found, counts)
-        return decide(
-            table, at.target_efficiency, at.warnings, at.implausible, at.device_counts, fits_from
-        )
+    def decide_on(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
+        # why none above the largest predicted: the cap (``device_counts``)
+        efficiency, warnings = at.search.target_efficiency, at.said.warnings
+        return decide(table, efficiency, warnings, refused, at.machine.device_counts, fits_from)
 
-    decision = with_readings(decision, read(ends, decide_at))
+    def decide_at(changes: dict[str, dict[str, object]]) -> Decision:
+        at = cal.at(changes)
+        return decide_on(at, applied(predictions(at, rule), found, counts), at.said.implausible)
+
+    decision = with_readings(decide_on(cal, frame, refused), read(goal.ends, decide_at))
     trusted = frame[plausible(frame)]
     fitting = trusted[trusted["accelerators"] >= fits_from]
     trusted = fitting if len(fitting) else trusted  # none predicted holds it: ``decide``'s rule
-    picks = equilibrium(trusted, inputs.threshold)
-    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    picks = equilibrium(trusted, goal.threshold)
+    ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
+    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
     if trusted["accelerator_hours"].notna().any():
@@ -354,52 +356,51 @@ def recommend(
         decided=decision,
         picks=Picks(efficient, cheapest, picks),
         break_even=BreakEven(ms_per_mb, params, target),
-        inputs=inputs,
+        calibration=cal,
         weak_table=alternative,
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
-        interval=None if rule is None else rule.said(inputs.network, list(frame["accelerators"])),
+        interval=None if rule is None else rule.said(network, list(frame["accelerators"])),
     )
 
 
-def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
-    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
-    end of every assumed term's range (``readings.read``; where one moves it, the count
-    is withheld and said first), and what qualifies the headline, as data."""
-    inputs, fits_from, memory = held(calibrated)
-    rule = intervals.rule_for(calibrated)
-    advice = recommend(inputs, calibrated.ends, fits_from, rule)
+def search(cal: Calibration, request: AdviceRequest) -> Advice:
+    """The advice on ``cal``: predictions, decision, the count at each end of every assumed
+    term's range (``readings.read``; where one moves it, the count is withheld and said
+    first), and what qualifies the headline, as data."""
+    held_by, fits_from, memory = held(cal)
+    advice = recommend(held_by, fits_from, intervals.rule_for(cal))
     one_step = request.step_ms is not None and request.batch is None  # the batch defaulted
     defaulted = {
-        "samples": request.samples is None and calibrated.samples_used,
-        "batch": one_step and not calibrated.from_bench,
-        "link": calibrated.link_assumed,
+        "samples": request.samples is None and cal.search.samples_used,
+        "batch": one_step and not cal.runs.from_bench,
+        "link": cal.machine.link_assumed,
     }
     defaults = tuple(name for name, taken in defaulted.items() if taken)
-    few = calibrated.noise_steps
+    few = cal.search.noise_steps
     qualifiers = Qualifiers(
         defaults=defaults,
         noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
-        model_note=calibrated.model_note,
-        model_chosen=calibrated.chosen,
+        model_note=cal.said.model_note,
+        model_chosen=cal.said.chosen,
     )
     return replace(advice, qualifiers=qualifiers, memory=memory)
 
 
-def held(calibrated: Calibrated) -> tuple[AdviceInputs, int, MemoryCheck | None]:
-    """(the inputs, the fewest devices that hold the model, the memory check where it
+def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
+    """(the calibration, the fewest devices that hold the model, the memory check where it
     limits the counts): the strategy asked where a count searched holds the model under
     it, else the strategy that holds it on the fewest (``MemoryCheck.fallback``); a
     ``NamedError`` where no count searched holds it under any strategy."""
-    inputs, memory = calibrated.inputs, calibrated.memory
+    memory = cal.machine.memory
     if memory is None or not memory.limits:
-        return inputs, 1, None
+        return cal, 1, None
     asked = memory.fits_from(memory.strategy)
     if asked is not None:
-        return inputs, asked, memory
+        return cal, asked, memory
     if memory.fallback is None:
         raise NamedError(memory_words.nothing_fits(memory))
     strategy, fewest = memory.fallback
-    return replace(inputs, strategy=strategy), fewest, memory
+    return cal.at({"run": {"strategy": strategy}}), fewest, memory

@@ -36,7 +36,7 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
-from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
+from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.ceiling import ceiling
@@ -77,7 +77,7 @@ def from_bench(
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     of_model = model_runs.of_model(bench, found, cal, req, per_device)
-    runs, host_devices = of_model.runs, of_model.host_devices
+    runs, host_devices = of_model.runs.measured, of_model.runs.host_devices
     # the communication measured, read on the link advised, scales the network; the error
     cal, network = measured.read_comm(cal, table, machine.network)
     error = step_error(table, machine.network, cal)
@@ -109,7 +109,7 @@ def from_bench(
     # the words, from the numbers: weak evidence and the batch beyond the one timed (read
     # with the model's runs), the calibration's sources, contention that fell, the strategy,
     # the terms as assumptions
-    weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
+    weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.runs.evidence
     fixed, compute = benched.model.fixed, benched.model.compute
     fixed_measure = remeasure.as_run(fixed.measure, evidence, host_devices)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
@@ -191,15 +191,7 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    runs_of = Runs(
-        from_bench=True,
-        own_model=bench_model,
-        measured=runs,
-        one_device=one_device,
-        evidence=evidence,
-        host_devices=host_devices,
-        same_samples=of_model.same_samples,
-    )
+    runs_of = replace(of_model.runs, own_model=bench_model, one_device=one_device)
     machine = replace(machine, network=network, power=power)
     return Calibration(
         model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on

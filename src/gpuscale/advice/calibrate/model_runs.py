@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
-from gpuscale.advice.calibration import Benched
+from gpuscale.advice.calibration import Benched, Runs
 from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.request import AdviceRequest
@@ -167,20 +167,18 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
 
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
-    """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
-    whether one saw the same samples on every rank, the most GPUs a host had, why this
-    model (``rows.why_this_model``, else :func:`models_benched`; "" where asked), the runs
-    used as evidence (:func:`weak_said`: ``evidence`` with the advised run's options) and
-    the batch advised beyond the one timed (:func:`far_beyond_the_batch_timed`)."""
+    """The bench's rows on the calibrated model: the record's :class:`Runs` (its N > 1
+    runs like the one advised on, whether one saw the same samples on every rank, the most
+    GPUs a host had, the runs used as evidence: :func:`weak_said`, with the advised run's
+    options), why this model (``rows.why_this_model``, else :func:`models_benched`; ""
+    where asked), the weak runs said in short and in full, and the batch advised beyond
+    the one timed (:func:`far_beyond_the_batch_timed`)."""
 
-    runs: tuple[Measured, ...]
-    same_samples: bool
-    host_devices: int | None
+    runs: Runs
     passed_over: str
     others: str
     weak: str | None
     weak_in_full: str | None
-    evidence: Support | None
     beyond: Finding | None
 
 
@@ -200,14 +198,18 @@ def of_model(
     )
     beyond = far_beyond_the_batch_timed(cal, per_device)
     like = (cal.bench.config_group, cal.device.name, req.strategy)
-    return ModelRuns(
-        runs=tuple(measured_runs(bench, name, req.allow_flagged, like)),
-        same_samples=same_samples(bench, name),
+    runs = Runs(
+        from_bench=True,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
+        evidence=evidence,
         host_devices=most_host_devices(table),
+        same_samples=same_samples(bench, name),
+    )
+    return ModelRuns(
+        runs=runs,
         passed_over=passed_over,
         others=others,
         weak=weak,
         weak_in_full=weak_in_full,
-        evidence=evidence,
         beyond=beyond,
     )

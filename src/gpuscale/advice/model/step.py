@@ -384,12 +384,9 @@ class StepSettings(Protocol):
     """The settings of a step apart from the model, the compute, the network and the
     counts (``calibration.Run`` holds them): the overlap, the bucket and the strategy."""
 
-    @property
-    def overlap(self) -> float | None: ...
-    @property
-    def bucket_mb(self) -> float: ...
-    @property
-    def strategy(self) -> str: ...
+    overlap: float | None
+    bucket_mb: float
+    strategy: str
 
 
 def step_of(
@@ -421,10 +418,9 @@ class Pair(StepSettings, Protocol):
     """What the speedup of a pair reads of a run (``calibration.Run``): its step settings
     and its batch at one device."""
 
-    @property
-    def batch(self) -> int: ...
-    @property
-    def accum(self) -> int: ...
+    batch: int
+    accum: int
+
     @property
     def kept_global_batch(self) -> int | None: ...
 

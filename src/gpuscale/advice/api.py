@@ -74,7 +74,7 @@ def advise(
 def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
     """:func:`advise` on measurements already gathered in one record."""
     _check_given(request, data.bench)
-    return search(build(request, data), request)
+    return search(build(request, data))
 
 
 def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:

@@ -283,17 +283,18 @@ class Search:
     """The search's settings: the efficiency a count must keep, the price per device-hour,
     the equilibrium's share of the best (``threshold``), the samples to train at batch
     ``Run.batch`` on one device where there is no convergence model (else ``convergence``
-    gives them at every batch), whether those samples are the request's (not the RCPs'),
-    the steps of the bench's noise scale (None: not measured), MLPerf's fastest system
-    per count for the workload ((devices, minutes, system)) and the record's changes at
-    each end of every assumed term's range (``ends``)."""
+    gives them at every batch), what the request left to a default that the answer says
+    first (``defaults``: "samples", "batch", "link"), the steps of the bench's noise scale
+    (None: not measured), MLPerf's fastest system per count for the workload ((devices,
+    minutes, system)) and the record's changes at each end of every assumed term's range
+    (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
     threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
     samples: float = 1e7
     convergence: ConvergenceModel | None = None
-    samples_used: bool = True
+    defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     ends: tuple[End, ...] = ()

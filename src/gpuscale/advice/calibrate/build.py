@@ -125,6 +125,14 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         given=request.workload is not None or request.noise_scale is not None,
         noise_scale=getattr(convergence, "b_noise", None),
     )
+    # what the request left to a default, said first: the samples to train (unless the
+    # RCPs' are used), one step time's batch, the link
+    one_step = request.step_ms is not None and request.batch is None
+    defaulted = {
+        "samples": request.samples is None and converging.samples_used,
+        "batch": one_step and bench is None,
+        "link": machine.link_assumed,
+    }
     # every assumption's bench run said once, as the file advised on runs it
     assumed = remeasure.not_held(
         (*cal.said.assumptions, *unmeasured, said_convergence), evidence, host
@@ -145,7 +153,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "target_efficiency": request.target_efficiency,
                 "price_per_device_hour": request.price,
                 "mlperf_floor": converging.floor,
-                "samples_used": converging.samples_used,
+                "defaults": tuple(name for name, taken in defaulted.items() if taken),
                 "noise_steps": converging.noise_steps,
                 "ends": (*cal.search.ends, *link_ends),
             },

@@ -51,7 +51,6 @@ from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_of
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
-from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import intervals
 from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search.decision import (
@@ -366,22 +365,15 @@ def recommend(
     )
 
 
-def search(cal: Calibration, request: AdviceRequest) -> Advice:
+def search(cal: Calibration) -> Advice:
     """The advice on ``cal``: predictions, decision, the count at each end of every assumed
     term's range (``readings.read``; where one moves it, the count is withheld and said
     first), and what qualifies the headline, as data."""
     held_by, fits_from, memory = held(cal)
     advice = recommend(held_by, fits_from, intervals.rule_for(cal))
-    one_step = request.step_ms is not None and request.batch is None  # the batch defaulted
-    defaulted = {
-        "samples": request.samples is None and cal.search.samples_used,
-        "batch": one_step and not cal.runs.from_bench,
-        "link": cal.machine.link_assumed,
-    }
-    defaults = tuple(name for name, taken in defaulted.items() if taken)
     few = cal.search.noise_steps
     qualifiers = Qualifiers(
-        defaults=defaults,
+        defaults=cal.search.defaults,
         noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
         model_note=cal.said.model_note,
         model_chosen=cal.said.chosen,

@@ -4,9 +4,10 @@
 was asked, the other arguments are what was measured, already read
 (:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
 ``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
-call it first). Two calls in a row: the calibration, built once (``calibrate.build``: the
-link, the model from bench rows or from numbers, the convergence model, the inputs at the
-ends of every assumed range), then the search, once (``search.recommend.search``:
+call it first). Two calls in a row: the calibration record, built once from the request
+(``calibrate.build``: the link, the model from bench rows or from numbers, the convergence
+model, the record's changes at the ends of every assumed range), then the search on that
+record alone, once (``search.recommend.search``:
 predictions, the decision and its readings at those ends, what qualifies it). Returns an
 :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the

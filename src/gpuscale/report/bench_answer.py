@@ -19,69 +19,67 @@ from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 
-def advised_runs(scaling: pd.DataFrame, inputs: Calibration) -> pd.Series:
+def advised_runs(scaling: pd.DataFrame, cal: Calibration) -> pd.Series:
     """Per row of ``scaling`` (``analysis.bench_scaling``'s), whether it ran what the
-    advice (``inputs``: its ``Calibration``) is on: its model, and where the advice
+    advice (``cal``: its ``Calibration``) is on: its model, and where the advice
     names the run it was calibrated on, that run's configuration and device, in the
     strategy predicted."""
-    same = scaling["model"] == inputs.model.name
-    one = inputs.runs.one_device
+    same = scaling["model"] == cal.model.name
+    one = cal.runs.one_device
     if one is None or not one.config_group or scaling.empty:
         return same
-    return same & runs_like(scaling, one.config_group, one.device_name, inputs.run.strategy)
+    return same & runs_like(scaling, one.config_group, one.device_name, cal.run.strategy)
 
 
-def calibrated_run(scaling: pd.DataFrame, inputs: Calibration) -> pd.Series | None:
+def calibrated_run(scaling: pd.DataFrame, cal: Calibration) -> pd.Series | None:
     """The N = 1 row of ``scaling`` the advice was calibrated on (None where the advice
     names none, or the row is not among ``scaling``'s)."""
-    one = inputs.runs.one_device
+    one = cal.runs.one_device
     if one is None or not one.config_group or scaling.empty:
         return None
     like = runs_like(scaling, one.config_group, one.device_name)
-    rows = scaling[like & (scaling["model"] == inputs.model.name) & (scaling["accelerators"] == 1)]
+    rows = scaling[like & (scaling["model"] == cal.model.name) & (scaling["accelerators"] == 1)]
     return rows.iloc[-1] if len(rows) else None
 
 
-def rerun_options(scaling: pd.DataFrame, inputs: Calibration) -> str:
+def rerun_options(scaling: pd.DataFrame, cal: Calibration) -> str:
     """The ``gpuscale bench`` options that measure what the advice is on: the calibrated
     run's configuration in the strategy predicted, and the file advised on (the advice's
     own, ``Support.run``, where it has one); "" where no run is named."""
-    evidence = inputs.runs.evidence
+    evidence = cal.runs.evidence
     run = evidence.run if evidence is not None else ""
     if run:
         return run
-    row = calibrated_run(scaling, inputs)
+    row = calibrated_run(scaling, cal)
     if row is None:
         return ""
     row = row.copy()
-    row["strategy"] = inputs.run.strategy
+    row["strategy"] = cal.run.strategy
     return bench_options(row)
 
 
-def _advised_run(
-    scaling: pd.DataFrame, advised: pd.Series, inputs: Calibration
-) -> pd.Series | None:
+def _advised_run(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -> pd.Series | None:
     """The first of the advised runs (``advised``: a mask of ``scaling``), else the run the
     advice was calibrated on (no run of the strategy predicted), else None."""
     runs = scaling[advised]
     if len(runs):
         return runs.iloc[0]
-    return calibrated_run(scaling, inputs)
+    return calibrated_run(scaling, cal)
 
 
-def advised_scope(scaling: pd.DataFrame, advised: pd.Series, inputs: Calibration) -> str:
+def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -> str:
     """What the advice is on, as the table names it: ``tf-30m on NVIDIA H100 80GB HBM3,
     nccl`` (its configuration's label and platform; ``, predicted with DDP`` where it
     predicts another strategy than the run's)."""
-    first = _advised_run(scaling, advised, inputs)
+    first = _advised_run(scaling, advised, cal)
     if first is None:
-        return inputs.model.name
+        return cal.model.name
     # its configuration, not one run of it (``tf-7m (run 2)``: the advice reads the latest)
     label = re.sub(r" \(run \d+\)$", "", str(first["configuration"]))
     said = f"{label} on {first['platform']}"
-    one = inputs.runs.one_device
-    if one is not None and one.strategy != inputs.run.strategy:
-        said += f", predicted with {inputs.run.strategy.upper()}"
+    one = cal.runs.one_device
+    if one is not None and one.strategy != cal.run.strategy:
+        said += f", predicted with {cal.run.strategy.upper()}"
     return said
 
 
@@ -95,7 +93,7 @@ def _differs(row: Any, model: str, platform: str) -> str:
     return f"another {joined(parts) or 'configuration'}"
 
 
-def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Calibration) -> str | None:
+def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -> str | None:
     """The top of the report's line on the trusted runs measured at N > 1 that are not of
     the advice's model, device and configuration: each with what it measured instead,
     that it checks nothing of the advice, and how the advice is put on it (``--model``,
@@ -104,23 +102,23 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Calibration
     other = scaling[multi & ~advised & ~scaling["flagged"].astype(bool)]
     if other.empty:
         return None
-    first = _advised_run(scaling, advised, inputs)
+    first = _advised_run(scaling, advised, cal)
     platform = "" if first is None else str(first["platform"])
     said = "; ".join(
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
-        + _differs(r, inputs.model.name, platform)
+        + _differs(r, cal.model.name, platform)
         + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )
-    models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != inputs.model.name))
+    models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != cal.model.name))
     how = [f"--model {shlex.quote(m)}" for m in models]  # pasted: a path may hold a space
-    if (other["model"] == inputs.model.name).any():
+    if (other["model"] == cal.model.name).any():
         how.append(
-            f"a --bench file of only that run's configuration of {inputs.model.name} (the advice "
+            f"a --bench file of only that run's configuration of {cal.model.name} (the advice "
             "reads a model's latest trustworthy N = 1 run)"
         )
     return (
         f"Your hardware, measured speedup over one device of runs the advice is not on (it "
-        f"is on {advised_scope(scaling, advised, inputs)}), so no check of it: {said}. To "
+        f"is on {advised_scope(scaling, advised, cal)}), so no check of it: {said}. To "
         f"advise on one of them: {joined(how, 'or')}."
     )

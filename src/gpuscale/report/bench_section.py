@@ -126,13 +126,13 @@ def advice_figure(
     if result is None:
         refused = [f"No advice: {given.refused}"]
         return refused, None, (refused, []), given.refused
-    inputs = result.calibration
-    assert inputs is not None
+    cal = result.calibration
+    assert cal is not None
     predicted = as_throughput(result.predictions)
     alternative = None if result.alternative is None else as_throughput(result.alternative)
-    model = inputs.model.name
+    model = cal.model.name
     # only the runs of the advice's model, device and configuration are set beside it
-    advised = advised_runs(scaling, inputs)
+    advised = advised_runs(scaling, cal)
     measured = scaling[advised]
     allowed = given.allow_flagged
     frames = [predicted, alternative]
@@ -144,7 +144,7 @@ def advice_figure(
         allowed=allowed,
         found=result.disagreements,
     )
-    title = f"Advice: {model} with {inputs.run.strategy.upper()} on {inputs.machine.network_name}"
+    title = f"Advice: {model} with {cal.run.strategy.upper()} on {cal.machine.network_name}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
     svg, files = out.save(
@@ -165,7 +165,7 @@ def advice_figure(
     warned = _FLAGGED_USED.get((used, allowed), "")
     # the model's name alone where every run of it is of the configuration advised on,
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
-    scope = advised_scope(scaling, advised, inputs)
+    scope = advised_scope(scaling, advised, cal)
     of = model if advised.equals(scaling["model"] == model) else scope
     from gpuscale.advice.explain import answer  # the engine's words, loaded with its result
 
@@ -179,8 +179,8 @@ def advice_figure(
         "them): `gpuscale advise --bench FILE` with the others shows what they change."
     )
     on = f" of what the advice is on ({scope})"
-    own = measured_answer(scaling, advised, on, rerun_options(scaling, inputs))
-    other = others_answer(scaling, advised, inputs)
+    own = measured_answer(scaling, advised, on, rerun_options(scaling, cal))
+    other = others_answer(scaling, advised, cal)
     # at the top, as `gpuscale advise` says it: the advice's own lines; the advised runs'
     # measured speedups where there are any (the advice already names what to measure
     # where there are none); a run outside its interval or a flagged run used. The other

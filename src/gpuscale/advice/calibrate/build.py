@@ -3,11 +3,11 @@
 
 In a row, one module a step: the link (``link.network_basis``), the model from the bench
 rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
-(``from_numbers.from_numbers``), then the inputs at each end of every assumed term's range (a
-model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
-and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
-fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
-settings."""
+(``from_numbers.from_numbers``), then the record's changes at each end of every assumed
+term's range (a model given by numbers: its FLOPs per sample and fixed cost; an assumed
+link: its slowest and fastest preset), the convergence model (the workload's RCPs read,
+``mlperf.rcp``, and fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and
+the search's settings."""
 
 from __future__ import annotations
 

@@ -336,9 +336,9 @@ ADVICE_SHOWN = (
 )
 
 
-def _fixed_cost(inputs: Calibration) -> dict[str, JSON] | None:
+def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
     """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
-    fixed = inputs.model.fixed
+    fixed = cal.model.fixed
     if fixed is None:
         return None
     return {
@@ -348,7 +348,7 @@ def _fixed_cost(inputs: Calibration) -> dict[str, JSON] | None:
         "source": fixed.source,
         "basis": fixed.basis,
         "measure": str(fixed.measure),
-        "optimizer_ms": optimizer_ms(inputs),
+        "optimizer_ms": optimizer_ms(cal),
         # the prior's least where the step left the assumed cost below it, else None
         "below_prior_ms": fixed.below_prior_ms,
     }
@@ -357,16 +357,14 @@ def _fixed_cost(inputs: Calibration) -> dict[str, JSON] | None:
 def _scaling(result: AdviceView) -> dict[str, JSON]:
     """How the counts were compared, the fixed costs behind it (of each forward and
     backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
-    inputs = result.calibration
-    kept = inputs.run.kept_global_batch
-    weak = inputs.search.convergence is None or inputs.run.scaling == "weak"
+    cal = result.calibration
+    kept = cal.run.kept_global_batch
+    weak = cal.search.convergence is None or cal.run.scaling == "weak"
     return {
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
-        "fixed_cost": _fixed_cost(inputs),
-        "fixed_term_ms": fixed_parts(
-            inputs, result.predictions, result.decision.focus.accelerators
-        ),
+        "fixed_cost": _fixed_cost(cal),
+        "fixed_term_ms": fixed_parts(cal, result.predictions, result.decision.focus.accelerators),
     }
 
 
@@ -437,12 +435,12 @@ def advice_view(
     answer for ``-f json`` (:func:`advice_document`)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
-    inputs = result.calibration
-    params = format_count(inputs.model.spec.params)
-    name = inputs.model.name
+    cal = result.calibration
+    params = format_count(cal.model.spec.params)
+    name = cal.model.name
     named = name if params in name else f"{name} ({params} parameters)"
-    strategy = memory.NAMES.get(inputs.run.strategy, inputs.run.strategy.upper())
-    title = f"predicted training of {named} with {strategy} on {inputs.machine.network_name}"
+    strategy = memory.NAMES.get(cal.run.strategy, cal.run.strategy.upper())
+    title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

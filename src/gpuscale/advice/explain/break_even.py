@@ -19,26 +19,20 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.bre
 def break_even_lines(advice: AdviceView) -> list[str]:
     """The break-even's sentences; none where none is sought (one device allowed, or a
     global batch kept)."""
-    inputs = advice.calibration
-    assert inputs is not None
-    name = inputs.machine.network_name
-    if (
-        inputs.machine.max_devices < 2 or inputs.run.global_batch is not None
-    ):  # none sought (recommend)
+    cal = advice.calibration
+    assert cal is not None
+    name = cal.machine.network_name
+    if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
         return []
-    lines, evidence = [], inputs.runs.evidence
+    lines, evidence = [], cal.runs.evidence
     if advice.break_even.compute_ms_per_grad_mb is not None:
         # the threshold scales the whole step (fixed cost included): FLOPs at the rate
         # of the whole step, never the per-sample work's (unbounded where the step is
         # nearly all fixed cost)
-        step_ms = inputs.model.compute.compute_ms(
-            inputs.model.spec, inputs.run.batch, inputs.run.accum
-        )
-        whole_tflops = (
-            inputs.run.batch * inputs.run.accum * inputs.model.spec.flops / (step_ms / 1e3) / 1e12
-        )
+        step_ms = cal.model.compute.compute_ms(cal.model.spec, cal.run.batch, cal.run.accum)
+        whole_tflops = cal.run.batch * cal.run.accum * cal.model.spec.flops / (step_ms / 1e3) / 1e12
         flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6
-        own = step_ms / (inputs.model.spec.grad_bytes / 1e6)
+        own = step_ms / (cal.model.spec.grad_bytes / 1e6)
         like = max(advice.break_even.compute_ms_per_grad_mb, own)  # both in one unit
         lines.append(
             f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
@@ -47,7 +41,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
             f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
             f"{format_ms(own, like)} per MB."
         )
-    per_param = inputs.model.spec.flops / inputs.model.spec.params
+    per_param = cal.model.spec.flops / cal.model.spec.params
     size = advice.break_even.params
     target = advice.break_even.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
@@ -60,30 +54,30 @@ def break_even_lines(advice: AdviceView) -> list[str]:
             return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
         return f"from {format_count(value)} parameters"
 
-    run = inputs.run
+    run = cal.run
     batch = (
         f"global batch {format_count(run.kept_global_batch or run.batch)} split over the two"
         if run.kept_global_batch is not None
         else f"per-device batch {format_count(run.batch)}"
     )
-    mparams = inputs.model.spec.params / 1e6
+    mparams = cal.model.spec.params / 1e6
     said = table_words.sentence(
-        inputs.model.family,
+        cal.model.family,
         per_param=per_param,
         batch=batch,
         beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
         f"{from_size(size)}",
-        reaches=f"reach {inputs.search.target_efficiency:.0%} efficiency {from_size(target)}",
+        reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {from_size(target)}",
         size=size,
-        params=inputs.model.spec.params,
+        params=cal.model.spec.params,
         own=_own_pair(advice.predictions),
         own_speedup=_own_pair(advice.predictions, "speedup"),
         own_terms=(
-            inputs.model.compute.opt_ms_per_mparam * mparams,
-            inputs.model.compute.ddp_ms_per_mparam * mparams,
+            cal.model.compute.opt_ms_per_mparam * mparams,
+            cal.model.compute.ddp_ms_per_mparam * mparams,
         ),
-        benched=inputs.runs.evidence is not None,
-        strategy=inputs.run.strategy,
+        benched=cal.runs.evidence is not None,
+        strategy=cal.run.strategy,
     )
     return [*lines, f"{said}{to_test(evidence)}."]
 

@@ -148,7 +148,7 @@ def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[st
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The inputs' assumptions with the input pipeline's term saying the samples per second
+    """The calibration's assumptions with the input pipeline's term saying the samples per second
     the largest count consumes (``advice.input_rate``), in all and per process."""
     found = advice.calibration.said.assumptions
     if advice.input_rate is None:
@@ -211,15 +211,15 @@ def render_decision(advice: AdviceView) -> Decision:
     """The search's Decision (``advice.decided``) with its words: the warnings (the
     calibration's, then a count faster than MLPerf allows) and what to measure first (the
     runs are weak; or the measurement that settles a count held back or refused)."""
-    d, inputs = advice.decided, advice.calibration
+    d, cal = advice.decided, advice.calibration
     held_back = None if d.held_back is None else d.held_back.accelerators
-    first = measure_first(inputs.runs.evidence, inputs.runs.host_devices) or settle(
+    first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
         advice.assumptions,
-        strong=inputs.run.kept_global_batch is not None,
+        strong=cal.run.kept_global_batch is not None,
         held_back=held_back,
         refused=d.refused,
-        host_devices=inputs.runs.host_devices,
-        again=again(inputs.runs.evidence, (1, held_back or 2), inputs.runs.host_devices),
+        host_devices=cal.runs.host_devices,
+        again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
     )
     warnings = (*map(said_finding, d.warnings), *below_mlperf_said(advice.below_mlperf))
     return replace(d, warnings=warnings, settle=first)
@@ -229,20 +229,20 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     """What qualifies the headline, first: another model than the largest advised on, a
     count withheld, a count its runs contradict (the advice there rests on them), the
     defaults and a step interval too wide, the runs measured beside the predictions."""
-    inputs, d = advice.calibration, advice.decision
+    cal, d = advice.calibration, advice.decision
     lines = headline(
-        defaults=defaults_used(advice.qualifiers.defaults, inputs.machine.network.intra.name),
+        defaults=defaults_used(advice.qualifiers.defaults, cal.machine.network.intra.name),
         noise_steps=advice.qualifiers.noise_steps,
-        step_width_log=inputs.model.error.width_log,
+        step_width_log=cal.model.error.width_log,
         devices=d.chosen.accelerators,
-        host_devices=inputs.runs.host_devices,
-        steps=getattr(inputs.runs.evidence, "steps_needed", FIRM_STEPS),
-        again=again(inputs.runs.evidence, (1, d.chosen.accelerators), inputs.runs.host_devices),
+        host_devices=cal.runs.host_devices,
+        steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
+        again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
     )
     found = advice.disagreements
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(
-        getattr(advice, "memory", None), inputs.run.strategy, d.chosen.accelerators
+        getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators
     )  # where it limits
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)

@@ -33,26 +33,26 @@ def _names(counts: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _per_node(inputs: Calibration) -> int | None:
+def _per_node(cal: Calibration) -> int | None:
     """The devices per node where the counts span nodes (None on one node)."""
-    network = inputs.machine.network
+    network = cal.machine.network
     return network.per_node if network.inter is not None and network.per_node else None
 
 
-def _off_nodes(inputs: Calibration) -> list[int]:
+def _off_nodes(cal: Calibration) -> list[int]:
     """The counts the powers-of-two rule gives that are not whole nodes (left out)."""
-    per_node = _per_node(inputs)
+    per_node = _per_node(cal)
     if per_node is None:
         return []
-    searched, most = set(inputs.machine.device_counts), int(inputs.machine.max_devices)
+    searched, most = set(cal.machine.device_counts), int(cal.machine.max_devices)
     proposed = [2**k for k in range(64) if 2**k < most]
     return [n for n in [*proposed, most] if n not in searched]
 
 
-def counts_rule(inputs: Calibration, short: bool = False) -> str:
+def counts_rule(cal: Calibration, short: bool = False) -> str:
     """The rule the counts searched follow, in words (``short``: in a clause)."""
-    most = int(inputs.machine.max_devices)
-    per_node, off = _per_node(inputs), _off_nodes(inputs)
+    most = int(cal.machine.max_devices)
+    per_node, off = _per_node(cal), _off_nodes(cal)
     if short:
         nodes = filled(", whole nodes of {} past one", off and per_node)
         return f"powers of two and {most} only{nodes}"
@@ -69,33 +69,33 @@ def counts_rule(inputs: Calibration, short: bool = False) -> str:
     return rule
 
 
-def _unsplit(inputs: Calibration, missing: list[int]) -> str:
+def _unsplit(cal: Calibration, missing: list[int]) -> str:
     """Why the counts ``missing`` (searched) have no row."""
-    kept = inputs.run.kept_global_batch
+    kept = cal.run.kept_global_batch
     if kept is None:
         return "no per-device batch and accumulation fits"
     return (
         f"the global batch {kept} kept at every count does not split over "
         f"{agreeing(len(missing), 'it', 'them')} into whole per-device batches of at "
-        f"most {inputs.run.largest_batch} with at most {inputs.run.max_accum} accumulation steps "
+        f"most {cal.run.largest_batch} with at most {cal.run.max_accum} accumulation steps "
         f"(give a --global-batch divisible by {', '.join(map(str, missing))}, or "
         "--scaling weak)"
     )
 
 
-def missing_counts(inputs: Calibration, frame: pd.DataFrame) -> list[int]:
+def missing_counts(cal: Calibration, frame: pd.DataFrame) -> list[int]:
     """The counts searched that have no row in ``frame`` (the predictions)."""
     shown = set(frame["accelerators"].astype(int))
-    return [int(n) for n in inputs.machine.device_counts if n not in shown]
+    return [int(n) for n in cal.machine.device_counts if n not in shown]
 
 
-def dropped_short(inputs: Calibration, frame: pd.DataFrame) -> str:
+def dropped_short(cal: Calibration, frame: pd.DataFrame) -> str:
     """The default view's line on the counts searched that have no row, and why; "" when
     every count searched has its row (``dropped_counts``: the whole sentence)."""
-    missing = missing_counts(inputs, frame)
+    missing = missing_counts(cal, frame)
     if not missing:
         return ""
-    kept, why = inputs.run.kept_global_batch, "no per-device batch and accumulation fits"
+    kept, why = cal.run.kept_global_batch, "no per-device batch and accumulation fits"
     if kept is not None:
         why = (
             f"the global batch {kept} does not split over {agreeing(len(missing), 'it', 'them')} "
@@ -104,32 +104,32 @@ def dropped_short(inputs: Calibration, frame: pd.DataFrame) -> str:
     return f"Also searched, not shown: {joined(missing)} devices: {why}."
 
 
-def dropped_counts(inputs: Calibration, frame: pd.DataFrame) -> str:
+def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
     """A sentence naming the counts searched, where they are not every count up to the
     most allowed by what rule, and each one without a row and why; "" when every count
     from 1 to the most allowed was searched and has its row."""
-    searched = inputs.machine.device_counts
-    missing = missing_counts(inputs, frame)
-    every = inputs.machine.device_counts == list(range(1, int(inputs.machine.max_devices) + 1))
+    searched = cal.machine.device_counts
+    missing = missing_counts(cal, frame)
+    every = cal.machine.device_counts == list(range(1, int(cal.machine.max_devices) + 1))
     if not missing and every:
         return ""
     said = f"Device counts searched: {', '.join(str(int(n)) for n in searched)}"
     if missing:
-        said += f"; {', '.join(map(str, missing))} not shown: {_unsplit(inputs, missing)}"
+        said += f"; {', '.join(map(str, missing))} not shown: {_unsplit(cal, missing)}"
     said += "."
     if not every:
-        said += f" The counts searched are {counts_rule(inputs)}."
+        said += f" The counts searched are {counts_rule(cal)}."
     return said
 
 
-def above_largest(inputs: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
+def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
     """Where ``largest``, the largest count predicted (and trusted), is below the most
     allowed: why no count between them was predicted, and what would let one be; ("",
     "") where ``largest`` is the most allowed."""
-    if inputs is None or largest >= inputs.machine.max_devices:
+    if cal is None or largest >= cal.machine.max_devices:
         return "", ""
-    most = int(inputs.machine.max_devices)
-    searched = inputs.machine.device_counts
+    most = int(cal.machine.max_devices)
+    searched = cal.machine.device_counts
     shown = frame[frame["accelerators"] > largest]
     rows = set(shown["accelerators"].astype(int))
     flagged = sorted(int(n) for n in shown[shown["flags"] != ""]["accelerators"])
@@ -139,14 +139,14 @@ def above_largest(inputs: Calibration, frame: pd.DataFrame, largest: int) -> tup
     if unsearched:
         why.append(
             f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
-            f"({counts_rule(inputs, short=True)})"
+            f"({counts_rule(cal, short=True)})"
         )
-    off = [n for n in _off_nodes(inputs) if n > largest]
-    per_node = _per_node(inputs)
+    off = [n for n in _off_nodes(cal) if n > largest]
+    per_node = _per_node(cal)
     if off and per_node:
         fix.append(f"--max-devices {(most // per_node + 1) * per_node} (whole nodes)")
     if missing:
-        kept = inputs.run.kept_global_batch
+        kept = cal.run.kept_global_batch
         does = agreeing(len(missing), "does", "do")
         why.append(
             f"{', '.join(map(str, missing))} {does} not split the global batch {kept} kept "
@@ -162,23 +162,23 @@ def above_largest(inputs: Calibration, frame: pd.DataFrame, largest: int) -> tup
     return "; ".join(why), joined(fix, "or")
 
 
-def below_the_most(inputs: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
+def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
     """The cap sentence where the largest count predicted, still paying, is below the most
     allowed ("" where it is the most allowed: the count allowed caps the speedup)."""
-    why, _ = above_largest(inputs, frame, largest)
+    why, _ = above_largest(cal, frame, largest)
     if not why:
         return ""
     return (
         f"{largest} devices is the largest count predicted and still pays ({numbers}), "
-        f"though {int(inputs.machine.max_devices)} are allowed: {why}; the counts predicted cap "
+        f"though {int(cal.machine.max_devices)} are allowed: {why}; the counts predicted cap "
         "the speedup."
     )
 
 
-def larger_counts(inputs: Calibration, frame: pd.DataFrame, largest: int) -> str:
+def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
     """What would predict a count above ``largest`` where more are allowed ("" where
     ``largest`` is the most allowed: allowing more is the remedy)."""
-    why, fix = above_largest(inputs, frame, largest)
+    why, fix = above_largest(cal, frame, largest)
     if not why:
         return ""
     if fix:
@@ -186,11 +186,11 @@ def larger_counts(inputs: Calibration, frame: pd.DataFrame, largest: int) -> str
     return f"more devices may pay off, but no count above {largest} was predicted"
 
 
-def only_one(inputs: Calibration, cap: str = "devices") -> str:
+def only_one(cal: Calibration, cap: str = "devices") -> str:
     """Why one device is all the table holds, from the decision's ``cap``: the devices
     there are, a global batch kept at every count that does not split over two (it said
     "only one device is available" beside "device count capped at 2"), or flagged rows."""
-    kept = inputs.run.kept_global_batch
+    kept = cal.run.kept_global_batch
     if cap == "flagged":
         return "Only one device's prediction passes the plausibility checks (see above)."
     if cap != "batch" or kept is None:

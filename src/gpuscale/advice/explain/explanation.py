@@ -180,12 +180,12 @@ def _step(advice: AdviceView) -> list[str]:
 
 
 def _sources(advice: AdviceView) -> list[str]:
-    inputs = advice.calibration
-    assert inputs is not None
-    dropped = dropped_counts(inputs, advice.predictions)  # a count asked for without a row
-    lines = [*map(findings.said, inputs.said.sources), *filter(None, [dropped])]
+    cal = advice.calibration
+    assert cal is not None
+    dropped = dropped_counts(cal, advice.predictions)  # a count asked for without a row
+    lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
     said = {a.term for a in advice.assumptions}
-    convergence = inputs.search.convergence
+    convergence = cal.search.convergence
     if convergence is not None:
         lines.append(
             f"Convergence: E(B) = {format_count(convergence.e_min)} x (1 + B / "
@@ -193,7 +193,7 @@ def _sources(advice: AdviceView) -> list[str]:
         )
     elif TermId.CONVERGENCE not in said:
         lines.append(
-            f"No convergence model: {format_count(inputs.search.samples)} samples at any batch "
+            f"No convergence model: {format_count(cal.search.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
@@ -201,10 +201,8 @@ def _sources(advice: AdviceView) -> list[str]:
     lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {inputs.machine.power.said(counts)}.")
-    source = findings.said(inputs.model.error.source) + errors_weak(
-        inputs.runs.evidence, inputs.model.error
-    )
+    lines.append(f"Power: {cal.machine.power.said(counts)}.")
+    source = findings.said(cal.model.error.source) + errors_weak(cal.runs.evidence, cal.model.error)
     lines.append(f"{step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
@@ -215,28 +213,28 @@ def _sources(advice: AdviceView) -> list[str]:
 def _scaling(advice: AdviceView) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
-    inputs, d = advice.calibration, advice.decision
+    cal, d = advice.calibration, advice.decision
     lines = []
-    if inputs.model.fixed is not None:
-        lines.append(table_words.fixed_cost_line(inputs))
-    kept = inputs.run.kept_global_batch
+    if cal.model.fixed is not None:
+        lines.append(table_words.fixed_cost_line(cal))
+    kept = cal.run.kept_global_batch
     if kept is not None:
         why = (
             "as asked"
-            if inputs.run.global_batch is not None or inputs.search.convergence is not None
+            if cal.run.global_batch is not None or cal.search.convergence is not None
             else "no convergence model prices a larger global batch"
         )
         lines.append(
             f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
             f"({why}); each device computes its share, and "
-            f"{table_words.fixed_costs(inputs, advice.predictions)}."
+            f"{table_words.fixed_costs(cal, advice.predictions)}."
         )
-    elif inputs.search.convergence is None or inputs.run.scaling == "weak":
+    elif cal.search.convergence is None or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         kept_batch = table_words.config(first["batch_per_device"], first["accum"])
         samples = (
             "assumed unchanged"
-            if inputs.search.convergence is None
+            if cal.search.convergence is None
             else "from the convergence model below"
         )
         lines.append(
@@ -309,10 +307,10 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     ]
 
 
-def _measure_convergence(inputs: Calibration, host: str) -> str:
+def _measure_convergence(cal: Calibration, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
-    said = [a.measure for a in inputs.said.assumptions if a.term == TermId.CONVERGENCE]
+    said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
     if said and said[0]:
         return str(said[0])
     return (

@@ -129,13 +129,13 @@ def remedy(advice: AdviceView) -> str:
     accumulation where the advice already accumulates (a model of one 77 kB bucket with
     accumulation 8 is offered neither); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
-    d, inputs = advice.decision, advice.calibration
+    d, cal = advice.decision, advice.calibration
     said = REMEDIES[d.limit.change]
     if d.limit.change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(inputs, advice.predictions, d.focus.accelerators) or said
-    if d.limit.change == TermId.LATENCY and inputs is not None:
+        said = larger_counts(cal, advice.predictions, d.focus.accelerators) or said
+    if d.limit.change == TermId.LATENCY and cal is not None:
         cures = ["larger DDP buckets (fewer messages)"]
-        cures = cures if inputs.model.spec.grad_bytes > inputs.run.bucket_mb * 2**20 else []
+        cures = cures if cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20 else []
         cures.append("a larger batch per device")
         cures.append(
             "gradient accumulation (one all-reduce per k micro-steps)"
@@ -144,9 +144,9 @@ def remedy(advice: AdviceView) -> str:
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
-    if d.limit.change == TermId.FIXED and inputs is not None:
-        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(inputs.run.strategy, FIXED_WHOLE)
-        parts = fixed_parts(inputs, advice.predictions, d.focus.accelerators)
+    if d.limit.change == TermId.FIXED and cal is not None:
+        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(cal.run.strategy, FIXED_WHOLE)
+        parts = fixed_parts(cal, advice.predictions, d.focus.accelerators)
         fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
         said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
     if d.short_alone() and not d.limit.also_shrink:
@@ -180,24 +180,24 @@ def marked(advice: AdviceView) -> str:
     )
 
 
-def not_spread(inputs: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
+def not_spread(cal: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
     parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
     1.1 ms of the optimizer step ...)``)."""
-    parts = fixed_parts(inputs, frame, n)
+    parts = fixed_parts(cal, frame, n)
     excess = parts["optimizer"] + parts["forward_backward"]
     ms = partial(format_ms, like=like)
-    if optimizer_ms(inputs) <= 0:
+    if optimizer_ms(cal) <= 0:
         return (
             f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
         )
     said = []
     if parts["optimizer"] > 0:
         each = (
-            f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
-            f"device's {ms(optimizer_ms(inputs))}"
-            if inputs.run.strategy == "fsdp"
-            else f"{ms(optimizer_ms(inputs))} on every device"
+            f"{ms(optimizer_at(cal, n))} on each device, its shard's 1/{n} of one "
+            f"device's {ms(optimizer_ms(cal))}"
+            if cal.run.strategy == "fsdp"
+            else f"{ms(optimizer_ms(cal))} on every device"
         )
         said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
     if parts["forward_backward"] > 0:

@@ -45,11 +45,11 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     )
 
 
-def _why(inputs: Calibration, rows: pd.DataFrame) -> list[str]:
+def _why(cal: Calibration, rows: pd.DataFrame) -> list[str]:
     """Why the predicted rows' intervals are not the model's error alone, from the rows'
     own ends against the error's width at each count."""
     why: list[str] = []
-    width = {int(n): inputs.model.error.width_at(int(n)) for n in rows["accelerators"]}
+    width = {int(n): cal.model.error.width_at(int(n)) for n in rows["accelerators"]}
     step = rows["step_ms"].astype(float)
     low = rows["step_ms_low"] / step
     high = rows["step_ms_high"] / step

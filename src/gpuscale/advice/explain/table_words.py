@@ -34,19 +34,19 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
 
-def optimizer_ms(inputs: Calibration) -> float:
+def optimizer_ms(cal: Calibration) -> float:
     """The optimizer step (ms): once per optimizer step on every device, whatever its
     batch (0 where nothing measured it: a step given by numbers holds it)."""
-    return float(inputs.model.compute.opt_ms_per_mparam * inputs.model.spec.params / 1e6)
+    return float(cal.model.compute.opt_ms_per_mparam * cal.model.spec.params / 1e6)
 
 
-def optimizer_at(inputs: Calibration, n: int) -> float:
+def optimizer_at(cal: Calibration, n: int) -> float:
     """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
     ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
-    return optimizer_ms(inputs) / (n if inputs.run.strategy == "fsdp" else 1)
+    return optimizer_ms(cal) / (n if cal.run.strategy == "fsdp" else 1)
 
 
-def fixed_parts(inputs: Calibration, frame: pd.DataFrame, n: int) -> dict[str, float]:
+def fixed_parts(cal: Calibration, frame: pd.DataFrame, n: int) -> dict[str, float]:
     """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
     optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
     samples per device and step at ``n`` over one device's), and ``forward_backward``, the
@@ -57,20 +57,20 @@ def fixed_parts(inputs: Calibration, frame: pd.DataFrame, n: int) -> dict[str, f
     row, one = rows.loc[n], frame.iloc[0]
     share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
     excess = float(row["fixed_excess_ms"])
-    opt = min(max(optimizer_at(inputs, n) - optimizer_ms(inputs) * float(share), 0.0), excess)
+    opt = min(max(optimizer_at(cal, n) - optimizer_ms(cal) * float(share), 0.0), excess)
     rest = excess - opt
     return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
 
 
-def fixed_cost_line(inputs: Calibration) -> str:
+def fixed_cost_line(cal: Calibration) -> str:
     """The fixed cost said once: where the bench measured the optimizer step apart, the
-    fixed cost of each forward and backward (``inputs.model.fixed``) and the optimizer step
+    fixed cost of each forward and backward (``cal.model.fixed``) and the optimizer step
     beside it, both paid whole by every device (together the ``fixed`` term); else the
     one fixed per-step cost (a step given by numbers holds its optimizer)."""
-    opt = optimizer_ms(inputs)
+    opt = optimizer_ms(cal)
     if opt <= 0:
-        return f"Fixed per-step cost: {inputs.model.fixed.sentence()}."
-    fixed = inputs.model.fixed
+        return f"Fixed per-step cost: {cal.model.fixed.sentence()}."
+    fixed = cal.model.fixed
     # a bench's fixed cost it did not measure: the command that does (from numbers, the
     # peak's sentence says it)
     measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
@@ -79,13 +79,13 @@ def fixed_cost_line(inputs: Calibration) -> str:
         f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
         + (
             "on one device; FSDP's N devices each step only their shard, 1/N of it."
-            if inputs.run.strategy == "fsdp"
+            if cal.run.strategy == "fsdp"
             else "on every device, whatever its batch."
         )
     )
 
 
-def fixed_costs(inputs: Calibration, frame: pd.DataFrame) -> str:
+def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
     counts, read from its accumulation: each forward and backward's is paid once per
     micro-step, so it falls as the micro-steps do and holds where they hold; the
@@ -99,11 +99,11 @@ def fixed_costs(inputs: Calibration, frame: pd.DataFrame) -> str:
             f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
         )
         does = "falls only as the micro-steps do"
-    what = "each forward and backward's" if optimizer_ms(inputs) > 0 else "the"
+    what = "each forward and backward's" if optimizer_ms(cal) > 0 else "the"
     said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
-    if optimizer_ms(inputs) <= 0:
+    if optimizer_ms(cal) <= 0:
         return said
-    if inputs.run.strategy == "fsdp":
+    if cal.run.strategy == "fsdp":
         return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
     return f"{said}; the optimizer step does not shrink (once per step on every device)"
 
@@ -111,7 +111,7 @@ def fixed_costs(inputs: Calibration, frame: pd.DataFrame) -> str:
 def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
     speedup is against."""
-    frame, inputs = advice.predictions, advice.calibration
+    frame, cal = advice.predictions, advice.calibration
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
     above = frame[frame["accelerators"] > 1]
@@ -120,7 +120,7 @@ def one_device(advice: AdviceView) -> str:
     added = filled(
         "; the counts above 1 add DDP's own work ({}) to their steps", more > 0 and ms(more)
     )
-    m = inputs.runs.one_device
+    m = cal.runs.one_device
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
     at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
@@ -175,9 +175,9 @@ def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     run, the step the same model predicts at the bench's, so that the two steps set side
     by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
     bench's 5.38 ms of one)."""
-    inputs = advice.calibration
+    cal = advice.calibration
     row = (int(one["batch_per_device"]), int(one["accum"]))
-    at_bench = float(inputs.model.compute.compute_ms(inputs.model.spec, m.batch, m.accum))
+    at_bench = float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum))
     nosync = m.step_ms - m.own_ms
     return (
         f"; the row's step holds {format_count(row[0] * row[1])} samples "

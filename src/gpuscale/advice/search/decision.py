@@ -32,7 +32,7 @@ where every run is flagged, those, with their flags: a model a measurement contr
 never stands alone. Counts predicted faster than the fastest MLPerf system allows
 (``below_mlperf``) are an input that cannot be true.
 
-The 80% intervals the decision reads come with the predictions (``recommend.predictions``: every
+The 80% intervals the decision reads come with the predictions (``predict.predictions``: every
 row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
 error at N). The count at each end of every assumed term's range: ``search/readings.py``.
 """

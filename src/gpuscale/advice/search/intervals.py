@@ -7,7 +7,7 @@ the kind among candidates by their leave-one-setup-out coverage on the developme
 alone and fitted the widths on every development row; the file says its command and date.
 
 At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` (the priors'
-ranges widened by the step's error, ``recommend.predictions``) and ``g = sqrt(log2 N)``
+ranges widened by the step's error, ``predict.predictions``) and ``g = sqrt(log2 N)``
 (the growth the step's error already takes), a class's widths ``a`` (low) and ``b``
 (high) give:
 

@@ -22,8 +22,6 @@ from functools import partial
 
 import pandas as pd
 
-# re-exported for explain.answer, which imports it from here
-from gpuscale.advice.explain.counts import dropped_short as dropped_short
 from gpuscale.advice.explain.counts import larger_counts
 from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms

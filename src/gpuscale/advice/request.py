@@ -9,6 +9,7 @@ The CLI's ``advise`` options are generated from the fields of :class:`AdviceRequ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -238,21 +239,22 @@ class AdviceRequest(JsonRequest):
         """The workload and ruleset as every command resolves them (``bret``: "did you
         mean 'bert'?", ``5.0``: ``5.0.0``), for a Python call as for the command line
         (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
-        if self.ruleset is not None:  # None: DEFAULT_RULESET, for a workload only
-            if not isinstance(self.ruleset, str):
-                raise TypeError(f"ruleset must be text (e.g. 5.0.0), not {self.ruleset!r}")
-            try:
-                object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
-            except UnknownNameError as exc:
-                raise exc.as_field("ruleset") from None
+        self._resolve("ruleset", resolve_ruleset, "e.g. 5.0.0")  # None: DEFAULT_RULESET
         resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, with the closest
-        if self.workload is not None:
-            if not isinstance(self.workload, str):
-                raise TypeError(f"workload must be text (a name), not {self.workload!r}")
-            try:
-                object.__setattr__(self, "workload", resolve_workloads([self.workload])[0])
-            except UnknownNameError as exc:
-                raise exc.as_field("workload") from None
+        self._resolve("workload", lambda name: resolve_workloads([name])[0], "a name")
+
+    def _resolve(self, name: str, resolve: Callable[[str], str], example: str) -> None:
+        """The text of field ``name`` (None: not given) replaced by ``resolve``'s name for
+        it, an unknown one refused naming the field."""
+        value = getattr(self, name)
+        if value is None:
+            return
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be text ({example}), not {value!r}")
+        try:
+            object.__setattr__(self, name, resolve(value))
+        except UnknownNameError as exc:
+            raise exc.as_field(name) from None
 
     @property
     def gradient_precision(self) -> str:

@@ -4,8 +4,7 @@ A term nothing measured (the FLOPs per sample of a model given by its parameters
 per-step cost, a link assumed) has a range; the advice is computed again at each end
 (``ends``) and where the count chosen moves, the count is withheld
 (``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
-is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
-6 x parameters turned most of its step into an invented fixed cost.
+is still shown.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ the most allowed itself; where the counts span nodes, above one node only whole 
 (multiples of the devices per node). A count searched has no row where the global batch
 kept (strong scaling) does not split into whole per-device batches over it (64 samples
 over 3 devices), within the accumulation allowed and the largest batch that fits; each
-is said (``--max-devices 3`` at a batch 3 does not divide is not "2 devices is the
-most allowed").
+is said.
 """
 
 from __future__ import annotations
@@ -188,8 +187,8 @@ def larger_counts(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> st
 
 def only_one(inputs: AdviceInputs, cap: str = "devices") -> str:
     """Why one device is all the table holds, from the decision's ``cap``: the devices
-    there are, a global batch kept at every count that does not split over two (it said
-    "only one device is available" beside "device count capped at 2"), or flagged rows."""
+    there are, a global batch kept at every count that does not split over two, or
+    flagged rows."""
     kept = getattr(inputs, "kept_global_batch", None)
     if cap == "flagged":
         return "Only one device's prediction passes the plausibility checks (see above)."

@@ -1,18 +1,12 @@
 """Which count the advice details, said wherever it is named, and what would change it.
 
 The step's parts, what caps the speedup and what would change it are read at one count,
-the decision's ``focus`` (``advice/search/decision.py``): the next count above the one advised,
-where the next step would go (the one advised where none is larger). It is neither the
-advised nor the fastest count wherever the advised one is below the next count and the
-fastest above it ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
-sentence naming it says what it is
-(``named``), and the step's sentence names the fastest count too where it differs
-(``detailed``). What the focus row rests on (the predictions' ``rests_on``: ``predicted``,
-or ``measured`` where runs there fell outside the interval) is said with the deciding term
-(``focus_words``); from weak runs (too few steps) no change is named (``changes``).
-
-Which device counts the search tried, and why a count allowed has no row:
-``advice/explain/counts.py``.
+the decision's ``focus`` (``advice/search/decision.py``): the next count above the one
+advised (the one advised where none is larger). It can be neither the advised nor the
+fastest count ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
+sentence naming it says what it is (``named``, ``detailed``). What the focus row rests on
+(``rests_on``) is said with the deciding term (``focus_words``); from weak runs no change
+is named (``changes``).
 """
 
 from __future__ import annotations
@@ -124,9 +118,7 @@ REMEDIES = remedies("full")  # what would help most, as --explain says it
 
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
-    that apply: no larger buckets where the gradients already fit in one, and more
-    accumulation where the advice already accumulates (a model of one 77 kB bucket with
-    accumulation 8 is offered neither); and where the largest
+    that apply (no larger buckets where the gradients fit in one); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
     said = REMEDIES[d.limit.change]

@@ -1,14 +1,12 @@
-"""Sentences read off the predictions table where a bare number misled (H100 walks):
+"""Sentences read off the predictions table where a bare number would mislead:
 
-* the N = 1 row: what its step holds beside the bench's N = 1 step (tf-7m: 48.2 ms
-  predicted, 53.7 ms measured with DDP, DDP's own work 5.27 ms, left unsaid), so that
-  every speedup is read against one device without DDP;
+* the N = 1 row: what its step holds beside the bench's N = 1 step (DDP's own work), so
+  that every speedup is read against one device without DDP;
 * the compute a step at N pays above its share of one device's (the ``fixed`` term),
   split into the optimizer step (once per optimizer step on every device, whatever its
-  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
-  user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
-* the equilibrium picks (``Advice.picks.equilibrium``) in words ("knee none, speed x efficiency
-  8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
+  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``);
+* the equilibrium picks (``Advice.picks.equilibrium``) in words, beside the advice's own
+  rule.
 
 The step interval each row carries: ``advice/explain/step_interval.py``.
 """
@@ -90,7 +88,7 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     counts, read from its accumulation: each forward and backward's is paid once per
     micro-step, so it falls as the micro-steps do and holds where they hold; the
     optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
-    under FSDP (tf-7m's micro-steps fell 4 -> 1 where the words said nothing shrinks)."""
+    under FSDP."""
     accums = [int(k) for k in frame["accum"]]
     per_count = f"{counted(accums[0], 'micro-step')} at every count"
     does = "does not shrink"
@@ -173,8 +171,7 @@ def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str
 def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
     run, the step the same model predicts at the bench's, so that the two steps set side
-    by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
-    bench's 5.38 ms of one)."""
+    by side hold the same samples."""
     inputs = advice.inputs
     row = (int(one["batch_per_device"]), int(one["accum"]))
     at_bench = float(inputs.compute.compute_ms(inputs.model, m.batch, m.accum))
@@ -190,8 +187,7 @@ def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
 
 def _phases(m: OneDevice, predicted: float) -> str:
     """Where the step predicted (the forward, backward and optimizer timed apart) is not
-    the no-sync step, what it is made of and the difference (a user added 53.7 - 5.27 and
-    found 48.4, not the 48.2 predicted)."""
+    the no-sync step, what it is made of and the difference."""
     nosync = m.step_ms - m.own_ms
     gap = nosync - predicted
     if format_ms(nosync, like=predicted) == format_ms(predicted, like=predicted):
@@ -289,13 +285,11 @@ def sentence(
     own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said (fitted over which members, or this model alone), and where this
-    model's own measured step gives another verdict at its size (``own``: its throughput
-    speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
-    both said with why; ``benched``: whether the step is a bench run's (else given), and
-    ``strategy`` the one predicted; ``own_speedup``: its table's speedup on 2 devices (to a
-    trained model: the throughput's times the convergence factor), said beside ``own``
-    where they differ, so that no other figure is said as the table's."""
+    family's basis said, and where this model's own measured step gives another verdict at
+    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
+    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
+    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
+    beside ``own`` where they differ."""
     if basis is None:
         alone = (
             "the only member of its family benched in this configuration"

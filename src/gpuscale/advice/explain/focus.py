@@ -26,7 +26,7 @@ from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import counted, filled, format_ms, joined, noun_for
+from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, noun_for
 
 
 def named(d: Decision) -> str:
@@ -35,12 +35,9 @@ def named(d: Decision) -> str:
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
     if d.focus.accelerators == d.chosen.accelerators:
         return f"the {counted(d.focus.accelerators, 'device')} {word}"
-    advised = (
-        f"the 1 device {word}"
-        if d.chosen.accelerators == 1
-        else f"the {d.chosen.accelerators} {word}"
-    )
-    return f"{d.focus.accelerators} devices, the next count above {advised}"
+    n = d.chosen.accelerators
+    advised = agreeing(n, "1 device", str(n))
+    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
 # What a row's step rests on (the predictions' ``rests_on``), as the step says it.

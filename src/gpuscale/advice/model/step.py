@@ -145,13 +145,11 @@ class Compute:
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
     jitter_ms: tuple[float, ...] = field(default=())  # N = 1 step times less their mean
     jitter_ref_ms: float = 0.0  # the compute time those steps took on average
-    # where set, the spread is the host's (``priors.with_priors``): it scales with the fixed
-    # cost (``fixed_ms`` over this), never with the batch's work
+    # where set, the spread is the host's: it scales with ``fixed_ms`` over this
     jitter_fixed_ref_ms: float = 0.0
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
-    # of each micro-step, the strategy's own work one device without it does not do (FSDP's
-    # one-rank step less the bare module's, where the bench timed both): left out at N = 1
+    # of each micro-step, FSDP's one-rank step less the bare module's: left out at N = 1
     one_rank_own_ms: float = 0.0
 
     def __post_init__(self) -> None:
@@ -180,9 +178,8 @@ class Compute:
 
     def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
         """This compute with ``fixed_ms`` as its fixed cost and the per-sample rate set so
-        that the micro-step at ``batch`` is unchanged: the calibration point is kept, only
-        how it splits between the fixed cost and the per-sample work changes (a measured
-        floor gives way to the line through it; batches measured stay as measured)."""
+        that the micro-step at ``batch`` is unchanged (a measured floor gives way to the
+        line through it; batches measured stay as measured)."""
         micro = self.micro_ms(model, batch)
         fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
         tflops = rate_tflops(batch, model.flops, micro - fixed)
@@ -195,9 +192,8 @@ class Compute:
         return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
-        """The measured slowdowns as the step uses them: from N = 1 (x1, by definition)
-        up, each no lower than at any count measured below it (the slowest of more devices
-        waits no less: a lower figure at more devices is noise of one run)."""
+        """The measured slowdowns from N = 1 (x1) up, each no lower than at any count
+        measured below it (a lower figure at more devices is noise of one run)."""
         held, most = [], 1.0
         for n, s in sorted(self.slowdown):
             most = max(most, s)
@@ -220,12 +216,10 @@ class Compute:
         return s0 + share * (s1 - s0), s1
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
-        """Expected wait for the slowest of ``n`` devices: measured where the bench ran
-        ``n`` devices (the no-sync step's growth over N = 1, which also holds contention
-        for shared cores or memory), else E[max of n] - mean of the N = 1 step times,
-        kept between the slowdowns of ``slowdown_bounds`` (no lower than interpolated
-        from the counts measured below and above, no higher than the one above); scaled to
-        this step's compute. It never shrinks as devices are added."""
+        """Expected wait for the slowest of ``n`` devices, scaled to this step's compute:
+        E[max of n] - mean of the N = 1 step times, kept between the slowdowns of
+        ``slowdown_bounds`` (the measured one where the bench ran ``n``, which also holds
+        contention for shared cores or memory)."""
         if n < 2:
             return 0.0
         low, high = self.slowdown_bounds(n)

@@ -24,7 +24,7 @@ predicted faster than the fastest MLPerf system allows (``below_mlperf``) are an
 that cannot be true.
 
 The 80% intervals come with the predictions (``predictions.predictions``); the count at
-each end of every assumed term's range: ``search/readings.py``.
+each end of every assumed term's range: ``recommend.read``.
 """
 
 from __future__ import annotations

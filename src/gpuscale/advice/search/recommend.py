@@ -9,7 +9,7 @@ term's range, the equilibrium picks and the break-even.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -35,8 +35,7 @@ from gpuscale.advice.search.decision import (
     plausible,
 )
 from gpuscale.advice.search.predictions import predictions
-from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Disagreement, End, Finding, maybe
+from gpuscale.advice.types import Disagreement, End, Finding, Reading, maybe
 from gpuscale.tables.requests import NamedError
 
 
@@ -112,6 +111,28 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
+def read(
+    ends: Sequence[End],
+    decide_at: Callable[[dict[str, object]], Decision],
+) -> tuple[Reading, ...]:
+    """The count and its speedup at each end of every assumed term's range (``decide_at``:
+    the decision of a basis): where the count chosen moves, ``with_readings`` withholds it
+    (``Decision.withheld_by``), the one thing to give or measure leading the answer."""
+    found = []
+    for term, end, value, unit, basis in ends:
+        d = decide_at(basis)
+        found.append(
+            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
+        )
+    return tuple(found)
+
+
+def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
+    """``decision`` with its readings and the first term whose range moves the count."""
+    moved = next((r.term for r in readings if r.accelerators != decision.chosen.accelerators), None)
+    return replace(decision, readings=readings, withheld_by=moved)
+
+
 def recommend(
     inputs: AdviceInputs,
     ends: Sequence[End] = (),
@@ -119,7 +140,7 @@ def recommend(
     rule: intervals.IntervalRule | None = None,
 ) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
-    of the ``ends`` of every assumed term's range (``readings.read``); no count below
+    of the ``ends`` of every assumed term's range (``read``); no count below
     ``fits_from`` (the fewest devices that hold the model) is chosen, efficient or
     cheapest. ``rule``: the speedup's interval per link class (None: the model's own)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None

@@ -22,6 +22,7 @@ from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
+    filled,
     format_count,
     format_minutes,
     format_ms,
@@ -129,28 +130,24 @@ def _step(advice: AdviceView) -> list[str]:
     o = d.limit.overheads_ms
     ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
+    fsdp = getattr(advice.inputs, "strategy", "ddp") == "fsdp"
+    verdict = f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}"
+    if d.short_alone():
+        verdict = (
+            f"{term} is the largest{marked(advice)}, and not enough alone: without it they "
+            f"would run at {d.limit.without_dominant_efficiency:.0%} efficiency (target "
+            f"{d.target_efficiency:.0%})"
+        )
     lines = [
         f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
         f"{ms(at.compute_ms)} "
         f"{focus.not_spread(advice.inputs, advice.predictions, at.accelerators, at.step_ms)}, "
-        + (
-            ""
-            if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
-            else f"DDP's own copies {ms(o['ddp'])}, "
-        )
+        + filled("DDP's own copies {}, ", not fsdp and ms(o["ddp"]))
         + _wait_words(advice, at.accelerators)
         + f"{ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
-        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). "
-        + (
-            f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}."
-            if not d.short_alone()
-            else f"{term} is the largest{marked(advice)}, and not enough "
-            "alone: without "
-            f"it they would run at {d.limit.without_dominant_efficiency:.0%} "
-            f"efficiency (target {d.target_efficiency:.0%})."
-        ),
+        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). {verdict}.",
     ]
     numbers = (
         f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "

@@ -108,9 +108,8 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _wait_words(advice: AdviceView, n: int) -> str:
-    """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
-    step's growth over N = 1, the compute slowed (contention for shared cores), which the
-    bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
+    """The wait term's name at ``n``: where the bench ran ``n`` devices, the no-sync
+    step's growth over N = 1 (not the bench's ``sync_wait_ms``)."""
     compute = getattr(advice.inputs, "compute", None)
     measured = dict(compute.held_slowdown()) if compute is not None else {}
     if n not in measured:
@@ -247,9 +246,8 @@ def _scaling(advice: AdviceView) -> list[str]:
 
 
 def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose (its
-    global batch, read from the predictions), what the larger batch's samples cost at the
-    focus count, and how to keep one batch instead."""
+    """With a convergence model and no batch kept: what each count's search chose, what
+    the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
         f"{format_count(r.batch_per_device)}"
@@ -316,9 +314,7 @@ def _measure_convergence(inputs: AdviceInputs, host: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """Sentences: the recommendation (and what the N = 1 step holds), how counts are
-    compared and the fixed cost, the break-even, the step's parts and what decides them,
-    what caps the speedup, the sources and assumptions, and the equilibrium picks."""
+    """``--explain``'s sentences, in the order they are said."""
     return (
         _recommendation(advice)
         + _scaling(advice)

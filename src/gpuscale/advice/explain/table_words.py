@@ -61,16 +61,13 @@ def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, 
 
 
 def fixed_cost_line(inputs: AdviceInputs) -> str:
-    """The fixed cost said once: where the bench measured the optimizer step apart, the
-    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
-    beside it, both paid whole by every device (together the ``fixed`` term); else the
-    one fixed per-step cost (a step given by numbers holds its optimizer)."""
+    """The fixed cost said once: each forward and backward's (``inputs.fixed``) and,
+    where the bench measured it apart, the optimizer step beside it (together the
+    ``fixed`` term); a bench's fixed cost it did not measure with the command that does."""
     opt = optimizer_ms(inputs)
     if opt <= 0:
         return f"Fixed per-step cost: {inputs.fixed.sentence()}."
     fixed = inputs.fixed
-    # a bench's fixed cost it did not measure: the command that does (from numbers, the
-    # peak's sentence says it)
     measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
     return (
         f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
@@ -85,10 +82,8 @@ def fixed_cost_line(inputs: AdviceInputs) -> str:
 
 def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
-    counts, read from its accumulation: each forward and backward's is paid once per
-    micro-step, so it falls as the micro-steps do and holds where they hold; the
-    optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
-    under FSDP."""
+    counts: each forward and backward's falls as the micro-steps do; the optimizer step
+    (measured apart) is whole on every device under DDP, 1/N under FSDP."""
     accums = [int(k) for k in frame["accum"]]
     per_count = f"{counted(accums[0], 'micro-step')} at every count"
     does = "does not shrink"
@@ -144,8 +139,8 @@ def one_device(advice: AdviceView) -> str:
 
 def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str]) -> str:
     """The N = 1 row of FSDP runs beside the bench's FSDP step at N = 1: one device
-    without FSDP (the bench's bare step) where the bench timed one faster, else that FSDP
-    step as it trained and what its own work in it overstates (no final stop)."""
+    without FSDP where the bench timed a faster bare step, else that FSDP step as it
+    trained and what its own work in it overstates (no final stop)."""
     if m.own_ms > 0:
         return (
             f"The step predicted on 1 device, {ms(predicted)}, is one device without FSDP "
@@ -206,8 +201,8 @@ def config(batch: float, accum: int) -> str:
 
 
 def equilibrium_sentence(advice: AdviceView) -> str:
-    """The equilibrium picks in words, each with the numbers of the table that make it,
-    beside the count the advice decided (another rule: its target efficiency)."""
+    """The equilibrium picks in words, each with the numbers that make it, beside the
+    count the advice decided."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.picks.equilibrium, advice.decision
     threshold = advice.inputs.threshold

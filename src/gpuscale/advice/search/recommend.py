@@ -81,7 +81,7 @@ class Advice:
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
-        """The inputs' assumptions."""
+        """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
         return words.assumed(self)
 
     @cached_property

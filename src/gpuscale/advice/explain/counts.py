@@ -89,8 +89,8 @@ def missing_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> list[int]:
 
 
 def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
-    """The default view's line on the counts searched that have no row, and why; "" when
-    every count searched has its row (``dropped_counts``: the whole sentence)."""
+    """The default view's line on the counts searched that have no row, and why
+    (``dropped_counts``: the whole sentence)."""
     missing = missing_counts(inputs, frame)
     if not missing:
         return ""
@@ -104,9 +104,8 @@ def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
 
 
 def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
-    """A sentence naming the counts searched, where they are not every count up to the
-    most allowed by what rule, and each one without a row and why; "" when every count
-    from 1 to the most allowed was searched and has its row."""
+    """The counts searched, by what rule, and each one without a row and why; "" when
+    every count from 1 to the most allowed was searched and has its row."""
     searched = inputs.device_counts
     missing = missing_counts(inputs, frame)
     every = inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))

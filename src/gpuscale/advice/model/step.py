@@ -7,9 +7,8 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(FSDP on N devices: ``t_opt P / N``, each rank stepping its shard.)
-
-(``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/calibrate/fits.py``).
+(``t_opt``: optimizer, per parameter; FSDP on N devices: ``t_opt P / N``, each rank
+stepping its shard; ``t_floor``: ``advice/calibrate/fits.py``.)
 
 Communication: ``advice/model/network.py`` (buckets, the ring model) and
 ``advice/model/collectives.py`` (measured curves).

@@ -26,9 +26,8 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         return []
     lines, evidence = [], cal.runs.evidence
     if advice.break_even.compute_ms_per_grad_mb is not None:
-        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
-        # of the whole step, never the per-sample work's (unbounded where the step is
-        # nearly all fixed cost)
+        # FLOPs at the rate of the whole step (fixed cost included), never the per-sample
+        # work's (unbounded where the step is nearly all fixed cost)
         step_ms = cal.model.compute.compute_ms(cal.model.spec, cal.run.batch, cal.run.accum)
         whole_tflops = cal.run.batch * cal.run.accum * cal.model.spec.flops / (step_ms / 1e3) / 1e12
         flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6

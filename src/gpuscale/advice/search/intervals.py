@@ -7,7 +7,7 @@ the kind among candidates by their leave-one-setup-out coverage on the developme
 alone and fitted the widths on every development row; the file says its command and date.
 
 At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` (the priors'
-ranges widened by the step's error, ``predict.predictions``) and ``g = sqrt(log2 N)``
+ranges widened by the step's error, ``predictions.predictions``) and ``g = sqrt(log2 N)``
 (the growth the step's error already takes), a class's widths ``a`` (low) and ``b``
 (high) give:
 
@@ -19,11 +19,9 @@ ranges widened by the step's error, ``predict.predictions``) and ``g = sqrt(log2
 
 the upper end never above ``ceiling`` (linear, or the speedup of a step of compute alone
 where that is lower), and the interval always holding the point. A count's class is
-``multinode`` where it spans nodes, else its link inside a node: ``nvlink`` (NVLink
-presets), ``pcie_no_p2p`` (``pcie-phb``, ``pcie-sys``: through host memory),
-``pcie_p2p`` (every other PCIe preset); a link of no class (``custom``) keeps the model's.
-
-The rule is the advice by numbers' on a link given or detected (:func:`rule_for`).
+``multinode`` where it spans nodes, else its link inside a node (``link_class``); a link
+of no class (``custom``) keeps the model's. The rule is the advice by numbers' on a link
+given or detected (:func:`rule_for`).
 """
 
 from __future__ import annotations
@@ -40,12 +38,11 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.step_terms import CLASSES, NO_P2P
 from gpuscale.advice.types import Finding, FindingKind
 
 INTERVALS_FILE = "advice_intervals.json"
 KINDS = ("model", "scale", "band", "union", "extend")
-CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
-NO_P2P = ("pcie-phb", "pcie-sys")  # NCCL copies through host memory (SHM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +101,9 @@ class IntervalRule:
 
 
 def link_class(link_name: str) -> str | None:
-    """The class of a link preset inside a node; None for a link of no class."""
+    """The class of a link preset inside a node: ``nvlink``, ``pcie_no_p2p`` (``NO_P2P``:
+    through host memory), ``pcie_p2p`` (every other PCIe preset); None for a link of no
+    class."""
     if link_name.startswith("nvlink"):
         return "nvlink"
     if link_name in NO_P2P:
@@ -211,8 +210,7 @@ def applied(
 
 def rule_for(cal: Calibration) -> IntervalRule | None:
     """The rule where it is the advice's: by numbers, on a link given or detected (a bench
-    keeps its own interval, leave-one-out over its runs or the extrapolated width measured
-    on bench predictions; an assumed link has its own range of presets); None where the
+    keeps its own interval; an assumed link has its own range of presets); None where the
     rule is the model's own interval."""
     if cal.runs.from_bench or cal.machine.link_assumed or RULE.kind == "model":
         return None
@@ -235,9 +233,4 @@ def rule_of(entry: Mapping[str, object]) -> IntervalRule:
     )
 
 
-def _read() -> IntervalRule:
-    text = (resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()
-    return rule_of(json.loads(text))
-
-
-RULE: IntervalRule = _read()
+RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))

@@ -1,14 +1,15 @@
-"""From the calibration to a recommendation: how many devices, with what per-device batch
-and gradient accumulation, the break-even, time, cost and energy to a trained model.
+"""From the step model and the convergence model to a recommendation: how many devices,
+with what per-device batch and gradient accumulation, the break-even, time, cost and
+energy to a trained model.
 
-The predictions table and its intervals: ``search/predict.py``. Then, in a row: the
-measured counts that disagree with the predictions and the rows resting on those
-measurements, the decision and its readings at the ends of every assumed term's range, the
-equilibrium picks and the break-even (``break_even``).
+The predictions table and its intervals: ``search/predictions.py``; then the measured
+counts that disagree with it, the decision and its readings at the ends of every assumed
+term's range, the equilibrium picks and the break-even.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -32,52 +33,39 @@ from gpuscale.advice.search.decision import (
     measured_counts,
     plausible,
 )
-from gpuscale.advice.search.predict import predictions
-from gpuscale.advice.search.readings import read, with_readings
-from gpuscale.advice.types import Disagreement, Finding, maybe
+from gpuscale.advice.search.predictions import predictions
+from gpuscale.advice.types import Disagreement, End, Finding, Reading, maybe
 from gpuscale.tables.requests import NamedError
 
 
 @dataclass(frozen=True)
 class Advice:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data; the words (``decision``'s warnings and what to measure first, ``caveats``,
-    ``explanation``, ``str``) are rendered from them when read
-    (``advice/explain/caveats.py``), never stored by the search."""
+    data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
 
-    # one row per device count (see ``predictions``), its flags as data (``FLAGGED``):
-    # ``predictions`` says them
-    table: pd.DataFrame
+    table: pd.DataFrame  # one row per device count, its flags as data (``FLAGGED``)
     decided: Decision  # as the search decided it (``decision``: with its words)
     picks: Picks  # the counts other rules pick
     break_even: BreakEven
     calibration: Calibration  # what it was computed from
-    # strong scaling decided: the same counts keeping the per-device batch (weak), whose
-    # gain rests on the samples a larger global batch needs
+    # strong scaling decided: the same counts keeping the per-device batch (weak)
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
-    # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``decision.applied``), said first
+    # counts whose measured runs fall outside the predicted interval (``decision.applied``)
     disagreements: tuple[Disagreement, ...] = ()
-    # every count measured in a configuration predicted, its runs against the prediction
-    # (``decision.measured_counts``): the one figure the views say of them
+    # every count measured in a configuration predicted (``decision.measured_counts``)
     measured_counts: tuple[MeasuredCount, ...] = ()
-    # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
-    # count predicted faster than MLPerf allows: an input that cannot be true
+    # (count, predicted minutes, MLPerf's floor, its system) of each count predicted
+    # faster than MLPerf allows: an input that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
     qualifiers: Qualifiers = field(default_factory=Qualifiers)
-    # the input pipeline: the samples/s the largest count predicted consumes, and that
-    # count (``assumptions`` says it in the input pipeline's term)
+    # the input pipeline: the samples/s the largest count predicted consumes, and that count
     input_rate: tuple[float, int] | None = None
-    # what each device holds per count and strategy, where memory limits the counts of
-    # the strategy asked (None: one device holds the model, or its memory is unknown)
+    # what each device holds per count and strategy, where memory limits the counts
     memory: MemoryCheck | None = None
-    # the speedup's interval as its link class's calibrated rule (``search/intervals.py``)
-    # where it applies, said (None: the model's own)
-    interval: Finding | None = None
+    interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
 
     def __str__(self) -> str:
-        """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
-        every number, are the dataclass's: ``repr``)."""
+        """The advice as ``gpuscale advise`` says it."""
         return "\n".join(f"- {line}" for line in self.explanation)
 
     @cached_property
@@ -102,8 +90,7 @@ class Advice:
 
     @cached_property
     def caveats(self) -> tuple[str, ...]:
-        """What makes the headline less firm, and measurements beside the prediction:
-        also the explanation's first lines."""
+        """What makes the headline less firm: the explanation's first lines."""
         return words.caveats(self)
 
     @cached_property
@@ -112,32 +99,51 @@ class Advice:
 
     @property
     def recommended(self) -> int | None:
-        """The count advised: the decision's ``count``, as the CLI says it and ``-f json``
-        carries it (None where an assumed term's range moves it: ``decision.withheld_by``;
-        ``decision.chosen.accelerators``: the count of the predictions shown)."""
+        """The count advised: the decision's ``count`` (None where an assumed term's range
+        moves it: ``decision.withheld_by``)."""
         return self.decided.count
 
     @property
     def decision_line(self) -> int:
-        """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
-        (``caveats``, said first) and the decision's warnings (``explain`` says them
-        before it)."""
+        """Where "Use N devices ..." stands in ``explanation``: after the ``caveats`` and
+        the decision's warnings."""
         return len(self.caveats) + len(self.decision.warnings)
+
+
+def read(
+    ends: Sequence[End],
+    decide_at: Callable[[dict[str, dict[str, object]]], Decision],
+) -> tuple[Reading, ...]:
+    """The count and its speedup at each end of every assumed term's range (``decide_at``:
+    the decision of the calibration with the end's changes, ``Calibration.at``): where the
+    count chosen moves, ``with_readings`` withholds it (``Decision.withheld_by``), the one
+    thing to give or measure leading the answer."""
+    found = []
+    for term, end, value, unit, changes in ends:
+        d = decide_at(changes)
+        found.append(
+            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
+        )
+    return tuple(found)
+
+
+def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
+    """``decision`` with its readings and the first term whose range moves the count."""
+    moved = next((r.term for r in readings if r.accelerators != decision.chosen.accelerators), None)
+    return replace(decision, readings=readings, withheld_by=moved)
 
 
 def recommend(
     cal: Calibration, fits_from: int = 1, rule: intervals.IntervalRule | None = None
 ) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
-    end of every assumed term's range (``cal.search.ends``, ``readings.read``: where one
-    moves it, the count is withheld); no count below ``fits_from`` (the fewest devices
-    that hold the model: ``advice.memory``) is chosen, efficient or cheapest. ``rule``: the
-    speedup's interval calibrated per link class (None: the model's own)."""
+    end of every assumed term's range (``cal.search.ends``, ``read``); no count below
+    ``fits_from`` (the fewest devices that hold the model) is chosen, efficient or
+    cheapest. ``rule``: the speedup's interval per link class (None: the model's own)."""
     run, goal, network = cal.run, cal.search, cal.machine.network
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
+    # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
-    # the table; where the global batch is kept without a convergence model, the same
-    # counts keeping the per-device batch too (the weak-scaling alternative)
     frame = predictions(cal, rule)
     alternative = predictions(cal.at({"run": {"scaling": "weak"}}), rule) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
@@ -186,9 +192,8 @@ def recommend(
 
 
 def search(cal: Calibration) -> Advice:
-    """The advice on ``cal``: predictions, decision, the count at each end of every assumed
-    term's range (``readings.read``; where one moves it, the count is withheld and said
-    first), and what qualifies the headline, as data."""
+    """The advice on ``cal`` alone (``recommend``) and what qualifies the headline, as
+    data."""
     held_by, fits_from, memory = held(cal)
     advice = recommend(held_by, fits_from, intervals.rule_for(cal))
     few = cal.search.noise_steps
@@ -203,9 +208,8 @@ def search(cal: Calibration) -> Advice:
 
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     """(the calibration, the fewest devices that hold the model, the memory check where it
-    limits the counts): the strategy asked where a count searched holds the model under
-    it, else the strategy that holds it on the fewest (``MemoryCheck.fallback``); a
-    ``NamedError`` where no count searched holds it under any strategy."""
+    limits the counts): the strategy asked where a count searched holds the model, else
+    ``MemoryCheck.fallback``'s; a ``NamedError`` where no strategy holds it."""
     memory = cal.machine.memory
     if memory is None or not memory.limits:
         return cal, 1, None

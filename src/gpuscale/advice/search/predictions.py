@@ -1,11 +1,8 @@
-"""The predictions table (``predictions``): one row per device count of the calibration,
-its best per-device batch and accumulation, the step and its parts, time, cost and energy
-to a trained model, and the 80% intervals.
-
-For each device count N the search tries per-device batches ``b`` (the measured one and
-its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``, the
-samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the throughput ``X`` the
-step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
+"""The predictions table: for each device count N the search tries per-device batches ``b``
+(the measured one and its halves) and accumulation ``k`` (powers of two): the global batch
+is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the
+throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
+(b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
                                    throughput          convergence factor
@@ -15,15 +12,12 @@ the samples do not depend on the batch (optimistic past the critical batch) and 
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
 Intervals: every candidate's step is predicted at the compute's point and at the ends of
-the fixed cost's range (the measured step kept: ``Compute.resplit``) and of the priors'
-ranges (``advice/model/priors.py``); the chosen row's 80% intervals of the step and the
-speedup span them, ``x exp(-/+ width at N)`` of the step's error, made in the same pass as
-the table. The step's lower end is never below its compute term at that count (the least
-over the ranges: a step computes, whatever its overheads), so the speedup's upper end is
-never above the speedup of a step of compute alone (``speedup x step / compute`` at each
-end) nor linear. By numbers on a link given or detected, the speedup's interval is then
-its link class's calibrated rule (``search/intervals.py``), the step's ends moved by the
-same factors (its lower end still no lower than its compute).
+the fixed cost's range (``Compute.resplit``) and of the priors' ranges
+(``advice/model/priors.py``); the 80% intervals of the step and the speedup span them,
+``x exp(-/+ width at N)`` of the step's error. The step's lower end is never below its
+compute term, so the speedup's upper end is never above a step of compute alone's
+(``speedup x step / compute``) nor linear. By numbers on a link given or detected, the
+speedup's interval is its link class's calibrated rule (``search/intervals.py``).
 """
 
 from __future__ import annotations
@@ -44,12 +38,12 @@ from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
 def _candidates(cal: Calibration, n: int) -> list[tuple[int, int]]:
-    """(per-device batch, accumulation) pairs the search tries at ``n`` devices."""
+    """(per-device batch, accumulation) pairs the search tries at ``n`` devices: with the
+    global batch kept, the fewest micro-steps that split it into whole per-device batches
+    no larger than the one that fits."""
     run = cal.run
     kept = run.kept_global_batch
     if kept is not None:
-        # the fewest micro-steps that split the global batch into whole per-device
-        # batches no larger than the one that fits
         per_device = kept / n
         for accum in range(1, run.max_accum + 1):
             batch = per_device / accum
@@ -69,8 +63,7 @@ def _candidates(cal: Calibration, n: int) -> list[tuple[int, int]]:
 def _predicted(cal: Calibration, n: int) -> dict[str, object] | None:
     """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
     trained model (None where no batch fits), its step predicted at the compute's point and
-    at the ends of the ranges (``range_*``: the module's docstring). ``latency_ms``: one
-    latency per collective (``step_collectives.latency_s``), at most the communication."""
+    at the ends of the ranges (``range_*``)."""
     tried = _candidates(cal, n)
     model, network, run = cal.model, cal.machine.network, cal.run
     spec, fixed = model.spec, model.fixed
@@ -124,10 +117,7 @@ def _known(value: float | None) -> float:
 
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count: the best (batch, accumulation), the step and its parts
-    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
-    model, and split into throughput efficiency x convergence factor), device-hours, cost
-    and energy per trained model, and plausibility flags. ``rule``: the speedup's interval
+    accelerator count, with plausibility flags as data. ``rule``: the speedup's interval
     calibrated per link class (None: the model's own)."""
     rows = [_predicted(cal, n) for n in cal.machine.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
@@ -158,8 +148,7 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
     frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
-    # the 80% intervals (the module's docstring): over the ranges' ends (``range_*``), then
-    # widened by the step's error at N
+    # the 80% intervals (the module's docstring)
     width = np.array([cal.model.error.width_at(int(count)) for count in frame["accelerators"]])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
@@ -182,8 +171,7 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
-    # time to train not positive and finite, a speedup above linear against the first
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
     time = frame["time_to_train_min"]
     frame[not_positive] = ~((time > 0) & np.isfinite(time))

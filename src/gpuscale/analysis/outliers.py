@@ -9,9 +9,9 @@ family at its count (same round and workload), its deviation
     ``d = log(T / median T of those others)``;
 
 the spread is a high quantile of ``|d|`` over them all (:func:`measure_spread`). A system
-whose ``|d|`` is above the spread, and that is beyond it from the others at its count
-that are themselves within it, is an **outlier** (:func:`held_far`: where every system
-at a count is beyond it, the spread there is the family's and none is); a system whose submitter is an
+whose ``|d|`` is above the spread, and whose time no other submitter's system at its
+count comes within the spread of, is an **outlier** (:func:`held_far`: a time two
+submitters' software reach is the family's spread, not one system's); a system whose submitter is an
 outlier elsewhere in the family (same round and workload) and that no other submitter can
 be held against (alone at its count) rests on that submitter's software alone and is
 named with it. Such systems neither set E' (a family's reference is its fewest-count,
@@ -98,25 +98,19 @@ def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:
 
 def held_far(frame: pd.DataFrame, d: pd.Series, log_ratio: float) -> pd.Series:
     """Which systems are far from their family's others at their count: ``|d|`` above
-    ``log_ratio`` (``d``: :func:`count_deviations`), and also beyond it from the median of
-    those of the other submitters there that are themselves within it. Where no other
-    submitter's system is within it (every system there "far"), the spread at that count
-    is the family's, not one system's: none is far. A far system's pull on a median of
-    two or three is what makes a neighbour look far; against the others that agree it is
-    not (v3.1 Mask R-CNN on 8 H100-PCIe: ASUSTeK at 0.82x the median of Supermicro and
-    Lenovo's slow 1.32x is 0.94x Supermicro's)."""
+    ``log_ratio`` (``d``: :func:`count_deviations`), and no other submitter's system
+    there within ``log_ratio`` of its time. A time another submitter's software also
+    reaches is the family's spread, not one system's: where every system at a count is
+    beyond the others' median (two fast submitters and two slow), none is far; nor is one
+    that a far neighbour's pull on a median of two makes look far."""
     times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float)
-    first = d.abs() > log_ratio
     out = pd.Series(False, index=frame.index, dtype=bool)
-    for _, group in frame[first.to_numpy(bool)].groupby(KEYS, sort=False, dropna=True):
-        row = group.iloc[0]
-        count = (frame[KEYS] == row[KEYS]).all(axis=1).to_numpy(bool)
-        peers = frame.index[count & ~first.to_numpy(bool)]
-        for index in group.index:
-            agree = times[peers[frame.loc[peers, "submitter"] != frame.at[index, "submitter"]]]
-            agree = agree.dropna()
-            if len(agree) and float(agree.median()) > 0:
-                out[index] = abs(math.log(times[index] / float(agree.median()))) > log_ratio
+    first = (d.abs() > log_ratio).to_numpy(bool)
+    for index in frame.index[first]:
+        row = frame.loc[index]
+        peers = (frame[KEYS] == row[KEYS]).all(axis=1) & (frame["submitter"] != row["submitter"])
+        near = np.abs(np.log(times[peers.to_numpy(bool)] / times[index])) <= log_ratio
+        out[index] = not near.any()
     return out
 
 

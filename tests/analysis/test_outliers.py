@@ -95,3 +95,13 @@ def test_a_far_system_does_not_make_its_neighbour_an_outlier() -> None:
     said = outliers(frame, spread)
     assert said[:2].tolist() == ["", ""]
     assert said[2].startswith("1.49x")
+
+
+def test_a_count_whose_systems_are_all_apart_has_no_outlier() -> None:
+    spread = CountSpread(0.99, math.log(1.21), 0, 0, (), "")
+    apart = _frame([("a", 8, 10.0), ("b", 8, 20.4), ("c", 8, 40.0), ("a", 16, 6.0)])
+    assert outliers(apart, spread).tolist() == ["", "", "", ""]
+    # beside two that agree, the two apart are each an outlier
+    two = _frame([("a", 8, 10.0), ("d", 8, 10.2), ("b", 8, 20.4), ("c", 8, 40.0)])
+    said = outliers(two, spread)
+    assert said[:2].tolist() == ["", ""] and said[2] != "" and said[3] != ""

@@ -99,8 +99,9 @@ def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:
 def held_far(frame: pd.DataFrame, d: pd.Series, log_ratio: float) -> pd.Series:
     """Which systems are far from their family's others at their count: ``|d|`` above
     ``log_ratio`` (``d``: :func:`count_deviations`), and no other submitter's system
-    there within ``log_ratio`` of its time. A time another submitter's software also
-    reaches is the family's spread, not one system's: where every system at a count is
+    there within ``log_ratio`` of its time; where every system at a count is so, none is.
+    A time another submitter's software also reaches, or a count whose systems are all
+    apart, is the family's spread, not one system's: where every system at a count is
     beyond the others' median (two fast submitters and two slow), none is far; nor is one
     that a far neighbour's pull on a median of two makes look far."""
     times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float)
@@ -111,7 +112,9 @@ def held_far(frame: pd.DataFrame, d: pd.Series, log_ratio: float) -> pd.Series:
         peers = (frame[KEYS] == row[KEYS]).all(axis=1) & (frame["submitter"] != row["submitter"])
         near = np.abs(np.log(times[peers.to_numpy(bool)] / times[index])) <= log_ratio
         out[index] = not near.any()
-    return out
+    # where every system at a count is far, there are no others to be far from
+    every = out.groupby([frame[k] for k in KEYS], sort=False, dropna=False).transform("all")
+    return out & ~every
 
 
 def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Series:

@@ -20,7 +20,9 @@ not depend on the reference rule.
   submitters, said). Outliers (``gpuscale.analysis.outliers``: far from the family's
   others at their count, or alone at a count beside such a submitter's) set no E' and
   decide nothing: counts only they ran are passed over (``passed_over``, with why), and
-  where no other count is above the pick, "why not more" is not decided.
+  where no other count is above the pick, "why not more" is not decided; where they
+  leave the family's others at fewer than two counts, nothing is picked and the reason
+  names them.
 """
 
 from __future__ import annotations

@@ -104,6 +104,7 @@ _NVL_MEMORY = {"H100": 94, "H200": 141}  # an NVL part without a size written
 _VARIANT_MEMORY = {"V100": (16, 32), "A100": (40, 80), "H100": (80, 94, 96), "H200": (141,)}
 _CAPACITY = re.compile(r"(\d+)\s*(?:g|gb|gib)\b", re.I)
 _POWER = re.compile(r"\((\d+)\s*w\)")  # a board power as names write it: "(450W)"
+_FAMILY_POWER = re.compile(r"-(\d+)W$")  # the board power a family adds to its part's name
 
 
 def memory_of_capacity(product: str | None, capacity: str) -> int | None:
@@ -208,6 +209,19 @@ def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") 
         if power and board_power_w(product.product, form, memory) is None:
             family = f"{family}-{power.group(1)}W"
     return Accelerator(product.vendor, product.product, form, memory, family, True)
+
+
+def family_power_w(family: str) -> tuple[str, float | None]:
+    """A family's part (its name without the power it adds) and that part's board power
+    (W): the power the family writes (``A100-SXM4-80GB-500W`` -> ``A100-SXM4-80GB``, 500),
+    else the catalogue part's (``A100-SXM4-80GB`` -> 400; None where it has none)."""
+    written = _FAMILY_POWER.search(family)
+    if written:
+        return family[: written.start()], float(written.group(1))
+    part = normalise_accelerator(family)
+    if not part.known or part.product is None:
+        return family, None
+    return family, board_power_w(part.product, part.form_factor, part.memory_gb)
 
 
 def board_power_w(product: str, form: str | None, memory_gb: int | None) -> float | None:

@@ -86,8 +86,8 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]
     said = [f"{row['accelerators']:,}: {row['flags']}" for row in result.rows if row["flags"]]
-    # a count planned faster than linear that no flag says (measured so, or within
-    # SUPERLINEAR_EFFICIENCY): its cell, one line (--explain's sentence says why)
+    # a count planned faster than linear that no flag says (measured so): its cell, one
+    # line (--explain's sentence says why)
     said += [
         f"{row['accelerators']:,}: more than linear, {row['beyond_linear']}"
         for row in result.rows

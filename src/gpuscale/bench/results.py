@@ -8,6 +8,7 @@ and a message per line skipped (:func:`read_results`), the one bench loader
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +57,13 @@ MAX_RESULTS_BYTES = 64 << 20
 
 
 def _writes(path: Path) -> str:
-    """What each refusal of a results file adds: the command that makes the file wanted."""
-    return f" ({suggested_command('bench', '--out', path)} writes one)"
+    """What each refusal of a results file adds: the command that makes the file wanted,
+    and before it the one that makes its folder where that is missing (bench makes none)."""
+    bench = suggested_command("bench", "--out", path)
+    if path.parent.is_dir():
+        return f" ({bench} writes one)"
+    make = f"`{shlex.join(['mkdir', '-p', str(path.parent)])}`"
+    return f" (nor does its folder {path.parent} exist: {make}, then {bench} writes one)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ and a message per line skipped (:func:`read_results`), the one bench loader
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.writable import make_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,7 @@ def _writes(path: Path) -> str:
     bench = suggested_command("bench", "--out", path)
     if path.parent.is_dir():
         return f" ({bench} writes one)"
-    make = f"`{shlex.join(['mkdir', '-p', str(path.parent)])}`"
+    make = make_folder(path.parent)
     return f" (nor does its folder {path.parent} exist: {make}, then {bench} writes one)"
 
 

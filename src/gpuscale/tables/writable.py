@@ -73,11 +73,17 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     return exc.strerror or str(exc)
 
 
+def make_folder(folder: Path) -> str:
+    """The command that makes ``folder`` and those on the way, shell-quoted, in backticks
+    as a sentence holds it: every refusal of a folder that does not exist offers it."""
+    return f"`{shlex.join(['mkdir', '-p', str(folder)])}`"
+
+
 def missing_folder(folder: Path) -> str:
-    """A folder that is not there, and the command that makes it (quoted for a shell)."""
+    """A folder that is not there, and the command that makes it."""
     return (
-        f"the folder {folder} does not exist: create it first (mkdir -p "
-        f"{shlex.quote(str(folder))}), or give a path in a folder that exists"
+        f"the folder {folder} does not exist: create it first ({make_folder(folder)}), or "
+        "give a path in a folder that exists"
     )
 
 

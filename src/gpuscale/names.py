@@ -74,9 +74,7 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
     return {_key(label) for label in labels}
 
 
-def _fail(
-    what: str, name: str, valid: list[str], offered: Iterable[str] = ()
-) -> UnknownNameError:
+def _fail(what: str, name: str, valid: list[str], offered: Iterable[str] = ()) -> UnknownNameError:
     """``name`` names no ``what``: the closest of ``valid`` and ``offered`` (other names
     read as one of ``valid``, e.g. ``H100``) said, then ``valid``."""
     hint = f"{did_you_mean(name, [*valid, *offered])}; valid: {', '.join(valid)}"
@@ -176,9 +174,7 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
 
 
-def resolve_choice(
-    value: str, valid: Iterable[str], what: str, offered: Iterable[str] = ()
-) -> str:
+def resolve_choice(value: str, valid: Iterable[str], what: str, offered: Iterable[str] = ()) -> str:
     """The one entry of ``valid`` that ``value`` names (case and punctuation ignored);
     :class:`UnknownNameError` otherwise, an abbreviation too (``-f j``, ``--division clo``:
     refused, the names it begins said; a benchmark's prefix is read, and said, by

@@ -214,6 +214,8 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     if exact:
         return exact[0], ""
     known = normalise_accelerator(name)
+    if not known.known and (part := _device_part(name)):  # `4090`, as advise reads it
+        known = normalise_accelerator(part)
     others = other_variants(name, known.family, valid)
     if known.known and known.family not in valid:  # a real family these results lack
         where = f"valid here: {', '.join(valid)}"
@@ -239,6 +241,18 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
             f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
+
+
+def _device_part(name: str) -> str | None:
+    """The device catalogue's part ``name`` means (``4090``: RTX 4090, as ``advise
+    --device-name`` reads it), None where it means none: every command reads a device
+    name alike."""
+    from gpuscale.hardware.device_names import UnknownDevice, resolve  # lazy: the catalogue
+
+    try:
+        return resolve(name).device.name
+    except UnknownDevice:
+        return None
 
 
 def _catalogue_part(

@@ -26,6 +26,7 @@ the system id, ``tpu-v4-128-TF``), read from the ``hint`` the caller passes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuscale.hardware.catalogue import devices
@@ -243,6 +244,13 @@ GPU_VENDORS = ("NVIDIA", "AMD")
 def gpu_products() -> list[str]:
     """The catalogue's GPUs (NVIDIA's and AMD's) by product name, newest first."""
     return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS]
+
+
+def products_read_as(families: Iterable[str]) -> list[str]:
+    """The catalogue's product names (``H100``) that read as one of ``families`` (its
+    default part, H100-SXM5-80GB): the short names a user types for them."""
+    wanted = set(families)
+    return [p.product for p in _PRODUCTS if normalise_accelerator(p.product).family in wanted]
 
 
 def accelerator_family(model: str | None) -> str:

@@ -74,8 +74,10 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
     return {_key(label) for label in labels}
 
 
-def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
-    hint = f"{did_you_mean(name, valid)}; valid: {', '.join(valid)}"
+def _fail(what: str, name: str, valid: list[str], offered: Iterable[str] = ()) -> UnknownNameError:
+    """``name`` names no ``what``: the closest of ``valid`` and ``offered`` (other names
+    read as one of ``valid``, e.g. ``H100``) said, then ``valid``."""
+    hint = f"{did_you_mean(name, [*valid, *offered])}; valid: {', '.join(valid)}"
     said = f"unknown {what} {clipped(name)!r}{hint}"
     return UnknownNameError(said, typed=name, why=f"unknown {what}{hint}")
 
@@ -172,11 +174,12 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
 
 
-def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
+def resolve_choice(value: str, valid: Iterable[str], what: str, offered: Iterable[str] = ()) -> str:
     """The one entry of ``valid`` that ``value`` names (case and punctuation ignored);
     :class:`UnknownNameError` otherwise, an abbreviation too (``-f j``, ``--division clo``:
     refused, the names it begins said; a benchmark's prefix is read, and said, by
-    :func:`resolve_workloads`)."""
+    :func:`resolve_workloads`), the closest of ``valid`` and ``offered`` (other names
+    read as one of ``valid``) said."""
     choices = sorted(set(valid))
     key = _key(value)
     found = [c for c in choices if _key(c) == key]
@@ -192,7 +195,7 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
         raise UnknownNameError(
             f"{what} {value!r} is ambiguous: {', '.join(found)}", typed=value, why=why
         )
-    raise _fail(what, value, choices)
+    raise _fail(what, value, choices, offered)
 
 
 def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
@@ -201,12 +204,18 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``)."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
-    from gpuscale.hardware.accelerators import normalise_accelerator, other_variants
+    from gpuscale.hardware.accelerators import (
+        normalise_accelerator,
+        other_variants,
+        products_read_as,
+    )
 
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""
     known = normalise_accelerator(name)
+    if not known.known and (part := _device_part(name)):  # `4090`, as advise reads it
+        known = normalise_accelerator(part)
     others = other_variants(name, known.family, valid)
     if known.known and known.family not in valid:  # a real family these results lack
         where = f"valid here: {', '.join(valid)}"
@@ -218,7 +227,12 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         )
         message = why.replace(known.family, f"{known.family} ({name!r})", 1)
         raise UnknownNameError(message, typed=name, why=why)
-    found = known.family if known.known else resolve_choice(name, valid, "accelerator family")
+    # a typo is offered the short name it was likely meant as (H1000: 'H100', not 'A10G')
+    found = (
+        known.family
+        if known.known
+        else resolve_choice(name, valid, "accelerator family", products_read_as(valid))
+    )
     said = f"{name!r} read as the accelerator family {found}"
     if others:  # one part picked among several the results have: say which, and the others
         said += (
@@ -227,6 +241,18 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
             f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
+
+
+def _device_part(name: str) -> str | None:
+    """The device catalogue's part ``name`` means (``4090``: RTX 4090, as ``advise
+    --device-name`` reads it), None where it means none: every command reads a device
+    name alike."""
+    from gpuscale.hardware.device_names import UnknownDevice, resolve  # lazy: the catalogue
+
+    try:
+        return resolve(name).device.name
+    except UnknownDevice:
+        return None
 
 
 def _catalogue_part(

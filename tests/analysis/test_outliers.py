@@ -73,3 +73,35 @@ def test_the_analysis_page_quotes_the_stored_spread() -> None:
     stored = count_spread()
     said = f"x{stored.ratio:.2f} over {stored.systems} systems in {stored.groups} counts"
     assert said in " ".join(page.split())
+
+
+def test_a_count_whose_systems_are_all_far_has_no_outlier() -> None:
+    # v1.1 RNN-T on 8 A100-SXM4-80GB: two fast and two slow submitters, each beyond the
+    # spread from the others' median; the spread there is the family's, no system's
+    spread = CountSpread(0.99, math.log(1.21), 0, 0, (), "")
+    frame = _frame(
+        [("n", 8, 34.2), ("z", 8, 37.6), ("h", 8, 46.4), ("g", 8, 47.7), ("n", 128, 4.41)]
+    )
+    assert (count_deviations(frame)[:4].abs() > spread.log_ratio).all()
+    assert outliers(frame, spread).tolist() == ["", "", "", "", ""]
+
+
+def test_a_far_system_does_not_make_its_neighbour_an_outlier() -> None:
+    # of three, the slow one pulls the median of the fast one's others past the spread;
+    # against the one that agrees with it the fast one is near (v1.1 RNN-T, 500 W at 8)
+    spread = CountSpread(0.99, math.log(1.21), 0, 0, (), "")
+    frame = _frame([("i", 8, 33.4), ("d", 8, 35.1), ("s", 8, 51.1)])
+    assert count_deviations(frame)[0] < -spread.log_ratio  # 0.77x of 43.1
+    said = outliers(frame, spread)
+    assert said[:2].tolist() == ["", ""]
+    assert said[2].startswith("1.49x")
+
+
+def test_a_count_whose_systems_are_all_apart_has_no_outlier() -> None:
+    spread = CountSpread(0.99, math.log(1.21), 0, 0, (), "")
+    apart = _frame([("a", 8, 10.0), ("b", 8, 20.4), ("c", 8, 40.0), ("a", 16, 6.0)])
+    assert outliers(apart, spread).tolist() == ["", "", "", ""]
+    # beside two that agree, the two apart are each an outlier
+    two = _frame([("a", 8, 10.0), ("d", 8, 10.2), ("b", 8, 20.4), ("c", 8, 40.0)])
+    said = outliers(two, spread)
+    assert said[:2].tolist() == ["", ""] and said[2] != "" and said[3] != ""

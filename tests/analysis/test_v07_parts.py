@@ -85,3 +85,17 @@ def test_the_plan_of_a_v100_part_flags_no_super_linear_count(
     assert plan["model"]["family"] == family
     assert [r["accelerators"] for r in plan["rows"]] == [8, 16, 64]
     assert not [r["accelerators"] for r in plan["rows"] if "super-linear" in r["flags"]]
+
+
+def test_a_plan_faster_than_linear_below_the_counts_ran_is_flagged(shared_archive) -> None:
+    """DGX-2H ran BERT at 16 only: 8 is planned beyond it, 2.01x 16's time on half the
+    devices, and 16 more than linear against it, which no family ran: flagged."""
+    args = ["plan", str(shared_archive("v0.7")), "-w", "bert", "-a", "V100-SXM3-32GB-450W"]
+    done = CliRunner().invoke(app, [*args, "-n", "8,16", "-f", "json"])
+    assert done.exit_code == 0, done.output
+    eight, sixteen = json.loads(done.stdout)["rows"]
+    assert (eight["count_class"], sixteen["count_class"]) == ("ii_out", "i")
+    assert eight["time_to_train_min"] > 2 * sixteen["time_to_train_min"]
+    assert sixteen["beyond_linear"].endswith("no result measured so")
+    assert sixteen["flags"].startswith("more than linear: ")
+    assert not sixteen["pareto"]

@@ -190,6 +190,15 @@ def test_select_models() -> None:
         select_models(["resnet-9000"])
 
 
+def test_an_unknown_ladder_name_is_refused_as_its_option_and_value() -> None:
+    """`bench --models mlp-0.2` said "error: unknown model 'mlp-0.2' ...", unlike every
+    other refused value ("error: --backend glooo: must be one of ...")."""
+    with pytest.raises(ModelError) as refused:
+        sort_models(["mlp-0.2"])
+    said = str(refused.value)
+    assert said.startswith("--models mlp-0.2: unknown model (did you mean 'mlp-0.2m'?); ")
+
+
 @pytest.mark.parametrize("typo", ["mlp-02m", "MLP-0.2m", "mlp0.2m"])
 def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
     """A typo gets the closest name; another case or punctuation is the name itself, as

@@ -46,3 +46,32 @@ def test_bench_leaves_a_file_of_other_text_unchanged(tmp_path: Path, name: str) 
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: --out ") and len(result.output.splitlines()) == 1
     assert notes.read_text() == "# notes\n"
+
+
+def test_rows_into_a_folder_not_there_say_which_folder_and_how_to_make_it(
+    tmp_path: Path, golden
+) -> None:
+    """Appending (the worker's --jsonl, the Python API, a folder removed during a sweep)
+    into a folder that does not exist names that folder and the command that makes it,
+    never the /proc reading of "No such file or directory"."""
+    from gpuscale.bench.results_file import append_result
+
+    for case, out in {
+        "missing folder": tmp_path / "nodir" / "results.jsonl",
+        "missing folders, a space": tmp_path / "my runs" / "sub" / "results.jsonl",
+    }.items():
+        with pytest.raises(ResultsError) as refused:
+            append_result(out, {"model": "m"})
+        message = str(refused.value)
+        assert f"the folder {out.parent} does not exist" in message
+        assert "virtual file system" not in message and not out.parent.exists()
+        golden.check("bench/out_refusals", case, message, paths={str(tmp_path): "<tmp>"})
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_folder_under_proc_is_still_said_to_take_no_new_files() -> None:
+    from gpuscale.bench.results_file import append_result
+
+    for out in (Path("/proc/gpuscale.jsonl"), Path("/proc/gpuscale/results.jsonl")):
+        with pytest.raises(ResultsError, match=r"/proc is a folder that takes no new files"):
+            append_result(out, {"model": "m"})

@@ -3,6 +3,7 @@ of columns it says, and ``--all-columns`` the number it says."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -49,3 +50,30 @@ def test_a_narrow_table_drops_what_tells_no_row_apart_first() -> None:
     said_first = dropped[: len([c for c in one_value if named[c] in dropped])]
     assert {named[c] for c in one_value} >= set(said_first) and said_first
     assert "submitter" not in dropped  # it tells rows apart, and fits once those are gone
+
+
+def test_what_the_answer_leaves_out_for_width_explain_shows(tmp_path: Path) -> None:
+    """`analyze --bench` at 80 columns said "(not shown, for width: platform, params,
+    flagged; --explain or -f csv)", and --explain, a record a line per column, left out
+    platform and params "for width" too; a record a line per column now drops none."""
+    from ..builders import bench_record
+
+    path = tmp_path / "r.jsonl"
+    # two runs on 1 device: rows the answer tells apart, too wide for a table at 80
+    rows = [bench_record("mlp-1m", 10**6, n, s) for n, s in ((1, 100.0), (2, 187.0), (1, 60.0))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "80"}
+
+    def run(*extra: str) -> str:
+        argv = [sys.executable, "-c", RUN, "analyze", "--bench", str(path), *extra]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    answer = " ".join(run().split())
+    found = re.search(r"not shown, for width: ([^;]+); --explain", answer)
+    assert found, answer[-400:]
+    explained = run("--explain")
+    labels = {re.split(r"\s{2,}", line)[0] for line in explained.splitlines()}
+    assert set(found.group(1).split(", ")) <= labels, answer
+    assert "not shown, for width" not in explained

@@ -51,3 +51,36 @@ def test_a_known_accelerator_the_rounds_lack_is_not_called_unknown() -> None:
     assert "unknown" not in said and "B200 ('B200') ran no result in the rounds loaded" in said
     with pytest.raises(UnknownNameError, match="unknown accelerator family 'Z9'"):
         resolve_family("Z9", ["A100-SXM4-80GB"])
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("H1000", "H100"), ("A1000", "A100"), ("B2000", "B200"), ("MI30X", "MI300X")],
+)
+def test_a_typo_of_a_family_is_offered_the_short_name_it_was_meant_as(
+    typed: str, meant: str
+) -> None:
+    """`plan -a H1000` offered nothing (every valid name is a long part name, H100-SXM5-80GB)
+    and `-a A1000` offered 'A10G'; the short names that read as a valid family are offered
+    too, the valid list itself unchanged."""
+    from gpuscale.names import UnknownNameError, resolve_family
+
+    valid = ["A100-SXM4-80GB", "A10G", "B200", "H100-SXM5-80GB", "MI300X"]
+    with pytest.raises(UnknownNameError) as refused:
+        resolve_family(typed, valid)
+    said = str(refused.value)
+    assert f"(did you mean {meant!r}?)" in said and said.endswith(f"valid: {', '.join(valid)}")
+    assert resolve_family(meant, valid)[0] in valid  # what is offered is read
+
+
+def test_a_device_name_advise_reads_is_read_by_plan_too() -> None:
+    """`advise --device-name 4090` is an RTX 4090 (the device catalogue's alias); `plan -a
+    4090` was refused ("did you mean 'RTX 4090'?"): one reading of a device name."""
+    from gpuscale.names import resolve_device, resolve_family
+
+    assert resolve_device("4090") == "4090"  # advise takes it
+    family, said = resolve_family("4090", ["A100-SXM4-80GB", "RTX 4090"])
+    assert family == "RTX 4090" and said == "'4090' read as the accelerator family RTX 4090"
+    result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", "4090", "-n", "2", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["model"]["family"] == "RTX 4090"

@@ -126,23 +126,31 @@ def test_the_bench_loader_says_why_a_file_holds_no_bench_result(
         assert "'None'" not in str(refused.value) and "empty 'schema'" in str(refused.value)
 
 
-@pytest.mark.parametrize("kind", ["missing", "empty", "folder"])
+@pytest.mark.parametrize("kind", ["missing", "empty", "folder", "missing folder"])
 def test_a_refused_results_file_says_how_to_make_one(
     tmp_path: Path, kind: str, golden: Golden
 ) -> None:
     """A results file missing, empty, or a folder: each refusal says what writes a results
-    file, a way out."""
+    file, a way out; one whose folder is missing too names the folder to make first (the
+    bench command alone is refused there)."""
     from gpuscale.bench.results import ResultsError, load_bench
 
-    path = {"missing": tmp_path / "nosuch.jsonl", "folder": tmp_path}.get(kind)
+    path = {
+        "missing": tmp_path / "nosuch.jsonl",
+        "folder": tmp_path,
+        "missing folder": tmp_path / "no dir" / "r.jsonl",
+    }.get(kind)
     if path is None:
         path = tmp_path / "empty.jsonl"
         path.write_text("")
     made = tmp_path / "results.jsonl" if kind == "folder" else path  # the file it wanted
     with pytest.raises(ResultsError) as refused:
         load_bench(path)
-    assert f"bench --out {made}`" in str(refused.value)  # the command that writes it
     said = str(refused.value)
+    if kind == "missing folder":  # shell-quoted: the folder has a space
+        assert f"mkdir -p '{made.parent}'`" in said and f"bench --out '{made}'`" in said
+    else:
+        assert f"bench --out {made}`" in said  # the command that writes it
     golden.check(VIEW, f"bench results: {kind}", said, paths={str(tmp_path): "<tmp>"})
 
 

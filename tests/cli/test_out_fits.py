@@ -162,3 +162,18 @@ def test_a_folder_out_may_end_with_a_separator(command: str) -> None:
     hints = typing.get_type_hints(request)
     out = {f.name: f for f in dataclasses.fields(request)}["out"]
     assert typed_paths(out, hints, "new/") == Path("new")
+
+
+@pytest.mark.parametrize("command", [*FOLDERS, *FILES])
+def test_a_missing_folder_on_the_way_is_named_with_the_command_that_makes_it(
+    scratch: Path, command: str, golden
+) -> None:
+    """Every command's --out in a folder that does not exist (a space in its name) names
+    that folder and the `mkdir -p` that makes it, quoted as a shell needs; nothing made."""
+    out = "my runs/deep/r.jsonl" if command in FILES else "my runs/deep/x"
+    result = CliRunner().invoke(app, [*{**FOLDERS, **FILES}[command][0], "--out", out])
+    assert result.exit_code == 2, result.output
+    said = result.output.strip()
+    assert "my runs/deep does not exist" in said and "`mkdir -p 'my runs/deep'`" in said
+    assert not (scratch / "my runs").exists()
+    golden.check("cli/out_refusals", f"missing folder: {command}", said)

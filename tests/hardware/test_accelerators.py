@@ -245,3 +245,26 @@ def test_every_system_of_every_shared_round_is_in_the_catalogue() -> None:
     assert V11_A100 in names  # v1.1 was read
     assert not unknown, unknown
     assert names - {"N/A", "TPU"} <= set(SEEN), sorted(names - set(SEEN))
+
+
+@pytest.mark.parametrize(
+    "family, part, watts",
+    [
+        ("A100-SXM4-80GB-500W", "A100-SXM4-80GB", 500.0),  # the power written
+        ("A100-SXM4-80GB", "A100-SXM4-80GB", 400.0),  # the catalogue part's
+        ("V100-SXM3-32GB-450W", "V100-SXM3-32GB", 450.0),
+        ("V100-SXM3-32GB", "V100-SXM3-32GB", None),  # no such part catalogued
+        ("TPU-v5p", "TPU-v5p", None),
+    ],
+)
+def test_a_family_s_part_and_board_power(family: str, part: str, watts: float | None) -> None:
+    from gpuscale.hardware.accelerators import family_power_w
+
+    assert family_power_w(family) == (part, watts)
+    # the family the name with that power written reads as: its own where the catalogue
+    # lacks the part (V100 SXM3 at 450 W); the part's where the catalogue has it (a
+    # catalogue part keeps its family at any board power a name writes: A100 SXM4 80GB)
+    if watts is not None and family != part:
+        catalogued = family_power_w(part)[1] is not None
+        read = normalise_accelerator(f"NVIDIA {part} ({watts:.0f}W)").family
+        assert read == (part if catalogued else family)

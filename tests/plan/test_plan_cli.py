@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -158,3 +159,20 @@ def test_the_batch_per_accelerator_is_the_global_batch_shown_over_the_count() ->
             continue
         assert row["global_batch"] == int(row["global_batch"])
         assert row["batch_per_accelerator"] == row["global_batch"] / row["accelerators"]
+
+
+def test_each_column_the_answer_leaves_out_is_in_explain_by_the_same_name() -> None:
+    """The answer leaves out columns for width and points to --explain for them ("(not
+    shown, for width: picked by, nodes, global batch; --explain or -f csv)"); --explain
+    called `picked by` `stops paying`, so the pointer led nowhere."""
+    asked = ["plan", "-w", "bert", "-a", "H200", "-n", "8-512", "--price", "3", "--power", "700"]
+    narrow = {"COLUMNS": "80"}
+    answer = runner.invoke(app, asked, env=narrow)
+    assert answer.exit_code == 0, answer.output
+    pointer = re.search(r"not shown, for width: ([^;]+);", " ".join(answer.stdout.split()))
+    assert pointer is not None, answer.stdout
+    left_out = pointer.group(1).lower().split(", ")
+    assert "picked by" in left_out
+    explained = runner.invoke(app, [*asked, "--explain"], env=narrow)
+    labels = {re.split(r"\s{2,}", line)[0].lower() for line in explained.stdout.splitlines()}
+    assert set(left_out) <= labels, set(left_out) - labels

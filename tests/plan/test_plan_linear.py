@@ -127,3 +127,26 @@ def test_a_plan_faster_than_linear_that_no_result_ran_is_flagged_and_kept_out() 
     assert any(
         n.startswith("Flagged more than linear at 32 accelerators") for n in table.attrs["notes"]
     )
+
+
+def test_a_plan_a_little_faster_than_linear_that_no_result_ran_is_flagged() -> None:
+    """v0.7 BERT on the 450 W V100-SXM3-32GB: 8 (below the 16 it ran) planned 106 min,
+    16 52.62 min, 1.007x linear; no family ran more than linearly there, so 16 is flagged
+    however small the excess beyond the run-to-run spread: a plan's line is no
+    measurement, whose noise a tolerance would allow for."""
+    from gpuscale.planning.linear import judged
+    from gpuscale.plausibility import LINEAR_SPREAD
+
+    systems = [["v0.7", "Acme", "a", n, t, 32 * n] for n, t in [(8, 50.0), (16, 26.0)]]
+    fit = {"families": {"X": {"systems": systems}}}
+    points = [
+        {"accelerators": 8, "time_to_train_min": 106.0},
+        {"accelerators": 16, "time_to_train_min": 52.62},
+    ]
+    verdict = judged(fit, points, [0, 1])[1]
+    assert 1 + LINEAR_SPREAD < verdict["excess"] < 1.1
+    assert verdict["against"] == 0 and not verdict["supported"]
+    assert verdict["flagged"]
+    # within the run-to-run spread: linear, no verdict
+    points[0]["time_to_train_min"] = 2 * 52.62 * (1 + LINEAR_SPREAD / 2)
+    assert judged(fit, points, [0, 1]) == {}

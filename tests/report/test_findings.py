@@ -83,6 +83,25 @@ def test_hardware_differences_in_words(a: str, b: str, expected: str) -> None:
     assert hardware_difference(a, b).startswith(expected)
 
 
+@pytest.mark.parametrize(
+    "a, b, case",
+    [
+        ("A100-SXM4-80GB", "A100-SXM4-80GB-500W", "one part at two power limits"),
+        ("V100-SXM3-32GB-450W", "V100-SXM3-32GB-350W", "DGX-2H against DGX-2"),
+        ("A100-SXM4-80GB-500W", "A100-SXM4-40GB", "two memory sizes, one form"),
+    ],
+)
+def test_a_power_or_memory_difference_is_not_another_form(
+    a: str, b: str, case: str, golden: Golden
+) -> None:
+    from gpuscale.hardware.accelerators import normalise_accelerator
+    from gpuscale.report.findings import hardware_difference
+
+    one, other = normalise_accelerator(a), normalise_accelerator(b)
+    assert (one.product, one.form_factor) == (other.product, other.form_factor)
+    golden.check(VIEW, f"hardware difference: {case}", hardware_difference(a, b))
+
+
 def test_no_cross_family_pick_under_a_per_family_reference(study_analysis) -> None:
     """Under --reference family every family's reference has E' = 1, so 'all systems'
     picks by E' or S x E compared references, not scaling: none is made, and the rows

@@ -58,3 +58,28 @@ def test_a_family_of_one_system_is_said_to_have_no_scaling_not_to_be_missing(tmp
     rec = recommend(result)
     assert rec.accelerators is None and rec.family == "RTX A5000"
     assert rec.why_none.startswith("1 RTX A5000 system only")
+
+
+def test_a_family_whose_outliers_leave_one_count_says_so(tmp_path, golden) -> None:
+    """Three submitters at 8 far apart (10, 15 and 22 min) and the slow one alone at 16:
+    the fast and the slow are outliers, the middle one is left alone at 8. The answer
+    said "4 RTX A5000 systems only", as if the family had run one count."""
+    from gpuscale import read_round
+    from gpuscale.analysis.analyze import analyze
+    from gpuscale.report.page import report_headline
+    from gpuscale.report.recommend import recommend
+
+    from ..mlperf.logbuilder import RoundBuilder
+
+    rb = RoundBuilder()
+    for org, n, minutes in [("a", 8, 100), ("m", 8, 150), ("z", 8, 220), ("z", 16, 130)]:
+        rb.system(org, f"{org}{n}", model="NVIDIA RTX A5000", per_node=str(n), submitter=org)
+        spread = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.02, 0.98)
+        rb.runs(org, f"{org}{n}", "bert", [minutes * f for f in spread])
+    result = analyze(read_round(rb.write_dir(tmp_path)), ["bert"])[0]
+    assert sorted(set(result.table["accelerators"])) == [8, 16]
+    rec = recommend(result)
+    assert rec.accelerators is None and rec.family == "RTX A5000"
+    assert sorted(o.split(":")[0] for o in rec.outliers) == ["a a8", "z z16", "z z8"]
+    (line,) = report_headline([rec])
+    golden.check("report/first_screen", "outliers leave one count: no scaling, said", line)

@@ -179,9 +179,13 @@ def test_offline_never_fetches(served, tmp_path: Path) -> None:
 
 def test_no_repository_there_is_said_with_what_was_kept(tmp_path: Path) -> None:
     url = f"file://{tmp_path}/none/training_results_{ROUND}.git"
-    with pytest.raises(FetchError, match=rf"cannot fetch round {ROUND} from {url} \(git: "):
+    with pytest.raises(FetchError, match=rf"cannot fetch round {ROUND} from {url} \(git: ") as no:
         fetch_round(ROUND, cache=tmp_path / "cache", url=url)
     assert cached(ROUND, tmp_path / "cache") is None
+    # the way out where the network or the repository cannot be reached (it said none)
+    assert str(no.value).endswith(
+        "a clone or download of the repository, made where it can be reached, is read as a path"
+    )
 
 
 def test_without_git_the_message_says_what_to_do(tmp_path: Path, monkeypatch) -> None:

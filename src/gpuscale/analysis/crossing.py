@@ -21,6 +21,7 @@ import pandas as pd
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
 from gpuscale.analysis.superlinear import sentence, superlinear
+from gpuscale.hardware.accelerators import family_power_w, normalise_accelerator
 from gpuscale.quantities import article, joined
 from gpuscale.tables import Criterion
 
@@ -63,10 +64,26 @@ def chip_of(family: str) -> str:
 
 
 def hardware_difference(a: str, b: str) -> str:
-    """How two accelerator families differ, as what E' "mixes": ``two form factors of one
-    chip (H100), the same generation``, ``two chips of one generation (Hopper: H200,
+    """How two accelerator families differ, as what E' "mixes": ``two power limits of one
+    part (A100-SXM4-80GB: 400 W, 500 W), the same chip and form``, ``two memory sizes of
+    one chip (A100: 80 GB, 40 GB), the same form``, ``two form factors of one chip (H100),
+    the same generation``, ``two chips of one generation (Hopper: H200,
     H100)``, else ``hardware generations``."""
+    (part_a, watts_a), (part_b, watts_b) = family_power_w(a), family_power_w(b)
+    if part_a == part_b and a != b:
+        limits = ", ".join(
+            f"{w:,.0f} W" if w is not None else "unwritten" for w in (watts_a, watts_b)
+        )
+        return f"two power limits of one part ({part_a}: {limits}), the same chip and form"
     chip_a, chip_b = chip_of(a), chip_of(b)
+    one, other = normalise_accelerator(part_a), normalise_accelerator(part_b)
+    if (
+        chip_a == chip_b
+        and one.form_factor == other.form_factor
+        and one.memory_gb != other.memory_gb
+    ):
+        sizes = f"{one.memory_gb} GB, {other.memory_gb} GB"
+        return f"two memory sizes of one chip ({chip_a}: {sizes}), the same form"
     if chip_a == chip_b:
         return f"two form factors of one chip ({chip_a}), the same generation"
     arch_a, arch_b = _ARCHITECTURE.get(chip_a), _ARCHITECTURE.get(chip_b)

@@ -9,7 +9,9 @@ family at its count (same round and workload), its deviation
     ``d = log(T / median T of those others)``;
 
 the spread is a high quantile of ``|d|`` over them all (:func:`measure_spread`). A system
-whose ``|d|`` is above the spread is an **outlier**; a system whose submitter is an
+whose ``|d|`` is above the spread, and whose time no other submitter's system at its
+count comes within the spread of, is an **outlier** (:func:`held_far`: a time two
+submitters' software reach is the family's spread, not one system's); a system whose submitter is an
 outlier elsewhere in the family (same round and workload) and that no other submitter can
 be held against (alone at its count) rests on that submitter's software alone and is
 named with it. Such systems neither set E' (a family's reference is its fewest-count,
@@ -86,6 +88,27 @@ def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:
     }
 
 
+def held_far(frame: pd.DataFrame, d: pd.Series, log_ratio: float) -> pd.Series:
+    """Which systems are far from their family's others at their count: ``|d|`` above
+    ``log_ratio`` (``d``: :func:`count_deviations`), and no other submitter's system
+    there within ``log_ratio`` of its time; where every system at a count is so, none is.
+    A time another submitter's software also reaches, or a count whose systems are all
+    apart, is the family's spread, not one system's: where every system at a count is
+    beyond the others' median (two fast submitters and two slow), none is far; nor is one
+    that a far neighbour's pull on a median of two makes look far."""
+    times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float)
+    out = pd.Series(False, index=frame.index, dtype=bool)
+    first = (d.abs() > log_ratio).to_numpy(bool)
+    for index in frame.index[first]:
+        row = frame.loc[index]
+        peers = (frame[KEYS] == row[KEYS]).all(axis=1) & (frame["submitter"] != row["submitter"])
+        near = np.abs(np.log(times[peers.to_numpy(bool)] / times[index])) <= log_ratio
+        out[index] = not near.any()
+    # where every system at a count is far, there are no others to be far from
+    every = out.groupby([frame[k] for k in KEYS], sort=False, dropna=False).transform("all")
+    return out & ~every
+
+
 def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Series:
     """Why each system is an outlier (module docstring), "" where it is not:
     ``2.49x the median of B200's other submitters at 8`` for one far from its family's
@@ -96,7 +119,7 @@ def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Serie
     if frame.empty:
         return out
     d = count_deviations(frame)
-    far = d.abs() > spread.log_ratio
+    far = held_far(frame, d, spread.log_ratio)
     said: dict[tuple[object, ...], str] = {}
     for index in frame.index[far.to_numpy(bool)]:
         row = frame.loc[index]

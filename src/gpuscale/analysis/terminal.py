@@ -54,6 +54,9 @@ ANALYZE_DROP_ORDER = (
 )
 
 
+# --explain's column of each system's 95% interval of its time to train (text, minutes)
+INTERVAL = "95% interval"
+
 # Where the rest of `analyze` is, under its answers
 EXPLAIN_ANALYZE = (
     "Each system's speedup, E', interval and cluster, each caution and the study "
@@ -162,7 +165,10 @@ def workload_view(
 ) -> TableView:
     """A workload's table (its summary columns, ``--decompose``'s too), its picks and
     flagged counts in words under it."""
+    # the time's 95% interval beside it: the answer points here for "each system's interval"
+    table = result.table.assign(**{INTERVAL: result.table.apply(interval_text, axis=1)})
     columns = list(SUMMARY_FIELDS)
+    columns.insert(columns.index("time_to_train_min") + 1, INTERVAL)
     if decompose:
         columns += DECOMPOSE_COLUMNS
     if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
@@ -174,7 +180,7 @@ def workload_view(
         *kept_apart_sentences(result.table),
     ]
     return TableView(
-        result.table,
+        table,
         columns,
         f"{result.round} {result.workload}: reference ({options.reference}) "
         f"{references_text(result)}",
@@ -212,10 +218,14 @@ def _interval(table: pd.DataFrame, row: pd.Series) -> str:
         & (table["system_name"] == row["system_name"])
         & (table["accelerators"] == row["accelerators"])
     ]
-    if same.empty or same["time_to_train_min_ci_low"].isna().iloc[0]:
-        return ""
-    found = same.iloc[0]
-    return f"{found['time_to_train_min_ci_low']:.3g}-{found['time_to_train_min_ci_high']:.3g}"
+    return "" if same.empty else interval_text(same.iloc[0])
+
+
+def interval_text(row: pd.Series) -> str:
+    """A system's 95% interval of its time to train, minutes, 3 significant digits
+    (``5.12-5.74``), as the answer and --explain's table show it; "" where none."""
+    low, high = row["time_to_train_min_ci_low"], row["time_to_train_min_ci_high"]
+    return "" if pd.isna(low) or pd.isna(high) else f"{low:.3g}-{high:.3g}"
 
 
 def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView:

@@ -233,8 +233,8 @@ def sort_models(
         raise ModelError(f"--models/--model: {twice}")
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
-            raise ModelError(
-                f"unknown model {n!r}{did_you_mean(n, BY_NAME)}; the ladder: "
+            raise ModelError(  # the option and value first, as every refused value
+                f"--models {n}: unknown model{did_you_mean(n, BY_NAME)}; the ladder: "
                 f"{', '.join(BY_NAME)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )

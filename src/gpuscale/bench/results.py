@@ -22,6 +22,7 @@ from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.writable import make_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,8 +57,13 @@ MAX_RESULTS_BYTES = 64 << 20
 
 
 def _writes(path: Path) -> str:
-    """What each refusal of a results file adds: the command that makes the file wanted."""
-    return f" ({suggested_command('bench', '--out', path)} writes one)"
+    """What each refusal of a results file adds: the command that makes the file wanted,
+    and before it the one that makes its folder where that is missing (bench makes none)."""
+    bench = suggested_command("bench", "--out", path)
+    if path.parent.is_dir():
+        return f" ({bench} writes one)"
+    make = make_folder(path.parent)
+    return f" (nor does its folder {path.parent} exist: {make}, then {bench} writes one)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
-from gpuscale.quantities import filled
+from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable, records_csv
@@ -208,15 +208,13 @@ def _print_cells(
     )
     shown_headers = [headers[i] for i in keep]
     shown_rows = [[r[i] for i in keep] for r in rows]
-    if widths is None and len(keep) > 2:
+    if vertical := widths is None and len(keep) > 2:
         _print_vertical(console, shown_headers, shown_rows, title)
     else:
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
-    if dropped:
-        names = ", ".join(c.replace("_", " ") for c in dropped)
-        how = rest or f"--columns to choose, -f csv prints every column{filled('; {}', every)}"
+    if said := text_table.left_out_note(dropped, rest, every, vertical=vertical):
         console.print(
-            f"(not shown, for width: {names}; {how})",
+            said,
             markup=False,
             highlight=False,
             style="dim",

@@ -26,6 +26,7 @@ the system id, ``tpu-v4-128-TF``), read from the ``hint`` the caller passes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuscale.hardware.catalogue import devices
@@ -104,6 +105,7 @@ _NVL_MEMORY = {"H100": 94, "H200": 141}  # an NVL part without a size written
 _VARIANT_MEMORY = {"V100": (16, 32), "A100": (40, 80), "H100": (80, 94, 96), "H200": (141,)}
 _CAPACITY = re.compile(r"(\d+)\s*(?:g|gb|gib)\b", re.I)
 _POWER = re.compile(r"\((\d+)\s*w\)")  # a board power as names write it: "(450W)"
+_FAMILY_POWER = re.compile(r"-(\d+)W$")  # the board power a family adds to its part's name
 
 
 def memory_of_capacity(product: str | None, capacity: str) -> int | None:
@@ -210,6 +212,19 @@ def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") 
     return Accelerator(product.vendor, product.product, form, memory, family, True)
 
 
+def family_power_w(family: str) -> tuple[str, float | None]:
+    """A family's part (its name without the power it adds) and that part's board power
+    (W): the power the family writes (``A100-SXM4-80GB-500W`` -> ``A100-SXM4-80GB``, 500),
+    else the catalogue part's (``A100-SXM4-80GB`` -> 400; None where it has none)."""
+    written = _FAMILY_POWER.search(family)
+    if written:
+        return family[: written.start()], float(written.group(1))
+    part = normalise_accelerator(family)
+    if not part.known or part.product is None:
+        return family, None
+    return family, board_power_w(part.product, part.form_factor, part.memory_gb)
+
+
 def board_power_w(product: str, form: str | None, memory_gb: int | None) -> float | None:
     """The board power (W) of the catalogue's part (``data/devices.csv``) of ``product``,
     ``form`` and ``memory_gb``; None where the catalogue has no such part (V100 SXM3)."""
@@ -229,6 +244,13 @@ GPU_VENDORS = ("NVIDIA", "AMD")
 def gpu_products() -> list[str]:
     """The catalogue's GPUs (NVIDIA's and AMD's) by product name, newest first."""
     return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS]
+
+
+def products_read_as(families: Iterable[str]) -> list[str]:
+    """The catalogue's product names (``H100``) that read as one of ``families`` (its
+    default part, H100-SXM5-80GB): the short names a user types for them."""
+    wanted = set(families)
+    return [p.product for p in _PRODUCTS if normalise_accelerator(p.product).family in wanted]
 
 
 def accelerator_family(model: str | None) -> str:

@@ -20,7 +20,7 @@ import math
 
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.throughput import factors
-from gpuscale.plausibility import LINEAR_SPREAD, SUPERLINEAR_EFFICIENCY
+from gpuscale.plausibility import LINEAR_SPREAD
 from gpuscale.quantities import decimals_apart, filled, joined, number
 from gpuscale.tables import measures
 
@@ -86,8 +86,9 @@ def judged(fit: WorkloadFit, points: list[dict], timed: list[int]) -> dict[int, 
     """``{k: {against, excess, measured, supported, flagged}}`` for each point planned
     faster than linear (:func:`beyond_linear`): ``measured`` the families' results
     spanning both counts (:func:`measured`), ``supported`` those that ran more than
-    linearly, ``flagged`` where none did and the excess is above
-    ``plausibility.SUPERLINEAR_EFFICIENCY`` (within it, the noise of a measurement)."""
+    linearly, ``flagged`` where none did: a planned excess is the model's line, not a
+    measurement's noise, so every one beyond the run-to-run spread that no result ran is
+    flagged, as every super-linear E' is said (``gpuscale.analysis.superlinear``)."""
     out = {}
     for k, (j, excess) in beyond_linear(points, timed).items():
         both = measured(fit, int(points[j]["accelerators"]), int(points[k]["accelerators"]))
@@ -97,7 +98,7 @@ def judged(fit: WorkloadFit, points: list[dict], timed: list[int]) -> dict[int, 
             "excess": excess,
             "measured": both,
             "supported": supported,
-            "flagged": not supported and excess > SUPERLINEAR_EFFICIENCY,
+            "flagged": not supported,
         }
     return out
 
@@ -190,11 +191,7 @@ def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str
             text += (
                 f". No family's results ran more than linearly {span} in one round"
                 + filled(" ({})", joined(shown))
-                + (
-                    ": flagged, kept out of the Pareto front and the stops-paying picks"
-                    if verdict["flagged"]
-                    else f"; not flagged, being within {SUPERLINEAR_EFFICIENCY:g}x of linear"
-                )
+                + ": flagged, kept out of the Pareto front and the stops-paying picks"
             )
         out.append(text + ".")
     return out

@@ -19,10 +19,13 @@ COUNT_WORDS = {
     "ii_out": "beyond measured",
     "iii": "workload never run",
 }
+# ``stops_paying`` as both terminal views name it: the answer's "not shown, for width"
+# points to --explain, which must hold it under the same name
+PICKED_BY = "picked by"
 # Columns shown only where a row has a value (a price, a power, a criterion, thin evidence)
-WHERE_GIVEN = ("cost", "energy kWh", "picked by", "rests on")
+WHERE_GIVEN = ("cost", "energy kWh", PICKED_BY, "rests on")
 # What a narrow terminal drops first (--explain and -f csv keep every column)
-PLAN_DROP_ORDER = ("picked by", "nodes", "global batch", "energy kWh", "accelerator hours")
+PLAN_DROP_ORDER = (PICKED_BY, "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
 def _interval(row: PlanRow) -> str:
@@ -44,7 +47,7 @@ def _shown(row: PlanRow) -> PlanRow:
         "energy kWh": row["energy_kwh"],
         "global batch": row["global_batch"],
         "this count": COUNT_WORDS.get(row["count_class"], row["count_class"]),
-        "picked by": row["stops_paying"],  # the criteria whose last paying count it is
+        PICKED_BY: row["stops_paying"],  # the criteria whose last paying count it is
         # one submission or one submitter (whose): one software stack
         "rests on": thin_mark(row["rests_on"], row["rests_on_submitter"], row["rests_on_outlier"]),
     }
@@ -86,8 +89,8 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]
     said = [f"{row['accelerators']:,}: {row['flags']}" for row in result.rows if row["flags"]]
-    # a count planned faster than linear that no flag says (measured so, or within
-    # SUPERLINEAR_EFFICIENCY): its cell, one line (--explain's sentence says why)
+    # a count planned faster than linear that no flag says (measured so): its cell, one
+    # line (--explain's sentence says why)
     said += [
         f"{row['accelerators']:,}: more than linear, {row['beyond_linear']}"
         for row in result.rows
@@ -153,4 +156,5 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
         title += (
             f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
         )
-    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title
+    named = {c: PICKED_BY if c == "stops_paying" else c for c in PLAN_SHOWN}
+    return [{named[c]: row[c] for c in PLAN_SHOWN} for row in rows], said, title

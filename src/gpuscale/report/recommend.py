@@ -20,7 +20,9 @@ not depend on the reference rule.
   submitters, said). Outliers (``gpuscale.analysis.outliers``: far from the family's
   others at their count, or alone at a count beside such a submitter's) set no E' and
   decide nothing: counts only they ran are passed over (``passed_over``, with why), and
-  where no other count is above the pick, "why not more" is not decided.
+  where no other count is above the pick, "why not more" is not decided; where they
+  leave the family's others at fewer than two counts, nothing is picked and the reason
+  names them.
 """
 
 from __future__ import annotations
@@ -161,10 +163,8 @@ def recommend(
     base = Recommendation(result.round, result.workload, family, threshold, None, outliers=named)
     pick = eq.efficiency_threshold
     if pick is None:
-        why = eq.unpicked.values()
-        count = int((table["accelerator_family"] == family).sum())
-        alone = f"{counted(count, f'{family} system')} only: no scaling to read"
-        return replace(base, why_none="; ".join(why) or (alone if count else f"no {family} system"))
+        why = "; ".join(eq.unpicked.values()) or _why_no_scaling(table, family, systems)
+        return replace(base, why_none=why)
     frontier = fastest_per_count(clean(systems))
     low, high = _count_range(frontier, threshold, pick.accelerators)
     rec = replace(
@@ -198,6 +198,23 @@ def recommend(
         unread=tuple(name for name, v in ratios.items() if not np.isfinite(v)),
         compared=tuple(dict.fromkeys((str(at["submitter"]), str(nxt["submitter"])))),
         compared_systems=(str(at["system_name"]), str(nxt["system_name"])),
+    )
+
+
+def _why_no_scaling(table: pd.DataFrame, family: str, systems: pd.DataFrame) -> str:
+    """Why ``family`` has no scaling to read: no system, one count only, or outliers
+    leaving the rest at fewer than two counts (said, with how many they are)."""
+    count = int((table["accelerator_family"] == family).sum())
+    if not count:
+        return f"no {family} system"
+    named = systems[systems["outlier"].fillna("").astype(str).to_numpy() != ""]
+    if named.empty or systems["accelerators"].nunique() < 2:
+        return f"{counted(count, f'{family} system')} only: no scaling to read"
+    left = sorted(int(n) for n in clean(systems)["accelerators"].unique())
+    rest = f"the rest at {' and '.join(f'{n:,}' for n in left)} only" if left else "none left"
+    return (
+        f"outliers: {len(named):,} of {counted(count, f'{family} system')} (far from the "
+        f"family's others at their count), {rest}: no scaling to read"
     )
 
 

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gpuscale.quantities import number
+from gpuscale.quantities import filled, number
 
 
 def columns_that_fit(
@@ -22,7 +22,9 @@ def columns_that_fit(
 ) -> tuple[list[int], list[int] | None, list[str]]:
     """The columns kept (indices), their widths (None when even their least widths are too
     wide) and the names dropped: the lowest-priority columns of ``drop_order`` go first,
-    one at a time, until the table fits ``width`` (or two columns are left)."""
+    one at a time, until the table fits ``width`` (or two columns are left). A table that
+    fits no width even so is shown a row at a time, a line per column (more than two
+    columns): width drops nothing there, every column kept."""
     least = [least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))]
     order = [str(c) for c in drop_order or ()]
     keep = list(range(len(columns)))
@@ -35,10 +37,26 @@ def columns_that_fit(
             width - 3 * len(keep) - 1,
         )
         left = [c for c in order if c in columns and columns.index(c) in keep]
-        if widths is not None or len(keep) <= 2 or not left:
+        if widths is not None:
             return keep, widths, dropped
+        if len(keep) <= 2 or not left:  # fits no width: a line per column, all of them
+            if len(columns) > 2:
+                return list(range(len(columns))), None, []
+            return keep, None, dropped
         keep.remove(columns.index(left[0]))
         dropped.append(left[0])
+
+
+def left_out_note(dropped: list[str], rest: str, every: str, *, vertical: bool) -> str:
+    """What a terminal table says under it of the columns it leaves out: those dropped for
+    width and where they are (``rest``, else ``--columns`` and CSV, then ``every``: where
+    the columns beyond the table's are); a table shown a line per column, which drops
+    none, says ``every`` alone; "" where nothing is left out."""
+    if dropped:
+        names = ", ".join(c.replace("_", " ") for c in dropped)
+        how = rest or f"--columns to choose, -f csv prints every column{filled('; {}', every)}"
+        return f"(not shown, for width: {names}; {how})"
+    return f"({every})" if vertical and every else ""
 
 
 def cell_text(value: Any, spec: str | None) -> str:

@@ -292,4 +292,7 @@ def _git(args: list[str], cwd: Path, what: str, work: Path) -> str:
             f"refused {what}: what was sent does not match the ids of the round's files "
             f"(git: {why}); nothing of it is read; {kept}"
         )
-    raise FetchError(f"cannot fetch {what} (git: {why}); nothing of it is read; {kept}")
+    raise FetchError(
+        f"cannot fetch {what} (git: {why}); nothing of it is read; {kept}; a clone or "
+        "download of the repository, made where it can be reached, is read as a path"
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, has_path, ref
-from gpuscale.tables.writable import existing_ancestor, why_unwritable
+from gpuscale.tables.writable import existing_ancestor, make_folder, why_unwritable
 
 # Names of files (data, pages, archives), never of an output folder; a folder's dot is
 # no suffix here (out/v4.1 is a folder)
@@ -139,8 +139,8 @@ def _check_place(field: str, path: Path) -> None:
             field,
             path,
             f"its folder {path.parent} does not exist (none is made on the way: a mistyped "
-            f"one would hide the output): create it first, or give one that exists, e.g. "
-            f"{ref(field, path.name)}",
+            f"one would hide the output): create it first ({make_folder(path.parent)}), or "
+            f"give one that exists, e.g. {ref(field, path.name)}",
         )
 
 

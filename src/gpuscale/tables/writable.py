@@ -1,16 +1,19 @@
 """Why an output path cannot be written, in words a user can act on.
 
 Every command that writes (a report, tables, a dataset, bench and collectives results)
-says the same thing for the same cause: a file where a folder must be, a folder that takes
-no new entries (/proc, /sys), a name longer than the file system allows, no permission, a
-read-only or full disk, never the bare ``strerror`` ("No such file or directory" for
-``/proc/x/y`` says nothing of why).
+says the same thing for the same cause: a file where a folder must be, a folder that does
+not exist (and the command that makes it), a folder that takes no new entries (/proc,
+/sys), a name longer than the file system allows, no permission, a read-only or full disk,
+never the bare ``strerror`` ("No such file or directory" says nothing of which part is
+missing, nor of /proc refusing a new entry).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shlex
+import tempfile
 from pathlib import Path
 
 NAME_MAX = 255  # bytes in one name on Linux file systems (ext4, xfs, btrfs, tmpfs)
@@ -47,6 +50,11 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     if code in (errno.ENOTDIR, errno.EEXIST) and on_the_way:
         return f"{found} is a file, not a folder"
     if code == errno.ENOENT and found is not None and os.path.isdir(found):
+        refused = _new_entry_refused(found)
+        if refused is None and found != path.parent:  # the folder it goes in is not there
+            return missing_folder(path.parent)
+        if refused is not None and refused.errno != errno.ENOENT:  # no permission, read-only
+            return why_unwritable(refused, found / path.name)
         # it is there, yet a new entry "does not exist": /proc, /sys and the like
         return (
             f"{found} is a folder that takes no new files (a virtual file system such as "
@@ -63,3 +71,28 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     if code == errno.EISDIR:
         return f"{path} is a folder"
     return exc.strerror or str(exc)
+
+
+def make_folder(folder: Path) -> str:
+    """The command that makes ``folder`` and those on the way, shell-quoted, in backticks
+    as a sentence holds it: every refusal of a folder that does not exist offers it."""
+    return f"`{shlex.join(['mkdir', '-p', str(folder)])}`"
+
+
+def missing_folder(folder: Path) -> str:
+    """A folder that is not there, and the command that makes it."""
+    return (
+        f"the folder {folder} does not exist: create it first ({make_folder(folder)}), or "
+        "give a path in a folder that exists"
+    )
+
+
+def _new_entry_refused(folder: Path) -> OSError | None:
+    """Why ``folder`` (an existing one) takes no new file, or None where it takes one;
+    the probe is an unnamed temporary file, nothing is left there."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc
+    return None

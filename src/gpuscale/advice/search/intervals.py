@@ -38,7 +38,7 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step_terms import CLASSES, NO_P2P
+from gpuscale.advice.model.step_terms import CLASSES, link_class
 from gpuscale.advice.types import Finding, FindingKind
 
 INTERVALS_FILE = "advice_intervals.json"
@@ -100,20 +100,9 @@ class IntervalRule:
         return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
 
 
-def link_class(link_name: str) -> str | None:
-    """The class of a link preset inside a node: ``nvlink``, ``pcie_no_p2p`` (``NO_P2P``:
-    through host memory), ``pcie_p2p`` (every other PCIe preset); None for a link of no
-    class."""
-    if link_name.startswith("nvlink"):
-        return "nvlink"
-    if link_name in NO_P2P:
-        return "pcie_no_p2p"
-    return "pcie_p2p" if link_name.startswith("pcie") else None
-
-
 def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
     """Each count's link class on ``network``: multi-node where it spans nodes."""
-    inside = link_class(network.intra.name)
+    inside = link_class(network.intra.name, nodes=False)
     return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
 
 

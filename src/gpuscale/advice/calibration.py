@@ -16,8 +16,9 @@ parts, each one concept and each read by name (``cal.model.compute``, ``cal.run.
 * :class:`Said`: where each value came from (sources, warnings, assumptions, whether an
   input cannot be true, which model was advised on and why).
 * :class:`Search`: the search's settings (target efficiency, price, equilibrium threshold,
-  samples to train and the convergence model, MLPerf's floor, the record at each end of
-  every assumed term's range).
+  samples to train and the convergence model, what the request left to a default,
+  MLPerf's floor, the record's changes at each end of every assumed term's range, applied
+  by :meth:`Calibration.at`).
 
 ``calibrate.build`` makes it once, in steps that each return parts: the machine
 (``link.network_basis``), then the model from a bench (``bench_basis.from_bench``, on the

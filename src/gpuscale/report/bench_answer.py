@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration
 from gpuscale.quantities import filled, joined
 from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
+
+if TYPE_CHECKING:  # its type alone: the section loads no module of the advice engine
+    from gpuscale.advice.calibration import Calibration
 
 
 def advised_runs(scaling: pd.DataFrame, cal: Calibration) -> pd.Series:

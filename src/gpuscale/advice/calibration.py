@@ -21,7 +21,7 @@ parts, each one concept and each read by name (``cal.model.compute``, ``cal.run.
   by :meth:`Calibration.at`).
 
 ``calibrate.build`` makes it once, in steps that each return parts: the machine
-(``link.network_basis``), then the model from a bench (``bench_basis.from_bench``, on the
+(``link.machine_of``), then the model from a bench (``bench_basis.from_bench``, on the
 bench's calibration of one model: :class:`Benched`, the same parts) or from numbers
 (``from_numbers.from_numbers``), then the request's run and search settings. The search
 reads it (``search.recommend``) and the words render it (``explain``).

@@ -1,7 +1,7 @@
 """The calibration, built once from the request and the data: ``build(request, data)``
 (:class:`AdviceData`) -> :class:`~gpuscale.advice.calibration.Calibration`.
 
-In a row, one module a step: the link (``link.network_basis``), the model from the bench
+In a row, one module a step: the link (``link.machine_of``), the model from the bench
 rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
 (``from_numbers.from_numbers``), then the record's changes at each end of every assumed
 term's range (a model given by numbers: its FLOPs per sample and fixed cost; an assumed
@@ -18,7 +18,7 @@ import pandas as pd
 from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import network_basis
+from gpuscale.advice.calibrate.link import machine_of
 from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
@@ -53,7 +53,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     the data (lines of a bench file skipped), warnings: said in the answer, as ``analyze``
     and ``report`` say them."""
     bench = data.bench
-    machine, said = network_basis(request, data.topology, data.collectives)
+    machine, said = machine_of(request, data.topology, data.collectives)
     said = replace(said, warnings=(*said.warnings, *data.notes))
     # the model: calibrated on the bench's rows an advice may use (a broken model's never:
     # not advised on, not a family's representative, no contention measured on it), else

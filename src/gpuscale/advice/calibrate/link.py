@@ -132,7 +132,7 @@ def topology_cap(
     return max_devices, None
 
 
-def network_basis(
+def machine_of(
     req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
 ) -> tuple[Machine, Said]:
     """The network (links inside and between nodes, measured curves), the device count it

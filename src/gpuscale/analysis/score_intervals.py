@@ -44,6 +44,7 @@ import pandas as pd
 from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
 from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
+from gpuscale.analysis.metrics import flagged_results
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
@@ -52,17 +53,6 @@ _Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
 # The bound on how far apart pooled results' samples to converge may be, measured by
 # ``benchmarks/convergence_spread.py``.
 SPREAD_FILE = "convergence_spread.json"
-
-
-def flagged_results(results: pd.DataFrame | None) -> frozenset[_Key]:
-    """The results of a scores (or scaling) table whose samples to converge are flagged as
-    impossible (a non-empty ``samples_to_converge_flag``, set where the scores are made:
-    ``gpuscale.mlperf.convergence_check``); none for None or a table without the column."""
-    if results is None or "samples_to_converge_flag" not in results:
-        return frozenset()
-    flagged = results[results["samples_to_converge_flag"].fillna("").astype(str) != ""]
-    columns = [flagged[c].astype(str) for c in ("round", "org", "system_id", "benchmark")]
-    return frozenset(zip(*columns, strict=True))
 
 
 def result_runs(

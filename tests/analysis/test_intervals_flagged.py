@@ -79,3 +79,18 @@ def test_the_spread_bound_is_measured_on_unflagged_results_only(flagged) -> None
     measured = measure_convergence_spread(runs_of(runs), frame, 0.99)
     assert measured["results"] == 3 - len(flagged)
     assert measured["pairs"] == 3 - len(flagged)  # each result at the batch against the rest
+
+
+def test_the_explanation_says_once_that_their_intervals_are_their_own_runs(golden) -> None:
+    """Under analyze's table: a line per flagged count, then one for their intervals."""
+    from gpuscale.analysis.terminal import flagged_sentences, kept_apart_sentences
+
+    frame, runs = _three_at_one_batch()
+    table = scaling_table(frame, "bert")
+    shown = pd.concat(
+        [table, bootstrap_intervals(table, runs_of(runs), n_boot=200, seed=1)], axis=1
+    )
+    lines = flagged_sentences(shown)
+    assert len(lines) == 3
+    assert kept_apart_sentences(shown) == []
+    golden.check("analysis/intervals_flagged", "two flagged results", "\n".join(lines))

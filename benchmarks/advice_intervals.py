@@ -56,7 +56,7 @@ import numpy as np
 
 import gpuscale
 from gpuscale.advice.search import intervals
-from gpuscale.advice.search.recommend import predictions
+from gpuscale.advice.search.predictions import predictions
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

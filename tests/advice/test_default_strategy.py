@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.answer import advice_view
+from gpuscale.advice.explain.shown import advice_view
 from gpuscale.report.request import ReportRequest
 from gpuscale.tables.requests import FieldError
 
@@ -56,7 +56,7 @@ def test_the_fsdp_bench_is_the_premise() -> None:
 
 
 def test_the_json_names_the_strategy_predicted() -> None:
-    from gpuscale.advice.explain.answer import advice_document
+    from gpuscale.advice.explain.document import advice_document
 
     doc = advice_document(gpuscale.advise(bench=ROWS, model="tf-30m"))
     assert doc["recommendation"]["strategy"] == "fsdp"

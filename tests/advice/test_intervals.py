@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -147,12 +148,12 @@ def test_each_count_takes_its_link_class() -> None:
     )
     assert intervals.classes_at(nodes, [1, 8, 16]) == ["nvlink", "nvlink", "multinode"]
     alone = [Network(intra=Link.from_preset(n)) for n in ("pcie-phb", "pcie-sys", "pcie4-x16")]
-    assert [intervals.classes_at(x, [2])[0] for x in alone] == [
-        "pcie_no_p2p",
-        "pcie_no_p2p",
-        "pcie_p2p",
-    ]
-    assert intervals.link_class("custom") is None
+    detected = [Network(intra=replace(x.intra, name=f"{x.intra.name} (detected)")) for x in alone]
+    expected = ["pcie_no_p2p", "pcie_no_p2p", "pcie_p2p"]
+    assert [intervals.classes_at(x, [2])[0] for x in alone] == expected
+    assert [intervals.classes_at(x, [2])[0] for x in detected] == expected
+    custom = Network(intra=replace(Link.from_preset("pcie4-x16"), name="custom"))
+    assert intervals.classes_at(custom, [2]) == [None]
 
 
 def test_a_rule_of_no_known_kind_or_class_is_refused_by_name() -> None:

@@ -13,8 +13,8 @@ import re
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.answer import advice_document
 from gpuscale.advice.explain.caveats import headline
+from gpuscale.advice.explain.document import advice_document
 from gpuscale.advice.remeasure import again, settle
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

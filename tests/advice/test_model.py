@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gpuscale.advice.model.network import MIB, CommCurve, Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.model.step_collectives import comm_times_s, ddp_buckets
+from gpuscale.advice.model.step_collectives import bucket_plan, comm_times_s
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
 
@@ -25,11 +25,11 @@ def test_ring_time_by_hand() -> None:
 
 
 def test_ddp_buckets_are_mib_with_a_1_mib_first_bucket() -> None:
-    buckets = ddp_buckets(100 * MIB, 25.0)
-    assert buckets == [MIB, 25 * MIB, 25 * MIB, 25 * MIB, 24 * MIB]
-    assert sum(buckets) == 100 * MIB
-    assert ddp_buckets(0.5 * MIB) == [0.5 * MIB]
-    assert ddp_buckets(0) == []
+    plan = bucket_plan(100 * MIB, 25.0)
+    assert plan == [(MIB, 1), (25 * MIB, 3), (24 * MIB, 1)]
+    assert sum(size * count for size, count in plan) == 100 * MIB
+    assert bucket_plan(0.5 * MIB) == [(0.5 * MIB, 1)]
+    assert bucket_plan(0) == []
 
 
 def test_curve_interpolates_in_log_log_and_extends_at_its_bandwidth() -> None:
@@ -103,7 +103,7 @@ def test_compute_by_hand() -> None:
 def test_step_counts_overlap_and_ddp_overhead_once() -> None:
     net = Network(intra=PHB)
     step = step_at(MODEL, COMPUTE, net, 2, batch=8, overlap=0.6)
-    comm_ms = sum(PHB.time_s(b, 2) for b in ddp_buckets(100e6)) * 1e3
+    comm_ms = sum(count * PHB.time_s(size, 2) for size, count in bucket_plan(100e6)) * 1e3
     assert step.comm_ms == pytest.approx(comm_ms)
     assert step.exposed_ms == pytest.approx(0.4 * comm_ms)  # 0.6 hidden behind backward
     assert step.ddp_ms == pytest.approx(1.0)  # 0.04 ms per million parameters

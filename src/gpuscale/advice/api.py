@@ -42,7 +42,8 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.network import CommCurve, Link
-from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_numbers import ONE_BATCH_WITH_BENCH
 from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here

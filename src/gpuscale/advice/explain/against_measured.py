@@ -29,11 +29,9 @@ def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[Disagreement, ...] = ()
 ) -> list[str]:
     """One sentence for each of ``counts`` (the advice's ``measured_counts``): the trusted
-    runs there (unflagged, or flagged and used with --allow-flagged), all of them, how many
-    and their spread, set against the predicted speedup and its interval, inside or
-    outside; the flagged runs left out said apart. A count in ``disagreeing``
-    (``decision.disagreements``) is said there, its row resting on the measurement, not
-    here."""
+    runs there, how many and their spread, against the predicted speedup and its
+    interval, inside or outside; the flagged runs left out said apart. A count in
+    ``disagreeing`` (``decision.disagreements``) is said there, not here."""
     lines = []
     said_apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
     for c in counts:

@@ -26,9 +26,8 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         return []
     lines, evidence = [], inputs.evidence
     if advice.break_even.compute_ms_per_grad_mb is not None:
-        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
-        # of the whole step, never the per-sample work's (unbounded where the step is
-        # nearly all fixed cost)
+        # FLOPs at the rate of the whole step (fixed cost included), never the per-sample
+        # work's (unbounded where the step is nearly all fixed cost)
         step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
         whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
         flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6

@@ -1,17 +1,10 @@
 """What qualifies an advice's headline, said before it, and the decision as it is read.
 
-Rendered from the advice's data (``search.recommend.Advice``: the options it defaulted,
-the bench's few noise steps, the disagreements, the runs measured beside the
-predictions, the readings of every assumed term), never stored as sentences by the
-search: inputs the user never gave (the default samples to train, a noise scale from a
-few steps of random data), a step interval too wide to decide on, and a measured speedup
-at a count the advice predicts that falls outside the predicted interval (the
-measurement is what this machine did: the advice says so beside its prediction, never
-silently contradicts it). ``render_decision`` adds to the search's Decision its words
-(the warnings on counts faster than MLPerf allows, the measurement that settles it, or,
-where the runs advised on are weak or all flagged, what to measure before any change:
-:func:`measure_first`); ``caveats`` and ``explanation`` are ``Advice.caveats`` and
-``Advice.explanation``.
+Rendered from the advice's data (``search.recommend.Advice``), never stored as sentences
+by the search: inputs the user never gave, a step interval too wide to decide on, and a
+measured speedup outside the predicted interval, said beside the prediction.
+``render_decision`` adds to the search's Decision its words (the warnings, what to measure
+first); ``caveats`` and ``explanation`` are ``Advice.caveats`` and ``Advice.explanation``.
 """
 
 from __future__ import annotations
@@ -49,10 +42,7 @@ from gpuscale.quantities import (
     number,
     numbers_apart,
 )
-from gpuscale.tables.advice import (
-    ADVICE_COLUMNS,
-    NOT_POSITIVE,
-)
+from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
 # a step interval wider than a factor of 1.5 cannot decide a count
@@ -61,10 +51,8 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
     """The inputs the user never gave that the times to a trained model rest on
-    (``defaults``: the options, ``Advice.qualifiers.defaults``), each with what to give instead: the
-    samples to train (the time rests on them, not on a workload's RCPs), the batch of a
-    step time given alone, and a link neither given, detected nor measured (``link``: the
-    one assumed)."""
+    (``Advice.qualifiers.defaults``), each with what to give instead (``link``: the link
+    assumed)."""
     said = {
         "samples": f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's "
         "samples to train (give --samples)",
@@ -87,13 +75,9 @@ def headline(
     again: str = "",
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
-    ``defaults``: what :func:`defaults_used` says; ``noise_steps``: the steps the bench's
-    noise scale was measured over, where it is used and they are few
-    (``Advice.qualifiers.noise_steps``);
-    ``steps``: the steps a run asked for needs
-    (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
-    ``devices`` already, what to bench them again with (``advice.remeasure.again``), said
-    in place of a run it holds."""
+    ``defaults`` (:func:`defaults_used`), a noise scale from few ``noise_steps``, a step
+    interval too wide; ``steps``: the steps a run needs; ``again``: what to bench again
+    where the file holds runs at 1 and ``devices`` already (``advice.remeasure.again``)."""
     rests = list(defaults)
     if noise_steps is not None:
         rests.append(
@@ -174,15 +158,13 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if not weak(found):
         return _flagged_first(found, counts, on, host_devices)
     command = rerun(found, counts, host_devices)
-    # what they rest on and the steps' basis are the warning's and --explain's to say
     said = (
         f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
         "measure the step's terms, so no change is recommended from them"
     )
     if not more_steps(found):  # runs of the steps asked are in the file: not one more
         return f"{said}; {again(found, counts, host_devices)}, and advise again"
-    # the command holds the steps; the other fixes (a quieter machine, a readable
-    # /proc/stat) said as the bench says them, beside it
+    # the command holds the steps; the other fixes said as the bench says them
     other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
     beside = filled(", {}", joined(other))
     return f"{said}: {command}{beside}, and advise again"
@@ -241,9 +223,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
-    held = memory.said(
-        getattr(advice, "memory", None), inputs.strategy, d.chosen.accelerators
-    )  # where it limits
+    held = memory.said(getattr(advice, "memory", None), inputs.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)
 

@@ -5,8 +5,7 @@ the most allowed itself; where the counts span nodes, above one node only whole 
 (multiples of the devices per node). A count searched has no row where the global batch
 kept (strong scaling) does not split into whole per-device batches over it (64 samples
 over 3 devices), within the accumulation allowed and the largest batch that fits; each
-is said (``--max-devices 3`` at a batch 3 does not divide is not "2 devices is the
-most allowed").
+is said.
 """
 
 from __future__ import annotations
@@ -90,8 +89,8 @@ def missing_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> list[int]:
 
 
 def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
-    """The default view's line on the counts searched that have no row, and why; "" when
-    every count searched has its row (``dropped_counts``: the whole sentence)."""
+    """The default view's line on the counts searched that have no row, and why
+    (``dropped_counts``: the whole sentence)."""
     missing = missing_counts(inputs, frame)
     if not missing:
         return ""
@@ -105,9 +104,8 @@ def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
 
 
 def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
-    """A sentence naming the counts searched, where they are not every count up to the
-    most allowed by what rule, and each one without a row and why; "" when every count
-    from 1 to the most allowed was searched and has its row."""
+    """The counts searched, by what rule, and each one without a row and why; "" when
+    every count from 1 to the most allowed was searched and has its row."""
     searched = inputs.device_counts
     missing = missing_counts(inputs, frame)
     every = inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))
@@ -188,8 +186,8 @@ def larger_counts(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> st
 
 def only_one(inputs: AdviceInputs, cap: str = "devices") -> str:
     """Why one device is all the table holds, from the decision's ``cap``: the devices
-    there are, a global batch kept at every count that does not split over two (it said
-    "only one device is available" beside "device count capped at 2"), or flagged rows."""
+    there are, a global batch kept at every count that does not split over two, or
+    flagged rows."""
     kept = getattr(inputs, "kept_global_batch", None)
     if cap == "flagged":
         return "Only one device's prediction passes the plausibility checks (see above)."

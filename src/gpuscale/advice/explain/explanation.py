@@ -22,6 +22,7 @@ from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
+    filled,
     format_count,
     format_minutes,
     format_ms,
@@ -107,9 +108,8 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _wait_words(advice: AdviceView, n: int) -> str:
-    """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
-    step's growth over N = 1, the compute slowed (contention for shared cores), which the
-    bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
+    """The wait term's name at ``n``: where the bench ran ``n`` devices, the no-sync
+    step's growth over N = 1 (not the bench's ``sync_wait_ms``)."""
     compute = getattr(advice.inputs, "compute", None)
     measured = dict(compute.held_slowdown()) if compute is not None else {}
     if n not in measured:
@@ -129,28 +129,24 @@ def _step(advice: AdviceView) -> list[str]:
     o = d.limit.overheads_ms
     ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
+    fsdp = getattr(advice.inputs, "strategy", "ddp") == "fsdp"
+    verdict = f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}"
+    if d.short_alone():
+        verdict = (
+            f"{term} is the largest{marked(advice)}, and not enough alone: without it they "
+            f"would run at {d.limit.without_dominant_efficiency:.0%} efficiency (target "
+            f"{d.target_efficiency:.0%})"
+        )
     lines = [
         f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
         f"{ms(at.compute_ms)} "
         f"{focus.not_spread(advice.inputs, advice.predictions, at.accelerators, at.step_ms)}, "
-        + (
-            ""
-            if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
-            else f"DDP's own copies {ms(o['ddp'])}, "
-        )
+        + filled("DDP's own copies {}, ", not fsdp and ms(o["ddp"]))
         + _wait_words(advice, at.accelerators)
         + f"{ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
-        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). "
-        + (
-            f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}."
-            if not d.short_alone()
-            else f"{term} is the largest{marked(advice)}, and not enough "
-            "alone: without "
-            f"it they would run at {d.limit.without_dominant_efficiency:.0%} "
-            f"efficiency (target {d.target_efficiency:.0%})."
-        ),
+        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). {verdict}.",
     ]
     numbers = (
         f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "
@@ -250,9 +246,8 @@ def _scaling(advice: AdviceView) -> list[str]:
 
 
 def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose (its
-    global batch, read from the predictions), what the larger batch's samples cost at the
-    focus count, and how to keep one batch instead."""
+    """With a convergence model and no batch kept: what each count's search chose, what
+    the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
         f"{format_count(r.batch_per_device)}"
@@ -319,9 +314,7 @@ def _measure_convergence(inputs: AdviceInputs, host: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """Sentences: the recommendation (and what the N = 1 step holds), how counts are
-    compared and the fixed cost, the break-even, the step's parts and what decides them,
-    what caps the speedup, the sources and assumptions, and the equilibrium picks."""
+    """``--explain``'s sentences, in the order they are said."""
     return (
         _recommendation(advice)
         + _scaling(advice)

@@ -1,18 +1,12 @@
 """Which count the advice details, said wherever it is named, and what would change it.
 
 The step's parts, what caps the speedup and what would change it are read at one count,
-the decision's ``focus`` (``advice/search/decision.py``): the next count above the one advised,
-where the next step would go (the one advised where none is larger). It is neither the
-advised nor the fastest count wherever the advised one is below the next count and the
-fastest above it ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
-sentence naming it says what it is
-(``named``), and the step's sentence names the fastest count too where it differs
-(``detailed``). What the focus row rests on (the predictions' ``rests_on``: ``predicted``,
-or ``measured`` where runs there fell outside the interval) is said with the deciding term
-(``focus_words``); from weak runs (too few steps) no change is named (``changes``).
-
-Which device counts the search tried, and why a count allowed has no row:
-``advice/explain/counts.py``.
+the decision's ``focus`` (``advice/search/decision.py``): the next count above the one
+advised (the one advised where none is larger). It can be neither the advised nor the
+fastest count ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
+sentence naming it says what it is (``named``, ``detailed``). What the focus row rests on
+(``rests_on``) is said with the deciding term (``focus_words``); from weak runs no change
+is named (``changes``).
 """
 
 from __future__ import annotations
@@ -22,8 +16,6 @@ from functools import partial
 
 import pandas as pd
 
-# re-exported for explain.answer, which imports it from here
-from gpuscale.advice.explain.counts import dropped_short as dropped_short
 from gpuscale.advice.explain.counts import larger_counts
 from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
@@ -32,7 +24,7 @@ from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import counted, filled, format_ms, joined, noun_for
+from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, noun_for
 
 
 def named(d: Decision) -> str:
@@ -41,12 +33,9 @@ def named(d: Decision) -> str:
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
     if d.focus.accelerators == d.chosen.accelerators:
         return f"the {counted(d.focus.accelerators, 'device')} {word}"
-    advised = (
-        f"the 1 device {word}"
-        if d.chosen.accelerators == 1
-        else f"the {d.chosen.accelerators} {word}"
-    )
-    return f"{d.focus.accelerators} devices, the next count above {advised}"
+    n = d.chosen.accelerators
+    advised = agreeing(n, "1 device", str(n))
+    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
 # What a row's step rests on (the predictions' ``rests_on``), as the step says it.
@@ -124,9 +113,7 @@ REMEDIES = remedies("full")  # what would help most, as --explain says it
 
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
-    that apply: no larger buckets where the gradients already fit in one, and more
-    accumulation where the advice already accumulates (a model of one 77 kB bucket with
-    accumulation 8 is offered neither); and where the largest
+    that apply (no larger buckets where the gradients fit in one); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
     said = REMEDIES[d.limit.change]

@@ -1,14 +1,12 @@
-"""Sentences read off the predictions table where a bare number misled (H100 walks):
+"""Sentences read off the predictions table where a bare number would mislead:
 
-* the N = 1 row: what its step holds beside the bench's N = 1 step (tf-7m: 48.2 ms
-  predicted, 53.7 ms measured with DDP, DDP's own work 5.27 ms, left unsaid), so that
-  every speedup is read against one device without DDP;
+* the N = 1 row: what its step holds beside the bench's N = 1 step (DDP's own work), so
+  that every speedup is read against one device without DDP;
 * the compute a step at N pays above its share of one device's (the ``fixed`` term),
   split into the optimizer step (once per optimizer step on every device, whatever its
-  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
-  user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
-* the equilibrium picks (``Advice.picks.equilibrium``) in words ("knee none, speed x efficiency
-  8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
+  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``);
+* the equilibrium picks (``Advice.picks.equilibrium``) in words, beside the advice's own
+  rule.
 
 The step interval each row carries: ``advice/explain/step_interval.py``.
 """
@@ -63,16 +61,13 @@ def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, 
 
 
 def fixed_cost_line(inputs: AdviceInputs) -> str:
-    """The fixed cost said once: where the bench measured the optimizer step apart, the
-    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
-    beside it, both paid whole by every device (together the ``fixed`` term); else the
-    one fixed per-step cost (a step given by numbers holds its optimizer)."""
+    """The fixed cost said once: each forward and backward's (``inputs.fixed``) and,
+    where the bench measured it apart, the optimizer step beside it (together the
+    ``fixed`` term); a bench's fixed cost it did not measure with the command that does."""
     opt = optimizer_ms(inputs)
     if opt <= 0:
         return f"Fixed per-step cost: {inputs.fixed.sentence()}."
     fixed = inputs.fixed
-    # a bench's fixed cost it did not measure: the command that does (from numbers, the
-    # peak's sentence says it)
     measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
     return (
         f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
@@ -87,10 +82,8 @@ def fixed_cost_line(inputs: AdviceInputs) -> str:
 
 def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
-    counts, read from its accumulation: each forward and backward's is paid once per
-    micro-step, so it falls as the micro-steps do and holds where they hold; the
-    optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
-    under FSDP (tf-7m's micro-steps fell 4 -> 1 where the words said nothing shrinks)."""
+    counts: each forward and backward's falls as the micro-steps do; the optimizer step
+    (measured apart) is whole on every device under DDP, 1/N under FSDP."""
     accums = [int(k) for k in frame["accum"]]
     per_count = f"{counted(accums[0], 'micro-step')} at every count"
     does = "does not shrink"
@@ -146,8 +139,8 @@ def one_device(advice: AdviceView) -> str:
 
 def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str]) -> str:
     """The N = 1 row of FSDP runs beside the bench's FSDP step at N = 1: one device
-    without FSDP (the bench's bare step) where the bench timed one faster, else that FSDP
-    step as it trained and what its own work in it overstates (no final stop)."""
+    without FSDP where the bench timed a faster bare step, else that FSDP step as it
+    trained and what its own work in it overstates (no final stop)."""
     if m.own_ms > 0:
         return (
             f"The step predicted on 1 device, {ms(predicted)}, is one device without FSDP "
@@ -173,8 +166,7 @@ def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str
 def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
     run, the step the same model predicts at the bench's, so that the two steps set side
-    by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
-    bench's 5.38 ms of one)."""
+    by side hold the same samples."""
     inputs = advice.inputs
     row = (int(one["batch_per_device"]), int(one["accum"]))
     at_bench = float(inputs.compute.compute_ms(inputs.model, m.batch, m.accum))
@@ -190,8 +182,7 @@ def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
 
 def _phases(m: OneDevice, predicted: float) -> str:
     """Where the step predicted (the forward, backward and optimizer timed apart) is not
-    the no-sync step, what it is made of and the difference (a user added 53.7 - 5.27 and
-    found 48.4, not the 48.2 predicted)."""
+    the no-sync step, what it is made of and the difference."""
     nosync = m.step_ms - m.own_ms
     gap = nosync - predicted
     if format_ms(nosync, like=predicted) == format_ms(predicted, like=predicted):
@@ -210,8 +201,8 @@ def config(batch: float, accum: int) -> str:
 
 
 def equilibrium_sentence(advice: AdviceView) -> str:
-    """The equilibrium picks in words, each with the numbers of the table that make it,
-    beside the count the advice decided (another rule: its target efficiency)."""
+    """The equilibrium picks in words, each with the numbers that make it, beside the
+    count the advice decided."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.picks.equilibrium, advice.decision
     threshold = advice.inputs.threshold
@@ -289,13 +280,11 @@ def sentence(
     own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said (fitted over which members, or this model alone), and where this
-    model's own measured step gives another verdict at its size (``own``: its throughput
-    speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
-    both said with why; ``benched``: whether the step is a bench run's (else given), and
-    ``strategy`` the one predicted; ``own_speedup``: its table's speedup on 2 devices (to a
-    trained model: the throughput's times the convergence factor), said beside ``own``
-    where they differ, so that no other figure is said as the table's."""
+    family's basis said, and where this model's own measured step gives another verdict at
+    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
+    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
+    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
+    beside ``own`` where they differ."""
     if basis is None:
         alone = (
             "the only member of its family benched in this configuration"

@@ -12,10 +12,10 @@ from gpuscale.quantities import counted, filled
 # What one CPU thread's work can reach at most, by precision (no CPU records a peak):
 # fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)
 # on Intel AMX, 1,024 multiply-adds a cycle a core (2,048 FLOPs) at 4 GHz, 8.2. Ceilings,
-# never rates to expect; work priced at one is priced at its run's precision's (fp32 work
-# at the AMX figure was modelled 30x too fast beyond the batch measured).
+# never rates to expect; work priced at one is priced at its run's precision's.
 CPU_THREAD_TFLOPS = {"fp32": 0.256, "bf16": 8.2, "fp16": 8.2}
-# The precision taken where none is given, and why, by whether the device is a CPU
+# The precision taken where none is given, and why, by whether the device is a CPU (fp32 is
+# all a CPU without AMX runs fast)
 DEFAULT_PRECISION = {
     True: ("fp32", "the bench's default precision"),
     False: ("bf16", "its highest precision"),
@@ -27,11 +27,9 @@ def ceiling(
 ) -> tuple[float, str]:
     """(TFLOP/s, its name) the device's work cannot beat at the run's ``precision``: its
     recorded ``peak``, else a CPU's threads at ``CPU_THREAD_TFLOPS`` of that precision,
-    else the fastest accelerator's peak at that precision. The name says the precision:
-    work beyond a measured batch is priced at it (``within_peak``), and fp32 work priced
-    at a bf16 ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast.
-    A precision not given is taken as a CPU's fp32 (the bench's default, and all a CPU
-    without AMX runs fast) or an accelerator's bf16 (its highest), and said so."""
+    else the fastest accelerator's peak at that precision (fp32 work priced at a bf16
+    ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast). A
+    precision not given is taken as ``DEFAULT_PRECISION`` says, and said so."""
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
         if device == "cpu":  # no CPU records a peak: its threads' ceiling (``cpu_peak``)
             return float(peak), _cpu_words(float(peak), threads)

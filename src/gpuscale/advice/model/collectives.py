@@ -31,9 +31,8 @@ class MeasuredCurves:
 def fit_link(curve: CommCurve, name: str) -> Link:
     """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
     from the slope through the large sizes (the largest sixteenth of the range, three
-    sizes at least), the latency from the small sizes' median time less their bandwidth
-    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
-    gloo it overstated the bandwidth by 40%.)"""
+    sizes at least; one line through every size lets the many small ones pull the slope),
+    the latency from the small sizes' median time less their bandwidth term."""
     size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
     large = size >= size.max() / 16
     if large.sum() < 3:
@@ -66,8 +65,7 @@ def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network
     ]
     if inside:
         widest = max(inside, key=lambda c: c.ranks)
-        # the link's name as sentences read it: "predicted training of X on the link
-        # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
+        # the link's name as sentences read it: "... on the link measured in c.jsonl (2 ranks)"
         name = phrase(
             "link_measured_in",
             source=measured.source,

@@ -117,7 +117,7 @@ def convergence_for(
 def thin_noise(measured: NoiseScale | None) -> str:
     """Why the bench's noise scale is not used to price a larger batch (``""`` where it
     is): measured over fewer than ``FEW_NOISE_STEPS`` steps, it would choose the batch and
-    the gradient accumulation from a guess (2 steps chose 4x accumulation on one device)."""
+    the gradient accumulation from a guess."""
     fewest = FEW_NOISE_STEPS
     if measured is None or measured.steps >= fewest:
         return ""

@@ -26,10 +26,8 @@ Where ``t_fixed`` comes from (``FixedCost.source``):
   allows (``prior``); its whole range enters the advice's interval. From numbers, and for
   a bench model timed at one batch with no family fit (``advice/calibrate/fixed_split.py``).
 
-The line is part of ``Compute.micro_ms`` (``advice/model/step.py``): where the bench measured
-a model at two or more batches, a launch-bound floor (flat until the device fills, then
-linear, as measured on an H100) is fitted to them (``advice/calibrate/fits.py``) and its
-floor is the fixed cost said.
+The line is part of ``Compute.micro_ms`` (``advice/model/step.py``); a model benched at two
+or more batches gets a launch-bound floor instead (``advice/calibrate/fits.py``).
 """
 
 from __future__ import annotations
@@ -62,17 +60,8 @@ class Prior:
     why: str
 
 
-# A GPU step's fixed cost when nothing measured it: 1-20 ms, 4 ms most likely.
-# * gpuscale's own H100 rows (../shared/gpu/h100/sweep.jsonl; PyTorch 2.11 eager, fp32):
-#   the plain step at per-device batch 1 takes 1.5 ms (mlp-4m), 3.1 ms (cnn-4.7m) and
-#   11.8 ms (tf-7m), and barely more at batch 8 to 64;
-# * the published single- vs dual-GPU study (TensorFlow 2.19, RTX 4070 Ti SUPER; the
-#   throughput tables of its technical appendix): intercepts 6.3 ms (its 258K-parameter
-#   MLP) and 16.9 ms (its 6.9M-parameter MLP) over batches 8 to 64;
-# * a kernel launch costs microseconds of host time (NVIDIA's CUDA Graph best-practice
-#   guide; Modal's GPU glossary, "CUDA Graph"), and an eager training step launches
-#   hundreds to thousands of kernels.
-# The point is the geometric middle of gpuscale's own floors (1.5 and 11.8 ms).
+# A GPU step's fixed cost when nothing measured it: 1-20 ms, 4 ms most likely (its sources,
+# gpuscale's own H100 rows and the published single- vs dual-GPU study, in the data file)
 GPU_PRIOR = Prior(
     *PRIORS["gpu_fixed_cost"].ends,
     PRIORS["gpu_fixed_cost"].said,
@@ -81,11 +70,9 @@ GPU_PRIOR = Prior(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range, where it came from
-    (``measured``, ``entered``, ``fitted`` or ``assumed``), the batch whose measured step
-    it splits (``at_batch``) and the one command or option that would measure it;
-    ``below_prior_ms``: the least of the prior assumed where the step left less than it
-    (the value is then below its prior's range, said so; None where within it)."""
+    """The fixed per-step cost (ms) at one device, its range, its source, the batch whose
+    measured step it splits (``at_batch``) and what would measure it; ``below_prior_ms``:
+    the prior's least where the step left less than it (None where within its range)."""
 
     ms: float
     low_ms: float
@@ -184,14 +171,11 @@ def prior(
     floor_from_peak: bool = True,
 ) -> FixedCost:
     """The device-level prior of ``base``, narrowed by the step of ``step_ms`` at
-    ``batch``: never more than the step less its per-sample work at the device's peak
-    (``work_at_peak_ms``: batch x FLOPs per sample / peak), and at least the step less
-    that work at ``MIN_MFU`` of the peak (a step doing under 1% of the peak's FLOPs is
-    launch- or framework-bound: its work would take at most that share). Without
-    ``floor_from_peak`` (FLOPs per sample not given: ``work_at_peak_ms`` rests on a lower
-    bound of the work) the peak only caps the fixed cost: a lower bound of the FLOPs never
-    turns into a fixed cost."""
-    # above the peak (an IMPLAUSIBLE input, said elsewhere) nothing is left for it
+    ``batch``: at most the step less its work at the device's peak (``work_at_peak_ms``:
+    batch x FLOPs per sample / peak), at least the step less that work at ``MIN_MFU`` of
+    the peak (below 1% of the peak a step is launch- or framework-bound). Without
+    ``floor_from_peak`` (FLOPs per sample not given, the work a lower bound) the peak only
+    caps it."""
     cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
     floor = 0.0
     if work_at_peak_ms is not None and floor_from_peak:
@@ -224,11 +208,9 @@ def prior(
 
 
 def excess_ms(frame: pd.DataFrame) -> pd.Series:
-    """The ``fixed`` term of a predictions table (``fixed_excess_ms``): the compute a step
-    spends above its share of one device's (first row), in ms, ``compute_N - compute_1 x
-    samples_N / samples_1`` (samples per device and step), at least 0. Under strong
-    scaling it is the fixed per-step cost not spread over fewer samples per device; 0
-    where every device keeps one device's samples per step (weak scaling)."""
+    """The ``fixed`` term of a predictions table (``fixed_excess_ms``), ms:
+    ``max(compute_N - compute_1 x samples_N / samples_1, 0)`` (samples per device and
+    step): the fixed cost not spread over fewer samples under strong scaling; 0 under weak."""
     first = frame.iloc[0]
     samples = frame["batch_per_device"] * frame["accum"]
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
@@ -261,14 +243,12 @@ def within_peak(
 ) -> Split | None:
     """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
     (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
-    batch's work at ``peak_tflops``: a rate the device cannot reach (None: the split
-    stands). The plain steps ``plain_ms`` ((batch, ms), two) are another kind of step
-    than the no-sync one, and on a host whose CPU sets the step the two kinds differ by
-    more than the work (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync step
-    28.8 ms at batch 32). Then the plain steps' own slope splits the step when it is a
-    rate the device can reach; else (flat within the work at the peak) the step is a
-    launch-bound floor, smaller batches stay on it and work beyond it is priced at the
-    peak, the fastest it can go. ``peak_words`` names the peak (a CPU's ceiling)."""
+    batch's work at ``peak_tflops`` (None: the split stands). The plain steps ``plain_ms``
+    ((batch, ms), two) can differ from the no-sync step by more than the work where the
+    host's CPU sets the step (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync
+    step 28.8 ms at batch 32). Then the plain steps' slope splits the step where the
+    device can reach that rate; else the step is a launch-bound floor and work beyond it
+    is priced at the peak. ``peak_words`` names the peak (a CPU's ceiling)."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -308,11 +288,9 @@ def of_numbers(
     measure: Measure,
 ) -> tuple[FixedCost, FixedCost | None]:
     """The fixed cost of a step given by numbers (``points``: (batch, step ms), the first
-    advised on): entered as such (``fixed_ms``), from two step times, else the prior
-    narrowed by the step (``work_at_peak_ms``: the per-sample work at the device's peak
-    bounds it from below and, at 1% of it, from above where ``flops_given``); and with
-    the prior, the FLOPs per sample not given, the same at exactly 6 x parameters (their
-    low end: then the 1% floor holds too; None otherwise)."""
+    advised on): ``fixed_ms`` as entered, a line through two step times, else ``prior``;
+    and where the prior stands and the FLOPs per sample were not given, the prior at
+    exactly 6 x parameters (their low end, so the 1% floor holds; None otherwise)."""
     per_device, step_ms = points[0]
     if fixed_ms is not None:
         return given(min(fixed_ms, step_ms), per_device), None

@@ -1,44 +1,30 @@
 """The device an advice runs on, as resolved once, and what its hardware allows.
 
-The record (:class:`DeviceRecord`, resolved by ``calibrate.link.device_record`` where the
-link is chosen): the name a person gave (``--device-name``), the one a bench recorded, or,
-with none named, the one the link implies (``nvlink4``: an H100 SXM board), read through
-the catalogue's one resolver (``hardware.device_names``); everything later (its board's
-link, power, peak, memory) reads the record, never the name again.
+The record (:class:`DeviceRecord`, resolved once by ``calibrate.link.device_record``): the
+name given (``--device-name``), the one a bench recorded, or the one the link implies
+(``nvlink4``: an H100 SXM board); everything later reads the record, never the name again.
 
-Inputs that cannot be true, named where they are found: an achieved rate under 1% of
-the device's peak or above it (a device count above the GPUs of the topology:
-``calibrate.link``; a time to train below MLPerf's fastest systems: ``convergence.mlperf_floor``;
-a step shorter than its kernels: ``model/floors.py``).
-The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
-own numbers); these limits need the hardware and MLPerf's results, floors above it.
-
-Device power for energy per trained model: ``advice/model/power.py``.
+Rates that cannot be true (``rate_warnings``): under 1% of the device's peak or above it.
+The other such checks: ``calibrate.link`` (device counts), ``convergence.mlperf_floor``
+(time to train), ``model/floors.py`` (steps); a run's own numbers: ``gpuscale/plausibility.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import PRESETS
 from gpuscale.hardware.peaks import PEAKS, Peak
 
-if TYPE_CHECKING:  # a bench table: pandas, not imported to check a device's rates
-    pass
-
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peak in ``peak``, board power,
-    memory, NVLink and P2P), ``peaks_tflops`` (the peak's TFLOP/s at the precisions the
-    advice reads, resolved with it: ``bf16``, ``fp16``, ``fp32``, and ``tf32``, fp32 with
-    TF32 on) and ``assumed``, the sentence saying what the name left open and how it was
-    read ("" where it names one part); a name the catalogue has no part for has ``part``
-    None and the ``closest`` names. ``name`` as named, recorded or implied; None where
-    there is none (no device named and the link implies none)."""
+    """A device as the catalogue knows it: ``part`` (its peak in ``peak``), ``peaks_tflops``
+    (TFLOP/s at ``bf16``, ``fp16``, ``fp32`` and ``tf32``) and ``assumed``, what the name
+    left open and how it was read ("" where it names one part); a name the catalogue
+    lacks has ``part`` None and the ``closest`` names; ``name`` None where none is known."""
 
     name: str | None = None
     part: Device | None = None

@@ -10,14 +10,11 @@ ring all-reduce: ``2(N-1)`` steps (those crossing nodes at the network's latency
 at the node's, no less than NCCL's per-step network overhead), ``factor`` the ring's
 ``2(N-1)/N``; all-gather and reduce-scatter: ``N-1`` steps, half the factor; tree (all-reduce
 only): ``2 ((N/nodes - 1) intra + log2(nodes) inter)``, ``factor`` 2 (its algorithm
-bandwidth is half its bus bandwidth). LL128 only where the node's link is NVLink. Small
-buckets take LL's few microseconds a hop, large ones Simple's bandwidth: a 25 MiB bucket
-on 8 NVLink GPUs costs NCCL's 56 us of latency (Simple), not 2(N-1) x 10 us.
+bandwidth is half its bus bandwidth). LL128 only where the node's link is NVLink: a 25 MiB
+bucket on 8 NVLink GPUs costs NCCL's 56 us of latency (Simple), not 2(N-1) x 10 us.
 
-Which hardware NCCL's tables apply to is read off the link preset's name
-(``hardware_of``): NVLink presets ``nvlink``, PCIe ones ``pci`` (NCCL's PCI latencies
-stand for any path inside a node that is not NVLink, through host memory too), network
-presets ``net``; a custom or measured link has none and keeps its own alpha-beta model."""
+Which hardware NCCL's tables apply to is read off the link preset's name (``hardware_of``);
+a custom or measured link has none and keeps its own alpha-beta model."""
 
 from __future__ import annotations
 
@@ -59,7 +56,8 @@ def tables() -> dict[str, object]:
 
 def hardware_of(link_name: str) -> str | None:
     """NCCL's hardware class of a link preset's name (``nvlink4``, ``nvlink3 (detected)``):
-    ``nvlink``, ``pci`` or ``net``; None for a custom or measured link."""
+    ``nvlink``, ``pci`` (NCCL's PCI latencies stand for any path inside a node that is not
+    NVLink, through host memory too) or ``net``; None for a custom or measured link."""
     try:
         preset = get_preset(link_name.split(" ")[0])
     except KeyError:

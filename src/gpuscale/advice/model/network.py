@@ -1,20 +1,15 @@
 """The network of a data-parallel step: links and curves, the time of one collective.
 
-What a step issues (DDP's buckets, the sharded strategies' collectives) and their time:
-``advice/model/step_collectives.py``. DDP all-reduces gradients in buckets, the first of 1 MiB
-(``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), the others ``bucket_mb`` MiB; each
-bucket costs the measured all-reduce time at its size and device count (log-log
-interpolation of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of
-nccl-tests' convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. FSDP (full shard)
-all-gathers parameters twice (forward, backward) and reduce-scatters gradients:
-``2 t_ag(G) + t_rs(G)``. Across nodes NCCL builds its rings through the NICs, so the
-bottleneck bus bandwidth is ``min(intra busbw, NICs per node x NIC busbw)`` (NCCL's ring
-over all N ranks, one bandwidth term, not the two levels added), with latency the
-smaller of the ring's and the tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``):
-NCCL picks the tree for small messages across nodes. A measured multi-node sweep replaces
-the model for its own device count (and its bus bandwidth for other counts).
-With ``step_terms``' NCCL latencies in, a preset link's collective is costed as NCCL's
-tuner costs it instead (``advice/model/nccl_cost.py``), its bus bandwidth kept.
+What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): ``step_collectives.py``.
+A collective costs the measured time at its size and device count (log-log interpolation
+of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of nccl-tests'
+convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. Across nodes NCCL builds its rings
+through the NICs, so the bottleneck bus bandwidth is ``min(intra busbw, NICs per node x
+NIC busbw)`` (one ring over all N ranks), with latency the smaller of the ring's and the
+tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``): NCCL picks the tree for small
+messages across nodes. A measured multi-node sweep replaces the model for its own device
+count (and its bus bandwidth for other counts). With ``step_terms``' NCCL latencies in, a
+preset link's collective is costed as NCCL's tuner costs it (``nccl_cost.py``).
 
 A sweep's measured curves, and the link read off them: ``advice/model/collectives.py``.
 """

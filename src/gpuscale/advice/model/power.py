@@ -30,12 +30,8 @@ LIKELY = {True: "power_smaller", False: "power_larger"}
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device and where the figure comes from; ``watts`` None when unknown.
-
-    A device's power follows its batch: ``at_batch`` holds the watts per device that N = 1
-    runs of the advised configuration measured at each per-device batch, and each count is
-    charged the watts of its own per-device batch where measured, else interpolated, else
-    the nearest measured (``per_device``; :meth:`said` says which for each count)."""
+    """Watts per device and where the figure comes from; ``watts`` None when unknown. Each
+    count is charged the watts of its own per-device batch (``per_device``)."""
 
     watts: float | None
     source: str
@@ -61,10 +57,8 @@ class Power:
         return "nearest", (min(measured, key=lambda b: abs(b - batch)),)
 
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
-        """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
-        that batch, else interpolated (in log batch) between the two measured around it,
-        else the nearest measured batch (:meth:`basis`); ``watts`` without per-batch
-        measurements."""
+        """(W per device, where it comes from) at per-device ``batch`` (:meth:`basis`),
+        interpolated in log batch; ``watts`` without per-batch measurements."""
         if not self.at_batch or batch is None:
             return self.watts, self.source
         measured = dict(self.at_batch)
@@ -90,10 +84,8 @@ class Power:
 
     def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
         """The power sentence for ``counts`` ((N, per-device batch): the predictions'
-        rows): the source, then how each count is charged, as :meth:`source_at` (their
-        ``energy_source``) charges it: the whole job measured at that count, its own
-        batch's N = 1 watts, interpolated, or the nearest measured batch's (power at a
-        smaller batch than measured is likely lower: an upper estimate, and the reverse)."""
+        rows): the source, then how each count is charged, as :meth:`source_at` charges it
+        (power at a smaller batch than measured is likely lower: an upper estimate)."""
         if not self.at_batch:
             return self.source
         groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
@@ -193,12 +185,10 @@ def bench_power(
     given_w: float | None = None,
 ) -> Power:
     """The one choice of power for advice from bench rows: given > measured > the board
-    table. Measured: the trustworthy runs (``status`` ok, not flagged) of ``model`` in the
-    configuration ``group`` (the calibrated run's, its batch aside): the watts per device
-    its N = 1 runs measured at each per-device batch (the latest run per batch), and the
-    whole job's watts at each (N, batch) (median). The calibrated batch's watts are the
-    reference; where the configuration measured no power, the latest N = 1 run of
-    ``model`` that did (another configuration: one figure for every batch)."""
+    table. Measured: the trusted runs of ``model`` in the configuration ``group`` (its
+    batch aside): the watts per device of its N = 1 runs at each per-device batch (the
+    latest per batch) and the whole job's at each (N, batch) (median); where the
+    configuration measured none, the latest N = 1 run of ``model`` that did."""
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
     ok = trusted_runs(table)

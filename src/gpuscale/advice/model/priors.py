@@ -1,20 +1,16 @@
 """What the runs do not measure, each with its source: priors for the N > 1 terms a model
 given by its numbers leaves unmeasured, and the step's 80% interval at N > 1.
 
-Priors, in the form the step model takes them (``advice/model/step.py``), with a low, a
-most likely and a high value (10th, 50th and 90th percentiles of what measured them):
+Priors (low, most likely, high: 10th, 50th and 90th percentiles of what measured them;
+values and sources in ``data/advice_priors.json``), in the form the step model takes them
+(``advice/model/step.py``):
 
 * **DDP's own work** (``t_ddp``): its bucket copies, ``DDP_COPIES`` bytes of memory traffic
-  per gradient byte at the device's memory bandwidth (PyTorch's ``gradient_as_bucket_view``
-  "avoids copy overhead"), and a rest per step (hooks): the synchronised minus the no-sync
-  step at N = 1, less the copies, in gpuscale's 27 one-H100 DDP runs (0.2M-319M parameters):
-  0.14, 0.42, 4.0 ms. Per parameter (0.069 ms per million) they priced a 7B model at 480 ms.
+  per gradient byte at the device's memory bandwidth, and a rest per step (hooks): the
+  synchronised minus the no-sync step at N = 1, less the copies (``ddp_work``, ms).
 * **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of a normal
-  spread (Chen et al., "Revisiting distributed synchronous SGD", 2016) that is a share of
-  the step's host time, its fixed cost: in 26 of those runs (NVML) the no-sync steps' sd
-  is 0.06, 0.13, 0.31 of the device's idle time ((1 - utilisation) x step); of the whole
-  step, 0.2% where the device was busy (tf-7m at batch 256) to 15-17% where launches bound
-  it (tf-7m at batch 1). Horovod (Sergeev and Del Balso, 2018): 88% on 128 GPUs in all.
+  spread (Chen et al., "Revisiting distributed synchronous SGD", 2016) whose sd is a share
+  of the step's fixed cost, the host's time (``step_spread``).
 
 NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
 

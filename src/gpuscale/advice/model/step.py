@@ -7,9 +7,8 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(FSDP on N devices: ``t_opt P / N``, each rank stepping its shard.)
-
-(``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/calibrate/fits.py``).
+(``t_opt``: optimizer, per parameter; FSDP on N devices: ``t_opt P / N``, each rank
+stepping its shard; ``t_floor``: ``advice/calibrate/fits.py``.)
 
 Communication: ``advice/model/network.py`` (buckets, the ring model) and
 ``advice/model/collectives.py`` (measured curves).
@@ -24,41 +23,26 @@ Step on N > 1 devices::
 ``t_ddp`` is DDP's own per-step work (bucket copies), measured at N = 1 as the
 synchronised minus no-sync step, per parameter; ``omega`` the share of the all-reduce that
 backward hid, measured by ``gpuscale bench`` (``1 - exposed / comm``) and applied as
-measured (the run that measured it is reproduced); without a measurement the default never
-hides the last bucket (it is ready only when backward ends) nor more than backward lasts.
-``t_wait(N)`` is the expected wait for the slowest of N devices,
-``E[max of N draws] - mean`` of the per-step compute times measured at N = 1 (Chen et al.,
-"Revisiting distributed synchronous SGD", 2016), or, where the bench ran N devices, the
-measured growth of the no-sync step over N = 1 (waiting and contention for shared
-cores); between measured counts E[max] is kept no lower than the growth interpolated in
-log N from the counts measured below and above, and no higher than the one above, and a
-count measured no slower than fewer devices were is taken as slow as they: the wait never
-shrinks as devices are added. Where nothing measured the step's spread (by numbers), the
-wait is no less than ``sigma E[max of N standard normals] t_compute``
-(``step_terms.straggler_ms``, sigma fitted on published tables, on the link classes the
-data keeps it for). ``kappa`` (``step_terms.contention_ms``) is the backward's loss to the
-communication it hides (NCCL's kernels take SMs and memory bandwidth), fitted on
-published tables, 0 where the overlap was measured. The slowest device's backward,
-stretched by the wait (``t_backward (1 + t_wait / t_compute)``), bounds what the default
-overlap hides. On one device there is no DDP: ``t_step = t_compute``; nor FSDP: an FSDP
-run's compute holds FSDP's own work (a fixed per-step cost at every N), which one device
-without FSDP does not do, so ``t_step = t_compute - k t_own`` (``Compute.one_rank_own_ms``:
-its one-rank step less its bare step, where the bench timed both). ``pair_speedup``: the
-throughput of 2 devices over 1, the speedup the break-even searches over the compute and
-the model's size.
+measured; without a measurement the default never hides the last bucket (it is ready only
+when backward ends) nor more than backward lasts. ``t_wait(N)`` is the expected wait for
+the slowest of N devices, ``E[max of N draws] - mean`` of the per-step compute times
+measured at N = 1 (Chen et al., "Revisiting distributed synchronous SGD", 2016), or, where
+the bench ran N devices, the measured growth of the no-sync step over N = 1; it never
+shrinks as devices are added (``Compute.wait_ms``). Where nothing measured the step's
+spread, the wait is no less than ``sigma E[max of N standard normals] t_compute``
+(``step_terms.straggler_ms``). ``kappa`` (``step_terms.contention_ms``) is the backward's
+loss to the communication it hides (NCCL's kernels take SMs and memory bandwidth), 0 where
+the overlap was measured. The slowest device's backward, stretched by the wait
+(``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one
+device there is no DDP: ``t_step = t_compute``; an FSDP run's one-device step leaves out
+FSDP's own work: ``t_step = t_compute - k t_own`` (``Compute.one_rank_own_ms``).
+``pair_speedup``: the throughput of 2 devices over 1.
 
-A family: One basis for a model family's break-even size, the same whichever member is advised.
-
-The break-even resizes the model within its family (``break_even``). Resizing the member
-advised on carried its own per-parameter optimizer and DDP times to every size: a small
-member's are large (their fixed per-tensor work spread over few parameters), a large
-member's small, so the same H100 rows said "2 devices beat 1 from 49.1M parameters"
-advised on tf-300m and "at no size up to 10T parameters" advised on tf-30m. The family's
-basis is fitted over every member benched in the configuration advised on
-(``calibrate.bench_basis.fitted``): FLOPs per parameter per sample (their median), the forward and
-backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed
-part plus a part per parameter. The member's own measured step stays in its table; where
-the two disagree at its size, the sentence says both and why.
+A family's basis (``FamilyBasis``, fitted by ``calibrate.bench_basis.fitted`` over every
+member benched in the configuration advised on) gives the break-even one step at any size,
+whichever member is advised: FLOPs per parameter per sample (their median), the forward and
+backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed part
+plus a part per parameter.
 """
 
 from __future__ import annotations
@@ -160,13 +144,11 @@ class Compute:
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
     jitter_ms: tuple[float, ...] = field(default=())  # N = 1 step times less their mean
     jitter_ref_ms: float = 0.0  # the compute time those steps took on average
-    # where set, the spread is the host's (``priors.with_priors``): it scales with the fixed
-    # cost (``fixed_ms`` over this), never with the batch's work
+    # where set, the spread is the host's: it scales with ``fixed_ms`` over this
     jitter_fixed_ref_ms: float = 0.0
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
-    # of each micro-step, the strategy's own work one device without it does not do (FSDP's
-    # one-rank step less the bare module's, where the bench timed both): left out at N = 1
+    # of each micro-step, FSDP's one-rank step less the bare module's: left out at N = 1
     one_rank_own_ms: float = 0.0
 
     def __post_init__(self) -> None:
@@ -195,9 +177,8 @@ class Compute:
 
     def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
         """This compute with ``fixed_ms`` as its fixed cost and the per-sample rate set so
-        that the micro-step at ``batch`` is unchanged: the calibration point is kept, only
-        how it splits between the fixed cost and the per-sample work changes (a measured
-        floor gives way to the line through it; batches measured stay as measured)."""
+        that the micro-step at ``batch`` is unchanged (a measured floor gives way to the
+        line through it; batches measured stay as measured)."""
         micro = self.micro_ms(model, batch)
         fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
         tflops = rate_tflops(batch, model.flops, micro - fixed)
@@ -210,9 +191,8 @@ class Compute:
         return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
-        """The measured slowdowns as the step uses them: from N = 1 (x1, by definition)
-        up, each no lower than at any count measured below it (the slowest of more devices
-        waits no less: a lower figure at more devices is noise of one run)."""
+        """The measured slowdowns from N = 1 (x1) up, each no lower than at any count
+        measured below it (a lower figure at more devices is noise of one run)."""
         held, most = [], 1.0
         for n, s in sorted(self.slowdown):
             most = max(most, s)
@@ -235,12 +215,10 @@ class Compute:
         return s0 + share * (s1 - s0), s1
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
-        """Expected wait for the slowest of ``n`` devices: measured where the bench ran
-        ``n`` devices (the no-sync step's growth over N = 1, which also holds contention
-        for shared cores or memory), else E[max of n] - mean of the N = 1 step times,
-        kept between the slowdowns of ``slowdown_bounds`` (no lower than interpolated
-        from the counts measured below and above, no higher than the one above); scaled to
-        this step's compute. It never shrinks as devices are added."""
+        """Expected wait for the slowest of ``n`` devices, scaled to this step's compute:
+        E[max of n] - mean of the N = 1 step times, kept between the slowdowns of
+        ``slowdown_bounds`` (the measured one where the bench ran ``n``, which also holds
+        contention for shared cores or memory)."""
         if n < 2:
             return 0.0
         low, high = self.slowdown_bounds(n)
@@ -275,13 +253,9 @@ class Step:
     last_bucket_ms: float
     exposed_ms: float  # what backward did not hide
     step_ms: float
-    latency_ms: float = (
-        0.0  # of ``comm_ms``: one latency per collective (step_collectives.latency_s)
-    )
+    latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective
     measured: bool = False  # one device's forward + backward at this batch was measured
-    # of ``exposed_ms``: the backward's loss to the communication it hides
-    # (``step_terms.contention_ms``)
-    contention_ms: float = 0.0
+    contention_ms: float = 0.0  # of ``exposed_ms`` (``step_terms.contention_ms``)
 
     @property
     def global_batch(self) -> float:
@@ -312,19 +286,13 @@ def step_at(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step and ``accum`` micro-steps per optimizer step: the device's compute first,
-    then what the ``network`` communicates at ``n`` (``step_collectives.collectives_s``: the
-    collectives per step, the last one and their latency part). ``overlap`` is the
-    measured share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all
-    but the last bucket."""
+    micro-step, ``accum`` micro-steps per optimizer step (formulas: module docstring).
+    ``overlap`` is the measured share of communication hidden; None uses
+    ``DEFAULT_OVERLAP`` capped at all but the last bucket."""
     if n < 1 or not batch > 0 or accum < 1:
         raise ValueError(phrase("step_counts"))
-    # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
-    # optimizer on its own shard only (Zhao et al., "PyTorch FSDP: Experiences on Scaling
-    # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP
-    # steps every parameter on every device
-    # Zero-2 shards the optimizer states as FSDP does (each rank steps its own shard);
-    # hybrid sharding over one node's devices
+    # FSDP and ZeRO-2 ranks step the optimizer on their own shard only (Zhao et al.,
+    # "PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel", VLDB 2023)
     compute_ms = compute.compute_ms(model, batch, accum, optimizer_shards(network, n, strategy))
     measured = compute.is_measured(batch)
     if n == 1:  # one device runs the bare module: no strategy's own work
@@ -335,7 +303,8 @@ def step_at(
     # the slowest device's backward, stretched as its step is by the wait (contention
     # measured at n, carried to the counts not measured), hides the communication longer
     backward_ms = compute.backward_share * compute.micro_ms(model, batch)
-    backward_ms *= 1 + wait_ms / compute_ms if compute_ms > 0 else 1.0
+    if compute_ms > 0:
+        backward_ms *= 1 + wait_ms / compute_ms
     ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
     comm_s, last_s, latency_s = collectives_s(
         network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
@@ -344,19 +313,14 @@ def step_at(
         hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
         contention_ms = step_terms.contention_ms(hidden_ms)  # the fitted term (below)
     elif 0 <= overlap <= 1:
-        # measured (1 - exposed / comm, both timed by the bench) or given: the share the
-        # runs hid, applied as it is; capping it by the modelled backward would predict
-        # exposed communication at the very run that measured none
+        # measured or given: applied as it is (capping it by the modelled backward would
+        # predict exposed communication at the very run that measured none)
         hidden_ms = overlap * comm_s * 1e3
         contention_ms = 0.0  # a measured overlap holds it (below)
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-    # the fitted terms (``step_terms``) where nothing measured what they stand for: the
-    # slowest of n ranks where the step's spread is the prior's (no N = 1 steps timed)
-    # and no slowdown at n > 1 was measured, and the backward's loss
-    # to the communication it hides where the overlap is the default (a measured overlap
-    # holds it: its exposed time is the synchronised step less the no-sync one), counted
-    # in the exposed communication (what communicating costs the step beyond compute)
+    # the fitted straggler term where nothing measured the wait: no slowdown at n > 1 and
+    # the step's spread the prior's (no N = 1 steps timed)
     if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
         nodes = network.inter is not None and network.per_node is not None
         link = step_terms.link_class(network.intra.name, nodes)
@@ -427,10 +391,8 @@ class Pair(StepSettings, Protocol):
 
 def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
     """Throughput of 2 devices over 1 (``step_at`` at each): the same per-device batch (weak
-    scaling), or under strong scaling (the global batch kept) the batch split over the two,
-    or an even accumulation halved."""
-    # the two devices' (batch, micro-steps): one device's under weak scaling; a strong
-    # pair halves the micro-steps where the run accumulated an even number, else the batch
+    scaling), or under strong scaling (the global batch kept) an even accumulation halved,
+    else the batch split over the two."""
     batch, accum = float(pair.batch), pair.accum
     if pair.kept_global_batch is not None and accum % 2 == 0:
         accum //= 2

@@ -26,11 +26,6 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
     ]
 
 
-def ddp_buckets(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[float]:
-    """Every bucket's size (bytes), in all-reduce order (see ``bucket_plan``)."""
-    return [size for size, count in bucket_plan(grad_bytes, bucket_mb) for _ in range(count)]
-
-
 # The strategies whose collectives ``sharded_collectives`` approximates from the ones
 # the model knows (DDP's all-reduce, FSDP's all-gathers and reduce-scatter).
 SHARDED = ("zero2", "hybrid")

@@ -51,23 +51,15 @@ class StepTerms:
             raise ValueError(f"rank spread not in [0, 1): {self.rank_spread}")
 
 
-def _read() -> StepTerms:
-    text = (resources.files("gpuscale") / "data" / TERMS_FILE).read_text()
-    terms = json.loads(text)["terms"]
-    return StepTerms(
-        nccl_latency=bool(terms["nccl_latency"]["value"]),
-        contention_share=float(terms["contention_share"]["value"]),
-        rank_spread=float(terms["rank_spread"]["value"]),
-        rank_spread_classes=tuple(terms["rank_spread_classes"]["value"]),
-    )
-
-
-FITTED = _read()
+_TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
+FITTED = StepTerms(
+    nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
+    contention_share=float(_TERMS["contention_share"]["value"]),
+    rank_spread=float(_TERMS["rank_spread"]["value"]),
+    rank_spread_classes=tuple(_TERMS["rank_spread_classes"]["value"]),
+)
 _current = [FITTED]
-# how the advice says the fitted spread where it stands ({spread}: the share)
-SPREAD_SAID = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"][
-    "rank_spread"
-]["said"]
+SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
 
 
 def current() -> StepTerms:

@@ -30,22 +30,18 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
 
 def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency)
-    from which 2 devices train faster than 1 (the sizes NaN where the speedup falls with
-    size: no such size) (throughput; the same per-device batch, or
-    under strong scaling the same global batch).
+    from which 2 devices train faster than 1 (``pair_speedup``; the sizes NaN where the
+    speedup falls with size).
 
-    The first scales this model's whole step compute (fixed, per-sample and optimizer
-    terms alike) at fixed gradient bytes: the compute a step must do per byte it
-    all-reduces, a property of the link and overlap. The second resizes the model within
-    its family: the family's step fitted over its members where the bench ran two sizes or
-    more (``inputs.family``), else this model's (FLOPs per sample per parameter kept,
-    fixed cost kept)."""
+    The first scales this model's whole step compute at fixed gradient bytes: the compute
+    a step must do per byte it all-reduces, a property of the link and overlap. The
+    second resizes the model within its family: the family's step fitted over its members
+    (``inputs.family``), else this model's modelled step (FLOPs per sample per parameter
+    and fixed cost kept), never its measured one."""
     model, compute = inputs.model, inputs.compute
 
     def by_compute(scale: float) -> float:
-        # every term of the step scales, the batches measured too: a measured step left
-        # as measured would make the speedup flat in the scale, and the break-even
-        # meaningless (2.8e-10 ms per MB for weak scaling on one H100 row)
+        # every term scales, the measured batches too (else the speedup is flat in scale)
         scaled = replace(
             compute,
             tflops=compute.tflops / scale,
@@ -62,11 +58,6 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
         ms_per_mb = scale * compute.compute_ms(model, inputs.batch, inputs.accum)
         ms_per_mb /= model.grad_bytes / 1e6
 
-    # another size of the family was never measured: its step is the family's, fitted
-    # over its members (``family``), never this model's measured one (which made the
-    # speedup fall with size, "at no size") nor its per-parameter optimizer and DDP times
-    # (a small member's made every size lose: one family, two answers); without a family
-    # fit, the model's modelled step alone
     modelled = replace(compute, measured_ms=())
     family = inputs.family
 
@@ -81,9 +72,7 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
 
     def from_size(target: float) -> float | None:
         # the size from which the speedup stays >= ``target`` to the end of the grid: None
-        # where it never reaches it; NaN where it reaches it and falls below again (no size
-        # from which: the speedup falls with size, as under weak scaling where a measured
-        # fixed cost is paid once a device; "at no size" denied the model's own gain)
+        # where it never reaches it; NaN where it reaches it and falls below again
         above = [v >= target for v in speedups]
         if not any(above):
             return None

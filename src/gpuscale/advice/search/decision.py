@@ -4,37 +4,27 @@ Everything the advice says (its sentences, its JSON) is rendered from the Decisi
 the Decision from the predictions table, so they cannot contradict each other:
 
 * ``chosen``: the fastest count to a trained model whose efficiency reaches the target
-  **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
-  "no gain" is not recommended; ``held_back`` says which count was and why); one device
-  whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
-  sure of a gain, and ``settle`` names the measurement that would.
-* ``focus``: where the next step would go: the smallest count above the chosen (the
-  largest predicted when there is none). The dominant term, what caps the speedup and
-  what would change it are all read at this one count.
-* ``limit.dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
-  costs not spread over fewer samples per device (each forward and backward's fixed
-  cost, the optimizer step), waiting, DDP's copies, bandwidth,
-  latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
-  small).
+  **and** whose 80% interval of the speedup lies above 1 (``held_back``: the faster count
+  whose interval includes "no gain"); one device whenever an input cannot be true (an
+  ``IMPLAUSIBLE`` warning).
+* ``focus``: the smallest count above the chosen (the largest predicted when there is
+  none); the dominant term, the cap and what would change it are read at this one count.
+* ``limit.dominant_term``: the largest overhead of the step at ``focus`` (``OVERHEADS``),
+  or ``compute`` when the throughput efficiency there is >= 95%.
 * ``limit.cap``: which factor of the speedup loses more at ``focus`` (log scale):
-  ``overheads`` (the throughput efficiency: the step's overheads, communication only one
-  of them; ``dominant_term`` names the largest, as the table's columns and the words do),
-  ``convergence`` (the samples needed grow with the global batch), ``none`` (both
-  within 5%); where no count above the largest predicted remains, why the search stopped
-  there (``stopped_by``): ``devices`` (the most allowed reached), ``batch`` (the global
-  batch kept does not split over a larger count searched) or ``flagged``.
+  ``overheads`` (the throughput efficiency), ``convergence`` (the samples needed grow
+  with the global batch), ``none`` (both within 5%); where no count above the largest
+  predicted remains, why the search stopped (``stopped_by``).
 
-Measurement and prediction reconciled: a count the bench measured in
-the configuration predicted whose trusted runs fall outside the 80% interval
-(``disagreements``) rests on them (``applied``: their median, their spread as the
-interval), said first. Trusted: the unflagged runs (flagged ones with --allow-flagged);
-where every run is flagged, those, with their flags: a model a measurement contradicts
-never stands alone. Counts predicted faster than the fastest MLPerf system allows
-(``below_mlperf``) are an input that cannot be true.
+Measurement and prediction reconciled: a count the bench measured in the configuration
+predicted whose trusted runs fall outside the 80% interval (``disagreements``) rests on
+them (``applied``: their median, their spread as the interval). Trusted: the unflagged
+runs (flagged ones with --allow-flagged); where every run is flagged, those. Counts
+predicted faster than the fastest MLPerf system allows (``below_mlperf``) are an input
+that cannot be true.
 
-The 80% intervals the decision reads come with the predictions (``recommend.predictions``: every
-row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
-error at N). The count at each end of every assumed term's range: ``search/readings.py``.
+The 80% intervals come with the predictions (``predictions.predictions``); the count at
+each end of every assumed term's range: ``recommend.read``.
 """
 
 from __future__ import annotations
@@ -96,10 +86,8 @@ def measured_counts(
     """Each count the bench measured in a configuration predicted
     (``tables.advice.same_configuration``: in the ``predictions``, else the weak-scaling
     ``alternative``), its runs set against that prediction once: every run's throughput
-    speedup as the bench reads it (its samples/s over its N = 1 run's, the bare step where
-    timed: ``analyze --bench``'s ``speedup``), a ratio of two measurements beside the
-    prediction's ratio of two predicted steps, the median of those used and whether it
-    lies inside the predicted 80% interval."""
+    speedup as ``analyze --bench`` reads it, the median of those used and whether it lies
+    inside the predicted 80% interval."""
     frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -238,18 +226,15 @@ def decide(
     searched: Collection[int] = (),
     fits_from: int = 1,
 ) -> Decision:
-    """The Decision of a predictions table (rows flagged left out, ``plausible``; the frame has the
-    interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
-    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found);
-    ``searched``: the device counts searched (why none above the largest is: ``stopped_by``);
-    ``fits_from``: the smallest count whose devices hold the model (``advice.memory``): no
-    count below it is chosen, and it stands where one device would."""
+    """The Decision of a predictions table (flagged rows left out, ``plausible``);
+    ``refused``: an input cannot be true (an IMPLAUSIBLE warning among ``warnings``);
+    ``searched``: the device counts searched (``stopped_by``); ``fits_from``: the smallest
+    count whose devices hold the model (``advice.memory``), standing where one device would."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
-    # no count predicted holds the model (a global batch that does not split over the
-    # counts that would): decided as without memory, the memory sentence says none holds it
+    # no count predicted holds the model: decided as without memory
     fitting = fitting if len(fitting) else trusted
     chosen, held_back = _chosen(fitting, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
@@ -295,8 +280,7 @@ def decide(
 
 def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
     """The efficiency at ``focus`` with the overheads ``terms`` gone from its step (the
-    rest unchanged): whether removing them would reach a target ("a faster link would help
-    most" is not said where even a free link leaves 2 devices at 39%)."""
+    rest unchanged): whether removing them would reach a target."""
     if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
         return None
     step = float(focus["step_ms"])
@@ -309,7 +293,7 @@ def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
 def _also(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
     """The fewest other overheads, largest first, that must go with ``term`` for
     ``focus`` to reach ``target``; () when ``term`` alone does, or not even all of them
-    would (the one term named next can leave 2 devices at 61%, short of the target)."""
+    would."""
     gone = _without(focus, (term,))
     if gone is None or gone >= target:
         return ()
@@ -373,12 +357,10 @@ def applied(
 ) -> pd.DataFrame | None:
     """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
     disagreeing count resting on the measurement there: its throughput columns scaled by
-    the measured over the predicted throughput speedup of the configuration measured (its
-    own where the row is that configuration, so the row then says the measured median),
-    its time columns divided by it, its speedup interval the runs' relative range. A
-    count's other configurations (strong scaling's smaller per-device batch) take the same
-    factor: the model missed what the count measured, not only one batch; so do the
-    counts above it up to the next count ``measured`` (``_governing``)."""
+    the measured over the predicted speedup (the row's own configuration's where measured,
+    else the count's other configuration's), its time columns divided by it, its speedup
+    interval the runs' relative range; so do the counts above it up to the next count
+    ``measured`` (``_governing``)."""
     if frame is None or not found:
         return frame
     out = frame.copy()
@@ -396,9 +378,8 @@ def applied(
         factor = seen.speedup / d.predicted.speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
-        out.loc[i, "rests_on"] = (
-            "measured" if d.accelerators == row["accelerators"] else ("measured_below")
-        )
+        below = d.accelerators != row["accelerators"]
+        out.loc[i, "rests_on"] = "measured_below" if below else "measured"
         for column in WITH_THROUGHPUT:
             if column in out:
                 out.loc[i, column] = row[column] * factor

@@ -7,7 +7,7 @@ the kind among candidates by their leave-one-setup-out coverage on the developme
 alone and fitted the widths on every development row; the file says its command and date.
 
 At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` (the priors'
-ranges widened by the step's error, ``recommend.predictions``) and ``g = sqrt(log2 N)``
+ranges widened by the step's error, ``predictions.predictions``) and ``g = sqrt(log2 N)``
 (the growth the step's error already takes), a class's widths ``a`` (low) and ``b``
 (high) give:
 
@@ -19,11 +19,9 @@ ranges widened by the step's error, ``recommend.predictions``) and ``g = sqrt(lo
 
 the upper end never above ``ceiling`` (linear, or the speedup of a step of compute alone
 where that is lower), and the interval always holding the point. A count's class is
-``multinode`` where it spans nodes, else its link inside a node: ``nvlink`` (NVLink
-presets), ``pcie_no_p2p`` (``pcie-phb``, ``pcie-sys``: through host memory),
-``pcie_p2p`` (every other PCIe preset); a link of no class (``custom``) keeps the model's.
-
-The rule is the advice by numbers' on a link given or detected (:func:`rule_for`).
+``multinode`` where it spans nodes, else its link inside a node (``link_class``); a link
+of no class (``custom``) keeps the model's. The rule is the advice by numbers' on a link
+given or detected (:func:`rule_for`).
 """
 
 from __future__ import annotations
@@ -40,12 +38,11 @@ import pandas as pd
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.inputs import Calibrated
 from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.step_terms import CLASSES, link_class
 from gpuscale.advice.types import Finding, FindingKind
 
 INTERVALS_FILE = "advice_intervals.json"
 KINDS = ("model", "scale", "band", "union", "extend")
-CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
-NO_P2P = ("pcie-phb", "pcie-sys")  # NCCL copies through host memory (SHM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +100,9 @@ class IntervalRule:
         return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
 
 
-def link_class(link_name: str) -> str | None:
-    """The class of a link preset inside a node; None for a link of no class."""
-    if link_name.startswith("nvlink"):
-        return "nvlink"
-    if link_name in NO_P2P:
-        return "pcie_no_p2p"
-    return "pcie_p2p" if link_name.startswith("pcie") else None
-
-
 def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
     """Each count's link class on ``network``: multi-node where it spans nodes."""
-    inside = link_class(network.intra.name)
+    inside = link_class(network.intra.name, nodes=False)
     return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
 
 
@@ -211,8 +199,7 @@ def applied(
 
 def rule_for(calibrated: Calibrated) -> IntervalRule | None:
     """The rule where it is the advice's: by numbers, on a link given or detected (a bench
-    keeps its own interval, leave-one-out over its runs or the extrapolated width measured
-    on bench predictions; an assumed link has its own range of presets); None where the
+    keeps its own interval; an assumed link has its own range of presets); None where the
     rule is the model's own interval."""
     if calibrated.from_bench or calibrated.link_assumed or RULE.kind == "model":
         return None
@@ -235,9 +222,4 @@ def rule_of(entry: Mapping[str, object]) -> IntervalRule:
     )
 
 
-def _read() -> IntervalRule:
-    text = (resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()
-    return rule_of(json.loads(text))
-
-
-RULE: IntervalRule = _read()
+RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))

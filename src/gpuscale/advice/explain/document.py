@@ -1,0 +1,119 @@
+"""``gpuscale advise -f json``: the whole advice as one document (the schema of
+docs/advice.md: the recommendation, the decision's fields, how the counts were compared,
+every assumption, the short answer, the explanation and the predictions; losslessly)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.advice.explain.answer import lines
+from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
+from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.types import maybe
+from gpuscale.tables.json_depth import JSON
+
+
+def _fixed_cost(inputs: AdviceInputs) -> dict[str, JSON] | None:
+    """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
+    fixed = inputs.fixed
+    if fixed is None:
+        return None
+    return {
+        "ms": fixed.ms,
+        "low_ms": fixed.low_ms,
+        "high_ms": fixed.high_ms,
+        "source": fixed.source,
+        "basis": fixed.basis,
+        "measure": str(fixed.measure),
+        "optimizer_ms": optimizer_ms(inputs),
+        # the prior's least where the step left the assumed cost below it, else None
+        "below_prior_ms": fixed.below_prior_ms,
+    }
+
+
+def _scaling(result: AdviceView) -> dict[str, JSON]:
+    """How the counts were compared, the fixed costs behind it (of each forward and
+    backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
+    inputs = result.inputs
+    kept = inputs.kept_global_batch
+    weak = inputs.convergence is None or inputs.scaling == "weak"
+    return {
+        "kind": "strong" if kept is not None else ("weak" if weak else "search"),
+        "global_batch_kept": kept,
+        "fixed_cost": _fixed_cost(inputs),
+        "fixed_term_ms": fixed_parts(
+            inputs, result.predictions, result.decision.focus.accelerators
+        ),
+    }
+
+
+def advice_document(result: AdviceView) -> dict[str, JSON]:
+    """``advise -f json``: the recommendation, the decision's fields, how the counts were
+    compared, every assumption, the explanation and the predictions (records)."""
+    d = result.decision
+    return {
+        "recommendation": {
+            "model": getattr(result.inputs, "name", None),  # the model advised on
+            "strategy": getattr(result.inputs, "strategy", None),  # ddp or fsdp
+            "accelerators": d.count,  # None: withheld, an assumed term's range moves it
+            "withheld_by": d.withheld_by,  # that term: what to give or measure first
+            "fastest": d.fastest,
+            "efficient": result.picks.efficient,
+            "cheapest": result.picks.cheapest,
+            "equilibrium": result.picks.equilibrium,
+            "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
+            "break_even_params": result.break_even.params,
+            "target_efficiency_params": result.break_even.target_efficiency_params,
+            # what the two sizes rest on: the family fitted over its members benched in the
+            # configuration (the same whichever is advised), None: this model alone
+            "break_even_family": _family(result),
+            "dominant_term": d.limit.dominant_term,
+            # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
+            # few steps: no change is recommended from them), "firm" ones, None for numbers
+            "terms_evidence": _terms_evidence(result),
+            "speedup_capped_by": d.limit.cap,
+            "warnings": list(d.warnings),
+            "measure_first": d.settle,
+            "caveats": list(result.caveats),
+        },
+        # counts the bench measured outside the predicted interval: their rows (predictions
+        # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
+        "disagreements": [found.to_dict() for found in result.disagreements],
+        # every count the bench measured in a configuration predicted, its runs against the
+        # prediction (``measured_runs.MeasuredCount``): the figure every view says of them
+        "measured": [c.to_dict() for c in getattr(result, "measured_counts", ())],
+        # where memory limits the counts of the strategy asked: each device's GB per count
+        # and strategy (``advice.memory``); absent where one device holds the model
+        **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
+        "decision": d.to_dict(),
+        "scaling": _scaling(result),
+        "assumptions": [a.to_dict() for a in result.assumptions],
+        "answer": lines(result),  # the default view's lines, before its table
+        "explanation": result.explanation,
+        "predictions": result.predictions.to_dict("records"),
+        "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
+    }
+
+
+def _terms_evidence(result: AdviceView) -> str | None:
+    found = getattr(result.inputs, "evidence", None)
+    if found is None:
+        return None
+    if found.untrusted:
+        return "flagged"
+    return "weak" if found.weak else "firm"
+
+
+def _family(result: AdviceView) -> dict[str, JSON] | None:
+    """The family basis of the break-even sizes (``advice.family``), None without one."""
+    basis = getattr(result.inputs, "family", None)
+    if basis is None:
+        return None
+    return {
+        "family": basis.family,
+        "members": list(basis.members),
+        "flops_per_param": basis.flops_per_param,
+        "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
+        "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
+    }

@@ -1,0 +1,118 @@
+"""The advice as ``gpuscale advise`` shows it: the short answer (``explain.answer``)
+wrapped at the output's width, and the predictions' table: by default the deciding
+columns under that answer, with ``--explain`` every shown column under the whole
+explanation, as CSV every column, as JSON the whole document (``explain.document``)."""
+
+from __future__ import annotations
+
+import re
+from textwrap import wrap
+
+from gpuscale.advice.explain import memory
+from gpuscale.advice.explain.answer import lines
+from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.types import TermId
+from gpuscale.quantities import counted, filled, format_count
+from gpuscale.tables.views import TableView
+
+# The short answer's lines wrap at this many columns whatever the terminal's.
+LINE_COLUMNS = 100
+TERM_COLUMN = {  # the prediction column that holds each overhead the decision names
+    TermId.FIXED: "fixed_excess_ms",
+    TermId.WAIT: "wait_ms",
+    TermId.DDP: "ddp_ms",
+    TermId.BANDWIDTH: "exposed_comm_ms",
+    TermId.LATENCY: "exposed_comm_ms",
+    TermId.UNEXPLAINED: "unexplained_ms",
+}
+# The terminal's columns, the deciding overhead's after the step.
+LEADING = ("accelerators", "batch_per_device", "step_ms")
+TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
+# What a terminal narrower than the table drops first.
+DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
+# Three digits where the interval's ends differ, the efficiency as a share.
+FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+# The prediction columns a terminal shows (JSON and CSV carry them all).
+ADVICE_SHOWN = (
+    *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
+    *("exposed_comm_ms", "samples_per_s", "time_to_train_min", "speedup", "speedup_low"),
+    *("speedup_high", "efficiency", "throughput_efficiency", "convergence_factor"),
+    *("accelerator_hours", "cost", "energy_kwh"),
+)
+
+
+def columns(advice: AdviceView) -> tuple[str, ...]:
+    """The table's deciding columns: the count and batch (its accumulation where a row has
+    one), the step and its deciding overhead, the speedup with its interval, the efficiency
+    and the time to train (cost and energy: the decision's line; every column: -f csv)."""
+    term = TERM_COLUMN.get(advice.decision.limit.dominant_term)
+    shown = {"accum": (advice.predictions["accum"] > 1).any(), None: False}  # where used
+    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING)
+    return tuple(column for column in wanted if shown.get(column, True))
+
+
+def more(advice: AdviceView) -> str:
+    """Where the rest is, said under the table."""
+    caveats = filled("{}, ", advice.caveats and counted(len(advice.caveats), "caveat"))
+    return f"More: --explain ({caveats}every assumption with its source); -f json (every number)."
+
+
+def advice_view(
+    result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
+) -> TableView:
+    """The predictions as a terminal shows them: by default the short answer
+    (``explain.answer``: the deciding columns, four lines), with ``explain`` every shown
+    column (``ADVICE_SHOWN``) and the whole explanation; or (``terminal`` False: CSV)
+    every column with what qualifies the numbers as notes; ``document``: with the whole
+    answer for ``-f json`` (:func:`advice_document`)."""
+    if document:
+        return TableView(result.predictions, (), document=advice_document(result))
+    inputs = result.inputs
+    params = format_count(inputs.model.params)
+    named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
+    strategy = memory.NAMES.get(inputs.strategy, inputs.strategy.upper())
+    title = f"predicted training of {named} with {strategy} on {inputs.network_name}"
+    if not terminal:
+        every = list(result.predictions.columns)
+        return TableView(result.predictions, every, title, notes=tuple(result.caveats))
+    if not explain:
+        return TableView(
+            result.predictions,
+            columns(result),
+            title,
+            drop_order=DROP_ORDER,
+            formats=FORMATS,
+            said=(more(result),),
+        )
+    said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
+    return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
+
+
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
+    most ``LINE_COLUMNS``), continued indented, a command broken only between its words
+    (a path with a space or a hyphen pastes whole; one longer than the line runs past it)."""
+    width = min(LINE_COLUMNS, columns)
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
+    command held (``_HOLD``), so that wrapping breaks a command only between its words
+    (never inside a path such as ``/tmp/ci-clone/results.jsonl`` or an option)."""
+
+    def held(command: re.Match[str]) -> str:
+        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        return quoted.replace("-", "\x01")
+
+    return re.sub(r"`[^`]*`", held, line)

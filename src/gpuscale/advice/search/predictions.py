@@ -1,0 +1,174 @@
+"""The predictions table: for each device count N the search tries per-device batches ``b``
+(the measured one and its halves) and accumulation ``k`` (powers of two): the global batch
+is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the
+throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
+(b, k) wins. Hence
+
+    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+                                   throughput          convergence factor
+
+exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
+the samples do not depend on the batch (optimistic past the critical batch) and the
+measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+
+Intervals: every candidate's step is predicted at the compute's point and at the ends of
+the fixed cost's range (``Compute.resplit``) and of the priors' ranges
+(``advice/model/priors.py``); the 80% intervals of the step and the speedup span them,
+``x exp(-/+ width at N)`` of the step's error. The step's lower end is never below its
+compute term, so the speedup's upper end is never above a step of compute alone's
+(``speedup x step / compute``) nor linear. By numbers on a link given or detected, the
+speedup's interval is its link class's calibrated rule (``search/intervals.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.model.fixed_cost import excess_ms
+from gpuscale.advice.model.step import step_of
+from gpuscale.advice.search import intervals
+from gpuscale.advice.search.decision import FLAGGED
+from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.tables.advice import ADVICE_COLUMNS
+
+
+def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+    """(per-device batch, accumulation) pairs the search tries at ``n`` devices: with the
+    global batch kept, the fewest micro-steps that split it into whole per-device batches
+    no larger than the one that fits."""
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        per_device = kept / n
+        for accum in range(1, inputs.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= inputs.largest_batch:
+                return [(int(batch), accum)]
+        return []
+    if inputs.convergence is None or inputs.scaling == "weak":
+        return [(inputs.batch, inputs.accum)]
+    batches = [inputs.batch // 2**i for i in range(64)]  # the batch and its halves
+    batches = [b for b in batches if b >= max(1, inputs.min_batch)]
+    accums = [2**i for i in range(64) if 2**i <= inputs.max_accum]
+    return [(b, k) for b in batches for k in accums]
+
+
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
+    """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
+    trained model (None where no batch fits), its step predicted at the compute's point and
+    at the ends of the ranges (``range_*``)."""
+    tried = _candidates(inputs, n)
+    computes, fixed = [inputs.compute, *inputs.prior_range], inputs.fixed
+    if fixed is not None and fixed.uncertain:
+        for value in (fixed.low_ms, fixed.high_ms):
+            computes.append(inputs.compute.resplit(inputs.model, fixed.at_batch, value))
+    best = None
+    for batch, accum in tried:
+        steps = [
+            step_of(inputs, inputs.model, compute, n, batch=batch, accum=accum)
+            for compute in computes
+        ]
+        step, convergence = steps[0], inputs.convergence  # samples to train at its global batch
+        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
+        time_s = samples / step.samples_per_s
+        if best is None or time_s < best[1]:
+            best = (steps, time_s, samples)
+    if best is None:
+        return None
+    (step, *ends), time_s, samples = best
+    return {
+        "accelerators": n,
+        "batch_per_device": step.batch_per_device,
+        "accum": step.accum,
+        "global_batch": step.global_batch,
+        "step_ms": step.step_ms,
+        "compute_ms": step.compute_ms,
+        "ddp_ms": step.ddp_ms,
+        "wait_ms": step.wait_ms,
+        "comm_ms": step.comm_ms,
+        "latency_ms": min(step.latency_ms, step.comm_ms),
+        "exposed_comm_ms": step.exposed_ms,
+        "samples_per_s": step.samples_per_s,
+        "samples_to_train": samples,
+        "time_to_train_min": time_s / 60,
+        "compute_measured": step.measured,
+        "range_step_ms": tuple(s.step_ms for s in ends),
+        "range_compute_ms": tuple(s.compute_ms for s in ends),
+    }
+
+
+def _known(value: float | None) -> float:
+    """``value``, NaN where it is unknown (a column's missing number)."""
+    if value is None:
+        return math.nan
+    return value
+
+
+def predictions(inputs: AdviceInputs, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
+    accelerator count, with plausibility flags as data. ``rule``: the speedup's interval
+    calibrated per link class (None: the model's own)."""
+    rows = [_predicted(inputs, n) for n in inputs.device_counts]
+    frame = pd.DataFrame([r for r in rows if r is not None])
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
+        found = Finding.of(
+            FindingKind.BATCH_NOT_SPLIT,
+            global_batch=inputs.global_batch,
+            largest=inputs.largest_batch,
+            accum=inputs.max_accum,
+        )
+        raise ValueError(said(found))
+    first = frame.iloc[0]
+    ideal = frame["accelerators"] / first["accelerators"]  # linear
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
+    frame["throughput_efficiency"] = frame["samples_per_s"] / first["samples_per_s"] / ideal
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["accelerator_hours"] * _known(price)
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [inputs.power.total_w(n, b) for n, b in counts]
+    frame["energy_kwh"] = [
+        minutes / 60 * _known(w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
+    ]
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
+    frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
+    # the 80% intervals (the module's docstring)
+    width = np.array([inputs.error.width_at(int(count)) for count in frame["accelerators"]])
+    ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
+    # time to train (in a unit of its own) at each end
+    times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
+    steps = np.vstack([frame["step_ms"].to_numpy(float), ends])
+    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
+    range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
+    computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
+        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
+    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
+    if rule is not None:  # the link class's calibrated interval; the step's ends alike
+        frame = intervals.applied(rule, inputs.network, frame, computes.min(axis=0), compute_alone)
+    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
+    # whether one device's forward + backward at this per-device batch was measured
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
+    not_positive, above_linear = FLAGGED
+    time = frame["time_to_train_min"]
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > ideal * (1 + 1e-9)
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]

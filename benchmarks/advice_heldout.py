@@ -416,7 +416,8 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
         # the interval rule the advice applied (benchmarks/advice_intervals.py fitted it)
         "interval_rule": {k: rule[k] for k in ("name", "kind", "fitted_by", "fitted_on")},
         "split_rule": "benchmarks/published/README.md: development if published before "
-        "2019-01-01, held-out from 2019; rows split earlier keep their split",
+        "2019-01-01, held-out from 2019; rows split earlier keep their split; sources added "
+        "on 2026-11-27 by the parity of sha1(source|device|model) (rule 4)",
         "goals": {**GOALS, "coverage": list(GOALS["coverage"])},
         "classes": classes,
         "held_out": summary([r for r in kept if r.split == "held-out"]),

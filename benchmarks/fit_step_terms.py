@@ -19,7 +19,11 @@ Declared before any figure was read, and kept whatever it gives:
   over the rows fitted on, on a grid (kappa 0 to 1 by 0.01, sigma 0 to 0.2 by 0.002).
 * **Sources** left out one at a time: a row's (table, device) as the table names the
   device: the TensorFlow page's DGX-1 P100, K80 on Google's and on Amazon's cloud, and
-  NVIDIA's A100 80GB, V100 16GB and V100 32GB ResNet-50 rows: six groups.
+  NVIDIA's A100 80GB, V100 16GB and V100 32GB ResNet-50 rows: six groups; since the rows
+  added on 2026-11-27 (``benchmarks/published/README.md``, rule 4), also each device of
+  Lambda's FP32 table with development rows and KempnerForge's H200: 13; with the
+  distributed-tensorflow-benchmarks report's K80 and P100 and DLPerf's two V100 tables of
+  development rows (DeepSpeed's, OneFlow's), added the same day: 17.
 * **Choice**: the variant of least leave-one-source-out error, the mean over classes of the
   class's median |error| of each row predicted by the fit without the row's source; on a
   tie (within 0.1 point) the variant with fewer terms. Its parameters are then fitted on

@@ -30,6 +30,31 @@ Declared before any figure was read, and kept whatever it gives:
   every development row and written to ``data/step_terms.json`` by hand, with this file's
   result as their source (a test checks the two agree).
 
+Extended on 2026-11-27 (issue 73: the gate of ``rank_spread`` to NVLink and PCIe without
+P2P had been read off held-out rows), declared before any per-class variant was run:
+
+* **Per-class variants**: each free parameter (kappa, sigma) is off, pooled (one value for
+  every class, as above) or **per link class**; with ``nccl_latency`` off or on: 18
+  variants, the 8 above among them.
+* **Per-class fit**: the variant's pooled parameters, and the pooled value, are those of
+  the same variant with every parameter pooled, fitted on every row fitted on; then each
+  link class whose rows fitted on come from at least 3 sources (the groups above) takes
+  the per-class parameters of least squared log error over that class's rows (both jointly
+  where both are per class, the pooled ones held); a class of fewer sources takes the
+  pooled value. Sources are counted among the rows fitted on, so a left-out source can
+  drop its class below 3.
+* **Size** (for the tie): ``nccl_latency`` and a pooled parameter count one each, a
+  per-class parameter one per link class (4).
+* **Choice**: as above (least leave-one-source-out error, ties within 0.1 point to the
+  smaller size, then the lesser error).
+* **The gate follows from the fit**: a class whose fitted value of a parameter is 0 has no
+  such term. The chosen variant's values, per class (a pooled parameter: the same value in
+  every class), are written by this script into ``data/step_terms.json``'s ``value``
+  fields (``contention_share`` and ``rank_spread`` per class; the by-hand gate
+  ``rank_spread_classes`` is gone); a test checks the data against this file's result. A
+  link of no class (custom or measured) takes a parameter's value only where it is the
+  same in every class, else none.
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``step_terms.straggler_ms``, ``step_terms.contention_ms``) from the parts the advice

@@ -416,7 +416,8 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
         # the interval rule the advice applied (benchmarks/advice_intervals.py fitted it)
         "interval_rule": {k: rule[k] for k in ("name", "kind", "fitted_by", "fitted_on")},
         "split_rule": "benchmarks/published/README.md: development if published before "
-        "2019-01-01, held-out from 2019; rows split earlier keep their split",
+        "2019-01-01, held-out from 2019; rows split earlier keep their split; sources added "
+        "on 2026-11-27 by the parity of sha1(source|device|model) (rule 4)",
         "goals": {**GOALS, "coverage": list(GOALS["coverage"])},
         "classes": classes,
         "held_out": summary([r for r in kept if r.split == "held-out"]),
@@ -525,16 +526,29 @@ def write_docs(path: Path, results: dict[str, object]) -> None:
 
 
 def _terms(text: str) -> StepTerms:
-    """``--terms nccl_latency=1,rank_spread=0``: the fitted terms with these replaced."""
+    """``--terms nccl_latency=1,rank_spread=0``: the fitted terms with these replaced; a
+    per-class term as ``rank_spread=multinode:0.07+pcie_p2p:0`` (the classes not named
+    keep their fitted values)."""
     values: dict[str, object] = {}
     for item in filter(None, text.split(",")):
         name, _, value = item.partition("=")
         if name not in StepTerms.__dataclass_fields__:
             raise SystemExit(f"--terms: {name!r} is none of {list(StepTerms.__dataclass_fields__)}")
-        if name == "rank_spread_classes":
-            values[name] = CLASSES if value == "all" else tuple(value.split("+"))
+        if name == "nccl_latency":
+            values[name] = bool(int(value))
+        elif ":" in value:
+            fitted = getattr(FITTED, name)
+            per_class = (
+                dict(fitted) if isinstance(fitted, tuple) else dict.fromkeys(CLASSES, fitted)
+            )
+            for part in value.split("+"):
+                cls, _, number = part.partition(":")
+                if cls not in CLASSES:
+                    raise SystemExit(f"--terms: link class {cls!r} is none of {CLASSES}")
+                per_class[cls] = float(number)
+            values[name] = tuple((cls, per_class[cls]) for cls in CLASSES)
         else:
-            values[name] = bool(int(value)) if name == "nccl_latency" else float(value)
+            values[name] = float(value)
     return replace(FITTED, **values)  # type: ignore[arg-type]
 
 
@@ -546,8 +560,8 @@ def main(argv: list[str] | None = None) -> int:
         "--terms",
         default="",
         help="the step model's fitted terms replaced, for an ablation written to --out "
-        "(nccl_latency=1,contention_share=0.1,rank_spread=0,rank_spread_classes=all or "
-        "nvlink+pcie_no_p2p)",
+        "(nccl_latency=1,contention_share=0.1,rank_spread=0 for every class, or "
+        "rank_spread=multinode:0.07+pcie_p2p:0 per class)",
     )
     args = parser.parse_args(argv)
     rows = read_rows()

@@ -90,9 +90,9 @@ CANDIDATES = (
 # |coverage - 0.8|); those within TIE of that least, the narrowest (median high / low over
 # the development rows' left-out intervals); then the first in CANDIDATES. A rule narrower
 # than the model's own interval is not adopted (added once the step model's wait term was
-# fitted): the development rows are pre-2019 hardware where the model's interval
-# over-covers, and narrowing on their evidence alone would narrow it on the newer hardware
-# users run, where no development row says it over-covers.
+# fitted): most development rows are pre-2019 hardware where the model's interval
+# over-covers, and narrowing on their evidence would narrow it on the newer hardware users
+# run, whose development rows (README.md rule 4) do not say it over-covers.
 TIE = 0.02
 MEMORY = re.compile(r"\s*\d+\s*GB")  # a device's memory size, left out of its setup
 SELECTION = (
@@ -317,7 +317,8 @@ def data_file(rows: list[DevRow], chosen: dict[str, object]) -> dict[str, object
         "fitted_by": COMMAND,
         "fitted_on": dt.date.today().isoformat(),
         "split_rule": "benchmarks/published/README.md: development if published before "
-        "2019-01-01; held-out rows never advised or used by the fit",
+        "2019-01-01, and for sources added on 2026-11-27 by the parity of "
+        "sha1(source|device|model) (rule 4); held-out rows never advised or used by the fit",
         "selection": SELECTION,
         "kind": kind,
         "name": chosen["name"],

@@ -169,6 +169,7 @@ def part_b() -> None:
     from gpuscale import load_round
     from gpuscale.analysis.critical_batch import fit
     from gpuscale.analysis.decompose import expected_samples
+    from gpuscale.analysis.metrics import plausible_samples
     from gpuscale.mlperf.rcp import rcp_points
 
     root = Path(mlperf_logging.__file__).parent / "rcp_checker"
@@ -200,6 +201,7 @@ def part_b() -> None:
         + ", ".join(f"{c} {frame[c].median():.1f}%" for c in ("E(B)", "constant", "neighbours"))
     )
     scores = load_round().scores
+    scores = scores.assign(samples_to_converge=plausible_samples(scores))  # flagged: NaN
     rows = []
     for (round_name, benchmark), group in scores.groupby(["round", "benchmark"]):
         group = group.dropna(subset=["samples_to_converge", "global_batch_size"])
@@ -223,11 +225,12 @@ def part_b() -> None:
 
 def _forward(frontier: pd.DataFrame, round_name: str, benchmark: str) -> list[dict]:
     from gpuscale.analysis.decompose import expected_samples
+    from gpuscale.analysis.metrics import plausible_samples
     from gpuscale.analysis.scaling_laws import fit_law
 
     n = frontier["accelerators"].to_numpy(float)
     t = frontier["time_to_train_min"].to_numpy(float)
-    s = frontier["samples_to_converge"].to_numpy(float)
+    s = plausible_samples(frontier).to_numpy(float)  # a flagged count predicts nothing
     b = frontier["global_batch_size"].to_numpy(float)
     e = np.array([expected_samples(round_name, benchmark, x) for x in b])
     rows = []

@@ -19,12 +19,41 @@ Declared before any figure was read, and kept whatever it gives:
   over the rows fitted on, on a grid (kappa 0 to 1 by 0.01, sigma 0 to 0.2 by 0.002).
 * **Sources** left out one at a time: a row's (table, device) as the table names the
   device: the TensorFlow page's DGX-1 P100, K80 on Google's and on Amazon's cloud, and
-  NVIDIA's A100 80GB, V100 16GB and V100 32GB ResNet-50 rows: six groups.
+  NVIDIA's A100 80GB, V100 16GB and V100 32GB ResNet-50 rows: six groups; since the rows
+  added on 2026-11-27 (``benchmarks/published/README.md``, rule 4), also each device of
+  Lambda's FP32 table with development rows and KempnerForge's H200: 13; with the
+  distributed-tensorflow-benchmarks report's K80 and P100 and DLPerf's two V100 tables of
+  development rows (DeepSpeed's, OneFlow's), added the same day: 17.
 * **Choice**: the variant of least leave-one-source-out error, the mean over classes of the
   class's median |error| of each row predicted by the fit without the row's source; on a
   tie (within 0.1 point) the variant with fewer terms. Its parameters are then fitted on
   every development row and written to ``data/step_terms.json`` by hand, with this file's
   result as their source (a test checks the two agree).
+
+Extended on 2026-11-27 (issue 73: the gate of ``rank_spread`` to NVLink and PCIe without
+P2P had been read off held-out rows), declared before any per-class variant was run:
+
+* **Per-class variants**: each free parameter (kappa, sigma) is off, pooled (one value for
+  every class, as above) or **per link class**; with ``nccl_latency`` off or on: 18
+  variants, the 8 above among them.
+* **Per-class fit**: the variant's pooled parameters, and the pooled value, are those of
+  the same variant with every parameter pooled, fitted on every row fitted on; then each
+  link class whose rows fitted on come from at least 3 sources (the groups above) takes
+  the per-class parameters of least squared log error over that class's rows (both jointly
+  where both are per class, the pooled ones held); a class of fewer sources takes the
+  pooled value. Sources are counted among the rows fitted on, so a left-out source can
+  drop its class below 3.
+* **Size** (for the tie): ``nccl_latency`` and a pooled parameter count one each, a
+  per-class parameter one per link class (4).
+* **Choice**: as above (least leave-one-source-out error, ties within 0.1 point to the
+  smaller size, then the lesser error).
+* **The gate follows from the fit**: a class whose fitted value of a parameter is 0 has no
+  such term. The chosen variant's values, per class (a pooled parameter: the same value in
+  every class), are written by this script into ``data/step_terms.json``'s ``value``
+  fields (``contention_share`` and ``rank_spread`` per class; the by-hand gate
+  ``rank_spread_classes`` is gone); a test checks the data against this file's result. A
+  link of no class (custom or measured) takes a parameter's value only where it is the
+  same in every class, else none.
 
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
@@ -45,18 +74,28 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuscale.advice.model.step_terms import StepTerms, contention_ms, straggler_ms, using
+from gpuscale.advice.model.step_terms import (
+    CLASSES,
+    StepTerms,
+    contention_ms,
+    expected_max_normal,
+    straggler_ms,
+    using,
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import advice_heldout as heldout  # noqa: E402  (the rows and how each is advised)
 
 OUT = HERE / "results" / "step_terms_fit.json"
+DATA = HERE.parent / "src" / "gpuscale" / "data" / "step_terms.json"
 COMMAND = "python benchmarks/fit_step_terms.py"
 KAPPA_GRID = np.round(np.arange(0.0, 1.0001, 0.01), 4)
 SIGMA_GRID = np.round(np.arange(0.0, 0.2001, 0.002), 4)
 TIE = 0.001  # leave-one-source-out error within this of the best: the simpler variant
+MIN_SOURCES = 3  # a class of fewer sources among the rows fitted on takes the pooled value
 TERMS = ("nccl_latency", "contention_share", "rank_spread")
+MODES = ("off", "pooled", "per_class")  # a free parameter's mode in a variant
 
 
 @dataclass(frozen=True)
@@ -68,6 +107,10 @@ class Parts:
     compute_ms: float
     wait_ms: float
     hidden_ms: float  # communication backward hid: comm - exposed
+
+
+Advised = tuple[heldout.Row, Parts, Parts]
+Values = dict[str, tuple[float, float]]  # link class: (kappa, sigma)
 
 
 def group(row: heldout.Row) -> str:
@@ -95,31 +138,70 @@ def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
     return found[0], found[1], float(speedup.loc[row.n_gpus] / speedup.loc[row.n_base])
 
 
-def step_with(p: Parts, terms: StepTerms) -> float:
-    """The step of ``p`` with ``terms`` added as ``step.step_at`` adds them."""
-    wait = max(p.wait_ms, straggler_ms(p.n, p.compute_ms, terms))
-    return p.step_ms - p.wait_ms + wait + contention_ms(p.hidden_ms, terms)
+def step_with(p: Parts, terms: StepTerms, link: str) -> float:
+    """The step of ``p`` on a network of ``link`` class with ``terms`` added as
+    ``step.step_at`` adds them."""
+    wait = max(p.wait_ms, straggler_ms(p.n, p.compute_ms, terms, link))
+    return p.step_ms - p.wait_ms + wait + contention_ms(p.hidden_ms, terms, link)
 
 
-def ratio(base: Parts, at: Parts, terms: StepTerms) -> float:
+def ratio(row: heldout.Row, base: Parts, at: Parts, terms: StepTerms) -> float:
     """Throughput at N over the base count, per-device batch kept."""
-    return at.n / base.n * step_with(base, terms) / step_with(at, terms)
+    link = row.link_class
+    return at.n / base.n * step_with(base, terms, link) / step_with(at, terms, link)
 
 
-def fit(
-    rows: list[tuple[heldout.Row, Parts, Parts]], nccl: bool, kappa: bool, sigma: bool
-) -> StepTerms:
-    """The variant's free parameters of least squared log error over ``rows``."""
-    kappas = KAPPA_GRID if kappa else np.array([0.0])
-    sigmas = SIGMA_GRID if sigma else np.array([0.0])
-    best: tuple[float, StepTerms] | None = None
-    for k, s in itertools.product(kappas, sigmas):
-        terms = StepTerms(nccl_latency=nccl, contention_share=float(k), rank_spread=float(s))
-        loss = sum(float(np.log(ratio(b, a, terms) / r.published)) ** 2 for r, b, a in rows)
-        if best is None or loss < best[0] - 1e-12:
-            best = (loss, terms)
-    assert best is not None
-    return best[1]
+def _grid_steps(p: Parts, kappas: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
+    """``step_with`` of ``p`` on the grid (kappa by sigma), every class's formula."""
+    waits = np.maximum(p.wait_ms, sigmas * expected_max_normal(p.n) * p.compute_ms)
+    if p.n < 2:
+        waits = np.full_like(sigmas, p.wait_ms)
+    return p.step_ms - p.wait_ms + waits[None, :] + kappas[:, None] * max(p.hidden_ms, 0.0)
+
+
+def class_losses(
+    rows: list[Advised], kappas: np.ndarray, sigmas: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each class's sum of squared log errors over the grid (kappa by sigma)."""
+    losses: dict[str, np.ndarray] = {}
+    for r, b, a in rows:
+        predicted = a.n / b.n * _grid_steps(b, kappas, sigmas) / _grid_steps(a, kappas, sigmas)
+        loss = np.log(predicted / r.published) ** 2
+        losses[r.link_class] = losses.get(r.link_class, 0.0) + loss
+    return losses
+
+
+def fit(rows: list[Advised], kappa: str, sigma: str) -> Values:
+    """The variant's values per class (the module docstring's per-class fit)."""
+    kappas = KAPPA_GRID if kappa != "off" else np.array([0.0])
+    sigmas = SIGMA_GRID if sigma != "off" else np.array([0.0])
+    losses = class_losses(rows, kappas, sigmas)
+    total = sum(losses.values())
+    k0, s0 = np.unravel_index(int(np.argmin(total)), total.shape)  # first of least: smallest
+    pooled = (float(kappas[k0]), float(sigmas[s0]))
+    values = dict.fromkeys(CLASSES, pooled)
+    sources = {c: {group(r) for r, _, _ in rows if r.link_class == c} for c in CLASSES}
+    for cls, loss in losses.items():
+        if len(sources[cls]) < MIN_SOURCES:
+            continue
+        if kappa == "per_class" and sigma == "per_class":
+            k, s = np.unravel_index(int(np.argmin(loss)), loss.shape)
+        elif kappa == "per_class":
+            k, s = int(np.argmin(loss[:, s0])), s0
+        elif sigma == "per_class":
+            k, s = k0, int(np.argmin(loss[k0, :]))
+        else:
+            continue
+        values[cls] = (float(kappas[k]), float(sigmas[s]))
+    return values
+
+
+def terms_of(nccl: bool, values: Values) -> StepTerms:
+    return StepTerms(
+        nccl_latency=nccl,
+        contention_share=tuple((c, values[c][0]) for c in CLASSES),
+        rank_spread=tuple((c, values[c][1]) for c in CLASSES),
+    )
 
 
 def by_class(errors: list[tuple[str, float]]) -> dict[str, float]:
@@ -130,44 +212,66 @@ def by_class(errors: list[tuple[str, float]]) -> dict[str, float]:
     }
 
 
+def write_data(path: Path, nccl: bool, values: Values) -> None:
+    """The chosen values into ``data/step_terms.json``'s ``value`` fields (its prose is
+    written by hand)."""
+    data = json.loads(path.read_text())
+    terms = data["terms"]
+    terms["nccl_latency"]["value"] = nccl
+    terms["contention_share"]["value"] = {c: values[c][0] for c in CLASSES}
+    terms["rank_spread"]["value"] = {c: values[c][1] for c in CLASSES}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the data file the chosen values go to"
+    )
     args = parser.parse_args(argv)
     dev = [r for r in heldout.read_rows() if r.split == "development" and not r.flagged]
     groups = sorted({group(r) for r in dev})
-    advised: dict[bool, list[tuple[heldout.Row, Parts, Parts]]] = {}
+    advised: dict[bool, list[Advised]] = {}
     for nccl in (False, True):
         advised[nccl] = []
         for row in dev:
             base, at, predicted = parts(row, nccl)
             # the parts give back the advice's own ratio with the terms off
-            assert abs(ratio(base, at, StepTerms(nccl_latency=nccl)) / predicted - 1) < 1e-9
+            assert abs(ratio(row, base, at, StepTerms(nccl_latency=nccl)) / predicted - 1) < 1e-9
             advised[nccl].append((row, base, at))
     variants = {}
-    for nccl, kappa, sigma in itertools.product((False, True), repeat=3):
-        name = "+".join(t for t, on in zip(TERMS, (nccl, kappa, sigma), strict=True) if on)
+    for nccl, kappa, sigma in itertools.product((False, True), MODES, MODES):
+        modes = {"nccl_latency": "on" if nccl else "off", "contention_share": kappa}
+        modes["rank_spread"] = sigma
+        name = "+".join(
+            t + (" per class" if m == "per_class" else "") for t, m in modes.items() if m != "off"
+        )
         rows = advised[nccl]
         loso: list[tuple[str, float]] = []
         for g in groups:
             train = [x for x in rows if group(x[0]) != g]
-            terms = fit(train, nccl, kappa, sigma)
+            terms = terms_of(nccl, fit(train, kappa, sigma))
             loso += [
-                (r.link_class, ratio(b, a, terms) / r.published - 1)
+                (r.link_class, ratio(r, b, a, terms) / r.published - 1)
                 for r, b, a in rows
                 if group(r) == g
             ]
-        terms = fit(rows, nccl, kappa, sigma)
-        in_sample = [(r.link_class, ratio(b, a, terms) / r.published - 1) for r, b, a in rows]
+        values = fit(rows, kappa, sigma)
+        terms = terms_of(nccl, values)
+        in_sample = [(r.link_class, ratio(r, b, a, terms) / r.published - 1) for r, b, a in rows]
         per_class = by_class(loso)
+        size = int(nccl) + sum(
+            {"off": 0, "pooled": 1, "per_class": len(CLASSES)}[m] for m in (kappa, sigma)
+        )
         variants[name or "none"] = {
-            "terms": {t: on for t, on in zip(TERMS, (nccl, kappa, sigma), strict=True)},
-            "size": int(nccl) + int(kappa) + int(sigma),
+            "terms": modes,
+            "size": size,
             "loso_error": statistics.mean(per_class.values()),
             "loso_by_class": per_class,
             "fitted_on_all": {
-                "contention_share": terms.contention_share,
-                "rank_spread": terms.rank_spread,
+                "contention_share": {c: values[c][0] for c in CLASSES},
+                "rank_spread": {c: values[c][1] for c in CLASSES},
             },
             "in_sample_by_class": by_class(in_sample),
         }
@@ -176,23 +280,36 @@ def main(argv: list[str] | None = None) -> int:
         (k for k, v in variants.items() if v["loso_error"] <= least + TIE),
         key=lambda k: (variants[k]["size"], variants[k]["loso_error"]),
     )
+    fitted = variants[chosen]["fitted_on_all"]
     result = {
         "command": COMMAND,
         "rows": len(dev),
         "groups": {g: sum(group(r) == g for r in dev) for g in groups},
+        "sources_by_class": {
+            c: sorted({group(r) for r in dev if r.link_class == c}) for c in CLASSES
+        },
         "rule": "the variant of least leave-one-source-out error (mean over classes of the "
-        f"median |error|), fewer terms within {TIE:.3f}; parameters fitted on every "
+        f"median |error|), the smaller size within {TIE:.3f} (a per-class parameter: one per "
+        f"class); a per-class parameter fitted on each class's rows where they come from at "
+        f"least {MIN_SOURCES} sources, else the pooled value; parameters fitted on every "
         "development row, least squares of log ratios",
         "chosen": chosen,
-        "chosen_terms": variants[chosen]["terms"] | variants[chosen]["fitted_on_all"],
+        "chosen_terms": {"nccl_latency": variants[chosen]["terms"]["nccl_latency"] == "on"}
+        | fitted,
+        "gate": {
+            t: [c for c in CLASSES if fitted[t][c] > 0] for t in ("contention_share", "rank_spread")
+        },
         "variants": variants,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
+    chosen_values = {c: (fitted["contention_share"][c], fitted["rank_spread"][c]) for c in CLASSES}
+    write_data(args.data, result["chosen_terms"]["nccl_latency"], chosen_values)
     for name, v in sorted(variants.items(), key=lambda kv: kv[1]["loso_error"]):
         classes = " ".join(f"{c}={100 * e:.1f}%" for c, e in v["loso_by_class"].items())
-        print(f"{name:45} LOSO {100 * v['loso_error']:.2f}%  {classes}  {v['fitted_on_all']}")
-    print(f"chosen: {chosen} {result['chosen_terms']}; written: {args.out}")
+        print(f"{name:60} size {v['size']} LOSO {100 * v['loso_error']:.2f}%  {classes}")
+        print(f"{'':60} {v['fitted_on_all']}")
+    print(f"chosen: {chosen} {result['chosen_terms']}; written: {args.out}, {args.data}")
     return 0
 
 

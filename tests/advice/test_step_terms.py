@@ -23,34 +23,49 @@ FIT = json.loads((ROOT / "benchmarks" / "results" / "step_terms_fit.json").read_
 
 
 def test_the_terms_are_pinned_and_sourced() -> None:
-    assert (
-        StepTerms(
-            nccl_latency=False,
-            contention_share=0.0,
-            rank_spread=0.062,
-            rank_spread_classes=("nvlink", "pcie_no_p2p"),
-        )
-        == step_terms.FITTED
+    every = tuple((cls, 0.074) for cls in step_terms.CLASSES)
+    none = tuple((cls, 0.0) for cls in step_terms.CLASSES)
+    assert StepTerms(nccl_latency=False, contention_share=none, rank_spread=every) == (
+        step_terms.FITTED
     )
-    # the gate was read off held-out rows: the data says so
-    assert "AFTER the held-out check" in DATA["terms"]["rank_spread_classes"]["source"]
     for name, entry in DATA["terms"].items():
         assert entry["unit"] and entry["source"], name
-        if entry["value"] in (0.0, False):
+        values = entry["value"].values() if isinstance(entry["value"], dict) else [entry["value"]]
+        if all(v in (0.0, False) for v in values):
             assert entry["note"].startswith("left out"), name  # a term out says why
+    # no gate written by hand: the classes a term stands in follow from its fitted values
+    assert set(DATA["terms"]) == {"nccl_latency", "contention_share", "rank_spread"}
 
 
 def test_the_data_holds_what_the_fit_chose() -> None:
     chosen, fitted = FIT["chosen_terms"], step_terms.FITTED
-    assert (fitted.nccl_latency, fitted.contention_share, fitted.rank_spread) == (
-        chosen["nccl_latency"],
-        chosen["contention_share"],
-        chosen["rank_spread"],
-    )
-    # the fit read development rows only: six (table, device) groups, every row in one
+    assert fitted.nccl_latency == chosen["nccl_latency"]
+    for name in ("contention_share", "rank_spread"):
+        assert dict(getattr(fitted, name)) == chosen[name], name
+        assert DATA["terms"][name]["value"] == chosen[name], name
+        # the gate is the fit's: a class has the term where its fitted value is above 0
+        assert FIT["gate"][name] == [c for c in step_terms.CLASSES if chosen[name][c] > 0]
+    variant = FIT["variants"][FIT["chosen"]]
+    assert variant["fitted_on_all"] == {k: chosen[k] for k in ("contention_share", "rank_spread")}
+    # the choice is the declared rule's: least error, the smaller size within 0.1 point
+    least = min(v["loso_error"] for v in FIT["variants"].values())
+    tied = [v for v in FIT["variants"].values() if v["loso_error"] <= least + 0.001]
+    assert variant["size"] == min(v["size"] for v in tied)
+    # 18 variants: nccl off or on, each free parameter off, pooled or per class
+    assert len(FIT["variants"]) == 18
+    # the fit read development rows only: 17 (table, device) groups, every row in one
     assert sum(FIT["groups"].values()) == FIT["rows"]
-    assert len(FIT["groups"]) == 6
-    assert all(g.startswith(("tensorflow_benchmarks_2017", "nvidia_dle")) for g in FIT["groups"])
+    assert len(FIT["groups"]) == 17
+    development_tables = (
+        "tensorflow_benchmarks_2017",
+        "cscs_distributed_tf_2017",
+        "nvidia_dle",
+        "lambda_pytorch_fp32",
+        "kempnerforge",
+        "dlperf_deepspeed_2020",
+        "dlperf_oneflow_2021",
+    )
+    assert all(g.startswith(development_tables) for g in FIT["groups"])
 
 
 def test_expected_max_of_normal_draws_meets_its_closed_forms() -> None:
@@ -75,6 +90,8 @@ def test_out_of_range_terms_are_refused() -> None:
         StepTerms(contention_share=1.5)
     with pytest.raises(ValueError, match="rank spread"):
         StepTerms(rank_spread=-0.1)
+    with pytest.raises(ValueError, match="link classes"):
+        StepTerms(rank_spread=(("nvlink", 0.05),))
 
 
 MODEL = ModelSpec(params=25.6e6, flops_per_sample=24.6e9)
@@ -97,25 +114,39 @@ def test_the_slowest_rank_waits_where_nothing_measured_it() -> None:
     assert _step(measured, StepTerms(rank_spread=0.05)) == _step(measured, StepTerms())
 
 
-def test_the_spread_stands_on_the_classes_the_data_keeps_it_for() -> None:
+def test_the_spread_stands_on_the_classes_whose_value_is_above_zero() -> None:
     compute = Compute(tflops=60.0)
-    kept = step_terms.FITTED
     assert step_terms.link_class("nvlink3", nodes=False) == "nvlink"
     assert step_terms.link_class("pcie-phb", nodes=False) == "pcie_no_p2p"
     assert step_terms.link_class("pcie4-x16", nodes=False) == "pcie_p2p"
     assert step_terms.link_class("nvlink4", nodes=True) == "multinode"
     assert step_terms.link_class("custom", nodes=False) is None
-    assert _step(compute, kept) > _step(compute, StepTerms())  # nvlink3: kept
-    with step_terms.using(kept):
-        for network in (
-            Network(intra=Link.from_preset("pcie4-x16")),
-            Network(
-                intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")
-            ),
-            Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom")),
-        ):
-            step = step_at(MODEL, compute, network, 4, batch=256)
-            assert step.wait_ms == 0.0, network.name
+    gated = StepTerms(
+        rank_spread=(("nvlink", 0.05), ("pcie_p2p", 0.0), ("pcie_no_p2p", 0.05), ("multinode", 0.0))
+    )
+    assert _step(compute, gated) > _step(compute, StepTerms())  # nvlink3: 0.05
+    others = (
+        Network(intra=Link.from_preset("pcie4-x16")),
+        Network(intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")),
+        # a link of no class: the classes' values differ, so none
+        Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom")),
+    )
+    for terms, waits in ((gated, False), (StepTerms(rank_spread=0.05), True)):
+        with step_terms.using(terms):
+            for network in others:
+                step = step_at(MODEL, compute, network, 4, batch=256)
+                assert (step.wait_ms > 0) == waits, network.name
+
+
+def test_a_class_value_is_the_one_used_there() -> None:
+    compute = Compute(tflops=60.0)
+    one = step_at(MODEL, compute, NETWORK, 1, batch=256).compute_ms
+    terms = StepTerms(
+        rank_spread=(("nvlink", 0.1), ("pcie_p2p", 0.0), ("pcie_no_p2p", 0.0), ("multinode", 0.0))
+    )
+    assert _step(compute, terms) - _step(compute, StepTerms()) == pytest.approx(
+        0.1 * 1.4236 * one, rel=0.02
+    )
 
 
 def test_a_spread_measured_on_the_host_stands_instead() -> None:

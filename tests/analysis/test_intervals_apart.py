@@ -64,7 +64,8 @@ def test_the_stored_bound_is_what_the_bundled_rounds_give() -> None:
     )
 
     stored = convergence_spread()
-    measured = measure_convergence_spread(load_round().runs, stored.quantile)
+    tables = load_round()
+    measured = measure_convergence_spread(tables.runs, tables.scores, stored.quantile)
     path = Path(__file__).parents[2] / "src" / "gpuscale" / "data" / SPREAD_FILE
     assert json.loads(path.read_text()) == measured | {"command": stored.command}
     assert stored.across["0.99"] < stored.log_ratio < np.log(9.0)

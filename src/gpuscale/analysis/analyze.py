@@ -110,10 +110,10 @@ def workload_table(
     )
     if table.empty:
         return None
-    table = pd.concat(
-        [table, bootstrap_intervals(table, tables.runs, n_boot=options.n_boot, seed=options.seed)],
-        axis=1,
+    ci = bootstrap_intervals(
+        table, tables.runs, scores=scores, n_boot=options.n_boot, seed=options.seed
     )
+    table = pd.concat([table, ci], axis=1)
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
 
 

@@ -131,6 +131,17 @@ def plausible_samples(frame: pd.DataFrame) -> pd.Series:
     return frame["samples_to_converge"].astype(float).where(flags.fillna("") == "")
 
 
+def flagged_results(results: pd.DataFrame | None) -> frozenset[tuple[str, str, str, str]]:
+    """(round, org, system_id, benchmark) of each result of a scores (or scaling) table
+    whose samples to converge are flagged as impossible (``samples_to_converge_flag``);
+    none for None or a table without the column."""
+    if results is None or "samples_to_converge_flag" not in results:
+        return frozenset()
+    flagged = results[results["samples_to_converge_flag"].fillna("").astype(str) != ""]
+    columns = [flagged[c].astype(str) for c in ("round", "org", "system_id", "benchmark")]
+    return frozenset(zip(*columns, strict=True))
+
+
 def study_reference(frame: pd.DataFrame) -> pd.Series:
     """The study's rule: the fewest accelerators, and among those the slowest system
     (ties broken by submitter and system id, so the choice is deterministic)."""

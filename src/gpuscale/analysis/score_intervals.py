@@ -12,7 +12,10 @@ result keeps its own runs'
 spread where they vary significantly more than the pool (a one-sided F test at 5%).
 Results (and RCP batches) whose mean samples to converge differ from a result's by more
 than one result's own runs spread (:class:`ConvergenceSpread`) are kept out of its pool:
-no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch).
+no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch). A result
+whose samples to converge are flagged as impossible (``samples_to_converge_flag``: another
+unit, a logging error) is in no pool and draws from none: its interval rests on its own
+runs' times alone (:func:`result_runs`).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +44,7 @@ import pandas as pd
 from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
 from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
+from gpuscale.analysis.metrics import flagged_results
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
@@ -50,12 +55,19 @@ _Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
 SPREAD_FILE = "convergence_spread.json"
 
 
-def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
+def result_runs(
+    runs: pd.DataFrame, flagged: Collection[_Key]
+) -> dict[_Key, tuple[ResultRuns, float]]:
     """Every result of ``runs`` as its ``ResultRuns`` and its global batch (NaN unknown),
-    in the order the results first appear."""
+    in the order the results first appear. The samples to converge of a ``flagged`` result
+    (:func:`flagged_results`) are NaN: no convergence law is drawn from them nor for them."""
     counted = runs["counted"].astype(bool).to_numpy()
     times = runs["time_to_train_min"].to_numpy(float)
     samples = pd.to_numeric(runs["samples_to_converge"], errors="coerce").to_numpy(float)
+    if flagged:
+        columns = [runs[c].astype(str) for c in ("round", "org", "system_id", "benchmark")]
+        keys = zip(*columns, strict=True)
+        samples = np.where([k in flagged for k in keys], np.nan, samples)
     batches = pd.to_numeric(runs["global_batch_size"], errors="coerce").to_numpy(float)
     groups = runs.groupby(["round", "org", "system_id", "benchmark"], sort=False).indices
     out = {}
@@ -115,12 +127,13 @@ def convergence_spread() -> ConvergenceSpread:
     return read_bound(ConvergenceSpread, SPREAD_FILE)
 
 
-def measure_convergence_spread(runs: pd.DataFrame, quantile: float) -> dict:
+def measure_convergence_spread(runs: pd.DataFrame, scores: pd.DataFrame, quantile: float) -> dict:
     """The figures of :class:`ConvergenceSpread` (but ``command``) measured on a runs
     table: each result's counted runs with a positive samples to converge (two or more)
     give the range of their log values; each result at a batch with another gives its
-    mean log value's deviation from the median of the others' means."""
-    results = result_runs(runs)
+    mean log value's deviation from the median of the others' means. A result ``scores``
+    flag (:func:`flagged_results`) counts in neither."""
+    results = result_runs(runs, flagged_results(scores))
     ranges, means = [], {}
     for key, (result, batch) in results.items():
         values = log_samples(result)
@@ -175,11 +188,11 @@ def convergence_pool(
     a batch, or where the result's own runs would be the whole pool; the second item is
     what was kept apart either way. ``logs``: each result's :func:`log_samples`, where
     computed."""
-    if not batch > 0:
-        return None, ()
     round_name, _, _, benchmark = key
     own = logs[key] if logs is not None else log_samples(results[key][0])
-    centre = float(np.mean(own)) if own is not None else math.nan
+    if not batch > 0 or own is None:  # a result without its own counts draws from no law
+        return None, ()
+    centre = float(np.mean(own))
     sources: dict[float, list[tuple[tuple, np.ndarray]]] = {}
     apart: dict[float, list[tuple[tuple, float]]] = {}
     found = [
@@ -229,13 +242,16 @@ def bootstrap_intervals(
     table: pd.DataFrame,
     runs: pd.DataFrame,
     *,
+    scores: pd.DataFrame | None = None,
     n_boot: int = 2000,
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
     """CI columns (``gpuscale.tables.CI_COLUMNS``) for every row of a scaling table (see
     the module docstring), and what each result's pool kept apart (``CI_POOL_COLUMNS``).
-    NaN where a result has too few runs to score a replicate (or its reference has)."""
+    NaN where a result has too few runs to score a replicate (or its reference has).
+    The samples to converge flagged in ``table`` or in the round's ``scores`` (results of
+    ``runs`` the table left out pool too) are in no pool (:func:`result_runs`)."""
     rng = np.random.default_rng(seed)
     bound = convergence_spread().log_ratio
     apart: dict[int, tuple[tuple[tuple, float], ...]] = {}
@@ -244,7 +260,7 @@ def bootstrap_intervals(
     mine = runs["round"].isin(table["round"].unique()) & runs["benchmark"].isin(
         table["benchmark"].unique()
     )
-    results = result_runs(runs[mine.to_numpy()])
+    results = result_runs(runs[mine.to_numpy()], flagged_results(table) | flagged_results(scores))
     logs = {key: log_samples(result) for key, (result, _) in results.items()}
     pools: dict[tuple, PoolDraws | None] = {}  # one law per pooled batches: shared draws
     law_rng = np.random.default_rng([seed, 1])  # its own stream: the other draws as before

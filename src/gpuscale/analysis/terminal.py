@@ -111,15 +111,26 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
 
 
 def flagged_sentences(table: pd.DataFrame) -> list[str]:
-    """One line per system whose samples to converge is flagged as impossible."""
+    """One line per system whose samples to converge is flagged as impossible, then one
+    for their 95% intervals: from their own runs alone, those pooled in no convergence
+    law (``gpuscale.analysis.score_intervals``), and how many have none (too few runs)."""
     if "samples_to_converge_flag" not in table:
         return []
     flagged = table[table["samples_to_converge_flag"].fillna("") != ""]
-    return [
+    lines = [
         f"samples to converge of {named(r.submitter, r.system_name)} not used: "
         f"{r.samples_to_converge_flag}"
         for r in flagged.itertuples(index=False)
     ]
+    if flagged.empty or "time_to_train_min_ci_low" not in flagged:
+        return lines
+    none = int(flagged["time_to_train_min_ci_low"].isna().sum())
+    lines.append(
+        f"95% intervals of {counted(len(flagged), 'result')} above: from their own runs' "
+        "times alone, no samples to converge pooled into any convergence law"
+        + (f" ({counted(none, 'result')} with too few runs: none)" if none else "")
+    )
+    return lines
 
 
 def kept_apart_sentences(table: pd.DataFrame) -> list[str]:

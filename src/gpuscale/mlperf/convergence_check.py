@@ -8,7 +8,8 @@ BERT, Baidu and Samsung log 1.0 (every other submitter ~2.5M samples); v0.7 BERT
 units across submitters (1 to 11,718); v3.1 3D U-Net, some submitters log epochs (~2,000)
 where the ruleset's RCPs count samples (~400,000). A flagged value stays in the scores
 table beside its reason (``samples_to_converge_flag``) and a problem row; the analysis
-keeps it out of the decomposition, the findings and the per-sample rates.
+keeps it out of the decomposition, the findings, the per-sample rates and every pooled
+convergence law of the intervals (``gpuscale.analysis.score_intervals``).
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def flag_samples(round_name: str, rows: list[Row]) -> list[ProblemRow]:
                     where,
                     ProblemKind.IMPOSSIBLE_VALUE,
                     f"samples_to_converge: {reason}; kept out of the decomposition, the "
-                    "findings and the per-sample rates (the official score stands)",
+                    "findings, the per-sample rates and the intervals' pooled convergence "
+                    "(the official score stands)",
                 )
             )
     return problems

@@ -41,7 +41,7 @@ from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS, root_reason
 
@@ -211,7 +211,7 @@ def _why_no_scaling(table: pd.DataFrame, family: str, systems: pd.DataFrame) -> 
     if named.empty or systems["accelerators"].nunique() < 2:
         return f"{counted(count, f'{family} system')} only: no scaling to read"
     left = sorted(int(n) for n in clean(systems)["accelerators"].unique())
-    rest = f"the rest at {' and '.join(f'{n:,}' for n in left)} only" if left else "none left"
+    rest = f"the rest at {joined(f'{n:,}' for n in left)} only" if left else "none left"
     return (
         f"outliers: {len(named):,} of {counted(count, f'{family} system')} (far from the "
         f"family's others at their count), {rest}: no scaling to read"

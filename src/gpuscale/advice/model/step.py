@@ -309,9 +309,11 @@ def step_at(
     comm_s, last_s, latency_s = collectives_s(
         network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
     )
+    nodes = network.inter is not None and network.per_node is not None
+    link = step_terms.link_class(network.intra.name, nodes)  # the fitted terms' class
     if overlap is None:
         hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
-        contention_ms = step_terms.contention_ms(hidden_ms)  # the fitted term (below)
+        contention_ms = step_terms.contention_ms(hidden_ms, link=link)  # the fitted term (below)
     elif 0 <= overlap <= 1:
         # measured or given: applied as it is (capping it by the modelled backward would
         # predict exposed communication at the very run that measured none)
@@ -322,8 +324,6 @@ def step_at(
     # the fitted straggler term where nothing measured the wait: no slowdown at n > 1 and
     # the step's spread the prior's (no N = 1 steps timed)
     if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
-        nodes = network.inter is not None and network.per_node is not None
-        link = step_terms.link_class(network.intra.name, nodes)
         wait_ms = max(wait_ms, step_terms.straggler_ms(n, compute_ms, link=link))
     exposed_ms = comm_s * 1e3 - hidden_ms + contention_ms
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms

@@ -10,8 +10,12 @@ in by leave-one-source-out error on those rows):
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks,
   ``sigma x E[max of N standard normals] x compute`` (about ``sigma sqrt(2 ln N)`` for
   large N), where nothing on the host measured the step's spread (a bench's N = 1 steps
-  or its slowdown at N > 1 hold it), on the link classes ``rank_spread_classes`` keeps
-  (``link_class``; the data file says why).
+  or its slowdown at N > 1 hold it).
+
+``contention_share`` and ``rank_spread`` are each one value for every link class
+(``link_class``) or one per class, as the fit chose them; a class whose value is 0 has no
+such term, and a link of no class (custom or measured) has a value only where every class
+has the same one.
 
 ``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
 
@@ -32,31 +36,61 @@ CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 
 
+PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
+
+
 @dataclass(frozen=True, slots=True)
 class StepTerms:
-    """The fitted terms' values (see the module docstring)."""
+    """The fitted terms' values (see the module docstring): ``contention_share`` and
+    ``rank_spread`` one value for every link class, or ``(class, value)`` for each of
+    ``CLASSES``."""
 
     nccl_latency: bool = False
-    contention_share: float = 0.0
-    rank_spread: float = 0.0
-    # the link classes (``link_class``) where ``rank_spread`` stands
-    rank_spread_classes: tuple[str, ...] = CLASSES
+    contention_share: float | PerClass = 0.0
+    rank_spread: float | PerClass = 0.0
 
     def __post_init__(self) -> None:
-        if unknown := set(self.rank_spread_classes) - set(CLASSES):
-            raise ValueError(f"link classes are {CLASSES}, not {sorted(unknown)}")
-        if not (0 <= self.contention_share <= 1):
-            raise ValueError(f"contention share not in [0, 1]: {self.contention_share}")
-        if not (0 <= self.rank_spread < 1):
-            raise ValueError(f"rank spread not in [0, 1): {self.rank_spread}")
+        for name, field in (
+            ("contention share", self.contention_share),
+            ("rank spread", self.rank_spread),
+        ):
+            per_class = dict(field) if isinstance(field, tuple) else dict.fromkeys(CLASSES, field)
+            if set(per_class) != set(CLASSES):
+                raise ValueError(f"{name}: link classes are {CLASSES}, not {sorted(per_class)}")
+            for cls, value in per_class.items():
+                if not (0 <= value < 1 or (name == "contention share" and value == 1)):
+                    raise ValueError(f"{name} not in [0, 1]: {value} ({cls})")
+
+    def contention(self, link: str | None) -> float:
+        """kappa on a network of ``link`` class (``link_class``; None: no class)."""
+        return _of(self.contention_share, link)
+
+    def spread(self, link: str | None) -> float:
+        """sigma on a network of ``link`` class (``link_class``; None: no class)."""
+        return _of(self.rank_spread, link)
+
+
+def _of(field: float | PerClass, link: str | None) -> float:
+    """A term's value on a network of ``link`` class: the class's own; for no class, the
+    value every class shares, else 0 (no class it was fitted for)."""
+    if not isinstance(field, tuple):
+        return field
+    per_class = dict(field)
+    if link is not None:
+        return per_class[link]
+    values = set(per_class.values())
+    return values.pop() if len(values) == 1 else 0.0
+
+
+def _per_class(value: dict[str, float]) -> PerClass:
+    return tuple((cls, float(value[cls])) for cls in CLASSES)
 
 
 _TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
 FITTED = StepTerms(
     nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
-    contention_share=float(_TERMS["contention_share"]["value"]),
-    rank_spread=float(_TERMS["rank_spread"]["value"]),
-    rank_spread_classes=tuple(_TERMS["rank_spread_classes"]["value"]),
+    contention_share=_per_class(_TERMS["contention_share"]["value"]),
+    rank_spread=_per_class(_TERMS["rank_spread"]["value"]),
 )
 _current = [FITTED]
 SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
@@ -109,26 +143,25 @@ def straggler_ms(
     n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
 ) -> float:
     """The wait for the slowest of ``n`` ranks whose compute of ``compute_ms`` spreads by
-    ``rank_spread`` of itself: ``sigma x E[max of n] x compute``; 0 on a network whose
-    ``link`` class (``link_class``) is not among ``rank_spread_classes`` (None: any)."""
-    terms = terms or current()
-    if n < 2 or (link is not None and link not in terms.rank_spread_classes):
+    ``rank_spread`` of itself on a network of ``link`` class (``link_class``; None: no
+    class): ``sigma x E[max of n] x compute``."""
+    if n < 2:
         return 0.0
-    if link is None and terms.rank_spread_classes != CLASSES:
-        return 0.0  # a custom or measured link: no class the spread was kept for
-    return terms.rank_spread * expected_max_normal(n) * compute_ms
+    return (terms or current()).spread(link) * expected_max_normal(n) * compute_ms
 
 
 def spread_said(link: str | None) -> str:
     """The fitted spread in words where it stands on a network of ``link`` class
     (``link_class``), else ``""``."""
-    terms = current()
-    if terms.rank_spread <= 0 or straggler_ms(2, 1.0, terms, link) <= 0:
+    spread = current().spread(link)
+    if spread <= 0:
         return ""
-    return SPREAD_SAID.format(spread=f"{terms.rank_spread:.1%}")
+    return SPREAD_SAID.format(spread=f"{spread:.1%}")
 
 
-def contention_ms(hidden_ms: float, terms: StepTerms | None = None) -> float:
-    """What the communication hidden behind backward (``hidden_ms``) costs the backward:
-    ``contention_share x hidden``."""
-    return (terms or current()).contention_share * max(hidden_ms, 0.0)
+def contention_ms(
+    hidden_ms: float, terms: StepTerms | None = None, link: str | None = None
+) -> float:
+    """What the communication hidden behind backward (``hidden_ms``) costs the backward on
+    a network of ``link`` class: ``contention_share x hidden``."""
+    return (terms or current()).contention(link) * max(hidden_ms, 0.0)

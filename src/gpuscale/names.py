@@ -266,7 +266,7 @@ def _catalogue_part(
     # lazy: the device catalogue, only when a device is named (not at the CLI's start)
     from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
     from gpuscale.hardware.catalogue import products
-    from gpuscale.hardware.device_names import UnknownDevice, resolve
+    from gpuscale.hardware.device_names import UnknownDevice, parts_named, resolve
 
     if name is None:
         return None
@@ -274,6 +274,15 @@ def _catalogue_part(
         resolve(name)
         return name
     except UnknownDevice as missed:
+        parts = parts_named(name)
+        if parts:  # a catalogued product at a memory or form it has not: no facts of it
+            said = joined(list(parts), "or")
+            raise FieldError(
+                field,
+                name,
+                f"{what}: no catalogued part has the memory or form it writes; "
+                f"name the part ({said})",
+            ) from None
         known = normalise_accelerator(name)
         if known.known and (known.vendor in GPU_VENDORS or not gpus_only):
             return name

@@ -118,3 +118,26 @@ def test_an_unknown_device_name_is_refused_with_the_closest(name: str) -> None:
     assert "--device-name" in said and "unknown device" in said and "did you mean" in said
     with pytest.raises(ValueError, match="unknown device"):
         gpuscale.advise(params=7e6, step_ms=2.0, batch=64, device_name=name)
+
+
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [
+        ("H100 40GB", "H100 SXM5 80GB"),
+        ("H100 SXM 94GB", "H100 NVL 94GB"),
+        ("B200 192GB", "B200 180GB"),
+    ],
+)
+def test_a_catalogued_product_at_a_memory_it_has_not_is_refused_with_its_parts(
+    name: str, part: str
+) -> None:
+    """A product the catalogue knows, written with a memory or form no part of it has, is no
+    part: advised on, it would have no memory, peak or power, so a model no part holds would
+    be advised on DDP. Refused, naming the product's parts."""
+    args = ["advise", "--params", "7B", "--step-ms", "900", "--batch", "8192"]
+    result = CliRunner().invoke(app, [*args, "--device-name", name])
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "--device-name" in said and part in said
+    with pytest.raises(ValueError, match="unknown device"):
+        gpuscale.advise(params=7e9, step_ms=900.0, batch=8192, device_name=name)

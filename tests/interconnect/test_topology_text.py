@@ -100,6 +100,19 @@ def test_topology_rejects_other_text() -> None:
         parse_topo_matrix("No devices were found")
 
 
+@pytest.mark.parametrize("text", ["garbage\n", "\tGPU0\tGPU1\n"])
+def test_a_text_holding_no_matrix_is_told_how_to_save_one(tmp_path, text: str) -> None:
+    """A file holding no GPU matrix (no header; a header with no rows) is refused saying
+    what to save and the command that saves it, not only what is missing."""
+    from gpuscale.interconnect.topology import read_topo_file
+
+    saved = tmp_path / "my topo.txt"
+    saved.write_text(text)
+    with pytest.raises(ValueError, match="nvidia-smi topo -m > ") as refused:
+        read_topo_file(saved)
+    assert str(saved) in str(refused.value)
+
+
 def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence(golden) -> None:
     """A short row, a pair whose cells differ and NV99 are no matrix ``nvidia-smi`` writes:
     each is a problem of the topology (its JSON's ``matrix_problems``), not read in

@@ -140,6 +140,13 @@ def resolve(typed: str) -> Resolved:
     return Resolved(typed, chosen, _assumption(typed, chosen, others), names)
 
 
+def parts_named(typed: str) -> tuple[str, ...]:
+    """The catalogue's parts of the product whose model number ``typed`` writes, whether or
+    not one has the form factor and memory it writes (``H100 40GB``: the three H100
+    parts); () where it writes no catalogued product."""
+    return tuple(d.name for d in _candidates(normalised(typed)))
+
+
 def lookup(name: str | None) -> Device | None:
     """The part ``name`` means, None where none does (a CPU, an unknown device): for
     names read from torch, NVML or a results file, where a miss is no error."""

@@ -222,6 +222,11 @@ def _affinity(cells: list[str], start: int) -> tuple[str, str]:
     return rest[0], rest[1]
 
 
+# What a text holding no GPU matrix is told to do: what to save, and how.
+_SAVE_ONE = (
+    ": not a saved `nvidia-smi topo -m`; save one on the machine: nvidia-smi topo -m > topo.txt"
+)
+
 # The most a saved `nvidia-smi topo -m` may hold (a 64-GPU host's is ~50 kB).
 MAX_TOPO_BYTES = 1 << 20
 
@@ -249,7 +254,7 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
     rows = [line.split() for line in text.splitlines() if line.split()]
     header = next((r for r in rows if r[0] == "GPU0" and (len(r) < 2 or r[1] != "X")), None)
     if header is None:
-        raise ValueError("no GPU header row (GPU0 GPU1 ...) in the topology text")
+        raise ValueError(f"no GPU header row (GPU0 GPU1 ...) in the topology text{_SAVE_ONE}")
     names = [h for h in header if re.fullmatch(r"(GPU|NIC)\d+", h)]
     gpu_names = [h for h in names if h.startswith("GPU")]
     legend = dict(re.findall(r"^\s*(NIC\d+)\s*:\s*(\S+)", text, re.M))
@@ -276,7 +281,7 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
                 codes[names.index(g)] for g in gpu_names if names.index(g) < len(codes)
             ]
     if not gpus:
-        raise ValueError("no GPU rows in the topology text")
+        raise ValueError(f"no GPU rows in the topology text{_SAVE_ONE}")
     gpus.sort(key=lambda g: gpu_names.index(g.name))
     generation, switched = infer_nvlink(links, len(gpus), gpu_name)
     nics = [

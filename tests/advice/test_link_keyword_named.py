@@ -21,3 +21,10 @@ def test_interconnect_misspelled_is_still_refused_as_interconnect() -> None:
     with pytest.raises(FieldError) as refused:
         gpuscale.advise(**SEVEN_B, interconnect="nvlnk4")
     assert (refused.value.field, refused.value.value) == ("interconnect", "nvlnk4")
+
+
+def test_inter_node_misspelled_is_refused_as_inter_node_with_the_closest() -> None:
+    with pytest.raises(FieldError) as refused:
+        gpuscale.advise(**SEVEN_B, interconnect="nvlink4", nodes=2, inter_node="ib-ndr")
+    assert (refused.value.field, refused.value.value) == ("inter_node", "ib-ndr")
+    assert "'ib-ndr400'" in str(refused.value)

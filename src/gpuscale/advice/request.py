@@ -211,12 +211,14 @@ class AdviceRequest(JsonRequest):
             settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
         self._check_state()
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
-        for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
+        text_fields = ("bench", "model", "device_name", "interconnect", "inter_node", "topo")
+        for name in (*text_fields, "collectives"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
         settle_choice(self, "scaling", SCALINGS)
         check_preset(self)  # before any file is read (`--bench` missing said after it)
+        check_preset(self, "inter_node")
         self._resolve_names()
         check_step_pairs(self.step_ms, self.batch, self.fixed_ms, self.bench)
         check_pairs(self)  # options that contradict each other (``advice.conflicts``)

@@ -214,3 +214,56 @@ def test_another_name_of_a_strategy_suggests_the_one_it_is(given: str, meant: st
     assert code == 2
     assert f"(did you mean {meant!r}?)" in shown
     golden.check("advice/memory", f"strategy_{given}", shown.strip())
+
+
+# 400B under FSDP on H100s, 10 nodes: only 80 devices hold it (80 x 80 GiB), and the
+# global batch 8192 kept does not split over 80: no count predicted holds it
+FOUR_HUNDRED_B = (
+    *("--params", "400e9", "--step-ms", "49000", "--batch", "8192", "--device-name", "H100"),
+    *("--interconnect", "nvlink4", "--nodes", "10", "--strategy", "fsdp"),
+)
+
+
+def test_no_count_predicted_that_holds_it_advises_none_naming_the_fewest(golden: Golden) -> None:
+    """Where the only count that holds the model has no row (the batch does not split
+    over it), no count is advised nor named the fastest; the fewest that hold it are."""
+    code, out = _advise(*FOUR_HUNDRED_B, "-f", "json")
+    assert code == 0, out
+    document = json.loads(out)
+    assert document["memory"]["fits_from"]["fsdp"] == 80
+    assert document["recommendation"]["accelerators"] is None
+    assert document["decision"]["holds"] is False
+    assert document["decision"]["fastest"] is None
+    assert [row["fits"] for row in document["predictions"]] == [False] * 7
+    code, shown = _advise(*FOUR_HUNDRED_B)
+    assert code == 0, shown
+    answer = " ".join(shown.split("predicted training of")[0].split())
+    assert "Use " not in answer and "80 devices with FSDP (--strategy fsdp)" in answer
+    golden.check(VIEW, "the answer: 400B under FSDP, none predicted holds it", answer)
+
+
+def test_no_strategy_asked_and_none_predicted_holds_it_advises_none() -> None:
+    """Without --strategy (DDP) the fallback is FSDP from 80 devices, none predicted: no
+    count, 1 device included, is advised."""
+    args = [a for a in FOUR_HUNDRED_B if a not in ("--strategy", "fsdp")]
+    advice_args = ["--step-ms", "900", *args[args.index("--batch") :]]
+    code, out = _advise("--params", "400e9", *advice_args, "-f", "json")
+    assert code == 0, out
+    document = json.loads(out)
+    assert document["recommendation"]["accelerators"] is None
+    assert document["decision"]["fastest"] is None
+
+
+def test_each_prediction_row_says_whether_its_devices_hold_the_model() -> None:
+    """7B under ZeRO-2 on H100s: one device holds 112 GB (> 85.9 GB), two hold it; the
+    N = 1 row is marked as not holding it and never advised."""
+    zero2 = [*SEVEN_B[:-1], "zero2"]
+    zero2[zero2.index("--batch") + 1] = "8192"
+    code, out = _advise(*zero2, "-f", "json")
+    assert code == 0, out
+    document = json.loads(out)
+    fits = {row["accelerators"]: row["fits"] for row in document["predictions"]}
+    assert fits == {1: False, 2: True, 4: True, 8: True}
+    assert document["decision"]["holds"] is True
+    assert document["decision"]["fastest"] >= 2
+    assert document["recommendation"]["accelerators"] >= 2

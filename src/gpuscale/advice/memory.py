@@ -148,6 +148,13 @@ class MemoryCheck:
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
+    def holds(self, strategy: str, devices: int) -> bool:
+        """Whether ``devices`` devices hold the model under ``strategy`` (a count not
+        searched: whether it is at least the fewest that do)."""
+        row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
+        fewest = self.fewest_of(strategy)
+        return row[0] if row else fewest is not None and devices >= fewest
+
     @property
     def limits(self) -> bool:
         """Whether memory limits the counts of the strategy asked (one device does not

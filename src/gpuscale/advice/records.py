@@ -87,7 +87,7 @@ class Decision:
     chosen: Chosen
     target_efficiency: float
     held_back: HeldBack | None  # a count that reached the target, its interval including 1x
-    fastest: int  # fastest trusted count on the point predictions
+    fastest: int | None  # fastest trusted count that holds the model (None: none does)
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read
     limit: Limit
@@ -99,13 +99,17 @@ class Decision:
     # the count is withheld (``count`` None) and that term is what to give or measure
     readings: tuple[Reading, ...] = ()
     withheld_by: str | None = None
+    # whether a count predicted holds the model (``advice.memory``): where none does,
+    # ``chosen`` is read as without memory and no count is advised
+    holds: bool = True
 
     @property
     def count(self) -> int | None:
         """The count recommended, None where an assumed term's range moves it, or where an
         input cannot be true (``refused``: no count above 1) and one device cannot hold the
-        model (``chosen.accelerators``: the fewest that would)."""
-        if self.withheld_by or (self.refused and self.chosen.accelerators > 1):
+        model (``chosen.accelerators``: the fewest that would), or where no count predicted
+        holds the model (``holds``)."""
+        if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
 

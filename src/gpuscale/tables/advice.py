@@ -29,7 +29,9 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
   from; ``rests_on``: what the row's step rests on: ``predicted`` (the model),
   ``measured`` (runs at this count, outside the predicted interval: their median, their
   range the interval) or ``measured_below`` (the miss measured at a count below, carried
-  up); ``flags``: why the row cannot be true (empty when plausible).
+  up); ``fits``: whether the row's devices hold the model under the strategy advised
+  (``advice.memory``; such a row is never advised); ``flags``: why the row cannot be
+  true (empty when plausible).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ ADVICE_SCHEMA: dict[str, str] = {
     "energy_source": "str",
     "compute_source": "str",
     "rests_on": "str",
+    "fits": "bool",
     "flags": "str",
 }
 ADVICE_COLUMNS: tuple[str, ...] = tuple(ADVICE_SCHEMA)

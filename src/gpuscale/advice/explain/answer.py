@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.counts import dropped_short
 from gpuscale.advice.explain.focus import deciding_kind
-from gpuscale.advice.explain.phrasebook import remedies
+from gpuscale.advice.explain.phrasebook import remedies, sentence
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
@@ -61,12 +61,24 @@ def _trained(row: pd.Series, samples: float) -> str:
     return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
 
 
+def none_holds(advice: AdviceView) -> str:
+    """No count advised, none predicted holding the model: the fewest that do, and the
+    strategy (``advice.memory``)."""
+    held, strategy = advice.memory, advice.calibration.run.strategy
+    fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
+    devices = counted(fewest, "device") if fewest else "none"
+    name = memory.NAMES.get(strategy, strategy)
+    return sentence("none_holds", devices=devices, name=name, strategy=strategy)
+
+
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
     samples = float(row_at(frame, 1)["samples_to_train"])
     row = row_at(frame, chosen.accelerators)
+    if not d.holds:
+        return none_holds(advice)
     if d.withheld_by:
         ends = [
             r

@@ -15,6 +15,7 @@ from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -60,6 +61,8 @@ def _recommendation(advice: AdviceView) -> list[str]:
     use = "Use" if d.count is not None else "Count withheld; as assumed,"
     if d.count is None and not d.withheld_by:  # refused: 1 device cannot hold the model
         use = "No count advised (an input is flagged IMPLAUSIBLE); the fewest that hold it,"
+    if not d.holds:
+        use = sentence("none_holds_use")
     if chosen.accelerators > 1:
         lines.append(
             f"{use} {_config(row)}: {time} to a trained model, "
@@ -92,7 +95,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
             )
         else:
             lines.append(only_one(advice.calibration, d.limit.cap))
-    if d.fastest != chosen.accelerators:
+    if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
         lines.append(

@@ -92,6 +92,8 @@ def deciding_kind(advice: AdviceView) -> str:
 def detailed(d: Decision) -> str:
     """``named`` with the fastest count where it is another (the step's sentence)."""
     said = named(d)
+    if d.fastest is None:  # no count predicted holds the model: none is the fastest
+        return said
     if d.fastest == d.focus.accelerators:
         return f"{said} and the fastest"
     if d.fastest == d.chosen.accelerators:

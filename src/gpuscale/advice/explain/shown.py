@@ -45,10 +45,13 @@ ADVICE_SHOWN = (
 def columns(advice: AdviceView) -> tuple[str, ...]:
     """The table's deciding columns: the count and batch (its accumulation where a row has
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
-    and the time to train (cost and energy: the decision's line; every column: -f csv)."""
+    and the time to train (cost and energy: the decision's line; every column: -f csv), and
+    whether the devices hold the model where a row's do not."""
     term = TERM_COLUMN.get(advice.decision.limit.dominant_term)
-    shown = {"accum": (advice.predictions["accum"] > 1).any(), None: False}  # where used
-    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING)
+    frame = advice.predictions
+    # the accumulation where used; whether the devices hold the model where some do not
+    shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
+    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING, "fits")
     return tuple(column for column in wanted if shown.get(column, True))
 
 

@@ -229,13 +229,15 @@ def decide(
     """The Decision of a predictions table (flagged rows left out, ``plausible``);
     ``refused``: an input cannot be true (an IMPLAUSIBLE warning among ``warnings``);
     ``searched``: the device counts searched (``stopped_by``); ``fits_from``: the smallest
-    count whose devices hold the model (``advice.memory``), standing where one device would."""
+    count whose devices hold the model (``advice.memory``), standing where one device would;
+    where none predicted does, nothing is advised (``Decision.holds``)."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
-    # no count predicted holds the model: decided as without memory
-    fitting = fitting if len(fitting) else trusted
+    # no count predicted holds the model: read as without memory, none advised (``holds``)
+    holds = bool(len(fitting))
+    fitting = fitting if holds else trusted
     chosen, held_back = _chosen(fitting, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
@@ -256,7 +258,9 @@ def decide(
         ),
         target_efficiency=target_efficiency,
         held_back=maybe(_held, held_back),
-        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]),
+        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"])
+        if holds
+        else None,
         largest=largest,
         focus=Focus(
             accelerators=int(focus["accelerators"]),
@@ -275,6 +279,7 @@ def decide(
         ),
         warnings=warnings,
         refused=refused,
+        holds=holds,
     )
 
 

@@ -148,6 +148,9 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
     frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
+    memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
+    counts_n = frame["accelerators"].astype(int)
+    frame["fits"] = [memory is None or memory.holds(strategy, n) for n in counts_n]
     # the 80% intervals (the module's docstring)
     width = np.array([cal.model.error.width_at(int(count)) for count in frame["accelerators"]])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T

@@ -245,11 +245,11 @@ def equilibrium_sentence(advice: AdviceView) -> str:
         f"the fastest count keeping efficiency >= {d.target_efficiency:.0%} whose speedup's "
         "80% interval lies above 1"
     )
-    return (
-        "Equilibrium, other rules than the advice's "
-        f"{counted(d.chosen.accelerators, 'device')} ({rule}): "
-        f"{'; '.join(parts)}."
-    )
+    # no count predicted holds the model: the picks are as if memory allowed (none advised)
+    ours = f"the advice's {counted(d.chosen.accelerators, 'device')}"
+    if not d.holds:
+        ours = f"the {counted(d.chosen.accelerators, 'device')} read as if memory allowed"
+    return f"Equilibrium, other rules than {ours} ({rule}): {'; '.join(parts)}."
 
 
 def _line(part: tuple[float, float]) -> str:

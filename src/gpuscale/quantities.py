@@ -208,6 +208,12 @@ def format_count(value: float) -> str:
     return f"{number(value)}"
 
 
+def format_batch(value: float) -> str:
+    """A batch, a count the user sets, exact with thousands separators: ``2,048``, ``32``
+    (never rounded to ``2.05k``: the table beside it prints 2,048)."""
+    return f"{round(value):,}"
+
+
 # One unit for every duration of a kind in a sentence (or a section): the unit is chosen
 # once, from the duration the sentence is about, and the others are written in it, never
 # "7 s" beside "0.119 min". Times to train from MLPerf are always in minutes, the unit of

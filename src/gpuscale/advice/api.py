@@ -149,8 +149,13 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
     table = sweeps.results
     if table is None or table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
-        held = f" (it holds `gpuscale bench` results: give it as {ref('bench')})" if bench else ""
-        raise NamedCalibrationError(f"{path}: no collectives measurement{held}")
+        held = (
+            f"it holds `gpuscale bench` results: give it as {ref('bench')}"
+            if bench  # what it is instead, where known; else what it should hold and whence
+            else "a collectives file holds the all_reduce times by message size on 2 or more "
+            "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
+        )
+        raise NamedCalibrationError(f"{path}: no collectives measurement ({held})")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
     for (op, ranks), rows in table.groupby(["op", "ranks"]):

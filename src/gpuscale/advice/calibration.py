@@ -161,6 +161,13 @@ class Run:
             raise ValueError("the largest per-device batch is at least the batch")
         if self.global_batch is not None and self.global_batch < 1:
             raise ValueError("global batch must be >= 1")
+        most = self.largest_batch * self.max_accum  # what one device takes in one step
+        if self.global_batch is not None and self.global_batch > most:
+            raise ValueError(
+                f"global batch {self.global_batch:,} is more than one device takes in a step: "
+                f"at most {most:,} (per-device batch at most {self.largest_batch:,} x at most "
+                f"{self.max_accum} accumulation steps); give a global batch of {most:,} or less"
+            )
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")
 

@@ -23,6 +23,7 @@ from gpuscale.hardware.memory import state_bytes
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import joined, parse_size
 from gpuscale.tables.requests import (
+    FieldError,
     JsonRequest,
     NamedError,
     flag,
@@ -44,6 +45,19 @@ DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
+# The names other tools give a choice of --optimizer or --precision that holds the same
+# bytes per parameter as one of ours (``data/state_bytes.csv``): refused naming ours, so
+# that what the memory check assumes is the name the user gives. (name, why the same)
+SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
+    "optimizer": {
+        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
+    },
+    "precision": {
+        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
+        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
+        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
+    },
+}
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
@@ -227,8 +241,14 @@ class AdviceRequest(JsonRequest):
         """The optimizer and precision named, and known together (``data/state_bytes.csv``
         has a row for the pair)."""
         for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
-            if getattr(self, name) is not None:
-                settle_choice(self, name, allowed)
+            value = getattr(self, name)
+            if value is None:
+                continue
+            same = SAME_STATE[name].get(str(value).lower())
+            if same is not None:  # another tool's name for one of ours: ours named
+                rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
+                raise FieldError(name, value, rule)
+            settle_choice(self, name, allowed)
         pair = (self.optimizer, self.precision)
         if None not in pair and pair not in state_bytes():
             known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]

@@ -15,7 +15,15 @@ from gpuscale.advice.explain.phrasebook import remedies, sentence
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
-from gpuscale.quantities import counted, filled, format_count, format_minutes, joined, number
+from gpuscale.quantities import (
+    counted,
+    filled,
+    format_batch,
+    format_count,
+    format_minutes,
+    joined,
+    number,
+)
 
 TERM_WORDS = {
     TermId.FIXED: "the fixed per-step cost",
@@ -54,10 +62,12 @@ def _speedup(row: pd.Series) -> str:
 
 
 def _trained(row: pd.Series, samples: float) -> str:
-    """``29 min to train 10M samples, $12.3, 1.55 kWh``."""
+    """``29 min to train 10M samples, 12.3 in the currency of --price, 1.55 kWh``."""
     time = format_minutes(row["time_to_train_min"])  # the table's unit
-    units = (("cost", "${}"), ("energy_kwh", "{} kWh"))
-    more = [said.format(number(row[c])) for c, said in units if pd.notna(row[c])]
+    # --price is in any currency: its unit said, no symbol the user did not give
+    more = [sentence("cost_trained", cost=row["cost"])] if pd.notna(row["cost"]) else []
+    if pd.notna(row["energy_kwh"]):
+        more.append(f"{number(row['energy_kwh'])} kWh")
     return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
 
 
@@ -99,8 +109,8 @@ def decision_line(advice: AdviceView) -> str:
     accum = f" x {chosen.accum} accumulation steps" if chosen.accum > 1 else ""
     said = (
         f"Use {counted(chosen.accelerators, 'device')}, batch "
-        f"{format_count(chosen.batch_per_device)} per "
-        f"device{accum} (global {format_count(chosen.global_batch)})"
+        f"{format_batch(chosen.batch_per_device)} per "
+        f"device{accum} (global {format_batch(chosen.global_batch)})"
     )
     if chosen.accelerators > 1:
         return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
@@ -143,7 +153,7 @@ def deciding_line(advice: AdviceView) -> str:
         )
     if kind == "batch":  # strong scaling: the global batch kept, the chosen count's
         return (
-            f"Decides: the global batch {format_count(d.chosen.global_batch)}, kept at every count "
+            f"Decides: the global batch {format_batch(d.chosen.global_batch)}, kept at every count "
             f"(strong scaling), does not split over more devices; {at}, the largest count "
             f"predicted, efficiency is {d.chosen.efficiency:.0%}."
         )

@@ -8,6 +8,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import lines
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import maybe
@@ -90,8 +91,16 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
+        # the predictions' ``cost``: --price is in any currency, so its unit is that one
+        # (None: no price, no cost)
+        "cost_unit": _cost_unit(result),
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }
+
+
+def _cost_unit(result: AdviceView) -> str | None:
+    priced = result.calibration.search.price_per_device_hour is not None
+    return sentence("cost_unit") if priced else None
 
 
 def _terms_evidence(result: AdviceView) -> str | None:

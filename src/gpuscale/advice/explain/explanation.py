@@ -24,6 +24,7 @@ from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
     filled,
+    format_batch,
     format_count,
     format_minutes,
     format_ms,
@@ -48,7 +49,7 @@ def _config(row: pd.Series) -> str:
     batch = table_words.config(row["batch_per_device"], row["accum"])
     return (
         f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch} "
-        f"(global batch {format_count(row['global_batch'])})"
+        f"(global batch {format_batch(row['global_batch'])})"
     )
 
 
@@ -224,7 +225,7 @@ def _scaling(advice: AdviceView) -> list[str]:
             else "no convergence model prices a larger global batch"
         )
         lines.append(
-            f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
+            f"Strong scaling: the global batch {format_batch(kept)} is kept at every count "
             f"({why}); each device computes its share, and "
             f"{table_words.fixed_costs(cal, advice.predictions)}."
         )
@@ -253,9 +254,9 @@ def _searched(advice: AdviceView) -> str:
     the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
-        f"{format_count(r.batch_per_device)}"
+        f"{format_batch(r.batch_per_device)}"
         + (f" x {r.accum}" if r.accum > 1 else "")
-        + f" (global batch {format_count(r.global_batch)}) on {r.accelerators} "
+        + f" (global batch {format_batch(r.global_batch)}) on {r.accelerators} "
         + noun_for(r.accelerators, "device")
         for r in frame.itertuples()
     )
@@ -272,10 +273,10 @@ def _searched(advice: AdviceView) -> str:
                 f", and on {named(advice.decision)} the samples it needs leave a "
                 f"convergence factor of {factor:.0%} in the speedup"
             )
-    one = format_count(frame.iloc[0]["global_batch"])
+    one = format_batch(frame.iloc[0]["global_batch"])
     return (
         f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
-        f"keep the per-device batch {format_count(advice.calibration.run.batch)} without "
+        f"keep the per-device batch {format_batch(advice.calibration.run.batch)} without "
         "accumulation, --scaling weak."
     )
 
@@ -295,11 +296,11 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     return [
         f"Weak scaling instead (per-device batch "
         f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
-        f"global batch {format_count(row['global_batch'])} on {named(d)}): "
+        f"global batch {format_batch(row['global_batch'])} on {named(d)}): "
         f"{number(row['speedup'])}x the throughput "
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
-        f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
-        f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
+        f"batch {format_batch(row['global_batch'])} needs under {number(row['speedup'])}x the "
+        f"samples of batch {format_batch(one['global_batch'])}, which nothing here measured "
         f"(give {_measure_convergence(advice.calibration, host)}; --scaling weak assumes the "
         "samples unchanged)."
     ]

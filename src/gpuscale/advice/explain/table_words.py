@@ -23,7 +23,15 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import Source
-from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
+from gpuscale.quantities import (
+    counted,
+    filled,
+    format_batch,
+    format_count,
+    format_ms,
+    joined,
+    number,
+)
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -197,7 +205,7 @@ def _phases(m: OneDevice, predicted: float) -> str:
 
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
-    return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+    return format_batch(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
 
 
 def equilibrium_sentence(advice: AdviceView) -> str:

@@ -55,6 +55,51 @@ P2P had been read off held-out rows), declared before any per-class variant was 
   link of no class (custom or measured) takes a parameter's value only where it is the
   same in every class, else none.
 
+Extended on 2026-11-27 again (issue 73: "like with like includes hardware generation and
+software stack"), declared after reading the development rows' residuals only (by source,
+year, device generation, framework and strategy) and before this extension was fitted or
+any held-out row advised with it:
+
+* **Stack class of a row** (``advice_heldout.Row.stack``, from the ``device`` column alone,
+  never a throughput): ``legacy`` where the device is of a generation before Volta
+  (Kepler's K80, Pascal's P100: ``advice_heldout.PRE_VOLTA``), ``modern`` otherwise. On the
+  development rows it is the 2017 TensorFlow 1.x tables (``tensorflow_benchmarks_2017``,
+  ``cscs_distributed_tf_2017``: parameter servers and TensorFlow's own replicated
+  all-reduce before NCCL 2; 5 of the 17 source groups, 174 of the 226 rows) against the
+  rest (PyTorch DDP and FSDP of NGC 21-22 and 2026, DeepSpeed and OneFlow on V100: 12
+  groups, 52 rows); every held-out row is ``modern`` (V100 and later, 2019 and later). Rows
+  of other stacks split the same way on the development rows (published before 2019,
+  TensorFlow 1.x, a parameter server or TensorFlow's replicated update), so one class
+  stands for generation and stack together.
+* **A user's request** is ``modern`` (``step_terms.DEFAULT_STACK``), an assumption: the
+  device catalogue has no device before Volta, and a device not in it is taken to run
+  today's stack (NCCL 2 or later all-reduce).
+* **Per-stack variants**: each free parameter (kappa, sigma) is off, pooled, per link
+  class (as above), **per stack** or **per stack and link class**; with ``nccl_latency``
+  off or on: 50 variants, the 18 above among them. Sizes for the tie: per stack 2, per
+  stack and link class 8.
+* **Per-stack fit**: as the per-class fit, with a parameter's cells the stacks (per
+  stack) or the (stack, link class) pairs (per stack and link class): both parameters
+  of the same mode fitted jointly in each cell, a parameter of another mode than the
+  other's fitted in its cells with the other held at its pooled value. A cell whose rows
+  fitted on come from fewer than 3 sources takes the next coarser value: a (stack, class)
+  pair its stack's value (where the stack's rows come from at least 3 sources), else the
+  pooled value.
+* **Choice**: as above, unchanged (least leave-one-source-out error over the same 17
+  groups, the mean over link classes of each class's median |error|; within 0.1 point the
+  smaller size, then the lesser error). The chosen values go to ``data/step_terms.json``
+  per stack and link class; ``advice_heldout.py`` and ``advice_intervals.py`` advise each
+  row with its stack's values, the advice every request with ``modern``'s.
+* Read on the development rows before this was written, not fitted to choose it: with
+  sigma alone (kappa off), the 2017 groups' own least-squares sigma is 0.058-0.072 on
+  one node (0.13-0.18 for the 2017 report's multi-node rows) and the other groups'
+  0-0.2 (DeepSpeed's BERT rows 0, Lambda's A100 SXM4 rows 0.2): the development rows do
+  not say that the older stacks want the larger wait. Other splits read the same way
+  (three generations, PyTorch against other frameworks, parameter server against
+  all-reduce) did no better than one pooled sigma by leave-one-source-out; the
+  generation/stack split above is the one declared because it is the one the model can
+  know of a request (from the device).
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``step_terms.straggler_ms``, ``step_terms.contention_ms``) from the parts the advice

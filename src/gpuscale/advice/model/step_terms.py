@@ -17,6 +17,13 @@ in by leave-one-source-out error on those rows):
 such term, and a link of no class (custom or measured) has a value only where every class
 has the same one.
 
+The data hold the terms per software stack and hardware generation (``STACKS``):
+``legacy`` (devices before Volta with the TensorFlow 1.x parameter servers and replicated
+updates of 2017 the published development rows ran) and ``modern`` (the rest); the fit
+chooses whether they differ. The advice takes ``modern``'s (``FITTED``) for every
+request, an assumption (``DEFAULT_STACK``: the device catalogue has no device before
+Volta); ``of_stack`` gives a stack's for the published tables' rows.
+
 ``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import numpy as np
 
 TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+STACKS = ("legacy", "modern")  # software stack and hardware generation (module docstring)
+DEFAULT_STACK = "modern"  # a request's: assumed (no device before Volta is catalogued)
 NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 
 
@@ -87,13 +96,25 @@ def _per_class(value: dict[str, float]) -> PerClass:
 
 
 _TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
-FITTED = StepTerms(
-    nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
-    contention_share=_per_class(_TERMS["contention_share"]["value"]),
-    rank_spread=_per_class(_TERMS["rank_spread"]["value"]),
-)
+FITTED_BY_STACK = {
+    stack: StepTerms(
+        nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
+        contention_share=_per_class(_TERMS["contention_share"]["value"][stack]),
+        rank_spread=_per_class(_TERMS["rank_spread"]["value"][stack]),
+    )
+    for stack in STACKS
+}
+FITTED = FITTED_BY_STACK[DEFAULT_STACK]  # what the advice uses (module docstring)
 _current = [FITTED]
 SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
+STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
+
+
+def of_stack(stack: str) -> StepTerms:
+    """The fitted terms of ``stack`` (one of ``STACKS``)."""
+    if stack not in FITTED_BY_STACK:
+        raise ValueError(f"stack {stack!r} is none of {STACKS}")
+    return FITTED_BY_STACK[stack]
 
 
 def current() -> StepTerms:
@@ -156,7 +177,11 @@ def spread_said(link: str | None) -> str:
     spread = current().spread(link)
     if spread <= 0:
         return ""
-    return SPREAD_SAID.format(spread=f"{spread:.1%}")
+    said = SPREAD_SAID.format(spread=f"{spread:.1%}")
+    # the stack assumed, where the fitted spread depends on it
+    if len({terms.spread(link) for terms in FITTED_BY_STACK.values()}) > 1:
+        said += STACK_SAID
+    return said
 
 
 def contention_ms(

@@ -16,6 +16,7 @@ from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import trusted_runs
+from gpuscale import quantities
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
     BYTES_PER_GB,
@@ -73,7 +74,7 @@ def _shape_said(counted: transformer.Activations) -> str:
         "full": "full recomputation: 2 s b h bytes a layer",
     }[counted.checkpointing.value]
     return (
-        f"the transformer's shape at {counted.micro_batch:,} sequence(s) of "
+        f"the transformer's shape at {quantities.counted(counted.micro_batch, 'sequence')} of "
         f"{counted.seq_len:,} tokens a device, {recomputed}, {counted.layers} layers, and "
         "4 s b h (1 + v / h) for the output layer and loss (Korthikanti et al. 2022, "
         "section 4)"

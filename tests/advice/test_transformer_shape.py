@@ -64,7 +64,9 @@ def test_ddp_is_never_advised_a_count_that_does_not_hold_it() -> None:
     """Under DDP each device holds 16 bytes a parameter (128 GB) and the activations:
     no count does; the advice is of the strategy and count that hold it on the fewest
     devices, and never a count below them."""
-    doc = _json("--preset", "llama3-8b", *H100, *NODE, "--strategy", "ddp", "--checkpointing", "full")
+    doc = _json(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "ddp", "--checkpointing", "full"
+    )
     memory, advised = doc["memory"], doc["recommendation"]
     assert memory["fits_from"]["ddp"] is None
     fallback = memory["fallback"]
@@ -86,7 +88,9 @@ def test_the_70b_needs_more_than_a_node() -> None:
 def test_fsdp_pays_a_latency_per_layer() -> None:
     """The same parameters and FLOPs: with the shape, FSDP's collectives are issued per
     layer (32 units), each paying its latency; given by --params alone, once a step."""
-    shaped = _json("--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "full")
+    shaped = _json(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "full"
+    )
     flops = str(shaped["memory"]["params"])
     alone = _json(
         *("--params", flops, "--flops-per-sample", "474.4T"),
@@ -157,16 +161,23 @@ def test_a_shape_by_its_numbers_through_python_keywords() -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (("--layers", "-1", "--hidden", "4096", "--heads", "32", "--seq-len", "2048"),
-         "--layers -1: must be a positive whole number"),
-        (("--layers", "2", "--hidden", "4100", "--heads", "32", "--seq-len", "2048"),
-         "--hidden 4100 does not divide into --heads 32"),
+        (
+            ("--layers", "-1", "--hidden", "4096", "--heads", "32", "--seq-len", "2048"),
+            "--layers -1: must be a positive whole number",
+        ),
+        (
+            ("--layers", "2", "--hidden", "4100", "--heads", "32", "--seq-len", "2048"),
+            "--hidden 4100 does not divide into --heads 32",
+        ),
         (("--layers", "2", "--hidden", "4096"), "without --heads and --seq-len"),
         (("--preset", "llama3-8"), "did you mean 'llama3-8b'?"),
         (("--preset", "lama2-13b"), "did you mean 'llama2-13b'?"),
         (("--preset", "gpt2-xl", "--hidden", "2048"), "the preset is the shape"),
         (("--params", "7B", "--checkpointing", "full"), "without a transformer's shape"),
-        (("--preset", "gpt2-xl", "--checkpointing", "some"), "must be one of none, selective, full"),
+        (
+            ("--preset", "gpt2-xl", "--checkpointing", "some"),
+            "must be one of none, selective, full",
+        ),
         (("--preset", "gpt2-xl", "--seq-len", "0"), "--seq-len 0: must be a positive whole"),
     ],
 )

@@ -108,7 +108,9 @@ def test_activations_grow_with_the_micro_batch_and_the_sequence() -> None:
     short = activations(shape.at(4096), 1)
     assert one.per_layer_bytes > 2 * short.per_layer_bytes
     selective = activations(shape, 1, "selective").per_layer_bytes
-    assert selective == pytest.approx(2 * activations(shape.at(4096), 1, "selective").per_layer_bytes)
+    assert selective == pytest.approx(
+        2 * activations(shape.at(4096), 1, "selective").per_layer_bytes
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,11 @@ Activations: a model given by numbers with a transformer's shape (``--preset``,
 ``--layers``) holds its layers' activations at the per-device batch given
 (``hardware.transformer.activations``: Korthikanti et al. 2022), whole on every device;
 without a shape they are not counted (the check is of the model state alone, a lower
-bound of what a device needs; the bench's peak memory measures the rest). With bench results, the N = 1 run's peak memory at the batch
-advised on less the state that run held (the bench trains with AdamW, fp32 master
-weights) is what the rest of a step holds (activations, workspace, DDP's buckets), taken
-whole on every device at every count and strategy (the per-device batch advised on).
+bound of what a device needs; the bench's peak memory measures the rest). With bench
+results, the N = 1 run's peak memory at the batch advised on less the state that run
+held (the bench trains with AdamW, fp32 master weights) is what the rest of a step holds
+(activations, workspace, DDP's buckets), taken whole on every device at every count and
+strategy (the per-device batch advised on).
 
 A count that does not fit is never advised (``search.recommend``); where the strategy
 asked fits no count searched, the advice is of the strategy that fits the fewest devices
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.hardware.transformer import Activations
 from gpuscale.hardware.memory import (
     AcceleratorMemory,
     ModelState,
@@ -40,6 +40,7 @@ from gpuscale.hardware.memory import (
     state_bytes,
     state_per_device,
 )
+from gpuscale.hardware.transformer import Activations
 
 STRATEGY_SHARDING = {
     "ddp": Sharding.DDP,

@@ -130,8 +130,7 @@ class AdviceRequest(JsonRequest):
     heads: int | None = option(None, help="Attention heads (with --layers; divides --hidden).")
     seq_len: int | None = option(
         None,
-        help="Tokens per sample, a sequence (with --layers; with --preset: default its "
-        "context).",
+        help="Tokens per sample, a sequence (with --layers; with --preset: default its context).",
     )
     vocab: int | None = option(
         None, help="Vocabulary (with --layers; default: no embedding or output layer counted)."

@@ -131,7 +131,9 @@ def params(shape: TransformerShape) -> int:
 def matmul_params(shape: TransformerShape) -> int:
     """The parameters a token's forward multiplies by: every one but the embedding
     table's and the positions' lookups (a tied table counted once, as the output layer)."""
-    return params(shape) - embedding_params(shape) + (shape.vocab * shape.hidden if shape.tied else 0)
+    return (
+        params(shape) - embedding_params(shape) + (shape.vocab * shape.hidden if shape.tied else 0)
+    )
 
 
 def flops_per_token(shape: TransformerShape) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gpuscale import quantities
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
@@ -16,7 +17,6 @@ from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import trusted_runs
-from gpuscale import quantities
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
     BYTES_PER_GB,

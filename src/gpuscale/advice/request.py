@@ -18,9 +18,10 @@ from gpuscale.advice.conflicts import check_pairs
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.request_numbers import MAX_DEVICES, check_numbers, check_step_pairs
+from gpuscale.advice.request_shape import check_shape, shape_of
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
-from gpuscale.hardware.transformer import CHECKPOINTING, TransformerShape, of_numbers, presets
+from gpuscale.hardware.transformer import TransformerShape, presets
 from gpuscale.hardware.transformer import params as shape_params
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import joined, parse_size
@@ -250,7 +251,7 @@ class AdviceRequest(JsonRequest):
         if self.strategy is not None:  # None: as benched (--bench), else ddp
             settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
         self._check_state()
-        self._check_shape()
+        check_shape(self)
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         text_fields = ("bench", "model", "device_name", "interconnect", "inter_node", "topo")
         for name in (*text_fields, "collectives"):
@@ -284,61 +285,11 @@ class AdviceRequest(JsonRequest):
                 f"its bytes per parameter are known in {joined(known)} only"
             )
 
-    def _check_shape(self) -> None:
-        """A transformer's shape named (``--preset``, the closest said for a name not
-        known) or given whole (``--layers``, ``--hidden``, ``--heads``, ``--seq-len``), a
-        hidden size its heads divide; ``--checkpointing`` only with a shape."""
-        if self.preset is not None:
-            if not isinstance(self.preset, str):
-                raise TypeError(f"preset must be text (a name), not {self.preset!r}")
-            settle_choice(self, "preset", tuple(presets()))
-            given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(self, n)]
-            if given:
-                raise NamedError(
-                    f"{ref('preset', self.preset)} with {joined(given)}: the preset is the "
-                    f"shape; give one or the other ({ref('seq_len')} may change its sequence)"
-                )
-        numbers = ("layers", "hidden", "heads", "seq_len")
-        given = [n for n in (*numbers, "vocab") if getattr(self, n) is not None]
-        if self.preset is None and given:
-            missing = [ref(n) for n in numbers if getattr(self, n) is None]
-            if missing:
-                raise NamedError(
-                    f"{joined([ref(n) for n in given])} without {joined(missing)}: a "
-                    f"transformer's shape is its layers, hidden size, heads and sequence "
-                    f"(or a {ref('preset')})"
-                )
-            if self.hidden % self.heads:  # type: ignore[operator]
-                raise NamedError(
-                    f"{ref('hidden', self.hidden)} does not divide into "
-                    f"{ref('heads', self.heads)} ({self.hidden / self.heads:.4g} each): "  # type: ignore[operator]
-                    "each head takes an equal share of the hidden size"
-                )
-        if self.checkpointing is not None:
-            if self.shape is None:
-                raise NamedError(
-                    f"{ref('checkpointing', self.checkpointing)} without a transformer's shape "
-                    f"({ref('preset')} or {ref('layers')}): the activations it changes are "
-                    "counted from the shape"
-                )
-            settle_choice(self, "checkpointing", CHECKPOINTING)
-
     @property
     def shape(self) -> TransformerShape | None:
         """The transformer's shape given (``--preset``, at ``--seq-len`` where given, or
         ``--layers`` ...); None: none given (a model of ``--params`` alone)."""
-        if self.preset is not None:
-            found = presets()[self.preset]
-            return found.at(self.seq_len) if self.seq_len is not None else found
-        if self.layers is None:
-            return None
-        return of_numbers(
-            layers=int(self.layers),
-            hidden=int(self.hidden),  # type: ignore[arg-type]
-            heads=int(self.heads),  # type: ignore[arg-type]
-            seq_len=int(self.seq_len),  # type: ignore[arg-type]
-            vocab=int(self.vocab or 0),
-        )
+        return shape_of(self)
 
     @property
     def model_params(self) -> float | None:

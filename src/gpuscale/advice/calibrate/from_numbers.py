@@ -210,9 +210,9 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
 
 
 def _shape_source(shape: transformer.TransformerShape) -> str:
-    """Where a shape comes from: a preset's citation, its first clause; else "as given"."""
+    """Where a preset comes from: its citation's first clause ("": a shape as given)."""
     if not shape.source:
-        return "as given: GPT's block, a feed-forward of 4 x hidden"
+        return ""
     return transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale import quantities
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
@@ -68,16 +67,12 @@ def memory_check(
 
 def _shape_said(counted: transformer.Activations) -> str:
     """Where the shape's activations come from, with the shape they are counted at."""
-    recomputed = {
-        "none": "nothing recomputed: s b h (34 + 5 a s / h) bytes a layer",
-        "selective": "selective recomputation: 34 s b h bytes a layer",
-        "full": "full recomputation: 2 s b h bytes a layer",
-    }[counted.checkpointing.value]
-    return (
-        f"the transformer's shape at {quantities.counted(counted.micro_batch, 'sequence')} of "
-        f"{counted.seq_len:,} tokens a device, {recomputed}, {counted.layers} layers, and "
-        "4 s b h (1 + v / h) for the output layer and loss (Korthikanti et al. 2022, "
-        "section 4)"
+    return sentence(
+        "memory_shape",
+        micro_batch=counted.micro_batch,
+        seq_len=counted.seq_len,
+        checkpointing=counted.checkpointing.value,
+        layers=counted.layers,
     )
 
 

@@ -246,7 +246,7 @@ def of_numbers(
     every head its own keys and values; LayerNorm, biases), untied embeddings of
     ``vocab`` tokens (0: none counted), no learned positions."""
     return TransformerShape(
-        name=f"{layers} layers of {hidden:,}",
+        name="given by numbers",
         layers=layers,
         hidden=hidden,
         heads=heads,

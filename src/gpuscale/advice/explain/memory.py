@@ -103,9 +103,10 @@ def nothing_fits(memory: MemoryCheck) -> str:
         fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
     elif (shape := memory.activations_counted) is not None and shape.checkpointing.value != "full":
         # a shape's activations are whole on every device: no count shards them
+        more = "selective or full" if shape.checkpointing.value == "none" else "full"
         fewest = (
             "; the activations alone fill a device at any count: recompute them "
-            "(--checkpointing selective or full) or give a smaller --batch"
+            f"(--checkpointing {more}) or give a smaller --batch"
         )
     largest = memory.searched[-1]
     return (

@@ -118,6 +118,9 @@ BENCH_ONLY: tuple[tuple[str, str, str], ...] = (
 NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
     ("step_ms", ref("step_ms")),
     ("device_name", ref("device_name")),
+    # a transformer's shape gives a model by its numbers (the bench measured its own)
+    *((f, ref(f)) for f in ("preset", "layers", "hidden", "heads", "seq_len", "vocab")),
+    ("checkpointing", ref("checkpointing")),
 )
 
 

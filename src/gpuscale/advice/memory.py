@@ -12,12 +12,15 @@ sharding each is (PyTorch FSDP's ``ShardingStrategy``, ZeRO's stages):
 * ``fsdp``: ``FULL_SHARD`` (ZeRO-3), all three ``/ N``;
 * ``hybrid``: ``HYBRID_SHARD``, full sharding within a node, replicas across nodes.
 
-Activations: a model given by numbers has no layer shape, so they are not counted (the
-check is of the model state alone, a lower bound of what a device needs; the bench's peak
-memory measures the rest). With bench results, the N = 1 run's peak memory at the batch
-advised on less the state that run held (the bench trains with AdamW, fp32 master
-weights) is what the rest of a step holds (activations, workspace, DDP's buckets), taken
-whole on every device at every count and strategy (the per-device batch advised on).
+Activations: a model given by numbers with a transformer's shape (``--preset``,
+``--layers``) holds its layers' activations at the per-device batch given
+(``hardware.transformer.activations``: Korthikanti et al. 2022), whole on every device;
+without a shape they are not counted (the check is of the model state alone, a lower
+bound of what a device needs; the bench's peak memory measures the rest). With bench
+results, the N = 1 run's peak memory at the batch advised on less the state that run
+held (the bench trains with AdamW, fp32 master weights) is what the rest of a step holds
+(activations, workspace, DDP's buckets), taken whole on every device at every count and
+strategy (the per-device batch advised on).
 
 A count that does not fit is never advised (``search.recommend``); where the strategy
 asked fits no count searched, the advice is of the strategy that fits the fewest devices
@@ -37,6 +40,7 @@ from gpuscale.hardware.memory import (
     state_bytes,
     state_per_device,
 )
+from gpuscale.hardware.transformer import Activations
 
 STRATEGY_SHARDING = {
     "ddp": Sharding.DDP,
@@ -138,6 +142,8 @@ class MemoryCheck:
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
+    # the activations counted from a transformer's shape (None: measured or not counted)
+    activations_counted: Activations | None = None
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -190,6 +196,17 @@ class MemoryCheck:
             "device_assumed": self.device.assumed or None,
             "activations_gb": self.activations_gb,
             "activations_source": self.activations_source,
+            "activations_counted": None
+            if (counted := self.activations_counted) is None
+            else {
+                "micro_batch": counted.micro_batch,
+                "seq_len": counted.seq_len,
+                "checkpointing": counted.checkpointing.value,
+                "per_layer_bytes": counted.per_layer_bytes,
+                "layers": counted.layers,
+                "output_bytes": counted.output_bytes,
+                "total_gb": counted.total_gb,
+            },
             "devices_per_node": self.device.per_node,
             "fewest_devices": dict(self.fewest),
             "fits_from": {s: self.fits_from(s) for s in STRATEGIES},
@@ -249,6 +266,7 @@ def check(
     activations_gb: float | None = None,
     activations_source: str = "",
     device_assumed: str = "",
+    activations_counted: Activations | None = None,
 ) -> MemoryCheck:
     """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
     under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
@@ -281,4 +299,5 @@ def check(
         rows=rows,
         fewest=tuple(fewest),
         searched=tuple(counts),
+        activations_counted=activations_counted,
     )

@@ -18,8 +18,11 @@ from gpuscale.advice.conflicts import check_pairs
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.request_numbers import MAX_DEVICES, check_numbers, check_step_pairs
+from gpuscale.advice.request_shape import check_shape, shape_of
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.transformer import TransformerShape, presets
+from gpuscale.hardware.transformer import params as shape_params
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import joined, parse_size
 from gpuscale.tables.requests import (
@@ -113,7 +116,31 @@ class AdviceRequest(JsonRequest):
     flops_per_sample: float | None = text_option(
         None,
         parse_size,
-        help="Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
+        help="Forward + backward FLOPs per sample (default: the shape's, else 6 x params), e.g. "
+        "4G.",
+    )
+    preset: str | None = option(
+        None,
+        help=f"A published transformer's shape (without --bench): {', '.join(presets())}; "
+        "gives the parameters, FLOPs, FSDP units and activations (docs/memory.md).",
+    )
+    layers: int | None = option(
+        None, help="Transformer layers (with --hidden, --heads, --seq-len; without --bench)."
+    )
+    hidden: int | None = option(None, help="Transformer hidden size (with --layers).")
+    heads: int | None = option(None, help="Attention heads (with --layers; divides --hidden).")
+    seq_len: int | None = option(
+        None,
+        help="Tokens per sample, a sequence (with --layers; with --preset: default its context).",
+    )
+    vocab: int | None = option(
+        None, help="Vocabulary (with --layers; default: no embedding or output layer counted)."
+    )
+    checkpointing: str | None = option(
+        None,
+        help="Activation recomputation of a transformer shape: none (default), selective "
+        "(attention recomputed; what FlashAttention holds too) or full (each layer's input "
+        "kept).",
     )
     device_name: str | None = option(
         None,
@@ -224,6 +251,7 @@ class AdviceRequest(JsonRequest):
         if self.strategy is not None:  # None: as benched (--bench), else ddp
             settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
         self._check_state()
+        check_shape(self)
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         text_fields = ("bench", "model", "device_name", "interconnect", "inter_node", "topo")
         for name in (*text_fields, "collectives"):
@@ -256,6 +284,20 @@ class AdviceRequest(JsonRequest):
                 f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
                 f"its bytes per parameter are known in {joined(known)} only"
             )
+
+    @property
+    def shape(self) -> TransformerShape | None:
+        """The transformer's shape given (``--preset``, at ``--seq-len`` where given, or
+        ``--layers`` ...); None: none given (a model of ``--params`` alone)."""
+        return shape_of(self)
+
+    @property
+    def model_params(self) -> float | None:
+        """The parameters advised on: ``--params``, else the shape's (None: neither)."""
+        if self.params is not None:
+            return float(self.params)
+        shape = self.shape
+        return None if shape is None else float(shape_params(shape))
 
     def _resolve_names(self) -> None:
         """The workload and ruleset as every command resolves them (``bret``: "did you

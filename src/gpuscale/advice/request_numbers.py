@@ -44,6 +44,13 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "target_efficiency": (0, 1, False, True),
     "price": (0, 1e9, False, False),
     "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
+    # a transformer's shape (``hardware.transformer``): at least one of each, and past
+    # these a typo (the largest published: 126 layers, hidden 53,248, 1M-token contexts)
+    "layers": (1, 100_000, True, False),
+    "hidden": (1, 10_000_000, True, False),
+    "heads": (1, 1_000_000, True, False),
+    "seq_len": (1, 2**30, True, False),
+    "vocab": (1, 100_000_000, True, False),
 }
 
 

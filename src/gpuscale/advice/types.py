@@ -162,6 +162,11 @@ class FindingKind(Code):
     LINK_CUSTOM = "link_custom"  # the link as given: a custom one
     LINK_PRESET = "link_preset"  # the link as given: a preset
     LINK_DETECTED = "link_detected"  # the detected topology's slowest pair
+    # a transformer's shape (``hardware.transformer``): what it gives, --params against it,
+    # and what a sharded strategy assumes without one
+    TRANSFORMER_SHAPE = "transformer_shape"
+    PARAMS_NOT_SHAPE = "params_not_shape"
+    NO_SHAPE = "no_shape"
     LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
     LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them

@@ -54,7 +54,9 @@ def test_a_preset_round_trip_counts_its_activations_by_hand() -> None:
 def test_no_checkpointing_at_8192_tokens_fits_no_count() -> None:
     """Nothing recomputed, the attention scores of 32 heads at 8,192 tokens are 384 GB a
     device: no count and no strategy holds it, and the refusal says what would."""
-    said = _refused("--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp")
+    said = _refused(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "none"
+    )
     assert "no count searched (up to 8 devices)" in said
     assert "activations 384 GB from the layer shape, nothing recomputed" in said
     assert "--checkpointing selective or full" in said
@@ -200,3 +202,14 @@ def test_presets_are_named_in_the_help() -> None:
     result = runner.invoke(app, ["advise", "--help"])
     text = " ".join(result.output.split())
     assert all(name in text for name in presets())
+
+
+def test_the_default_stores_no_attention_scores() -> None:
+    """Without --checkpointing the activations are selective recomputation's 34 s b h a
+    layer (what FlashAttention holds): llama3-8b at 8,192 tokens, one sequence, fits FSDP
+    from 4 devices where storing the scores (384 GB) fits none."""
+    doc = _json("--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp")
+    counted = doc["memory"]["activations_counted"]
+    assert counted["checkpointing"] == "selective"
+    assert counted["per_layer_bytes"] == 34 * 8192 * 4096
+    assert doc["memory"]["fits_from"]["fsdp"] == 4

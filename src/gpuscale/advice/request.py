@@ -138,9 +138,9 @@ class AdviceRequest(JsonRequest):
     )
     checkpointing: str | None = option(
         None,
-        help="Activation recomputation of a transformer shape: none (default), selective "
-        "(attention recomputed; what FlashAttention holds too) or full (each layer's input "
-        "kept).",
+        help="Activation recomputation of a transformer shape: none (the attention scores "
+        "stored), selective (default: the scores not stored, as FlashAttention runs) or full "
+        "(each layer's input kept).",
     )
     device_name: str | None = option(
         None,

@@ -46,6 +46,12 @@ class Checkpointing(str, Enum):
     FULL = "full"
 
 
+# What a run holds by default: today's attention kernels (FlashAttention, Dao et al. 2022;
+# PyTorch's scaled_dot_product_attention) never store the s x s scores, which is what
+# selective recomputation holds (Korthikanti et al. 2022, section 5): ``34 s b h`` a layer.
+DEFAULT_CHECKPOINTING = Checkpointing.SELECTIVE
+
+
 CHECKPOINTING = tuple(c.value for c in Checkpointing)
 
 

@@ -49,7 +49,7 @@ def memory_check(
     activations, said = _activations(rows, cal)
     shape, counted = request.shape, None
     if activations is None and shape is not None:  # by numbers: the shape's layers
-        counted = transformer.activations(shape, cal.run.batch, request.checkpointing or "none")
+        counted = transformer.activations(shape, cal.run.batch, request.checkpointing or transformer.DEFAULT_CHECKPOINTING)
         activations, said = counted.total_gb, _shape_said(counted)
     network = machine.network
     return check(

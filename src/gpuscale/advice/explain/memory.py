@@ -10,7 +10,7 @@ NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid shar
 PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
 RECOMPUTED = {  # ``hardware.transformer.Checkpointing``
     "none": "nothing recomputed",
-    "selective": "attention recomputed",
+    "selective": "attention scores not stored",
     "full": "every layer recomputed",
 }
 OPTIMIZER_WORDS = {"adam": "Adam", "lamb": "LAMB", "sgd_momentum": "SGD with momentum"}

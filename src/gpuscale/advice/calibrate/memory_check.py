@@ -49,7 +49,8 @@ def memory_check(
     activations, said = _activations(rows, cal)
     shape, counted = request.shape, None
     if activations is None and shape is not None:  # by numbers: the shape's layers
-        counted = transformer.activations(shape, cal.run.batch, request.checkpointing or transformer.DEFAULT_CHECKPOINTING)
+        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        counted = transformer.activations(shape, cal.run.batch, how)
         activations, said = counted.total_gb, _shape_said(counted)
     network = machine.network
     return check(

@@ -99,7 +99,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
-    warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
+    warnings += floors.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
         bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)

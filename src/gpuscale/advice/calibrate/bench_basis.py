@@ -1,9 +1,8 @@
 """The advice from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench host's link,
-what the model's runs say, and the family's break-even basis; then its terms said as
-``advice/assumptions.py`` says them (measured, or assumed where the bench did not measure).
-
-The model advised: ``advice/calibrate/advised.py``.
+``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench
+host's link, what the model's runs say, the step's error and the family's break-even
+basis; then its terms as assumptions (measured, or assumed where the bench did not
+measure).
 
 The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
 model's family benched in its configuration (device, backend, precision, TF32, threads,
@@ -19,67 +18,63 @@ import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.calibrate import fits, measured, model_runs
-from gpuscale.advice.calibrate.advised import on_bench_host
-from gpuscale.advice.calibrate.calibration import (
-    HARDWARE_COLUMNS,
-    same_hardware,
-    step_error,
-)
-from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate import fits, model_runs
+from gpuscale.advice.calibrate.calibration import advised, calibrate
 from gpuscale.advice.calibrate.fixed_split import one_rank_own
-from gpuscale.advice.calibrate.measured import slowdowns
+from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
 from gpuscale.advice.calibrate.rows import (
+    HARDWARE_COLUMNS,
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
     Usable,
     as_step_model,
+    same_hardware,
 )
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.runs import allowed_warning
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
+from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import Compute, FamilyBasis, per_step_ms
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.step import Compute, FamilyBasis, per_step_ms, step_of
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId
-from gpuscale.tables.requests import NamedError
 
 
 def from_bench(
     machine: Machine, said: Said, req: AdviceRequest, bench: pd.DataFrame, found: Usable
 ) -> Calibration:
-    """The calibration on ``machine`` (``said``: where it came from) of the model
-    calibrated on the bench's runs of it (``found``: those an advice may use,
-    ``rows.usable``), its measured overlap, power and noise scale, and the step's interval
-    from leave-one-out. In a row: the calibration as benched and as
-    asked, on the link of the host it ran on (:func:`on_bench_host`), what the runs say
-    of that model (``model_runs.of_model``), its communication read on that link and the network
-    scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
-    then the words, from those numbers."""
+    """The calibration on ``machine`` (``said``: where it came from) of the model advised
+    on, from the bench's runs an advice may use (``found``). In a row: the calibration as
+    benched and as asked, on the link of the host it ran on, what the runs say of that
+    model, its communication read on that link and the network scaled by it, the step's
+    error, the hardware, the family; then the terms, from those numbers."""
     table = found.table
-    try:  # as benched, and as asked (the strategy, the fixed cost entered); on the host's link
-        cal, benched, machine, said = on_bench_host(table, req, machine, said)
+    try:  # as benched, and as asked (the strategy, the fixed cost entered)
+        cal, benched = advised(table, req)
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
-        more = found.left_out(req.model, req.family)  # the runs of what was asked
-        if not more:
+        left = found.left_out(req.model, req.family)  # the runs of what was asked
+        if not left:
             raise
-        # the fields it names (``ref``) still said as the caller names them
-        message = exc.text if isinstance(exc, NamedError) else str(exc)
-        raise NamedCalibrationError(f"{message}{more}.") from None
+        raise NamedCalibrationError(exc.found, left) from None
+    # on the link of the host it ran on; CPU processes capped at its cores
+    machine, said = on_bench_host_link(machine, said, table, cal)
+    if cal.bench.device_kind == "cpu":
+        machine, said = cpu_processes(machine, said, req, table, cal)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     of_model = model_runs.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs.measured, of_model.runs.host_devices
     # the communication measured, read on the link advised, scales the network; the error
-    cal, network = measured.read_comm(cal, table, machine.network)
+    cal, network = model_runs.read_comm(cal, table, machine.network)
     error = step_error(table, machine.network, cal)
     # as advised: the overlap (gloo reduces on the cores backward uses)
     measured_on, kind = cal.bench, cal.bench.device_kind
@@ -88,7 +83,7 @@ def from_bench(
         overlap = 0.0
     one_device = bench_model = None  # a model given by its size: no bench run of its own
     if not params_given:  # the model a bench run would measure, and its one-device run
-        one_device, bench_model = measured.one_device(benched), cal.model.name
+        one_device, bench_model = model_runs.one_device(benched), cal.model.name
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
@@ -115,7 +110,7 @@ def from_bench(
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    fell = measured.falling(cal.model.compute.slowdown)
+    fell = model_runs.falling(cal.model.compute.slowdown)
     # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
     # overlap, the strategy and its own work (``calibration.for_strategy``'s rule), the wait
     asked, name = req.strategy or strategy, cal.model.name
@@ -157,9 +152,10 @@ def from_bench(
             host_devices=host_devices,
         ),
     )
+    allowed = allowed_warning(found.flags, found.allowed, found.broken)
     warnings = (
         *said.warnings,
-        *(w for w in (found.warning, weak, fell) if w),
+        *(w for w in (allowed, weak, fell) if w),
         *filter(None, [of_model.beyond]),
     )
     said = replace(
@@ -244,7 +240,7 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
     single = single.groupby("model", sort=False).tail(1).sort_values("params")
     mparams = (single["params"] / 1e6).to_numpy(float)
-    fit = fit_compute(single)
+    fit = fits.fit_compute(single)
     if len(np.unique(mparams)) < 2 or fit is None:
         return None
     fixed, tflops, _ = fit
@@ -263,7 +259,7 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     fb = single["forward_ms"] + single["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
-    slowdown, _ = slowdowns(
+    slowdown, _ = model_runs.slowdowns(
         hardware[hardware["accelerators"] == 1],
         (multi, family_multi, family_multi),
         str(like["family"]),
@@ -286,4 +282,44 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         compute=compute,
         opt_ms=opt,
         ddp_ms=ddp,
+    )
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+    """The 80% interval of the step at N > 1 from a bench file: leave-one-out over the
+    bench's models with N > 1 rows of the configuration advised on (each calibrated on the
+    others, ``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it
+    (``priors.with_own_runs``)."""
+
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
+        try:
+            other, _ = model_runs.read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            return [None] * len(ns)
+        same_kind = other.bench.device_kind == cal.bench.device_kind
+        if not same_kind or other.device.name != cal.device.name:
+            return [None] * len(ns)
+        return steps(other, ns)
+
+    def steps(other: Benched, ns: list[int]) -> list[float | None]:
+        run = other.run
+        if run.overlap is None and other.bench.device_kind == "cpu":
+            run = replace(run, overlap=0.0)  # as the advice itself does
+        scaled = network.scaled(other.bench.comm_scale)
+        model = other.model
+        return [
+            step_of(
+                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
+            ).step_ms
+            for n in ns
+        ]
+
+    ok = trusted_runs(table)
+    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
+    own = own.dropna(subset=["step_ms_mean"])
+    ns = [int(n) for n in own["accelerators"]]
+    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    measured = own["step_ms_mean"].astype(float).tolist()
+    return with_own_runs(
+        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
     )

@@ -30,9 +30,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibrate.rows import CalibrationError, cell
 from gpuscale.advice.calibration import Benched, Shape
-from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
@@ -75,7 +74,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
     curve that never rose (the family's rate)."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise ValueError(said(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES)))
+        raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)

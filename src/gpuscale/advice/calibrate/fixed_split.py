@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibrate.rows import cell
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak

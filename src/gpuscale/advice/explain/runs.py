@@ -5,15 +5,20 @@ larger ones were passed over (the numbers: ``calibrate/rows.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.table import flag_summary
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import agreeing, counted, filled, format_count, joined, noun_for, of_the
+from gpuscale.tables.requests import ref
+
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 # The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
 NOTES_COMMAND = (
@@ -34,19 +39,20 @@ NOT_ALLOWED = (
 )
 
 
-def broken_sentence(broken: dict[str, list[int]]) -> str:
+def broken_sentence(broken: Broken) -> str:
     """The models ``broken`` names, each with the counts whose loss was not finite."""
     return "; ".join(
         f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
-        for model, counts in broken.items()
+        for model, counts in broken
     )
 
 
-def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
-    """The refusal when the model asked for, or every model of ``where`` measured, is broken
-    (``broken``: those models, ``broken_models``)."""
+def _broken(found: Refusal) -> str:
+    """The refusal when the model asked for, or every model of the file measured, is
+    broken."""
+    broken, where = found.broken, found.where
     if len(broken) == 1:
-        ((model, counts),) = broken.items()
+        ((model, counts),) = broken
         said = (
             f"{model} is broken: loss not finite (NaN or inf) in its runs on "
             f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
@@ -62,7 +68,7 @@ def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
     )
 
 
-def broken_note(broken: dict[str, list[int]]) -> str:
+def broken_note(broken: Broken) -> str:
     """The sentence saying which models were left out as broken ("" when none)."""
     if not broken:
         return ""
@@ -72,11 +78,9 @@ def broken_note(broken: dict[str, list[int]]) -> str:
     )
 
 
-def flag_lines(table: pd.DataFrame) -> str:
+def flag_lines(flags: Flags) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
-    return "; ".join(
-        f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flag_summary(table)
-    )
+    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flags)
 
 
 def remedy(kinds: list[str]) -> str:
@@ -101,61 +105,84 @@ def remedy(kinds: list[str]) -> str:
     return said[:1].upper() + said[1:]
 
 
-def flagged_help(table: pd.DataFrame) -> str:
-    """The sentence a refusal ends with when flagged runs were left out and one of them was
-    an N = 1 run ("" otherwise: allowing them would not give the run that is missing)."""
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
+def _flagged_help(left: LeftOut) -> str:
+    """What a refusal adds on the flagged runs left out where one was an N = 1 run ("":
+    allowing them would not give the run that is missing)."""
+    if not left.single:
         return ""
-    kinds = [kind for kind, _, _ in flag_summary(table)]
-    left = int(flagged.sum())
+    kinds = [kind for kind, _, _ in left.flags]
     return (
-        f". {counted(left, 'run')} {agreeing(left, 'was', 'were')} left out as flagged: "
-        f"{flag_lines(table)}. "
-        f"{remedy(kinds)}"
+        f". {counted(left.left, 'run')} {agreeing(left.left, 'was', 'were')} left out as "
+        f"flagged: {flag_lines(left.flags)}. {remedy(kinds)}"
     )
 
 
-def allowed_warning(sound: pd.DataFrame, flagged: int, broken: dict[str, list[int]]) -> str | None:
-    """The warning where ``--allow-flagged`` let ``flagged`` runs of ``sound`` in (and the
-    broken models it could not: ``broken``); None where neither."""
+def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
+    """The warning where ``--allow-flagged`` let ``flagged`` runs in (and the broken models
+    it could not: ``broken``); None where neither."""
     said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
     if flagged:
         said.insert(
             0,
             f"{counted(flagged, 'flagged run')} used (--allow-flagged): "
-            f"{flag_lines(sound)}. The figures they give are less certain",
+            f"{flag_lines(flags)}. The figures they give are less certain",
         )
     return f"WARNING: {'. '.join(said)}." if said else None
 
 
-def all_failed(runs: pd.DataFrame, model: str, where: str) -> str:
-    """The refusal where every run of ``model`` failed: how many, and the last one's error."""
-    last = runs.iloc[-1]
+def _all_failed(found: Refusal) -> str:
+    """The refusal where every run of the model failed: how many, and the last one's error."""
     return (
-        f"every run of {model!r} in {where} failed ({len(runs)}), the last "
-        f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
+        f"every run of {found.model!r} in {found.where} failed ({found.runs}), the last "
+        f"{found.status}: {found.error[:200]}; nothing measured to advise from"
     )
 
 
 MODEL_THEN = " (give one of them as model=)"
 
 
-def not_in_file(model: str, names: list[str], where: str) -> str:
+def _not_in_file(found: Refusal) -> str:
     """The rule a model not in the bench results breaks: the closest name, and those there."""
+    names = list(found.names)
     return (
-        f"not in {where}{did_you_mean(model, names)}; it holds "
+        f"not in {found.where}{did_you_mean(found.model, names)}; it holds "
         f"{counted(len(names), 'model')}: {joined(names) or 'none'}"
     )
 
 
-def columns_missing(missing: list[str]) -> str:
+def _columns_missing(found: Refusal) -> str:
     """The refusal of a table that is no bench table: the first columns it lacks."""
+    missing = found.names
     shown = ", ".join(missing[:4]) + filled(" and {} more", max(len(missing) - 4, 0))
     return (
         f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
         "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
     )
+
+
+_REFUSALS: dict[RefusalKind, Callable[[Refusal], str]] = {
+    RefusalKind.BROKEN: _broken,
+    RefusalKind.ALL_FAILED: _all_failed,
+    RefusalKind.NOT_IN_FILE: _not_in_file,
+    RefusalKind.COLUMNS_MISSING: _columns_missing,
+}
+
+
+def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
+    """A refusal of the calibration in words, the one renderer of ``CalibrationError``:
+    ``found`` (a :class:`Refusal` by its kind, a finding by its template, a sentence as it
+    is), then the runs ``left`` out, the sentence closed."""
+    text = _REFUSALS[found.kind](found) if isinstance(found, Refusal) else said(found)
+    if left:
+        return f"{text}{_flagged_help(left)}{broken_note(left.broken)}."
+    return text
+
+
+def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
+    """A request's field the bench refuses, with its value, as Python names it (the
+    command line reads the options, ``tables.requests.as_options``)."""
+    model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
+    return f"{ref(field, value)} is {refusal(found)}{MODEL_THEN * model}"
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:

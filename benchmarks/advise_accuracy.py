@@ -66,7 +66,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
     from gpuscale.advice.api import read_collectives
     from gpuscale.advice.calibrate.calibration import calibrate
-    from gpuscale.advice.calibrate.model_runs import read_comm
+    from gpuscale.advice.calibrate.measured import read_comm
     from gpuscale.advice.model.collectives import network_from_collectives
     from gpuscale.advice.model.network import Link, Network
     from gpuscale.advice.model.step import step_at

@@ -14,7 +14,7 @@ import gpuscale
 from gpuscale.advice.api import curves_from_collectives, read_collectives
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
-from gpuscale.advice.calibrate.model_runs import read_comm
+from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.collectives import fit_link, network_from_collectives

@@ -4,46 +4,47 @@ host's link, what the model's runs say, the step's error and the family's break-
 basis; then its terms as assumptions (measured, or assumed where the bench did not
 measure).
 
-The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
-model's family benched in its configuration (device, backend, precision, TF32, threads,
-strategy), unflagged, the latest run of each; None with fewer than two sizes.
+An advice from a bench file predicts the machine benched, which need not be this one (rows
+of an 8-GPU H100 host read on a laptop): its link (``host_link``, the preset its topology
+records) stands where none is given, measured or detected here, or where this machine's
+detected topology is another; its cores (``host_cpu_count``; this machine's where the rows
+record none) cap the CPU processes (gloo) one host runs.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
-from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.calibrate import fits, model_runs
-from gpuscale.advice.calibrate.calibration import advised, calibrate
-from gpuscale.advice.calibrate.fixed_split import one_rank_own
-from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
+from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.calibrate import fits, measured, model_runs
+from gpuscale.advice.calibrate.calibration import advised
+from gpuscale.advice.calibrate.error import step_error
+from gpuscale.advice.calibrate.link import DEFAULT_LINK, implied_device
 from gpuscale.advice.calibrate.rows import (
-    HARDWARE_COLUMNS,
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
     Usable,
-    as_step_model,
-    same_hardware,
 )
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import allowed_warning
-from gpuscale.advice.measured_runs import Measured, trusted_runs
-from gpuscale.advice.model.ceiling import ceiling
-from gpuscale.advice.model.fixed_cost import line
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
-from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.network import Link
 from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, FamilyBasis, per_step_ms, step_of
+from gpuscale.advice.model.priors import DDP_WORK
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source, TermId
+from gpuscale.advice.types import Finding, Measure, Source, TermId, words
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.hardware.links import NVLINK, PRESETS
+from gpuscale.quantities import article, counted, number
 
 
 def from_bench(
@@ -60,10 +61,9 @@ def from_bench(
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
-        left = found.left_out(req.model, req.family)  # the runs of what was asked
-        if not left:
+        if not found.left:
             raise
-        raise NamedCalibrationError(exc.found, left) from None
+        raise NamedCalibrationError(exc.found, found.left) from None
     # on the link of the host it ran on; CPU processes capped at its cores
     machine, said = on_bench_host_link(machine, said, table, cal)
     if cal.bench.device_kind == "cpu":
@@ -74,7 +74,7 @@ def from_bench(
     of_model = model_runs.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs.measured, of_model.runs.host_devices
     # the communication measured, read on the link advised, scales the network; the error
-    cal, network = model_runs.read_comm(cal, table, machine.network)
+    cal, network = measured.read_comm(cal, table, machine.network)
     error = step_error(table, machine.network, cal)
     # as advised: the overlap (gloo reduces on the cores backward uses)
     measured_on, kind = cal.bench, cal.bench.device_kind
@@ -100,7 +100,9 @@ def from_bench(
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_asked)
     strategy = cal.run.strategy
-    basis_of_family = None if req.strategy and req.strategy != strategy else fitted(table, benched)
+    basis_of_family = (
+        None if req.strategy and req.strategy != strategy else measured.fitted(table, benched)
+    )
     # the words, from the numbers: weak evidence and the batch beyond the one timed (read
     # with the model's runs), the calibration's sources, contention that fell, the strategy,
     # the terms as assumptions
@@ -110,7 +112,7 @@ def from_bench(
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    fell = model_runs.falling(cal.model.compute.slowdown)
+    fell = measured.falling(cal.model.compute.slowdown)
     # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
     # overlap, the strategy and its own work (``calibration.for_strategy``'s rule), the wait
     asked, name = req.strategy or strategy, cal.model.name
@@ -213,113 +215,106 @@ def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
     return float(np.std(jitter, ddof=1)) / mean_ms
 
 
-def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
-    """Every member's N = 1 no-sync steps over their own mean, pooled (the wait's spread
-    as a share of the step, ``Compute.jitter_ref_ms`` 1)."""
-    pooled: list[float] = []
-    for samples in rows["nosync_step_ms_samples"]:
-        if isinstance(samples, tuple | list) and len(samples) > 1:
-            mean = float(np.mean(samples))
-            pooled += [float(s) / mean for s in samples if mean > 0]
-    return tuple(pooled)
+def _recorded(table: pd.DataFrame, cal: Benched, column: str) -> pd.Series:
+    """The values ``column`` records for the runs calibrated on (its configuration at
+    every device count), missing ones dropped (none in a table made before the column)."""
+    if column not in table:
+        return pd.Series(dtype=object)
+    rows = table[table["config_group"] == cal.bench.config_group]
+    values = rows[column].dropna()
+    return values[values.astype(str).str.len() > 0]
 
 
-def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model from ``table``:
-    its members' compute and the no-sync slowdown they measured (no link: the break-even
-    prices the communication on the advice's own network)."""
-    rows = as_step_model(table)
-    rows = trusted_runs(rows)
-    of = cal.bench
-    own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
-    if own.empty:
-        return None
-    like = own.iloc[-1]
-    hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
-    single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
-    single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
-    single = single.groupby("model", sort=False).tail(1).sort_values("params")
-    mparams = (single["params"] / 1e6).to_numpy(float)
-    fit = fits.fit_compute(single)
-    if len(np.unique(mparams)) < 2 or fit is None:
-        return None
-    fixed, tflops, _ = fit
-    peak, _ = ceiling(
-        like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
+def host_link(table: pd.DataFrame, cal: Benched) -> str | None:
+    """The link preset the bench host's topology records for the runs calibrated on, None
+    where they record none, or several (runs of different hosts)."""
+    links = set(_recorded(table, cal, "host_link").astype(str))
+    return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+
+
+def on_bench_host_link(
+    machine: Machine, said: Said, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
+    """``machine`` on the link the bench host recorded, said, where no link was given or
+    measured and this machine detected none or another; else ``machine`` and ``said``
+    themselves. A host of one GPU records no link between GPUs: its link is said as
+    assumed (``inferred``)."""
+    recorded = host_link(table, cal)
+    detected = machine.link_detected
+    if recorded is None or not (machine.link_assumed or (detected and detected != recorded)):
+        return machine, said
+    link = Link.from_preset(recorded)
+    network = replace(machine.network, intra=link)
+    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+        taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        assumptions = (*said.assumptions, taken)
+        said = replace(said, sources=said.sources[1:], assumptions=assumptions)
+        return replace(machine, network=network), said
+    host_said = Finding.of(
+        K.LINK_OF_BENCH_HOST,
+        name=recorded,
+        device=implied_device(recorded) or None,
+        busbw_gbs=link.busbw_gbs,
+        detected=detected,  # this machine's GPUs of another link: the bench host's predicted
     )
-    tflops = min(tflops, peak)
-    opt = line(list(zip(mparams, single["optimizer_ms"].to_numpy(float), strict=True)))
-    ddp_rows = single.dropna(subset=["ddp_overhead_ms"])
-    ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
-    ddp = (
-        line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
-        if len(np.unique(ddp_x)) >= 2
-        else (0.0, 0.0)
-    )
-    fb = single["forward_ms"] + single["backward_ms"]
-    multi = hardware[hardware["accelerators"] > 1]
-    family_multi = multi[multi["family"] == like["family"]]
-    slowdown, _ = model_runs.slowdowns(
-        hardware[hardware["accelerators"] == 1],
-        (multi, family_multi, family_multi),
-        str(like["family"]),
-    )
-    jitter = _jitter(single)
-    compute = Compute(
-        tflops=tflops,
-        fixed_ms=fixed,
-        backward_share=float((single["backward_ms"] / fb).median()),
-        jitter_ms=jitter,
-        jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
-        slowdown=tuple(sorted(slowdown.items())),
-        # FSDP's own work one device without it does not do: the members' median
-        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
-    )
-    return FamilyBasis(
-        family=str(like["family"]),
-        members=tuple(str(m) for m in single["model"]),
-        flops_per_param=float((single["flops_per_sample"] / single["params"]).median()),
-        compute=compute,
-        opt_ms=opt,
-        ddp_ms=ddp,
+    sources = (host_said, *said.sources[1:])
+    return replace(machine, network=network, link_assumed=False), replace(said, sources=sources)
+
+
+def inferred(
+    preset: str, link: Link, gpus: int | None, cal: Benched, detected: str | None
+) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
+    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
+    measured, with the command that measures one."""
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = sentence("link_of_gpu_model", preset=preset, device=cal.device.name or "not recorded")
+    if generation is not None:
+        whose = f"a {generation.architecture} GPU's"
+        if board:  # an H100, a B200
+            whose = f"{article(board)} {board} board's on an HGX host"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
+    return Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("no_link_measured", host=host, what=what),
+        measure=words(sentence("measure_link", detected=detected or None)),
     )
 
 
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1 from a bench file: leave-one-out over the
-    bench's models with N > 1 rows of the configuration advised on (each calibrated on the
-    others, ``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it
-    (``priors.with_own_runs``)."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other, _ = model_runs.read_comm(calibrate(rest, model), rest, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        same_kind = other.bench.device_kind == cal.bench.device_kind
-        if not same_kind or other.device.name != cal.device.name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Benched, ns: list[int]) -> list[float | None]:
-        run = other.run
-        if run.overlap is None and other.bench.device_kind == "cpu":
-            run = replace(run, overlap=0.0)  # as the advice itself does
-        scaled = network.scaled(other.bench.comm_scale)
-        model = other.model
-        return [
-            step_of(
-                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
-            ).step_ms
-            for n in ns
-        ]
-
-    ok = trusted_runs(table)
-    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )
+def cpu_processes(
+    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at the
+    bench host's cores (as its rows record them; this machine's where they record none)
+    // threads per process (at least 1; on one node), and their link is no GPU preset: an
+    assumed one is named and said as such."""
+    sources, network = list(said.sources), machine.network
+    if machine.link_assumed:
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=intra.busbw_gbs,
+            latency_us=intra.latency_us,
+        )
+    max_devices = machine.max_devices
+    recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
+    cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
+    per_process = max(1, cal.bench.threads or 1)
+    host = max(1, cores // per_process)
+    found = {"host": host, "cores": cores, "threads": per_process, "bench": bool(len(recorded))}
+    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
+    if one_node and req.max_devices is None and host < max_devices:
+        sources.append(Finding.of(K.PROCESSES_CAP, **found))
+        max_devices = host
+    elif one_node and host < max_devices:
+        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
+    machine = replace(machine, network=network, max_devices=max_devices)
+    return machine, replace(said, sources=tuple(sources))

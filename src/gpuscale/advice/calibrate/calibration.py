@@ -11,7 +11,7 @@ results.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
   median over the other models of the same configuration.
-* Communication scale: read once the link is known (``model_runs.read_comm``).
+* Communication scale: read once the link is known (``measured.read_comm``).
 
 Only rows of the configuration advised on (device, backend, precision, TF32, threads)
 and without plausibility flags are used; what was left out is said in ``notes``.
@@ -31,8 +31,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import fits, fixed_split, model_runs
+from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate.link import device_record
+from gpuscale.advice.calibrate.measured import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -42,7 +43,6 @@ from gpuscale.advice.calibrate.rows import (
     cell,
     default_model,
     same_hardware,
-    single_row,
     trusted,
     which_configuration,
 )
@@ -57,6 +57,21 @@ from gpuscale.advice.types import Finding, Source, words
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count
 from gpuscale.tables.requests import ref
+
+
+def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks
+    a phase)."""
+    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    if single.empty:
+        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
+    row = single.iloc[-1]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    return row
 
 
 def _compute(
@@ -93,7 +108,7 @@ def _compute(
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
     """Everything the bench measured about ``model`` (see the module docstring) but its
-    communication scale, which is read on a network (``model_runs.read_comm``)."""
+    communication scale, which is read on a network (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
     row = single_row(rows, model)
@@ -116,7 +131,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, contention = model_runs.slowdowns(single, (multi, family, own), row["family"])
+    slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
     notes.append(contention)
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
@@ -146,7 +161,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             device_kind=cell(row, "device", str),
             threads=cell(row, "threads", int),
             shape=shape,
-            noise=model_runs.noise(own),
+            noise=noise(own),
             comm_levels=(multi, family, own),
             max_batch=max_batch,
             memory_note=memory_note,

@@ -1,12 +1,4 @@
-"""What the bench's runs of the model advised say beyond its calibration point.
-
-Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
-device, contention for shared cores) and the communication DDP timed over what the
-network predicts for the same buckets (on CPU above 1: the all-reduce shares the cores
-with backward), each read at the most specific level that measured it (every model of the
-configuration, the family, its own runs); the noise scale the gradient norms measured.
-
-The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
+"""The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
 bench model is advised where none was asked and why, weak runs, and a per-device batch
 advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
 """
@@ -17,21 +9,17 @@ import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import Usable
 from gpuscale.advice.calibration import Benched, OneDevice, Runs
 from gpuscale.advice.explain.runs import WeakRuns, largest_of, largest_trusted, weak_evidence
 from gpuscale.advice.measured_runs import Measured
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.model.step_collectives import comm_times_s
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, support
 from gpuscale.bench.support import weak as too_short
@@ -42,125 +30,6 @@ from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
 _HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
-# A no-sync slowdown that falls by less than this share from fewer devices to more is
-# run-to-run noise, not said (the step model holds it all the same).
-FALL_NOISE = 0.05
-
-
-def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
-    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
-    it was not measured); one prediction per distinct gradient size, N, bucket and
-    strategy."""
-    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
-    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
-    predicted: dict[tuple, float] = {}
-    columns = zip(
-        rows.index,
-        rows["grad_bytes_per_step"].to_numpy(float),
-        rows["accelerators"].to_numpy(int),
-        rows["bucket_mb"].to_numpy(float),
-        (rows["strategy"] == "fsdp").to_numpy(bool),
-        rows["comm_ms"].to_numpy(float),
-        strict=True,
-    )
-    for index, grad, n, bucket, fsdp, comm in columns:
-        key = (grad, n, DEFAULT_BUCKET_MB if np.isnan(bucket) else bucket, fsdp)
-        if key not in predicted:
-            predicted[key], _ = comm_times_s(
-                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
-            )
-        if predicted[key] > 0 and comm > 0:
-            ratios[index] = comm / (predicted[key] * 1e3)
-    return ratios
-
-
-def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
-    """(N, median no-sync step at N over the same configuration's at N = 1)."""
-    if multi.empty or single.empty:
-        return ()
-    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
-    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
-    found = ratio.groupby(multi["accelerators"]).median().dropna()
-    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
-    """A warning where the bench measured less contention at more devices, by more than
-    ``FALL_NOISE`` (the step model takes each count as slow as the slowest measured at
-    fewer: ``Compute.held_slowdown``); None where it never fell."""
-    fell, most, at = [], 0.0, 1
-    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
-        if s < most * (1 - FALL_NOISE):
-            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
-        elif s > most:
-            most, at = s, n
-    if not fell:
-        return None
-    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
-
-
-def slowdowns(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
-) -> tuple[dict[int, float], Finding]:
-    """The no-sync slowdown per N, the most specific ``levels`` (every model of the
-    configuration, the family, the model's own runs) that measured it winning, and where
-    it was read."""
-    slowdown: dict[int, float] = {}
-    read = Finding.of(K.CONTENTION_FROM, level="none")
-    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
-        found = dict(_slowdown(rows_at, single))
-        if found:
-            slowdown.update(found)
-            at = tuple(
-                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
-            )
-            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
-    return slowdown, read
-
-
-def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
-    """The communication scale on ``network`` (measured over predicted, the median), the
-    most specific of ``levels`` (N > 1 rows, each a part of the first) that measured it
-    winning, and the rows it was read from; (None, no rows) where none did."""
-    found, comm_rows = None, pd.Index([])
-    if not levels:
-        return found, comm_rows
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    for rows_at in levels:  # the median of measured over predicted at each level
-        at = ratios.loc[rows_at.index].dropna()
-        if len(at) and (scale := float(at.median())):
-            found, comm_rows = scale, at.index
-    return found, comm_rows
-
-
-def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale read on ``network`` (:func:`comm_scale` of its
-    ``comm_levels``: its own runs reproduce its calibration point; its family's, else all,
-    without) and the runs of ``table`` it was read from, and ``network`` scaled by it
-    (``Network.scaled``), once."""
-    levels = cal.bench.comm_levels
-    scale, rows = comm_scale(levels, network)
-    if scale is None:
-        return cal, network
-    found = support(levels[0].loc[rows], table)
-    bench = replace(cal.bench, comm_scale=scale, comm_support=found)
-    return replace(cal, bench=bench), network.scaled(scale)
-
-
-def noise(rows: pd.DataFrame) -> NoiseScale | None:
-    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
-    best = None
-    for r in rows.itertuples():
-        local, glob = r.noise_local_sq, r.noise_global_sq
-        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
-            continue
-        estimate = noise_scale(
-            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
-        )
-        if estimate is not None and (best is None or estimate.steps > best.steps):
-            best = estimate
-    return best
 
 
 def one_device(cal: Benched) -> OneDevice | None:
@@ -354,20 +223,22 @@ def of_model(
     """:class:`ModelRuns` of ``cal``'s model in ``bench``, read once, advised at
     ``per_device`` samples per device."""
     table, name = found.table, cal.model.name
-    like = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    weak, weak_in_full, evidence = weak_said(table[like], name, req.bench)
-    if evidence is not None:  # the bench command of the advised run, on the file advised on
-        evidence = replace(evidence, run=run_options(table, cal, req))
+    run = run_options(table, cal, req)
+    like = (cal.bench.config_group, cal.device.name, req.strategy)
+    measured = tuple(measured_runs(bench, name, req.allow_flagged, like))
+    beyond = far_beyond_the_batch_timed(cal, per_device)
+    # the words last: weak runs, and why this model where none was asked
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
+    weak, weak_in_full, evidence = weak_said(table[hardware], name, req.bench)
     passed_over = others = ""
     if not req.model:
         chosen = None if req.params is not None else name
         passed_over, others = chosen_said(bench, chosen, dict(found.broken))
-    beyond = far_beyond_the_batch_timed(cal, per_device)
-    like = (cal.bench.config_group, cal.device.name, req.strategy)
     runs = Runs(
         from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
-        evidence=evidence,
+        measured=measured,
+        # the bench command of the advised run, on the file advised on
+        evidence=None if evidence is None else replace(evidence, run=run),
         host_devices=most_host_devices(table),
         same_samples=same_samples(bench, name),
     )

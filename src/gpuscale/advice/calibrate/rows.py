@@ -125,28 +125,29 @@ def _flagged(table: pd.DataFrame) -> pd.Series:
 @dataclass(frozen=True, slots=True)
 class Usable:
     """The bench's runs an advice may use (``table``), the file they were read from
-    (``where``), the flagged runs allowed (their count and flags) and the broken models
-    left out."""
+    (``where``), the flagged runs allowed (their count and flags), the broken models left
+    out, and the runs of what was asked left out (``left``: said where a refusal is that
+    model's, or that family's: another model's flags and their remedies mend nothing)."""
 
     table: pd.DataFrame
     where: str
     allowed: int
     flags: tuple[tuple[str, int, str], ...]
     broken: Broken
+    left: LeftOut
 
-    def left_out(self, model: str | None = None, family: str | None = None) -> LeftOut:
-        """The runs left out, flagged or broken, of ``model``'s runs only where the refusal
-        is that model's (of ``family``'s where it is a family's): another model's flags
-        and their remedies mend nothing of it."""
-        table, broken = self.table, self.broken
-        for column, value in (("model", model), ("family", family)):
-            if value is not None:
-                table = table[table[column] == value]
-                broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
-        flagged = _flagged(table)
-        single = bool((flagged & (table["accelerators"] == 1)).any())
-        flags = tuple(flag_summary(table)) if single else ()
-        return LeftOut(int(flagged.sum()), single, flags, broken)
+
+def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOut:
+    """The runs of ``table`` left out, flagged or broken, of the model (else the family)
+    ``req`` asks for where it asks for one."""
+    for column, value in (("model", req.model), ("family", req.family)):
+        if value is not None:
+            table = table[table[column] == value]
+            broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
+    flagged = _flagged(table)
+    single = bool((flagged & (table["accelerators"] == 1)).any())
+    flags = tuple(flag_summary(table)) if single else ()
+    return LeftOut(int(flagged.sum()), single, flags, broken)
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
@@ -181,9 +182,10 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     if mine or (broken and not (sound["status"] == "ok").any()):
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
     if not req.allow_flagged:
-        return Usable(sound, where, 0, (), broken)
-    flags = tuple(flag_summary(sound))
-    return Usable(sound.assign(flagged=False), where, int(_flagged(sound).sum()), flags, broken)
+        return Usable(sound, where, 0, (), broken, _left_out(sound, broken, req))
+    allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
+    sound = sound.assign(flagged=False)
+    return Usable(sound, where, allowed, flags, broken, _left_out(sound, broken, req))
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -236,21 +238,6 @@ def default_model(table: pd.DataFrame) -> str:
     if not (ok["accelerators"] == 1).any():
         raise CalibrationError(Finding.of(FindingKind.NO_SINGLE_RUN))
     raise CalibrationError(Finding.of(FindingKind.NO_TRUSTED_SINGLE_RUN))
-
-
-def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
-    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks
-    a phase)."""
-    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
-    if single.empty:
-        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
-        raise CalibrationError(Finding.of(FindingKind.NO_SINGLE_RUN_OF, model=model, known=known))
-    row = single.iloc[-1]
-    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
-    return row
 
 
 def as_step_model(table: pd.DataFrame) -> pd.DataFrame:

@@ -65,9 +65,7 @@ def from_bench(
             raise
         raise NamedCalibrationError(exc.found, found.left) from None
     # on the link of the host it ran on; CPU processes capped at its cores
-    machine, said = on_bench_host_link(machine, said, table, cal)
-    if cal.bench.device_kind == "cpu":
-        machine, said = cpu_processes(machine, said, req, table, cal)
+    machine, said = on_bench_host(machine, said, req, table, cal)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
@@ -232,34 +230,40 @@ def host_link(table: pd.DataFrame, cal: Benched) -> str | None:
     return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
 
 
-def on_bench_host_link(
-    machine: Machine, said: Said, table: pd.DataFrame, cal: Benched
+def on_bench_host(
+    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
 ) -> tuple[Machine, Said]:
     """``machine`` on the link the bench host recorded, said, where no link was given or
-    measured and this machine detected none or another; else ``machine`` and ``said``
-    themselves. A host of one GPU records no link between GPUs: its link is said as
-    assumed (``inferred``)."""
+    measured and this machine detected none or another (a host of one GPU records no link
+    between GPUs: its link is said as assumed, :func:`inferred`); CPU processes capped
+    at its cores (:func:`cpu_processes`)."""
     recorded = host_link(table, cal)
     detected = machine.link_detected
-    if recorded is None or not (machine.link_assumed or (detected and detected != recorded)):
-        return machine, said
-    link = Link.from_preset(recorded)
-    network = replace(machine.network, intra=link)
-    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
-    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
-        taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
-        assumptions = (*said.assumptions, taken)
-        said = replace(said, sources=said.sources[1:], assumptions=assumptions)
-        return replace(machine, network=network), said
-    host_said = Finding.of(
-        K.LINK_OF_BENCH_HOST,
-        name=recorded,
-        device=implied_device(recorded) or None,
-        busbw_gbs=link.busbw_gbs,
-        detected=detected,  # this machine's GPUs of another link: the bench host's predicted
-    )
-    sources = (host_said, *said.sources[1:])
-    return replace(machine, network=network, link_assumed=False), replace(said, sources=sources)
+    taken = None  # the link inferred: (its link, the host's GPUs; None: not recorded)
+    if recorded is not None and (machine.link_assumed or (detected and detected != recorded)):
+        link = Link.from_preset(recorded)
+        network = replace(machine.network, intra=link)
+        gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+        if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+            taken = (link, int(gpus.max()) if len(gpus) else None)
+            machine = replace(machine, network=network)
+            said = replace(said, sources=said.sources[1:])
+        else:
+            host_said = Finding.of(
+                K.LINK_OF_BENCH_HOST,
+                name=recorded,
+                device=implied_device(recorded) or None,
+                busbw_gbs=link.busbw_gbs,
+                detected=detected,  # this machine's GPUs of another link
+            )
+            machine = replace(machine, network=network, link_assumed=False)
+            said = replace(said, sources=(host_said, *said.sources[1:]))
+    if cal.bench.device_kind == "cpu":
+        machine, said = cpu_processes(machine, said, req, table, cal)
+    if recorded is not None and taken is not None:
+        link_said = inferred(recorded, *taken, cal, detected)
+        said = replace(said, assumptions=(*said.assumptions, link_said))
+    return machine, said
 
 
 def inferred(

@@ -301,7 +301,8 @@ def advised(table: pd.DataFrame, req: AdviceRequest) -> tuple[Benched, Benched]:
     the same as the request predicts it (:func:`as_asked`)."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
         model, named, how = representative(table, req)
-        cal = adopt(calibrate(table, model), req, named, how)
+        cal = calibrate(table, model)
+        cal = adopt(cal, req, named, how)
     else:
         cal = calibrate(table, req.model or default_model(table))
     return cal, as_asked(cal, req.strategy, req.fixed_ms)

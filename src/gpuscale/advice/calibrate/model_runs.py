@@ -13,7 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import Usable
 from gpuscale.advice.calibration import Benched, OneDevice, Runs
-from gpuscale.advice.explain.runs import WeakRuns, largest_of, largest_trusted, weak_evidence
+from gpuscale.advice.explain.runs import Chosen, WeakRuns, chosen_said, weak_evidence
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
@@ -53,27 +53,21 @@ def one_device(cal: Benched) -> OneDevice | None:
     )
 
 
-def chosen_said(
-    table: pd.DataFrame, chosen: str | None, broken: dict[str, tuple[int, ...]]
-) -> tuple[str, str]:
-    """Why the model advised on (``chosen``; None: a model given by its size) was chosen
-    where none was asked: each larger model passed over and why (``broken``: the counts
-    whose loss was not finite), else, the largest of several, the others ``--model``
-    chooses; "" for what does not apply."""
+def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
+    """Why the model advised on (``name``; None: a model given by its size) was chosen
+    where none was asked, as numbers: its size, each larger model passed over (its size,
+    its runs, the counts whose loss was not finite), else the others of a file of several
+    (``()`` for what does not apply)."""
     sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
-    if chosen not in sizes:
-        return "", ""
-    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
-    if not larger.empty:
-        passed = [
-            (str(name), float(size), table[table["model"] == name], broken.get(str(name)))
-            for name, size in larger.items()
-        ]
-        return largest_trusted(chosen, float(sizes[chosen]), passed), ""
-    if len(sizes) < 2:
-        return "", ""
-    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
-    return "", largest_of(chosen, float(sizes[chosen]), len(sizes), others)
+    if name not in sizes:
+        return Chosen("", 0.0)
+    larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
+    passed = tuple(
+        (str(m), float(size), table[table["model"] == m], broken.get(str(m)))
+        for m, size in larger.items()
+    )
+    others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
+    return Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
 
 
 def same_samples(table: pd.DataFrame, model: str) -> bool:
@@ -227,13 +221,13 @@ def of_model(
     like = (cal.bench.config_group, cal.device.name, req.strategy)
     measured = tuple(measured_runs(bench, name, req.allow_flagged, like))
     beyond = far_beyond_the_batch_timed(cal, per_device)
-    # the words last: weak runs, and why this model where none was asked
     hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
+    picked = Chosen("", 0.0)  # why this model where none was asked
+    if not req.model and req.params is None:
+        picked = chosen(bench, name, dict(found.broken))
+    # the words last: weak runs, and why this model
     weak, weak_in_full, evidence = weak_said(table[hardware], name, req.bench)
-    passed_over = others = ""
-    if not req.model:
-        chosen = None if req.params is not None else name
-        passed_over, others = chosen_said(bench, chosen, dict(found.broken))
+    passed_over, others = chosen_said(picked)
     runs = Runs(
         from_bench=True,
         measured=measured,

@@ -16,7 +16,7 @@ own work is a fixed per-step cost (``fixed_split.fsdp_fixed``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -146,8 +146,8 @@ def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOu
             broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
-    flags = tuple(flag_summary(table)) if single else ()
-    return LeftOut(int(flagged.sum()), single, flags, broken)
+    left = LeftOut(int(flagged.sum()), single, (), broken)
+    return replace(left, flags=tuple(flag_summary(table))) if single else left
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
@@ -181,11 +181,11 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
+    left = _left_out(sound.assign(flagged=False) if req.allow_flagged else sound, broken, req)
     if not req.allow_flagged:
-        return Usable(sound, where, 0, (), broken, _left_out(sound, broken, req))
+        return Usable(sound, where, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
-    sound = sound.assign(flagged=False)
-    return Usable(sound, where, allowed, flags, broken, _left_out(sound, broken, req))
+    return Usable(sound.assign(flagged=False), where, allowed, flags, broken, left)
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

@@ -185,7 +185,7 @@ def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> 
     return f"{ref(field, value)} is {refusal(found)}{MODEL_THEN * model}"
 
 
-def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
+def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
     was not finite, where it is broken: then none of its runs is used)."""
     if broken:
@@ -203,27 +203,38 @@ def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
     return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
 
 
-def largest_trusted(
-    chosen: str, size: float, passed: list[tuple[str, float, pd.DataFrame, list[int] | None]]
-) -> str:
-    """The model advised on (``chosen``, of ``size`` parameters), the largest with a
-    trustworthy N = 1 run, and each larger one ``passed`` over (name, size, its runs, the
-    counts whose loss was not finite) and why."""
-    said = "; ".join(
-        f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
-        for name, params, runs, broken in passed
-    )
-    return (
-        f"Advised on {chosen} ({format_count(size)} parameters), the largest model "
-        f"with a trustworthy N = 1 run; not used: {said} (--model to choose one)."
-    )
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The model advised on where none was asked (``model``, of ``size`` parameters; ""
+    where it is not the bench's), each larger one passed over (name, size, its runs, the
+    counts whose loss was not finite) and, where none was, the others benched."""
+
+    model: str
+    size: float
+    passed: tuple[tuple[str, float, pd.DataFrame, tuple[int, ...] | None], ...] = ()
+    others: tuple[str, ...] = ()
 
 
-def largest_of(chosen: str, size: float, models: int, others: list[str]) -> str:
-    """The model advised on, the largest of the ``models`` benched, and the ``others``."""
-    return (
-        f"Advised on {chosen} ({format_count(size)} parameters), the largest of the "
-        f"{models} models benched (--model to choose another: {joined(others)})."
+def chosen_said(found: Chosen) -> tuple[str, str]:
+    """Why the model advised on was chosen: the larger ones passed over and why, else,
+    the largest of several benched, the others ``--model`` chooses; "" for what does not
+    apply."""
+    if found.passed:
+        said = "; ".join(
+            f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
+            for name, params, runs, broken in found.passed
+        )
+        return (
+            f"Advised on {found.model} ({format_count(found.size)} parameters), the largest "
+            f"model with a trustworthy N = 1 run; not used: {said} (--model to choose one).",
+            "",
+        )
+    if not found.others:
+        return "", ""
+    return "", (
+        f"Advised on {found.model} ({format_count(found.size)} parameters), the largest of "
+        f"the {len(found.others) + 1} models benched (--model to choose another: "
+        f"{joined(found.others)})."
     )
 
 

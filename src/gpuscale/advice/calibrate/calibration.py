@@ -48,6 +48,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK
@@ -112,7 +113,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
     row = single_row(rows, model)
-    notes += [n for n in (accumulation_note(row), fixed_split.fsdp_note(row)) if n]
+    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += which_configuration(rows, row)
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import Usable
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibration import Benched, OneDevice, Runs
 from gpuscale.advice.explain.runs import Chosen, WeakRuns, chosen_said, weak_evidence
-from gpuscale.advice.measured_runs import Measured
+from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
@@ -29,7 +29,7 @@ from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
-_HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
+_HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
 
 
 def one_device(cal: Benched) -> OneDevice | None:
@@ -54,10 +54,8 @@ def one_device(cal: Benched) -> OneDevice | None:
 
 
 def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
-    """Why the model advised on (``name``; None: a model given by its size) was chosen
-    where none was asked, as numbers: its size, each larger model passed over (its size,
-    its runs, the counts whose loss was not finite), else the others of a file of several
-    (``()`` for what does not apply)."""
+    """Why the model advised on (``name``) was chosen where none was asked, as numbers
+    (``broken``: each model's counts whose loss was not finite)."""
     sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
     if name not in sizes:
         return Chosen("", 0.0)
@@ -83,12 +81,9 @@ def measured_runs(
     allow_flagged: bool,
     like: tuple[str, str | None, str | None] | None = None,
 ) -> list[Measured]:
-    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
-    ``like`` (the calibrated run's configuration group, device name and the strategy
-    predicted), only the runs of that configuration on that device
-    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
-    a GPU."""
+    """The model's N > 1 throughput speedups, flagged as the bench flags them; with
+    ``like`` (configuration group, device name, strategy predicted), only those runs
+    (``tables.bench_runs.runs_like``): a CPU run is no measurement of an advice on a GPU."""
     scaling = bench_scaling(table)
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
@@ -128,14 +123,10 @@ def measured_runs(
 def weak_said(
     table: pd.DataFrame, model: str, source: str | Path | None = None
 ) -> tuple[str | None, str | None, Support | None]:
-    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
-    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured): short, with the kinds of why and what to bench (the default
-    view's line); then the same in full, with the steps' basis and the command that
-    prints the runs' notes (on ``source``, the results file, where given: a source line
-    of ``--explain``); then what they give. (None, None, support) when none is weak."""
-    ok = table[(table["model"] == model) & (table["status"] == "ok")]
-    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+    """The warning when runs of ``model`` the advice uses are weak evidence
+    (``bench.evidence``), short and in full (with the command printing their notes, on the
+    results file ``source``), and what they give; (None, None, support) when none is."""
+    rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
     if weak.empty or found is None:
@@ -151,9 +142,8 @@ def weak_said(
 
 
 def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
-    configuration in the strategy predicted, and ``--out`` the file advised on where the
-    advice was given its path (``""`` where no run of it is in ``table``)."""
+    """The ``gpuscale bench`` options of the run advised on, in the strategy predicted,
+    ``--out`` the file advised on (``""`` where no run of it is in ``table``)."""
     like = runs_like(table, cal.bench.config_group, cal.device.name)
     like &= table["model"] == cal.model.name
     rows = table[like]
@@ -172,11 +162,9 @@ def _file(source: str | Path | None) -> str:
 
 def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
     """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work was
-    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
-    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
-    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
-    under half of that (docs/advice.md)."""
+    the one batch it timed while the step sat on a launch-bound floor there (its work
+    never seen), or more than twice that batch (docs/advice.md: ResNet-50 on an H100 took
+    116 ms at batch 256; modelled from batch 32, under half of that)."""
     floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
     if (
         cal.bench.shape is not None
@@ -196,12 +184,9 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
 
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
-    """The bench's rows on the calibrated model: the record's :class:`Runs` (its N > 1
-    runs like the one advised on, whether one saw the same samples on every rank, the most
-    GPUs a host had, the runs used as evidence: :func:`weak_said`, with the advised run's
-    options), why this model (``rows.why_this_model``, else :func:`models_benched`; ""
-    where asked), the weak runs said in short and in full, and the batch advised beyond
-    the one timed (:func:`far_beyond_the_batch_timed`)."""
+    """The bench's rows on the calibrated model: the record's :class:`Runs`, why this model
+    (``passed_over``, ``others``: :func:`chosen`), the weak runs said in short and in
+    full, and the batch advised beyond the one timed."""
 
     runs: Runs
     passed_over: str
@@ -214,8 +199,7 @@ class ModelRuns:
 def of_model(
     bench: pd.DataFrame, found: Usable, cal: Benched, req: AdviceRequest, per_device: int
 ) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model in ``bench``, read once, advised at
-    ``per_device`` samples per device."""
+    """:class:`ModelRuns` of ``cal``'s model, advised at ``per_device`` samples a device."""
     table, name = found.table, cal.model.name
     run = run_options(table, cal, req)
     like = (cal.bench.config_group, cal.device.name, req.strategy)

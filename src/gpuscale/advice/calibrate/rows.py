@@ -210,11 +210,6 @@ def same_hardware(
     return rows[keep]
 
 
-def model_sizes(table: pd.DataFrame) -> pd.Series:
-    """Each model's parameters, by name."""
-    return table.dropna(subset=["params"]).groupby("model")["params"].max()
-
-
 def default_model(table: pd.DataFrame) -> str:
     """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
     rows, _ = trusted(table)

@@ -11,10 +11,20 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import agreeing, counted, filled, format_count, joined, noun_for, of_the
+from gpuscale.quantities import (
+    agreeing,
+    counted,
+    filled,
+    format_count,
+    format_ms,
+    joined,
+    noun_for,
+    of_the,
+)
 from gpuscale.tables.requests import ref
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
@@ -274,3 +284,34 @@ def weak_evidence(found: WeakRuns, fix: str | None, fix_in_full: str, file: str)
         f"{fix_in_full} for firm numbers."
     )
     return f"{said}{short}", full
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
+    its synchronised minus no-sync step, or its step less the plain one where that is
+    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
+    plain step times the sharded module, not a bare one)."""
+    own = row.get("fsdp_overhead_ms")
+    own = "unmeasured" if own is None or pd.isna(own) else format_ms(float(own))
+    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    nosync = row.get("nosync_step_ms_mean")
+    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
+    if all(timed[::2]) and not (
+        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
+    ):
+        said = sentence("fsdp_sync_less_nosync", own=own, step=float(step), nosync=float(nosync))
+        if timed[1]:
+            said += sentence("fsdp_plain_sharded", plain=float(plain))
+        return said
+    if timed[0] and timed[1]:
+        less = f"its plain step ({format_ms(float(plain))})"
+        return f"{own}: its step ({format_ms(float(step))}) less {less}"
+    return sentence("fsdp_sync_minus_nosync", own=own)
+
+
+def fsdp_note(row: pd.Series) -> str:
+    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
+    if row["strategy"] != "fsdp":
+        return ""
+    step = float(row["step_ms_mean"])
+    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))

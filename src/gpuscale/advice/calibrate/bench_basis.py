@@ -152,7 +152,9 @@ def from_bench(
             host_devices=host_devices,
         ),
     )
-    allowed = allowed_warning(found.flags, found.allowed, found.broken)
+    allowed = None  # the flagged runs let in, and the broken models it could not
+    if req.allow_flagged:
+        allowed = allowed_warning(found.flags, found.allowed, found.broken)
     warnings = (
         *said.warnings,
         *(w for w in (allowed, weak, fell) if w),

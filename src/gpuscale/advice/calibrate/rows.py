@@ -23,6 +23,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.ceiling import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
@@ -190,11 +191,10 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The ``ok`` runs of ``table`` not flagged, and the note on the flagged ones left out."""
-    ok = table[table["status"] == "ok"]
-    flagged = ok[ok["flagged"].fillna(False).astype(bool)]
+    flagged = table[_flagged(table)]
     runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
     notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
-    return ok[~ok.index.isin(flagged.index)], notes * bool(runs)
+    return trusted_runs(table), notes * bool(runs)
 
 
 def same_hardware(

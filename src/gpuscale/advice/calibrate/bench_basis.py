@@ -112,7 +112,7 @@ def from_bench(
         sources.append(unchecked)
     fell = measured.falling(cal.model.compute.slowdown)
     # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
-    # overlap, the strategy and its own work (``calibration.for_strategy``'s rule), the wait
+    # overlap, the strategy and its own work (``calibration.as_asked``'s rule), the wait
     asked, name = req.strategy or strategy, cal.model.name
     other = assumptions.other_strategy(name, strategy, asked)
     span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""

@@ -1,4 +1,4 @@
-"""What the bench's N > 1 runs measured beyond the calibration point, and the step's error.
+"""What the bench's N > 1 runs measured beyond the calibration point.
 
 Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
 device, contention for shared cores) and the communication DDP timed over what the

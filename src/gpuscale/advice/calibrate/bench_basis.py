@@ -33,7 +33,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.explain.runs import allowed_warning
+from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link
@@ -101,12 +101,16 @@ def from_bench(
     basis_of_family = (
         None if req.strategy and req.strategy != strategy else measured.fitted(table, benched)
     )
-    # the words, from the numbers: weak evidence and the batch beyond the one timed (read
-    # with the model's runs), the calibration's sources, contention that fell, the strategy,
-    # the terms as assumptions
-    weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.runs.evidence
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = remeasure.as_run(fixed.measure, evidence, host_devices)
+    fixed_measure = remeasure.as_run(fixed.measure, of_model.runs.evidence, host_devices)
+    # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
+    # the broken models --allow-flagged could not, weak runs, why this model where none was
+    # asked), the calibration's sources, contention that fell, the terms as assumptions
+    allowed = None
+    if req.allow_flagged:
+        allowed = allowed_warning(found.flags, found.allowed, found.broken)
+    weak, weak_in_full = weak_evidence(of_model.weak)
+    passed_over, others = chosen_said(of_model.chosen)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
@@ -152,9 +156,6 @@ def from_bench(
             host_devices=host_devices,
         ),
     )
-    allowed = None  # the flagged runs let in, and the broken models it could not
-    if req.allow_flagged:
-        allowed = allowed_warning(found.flags, found.allowed, found.broken)
     warnings = (
         *said.warnings,
         *(w for w in (allowed, weak, fell) if w),
@@ -167,8 +168,8 @@ def from_bench(
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
         implausible=said.implausible or bool(impossible),
-        model_note=of_model.passed_over,
-        chosen=of_model.others,
+        model_note=passed_over,
+        chosen=others,
     )
     model = StepModel(
         name=name,

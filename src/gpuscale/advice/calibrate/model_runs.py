@@ -13,7 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibration import Benched, OneDevice, Runs
-from gpuscale.advice.explain.runs import Chosen, WeakRuns, chosen_said, weak_evidence
+from gpuscale.advice.explain.runs import Chosen, WeakRuns
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
@@ -120,25 +120,23 @@ def measured_runs(
     ]
 
 
-def weak_said(
+def weak_runs(
     table: pd.DataFrame, model: str, source: str | Path | None = None
-) -> tuple[str | None, str | None, Support | None]:
-    """The warning when runs of ``model`` the advice uses are weak evidence
-    (``bench.evidence``), short and in full (with the command printing their notes, on the
-    results file ``source``), and what they give; (None, None, support) when none is."""
+) -> tuple[WeakRuns | None, Support | None]:
+    """The runs of ``model`` the advice uses that are weak evidence (``bench.evidence``;
+    None when none is; ``source``: the results file) and what they give."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
     if weak.empty or found is None:
-        return None, None, found
-    kinds = labels(weak["evidence_kinds"])
-    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+        return None, found
+    kinds = tuple(labels(weak["evidence_kinds"]))
+    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
     # runs too short to read the step's terms from: the change line says what to bench
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
-    weak_runs = WeakRuns(len(weak), len(rows), model, counts, kinds)
-    said, full = weak_evidence(weak_runs, fix, found.remedy(basis=True), _file(source))
-    return said, full, found
+    full = found.remedy(basis=True)
+    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
 
 
 def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
@@ -185,14 +183,11 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
     """The bench's rows on the calibrated model: the record's :class:`Runs`, why this model
-    (``passed_over``, ``others``: :func:`chosen`), the weak runs said in short and in
-    full, and the batch advised beyond the one timed."""
+    was chosen (:func:`chosen`), its weak runs, and the batch advised beyond the one timed."""
 
     runs: Runs
-    passed_over: str
-    others: str
-    weak: str | None
-    weak_in_full: str | None
+    chosen: Chosen
+    weak: WeakRuns | None
     beyond: Finding | None
 
 
@@ -209,9 +204,7 @@ def of_model(
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
         picked = chosen(bench, name, dict(found.broken))
-    # the words last: weak runs, and why this model
-    weak, weak_in_full, evidence = weak_said(table[hardware], name, req.bench)
-    passed_over, others = chosen_said(picked)
+    weak, evidence = weak_runs(table[hardware], name, req.bench)
     runs = Runs(
         from_bench=True,
         measured=measured,
@@ -222,9 +215,7 @@ def of_model(
     )
     return ModelRuns(
         runs=runs,
-        passed_over=passed_over,
-        others=others,
+        chosen=picked,
         weak=weak,
-        weak_in_full=weak_in_full,
         beyond=beyond,
     )

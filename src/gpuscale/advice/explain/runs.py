@@ -251,13 +251,18 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
 @dataclass(frozen=True, slots=True)
 class WeakRuns:
     """The runs of ``model`` an advice uses that are weak evidence: ``weak`` of ``runs``,
-    on ``counts`` devices, and the kinds of why."""
+    on ``counts`` devices, the kinds of why, what to bench (``fix``: None where the change
+    line says it; ``fix_in_full``: with the steps' basis) and the results file (``file``,
+    a shell word) whose notes say more."""
 
     weak: int
     runs: int
     model: str
-    counts: list[int]
-    kinds: list[str]
+    counts: tuple[int, ...]
+    kinds: tuple[str, ...]
+    fix: str | None
+    fix_in_full: str
+    file: str
 
 
 def on_devices(counts: Sequence[int]) -> str:
@@ -267,21 +272,22 @@ def on_devices(counts: Sequence[int]) -> str:
     return f"{joined(counts)} devices"
 
 
-def weak_evidence(found: WeakRuns, fix: str | None, fix_in_full: str, file: str) -> tuple[str, str]:
-    """The warning on weak runs (with what to bench, ``fix``, where their steps can be
-    read) and the same in full (``fix_in_full``; the command printing their notes, on
-    ``file``)."""
+def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
+    """The warning on weak runs (with what to bench, where their steps can be read) and
+    the same in full (with the command printing their notes); (None, None) for none."""
+    if found is None:
+        return None, None
     on = on_devices(found.counts)
     runs = of_the(found.weak, found.runs, "bench run")
     said = (
         f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
         f"{agreeing(found.weak, 'is', 'are')} weak ({', '.join(found.kinds)})"
     )
-    short = "" if fix is None else f": {fix} for firm numbers"
+    short = "" if found.fix is None else f": {found.fix} for firm numbers"
     full = (
         f"Weak evidence: {runs} of {found.model} (on {on}): {', '.join(found.kinds)}; the bench "
-        f"table's evidence_notes say more: `{NOTES_COMMAND.format(file)}`; "
-        f"{fix_in_full} for firm numbers."
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(found.file)}`; "
+        f"{found.fix_in_full} for firm numbers."
     )
     return f"{said}{short}", full
 

@@ -1,7 +1,8 @@
-"""The words on the bench runs an advice reads: the refusals of a broken model, of a
-model missing or never measured, of a table that is no bench table; the flagged runs
-left out or allowed, and what to do about them; which model was advised on and why the
-larger ones were passed over (the numbers: ``calibrate/rows.py``)."""
+"""The words on the bench runs an advice reads, from the calibration's records: the
+refusals (:func:`refusal`, the one renderer of ``calibrate.rows.CalibrationError``: a
+``types.Refusal`` or a finding, and the runs left out); the flagged runs allowed and what
+to do about them; weak runs; which model was advised on and why the larger ones were
+passed over."""
 
 from __future__ import annotations
 

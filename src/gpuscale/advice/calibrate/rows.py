@@ -38,9 +38,9 @@ from gpuscale.advice.explain.runs import (
     not_in_file,
 )
 from gpuscale.advice.explain.runs import remedy as remedy
-from gpuscale.advice.model.ceiling import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench_runs import runs_like
@@ -224,7 +224,7 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             out[column] = (out[column].astype(float) - opt) / accum + opt
     out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
     # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
-    # (ceiling.cpu_peak), the bound and the price of its work (fp32 work was priced at
+    # (hardware.peaks.cpu_peak), the bound and the price of its work (fp32 work was priced at
     # AMX's bf16 8 TFLOP/s a thread)
     cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
     if cpu.any():

@@ -231,14 +231,7 @@ def within_peak(
         fixed = max(fb_ms - slope * batch, 0.0)
         tflops = rate_tflops(1, flops_per_sample, slope)
         said = phrase("fixed_slope", slope=format_ms(slope), tflops=tflops, peak=peak_words)
-        cost = replace(
-            own,
-            ms=fixed,
-            low_ms=min(own.low_ms, fixed),
-            high_ms=fixed,
-            basis=f"{own.basis}; {said}",
-        )
-        return Split(cost, fixed, tflops, 0.0, said)
+        return Split(_raised(own, fixed, said), fixed, tflops, 0.0, said)
     said = phrase(
         "fixed_launch_floor",
         fb=format_ms(fb_ms),
@@ -247,10 +240,12 @@ def within_peak(
         peak=peak_words,
         peak_tflops=peak_tflops,
     )
-    cost = replace(
-        own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
-    )
-    return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+    return Split(_raised(own, fb_ms, said), max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+
+
+def _raised(own: FixedCost, ms: float, said: str) -> FixedCost:
+    """``own`` at ``ms`` (its high end; its low end no higher), with ``said`` why."""
+    return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=f"{own.basis}; {said}")
 
 
 def of_numbers(

@@ -27,7 +27,7 @@ class DeviceRecord:
     peaks_tflops: tuple[tuple[str, float], ...] = ()
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
-            return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
+        return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
 
     @property
     def memory_bytes(self) -> float | None:

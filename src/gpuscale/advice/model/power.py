@@ -5,7 +5,6 @@ unknown device without a measurement."""
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import maybe
+from gpuscale.hardware.power import PerBatch, WholeJob, charged_at, watts_at, whole_job_w
 from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
@@ -34,25 +34,12 @@ class Power:
 
     watts: float | None
     source: str
-    # (N, per-device batch, W of the whole job) measured by the bench (every device, each
-    # CPU package once): energy at that N and batch uses it instead of watts x N
-    total_w_at: tuple[tuple[int, int, float], ...] = ()
-    # (per-device batch, W per device) measured by N = 1 runs of the same configuration
-    at_batch: tuple[tuple[int, float], ...] = ()
+    # the whole job's watts at (N, batch) (every device, each CPU package once): energy
+    # there uses it instead of watts x N
+    total_w_at: WholeJob = ()
+    at_batch: PerBatch = ()  # W per device by N = 1 runs of the same configuration
     meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
     measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
-
-    def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
-        """How per-device ``batch`` is charged from ``at_batch``: ``("own", (batch,))``,
-        ``("between", (low, high))`` or ``("nearest", (b,))``."""
-        measured = dict(self.at_batch)
-        if batch in measured:
-            return "own", (batch,)
-        below = [b for b in measured if b < batch]
-        above = [b for b in measured if b > batch]
-        if below and above:
-            return "between", (max(below), min(above))
-        return "nearest", (min(measured, key=lambda b: abs(b - batch)),)
 
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
         """(W per device, its source) at per-device ``batch``, interpolated in log batch."""
@@ -60,13 +47,12 @@ class Power:
             return self.watts, self.source
         measured = dict(self.at_batch)
         kind = f"measured ({self.meter}) by an N = 1 run"
-        how, batches = self.basis(batch)
+        how, batches = charged_at(self.at_batch, batch)
+        watts = watts_at(self.at_batch, batch)
         if how == "own":
-            return measured[batch], f"{kind} at batch {batch:g}"
+            return watts, f"{kind} at batch {batch:g}"
         if how == "between":
             low, high = batches
-            share = math.log(batch / low) / math.log(high / low)
-            watts = measured[low] + share * (measured[high] - measured[low])
             low_w, high_w = measured[low], measured[high]
             return watts, phrase(
                 "power_interpolated",
@@ -76,8 +62,7 @@ class Power:
                 high=high,
                 high_w=high_w,
             )
-        nearest = batches[0]
-        return measured[nearest], phrase("power_nearest", kind=kind, nearest=nearest, batch=batch)
+        return watts, phrase("power_nearest", kind=kind, nearest=batches[0], batch=batch)
 
     def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
         """The power sentence for ``counts`` ((N, per-device batch)): the source, then how
@@ -88,7 +73,8 @@ class Power:
         for n, b in counts:
             if b is None or self.per_device(b)[0] is None:
                 continue
-            key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
+            whole = whole_job_w(self.total_w_at, n, b) is not None
+            key = ("whole", ()) if whole else charged_at(self.at_batch, b)
             groups.setdefault(key, []).append((int(n), float(b)))
         parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
         return phrase("power_said", source=self.source, charged=filled("; {}", "; ".join(parts)))
@@ -96,23 +82,17 @@ class Power:
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
         """Watts of ``devices`` devices at per-device ``batch``: the whole job's measured,
         else per device x N."""
-        if (measured := self._measured_total(devices, batch)) is not None:
+        if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
             return measured
         return maybe(operator.mul, self.per_device(batch)[0], devices)
 
     def source_at(self, devices: int, batch: float | None = None) -> str:
-        if self._measured_total(devices, batch) is not None:
+        if whole_job_w(self.total_w_at, devices, batch) is not None:
             return f"measured at {counted(devices, 'device')} (whole job)"
         watts, source = self.per_device(batch)
         if watts is None:
             return "unknown"
         return agreeing(devices, source, f"{source} x {devices}")
-
-    def _measured_total(self, devices: int, batch: float | None) -> float | None:
-        for n, b, watts in self.total_w_at:
-            if n == devices and (batch is None or b == batch):
-                return watts
-        return None
 
 
 def _on(rows: list[tuple[int, float]]) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-from gpuscale.hardware.catalogue import devices, products
 from gpuscale.hardware.device_names import lookup
 
 
@@ -22,11 +21,6 @@ def board_power(device_name: str | None) -> tuple[float, str] | None:
     if (part := lookup(device_name)) is None:
         return None
     return part.board_power_w, part.name
-
-
-def board_labels() -> list[str]:
-    """Every product and part the catalogue names, for a did-you-mean."""
-    return list(dict.fromkeys([*products(), *(d.name for d in devices())]))
 
 
 # (per-device batch, W per device) a bench measured, and (N, per-device batch, W of the

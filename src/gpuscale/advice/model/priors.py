@@ -7,6 +7,8 @@ in ``data/advice_priors.json``), and the step's 80% interval at N > 1.
 * ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
   "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
 
+NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
+
 The step's error: each model with bench rows at N > 1 left out in turn (at most
 ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
 half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen

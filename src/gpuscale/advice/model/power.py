@@ -95,25 +95,20 @@ class Power:
         return agreeing(devices, source, f"{source} x {devices}")
 
 
-def _on(rows: list[tuple[int, float]]) -> str:
-    """``2, 4 and 8 devices`` (``1 device``)."""
-    counts = [n for n, _ in rows]
-    return f"{joined(counts)} {noun_for(sum(counts), 'device')}"
-
-
 def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
+    counts = [n for n, _ in rows]
+    on = f"{joined(counts)} {noun_for(sum(counts), 'device')}"  # 2, 4 and 8 devices
     at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
     if how == "whole":
-        return phrase("power_whole", on=_on(rows))
+        return phrase("power_whole", on=on)
     if how == "own":
-        return phrase("power_own", on=_on(rows), at=at)
+        return phrase("power_own", on=on, at=at)
     if how == "between":
         low, high = batches
-        return phrase("power_between", on=_on(rows), at=at, low=low, high=high)
+        return phrase("power_between", on=on, at=at, low=low, high=high)
     nearest = batches[0]
-    smaller = all(b < nearest for _, b in rows)
-    likely = phrase(LIKELY[smaller])
-    return phrase("power_nearest_rows", on=_on(rows), at=at, nearest=nearest, likely=likely)
+    likely = phrase(LIKELY[all(b < nearest for _, b in rows)])
+    return phrase("power_nearest_rows", on=on, at=at, nearest=nearest, likely=likely)
 
 
 def device_power(

@@ -35,7 +35,7 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "overlap": (0, 1, False, False),
     "grad_bytes": (1, 8, True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    "noise_scale": (1, 1e15, False, False),
+    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
     "samples": (1, 1e16, False, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, True, False),
     "target_efficiency": (0, 1, False, True),

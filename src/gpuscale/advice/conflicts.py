@@ -125,7 +125,6 @@ NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
 
 
 def _several_nodes(request: Options) -> bool:
-    """Whether the advice spans nodes: asked, or more devices than one node holds."""
     most = request.max_devices or 0
     return request.nodes > 1 or most > request.gpus_per_node * request.nodes
 

@@ -1,11 +1,6 @@
-"""One advice request: what the user asked, written once.
-
-The CLI's ``advise`` options are generated from the fields of :class:`AdviceRequest`
-(their defaults, and the help in each field's metadata), ``gpuscale.advise`` takes one
-(or the same keywords), and the report reads it back. Sizes (``params``,
-``flops_per_sample``, ``noise_scale``, ``samples``) are numbers here; the CLI parses
-``7M``-style text into them (each field's ``parse``).
-"""
+"""One advice request: what the user asked, written once. The CLI's ``advise`` options are
+generated from the fields of :class:`AdviceRequest`, ``gpuscale.advise`` takes one, and the
+report reads it back."""
 
 from __future__ import annotations
 
@@ -64,16 +59,14 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
-    """A file the advice reads (``--bench``, ``--topo``, ``--collectives``): typed as a
-    path on the command line, kept as its text in the request (which is JSON), None when
-    not given."""
+    """A file the advice reads: a path on the command line, its name as text here."""
     return option(None, names=names, parse=str, cli=Path | None, help=help)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(JsonRequest):
-    """What to advise on and under which assumptions: each field's help (the ``advise``
-    option's) in its metadata, sizes parsed from ``7M``-style text on the command line."""
+    """What to advise on and under which assumptions; sizes are numbers here, parsed from
+    ``7M``-style text on the command line."""
 
     json_name: ClassVar[str] = "advice request"
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
@@ -266,8 +259,7 @@ class AdviceRequest(JsonRequest):
         check_pairs(self)  # options that contradict each other (``advice.conflicts``)
 
     def _check_state(self) -> None:
-        """The optimizer and precision named, and known together (``data/state_bytes.csv``
-        has a row for the pair)."""
+        """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
         for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
             value = getattr(self, name)
             if value is None:
@@ -287,8 +279,7 @@ class AdviceRequest(JsonRequest):
 
     @property
     def shape(self) -> TransformerShape | None:
-        """The transformer's shape given (``--preset``, at ``--seq-len`` where given, or
-        ``--layers`` ...); None: none given (a model of ``--params`` alone)."""
+        """The transformer's shape given (``--preset`` or ``--layers`` ...), else None."""
         return shape_of(self)
 
     @property
@@ -300,16 +291,14 @@ class AdviceRequest(JsonRequest):
         return None if shape is None else float(shape_params(shape))
 
     def _resolve_names(self) -> None:
-        """The workload and ruleset as every command resolves them (``bret``: "did you
-        mean 'bert'?", ``5.0``: ``5.0.0``), for a Python call as for the command line
-        (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
+        """The workload, ruleset and device as every command resolves them (``5.0``:
+        ``5.0.0``; ``bret``: "did you mean 'bert'?")."""
         self._resolve("ruleset", resolve_ruleset, "e.g. 5.0.0")  # None: DEFAULT_RULESET
         resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, with the closest
         self._resolve("workload", lambda name: resolve_workloads([name])[0], "a name")
 
     def _resolve(self, name: str, resolve: Callable[[str], str], example: str) -> None:
-        """The text of field ``name`` (None: not given) replaced by ``resolve``'s name for
-        it, an unknown one refused naming the field."""
+        """Field ``name`` replaced by ``resolve``'s name for it, an unknown one refused."""
         value = getattr(self, name)
         if value is None:
             return
@@ -322,14 +311,12 @@ class AdviceRequest(JsonRequest):
 
     @property
     def gradient_precision(self) -> str:
-        """``bf16`` for 2-byte gradients, else ``fp32``: the precision the rate is checked
-        against the device's peak at."""
+        """The precision the rate is checked against the device's peak at."""
         return GRADIENT_PRECISION.get(self.grad_bytes, "fp32")
 
     @property
     def step_points(self) -> tuple[tuple[int, float], ...]:
-        """(per-device batch, step ms) of every step time given; the first is the
-        configuration advised on (batch 32 when none was given)."""
+        """(per-device batch, step ms) of every step time given, the first advised on."""
         if self.step_ms is None:
             return ()
         if isinstance(self.step_ms, tuple):
@@ -338,12 +325,10 @@ class AdviceRequest(JsonRequest):
 
     @property
     def samples_to_train(self) -> float:
-        """The samples given, else :data:`DEFAULT_SAMPLES` (the advice then says so)."""
         return DEFAULT_SAMPLES if self.samples is None else float(self.samples)
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
-        """``request`` with ``keywords`` replaced, or a request of the keywords."""
         if request is None:
             return cls(**keywords)
         return cls(**(asdict(request) | keywords))

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.ceiling import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
 from gpuscale.bench.table import flag_summary, flags_counted
+from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import counted, joined
 from gpuscale.tables import BENCH_COLUMNS
@@ -254,7 +254,7 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             out[column] = (out[column].astype(float) - opt) / accum + opt
     out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
     # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
-    # (ceiling.cpu_peak), the bound and the price of its work
+    # (hardware.peaks.cpu_peak), the bound and the price of its work
     cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
     if cpu.any():
         out["peak_tflops"] = out["peak_tflops"].astype(float)

@@ -1,19 +1,11 @@
-"""Numbers given that cannot be one device's training step, beside the rate checks of
-``model/hardware.py`` (``rate_warnings``), flagged the same way (``IMPLAUSIBLE``: kept
-out of the recommendation, one device, ``search/decision.py``).
+"""A step given that cannot be one device's training step, flagged as the rate checks of
+``model/hardware.py`` are (``IMPLAUSIBLE``).
 
-The step's floor, ``MIN_STEP_MS`` = ``MIN_STEP_KERNELS`` x ``MIN_KERNEL_US``: a training
-step runs at least a forward, a backward and an optimizer kernel (one layer, everything
-else fused; a PyTorch eager step launches dozens to thousands, ``fixed_cost.GPU_PRIOR``),
-and a kernel of almost no work still takes microseconds on the device: NVIDIA's "Getting
-Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measured 3.8 us a kernel
-launched back to back in a stream and 3.4 us in a CUDA graph (kernels of 2.9 us each, on
-a V100). The floor takes 2 us a kernel, below both (a faster device), so 3 x 2 us =
-0.006 ms: a step given below it is a unit mistaken (s or us for ms) or not a step.
-
-What a strategy's devices hold is no input's plausibility: the memory check
-(``advice/memory.py``) prices every strategy and count, and never advises one that does
-not fit.
+``MIN_STEP_MS`` = ``MIN_STEP_KERNELS`` x ``MIN_KERNEL_US``: a step runs at least a forward,
+a backward and an optimizer kernel, and a kernel of almost no work still takes microseconds:
+NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measured
+3.8 us a kernel launched back to back in a stream and 3.4 us in a CUDA graph (V100). The
+floor takes 2 us, below both, so 0.006 ms: a step below it is a unit mistaken or not a step.
 """
 
 from __future__ import annotations
@@ -28,8 +20,7 @@ MIN_STEP_MS = MIN_STEP_KERNELS * MIN_KERNEL_US / 1e3
 
 
 def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
-    """A finding where a step given ((batch, step ms) ``points``) is shorter than
-    ``MIN_STEP_MS``."""
+    """A finding where a step of ``points`` ((batch, ms)) is shorter than ``MIN_STEP_MS``."""
     short = [ms for _, ms in points if ms < MIN_STEP_MS]
     if not short:
         return []

@@ -1,30 +1,20 @@
 """Terms of the step that nothing measured, fitted on published tables' development rows
-(``data/step_terms.json``; ``benchmarks/fit_step_terms.py`` fits them, choosing which are
-in by leave-one-source-out error on those rows):
+(``data/step_terms.json``, fitted by ``benchmarks/fit_step_terms.py``, each term in or out
+by leave-one-source-out error):
 
 * ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
   (``advice/model/nccl_cost.py``), not ``2(N-1)`` x the preset's hop latency;
-* ``contention_share`` (kappa): the communication backward hides still slows it, NCCL's
-  kernels taking SMs and memory bandwidth: ``kappa x hidden`` is added to the step, where
-  the overlap is the default (a measured overlap holds it already);
+* ``contention_share`` (kappa): ``kappa x hidden`` added to the step for the communication
+  backward hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks,
-  ``sigma x E[max of N standard normals] x compute`` (about ``sigma sqrt(2 ln N)`` for
-  large N), where nothing on the host measured the step's spread (a bench's N = 1 steps
-  or its slowdown at N > 1 hold it).
+  ``sigma x E[max of N standard normals] x compute``, where nothing on the host measured
+  the step's spread.
 
-``contention_share`` and ``rank_spread`` are each one value for every link class
-(``link_class``) or one per class, as the fit chose them; a class whose value is 0 has no
-such term, and a link of no class (custom or measured) has a value only where every class
-has the same one.
-
-The data hold the terms per software stack and hardware generation (``STACKS``):
-``legacy`` (devices before Volta with the TensorFlow 1.x parameter servers and replicated
-updates of 2017 the published development rows ran) and ``modern`` (the rest); the fit
-chooses whether they differ. The advice takes ``modern``'s (``FITTED``) for every
-request, an assumption (``DEFAULT_STACK``: the device catalogue has no device before
-Volta); ``of_stack`` gives a stack's for the published tables' rows.
-
-``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
+kappa and sigma are one value for every link class (``link_class``) or one per class. The
+data hold them per software stack (``STACKS``: ``legacy``, devices before Volta with the
+TensorFlow 1.x parameter servers of 2017; ``modern``, the rest); the advice takes
+``DEFAULT_STACK``'s (``FITTED``): the device catalogue has no device before Volta.
+"""
 
 from __future__ import annotations
 
@@ -40,8 +30,8 @@ import numpy as np
 
 TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
-STACKS = ("legacy", "modern")  # software stack and hardware generation (module docstring)
-DEFAULT_STACK = "modern"  # a request's: assumed (no device before Volta is catalogued)
+STACKS = ("legacy", "modern")
+DEFAULT_STACK = "modern"
 NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 
 
@@ -50,9 +40,8 @@ PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
 
 @dataclass(frozen=True, slots=True)
 class StepTerms:
-    """The fitted terms' values (see the module docstring): ``contention_share`` and
-    ``rank_spread`` one value for every link class, or ``(class, value)`` for each of
-    ``CLASSES``."""
+    """The fitted terms; ``contention_share`` and ``rank_spread`` one value, or
+    ``(class, value)`` for each of ``CLASSES``."""
 
     nccl_latency: bool = False
     contention_share: float | PerClass = 0.0
@@ -71,11 +60,9 @@ class StepTerms:
                     raise ValueError(f"{name} not in [0, 1]: {value} ({cls})")
 
     def contention(self, link: str | None) -> float:
-        """kappa on a network of ``link`` class (``link_class``; None: no class)."""
         return _of(self.contention_share, link)
 
     def spread(self, link: str | None) -> float:
-        """sigma on a network of ``link`` class (``link_class``; None: no class)."""
         return _of(self.rank_spread, link)
 
 
@@ -104,14 +91,13 @@ FITTED_BY_STACK = {
     )
     for stack in STACKS
 }
-FITTED = FITTED_BY_STACK[DEFAULT_STACK]  # what the advice uses (module docstring)
+FITTED = FITTED_BY_STACK[DEFAULT_STACK]
 _current = [FITTED]
 SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
 STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
 
 
 def of_stack(stack: str) -> StepTerms:
-    """The fitted terms of ``stack`` (one of ``STACKS``)."""
     if stack not in FITTED_BY_STACK:
         raise ValueError(f"stack {stack!r} is none of {STACKS}")
     return FITTED_BY_STACK[stack]
@@ -124,7 +110,7 @@ def current() -> StepTerms:
 
 @contextmanager
 def using(terms: StepTerms) -> Iterator[StepTerms]:
-    """The step model with ``terms`` inside the block (a fit's variants), then as before."""
+    """The step model with ``terms`` inside the block (a fit's variants)."""
     _current.append(terms)
     try:
         yield terms
@@ -163,17 +149,14 @@ def link_class(link_name: str, nodes: bool) -> str | None:
 def straggler_ms(
     n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
 ) -> float:
-    """The wait for the slowest of ``n`` ranks whose compute of ``compute_ms`` spreads by
-    ``rank_spread`` of itself on a network of ``link`` class (``link_class``; None: no
-    class): ``sigma x E[max of n] x compute``."""
+    """The wait for the slowest of ``n`` ranks, ms: ``sigma x E[max of n] x compute_ms``."""
     if n < 2:
         return 0.0
     return (terms or current()).spread(link) * expected_max_normal(n) * compute_ms
 
 
 def spread_said(link: str | None) -> str:
-    """The fitted spread in words where it stands on a network of ``link`` class
-    (``link_class``), else ``""``."""
+    """The fitted spread in words where it is above 0 on ``link`` class, else ``""``."""
     spread = current().spread(link)
     if spread <= 0:
         return ""
@@ -187,6 +170,5 @@ def spread_said(link: str | None) -> str:
 def contention_ms(
     hidden_ms: float, terms: StepTerms | None = None, link: str | None = None
 ) -> float:
-    """What the communication hidden behind backward (``hidden_ms``) costs the backward on
-    a network of ``link`` class: ``contention_share x hidden``."""
+    """What the communication hidden behind backward costs it, ms: ``kappa x hidden_ms``."""
     return (terms or current()).contention(link) * max(hidden_ms, 0.0)

@@ -21,7 +21,7 @@ the upper end never above ``ceiling`` (linear, or the speedup of a step of compu
 where that is lower), and the interval always holding the point. A count's class is
 ``multinode`` where it spans nodes, else its link inside a node (``link_class``); a link
 of no class (``custom``) keeps the model's. The rule is the advice by numbers' on a link
-given or detected (:func:`rule_for`).
+given or detected (:func:`advised`).
 """
 
 from __future__ import annotations
@@ -171,22 +171,27 @@ def calibrated(
     return np.where(known, new_low, low), np.where(known, new_high, high)
 
 
-def applied(
-    rule: IntervalRule,
-    network: Network,
+def widened(
+    rule: IntervalRule | None,
+    cal: Calibration,
     frame: pd.DataFrame,
     compute_ms: np.ndarray,
     compute_alone: np.ndarray,
 ) -> pd.DataFrame:
-    """The predictions ``frame`` with its speedup's interval by ``rule`` (:func:`calibrated`;
-    the upper end at most linear and ``compute_alone``, the speedup of a step of compute
-    alone) and its step's ends moved by the same factors: its upper end by the speedup's
-    lower end's, its lower end by the upper end's, never below ``compute_ms`` (the least
-    compute over the ranges) nor above the step."""
+    """The predictions ``frame`` of ``cal`` with its speedup's interval by ``rule`` where it
+    is the advice's (``advised``; else ``frame`` as it is): :func:`calibrated`, the upper
+    end at most linear and ``compute_alone``, the speedup of a step of compute alone; its
+    step's ends moved by the same factors: its upper end by the speedup's lower end's, its
+    lower end by the upper end's, never below ``compute_ms`` (the least compute over the
+    ranges) nor above the step."""
+    rule = advised(rule, cal)
+    if rule is None:
+        return frame
     counts = frame["accelerators"].to_numpy(float)
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
     point = frame["speedup"].to_numpy(float)
+    network = cal.machine.network
     new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
     out = frame.copy()
     out["speedup_low"], out["speedup_high"] = new_low, new_high
@@ -197,13 +202,13 @@ def applied(
     return out
 
 
-def rule_for(cal: Calibration) -> IntervalRule | None:
-    """The rule where it is the advice's: by numbers, on a link given or detected (a bench
+def advised(rule: IntervalRule | None, cal: Calibration) -> IntervalRule | None:
+    """``rule`` where it is the advice's: by numbers, on a link given or detected (a bench
     keeps its own interval; an assumed link has its own range of presets); None where the
-    rule is the model's own interval."""
-    if cal.runs.from_bench or cal.machine.link_assumed or RULE.kind == "model":
+    interval is the model's own."""
+    if rule is None or cal.runs.from_bench or cal.machine.link_assumed or rule.kind == "model":
         return None
-    return RULE
+    return rule
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:

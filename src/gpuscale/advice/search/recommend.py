@@ -2,14 +2,13 @@
 with what per-device batch and gradient accumulation, the break-even, time, cost and
 energy to a trained model.
 
-The predictions table and its intervals: ``search/predictions.py``; then the measured
-counts that disagree with it, the decision and its readings at the ends of every assumed
-term's range, the equilibrium picks and the break-even.
+One pass (``recommend``): predict (``predictions.py``, the step model's one table per
+calibration, the intervals: ``intervals.py``), reconcile with the measurements
+(``reconcile.py``), decide (``decision.py``), derive (``break_even.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -23,18 +22,10 @@ from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
-from gpuscale.advice.search import intervals
-from gpuscale.advice.search.break_even import break_even, equilibrium
-from gpuscale.advice.search.decision import (
-    applied,
-    below_mlperf,
-    decide,
-    disagreements,
-    measured_counts,
-    plausible,
-)
+from gpuscale.advice.search import decision, intervals, reconcile
+from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.predictions import predictions
-from gpuscale.advice.types import Disagreement, End, Finding, Reading, maybe
+from gpuscale.advice.types import Disagreement, Finding, maybe
 from gpuscale.tables.requests import NamedError
 
 
@@ -110,75 +101,75 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def read(
-    ends: Sequence[End],
-    decide_at: Callable[[dict[str, dict[str, object]]], Decision],
-) -> tuple[Reading, ...]:
-    """The count and its speedup at each end of every assumed term's range (``decide_at``:
-    the decision of the calibration with the end's changes, ``Calibration.at``): where the
-    count chosen moves, ``with_readings`` withholds it (``Decision.withheld_by``), the one
-    thing to give or measure leading the answer."""
-    found = []
-    for term, end, value, unit, changes in ends:
-        d = decide_at(changes)
-        found.append(
-            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
-        )
-    return tuple(found)
+# the record's change for the weak-scaling alternative: the per-device batch kept
+WEAK = {"run": {"scaling": "weak"}}
 
 
-def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
-    """``decision`` with its readings and the first term whose range moves the count."""
-    moved = next((r.term for r in readings if r.accelerators != decision.chosen.accelerators), None)
-    return replace(decision, readings=readings, withheld_by=moved)
+def search(cal: Calibration) -> Advice:
+    """The advice on ``cal`` alone (``recommend``, the speedup's interval its link class's
+    calibrated rule where it is the advice's) and what qualifies the headline, as data."""
+    advice = recommend(cal, intervals.RULE)
+    few = cal.search.noise_steps
+    qualifiers = Qualifiers(
+        defaults=cal.search.defaults,
+        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+        model_note=cal.said.model_note,
+        model_chosen=cal.said.chosen,
+    )
+    return replace(advice, qualifiers=qualifiers)
 
 
-def recommend(
-    cal: Calibration, fits_from: int = 1, rule: intervals.IntervalRule | None = None
-) -> Advice:
-    """Predictions and the Decision for one model on one network, with the count at each
-    end of every assumed term's range (``cal.search.ends``, ``read``); no count below
-    ``fits_from`` (the fewest devices that hold the model) is chosen, efficient or
-    cheapest. ``rule``: the speedup's interval per link class (None: the model's own)."""
-    run, goal, network = cal.run, cal.search, cal.machine.network
+def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> Advice:
+    """Predictions and the Decision for one model on one network, in one pass: the
+    calibration the devices hold (``held``) and its variants (``Calibration.at``: the
+    weak-scaling alternative where the global batch is kept without a convergence model,
+    each end of every assumed term's range), their predictions (``predictions``, one step
+    table each), those resting on the measurements where they disagree (``reconcile``),
+    the decision with its readings at the ends and the counts other rules pick
+    (``decision``), the break-even (``break_even``). No count below the fewest devices that
+    hold the model is chosen, efficient or cheapest. ``rule``: the speedup's interval per
+    link class where it is the advice's (``intervals.advised``; None: the model's own)."""
+    cal, fits_from, memory = held(cal)
+    run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
     # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
-    frame = predictions(cal, rule)
-    alternative = predictions(cal.at({"run": {"scaling": "weak"}}), rule) if weak else None
+    ends = [cal.at(changes) for *_, changes in goal.ends]
+    variants = (cal, cal.at(WEAK) if weak else None, *ends)
+    frame, alternative, *at_ends = [
+        None if at is None else predictions(at, rule) for at in variants
+    ]
+    rule = intervals.advised(rule, cal)
+    network, searched = cal.machine.network, list(frame["accelerators"])
+    interval = None if rule is None else rule.said(network, searched)
     # a count the bench measured outside the predicted interval rests on the measurement
-    measured = measured_counts(frame, cal.runs.measured, alternative)  # what every view says
-    found = disagreements(measured)
+    measured = reconcile.measured_counts(frame, cal.runs.measured, alternative)
+    found = reconcile.disagreements(measured)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
-    frame = applied(frame, found, counts)
-    alternative = applied(alternative, found, counts)
-    below = below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
-    refused = cal.said.implausible or bool(below)
-
-    def decide_on(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
-        # why none above the largest predicted: the cap (``device_counts``)
-        efficiency, warnings = at.search.target_efficiency, at.said.warnings
-        return decide(table, efficiency, warnings, refused, at.machine.device_counts, fits_from)
-
-    def decide_at(changes: dict[str, dict[str, object]]) -> Decision:
-        at = cal.at(changes)
-        return decide_on(at, applied(predictions(at, rule), found, counts), at.said.implausible)
-
-    decision = with_readings(decide_on(cal, frame, refused), read(goal.ends, decide_at))
-    trusted = frame[plausible(frame)]
-    fitting = trusted[trusted["accelerators"] >= fits_from]
-    trusted = fitting if len(fitting) else trusted  # none predicted holds it: ``decide``'s rule
-    picks = equilibrium(trusted, goal.threshold)
+    frame, alternative, *at_ends = [
+        reconcile.applied(table, found, counts) for table in (frame, alternative, *at_ends)
+    ]
+    below = decision.below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
+    refused = [cal.said.implausible or bool(below), *(at.said.implausible for at in ends)]
+    decided = [
+        decision.decide(
+            table,
+            at.search.target_efficiency,
+            at.said.warnings,
+            no,
+            at.machine.device_counts,  # why none above the largest predicted: the cap
+            fits_from,
+        )
+        for at, table, no in zip((cal, *ends), (frame, *at_ends), refused, strict=True)
+    ]
+    efficient, cheapest, picks = decision.picked(
+        frame, fits_from, goal.target_efficiency, goal.threshold
+    )
     ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
-    efficient = int(ok["accelerators"].max()) if len(ok) else None
-    cheapest = None
-    if trusted["accelerator_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
     return Advice(
         table=frame,
-        decided=decision,
+        decided=decision.with_readings(decided[0], goal.ends, decided[1:]),
         picks=Picks(efficient, cheapest, picks),
         break_even=BreakEven(ms_per_mb, params, target),
         calibration=cal,
@@ -187,23 +178,9 @@ def recommend(
         measured_counts=measured,
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
-        interval=None if rule is None else rule.said(network, list(frame["accelerators"])),
+        memory=memory,
+        interval=interval,
     )
-
-
-def search(cal: Calibration) -> Advice:
-    """The advice on ``cal`` alone (``recommend``) and what qualifies the headline, as
-    data."""
-    held_by, fits_from, memory = held(cal)
-    advice = recommend(held_by, fits_from, intervals.rule_for(cal))
-    few = cal.search.noise_steps
-    qualifiers = Qualifiers(
-        defaults=cal.search.defaults,
-        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
-        model_note=cal.said.model_note,
-        model_chosen=cal.said.chosen,
-    )
-    return replace(advice, qualifiers=qualifiers, memory=memory)
 
 
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:

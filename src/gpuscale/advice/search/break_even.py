@@ -49,10 +49,11 @@ def break_even(cal: Calibration) -> tuple[float | None, float | None, float | No
         )
         return pair_speedup(network, run, model, scaled)
 
+    compute_ms = compute.compute_ms(model, run.batch, run.accum)
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
     if scale is not None:
-        ms_per_mb = scale * compute.compute_ms(model, run.batch, run.accum)
+        ms_per_mb = scale * compute_ms
         ms_per_mb /= model.grad_bytes / 1e6
 
     modelled = replace(compute, measured_ms=())

@@ -135,10 +135,12 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    variants = (cal, cal.at(WEAK) if weak else None, *ends)
-    frame, alternative, *at_ends = [
-        None if at is None else predictions(at, rule) for at in variants
-    ]
+    alternative_of = [cal.at(WEAK)] if weak else []
+    tables = []
+    for at in (cal, *alternative_of, *ends):  # each calibration's one step table
+        tables.append(predictions(at, rule))
+    frame, at_ends = tables[0], tables[len(tables) - len(ends) :]
+    alternative = tables[1] if weak else None
     rule = intervals.advised(rule, cal)
     network, searched = cal.machine.network, list(frame["accelerators"])
     interval = None if rule is None else rule.said(network, searched)
@@ -162,6 +164,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
         )
         for at, table, no in zip((cal, *ends), (frame, *at_ends), refused, strict=True)
     ]
+    decided_at = decision.with_readings(decided[0], goal.ends, decided[1:])
     efficient, cheapest, picks = decision.picked(
         frame, fits_from, goal.target_efficiency, goal.threshold
     )
@@ -169,7 +172,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     return Advice(
         table=frame,
-        decided=decision.with_readings(decided[0], goal.ends, decided[1:]),
+        decided=decided_at,
         picks=Picks(efficient, cheapest, picks),
         break_even=BreakEven(ms_per_mb, params, target),
         calibration=cal,

@@ -16,7 +16,7 @@ the Decision from the predictions table, so they cannot contradict each other:
   ``overheads`` (the throughput efficiency), ``convergence`` (the samples needed grow
   with the global batch), ``none`` (both within 5%); where no count above the largest
   predicted remains, why the search stopped (``stopped_by``).
-* ``readings``: the count at each end of every assumed term's range (``with_readings``).
+* ``readings``: the count at each end of every assumed term's range (``decided``).
 
 The tables it reads rest on the measurements where they disagree (``reconcile.py``). The
 counts other rules pick: ``picked``.
@@ -30,9 +30,10 @@ from dataclasses import replace
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.explain.findings import said
-from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
-from gpuscale.advice.types import STOPPED, End, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE
 
@@ -243,32 +244,47 @@ def below_mlperf(
     )
 
 
-def with_readings(decision: Decision, ends: Sequence[End], decided: Sequence[Decision]) -> Decision:
-    """``decision`` with the count and its speedup at each end of every assumed term's range
-    (``decided``: the decision of the calibration with each of ``ends``' changes,
-    ``Calibration.at``) and the first term whose range moves the count chosen
-    (``Decision.withheld_by``): the one thing to give or measure leading the answer."""
-    readings = tuple(
-        Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
-        for (term, end, value, unit, _), d in zip(ends, decided, strict=True)
-    )
+def decided(
+    cal: Calibration,
+    frame: pd.DataFrame,
+    below: Sequence[tuple[int, float, float, str]],
+    ends: Sequence[tuple[Calibration, pd.DataFrame]],
+    fits_from: int,
+) -> Decision:
+    """The Decision of ``cal``'s predictions ``frame`` (``decide``; refused where an input
+    cannot be true: ``Said.implausible``, or a count ``below`` MLPerf's floor), with the
+    count and its speedup at each end of every assumed term's range (``ends``: the
+    calibration there and its predictions, in ``Search.ends``' order) and the first term
+    whose range moves the count chosen (``Decision.withheld_by``): the one thing to give or
+    measure leading the answer."""
+
+    def decision_of(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
+        efficiency, warnings = at.search.target_efficiency, at.said.warnings
+        # why none above the largest predicted: the cap (``device_counts``)
+        return decide(table, efficiency, warnings, refused, at.machine.device_counts, fits_from)
+
+    decision = decision_of(cal, frame, cal.said.implausible or bool(below))
+    readings = []
+    for (term, end, value, unit, _), (at, table) in zip(cal.search.ends, ends, strict=True):
+        d = decision_of(at, table, at.said.implausible)
+        readings.append(
+            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
+        )
     chosen = decision.chosen.accelerators
     moved = next((r.term for r in readings if r.accelerators != chosen), None)
-    return replace(decision, readings=readings, withheld_by=moved)
+    return replace(decision, readings=tuple(readings), withheld_by=moved)
 
 
-def picked(
-    frame: pd.DataFrame, fits_from: int, target: float, threshold: float
-) -> tuple[int | None, int | None, dict[str, int | None]]:
+def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     """The counts other rules pick off the trusted predictions (the fewest that hold the
-    model up, where one predicted does: ``decide``'s rule): the largest reaching the
-    ``target`` efficiency, the cheapest in device-hours, and the equilibrium picks: the knee
-    of time to train against the count, the count maximising speedup x efficiency, and the
-    largest count keeping efficiency >= ``threshold`` x its best."""
+    model up, where one predicted does: ``decide``'s rule): the largest reaching the target
+    efficiency, the cheapest in device-hours, and the equilibrium picks: the knee of time to
+    train against the count, the count maximising speedup x efficiency, and the largest
+    count keeping efficiency >= ``goal.threshold`` x its best."""
     trusted = frame[plausible(frame)]
     fitting = trusted[trusted["accelerators"] >= fits_from]
     trusted = fitting if len(fitting) else trusted
-    ok = trusted[trusted["efficiency"] >= target]
+    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
     if trusted["accelerator_hours"].notna().any():
@@ -282,13 +298,10 @@ def picked(
     )
     knee = knee_pick(table)
     score = trusted["speedup"] * trusted["efficiency"]
-    good = trusted[trusted["efficiency"] >= threshold * trusted["efficiency"].max()]
-    return (
-        efficient,
-        cheapest,
-        {
-            "knee": int(knee["accelerators"]) if knee is not None else None,
-            "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
-            "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-        },
-    )
+    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
+    equilibrium = {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }
+    return Picks(efficient, cheapest, equilibrium)

@@ -135,45 +135,29 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    alternative_of = [cal.at(WEAK)] if weak else []
     tables = []
-    for at in (cal, *alternative_of, *ends):  # each calibration's one step table
+    for at in (cal, *([cal.at(WEAK)] if weak else []), *ends):  # one step table each
         tables.append(predictions(at, rule))
-    frame, at_ends = tables[0], tables[len(tables) - len(ends) :]
-    alternative = tables[1] if weak else None
     rule = intervals.advised(rule, cal)
-    network, searched = cal.machine.network, list(frame["accelerators"])
-    interval = None if rule is None else rule.said(network, searched)
+    searched = list(tables[0]["accelerators"])
+    interval = None if rule is None else rule.said(cal.machine.network, searched)
     # a count the bench measured outside the predicted interval rests on the measurement
-    measured = reconcile.measured_counts(frame, cal.runs.measured, alternative)
+    alternative = tables[1] if weak else None
+    measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
     found = reconcile.disagreements(measured)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
-    frame, alternative, *at_ends = [
-        reconcile.applied(table, found, counts) for table in (frame, alternative, *at_ends)
-    ]
+    frame, *others = [reconcile.applied(table, found, counts) for table in tables]
+    alternative = others[0] if weak else None
     below = decision.below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
-    refused = [cal.said.implausible or bool(below), *(at.said.implausible for at in ends)]
-    decided = [
-        decision.decide(
-            table,
-            at.search.target_efficiency,
-            at.said.warnings,
-            no,
-            at.machine.device_counts,  # why none above the largest predicted: the cap
-            fits_from,
-        )
-        for at, table, no in zip((cal, *ends), (frame, *at_ends), refused, strict=True)
-    ]
-    decided_at = decision.with_readings(decided[0], goal.ends, decided[1:])
-    efficient, cheapest, picks = decision.picked(
-        frame, fits_from, goal.target_efficiency, goal.threshold
-    )
+    at_ends = list(zip(ends, others[len(others) - len(ends) :], strict=True))
+    decided = decision.decided(cal, frame, below, at_ends, fits_from)
+    picks = decision.picked(frame, fits_from, goal)
     ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     return Advice(
         table=frame,
-        decided=decided_at,
-        picks=Picks(efficient, cheapest, picks),
+        decided=decided,
+        picks=picks,
         break_even=BreakEven(ms_per_mb, params, target),
         calibration=cal,
         weak_table=alternative,

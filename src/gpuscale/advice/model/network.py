@@ -23,21 +23,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpuscale.advice.model import nccl_cost, step_terms
+from gpuscale.advice.model.nccl_cost import OP_SHARE, ring_factor
 from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.links import get_preset
 
 MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
-
-
-def ring_factor(n: int) -> float:
-    """nccl-tests' bus-bandwidth factor of all-reduce: ``2(n-1)/n``."""
-    return 2 * max(n - 1, 0) / max(n, 1)  # 0 on one device
-
-
-# Bytes each collective moves per rank, as a multiple of its size, over the all-reduce's.
-_OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,7 +87,7 @@ class CommCurve:
 
     def busbw_gbs(self, size_bytes: float) -> float:
         """The bus bandwidth the curve reaches at a size (nccl-tests' convention)."""
-        share = _OP_SHARE[self.op]
+        share = OP_SHARE[self.op]
         return share * ring_factor(self.ranks) * size_bytes / self.time_s(size_bytes) / 1e9
 
 
@@ -205,7 +197,7 @@ class Network:
         """The alpha-beta time (the module's docstring): the node's link's ring inside a
         node; across nodes a ring through the NICs, its latency the ring's or the tree's,
         the smaller."""
-        share = _OP_SHARE[op]
+        share = OP_SHARE[op]
         if not self.spans_nodes(n):
             link = self.intra
             bandwidth = ring_factor(n) * size_bytes / (link.busbw_gbs * 1e9)

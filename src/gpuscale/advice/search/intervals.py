@@ -106,12 +106,6 @@ def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
     return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
 
 
-def growth(counts: np.ndarray) -> np.ndarray:
-    """``sqrt(log2 N)``, 0 at one device."""
-    n = np.asarray(counts, float)
-    return np.sqrt(np.log2(np.maximum(n, 1.0)))
-
-
 def ends(
     kind: str,
     widths: tuple[np.ndarray, np.ndarray],
@@ -126,7 +120,7 @@ def ends(
     upper end at most ``ceiling``."""
     a, b = (np.asarray(w, float) for w in widths)
     p, lo, hi = (np.asarray(v, float) for v in (point, low, high))
-    g = growth(counts)
+    g = np.sqrt(np.log2(np.maximum(np.asarray(counts, float), 1.0)))  # 0 at one device
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "model":
             new_low, new_high = lo, hi

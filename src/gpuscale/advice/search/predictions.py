@@ -11,13 +11,14 @@ exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergen
 the samples do not depend on the batch (optimistic past the critical batch) and the
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
-Intervals: every candidate's step is predicted at the compute's point and at the ends of
-the fixed cost's range (``Compute.resplit``) and of the priors' ranges
-(``advice/model/priors.py``); the 80% intervals of the step and the speedup span them,
-``x exp(-/+ width at N)`` of the step's error. The step's lower end is never below its
-compute term, so the speedup's upper end is never above a step of compute alone's
-(``speedup x step / compute``) nor linear. By numbers on a link given or detected, the
-speedup's interval is its link class's calibrated rule (``search/intervals.py``).
+Every candidate of every count is predicted at once (``model.step.step_table``), at the
+compute's point and at the ends of its ranges (``StepModel.computes``: the priors',
+``advice/model/priors.py``, and the fixed cost's). Intervals: the 80% intervals of the
+step and the speedup span them, ``x exp(-/+ width at N)`` of the step's error. The step's
+lower end is never below its compute term, so the speedup's upper end is never above a
+step of compute alone's (``speedup x step / compute``) nor linear. By numbers on a link
+given or detected, the speedup's interval is its link class's calibrated rule
+(``search/intervals.py``).
 """
 
 from __future__ import annotations

@@ -34,16 +34,16 @@ class Advice:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
     data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
 
-    table: pd.DataFrame  # one row per device count, its flags as data (``FLAGGED``)
+    table: pd.DataFrame  # one row per device count, its flags as data (``predictions.FLAGGED``)
     decided: Decision  # as the search decided it (``decision``: with its words)
     picks: Picks  # the counts other rules pick
     break_even: BreakEven
     calibration: Calibration  # what it was computed from
     # strong scaling decided: the same counts keeping the per-device batch (weak)
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
-    # counts whose measured runs fall outside the predicted interval (``decision.applied``)
+    # counts whose measured runs fall outside the predicted interval (``reconcile.applied``)
     disagreements: tuple[Disagreement, ...] = ()
-    # every count measured in a configuration predicted (``decision.measured_counts``)
+    # every count measured in a configuration predicted (``reconcile.measured_counts``)
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system) of each count predicted
     # faster than MLPerf allows: an input that cannot be true

@@ -127,18 +127,6 @@ class StepModel:
     error: StepError = field(default_factory=StepError)
     family: FamilyBasis | None = None
 
-    @property
-    def computes(self) -> tuple[Compute, ...]:
-        """The compute at its point, then at the priors' ends and at the ends of the fixed
-        cost's range where it is uncertain (``Compute.resplit``: the micro-step at the
-        batch it was split at kept): the computes every candidate's step is predicted at."""
-        fixed = self.fixed
-        if fixed is None or not fixed.uncertain:
-            return (self.compute, *self.prior_range)
-        ends = (fixed.low_ms, fixed.high_ms)
-        split = tuple(self.compute.resplit(self.spec, fixed.at_batch, ms) for ms in ends)
-        return (self.compute, *self.prior_range, *split)
-
 
 SCALINGS = ("search", "weak", "strong")
 

@@ -12,8 +12,8 @@ the samples do not depend on the batch (optimistic past the critical batch) and 
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
 Every candidate of every count is predicted at once (``model.step.step_table``), at the
-compute's point and at the ends of its ranges (``StepModel.computes``: the priors',
-``advice/model/priors.py``, and the fixed cost's). Intervals: the 80% intervals of the
+compute's point and at the ends of its ranges (the priors', ``advice/model/priors.py``,
+and the fixed cost's, ``Compute.resplit``). Intervals: the 80% intervals of the
 step and the speedup span them, ``x exp(-/+ width at N)`` of the step's error. The step's
 lower end is never below its compute term, so the speedup's upper end is never above a
 step of compute alone's (``speedup x step / compute``) nor linear. By numbers on a link
@@ -68,12 +68,17 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count at its fastest candidate to a trained model (``_candidates``; no row
     where no batch fits), its step predicted at the compute's point and at the ends of its
-    ranges (``StepModel.computes``), with plausibility flags as data. ``rule``: the
+    ranges, with plausibility flags as data. ``rule``: the
     speedup's interval calibrated per link class where it is the advice's
     (``intervals.advised``; None: the model's own)."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
-    table = step_table(cal.machine.network, cal.run, model.spec, model.computes, tried)
+    every_compute = [model.compute, *model.prior_range]
+    fixed = model.fixed
+    if fixed is not None and fixed.uncertain:  # the ends of the fixed cost's range too
+        for ms in (fixed.low_ms, fixed.high_ms):
+            every_compute.append(model.compute.resplit(model.spec, fixed.at_batch, ms))
+    table = step_table(cal.machine.network, cal.run, model.spec, every_compute, tried)
     best: dict[
         int, tuple[tuple[Step, ...], float, float]
     ] = {}  # count: (steps, time to train, samples)

@@ -1,11 +1,6 @@
 """From the step model and the convergence model to a recommendation: how many devices,
 with what per-device batch and gradient accumulation, the break-even, time, cost and
-energy to a trained model.
-
-One pass (``recommend``): predict (``predictions.py``, the step model's one table per
-calibration, the intervals: ``intervals.py``), reconcile with the measurements
-(``reconcile.py``), decide (``decision.py``), derive (``break_even.py``).
-"""
+energy to a trained model, in one pass (``recommend``)."""
 
 from __future__ import annotations
 
@@ -120,15 +115,15 @@ def search(cal: Calibration) -> Advice:
 
 
 def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> Advice:
-    """Predictions and the Decision for one model on one network, in one pass: the
-    calibration the devices hold (``held``) and its variants (``Calibration.at``: the
-    weak-scaling alternative where the global batch is kept without a convergence model,
-    each end of every assumed term's range), their predictions (``predictions``, one step
-    table each), those resting on the measurements where they disagree (``reconcile``),
-    the decision with its readings at the ends and the counts other rules pick
-    (``decision``), the break-even (``break_even``). No count below the fewest devices that
-    hold the model is chosen, efficient or cheapest. ``rule``: the speedup's interval per
-    link class where it is the advice's (``intervals.advised``; None: the model's own)."""
+    """Predictions and the Decision for one model on one network: the calibration the
+    devices hold (``held``) and its variants (``Calibration.at``: the weak-scaling
+    alternative where the global batch is kept without a convergence model, each end of
+    every assumed term's range) predicted (``predictions.py``: one step table each, the
+    intervals by ``intervals.py``), reconciled with the measurements (``reconcile.py``),
+    decided (``decision.py``: the decision, its readings at the ends, the counts other
+    rules pick), and the break-even (``break_even.py``). No count below the fewest devices
+    that hold the model is chosen, efficient or cheapest. ``rule``: the speedup's interval
+    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None

@@ -68,9 +68,8 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
     accelerator count at its fastest candidate to a trained model (``_candidates``; no row
     where no batch fits), its step predicted at the compute's point and at the ends of its
-    ranges, with plausibility flags as data. ``rule``: the
-    speedup's interval calibrated per link class where it is the advice's
-    (``intervals.advised``; None: the model's own)."""
+    ranges, with plausibility flags as data. ``rule``: the speedup's interval calibrated
+    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     every_compute = [model.compute, *model.prior_range]
@@ -79,11 +78,10 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
         for ms in (fixed.low_ms, fixed.high_ms):
             every_compute.append(model.compute.resplit(model.spec, fixed.at_batch, ms))
     table = step_table(cal.machine.network, cal.run, model.spec, every_compute, tried)
-    best: dict[
-        int, tuple[tuple[Step, ...], float, float]
-    ] = {}  # count: (steps, time to train, samples)
+    # each count's fastest candidate to a trained model: (its steps, time to train, samples)
+    best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
-        step = steps[0]  # the samples to train at its batch
+        step = steps[0]  # the samples to train at its global batch
         samples = (
             cal.search.samples if convergence is None else convergence.samples(step.global_batch)
         )

@@ -85,11 +85,6 @@ class CommCurve:
             return float(times[-1] * size_bytes / sizes[-1])
         return float(np.exp(np.interp(np.log(size_bytes), np.log(sizes), np.log(times))))
 
-    def busbw_gbs(self, size_bytes: float) -> float:
-        """The bus bandwidth the curve reaches at a size (nccl-tests' convention)."""
-        share = OP_SHARE[self.op]
-        return share * ring_factor(self.ranks) * size_bytes / self.time_s(size_bytes) / 1e9
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Network:

@@ -141,30 +141,6 @@ def ends(
     return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
 
 
-def widths_at(rule: IntervalRule, classes: Sequence[str | None]) -> tuple[np.ndarray, ...]:
-    """(low widths, high widths, whether the row has a class of the rule) per row."""
-    known = [c is not None and c in rule.classes for c in classes]
-    low = [rule.classes[c].low if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
-    high = [rule.classes[c].high if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
-    return np.array(low), np.array(high), np.array(known, bool)
-
-
-def calibrated(
-    rule: IntervalRule,
-    network: Network,
-    counts: np.ndarray,
-    point: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    ceiling: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The speedup's interval at ``counts`` on ``network`` by ``rule``; a count of no
-    class keeps the model's ``[low, high]``."""
-    a, b, known = widths_at(rule, classes_at(network, [int(n) for n in counts]))
-    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
-    return np.where(known, new_low, low), np.where(known, new_high, high)
-
-
 def widened(
     rule: IntervalRule | None,
     cal: Calibration,
@@ -173,11 +149,12 @@ def widened(
     compute_alone: np.ndarray,
 ) -> pd.DataFrame:
     """The predictions ``frame`` of ``cal`` with its speedup's interval by ``rule`` where it
-    is the advice's (``advised``; else ``frame`` as it is): :func:`calibrated`, the upper
-    end at most linear and ``compute_alone``, the speedup of a step of compute alone; its
-    step's ends moved by the same factors: its upper end by the speedup's lower end's, its
-    lower end by the upper end's, never below ``compute_ms`` (the least compute over the
-    ranges) nor above the step."""
+    is the advice's (``advised``; else ``frame`` as it is): each count's class's ``ends``
+    (a count of no class of the rule keeps the model's), the upper end at most linear and
+    ``compute_alone``, the speedup of a step of compute alone; its step's ends moved by the
+    same factors: its upper end by the speedup's lower end's, its lower end by the upper
+    end's, never below ``compute_ms`` (the least compute over the ranges) nor above the
+    step."""
     rule = advised(rule, cal)
     if rule is None:
         return frame
@@ -185,8 +162,12 @@ def widened(
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
     point = frame["speedup"].to_numpy(float)
-    network = cal.machine.network
-    new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
+    classes = classes_at(cal.machine.network, counts)
+    known = np.array([c in rule.classes for c in classes], bool)
+    a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
+    b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
+    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
+    new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
     out = frame.copy()
     out["speedup_low"], out["speedup_high"] = new_low, new_high
     step = frame["step_ms"].to_numpy(float)

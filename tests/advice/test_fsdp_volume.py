@@ -37,19 +37,20 @@ def test_fsdp_moves_one_and_a_half_times_ddps_bytes() -> None:
 
 
 def test_fsdp_pays_one_latency_per_collective() -> None:
-    from gpuscale.advice.model.step_collectives import (
-        latency_s,  # the rule the advice's latency_ms uses
-    )
+    from gpuscale.advice.model.step_collectives import collectives_s
+
+    def latency_s(net: Network, grad_bytes: float, n: int, strategy: str) -> float:
+        return collectives_s(net, grad_bytes, n, bucket_mb=25.0, strategy=strategy)[2]
 
     alpha_us = 10.0  # a link of pure latency: every microsecond is one collective's
     net = Network(intra=Link(busbw_gbs=1e9, latency_us=alpha_us))
     for n in (2, 4, 8):
         ring_all_reduce = 2 * (n - 1) * alpha_us * 1e-6  # nccl-tests' ring latency
         # all-gather and reduce-scatter each run half the all-reduce's ring steps
-        fsdp = latency_s(net, 134.7e6, n, bucket_mb=25.0, strategy="fsdp")
+        fsdp = latency_s(net, 134.7e6, n, "fsdp")
         assert fsdp == pytest.approx(3 * ring_all_reduce / 2, rel=1e-3)
         # DDP: 134.7 MB is a 1 MiB bucket, five of 25 MiB and the rest: seven all-reduces
-        ddp = latency_s(net, 134.7e6, n, bucket_mb=25.0, strategy="ddp")
+        ddp = latency_s(net, 134.7e6, n, "ddp")
         assert ddp == pytest.approx(7 * ring_all_reduce, rel=1e-3)
 
 

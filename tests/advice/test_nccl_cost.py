@@ -73,10 +73,10 @@ def test_a_link_is_costed_by_nccl_only_with_the_term_in() -> None:
     link = Link.from_preset("nvlink4")
     with step_terms.using(step_terms.StepTerms(nccl_latency=True)):
         assert link.nccl_hardware == "nvlink"
-        nccl = link.time_s(4096, 8)
+        nccl = Network(intra=link).time_s(4096, 8)
     with step_terms.using(step_terms.StepTerms(nccl_latency=False)):
         assert link.nccl_hardware is None
-        ring = link.time_s(4096, 8)
+        ring = Network(intra=link).time_s(4096, 8)
     assert ring == pytest.approx(2 * 7 * 10e-6, rel=0.01)  # the preset's 10 us a hop
     assert nccl < ring / 5
 
@@ -85,7 +85,7 @@ def test_a_custom_link_keeps_its_own_latency() -> None:
     custom = Link(busbw_gbs=100.0, latency_us=7.0, name="custom")
     with step_terms.using(step_terms.StepTerms(nccl_latency=True)):
         assert custom.nccl_hardware is None
-        assert custom.time_s(1.0, 4) == pytest.approx(2 * 3 * 7e-6, rel=1e-3)
+        assert Network(intra=custom).time_s(1.0, 4) == pytest.approx(2 * 3 * 7e-6, rel=1e-3)
 
 
 def test_across_nodes_the_network_is_nccls_net() -> None:
@@ -97,8 +97,7 @@ def test_across_nodes_the_network_is_nccls_net() -> None:
     )
     with step_terms.using(step_terms.StepTerms(nccl_latency=True)):
         assert network.inter is not None and network.inter.nccl_hardware == "net"
-        latency = network.latency_part_s(25 * MIB, 64)
-        time = network.time_s(25 * MIB, 64)
+        time, latency = network.cost_s(25 * MIB, 64)
     assert 0 < latency < time
     # the bandwidth is the node's link or the NICs' sum, whichever is less (370.8 GB/s)
     assert time > 2 * 63 / 64 * 25 * MIB / 370.8e9

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.advice.model.network import CommCurve, Link, Network, ring_factor
+from gpuscale.advice.model.nccl_cost import ring_factor
+from gpuscale.advice.model.network import CommCurve, Link, Network
 from gpuscale.advice.model.wording import phrase
 
 # What a link's name adds by whether its curves were measured under compute load

@@ -28,9 +28,9 @@ from gpuscale.hardware.links import get_preset
 
 TUNING_FILE = "nccl_tuning.json"
 PROTOCOLS = ("LL", "LL128", "Simple")
-# A ring's bus-bandwidth share of each op beyond all-reduce's 2(n-1)/n: all-gather and
-# reduce-scatter move half of it, (n-1)/n
-RING_SHARE = {"all_reduce": 1.0}
+# Bytes each collective moves per rank, as a share of the all-reduce's ``ring_factor``:
+# all-gather and reduce-scatter move half of it, (n-1)/n
+OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
 # The tree's LL128 bandwidth share, by whether the ranks are on one node
 LL128_TREE = {True: "LL128_one_node", False: "LL128_nodes"}
 
@@ -44,6 +44,11 @@ class Choice:
     protocol: str
     time_s: float
     latency_s: float
+
+
+def ring_factor(n: int) -> float:
+    """nccl-tests' bus-bandwidth factor of all-reduce: ``2(n-1)/n``."""
+    return 2 * max(n - 1, 0) / max(n, 1)  # 0 on one device
 
 
 @cache
@@ -90,7 +95,7 @@ def choices(
     t = tables()
     base, hop = t["base_latency_us"], t["hop_latency_us"]
     overhead = t["net_overhead_us"]
-    ring_factor = 2 * (ranks - 1) / ranks * RING_SHARE.get(op, 0.5)
+    factor = ring_factor(ranks) * OP_SHARE[op]
     steps, inter_steps = _steps(op, ranks, nodes)
     found = []
     for protocol in PROTOCOLS:
@@ -103,7 +108,7 @@ def choices(
         latency_us = base["ring"][protocol] + (steps - inter_steps) * intra_us  # type: ignore[index]
         latency_us += inter_steps * inter_us
         share = t["bandwidth_share"]["ring"][protocol]  # type: ignore[index]
-        time_s = latency_us * 1e-6 + ring_factor * size_bytes / (share * busbw_gbs * 1e9)
+        time_s = latency_us * 1e-6 + factor * size_bytes / (share * busbw_gbs * 1e9)
         found.append(Choice("ring", protocol, time_s, latency_us * 1e-6))
         if op != "all_reduce":
             continue

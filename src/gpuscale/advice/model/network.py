@@ -23,21 +23,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpuscale.advice.model import nccl_cost, step_terms
+from gpuscale.advice.model.nccl_cost import OP_SHARE, ring_factor
 from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.links import get_preset
 
 MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
-
-
-def ring_factor(n: int) -> float:
-    """nccl-tests' bus-bandwidth factor of all-reduce: ``2(n-1)/n``."""
-    return 2 * max(n - 1, 0) / max(n, 1)  # 0 on one device
-
-
-# Bytes each collective moves per rank, as a multiple of its size, over the all-reduce's.
-_OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -71,27 +63,6 @@ class Link:
             return None
         return nccl_cost.hardware_of(self.name)
 
-    def nccl(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
-        """NCCL's choice for one collective on this link, where NCCL's model costs it."""
-        hardware = self.nccl_hardware
-        if hardware is None or hardware == "net" or n < 2 or size_bytes <= 0:
-            return None
-        return nccl_cost.collective(op, size_bytes, n, self.busbw_gbs, hardware)
-
-    def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
-        """Time of one collective of ``size_bytes`` on ``n`` ranks: NCCL's model for a
-        preset (``nccl``), else the ring's alpha-beta."""
-        if n < 2 or size_bytes <= 0:
-            return 0.0
-        chosen = self.nccl(size_bytes, n, op)
-        if chosen is not None:
-            return chosen.time_s
-        share = _OP_SHARE[op]
-        return share * (
-            ring_factor(n) * size_bytes / (self.busbw_gbs * 1e9)
-            + 2 * (n - 1) * self.latency_us * 1e-6
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class CommCurve:
@@ -113,11 +84,6 @@ class CommCurve:
         if size_bytes >= sizes[-1]:
             return float(times[-1] * size_bytes / sizes[-1])
         return float(np.exp(np.interp(np.log(size_bytes), np.log(sizes), np.log(times))))
-
-    def busbw_gbs(self, size_bytes: float) -> float:
-        """The bus bandwidth the curve reaches at a size (nccl-tests' convention)."""
-        share = _OP_SHARE[self.op]
-        return share * ring_factor(self.ranks) * size_bytes / self.time_s(size_bytes) / 1e9
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -192,28 +158,53 @@ class Network:
         """One collective of ``size_bytes`` on ``n`` devices (seconds)."""
         if n < 2 or size_bytes <= 0:
             return 0.0
+        return self._timed(size_bytes, n, op)[0]
+
+    def cost_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> tuple[float, float]:
+        """One collective of ``size_bytes`` on ``n`` devices (seconds): its time and its
+        latency part, NCCL's choice's latency where NCCL costs the link and no curve was
+        measured, else a collective of one byte's time."""
+        if n < 2 or size_bytes <= 0:
+            return 0.0, 0.0
+        (time_s, chosen), (one_byte_s, _) = [self._timed(s, n, op) for s in (size_bytes, 1.0)]
+        if chosen is not None and not self.curves:
+            return time_s, chosen.latency_s * self.comm_scale
+        return time_s, one_byte_s
+
+    def _timed(self, size_bytes: float, n: int, op: str) -> tuple[float, nccl_cost.Choice | None]:
+        """(time, NCCL's choice where it gave the time) of one collective on ``n`` >= 2
+        devices: the curve measured nearest, else NCCL's model where it costs the links
+        (``_nccl``), else the ring's alpha-beta (``_modelled_s``)."""
         found = self._curve(op, n)
         if found is not None:
             curve, exact = found
             t = curve.time_s(size_bytes)
             if not exact:
                 t *= ring_factor(n) / ring_factor(curve.ranks)
-            return t * self.comm_scale
+            return t * self.comm_scale, None
+        modelled = self._modelled_s(size_bytes, n, op)
+        chosen = self._nccl(size_bytes, n, op)
+        if chosen is None:
+            return modelled * self.comm_scale, None
+        return chosen.time_s * self.comm_scale, chosen
+
+    def _modelled_s(self, size_bytes: float, n: int, op: str) -> float:
+        """The alpha-beta time (the module's docstring): the node's link's ring inside a
+        node; across nodes a ring through the NICs, its latency the ring's or the tree's,
+        the smaller."""
+        share = OP_SHARE[op]
         if not self.spans_nodes(n):
-            return self.intra.time_s(size_bytes, n, op) * self.comm_scale
-        chosen = self._nccl_across(size_bytes, n, op)
-        if chosen is not None:
-            return chosen.time_s * self.comm_scale
+            link = self.intra
+            bandwidth = ring_factor(n) * size_bytes / (link.busbw_gbs * 1e9)
+            return share * (bandwidth + 2 * (n - 1) * link.latency_us * 1e-6)
         assert self.inter is not None and self.per_node
         nodes = math.ceil(n / self.per_node)
-        busbw = self._busbw_across()
         ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * self.intra.latency_us
         tree_lat = 2 * (
             math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * self.intra.latency_us
         )
-        bandwidth = ring_factor(n) * size_bytes / (busbw * 1e9)
-        t = _OP_SHARE[op] * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
-        return t * self.comm_scale
+        bandwidth = ring_factor(n) * size_bytes / (self._busbw_across() * 1e9)
+        return share * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
 
     def _busbw_across(self) -> float:
         """A ring through the NICs: the smaller of the node's link and its NICs' sum."""
@@ -221,26 +212,16 @@ class Network:
         nics = self.nics_per_node or self.per_node
         return min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
 
-    def _nccl_across(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
-        """NCCL's choice across nodes, where it costs both links (``Link.nccl_hardware``)."""
-        assert self.inter is not None and self.per_node
-        intra, inter = self.intra.nccl_hardware, self.inter.nccl_hardware
-        if intra not in ("nvlink", "pci") or inter != "net":
+    def _nccl(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
+        """NCCL's choice for one collective where NCCL's model costs the links it crosses
+        (``Link.nccl_hardware``): inside a node a link of a node's hardware; across nodes
+        an NVLink or PCI node joined by a network."""
+        hardware, busbw_gbs, nodes = self.intra.nccl_hardware, self.intra.busbw_gbs, 1
+        costed = hardware not in (None, "net")
+        if self.spans_nodes(n):
+            assert self.inter is not None and self.per_node
+            costed = hardware in ("nvlink", "pci") and self.inter.nccl_hardware == "net"
+            busbw_gbs, nodes = self._busbw_across(), math.ceil(n / self.per_node)
+        if not costed or hardware is None:
             return None
-        nodes = math.ceil(n / self.per_node)
-        return nccl_cost.collective(op, size_bytes, n, self._busbw_across(), intra, nodes)
-
-    def latency_part_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
-        """One collective's latency (s): NCCL's choice's at the size where NCCL costs the
-        link, else a collective of one byte's time."""
-        if n < 2 or size_bytes <= 0:
-            return 0.0
-        if not self.curves:
-            chosen = (
-                self._nccl_across(size_bytes, n, op)
-                if self.spans_nodes(n)
-                else self.intra.nccl(size_bytes, n, op)
-            )
-            if chosen is not None:
-                return chosen.latency_s * self.comm_scale
-        return self.time_s(1.0, n, op)
+        return nccl_cost.collective(op, size_bytes, n, busbw_gbs, hardware, nodes)

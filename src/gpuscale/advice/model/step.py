@@ -48,6 +48,7 @@ plus a part per parameter.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -56,7 +57,7 @@ import numpy as np
 from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.step_collectives import collectives_s, group_of
+from gpuscale.advice.model.step_collectives import collectives_s
 from gpuscale.advice.model.wording import phrase
 
 # an accelerator's share of communication hidden, when unmeasured
@@ -273,8 +274,8 @@ class Step:
 def optimizer_shards(network: Network, n: int, strategy: str) -> int:
     """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP
     (every device steps every parameter), ``n`` under FSDP and ZeRO-2, a node's devices
-    under hybrid sharding."""
-    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
+    under hybrid sharding (its group, as ``step_collectives.group_of`` spans it)."""
+    return {"fsdp": n, "zero2": n, "hybrid": min(n, network.per_node or n)}.get(strategy, 1)
 
 
 def step_at(
@@ -382,6 +383,29 @@ def step_of(
     )
 
 
+# A candidate of the search: (devices, per-device batch, accumulation)
+Candidate = tuple[int, float, int]
+
+
+def step_table(
+    network: Network,
+    settings: StepSettings,
+    model: ModelSpec,
+    computes: Sequence[Compute],
+    candidates: Sequence[Candidate],
+) -> tuple[tuple[Step, ...], ...]:
+    """The step model's one entry for a search: every candidate's step (``step_of``) at
+    each of ``computes`` (the compute's point, then the ends of its ranges), one row per
+    candidate in their order."""
+    return tuple(
+        tuple(
+            step_of(network, settings, model, compute, n, batch=batch, accum=accum)
+            for compute in computes
+        )
+        for n, batch, accum in candidates
+    )
+
+
 class Pair(StepSettings, Protocol):
     """What the speedup of a pair reads of a run (``calibration.Run``): its step settings
     and its batch at one device."""
@@ -394,7 +418,7 @@ class Pair(StepSettings, Protocol):
 
 
 def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Compute) -> float:
-    """Throughput of 2 devices over 1 (``step_at`` at each): the same per-device batch (weak
+    """Throughput of 2 devices over 1 (``step_table``): the same per-device batch (weak
     scaling), or under strong scaling (the global batch kept) an even accumulation halved,
     else the batch split over the two."""
     batch, accum = float(pair.batch), pair.accum
@@ -402,9 +426,8 @@ def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Comput
         accum //= 2
     elif pair.kept_global_batch is not None:
         batch /= 2
-
-    two = step_of(network, pair, model, compute, 2, batch=batch, accum=accum)
-    one = step_of(network, pair, model, compute, 1, batch=float(pair.batch), accum=pair.accum)
+    candidates = ((2, batch, accum), (1, float(pair.batch), pair.accum))
+    (two,), (one,) = step_table(network, pair, model, (compute,), candidates)
     return two.samples_per_s / one.samples_per_s
 
 

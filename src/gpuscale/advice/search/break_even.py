@@ -1,18 +1,14 @@
 """The break-even: how much compute a step must do per byte it all-reduces, and how large
 a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even``); and the equilibrium picks of the predictions (``Advice.picks``).
-"""
+(``Advice.break_even``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
 
-import pandas as pd
-
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.step import pair_speedup
-from gpuscale.analysis.equilibrium import knee_pick
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -53,10 +49,11 @@ def break_even(cal: Calibration) -> tuple[float | None, float | None, float | No
         )
         return pair_speedup(network, run, model, scaled)
 
+    compute_ms = compute.compute_ms(model, run.batch, run.accum)
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
     if scale is not None:
-        ms_per_mb = scale * compute.compute_ms(model, run.batch, run.accum)
+        ms_per_mb = scale * compute_ms
         ms_per_mb /= model.grad_bytes / 1e6
 
     modelled = replace(compute, measured_ms=())
@@ -85,24 +82,3 @@ def break_even(cal: Calibration) -> tuple[float | None, float | None, float | No
         return _bisect_log(by_size, grid[first - 1], grid[first], target)
 
     return ms_per_mb, from_size(1.0), from_size(2 * cal.search.target_efficiency)
-
-
-def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    """The equilibrium picks of the (trusted) predictions: the knee of time to train
-    against the count, the count maximising speedup x efficiency, and the largest count
-    keeping efficiency >= ``threshold`` x its best."""
-    table = pd.DataFrame(
-        {
-            "accelerators": frame["accelerators"],
-            "time_to_train_min": frame["time_to_train_min"],
-            "system_id": frame["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = frame["speedup"] * frame["efficiency"]
-    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
-    return {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }

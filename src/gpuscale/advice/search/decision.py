@@ -6,7 +6,8 @@ the Decision from the predictions table, so they cannot contradict each other:
 * ``chosen``: the fastest count to a trained model whose efficiency reaches the target
   **and** whose 80% interval of the speedup lies above 1 (``held_back``: the faster count
   whose interval includes "no gain"); one device whenever an input cannot be true (an
-  ``IMPLAUSIBLE`` warning).
+  ``IMPLAUSIBLE`` warning, or a count predicted faster than the fastest MLPerf system
+  allows: ``below_mlperf``).
 * ``focus``: the smallest count above the chosen (the largest predicted when there is
   none); the dominant term, the cap and what would change it are read at this one count.
 * ``limit.dominant_term``: the largest overhead of the step at ``focus`` (``OVERHEADS``),
@@ -15,50 +16,27 @@ the Decision from the predictions table, so they cannot contradict each other:
   ``overheads`` (the throughput efficiency), ``convergence`` (the samples needed grow
   with the global batch), ``none`` (both within 5%); where no count above the largest
   predicted remains, why the search stopped (``stopped_by``).
+* ``readings``: the count at each end of every assumed term's range (``decided``).
 
-Measurement and prediction reconciled: a count the bench measured in the configuration
-predicted whose trusted runs fall outside the 80% interval (``disagreements``) rests on
-them (``applied``: their median, their spread as the interval). Trusted: the unflagged
-runs (flagged ones with --allow-flagged); where every run is flagged, those. Counts
-predicted faster than the fastest MLPerf system allows (``below_mlperf``) are an input
-that cannot be true.
-
-The 80% intervals come with the predictions (``predictions.predictions``); the count at
-each end of every assumed term's range: ``recommend.read``.
+The tables it reads rest on the measurements where they disagree (``reconcile.py``). The
+counts other rules pick: ``picked``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
+from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.explain.findings import said
-from gpuscale.advice.measured_runs import MeasuredCount
-from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
-from gpuscale.advice.types import (
-    ONE_RUN,
-    STOPPED,
-    TRUSTED_ALLOWED,
-    TRUSTED_FLAGGED_ONLY,
-    TRUSTED_UNFLAGGED,
-    Disagreement,
-    Finding,
-    FindingKind,
-    Measured,
-    MeasuredSpeedup,
-    RunsRead,
-    SpeedupInterval,
-    TermId,
-    maybe,
-)
-from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
+from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.analysis.equilibrium import knee_pick
+from gpuscale.tables.advice import NOT_POSITIVE
 
-# The prediction columns that scale with the step's throughput (x measured / predicted)
-# and those that scale with its time (/ the same factor).
-WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
-WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (
     TermId.FIXED,
@@ -69,100 +47,10 @@ OVERHEADS = (
     TermId.UNEXPLAINED,
 )
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-# why a predicted row cannot be true, as the search's columns: its time to train not
-# positive and finite; its speedup where above linear (NaN where not)
-FLAGGED = ("not_positive", "above_linear")
-
-
-def _median(values: Sequence[float]) -> float:
-    return float(pd.Series(list(values), dtype=float).median())
-
-
-def measured_counts(
-    predictions: pd.DataFrame,
-    measured: Sequence[Measured],
-    alternative: pd.DataFrame | None = None,
-) -> tuple[MeasuredCount, ...]:
-    """Each count the bench measured in a configuration predicted
-    (``tables.advice.same_configuration``: in the ``predictions``, else the weak-scaling
-    ``alternative``), its runs set against that prediction once: every run's throughput
-    speedup as ``analyze --bench`` reads it, the median of those used and whether it lies
-    inside the predicted 80% interval."""
-    frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
-    groups: dict[tuple, list[Measured]] = {}
-    for m in measured:
-        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
-        groups.setdefault(key, []).append(m)
-    found = []
-    for (devices, batch, accum, base), runs in groups.items():
-        row = same_configuration(frames, devices, batch, accum, base)
-        if row is None:
-            continue
-        trusted = tuple(m for m in runs if not m.flagged or m.allowed)
-        speedups = tuple(m.speedup for m in runs)
-        used = trusted or tuple(runs)
-        speedup = _median([v for m, v in zip(runs, speedups, strict=True) if m in used])
-        low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        found.append(
-            MeasuredCount(
-                accelerators=devices,
-                batch_per_device=batch,
-                accum=accum,
-                base=tuple(base),
-                predicted_speedup=float(row["speedup"]),
-                predicted_low=low,
-                predicted_high=high,
-                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
-                runs=tuple(runs),
-                trusted=trusted,
-                speedups=speedups,
-                measured_speedup=speedup,
-                inside=low <= speedup <= high,
-            )
-        )
-    return tuple(sorted(found, key=lambda c: c.accelerators))
-
-
-def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
-    """Each measured count (:func:`measured_counts`) whose median lies outside the
-    predicted 80% interval: the count's row then rests on its runs (:func:`applied`)."""
-    found = []
-    for c in counts:
-        if c.inside:
-            continue
-        why = TRUSTED_UNFLAGGED if c.trusted else TRUSTED_FLAGGED_ONLY
-        why = TRUSTED_ALLOWED if any(m.allowed for m in c.trusted) else why
-        values = c.of(c.used)
-        # the runs' range; a single run's value is no interval
-        ends: tuple[float | None, float | None] = (min(values), max(values))
-        no_interval = ""
-        if len(values) == 1:
-            ends, no_interval = (None, None), ONE_RUN
-        flagged = [m for m in c.runs if m.flagged]
-        found.append(
-            Disagreement(
-                accelerators=c.accelerators,
-                batch_per_device=c.batch_per_device,
-                accum=c.accum,
-                weak_scaling=c.weak_scaling,
-                measured=MeasuredSpeedup(c.measured_speedup, ends[0], ends[1], no_interval),
-                predicted=SpeedupInterval(c.predicted_speedup, c.predicted_low, c.predicted_high),
-                evidence=RunsRead(
-                    runs=c.speedups,
-                    trusted_runs=tuple(values),
-                    left_out=tuple(c.of(c.left_out)),
-                    why=why,
-                    bench_speedups=c.speedups,
-                    flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
-                    weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
-                ),
-            )
-        )
-    return tuple(found)
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows of a predictions table none of whose ``FLAGGED`` columns is set."""
+    """The rows of a predictions table none of whose ``predictions.FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
@@ -341,69 +229,6 @@ def _chosen(
     return chosen, None
 
 
-def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
-    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where the
-    bench measured no count in between, those at the largest disagreeing count below (a
-    model that missed a measured count is not trusted to recover above it)."""
-    at = [d for d in found if d.accelerators == n]
-    below = [d.accelerators for d in found if d.accelerators < n]
-    if at or not below:
-        return at
-    last = max(below)
-    if any(last < k <= n for k in measured):
-        return []  # a count measured in between agreed: the model holds from there
-    return [d for d in found if d.accelerators == last]
-
-
-def applied(
-    frame: pd.DataFrame | None,
-    found: Sequence[Disagreement],
-    measured: Collection[int] = (),
-) -> pd.DataFrame | None:
-    """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
-    disagreeing count resting on the measurement there: its throughput columns scaled by
-    the measured over the predicted speedup (the row's own configuration's where measured,
-    else the count's other configuration's), its time columns divided by it, its speedup
-    interval the runs' relative range; so do the counts above it up to the next count
-    ``measured`` (``_governing``)."""
-    if frame is None or not found:
-        return frame
-    out = frame.copy()
-    for i, row in frame.iterrows():
-        at = _governing(found, int(row["accelerators"]), measured)
-        own = [
-            d
-            for d in at
-            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
-        ]
-        if not at:
-            continue
-        d = (own or at)[0]
-        seen = d.measured
-        factor = seen.speedup / d.predicted.speedup
-        # the measured step split: the model's terms plus what they leave unexplained
-        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
-        below = d.accelerators != row["accelerators"]
-        out.loc[i, "rests_on"] = "measured_below" if below else "measured"
-        for column in WITH_THROUGHPUT:
-            if column in out:
-                out.loc[i, column] = row[column] * factor
-        for column in WITH_TIME:
-            if column in out:
-                out.loc[i, column] = row[column] / factor
-        speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
-        if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
-            for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
-                out.loc[i, column] = math.nan
-            continue
-        out.loc[i, "speedup_low"] = speedup * seen.speedup_low / seen.speedup
-        out.loc[i, "speedup_high"] = speedup * seen.speedup_high / seen.speedup
-        # the step's interval the speedup's, inverted: the runs' range, not the model's
-        out.loc[i, "step_ms_low"] = step * seen.speedup / seen.speedup_high
-        out.loc[i, "step_ms_high"] = step * seen.speedup / seen.speedup_low
-    return out
-
-
 def below_mlperf(
     frame: pd.DataFrame, mlperf_floor: Sequence[tuple[int, float, str]]
 ) -> tuple[tuple[int, float, float, str], ...]:
@@ -417,3 +242,66 @@ def below_mlperf(
         for row in frame.itertuples()
         if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
     )
+
+
+def decided(
+    cal: Calibration,
+    frame: pd.DataFrame,
+    below: Sequence[tuple[int, float, float, str]],
+    ends: Sequence[tuple[Calibration, pd.DataFrame]],
+    fits_from: int,
+) -> Decision:
+    """The Decision of ``cal``'s predictions ``frame`` (``decide``; refused where an input
+    cannot be true: ``Said.implausible``, or a count ``below`` MLPerf's floor), with the
+    count and its speedup at each end of every assumed term's range (``ends``: the
+    calibration there and its predictions, in ``Search.ends``' order) and the first term
+    whose range moves the count chosen (``Decision.withheld_by``): the one thing to give or
+    measure leading the answer."""
+
+    def decision_of(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
+        efficiency, warnings = at.search.target_efficiency, at.said.warnings
+        # why none above the largest predicted: the cap (``device_counts``)
+        return decide(table, efficiency, warnings, refused, at.machine.device_counts, fits_from)
+
+    decision = decision_of(cal, frame, cal.said.implausible or bool(below))
+    readings = []
+    for (term, end, value, unit, _), (at, table) in zip(cal.search.ends, ends, strict=True):
+        d = decision_of(at, table, at.said.implausible)
+        readings.append(
+            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
+        )
+    chosen = decision.chosen.accelerators
+    moved = next((r.term for r in readings if r.accelerators != chosen), None)
+    return replace(decision, readings=tuple(readings), withheld_by=moved)
+
+
+def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
+    """The counts other rules pick off the trusted predictions (the fewest that hold the
+    model up, where one predicted does: ``decide``'s rule): the largest reaching the target
+    efficiency, the cheapest in device-hours, and the equilibrium picks: the knee of time to
+    train against the count, the count maximising speedup x efficiency, and the largest
+    count keeping efficiency >= ``goal.threshold`` x its best."""
+    trusted = frame[plausible(frame)]
+    fitting = trusted[trusted["accelerators"] >= fits_from]
+    trusted = fitting if len(fitting) else trusted
+    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
+    efficient = int(ok["accelerators"].max()) if len(ok) else None
+    cheapest = None
+    if trusted["accelerator_hours"].notna().any():
+        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
+    table = pd.DataFrame(
+        {
+            "accelerators": trusted["accelerators"],
+            "time_to_train_min": trusted["time_to_train_min"],
+            "system_id": trusted["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = trusted["speedup"] * trusted["efficiency"]
+    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
+    equilibrium = {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }
+    return Picks(efficient, cheapest, equilibrium)

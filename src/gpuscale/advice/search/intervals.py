@@ -21,7 +21,7 @@ the upper end never above ``ceiling`` (linear, or the speedup of a step of compu
 where that is lower), and the interval always holding the point. A count's class is
 ``multinode`` where it spans nodes, else its link inside a node (``link_class``); a link
 of no class (``custom``) keeps the model's. The rule is the advice by numbers' on a link
-given or detected (:func:`rule_for`).
+given or detected (:func:`advised`).
 """
 
 from __future__ import annotations
@@ -106,12 +106,6 @@ def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
     return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
 
 
-def growth(counts: np.ndarray) -> np.ndarray:
-    """``sqrt(log2 N)``, 0 at one device."""
-    n = np.asarray(counts, float)
-    return np.sqrt(np.log2(np.maximum(n, 1.0)))
-
-
 def ends(
     kind: str,
     widths: tuple[np.ndarray, np.ndarray],
@@ -126,7 +120,7 @@ def ends(
     upper end at most ``ceiling``."""
     a, b = (np.asarray(w, float) for w in widths)
     p, lo, hi = (np.asarray(v, float) for v in (point, low, high))
-    g = growth(counts)
+    g = np.sqrt(np.log2(np.maximum(np.asarray(counts, float), 1.0)))  # 0 at one device
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "model":
             new_low, new_high = lo, hi
@@ -147,47 +141,33 @@ def ends(
     return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
 
 
-def widths_at(rule: IntervalRule, classes: Sequence[str | None]) -> tuple[np.ndarray, ...]:
-    """(low widths, high widths, whether the row has a class of the rule) per row."""
-    known = [c is not None and c in rule.classes for c in classes]
-    low = [rule.classes[c].low if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
-    high = [rule.classes[c].high if k and c else 0.0 for c, k in zip(classes, known, strict=True)]
-    return np.array(low), np.array(high), np.array(known, bool)
-
-
-def calibrated(
-    rule: IntervalRule,
-    network: Network,
-    counts: np.ndarray,
-    point: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    ceiling: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The speedup's interval at ``counts`` on ``network`` by ``rule``; a count of no
-    class keeps the model's ``[low, high]``."""
-    a, b, known = widths_at(rule, classes_at(network, [int(n) for n in counts]))
-    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
-    return np.where(known, new_low, low), np.where(known, new_high, high)
-
-
-def applied(
-    rule: IntervalRule,
-    network: Network,
+def widened(
+    rule: IntervalRule | None,
+    cal: Calibration,
     frame: pd.DataFrame,
     compute_ms: np.ndarray,
     compute_alone: np.ndarray,
 ) -> pd.DataFrame:
-    """The predictions ``frame`` with its speedup's interval by ``rule`` (:func:`calibrated`;
-    the upper end at most linear and ``compute_alone``, the speedup of a step of compute
-    alone) and its step's ends moved by the same factors: its upper end by the speedup's
-    lower end's, its lower end by the upper end's, never below ``compute_ms`` (the least
-    compute over the ranges) nor above the step."""
+    """The predictions ``frame`` of ``cal`` with its speedup's interval by ``rule`` where it
+    is the advice's (``advised``; else ``frame`` as it is): each count's class's ``ends``
+    (a count of no class of the rule keeps the model's), the upper end at most linear and
+    ``compute_alone``, the speedup of a step of compute alone; its step's ends moved by the
+    same factors: its upper end by the speedup's lower end's, its lower end by the upper
+    end's, never below ``compute_ms`` (the least compute over the ranges) nor above the
+    step."""
+    rule = advised(rule, cal)
+    if rule is None:
+        return frame
     counts = frame["accelerators"].to_numpy(float)
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
     point = frame["speedup"].to_numpy(float)
-    new_low, new_high = calibrated(rule, network, counts, point, low, high, ceiling)
+    classes = classes_at(cal.machine.network, counts)
+    known = np.array([c in rule.classes for c in classes], bool)
+    a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
+    b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
+    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
+    new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
     out = frame.copy()
     out["speedup_low"], out["speedup_high"] = new_low, new_high
     step = frame["step_ms"].to_numpy(float)
@@ -197,13 +177,13 @@ def applied(
     return out
 
 
-def rule_for(cal: Calibration) -> IntervalRule | None:
-    """The rule where it is the advice's: by numbers, on a link given or detected (a bench
+def advised(rule: IntervalRule | None, cal: Calibration) -> IntervalRule | None:
+    """``rule`` where it is the advice's: by numbers, on a link given or detected (a bench
     keeps its own interval; an assumed link has its own range of presets); None where the
-    rule is the model's own interval."""
-    if cal.runs.from_bench or cal.machine.link_assumed or RULE.kind == "model":
+    interval is the model's own."""
+    if rule is None or cal.runs.from_bench or cal.machine.link_assumed or rule.kind == "model":
         return None
-    return RULE
+    return rule
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:

@@ -11,13 +11,14 @@ exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergen
 the samples do not depend on the batch (optimistic past the critical batch) and the
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
-Intervals: every candidate's step is predicted at the compute's point and at the ends of
-the fixed cost's range (``Compute.resplit``) and of the priors' ranges
-(``advice/model/priors.py``); the 80% intervals of the step and the speedup span them,
-``x exp(-/+ width at N)`` of the step's error. The step's lower end is never below its
-compute term, so the speedup's upper end is never above a step of compute alone's
-(``speedup x step / compute``) nor linear. By numbers on a link given or detected, the
-speedup's interval is its link class's calibrated rule (``search/intervals.py``).
+Every candidate of every count is predicted at once (``model.step.step_table``), at the
+compute's point and at the ends of its ranges (the priors', ``advice/model/priors.py``,
+and the fixed cost's, ``Compute.resplit``). Intervals: the 80% intervals of the
+step and the speedup span them, ``x exp(-/+ width at N)`` of the step's error. The step's
+lower end is never below its compute term, so the speedup's upper end is never above a
+step of compute alone's (``speedup x step / compute``) nor linear. By numbers on a link
+given or detected, the speedup's interval is its link class's calibrated rule
+(``search/intervals.py``).
 """
 
 from __future__ import annotations
@@ -30,17 +31,20 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.step import step_of
+from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.search import intervals
-from gpuscale.advice.search.decision import FLAGGED
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
+# why a predicted row cannot be true, as the search's columns: its time to train not
+# positive and finite; its speedup where above linear (NaN where not)
+FLAGGED = ("not_positive", "above_linear")
 
-def _candidates(cal: Calibration, n: int) -> list[tuple[int, int]]:
-    """(per-device batch, accumulation) pairs the search tries at ``n`` devices: with the
-    global batch kept, the fewest micro-steps that split it into whole per-device batches
-    no larger than the one that fits."""
+
+def _candidates(cal: Calibration, n: int) -> list[Candidate]:
+    """(devices, per-device batch, accumulation) the search tries at ``n`` devices: with
+    the global batch kept, the fewest micro-steps that split it into whole per-device
+    batches no larger than the one that fits."""
     run = cal.run
     kept = run.kept_global_batch
     if kept is not None:
@@ -50,77 +54,64 @@ def _candidates(cal: Calibration, n: int) -> list[tuple[int, int]]:
             if batch < 1:
                 break
             if batch == int(batch) and batch <= run.largest_batch:
-                return [(int(batch), accum)]
+                return [(n, int(batch), accum)]
         return []
     if cal.search.convergence is None or run.scaling == "weak":
-        return [(run.batch, run.accum)]
+        return [(n, run.batch, run.accum)]
     batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
     batches = [b for b in batches if b >= max(1, run.min_batch)]
     accums = [2**i for i in range(64) if 2**i <= run.max_accum]
-    return [(b, k) for b in batches for k in accums]
-
-
-def _predicted(cal: Calibration, n: int) -> dict[str, object] | None:
-    """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
-    trained model (None where no batch fits), its step predicted at the compute's point and
-    at the ends of the ranges (``range_*``)."""
-    tried = _candidates(cal, n)
-    model, network, run = cal.model, cal.machine.network, cal.run
-    spec, fixed = model.spec, model.fixed
-    computes = [model.compute, *model.prior_range]
-    if fixed is not None and fixed.uncertain:
-        for value in (fixed.low_ms, fixed.high_ms):
-            computes.append(model.compute.resplit(spec, fixed.at_batch, value))
-    best = None
-    for batch, accum in tried:
-        steps = [
-            step_of(network, run, spec, compute, n, batch=batch, accum=accum)
-            for compute in computes
-        ]
-        step, convergence = steps[0], cal.search.convergence  # samples to train at its batch
-        samples = (
-            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
-        )
-        time_s = samples / step.samples_per_s
-        if best is None or time_s < best[1]:
-            best = (steps, time_s, samples)
-    if best is None:
-        return None
-    (step, *ends), time_s, samples = best
-    return {
-        "accelerators": n,
-        "batch_per_device": step.batch_per_device,
-        "accum": step.accum,
-        "global_batch": step.global_batch,
-        "step_ms": step.step_ms,
-        "compute_ms": step.compute_ms,
-        "ddp_ms": step.ddp_ms,
-        "wait_ms": step.wait_ms,
-        "comm_ms": step.comm_ms,
-        "latency_ms": min(step.latency_ms, step.comm_ms),
-        "exposed_comm_ms": step.exposed_ms,
-        "samples_per_s": step.samples_per_s,
-        "samples_to_train": samples,
-        "time_to_train_min": time_s / 60,
-        "compute_measured": step.measured,
-        "range_step_ms": tuple(s.step_ms for s in ends),
-        "range_compute_ms": tuple(s.compute_ms for s in ends),
-    }
-
-
-def _known(value: float | None) -> float:
-    """``value``, NaN where it is unknown (a column's missing number)."""
-    if value is None:
-        return math.nan
-    return value
+    return [(n, b, k) for b in batches for k in accums]
 
 
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
     """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count, with plausibility flags as data. ``rule``: the speedup's interval
-    calibrated per link class (None: the model's own)."""
-    rows = [_predicted(cal, n) for n in cal.machine.device_counts]
-    frame = pd.DataFrame([r for r in rows if r is not None])
+    accelerator count at its fastest candidate to a trained model (``_candidates``; no row
+    where no batch fits), its step predicted at the compute's point and at the ends of its
+    ranges, with plausibility flags as data. ``rule``: the speedup's interval calibrated
+    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
+    tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
+    model, convergence = cal.model, cal.search.convergence
+    every_compute = [model.compute, *model.prior_range]
+    fixed = model.fixed
+    if fixed is not None and fixed.uncertain:  # the ends of the fixed cost's range too
+        for ms in (fixed.low_ms, fixed.high_ms):
+            every_compute.append(model.compute.resplit(model.spec, fixed.at_batch, ms))
+    table = step_table(cal.machine.network, cal.run, model.spec, every_compute, tried)
+    # each count's fastest candidate to a trained model: (its steps, time to train, samples)
+    best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
+    for (n, _, _), steps in zip(tried, table, strict=True):
+        step = steps[0]  # the samples to train at its global batch
+        samples = (
+            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
+        )
+        time_s = samples / step.samples_per_s
+        if n not in best or time_s < best[n][1]:
+            best[n] = (steps, time_s, samples)
+    frame = pd.DataFrame(
+        [
+            {
+                "accelerators": n,
+                "batch_per_device": step.batch_per_device,
+                "accum": step.accum,
+                "global_batch": step.global_batch,
+                "step_ms": step.step_ms,
+                "compute_ms": step.compute_ms,
+                "ddp_ms": step.ddp_ms,
+                "wait_ms": step.wait_ms,
+                "comm_ms": step.comm_ms,
+                "latency_ms": min(step.latency_ms, step.comm_ms),
+                "exposed_comm_ms": step.exposed_ms,
+                "samples_per_s": step.samples_per_s,
+                "samples_to_train": samples,
+                "time_to_train_min": time_s / 60,
+                "compute_measured": step.measured,
+                "range_step_ms": tuple(s.step_ms for s in ranged),
+                "range_compute_ms": tuple(s.compute_ms for s in ranged),
+            }
+            for n, ((step, *ranged), time_s, samples) in best.items()
+        ]
+    )
     if frame.empty or frame["accelerators"].iloc[0] != 1:
         found = Finding.of(
             FindingKind.BATCH_NOT_SPLIT,
@@ -137,22 +128,21 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
     frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
     price = cal.search.price_per_device_hour
-    frame["cost"] = frame["accelerator_hours"] * _known(price)
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
     total_w = [cal.machine.power.total_w(n, b) for n, b in counts]
     frame["energy_kwh"] = [
-        minutes / 60 * _known(w) / 1e3
+        minutes / 60 * (math.nan if w is None else w) / 1e3
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
-    frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
+    frame["rests_on"] = "predicted"  # ``reconcile.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
-    counts_n = frame["accelerators"].astype(int)
-    frame["fits"] = [memory is None or memory.holds(strategy, n) for n in counts_n]
+    frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     # the 80% intervals (the module's docstring)
-    width = np.array([cal.model.error.width_at(int(count)) for count in frame["accelerators"]])
+    width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
     times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
@@ -167,10 +157,6 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
-    if rule is not None:  # the link class's calibrated interval; the step's ends alike
-        frame = intervals.applied(
-            rule, cal.machine.network, frame, computes.min(axis=0), compute_alone
-        )
     frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
@@ -181,4 +167,6 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     above = frame["speedup"] > ideal * (1 + 1e-9)
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
+    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
+    # the link class's calibrated interval where it is the advice's; the step's ends alike
+    return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone)

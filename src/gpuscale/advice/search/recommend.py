@@ -1,15 +1,9 @@
 """From the step model and the convergence model to a recommendation: how many devices,
 with what per-device batch and gradient accumulation, the break-even, time, cost and
-energy to a trained model.
-
-The predictions table and its intervals: ``search/predictions.py``; then the measured
-counts that disagree with it, the decision and its readings at the ends of every assumed
-term's range, the equilibrium picks and the break-even.
-"""
+energy to a trained model, in one pass (``recommend``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -23,18 +17,10 @@ from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
-from gpuscale.advice.search import intervals
-from gpuscale.advice.search.break_even import break_even, equilibrium
-from gpuscale.advice.search.decision import (
-    applied,
-    below_mlperf,
-    decide,
-    disagreements,
-    measured_counts,
-    plausible,
-)
+from gpuscale.advice.search import decision, intervals, reconcile
+from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.predictions import predictions
-from gpuscale.advice.types import Disagreement, End, Finding, Reading, maybe
+from gpuscale.advice.types import Disagreement, Finding, maybe
 from gpuscale.tables.requests import NamedError
 
 
@@ -43,16 +29,16 @@ class Advice:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
     data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
 
-    table: pd.DataFrame  # one row per device count, its flags as data (``FLAGGED``)
+    table: pd.DataFrame  # one row per device count, its flags as data (``predictions.FLAGGED``)
     decided: Decision  # as the search decided it (``decision``: with its words)
     picks: Picks  # the counts other rules pick
     break_even: BreakEven
     calibration: Calibration  # what it was computed from
     # strong scaling decided: the same counts keeping the per-device batch (weak)
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
-    # counts whose measured runs fall outside the predicted interval (``decision.applied``)
+    # counts whose measured runs fall outside the predicted interval (``reconcile.applied``)
     disagreements: tuple[Disagreement, ...] = ()
-    # every count measured in a configuration predicted (``decision.measured_counts``)
+    # every count measured in a configuration predicted (``reconcile.measured_counts``)
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system) of each count predicted
     # faster than MLPerf allows: an input that cannot be true
@@ -110,92 +96,14 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def read(
-    ends: Sequence[End],
-    decide_at: Callable[[dict[str, dict[str, object]]], Decision],
-) -> tuple[Reading, ...]:
-    """The count and its speedup at each end of every assumed term's range (``decide_at``:
-    the decision of the calibration with the end's changes, ``Calibration.at``): where the
-    count chosen moves, ``with_readings`` withholds it (``Decision.withheld_by``), the one
-    thing to give or measure leading the answer."""
-    found = []
-    for term, end, value, unit, changes in ends:
-        d = decide_at(changes)
-        found.append(
-            Reading(term, end, float(value), unit, d.chosen.accelerators, d.chosen.speedup)
-        )
-    return tuple(found)
-
-
-def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
-    """``decision`` with its readings and the first term whose range moves the count."""
-    moved = next((r.term for r in readings if r.accelerators != decision.chosen.accelerators), None)
-    return replace(decision, readings=readings, withheld_by=moved)
-
-
-def recommend(
-    cal: Calibration, fits_from: int = 1, rule: intervals.IntervalRule | None = None
-) -> Advice:
-    """Predictions and the Decision for one model on one network, with the count at each
-    end of every assumed term's range (``cal.search.ends``, ``read``); no count below
-    ``fits_from`` (the fewest devices that hold the model) is chosen, efficient or
-    cheapest. ``rule``: the speedup's interval per link class (None: the model's own)."""
-    run, goal, network = cal.run, cal.search, cal.machine.network
-    multi = cal.machine.max_devices >= 2 and run.global_batch is None
-    # the global batch kept without a convergence model: the weak-scaling alternative too
-    weak = multi and run.kept_global_batch is not None and goal.convergence is None
-    frame = predictions(cal, rule)
-    alternative = predictions(cal.at({"run": {"scaling": "weak"}}), rule) if weak else None
-    # a count the bench measured outside the predicted interval rests on the measurement
-    measured = measured_counts(frame, cal.runs.measured, alternative)  # what every view says
-    found = disagreements(measured)
-    counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
-    frame = applied(frame, found, counts)
-    alternative = applied(alternative, found, counts)
-    below = below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
-    refused = cal.said.implausible or bool(below)
-
-    def decide_on(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
-        # why none above the largest predicted: the cap (``device_counts``)
-        efficiency, warnings = at.search.target_efficiency, at.said.warnings
-        return decide(table, efficiency, warnings, refused, at.machine.device_counts, fits_from)
-
-    def decide_at(changes: dict[str, dict[str, object]]) -> Decision:
-        at = cal.at(changes)
-        return decide_on(at, applied(predictions(at, rule), found, counts), at.said.implausible)
-
-    decision = with_readings(decide_on(cal, frame, refused), read(goal.ends, decide_at))
-    trusted = frame[plausible(frame)]
-    fitting = trusted[trusted["accelerators"] >= fits_from]
-    trusted = fitting if len(fitting) else trusted  # none predicted holds it: ``decide``'s rule
-    picks = equilibrium(trusted, goal.threshold)
-    ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
-    last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
-    efficient = int(ok["accelerators"].max()) if len(ok) else None
-    cheapest = None
-    if trusted["accelerator_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    return Advice(
-        table=frame,
-        decided=decision,
-        picks=Picks(efficient, cheapest, picks),
-        break_even=BreakEven(ms_per_mb, params, target),
-        calibration=cal,
-        weak_table=alternative,
-        disagreements=found,
-        measured_counts=measured,
-        below_mlperf=below,
-        input_rate=(float(last.samples_per_s), int(last.accelerators)),
-        interval=None if rule is None else rule.said(network, list(frame["accelerators"])),
-    )
+# the record's change for the weak-scaling alternative: the per-device batch kept
+WEAK = {"run": {"scaling": "weak"}}
 
 
 def search(cal: Calibration) -> Advice:
-    """The advice on ``cal`` alone (``recommend``) and what qualifies the headline, as
-    data."""
-    held_by, fits_from, memory = held(cal)
-    advice = recommend(held_by, fits_from, intervals.rule_for(cal))
+    """The advice on ``cal`` alone (``recommend``, the speedup's interval its link class's
+    calibrated rule where it is the advice's) and what qualifies the headline, as data."""
+    advice = recommend(cal, intervals.RULE)
     few = cal.search.noise_steps
     qualifiers = Qualifiers(
         defaults=cal.search.defaults,
@@ -203,7 +111,58 @@ def search(cal: Calibration) -> Advice:
         model_note=cal.said.model_note,
         model_chosen=cal.said.chosen,
     )
-    return replace(advice, qualifiers=qualifiers, memory=memory)
+    return replace(advice, qualifiers=qualifiers)
+
+
+def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> Advice:
+    """Predictions and the Decision for one model on one network: the calibration the
+    devices hold (``held``) and its variants (``Calibration.at``: the weak-scaling
+    alternative where the global batch is kept without a convergence model, each end of
+    every assumed term's range) predicted (``predictions.py``: one step table each, the
+    intervals by ``intervals.py``), reconciled with the measurements (``reconcile.py``),
+    decided (``decision.py``: the decision, its readings at the ends, the counts other
+    rules pick), and the break-even (``break_even.py``). No count below the fewest devices
+    that hold the model is chosen, efficient or cheapest. ``rule``: the speedup's interval
+    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
+    cal, fits_from, memory = held(cal)
+    run, goal = cal.run, cal.search
+    multi = cal.machine.max_devices >= 2 and run.global_batch is None
+    # the global batch kept without a convergence model: the weak-scaling alternative too
+    weak = multi and run.kept_global_batch is not None and goal.convergence is None
+    ends = [cal.at(changes) for *_, changes in goal.ends]
+    tables = []
+    for at in (cal, *([cal.at(WEAK)] if weak else []), *ends):  # one step table each
+        tables.append(predictions(at, rule))
+    rule = intervals.advised(rule, cal)
+    searched = list(tables[0]["accelerators"])
+    interval = None if rule is None else rule.said(cal.machine.network, searched)
+    # a count the bench measured outside the predicted interval rests on the measurement
+    alternative = tables[1] if weak else None
+    measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
+    found = reconcile.disagreements(measured)
+    counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
+    frame, *others = [reconcile.applied(table, found, counts) for table in tables]
+    alternative = others[0] if weak else None
+    below = decision.below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
+    at_ends = list(zip(ends, others[len(others) - len(ends) :], strict=True))
+    decided = decision.decided(cal, frame, below, at_ends, fits_from)
+    picks = decision.picked(frame, fits_from, goal)
+    ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
+    last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    return Advice(
+        table=frame,
+        decided=decided,
+        picks=picks,
+        break_even=BreakEven(ms_per_mb, params, target),
+        calibration=cal,
+        weak_table=alternative,
+        disagreements=found,
+        measured_counts=measured,
+        below_mlperf=below,
+        input_rate=(float(last.samples_per_s), int(last.accelerators)),
+        memory=memory,
+        interval=interval,
+    )
 
 
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:

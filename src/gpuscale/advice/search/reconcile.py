@@ -1,0 +1,182 @@
+"""Measurement and prediction reconciled: a count the bench measured in the configuration
+predicted (``measured_counts``) whose trusted runs fall outside the 80% interval
+(``disagreements``) rests on them (``applied``: their median, their spread as the
+interval). Trusted: the unflagged runs (flagged ones with --allow-flagged); where every run
+is flagged, those."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+
+import pandas as pd
+
+from gpuscale.advice.measured_runs import MeasuredCount
+from gpuscale.advice.types import (
+    ONE_RUN,
+    TRUSTED_ALLOWED,
+    TRUSTED_FLAGGED_ONLY,
+    TRUSTED_UNFLAGGED,
+    Disagreement,
+    Measured,
+    MeasuredSpeedup,
+    RunsRead,
+    SpeedupInterval,
+    maybe,
+)
+from gpuscale.tables.advice import as_throughput, same_configuration
+
+# The prediction columns that scale with the step's throughput (x measured / predicted)
+# and those that scale with its time (/ the same factor).
+WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
+WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(pd.Series(list(values), dtype=float).median())
+
+
+def measured_counts(
+    predictions: pd.DataFrame,
+    measured: Sequence[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> tuple[MeasuredCount, ...]:
+    """Each count the bench measured in a configuration predicted
+    (``tables.advice.same_configuration``: in the ``predictions``, else the weak-scaling
+    ``alternative``), its runs set against that prediction once: every run's throughput
+    speedup as ``analyze --bench`` reads it, the median of those used and whether it lies
+    inside the predicted 80% interval."""
+    frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
+    groups: dict[tuple, list[Measured]] = {}
+    for m in measured:
+        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
+        groups.setdefault(key, []).append(m)
+    found = []
+    for (devices, batch, accum, base), runs in groups.items():
+        row = same_configuration(frames, devices, batch, accum, base)
+        if row is None:
+            continue
+        trusted = tuple(m for m in runs if not m.flagged or m.allowed)
+        speedups = tuple(m.speedup for m in runs)
+        used = trusted or tuple(runs)
+        speedup = _median([v for m, v in zip(runs, speedups, strict=True) if m in used])
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        found.append(
+            MeasuredCount(
+                accelerators=devices,
+                batch_per_device=batch,
+                accum=accum,
+                base=tuple(base),
+                predicted_speedup=float(row["speedup"]),
+                predicted_low=low,
+                predicted_high=high,
+                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
+                runs=tuple(runs),
+                trusted=trusted,
+                speedups=speedups,
+                measured_speedup=speedup,
+                inside=low <= speedup <= high,
+            )
+        )
+    return tuple(sorted(found, key=lambda c: c.accelerators))
+
+
+def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
+    """Each measured count (:func:`measured_counts`) whose median lies outside the
+    predicted 80% interval: the count's row then rests on its runs (:func:`applied`)."""
+    found = []
+    for c in counts:
+        if c.inside:
+            continue
+        why = TRUSTED_UNFLAGGED if c.trusted else TRUSTED_FLAGGED_ONLY
+        why = TRUSTED_ALLOWED if any(m.allowed for m in c.trusted) else why
+        values = c.of(c.used)
+        # the runs' range; a single run's value is no interval
+        ends: tuple[float | None, float | None] = (min(values), max(values))
+        no_interval = ""
+        if len(values) == 1:
+            ends, no_interval = (None, None), ONE_RUN
+        flagged = [m for m in c.runs if m.flagged]
+        found.append(
+            Disagreement(
+                accelerators=c.accelerators,
+                batch_per_device=c.batch_per_device,
+                accum=c.accum,
+                weak_scaling=c.weak_scaling,
+                measured=MeasuredSpeedup(c.measured_speedup, ends[0], ends[1], no_interval),
+                predicted=SpeedupInterval(c.predicted_speedup, c.predicted_low, c.predicted_high),
+                evidence=RunsRead(
+                    runs=c.speedups,
+                    trusted_runs=tuple(values),
+                    left_out=tuple(c.of(c.left_out)),
+                    why=why,
+                    bench_speedups=c.speedups,
+                    flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
+                    weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
+                ),
+            )
+        )
+    return tuple(found)
+
+
+def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
+    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where the
+    bench measured no count in between, those at the largest disagreeing count below (a
+    model that missed a measured count is not trusted to recover above it)."""
+    at = [d for d in found if d.accelerators == n]
+    below = [d.accelerators for d in found if d.accelerators < n]
+    if at or not below:
+        return at
+    last = max(below)
+    if any(last < k <= n for k in measured):
+        return []  # a count measured in between agreed: the model holds from there
+    return [d for d in found if d.accelerators == last]
+
+
+def applied(
+    frame: pd.DataFrame | None,
+    found: Sequence[Disagreement],
+    measured: Collection[int] = (),
+) -> pd.DataFrame | None:
+    """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
+    disagreeing count resting on the measurement there: its throughput columns scaled by
+    the measured over the predicted speedup (the row's own configuration's where measured,
+    else the count's other configuration's), its time columns divided by it, its speedup
+    interval the runs' relative range; so do the counts above it up to the next count
+    ``measured`` (``_governing``)."""
+    if frame is None or not found:
+        return frame
+    out = frame.copy()
+    for i, row in frame.iterrows():
+        at = _governing(found, int(row["accelerators"]), measured)
+        own = [
+            d
+            for d in at
+            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
+        ]
+        if not at:
+            continue
+        d = (own or at)[0]
+        seen = d.measured
+        factor = seen.speedup / d.predicted.speedup
+        # the measured step split: the model's terms plus what they leave unexplained
+        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
+        below = d.accelerators != row["accelerators"]
+        out.loc[i, "rests_on"] = "measured_below" if below else "measured"
+        for column in WITH_THROUGHPUT:
+            if column in out:
+                out.loc[i, column] = row[column] * factor
+        for column in WITH_TIME:
+            if column in out:
+                out.loc[i, column] = row[column] / factor
+        speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
+        if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
+            for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
+                out.loc[i, column] = math.nan
+            continue
+        out.loc[i, "speedup_low"] = speedup * seen.speedup_low / seen.speedup
+        out.loc[i, "speedup_high"] = speedup * seen.speedup_high / seen.speedup
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        out.loc[i, "step_ms_low"] = step * seen.speedup / seen.speedup_high
+        out.loc[i, "step_ms_high"] = step * seen.speedup / seen.speedup_low
+    return out

@@ -1,8 +1,7 @@
 """The advice's short answer, as ``gpuscale advise`` says it by default before its table:
-lines from the Decision's fields (the count, its speedup, 80% interval and time to train,
-or why it is withheld; what decides; what would change it), an input that cannot be true
-or a measurement outside its interval first; where the rest is, under the table
-(``explain.shown``: the lines as a terminal shows them)."""
+the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
+what decides; what would change it; an input that cannot be true or a measurement outside
+its interval first (``explain.shown``: the lines as a terminal shows them)."""
 
 from __future__ import annotations
 
@@ -10,10 +9,17 @@ import pandas as pd
 
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.counts import dropped_short
-from gpuscale.advice.explain.focus import deciding_kind
-from gpuscale.advice.explain.phrasebook import remedies, sentence
+from gpuscale.advice.explain.focus import deciding_kind, memory_decides
+from gpuscale.advice.explain.phrasebook import (
+    TERMS,
+    WITHHELD,
+    remedy,
+    sentence,
+    strategy_words,
+    term_says,
+    withheld_value,
+)
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
 from gpuscale.quantities import (
     counted,
@@ -23,19 +29,8 @@ from gpuscale.quantities import (
     format_minutes,
     joined,
     number,
+    span,
 )
-
-TERM_WORDS = {
-    TermId.FIXED: "the fixed per-step cost",
-    TermId.WAIT: "the wait for the slowest device",
-    TermId.DDP: "DDP's own work (its bucket copies)",
-    TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
-    TermId.LATENCY: "the all-reduce's latency not hidden by backward",
-    TermId.UNEXPLAINED: "the part of the measured step the model's terms do not explain",
-}
-# What would help most where every term the decision rests on was measured (the answer's
-# wording of the one remedy table: ``explain/phrasebook.py``).
-REMEDY = remedies("short")
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -52,7 +47,7 @@ def speedup_interval(low: float, high: float) -> str:
     """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
     if pd.isna(low) or pd.isna(high):
         return NO_INTERVAL
-    return f"{number(low)}-{number(high)}x, 80% interval"
+    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _speedup(row: pd.Series) -> str:
@@ -77,7 +72,7 @@ def none_holds(advice: AdviceView) -> str:
     held, strategy = advice.memory, advice.calibration.run.strategy
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
     devices = counted(fewest, "device") if fewest else "none"
-    name = memory.NAMES.get(strategy, strategy)
+    name = strategy_words(strategy)["name"]
     return sentence("none_holds", devices=devices, name=name, strategy=strategy)
 
 
@@ -95,7 +90,9 @@ def decision_line(advice: AdviceView) -> str:
             for r in d.readings
             if r.term == d.withheld_by and r.accelerators != chosen.accelerators
         ]
-        other = "; ".join(f"at {value_text(r)}, {counted(r.accelerators, 'device')}" for r in ends)
+        other = "; ".join(
+            f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}" for r in ends
+        )
         return (
             f"Count withheld: {counted(chosen.accelerators, 'device')} as predicted below, "
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
@@ -137,7 +134,7 @@ def deciding_line(advice: AdviceView) -> str:
     if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         counts = joined(sorted(ends | {d.chosen.accelerators}), "or")
-        return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
+        return f"Decides: {WITHHELD[d.withheld_by]['ungiven']}: across its range, {counts} devices."
     if kind == "interval":  # the count withheld by its interval, not by a term
         n, low = (d.focus.accelerators, d.focus.speedup_low)
         if low > 1:
@@ -145,6 +142,12 @@ def deciding_line(advice: AdviceView) -> str:
         return (
             f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
             f"{number(low)}x, no gain: a larger count waits for a measurement."
+        )
+    if kind == "memory":
+        name = strategy_words(advice.calibration.run.strategy)["name"]
+        return (
+            f"Decides: the fewest devices that hold the model, {d.chosen.accelerators} with "
+            f"{name}: fewer cannot hold it; {at}, efficiency is {d.chosen.efficiency:.0%}."
         )
     if kind == "devices":
         return (
@@ -167,18 +170,18 @@ def deciding_line(advice: AdviceView) -> str:
             f"Decides: the samples a larger global batch needs (convergence factor "
             f"{d.focus.convergence_factor:.0%} {at})."
         )
-    term = d.limit.dominant_term
-    if term not in TERM_WORDS:
+    term, strategy = d.limit.dominant_term, advice.calibration.run.strategy
+    if term not in TERMS:
         return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
     ms, comm = d.limit.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
-    exposed = sum(d.limit.overheads_ms[t] for t in comm)  # the table's one column holds both
+    exposed = row_at(advice.predictions, d.focus.accelerators)["exposed_comm_ms"]
     of = f"the {number(exposed)} ms exposed communication in " if term in comm else ""
     excess = " (excess over an even split)" if term == TermId.FIXED else ""
     step = f"{of}the {number(d.focus.step_ms)} ms step {at}"
-    n, also = len(d.limit.also_shrink), [TERM_WORDS[t] for t in d.limit.also_shrink]
+    n, also = len(d.limit.also_shrink), [term_says(t, strategy) for t in d.limit.also_shrink]
     alone = also[0] if n == 1 else counted(n, "other term")  # each named under --explain
     alone = filled("; not enough alone: {} too", also and alone)
-    return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
+    return f"Decides: {term_says(term, strategy)}, {number(ms)} ms{excess} of {step}{alone}."
 
 
 def change_line(advice: AdviceView) -> str:
@@ -187,7 +190,7 @@ def change_line(advice: AdviceView) -> str:
     else what would help most."""
     d = advice.decision
     if d.withheld_by:
-        return f"To settle it: {SETTLE[d.withheld_by]}."
+        return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
     if d.settle:
         return f"Measure first: {d.settle}."
     flagged = [
@@ -205,10 +208,12 @@ def change_line(advice: AdviceView) -> str:
         and a.source in (Source.ASSUMED, Source.PRIOR)
         and a.measure
     ]
+    strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
-        term = TERM_WORDS[d.limit.dominant_term]
+        term = term_says(d.limit.dominant_term, strategy)
         return f"To change it: measure {term}: {assumed[0].measure.short()}."
-    return f"To change it: {REMEDY.get(d.limit.change, REMEDY['compute'])}."
+    change = "memory" if memory_decides(advice) else d.limit.change
+    return f"To change it: {remedy(change, 'short', strategy)}."
 
 
 def lines(advice: AdviceView) -> list[str]:

@@ -23,9 +23,9 @@ from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
+from gpuscale.advice.explain.phrasebook import WITHHELD, withheld_value
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.records import Decision
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -106,12 +106,13 @@ def withheld(decision: Decision) -> str:
         return ""
     moved = [r for r in decision.readings if r.term == term]
     at = "; ".join(
-        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
+        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)"
+        for r in moved
     )
     return (
         f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
         f"count (as assumed, {counted(decision.chosen.accelerators, 'device')}, "
-        f"{decision.chosen.speedup:.2f}x; {at}): {SETTLE[term]}."
+        f"{decision.chosen.speedup:.2f}x; {at}): {WITHHELD[term]['settle']}."
     )
 
 

@@ -15,7 +15,12 @@ from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import (
+    sentence,
+    strategy_words,
+    term_name,
+    term_subject,
+)
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -147,8 +152,9 @@ def _step(advice: AdviceView) -> list[str]:
         + filled("DDP's own copies {}, ", not fsdp and ms(o["ddp"]))
         + _wait_words(advice, at.accelerators)
         + f"{ms(o['wait'])}, communication not hidden by "
-        f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
-        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
+        f"backward {ms(row_at(advice.predictions, at.accelerators)['exposed_comm_ms'])} "
+        f"({term_name(TermId.BANDWIDTH)} {ms(o['bandwidth'])}, "
+        f"{term_name(TermId.LATENCY)} {ms(o['latency'])}){remainder}; speedup "
         f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). {verdict}.",
     ]
     numbers = (
@@ -164,7 +170,13 @@ def _step(advice: AdviceView) -> list[str]:
     elif d.limit.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {focus.largest(d.limit.dominant_term)}{marked(advice)}."
+            f"the largest is {term_subject(d.limit.dominant_term)}{marked(advice)}."
+        )
+    elif focus.memory_decides(advice):
+        name = strategy_words(advice.calibration.run.strategy)["name"]
+        lines.append(
+            f"{counted(at.accelerators, 'device')}, the fewest that hold the model with {name}, "
+            f"set the count ({numbers}): fewer cannot hold it."
         )
     elif d.limit.cap in STOPPED:
         lines.append(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from gpuscale.advice.explain.phrases import Phrasing
+from gpuscale.advice.explain.phrasebook import Phrasing
 from gpuscale.advice.types import Finding
 
 FINDINGS_FILE = "advice_findings.json"

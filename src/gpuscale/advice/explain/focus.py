@@ -18,7 +18,8 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.counts import larger_counts
-from gpuscale.advice.explain.phrasebook import PHRASES, remedies
+from gpuscale.advice.explain.phrasebook import PHRASES, strategy_words, term_name, term_subject
+from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -45,23 +46,11 @@ RESTS_ON = {
 }
 
 
-def term_name(term: str) -> str:
-    """``the latency term``; the remainder a measured step leaves unexplained by name."""
-    if term == TermId.UNEXPLAINED:
-        return "the remainder unexplained by the model"
-    return f"the {term} term"
-
-
-def largest(term: str) -> str:
-    """``latency``; the remainder a measured step leaves unexplained by name."""
-    return term_name(term) if term == TermId.UNEXPLAINED else term
-
-
 def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
     """At the decision's focus: the deciding term's name as a sentence starts it, what the
     step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
     terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
-    name = term_name(d.limit.dominant_term)
+    name = term_subject(d.limit.dominant_term)
     if d.focus.rests_on == "predicted":
         return name[0].upper() + name[1:], "", ""
     left = d.limit.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
@@ -86,7 +75,19 @@ def deciding_kind(advice: AdviceView) -> str:
         return "withheld"
     if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
         return "interval"
+    if memory_decides(advice):
+        return "memory"
     return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
+
+
+def memory_decides(advice: AdviceView) -> bool:
+    """Whether the fewest devices that hold the model set the count: it is the fewest the
+    strategy advised holds it on, above one, and short of the target efficiency."""
+    d, held = advice.decision, getattr(advice, "memory", None)
+    fewest = held and held.fits_from(advice.calibration.run.strategy)
+    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+        d.chosen.efficiency < d.target_efficiency
+    )
 
 
 def detailed(d: Decision) -> str:
@@ -105,42 +106,39 @@ def detailed(d: Decision) -> str:
     return f"{said} (the fastest is {d.fastest})"
 
 
-# The fixed per-step costs as the largest overhead (under DDP; FSDP's ranks step only their
-# shards, so only each forward and backward's is whole), and what helps
-FIXED_WHOLE = PHRASES["fixed_whole"]
-FIXED_WHOLE_FSDP = PHRASES["fixed_whole_fsdp"]
-FIXED_HELPS = PHRASES["fixed_helps"]
-REMEDIES = remedies("full")  # what would help most, as --explain says it
-
-
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
     that apply (no larger buckets where the gradients fit in one); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
     d, cal = advice.decision, advice.calibration
-    said = REMEDIES[d.limit.change]
-    if d.limit.change in STOPPED:  # below the most allowed: what would predict a larger count
+    strategy = cal.run.strategy
+    change = "memory" if memory_decides(advice) else d.limit.change
+    said = remedy_of(change, "full", strategy)
+    if change in STOPPED:  # below the most allowed: what would predict a larger count
         said = larger_counts(cal, advice.predictions, d.focus.accelerators) or said
     if d.limit.change == TermId.LATENCY and cal is not None:
         cures = ["larger DDP buckets (fewer messages)"]
         cures = cures if cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20 else []
         cures.append("a larger batch per device")
         cures.append(
-            "gradient accumulation (one all-reduce per k micro-steps)"
+            f"gradient accumulation ({strategy_words(strategy)['per_k']})"
             if d.chosen.accum == 1
             else f"more than the {d.chosen.accum} accumulation steps chosen"
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
     if d.limit.change == TermId.FIXED and cal is not None:
-        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(cal.run.strategy, FIXED_WHOLE)
+        whole = PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"]
         parts = fixed_parts(cal, advice.predictions, d.focus.accelerators)
         fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
-        said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
+        helps = PHRASES["fixed_helps"]
+        said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{helps}"
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
-        also = [f"{k} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink]
+        also = [
+            f"{term_name(k)} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink
+        ]
         said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
         said += "must shrink too"
     return said

@@ -1,11 +1,5 @@
-"""What qualifies an advice's headline, said before it, and the decision as it is read.
-
-Rendered from the advice's data (``search.recommend.Advice``), never stored as sentences
-by the search: inputs the user never gave, a step interval too wide to decide on, and a
-measured speedup outside the predicted interval, said beside the prediction.
-``render_decision`` adds to the search's Decision its words (the warnings, what to measure
-first); ``caveats`` and ``explanation`` are ``Advice.caveats`` and ``Advice.explanation``.
-"""
+"""What qualifies the headline, said before it (inputs not given, a step interval too wide,
+a measurement outside its interval), and the Decision with its words (``render_decision``)."""
 
 from __future__ import annotations
 
@@ -50,9 +44,7 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
-    """The inputs the user never gave that the times to a trained model rest on
-    (``Advice.qualifiers.defaults``), each with what to give instead (``link``: the link
-    assumed)."""
+    """The inputs not given that the times to train rest on, each with what to give."""
     said = {
         "samples": f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's "
         "samples to train (give --samples)",
@@ -74,10 +66,7 @@ def headline(
     steps: int = FIRM_STEPS,
     again: str = "",
 ) -> list[str]:
-    """The sentences that qualify the recommendation (empty when nothing does):
-    ``defaults`` (:func:`defaults_used`), a noise scale from few ``noise_steps``, a step
-    interval too wide; ``steps``: the steps a run needs; ``again``: what to bench again
-    where the file holds runs at 1 and ``devices`` already (``advice.remeasure.again``)."""
+    """The sentences that qualify the recommendation (empty when nothing does)."""
     rests = list(defaults)
     if noise_steps is not None:
         rests.append(
@@ -117,8 +106,7 @@ def withheld(decision: Decision) -> str:
 
 
 def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[str]:
-    """The first count predicted to train faster than the fastest MLPerf system of its
-    size allows (``found``: ``Advice.below_mlperf``), and how many more."""
+    """The first count predicted faster than MLPerf's fastest allows, and how many more."""
     said_ = [
         f"IMPLAUSIBLE: {counted(n, 'device')} predicted to train in "
         f"{number(minutes)} min, under the {number(floor)} min "
@@ -133,9 +121,7 @@ def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[st
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The calibration's assumptions with the input pipeline's term saying the samples per
-    second
-    the largest count consumes (``advice.input_rate``), in all and per process."""
+    """The assumptions with the input pipeline's saying the rate the largest count consumes."""
     found = advice.calibration.said.assumptions
     if advice.input_rate is None:
         return found
@@ -151,8 +137,8 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change, where ``found`` (the runs advised on) is weak;
-    None where it is not."""
+    """What to measure before any change where the runs advised on are weak or all
+    flagged; None where they are not."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
@@ -175,8 +161,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
 def _flagged_first(
     found: Support, counts: tuple[int, ...], on: str, host_devices: int | None
 ) -> str:
-    """What to measure where every run advised on is flagged (read with --allow-flagged):
-    those runs again, as their flags' kinds say (a noisy host: a quieter machine)."""
+    """Where every run advised on is flagged: those runs again, as their flags say."""
     kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
     noise = [k for k in kinds if k in HOST_NOISE]
     other = [k for k in kinds if k not in HOST_NOISE]
@@ -192,9 +177,7 @@ def _flagged_first(
 
 
 def render_decision(advice: AdviceView) -> Decision:
-    """The search's Decision (``advice.decided``) with its words: the warnings (the
-    calibration's, then a count faster than MLPerf allows) and what to measure first (the
-    runs are weak; or the measurement that settles a count held back or refused)."""
+    """The search's Decision with its words: the warnings and what to measure first."""
     d, cal = advice.decided, advice.calibration
     held_back = None if d.held_back is None else d.held_back.accelerators
     first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
@@ -210,9 +193,6 @@ def render_decision(advice: AdviceView) -> Decision:
 
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:
-    """What qualifies the headline, first: another model than the largest advised on, a
-    count withheld, a count its runs contradict (the advice there rests on them), the
-    defaults and a step interval too wide, the runs measured beside the predictions."""
     cal, d = advice.calibration, advice.decision
     lines = headline(
         defaults=defaults_used(advice.qualifiers.defaults, cal.machine.network.intra.name),
@@ -231,8 +211,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
 
 
 def explanation(advice: AdviceView) -> list[str]:
-    """The caveats, then the explanation's sentences; which benched model was advised on
-    said after the decision (where no other model's note leads)."""
+    """The caveats, then --explain's sentences, the model chosen after the decision."""
     lines = [*advice.caveats, *explain(advice)]
     said = advice.qualifiers
     if not said.model_chosen or said.model_note:
@@ -253,8 +232,7 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true, from its flags as data (``row.not_positive``,
-    ``row.above_linear``: its speedup where above linear against ``first``, else NaN)."""
+    """Why a predicted row cannot be true, from its flags as data."""
     flags = [NOT_POSITIVE] if row.not_positive else []
     if not math.isnan(row.above_linear):
         # above linear as printed too (8.004 above 8, never 8 above 8), against the first
@@ -268,8 +246,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame) -> pd.DataFrame:
-    """A predictions table as ``tables.advice`` documents it: the search's flags (data)
-    said in ``flags``."""
+    """The predictions with the search's flags said in ``flags``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     return table.assign(flags=flags)[list(ADVICE_COLUMNS)]

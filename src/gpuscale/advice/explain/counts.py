@@ -1,12 +1,5 @@
-"""Which device counts the search tried, by what rule, and why a count allowed has no row.
-
-The rule (``Calibration.device_counts``): the powers of two below the most allowed, and
-the most allowed itself; where the counts span nodes, above one node only whole nodes
-(multiples of the devices per node). A count searched has no row where the global batch
-kept (strong scaling) does not split into whole per-device batches over it (64 samples
-over 3 devices), within the accumulation allowed and the largest batch that fits; each
-is said.
-"""
+"""Which device counts the search tried (``Calibration.device_counts``: powers of two up to
+the most allowed, past one node whole nodes), and why a count searched has no row."""
 
 from __future__ import annotations
 
@@ -33,13 +26,12 @@ def _names(counts: list[int]) -> str:
 
 
 def _per_node(cal: Calibration) -> int | None:
-    """The devices per node where the counts span nodes (None on one node)."""
     network = cal.machine.network
     return network.per_node if network.inter is not None and network.per_node else None
 
 
 def _off_nodes(cal: Calibration) -> list[int]:
-    """The counts the powers-of-two rule gives that are not whole nodes (left out)."""
+    """The counts the powers-of-two rule gives that are not whole nodes."""
     per_node = _per_node(cal)
     if per_node is None:
         return []
@@ -69,7 +61,6 @@ def counts_rule(cal: Calibration, short: bool = False) -> str:
 
 
 def _unsplit(cal: Calibration, missing: list[int]) -> str:
-    """Why the counts ``missing`` (searched) have no row."""
     kept = cal.run.kept_global_batch
     if kept is None:
         return "no per-device batch and accumulation fits"
@@ -83,14 +74,12 @@ def _unsplit(cal: Calibration, missing: list[int]) -> str:
 
 
 def missing_counts(cal: Calibration, frame: pd.DataFrame) -> list[int]:
-    """The counts searched that have no row in ``frame`` (the predictions)."""
     shown = set(frame["accelerators"].astype(int))
     return [int(n) for n in cal.machine.device_counts if n not in shown]
 
 
 def dropped_short(cal: Calibration, frame: pd.DataFrame) -> str:
-    """The default view's line on the counts searched that have no row, and why
-    (``dropped_counts``: the whole sentence)."""
+    """The default view's line on the counts searched that have no row."""
     missing = missing_counts(cal, frame)
     if not missing:
         return ""
@@ -104,8 +93,8 @@ def dropped_short(cal: Calibration, frame: pd.DataFrame) -> str:
 
 
 def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
-    """The counts searched, by what rule, and each one without a row and why; "" when
-    every count from 1 to the most allowed was searched and has its row."""
+    """The counts searched, by what rule, and why each without a row has none; ""
+    where every count up to the most allowed has its row."""
     searched = cal.machine.device_counts
     missing = missing_counts(cal, frame)
     every = cal.machine.device_counts == list(range(1, int(cal.machine.max_devices) + 1))
@@ -121,9 +110,8 @@ def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
 
 
 def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
-    """Where ``largest``, the largest count predicted (and trusted), is below the most
-    allowed: why no count between them was predicted, and what would let one be; ("",
-    "") where ``largest`` is the most allowed."""
+    """Why no count above ``largest`` (the largest predicted) was, and what would let
+    one be; ("", "") where it is the most allowed."""
     if cal is None or largest >= cal.machine.max_devices:
         return "", ""
     most = int(cal.machine.max_devices)
@@ -161,8 +149,7 @@ def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[
 
 
 def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
-    """The cap sentence where the largest count predicted, still paying, is below the most
-    allowed ("" where it is the most allowed: the count allowed caps the speedup)."""
+    """The cap sentence where the largest count predicted is below the most allowed."""
     why, _ = above_largest(cal, frame, largest)
     if not why:
         return ""
@@ -174,8 +161,7 @@ def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers:
 
 
 def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
-    """What would predict a count above ``largest`` where more are allowed ("" where
-    ``largest`` is the most allowed: allowing more is the remedy)."""
+    """What would predict a count above ``largest`` where more are allowed."""
     why, fix = above_largest(cal, frame, largest)
     if not why:
         return ""
@@ -185,9 +171,7 @@ def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
 
 
 def only_one(cal: Calibration, cap: str = "devices") -> str:
-    """Why one device is all the table holds, from the decision's ``cap``: the devices
-    there are, a global batch kept at every count that does not split over two, or
-    flagged rows."""
+    """Why one device is all the table holds, from the decision's ``cap``."""
     kept = cal.run.kept_global_batch
     if cap == "flagged":
         return "Only one device's prediction passes the plausibility checks (see above)."

@@ -1,7 +1,5 @@
-"""The advice in sentences, rendered from its one :class:`Decision` (and the predictions
-table it was read from): what to do and how sure, which term decides, what caps the
-speedup, what would change it, and where every input came from.
-"""
+"""``--explain``'s sentences over the Decision and its predictions: what to do and how
+sure, which term decides, what caps the speedup, what would change it, every source."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import findings, focus, table_words
-from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
+from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
@@ -35,19 +33,8 @@ from gpuscale.quantities import (
     format_ms,
     noun_for,
     number,
-    span,
 )
 from gpuscale.tables.bench import on_a_larger_host
-
-# what the largest overhead does where a term decides the count (else it is only the largest)
-DECIDES = {"term": "decides"}
-
-
-def interval(low: float, high: float) -> str:
-    """``1.3-1.6x, 80% interval``; ``answer.NO_INTERVAL`` where a row has none (one run)."""
-    if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
-    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _config(row: pd.Series) -> str:
@@ -73,7 +60,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(
             f"{use} {_config(row)}: {time} to a trained model, "
             f"speedup {number(chosen.speedup)} "
-            f"({interval(chosen.speedup_low, chosen.speedup_high)}), "
+            f"({speedup_interval(chosen.speedup_low, chosen.speedup_high)}), "
             f"efficiency {chosen.efficiency:.0%} = throughput efficiency "
             f"{chosen.throughput_efficiency:.0%} x convergence factor "
             f"{chosen.convergence_factor:.0%}."
@@ -90,7 +77,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
             )
             lines.append(
                 f"{n} devices would reach {held['efficiency']:.0%} efficiency, but "
-                f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
+                f"their speedup ({speedup_interval(held['speedup_low'], held['speedup_high'])}) "
                 f"{why}: not recommended until a measurement at that count shows it."
             )
         elif d.largest > 1:
@@ -107,7 +94,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(
             f"Fastest: {_config(fastest)}, {fastest_time} at "
             f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
-            f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
+            f"({speedup_interval(fastest['speedup_low'], fastest['speedup_high'])}))."
         )
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
@@ -138,7 +125,8 @@ def _step(advice: AdviceView) -> list[str]:
     ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
     fsdp = advice.calibration.run.strategy == "fsdp"
-    verdict = f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}"
+    decides = "decides" if focus.deciding_kind(advice) == "term" else "is the largest"
+    verdict = f"{term} {decides}{marked(advice)}"
     if d.short_alone():
         verdict = (
             f"{term} is the largest{marked(advice)}, and not enough alone: without it they "
@@ -155,7 +143,7 @@ def _step(advice: AdviceView) -> list[str]:
         f"backward {ms(row_at(advice.predictions, at.accelerators)['exposed_comm_ms'])} "
         f"({term_name(TermId.BANDWIDTH)} {ms(o['bandwidth'])}, "
         f"{term_name(TermId.LATENCY)} {ms(o['latency'])}){remainder}; speedup "
-        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). {verdict}.",
+        f"{number(at.speedup)} ({speedup_interval(at.speedup_low, at.speedup_high)}). {verdict}.",
     ]
     numbers = (
         f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "
@@ -310,7 +298,7 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
         f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
         f"global batch {format_batch(row['global_batch'])} on {named(d)}): "
         f"{number(row['speedup'])}x the throughput "
-        f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
+        f"({speedup_interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
         f"batch {format_batch(row['global_batch'])} needs under {number(row['speedup'])}x the "
         f"samples of batch {format_batch(one['global_batch'])}, which nothing here measured "
         f"(give {_measure_convergence(advice.calibration, host)}; --scaling weak assumes the "

@@ -1,13 +1,5 @@
-"""Which count the advice details, said wherever it is named, and what would change it.
-
-The step's parts, what caps the speedup and what would change it are read at one count,
-the decision's ``focus`` (``advice/search/decision.py``): the next count above the one
-advised (the one advised where none is larger). It can be neither the advised nor the
-fastest count ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
-sentence naming it says what it is (``named``, ``detailed``). What the focus row rests on
-(``rests_on``) is said with the deciding term (``focus_words``); from weak runs no change
-is named (``changes``).
-"""
+"""The decision's focus in words: the count the step is detailed at (the next above the one
+advised, else that one), what decides there, and what would change it."""
 
 from __future__ import annotations
 
@@ -29,8 +21,7 @@ from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, no
 
 
 def named(d: Decision) -> str:
-    """The focus count and what it is: ``4 devices, the next count above the 2 advised``
-    or ``the 8 devices advised``."""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
     if d.focus.accelerators == d.chosen.accelerators:
         return f"the {counted(d.focus.accelerators, 'device')} {word}"
@@ -47,9 +38,8 @@ RESTS_ON = {
 
 
 def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
-    """At the decision's focus: the deciding term's name as a sentence starts it, what the
-    step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
-    terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
+    """The deciding term as a sentence starts, what the focus step rests on where it
+    was measured, and the remainder the model's terms leave of it."""
     name = term_subject(d.limit.dominant_term)
     if d.focus.rests_on == "predicted":
         return name[0].upper() + name[1:], "", ""
@@ -63,11 +53,8 @@ def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]
 
 
 def deciding_kind(advice: AdviceView) -> str:
-    """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
-    the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
-    model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
-    count held back by an 80% interval reaching no gain), the cap ``convergence`` or why
-    the search stopped (``STOPPED``), else ``term`` (the focus's largest overhead)."""
+    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
+    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
     d = advice.decision
     if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
         return "measured"
@@ -91,7 +78,7 @@ def memory_decides(advice: AdviceView) -> bool:
 
 
 def detailed(d: Decision) -> str:
-    """``named`` with the fastest count where it is another (the step's sentence)."""
+    """``named`` with the fastest count where it is another."""
     said = named(d)
     if d.fastest is None:  # no count predicted holds the model: none is the fastest
         return said
@@ -107,9 +94,8 @@ def detailed(d: Decision) -> str:
 
 
 def remedy(advice: AdviceView) -> str:
-    """What would help most for the decision's ``change``; for latency, only the cures
-    that apply (no larger buckets where the gradients fit in one); and where the largest
-    overhead gone would still miss the target, the next one that must shrink too."""
+    """What would help most for the decision's change: for latency only the cures that
+    apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
     strategy = cal.run.strategy
     change = "memory" if memory_decides(advice) else d.limit.change
@@ -145,8 +131,7 @@ def remedy(advice: AdviceView) -> str:
 
 
 def changes(advice: AdviceView, remedy: str) -> str:
-    """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
-    runs advised on are weak, that they cannot say (measure first)."""
+    """``remedy``, or where the runs advised on are weak, that they cannot say."""
     found = advice.calibration.runs.evidence
     if not weak(found) and not (found is not None and found.all_flagged):
         return remedy
@@ -157,8 +142,7 @@ def changes(advice: AdviceView, remedy: str) -> str:
 
 
 def marked(advice: AdviceView) -> str:
-    """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
-    where the runs advised on are weak, else ``""``."""
+    """`` (from weak runs: a measurement to repeat)`` where the runs are weak, else ``""``."""
     return (
         " (from weak runs: a measurement to repeat)"
         if weak(advice.calibration.runs.evidence)
@@ -168,8 +152,7 @@ def marked(advice: AdviceView) -> str:
 
 def not_spread(cal: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
-    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
-    1.1 ms of the optimizer step ...)``)."""
+    parts the fixed cost line names."""
     parts = fixed_parts(cal, frame, n)
     excess = parts["optimizer"] + parts["forward_backward"]
     ms = partial(format_ms, like=like)

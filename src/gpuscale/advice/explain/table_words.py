@@ -1,22 +1,11 @@
-"""Sentences read off the predictions table where a bare number would mislead:
-
-* the N = 1 row: what its step holds beside the bench's N = 1 step (DDP's own work), so
-  that every speedup is read against one device without DDP;
-* the compute a step at N pays above its share of one device's (the ``fixed`` term),
-  split into the optimizer step (once per optimizer step on every device, whatever its
-  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``);
-* the equilibrium picks (``Advice.picks.equilibrium``) in words, beside the advice's own
-  rule.
-
-The step interval each row carries: ``advice/explain/step_interval.py``.
-"""
+"""Sentences read off the predictions where a bare number would mislead: the N = 1 row
+beside the bench's N = 1 step, the fixed per-step costs (each forward and backward's, the
+optimizer step's) a count pays above its share, and the equilibrium picks."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -32,9 +21,6 @@ from gpuscale.quantities import (
     joined,
     number,
 )
-
-if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.step import FamilyBasis
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
@@ -258,77 +244,3 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     if not d.holds:
         ours = f"the {counted(d.chosen.accelerators, 'device')} read as if memory allowed"
     return f"Equilibrium, other rules than {ours} ({rule}): {'; '.join(parts)}."
-
-
-def _line(part: tuple[float, float]) -> str:
-    fixed, per = part
-    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
-
-
-def _agrees(size: float | None, params: float, own: float | None) -> bool:
-    """Whether the family's size and this model's own speedup say the same of it."""
-    if own is None or (size is not None and math.isnan(size)):
-        return True
-    return (size is not None and params >= size) == (own > 1)
-
-
-def sentence(
-    basis: FamilyBasis | None,
-    *,
-    per_param: float,
-    batch: str,
-    beats: str,
-    reaches: str,
-    size: float | None,
-    params: float,
-    own: float | None,
-    own_terms: tuple[float, float],
-    benched: bool = True,
-    strategy: str = "ddp",
-    own_speedup: float | None = None,
-) -> str:
-    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said, and where this model's own measured step gives another verdict at
-    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
-    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
-    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
-    beside ``own`` where they differ."""
-    if basis is None:
-        alone = (
-            "the only member of its family benched in this configuration"
-            if benched
-            else "from the step given (nothing benched)"
-        )
-        how = (
-            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
-            f"{strategy.upper()} times per parameter: this model alone, {alone}"
-        )
-    else:
-        how = (
-            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
-            f"benched in this configuration, {joined(list(basis.members))}: "
-            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
-            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
-        )
-    said = (
-        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
-        f"{format_count(params)})"
-    )
-    if basis is None or _agrees(size, params, own):
-        return said
-    assert own is not None
-    mparams = params / 1e6
-    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
-    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
-    table = filled(
-        ", {}x to a trained model with its convergence factor",
-        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
-    )
-    return (
-        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
-        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
-        "own work "
-        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
-        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
-        "is the fit over its members, this model's table its own runs"
-    )

@@ -22,7 +22,10 @@ a number (``quantities``):
 * ``pick`` (the fragment of the template keyed by the value, else by ``*``), ``opt``
   (the fragment of the template named like the value, where the value is not None; else
   nothing);
-* ``shell`` (the value shell-quoted, ``shlex.quote``: a command that pastes as is).
+* ``shell`` (the value shell-quoted, ``shlex.quote``: a command that pastes as is),
+  ``batch`` (``format_batch``), ``minutes`` (``format_minutes``), ``nums`` (numbers as
+  ``number`` writes them, joined by ``and``);
+* ``{fragment}``, a name no value has: the template's fragment of that name.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from gpuscale.quantities import (
     counted,
     factor_interval,
     fixed_apart,
+    format_batch,
     format_count,
+    format_minutes,
     format_ms,
     joined,
     noun_for,
@@ -128,6 +133,11 @@ class Phrasing(Formatter):
     def said(self, key: str) -> str:
         return self.format(self.template[key], **self.values)
 
+    def get_value(self, key: int | str, args: object, kwargs: dict[str, object]) -> object:
+        if isinstance(key, str) and key not in kwargs and key in self.template:
+            return self.format(self.template[key], **self.values)  # a fragment, said whole
+        return super().get_value(key, args, kwargs)  # type: ignore[arg-type]
+
     def format_field(self, value: object, format_spec: str) -> str:
         kind, _, other = format_spec.partition("~")
         of = self.values.get(other)
@@ -168,6 +178,12 @@ class Phrasing(Formatter):
         if kind == "pick":  # the fragment keyed by the value, else the one keyed "*"
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
+        if kind == "batch":
+            return format_batch(_float(value))
+        if kind == "minutes":
+            return format_minutes(_float(value))
+        if kind == "nums":
+            return joined([number(v) for v in _floats(value)])
         if kind == "shell":
             return shlex.quote(str(value))
         if kind == "opt":

@@ -4,19 +4,16 @@ optimizer step's) a count pays above its share, and the equilibrium picks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, OneDevice
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import Source
 from gpuscale.quantities import (
     counted,
     filled,
     format_batch,
-    format_count,
     format_ms,
     joined,
     number,
@@ -97,96 +94,65 @@ def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
 
 def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
-    speedup is against."""
-    frame, cal = advice.predictions, advice.calibration
+    speedup is against ("" where nothing needs saying)."""
+    frame, m = advice.predictions, advice.calibration.runs.one_device
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
-    above = frame[frame["accelerators"] > 1]
-    ms = partial(format_ms, like=predicted)  # every step here in the predicted one's unit
-    more = float(next(iter(above["ddp_ms"]), 0.0))
-    added = filled(
-        "; the counts above 1 add DDP's own work ({}) to their steps", more > 0 and ms(more)
-    )
-    m = cal.runs.one_device
+    more = float(next(iter(frame[frame["accelerators"] > 1]["ddp_ms"]), 0.0))
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
-    at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
+    case = "none" if more > 0 else ""
     if m is not None and m.strategy == "fsdp":
-        return _fsdp_one(m, predicted, at, ms) + f"{added}."
-    if m is not None and m.own_ms > 0:
-        phases = _phases(m, predicted) if same else _like(advice, one, m)
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, is one device without "
-            f"DDP (one device needs none): the bench's N = 1 run{at} took "
-            f"{ms(m.step_ms)} with DDP: its no-sync step {ms(m.step_ms - m.own_ms)} plus DDP's "
-            f"own work {ms(m.own_ms)} (synchronised minus no-sync step){phases}"
-            f"; every speedup and efficiency here is against one device without DDP{added}."
-        )
-    if more > 0:
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, adds no DDP work (one "
-            "device needs none); every speedup and efficiency here is against one device "
-            f"without DDP{added}."
-        )
-    return ""
-
-
-def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str]) -> str:
-    """The N = 1 row of FSDP runs beside the bench's FSDP step at N = 1: one device
-    without FSDP where the bench timed a faster bare step, else that FSDP step as it
-    trained and what its own work in it overstates (no final stop)."""
-    if m.own_ms > 0:
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, is one device without FSDP "
-            f"(one device needs none): the bench's bare module at N = 1{at}; its FSDP step "
-            f"there took {ms(m.step_ms)}, FSDP's own work {ms(m.own_ms)} of it (its step "
-            "less the bare one), which the counts above 1 keep in their fixed per-step cost; "
-            "every speedup and efficiency here is against one device without FSDP"
-        )
-    overstated = filled(
-        ": they overstate the speedup over one device without FSDP by up to {}x (that "
-        "step over the step less its own work)",
-        0 < m.fsdp_own_ms < m.step_ms and number(m.step_ms / (m.step_ms - m.fsdp_own_ms)),
-    )
-    return (
-        f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP step at "
-        f"N = 1 ({ms(m.step_ms)}{at}) taken as it trained: the bench timed no bare module "
-        f"faster than it, so every speedup and efficiency here is against FSDP's one-rank "
-        f"step, which holds FSDP's own work ({ms(m.fsdp_own_ms)}, at least the synchronised "
-        f"minus no-sync step){overstated}"
+        case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
+    elif m is not None and m.own_ms > 0:
+        case = "ddp"
+    if not case:
+        return ""
+    step = m.step_ms if m is not None else 0.0
+    own = m.own_ms if m is not None else 0.0
+    fsdp_own = m.fsdp_own_ms if m is not None else 0.0
+    detail = ""
+    if case == "ddp" and m is not None:
+        detail = _phases(m, predicted) if same else _like(advice, one, m)
+    return sentence(
+        "one_device",
+        case=case,
+        predicted=predicted,
+        at=None if m is None or same else config(m.batch, m.accum),
+        step=step,
+        nosync=step - own,
+        own=own,
+        detail=detail,
+        fsdp_own=fsdp_own,
+        overstated=step / (step - fsdp_own) if 0 < fsdp_own < step else None,
+        added=more if more > 0 else None,
     )
 
 
 def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
-    run, the step the same model predicts at the bench's, so that the two steps set side
-    by side hold the same samples."""
+    run, the step the same model predicts at the bench's: the same samples side by side."""
     cal = advice.calibration
     row = (int(one["batch_per_device"]), int(one["accum"]))
-    at_bench = float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum))
-    nosync = m.step_ms - m.own_ms
-    return (
-        f"; the row's step holds {format_count(row[0] * row[1])} samples "
-        f"({config(*row)}), the bench's {format_count(m.batch * m.accum)}: at the bench's "
-        f"per-device batch {config(m.batch, m.accum)} the same model predicts "
-        f"{format_ms(at_bench, like=nosync)} (each micro-batch's forward and backward and "
-        f"one optimizer step), against that no-sync step {format_ms(nosync, like=nosync)}"
+    return sentence(
+        "one_device_like",
+        row_samples=row[0] * row[1],
+        row=config(*row),
+        bench_samples=m.batch * m.accum,
+        bench=config(m.batch, m.accum),
+        at_bench=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
+        nosync=m.step_ms - m.own_ms,
     )
 
 
 def _phases(m: OneDevice, predicted: float) -> str:
-    """Where the step predicted (the forward, backward and optimizer timed apart) is not
-    the no-sync step, what it is made of and the difference."""
-    nosync = m.step_ms - m.own_ms
-    gap = nosync - predicted
-    if format_ms(nosync, like=predicted) == format_ms(predicted, like=predicted):
+    """Where the step predicted (its phases timed apart) is not the no-sync step timed
+    whole, the difference."""
+    gap = m.step_ms - m.own_ms - predicted
+    if format_ms(m.step_ms - m.own_ms, like=predicted) == format_ms(predicted, like=predicted):
         return ""
-    return (
-        f"; the {format_ms(predicted)} predicted is the forward, backward and optimizer "
-        f"timed apart, {format_ms(abs(gap), like=predicted)} "
-        f"{'under' if gap > 0 else 'over'} that no-sync step timed whole (the time between "
-        "the phases, which no phase's timer holds)"
-    )
+    side = "under" if gap > 0 else "over"
+    return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
 
 
 def config(batch: float, accum: int) -> str:

@@ -9,14 +9,10 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.types import Source
+from gpuscale.advice.types import Source, maybe
 from gpuscale.quantities import (
-    counted,
-    filled,
     format_batch,
     format_ms,
-    joined,
-    number,
 )
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
@@ -52,44 +48,33 @@ def fixed_parts(cal: Calibration, frame: pd.DataFrame, n: int) -> dict[str, floa
 
 
 def fixed_cost_line(cal: Calibration) -> str:
-    """The fixed cost said once: each forward and backward's (``cal.model.fixed``) and,
-    where the bench measured it apart, the optimizer step beside it (together the
-    ``fixed`` term); a bench's fixed cost it did not measure with the command that does."""
-    opt = optimizer_ms(cal)
+    """The fixed cost said once: each forward and backward's and, where the bench measured
+    it apart, the optimizer step beside it (together the ``fixed`` term)."""
+    fixed, opt = cal.model.fixed, optimizer_ms(cal)
     if opt <= 0:
-        return f"Fixed per-step cost: {cal.model.fixed.sentence()}."
-    fixed = cal.model.fixed
-    measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
-    return (
-        f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
-        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
-        + (
-            "on one device; FSDP's N devices each step only their shard, 1/N of it."
-            if cal.run.strategy == "fsdp"
-            else "on every device, whatever its batch."
-        )
+        return f"Fixed per-step cost: {fixed.sentence()}."
+    measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
+    return sentence(
+        "fixed_costs_line",
+        fixed=fixed.sentence(),
+        measure=maybe(str, measure),
+        opt=opt,
+        strategy=cal.run.strategy,
     )
 
 
 def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
-    counts: each forward and backward's falls as the micro-steps do; the optimizer step
-    (measured apart) is whole on every device under DDP, 1/N under FSDP."""
-    accums = [int(k) for k in frame["accum"]]
-    per_count = f"{counted(accums[0], 'micro-step')} at every count"
-    does = "does not shrink"
-    if len(set(accums)) > 1:
-        per_count = (
-            f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
-        )
-        does = "falls only as the micro-steps do"
-    what = "each forward and backward's" if optimizer_ms(cal) > 0 else "the"
-    said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
-    if optimizer_ms(cal) <= 0:
-        return said
-    if cal.run.strategy == "fsdp":
-        return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
-    return f"{said}; the optimizer step does not shrink (once per step on every device)"
+    counts: each forward and backward's falls as the micro-steps do; the optimizer step is
+    whole on every device under DDP, 1/N under FSDP."""
+    accums = tuple(int(k) for k in frame["accum"])
+    return sentence(
+        "fixed_costs_split",
+        opt=cal.run.strategy if optimizer_ms(cal) > 0 else "none",
+        varies=len(set(accums)) > 1,
+        accum=accums[0],
+        accums=accums,
+    )
 
 
 def one_device(advice: AdviceView) -> str:
@@ -165,48 +150,29 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     count the advice decided."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.picks.equilibrium, advice.decision
-    threshold = advice.calibration.search.threshold
-    rows = frame.set_index("accelerators")  # counts as "N = 8": not the one detailed above
+    rows = frame.set_index("accelerators")
     best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
-    best = float(rows.at[best_n, "efficiency"])
-    sxe = eq["max_speed_x_efficiency"]
+    sxe, kept = eq["max_speed_x_efficiency"], eq["efficiency_threshold"]
     s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
-    parts = [
-        f"speedup x efficiency is largest at N = {sxe} ({number(s)} x {e:.0%} = {number(s * e)})"
-    ]
-    kept = eq["efficiency_threshold"]
-    floor = f"{threshold:.0%} of its best ({best:.0%}, at N = {best_n})"
-    if kept is not None:
-        after = frame[frame["accelerators"] > kept]
-        nxt = (
-            f"; N = {int(after['accelerators'].iloc[0])}: {after['efficiency'].iloc[0]:.0%}"
-            if len(after)
-            else ""
-        )
-        parts.append(
-            f"efficiency stays >= {floor} up to N = {kept} "
-            f"({float(rows.at[kept, 'efficiency']):.0%}{nxt})"
-        )
-    if eq["knee"] is not None:
-        parts.append(
-            f"the time to train bends at N = {eq['knee']} (the knee: past it more "
-            "devices buy markedly less time; Kneedle on log axes)"
-        )
-    elif len(frame) < KNEE_COUNTS:
-        parts.append(
-            f"no knee (a bend needs {KNEE_COUNTS} or more counts; the table has {len(frame)})"
-        )
-    else:
-        parts.append(
-            "no knee (the time to train against the count, on log axes, has no point past "
-            "which more devices buy markedly less: Kneedle finds none)"
-        )
-    rule = (
-        f"the fastest count keeping efficiency >= {d.target_efficiency:.0%} whose speedup's "
-        "80% interval lies above 1"
+    after = frame[frame["accelerators"] > (kept or 0)]
+    knee = "few" if eq["knee"] is None and len(frame) < KNEE_COUNTS else eq["knee"]
+    return sentence(
+        "equilibrium",
+        holds=d.holds,
+        chosen=d.chosen.accelerators,
+        target=d.target_efficiency,
+        sxe=sxe,
+        s=s,
+        e=e,
+        se=s * e,
+        kept=kept,
+        threshold=advice.calibration.search.threshold,
+        best=float(rows.at[best_n, "efficiency"]),
+        best_n=best_n,
+        kept_e=float(rows.at[kept, "efficiency"]) if kept is not None else None,
+        next_n=int(after["accelerators"].iloc[0]) if len(after) else None,
+        next_e=float(after["efficiency"].iloc[0]) if len(after) else None,
+        knee=knee,
+        needs=KNEE_COUNTS,
+        rows=len(frame),
     )
-    # no count predicted holds the model: the picks are as if memory allowed (none advised)
-    ours = f"the advice's {counted(d.chosen.accelerators, 'device')}"
-    if not d.holds:
-        ours = f"the {counted(d.chosen.accelerators, 'device')} read as if memory allowed"
-    return f"Equilibrium, other rules than {ours} ({rule}): {'; '.join(parts)}."

@@ -17,7 +17,7 @@ from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
-from gpuscale.advice.explain.phrasebook import WITHHELD, withheld_value
+from gpuscale.advice.explain.phrasebook import WITHHELD, sentence, withheld_value
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -29,11 +29,9 @@ from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     counted,
-    factor_interval,
     filled,
     format_count,
     joined,
-    number,
     numbers_apart,
 )
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
@@ -69,22 +67,14 @@ def headline(
     """The sentences that qualify the recommendation (empty when nothing does)."""
     rests = list(defaults)
     if noise_steps is not None:
-        rests.append(
-            f"a noise scale measured over {counted(noise_steps, 'step')} of the bench's "
-            f"random data (give --noise-scale or --workload, or bench with --steps {steps} or "
-            "more on your data)"
-        )
-    lines = []
-    if rests:
-        given = "the times to a trained model here rest on what you did not give"
-        lines.append(f"Provisional: {given}: {'; '.join(rests)}.")
+        rests.append(sentence("noise_steps", steps=noise_steps, firm=steps))
+    lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
-        first = f"measure {devices} devices first (gpuscale bench --nproc 1,{devices} --steps "
-        first += f"{steps}{on_a_larger_host(devices, host_devices)})"
-        lines.append(
-            f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
-            f"; {again or first} and advise again on those rows."
+        host = on_a_larger_host(devices, host_devices)
+        said = sentence(
+            "not_firm", width=step_width_log, again=again, devices=devices, firm=steps, host=host
         )
+        lines.append(said)
     return lines
 
 
@@ -93,31 +83,29 @@ def withheld(decision: Decision) -> str:
     term = decision.withheld_by
     if term is None:
         return ""
-    moved = [r for r in decision.readings if r.term == term]
     at = "; ".join(
         f"at {withheld_value(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)"
-        for r in moved
+        for r in decision.readings
+        if r.term == term
     )
-    return (
-        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.chosen.accelerators, 'device')}, "
-        f"{decision.chosen.speedup:.2f}x; {at}): {WITHHELD[term]['settle']}."
+    row, chosen = WITHHELD[term], decision.chosen
+    return sentence(
+        "count_withheld",
+        term=row["name"],
+        n=chosen.accelerators,
+        speedup=chosen.speedup,
+        at=at,
+        settle=row["settle"],
     )
 
 
 def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[str]:
     """The first count predicted faster than MLPerf's fastest allows, and how many more."""
-    said_ = [
-        f"IMPLAUSIBLE: {counted(n, 'device')} predicted to train in "
-        f"{number(minutes)} min, under the {number(floor)} min "
-        "the fastest MLPerf result allows for "
-        f"{counted(n, 'accelerator')} on this workload ({system}; "
-        f"scaled ideally to {n}, halved): check the step time, batch "
-        "and samples"
-        for n, minutes, floor, system in found
-    ]
-    more = filled(" ({} likewise)", said_[1:] and counted(len(said_) - 1, "more count"))
-    return [first + more for first in said_[:1]]
+    if not found:
+        return []
+    n, minutes, floor, system = found[0]
+    more = len(found) - 1 or None
+    return [sentence("below_mlperf", n=n, minutes=minutes, floor=floor, system=system, more=more)]
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:

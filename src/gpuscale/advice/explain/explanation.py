@@ -7,7 +7,6 @@ from functools import partial
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
@@ -28,7 +27,6 @@ from gpuscale.quantities import (
     counted,
     filled,
     format_batch,
-    format_count,
     format_minutes,
     format_ms,
     noun_for,
@@ -187,16 +185,10 @@ def _sources(advice: AdviceView) -> list[str]:
     said = {a.term for a in advice.assumptions}
     convergence = cal.search.convergence
     if convergence is not None:
-        lines.append(
-            f"Convergence: E(B) = {format_count(convergence.e_min)} x (1 + B / "
-            f"{format_count(convergence.b_noise)}) samples ({convergence.source})."
-        )
+        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
+        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
     elif TermId.CONVERGENCE not in said:
-        lines.append(
-            f"No convergence model: {format_count(cal.search.samples)} samples at any batch "
-            "(optimistic past the critical batch; give --noise-scale, --workload or bench "
-            "results with gradient norms)."
-        )
+        lines.append(sentence("no_convergence", samples=cal.search.samples))
     # the fixed cost has its own sentence (``_scaling``)
     lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
@@ -217,30 +209,15 @@ def _scaling(advice: AdviceView) -> list[str]:
     lines = []
     if cal.model.fixed is not None:
         lines.append(table_words.fixed_cost_line(cal))
-    kept = cal.run.kept_global_batch
+    kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
-        why = (
-            "as asked"
-            if cal.run.global_batch is not None or cal.search.convergence is not None
-            else "no convergence model prices a larger global batch"
-        )
-        lines.append(
-            f"Strong scaling: the global batch {format_batch(kept)} is kept at every count "
-            f"({why}); each device computes its share, and "
-            f"{table_words.fixed_costs(cal, advice.predictions)}."
-        )
-    elif cal.search.convergence is None or cal.run.scaling == "weak":
+        asked = cal.run.global_batch is not None or modelled
+        fixed = table_words.fixed_costs(cal, advice.predictions)
+        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
+    elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
-        kept_batch = table_words.config(first["batch_per_device"], first["accum"])
-        samples = (
-            "assumed unchanged"
-            if cal.search.convergence is None
-            else "from the convergence model below"
-        )
-        lines.append(
-            f"Weak scaling: the per-device batch {kept_batch} is kept; the "
-            f"global batch grows with the count, its samples to converge {samples}."
-        )
+        batch = table_words.config(first["batch_per_device"], first["accum"])
+        lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
     else:
         lines.append(_searched(advice))
     lines += _weak_alternative(advice)
@@ -260,61 +237,39 @@ def _searched(advice: AdviceView) -> str:
         + noun_for(r.accelerators, "device")
         for r in frame.itertuples()
     )
-    text = (
-        "Batch searched: no global batch was given and the convergence model (below) prices "
-        "larger ones, so each count takes the per-device batch and accumulation that train "
-        f"fastest: {chosen}"
-    )
-    if frame["global_batch"].nunique() > 1:
-        text += "; the global batch grows with the count"
-        if focus in set(frame["accelerators"]) and focus > 1:
-            factor = row_at(frame, focus)["convergence_factor"]
-            text += (
-                f", and on {named(advice.decision)} the samples it needs leave a "
-                f"convergence factor of {factor:.0%} in the speedup"
-            )
-    one = format_batch(frame.iloc[0]["global_batch"])
-    return (
-        f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
-        f"keep the per-device batch {format_batch(advice.calibration.run.batch)} without "
-        "accumulation, --scaling weak."
+    at_focus = focus in set(frame["accelerators"]) and focus > 1
+    return sentence(
+        "batch_searched",
+        chosen=chosen,
+        grows=frame["global_batch"].nunique() > 1,
+        factor=row_at(frame, focus)["convergence_factor"] if at_focus else None,
+        named=named(advice.decision),
+        one=frame.iloc[0]["global_batch"],
+        batch=advice.calibration.run.batch,
     )
 
 
 def _weak_alternative(advice: AdviceView) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
-    alt, d = advice.alternative, advice.decision
-    if (
-        alt is None
-        or d.focus.accelerators < 2
-        or d.focus.accelerators not in set(alt["accelerators"])
-    ):
+    alt, d, cal = advice.alternative, advice.decision, advice.calibration
+    if alt is None or d.focus.accelerators not in set(alt["accelerators"]) - {1}:
         return []
-    row, one = row_at(alt, d.focus.accelerators), row_at(alt, 1)
-    host = on_a_larger_host(2, advice.calibration.runs.host_devices)
-    return [
-        f"Weak scaling instead (per-device batch "
-        f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
-        f"global batch {format_batch(row['global_batch'])} on {named(d)}): "
-        f"{number(row['speedup'])}x the throughput "
-        f"({speedup_interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
-        f"batch {format_batch(row['global_batch'])} needs under {number(row['speedup'])}x the "
-        f"samples of batch {format_batch(one['global_batch'])}, which nothing here measured "
-        f"(give {_measure_convergence(advice.calibration, host)}; --scaling weak assumes the "
-        "samples unchanged)."
-    ]
-
-
-def _measure_convergence(cal: Calibration, host: str) -> str:
-    """What measures the samples at a larger batch: the convergence assumption's own
-    measurement where it says one (a noise scale from too few steps: more --steps)."""
+    row = row_at(alt, d.focus.accelerators)
     said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
-    if said and said[0]:
-        return str(said[0])
-    return (
-        f"--noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the noise scale"
+    host = on_a_larger_host(2, cal.runs.host_devices)
+    measure = str(said[0]) if said and said[0] else sentence("measure_noise", host=host)
+    weak = sentence(
+        "weak_instead",
+        batch=table_words.config(row["batch_per_device"], row["accum"]),
+        big=row["global_batch"],
+        named=named(d),
+        speedup=row["speedup"],
+        interval=speedup_interval(row["speedup_low"], row["speedup_high"]),
+        one=row_at(alt, 1)["global_batch"],
+        measure=measure,
     )
+    return [weak]
 
 
 def explain(advice: AdviceView) -> list[str]:

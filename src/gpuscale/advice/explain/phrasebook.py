@@ -34,6 +34,7 @@ import json
 import shlex
 from collections.abc import Callable
 from importlib import resources
+from numbers import Real
 from string import Formatter
 
 from gpuscale.advice.types import Reading, Value, maybe
@@ -115,7 +116,7 @@ def _floats(value: object) -> tuple[float, ...]:
 
 
 def _float(value: object) -> float:
-    if not isinstance(value, int | float):
+    if not isinstance(value, Real):  # numpy's numbers too
         raise TypeError(f"{value!r} is not a number")
     return float(value)
 

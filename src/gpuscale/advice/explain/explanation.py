@@ -11,7 +11,7 @@ from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
-from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.focus import changes, detailed, named, remedy
 from gpuscale.advice.explain.phrasebook import (
     sentence,
     strategy_words,
@@ -25,12 +25,9 @@ from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
-    filled,
     format_batch,
-    format_minutes,
     format_ms,
     noun_for,
-    number,
 )
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -46,132 +43,116 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
     chosen, frame = d.chosen, advice.predictions
-    row = row_at(frame, chosen.accelerators)
-    lines = list(d.warnings)
-    time = format_minutes(chosen.time_to_train_min)  # the table's unit, as the answer's
-    use = "Use" if d.count is not None else "Count withheld; as assumed,"
-    if d.count is None and not d.withheld_by:  # refused: 1 device cannot hold the model
-        use = "No count advised (an input is flagged IMPLAUSIBLE); the fewest that hold it,"
-    if not d.holds:
-        use = sentence("none_holds_use")
-    if chosen.accelerators > 1:
+    use = "use" if d.count is not None else "withheld" if d.withheld_by else "refused"
+    lines = [
+        *d.warnings,
+        sentence(
+            "recommendation",
+            use=use if d.holds else "none",
+            config=_config(row_at(frame, chosen.accelerators)),
+            time=chosen.time_to_train_min,  # the table's unit, as the answer's
+            speedup=chosen.speedup if chosen.accelerators > 1 else None,
+            interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
+            efficiency=chosen.efficiency,
+            throughput=chosen.throughput_efficiency,
+            factor=chosen.convergence_factor,
+        ),
+    ]
+    if chosen.accelerators == 1 and d.held_back is not None:
+        held = row_at(frame, d.held_back.accelerators)
         lines.append(
-            f"{use} {_config(row)}: {time} to a trained model, "
-            f"speedup {number(chosen.speedup)} "
-            f"({speedup_interval(chosen.speedup_low, chosen.speedup_high)}), "
-            f"efficiency {chosen.efficiency:.0%} = throughput efficiency "
-            f"{chosen.throughput_efficiency:.0%} x convergence factor "
-            f"{chosen.convergence_factor:.0%}."
+            sentence(
+                "held_back",
+                n=d.held_back.accelerators,
+                efficiency=held["efficiency"],
+                interval=speedup_interval(held["speedup_low"], held["speedup_high"]),
+                gain=not held["speedup_low"] <= 1,
+            )
         )
-    else:
-        lines.append(f"{use} {_config(row)}: {time} to a trained model.")
-        if d.held_back is not None:
-            n = d.held_back.accelerators
-            held = row_at(frame, n)
-            why = (
-                "includes no gain"
-                if held["speedup_low"] <= 1
-                else "rests on inputs that cannot all be true (IMPLAUSIBLE above)"
-            )
-            lines.append(
-                f"{n} devices would reach {held['efficiency']:.0%} efficiency, but "
-                f"their speedup ({speedup_interval(held['speedup_low'], held['speedup_high'])}) "
-                f"{why}: not recommended until a measurement at that count shows it."
-            )
-        elif d.largest > 1:
-            n = d.focus.accelerators
-            lines.append(
-                f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
-                f"(the next, {n} devices: {row_at(frame, n)['efficiency']:.0%})."
-            )
-        else:
-            lines.append(only_one(advice.calibration, d.limit.cap))
+    elif chosen.accelerators == 1 and d.largest > 1:
+        n = d.focus.accelerators
+        efficiency = row_at(frame, n)["efficiency"]
+        lines.append(sentence("no_larger", target=d.target_efficiency, n=n, efficiency=efficiency))
+    elif chosen.accelerators == 1:
+        lines.append(only_one(advice.calibration, d.limit.cap))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        fastest_time = format_minutes(fastest["time_to_train_min"])
         lines.append(
-            f"Fastest: {_config(fastest)}, {fastest_time} at "
-            f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
-            f"({speedup_interval(fastest['speedup_low'], fastest['speedup_high'])}))."
+            sentence(
+                "fastest",
+                config=_config(fastest),
+                time=fastest["time_to_train_min"],
+                efficiency=fastest["efficiency"],
+                speedup=fastest["speedup"],
+                interval=speedup_interval(fastest["speedup_low"], fastest["speedup_high"]),
+            )
         )
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
-    one = table_words.one_device(advice)
-    return [*lines, *filter(None, [one])]
-
-
-def _wait_words(advice: AdviceView, n: int) -> str:
-    """The wait term's name at ``n``: where the bench ran ``n`` devices, the no-sync
-    step's growth over N = 1 (not the bench's ``sync_wait_ms``)."""
-    measured = dict(advice.calibration.model.compute.held_slowdown())
-    if n not in measured:
-        return "waiting for the slowest device "
-    return (
-        f"slower compute on {counted(n, 'device')} (the no-sync step measured "
-        f"x{measured[n]:.2f} of N = 1's: contention and the slowest device, not the bench's "
-        "wait inside the synchronised step, sync_wait_ms) "
-    )
+    return [*lines, *filter(None, [table_words.one_device(advice)])]
 
 
 def _step(advice: AdviceView) -> list[str]:
-    d = advice.decision
+    d, cal = advice.decision, advice.calibration
     at = d.focus
     if at.accelerators < 2:
         return []
     o = d.limit.overheads_ms
     ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
-    fsdp = advice.calibration.run.strategy == "fsdp"
-    decides = "decides" if focus.deciding_kind(advice) == "term" else "is the largest"
-    verdict = f"{term} {decides}{marked(advice)}"
-    if d.short_alone():
-        verdict = (
-            f"{term} is the largest{marked(advice)}, and not enough alone: without it they "
-            f"would run at {d.limit.without_dominant_efficiency:.0%} efficiency (target "
-            f"{d.target_efficiency:.0%})"
-        )
+    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = focus.marked(advice)
     lines = [
-        f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
-        f"{ms(at.compute_ms)} "
-        f"{focus.not_spread(advice.calibration, advice.predictions, at.accelerators, at.step_ms)}, "
-        + filled("DDP's own copies {}, ", not fsdp and ms(o["ddp"]))
-        + _wait_words(advice, at.accelerators)
-        + f"{ms(o['wait'])}, communication not hidden by "
-        f"backward {ms(row_at(advice.predictions, at.accelerators)['exposed_comm_ms'])} "
-        f"({term_name(TermId.BANDWIDTH)} {ms(o['bandwidth'])}, "
-        f"{term_name(TermId.LATENCY)} {ms(o['latency'])}){remainder}; speedup "
-        f"{number(at.speedup)} ({speedup_interval(at.speedup_low, at.speedup_high)}). {verdict}.",
+        sentence(
+            "step_at",
+            detailed=detailed(d),
+            step=at.step_ms,
+            rests=rests,
+            compute=at.compute_ms,
+            not_spread=focus.not_spread(cal, advice.predictions, at.accelerators, at.step_ms),
+            ddp=o["ddp"] if cal.run.strategy != "fsdp" else None,
+            held=slowdown is not None,
+            n=at.accelerators,
+            slowdown=slowdown,
+            wait=o["wait"],
+            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
+            bandwidth_name=term_name(TermId.BANDWIDTH),
+            bandwidth=o["bandwidth"],
+            latency_name=term_name(TermId.LATENCY),
+            latency=o["latency"],
+            remainder=remainder,
+            speedup=at.speedup,
+            interval=speedup_interval(at.speedup_low, at.speedup_high),
+            term=term,
+            alone=d.short_alone(),
+            decides="decides" if focus.deciding_kind(advice) == "term" else "is the largest",
+            marked=marked,
+            without=d.limit.without_dominant_efficiency,
+            target=d.target_efficiency,
+        )
     ]
-    numbers = (
-        f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "
-        f"{at.convergence_factor:.0%}"
+    numbers = sentence(
+        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
     )
-    if d.limit.cap == "convergence":
-        lines.append(
-            f"At {named(d)}, convergence, not the step's overheads, caps the speedup: the "
-            f"larger global batch needs {number(1 / at.convergence_factor)}x the "
-            f"samples ({numbers})."
-        )
-    elif d.limit.cap == "overheads":
-        lines.append(
-            f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {term_subject(d.limit.dominant_term)}{marked(advice)}."
-        )
-    elif focus.memory_decides(advice):
-        name = strategy_words(advice.calibration.run.strategy)["name"]
-        lines.append(
-            f"{counted(at.accelerators, 'device')}, the fewest that hold the model with {name}, "
-            f"set the count ({numbers}): fewer cannot hold it."
-        )
-    elif d.limit.cap in STOPPED:
-        lines.append(
-            below_the_most(advice.calibration, advice.predictions, at.accelerators, numbers)
-            or f"{at.accelerators} devices is the most allowed and still pays ({numbers}): "
-            "the count allowed caps the speedup."
-        )
+    cap = "memory" if focus.memory_decides(advice) else d.limit.cap
+    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
+    if cap in STOPPED and below:
+        lines.append(below)
     else:
-        lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
+        lines.append(
+            sentence(
+                "step_cap",
+                cap="stopped" if cap in STOPPED else cap,
+                named=named(d),
+                needs=1 / at.convergence_factor if cap == "convergence" else None,
+                numbers=numbers,
+                subject=term_subject(d.limit.dominant_term),
+                marked=marked,
+                n=at.accelerators,
+                strategy=strategy_words(cal.run.strategy)["name"],
+            )
+        )
     if d.count is not None:  # a count withheld: its line says what to give or measure
         lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
     return lines

@@ -69,9 +69,14 @@ def strategy_words(strategy: str) -> dict[str, str]:
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
 
 
+def _row(term: str) -> dict[str, str]:
+    """The term's row; a term with none (``compute``) is named by its id."""
+    return TERMS.get(term, {"name": term})
+
+
 def term_name(term: str) -> str:
     """The term's name (``bandwidth``)."""
-    return TERMS[term]["name"]
+    return _row(term)["name"]
 
 
 def term_says(term: str, strategy: str = "ddp") -> str:
@@ -82,7 +87,7 @@ def term_says(term: str, strategy: str = "ddp") -> str:
 
 def term_subject(term: str) -> str:
     """``the bandwidth term``: ``term`` as --explain names it."""
-    row = TERMS[term]
+    row = _row(term)
     return row.get("subject", "the {name} term").format(name=row["name"])
 
 

@@ -10,7 +10,13 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.counts import larger_counts
-from gpuscale.advice.explain.phrasebook import PHRASES, strategy_words, term_name, term_subject
+from gpuscale.advice.explain.phrasebook import (
+    PHRASES,
+    TERMS,
+    strategy_words,
+    term_name,
+    term_subject,
+)
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
@@ -97,28 +103,30 @@ def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
-    strategy = cal.run.strategy
+    strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
     change = "memory" if memory_decides(advice) else d.limit.change
-    said = remedy_of(change, "full", strategy)
+    parts = fixed_parts(cal, frame, n)
+    cures = TERMS[TermId.LATENCY]["cures"]
+    said = remedy_of(
+        change,
+        "full",
+        strategy,
+        cures=joined(
+            [
+                *[cures["buckets"]] * (cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20),
+                cures["batch"],
+                cures["accumulate" if d.chosen.accum == 1 else "more"].format(
+                    per_k=strategy_words(strategy)["per_k"], accum=d.chosen.accum
+                ),
+            ],
+            "or",
+        ),
+        whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
+        # the optimizer step, mostly: a fused one
+        fused=TERMS[TermId.FIXED]["fused"] * (parts["optimizer"] > parts["forward_backward"]),
+    )
     if change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, advice.predictions, d.focus.accelerators) or said
-    if d.limit.change == TermId.LATENCY and cal is not None:
-        cures = ["larger DDP buckets (fewer messages)"]
-        cures = cures if cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20 else []
-        cures.append("a larger batch per device")
-        cures.append(
-            f"gradient accumulation ({strategy_words(strategy)['per_k']})"
-            if d.chosen.accum == 1
-            else f"more than the {d.chosen.accum} accumulation steps chosen"
-        )
-        said = f"{joined(cures, 'or')} would help most; a faster link "
-        said += "would barely matter"
-    if d.limit.change == TermId.FIXED and cal is not None:
-        whole = PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"]
-        parts = fixed_parts(cal, advice.predictions, d.focus.accelerators)
-        fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
-        helps = PHRASES["fixed_helps"]
-        said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{helps}"
+        said = larger_counts(cal, frame, n) or said
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():

@@ -91,11 +91,11 @@ def term_subject(term: str) -> str:
     return row.get("subject", "the {name} term").format(name=row["name"])
 
 
-def remedy(change: str, view: str, strategy: str = "ddp") -> str:
+def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> str:
     """What would change a decision whose ``change`` is a term or why the search stopped,
-    in ``view`` (``short``: the answer's; ``full``: --explain's)."""
+    in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
     row = TERMS.get(change) or CHANGES[change]
-    return row[view].format(**PHRASES, **strategy_words(strategy))
+    return row[view].format(**PHRASES, **strategy_words(strategy), **values)
 
 
 def withheld_value(r: Reading) -> str:

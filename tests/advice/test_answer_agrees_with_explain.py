@@ -39,7 +39,7 @@ def test_one_device_allowed_is_capped_by_the_count_not_the_target() -> None:
 @pytest.mark.skipif(not LADDER.exists(), reason="the shared H100 ladder is not here")
 def test_a_term_not_enough_alone_is_said_with_the_others() -> None:
     """tf-300m on the H100 ladder: the fixed cost is the largest overhead at 2 devices but
-    not enough alone (--explain: "the ddp (11.6 ms) term must shrink too"); the answer
+    not enough alone (--explain: "the DDP (11.6 ms) term must shrink too"); the answer
     named the fixed cost alone."""
     advice = gpuscale.advise(bench=str(LADDER))
     assert advice.decision.limit.also_shrink  # the premise

@@ -17,7 +17,7 @@ from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
-from gpuscale.advice.explain.phrasebook import WITHHELD, sentence, withheld_value
+from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -126,41 +126,37 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
     """What to measure before any change where the runs advised on are weak or all
-    flagged; None where they are not."""
+    flagged (those runs again, as their flags say); None where they are not."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    on = on_devices(counts)
+    said = {"model": found.model or "the model", "on": on_devices(counts)}
     if not weak(found):
-        return _flagged_first(found, counts, on, host_devices)
-    command = rerun(found, counts, host_devices)
-    said = (
-        f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
-        "measure the step's terms, so no change is recommended from them"
-    )
-    if not more_steps(found):  # runs of the steps asked are in the file: not one more
-        return f"{said}; {again(found, counts, host_devices)}, and advise again"
-    # the command holds the steps; the other fixes said as the bench says them
+        kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
+        other = joined([k for k in kinds if k not in HOST_NOISE])
+        quieter = any(k in HOST_NOISE for k in kinds)
+        template = SENTENCES["measure_first"]
+        assert isinstance(template, dict)
+        flags_say = template["as_flags_say"].format(other=other)
+        how = [template["quieter"]] * quieter + [flags_say] * bool(other)
+        return sentence(
+            "measure_first",
+            case="flagged",
+            kinds=joined(kinds),
+            command=bench_run(found.model, counts, host_devices, run=found.run),
+            how=joined(how) or "unflagged",
+            **said,
+        )
+    # runs of the steps asked are in the file: not one more; else the command holds the
+    # steps, the other fixes said as the bench says them
     other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-    beside = filled(", {}", joined(other))
-    return f"{said}: {command}{beside}, and advise again"
-
-
-def _flagged_first(
-    found: Support, counts: tuple[int, ...], on: str, host_devices: int | None
-) -> str:
-    """Where every run advised on is flagged: those runs again, as their flags say."""
-    kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-    noise = [k for k in kinds if k in HOST_NOISE]
-    other = [k for k in kinds if k not in HOST_NOISE]
-    how = ["on a quieter machine, nothing else running"] * bool(noise) + [
-        f"as their flags say ({joined(other)})"
-    ] * bool(other)
-    command = bench_run(found.model, counts, host_devices, run=found.run)
-    return (
-        f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
-        f"({joined(kinds)}), so no change is recommended from them: {command}, "
-        f"{joined(how) or 'unflagged'}, and advise again"
+    return sentence(
+        "measure_first",
+        case="more" if more_steps(found) else "again",
+        again=again(found, counts, host_devices),
+        command=rerun(found, counts, host_devices),
+        beside=filled(", {}", joined(other)),
+        **said,
     )
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from dataclasses import asdict, dataclass, replace
@@ -47,8 +48,9 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
-from gpuscale.advice.model.step_terms import FITTED, StepTerms, using
+from gpuscale.advice.model.step_terms import FITTED, StepTerms, of_stack, using
 from gpuscale.advice.search import intervals
+from gpuscale.advice.search.recommend import Advice
 from gpuscale.hardware.device_names import resolve
 from gpuscale.tables.refusals import NamedError
 
@@ -69,6 +71,9 @@ CLASS_WORDS = {
 }
 SPLITS = ("development", "held-out")
 IMPOSSIBLE = 1.05  # a published ratio above this x N / base at a fixed per-device batch
+# a device of a generation before Volta (Kepler, Maxwell, Pascal): the row's stack is
+# "legacy" (benchmarks/fit_step_terms.py's declared stack class), else "modern"
+PRE_VOLTA = re.compile(r"\b(K20|K40|K80|M40|M60|P4|P40|P100)\b")
 # issue 73's "Done when", per class on the held-out rows
 GOALS = {
     "median_abs_error": 0.05,
@@ -118,6 +123,12 @@ class Row:
     @property
     def linear(self) -> float:
         return self.n_gpus / self.n_base
+
+    @property
+    def stack(self) -> str:
+        """The row's software stack and hardware generation, from its device alone:
+        ``legacy`` before Volta, else ``modern`` (``step_terms.STACKS``)."""
+        return "legacy" if PRE_VOLTA.search(self.device) else "modern"
 
     @property
     def base_model(self) -> str:
@@ -260,14 +271,21 @@ def advice_fields(row: Row) -> dict[str, object]:
     return fields
 
 
-def predictions(row: Row) -> pd.DataFrame:
+def advise(row: Row, terms: StepTerms | None = None) -> Advice:
+    """The advice for ``row`` with the step terms ``terms``, by default the fitted terms
+    of the row's stack (``Row.stack``)."""
+    with using(terms or of_stack(row.stack)):
+        return gpuscale.advise(**advice_fields(row))
+
+
+def predictions(row: Row, terms: StepTerms | None = None) -> pd.DataFrame:
     """The advice's predictions table for ``row``, indexed by the device count."""
-    return gpuscale.advise(**advice_fields(row)).predictions.set_index("accelerators")
+    return advise(row, terms).predictions.set_index("accelerators")
 
 
-def advise_row(row: Row) -> None:
+def advise_row(row: Row, terms: StepTerms | None = None) -> None:
     """The advice's ratio at the row's N over its base count, with the 80% interval."""
-    table = predictions(row)
+    table = predictions(row, terms)
     for n in (row.n_base, row.n_gpus):
         if n not in table.index:
             raise ValueError(f"{row.source}: {row.model}: the advice has no prediction at {n}")
@@ -384,13 +402,14 @@ def _met(s: dict[str, object]) -> dict[str, bool | None]:
     }
 
 
-def evaluate(rows: list[Row]) -> dict[str, float | None]:
-    """Advise every unflagged row, fit Amdahl per class on development rows, and set the
-    baselines: the core of the check, on any list of rows. Returns the fitted fractions."""
+def evaluate(rows: list[Row], terms: StepTerms | None = None) -> dict[str, float | None]:
+    """Advise every unflagged row (with ``terms``, by default its stack's fitted terms),
+    fit Amdahl per class on development rows, and set the baselines: the core of the
+    check, on any list of rows. Returns the fitted fractions."""
     for row in rows:
         if not row.flagged:
             try:
-                advise_row(row)
+                advise_row(row, terms)
             except NamedError as refusal:
                 row.refused = str(refusal)
     serial = fit_amdahl(rows)
@@ -450,7 +469,12 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
             if r.refused
         ],
         "rows": [
-            {**asdict(r), "published": r.published, "error": _error(r.predicted, r.published)}
+            {
+                **asdict(r),
+                "stack": r.stack,
+                "published": r.published,
+                "error": _error(r.predicted, r.published),
+            }
             for r in rows
         ],
     }
@@ -565,8 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rows = read_rows()
-    with using(_terms(args.terms)):
-        serial = evaluate(rows)
+    # an ablation's terms stand for every row; else each row's stack's fitted terms
+    serial = evaluate(rows, _terms(args.terms) if args.terms else None)
     result = report(rows, serial)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

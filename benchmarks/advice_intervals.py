@@ -54,7 +54,6 @@ from pathlib import Path
 
 import numpy as np
 
-import gpuscale
 from gpuscale.advice.search import intervals
 from gpuscale.advice.search.predictions import predictions
 
@@ -141,7 +140,7 @@ def dev_rows() -> list[DevRow]:
             continue
         if row.n_base != 1:
             raise ValueError(f"{row.source}: {row.model}: a base of {row.n_base}, not 1")
-        advice = gpuscale.advise(**heldout.advice_fields(row))
+        advice = heldout.advise(row)  # with the fitted terms of the row's stack
         inputs = advice.calibration
         # weak scaling without a convergence model: a step of compute alone scales
         # linearly, so the upper end's ceiling is linear

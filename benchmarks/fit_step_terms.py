@@ -55,6 +55,51 @@ P2P had been read off held-out rows), declared before any per-class variant was 
   link of no class (custom or measured) takes a parameter's value only where it is the
   same in every class, else none.
 
+Extended on 2026-11-27 again (issue 73: "like with like includes hardware generation and
+software stack"), declared after reading the development rows' residuals only (by source,
+year, device generation, framework and strategy) and before this extension was fitted or
+any held-out row advised with it:
+
+* **Stack class of a row** (``advice_heldout.Row.stack``, from the ``device`` column alone,
+  never a throughput): ``legacy`` where the device is of a generation before Volta
+  (Kepler's K80, Pascal's P100: ``advice_heldout.PRE_VOLTA``), ``modern`` otherwise. On the
+  development rows it is the 2017 TensorFlow 1.x tables (``tensorflow_benchmarks_2017``,
+  ``cscs_distributed_tf_2017``: parameter servers and TensorFlow's own replicated
+  all-reduce before NCCL 2; 5 of the 17 source groups, 174 of the 226 rows) against the
+  rest (PyTorch DDP and FSDP of NGC 21-22 and 2026, DeepSpeed and OneFlow on V100: 12
+  groups, 52 rows); every held-out row is ``modern`` (V100 and later, 2019 and later). Rows
+  of other stacks split the same way on the development rows (published before 2019,
+  TensorFlow 1.x, a parameter server or TensorFlow's replicated update), so one class
+  stands for generation and stack together.
+* **A user's request** is ``modern`` (``step_terms.DEFAULT_STACK``), an assumption: the
+  device catalogue has no device before Volta, and a device not in it is taken to run
+  today's stack (NCCL 2 or later all-reduce).
+* **Per-stack variants**: each free parameter (kappa, sigma) is off, pooled, per link
+  class (as above), **per stack** or **per stack and link class**; with ``nccl_latency``
+  off or on: 50 variants, the 18 above among them. Sizes for the tie: per stack 2, per
+  stack and link class 8.
+* **Per-stack fit**: as the per-class fit, with a parameter's cells the stacks (per
+  stack) or the (stack, link class) pairs (per stack and link class): both parameters
+  of the same mode fitted jointly in each cell, a parameter of another mode than the
+  other's fitted in its cells with the other held at its pooled value. A cell whose rows
+  fitted on come from fewer than 3 sources takes the next coarser value: a (stack, class)
+  pair its stack's value (where the stack's rows come from at least 3 sources), else the
+  pooled value.
+* **Choice**: as above, unchanged (least leave-one-source-out error over the same 17
+  groups, the mean over link classes of each class's median |error|; within 0.1 point the
+  smaller size, then the lesser error). The chosen values go to ``data/step_terms.json``
+  per stack and link class; ``advice_heldout.py`` and ``advice_intervals.py`` advise each
+  row with its stack's values, the advice every request with ``modern``'s.
+* Read on the development rows before this was written, not fitted to choose it: with
+  sigma alone (kappa off), the 2017 groups' own least-squares sigma is 0.058-0.072 on
+  one node (0.13-0.18 for the 2017 report's multi-node rows) and the other groups'
+  0-0.2 (DeepSpeed's BERT rows 0, Lambda's A100 SXM4 rows 0.2): the development rows do
+  not say that the older stacks want the larger wait. Other splits read the same way
+  (three generations, PyTorch against other frameworks, parameter server against
+  all-reduce) did no better than one pooled sigma by leave-one-source-out; the
+  generation/stack split above is the one declared because it is the one the model can
+  know of a request (from the device).
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``step_terms.straggler_ms``, ``step_terms.contention_ms``) from the parts the advice
@@ -76,11 +121,11 @@ import numpy as np
 
 from gpuscale.advice.model.step_terms import (
     CLASSES,
+    STACKS,
     StepTerms,
     contention_ms,
     expected_max_normal,
     straggler_ms,
-    using,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -95,7 +140,14 @@ SIGMA_GRID = np.round(np.arange(0.0, 0.2001, 0.002), 4)
 TIE = 0.001  # leave-one-source-out error within this of the best: the simpler variant
 MIN_SOURCES = 3  # a class of fewer sources among the rows fitted on takes the pooled value
 TERMS = ("nccl_latency", "contention_share", "rank_spread")
-MODES = ("off", "pooled", "per_class")  # a free parameter's mode in a variant
+MODES = ("off", "pooled", "per_class", "per_stack", "per_stack_class")  # a parameter's
+SIZES = {"off": 0, "pooled": 1, "per_class": len(CLASSES), "per_stack": len(STACKS)}
+SIZES["per_stack_class"] = len(CLASSES) * len(STACKS)
+WORDS = {
+    "per_class": " per class",
+    "per_stack": " per stack",
+    "per_stack_class": " per stack and class",
+}
 
 
 @dataclass(frozen=True)
@@ -109,8 +161,18 @@ class Parts:
     hidden_ms: float  # communication backward hid: comm - exposed
 
 
-Advised = tuple[heldout.Row, Parts, Parts]
-Values = dict[str, tuple[float, float]]  # link class: (kappa, sigma)
+@dataclass(frozen=True)
+class Advised:
+    """A development row, its base count's and N's parts, and its squared log error on
+    the grid (kappa by sigma)."""
+
+    row: heldout.Row
+    base: Parts
+    at: Parts
+    loss: np.ndarray
+
+
+Values = dict[str, dict[str, tuple[float, float]]]  # stack: link class: (kappa, sigma)
 
 
 def group(row: heldout.Row) -> str:
@@ -120,8 +182,7 @@ def group(row: heldout.Row) -> str:
 def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
     """The base count's and N's parts with only ``nccl`` of the terms, and the advice's
     ratio (to check that the parts give it back)."""
-    with using(StepTerms(nccl_latency=nccl)):
-        table = heldout.predictions(row)
+    table = heldout.predictions(row, StepTerms(nccl_latency=nccl))
     found = []
     for n in (row.n_base, row.n_gpus):
         at = table.loc[n]
@@ -146,7 +207,8 @@ def step_with(p: Parts, terms: StepTerms, link: str) -> float:
 
 
 def ratio(row: heldout.Row, base: Parts, at: Parts, terms: StepTerms) -> float:
-    """Throughput at N over the base count, per-device batch kept."""
+    """Throughput at N over the base count, per-device batch kept, with ``terms`` (the
+    row's stack's)."""
     link = row.link_class
     return at.n / base.n * step_with(base, terms, link) / step_with(at, terms, link)
 
@@ -159,48 +221,88 @@ def _grid_steps(p: Parts, kappas: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
     return p.step_ms - p.wait_ms + waits[None, :] + kappas[:, None] * max(p.hidden_ms, 0.0)
 
 
-def class_losses(
-    rows: list[Advised], kappas: np.ndarray, sigmas: np.ndarray
-) -> dict[str, np.ndarray]:
-    """Each class's sum of squared log errors over the grid (kappa by sigma)."""
-    losses: dict[str, np.ndarray] = {}
-    for r, b, a in rows:
-        predicted = a.n / b.n * _grid_steps(b, kappas, sigmas) / _grid_steps(a, kappas, sigmas)
-        loss = np.log(predicted / r.published) ** 2
-        losses[r.link_class] = losses.get(r.link_class, 0.0) + loss
-    return losses
+def advised(row: heldout.Row, base: Parts, at: Parts) -> Advised:
+    """``row`` with its squared log error on the whole grid (an ``off`` parameter reads
+    its grid's first value, 0)."""
+    predicted = (
+        at.n
+        / base.n
+        * _grid_steps(base, KAPPA_GRID, SIGMA_GRID)
+        / _grid_steps(at, KAPPA_GRID, SIGMA_GRID)
+    )
+    return Advised(row, base, at, np.log(predicted / row.published) ** 2)
+
+
+def _key(mode: str, stack: str, link: str) -> str:
+    """The cell a row of ``stack`` and ``link`` class is fitted in under a parameter's
+    ``mode``."""
+    if mode == "per_class":
+        return link
+    if mode == "per_stack":
+        return stack
+    return f"{stack}/{link}"
+
+
+def _cell(mode: str, row: heldout.Row) -> str:
+    return _key(mode, row.stack, row.link_class)
 
 
 def fit(rows: list[Advised], kappa: str, sigma: str) -> Values:
-    """The variant's values per class (the module docstring's per-class fit)."""
-    kappas = KAPPA_GRID if kappa != "off" else np.array([0.0])
-    sigmas = SIGMA_GRID if sigma != "off" else np.array([0.0])
-    losses = class_losses(rows, kappas, sigmas)
-    total = sum(losses.values())
-    k0, s0 = np.unravel_index(int(np.argmin(total)), total.shape)  # first of least: smallest
-    pooled = (float(kappas[k0]), float(sigmas[s0]))
-    values = dict.fromkeys(CLASSES, pooled)
-    sources = {c: {group(r) for r, _, _ in rows if r.link_class == c} for c in CLASSES}
-    for cls, loss in losses.items():
-        if len(sources[cls]) < MIN_SOURCES:
+    """The variant's values per stack and class (the module docstring's fits)."""
+    nk = len(KAPPA_GRID) if kappa != "off" else 1
+    ns = len(SIGMA_GRID) if sigma != "off" else 1
+
+    def least(cell_rows: list[Advised], free: str) -> tuple[int, int]:
+        """Grid indices of least loss over ``cell_rows``: both free (``both``), or one
+        (``kappa``, ``sigma``) with the other held at its pooled index."""
+        loss = sum(x.loss[:nk, :ns] for x in cell_rows)
+        if free == "both":
+            k, s = np.unravel_index(int(np.argmin(loss)), loss.shape)  # first of least
+            return int(k), int(s)
+        if free == "kappa":
+            return int(np.argmin(loss[:, s0])), s0
+        return k0, int(np.argmin(loss[k0, :]))
+
+    def sources(cell_rows: list[Advised]) -> int:
+        return len({group(x.row) for x in cell_rows})
+
+    k0, s0 = 0, 0
+    k0, s0 = least(rows, "both")
+    index = {(st, c): [k0, s0] for st in STACKS for c in CLASSES}
+    for position, (name, mode) in enumerate((("kappa", kappa), ("sigma", sigma))):
+        if mode in ("off", "pooled"):
             continue
-        if kappa == "per_class" and sigma == "per_class":
-            k, s = np.unravel_index(int(np.argmin(loss)), loss.shape)
-        elif kappa == "per_class":
-            k, s = int(np.argmin(loss[:, s0])), s0
-        elif sigma == "per_class":
-            k, s = k0, int(np.argmin(loss[k0, :]))
-        else:
-            continue
-        values[cls] = (float(kappas[k]), float(sigmas[s]))
-    return values
+        free = "both" if kappa == sigma else name
+        stack_value: dict[str, tuple[int, int]] = {}
+        if mode == "per_stack_class":  # the next coarser value, where a pair has too few
+            for st in STACKS:
+                mine = [x for x in rows if x.row.stack == st]
+                if sources(mine) >= MIN_SOURCES:
+                    stack_value[st] = least(mine, free)
+        for st, c in index:
+            key = _key(mode, st, c)
+            mine = [x for x in rows if _cell(mode, x.row) == key]
+            if sources(mine) >= MIN_SOURCES:
+                found = least(mine, free)
+            elif mode == "per_stack_class" and st in stack_value:
+                found = stack_value[st]
+            else:
+                continue  # the pooled value
+            index[st, c][position] = found[position]
+    return {
+        st: {
+            c: (float(KAPPA_GRID[index[st, c][0]]), float(SIGMA_GRID[index[st, c][1]]))
+            for c in CLASSES
+        }
+        for st in STACKS
+    }
 
 
-def terms_of(nccl: bool, values: Values) -> StepTerms:
+def terms_of(nccl: bool, values: Values, stack: str) -> StepTerms:
     return StepTerms(
         nccl_latency=nccl,
-        contention_share=tuple((c, values[c][0]) for c in CLASSES),
-        rank_spread=tuple((c, values[c][1]) for c in CLASSES),
+        contention_share=tuple((c, values[stack][c][0]) for c in CLASSES),
+        rank_spread=tuple((c, values[stack][c][1]) for c in CLASSES),
     )
 
 
@@ -212,14 +314,18 @@ def by_class(errors: list[tuple[str, float]]) -> dict[str, float]:
     }
 
 
+def per_term(values: Values, position: int) -> dict[str, dict[str, float]]:
+    return {st: {c: values[st][c][position] for c in CLASSES} for st in STACKS}
+
+
 def write_data(path: Path, nccl: bool, values: Values) -> None:
-    """The chosen values into ``data/step_terms.json``'s ``value`` fields (its prose is
-    written by hand)."""
+    """The chosen values into ``data/step_terms.json``'s ``value`` fields, per stack and
+    link class (its prose is written by hand)."""
     data = json.loads(path.read_text())
     terms = data["terms"]
     terms["nccl_latency"]["value"] = nccl
-    terms["contention_share"]["value"] = {c: values[c][0] for c in CLASSES}
-    terms["rank_spread"]["value"] = {c: values[c][1] for c in CLASSES}
+    terms["contention_share"]["value"] = per_term(values, 0)
+    terms["rank_spread"]["value"] = per_term(values, 1)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -232,46 +338,59 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dev = [r for r in heldout.read_rows() if r.split == "development" and not r.flagged]
     groups = sorted({group(r) for r in dev})
-    advised: dict[bool, list[Advised]] = {}
+    rows_of: dict[bool, list[Advised]] = {}
     for nccl in (False, True):
-        advised[nccl] = []
+        rows_of[nccl] = []
         for row in dev:
             base, at, predicted = parts(row, nccl)
             # the parts give back the advice's own ratio with the terms off
             assert abs(ratio(row, base, at, StepTerms(nccl_latency=nccl)) / predicted - 1) < 1e-9
-            advised[nccl].append((row, base, at))
+            rows_of[nccl].append(advised(row, base, at))
     variants = {}
     for nccl, kappa, sigma in itertools.product((False, True), MODES, MODES):
         modes = {"nccl_latency": "on" if nccl else "off", "contention_share": kappa}
         modes["rank_spread"] = sigma
-        name = "+".join(
-            t + (" per class" if m == "per_class" else "") for t, m in modes.items() if m != "off"
-        )
-        rows = advised[nccl]
+        name = "+".join(t + WORDS.get(m, "") for t, m in modes.items() if m != "off")
+        rows = rows_of[nccl]
         loso: list[tuple[str, float]] = []
         for g in groups:
-            train = [x for x in rows if group(x[0]) != g]
-            terms = terms_of(nccl, fit(train, kappa, sigma))
+            values = fit([x for x in rows if group(x.row) != g], kappa, sigma)
             loso += [
-                (r.link_class, ratio(r, b, a, terms) / r.published - 1)
-                for r, b, a in rows
-                if group(r) == g
+                (
+                    x.row.link_class,
+                    ratio(x.row, x.base, x.at, terms_of(nccl, values, x.row.stack))
+                    / x.row.published
+                    - 1,
+                )
+                for x in rows
+                if group(x.row) == g
             ]
         values = fit(rows, kappa, sigma)
-        terms = terms_of(nccl, values)
-        in_sample = [(r.link_class, ratio(r, b, a, terms) / r.published - 1) for r, b, a in rows]
+        in_sample = [
+            (
+                x.row.link_class,
+                ratio(x.row, x.base, x.at, terms_of(nccl, values, x.row.stack)) / x.row.published
+                - 1,
+            )
+            for x in rows
+        ]
         per_class = by_class(loso)
-        size = int(nccl) + sum(
-            {"off": 0, "pooled": 1, "per_class": len(CLASSES)}[m] for m in (kappa, sigma)
-        )
         variants[name or "none"] = {
             "terms": modes,
-            "size": size,
+            "size": int(nccl) + SIZES[kappa] + SIZES[sigma],
             "loso_error": statistics.mean(per_class.values()),
             "loso_by_class": per_class,
+            "loso_by_stack": {
+                st: statistics.median(
+                    abs(e)
+                    for x, (_, e) in zip(loso_rows(rows, groups), loso, strict=True)
+                    if x.row.stack == st
+                )
+                for st in STACKS
+            },
             "fitted_on_all": {
-                "contention_share": {c: values[c][0] for c in CLASSES},
-                "rank_spread": {c: values[c][1] for c in CLASSES},
+                "contention_share": per_term(values, 0),
+                "rank_spread": per_term(values, 1),
             },
             "in_sample_by_class": by_class(in_sample),
         }
@@ -285,32 +404,46 @@ def main(argv: list[str] | None = None) -> int:
         "command": COMMAND,
         "rows": len(dev),
         "groups": {g: sum(group(r) == g for r in dev) for g in groups},
+        "stacks": {st: sorted({group(r) for r in dev if r.stack == st}) for st in STACKS},
+        "rows_by_stack": {st: sum(r.stack == st for r in dev) for st in STACKS},
         "sources_by_class": {
             c: sorted({group(r) for r in dev if r.link_class == c}) for c in CLASSES
         },
         "rule": "the variant of least leave-one-source-out error (mean over classes of the "
         f"median |error|), the smaller size within {TIE:.3f} (a per-class parameter: one per "
-        f"class); a per-class parameter fitted on each class's rows where they come from at "
-        f"least {MIN_SOURCES} sources, else the pooled value; parameters fitted on every "
-        "development row, least squares of log ratios",
+        "class, per stack: one per stack, per stack and class: one per pair); a parameter's "
+        f"cell (class, stack or pair) fitted on its rows where they come from at least "
+        f"{MIN_SOURCES} sources, else the next coarser value (a pair: its stack's, then the "
+        "pooled value); parameters fitted on every development row, least squares of log "
+        "ratios",
         "chosen": chosen,
         "chosen_terms": {"nccl_latency": variants[chosen]["terms"]["nccl_latency"] == "on"}
         | fitted,
         "gate": {
-            t: [c for c in CLASSES if fitted[t][c] > 0] for t in ("contention_share", "rank_spread")
+            t: {st: [c for c in CLASSES if fitted[t][st][c] > 0] for st in STACKS}
+            for t in ("contention_share", "rank_spread")
         },
         "variants": variants,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    chosen_values = {c: (fitted["contention_share"][c], fitted["rank_spread"][c]) for c in CLASSES}
+    chosen_values = {
+        st: {c: (fitted["contention_share"][st][c], fitted["rank_spread"][st][c]) for c in CLASSES}
+        for st in STACKS
+    }
     write_data(args.data, result["chosen_terms"]["nccl_latency"], chosen_values)
     for name, v in sorted(variants.items(), key=lambda kv: kv[1]["loso_error"]):
         classes = " ".join(f"{c}={100 * e:.1f}%" for c, e in v["loso_by_class"].items())
-        print(f"{name:60} size {v['size']} LOSO {100 * v['loso_error']:.2f}%  {classes}")
-        print(f"{'':60} {v['fitted_on_all']}")
+        stacks = " ".join(f"{st}={100 * e:.1f}%" for st, e in v["loso_by_stack"].items())
+        print(f"{name:70} size {v['size']} LOSO {100 * v['loso_error']:.2f}%  {classes}  {stacks}")
+        print(f"{'':70} {v['fitted_on_all']}")
     print(f"chosen: {chosen} {result['chosen_terms']}; written: {args.out}, {args.data}")
     return 0
+
+
+def loso_rows(rows: list[Advised], groups: list[str]) -> list[Advised]:
+    """``rows`` in the order the leave-one-source-out loop predicts them (by group)."""
+    return [x for g in groups for x in rows if group(x.row) == g]
 
 
 if __name__ == "__main__":

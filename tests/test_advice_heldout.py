@@ -12,6 +12,8 @@ from types import ModuleType
 
 import pytest
 
+from gpuscale.advice.model.step_terms import StepTerms
+
 from .builders import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,3 +168,31 @@ def test_llama_13b_on_two_a100_is_refused_and_kept_out(script: ModuleType) -> No
     script.evaluate([row])
     assert row.refused.startswith("no count searched")
     assert row.predicted is None and row.low is None
+
+
+def test_a_rows_stack_is_read_off_its_device_alone(script: ModuleType) -> None:
+    """The declared stack class (benchmarks/fit_step_terms.py): legacy for a device before
+    Volta, which on these tables is the 2017 TensorFlow 1.x sources; every held-out row is
+    of today's stacks."""
+    rows = script.read_rows()
+    legacy = [r for r in rows if r.stack == "legacy"]
+    assert {r.source for r in legacy} == {"tensorflow_benchmarks_2017", "cscs_distributed_tf_2017"}
+    assert all(r.published_on.startswith("2017") for r in legacy)
+    assert not [r for r in rows if r.split == "held-out" and r.stack != "modern"]
+    assert not [r for r in rows if r.stack == "modern" and r.published_on.startswith("2017")]
+
+
+def test_a_row_is_advised_with_its_stacks_terms(
+    script: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = next(r for r in script.read_rows() if r.stack == "legacy" and r.n_gpus == 8)
+    spread = {"legacy": 0.15, "modern": 0.0}
+    monkeypatch.setattr(script, "of_stack", lambda stack: StepTerms(rank_spread=spread[stack]))
+    waited = script.predictions(row)
+    spread["legacy"] = 0.0
+    bare = script.predictions(row)
+    assert waited.loc[8, "wait_ms"] > bare.loc[8, "wait_ms"]
+    assert waited.loc[8, "speedup"] < bare.loc[8, "speedup"]
+    # an ablation's terms stand instead of the stack's
+    ablated = script.predictions(row, StepTerms(rank_spread=0.15))
+    assert ablated.loc[8, "speedup"] == pytest.approx(waited.loc[8, "speedup"])

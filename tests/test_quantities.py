@@ -92,6 +92,8 @@ def test_articles_follow_the_spoken_name() -> None:
         "MI300X": "an",
     }
     assert article("Gaudi2") == "a" and article("accelerator") == "an"
+    numbers = ("8.03B", "11M", "18-layer", "80,000", "110M", "1.3B", "7B", "180B")
+    assert [article(n) for n in numbers] == ["an", "an", "an", "an", "a", "a", "a", "a"]
 
 
 def test_a_count_in_a_float_column_is_written_in_full() -> None:

@@ -181,10 +181,14 @@ _ARTICLES = {True: "an", False: "a"}  # by whether the word starts with a vowel 
 def article(word: str) -> str:
     """``a`` or ``an`` for ``word`` as it is said: initialisms and model numbers letter by
     letter (an H100, an RTX 4090, an MI300X, a TPU-v5p, a B200), other words by their
-    first letter (a Gaudi2, an accelerator)."""
+    first letter (a Gaudi2, an accelerator), numbers as they are read (an 8.03B, an 11M,
+    an 18-layer, a 110M, a 1.3B)."""
     text = word.strip()
     if not text:
         return "a"
+    if text[0].isdigit():  # "eight ...", "eleven ...", "eighteen ..." begin with a vowel
+        leading = re.match(r"\d+", text).group()
+        return _ARTICLES[leading.startswith("8") or leading in ("11", "18")]
     spelled = len(text) == 1 or not text[1].islower()  # "RTX", "H100", "A30"; not "Gaudi2"
     if spelled and text[0].isupper():
         return _ARTICLES[text[0] in _VOWEL_SOUND_LETTERS]

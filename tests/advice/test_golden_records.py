@@ -70,6 +70,12 @@ BY_NUMBERS = {
         *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
         *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
     ),
+    # docs/memory.md's transformer shape: its FLOPs, FSDP units and activations in words
+    "preset_llama3_8b_selective": (
+        *("--preset", "llama3-8b", "--step-ms", "2000", "--batch", "1", "--global-batch"),
+        *("64", "--checkpointing", "selective", "--device-name", "H100"),
+        *("--interconnect", "nvlink4", "--strategy", "ddp"),
+    ),
     "r50_a100_flops": (
         *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
         *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),

@@ -59,17 +59,15 @@ def test_an_assumed_fixed_cost_below_its_prior_says_so_as_data() -> None:
     assert document["recommendation"]["warnings"][0].startswith("IMPLAUSIBLE")
 
 
-def test_a_ddp_replica_larger_than_the_device_is_flagged_not_under_fsdp() -> None:
-    """Reported beside the walk: a 1T-parameter model under DDP on one device was not
-    flagged. Weights and gradients alone (2 x parameters x 4 bytes) against the memory of
-    the H100 nvlink4 implies (80 GB): 13B needs 104 GB, 7B 56 GB."""
+def test_a_ddp_replica_larger_than_the_device_is_sharded_not_refused() -> None:
+    """A 13B model under DDP on the H100 nvlink4 implies (80 GiB): no DDP count holds its
+    16 bytes a parameter (208 GB). That is no implausible input: the memory check prices
+    every strategy, and the advice is of ZeRO-2, which holds it from 4 devices
+    (26 + 182 / 4 = 71.5 GB), at a count it fits; no count below 4 is chosen."""
     big = {"params": 13e9, "step_ms": 2000, "batch": 1, "link": "nvlink4", "scaling": "weak"}
     ddp = gpuscale.advise(**big)
-    assert len(_implausible(ddp)) == 1 and ddp.decision.refused
-    # issue 73: no DDP count holds it (16 bytes a parameter, 208 GB); the advice is of
-    # ZeRO-2 at the fewest devices that hold it (4: 26 + 182 / 4 GB); flagged, no count
-    # above 1 is advised, and 1 cannot hold it: no count, the fewest named
-    assert (ddp.calibration.run.strategy, ddp.decided.chosen.accelerators) == ("zero2", 4)
-    assert ddp.recommended is None
-    assert _implausible(gpuscale.advise(**big, strategy="fsdp")) == []
-    assert _implausible(gpuscale.advise(**{**big, "params": 7e9})) == []
+    assert _implausible(ddp) == [] and not ddp.decision.refused
+    assert ddp.memory is not None and ddp.memory.fits_from("ddp") is None
+    assert ddp.memory.fits_from("zero2") == 4
+    assert ddp.calibration.run.strategy == "zero2"
+    assert ddp.recommended is not None and ddp.recommended >= 4

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-import gpuscale.advice.calibrate.advised as advised
-import gpuscale.advice.calibrate.calibration as bench_error
+import gpuscale.advice.calibrate.calibration as calibration
+import gpuscale.advice.calibrate.error as bench_error
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
@@ -47,15 +47,15 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
 ) -> None:
     path = _many_models(tmp_path, 60)
     calls: list[str] = []
-    original = advised.calibrate
+    original = calibration.calibrate
 
     def counted(table, model):
         calls.append(model)
         return original(table, model)
 
-    # the model advised on is calibrated in advised.calibration_advised, those left out in
-    # bench_error
-    monkeypatch.setattr(advised, "calibrate", counted)
+    # the model advised on is calibrated in calibration.advised, those left out in
+    # bench_error.step_error
+    monkeypatch.setattr(calibration, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out

@@ -22,15 +22,28 @@ DATA = json.loads((resources.files("gpuscale") / "data" / "step_terms.json").rea
 FIT = json.loads((ROOT / "benchmarks" / "results" / "step_terms_fit.json").read_text())
 
 
+def _values(entry: dict[str, object]) -> list[object]:
+    """A term's values, per stack and class or one."""
+    value = entry["value"]
+    if not isinstance(value, dict):
+        return [value]
+    return [v for per_class in value.values() for v in per_class.values()]
+
+
 def test_the_terms_are_pinned_and_sourced() -> None:
     every = tuple((cls, 0.074) for cls in step_terms.CLASSES)
     none = tuple((cls, 0.0) for cls in step_terms.CLASSES)
-    assert StepTerms(nccl_latency=False, contention_share=none, rank_spread=every) == (
-        step_terms.FITTED
-    )
+    # one value in both stacks: the advice's (modern, assumed) is the 2017 tables' too
+    for stack in step_terms.STACKS:
+        assert StepTerms(nccl_latency=False, contention_share=none, rank_spread=every) == (
+            step_terms.of_stack(stack)
+        )
+    assert step_terms.FITTED == step_terms.of_stack("modern") == step_terms.current()
+    with pytest.raises(ValueError, match="stack 'tf1' is none of"):
+        step_terms.of_stack("tf1")
     for name, entry in DATA["terms"].items():
         assert entry["unit"] and entry["source"], name
-        values = entry["value"].values() if isinstance(entry["value"], dict) else [entry["value"]]
+        values = _values(entry)
         if all(v in (0.0, False) for v in values):
             assert entry["note"].startswith("left out"), name  # a term out says why
     # no gate written by hand: the classes a term stands in follow from its fitted values
@@ -38,21 +51,33 @@ def test_the_terms_are_pinned_and_sourced() -> None:
 
 
 def test_the_data_holds_what_the_fit_chose() -> None:
-    chosen, fitted = FIT["chosen_terms"], step_terms.FITTED
-    assert fitted.nccl_latency == chosen["nccl_latency"]
+    chosen = FIT["chosen_terms"]
+    for stack in step_terms.STACKS:
+        fitted = step_terms.of_stack(stack)
+        assert fitted.nccl_latency == chosen["nccl_latency"]
+        for name in ("contention_share", "rank_spread"):
+            assert dict(getattr(fitted, name)) == chosen[name][stack], name
+            # the gate is the fit's: a class has the term where its fitted value is above 0
+            assert FIT["gate"][name][stack] == [
+                c for c in step_terms.CLASSES if chosen[name][stack][c] > 0
+            ]
     for name in ("contention_share", "rank_spread"):
-        assert dict(getattr(fitted, name)) == chosen[name], name
         assert DATA["terms"][name]["value"] == chosen[name], name
-        # the gate is the fit's: a class has the term where its fitted value is above 0
-        assert FIT["gate"][name] == [c for c in step_terms.CLASSES if chosen[name][c] > 0]
     variant = FIT["variants"][FIT["chosen"]]
     assert variant["fitted_on_all"] == {k: chosen[k] for k in ("contention_share", "rank_spread")}
     # the choice is the declared rule's: least error, the smaller size within 0.1 point
     least = min(v["loso_error"] for v in FIT["variants"].values())
     tied = [v for v in FIT["variants"].values() if v["loso_error"] <= least + 0.001]
     assert variant["size"] == min(v["size"] for v in tied)
-    # 18 variants: nccl off or on, each free parameter off, pooled or per class
-    assert len(FIT["variants"]) == 18
+    # 50 variants: nccl off or on, each free parameter off, pooled, per class, per stack
+    # or per stack and class
+    assert len(FIT["variants"]) == 50
+    # the stacks: the 2017 TensorFlow tables' 5 groups of devices before Volta, the rest
+    assert FIT["rows_by_stack"] == {"legacy": 174, "modern": 52}
+    assert all(
+        g.startswith(("tensorflow_benchmarks_2017", "cscs")) for g in FIT["stacks"]["legacy"]
+    )
+    assert len(FIT["stacks"]["legacy"]) == 5 and len(FIT["stacks"]["modern"]) == 12
     # the fit read development rows only: 17 (table, device) groups, every row in one
     assert sum(FIT["groups"].values()) == FIT["rows"]
     assert len(FIT["groups"]) == 17
@@ -162,3 +187,15 @@ def test_contention_stands_only_with_the_default_overlap() -> None:
     assert _step(compute, StepTerms(contention_share=0.5), overlap=0.6) == _step(
         compute, StepTerms(), overlap=0.6
     )
+
+
+def test_the_assumed_stack_is_said_only_where_the_stacks_differ(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alike = step_terms.spread_said("nvlink")
+    assert "7.4%" in alike and step_terms.STACK_SAID not in alike  # one value in both
+    apart = {"legacy": StepTerms(rank_spread=0.082), "modern": StepTerms(rank_spread=0.05)}
+    monkeypatch.setattr(step_terms, "FITTED_BY_STACK", apart)
+    with step_terms.using(apart["modern"]):
+        said = step_terms.spread_said("nvlink")
+    assert "5.0%" in said and said.endswith(step_terms.STACK_SAID)

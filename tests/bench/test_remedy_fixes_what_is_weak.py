@@ -11,7 +11,8 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.model_runs import weak_said
+from gpuscale.advice.calibrate.model_runs import weak_runs
+from gpuscale.advice.explain.runs import weak_evidence
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S
@@ -84,7 +85,8 @@ def test_the_advice_warning_asks_no_steps_of_runs_whose_steps_spread() -> None:
     for row in rows:
         row["samples_per_s"] = 1000.0 * row["accelerators"] * 0.9 ** (row["accelerators"] - 1)
     table = _graded(rows)
-    warning, in_full, _ = weak_said(table.assign(flagged=False), "m")
+    found, _ = weak_runs(table.assign(flagged=False), "m")
+    warning, in_full = weak_evidence(found)
     for said in (warning, in_full):  # the default view's line and --explain's
         assert said and "steps spread" in said
         assert _asked(said) == [] and "quieter machine" in said

@@ -87,7 +87,12 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
         raise TypeError(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
-    if bench is None and (request.params is None or request.step_ms is None):
+    if bench is None and request.shape is not None and request.step_ms is None:
+        raise NamedError(
+            "a transformer's shape gives the parameters, the FLOPs and the activations, not "
+            f"how fast a step runs: give {ref('step_ms')} (one device's step at {ref('batch')})"
+        )
+    if bench is None and (request.model_params is None or request.step_ms is None):
         raise NamedError(
             f"nothing to advise from: give bench results (a file as {ref('bench')}), or the "
             f"model's parameters and step time ({ref('params')} and {ref('step_ms')})"

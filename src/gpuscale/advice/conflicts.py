@@ -118,11 +118,13 @@ BENCH_ONLY: tuple[tuple[str, str, str], ...] = (
 NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
     ("step_ms", ref("step_ms")),
     ("device_name", ref("device_name")),
+    # a transformer's shape gives a model by its numbers (the bench measured its own)
+    *((f, ref(f)) for f in ("preset", "layers", "hidden", "heads", "seq_len", "vocab")),
+    ("checkpointing", ref("checkpointing")),
 )
 
 
 def _several_nodes(request: Options) -> bool:
-    """Whether the advice spans nodes: asked, or more devices than one node holds."""
     most = request.max_devices or 0
     return request.nodes > 1 or most > request.gpus_per_node * request.nodes
 

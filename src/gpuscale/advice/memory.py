@@ -1,33 +1,24 @@
 """What each device holds under each strategy the advice knows, and the counts that fit.
 
-The one memory model (``gpuscale.hardware.memory``, its bytes per parameter in
-``data/state_bytes.csv`` with their sources) applied to the advice's model and device:
-per count searched and per strategy, the weights, gradients and optimizer states each
-device holds, plus the activations where a bench measured them, against the device's
-memory (the vendor's GiB, as the plan reads it). The strategies (``--strategy``) and the
-sharding each is (PyTorch FSDP's ``ShardingStrategy``, ZeRO's stages):
+The one memory model (``gpuscale.hardware.memory``: bytes per parameter with their sources,
+and how each sharding spreads them) applied per count searched and per strategy
+(``--strategy``: ``ddp``, ``zero2`` = ``SHARD_GRAD_OP``, ``fsdp`` = ``FULL_SHARD``,
+``hybrid`` = ``HYBRID_SHARD``), against the device's memory.
 
-* ``ddp``: DistributedDataParallel, everything whole on each device;
-* ``zero2``: ``SHARD_GRAD_OP`` (ZeRO-2), gradients and optimizer states ``/ N``;
-* ``fsdp``: ``FULL_SHARD`` (ZeRO-3), all three ``/ N``;
-* ``hybrid``: ``HYBRID_SHARD``, full sharding within a node, replicas across nodes.
+Activations: a transformer's shape given by numbers holds its layers' activations at the
+per-device batch (``hardware.transformer.activations``: Korthikanti et al. 2022); without a
+shape they are not counted (a lower bound). With bench results, the N = 1 run's peak memory
+less the state it held (``BENCH_STATE``) is the rest of a step (activations, workspace,
+DDP's buckets), taken whole on every device at every count and strategy.
 
-Activations: a model given by numbers has no layer shape, so they are not counted (the
-check is of the model state alone, a lower bound of what a device needs; the bench's peak
-memory measures the rest). With bench results, the N = 1 run's peak memory at the batch
-advised on less the state that run held (the bench trains with AdamW, fp32 master
-weights) is what the rest of a step holds (activations, workspace, DDP's buckets), taken
-whole on every device at every count and strategy (the per-device batch advised on).
-
-A count that does not fit is never advised (``search.recommend``); where the strategy
-asked fits no count searched, the advice is of the strategy that fits the fewest devices
-(``fallback``, ties to the least communication: ``PREFERRED``) and says so first. Pure:
-nothing here reads a file but the data, or prints.
+A count that does not fit is never advised; where the strategy asked fits no count searched,
+the advice is of the strategy that fits the fewest devices (``fallback``, ties broken by
+``PREFERRED``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from gpuscale.hardware.memory import (
     AcceleratorMemory,
@@ -37,6 +28,7 @@ from gpuscale.hardware.memory import (
     state_bytes,
     state_per_device,
 )
+from gpuscale.hardware.transformer import Activations
 
 STRATEGY_SHARDING = {
     "ddp": Sharding.DDP,
@@ -138,6 +130,8 @@ class MemoryCheck:
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
+    # the activations counted from a transformer's shape (None: measured or not counted)
+    activations_counted: Activations | None = None
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -169,11 +163,6 @@ class MemoryCheck:
         fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
         return (fitting[0][2], fitting[0][0]) if fitting else None
 
-    @property
-    def one_device_gb(self) -> float:
-        """What one device holds with everything whole (DDP at N = 1)."""
-        return next(r.total_gb for r in self.rows if r.strategy == "ddp" and r.devices == 1)
-
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: every number with its unit in its name."""
         return {
@@ -190,26 +179,24 @@ class MemoryCheck:
             "device_assumed": self.device.assumed or None,
             "activations_gb": self.activations_gb,
             "activations_source": self.activations_source,
+            "activations_counted": None
+            if (counted := self.activations_counted) is None
+            else {
+                "micro_batch": counted.micro_batch,
+                "seq_len": counted.seq_len,
+                "checkpointing": counted.checkpointing.value,
+                "per_layer_bytes": counted.per_layer_bytes,
+                "layers": counted.layers,
+                "output_bytes": counted.output_bytes,
+                "total_gb": counted.total_gb,
+            },
             "devices_per_node": self.device.per_node,
             "fewest_devices": dict(self.fewest),
             "fits_from": {s: self.fits_from(s) for s in STRATEGIES},
             "fallback": None
             if self.fallback is None
             else {"strategy": self.fallback[0], "devices": self.fallback[1]},
-            "per_device": [
-                {
-                    "strategy": r.strategy,
-                    "devices": r.devices,
-                    "weights_gb": r.weights_gb,
-                    "gradients_gb": r.gradients_gb,
-                    "optimizer_states_gb": r.optimizer_states_gb,
-                    "activations_gb": r.activations_gb,
-                    "total_gb": r.total_gb,
-                    "capacity_gb": r.capacity_gb,
-                    "fits": r.fits,
-                }
-                for r in self.rows
-            ],
+            "per_device": [asdict(r) for r in self.rows],
         }
 
 
@@ -249,6 +236,7 @@ def check(
     activations_gb: float | None = None,
     activations_source: str = "",
     device_assumed: str = "",
+    activations_counted: Activations | None = None,
 ) -> MemoryCheck:
     """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
     under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
@@ -281,4 +269,5 @@ def check(
         rows=rows,
         fewest=tuple(fewest),
         searched=tuple(counts),
+        activations_counted=activations_counted,
     )

@@ -1,8 +1,6 @@
-"""The advice's records of numbers: the :class:`Decision` in its parts (the count chosen,
-the count held back, the focus count and what limits it there) and the parts of an advice
-beside it (the counts other rules pick, the break-even, what qualifies the headline).
-Each is a frozen dataclass of numbers with their units in the names; ``advise -f json``
-carries the decision as these records, nested; words render them (``advice.explain``)."""
+"""The advice's records of numbers: the :class:`Decision` in its parts and the parts of an
+advice beside it, units in the names; ``advise -f json`` carries them nested, and words
+render them (``advice.explain``)."""
 
 from __future__ import annotations
 
@@ -79,10 +77,7 @@ class Limit:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
-    """The recommendation and the numbers behind each part of it: the count chosen
-    (``chosen``), the count its interval held back, the focus count and what limits it
-    there, the fastest and largest counts, the warnings, and the count at the ends of
-    every assumed term's range."""
+    """The recommendation and the numbers behind each part of it."""
 
     chosen: Chosen
     target_efficiency: float
@@ -105,19 +100,14 @@ class Decision:
 
     @property
     def count(self) -> int | None:
-        """The count recommended, None where an assumed term's range moves it, or where an
-        input cannot be true (``refused``: no count above 1) and one device cannot hold the
-        model (``chosen.accelerators``: the fewest that would), or where no count predicted
-        holds the model (``holds``)."""
+        """The count recommended; None where no count holds the model, an assumed term's
+        range moves it, or an input cannot be true and one device cannot hold the model."""
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word), its records nested;
-        ``accelerators`` the count recommended, None where it is withheld
-        (``withheld_by``, or ``refused`` above one device), ``chosen.accelerators`` the
-        count of the predictions shown."""
+        """JSON-ready fields, its records nested; ``accelerators`` is :attr:`count`."""
         return {"accelerators": self.count, **asdict(self)}
 
     def short_alone(self) -> bool:

@@ -1,11 +1,6 @@
-"""One advice request: what the user asked, written once.
-
-The CLI's ``advise`` options are generated from the fields of :class:`AdviceRequest`
-(their defaults, and the help in each field's metadata), ``gpuscale.advise`` takes one
-(or the same keywords), and the report reads it back. Sizes (``params``,
-``flops_per_sample``, ``noise_scale``, ``samples``) are numbers here; the CLI parses
-``7M``-style text into them (each field's ``parse``).
-"""
+"""One advice request: what the user asked, written once. The CLI's ``advise`` options are
+generated from the fields of :class:`AdviceRequest`, ``gpuscale.advise`` takes one, and the
+report reads it back."""
 
 from __future__ import annotations
 
@@ -18,8 +13,11 @@ from gpuscale.advice.conflicts import check_pairs
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.request_numbers import MAX_DEVICES, check_numbers, check_step_pairs
+from gpuscale.advice.request_shape import check_shape, shape_of
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.transformer import TransformerShape, presets
+from gpuscale.hardware.transformer import params as shape_params
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import joined, parse_size
 from gpuscale.tables.requests import (
@@ -61,16 +59,14 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
-    """A file the advice reads (``--bench``, ``--topo``, ``--collectives``): typed as a
-    path on the command line, kept as its text in the request (which is JSON), None when
-    not given."""
+    """A file the advice reads: a path on the command line, its name as text here."""
     return option(None, names=names, parse=str, cli=Path | None, help=help)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(JsonRequest):
-    """What to advise on and under which assumptions: each field's help (the ``advise``
-    option's) in its metadata, sizes parsed from ``7M``-style text on the command line."""
+    """What to advise on and under which assumptions; sizes are numbers here, parsed from
+    ``7M``-style text on the command line."""
 
     json_name: ClassVar[str] = "advice request"
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
@@ -113,7 +109,31 @@ class AdviceRequest(JsonRequest):
     flops_per_sample: float | None = text_option(
         None,
         parse_size,
-        help="Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
+        help="Forward + backward FLOPs per sample (default: the shape's, else 6 x params), e.g. "
+        "4G.",
+    )
+    preset: str | None = option(
+        None,
+        help=f"A published transformer's shape (without --bench): {', '.join(presets())}; "
+        "gives the parameters, FLOPs, FSDP units and activations (docs/memory.md).",
+    )
+    layers: int | None = option(
+        None, help="Transformer layers (with --hidden, --heads, --seq-len; without --bench)."
+    )
+    hidden: int | None = option(None, help="Transformer hidden size (with --layers).")
+    heads: int | None = option(None, help="Attention heads (with --layers; divides --hidden).")
+    seq_len: int | None = option(
+        None,
+        help="Tokens per sample, a sequence (with --layers; with --preset: default its context).",
+    )
+    vocab: int | None = option(
+        None, help="Vocabulary (with --layers; default: no embedding or output layer counted)."
+    )
+    checkpointing: str | None = option(
+        None,
+        help="Activation recomputation of a transformer shape: none (the attention scores "
+        "stored), selective (default: the scores not stored, as FlashAttention runs) or full "
+        "(each layer's input kept).",
     )
     device_name: str | None = option(
         None,
@@ -224,6 +244,7 @@ class AdviceRequest(JsonRequest):
         if self.strategy is not None:  # None: as benched (--bench), else ddp
             settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
         self._check_state()
+        check_shape(self)
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         text_fields = ("bench", "model", "device_name", "interconnect", "inter_node", "topo")
         for name in (*text_fields, "collectives"):
@@ -238,8 +259,7 @@ class AdviceRequest(JsonRequest):
         check_pairs(self)  # options that contradict each other (``advice.conflicts``)
 
     def _check_state(self) -> None:
-        """The optimizer and precision named, and known together (``data/state_bytes.csv``
-        has a row for the pair)."""
+        """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
         for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
             value = getattr(self, name)
             if value is None:
@@ -257,17 +277,28 @@ class AdviceRequest(JsonRequest):
                 f"its bytes per parameter are known in {joined(known)} only"
             )
 
+    @property
+    def shape(self) -> TransformerShape | None:
+        """The transformer's shape given (``--preset`` or ``--layers`` ...), else None."""
+        return shape_of(self)
+
+    @property
+    def model_params(self) -> float | None:
+        """The parameters advised on: ``--params``, else the shape's (None: neither)."""
+        if self.params is not None:
+            return float(self.params)
+        shape = self.shape
+        return None if shape is None else float(shape_params(shape))
+
     def _resolve_names(self) -> None:
-        """The workload and ruleset as every command resolves them (``bret``: "did you
-        mean 'bert'?", ``5.0``: ``5.0.0``), for a Python call as for the command line
-        (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
+        """The workload, ruleset and device as every command resolves them (``5.0``:
+        ``5.0.0``; ``bret``: "did you mean 'bert'?")."""
         self._resolve("ruleset", resolve_ruleset, "e.g. 5.0.0")  # None: DEFAULT_RULESET
         resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, with the closest
         self._resolve("workload", lambda name: resolve_workloads([name])[0], "a name")
 
     def _resolve(self, name: str, resolve: Callable[[str], str], example: str) -> None:
-        """The text of field ``name`` (None: not given) replaced by ``resolve``'s name for
-        it, an unknown one refused naming the field."""
+        """Field ``name`` replaced by ``resolve``'s name for it, an unknown one refused."""
         value = getattr(self, name)
         if value is None:
             return
@@ -280,14 +311,12 @@ class AdviceRequest(JsonRequest):
 
     @property
     def gradient_precision(self) -> str:
-        """``bf16`` for 2-byte gradients, else ``fp32``: the precision the rate is checked
-        against the device's peak at."""
+        """The precision the rate is checked against the device's peak at."""
         return GRADIENT_PRECISION.get(self.grad_bytes, "fp32")
 
     @property
     def step_points(self) -> tuple[tuple[int, float], ...]:
-        """(per-device batch, step ms) of every step time given; the first is the
-        configuration advised on (batch 32 when none was given)."""
+        """(per-device batch, step ms) of every step time given, the first advised on."""
         if self.step_ms is None:
             return ()
         if isinstance(self.step_ms, tuple):
@@ -296,12 +325,10 @@ class AdviceRequest(JsonRequest):
 
     @property
     def samples_to_train(self) -> float:
-        """The samples given, else :data:`DEFAULT_SAMPLES` (the advice then says so)."""
         return DEFAULT_SAMPLES if self.samples is None else float(self.samples)
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
-        """``request`` with ``keywords`` replaced, or a request of the keywords."""
         if request is None:
             return cls(**keywords)
         return cls(**(asdict(request) | keywords))

@@ -1,6 +1,5 @@
-"""The numbers of an advice request, checked where it is made: each one's type and range
-(past it a value is a typo or a unit mistake, refused with the rule it breaks), and step
-times at several batches as (step, batch) pairs."""
+"""The numbers of an advice request, checked where it is made: each one's type and range,
+and step times at several batches as (step, batch) pairs."""
 
 from __future__ import annotations
 
@@ -36,20 +35,24 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "overlap": (0, 1, False, False),
     "grad_bytes": (1, 8, True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    # a batch size in samples: below one it means nothing, and 2e-311 overflowed the samples
-    # to train until every prediction was refused (found by tests/bench/test_row_fuzz.py)
-    "noise_scale": (1, 1e15, False, False),
+    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
     "samples": (1, 1e16, False, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, True, False),
     "target_efficiency": (0, 1, False, True),
     "price": (0, 1e9, False, False),
     "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
+    # a transformer's shape (``hardware.transformer``): at least one of each, and past
+    # these a typo (the largest published: 126 layers, hidden 53,248, 1M-token contexts)
+    "layers": (1, 100_000, True, False),
+    "hidden": (1, 10_000_000, True, False),
+    "heads": (1, 1_000_000, True, False),
+    "seq_len": (1, 2**30, True, False),
+    "vocab": (1, 100_000_000, True, False),
 }
 
 
 def _check_type(name: str, value: object, whole: bool) -> None:
-    """TypeError for a value of the wrong type (text where a number goes, a fraction
-    where a count goes), naming the field."""
+    """TypeError for a value of the wrong type, naming the field."""
     if value is None:
         return
     # numbers.Real: numpy's integers and floats too (a value read from a table)
@@ -96,8 +99,7 @@ def _bound(value: float) -> str:
 
 
 def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
-    """A step at a larger batch does more work: never faster than at a smaller one (it
-    was split into a fixed cost larger than a step and a negative per-sample time)."""
+    """A step at a larger batch does more work: never faster than at a smaller one."""
     ordered = sorted(points)
     for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
         if t_large < t_small:
@@ -109,7 +111,7 @@ def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
 
 
 def given_numbers(request: JsonRequest) -> list[tuple[str, object]]:
-    """Every number given, each value of a field given several times (a tuple)."""
+    """(field, value) of every number, each of a field given several times."""
     out: list[tuple[str, object]] = []
     for name in _RANGES:
         value = getattr(request, name)
@@ -137,8 +139,8 @@ def check_step_pairs(
     fixed_ms: float | None,
     bench: str | None,
 ) -> None:
-    """Step times at several batches come in (step, batch) pairs of distinct batches;
-    a fixed cost is part of the one step time given, so below it."""
+    """Step times at several batches come in (step, batch) pairs of distinct batches; a
+    fixed cost is below the one step time given."""
     if isinstance(batches, tuple) and bench is not None:
         raise NamedError(ONE_BATCH_WITH_BENCH)
     if isinstance(steps, tuple) or isinstance(batches, tuple):

@@ -162,6 +162,11 @@ class FindingKind(Code):
     LINK_CUSTOM = "link_custom"  # the link as given: a custom one
     LINK_PRESET = "link_preset"  # the link as given: a preset
     LINK_DETECTED = "link_detected"  # the detected topology's slowest pair
+    # a transformer's shape (``hardware.transformer``): what it gives, --params against it,
+    # and what a sharded strategy assumes without one
+    TRANSFORMER_SHAPE = "transformer_shape"
+    PARAMS_NOT_SHAPE = "params_not_shape"
+    NO_SHAPE = "no_shape"
     LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
     LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
@@ -263,3 +268,44 @@ def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
     if value is None:
         return None
     return f(value, *args)
+
+
+class RefusalKind(Code):
+    """Why the bench runs refuse an advice, each rendered by ``explain/runs.py``."""
+
+    BROKEN = "broken"  # the model asked, or every model, has a loss not finite
+    ALL_FAILED = "all_failed"  # every run of the model asked failed
+    NOT_IN_FILE = "not_in_file"  # the model asked is not in the file
+    COLUMNS_MISSING = "columns_missing"  # a table that is no bench table
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A refusal of the bench runs as numbers: its ``kind``, the file (``where``), the
+    model asked, the names it is about (the file's models, or the columns missing), the
+    broken models (each with the device counts whose loss was not finite) and, where every
+    run failed, how many (``runs``) and the last one's status and error."""
+
+    kind: RefusalKind
+    where: str = ""
+    model: str = ""
+    names: tuple[str, ...] = ()
+    broken: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    runs: int = 0
+    status: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """The runs a refusal's bench left out, as numbers: the flagged ``ok`` runs (``left``)
+    and their flags ((kind, runs, an example reason), ``bench.table.flag_summary``), said
+    only where one of them was an N = 1 run (``single``); the broken models."""
+
+    left: int = 0
+    single: bool = False
+    flags: tuple[tuple[str, int, str], ...] = ()
+    broken: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.single or bool(self.broken)

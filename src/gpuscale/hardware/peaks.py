@@ -89,3 +89,25 @@ def mfu(
     if peak is None or not achieved_tflops >= 0:
         return None
     return achieved_tflops / peak.tflops(precision, tf32, conv_share)
+
+
+# What one CPU thread's work can reach at most, TFLOP/s by precision (no CPU records a
+# peak): fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz = 0.256; bf16 (fp16) on
+# Intel AMX, 1,024 multiply-adds a cycle a core (2,048 FLOPs) at 4 GHz = 8.2. Ceilings,
+# never rates to expect.
+CPU_THREAD_TFLOPS = {"fp32": 0.256, "bf16": 8.2, "fp16": 8.2}
+
+
+def cpu_threads(threads: object) -> int:
+    """The threads a CPU run recorded, at least 1 (1 where not recorded: None, NaN)."""
+    try:
+        return max(int(threads), 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 1
+
+
+def cpu_peak(threads: object, precision: object) -> float:
+    """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
+    (fp32, the bench's default, where none is recorded)."""
+    rate = CPU_THREAD_TFLOPS.get(str(precision), CPU_THREAD_TFLOPS["fp32"])
+    return cpu_threads(threads) * rate

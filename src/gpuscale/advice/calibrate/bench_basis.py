@@ -1,78 +1,71 @@
 """The advice from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench host's link,
-what the model's runs say, and the family's break-even basis; then its terms said as
-``advice/assumptions.py`` says them (measured, or assumed where the bench did not measure).
+``from_numbers.from_numbers`` is the other): the calibration advised on, on the bench
+host's link, what the model's runs say, the step's error and the family's break-even
+basis; then its terms as assumptions (measured, or assumed where the bench did not
+measure).
 
-The model advised: ``advice/calibrate/advised.py``.
-
-The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
-model's family benched in its configuration (device, backend, precision, TF32, threads,
-strategy), unflagged, the latest run of each; None with fewer than two sizes.
+An advice from a bench file predicts the machine benched, which need not be this one (rows
+of an 8-GPU H100 host read on a laptop): its link (``host_link``, the preset its topology
+records) stands where none is given, measured or detected here, or where this machine's
+detected topology is another; its cores (``host_cpu_count``; this machine's where the rows
+record none) cap the CPU processes (gloo) one host runs.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
-from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibrate import fits, measured, model_runs
-from gpuscale.advice.calibrate.advised import on_bench_host
-from gpuscale.advice.calibrate.calibration import (
-    HARDWARE_COLUMNS,
-    same_hardware,
-    step_error,
-)
-from gpuscale.advice.calibrate.fits import fit_compute
-from gpuscale.advice.calibrate.fixed_split import one_rank_own
-from gpuscale.advice.calibrate.measured import slowdowns
+from gpuscale.advice.calibrate.calibration import advised
+from gpuscale.advice.calibrate.error import step_error
+from gpuscale.advice.calibrate.link import DEFAULT_LINK, implied_device
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
     Usable,
-    as_step_model,
 )
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.measured_runs import Measured, trusted_runs
-from gpuscale.advice.model.ceiling import ceiling
-from gpuscale.advice.model.fixed_cost import line
+from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
+from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
+from gpuscale.advice.model.network import Link
 from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import Compute, FamilyBasis, per_step_ms
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source, TermId
-from gpuscale.tables.requests import NamedError
+from gpuscale.advice.types import Finding, Measure, Source, TermId, words
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.hardware.links import NVLINK, PRESETS
+from gpuscale.quantities import article, counted, number
 
 
 def from_bench(
     machine: Machine, said: Said, req: AdviceRequest, bench: pd.DataFrame, found: Usable
 ) -> Calibration:
-    """The calibration on ``machine`` (``said``: where it came from) of the model
-    calibrated on the bench's runs of it (``found``: those an advice may use,
-    ``rows.usable``), its measured overlap, power and noise scale, and the step's interval
-    from leave-one-out. In a row: the calibration as benched and as
-    asked, on the link of the host it ran on (:func:`on_bench_host`), what the runs say
-    of that model (``model_runs.of_model``), its communication read on that link and the network
-    scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
-    then the words, from those numbers."""
+    """The calibration on ``machine`` (``said``: where it came from) of the model advised
+    on, from the bench's runs an advice may use (``found``). In a row: the calibration as
+    benched and as asked, on the link of the host it ran on, what the runs say of that
+    model, its communication read on that link and the network scaled by it, the step's
+    error, the hardware, the family; then the terms, from those numbers."""
     table = found.table
-    try:  # as benched, and as asked (the strategy, the fixed cost entered); on the host's link
-        cal, benched, machine, said = on_bench_host(table, req, machine, said)
+    try:  # as benched, and as asked (the strategy, the fixed cost entered)
+        cal, benched = advised(table, req)
     except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
         raise
     except CalibrationError as exc:
-        more = found.left_out(req.model, req.family)  # the runs of what was asked
-        if not more:
+        if not found.left:
             raise
-        # the fields it names (``ref``) still said as the caller names them
-        message = exc.text if isinstance(exc, NamedError) else str(exc)
-        raise NamedCalibrationError(f"{message}{more}.") from None
+        raise NamedCalibrationError(exc.found, found.left) from None
+    # on the link of the host it ran on; CPU processes capped at its cores
+    machine, said = on_bench_host(machine, said, req, table, cal)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
@@ -88,7 +81,7 @@ def from_bench(
         overlap = 0.0
     one_device = bench_model = None  # a model given by its size: no bench run of its own
     if not params_given:  # the model a bench run would measure, and its one-device run
-        one_device, bench_model = measured.one_device(benched), cal.model.name
+        one_device, bench_model = model_runs.one_device(benched), cal.model.name
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
@@ -105,19 +98,25 @@ def from_bench(
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_asked)
     strategy = cal.run.strategy
-    basis_of_family = None if req.strategy and req.strategy != strategy else fitted(table, benched)
-    # the words, from the numbers: weak evidence and the batch beyond the one timed (read
-    # with the model's runs), the calibration's sources, contention that fell, the strategy,
-    # the terms as assumptions
-    weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.runs.evidence
+    basis_of_family = (
+        None if req.strategy and req.strategy != strategy else measured.fitted(table, benched)
+    )
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = remeasure.as_run(fixed.measure, evidence, host_devices)
+    fixed_measure = remeasure.as_run(fixed.measure, of_model.runs.evidence, host_devices)
+    # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
+    # the broken models --allow-flagged could not, weak runs, why this model where none was
+    # asked), the calibration's sources, contention that fell, the terms as assumptions
+    allowed = None
+    if req.allow_flagged:
+        allowed = allowed_warning(found.flags, found.allowed, found.broken)
+    weak, weak_in_full = weak_evidence(of_model.weak)
+    passed_over, others = chosen_said(of_model.chosen)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     fell = measured.falling(cal.model.compute.slowdown)
     # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
-    # overlap, the strategy and its own work (``calibration.for_strategy``'s rule), the wait
+    # overlap, the strategy and its own work (``calibration.as_asked``'s rule), the wait
     asked, name = req.strategy or strategy, cal.model.name
     other = assumptions.other_strategy(name, strategy, asked)
     span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
@@ -159,7 +158,7 @@ def from_bench(
     )
     warnings = (
         *said.warnings,
-        *(w for w in (found.warning, weak, fell) if w),
+        *(w for w in (allowed, weak, fell) if w),
         *filter(None, [of_model.beyond]),
     )
     said = replace(
@@ -169,8 +168,8 @@ def from_bench(
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
         implausible=said.implausible or bool(impossible),
-        model_note=of_model.passed_over,
-        chosen=of_model.others,
+        model_note=passed_over,
+        chosen=others,
     )
     model = StepModel(
         name=name,
@@ -217,73 +216,112 @@ def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
     return float(np.std(jitter, ddof=1)) / mean_ms
 
 
-def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
-    """Every member's N = 1 no-sync steps over their own mean, pooled (the wait's spread
-    as a share of the step, ``Compute.jitter_ref_ms`` 1)."""
-    pooled: list[float] = []
-    for samples in rows["nosync_step_ms_samples"]:
-        if isinstance(samples, tuple | list) and len(samples) > 1:
-            mean = float(np.mean(samples))
-            pooled += [float(s) / mean for s in samples if mean > 0]
-    return tuple(pooled)
+def _recorded(table: pd.DataFrame, cal: Benched, column: str) -> pd.Series:
+    """The values ``column`` records for the runs calibrated on (its configuration at
+    every device count), missing ones dropped (none in a table made before the column)."""
+    if column not in table:
+        return pd.Series(dtype=object)
+    rows = table[table["config_group"] == cal.bench.config_group]
+    values = rows[column].dropna()
+    return values[values.astype(str).str.len() > 0]
 
 
-def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model from ``table``:
-    its members' compute and the no-sync slowdown they measured (no link: the break-even
-    prices the communication on the advice's own network)."""
-    rows = as_step_model(table)
-    rows = trusted_runs(rows)
-    of = cal.bench
-    own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
-    if own.empty:
-        return None
-    like = own.iloc[-1]
-    hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
-    single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
-    single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
-    single = single.groupby("model", sort=False).tail(1).sort_values("params")
-    mparams = (single["params"] / 1e6).to_numpy(float)
-    fit = fit_compute(single)
-    if len(np.unique(mparams)) < 2 or fit is None:
-        return None
-    fixed, tflops, _ = fit
-    peak, _ = ceiling(
-        like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
+def host_link(table: pd.DataFrame, cal: Benched) -> str | None:
+    """The link preset the bench host's topology records for the runs calibrated on, None
+    where they record none, or several (runs of different hosts)."""
+    links = set(_recorded(table, cal, "host_link").astype(str))
+    return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+
+
+def on_bench_host(
+    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
+    """``machine`` on the link the bench host recorded, said, where no link was given or
+    measured and this machine detected none or another (a host of one GPU records no link
+    between GPUs: its link is said as assumed, :func:`inferred`); CPU processes capped
+    at its cores (:func:`cpu_processes`)."""
+    recorded = host_link(table, cal)
+    detected = machine.link_detected
+    taken = None  # the link inferred: (its link, the host's GPUs; None: not recorded)
+    if recorded is not None and (machine.link_assumed or (detected and detected != recorded)):
+        link = Link.from_preset(recorded)
+        network = replace(machine.network, intra=link)
+        gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+        if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+            taken = (link, int(gpus.max()) if len(gpus) else None)
+            machine = replace(machine, network=network)
+            said = replace(said, sources=said.sources[1:])
+        else:
+            host_said = Finding.of(
+                K.LINK_OF_BENCH_HOST,
+                name=recorded,
+                device=implied_device(recorded) or None,
+                busbw_gbs=link.busbw_gbs,
+                detected=detected,  # this machine's GPUs of another link
+            )
+            machine = replace(machine, network=network, link_assumed=False)
+            said = replace(said, sources=(host_said, *said.sources[1:]))
+    if cal.bench.device_kind == "cpu":
+        machine, said = cpu_processes(machine, said, req, table, cal)
+    if recorded is not None and taken is not None:
+        link_said = inferred(recorded, *taken, cal, detected)
+        said = replace(said, assumptions=(*said.assumptions, link_said))
+    return machine, said
+
+
+def inferred(
+    preset: str, link: Link, gpus: int | None, cal: Benched, detected: str | None
+) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
+    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
+    measured, with the command that measures one."""
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = sentence("link_of_gpu_model", preset=preset, device=cal.device.name or "not recorded")
+    if generation is not None:
+        whose = f"a {generation.architecture} GPU's"
+        if board:  # an H100, a B200
+            whose = f"{article(board)} {board} board's on an HGX host"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
+    return Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("no_link_measured", host=host, what=what),
+        measure=words(sentence("measure_link", detected=detected or None)),
     )
-    tflops = min(tflops, peak)
-    opt = line(list(zip(mparams, single["optimizer_ms"].to_numpy(float), strict=True)))
-    ddp_rows = single.dropna(subset=["ddp_overhead_ms"])
-    ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
-    ddp = (
-        line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
-        if len(np.unique(ddp_x)) >= 2
-        else (0.0, 0.0)
-    )
-    fb = single["forward_ms"] + single["backward_ms"]
-    multi = hardware[hardware["accelerators"] > 1]
-    family_multi = multi[multi["family"] == like["family"]]
-    slowdown, _ = slowdowns(
-        hardware[hardware["accelerators"] == 1],
-        (multi, family_multi, family_multi),
-        str(like["family"]),
-    )
-    jitter = _jitter(single)
-    compute = Compute(
-        tflops=tflops,
-        fixed_ms=fixed,
-        backward_share=float((single["backward_ms"] / fb).median()),
-        jitter_ms=jitter,
-        jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
-        slowdown=tuple(sorted(slowdown.items())),
-        # FSDP's own work one device without it does not do: the members' median
-        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
-    )
-    return FamilyBasis(
-        family=str(like["family"]),
-        members=tuple(str(m) for m in single["model"]),
-        flops_per_param=float((single["flops_per_sample"] / single["params"]).median()),
-        compute=compute,
-        opt_ms=opt,
-        ddp_ms=ddp,
-    )
+
+
+def cpu_processes(
+    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
+) -> tuple[Machine, Said]:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at the
+    bench host's cores (as its rows record them; this machine's where they record none)
+    // threads per process (at least 1; on one node), and their link is no GPU preset: an
+    assumed one is named and said as such."""
+    sources, network = list(said.sources), machine.network
+    if machine.link_assumed:
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=intra.busbw_gbs,
+            latency_us=intra.latency_us,
+        )
+    max_devices = machine.max_devices
+    recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
+    cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
+    per_process = max(1, cal.bench.threads or 1)
+    host = max(1, cores // per_process)
+    found = {"host": host, "cores": cores, "threads": per_process, "bench": bool(len(recorded))}
+    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
+    if one_node and req.max_devices is None and host < max_devices:
+        sources.append(Finding.of(K.PROCESSES_CAP, **found))
+        max_devices = host
+    elif one_node and host < max_devices:
+        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
+    machine = replace(machine, network=network, max_devices=max_devices)
+    return machine, replace(said, sources=tuple(sources))

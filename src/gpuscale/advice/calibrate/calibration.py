@@ -1,99 +1,75 @@
-"""Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
-sweep: ``advice/model/collectives.py``).
+"""The calibration of the bench model advised on (:func:`advised`), from ``gpuscale bench``
+results.
 
-* Compute: the model's own fixed per-step cost where the bench timed it at two batches
-  (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
-  the per-sample rate then from the rest of its step. Else per model family, least
+* Compute: the model's own fixed per-step cost where the bench timed it at two batches,
+  the per-sample rate then from the rest of its step; else per model family, least
   squares (non-negative) of the N = 1 forward + backward time on the work per step,
   ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per sample, from
-  ``torch.utils.flop_counter``), and of the optimizer time on the parameters; the model
-  advised on keeps the family's rate ``R`` and its own measured step (the fixed term
-  absorbs the difference). With neither (one batch of one model), the device prior with
-  its range. Which of these, and the split of the step it gives:
-  ``calibrate/fixed_split.split``. Its calibration point is reproduced exactly.
+  ``torch.utils.flop_counter``); the model keeps the family's rate ``R`` and its own
+  measured step (the fixed term absorbs the difference). With neither, the device prior
+  with its range (``fixed_split.split``). Its calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
-* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
-  measures both), else the median over the other models of the same configuration.
-* Communication scale: the communication DDP measured over what the network (sweep or
-  link) predicts for the same buckets, median over the model's own multi-device runs, else
-  over the configuration's (on CPU it is above 1: the all-reduce shares the cores with
-  backward); read once the link is known (``measured.read_comm``), the rest needing none.
+* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
+  median over the other models of the same configuration.
+* Communication scale: read once the link is known (``measured.read_comm``).
 
 Only rows of the configuration advised on (device, backend, precision, TF32, threads)
 and without plausibility flags are used; what was left out is said in ``notes``.
 
-Bench error: The step's 80% interval at N > 1 from a bench file: leave-one-out over the bench's
-models with N > 1 rows (each calibrated on the others, ``step_error.leave_one_out``), and the
-advised model's own N > 1 runs against its calibration (``step_error.with_own_runs``).
+The model advised: the one asked for, else the largest with a trustworthy N = 1 run; a
+model given by its numbers (``--params``) takes its family's calibration
+(:func:`representative`, :func:`adopt`): the family asked for (``--family``), else the
+bench's nearest in FLOPs per parameter per sample (log distance; an MLP does ~6, a CNN or
+transformer several hundred); within it the member nearest in parameters.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
-from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, cell
+from gpuscale.advice.calibrate.measured import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
+    NamedCalibrationError,
     accumulation_note,
     as_step_model,
+    cell,
+    default_model,
+    same_hardware,
+    trusted,
     which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, step_of
-from gpuscale.advice.types import Finding
+from gpuscale.advice.model.priors import DDP_WORK
+from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Finding, Source, words
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import format_count
+from gpuscale.tables.requests import ref
 
 
-def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    ok = table[table["status"] == "ok"]
-    flagged = ok[ok["flagged"].fillna(False).astype(bool)]
-    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
-    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
-    notes = notes * bool(runs)
-    return ok[~ok.index.isin(flagged.index)], notes
-
-
-def same_hardware(
-    rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...] = HARDWARE_COLUMNS
-) -> pd.DataFrame:
-    """The rows whose ``columns`` (the hardware's, by default) hold ``like``'s values (a
-    missing value matches only a missing one)."""
-    keep = np.ones(len(rows), bool)
-    for column in columns:
-        value = like[column]
-        same = rows[column].isna() if pd.isna(value) else rows[column] == value
-        keep &= same.to_numpy()
-    return rows[keep]
-
-
-def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks
+    a phase)."""
     single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
     if single.empty:
-        known = sorted(rows.loc[rows["accelerators"] == 1, "model"].unique())
-        raise CalibrationError(
-            said(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=tuple(known)))
-        )
+        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
     row = single.iloc[-1]
-    missing = [
-        c
-        for c in ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-        if pd.isna(row[c])
-    ]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
     if missing:
         raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     return row
@@ -102,6 +78,7 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
 def _compute(
     row: pd.Series, hardware: pd.DataFrame, notes: list[str | Finding]
 ) -> tuple[Compute, ModelSpec, fixed_split.Split]:
+    """The compute of ``row`` (its N = 1 run), its model and the split of its step."""
     flops = row["flops_per_sample"]
     params = float(row["params"])
     if pd.isna(flops) or flops <= 0:
@@ -132,10 +109,10 @@ def _compute(
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
     """Everything the bench measured about ``model`` (see the module docstring) but its
-    communication scale, which is read on a network (:func:`read_comm`)."""
-    rows, usable_notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
-    notes: list[str | Finding] = [*usable_notes]
-    row = _single_row(rows, model)
+    communication scale, which is read on a network (``measured.read_comm``)."""
+    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
+    notes = list[str | Finding](notes)
+    row = single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += which_configuration(rows, row)
     hardware = same_hardware(rows, row)
@@ -160,8 +137,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():
-        # its smallest count measured, the median of its runs there (a second sweep's
-        # run counted as much as the first)
+        # its smallest count measured, the median of its runs there
         timed = own.dropna(subset=["overlap"])
         overlap = float(
             timed[timed["accelerators"] == timed["accelerators"].min()]["overlap"].median()
@@ -198,102 +174,136 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     )
 
 
-def default_model(table: pd.DataFrame) -> str:
-    """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
-    rows, _ = _usable(table)
-    single = rows[rows["accelerators"] == 1]
-    if single.empty:
-        ok = table[table["status"] == "ok"]
-        if ok.empty:  # nothing measured: say why the runs failed, not what is missing
-            found = Finding.of(K.NOTHING_MEASURED, model=None)
-            if len(table):
-                first = table.iloc[0]
-                error = str(first["error"]).splitlines()[0] if first["error"] else None
-                model, devices, status = first["model"], first["accelerators"], first["status"]
-                found = Finding.of(
-                    K.NOTHING_MEASURED, model=model, devices=devices, status=status, error=error
-                )
-            raise CalibrationError(said(found))
-        if not (ok["accelerators"] == 1).any():
-            raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN)))
-        raise CalibrationError(said(Finding.of(K.NO_TRUSTED_SINGLE_RUN)))
-    return str(single.sort_values("params")["model"].iloc[-1])
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
-    N > 1 rows of the configuration advised on (see ``step_error``)."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other, _ = read_comm(calibrate(rest, model), rest, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        same_kind = other.bench.device_kind == cal.bench.device_kind
-        if not same_kind or other.device.name != cal.device.name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Benched, ns: list[int]) -> list[float | None]:
-        run = other.run
-        if run.overlap is None and other.bench.device_kind == "cpu":
-            run = replace(run, overlap=0.0)  # as the advice itself does
-        scaled = network.scaled(other.bench.comm_scale)
-        model = other.model
-        return [
-            step_of(
-                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
-            ).step_ms
-            for n in ns
-        ]
-
-    ok = trusted_runs(table)
-    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )
-
-
-def with_fixed(cal: Benched, fixed_ms: float) -> Benched:
-    """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
-    backward at the bench's batch kept, only its split into fixed cost and per-sample
-    work changed (``Compute.resplit``)."""
-    model, batch = cal.model, cal.run.batch
-    micro = model.compute.micro_ms(model.spec, batch)
-    if fixed_ms >= micro:
-        found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
-        raise BenchFieldError("fixed_ms", fixed_ms, said(found))
-    resplit = replace(
-        model,
-        compute=model.compute.resplit(model.spec, batch, fixed_ms),
-        fixed=fixed_cost.given(fixed_ms, batch),
-    )
-    return replace(cal, model=resplit)
-
-
-def for_strategy(compute: Compute, benched: str, asked: str, model: ModelSpec) -> Compute:
-    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
-    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
-    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
-    the strategy predicted adds its own work: DDP's from its prior (``ModelSpec.ddp_ms_per_mparam``)
-    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
-    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
-    if benched == asked or asked != "ddp":
-        return compute
-    own = model.ddp_ms_per_mparam(DDP_WORK.point, None)
-    return replace(compute, ddp_ms_per_mparam=own)
-
-
 def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
-    with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``); the
-    communication the bench measured scales the network where it is read
-    (``measured.read_comm``)."""
-    model, benched = cal.model, cal.run.strategy
-    compute = for_strategy(model.compute, benched, strategy or benched, model.spec)
-    advised = replace(cal, model=replace(model, compute=compute))
-    return advised if fixed_ms is None else with_fixed(advised, fixed_ms)
+    """``cal`` as the request predicts it: in the ``strategy`` asked, with the fixed cost
+    entered where one was (``fixed_ms``: the measured forward + backward at the bench's
+    batch kept, only its split into fixed cost and per-sample work changed).
+
+    One rule for the strategy: the step model's compute is the bare module's (a DDP run's
+    no-sync phases; an FSDP run's step, its own work in the fixed cost), and the strategy
+    predicted adds its own work: DDP's from its prior (``ModelSpec.ddp_ms_per_mparam``)
+    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's."""
+    model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
+    compute = model.compute
+    if (strategy or benched) == "ddp" and benched != "ddp":
+        compute = replace(
+            compute, ddp_ms_per_mparam=model.spec.ddp_ms_per_mparam(DDP_WORK.point, None)
+        )
+    model = replace(model, compute=compute)
+    if fixed_ms is not None:
+        micro = compute.micro_ms(model.spec, batch)
+        if fixed_ms >= micro:
+            found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
+            raise BenchFieldError("fixed_ms", fixed_ms, found)
+        model = replace(
+            model,
+            compute=compute.resplit(model.spec, batch, fixed_ms),
+            fixed=fixed_cost.given(fixed_ms, batch),
+        )
+    return replace(cal, model=model)
+
+
+def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
+    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
+    model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
+    usable = trusted_runs(table)
+    single = usable[usable["accelerators"] == 1]
+    rated = single.dropna(subset=["flops_per_sample", "params"])
+    ratio = rated["flops_per_sample"].astype(float) / rated["params"].astype(float)
+    families = ratio.groupby(rated["family"]).median().sort_index()  # FLOPs per parameter
+    known = tuple(
+        Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
+    )
+    if single.empty:  # the cause, before any word on families or FLOPs
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY))
+    options = {"family": ref("family"), "flops": ref("flops_per_sample")}
+    if req.family is not None:
+        if req.family not in set(single["family"]):
+            found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
+            raise NamedCalibrationError(found)
+        family, given = req.family, None
+    elif req.flops_per_sample is None or families.empty:
+        raise NamedCalibrationError(Finding.of(K.FAMILY_NEEDED, known=known, **options))
+    else:
+        given = req.flops_per_sample / req.params
+        family = str((np.log(families / given)).abs().idxmin())
+    rows = single[single["family"] == family].dropna(subset=["params"])
+    sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
+    model = str((np.log(sizes / req.params)).abs().idxmin())
+    how = Finding.of(
+        K.FAMILY_CHOSEN,
+        family=family,
+        inferred=given is not None,
+        flops_per_param=given,
+        family_flops_per_param=float(families.get(family, math.nan)),
+        known=known,
+        model=model,
+    )
+    return model, family, how
+
+
+def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
+    """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
+    cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
+    (the copies resized); its batches, memory and noise scale (another model's) dropped."""
+    of, bench = cal.model, cal.bench
+    flops = req.flops_per_sample
+    measured_per_param = None  # the family's FLOPs per parameter, where none were given
+    if flops is None:
+        flops = of.spec.flops / of.spec.params * req.params
+        measured_per_param = flops / req.params
+    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    part = cal.device.part  # DDP's rest a step (hooks) kept, its copies resized
+    bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
+    rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6
+    ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
+    compute = replace(of.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
+    fixed = of.fixed
+    note = Finding.of(
+        K.ADOPTED,
+        how=(how,),
+        params_of=of.spec.params,
+        tflops=compute.tflops,
+        fixed_ms=getattr(fixed, "ms", 0),
+        params=req.params,
+        flops_given=measured_per_param is None,
+        flops_per_param=measured_per_param,
+        family=family,
+    )
+    if fixed is not None:
+        source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
+        if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
+            source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
+        batch = req.batch or cal.run.batch
+        measure = words(sentence("bench_own_model", batch=batch))
+        fixed = replace(fixed, source=source, basis=basis, measure=measure)
+    model = replace(
+        of,
+        name=f"a {format_count(req.params)}-parameter {family} model",
+        spec=spec,
+        compute=compute,
+        fixed=fixed,
+    )
+    dropped = replace(
+        bench,
+        shape=None,
+        max_batch=None,
+        memory_note=None,
+        noise=None,
+        notes=(*bench.notes, note),
+        measured_steps=bench.measured_steps.iloc[0:0],
+    )
+    return replace(cal, model=model, bench=dropped)
+
+
+def advised(table: pd.DataFrame, req: AdviceRequest) -> tuple[Benched, Benched]:
+    """The calibration advised on (the model asked for, else the largest benched; for a
+    model the bench did not measure, ``req.params``, its family's representative's) and
+    the same as the request predicts it (:func:`as_asked`)."""
+    if req.params is not None:  # a model the bench did not measure: its family's rate
+        model, named, how = representative(table, req)
+        cal = calibrate(table, model)
+        cal = adopt(cal, req, named, how)
+    else:
+        cal = calibrate(table, req.model or default_model(table))
+    return cal, as_asked(cal, req.strategy, req.fixed_ms)

@@ -30,9 +30,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibrate.rows import CalibrationError, cell
 from gpuscale.advice.calibration import Benched, Shape
-from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
@@ -70,12 +69,11 @@ def _candidate(
 
 
 def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
-    """The flat-then-linear shape through (batch, ms) ``points`` of two or more batches
-    (see the module docstring); ``fallback_ms_per_sample`` prices the batches beyond a
-    curve that never rose (the family's rate)."""
+    """The shape through (batch, ms) ``points`` of two or more batches;
+    ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise ValueError(said(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES)))
+        raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)
@@ -96,16 +94,9 @@ def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample
     errors = []
     if len(merged) >= 3:
         for i, (batch, ms) in enumerate(merged):
-            rest = merged[:i] + merged[i + 1 :]
-            other = fit(rest, fallback_ms_per_sample)
+            other = fit(merged[:i] + merged[i + 1 :], fallback_ms_per_sample)
             errors.append((batch, other.ms(batch) / ms - 1))
-    return Shape(
-        floor_ms=shape.floor_ms,
-        fixed_ms=shape.fixed_ms,
-        ms_per_sample=shape.ms_per_sample,
-        points=merged,
-        left_out=tuple(errors),
-    )
+    return replace(shape, left_out=tuple(errors))
 
 
 def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
@@ -123,8 +114,8 @@ def largest_batch(
     """The largest per-device batch that fits ``USABLE_MEMORY`` of ``device_bytes``, from
     (batch, peak bytes) measured, and the finding saying how: two batches give the bytes
     per sample (slope) and those that do not grow with the batch (intercept); one batch,
-    or a peak that did not grow, bounds the bytes per sample by the largest batch's peak /
-    batch (so the batch found is at least the largest that fits). None without a point."""
+    or a peak that did not grow, bounds the bytes per sample by its peak / batch. None
+    without a point."""
     merged = [(b, m) for b, m in _merged(points) if b > 0 and m > 0]
     if not merged:
         return None
@@ -158,8 +149,7 @@ def largest_batch(
 
 
 def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
-    """The N = 1 rows of ``row``'s model and configuration (``rows``: one device kind,
-    backend, precision, TF32 and threads), one micro-step per optimizer step."""
+    """The N = 1 rows of ``row``'s model and configuration, one micro-step a step."""
     same = (
         (rows["model"] == row["model"])
         & (rows["accelerators"] == 1)
@@ -174,7 +164,7 @@ def calibrated(
 ) -> tuple[Compute, Shape | None]:
     """``compute`` with the shape fitted to the batches ``row``'s model was measured at
     (two or more), its measured batches kept as measured; with one batch, no shape (None)
-    and that batch kept as measured (its step is the measurement, not a model of it)."""
+    and that batch kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
     found = _points(rows, row)
@@ -220,9 +210,8 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
 def memory_cap(
     rows: pd.DataFrame, row: pd.Series, record: DeviceRecord
 ) -> tuple[int, Finding] | None:
-    """The largest per-device batch (``largest_batch``) of ``row``'s model on its device
-    (``record``: the one it recorded), from the peak memory of its N = 1 runs; None off a
-    GPU or without the device's size."""
+    """:func:`largest_batch` of ``row``'s model on its device (``record``), from the peak
+    memory of its N = 1 runs; None off a GPU or without the device's size."""
     if row.get("device") != "cuda":
         return None
     device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
@@ -240,9 +229,9 @@ def memory_cap(
 
 
 def bench_sources(cal: Benched) -> list[str | Finding]:
-    """What the calibration rests on: the model and its notes, its step against the batch
-    (the shape fitted, else which batch was measured), its memory cap, the communication
-    the bench measured against the network's."""
+    """What the calibration rests on: the model and its notes, its step against the batch,
+    its memory cap, the communication measured against the network's (the overlap is said
+    among the assumptions)."""
     bench = cal.bench
     on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.model.name, notes=bench.notes)
     lines: list[str | Finding] = [on]
@@ -253,8 +242,6 @@ def bench_sources(cal: Benched) -> list[str | Finding]:
         measured = not bench.measured_steps.empty
         lines.append(Finding.of(kind, batch=cal.run.batch, measured=measured))
     lines += filter(None, [bench.memory_note])
-    # the overlap is said once, among the assumptions (measured or why not, and how to
-    # measure it)
     if bench.comm_scale is not None:
         lines.append(comm_scale_sentence(bench.comm_scale, bench.comm_support))
     return lines

@@ -19,22 +19,21 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import cell
+from gpuscale.advice.calibrate.rows import cell
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
 from gpuscale.advice.model.step import ModelSpec, work_ms
-from gpuscale.advice.types import BenchRun, Measure, Source, maybe
-from gpuscale.quantities import filled, format_ms
+from gpuscale.advice.types import BenchRun, Measure, Source
+from gpuscale.quantities import filled
 from gpuscale.tables.bench_runs import bench_options
 
 
 def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] | None) -> Split:
     """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of
-    the step it gives, with the sentence that says it (see the module): measured (checked
-    against the peak), FSDP's own work (plus the prior for the rest), the rate ``fitted``
-    over its family's N = 1 runs ((fixed ms, TFLOP/s, optimizer ms per million parameters),
-    ``fits.fit_compute``), else the prior."""
+    the step it gives (see the module; ``fitted``: ``fits.fit_compute`` over its family's
+    N = 1 runs)."""
     fb = float(row["forward_ms"] + row["backward_ms"])
     work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)
@@ -80,8 +79,7 @@ def _fitted(
 
 def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Split | None:
     """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
-    measured split stands); without a recorded peak, a CPU's ceiling (its threads at
-    ``CPU_THREAD_TFLOPS``) or the fastest accelerator's bf16 peak bound the work's rate."""
+    measured split stands), the peak as ``ceiling.ceiling`` reads it."""
     peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
     if pd.isna(small):
         return None
@@ -101,8 +99,8 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
 
 
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
-    """The fixed cost the bench measured for this row (two batches at N = 1), less the
-    optimizer's time (in the plain step, not in forward + backward); None without it."""
+    """The fixed cost the bench measured (two batches at N = 1), less the optimizer's time
+    (in the plain step, not in forward + backward); None without it."""
     point = row.get("fixed_ms")
     if point is None or pd.isna(point):
         return None
@@ -141,8 +139,8 @@ def measure_command(row: pd.Series) -> Measure:
 
 
 def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCost:
-    """The fixed cost of each forward and backward of ``row`` (its N = 1 run, ``fb_ms``
-    forward + backward at its batch) where nothing measured it (see the module)."""
+    """The fixed cost of ``row``'s forward and backward (``fb_ms`` at its batch) where
+    nothing measured it (see the module)."""
     batch = float(row["batch_per_device"])
     measure = measure_command(row)
     if row.get("device") == "cpu":
@@ -191,10 +189,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
 
 def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float) -> FixedCost:
     """``part`` (a measured share of the fixed cost: an FSDP run's own work at N = 1) plus
-    what nothing measured, the rest of the forward and backward's fixed cost (kernel
-    launches: :func:`unmeasured` on the step less ``part``): FSDP's own work leaves the
-    bare step's own fixed cost unmeasured, and taking it as none
-    recommended 2 H100s for tf-30m as the prior's other models were before."""
+    what nothing measured, the rest of the step's fixed cost (kernel launches:
+    :func:`unmeasured` on the step less ``part``)."""
     rest = unmeasured(row, max(fb_ms - part.ms, 1e-9), flops)
     if not rest.high_ms > 0:
         return part
@@ -237,42 +233,11 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
 
 
 def one_rank_own(row: pd.Series) -> float:
-    """Of each micro-step of an FSDP row's N = 1 step (``rows.as_step_model``'s: its whole
-    step), what the bare module's step did not do: the step less its plain step, where the
-    bench timed a bare module that ran faster (0 for another strategy, or where the plain
-    step is no faster: the sharded module an older bench timed as "plain")."""
+    """Of each micro-step of an FSDP row's N = 1 step (``rows.as_step_model``'s), what the
+    bare module's step did not do: the step less its plain step (0 for another strategy,
+    or where the plain step is no faster: the sharded module an older bench timed)."""
     plain = cell(row, "plain_step_ms_mean", float)
     if row["strategy"] != "fsdp" or plain is None or not plain > 0:
         return 0.0
     whole = float(row["forward_ms"] + row["backward_ms"] + row["optimizer_ms"])
     return max(0.0, whole - plain)
-
-
-def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
-    its synchronised minus no-sync step, or its step less the plain one where that is
-    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
-    plain step times the sharded module, not a bare one)."""
-    own = maybe(format_ms, cell(row, "fsdp_overhead_ms", float)) or "unmeasured"
-    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
-    nosync = row.get("nosync_step_ms_mean")
-    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
-    if all(timed[::2]) and not (
-        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
-    ):
-        said = sentence("fsdp_sync_less_nosync", own=own, step=float(step), nosync=float(nosync))
-        if timed[1]:
-            said += sentence("fsdp_plain_sharded", plain=float(plain))
-        return said
-    if timed[0] and timed[1]:
-        less = f"its plain step ({format_ms(float(plain))})"
-        return f"{own}: its step ({format_ms(float(step))}) less {less}"
-    return sentence("fsdp_sync_minus_nosync", own=own)
-
-
-def fsdp_note(row: pd.Series) -> str:
-    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
-    if row["strategy"] != "fsdp":
-        return ""
-    step = float(row["step_ms_mean"])
-    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))

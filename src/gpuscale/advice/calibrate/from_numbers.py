@@ -30,6 +30,7 @@ from gpuscale.advice.model.step import (
 from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, format_ms
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
@@ -48,10 +49,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     assumed range too), the rate checked, then the words."""
     points = req.step_points
     per_device, step_ms = points[0]
+    shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
-        params=float(req.params),
-        flops_per_sample=req.flops_per_sample,
+        params=float(req.model_params),  # type: ignore[arg-type]
+        flops_per_sample=req.flops_per_sample or (shape and transformer.flops_per_sample(shape)),
         grad_bytes_per_param=req.grad_bytes,
+        units=shape.layers if shape is not None else 1,
     )
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
@@ -75,7 +78,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     # the split, once: the fixed cost entered, from two step times, else the prior narrowed
     # by the step, at each end of an assumed range too; the step's rate and its work at the
     # peak computed with it, carried in the split
-    flops_given = req.flops_per_sample is not None
+    flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
     whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
@@ -96,7 +99,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
-    warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
+    warnings += floors.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
         bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)
@@ -141,10 +144,11 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         prior_range=split.prior_range,
         error=priors.ERROR,
     )
+    shape_said, shape_warnings = shape_findings(req)
     said = replace(
         said,
-        sources=(*said.sources, source, *filter(None, [bound, unchecked])),
-        warnings=(*said.warnings, *warnings),
+        sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
+        warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
         assumptions=(*said.assumptions, fixed_said),
         priors_said=said_priors,
@@ -157,6 +161,59 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         said=said,
         search=Search(ends=split.ends),
     )
+
+
+# --params this far from the shape's count is said (a published count is rounded to a
+# few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
+PARAMS_AGREE = 0.05
+
+
+def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """(sources, warnings) of the transformer's shape: what it gives and, where
+    ``--params`` is given too and more than ``PARAMS_AGREE`` from the shape's count, that
+    they disagree; without a shape, under a sharded strategy, what is assumed instead."""
+    shape = req.shape
+    strategy = req.strategy or "ddp"
+    if shape is None:
+        if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
+            return (), ()
+        return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
+    counted = float(transformer.params(shape))
+    given = req.params is not None
+    found = Finding.of(
+        FindingKind.TRANSFORMER_SHAPE,
+        name=shape.name,
+        layers=shape.layers,
+        hidden=shape.hidden,
+        heads=shape.heads,
+        seq_len=shape.seq_len,
+        params=counted,
+        params_given=given,
+        flops_per_sample=req.flops_per_sample or transformer.flops_per_sample(shape),
+        flops_given=req.flops_per_sample is not None,
+        attention_share=transformer.attention_share(shape),
+        units=shape.layers,
+        unit_params=float(transformer.layer_params(shape)),
+        source=_shape_source(shape),
+    )
+    off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
+    if abs(off) <= PARAMS_AGREE:
+        return (found,), ()
+    disagree = Finding.of(
+        FindingKind.PARAMS_NOT_SHAPE,
+        given=float(req.params),  # type: ignore[arg-type]
+        off=off,
+        shape_params=counted,
+        name=shape.name,
+    )
+    return (found,), (disagree,)
+
+
+def _shape_source(shape: transformer.TransformerShape) -> str:
+    """Where a preset comes from: its citation's first clause ("": a shape as given)."""
+    if not shape.source:
+        return ""
+    return transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,41 +1,29 @@
 """The network an advice rests on (links inside and between nodes, measured curves), the
 device count it allows, and a finding on where each came from: the first
-:class:`~gpuscale.advice.calibration.Machine` and its :class:`~gpuscale.advice.calibration.Said`,
-before the model; after the calibration, the bench host's (:func:`on_bench_host_link`,
-:func:`cpu_processes`).
+:class:`~gpuscale.advice.calibration.Machine` and its
+:class:`~gpuscale.advice.calibration.Said`, before the model (the bench host's, after it:
+``bench_basis``).
 
 The device is resolved here, beside the link that may imply it, into the record
 ``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
 each link's preset is looked up once (``hardware.links``) and the link built from it.
-
-An advice from a bench file predicts the machine benched, which need not be this one (rows
-of an 8-GPU H100 host read on a laptop): its link (``host_link``, the preset its topology
-records) stands where none is given, measured or detected here, or where this machine's
-detected topology is another; its cores (``host_cpu_count``; this machine's where the rows
-record none) cap the CPU processes (gloo) one host runs.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
-import pandas as pd
-
-from gpuscale.advice.assumed import Assumption, Quantity
-from gpuscale.advice.calibration import Benched, Machine, Said
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.calibration import Machine, Said
 from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
-from gpuscale.advice.types import Finding, Source, TermId, maybe, words
+from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, get_preset
+from gpuscale.hardware.links import LINK_DEVICE, get_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
@@ -201,108 +189,3 @@ def machine_of(
         device=device,
     )
     return machine, Said(sources=tuple(sources))
-
-
-def _recorded(table: pd.DataFrame, cal: Benched, column: str) -> pd.Series:
-    """The values ``column`` records for the runs calibrated on (its configuration at
-    every device count), missing ones dropped (none in a table made before the column)."""
-    if column not in table:
-        return pd.Series(dtype=object)
-    rows = table[table["config_group"] == cal.bench.config_group]
-    values = rows[column].dropna()
-    return values[values.astype(str).str.len() > 0]
-
-
-def host_link(table: pd.DataFrame, cal: Benched) -> str | None:
-    """The link preset the bench host's topology records for the runs calibrated on, None
-    where they record none, or several (runs of different hosts)."""
-    links = set(_recorded(table, cal, "host_link").astype(str))
-    return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
-
-
-def on_bench_host_link(
-    machine: Machine, said: Said, table: pd.DataFrame, cal: Benched
-) -> tuple[Machine, Said]:
-    """``machine`` on the link the bench host recorded, said, where no link was given or
-    measured and this machine detected none or another; else ``machine`` and ``said``
-    themselves. A host of one GPU records no link between GPUs: its link is said as
-    assumed (``inferred``)."""
-    recorded = host_link(table, cal)
-    detected = machine.link_detected
-    if recorded is None or not (machine.link_assumed or (detected and detected != recorded)):
-        return machine, said
-    link = Link.from_preset(recorded)
-    network = replace(machine.network, intra=link)
-    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
-    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
-        taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
-        assumptions = (*said.assumptions, taken)
-        said = replace(said, sources=said.sources[1:], assumptions=assumptions)
-        return replace(machine, network=network), said
-    host_said = Finding.of(
-        K.LINK_OF_BENCH_HOST,
-        name=recorded,
-        device=implied_device(recorded) or None,
-        busbw_gbs=link.busbw_gbs,
-        detected=detected,  # this machine's GPUs of another link: the bench host's predicted
-    )
-    sources = (host_said, *said.sources[1:])
-    return replace(machine, network=network, link_assumed=False), replace(said, sources=sources)
-
-
-def inferred(
-    preset: str, link: Link, gpus: int | None, cal: Benched, detected: str | None
-) -> Assumption:
-    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
-    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
-    measured, with the command that measures one."""
-    board = implied_device(preset)
-    generation = NVLINK.get(preset)
-    what = sentence("link_of_gpu_model", preset=preset, device=cal.device.name or "not recorded")
-    if generation is not None:
-        whose = f"a {generation.architecture} GPU's"
-        if board:  # an H100, a B200
-            whose = f"{article(board)} {board} board's on an HGX host"
-        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
-    return Assumption(
-        term=TermId.LINK,
-        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
-        source=Source.ASSUMED,
-        basis=sentence("no_link_measured", host=host, what=what),
-        measure=words(sentence("measure_link", detected=detected or None)),
-    )
-
-
-def cpu_processes(
-    machine: Machine, said: Said, req: AdviceRequest, table: pd.DataFrame, cal: Benched
-) -> tuple[Machine, Said]:
-    """On CPU (gloo) the devices are processes of one host: their count is capped at the
-    bench host's cores (as its rows record them; this machine's where they record none)
-    // threads per process (at least 1; on one node), and their link is no GPU preset: an
-    assumed one is named and said as such."""
-    sources, network = list(said.sources), machine.network
-    if machine.link_assumed:
-        intra = network.intra
-        network = replace(network, intra=replace(intra, name="CPU processes"))
-        sources[0] = Finding.of(
-            K.LINK_OF_PROCESSES,
-            name=DEFAULT_LINK,
-            busbw_gbs=intra.busbw_gbs,
-            latency_us=intra.latency_us,
-        )
-    max_devices = machine.max_devices
-    recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
-    cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
-    per_process = max(1, cal.bench.threads or 1)
-    host = max(1, cores // per_process)
-    found = {"host": host, "cores": cores, "threads": per_process, "bench": bool(len(recorded))}
-    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
-    if one_node and req.max_devices is None and host < max_devices:
-        sources.append(Finding.of(K.PROCESSES_CAP, **found))
-        max_devices = host
-    elif one_node and host < max_devices:
-        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
-    machine = replace(machine, network=network, max_devices=max_devices)
-    return machine, replace(said, sources=tuple(sources))

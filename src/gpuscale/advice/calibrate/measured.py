@@ -1,4 +1,4 @@
-"""What the bench's runs measured beyond the calibration point.
+"""What the bench's N > 1 runs measured beyond the calibration point.
 
 Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
 device, contention for shared cores) and the communication DDP timed over what the
@@ -6,7 +6,9 @@ network predicts for the same buckets (on CPU above 1: the all-reduce shares the
 with backward), each read at the most specific level that measured it (every model of the
 configuration, the family, its own runs); the noise scale the gradient norms measured.
 
-The model's runs: ``advice/calibrate/model_runs.py``.
+The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
+model's family benched in its configuration (device, backend, precision, TF32, threads,
+strategy), unflagged, the latest run of each; None with fewer than two sizes.
 """
 
 from __future__ import annotations
@@ -16,9 +18,19 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibration import Benched, OneDevice
+from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate.fixed_split import one_rank_own
+from gpuscale.advice.calibrate.rows import (
+    HARDWARE_COLUMNS,
+    as_step_model,
+    same_hardware,
+)
+from gpuscale.advice.calibration import Benched
+from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.model.ceiling import ceiling
+from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
-from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.model.step_collectives import comm_times_s
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
@@ -146,22 +158,73 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
     return best
 
 
-def one_device(cal: Benched) -> OneDevice | None:
-    """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
-    in it (the N = 1 row is predicted without DDP: said beside it)."""
-    bench, run, compute = cal.bench, cal.run, cal.model.compute
-    if not bench.one_step_ms > 0:
+def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
+    """Every member's N = 1 no-sync steps over their own mean, pooled (the wait's spread
+    as a share of the step, ``Compute.jitter_ref_ms`` 1)."""
+    pooled: list[float] = []
+    for samples in rows["nosync_step_ms_samples"]:
+        if isinstance(samples, tuple | list) and len(samples) > 1:
+            mean = float(np.mean(samples))
+            pooled += [float(s) / mean for s in samples if mean > 0]
+    return tuple(pooled)
+
+
+def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
+    """The family basis of ``cal``'s model from ``table``:
+    its members' compute and the no-sync slowdown they measured (no link: the break-even
+    prices the communication on the advice's own network)."""
+    rows = as_step_model(table)
+    rows = trusted_runs(rows)
+    of = cal.bench
+    own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
+    if own.empty:
         return None
-    own = run.accum * compute.one_rank_own_ms  # FSDP's, where its bare step was timed
-    if run.strategy == "ddp":
-        own = per_step_ms(compute.ddp_ms_per_mparam, cal.model.spec.params)
-    return OneDevice(
-        bench.one_step_ms,
-        run.batch,
-        run.accum,
-        run.strategy,
-        own,
-        config_group=bench.config_group,
-        device_name=cal.device.name,
-        fsdp_own_ms=bench.one_step_own_ms if run.strategy == "fsdp" else 0.0,
+    like = own.iloc[-1]
+    hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
+    single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
+    single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
+    single = single.groupby("model", sort=False).tail(1).sort_values("params")
+    mparams = (single["params"] / 1e6).to_numpy(float)
+    fit = fit_compute(single)
+    if len(np.unique(mparams)) < 2 or fit is None:
+        return None
+    fixed, tflops, _ = fit
+    peak, _ = ceiling(
+        like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
+    )
+    tflops = min(tflops, peak)
+    opt = line(list(zip(mparams, single["optimizer_ms"].to_numpy(float), strict=True)))
+    ddp_rows = single.dropna(subset=["ddp_overhead_ms"])
+    ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
+    ddp = (
+        line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
+        if len(np.unique(ddp_x)) >= 2
+        else (0.0, 0.0)
+    )
+    fb = single["forward_ms"] + single["backward_ms"]
+    multi = hardware[hardware["accelerators"] > 1]
+    family_multi = multi[multi["family"] == like["family"]]
+    slowdown, _ = slowdowns(
+        hardware[hardware["accelerators"] == 1],
+        (multi, family_multi, family_multi),
+        str(like["family"]),
+    )
+    jitter = _jitter(single)
+    compute = Compute(
+        tflops=tflops,
+        fixed_ms=fixed,
+        backward_share=float((single["backward_ms"] / fb).median()),
+        jitter_ms=jitter,
+        jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
+        slowdown=tuple(sorted(slowdown.items())),
+        # FSDP's own work one device without it does not do: the members' median
+        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
+    )
+    return FamilyBasis(
+        family=str(like["family"]),
+        members=tuple(str(m) for m in single["model"]),
+        flops_per_param=float((single["flops_per_sample"] / single["params"]).median()),
+        compute=compute,
+        opt_ms=opt,
+        ddp_ms=ddp,
     )

@@ -1,7 +1,8 @@
 """The memory check of a request (``advice.memory.check``) from what the calibration
 knows: the model's parameters, the device and its memory, the counts searched, and, with
 bench results, the activations the model's N = 1 run measured (its peak memory less the
-model state it held)."""
+model state it held); by numbers with a transformer's shape, the activations its layers
+hold at the per-device batch given (``hardware.transformer.activations``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import trusted_runs
+from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
     BYTES_PER_GB,
     AcceleratorMemory,
@@ -45,6 +47,11 @@ def memory_check(
     optimizer, precision = state_of(*given)
     state = model_state(spec.params, optimizer, precision, cal.model.name)
     activations, said = _activations(rows, cal)
+    shape, counted = request.shape, None
+    if activations is None and shape is not None:  # by numbers: the shape's layers
+        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        counted = transformer.activations(shape, cal.run.batch, how)
+        activations, said = counted.total_gb, _shape_said(counted)
     network = machine.network
     return check(
         state,
@@ -55,6 +62,18 @@ def memory_check(
         activations_gb=activations,
         activations_source=said,
         device_assumed=assumed,
+        activations_counted=counted,
+    )
+
+
+def _shape_said(counted: transformer.Activations) -> str:
+    """Where the shape's activations come from, with the shape they are counted at."""
+    return sentence(
+        "memory_shape",
+        micro_batch=counted.micro_batch,
+        seq_len=counted.seq_len,
+        checkpointing=counted.checkpointing.value,
+        layers=counted.layers,
     )
 
 

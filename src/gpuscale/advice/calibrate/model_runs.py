@@ -1,8 +1,7 @@
-"""The runs of the model advised (:func:`of_model`): its N > 1 speedups like the run advised on,
-which bench model is advised where none was asked (the largest with a trustworthy N = 1 run;
-``rows.why_this_model`` says why larger ones were passed over, :func:`models_benched` the
-others), weak runs said in short and in full (:func:`weak_said`), and a per-device batch
-advised far beyond the one timed (:func:`far_beyond_the_batch_timed`)."""
+"""The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
+bench model is advised where none was asked and why, weak runs, and a per-device batch
+advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
-from gpuscale.advice.calibration import Benched, Runs
-from gpuscale.advice.explain.runs import WeakRuns, largest_of, weak_evidence
-from gpuscale.advice.measured_runs import Measured
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibration import Benched, OneDevice, Runs
+from gpuscale.advice.explain.runs import Chosen, WeakRuns
+from gpuscale.advice.measured_runs import Measured, trusted_runs
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
@@ -28,17 +28,44 @@ from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
+# What the advice compares of the model's runs (the device's name compared apart).
+_HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
 
-def models_benched(table: pd.DataFrame, chosen: str) -> str:
-    """Where the model advised on is the largest of several benched: which, and the others
-    ``--model`` chooses (a file of six models: the one advised is said, and why);
-    "" where the table holds one model, or a larger one was passed over
-    (:func:`~gpuscale.advice.calibrate.rows.why_this_model` says it)."""
-    sizes = model_sizes(table)
-    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
-        return ""
-    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
-    return largest_of(chosen, float(sizes[chosen]), len(sizes), others)
+
+def one_device(cal: Benched) -> OneDevice | None:
+    """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
+    in it (the N = 1 row is predicted without DDP: said beside it)."""
+    bench, run, compute = cal.bench, cal.run, cal.model.compute
+    if not bench.one_step_ms > 0:
+        return None
+    own = run.accum * compute.one_rank_own_ms  # FSDP's, where its bare step was timed
+    if run.strategy == "ddp":
+        own = per_step_ms(compute.ddp_ms_per_mparam, cal.model.spec.params)
+    return OneDevice(
+        bench.one_step_ms,
+        run.batch,
+        run.accum,
+        run.strategy,
+        own,
+        config_group=bench.config_group,
+        device_name=cal.device.name,
+        fsdp_own_ms=bench.one_step_own_ms if run.strategy == "fsdp" else 0.0,
+    )
+
+
+def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
+    """Why the model advised on (``name``) was chosen where none was asked, as numbers
+    (``broken``: each model's counts whose loss was not finite)."""
+    sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
+    if name not in sizes:
+        return Chosen("", 0.0)
+    larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
+    passed = tuple(
+        (str(m), float(size), table[table["model"] == m], broken.get(str(m)))
+        for m, size in larger.items()
+    )
+    others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
+    return Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
 
 
 def same_samples(table: pd.DataFrame, model: str) -> bool:
@@ -54,12 +81,9 @@ def measured_runs(
     allow_flagged: bool,
     like: tuple[str, str | None, str | None] | None = None,
 ) -> list[Measured]:
-    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
-    ``like`` (the calibrated run's configuration group, device name and the strategy
-    predicted), only the runs of that configuration on that device
-    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
-    a GPU."""
+    """The model's N > 1 throughput speedups, flagged as the bench flags them; with
+    ``like`` (configuration group, device name, strategy predicted), only those runs
+    (``tables.bench_runs.runs_like``): a CPU run is no measurement of an advice on a GPU."""
     scaling = bench_scaling(table)
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
@@ -96,35 +120,28 @@ def measured_runs(
     ]
 
 
-def weak_said(
+def weak_runs(
     table: pd.DataFrame, model: str, source: str | Path | None = None
-) -> tuple[str | None, str | None, Support | None]:
-    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
-    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured): short, with the kinds of why and what to bench (the default
-    view's line); then the same in full, with the steps' basis and the command that
-    prints the runs' notes (on ``source``, the results file, where given: a source line
-    of ``--explain``); then what they give. (None, None, support) when none is weak."""
-    ok = table[(table["model"] == model) & (table["status"] == "ok")]
-    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+) -> tuple[WeakRuns | None, Support | None]:
+    """The runs of ``model`` the advice uses that are weak evidence (``bench.evidence``;
+    None when none is; ``source``: the results file) and what they give."""
+    rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
     if weak.empty or found is None:
-        return None, None, found
-    kinds = labels(weak["evidence_kinds"])
-    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+        return None, found
+    kinds = tuple(labels(weak["evidence_kinds"]))
+    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
     # runs too short to read the step's terms from: the change line says what to bench
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
-    weak_runs = WeakRuns(len(weak), len(rows), model, counts, kinds)
-    said, full = weak_evidence(weak_runs, fix, found.remedy(basis=True), _file(source))
-    return said, full, found
+    full = found.remedy(basis=True)
+    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
 
 
 def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
-    configuration in the strategy predicted, and ``--out`` the file advised on where the
-    advice was given its path (``""`` where no run of it is in ``table``)."""
+    """The ``gpuscale bench`` options of the run advised on, in the strategy predicted,
+    ``--out`` the file advised on (``""`` where no run of it is in ``table``)."""
     like = runs_like(table, cal.bench.config_group, cal.device.name)
     like &= table["model"] == cal.model.name
     rows = table[like]
@@ -143,11 +160,9 @@ def _file(source: str | Path | None) -> str:
 
 def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
     """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work was
-    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
-    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
-    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
-    under half of that (docs/advice.md)."""
+    the one batch it timed while the step sat on a launch-bound floor there (its work
+    never seen), or more than twice that batch (docs/advice.md: ResNet-50 on an H100 took
+    116 ms at batch 256; modelled from batch 32, under half of that)."""
     floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
     if (
         cal.bench.shape is not None
@@ -167,49 +182,40 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
 
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
-    """The bench's rows on the calibrated model: the record's :class:`Runs` (its N > 1
-    runs like the one advised on, whether one saw the same samples on every rank, the most
-    GPUs a host had, the runs used as evidence: :func:`weak_said`, with the advised run's
-    options), why this model (``rows.why_this_model``, else :func:`models_benched`; ""
-    where asked), the weak runs said in short and in full, and the batch advised beyond
-    the one timed (:func:`far_beyond_the_batch_timed`)."""
+    """The bench's rows on the calibrated model: the record's :class:`Runs`, why this model
+    was chosen (:func:`chosen`), its weak runs, and the batch advised beyond the one timed."""
 
     runs: Runs
-    passed_over: str
-    others: str
-    weak: str | None
-    weak_in_full: str | None
+    chosen: Chosen
+    weak: WeakRuns | None
     beyond: Finding | None
 
 
 def of_model(
     bench: pd.DataFrame, found: Usable, cal: Benched, req: AdviceRequest, per_device: int
 ) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model in ``bench``, read once, advised at
-    ``per_device`` samples per device."""
+    """:class:`ModelRuns` of ``cal``'s model, advised at ``per_device`` samples a device."""
     table, name = found.table, cal.model.name
-    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], name, req.bench)
-    if evidence is not None:  # the bench command of the advised run, on the file advised on
-        evidence = replace(evidence, run=run_options(table, cal, req))
-    params_given = req.params is not None
-    passed_over = "" if req.model or params_given else why_this_model(bench, name, found.broken)
-    others = (
-        "" if passed_over or req.model else models_benched(bench, None if params_given else name)
-    )
-    beyond = far_beyond_the_batch_timed(cal, per_device)
+    run = run_options(table, cal, req)
     like = (cal.bench.config_group, cal.device.name, req.strategy)
+    measured = tuple(measured_runs(bench, name, req.allow_flagged, like))
+    beyond = far_beyond_the_batch_timed(cal, per_device)
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
+    picked = Chosen("", 0.0)  # why this model where none was asked
+    if not req.model and req.params is None:
+        picked = chosen(bench, name, dict(found.broken))
+    weak, evidence = weak_runs(table[hardware], name, req.bench)
     runs = Runs(
         from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
-        evidence=evidence,
+        measured=measured,
+        # the bench command of the advised run, on the file advised on
+        evidence=None if evidence is None else replace(evidence, run=run),
         host_devices=most_host_devices(table),
         same_samples=same_samples(bench, name),
     )
     return ModelRuns(
         runs=runs,
-        passed_over=passed_over,
-        others=others,
+        chosen=picked,
         weak=weak,
-        weak_in_full=weak_in_full,
         beyond=beyond,
     )

@@ -1,12 +1,8 @@
-"""The bench rows an advice may use, once, and as the step model reads them; the errors
-that refuse them.
+"""The bench rows an advice may use, once, as the step model reads them, and the errors
+that refuse them (typed: a refusal's numbers, in words only when said).
 
 Usable runs (:func:`usable`): a broken model's (its loss not finite) never, with
-``--allow-flagged`` or without; other flagged runs only where allowed. What to do about
-those left out follows the kinds of flag (``bench.table.flag_summary``): a noisy host is
-re-run on a quieter machine or its runs allowed, a broken model fixed, any other flag
-benched again as it says. Which model is advised where none was asked, and why larger
-ones were passed over: :func:`why_this_model`.
+``--allow-flagged`` or without; other flagged runs only where allowed.
 
 Read as the step model takes them (:func:`as_step_model`): per micro-step where a run
 accumulated ``k`` micro-batches (the bench times one optimizer step: forward and backward
@@ -19,190 +15,224 @@ own work is a fixed per-step cost (``fixed_split.fsdp_fixed``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
+import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.record import cell
-from gpuscale.advice.calibration import Benched
-from gpuscale.advice.explain.runs import (
-    MODEL_THEN,
-    all_failed,
-    allowed_warning,
-    broken_note,
-    broken_refusal,
-    columns_missing,
-    flagged_help,
-    largest_trusted,
-    not_in_file,
-)
-from gpuscale.advice.explain.runs import remedy as remedy
-from gpuscale.advice.model.ceiling import cpu_peak
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
+from gpuscale.bench.table import flag_summary, flags_counted
+from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
+from gpuscale.quantities import counted, joined
 from gpuscale.tables import BENCH_COLUMNS
-from gpuscale.tables.bench_runs import runs_like
-from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
+from gpuscale.tables.requests import FieldError, NamedError, as_keywords
+
+# Runs that share a machine setting: their compute and communication are comparable.
+HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
+# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
+# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
+_PLAIN_STEPS = ("plain_step_ms_mean", "small_batch_step_ms_mean", "fixed_ms")
+_PLAIN_STEPS += ("fixed_ms_low", "fixed_ms_high")
+T = TypeVar("T")
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Why = Finding | Refusal | str
 
 
 class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+    """The measurements cannot calibrate the model: why, as numbers (``found``) with the
+    runs ``left`` out, in words once, when said (``explain.runs.refusal``)."""
+
+    def __init__(self, found: Why, left: LeftOut | None = None) -> None:
+        ValueError.__init__(self, found)
+        self.found, self.left = found, left
+
+    @property
+    def text(self) -> str:
+        from gpuscale.advice.explain.runs import refusal  # the words, only when said
+
+        return refusal(self.found, self.left)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class NamedCalibrationError(CalibrationError, NamedError):
     """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
     says the option (``--bench``), Python the keyword (``bench=``)."""
 
+    field, value, problems = "", None, ()
+
+    @property
+    def rule(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return as_keywords(self.text)
+
 
 class BenchFieldError(CalibrationError, FieldError):
     """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
-    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
-    (``model='tf-3m' is not in ...``), never the other's."""
+    above its step): the CLI names the option (``--model tf-3m: not in ...``) and Python
+    the keyword (``model='tf-3m' is not in ...``), never the other's."""
 
-    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
-        FieldError.__init__(self, field, value, rule)
-        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
-        self.args = (as_keywords(self.text),)
+    def __init__(self, field: str, value: object, found: Why) -> None:
+        CalibrationError.__init__(self, found)
+        self.field, self.value = field, value
+
+    @property
+    def rule(self) -> str:
+        return self.text
+
+    @property
+    def problems(self) -> tuple[tuple[str, object, str], ...]:
+        return ((self.field, self.value, self.rule),)
+
+    def __str__(self) -> str:
+        from gpuscale.advice.explain.runs import field_refusal  # the words, only when said
+
+        return as_keywords(field_refusal(self.field, self.value, self.found))
 
 
-def broken_models(table: pd.DataFrame) -> dict[str, list[int]]:
-    """Each model with an ``ok`` run whose own loss was not finite (its flags say ``loss not
-    finite``), with the device counts of those runs: a broken (or diverged) model, none of
-    whose runs an advice uses, ``--allow-flagged`` or not."""
+def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
+    """A bench row's ``column`` as ``cast`` makes it; ``default`` where it has none."""
+    value = row.get(column)
+    if pd.isna(value):
+        return default
+    return cast(value)
+
+
+def broken_models(table: pd.DataFrame) -> Broken:
+    """Each model with an ``ok`` run whose loss was not finite, with the device counts of
+    those runs: none of its runs is used, ``--allow-flagged`` or not."""
     ok = table[table["status"] == "ok"]
     found: dict[str, list[int]] = {}
     for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
         found.setdefault(str(row.model), []).append(int(row.accelerators))
-    return {m: sorted(set(n)) for m, n in found.items()}
+    return tuple((m, tuple(sorted(set(n)))) for m, n in found.items())
 
 
-def usable_runs(
-    table: pd.DataFrame, allow: bool, model: str | None, where: str
-) -> tuple[pd.DataFrame, str | None, dict[str, list[int]]]:
-    """The bench table an advice may use: without the runs of its broken models
-    (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
-    the warning saying so, and what it left out all the same). ``CalibrationError`` when
-    ``model`` (asked for) is broken, or when every model measured is."""
-    broken = broken_models(table)
-    if model in broken:
-        raise CalibrationError(broken_refusal({model: broken[model]}, where))
-    sound = table[~table["model"].astype(str).isin(broken)]
-    if broken and not (sound["status"] == "ok").any():
-        raise CalibrationError(broken_refusal(broken, where))
-    if not allow:
-        return sound, None, broken
-    flagged = sound["flagged"].fillna(False).astype(bool) & (sound["status"] == "ok")
-    return sound.assign(flagged=False), allowed_warning(sound, int(flagged.sum()), broken), broken
-
-
-def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
-    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
-    typo, another file): the models there and the closest one, not advice to re-run
-    (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
-    names = sorted({str(m) for m in table["model"].dropna()})
-    where = _where(source)
-    if model in names:
-        runs = table[table["model"] == model]
-        if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
-            raise CalibrationError(all_failed(runs, model, where))
-        return
-    raise BenchFieldError("model", model, not_in_file(model, names, where), then=MODEL_THEN)
-
-
-def check_columns(bench: pd.DataFrame) -> None:
-    """``ValueError`` for a table that is no bench table (columns missing)."""
-    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
-    if missing:
-        raise ValueError(columns_missing(missing))
-
-
-# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
-
-
-# What the calibration compares of the model's runs (``calibration.HARDWARE_COLUMNS`` less
-# the device's name, compared apart): the runs of it the advice reads
-HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
-
-
-def on_hardware(table: pd.DataFrame, cal: Benched) -> pd.Series:
-    """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
-    reads."""
-    return runs_like(table, cal.bench.config_group, cal.device.name, fields=HARDWARE)
-
-
-def why_this_model(
-    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
-) -> str:
-    """The sentence naming the model advised on and, where larger models of the table were
-    passed over, each and why (``broken``: the models whose loss was not finite, with the
-    counts, :func:`broken_models`); "" when the chosen model is the largest."""
-    broken = broken or {}
-    sizes = model_sizes(table)
-    if chosen not in sizes:
-        return ""
-    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
-    if larger.empty:
-        return ""
-    passed = [
-        (str(name), float(size), table[table["model"] == name], broken.get(str(name)))
-        for name, size in larger.items()
-    ]
-    return largest_trusted(chosen, float(sizes[chosen]), passed)
-
-
-def model_sizes(table: pd.DataFrame) -> pd.Series:
-    """Each model's parameters, by name."""
-    return table.dropna(subset=["params"]).groupby("model")["params"].max()
+def _flagged(table: pd.DataFrame) -> pd.Series:
+    """Which ``ok`` runs of ``table`` are flagged (a mask)."""
+    return table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
 
 
 @dataclass(frozen=True, slots=True)
 class Usable:
-    """The bench's runs an advice may use (``table``, :func:`usable_runs`), the file they
-    were read from (``where``), the warning on the flagged runs allowed, and the broken
-    models left out (each with its counts whose loss was not finite)."""
+    """The bench's runs an advice may use (``table``), the file they were read from
+    (``where``), the flagged runs allowed (their count and flags), the broken models left
+    out, and the runs of what was asked left out (``left``: said where a refusal is that
+    model's, or that family's: another model's flags and their remedies mend nothing)."""
 
     table: pd.DataFrame
     where: str
-    warning: str | None
-    broken: dict[str, list[int]]
+    allowed: int
+    flags: tuple[tuple[str, int, str], ...]
+    broken: Broken
+    left: LeftOut
 
-    def left_out(self, model: str | None = None, family: str | None = None) -> str:
-        """What a refusal adds on the runs left out: flagged, broken ("" for neither); of
-        ``model``'s runs only where the refusal is that model's (of ``family``'s where it is
-        a family's): another model's flags and their remedies mend nothing of it."""
-        table, broken = self.table, self.broken
-        for column, value in (("model", model), ("family", family)):
-            if value is not None:
-                table = table[table[column] == value]
-                broken = {m: n for m, n in broken.items() if m in set(table["model"])}
-        return f"{flagged_help(table)}{broken_note(broken)}"
+
+def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOut:
+    """The runs of ``table`` left out, flagged or broken, of the model (else the family)
+    ``req`` asks for where it asks for one."""
+    for column, value in (("model", req.model), ("family", req.family)):
+        if value is not None:
+            table = table[table[column] == value]
+            broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
+    flagged = _flagged(table)
+    single = bool((flagged & (table["accelerators"] == 1)).any())
+    left = LeftOut(int(flagged.sum()), single, (), broken)
+    return replace(left, flags=tuple(flag_summary(table))) if single else left
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked
-    (:func:`check_columns`), the model asked for in it (:func:`known_model`), then its
-    broken models' runs left out and the flagged ones allowed as asked
-    (:func:`usable_runs`)."""
-    check_columns(bench)
-    if req.model is not None:
-        known_model(bench, req.model, req.bench)
-    where = _where(req.bench)
-    table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
-    return Usable(table, where, warning, broken)
+    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked, the
+    model asked for in it, its broken models' runs left out (refused where the model asked
+    is, or every model is), the flagged ones allowed as asked."""
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
+    if missing:
+        raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
+    where = "the bench results" if req.bench is None else Path(req.bench).name
+    model = req.model
+    names = sorted({str(m) for m in bench["model"].dropna()})
+    if model is not None and model not in names:
+        found = Refusal(RefusalKind.NOT_IN_FILE, where, model, tuple(names))
+        raise BenchFieldError("model", model, found)
+    runs = bench[bench["model"] == model]
+    if model is not None and not (runs["status"] == "ok").any():
+        last = runs.iloc[-1]
+        raise CalibrationError(  # said as what happened, not as untrusted
+            Refusal(
+                RefusalKind.ALL_FAILED,
+                where,
+                model,
+                runs=len(runs),
+                status=str(last["status"]),
+                error=str(last["error"]),
+            )
+        )
+    broken = broken_models(bench)
+    mine = tuple((m, n) for m, n in broken if m == model)
+    sound = bench[~bench["model"].astype(str).isin(dict(broken))]
+    if mine or (broken and not (sound["status"] == "ok").any()):
+        raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
+    left = _left_out(sound.assign(flagged=False) if req.allow_flagged else sound, broken, req)
+    if not req.allow_flagged:
+        return Usable(sound, where, 0, (), broken, left)
+    allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
+    return Usable(sound.assign(flagged=False), where, allowed, flags, broken, left)
 
 
-# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
-_PLAIN_STEPS = (
-    "plain_step_ms_mean",
-    "small_batch_step_ms_mean",
-    "fixed_ms",
-    "fixed_ms_low",
-    "fixed_ms_high",
-)
+def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The ``ok`` runs of ``table`` not flagged, and the note on the flagged ones left out."""
+    flagged = table[_flagged(table)]
+    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
+    return trusted_runs(table), notes * bool(runs)
+
+
+def same_hardware(
+    rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...] = HARDWARE_COLUMNS
+) -> pd.DataFrame:
+    """The rows whose ``columns`` hold ``like``'s values (a missing value matches only a
+    missing one)."""
+    keep = np.ones(len(rows), bool)
+    for column in columns:
+        value = like[column]
+        same = rows[column].isna() if pd.isna(value) else rows[column] == value
+        keep &= same.to_numpy()
+    return rows[keep]
+
+
+def default_model(table: pd.DataFrame) -> str:
+    """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
+    rows, _ = trusted(table)
+    single = rows[rows["accelerators"] == 1]
+    if not single.empty:
+        return str(single.sort_values("params")["model"].iloc[-1])
+    ok = table[table["status"] == "ok"]
+    if ok.empty:  # nothing measured: say why the runs failed, not what is missing
+        found = Finding.of(FindingKind.NOTHING_MEASURED, model=None)
+        if len(table):
+            first = table.iloc[0]
+            error = str(first["error"]).splitlines()[0] if first["error"] else None
+            found = Finding.of(
+                FindingKind.NOTHING_MEASURED,
+                model=first["model"],
+                devices=first["accelerators"],
+                status=first["status"],
+                error=error,
+            )
+        raise CalibrationError(found)
+    if not (ok["accelerators"] == 1).any():
+        raise CalibrationError(Finding.of(FindingKind.NO_SINGLE_RUN))
+    raise CalibrationError(Finding.of(FindingKind.NO_TRUSTED_SINGLE_RUN))
 
 
 def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
@@ -224,8 +254,7 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             out[column] = (out[column].astype(float) - opt) / accum + opt
     out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
     # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
-    # (ceiling.cpu_peak), the bound and the price of its work (fp32 work was priced at
-    # AMX's bf16 8 TFLOP/s a thread)
+    # (hardware.peaks.cpu_peak), the bound and the price of its work
     cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
     if cpu.any():
         out["peak_tflops"] = out["peak_tflops"].astype(float)
@@ -234,13 +263,6 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
         ]
     return out
-
-
-def _where(source: str | Path | None) -> str:
-    """The bench file's name as the refusals say it (``the bench results``: a table given)."""
-    if source is None:
-        return "the bench results"
-    return Path(source).name
 
 
 def accumulation_note(row: pd.Series) -> Finding | None:

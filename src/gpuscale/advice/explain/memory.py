@@ -8,6 +8,11 @@ from gpuscale.quantities import counted, filled, format_count, number
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
 PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
+RECOMPUTED = {  # ``hardware.transformer.Checkpointing``
+    "none": "nothing recomputed",
+    "selective": "attention scores not stored",
+    "full": "every layer recomputed",
+}
 OPTIMIZER_WORDS = {"adam": "Adam", "lamb": "LAMB", "sgd_momentum": "SGD with momentum"}
 
 
@@ -16,8 +21,11 @@ def _held(memory: MemoryCheck) -> str:
     optimizer = OPTIMIZER_WORDS.get(
         memory.state.optimizer, memory.state.optimizer.replace("_", " ")
     )
+    how = "as the bench measured them"
+    if (shape := memory.activations_counted) is not None:  # by numbers, from a shape
+        how = f"from the layer shape, {RECOMPUTED[shape.checkpointing.value]}"
     counted_too = (
-        f"activations {number(memory.activations_gb)} GB as the bench measured them"
+        f"activations {number(memory.activations_gb)} GB {how}"
         if memory.activations_gb is not None
         else "activations not counted"
     )
@@ -93,6 +101,13 @@ def nothing_fits(memory: MemoryCheck) -> str:
             nodes = -(-n // per_node)
             n, allow = nodes * per_node, f"--nodes {nodes}"
         fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
+    elif (shape := memory.activations_counted) is not None and shape.checkpointing.value != "full":
+        # a shape's activations are whole on every device: no count shards them
+        more = "selective or full" if shape.checkpointing.value == "none" else "full"
+        fewest = (
+            "; the activations alone fill a device at any count: recompute them "
+            f"(--checkpointing {more}) or give a smaller --batch"
+        )
     largest = memory.searched[-1]
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "

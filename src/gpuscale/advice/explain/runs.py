@@ -1,19 +1,35 @@
-"""The words on the bench runs an advice reads: the refusals of a broken model, of a
-model missing or never measured, of a table that is no bench table; the flagged runs
-left out or allowed, and what to do about them; which model was advised on and why the
-larger ones were passed over (the numbers: ``calibrate/rows.py``)."""
+"""The words on the bench runs an advice reads, from the calibration's records: the
+refusals (:func:`refusal`, the one renderer of ``calibrate.rows.CalibrationError``: a
+``types.Refusal`` or a finding, and the runs left out); the flagged runs allowed and what
+to do about them; weak runs; which model was advised on and why the larger ones were
+passed over."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.table import flag_summary
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import agreeing, counted, filled, format_count, joined, noun_for, of_the
+from gpuscale.quantities import (
+    agreeing,
+    counted,
+    filled,
+    format_count,
+    format_ms,
+    joined,
+    noun_for,
+    of_the,
+)
+from gpuscale.tables.requests import ref
+
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 # The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
 NOTES_COMMAND = (
@@ -34,19 +50,20 @@ NOT_ALLOWED = (
 )
 
 
-def broken_sentence(broken: dict[str, list[int]]) -> str:
+def broken_sentence(broken: Broken) -> str:
     """The models ``broken`` names, each with the counts whose loss was not finite."""
     return "; ".join(
         f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
-        for model, counts in broken.items()
+        for model, counts in broken
     )
 
 
-def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
-    """The refusal when the model asked for, or every model of ``where`` measured, is broken
-    (``broken``: those models, ``broken_models``)."""
+def _broken(found: Refusal) -> str:
+    """The refusal when the model asked for, or every model of the file measured, is
+    broken."""
+    broken, where = found.broken, found.where
     if len(broken) == 1:
-        ((model, counts),) = broken.items()
+        ((model, counts),) = broken
         said = (
             f"{model} is broken: loss not finite (NaN or inf) in its runs on "
             f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
@@ -62,7 +79,7 @@ def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
     )
 
 
-def broken_note(broken: dict[str, list[int]]) -> str:
+def broken_note(broken: Broken) -> str:
     """The sentence saying which models were left out as broken ("" when none)."""
     if not broken:
         return ""
@@ -72,11 +89,9 @@ def broken_note(broken: dict[str, list[int]]) -> str:
     )
 
 
-def flag_lines(table: pd.DataFrame) -> str:
+def flag_lines(flags: Flags) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
-    return "; ".join(
-        f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flag_summary(table)
-    )
+    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flags)
 
 
 def remedy(kinds: list[str]) -> str:
@@ -101,56 +116,54 @@ def remedy(kinds: list[str]) -> str:
     return said[:1].upper() + said[1:]
 
 
-def flagged_help(table: pd.DataFrame) -> str:
-    """The sentence a refusal ends with when flagged runs were left out and one of them was
-    an N = 1 run ("" otherwise: allowing them would not give the run that is missing)."""
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
+def _flagged_help(left: LeftOut) -> str:
+    """What a refusal adds on the flagged runs left out where one was an N = 1 run ("":
+    allowing them would not give the run that is missing)."""
+    if not left.single:
         return ""
-    kinds = [kind for kind, _, _ in flag_summary(table)]
-    left = int(flagged.sum())
+    kinds = [kind for kind, _, _ in left.flags]
     return (
-        f". {counted(left, 'run')} {agreeing(left, 'was', 'were')} left out as flagged: "
-        f"{flag_lines(table)}. "
-        f"{remedy(kinds)}"
+        f". {counted(left.left, 'run')} {agreeing(left.left, 'was', 'were')} left out as "
+        f"flagged: {flag_lines(left.flags)}. {remedy(kinds)}"
     )
 
 
-def allowed_warning(sound: pd.DataFrame, flagged: int, broken: dict[str, list[int]]) -> str | None:
-    """The warning where ``--allow-flagged`` let ``flagged`` runs of ``sound`` in (and the
-    broken models it could not: ``broken``); None where neither."""
+def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
+    """The warning where ``--allow-flagged`` let ``flagged`` runs in (and the broken models
+    it could not: ``broken``); None where neither."""
     said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
     if flagged:
         said.insert(
             0,
             f"{counted(flagged, 'flagged run')} used (--allow-flagged): "
-            f"{flag_lines(sound)}. The figures they give are less certain",
+            f"{flag_lines(flags)}. The figures they give are less certain",
         )
     return f"WARNING: {'. '.join(said)}." if said else None
 
 
-def all_failed(runs: pd.DataFrame, model: str, where: str) -> str:
-    """The refusal where every run of ``model`` failed: how many, and the last one's error."""
-    last = runs.iloc[-1]
+def _all_failed(found: Refusal) -> str:
+    """The refusal where every run of the model failed: how many, and the last one's error."""
     return (
-        f"every run of {model!r} in {where} failed ({len(runs)}), the last "
-        f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
+        f"every run of {found.model!r} in {found.where} failed ({found.runs}), the last "
+        f"{found.status}: {found.error[:200]}; nothing measured to advise from"
     )
 
 
 MODEL_THEN = " (give one of them as model=)"
 
 
-def not_in_file(model: str, names: list[str], where: str) -> str:
+def _not_in_file(found: Refusal) -> str:
     """The rule a model not in the bench results breaks: the closest name, and those there."""
+    names = list(found.names)
     return (
-        f"not in {where}{did_you_mean(model, names)}; it holds "
+        f"not in {found.where}{did_you_mean(found.model, names)}; it holds "
         f"{counted(len(names), 'model')}: {joined(names) or 'none'}"
     )
 
 
-def columns_missing(missing: list[str]) -> str:
+def _columns_missing(found: Refusal) -> str:
     """The refusal of a table that is no bench table: the first columns it lacks."""
+    missing = found.names
     shown = ", ".join(missing[:4]) + filled(" and {} more", max(len(missing) - 4, 0))
     return (
         f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
@@ -158,7 +171,32 @@ def columns_missing(missing: list[str]) -> str:
     )
 
 
-def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
+_REFUSALS: dict[RefusalKind, Callable[[Refusal], str]] = {
+    RefusalKind.BROKEN: _broken,
+    RefusalKind.ALL_FAILED: _all_failed,
+    RefusalKind.NOT_IN_FILE: _not_in_file,
+    RefusalKind.COLUMNS_MISSING: _columns_missing,
+}
+
+
+def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
+    """A refusal of the calibration in words, the one renderer of ``CalibrationError``:
+    ``found`` (a :class:`Refusal` by its kind, a finding by its template, a sentence as it
+    is), then the runs ``left`` out, the sentence closed."""
+    text = _REFUSALS[found.kind](found) if isinstance(found, Refusal) else said(found)
+    if left:
+        return f"{text}{_flagged_help(left)}{broken_note(left.broken)}."
+    return text
+
+
+def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
+    """A request's field the bench refuses, with its value, as Python names it (the
+    command line reads the options, ``tables.requests.as_options``)."""
+    model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
+    return f"{ref(field, value)} is {refusal(found)}{MODEL_THEN * model}"
+
+
+def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
     was not finite, where it is broken: then none of its runs is used)."""
     if broken:
@@ -176,40 +214,56 @@ def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
     return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
 
 
-def largest_trusted(
-    chosen: str, size: float, passed: list[tuple[str, float, pd.DataFrame, list[int] | None]]
-) -> str:
-    """The model advised on (``chosen``, of ``size`` parameters), the largest with a
-    trustworthy N = 1 run, and each larger one ``passed`` over (name, size, its runs, the
-    counts whose loss was not finite) and why."""
-    said = "; ".join(
-        f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
-        for name, params, runs, broken in passed
-    )
-    return (
-        f"Advised on {chosen} ({format_count(size)} parameters), the largest model "
-        f"with a trustworthy N = 1 run; not used: {said} (--model to choose one)."
-    )
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The model advised on where none was asked (``model``, of ``size`` parameters; ""
+    where it is not the bench's), each larger one passed over (name, size, its runs, the
+    counts whose loss was not finite) and, where none was, the others benched."""
+
+    model: str
+    size: float
+    passed: tuple[tuple[str, float, pd.DataFrame, tuple[int, ...] | None], ...] = ()
+    others: tuple[str, ...] = ()
 
 
-def largest_of(chosen: str, size: float, models: int, others: list[str]) -> str:
-    """The model advised on, the largest of the ``models`` benched, and the ``others``."""
-    return (
-        f"Advised on {chosen} ({format_count(size)} parameters), the largest of the "
-        f"{models} models benched (--model to choose another: {joined(others)})."
+def chosen_said(found: Chosen) -> tuple[str, str]:
+    """Why the model advised on was chosen: the larger ones passed over and why, else,
+    the largest of several benched, the others ``--model`` chooses; "" for what does not
+    apply."""
+    if found.passed:
+        said = "; ".join(
+            f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
+            for name, params, runs, broken in found.passed
+        )
+        return (
+            f"Advised on {found.model} ({format_count(found.size)} parameters), the largest "
+            f"model with a trustworthy N = 1 run; not used: {said} (--model to choose one).",
+            "",
+        )
+    if not found.others:
+        return "", ""
+    return "", (
+        f"Advised on {found.model} ({format_count(found.size)} parameters), the largest of "
+        f"the {len(found.others) + 1} models benched (--model to choose another: "
+        f"{joined(found.others)})."
     )
 
 
 @dataclass(frozen=True, slots=True)
 class WeakRuns:
     """The runs of ``model`` an advice uses that are weak evidence: ``weak`` of ``runs``,
-    on ``counts`` devices, and the kinds of why."""
+    on ``counts`` devices, the kinds of why, what to bench (``fix``: None where the change
+    line says it; ``fix_in_full``: with the steps' basis) and the results file (``file``,
+    a shell word) whose notes say more."""
 
     weak: int
     runs: int
     model: str
-    counts: list[int]
-    kinds: list[str]
+    counts: tuple[int, ...]
+    kinds: tuple[str, ...]
+    fix: str | None
+    fix_in_full: str
+    file: str
 
 
 def on_devices(counts: Sequence[int]) -> str:
@@ -219,20 +273,52 @@ def on_devices(counts: Sequence[int]) -> str:
     return f"{joined(counts)} devices"
 
 
-def weak_evidence(found: WeakRuns, fix: str | None, fix_in_full: str, file: str) -> tuple[str, str]:
-    """The warning on weak runs (with what to bench, ``fix``, where their steps can be
-    read) and the same in full (``fix_in_full``; the command printing their notes, on
-    ``file``)."""
+def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
+    """The warning on weak runs (with what to bench, where their steps can be read) and
+    the same in full (with the command printing their notes); (None, None) for none."""
+    if found is None:
+        return None, None
     on = on_devices(found.counts)
     runs = of_the(found.weak, found.runs, "bench run")
     said = (
         f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
         f"{agreeing(found.weak, 'is', 'are')} weak ({', '.join(found.kinds)})"
     )
-    short = "" if fix is None else f": {fix} for firm numbers"
+    short = "" if found.fix is None else f": {found.fix} for firm numbers"
     full = (
         f"Weak evidence: {runs} of {found.model} (on {on}): {', '.join(found.kinds)}; the bench "
-        f"table's evidence_notes say more: `{NOTES_COMMAND.format(file)}`; "
-        f"{fix_in_full} for firm numbers."
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(found.file)}`; "
+        f"{found.fix_in_full} for firm numbers."
     )
     return f"{said}{short}", full
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
+    its synchronised minus no-sync step, or its step less the plain one where that is
+    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
+    plain step times the sharded module, not a bare one)."""
+    own = row.get("fsdp_overhead_ms")
+    own = "unmeasured" if own is None or pd.isna(own) else format_ms(float(own))
+    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    nosync = row.get("nosync_step_ms_mean")
+    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
+    if all(timed[::2]) and not (
+        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
+    ):
+        said = sentence("fsdp_sync_less_nosync", own=own, step=float(step), nosync=float(nosync))
+        if timed[1]:
+            said += sentence("fsdp_plain_sharded", plain=float(plain))
+        return said
+    if timed[0] and timed[1]:
+        less = f"its plain step ({format_ms(float(plain))})"
+        return f"{own}: its step ({format_ms(float(step))}) less {less}"
+    return sentence("fsdp_sync_minus_nosync", own=own)
+
+
+def fsdp_note(row: pd.Series) -> str:
+    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
+    if row["strategy"] != "fsdp":
+        return ""
+    step = float(row["step_ms_mean"])
+    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))

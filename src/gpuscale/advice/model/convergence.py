@@ -1,7 +1,6 @@
-"""What training to the target takes (the convergence, :func:`resolved`): an MLPerf workload's
-reference convergence points (``mlperf.rcp.workload_rcps``, fitted by
-``analysis.critical_batch.rcp_fit``), a noise scale given or the bench's; and MLPerf's least
-time to train (:func:`mlperf_floor`)."""
+"""What training to the target takes: ``E(B) = E_min (1 + B / B_noise)`` samples at global
+batch ``B`` (``analysis.critical_batch``), from an MLPerf workload's reference convergence
+points, a noise scale given or the bench's; and MLPerf's least time to train."""
 
 from __future__ import annotations
 
@@ -21,9 +20,8 @@ from gpuscale.tables.workloads import Unit
 @dataclass(frozen=True, slots=True)
 class Convergence:
     """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
-    the samples to train are its scale, why the bench's noise scale is not used (``thin``,
-    "" where it is or there is none), MLPerf's ``floor`` (:func:`mlperf_floor`) and the
-    steps of the bench's noise scale where it prices the batch (else None)."""
+    the samples to train are its scale, why the bench's noise scale is not used (``thin``),
+    MLPerf's ``floor`` and the steps of the bench's noise scale where it prices the batch."""
 
     model: ConvergenceModel | None
     samples_used: bool
@@ -44,9 +42,8 @@ def resolved(
     measured: NoiseScale | None,
     max_devices: int,
 ) -> Convergence:
-    """The convergence: the workload's RCPs (``found`` as read, ``fitted``) or a noise
-    scale given, else the bench's (``measured``; under ``FEW_NOISE_STEPS`` steps it prices
-    no batch, said), then MLPerf's least time to train at each count to ``max_devices``."""
+    """The convergence (:func:`convergence_for`; the bench's ``measured`` noise scale only
+    from ``FEW_NOISE_STEPS`` steps) and MLPerf's least time to train to ``max_devices``."""
     given = noise_scale is not None or workload is not None
     thin = "" if given else thin_noise(measured)
     kept = None if thin else measured
@@ -74,12 +71,10 @@ def convergence_for(
     samples_given: bool = False,
     fitted: ConvergenceModel | None = None,
 ) -> tuple[ConvergenceModel | None, bool]:
-    """The convergence model, and whether the samples to train (``samples``) are its
-    scale: an MLPerf workload's RCP fit (``fitted``, of ``rcps`` as read in the ruleset
-    asked; its own samples where its RCPs count samples: ``samples`` unused, and
-    ``samples_given`` refused), else a given noise scale, else the one the bench measured,
-    with ``E_min`` such that ``samples`` are needed at the reference batch; None without
-    any."""
+    """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's
+    RCP fit (``fitted``, of ``rcps``; where its RCPs count samples, its own: ``samples``
+    unused, ``samples_given`` refused), else a given noise scale, else the bench's, with
+    ``E_min`` such that ``samples`` are needed at ``reference_batch``; None without any."""
     if rcps is not None:
         if fitted is None:
             raise ValueError(no_rcps(rcps))
@@ -91,9 +86,8 @@ def convergence_for(
                 )
             return fitted, False
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
-        e_min = samples / (1 + reference_batch / fitted.b_noise)
-        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), True
-    if noise_scale is not None:
+        b_noise, source = fitted.b_noise, fitted.source + ", scaled"
+    elif noise_scale is not None:
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
         b_noise, source = noise_scale, "noise scale as given"
@@ -115,9 +109,8 @@ def convergence_for(
 
 
 def thin_noise(measured: NoiseScale | None) -> str:
-    """Why the bench's noise scale is not used to price a larger batch (``""`` where it
-    is): measured over fewer than ``FEW_NOISE_STEPS`` steps, it would choose the batch and
-    the gradient accumulation from a guess."""
+    """Why the bench's noise scale prices no larger batch (``""`` where it does): measured
+    over fewer than ``FEW_NOISE_STEPS`` steps, it is a guess."""
     fewest = FEW_NOISE_STEPS
     if measured is None or measured.steps >= fewest:
         return ""
@@ -126,8 +119,8 @@ def thin_noise(measured: NoiseScale | None) -> str:
 
 
 def no_rcps(found: WorkloadRcps) -> str:
-    """Why a workload has no convergence model in a ruleset, and the rulesets that
-    have its reference convergence points (the newest to give instead)."""
+    """Why a workload has no convergence model in a ruleset, and the rulesets that have
+    its RCPs."""
     others, shown = found.elsewhere, found.display
     where = phrase("rcps_nowhere")
     if others:

@@ -4,30 +4,15 @@ One device's micro-step at per-device batch ``b`` is a line in the batch::
 
     t(b) = t_fixed + b c        (c = F / R: FLOPs per sample over the achieved rate)
 
-``t_fixed`` holds what does not shrink with the batch: kernel launches (each costs
-microseconds of host time whatever its size), the framework's own work per step,
-optimizer kernels over every parameter tensor. **Strong scaling** (the global batch
-kept, split over N devices) saves only ``b c (1 - 1/N)`` of a step: a step that is mostly
-fixed cost barely shrinks, and any overhead of N devices then makes them slower (the
-small models of the measured single- vs dual-GPU study). **Weak scaling** (the
-per-device batch kept) pays the fixed cost once per device and step and gains
-throughput, at a larger global batch that may need more samples to converge.
+``t_fixed`` holds kernel launches, the framework's own work per step and optimizer kernels
+over every parameter tensor. Strong scaling (the global batch kept) saves only
+``b c (1 - 1/N)`` of a step; weak scaling (the per-device batch kept) pays ``t_fixed`` once
+per device and step, at a larger global batch.
 
-Where ``t_fixed`` comes from (``FixedCost.source``):
-
-* ``measured``: ``gpuscale bench`` times the bare module at N = 1 at its batch and at a
-  quarter of it, interleaved; the intercept of the line through the two
-  (``gpuscale.bench.summary.fixed_cost``).
-* ``entered``: step times at two or more batches (``--step-ms`` given twice, each with
-  its ``--batch``), least squares through them (``line``); or ``--fixed-ms``.
-* ``fitted``: the bench's per-family fit over its N = 1 runs (results written before the
-  bench timed a second batch).
-* ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
-  allows (``prior``); its whole range enters the advice's interval. From numbers, and for
-  a bench model timed at one batch with no family fit (``advice/calibrate/fixed_split.py``).
-
-The line is part of ``Compute.micro_ms`` (``advice/model/step.py``); a model benched at two
-or more batches gets a launch-bound floor instead (``advice/calibrate/fits.py``).
+Sources (``FixedCost.source``): measured (``gpuscale.bench.summary.fixed_cost``: the bare
+module at its batch and a quarter of it), entered (``--fixed-ms``, or step times at two
+batches through ``line``), fitted (the bench's per-family fit), or assumed (``GPU_PRIOR``
+narrowed by what the step allows: ``prior``).
 """
 
 from __future__ import annotations
@@ -60,12 +45,7 @@ class Prior:
     why: str
 
 
-# A GPU step's fixed cost when nothing measured it: 1-20 ms, 4 ms most likely (its sources,
-# gpuscale's own H100 rows and the published single- vs dual-GPU study, in the data file)
-GPU_PRIOR = Prior(
-    *PRIORS["gpu_fixed_cost"].ends,
-    PRIORS["gpu_fixed_cost"].said,
-)
+GPU_PRIOR = Prior(*PRIORS["gpu_fixed_cost"].ends, PRIORS["gpu_fixed_cost"].said)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -143,8 +123,7 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
-    """The fixed cost of step times entered at two or more batches (the first pair is the
-    configuration advised on)."""
+    """The fixed cost of step times entered at two or more batches."""
     fixed, per_sample = line(points)
     longest = max(ms for _, ms in points)  # every step time in one unit
     shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
@@ -157,7 +136,6 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
 
 
 def given(ms: float, at_batch: float) -> FixedCost:
-    """A fixed cost entered as such (``--fixed-ms``)."""
     return FixedCost.exact(ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch)
 
 
@@ -170,12 +148,9 @@ def prior(
     base: Prior = GPU_PRIOR,
     floor_from_peak: bool = True,
 ) -> FixedCost:
-    """The device-level prior of ``base``, narrowed by the step of ``step_ms`` at
-    ``batch``: at most the step less its work at the device's peak (``work_at_peak_ms``:
-    batch x FLOPs per sample / peak), at least the step less that work at ``MIN_MFU`` of
-    the peak (below 1% of the peak a step is launch- or framework-bound). Without
-    ``floor_from_peak`` (FLOPs per sample not given, the work a lower bound) the peak only
-    caps it."""
+    """``base`` narrowed by the step of ``step_ms`` at ``batch``: at most the step less its
+    work at the device's peak (``work_at_peak_ms``), at least the step less that work at
+    ``MIN_MFU`` of the peak (with ``floor_from_peak``: the FLOPs per sample given)."""
     cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
     floor = 0.0
     if work_at_peak_ms is not None and floor_from_peak:
@@ -220,9 +195,7 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
 @dataclass(frozen=True, slots=True)
 class Split:
     """A fixed cost and the forward + backward split it gives (ms fixed, TFLOP/s of the
-    work, a floor the step does not go below: 0 for none), with what was done, said: a
-    measured one checked against the device's peak (``within_peak``), or a bench row's
-    (``advice/calibrate/fixed_split.py``)."""
+    work, a floor the step does not go below: 0 for none), and what was done, said."""
 
     cost: FixedCost
     fixed_ms: float
@@ -248,7 +221,7 @@ def within_peak(
     host's CPU sets the step (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync
     step 28.8 ms at batch 32). Then the plain steps' slope splits the step where the
     device can reach that rate; else the step is a launch-bound floor and work beyond it
-    is priced at the peak. ``peak_words`` names the peak (a CPU's ceiling)."""
+    is priced at the peak."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -258,14 +231,7 @@ def within_peak(
         fixed = max(fb_ms - slope * batch, 0.0)
         tflops = rate_tflops(1, flops_per_sample, slope)
         said = phrase("fixed_slope", slope=format_ms(slope), tflops=tflops, peak=peak_words)
-        cost = replace(
-            own,
-            ms=fixed,
-            low_ms=min(own.low_ms, fixed),
-            high_ms=fixed,
-            basis=f"{own.basis}; {said}",
-        )
-        return Split(cost, fixed, tflops, 0.0, said)
+        return Split(_raised(own, fixed, said), fixed, tflops, 0.0, said)
     said = phrase(
         "fixed_launch_floor",
         fb=format_ms(fb_ms),
@@ -274,10 +240,12 @@ def within_peak(
         peak=peak_words,
         peak_tflops=peak_tflops,
     )
-    cost = replace(
-        own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
-    )
-    return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+    return Split(_raised(own, fb_ms, said), max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+
+
+def _raised(own: FixedCost, ms: float, said: str) -> FixedCost:
+    """``own`` at ``ms`` (its high end; its low end no higher), with ``said`` why."""
+    return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=f"{own.basis}; {said}")
 
 
 def of_numbers(
@@ -288,9 +256,9 @@ def of_numbers(
     measure: Measure,
 ) -> tuple[FixedCost, FixedCost | None]:
     """The fixed cost of a step given by numbers (``points``: (batch, step ms), the first
-    advised on): ``fixed_ms`` as entered, a line through two step times, else ``prior``;
-    and where the prior stands and the FLOPs per sample were not given, the prior at
-    exactly 6 x parameters (their low end, so the 1% floor holds; None otherwise)."""
+    advised on): ``fixed_ms``, a line through two step times, else ``prior``; and where
+    the FLOPs per sample were not given, the prior at exactly 6 x parameters (None
+    otherwise)."""
     per_device, step_ms = points[0]
     if fixed_ms is not None:
         return given(min(fixed_ms, step_ms), per_device), None

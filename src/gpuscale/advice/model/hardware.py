@@ -1,13 +1,6 @@
-"""The device an advice runs on, as resolved once, and what its hardware allows.
-
-The record (:class:`DeviceRecord`, resolved once by ``calibrate.link.device_record``): the
-name given (``--device-name``), the one a bench recorded, or the one the link implies
-(``nvlink4``: an H100 SXM board); everything later reads the record, never the name again.
-
-Rates that cannot be true (``rate_warnings``): under 1% of the device's peak or above it.
-The other such checks: ``calibrate.link`` (device counts), ``convergence.mlperf_floor``
-(time to train), ``model/floors.py`` (steps); a run's own numbers: ``gpuscale/plausibility.py``.
-"""
+"""The device an advice runs on, resolved once (``calibrate.link.device_record``: the name
+given, the one a bench recorded, or the one the link implies), and the rates that cannot be
+true on it: under ``MIN_MFU`` of its peak or above it."""
 
 from __future__ import annotations
 
@@ -34,20 +27,17 @@ class DeviceRecord:
     peaks_tflops: tuple[tuple[str, float], ...] = ()
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
-        """The peak TFLOP/s at ``precision`` (fp32 with ``tf32``: TF32's); None: no peak."""
         return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
 
     @property
     def memory_bytes(self) -> float | None:
-        """The part's memory in bytes (the vendor's "GB" read as the decimal unit: an
-        H100 80GB holds 80e9), None for an unknown device."""
+        """The part's memory in bytes (the vendor's "GB" as 10^9: an H100 80GB holds 80e9)."""
         return self.part.memory_gib * 1e9 if self.part is not None else None
 
     @property
     def nvlink_board(self) -> str | None:
-        """The NVLink preset of a part on an NVLink baseboard (``H100``: the SXM5 part),
-        None for PCIe and NVL cards (an NVLink bridge is no given), parts without NVLink
-        and unknown devices."""
+        """The NVLink preset of a part on an NVLink baseboard (an H100 SXM5), None for PCIe
+        and NVL cards (an NVLink bridge is no given) and the rest."""
         part = self.part
         return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
 
@@ -65,14 +55,11 @@ def rate_warnings(
     fixed_taken_ms: float | None = None,
     flops_assumed: bool = False,
 ) -> list[Finding]:
-    """A finding when the achieved TFLOP/s per device is above the device's highest
-    (bf16) peak or (with ``low``) under ``MIN_MFU`` of its peak at ``precision``
-    (``fixed_taken_ms``: the fixed cost taken, the other reading of a low rate;
-    ``flops_assumed``: the FLOPs per sample were not given but taken as 6 x parameters, a
-    transformer's, which a low rate rests on); for an unknown device, only a rate above
-    every known device's peak."""
+    """A finding when the achieved TFLOP/s per device is above the device's highest (bf16)
+    peak (an unknown device's: the fastest known) or, with ``low``, under ``MIN_MFU`` of
+    its peak at ``precision`` (``fixed_taken_ms`` and ``flops_assumed``: the other readings
+    of a low rate)."""
     peak, at = device.peak, device.tflops(precision)
-    # the most a rate can be: the device's highest (bf16) peak, else the fastest known
     top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
     if tflops > top.bf16:
         kind = FindingKind.RATE_ABOVE_PEAK if peak else FindingKind.RATE_ABOVE_EVERY_PEAK
@@ -99,10 +86,8 @@ def rate_warnings(
 def unchecked_note(
     tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
 ) -> Finding | None:
-    """Where a device is named but the device catalogue has no peak for it (an A10G, a
-    TPU), the finding that the rate (``rate_of``: ``inputs``, ``inputs_whole_step`` or
-    ``bench``, what gives it) could not be checked against its peak; None where there is
-    no device or its peak is known (the check was made)."""
+    """The finding that the rate (``rate_of``: what gives it) could not be checked against a
+    named device's peak, the catalogue having none (an A10G, a TPU); else None."""
     if not device.name or device.peak is not None:
         return None
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)

@@ -34,15 +34,9 @@ class SourcedPrior:
 
 def _read() -> dict[str, SourcedPrior]:
     text = (resources.files("gpuscale") / "data" / PRIORS_FILE).read_text()
+    read = ("point", "low", "high", "unit", "source", "said")
     return {
-        name: SourcedPrior(
-            point=entry["point"],
-            low=entry["low"],
-            high=entry["high"],
-            unit=entry["unit"],
-            source=entry["source"],
-            said=entry.get("said", ""),
-        )
+        name: SourcedPrior(**{k: entry[k] for k in read if k in entry})
         for name, entry in json.loads(text)["priors"].items()
     }
 

@@ -1,11 +1,10 @@
-"""Device power for energy per trained model: measured where the bench measured it, else the
-board power limit of the catalogue's part (the vendors' datasheets): training runs near the
-limit, so it is an upper estimate; never a guess for an unknown device. CPUs have no entry:
-their package power comes from RAPL (``gpuscale bench`` on a CPU) or from ``--power-w``."""
+"""Device power for energy per trained model: given (``--power-w``) > measured by the bench
+(NVML; a CPU's RAPL package share) > the board power of the catalogue's part
+(``hardware.power``: an upper estimate, training runs near the limit); None for a CPU or an
+unknown device without a measurement."""
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import maybe
+from gpuscale.hardware.power import PerBatch, WholeJob, charged_at, watts_at, whole_job_w
 from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
@@ -30,46 +30,29 @@ LIKELY = {True: "power_smaller", False: "power_larger"}
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device and where the figure comes from; ``watts`` None when unknown. Each
-    count is charged the watts of its own per-device batch (``per_device``)."""
+    """Watts per device and where the figure comes from (``watts`` None: unknown)."""
 
     watts: float | None
     source: str
-    # (N, per-device batch, W of the whole job) measured by the bench (every device, each
-    # CPU package once): energy at that N and batch uses it instead of watts x N
-    total_w_at: tuple[tuple[int, int, float], ...] = ()
-    # (per-device batch, W per device) measured by N = 1 runs of the same configuration
-    at_batch: tuple[tuple[int, float], ...] = ()
+    # the whole job's watts at (N, batch) (every device, each CPU package once): energy
+    # there uses it instead of watts x N
+    total_w_at: WholeJob = ()
+    at_batch: PerBatch = ()  # W per device by N = 1 runs of the same configuration
     meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
     measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
 
-    def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
-        """How per-device ``batch`` is charged from the N = 1 runs (``at_batch`` not empty):
-        ``("own", (batch,))`` measured at it, ``("between", (low, high))`` interpolated
-        between the two measured around it, ``("nearest", (b,))`` the nearest measured."""
-        measured = dict(self.at_batch)
-        if batch in measured:
-            return "own", (batch,)
-        below = [b for b in measured if b < batch]
-        above = [b for b in measured if b > batch]
-        if below and above:
-            return "between", (max(below), min(above))
-        return "nearest", (min(measured, key=lambda b: abs(b - batch)),)
-
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
-        """(W per device, where it comes from) at per-device ``batch`` (:meth:`basis`),
-        interpolated in log batch; ``watts`` without per-batch measurements."""
+        """(W per device, its source) at per-device ``batch``, interpolated in log batch."""
         if not self.at_batch or batch is None:
             return self.watts, self.source
         measured = dict(self.at_batch)
         kind = f"measured ({self.meter}) by an N = 1 run"
-        how, batches = self.basis(batch)
+        how, batches = charged_at(self.at_batch, batch)
+        watts = watts_at(self.at_batch, batch)
         if how == "own":
-            return measured[batch], f"{kind} at batch {batch:g}"
+            return watts, f"{kind} at batch {batch:g}"
         if how == "between":
             low, high = batches
-            share = math.log(batch / low) / math.log(high / low)
-            watts = measured[low] + share * (measured[high] - measured[low])
             low_w, high_w = measured[low], measured[high]
             return watts, phrase(
                 "power_interpolated",
@@ -79,70 +62,53 @@ class Power:
                 high=high,
                 high_w=high_w,
             )
-        nearest = batches[0]
-        return measured[nearest], phrase("power_nearest", kind=kind, nearest=nearest, batch=batch)
+        return watts, phrase("power_nearest", kind=kind, nearest=batches[0], batch=batch)
 
     def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
-        """The power sentence for ``counts`` ((N, per-device batch): the predictions'
-        rows): the source, then how each count is charged, as :meth:`source_at` charges it
-        (power at a smaller batch than measured is likely lower: an upper estimate)."""
+        """The power sentence for ``counts`` ((N, per-device batch)): the source, then how
+        each count is charged."""
         if not self.at_batch:
             return self.source
         groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
         for n, b in counts:
             if b is None or self.per_device(b)[0] is None:
                 continue
-            key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
+            whole = whole_job_w(self.total_w_at, n, b) is not None
+            key = ("whole", ()) if whole else charged_at(self.at_batch, b)
             groups.setdefault(key, []).append((int(n), float(b)))
         parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
         return phrase("power_said", source=self.source, charged=filled("; {}", "; ".join(parts)))
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
-        """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
-        batch (whole job), else the watts of the batch x N."""
-        if (measured := self._measured_total(devices, batch)) is not None:
+        """Watts of ``devices`` devices at per-device ``batch``: the whole job's measured,
+        else per device x N."""
+        if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
             return measured
         return maybe(operator.mul, self.per_device(batch)[0], devices)
 
     def source_at(self, devices: int, batch: float | None = None) -> str:
-        """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
-        if self._measured_total(devices, batch) is not None:
+        if whole_job_w(self.total_w_at, devices, batch) is not None:
             return f"measured at {counted(devices, 'device')} (whole job)"
         watts, source = self.per_device(batch)
         if watts is None:
             return "unknown"
         return agreeing(devices, source, f"{source} x {devices}")
 
-    def _measured_total(self, devices: int, batch: float | None) -> float | None:
-        """The whole job's watts measured at ``devices`` and ``batch`` (any batch when
-        ``batch`` is None), else None."""
-        for n, b, watts in self.total_w_at:
-            if n == devices and (batch is None or b == batch):
-                return watts
-        return None
-
-
-def _on(rows: list[tuple[int, float]]) -> str:
-    """``2, 4 and 8 devices`` (``1 device``): the noun agrees with the devices the counts
-    (each at least 1) add up to, singular only for one count of 1."""
-    counts = [n for n, _ in rows]
-    return f"{joined(counts)} {noun_for(sum(counts), 'device')}"
-
 
 def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
-    """How the counts ``rows`` ((N, per-device batch)) are charged (``Power.basis``)."""
+    counts = [n for n, _ in rows]
+    on = f"{joined(counts)} {noun_for(sum(counts), 'device')}"  # 2, 4 and 8 devices
     at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
     if how == "whole":
-        return phrase("power_whole", on=_on(rows))
+        return phrase("power_whole", on=on)
     if how == "own":
-        return phrase("power_own", on=_on(rows), at=at)
+        return phrase("power_own", on=on, at=at)
     if how == "between":
         low, high = batches
-        return phrase("power_between", on=_on(rows), at=at, low=low, high=high)
+        return phrase("power_between", on=on, at=at, low=low, high=high)
     nearest = batches[0]
-    smaller = all(b < nearest for _, b in rows)
-    likely = phrase(LIKELY[smaller])
-    return phrase("power_nearest_rows", on=_on(rows), at=at, nearest=nearest, likely=likely)
+    likely = phrase(LIKELY[all(b < nearest for _, b in rows)])
+    return phrase("power_nearest_rows", on=on, at=at, nearest=nearest, likely=likely)
 
 
 def device_power(
@@ -152,9 +118,8 @@ def device_power(
     measured_w: float | None = None,
     given_w: float | None = None,
 ) -> Power:
-    """The power to charge per device (``device``: its kind, ``cpu`` or ``cuda``):
-    given > measured > the board power of ``record``'s part; a CPU or an unknown device
-    without a measurement gets None (no energy claimed)."""
+    """The power to charge per device (``device``: its kind, ``cpu`` or ``cuda``), in the
+    module's order."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -184,11 +149,10 @@ def bench_power(
     record: DeviceRecord,
     given_w: float | None = None,
 ) -> Power:
-    """The one choice of power for advice from bench rows: given > measured > the board
-    table. Measured: the trusted runs of ``model`` in the configuration ``group`` (its
-    batch aside): the watts per device of its N = 1 runs at each per-device batch (the
-    latest per batch) and the whole job's at each (N, batch) (median); where the
-    configuration measured none, the latest N = 1 run of ``model`` that did."""
+    """The power from bench rows. Measured: the trusted runs of ``model`` in configuration
+    ``group`` (its batch aside): W per device of its N = 1 runs per batch (the latest) and
+    the whole job's per (N, batch) (median); where the configuration measured none, the
+    latest N = 1 run of ``model`` that did."""
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
     ok = trusted_runs(table)
@@ -220,9 +184,8 @@ def bench_power(
 
 
 def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
-    """The power per device of ``record``'s device (``given_w`` where given); where the
-    device is the one the link ``implied_by`` implies (as the rate check reads it:
-    ``nvlink4``, an H100 SXM), said so."""
+    """The power per device of ``record``'s device, said as implied by the link
+    ``implied_by`` (``nvlink4``: an H100 SXM) where it is."""
     power = device_power(None, record, given_w=given_w)
     if implied_by is not None and given_w is None and power.watts is not None:
         said = phrase("power_implied", source=power.source, implied_by=implied_by)

@@ -1,16 +1,11 @@
-"""What the runs do not measure, each with its source: priors for the N > 1 terms a model
-given by its numbers leaves unmeasured, and the step's 80% interval at N > 1.
+"""What the runs do not measure: priors for the N > 1 terms a model given by its numbers
+leaves unmeasured (low, most likely, high: 10th, 50th, 90th percentiles; values and sources
+in ``data/advice_priors.json``), and the step's 80% interval at N > 1.
 
-Priors (low, most likely, high: 10th, 50th and 90th percentiles of what measured them;
-values and sources in ``data/advice_priors.json``), in the form the step model takes them
-(``advice/model/step.py``):
-
-* **DDP's own work** (``t_ddp``): its bucket copies, ``DDP_COPIES`` bytes of memory traffic
-  per gradient byte at the device's memory bandwidth, and a rest per step (hooks): the
-  synchronised minus the no-sync step at N = 1, less the copies (``ddp_work``, ms).
-* **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of a normal
-  spread (Chen et al., "Revisiting distributed synchronous SGD", 2016) whose sd is a share
-  of the step's fixed cost, the host's time (``step_spread``).
+* ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
+  bucket copies (``DDP_COPIES`` bytes of memory traffic per gradient byte).
+* ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
+  "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
 
 NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
 
@@ -19,8 +14,6 @@ The step's error: each model with bench rows at N > 1 left out in turn (at most
 half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen
 models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
 wider by ``sqrt(log2 N)`` above the largest measured.
-
-What training to the target takes (the convergence): ``advice/model/convergence.py``.
 """
 
 from __future__ import annotations
@@ -47,8 +40,8 @@ FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
 @dataclass(frozen=True, slots=True)
 class SharePrior:
-    """A prior: low, most likely, high (10th, 50th, 90th percentiles of what measured it),
-    its term, source and unit (``in_ms``: ms, else a share)."""
+    """A prior (low, most likely, high), its term, source and unit (``in_ms``: ms, else a
+    share)."""
 
     low: float
     point: float
@@ -60,24 +53,19 @@ class SharePrior:
     def at(self, which: str) -> float:
         return {"low": self.low, "point": self.point, "high": self.high}[which]
 
+    @classmethod
+    def of(cls, name: str, term: TermId, in_ms: bool = False) -> SharePrior:
+        """The prior ``name`` of ``data/advice_priors.json``."""
+        return cls(*PRIORS[name].ends, term, PRIORS[name].said, in_ms)
 
-DDP_WORK = SharePrior(
-    *PRIORS["ddp_work"].ends,
-    TermId.DDP,
-    PRIORS["ddp_work"].said,
-    in_ms=True,
-)
-STEP_SPREAD = SharePrior(
-    *PRIORS["step_spread"].ends,
-    TermId.WAIT,
-    PRIORS["step_spread"].said,
-)
+
+DDP_WORK = SharePrior.of("ddp_work", TermId.DDP, in_ms=True)
+STEP_SPREAD = SharePrior.of("step_spread", TermId.WAIT)
 
 
 def with_priors(compute: Compute, step: float, which: str) -> Compute:
-    """``compute`` (``step`` ms) with the step's spread (a share of its fixed cost, whatever
-    the batch) from its prior (``which``: low, point or high); DDP's work per million
-    parameters is the model's (``ModelSpec.ddp_ms_per_mparam`` at ``DDP_WORK``)."""
+    """``compute`` (``step`` ms) with the step's spread from its prior (``which``: low,
+    point or high)."""
     sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
@@ -95,7 +83,8 @@ EXTRAPOLATED_SAID = Finding.of(FindingKind.STEP_EXTRAPOLATED, width_log=EXTRAPOL
 
 @dataclass(frozen=True, slots=True)
 class StepError:
-    """The log half-width of a step's 80% interval at N > 1 (to ``measured_n``), and whence."""
+    """The log half-width of a step's 80% interval at N > 1 (to ``measured_n``), and whence;
+    wider by ``sqrt(log2 N / log2 measured_n)`` beyond."""
 
     width_log: float = EXTRAPOLATED
     measured_n: int = 1
@@ -150,9 +139,8 @@ def from_residuals(
 
 
 def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> StepError:
-    """``error`` saying also how far the calibrated model is from the N > 1 runs it was
-    calibrated on (``pairs``: measured, predicted step): leave-one-out measures unseen
-    models; a model off at its own runs is off there too."""
+    """``error`` saying also how far the calibrated model is from its own N > 1 runs
+    (``pairs``: measured, predicted step)."""
     r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
     if not r:
         return error
@@ -165,8 +153,8 @@ MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval
 
 
 def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
-    """``most`` of ``models`` spread evenly over their sizes (all when fewer), smallest and
-    largest among them, the same choice on every run."""
+    """``most`` of ``models`` spread evenly over their sizes, smallest and largest among
+    them."""
     ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
     if len(ordered) <= most:
         return ordered
@@ -180,9 +168,8 @@ def leave_one_out(
     predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
     most: int = MAX_LEFT_OUT,
 ) -> StepError:
-    """Each model with N > 1 rows in ``table`` predicted without them (at most ``most``
-    models, spread over their sizes: one calibration each): ``predict(rest, model, ns)``
-    gives the predicted step (ms, or None) at each N of ``ns``."""
+    """Each model with N > 1 rows in ``table`` (at most ``most``) predicted without them:
+    ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
     ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()

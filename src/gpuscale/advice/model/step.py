@@ -91,12 +91,14 @@ REFERENCE_DEVICE = "H100 SXM5 80GB"
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
     """What the step model needs of a model: parameters, forward + backward FLOPs per
-    sample (``6 P`` for a dense network when unmeasured: 2 forward, 4 backward), and
-    bytes per gradient element."""
+    sample (``6 P`` for a dense network when unmeasured: 2 forward, 4 backward), bytes
+    per gradient element, and the units FSDP wraps (a transformer's layers; 1: the whole
+    model gathered at once, where no shape is known)."""
 
     params: float
     flops_per_sample: float | None = None
     grad_bytes_per_param: float = 4.0
+    units: int = 1
 
     def __post_init__(self) -> None:
         if not (self.params > 0 and math.isfinite(self.params)):
@@ -105,6 +107,8 @@ class ModelSpec:
             raise ValueError(phrase("flops_positive", flops=self.flops_per_sample))
         if self.grad_bytes_per_param not in (1, 2, 4, 8):
             raise ValueError(phrase("grad_bytes"))
+        if self.units < 1:
+            raise ValueError(f"FSDP units must be at least 1, got {self.units}")
 
     @property
     def flops(self) -> float:
@@ -307,7 +311,7 @@ def step_at(
         backward_ms *= 1 + wait_ms / compute_ms
     ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
     comm_s, last_s, latency_s = collectives_s(
-        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
+        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=model.units
     )
     nodes = network.inter is not None and network.per_node is not None
     link = step_terms.link_class(network.intra.name, nodes)  # the fitted terms' class

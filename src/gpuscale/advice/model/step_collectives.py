@@ -1,7 +1,12 @@
 """The collectives a data-parallel step issues, and their time on a ``Network``: DDP's
 gradient buckets (the first of 1 MiB, ``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``,
 then ``bucket_mb`` MiB), FSDP's two all-gathers and reduce-scatter, ZeRO-2's and hybrid
-sharding's approximations (``sharded_collectives``); one latency per collective."""
+sharding's approximations (``sharded_collectives``); one latency per collective. A
+sharded strategy issues its collectives per unit FSDP wraps (``units``: a transformer's
+layers, each all-gathered before its forward and its backward and its gradients
+reduce-scattered after it), each of the unit's share of the bytes: the same volume in
+``units`` times the collectives, each paying its own latency (``units`` 1: the whole
+model at once, where no layer count is known)."""
 
 from __future__ import annotations
 
@@ -59,7 +64,7 @@ def sharded_collectives(network: Network, n: int, strategy: str) -> list[tuple[s
 
 
 def latency_s(
-    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str, units: int = 1
 ) -> float:
     """The latency part of ``comm_times_s`` (seconds): one latency per collective of the
     step, each at its own size (``Network.latency_part_s``: the latency of the protocol
@@ -69,30 +74,32 @@ def latency_s(
     if n < 2 or grad_bytes <= 0:
         return 0.0
     part = network.latency_part_s
+    unit = grad_bytes / units  # each unit's collectives carry its share
     if strategy == "fsdp":
-        return 2 * part(grad_bytes, n, "all_gather") + part(grad_bytes, n, "reduce_scatter")
+        return units * (2 * part(unit, n, "all_gather") + part(unit, n, "reduce_scatter"))
     if strategy in SHARDED:
-        return sum(
-            part(grad_bytes * share, k, op)
-            for op, k, share in sharded_collectives(network, n, strategy)
+        return units * sum(
+            part(unit * share, k, op) for op, k, share in sharded_collectives(network, n, strategy)
         )
     return sum(count * part(size, n) for size, count in bucket_plan(grad_bytes, bucket_mb))
 
 
 def comm_times_s(
-    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str, units: int = 1
 ) -> tuple[float, float]:
-    """(collectives per step, the last one) in seconds for DDP or FSDP."""
+    """(collectives per step, the last one) in seconds for DDP or FSDP: a sharded
+    strategy's per unit of ``units``, the last unit's last collective the last one."""
     if n < 2:
         return 0.0, 0.0
+    unit = grad_bytes / units
     if strategy == "fsdp":
-        gather = network.time_s(grad_bytes, n, "all_gather")
-        scatter = network.time_s(grad_bytes, n, "reduce_scatter")
-        return 2 * gather + scatter, scatter
+        gather = network.time_s(unit, n, "all_gather")
+        scatter = network.time_s(unit, n, "reduce_scatter")
+        return units * (2 * gather + scatter), scatter
     if strategy in SHARDED:
         parts = sharded_collectives(network, n, strategy)
-        times = [network.time_s(grad_bytes * share, k, op) for op, k, share in parts]
-        return sum(times), times[-1]
+        times = [network.time_s(unit * share, k, op) for op, k, share in parts]
+        return units * sum(times), times[-1]
     if strategy != "ddp":
         raise ValueError(phrase("strategy_unknown", strategy=strategy))
     times = [(network.time_s(size, n), count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
@@ -100,9 +107,19 @@ def comm_times_s(
 
 
 def collectives_s(
-    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+    network: Network,
+    grad_bytes: float,
+    n: int,
+    *,
+    bucket_mb: float,
+    strategy: str,
+    units: int = 1,
 ) -> tuple[float, float, float]:
     """(collectives per step, the last one, their latency part) in seconds: what a step
-    on ``n`` devices communicates (``comm_times_s``, ``latency_s``), once per count."""
-    comm_s, last_s = comm_times_s(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
-    return comm_s, last_s, latency_s(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
+    on ``n`` devices communicates (``comm_times_s``, ``latency_s``), once per count; a
+    sharded strategy's per unit of ``units`` (DDP's buckets do not depend on them)."""
+    comm_s, last_s = comm_times_s(
+        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units
+    )
+    latency = latency_s(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units)
+    return comm_s, last_s, latency

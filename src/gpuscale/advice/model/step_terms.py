@@ -1,23 +1,20 @@
 """Terms of the step that nothing measured, fitted on published tables' development rows
-(``data/step_terms.json``; ``benchmarks/fit_step_terms.py`` fits them, choosing which are
-in by leave-one-source-out error on those rows):
+(``data/step_terms.json``, fitted by ``benchmarks/fit_step_terms.py``, each term in or out
+by leave-one-source-out error):
 
 * ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
   (``advice/model/nccl_cost.py``), not ``2(N-1)`` x the preset's hop latency;
-* ``contention_share`` (kappa): the communication backward hides still slows it, NCCL's
-  kernels taking SMs and memory bandwidth: ``kappa x hidden`` is added to the step, where
-  the overlap is the default (a measured overlap holds it already);
+* ``contention_share`` (kappa): ``kappa x hidden`` added to the step for the communication
+  backward hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks,
-  ``sigma x E[max of N standard normals] x compute`` (about ``sigma sqrt(2 ln N)`` for
-  large N), where nothing on the host measured the step's spread (a bench's N = 1 steps
-  or its slowdown at N > 1 hold it).
+  ``sigma x E[max of N standard normals] x compute``, where nothing on the host measured
+  the step's spread.
 
-``contention_share`` and ``rank_spread`` are each one value for every link class
-(``link_class``) or one per class, as the fit chose them; a class whose value is 0 has no
-such term, and a link of no class (custom or measured) has a value only where every class
-has the same one.
-
-``using`` sets other terms for a block (the fit evaluates the model with each term off)."""
+kappa and sigma are one value for every link class (``link_class``) or one per class. The
+data hold them per software stack (``STACKS``: ``legacy``, devices before Volta with the
+TensorFlow 1.x parameter servers of 2017; ``modern``, the rest); the advice takes
+``DEFAULT_STACK``'s (``FITTED``): the device catalogue has no device before Volta.
+"""
 
 from __future__ import annotations
 
@@ -33,6 +30,8 @@ import numpy as np
 
 TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+STACKS = ("legacy", "modern")
+DEFAULT_STACK = "modern"
 NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 
 
@@ -41,9 +40,8 @@ PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
 
 @dataclass(frozen=True, slots=True)
 class StepTerms:
-    """The fitted terms' values (see the module docstring): ``contention_share`` and
-    ``rank_spread`` one value for every link class, or ``(class, value)`` for each of
-    ``CLASSES``."""
+    """The fitted terms; ``contention_share`` and ``rank_spread`` one value, or
+    ``(class, value)`` for each of ``CLASSES``."""
 
     nccl_latency: bool = False
     contention_share: float | PerClass = 0.0
@@ -62,11 +60,9 @@ class StepTerms:
                     raise ValueError(f"{name} not in [0, 1]: {value} ({cls})")
 
     def contention(self, link: str | None) -> float:
-        """kappa on a network of ``link`` class (``link_class``; None: no class)."""
         return _of(self.contention_share, link)
 
     def spread(self, link: str | None) -> float:
-        """sigma on a network of ``link`` class (``link_class``; None: no class)."""
         return _of(self.rank_spread, link)
 
 
@@ -87,13 +83,24 @@ def _per_class(value: dict[str, float]) -> PerClass:
 
 
 _TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
-FITTED = StepTerms(
-    nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
-    contention_share=_per_class(_TERMS["contention_share"]["value"]),
-    rank_spread=_per_class(_TERMS["rank_spread"]["value"]),
-)
+FITTED_BY_STACK = {
+    stack: StepTerms(
+        nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
+        contention_share=_per_class(_TERMS["contention_share"]["value"][stack]),
+        rank_spread=_per_class(_TERMS["rank_spread"]["value"][stack]),
+    )
+    for stack in STACKS
+}
+FITTED = FITTED_BY_STACK[DEFAULT_STACK]
 _current = [FITTED]
 SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
+STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
+
+
+def of_stack(stack: str) -> StepTerms:
+    if stack not in FITTED_BY_STACK:
+        raise ValueError(f"stack {stack!r} is none of {STACKS}")
+    return FITTED_BY_STACK[stack]
 
 
 def current() -> StepTerms:
@@ -103,7 +110,7 @@ def current() -> StepTerms:
 
 @contextmanager
 def using(terms: StepTerms) -> Iterator[StepTerms]:
-    """The step model with ``terms`` inside the block (a fit's variants), then as before."""
+    """The step model with ``terms`` inside the block (a fit's variants)."""
     _current.append(terms)
     try:
         yield terms
@@ -142,26 +149,26 @@ def link_class(link_name: str, nodes: bool) -> str | None:
 def straggler_ms(
     n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
 ) -> float:
-    """The wait for the slowest of ``n`` ranks whose compute of ``compute_ms`` spreads by
-    ``rank_spread`` of itself on a network of ``link`` class (``link_class``; None: no
-    class): ``sigma x E[max of n] x compute``."""
+    """The wait for the slowest of ``n`` ranks, ms: ``sigma x E[max of n] x compute_ms``."""
     if n < 2:
         return 0.0
     return (terms or current()).spread(link) * expected_max_normal(n) * compute_ms
 
 
 def spread_said(link: str | None) -> str:
-    """The fitted spread in words where it stands on a network of ``link`` class
-    (``link_class``), else ``""``."""
+    """The fitted spread in words where it is above 0 on ``link`` class, else ``""``."""
     spread = current().spread(link)
     if spread <= 0:
         return ""
-    return SPREAD_SAID.format(spread=f"{spread:.1%}")
+    said = SPREAD_SAID.format(spread=f"{spread:.1%}")
+    # the stack assumed, where the fitted spread depends on it
+    if len({terms.spread(link) for terms in FITTED_BY_STACK.values()}) > 1:
+        said += STACK_SAID
+    return said
 
 
 def contention_ms(
     hidden_ms: float, terms: StepTerms | None = None, link: str | None = None
 ) -> float:
-    """What the communication hidden behind backward (``hidden_ms``) costs the backward on
-    a network of ``link`` class: ``contention_share x hidden``."""
+    """What the communication hidden behind backward costs it, ms: ``kappa x hidden_ms``."""
     return (terms or current()).contention(link) * max(hidden_ms, 0.0)

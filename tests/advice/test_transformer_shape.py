@@ -1,0 +1,215 @@
+"""Advice by numbers with a transformer's shape (``--preset``, ``--layers`` ...): its
+FLOPs, FSDP's collectives per layer and its activations in the memory check, through the
+command line and ``gpuscale.advise``; a shape that cannot be is refused naming what is
+wrong; ``--params`` alone keeps its numbers and says what it assumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.cli import app
+from gpuscale.hardware.transformer import presets
+
+runner = CliRunner()
+# one H100 node: a step of 2 s at one sequence a device (what a user measured), FSDP
+H100 = ("--step-ms", "2000", "--batch", "1", "--device-name", "H100 SXM")
+NODE = ("--interconnect", "nvlink4", "--scaling", "weak")
+
+
+def _json(*args: str) -> dict:
+    result = runner.invoke(app, ["advise", *args, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _refused(*args: str) -> str:
+    result = runner.invoke(app, ["advise", *args])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    return " ".join(result.output.split())
+
+
+def test_a_preset_round_trip_counts_its_activations_by_hand() -> None:
+    """Llama 3 8B at 8,192 tokens, one sequence a device, attention recomputed: per
+    layer 34 s b h = 34 x 8,192 x 4,096 = 1,140,850,688 bytes; the output layer and loss
+    4 s b h (1 + v / h) = 4 x 8,192 x (4,096 + 128,256) = 4,336,910,336; 32 layers:
+    40.844132352 GB on each device, whatever the strategy."""
+    doc = _json("--preset", "llama3-8b", *H100, *NODE, "--checkpointing", "selective")
+    memory = doc["memory"]
+    counted = memory["activations_counted"]
+    assert counted["per_layer_bytes"] == 1_140_850_688
+    assert counted["output_bytes"] == 4_336_910_336
+    assert (counted["layers"], counted["seq_len"], counted["micro_batch"]) == (32, 8192, 1)
+    assert memory["activations_gb"] == pytest.approx(40.844132352)
+    assert {r["activations_gb"] for r in memory["per_device"]} == {memory["activations_gb"]}
+    assert memory["params"] == 8_030_261_248
+    assert "Korthikanti" in memory["activations_source"]
+
+
+def test_no_checkpointing_at_8192_tokens_fits_no_count() -> None:
+    """Nothing recomputed, the attention scores of 32 heads at 8,192 tokens are 384 GB a
+    device: no count and no strategy holds it, and the refusal says what would."""
+    said = _refused(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "none"
+    )
+    assert "no count searched (up to 8 devices)" in said
+    assert "activations 384 GB from the layer shape, nothing recomputed" in said
+    assert "--checkpointing selective or full" in said
+
+
+def test_ddp_is_never_advised_a_count_that_does_not_hold_it() -> None:
+    """Under DDP each device holds 16 bytes a parameter (128 GB) and the activations:
+    no count does; the advice is of the strategy and count that hold it on the fewest
+    devices, and never a count below them."""
+    doc = _json(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "ddp", "--checkpointing", "full"
+    )
+    memory, advised = doc["memory"], doc["recommendation"]
+    assert memory["fits_from"]["ddp"] is None
+    fallback = memory["fallback"]
+    assert fallback == {"strategy": "zero2", "devices": 2}
+    assert advised["strategy"] == fallback["strategy"]
+    assert advised["accelerators"] >= fallback["devices"]
+    held = {(r["strategy"], r["devices"]): r["fits"] for r in memory["per_device"]}
+    assert held[(advised["strategy"], advised["accelerators"])]
+
+
+def test_the_70b_needs_more_than_a_node() -> None:
+    """Llama 3 70B: 16 bytes of 70.6B parameters are 1,129 GB, more than 8 H100s hold
+    with FSDP (80 GiB each) and the activations: the refusal names the count that does."""
+    said = _refused("--preset", "llama3-70b", *H100, *NODE, "--checkpointing", "full")
+    assert "no count searched (up to 8 devices)" in said
+    assert "FSDP holds it on" in said and "--nodes" in said
+
+
+def test_fsdp_pays_a_latency_per_layer() -> None:
+    """The same parameters and FLOPs: with the shape, FSDP's collectives are issued per
+    layer (32 units), each paying its latency; given by --params alone, once a step."""
+    shaped = _json(
+        "--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "full"
+    )
+    flops = str(shaped["memory"]["params"])
+    alone = _json(
+        *("--params", flops, "--flops-per-sample", "474.4T"),
+        *H100,
+        *NODE,
+        *("--strategy", "fsdp"),
+    )
+    at_8 = [
+        next(p for p in doc["predictions"] if p["accelerators"] == 8) for doc in (shaped, alone)
+    ]
+    assert at_8[0]["latency_ms"] > 10 * at_8[1]["latency_ms"]
+    assert at_8[0]["comm_ms"] >= at_8[1]["comm_ms"]
+
+
+def test_the_shape_gives_the_flops_and_says_so() -> None:
+    """The shape's FLOPs per sample with attention are the ones the step is read at, and
+    the explanation says where they and the units come from."""
+    result = runner.invoke(
+        app,
+        ["advise", "--preset", "gpt2-xl", *H100, *NODE, "--strategy", "fsdp", "--explain"],
+    )
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "Shape: gpt2-xl, 48 layers of hidden 1,600 with 25 heads, 1,024 tokens a sample" in said
+    assert "48 units of 30.7M parameters" in said
+
+
+def test_params_far_from_the_shape_are_said() -> None:
+    """--params 7B beside Llama 3 8B's 8.03B: 13% apart, said as a warning."""
+    doc = _json("--preset", "llama3-8b", "--params", "7B", *H100, *NODE, "--checkpointing", "full")
+    text = json.dumps(doc)
+    assert "--params 7B is -13% from the 8.03B parameters of llama3-8b's shape" in text
+    assert doc["memory"]["params"] == 7e9
+
+
+def test_params_alone_says_what_it_assumes() -> None:
+    """Without a shape, FSDP's collectives are one unit a step and no activations are
+    counted: both said."""
+    doc = _json("--params", "8B", *H100, *NODE, "--strategy", "fsdp")
+    text = json.dumps(doc)
+    assert "No transformer shape given" in text
+    assert doc["memory"]["activations_gb"] is None
+    assert doc["memory"]["activations_counted"] is None
+    assert "not counted: no layer shape given" in doc["memory"]["activations_source"]
+
+
+def test_a_shape_by_its_numbers_through_python_keywords() -> None:
+    """``gpuscale.advise`` takes the shape as keywords (GPT's block: 32 layers of 4,096
+    are 6.4B parameters, 103 GB of state under DDP: memory limits, so it is kept)."""
+    advice = gpuscale.advise(
+        layers=32,
+        hidden=4096,
+        heads=32,
+        seq_len=4096,
+        vocab=50_257,
+        step_ms=500,
+        batch=2,
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        checkpointing="selective",
+    )
+    assert advice.memory is not None
+    counted = advice.memory.activations_counted
+    assert counted is not None and (counted.layers, counted.micro_batch) == (32, 2)
+    assert counted.seq_len == 4096 and counted.checkpointing.value == "selective"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ("--layers", "-1", "--hidden", "4096", "--heads", "32", "--seq-len", "2048"),
+            "--layers -1: must be a positive whole number",
+        ),
+        (
+            ("--layers", "2", "--hidden", "4100", "--heads", "32", "--seq-len", "2048"),
+            "--hidden 4100 does not divide into --heads 32",
+        ),
+        (("--layers", "2", "--hidden", "4096"), "without --heads and --seq-len"),
+        (("--preset", "llama3-8"), "did you mean 'llama3-8b'?"),
+        (("--preset", "lama2-13b"), "did you mean 'llama2-13b'?"),
+        (("--preset", "gpt2-xl", "--hidden", "2048"), "the preset is the shape"),
+        (("--params", "7B", "--checkpointing", "full"), "without a transformer's shape"),
+        (
+            ("--preset", "gpt2-xl", "--checkpointing", "some"),
+            "must be one of none, selective, full",
+        ),
+        (("--preset", "gpt2-xl", "--seq-len", "0"), "--seq-len 0: must be a positive whole"),
+    ],
+)
+def test_a_shape_that_cannot_be_is_refused(args: tuple[str, ...], says: str) -> None:
+    assert says in _refused(*args, "--step-ms", "10")
+
+
+def test_a_shape_is_for_a_model_by_numbers() -> None:
+    """With bench results the bench measured its models: a shape is refused, named."""
+    bench = Path(__file__).parent / "cpu_tiny_model_gloo.jsonl"
+    said = _refused("--bench", str(bench), "--preset", "gpt2-xl")
+    assert "--preset: for a model given by numbers" in said
+
+
+def test_a_shape_needs_a_step_time() -> None:
+    assert "give --step-ms" in _refused("--preset", "gpt2-xl")
+
+
+def test_presets_are_named_in_the_help() -> None:
+    result = runner.invoke(app, ["advise", "--help"])
+    text = " ".join(result.output.split())
+    assert all(name in text for name in presets())
+
+
+def test_the_default_stores_no_attention_scores() -> None:
+    """Without --checkpointing the activations are selective recomputation's 34 s b h a
+    layer (what FlashAttention holds): llama3-8b at 8,192 tokens, one sequence, fits FSDP
+    from 4 devices where storing the scores (384 GB) fits none."""
+    doc = _json("--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp")
+    counted = doc["memory"]["activations_counted"]
+    assert counted["checkpointing"] == "selective"
+    assert counted["per_layer_bytes"] == 34 * 8192 * 4096
+    assert doc["memory"]["fits_from"]["fsdp"] == 4

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.answer import TERM_WORDS, deciding_line
+from gpuscale.advice.explain.answer import deciding_line
+from gpuscale.advice.explain.phrasebook import term_says
 from gpuscale.cli import app
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"  # beside the checkout
@@ -38,13 +39,13 @@ def test_one_device_allowed_is_capped_by_the_count_not_the_target() -> None:
 @pytest.mark.skipif(not LADDER.exists(), reason="the shared H100 ladder is not here")
 def test_a_term_not_enough_alone_is_said_with_the_others() -> None:
     """tf-300m on the H100 ladder: the fixed cost is the largest overhead at 2 devices but
-    not enough alone (--explain: "the ddp (11.6 ms) term must shrink too"); the answer
+    not enough alone (--explain: "the DDP (11.6 ms) term must shrink too"); the answer
     named the fixed cost alone."""
     advice = gpuscale.advise(bench=str(LADDER))
     assert advice.decision.limit.also_shrink  # the premise
     line = deciding_line(advice)
     assert "not enough alone" in line
-    assert TERM_WORDS[advice.decision.limit.also_shrink[0]] in line
+    assert term_says(advice.decision.limit.also_shrink[0]) in line
     plain = gpuscale.advise(params=25.6e6, step_ms=273, batch=256, max_devices=8, link="nvlink3")
     assert not plain.decision.limit.also_shrink and "not enough alone" not in deciding_line(plain)
 

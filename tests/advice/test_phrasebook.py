@@ -7,7 +7,7 @@ from __future__ import annotations
 from string import Formatter
 
 from gpuscale.advice.explain.findings import TEMPLATES
-from gpuscale.advice.explain.phrasebook import REMEDIES_BY_CHANGE, SENTENCES
+from gpuscale.advice.explain.phrasebook import CHANGES, SENTENCES, STRATEGIES, TERMS
 from gpuscale.advice.model.wording import MODEL_PHRASES
 from gpuscale.advice.search.decision import OVERHEADS
 from gpuscale.advice.types import STOPPED, FindingKind
@@ -35,10 +35,16 @@ def test_a_template_names_only_fragments_it_holds() -> None:
 
 
 def test_every_change_has_one_remedy_row_in_both_views() -> None:
-    changes = {*map(str, OVERHEADS), *STOPPED, "compute", "convergence", "uncertain"}
-    assert changes <= set(REMEDIES_BY_CHANGE), changes - set(REMEDIES_BY_CHANGE)
-    for change, row in REMEDIES_BY_CHANGE.items():
-        assert set(row) == {"short", "full"} and all(row.values()), change
+    changes = {*STOPPED, "compute", "convergence", "uncertain", "memory"}
+    assert set(map(str, OVERHEADS)) == set(TERMS) and not set(TERMS) & set(CHANGES)
+    assert changes <= set(CHANGES), changes - set(CHANGES)
+    for change, row in {**TERMS, **CHANGES}.items():
+        assert row["short"] and row["full"], change
+
+
+def test_every_strategy_names_its_collectives() -> None:
+    rows = {tuple(sorted(row)) for row in STRATEGIES.values()}
+    assert len(rows) == 1 and {"ddp", "fsdp", "zero2", "hybrid"} == set(STRATEGIES)
 
 
 def test_a_sentence_names_only_fragments_it_holds() -> None:

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.table_words import sentence
+from gpuscale.advice.explain.break_even import sentence
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig

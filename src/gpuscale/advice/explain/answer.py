@@ -1,8 +1,7 @@
 """The advice's short answer, as ``gpuscale advise`` says it by default before its table:
-lines from the Decision's fields (the count, its speedup, 80% interval and time to train,
-or why it is withheld; what decides; what would change it), an input that cannot be true
-or a measurement outside its interval first; where the rest is, under the table
-(``explain.shown``: the lines as a terminal shows them)."""
+the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
+what decides; what would change it; an input that cannot be true or a measurement outside
+its interval first (``explain.shown``: the lines as a terminal shows them)."""
 
 from __future__ import annotations
 
@@ -10,32 +9,24 @@ import pandas as pd
 
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.counts import dropped_short
-from gpuscale.advice.explain.focus import deciding_kind
-from gpuscale.advice.explain.phrasebook import remedies, sentence
+from gpuscale.advice.explain.focus import deciding_kind, memory_decides
+from gpuscale.advice.explain.phrasebook import (
+    TERMS,
+    WITHHELD,
+    remedy,
+    sentence,
+    strategy_words,
+    term_says,
+    withheld_value,
+)
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
 from gpuscale.quantities import (
     counted,
-    filled,
-    format_batch,
-    format_count,
-    format_minutes,
     joined,
     number,
+    span,
 )
-
-TERM_WORDS = {
-    TermId.FIXED: "the fixed per-step cost",
-    TermId.WAIT: "the wait for the slowest device",
-    TermId.DDP: "DDP's own work (its bucket copies)",
-    TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
-    TermId.LATENCY: "the all-reduce's latency not hidden by backward",
-    TermId.UNEXPLAINED: "the part of the measured step the model's terms do not explain",
-}
-# What would help most where every term the decision rests on was measured (the answer's
-# wording of the one remedy table: ``explain/phrasebook.py``).
-REMEDY = remedies("short")
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -52,23 +43,24 @@ def speedup_interval(low: float, high: float) -> str:
     """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
     if pd.isna(low) or pd.isna(high):
         return NO_INTERVAL
-    return f"{number(low)}-{number(high)}x, 80% interval"
+    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _speedup(row: pd.Series) -> str:
-    return (
-        f"{number(row['speedup'])}x ({speedup_interval(row['speedup_low'], row['speedup_high'])})"
-    )
+    interval = speedup_interval(row["speedup_low"], row["speedup_high"])
+    return f"{number(row['speedup'])}x ({interval})"
 
 
 def _trained(row: pd.Series, samples: float) -> str:
     """``29 min to train 10M samples, 12.3 in the currency of --price, 1.55 kWh``."""
-    time = format_minutes(row["time_to_train_min"])  # the table's unit
-    # --price is in any currency: its unit said, no symbol the user did not give
-    more = [sentence("cost_trained", cost=row["cost"])] if pd.notna(row["cost"]) else []
-    if pd.notna(row["energy_kwh"]):
-        more.append(f"{number(row['energy_kwh'])} kWh")
-    return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
+    cost, kwh = row["cost"], row["energy_kwh"]
+    return sentence(
+        "trained",
+        time=row["time_to_train_min"],
+        samples=samples,
+        cost=cost if pd.notna(cost) else None,
+        kwh=kwh if pd.notna(kwh) else None,
+    )
 
 
 def none_holds(advice: AdviceView) -> str:
@@ -77,108 +69,79 @@ def none_holds(advice: AdviceView) -> str:
     held, strategy = advice.memory, advice.calibration.run.strategy
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
     devices = counted(fewest, "device") if fewest else "none"
-    name = memory.NAMES.get(strategy, strategy)
+    name = strategy_words(strategy)["name"]
     return sentence("none_holds", devices=devices, name=name, strategy=strategy)
 
 
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
-    chosen = d.chosen
-    samples = float(row_at(frame, 1)["samples_to_train"])
-    row = row_at(frame, chosen.accelerators)
+    chosen, focus = d.chosen, d.focus.accelerators
     if not d.holds:
         return none_holds(advice)
-    if d.withheld_by:
-        ends = [
-            r
-            for r in d.readings
-            if r.term == d.withheld_by and r.accelerators != chosen.accelerators
-        ]
-        other = "; ".join(f"at {value_text(r)}, {counted(r.accelerators, 'device')}" for r in ends)
-        return (
-            f"Count withheld: {counted(chosen.accelerators, 'device')} as predicted below, "
-            f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
-        )
-    if d.count is None:  # refused: an input cannot be true, and one device cannot hold it
-        return (
-            f"No count advised: an input is flagged IMPLAUSIBLE (below) and 1 device cannot "
-            f"hold the model; the fewest that would, {counted(chosen.accelerators, 'device')}, as "
-            f"predicted below: {_speedup(row)}, {_trained(row, samples)}."
-        )
-    accum = f" x {chosen.accum} accumulation steps" if chosen.accum > 1 else ""
-    said = (
-        f"Use {counted(chosen.accelerators, 'device')}, batch "
-        f"{format_batch(chosen.batch_per_device)} per "
-        f"device{accum} (global {format_batch(chosen.global_batch)})"
+    row = row_at(frame, chosen.accelerators)
+    kind = "many" if chosen.accelerators > 1 else "one" if focus == chosen.accelerators else ""
+    other = "; ".join(
+        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
+        for r in d.readings
+        if r.term == d.withheld_by and r.accelerators != chosen.accelerators
     )
-    if chosen.accelerators > 1:
-        return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
-    if d.focus.accelerators == chosen.accelerators:
-        return f"{said}: {_trained(row, samples)}."
-    return (
-        f"{said}: {_trained(row, samples)}; {counted(d.focus.accelerators, 'device')} "
-        f"{_speedup(row_at(frame, d.focus.accelerators))}."
+    return sentence(
+        "decision",
+        kind="withheld" if d.withheld_by else "refused" if d.count is None else kind or "one_focus",
+        n=chosen.accelerators,
+        batch=chosen.batch_per_device,
+        accum=chosen.accum if chosen.accum > 1 else None,
+        big=chosen.global_batch,
+        speedup=_speedup(row),
+        trained=_trained(row, float(row_at(frame, 1)["samples_to_train"])),
+        other=other,
+        focus=focus,
+        focus_speedup=_speedup(row_at(frame, focus)),
     )
 
 
 def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
-    at = f"at {counted(d.focus.accelerators, 'device')}"
+    focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
+    said = {
+        "focus": focus,
+        "efficiency": d.chosen.efficiency,
+        "big": d.chosen.global_batch,
+        "factor": d.focus.convergence_factor,
+        "n": d.chosen.accelerators,
+        "strategy": strategy_words(strategy)["name"],
+    }
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        below = [m for m in advice.disagreements if m.accelerators <= d.focus.accelerators]
-        m = max(below, key=lambda m: m.accelerators)
-        return (
-            f"Decides: the speedup measured at {counted(m.accelerators, 'device')}, "
-            f"{number(m.measured.speedup)}x where the model's terms give "
-            f"{number(m.predicted.speedup)}x: they miss what the machine did there."
+        m = max(
+            (m for m in advice.disagreements if m.accelerators <= focus),
+            key=lambda m: m.accelerators,
         )
-    if kind == "withheld":  # the term that moves the count decides, not the table's cap
+        said |= {"n": m.accelerators, "seen": m.measured.speedup}
+        said["predicted"] = m.predicted.speedup
+    elif kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
-        counts = joined(sorted(ends | {d.chosen.accelerators}), "or")
-        return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
-    if kind == "interval":  # the count withheld by its interval, not by a term
-        n, low = (d.focus.accelerators, d.focus.speedup_low)
-        if low > 1:
-            n, low = d.held_back.accelerators, d.held_back.speedup_low
-        return (
-            f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
-            f"{number(low)}x, no gain: a larger count waits for a measurement."
-        )
-    if kind == "devices":
-        return (
-            f"Decides: the count allowed; {at}, the most searched, efficiency is still "
-            f"{d.chosen.efficiency:.0%}."
-        )
-    if kind == "batch":  # strong scaling: the global batch kept, the chosen count's
-        return (
-            f"Decides: the global batch {format_batch(d.chosen.global_batch)}, kept at every count "
-            f"(strong scaling), does not split over more devices; {at}, the largest count "
-            f"predicted, efficiency is {d.chosen.efficiency:.0%}."
-        )
-    if kind == "flagged":
-        return (
-            f"Decides: the predictions above {counted(d.focus.accelerators, 'device')} fail a "
-            f"plausibility check (left out); {at} efficiency is {d.chosen.efficiency:.0%}."
-        )
-    if kind == "convergence":
-        return (
-            f"Decides: the samples a larger global batch needs (convergence factor "
-            f"{d.focus.convergence_factor:.0%} {at})."
-        )
-    term = d.limit.dominant_term
-    if term not in TERM_WORDS:
-        return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
-    ms, comm = d.limit.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
-    exposed = sum(d.limit.overheads_ms[t] for t in comm)  # the table's one column holds both
-    of = f"the {number(exposed)} ms exposed communication in " if term in comm else ""
-    excess = " (excess over an even split)" if term == TermId.FIXED else ""
-    step = f"{of}the {number(d.focus.step_ms)} ms step {at}"
-    n, also = len(d.limit.also_shrink), [TERM_WORDS[t] for t in d.limit.also_shrink]
-    alone = also[0] if n == 1 else counted(n, "other term")  # each named under --explain
-    alone = filled("; not enough alone: {} too", also and alone)
-    return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
+        said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
+        said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
+    elif kind == "interval":  # the count withheld by its interval, not by a term
+        held = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
+        said |= {"n": held.accelerators, "low": held.speedup_low}
+    elif kind == "term" and d.limit.dominant_term not in TERMS:
+        kind, said["target"] = "small", d.target_efficiency
+    elif kind == "term":
+        term, also = d.limit.dominant_term, d.limit.also_shrink
+        exposed = row_at(advice.predictions, focus)["exposed_comm_ms"]
+        alone = term_says(also[0], strategy) if len(also) == 1 else counted(len(also), "other term")
+        said |= {
+            "term": term_says(term, strategy),
+            "ms": d.limit.overheads_ms[term],
+            "excess": term == TermId.FIXED,
+            "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
+            "step": d.focus.step_ms,
+            "alone": alone if also else None,  # each named under --explain
+        }
+    return sentence("decides", kind=kind, **said)
 
 
 def change_line(advice: AdviceView) -> str:
@@ -187,7 +150,7 @@ def change_line(advice: AdviceView) -> str:
     else what would help most."""
     d = advice.decision
     if d.withheld_by:
-        return f"To settle it: {SETTLE[d.withheld_by]}."
+        return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
     if d.settle:
         return f"Measure first: {d.settle}."
     flagged = [
@@ -205,10 +168,12 @@ def change_line(advice: AdviceView) -> str:
         and a.source in (Source.ASSUMED, Source.PRIOR)
         and a.measure
     ]
+    strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
-        term = TERM_WORDS[d.limit.dominant_term]
+        term = term_says(d.limit.dominant_term, strategy)
         return f"To change it: measure {term}: {assumed[0].measure.short()}."
-    return f"To change it: {REMEDY.get(d.limit.change, REMEDY['compute'])}."
+    change = "memory" if memory_decides(advice) else d.limit.change
+    return f"To change it: {remedy(change, 'short', strategy)}."
 
 
 def lines(advice: AdviceView) -> list[str]:
@@ -239,27 +204,21 @@ def lines(advice: AdviceView) -> list[str]:
 def said(d: Disagreement) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
     seen, runs, predicted = d.measured, d.evidence, d.predicted
-    measured = f"{number(seen.speedup)}x"
-    if len(runs.trusted_runs) > 1:
-        measured += f" (median; {number(seen.speedup_low)}-{number(seen.speedup_high)}x)"
-    which = (
-        f"{counted(len(runs.trusted_runs), 'run')}, all flagged ({'; '.join(runs.flags)}), the "
-        "only measurement there: measure again on a quiet machine"
-        if d.on_flagged_only
-        else counted(len(runs.trusted_runs), "trusted run")
-        + (", flagged ones used with --allow-flagged" if runs.why == TRUSTED_ALLOWED else "")
-        + (
-            f"; {counted(len(runs.left_out), 'flagged run')} left out "
-            f"({joined([number(v) for v in runs.left_out])}: {'; '.join(runs.flags)})"
-            if runs.left_out
-            else ""
-        )
-    )
-    weak = filled("; weak scaling, per-device batch {} kept", d.weak_scaling and d.batch_per_device)
-    return (
-        f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
-        f"{which}, outside the predicted {number(predicted.speedup)}x "
-        f"({number(predicted.speedup_low)}-{number(predicted.speedup_high)}x, 80% "
-        f"interval{weak}): the advice at {counted(d.accelerators, 'device')} rests on the "
-        "measurement."
+    several = len(runs.trusted_runs) > 1
+    return sentence(
+        "disagreement",
+        n=d.accelerators,
+        seen=seen.speedup,
+        low=seen.speedup_low if several else None,
+        high=seen.speedup_high,
+        flagged=d.on_flagged_only,
+        runs=len(runs.trusted_runs),
+        flags="; ".join(runs.flags),
+        allowed=runs.why == TRUSTED_ALLOWED,
+        left=len(runs.left_out) or None,
+        left_runs=tuple(runs.left_out),
+        predicted=predicted.speedup,
+        predicted_low=predicted.speedup_low,
+        predicted_high=predicted.speedup_high,
+        weak=d.batch_per_device if d.weak_scaling and d.batch_per_device else None,
     )

@@ -1,17 +1,19 @@
-"""The break-even in sentences: the model size above which more devices pay on this link
-(``search.break_even``), said with the FLOPs per gradient byte it takes and this model's
-own speedup on 2 devices, or that the search found none."""
+"""The break-even in sentences: the compute per gradient byte and the model size from which
+2 devices beat 1 on this link (``search.break_even``), and the family they are read from."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.advice.explain import table_words
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
+
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.model.step import FamilyBasis
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
@@ -60,7 +62,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         else f"per-device batch {format_count(run.batch)}"
     )
     mparams = cal.model.spec.params / 1e6
-    said = table_words.sentence(
+    said = sentence(
         cal.model.family,
         per_param=per_param,
         batch=batch,
@@ -89,3 +91,77 @@ def _own_pair(frame: pd.DataFrame, column: str = "throughput_efficiency") -> flo
         return None
     value = float(two[column].iloc[0])
     return value * 2 if column == "throughput_efficiency" else value
+
+
+def _line(part: tuple[float, float]) -> str:
+    fixed, per = part
+    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
+
+
+def _agrees(size: float | None, params: float, own: float | None) -> bool:
+    """Whether the family's size and this model's own speedup say the same of it."""
+    if own is None or (size is not None and math.isnan(size)):
+        return True
+    return (size is not None and params >= size) == (own > 1)
+
+
+def sentence(
+    basis: FamilyBasis | None,
+    *,
+    per_param: float,
+    batch: str,
+    beats: str,
+    reaches: str,
+    size: float | None,
+    params: float,
+    own: float | None,
+    own_terms: tuple[float, float],
+    benched: bool = True,
+    strategy: str = "ddp",
+    own_speedup: float | None = None,
+) -> str:
+    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
+    family's basis said, and where this model's own measured step gives another verdict at
+    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
+    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
+    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
+    beside ``own`` where they differ."""
+    if basis is None:
+        alone = (
+            "the only member of its family benched in this configuration"
+            if benched
+            else "from the step given (nothing benched)"
+        )
+        how = (
+            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
+            f"{strategy.upper()} times per parameter: this model alone, {alone}"
+        )
+    else:
+        how = (
+            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
+            f"benched in this configuration, {joined(list(basis.members))}: "
+            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
+            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
+        )
+    said = (
+        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
+        f"{format_count(params)})"
+    )
+    if basis is None or _agrees(size, params, own):
+        return said
+    assert own is not None
+    mparams = params / 1e6
+    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
+    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
+    table = filled(
+        ", {}x to a trained model with its convergence factor",
+        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
+    )
+    return (
+        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
+        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
+        "own work "
+        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
+        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
+        "is the fit over its members, this model's table its own runs"
+    )

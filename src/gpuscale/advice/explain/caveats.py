@@ -1,11 +1,5 @@
-"""What qualifies an advice's headline, said before it, and the decision as it is read.
-
-Rendered from the advice's data (``search.recommend.Advice``), never stored as sentences
-by the search: inputs the user never gave, a step interval too wide to decide on, and a
-measured speedup outside the predicted interval, said beside the prediction.
-``render_decision`` adds to the search's Decision its words (the warnings, what to measure
-first); ``caveats`` and ``explanation`` are ``Advice.caveats`` and ``Advice.explanation``.
-"""
+"""What qualifies the headline, said before it (inputs not given, a step interval too wide,
+a measurement outside its interval), and the Decision with its words (``render_decision``)."""
 
 from __future__ import annotations
 
@@ -23,9 +17,9 @@ from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
+from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.records import Decision
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -35,11 +29,9 @@ from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     counted,
-    factor_interval,
     filled,
     format_count,
     joined,
-    number,
     numbers_apart,
 )
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
@@ -50,9 +42,7 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
-    """The inputs the user never gave that the times to a trained model rest on
-    (``Advice.qualifiers.defaults``), each with what to give instead (``link``: the link
-    assumed)."""
+    """The inputs not given that the times to train rest on, each with what to give."""
     said = {
         "samples": f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's "
         "samples to train (give --samples)",
@@ -74,28 +64,17 @@ def headline(
     steps: int = FIRM_STEPS,
     again: str = "",
 ) -> list[str]:
-    """The sentences that qualify the recommendation (empty when nothing does):
-    ``defaults`` (:func:`defaults_used`), a noise scale from few ``noise_steps``, a step
-    interval too wide; ``steps``: the steps a run needs; ``again``: what to bench again
-    where the file holds runs at 1 and ``devices`` already (``advice.remeasure.again``)."""
+    """The sentences that qualify the recommendation (empty when nothing does)."""
     rests = list(defaults)
     if noise_steps is not None:
-        rests.append(
-            f"a noise scale measured over {counted(noise_steps, 'step')} of the bench's "
-            f"random data (give --noise-scale or --workload, or bench with --steps {steps} or "
-            "more on your data)"
-        )
-    lines = []
-    if rests:
-        given = "the times to a trained model here rest on what you did not give"
-        lines.append(f"Provisional: {given}: {'; '.join(rests)}.")
+        rests.append(sentence("noise_steps", steps=noise_steps, firm=steps))
+    lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
-        first = f"measure {devices} devices first (gpuscale bench --nproc 1,{devices} --steps "
-        first += f"{steps}{on_a_larger_host(devices, host_devices)})"
-        lines.append(
-            f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
-            f"; {again or first} and advise again on those rows."
+        host = on_a_larger_host(devices, host_devices)
+        said = sentence(
+            "not_firm", width=step_width_log, again=again, devices=devices, firm=steps, host=host
         )
+        lines.append(said)
     return lines
 
 
@@ -104,37 +83,33 @@ def withheld(decision: Decision) -> str:
     term = decision.withheld_by
     if term is None:
         return ""
-    moved = [r for r in decision.readings if r.term == term]
     at = "; ".join(
-        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
+        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)"
+        for r in decision.readings
+        if r.term == term
     )
-    return (
-        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.chosen.accelerators, 'device')}, "
-        f"{decision.chosen.speedup:.2f}x; {at}): {SETTLE[term]}."
+    row, chosen = WITHHELD[term], decision.chosen
+    return sentence(
+        "count_withheld",
+        term=row["name"],
+        n=chosen.accelerators,
+        speedup=chosen.speedup,
+        at=at,
+        settle=row["settle"],
     )
 
 
 def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[str]:
-    """The first count predicted to train faster than the fastest MLPerf system of its
-    size allows (``found``: ``Advice.below_mlperf``), and how many more."""
-    said_ = [
-        f"IMPLAUSIBLE: {counted(n, 'device')} predicted to train in "
-        f"{number(minutes)} min, under the {number(floor)} min "
-        "the fastest MLPerf result allows for "
-        f"{counted(n, 'accelerator')} on this workload ({system}; "
-        f"scaled ideally to {n}, halved): check the step time, batch "
-        "and samples"
-        for n, minutes, floor, system in found
-    ]
-    more = filled(" ({} likewise)", said_[1:] and counted(len(said_) - 1, "more count"))
-    return [first + more for first in said_[:1]]
+    """The first count predicted faster than MLPerf's fastest allows, and how many more."""
+    if not found:
+        return []
+    n, minutes, floor, system = found[0]
+    more = len(found) - 1 or None
+    return [sentence("below_mlperf", n=n, minutes=minutes, floor=floor, system=system, more=more)]
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The calibration's assumptions with the input pipeline's term saying the samples per
-    second
-    the largest count consumes (``advice.input_rate``), in all and per process."""
+    """The assumptions with the input pipeline's saying the rate the largest count consumes."""
     found = advice.calibration.said.assumptions
     if advice.input_rate is None:
         return found
@@ -150,50 +125,43 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change, where ``found`` (the runs advised on) is weak;
-    None where it is not."""
+    """What to measure before any change where the runs advised on are weak or all
+    flagged (those runs again, as their flags say); None where they are not."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    on = on_devices(counts)
+    said = {"model": found.model or "the model", "on": on_devices(counts)}
     if not weak(found):
-        return _flagged_first(found, counts, on, host_devices)
-    command = rerun(found, counts, host_devices)
-    said = (
-        f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
-        "measure the step's terms, so no change is recommended from them"
-    )
-    if not more_steps(found):  # runs of the steps asked are in the file: not one more
-        return f"{said}; {again(found, counts, host_devices)}, and advise again"
-    # the command holds the steps; the other fixes said as the bench says them
+        kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
+        other = joined([k for k in kinds if k not in HOST_NOISE])
+        quieter = any(k in HOST_NOISE for k in kinds)
+        template = SENTENCES["measure_first"]
+        assert isinstance(template, dict)
+        flags_say = template["as_flags_say"].format(other=other)
+        how = [template["quieter"]] * quieter + [flags_say] * bool(other)
+        return sentence(
+            "measure_first",
+            case="flagged",
+            kinds=joined(kinds),
+            command=bench_run(found.model, counts, host_devices, run=found.run),
+            how=joined(how) or "unflagged",
+            **said,
+        )
+    # runs of the steps asked are in the file: not one more; else the command holds the
+    # steps, the other fixes said as the bench says them
     other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-    beside = filled(", {}", joined(other))
-    return f"{said}: {command}{beside}, and advise again"
-
-
-def _flagged_first(
-    found: Support, counts: tuple[int, ...], on: str, host_devices: int | None
-) -> str:
-    """What to measure where every run advised on is flagged (read with --allow-flagged):
-    those runs again, as their flags' kinds say (a noisy host: a quieter machine)."""
-    kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-    noise = [k for k in kinds if k in HOST_NOISE]
-    other = [k for k in kinds if k not in HOST_NOISE]
-    how = ["on a quieter machine, nothing else running"] * bool(noise) + [
-        f"as their flags say ({joined(other)})"
-    ] * bool(other)
-    command = bench_run(found.model, counts, host_devices, run=found.run)
-    return (
-        f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
-        f"({joined(kinds)}), so no change is recommended from them: {command}, "
-        f"{joined(how) or 'unflagged'}, and advise again"
+    return sentence(
+        "measure_first",
+        case="more" if more_steps(found) else "again",
+        again=again(found, counts, host_devices),
+        command=rerun(found, counts, host_devices),
+        beside=filled(", {}", joined(other)),
+        **said,
     )
 
 
 def render_decision(advice: AdviceView) -> Decision:
-    """The search's Decision (``advice.decided``) with its words: the warnings (the
-    calibration's, then a count faster than MLPerf allows) and what to measure first (the
-    runs are weak; or the measurement that settles a count held back or refused)."""
+    """The search's Decision with its words: the warnings and what to measure first."""
     d, cal = advice.decided, advice.calibration
     held_back = None if d.held_back is None else d.held_back.accelerators
     first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
@@ -209,9 +177,6 @@ def render_decision(advice: AdviceView) -> Decision:
 
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:
-    """What qualifies the headline, first: another model than the largest advised on, a
-    count withheld, a count its runs contradict (the advice there rests on them), the
-    defaults and a step interval too wide, the runs measured beside the predictions."""
     cal, d = advice.calibration, advice.decision
     lines = headline(
         defaults=defaults_used(advice.qualifiers.defaults, cal.machine.network.intra.name),
@@ -230,8 +195,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
 
 
 def explanation(advice: AdviceView) -> list[str]:
-    """The caveats, then the explanation's sentences; which benched model was advised on
-    said after the decision (where no other model's note leads)."""
+    """The caveats, then --explain's sentences, the model chosen after the decision."""
     lines = [*advice.caveats, *explain(advice)]
     said = advice.qualifiers
     if not said.model_chosen or said.model_note:
@@ -252,8 +216,7 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true, from its flags as data (``row.not_positive``,
-    ``row.above_linear``: its speedup where above linear against ``first``, else NaN)."""
+    """Why a predicted row cannot be true, from its flags as data."""
     flags = [NOT_POSITIVE] if row.not_positive else []
     if not math.isnan(row.above_linear):
         # above linear as printed too (8.004 above 8, never 8 above 8), against the first
@@ -267,8 +230,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame) -> pd.DataFrame:
-    """A predictions table as ``tables.advice`` documents it: the search's flags (data)
-    said in ``flags``."""
+    """The predictions with the search's flags said in ``flags``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     return table.assign(flags=flags)[list(ADVICE_COLUMNS)]

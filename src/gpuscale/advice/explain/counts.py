@@ -1,19 +1,13 @@
-"""Which device counts the search tried, by what rule, and why a count allowed has no row.
-
-The rule (``Calibration.device_counts``): the powers of two below the most allowed, and
-the most allowed itself; where the counts span nodes, above one node only whole nodes
-(multiples of the devices per node). A count searched has no row where the global batch
-kept (strong scaling) does not split into whole per-device batches over it (64 samples
-over 3 devices), within the accumulation allowed and the largest batch that fits; each
-is said.
-"""
+"""Which device counts the search tried (``Calibration.device_counts``: powers of two up to
+the most allowed, past one node whole nodes), and why a count searched has no row."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.quantities import agreeing, filled, joined
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.quantities import agreeing, joined
 
 
 def _names(counts: list[int]) -> str:
@@ -33,13 +27,12 @@ def _names(counts: list[int]) -> str:
 
 
 def _per_node(cal: Calibration) -> int | None:
-    """The devices per node where the counts span nodes (None on one node)."""
     network = cal.machine.network
     return network.per_node if network.inter is not None and network.per_node else None
 
 
 def _off_nodes(cal: Calibration) -> list[int]:
-    """The counts the powers-of-two rule gives that are not whole nodes (left out)."""
+    """The counts the powers-of-two rule gives that are not whole nodes."""
     per_node = _per_node(cal)
     if per_node is None:
         return []
@@ -50,80 +43,60 @@ def _off_nodes(cal: Calibration) -> list[int]:
 
 def counts_rule(cal: Calibration, short: bool = False) -> str:
     """The rule the counts searched follow, in words (``short``: in a clause)."""
-    most = int(cal.machine.max_devices)
-    per_node, off = _per_node(cal), _off_nodes(cal)
+    most, per_node, off = int(cal.machine.max_devices), _per_node(cal), _off_nodes(cal)
     if short:
-        nodes = filled(", whole nodes of {} past one", off and per_node)
-        return f"powers of two and {most} only{nodes}"
-    rule = (
-        f"the powers of two up to {most}, the most allowed"
-        if most & (most - 1) == 0
-        else f"the powers of two below {most}, the most allowed, and {most} itself"
+        return sentence("counts_rule_short", most=most, per_node=per_node if off else None)
+    names = _names(off) if per_node and off else None
+    return sentence(
+        "counts_rule", pow2=most & (most - 1) == 0, most=most, per_node=per_node, off=names
     )
-    if per_node and off:
-        rule += (
-            f"; past one node of {per_node} devices only whole nodes (multiples of "
-            f"{per_node}), so not {_names(off)}"
-        )
-    return rule
 
 
 def _unsplit(cal: Calibration, missing: list[int]) -> str:
-    """Why the counts ``missing`` (searched) have no row."""
-    kept = cal.run.kept_global_batch
-    if kept is None:
-        return "no per-device batch and accumulation fits"
-    return (
-        f"the global batch {kept} kept at every count does not split over "
-        f"{agreeing(len(missing), 'it', 'them')} into whole per-device batches of at "
-        f"most {cal.run.largest_batch} with at most {cal.run.max_accum} accumulation steps "
-        f"(give a --global-batch divisible by {', '.join(map(str, missing))}, or "
-        "--scaling weak)"
+    run = cal.run
+    return sentence(
+        "unsplit",
+        kept=run.kept_global_batch,
+        n=len(missing),
+        largest=run.largest_batch,
+        accum=run.max_accum,
+        missing=tuple(missing),
     )
 
 
 def missing_counts(cal: Calibration, frame: pd.DataFrame) -> list[int]:
-    """The counts searched that have no row in ``frame`` (the predictions)."""
     shown = set(frame["accelerators"].astype(int))
     return [int(n) for n in cal.machine.device_counts if n not in shown]
 
 
 def dropped_short(cal: Calibration, frame: pd.DataFrame) -> str:
-    """The default view's line on the counts searched that have no row, and why
-    (``dropped_counts``: the whole sentence)."""
-    missing = missing_counts(cal, frame)
+    """The default view's line on the counts searched that have no row."""
+    missing = tuple(missing_counts(cal, frame))
     if not missing:
         return ""
-    kept, why = cal.run.kept_global_batch, "no per-device batch and accumulation fits"
-    if kept is not None:
-        why = (
-            f"the global batch {kept} does not split over {agreeing(len(missing), 'it', 'them')} "
-            "(--scaling weak keeps each device's batch)"
-        )
-    return f"Also searched, not shown: {joined(missing)} devices: {why}."
+    kept = cal.run.kept_global_batch
+    return sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
 
 
 def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
-    """The counts searched, by what rule, and each one without a row and why; "" when
-    every count from 1 to the most allowed was searched and has its row."""
-    searched = cal.machine.device_counts
+    """The counts searched, by what rule, and why each without a row has none; ""
+    where every count up to the most allowed has its row."""
     missing = missing_counts(cal, frame)
     every = cal.machine.device_counts == list(range(1, int(cal.machine.max_devices) + 1))
     if not missing and every:
         return ""
-    said = f"Device counts searched: {', '.join(str(int(n)) for n in searched)}"
-    if missing:
-        said += f"; {', '.join(map(str, missing))} not shown: {_unsplit(cal, missing)}"
-    said += "."
-    if not every:
-        said += f" The counts searched are {counts_rule(cal)}."
-    return said
+    return sentence(
+        "dropped_counts",
+        searched=tuple(int(n) for n in cal.machine.device_counts),
+        missing=tuple(missing) or None,
+        unsplit=_unsplit(cal, missing) if missing else "",
+        rule=None if every else counts_rule(cal),
+    )
 
 
 def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
-    """Where ``largest``, the largest count predicted (and trusted), is below the most
-    allowed: why no count between them was predicted, and what would let one be; ("",
-    "") where ``largest`` is the most allowed."""
+    """Why no count above ``largest`` (the largest predicted) was, and what would let
+    one be; ("", "") where it is the most allowed."""
     if cal is None or largest >= cal.machine.max_devices:
         return "", ""
     most = int(cal.machine.max_devices)
@@ -161,40 +134,21 @@ def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[
 
 
 def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
-    """The cap sentence where the largest count predicted, still paying, is below the most
-    allowed ("" where it is the most allowed: the count allowed caps the speedup)."""
+    """The cap sentence where the largest count predicted is below the most allowed."""
     why, _ = above_largest(cal, frame, largest)
-    if not why:
-        return ""
-    return (
-        f"{largest} devices is the largest count predicted and still pays ({numbers}), "
-        f"though {int(cal.machine.max_devices)} are allowed: {why}; the counts predicted cap "
-        "the speedup."
-    )
+    most = int(cal.machine.max_devices)
+    said = sentence("below_the_most", largest=largest, numbers=numbers, most=most, why=why)
+    return said if why else ""
 
 
 def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
-    """What would predict a count above ``largest`` where more are allowed ("" where
-    ``largest`` is the most allowed: allowing more is the remedy)."""
+    """What would predict a count above ``largest`` where more are allowed."""
     why, fix = above_largest(cal, frame, largest)
-    if not why:
-        return ""
-    if fix:
-        return f"more devices may pay off: {fix} would predict a count above {largest}"
-    return f"more devices may pay off, but no count above {largest} was predicted"
+    return sentence("larger_counts", fix=fix, largest=largest) if why else ""
 
 
 def only_one(cal: Calibration, cap: str = "devices") -> str:
-    """Why one device is all the table holds, from the decision's ``cap``: the devices
-    there are, a global batch kept at every count that does not split over two, or
-    flagged rows."""
+    """Why one device is all the table holds, from the decision's ``cap``."""
     kept = cal.run.kept_global_batch
-    if cap == "flagged":
-        return "Only one device's prediction passes the plausibility checks (see above)."
-    if cap != "batch" or kept is None:
-        return "Only one device is available: there is nothing to compare."
-    return (
-        f"Only one device can train at the global batch {kept:,} kept at every count (strong "
-        "scaling): it does not split into whole per-device batches over more devices; "
-        "--scaling weak, or a --global-batch that more devices divide, compares counts."
-    )
+    case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
+    return sentence("only_one", case=case, kept=kept)

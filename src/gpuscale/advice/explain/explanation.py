@@ -1,7 +1,5 @@
-"""The advice in sentences, rendered from its one :class:`Decision` (and the predictions
-table it was read from): what to do and how sure, which term decides, what caps the
-speedup, what would change it, and where every input came from.
-"""
+"""``--explain``'s sentences over the Decision and its predictions: what to do and how
+sure, which term decides, what caps the speedup, what would change it, every source."""
 
 from __future__ import annotations
 
@@ -9,13 +7,17 @@ from functools import partial
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import findings, focus, table_words
-from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
+from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
-from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.focus import changes, detailed, named, remedy
+from gpuscale.advice.explain.phrasebook import (
+    sentence,
+    strategy_words,
+    term_name,
+    term_subject,
+)
 from gpuscale.advice.explain.step_interval import step_interval
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -23,26 +25,11 @@ from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
-    filled,
     format_batch,
-    format_count,
-    format_minutes,
     format_ms,
     noun_for,
-    number,
-    span,
 )
 from gpuscale.tables.bench import on_a_larger_host
-
-# what the largest overhead does where a term decides the count (else it is only the largest)
-DECIDES = {"term": "decides"}
-
-
-def interval(low: float, high: float) -> str:
-    """``1.3-1.6x, 80% interval``; ``answer.NO_INTERVAL`` where a row has none (one run)."""
-    if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
-    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _config(row: pd.Series) -> str:
@@ -56,124 +43,116 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
     chosen, frame = d.chosen, advice.predictions
-    row = row_at(frame, chosen.accelerators)
-    lines = list(d.warnings)
-    time = format_minutes(chosen.time_to_train_min)  # the table's unit, as the answer's
-    use = "Use" if d.count is not None else "Count withheld; as assumed,"
-    if d.count is None and not d.withheld_by:  # refused: 1 device cannot hold the model
-        use = "No count advised (an input is flagged IMPLAUSIBLE); the fewest that hold it,"
-    if not d.holds:
-        use = sentence("none_holds_use")
-    if chosen.accelerators > 1:
+    use = "use" if d.count is not None else "withheld" if d.withheld_by else "refused"
+    lines = [
+        *d.warnings,
+        sentence(
+            "recommendation",
+            use=use if d.holds else "none",
+            config=_config(row_at(frame, chosen.accelerators)),
+            time=chosen.time_to_train_min,  # the table's unit, as the answer's
+            speedup=chosen.speedup if chosen.accelerators > 1 else None,
+            interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
+            efficiency=chosen.efficiency,
+            throughput=chosen.throughput_efficiency,
+            factor=chosen.convergence_factor,
+        ),
+    ]
+    if chosen.accelerators == 1 and d.held_back is not None:
+        held = row_at(frame, d.held_back.accelerators)
         lines.append(
-            f"{use} {_config(row)}: {time} to a trained model, "
-            f"speedup {number(chosen.speedup)} "
-            f"({interval(chosen.speedup_low, chosen.speedup_high)}), "
-            f"efficiency {chosen.efficiency:.0%} = throughput efficiency "
-            f"{chosen.throughput_efficiency:.0%} x convergence factor "
-            f"{chosen.convergence_factor:.0%}."
+            sentence(
+                "held_back",
+                n=d.held_back.accelerators,
+                efficiency=held["efficiency"],
+                interval=speedup_interval(held["speedup_low"], held["speedup_high"]),
+                gain=not held["speedup_low"] <= 1,
+            )
         )
-    else:
-        lines.append(f"{use} {_config(row)}: {time} to a trained model.")
-        if d.held_back is not None:
-            n = d.held_back.accelerators
-            held = row_at(frame, n)
-            why = (
-                "includes no gain"
-                if held["speedup_low"] <= 1
-                else "rests on inputs that cannot all be true (IMPLAUSIBLE above)"
-            )
-            lines.append(
-                f"{n} devices would reach {held['efficiency']:.0%} efficiency, but "
-                f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
-                f"{why}: not recommended until a measurement at that count shows it."
-            )
-        elif d.largest > 1:
-            n = d.focus.accelerators
-            lines.append(
-                f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
-                f"(the next, {n} devices: {row_at(frame, n)['efficiency']:.0%})."
-            )
-        else:
-            lines.append(only_one(advice.calibration, d.limit.cap))
+    elif chosen.accelerators == 1 and d.largest > 1:
+        n = d.focus.accelerators
+        efficiency = row_at(frame, n)["efficiency"]
+        lines.append(sentence("no_larger", target=d.target_efficiency, n=n, efficiency=efficiency))
+    elif chosen.accelerators == 1:
+        lines.append(only_one(advice.calibration, d.limit.cap))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        fastest_time = format_minutes(fastest["time_to_train_min"])
         lines.append(
-            f"Fastest: {_config(fastest)}, {fastest_time} at "
-            f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
-            f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
+            sentence(
+                "fastest",
+                config=_config(fastest),
+                time=fastest["time_to_train_min"],
+                efficiency=fastest["efficiency"],
+                speedup=fastest["speedup"],
+                interval=speedup_interval(fastest["speedup_low"], fastest["speedup_high"]),
+            )
         )
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
-    one = table_words.one_device(advice)
-    return [*lines, *filter(None, [one])]
-
-
-def _wait_words(advice: AdviceView, n: int) -> str:
-    """The wait term's name at ``n``: where the bench ran ``n`` devices, the no-sync
-    step's growth over N = 1 (not the bench's ``sync_wait_ms``)."""
-    measured = dict(advice.calibration.model.compute.held_slowdown())
-    if n not in measured:
-        return "waiting for the slowest device "
-    return (
-        f"slower compute on {counted(n, 'device')} (the no-sync step measured "
-        f"x{measured[n]:.2f} of N = 1's: contention and the slowest device, not the bench's "
-        "wait inside the synchronised step, sync_wait_ms) "
-    )
+    return [*lines, *filter(None, [table_words.one_device(advice)])]
 
 
 def _step(advice: AdviceView) -> list[str]:
-    d = advice.decision
+    d, cal = advice.decision, advice.calibration
     at = d.focus
     if at.accelerators < 2:
         return []
     o = d.limit.overheads_ms
     ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     term, rests, remainder = focus.focus_words(d, ms)
-    fsdp = advice.calibration.run.strategy == "fsdp"
-    verdict = f"{term} {DECIDES.get(focus.deciding_kind(advice), 'is the largest')}{marked(advice)}"
-    if d.short_alone():
-        verdict = (
-            f"{term} is the largest{marked(advice)}, and not enough alone: without it they "
-            f"would run at {d.limit.without_dominant_efficiency:.0%} efficiency (target "
-            f"{d.target_efficiency:.0%})"
-        )
+    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = focus.marked(advice)
     lines = [
-        f"On {detailed(d)}, a step takes {ms(at.step_ms)}{rests}: compute "
-        f"{ms(at.compute_ms)} "
-        f"{focus.not_spread(advice.calibration, advice.predictions, at.accelerators, at.step_ms)}, "
-        + filled("DDP's own copies {}, ", not fsdp and ms(o["ddp"]))
-        + _wait_words(advice, at.accelerators)
-        + f"{ms(o['wait'])}, communication not hidden by "
-        f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
-        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
-        f"{number(at.speedup)} ({interval(at.speedup_low, at.speedup_high)}). {verdict}.",
+        sentence(
+            "step_at",
+            detailed=detailed(d),
+            step=at.step_ms,
+            rests=rests,
+            compute=at.compute_ms,
+            not_spread=focus.not_spread(cal, advice.predictions, at.accelerators, at.step_ms),
+            ddp=o["ddp"] if cal.run.strategy != "fsdp" else None,
+            held=slowdown is not None,
+            n=at.accelerators,
+            slowdown=slowdown,
+            wait=o["wait"],
+            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
+            bandwidth_name=term_name(TermId.BANDWIDTH),
+            bandwidth=o["bandwidth"],
+            latency_name=term_name(TermId.LATENCY),
+            latency=o["latency"],
+            remainder=remainder,
+            speedup=at.speedup,
+            interval=speedup_interval(at.speedup_low, at.speedup_high),
+            term=term,
+            alone=d.short_alone(),
+            decides="decides" if focus.deciding_kind(advice) == "term" else "is the largest",
+            marked=marked,
+            without=d.limit.without_dominant_efficiency,
+            target=d.target_efficiency,
+        )
     ]
-    numbers = (
-        f"throughput efficiency {at.throughput_efficiency:.0%}, convergence factor "
-        f"{at.convergence_factor:.0%}"
+    numbers = sentence(
+        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
     )
-    if d.limit.cap == "convergence":
-        lines.append(
-            f"At {named(d)}, convergence, not the step's overheads, caps the speedup: the "
-            f"larger global batch needs {number(1 / at.convergence_factor)}x the "
-            f"samples ({numbers})."
-        )
-    elif d.limit.cap == "overheads":
-        lines.append(
-            f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {focus.largest(d.limit.dominant_term)}{marked(advice)}."
-        )
-    elif d.limit.cap in STOPPED:
-        lines.append(
-            below_the_most(advice.calibration, advice.predictions, at.accelerators, numbers)
-            or f"{at.accelerators} devices is the most allowed and still pays ({numbers}): "
-            "the count allowed caps the speedup."
-        )
+    cap = "memory" if focus.memory_decides(advice) else d.limit.cap
+    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
+    if cap in STOPPED and below:
+        lines.append(below)
     else:
-        lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
+        lines.append(
+            sentence(
+                "step_cap",
+                cap="stopped" if cap in STOPPED else cap,
+                named=named(d),
+                needs=1 / at.convergence_factor if cap == "convergence" else None,
+                numbers=numbers,
+                subject=term_subject(d.limit.dominant_term),
+                marked=marked,
+                n=at.accelerators,
+                strategy=strategy_words(cal.run.strategy)["name"],
+            )
+        )
     if d.count is not None:  # a count withheld: its line says what to give or measure
         lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
     return lines
@@ -187,16 +166,10 @@ def _sources(advice: AdviceView) -> list[str]:
     said = {a.term for a in advice.assumptions}
     convergence = cal.search.convergence
     if convergence is not None:
-        lines.append(
-            f"Convergence: E(B) = {format_count(convergence.e_min)} x (1 + B / "
-            f"{format_count(convergence.b_noise)}) samples ({convergence.source})."
-        )
+        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
+        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
     elif TermId.CONVERGENCE not in said:
-        lines.append(
-            f"No convergence model: {format_count(cal.search.samples)} samples at any batch "
-            "(optimistic past the critical batch; give --noise-scale, --workload or bench "
-            "results with gradient norms)."
-        )
+        lines.append(sentence("no_convergence", samples=cal.search.samples))
     # the fixed cost has its own sentence (``_scaling``)
     lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
@@ -217,30 +190,15 @@ def _scaling(advice: AdviceView) -> list[str]:
     lines = []
     if cal.model.fixed is not None:
         lines.append(table_words.fixed_cost_line(cal))
-    kept = cal.run.kept_global_batch
+    kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
-        why = (
-            "as asked"
-            if cal.run.global_batch is not None or cal.search.convergence is not None
-            else "no convergence model prices a larger global batch"
-        )
-        lines.append(
-            f"Strong scaling: the global batch {format_batch(kept)} is kept at every count "
-            f"({why}); each device computes its share, and "
-            f"{table_words.fixed_costs(cal, advice.predictions)}."
-        )
-    elif cal.search.convergence is None or cal.run.scaling == "weak":
+        asked = cal.run.global_batch is not None or modelled
+        fixed = table_words.fixed_costs(cal, advice.predictions)
+        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
+    elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
-        kept_batch = table_words.config(first["batch_per_device"], first["accum"])
-        samples = (
-            "assumed unchanged"
-            if cal.search.convergence is None
-            else "from the convergence model below"
-        )
-        lines.append(
-            f"Weak scaling: the per-device batch {kept_batch} is kept; the "
-            f"global batch grows with the count, its samples to converge {samples}."
-        )
+        batch = table_words.config(first["batch_per_device"], first["accum"])
+        lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
     else:
         lines.append(_searched(advice))
     lines += _weak_alternative(advice)
@@ -260,61 +218,39 @@ def _searched(advice: AdviceView) -> str:
         + noun_for(r.accelerators, "device")
         for r in frame.itertuples()
     )
-    text = (
-        "Batch searched: no global batch was given and the convergence model (below) prices "
-        "larger ones, so each count takes the per-device batch and accumulation that train "
-        f"fastest: {chosen}"
-    )
-    if frame["global_batch"].nunique() > 1:
-        text += "; the global batch grows with the count"
-        if focus in set(frame["accelerators"]) and focus > 1:
-            factor = row_at(frame, focus)["convergence_factor"]
-            text += (
-                f", and on {named(advice.decision)} the samples it needs leave a "
-                f"convergence factor of {factor:.0%} in the speedup"
-            )
-    one = format_batch(frame.iloc[0]["global_batch"])
-    return (
-        f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
-        f"keep the per-device batch {format_batch(advice.calibration.run.batch)} without "
-        "accumulation, --scaling weak."
+    at_focus = focus in set(frame["accelerators"]) and focus > 1
+    return sentence(
+        "batch_searched",
+        chosen=chosen,
+        grows=frame["global_batch"].nunique() > 1,
+        factor=row_at(frame, focus)["convergence_factor"] if at_focus else None,
+        named=named(advice.decision),
+        one=frame.iloc[0]["global_batch"],
+        batch=advice.calibration.run.batch,
     )
 
 
 def _weak_alternative(advice: AdviceView) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
-    alt, d = advice.alternative, advice.decision
-    if (
-        alt is None
-        or d.focus.accelerators < 2
-        or d.focus.accelerators not in set(alt["accelerators"])
-    ):
+    alt, d, cal = advice.alternative, advice.decision, advice.calibration
+    if alt is None or d.focus.accelerators not in set(alt["accelerators"]) - {1}:
         return []
-    row, one = row_at(alt, d.focus.accelerators), row_at(alt, 1)
-    host = on_a_larger_host(2, advice.calibration.runs.host_devices)
-    return [
-        f"Weak scaling instead (per-device batch "
-        f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
-        f"global batch {format_batch(row['global_batch'])} on {named(d)}): "
-        f"{number(row['speedup'])}x the throughput "
-        f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
-        f"batch {format_batch(row['global_batch'])} needs under {number(row['speedup'])}x the "
-        f"samples of batch {format_batch(one['global_batch'])}, which nothing here measured "
-        f"(give {_measure_convergence(advice.calibration, host)}; --scaling weak assumes the "
-        "samples unchanged)."
-    ]
-
-
-def _measure_convergence(cal: Calibration, host: str) -> str:
-    """What measures the samples at a larger batch: the convergence assumption's own
-    measurement where it says one (a noise scale from too few steps: more --steps)."""
+    row = row_at(alt, d.focus.accelerators)
     said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
-    if said and said[0]:
-        return str(said[0])
-    return (
-        f"--noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the noise scale"
+    host = on_a_larger_host(2, cal.runs.host_devices)
+    measure = str(said[0]) if said and said[0] else sentence("measure_noise", host=host)
+    weak = sentence(
+        "weak_instead",
+        batch=table_words.config(row["batch_per_device"], row["accum"]),
+        big=row["global_batch"],
+        named=named(d),
+        speedup=row["speedup"],
+        interval=speedup_interval(row["speedup_low"], row["speedup_high"]),
+        one=row_at(alt, 1)["global_batch"],
+        measure=measure,
     )
+    return [weak]
 
 
 def explain(advice: AdviceView) -> list[str]:

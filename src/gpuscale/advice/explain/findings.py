@@ -1,14 +1,14 @@
 """Findings in words: a ``types.Finding`` rendered by its kind's template
 (``data/advice_findings.json``) over its values. The templates carry no arithmetic: a
 finding holds every number in the unit its name says, and a placeholder's format says how
-it is written (``explain.phrases.Phrasing``)."""
+it is written (``explain.phrasebook.Phrasing``)."""
 
 from __future__ import annotations
 
 import json
 from importlib import resources
 
-from gpuscale.advice.explain.phrases import Phrasing
+from gpuscale.advice.explain.phrasebook import Phrasing
 from gpuscale.advice.types import Finding
 
 FINDINGS_FILE = "advice_findings.json"

@@ -1,13 +1,5 @@
-"""Which count the advice details, said wherever it is named, and what would change it.
-
-The step's parts, what caps the speedup and what would change it are read at one count,
-the decision's ``focus`` (``advice/search/decision.py``): the next count above the one
-advised (the one advised where none is larger). It can be neither the advised nor the
-fastest count ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
-sentence naming it says what it is (``named``, ``detailed``). What the focus row rests on
-(``rests_on``) is said with the deciding term (``focus_words``); from weak runs no change
-is named (``changes``).
-"""
+"""The decision's focus in words: the count the step is detailed at (the next above the one
+advised, else that one), what decides there, and what would change it."""
 
 from __future__ import annotations
 
@@ -18,7 +10,14 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.counts import larger_counts
-from gpuscale.advice.explain.phrasebook import PHRASES, remedies
+from gpuscale.advice.explain.phrasebook import (
+    PHRASES,
+    TERMS,
+    strategy_words,
+    term_name,
+    term_subject,
+)
+from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
@@ -28,8 +27,7 @@ from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, no
 
 
 def named(d: Decision) -> str:
-    """The focus count and what it is: ``4 devices, the next count above the 2 advised``
-    or ``the 8 devices advised``."""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
     if d.focus.accelerators == d.chosen.accelerators:
         return f"the {counted(d.focus.accelerators, 'device')} {word}"
@@ -45,23 +43,10 @@ RESTS_ON = {
 }
 
 
-def term_name(term: str) -> str:
-    """``the latency term``; the remainder a measured step leaves unexplained by name."""
-    if term == TermId.UNEXPLAINED:
-        return "the remainder unexplained by the model"
-    return f"the {term} term"
-
-
-def largest(term: str) -> str:
-    """``latency``; the remainder a measured step leaves unexplained by name."""
-    return term_name(term) if term == TermId.UNEXPLAINED else term
-
-
 def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
-    """At the decision's focus: the deciding term's name as a sentence starts it, what the
-    step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
-    terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
-    name = term_name(d.limit.dominant_term)
+    """The deciding term as a sentence starts, what the focus step rests on where it
+    was measured, and the remainder the model's terms leave of it."""
+    name = term_subject(d.limit.dominant_term)
     if d.focus.rests_on == "predicted":
         return name[0].upper() + name[1:], "", ""
     left = d.limit.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
@@ -74,11 +59,8 @@ def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]
 
 
 def deciding_kind(advice: AdviceView) -> str:
-    """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
-    the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
-    model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
-    count held back by an 80% interval reaching no gain), the cap ``convergence`` or why
-    the search stopped (``STOPPED``), else ``term`` (the focus's largest overhead)."""
+    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
+    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
     d = advice.decision
     if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
         return "measured"
@@ -86,11 +68,23 @@ def deciding_kind(advice: AdviceView) -> str:
         return "withheld"
     if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
         return "interval"
+    if memory_decides(advice):
+        return "memory"
     return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
 
 
+def memory_decides(advice: AdviceView) -> bool:
+    """Whether the fewest devices that hold the model set the count: it is the fewest the
+    strategy advised holds it on, above one, and short of the target efficiency."""
+    d, held = advice.decision, getattr(advice, "memory", None)
+    fewest = held and held.fits_from(advice.calibration.run.strategy)
+    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+        d.chosen.efficiency < d.target_efficiency
+    )
+
+
 def detailed(d: Decision) -> str:
-    """``named`` with the fastest count where it is another (the step's sentence)."""
+    """``named`` with the fastest count where it is another."""
     said = named(d)
     if d.fastest is None:  # no count predicted holds the model: none is the fastest
         return said
@@ -105,50 +99,47 @@ def detailed(d: Decision) -> str:
     return f"{said} (the fastest is {d.fastest})"
 
 
-# The fixed per-step costs as the largest overhead (under DDP; FSDP's ranks step only their
-# shards, so only each forward and backward's is whole), and what helps
-FIXED_WHOLE = PHRASES["fixed_whole"]
-FIXED_WHOLE_FSDP = PHRASES["fixed_whole_fsdp"]
-FIXED_HELPS = PHRASES["fixed_helps"]
-REMEDIES = remedies("full")  # what would help most, as --explain says it
-
-
 def remedy(advice: AdviceView) -> str:
-    """What would help most for the decision's ``change``; for latency, only the cures
-    that apply (no larger buckets where the gradients fit in one); and where the largest
-    overhead gone would still miss the target, the next one that must shrink too."""
+    """What would help most for the decision's change: for latency only the cures that
+    apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
-    said = REMEDIES[d.limit.change]
-    if d.limit.change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, advice.predictions, d.focus.accelerators) or said
-    if d.limit.change == TermId.LATENCY and cal is not None:
-        cures = ["larger DDP buckets (fewer messages)"]
-        cures = cures if cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20 else []
-        cures.append("a larger batch per device")
-        cures.append(
-            "gradient accumulation (one all-reduce per k micro-steps)"
-            if d.chosen.accum == 1
-            else f"more than the {d.chosen.accum} accumulation steps chosen"
-        )
-        said = f"{joined(cures, 'or')} would help most; a faster link "
-        said += "would barely matter"
-    if d.limit.change == TermId.FIXED and cal is not None:
-        whole = {"fsdp": FIXED_WHOLE_FSDP}.get(cal.run.strategy, FIXED_WHOLE)
-        parts = fixed_parts(cal, advice.predictions, d.focus.accelerators)
-        fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
-        said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
+    strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
+    change = "memory" if memory_decides(advice) else d.limit.change
+    parts = fixed_parts(cal, frame, n)
+    cures = TERMS[TermId.LATENCY]["cures"]
+    said = remedy_of(
+        change,
+        "full",
+        strategy,
+        cures=joined(
+            [
+                *[cures["buckets"]] * (cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20),
+                cures["batch"],
+                cures["accumulate" if d.chosen.accum == 1 else "more"].format(
+                    per_k=strategy_words(strategy)["per_k"], accum=d.chosen.accum
+                ),
+            ],
+            "or",
+        ),
+        whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
+        # the optimizer step, mostly: a fused one
+        fused=TERMS[TermId.FIXED]["fused"] * (parts["optimizer"] > parts["forward_backward"]),
+    )
+    if change in STOPPED:  # below the most allowed: what would predict a larger count
+        said = larger_counts(cal, frame, n) or said
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
-        also = [f"{k} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink]
+        also = [
+            f"{term_name(k)} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink
+        ]
         said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
         said += "must shrink too"
     return said
 
 
 def changes(advice: AdviceView, remedy: str) -> str:
-    """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
-    runs advised on are weak, that they cannot say (measure first)."""
+    """``remedy``, or where the runs advised on are weak, that they cannot say."""
     found = advice.calibration.runs.evidence
     if not weak(found) and not (found is not None and found.all_flagged):
         return remedy
@@ -159,8 +150,7 @@ def changes(advice: AdviceView, remedy: str) -> str:
 
 
 def marked(advice: AdviceView) -> str:
-    """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
-    where the runs advised on are weak, else ``""``."""
+    """`` (from weak runs: a measurement to repeat)`` where the runs are weak, else ``""``."""
     return (
         " (from weak runs: a measurement to repeat)"
         if weak(advice.calibration.runs.evidence)
@@ -170,8 +160,7 @@ def marked(advice: AdviceView) -> str:
 
 def not_spread(cal: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
-    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
-    1.1 ms of the optimizer step ...)``)."""
+    parts the fixed cost line names."""
     parts = fixed_parts(cal, frame, n)
     excess = parts["optimizer"] + parts["forward_backward"]
     ms = partial(format_ms, like=like)

@@ -8,29 +8,21 @@ from __future__ import annotations
 import re
 from textwrap import wrap
 
-from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.answer import lines
 from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.phrasebook import TERMS, strategy_words
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.types import TermId
 from gpuscale.quantities import counted, filled, format_count
 from gpuscale.tables.views import TableView
 
 # The short answer's lines wrap at this many columns whatever the terminal's.
 LINE_COLUMNS = 100
-TERM_COLUMN = {  # the prediction column that holds each overhead the decision names
-    TermId.FIXED: "fixed_excess_ms",
-    TermId.WAIT: "wait_ms",
-    TermId.DDP: "ddp_ms",
-    TermId.BANDWIDTH: "exposed_comm_ms",
-    TermId.LATENCY: "exposed_comm_ms",
-    TermId.UNEXPLAINED: "unexplained_ms",
-}
 # The terminal's columns, the deciding overhead's after the step.
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
 # What a terminal narrower than the table drops first.
-DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
+TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
+DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMNS, "batch_per_device")
 # Three digits where the interval's ends differ, the efficiency as a share.
 FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
 # The prediction columns a terminal shows (JSON and CSV carry them all).
@@ -47,7 +39,7 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv), and
     whether the devices hold the model where a row's do not."""
-    term = TERM_COLUMN.get(advice.decision.limit.dominant_term)
+    term = TERMS.get(advice.decision.limit.dominant_term, {}).get("column")
     frame = advice.predictions
     # the accumulation where used; whether the devices hold the model where some do not
     shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
@@ -75,7 +67,7 @@ def advice_view(
     params = format_count(cal.model.spec.params)
     name = cal.model.name
     named = name if params in name else f"{name} ({params} parameters)"
-    strategy = memory.NAMES.get(cal.run.strategy, cal.run.strategy.upper())
+    strategy = strategy_words(cal.run.strategy)["name"]
     title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
     if not terminal:
         every = list(result.predictions.columns)

@@ -1,40 +1,19 @@
-"""Sentences read off the predictions table where a bare number would mislead:
-
-* the N = 1 row: what its step holds beside the bench's N = 1 step (DDP's own work), so
-  that every speedup is read against one device without DDP;
-* the compute a step at N pays above its share of one device's (the ``fixed`` term),
-  split into the optimizer step (once per optimizer step on every device, whatever its
-  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``);
-* the equilibrium picks (``Advice.picks.equilibrium``) in words, beside the advice's own
-  rule.
-
-The step interval each row carries: ``advice/explain/step_interval.py``.
-"""
+"""Sentences read off the predictions where a bare number would mislead: the N = 1 row
+beside the bench's N = 1 step, the fixed per-step costs (each forward and backward's, the
+optimizer step's) a count pays above its share, and the equilibrium picks."""
 
 from __future__ import annotations
-
-import math
-from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, OneDevice
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.types import Source
+from gpuscale.advice.types import Source, maybe
 from gpuscale.quantities import (
-    counted,
-    filled,
     format_batch,
-    format_count,
     format_ms,
-    joined,
-    number,
 )
-
-if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.step import FamilyBasis
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
@@ -69,138 +48,96 @@ def fixed_parts(cal: Calibration, frame: pd.DataFrame, n: int) -> dict[str, floa
 
 
 def fixed_cost_line(cal: Calibration) -> str:
-    """The fixed cost said once: each forward and backward's (``cal.model.fixed``) and,
-    where the bench measured it apart, the optimizer step beside it (together the
-    ``fixed`` term); a bench's fixed cost it did not measure with the command that does."""
-    opt = optimizer_ms(cal)
+    """The fixed cost said once: each forward and backward's and, where the bench measured
+    it apart, the optimizer step beside it (together the ``fixed`` term)."""
+    fixed, opt = cal.model.fixed, optimizer_ms(cal)
     if opt <= 0:
-        return f"Fixed per-step cost: {cal.model.fixed.sentence()}."
-    fixed = cal.model.fixed
-    measure = filled("; to measure: {}", fixed.source != Source.MEASURED and fixed.measure)
-    return (
-        f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
-        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
-        + (
-            "on one device; FSDP's N devices each step only their shard, 1/N of it."
-            if cal.run.strategy == "fsdp"
-            else "on every device, whatever its batch."
-        )
+        return f"Fixed per-step cost: {fixed.sentence()}."
+    measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
+    return sentence(
+        "fixed_costs_line",
+        fixed=fixed.sentence(),
+        measure=maybe(str, measure),
+        opt=opt,
+        strategy=cal.run.strategy,
     )
 
 
 def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
-    counts: each forward and backward's falls as the micro-steps do; the optimizer step
-    (measured apart) is whole on every device under DDP, 1/N under FSDP."""
-    accums = [int(k) for k in frame["accum"]]
-    per_count = f"{counted(accums[0], 'micro-step')} at every count"
-    does = "does not shrink"
-    if len(set(accums)) > 1:
-        per_count = (
-            f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
-        )
-        does = "falls only as the micro-steps do"
-    what = "each forward and backward's" if optimizer_ms(cal) > 0 else "the"
-    said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
-    if optimizer_ms(cal) <= 0:
-        return said
-    if cal.run.strategy == "fsdp":
-        return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
-    return f"{said}; the optimizer step does not shrink (once per step on every device)"
+    counts: each forward and backward's falls as the micro-steps do; the optimizer step is
+    whole on every device under DDP, 1/N under FSDP."""
+    accums = tuple(int(k) for k in frame["accum"])
+    return sentence(
+        "fixed_costs_split",
+        opt=cal.run.strategy if optimizer_ms(cal) > 0 else "none",
+        varies=len(set(accums)) > 1,
+        accum=accums[0],
+        accums=accums,
+    )
 
 
 def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
-    speedup is against."""
-    frame, cal = advice.predictions, advice.calibration
+    speedup is against ("" where nothing needs saying)."""
+    frame, m = advice.predictions, advice.calibration.runs.one_device
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
-    above = frame[frame["accelerators"] > 1]
-    ms = partial(format_ms, like=predicted)  # every step here in the predicted one's unit
-    more = float(next(iter(above["ddp_ms"]), 0.0))
-    added = filled(
-        "; the counts above 1 add DDP's own work ({}) to their steps", more > 0 and ms(more)
-    )
-    m = cal.runs.one_device
+    more = float(next(iter(frame[frame["accelerators"] > 1]["ddp_ms"]), 0.0))
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
-    at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
+    case = "none" if more > 0 else ""
     if m is not None and m.strategy == "fsdp":
-        return _fsdp_one(m, predicted, at, ms) + f"{added}."
-    if m is not None and m.own_ms > 0:
-        phases = _phases(m, predicted) if same else _like(advice, one, m)
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, is one device without "
-            f"DDP (one device needs none): the bench's N = 1 run{at} took "
-            f"{ms(m.step_ms)} with DDP: its no-sync step {ms(m.step_ms - m.own_ms)} plus DDP's "
-            f"own work {ms(m.own_ms)} (synchronised minus no-sync step){phases}"
-            f"; every speedup and efficiency here is against one device without DDP{added}."
-        )
-    if more > 0:
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, adds no DDP work (one "
-            "device needs none); every speedup and efficiency here is against one device "
-            f"without DDP{added}."
-        )
-    return ""
-
-
-def _fsdp_one(m: OneDevice, predicted: float, at: str, ms: Callable[[float], str]) -> str:
-    """The N = 1 row of FSDP runs beside the bench's FSDP step at N = 1: one device
-    without FSDP where the bench timed a faster bare step, else that FSDP step as it
-    trained and what its own work in it overstates (no final stop)."""
-    if m.own_ms > 0:
-        return (
-            f"The step predicted on 1 device, {ms(predicted)}, is one device without FSDP "
-            f"(one device needs none): the bench's bare module at N = 1{at}; its FSDP step "
-            f"there took {ms(m.step_ms)}, FSDP's own work {ms(m.own_ms)} of it (its step "
-            "less the bare one), which the counts above 1 keep in their fixed per-step cost; "
-            "every speedup and efficiency here is against one device without FSDP"
-        )
-    overstated = filled(
-        ": they overstate the speedup over one device without FSDP by up to {}x (that "
-        "step over the step less its own work)",
-        0 < m.fsdp_own_ms < m.step_ms and number(m.step_ms / (m.step_ms - m.fsdp_own_ms)),
-    )
-    return (
-        f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP step at "
-        f"N = 1 ({ms(m.step_ms)}{at}) taken as it trained: the bench timed no bare module "
-        f"faster than it, so every speedup and efficiency here is against FSDP's one-rank "
-        f"step, which holds FSDP's own work ({ms(m.fsdp_own_ms)}, at least the synchronised "
-        f"minus no-sync step){overstated}"
+        case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
+    elif m is not None and m.own_ms > 0:
+        case = "ddp"
+    if not case:
+        return ""
+    step = m.step_ms if m is not None else 0.0
+    own = m.own_ms if m is not None else 0.0
+    fsdp_own = m.fsdp_own_ms if m is not None else 0.0
+    detail = ""
+    if case == "ddp" and m is not None:
+        detail = _phases(m, predicted) if same else _like(advice, one, m)
+    return sentence(
+        "one_device",
+        case=case,
+        predicted=predicted,
+        at=None if m is None or same else config(m.batch, m.accum),
+        step=step,
+        nosync=step - own,
+        own=own,
+        detail=detail,
+        fsdp_own=fsdp_own,
+        overstated=step / (step - fsdp_own) if 0 < fsdp_own < step else None,
+        added=more if more > 0 else None,
     )
 
 
 def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
-    run, the step the same model predicts at the bench's, so that the two steps set side
-    by side hold the same samples."""
+    run, the step the same model predicts at the bench's: the same samples side by side."""
     cal = advice.calibration
     row = (int(one["batch_per_device"]), int(one["accum"]))
-    at_bench = float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum))
-    nosync = m.step_ms - m.own_ms
-    return (
-        f"; the row's step holds {format_count(row[0] * row[1])} samples "
-        f"({config(*row)}), the bench's {format_count(m.batch * m.accum)}: at the bench's "
-        f"per-device batch {config(m.batch, m.accum)} the same model predicts "
-        f"{format_ms(at_bench, like=nosync)} (each micro-batch's forward and backward and "
-        f"one optimizer step), against that no-sync step {format_ms(nosync, like=nosync)}"
+    return sentence(
+        "one_device_like",
+        row_samples=row[0] * row[1],
+        row=config(*row),
+        bench_samples=m.batch * m.accum,
+        bench=config(m.batch, m.accum),
+        at_bench=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
+        nosync=m.step_ms - m.own_ms,
     )
 
 
 def _phases(m: OneDevice, predicted: float) -> str:
-    """Where the step predicted (the forward, backward and optimizer timed apart) is not
-    the no-sync step, what it is made of and the difference."""
-    nosync = m.step_ms - m.own_ms
-    gap = nosync - predicted
-    if format_ms(nosync, like=predicted) == format_ms(predicted, like=predicted):
+    """Where the step predicted (its phases timed apart) is not the no-sync step timed
+    whole, the difference."""
+    gap = m.step_ms - m.own_ms - predicted
+    if format_ms(m.step_ms - m.own_ms, like=predicted) == format_ms(predicted, like=predicted):
         return ""
-    return (
-        f"; the {format_ms(predicted)} predicted is the forward, backward and optimizer "
-        f"timed apart, {format_ms(abs(gap), like=predicted)} "
-        f"{'under' if gap > 0 else 'over'} that no-sync step timed whole (the time between "
-        "the phases, which no phase's timer holds)"
-    )
+    side = "under" if gap > 0 else "over"
+    return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
 
 
 def config(batch: float, accum: int) -> str:
@@ -213,122 +150,29 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     count the advice decided."""
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.picks.equilibrium, advice.decision
-    threshold = advice.calibration.search.threshold
-    rows = frame.set_index("accelerators")  # counts as "N = 8": not the one detailed above
+    rows = frame.set_index("accelerators")
     best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
-    best = float(rows.at[best_n, "efficiency"])
-    sxe = eq["max_speed_x_efficiency"]
+    sxe, kept = eq["max_speed_x_efficiency"], eq["efficiency_threshold"]
     s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
-    parts = [
-        f"speedup x efficiency is largest at N = {sxe} ({number(s)} x {e:.0%} = {number(s * e)})"
-    ]
-    kept = eq["efficiency_threshold"]
-    floor = f"{threshold:.0%} of its best ({best:.0%}, at N = {best_n})"
-    if kept is not None:
-        after = frame[frame["accelerators"] > kept]
-        nxt = (
-            f"; N = {int(after['accelerators'].iloc[0])}: {after['efficiency'].iloc[0]:.0%}"
-            if len(after)
-            else ""
-        )
-        parts.append(
-            f"efficiency stays >= {floor} up to N = {kept} "
-            f"({float(rows.at[kept, 'efficiency']):.0%}{nxt})"
-        )
-    if eq["knee"] is not None:
-        parts.append(
-            f"the time to train bends at N = {eq['knee']} (the knee: past it more "
-            "devices buy markedly less time; Kneedle on log axes)"
-        )
-    elif len(frame) < KNEE_COUNTS:
-        parts.append(
-            f"no knee (a bend needs {KNEE_COUNTS} or more counts; the table has {len(frame)})"
-        )
-    else:
-        parts.append(
-            "no knee (the time to train against the count, on log axes, has no point past "
-            "which more devices buy markedly less: Kneedle finds none)"
-        )
-    rule = (
-        f"the fastest count keeping efficiency >= {d.target_efficiency:.0%} whose speedup's "
-        "80% interval lies above 1"
-    )
-    # no count predicted holds the model: the picks are as if memory allowed (none advised)
-    ours = f"the advice's {counted(d.chosen.accelerators, 'device')}"
-    if not d.holds:
-        ours = f"the {counted(d.chosen.accelerators, 'device')} read as if memory allowed"
-    return f"Equilibrium, other rules than {ours} ({rule}): {'; '.join(parts)}."
-
-
-def _line(part: tuple[float, float]) -> str:
-    fixed, per = part
-    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
-
-
-def _agrees(size: float | None, params: float, own: float | None) -> bool:
-    """Whether the family's size and this model's own speedup say the same of it."""
-    if own is None or (size is not None and math.isnan(size)):
-        return True
-    return (size is not None and params >= size) == (own > 1)
-
-
-def sentence(
-    basis: FamilyBasis | None,
-    *,
-    per_param: float,
-    batch: str,
-    beats: str,
-    reaches: str,
-    size: float | None,
-    params: float,
-    own: float | None,
-    own_terms: tuple[float, float],
-    benched: bool = True,
-    strategy: str = "ddp",
-    own_speedup: float | None = None,
-) -> str:
-    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said, and where this model's own measured step gives another verdict at
-    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
-    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
-    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
-    beside ``own`` where they differ."""
-    if basis is None:
-        alone = (
-            "the only member of its family benched in this configuration"
-            if benched
-            else "from the step given (nothing benched)"
-        )
-        how = (
-            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
-            f"{strategy.upper()} times per parameter: this model alone, {alone}"
-        )
-    else:
-        how = (
-            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
-            f"benched in this configuration, {joined(list(basis.members))}: "
-            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
-            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
-        )
-    said = (
-        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
-        f"{format_count(params)})"
-    )
-    if basis is None or _agrees(size, params, own):
-        return said
-    assert own is not None
-    mparams = params / 1e6
-    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
-    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
-    table = filled(
-        ", {}x to a trained model with its convergence factor",
-        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
-    )
-    return (
-        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
-        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
-        "own work "
-        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
-        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
-        "is the fit over its members, this model's table its own runs"
+    after = frame[frame["accelerators"] > (kept or 0)]
+    knee = "few" if eq["knee"] is None and len(frame) < KNEE_COUNTS else eq["knee"]
+    return sentence(
+        "equilibrium",
+        holds=d.holds,
+        chosen=d.chosen.accelerators,
+        target=d.target_efficiency,
+        sxe=sxe,
+        s=s,
+        e=e,
+        se=s * e,
+        kept=kept,
+        threshold=advice.calibration.search.threshold,
+        best=float(rows.at[best_n, "efficiency"]),
+        best_n=best_n,
+        kept_e=float(rows.at[kept, "efficiency"]) if kept is not None else None,
+        next_n=int(after["accelerators"].iloc[0]) if len(after) else None,
+        next_e=float(after["efficiency"].iloc[0]) if len(after) else None,
+        knee=knee,
+        needs=KNEE_COUNTS,
+        rows=len(frame),
     )

@@ -256,6 +256,8 @@ def _memory_no_part_has(name: str, valid: list[str]) -> str | None:
     from gpuscale.hardware.catalogue import device
     from gpuscale.hardware.device_names import memory_written_gb, parts_named
 
+    if _device_part(name):  # a part's own name or alias (GH200 480GB: NVML's, of the 96 GB)
+        return None
     memory, parts = memory_written_gb(name), parts_named(name)
     if memory is None or not parts or any(device(p).memory_gib == memory for p in parts):
         return None

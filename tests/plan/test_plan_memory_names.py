@@ -38,10 +38,15 @@ def test_a_memory_no_part_has_is_refused_naming_the_parts(typed: str, held: str)
 
 @pytest.mark.parametrize(
     ("typed", "family"),
-    [("H100 96GB", "H100-SXM5-96GB"), ("H100 80GB", "H100-SXM5-80GB"), ("MI300X 192GB", "MI300X")],
+    [
+        ("H100 96GB", "H100-SXM5-96GB"),
+        ("H100 80GB", "H100-SXM5-80GB"),
+        ("MI300X 192GB", "MI300X"),
+        ("NVIDIA GH200 480GB", "GH200"),  # NVML's name of the 96 GB part: the catalogue's alias
+    ],
 )
 def test_a_memory_a_part_has_is_read(typed: str, family: str) -> None:
-    assert resolve_family(typed, RESULTS)[0] == family
+    assert resolve_family(typed, [*RESULTS, "GH200"])[0] == family
 
 
 def test_plan_and_analyze_refuse_it_on_the_command_line_and_in_python() -> None:

@@ -88,7 +88,10 @@ class SweepConfig:
                 raise ValueError(
                     f"{exc}: give --global-batch a multiple of every world size x --accum"
                 ) from None
-        check_devices(self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe)
+        device = check_devices(
+            self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe
+        )
+        check_threads(self.bench.threads, max(self.nproc), device, self.oversubscribe)
 
 
 def check_devices(
@@ -124,6 +127,25 @@ def check_devices(
             "--oversubscribe to run them anyway"
         )
     return device
+
+
+def check_threads(threads: int, nproc: int, device: str, oversubscribe: bool) -> None:
+    """Refuse ``--threads`` that put more compute threads on a CPU host than it has cores
+    (``threads`` per process times ``nproc`` processes), unless ``oversubscribe``: as
+    :func:`check_devices` refuses processes, they would measure the contention; 0 (the
+    host's cores shared by the processes) never does."""
+    cores = os.cpu_count() or 1
+    if device != "cpu" or not threads or threads * nproc <= cores or oversubscribe:
+        return
+    fits = cores // nproc
+    raise ValueError(
+        f"--threads {threads} x {counted(nproc, 'process')} runs {threads * nproc:,} compute "
+        f"threads on this host's {counted(cores, 'core')}: they would share cores and measure "
+        "the contention, not the scaling; give --threads "
+        + (f"at most {fits} " if fits else "")
+        + "(0: the host's cores shared by the processes), or add --oversubscribe to run them "
+        "anyway"
+    )
 
 
 @dataclass

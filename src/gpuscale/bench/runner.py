@@ -36,7 +36,7 @@ from gpuscale.bench.results import ResultsError, resume_file
 from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence, run_fields
 from gpuscale.bench.row_keys import model_of_key, resolved_config, run_key
-from gpuscale.bench.sweep_request import check_endpoint, check_nodes
+from gpuscale.bench.sweep_request import check_endpoint, check_nodes, check_threads
 from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.quantities import counted
 from gpuscale.sources.processes import remove_stale_runs, run_folder
@@ -127,25 +127,6 @@ def check_devices(
             "--oversubscribe to run them anyway"
         )
     return device
-
-
-def check_threads(threads: int, nproc: int, device: str, oversubscribe: bool) -> None:
-    """Refuse ``--threads`` that put more compute threads on a CPU host than it has cores
-    (``threads`` per process times ``nproc`` processes), unless ``oversubscribe``: as
-    :func:`check_devices` refuses processes, they would measure the contention; 0 (the
-    host's cores shared by the processes) never does."""
-    cores = os.cpu_count() or 1
-    if device != "cpu" or not threads or threads * nproc <= cores or oversubscribe:
-        return
-    fits = cores // nproc
-    raise ValueError(
-        f"--threads {threads} x {counted(nproc, 'process')} runs {threads * nproc:,} compute "
-        f"threads on this host's {counted(cores, 'core')}: they would share cores and measure "
-        "the contention, not the scaling; give --threads "
-        + (f"at most {fits} " if fits else "")
-        + "(0: the host's cores shared by the processes), or add --oversubscribe to run them "
-        "anyway"
-    )
 
 
 @dataclass

@@ -4,7 +4,6 @@ a progress bar (what is printed, and how: ``cli.output``)."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,7 +137,6 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     that is no round ends the command with why (ingest takes no benchmark: no -b hint)."""
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
 
-    _no_results_file(paths)
     with _reading() as update:
         return read(paths, round_names, progress=update, benchmark_option=None)
 
@@ -149,33 +147,8 @@ def load_tables(selection: RoundSelection, study: bool = False):
     refuses ends the command."""
     from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
-    _no_results_file(selection.paths or ())
     with _reading(selection.asked) as update:
         return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
-
-
-def _no_results_file(paths: Sequence[Path]) -> None:
-    """End the command where a path given as a round is a file of gpuscale's own results
-    (a bench or collectives file, by its first record's schema), naming the option that
-    reads it; an MLPerf reader would call it only no round."""
-    from gpuscale.bench.results import BENCH_FILE, COLLECTIVES_FILE, first_schema  # lazy
-    from gpuscale.sources import is_archive
-
-    for path in paths:
-        try:
-            schema = first_schema(path) if path.is_file() and not is_archive(path) else None
-        except OSError:
-            continue  # unreadable: the reader says why
-        if schema and schema.startswith(BENCH_FILE[0]):
-            fail(
-                f"{path} holds {BENCH_FILE[1]}, not an MLPerf round: give it as --bench "
-                f"{shlex.quote(str(path))} (gpuscale analyze, report or advise)"
-            )
-        if schema and schema.startswith(COLLECTIVES_FILE[0]):
-            fail(
-                f"{path} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
-                f"--collectives {shlex.quote(str(path))} to gpuscale advise"
-            )
 
 
 def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]

@@ -213,6 +213,8 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""
+    if (no_part := _memory_no_part_has(name, valid)) is not None:
+        raise UnknownNameError(f"{name!r}: {no_part}", typed=name, why=no_part)
     known = normalise_accelerator(name)
     if not known.known and (part := _device_part(name)):  # `4090`, as advise reads it
         known = normalise_accelerator(part)
@@ -241,6 +243,34 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
             f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
+
+
+def _memory_no_part_has(name: str, valid: list[str]) -> str | None:
+    """Why ``name`` names no part, where it writes a memory that no part of its product has,
+    in the device catalogue or among ``valid`` (``GH200 144GB``, ``MI300X 256GB``): the
+    parts of that product both hold, said; None where it writes no memory, a product the
+    catalogue lacks, or a memory a part has. A plan sizes the model state against the
+    family's memory: a memory typed is never dropped for another part's."""
+    # lazy: the catalogues, only when a family is typed
+    from gpuscale.hardware.accelerators import normalise_accelerator
+    from gpuscale.hardware.catalogue import device
+    from gpuscale.hardware.device_names import memory_written_gb, parts_named
+
+    if _device_part(name):  # a part's own name or alias (GH200 480GB: NVML's, of the 96 GB)
+        return None
+    memory, parts = memory_written_gb(name), parts_named(name)
+    if memory is None or not parts or any(device(p).memory_gib == memory for p in parts):
+        return None
+    product = device(parts[0]).product
+    ran = [v for v in valid if normalise_accelerator(v).product == product]
+    if any(normalise_accelerator(v).memory_gb == memory for v in ran):
+        return None
+    held = [p if re.search(r"\d+GB", p) else f"{p} ({device(p).memory_gib:g} GB)" for p in parts]
+    return (
+        f"no {product} part has {memory:g} GB: the device catalogue holds {joined(held, 'and')}; "
+        f"these results hold {joined(ran, 'and') if ran else f'no {product}'}; "
+        "name a part that exists"
+    )
 
 
 def _device_part(name: str) -> str | None:

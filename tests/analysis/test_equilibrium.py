@@ -47,7 +47,11 @@ def test_threshold_validation_and_empty() -> None:
     table = scaling_table(scores(ladder()), "bert")
     with pytest.raises(ValueError):
         equilibrium(table, threshold=0)
-    assert equilibrium(table.iloc[0:0]).picks == []
+    empty = equilibrium(table.iloc[0:0])
+    assert empty.picks == []
+    # each criterion that picked nothing says why (an empty table said nothing at all)
+    assert sorted(empty.unpicked) == sorted(["knee", "speed x efficiency", "E' >= 0.8 x best"])
+    assert set(empty.unpicked.values()) == {"the table has no system"}
 
 
 def test_knee_needs_three_counts() -> None:

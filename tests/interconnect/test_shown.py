@@ -7,6 +7,7 @@ import pandas as pd
 
 from gpuscale.interconnect.shown import (
     sweep_failures,
+    sweep_spread,
     sweep_tables,
     topology_info,
     topology_tables,
@@ -72,3 +73,19 @@ def test_sweep_tables_one_per_collective_and_failures_said(golden) -> None:
     assert [f.split(":")[0] for f in failures] == ["all_gather", "broadcast"]
     assert "(NCCL timeout)" in failures[0]  # the error as the rank said it
     golden.check(VIEW, "a sweep's failures", "\n".join(failures))
+
+
+def test_a_sweep_on_a_busy_machine_says_its_mean_is_far_above_its_median() -> None:
+    """A gloo sweep on a busy host printed 8,495.81 us at 1 KiB (the mean, as nccl-tests
+    prints it) against a median call of 604 us, and 2 KiB 46x faster, without a word: the
+    bench flags such a tail (``NOISY_P95_OVER_P50``), the sweep said nothing."""
+    rows = [{**r, "sweep_id": "s1", "time_us_p50": r["time_us"]} for r in sweep_rows(10.0, 5.0)]
+    quiet = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
+    assert sweep_spread(quiet) == []
+    rows[0] = {**rows[0], "time_us": 8495.81, "time_us_p50": 604.34}  # 8 B: 14.1x
+    rows[1] = {**rows[1], "time_us": 2 * rows[1]["time_us_p50"]}  # 16 B: 2.0x
+    rows[2] = {**rows[2], "time_us": 1.4 * rows[2]["time_us_p50"]}  # 32 B: 1.4x, within
+    busy = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
+    [said] = sweep_spread(busy)
+    assert said.startswith(f"all_reduce: at 2 of {len(rows)} sizes the mean call time shown")
+    assert "up to 14.1x, 8,500 against 604 us at 8 B" in said

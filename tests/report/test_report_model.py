@@ -17,6 +17,7 @@ from gpuscale.report.request import ReportRequest
 from gpuscale.tables.requests import FieldError
 
 ROWS = Path(__file__).parent / "h100_paths.jsonl"
+runner = CliRunner()
 
 
 def test_the_report_advises_on_the_model_asked() -> None:
@@ -40,6 +41,18 @@ def test_a_model_not_in_the_file_is_said_by_its_option_and_model_needs_advise() 
         ReportRequest(model="tf-7m")  # without --advise there is no advice to ask of
     help_text = CliRunner().invoke(app, ["report", "--help"]).output
     assert "--model" in help_text
+
+
+def test_a_model_typed_wrong_writes_nothing_and_exits_2_as_advise_does(tmp_path) -> None:
+    """A typo in --model was taken as advice that could not be given: the whole report
+    written, a warning, exit 1; ``advise --bench`` refuses the same value with exit 2."""
+    out = tmp_path / "a report"  # a path with a space
+    args = ["--bench", str(ROWS), "--model", "tf-3m"]
+    result = runner.invoke(app, ["report", *args, "--advise", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "--model tf-3m: not in h100_paths.jsonl" in result.stderr
+    assert not out.exists()  # nothing written
+    assert runner.invoke(app, ["advise", *args]).exit_code == 2
 
 
 def test_a_family_of_one_system_is_said_to_have_no_scaling_not_to_be_missing(tmp_path) -> None:

@@ -120,8 +120,10 @@ def equilibrium(
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
-    if table.empty:
-        return Equilibrium(benchmark="", scope=scope, threshold=threshold)
+    if table.empty:  # nothing picked, each criterion said as such (never an empty why)
+        criteria = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
+        why = {c.label(threshold): "the table has no system" for c in criteria}
+        return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
     pareto = [

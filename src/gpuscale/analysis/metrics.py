@@ -208,10 +208,13 @@ def find_reference(
         for o, i in zip(frame["submitter"], frame["system_id"], strict=True)
     }
     close = difflib.get_close_matches(rule.lower(), list(names), n=1, cutoff=0)
-    closest = filled(
-        "; the closest scored for this benchmark: {}", next((names[c] for c in close), "")
+    # which benchmark and rounds: a report or an analysis of several asks it of each
+    workload = ", ".join(sorted(frame["workload"].astype(str).unique()))
+    rounds = ", ".join(sorted(frame["round"].astype(str).unique()))
+    closest = filled("; the closest scored there: {}", next((names[c] for c in close), ""))
+    raise ReferenceNotFoundError(
+        f"reference {rule!r} names no system scored for {workload} ({rounds}){closest}"
     )
-    raise ReferenceNotFoundError(f"reference {rule!r} names no system of the table{closest}")
 
 
 def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:

@@ -19,7 +19,14 @@ from gpuscale.bench.record import record_problem
 from gpuscale.bench.resume_said import Again, kept_and_again, weak_kept
 from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
 from gpuscale.quantities import counted, format_bytes
-from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
+from gpuscale.sources.bounded import (
+    BENCH_FILE,
+    COLLECTIVES_FILE,
+    TooLarge,
+    first_schema,
+    json_lines,
+    schema_of,
+)
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.writable import make_folder
@@ -88,26 +95,6 @@ class StepStats:
 
 class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
-
-
-# The records a results file holds: (their schema's start, what they are, in words).
-BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
-COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
-# A first line longer than this is no record of ours (one is a few kB).
-_FIRST_LINE_BYTES = 16 << 20
-
-
-def first_schema(path: Path) -> str | None:
-    """The schema of a file's first record: None when it has no line but blank ones,
-    "" when its first line is no record (not JSON, too long, no schema); ``OSError``
-    when it cannot be read. How every reader and writer tells what a file holds."""
-    try:
-        first = next(json_lines(path, _FIRST_LINE_BYTES), None)
-    except TooLarge:
-        return ""
-    if first is None:
-        return None
-    return schema_of(first[1])  # a line of no JSON: value None, schema ""
 
 
 def holds(path: Path, kind: tuple[str, str]) -> bool:

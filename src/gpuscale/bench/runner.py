@@ -36,7 +36,7 @@ from gpuscale.bench.results import ResultsError, resume_file
 from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence, run_fields
 from gpuscale.bench.row_keys import model_of_key, resolved_config, run_key
-from gpuscale.bench.sweep_request import check_endpoint, check_nodes
+from gpuscale.bench.sweep_request import check_endpoint, check_nodes, check_threads
 from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.quantities import counted
 from gpuscale.sources.processes import remove_stale_runs, run_folder
@@ -88,7 +88,10 @@ class SweepConfig:
                 raise ValueError(
                     f"{exc}: give --global-batch a multiple of every world size x --accum"
                 ) from None
-        check_devices(self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe)
+        device = check_devices(
+            self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe
+        )
+        check_threads(self.bench.threads, max(self.nproc), device, self.oversubscribe)
 
 
 def check_devices(

@@ -5,9 +5,11 @@ import: the CLI builds its options from it at start."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.quantities import counted
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
@@ -113,3 +115,22 @@ def check_nodes(nnodes: int | None, node_rank: int | None) -> None:
         raise FieldError(
             "node_rank", node_rank, f"must be from 0 to {nnodes - 1}, below {ref('nnodes', nnodes)}"
         )
+
+
+def check_threads(threads: int, nproc: int, device: str, oversubscribe: bool) -> None:
+    """Refuse ``--threads`` that put more compute threads on a CPU host than it has cores
+    (``threads`` per process times ``nproc`` processes), unless ``oversubscribe``: as
+    :func:`check_devices` refuses processes, they would measure the contention; 0 (the
+    host's cores shared by the processes) never does."""
+    cores = os.cpu_count() or 1
+    if device != "cpu" or not threads or threads * nproc <= cores or oversubscribe:
+        return
+    fits = cores // nproc
+    raise ValueError(
+        f"--threads {threads} x {counted(nproc, 'process')} runs {threads * nproc:,} compute "
+        f"threads on this host's {counted(cores, 'core')}: they would share cores and measure "
+        "the contention, not the scaling; give --threads "
+        + (f"at most {fits} " if fits else "")
+        + "(0: the host's cores shared by the processes), or add --oversubscribe to run them "
+        "anyway"
+    )

@@ -33,9 +33,10 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
         check = check_interconnect(asked, config, world)
     say(check.verdicts)  # the verdict first (one line per collective), then the detail
     say(f"NCCL setting: {s}" for s in check.settings)
-    from gpuscale.interconnect.shown import sweep_failures, sweep_views  # lazy: pandas
+    from gpuscale.interconnect.shown import sweep_failures, sweep_spread, sweep_views  # pandas
 
     say(sweep_failures(check.run.latest))  # those that did not run, then a table each
+    say((f"warning: {line}" for line in sweep_spread(check.run.latest)), stderr=True)
     for view in sweep_views(check.run.latest):
         show(view, Format.table)
 

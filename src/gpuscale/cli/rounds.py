@@ -34,6 +34,7 @@ from gpuscale.cli.output import (
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions, unused_without_rounds
+from gpuscale.tables.requests import FieldError
 from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection, ScoresOptions
 
 
@@ -211,7 +212,7 @@ def report(
     tables = load_tables(selection, study=True)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
-    with fail_on(ReferenceNotFoundError, OutputError):
+    with fail_on(ReferenceNotFoundError, OutputError, FieldError):
         written = write_report(
             request,
             tables,

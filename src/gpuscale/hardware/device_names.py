@@ -147,6 +147,11 @@ def parts_named(typed: str) -> tuple[str, ...]:
     return tuple(d.name for d in _candidates(normalised(typed)))
 
 
+def memory_written_gb(typed: str) -> float | None:
+    """The memory ``typed`` writes (``GH200 144GB``: 144.0), None where it writes none."""
+    return _written(normalised(typed))[1]
+
+
 def lookup(name: str | None) -> Device | None:
     """The part ``name`` means, None where none does (a CPU, an unknown device): for
     names read from torch, NVML or a results file, where a miss is no error."""

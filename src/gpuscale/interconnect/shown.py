@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.topology import Topology
+from gpuscale.plausibility import NOISY_P95_OVER_P50
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
@@ -27,6 +28,35 @@ def sweep_failures(latest: pd.DataFrame) -> list[str]:
         f"({row.error if isinstance(row.error, str) else 'out of memory on a rank'})"
         for row in failed.itertuples(index=False)
     ]
+
+
+def sweep_spread(latest: pd.DataFrame) -> list[str]:
+    """One sentence per collective whose mean call time (``time (us)``, as nccl-tests
+    prints it, and the bandwidths made from it) is more than ``NOISY_P95_OVER_P50`` times
+    its median call at some size: a few calls far slower than the rest, as on a busy
+    machine or a shared link, the bench's noise rule (a tail that far above the median)
+    read on the calls of one size. None where every size's mean is near its median."""
+    ok = latest[latest["status"] == "ok"]
+    said = []
+    for op, group in ok.groupby("op", sort=False):
+        mean = pd.to_numeric(group["time_us"], errors="coerce")
+        median = pd.to_numeric(group["time_us_p50"], errors="coerce")
+        ratio = (mean / median).where(median > 0)
+        slow = ratio > NOISY_P95_OVER_P50
+        if not slow.any():
+            continue
+        worst = ratio.idxmax()
+        said.append(
+            f"{op}: at {int(slow.sum())} of {len(group)} sizes the mean call time shown is "
+            f"over {NOISY_P95_OVER_P50:g}x the median call's, its slowest rank's (up to "
+            f"{ratio[worst]:.1f}x, "
+            f"{number(float(mean[worst]))} against {number(float(median[worst]))} us at "
+            f"{format_bytes(int(group['size_bytes'][worst]))}): a few calls far slower than "
+            "the rest, as on a busy machine or a shared link, and the bandwidths, made from "
+            "the mean, as low; run it again with nothing else running (each size's median "
+            "is time_us_p50 in the results file)"
+        )
+    return said
 
 
 def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

@@ -28,6 +28,7 @@ from gpuscale.mlperf.rules import known_rulesets
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
+from gpuscale.sources.bounded import results_file_given_as_round
 from gpuscale.sources.entries import is_archive
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
@@ -71,6 +72,8 @@ def read_paths(
         try:
             part = read_round(path, name, progress=progress)
         except (SourceError, ValueError) as exc:
+            if said := results_file_given_as_round(path):  # gpuscale's own: what reads it
+                raise SourceError(said) from exc
             if path.is_dir() and not _holds_submitters(path):
                 # the reason, before any word on round names
                 raise NoResultsError(no_results(path)) from exc

@@ -38,7 +38,7 @@ from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
-from gpuscale.tables.workloads import round_key
+from gpuscale.tables.workloads import convergence_unit, round_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,6 +181,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         stops = [""] * len(kept)
     marked = {k: (bool(front[i]), stops[i]) for i, k in enumerate(kept)}
     price, power = request.price_per_device_hour, request.power_w
+    # what expected_samples counts: the unit of the RCPs of the round the plan is at
+    unit = convergence_unit(workload, fits["workloads"][workload]["round"])
 
     def timed_columns(k: int, p: PlanRow) -> dict[str, object]:
         """The columns a count with a time has (a refused count: ``UNTIMED``)."""
@@ -208,6 +210,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "global_batch": at["global_batch"],
                 "batch_per_accelerator": at["batch_per_accelerator"],
                 "expected_samples": at["expected_samples"],
+                "convergence_unit": unit.value if unit else "",
                 "throughput_efficiency": flags[k][1],
                 "convergence_factor": at["convergence_factor"],
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),

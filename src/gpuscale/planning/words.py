@@ -153,8 +153,10 @@ def batch_note(fit: WorkloadFit, family: str, rows: list[PlanRow] = ()) -> str:
             f"workload's typical batch times {family}'s ratio to it"
         )
     newest = (fit["rcp"] or {}).get(fit["round"])
+    # what E(B) counts: the rows' convergence_unit (retinanet's RCPs are in epochs)
+    unit = next((r["convergence_unit"] for r in rows if r.get("convergence_unit")), "samples")
     converge = (
-        f"samples to converge E(B) from the {newest['source']}"
+        f"{unit} to converge E(B) from the {newest['source']}"
         if newest
         else "no reference convergence points: the batch's effect on convergence is not modelled"
     )
@@ -318,6 +320,11 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += evidence_notes(fit, family, rows)
     out += held_notes(fit, family, rows)
     out += cited_notes(fit, family, rows)
+    if request.price_per_device_hour is not None:  # the cost column's unit: the price's
+        out.append(
+            f"Cost: accelerator hours x the price given ({request.price_per_device_hour:g} per "
+            "device-hour), in the price's currency."
+        )
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out

@@ -145,6 +145,22 @@ class ReportWritten:
     headline: tuple[str, ...] = ()
 
 
+def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) -> None:
+    """A ``model`` the bench results do not hold (a typo, another file) refused before
+    anything is written, as ``gpuscale advise --bench`` refuses it (its
+    :class:`~gpuscale.tables.requests.FieldError`: the CLI names ``--model``); a model held
+    whose every run failed is no typo: the report says so, without the advice."""
+    # lazy: the advice's rule, only where a report advises on a model named
+    from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError, known_model
+
+    try:
+        known_model(bench, model, bench_path)
+    except BenchFieldError:
+        raise
+    except CalibrationError:
+        return
+
+
 def write_report(
     request: ReportRequest,
     tables: RoundTables,
@@ -164,6 +180,8 @@ def write_report(
     from gpuscale.report.html import build_report
 
     advice = request.advice_request(bench_path) if request.advise and bench is not None else None
+    if advice is not None and request.model is not None:
+        _model_in_bench(bench, request.model, bench_path)
     if request.advise and bench is None and on_missing is not None:  # asked, never silent
         on_missing(
             "--advise needs --bench FILE (the advice is computed from your bench runs): "

@@ -9,6 +9,7 @@ sweeps) is read by :func:`json_lines`, its nesting bounded too (``tables.json_de
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +85,45 @@ def schema_of(value: JSON) -> str:
     if isinstance(value, dict) and isinstance(value.get("schema"), str):
         return value["schema"]
     return ""
+
+
+# The records a results file holds: (their schema's start, what they are, in words).
+BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
+COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
+# A first line longer than this is no record of ours (one is a few kB).
+_FIRST_LINE_BYTES = 16 << 20
+
+
+def first_schema(path: Path) -> str | None:
+    """The schema of a file's first record: None when it has no line but blank ones,
+    "" when its first line is no record (not JSON, too long, no schema); ``OSError``
+    when it cannot be read. How every reader and writer tells what a file holds."""
+    try:
+        first = next(json_lines(path, _FIRST_LINE_BYTES), None)
+    except TooLarge:
+        return ""
+    if first is None:
+        return None
+    return schema_of(first[1])  # a line of no JSON: value None, schema ""
+
+
+def results_file_given_as_round(path: Path) -> str | None:
+    """Why ``path``, given where an MLPerf round goes, is none: a file of gpuscale's own
+    results (its first record's schema), with the option that reads it; None for any
+    other path (one that cannot be read: its reader says why)."""
+    try:
+        schema = first_schema(path) if path.is_file() else None
+    except OSError:
+        return None
+    quoted = shlex.quote(str(path))
+    if schema and schema.startswith(BENCH_FILE[0]):
+        return (
+            f"{path} holds {BENCH_FILE[1]}, not an MLPerf round: give it as --bench {quoted} "
+            "(gpuscale analyze, report or advise)"
+        )
+    if schema and schema.startswith(COLLECTIVES_FILE[0]):
+        return (
+            f"{path} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
+            f"--collectives {quoted} to gpuscale advise"
+        )
+    return None

@@ -25,6 +25,8 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``expected_samples`` and ``convergence_factor``, NA where the row has no time;
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
+  ``convergence_unit``: what ``expected_samples`` counts (``samples`` or ``epochs``: the
+  unit of the RCPs of the round the plan is at), as the analysis' column of that name;
 * ``throughput_efficiency``: throughput per accelerator relative to the smallest count
   asked that has a time, ``N_0`` (``X(N) N_0 / (X(N_0) N)``; NaN without a time);
   ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
@@ -85,6 +87,7 @@ PLAN_SCHEMA: dict[str, str] = {
     "global_batch": "Int64",
     "batch_per_accelerator": "float64",
     "expected_samples": "float64",
+    "convergence_unit": "str",
     "throughput_efficiency": "float64",
     "convergence_factor": "float64",
     "extrapolated": "bool",

@@ -44,3 +44,14 @@ def test_every_option_has_a_long_name() -> None:
         and not any(o.startswith("--") for o in [*p.opts, *p.secondary_opts])
     ]
     assert short_only == []
+
+
+def test_a_letter_typed_for_a_digit_is_offered_the_name_it_looks_like() -> None:
+    """``H1OO`` (letters O) and ``A1OO`` name no family; the suggestion reads an ``o``
+    beside a digit as ``0`` and an ``l`` as ``1``, as the device names' search does."""
+    from gpuscale.tables.spelling import did_you_mean, digits_read
+
+    assert digits_read("h1oo") == "h100" and digits_read("a1l") == "a11"
+    assert digits_read("bloom") == "bloom"  # no digit beside it: a word, unchanged
+    assert did_you_mean("H1OO", ["H100", "A100", "B200"]) == " (did you mean 'H100'?)"
+    assert did_you_mean("nosuch", ["H100", "A100"]) == ""

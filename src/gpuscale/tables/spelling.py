@@ -4,6 +4,7 @@ an option or command the parser does not know (one line each, the project's form
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 
 from gpuscale.quantities import joined
@@ -26,12 +27,25 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
     close = difflib.get_close_matches(typed, list(by_lower), n=1, cutoff=0.6)
+    if not close:  # a letter typed for the digit it looks like (H1OO: H100)
+        close = difflib.get_close_matches(digits_read(typed), list(by_lower), n=1, cutoff=0.6)
     if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one alone
         key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
         if len(holding) == 1:
             close = holding
     return suggested([by_lower[c] for c in close])
+
+
+def digits_read(text: str) -> str:
+    """``text`` with an ``o`` beside a digit read as ``0`` and an ``l`` as ``1``, as often
+    typed for them in model numbers (``h1oo`` -> ``h100``, ``a1oo`` -> ``a100``)."""
+    read = None
+    while read != text:
+        read = text
+        text = re.sub(r"(?<=\d)o|o(?=\d)", "0", text)
+        text = re.sub(r"(?<=\d)l|l(?=\d)", "1", text)
+    return text
 
 
 def in_full(begun: Sequence[str]) -> str:

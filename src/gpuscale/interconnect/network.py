@@ -55,8 +55,7 @@ class Link:
 
     @property
     def nccl_hardware(self) -> str | None:
-        """NCCL's hardware class (``cost.hardware_of``): None where NCCL's tables do not
-        cost the link."""
+        """NCCL's hardware class (``cost.hardware_of``), None for a custom or measured link."""
         return cost.hardware_of(self.name)
 
 

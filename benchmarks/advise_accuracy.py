@@ -66,10 +66,10 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
     from gpuscale.advice.api import read_collectives
     from gpuscale.advice.calibrate.calibration import calibrate
+    from gpuscale.advice.calibrate.link import measured_network
     from gpuscale.advice.calibrate.measured import read_comm
-    from gpuscale.advice.model.collectives import network_from_collectives
-    from gpuscale.advice.model.network import Link, Network
     from gpuscale.advice.model.step import step_at
+    from gpuscale.interconnect.network import Link, Network
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")
@@ -77,7 +77,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         return None
     without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
     base = Network(intra=Link.from_preset("pcie-phb"))
-    network = network_from_collectives(read_collectives(sweep), base)
+    network = measured_network(read_collectives(sweep), base)
     cal, scaled = read_comm(calibrate(without, model), without, network)
     step = step_at(
         cal.model,

@@ -31,12 +31,12 @@ from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.error import step_error
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import default_model
-from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
 from gpuscale.bench.row_keys import run_key
+from gpuscale.interconnect.network import Link, Network
 
 
 def record(model: str, params: int, n: int, rng: random.Random) -> dict:

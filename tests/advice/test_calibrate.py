@@ -14,14 +14,15 @@ import gpuscale
 from gpuscale.advice.api import curves_from_collectives, read_collectives
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate.link import measured_network
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.findings import said
-from gpuscale.advice.model.collectives import fit_link, network_from_collectives
-from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
+from gpuscale.interconnect.measured import fit_link
+from gpuscale.interconnect.network import Link, Network
 
 from ..builders import bench_record, sweep_rows
 from ..golden import Golden
@@ -54,7 +55,7 @@ def test_link_read_off_a_sweep_recovers_the_ring_model(tmp_path, busbw, latency,
 
 
 def test_the_curve_is_used_where_measured(tmp_path: Path) -> None:
-    network = network_from_collectives(read_collectives(sweep_file(tmp_path, 2.0, 100.0)), PHB)
+    network = measured_network(read_collectives(sweep_file(tmp_path, 2.0, 100.0)), PHB)
     ring = 2 * 100e-6 + 1.0 * 5e6 / 2e9  # the sweep's own model at 5 MB, 2 ranks
     assert network.time_s(5e6, 2) == pytest.approx(ring, rel=0.02)  # log-log interpolation
     assert network.intra.busbw_gbs == pytest.approx(2.0, rel=1e-6)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.model.network import Link, Network
+from gpuscale.interconnect.network import Link, Network
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import gpuscale
-from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.search import intervals
 from gpuscale.advice.types import FindingKind
+from gpuscale.interconnect.network import Link, Network
 
 from ..builders import benchmark_script
 from ..golden import Golden

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.advice.model.network import MIB, CommCurve, Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.model.step_collectives import bucket_plan, comm_times_s
+from gpuscale.advice.model.step_collectives import MIB, bucket_plan, comm_times_s
 from gpuscale.advice.model.step_terms import StepTerms, using
+from gpuscale.interconnect.network import CommCurve, Link, Network
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model import step_terms
-from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
+from gpuscale.advice.model.step_collectives import MIB, collectives_s
 from gpuscale.advice.model.step_terms import StepTerms
+from gpuscale.interconnect.network import Link, Network
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((resources.files("gpuscale") / "data" / "step_terms.json").read_text())
@@ -108,6 +109,17 @@ def test_using_restores_the_fitted_terms() -> None:
     with step_terms.using(StepTerms(rank_spread=0.0)):
         assert step_terms.current().rank_spread == 0.0
     assert step_terms.current() == step_terms.FITTED
+
+
+def test_the_nccl_term_costs_a_preset_links_collectives_as_nccl_does() -> None:
+    # one 1 MiB bucket on 8 NVLink 3 GPUs: NCCL's latency in, 2(N-1) x the preset's 10 us out
+    latency_s = {}
+    for term in (True, False):
+        with step_terms.using(StepTerms(nccl_latency=term)):
+            plan = collectives_s(NETWORK, MIB, 8, bucket_mb=25.0, strategy="ddp")
+            latency_s[term] = plan[2]
+    assert latency_s[False] == pytest.approx(2 * 7 * 10e-6, rel=0.01)
+    assert latency_s[True] < 60e-6
 
 
 def test_out_of_range_terms_are_refused() -> None:

@@ -41,13 +41,13 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.model.collectives import MeasuredCurves
-from gpuscale.advice.model.network import CommCurve, Link
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_numbers import ONE_BATCH_WITH_BENCH
 from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
+from gpuscale.interconnect.measured import MeasuredCurves
+from gpuscale.interconnect.network import CommCurve, Link
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted

@@ -36,7 +36,6 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
-from gpuscale.advice.model.network import Link
 from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
@@ -44,6 +43,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId, words
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.links import NVLINK, PRESETS
+from gpuscale.interconnect.network import Link
 from gpuscale.quantities import article, counted, number
 
 

@@ -22,13 +22,13 @@ from gpuscale.advice.calibrate.link import machine_of
 from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.measured import MeasuredCurves
+from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
 

@@ -11,9 +11,9 @@ from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Benched
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import step_of
+from gpuscale.interconnect.network import Network
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:

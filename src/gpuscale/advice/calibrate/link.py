@@ -14,19 +14,22 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuscale.advice.calibration import Machine, Said
-from gpuscale.advice.model.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.network import Link, Network
+from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
 from gpuscale.hardware.links import LINK_DEVICE, get_preset
 from gpuscale.hardware.peaks import peak_of
+from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
+from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
+# What a measured link's name adds by whether its curves were measured under compute load
+LOADED = {True: ", under compute load", False: ""}
 
 
 def implied_device(link_name: str) -> str | None:
@@ -54,6 +57,17 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     peak = peak_of(found.device)
     at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
     return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
+
+
+def measured_network(curves: MeasuredCurves, base: Network) -> Network:
+    """``base`` with a sweep's curves (``network_from_collectives``), the link read off them
+    named as sentences read it: "... on the link measured in c.jsonl (2 ranks)"."""
+
+    def name(ranks: int) -> str:
+        loaded = LOADED[curves.under_load]
+        return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
+
+    return network_from_collectives(curves, base, name)
 
 
 def given_link(request: AdviceRequest) -> Link | str | None:
@@ -164,7 +178,7 @@ def machine_of(
     )
     sources: list[str | Finding] = [link_note, *filter(None, [spill, note])]
     if curves is not None:
-        network = network_from_collectives(curves, network)
+        network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = Finding.of(
             K.LINK_CURVES,

@@ -10,8 +10,9 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 (``t_opt``: optimizer, per parameter; FSDP on N devices: ``t_opt P / N``, each rank
 stepping its shard; ``t_floor``: ``advice/calibrate/fits.py``.)
 
-Communication: ``advice/model/network.py`` (buckets, the ring model) and
-``advice/model/collectives.py`` (measured curves).
+Communication: ``advice/model/step_collectives.py`` (what a step issues, DDP's buckets),
+``interconnect/network.py`` (the ring model, NCCL's cost) and ``interconnect/measured.py``
+(measured curves).
 
 Step on N > 1 devices::
 
@@ -55,10 +56,10 @@ from typing import Protocol
 import numpy as np
 
 from gpuscale.advice.model import step_terms
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.step_collectives import collectives_s
+from gpuscale.advice.model.step_collectives import DEFAULT_BUCKET_MB, collectives_s
 from gpuscale.advice.model.wording import phrase
+from gpuscale.interconnect.network import Network
 
 # an accelerator's share of communication hidden, when unmeasured
 DEFAULT_OVERLAP = PRIORS["overlap"].point

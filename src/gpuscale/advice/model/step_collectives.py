@@ -10,8 +10,13 @@ layer count is known)."""
 
 from __future__ import annotations
 
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, FIRST_BUCKET_BYTES, MIB, Network
+from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.wording import phrase
+from gpuscale.interconnect.network import Network
+
+MIB = 2**20
+FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -87,7 +92,8 @@ def collectives_s(
     if n < 2:
         return 0.0, 0.0, 0.0
     plan = issued(network, grad_bytes, n, bucket_mb, strategy, units)
-    costs = [network.cost_s(size, ranks, op) for op, ranks, size, _ in plan]
+    nccl = step_terms.current().nccl_latency  # preset links costed as NCCL's tuner costs them
+    costs = [network.cost_s(size, ranks, op, nccl=nccl) for op, ranks, size, _ in plan]
     counts = [count for *_, count in plan]
     comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
     latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))

@@ -3,7 +3,7 @@
 by leave-one-source-out error):
 
 * ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
-  (``advice/model/nccl_cost.py``), not ``2(N-1)`` x the preset's hop latency;
+  (``interconnect/cost.py``), not ``2(N-1)`` x the preset's hop latency;
 * ``contention_share`` (kappa): ``kappa x hidden`` added to the step for the communication
   backward hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks,

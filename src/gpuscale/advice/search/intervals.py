@@ -37,9 +37,9 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step_terms import CLASSES, link_class
 from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.interconnect.network import Network
 
 INTERVALS_FILE = "advice_intervals.json"
 KINDS = ("model", "scale", "band", "union", "extend")

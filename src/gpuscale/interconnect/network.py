@@ -1,6 +1,7 @@
-"""The network of a data-parallel step: links and curves, the time of one collective.
+"""The network collectives cross: links and curves, the time of one collective.
 
-What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): ``step_collectives.py``.
+What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): the advice's
+``advice/model/step_collectives.py``.
 A collective costs the measured time at its size and device count (log-log interpolation
 of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of nccl-tests'
 convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. Across nodes NCCL builds its rings
@@ -8,10 +9,11 @@ through the NICs, so the bottleneck bus bandwidth is ``min(intra busbw, NICs per
 NIC busbw)`` (one ring over all N ranks), with latency the smaller of the ring's and the
 tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``): NCCL picks the tree for small
 messages across nodes. A measured multi-node sweep replaces the model for its own device
-count (and its bus bandwidth for other counts). With ``step_terms``' NCCL latencies in, a
-preset link's collective is costed as NCCL's tuner costs it (``nccl_cost.py``).
+count (and its bus bandwidth for other counts). Asked for (``nccl``: the advice's fitted
+``nccl_latency`` term), a preset link's collective is costed as NCCL's tuner costs it
+(``cost.py``).
 
-A sweep's measured curves, and the link read off them: ``advice/model/collectives.py``.
+A sweep's measured curves, and the link read off them: ``measured.py``.
 """
 
 from __future__ import annotations
@@ -22,14 +24,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.advice.model import nccl_cost, step_terms
-from gpuscale.advice.model.nccl_cost import OP_SHARE, ring_factor
-from gpuscale.advice.model.wording import phrase
 from gpuscale.hardware.links import get_preset
-
-MIB = 2**20
-FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
-DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
+from gpuscale.interconnect import cost
+from gpuscale.interconnect.cost import OP_SHARE, ring_factor
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,7 +40,7 @@ class Link:
 
     def __post_init__(self) -> None:
         if not (self.busbw_gbs > 0 and math.isfinite(self.busbw_gbs)):
-            raise ValueError(phrase("busbw_positive", busbw_gbs=self.busbw_gbs))
+            raise ValueError(f"bus bandwidth must be positive, got {self.busbw_gbs} GB/s")
         if not (self.latency_us >= 0 and math.isfinite(self.latency_us)):
             raise ValueError(f"latency must be >= 0, got {self.latency_us} us")
 
@@ -58,10 +55,8 @@ class Link:
 
     @property
     def nccl_hardware(self) -> str | None:
-        """NCCL's hardware class (``nccl_cost.hardware_of``) where NCCL costs the link."""
-        if not step_terms.current().nccl_latency:
-            return None
-        return nccl_cost.hardware_of(self.name)
+        """NCCL's hardware class (``cost.hardware_of``), None for a custom or measured link."""
+        return cost.hardware_of(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +97,7 @@ class Network:
 
     def __post_init__(self) -> None:
         if not (self.comm_scale > 0 and math.isfinite(self.comm_scale)):
-            raise ValueError(phrase("comm_scale_positive", comm_scale=self.comm_scale))
+            raise ValueError(f"communication scale must be positive, got {self.comm_scale}")
         if self.per_node is not None and self.per_node < 1:
             raise ValueError("devices per node must be >= 1")
 
@@ -154,27 +149,34 @@ class Network:
         best = min(same, key=lambda c: (abs(math.log(c.ranks / n)), -c.ranks))
         return best, best.ranks == n
 
-    def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
-        """One collective of ``size_bytes`` on ``n`` devices (seconds)."""
+    def time_s(
+        self, size_bytes: float, n: int, op: str = "all_reduce", *, nccl: bool = False
+    ) -> float:
+        """One collective of ``size_bytes`` on ``n`` devices (seconds); ``nccl``: preset
+        links costed as NCCL's tuner costs them (``_nccl``), else by the ring's alpha-beta."""
         if n < 2 or size_bytes <= 0:
             return 0.0
-        return self._timed(size_bytes, n, op)[0]
+        return self._timed(size_bytes, n, op, nccl)[0]
 
-    def cost_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> tuple[float, float]:
-        """One collective of ``size_bytes`` on ``n`` devices (seconds): its time and its
-        latency part, NCCL's choice's latency where NCCL costs the link and no curve was
-        measured, else a collective of one byte's time."""
+    def cost_s(
+        self, size_bytes: float, n: int, op: str = "all_reduce", *, nccl: bool = False
+    ) -> tuple[float, float]:
+        """One collective of ``size_bytes`` on ``n`` devices (seconds, ``time_s``): its time
+        and its latency part, NCCL's choice's latency where NCCL costs the link and no curve
+        was measured, else a collective of one byte's time."""
         if n < 2 or size_bytes <= 0:
             return 0.0, 0.0
-        (time_s, chosen), (one_byte_s, _) = [self._timed(s, n, op) for s in (size_bytes, 1.0)]
+        (time_s, chosen), (one_byte_s, _) = [self._timed(s, n, op, nccl) for s in (size_bytes, 1.0)]
         if chosen is not None and not self.curves:
             return time_s, chosen.latency_s * self.comm_scale
         return time_s, one_byte_s
 
-    def _timed(self, size_bytes: float, n: int, op: str) -> tuple[float, nccl_cost.Choice | None]:
+    def _timed(
+        self, size_bytes: float, n: int, op: str, nccl: bool
+    ) -> tuple[float, cost.Choice | None]:
         """(time, NCCL's choice where it gave the time) of one collective on ``n`` >= 2
-        devices: the curve measured nearest, else NCCL's model where it costs the links
-        (``_nccl``), else the ring's alpha-beta (``_modelled_s``)."""
+        devices: the curve measured nearest, else NCCL's model where asked (``nccl``) and it
+        costs the links (``_nccl``), else the ring's alpha-beta (``_modelled_s``)."""
         found = self._curve(op, n)
         if found is not None:
             curve, exact = found
@@ -182,10 +184,9 @@ class Network:
             if not exact:
                 t *= ring_factor(n) / ring_factor(curve.ranks)
             return t * self.comm_scale, None
-        modelled = self._modelled_s(size_bytes, n, op)
-        chosen = self._nccl(size_bytes, n, op)
+        chosen = self._nccl(size_bytes, n, op) if nccl else None
         if chosen is None:
-            return modelled * self.comm_scale, None
+            return self._modelled_s(size_bytes, n, op) * self.comm_scale, None
         return chosen.time_s * self.comm_scale, chosen
 
     def _modelled_s(self, size_bytes: float, n: int, op: str) -> float:
@@ -212,7 +213,7 @@ class Network:
         nics = self.nics_per_node or self.per_node
         return min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
 
-    def _nccl(self, size_bytes: float, n: int, op: str) -> nccl_cost.Choice | None:
+    def _nccl(self, size_bytes: float, n: int, op: str) -> cost.Choice | None:
         """NCCL's choice for one collective where NCCL's model costs the links it crosses
         (``Link.nccl_hardware``): inside a node a link of a node's hardware; across nodes
         an NVLink or PCI node joined by a network."""
@@ -224,4 +225,4 @@ class Network:
             busbw_gbs, nodes = self._busbw_across(), math.ceil(n / self.per_node)
         if not costed or hardware is None:
             return None
-        return nccl_cost.collective(op, size_bytes, n, busbw_gbs, hardware, nodes)
+        return cost.collective(op, size_bytes, n, busbw_gbs, hardware, nodes)

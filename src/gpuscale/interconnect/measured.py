@@ -1,19 +1,17 @@
 """The network as a ``gpuscale collectives`` sweep measured it: the curves, and the link read
 off them for the device counts the sweep did not cover (``fit_link``). Pure: the file is
-read by ``advice.api.read_collectives`` before the advice."""
+read by ``advice.api.read_collectives`` before the advice, which names the link read off
+the sweep as its sentences say it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.advice.model.nccl_cost import ring_factor
-from gpuscale.advice.model.network import CommCurve, Link, Network
-from gpuscale.advice.model.wording import phrase
-
-# What a link's name adds by whether its curves were measured under compute load
-LOADED = {True: ", under compute load", False: ""}
+from gpuscale.interconnect.cost import ring_factor
+from gpuscale.interconnect.network import CommCurve, Link, Network
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +52,12 @@ def fit_link(curve: CommCurve, name: str) -> Link:
     )
 
 
-def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network:
+def network_from_collectives(
+    measured: MeasuredCurves, base: Network, name: Callable[[int], str]
+) -> Network:
     """``base`` with the measured curves; the intra-node link is read off the largest
-    single-node all-reduce (for device counts the sweep did not cover)."""
+    single-node all-reduce (for device counts the sweep did not cover), named ``name`` of
+    that all-reduce's ranks."""
     per_node = base.per_node
     if measured.nodes > 1 and not per_node:
         per_node = measured.ranks // measured.nodes or None
@@ -66,13 +67,5 @@ def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network
     ]
     if inside:
         widest = max(inside, key=lambda c: c.ranks)
-        # the link's name as sentences read it: "... on the link measured in c.jsonl (2 ranks)"
-        name = phrase(
-            "link_measured_in",
-            source=measured.source,
-            ranks=widest.ranks,
-            loaded=LOADED[measured.under_load],
-        )
-        intra = fit_link(widest, name)
-        network = replace(network, intra=intra)
+        network = replace(network, intra=fit_link(widest, name(widest.ranks)))
     return network

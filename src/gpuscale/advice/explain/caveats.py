@@ -214,7 +214,7 @@ class RowFlags(Protocol):
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
     """Why a predicted row cannot be true, from its flags as data."""
-    flags = [NOT_POSITIVE] if row.not_positive else []
+    flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         # above linear as printed too (8.004 above 8, never 8 above 8), against the first
         linear = row.accelerators / first["accelerators"]

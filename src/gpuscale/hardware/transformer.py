@@ -105,9 +105,22 @@ class TransformerShape:
         return replace(self, seq_len=seq_len)
 
 
+# Vectors of ``hidden`` a norm holds: a scale (RMSNorm), a scale and a shift (LayerNorm).
+NORM_VECTORS = {True: 1, False: 2}  # by ``rms_norm``
+# Matrices of ``hidden x ffn`` a feed-forward holds: up and down, and a gate where gated.
+FEED_FORWARD_MATRICES = {True: 3, False: 2}  # by ``gated``
+
+
 def _norm(shape: TransformerShape) -> int:
     """The parameters of one norm: a scale (RMSNorm), a scale and a shift (LayerNorm)."""
-    return shape.hidden if shape.rms_norm else 2 * shape.hidden
+    return NORM_VECTORS[shape.rms_norm] * shape.hidden
+
+
+def _output_params(shape: TransformerShape) -> int:
+    """The output layer's own parameters: none where tied to the input embedding."""
+    if shape.tied:
+        return 0
+    return shape.vocab * shape.hidden
 
 
 def layer_params(shape: TransformerShape) -> int:
@@ -117,9 +130,9 @@ def layer_params(shape: TransformerShape) -> int:
     h, f = shape.hidden, shape.ffn
     kv = h * shape.kv_heads // shape.heads  # the width of the keys and of the values
     attention = 2 * h * h + 2 * h * kv
-    feed_forward = (3 if shape.gated else 2) * h * f
-    biases = (h + 2 * kv + h) + (f + h) if shape.biases else 0
-    return attention + feed_forward + biases + 2 * _norm(shape)
+    feed_forward = FEED_FORWARD_MATRICES[shape.gated] * h * f
+    biases = (h + 2 * kv + h) + (f + h)  # the projections' and the feed-forward's
+    return attention + feed_forward + biases * shape.biases + 2 * _norm(shape)
 
 
 def embedding_params(shape: TransformerShape) -> int:
@@ -130,16 +143,15 @@ def embedding_params(shape: TransformerShape) -> int:
 def params(shape: TransformerShape) -> int:
     """Every parameter: the layers, the embeddings, the output layer (none where tied to
     the input embedding) and the final norm."""
-    output = 0 if shape.tied else shape.vocab * shape.hidden
+    output = _output_params(shape)
     return shape.layers * layer_params(shape) + embedding_params(shape) + output + _norm(shape)
 
 
 def matmul_params(shape: TransformerShape) -> int:
     """The parameters a token's forward multiplies by: every one but the embedding
     table's and the positions' lookups (a tied table counted once, as the output layer)."""
-    return (
-        params(shape) - embedding_params(shape) + (shape.vocab * shape.hidden if shape.tied else 0)
-    )
+    table = shape.vocab * shape.hidden  # the output layer's own or, tied, the table's
+    return params(shape) - embedding_params(shape) + table - _output_params(shape)
 
 
 def flops_per_token(shape: TransformerShape) -> float:

@@ -21,17 +21,36 @@ def _spread(c: MeasuredCount) -> str:
     return f"median {number(c.measured_speedup)} (spread {ends})"
 
 
+def _case(c: MeasuredCount, remedy: str) -> str:
+    """Which ``measured_count`` case says ``c``: all its runs flagged, inside the interval,
+    outside it from weak runs (``remedy``: what firms them), or outside it."""
+    if not c.trusted:
+        return "flagged"
+    if c.inside:
+        return "inside"
+    if remedy:
+        return "weak"
+    return "outside"
+
+
+def _span(low: float, high: float) -> str | None:
+    """The interval's width as a ratio where it is too wide to test (None where not)."""
+    if low > 0 and high / low <= TOO_WIDE_TO_TEST:
+        return None
+    if low <= 0:
+        return "infinity"
+    return number(high / low)
+
+
 def said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
     low, high = c.predicted_low, c.predicted_high
     remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")
-    case = "inside" if c.inside else "weak" if remedy else "outside"
-    wide = low <= 0 or high / low > TOO_WIDE_TO_TEST
     left = c.of(c.left_out) if c.trusted else []
     return sentence(
         "measured_count",
-        case=case if c.trusted else "flagged",
+        case=_case(c, remedy),
         devices=c.accelerators,
         runs=tuple(c.of(c.runs)),
         count=len(c.trusted or c.runs),
@@ -41,7 +60,7 @@ def said(c: MeasuredCount) -> str:
         low=low,
         high=high,
         batch=c.batch_per_device if c.weak_scaling else None,
-        span=(number(high / low) if low > 0 else "infinity") if wide else None,
+        span=_span(low, high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
         allowed=any(m.allowed for m in c.trusted),

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.counts import dropped_short
-from gpuscale.advice.explain.focus import deciding_kind, memory_decides
+from gpuscale.advice.explain.focus import deciding_change, deciding_kind
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -20,6 +20,7 @@ from gpuscale.advice.explain.phrasebook import (
     withheld_value,
 )
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.records import Decision
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
 from gpuscale.quantities import (
     counted,
@@ -53,13 +54,13 @@ def _speedup(row: pd.Series) -> str:
 
 def _trained(row: pd.Series, samples: float) -> str:
     """``29 min to train 10M samples, 12.3 in the currency of --price, 1.55 kWh``."""
-    cost, kwh = row["cost"], row["energy_kwh"]
+    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     return sentence(
         "trained",
         time=row["time_to_train_min"],
         samples=samples,
-        cost=cost if pd.notna(cost) else None,
-        kwh=kwh if pd.notna(kwh) else None,
+        cost=known.get("cost"),
+        kwh=known.get("energy_kwh"),
     )
 
 
@@ -73,6 +74,20 @@ def none_holds(advice: AdviceView) -> str:
     return sentence("none_holds", devices=devices, name=name, strategy=strategy)
 
 
+def _decision_kind(d: Decision) -> str:
+    """Which ``decision`` sentence says ``d``: a count withheld, none advised (refused),
+    several devices, one device read at itself, or one with a larger focus count."""
+    if d.withheld_by:
+        return "withheld"
+    if d.count is None:
+        return "refused"
+    if d.chosen.accelerators > 1:
+        return "many"
+    if d.focus.accelerators == d.chosen.accelerators:
+        return "one"
+    return "one_focus"
+
+
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
@@ -80,7 +95,6 @@ def decision_line(advice: AdviceView) -> str:
     if not d.holds:
         return none_holds(advice)
     row = row_at(frame, chosen.accelerators)
-    kind = "many" if chosen.accelerators > 1 else "one" if focus == chosen.accelerators else ""
     other = "; ".join(
         f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
         for r in d.readings
@@ -88,7 +102,7 @@ def decision_line(advice: AdviceView) -> str:
     )
     return sentence(
         "decision",
-        kind="withheld" if d.withheld_by else "refused" if d.count is None else kind or "one_focus",
+        kind=_decision_kind(d),
         n=chosen.accelerators,
         batch=chosen.batch_per_device,
         accum=chosen.accum if chosen.accum > 1 else None,
@@ -172,8 +186,7 @@ def change_line(advice: AdviceView) -> str:
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
         return f"To change it: measure {term}: {assumed[0].measure.short()}."
-    change = "memory" if memory_decides(advice) else d.limit.change
-    return f"To change it: {remedy(change, 'short', strategy)}."
+    return f"To change it: {remedy(deciding_change(advice), 'short', strategy)}."
 
 
 def lines(advice: AdviceView) -> list[str]:
@@ -220,5 +233,5 @@ def said(d: Disagreement) -> str:
         predicted=predicted.speedup,
         predicted_low=predicted.speedup_low,
         predicted_high=predicted.speedup_high,
-        weak=d.batch_per_device if d.weak_scaling and d.batch_per_device else None,
+        weak=(d.weak_scaling and d.batch_per_device) or None,
     )

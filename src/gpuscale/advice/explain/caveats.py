@@ -114,11 +114,8 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
     if advice.input_rate is None:
         return found
     samples_per_s, devices = advice.input_rate
-    rate = (
-        f"{samples_per_s:,.0f} samples/s in all at {counted(int(devices), 'device')}, the largest "
-        "count predicted, "
-        f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
-        "the throughput there"
+    rate = sentence(
+        "input_rate", samples_per_s=samples_per_s, devices=devices, each=samples_per_s / devices
     )
     needed = input_pipeline(rate, samples_per_s)
     return tuple(needed if a.term == TermId.INPUT else a for a in found)
@@ -217,7 +214,7 @@ class RowFlags(Protocol):
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
     """Why a predicted row cannot be true, from its flags as data."""
-    flags = [NOT_POSITIVE] if row.not_positive else []
+    flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         # above linear as printed too (8.004 above 8, never 8 above 8), against the first
         linear = row.accelerators / first["accelerators"]

@@ -28,7 +28,7 @@ def _names(counts: list[int]) -> str:
 
 def _per_node(cal: Calibration) -> int | None:
     network = cal.machine.network
-    return network.per_node if network.inter is not None and network.per_node else None
+    return (network.inter is not None and network.per_node) or None  # one node: none
 
 
 def _off_nodes(cal: Calibration) -> list[int]:
@@ -45,7 +45,7 @@ def counts_rule(cal: Calibration, short: bool = False) -> str:
     """The rule the counts searched follow, in words (``short``: in a clause)."""
     most, per_node, off = int(cal.machine.max_devices), _per_node(cal), _off_nodes(cal)
     if short:
-        return sentence("counts_rule_short", most=most, per_node=per_node if off else None)
+        return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
     names = _names(off) if per_node and off else None
     return sentence(
         "counts_rule", pow2=most & (most - 1) == 0, most=most, per_node=per_node, off=names
@@ -136,15 +136,18 @@ def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[
 def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
     """The cap sentence where the largest count predicted is below the most allowed."""
     why, _ = above_largest(cal, frame, largest)
+    if not why:
+        return ""
     most = int(cal.machine.max_devices)
-    said = sentence("below_the_most", largest=largest, numbers=numbers, most=most, why=why)
-    return said if why else ""
+    return sentence("below_the_most", largest=largest, numbers=numbers, most=most, why=why)
 
 
 def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
     """What would predict a count above ``largest`` where more are allowed."""
     why, fix = above_largest(cal, frame, largest)
-    return sentence("larger_counts", fix=fix, largest=largest) if why else ""
+    if not why:
+        return ""
+    return sentence("larger_counts", fix=fix, largest=largest)
 
 
 def only_one(cal: Calibration, cap: str = "devices") -> str:

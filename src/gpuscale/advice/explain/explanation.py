@@ -7,6 +7,7 @@ from functools import partial
 
 import pandas as pd
 
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
@@ -40,15 +41,26 @@ def _config(row: pd.Series) -> str:
     )
 
 
+def _use(d: Decision) -> str:
+    """How the recommendation opens (``recommendation``'s ``use``): a count to use, one
+    withheld, none advised (an input flagged), none predicted holding the model."""
+    if not d.holds:
+        return "none"
+    if d.count is not None:
+        return "use"
+    if d.withheld_by:
+        return "withheld"
+    return "refused"
+
+
 def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
     chosen, frame = d.chosen, advice.predictions
-    use = "use" if d.count is not None else "withheld" if d.withheld_by else "refused"
     lines = [
         *d.warnings,
         sentence(
             "recommendation",
-            use=use if d.holds else "none",
+            use=_use(d),
             config=_config(row_at(frame, chosen.accelerators)),
             time=chosen.time_to_train_min,  # the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
@@ -111,7 +123,7 @@ def _step(advice: AdviceView) -> list[str]:
             rests=rests,
             compute=at.compute_ms,
             not_spread=focus.not_spread(cal, advice.predictions, at.accelerators, at.step_ms),
-            ddp=o["ddp"] if cal.run.strategy != "fsdp" else None,
+            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
             n=at.accelerators,
             slowdown=slowdown,
@@ -126,7 +138,7 @@ def _step(advice: AdviceView) -> list[str]:
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=term,
             alone=d.short_alone(),
-            decides="decides" if focus.deciding_kind(advice) == "term" else "is the largest",
+            decides=focus.deciding_kind(advice),
             marked=marked,
             without=d.limit.without_dominant_efficiency,
             target=d.target_efficiency,
@@ -158,9 +170,17 @@ def _step(advice: AdviceView) -> list[str]:
     return lines
 
 
+def _said_among_sources(a: Assumption, strategy: str) -> bool:
+    """Whether the sources say ``a``: not the fixed cost (``_scaling`` says it), nor DDP's
+    own work under a sharded ``strategy``, whose step holds no such term (0 ms)."""
+    if a.term == TermId.FIXED:
+        return False
+    return a.term != TermId.DDP or a.strategy != "ddp" or strategy == "ddp"
+
+
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
-    assert cal is not None
+    strategy = cal.run.strategy
     dropped = dropped_counts(cal, advice.predictions)  # a count asked for without a row
     lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
     said = {a.term for a in advice.assumptions}
@@ -170,12 +190,12 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
     elif TermId.CONVERGENCE not in said:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
-    # the fixed cost has its own sentence (``_scaling``)
-    lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
+    lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {cal.machine.power.said(counts)}.")
-    source = findings.said(cal.model.error.source) + errors_weak(cal.runs.evidence, cal.model.error)
+    source = findings.said(cal.model.error.source, strategy=strategy)
+    source += errors_weak(cal.runs.evidence, cal.model.error)
     lines.append(f"{step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
@@ -239,7 +259,7 @@ def _weak_alternative(advice: AdviceView) -> list[str]:
     row = row_at(alt, d.focus.accelerators)
     said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
     host = on_a_larger_host(2, cal.runs.host_devices)
-    measure = str(said[0]) if said and said[0] else sentence("measure_noise", host=host)
+    measure = str(next(iter(said), "")) or sentence("measure_noise", host=host)
     weak = sentence(
         "weak_instead",
         batch=table_words.config(row["batch_per_device"], row["accum"]),

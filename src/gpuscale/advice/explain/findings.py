@@ -9,7 +9,7 @@ import json
 from importlib import resources
 
 from gpuscale.advice.explain.phrasebook import Phrasing
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, Value
 
 FINDINGS_FILE = "advice_findings.json"
 TEMPLATES: dict[str, dict] = json.loads(
@@ -17,8 +17,9 @@ TEMPLATES: dict[str, dict] = json.loads(
 )
 
 
-def said(found: object) -> str:
-    """``found`` in words (a sentence not yet a record passes as it is)."""
+def said(found: object, **context: Value) -> str:
+    """``found`` in words (a sentence not yet a record passes as it is); ``context``: what
+    its template reads beside the finding's own values (the strategy advised)."""
     if not isinstance(found, Finding):
         return str(found)
-    return Phrasing(TEMPLATES[found.kind], dict(found.values), said).said("text")
+    return Phrasing(TEMPLATES[found.kind], context | dict(found.values), said).said("text")

@@ -99,24 +99,42 @@ def detailed(d: Decision) -> str:
     return f"{said} (the fastest is {d.fastest})"
 
 
+def deciding_change(advice: AdviceView) -> str:
+    """What would change the decision: the memory where it sets the count, else the
+    decision's own change (a term, or why the search stopped)."""
+    if memory_decides(advice):
+        return "memory"
+    return advice.decision.limit.change
+
+
+def _fewer_messages(cal: Calibration) -> bool:
+    """Whether larger buckets (DDP's: the gradients fill more than one) or larger units (a
+    sharded strategy's: the model is wrapped in more than one) would issue fewer
+    collectives, each paying its latency."""
+    if cal.run.strategy == "ddp":
+        return cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20
+    return cal.model.spec.units > 1
+
+
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
     strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
-    change = "memory" if memory_decides(advice) else d.limit.change
+    change = deciding_change(advice)
     parts = fixed_parts(cal, frame, n)
     cures = TERMS[TermId.LATENCY]["cures"]
+    words = strategy_words(strategy)
     said = remedy_of(
         change,
         "full",
         strategy,
         cures=joined(
             [
-                *[cures["buckets"]] * (cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20),
+                *[cures["buckets"].format(**words)] * _fewer_messages(cal),
                 cures["batch"],
                 cures["accumulate" if d.chosen.accum == 1 else "more"].format(
-                    per_k=strategy_words(strategy)["per_k"], accum=d.chosen.accum
+                    per_k=words["per_k"], accum=d.chosen.accum
                 ),
             ],
             "or",

@@ -9,7 +9,8 @@ A template is written over a record's values, without arithmetic: ``{name}`` as 
 a number (``quantities``):
 
 * ``ms`` (``format_ms``), ``ms~other`` (in the unit ``other``'s value takes), ``count``
-  (``format_count``), ``num`` (``number``), ``apart~other`` (``fixed_apart``: to the
+  (``format_count``), ``num`` (``number``), ``whole`` (``number`` to every whole
+  digit: ``5,962``, ``3.59``), ``apart~other`` (``fixed_apart``: to the
   digits that tell it from ``other``), ``joined`` (numbers, ``:g``, joined by ``and``),
   ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
   a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
@@ -153,6 +154,8 @@ class Phrasing(Formatter):
             return format_count(_float(value))
         if kind == "num":
             return number(value)
+        if kind == "whole":  # every whole digit, at least three significant: 5,962, 0.449
+            return number(value, max(3, len(f"{abs(_float(value)):.0f}")))
         if kind == "apart":
             return fixed_apart(_float(value), _float(of))
         if kind == "above":

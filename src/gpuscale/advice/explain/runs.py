@@ -108,7 +108,7 @@ def remedy(kinds: list[str]) -> str:
         return said[:1].upper() + said[1:]
     if not (noise or other):
         return ""
-    parts = [QUIETER] if noise else []
+    parts = [QUIETER] * bool(noise)
     if other:
         parts.append(f"bench again as the flag says ({', '.join(other)})")
     parts.append(("or " if parts else "") + ALLOW)

@@ -25,6 +25,9 @@ TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
 DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMNS, "batch_per_device")
 # Three digits where the interval's ends differ, the efficiency as a share.
 FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+# Whether a count's devices hold the model, as a terminal's ``fits`` column says it (a
+# flag elsewhere is said only where set: here "no" is the news).
+FITS_SAID = {True: "yes", False: "no"}
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 ADVICE_SHOWN = (
     *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
@@ -73,8 +76,9 @@ def advice_view(
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
     if not explain:
+        frame = result.predictions
         return TableView(
-            result.predictions,
+            frame.assign(fits=frame["fits"].map(FITS_SAID)),
             columns(result),
             title,
             drop_order=DROP_ORDER,

@@ -83,7 +83,7 @@ def one_device(advice: AdviceView) -> str:
     frame, m = advice.predictions, advice.calibration.runs.one_device
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
-    more = float(next(iter(frame[frame["accelerators"] > 1]["ddp_ms"]), 0.0))
+    more = max(float(next(iter(frame[frame["accelerators"] > 1]["ddp_ms"]), 0.0)), 0.0)
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
     case = "none" if more > 0 else ""
@@ -93,9 +93,9 @@ def one_device(advice: AdviceView) -> str:
         case = "ddp"
     if not case:
         return ""
-    step = m.step_ms if m is not None else 0.0
-    own = m.own_ms if m is not None else 0.0
-    fsdp_own = m.fsdp_own_ms if m is not None else 0.0
+    # no bench run at N = 1 (m None): only what the counts above 1 add is said
+    step, own = getattr(m, "step_ms", 0.0), getattr(m, "own_ms", 0.0)
+    fsdp_own = getattr(m, "fsdp_own_ms", 0.0)
     detail = ""
     if case == "ddp" and m is not None:
         detail = _phases(m, predicted) if same else _like(advice, one, m)
@@ -110,7 +110,7 @@ def one_device(advice: AdviceView) -> str:
         detail=detail,
         fsdp_own=fsdp_own,
         overstated=step / (step - fsdp_own) if 0 < fsdp_own < step else None,
-        added=more if more > 0 else None,
+        added=more or None,
     )
 
 
@@ -169,9 +169,9 @@ def equilibrium_sentence(advice: AdviceView) -> str:
         threshold=advice.calibration.search.threshold,
         best=float(rows.at[best_n, "efficiency"]),
         best_n=best_n,
-        kept_e=float(rows.at[kept, "efficiency"]) if kept is not None else None,
-        next_n=int(after["accelerators"].iloc[0]) if len(after) else None,
-        next_e=float(after["efficiency"].iloc[0]) if len(after) else None,
+        kept_e=maybe(float, rows["efficiency"].get(kept)),
+        next_n=maybe(int, next(iter(after["accelerators"]), None)),
+        next_e=maybe(float, next(iter(after["efficiency"]), None)),
         knee=knee,
         needs=KNEE_COUNTS,
         rows=len(frame),

@@ -54,3 +54,21 @@ def test_the_fits_column_says_no_where_devices_do_not_hold_it() -> None:
     # CSV: the booleans as they are
     every = advice_view(advice, terminal=False).frame
     assert every["fits"].dtype == bool
+
+
+@pytest.mark.parametrize("strategy", ["zero2", "hybrid"])
+def test_a_sharded_strategy_asked_of_ddp_runs_is_priced_without_ddp_work(strategy: str) -> None:
+    """ZeRO-2 or hybrid sharding asked of a bench of DDP runs: the step carries no DDP
+    term (0 ms at every count), and the assumption record says so for the strategy asked,
+    as FSDP's does, not the DDP prior of runs that were FSDP's."""
+    from pathlib import Path
+
+    from gpuscale.advice.types import Source, TermId
+
+    bench = Path(__file__).parent / "h100_resnet50_bf16.jsonl"
+    advice = gpuscale.advise(bench=bench, strategy=strategy)
+    own = next(a for a in advice.assumptions if a.term == TermId.DDP)
+    assert (own.strategy, own.source) == (strategy, Source.ASSUMED)
+    assert own.quantity is not None and own.quantity.value == 0.0
+    assert (advice.predictions["ddp_ms"] == 0).all()
+    assert strategy_words(strategy)["name"] in own.basis

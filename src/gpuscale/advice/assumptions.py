@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.wording import strategy_name
 from gpuscale.advice.remeasure import again, bench_run
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe, words
 from gpuscale.bench.evidence import FIRM_STEPS
@@ -103,13 +104,13 @@ def own_work(
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
         carried = filled(" of {}, its bucket copies at this size", of)
         basis = f"synchronised minus no-sync step at N = 1{carried}"
-    elif asked != "fsdp":
+    elif asked == "ddp":
         basis = (
             f"prior: {prior[0]:.3g} ms a step plus its bucket copies at an H100 SXM's memory "
             f"bandwidth, the median of {prior[1]}; "
             "the runs were FSDP's, which measure no DDP copies"
         )
-    elif benched == "fsdp":
+    elif benched == asked:
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
         quantity = None  # a part of the fixed cost, not a term of its own
         basis = (
@@ -120,12 +121,14 @@ def own_work(
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
         basis = (
-            "the runs were DDP's, which measure none of FSDP's; the steps price the bare "
-            "module's compute (DDP's own work measured left out) and FSDP's communication"
+            f"the runs were {strategy_name(benched)}'s, which measure none of "
+            f"{strategy_name(asked)}'s; the steps price the bare module's compute "
+            f"({strategy_name(benched)}'s own work measured left out) and "
+            f"{strategy_name(asked)}'s communication"
         )
     return Assumption(
         term=TermId.DDP,
-        strategy="fsdp" if asked == "fsdp" else "ddp",
+        strategy=asked,
         value=value,
         quantity=quantity,
         source=source,

@@ -9,11 +9,15 @@ import json
 from importlib import resources
 
 PHRASES_FILE = "advice_phrases.json"
-MODEL_PHRASES: dict[str, str] = json.loads(
-    (resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8")
-)["model"]
+_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
+MODEL_PHRASES: dict[str, str] = _BOOK["model"]
 
 
 def phrase(key: str, **values: object) -> str:
     """The model's phrase ``key`` over ``values``."""
     return MODEL_PHRASES[key].format(**values)
+
+
+def strategy_name(strategy: str) -> str:
+    """The strategy's name, its row of the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
+    return _BOOK["strategies"][strategy]["name"]

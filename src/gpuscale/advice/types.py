@@ -191,7 +191,6 @@ class FindingKind(Code):
     FIXED_UNBOUNDED = "fixed_unbounded"  # the prior's fixed cost, no peak to bound it
     FLOPS_TWO_READINGS = "flops_two_readings"  # 6 x parameters: a token's, or more work
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
-    REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
 
 
@@ -202,7 +201,6 @@ IMPLAUSIBLE = frozenset(
         FindingKind.RATE_ABOVE_EVERY_PEAK,
         FindingKind.RATE_UNDER_FLOOR,
         FindingKind.STEP_UNDER_KERNELS,
-        FindingKind.REPLICA_OVER_MEMORY,
     }
 )
 

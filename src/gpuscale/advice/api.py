@@ -41,6 +41,7 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
+from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.model.collectives import MeasuredCurves
 from gpuscale.advice.model.network import CommCurve, Link
 from gpuscale.advice.request import AdviceRequest
@@ -76,7 +77,7 @@ def advise(
 def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
     """:func:`advise` on measurements already gathered in one record."""
     _check_given(request, data.bench)
-    return search(build(request, data))
+    return search(worded(build(request, data)))
 
 
 def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:

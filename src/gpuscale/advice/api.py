@@ -75,7 +75,8 @@ def advise(
 
 
 def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
-    """:func:`advise` on measurements already gathered in one record."""
+    """:func:`advise` on measurements already gathered in one record: the calibration
+    built, the words its build left as numbers said (``explain.build_words``), searched."""
     _check_given(request, data.bench)
     return search(worded(build(request, data)))
 

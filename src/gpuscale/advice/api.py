@@ -4,10 +4,11 @@
 was asked, the other arguments are what was measured, already read
 (:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
 ``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
-call it first). Two calls in a row: the calibration record, built once from the request
+call it first). Three calls in a row: the calibration record, built once from the request
 (``calibrate.build``: the link, the model from bench rows or from numbers, the convergence
-model, the record's changes at the ends of every assumed range), then the search on that
-record alone, once (``search.recommend.search``:
+model, the record's changes at the ends of every assumed range), the words its build left
+as numbers said (``explain.build_words.worded``), then the search on that record alone,
+once (``search.recommend.search``:
 predictions, the decision and its readings at those ends, what qualifies it). Returns an
 :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the

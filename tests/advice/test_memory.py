@@ -9,6 +9,7 @@ partitioned (ZeRO-2) and 1.9 GB with the parameters too (ZeRO-3, FSDP's full sha
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -189,7 +190,7 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
     memory = advice.memory
     assert memory is not None and memory.device.memory.family == "H100 SXM5 80GB"
-    assert memory.device.assumed
+    assert memory.device.assumed and advice.calibration.machine.memory_said.device_assumed
     assert memory.to_dict()["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
     assert advice.calibration.run.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
@@ -201,6 +202,7 @@ def test_a_device_named_is_not_said_assumed() -> None:
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
     )
     assert advice.memory is not None and advice.memory.device.assumed == ""
+    assert not advice.calibration.machine.memory_said.device_assumed
 
 
 @pytest.mark.parametrize(
@@ -267,3 +269,17 @@ def test_each_prediction_row_says_whether_its_devices_hold_the_model() -> None:
     assert document["decision"]["holds"] is True
     assert document["decision"]["fastest"] >= 2
     assert document["recommendation"]["accelerators"] >= 2
+
+
+def test_a_bench_peak_is_kept_as_numbers() -> None:
+    """With bench results the activations are the N = 1 run's peak (the file's 2,002,610,176
+    bytes at batch 32) less the model state it held (ResNet-50's 25,557,032 parameters at
+    AdamW and fp32: 16 bytes each, 0.409 GB); the calibration keeps those numbers, and the
+    words are made from them only once the build is done."""
+    bench = Path(__file__).parent / "h100_resnet50_bf16.jsonl"
+    machine = gpuscale.advise(bench=bench).calibration.machine
+    said, memory = machine.memory_said, machine.memory
+    assert memory is not None and not said.device_assumed
+    assert said.per_device == 32 and said.peak_gb == pytest.approx(2.002610176)
+    assert said.state_gb == pytest.approx(0.408912512)
+    assert memory.activations_gb == pytest.approx(1.593697664)

@@ -4,10 +4,11 @@
 was asked, the other arguments are what was measured, already read
 (:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
 ``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
-call it first). Two calls in a row: the calibration record, built once from the request
+call it first). Three calls in a row: the calibration record, built once from the request
 (``calibrate.build``: the link, the model from bench rows or from numbers, the convergence
-model, the record's changes at the ends of every assumed range), then the search on that
-record alone, once (``search.recommend.search``:
+model, the record's changes at the ends of every assumed range), the words its build left
+as numbers said (``explain.build_words.worded``), then the search on that record alone,
+once (``search.recommend.search``:
 predictions, the decision and its readings at those ends, what qualifies it). Returns an
 :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
@@ -41,6 +42,7 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
+from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_numbers import ONE_BATCH_WITH_BENCH
 from gpuscale.advice.search.recommend import Advice, search
@@ -74,9 +76,10 @@ def advise(
 
 
 def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
-    """:func:`advise` on measurements already gathered in one record."""
+    """:func:`advise` on measurements already gathered in one record: the calibration
+    built, the words its build left as numbers said (``explain.build_words``), searched."""
     _check_given(request, data.bench)
-    return search(build(request, data))
+    return search(worded(build(request, data)))
 
 
 def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:

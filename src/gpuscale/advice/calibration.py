@@ -1,24 +1,8 @@
 """What the advice is computed from, as one record: :class:`Calibration`, made of small
 parts, each one concept and each read by name (``cal.model.compute``, ``cal.run.batch``).
 
-* :class:`StepModel`: what the model is and one device's step of it (its size, its compute
-  split into fixed cost and per-sample work, the ranges of its assumed terms, the step's
-  error at N > 1, its family's break-even basis).
-* :class:`Run`: how a step is run (per-device batch and its bounds, accumulation, global
-  batch kept or not, strategy, overlap, bucket).
-* :class:`Machine`: the network and the devices on it (links, the most devices searched,
-  the device's catalogue record, its power, whether the link was assumed or detected, what
-  each device holds).
-* :class:`Runs`: what the bench's runs of the model advised on say (its N > 1 runs, its
-  N = 1 run as it trained, the evidence they give, the GPUs the host had).
-* :class:`Bench`: what the bench measured of one model at N = 1 beside its step (its
-  configuration, its step against the batch, noise scale, communication scale, memory).
-* :class:`Said`: where each value came from (sources, warnings, assumptions, whether an
-  input cannot be true, which model was advised on and why).
-* :class:`Search`: the search's settings (target efficiency, price, equilibrium threshold,
-  samples to train and the convergence model, what the request left to a default,
-  MLPerf's floor, the record's changes at each end of every assumed term's range, applied
-  by :meth:`Calibration.at`).
+Its parts: :class:`StepModel`, :class:`Run`, :class:`Machine`, :class:`Runs`,
+:class:`Bench`, :class:`Said` and :class:`Search`, each said by its own docstring.
 
 ``calibrate.build`` makes it once, in steps that each return parts: the machine
 (``link.machine_of``), then the model from a bench (``bench_basis.from_bench``, on the
@@ -187,13 +171,25 @@ class Run:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class MemorySaid:
+    """What the memory check's words rest on (``explain.build_words.memory_said``): whether
+    its device is assumed (none named, recorded or implied), and the bench's N = 1 peak
+    memory at batch ``per_device`` and the model state it held (GB; None: no peak)."""
+
+    device_assumed: bool = False
+    per_device: float | None = None
+    peak_gb: float | None = None
+    state_gb: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
     """The network and the devices on it: the links (``network``), the most devices
     searched (the request's, capped by the topology or the host's cores), the device's
     catalogue record (named, recorded by the bench, else the link's), its watts, whether
     the link was assumed (none given, detected or measured) or is this machine's detected
     preset, and what each device holds per count and strategy (``memory``; None: one
-    device holds the model, or its memory is unknown)."""
+    device holds the model, or its memory is unknown; its words' numbers: ``memory_said``)."""
 
     network: Network
     max_devices: int = 8
@@ -202,6 +198,7 @@ class Machine:
     link_assumed: bool = False
     link_detected: str | None = None
     memory: MemoryCheck | None = None
+    memory_said: MemorySaid = field(default_factory=MemorySaid)
 
     def __post_init__(self) -> None:
         if self.max_devices < 1:

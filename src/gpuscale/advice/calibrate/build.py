@@ -137,6 +137,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     assumed = remeasure.not_held(
         (*cal.said.assumptions, *unmeasured, said_convergence), evidence, host
     )
+    memory, memory_said = memory_check(request, cal, bench)
     return cal.at(
         {
             "run": {
@@ -145,7 +146,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "global_batch": request.global_batch,
                 "scaling": scaling,
             },
-            "machine": {"memory": memory_check(request, cal, bench)},
+            "machine": {"memory": memory, "memory_said": memory_said},
             "said": {"assumptions": (*assumed, assumptions.input_pipeline())},
             "search": {
                 "convergence": convergence,

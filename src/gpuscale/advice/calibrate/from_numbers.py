@@ -49,6 +49,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     assumed range too), the rate checked, then the words."""
     points = req.step_points
     per_device, step_ms = points[0]
+    shape_said, shape_warnings = shape_findings(req)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
         params=float(req.model_params),  # type: ignore[arg-type]
@@ -144,7 +145,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         prior_range=split.prior_range,
         error=priors.ERROR,
     )
-    shape_said, shape_warnings = shape_findings(req)
     said = replace(
         said,
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
@@ -178,6 +178,7 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
             return (), ()
         return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
+    source = _shape_source(shape)
     counted = float(transformer.params(shape))
     given = req.params is not None
     found = Finding.of(
@@ -194,7 +195,7 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         attention_share=transformer.attention_share(shape),
         units=shape.layers,
         unit_params=float(transformer.layer_params(shape)),
-        source=_shape_source(shape),
+        source=source,
     )
     off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
     if abs(off) <= PARAMS_AGREE:

@@ -6,11 +6,12 @@ hold at the per-device batch given (``hardware.transformer.activations``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.calibration import Calibration, MemorySaid
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
@@ -27,54 +28,46 @@ from gpuscale.hardware.memory import (
 
 def memory_check(
     request: AdviceRequest, cal: Calibration, bench: pd.DataFrame | None
-) -> MemoryCheck | None:
+) -> tuple[MemoryCheck | None, MemorySaid]:
     """The memory check of the model advised on (None: a device of unknown memory: a CPU,
-    a name the catalogue lacks). With no device named, recorded or
-    implied, the device assumed is the one DDP's copies are priced at (``REFERENCE_DEVICE``)
-    and the check says it is assumed."""
+    a name the catalogue lacks) and the numbers its words rest on. With no device named,
+    recorded or implied, the device assumed is the one DDP's copies are priced at
+    (``REFERENCE_DEVICE``)."""
     spec, machine = cal.model.spec, cal.machine
     rows = _model_rows(bench, cal)
     memory = _device_memory(cal, rows)
-    assumed = ""
-    if memory is None and cal.runs.own_model is None and not machine.device.name:
+    peak_gb = _peak_gb(rows)
+    assumed = memory is None and cal.runs.own_model is None and not machine.device.name
+    if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
-        assumed = sentence("device_assumed")
     if memory is None:
-        return None
+        return None, MemorySaid()
     given = (request.optimizer, request.precision)
     if bench is not None:  # the bench's own state unless another is asked
         given = (request.optimizer or BENCH_STATE[0], request.precision or BENCH_STATE[1])
     optimizer, precision = state_of(*given)
     state = model_state(spec.params, optimizer, precision, cal.model.name)
-    activations, said = _activations(rows, cal)
+    said, activations = MemorySaid(device_assumed=assumed), None
+    if peak_gb is not None:  # the N = 1 run's peak less the model state it held (AdamW, fp32)
+        held_gb = state_per_device(model_state(spec.params, *BENCH_STATE), 1).total_gb
+        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=held_gb)
+        activations = max(0.0, peak_gb - held_gb)
     shape, counted = request.shape, None
     if activations is None and shape is not None:  # by numbers: the shape's layers
         how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
         counted = transformer.activations(shape, cal.run.batch, how)
-        activations, said = counted.total_gb, _shape_said(counted)
+        activations = counted.total_gb
     network = machine.network
-    return check(
+    held = check(
         state,
         strategy=request.strategy or cal.run.strategy,
         memory=memory,
         counts=tuple(machine.device_counts),
         per_node=network.per_node or request.gpus_per_node,
         activations_gb=activations,
-        activations_source=said,
-        device_assumed=assumed,
         activations_counted=counted,
     )
-
-
-def _shape_said(counted: transformer.Activations) -> str:
-    """Where the shape's activations come from, with the shape they are counted at."""
-    return sentence(
-        "memory_shape",
-        micro_batch=counted.micro_batch,
-        seq_len=counted.seq_len,
-        checkpointing=counted.checkpointing.value,
-        layers=counted.layers,
-    )
+    return held, said
 
 
 def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
@@ -111,16 +104,9 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
 
 
-def _activations(rows: pd.DataFrame | None, cal: Calibration) -> tuple[float | None, str]:
-    """(GB, source) of what the model's N = 1 run held besides its model state (AdamW,
-    fp32: ``BENCH_STATE``); (None, "") without a peak measured."""
+def _peak_gb(rows: pd.DataFrame | None) -> float | None:
+    """The median peak memory (GB) of the model's N = 1 runs (None: none measured)."""
     if rows is None or "peak_memory_bytes" not in rows:
-        return None, ""
+        return None
     peaks = rows["peak_memory_bytes"].dropna()
-    if not len(peaks):
-        return None, ""
-    peak_gb = float(peaks.median()) / BYTES_PER_GB
-    state_gb = state_per_device(model_state(cal.model.spec.params, *BENCH_STATE), 1).total_gb
-    rest = max(0.0, peak_gb - state_gb)
-    said = sentence("memory_rest", per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
-    return rest, said
+    return float(peaks.median()) / BYTES_PER_GB if len(peaks) else None

@@ -151,23 +151,25 @@ def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOu
     return replace(left, flags=tuple(flag_summary(table))) if single else left
 
 
-def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked, the
-    model asked for in it, its broken models' runs left out (refused where the model asked
-    is, or every model is), the flagged ones allowed as asked."""
-    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
-    if missing:
-        raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
-    where = "the bench results" if req.bench is None else Path(req.bench).name
-    model = req.model
-    names = sorted({str(m) for m in bench["model"].dropna()})
-    if model is not None and model not in names:
-        found = Refusal(RefusalKind.NOT_IN_FILE, where, model, tuple(names))
-        raise BenchFieldError("model", model, found)
-    runs = bench[bench["model"] == model]
-    if model is not None and not (runs["status"] == "ok").any():
+def _where(source: str | Path | None) -> str:
+    """How a refusal names the results: the file's name, else ``the bench results``."""
+    return "the bench results" if source is None else Path(source).name
+
+
+def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
+    """:class:`BenchFieldError` where no row of the bench results ``table`` is of ``model``
+    (a typo, another file: the models there, the closest one), :class:`CalibrationError`
+    where every run of it failed (said as what happened, not as untrusted)."""
+    where = _where(source)
+    names = sorted({str(m) for m in table["model"].dropna()})
+    if model not in names:
+        raise BenchFieldError(
+            "model", model, Refusal(RefusalKind.NOT_IN_FILE, where, model, tuple(names))
+        )
+    runs = table[table["model"] == model]
+    if not (runs["status"] == "ok").any():
         last = runs.iloc[-1]
-        raise CalibrationError(  # said as what happened, not as untrusted
+        raise CalibrationError(
             Refusal(
                 RefusalKind.ALL_FAILED,
                 where,
@@ -177,6 +179,19 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
                 error=str(last["error"]),
             )
         )
+
+
+def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
+    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked, the
+    model asked for in it, its broken models' runs left out (refused where the model asked
+    is, or every model is), the flagged ones allowed as asked."""
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
+    if missing:
+        raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
+    where = _where(req.bench)
+    model = req.model
+    if model is not None:
+        known_model(bench, model, req.bench)
     broken = broken_models(bench)
     mine = tuple((m, n) for m, n in broken if m == model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]

@@ -22,7 +22,11 @@ Sources:
   H200: 475 GB/s); nccl-tests#149 (8 x A100 SXM: ~200-230 GB/s); nccl-tests#194 (2 x H100
   PCIe with NVLink bridge: 116 GB/s); Azure azurehpc-health-checks, ``conf/
   nd96isr_h100_v5.conf`` (healthy 8 x H100: all-reduce busbw >= 460 GB/s at 16 GiB) and
-  ``conf/nd96amsr_a100_v4.conf`` (8 x A100: >= 228 GB/s at 4 GiB).
+  ``conf/nd96amsr_a100_v4.conf`` (8 x A100: >= 228 GB/s at 4 GiB). Across nodes, where
+  NCCL's rings go through the NICs (its maintainers, on rings: ``NCCL_ALGO=Ring``; on two
+  nodes NCCL's tree otherwise exceeds the NICs' limit as busbw counts it): NVIDIA/nccl#812
+  (DGX A100 nodes, 8 x HDR 200 Gb/s NICs each: 192 GB/s all-reduce busbw, 8 x 24),
+  NVIDIA/nccl-tests#290 (NDR 400 Gb/s: 46-48 GB/s per NIC).
 * Latency per ring hop (``hop_latency_us``: an all-reduce on N ranks takes 2(N-1) hops):
   gpuscale's assumptions, set beside NCCL's own tuning table (``src/graph/tuning.cc``,
   ``hwLat``: Ring/Simple 3.4 us a hop on NVLink, 5.7 on PCI, 14.0 on the network, and
@@ -166,6 +170,18 @@ PUBLISHED: tuple[Measured, ...] = (
         116.0,
         "all-reduce busbw at 1-4 GiB",
         "NVIDIA/nccl-tests#194",
+    ),
+    Measured(
+        "nodes of 8 x A100 SXM (DGX A100), 8 x InfiniBand HDR 200 Gb/s NICs each",
+        192.0,
+        "all-reduce busbw across nodes, measured by NCCL's maintainers: 8 NICs x 24 GB/s",
+        "NVIDIA/nccl#812",
+    ),
+    Measured(
+        "nodes of H100 SXM, one InfiniBand NDR 400 Gb/s NIC",
+        47.0,
+        "46-48 GB/s busbw per NIC across nodes (ring), as NCCL's maintainers expect it",
+        "NVIDIA/nccl-tests#290",
     ),
 )
 

@@ -29,6 +29,18 @@ from gpuscale.interconnect import cost
 from gpuscale.interconnect.cost import OP_SHARE, ring_factor
 
 
+def ring_through_nics_gbs(node_gbs: float | None, nics: int, nic_gbs: float) -> float:
+    """The bus bandwidth of one ring over several nodes (GB/s): NCCL builds its rings
+    through the NICs, so it is the smaller of the node's own link (``node_gbs``; None where
+    it is not known: the NICs' sum alone) and the sum of its ``nics`` NICs of ``nic_gbs``
+    each. The advice's cost across nodes (``Network``) and the verdict on a sweep across
+    nodes (``verdict``) both read it here."""
+    if nics < 1:
+        raise ValueError(f"NICs per node must be at least 1, got {nics}")
+    through_nics = nics * nic_gbs
+    return through_nics if node_gbs is None else min(node_gbs, through_nics)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
     """A link: bus bandwidth (GB/s, nccl-tests' convention) and the latency of one hop of a
@@ -208,10 +220,11 @@ class Network:
         return share * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
 
     def _busbw_across(self) -> float:
-        """A ring through the NICs: the smaller of the node's link and its NICs' sum."""
+        """A ring through the NICs (:func:`ring_through_nics_gbs`), one NIC per device
+        where ``nics_per_node`` is not given."""
         assert self.inter is not None and self.per_node
         nics = self.nics_per_node or self.per_node
-        return min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
+        return ring_through_nics_gbs(self.intra.busbw_gbs, nics, self.inter.busbw_gbs)
 
     def _nccl(self, size_bytes: float, n: int, op: str) -> cost.Choice | None:
         """NCCL's choice for one collective where NCCL's model costs the links it crosses

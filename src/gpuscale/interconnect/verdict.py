@@ -8,7 +8,16 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
 preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
-sweep on one node is not judged against a network preset (no network was crossed). A
+sweep on one node is not judged against a network preset (no network was crossed).
+A sweep across nodes is judged against a network preset as the advice costs it
+(``network.ring_through_nics_gbs``): one ring through the NICs, the smaller of the node's
+own link (the topology's, else the usual link of the GPU the header names; unknown: the
+NICs' sum alone, said so) and its NICs' sum, one NIC per device unless ``nics_per_node``
+says otherwise (the words say which). NCCL's maintainers measure it so: 192 GB/s across
+DGX A100 nodes of 8 HDR 200 Gb/s NICs (8 x 24; NVIDIA/nccl#812), 46-48 GB/s per NDR
+400 Gb/s NIC (NVIDIA/nccl-tests#290; 8 a node: 368-384, bounded by the H100 node's NVLink
+ring, 370.8). One NIC's 48 GB/s on such nodes is 13% of it, not "normal". Without a
+network preset the node's own link is the figure, said to be an upper bound. A
 peak more than 15% below an earlier sweep's of the same collective and ranks is reported
 as a drop, where the two ran alike (backend, device kind, nodes, settings), over the
 sizes both measured, with at least 10 timed calls per size each, and beyond the spread of
@@ -22,8 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.device_names import lookup
+from gpuscale.hardware.links import PRESETS, LinkPreset, usual_preset
 from gpuscale.interconnect.nccl import backend_for
+from gpuscale.interconnect.network import ring_through_nics_gbs
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.codes import Code
@@ -186,11 +197,17 @@ def judge(
     topology: Topology | None = None,
     preset: str | None = None,
     env: Mapping[str, str] | None = None,
+    nics_per_node: int | None = None,
 ) -> list[OpVerdict]:
-    """One verdict per collective of the latest sweep (see the module docstring)."""
+    """One verdict per collective of the latest sweep (see the module docstring);
+    ``nics_per_node``: the NICs of each node a sweep across nodes went through (None: one
+    per device, as the advice assumes); ``ValueError`` below 1."""
+    if nics_per_node is not None and nics_per_node < 1:
+        raise ValueError(f"NICs per node must be at least 1, got {nics_per_node}")
     env = env or {}
     latest = sweeps.latest
     header = sweeps.headers.get(latest, {}) if latest else {}
+    nodes = _nodes(header)
     table = sweeps.results
     ok = table[(table["status"] == "ok") & table["busbw_gbs"].notna()]
     mine = ok[ok["sweep_id"] == latest]
@@ -198,7 +215,8 @@ def judge(
     for op, group in mine.groupby("op", sort=False):
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
-        expected, reference = _expected(header, topology, preset)
+        ranks = int(best["ranks"])
+        expected, reference = _expected(header, topology, preset, ranks, nics_per_node)
         ratio = peak / expected if expected else None
         if ratio is None:
             verdict = NO_REFERENCE
@@ -209,11 +227,16 @@ def judge(
         causes = []
         if verdict in (LOW, SUSPICIOUS):
             causes = _causes(topology, env, header.get("nccl"))
+            if nodes > 1 and preset and PRESETS[preset].kind == "network":
+                nics = nics_per_node or _per_node(ranks, nodes)
+                causes.insert(0, _FEWER_NICS.format(nics=nics, preset=preset))
             if ratio and ratio > 1.15:
                 causes = [
                     "busbw above what the link carries: an in-network reduction (SHARP), "
                     "buffers too small to leave the cache, or a wrong GPU count"
                 ]
+                if nodes == 2 and op == "all_reduce":
+                    causes.append(_TWO_NODE_TREE)
         elif verdict == NORMAL and ratio and ratio > 1.15:
             causes = [
                 "above the link's ring figure: NVLink SHARP (NVLS) reduces in the switch, "
@@ -229,14 +252,44 @@ def judge(
                 verdict=verdict,
                 reference=reference,
                 causes=causes,
-                change=_change(ok, sweeps.headers, str(op), latest, int(best["ranks"])),
+                change=_change(ok, sweeps.headers, str(op), latest, ranks),
             )
         )
     return out
 
 
+# A sweep across nodes below its expectation through the NICs: the NICs NCCL used first.
+_FEWER_NICS = (
+    "fewer NICs in use than the {nics} a node expected, or slower ones than {preset} "
+    "(NCCL_DEBUG=INFO lists those NCCL uses, `NET/IB : Using [0]mlx5_0...`; NCCL_IB_HCA "
+    "restricts them; ibstat says each port's rate)"
+)
+# Above it on two nodes: NCCL's tree sends each byte across once, not the ring's
+# 2(N-1)/N (NVIDIA/nccl-tests#196, NVIDIA/nccl#812).
+_TWO_NODE_TREE = (
+    "on two nodes NCCL's tree all-reduce can exceed the NICs' limit as busbw counts it "
+    "(NCCL_ALGO=Ring measures the network)"
+)
+
+
+def _nodes(header: Header) -> int:
+    """The nodes a sweep's header says it ran on (1 where unsaid)."""
+    nodes = header.get("nodes")
+    return nodes if isinstance(nodes, int) and nodes > 1 else 1
+
+
+def _per_node(ranks: int, nodes: int) -> int:
+    """Devices per node of ``ranks`` ranks over ``nodes`` nodes (torchrun starts as many
+    processes on each)."""
+    return max(1, ranks // nodes)
+
+
 def _expected(
-    header: Header, topology: Topology | None, preset: str | None
+    header: Header,
+    topology: Topology | None,
+    preset: str | None,
+    ranks: int,
+    nics_per_node: int | None,
 ) -> tuple[float | None, str]:
     asked = ""  # what a figure asked for links, said where it is no test of this sweep
     if preset:
@@ -245,15 +298,73 @@ def _expected(
         asked = "; the saved topology's GPU links are not judged against"
     if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
         return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
-    if preset and PRESETS[preset].kind == "network" and int(header.get("nodes") or 1) < 2:
-        return None, f"one node: no network between nodes was crossed{asked}"
+    nodes = _nodes(header)
+    if preset and PRESETS[preset].kind == "network":
+        if nodes < 2:
+            return None, f"one node: no network between nodes was crossed{asked}"
+        return _through_nics(header, topology, PRESETS[preset], nodes, ranks, nics_per_node)
     if preset:
         p = PRESETS[preset]
-        return p.busbw_gbs, f"{p.name} ({p.description})"
-    if topology is not None and topology.expected_busbw_gbs():
+        expected, reference = p.busbw_gbs, f"{p.name} ({p.description})"
+    elif topology is not None and topology.expected_busbw_gbs():
         name = topology.preset() or topology.slowest_link() or "this link"
-        return topology.expected_busbw_gbs(), f"{name}, the slowest link between these GPUs"
-    return None, "the link was not detected: pass --interconnect or --topo-file"
+        expected = topology.expected_busbw_gbs()
+        reference = f"{name}, the slowest link between these GPUs"
+    else:
+        return None, "the link was not detected: pass --interconnect or --topo-file"
+    if nodes > 1:  # the network between the nodes can only lower it
+        reference += (
+            f"; across {nodes} nodes the network was not given (a network preset: "
+            "--interconnect ib-ndr400, say), so the node's own link only, an upper bound"
+        )
+    return expected, reference
+
+
+def _node_link(header: Header, topology: Topology | None) -> tuple[float, str] | None:
+    """The bus bandwidth of a node's own link and its words: the topology's slowest link
+    where it tells one, else the usual link of the GPU the sweep's header names
+    (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where neither does."""
+    if topology is not None and (gbs := topology.expected_busbw_gbs()):
+        name = topology.preset() or topology.slowest_link() or "its link"
+        return gbs, f"{name}, the topology's slowest link"
+    named = header.get("device_name")
+    part = lookup(named) if isinstance(named, str) else None
+    if part is None:
+        return None
+    preset = usual_preset(part)
+    return PRESETS[preset].busbw_gbs, f"{preset}, the usual link of the {part.name}"
+
+
+def _through_nics(
+    header: Header,
+    topology: Topology | None,
+    network: LinkPreset,
+    nodes: int,
+    ranks: int,
+    nics_per_node: int | None,
+) -> tuple[float, str]:
+    """What a sweep across nodes should reach over the ``network`` preset: the advice's
+    ring through the NICs (``network.ring_through_nics_gbs``), with the words saying what
+    it assumed."""
+    per_node = _per_node(ranks, nodes)
+    nics = nics_per_node or per_node
+    node = _node_link(header, topology)
+    expected = ring_through_nics_gbs(node and node[0], nics, network.busbw_gbs)
+    nic_sum = f"{nics} x {number(network.busbw_gbs)} = {number(nics * network.busbw_gbs)} GB/s"
+    assumed = "" if nics_per_node else " (one per device, assumed)"
+    said = (
+        f"{network.name} between {nodes} nodes of {per_node} devices, {nics} "
+        f"NIC{'s' if nics > 1 else ''} a node{assumed}: a ring through the NICs, "
+    )
+    if node is None:
+        return expected, said + (
+            f"the NICs' sum ({nic_sum}) alone: the node's own link is not known (no "
+            "topology, and the sweep names no GPU of the catalogue)"
+        )
+    return expected, said + (
+        f"the smaller of the node's own link ({node[1]}: {number(node[0])} GB/s) and the "
+        f"NICs' sum ({nic_sum})"
+    )
 
 
 def _alike(a: Header, b: Header) -> bool:

@@ -8,16 +8,8 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
 preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
-sweep on one node is not judged against a network preset (no network was crossed).
-A sweep across nodes is judged against a network preset as the advice costs it
-(``network.ring_through_nics_gbs``): one ring through the NICs, the smaller of the node's
-own link (the topology's, else the usual link of the GPU the header names; unknown: the
-NICs' sum alone, said so) and its NICs' sum, one NIC per device unless ``nics_per_node``
-says otherwise (the words say which). NCCL's maintainers measure it so: 192 GB/s across
-DGX A100 nodes of 8 HDR 200 Gb/s NICs (8 x 24; NVIDIA/nccl#812), 46-48 GB/s per NDR
-400 Gb/s NIC (NVIDIA/nccl-tests#290; 8 a node: 368-384, bounded by the H100 node's NVLink
-ring, 370.8). One NIC's 48 GB/s on such nodes is 13% of it, not "normal". Without a
-network preset the node's own link is the figure, said to be an upper bound. A
+sweep on one node is not judged against a network preset (no network was crossed); a
+sweep across nodes is, through its NICs as the advice costs the network (``expected``). A
 peak more than 15% below an earlier sweep's of the same collective and ranks is reported
 as a drop, where the two ran alike (backend, device kind, nodes, settings), over the
 sizes both measured, with at least 10 timed calls per size each, and beyond the spread of
@@ -31,10 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuscale.hardware.device_names import lookup
-from gpuscale.hardware.links import PRESETS, LinkPreset, usual_preset
+from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.expected import Header, expected_busbw, nodes_of, per_node
 from gpuscale.interconnect.nccl import backend_for
-from gpuscale.interconnect.network import ring_through_nics_gbs
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.codes import Code
@@ -44,9 +35,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscale.interconnect.records import Sweeps
-
-# A sweep's header row as written (``gpuscale collectives``): backend, device, nodes, settings.
-Header = Mapping[str, JSON]
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 # the verdict of a peak at or above each share of the expected bandwidth, highest first;
@@ -207,7 +195,7 @@ def judge(
     env = env or {}
     latest = sweeps.latest
     header = sweeps.headers.get(latest, {}) if latest else {}
-    nodes = _nodes(header)
+    nodes = nodes_of(header)
     table = sweeps.results
     ok = table[(table["status"] == "ok") & table["busbw_gbs"].notna()]
     mine = ok[ok["sweep_id"] == latest]
@@ -216,7 +204,7 @@ def judge(
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
         ranks = int(best["ranks"])
-        expected, reference = _expected(header, topology, preset, ranks, nics_per_node)
+        expected, reference = expected_busbw(header, topology, preset, ranks, nics_per_node)
         ratio = peak / expected if expected else None
         if ratio is None:
             verdict = NO_REFERENCE
@@ -228,7 +216,7 @@ def judge(
         if verdict in (LOW, SUSPICIOUS):
             causes = _causes(topology, env, header.get("nccl"))
             if nodes > 1 and preset and PRESETS[preset].kind == "network":
-                nics = nics_per_node or _per_node(ranks, nodes)
+                nics = nics_per_node or per_node(ranks, nodes)
                 causes.insert(0, _FEWER_NICS.format(nics=nics, preset=preset))
             if ratio and ratio > 1.15:
                 causes = [
@@ -270,101 +258,6 @@ _TWO_NODE_TREE = (
     "on two nodes NCCL's tree all-reduce can exceed the NICs' limit as busbw counts it "
     "(NCCL_ALGO=Ring measures the network)"
 )
-
-
-def _nodes(header: Header) -> int:
-    """The nodes a sweep's header says it ran on (1 where unsaid)."""
-    nodes = header.get("nodes")
-    return nodes if isinstance(nodes, int) and nodes > 1 else 1
-
-
-def _per_node(ranks: int, nodes: int) -> int:
-    """Devices per node of ``ranks`` ranks over ``nodes`` nodes (torchrun starts as many
-    processes on each)."""
-    return max(1, ranks // nodes)
-
-
-def _expected(
-    header: Header,
-    topology: Topology | None,
-    preset: str | None,
-    ranks: int,
-    nics_per_node: int | None,
-) -> tuple[float | None, str]:
-    asked = ""  # what a figure asked for links, said where it is no test of this sweep
-    if preset:
-        asked = f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
-    elif topology is not None:
-        asked = "; the saved topology's GPU links are not judged against"
-    if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
-        return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
-    nodes = _nodes(header)
-    if preset and PRESETS[preset].kind == "network":
-        if nodes < 2:
-            return None, f"one node: no network between nodes was crossed{asked}"
-        return _through_nics(header, topology, PRESETS[preset], nodes, ranks, nics_per_node)
-    if preset:
-        p = PRESETS[preset]
-        expected, reference = p.busbw_gbs, f"{p.name} ({p.description})"
-    elif topology is not None and topology.expected_busbw_gbs():
-        name = topology.preset() or topology.slowest_link() or "this link"
-        expected = topology.expected_busbw_gbs()
-        reference = f"{name}, the slowest link between these GPUs"
-    else:
-        return None, "the link was not detected: pass --interconnect or --topo-file"
-    if nodes > 1:  # the network between the nodes can only lower it
-        reference += (
-            f"; across {nodes} nodes the network was not given (a network preset: "
-            "--interconnect ib-ndr400, say), so the node's own link only, an upper bound"
-        )
-    return expected, reference
-
-
-def _node_link(header: Header, topology: Topology | None) -> tuple[float, str] | None:
-    """The bus bandwidth of a node's own link and its words: the topology's slowest link
-    where it tells one, else the usual link of the GPU the sweep's header names
-    (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where neither does."""
-    if topology is not None and (gbs := topology.expected_busbw_gbs()):
-        name = topology.preset() or topology.slowest_link() or "its link"
-        return gbs, f"{name}, the topology's slowest link"
-    named = header.get("device_name")
-    part = lookup(named) if isinstance(named, str) else None
-    if part is None:
-        return None
-    preset = usual_preset(part)
-    return PRESETS[preset].busbw_gbs, f"{preset}, the usual link of the {part.name}"
-
-
-def _through_nics(
-    header: Header,
-    topology: Topology | None,
-    network: LinkPreset,
-    nodes: int,
-    ranks: int,
-    nics_per_node: int | None,
-) -> tuple[float, str]:
-    """What a sweep across nodes should reach over the ``network`` preset: the advice's
-    ring through the NICs (``network.ring_through_nics_gbs``), with the words saying what
-    it assumed."""
-    per_node = _per_node(ranks, nodes)
-    nics = nics_per_node or per_node
-    node = _node_link(header, topology)
-    expected = ring_through_nics_gbs(node and node[0], nics, network.busbw_gbs)
-    nic_sum = f"{nics} x {number(network.busbw_gbs)} = {number(nics * network.busbw_gbs)} GB/s"
-    assumed = "" if nics_per_node else " (one per device, assumed)"
-    said = (
-        f"{network.name} between {nodes} nodes of {per_node} devices, {nics} "
-        f"NIC{'s' if nics > 1 else ''} a node{assumed}: a ring through the NICs, "
-    )
-    if node is None:
-        return expected, said + (
-            f"the NICs' sum ({nic_sum}) alone: the node's own link is not known (no "
-            "topology, and the sweep names no GPU of the catalogue)"
-        )
-    return expected, said + (
-        f"the smaller of the node's own link ({node[1]}: {number(node[0])} GB/s) and the "
-        f"NICs' sum ({nic_sum})"
-    )
 
 
 def _alike(a: Header, b: Header) -> bool:

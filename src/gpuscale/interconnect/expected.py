@@ -1,0 +1,132 @@
+"""What a collectives sweep should reach: the bus bandwidth its verdict (``verdict``)
+reads the peak against, and the words saying what that figure is.
+
+A named preset (``gpuscale.hardware.links``), else the topology's slowest link between
+the GPUs (``Topology.expected_busbw_gbs``); none for CPU processes (gloo over host memory,
+whatever was asked), nor for a network preset on one node (no network was crossed).
+
+Across nodes, a network preset is one NIC's figure (``ib-ndr400``: 48 GB/s), not the
+sweep's: NCCL builds its rings through the NICs, so the sweep should reach what the advice
+costs the network with (``network.ring_through_nics_gbs``), the smaller of the node's own
+link and its NICs' sum. Devices per node: the header's ranks over its nodes; NICs per node
+one per device unless given (the words say which); the node's own link the topology's, else
+the usual link of the GPU the header names (``device_name``), else unknown: the NICs' sum
+alone, said so. NCCL's maintainers measure it so: 192 GB/s across DGX A100 nodes of 8 HDR
+200 Gb/s NICs (8 x 24; NVIDIA/nccl#812), 46-48 GB/s per NDR 400 Gb/s NIC
+(NVIDIA/nccl-tests#290; 8 a node: 368-384, bounded by the H100 node's NVLink ring, 370.8).
+One NIC's 48 GB/s on such nodes is 13% of it. A sweep across nodes judged against a GPU
+link only is said to be judged against the node's own link, an upper bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpuscale.hardware.device_names import lookup
+from gpuscale.hardware.links import PRESETS, LinkPreset, usual_preset
+from gpuscale.interconnect.network import ring_through_nics_gbs
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import number
+from gpuscale.tables.json_depth import JSON
+
+# A sweep's header row as written (``gpuscale collectives``): backend, device, nodes, settings.
+Header = Mapping[str, JSON]
+
+
+def nodes_of(header: Header) -> int:
+    """The nodes a sweep's header says it ran on (1 where unsaid)."""
+    nodes = header.get("nodes")
+    return nodes if isinstance(nodes, int) and nodes > 1 else 1
+
+
+def per_node(ranks: int, nodes: int) -> int:
+    """Devices per node of ``ranks`` ranks over ``nodes`` nodes (torchrun starts as many
+    processes on each)."""
+    return max(1, ranks // nodes)
+
+
+def expected_busbw(
+    header: Header,
+    topology: Topology | None,
+    preset: str | None,
+    ranks: int,
+    nics_per_node: int | None,
+) -> tuple[float | None, str]:
+    """The bus bandwidth (GB/s) a sweep with ``header`` on ``ranks`` ranks should reach
+    and the words saying what it is (the module's docstring); None where no figure is a
+    test of it, the words then saying why."""
+    asked = ""  # what a figure asked for links, said where it is no test of this sweep
+    if preset:
+        asked = f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
+    elif topology is not None:
+        asked = "; the saved topology's GPU links are not judged against"
+    if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
+        return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
+    nodes = nodes_of(header)
+    if preset and PRESETS[preset].kind == "network":
+        if nodes < 2:
+            return None, f"one node: no network between nodes was crossed{asked}"
+        return _through_nics(header, topology, PRESETS[preset], nodes, ranks, nics_per_node)
+    expected: float | None
+    if preset:
+        p = PRESETS[preset]
+        expected, reference = p.busbw_gbs, f"{p.name} ({p.description})"
+    elif topology is not None and topology.expected_busbw_gbs():
+        name = topology.preset() or topology.slowest_link() or "this link"
+        expected = topology.expected_busbw_gbs()
+        reference = f"{name}, the slowest link between these GPUs"
+    else:
+        return None, "the link was not detected: pass --interconnect or --topo-file"
+    if nodes > 1:  # the network between the nodes can only lower it
+        reference += (
+            f"; across {nodes} nodes the network was not given (a network preset: "
+            "--interconnect ib-ndr400, say), so the node's own link only, an upper bound"
+        )
+    return expected, reference
+
+
+def _node_link(header: Header, topology: Topology | None) -> tuple[float, str] | None:
+    """The bus bandwidth of a node's own link and its words: the topology's slowest link
+    where it tells one, else the usual link of the GPU the sweep's header names
+    (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where neither does."""
+    if topology is not None and (gbs := topology.expected_busbw_gbs()):
+        name = topology.preset() or topology.slowest_link() or "its link"
+        return gbs, f"{name}, the topology's slowest link"
+    named = header.get("device_name")
+    part = lookup(named) if isinstance(named, str) else None
+    if part is None:
+        return None
+    preset = usual_preset(part)
+    return PRESETS[preset].busbw_gbs, f"{preset}, the usual link of the {part.name}"
+
+
+def _through_nics(
+    header: Header,
+    topology: Topology | None,
+    network: LinkPreset,
+    nodes: int,
+    ranks: int,
+    nics_per_node: int | None,
+) -> tuple[float, str]:
+    """What a sweep across nodes should reach over the ``network`` preset: the advice's
+    ring through the NICs (``network.ring_through_nics_gbs``), with the words saying what
+    it assumed."""
+    devices = per_node(ranks, nodes)
+    nics = nics_per_node or devices
+    node = _node_link(header, topology)
+    expected = ring_through_nics_gbs(node[0] if node else None, nics, network.busbw_gbs)
+    nic_sum = f"{nics} x {number(network.busbw_gbs)} = {number(nics * network.busbw_gbs)} GB/s"
+    assumed = "" if nics_per_node else " (one per device, assumed)"
+    said = (
+        f"{network.name} between {nodes} nodes of {devices} devices, {nics} "
+        f"NIC{'s' if nics > 1 else ''} a node{assumed}: a ring through the NICs, "
+    )
+    if node is None:
+        return expected, said + (
+            f"the NICs' sum ({nic_sum}) alone: the node's own link is not known (no "
+            "topology, and the sweep names no GPU of the catalogue)"
+        )
+    return expected, said + (
+        f"the smaller of the node's own link ({node[1]}: {number(node[0])} GB/s) and the "
+        f"NICs' sum ({nic_sum})"
+    )

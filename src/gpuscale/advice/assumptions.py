@@ -19,7 +19,7 @@ from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.wording import strategy_name
 from gpuscale.advice.remeasure import again, bench_run
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe, words
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
 from gpuscale.quantities import filled
@@ -97,7 +97,7 @@ def own_work(
     measured where the runs were the strategy predicted (fitted where carried from the
     family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
     spec = shlex.quote(model or "MODEL")
-    command = words(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
+    command = Measure(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
@@ -222,7 +222,7 @@ def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) 
         source=Source.ASSUMED,
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
         "augmenting are not in any step it times",
-        measure=words(
+        measure=Measure(
             "time your data loader alone (samples/s per process) and compare it with "
             "the samples/s per device predicted here"
         ),

@@ -116,11 +116,6 @@ class Measure:
         return Measure(f"{self.before}{said}{self.after}")
 
 
-def words(text: str) -> Measure:
-    """A way to measure said in words only (an option to give, a tool to run)."""
-    return Measure(text)
-
-
 class FindingKind(Code):
     """What was found about the inputs, each rendered by its template
     (``data/advice_findings.json``, ``explain/findings.py``)."""

@@ -40,7 +40,7 @@ from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source, TermId, words
+from gpuscale.advice.types import Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.interconnect.network import Link
@@ -290,7 +290,7 @@ def inferred(
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=sentence("no_link_measured", host=host, what=what),
-        measure=words(sentence("measure_link", detected=detected or None)),
+        measure=Measure(sentence("measure_link", detected=detected or None)),
     )
 
 

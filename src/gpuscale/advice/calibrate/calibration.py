@@ -47,14 +47,14 @@ from gpuscale.advice.calibrate.rows import (
     which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import SENTENCES
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Source, words
+from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count
 from gpuscale.tables.requests import ref
@@ -242,6 +242,10 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     return model, family, how
 
 
+# the bench run that measures a model given by its size: the user's own file, at its batch
+_BENCH_OWN_MODEL = SENTENCES["bench_own_model"]
+
+
 def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
     """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
     cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
@@ -275,7 +279,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
         batch = req.batch or cal.run.batch
-        measure = words(sentence("bench_own_model", batch=batch))
+        measure = Measure(str(_BENCH_OWN_MODEL).format(batch=batch))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,

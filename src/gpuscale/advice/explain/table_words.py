@@ -52,15 +52,25 @@ def fixed_cost_line(cal: Calibration) -> str:
     it apart, the optimizer step beside it (together the ``fixed`` term)."""
     fixed, opt = cal.model.fixed, optimizer_ms(cal)
     if opt <= 0:
-        return f"Fixed per-step cost: {fixed.sentence()}."
+        return f"Fixed per-step cost: {_fixed_said(cal)}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
     return sentence(
         "fixed_costs_line",
-        fixed=fixed.sentence(),
+        fixed=_fixed_said(cal),
         measure=maybe(str, measure),
         opt=opt,
         strategy=cal.run.strategy,
     )
+
+
+def _fixed_said(cal: Calibration) -> str:
+    """``16.9 ms, entered: ...``: the fixed cost, its range in the same unit where it has
+    one, its source and basis."""
+    fixed = cal.model.fixed
+    high = fixed.high_ms
+    span = f" (range {format_ms(fixed.low_ms, like=high)}-{format_ms(high, like=high)})"
+    shown = span if fixed.uncertain else ""
+    return f"{format_ms(fixed.ms, like=high)}{shown}, {fixed.source}: {fixed.basis}"
 
 
 def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:

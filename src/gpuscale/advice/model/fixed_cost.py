@@ -95,16 +95,6 @@ class FixedCost:
     def uncertain(self) -> bool:
         return self.high_ms > self.low_ms
 
-    def sentence(self) -> str:
-        """``Fixed per-step cost 16.9 ms (entered: ...)``."""
-        high = self.high_ms  # the value and its range in one unit
-
-        def ms(value: float) -> str:
-            return format_ms(value, like=high)
-
-        span = f" (range {ms(self.low_ms)}-{ms(high)})" if self.uncertain else ""
-        return f"{ms(self.ms)}{span}, {self.source}: {self.basis}"
-
 
 def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     """(fixed ms, ms per sample) of ``t(b) = fixed + b c`` through (batch, step ms) points,

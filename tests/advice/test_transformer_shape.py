@@ -213,3 +213,87 @@ def test_the_default_stores_no_attention_scores() -> None:
     assert counted["checkpointing"] == "selective"
     assert counted["per_layer_bytes"] == 34 * 8192 * 4096
     assert doc["memory"]["fits_from"]["fsdp"] == 4
+
+
+def test_activations_follow_each_counts_micro_batch() -> None:
+    """A global batch of 8 kept, 4 sequences of 4,096 tokens on one device: 2 devices
+    run 4 each, 4 run 2 and 8 run 1. The activations each device holds are its own
+    micro-batch's (81.7 GB at 4 sequences, half at 2, a quarter at 1), so FSDP holds
+    llama3-8b from 4 devices; counted at one device's 4 sequences, no count would."""
+    advice = gpuscale.advise(
+        preset="llama3-8b",
+        step_ms=8000,
+        batch=4,
+        global_batch=8,
+        seq_len=4096,
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        strategy="fsdp",
+    )
+    memory, table = advice.memory, advice.predictions
+    by_count = {r.devices: r.activations_gb for r in memory.rows if r.strategy == "fsdp"}
+    micro = dict(zip(table["accelerators"], table["batch_per_device"], strict=True))
+    assert micro == {1: 4, 2: 4, 4: 2, 8: 1}
+    assert by_count[1] == pytest.approx(81.7, abs=0.05)
+    assert by_count[2] == by_count[1]
+    assert by_count[4] == pytest.approx(by_count[1] / 2)
+    assert by_count[8] == pytest.approx(by_count[1] / 4)
+    assert memory.fits_from("fsdp") == 4
+    assert list(table["fits"]) == [False, False, True, True]
+    counted = _json(
+        "--preset",
+        "llama3-8b",
+        "--step-ms",
+        "8000",
+        "--batch",
+        "4",
+        "--global-batch",
+        "8",
+        "--seq-len",
+        "4096",
+        "--device-name",
+        "H100 SXM",
+        "--interconnect",
+        "nvlink4",
+    )["memory"]["activations_counted"]
+    assert counted["micro_batch"] == 4
+    assert [(r["devices"], r["micro_batch"]) for r in counted["by_devices"]] == [(4, 2), (8, 1)]
+
+
+@pytest.mark.parametrize(
+    ("args", "says", "never"),
+    [
+        # one sequence a device: a smaller --batch cannot be given, a shorter sequence can
+        (
+            ("--checkpointing", "selective"),
+            "(--checkpointing full) or give a shorter --seq-len",
+            "smaller --batch",
+        ),
+        # every layer recomputed already: what is left is a shorter sequence
+        (
+            ("--checkpointing", "full", "--seq-len", "400000"),
+            "every layer recomputed: give a shorter --seq-len",
+            "--checkpointing",
+        ),
+    ],
+)
+def test_activations_that_fill_a_device_say_what_shrinks_them(
+    args: tuple[str, ...], says: str, never: str
+) -> None:
+    """llama3-70b at one sequence a device: 187 GB of activations attention recomputed,
+    743 GB at 400,000 tokens every layer recomputed; no count holds either."""
+    said = _refused(
+        "--preset",
+        "llama3-70b",
+        "--step-ms",
+        "16000",
+        "--batch",
+        "1",
+        "--device-name",
+        "H100 SXM",
+        "--interconnect",
+        "nvlink4",
+        *args,
+    )
+    assert says in said
+    assert never not in said.split("any strategy", 1)[1]

@@ -130,8 +130,11 @@ class MemoryCheck:
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
-    # the activations counted from a transformer's shape (None: measured or not counted)
+    # the activations counted from a transformer's shape (None: measured or not counted),
+    # at the micro-batch of one device; ``activations_by_count`` those of each count searched
+    # where its micro-batch is smaller (a kept global batch split over more devices)
     activations_counted: Activations | None = None
+    activations_by_count: tuple[tuple[int, Activations], ...] = ()
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -189,6 +192,10 @@ class MemoryCheck:
                 "layers": counted.layers,
                 "output_bytes": counted.output_bytes,
                 "total_gb": counted.total_gb,
+                "by_devices": [
+                    {"devices": n, "micro_batch": a.micro_batch, "total_gb": a.total_gb}
+                    for n, a in self.activations_by_count
+                ],
             },
             "devices_per_node": self.device.per_node,
             "fewest_devices": dict(self.fewest),
@@ -237,17 +244,23 @@ def check(
     activations_source: str = "",
     device_assumed: str = "",
     activations_counted: Activations | None = None,
+    activations_by_count: tuple[tuple[int, Activations], ...] = (),
 ) -> MemoryCheck:
     """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
     under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
-    is assumed, "" where it was named)."""
+    is assumed, "" where it was named). ``activations_by_count``: a shape's activations at
+    the counts whose micro-batch is not one device's (``activations_gb`` at the others)."""
+    at_count = {n: a.total_gb for n, a in activations_by_count}
     rows = tuple(
-        memory_at(state, s, n, memory, per_node, activations_gb) for s in STRATEGIES for n in counts
+        memory_at(state, s, n, memory, per_node, at_count.get(n, activations_gb))
+        for s in STRATEGIES
+        for n in counts
     )
     fewest = []
     for s in STRATEGIES:
         searched = [r.devices for r in rows if r.strategy == s and r.fits]
-        extra = activations_gb or 0.0
+        # past the counts searched the micro-batch is at most the largest count's
+        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
         beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
         fewest.append((s, min(searched, default=beyond)))
     trained = state.trainable
@@ -270,4 +283,5 @@ def check(
         fewest=tuple(fewest),
         searched=tuple(counts),
         activations_counted=activations_counted,
+        activations_by_count=activations_by_count,
     )

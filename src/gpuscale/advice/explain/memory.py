@@ -24,6 +24,13 @@ def _held(memory: MemoryCheck) -> str:
     how = "as the bench measured them"
     if (shape := memory.activations_counted) is not None:  # by numbers, from a shape
         how = f"from the layer shape, {RECOMPUTED[shape.checkpointing.value]}"
+        if memory.activations_by_count:  # more devices split the global batch finer
+            least = memory.activations_by_count[-1][1]
+            how = (
+                f"from the layer shape at {counted(shape.micro_batch, 'sequence')} a device, "
+                f"{number(least.total_gb)} GB at {least.micro_batch}; "
+                f"{RECOMPUTED[shape.checkpointing.value]}"
+            )
     counted_too = (
         f"activations {number(memory.activations_gb)} GB {how}"
         if memory.activations_gb is not None
@@ -106,10 +113,23 @@ def nothing_fits(memory: MemoryCheck) -> str:
         more = "selective or full" if shape.checkpointing.value == "none" else "full"
         fewest = (
             "; the activations alone fill a device at any count: recompute them "
-            f"(--checkpointing {more}) or give a smaller --batch"
+            f"(--checkpointing {more}){_shorter(shape.micro_batch)}"
+        )
+    elif shape is not None:  # every layer recomputed: only a shorter micro-batch is left
+        fewest = (
+            "; the activations alone fill a device at any count, every layer recomputed: "
+            f"{_shorter(shape.micro_batch).removeprefix(' or ')}"
         )
     largest = memory.searched[-1]
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
         f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
     )
+
+
+def _shorter(micro_batch: int) -> str:
+    """What else shrinks the activations: fewer sequences a device, or shorter ones where
+    one is all a device takes."""
+    if micro_batch > 1:
+        return " or give a smaller --batch"
+    return " or give a shorter --seq-len"

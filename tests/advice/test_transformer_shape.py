@@ -297,3 +297,21 @@ def test_activations_that_fill_a_device_say_what_shrinks_them(
     )
     assert says in said
     assert never not in said.split("any strategy", 1)[1]
+
+
+def test_the_json_carries_the_shape_as_a_record() -> None:
+    """llama3-8b at 8,192 tokens: 8,030,261,248 parameters (Meta's 8.03B), 32 units of
+    218,112,000, 57.9 GFLOPs a token (docs/memory.md), the activations of one sequence
+    (40.8 GB, attention recomputed) as numbers; a request without a shape has no record."""
+    shape = _json("--preset", "llama3-8b", *H100, *NODE)["shape"]
+    assert shape["name"] == "llama3-8b"
+    assert (shape["layers"], shape["hidden"], shape["heads"]) == (32, 4096, 32)
+    assert shape["seq_len_tokens"] == 8192
+    assert shape["params"] == 8_030_261_248
+    assert (shape["fsdp_units"], shape["unit_params"]) == (32, 218_112_000)
+    assert shape["flops_per_sample"] / 8192 == pytest.approx(57.9e9, rel=1e-3)
+    assert shape["attention_share"] == pytest.approx(0.22, abs=0.005)
+    held = shape["activations"]
+    assert (held["micro_batch"], held["checkpointing"]) == (1, "selective")
+    assert held["total_gb"] == pytest.approx(40.8, abs=0.05)
+    assert "shape" not in _json("--params", "8B", *H100, *NODE)

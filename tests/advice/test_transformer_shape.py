@@ -315,3 +315,32 @@ def test_the_json_carries_the_shape_as_a_record() -> None:
     assert (held["micro_batch"], held["checkpointing"]) == (1, "selective")
     assert held["total_gb"] == pytest.approx(40.8, abs=0.05)
     assert "shape" not in _json("--params", "8B", *H100, *NODE)
+
+
+def test_fsdp_holds_its_gathered_layers_whole() -> None:
+    """llama3-70b, every layer recomputed, one sequence a device: a layer is 855,654,400
+    parameters; FSDP holds two layers' 16-bit weights whole (the one computing, the one
+    prefetched) and one layer's 16-bit gradients, 5.13 GB beyond the shards. On 16 H100s
+    the shards and activations are 85.8 GB of the 85.9 GB a device has; with the gathered
+    layers 90.9 GB, so 16 do not hold it and 32 do. ZeRO-2 and DDP hold the weights whole
+    already: nothing is added to them."""
+    advice = gpuscale.advise(
+        preset="llama3-70b",
+        step_ms=16000,
+        batch=1,
+        global_batch=64,
+        checkpointing="full",
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        strategy="fsdp",
+        nodes=4,
+    )
+    memory = advice.memory
+    assert memory.gathered_gb == pytest.approx(855_654_400 * 6 / 1e9)
+    rows = {(r.strategy, r.devices): r for r in memory.rows}
+    sixteen = rows["fsdp", 16]
+    assert sixteen.gathered_gb == memory.gathered_gb
+    assert sixteen.total_gb - sixteen.gathered_gb < sixteen.capacity_gb < sixteen.total_gb
+    assert memory.fits_from("fsdp") == 32
+    assert rows["fsdp", 1].gathered_gb is None  # one device: nothing sharded
+    assert rows["zero2", 16].gathered_gb is None and rows["ddp", 16].gathered_gb is None

@@ -63,6 +63,11 @@ def memory_check(
             for n in counts
             if (b := micro_batch_at(cal.run, n)) != counted.micro_batch
         )
+    gathered = None
+    if shape is not None:  # FSDP's units held whole: two layers' weights, one's gradients
+        trained = state.trainable
+        whole = transformer.gathered_bytes(shape, trained.weights_bytes, trained.gradients_bytes)
+        gathered = whole / BYTES_PER_GB
     network = machine.network
     held = check(
         state,
@@ -73,6 +78,7 @@ def memory_check(
         activations_gb=activations,
         activations_counted=counted,
         activations_by_count=by_count,
+        gathered_gb=gathered,
     )
     return held, said
 

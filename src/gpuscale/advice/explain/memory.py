@@ -3,7 +3,8 @@ memory limits the counts of the strategy asked (a model one device holds says no
 
 from __future__ import annotations
 
-from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.memory import GATHERED, MemoryCheck
+from gpuscale.hardware.transformer import GATHERED_UNITS
 from gpuscale.quantities import counted, filled, format_count, number
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
@@ -36,9 +37,16 @@ def _held(memory: MemoryCheck) -> str:
         if memory.activations_gb is not None
         else "activations not counted"
     )
+    gathered = ""
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    said_of = {memory.strategy, fallback} & set(GATHERED)  # the strategies the sentence names
+    if memory.gathered_gb is not None and said_of:  # a shape's units, whole while computed
+        gathered = (
+            f"; FSDP's {GATHERED_UNITS} layers gathered whole {number(memory.gathered_gb)} GB"
+        )
     return (
         f"{number(memory.state.bytes_per_param)} bytes a parameter: {optimizer}, "
-        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}"
+        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}{gathered}"
     )
 
 

@@ -344,3 +344,18 @@ def test_fsdp_holds_its_gathered_layers_whole() -> None:
     assert memory.fits_from("fsdp") == 32
     assert rows["fsdp", 1].gathered_gb is None  # one device: nothing sharded
     assert rows["zero2", 16].gathered_gb is None and rows["ddp", 16].gathered_gb is None
+
+
+@pytest.mark.parametrize(
+    ("args", "at"),
+    [
+        (("--preset", "llama3-8b"), "at the shape's FLOPs"),
+        (("--preset", "llama3-8b", "--flops-per-sample", "400T"), "at the FLOPs given"),
+        (("--params", "8B"), "at 6 x parameters FLOPs per sample"),
+    ],
+)
+def test_the_rate_names_whose_flops_it_is_at(args: tuple[str, ...], at: str) -> None:
+    """The step's rate is at the FLOPs the shape counts, those given, or 6 x parameters."""
+    said = _json(*args, *H100, *NODE)["explanation"]
+    compute = next(line for line in said if line.startswith("Compute:"))
+    assert at in compute

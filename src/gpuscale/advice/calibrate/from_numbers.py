@@ -122,7 +122,8 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         step_ms=step_ms,
         batch=per_device,
         tflops=whole,
-        flops_given=flops_given,
+        # whose FLOPs the rate is at: --flops-per-sample's, the shape's or 6 x parameters
+        flops_of="given" if req.flops_per_sample is not None else "shape" if shape else "params",
         fixed_ms=fixed.ms,
         fixed_source=str(fixed.source),
         work_ms=step_ms - compute.fixed_ms,

@@ -359,3 +359,28 @@ def test_the_rate_names_whose_flops_it_is_at(args: tuple[str, ...], at: str) -> 
     said = _json(*args, *H100, *NODE)["explanation"]
     compute = next(line for line in said if line.startswith("Compute:"))
     assert at in compute
+
+
+def test_a_language_models_global_batch_is_accumulated_on_one_device() -> None:
+    """1,024 sequences of llama3-8b a step at one a device on 8 nodes: one device takes
+    them in 1,024 micro-steps (the reference every speedup is against), 64 devices in 16.
+    Past the default 64 micro-steps it was refused."""
+    table = _json(
+        "--preset",
+        "llama3-8b",
+        *H100,
+        "--global-batch",
+        "1024",
+        "--interconnect",
+        "nvlink4",
+        "--nodes",
+        "8",
+        "--inter-node",
+        "ib-ndr400",
+        "--strategy",
+        "fsdp",
+    )["predictions"]
+    accum = {row["accelerators"]: row["accum"] for row in table}
+    assert accum[1] == 1024 and accum[64] == 16
+    assert all(row["global_batch"] == 1024 for row in table)
+    assert all(0 < row["speedup"] <= row["accelerators"] for row in table)

@@ -157,11 +157,28 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     return Calibration(
         model=model,
         # the fixed cost prices smaller batches
-        run=Run(batch=per_device, min_batch=max(1, per_device // 8), overlap=req.overlap),
+        run=Run(
+            batch=per_device,
+            min_batch=max(1, per_device // 8),
+            overlap=req.overlap,
+            max_accum=_most_micro_steps(req.global_batch if shape else None, per_device),
+        ),
         machine=replace(machine, power=power),
         said=said,
         search=Search(ends=split.ends),
     )
+
+
+def _most_micro_steps(global_batch: int | None, per_device: int) -> int:
+    """The most micro-steps a step may take: the search's default, or, for a transformer's
+    shape, as many as one device needs for a larger ``global_batch`` given (an LLM's 1,024
+    sequences at one a device): the counts are compared against one device taking it all
+    by accumulation. Without a shape a global batch one device cannot take in the default's
+    micro-steps stays refused."""
+    most = Run.__dataclass_fields__["max_accum"].default
+    if global_batch is None:
+        return most
+    return max(most, -(-global_batch // per_device))
 
 
 # --params this far from the shape's count is said (a published count is rounded to a

@@ -181,6 +181,11 @@ def test_a_shape_by_its_numbers_through_python_keywords() -> None:
             "must be one of none, selective, full",
         ),
         (("--preset", "gpt2-xl", "--seq-len", "0"), "--seq-len 0: must be a positive whole"),
+        # GPT-2 XL's 1,024 learned positions end its sequence; Llama's rotary ones do not
+        (
+            ("--preset", "gpt2-xl", "--seq-len", "2048"),
+            "longer than gpt2-xl's 1,024 learned positions",
+        ),
     ],
 )
 def test_a_shape_that_cannot_be_is_refused(args: tuple[str, ...], says: str) -> None:
@@ -384,3 +389,10 @@ def test_a_language_models_global_batch_is_accumulated_on_one_device() -> None:
     assert accum[1] == 1024 and accum[64] == 16
     assert all(row["global_batch"] == 1024 for row in table)
     assert all(0 < row["speedup"] <= row["accelerators"] for row in table)
+
+
+def test_a_rotary_preset_takes_a_longer_sequence() -> None:
+    """llama3-8b has no table of positions: 32,768 tokens are its FLOPs and activations."""
+    args = ("--preset", "llama3-8b", "--seq-len", "32768", "--checkpointing", "full")
+    shape = _json(*args, *H100, *NODE)["shape"]
+    assert shape["seq_len_tokens"] == 32768

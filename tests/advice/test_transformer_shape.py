@@ -396,3 +396,25 @@ def test_a_rotary_preset_takes_a_longer_sequence() -> None:
     args = ("--preset", "llama3-8b", "--seq-len", "32768", "--checkpointing", "full")
     shape = _json(*args, *H100, *NODE)["shape"]
     assert shape["seq_len_tokens"] == 32768
+
+
+@pytest.mark.parametrize(
+    ("args", "gb", "says"),
+    [
+        ((), 2.89, "assumed: the attention scores never stored, as FlashAttention"),
+        (("--checkpointing", "none"), 9.18, "the attention scores stored"),
+        (("--checkpointing", "full"), 0.37, "every layer recomputed"),
+    ],
+)
+def test_the_shape_says_its_activations_where_one_device_holds_it(
+    args: tuple[str, ...], gb: float, says: str
+) -> None:
+    """GPT-2 XL at 1,024 tokens fits one H100, so no memory sentence is said: the shape's
+    line says the activations of a sequence and what is recomputed (the default as an
+    assumption). Per layer 34 s h = 55.7 MB selective, s h (34 + 5 a s / h) = 187 MB with
+    the scores stored (a = 25), 2 s h = 3.3 MB full; x 48 layers, + 4 s (h + v) = 213 MB."""
+    said = _json("--preset", "gpt2-xl", *H100, *NODE, *args)
+    line = next(text for text in said["explanation"] if text.startswith("Shape:"))
+    assert f"activations {gb} GB a sequence" in line
+    assert says in line
+    assert "memory" not in said

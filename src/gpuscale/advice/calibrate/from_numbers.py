@@ -198,6 +198,7 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
     source = _shape_source(shape)
     counted = float(transformer.params(shape))
+    how = req.checkpointing or transformer.DEFAULT_CHECKPOINTING
     given = req.params is not None
     found = Finding.of(
         FindingKind.TRANSFORMER_SHAPE,
@@ -214,6 +215,9 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         units=shape.layers,
         unit_params=float(transformer.layer_params(shape)),
         source=source,
+        # one sequence's (activations are per micro-batch); "default": the one assumed
+        activations_gb=transformer.activations(shape, 1, how).total_gb,
+        checkpointing=req.checkpointing or "default",
     )
     off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
     if abs(off) <= PARAMS_AGREE:

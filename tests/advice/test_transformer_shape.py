@@ -181,6 +181,11 @@ def test_a_shape_by_its_numbers_through_python_keywords() -> None:
             "must be one of none, selective, full",
         ),
         (("--preset", "gpt2-xl", "--seq-len", "0"), "--seq-len 0: must be a positive whole"),
+        # GPT-2 XL's 1,024 learned positions end its sequence; Llama's rotary ones do not
+        (
+            ("--preset", "gpt2-xl", "--seq-len", "2048"),
+            "longer than gpt2-xl's 1,024 learned positions",
+        ),
     ],
 )
 def test_a_shape_that_cannot_be_is_refused(args: tuple[str, ...], says: str) -> None:
@@ -213,3 +218,203 @@ def test_the_default_stores_no_attention_scores() -> None:
     assert counted["checkpointing"] == "selective"
     assert counted["per_layer_bytes"] == 34 * 8192 * 4096
     assert doc["memory"]["fits_from"]["fsdp"] == 4
+
+
+def test_activations_follow_each_counts_micro_batch() -> None:
+    """A global batch of 8 kept, 4 sequences of 4,096 tokens on one device: 2 devices
+    run 4 each, 4 run 2 and 8 run 1. The activations each device holds are its own
+    micro-batch's (81.7 GB at 4 sequences, half at 2, a quarter at 1), so FSDP holds
+    llama3-8b from 4 devices; counted at one device's 4 sequences, no count would."""
+    advice = gpuscale.advise(
+        preset="llama3-8b",
+        step_ms=8000,
+        batch=4,
+        global_batch=8,
+        seq_len=4096,
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        strategy="fsdp",
+    )
+    memory, table = advice.memory, advice.predictions
+    by_count = {r.devices: r.activations_gb for r in memory.rows if r.strategy == "fsdp"}
+    micro = dict(zip(table["accelerators"], table["batch_per_device"], strict=True))
+    assert micro == {1: 4, 2: 4, 4: 2, 8: 1}
+    assert by_count[1] == pytest.approx(81.7, abs=0.05)
+    assert by_count[2] == by_count[1]
+    assert by_count[4] == pytest.approx(by_count[1] / 2)
+    assert by_count[8] == pytest.approx(by_count[1] / 4)
+    assert memory.fits_from("fsdp") == 4
+    assert list(table["fits"]) == [False, False, True, True]
+    counted = _json(
+        "--preset",
+        "llama3-8b",
+        "--step-ms",
+        "8000",
+        "--batch",
+        "4",
+        "--global-batch",
+        "8",
+        "--seq-len",
+        "4096",
+        "--device-name",
+        "H100 SXM",
+        "--interconnect",
+        "nvlink4",
+    )["memory"]["activations_counted"]
+    assert counted["micro_batch"] == 4
+    assert [(r["devices"], r["micro_batch"]) for r in counted["by_devices"]] == [(4, 2), (8, 1)]
+
+
+@pytest.mark.parametrize(
+    ("args", "says", "never"),
+    [
+        # one sequence a device: a smaller --batch cannot be given, a shorter sequence can
+        (
+            ("--checkpointing", "selective"),
+            "(--checkpointing full) or give a shorter --seq-len",
+            "smaller --batch",
+        ),
+        # every layer recomputed already: what is left is a shorter sequence
+        (
+            ("--checkpointing", "full", "--seq-len", "400000"),
+            "every layer recomputed: give a shorter --seq-len",
+            "--checkpointing",
+        ),
+    ],
+)
+def test_activations_that_fill_a_device_say_what_shrinks_them(
+    args: tuple[str, ...], says: str, never: str
+) -> None:
+    """llama3-70b at one sequence a device: 187 GB of activations attention recomputed,
+    743 GB at 400,000 tokens every layer recomputed; no count holds either."""
+    said = _refused(
+        "--preset",
+        "llama3-70b",
+        "--step-ms",
+        "16000",
+        "--batch",
+        "1",
+        "--device-name",
+        "H100 SXM",
+        "--interconnect",
+        "nvlink4",
+        *args,
+    )
+    assert says in said
+    assert never not in said.split("any strategy", 1)[1]
+
+
+def test_the_json_carries_the_shape_as_a_record() -> None:
+    """llama3-8b at 8,192 tokens: 8,030,261,248 parameters (Meta's 8.03B), 32 units of
+    218,112,000, 57.9 GFLOPs a token (docs/memory.md), the activations of one sequence
+    (40.8 GB, attention recomputed) as numbers; a request without a shape has no record."""
+    shape = _json("--preset", "llama3-8b", *H100, *NODE)["shape"]
+    assert shape["name"] == "llama3-8b"
+    assert (shape["layers"], shape["hidden"], shape["heads"]) == (32, 4096, 32)
+    assert shape["seq_len_tokens"] == 8192
+    assert shape["params"] == 8_030_261_248
+    assert (shape["fsdp_units"], shape["unit_params"]) == (32, 218_112_000)
+    assert shape["flops_per_sample"] / 8192 == pytest.approx(57.9e9, rel=1e-3)
+    assert shape["attention_share"] == pytest.approx(0.22, abs=0.005)
+    held = shape["activations"]
+    assert (held["micro_batch"], held["checkpointing"]) == (1, "selective")
+    assert held["total_gb"] == pytest.approx(40.8, abs=0.05)
+    assert "shape" not in _json("--params", "8B", *H100, *NODE)
+
+
+def test_fsdp_holds_its_gathered_layers_whole() -> None:
+    """llama3-70b, every layer recomputed, one sequence a device: a layer is 855,654,400
+    parameters; FSDP holds two layers' 16-bit weights whole (the one computing, the one
+    prefetched) and one layer's 16-bit gradients, 5.13 GB beyond the shards. On 16 H100s
+    the shards and activations are 85.8 GB of the 85.9 GB a device has; with the gathered
+    layers 90.9 GB, so 16 do not hold it and 32 do. ZeRO-2 and DDP hold the weights whole
+    already: nothing is added to them."""
+    advice = gpuscale.advise(
+        preset="llama3-70b",
+        step_ms=16000,
+        batch=1,
+        global_batch=64,
+        checkpointing="full",
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        strategy="fsdp",
+        nodes=4,
+    )
+    memory = advice.memory
+    assert memory.gathered_gb == pytest.approx(855_654_400 * 6 / 1e9)
+    rows = {(r.strategy, r.devices): r for r in memory.rows}
+    sixteen = rows["fsdp", 16]
+    assert sixteen.gathered_gb == memory.gathered_gb
+    assert sixteen.total_gb - sixteen.gathered_gb < sixteen.capacity_gb < sixteen.total_gb
+    assert memory.fits_from("fsdp") == 32
+    assert rows["fsdp", 1].gathered_gb is None  # one device: nothing sharded
+    assert rows["zero2", 16].gathered_gb is None and rows["ddp", 16].gathered_gb is None
+
+
+@pytest.mark.parametrize(
+    ("args", "at"),
+    [
+        (("--preset", "llama3-8b"), "at the shape's FLOPs"),
+        (("--preset", "llama3-8b", "--flops-per-sample", "400T"), "at the FLOPs given"),
+        (("--params", "8B"), "at 6 x parameters FLOPs per sample"),
+    ],
+)
+def test_the_rate_names_whose_flops_it_is_at(args: tuple[str, ...], at: str) -> None:
+    """The step's rate is at the FLOPs the shape counts, those given, or 6 x parameters."""
+    said = _json(*args, *H100, *NODE)["explanation"]
+    compute = next(line for line in said if line.startswith("Compute:"))
+    assert at in compute
+
+
+def test_a_language_models_global_batch_is_accumulated_on_one_device() -> None:
+    """1,024 sequences of llama3-8b a step at one a device on 8 nodes: one device takes
+    them in 1,024 micro-steps (the reference every speedup is against), 64 devices in 16.
+    Past the default 64 micro-steps it was refused."""
+    table = _json(
+        "--preset",
+        "llama3-8b",
+        *H100,
+        "--global-batch",
+        "1024",
+        "--interconnect",
+        "nvlink4",
+        "--nodes",
+        "8",
+        "--inter-node",
+        "ib-ndr400",
+        "--strategy",
+        "fsdp",
+    )["predictions"]
+    accum = {row["accelerators"]: row["accum"] for row in table}
+    assert accum[1] == 1024 and accum[64] == 16
+    assert all(row["global_batch"] == 1024 for row in table)
+    assert all(0 < row["speedup"] <= row["accelerators"] for row in table)
+
+
+def test_a_rotary_preset_takes_a_longer_sequence() -> None:
+    """llama3-8b has no table of positions: 32,768 tokens are its FLOPs and activations."""
+    args = ("--preset", "llama3-8b", "--seq-len", "32768", "--checkpointing", "full")
+    shape = _json(*args, *H100, *NODE)["shape"]
+    assert shape["seq_len_tokens"] == 32768
+
+
+@pytest.mark.parametrize(
+    ("args", "gb", "says"),
+    [
+        ((), 2.89, "assumed: the attention scores never stored, as FlashAttention"),
+        (("--checkpointing", "none"), 9.18, "the attention scores stored"),
+        (("--checkpointing", "full"), 0.37, "every layer recomputed"),
+    ],
+)
+def test_the_shape_says_its_activations_where_one_device_holds_it(
+    args: tuple[str, ...], gb: float, says: str
+) -> None:
+    """GPT-2 XL at 1,024 tokens fits one H100, so no memory sentence is said: the shape's
+    line says the activations of a sequence and what is recomputed (the default as an
+    assumption). Per layer 34 s h = 55.7 MB selective, s h (34 + 5 a s / h) = 187 MB with
+    the scores stored (a = 25), 2 s h = 3.3 MB full; x 48 layers, + 4 s (h + v) = 213 MB."""
+    said = _json("--preset", "gpt2-xl", *H100, *NODE, *args)
+    line = next(text for text in said["explanation"] if text.startswith("Shape:"))
+    assert f"activations {gb} GB a sequence" in line
+    assert says in line
+    assert "memory" not in said

@@ -50,6 +50,9 @@ OTHER_NAMES = {
 # ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
 # within a node (the same below a node, more memory above it).
 PREFERRED = ("ddp", "zero2", "fsdp", "hybrid")
+# the strategies that gather each unit's weights whole before computing it (the weights
+# sharded); ZeRO-2 keeps them whole throughout
+GATHERED = ("fsdp", "hybrid")
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with torch.optim.AdamW on fp32
@@ -89,6 +92,8 @@ class MemoryAt:
     total_gb: float
     capacity_gb: float
     fits: bool
+    # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
+    gathered_gb: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,8 +135,13 @@ class MemoryCheck:
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
-    # the activations counted from a transformer's shape (None: measured or not counted)
+    # the activations counted from a transformer's shape (None: measured or not counted),
+    # at the micro-batch of one device; ``activations_by_count`` those of each count searched
+    # where its micro-batch is smaller (a kept global batch split over more devices)
     activations_counted: Activations | None = None
+    activations_by_count: tuple[tuple[int, Activations], ...] = ()
+    # what fully sharded strategies hold whole beyond their shards (GB; None: not counted)
+    gathered_gb: float | None = None
 
     def fewest_of(self, strategy: str) -> int | None:
         return dict(self.fewest)[strategy]
@@ -189,6 +199,10 @@ class MemoryCheck:
                 "layers": counted.layers,
                 "output_bytes": counted.output_bytes,
                 "total_gb": counted.total_gb,
+                "by_devices": [
+                    {"devices": n, "micro_batch": a.micro_batch, "total_gb": a.total_gb}
+                    for n, a in self.activations_by_count
+                ],
             },
             "devices_per_node": self.device.per_node,
             "fewest_devices": dict(self.fewest),
@@ -196,7 +210,12 @@ class MemoryCheck:
             "fallback": None
             if self.fallback is None
             else {"strategy": self.fallback[0], "devices": self.fallback[1]},
-            "per_device": [asdict(r) for r in self.rows],
+            # ``gathered_gb`` only where counted: a shape's, so no other record changes
+            **({} if self.gathered_gb is None else {"gathered_gb": self.gathered_gb}),
+            "per_device": [
+                {k: v for k, v in asdict(r).items() if k != "gathered_gb" or v is not None}
+                for r in self.rows
+            ],
         }
 
 
@@ -207,12 +226,14 @@ def memory_at(
     memory: AcceleratorMemory,
     per_node: int,
     activations_gb: float | None = None,
+    gathered_gb: float | None = None,
 ) -> MemoryAt:
     """What each of ``devices`` devices holds under ``strategy`` (``hardware.memory``'s
-    model state, plus ``activations_gb`` whole on each where measured)."""
+    model state, plus ``activations_gb`` whole on each where measured and ``gathered_gb``,
+    the units a fully sharded step holds whole, where counted)."""
     held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
     parts = {p.name: p.gb for p in held.parts}
-    total = held.total_gb + (activations_gb or 0.0)
+    total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
     return MemoryAt(
         strategy=strategy,
         devices=devices,
@@ -223,6 +244,7 @@ def memory_at(
         total_gb=total,
         capacity_gb=memory.gb,
         fits=total <= memory.gb,
+        gathered_gb=gathered_gb,
     )
 
 
@@ -237,17 +259,35 @@ def check(
     activations_source: str = "",
     device_assumed: str = "",
     activations_counted: Activations | None = None,
+    activations_by_count: tuple[tuple[int, Activations], ...] = (),
+    gathered_gb: float | None = None,
 ) -> MemoryCheck:
     """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
     under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
-    is assumed, "" where it was named)."""
+    is assumed, "" where it was named). ``activations_by_count``: a shape's activations at
+    the counts whose micro-batch is not one device's (``activations_gb`` at the others).
+    ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards on more
+    than one device (a shape's units; None: not counted)."""
+    at_count = {n: a.total_gb for n, a in activations_by_count}
     rows = tuple(
-        memory_at(state, s, n, memory, per_node, activations_gb) for s in STRATEGIES for n in counts
+        memory_at(
+            state,
+            s,
+            n,
+            memory,
+            per_node,
+            at_count.get(n, activations_gb),
+            gathered_gb if s in GATHERED and n > 1 else None,
+        )
+        for s in STRATEGIES
+        for n in counts
     )
     fewest = []
     for s in STRATEGIES:
         searched = [r.devices for r in rows if r.strategy == s and r.fits]
-        extra = activations_gb or 0.0
+        # past the counts searched the micro-batch is at most the largest count's
+        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
+        extra += (gathered_gb or 0.0) if s in GATHERED else 0.0
         beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
         fewest.append((s, min(searched, default=beyond)))
     trained = state.trainable
@@ -270,4 +310,6 @@ def check(
         fewest=tuple(fewest),
         searched=tuple(counts),
         activations_counted=activations_counted,
+        activations_by_count=activations_by_count,
+        gathered_gb=gathered_gb,
     )

@@ -49,6 +49,13 @@ def check_shape(request: ShapeOptions) -> None:
                 f"{ref('preset', request.preset)} with {joined(given)}: the preset is the "
                 f"shape; give one or the other ({ref('seq_len')} may change its sequence)"
             )
+        learned = presets()[request.preset].positions  # a table of positions: no more
+        if learned and request.seq_len is not None and int(request.seq_len) > learned:
+            raise NamedError(
+                f"{ref('seq_len', int(request.seq_len))} is longer than {request.preset}'s "
+                f"{learned:,} learned positions: it has no position past them; give "
+                f"{ref('seq_len', learned)} or less"
+            )
     given = [n for n in (*NUMBERS, "vocab") if getattr(request, n) is not None]
     if request.preset is None and given:
         missing = [ref(n) for n in NUMBERS if getattr(request, n) is None]

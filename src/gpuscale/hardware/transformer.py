@@ -21,7 +21,9 @@ parameter count cited in ``data/transformer_sources.csv``, as are the formulas:
   does), ``2 s b h`` with full recomputation (each layer's input kept); the output layer
   and cross entropy ``4 s b h (1 + v / h)`` once;
 * FSDP units: one per layer (``transformer_auto_wrap_policy``), each of the layer's
-  parameters.
+  parameters; a device holds two units' weights whole at once, the one computing and the
+  one whose all-gather is prefetched, and the computing unit's gradients whole until they
+  are reduce-scattered (source ``fsdp-gathered``).
 
 Pure: nothing here reads a run or prints; a shape that cannot be is a ``ValueError``.
 """
@@ -169,6 +171,19 @@ def flops_per_sample(shape: TransformerShape) -> float:
 def attention_share(shape: TransformerShape) -> float:
     """The share of the FLOPs the attention's ``12 L h s`` term is."""
     return 12 * shape.layers * shape.hidden * shape.seq_len / flops_per_token(shape)
+
+
+# Units whose weights a device holds whole at once under FSDP: the one computing and the
+# next, prefetched (source ``fsdp-gathered``); the computing one's gradients whole too.
+GATHERED_UNITS = 2
+
+
+def gathered_bytes(shape: TransformerShape, weights_bytes: float, gradients_bytes: float) -> float:
+    """What a device holds whole beyond its shards under FSDP (source ``fsdp-gathered``):
+    ``GATHERED_UNITS`` layers' weights and one layer's gradients, at ``weights_bytes`` and
+    ``gradients_bytes`` a parameter."""
+    unit = float(layer_params(shape))
+    return unit * (GATHERED_UNITS * weights_bytes + gradients_bytes)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -137,15 +137,17 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     assumed = remeasure.not_held(
         (*cal.said.assumptions, *unmeasured, said_convergence), evidence, host
     )
-    memory, memory_said = memory_check(request, cal, bench)
+    asked = {
+        "bucket_mb": request.bucket_mb,
+        "strategy": request.strategy or run.strategy,  # default: as benched
+        "global_batch": request.global_batch,
+        "scaling": scaling,
+    }
+    # checked on the run searched: a shape's activations follow each count's micro-batch
+    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench)
     return cal.at(
         {
-            "run": {
-                "bucket_mb": request.bucket_mb,
-                "strategy": request.strategy or run.strategy,  # default: as benched
-                "global_batch": request.global_batch,
-                "scaling": scaling,
-            },
+            "run": asked,
             "machine": {"memory": memory, "memory_said": memory_said},
             "said": {"assumptions": (*assumed, assumptions.input_pipeline())},
             "search": {

@@ -122,7 +122,8 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         step_ms=step_ms,
         batch=per_device,
         tflops=whole,
-        flops_given=flops_given,
+        # whose FLOPs the rate is at: --flops-per-sample's, the shape's or 6 x parameters
+        flops_of="given" if req.flops_per_sample is not None else "shape" if shape else "params",
         fixed_ms=fixed.ms,
         fixed_source=str(fixed.source),
         work_ms=step_ms - compute.fixed_ms,
@@ -156,11 +157,28 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     return Calibration(
         model=model,
         # the fixed cost prices smaller batches
-        run=Run(batch=per_device, min_batch=max(1, per_device // 8), overlap=req.overlap),
+        run=Run(
+            batch=per_device,
+            min_batch=max(1, per_device // 8),
+            overlap=req.overlap,
+            max_accum=_most_micro_steps(req.global_batch if shape else None, per_device),
+        ),
         machine=replace(machine, power=power),
         said=said,
         search=Search(ends=split.ends),
     )
+
+
+def _most_micro_steps(global_batch: int | None, per_device: int) -> int:
+    """The most micro-steps a step may take: the search's default, or, for a transformer's
+    shape, as many as one device needs for a larger ``global_batch`` given (an LLM's 1,024
+    sequences at one a device): the counts are compared against one device taking it all
+    by accumulation. Without a shape a global batch one device cannot take in the default's
+    micro-steps stays refused."""
+    most = Run.__dataclass_fields__["max_accum"].default
+    if global_batch is None:
+        return most
+    return max(most, -(-global_batch // per_device))
 
 
 # --params this far from the shape's count is said (a published count is rounded to a
@@ -180,6 +198,7 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
     source = _shape_source(shape)
     counted = float(transformer.params(shape))
+    how = req.checkpointing or transformer.DEFAULT_CHECKPOINTING
     given = req.params is not None
     found = Finding.of(
         FindingKind.TRANSFORMER_SHAPE,
@@ -196,6 +215,9 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         units=shape.layers,
         unit_params=float(transformer.layer_params(shape)),
         source=source,
+        # one sequence's (activations are per micro-batch); "default": the one assumed
+        activations_gb=transformer.activations(shape, 1, how).total_gb,
+        checkpointing=req.checkpointing or "default",
     )
     off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
     if abs(off) <= PARAMS_AGREE:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibration import Calibration, MemorySaid
+from gpuscale.advice.calibration import Calibration, MemorySaid, Run
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
@@ -52,22 +52,52 @@ def memory_check(
         held_gb = state_per_device(model_state(spec.params, *BENCH_STATE), 1).total_gb
         said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=held_gb)
         activations = max(0.0, peak_gb - held_gb)
-    shape, counted = request.shape, None
+    shape, counted, by_count = request.shape, None, ()
+    counts = tuple(machine.device_counts)
     if activations is None and shape is not None:  # by numbers: the shape's layers
         how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-        counted = transformer.activations(shape, cal.run.batch, how)
+        counted = transformer.activations(shape, micro_batch_at(cal.run, 1), how)
         activations = counted.total_gb
+        by_count = tuple(
+            (n, transformer.activations(shape, b, how))
+            for n in counts
+            if (b := micro_batch_at(cal.run, n)) != counted.micro_batch
+        )
+    gathered = None
+    if shape is not None:  # FSDP's units held whole: two layers' weights, one's gradients
+        trained = state.trainable
+        whole = transformer.gathered_bytes(shape, trained.weights_bytes, trained.gradients_bytes)
+        gathered = whole / BYTES_PER_GB
     network = machine.network
     held = check(
         state,
         strategy=request.strategy or cal.run.strategy,
         memory=memory,
-        counts=tuple(machine.device_counts),
+        counts=counts,
         per_node=network.per_node or request.gpus_per_node,
         activations_gb=activations,
         activations_counted=counted,
+        activations_by_count=by_count,
+        gathered_gb=gathered,
     )
     return held, said
+
+
+def micro_batch_at(run: Run, devices: int) -> int:
+    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
+    the one the search splits it into (the fewest micro-steps of a whole per-device batch no
+    larger than the largest that fits: ``search.predictions``' candidates); else the batch
+    advised on (the largest the search tries). A shape's activations are per micro-batch."""
+    kept = run.kept_global_batch
+    if kept is None:
+        return run.batch
+    for accum in range(1, run.max_accum + 1):
+        batch = kept / devices / accum
+        if batch < 1:
+            break
+        if batch == int(batch) and batch <= run.largest_batch:
+            return int(batch)
+    return run.batch  # no split: the count is not predicted
 
 
 def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:

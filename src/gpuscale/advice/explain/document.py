@@ -11,7 +11,7 @@ from gpuscale.advice.explain.answer import lines
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.types import maybe
+from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.tables.json_depth import JSON
 
 
@@ -30,6 +30,47 @@ def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
         "optimizer_ms": optimizer_ms(cal),
         # the prior's least where the step left the assumed cost below it, else None
         "below_prior_ms": fixed.below_prior_ms,
+    }
+
+
+def _shape(cal: Calibration) -> dict[str, JSON] | None:
+    """The transformer's shape advised on (None: none given): its numbers, what it gives
+    (parameters, FLOPs a sample, FSDP's units) and the activations one device holds at its
+    micro-batch (``activations``: None where the device's memory is unknown)."""
+    found = [
+        f
+        for f in cal.said.sources
+        if not isinstance(f, str) and f.kind is FindingKind.TRANSFORMER_SHAPE
+    ]
+    if not found:
+        return None
+    values = dict(found[0].values)
+    memory = cal.machine.memory
+    held = memory.activations_counted if memory is not None else None
+    return {
+        "name": values["name"],
+        "layers": values["layers"],
+        "hidden": values["hidden"],
+        "heads": values["heads"],
+        "seq_len_tokens": values["seq_len"],
+        "params": values["params"],
+        "params_given": values["params_given"],
+        "flops_per_sample": values["flops_per_sample"],
+        "flops_given": values["flops_given"],
+        "attention_share": values["attention_share"],
+        "fsdp_units": values["units"],
+        "unit_params": values["unit_params"],
+        "source": values["source"] or None,
+        "activations": None
+        if held is None
+        else {
+            "micro_batch": held.micro_batch,
+            "checkpointing": held.checkpointing.value,
+            "per_layer_bytes": held.per_layer_bytes,
+            "output_bytes": held.output_bytes,
+            "total_gb": held.total_gb,
+            "source": held.source,
+        },
     }
 
 
@@ -85,6 +126,9 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         # where memory limits the counts of the strategy asked: each device's GB per count
         # and strategy (``advice.memory``); absent where one device holds the model
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
+        # a transformer's shape (--preset, --layers ...): what it gives as numbers; absent
+        # without one
+        **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
         "assumptions": [a.to_dict() for a in result.assumptions],

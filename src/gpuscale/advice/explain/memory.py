@@ -3,7 +3,8 @@ memory limits the counts of the strategy asked (a model one device holds says no
 
 from __future__ import annotations
 
-from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.memory import GATHERED, MemoryCheck
+from gpuscale.hardware.transformer import GATHERED_UNITS
 from gpuscale.quantities import counted, filled, format_count, number
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
@@ -24,14 +25,28 @@ def _held(memory: MemoryCheck) -> str:
     how = "as the bench measured them"
     if (shape := memory.activations_counted) is not None:  # by numbers, from a shape
         how = f"from the layer shape, {RECOMPUTED[shape.checkpointing.value]}"
+        if memory.activations_by_count:  # more devices split the global batch finer
+            least = memory.activations_by_count[-1][1]
+            how = (
+                f"from the layer shape at {counted(shape.micro_batch, 'sequence')} a device, "
+                f"{number(least.total_gb)} GB at {least.micro_batch}; "
+                f"{RECOMPUTED[shape.checkpointing.value]}"
+            )
     counted_too = (
         f"activations {number(memory.activations_gb)} GB {how}"
         if memory.activations_gb is not None
         else "activations not counted"
     )
+    gathered = ""
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    said_of = {memory.strategy, fallback} & set(GATHERED)  # the strategies the sentence names
+    if memory.gathered_gb is not None and said_of:  # a shape's units, whole while computed
+        gathered = (
+            f"; FSDP's {GATHERED_UNITS} layers gathered whole {number(memory.gathered_gb)} GB"
+        )
     return (
         f"{number(memory.state.bytes_per_param)} bytes a parameter: {optimizer}, "
-        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}"
+        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}{gathered}"
     )
 
 
@@ -106,10 +121,23 @@ def nothing_fits(memory: MemoryCheck) -> str:
         more = "selective or full" if shape.checkpointing.value == "none" else "full"
         fewest = (
             "; the activations alone fill a device at any count: recompute them "
-            f"(--checkpointing {more}) or give a smaller --batch"
+            f"(--checkpointing {more}){_shorter(shape.micro_batch)}"
+        )
+    elif shape is not None:  # every layer recomputed: only a shorter micro-batch is left
+        fewest = (
+            "; the activations alone fill a device at any count, every layer recomputed: "
+            f"{_shorter(shape.micro_batch).removeprefix(' or ')}"
         )
     largest = memory.searched[-1]
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
         f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
     )
+
+
+def _shorter(micro_batch: int) -> str:
+    """What else shrinks the activations: fewer sequences a device, or shorter ones where
+    one is all a device takes."""
+    if micro_batch > 1:
+        return " or give a smaller --batch"
+    return " or give a shorter --seq-len"

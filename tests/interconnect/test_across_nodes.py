@@ -162,3 +162,22 @@ def test_above_the_nics_on_two_nodes_names_nccl_s_tree(tmp_path: Path) -> None:
 def test_no_nics_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="NICs per node must be at least 1, got 0"):
         judge(read_sweeps(sweep(tmp_path / "c.jsonl", 48.0)), preset="ib-ndr400", nics_per_node=0)
+
+
+def test_a_file_named_by_a_string_is_read_as_its_path(tmp_path: Path) -> None:
+    """``read_sweeps`` takes the file's name as ``gpuscale.advise(collectives=...)`` does."""
+    path = sweep(tmp_path / "c.jsonl", 48.0)
+    (v,) = judge(read_sweeps(str(path)), preset="ib-ndr400", nics_per_node=1)
+    assert v.expected_busbw_gbs == pytest.approx(48.0) and v.verdict == NORMAL
+
+
+def test_a_preset_is_read_whatever_its_case(tmp_path: Path) -> None:
+    (v,) = judge(read_sweeps(sweep(tmp_path / "c.jsonl", 48.0)), preset="IB-NDR400")
+    assert v.expected_busbw_gbs == pytest.approx(370.8)
+
+
+def test_an_unknown_preset_names_the_closest(tmp_path: Path) -> None:
+    """A mistyped preset says which it meant and the known ones, not a bare ``KeyError``
+    of the name alone."""
+    with pytest.raises(KeyError, match=r"did you mean 'ib-ndr400'.*known: nvlink5"):
+        judge(read_sweeps(sweep(tmp_path / "c.jsonl", 48.0)), preset="ib-ndr40")

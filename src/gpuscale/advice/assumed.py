@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuscale.advice.model.wording import strategy_name
 from gpuscale.advice.types import Measure, Source, TermId
 from gpuscale.quantities import filled
 
@@ -58,14 +59,14 @@ class Assumption:
     source: Source
     basis: str
     measure: Measure = field(default_factory=Measure)  # empty where measured
-    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, fsdp)
+    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, zero2, fsdp, hybrid)
     quantity: Quantity | None = None
 
     @property
     def name(self) -> str:
         """The term's name: ``Overlap``, ``FSDP's own work``."""
         if self.term == TermId.DDP:
-            return f"{self.strategy.upper()}'s own work"
+            return f"{strategy_name(self.strategy)}'s own work"
         return TERM_NAMES[self.term]
 
     def to_dict(self) -> dict[str, object]:

@@ -145,11 +145,11 @@ def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
         return ()
     added = "DDP's own work from its prior (assumed)"
     if asked != "ddp":
-        added = "no own work of FSDP's (unmeasured, taken as 0)"
+        added = f"no own work of {strategy_name(asked)}'s (unmeasured, taken as 0)"
     return (
         f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
         f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
-        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
+        f"{benched}'s own work left out, plus {strategy_name(asked)}'s communication and {added}: "
         f"give --strategy {benched} to predict what was benched, or bench with "
         f"--strategy {asked} to measure it.",
     )

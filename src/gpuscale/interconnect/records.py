@@ -47,9 +47,11 @@ class Sweeps:
 MAX_SWEEPS_BYTES = 64 << 20
 
 
-def read_sweeps(path: Path) -> Sweeps:
-    """The sweeps of a collectives file, read line by line; ``OSError`` when it cannot be
-    read, ``ValueError`` past 64 MiB (a device such as ``/dev/zero`` ends there too)."""
+def read_sweeps(path: str | Path) -> Sweeps:
+    """The sweeps of a collectives file (a path or its name), read line by line;
+    ``OSError`` when it cannot be read, ``ValueError`` past 64 MiB (a device such as
+    ``/dev/zero`` ends there too)."""
+    path = Path(path)
     out = Sweeps()
     rows: list[dict[str, JSON]] = []
     legacy = 0

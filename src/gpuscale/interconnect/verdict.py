@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.links import PRESETS, get_preset
 from gpuscale.interconnect.expected import Header, expected_busbw, nodes_of, per_node
 from gpuscale.interconnect.nccl import backend_for
 from gpuscale.interconnect.topology import Topology
@@ -189,9 +189,12 @@ def judge(
 ) -> list[OpVerdict]:
     """One verdict per collective of the latest sweep (see the module docstring);
     ``nics_per_node``: the NICs of each node a sweep across nodes went through (None: one
-    per device, as the advice assumes); ``ValueError`` below 1."""
+    per device, as the advice assumes); ``ValueError`` below 1. ``preset`` is read whatever
+    its case; an unknown one raises ``KeyError`` naming the closest and the known ones."""
     if nics_per_node is not None and nics_per_node < 1:
         raise ValueError(f"NICs per node must be at least 1, got {nics_per_node}")
+    if preset is not None:
+        preset = get_preset(preset).name
     env = env or {}
     latest = sweeps.latest
     header = sweeps.headers.get(latest, {}) if latest else {}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscale.advice.explain.memory import NAMES
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
@@ -134,7 +135,7 @@ def sentence(
         )
         how = (
             f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
-            f"{strategy.upper()} times per parameter: this model alone, {alone}"
+            f"{NAMES[strategy]} times per parameter: this model alone, {alone}"
         )
     else:
         how = (

@@ -29,10 +29,17 @@ def test_a_family_from_numbers_says_nothing_was_benched(strategy: str, name: str
 @pytest.mark.parametrize("strategy, name", [("zero2", "ZeRO-2"), ("hybrid", "hybrid sharding")])
 def test_a_bench_advised_under_another_strategy_names_it(strategy: str, name: str) -> None:
     """DDP runs advised as ZeRO-2 or hybrid: the own-work term and the STRATEGY warning
-    name the strategy predicted (never ``ZERO2``, nor FSDP's own work for ZeRO-2's)."""
+    name the strategy predicted (never ``ZERO2``, nor FSDP's own work for ZeRO-2's), and
+    say that bench, which runs DDP and FSDP only, cannot measure it."""
     bench = Path(__file__).parent / "cpu_tiny_model_gloo.jsonl"
     advice = gpuscale.advise(bench=str(bench), strategy=strategy)
     terms = [a.name for a in advice.assumptions]
     assert f"{name}'s own work" in terms, terms
     (warning,) = [line for line in advice.explanation if line.startswith("STRATEGY:")]
     assert f"plus {name}'s communication and no own work of {name}'s" in warning, warning
+    # bench refuses --strategy zero2 and hybrid: neither sentence sends the user to run it
+    own = next(a for a in advice.assumptions if a.name == f"{name}'s own work")
+    assert f"bench with --strategy {strategy}" not in warning, warning
+    assert f"--strategy {strategy} --nproc" not in str(own.measure), own.measure
+    for said in (warning, str(own.measure)):
+        assert "gpuscale bench runs --strategy ddp or fsdp only" in said, said

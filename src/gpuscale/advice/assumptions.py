@@ -20,6 +20,7 @@ from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.wording import strategy_name
 from gpuscale.advice.remeasure import again, bench_run
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
+from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
 from gpuscale.quantities import filled
@@ -98,6 +99,8 @@ def own_work(
     family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
     spec = shlex.quote(model or "MODEL")
     command = Measure(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
+    if asked not in BENCHED:  # a command bench would refuse is no way to measure it
+        command = Measure(f"none: gpuscale bench runs --strategy {' or '.join(BENCHED)} only")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
@@ -146,12 +149,17 @@ def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
     added = "DDP's own work from its prior (assumed)"
     if asked != "ddp":
         added = f"no own work of {strategy_name(asked)}'s (unmeasured, taken as 0)"
+    settle = f", or bench with --strategy {asked} to measure it"
+    if asked not in BENCHED:
+        settle = (
+            f" (gpuscale bench runs --strategy {' or '.join(BENCHED)} only: none measures "
+            f"{strategy_name(asked)}'s own work)"
+        )
     return (
         f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
         f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
         f"{benched}'s own work left out, plus {strategy_name(asked)}'s communication and {added}: "
-        f"give --strategy {benched} to predict what was benched, or bench with "
-        f"--strategy {asked} to measure it.",
+        f"give --strategy {benched} to predict what was benched{settle}.",
     )
 
 

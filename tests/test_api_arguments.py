@@ -65,3 +65,18 @@ def test_a_misspelt_keyword_is_named_with_the_closest(call, typed: str, meant: s
     said = str(caught.value)
     assert repr(typed) in said and f"did you mean {meant!r}" in said
     assert "__init__" not in said
+
+
+@pytest.mark.parametrize(
+    "call, typed, example",
+    [
+        (gpuscale.advise, "results.jsonl", "advise(bench='results.jsonl')"),
+        (gpuscale.plan, "bert", "plan(workload='bert'"),
+    ],
+)
+def test_a_positional_name_is_refused_with_the_keywords_to_give(call, typed, example) -> None:
+    """A name given by position, a user's first guess, is answered with the keywords to
+    give, never an attribute error from inside the request."""
+    with pytest.raises(TypeError, match="its fields as keywords") as refused:
+        call(typed)
+    assert repr(typed) in str(refused.value) and example in str(refused.value)

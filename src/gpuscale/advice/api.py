@@ -206,6 +206,11 @@ def advise_by_keywords(
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
     ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
+    if request is not None and not isinstance(request, AdviceRequest):
+        raise TypeError(
+            f"advise takes an AdviceRequest or its fields as keywords, not {request!r}: "
+            "advise(bench='results.jsonl') or advise(params=7e6, step_ms=2, batch=64)"
+        )
     frame = None
     if isinstance(bench, pd.DataFrame):
         frame = bench

@@ -37,6 +37,11 @@ def plan(
     """The plan table for ``request`` (or a request built from ``fields``), on ``scores``
     (default: the bundled rounds)."""
     check_keywords(PlanRequest, fields, "plan", "scores")
+    if request is not None and not isinstance(request, PlanRequest):
+        raise TypeError(
+            f"plan takes a PlanRequest or its fields as keywords, not {request!r}: "
+            "plan(workload='bert', accelerator='H100', devices=[8, 64])"
+        )
     if request is None:
         request = PlanRequest(**fields)
     elif fields:

@@ -43,3 +43,14 @@ def test_a_bench_advised_under_another_strategy_names_it(strategy: str, name: st
     assert f"--strategy {strategy} --nproc" not in str(own.measure), own.measure
     for said in (warning, str(own.measure)):
         assert "gpuscale bench runs --strategy ddp or fsdp only" in said, said
+
+
+@pytest.mark.parametrize(
+    "strategy, name", [("fsdp", "FSDP"), ("zero2", "ZeRO-2"), ("hybrid", "hybrid sharding")]
+)
+def test_a_sharded_model_without_a_shape_names_its_strategy(strategy: str, name: str) -> None:
+    """The note that a model given by --params alone is one FSDP unit names the strategy
+    as the table does (never ``fsdp's collectives``)."""
+    advice = gpuscale.advise(params=7e9, step_ms=1000, batch=8192, strategy=strategy)
+    (line,) = [line for line in advice.explanation if line.startswith("No transformer shape")]
+    assert f": {name}'s collectives are charged as one unit a step" in line, line

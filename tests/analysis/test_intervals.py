@@ -17,6 +17,7 @@ from gpuscale.analysis.analyze import workload_table
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.resampling import basic_interval, olympic_rows
 from gpuscale.analysis.score_intervals import bootstrap_intervals
+from gpuscale.analysis.terminal import interval_text
 from gpuscale.mlperf.rcp import rcp_points, rcp_runs
 from gpuscale.mlperf.scores import olympic_score
 from gpuscale.tables import RUNS_COLUMNS
@@ -315,3 +316,17 @@ def test_a_score_on_the_atom_at_the_quantile_is_reached_as_often_as_not() -> Non
             reached[at_seven] += low <= truth
     assert reached[8] / 80 >= 0.5
     assert reached[9] / 80 <= 0.2
+
+
+@pytest.mark.parametrize(
+    "low, high, said",
+    [
+        (5.1234, 5.7401, "5.12-5.74"),  # three significant digits where they differ
+        (33.954, 34.013, "33.95-34.01"),  # 3 digits write 34-34: the decimals apart
+        (36.61, 36.64, "36.61-36.64"),
+        (7.0, 7.0, "7-7"),  # a result whose runs all agree: its interval is one value
+    ],
+)
+def test_an_interval_s_ends_never_print_alike_where_they_differ(low, high, said) -> None:
+    row = pd.Series({"time_to_train_min_ci_low": low, "time_to_train_min_ci_high": high})
+    assert interval_text(row) == said

@@ -23,7 +23,16 @@ from gpuscale.analysis.document import SUMMARY_FIELDS
 from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
-from gpuscale.quantities import counted, devices, filled, format_minutes, joined, named, span
+from gpuscale.quantities import (
+    counted,
+    devices,
+    filled,
+    format_minutes,
+    joined,
+    named,
+    numbers_apart,
+    span,
+)
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
 
@@ -234,9 +243,16 @@ def _interval(table: pd.DataFrame, row: pd.Series) -> str:
 
 def interval_text(row: pd.Series) -> str:
     """A system's 95% interval of its time to train, minutes, 3 significant digits
-    (``5.12-5.74``), as the answer and --explain's table show it; "" where none."""
+    (``5.12-5.74``), or to the decimals that tell its ends apart where 3 write them alike
+    (``33.95-34.01``, never ``34-34``), as the answer and --explain's table show it; ""
+    where none."""
     low, high = row["time_to_train_min_ci_low"], row["time_to_train_min_ci_high"]
-    return "" if pd.isna(low) or pd.isna(high) else f"{low:.3g}-{high:.3g}"
+    if pd.isna(low) or pd.isna(high):
+        return ""
+    ends = f"{low:.3g}", f"{high:.3g}"
+    if ends[0] == ends[1] and low != high:
+        ends = numbers_apart(float(low), float(high))
+    return "-".join(ends)
 
 
 def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView:

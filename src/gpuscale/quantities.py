@@ -195,6 +195,11 @@ def article(word: str) -> str:
     return _ARTICLES[text[0].lower() in "aeio"]
 
 
+def with_article(word: str) -> str:
+    """``word`` after its article, as said: ``an 8.03B``, ``a 7B``, ``an H100``."""
+    return f"{article(word)} {word}"
+
+
 def format_bytes(size: float) -> str:
     """Bytes in binary units as nccl-tests prints them: ``1 GiB``, ``64 MiB``, ``8 B``."""
     for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

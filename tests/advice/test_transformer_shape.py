@@ -117,7 +117,7 @@ def test_the_shape_gives_the_flops_and_says_so() -> None:
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert "Shape: gpt2-xl, 48 layers of hidden 1,600 with 25 heads, 1,024 tokens a sample" in said
-    assert "48 units of 30.7M parameters" in said
+    assert "48 FSDP units, one a layer, of 30.7M parameters each" in said
 
 
 def test_params_far_from_the_shape_are_said() -> None:

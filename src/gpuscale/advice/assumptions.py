@@ -23,7 +23,7 @@ from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
-from gpuscale.quantities import filled
+from gpuscale.quantities import filled, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.fixed_cost import FixedCost
@@ -100,7 +100,9 @@ def own_work(
     spec = shlex.quote(model or "MODEL")
     command = Measure(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
     if asked not in BENCHED:  # a command bench would refuse is no way to measure it
-        command = Measure(f"none: gpuscale bench runs --strategy {' or '.join(BENCHED)} only")
+        command = Measure(
+            f"none: gpuscale bench runs --strategy {joined(list(BENCHED), 'or')} only"
+        )
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
@@ -152,7 +154,7 @@ def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
     settle = f", or bench with --strategy {asked} to measure it"
     if asked not in BENCHED:
         settle = (
-            f" (gpuscale bench runs --strategy {' or '.join(BENCHED)} only: none measures "
+            f" (gpuscale bench runs --strategy {joined(list(BENCHED), 'or')} only: none measures "
             f"{strategy_name(asked)}'s own work)"
         )
     return (

@@ -279,7 +279,7 @@ def inferred(
     generation = NVLINK.get(preset)
     what = sentence("link_of_gpu_model", preset=preset, device=cal.device.name or "not recorded")
     if generation is not None:
-        whose = f"a {generation.architecture} GPU's"
+        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
         if board:  # an H100, a B200
             whose = f"{article(board)} {board} board's on an HGX host"
         what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"

@@ -56,7 +56,7 @@ from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.quantities import format_count
+from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
@@ -283,7 +283,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,
-        name=f"a {format_count(req.params)}-parameter {family} model",
+        name=f"{with_article(format_count(req.params))}-parameter {family} model",
         spec=spec,
         compute=compute,
         fixed=fixed,

@@ -31,7 +31,7 @@ from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.hardware import transformer
-from gpuscale.quantities import format_count, format_ms
+from gpuscale.quantities import format_count, format_ms, with_article
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -139,7 +139,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         measure=fixed.measure,
     )
     model = StepModel(
-        name=f"a {format_count(spec.params)}-parameter model",
+        name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
         compute=compute,
         fixed=fixed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuscale.advice.memory import GATHERED, MemoryCheck
 from gpuscale.hardware.transformer import GATHERED_UNITS
-from gpuscale.quantities import counted, filled, format_count, number
+from gpuscale.quantities import counted, filled, format_count, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
 PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
@@ -75,7 +75,8 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
             f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
             f"count predicted here holds it, {counted(count, 'device')} included."
         )
-    asked, name = memory.strategy, f"a {format_count(memory.state.params)}-parameter model"
+    asked = memory.strategy
+    name = f"{with_article(format_count(memory.state.params))}-parameter model"
     whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
     fits = memory.fits_from(asked)
     if fits is not None:
@@ -105,7 +106,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
     would (a request to allow them)."""
-    name = f"a {format_count(memory.state.params)}-parameter model"
+    name = f"{with_article(format_count(memory.state.params))}-parameter model"
     would = [(n, s) for s, n in memory.fewest if n is not None]
     fewest = ""
     if would:

@@ -256,6 +256,10 @@ def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[s
     return f"no power logs in {rounds}: {these} no energy results"
 
 
+# how the headline's result stands among its workload's: the only one, or the least of them
+ONE_OR_LEAST = {False: "its only result", True: "the least of its {}"}
+
+
 def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     """The most efficient result, said first: the least energy to train (MLPerf Power's
     training metric, kJ) among the results of the workload with the most of them in the
@@ -272,11 +276,12 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     sample = filled(", {} J per sample", number(per_sample))  # NaN: not counted
     others = len(counts) - 1
     choose = f"; {counted(others, 'other benchmark')}: -b chooses one" if others else ""
+    among = ONE_OR_LEAST[len(rows) > 1].format(counted(len(rows), "result"))
     return (
         f"least energy to train: {display_name(workload)} {number(best['energy_kj'])} kJ"
         f"{sample}, {best['system_name']} ({best['submitter']}, "
         f"{int(best['accelerators']):,} x {best['accelerator_family']}, {best['round']}, "
-        f"power scope {best['power_scope']}), the least of its {len(rows)} results{choose}",
+        f"power scope {best['power_scope']}), {among}{choose}",
     )
 
 

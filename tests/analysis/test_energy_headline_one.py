@@ -1,0 +1,35 @@
+"""The energy headline's result among its workload's: "the least of its 3 results", and
+with one result "its only result", never "the least of its 1 results"."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.analysis.energy_per_result import energy_headline
+
+
+def _rows(kj: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "workload": ["bert"] * len(kj),
+            "energy_kj": kj,
+            "energy_per_sample_j": [0.5] * len(kj),
+            "system_name": [f"sys{i}" for i in range(len(kj))],
+            "submitter": ["Acme"] * len(kj),
+            "accelerators": [8] * len(kj),
+            "accelerator_family": ["H100-SXM5-80GB"] * len(kj),
+            "round": ["v4.0"] * len(kj),
+            "power_scope": ["DC"] * len(kj),
+        }
+    )
+
+
+def test_one_result_is_its_only_result() -> None:
+    (line,) = energy_headline(_rows([1790.0]))
+    assert line.endswith("its only result") and "1 results" not in line
+
+
+def test_several_results_name_the_least_of_them() -> None:
+    (line,) = energy_headline(_rows([2000.0, 1790.0, 2500.0]))
+    assert "1,790 kJ" in line and line.endswith("the least of its 3 results")
+    assert "sys1" in line

@@ -56,10 +56,10 @@ BY_NUMBERS = {
         *("--params", "6.9M", "--step-ms", "18.6", "--batch", "8", "--step-ms", "30.5"),
         *("--batch", "64", "--device-name", "RTX 4070 Ti SUPER", "--interconnect", "pcie-phb"),
     ),
-    "docs_340m_four_nodes": (
-        *("--params", "340M", "--step-ms", "50", "--batch", "32", "--nodes", "4"),
+    "docs_300m_four_nodes": (
+        *("--params", "300M", "--step-ms", "10", "--batch", "16", "--nodes", "4"),
         *("--gpus-per-node", "8", "--interconnect", "nvlink4", "--inter-node", "ib-ndr400"),
-        *("--workload", "bert"),
+        *("--workload", "llama2_70b_lora"),
     ),
     "study_4090_two_steps": (
         *("--params", "6.9M", "--step-ms", "18.6", "--batch", "8", "--step-ms", "30.5"),

@@ -57,7 +57,7 @@ import numpy as np
 
 from gpuscale.advice.model import step_terms
 from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.step_collectives import DEFAULT_BUCKET_MB, collectives_s
+from gpuscale.advice.model.step_collectives import DEFAULT_BUCKET_MB, collectives_s, group_of
 from gpuscale.advice.model.wording import phrase
 from gpuscale.interconnect.network import Network
 
@@ -275,8 +275,8 @@ class Step:
 def optimizer_shards(network: Network, n: int, strategy: str) -> int:
     """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP
     (every device steps every parameter), ``n`` under FSDP and ZeRO-2, a node's devices
-    under hybrid sharding (its group, as ``step_collectives.group_of`` spans it)."""
-    return {"fsdp": n, "zero2": n, "hybrid": min(n, network.per_node or n)}.get(strategy, 1)
+    under hybrid sharding (its group, ``step_collectives.group_of``)."""
+    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
 
 
 def step_at(

@@ -134,8 +134,8 @@ def test_step_and_batch_pairs_are_checked() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             AdviceRequest(params=1e6, **bad)
-    with pytest.raises(ValueError, match="once with bench="):
-        AdviceRequest(bench="r.jsonl", batch=(8, 16))
+    with pytest.raises(ValueError, match="once with bench="):  # before the file is read
+        gpuscale.advise(bench="no-such-file.jsonl", batch=(8, 16))
 
 
 def test_the_cli_takes_step_times_at_two_batches(golden: Golden) -> None:

@@ -1,34 +1,14 @@
-"""The advice's entry: the files a request names read, then the advice computed.
+"""The advice's entrance: the request checked against the data it comes with
+(``conflicts.check_with_data``), the calibration built once (``calibrate.build``), the
+words its build left as numbers said (``explain.build_words``), then the search on that
+record alone (``search.recommend.search``) -> :class:`~gpuscale.advice.search.recommend.Advice`.
 
-``advise(request, bench=, topology=, collectives=)``, strictly typed: the request says what
-was asked, the other arguments are what was measured, already read
-(:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
-``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
-call it first). Three calls in a row: the calibration record, built once from the request
-(``calibrate.build``: the link, the model from bench rows or from numbers, the convergence
-model, the record's changes at the ends of every assumed range), the words its build left
-as numbers said (``explain.build_words.worded``), then the search on that record alone,
-once (``search.recommend.search``:
-predictions, the decision and its readings at those ends, what qualifies it). Returns an
-:class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
-predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
-explanation.
-
-Errors are typed, each a ``ValueError`` with a message for the user:
-``bench.results.ResultsError`` (bench results), ``CalibrationError`` (a sweep that
-measures no curve), ``ValueError`` naming the topology file.
-
-``gpuscale.advise(...)`` (:func:`advise_by_keywords`) is the same call by keywords for
-Python users: it builds the :class:`~gpuscale.advice.request.AdviceRequest` of its
-keywords, reads the files it names and calls :func:`advise`. From numbers::
+:func:`load_advice_data` reads the files a request names; :func:`advise` takes them read.
+Errors are each a ``ValueError`` with a message for the user. ``gpuscale.advise(...)``
+(:func:`advise_by_keywords`) is the same call by keywords::
 
     gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
-
-or from measurements (``gpuscale bench`` results as a path or a bench table, optionally
-a ``gpuscale collectives`` sweep and a saved topology)::
-
     gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
-    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
 """
 
 from __future__ import annotations
@@ -44,7 +24,6 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_numbers import ONE_BATCH_WITH_BENCH
 from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
@@ -54,7 +33,7 @@ from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
 from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
+from gpuscale.tables.requests import FieldError, check_keywords, ref
 
 
 def advise(
@@ -69,40 +48,21 @@ def advise(
     the request's numbers. ``topology`` chooses the link when none is given and caps the
     device count; ``collectives``: measured curves; ``notes``: sentences on reading them
     (lines skipped), said among the warnings. Flagged bench runs are left out unless
-    ``request.allow_flagged``. Raises ``ValueError`` (and its subclass
-    ``CalibrationError``, which lists the flags when flagged runs were left out) with a
-    message for the user."""
-    return _advise_data(request, AdviceData(bench, topology, collectives, tuple(notes)))
-
-
-def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
-    """:func:`advise` on measurements already gathered in one record: the calibration
-    built, the words its build left as numbers said (``explain.build_words``), searched."""
-    _check_given(request, data.bench)
-    return search(worded(build(request, data)))
-
-
-def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
-    """Something to advise from: a bench table, or the model's numbers."""
+    ``request.allow_flagged``."""
     if not isinstance(request, AdviceRequest):
         raise TypeError(f"request must be an AdviceRequest, not {request!r}")
     if bench is not None and not isinstance(bench, pd.DataFrame):
         raise TypeError(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
-    if bench is None and request.shape is not None and request.step_ms is None:
-        raise NamedError(
-            "a transformer's shape gives the parameters, the FLOPs and the activations, not "
-            f"how fast a step runs: give {ref('step_ms')} (one device's step at {ref('batch')})"
-        )
-    if bench is None and (request.model_params is None or request.step_ms is None):
-        raise NamedError(
-            f"nothing to advise from: give bench results (a file as {ref('bench')}), or the "
-            f"model's parameters and step time ({ref('params')} and {ref('step_ms')})"
-        )
-    if bench is not None and isinstance(request.batch, tuple):
-        raise NamedError(ONE_BATCH_WITH_BENCH)
-    check_with_data(request, bench=bench is not None)  # options for the other kind
+    check_with_data(request, bench=bench is not None)
+    return _advised(request, AdviceData(bench, topology, collectives, tuple(notes)))
+
+
+def _advised(request: AdviceRequest, data: AdviceData) -> Advice:
+    """The advice of a request checked against ``data``."""
+    calibration = build(request, data)
+    return search(worded(calibration))
 
 
 def load_advice_data(
@@ -259,5 +219,6 @@ def advise_loaded(
     request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
 ) -> Advice:
     """The advice of ``request`` once the files it names are read (``bench`` or
-    ``topology`` given: used as they are)."""
-    return _advise_data(request, load_advice_data(request, bench=bench, topology=topology))
+    ``topology`` given: used as they are), checked before any is read."""
+    check_with_data(request, bench=bench is not None or request.bench is not None)
+    return _advised(request, load_advice_data(request, bench=bench, topology=topology))

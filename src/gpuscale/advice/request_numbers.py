@@ -1,5 +1,5 @@
 """The numbers of an advice request, checked where it is made: each one's type and range,
-and step times at several batches as (step, batch) pairs."""
+the devices its nodes hold, and step times at several batches as (step, batch) pairs."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ import math
 import numbers
 from dataclasses import fields
 
+from gpuscale.advice.request_fields import RequestFields
 from gpuscale.quantities import agreeing, counted, number
-from gpuscale.tables.requests import FieldError, JsonRequest, NamedError, help_of, ref
+from gpuscale.tables.requests import FieldError, NamedError, help_of, ref
 
 # Fields read as sizes: a size as text is for the command line (its message says so).
 _SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 MAX_DEVICES = 1_000_000
-ONE_BATCH_WITH_BENCH = (
-    f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
-)
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
 # request to carry into the model: refused where it is given.
@@ -52,7 +50,6 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
 
 
 def _check_type(name: str, value: object, whole: bool) -> None:
-    """TypeError for a value of the wrong type, naming the field."""
     if value is None:
         return
     # numbers.Real: numpy's integers and floats too (a value read from a table)
@@ -110,39 +107,38 @@ def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
             )
 
 
-def given_numbers(request: JsonRequest) -> list[tuple[str, object]]:
-    """(field, value) of every number, each of a field given several times."""
-    out: list[tuple[str, object]] = []
+def check_numbers(request: RequestFields) -> None:
+    """TypeError for a number missing (its field has a default) or of the wrong type;
+    :class:`FieldError` for the first outside its range; ``NamedError`` for more devices
+    than :data:`MAX_DEVICES` in the nodes."""
+    optional = {f.name for f in fields(request) if f.default is None}
+    given: list[tuple[str, object]] = []  # each value of a field given several times
     for name in _RANGES:
         value = getattr(request, name)
-        out += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
-    return out
-
-
-def check_numbers(request: JsonRequest) -> None:
-    """TypeError for a number missing (its field has a default) or of the wrong type;
-    :class:`FieldError` for the first outside its range."""
-    optional = {f.name for f in fields(request) if f.default is None}
-    for name, value in given_numbers(request):
+        given += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
+    for name, value in given:
         if value is None and name not in optional:
             raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
         _check_type(name, value, _RANGES[name][2])
-    bad = [(name, value) for name, value in given_numbers(request) if not _in_range(name, value)]
+    bad = [(name, value) for name, value in given if not _in_range(name, value)]
     if bad:
         name, value = bad[0]
         raise FieldError(name, value, _rule(name))
+    if request.nodes * request.gpus_per_node > MAX_DEVICES:
+        raise NamedError(
+            f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "
+            f"is {request.nodes * request.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
+            "are advised on"
+        )
 
 
 def check_step_pairs(
     steps: float | tuple[float, ...] | None,
     batches: int | tuple[int, ...] | None,
     fixed_ms: float | None,
-    bench: str | None,
 ) -> None:
     """Step times at several batches come in (step, batch) pairs of distinct batches; a
     fixed cost is below the one step time given."""
-    if isinstance(batches, tuple) and bench is not None:
-        raise NamedError(ONE_BATCH_WITH_BENCH)
     if isinstance(steps, tuple) or isinstance(batches, tuple):
         count = len(steps) if isinstance(steps, tuple) else 1
         if not isinstance(batches, tuple) or len(batches) != count:

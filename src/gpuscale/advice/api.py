@@ -56,12 +56,7 @@ def advise(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
     check_with_data(request, bench=bench is not None)
-    return _advised(request, AdviceData(bench, topology, collectives, tuple(notes)))
-
-
-def _advised(request: AdviceRequest, data: AdviceData) -> Advice:
-    """The advice of a request checked against ``data``."""
-    calibration = build(request, data)
+    calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
     return search(worded(calibration))
 
 
@@ -219,6 +214,12 @@ def advise_loaded(
     request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
 ) -> Advice:
     """The advice of ``request`` once the files it names are read (``bench`` or
-    ``topology`` given: used as they are), checked before any is read."""
-    check_with_data(request, bench=bench is not None or request.bench is not None)
-    return _advised(request, load_advice_data(request, bench=bench, topology=topology))
+    ``topology`` given: used as they are)."""
+    data = load_advice_data(request, bench=bench, topology=topology)
+    return advise(
+        request,
+        bench=data.bench,
+        topology=data.topology,
+        collectives=data.collectives,
+        notes=data.notes,
+    )

@@ -32,7 +32,6 @@ from gpuscale.interconnect.network import CommCurve, Link
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import FieldError, check_keywords, ref
 
 
@@ -85,30 +84,17 @@ def load_advice_data(
 
 
 def read_collectives(path: Path) -> MeasuredCurves:
-    """The curves of a ``gpuscale collectives`` file with what its latest header says;
+    """The curves of a ``gpuscale collectives`` file (latest sweep of each rank count,
+    in-place where both were run, median per size) with what its latest header says;
     :class:`CalibrationError` (a ``ValueError``) naming the file when it cannot be read."""
     try:
-        curves, header = curves_from_collectives(path)
+        sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
         raise CalibrationError(
             f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
         ) from None
     except OSError as exc:
         raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return MeasuredCurves(
-        curves=tuple(curves),
-        source=path.name,
-        nodes=int(header.get("nodes") or 1),
-        ranks=int(header.get("ranks", 0)),
-        under_load=bool(header.get("settings", {}).get("load")),
-        device=str(header.get("device") or ""),
-    )
-
-
-def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON]]:
-    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
-    count, in-place where both were run, median per size) and the latest header."""
-    sweeps = read_sweeps(path)
     table = sweeps.results
     if table is None or table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
@@ -129,14 +115,8 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
             rows = rows[rows["placement"] == "in-place"]
         curve = rows.groupby("size_bytes")["time_us"].median()
         if len(curve) >= 4:
-            curves.append(
-                CommCurve(
-                    str(op),
-                    int(ranks),
-                    tuple(curve.index.astype(float)),
-                    tuple(curve.to_numpy(float) / 1e6),
-                )
-            )
+            sizes = tuple(curve.index.astype(float))
+            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
     if not any(c.op == "all_reduce" for c in curves):
         raise NamedCalibrationError(
             f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
@@ -144,7 +124,14 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
             f"as {ref('interconnect')} (a preset))"
         )
     header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
-    return curves, header
+    return MeasuredCurves(
+        curves=tuple(curves),
+        source=path.name,
+        nodes=int(header.get("nodes") or 1),
+        ranks=int(header.get("ranks", 0)),
+        under_load=bool(header.get("settings", {}).get("load")),
+        device=str(header.get("device") or ""),
+    )
 
 
 def advise_by_keywords(
@@ -187,24 +174,15 @@ def advise_by_keywords(
         named = any(f == "interconnect" for f, _, _ in refused.problems)
         if not isinstance(link, str) or type(refused) is not FieldError or not named:
             raise  # another field's refusal, or one with its own message, as it is
-        raise _named_link(refused) from None
-
-
-FIELD_AS_KEYWORD = {"interconnect": "link"}  # the request's field as Python names it
-
-
-def _named_link(refused: FieldError) -> FieldError:
-    """``refused`` naming the keyword the caller gave, ``link``, where it names the
-    ``interconnect`` field ``link=`` set (``invalid link nvlnk4: not a link preset ...``)."""
-    problems = [(FIELD_AS_KEYWORD.get(f, f), v, r) for f, v, r in refused.problems]
-    (field, value, rule), *more = problems
-    return FieldError(field, value, rule, more=tuple(more))
+        # the keyword the caller gave, link=, named (``invalid link nvlnk4: not a link ...``)
+        problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
+        (field, value, rule), *more = problems
+        raise FieldError(field, value, rule, more=tuple(more)) from None
 
 
 def advise_here(request: AdviceRequest) -> Advice:
-    """``gpuscale advise``: the files ``request`` names read (:func:`load_advice_data`), this
-    machine's topology detected where no link, topology file or sweep is given, and the
-    advice of it all."""
+    """``gpuscale advise``: :func:`advise_loaded`, this machine's topology detected where
+    no link, topology file or sweep is given."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     detected = topology_here(None, None) if all(v is None for v in given) else None
     return advise_loaded(request, topology=detected)

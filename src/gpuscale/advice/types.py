@@ -13,18 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-# re-exported for search.decision, explain.answer and calibrate.memory_check, which import
-# them from here
-from gpuscale.advice.measured_runs import ONE_RUN as ONE_RUN
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED as TRUSTED_ALLOWED
-from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY as TRUSTED_FLAGGED_ONLY
-from gpuscale.advice.measured_runs import TRUSTED_UNFLAGGED as TRUSTED_UNFLAGGED
-from gpuscale.advice.measured_runs import Disagreement as Disagreement
-from gpuscale.advice.measured_runs import Measured as Measured
-from gpuscale.advice.measured_runs import MeasuredSpeedup as MeasuredSpeedup
-from gpuscale.advice.measured_runs import RunsRead as RunsRead
-from gpuscale.advice.measured_runs import SpeedupInterval as SpeedupInterval
-from gpuscale.advice.measured_runs import trusted_runs as trusted_runs
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
 

@@ -10,21 +10,21 @@ advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
 from gpuscale.advice.request_fields import SCALINGS, RequestFields
-from gpuscale.advice.request_numbers import check_step_pairs
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 # (option, other option, whether the request gives both in contradiction, why), each
 # field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python). ``request_numbers`` refuses step times and --fixed-ms together.
+# Python). :func:`check_step_pairs` refuses step times and --fixed-ms together.
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
@@ -133,6 +133,42 @@ def check_options(request: RequestFields) -> None:
     for first, second, both, why in PAIRS:
         if both(request):
             raise NamedError(f"{first} with {second}: {why}")
+
+
+def check_step_pairs(
+    steps: float | tuple[float, ...] | None,
+    batches: int | tuple[int, ...] | None,
+    fixed_ms: float | None,
+) -> None:
+    """Step times at several batches come in (step, batch) pairs of distinct batches; a
+    fixed cost is below the one step time given."""
+    if isinstance(steps, tuple) or isinstance(batches, tuple):
+        count = len(steps) if isinstance(steps, tuple) else 1
+        if not isinstance(batches, tuple) or len(batches) != count:
+            given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
+            raise NamedError(
+                f"{counted(count, 'step time')} ({ref('step_ms')}) "
+                f"{agreeing(count, 'needs', 'need')} as many {ref('batch')} values, one "
+                f"per step time (got {given or 'none'})"
+            )
+        if len(set(batches)) != len(batches):
+            raise NamedError(f"the {ref('batch')} values of the step times must differ: {batches}")
+        # a step at a larger batch does more work: never faster than at a smaller one
+        ordered = sorted(zip(batches, steps, strict=True))  # type: ignore[arg-type]
+        for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
+            if t_large < t_small:
+                raise NamedError(
+                    f"{ref('step_ms', t_large)} at {ref('batch', b_large)} is faster than "
+                    f"{t_small:g} at {ref('batch', b_small)}: a larger batch does more work; "
+                    "measure both again (the same model, precision and device)"
+                )
+        if fixed_ms is not None:
+            raise NamedError(f"give {ref('fixed_ms')} or step times at two batches, not both")
+    elif fixed_ms is not None and steps is not None and fixed_ms >= steps:
+        raise NamedError(
+            f"{ref('fixed_ms', fixed_ms)} is not below {ref('step_ms', steps)}: the "
+            "fixed per-step cost is the part of that step that does not shrink with the batch"
+        )
 
 
 def _several_nodes(request: RequestFields) -> bool:

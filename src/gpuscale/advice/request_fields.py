@@ -1,7 +1,6 @@
-"""What an advice request asks, written once: its fields (the CLI's ``advise`` options are
-generated from them), their defaults and what they give together (the shape, the
-parameters, the step points). :class:`~gpuscale.advice.request.AdviceRequest` is these
-fields checked as they are made (``advice.conflicts``, ``advice.request_numbers``)."""
+"""What an advice request asks, written once: its fields, their defaults and what they
+give together (the shape, the parameters, the step points), checked as
+:class:`~gpuscale.advice.request.AdviceRequest`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Bench runs as the advice reads them: which it may use (``trusted_runs``), a run's measured
-speedup (``Measured``), and runs outside the predicted interval of their configuration
-(``Disagreement``, with why its trusted runs are those)."""
+speedup (``Measured``), the runs at one count against their prediction (``MeasuredCount``)
+and those outside its interval (``Disagreement``)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ class SpeedupInterval:
 @dataclass(frozen=True, slots=True)
 class MeasuredSpeedup:
     """The trusted runs' median throughput speedup (x one device's) and their range (None
-    from one run: ``no_interval`` says why, and the row has no interval)."""
+    from one run)."""
 
     speedup: float
     speedup_low: float | None
@@ -114,8 +114,7 @@ class MeasuredSpeedup:
 
 @dataclass(frozen=True, slots=True)
 class RunsRead:
-    """The runs at a disagreeing count, each a throughput speedup (x): which the row rests
-    on, which were left out and why, and what to bench where they are weak evidence."""
+    """The runs at a disagreeing count, each a throughput speedup (x)."""
 
     runs: tuple[float, ...]  # every run's speedup at the count, flagged too
     trusted_runs: tuple[float, ...]  # those the row rests on
@@ -147,16 +146,7 @@ class Disagreement:
         return self.evidence.why == TRUSTED_FLAGGED_ONLY
 
     def to_dict(self) -> dict[str, object]:
-        return _listed(asdict(self))
-
-
-def _listed(value: object) -> object:
-    """``value`` with every tuple in it a list, as JSON reads it back."""
-    if isinstance(value, dict):
-        return {k: _listed(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_listed(v) for v in value]
-    return value
+        return asdict(self)
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -1,15 +1,9 @@
-"""The advice's entrance: the request checked against the data it comes with
-(``conflicts.check_with_data``), the calibration built once (``calibrate.build``), the
-words its build left as numbers said (``explain.build_words``), then the search on that
-record alone (``search.recommend.search``) -> :class:`~gpuscale.advice.search.recommend.Advice`.
-
-:func:`load_advice_data` reads the files a request names; :func:`advise` takes them read.
-Errors are each a ``ValueError`` with a message for the user. ``gpuscale.advise(...)``
-(:func:`advise_by_keywords`) is the same call by keywords::
-
-    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
-    gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
-"""
+"""The advice's entrance: the request checked against the data it comes with, the
+calibration built once (``calibrate.build``), the words its build left as numbers said
+(``explain.build_words``), then the search on that record alone (``search.recommend``).
+:func:`load_advice_data` reads the files a request names; :func:`advise` takes them read;
+``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
+:func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
 
 from __future__ import annotations
 
@@ -44,10 +38,7 @@ def advise(
     notes: Sequence[str] = (),
 ) -> Advice:
     """The advice for ``request``: from ``bench`` (a bench table) when given, else from
-    the request's numbers. ``topology`` chooses the link when none is given and caps the
-    device count; ``collectives``: measured curves; ``notes``: sentences on reading them
-    (lines skipped), said among the warnings. Flagged bench runs are left out unless
-    ``request.allow_flagged``."""
+    the request's numbers; ``notes``: sentences on reading the data (lines skipped)."""
     if not isinstance(request, AdviceRequest):
         raise TypeError(f"request must be an AdviceRequest, not {request!r}")
     if bench is not None and not isinstance(bench, pd.DataFrame):
@@ -66,10 +57,8 @@ def load_advice_data(
     topology: Topology | None = None,
 ) -> AdviceData:
     """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
-    are, the file not read again): the sweep and the topology first (small files), so
-    that a mistake in one is said before a bench file of up to 64 MiB is read; the bench
-    results by the one bench loader (``bench.results.load_bench``: ``ResultsError`` when
-    none is usable), with a note on the lines it skipped."""
+    are): the sweep and the topology first, so that a mistake in one is said before a
+    bench file of up to 64 MiB is read, and a note on the bench lines skipped."""
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
@@ -145,8 +134,7 @@ def advise_by_keywords(
 ) -> Advice:
     """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
-    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
-    ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
+    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
     if request is not None and not isinstance(request, AdviceRequest):
         raise TypeError(

@@ -1,12 +1,8 @@
 """What an advice request may not ask: options that contradict each other, a transformer's
 shape given in part, names no table knows, and options that apply only with (or only
-without) bench results. Each is refused in one line naming what is wrong, never resolved
-silently (``--scaling weak --global-batch 128``, ``--family cnn`` without ``--bench``).
-
-Every field of :class:`~gpuscale.advice.request.AdviceRequest` either acts in every
-advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
-(``tests/advice/test_conflicts.py`` goes through them all). The request checks all but
-:func:`check_with_data` as it is made; the advice's entrance checks that one, once."""
+without) bench results, each refused in one line naming what is wrong. Every field either
+acts in every advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY`.
+The request checks all but :func:`check_with_data` as it is made; ``advise`` that one."""
 
 from __future__ import annotations
 
@@ -24,7 +20,7 @@ from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 # (option, other option, whether the request gives both in contradiction, why), each
 # field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python). :func:`check_step_pairs` refuses step times and --fixed-ms together.
+# Python). :func:`_check_step_pairs` refuses step times and --fixed-ms together.
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
@@ -107,41 +103,38 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
         "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
     },
 }
-TEXT_FIELDS = ("bench", "model", "device_name", "interconnect", "inter_node", "topo")
+TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 
 
 def check_options(request: RequestFields) -> None:
     """The request's options checked together as it is made, its choices settled to the
     names the tables use (a frozen dataclass's fields set in place)."""
+    for name in (*TEXT, "preset", "ruleset", "workload"):
+        value = getattr(request, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
     if request.strategy is not None:  # None: as benched (--bench), else ddp
         settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
     _check_state(request)
     _check_shape(request)
     settle_choice(request, "grad_bytes", (1, 2, 4, 8))
-    for name in (*TEXT_FIELDS, "collectives"):
-        value = getattr(request, name)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
     settle_choice(request, "scaling", SCALINGS)
     check_preset(request)  # before any file is read (`--bench` missing said after it)
     check_preset(request, "inter_node")
-    _resolve(request, "ruleset", resolve_ruleset, "e.g. 5.0.0")  # `5.0`: 5.0.0
+    _resolve(request, "ruleset", resolve_ruleset)  # `5.0`: 5.0.0
     resolve_device(request.device_name)  # "RTX A1000" is no A100: refused, the closest said
-    _resolve(request, "workload", lambda name: resolve_workloads([name])[0], "a name")
+    _resolve(request, "workload", lambda name: resolve_workloads([name])[0])
     if request.bench is None:  # with bench results, step times and batches: check_with_data
-        check_step_pairs(request.step_ms, request.batch, request.fixed_ms)
+        _check_step_pairs(request)
     for first, second, both, why in PAIRS:
         if both(request):
             raise NamedError(f"{first} with {second}: {why}")
 
 
-def check_step_pairs(
-    steps: float | tuple[float, ...] | None,
-    batches: int | tuple[int, ...] | None,
-    fixed_ms: float | None,
-) -> None:
+def _check_step_pairs(request: RequestFields) -> None:
     """Step times at several batches come in (step, batch) pairs of distinct batches; a
     fixed cost is below the one step time given."""
+    steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
     if isinstance(steps, tuple) or isinstance(batches, tuple):
         count = len(steps) if isinstance(steps, tuple) else 1
         if not isinstance(batches, tuple) or len(batches) != count:
@@ -200,8 +193,6 @@ def _check_shape(request: RequestFields) -> None:
     """A transformer's shape named (``--preset``, the closest said for a name not known)
     or given whole, a hidden size its heads divide; ``--checkpointing`` only with a shape."""
     if request.preset is not None:
-        if not isinstance(request.preset, str):
-            raise TypeError(f"preset must be text (a name), not {request.preset!r}")
         settle_choice(request, "preset", tuple(presets()))
         given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(request, n)]
         if given:
@@ -242,16 +233,12 @@ def _check_shape(request: RequestFields) -> None:
         settle_choice(request, "checkpointing", CHECKPOINTING)
 
 
-def _resolve(
-    request: RequestFields, name: str, resolve: Callable[[str], str], example: str
-) -> None:
+def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
     """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
     'bert'?"), as every command resolves it."""
     value = getattr(request, name)
     if value is None:
         return
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be text ({example}), not {value!r}")
     try:
         object.__setattr__(request, name, resolve(value))
     except UnknownNameError as exc:

@@ -1,7 +1,6 @@
 """One advice request: what the user asked (``advice.request_fields``), each number of it
-checked where it is made (its type and range, the devices its nodes hold), and the
-options together (``advice.conflicts``). The CLI's ``advise`` options are generated from
-its fields, ``gpuscale.advise`` takes one, and the report reads it back."""
+checked where it is made (its type and range), and the options together
+(``advice.conflicts``). The CLI's ``advise`` options are generated from its fields."""
 
 from __future__ import annotations
 
@@ -130,10 +129,9 @@ def check_numbers(request: RequestFields) -> None:
         if value is None and name not in optional:
             raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
         _check_type(name, value, _RANGES[name][2])
-    bad = [(name, value) for name, value in given if not _in_range(name, value)]
-    if bad:
-        name, value = bad[0]
-        raise FieldError(name, value, _rule(name))
+    for name, value in given:
+        if not _in_range(name, value):
+            raise FieldError(name, value, _rule(name))
     if request.nodes * request.gpus_per_node > MAX_DEVICES:
         raise NamedError(
             f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "

@@ -16,7 +16,8 @@ from dataclasses import replace
 from gpuscale.advice.calibration import Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
-from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve

@@ -12,11 +12,11 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import trusted_runs
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
     BYTES_PER_GB,

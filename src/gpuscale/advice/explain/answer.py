@@ -20,8 +20,9 @@ from gpuscale.advice.explain.phrasebook import (
     withheld_value,
 )
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement
 from gpuscale.advice.records import Decision
-from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import (
     counted,
     joined,

@@ -32,6 +32,7 @@ from enum import Enum
 
 from gpuscale.hardware.cited import Source, data_rows
 from gpuscale.hardware.device_names import lookup
+from gpuscale.quantities import number
 
 BYTES_PER_GB = 1e9
 BYTES_PER_GIB = 2**30
@@ -113,6 +114,11 @@ class AcceleratorMemory:
     @property
     def gb(self) -> float:
         return self.gib * BYTES_PER_GIB / BYTES_PER_GB
+
+    def said(self) -> str:
+        """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
+        then the GiB the catalogue holds: ``85.9 GB, 80 GiB as catalogued``."""
+        return f"{number(self.gb)} GB, {number(self.gib)} GiB as catalogued"
 
 
 @functools.cache

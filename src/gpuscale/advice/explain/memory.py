@@ -51,10 +51,10 @@ def _held(memory: MemoryCheck) -> str:
 
 
 def _device(memory: MemoryCheck) -> str:
-    """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
+    """``the H100 SXM5 80GB (85.9 GB, 80 GiB as catalogued)``, and why it is assumed where
+    it was not named: in GB, as every size the sentence compares with it."""
     assumed = filled("; assumed: {}", memory.device.assumed)
-    held = memory.device.memory
-    return f"the {held.family} ({number(held.gib)} GiB{assumed})"
+    return f"the {memory.device.memory.family} ({memory.device.memory.said()}{assumed})"
 
 
 def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
@@ -65,18 +65,18 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     """The sentence said first where memory limits the counts (``""`` where it does not):
     the strategy asked holds the model from a count on, or not at all and the advice is
     of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
-    below the fewest that hold it (no larger count predicted), that it does not."""
+    below the fewest that hold it (no count predicted holds it), from which count it does
+    (the answer's next line says why that count has no row and how to give it one)."""
     if memory is None or not memory.limits:
         return ""
+    name = f"{with_article(format_count(memory.state.params))}-parameter model"
     fewest = memory.fits_from(advised)
-    if fewest is not None and count < fewest:
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
         return (
-            f"Memory: {NAMES[advised]} holds a {format_count(memory.state.params)}-parameter model "
-            f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
-            f"count predicted here holds it, {counted(count, 'device')} included."
+            f"Memory: {NAMES[advised]} holds {name} on {_device(memory)} from "
+            f"{counted(fewest, 'device')} ({_held(memory)})."
         )
     asked = memory.strategy
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
     whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
     fits = memory.fits_from(asked)
     if fits is not None:

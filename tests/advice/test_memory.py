@@ -9,6 +9,7 @@ partitioned (ZeRO-2) and 1.9 GB with the parameters too (ZeRO-3, FSDP's full sha
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,49 @@ def test_no_count_predicted_that_holds_it_advises_none_naming_the_fewest(golden:
     answer = " ".join(shown.split("predicted training of")[0].split())
     assert "Use " not in answer and "80 devices with FSDP (--strategy fsdp)" in answer
     golden.check(VIEW, "the answer: 400B under FSDP, none predicted holds it", answer)
+
+
+def test_the_global_batch_the_answer_gives_predicts_the_fewest_that_hold_it() -> None:
+    """None predicted holds it: the answer's second line gives the smallest global batch
+    the 80 devices divide (8,240: 103 each) or --scaling weak; run again with either, the
+    80 devices have their row and are advised."""
+    code, out = _advise(*FOUR_HUNDRED_B, "-f", "json")
+    assert code == 0, out
+    second = json.loads(out)["answer"][1]
+    given = re.search(r"--global-batch (\d+) or --scaling weak", second)
+    assert given is not None, second
+    batch = int(given.group(1))
+    assert (batch % 80, batch >= 8192, batch - 80 < 8192) == (0, True, True)
+    for again in (("--global-batch", str(batch)), ("--scaling", "weak")):
+        code, out = _advise(*FOUR_HUNDRED_B, *again, "-f", "json")
+        assert code == 0, out
+        document = json.loads(out)
+        rows = {row["accelerators"]: row["fits"] for row in document["predictions"]}
+        assert rows[80] is True and not any(fits for n, fits in rows.items() if n < 80)
+        assert document["recommendation"]["accelerators"] == 80
+
+
+def test_a_sharded_strategy_that_holds_it_nowhere_says_its_least_a_device(golden: Golden) -> None:
+    """ZeRO-2 asked, an 8B model on RTX 4090s: 128 GB on one device, 30 GB each at best
+    on 8 (16 GB of weights whole + 112 GB sharded), over 25.8 GB: the first line says the
+    30 GB at 8 it misses by, not one device's 128."""
+    advice = gpuscale.advise(
+        params=8e9,
+        step_ms=900.0,
+        batch=4,
+        global_batch=8,
+        device_name="RTX 4090",
+        interconnect="pcie-phb",
+        strategy="zero2",
+    )
+    memory = advice.memory
+    assert memory is not None and memory.fits_from("zero2") is None
+    least = min((r for r in memory.rows if r.strategy == "zero2"), key=lambda r: r.total_gb)
+    assert (least.devices, least.total_gb) == (8, pytest.approx(16 + 112 / 8))
+    assert advice.explanation[0].startswith("Memory: ZeRO-2 cannot hold")
+    golden.check(
+        VIEW, "the first line: ZeRO-2 on RTX 4090s holds it nowhere", advice.explanation[0]
+    )
 
 
 def test_no_strategy_asked_and_none_predicted_holds_it_advises_none() -> None:

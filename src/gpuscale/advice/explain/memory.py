@@ -61,6 +61,18 @@ def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
     return next(r.total_gb for r in memory.rows if r.strategy == strategy and r.devices == devices)
 
 
+def _least(memory: MemoryCheck, strategy: str) -> str:
+    """The least a device holds under ``strategy`` at a count searched: ``112 GB a device``
+    where every count holds the same (DDP), else with the count it is least at (``30 GB a
+    device at best, on 8 devices``): one device's whole state is not what a sharded strategy
+    misses by."""
+    rows = [r for r in memory.rows if r.strategy == strategy]
+    least = min(rows, key=lambda r: (r.total_gb, r.devices))
+    if all(r.total_gb == least.total_gb for r in rows):
+        return f"{number(least.total_gb)} GB a device"
+    return f"{number(least.total_gb)} GB a device at best, on {counted(least.devices, 'device')}"
+
+
 def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     """The sentence said first where memory limits the counts (``""`` where it does not):
     the strategy asked holds the model from a count on, or not at all and the advice is
@@ -77,7 +89,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
             f"{counted(fewest, 'device')} ({_held(memory)})."
         )
     asked = memory.strategy
-    whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
+    whole = _least(memory, asked)
     fits = memory.fits_from(asked)
     if fits is not None:
         return (

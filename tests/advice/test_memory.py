@@ -288,6 +288,33 @@ def test_a_sharded_strategy_that_holds_it_nowhere_says_its_least_a_device(golden
     )
 
 
+# Llama 3 8B, 2 sequences of 8,192 a device, attention scores not stored: 81.7 GB of
+# activations on every device leave FSDP 4.2 GB of an H100 for the model state (48 devices)
+LLAMA3_8B_TWO = (
+    *("--preset", "llama3-8b", "--step-ms", "1200", "--batch", "2", "--global-batch", "512"),
+    *("--device-name", "H100 SXM", "--interconnect", "nvlink4", "--strategy", "fsdp"),
+)
+
+
+def test_activations_that_fill_a_device_offer_recomputing_them_beside_more_nodes(
+    golden: Golden,
+) -> None:
+    """The refusal named only --nodes 6 (48 devices); recomputing the activations or one
+    sequence a device holds the model on 2 or 4: both are said, and each, run again, fits
+    within the node."""
+    code, shown = _advise(*LLAMA3_8B_TWO)
+    assert code == 2 and "--nodes 6" in shown and "--checkpointing full" in shown
+    golden.check(
+        VIEW, "llama3-8b, 2 sequences a device: no count searched", " ".join(shown.split())
+    )
+    batch_at = LLAMA3_8B_TWO.index("--batch") + 1
+    one = (*LLAMA3_8B_TWO[:batch_at], "1", *LLAMA3_8B_TWO[batch_at + 1 :])
+    for again, fewest in (((*LLAMA3_8B_TWO, "--checkpointing", "full"), 2), (one, 4)):
+        code, out = _advise(*again, "-f", "json")
+        assert code == 0, out
+        assert json.loads(out)["memory"]["fits_from"]["fsdp"] == fewest
+
+
 def test_no_strategy_asked_and_none_predicted_holds_it_advises_none() -> None:
     """Without --strategy (DDP) the fallback is FSDP from 80 devices, none predicted: no
     count, 1 device included, is advised."""

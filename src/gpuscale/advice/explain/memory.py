@@ -4,7 +4,7 @@ memory limits the counts of the strategy asked (a model one device holds says no
 from __future__ import annotations
 
 from gpuscale.advice.memory import GATHERED, MemoryCheck
-from gpuscale.hardware.transformer import GATHERED_UNITS
+from gpuscale.hardware.transformer import GATHERED_UNITS, Activations
 from gpuscale.quantities import counted, filled, format_count, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
@@ -129,6 +129,8 @@ def nothing_fits(memory: MemoryCheck) -> str:
             nodes = -(-n // per_node)
             n, allow = nodes * per_node, f"--nodes {nodes}"
         fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
+        # the shape's activations, whole on every device, are the other way to fewer
+        fewest += _less_activation(memory.activations_counted)
     elif (shape := memory.activations_counted) is not None and shape.checkpointing.value != "full":
         # a shape's activations are whole on every device: no count shards them
         more = "selective or full" if shape.checkpointing.value == "none" else "full"
@@ -145,6 +147,25 @@ def nothing_fits(memory: MemoryCheck) -> str:
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
         f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
+    )
+
+
+def _less_activation(shape: Activations | None) -> str:
+    """``; its activations take 81.7 GB a device: recompute them (--checkpointing full) or
+    give a smaller --batch to leave more for the model state``, what is left of the two
+    ("" without a shape, or with neither left)."""
+    if shape is None:
+        return ""
+    ways = []
+    if shape.checkpointing.value != "full":
+        ways.append("recompute them (--checkpointing full)")
+    if shape.micro_batch > 1:
+        ways.append("give a smaller --batch")
+    if not ways:
+        return ""
+    return (
+        f"; its activations take {number(shape.total_gb)} GB a device: {' or '.join(ways)} "
+        "to leave more for the model state"
     )
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.memory import check, memory_at
 from gpuscale.cli import app
-from gpuscale.hardware.memory import AcceleratorMemory, model_state
+from gpuscale.hardware.memory import BENCH_RECORD, AcceleratorMemory, model_state
 
 from ..golden import Golden
 
@@ -354,3 +354,14 @@ def test_a_bench_peak_is_kept_as_numbers() -> None:
     assert said.per_device == 32 and said.peak_gb == pytest.approx(2.002610176)
     assert said.state_gb == pytest.approx(0.408912512)
     assert memory.activations_gb == pytest.approx(1.593697664)
+
+
+def test_a_devices_memory_is_said_in_gb_beside_the_gib_it_was_read_in(golden: Golden) -> None:
+    """The sizes a memory line compares are GB (10^9 bytes); the device's memory is said in
+    GB too, beside the GiB the catalogue or a bench's record holds (80 GiB: 85.9 GB)."""
+    catalogued = AcceleratorMemory("H100 SXM5 80GB", 80, "device catalogue: H100 SXM5 80GB")
+    recorded = AcceleratorMemory("NVIDIA H100 80GB HBM3", 85_031_714_816 / 2**30, BENCH_RECORD)
+    assert catalogued.gb == pytest.approx(85.899, abs=1e-3)
+    assert recorded.gb == pytest.approx(85.032, abs=1e-3)
+    golden.check(VIEW, "a device's memory: catalogued", catalogued.said())
+    golden.check(VIEW, "a device's memory: a bench's record", recorded.said())

@@ -103,6 +103,10 @@ class DeviceMemory:
         return sum(p.gb for p in self.parts)
 
 
+# the source of a device's memory a bench recorded (torch's total_memory), not catalogued
+BENCH_RECORD = "the bench's record (torch total_memory)"
+
+
 @dataclass(frozen=True, slots=True)
 class AcceleratorMemory:
     """One accelerator's memory, GiB as the vendor states it, and where it was read."""
@@ -117,8 +121,10 @@ class AcceleratorMemory:
 
     def said(self) -> str:
         """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
-        then the GiB the catalogue holds: ``85.9 GB, 80 GiB as catalogued``."""
-        return f"{number(self.gb)} GB, {number(self.gib)} GiB as catalogued"
+        then the GiB the catalogue (or a bench's record) holds: ``85.9 GB, 80 GiB as
+        catalogued``."""
+        held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
+        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}"
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from gpuscale.hardware.memory import (
     workload_state,
 )
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.quantities import joined
+from gpuscale.quantities import joined, with_article
 
 SHARDING_WORDS = {
     "ddp": "whole on each device",
@@ -79,7 +79,10 @@ class MemoryCheck:
                 "memory model's table."
             )
         if self.memory is None:
-            return f"Memory not checked: the memory of a {self.family} device is not known."
+            return (
+                f"Memory not checked: the memory of {with_article(self.family)} device is not "
+                "known."
+            )
         one = self.at(1)
         assert one is not None  # a state is known
         total = sum(p.gb * p.sharded_over for p in one.parts)

@@ -89,7 +89,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
             f"{counted(fewest, 'device')} ({_held(memory)})."
         )
     asked = memory.strategy
-    whole = _least(memory, asked)
+    least = _least(memory, asked)
     fits = memory.fits_from(asked)
     if fits is not None:
         return (
@@ -108,7 +108,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     ]
     also = filled("; {}", ", ".join(others))
     return (
-        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {whole} "
+        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {least} "
         f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "
         f"holds it from {counted(devices, 'device')} ({number(_at(memory, strategy, devices))} "
         f"GB each){also}."

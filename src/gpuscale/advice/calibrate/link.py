@@ -204,7 +204,14 @@ def machine_of(
     # searched none past one node, and named it)
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
-        sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
+        sources.append(
+            Finding.of(
+                K.BETWEEN_NODES,
+                name=network.inter.name,
+                nics=nics,
+                assumed=req.inter_node is None or req.nics_per_node is None,
+            )
+        )
     assumed = given is None and curves is None
     detected = topology.preset() if assumed and topology is not None else None
     machine = Machine(

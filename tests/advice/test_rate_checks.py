@@ -105,3 +105,20 @@ def test_a_rate_far_under_the_floor_prints_a_share_that_is_not_zero(golden: Gold
     (line,) = _implausible(advice)
     assert " 0.00%" not in line
     golden.check(VIEW, "a rate far under the floor", line)
+
+
+def test_a_share_of_the_peak_read_from_assumed_flops_is_no_exponent(golden: Golden) -> None:
+    """The same step without its FLOPs: the reading "this 90 s step runs at 1.3e-05% of the
+    H100 SXM5 80GB's TF32 peak" printed an exponent; it prints the share's digits."""
+    from gpuscale.advice.types import Finding, FindingKind
+
+    advice = gpuscale.advise(params=1e9, step_ms=90_000.0, batch=1, device_name="H100")
+    (found,) = [
+        s
+        for s in advice.calibration.said.sources
+        if isinstance(s, Finding) and s.kind == FindingKind.FLOPS_TWO_READINGS
+    ]
+    assert 0 < dict(found.values)["share_pct"] < 0.001
+    said = lines_on(advice.explanation, "FLOPs per sample not given")
+    assert "e-0" not in said
+    golden.check(VIEW, "a share far under the peak, read from assumed FLOPs", said)

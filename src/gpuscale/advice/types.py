@@ -143,6 +143,7 @@ class FindingKind(Code):
     PARAMS_NOT_SHAPE = "params_not_shape"
     NO_SHAPE = "no_shape"
     LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
+    LINK_NOT_OF_DEVICE = "link_not_of_device"  # an NVLink preset the device named has not
     LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
     LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records

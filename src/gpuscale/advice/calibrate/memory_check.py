@@ -19,6 +19,7 @@ from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
+    BENCH_RECORD,
     BYTES_PER_GB,
     AcceleratorMemory,
     model_state,
@@ -119,7 +120,7 @@ def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMe
         if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
             name = str(rows["device_name"].iloc[0])
             gib = float(recorded.median()) / 2**30
-            return AcceleratorMemory(name, gib, "the bench's record (torch total_memory)")
+            return AcceleratorMemory(name, gib, BENCH_RECORD)
     device, one = cal.machine.device, cal.runs.one_device
     if cal.runs.own_model is not None and one is not None:
         device = device_record(one.device_name)

@@ -15,36 +15,19 @@ from gpuscale.advice.explain.phrasebook import (
     WITHHELD,
     remedy,
     sentence,
+    speedup_interval,
     strategy_words,
     term_says,
     withheld_value,
 )
-from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
 from gpuscale.quantities import (
     counted,
     joined,
     number,
-    span,
 )
-
-
-def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
-    """The predictions' row at ``n`` accelerators."""
-    return frame[frame["accelerators"] == n].iloc[0]
-
-
-# A speedup without an interval: its row rests on a single run
-# (``Disagreement.measured.no_interval``)
-NO_INTERVAL = "one run: no interval"
-
-
-def speedup_interval(low: float, high: float) -> str:
-    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
-    if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
-    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _speedup(row: pd.Series) -> str:

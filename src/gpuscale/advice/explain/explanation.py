@@ -3,31 +3,22 @@ sure, which term decides, what caps the speedup, what would change it, every sou
 
 from __future__ import annotations
 
-from functools import partial
-
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain import findings, focus, table_words
-from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
-from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
-from gpuscale.advice.explain.focus import changes, detailed, named, remedy
-from gpuscale.advice.explain.phrasebook import (
-    sentence,
-    strategy_words,
-    term_name,
-    term_subject,
-)
+from gpuscale.advice.explain.counts import dropped_counts, only_one
+from gpuscale.advice.explain.focus import named
+from gpuscale.advice.explain.phrasebook import sentence, speedup_interval
 from gpuscale.advice.explain.step_interval import step_interval
-from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
-from gpuscale.advice.types import STOPPED, TermId
+from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import (
     counted,
     format_batch,
-    format_ms,
     noun_for,
 )
 from gpuscale.tables.bench import on_a_larger_host
@@ -103,71 +94,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
     return [*lines, *filter(None, [table_words.one_device(advice)])]
-
-
-def _step(advice: AdviceView) -> list[str]:
-    d, cal = advice.decision, advice.calibration
-    at = d.focus
-    if at.accelerators < 2:
-        return []
-    o = d.limit.overheads_ms
-    ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
-    term, rests, remainder = focus.focus_words(d, ms)
-    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
-    marked = focus.marked(advice)
-    lines = [
-        sentence(
-            "step_at",
-            detailed=detailed(d),
-            step=at.step_ms,
-            rests=rests,
-            compute=at.compute_ms,
-            not_spread=focus.not_spread(cal, advice.predictions, at.accelerators, at.step_ms),
-            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
-            held=slowdown is not None,
-            n=at.accelerators,
-            slowdown=slowdown,
-            wait=o["wait"],
-            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
-            bandwidth_name=term_name(TermId.BANDWIDTH),
-            bandwidth=o["bandwidth"],
-            latency_name=term_name(TermId.LATENCY),
-            latency=o["latency"],
-            remainder=remainder,
-            speedup=at.speedup,
-            interval=speedup_interval(at.speedup_low, at.speedup_high),
-            term=term,
-            alone=d.short_alone(),
-            decides=focus.deciding_kind(advice),
-            marked=marked,
-            without=d.limit.without_dominant_efficiency,
-            target=d.target_efficiency,
-        )
-    ]
-    numbers = sentence(
-        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
-    )
-    cap = "memory" if focus.memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
-    if cap in STOPPED and below:
-        lines.append(below)
-    else:
-        lines.append(
-            sentence(
-                "step_cap",
-                cap="stopped" if cap in STOPPED else cap,
-                named=named(d),
-                needs=1 / at.convergence_factor if cap == "convergence" else None,
-                numbers=numbers,
-                subject=term_subject(d.limit.dominant_term),
-                marked=marked,
-                n=at.accelerators,
-                strategy=strategy_words(cal.run.strategy)["name"],
-            )
-        )
-    if d.count is not None:  # a count withheld: its line says what to give or measure
-        lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
-    return lines
 
 
 def _said_among_sources(a: Assumption, strategy: str) -> bool:
@@ -279,7 +205,7 @@ def explain(advice: AdviceView) -> list[str]:
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
-        + _step(advice)
+        + focus.step_lines(advice)
         + _sources(advice)
         + [table_words.equilibrium_sentence(advice)]
     )

@@ -18,6 +18,8 @@ from importlib import resources
 from numbers import Real
 from string import Formatter
 
+import pandas as pd
+
 from gpuscale.advice.types import Reading, Value, maybe
 from gpuscale.quantities import (
     counted,
@@ -87,6 +89,18 @@ def sentence(key: str, **values: Value) -> str:
 
 def sentence_of(template: dict, **values: Value) -> str:
     return Phrasing(template, values).said("text")
+
+
+# A speedup without an interval: its row rests on a single run
+# (``Disagreement.measured.no_interval``)
+NO_INTERVAL = "one run: no interval"
+
+
+def speedup_interval(low: float, high: float) -> str:
+    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high):
+        return NO_INTERVAL
+    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _floats(value: object) -> tuple[float, ...]:

@@ -1,13 +1,14 @@
 """The advice's short answer, as ``gpuscale advise`` says it by default before its table:
 the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
 what decides; what would change it; an input that cannot be true or a measurement outside
-its interval first (``explain.shown``: the lines as a terminal shows them)."""
+its interval first (``explain.document.shown``: the lines as a terminal shows them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gpuscale.advice.explain import memory
+from gpuscale.advice.explain.against_measured import disagreement
 from gpuscale.advice.explain.counts import dropped_short
 from gpuscale.advice.explain.focus import deciding_change, deciding_kind
 from gpuscale.advice.explain.phrasebook import (
@@ -22,7 +23,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
-from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import (
     counted,
     joined,
@@ -183,7 +184,7 @@ def lines(advice: AdviceView) -> list[str]:
     )
     # a count the bench measured outside its predicted interval: the answer rests on the
     # measurement there (``advice.reconcile``)
-    measured = [said(found) for found in getattr(advice, "disagreements", ())]
+    measured = [disagreement(found) for found in getattr(advice, "disagreements", ())]
     # counts searched without a row (the global batch kept does not split over them)
     dropped = dropped_short(advice.calibration, advice.predictions)
     return [
@@ -195,26 +196,3 @@ def lines(advice: AdviceView) -> list[str]:
         *filter(None, [dropped]),
         change_line(advice),
     ]
-
-
-def said(d: Disagreement) -> str:
-    """The disagreement in words, first among the caveats and the answer's lines."""
-    seen, runs, predicted = d.measured, d.evidence, d.predicted
-    several = len(runs.trusted_runs) > 1
-    return sentence(
-        "disagreement",
-        n=d.accelerators,
-        seen=seen.speedup,
-        low=seen.speedup_low if several else None,
-        high=seen.speedup_high,
-        flagged=d.on_flagged_only,
-        runs=len(runs.trusted_runs),
-        flags="; ".join(runs.flags),
-        allowed=runs.why == TRUSTED_ALLOWED,
-        left=len(runs.left_out) or None,
-        left_runs=tuple(runs.left_out),
-        predicted=predicted.speedup,
-        predicted_low=predicted.speedup_low,
-        predicted_high=predicted.speedup_high,
-        weak=(d.weak_scaling and d.batch_per_device) or None,
-    )

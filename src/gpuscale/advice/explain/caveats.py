@@ -13,8 +13,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import against_measured
-from gpuscale.advice.explain.answer import said
+from gpuscale.advice.explain.against_measured import against_measured, disagreement
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
@@ -188,7 +187,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
-    return (*first, *[said(x) for x in found], *lines, *beside)
+    return (*first, *map(disagreement, found), *lines, *beside)
 
 
 def explanation(advice: AdviceView) -> list[str]:

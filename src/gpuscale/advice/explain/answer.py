@@ -24,11 +24,7 @@ from gpuscale.advice.explain.phrasebook import (
 from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import (
-    counted,
-    joined,
-    number,
-)
+from gpuscale.quantities import counted, joined, number
 
 
 def _speedup(row: pd.Series) -> str:

@@ -26,13 +26,7 @@ from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    counted,
-    filled,
-    format_count,
-    joined,
-    numbers_apart,
-)
+from gpuscale.quantities import counted, filled, format_count, joined, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 

@@ -15,8 +15,8 @@ from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
     remedy,
+    row_interval,
     sentence,
-    speedup_interval,
     strategy_words,
     term_says,
     withheld_value,
@@ -28,20 +28,7 @@ from gpuscale.quantities import counted, joined, number
 
 
 def _speedup(row: pd.Series) -> str:
-    interval = speedup_interval(row["speedup_low"], row["speedup_high"])
-    return f"{number(row['speedup'])}x ({interval})"
-
-
-def _trained(row: pd.Series, samples: float) -> str:
-    """``29 min to train 10M samples, 12.3 in the currency of --price, 1.55 kWh``."""
-    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
-    return sentence(
-        "trained",
-        time=row["time_to_train_min"],
-        samples=samples,
-        cost=known.get("cost"),
-        kwh=known.get("energy_kwh"),
-    )
+    return f"{number(row['speedup'])}x ({row_interval(row)})"
 
 
 def none_holds(advice: AdviceView) -> str:
@@ -55,17 +42,14 @@ def none_holds(advice: AdviceView) -> str:
 
 
 def _decision_kind(d: Decision) -> str:
-    """Which ``decision`` sentence says ``d``: a count withheld, none advised (refused),
-    several devices, one device read at itself, or one with a larger focus count."""
+    """Which ``decision`` sentence says ``d``."""
     if d.withheld_by:
         return "withheld"
     if d.count is None:
         return "refused"
     if d.chosen.accelerators > 1:
         return "many"
-    if d.focus.accelerators == d.chosen.accelerators:
-        return "one"
-    return "one_focus"
+    return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
 
 
 def decision_line(advice: AdviceView) -> str:
@@ -75,6 +59,14 @@ def decision_line(advice: AdviceView) -> str:
     if not d.holds:
         return none_holds(advice)
     row = row_at(frame, chosen.accelerators)
+    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
+    trained = sentence(
+        "trained",
+        time=row["time_to_train_min"],
+        samples=float(row_at(frame, 1)["samples_to_train"]),
+        cost=known.get("cost"),
+        kwh=known.get("energy_kwh"),
+    )
     other = "; ".join(
         f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
         for r in d.readings
@@ -88,7 +80,7 @@ def decision_line(advice: AdviceView) -> str:
         accum=chosen.accum if chosen.accum > 1 else None,
         big=chosen.global_batch,
         speedup=_speedup(row),
-        trained=_trained(row, float(row_at(frame, 1)["samples_to_train"])),
+        trained=trained,
         other=other,
         focus=focus,
         focus_speedup=_speedup(row_at(frame, focus)),
@@ -140,23 +132,23 @@ def deciding_line(advice: AdviceView) -> str:
 
 def change_line(advice: AdviceView) -> str:
     """The one measurement or input that would change the answer: what settles a count
-    withheld or held back, else the deciding term's own measurement where it was assumed,
-    else what would help most."""
+    withheld or held back, the flagged runs it rests on, the deciding term's own
+    measurement where it was assumed, else what would help most."""
     d = advice.decision
     if d.withheld_by:
         return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
     if d.settle:
         return f"Measure first: {d.settle}."
     flagged = [
-        m
+        m.accelerators
         for m in getattr(advice, "disagreements", ())
         if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
-    if flagged:  # the answer rests on flagged runs: their remedy first
-        n = counted(max(m.accelerators for m in flagged), "device")
+    if flagged:
+        n = counted(max(flagged), "device")
         return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
     assumed = [
-        a
+        a.measure
         for a in advice.calibration.said.assumptions
         if a.term == d.limit.dominant_term
         and a.source in (Source.ASSUMED, Source.PRIOR)
@@ -165,29 +157,24 @@ def change_line(advice: AdviceView) -> str:
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
-        return f"To change it: measure {term}: {assumed[0].measure.short()}."
+        return f"To change it: measure {term}: {assumed[0].short()}."
     return f"To change it: {remedy(deciding_change(advice), 'short', strategy)}."
 
 
 def lines(advice: AdviceView) -> list[str]:
-    """The short answer, said before the table: the decision, an input that cannot be
-    true or a warning on the data (each whole: rare, and it changes what to do), the term
-    that decides, and what would change it."""
-    d = advice.decision
-    # where memory limits the counts: which strategy holds the model, from which count
+    """The short answer, said before the table: where memory limits the counts, the
+    counts measured outside their interval, the decision, an input that cannot be true or
+    a warning on the data, the term that decides, the counts searched without a row (the
+    global batch kept does not split over them), and what would change it."""
     held = memory.said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
-    # a count the bench measured outside its predicted interval: the answer rests on the
-    # measurement there (``advice.reconcile``)
-    measured = [disagreement(found) for found in getattr(advice, "disagreements", ())]
-    # counts searched without a row (the global batch kept does not split over them)
     dropped = dropped_short(advice.calibration, advice.predictions)
     return [
         *filter(None, [held]),
-        *measured,
+        *map(disagreement, getattr(advice, "disagreements", ())),
         decision_line(advice),
-        *d.warnings,
+        *advice.decision.warnings,
         deciding_line(advice),
         *filter(None, [dropped]),
         change_line(advice),

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.advice.explain.memory import NAMES
 from gpuscale.advice.explain.phrasebook import sentence as phrased
+from gpuscale.advice.explain.phrasebook import strategy_words
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import Value
 from gpuscale.bench.support import predicted, to_test, weak
@@ -114,7 +114,11 @@ def sentence(
     on 2 devices; ``own_terms``: its optimizer and DDP ms) says otherwise of its size,
     both with why; ``benched``: whether the step is a bench run's (else given);
     ``own_speedup``: its table's speedup to a trained model, said where it differs."""
-    said: dict[str, Value] = {"family": None, "per_param": per_param, "strategy": NAMES[strategy]}
+    said: dict[str, Value] = {
+        "family": None,
+        "per_param": per_param,
+        "strategy": strategy_words(strategy)["name"],
+    }
     if basis is not None:
         mparams = params / 1e6
         said = {

@@ -24,12 +24,6 @@ from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
 from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, noun_for
 
-# What a row's step rests on (the predictions' ``rests_on``), as the step says it.
-RESTS_ON = {
-    "measured": "measured: the runs at that count, outside the predicted interval",
-    "measured_below": "the model's, times the miss measured at a count below",
-}
-
 
 def named(d: Decision) -> str:
     """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
@@ -171,16 +165,9 @@ def step_lines(advice: AdviceView) -> list[str]:
     at, o = d.focus, d.limit.overheads_ms
     if at.accelerators < 2:
         return []
-    ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
     subject = term_subject(d.limit.dominant_term)
-    rests, remainder = "", ""
-    if at.rests_on != "predicted":
-        left = o.get(TermId.UNEXPLAINED, 0.0)
-        rests = f" ({RESTS_ON[at.rests_on]})"
-        remainder = (
-            f", unexplained by the model {ms(left)} (the step less the model's terms, "
-            f"{ms(at.step_ms - left)})"
-        )
+    # a measured step: what the model's terms leave of it
+    left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
     marked = " (from weak runs: a measurement to repeat)" * weak(cal.runs.evidence)
     lines = [
@@ -188,7 +175,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             "step_at",
             detailed=_detailed(d),
             step=at.step_ms,
-            rests=rests,
+            rests_on=at.rests_on,
             compute=at.compute_ms,
             not_spread=_not_spread(cal, advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
@@ -201,7 +188,8 @@ def step_lines(advice: AdviceView) -> list[str]:
             bandwidth=o["bandwidth"],
             latency_name=term_name(TermId.LATENCY),
             latency=o["latency"],
-            remainder=remainder,
+            left=left,
+            explained=None if left is None else at.step_ms - left,
             speedup=at.speedup,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],

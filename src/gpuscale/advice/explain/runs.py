@@ -6,7 +6,7 @@ over, and how an FSDP run's own work was read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
@@ -29,11 +29,6 @@ from gpuscale.tables.requests import ref
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
-
-# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
-NOTES_COMMAND = (
-    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
-)
 
 
 def on_devices(counts: Sequence[int]) -> str:
@@ -179,23 +174,18 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
     """Why the model advised on was chosen: the larger ones passed over and why (first),
     else the largest of several benched, the others ``--model`` chooses (second); "" for
     what does not apply."""
-    advised = f"Advised on {found.model} ({format_count(found.size)} parameters), the largest"
+    said = {"model": found.model, "size": found.size}
     if found.passed:
-        said = "; ".join(
+        passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
             for name, params, runs, broken in found.passed
         )
-        return (
-            f"{advised} model with a trustworthy N = 1 run; not used: {said} (--model to "
-            "choose one).",
-            "",
-        )
+        return sentence("model_chosen", **said, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    return "", (
-        f"{advised} of the {len(found.others) + 1} models benched (--model to choose another: "
-        f"{joined(found.others)})."
-    )
+    others = len(found.others) + 1
+    listed = joined(found.others)
+    return "", sentence("model_chosen", **said, passed=None, others=others, listed=listed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,19 +210,14 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     the same in full (with the command printing their notes); (None, None) for none."""
     if found is None:
         return None, None
-    on, kinds = on_devices(found.counts), ", ".join(found.kinds)
-    runs = of_the(found.weak, found.runs, "bench run")
-    said = (
-        f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
-        f"{agreeing(found.weak, 'is', 'are')} weak ({kinds})"
-    )
-    short = "" if found.fix is None else f": {found.fix} for firm numbers"
-    full = (
-        f"Weak evidence: {runs} of {found.model} (on {on}): {kinds}; the bench table's "
-        f"evidence_notes say more: `{NOTES_COMMAND.format(found.file)}`; "
-        f"{found.fix_in_full} for firm numbers."
-    )
-    return f"{said}{short}", full
+    said = {  # the record's fields, its runs, counts and kinds as said
+        **asdict(found),
+        "runs": of_the(found.weak, found.runs, "bench run"),
+        "on": on_devices(found.counts),
+        "kinds": ", ".join(found.kinds),
+    }
+    short = sentence("weak_evidence", full=False, **said)
+    return short, sentence("weak_evidence", full=True, **said)
 
 
 def fsdp_own_basis(row: pd.Series) -> str:

@@ -22,13 +22,12 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.bre
 
 
 def _from_size(value: float | None) -> str:
-    size = "*" if value is None or value > SMALLEST_SEARCHED else "every"
-    return phrased(
-        "break_even_size",
-        size="none" if value is None else size,
-        value=value,
-        smallest=SMALLEST_SEARCHED,
-    )
+    size = "*"
+    if value is None:
+        size = "none"
+    elif value <= SMALLEST_SEARCHED:
+        size = "every"
+    return phrased("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:

@@ -35,12 +35,18 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    use = "use" if d.count is not None else ("withheld" if d.withheld_by else "refused")
+    use = "refused"  # none advised: an input flagged
+    if not d.holds:
+        use = "none"
+    elif d.count is not None:
+        use = "use"
+    elif d.withheld_by:
+        use = "withheld"
     lines = [
         *d.warnings,
         sentence(
             "recommendation",
-            use=use if d.holds else "none",
+            use=use,
             config=_config(row_at(frame, chosen.accelerators)),
             time=chosen.time_to_train_min,  # the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,

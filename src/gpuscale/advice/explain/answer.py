@@ -162,10 +162,7 @@ def change_line(advice: AdviceView) -> str:
 
 
 def lines(advice: AdviceView) -> list[str]:
-    """The short answer, said before the table: where memory limits the counts, the
-    counts measured outside their interval, the decision, an input that cannot be true or
-    a warning on the data, the term that decides, the counts searched without a row (the
-    global batch kept does not split over them), and what would change it."""
+    """The short answer, said before the table, in the order a reader needs it."""
     held = memory.said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )

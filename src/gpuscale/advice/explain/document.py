@@ -45,10 +45,8 @@ ADVICE_SHOWN = (
 
 
 def columns(advice: AdviceView) -> tuple[str, ...]:
-    """The table's deciding columns: the count and batch (its accumulation where a row has
-    one), the step and its deciding overhead, the speedup with its interval, the efficiency
-    and the time to train (cost and energy: the decision's line; every column: -f csv), and
-    whether the devices hold the model where a row's do not."""
+    """The table's deciding columns (cost and energy: the decision's line; every column:
+    -f csv)."""
     term = TERMS.get(advice.decision.limit.dominant_term, {}).get("column")
     frame = advice.predictions
     # the accumulation where used; whether the devices hold the model where some do not
@@ -66,11 +64,8 @@ def more(advice: AdviceView) -> str:
 def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
-    """The predictions as a terminal shows them: by default the short answer
-    (``explain.answer``: the deciding columns, four lines), with ``explain`` every shown
-    column (``ADVICE_SHOWN``) and the whole explanation; or (``terminal`` False: CSV)
-    every column with what qualifies the numbers as notes; ``document``: with the whole
-    answer for ``-f json`` (:func:`advice_document`)."""
+    """The predictions as a terminal shows them (``terminal`` False: CSV, with what
+    qualifies the numbers as notes; ``document``: -f json's :func:`advice_document`)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
@@ -204,8 +199,8 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
     d = result.decision
     return {
         "recommendation": {
-            "model": result.calibration.model.name,  # the model advised on
-            "strategy": result.calibration.run.strategy,  # ddp or fsdp
+            "model": result.calibration.model.name,
+            "strategy": result.calibration.run.strategy,
             "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
@@ -236,8 +231,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         # where memory limits the counts of the strategy asked: each device's GB per count
         # and strategy (``advice.memory``); absent where one device holds the model
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
-        # a transformer's shape (--preset, --layers ...): what it gives as numbers; absent
-        # without one
+        # a transformer's shape (--preset, --layers ...) as numbers; absent without one
         **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
@@ -245,8 +239,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
-        # the predictions' ``cost``: --price is in any currency, so its unit is that one
-        # (None: no price, no cost)
+        # --price is in any currency: the unit of the predictions' ``cost`` (None: no price)
         "cost_unit": _cost_unit(result),
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }

@@ -116,10 +116,8 @@ def _refused(found: Refusal) -> str:
 
 
 def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
-    """A refusal of the calibration in words: ``found`` (a :class:`Refusal` by its kind, a
-    finding by its template, a sentence as it is), then the runs ``left`` out where one was
-    an N = 1 run (allowing the others would not give the run that is missing), the
-    sentence closed."""
+    """A refusal of the calibration in words, then the runs ``left`` out where one was an
+    N = 1 run (allowing the others would not give the run that is missing)."""
     text = _refused(found) if isinstance(found, Refusal) else said(found)
     if not left:
         return text

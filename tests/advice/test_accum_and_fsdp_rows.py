@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.shown import advice_view
+from gpuscale.advice.explain.document import advice_view
 from tests.builders import one_device_record
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.shown import advice_view
+from gpuscale.advice.explain.document import advice_view
 from gpuscale.report.request import ReportRequest
 from gpuscale.tables.requests import FieldError
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.explain.phrasebook import TERMS, strategy_words
-from gpuscale.advice.explain.shown import advice_view
 
 # llama3-8b by its numbers on H100s: fewer than 4 devices cannot hold it sharded
 ASKED = {

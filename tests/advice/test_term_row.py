@@ -12,7 +12,7 @@ import pytest
 import gpuscale
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import lines
-from gpuscale.advice.explain.shown import advice_view
+from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.explain.view import AdviceView
 
 ROWS = json.loads(

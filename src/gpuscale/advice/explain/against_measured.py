@@ -1,13 +1,14 @@
 """Measured speedups beside the predictions: one sentence for each count the bench measured
 in a configuration the advice predicts (``measured_runs.MeasuredCount``, the one record
-every view reads), its runs against the predicted speedup and its interval."""
+every view reads), its runs against the predicted speedup and its interval; and each
+count measured outside that interval (``Disagreement``), said first."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
 from gpuscale.quantities import number
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
@@ -75,3 +76,26 @@ def against_measured(
     """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
     return [said(c) for c in counts if (c.accelerators, c.batch_per_device, c.accum) not in apart]
+
+
+def disagreement(d: Disagreement) -> str:
+    """The disagreement in words, first among the caveats and the answer's lines."""
+    seen, runs, predicted = d.measured, d.evidence, d.predicted
+    several = len(runs.trusted_runs) > 1
+    return sentence(
+        "disagreement",
+        n=d.accelerators,
+        seen=seen.speedup,
+        low=seen.speedup_low if several else None,
+        high=seen.speedup_high,
+        flagged=d.on_flagged_only,
+        runs=len(runs.trusted_runs),
+        flags="; ".join(runs.flags),
+        allowed=runs.why == TRUSTED_ALLOWED,
+        left=len(runs.left_out) or None,
+        left_runs=tuple(runs.left_out),
+        predicted=predicted.speedup,
+        predicted_low=predicted.speedup_low,
+        predicted_high=predicted.speedup_high,
+        weak=(d.weak_scaling and d.batch_per_device) or None,
+    )

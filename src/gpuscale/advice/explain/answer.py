@@ -1,68 +1,34 @@
 """The advice's short answer, as ``gpuscale advise`` says it by default before its table:
 the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
 what decides; what would change it; an input that cannot be true or a measurement outside
-its interval first (``explain.shown``: the lines as a terminal shows them)."""
+its interval first (``explain.document.shown``: the lines as a terminal shows them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gpuscale.advice.explain import memory
+from gpuscale.advice.explain.against_measured import disagreement
 from gpuscale.advice.explain.counts import dropped_short, missing_counts
 from gpuscale.advice.explain.focus import deciding_change, deciding_kind
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
     remedy,
+    row_interval,
     sentence,
     strategy_words,
     term_says,
     withheld_value,
 )
-from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement
+from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import (
-    counted,
-    joined,
-    number,
-    span,
-)
-
-
-def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
-    """The predictions' row at ``n`` accelerators."""
-    return frame[frame["accelerators"] == n].iloc[0]
-
-
-# A speedup without an interval: its row rests on a single run
-# (``Disagreement.measured.no_interval``)
-NO_INTERVAL = "one run: no interval"
-
-
-def speedup_interval(low: float, high: float) -> str:
-    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
-    if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
-    return f"{span(number(low), number(high))}x, 80% interval"
+from gpuscale.quantities import counted, joined, number
 
 
 def _speedup(row: pd.Series) -> str:
-    interval = speedup_interval(row["speedup_low"], row["speedup_high"])
-    return f"{number(row['speedup'])}x ({interval})"
-
-
-def _trained(row: pd.Series, samples: float) -> str:
-    """``29 min to train 10M samples, 12.3 in the currency of --price, 1.55 kWh``."""
-    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
-    return sentence(
-        "trained",
-        time=row["time_to_train_min"],
-        samples=samples,
-        cost=known.get("cost"),
-        kwh=known.get("energy_kwh"),
-    )
+    return f"{number(row['speedup'])}x ({row_interval(row)})"
 
 
 def none_holds(advice: AdviceView) -> str:
@@ -84,17 +50,14 @@ def none_holds(advice: AdviceView) -> str:
 
 
 def _decision_kind(d: Decision) -> str:
-    """Which ``decision`` sentence says ``d``: a count withheld, none advised (refused),
-    several devices, one device read at itself, or one with a larger focus count."""
+    """Which ``decision`` sentence says ``d``."""
     if d.withheld_by:
         return "withheld"
     if d.count is None:
         return "refused"
     if d.chosen.accelerators > 1:
         return "many"
-    if d.focus.accelerators == d.chosen.accelerators:
-        return "one"
-    return "one_focus"
+    return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
 
 
 def decision_line(advice: AdviceView) -> str:
@@ -104,6 +67,14 @@ def decision_line(advice: AdviceView) -> str:
     if not d.holds:
         return none_holds(advice)
     row = row_at(frame, chosen.accelerators)
+    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
+    trained = sentence(
+        "trained",
+        time=row["time_to_train_min"],
+        samples=float(row_at(frame, 1)["samples_to_train"]),
+        cost=known.get("cost"),
+        kwh=known.get("energy_kwh"),
+    )
     other = "; ".join(
         f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
         for r in d.readings
@@ -117,7 +88,7 @@ def decision_line(advice: AdviceView) -> str:
         accum=chosen.accum if chosen.accum > 1 else None,
         big=chosen.global_batch,
         speedup=_speedup(row),
-        trained=_trained(row, float(row_at(frame, 1)["samples_to_train"])),
+        trained=trained,
         other=other,
         focus=focus,
         focus_speedup=_speedup(row_at(frame, focus)),
@@ -169,23 +140,23 @@ def deciding_line(advice: AdviceView) -> str:
 
 def change_line(advice: AdviceView) -> str:
     """The one measurement or input that would change the answer: what settles a count
-    withheld or held back, else the deciding term's own measurement where it was assumed,
-    else what would help most."""
+    withheld or held back, the flagged runs it rests on, the deciding term's own
+    measurement where it was assumed, else what would help most."""
     d = advice.decision
     if d.withheld_by:
         return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
     if d.settle:
         return f"Measure first: {d.settle}."
     flagged = [
-        m
+        m.accelerators
         for m in getattr(advice, "disagreements", ())
         if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
-    if flagged:  # the answer rests on flagged runs: their remedy first
-        n = counted(max(m.accelerators for m in flagged), "device")
+    if flagged:
+        n = counted(max(flagged), "device")
         return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
     assumed = [
-        a
+        a.measure
         for a in advice.calibration.said.assumptions
         if a.term == d.limit.dominant_term
         and a.source in (Source.ASSUMED, Source.PRIOR)
@@ -194,53 +165,22 @@ def change_line(advice: AdviceView) -> str:
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
-        return f"To change it: measure {term}: {assumed[0].measure.short()}."
+        return f"To change it: measure {term}: {assumed[0].short()}."
     return f"To change it: {remedy(deciding_change(advice), 'short', strategy)}."
 
 
 def lines(advice: AdviceView) -> list[str]:
-    """The short answer, said before the table: the decision, an input that cannot be
-    true or a warning on the data (each whole: rare, and it changes what to do), the term
-    that decides, and what would change it."""
-    d = advice.decision
-    # where memory limits the counts: which strategy holds the model, from which count
+    """The short answer, said before the table, in the order a reader needs it."""
     held = memory.said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
-    # a count the bench measured outside its predicted interval: the answer rests on the
-    # measurement there (``advice.reconcile``)
-    measured = [said(found) for found in getattr(advice, "disagreements", ())]
-    # counts searched without a row (the global batch kept does not split over them)
     dropped = dropped_short(advice.calibration, advice.predictions)
     return [
         *filter(None, [held]),
-        *measured,
+        *map(disagreement, getattr(advice, "disagreements", ())),
         decision_line(advice),
-        *d.warnings,
+        *advice.decision.warnings,
         deciding_line(advice),
         *filter(None, [dropped]),
         change_line(advice),
     ]
-
-
-def said(d: Disagreement) -> str:
-    """The disagreement in words, first among the caveats and the answer's lines."""
-    seen, runs, predicted = d.measured, d.evidence, d.predicted
-    several = len(runs.trusted_runs) > 1
-    return sentence(
-        "disagreement",
-        n=d.accelerators,
-        seen=seen.speedup,
-        low=seen.speedup_low if several else None,
-        high=seen.speedup_high,
-        flagged=d.on_flagged_only,
-        runs=len(runs.trusted_runs),
-        flags="; ".join(runs.flags),
-        allowed=runs.why == TRUSTED_ALLOWED,
-        left=len(runs.left_out) or None,
-        left_runs=tuple(runs.left_out),
-        predicted=predicted.speedup,
-        predicted_low=predicted.speedup_low,
-        predicted_high=predicted.speedup_high,
-        weak=(d.weak_scaling and d.batch_per_device) or None,
-    )

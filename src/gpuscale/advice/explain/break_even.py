@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.advice.explain.memory import NAMES
+from gpuscale.advice.explain.phrasebook import sentence as phrased
+from gpuscale.advice.explain.phrasebook import strategy_words
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.types import Value
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import counted, filled, format_count, format_ms, joined, number
+from gpuscale.quantities import format_count, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -19,59 +21,56 @@ if TYPE_CHECKING:  # a type only: explain evaluates no model
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
 
+def _from_size(value: float | None) -> str:
+    size = "*"
+    if value is None:
+        size = "none"
+    elif value <= SMALLEST_SEARCHED:
+        size = "every"
+    return phrased("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
+
+
 def break_even_lines(advice: AdviceView) -> list[str]:
     """The break-even's sentences; none where none is sought (one device allowed, or a
     global batch kept)."""
-    cal = advice.calibration
-    assert cal is not None
-    name = cal.machine.network_name
+    cal, found = advice.calibration, advice.break_even
     if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
         return []
-    lines, evidence = [], cal.runs.evidence
-    if advice.break_even.compute_ms_per_grad_mb is not None:
+    lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
+    per_mb = found.compute_ms_per_grad_mb
+    if per_mb is not None:
         # FLOPs at the rate of the whole step (fixed cost included), never the per-sample
         # work's (unbounded where the step is nearly all fixed cost)
-        step_ms = cal.model.compute.compute_ms(cal.model.spec, cal.run.batch, cal.run.accum)
-        whole_tflops = cal.run.batch * cal.run.accum * cal.model.spec.flops / (step_ms / 1e3) / 1e12
-        flops_per_byte = advice.break_even.compute_ms_per_grad_mb / 1e3 * whole_tflops * 1e12 / 1e6
-        own = step_ms / (cal.model.spec.grad_bytes / 1e6)
-        like = max(advice.break_even.compute_ms_per_grad_mb, own)  # both in one unit
+        step_ms = cal.model.compute.compute_ms(spec, run.batch, run.accum)
+        whole_tflops = run.batch * run.accum * spec.flops / (step_ms / 1e3) / 1e12
+        own = step_ms / (spec.grad_bytes / 1e6)
         lines.append(
-            f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
-            f"{format_ms(advice.break_even.compute_ms_per_grad_mb, like)} per MB of gradients "
-            f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
-            f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
-            f"{format_ms(own, like)} per MB."
+            phrased(
+                "break_even_rate",
+                network=cal.machine.network_name,
+                predicted=predicted(evidence),
+                per_mb=per_mb,
+                like=max(per_mb, own),  # both in one unit
+                flops_per_byte=per_mb / 1e3 * whole_tflops * 1e12 / 1e6,
+                tflops=whole_tflops,
+                own=own,
+            )
         )
-    per_param = cal.model.spec.flops / cal.model.spec.params
-    size = advice.break_even.params
-    target = advice.break_even.target_efficiency_params
+    size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
-
-    def from_size(value: float | None) -> str:
-        if value is None:
-            return "at no size up to 10T parameters"
-        if value <= SMALLEST_SEARCHED:
-            return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
-        return f"from {format_count(value)} parameters"
-
-    run = cal.run
-    batch = (
-        f"global batch {format_count(run.kept_global_batch or run.batch)} split over the two"
-        if run.kept_global_batch is not None
-        else f"per-device batch {format_count(run.batch)}"
-    )
-    mparams = cal.model.spec.params / 1e6
+    batch = f"per-device batch {format_count(run.batch)}"
+    if run.kept_global_batch is not None:
+        batch = f"global batch {format_count(run.kept_global_batch)} split over the two"
+    mparams = spec.params / 1e6
     said = sentence(
         cal.model.family,
-        per_param=per_param,
+        per_param=spec.flops / spec.params,
         batch=batch,
-        beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
-        f"{from_size(size)}",
-        reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {from_size(target)}",
+        beats=f"{'the runs predict that ' * weak(evidence)}2 devices beat 1 {_from_size(size)}",
+        reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {_from_size(target)}",
         size=size,
-        params=cal.model.spec.params,
+        params=spec.params,
         own=_own_pair(advice.predictions),
         own_speedup=_own_pair(advice.predictions, "speedup"),
         own_terms=(
@@ -79,7 +78,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
             cal.model.compute.ddp_ms_per_mparam * mparams,
         ),
         benched=cal.runs.evidence is not None,
-        strategy=cal.run.strategy,
+        strategy=run.strategy,
     )
     return [*lines, f"{said}{to_test(evidence)}."]
 
@@ -92,18 +91,6 @@ def _own_pair(frame: pd.DataFrame, column: str = "throughput_efficiency") -> flo
         return None
     value = float(two[column].iloc[0])
     return value * 2 if column == "throughput_efficiency" else value
-
-
-def _line(part: tuple[float, float]) -> str:
-    fixed, per = part
-    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
-
-
-def _agrees(size: float | None, params: float, own: float | None) -> bool:
-    """Whether the family's size and this model's own speedup say the same of it."""
-    if own is None or (size is not None and math.isnan(size)):
-        return True
-    return (size is not None and params >= size) == (own > 1)
 
 
 def sentence(
@@ -122,47 +109,43 @@ def sentence(
     own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said, and where this model's own measured step gives another verdict at
-    its size (``own``: its throughput speedup on 2 devices; ``own_terms``: its optimizer and
-    DDP ms), both said with why; ``benched``: whether the step is a bench run's (else
-    given); ``own_speedup``: its table's speedup on 2 devices to a trained model, said
-    beside ``own`` where they differ."""
-    if basis is None:
-        alone = (
-            "the only member of its family benched in this configuration"
-            if benched
-            else "from the step given (nothing benched)"
-        )
-        how = (
-            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
-            f"{NAMES[strategy]} times per parameter: this model alone, {alone}"
-        )
-    else:
-        how = (
-            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
-            f"benched in this configuration, {joined(list(basis.members))}: "
-            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
-            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
-        )
-    said = (
-        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
-        f"{format_count(params)})"
-    )
-    if basis is None or _agrees(size, params, own):
-        return said
-    assert own is not None
-    mparams = params / 1e6
-    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
-    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
-    table = filled(
-        ", {}x to a trained model with its convergence factor",
-        own_speedup is not None and number(own_speedup) != number(own) and number(own_speedup),
-    )
-    return (
-        f"{said}; this model's own measured step gives {number(own)}x the throughput on 2 "
-        f"devices (its table{table}): its optimizer step {format_ms(own_terms[0])} and DDP's "
-        "own work "
-        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
-        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
-        "is the fit over its members, this model's table its own runs"
+    family's basis said, and where this model's own step (``own``: its throughput speedup
+    on 2 devices; ``own_terms``: its optimizer and DDP ms) says otherwise of its size,
+    both with why; ``benched``: whether the step is a bench run's (else given);
+    ``own_speedup``: its table's speedup to a trained model, said where it differs."""
+    said: dict[str, Value] = {
+        "family": None,
+        "per_param": per_param,
+        "strategy": strategy_words(strategy)["name"],
+    }
+    if basis is not None:
+        mparams = params / 1e6
+        said = {
+            "family": basis.family,
+            "count": len(basis.members),
+            "members": joined(list(basis.members)),
+            "flops_per_param": basis.flops_per_param,
+            "opt_fixed": basis.opt_ms[0],
+            "opt_per": basis.opt_ms[1],
+            "ddp_fixed": basis.ddp_ms[0],
+            "ddp_per": basis.ddp_ms[1],
+            "line_opt": basis.opt_ms[0] + basis.opt_ms[1] * mparams,
+            "line_ddp": basis.ddp_ms[0] + basis.ddp_ms[1] * mparams,
+        }
+    # whether the family's size and this model's own speedup say the same of it
+    agrees = own is None or (size is not None and math.isnan(size))
+    agrees = agrees or (size is not None and params >= size) == (own > 1)
+    differs = own_speedup is not None and number(own_speedup) != number(own)
+    return phrased(
+        "break_even_family",
+        **said,
+        batch=batch,
+        beats=beats,
+        reaches=reaches,
+        params=params,
+        benched=benched,
+        own=None if basis is None or agrees else own,
+        table=number(own_speedup) if differs else None,
+        own_opt=own_terms[0],
+        own_ddp=own_terms[1],
     )

@@ -13,8 +13,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import against_measured
-from gpuscale.advice.explain.answer import said
+from gpuscale.advice.explain.against_measured import against_measured, disagreement
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
@@ -27,13 +26,7 @@ from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    counted,
-    filled,
-    format_count,
-    joined,
-    numbers_apart,
-)
+from gpuscale.quantities import counted, filled, joined, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -43,15 +36,11 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
     """The inputs not given that the times to train rest on, each with what to give."""
-    said = {
-        "samples": f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's "
-        "samples to train (give --samples)",
-        "batch": f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
-        "per-device batch of that step)",
-        "link": f"an assumed link, {link} (none given, detected or measured: give "
-        "--interconnect or --collectives)",
-    }
-    return [said[option] for option in said if option in defaults]
+    return [
+        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
+        for o in ("samples", "batch", "link")
+        if o in defaults
+    ]
 
 
 def headline(
@@ -97,15 +86,6 @@ def withheld(decision: Decision) -> str:
         at=at,
         settle=row["settle"],
     )
-
-
-def below_mlperf_said(found: Sequence[tuple[int, float, float, str]]) -> list[str]:
-    """The first count predicted faster than MLPerf's fastest allows, and how many more."""
-    if not found:
-        return []
-    n, minutes, floor, system = found[0]
-    more = len(found) - 1 or None
-    return [sentence("below_mlperf", n=n, minutes=minutes, floor=floor, system=system, more=more)]
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
@@ -169,8 +149,13 @@ def render_decision(advice: AdviceView) -> Decision:
         host_devices=cal.runs.host_devices,
         again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
     )
-    warnings = (*map(said_finding, d.warnings), *below_mlperf_said(advice.below_mlperf))
-    return replace(d, warnings=warnings, settle=first)
+    warnings = [*map(said_finding, d.warnings)]
+    if advice.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
+        n, minutes, floor, system = advice.below_mlperf[0]
+        more = len(advice.below_mlperf) - 1 or None
+        said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
+        warnings.append(sentence("below_mlperf", **said))
+    return replace(d, warnings=tuple(warnings), settle=first)
 
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:
@@ -188,7 +173,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
     held = memory.said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
-    return (*first, *[said(x) for x in found], *lines, *beside)
+    return (*first, *map(disagreement, found), *lines, *beside)
 
 
 def explanation(advice: AdviceView) -> list[str]:

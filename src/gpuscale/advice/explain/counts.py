@@ -3,6 +3,8 @@ the most allowed, past one node whole nodes), and why a count searched has no ro
 
 from __future__ import annotations
 
+from itertools import groupby
+
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
@@ -13,16 +15,9 @@ from gpuscale.quantities import agreeing, joined
 def _names(counts: list[int]) -> str:
     """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
     parts: list[str] = []
-    i = 0
-    while i < len(counts):
-        j = i
-        while j + 1 < len(counts) and counts[j + 1] == counts[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{counts[i]}-{counts[j]}")
-        else:
-            parts.extend(str(c) for c in counts[i : j + 1])
-        i = j + 1
+    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
+        found = [c for _, c in run]
+        parts += [f"{found[0]}-{found[-1]}"] if len(found) > 2 else map(str, found)
     return ", ".join(parts)
 
 
@@ -97,7 +92,7 @@ def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
 def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
     """Why no count above ``largest`` (the largest predicted) was, and what would let
     one be; ("", "") where it is the most allowed."""
-    if cal is None or largest >= cal.machine.max_devices:
+    if largest >= cal.machine.max_devices:
         return "", ""
     most = int(cal.machine.max_devices)
     searched = cal.machine.device_counts
@@ -116,18 +111,16 @@ def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[
     per_node = _per_node(cal)
     if off and per_node:
         fix.append(f"--max-devices {(most // per_node + 1) * per_node} (whole nodes)")
-    if missing:
-        kept = cal.run.kept_global_batch
+    listed, kept = ", ".join(map(str, missing)), cal.run.kept_global_batch
+    if missing and kept is not None:
         does = agreeing(len(missing), "does", "do")
         why.append(
-            f"{', '.join(map(str, missing))} {does} not split the global batch {kept} kept "
-            "at every count into whole per-device batches"
-            if kept is not None
-            else f"no per-device batch and accumulation fits {', '.join(map(str, missing))}"
+            f"{listed} {does} not split the global batch {kept} kept at every count into "
+            "whole per-device batches"
         )
-        if kept is not None:
-            fix.append(f"a --global-batch divisible by {', '.join(map(str, missing))}")
-            fix.append("--scaling weak")
+        fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
+    elif missing:
+        why.append(f"no per-device batch and accumulation fits {listed}")
     if flagged:
         why.append(f"{', '.join(map(str, flagged))} failed a plausibility check (left out)")
     return "; ".join(why), joined(fix, "or")

@@ -1,18 +1,123 @@
-"""``gpuscale advise -f json``: the whole advice as one document (the schema of
+"""The advice as ``gpuscale advise`` shows it: the short answer (``explain.answer``)
+wrapped at the output's width over the predictions' table (by default the deciding
+columns; with ``--explain`` every shown column under the whole explanation; as CSV every
+column), and as ``-f json`` the whole advice as one document (the schema of
 docs/advice.md: the recommendation, the decision's fields, how the counts were compared,
 every assumption, the short answer, the explanation and the predictions; losslessly)."""
 
 from __future__ import annotations
 
+import re
+from textwrap import wrap
+
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import lines
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import FindingKind, maybe
+from gpuscale.quantities import counted, filled, format_count
 from gpuscale.tables.json_depth import JSON
+from gpuscale.tables.views import TableView
+
+# The short answer's lines wrap at this many columns whatever the terminal's.
+LINE_COLUMNS = 100
+# The terminal's columns, the deciding overhead's after the step.
+LEADING = ("accelerators", "batch_per_device", "step_ms")
+TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
+# What a terminal narrower than the table drops first.
+TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
+DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMNS, "batch_per_device")
+# Three digits where the interval's ends differ, the efficiency as a share.
+FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+# Whether a count's devices hold the model, as a terminal's ``fits`` column says it (a
+# flag elsewhere is said only where set: here "no" is the news).
+FITS_SAID = {True: "yes", False: "no"}
+# The prediction columns a terminal shows (JSON and CSV carry them all).
+ADVICE_SHOWN = (
+    *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
+    *("exposed_comm_ms", "samples_per_s", "time_to_train_min", "speedup", "speedup_low"),
+    *("speedup_high", "efficiency", "throughput_efficiency", "convergence_factor"),
+    *("accelerator_hours", "cost", "energy_kwh"),
+)
+
+
+def columns(advice: AdviceView) -> tuple[str, ...]:
+    """The table's deciding columns (cost and energy: the decision's line; every column:
+    -f csv)."""
+    term = TERMS.get(advice.decision.limit.dominant_term, {}).get("column")
+    frame = advice.predictions
+    # the accumulation where used; whether the devices hold the model where some do not
+    shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
+    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING, "fits")
+    return tuple(column for column in wanted if shown.get(column, True))
+
+
+def more(advice: AdviceView) -> str:
+    """Where the rest is, said under the table."""
+    caveats = filled("{}, ", advice.caveats and counted(len(advice.caveats), "caveat"))
+    return f"More: --explain ({caveats}every assumption with its source); -f json (every number)."
+
+
+def advice_view(
+    result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
+) -> TableView:
+    """The predictions as a terminal shows them (``terminal`` False: CSV, with what
+    qualifies the numbers as notes; ``document``: -f json's :func:`advice_document`)."""
+    if document:
+        return TableView(result.predictions, (), document=advice_document(result))
+    cal = result.calibration
+    params = format_count(cal.model.spec.params)
+    name = cal.model.name
+    named = name if params in name else f"{name} ({params} parameters)"
+    strategy = strategy_words(cal.run.strategy)["name"]
+    title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
+    if not terminal:
+        every = list(result.predictions.columns)
+        return TableView(result.predictions, every, title, notes=tuple(result.caveats))
+    if not explain:
+        frame = result.predictions
+        return TableView(
+            frame.assign(fits=frame["fits"].map(FITS_SAID)),
+            columns(result),
+            title,
+            drop_order=DROP_ORDER,
+            formats=FORMATS,
+            said=(more(result),),
+        )
+    said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
+    return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
+
+
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
+    most ``LINE_COLUMNS``), continued indented, a command broken only between its words
+    (a path with a space or a hyphen pastes whole; one longer than the line runs past it)."""
+    width = min(LINE_COLUMNS, columns)
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
+    command held (``_HOLD``), so that wrapping breaks a command only between its words
+    (never inside a path such as ``/tmp/ci-clone/results.jsonl`` or an option)."""
+
+    def held(command: re.Match[str]) -> str:
+        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        return quoted.replace("-", "\x01")
+
+    return re.sub(r"`[^`]*`", held, line)
 
 
 def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
@@ -94,8 +199,8 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
     d = result.decision
     return {
         "recommendation": {
-            "model": result.calibration.model.name,  # the model advised on
-            "strategy": result.calibration.run.strategy,  # ddp or fsdp
+            "model": result.calibration.model.name,
+            "strategy": result.calibration.run.strategy,
             "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
@@ -126,8 +231,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         # where memory limits the counts of the strategy asked: each device's GB per count
         # and strategy (``advice.memory``); absent where one device holds the model
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
-        # a transformer's shape (--preset, --layers ...): what it gives as numbers; absent
-        # without one
+        # a transformer's shape (--preset, --layers ...) as numbers; absent without one
         **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
@@ -135,8 +239,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
-        # the predictions' ``cost``: --price is in any currency, so its unit is that one
-        # (None: no price, no cost)
+        # --price is in any currency: the unit of the predictions' ``cost`` (None: no price)
         "cost_unit": _cost_unit(result),
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }

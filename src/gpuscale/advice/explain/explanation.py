@@ -1,36 +1,27 @@
 """``--explain``'s sentences over the Decision and its predictions: what to do and how
-sure, which term decides, what caps the speedup, what would change it, every source."""
+sure, how the counts were compared, the break-even, the step at the focus count
+(``focus``), every source with the step interval, and the equilibrium."""
 
 from __future__ import annotations
 
-from functools import partial
+import math
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain import findings, focus, table_words
-from gpuscale.advice.explain.answer import row_at, speedup_interval
 from gpuscale.advice.explain.break_even import break_even_lines
-from gpuscale.advice.explain.counts import below_the_most, dropped_counts, only_one
-from gpuscale.advice.explain.focus import changes, detailed, named, remedy
-from gpuscale.advice.explain.phrasebook import (
-    sentence,
-    strategy_words,
-    term_name,
-    term_subject,
-)
-from gpuscale.advice.explain.step_interval import step_interval
-from gpuscale.advice.explain.view import AdviceView
-from gpuscale.advice.records import Decision
-from gpuscale.advice.types import STOPPED, TermId
+from gpuscale.advice.explain.counts import dropped_counts, only_one
+from gpuscale.advice.explain.focus import named
+from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
+from gpuscale.advice.explain.view import AdviceView, row_at
+from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
+from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import (
-    counted,
-    format_batch,
-    format_ms,
-    noun_for,
-)
+from gpuscale.quantities import agreeing, counted, filled, format_batch, joined, noun_for
 from gpuscale.tables.bench import on_a_larger_host
+
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 
 
 def _config(row: pd.Series) -> str:
@@ -41,26 +32,21 @@ def _config(row: pd.Series) -> str:
     )
 
 
-def _use(d: Decision) -> str:
-    """How the recommendation opens (``recommendation``'s ``use``): a count to use, one
-    withheld, none advised (an input flagged), none predicted holding the model."""
-    if not d.holds:
-        return "none"
-    if d.count is not None:
-        return "use"
-    if d.withheld_by:
-        return "withheld"
-    return "refused"
-
-
 def _recommendation(advice: AdviceView) -> list[str]:
-    d: Decision = advice.decision
-    chosen, frame = d.chosen, advice.predictions
+    d, frame = advice.decision, advice.predictions
+    chosen = d.chosen
+    use = "refused"  # none advised: an input flagged
+    if not d.holds:
+        use = "none"
+    elif d.count is not None:
+        use = "use"
+    elif d.withheld_by:
+        use = "withheld"
     lines = [
         *d.warnings,
         sentence(
             "recommendation",
-            use=_use(d),
+            use=use,
             config=_config(row_at(frame, chosen.accelerators)),
             time=chosen.time_to_train_min,  # the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
@@ -77,7 +63,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 "held_back",
                 n=d.held_back.accelerators,
                 efficiency=held["efficiency"],
-                interval=speedup_interval(held["speedup_low"], held["speedup_high"]),
+                interval=row_interval(held),
                 gain=not held["speedup_low"] <= 1,
             )
         )
@@ -96,111 +82,13 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 time=fastest["time_to_train_min"],
                 efficiency=fastest["efficiency"],
                 speedup=fastest["speedup"],
-                interval=speedup_interval(fastest["speedup_low"], fastest["speedup_high"]),
+                interval=row_interval(fastest),
             )
         )
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
     return [*lines, *filter(None, [table_words.one_device(advice)])]
-
-
-def _step(advice: AdviceView) -> list[str]:
-    d, cal = advice.decision, advice.calibration
-    at = d.focus
-    if at.accelerators < 2:
-        return []
-    o = d.limit.overheads_ms
-    ms = partial(format_ms, like=at.step_ms)  # every part in the step's unit
-    term, rests, remainder = focus.focus_words(d, ms)
-    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
-    marked = focus.marked(advice)
-    lines = [
-        sentence(
-            "step_at",
-            detailed=detailed(d),
-            step=at.step_ms,
-            rests=rests,
-            compute=at.compute_ms,
-            not_spread=focus.not_spread(cal, advice.predictions, at.accelerators, at.step_ms),
-            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
-            held=slowdown is not None,
-            n=at.accelerators,
-            slowdown=slowdown,
-            wait=o["wait"],
-            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
-            bandwidth_name=term_name(TermId.BANDWIDTH),
-            bandwidth=o["bandwidth"],
-            latency_name=term_name(TermId.LATENCY),
-            latency=o["latency"],
-            remainder=remainder,
-            speedup=at.speedup,
-            interval=speedup_interval(at.speedup_low, at.speedup_high),
-            term=term,
-            alone=d.short_alone(),
-            decides=focus.deciding_kind(advice),
-            marked=marked,
-            without=d.limit.without_dominant_efficiency,
-            target=d.target_efficiency,
-        )
-    ]
-    numbers = sentence(
-        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
-    )
-    cap = "memory" if focus.memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
-    if cap in STOPPED and below:
-        lines.append(below)
-    else:
-        lines.append(
-            sentence(
-                "step_cap",
-                cap="stopped" if cap in STOPPED else cap,
-                named=named(d),
-                needs=1 / at.convergence_factor if cap == "convergence" else None,
-                numbers=numbers,
-                subject=term_subject(d.limit.dominant_term),
-                marked=marked,
-                n=at.accelerators,
-                strategy=strategy_words(cal.run.strategy)["name"],
-            )
-        )
-    if d.count is not None:  # a count withheld: its line says what to give or measure
-        lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
-    return lines
-
-
-def _said_among_sources(a: Assumption, strategy: str) -> bool:
-    """Whether the sources say ``a``: not the fixed cost (``_scaling`` says it), nor DDP's
-    own work under a sharded ``strategy``, whose step holds no such term (0 ms)."""
-    if a.term == TermId.FIXED:
-        return False
-    return a.term != TermId.DDP or a.strategy != "ddp" or strategy == "ddp"
-
-
-def _sources(advice: AdviceView) -> list[str]:
-    cal = advice.calibration
-    strategy = cal.run.strategy
-    dropped = dropped_counts(cal, advice.predictions)  # a count asked for without a row
-    lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
-    said = {a.term for a in advice.assumptions}
-    convergence = cal.search.convergence
-    if convergence is not None:
-        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
-        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
-    elif TermId.CONVERGENCE not in said:
-        lines.append(sentence("no_convergence", samples=cal.search.samples))
-    lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
-    rows = advice.predictions
-    counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {cal.machine.power.said(counts)}.")
-    source = findings.said(cal.model.error.source, strategy=strategy)
-    source += errors_weak(cal.runs.evidence, cal.model.error)
-    lines.append(f"{step_interval(advice, source)}.")
-    flagged = advice.predictions[advice.predictions["flags"] != ""]
-    for row in flagged.itertuples():
-        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
-    return lines
 
 
 def _scaling(advice: AdviceView) -> list[str]:
@@ -221,7 +109,9 @@ def _scaling(advice: AdviceView) -> list[str]:
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
     else:
         lines.append(_searched(advice))
-    lines += _weak_alternative(advice)
+    alt = advice.alternative
+    if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
+        lines.append(_weak_instead(advice, alt))
     if d.settle:
         lines.append(f"Measure first: {d.settle}.")
     return lines
@@ -250,27 +140,128 @@ def _searched(advice: AdviceView) -> str:
     )
 
 
-def _weak_alternative(advice: AdviceView) -> list[str]:
+def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
-    alt, d, cal = advice.alternative, advice.decision, advice.calibration
-    if alt is None or d.focus.accelerators not in set(alt["accelerators"]) - {1}:
-        return []
+    d, cal = advice.decision, advice.calibration
     row = row_at(alt, d.focus.accelerators)
     said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
     host = on_a_larger_host(2, cal.runs.host_devices)
-    measure = str(next(iter(said), "")) or sentence("measure_noise", host=host)
-    weak = sentence(
+    return sentence(
         "weak_instead",
         batch=table_words.config(row["batch_per_device"], row["accum"]),
         big=row["global_batch"],
         named=named(d),
         speedup=row["speedup"],
-        interval=speedup_interval(row["speedup_low"], row["speedup_high"]),
+        interval=row_interval(row),
         one=row_at(alt, 1)["global_batch"],
-        measure=measure,
+        measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
     )
-    return [weak]
+
+
+def _said_among_sources(a: Assumption, strategy: str) -> bool:
+    """Whether the sources say ``a``: not the fixed cost (``_scaling`` says it), nor DDP's
+    own work under a sharded ``strategy``, whose step holds no such term (0 ms)."""
+    if a.term == TermId.FIXED:
+        return False
+    return a.term != TermId.DDP or a.strategy != "ddp" or strategy == "ddp"
+
+
+def _sources(advice: AdviceView) -> list[str]:
+    cal = advice.calibration
+    strategy, rows = cal.run.strategy, advice.predictions
+    dropped = dropped_counts(cal, rows)  # a count asked for without a row
+    lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
+    convergence = cal.search.convergence
+    if convergence is not None:
+        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
+        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
+    elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
+        lines.append(sentence("no_convergence", samples=cal.search.samples))
+    lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
+    counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
+    lines.append(f"Power: {cal.machine.power.said(counts)}.")
+    source = findings.said(cal.model.error.source, strategy=strategy)
+    lines.append(
+        f"{_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error))}."
+    )
+    for row in rows[rows["flags"] != ""].itertuples():
+        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
+    return lines
+
+
+def _span(row: pd.Series, column: str) -> str:
+    """``-25% to +25%``: the row's interval of ``column`` around its point."""
+    low, high = row[f"{column}_low"] / row[column], row[f"{column}_high"] / row[column]
+    return f"{low - 1:+.0%} to {high - 1:+.0%}"
+
+
+def _measured(advice: AdviceView, row: pd.Series) -> str:
+    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
+    all flagged``."""
+    n = int(row["accelerators"])
+    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
+    m = max(found, key=lambda m: m.accelerators, default=None)
+    runs, spread = "", f"speedup {_span(row, 'speedup')}"
+    if m is not None:
+        flagged = ", all flagged" if m.evidence.why == TRUSTED_FLAGGED_ONLY else ""
+        runs = f", the range of {counted(len(m.evidence.trusted_runs), 'run')}{flagged}"
+        if m.measured.no_interval:  # one run: a value, no range
+            spread, runs = "no interval", f" ({m.measured.no_interval}{flagged})"
+        if m.accelerators < n:
+            runs += f" at {counted(m.accelerators, 'device')}"
+    return (
+        f"{counted(n, 'device')} {agreeing(n, 'rests', 'rest')} on the measurement, not the "
+        f"model: {spread}{runs}"
+    )
+
+
+def _why_wider(advice: AdviceView, rows: pd.DataFrame) -> list[str]:
+    """Why the predicted rows' intervals are not the model's error alone, from the rows'
+    own ends against the error's width at each count (or the speedup's interval
+    calibrated per link class, said after)."""
+    if advice.interval is not None:
+        return ["the speedup's interval calibrated per link class (next)"]
+    why: list[str] = []
+    error = advice.calibration.model.error
+    width = {int(n): error.width_at(int(n)) for n in rows["accelerators"]}
+    step = rows["step_ms"].astype(float)
+    low = rows["step_ms_low"] / step
+    high = rows["step_ms_high"] / step
+    error_low = rows["accelerators"].map(lambda n: math.exp(-width[int(n)]))
+    error_high = rows["accelerators"].map(lambda n: math.exp(width[int(n)]))
+    if ((high > error_high * (1 + TOLERANCE)) | (low < error_low * (1 - TOLERANCE))).any():
+        why.append("the step at the ends of the ranges of the terms not measured (above)")
+    if (low > error_low * (1 + TOLERANCE)).any():
+        why.append("the step's lower end no lower than its compute")
+    speedup = rows["speedup"].astype(float)
+    if (rows["speedup_high"] / speedup < step / rows["step_ms_low"] * (1 - TOLERANCE)).any():
+        why.append("the speedup's upper end no higher than compute alone or linear allow")
+    if len({round(w, 9) for w in width.values()}) > 1:
+        why.append("the error's width growing past the counts measured")
+    return why
+
+
+def _step_interval(advice: AdviceView, source: str) -> str:
+    """The step interval: ``source`` (the model's error, as the priors say it), then the
+    interval each predicted row carries and why it differs from the error alone, or the
+    runs' range where a row rests on a measurement (its ``rests_on``)."""
+    frame = advice.predictions
+    rows = frame[frame["accelerators"] > 1]
+    predicted = rows[rows["rests_on"] == "predicted"]
+    resting = rows[rows["rests_on"] != "predicted"]
+    said = [f"Step interval: {'for the counts predicted, ' if len(resting) else ''}{source}"]
+    if len(predicted):
+        carried = [
+            f"{counted(int(r['accelerators']), 'device')} step {_span(r, 'step_ms')}, "
+            f"speedup {_span(r, 'speedup')}"
+            for _, r in predicted.iterrows()
+        ]
+        why = filled(" (differing from that error by {})", joined(_why_wider(advice, predicted)))
+        said.append(f"the rows carry {'; '.join(carried)}{why}")
+    said += [_measured(advice, r) for _, r in resting.iterrows()]
+    calibrated = f". Speedup interval: {findings.said(advice.interval)}" if advice.interval else ""
+    return "; ".join(said) + calibrated
 
 
 def explain(advice: AdviceView) -> list[str]:
@@ -279,7 +270,7 @@ def explain(advice: AdviceView) -> list[str]:
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
-        + _step(advice)
+        + focus.step_lines(advice)
         + _sources(advice)
         + [table_words.equilibrium_sentence(advice)]
     )

@@ -1,25 +1,24 @@
 """The decision's focus in words: the count the step is detailed at (the next above the one
-advised, else that one), what decides there, and what would change it."""
+advised, else that one), the step there, what decides, and what would change it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 
-import pandas as pd
-
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.counts import larger_counts
+from gpuscale.advice.explain.counts import below_the_most, larger_counts
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
     TERMS,
+    sentence,
+    speedup_interval,
     strategy_words,
     term_name,
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
-from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
@@ -29,32 +28,32 @@ from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, no
 def named(d: Decision) -> str:
     """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    if d.focus.accelerators == d.chosen.accelerators:
-        return f"the {counted(d.focus.accelerators, 'device')} {word}"
     n = d.chosen.accelerators
+    if d.focus.accelerators == n:
+        return f"the {counted(n, 'device')} {word}"
     advised = agreeing(n, "1 device", str(n))
     return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
-# What a row's step rests on (the predictions' ``rests_on``), as the step says it.
-RESTS_ON = {
-    "measured": "measured: the runs at that count, outside the predicted interval",
-    "measured_below": "the model's, times the miss measured at a count below",
-}
+def _detailed(d: Decision) -> str:
+    """``named`` with the fastest count where it is another."""
+    said, same = named(d), d.focus.accelerators == d.chosen.accelerators
+    if d.fastest is None:  # no count predicted holds the model: none is the fastest
+        return said
+    if d.fastest == d.focus.accelerators:
+        return f"{said} and the fastest"
+    if d.fastest == d.chosen.accelerators:
+        return f"{said}, itself the fastest" if same else f"{said} and fastest"
+    return f"{said} (the fastest is {d.fastest})"
 
 
-def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
-    """The deciding term as a sentence starts, what the focus step rests on where it
-    was measured, and the remainder the model's terms leave of it."""
-    name = term_subject(d.limit.dominant_term)
-    if d.focus.rests_on == "predicted":
-        return name[0].upper() + name[1:], "", ""
-    left = d.limit.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
-    return (
-        name[0].upper() + name[1:],
-        f" ({RESTS_ON[d.focus.rests_on]})",
-        f", unexplained by the model {ms(left)} (the step less the model's terms, "
-        f"{ms(d.focus.step_ms - left)})",
+def memory_decides(advice: AdviceView) -> bool:
+    """Whether the fewest devices that hold the model set the count: it is the fewest the
+    strategy advised holds it on, above one, and short of the target efficiency."""
+    d, held = advice.decision, getattr(advice, "memory", None)
+    fewest = held and held.fits_from(advice.calibration.run.strategy)
+    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+        d.chosen.efficiency < d.target_efficiency
     )
 
 
@@ -73,38 +72,10 @@ def deciding_kind(advice: AdviceView) -> str:
     return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
 
 
-def memory_decides(advice: AdviceView) -> bool:
-    """Whether the fewest devices that hold the model set the count: it is the fewest the
-    strategy advised holds it on, above one, and short of the target efficiency."""
-    d, held = advice.decision, getattr(advice, "memory", None)
-    fewest = held and held.fits_from(advice.calibration.run.strategy)
-    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
-        d.chosen.efficiency < d.target_efficiency
-    )
-
-
-def detailed(d: Decision) -> str:
-    """``named`` with the fastest count where it is another."""
-    said = named(d)
-    if d.fastest is None:  # no count predicted holds the model: none is the fastest
-        return said
-    if d.fastest == d.focus.accelerators:
-        return f"{said} and the fastest"
-    if d.fastest == d.chosen.accelerators:
-        return (
-            f"{said}, itself the fastest"
-            if d.focus.accelerators == d.chosen.accelerators
-            else f"{said} and fastest"
-        )
-    return f"{said} (the fastest is {d.fastest})"
-
-
 def deciding_change(advice: AdviceView) -> str:
     """What would change the decision: the memory where it sets the count, else the
     decision's own change (a term, or why the search stopped)."""
-    if memory_decides(advice):
-        return "memory"
-    return advice.decision.limit.change
+    return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
 def _fewer_messages(cal: Calibration) -> bool:
@@ -123,22 +94,19 @@ def remedy(advice: AdviceView) -> str:
     strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
     change = deciding_change(advice)
     parts = fixed_parts(cal, frame, n)
-    cures = TERMS[TermId.LATENCY]["cures"]
-    words = strategy_words(strategy)
+    cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
+    cured = [
+        *[cures["buckets"].format(**words)] * _fewer_messages(cal),
+        cures["batch"],
+        cures["accumulate" if d.chosen.accum == 1 else "more"].format(
+            per_k=words["per_k"], accum=d.chosen.accum
+        ),
+    ]
     said = remedy_of(
         change,
         "full",
         strategy,
-        cures=joined(
-            [
-                *[cures["buckets"].format(**words)] * _fewer_messages(cal),
-                cures["batch"],
-                cures["accumulate" if d.chosen.accum == 1 else "more"].format(
-                    per_k=words["per_k"], accum=d.chosen.accum
-                ),
-            ],
-            "or",
-        ),
+        cures=joined(cured, "or"),
         whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
         # the optimizer step, mostly: a fused one
         fused=TERMS[TermId.FIXED]["fused"] * (parts["optimizer"] > parts["forward_backward"]),
@@ -156,47 +124,103 @@ def remedy(advice: AdviceView) -> str:
     return said
 
 
-def changes(advice: AdviceView, remedy: str) -> str:
-    """``remedy``, or where the runs advised on are weak, that they cannot say."""
+def _changes(advice: AdviceView) -> str:
+    """:func:`remedy`, or where the runs advised on are weak, that they cannot say."""
     found = advice.calibration.runs.evidence
     if not weak(found) and not (found is not None and found.all_flagged):
-        return remedy
+        return remedy(advice)
     return (
         f"not said from these runs: the terms above are read from {found.rests_on()}, "
         "a measurement to repeat, not a cause to act on (see Measure first)"
     )
 
 
-def marked(advice: AdviceView) -> str:
-    """`` (from weak runs: a measurement to repeat)`` where the runs are weak, else ``""``."""
-    return (
-        " (from weak runs: a measurement to repeat)"
-        if weak(advice.calibration.runs.evidence)
-        else ""
-    )
-
-
-def not_spread(cal: Calibration, frame: pd.DataFrame, n: int, like: float) -> str:
+def _not_spread(cal: Calibration, advice: AdviceView, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
     parts the fixed cost line names."""
-    parts = fixed_parts(cal, frame, n)
+    parts = fixed_parts(cal, advice.predictions, n)
     excess = parts["optimizer"] + parts["forward_backward"]
     ms = partial(format_ms, like=like)
+    spread = "not spread over the devices' smaller batches"
     if optimizer_ms(cal) <= 0:
-        return (
-            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
-        )
+        return f"(of it {ms(excess)} fixed per-step cost {spread})"
     said = []
     if parts["optimizer"] > 0:
-        each = (
-            f"{ms(optimizer_at(cal, n))} on each device, its shard's 1/{n} of one "
-            f"device's {ms(optimizer_ms(cal))}"
-            if cal.run.strategy == "fsdp"
-            else f"{ms(optimizer_ms(cal))} on every device"
-        )
+        each = f"{ms(optimizer_ms(cal))} on every device"
+        if cal.run.strategy == "fsdp":
+            each = (
+                f"{ms(optimizer_at(cal, n))} on each device, its shard's 1/{n} of one "
+                f"device's {ms(optimizer_ms(cal))}"
+            )
         said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
     if parts["forward_backward"] > 0:
         said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
-    what = filled(": {}", joined(said))
-    spread = "fixed per-step costs not spread over the devices' smaller batches"
-    return f"(of it {ms(excess)} {spread}{what})"
+    return f"(of it {ms(excess)} fixed per-step costs {spread}{filled(': {}', joined(said))})"
+
+
+def step_lines(advice: AdviceView) -> list[str]:
+    """--explain's lines on the step at the focus count: its parts and what decides, what
+    caps the speedup, and what would change it (none on one device)."""
+    d, cal = advice.decision, advice.calibration
+    at, o = d.focus, d.limit.overheads_ms
+    if at.accelerators < 2:
+        return []
+    subject = term_subject(d.limit.dominant_term)
+    # a measured step: what the model's terms leave of it
+    left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
+    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = " (from weak runs: a measurement to repeat)" * weak(cal.runs.evidence)
+    lines = [
+        sentence(
+            "step_at",
+            detailed=_detailed(d),
+            step=at.step_ms,
+            rests_on=at.rests_on,
+            compute=at.compute_ms,
+            not_spread=_not_spread(cal, advice, at.accelerators, at.step_ms),
+            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
+            held=slowdown is not None,
+            n=at.accelerators,
+            slowdown=slowdown,
+            wait=o["wait"],
+            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
+            bandwidth_name=term_name(TermId.BANDWIDTH),
+            bandwidth=o["bandwidth"],
+            latency_name=term_name(TermId.LATENCY),
+            latency=o["latency"],
+            left=left,
+            explained=None if left is None else at.step_ms - left,
+            speedup=at.speedup,
+            interval=speedup_interval(at.speedup_low, at.speedup_high),
+            term=subject[0].upper() + subject[1:],
+            alone=d.short_alone(),
+            decides=deciding_kind(advice),
+            marked=marked,
+            without=d.limit.without_dominant_efficiency,
+            target=d.target_efficiency,
+        )
+    ]
+    numbers = sentence(
+        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
+    )
+    cap = "memory" if memory_decides(advice) else d.limit.cap
+    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
+    if cap in STOPPED and below:
+        lines.append(below)
+    else:
+        lines.append(
+            sentence(
+                "step_cap",
+                cap="stopped" if cap in STOPPED else cap,
+                named=named(d),
+                needs=1 / at.convergence_factor if cap == "convergence" else None,
+                numbers=numbers,
+                subject=subject,
+                marked=marked,
+                n=at.accelerators,
+                strategy=strategy_words(cal.run.strategy)["name"],
+            )
+        )
+    if d.count is not None:  # a count withheld: its line says what to give or measure
+        lines.append(f"What would change it: {_changes(advice)}.")
+    return lines

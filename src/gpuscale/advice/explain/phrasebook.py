@@ -1,33 +1,13 @@
 """The advice's phrasebook (``data/advice_phrases.json``): one row per step term (its
 name, the answer's phrase, its table column, its remedies), the collectives of each
 strategy, the remedies of the changes that are no term, the inputs that can withhold a
-count, and the calibration's and the search's notes. Renaming a term is one row of the
-file; every view reads it here, when it speaks.
+count, and the sentences of the calibration, the search and the views. Renaming a term is
+one row of the file; every view reads it here.
 
 A template is written over a record's values, without arithmetic: ``{name}`` as it is,
-``{name:spec}`` with a Python format spec, or with one of the advice's own ways to write
-a number (``quantities``):
-
-* ``ms`` (``format_ms``), ``ms~other`` (in the unit ``other``'s value takes), ``count``
-  (``format_count``), ``num`` (``number``), ``whole`` (``number`` to every whole
-  digit: ``5,962``, ``3.59``), ``apart~other`` (``fixed_apart``: to the
-  digits that tell it from ``other``), ``joined`` (numbers, ``:g``, joined by ``and``),
-  ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
-  a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
-  joined by ``; ``), ``names`` (names by ``, ``, else ``none``), ``counted~noun``
-  (``counted``: ``3 runs``), ``items~fragment`` (findings by ``, ``, else ``fragment``),
-  ``above~other`` (``numbers_apart``: the value to the digits that tell it above
-  ``other``), ``beside~other`` (the value as printed beside ``other`` so written);
-* ``list`` (values by ``, ``), ``factor`` (``factor_interval`` of a log half-width),
-  ``pct_span~other`` (the value to ``other`` as signed percentages, one where alike);
-* ``pick`` (the fragment of the template keyed by the value, else by ``*``), ``opt``
-  (the fragment of the template named like the value, where the value is not None; else
-  nothing);
-* ``shell`` (the value shell-quoted, ``shlex.quote``: a command that pastes as is),
-  ``batch`` (``format_batch``), ``minutes`` (``format_minutes``), ``nums`` (numbers as
-  ``number`` writes them, joined by ``and``);
-* ``{fragment}``, a name no value has: the template's fragment of that name.
-"""
+``{name:spec}`` with a Python format spec or a kind of :data:`KINDS` (``kind~other``:
+``other`` names a second value, or a fragment of the template), ``{fragment}`` (a name
+no value has) the template's fragment of that name."""
 
 from __future__ import annotations
 
@@ -37,6 +17,8 @@ from collections.abc import Callable
 from importlib import resources
 from numbers import Real
 from string import Formatter
+
+import pandas as pd
 
 from gpuscale.advice.types import Reading, Value, maybe
 from gpuscale.quantities import (
@@ -61,7 +43,7 @@ TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
 CHANGES: dict[str, dict[str, str]] = _BOOK["changes"]
 WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
-# the calibration's and the search's notes by id: a template, or one with its fragments
+# the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
 
 
@@ -70,14 +52,9 @@ def strategy_words(strategy: str) -> dict[str, str]:
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
 
 
-def _row(term: str) -> dict[str, str]:
-    """The term's row; a term with none (``compute``) is named by its id."""
-    return TERMS.get(term, {"name": term})
-
-
 def term_name(term: str) -> str:
-    """The term's name (``bandwidth``)."""
-    return _row(term)["name"]
+    """The term's name (``bandwidth``); a term with no row (``compute``) is its id."""
+    return TERMS.get(term, {"name": term})["name"]
 
 
 def term_says(term: str, strategy: str = "ddp") -> str:
@@ -88,7 +65,7 @@ def term_says(term: str, strategy: str = "ddp") -> str:
 
 def term_subject(term: str) -> str:
     """``the bandwidth term``: ``term`` as --explain names it."""
-    row = _row(term)
+    row = TERMS.get(term, {"name": term})
     return row.get("subject", "the {name} term").format(name=row["name"])
 
 
@@ -105,14 +82,30 @@ def withheld_value(r: Reading) -> str:
 
 
 def sentence(key: str, **values: Value) -> str:
-    """The note ``key`` over ``values``."""
+    """The sentence ``key`` over ``values``."""
     template = SENTENCES[key]
     return sentence_of(template if isinstance(template, dict) else {"text": template}, **values)
 
 
 def sentence_of(template: dict, **values: Value) -> str:
-    """A template's ``text`` over ``values``."""
     return Phrasing(template, values).said("text")
+
+
+# A speedup without an interval: its row rests on a single run
+# (``Disagreement.measured.no_interval``)
+NO_INTERVAL = "one run: no interval"
+
+
+def speedup_interval(low: float, high: float) -> str:
+    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high):
+        return NO_INTERVAL
+    return f"{span(number(low), number(high))}x, 80% interval"
+
+
+def row_interval(row: pd.Series) -> str:
+    """:func:`speedup_interval` of a predictions row."""
+    return speedup_interval(row["speedup_low"], row["speedup_high"])
 
 
 def _floats(value: object) -> tuple[float, ...]:
@@ -127,8 +120,43 @@ def _float(value: object) -> float:
     return float(value)
 
 
+def _signed_at(value: object, at: object) -> str:
+    pairs = zip(_floats(at), _floats(value), strict=True)
+    return ", ".join(f"{e:+.0%} at {b:g}" for b, e in pairs)
+
+
+# The advice's own ways to write a value (``quantities``), by a placeholder's format
+# ``kind~other``: each over the value and ``other``'s value.
+KINDS: dict[str, Callable[[object, object], str]] = {
+    "ms": lambda v, of: format_ms(_float(v), maybe(_float, of)),  # in the unit ``of``'s takes
+    "count": lambda v, of: format_count(_float(v)),
+    "num": lambda v, of: number(v),
+    # every whole digit, at least three significant: 5,962, 0.449
+    "whole": lambda v, of: number(v, max(3, len(f"{abs(_float(v)):.0f}"))),
+    "apart": lambda v, of: fixed_apart(_float(v), _float(of)),  # the digits that tell it from of
+    "above": lambda v, of: numbers_apart(_float(v), _float(of))[0],  # the digits: above of
+    "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
+    "joined": lambda v, of: joined(f"{b:g}" for b in _floats(v)),
+    "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
+    "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
+    # ``-12% to +30%``, one value where both ends read alike
+    "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
+    "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
+    "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
+    "batch": lambda v, of: format_batch(_float(v)),
+    "minutes": lambda v, of: format_minutes(_float(v)),
+    "nums": lambda v, of: joined([number(x) for x in _floats(v)]),
+    "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
+}
+
+
 class Phrasing(Formatter):
-    """The fragments of one template (``text`` and those it names) over ``values``."""
+    """The fragments of one template (``text`` and those it names) over ``values``; the
+    kinds that read the template itself: ``noun~word`` (the word agreeing with how many
+    values), ``counted~noun`` (``3 runs``), ``items~fragment`` (findings by ``, ``, else the
+    fragment), ``notes`` (sentences and findings by ``; ``), ``pick~fragments`` (the one
+    keyed by the value, else by ``*``), ``opt~fragment`` (the fragment where the value is
+    not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, Value], said: Callable[[object], str] = str
@@ -142,59 +170,25 @@ class Phrasing(Formatter):
 
     def get_value(self, key: int | str, args: object, kwargs: dict[str, object]) -> object:
         if isinstance(key, str) and key not in kwargs and key in self.template:
-            return self.format(self.template[key], **self.values)  # a fragment, said whole
+            return self.said(key)  # a fragment, said whole
         return super().get_value(key, args, kwargs)  # type: ignore[arg-type]
 
     def format_field(self, value: object, format_spec: str) -> str:
         kind, _, other = format_spec.partition("~")
-        of = self.values.get(other)
-        if kind == "ms":
-            return format_ms(_float(value), maybe(_float, of))
-        if kind == "count":
-            return format_count(_float(value))
-        if kind == "num":
-            return number(value)
-        if kind == "whole":  # every whole digit, at least three significant: 5,962, 0.449
-            return number(value, max(3, len(f"{abs(_float(value)):.0f}")))
-        if kind == "apart":
-            return fixed_apart(_float(value), _float(of))
-        if kind == "above":
-            return numbers_apart(_float(value), _float(of))[0]
-        if kind == "beside":
-            return numbers_apart(_float(of), _float(value))[1]
-        if kind == "joined":
-            return joined(f"{b:g}" for b in _floats(value))
+        if kind in KINDS:
+            return KINDS[kind](value, self.values.get(other))
         if kind == "noun":
             return noun_for(len(_floats(value)), other)
-        if kind == "signed_at":
-            at = zip(_floats(of), _floats(value), strict=True)
-            return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
         if kind == "counted":
             return counted(int(_float(value)), other)
-        if kind == "factor":
-            return factor_interval(_float(value))
-        if kind == "pct_span":  # ``-12% to +30%``, one value where both ends read alike
-            return span(f"{_float(value):+.0%}", f"{_float(of):+.0%}", " to ")
-        if kind == "list":
-            return ", ".join(map(str, value))  # type: ignore[call-overload]
-        if kind == "names":
-            return ", ".join(map(str, value)) or "none"  # type: ignore[call-overload]
-        if kind == "items":  # findings by ``, ``; ``other``'s fragment where none
+        if kind == "items":
             said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
-            return said or self.format(self.template[other], **self.values)
+            return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "pick":  # the fragment keyed by the value, else the one keyed "*"
+        if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
-        if kind == "batch":
-            return format_batch(_float(value))
-        if kind == "minutes":
-            return format_minutes(_float(value))
-        if kind == "nums":
-            return joined([number(v) for v in _floats(value)])
-        if kind == "shell":
-            return shlex.quote(str(value))
         if kind == "opt":
-            return "" if value is None else self.format(self.template[other], **self.values)
+            return "" if value is None else self.said(other)
         return super().format_field(value, format_spec)

@@ -1,13 +1,12 @@
-"""The words on the bench runs an advice reads, from the calibration's records: the
-refusals (:func:`refusal`, the one renderer of ``calibrate.rows.CalibrationError``: a
-``types.Refusal`` or a finding, and the runs left out); the flagged runs allowed and what
-to do about them; weak runs; which model was advised on and why the larger ones were
-passed over."""
+"""The words on the bench runs an advice reads: the refusals (:func:`refusal`, the one
+renderer of ``calibrate.rows.CalibrationError``), the flagged runs allowed and what to do
+about them, weak runs, which model was advised on and why the larger ones were passed
+over, and how an FSDP run's own work was read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
@@ -31,51 +30,17 @@ from gpuscale.tables.requests import ref
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
-# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
-NOTES_COMMAND = (
-    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
-)
 
-QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
-ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
-FIX_FIRST = "check its loss, inputs and learning rate, then bench it again"
-FIX_LOSS = (
-    "fix the model first: its loss was not finite (NaN or inf), so it trains nothing "
-    f"(broken or diverged): {FIX_FIRST}"
-)
-# Said beside FIX_LOSS: what --allow-flagged does not do, and where the other flags went.
-NOT_ALLOWED = (
-    "--allow-flagged admits no run of a model whose loss was not finite; its other flags "
-    "({kinds}) are for the runs benched after the fix"
-)
+def on_devices(counts: Sequence[int]) -> str:
+    """``1 device``, ``1 and 2 devices``: the counts some runs were on."""
+    return f"{joined(counts)} {noun_for(counts[-1], 'device')}"
 
 
 def broken_sentence(broken: Broken) -> str:
     """The models ``broken`` names, each with the counts whose loss was not finite."""
     return "; ".join(
-        f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
+        sentence("broken", case="model", model=model, on=on_devices(counts))
         for model, counts in broken
-    )
-
-
-def _broken(found: Refusal) -> str:
-    """The refusal when the model asked for, or every model of the file measured, is
-    broken."""
-    broken, where = found.broken, found.where
-    if len(broken) == 1:
-        ((model, counts),) = broken
-        said = (
-            f"{model} is broken: loss not finite (NaN or inf) in its runs on "
-            f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
-            "(broken or diverged)"
-        )
-    else:
-        said = f"every model measured in {where} is broken: {broken_sentence(broken)}"
-    whose = agreeing(len(broken), "its", "their")
-    return (
-        f"{said}; none of {whose} runs is advised on, with --allow-flagged or without (it "
-        f"admits runs flagged for a noisy host or the like, never a broken model's). Fix "
-        f"the {noun_for(len(broken), 'model')} first: {FIX_FIRST}"
     )
 
 
@@ -83,10 +48,7 @@ def broken_note(broken: Broken) -> str:
     """The sentence saying which models were left out as broken ("" when none)."""
     if not broken:
         return ""
-    return (
-        f". Left out whatever --allow-flagged says, as broken: {broken_sentence(broken)}; "
-        "fix a model whose loss is not finite before advising on it"
-    )
+    return f". {sentence('broken', case='note', models=broken_sentence(broken))}"
 
 
 def flag_lines(flags: Flags) -> str:
@@ -98,34 +60,15 @@ def remedy(kinds: list[str]) -> str:
     """What to do about flags of ``kinds``, one clause per kind of cause."""
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
-    broken = [k for k in kinds if k == FlagKind.LOSS]
     noise = [k for k in kinds if k in HOST_NOISE]
-    other = [k for k in kinds if k not in broken and k not in noise]
-    if broken:  # no way out but the fix: neither a quieter host nor --allow-flagged
-        said = FIX_LOSS
-        if noise or other:
-            said += "; " + NOT_ALLOWED.format(kinds=", ".join(noise + other))
-        return said[:1].upper() + said[1:]
-    if not (noise or other):
+    other = [k for k in kinds if k not in noise and k != FlagKind.LOSS]
+    if FlagKind.LOSS in kinds:  # no way out but the fix: neither a quieter host nor --allow-flagged
+        said = sentence("broken", case="remedy", kinds=", ".join(noise + other) or None)
+    elif noise or other:
+        said = sentence("flag_remedy", quieter=bool(noise), other=", ".join(other) or None)
+    else:
         return ""
-    parts = [QUIETER] * bool(noise)
-    if other:
-        parts.append(f"bench again as the flag says ({', '.join(other)})")
-    parts.append(("or " if parts else "") + ALLOW)
-    said = ", ".join(parts)
     return said[:1].upper() + said[1:]
-
-
-def _flagged_help(left: LeftOut) -> str:
-    """What a refusal adds on the flagged runs left out where one was an N = 1 run ("":
-    allowing them would not give the run that is missing)."""
-    if not left.single:
-        return ""
-    kinds = [kind for kind, _, _ in left.flags]
-    return (
-        f". {counted(left.left, 'run')} {agreeing(left.left, 'was', 'were')} left out as "
-        f"flagged: {flag_lines(left.flags)}. {remedy(kinds)}"
-    )
 
 
 def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
@@ -141,59 +84,58 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
     return f"WARNING: {'. '.join(said)}." if said else None
 
 
-def _all_failed(found: Refusal) -> str:
-    """The refusal where every run of the model failed: how many, and the last one's error."""
-    return (
-        f"every run of {found.model!r} in {found.where} failed ({found.runs}), the last "
-        f"{found.status}: {found.error[:200]}; nothing measured to advise from"
+def _refused(found: Refusal) -> str:
+    """A :class:`Refusal` by its kind's template over its fields."""
+    if found.kind == RefusalKind.BROKEN:
+        broken = found.broken
+        return sentence(
+            "broken",
+            case="refused",
+            several=len(broken) > 1,
+            model=broken[0][0],
+            on=on_devices(broken[0][1]),
+            where=found.where,
+            models=broken_sentence(broken),
+        )
+    names = found.names
+    closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
+    return sentence(
+        "runs_refused",
+        kind=found.kind,
+        model=found.model,
+        where=found.where,
+        runs=found.runs,
+        status=found.status,
+        error=found.error[:200],
+        closest=closest or "",
+        count=len(names),
+        listed=joined(names) or "none",
+        names=names,
+        shown=", ".join(names[:4]) + filled(" and {} more", max(len(names) - 4, 0)),
     )
-
-
-MODEL_THEN = " (give one of them as model=)"
-
-
-def _not_in_file(found: Refusal) -> str:
-    """The rule a model not in the bench results breaks: the closest name, and those there."""
-    names = list(found.names)
-    return (
-        f"not in {found.where}{did_you_mean(found.model, names)}; it holds "
-        f"{counted(len(names), 'model')}: {joined(names) or 'none'}"
-    )
-
-
-def _columns_missing(found: Refusal) -> str:
-    """The refusal of a table that is no bench table: the first columns it lacks."""
-    missing = found.names
-    shown = ", ".join(missing[:4]) + filled(" and {} more", max(len(missing) - 4, 0))
-    return (
-        f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
-        "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
-    )
-
-
-_REFUSALS: dict[RefusalKind, Callable[[Refusal], str]] = {
-    RefusalKind.BROKEN: _broken,
-    RefusalKind.ALL_FAILED: _all_failed,
-    RefusalKind.NOT_IN_FILE: _not_in_file,
-    RefusalKind.COLUMNS_MISSING: _columns_missing,
-}
 
 
 def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
-    """A refusal of the calibration in words, the one renderer of ``CalibrationError``:
-    ``found`` (a :class:`Refusal` by its kind, a finding by its template, a sentence as it
-    is), then the runs ``left`` out, the sentence closed."""
-    text = _REFUSALS[found.kind](found) if isinstance(found, Refusal) else said(found)
-    if left:
-        return f"{text}{_flagged_help(left)}{broken_note(left.broken)}."
-    return text
+    """A refusal of the calibration in words, then the runs ``left`` out where one was an
+    N = 1 run (allowing the others would not give the run that is missing)."""
+    text = _refused(found) if isinstance(found, Refusal) else said(found)
+    if not left:
+        return text
+    flagged = ""
+    if left.single:
+        kinds = [kind for kind, _, _ in left.flags]
+        flagged = (
+            f". {counted(left.left, 'run')} {agreeing(left.left, 'was', 'were')} left out as "
+            f"flagged: {flag_lines(left.flags)}. {remedy(kinds)}"
+        )
+    return f"{text}{flagged}{broken_note(left.broken)}."
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
     """A request's field the bench refuses, with its value, as Python names it (the
     command line reads the options, ``tables.requests.as_options``)."""
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
-    return f"{ref(field, value)} is {refusal(found)}{MODEL_THEN * model}"
+    return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
 
 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
@@ -201,8 +143,8 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     was not finite, where it is broken: then none of its runs is used)."""
     if broken:
         return (
-            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
-            "a broken model: none of its runs used, --allow-flagged or not"
+            f"loss not finite on {on_devices(broken)}, a broken model: none of its runs used, "
+            "--allow-flagged or not"
         )
     single = runs[runs["accelerators"] == 1]
     if single.empty:
@@ -227,26 +169,21 @@ class Chosen:
 
 
 def chosen_said(found: Chosen) -> tuple[str, str]:
-    """Why the model advised on was chosen: the larger ones passed over and why, else,
-    the largest of several benched, the others ``--model`` chooses; "" for what does not
-    apply."""
+    """Why the model advised on was chosen: the larger ones passed over and why (first),
+    else the largest of several benched, the others ``--model`` chooses (second); "" for
+    what does not apply."""
+    said = {"model": found.model, "size": found.size}
     if found.passed:
-        said = "; ".join(
+        passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
             for name, params, runs, broken in found.passed
         )
-        return (
-            f"Advised on {found.model} ({format_count(found.size)} parameters), the largest "
-            f"model with a trustworthy N = 1 run; not used: {said} (--model to choose one).",
-            "",
-        )
+        return sentence("model_chosen", **said, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    return "", (
-        f"Advised on {found.model} ({format_count(found.size)} parameters), the largest of "
-        f"the {len(found.others) + 1} models benched (--model to choose another: "
-        f"{joined(found.others)})."
-    )
+    others = len(found.others) + 1
+    listed = joined(found.others)
+    return "", sentence("model_chosen", **said, passed=None, others=others, listed=listed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,31 +203,19 @@ class WeakRuns:
     file: str
 
 
-def on_devices(counts: Sequence[int]) -> str:
-    """``1 device``, ``2 devices``, ``1 and 2 devices``: the counts some runs were on."""
-    if list(counts) == [1]:
-        return "1 device"
-    return f"{joined(counts)} devices"
-
-
 def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     """The warning on weak runs (with what to bench, where their steps can be read) and
     the same in full (with the command printing their notes); (None, None) for none."""
     if found is None:
         return None, None
-    on = on_devices(found.counts)
-    runs = of_the(found.weak, found.runs, "bench run")
-    said = (
-        f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
-        f"{agreeing(found.weak, 'is', 'are')} weak ({', '.join(found.kinds)})"
-    )
-    short = "" if found.fix is None else f": {found.fix} for firm numbers"
-    full = (
-        f"Weak evidence: {runs} of {found.model} (on {on}): {', '.join(found.kinds)}; the bench "
-        f"table's evidence_notes say more: `{NOTES_COMMAND.format(found.file)}`; "
-        f"{found.fix_in_full} for firm numbers."
-    )
-    return f"{said}{short}", full
+    said = {  # the record's fields, its runs, counts and kinds as said
+        **asdict(found),
+        "runs": of_the(found.weak, found.runs, "bench run"),
+        "on": on_devices(found.counts),
+        "kinds": ", ".join(found.kinds),
+    }
+    short = sentence("weak_evidence", full=False, **said)
+    return short, sentence("weak_evidence", full=True, **said)
 
 
 def fsdp_own_basis(row: pd.Series) -> str:
@@ -298,22 +223,32 @@ def fsdp_own_basis(row: pd.Series) -> str:
     its synchronised minus no-sync step, or its step less the plain one where that is
     larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
     plain step times the sharded module, not a bare one)."""
-    own = row.get("fsdp_overhead_ms")
-    own = "unmeasured" if own is None or pd.isna(own) else format_ms(float(own))
-    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
-    nosync = row.get("nosync_step_ms_mean")
-    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
-    if all(timed[::2]) and not (
-        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
+    own, step, plain, nosync = (
+        None if pd.isna(v := row.get(column)) else float(v)
+        for column in (
+            "fsdp_overhead_ms",
+            "step_ms_mean",
+            "plain_step_ms_mean",
+            "nosync_step_ms_mean",
+        )
+    )
+    case = "*"
+    if (
+        step is not None
+        and nosync is not None
+        and not (plain is not None and step - plain > step - nosync)
     ):
-        said = sentence("fsdp_sync_less_nosync", own=own, step=float(step), nosync=float(nosync))
-        if timed[1]:
-            said += sentence("fsdp_plain_sharded", plain=float(plain))
-        return said
-    if timed[0] and timed[1]:
-        less = f"its plain step ({format_ms(float(plain))})"
-        return f"{own}: its step ({format_ms(float(step))}) less {less}"
-    return sentence("fsdp_sync_minus_nosync", own=own)
+        case = "nosync"
+    elif step is not None and plain is not None:
+        case = "plain"
+    return sentence(
+        "fsdp_own",
+        own="unmeasured" if own is None else format_ms(own),
+        case=case,
+        step=step,
+        plain=plain,
+        nosync=nosync,
+    )
 
 
 def fsdp_note(row: pd.Series) -> str:

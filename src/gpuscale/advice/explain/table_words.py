@@ -10,10 +10,7 @@ from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import Source, maybe
-from gpuscale.quantities import (
-    format_batch,
-    format_ms,
-)
+from gpuscale.quantities import format_batch, format_ms
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's

@@ -15,6 +15,11 @@ from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.types import Finding
 
 
+def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
+    """The predictions' row at ``n`` accelerators."""
+    return frame[frame["accelerators"] == n].iloc[0]
+
+
 class AdviceView(Protocol):
     """The fields of ``search.recommend.Advice`` the words read, and its rendered views."""
 

@@ -35,11 +35,19 @@ STEP_SPREAD = "share of the step: the N = 1 steps' standard deviation over their
 NOISE_SCALE = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
 
 
-def fixed_quantity(fixed: FixedCost) -> Quantity:
-    """The fixed per-step cost as a number, with its range where it is uncertain."""
-    if not fixed.uncertain:
-        return Quantity(fixed.ms, PER_STEP)
-    return Quantity(fixed.ms, PER_STEP, fixed.low_ms, fixed.high_ms)
+def fixed(cost: FixedCost, value: str) -> Assumption:
+    """The fixed per-step cost (``value``: as said), with its range where it is uncertain."""
+    quantity = Quantity(cost.ms, PER_STEP)
+    if cost.uncertain:
+        quantity = Quantity(cost.ms, PER_STEP, cost.low_ms, cost.high_ms)
+    return Assumption(
+        term=TermId.FIXED,
+        value=value,
+        quantity=quantity,
+        source=cost.source,
+        basis=cost.basis,
+        measure=Measure() if cost.source == Source.MEASURED else cost.measure,
+    )
 
 
 def overlap(

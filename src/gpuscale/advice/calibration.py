@@ -188,16 +188,15 @@ class Machine:
     """The network and the devices on it: the links (``network``), the most devices
     searched (the request's, capped by the topology or the host's cores), the device's
     catalogue record (named, recorded by the bench, else the link's), its watts, whether
-    the link was assumed (none given, detected or measured) or is this machine's detected
-    preset, and what each device holds per count and strategy (``memory``; None: one
-    device holds the model, or its memory is unknown; its words' numbers: ``memory_said``)."""
+    the link was assumed (none given, detected or measured), and what each device holds
+    per count and strategy (``memory``; None: one device holds the model, or its memory is
+    unknown; its words' numbers: ``memory_said``)."""
 
     network: Network
     max_devices: int = 8
     device: DeviceRecord = NO_DEVICE
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     link_assumed: bool = False
-    link_detected: str | None = None
     memory: MemoryCheck | None = None
     memory_said: MemorySaid = field(default_factory=MemorySaid)
 

@@ -17,8 +17,9 @@ import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
+from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import machine_of
+from gpuscale.advice.calibrate.link import host_of, machine_of
 from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
@@ -53,16 +54,19 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     the data (lines of a bench file skipped), warnings: said in the answer, as ``analyze``
     and ``report`` say them."""
     bench = data.bench
-    machine, said = machine_of(request, data.topology, data.collectives)
-    said = replace(said, warnings=(*said.warnings, *data.notes))
-    # the model: calibrated on the bench's rows an advice may use (a broken model's never:
-    # not advised on, not a family's representative, no contention measured on it), else
-    # from the numbers given
+    # the model: calibrated on the bench's rows an advice may use, on the machine of the
+    # host benched; else from the numbers given, on the machine asked
+    found = calibrated = host = None
     if bench is not None:
         found = usable(bench, request)
-        cal = from_bench(machine, said, request, bench, found)
-    else:
+        calibrated = advised(found, request)
+        host = host_of(found.table, calibrated[0])
+    machine, said = machine_of(request, data.topology, data.collectives, host)
+    said = replace(said, warnings=(*said.warnings, *data.notes))
+    if found is None or calibrated is None:
         cal = from_numbers(machine, said, request)
+    else:
+        cal = from_bench(machine, said, request, bench, found, calibrated)
     other = _other_device(data.collectives, bench)
     if other:
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})

@@ -38,6 +38,7 @@ from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
+    Usable,
     accumulation_note,
     as_step_model,
     cell,
@@ -300,14 +301,22 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
     return replace(cal, model=model, bench=dropped)
 
 
-def advised(table: pd.DataFrame, req: AdviceRequest) -> tuple[Benched, Benched]:
+def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
     """The calibration advised on (the model asked for, else the largest benched; for a
-    model the bench did not measure, ``req.params``, its family's representative's) and
-    the same as the request predicts it (:func:`as_asked`)."""
-    if req.params is not None:  # a model the bench did not measure: its family's rate
-        model, named, how = representative(table, req)
-        cal = calibrate(table, model)
-        cal = adopt(cal, req, named, how)
-    else:
-        cal = calibrate(table, req.model or default_model(table))
-    return cal, as_asked(cal, req.strategy, req.fixed_ms)
+    model the bench did not measure, ``req.params``, its family's representative's) from
+    the runs ``found`` usable, and the same as the request predicts it (:func:`as_asked`);
+    a refusal of the runs names those left out (``found.left``), a field refused does not."""
+    table = found.table
+    try:
+        if req.params is not None:  # a model the bench did not measure: its family's rate
+            model, named, how = representative(table, req)
+            cal = adopt(calibrate(table, model), req, named, how)
+        else:
+            cal = calibrate(table, req.model or default_model(table))
+        return cal, as_asked(cal, req.strategy, req.fixed_ms)
+    except BenchFieldError:
+        raise
+    except CalibrationError as exc:
+        if not found.left:
+            raise
+        raise NamedCalibrationError(exc.found, found.left) from None

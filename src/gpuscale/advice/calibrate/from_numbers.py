@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
-from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
+from gpuscale.advice.assumptions import PER_STEP
+from gpuscale.advice.assumptions import fixed as fixed_assumed
 from gpuscale.advice.calibrate import fixed_by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -29,7 +30,7 @@ from gpuscale.advice.model.step import (
 )
 from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, format_ms, with_article
 
@@ -130,14 +131,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
     span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    fixed_said = Assumption(
-        term=TermId.FIXED,
-        value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
-        quantity=fixed_quantity(fixed),
-        source=fixed.source,
-        basis=fixed.basis,
-        measure=fixed.measure,
-    )
+    fixed_said = fixed_assumed(fixed, format_ms(fixed.ms, fixed.high_ms) + span * fixed.uncertain)
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,

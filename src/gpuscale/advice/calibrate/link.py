@@ -1,35 +1,75 @@
-"""The network an advice rests on (links inside and between nodes, measured curves), the
-device count it allows, and a finding on where each came from: the first
-:class:`~gpuscale.advice.calibration.Machine` and its
-:class:`~gpuscale.advice.calibration.Said`, before the model (the bench host's, after it:
-``bench_basis``).
+"""The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
+the measured curves, the device (named, recorded by a bench, or the link's) and the device
+count they allow, each with a finding on where it came from.
 
-The device is resolved here, beside the link that may imply it, into the record
-``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
-each link's preset is looked up once (``hardware.links``) and the link built from it.
+An advice from a bench file predicts the host benched (:class:`BenchHost`, as its rows
+record it), which need not be this one: its link stands where none is given, measured or
+detected here, or where this machine detected another; its cores cap the CPU processes
+(gloo) one host runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import os
+from dataclasses import dataclass, replace
 
-from gpuscale.advice.calibration import Machine, Said
+import pandas as pd
+
+from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.calibration import Benched, Machine, Said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, get_preset
+from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
 # What a measured link's name adds by whether its curves were measured under compute load
 LOADED = {True: ", under compute load", False: ""}
+
+
+@dataclass(frozen=True, slots=True)
+class BenchHost:
+    """What the rows of the runs calibrated on record of their host: its link preset (None:
+    none, or several), its GPUs and cores (None: not recorded), and the run's device kind,
+    threads per process and device name."""
+
+    link: str | None
+    gpus: int | None
+    cores: int | None
+    kind: str | None
+    threads: int | None
+    device: str | None
+
+
+def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
+    """The :class:`BenchHost` of ``cal``'s configuration in ``table`` (every device count)."""
+    rows = table[table["config_group"] == cal.bench.config_group]
+
+    def recorded(column: str) -> pd.Series:
+        values = rows[column].dropna() if column in rows else pd.Series(dtype=object)
+        return values[values.astype(str).str.len() > 0]
+
+    def most(column: str) -> int | None:
+        values = pd.to_numeric(recorded(column), errors="coerce").dropna()
+        return int(values.max()) if len(values) else None
+
+    links = set(recorded("host_link").astype(str))
+    link = links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+    bench = cal.bench
+    kind, threads = bench.device_kind, bench.threads
+    return BenchHost(
+        link, most("host_devices"), most("host_cpu_count"), kind, threads, cal.device.name
+    )
 
 
 def implied_device(link_name: str) -> str | None:
@@ -43,9 +83,8 @@ def implied_device(link_name: str) -> str | None:
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name`` (as named, or recorded by a bench); with none
-    named, of the device the link preset ``implied_by`` implies (:func:`implied_device`);
-    an empty record where neither gives a device."""
+    """The record of the device ``name``, else of the one the link preset ``implied_by``
+    implies; an empty record where neither gives a device."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -60,8 +99,8 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
-    """``base`` with a sweep's curves (``network_from_collectives``), the link read off them
-    named as sentences read it: "... on the link measured in c.jsonl (2 ranks)"."""
+    """``base`` with a sweep's curves, the link read off them named as sentences read it:
+    "... on the link measured in c.jsonl (2 ranks)"."""
 
     def name(ranks: int) -> str:
         loaded = LOADED[curves.under_load]
@@ -70,38 +109,25 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     return network_from_collectives(curves, base, name)
 
 
-def given_link(request: AdviceRequest) -> Link | str | None:
-    """The link the request gives: a custom one (``busbw_gbs``, ``latency_us``), else
-    a preset's name, else None."""
-    if request.busbw_gbs is not None:
-        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
-        return Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
-    return request.interconnect
-
-
 def choose_link(
-    link: str | Link | None,
-    topology: Topology | None,
-    device_name: str | None = None,
-    measured: bool = False,
+    req: AdviceRequest, topology: Topology | None, measured: bool
 ) -> tuple[Link, Finding, DeviceRecord]:
-    """The intra-node link, the finding of where it came from, and the device's record
-    (:func:`device_record`, resolved here once): the link given, else the detected topology's
-    slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
-    its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
-    preset given or detected implies (a custom link, or one ``measured`` by collectives,
-    implies none). The preset's name first, then its numbers."""
+    """The intra-node link, where it came from, and the device's record: the link given
+    (a custom one, else a preset), else the detected topology's slowest pair, else the
+    NVLink of the device named (its SXM board, as its peak is), else ``pcie-phb``; the
+    device named, else the one the preset given or detected implies (a custom link, or one
+    ``measured`` by collectives, implies none)."""
     detected = maybe(Topology.preset, topology)
-    preset = None if isinstance(link, Link) else link or detected
-    device = device_record(device_name, None if measured else preset)
-    if isinstance(link, Link):
+    if req.busbw_gbs is not None:
+        latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
+        link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
-        return link, said, device
+        return link, said, device_record(req.device_name)
+    preset = req.interconnect or detected
+    device = device_record(req.device_name, None if measured else preset)
     board = device.nvlink_board if preset is None else None
-    # the preset looked up once, here (the request's name was checked when it was made)
-    found = get_preset(preset or board or DEFAULT_LINK)
-    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
-    if link is not None:
+    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    if req.interconnect is not None:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
         return chosen, said, device
     if topology is not None and detected is not None:
@@ -113,7 +139,7 @@ def choose_link(
         return chosen, said, device
     if board is not None:  # the link of the board whose peak the advice checks against
         said = Finding.of(
-            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=device_name
+            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=req.device_name
         )
         return chosen, said, device
     return chosen, Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs), device
@@ -135,19 +161,19 @@ def topology_cap(
 
 
 def machine_of(
-    req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
+    req: AdviceRequest,
+    topology: Topology | None,
+    curves: MeasuredCurves | None,
+    host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
-    """The network (links inside and between nodes, measured curves), the device count it
-    allows and the device, with a finding on where each came from."""
-    given = given_link(req)
+    """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
+    them), with a finding on where each part came from."""
     nodes = req.nodes
     spill = None
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
+        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
         nodes = -(-req.max_devices // req.gpus_per_node)
-        # past one node only whole nodes are searched (``Machine.device_counts``):
-        # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
         whole = req.max_devices // req.gpus_per_node
         spill = Finding.of(
             K.NODES_SPILL,
@@ -161,15 +187,8 @@ def machine_of(
     max_devices, note = topology_cap(
         topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
     )
-    # the link, and the device (named, else the link's) resolved once beside it
-    intra, link_note, device = choose_link(given, topology, req.device_name, curves is not None)
-    inter = None
-    if nodes > 1:  # the link between nodes, its preset looked up here as the link's was
-        try:
-            found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
-        except KeyError as exc:  # --inter-node names no preset: the known ones listed
-            raise ValueError(exc.args[0]) from None
-        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
+    intra, link_note, device = choose_link(req, topology, curves is not None)
+    inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
@@ -177,7 +196,7 @@ def machine_of(
         nics_per_node=req.nics_per_node,
     )
     sources: list[str | Finding] = [link_note, *filter(None, [spill, note])]
-    if curves is not None:
+    if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = Finding.of(
@@ -186,20 +205,105 @@ def machine_of(
             ranks=tuple(ranks),
             busbw_gbs=network.intra.busbw_gbs,
             latency_us=network.intra.latency_us,
-        )  # a link given beside them is refused (``advice.conflicts``)
-    # the link between nodes only where a count searched spans nodes (12 of 8 per node
-    # searched none past one node, and named it)
+        )
+    # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
         sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
-    assumed = given is None and curves is None
+    assumed = req.busbw_gbs is None and req.interconnect is None and curves is None
     detected = topology.preset() if assumed and topology is not None else None
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=assumed and detected is None,
-        # a topology read from --topo was asked for; one passed or detected here was not
-        link_detected=detected if req.topo is None else None,
         device=device,
     )
-    return machine, Said(sources=tuple(sources))
+    if host is None:
+        return machine, Said(sources=tuple(sources))
+    # a topology read from --topo was asked for; one passed or detected here was not
+    return on_host(machine, sources, req, host, detected if req.topo is None else None)
+
+
+def on_host(
+    machine: Machine,
+    sources: list[str | Finding],
+    req: AdviceRequest,
+    host: BenchHost,
+    detected: str | None,
+) -> tuple[Machine, Said]:
+    """``machine`` on the link the bench host recorded where no link was given or measured
+    and this machine detected none or another (a host of one GPU records no link between
+    GPUs: its link is assumed, :func:`inferred`); CPU processes capped at its cores."""
+    assumed: tuple[Assumption, ...] = ()
+    if host.link is not None and (machine.link_assumed or (detected and detected != host.link)):
+        link = Link.from_preset(host.link)
+        network = replace(machine.network, intra=link)
+        if host.gpus is None or host.gpus < 2:  # no pair of GPUs: the link is inferred
+            assumed = (inferred(host, link, detected),)
+            machine = replace(machine, network=network)
+            sources = sources[1:]
+        else:
+            host_said = Finding.of(
+                K.LINK_OF_BENCH_HOST,
+                name=host.link,
+                device=implied_device(host.link) or None,
+                busbw_gbs=link.busbw_gbs,
+                detected=detected,  # this machine's GPUs of another link
+            )
+            machine = replace(machine, network=network, link_assumed=False)
+            sources = [host_said, *sources[1:]]
+    if host.kind == "cpu":
+        machine, sources = cpu_processes(machine, sources, req, host)
+    return machine, Said(sources=tuple(sources), assumptions=assumed)
+
+
+def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs, as an assumption:
+    the one its GPU's model implies, with the command that measures one."""
+    preset = str(host.link)
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = sentence("link_of_gpu_model", preset=preset, device=host.device or "not recorded")
+    if generation is not None:
+        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
+        if board:  # an H100, a B200
+            whose = f"{article(board)} {board} board's on an HGX host"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+    gpus = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
+    return Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("no_link_measured", host=gpus, what=what),
+        measure=Measure(sentence("measure_link", detected=detected or None)),
+    )
+
+
+def cpu_processes(
+    machine: Machine, sources: list[str | Finding], req: AdviceRequest, host: BenchHost
+) -> tuple[Machine, list[str | Finding]]:
+    """CPU (gloo) devices are processes of one host: on one node their count is capped at
+    its cores (this machine's where the rows record none) // threads per process, and an
+    assumed link is no GPU preset: named and said as such."""
+    sources, network = list(sources), machine.network
+    if machine.link_assumed:
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=intra.busbw_gbs,
+            latency_us=intra.latency_us,
+        )
+    max_devices = machine.max_devices
+    cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
+    per_process = max(1, host.threads or 1)
+    most = max(1, cores // per_process)
+    found = {"host": most, "cores": cores, "threads": per_process, "bench": host.cores is not None}
+    if req.nodes == 1 and req.max_devices is None and most < max_devices:
+        sources.append(Finding.of(K.PROCESSES_CAP, **found))
+        max_devices = most
+    elif req.nodes == 1 and most < max_devices:
+        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
+    return replace(machine, network=network, max_devices=max_devices), sources

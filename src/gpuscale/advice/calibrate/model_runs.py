@@ -192,30 +192,31 @@ class ModelRuns:
 
 
 def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Benched, req: AdviceRequest, per_device: int
+    bench: pd.DataFrame,
+    found: Usable,
+    calibrated: tuple[Benched, Benched],
+    req: AdviceRequest,
+    per_device: int,
 ) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model, advised at ``per_device`` samples a device."""
-    table, name = found.table, cal.model.name
-    run = run_options(table, cal, req)
-    like = (cal.bench.config_group, cal.device.name, req.strategy)
-    measured = tuple(measured_runs(bench, name, req.allow_flagged, like))
+    """:class:`ModelRuns` of the model ``calibrated`` (as benched, as asked), advised at
+    ``per_device`` samples a device."""
+    table, (cal, benched) = found.table, calibrated
+    name = cal.model.name
     beyond = far_beyond_the_batch_timed(cal, per_device)
-    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
         picked = chosen(bench, name, dict(found.broken))
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     weak, evidence = weak_runs(table[hardware], name, req.bench)
+    like = (cal.bench.config_group, cal.device.name, req.strategy)
     runs = Runs(
         from_bench=True,
-        measured=measured,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
         # the bench command of the advised run, on the file advised on
-        evidence=None if evidence is None else replace(evidence, run=run),
+        evidence=None if evidence is None else replace(evidence, run=run_options(table, cal, req)),
         host_devices=most_host_devices(table),
         same_samples=same_samples(bench, name),
+        # a model given by its size has no bench run of its own
+        one_device=None if req.params is not None else one_device(benched),
     )
-    return ModelRuns(
-        runs=runs,
-        chosen=picked,
-        weak=weak,
-        beyond=beyond,
-    )
+    return ModelRuns(runs=runs, chosen=picked, weak=weak, beyond=beyond)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.assumptions import fixed as fixed_assumed
-from gpuscale.advice.calibrate import fixed_by_numbers
+from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import floors, priors, step_terms
@@ -83,7 +83,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
+    whole, fastest = split.whole_tflops, split.bound_tflops
     precision = "bf16" if fastest and fastest != peaks[0] else precision
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
@@ -103,20 +103,15 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += floors.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or fastest is None or at_peak is None:
-        bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)
+    if peak is None or not fastest:
+        bound = fixed_split.unbounded(fixed, device.name, link)
     else:
-        at = fixed_by_numbers.AtPeak(
-            peak=peak,
-            peak_tflops=fastest,
-            precision=precision,
-            step_ms=step_ms,
-            batch=per_device,
-            flops_per_sample=spec.flops,
-            peak_work_ms=at_peak,
-        )
-        bound = fixed_by_numbers.bounded(
-            fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
+        bound = fixed_split.bounded(
+            fixed,
+            (peak, fastest, precision),
+            (per_device, step_ms, spec.flops),
+            flops_given=flops_given,
+            implied_by=implied_by,
         )
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,
@@ -130,8 +125,9 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         work_ms=step_ms - compute.fixed_ms,
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    fixed_said = fixed_assumed(fixed, format_ms(fixed.ms, fixed.high_ms) + span * fixed.uncertain)
+    value = format_ms(fixed.ms, fixed.high_ms)
+    if fixed.uncertain:
+        value += f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
@@ -145,7 +141,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
-        assumptions=(*said.assumptions, fixed_said),
+        assumptions=(*said.assumptions, fixed_assumed(fixed, value)),
         priors_said=said_priors,
     )
     return Calibration(

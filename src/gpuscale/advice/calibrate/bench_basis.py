@@ -15,18 +15,20 @@ import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate import fits, measured, model_runs
-from gpuscale.advice.calibrate.error import step_error
-from gpuscale.advice.calibrate.rows import Usable
+from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate.measured import read_comm
+from gpuscale.advice.calibrate.rows import CalibrationError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
-from gpuscale.advice.measured_runs import Measured
+from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.step import per_step_ms, step_of
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
+from gpuscale.interconnect.network import Network
 
 
 def from_bench(
@@ -38,8 +40,7 @@ def from_bench(
     calibrated: tuple[Benched, Benched],
 ) -> Calibration:
     """The calibration on ``machine`` (``said``: where it came from) of the model advised
-    on, ``calibrated`` (as benched, as asked) from the bench's runs an advice may use
-    (``found``)."""
+    on, ``calibrated`` (as benched, as asked) from the runs ``found`` usable."""
     table, (cal, benched) = found.table, calibrated
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
@@ -49,7 +50,7 @@ def from_bench(
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
-    cal, network = measured.read_comm(cal, table, machine.network)
+    cal, network = read_comm(cal, table, machine.network)
     fell = measured.falling(cal.model.compute.slowdown)
     strategy = cal.run.strategy
     basis_of_family = (
@@ -164,8 +165,8 @@ def from_bench(
 
 
 def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
-    """Why the bench did not measure the overlap: its multi-device run of the model is
-    flagged (left out), timed no communication, or there is none."""
+    """Why the bench did not measure the overlap: the model's multi-device run is flagged,
+    timed no communication, or there is none."""
     left_out = [m.devices for m in measured if m.flagged and not m.allowed]
     if left_out:
         return sentence("overlap_flagged", devices=left_out[0])
@@ -175,8 +176,47 @@ def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
 
 
 def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
-    """The standard deviation (n - 1) of the N = 1 steps the wait is drawn from over their
-    mean (``mean_ms``, ``Compute.jitter_ref_ms``): a share of the step; None under two."""
+    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
     if len(jitter) < 2 or not mean_ms > 0:
         return None
     return float(np.std(jitter, ddof=1)) / mean_ms
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+    """The 80% interval of the step at N > 1 from a bench file: leave-one-out over the
+    bench's models with N > 1 rows of the configuration advised on (each calibrated on the
+    others, ``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it
+    (``priors.with_own_runs``)."""
+
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
+        try:
+            other, _ = read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            return [None] * len(ns)
+        same_kind = other.bench.device_kind == cal.bench.device_kind
+        if not same_kind or other.device.name != cal.device.name:
+            return [None] * len(ns)
+        return steps(other, ns)
+
+    def steps(other: Benched, ns: list[int]) -> list[float | None]:
+        run = other.run
+        if run.overlap is None and other.bench.device_kind == "cpu":
+            run = replace(run, overlap=0.0)  # as the advice itself does
+        scaled = network.scaled(other.bench.comm_scale)
+        model = other.model
+        return [
+            step_of(
+                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
+            ).step_ms
+            for n in ns
+        ]
+
+    ok = trusted_runs(table)
+    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
+    own = own.dropna(subset=["step_ms_mean"])
+    ns = [int(n) for n in own["accelerators"]]
+    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    measured = own["step_ms_mean"].astype(float).tolist()
+    return with_own_runs(
+        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
+    )

@@ -45,9 +45,7 @@ MEASURE_FIXED = Measure(
 
 def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibration:
     """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given, its first (batch, step) pair the one advised on. In a row: the device
-    (named, else the link's) with its power and peaks, the split (at each end of an
-    assumed range too), the rate checked, then the words."""
+    numbers given, its first (batch, step) pair the one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
     shape_said, shape_warnings = shape_findings(req)
@@ -161,10 +159,8 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
 
 def _most_micro_steps(global_batch: int | None, per_device: int) -> int:
     """The most micro-steps a step may take: the search's default, or, for a transformer's
-    shape, as many as one device needs for a larger ``global_batch`` given (an LLM's 1,024
-    sequences at one a device): the counts are compared against one device taking it all
-    by accumulation. Without a shape a global batch one device cannot take in the default's
-    micro-steps stays refused."""
+    shape, as many as one device needs for the ``global_batch`` given (an LLM's 1,024
+    sequences at one a device)."""
     most = Run.__dataclass_fields__["max_accum"].default
     if global_batch is None:
         return most
@@ -177,9 +173,9 @@ PARAMS_AGREE = 0.05
 
 
 def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape: what it gives and, where
-    ``--params`` is given too and more than ``PARAMS_AGREE`` from the shape's count, that
-    they disagree; without a shape, under a sharded strategy, what is assumed instead."""
+    """(sources, warnings) of the transformer's shape: what it gives and whether
+    ``--params`` disagrees with it by more than ``PARAMS_AGREE``; without a shape, under a
+    sharded strategy, what is assumed instead."""
     shape = req.shape
     strategy = req.strategy or "ddp"
     if shape is None:
@@ -231,9 +227,9 @@ def _shape_source(shape: transformer.TransformerShape) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ByNumbers:
-    """A step given by numbers, split (:func:`by_numbers`): its rate (TFLOP/s), its work at
-    the peak bounding it (ms; None: no peak), its fixed cost, its compute with the priors
-    (``prior_range``: at their ends) and the same at each end of an assumed term's range."""
+    """A step given by numbers, split: its rate and the peak bounding it (TFLOP/s; None: no
+    peak), its fixed cost, its compute with the priors (``prior_range``: at their ends) and
+    the same at each end of an assumed term's range."""
 
     whole_tflops: float
     bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
@@ -253,12 +249,10 @@ def by_numbers(
     measure: Measure,
     memory_gbs: float | None = None,
 ) -> ByNumbers:
-    """The step of ``points`` ((batch, step ms), the first advised on) beside the fastest
-    its work could run (``peaks``: its precision's, TF32 for fp32, then bf16's for a step
-    faster than that: mixed precision), split into a fixed cost and per-sample work at the
-    fixed cost found and at each end of an assumed range (FLOPs per sample not given, a
-    fixed cost not measured); DDP's work and the wait from their priors, their range in
-    the interval."""
+    """The step of ``points`` beside the fastest its work could run (``peaks``: its
+    precision's, then bf16's for a step faster than that), split into a fixed cost and
+    per-sample work, at the fixed cost found and at each end of an assumed range; DDP's work
+    and the wait from their priors."""
     per_device, step_ms = points[0]
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
@@ -302,8 +296,8 @@ def by_numbers(
 
 
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
-    """A term set from a prior (``model/priors.py``): its most likely value and range
-    (which enters the interval), and the source."""
+    """A term set from a prior (``model/priors.py``): its most likely value, its range and
+    source."""
 
     spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
 
@@ -327,8 +321,8 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
 
 
 def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
-    """What DDP's prior is beside its bucket copies, said with the copies' time at this
-    model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
+    """What DDP's prior is beside its bucket copies, at this model's gradient bytes and the
+    device's memory bandwidth (an H100 SXM's unknown)."""
     part = device.part
     bandwidth = getattr(part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
     copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6

@@ -39,9 +39,8 @@ LOADED = {True: ", under compute load", False: ""}
 
 @dataclass(frozen=True, slots=True)
 class BenchHost:
-    """What the rows of the runs calibrated on record of their host: its link preset (None:
-    none, or several), its GPUs and cores (None: not recorded), and the run's device kind,
-    threads per process and device name."""
+    """What the rows of the runs calibrated on record of their host (its link preset, GPUs
+    and cores; None: not recorded), and the run's device kind, threads and device name."""
 
     link: str | None
     gpus: int | None
@@ -73,8 +72,8 @@ def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
 
 
 def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies, whatever its case (``nvlink4``,
-    ``NVLINK4``, ``nvlink4 (detected)`` -> H100 SXM), else None."""
+    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
+    H100 SXM), else None."""
     name = link_name.strip().lower()
     for prefix, device in LINK_DEVICE.items():
         if name.startswith(prefix):
@@ -84,7 +83,7 @@ def implied_device(link_name: str) -> str | None:
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
     """The record of the device ``name``, else of the one the link preset ``implied_by``
-    implies; an empty record where neither gives a device."""
+    implies."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -99,8 +98,7 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
-    """``base`` with a sweep's curves, the link read off them named as sentences read it:
-    "... on the link measured in c.jsonl (2 ranks)"."""
+    """``base`` with a sweep's curves, their link named as sentences read it."""
 
     def name(ranks: int) -> str:
         loaded = LOADED[curves.under_load]
@@ -112,11 +110,10 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 def choose_link(
     req: AdviceRequest, topology: Topology | None, measured: bool
 ) -> tuple[Link, Finding, DeviceRecord]:
-    """The intra-node link, where it came from, and the device's record: the link given
-    (a custom one, else a preset), else the detected topology's slowest pair, else the
-    NVLink of the device named (its SXM board, as its peak is), else ``pcie-phb``; the
-    device named, else the one the preset given or detected implies (a custom link, or one
-    ``measured`` by collectives, implies none)."""
+    """The intra-node link, where it came from, and the device's record: the link given,
+    else the detected topology's slowest pair, else the NVLink of the device named (its SXM
+    board), else ``pcie-phb``; the device named, else the one the link's preset implies (a
+    link ``measured`` by collectives implies none)."""
     detected = maybe(Topology.preset, topology)
     if req.busbw_gbs is not None:
         latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
@@ -148,8 +145,8 @@ def choose_link(
 def topology_cap(
     topology: Topology | None, nodes: int, max_devices: int
 ) -> tuple[int, Finding | None]:
-    """The largest device count the topology allows on one node, and a finding when it
-    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
+    """The largest device count the topology allows on one node, and a finding when it caps
+    ``max_devices``."""
     if topology is None or nodes > 1:
         return max_devices, None
     gpus = len(topology.gpus)
@@ -231,9 +228,9 @@ def on_host(
     host: BenchHost,
     detected: str | None,
 ) -> tuple[Machine, Said]:
-    """``machine`` on the link the bench host recorded where no link was given or measured
-    and this machine detected none or another (a host of one GPU records no link between
-    GPUs: its link is assumed, :func:`inferred`); CPU processes capped at its cores."""
+    """``machine`` on the link the bench host recorded, where none was given or measured and
+    this machine detected none or another (a host of one GPU records no link between GPUs:
+    an assumed link, :func:`inferred`); CPU processes capped at its cores."""
     assumed: tuple[Assumption, ...] = ()
     if host.link is not None and (machine.link_assumed or (detected and detected != host.link)):
         link = Link.from_preset(host.link)
@@ -258,8 +255,8 @@ def on_host(
 
 
 def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
-    """The link of a bench host whose topology holds fewer than 2 GPUs, as an assumption:
-    the one its GPU's model implies, with the command that measures one."""
+    """The link a bench host's GPU model implies, as an assumption, with the command that
+    measures it."""
     preset = str(host.link)
     board = implied_device(preset)
     generation = NVLINK.get(preset)
@@ -283,9 +280,8 @@ def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
 def cpu_processes(
     machine: Machine, sources: list[str | Finding], req: AdviceRequest, host: BenchHost
 ) -> tuple[Machine, list[str | Finding]]:
-    """CPU (gloo) devices are processes of one host: on one node their count is capped at
-    its cores (this machine's where the rows record none) // threads per process, and an
-    assumed link is no GPU preset: named and said as such."""
+    """CPU (gloo) devices are processes of one host: on one node, at most its cores //
+    threads per process; an assumed link is named as theirs."""
     sources, network = list(sources), machine.network
     if machine.link_assumed:
         intra = network.intra

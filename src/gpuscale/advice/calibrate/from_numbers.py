@@ -71,13 +71,8 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     precision = req.gradient_precision
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
-    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
-    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100);
-    # a step faster than that runs in mixed precision (fp32 gradients): bf16's bounds it
+    # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
     peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
-    # the split, once: the fixed cost entered, from two step times, else the prior narrowed
-    # by the step, at each end of an assumed range too; the step's rate and its work at the
-    # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
@@ -85,16 +80,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     precision = "bf16" if fastest and fastest != peaks[0] else precision
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
-    # the device's power and the rate against its peak: the whole step's where the fixed
-    # cost is assumed (one step time: the whole step's rate is all we know), else the
-    # per-sample rate (a low one is a small model's: kernels too short to fill the device,
-    # the published study's own; one above the peak cannot be). Under 1% of the peak is
-    # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
-    # low rate has two readings (``fixed_by_numbers.flops_reading``, priced at the ends)
+    # the rate against the peak: the whole step's where the fixed cost is assumed, else
+    # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
+    # 6 x parameters a low rate has two readings, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
     power = named_power(device, req.power_w, implied_by)
-    # a device named without a known peak: the check below cannot be made, said
     whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
@@ -233,7 +224,6 @@ class ByNumbers:
 
     whole_tflops: float
     bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
-    work_at_peak_ms: float | None
     fixed: FixedCost
     compute: Compute
     prior_range: tuple[Compute, ...]
@@ -257,8 +247,6 @@ def by_numbers(
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
     at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
-    # the peak bounds the per-sample work from below and, at 1% of it, from above: only
-    # with FLOPs per sample given
     fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
     assumed = fixed.source == Source.ASSUMED
     costs: list[tuple[str, str, float, str, FixedCost]] = []
@@ -284,7 +272,6 @@ def by_numbers(
     return ByNumbers(
         whole_tflops=whole,
         bound_tflops=peak_tflops,
-        work_at_peak_ms=at_peak,
         fixed=fixed,
         compute=compute,
         prior_range=prior_range,
@@ -298,7 +285,6 @@ def by_numbers(
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
     """A term set from a prior (``model/priors.py``): its most likely value, its range and
     source."""
-
     spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
 
     def share(value: float) -> str:
@@ -323,8 +309,7 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
 def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
     """What DDP's prior is beside its bucket copies, at this model's gradient bytes and the
     device's memory bandwidth (an H100 SXM's unknown)."""
-    part = device.part
-    bandwidth = getattr(part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
+    bandwidth = getattr(device.part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
     copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
-    named = part is not None
+    named = device.part is not None
     return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)

@@ -107,151 +107,69 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     return network_from_collectives(curves, base, name)
 
 
+@dataclass(frozen=True, slots=True)
+class LinkChoice:
+    """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
+    the device's record, and whether the link was assumed (none given, detected or
+    measured)."""
+
+    link: Link
+    said: Finding | None
+    device: DeviceRecord
+    assumed: bool = False
+    assumption: Assumption | None = None
+
+
 def choose_link(
-    req: AdviceRequest, topology: Topology | None, measured: bool
-) -> tuple[Link, Finding, DeviceRecord]:
-    """The intra-node link, where it came from, and the device's record: the link given,
-    else the detected topology's slowest pair, else the NVLink of the device named (its SXM
-    board), else ``pcie-phb``; the device named, else the one the link's preset implies (a
-    link ``measured`` by collectives implies none)."""
+    req: AdviceRequest, topology: Topology | None, measured: bool, host: BenchHost | None
+) -> LinkChoice:
+    """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
+    this machine detected none or another, else the detected topology's slowest pair, else
+    the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
+    else the one the preset given or detected implies (a measured link implies none)."""
     detected = maybe(Topology.preset, topology)
+    preset = None if req.busbw_gbs is not None else req.interconnect or detected
+    device = device_record(req.device_name, None if measured else preset)
     if req.busbw_gbs is not None:
         latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
         link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
-        return link, said, device_record(req.device_name)
-    preset = req.interconnect or detected
-    device = device_record(req.device_name, None if measured else preset)
+        return LinkChoice(link, said, device)
+    given = req.interconnect is not None
+    seen = detected if req.topo is None else None  # --topo was asked for, not detected
+    benched = None if given or measured or host is None else host.link
+    if host is not None and benched and (detected is None or (seen and seen != benched)):
+        link = Link.from_preset(benched)
+        if host.gpus is None or host.gpus < 2:  # no pair of GPUs: the link is inferred
+            return LinkChoice(link, None, device, detected is None, inferred(host, link, seen))
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=benched,
+            device=implied_device(benched) or None,
+            busbw_gbs=link.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return LinkChoice(link, said, device)
     board = device.nvlink_board if preset is None else None
     chosen = Link.from_preset(preset or board or DEFAULT_LINK)
-    if req.interconnect is not None:
+    if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        return chosen, said, device
+        return LinkChoice(chosen, said, device)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
-        return chosen, said, device
+        return LinkChoice(chosen, said, device)
+    assumed = not measured
     if board is not None:  # the link of the board whose peak the advice checks against
         said = Finding.of(
             K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=req.device_name
         )
-        return chosen, said, device
-    return chosen, Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs), device
-
-
-def topology_cap(
-    topology: Topology | None, nodes: int, max_devices: int
-) -> tuple[int, Finding | None]:
-    """The largest device count the topology allows on one node, and a finding when it caps
-    ``max_devices``."""
-    if topology is None or nodes > 1:
-        return max_devices, None
-    gpus = len(topology.gpus)
-    if gpus <= 1:
-        return 1, Finding.of(K.ONE_GPU)
-    if max_devices > gpus:
-        return gpus, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=max_devices)
-    return max_devices, None
-
-
-def machine_of(
-    req: AdviceRequest,
-    topology: Topology | None,
-    curves: MeasuredCurves | None,
-    host: BenchHost | None = None,
-) -> tuple[Machine, Said]:
-    """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
-    them), with a finding on where each part came from."""
-    nodes = req.nodes
-    spill = None
-    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
-        # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
-        nodes = -(-req.max_devices // req.gpus_per_node)
-        whole = req.max_devices // req.gpus_per_node
-        spill = Finding.of(
-            K.NODES_SPILL,
-            asked=req.max_devices,
-            nodes=req.nodes,
-            per_node=req.gpus_per_node,
-            two_nodes=2 * req.gpus_per_node,
-            whole=whole,
-            spans=whole >= 2,
-        )
-    max_devices, note = topology_cap(
-        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
-    )
-    intra, link_note, device = choose_link(req, topology, curves is not None)
-    inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
-    network = Network(
-        intra=intra,
-        per_node=req.gpus_per_node if nodes > 1 else None,
-        inter=inter,
-        nics_per_node=req.nics_per_node,
-    )
-    sources: list[str | Finding] = [link_note, *filter(None, [spill, note])]
-    if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
-        network = measured_network(curves, network)
-        ranks = sorted({c.ranks for c in network.curves})
-        sources[0] = Finding.of(
-            K.LINK_CURVES,
-            sweep=curves.source,
-            ranks=tuple(ranks),
-            busbw_gbs=network.intra.busbw_gbs,
-            latency_us=network.intra.latency_us,
-        )
-    # the link between nodes only where a count searched spans nodes
-    if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
-        nics = req.nics_per_node or req.gpus_per_node
-        sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
-    assumed = req.busbw_gbs is None and req.interconnect is None and curves is None
-    detected = topology.preset() if assumed and topology is not None else None
-    machine = Machine(
-        network=network,
-        max_devices=max_devices,
-        link_assumed=assumed and detected is None,
-        device=device,
-    )
-    if host is None:
-        return machine, Said(sources=tuple(sources))
-    # a topology read from --topo was asked for; one passed or detected here was not
-    return on_host(machine, sources, req, host, detected if req.topo is None else None)
-
-
-def on_host(
-    machine: Machine,
-    sources: list[str | Finding],
-    req: AdviceRequest,
-    host: BenchHost,
-    detected: str | None,
-) -> tuple[Machine, Said]:
-    """``machine`` on the link the bench host recorded, where none was given or measured and
-    this machine detected none or another (a host of one GPU records no link between GPUs:
-    an assumed link, :func:`inferred`); CPU processes capped at its cores."""
-    assumed: tuple[Assumption, ...] = ()
-    if host.link is not None and (machine.link_assumed or (detected and detected != host.link)):
-        link = Link.from_preset(host.link)
-        network = replace(machine.network, intra=link)
-        if host.gpus is None or host.gpus < 2:  # no pair of GPUs: the link is inferred
-            assumed = (inferred(host, link, detected),)
-            machine = replace(machine, network=network)
-            sources = sources[1:]
-        else:
-            host_said = Finding.of(
-                K.LINK_OF_BENCH_HOST,
-                name=host.link,
-                device=implied_device(host.link) or None,
-                busbw_gbs=link.busbw_gbs,
-                detected=detected,  # this machine's GPUs of another link
-            )
-            machine = replace(machine, network=network, link_assumed=False)
-            sources = [host_said, *sources[1:]]
-    if host.kind == "cpu":
-        machine, sources = cpu_processes(machine, sources, req, host)
-    return machine, Said(sources=tuple(sources), assumptions=assumed)
+        return LinkChoice(chosen, said, device, assumed)
+    said = Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs)
+    return LinkChoice(chosen, said, device, assumed)
 
 
 def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
@@ -266,40 +184,109 @@ def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
         if board:  # an H100, a B200
             whose = f"{article(board)} {board} board's on an HGX host"
         what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-    gpus = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
+    on = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
     return Assumption(
         term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=sentence("no_link_measured", host=gpus, what=what),
+        basis=sentence("no_link_measured", host=on, what=what),
         measure=Measure(sentence("measure_link", detected=detected or None)),
     )
 
 
-def cpu_processes(
-    machine: Machine, sources: list[str | Finding], req: AdviceRequest, host: BenchHost
-) -> tuple[Machine, list[str | Finding]]:
-    """CPU (gloo) devices are processes of one host: on one node, at most its cores //
-    threads per process; an assumed link is named as theirs."""
-    sources, network = list(sources), machine.network
-    if machine.link_assumed:
-        intra = network.intra
-        network = replace(network, intra=replace(intra, name="CPU processes"))
-        sources[0] = Finding.of(
+def device_cap(
+    req: AdviceRequest, topology: Topology | None, nodes: int, host: BenchHost | None
+) -> tuple[int, tuple[Finding, ...], tuple[Finding, ...]]:
+    """The most devices searched, and the findings where something capped them, said before
+    and after the link: on one node, the topology's GPUs (a one-GPU topology: nothing to
+    compare); CPU (gloo) processes at the bench host's cores (this machine's where its rows
+    record none) // threads per process."""
+    asked = req.max_devices or (req.gpus_per_node * nodes)
+    most, before = asked, ()
+    if topology is not None and nodes == 1:
+        gpus = len(topology.gpus)
+        if gpus <= 1:
+            most, before = 1, (Finding.of(K.ONE_GPU),)
+        elif asked > gpus:
+            most, before = gpus, (Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked),)
+    if host is None or host.kind != "cpu" or req.nodes != 1:
+        return most, before, ()
+    cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
+    per_process = max(1, host.threads or 1)
+    processes = max(1, cores // per_process)
+    if processes >= most:
+        return most, before, ()
+    found = {"host": processes, "cores": cores, "threads": per_process}
+    found["bench"] = host.cores is not None
+    if req.max_devices is None:
+        return processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
+    return most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
+
+
+def machine_of(
+    req: AdviceRequest,
+    topology: Topology | None,
+    curves: MeasuredCurves | None,
+    host: BenchHost | None = None,
+) -> tuple[Machine, Said]:
+    """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
+    them), with a finding on where each part came from."""
+    nodes = req.nodes
+    spill = ()
+    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
+        # more devices than the nodes hold: the rest are other nodes, never one node of 16
+        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
+        nodes = -(-req.max_devices // req.gpus_per_node)
+        whole = req.max_devices // req.gpus_per_node
+        found = Finding.of(
+            K.NODES_SPILL,
+            asked=req.max_devices,
+            nodes=req.nodes,
+            per_node=req.gpus_per_node,
+            two_nodes=2 * req.gpus_per_node,
+            whole=whole,
+            spans=whole >= 2,
+        )
+        spill = (found,)
+    max_devices, capped, processes = device_cap(req, topology, nodes, host)
+    choice = choose_link(req, topology, curves is not None, host)
+    intra, link_note = choice.link, choice.said
+    if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
+        intra = replace(intra, name="CPU processes")
+        link_note = Finding.of(
             K.LINK_OF_PROCESSES,
             name=DEFAULT_LINK,
             busbw_gbs=intra.busbw_gbs,
             latency_us=intra.latency_us,
         )
-    max_devices = machine.max_devices
-    cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
-    per_process = max(1, host.threads or 1)
-    most = max(1, cores // per_process)
-    found = {"host": most, "cores": cores, "threads": per_process, "bench": host.cores is not None}
-    if req.nodes == 1 and req.max_devices is None and most < max_devices:
-        sources.append(Finding.of(K.PROCESSES_CAP, **found))
-        max_devices = most
-    elif req.nodes == 1 and most < max_devices:
-        sources.append(Finding.of(K.PROCESSES_ABOVE, **found))
-    return replace(machine, network=network, max_devices=max_devices), sources
+    inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
+    network = Network(
+        intra=intra,
+        per_node=req.gpus_per_node if nodes > 1 else None,
+        inter=inter,
+        nics_per_node=req.nics_per_node,
+    )
+    sources: list[str | Finding] = [*filter(None, [link_note]), *spill, *capped]
+    if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
+        network = measured_network(curves, network)
+        ranks = sorted({c.ranks for c in network.curves})
+        sources[0] = Finding.of(
+            K.LINK_CURVES,
+            sweep=curves.source,
+            ranks=tuple(ranks),
+            busbw_gbs=network.intra.busbw_gbs,
+            latency_us=network.intra.latency_us,
+        )
+    # the link between nodes only where a count searched spans nodes
+    if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
+        nics = req.nics_per_node or req.gpus_per_node
+        sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
+    machine = Machine(
+        network=network,
+        max_devices=max_devices,
+        link_assumed=choice.assumed,
+        device=choice.device,
+    )
+    assumed = tuple(filter(None, [choice.assumption]))
+    return machine, Said(sources=(*sources, *processes), assumptions=assumed)

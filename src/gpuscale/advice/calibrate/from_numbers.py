@@ -48,6 +48,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     numbers given, its first (batch, step) pair the one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
+    # the most micro-steps a step may take: the search's default, or, for a transformer's
+    # shape, as many as one device needs for the global batch given (an LLM's 1,024
+    # sequences at one a device)
+    most_accum = Run.__dataclass_fields__["max_accum"].default
+    if req.shape is not None and req.global_batch is not None:
+        most_accum = max(most_accum, -(-req.global_batch // per_device))
     shape_said, shape_warnings = shape_findings(req)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
@@ -140,22 +146,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
             batch=per_device,
             min_batch=max(1, per_device // 8),
             overlap=req.overlap,
-            max_accum=_most_micro_steps(req.global_batch if shape else None, per_device),
+            max_accum=most_accum,
         ),
         machine=replace(machine, power=power),
         said=said,
         search=Search(ends=split.ends),
     )
-
-
-def _most_micro_steps(global_batch: int | None, per_device: int) -> int:
-    """The most micro-steps a step may take: the search's default, or, for a transformer's
-    shape, as many as one device needs for the ``global_batch`` given (an LLM's 1,024
-    sequences at one a device)."""
-    most = Run.__dataclass_fields__["max_accum"].default
-    if global_batch is None:
-        return most
-    return max(most, -(-global_batch // per_device))
 
 
 # --params this far from the shape's count is said (a published count is rounded to a

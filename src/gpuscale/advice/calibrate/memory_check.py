@@ -31,6 +31,8 @@ def memory_check(
     numbers its words rest on; with no device named, recorded or implied, on
     ``REFERENCE_DEVICE``."""
     spec, machine = cal.model.spec, cal.machine
+    counts = tuple(machine.device_counts)
+    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
     rows = _model_rows(bench, cal)
     memory = _device_memory(cal, rows)
     peak_gb = _peak_gb(rows)
@@ -50,15 +52,14 @@ def memory_check(
         said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=held_gb)
         activations = max(0.0, peak_gb - held_gb)
     shape, counted, by_count = request.shape, None, ()
-    counts = tuple(machine.device_counts)
     if activations is None and shape is not None:  # by numbers: the shape's layers
         how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-        counted = transformer.activations(shape, micro_batch_at(cal.run, 1), how)
+        counted = transformer.activations(shape, micro[1], how)
         activations = counted.total_gb
         by_count = tuple(
-            (n, transformer.activations(shape, b, how))
+            (n, transformer.activations(shape, micro[n], how))
             for n in counts
-            if (b := micro_batch_at(cal.run, n)) != counted.micro_batch
+            if micro[n] != counted.micro_batch
         )
     gathered = None
     if shape is not None:  # FSDP's units held whole: two layers' weights, one's gradients

@@ -139,17 +139,7 @@ def choose_link(
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
     benched = None if given or measured or host is None else host.link
     if host is not None and benched and (detected is None or (seen and seen != benched)):
-        link = Link.from_preset(benched)
-        if host.gpus is None or host.gpus < 2:  # no pair of GPUs: the link is inferred
-            return LinkChoice(link, None, device, detected is None, inferred(host, link, seen))
-        said = Finding.of(
-            K.LINK_OF_BENCH_HOST,
-            name=benched,
-            device=implied_device(benched) or None,
-            busbw_gbs=link.busbw_gbs,
-            detected=seen,  # this machine's GPUs of another link
-        )
-        return LinkChoice(link, said, device)
+        return of_host(host, device, detected is None, seen)
     board = device.nvlink_board if preset is None else None
     chosen = Link.from_preset(preset or board or DEFAULT_LINK)
     if given:
@@ -172,11 +162,22 @@ def choose_link(
     return LinkChoice(chosen, said, device, assumed)
 
 
-def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
-    """The link a bench host's GPU model implies, as an assumption, with the command that
-    measures it."""
+def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | None) -> LinkChoice:
+    """The link the bench host recorded; where its topology holds fewer than 2 GPUs, no link
+    it measured: the one its GPU model implies, as an assumption with the command that
+    measures it (``seen``: this machine's detected preset)."""
     preset = str(host.link)
     board = implied_device(preset)
+    link = Link.from_preset(preset)
+    if host.gpus is not None and host.gpus >= 2:
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=preset,
+            device=board or None,
+            busbw_gbs=link.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return LinkChoice(link, said, device)
     generation = NVLINK.get(preset)
     what = sentence("link_of_gpu_model", preset=preset, device=host.device or "not recorded")
     if generation is not None:
@@ -185,14 +186,15 @@ def inferred(host: BenchHost, link: Link, detected: str | None) -> Assumption:
             whose = f"{article(board)} {board} board's on an HGX host"
         what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
     on = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
-    return Assumption(
+    inferred = Assumption(
         term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=sentence("no_link_measured", host=on, what=what),
-        measure=Measure(sentence("measure_link", detected=detected or None)),
+        measure=Measure(sentence("measure_link", detected=seen or None)),
     )
+    return LinkChoice(link, None, device, assumed, inferred)
 
 
 def device_cap(

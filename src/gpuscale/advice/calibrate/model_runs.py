@@ -202,12 +202,12 @@ def of_model(
         picked = chosen(bench, name, dict(found.broken))
     hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     weak, evidence = weak_runs(table[hardware], name, req.bench)
+    run = run_options(table, cal, req)  # the bench command of the advised run, on its file
     like = (cal.bench.config_group, cal.device.name, req.strategy)
     runs = Runs(
         from_bench=True,
         measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
-        # the bench command of the advised run, on the file advised on
-        evidence=None if evidence is None else replace(evidence, run=run_options(table, cal, req)),
+        evidence=None if evidence is None else replace(evidence, run=run),
         host_devices=most_host_devices(table),
         same_samples=same_samples(bench, name),
         # a model given by its size has no bench run of its own

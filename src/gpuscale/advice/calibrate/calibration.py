@@ -39,14 +39,14 @@ from gpuscale.advice.calibrate.rows import (
     which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
-from gpuscale.advice.explain.phrasebook import SENTENCES
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
@@ -230,8 +230,8 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     return model, family, how
 
 
-# the bench run that measures a model given by its size: the user's own file, at its batch
-_BENCH_OWN_MODEL = SENTENCES["bench_own_model"]
+# The model a bench run of the user's own file times (``gpuscale bench --model``).
+OWN_MODEL = "FILE.py:FACTORY"
 
 
 def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
@@ -267,7 +267,8 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
         batch = req.batch or cal.run.batch
-        measure = Measure(str(_BENCH_OWN_MODEL).format(batch=batch))
+        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {batch}")
+        measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,

@@ -15,10 +15,10 @@ from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import host_of, machine_of
+from gpuscale.advice.calibrate.link import BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.memory_check import memory_check
-from gpuscale.advice.calibrate.rows import usable
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibrate.rows import Usable, usable
+from gpuscale.advice.calibration import Benched, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, maybe
@@ -50,17 +50,19 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     bench = data.bench
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
-    found = calibrated = host = None
+    runs_used: Usable | None = None
+    calibrated: tuple[Benched, Benched] | None = None
+    bench_host: BenchHost | None = None
     if bench is not None:
-        found = usable(bench, request)
-        calibrated = advised(found, request)
-        host = host_of(found.table, calibrated[0])
-    machine, said = machine_of(request, data.topology, data.collectives, host)
+        runs_used = usable(bench, request)
+        calibrated = advised(runs_used, request)
+        bench_host = host_of(runs_used.table, calibrated[0])
+    machine, said = machine_of(request, data.topology, data.collectives, bench_host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
-    if found is None or calibrated is None:
+    if bench is None or runs_used is None or calibrated is None:
         cal = from_numbers(machine, said, request)
     else:
-        cal = from_bench(machine, said, request, bench, found, calibrated)
+        cal = from_bench(machine, said, request, bench, runs_used, calibrated)
     other = _other_device(data.collectives, bench)
     if other:
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})

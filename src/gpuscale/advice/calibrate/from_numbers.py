@@ -51,7 +51,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     # the most micro-steps a step may take: the search's default, or, for a transformer's
     # shape, as many as one device needs for the global batch given (an LLM's 1,024
     # sequences at one a device)
-    most_accum = Run.__dataclass_fields__["max_accum"].default
+    most_accum = Run(batch=per_device).max_accum
     if req.shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
     shape_said, shape_warnings = shape_findings(req)

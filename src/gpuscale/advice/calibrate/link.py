@@ -205,7 +205,8 @@ def device_cap(
     compare); CPU (gloo) processes at the bench host's cores (this machine's where its rows
     record none) // threads per process."""
     asked = req.max_devices or (req.gpus_per_node * nodes)
-    most, before = asked, ()
+    before: tuple[Finding, ...] = ()
+    most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
         if gpus <= 1:
@@ -235,7 +236,7 @@ def machine_of(
     """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
     them), with a finding on where each part came from."""
     nodes = req.nodes
-    spill = ()
+    spill: tuple[Finding, ...] = ()
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
         # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)

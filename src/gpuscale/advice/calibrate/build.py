@@ -59,10 +59,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         bench_host = host_of(runs_used.table, calibrated[0])
     machine, said = machine_of(request, data.topology, data.collectives, bench_host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
-    if bench is None or runs_used is None or calibrated is None:
-        cal = from_numbers(machine, said, request)
-    else:
+    if bench is not None and runs_used is not None and calibrated is not None:
         cal = from_bench(machine, said, request, bench, runs_used, calibrated)
+    else:
+        cal = from_numbers(machine, said, request)
     other = _other_device(data.collectives, bench)
     if other:
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+import gpuscale.advice.calibrate.bench_basis as bench_error
 import gpuscale.advice.calibrate.calibration as calibration
-import gpuscale.advice.calibrate.error as bench_error
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
@@ -54,7 +54,7 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
         return original(table, model)
 
     # the model advised on is calibrated in calibration.advised, those left out in
-    # bench_error.step_error
+    # bench_basis.step_error
     monkeypatch.setattr(calibration, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")

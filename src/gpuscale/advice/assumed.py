@@ -24,8 +24,8 @@ TERM_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """A term's value as a number: ``value`` in ``unit``, its range (``low``, ``high``)
-    where it has one, and per device count where it was measured at each (``at``)."""
+    """A term's value in ``unit``, its range where it has one, and its value per device
+    count where measured at each (``at``)."""
 
     value: float
     unit: str
@@ -50,9 +50,8 @@ NO_QUANTITY: dict[str, object] = {"value": None, "low": None, "high": None, "uni
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Assumption:
-    """One term: its value as used (``value``: in words; ``quantity``: the number and its
-    unit, None where the term is a choice, not a number), where it came from, how to
-    measure it."""
+    """One term: its value as said and as a number (``quantity``; None for a choice), where
+    it came from, how to measure it."""
 
     term: TermId
     value: str

@@ -1,14 +1,6 @@
 """What the advice is computed from, as one record: :class:`Calibration`, made of small
 parts, each one concept and each read by name (``cal.model.compute``, ``cal.run.batch``).
-
-Its parts: :class:`StepModel`, :class:`Run`, :class:`Machine`, :class:`Runs`,
-:class:`Bench`, :class:`Said` and :class:`Search`, each said by its own docstring.
-
-``calibrate.build`` makes it once, in steps that each return parts: the machine
-(``link.machine_of``), then the model from a bench (``bench_basis.from_bench``, on the
-bench's calibration of one model: :class:`Benched`, the same parts) or from numbers
-(``from_numbers.from_numbers``), then the request's run and search settings. The search
-reads it (``search.recommend``) and the words render it (``explain``).
+``calibrate.build`` makes it once; the search reads it and the words render it.
 """
 
 from __future__ import annotations
@@ -36,12 +28,10 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 @dataclass(frozen=True, slots=True)
 class OneDevice:
-    """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
-    synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
-    the strategy's own work in it that the N = 1 row leaves out (``own_ms``: DDP's, its
-    synchronised minus no-sync step; FSDP's, its step less its bare step); its configuration
-    group and device, what a measured run must share to be set beside the advice
-    (``tables.bench_runs.runs_like``)."""
+    """The bench's N = 1 run of the model advised on, as it trained: its step (ms), batch,
+    accumulation and strategy, the strategy's own work the N = 1 row leaves out
+    (``own_ms``), and the configuration group and device a measured run must share to be
+    set beside the advice (``tables.bench_runs.runs_like``)."""
 
     step_ms: float
     batch: int
@@ -50,17 +40,15 @@ class OneDevice:
     own_ms: float
     config_group: str = ""
     device_name: str | None = None
-    # FSDP: its own work in ``step_ms`` (ms); ``own_ms`` the part the N = 1 row leaves out
-    # (the step less the bare module's, where the bench timed a faster bare step), the rest
-    # kept in the N = 1 row: every speedup then overstated by up to step / (step - rest)
+    # FSDP's own work in ``step_ms`` (ms), of which the N = 1 row keeps all but ``own_ms``
     fsdp_own_ms: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
     """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to ``points`` ((batch,
-    forward + backward ms) measured), and ``left_out``: (batch, relative error) of each
-    measured batch predicted from the others."""
+    forward + backward ms)); ``left_out``: (batch, relative error) of each batch predicted
+    from the others."""
 
     floor_ms: float
     fixed_ms: float
@@ -79,9 +67,7 @@ class Shape:
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
 
     def finding(self) -> Finding:
-        """What was measured (the batches), the shape between and beyond (its floor up to
-        the knee, where one; its rate from its intercept, where positive), and its error on
-        each batch left out."""
+        """The batches measured, the shape between and beyond, its error on each left out."""
         return Finding.of(
             FindingKind.STEP_SHAPE,
             batches=tuple(b for b, _ in self.points),
@@ -97,12 +83,10 @@ class Shape:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepModel:
-    """What the model is and one device's step of it: its name as said, its size
-    (``spec``), its compute (``compute``: the fixed per-step cost and per-sample work, the
-    optimizer's and DDP's work, the wait), the fixed cost with its range and source
-    (``fixed``; None: not split), the compute at the priors' low and high ends
-    (``prior_range``), the step's 80% interval at N > 1 (``error``) and its family's
-    break-even basis (``family``; None: the model alone)."""
+    """The model and one device's step of it: its name as said, size and compute, the fixed
+    cost with its range and source (None: not split), the compute at the priors' low and
+    high ends, the step's 80% interval at N > 1 and its family's break-even basis (None:
+    the model alone)."""
 
     name: str = "the model"
     spec: ModelSpec
@@ -118,15 +102,12 @@ SCALINGS = ("search", "weak", "strong")
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
-    """How a step is run: ``batch`` the per-device batch advised on (``accum`` micro-steps
-    of it a step), the per-device batches the search may try (``min_batch`` up to
-    ``max_batch``, the largest that fits; None: ``batch``) and the most micro-steps
-    (``max_accum``); ``global_batch`` kept at every count (strong scaling; None: it may
-    change); ``scaling``: "search" (with a convergence model the search over batch and
-    accumulation decides, without one the per-device batch is kept), "weak" (the
-    per-device batch kept) or "strong" (the global batch, ``global_batch`` else ``batch``
-    x ``accum``, kept); the strategy (DDP or FSDP), the share of communication hidden
-    (``overlap``; None: the default) and DDP's bucket (MiB)."""
+    """How a step is run: the per-device ``batch`` advised on (``accum`` micro-steps of it
+    a step), the batches the search may try (``min_batch`` to ``max_batch``, the largest
+    that fits; None: ``batch``), the most micro-steps, the global batch kept at every count
+    (None: it may change), ``scaling`` ("search": a convergence model decides, "weak": the
+    per-device batch kept, "strong": the global batch kept), the strategy, the share of
+    communication hidden (None: the default) and DDP's bucket (MiB)."""
 
     batch: int
     accum: int = 1
@@ -158,12 +139,10 @@ class Run:
 
     @property
     def largest_batch(self) -> int:
-        """The largest per-device batch a device holds (memory), ``batch`` when unknown."""
         return self.max_batch if self.max_batch is not None else self.batch
 
     @property
     def kept_global_batch(self) -> int | None:
-        """The global batch every count keeps (strong scaling), None when it may change."""
         if self.global_batch is not None:
             return self.global_batch
         if self.scaling == "strong":
@@ -173,9 +152,8 @@ class Run:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemorySaid:
-    """What the memory check's words rest on (``explain.build_words.memory_said``): whether
-    its device is assumed (none named, recorded or implied), and the bench's N = 1 peak
-    memory at batch ``per_device`` and the model state it held (GB; None: no peak)."""
+    """What the memory check's words rest on: whether its device is assumed, and the
+    bench's N = 1 peak memory at batch ``per_device`` and the model state it held (GB)."""
 
     device_assumed: bool = False
     per_device: float | None = None
@@ -185,19 +163,16 @@ class MemorySaid:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
-    """The network and the devices on it: the links (``network``), the most devices
-    searched (the request's, capped by the topology or the host's cores), the device's
-    catalogue record (named, recorded by the bench, else the link's), its watts, whether
-    the link was assumed (none given, detected or measured) or is this machine's detected
-    preset, and what each device holds per count and strategy (``memory``; None: one
-    device holds the model, or its memory is unknown; its words' numbers: ``memory_said``)."""
+    """The network and the devices on it: the links, the most devices searched, the
+    device's catalogue record and watts, whether the link was assumed (none given, detected
+    or measured), and what each device holds per count and strategy (``memory``; None: one
+    device holds the model, or its memory is unknown)."""
 
     network: Network
     max_devices: int = 8
     device: DeviceRecord = NO_DEVICE
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     link_assumed: bool = False
-    link_detected: str | None = None
     memory: MemoryCheck | None = None
     memory_said: MemorySaid = field(default_factory=MemorySaid)
 
@@ -207,24 +182,19 @@ class Machine:
 
     @property
     def device_counts(self) -> list[int]:
-        """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
         return self.network.counts_up_to(self.max_devices)
 
     @property
     def network_name(self) -> str:
-        """The network, its link between nodes named only where a count searched spans
-        nodes."""
         return self.network.name_over(self.device_counts)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
-    """What the bench's runs of the model advised on say: whether a bench was read, the
-    bench model whose runs measure a term (``own_model``; None: a model given by numbers
-    or by its size), its N > 1 runs (a count they disagree with rests on them), its N = 1
-    run as it trained, what the runs rest on (``evidence``; None: numbers), the GPUs the
-    bench's host had (None: unknown, or a CPU) and whether its N > 1 runs saw the same
-    samples on every rank."""
+    """What the bench's runs of the model advised on say: the bench model whose runs
+    measure a term (None: a model given by numbers or by its size), its N > 1 runs, its
+    N = 1 run as it trained, what the runs rest on, the GPUs the bench's host had (None:
+    unknown) and whether its N > 1 runs saw the same samples on every rank."""
 
     from_bench: bool = False
     own_model: str | None = None
@@ -237,17 +207,12 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: the model whose runs these
-    are, its configuration group (its batch included), the device kind (``cuda``, ``cpu``)
-    and threads per process of its N = 1 run, its step against the batch (``shape``), the
-    noise scale its gradient norms measured, the communication measured over predicted
-    (``comm_scale``, read on a network from ``comm_levels``: the N > 1 runs of every model
-    of the configuration, the family, its own; ``comm_support``: the runs it was read
-    from), the largest per-device batch its memory allows (``max_batch``; None: unknown)
-    and how it was found (``memory_note``), its measured steps (N,
-    step_ms), its N = 1 step as it trained and the strategy's own work in it
-    (``one_step_own_ms``: FSDP's, ``bench.table.fsdp_own``; 0 for DDP), and notes on the
-    rows it read."""
+    """What the bench measured of one model beside its step: its configuration, the device
+    kind and threads of its N = 1 run, its step against the batch, the noise scale, the
+    communication measured over predicted (``comm_scale``, read from ``comm_levels``: the
+    N > 1 runs of the configuration, the family, its own), the largest batch its memory
+    allows and how it was found, its measured steps, its N = 1 step and FSDP's own work
+    in it, and notes on the rows it read."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -268,12 +233,9 @@ class Bench:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
-    """Where each value came from: ``sources`` and ``warnings`` (inputs that cannot be
-    true, said where they were found), every term not measured (``assumptions``; by
-    numbers, DDP's work and the wait from their priors apart: ``priors_said``), whether an
-    input cannot be true (``implausible``: no count above 1), the bench model advised on
-    where larger ones were passed over and why (``model_note``, said first) and which one
-    was advised on (``chosen``, said after the decision)."""
+    """Where each value came from: sources, warnings, every term not measured (by numbers,
+    the N > 1 priors apart: ``priors_said``), whether an input cannot be true (no count
+    above 1), and why this bench model where larger ones were passed over."""
 
     sources: tuple[str | Finding, ...] = ()
     warnings: tuple[str | Finding, ...] = ()
@@ -287,13 +249,10 @@ class Said:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
     """The search's settings: the efficiency a count must keep, the price per device-hour,
-    the equilibrium's share of the best (``threshold``), the samples to train at batch
-    ``Run.batch`` on one device where there is no convergence model (else ``convergence``
-    gives them at every batch), what the request left to a default that the answer says
-    first (``defaults``: "samples", "batch", "link"), the steps of the bench's noise scale
-    (None: not measured), MLPerf's fastest system per count for the workload ((devices,
-    minutes, system)) and the record's changes at each end of every assumed term's range
-    (``ends``)."""
+    the equilibrium's share of the best, the samples to train (at every batch where a
+    convergence model gives them), what the request left to a default, the steps of the
+    bench's noise scale, MLPerf's fastest system per count ((devices, minutes, system)) and
+    the record's changes at each end of every assumed term's range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
@@ -317,9 +276,8 @@ class Search:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benched:
     """The bench's calibration of one model (``calibrate.calibration.calibrate``), in the
-    record's own parts: its step, the run it was benched at (batch, accumulation,
-    strategy, bucket, the overlap measured), the device its runs recorded, and the rest of
-    what the bench measured of it."""
+    record's own parts: its step, the run it was benched at, the device its runs recorded,
+    and the rest of what the bench measured of it."""
 
     model: StepModel
     run: Run
@@ -329,8 +287,7 @@ class Benched:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Calibration:
-    """What the advice is computed from (the module's docstring): the parts, each read by
-    name; ``bench`` the bench's measurements of the model advised on (None: numbers)."""
+    """What the advice is computed from; ``bench``: None by numbers."""
 
     model: StepModel
     run: Run
@@ -341,7 +298,6 @@ class Calibration:
     bench: Bench | None = None
 
     def at(self, changes: dict[str, dict[str, object]]) -> Calibration:
-        """This record with ``changes`` (part name -> the part's fields changed): the
-        record at one end of an assumed term's range (``Search.ends``)."""
+        """This record with ``changes`` (part name -> the part's fields changed)."""
         parts = {name: replace(getattr(self, name), **fields) for name, fields in changes.items()}
         return replace(self, **parts)

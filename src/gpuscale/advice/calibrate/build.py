@@ -1,13 +1,9 @@
-"""The calibration, built once from the request and the data: ``build(request, data)``
-(:class:`AdviceData`) -> :class:`~gpuscale.advice.calibration.Calibration`.
-
-In a row, one module a step: the link (``link.machine_of``), the model from the bench
-rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
-(``from_numbers.from_numbers``), then the record's changes at each end of every assumed
-term's range (a model given by numbers: its FLOPs per sample and fixed cost; an assumed
-link: its slowest and fastest preset), the convergence model (the workload's RCPs read,
-``mlperf.rcp``, and fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and
-the search's settings."""
+"""The calibration, built once: ``build(request, data)`` -> ``Calibration``. In a row: the
+bench rows an advice may use (``rows.usable``) and the model calibrated on them
+(``calibration.advised``), the machine (``link.machine_of``, on the bench host's), the
+model from the bench (``bench_basis.from_bench``) or from numbers
+(``from_numbers.from_numbers``), then the convergence, the memory check and the search's
+settings, with the record's changes at each end of every assumed term's range."""
 
 from __future__ import annotations
 
@@ -17,11 +13,12 @@ import pandas as pd
 
 from gpuscale.advice import assumptions, remeasure
 from gpuscale.advice.calibrate.bench_basis import from_bench
+from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import machine_of
+from gpuscale.advice.calibrate.link import BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.memory_check import memory_check
-from gpuscale.advice.calibrate.rows import usable
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibrate.rows import Usable, usable
+from gpuscale.advice.calibration import Benched, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
@@ -39,8 +36,8 @@ LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 @dataclass(frozen=True, slots=True)
 class AdviceData:
-    """The measurements an advice rests on, read: the bench table, the detected or saved
-    topology, the collectives curves, and sentences on what was skipped reading them."""
+    """The measurements an advice rests on: the bench table, the topology, the collectives
+    curves, and sentences on what was skipped reading them."""
 
     bench: pd.DataFrame | None = None
     topology: Topology | None = None
@@ -49,27 +46,29 @@ class AdviceData:
 
 
 def build(request: AdviceRequest, data: AdviceData) -> Calibration:
-    """The calibration of ``request`` on ``data.bench`` (else on its numbers), with the
-    record at the ends of every assumed term's range. ``data.notes``: sentences on reading
-    the data (lines of a bench file skipped), warnings: said in the answer, as ``analyze``
-    and ``report`` say them."""
+    """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
+    said as warnings."""
     bench = data.bench
-    machine, said = machine_of(request, data.topology, data.collectives)
-    said = replace(said, warnings=(*said.warnings, *data.notes))
-    # the model: calibrated on the bench's rows an advice may use (a broken model's never:
-    # not advised on, not a family's representative, no contention measured on it), else
-    # from the numbers given
+    # the model: calibrated on the bench's rows an advice may use, on the machine of the
+    # host benched; else from the numbers given, on the machine asked
+    runs_used: Usable | None = None
+    calibrated: tuple[Benched, Benched] | None = None
+    bench_host: BenchHost | None = None
     if bench is not None:
-        found = usable(bench, request)
-        cal = from_bench(machine, said, request, bench, found)
+        runs_used = usable(bench, request)
+        calibrated = advised(runs_used, request)
+        bench_host = host_of(runs_used.table, calibrated[0])
+    machine, said = machine_of(request, data.topology, data.collectives, bench_host)
+    said = replace(said, warnings=(*said.warnings, *data.notes))
+    if bench is not None and runs_used is not None and calibrated is not None:
+        cal = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
         cal = from_numbers(machine, said, request)
     other = _other_device(data.collectives, bench)
     if other:
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run, runs = cal.machine, cal.run, cal.runs
-    # an assumed link (none given, detected or measured): the network at each end of its
-    # range (``LINK_ENDS``)
+    # an assumed link: the network at each end of its range
     link_ends = tuple(
         (
             "link",
@@ -80,9 +79,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         )
         for end, name in (LINK_ENDS if machine.link_assumed else ())
     )
-    # the convergence: the workload's RCPs in the ruleset asked, read then fitted, then the
-    # model they, a noise scale given or the bench's give, and MLPerf's least time to train
-    # at each count
+    # the convergence: the workload's RCPs read and fitted, a noise scale given or the
+    # bench's, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
     found = maybe(workload_rcps, request.workload, ruleset)
     fitted = maybe(rcp_fit, found)
@@ -97,15 +95,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         measured=None if cal.bench is None else cal.bench.noise,
         max_devices=machine.max_devices,
     )
-    # the search's settings: the request's choices and the convergence resolved; ``auto``
-    # scaling keeps the global batch unless a convergence model prices larger ones
+    # ``auto`` scaling keeps the global batch unless a convergence model prices larger ones
     convergence = converging.model
     scaling = request.scaling
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
     evidence, host = runs.evidence, runs.host_devices
-    # what numbers leave unmeasured, the request's alone: every N > 1 term (the overlap
-    # given or assumed, DDP's work and the wait from their priors), then the convergence
+    # what numbers leave unmeasured at N > 1: the overlap, DDP's work and the wait
     unmeasured = (
         ()
         if bench is not None
@@ -126,8 +122,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         given=request.workload is not None or request.noise_scale is not None,
         noise_scale=getattr(convergence, "b_noise", None),
     )
-    # what the request left to a default, said first: the samples to train (unless the
-    # RCPs' are used), one step time's batch, the link
+    # what the request left to a default, said first
     one_step = request.step_ms is not None and request.batch is None
     defaulted = {
         "samples": request.samples is None and converging.samples_used,
@@ -166,9 +161,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
 
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> Finding | None:
-    """A warning where the sweep timed CPU processes and the model is a GPU's (given by
-    numbers, or benched on a GPU): a gloo curve is no GPU link's, so it is never applied
-    without a word."""
+    """A warning where the sweep timed CPU processes and the model is a GPU's: a gloo curve
+    is no GPU link's."""
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
     if curves is None or curves.device != "cpu" or on_cpu:
         return None

@@ -1,27 +1,18 @@
-"""The calibration of the bench model advised on (:func:`advised`), from ``gpuscale bench``
-results.
+"""The bench's calibration of one model (:func:`calibrate`) and of the model advised on
+(:func:`advised`).
 
-* Compute: the model's own fixed per-step cost where the bench timed it at two batches,
-  the per-sample rate then from the rest of its step; else per model family, least
-  squares (non-negative) of the N = 1 forward + backward time on the work per step,
-  ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per sample, from
-  ``torch.utils.flop_counter``); the model keeps the family's rate ``R`` and its own
-  measured step (the fixed term absorbs the difference). With neither, the device prior
-  with its range (``fixed_split.split``). Its calibration point is reproduced exactly.
+* Compute: the fixed per-step cost and per-sample rate of the model's N = 1 run
+  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R`` fitted over
+  its members), its step against the batch where it ran at several (``fits``); its
+  calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
-  median over the other models of the same configuration.
-* Communication scale: read once the link is known (``measured.read_comm``).
+  median over the other models of the configuration.
 
-Only rows of the configuration advised on (device, backend, precision, TF32, threads)
-and without plausibility flags are used; what was left out is said in ``notes``.
-
-The model advised: the one asked for, else the largest with a trustworthy N = 1 run; a
-model given by its numbers (``--params``) takes its family's calibration
-(:func:`representative`, :func:`adopt`): the family asked for (``--family``), else the
-bench's nearest in FLOPs per parameter per sample (log distance; an MLP does ~6, a CNN or
-transformer several hundred); within it the member nearest in parameters.
-"""
+Only unflagged rows of the configuration advised on are used; what was left out is said.
+A model given by its size (``--params``) takes its family's calibration
+(:func:`representative`, :func:`adopt`): the family asked for, else the bench's nearest in
+FLOPs per parameter (log distance); within it the member nearest in parameters."""
 
 from __future__ import annotations
 
@@ -38,6 +29,7 @@ from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
+    Usable,
     accumulation_note,
     as_step_model,
     cell,
@@ -47,22 +39,22 @@ from gpuscale.advice.calibrate.rows import (
     which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
-from gpuscale.advice.explain.phrasebook import SENTENCES
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
 def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
-    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks
-    a phase)."""
+    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
+    phase)."""
     single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
     if single.empty:
         known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
@@ -108,8 +100,8 @@ def _compute(
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
-    """Everything the bench measured about ``model`` (see the module docstring) but its
-    communication scale, which is read on a network (``measured.read_comm``)."""
+    """Everything the bench measured about ``model`` but its communication scale, which is
+    read on a network (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
     row = single_row(rows, model)
@@ -175,14 +167,10 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
 
 
 def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` as the request predicts it: in the ``strategy`` asked, with the fixed cost
-    entered where one was (``fixed_ms``: the measured forward + backward at the bench's
-    batch kept, only its split into fixed cost and per-sample work changed).
-
-    One rule for the strategy: the step model's compute is the bare module's (a DDP run's
-    no-sync phases; an FSDP run's step, its own work in the fixed cost), and the strategy
-    predicted adds its own work: DDP's from its prior (``ModelSpec.ddp_ms_per_mparam``)
-    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's."""
+    """``cal`` as the request predicts it, in the ``strategy`` asked (the compute is the
+    bare module's; DDP's own work from its prior where the runs were FSDP's, FSDP's none
+    where they were DDP's), with the fixed cost entered (``fixed_ms``: the measured forward
+    + backward kept, only its split changed)."""
     model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
     compute = model.compute
     if (strategy or benched) == "ddp" and benched != "ddp":
@@ -204,8 +192,8 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
 
 
 def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
-    model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
+    """(bench model to calibrate on, its family, how it was chosen) for the model of
+    ``req.params``."""
     usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     rated = single.dropna(subset=["flops_per_sample", "params"])
@@ -242,14 +230,14 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     return model, family, how
 
 
-# the bench run that measures a model given by its size: the user's own file, at its batch
-_BENCH_OWN_MODEL = SENTENCES["bench_own_model"]
+# The model a bench run of the user's own file times (``gpuscale bench --model``).
+OWN_MODEL = "FILE.py:FACTORY"
 
 
 def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
-    """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
-    cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
-    (the copies resized); its batches, memory and noise scale (another model's) dropped."""
+    """``cal`` carried to the model of ``req``: its rate, fixed cost or floor, optimizer
+    time per parameter and DDP's work beside its bucket copies kept (the copies resized);
+    another model's batches, memory and noise scale dropped."""
     of, bench = cal.model, cal.bench
     flops = req.flops_per_sample
     measured_per_param = None  # the family's FLOPs per parameter, where none were given
@@ -279,7 +267,8 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
         batch = req.batch or cal.run.batch
-        measure = Measure(str(_BENCH_OWN_MODEL).format(batch=batch))
+        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {batch}")
+        measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,
@@ -300,14 +289,21 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
     return replace(cal, model=model, bench=dropped)
 
 
-def advised(table: pd.DataFrame, req: AdviceRequest) -> tuple[Benched, Benched]:
-    """The calibration advised on (the model asked for, else the largest benched; for a
-    model the bench did not measure, ``req.params``, its family's representative's) and
-    the same as the request predicts it (:func:`as_asked`)."""
-    if req.params is not None:  # a model the bench did not measure: its family's rate
-        model, named, how = representative(table, req)
-        cal = calibrate(table, model)
-        cal = adopt(cal, req, named, how)
-    else:
-        cal = calibrate(table, req.model or default_model(table))
-    return cal, as_asked(cal, req.strategy, req.fixed_ms)
+def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
+    """The calibration advised on (the model asked for, else the largest benched, else the
+    family's representative of ``req.params``), as benched and as the request predicts it; a
+    refusal of the runs names those ``found`` left out."""
+    table = found.table
+    try:
+        if req.params is not None:  # a model the bench did not measure: its family's rate
+            model, named, how = representative(table, req)
+            cal = adopt(calibrate(table, model), req, named, how)
+        else:
+            cal = calibrate(table, req.model or default_model(table))
+        return cal, as_asked(cal, req.strategy, req.fixed_ms)
+    except BenchFieldError:
+        raise
+    except CalibrationError as exc:
+        if not found.left:
+            raise
+        raise NamedCalibrationError(exc.found, found.left) from None

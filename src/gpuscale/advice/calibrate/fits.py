@@ -1,25 +1,17 @@
-"""The step against the per-device batch, from the batches a model was measured at.
+"""The step against the per-device batch, from the batches a model was measured at, and the
+largest batch its memory allows.
 
 On a GPU a step barely moves with the batch until the device fills, then grows with it
 (gpuscale's own H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 /
 14.1 / 13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). One device's forward + backward at
-per-device batch ``b`` is taken as a launch-bound floor, then a per-sample cost::
+per-device batch ``b`` is a launch-bound floor, then a per-sample cost::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
-At a batch that was measured the measurement itself is used (``Compute.measured_ms``);
-between and beyond the measured batches, this shape. It is fitted to the measured
-batches (``fit``): each split of the sorted batches into a flat part (the floor: their
-mean) and a rising part (a line through them, ``fixed_cost.line``; through the origin
-when one point is left, the family's rate when none) is tried, and the one with the least
-squared log error wins; with no floor it is the line of ``advice/model/fixed_cost.py``. Its error
-on batches it was not fitted to is measured by leaving each batch out in turn
-(``left_out``).
-
-The largest per-device batch comes from the measured memory (``largest_batch``): two
-batches give the bytes per sample and the memory that does not grow with the batch; the
-device's memory is recorded by the bench or read from its name.
-"""
+A measured batch keeps its measurement (``Compute.measured_ms``); between and beyond, the
+shape fitted (:func:`fit`): every split of the sorted batches into a flat part (the floor,
+their mean) and a rising part (``fixed_cost.line``) is tried, the least squared log error
+wins; its error on each batch left out measured (:func:`fit_with_error`)."""
 
 from __future__ import annotations
 
@@ -100,9 +92,7 @@ def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample
 
 
 def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
-    """The device's memory: as the bench recorded it, else its catalogue part's
-    (``DeviceRecord.memory_bytes``: ``NVIDIA H100 80GB HBM3`` -> 80e9, the vendor's "GB"
-    read as the smaller decimal unit), else None."""
+    """The device's memory: as the bench recorded it, else its catalogue part's, else None."""
     if recorded is not None and math.isfinite(recorded) and recorded > 0:
         return float(recorded)
     return device.memory_bytes
@@ -112,10 +102,9 @@ def largest_batch(
     points: Sequence[tuple[float, float]], device_bytes: float
 ) -> tuple[int, Finding] | None:
     """The largest per-device batch that fits ``USABLE_MEMORY`` of ``device_bytes``, from
-    (batch, peak bytes) measured, and the finding saying how: two batches give the bytes
-    per sample (slope) and those that do not grow with the batch (intercept); one batch,
-    or a peak that did not grow, bounds the bytes per sample by its peak / batch. None
-    without a point."""
+    (batch, peak bytes) measured, and how: two batches give the bytes per sample (slope) and
+    those that do not grow with the batch (intercept); one batch, or a peak that did not
+    grow, bounds the bytes per sample by its peak / batch. None without a point."""
     merged = [(b, m) for b, m in _merged(points) if b > 0 and m > 0]
     if not merged:
         return None
@@ -162,9 +151,8 @@ def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
 def calibrated(
     rows: pd.DataFrame, row: pd.Series, compute: Compute, model: ModelSpec
 ) -> tuple[Compute, Shape | None]:
-    """``compute`` with the shape fitted to the batches ``row``'s model was measured at
-    (two or more), its measured batches kept as measured; with one batch, no shape (None)
-    and that batch kept as measured."""
+    """``compute`` with the shape fitted to the batches ``row``'s model was measured at (two
+    or more; one: no shape, None), its measured batches kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
     found = _points(rows, row)
@@ -195,8 +183,7 @@ def calibrated(
 
 
 def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
-    """The fixed per-step cost a fitted shape says: its floor (the step no smaller batch
-    goes below), else the intercept of its line."""
+    """The fixed per-step cost a fitted shape says: its floor, else its line's intercept."""
     ms = shape.floor_ms if shape.knee is not None else shape.fixed_ms
     batches = ", ".join(f"{b:g}" for b, _ in shape.points)
     return FixedCost.exact(
@@ -210,8 +197,8 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
 def memory_cap(
     rows: pd.DataFrame, row: pd.Series, record: DeviceRecord
 ) -> tuple[int, Finding] | None:
-    """:func:`largest_batch` of ``row``'s model on its device (``record``), from the peak
-    memory of its N = 1 runs; None off a GPU or without the device's size."""
+    """:func:`largest_batch` of ``row``'s model from the peak memory of its N = 1 runs; None
+    off a GPU or without the device's size."""
     if row.get("device") != "cuda":
         return None
     device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
@@ -230,8 +217,7 @@ def memory_cap(
 
 def bench_sources(cal: Benched) -> list[str | Finding]:
     """What the calibration rests on: the model and its notes, its step against the batch,
-    its memory cap, the communication measured against the network's (the overlap is said
-    among the assumptions)."""
+    its memory cap, the communication measured against the network's."""
     bench = cal.bench
     on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.model.name, notes=bench.notes)
     lines: list[str | Finding] = [on]
@@ -255,8 +241,9 @@ def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
 
 
 def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
-    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
-    rows of one family and configuration; None without two distinct work sizes."""
+    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted
+    (non-negative least squares) over N = 1 rows of one family and configuration; None
+    without two distinct work sizes."""
     rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
     work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
     if len(np.unique(work_gflop)) < 2:

@@ -1,16 +1,15 @@
-"""The fixed per-step cost where data fix it (``model/fixed_cost.py``: the line, the prior):
-a bench model's, and a step given by numbers beside its device's peak.
+"""The fixed per-step cost where data fix it (``model/fixed_cost.py``: the line, the prior).
 
-A bench model's (:func:`split`, from its N = 1 run): measured where the bench timed it at
-two batches (the plain step's intercept less the optimizer), checked against the
-device's peak (``fixed_cost.within_peak``); FSDP's own work at N = 1 (:func:`fsdp_fixed`);
-fitted from its family's (else its configuration's) rate over their N = 1 runs; else
-assumed (:func:`unmeasured`): on a GPU the device prior (``fixed_cost.GPU_PRIOR``, less
-the optimizer step timed apart) narrowed by the step, at most the step less its work at
-the device's peak; on a CPU none (the GPU's prior is kernel launches), the whole step
-taken as per-sample work. An assumed fixed cost's whole range enters the 80% interval.
+A bench model's (:func:`split`, from its N = 1 run): measured where the bench timed two
+batches (the plain step's intercept less the optimizer), checked against the device's peak
+(``fixed_cost.within_peak``); FSDP's own work at N = 1 (:func:`fsdp_fixed`); fitted from
+its family's (else its configuration's) rate; else assumed (:func:`unmeasured`): on a GPU
+the device prior less the optimizer step, at most the step less its work at the peak; on
+a CPU none (the GPU's prior is kernel launches), the whole step taken as work.
 
-By numbers, beside the device's peak: ``advice/calibrate/fixed_by_numbers.py``.
+By numbers (:func:`bounded`, :func:`unbounded`): why an assumed fixed cost is what it is,
+the prior narrowed by the step's work at ``MIN_MFU`` of the device's peak, or the prior's
+alone where no peak bounds it.
 """
 
 from __future__ import annotations
@@ -24,16 +23,17 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
+from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import ModelSpec, work_ms
-from gpuscale.advice.types import BenchRun, Measure, Source
+from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
+from gpuscale.hardware.peaks import Peak
 from gpuscale.quantities import filled
 from gpuscale.tables.bench_runs import bench_options
 
 
 def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] | None) -> Split:
-    """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of
-    the step it gives (see the module; ``fitted``: ``fits.fit_compute`` over its family's
-    N = 1 runs)."""
+    """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of the
+    step it gives (``fitted``: ``fits.fit_compute`` over its family's N = 1 runs)."""
     fb = float(row["forward_ms"] + row["backward_ms"])
     work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)
@@ -57,8 +57,8 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
 def _fitted(
     row: pd.Series, fb: float, work_ms_per_tflop: float, fitted: tuple[float, float, float]
 ) -> Split:
-    """The split at the family's rate, no faster than the device can go; the model's own
-    measured step is kept (the fixed term absorbs the difference)."""
+    """The split at the family's rate, no faster than the device can go; the fixed term
+    absorbs the model's own measured step."""
     _, tflops, _ = fitted
     tflops = min(tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0])
     fixed = fb - work_ms_per_tflop / tflops
@@ -79,7 +79,7 @@ def _fitted(
 
 def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Split | None:
     """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
-    measured split stands), the peak as ``ceiling.ceiling`` reads it."""
+    measured split stands)."""
     peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
     if pd.isna(small):
         return None
@@ -99,8 +99,8 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
 
 
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
-    """The fixed cost the bench measured (two batches at N = 1), less the optimizer's time
-    (in the plain step, not in forward + backward); None without it."""
+    """The fixed cost the bench measured (two batches at N = 1) less the optimizer's time;
+    None without it."""
     point = row.get("fixed_ms")
     if point is None or pd.isna(point):
         return None
@@ -127,7 +127,7 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
 
 def measure_command(row: pd.Series) -> Measure:
     """The bench run that measures ``row``'s fixed cost: its N = 1 run in its own
-    configuration, which this version times at its batch and at a quarter of it."""
+    configuration, timed at its batch and a quarter of it."""
     batch = int(row["batch_per_device"])
     config = bench_options(row, model=False)  # the run's own configuration
     quarter = batch // 4 if batch >= 4 else batch // 2
@@ -139,8 +139,8 @@ def measure_command(row: pd.Series) -> Measure:
 
 
 def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCost:
-    """The fixed cost of ``row``'s forward and backward (``fb_ms`` at its batch) where
-    nothing measured it (see the module)."""
+    """The fixed cost of ``row``'s forward and backward (``fb_ms``) where nothing measured
+    it."""
     batch = float(row["batch_per_device"])
     measure = measure_command(row)
     if row.get("device") == "cpu":
@@ -188,9 +188,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
 
 
 def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float) -> FixedCost:
-    """``part`` (a measured share of the fixed cost: an FSDP run's own work at N = 1) plus
-    what nothing measured, the rest of the step's fixed cost (kernel launches:
-    :func:`unmeasured` on the step less ``part``)."""
+    """``part`` (an FSDP run's own work at N = 1, measured) plus the rest of the step's
+    fixed cost, which nothing measured."""
     rest = unmeasured(row, max(fb_ms - part.ms, 1e-9), flops)
     if not rest.high_ms > 0:
         return part
@@ -215,8 +214,8 @@ def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float)
 
 
 def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
-    """An FSDP run's fixed per-step cost: its own work at N = 1 (``fsdp_overhead_ms``),
-    where that is more than the fixed cost measured otherwise (``own``, else none)."""
+    """An FSDP run's own work at N = 1 (``fsdp_overhead_ms``), where more than the fixed
+    cost measured otherwise (``own``)."""
     gap = row.get("fsdp_overhead_ms")
     if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
         return own
@@ -233,11 +232,89 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
 
 
 def one_rank_own(row: pd.Series) -> float:
-    """Of each micro-step of an FSDP row's N = 1 step (``rows.as_step_model``'s), what the
-    bare module's step did not do: the step less its plain step (0 for another strategy,
-    or where the plain step is no faster: the sharded module an older bench timed)."""
+    """Of each micro-step of an FSDP row's N = 1 step, what the bare module's step did not
+    do (0 for another strategy, or where the plain step is no faster)."""
     plain = cell(row, "plain_step_ms_mean", float)
     if row["strategy"] != "fsdp" or plain is None or not plain > 0:
         return 0.0
     whole = float(row["forward_ms"] + row["backward_ms"] + row["optimizer_ms"])
     return max(0.0, whole - plain)
+
+
+def bounded(
+    fixed: FixedCost,
+    at: tuple[Peak, float, str],
+    points: tuple[int, float, float],
+    *,
+    flops_given: bool,
+    implied_by: str | None,
+) -> Finding | None:
+    """Where the device's peak (``at``: the peak, its TFLOP/s, the precision) raised the
+    fixed cost of the step ``points`` (batch, ms, FLOPs per sample) above the prior's low
+    end (None where it did not); FLOPs per sample not given, the step's two readings: a
+    transformer's (``floor_ms`` of it fixed) or a model doing more work per parameter (a
+    CNN: ``F = share x peak x work / batch``)."""
+    peak, peak_tflops, precision = at
+    batch, step_ms, flops = points
+    at_peak_ms = work_ms(batch, flops, peak_tflops)
+    at_most_ms = at_peak_ms / MIN_MFU
+    floor_ms = step_ms - at_most_ms
+    if floor_ms <= GPU_PRIOR.low_ms or fixed.source != Source.ASSUMED:
+        return None
+    label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
+    if not flops_given:
+        work = step_ms - fixed.ms
+        low, high = (share * peak_tflops * 1e12 * work / 1e3 / batch for share in (0.1, 0.5))
+        return Finding.of(
+            FindingKind.FLOPS_TWO_READINGS,
+            flops_per_sample=flops,
+            step_ms=step_ms,
+            share_pct=100 * at_peak_ms / step_ms,  # the step's rate over the peak
+            device=peak.device,
+            label=label,
+            peak_tflops=peak_tflops,
+            floor_ms=floor_ms,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            work_ms=work,
+            flops_low=low,
+            flops_high=high,
+        )
+    return Finding.of(
+        FindingKind.FIXED_BOUNDED,
+        flops_per_sample=flops,
+        batch=batch,
+        step_ms=step_ms,
+        at_peak_ms=at_peak_ms,
+        at_most_ms=at_most_ms,
+        label=label,
+        device=peak.device,
+        peak_tflops=peak_tflops,
+        implied_by=implied_by or None,
+        min_mfu=MIN_MFU,
+        floor_ms=floor_ms,
+        fixed_ms=fixed.ms,
+        prior_ms=GPU_PRIOR.ms,
+        prior_low_ms=GPU_PRIOR.low_ms,
+        prior_high_ms=GPU_PRIOR.high_ms,
+        like_ms=max(step_ms, GPU_PRIOR.high_ms),
+        measure=str(fixed.measure),
+    )
+
+
+def unbounded(fixed: FixedCost, device: str | None, link: str) -> Finding | None:
+    """Where the fixed cost is the prior's because no device's peak bounded it (None:
+    measured or entered)."""
+    if fixed.source != Source.ASSUMED:
+        return None
+    return Finding.of(
+        FindingKind.FIXED_UNBOUNDED,
+        device=device or None,
+        link=link,
+        fixed_ms=fixed.ms,
+        low_ms=fixed.low_ms,
+        high_ms=fixed.high_ms,
+        min_mfu=MIN_MFU,
+        measure=str(fixed.measure),
+    )

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
-from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
-from gpuscale.advice.calibrate import fixed_by_numbers
+from gpuscale.advice.assumptions import PER_STEP
+from gpuscale.advice.assumptions import fixed as fixed_assumed
+from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import floors, priors, step_terms
@@ -29,7 +30,7 @@ from gpuscale.advice.model.step import (
 )
 from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, format_ms, with_article
 
@@ -44,11 +45,15 @@ MEASURE_FIXED = Measure(
 
 def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibration:
     """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given, its first (batch, step) pair the one advised on. In a row: the device
-    (named, else the link's) with its power and peaks, the split (at each end of an
-    assumed range too), the rate checked, then the words."""
+    numbers given, its first (batch, step) pair the one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
+    # the most micro-steps a step may take: the search's default, or, for a transformer's
+    # shape, as many as one device needs for the global batch given (an LLM's 1,024
+    # sequences at one a device)
+    most_accum = Run(batch=per_device).max_accum
+    if req.shape is not None and req.global_batch is not None:
+        most_accum = max(most_accum, -(-req.global_batch // per_device))
     shape_said, shape_warnings = shape_findings(req)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
@@ -72,50 +77,36 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     precision = req.gradient_precision
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
-    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
-    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100);
-    # a step faster than that runs in mixed precision (fp32 gradients): bf16's bounds it
+    # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
     peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
-    # the split, once: the fixed cost entered, from two step times, else the prior narrowed
-    # by the step, at each end of an assumed range too; the step's rate and its work at the
-    # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
+    whole, fastest = split.whole_tflops, split.bound_tflops
     precision = "bf16" if fastest and fastest != peaks[0] else precision
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
-    # the device's power and the rate against its peak: the whole step's where the fixed
-    # cost is assumed (one step time: the whole step's rate is all we know), else the
-    # per-sample rate (a low one is a small model's: kernels too short to fill the device,
-    # the published study's own; one above the peak cannot be). Under 1% of the peak is
-    # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
-    # low rate has two readings (``fixed_by_numbers.flops_reading``, priced at the ends)
+    # the rate against the peak: the whole step's where the fixed cost is assumed, else
+    # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
+    # 6 x parameters a low rate has two readings, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
     power = named_power(device, req.power_w, implied_by)
-    # a device named without a known peak: the check below cannot be made, said
     whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += floors.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or fastest is None or at_peak is None:
-        bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)
+    if peak is None or not fastest:
+        bound = fixed_split.unbounded(fixed, device.name, link)
     else:
-        at = fixed_by_numbers.AtPeak(
-            peak=peak,
-            peak_tflops=fastest,
-            precision=precision,
-            step_ms=step_ms,
-            batch=per_device,
-            flops_per_sample=spec.flops,
-            peak_work_ms=at_peak,
-        )
-        bound = fixed_by_numbers.bounded(
-            fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
+        bound = fixed_split.bounded(
+            fixed,
+            (peak, fastest, precision),
+            (per_device, step_ms, spec.flops),
+            flops_given=flops_given,
+            implied_by=implied_by,
         )
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,
@@ -129,15 +120,9 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         work_ms=step_ms - compute.fixed_ms,
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    fixed_said = Assumption(
-        term=TermId.FIXED,
-        value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
-        quantity=fixed_quantity(fixed),
-        source=fixed.source,
-        basis=fixed.basis,
-        measure=fixed.measure,
-    )
+    value = format_ms(fixed.ms, fixed.high_ms)
+    if fixed.uncertain:
+        value += f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
@@ -151,7 +136,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
-        assumptions=(*said.assumptions, fixed_said),
+        assumptions=(*said.assumptions, fixed_assumed(fixed, value)),
         priors_said=said_priors,
     )
     return Calibration(
@@ -161,24 +146,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
             batch=per_device,
             min_batch=max(1, per_device // 8),
             overlap=req.overlap,
-            max_accum=_most_micro_steps(req.global_batch if shape else None, per_device),
+            max_accum=most_accum,
         ),
         machine=replace(machine, power=power),
         said=said,
         search=Search(ends=split.ends),
     )
-
-
-def _most_micro_steps(global_batch: int | None, per_device: int) -> int:
-    """The most micro-steps a step may take: the search's default, or, for a transformer's
-    shape, as many as one device needs for a larger ``global_batch`` given (an LLM's 1,024
-    sequences at one a device): the counts are compared against one device taking it all
-    by accumulation. Without a shape a global batch one device cannot take in the default's
-    micro-steps stays refused."""
-    most = Run.__dataclass_fields__["max_accum"].default
-    if global_batch is None:
-        return most
-    return max(most, -(-global_batch // per_device))
 
 
 # --params this far from the shape's count is said (a published count is rounded to a
@@ -187,9 +160,9 @@ PARAMS_AGREE = 0.05
 
 
 def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape: what it gives and, where
-    ``--params`` is given too and more than ``PARAMS_AGREE`` from the shape's count, that
-    they disagree; without a shape, under a sharded strategy, what is assumed instead."""
+    """(sources, warnings) of the transformer's shape: what it gives and whether
+    ``--params`` disagrees with it by more than ``PARAMS_AGREE``; without a shape, under a
+    sharded strategy, what is assumed instead."""
     shape = req.shape
     strategy = req.strategy or "ddp"
     if shape is None:
@@ -241,13 +214,12 @@ def _shape_source(shape: transformer.TransformerShape) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ByNumbers:
-    """A step given by numbers, split (:func:`by_numbers`): its rate (TFLOP/s), its work at
-    the peak bounding it (ms; None: no peak), its fixed cost, its compute with the priors
-    (``prior_range``: at their ends) and the same at each end of an assumed term's range."""
+    """A step given by numbers, split: its rate and the peak bounding it (TFLOP/s; None: no
+    peak), its fixed cost, its compute with the priors (``prior_range``: at their ends) and
+    the same at each end of an assumed term's range."""
 
     whole_tflops: float
     bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
-    work_at_peak_ms: float | None
     fixed: FixedCost
     compute: Compute
     prior_range: tuple[Compute, ...]
@@ -263,18 +235,14 @@ def by_numbers(
     measure: Measure,
     memory_gbs: float | None = None,
 ) -> ByNumbers:
-    """The step of ``points`` ((batch, step ms), the first advised on) beside the fastest
-    its work could run (``peaks``: its precision's, TF32 for fp32, then bf16's for a step
-    faster than that: mixed precision), split into a fixed cost and per-sample work at the
-    fixed cost found and at each end of an assumed range (FLOPs per sample not given, a
-    fixed cost not measured); DDP's work and the wait from their priors, their range in
-    the interval."""
+    """The step of ``points`` beside the fastest its work could run (``peaks``: its
+    precision's, then bf16's for a step faster than that), split into a fixed cost and
+    per-sample work, at the fixed cost found and at each end of an assumed range; DDP's work
+    and the wait from their priors."""
     per_device, step_ms = points[0]
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
     at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
-    # the peak bounds the per-sample work from below and, at 1% of it, from above: only
-    # with FLOPs per sample given
     fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
     assumed = fixed.source == Source.ASSUMED
     costs: list[tuple[str, str, float, str, FixedCost]] = []
@@ -300,7 +268,6 @@ def by_numbers(
     return ByNumbers(
         whole_tflops=whole,
         bound_tflops=peak_tflops,
-        work_at_peak_ms=at_peak,
         fixed=fixed,
         compute=compute,
         prior_range=prior_range,
@@ -312,9 +279,8 @@ def by_numbers(
 
 
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
-    """A term set from a prior (``model/priors.py``): its most likely value and range
-    (which enters the interval), and the source."""
-
+    """A term set from a prior (``model/priors.py``): its most likely value, its range and
+    source."""
     spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
 
     def share(value: float) -> str:
@@ -337,10 +303,9 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
 
 
 def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
-    """What DDP's prior is beside its bucket copies, said with the copies' time at this
-    model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
-    part = device.part
-    bandwidth = getattr(part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
+    """What DDP's prior is beside its bucket copies, at this model's gradient bytes and the
+    device's memory bandwidth (an H100 SXM's unknown)."""
+    bandwidth = getattr(device.part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
     copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
-    named = part is not None
+    named = device.part is not None
     return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)

@@ -1,31 +1,36 @@
-"""The network an advice rests on (links inside and between nodes, measured curves), the
-device count it allows, and a finding on where each came from: the first
-:class:`~gpuscale.advice.calibration.Machine` and its
-:class:`~gpuscale.advice.calibration.Said`, before the model (the bench host's, after it:
-``bench_basis``).
+"""The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
+the measured curves, the device (named, recorded by a bench, or the link's) and the device
+count they allow, each with a finding on where it came from.
 
-The device is resolved here, beside the link that may imply it, into the record
-``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
-each link's preset is looked up once (``hardware.links``) and the link built from it.
+An advice from a bench file predicts the host benched (:class:`BenchHost`, as its rows
+record it), which need not be this one: its link stands where none is given, measured or
+detected here, or where this machine detected another; its cores cap the CPU processes
+(gloo) one host runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import os
+from dataclasses import dataclass, replace
 
-from gpuscale.advice.calibration import Machine, Said
+import pandas as pd
+
+from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.calibration import Benched, Machine, Said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, get_preset, usual_preset
+from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, usual_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
@@ -33,9 +38,43 @@ DEFAULT_LINK = "pcie-phb"
 LOADED = {True: ", under compute load", False: ""}
 
 
+@dataclass(frozen=True, slots=True)
+class BenchHost:
+    """What the rows of the runs calibrated on record of their host (its link preset, GPUs
+    and cores; None: not recorded), and the run's device kind, threads and device name."""
+
+    link: str | None
+    gpus: int | None
+    cores: int | None
+    kind: str | None
+    threads: int | None
+    device: str | None
+
+
+def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
+    """The :class:`BenchHost` of ``cal``'s configuration in ``table`` (every device count)."""
+    rows = table[table["config_group"] == cal.bench.config_group]
+
+    def recorded(column: str) -> pd.Series:
+        values = rows[column].dropna() if column in rows else pd.Series(dtype=object)
+        return values[values.astype(str).str.len() > 0]
+
+    def most(column: str) -> int | None:
+        values = pd.to_numeric(recorded(column), errors="coerce").dropna()
+        return int(values.max()) if len(values) else None
+
+    links = set(recorded("host_link").astype(str))
+    link = links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+    bench = cal.bench
+    kind, threads = bench.device_kind, bench.threads
+    return BenchHost(
+        link, most("host_devices"), most("host_cpu_count"), kind, threads, cal.device.name
+    )
+
+
 def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies, whatever its case (``nvlink4``,
-    ``NVLINK4``, ``nvlink4 (detected)`` -> H100 SXM), else None."""
+    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
+    H100 SXM), else None."""
     name = link_name.strip().lower()
     for prefix, device in LINK_DEVICE.items():
         if name.startswith(prefix):
@@ -44,9 +83,8 @@ def implied_device(link_name: str) -> str | None:
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name`` (as named, or recorded by a bench); with none
-    named, of the device the link preset ``implied_by`` implies (:func:`implied_device`);
-    an empty record where neither gives a device."""
+    """The record of the device ``name``, else of the one the link preset ``implied_by``
+    implies."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -61,8 +99,7 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
-    """``base`` with a sweep's curves (``network_from_collectives``), the link read off them
-    named as sentences read it: "... on the link measured in c.jsonl (2 ranks)"."""
+    """``base`` with a sweep's curves, their link named as sentences read it."""
 
     def name(ranks: int) -> str:
         loaded = LOADED[curves.under_load]
@@ -71,53 +108,59 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     return network_from_collectives(curves, base, name)
 
 
-def given_link(request: AdviceRequest) -> Link | str | None:
-    """The link the request gives: a custom one (``busbw_gbs``, ``latency_us``), else
-    a preset's name, else None."""
-    if request.busbw_gbs is not None:
-        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
-        return Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
-    return request.interconnect
+@dataclass(frozen=True, slots=True)
+class LinkChoice:
+    """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
+    the device's record, and whether the link was assumed (none given, detected or
+    measured)."""
+
+    link: Link
+    said: Finding | None
+    device: DeviceRecord
+    assumed: bool = False
+    assumption: Assumption | None = None
 
 
 def choose_link(
-    link: str | Link | None,
-    topology: Topology | None,
-    device_name: str | None = None,
-    measured: bool = False,
-) -> tuple[Link, Finding, DeviceRecord]:
-    """The intra-node link, the finding of where it came from, and the device's record
-    (:func:`device_record`, resolved here once): the link given, else the detected topology's
-    slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
-    its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
-    preset given or detected implies (a custom link, or one ``measured`` by collectives,
-    implies none). The preset's name first, then its numbers."""
+    req: AdviceRequest, topology: Topology | None, measured: bool, host: BenchHost | None
+) -> LinkChoice:
+    """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
+    this machine detected none or another, else the detected topology's slowest pair, else
+    the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
+    else the one the preset given or detected implies (a measured link implies none)."""
     detected = maybe(Topology.preset, topology)
-    preset = None if isinstance(link, Link) else link or detected
-    device = device_record(device_name, None if measured else preset)
-    if isinstance(link, Link):
+    preset = None if req.busbw_gbs is not None else req.interconnect or detected
+    device = device_record(req.device_name, None if measured else preset)
+    if req.busbw_gbs is not None:
+        latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
+        link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
-        return link, said, device
+        return LinkChoice(link, said, device)
+    given = req.interconnect is not None
+    seen = detected if req.topo is None else None  # --topo was asked for, not detected
+    benched = None if given or measured or host is None else host.link
+    if host is not None and benched and (detected is None or (seen and seen != benched)):
+        return of_host(host, device, detected is None, seen)
     board = device.nvlink_board if preset is None else None
-    # the preset looked up once, here (the request's name was checked when it was made)
-    found = get_preset(preset or board or DEFAULT_LINK)
-    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
-    if link is not None:
+    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        return chosen, said, device
+        return LinkChoice(chosen, said, device)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
-        return chosen, said, device
+        return LinkChoice(chosen, said, device)
+    assumed = not measured
     if board is not None:  # the link of the board whose peak the advice checks against
         said = Finding.of(
-            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=device_name
+            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=req.device_name
         )
-        return chosen, said, device
-    return chosen, Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs), device
+        return LinkChoice(chosen, said, device, assumed)
+    said = Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs)
+    return LinkChoice(chosen, said, device, assumed)
 
 
 def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
@@ -133,37 +176,87 @@ def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | No
     return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
 
 
-def topology_cap(
-    topology: Topology | None, nodes: int, max_devices: int
-) -> tuple[int, Finding | None]:
-    """The largest device count the topology allows on one node, and a finding when it
-    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
-    if topology is None or nodes > 1:
-        return max_devices, None
-    gpus = len(topology.gpus)
-    if gpus <= 1:
-        return 1, Finding.of(K.ONE_GPU)
-    if max_devices > gpus:
-        return gpus, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=max_devices)
-    return max_devices, None
+def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | None) -> LinkChoice:
+    """The link the bench host recorded; where its topology holds fewer than 2 GPUs, no link
+    it measured: the one its GPU model implies, as an assumption with the command that
+    measures it (``seen``: this machine's detected preset)."""
+    preset = str(host.link)
+    board = implied_device(preset)
+    link = Link.from_preset(preset)
+    if host.gpus is not None and host.gpus >= 2:
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=preset,
+            device=board or None,
+            busbw_gbs=link.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return LinkChoice(link, said, device)
+    generation = NVLINK.get(preset)
+    what = sentence("link_of_gpu_model", preset=preset, device=host.device or "not recorded")
+    if generation is not None:
+        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
+        if board:  # an H100, a B200
+            whose = f"{article(board)} {board} board's on an HGX host"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+    on = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
+    inferred = Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("no_link_measured", host=on, what=what),
+        measure=Measure(sentence("measure_link", detected=seen or None)),
+    )
+    return LinkChoice(link, None, device, assumed, inferred)
+
+
+def device_cap(
+    req: AdviceRequest, topology: Topology | None, nodes: int, host: BenchHost | None
+) -> tuple[int, tuple[Finding, ...], tuple[Finding, ...]]:
+    """The most devices searched, and the findings where something capped them, said before
+    and after the link: on one node, the topology's GPUs (a one-GPU topology: nothing to
+    compare); CPU (gloo) processes at the bench host's cores (this machine's where its rows
+    record none) // threads per process."""
+    asked = req.max_devices or (req.gpus_per_node * nodes)
+    before: tuple[Finding, ...] = ()
+    most = asked
+    if topology is not None and nodes == 1:
+        gpus = len(topology.gpus)
+        if gpus <= 1:
+            most, before = 1, (Finding.of(K.ONE_GPU),)
+        elif asked > gpus:
+            most, before = gpus, (Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked),)
+    if host is None or host.kind != "cpu" or req.nodes != 1:
+        return most, before, ()
+    cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
+    per_process = max(1, host.threads or 1)
+    processes = max(1, cores // per_process)
+    if processes >= most:
+        return most, before, ()
+    found = {"host": processes, "cores": cores, "threads": per_process}
+    found["bench"] = host.cores is not None
+    if req.max_devices is None:
+        return processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
+    return most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
 
 
 def machine_of(
-    req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
+    req: AdviceRequest,
+    topology: Topology | None,
+    curves: MeasuredCurves | None,
+    host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
-    """The network (links inside and between nodes, measured curves), the device count it
-    allows and the device, with a finding on where each came from."""
-    given = given_link(req)
+    """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
+    them), with a finding on where each part came from."""
     nodes = req.nodes
-    spill = None
+    spill: tuple[Finding, ...] = ()
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
+        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
         nodes = -(-req.max_devices // req.gpus_per_node)
-        # past one node only whole nodes are searched (``Machine.device_counts``):
-        # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
         whole = req.max_devices // req.gpus_per_node
-        spill = Finding.of(
+        found = Finding.of(
             K.NODES_SPILL,
             asked=req.max_devices,
             nodes=req.nodes,
@@ -172,26 +265,27 @@ def machine_of(
             whole=whole,
             spans=whole >= 2,
         )
-    max_devices, note = topology_cap(
-        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
-    )
-    # the link, and the device (named, else the link's) resolved once beside it
-    intra, link_note, device = choose_link(given, topology, req.device_name, curves is not None)
-    inter = None
-    if nodes > 1:  # the link between nodes, its preset looked up here as the link's was
-        try:
-            found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
-        except KeyError as exc:  # --inter-node names no preset: the known ones listed
-            raise ValueError(exc.args[0]) from None
-        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
+        spill = (found,)
+    max_devices, capped, processes = device_cap(req, topology, nodes, host)
+    choice = choose_link(req, topology, curves is not None, host)
+    intra, link_note = choice.link, choice.said
+    if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
+        intra = replace(intra, name="CPU processes")
+        link_note = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=intra.busbw_gbs,
+            latency_us=intra.latency_us,
+        )
+    inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=inter,
         nics_per_node=req.nics_per_node,
     )
-    sources: list[str | Finding] = [link_note, *filter(None, [spill, note])]
-    if curves is not None:
+    sources: list[str | Finding] = [*filter(None, [link_note]), *spill, *capped]
+    if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = Finding.of(
@@ -200,9 +294,8 @@ def machine_of(
             ranks=tuple(ranks),
             busbw_gbs=network.intra.busbw_gbs,
             latency_us=network.intra.latency_us,
-        )  # a link given beside them is refused (``advice.conflicts``)
-    # the link between nodes only where a count searched spans nodes (12 of 8 per node
-    # searched none past one node, and named it)
+        )
+    # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
         sources.append(
@@ -213,15 +306,17 @@ def machine_of(
                 assumed=req.inter_node is None or req.nics_per_node is None,
             )
         )
-    assumed = given is None and curves is None
-    detected = topology.preset() if assumed and topology is not None else None
     machine = Machine(
         network=network,
         max_devices=max_devices,
-        link_assumed=assumed and detected is None,
-        # a topology read from --topo was asked for; one passed or detected here was not
-        link_detected=detected if req.topo is None else None,
-        device=device,
+        link_assumed=choice.assumed,
+        device=choice.device,
     )
-    mismatch = link_not_of_device(given if isinstance(given, str) else None, device)
-    return machine, Said(sources=tuple(sources), warnings=tuple(filter(None, [mismatch])))
+    assumed = tuple(filter(None, [choice.assumption]))
+    given = req.interconnect if req.busbw_gbs is None else None
+    mismatch = link_not_of_device(given, choice.device)
+    return machine, Said(
+        sources=(*sources, *processes),
+        assumptions=assumed,
+        warnings=tuple(filter(None, [mismatch])),
+    )

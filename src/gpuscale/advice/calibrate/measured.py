@@ -1,15 +1,8 @@
-"""What the bench's N > 1 runs measured beyond the calibration point.
-
-Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
-device, contention for shared cores) and the communication DDP timed over what the
-network predicts for the same buckets (on CPU above 1: the all-reduce shares the cores
-with backward), each read at the most specific level that measured it (every model of the
-configuration, the family, its own runs); the noise scale the gradient norms measured.
-
-The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
-model's family benched in its configuration (device, backend, precision, TF32, threads,
-strategy), unflagged, the latest run of each; None with fewer than two sizes.
-"""
+"""What the bench's N > 1 runs measured beyond the calibration point: the no-sync step's
+growth over N = 1 (the wait for the slowest device, contention for shared cores) and the
+communication timed over what the network predicts, each read at the most specific level
+that measured it (the configuration, the family, the model's own runs); the noise scale;
+the family's break-even basis (:func:`fitted`)."""
 
 from __future__ import annotations
 
@@ -43,9 +36,8 @@ FALL_NOISE = 0.05
 
 
 def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
-    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
-    it was not measured); one prediction per distinct gradient size, N, bucket and
-    strategy."""
+    """Per N > 1 row: measured communication over the network's prediction (NaN where not
+    measured)."""
     rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
     ratios = pd.Series(np.nan, index=multi.index, dtype=float)
     predicted: dict[tuple, float] = {}
@@ -82,8 +74,7 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
 
 def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
     """A warning where the bench measured less contention at more devices, by more than
-    ``FALL_NOISE`` (the step model takes each count as slow as the slowest measured at
-    fewer: ``Compute.held_slowdown``); None where it never fell."""
+    ``FALL_NOISE``; None where it never fell."""
     fell, most, at = [], 0.0, 1
     for n, s in sorted((n, s) for n, s in slowdown if n > 1):
         if s < most * (1 - FALL_NOISE):
@@ -98,9 +89,8 @@ def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
 def slowdowns(
     single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
 ) -> tuple[dict[int, float], Finding]:
-    """The no-sync slowdown per N, the most specific ``levels`` (every model of the
-    configuration, the family, the model's own runs) that measured it winning, and where
-    it was read."""
+    """The no-sync slowdown per N, the most specific ``levels`` that measured it winning,
+    and where it was read."""
     slowdown: dict[int, float] = {}
     read = Finding.of(K.CONTENTION_FROM, level="none")
     for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
@@ -115,9 +105,9 @@ def slowdowns(
 
 
 def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
-    """The communication scale on ``network`` (measured over predicted, the median), the
-    most specific of ``levels`` (N > 1 rows, each a part of the first) that measured it
-    winning, and the rows it was read from; (None, no rows) where none did."""
+    """The communication scale on ``network`` (the median of measured over predicted) of the
+    most specific ``levels`` that measured it, and the rows it was read from; (None, no
+    rows) where none did."""
     found, comm_rows = None, pd.Index([])
     if not levels:
         return found, comm_rows
@@ -130,10 +120,8 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
 
 
 def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale read on ``network`` (:func:`comm_scale` of its
-    ``comm_levels``: its own runs reproduce its calibration point; its family's, else all,
-    without) and the runs of ``table`` it was read from, and ``network`` scaled by it
-    (``Network.scaled``), once."""
+    """``cal`` with its communication scale read on ``network`` (its own runs reproduce its
+    calibration point) and the runs it was read from, and ``network`` scaled by it."""
     levels = cal.bench.comm_levels
     scale, rows = comm_scale(levels, network)
     if scale is None:
@@ -159,8 +147,7 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
 
 
 def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
-    """Every member's N = 1 no-sync steps over their own mean, pooled (the wait's spread
-    as a share of the step, ``Compute.jitter_ref_ms`` 1)."""
+    """Every member's N = 1 no-sync steps over their own mean, pooled."""
     pooled: list[float] = []
     for samples in rows["nosync_step_ms_samples"]:
         if isinstance(samples, tuple | list) and len(samples) > 1:
@@ -170,9 +157,9 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
 
 
 def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model from ``table``:
-    its members' compute and the no-sync slowdown they measured (no link: the break-even
-    prices the communication on the advice's own network)."""
+    """The family basis of ``cal``'s model: every member benched in its configuration and
+    strategy, unflagged, the latest run of each, their compute and no-sync slowdown; None
+    with fewer than two sizes."""
     rows = as_step_model(table)
     rows = trusted_runs(rows)
     of = cal.bench

@@ -1,8 +1,6 @@
-"""The memory check of a request (``advice.memory.check``) from what the calibration
-knows: the model's parameters, the device and its memory, the counts searched, and, with
-bench results, the activations the model's N = 1 run measured (its peak memory less the
-model state it held); by numbers with a transformer's shape, the activations its layers
-hold at the per-device batch given (``hardware.transformer.activations``)."""
+"""The memory check of a request (``advice.memory.check``): the model's state, the device's
+memory, the counts searched, and the activations its N = 1 run measured (its peak less the
+state it held), else a transformer shape's at each count's micro-batch."""
 
 from __future__ import annotations
 
@@ -30,11 +28,12 @@ from gpuscale.hardware.memory import (
 def memory_check(
     request: AdviceRequest, cal: Calibration, bench: pd.DataFrame | None
 ) -> tuple[MemoryCheck | None, MemorySaid]:
-    """The memory check of the model advised on (None: a device of unknown memory: a CPU,
-    a name the catalogue lacks) and the numbers its words rest on. With no device named,
-    recorded or implied, the device assumed is the one DDP's copies are priced at
-    (``REFERENCE_DEVICE``)."""
+    """The memory check of the model advised on (None: a device of unknown memory) and the
+    numbers its words rest on; with no device named, recorded or implied, on
+    ``REFERENCE_DEVICE``."""
     spec, machine = cal.model.spec, cal.machine
+    counts = tuple(machine.device_counts)
+    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
     rows = _model_rows(bench, cal)
     memory = _device_memory(cal, rows)
     peak_gb = _peak_gb(rows)
@@ -54,15 +53,14 @@ def memory_check(
         said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=held_gb)
         activations = max(0.0, peak_gb - held_gb)
     shape, counted, by_count = request.shape, None, ()
-    counts = tuple(machine.device_counts)
     if activations is None and shape is not None:  # by numbers: the shape's layers
         how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-        counted = transformer.activations(shape, micro_batch_at(cal.run, 1), how)
+        counted = transformer.activations(shape, micro[1], how)
         activations = counted.total_gb
         by_count = tuple(
-            (n, transformer.activations(shape, b, how))
+            (n, transformer.activations(shape, micro[n], how))
             for n in counts
-            if (b := micro_batch_at(cal.run, n)) != counted.micro_batch
+            if micro[n] != counted.micro_batch
         )
     gathered = None
     if shape is not None:  # FSDP's units held whole: two layers' weights, one's gradients
@@ -86,9 +84,7 @@ def memory_check(
 
 def micro_batch_at(run: Run, devices: int) -> int:
     """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the one the search splits it into (the fewest micro-steps of a whole per-device batch no
-    larger than the largest that fits: ``search.predictions``' candidates); else the batch
-    advised on (the largest the search tries). A shape's activations are per micro-batch."""
+    the one the search splits it into, else the batch advised on."""
     kept = run.kept_global_batch
     if kept is None:
         return run.batch
@@ -102,7 +98,6 @@ def micro_batch_at(run: Run, devices: int) -> int:
 
 
 def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
-    """The trusted N = 1 runs of the bench model advised on at its per-device batch."""
     own = cal.runs.own_model
     if bench is None or own is None:
         return None
@@ -113,8 +108,7 @@ def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | 
 
 
 def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
-    """The device's memory: the bench's record of it (torch's ``total_memory``), else the
-    catalogue's part (named, the link's, or the one the runs recorded)."""
+    """The device's memory: the bench's record of it, else the catalogue part's."""
     if rows is not None and "device_memory_bytes" in rows:
         recorded = rows["device_memory_bytes"].dropna()
         if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
@@ -128,7 +122,6 @@ def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMe
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
-    """The catalogue's memory of ``device``'s part (None: no part)."""
     part = device.part
     if part is None:
         return None

@@ -1,7 +1,5 @@
-"""The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
-bench model is advised where none was asked and why, weak runs, and a per-device batch
-advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
-"""
+"""The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, why this
+bench model where none was asked, weak runs, and a batch advised far beyond the one timed."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ _HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
 
 
 def one_device(cal: Benched) -> OneDevice | None:
-    """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
-    in it (the N = 1 row is predicted without DDP: said beside it)."""
+    """The calibrated N = 1 run as it trained, with the strategy's own work in it."""
     bench, run, compute = cal.bench, cal.run, cal.model.compute
     if not bench.one_step_ms > 0:
         return None
@@ -54,8 +51,8 @@ def one_device(cal: Benched) -> OneDevice | None:
 
 
 def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
-    """Why the model advised on (``name``) was chosen where none was asked, as numbers
-    (``broken``: each model's counts whose loss was not finite)."""
+    """Why the model advised on (``name``) was chosen where none was asked (``broken``: each
+    model's counts whose loss was not finite)."""
     sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
     if name not in sizes:
         return Chosen("", 0.0)
@@ -69,8 +66,7 @@ def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, .
 
 
 def same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
-    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same samples."""
     rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
     return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
 
@@ -81,9 +77,8 @@ def measured_runs(
     allow_flagged: bool,
     like: tuple[str, str | None, str | None] | None = None,
 ) -> list[Measured]:
-    """The model's N > 1 throughput speedups, flagged as the bench flags them; with
-    ``like`` (configuration group, device name, strategy predicted), only those runs
-    (``tables.bench_runs.runs_like``): a CPU run is no measurement of an advice on a GPU."""
+    """The model's N > 1 throughput speedups, flagged as the bench flags them; with ``like``
+    (configuration group, device name, strategy), only runs like it."""
     scaling = bench_scaling(table)
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
@@ -123,8 +118,8 @@ def measured_runs(
 def weak_runs(
     table: pd.DataFrame, model: str, source: str | Path | None = None
 ) -> tuple[WeakRuns | None, Support | None]:
-    """The runs of ``model`` the advice uses that are weak evidence (``bench.evidence``;
-    None when none is; ``source``: the results file) and what they give."""
+    """The runs of ``model`` the advice uses that are weak evidence (None when none is) and
+    what they give."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
@@ -140,8 +135,8 @@ def weak_runs(
 
 
 def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on, in the strategy predicted,
-    ``--out`` the file advised on (``""`` where no run of it is in ``table``)."""
+    """The ``gpuscale bench`` options of the run advised on (``""`` where ``table`` holds
+    none)."""
     like = runs_like(table, cal.bench.config_group, cal.device.name)
     like &= table["model"] == cal.model.name
     rows = table[like]
@@ -160,9 +155,8 @@ def _file(source: str | Path | None) -> str:
 
 def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
     """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work
-    never seen), or more than twice that batch (docs/advice.md: ResNet-50 on an H100 took
-    116 ms at batch 256; modelled from batch 32, under half of that)."""
+    the one batch it timed while its step sat on a launch-bound floor, or more than twice
+    that batch."""
     floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
     if (
         cal.bench.shape is not None
@@ -182,8 +176,8 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
 
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
-    """The bench's rows on the calibrated model: the record's :class:`Runs`, why this model
-    was chosen (:func:`chosen`), its weak runs, and the batch advised beyond the one timed."""
+    """The bench's rows on the calibrated model: its :class:`Runs`, why it was chosen, its
+    weak runs, the batch advised beyond the one timed."""
 
     runs: Runs
     chosen: Chosen
@@ -192,30 +186,31 @@ class ModelRuns:
 
 
 def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Benched, req: AdviceRequest, per_device: int
+    bench: pd.DataFrame,
+    found: Usable,
+    calibrated: tuple[Benched, Benched],
+    req: AdviceRequest,
+    per_device: int,
 ) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model, advised at ``per_device`` samples a device."""
-    table, name = found.table, cal.model.name
-    run = run_options(table, cal, req)
-    like = (cal.bench.config_group, cal.device.name, req.strategy)
-    measured = tuple(measured_runs(bench, name, req.allow_flagged, like))
+    """:class:`ModelRuns` of the model ``calibrated`` (as benched, as asked), advised at
+    ``per_device`` samples a device."""
+    table, (cal, benched) = found.table, calibrated
+    name = cal.model.name
     beyond = far_beyond_the_batch_timed(cal, per_device)
-    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
         picked = chosen(bench, name, dict(found.broken))
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     weak, evidence = weak_runs(table[hardware], name, req.bench)
+    run = run_options(table, cal, req)  # the bench command of the advised run, on its file
+    like = (cal.bench.config_group, cal.device.name, req.strategy)
     runs = Runs(
         from_bench=True,
-        measured=measured,
-        # the bench command of the advised run, on the file advised on
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
         evidence=None if evidence is None else replace(evidence, run=run),
         host_devices=most_host_devices(table),
         same_samples=same_samples(bench, name),
+        # a model given by its size has no bench run of its own
+        one_device=None if req.params is not None else one_device(benched),
     )
-    return ModelRuns(
-        runs=runs,
-        chosen=picked,
-        weak=weak,
-        beyond=beyond,
-    )
+    return ModelRuns(runs=runs, chosen=picked, weak=weak, beyond=beyond)

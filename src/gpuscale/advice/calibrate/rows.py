@@ -1,16 +1,7 @@
-"""The bench rows an advice may use, once, as the step model reads them, and the errors
-that refuse them (typed: a refusal's numbers, in words only when said).
-
-Usable runs (:func:`usable`): a broken model's (its loss not finite) never, with
-``--allow-flagged`` or without; other flagged runs only where allowed.
-
-Read as the step model takes them (:func:`as_step_model`): per micro-step where a run
-accumulated ``k`` micro-batches (the bench times one optimizer step: forward and backward
-summed over the ``k``, the optimizer and DDP's copies once; a plain step is ``k``
-micro-steps plus one optimizer step), so the micro-step is ``(forward + backward) / k``
-and the fixed cost ``(intercept - optimizer) / k``. An FSDP run's N = 1 step is its
-compute (FSDP communicates nothing on one device), with no DDP overhead read from it; its
-own work is a fixed per-step cost (``fixed_split.fsdp_fixed``).
+"""The bench rows an advice may use (:func:`usable`: a broken model's, its loss not finite,
+never; other flagged runs only where allowed), read as the step model takes them
+(:func:`as_step_model`), and the errors that refuse them (a refusal's numbers, in words
+only when said).
 """
 
 from __future__ import annotations
@@ -46,8 +37,8 @@ Why = Finding | Refusal | str
 
 
 class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model: why, as numbers (``found``) with the
-    runs ``left`` out, in words once, when said (``explain.runs.refusal``)."""
+    """The measurements cannot calibrate the model: why (``found``), with the runs ``left``
+    out."""
 
     def __init__(self, found: Why, left: LeftOut | None = None) -> None:
         ValueError.__init__(self, found)
@@ -64,8 +55,8 @@ class CalibrationError(ValueError):
 
 
 class NamedCalibrationError(CalibrationError, NamedError):
-    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
-    says the option (``--bench``), Python the keyword (``bench=``)."""
+    """A :class:`CalibrationError` naming request fields: the CLI's option, Python's
+    keyword."""
 
     field, value, problems = "", None, ()
 
@@ -79,8 +70,7 @@ class NamedCalibrationError(CalibrationError, NamedError):
 
 class BenchFieldError(CalibrationError, FieldError):
     """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step): the CLI names the option (``--model tf-3m: not in ...``) and Python
-    the keyword (``model='tf-3m' is not in ...``), never the other's."""
+    above its step), named as the CLI's option or Python's keyword."""
 
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
@@ -101,7 +91,6 @@ class BenchFieldError(CalibrationError, FieldError):
 
 
 def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
-    """A bench row's ``column`` as ``cast`` makes it; ``default`` where it has none."""
     value = row.get(column)
     if pd.isna(value):
         return default
@@ -109,8 +98,7 @@ def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None 
 
 
 def broken_models(table: pd.DataFrame) -> Broken:
-    """Each model with an ``ok`` run whose loss was not finite, with the device counts of
-    those runs: none of its runs is used, ``--allow-flagged`` or not."""
+    """Each model with an ``ok`` run whose loss was not finite, with those runs' counts."""
     ok = table[table["status"] == "ok"]
     found: dict[str, list[int]] = {}
     for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
@@ -119,16 +107,14 @@ def broken_models(table: pd.DataFrame) -> Broken:
 
 
 def _flagged(table: pd.DataFrame) -> pd.Series:
-    """Which ``ok`` runs of ``table`` are flagged (a mask)."""
     return table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
 
 
 @dataclass(frozen=True, slots=True)
 class Usable:
-    """The bench's runs an advice may use (``table``), the file they were read from
-    (``where``), the flagged runs allowed (their count and flags), the broken models left
-    out, and the runs of what was asked left out (``left``: said where a refusal is that
-    model's, or that family's: another model's flags and their remedies mend nothing)."""
+    """The bench's runs an advice may use, the file's name, the flagged runs allowed (their
+    count and flags), the broken models left out, and the runs of the model (or family)
+    asked for left out (``left``: said with a refusal)."""
 
     table: pd.DataFrame
     where: str
@@ -139,8 +125,6 @@ class Usable:
 
 
 def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOut:
-    """The runs of ``table`` left out, flagged or broken, of the model (else the family)
-    ``req`` asks for where it asks for one."""
     for column, value in (("model", req.model), ("family", req.family)):
         if value is not None:
             table = table[table[column] == value]
@@ -152,14 +136,12 @@ def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOu
 
 
 def _where(source: str | Path | None) -> str:
-    """How a refusal names the results: the file's name, else ``the bench results``."""
     return "the bench results" if source is None else Path(source).name
 
 
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
-    """:class:`BenchFieldError` where no row of the bench results ``table`` is of ``model``
-    (a typo, another file: the models there, the closest one), :class:`CalibrationError`
-    where every run of it failed (said as what happened, not as untrusted)."""
+    """:class:`BenchFieldError` where no row of ``table`` is of ``model``,
+    :class:`CalibrationError` where every run of it failed."""
     where = _where(source)
     names = sorted({str(m) for m in table["model"].dropna()})
     if model not in names:
@@ -182,9 +164,9 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked, the
-    model asked for in it, its broken models' runs left out (refused where the model asked
-    is, or every model is), the flagged ones allowed as asked."""
+    """The runs of ``bench`` the advice of ``req`` may use: the table and the model asked
+    for checked, broken models' runs left out (refused where the model asked is, or every
+    model is), the flagged ones allowed as asked."""
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
@@ -205,7 +187,7 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The ``ok`` runs of ``table`` not flagged, and the note on the flagged ones left out."""
+    """The ``ok`` runs of ``table`` not flagged, and a note on the flagged ones."""
     flagged = table[_flagged(table)]
     runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
     notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
@@ -215,8 +197,7 @@ def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def same_hardware(
     rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...] = HARDWARE_COLUMNS
 ) -> pd.DataFrame:
-    """The rows whose ``columns`` hold ``like``'s values (a missing value matches only a
-    missing one)."""
+    """The rows whose ``columns`` hold ``like``'s values (missing matches missing)."""
     keep = np.ones(len(rows), bool)
     for column in columns:
         value = like[column]
@@ -251,8 +232,11 @@ def default_model(table: pd.DataFrame) -> str:
 
 
 def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every row's phases per micro-step and FSDP's N = 1 step as its
-    compute (see the module docstring); the measured steps and rates left as they are."""
+    """``table`` with every row's phases per micro-step: a run of ``k`` micro-batches times
+    forward + backward over all ``k`` and the optimizer once, so the micro-step is
+    ``(forward + backward) / k`` and a plain step's ``(step - optimizer) / k + optimizer``.
+    An FSDP run's N = 1 step is its compute (FSDP communicates nothing on one device), no
+    DDP overhead read from it."""
     if table.empty:
         return table
     out = table.copy()
@@ -281,7 +265,6 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def accumulation_note(row: pd.Series) -> Finding | None:
-    """How a run that accumulated gradients was read (None for one that did not)."""
     k = cell(row, "accum", int, 1)
     if k <= 1:
         return None
@@ -297,8 +280,7 @@ def accumulation_note(row: pd.Series) -> Finding | None:
 
 
 def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[Finding]:
-    """Where the model ran in several precisions or strategies, which one the advice is
-    on (the latest N = 1 run's)."""
+    """Where the model ran in several configurations, which one the advice is on."""
     own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
     kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
     if len(kinds) < 2:

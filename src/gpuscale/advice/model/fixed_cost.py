@@ -50,9 +50,9 @@ GPU_PRIOR = Prior(*PRIORS["gpu_fixed_cost"].ends, PRIORS["gpu_fixed_cost"].said)
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range, its source, the batch whose
-    measured step it splits (``at_batch``) and what would measure it; ``below_prior_ms``:
-    the prior's least where the step left less than it (None where within its range)."""
+    """The fixed per-step cost (ms) at one device, its range and source, the batch whose
+    step it splits, what would measure it, and the prior's least where the step left less
+    (``below_prior_ms``)."""
 
     ms: float
     low_ms: float
@@ -80,7 +80,7 @@ class FixedCost:
         at_batch: float,
         measure: Measure | None = None,
     ) -> FixedCost:
-        """A fixed cost known to the ms (no range): measured, given or fitted."""
+        """A fixed cost known to the ms: measured, given or fitted."""
         return cls(
             ms=ms,
             low_ms=ms,
@@ -98,8 +98,8 @@ class FixedCost:
 
 def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     """(fixed ms, ms per sample) of ``t(b) = fixed + b c`` through (batch, step ms) points,
-    least squares, both >= 0: a step that does not grow with the batch is all fixed
-    cost; a negative intercept (noise) puts the line through the origin."""
+    least squares, both >= 0: a flat step is all fixed cost; a negative intercept puts the
+    line through the origin."""
     batch = np.asarray([p[0] for p in points], float)
     step = np.asarray([p[1] for p in points], float)
     if len(np.unique(batch)) < 2:
@@ -138,9 +138,8 @@ def prior(
     base: Prior = GPU_PRIOR,
     floor_from_peak: bool = True,
 ) -> FixedCost:
-    """``base`` narrowed by the step of ``step_ms`` at ``batch``: at most the step less its
-    work at the device's peak (``work_at_peak_ms``), at least the step less that work at
-    ``MIN_MFU`` of the peak (with ``floor_from_peak``: the FLOPs per sample given)."""
+    """``base`` narrowed by the step: at most the step less its work at the device's peak,
+    at least the step less that work at ``MIN_MFU`` of it (with ``floor_from_peak``)."""
     cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
     floor = 0.0
     if work_at_peak_ms is not None and floor_from_peak:
@@ -173,9 +172,8 @@ def prior(
 
 
 def excess_ms(frame: pd.DataFrame) -> pd.Series:
-    """The ``fixed`` term of a predictions table (``fixed_excess_ms``), ms:
-    ``max(compute_N - compute_1 x samples_N / samples_1, 0)`` (samples per device and
-    step): the fixed cost not spread over fewer samples under strong scaling; 0 under weak."""
+    """The ``fixed`` term of a predictions table, ms: ``max(compute_N - compute_1 x
+    samples_N / samples_1, 0)`` (samples per device and step)."""
     first = frame.iloc[0]
     samples = frame["batch_per_device"] * frame["accum"]
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
@@ -184,8 +182,8 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """A fixed cost and the forward + backward split it gives (ms fixed, TFLOP/s of the
-    work, a floor the step does not go below: 0 for none), and what was done, said."""
+    """A fixed cost and the split it gives (ms fixed, TFLOP/s of the work, a floor: 0 for
+    none), and what was done, said."""
 
     cost: FixedCost
     fixed_ms: float
@@ -204,14 +202,12 @@ def within_peak(
     plain_ms: tuple[tuple[float, float], ...],
     peak_words: str = "the device's peak",
 ) -> Split | None:
-    """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
-    (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
-    batch's work at ``peak_tflops`` (None: the split stands). The plain steps ``plain_ms``
-    ((batch, ms), two) can differ from the no-sync step by more than the work where the
-    host's CPU sets the step (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync
-    step 28.8 ms at batch 32). Then the plain steps' slope splits the step where the
-    device can reach that rate; else the step is a launch-bound floor and work beyond it
-    is priced at the peak."""
+    """``own`` split against ``fb_ms`` at ``batch``, unless that leaves less than the
+    batch's work at ``peak_tflops`` (None: the split stands). Where the host's CPU sets the
+    step, the plain steps can differ from the no-sync step by more than the work (an H100
+    host: ResNet-50's bare step 32.2 ms, its no-sync step 28.8 ms at batch 32): the plain
+    steps' slope splits the step where the device can reach that rate; else the step is a
+    launch-bound floor, work beyond it priced at the peak."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -245,10 +241,9 @@ def of_numbers(
     flops_given: bool,
     measure: Measure,
 ) -> tuple[FixedCost, FixedCost | None]:
-    """The fixed cost of a step given by numbers (``points``: (batch, step ms), the first
-    advised on): ``fixed_ms``, a line through two step times, else ``prior``; and where
-    the FLOPs per sample were not given, the prior at exactly 6 x parameters (None
-    otherwise)."""
+    """The fixed cost of a step given by numbers (the first point advised on): ``fixed_ms``,
+    a line through two step times, else ``prior``; and, FLOPs per sample not given, the
+    prior at exactly 6 x parameters."""
     per_device, step_ms = points[0]
     if fixed_ms is not None:
         return given(min(fixed_ms, step_ms), per_device), None

@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscale.advice.model.network import MIB, StepTerms, bucket_plan, comm_times_s, using
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.model.step_collectives import MIB, bucket_plan, comm_times_s
-from gpuscale.advice.model.step_terms import StepTerms, using
 from gpuscale.interconnect.network import CommCurve, Link, Network
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")

@@ -37,7 +37,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.step_terms import CLASSES, link_class
+from gpuscale.advice.model.network import CLASSES, link_class
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.interconnect.network import Network
 
@@ -75,10 +75,10 @@ class IntervalRule:
             if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
                 raise ValueError(sentence("interval_widths", name=name, widths=str(w)))
 
-    def said(self, network: Network, counts: Sequence[int]) -> Finding | None:
-        """The rule as a finding, for the classes of ``counts`` on ``network`` (None where
-        none of them has one, or the rule is the model's own interval)."""
-        found = [c for c in dict.fromkeys(classes_at(network, counts)) if c in self.classes]
+    def said(self, classes: Sequence[str | None]) -> Finding | None:
+        """The rule as a finding for the counts' link ``classes`` (None where none of them
+        has one, or the rule is the model's own interval)."""
+        found = [c for c in dict.fromkeys(classes) if c in self.classes]
         if not found or self.kind == "model":
             return None
         each = []
@@ -147,22 +147,21 @@ def widened(
     frame: pd.DataFrame,
     compute_ms: np.ndarray,
     compute_alone: np.ndarray,
-) -> pd.DataFrame:
-    """The predictions ``frame`` of ``cal`` with its speedup's interval by ``rule`` where it
-    is the advice's (``advised``; else ``frame`` as it is): each count's class's ``ends``
-    (a count of no class of the rule keeps the model's), the upper end at most linear and
-    ``compute_alone``, the speedup of a step of compute alone; its step's ends moved by the
-    same factors: its upper end by the speedup's lower end's, its lower end by the upper
-    end's, never below ``compute_ms`` (the least compute over the ranges) nor above the
-    step."""
+    classes: Sequence[str | None],
+) -> tuple[pd.DataFrame, Finding | None]:
+    """The predictions ``frame`` of ``cal`` (its rows' link ``classes``) with the speedup's
+    interval by ``rule`` where it is the advice's (``advised``), and the rule said; else
+    ``frame`` as it is and None. A row of no class of the rule keeps the model's; the upper
+    end is at most linear and ``compute_alone`` (the speedup of a step of compute alone);
+    the step's ends move by the same factors (its upper end by the speedup's lower end's),
+    never below ``compute_ms`` (the least compute over the ranges) nor past the step."""
     rule = advised(rule, cal)
     if rule is None:
-        return frame
+        return frame, None
     counts = frame["accelerators"].to_numpy(float)
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
     point = frame["speedup"].to_numpy(float)
-    classes = classes_at(cal.machine.network, counts)
     known = np.array([c in rule.classes for c in classes], bool)
     a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
     b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
@@ -174,7 +173,7 @@ def widened(
     moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
     out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
     out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
-    return out
+    return out, rule.said(classes)
 
 
 def advised(rule: IntervalRule | None, cal: Calibration) -> IntervalRule | None:

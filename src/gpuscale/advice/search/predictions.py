@@ -24,6 +24,7 @@ given or detected, the speedup's interval is its link class's calibrated rule
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -64,20 +65,35 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     return [(n, b, k) for b in batches for k in accums]
 
 
+def predicted(
+    cals: Sequence[Calibration], rule: intervals.IntervalRule | None = None
+) -> tuple[list[pd.DataFrame], Finding | None]:
+    """The predictions of each of ``cals`` (a calibration, then its variants) and the speedup
+    interval's rule as the first one's advice says it (None: the model's own interval)."""
+    found = [_predicted(cal, rule) for cal in cals]
+    return [frame for frame, _ in found], found[0][1]
+
+
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
-    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count at its fastest candidate to a trained model (``_candidates``; no row
-    where no batch fits), its step predicted at the compute's point and at the ends of its
-    ranges, with plausibility flags as data. ``rule``: the speedup's interval calibrated
-    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per count
+    at its fastest candidate to a trained model (``_candidates``; no row where no batch
+    fits), its step at the compute's point and at the ends of its ranges, with plausibility
+    flags as data. ``rule``: the speedup's interval per link class where it is the advice's
+    (``intervals.advised``; None: the model's)."""
+    return _predicted(cal, rule)[0]
+
+
+def _predicted(
+    cal: Calibration, rule: intervals.IntervalRule | None
+) -> tuple[pd.DataFrame, Finding | None]:
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
-    every_compute = [model.compute, *model.prior_range]
     fixed = model.fixed
+    resplit = []
     if fixed is not None and fixed.uncertain:  # the ends of the fixed cost's range too
-        for ms in (fixed.low_ms, fixed.high_ms):
-            every_compute.append(model.compute.resplit(model.spec, fixed.at_batch, ms))
-    table = step_table(cal.machine.network, cal.run, model.spec, every_compute, tried)
+        resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
+    every = [model.compute, *model.prior_range]
+    table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
     # each count's fastest candidate to a trained model: (its steps, time to train, samples)
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
@@ -88,6 +104,7 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
         time_s = samples / step.samples_per_s
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
+    classes = [steps[0].link for steps, _, _ in best.values()]
     frame = pd.DataFrame(
         [
             {
@@ -169,4 +186,4 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
     frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
     # the link class's calibrated interval where it is the advice's; the step's ends alike
-    return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone)
+    return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone, classes)

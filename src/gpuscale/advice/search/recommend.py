@@ -19,7 +19,7 @@ from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.predictions import predictions
+from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import Disagreement, Finding, maybe
 from gpuscale.tables.requests import NamedError
 
@@ -130,12 +130,8 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    tables = []
-    for at in (cal, *([cal.at(WEAK)] if weak else []), *ends):  # one step table each
-        tables.append(predictions(at, rule))
-    rule = intervals.advised(rule, cal)
-    searched = list(tables[0]["accelerators"])
-    interval = None if rule is None else rule.said(cal.machine.network, searched)
+    variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
+    tables, interval = predicted(variants, rule)  # one step table each
     # a count the bench measured outside the predicted interval rests on the measurement
     alternative = tables[1] if weak else None
     measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)

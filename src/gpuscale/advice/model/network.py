@@ -1,0 +1,326 @@
+"""The network's part of a data-parallel step, looked up once per step (``collectives``):
+the collectives the step issues, their time on a ``Network`` (``interconnect/network.py``:
+the ring model, NCCL's cost) and the terms fitted on published tables' development rows
+(``data/step_terms.json``, fitted by ``benchmarks/fit_step_terms.py``, each term in or out
+by leave-one-source-out error).
+
+Collectives (``issued``): DDP's gradient buckets (the first of 1 MiB,
+``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``, then ``bucket_mb`` MiB), FSDP's two
+all-gathers and reduce-scatter, ZeRO-2's and hybrid sharding's approximations; one latency
+per collective. A sharded strategy issues them per unit FSDP wraps (``units``: a
+transformer's layers, each gathered before its forward and its backward and its gradients
+reduce-scattered after it): the same volume in ``units`` times the collectives.
+
+Fitted terms:
+
+* ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
+  (``interconnect/cost.py``), not ``2(N-1)`` x the preset's hop latency;
+* ``contention_share`` (kappa): ``kappa x hidden`` added to the step for the communication
+  backward hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
+* ``rank_spread`` (sigma): the wait for the slowest of N ranks,
+  ``sigma x E[max of N standard normals] x compute``, where nothing on the host measured
+  the step's spread.
+
+kappa and sigma are one value for every link class (``link_class``) or one per class. The
+data hold them per software stack (``STACKS``: ``legacy``, devices before Volta with the
+TensorFlow 1.x parameter servers of 2017; ``modern``, the rest); the advice takes
+``DEFAULT_STACK``'s (``FITTED``): the device catalogue has no device before Volta.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from gpuscale.advice.model.wording import phrase
+from gpuscale.interconnect.network import Network
+
+MIB = 2**20
+FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
+# the strategies whose collectives ``issued`` approximates from DDP's and FSDP's
+SHARDED = ("zero2", "hybrid")
+TERMS_FILE = "step_terms.json"
+CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+STACKS = ("legacy", "modern")
+DEFAULT_STACK = "modern"
+NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
+
+PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
+
+
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """The fitted terms; ``contention_share`` and ``rank_spread`` one value, or
+    ``(class, value)`` for each of ``CLASSES``."""
+
+    nccl_latency: bool = False
+    contention_share: float | PerClass = 0.0
+    rank_spread: float | PerClass = 0.0
+
+    def __post_init__(self) -> None:
+        for name, field in (
+            ("contention share", self.contention_share),
+            ("rank spread", self.rank_spread),
+        ):
+            per_class = dict(field) if isinstance(field, tuple) else dict.fromkeys(CLASSES, field)
+            if set(per_class) != set(CLASSES):
+                raise ValueError(f"{name}: link classes are {CLASSES}, not {sorted(per_class)}")
+            for cls, value in per_class.items():
+                if not (0 <= value < 1 or (name == "contention share" and value == 1)):
+                    raise ValueError(f"{name} not in [0, 1]: {value} ({cls})")
+
+    def contention(self, link: str | None) -> float:
+        return _of(self.contention_share, link)
+
+    def spread(self, link: str | None) -> float:
+        return _of(self.rank_spread, link)
+
+
+def _of(field: float | PerClass, link: str | None) -> float:
+    """A term's value on a network of ``link`` class: the class's own; for no class, the
+    value every class shares, else 0."""
+    if not isinstance(field, tuple):
+        return field
+    per_class = dict(field)
+    if link is not None:
+        return per_class[link]
+    values = set(per_class.values())
+    return values.pop() if len(values) == 1 else 0.0
+
+
+def _per_class(value: dict[str, float]) -> PerClass:
+    return tuple((cls, float(value[cls])) for cls in CLASSES)
+
+
+_TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
+FITTED_BY_STACK = {
+    stack: StepTerms(
+        nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
+        contention_share=_per_class(_TERMS["contention_share"]["value"][stack]),
+        rank_spread=_per_class(_TERMS["rank_spread"]["value"][stack]),
+    )
+    for stack in STACKS
+}
+FITTED = FITTED_BY_STACK[DEFAULT_STACK]
+_current = [FITTED]
+SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
+STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
+
+
+def of_stack(stack: str) -> StepTerms:
+    if stack not in FITTED_BY_STACK:
+        raise ValueError(f"stack {stack!r} is none of {STACKS}")
+    return FITTED_BY_STACK[stack]
+
+
+def current() -> StepTerms:
+    """The terms the step model uses now: ``FITTED``, or those ``using`` set."""
+    return _current[-1]
+
+
+@contextmanager
+def using(terms: StepTerms) -> Iterator[StepTerms]:
+    """The step model with ``terms`` inside the block (a fit's variants)."""
+    _current.append(terms)
+    try:
+        yield terms
+    finally:
+        _current.pop()
+
+
+@cache
+def expected_max_normal(n: int) -> float:
+    """E[max of ``n`` independent standard normal draws] (0 for one draw; 0.564 for two,
+    1.424 for eight), by quadrature of ``x d/dx Phi(x)^n``."""
+    if n < 2:
+        return 0.0
+    x = np.linspace(-10.0, 10.0, 8001)
+    cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    pdf = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
+    density = n * pdf * cdf ** (n - 1)
+    return float(np.sum(x * density) * (x[1] - x[0]))
+
+
+def link_class(link_name: str, nodes: bool) -> str | None:
+    """The published tables' link class (``benchmarks/published/README.md``): ``multinode``
+    for a network of several nodes, else by the node's link preset: ``nvlink``,
+    ``pcie_no_p2p`` (through host memory), ``pcie_p2p``; None for a custom or measured link."""
+    if nodes:
+        return "multinode"
+    preset = link_name.split(" ")[0].lower()
+    if preset.startswith("nvlink"):
+        return "nvlink"
+    if preset in NO_P2P:
+        return "pcie_no_p2p"
+    return "pcie_p2p" if preset.startswith("pcie") else None
+
+
+def straggler_ms(
+    n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
+) -> float:
+    """The wait for the slowest of ``n`` ranks, ms: ``sigma x E[max of n] x compute_ms``."""
+    if n < 2:
+        return 0.0
+    return (terms or current()).spread(link) * expected_max_normal(n) * compute_ms
+
+
+def spread_said(link: str | None) -> str:
+    """The fitted spread in words where it is above 0 on ``link`` class, else ``""``; the
+    stack assumed where the fitted spread depends on it."""
+    spread = current().spread(link)
+    if spread <= 0:
+        return ""
+    said = SPREAD_SAID.format(spread=f"{spread:.1%}")
+    if len({terms.spread(link) for terms in FITTED_BY_STACK.values()}) > 1:
+        said += STACK_SAID
+    return said
+
+
+def contention_ms(
+    hidden_ms: float, terms: StepTerms | None = None, link: str | None = None
+) -> float:
+    """What the communication hidden behind backward costs it, ms: ``kappa x hidden_ms``."""
+    return (terms or current()).contention(link) * max(hidden_ms, 0.0)
+
+
+def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
+    """DDP's buckets as (size in bytes, how many) in the order they are all-reduced: a
+    first bucket of 1 MiB, then ``bucket_mb`` MiB buckets, the last holding the rest."""
+    if grad_bytes <= 0:
+        return []
+    if bucket_mb <= 0:
+        raise ValueError(phrase("bucket_positive", bucket_mb=bucket_mb))
+    first = min(float(FIRST_BUCKET_BYTES), grad_bytes)
+    rest = grad_bytes - first
+    cap = bucket_mb * MIB
+    full = int(rest // cap)
+    tail = rest - full * cap
+    return [
+        (size, count) for size, count in [(first, 1), (cap, full), (tail, 1)] if count and size > 0
+    ]
+
+
+def group_of(network: Network, n: int) -> int:
+    """The devices hybrid sharding shards over at ``n``: one node's, or all on one node."""
+    return min(n, network.per_node or n)
+
+
+def optimizer_shards(network: Network, n: int, strategy: str) -> int:
+    """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP,
+    ``n`` under FSDP and ZeRO-2 (each rank steps its own shard: Zhao et al., "PyTorch FSDP",
+    VLDB 2023), a node's devices under hybrid sharding (``group_of``)."""
+    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
+
+
+def issued(
+    network: Network, grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1
+) -> list[tuple[str, int, float, int]]:
+    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
+    one left after the backward last: DDP's buckets (``bucket_plan``); FSDP's two
+    all-gathers and reduce-scatter; ZeRO-2 (FSDP ``SHARD_GRAD_OP``) as a reduce-scatter of
+    the gradients and an all-gather of the updated weights, DDP's all-reduce volume in two
+    collectives (Rajbhandari et al. 2020, section 7.2.1); hybrid sharding as FSDP's within
+    a node, then an all-reduce of the node's shard over every device (the replicas'
+    all-reduce across nodes, charged as one over the ``n`` ranks). ZeRO-2's and hybrid's
+    are approximations, said where the strategy is advised."""
+    if strategy in ("fsdp", *SHARDED) and units > 1:
+        whole = issued(network, grad_bytes / units, n, bucket_mb, strategy)
+        return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
+    if strategy == "fsdp":
+        return [("all_gather", n, grad_bytes, 2), ("reduce_scatter", n, grad_bytes, 1)]
+    if strategy == "zero2":
+        return [("reduce_scatter", n, grad_bytes, 1), ("all_gather", n, grad_bytes, 1)]
+    if strategy == "hybrid":
+        group = group_of(network, n)
+        within = [("all_gather", group, grad_bytes, 2), ("reduce_scatter", group, grad_bytes, 1)]
+        across = [("all_reduce", n, grad_bytes * (1.0 / group), 1)] if n > group else []
+        return [c for c in [*within, *across] if c[1] > 1]
+    if strategy != "ddp":
+        raise ValueError(phrase("strategy_unknown", strategy=strategy))
+    return [("all_reduce", n, size, count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
+
+
+def collectives_s(
+    network: Network,
+    grad_bytes: float,
+    n: int,
+    *,
+    bucket_mb: float,
+    strategy: str,
+    units: int = 1,
+) -> tuple[float, float, float]:
+    """(collectives per step, the last one, their latency part) in seconds: each collective
+    ``issued`` at its own size and ranks (``Network.cost_s``), so one latency per collective
+    (for tf-30m at N = 8 under FSDP, three collectives, not DDP's seven buckets' 0.98 ms)."""
+    if n < 2:
+        return 0.0, 0.0, 0.0
+    plan = issued(network, grad_bytes, n, bucket_mb, strategy, units)
+    nccl = current().nccl_latency  # preset links costed as NCCL's tuner costs them
+    costs = [network.cost_s(size, ranks, op, nccl=nccl) for op, ranks, size, _ in plan]
+    counts = [count for *_, count in plan]
+    comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
+    latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
+    return comm_s, costs[-1][0], latency_s
+
+
+def comm_times_s(
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+) -> tuple[float, float]:
+    """(collectives per step, the last one) in seconds (``collectives_s``)."""
+    comm_s, last_s, _ = collectives_s(
+        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
+    )
+    return comm_s, last_s
+
+
+@dataclass(frozen=True, slots=True)
+class Collectives:
+    """The network's part of a step on ``n`` devices: its collectives (s, ``collectives_s``),
+    the devices the optimizer step is split over (``optimizer_shards``), the fitted terms on
+    the network's class (kappa; sigma x E[max of n], ``straggler_ms`` per ms of compute) and
+    the count's own class (``multinode`` where it spans nodes: the speedup interval's)."""
+
+    comm_s: float
+    last_s: float
+    latency_s: float
+    shards: int
+    contention_share: float
+    straggler_share: float
+    link: str | None
+
+
+def collectives(
+    network: Network,
+    grad_bytes: float,
+    n: int,
+    *,
+    bucket_mb: float,
+    strategy: str,
+    units: int = 1,
+) -> Collectives:
+    """The network's part of a step on ``n`` devices (``Collectives``), looked up once."""
+    nodes = network.inter is not None and network.per_node is not None
+    fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
+    link = "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+    terms = current()
+    shards = optimizer_shards(network, n, strategy)
+    comm_s, last_s, latency_s = collectives_s(
+        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units
+    )
+    return Collectives(
+        comm_s=comm_s,
+        last_s=last_s,
+        latency_s=latency_s,
+        shards=shards,
+        contention_share=terms.contention(fitted),
+        straggler_share=terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0,
+        link=link,
+    )

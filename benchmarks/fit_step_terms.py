@@ -102,7 +102,7 @@ any held-out row advised with it:
 
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
-(``network.straggler_ms``, ``network.contention_ms``) from the parts the advice
+(``network.Collectives``) from the parts the advice
 reports (compute, wait, communication and what backward hid), as ``step.step_at`` adds
 them: the wait no less than the straggler's, the hidden communication's share added.
 """
@@ -123,9 +123,7 @@ from gpuscale.advice.model.network import (
     CLASSES,
     STACKS,
     StepTerms,
-    contention_ms,
     expected_max_normal,
-    straggler_ms,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -202,8 +200,9 @@ def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
 def step_with(p: Parts, terms: StepTerms, link: str) -> float:
     """The step of ``p`` on a network of ``link`` class with ``terms`` added as
     ``step.step_at`` adds them."""
-    wait = max(p.wait_ms, straggler_ms(p.n, p.compute_ms, terms, link))
-    return p.step_ms - p.wait_ms + wait + contention_ms(p.hidden_ms, terms, link)
+    straggler_ms = terms.spread(link) * expected_max_normal(p.n) * p.compute_ms  # 0 at N = 1
+    wait = max(p.wait_ms, straggler_ms)
+    return p.step_ms - p.wait_ms + wait + terms.contention(link) * max(p.hidden_ms, 0.0)
 
 
 def ratio(row: heldout.Row, base: Parts, at: Parts, terms: StepTerms) -> float:

@@ -27,8 +27,8 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Benched
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
+from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, comm_times_s
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.types import Finding

@@ -1,31 +1,19 @@
 """The network's part of a data-parallel step, looked up once per step (``collectives``):
-the collectives the step issues, their time on a ``Network`` (``interconnect/network.py``:
-the ring model, NCCL's cost) and the terms fitted on published tables' development rows
-(``data/step_terms.json``, fitted by ``benchmarks/fit_step_terms.py``, each term in or out
-by leave-one-source-out error).
-
-Collectives (``issued``): DDP's gradient buckets (the first of 1 MiB,
-``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``, then ``bucket_mb`` MiB), FSDP's two
-all-gathers and reduce-scatter, ZeRO-2's and hybrid sharding's approximations; one latency
-per collective. A sharded strategy issues them per unit FSDP wraps (``units``: a
-transformer's layers, each gathered before its forward and its backward and its gradients
-reduce-scattered after it): the same volume in ``units`` times the collectives.
-
-Fitted terms:
+the collectives it issues, their time on a ``Network`` (``interconnect/network.py``) and the
+terms fitted on published tables' development rows (``data/step_terms.json``, by
+``benchmarks/fit_step_terms.py``, each in or out by leave-one-source-out error):
 
 * ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
   (``interconnect/cost.py``), not ``2(N-1)`` x the preset's hop latency;
-* ``contention_share`` (kappa): ``kappa x hidden`` added to the step for the communication
-  backward hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
-* ``rank_spread`` (sigma): the wait for the slowest of N ranks,
-  ``sigma x E[max of N standard normals] x compute``, where nothing on the host measured
-  the step's spread.
+* ``contention_share`` (kappa): ``kappa x hidden`` added for the communication backward
+  hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
+* ``rank_spread`` (sigma): the wait for the slowest of N ranks, ``sigma x E[max of N
+  standard normals] x compute``, where nothing on the host measured the step's spread.
 
-kappa and sigma are one value for every link class (``link_class``) or one per class. The
-data hold them per software stack (``STACKS``: ``legacy``, devices before Volta with the
-TensorFlow 1.x parameter servers of 2017; ``modern``, the rest); the advice takes
-``DEFAULT_STACK``'s (``FITTED``): the device catalogue has no device before Volta.
-"""
+kappa and sigma: one value for every link class (``link_class``) or one per class, per
+software stack (``STACKS``: ``legacy``, devices before Volta with the TensorFlow 1.x
+parameter servers of 2017; ``modern``, the rest); the advice takes ``DEFAULT_STACK``'s: the
+device catalogue has no device before Volta."""
 
 from __future__ import annotations
 
@@ -43,10 +31,9 @@ from gpuscale.advice.model.wording import phrase
 from gpuscale.interconnect.network import Network
 
 MIB = 2**20
-FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
-DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
-# the strategies whose collectives ``issued`` approximates from DDP's and FSDP's
-SHARDED = ("zero2", "hybrid")
+FIRST_BUCKET_BYTES = 1 * MIB
+DEFAULT_BUCKET_MB = 25.0
+SHARDED = ("fsdp", "zero2", "hybrid")
 TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 STACKS = ("legacy", "modern")
@@ -58,8 +45,7 @@ PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
 
 @dataclass(frozen=True, slots=True)
 class StepTerms:
-    """The fitted terms; ``contention_share`` and ``rank_spread`` one value, or
-    ``(class, value)`` for each of ``CLASSES``."""
+    """The fitted terms: each one value, or ``(class, value)`` for each of ``CLASSES``."""
 
     nccl_latency: bool = False
     contention_share: float | PerClass = 0.0
@@ -85,8 +71,8 @@ class StepTerms:
 
 
 def _of(field: float | PerClass, link: str | None) -> float:
-    """A term's value on a network of ``link`` class: the class's own; for no class, the
-    value every class shares, else 0."""
+    """A term on a network of ``link`` class; for no class, the value every class shares,
+    else 0."""
     if not isinstance(field, tuple):
         return field
     per_class = dict(field)
@@ -122,13 +108,12 @@ def of_stack(stack: str) -> StepTerms:
 
 
 def current() -> StepTerms:
-    """The terms the step model uses now: ``FITTED``, or those ``using`` set."""
+    """The terms the step model uses: ``FITTED``, or those ``using`` set (a fit's variants)."""
     return _current[-1]
 
 
 @contextmanager
 def using(terms: StepTerms) -> Iterator[StepTerms]:
-    """The step model with ``terms`` inside the block (a fit's variants)."""
     _current.append(terms)
     try:
         yield terms
@@ -138,8 +123,8 @@ def using(terms: StepTerms) -> Iterator[StepTerms]:
 
 @cache
 def expected_max_normal(n: int) -> float:
-    """E[max of ``n`` independent standard normal draws] (0 for one draw; 0.564 for two,
-    1.424 for eight), by quadrature of ``x d/dx Phi(x)^n``."""
+    """E[max of ``n`` standard normal draws] (0.564 for two, 1.424 for eight), by
+    quadrature of ``x d/dx Phi(x)^n``."""
     if n < 2:
         return 0.0
     x = np.linspace(-10.0, 10.0, 8001)
@@ -150,9 +135,9 @@ def expected_max_normal(n: int) -> float:
 
 
 def link_class(link_name: str, nodes: bool) -> str | None:
-    """The published tables' link class (``benchmarks/published/README.md``): ``multinode``
-    for a network of several nodes, else by the node's link preset: ``nvlink``,
-    ``pcie_no_p2p`` (through host memory), ``pcie_p2p``; None for a custom or measured link."""
+    """The published tables' link class (``benchmarks/published/README.md``):
+    ``multinode`` across ``nodes``, else ``nvlink``, ``pcie_no_p2p`` (through host memory) or
+    ``pcie_p2p`` by the preset; None for a custom or measured link."""
     if nodes:
         return "multinode"
     preset = link_name.split(" ")[0].lower()
@@ -163,18 +148,9 @@ def link_class(link_name: str, nodes: bool) -> str | None:
     return "pcie_p2p" if preset.startswith("pcie") else None
 
 
-def straggler_ms(
-    n: int, compute_ms: float, terms: StepTerms | None = None, link: str | None = None
-) -> float:
-    """The wait for the slowest of ``n`` ranks, ms: ``sigma x E[max of n] x compute_ms``."""
-    if n < 2:
-        return 0.0
-    return (terms or current()).spread(link) * expected_max_normal(n) * compute_ms
-
-
 def spread_said(link: str | None) -> str:
-    """The fitted spread in words where it is above 0 on ``link`` class, else ``""``; the
-    stack assumed where the fitted spread depends on it."""
+    """The fitted spread on ``link`` class in words ("" where 0), with the stack assumed
+    where the stacks' spreads differ."""
     spread = current().spread(link)
     if spread <= 0:
         return ""
@@ -184,16 +160,10 @@ def spread_said(link: str | None) -> str:
     return said
 
 
-def contention_ms(
-    hidden_ms: float, terms: StepTerms | None = None, link: str | None = None
-) -> float:
-    """What the communication hidden behind backward costs it, ms: ``kappa x hidden_ms``."""
-    return (terms or current()).contention(link) * max(hidden_ms, 0.0)
-
-
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
-    """DDP's buckets as (size in bytes, how many) in the order they are all-reduced: a
-    first bucket of 1 MiB, then ``bucket_mb`` MiB buckets, the last holding the rest."""
+    """DDP's buckets as (bytes, how many) in all-reduce order: a first bucket of 1 MiB
+    (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), then ``bucket_mb`` MiB ones
+    (``DistributedDataParallel(bucket_cap_mb=25)`` by default), the last holding the rest."""
     if grad_bytes <= 0:
         return []
     if bucket_mb <= 0:
@@ -209,14 +179,13 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
 
 
 def group_of(network: Network, n: int) -> int:
-    """The devices hybrid sharding shards over at ``n``: one node's, or all on one node."""
+    """The devices hybrid sharding shards over at ``n``: one node's."""
     return min(n, network.per_node or n)
 
 
 def optimizer_shards(network: Network, n: int, strategy: str) -> int:
-    """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP,
-    ``n`` under FSDP and ZeRO-2 (each rank steps its own shard: Zhao et al., "PyTorch FSDP",
-    VLDB 2023), a node's devices under hybrid sharding (``group_of``)."""
+    """The devices the optimizer step is split over: 1 under DDP, ``n`` under FSDP and
+    ZeRO-2 (Zhao et al., "PyTorch FSDP", VLDB 2023), a node's under hybrid sharding."""
     return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
 
 
@@ -224,14 +193,12 @@ def issued(
     network: Network, grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1
 ) -> list[tuple[str, int, float, int]]:
     """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
-    one left after the backward last: DDP's buckets (``bucket_plan``); FSDP's two
-    all-gathers and reduce-scatter; ZeRO-2 (FSDP ``SHARD_GRAD_OP``) as a reduce-scatter of
-    the gradients and an all-gather of the updated weights, DDP's all-reduce volume in two
-    collectives (Rajbhandari et al. 2020, section 7.2.1); hybrid sharding as FSDP's within
-    a node, then an all-reduce of the node's shard over every device (the replicas'
-    all-reduce across nodes, charged as one over the ``n`` ranks). ZeRO-2's and hybrid's
-    are approximations, said where the strategy is advised."""
-    if strategy in ("fsdp", *SHARDED) and units > 1:
+    last one after the backward last: DDP's buckets; FSDP's two all-gathers and reduce-scatter;
+    ZeRO-2 as a reduce-scatter of the gradients and an all-gather of the weights (DDP's volume:
+    Rajbhandari et al. 2020, 7.2.1); hybrid sharding as FSDP's within a node and an all-reduce
+    of the node's shard over all ``n`` (approximations, said where advised). A sharded strategy
+    issues them per unit it wraps (``units``: a transformer's layers), each of the unit's bytes."""
+    if strategy in SHARDED and units > 1:
         whole = issued(network, grad_bytes / units, n, bucket_mb, strategy)
         return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
     if strategy == "fsdp":
@@ -257,9 +224,8 @@ def collectives_s(
     strategy: str,
     units: int = 1,
 ) -> tuple[float, float, float]:
-    """(collectives per step, the last one, their latency part) in seconds: each collective
-    ``issued`` at its own size and ranks (``Network.cost_s``), so one latency per collective
-    (for tf-30m at N = 8 under FSDP, three collectives, not DDP's seven buckets' 0.98 ms)."""
+    """(collectives per step, the last one, their latency part) in seconds, each
+    collective at its own size and ranks (``Network.cost_s``): one latency per collective."""
     if n < 2:
         return 0.0, 0.0, 0.0
     plan = issued(network, grad_bytes, n, bucket_mb, strategy, units)
@@ -274,7 +240,7 @@ def collectives_s(
 def comm_times_s(
     network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
 ) -> tuple[float, float]:
-    """(collectives per step, the last one) in seconds (``collectives_s``)."""
+    """(collectives per step, the last one) in seconds."""
     comm_s, last_s, _ = collectives_s(
         network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
     )
@@ -283,10 +249,10 @@ def comm_times_s(
 
 @dataclass(frozen=True, slots=True)
 class Collectives:
-    """The network's part of a step on ``n`` devices: its collectives (s, ``collectives_s``),
-    the devices the optimizer step is split over (``optimizer_shards``), the fitted terms on
-    the network's class (kappa; sigma x E[max of n], ``straggler_ms`` per ms of compute) and
-    the count's own class (``multinode`` where it spans nodes: the speedup interval's)."""
+    """The network's part of a step on ``n`` devices: its collectives (s), the optimizer
+    shards, kappa and ``sigma E[max of n]`` (ms of wait per ms of compute) on the network's
+    class, and the count's own class (the speedup interval's: ``multinode`` where it spans
+    nodes)."""
 
     comm_s: float
     last_s: float
@@ -306,11 +272,12 @@ def collectives(
     strategy: str,
     units: int = 1,
 ) -> Collectives:
-    """The network's part of a step on ``n`` devices (``Collectives``), looked up once."""
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
     link = "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
     terms = current()
+    kappa = terms.contention(fitted)
+    straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
     shards = optimizer_shards(network, n, strategy)
     comm_s, last_s, latency_s = collectives_s(
         network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units
@@ -320,7 +287,7 @@ def collectives(
         last_s=last_s,
         latency_s=latency_s,
         shards=shards,
-        contention_share=terms.contention(fitted),
-        straggler_share=terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0,
+        contention_share=kappa,
+        straggler_share=straggler,
         link=link,
     )

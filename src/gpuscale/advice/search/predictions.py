@@ -1,25 +1,21 @@
 """The predictions table: for each device count N the search tries per-device batches ``b``
-(the measured one and its halves) and accumulation ``k`` (powers of two): the global batch
-is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the
+(the measured one and its halves) and accumulations ``k`` (powers of two): the global batch
+is ``B = N b k``, the samples to train ``E(B)`` (``analysis.critical_batch``), the
 throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
 (b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
                                    throughput          convergence factor
 
-exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
-the samples do not depend on the batch (optimistic past the critical batch) and the
+as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model the
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
-Every candidate of every count is predicted at once (``model.step.step_table``), at the
-compute's point and at the ends of its ranges (the priors', ``advice/model/priors.py``,
-and the fixed cost's, ``Compute.resplit``). Intervals: the 80% intervals of the
-step and the speedup span them, ``x exp(-/+ width at N)`` of the step's error. The step's
-lower end is never below its compute term, so the speedup's upper end is never above a
-step of compute alone's (``speedup x step / compute``) nor linear. By numbers on a link
-given or detected, the speedup's interval is its link class's calibrated rule
-(``search/intervals.py``).
-"""
+Every candidate is predicted at once (``model.step.step_table``) at the compute's point and
+at the ends of its ranges (the priors', the fixed cost's). The 80% intervals span them,
+``x exp(-/+ width at N)`` of the step's error; the step's lower end is never below its
+compute, so the speedup's upper end is never above a step of compute alone's nor linear.
+By numbers on a link given or detected, the speedup's interval is its link class's
+calibrated rule (``search/intervals.py``)."""
 
 from __future__ import annotations
 
@@ -43,9 +39,8 @@ FLAGGED = ("not_positive", "above_linear")
 
 
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
-    """(devices, per-device batch, accumulation) the search tries at ``n`` devices: with
-    the global batch kept, the fewest micro-steps that split it into whole per-device
-    batches no larger than the one that fits."""
+    """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
+    batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
     run = cal.run
     kept = run.kept_global_batch
     if kept is not None:
@@ -68,18 +63,16 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
 def predicted(
     cals: Sequence[Calibration], rule: intervals.IntervalRule | None = None
 ) -> tuple[list[pd.DataFrame], Finding | None]:
-    """The predictions of each of ``cals`` (a calibration, then its variants) and the speedup
-    interval's rule as the first one's advice says it (None: the model's own interval)."""
+    """The predictions of each of ``cals`` (a calibration, then its variants) and the
+    speedup interval's rule as the first one's advice says it (None: the model's own)."""
     found = [_predicted(cal, rule) for cal in cals]
     return [frame for frame, _ in found], found[0][1]
 
 
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
-    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per count
-    at its fastest candidate to a trained model (``_candidates``; no row where no batch
-    fits), its step at the compute's point and at the ends of its ranges, with plausibility
-    flags as data. ``rule``: the speedup's interval per link class where it is the advice's
-    (``intervals.advised``; None: the model's)."""
+    """The predictions table (``tables.advice.ADVICE_SCHEMA``), one row per count at its
+    fastest candidate (none where no batch fits), with plausibility flags as data; ``rule``:
+    the speedup's interval per link class (``intervals.advised``)."""
     return _predicted(cal, rule)[0]
 
 

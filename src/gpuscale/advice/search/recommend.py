@@ -1,12 +1,9 @@
 """From the calibration to the advice in one pass (``recommend``): the predictions with
 their intervals (``predictions.py``), reconciled with the measurements (``reconcile.py``),
-the decision (``decision.py``) and the break-even (``break_even``: how much compute a step
-must do per byte it all-reduces, and how large a model of this family must be, for 2
-devices to train faster than 1)."""
+the decision (``decision.py``) and the break-even (``break_even.py``)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -19,9 +16,9 @@ from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.step import pair_speedup
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
+from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import Disagreement, Finding, maybe
 from gpuscale.tables.requests import NamedError
@@ -165,72 +162,3 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
         raise NamedError(memory_words.nothing_fits(memory))
     strategy, fewest = memory.fallback
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
-
-
-def _bisect_log(f, low: float, high: float, target: float) -> float | None:
-    """Smallest x in [low, high] with increasing f(x) >= target (None if f(high) <
-    target), by bisection in log x."""
-    if f(high) < target:
-        return None
-    if f(low) >= target:
-        return low
-    for _ in range(60):
-        mid = math.sqrt(low * high)
-        low, high = (mid, high) if f(mid) < target else (low, mid)
-    return high
-
-
-def break_even(cal: Calibration) -> tuple[float | None, float | None, float | None]:
-    """(compute ms per gradient MB, parameters, parameters for the target efficiency) from
-    which 2 devices train faster than 1 (``pair_speedup``; a size NaN where the speedup falls
-    with size). The first scales this model's whole step compute at fixed gradient bytes (a
-    property of the link and overlap); the others resize the model within its family (the
-    family's fitted step, else this model's modelled one, never its measured one)."""
-    model, compute = cal.model.spec, cal.model.compute
-    network, run = cal.machine.network, cal.run
-
-    def by_compute(scale: float) -> float:
-        # every term scales, the measured batches too (else the speedup is flat in scale)
-        scaled = replace(
-            compute,
-            tflops=compute.tflops / scale,
-            fixed_ms=compute.fixed_ms * scale,
-            floor_ms=compute.floor_ms * scale,
-            measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
-            opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
-        )
-        return pair_speedup(network, run, model, scaled)
-
-    compute_ms = compute.compute_ms(model, run.batch, run.accum)
-    scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
-    ms_per_mb = None
-    if scale is not None:
-        ms_per_mb = scale * compute_ms
-        ms_per_mb /= model.grad_bytes / 1e6
-
-    modelled = replace(compute, measured_ms=())
-    family = cal.model.family
-
-    def by_size(params: float) -> float:
-        if family is not None:
-            sized = family.model(params, model.grad_bytes_per_param)
-            return pair_speedup(network, run, sized, family.at(params))
-        return pair_speedup(network, run, model.resized(params), modelled)
-
-    grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
-    speedups = [by_size(p) for p in grid]
-
-    def from_size(target: float) -> float | None:
-        # the size from which the speedup stays >= ``target`` to the end of the grid: None
-        # where it never reaches it; NaN where it reaches it and falls below again
-        above = [v >= target for v in speedups]
-        if not any(above):
-            return None
-        first = above.index(True)
-        if not all(above[first:]):
-            return math.nan
-        if first == 0:
-            return grid[0]
-        return _bisect_log(by_size, grid[first - 1], grid[first], target)
-
-    return ms_per_mb, from_size(1.0), from_size(2 * cal.search.target_efficiency)

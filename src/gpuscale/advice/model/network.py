@@ -178,19 +178,8 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
     ]
 
 
-def group_of(network: Network, n: int) -> int:
-    """The devices hybrid sharding shards over at ``n``: one node's."""
-    return min(n, network.per_node or n)
-
-
-def optimizer_shards(network: Network, n: int, strategy: str) -> int:
-    """The devices the optimizer step is split over: 1 under DDP, ``n`` under FSDP and
-    ZeRO-2 (Zhao et al., "PyTorch FSDP", VLDB 2023), a node's under hybrid sharding."""
-    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
-
-
 def issued(
-    network: Network, grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1
+    grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1, group: int = 0
 ) -> list[tuple[str, int, float, int]]:
     """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
     last one after the backward last: DDP's buckets; FSDP's two all-gathers and reduce-scatter;
@@ -199,14 +188,14 @@ def issued(
     of the node's shard over all ``n`` (approximations, said where advised). A sharded strategy
     issues them per unit it wraps (``units``: a transformer's layers), each of the unit's bytes."""
     if strategy in SHARDED and units > 1:
-        whole = issued(network, grad_bytes / units, n, bucket_mb, strategy)
+        whole = issued(grad_bytes / units, n, bucket_mb, strategy, group=group)
         return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
     if strategy == "fsdp":
         return [("all_gather", n, grad_bytes, 2), ("reduce_scatter", n, grad_bytes, 1)]
     if strategy == "zero2":
         return [("reduce_scatter", n, grad_bytes, 1), ("all_gather", n, grad_bytes, 1)]
     if strategy == "hybrid":
-        group = group_of(network, n)
+        group = group or n
         within = [("all_gather", group, grad_bytes, 2), ("reduce_scatter", group, grad_bytes, 1)]
         across = [("all_reduce", n, grad_bytes * (1.0 / group), 1)] if n > group else []
         return [c for c in [*within, *across] if c[1] > 1]
@@ -223,12 +212,14 @@ def collectives_s(
     bucket_mb: float,
     strategy: str,
     units: int = 1,
+    group: int = 0,
 ) -> tuple[float, float, float]:
     """(collectives per step, the last one, their latency part) in seconds, each
-    collective at its own size and ranks (``Network.cost_s``): one latency per collective."""
+    collective at its own size and ranks (``Network.cost_s``): one latency per collective.
+    ``group``: the devices hybrid sharding shards over (``step.optimizer_shards``; 0: all)."""
     if n < 2:
         return 0.0, 0.0, 0.0
-    plan = issued(network, grad_bytes, n, bucket_mb, strategy, units)
+    plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)
     nccl = current().nccl_latency  # preset links costed as NCCL's tuner costs them
     costs = [network.cost_s(size, ranks, op, nccl=nccl) for op, ranks, size, _ in plan]
     counts = [count for *_, count in plan]
@@ -249,15 +240,13 @@ def comm_times_s(
 
 @dataclass(frozen=True, slots=True)
 class Collectives:
-    """The network's part of a step on ``n`` devices: its collectives (s), the optimizer
-    shards, kappa and ``sigma E[max of n]`` (ms of wait per ms of compute) on the network's
-    class, and the count's own class (the speedup interval's: ``multinode`` where it spans
-    nodes)."""
+    """The network's part of a step on ``n`` devices: its collectives (s), kappa and
+    ``sigma E[max of n]`` (ms of wait per ms of compute) on the network's class, and the
+    count's own class (the speedup interval's: ``multinode`` where it spans nodes)."""
 
     comm_s: float
     last_s: float
     latency_s: float
-    shards: int
     contention_share: float
     straggler_share: float
     link: str | None
@@ -270,7 +259,8 @@ def collectives(
     *,
     bucket_mb: float,
     strategy: str,
-    units: int = 1,
+    units: int,
+    group: int,
 ) -> Collectives:
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
@@ -278,15 +268,13 @@ def collectives(
     terms = current()
     kappa = terms.contention(fitted)
     straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
-    shards = optimizer_shards(network, n, strategy)
     comm_s, last_s, latency_s = collectives_s(
-        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units
+        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units, group=group
     )
     return Collectives(
         comm_s=comm_s,
         last_s=last_s,
         latency_s=latency_s,
-        shards=shards,
         contention_share=kappa,
         straggler_share=straggler,
         link=link,

@@ -247,6 +247,126 @@ class Step:
         return self.global_batch / self.step_ms * 1e3
 
 
+class StepSettings(Protocol):
+    """A step's settings beside the model, compute, network and counts (``calibration.Run``)."""
+
+    overlap: float | None
+    bucket_mb: float
+    strategy: str
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """``StepSettings`` given one by one (``step_at``)."""
+
+    overlap: float | None = None
+    bucket_mb: float = DEFAULT_BUCKET_MB
+    strategy: str = "ddp"
+
+
+# A candidate of the search: (devices, per-device batch, accumulation)
+Candidate = tuple[int, float, int]
+
+
+def optimizer_shards(network: Network, n: int, strategy: str) -> int:
+    """The devices the optimizer step is split over on ``n``: 1 under DDP, ``n`` under FSDP
+    and ZeRO-2 (each rank steps its shard: Zhao et al., "PyTorch FSDP", VLDB 2023), one
+    node's under hybrid sharding (its group, which it also gathers and scatters over)."""
+    group = min(n, network.per_node or n)
+    return {"fsdp": n, "zero2": n, "hybrid": group}.get(strategy, 1)
+
+
+def _one_device(
+    model: ModelSpec, compute: Compute, shards: int, strategy: str, candidate: Candidate
+) -> tuple[float, float, float, float, bool, bool]:
+    """One device's part of ``candidate``'s step (ms): its compute (N = 1: the bare module's,
+    less the strategy's own work), the wait for the slowest device, the backward that can
+    hide communication (stretched by the wait) and DDP's own work; whether its micro-step
+    was measured, and whether nothing measured the wait (the fitted straggler term then
+    applies: no slowdown measured at N > 1 and no N = 1 steps timed)."""
+    n, batch, accum = candidate
+    if n < 1 or not batch > 0 or accum < 1:
+        raise ValueError(phrase("step_counts"))
+    micro_ms = compute.micro_ms(model, batch)
+    compute_ms = compute.compute_ms(model, batch, accum, shards)
+    measured = compute.is_measured(batch)
+    unmeasured = not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0)
+    if n == 1:
+        own_ms = accum * min(compute.one_rank_own_ms, micro_ms)
+        return compute_ms - own_ms, 0.0, 0.0, 0.0, measured, unmeasured
+    wait_ms = compute.wait_ms(n, compute_ms)
+    backward_ms = compute.backward_share * micro_ms
+    if compute_ms > 0:
+        backward_ms *= 1 + wait_ms / compute_ms
+    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
+    return compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured
+
+
+def step_table(
+    network: Network,
+    settings: StepSettings,
+    model: ModelSpec,
+    computes: Sequence[Compute],
+    candidates: Sequence[Candidate],
+    resplit: Sequence[tuple[float, float]] = (),
+) -> tuple[tuple[Step, ...], ...]:
+    """The step model's one entry: each candidate's step at each of ``computes`` (the point,
+    then the ends of its ranges) and at the first one ``resplit`` at each (batch, fixed ms)
+    (the fixed cost's range), one row per candidate. In one order: each device's part
+    (``_one_device``), the network's part of each count, looked up once
+    (``network.collectives``), then the module docstring's formulas; ``settings.overlap``
+    None is ``DEFAULT_OVERLAP`` capped at all but the last collective."""
+    every = [*computes, *(computes[0].resplit(model, batch, ms) for batch, ms in resplit)]
+    strategy, overlap = settings.strategy, settings.overlap
+    shards = {n: optimizer_shards(network, n, strategy) for n, _, _ in candidates}
+    parts = [
+        [_one_device(model, c, shards[n], strategy, (n, b, k)) for c in every]
+        for n, b, k in candidates
+    ]
+    nets = {
+        n: collectives(
+            network,
+            model.grad_bytes,
+            n,
+            bucket_mb=settings.bucket_mb,
+            strategy=strategy,
+            units=model.units,
+            group=group,
+        )
+        for n, group in shards.items()
+    }
+    rows = []
+    for (n, batch, accum), row in zip(candidates, parts, strict=True):
+        net, steps = nets[n], []
+        for compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured in row:
+            if n == 1:
+                nothing = (0.0, 0.0, 0.0, 0.0, 0.0)  # DDP, wait, communication, its last, exposed
+                bare = (compute_ms, *nothing, compute_ms, 0.0, measured, 0.0, net.link)
+                steps.append(Step(1, batch, accum, *bare))
+                continue
+            comm_ms = net.comm_s * 1e3
+            if overlap is None:
+                not_last_ms = (net.comm_s - net.last_s) * 1e3
+                hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
+                contention_ms = net.contention_share * max(hidden_ms, 0.0)
+            elif 0 <= overlap <= 1:  # measured or given: as it is, its contention in it
+                hidden_ms = overlap * net.comm_s * 1e3
+                contention_ms = 0.0
+            else:
+                raise ValueError(f"overlap must be in [0, 1], got {overlap}")
+            if unmeasured:
+                wait_ms = max(wait_ms, net.straggler_share * compute_ms)
+            exposed_ms = comm_ms - hidden_ms + contention_ms
+            step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
+            last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
+            parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
+            steps.append(
+                Step(n, batch, accum, *parts_ms, latency_ms, measured, contention_ms, net.link)
+            )
+        rows.append(tuple(steps))
+    return tuple(rows)
+
+
 def step_at(
     model: ModelSpec,
     compute: Compute,
@@ -260,68 +380,11 @@ def step_at(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step, ``accum`` micro-steps per optimizer step (formulas: module docstring).
-    ``overlap`` is the measured share of communication hidden; None uses
-    ``DEFAULT_OVERLAP`` capped at all but the last bucket."""
-    if n < 1 or not batch > 0 or accum < 1:
-        raise ValueError(phrase("step_counts"))
-    net = collectives(
-        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=model.units
-    )
-    compute_ms = compute.compute_ms(model, batch, accum, net.shards)
-    measured = compute.is_measured(batch)
-    if n == 1:  # one device runs the bare module: no strategy's own work
-        own_ms = accum * min(compute.one_rank_own_ms, compute.micro_ms(model, batch))
-        bare_ms = compute_ms - own_ms
-        nothing = (0.0, 0.0, 0.0, 0.0, 0.0)  # DDP, wait, communication, its last, exposed
-        return Step(1, batch, accum, bare_ms, *nothing, bare_ms, 0.0, measured, 0.0, net.link)
-    wait_ms = compute.wait_ms(n, compute_ms)
-    # the slowest device's backward, stretched as its step is by the wait, hides longer
-    backward_ms = compute.backward_share * compute.micro_ms(model, batch)
-    if compute_ms > 0:
-        backward_ms *= 1 + wait_ms / compute_ms
-    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
-    comm_ms, last_ms = net.comm_s * 1e3, net.last_s * 1e3
-    if overlap is None:
-        not_last_ms = (net.comm_s - net.last_s) * 1e3
-        hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
-        contention_ms = net.contention_share * max(hidden_ms, 0.0)
-    elif 0 <= overlap <= 1:
-        # measured or given: applied as it is, without contention (the measurement holds it)
-        hidden_ms = overlap * net.comm_s * 1e3
-        contention_ms = 0.0
-    else:
-        raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-    # the fitted straggler term where nothing measured the wait: no slowdown at n > 1 and
-    # the step's spread the prior's (no N = 1 steps timed)
-    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
-        wait_ms = max(wait_ms, net.straggler_share * compute_ms)
-    exposed_ms = comm_ms - hidden_ms + contention_ms
-    step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
-    return Step(
-        n,
-        batch,
-        accum,
-        compute_ms,
-        ddp_ms,
-        wait_ms,
-        comm_ms,
-        last_ms,
-        exposed_ms,
-        step_ms,
-        net.latency_s * 1e3,
-        measured,
-        contention_ms,
-        net.link,
-    )
-
-
-class StepSettings(Protocol):
-    """A step's settings beside the model, compute, network and counts (``calibration.Run``)."""
-
-    overlap: float | None
-    bucket_mb: float
-    strategy: str
+    micro-step, ``accum`` micro-steps per optimizer step (``step_table``); ``overlap``: the
+    measured share of communication hidden."""
+    settings = Settings(overlap, bucket_mb, strategy)
+    ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
+    return step
 
 
 def step_of(
@@ -334,45 +397,9 @@ def step_of(
     batch: float,
     accum: int,
 ) -> Step:
-    """``step_at`` under the step settings of ``settings``."""
-    return step_at(
-        model,
-        compute,
-        network,
-        n,
-        batch=batch,
-        accum=accum,
-        overlap=settings.overlap,
-        bucket_mb=settings.bucket_mb,
-        strategy=settings.strategy,
-    )
-
-
-# A candidate of the search: (devices, per-device batch, accumulation)
-Candidate = tuple[int, float, int]
-
-
-def step_table(
-    network: Network,
-    settings: StepSettings,
-    model: ModelSpec,
-    computes: Sequence[Compute],
-    candidates: Sequence[Candidate],
-    resplit: Sequence[tuple[float, float]] = (),
-) -> tuple[tuple[Step, ...], ...]:
-    """The step model's one entry for a search: every candidate's step (``step_of``) at
-    each of ``computes`` (the point, then the ends of its ranges) and then at the first
-    one ``resplit`` at each (batch, fixed ms) (``Compute.resplit``: the fixed cost's range),
-    one row per candidate in their order."""
-    first = computes[0]
-    every = [*computes, *(first.resplit(model, batch, ms) for batch, ms in resplit)]
-    return tuple(
-        tuple(
-            step_of(network, settings, model, compute, n, batch=batch, accum=accum)
-            for compute in every
-        )
-        for n, batch, accum in candidates
-    )
+    """``step_at`` under ``settings``."""
+    ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
+    return step
 
 
 class Pair(StepSettings, Protocol):

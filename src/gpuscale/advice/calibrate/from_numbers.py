@@ -14,14 +14,9 @@ from gpuscale.advice.assumptions import PER_STEP, fixed_quantity
 from gpuscale.advice.calibrate import fixed_by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model import priors
+from gpuscale.advice.model import hardware, priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.hardware import (
-    DeviceRecord,
-    rate_warnings,
-    step_warnings,
-    unchecked_note,
-)
+from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
@@ -106,7 +101,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
-    warnings += step_warnings(points)
+    warnings += hardware.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
         bound = fixed_by_numbers.unbounded(fixed, device.name, link, MEASURE_FIXED)

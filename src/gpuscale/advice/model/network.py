@@ -148,6 +148,11 @@ def link_class(link_name: str, nodes: bool) -> str | None:
     return "pcie_p2p" if preset.startswith("pcie") else None
 
 
+def count_class(network: Network, n: int) -> str | None:
+    """The link class of ``n`` devices of ``network``: ``multinode`` where they span nodes."""
+    return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+
+
 def spread_said(link: str | None) -> str:
     """The fitted spread on ``link`` class in words ("" where 0), with the stack assumed
     where the stacks' spreads differ."""
@@ -264,7 +269,7 @@ def collectives(
 ) -> Collectives:
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
-    link = "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+    link = count_class(network, n)
     terms = current()
     kappa = terms.contention(fitted)
     straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0

@@ -6,10 +6,9 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(``t_opt``: optimizer, per parameter; FSDP on N devices: ``t_opt P / N``, each rank
-stepping its shard; ``t_floor``: ``advice/calibrate/fits.py``.) Communication, the optimizer
-shards and the fitted terms kappa and sigma: ``advice/model/network.py``, looked up once
-per step.
+(``t_opt``: optimizer, per parameter, over its shards: ``optimizer_shards``; ``t_floor``:
+``advice/calibrate/fits.py``.) Communication and the fitted terms kappa and sigma:
+``advice/model/network.py``, looked up once a count.
 
 Step on N > 1 devices::
 
@@ -28,11 +27,6 @@ nothing measured the spread, at least ``sigma E[max of N standard normals] t_com
 ``kappa``: the backward's loss to the communication it hides, 0 where the overlap was
 measured. On one device: ``t_step = t_compute``, less FSDP's own work ``k t_own``
 (``Compute.one_rank_own_ms``).
-
-A family's basis (``FamilyBasis``, fitted by ``calibrate.bench_basis.fitted``) gives the
-break-even one step at any size: FLOPs per parameter per sample (the members' median), the
-fixed cost and rate, and the optimizer step and DDP's own work each a fixed part plus a part
-per parameter.
 """
 
 from __future__ import annotations
@@ -428,7 +422,9 @@ def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Comput
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FamilyBasis:
-    """A family's step at any size, fitted over ``members`` (their names, by size)."""
+    """A family's step at any size (the break-even's), fitted over ``members`` (by size) by
+    ``calibrate.bench_basis.fitted``: the optimizer step and DDP's own work each a fixed
+    part plus a part per parameter."""
 
     family: str
     members: tuple[str, ...]

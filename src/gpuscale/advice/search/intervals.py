@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.network import CLASSES, link_class
+from gpuscale.advice.model.network import CLASSES, count_class
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.interconnect.network import Network
 
@@ -93,9 +93,8 @@ class IntervalRule:
 
 
 def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
-    """Each count's link class on ``network``: multi-node where it spans nodes."""
-    inside = link_class(network.intra.name, nodes=False)
-    return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
+    """Each count's link class on ``network`` (``model.network.count_class``)."""
+    return [count_class(network, int(n)) for n in counts]
 
 
 def ends(

@@ -87,10 +87,10 @@ def _predicted(
         resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
     every = [model.compute, *model.prior_range]
     table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
-    # each count's fastest candidate to a trained model: (its steps, time to train, samples)
+    # each count's fastest candidate: (its steps, time to train, samples)
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
-        step = steps[0]  # the samples to train at its global batch
+        step = steps[0]
         samples = (
             cal.search.samples if convergence is None else convergence.samples(step.global_batch)
         )
@@ -151,7 +151,6 @@ def _predicted(
     frame["rests_on"] = "predicted"  # ``reconcile.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
-    # the 80% intervals (the module's docstring)
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
@@ -168,7 +167,6 @@ def _predicted(
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
     frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
-    # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
@@ -178,5 +176,4 @@ def _predicted(
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
     frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
-    # the link class's calibrated interval where it is the advice's; the step's ends alike
     return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone, classes)

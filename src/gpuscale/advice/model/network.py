@@ -233,16 +233,6 @@ def collectives_s(
     return comm_s, costs[-1][0], latency_s
 
 
-def comm_times_s(
-    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
-) -> tuple[float, float]:
-    """(collectives per step, the last one) in seconds."""
-    comm_s, last_s, _ = collectives_s(
-        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
-    )
-    return comm_s, last_s
-
-
 @dataclass(frozen=True, slots=True)
 class Collectives:
     """The network's part of a step on ``n`` devices: its collectives (s), kappa and

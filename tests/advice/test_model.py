@@ -96,6 +96,19 @@ MODEL = ModelSpec(params=25e6, flops_per_sample=1e9)  # 100 MB of fp32 gradients
 COMPUTE = Compute(tflops=1.0, fixed_ms=2.0, opt_ms_per_mparam=0.2, ddp_ms_per_mparam=0.04)
 
 
+def test_hybrid_shards_over_one_node_for_its_optimizer_and_its_collectives() -> None:
+    """Hybrid sharding on 2 nodes of 4: the optimizer step split 4 ways, FSDP's collectives
+    over 4 ranks and the node's quarter of the gradients all-reduced over all 8."""
+    link = Link(busbw_gbs=10.0, latency_us=0.0)
+    nodes = Network(intra=link, per_node=4, inter=Link(busbw_gbs=5.0, latency_us=0.0))
+    step = step_at(MODEL, COMPUTE, nodes, 8, batch=8, strategy="hybrid", overlap=0.0)
+    # 8 ms of work + 2 ms fixed, and the optimizer's 0.2 ms x 25 split over a node's 4
+    assert step.compute_ms == pytest.approx(10 + 5 / 4)
+    within = 2 * nodes.time_s(1e8, 4, "all_gather") + nodes.time_s(1e8, 4, "reduce_scatter")
+    across = nodes.time_s(1e8 / 4, 8)
+    assert step.comm_ms == pytest.approx((within + across) * 1e3)
+
+
 def test_compute_by_hand() -> None:
     # k (fixed + b F / R) + opt P: 2 (2 + 8 x 1e9 / 1e12 s = 8 ms) + 0.2 x 25
     assert COMPUTE.compute_ms(MODEL, 8, accum=2) == pytest.approx(2 * (2 + 8) + 5)

@@ -543,6 +543,11 @@ def _between(text: str, begin: str, end: str, body: str) -> str:
     return head + begin + body + end + rest.split(end, 1)[1]
 
 
+def write_between(path: Path, begin: str, end: str, body: str) -> None:
+    """``path``'s text between the markers ``begin`` and ``end`` replaced by ``body``."""
+    path.write_text(_between(path.read_text(), begin, end, body))
+
+
 def write_docs(path: Path, results: dict[str, object]) -> None:
     """``path``'s (``docs/heldout.md``'s) two tables of this file's rewritten."""
     text = _between(path.read_text(), DOCS_BEGIN, DOCS_END, markdown(results))

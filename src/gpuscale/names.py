@@ -14,6 +14,7 @@ matches nothing, or more than one, is an error that lists the valid names and th
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -216,8 +217,16 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     if (no_part := _memory_no_part_has(name, valid)) is not None:
         raise UnknownNameError(f"{name!r}: {no_part}", typed=name, why=no_part)
     known = normalise_accelerator(name)
-    if not known.known and (part := _device_part(name)):  # `4090`, as advise reads it
+    part = None if known.known else _device_part(name)
+    if part is not None:  # `4090`, as advise reads it
         known = normalise_accelerator(part)
+    if part is not None and not known.known:  # a catalogued device no MLPerf round ran
+        why = (
+            f"the device catalogue's {part} ran no MLPerf result in the rounds loaded (for "
+            f"your own {part}s, time a step and run gpuscale advise --device-name "
+            f"{shlex.quote(part)}); valid here: {', '.join(valid)}"
+        )
+        raise UnknownNameError(f"{name!r}: {why}", typed=name, why=why)
     others = other_variants(name, known.family, valid)
     if known.known and known.family not in valid:  # a real family these results lack
         where = f"valid here: {', '.join(valid)}"

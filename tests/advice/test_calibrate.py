@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import gpuscale
-from gpuscale.advice.api import curves_from_collectives, read_collectives
+from gpuscale.advice.api import read_collectives
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.link import measured_network
@@ -46,12 +46,12 @@ def sweep_file(tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int =
 
 @pytest.mark.parametrize("busbw, latency, ranks", [(0.86, 250.0, 2), (180.0, 8.0, 8)])
 def test_link_read_off_a_sweep_recovers_the_ring_model(tmp_path, busbw, latency, ranks) -> None:
-    curves, header = curves_from_collectives(sweep_file(tmp_path, busbw, latency, ranks))
-    assert [(c.op, c.ranks, len(c.sizes)) for c in curves] == [("all_reduce", ranks, 25)]
-    link = fit_link(curves[0], "measured")
+    read = read_collectives(sweep_file(tmp_path, busbw, latency, ranks))
+    assert [(c.op, c.ranks, len(c.sizes)) for c in read.curves] == [("all_reduce", ranks, 25)]
+    link = fit_link(read.curves[0], "measured")
     assert link.busbw_gbs == pytest.approx(busbw, rel=1e-6)
     assert link.latency_us == pytest.approx(latency, rel=1e-6)
-    assert header["ranks"] == ranks
+    assert read.ranks == ranks
 
 
 def test_the_curve_is_used_where_measured(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_link_is_not_pulled_by_small_message_noise(tmp_path: Path) -> None:
             row["time_us"] *= 3.0  # jittery small messages
         rows.append(json.dumps(row) if row else line)
     path.write_text("\n".join(rows) + "\n")
-    curves, _ = curves_from_collectives(path)
+    curves = read_collectives(path).curves
     assert fit_link(curves[0], "m").busbw_gbs == pytest.approx(1.0, rel=1e-6)
 
 
@@ -86,7 +86,7 @@ def test_calibration_needs_an_all_reduce_sweep(tmp_path: Path) -> None:
     }
     path.write_text(json.dumps(record) + "\n")
     with pytest.raises(CalibrationError, match="all_reduce"):
-        curves_from_collectives(path)
+        read_collectives(path)
 
 
 def synthetic_bench(**n2) -> pd.DataFrame:

@@ -4,6 +4,7 @@ scaling priced with it; its range in the interval; the request's step/batch pair
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -18,6 +19,7 @@ from ..golden import Golden
 from .lines import flat, lines_on
 
 VIEW = "advice/fixed_cost"
+BENCH = str(Path(__file__).with_name("cpu_tiny_model_gloo.jsonl"))
 runner = CliRunner()
 
 
@@ -135,7 +137,7 @@ def test_step_and_batch_pairs_are_checked() -> None:
         with pytest.raises(ValueError, match=message):
             AdviceRequest(params=1e6, **bad)
     with pytest.raises(ValueError, match="once with bench="):
-        AdviceRequest(bench="r.jsonl", batch=(8, 16))
+        gpuscale.advise(bench=BENCH, batch=(8, 16))
 
 
 def test_the_cli_takes_step_times_at_two_batches(golden: Golden) -> None:

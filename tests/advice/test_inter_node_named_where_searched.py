@@ -49,3 +49,31 @@ def test_the_link_between_nodes_is_named_only_where_a_count_spans_nodes(case: st
     assert header.startswith("predicted training of")
     assert (NIC in header) == spans, header
     assert (f"x {per_node}" in header) == spans, header
+
+
+@pytest.mark.parametrize(
+    ("fields", "assumed"),
+    [
+        ({}, True),
+        ({"inter_node": "eth100"}, True),  # its NICs per node still one per device, assumed
+        ({"inter_node": "eth100", "nics_per_node": 1}, False),
+    ],
+)
+def test_the_link_between_nodes_says_whether_it_was_named(fields: dict, assumed: bool) -> None:
+    """A workstation's nodes were said to talk over 8 NDR400 NICs each, as if named: the
+    default NICs (``ib-ndr400``, one per device) are said assumed where not named."""
+    from gpuscale.advice.types import Finding, FindingKind
+
+    advice = gpuscale.advise(**NUMBERS, nodes=2, **fields)
+    found = [
+        f
+        for f in advice.calibration.said.sources
+        if isinstance(f, Finding) and f.kind == FindingKind.BETWEEN_NODES
+    ]
+    assert len(found) == 1
+    values = dict(found[0].values)
+    assert values["assumed"] is assumed
+    assert (values["name"], values["nics"]) == (
+        fields.get("inter_node", NIC),
+        fields.get("nics_per_node", 8),
+    )

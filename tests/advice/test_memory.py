@@ -9,6 +9,7 @@ partitioned (ZeRO-2) and 1.9 GB with the parameters too (ZeRO-3, FSDP's full sha
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.memory import check, memory_at
 from gpuscale.cli import app
-from gpuscale.hardware.memory import AcceleratorMemory, model_state
+from gpuscale.hardware.memory import BENCH_RECORD, AcceleratorMemory, model_state
 
 from ..golden import Golden
 
@@ -244,6 +245,76 @@ def test_no_count_predicted_that_holds_it_advises_none_naming_the_fewest(golden:
     golden.check(VIEW, "the answer: 400B under FSDP, none predicted holds it", answer)
 
 
+def test_the_global_batch_the_answer_gives_predicts_the_fewest_that_hold_it() -> None:
+    """None predicted holds it: the answer's second line gives the smallest global batch
+    the 80 devices divide (8,240: 103 each) or --scaling weak; run again with either, the
+    80 devices have their row and are advised."""
+    code, out = _advise(*FOUR_HUNDRED_B, "-f", "json")
+    assert code == 0, out
+    second = json.loads(out)["answer"][1]
+    given = re.search(r"--global-batch (\d+) or --scaling weak", second)
+    assert given is not None, second
+    batch = int(given.group(1))
+    assert (batch % 80, batch >= 8192, batch - 80 < 8192) == (0, True, True)
+    for again in (("--global-batch", str(batch)), ("--scaling", "weak")):
+        code, out = _advise(*FOUR_HUNDRED_B, *again, "-f", "json")
+        assert code == 0, out
+        document = json.loads(out)
+        rows = {row["accelerators"]: row["fits"] for row in document["predictions"]}
+        assert rows[80] is True and not any(fits for n, fits in rows.items() if n < 80)
+        assert document["recommendation"]["accelerators"] == 80
+
+
+def test_a_sharded_strategy_that_holds_it_nowhere_says_its_least_a_device(golden: Golden) -> None:
+    """ZeRO-2 asked, an 8B model on RTX 4090s: 128 GB on one device, 30 GB each at best
+    on 8 (16 GB of weights whole + 112 GB sharded), over 25.8 GB: the first line says the
+    30 GB at 8 it misses by, not one device's 128."""
+    advice = gpuscale.advise(
+        params=8e9,
+        step_ms=900.0,
+        batch=4,
+        global_batch=8,
+        device_name="RTX 4090",
+        interconnect="pcie-phb",
+        strategy="zero2",
+    )
+    memory = advice.memory
+    assert memory is not None and memory.fits_from("zero2") is None
+    least = min((r for r in memory.rows if r.strategy == "zero2"), key=lambda r: r.total_gb)
+    assert (least.devices, least.total_gb) == (8, pytest.approx(16 + 112 / 8))
+    assert advice.explanation[0].startswith("Memory: ZeRO-2 cannot hold")
+    golden.check(
+        VIEW, "the first line: ZeRO-2 on RTX 4090s holds it nowhere", advice.explanation[0]
+    )
+
+
+# Llama 3 8B, 2 sequences of 8,192 a device, attention scores not stored: 81.7 GB of
+# activations on every device leave FSDP 4.2 GB of an H100 for the model state (48 devices)
+LLAMA3_8B_TWO = (
+    *("--preset", "llama3-8b", "--step-ms", "1200", "--batch", "2", "--global-batch", "512"),
+    *("--device-name", "H100 SXM", "--interconnect", "nvlink4", "--strategy", "fsdp"),
+)
+
+
+def test_activations_that_fill_a_device_offer_recomputing_them_beside_more_nodes(
+    golden: Golden,
+) -> None:
+    """The refusal named only --nodes 6 (48 devices); recomputing the activations or one
+    sequence a device holds the model on 2 or 4: both are said, and each, run again, fits
+    within the node."""
+    code, shown = _advise(*LLAMA3_8B_TWO)
+    assert code == 2 and "--nodes 6" in shown and "--checkpointing full" in shown
+    golden.check(
+        VIEW, "llama3-8b, 2 sequences a device: no count searched", " ".join(shown.split())
+    )
+    batch_at = LLAMA3_8B_TWO.index("--batch") + 1
+    one = (*LLAMA3_8B_TWO[:batch_at], "1", *LLAMA3_8B_TWO[batch_at + 1 :])
+    for again, fewest in (((*LLAMA3_8B_TWO, "--checkpointing", "full"), 2), (one, 4)):
+        code, out = _advise(*again, "-f", "json")
+        assert code == 0, out
+        assert json.loads(out)["memory"]["fits_from"]["fsdp"] == fewest
+
+
 def test_no_strategy_asked_and_none_predicted_holds_it_advises_none() -> None:
     """Without --strategy (DDP) the fallback is FSDP from 80 devices, none predicted: no
     count, 1 device included, is advised."""
@@ -283,3 +354,14 @@ def test_a_bench_peak_is_kept_as_numbers() -> None:
     assert said.per_device == 32 and said.peak_gb == pytest.approx(2.002610176)
     assert said.state_gb == pytest.approx(0.408912512)
     assert memory.activations_gb == pytest.approx(1.593697664)
+
+
+def test_a_devices_memory_is_said_in_gb_beside_the_gib_it_was_read_in(golden: Golden) -> None:
+    """The sizes a memory line compares are GB (10^9 bytes); the device's memory is said in
+    GB too, beside the GiB the catalogue or a bench's record holds (80 GiB: 85.9 GB)."""
+    catalogued = AcceleratorMemory("H100 SXM5 80GB", 80, "device catalogue: H100 SXM5 80GB")
+    recorded = AcceleratorMemory("NVIDIA H100 80GB HBM3", 85_031_714_816 / 2**30, BENCH_RECORD)
+    assert catalogued.gb == pytest.approx(85.899, abs=1e-3)
+    assert recorded.gb == pytest.approx(85.032, abs=1e-3)
+    golden.check(VIEW, "a device's memory: catalogued", catalogued.said())
+    golden.check(VIEW, "a device's memory: a bench's record", recorded.said())

@@ -84,3 +84,41 @@ def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input(
     given = implausible(flops_per_sample=6 * asked["params"])
     assert len(given) == 1 and "6 x parameters" not in given[0]
     assert implausible(flops_per_sample=12.3e9) == []  # ResNet-50's FLOPs: plausible
+
+
+def test_a_rate_far_under_the_floor_prints_a_share_that_is_not_zero(golden: Golden) -> None:
+    """1B parameters, 6 GFLOPs a sample, one sample in 90 s on an H100: 0.0000667 TFLOP/s,
+    0.0001% of its peak, was printed "0.00%" (fixed to the decimals that tell it from the
+    1% floor); it prints to its own significant digits."""
+    from gpuscale.advice.types import Finding, FindingKind
+
+    advice = gpuscale.advise(
+        params=1e9, step_ms=90_000.0, batch=1, flops_per_sample=6e9, device_name="H100"
+    )
+    (found,) = [
+        w
+        for w in advice.decided.warnings
+        if isinstance(w, Finding) and w.kind == FindingKind.RATE_UNDER_FLOOR
+    ]
+    share = dict(found.values)["share_pct"]
+    assert 0 < share < 0.001
+    (line,) = _implausible(advice)
+    assert " 0.00%" not in line
+    golden.check(VIEW, "a rate far under the floor", line)
+
+
+def test_a_share_of_the_peak_read_from_assumed_flops_is_no_exponent(golden: Golden) -> None:
+    """The same step without its FLOPs: the reading "this 90 s step runs at 1.3e-05% of the
+    H100 SXM5 80GB's TF32 peak" printed an exponent; it prints the share's digits."""
+    from gpuscale.advice.types import Finding, FindingKind
+
+    advice = gpuscale.advise(params=1e9, step_ms=90_000.0, batch=1, device_name="H100")
+    (found,) = [
+        s
+        for s in advice.calibration.said.sources
+        if isinstance(s, Finding) and s.kind == FindingKind.FLOPS_TWO_READINGS
+    ]
+    assert 0 < dict(found.values)["share_pct"] < 0.001
+    said = lines_on(advice.explanation, "FLOPs per sample not given")
+    assert "e-0" not in said
+    golden.check(VIEW, "a share far under the peak, read from assumed FLOPs", said)

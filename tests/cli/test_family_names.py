@@ -84,3 +84,20 @@ def test_a_device_name_advise_reads_is_read_by_plan_too() -> None:
     result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", "4090", "-n", "2", "-f", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["model"]["family"] == "RTX 4090"
+
+
+@pytest.mark.parametrize(("typed", "part"), [("RTX 5090", "RTX 5090"), ("5090", "RTX 5090")])
+def test_a_catalogued_device_no_round_ran_is_not_offered_another(typed: str, part: str) -> None:
+    """`plan -a 'RTX 5090'` said "unknown accelerator family (did you mean 'RTX 4090'?)":
+    the device catalogue knows the 5090, MLPerf never ran one; it says so and points to
+    advise for one's own, offering no other device."""
+    from gpuscale.names import UnknownNameError, resolve_family
+
+    valid = ["A100-SXM4-80GB", "RTX 4090"]
+    with pytest.raises(UnknownNameError) as refused:
+        resolve_family(typed, valid)
+    said = str(refused.value)
+    assert f"{part} ran no MLPerf result" in said and f"--device-name '{part}'" in said
+    assert "unknown" not in said and "did you mean" not in said
+    result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
+    assert result.exit_code == 2 and "Traceback" not in result.output

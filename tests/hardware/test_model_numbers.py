@@ -125,7 +125,7 @@ def test_an_unknown_device_name_is_refused_with_the_closest(name: str) -> None:
     [
         ("H100 40GB", "H100 SXM5 80GB"),
         ("H100 SXM 94GB", "H100 NVL 94GB"),
-        ("B200 192GB", "B200 180GB"),
+        ("B200 80GB", "B200 180GB"),  # 192 GB, announced, reads as the part sold
     ],
 )
 def test_a_catalogued_product_at_a_memory_it_has_not_is_refused_with_its_parts(

@@ -139,3 +139,15 @@ def test_memory_in_the_plan_table() -> None:
     table = as_frame(plan_for(PlanRequest(workload="bert", accelerator="H100", devices="8,16")))
     assert table["model_state_gb"].to_list() == pytest.approx([5.44, 5.44])  # DDP: replicas
     assert isinstance(table, pd.DataFrame)
+
+
+def test_a_family_of_unknown_memory_is_said_with_its_article(golden) -> None:
+    """``the memory of a A100-PCIe-40GB device``: the article is the name's as said (an
+    A100, a TPU-v5p), from ``quantities.with_article``."""
+    from gpuscale.planning.memory import MemoryCheck
+
+    state = workload_state("bert")
+    assert state is not None
+    for family in ("A100-PCIe-40GB", "TPU-v5p"):
+        check = MemoryCheck("bert", family, state, memory=None, fewest=None, per_node=8)
+        golden.check("plan/memory", f"memory not known: {family}", check.note())

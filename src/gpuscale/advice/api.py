@@ -1,35 +1,9 @@
-"""The advice's entry: the files a request names read, then the advice computed.
-
-``advise(request, bench=, topology=, collectives=)``, strictly typed: the request says what
-was asked, the other arguments are what was measured, already read
-(:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
-``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
-call it first). Three calls in a row: the calibration record, built once from the request
-(``calibrate.build``: the link, the model from bench rows or from numbers, the convergence
-model, the record's changes at the ends of every assumed range), the words its build left
-as numbers said (``explain.build_words.worded``), then the search on that record alone,
-once (``search.recommend.search``:
-predictions, the decision and its readings at those ends, what qualifies it). Returns an
-:class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
-predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
-explanation.
-
-Errors are typed, each a ``ValueError`` with a message for the user:
-``bench.results.ResultsError`` (bench results), ``CalibrationError`` (a sweep that
-measures no curve), ``ValueError`` naming the topology file.
-
-``gpuscale.advise(...)`` (:func:`advise_by_keywords`) is the same call by keywords for
-Python users: it builds the :class:`~gpuscale.advice.request.AdviceRequest` of its
-keywords, reads the files it names and calls :func:`advise`. From numbers::
-
-    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
-
-or from measurements (``gpuscale bench`` results as a path or a bench table, optionally
-a ``gpuscale collectives`` sweep and a saved topology)::
-
-    gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
-    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
-"""
+"""The advice's entrance: the request checked against the data it comes with, the
+calibration built once (``calibrate.build``), the words its build left as numbers said
+(``explain.build_words``), then the search on that record alone (``search.recommend``).
+:func:`load_advice_data` reads the files a request names; :func:`advise` takes them read;
+``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
+:func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
 
 from __future__ import annotations
 
@@ -44,7 +18,6 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_numbers import ONE_BATCH_WITH_BENCH
 from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
@@ -53,8 +26,7 @@ from gpuscale.interconnect.network import CommCurve, Link
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
-from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
+from gpuscale.tables.requests import FieldError, check_keywords, ref
 
 
 def advise(
@@ -66,43 +38,16 @@ def advise(
     notes: Sequence[str] = (),
 ) -> Advice:
     """The advice for ``request``: from ``bench`` (a bench table) when given, else from
-    the request's numbers. ``topology`` chooses the link when none is given and caps the
-    device count; ``collectives``: measured curves; ``notes``: sentences on reading them
-    (lines skipped), said among the warnings. Flagged bench runs are left out unless
-    ``request.allow_flagged``. Raises ``ValueError`` (and its subclass
-    ``CalibrationError``, which lists the flags when flagged runs were left out) with a
-    message for the user."""
-    return _advise_data(request, AdviceData(bench, topology, collectives, tuple(notes)))
-
-
-def _advise_data(request: AdviceRequest, data: AdviceData) -> Advice:
-    """:func:`advise` on measurements already gathered in one record: the calibration
-    built, the words its build left as numbers said (``explain.build_words``), searched."""
-    _check_given(request, data.bench)
-    return search(worded(build(request, data)))
-
-
-def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
-    """Something to advise from: a bench table, or the model's numbers."""
+    the request's numbers; ``notes``: sentences on reading the data (lines skipped)."""
     if not isinstance(request, AdviceRequest):
         raise TypeError(f"request must be an AdviceRequest, not {request!r}")
     if bench is not None and not isinstance(bench, pd.DataFrame):
         raise TypeError(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
-    if bench is None and request.shape is not None and request.step_ms is None:
-        raise NamedError(
-            "a transformer's shape gives the parameters, the FLOPs and the activations, not "
-            f"how fast a step runs: give {ref('step_ms')} (one device's step at {ref('batch')})"
-        )
-    if bench is None and (request.model_params is None or request.step_ms is None):
-        raise NamedError(
-            f"nothing to advise from: give bench results (a file as {ref('bench')}), or the "
-            f"model's parameters and step time ({ref('params')} and {ref('step_ms')})"
-        )
-    if bench is not None and isinstance(request.batch, tuple):
-        raise NamedError(ONE_BATCH_WITH_BENCH)
-    check_with_data(request, bench=bench is not None)  # options for the other kind
+    check_with_data(request, bench=bench is not None)
+    calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
+    return search(worded(calibration))
 
 
 def load_advice_data(
@@ -112,10 +57,8 @@ def load_advice_data(
     topology: Topology | None = None,
 ) -> AdviceData:
     """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
-    are, the file not read again): the sweep and the topology first (small files), so
-    that a mistake in one is said before a bench file of up to 64 MiB is read; the bench
-    results by the one bench loader (``bench.results.load_bench``: ``ResultsError`` when
-    none is usable), with a note on the lines it skipped."""
+    are): the sweep and the topology first, so that a mistake in one is said before a
+    bench file of up to 64 MiB is read, and a note on the bench lines skipped."""
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
@@ -130,30 +73,17 @@ def load_advice_data(
 
 
 def read_collectives(path: Path) -> MeasuredCurves:
-    """The curves of a ``gpuscale collectives`` file with what its latest header says;
+    """The curves of a ``gpuscale collectives`` file (latest sweep of each rank count,
+    in-place where both were run, median per size) with what its latest header says;
     :class:`CalibrationError` (a ``ValueError``) naming the file when it cannot be read."""
     try:
-        curves, header = curves_from_collectives(path)
+        sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
         raise CalibrationError(
             f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
         ) from None
     except OSError as exc:
         raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return MeasuredCurves(
-        curves=tuple(curves),
-        source=path.name,
-        nodes=int(header.get("nodes") or 1),
-        ranks=int(header.get("ranks", 0)),
-        under_load=bool(header.get("settings", {}).get("load")),
-        device=str(header.get("device") or ""),
-    )
-
-
-def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON]]:
-    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
-    count, in-place where both were run, median per size) and the latest header."""
-    sweeps = read_sweeps(path)
     table = sweeps.results
     if table is None or table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
@@ -174,14 +104,8 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
             rows = rows[rows["placement"] == "in-place"]
         curve = rows.groupby("size_bytes")["time_us"].median()
         if len(curve) >= 4:
-            curves.append(
-                CommCurve(
-                    str(op),
-                    int(ranks),
-                    tuple(curve.index.astype(float)),
-                    tuple(curve.to_numpy(float) / 1e6),
-                )
-            )
+            sizes = tuple(curve.index.astype(float))
+            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
     if not any(c.op == "all_reduce" for c in curves):
         raise NamedCalibrationError(
             f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
@@ -189,7 +113,14 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, JSON
             f"as {ref('interconnect')} (a preset))"
         )
     header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
-    return curves, header
+    return MeasuredCurves(
+        curves=tuple(curves),
+        source=path.name,
+        nodes=int(header.get("nodes") or 1),
+        ranks=int(header.get("ranks", 0)),
+        under_load=bool(header.get("settings", {}).get("load")),
+        device=str(header.get("device") or ""),
+    )
 
 
 def advise_by_keywords(
@@ -203,8 +134,7 @@ def advise_by_keywords(
 ) -> Advice:
     """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
-    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
-    ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
+    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
     if request is not None and not isinstance(request, AdviceRequest):
         raise TypeError(
@@ -232,24 +162,15 @@ def advise_by_keywords(
         named = any(f == "interconnect" for f, _, _ in refused.problems)
         if not isinstance(link, str) or type(refused) is not FieldError or not named:
             raise  # another field's refusal, or one with its own message, as it is
-        raise _named_link(refused) from None
-
-
-FIELD_AS_KEYWORD = {"interconnect": "link"}  # the request's field as Python names it
-
-
-def _named_link(refused: FieldError) -> FieldError:
-    """``refused`` naming the keyword the caller gave, ``link``, where it names the
-    ``interconnect`` field ``link=`` set (``invalid link nvlnk4: not a link preset ...``)."""
-    problems = [(FIELD_AS_KEYWORD.get(f, f), v, r) for f, v, r in refused.problems]
-    (field, value, rule), *more = problems
-    return FieldError(field, value, rule, more=tuple(more))
+        # the keyword the caller gave, link=, named (``invalid link nvlnk4: not a link ...``)
+        problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
+        (field, value, rule), *more = problems
+        raise FieldError(field, value, rule, more=tuple(more)) from None
 
 
 def advise_here(request: AdviceRequest) -> Advice:
-    """``gpuscale advise``: the files ``request`` names read (:func:`load_advice_data`), this
-    machine's topology detected where no link, topology file or sweep is given, and the
-    advice of it all."""
+    """``gpuscale advise``: :func:`advise_loaded`, this machine's topology detected where
+    no link, topology file or sweep is given."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     detected = topology_here(None, None) if all(v is None for v in given) else None
     return advise_loaded(request, topology=detected)
@@ -260,4 +181,11 @@ def advise_loaded(
 ) -> Advice:
     """The advice of ``request`` once the files it names are read (``bench`` or
     ``topology`` given: used as they are)."""
-    return _advise_data(request, load_advice_data(request, bench=bench, topology=topology))
+    data = load_advice_data(request, bench=bench, topology=topology)
+    return advise(
+        request,
+        bench=data.bench,
+        topology=data.topology,
+        collectives=data.collectives,
+        notes=data.notes,
+    )

@@ -1,63 +1,27 @@
-"""Options of one advice request that contradict each other, or that apply only with (or
-only without) bench results: each refused in one line naming both, never resolved
-silently (``--scaling weak --global-batch 128``, ``--interconnect pcie-phb --busbw-gbs
-50``, ``--family cnn`` without ``--bench``: each is refused, not half obeyed).
-
-Every field of :class:`~gpuscale.advice.request.AdviceRequest` either acts in every
-advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
-(``tests/advice/test_conflicts.py`` goes through them all)."""
+"""What an advice request may not ask: options that contradict each other, a transformer's
+shape given in part, names no table knows, and options that apply only with (or only
+without) bench results, each refused in one line naming what is wrong. Every field either
+acts in every advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY`.
+The request checks all but :func:`check_with_data` as it is made; ``advise`` that one."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
-from typing import Protocol
 
-from gpuscale.quantities import joined
-from gpuscale.tables.requests import NamedError, ref
-
-
-class Options(Protocol):
-    """The fields of an ``AdviceRequest`` these checks read (the request checks its pairs
-    as it is made, so this module cannot import it)."""
-
-    @property
-    def scaling(self) -> str: ...
-    @property
-    def global_batch(self) -> int | None: ...
-    @property
-    def interconnect(self) -> str | None: ...
-    @property
-    def busbw_gbs(self) -> float | None: ...
-    @property
-    def latency_us(self) -> float | None: ...
-    @property
-    def collectives(self) -> str | None: ...
-    @property
-    def noise_scale(self) -> float | None: ...
-    @property
-    def workload(self) -> str | None: ...
-    @property
-    def ruleset(self) -> str | None: ...
-    @property
-    def inter_node(self) -> str | None: ...
-    @property
-    def nics_per_node(self) -> int | None: ...
-    @property
-    def nodes(self) -> int: ...
-    @property
-    def gpus_per_node(self) -> int: ...
-    @property
-    def max_devices(self) -> int | None: ...
-    @property
-    def params(self) -> float | None: ...
-    @property
-    def model(self) -> str | None: ...
-
+from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
+from gpuscale.advice.request_fields import SCALINGS, RequestFields
+from gpuscale.hardware.links import check_preset
+from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.transformer import CHECKPOINTING, presets
+from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
+from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 # (option, other option, whether the request gives both in contradiction, why), each
 # field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python). The request's own checks refuse step times and --fixed-ms together.
-PAIRS: tuple[tuple[str, str, Callable[[Options], bool], str], ...] = (
+# Python). :func:`_check_step_pairs` refuses step times and --fixed-ms together.
+PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
         ref("global_batch"),
@@ -114,32 +78,188 @@ BENCH_ONLY: tuple[tuple[str, str, str], ...] = (
     ("family", ref("family"), f"whose measured rate a {ref('params')} model takes"),
     ("allow_flagged", ref("allow_flagged"), "which bench runs are used"),
 )
+SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
 # Fields that describe a model given by numbers: (field, its name (``ref``)).
 NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
     ("step_ms", ref("step_ms")),
     ("device_name", ref("device_name")),
     # a transformer's shape gives a model by its numbers (the bench measured its own)
-    *((f, ref(f)) for f in ("preset", "layers", "hidden", "heads", "seq_len", "vocab")),
+    *((f, ref(f)) for f in ("preset", *SHAPE_NUMBERS, "vocab")),
     ("checkpointing", ref("checkpointing")),
 )
+ONE_BATCH_WITH_BENCH = (
+    f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
+)
+# The names other tools give a choice of --optimizer or --precision that holds the same
+# bytes per parameter as one of ours (``data/state_bytes.csv``): refused naming ours, so
+# that what the memory check assumes is the name the user gives. (name, why the same)
+SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
+    "optimizer": {
+        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
+    },
+    "precision": {
+        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
+        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
+        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
+    },
+}
+TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 
 
-def _several_nodes(request: Options) -> bool:
-    most = request.max_devices or 0
-    return request.nodes > 1 or most > request.gpus_per_node * request.nodes
-
-
-def check_pairs(request: Options) -> None:
-    """``NamedError`` naming both options of the first pair the request contradicts."""
+def check_options(request: RequestFields) -> None:
+    """The request's options checked together as it is made, its choices settled to the
+    names the tables use (a frozen dataclass's fields set in place)."""
+    for name in (*TEXT, "preset", "ruleset", "workload"):
+        value = getattr(request, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
+    if request.strategy is not None:  # None: as benched (--bench), else ddp
+        settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
+    _check_state(request)
+    _check_shape(request)
+    settle_choice(request, "grad_bytes", (1, 2, 4, 8))
+    settle_choice(request, "scaling", SCALINGS)
+    check_preset(request)  # before any file is read (`--bench` missing said after it)
+    check_preset(request, "inter_node")
+    _resolve(request, "ruleset", resolve_ruleset)  # `5.0`: 5.0.0
+    resolve_device(request.device_name)  # "RTX A1000" is no A100: refused, the closest said
+    _resolve(request, "workload", lambda name: resolve_workloads([name])[0])
+    if request.bench is None:  # with bench results, step times and batches: check_with_data
+        _check_step_pairs(request)
     for first, second, both, why in PAIRS:
         if both(request):
             raise NamedError(f"{first} with {second}: {why}")
 
 
-def check_with_data(request: Options, *, bench: bool) -> None:
-    """``NamedError`` for an option that does not apply with (``bench``) or without bench
-    results, naming it and what it applies to."""
+def _check_step_pairs(request: RequestFields) -> None:
+    """Step times at several batches come in (step, batch) pairs of distinct batches; a
+    fixed cost is below the one step time given."""
+    steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
+    if isinstance(steps, tuple) or isinstance(batches, tuple):
+        count = len(steps) if isinstance(steps, tuple) else 1
+        if not isinstance(batches, tuple) or len(batches) != count:
+            given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
+            raise NamedError(
+                f"{counted(count, 'step time')} ({ref('step_ms')}) "
+                f"{agreeing(count, 'needs', 'need')} as many {ref('batch')} values, one "
+                f"per step time (got {given or 'none'})"
+            )
+        if len(set(batches)) != len(batches):
+            raise NamedError(f"the {ref('batch')} values of the step times must differ: {batches}")
+        # a step at a larger batch does more work: never faster than at a smaller one
+        ordered = sorted(zip(batches, steps, strict=True))  # type: ignore[arg-type]
+        for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
+            if t_large < t_small:
+                raise NamedError(
+                    f"{ref('step_ms', t_large)} at {ref('batch', b_large)} is faster than "
+                    f"{t_small:g} at {ref('batch', b_small)}: a larger batch does more work; "
+                    "measure both again (the same model, precision and device)"
+                )
+        if fixed_ms is not None:
+            raise NamedError(f"give {ref('fixed_ms')} or step times at two batches, not both")
+    elif fixed_ms is not None and steps is not None and fixed_ms >= steps:
+        raise NamedError(
+            f"{ref('fixed_ms', fixed_ms)} is not below {ref('step_ms', steps)}: the "
+            "fixed per-step cost is the part of that step that does not shrink with the batch"
+        )
+
+
+def _several_nodes(request: RequestFields) -> bool:
+    most = request.max_devices or 0
+    return request.nodes > 1 or most > request.gpus_per_node * request.nodes
+
+
+def _check_state(request: RequestFields) -> None:
+    """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
+    for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
+        value = getattr(request, name)
+        if value is None:
+            continue
+        same = SAME_STATE[name].get(str(value).lower())
+        if same is not None:  # another tool's name for one of ours: ours named
+            rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
+            raise FieldError(name, value, rule)
+        settle_choice(request, name, allowed)
+    pair = (request.optimizer, request.precision)
+    if None not in pair and pair not in state_bytes():
+        known = [p for o, p in state_bytes() if o == request.optimizer and p in PRECISIONS]
+        raise NamedError(
+            f"{ref('optimizer', request.optimizer)} with {ref('precision', request.precision)}: "
+            f"its bytes per parameter are known in {joined(known)} only"
+        )
+
+
+def _check_shape(request: RequestFields) -> None:
+    """A transformer's shape named (``--preset``, the closest said for a name not known)
+    or given whole, a hidden size its heads divide; ``--checkpointing`` only with a shape."""
+    if request.preset is not None:
+        settle_choice(request, "preset", tuple(presets()))
+        given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(request, n)]
+        if given:
+            raise NamedError(
+                f"{ref('preset', request.preset)} with {joined(given)}: the preset is the "
+                f"shape; give one or the other ({ref('seq_len')} may change its sequence)"
+            )
+        learned = presets()[request.preset].positions  # a table of positions: no more
+        if learned and request.seq_len is not None and int(request.seq_len) > learned:
+            raise NamedError(
+                f"{ref('seq_len', int(request.seq_len))} is longer than {request.preset}'s "
+                f"{learned:,} learned positions: it has no position past them; give "
+                f"{ref('seq_len', learned)} or less"
+            )
+    given = [n for n in (*SHAPE_NUMBERS, "vocab") if getattr(request, n) is not None]
+    if request.preset is None and given:
+        missing = [ref(n) for n in SHAPE_NUMBERS if getattr(request, n) is None]
+        if missing:
+            raise NamedError(
+                f"{joined([ref(n) for n in given])} without {joined(missing)}: a "
+                "transformer's shape is its layers, hidden size, heads and sequence (or a "
+                f"{ref('preset')})"
+            )
+        hidden, heads = int(request.hidden or 0), int(request.heads or 1)
+        if hidden % heads:
+            raise NamedError(
+                f"{ref('hidden', hidden)} does not divide into {ref('heads', heads)} "
+                f"({hidden / heads:.4g} each): each head takes an equal share of the hidden "
+                "size"
+            )
+    if request.checkpointing is not None:
+        if request.shape is None:
+            raise NamedError(
+                f"{ref('checkpointing', request.checkpointing)} without a transformer's shape "
+                f"({ref('preset')} or {ref('layers')}): the activations it changes are "
+                "counted from the shape"
+            )
+        settle_choice(request, "checkpointing", CHECKPOINTING)
+
+
+def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
+    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
+    'bert'?"), as every command resolves it."""
+    value = getattr(request, name)
+    if value is None:
+        return
+    try:
+        object.__setattr__(request, name, resolve(value))
+    except UnknownNameError as exc:
+        raise exc.as_field(name) from None
+
+
+def check_with_data(request: RequestFields, *, bench: bool) -> None:
+    """``NamedError`` where the request has nothing to advise from, or an option that
+    does not apply with (``bench``) or without bench results, naming it."""
     if not bench:
+        if request.shape is not None and request.step_ms is None:
+            raise NamedError(
+                "a transformer's shape gives the parameters, the FLOPs and the activations, "
+                f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
+                f"{ref('batch')})"
+            )
+        if request.model_params is None or request.step_ms is None:
+            raise NamedError(
+                f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
+                f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
+            )
         given = [(o, why) for f, o, why in BENCH_ONLY if getattr(request, f) not in (None, False)]
         if given:
             option, why = given[0]
@@ -148,6 +268,8 @@ def check_with_data(request: Options, *, bench: bool) -> None:
                 f"as {ref('bench')}), or leave it out"
             )
         return
+    if isinstance(request.batch, tuple):
+        raise NamedError(ONE_BATCH_WITH_BENCH)
     unused = [o for f, o in NUMBERS_ONLY if getattr(request, f) is not None]
     if unused:  # never silently ignored: an option unused is refused
         raise NamedError(

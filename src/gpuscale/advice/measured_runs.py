@@ -1,6 +1,6 @@
 """Bench runs as the advice reads them: which it may use (``trusted_runs``), a run's measured
-speedup (``Measured``), and runs outside the predicted interval of their configuration
-(``Disagreement``, with why its trusted runs are those)."""
+speedup (``Measured``), the runs at one count against their prediction (``MeasuredCount``)
+and those outside its interval (``Disagreement``)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,14 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-# Why the trusted runs are those: every run unflagged (or allowed), or only flagged runs
-# measured the count (used, their flags said, to be measured again on a quiet machine).
+# Why the trusted runs are those: every run unflagged, flagged runs among them used with
+# --allow-flagged, or only flagged runs measured the count (used, their flags said, to be
+# measured again on a quiet machine).
 TRUSTED_UNFLAGGED = "unflagged"
-
-
-TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allow-flagged
-
-
+TRUSTED_ALLOWED = "allowed_flagged"
 TRUSTED_FLAGGED_ONLY = "flagged_only"
+# Why a count resting on a single run has no interval: one value has no spread
+ONE_RUN = "one run: its value, no spread to read an interval from"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +41,9 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
     """The runs the bench measured at one count in a configuration the advice predicts,
-    set against that prediction once (``search.decision.measured_counts``): every view
-    (the answer, the table, ``--explain``, ``-f json``, the report's checks) reads its
-    figure from here. ``speedups``: each run's throughput speedup as the bench reads it
-    (against its N = 1 run: ``analyze --bench``'s); ``measured_speedup`` the median of those
-    used (``trusted``, else every run: flagged only), ``inside`` the predicted 80% interval
-    or not."""
+    set against that prediction once (``search.reconcile.measured_counts``): every view
+    reads its figure from here. ``speedups``: each run's throughput speedup against its
+    N = 1 run, as ``analyze --bench`` reads it."""
 
     accelerators: int
     batch_per_device: int
@@ -64,11 +60,11 @@ class MeasuredCount:
     inside: bool  # within the predicted 80% interval
 
     def of(self, runs: tuple[Measured, ...]) -> list[float]:
-        """The speedups of ``runs`` (some of ``self.runs``)."""
+        """The speedups of ``runs``, some of ``self.runs``."""
         return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
 
     def to_dict(self) -> dict[str, object]:
-        """Its numbers (``-f json``'s ``measured``): the runs as their speedups."""
+        """``-f json``'s ``measured``: the runs as their speedups."""
         return {
             "accelerators": self.accelerators,
             "batch_per_device": self.batch_per_device,
@@ -85,7 +81,7 @@ class MeasuredCount:
 
     @property
     def used(self) -> tuple[Measured, ...]:
-        """The runs the figure rests on: the trusted, else (all flagged) every run."""
+        """The trusted runs, else (all flagged) every run."""
         return self.trusted or self.runs
 
     @property
@@ -108,7 +104,7 @@ class SpeedupInterval:
 @dataclass(frozen=True, slots=True)
 class MeasuredSpeedup:
     """The trusted runs' median throughput speedup (x one device's) and their range (None
-    from one run: ``no_interval`` says why, and the row has no interval)."""
+    from one run)."""
 
     speedup: float
     speedup_low: float | None
@@ -118,8 +114,7 @@ class MeasuredSpeedup:
 
 @dataclass(frozen=True, slots=True)
 class RunsRead:
-    """The runs at a disagreeing count, each a throughput speedup (x): which the row rests
-    on, which were left out and why, and what to bench where they are weak evidence."""
+    """The runs at a disagreeing count, each a throughput speedup (x)."""
 
     runs: tuple[float, ...]  # every run's speedup at the count, flagged too
     trusted_runs: tuple[float, ...]  # those the row rests on
@@ -133,11 +128,9 @@ class RunsRead:
 @dataclass(frozen=True, slots=True)
 class Disagreement:
     """Runs at ``accelerators`` outside the predicted 80% interval of their configuration
-    (``batch_per_device``, ``accum``; ``weak_scaling``: the row is the weak-scaling
-    alternative's, the per-device batch kept). Speedups are in throughput (samples/s over
-    one device's), on the advice's one-device baseline where the runs record samples/s;
-    ``measured``: the trusted runs' median and range, what the row now says;
-    ``predicted``: the model's, replaced; ``evidence``: the runs read."""
+    (``weak_scaling``: the weak-scaling alternative's row). Speedups are in throughput, on
+    the advice's one-device baseline where the runs record samples/s; ``measured``: what
+    the row now says; ``predicted``: the model's, replaced."""
 
     accelerators: int
     batch_per_device: int
@@ -149,29 +142,13 @@ class Disagreement:
 
     @property
     def on_flagged_only(self) -> bool:
-        """Whether the row rests on flagged runs, no unflagged run there: what the answer
-        says of them and what the report says of each run, read off this one record."""
+        """Whether the row rests on flagged runs, no unflagged run there."""
         return self.evidence.why == TRUSTED_FLAGGED_ONLY
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready: its records nested, every tuple a list."""
-        return _listed(asdict(self))
-
-
-def _listed(value: object) -> object:
-    """``value`` with every tuple in it a list (as JSON reads it back)."""
-    if isinstance(value, dict):
-        return {k: _listed(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_listed(v) for v in value]
-    return value
+        return asdict(self)
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """The runs of a bench table an advice may use as they are: ``status`` ok, not
-    flagged."""
+    """The runs of a bench table an advice may use as they are: ok, not flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
-
-
-# Why a count resting on a single run has no interval: one value has no spread
-ONE_RUN = "one run: its value, no spread to read an interval from"

@@ -1,6 +1,5 @@
-"""The advice's records of numbers: the :class:`Decision` in its parts and the parts of an
-advice beside it, units in the names; ``advise -f json`` carries them nested, and words
-render them (``advice.explain``)."""
+"""The :class:`Decision` in its parts and the parts of an advice beside it, as numbers
+(units in the names), rendered by ``advice.explain``."""
 
 from __future__ import annotations
 
@@ -11,9 +10,8 @@ from gpuscale.advice.types import Finding, Reading
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Chosen:
-    """The count chosen and its row of the predictions: the per-device batch, the
-    accumulation and the global batch (samples), the time to train, and the speedup over
-    one device (x) with its 80% interval, its two factors and their product, the
+    """The count chosen and its row of the predictions: batches in samples, the speedup
+    over one device (x), its 80% interval, its two factors and their product, the
     efficiency (fractions)."""
 
     accelerators: int  # recommended (1 when no larger count qualifies)
@@ -33,8 +31,7 @@ class Chosen:
 @dataclass(frozen=True, slots=True)
 class HeldBack:
     """A faster count that reached the target but whose speedup's 80% interval includes
-    1x (or where an input cannot be true: any count above one), and that interval's lower
-    end (x)."""
+    1x (or any count above one, where an input cannot be true)."""
 
     accelerators: int
     speedup_low: float
@@ -43,10 +40,8 @@ class HeldBack:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Focus:
     """Where the next step would go (the smallest count above the chosen, else the largest
-    predicted) and its row: the step and its compute (ms), the speedup (x) with its 80%
-    interval and its two factors (fractions), and what the step rests on (the
-    predictions' ``rests_on``: ``predicted``, ``measured`` or ``measured_below``; every
-    sentence on the focus reads it)."""
+    predicted) and its row; ``rests_on``: ``predicted``, ``measured`` or
+    ``measured_below``."""
 
     accelerators: int
     step_ms: float
@@ -107,7 +102,7 @@ class Decision:
         return self.chosen.accelerators
 
     def to_dict(self) -> dict:
-        """JSON-ready fields, its records nested; ``accelerators`` is :attr:`count`."""
+        """Its fields nested; ``accelerators`` is :attr:`count`."""
         return {"accelerators": self.count, **asdict(self)}
 
     def short_alone(self) -> bool:
@@ -119,9 +114,8 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules than the decision's pick: the largest whose efficiency
-    reaches the target (``efficient``), the fewest device-hours (``cheapest``; None:
-    none, or no price of time), and the equilibrium picks by rule (``search.break_even``)."""
+    """The counts other rules pick: the largest reaching the target efficiency, the fewest
+    device-hours (None: no price), the equilibrium picks by rule (``search.break_even``)."""
 
     efficient: int | None
     cheapest: int | None
@@ -130,10 +124,8 @@ class Picks:
 
 @dataclass(frozen=True, slots=True)
 class BreakEven:
-    """From where 2 devices train faster than 1 on this link: the step's compute per MB
-    of gradients, the model size (parameters) and the size that reaches the target
-    efficiency (None: none sought or found; the sizes NaN where the speedup falls with
-    size)."""
+    """From where 2 devices train faster than 1 on this link (None: none sought or found;
+    the sizes NaN where the speedup falls with size)."""
 
     compute_ms_per_grad_mb: float | None = None
     params: float | None = None
@@ -143,10 +135,8 @@ class BreakEven:
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
     """What qualifies the headline: the options the times rest on that were never given
-    (``defaults``: "samples", "batch", "link"), the steps of a noise scale measured over
-    too few (``noise_steps``), another model than the largest advised on (``model_note``,
-    said first), which benched model was advised on (``model_chosen``, said after the
-    decision)."""
+    (``defaults``), the steps of a noise scale measured over too few, another model than
+    the largest advised on (``model_note``), which benched model was advised on."""
 
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None

@@ -1,7 +1,6 @@
-"""What to run to measure what the advice assumed: the bench run that measures a term
-(:func:`bench_run`), said from what the file holds (the advised run's own command, or, at
-counts it holds already, what to bench them again with: :func:`again`, :func:`not_held`),
-and the one measurement that settles a recommendation held back (:func:`settle`)."""
+"""What to run to measure what the advice assumed, said from what the bench file holds
+(the advised run's own command, or what to bench the runs it holds again with), and the
+one measurement that settles a recommendation held back (:func:`settle`)."""
 
 from __future__ import annotations
 
@@ -22,11 +21,8 @@ def bench_run(
     more: str = "",
     run: str = "",
 ) -> Measure:
-    """The bench run that measures a term of ``model`` (a file placeholder when the
-    advice was given numbers), on a larger host where the bench's host had fewer devices
-    (``host_devices``) than it runs; ``more``: options it adds; ``run``: the advised
-    run's options (``Support.run``), used in place of the model where given; ``counts``:
-    the device counts it runs (``--nproc``)."""
+    """The bench run at ``counts`` devices that measures a term of ``model`` (None: the
+    user's own file), as :class:`BenchRun` reads its fields."""
     return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
 
 
@@ -37,10 +33,9 @@ def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> 
 
 
 def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """Where the file already holds runs of the model at every one of ``counts``
-    (``found.counts``): what to bench them again with so that the run is not one it holds
-    (more steps than any timed, where more steps fix a weakness; else a quieter machine),
-    said from what the file holds; ``""`` where a count is not measured yet."""
+    """Where the file holds runs of the model at every one of ``counts``: what to bench
+    them again with (more steps than any timed, where more steps fix a weakness; else a
+    quieter machine); ``""`` where a count is not measured yet."""
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
@@ -55,9 +50,7 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
 
 
 def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up: steps
-    are a fix and the steps asked exceed every run's (else the run asked is one it holds:
-    a quieter machine is what is left)."""
+    """Whether more steps than any run of the file timed would firm ``found`` up."""
     return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
 
 
@@ -67,18 +60,15 @@ _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow
 def not_held(
     assumed: Sequence[Assumption], found: Support | None, host_devices: int | None
 ) -> tuple[Assumption, ...]:
-    """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
-    model: at counts the file holds already, at the steps it would time anyway (no
-    ``--steps``), said instead as what to bench them again with (:func:`again`); else as
-    the advised run's own command (``found.run``: its configuration, the file advised on)."""
+    """``assumed``, each measure said by :func:`as_run`."""
     return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
 
 
 def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
-    """``measure`` with its bench run of ``found``'s model said as :func:`not_held` says
-    it: the run again, or the advised run's own command (``found.run``), its own
-    configuration (``config``) left for the advised run's and what measures the term
-    (``more``: ``--steps 580``) kept."""
+    """``measure``, where it is a bench run of ``found``'s model: at counts the file holds
+    already, at the steps it would time anyway, what to bench them again with
+    (:func:`again`); else the advised run's own command (``found.run``), what measures the
+    term (``more``: ``--steps 580``) kept."""
     bench = measure.bench
     if found is None or bench is None or bench.model != found.model:
         return measure
@@ -105,12 +95,9 @@ def settle(
 ) -> str | None:
     """The one measurement that settles a recommendation held back (``held_back``: a
     faster count whose interval includes no gain) or ``refused`` (an input cannot be
-    true, flagged where it was found): the most decisive term of ``assumed`` not
-    measured, and the command or option that measures it; else a run at 1 and the
-    held-back count (2 where refused), or where the bench file holds those runs already,
-    ``again``: what to bench them again with (:func:`again`), never the run
-    it holds. Under ``strong`` scaling (the global batch kept) the samples to converge do
-    not enter."""
+    true): the most decisive term of ``assumed`` not measured and what measures it; else
+    ``again`` (:func:`again`), else a run at 1 and the held-back count (2 where refused).
+    Under ``strong`` scaling the samples to converge do not enter."""
     if held_back is None and not refused:
         return None
     by_kind = {a.term: a for a in assumed if a.source != Source.MEASURED and a.measure}

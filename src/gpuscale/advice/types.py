@@ -1,10 +1,7 @@
 """The advice's vocabulary, as data: which term of the step a number is (``TermId``),
-where it came from (``Source``) and how to measure it (``Measure``, a bench run as data).
-
-One name per concept: a ``Step`` field, a table column, a ``decision.OVERHEADS`` key
-and an ``Assumption.term`` say a term by its ``TermId``; words render them
-(``advice.assumed.TERM_NAMES``) and are never read back.
-"""
+where it came from (``Source``), how to measure it (``Measure``), what was found about
+the inputs (``Finding``) and why bench runs were refused (``Refusal``). Words render them
+(``advice.explain``) and are never read back."""
 
 from __future__ import annotations
 
@@ -13,18 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-# re-exported for search.decision, explain.answer and calibrate.memory_check, which import
-# them from here
-from gpuscale.advice.measured_runs import ONE_RUN as ONE_RUN
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED as TRUSTED_ALLOWED
-from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY as TRUSTED_FLAGGED_ONLY
-from gpuscale.advice.measured_runs import TRUSTED_UNFLAGGED as TRUSTED_UNFLAGGED
-from gpuscale.advice.measured_runs import Disagreement as Disagreement
-from gpuscale.advice.measured_runs import Measured as Measured
-from gpuscale.advice.measured_runs import MeasuredSpeedup as MeasuredSpeedup
-from gpuscale.advice.measured_runs import RunsRead as RunsRead
-from gpuscale.advice.measured_runs import SpeedupInterval as SpeedupInterval
-from gpuscale.advice.measured_runs import trusted_runs as trusted_runs
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
 
@@ -60,18 +45,14 @@ class Source(Code):
 
 @dataclass(frozen=True, slots=True)
 class BenchRun:
-    """A ``gpuscale bench`` run that measures a term: ``model`` (None: the user's own
-    file), ``nproc`` (device counts), ``config`` (the run's configuration options, said
-    by the advised run's own where one is known), ``more`` (what measures the term, e.g.
-    ``--steps 580``), ``run`` (the advised run's options in place of the model) and
-    ``host_devices`` (the bench host's devices: a larger host is named where needed)."""
+    """A ``gpuscale bench`` run that measures a term."""
 
-    model: str | None
+    model: str | None  # None: the user's own file
     nproc: tuple[int, ...]
-    config: str = ""
-    more: str = ""
-    run: str = ""
-    host_devices: int | None = None
+    config: str = ""  # the run's configuration options
+    more: str = ""  # what measures the term, e.g. ``--steps 580``
+    run: str = ""  # the advised run's options, in place of the model
+    host_devices: int | None = None  # the bench host's: a larger host named where needed
 
     def command(self) -> str:
         """```gpuscale bench --models M --nproc 1,2 --steps 580``` and where it runs."""
@@ -107,8 +88,7 @@ class Measure:
         return bool(self.before or self.bench or self.after)
 
     def short(self) -> str:
-        """The measure for the default view: its words before and its bench command, what
-        is said ``after`` a command (how the bench reads it) left to ``--explain``."""
+        """The measure for the default view: what is said ``after`` left to ``--explain``."""
         return f"{self.before}{self.bench.command()}" if self.bench else str(self)
 
     def in_words(self, said: str) -> Measure:
@@ -163,6 +143,7 @@ class FindingKind(Code):
     PARAMS_NOT_SHAPE = "params_not_shape"
     NO_SHAPE = "no_shape"
     LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
+    LINK_NOT_OF_DEVICE = "link_not_of_device"  # an NVLink preset the device named has not
     LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
     LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records
@@ -205,9 +186,8 @@ Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ..
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """Something found about the inputs, as numbers: its ``kind`` and the named values it
-    is about (``values``: units in the names, ``_ms``, ``_tflops``, ``_bytes``; shares as
-    fractions), rendered by ``explain/findings.py``."""
+    """Something found about the inputs: its ``kind`` and the named values it is about
+    (units in the names, ``_ms``, ``_tflops``; shares as fractions)."""
 
     kind: FindingKind
     values: tuple[tuple[str, Value], ...] = ()
@@ -220,12 +200,10 @@ class Finding:
         return dict(self.values)[name]
 
     def with_values(self, **values: Value) -> Finding:
-        """This finding with ``values`` set (added or replaced)."""
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
 
     @property
     def implausible(self) -> bool:
-        """Whether it is an input that cannot be true."""
         return self.kind in IMPLAUSIBLE
 
 
@@ -246,13 +224,9 @@ class Reading:
 # Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most
 # allowed reached, the global batch kept not split over a count above, or its row flagged.
 STOPPED = ("devices", "batch", "flagged")
-
-
 # One end of an assumed term's range: (term, end, its value there, unit, the calibration's
 # fields that differ there, by part and field name: ``Calibration.at``)
 End = tuple[str, str, float, str, dict[str, dict[str, object]]]
-
-
 R = TypeVar("R")
 
 
@@ -274,10 +248,9 @@ class RefusalKind(Code):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A refusal of the bench runs as numbers: its ``kind``, the file (``where``), the
-    model asked, the names it is about (the file's models, or the columns missing), the
-    broken models (each with the device counts whose loss was not finite) and, where every
-    run failed, how many (``runs``) and the last one's status and error."""
+    """A refusal of the bench runs as numbers: ``names``: the file's models, or the
+    columns missing; ``broken``: each model's device counts whose loss was not finite;
+    where every run failed, how many (``runs``) and the last one's status and error."""
 
     kind: RefusalKind
     where: str = ""
@@ -291,9 +264,8 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class LeftOut:
-    """The runs a refusal's bench left out, as numbers: the flagged ``ok`` runs (``left``)
-    and their flags ((kind, runs, an example reason), ``bench.table.flag_summary``), said
-    only where one of them was an N = 1 run (``single``); the broken models."""
+    """The runs a refusal's bench left out: the flagged ``ok`` runs and their flags
+    ((kind, runs, an example reason)), said only where one was an N = 1 run (``single``)."""
 
     left: int = 0
     single: bool = False

@@ -28,6 +28,9 @@ from gpuscale.hardware.cited import Source, data_rows
 
 DEVICES_FILE = "devices.csv"
 SOURCES_FILE = "device_sources.csv"
+# parts announced with another memory than the parts sold hold (B200: 192 GB announced,
+# 180 GB sold): a name writing the announced memory reads as the part, said
+ANNOUNCED_FILE = "device_memory_announced.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,25 @@ def sources() -> dict[str, DeviceSource]:
 def devices() -> tuple[Device, ...]:
     """Every part of the catalogue, in the file's order."""
     return tuple(_device(row) for row in data_rows(DEVICES_FILE))
+
+
+@dataclass(frozen=True, slots=True)
+class Announced:
+    """A part announced with ``memory_gib`` (GiB, as the vendor's "GB"), not the memory the
+    parts sold hold (``part.memory_gib``), and where that is read (``source``)."""
+
+    part: Device
+    memory_gib: float
+    source: DeviceSource
+
+
+@functools.cache
+def announced() -> tuple[Announced, ...]:
+    """Every part announced with another memory than it is sold with, in the file's order."""
+    return tuple(
+        Announced(device(row["part"]), float(row["memory_gib"]), sources()[row["source"]])
+        for row in data_rows(ANNOUNCED_FILE)
+    )
 
 
 def device(name: str) -> Device:

@@ -9,7 +9,9 @@ part's own name or alias is an exact match, else the product is found by its mod
 (``80GB``) the name writes. Where that leaves several parts, the one read is the
 product's default part (its SXM board), said as an assumption with the others
 (``'H100' read as H100 SXM5 80GB ...; it could also be H100 PCIe 80GB or H100 NVL 94GB``).
-A name that matches nothing gets the closest names.
+A memory no part holds but the one its product was announced with
+(``data/device_memory_announced.csv``: ``B200 192GB``, sold as 180 GB) reads as that part,
+said. A name that matches nothing gets the closest names.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuscale.hardware.catalogue import Device, devices, products
+from gpuscale.hardware.catalogue import Device, announced, devices, products
 from gpuscale.hardware.model_numbers import matcher
 from gpuscale.quantities import joined
 from gpuscale.tables.spelling import suggested
@@ -127,7 +129,7 @@ def resolve(typed: str) -> Resolved:
     form, memory = _written(key)
     fitting = [d for d in parts if _form_fits(form, d) and memory in (None, d.memory_gib)]
     if not fitting:
-        raise UnknownDevice(typed, closest(typed))
+        return _as_announced(typed, parts, form, memory)
     if len(fitting) == 1:
         return Resolved(typed, fitting[0])
     default = next((d for d in parts if d.default_part), parts[0])
@@ -138,6 +140,30 @@ def resolve(typed: str) -> Resolved:
     others = [d for d in fitting if d is not chosen]
     names = tuple(d.name for d in others)
     return Resolved(typed, chosen, _assumption(typed, chosen, others), names)
+
+
+def _as_announced(
+    typed: str, parts: list[Device], form: str | None, memory: float | None
+) -> Resolved:
+    """The part whose product was announced with the ``memory`` ``typed`` writes and is
+    sold with another (``B200 192GB``: B200 180GB), said; :class:`UnknownDevice` where no
+    part was."""
+    found = next(
+        (
+            a
+            for a in announced()
+            if a.part in parts and _form_fits(form, a.part) and a.memory_gib == memory
+        ),
+        None,
+    )
+    if found is None:
+        raise UnknownDevice(typed, closest(typed))
+    part = found.part
+    said = (
+        f"{typed!r} writes the {found.memory_gib:g} GB the {part.product} was announced with; "
+        f"the parts sold hold {part.memory_gib:g} GB: read as {part.name}"
+    )
+    return Resolved(typed, part, said)
 
 
 def parts_named(typed: str) -> tuple[str, ...]:

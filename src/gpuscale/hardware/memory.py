@@ -32,6 +32,7 @@ from enum import Enum
 
 from gpuscale.hardware.cited import Source, data_rows
 from gpuscale.hardware.device_names import lookup
+from gpuscale.quantities import number
 
 BYTES_PER_GB = 1e9
 BYTES_PER_GIB = 2**30
@@ -102,6 +103,10 @@ class DeviceMemory:
         return sum(p.gb for p in self.parts)
 
 
+# the source of a device's memory a bench recorded (torch's total_memory), not catalogued
+BENCH_RECORD = "the bench's record (torch total_memory)"
+
+
 @dataclass(frozen=True, slots=True)
 class AcceleratorMemory:
     """One accelerator's memory, GiB as the vendor states it, and where it was read."""
@@ -113,6 +118,13 @@ class AcceleratorMemory:
     @property
     def gb(self) -> float:
         return self.gib * BYTES_PER_GIB / BYTES_PER_GB
+
+    def said(self) -> str:
+        """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
+        then the GiB the catalogue (or a bench's record) holds: ``85.9 GB, 80 GiB as
+        catalogued``."""
+        held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
+        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}"
 
 
 @functools.cache

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import article, joined
 from gpuscale.tables import ProblemKind, Row
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def odd_logs_reported(
             said, division = r.get("log_benchmark"), r.get("log_division")
             if said is not None and said != benchmark:
                 found.setdefault(id(r), []).append(
-                    f"the log is a {said!r} run, in the {benchmark!r} folder"
+                    f"the log is {article(str(said))} {said!r} run, in the {benchmark!r} folder"
                 )
                 other[f"{said!r} runs in the {benchmark!r} folder"] += 1
             if declared and division is not None and str(division).lower() != declared:
@@ -102,7 +102,7 @@ def odd_logs_reported(
                     f"the log's division {division!r} differs from its system "
                     f"description's ({declared!r})"
                 )
-                other[f"{division!r} division runs of an {declared!r} system"] += 1
+                other[f"{division!r} division runs of {article(declared)} {declared!r} system"] += 1
         if other:
             flags[(org, system_id, benchmark)] = "its logs contradict their folder: " + "; ".join(
                 f"{n:,} of {len(runs):,} logs are {what}" for what, n in other.items()

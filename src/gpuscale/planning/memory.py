@@ -22,7 +22,7 @@ from gpuscale.hardware.memory import (
     workload_state,
 )
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.quantities import joined
+from gpuscale.quantities import joined, with_article
 
 SHARDING_WORDS = {
     "ddp": "whole on each device",
@@ -67,8 +67,8 @@ class MemoryCheck:
         # no "; " inside: the plan's flags are joined by it
         return (
             f"{NO_TIME}{which} the model state alone, {_gb(total)} {how} "
-            f"({joined(p.name for p in held.parts)}), in {self.memory.gib:g} GiB "
-            f"({_gb(self.memory.gb)}) a device (activations not counted)"
+            f"({joined(p.name for p in held.parts)}), in a device's memory "
+            f"({self.memory.said()}), activations not counted"
         )
 
     def note(self) -> str:
@@ -79,7 +79,10 @@ class MemoryCheck:
                 "memory model's table."
             )
         if self.memory is None:
-            return f"Memory not checked: the memory of a {self.family} device is not known."
+            return (
+                f"Memory not checked: the memory of {with_article(self.family)} device is not "
+                "known."
+            )
         one = self.at(1)
         assert one is not None  # a state is known
         total = sum(p.gb * p.sharded_over for p in one.parts)
@@ -87,7 +90,7 @@ class MemoryCheck:
         return (
             f"Memory: {self.workload}'s model state is {_gb(total)}, "
             f"{SHARDING_WORDS[one.sharding.value]} as its submissions run it; "
-            f"{self.family}'s {self.memory.gib:g} GiB hold it {where} "
+            f"{self.family}'s memory ({self.memory.said()}) holds it {where} "
             f"device{'s' * (self.fewest != 1)} (activations not counted)."
         )
 

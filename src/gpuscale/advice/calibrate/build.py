@@ -23,7 +23,8 @@ from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS

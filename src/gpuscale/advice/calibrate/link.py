@@ -16,11 +16,12 @@ from dataclasses import replace
 from gpuscale.advice.calibration import Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
-from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, get_preset
+from gpuscale.hardware.links import LINK_DEVICE, get_preset, usual_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
@@ -119,6 +120,19 @@ def choose_link(
     return chosen, Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs), device
 
 
+def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
+    """A finding where ``preset``, an NVLink given, is not the link of the part named (an
+    RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
+    predictions take it as given, the answer says so first; None otherwise."""
+    part = device.part
+    if part is None or not (preset or "").startswith("nvlink") or preset == part.gpu_link:
+        return None
+    its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
+    # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
+    usual = None if part.board and part.nvlink is None and part.gpu_link else usual_preset(part)
+    return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
+
+
 def topology_cap(
     topology: Topology | None, nodes: int, max_devices: int
 ) -> tuple[int, Finding | None]:
@@ -191,7 +205,14 @@ def machine_of(
     # searched none past one node, and named it)
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
-        sources.append(Finding.of(K.BETWEEN_NODES, name=network.inter.name, nics=nics))
+        sources.append(
+            Finding.of(
+                K.BETWEEN_NODES,
+                name=network.inter.name,
+                nics=nics,
+                assumed=req.inter_node is None or req.nics_per_node is None,
+            )
+        )
     assumed = given is None and curves is None
     detected = topology.preset() if assumed and topology is not None else None
     machine = Machine(
@@ -202,4 +223,5 @@ def machine_of(
         link_detected=detected if req.topo is None else None,
         device=device,
     )
-    return machine, Said(sources=tuple(sources))
+    mismatch = link_not_of_device(given if isinstance(given, str) else None, device)
+    return machine, Said(sources=tuple(sources), warnings=tuple(filter(None, [mismatch])))

@@ -12,13 +12,14 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import trusted_runs
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import (
+    BENCH_RECORD,
     BYTES_PER_GB,
     AcceleratorMemory,
     model_state,
@@ -119,7 +120,7 @@ def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMe
         if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
             name = str(rows["device_name"].iloc[0])
             gib = float(recorded.median()) / 2**30
-            return AcceleratorMemory(name, gib, "the bench's record (torch total_memory)")
+            return AcceleratorMemory(name, gib, BENCH_RECORD)
     device, one = cal.machine.device, cal.runs.one_device
     if cal.runs.own_model is not None and one is not None:
         device = device_record(one.device_name)

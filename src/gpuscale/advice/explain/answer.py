@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.counts import dropped_short
+from gpuscale.advice.explain.counts import dropped_short, missing_counts
 from gpuscale.advice.explain.focus import deciding_change, deciding_kind
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
@@ -20,8 +20,9 @@ from gpuscale.advice.explain.phrasebook import (
     withheld_value,
 )
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement
 from gpuscale.advice.records import Decision
-from gpuscale.advice.types import TRUSTED_ALLOWED, Disagreement, Source, TermId
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import (
     counted,
     joined,
@@ -67,11 +68,19 @@ def _trained(row: pd.Series, samples: float) -> str:
 def none_holds(advice: AdviceView) -> str:
     """No count advised, none predicted holding the model: the fewest that do, and the
     strategy (``advice.memory``)."""
-    held, strategy = advice.memory, advice.calibration.run.strategy
+    held, cal = advice.memory, advice.calibration
+    strategy, kept = cal.run.strategy, cal.run.kept_global_batch
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
     devices = counted(fewest, "device") if fewest else "none"
     name = strategy_words(strategy)["name"]
-    return sentence("none_holds", devices=devices, name=name, strategy=strategy)
+    # searched, but the global batch kept does not split over it: the smallest global
+    # batch it divides, at least the one kept
+    unsplit = None
+    if fewest and kept and fewest in missing_counts(cal, advice.predictions):
+        unsplit = -(-kept // fewest) * fewest
+    return sentence(
+        "none_holds", devices=devices, name=name, strategy=strategy, kept=kept, unsplit=unsplit
+    )
 
 
 def _decision_kind(d: Decision) -> str:

@@ -22,7 +22,7 @@ from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
-from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
+from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak

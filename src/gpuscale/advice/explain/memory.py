@@ -4,7 +4,7 @@ memory limits the counts of the strategy asked (a model one device holds says no
 from __future__ import annotations
 
 from gpuscale.advice.memory import GATHERED, MemoryCheck
-from gpuscale.hardware.transformer import GATHERED_UNITS
+from gpuscale.hardware.transformer import GATHERED_UNITS, Activations
 from gpuscale.quantities import counted, filled, format_count, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
@@ -51,33 +51,45 @@ def _held(memory: MemoryCheck) -> str:
 
 
 def _device(memory: MemoryCheck) -> str:
-    """``the H100 SXM5 80GB (80 GiB)``, and why it is assumed where it was not named."""
+    """``the H100 SXM5 80GB (85.9 GB, 80 GiB as catalogued)``, and why it is assumed where
+    it was not named: in GB, as every size the sentence compares with it."""
     assumed = filled("; assumed: {}", memory.device.assumed)
-    held = memory.device.memory
-    return f"the {held.family} ({number(held.gib)} GiB{assumed})"
+    return f"the {memory.device.memory.family} ({memory.device.memory.said()}{assumed})"
 
 
 def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
     return next(r.total_gb for r in memory.rows if r.strategy == strategy and r.devices == devices)
 
 
+def _least(memory: MemoryCheck, strategy: str) -> str:
+    """The least a device holds under ``strategy`` at a count searched: ``112 GB a device``
+    where every count holds the same (DDP), else with the count it is least at (``30 GB a
+    device at best, on 8 devices``): one device's whole state is not what a sharded strategy
+    misses by."""
+    rows = [r for r in memory.rows if r.strategy == strategy]
+    least = min(rows, key=lambda r: (r.total_gb, r.devices))
+    if all(r.total_gb == least.total_gb for r in rows):
+        return f"{number(least.total_gb)} GB a device"
+    return f"{number(least.total_gb)} GB a device at best, on {counted(least.devices, 'device')}"
+
+
 def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     """The sentence said first where memory limits the counts (``""`` where it does not):
     the strategy asked holds the model from a count on, or not at all and the advice is
     of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
-    below the fewest that hold it (no larger count predicted), that it does not."""
+    below the fewest that hold it (no count predicted holds it), from which count it does
+    (the answer's next line says why that count has no row and how to give it one)."""
     if memory is None or not memory.limits:
         return ""
+    name = f"{with_article(format_count(memory.state.params))}-parameter model"
     fewest = memory.fits_from(advised)
-    if fewest is not None and count < fewest:
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
         return (
-            f"Memory: {NAMES[advised]} holds a {format_count(memory.state.params)}-parameter model "
-            f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
-            f"count predicted here holds it, {counted(count, 'device')} included."
+            f"Memory: {NAMES[advised]} holds {name} on {_device(memory)} from "
+            f"{counted(fewest, 'device')} ({_held(memory)})."
         )
     asked = memory.strategy
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
-    whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
+    least = _least(memory, asked)
     fits = memory.fits_from(asked)
     if fits is not None:
         return (
@@ -96,7 +108,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     ]
     also = filled("; {}", ", ".join(others))
     return (
-        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {whole} "
+        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {least} "
         f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "
         f"holds it from {counted(devices, 'device')} ({number(_at(memory, strategy, devices))} "
         f"GB each){also}."
@@ -117,6 +129,8 @@ def nothing_fits(memory: MemoryCheck) -> str:
             nodes = -(-n // per_node)
             n, allow = nodes * per_node, f"--nodes {nodes}"
         fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
+        # the shape's activations, whole on every device, are the other way to fewer
+        fewest += _less_activation(memory.activations_counted)
     elif (shape := memory.activations_counted) is not None and shape.checkpointing.value != "full":
         # a shape's activations are whole on every device: no count shards them
         more = "selective or full" if shape.checkpointing.value == "none" else "full"
@@ -133,6 +147,25 @@ def nothing_fits(memory: MemoryCheck) -> str:
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
         f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
+    )
+
+
+def _less_activation(shape: Activations | None) -> str:
+    """``; its activations take 81.7 GB a device: recompute them (--checkpointing full) or
+    give a smaller --batch to leave more for the model state``, what is left of the two
+    ("" without a shape, or with neither left)."""
+    if shape is None:
+        return ""
+    ways = []
+    if shape.checkpointing.value != "full":
+        ways.append("recompute them (--checkpointing full)")
+    if shape.micro_batch > 1:
+        ways.append("give a smaller --batch")
+    if not ways:
+        return ""
+    return (
+        f"; its activations take {number(shape.total_gb)} GB a device: {' or '.join(ways)} "
+        "to leave more for the model state"
     )
 
 

@@ -13,14 +13,14 @@ from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.explain import memory as memory_words
-from gpuscale.advice.measured_runs import MeasuredCount
+from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.predictions import predicted
-from gpuscale.advice.types import Disagreement, Finding, maybe
+from gpuscale.advice.types import Finding, maybe
 from gpuscale.tables.requests import NamedError
 
 

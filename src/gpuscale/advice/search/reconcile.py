@@ -10,19 +10,19 @@ from collections.abc import Collection, Sequence
 
 import pandas as pd
 
-from gpuscale.advice.measured_runs import MeasuredCount
-from gpuscale.advice.types import (
+from gpuscale.advice.measured_runs import (
     ONE_RUN,
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     TRUSTED_UNFLAGGED,
     Disagreement,
     Measured,
+    MeasuredCount,
     MeasuredSpeedup,
     RunsRead,
     SpeedupInterval,
-    maybe,
 )
+from gpuscale.advice.types import maybe
 from gpuscale.tables.advice import as_throughput, same_configuration
 
 # The prediction columns that scale with the step's throughput (x measured / predicted)

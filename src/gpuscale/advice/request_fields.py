@@ -1,0 +1,248 @@
+"""What an advice request asks, written once: its fields, their defaults and what they
+give together (the shape, the parameters, the step points), checked as
+:class:`~gpuscale.advice.request.AdviceRequest`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from gpuscale.advice.memory import OPTIMIZERS
+from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
+from gpuscale.hardware.transformer import params as shape_params
+from gpuscale.quantities import parse_size
+from gpuscale.tables.requests import (
+    JsonRequest,
+    flag,
+    option,
+    power_option,
+    price_option,
+    repeatable_option,
+    single_option,
+    text_option,
+)
+
+SCALINGS = ("auto", "strong", "weak")
+DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
+DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
+# a custom link's latency per ring hop when only its bandwidth is given
+DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
+DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
+DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
+GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
+
+
+def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
+    """A file the advice reads: a path on the command line, its name as text here."""
+    return option(None, names=names, parse=str, cli=Path | None, help=help)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestFields(JsonRequest):
+    """What to advise on and under which assumptions; sizes are numbers here, parsed from
+    ``7M``-style text on the command line."""
+
+    json_name: ClassVar[str] = "advice request"
+    bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
+    model: str | None = option(
+        None,
+        help="Model of --bench to advise on (default: the largest with N = 1).",
+    )
+    params: float | None = text_option(
+        None,
+        parse_size,
+        help="Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
+        "family's calibration).",
+    )
+    family: str | None = option(
+        None,
+        help="Family of a --params model with --bench (e.g. cnn, mlp, transformer): whose "
+        "measured rate it takes (default: inferred from --flops-per-sample).",
+    )
+    step_ms: float | tuple[float, ...] | None = repeatable_option(
+        float,
+        help="Measured single-device step time, ms (without --bench); give it again with another "
+        "--batch to measure the fixed per-step cost (the first pair is the one advised on).",
+    )
+    batch: int | tuple[int, ...] | None = repeatable_option(
+        int,
+        help="Per-device batch of --step-ms, one per --step-ms (default: measured, else 32, said).",
+    )
+    fixed_ms: float | None = option(
+        None,
+        help="Fixed per-step cost, ms: the part of a one-device step that does not shrink with "
+        "the batch (default: from two --step-ms, else measured, else a device prior).",
+    )
+    scaling: str = option(
+        "auto",
+        help="auto (the global batch kept, unless a convergence model prices larger ones: then "
+        "batch and accumulation are searched), strong (the global batch kept: --global-"
+        "batch or the batch) or weak (the per-device batch kept).",
+    )
+    flops_per_sample: float | None = text_option(
+        None,
+        parse_size,
+        help="Forward + backward FLOPs per sample (default: the shape's, else 6 x params), e.g. "
+        "4G.",
+    )
+    preset: str | None = option(
+        None,
+        help=f"A published transformer's shape (without --bench): {', '.join(presets())}; "
+        "gives the parameters, FLOPs, FSDP units and activations (docs/memory.md).",
+    )
+    layers: int | None = option(
+        None, help="Transformer layers (with --hidden, --heads, --seq-len; without --bench)."
+    )
+    hidden: int | None = option(None, help="Transformer hidden size (with --layers).")
+    heads: int | None = option(None, help="Attention heads (with --layers; divides --hidden).")
+    seq_len: int | None = option(
+        None,
+        help="Tokens per sample, a sequence (with --layers; with --preset: default its context).",
+    )
+    vocab: int | None = option(
+        None, help="Vocabulary (with --layers; default: no embedding or output layer counted)."
+    )
+    checkpointing: str | None = option(
+        None,
+        help="Activation recomputation of a transformer shape: none (the attention scores "
+        "stored), selective (default: the scores not stored, as FlashAttention runs) or full "
+        "(each layer's input kept).",
+    )
+    device_name: str | None = option(
+        None,
+        help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
+    )
+    interconnect: str | None = option(
+        None,
+        help="Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
+    )
+    topo: str | None = _file_read(
+        "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
+        names=("--topo", "--topo-file"),  # --topo-file as collectives and topo spell it
+    )
+    busbw_gbs: float | None = option(None, help="Custom link: bus bandwidth, GB/s.")
+    latency_us: float | None = option(
+        None,
+        help="Custom link (with --busbw-gbs): latency per ring hop, us "
+        f"(default {DEFAULT_LATENCY_US:g}).",
+    )
+    collectives: str | None = _file_read("Measured curves from `gpuscale collectives`.")
+    nodes: int = option(1, help="Nodes (NICs between them when > 1).")
+    gpus_per_node: int = option(8, help="Devices per node.")
+    inter_node: str | None = option(
+        None, help=f"NIC preset between nodes (default {DEFAULT_INTER_NODE}; with --nodes > 1)."
+    )
+    nics_per_node: int | None = option(None, help="NICs per node (default: one per device).")
+    max_devices: int | None = option(
+        None,
+        help="Largest device count (default: nodes x gpus-per-node, capped by the topology).",
+    )
+    overlap: float | None = option(
+        None,
+        help="Share of communication hidden, 0-1 (default: measured by --bench; else 0.5, all "
+        "but the last bucket).",
+    )
+    grad_bytes: int = option(
+        4,
+        names=("--grad-bytes",),
+        help="Bytes per gradient element (4 fp32, 2 bf16).",
+    )
+    bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
+    strategy: str | None = option(
+        None,
+        help="ddp, zero2 (FSDP SHARD_GRAD_OP), fsdp (full shard) or hybrid (full shard within a "
+        "node, replicas across nodes); default: the strategy --bench measured the model with, "
+        "else ddp.",
+    )
+    optimizer: str | None = option(
+        None,
+        help=f"Optimizer, for the memory each device holds: {', '.join(OPTIMIZERS)} (default "
+        "adam).",
+    )
+    precision: str | None = option(
+        None,
+        help="Precision of the weights and gradients, for the memory each device holds: mixed "
+        "(bf16/fp16, fp32 master copy) or fp32 (default: mixed; with --bench, the bench's "
+        "fp32 master weights).",
+    )
+    noise_scale: float | None = text_option(
+        None,
+        parse_size,
+        help="Critical batch B_noise, samples (default: measured).",
+    )
+    workload: str | None = single_option(
+        what="workload",
+        names=("--workload", "--benchmark"),  # --benchmark as the MLPerf commands spell it
+        help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
+        " time against MLPerf's fastest systems.",
+    )
+    ruleset: str | None = option(
+        None, help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET})."
+    )
+    # None: DEFAULT_SAMPLES, said as the default
+    samples: float | None = text_option(
+        None,
+        parse_size,
+        help="Samples to train at the measured batch, e.g. 10M (default: 10M, and the advice "
+        "says its times rest on it).",
+    )
+    global_batch: int | None = option(
+        None,
+        help="Keep this global batch at every N (strong scaling).",
+    )
+    target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
+    price: float | None = price_option()
+    power_w: float | None = power_option("default: measured, else the board table")
+    allow_flagged: bool = flag(
+        "--allow-flagged",
+        help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning; "
+        "never those of a broken model (a loss not finite): it is refused, fix it first.",
+    )
+    explain: bool = flag(  # a view: the default says the answer, its term, what changes it
+        "--explain", help="Say all the advice rests on: each assumption, its source, ..."
+    )
+
+    @property
+    def shape(self) -> TransformerShape | None:
+        """The transformer's shape given: the preset (at ``seq_len`` where given), else the
+        numbers' (``--layers`` ...); None where none is."""
+        if self.preset is not None:
+            found = presets()[self.preset]
+            return found.at(int(self.seq_len)) if self.seq_len is not None else found
+        if self.layers is None:
+            return None
+        return of_numbers(
+            layers=int(self.layers),
+            hidden=int(self.hidden or 0),
+            heads=int(self.heads or 0),
+            seq_len=int(self.seq_len or 0),
+            vocab=int(self.vocab or 0),
+        )
+
+    @property
+    def model_params(self) -> float | None:
+        """The parameters advised on: ``--params``, else the shape's (None: neither)."""
+        if self.params is not None:
+            return float(self.params)
+        shape = self.shape
+        return None if shape is None else float(shape_params(shape))
+
+    @property
+    def gradient_precision(self) -> str:
+        """The precision the rate is checked against the device's peak at."""
+        return GRADIENT_PRECISION.get(self.grad_bytes, "fp32")
+
+    @property
+    def step_points(self) -> tuple[tuple[int, float], ...]:
+        """(per-device batch, step ms) of every step time given, the first advised on."""
+        if self.step_ms is None:
+            return ()
+        if isinstance(self.step_ms, tuple):
+            return tuple(zip(self.batch, self.step_ms, strict=True))  # type: ignore[arg-type]
+        return ((self.batch or DEFAULT_BATCH, self.step_ms),)  # type: ignore[list-item]
+
+    @property
+    def samples_to_train(self) -> float:
+        return DEFAULT_SAMPLES if self.samples is None else float(self.samples)

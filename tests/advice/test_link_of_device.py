@@ -1,0 +1,72 @@
+"""An NVLink preset given for a device that has not that link (an RTX 4090 has no NVLink, an
+MI300X has Infinity Fabric, an H100 SXM5 has NVLink 4, not 5) is taken as given, and the
+answer says first that it is not the device's link and which link is usual for it; a link
+the device has, a PCIe preset, or no device named says nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpuscale
+from gpuscale.advice.explain.answer import lines as answer_lines
+from gpuscale.advice.types import Finding, FindingKind
+
+from ..golden import Golden
+
+VIEW = "advice/link_of_device"
+
+
+def _mismatch(device: str | None, link: str) -> Finding | None:
+    advice = gpuscale.advise(
+        params=1e9, step_ms=300, batch=16, device_name=device, interconnect=link
+    )
+    found = [
+        w
+        for w in advice.decided.warnings
+        if isinstance(w, Finding) and w.kind == FindingKind.LINK_NOT_OF_DEVICE
+    ]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    ("device", "link", "part", "its", "usual"),
+    [
+        ("RTX 4090", "nvlink4", "RTX 4090", "no NVLink", "pcie-phb"),
+        ("RTX 3090", "nvlink3", "RTX 3090", "its GPU link: nvlink3-bridge", "pcie-phb"),
+        ("H100", "nvlink5", "H100 SXM5 80GB", "its GPU link: nvlink4", "nvlink4"),
+        ("L40S", "nvlink4", "L40S", "no NVLink", "pcie4-x16"),
+        ("MI300X", "nvlink4", "MI300X", "its GPU link: infinity-fabric", None),
+    ],
+)
+def test_an_nvlink_the_device_has_not_is_said(
+    device: str, link: str, part: str, its: str, usual: str | None
+) -> None:
+    found = _mismatch(device, link)
+    assert found is not None
+    assert dict(found.values) == {"given": link, "device": part, "its": its, "usual": usual}
+
+
+@pytest.mark.parametrize(
+    ("device", "link"),
+    [
+        ("H100", "nvlink4"),
+        ("A100 PCIe 80GB", "nvlink3"),  # its bridge
+        ("RTX 4090", "pcie-phb"),
+        ("B200", "nvlink5"),
+        (None, "nvlink4"),  # the device the link implies
+    ],
+)
+def test_a_link_the_device_has_says_nothing(device: str | None, link: str) -> None:
+    assert _mismatch(device, link) is None
+
+
+def test_the_answer_says_it_before_what_decides(golden: Golden) -> None:
+    for device, case in (("RTX 4090", "RTX 4090 with nvlink4"), ("MI300X", "MI300X with nvlink4")):
+        advice = gpuscale.advise(
+            params=8e9, step_ms=900, batch=4, device_name=device, interconnect="nvlink4"
+        )
+        lines = answer_lines(advice)
+        link = next(i for i, line in enumerate(lines) if line.startswith("Link:"))
+        assert lines[link + 1].startswith("Decides:")
+        golden.check(VIEW, case, lines[link])

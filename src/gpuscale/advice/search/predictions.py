@@ -65,8 +65,8 @@ def predicted(
 ) -> tuple[list[pd.DataFrame], Finding | None]:
     """The predictions of each of ``cals`` (a calibration, then its variants) and the
     speedup interval's rule as the first one's advice says it (None: the model's own)."""
-    found = [_predicted(cal, rule) for cal in cals]
-    return [frame for frame, _ in found], found[0][1]
+    first, interval = _predicted(cals[0], rule)
+    return [first, *(_predicted(cal, rule)[0] for cal in cals[1:])], interval
 
 
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:

@@ -48,7 +48,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
-from gpuscale.advice.model.step_terms import FITTED, StepTerms, of_stack, using
+from gpuscale.advice.model.network import FITTED, StepTerms, of_stack, using
 from gpuscale.advice.search import intervals
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.hardware.device_names import resolve
@@ -127,7 +127,7 @@ class Row:
     @property
     def stack(self) -> str:
         """The row's software stack and hardware generation, from its device alone:
-        ``legacy`` before Volta, else ``modern`` (``step_terms.STACKS``)."""
+        ``legacy`` before Volta, else ``modern`` (``advice.model.network.STACKS``)."""
         return "legacy" if PRE_VOLTA.search(self.device) else "modern"
 
     @property

@@ -9,7 +9,7 @@ Declared before any figure was read, and kept whatever it gives:
 * **Rows**: the unflagged development rows of ``advice_heldout.py`` (``split ==
   "development"``, ``benchmarks/published/README.md``); no held-out row is read, advised or
   fitted here.
-* **Terms** (``gpuscale.advice.model.step_terms``): ``nccl_latency`` (NCCL's tuning
+* **Terms** (``gpuscale.advice.model.network``): ``nccl_latency`` (NCCL's tuning
   model for a preset link's collectives: no free parameter), ``contention_share`` (kappa:
   share of the hidden communication added to the step) and ``rank_spread`` (sigma: the
   slowest of N ranks waits ``sigma E[max of N] compute``). The variants are every subset
@@ -71,7 +71,7 @@ any held-out row advised with it:
   of other stacks split the same way on the development rows (published before 2019,
   TensorFlow 1.x, a parameter server or TensorFlow's replicated update), so one class
   stands for generation and stack together.
-* **A user's request** is ``modern`` (``step_terms.DEFAULT_STACK``), an assumption: the
+* **A user's request** is ``modern`` (``network.DEFAULT_STACK``), an assumption: the
   device catalogue has no device before Volta, and a device not in it is taken to run
   today's stack (NCCL 2 or later all-reduce).
 * **Per-stack variants**: each free parameter (kappa, sigma) is off, pooled, per link
@@ -102,7 +102,7 @@ any held-out row advised with it:
 
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
-(``step_terms.straggler_ms``, ``step_terms.contention_ms``) from the parts the advice
+(``network.Collectives``) from the parts the advice
 reports (compute, wait, communication and what backward hid), as ``step.step_at`` adds
 them: the wait no less than the straggler's, the hidden communication's share added.
 """
@@ -119,13 +119,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuscale.advice.model.step_terms import (
+from gpuscale.advice.model.network import (
     CLASSES,
     STACKS,
     StepTerms,
-    contention_ms,
     expected_max_normal,
-    straggler_ms,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -202,8 +200,9 @@ def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
 def step_with(p: Parts, terms: StepTerms, link: str) -> float:
     """The step of ``p`` on a network of ``link`` class with ``terms`` added as
     ``step.step_at`` adds them."""
-    wait = max(p.wait_ms, straggler_ms(p.n, p.compute_ms, terms, link))
-    return p.step_ms - p.wait_ms + wait + contention_ms(p.hidden_ms, terms, link)
+    straggler_ms = terms.spread(link) * expected_max_normal(p.n) * p.compute_ms  # 0 at N = 1
+    wait = max(p.wait_ms, straggler_ms)
+    return p.step_ms - p.wait_ms + wait + terms.contention(link) * max(p.hidden_ms, 0.0)
 
 
 def ratio(row: heldout.Row, base: Parts, at: Parts, terms: StepTerms) -> float:

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from gpuscale.advice.model.step_terms import StepTerms
+from gpuscale.advice.model.network import StepTerms
 
 from .builders import benchmark_script
 

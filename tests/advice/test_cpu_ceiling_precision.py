@@ -11,7 +11,7 @@ FLOPs) at 4 GHz = 8.2 TFLOP/s."""
 from __future__ import annotations
 
 import gpuscale
-from gpuscale.advice.model.ceiling import ceiling
+from gpuscale.advice.model.hardware import ceiling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

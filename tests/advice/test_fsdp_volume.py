@@ -37,7 +37,7 @@ def test_fsdp_moves_one_and_a_half_times_ddps_bytes() -> None:
 
 
 def test_fsdp_pays_one_latency_per_collective() -> None:
-    from gpuscale.advice.model.step_collectives import collectives_s
+    from gpuscale.advice.model.network import collectives_s
 
     def latency_s(net: Network, grad_bytes: float, n: int, strategy: str) -> float:
         return collectives_s(net, grad_bytes, n, bucket_mb=25.0, strategy=strategy)[2]

@@ -11,7 +11,7 @@ import json
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.model import floors
+from gpuscale.advice.model import hardware
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR
 from gpuscale.cli import app
 
@@ -24,7 +24,7 @@ def _implausible(advice) -> list[str]:
 
 def test_the_step_floor_is_its_kernels_at_the_cited_launch_time() -> None:
     # 3 kernels (forward, backward, optimizer) at 2 us each, below NVIDIA's 3.4 us
-    assert floors.MIN_STEP_MS == 0.006
+    assert hardware.MIN_STEP_MS == 0.006
 
 
 def test_a_step_shorter_than_its_kernels_is_flagged_and_kept_out() -> None:

@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscale.advice.model.network import MIB, StepTerms, bucket_plan, collectives_s, using
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.model.step_collectives import MIB, bucket_plan, comm_times_s
-from gpuscale.advice.model.step_terms import StepTerms, using
 from gpuscale.interconnect.network import CommCurve, Link, Network
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
@@ -74,11 +73,11 @@ def test_multi_node_is_one_ring_through_the_slowest_level() -> None:
 def test_fsdp_gathers_twice_and_scatters_once() -> None:
     link = Link(busbw_gbs=10.0, latency_us=0.0)
     net = Network(intra=link)
-    total, last = comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")
+    total, last = collectives_s(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")[:2]
     assert total == pytest.approx(1.5 * net.time_s(1e8, 2))
     assert last == pytest.approx(net.time_s(1e8, 2, "reduce_scatter"))
     with pytest.raises(ValueError, match="ddp, fsdp, zero2 or hybrid"):
-        comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")
+        collectives_s(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")[:2]
 
 
 def test_zero2_moves_ddps_volume_and_hybrid_within_a_node_is_fsdp() -> None:
@@ -86,15 +85,28 @@ def test_zero2_moves_ddps_volume_and_hybrid_within_a_node_is_fsdp() -> None:
     section 7.2.1); hybrid sharding on one node: FSDP's collectives."""
     link = Link(busbw_gbs=10.0, latency_us=0.0)
     net = Network(intra=link)
-    total, last = comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="zero2")
+    total, last = collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="zero2")[:2]
     assert total == pytest.approx(net.time_s(1e8, 4))
     assert last == pytest.approx(net.time_s(1e8, 4, "all_gather"))
-    hybrid = comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="hybrid")
-    assert hybrid == pytest.approx(comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="fsdp"))
+    hybrid = collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="hybrid")[:2]
+    assert hybrid == pytest.approx(collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="fsdp")[:2])
 
 
 MODEL = ModelSpec(params=25e6, flops_per_sample=1e9)  # 100 MB of fp32 gradients
 COMPUTE = Compute(tflops=1.0, fixed_ms=2.0, opt_ms_per_mparam=0.2, ddp_ms_per_mparam=0.04)
+
+
+def test_hybrid_shards_over_one_node_for_its_optimizer_and_its_collectives() -> None:
+    """Hybrid sharding on 2 nodes of 4: the optimizer step split 4 ways, FSDP's collectives
+    over 4 ranks and the node's quarter of the gradients all-reduced over all 8."""
+    link = Link(busbw_gbs=10.0, latency_us=0.0)
+    nodes = Network(intra=link, per_node=4, inter=Link(busbw_gbs=5.0, latency_us=0.0))
+    step = step_at(MODEL, COMPUTE, nodes, 8, batch=8, strategy="hybrid", overlap=0.0)
+    # 8 ms of work + 2 ms fixed, and the optimizer's 0.2 ms x 25 split over a node's 4
+    assert step.compute_ms == pytest.approx(10 + 5 / 4)
+    within = 2 * nodes.time_s(1e8, 4, "all_gather") + nodes.time_s(1e8, 4, "reduce_scatter")
+    across = nodes.time_s(1e8 / 4, 8)
+    assert step.comm_ms == pytest.approx((within + across) * 1e3)
 
 
 def test_compute_by_hand() -> None:

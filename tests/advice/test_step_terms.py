@@ -1,4 +1,4 @@
-"""The step model's fitted terms (``advice/model/step_terms.py``,
+"""The step model's fitted terms (``advice/model/network.py``,
 ``data/step_terms.json``): the values pinned and agreeing with the fit that chose them
 (``benchmarks/results/step_terms_fit.json``), the expected maximum of N normal draws
 against its closed forms, and each term standing only where nothing measured it."""
@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.advice.model import step_terms
+from gpuscale.advice.model import network as step_terms
+from gpuscale.advice.model.network import MIB, StepTerms, collectives_s
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
-from gpuscale.advice.model.step_collectives import MIB, collectives_s
-from gpuscale.advice.model.step_terms import StepTerms
 from gpuscale.interconnect.network import Link, Network
 
 ROOT = Path(__file__).resolve().parents[2]

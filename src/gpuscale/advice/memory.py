@@ -1,20 +1,11 @@
-"""What each device holds under each strategy the advice knows, and the counts that fit.
-
-The one memory model (``gpuscale.hardware.memory``: bytes per parameter with their sources,
-and how each sharding spreads them) applied per count searched and per strategy
-(``--strategy``: ``ddp``, ``zero2`` = ``SHARD_GRAD_OP``, ``fsdp`` = ``FULL_SHARD``,
-``hybrid`` = ``HYBRID_SHARD``), against the device's memory.
-
-Activations: a transformer's shape given by numbers holds its layers' activations at the
-per-device batch (``hardware.transformer.activations``: Korthikanti et al. 2022); without a
-shape they are not counted (a lower bound). With bench results, the N = 1 run's peak memory
-less the state it held (``BENCH_STATE``) is the rest of a step (activations, workspace,
-DDP's buckets), taken whole on every device at every count and strategy.
-
-A count that does not fit is never advised; where the strategy asked fits no count searched,
-the advice is of the strategy that fits the fewest devices (``fallback``, ties broken by
-``PREFERRED``).
-"""
+"""What each device holds under each strategy (``--strategy``: ``ddp``, ``zero2`` =
+``SHARD_GRAD_OP``, ``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count
+searched: ``hardware.memory``'s model state, plus activations: a transformer's shape gives
+its layers' (``hardware.transformer.activations``: Korthikanti et al. 2022); bench results,
+the N = 1 run's peak memory less the state it held (``BENCH_STATE``), on every device;
+without either, none (a lower bound). A count that does not fit is never advised; where the
+strategy asked fits no count searched, the advice is of the one that fits the fewest
+devices (``MemoryCheck.fallback``)."""
 
 from __future__ import annotations
 
@@ -67,9 +58,8 @@ PRECISIONS = ("mixed", "fp32")
 
 
 def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
-    """The (optimizer, precision) a request's names give: ``DEFAULT_OPTIMIZER`` and
-    ``DEFAULT_PRECISION`` where not named, an optimizer known in fp32 only (Adagrad) in
-    fp32."""
+    """The (optimizer, precision) a request names: ``DEFAULT_OPTIMIZER`` and
+    ``DEFAULT_PRECISION`` where not named, an optimizer known in fp32 only in fp32."""
     chosen = optimizer or DEFAULT_OPTIMIZER
     if precision is not None:
         return chosen, precision
@@ -79,9 +69,8 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryAt:
-    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes):
-    weights, gradients, optimizer states, activations (None: not counted), their total,
-    the device's memory and whether the total fits in it."""
+    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes;
+    activations None: not counted) against its memory."""
 
     strategy: str
     devices: int
@@ -98,8 +87,8 @@ class MemoryAt:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StateBytes:
-    """The model state a check counts: ``params`` trained at ``bytes_per_param`` (weights
-    + gradients + optimizer states of ``optimizer`` in ``precision``, from ``source``)."""
+    """The model state counted: ``params`` at ``bytes_per_param`` (weights, gradients and
+    ``optimizer`` states in ``precision``, from ``source``)."""
 
     params: float
     optimizer: str
@@ -110,9 +99,8 @@ class StateBytes:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DeviceMemory:
-    """The device a check holds the model on: its ``memory`` (its family, the vendor's GiB
-    and where it was read), why it is ``assumed`` ("": named, recorded or implied) and the
-    devices a node holds (``per_node``)."""
+    """The device: its ``memory``, why it is ``assumed`` ("": named, recorded or implied)
+    and the devices a node holds."""
 
     memory: AcceleratorMemory
     per_node: int
@@ -121,11 +109,9 @@ class DeviceMemory:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryCheck:
-    """The memory check of one advice: the model ``state``, the ``device``, the
-    activations (``activations_gb``: None where not counted; ``activations_source`` says
-    which), ``rows`` per strategy and count ``searched``, and per strategy the fewest
-    devices that fit (``fewest``: among the counts searched, else the fewest at all,
-    None: none)."""
+    """The memory check of one advice: ``rows`` per strategy and count ``searched`` and,
+    per strategy, the fewest devices that fit (among the counts searched, else at all; None:
+    none)."""
 
     strategy: str  # the strategy asked
     state: StateBytes
@@ -147,28 +133,26 @@ class MemoryCheck:
         return dict(self.fewest)[strategy]
 
     def fits_from(self, strategy: str) -> int | None:
-        """The smallest count searched that holds the model under ``strategy`` (None:
-        no count searched does)."""
+        """The smallest count searched that holds the model under ``strategy``."""
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
     def holds(self, strategy: str, devices: int) -> bool:
-        """Whether ``devices`` devices hold the model under ``strategy`` (a count not
-        searched: whether it is at least the fewest that do)."""
+        """Whether ``devices`` hold the model under ``strategy`` (a count not searched: at
+        least the fewest that do)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
         fewest = self.fewest_of(strategy)
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property
     def limits(self) -> bool:
-        """Whether memory limits the counts of the strategy asked (one device does not
-        hold it): only then is it said, and the JSON carries it."""
+        """Whether memory limits the counts of the strategy asked: only then is it said."""
         return self.fits_from(self.strategy) != 1
 
     @property
     def fallback(self) -> tuple[str, int] | None:
         """The strategy and count searched that hold the model on the fewest devices
-        (``PREFERRED`` breaks ties); None where no count searched holds it."""
+        (``PREFERRED`` breaks ties); None where none does."""
         found = [(self.fits_from(s), PREFERRED.index(s), s) for s in STRATEGIES]
         fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
         return (fitting[0][2], fitting[0][0]) if fitting else None
@@ -228,9 +212,9 @@ def memory_at(
     activations_gb: float | None = None,
     gathered_gb: float | None = None,
 ) -> MemoryAt:
-    """What each of ``devices`` devices holds under ``strategy`` (``hardware.memory``'s
-    model state, plus ``activations_gb`` whole on each where measured and ``gathered_gb``,
-    the units a fully sharded step holds whole, where counted)."""
+    """What each of ``devices`` holds under ``strategy``: the model state, plus
+    ``activations_gb`` and ``gathered_gb`` (the units a fully sharded step holds whole) where
+    counted."""
     held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
     parts = {p.name: p.gb for p in held.parts}
     total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
@@ -262,12 +246,9 @@ def check(
     activations_by_count: tuple[tuple[int, Activations], ...] = (),
     gathered_gb: float | None = None,
 ) -> MemoryCheck:
-    """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
-    under every strategy (``strategy``: the one asked; ``device_assumed``: why the device
-    is assumed, "" where it was named). ``activations_by_count``: a shape's activations at
-    the counts whose micro-batch is not one device's (``activations_gb`` at the others).
-    ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards on more
-    than one device (a shape's units; None: not counted)."""
+    """The memory check of ``state`` at each of ``counts`` under every strategy.
+    ``activations_by_count``: a shape's activations where a count's micro-batch is not one
+    device's; ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards."""
     at_count = {n: a.total_gb for n, a in activations_by_count}
     rows = tuple(
         memory_at(

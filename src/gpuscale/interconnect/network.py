@@ -1,7 +1,7 @@
 """The network collectives cross: links and curves, the time of one collective.
 
 What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): the advice's
-``advice/model/step_collectives.py``.
+``advice/model/network.py``.
 A collective costs the measured time at its size and device count (log-log interpolation
 of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of nccl-tests'
 convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. Across nodes NCCL builds its rings

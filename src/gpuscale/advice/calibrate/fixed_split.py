@@ -21,9 +21,8 @@ import pandas as pd
 from gpuscale.advice.calibrate.rows import cell
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
-from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
-from gpuscale.advice.model.hardware import MIN_MFU
+from gpuscale.advice.model.hardware import MIN_MFU, ceiling
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware.peaks import Peak

@@ -15,9 +15,10 @@ from gpuscale.advice.assumptions import fixed as fixed_assumed
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model import floors, priors, step_terms
+from gpuscale.advice.model import hardware, priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
+from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
@@ -66,9 +67,9 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     implied_by = None if req.device_name else link  # the device is the one the link implies
     device = machine.device  # named, else the link's: resolved with the link
     spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
-    # the ranks' spread fitted on published tables, where it stands (``step_terms``)
+    # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
     nodes = machine.network.inter is not None and machine.network.per_node is not None
-    if fitted := step_terms.spread_said(step_terms.link_class(link, nodes)):
+    if fitted := spread_said(link_class(link, nodes)):
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
         _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
@@ -96,7 +97,7 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
-    warnings += floors.step_warnings(points)
+    warnings += hardware.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or not fastest:
         bound = fixed_split.unbounded(fixed, device.name, link)

@@ -20,10 +20,10 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Benched
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.ceiling import ceiling
 from gpuscale.advice.model.fixed_cost import line
+from gpuscale.advice.model.hardware import ceiling
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives_s
 from gpuscale.advice.model.step import Compute, FamilyBasis
-from gpuscale.advice.model.step_collectives import DEFAULT_BUCKET_MB, comm_times_s
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
@@ -53,7 +53,7 @@ def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
     for index, grad, n, bucket, fsdp, comm in columns:
         key = (grad, n, DEFAULT_BUCKET_MB if np.isnan(bucket) else bucket, fsdp)
         if key not in predicted:
-            predicted[key], _ = comm_times_s(
+            predicted[key], _, _ = collectives_s(
                 network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
             )
         if predicted[key] > 0 and comm > 0:

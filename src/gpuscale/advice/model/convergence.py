@@ -21,7 +21,7 @@ from gpuscale.tables.workloads import Unit
 class Convergence:
     """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
     the samples to train are its scale, why the bench's noise scale is not used (``thin``),
-    MLPerf's ``floor`` and the steps of the bench's noise scale where it prices the batch."""
+    MLPerf's ``floor``, and the bench noise scale's steps where it prices the batch."""
 
     model: ConvergenceModel | None
     samples_used: bool
@@ -42,8 +42,8 @@ def resolved(
     measured: NoiseScale | None,
     max_devices: int,
 ) -> Convergence:
-    """The convergence (:func:`convergence_for`; the bench's ``measured`` noise scale only
-    from ``FEW_NOISE_STEPS`` steps) and MLPerf's least time to train to ``max_devices``."""
+    """The convergence (``convergence_for``; the bench's ``measured`` noise scale only from
+    ``FEW_NOISE_STEPS`` steps) and MLPerf's least time to train up to ``max_devices``."""
     given = noise_scale is not None or workload is not None
     thin = "" if given else thin_noise(measured)
     kept = None if thin else measured
@@ -71,10 +71,10 @@ def convergence_for(
     samples_given: bool = False,
     fitted: ConvergenceModel | None = None,
 ) -> tuple[ConvergenceModel | None, bool]:
-    """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's
-    RCP fit (``fitted``, of ``rcps``; where its RCPs count samples, its own: ``samples``
-    unused, ``samples_given`` refused), else a given noise scale, else the bench's, with
-    ``E_min`` such that ``samples`` are needed at ``reference_batch``; None without any."""
+    """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's RCP
+    fit (``fitted``; where its RCPs count samples, its own, ``samples_given`` refused), else a
+    given noise scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
+    ``reference_batch``; None without any."""
     if rcps is not None:
         if fitted is None:
             raise ValueError(no_rcps(rcps))
@@ -109,8 +109,8 @@ def convergence_for(
 
 
 def thin_noise(measured: NoiseScale | None) -> str:
-    """Why the bench's noise scale prices no larger batch (``""`` where it does): measured
-    over fewer than ``FEW_NOISE_STEPS`` steps, it is a guess."""
+    """Why the bench's noise scale prices no larger batch ("" where it does): measured over
+    fewer than ``FEW_NOISE_STEPS`` steps."""
     fewest = FEW_NOISE_STEPS
     if measured is None or measured.steps >= fewest:
         return ""
@@ -119,8 +119,7 @@ def thin_noise(measured: NoiseScale | None) -> str:
 
 
 def no_rcps(found: WorkloadRcps) -> str:
-    """Why a workload has no convergence model in a ruleset, and the rulesets that have
-    its RCPs."""
+    """Why a workload has no convergence model in a ruleset, and the rulesets that have it."""
     others, shown = found.elsewhere, found.display
     where = phrase("rcps_nowhere")
     if others:
@@ -141,10 +140,10 @@ MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
 
 
 def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
-    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
-    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
-    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
-    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators could
+    need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N, scaled
+    ideally to N and halved (``T_M M / N / 2``: a margin for a smaller global batch). Below it
+    the inputs cannot be true."""
     scores = load_round().scores
     rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
     if rows.empty:

@@ -1,22 +1,32 @@
-"""The device an advice runs on, resolved once (``calibrate.link.device_record``: the name
-given, the one a bench recorded, or the one the link implies), and the rates that cannot be
-true on it: under ``MIN_MFU`` of its peak or above it."""
+"""The device an advice runs on (``calibrate.link.device_record``), the ceiling its work
+cannot beat (``ceiling``), and the inputs that cannot be true on it (``IMPLAUSIBLE``): a
+rate under ``MIN_MFU`` of its peak or above it, a step shorter than ``MIN_STEP_MS``.
+
+``MIN_STEP_MS`` = ``MIN_STEP_KERNELS`` x ``MIN_KERNEL_US``: a step runs at least a forward,
+a backward and an optimizer kernel, and a kernel of almost no work still takes microseconds:
+NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measured
+3.8 us a kernel launched back to back in a stream and 3.4 us in a CUDA graph (V100). The
+floor takes 2 us, below both: a step below it is a unit mistaken or not a step.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import PRESETS
-from gpuscale.hardware.peaks import PEAKS, Peak
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
+from gpuscale.quantities import counted, filled
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peak in ``peak``), ``peaks_tflops``
-    (TFLOP/s at ``bf16``, ``fp16``, ``fp32`` and ``tf32``) and ``assumed``, what the name
-    left open and how it was read ("" where it names one part); a name the catalogue
+    """A device as the catalogue knows it: ``part`` (its peak in ``peak``), its peaks in
+    TFLOP/s per precision, and what the name left open (``assumed``); a name the catalogue
     lacks has ``part`` None and the ``closest`` names; ``name`` None where none is known."""
 
     name: str | None = None
@@ -31,13 +41,13 @@ class DeviceRecord:
 
     @property
     def memory_bytes(self) -> float | None:
-        """The part's memory in bytes (the vendor's "GB" as 10^9: an H100 80GB holds 80e9)."""
+        """The part's memory in bytes (the vendor's GB as 10^9 bytes)."""
         return self.part.memory_gib * 1e9 if self.part is not None else None
 
     @property
     def nvlink_board(self) -> str | None:
-        """The NVLink preset of a part on an NVLink baseboard (an H100 SXM5), None for PCIe
-        and NVL cards (an NVLink bridge is no given) and the rest."""
+        """The NVLink preset of a part on an NVLink baseboard (an H100 SXM5); None
+        for PCIe and NVL cards and the rest."""
         part = self.part
         return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
 
@@ -55,10 +65,9 @@ def rate_warnings(
     fixed_taken_ms: float | None = None,
     flops_assumed: bool = False,
 ) -> list[Finding]:
-    """A finding when the achieved TFLOP/s per device is above the device's highest (bf16)
-    peak (an unknown device's: the fastest known) or, with ``low``, under ``MIN_MFU`` of
-    its peak at ``precision`` (``fixed_taken_ms`` and ``flops_assumed``: the other readings
-    of a low rate)."""
+    """A finding when the TFLOP/s per device is above the device's bf16 peak (an unknown
+    device's: the fastest known) or, with ``low``, under ``MIN_MFU`` of its peak at
+    ``precision`` (``fixed_taken_ms``, ``flops_assumed``: the other readings of a low rate)."""
     peak, at = device.peak, device.tflops(precision)
     top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
     if tflops > top.bf16:
@@ -86,8 +95,8 @@ def rate_warnings(
 def unchecked_note(
     tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
 ) -> Finding | None:
-    """The finding that the rate (``rate_of``: what gives it) could not be checked against a
-    named device's peak, the catalogue having none (an A10G, a TPU); else None."""
+    """The finding that the rate (``rate_of``) could not be checked against a named
+    device's peak, the catalogue having none; else None."""
     if not device.name or device.peak is not None:
         return None
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
@@ -100,3 +109,63 @@ def unchecked_note(
         fastest_tflops=fastest.bf16,
         precision=precision,
     )
+
+
+# The precision taken where none is given, and why, by whether the device is a CPU (fp32 is
+# all a CPU without AMX runs fast)
+DEFAULT_PRECISION = {
+    True: ("fp32", "the bench's default precision"),
+    False: ("bf16", "its highest precision"),
+}
+
+
+def ceiling(
+    device: object, threads: object, peak: object = None, precision: object = None
+) -> tuple[float, str]:
+    """(TFLOP/s, its name) the device's work cannot beat at the run's ``precision``: its
+    recorded ``peak``, else a CPU's threads at ``CPU_THREAD_TFLOPS`` of that precision,
+    else the fastest accelerator's peak at that precision (fp32 work priced at a bf16
+    ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast). A
+    precision not given is taken as ``DEFAULT_PRECISION`` says, and said so."""
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        if device == "cpu":  # its threads' ceiling (``hardware.peaks.cpu_peak``)
+            return float(peak), _cpu_words(float(peak), threads)
+        return float(peak), "the device's peak"
+    cpu = device == "cpu"
+    if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
+        which = said = precision
+    else:
+        which, default = DEFAULT_PRECISION[cpu]
+        said = f"{which} ({default})"
+    if cpu:
+        n = cpu_threads(threads)
+        return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
+    return fastest.tflops(which), phrase("fastest_peak", device=fastest.device, precision=said)
+
+
+def _cpu_words(peak: float, threads: object) -> str:
+    """The name of a CPU's ceiling ``peak``: its threads and precision."""
+    n = cpu_threads(threads)
+    names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+    return f"the ceiling of {counted(n, 'CPU thread')}{filled(' at {}', '/'.join(names))}"
+
+
+MIN_STEP_KERNELS = 3  # forward, backward, optimizer: one kernel each at the least
+MIN_KERNEL_US = 2.0  # below NVIDIA's 3.4 us a kernel in a CUDA graph (Gray 2019)
+MIN_STEP_MS = MIN_STEP_KERNELS * MIN_KERNEL_US / 1e3
+
+
+def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
+    """A finding where a step of ``points`` ((batch, ms)) is shorter than ``MIN_STEP_MS``."""
+    short = [ms for _, ms in points if ms < MIN_STEP_MS]
+    if not short:
+        return []
+    found = Finding.of(
+        FindingKind.STEP_UNDER_KERNELS,
+        step_ms=min(short),
+        kernels=MIN_STEP_KERNELS,
+        kernel_us=MIN_KERNEL_US,
+        floor_ms=MIN_STEP_MS,
+    )
+    return [found]

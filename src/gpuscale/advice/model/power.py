@@ -1,7 +1,6 @@
 """Device power for energy per trained model: given (``--power-w``) > measured by the bench
-(NVML; a CPU's RAPL package share) > the board power of the catalogue's part
-(``hardware.power``: an upper estimate, training runs near the limit); None for a CPU or an
-unknown device without a measurement."""
+(NVML; a CPU's RAPL package share) > the board power of the catalogue's part (an upper
+estimate); None for a CPU or an unknown device without a measurement."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ LIKELY = {True: "power_smaller", False: "power_larger"}
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device and where the figure comes from (``watts`` None: unknown)."""
+    """Watts per device and their source (``watts`` None: unknown)."""
 
     watts: float | None
     source: str
@@ -65,8 +64,7 @@ class Power:
         return watts, phrase("power_nearest", kind=kind, nearest=batches[0], batch=batch)
 
     def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
-        """The power sentence for ``counts`` ((N, per-device batch)): the source, then how
-        each count is charged."""
+        """The source, then how each of ``counts`` ((N, per-device batch)) is charged."""
         if not self.at_batch:
             return self.source
         groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
@@ -80,8 +78,8 @@ class Power:
         return phrase("power_said", source=self.source, charged=filled("; {}", "; ".join(parts)))
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
-        """Watts of ``devices`` devices at per-device ``batch``: the whole job's measured,
-        else per device x N."""
+        """Watts of ``devices`` at per-device ``batch``: the whole job's measured, else
+        per device x N."""
         if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
             return measured
         return maybe(operator.mul, self.per_device(batch)[0], devices)
@@ -118,8 +116,8 @@ def device_power(
     measured_w: float | None = None,
     given_w: float | None = None,
 ) -> Power:
-    """The power to charge per device (``device``: its kind, ``cpu`` or ``cuda``), in the
-    module's order."""
+    """The power per device (``device``: its kind, ``cpu`` or ``cuda``), in the module's
+    order."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -149,10 +147,9 @@ def bench_power(
     record: DeviceRecord,
     given_w: float | None = None,
 ) -> Power:
-    """The power from bench rows. Measured: the trusted runs of ``model`` in configuration
-    ``group`` (its batch aside): W per device of its N = 1 runs per batch (the latest) and
-    the whole job's per (N, batch) (median); where the configuration measured none, the
-    latest N = 1 run of ``model`` that did."""
+    """The power from bench rows: the trusted N = 1 runs of ``model`` in configuration
+    ``group`` (W per device per batch, the latest) and the whole job's per (N, batch) (median);
+    where the configuration measured none, the latest N = 1 run of ``model`` that did."""
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
     ok = trusted_runs(table)
@@ -185,7 +182,7 @@ def bench_power(
 
 def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
     """The power per device of ``record``'s device, said as implied by the link
-    ``implied_by`` (``nvlink4``: an H100 SXM) where it is."""
+    ``implied_by`` where it is."""
     power = device_power(None, record, given_w=given_w)
     if implied_by is not None and given_w is None and power.watts is not None:
         said = phrase("power_implied", source=power.source, implied_by=implied_by)

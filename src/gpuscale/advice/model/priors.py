@@ -1,20 +1,18 @@
 """What the runs do not measure: priors for the N > 1 terms a model given by its numbers
-leaves unmeasured (low, most likely, high: 10th, 50th, 90th percentiles; values and sources
-in ``data/advice_priors.json``), and the step's 80% interval at N > 1.
+leaves unmeasured (10th, 50th, 90th percentiles; values and sources in
+``data/advice_priors.json``; checked by ``benchmarks/eight_gpus_by_numbers.py``), and the
+step's 80% interval at N > 1.
 
 * ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
-  bucket copies (``DDP_COPIES`` bytes of memory traffic per gradient byte).
+  bucket copies.
 * ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
   "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
 
-NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
-
-The step's error: each model with bench rows at N > 1 left out in turn (at most
+The step's error: each model with N > 1 bench rows left out in turn (at most
 ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
 half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen
 models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
-wider by ``sqrt(log2 N)`` above the largest measured.
-"""
+wider by ``sqrt(log2 N)`` above the largest measured."""
 
 from __future__ import annotations
 
@@ -41,7 +39,7 @@ FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 @dataclass(frozen=True, slots=True)
 class SharePrior:
     """A prior (low, most likely, high), its term, source and unit (``in_ms``: ms, else a
-    share)."""
+    share of the step)."""
 
     low: float
     point: float
@@ -55,7 +53,6 @@ class SharePrior:
 
     @classmethod
     def of(cls, name: str, term: TermId, in_ms: bool = False) -> SharePrior:
-        """The prior ``name`` of ``data/advice_priors.json``."""
         return cls(*PRIORS[name].ends, term, PRIORS[name].said, in_ms)
 
 
@@ -64,8 +61,7 @@ STEP_SPREAD = SharePrior.of("step_spread", TermId.WAIT)
 
 
 def with_priors(compute: Compute, step: float, which: str) -> Compute:
-    """``compute`` (``step`` ms) with the step's spread from its prior (``which``: low,
-    point or high)."""
+    """``compute`` (``step`` ms) with the step's spread from its prior at ``which`` end."""
     sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
@@ -105,8 +101,8 @@ def from_residuals(
     chosen: int | None = None,
     models: int | None = None,
 ) -> StepError:
-    """The interval of ``residuals`` (log errors) of ``what`` (of ``chosen`` of the
-    ``models``, where not all were left out); extrapolated when there are none."""
+    """The interval of ``residuals`` (log errors) of ``what`` (``chosen`` of the ``models``
+    where not all were left out); extrapolated without any."""
     r = np.asarray(residuals, float)
     r = r[np.isfinite(r)]
     if len(r) == 0:
@@ -139,8 +135,8 @@ def from_residuals(
 
 
 def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> StepError:
-    """``error`` saying also how far the calibrated model is from its own N > 1 runs
-    (``pairs``: measured, predicted step)."""
+    """``error`` saying also how far the model is from its own N > 1 runs (``pairs``:
+    measured, predicted step)."""
     r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
     if not r:
         return error
@@ -153,8 +149,7 @@ MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval
 
 
 def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
-    """``most`` of ``models`` spread evenly over their sizes, smallest and largest among
-    them."""
+    """``most`` of ``models`` spread evenly over their sizes, smallest and largest among them."""
     ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
     if len(ordered) <= most:
         return ordered

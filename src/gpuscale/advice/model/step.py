@@ -1,49 +1,32 @@
-"""One data-parallel training step on N devices: compute from FLOPs, communication from a
-measured curve (an alpha-beta link only without one), overlap and DDP's own cost each
-counted once.
+"""One data-parallel training step on N devices (``step_at``; a search's one entry:
+``step_table``).
 
 Compute (one device, per-device batch ``b``, accumulation ``k``, ``P`` parameters, ``F``
 forward + backward FLOPs per sample, achieved rate ``R``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(``t_opt``: optimizer, per parameter; FSDP on N devices: ``t_opt P / N``, each rank
-stepping its shard; ``t_floor``: ``advice/calibrate/fits.py``.)
-
-Communication: ``advice/model/step_collectives.py`` (what a step issues, DDP's buckets),
-``interconnect/network.py`` (the ring model, NCCL's cost) and ``interconnect/measured.py``
-(measured curves).
+(``t_opt``: optimizer, per parameter, over its shards: ``optimizer_shards``; ``t_floor``:
+``advice/calibrate/fits.py``.) Communication and the fitted terms kappa and sigma:
+``advice/model/network.py``, looked up once a count.
 
 Step on N > 1 devices::
 
     t_step = t_compute + t_ddp + t_wait(N) + t_exposed
     t_exposed = t_ar - omega t_ar                  (omega measured or given)
     t_exposed = t_ar - t_hidden + kappa t_hidden   (omega_0 assumed)
-    t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward)
+    t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward (1 + t_wait / t_compute))
 
-``t_ddp`` is DDP's own per-step work (bucket copies), measured at N = 1 as the
-synchronised minus no-sync step, per parameter; ``omega`` the share of the all-reduce that
-backward hid, measured by ``gpuscale bench`` (``1 - exposed / comm``) and applied as
-measured; without a measurement the default never hides the last bucket (it is ready only
-when backward ends) nor more than backward lasts. ``t_wait(N)`` is the expected wait for
-the slowest of N devices, ``E[max of N draws] - mean`` of the per-step compute times
-measured at N = 1 (Chen et al., "Revisiting distributed synchronous SGD", 2016), or, where
-the bench ran N devices, the measured growth of the no-sync step over N = 1; it never
-shrinks as devices are added (``Compute.wait_ms``). Where nothing measured the step's
-spread, the wait is no less than ``sigma E[max of N standard normals] t_compute``
-(``step_terms.straggler_ms``). ``kappa`` (``step_terms.contention_ms``) is the backward's
-loss to the communication it hides (NCCL's kernels take SMs and memory bandwidth), 0 where
-the overlap was measured. The slowest device's backward, stretched by the wait
-(``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one
-device there is no DDP: ``t_step = t_compute``; an FSDP run's one-device step leaves out
-FSDP's own work: ``t_step = t_compute - k t_own`` (``Compute.one_rank_own_ms``).
-``pair_speedup``: the throughput of 2 devices over 1.
-
-A family's basis (``FamilyBasis``, fitted by ``calibrate.bench_basis.fitted`` over every
-member benched in the configuration advised on) gives the break-even one step at any size,
-whichever member is advised: FLOPs per parameter per sample (their median), the forward and
-backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed part
-plus a part per parameter.
+``t_ddp``: DDP's own work (bucket copies), measured at N = 1 as the synchronised minus
+no-sync step, per parameter. ``omega``: the share of the all-reduce backward hid, measured
+by ``gpuscale bench`` (``1 - exposed / comm``); the default never hides the last bucket
+nor more than the slowest device's backward lasts. ``t_wait(N)``: ``E[max of N draws] -
+mean`` of the N = 1 step times (Chen et al., "Revisiting distributed synchronous SGD",
+2016), or the measured growth of the no-sync step over N = 1 (``Compute.wait_ms``); where
+nothing measured the spread, at least ``sigma E[max of N standard normals] t_compute``.
+``kappa``: the backward's loss to the communication it hides, 0 where the overlap was
+measured. On one device: ``t_step = t_compute``, less FSDP's own work ``k t_own``
+(``Compute.one_rank_own_ms``).
 """
 
 from __future__ import annotations
@@ -55,47 +38,39 @@ from typing import Protocol
 
 import numpy as np
 
-from gpuscale.advice.model import step_terms
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives
 from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.step_collectives import DEFAULT_BUCKET_MB, collectives_s, group_of
 from gpuscale.advice.model.wording import phrase
 from gpuscale.interconnect.network import Network
 
-# an accelerator's share of communication hidden, when unmeasured
-DEFAULT_OVERLAP = PRIORS["overlap"].point
+DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured
+DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
+REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
+# that device, assumed where none is named: DDP's copies are priced at its bandwidth and
+# its memory is what the memory check reads
+REFERENCE_DEVICE = "H100 SXM5 80GB"
 
 
 def work_ms(samples: float, flops_per_sample: float, tflops: float) -> float:
-    """The ms ``samples`` x ``flops_per_sample`` FLOPs take at ``tflops`` TFLOP/s:
-    ``b F / (R 1e12) 1e3``."""
+    """``b F / (R 1e12) 1e3``: ms."""
     return samples * flops_per_sample / (tflops * 1e12) * 1e3
 
 
 def per_step_ms(ms_per_mparam: float, params: float) -> float:
-    """A time per million parameters (the optimizer step's, DDP's own work) over a model of
-    ``params`` parameters: ``t P / 1e6`` (ms)."""
+    """A time per million parameters over ``params`` parameters: ``t P / 1e6`` (ms)."""
     return ms_per_mparam * params / 1e6
 
 
 def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
-    """The TFLOP/s of ``samples`` x ``flops_per_sample`` FLOPs done in ``ms``:
-    ``b F / (t / 1e3) / 1e12``, the inverse of :func:`work_ms`."""
+    """``b F / (t / 1e3) / 1e12``: TFLOP/s, the inverse of :func:`work_ms`."""
     return samples * flops_per_sample / (ms / 1e3) / 1e12
-
-
-DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
-REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
-# that device (the prior's source: an H100 SXM5), assumed where no device is named: DDP's
-# copies are priced at its bandwidth and its memory is what the memory check reads
-REFERENCE_DEVICE = "H100 SXM5 80GB"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
-    """What the step model needs of a model: parameters, forward + backward FLOPs per
-    sample (``6 P`` for a dense network when unmeasured: 2 forward, 4 backward), bytes
-    per gradient element, and the units FSDP wraps (a transformer's layers; 1: the whole
-    model gathered at once, where no shape is known)."""
+    """A model as the step sees it: parameters, forward + backward FLOPs per sample (``6 P``
+    for a dense network when unmeasured), bytes per gradient element, and the units FSDP
+    wraps (a transformer's layers; 1: the whole model at once)."""
 
     params: float
     flops_per_sample: float | None = None
@@ -114,16 +89,15 @@ class ModelSpec:
 
     @property
     def flops(self) -> float:
-        return self.flops_per_sample or 6.0 * self.params  # given (> 0), else 6 P
+        return self.flops_per_sample or 6.0 * self.params
 
     @property
     def grad_bytes(self) -> float:
         return self.params * self.grad_bytes_per_param
 
     def ddp_ms_per_mparam(self, rest_ms: float, memory_gbs: float | None) -> float:
-        """DDP's own work per million parameters: ``rest_ms`` a step (hooks) and its bucket
-        copies, ``DDP_COPIES`` bytes per gradient byte at ``memory_gbs`` GB/s (an H100 SXM's
-        where None; the prior: ``advice/model/priors.py``)."""
+        """DDP's own work per million parameters: ``rest_ms`` (hooks) plus ``DDP_COPIES``
+        bytes per gradient byte at ``memory_gbs`` GB/s (``REFERENCE_MEMORY_GBS`` where None)."""
         copies_ms = DDP_COPIES * self.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
         return (rest_ms + copies_ms) / (self.params / 1e6)
 
@@ -139,7 +113,7 @@ class ModelSpec:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compute:
     """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6``, plus DDP's own
-    ``ddp_ms_per_mparam`` on N > 1 (see the module docstring)."""
+    ``ddp_ms_per_mparam`` on N > 1."""
 
     tflops: float  # achieved R on the per-sample work, TFLOP/s
     fixed_ms: float = 0.0
@@ -170,35 +144,32 @@ class Compute:
         return work_ms(batch, model.flops, self.tflops)
 
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
-        """One micro-step's forward + backward at per-device ``batch``: as measured at a
-        batch the bench timed, else ``max(floor, fixed + per-sample work)``
-        (``advice/calibrate/fits.py``): the one place the step meets the batch."""
+        """One micro-step's forward + backward: as measured at a batch the bench timed, else
+        ``max(floor, fixed + per-sample work)``."""
         measured = [ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9]
         if measured:
             return measured[0]
         return max(self.floor_ms, self.fixed_ms + self.sample_work_ms(model, batch))
 
-    def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
+    def is_measured(self, batch: float) -> bool:
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
     def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
-        """This compute with ``fixed_ms`` as its fixed cost and the per-sample rate set so
-        that the micro-step at ``batch`` is unchanged (a measured floor gives way to the
-        line through it; batches measured stay as measured)."""
+        """This compute with ``fixed_ms`` as its fixed cost and the rate set so that the
+        micro-step at ``batch`` is unchanged (a floor gives way to the line through it)."""
         micro = self.micro_ms(model, batch)
         fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
         tflops = rate_tflops(batch, model.flops, micro - fixed)
         return replace(self, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
 
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
-        """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
-        devices: N; DDP: 1, every device steps every parameter)."""
+        """``accum`` micro-steps and the optimizer step over ``shards`` devices."""
         opt_ms = per_step_ms(self.opt_ms_per_mparam, model.params)
         return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
-        """The measured slowdowns from N = 1 (x1) up, each no lower than at any count
-        measured below it (a lower figure at more devices is noise of one run)."""
+        """The measured slowdowns from N = 1 up, each no lower than at any count below it
+        (a lower figure at more devices is noise of one run)."""
         held, most = [], 1.0
         for n, s in sorted(self.slowdown):
             most = max(most, s)
@@ -206,9 +177,9 @@ class Compute:
         return tuple(held)
 
     def slowdown_bounds(self, n: int) -> tuple[float, float]:
-        """(low, high) slowdown at ``n``: the measured one (``held_slowdown``) where the bench
-        ran ``n``; else interpolated in log N between the nearest counts measured below
-        (N = 1: x1) and above, and at most the one above (held beyond the largest)."""
+        """(low, high) slowdown at ``n``: the measured one where the bench ran ``n``; else
+        interpolated in log N between the nearest counts measured below (N = 1: x1) and
+        above, and at most the one above (unbounded beyond the largest)."""
         held = ((1, 1.0), *((k, s) for k, s in self.held_slowdown() if k > 1))
         below = max((k, s) for k, s in held if k <= n)
         above = [(k, s) for k, s in held if k > n]
@@ -221,10 +192,8 @@ class Compute:
         return s0 + share * (s1 - s0), s1
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
-        """Expected wait for the slowest of ``n`` devices, scaled to this step's compute:
-        E[max of n] - mean of the N = 1 step times, kept between the slowdowns of
-        ``slowdown_bounds`` (the measured one where the bench ran ``n``, which also holds
-        contention for shared cores or memory)."""
+        """The wait for the slowest of ``n`` devices: E[max of n] - mean of the N = 1 step
+        times, scaled to ``compute_ms``, kept within ``slowdown_bounds``."""
         if n < 2:
             return 0.0
         low, high = self.slowdown_bounds(n)
@@ -232,7 +201,6 @@ class Compute:
         return max((low - 1) * compute_ms, min(at_most, self._expected_max_ms(n, compute_ms)))
 
     def _expected_max_ms(self, n: int, compute_ms: float) -> float:
-        """E[max of n] - mean of the N = 1 step times, scaled to ``compute_ms``."""
         if len(self.jitter_ms) < 2:
             return 0.0
         x = np.sort(np.asarray(self.jitter_ms, float))
@@ -261,7 +229,8 @@ class Step:
     step_ms: float
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective
     measured: bool = False  # one device's forward + backward at this batch was measured
-    contention_ms: float = 0.0  # of ``exposed_ms`` (``step_terms.contention_ms``)
+    contention_ms: float = 0.0  # of ``exposed_ms``
+    link: str | None = None  # the count's link class (``network.Collectives.link``)
 
     @property
     def global_batch(self) -> float:
@@ -272,11 +241,124 @@ class Step:
         return self.global_batch / self.step_ms * 1e3
 
 
+class StepSettings(Protocol):
+    """A step's settings beside the model, compute, network and counts (``calibration.Run``)."""
+
+    overlap: float | None
+    bucket_mb: float
+    strategy: str
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """``StepSettings`` given one by one (``step_at``)."""
+
+    overlap: float | None = None
+    bucket_mb: float = DEFAULT_BUCKET_MB
+    strategy: str = "ddp"
+
+
+# A candidate of the search: (devices, per-device batch, accumulation)
+Candidate = tuple[int, float, int]
+
+
 def optimizer_shards(network: Network, n: int, strategy: str) -> int:
-    """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP
-    (every device steps every parameter), ``n`` under FSDP and ZeRO-2, a node's devices
-    under hybrid sharding (its group, ``step_collectives.group_of``)."""
-    return {"fsdp": n, "zero2": n, "hybrid": group_of(network, n)}.get(strategy, 1)
+    """The devices the optimizer step is split over on ``n``: 1 under DDP, ``n`` under FSDP
+    and ZeRO-2 (each rank steps its shard: Zhao et al., "PyTorch FSDP", VLDB 2023), one
+    node's under hybrid sharding (its group, which it also gathers and scatters over)."""
+    group = min(n, network.per_node or n)
+    return {"fsdp": n, "zero2": n, "hybrid": group}.get(strategy, 1)
+
+
+def _one_device(
+    model: ModelSpec, compute: Compute, shards: int, strategy: str, candidate: Candidate
+) -> tuple[float, float, float, float, bool, bool]:
+    """One device's part of ``candidate``'s step (ms): its compute (N = 1: the bare module's,
+    less the strategy's own work), the wait for the slowest device, the backward that can
+    hide communication (stretched by the wait) and DDP's own work; whether its micro-step
+    was measured, and whether nothing measured the wait (the fitted straggler term then
+    applies: no slowdown measured at N > 1 and no N = 1 steps timed)."""
+    n, batch, accum = candidate
+    if n < 1 or not batch > 0 or accum < 1:
+        raise ValueError(phrase("step_counts"))
+    micro_ms = compute.micro_ms(model, batch)
+    compute_ms = compute.compute_ms(model, batch, accum, shards)
+    measured = compute.is_measured(batch)
+    unmeasured = not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0)
+    if n == 1:
+        own_ms = accum * min(compute.one_rank_own_ms, micro_ms)
+        return compute_ms - own_ms, 0.0, 0.0, 0.0, measured, unmeasured
+    wait_ms = compute.wait_ms(n, compute_ms)
+    backward_ms = compute.backward_share * micro_ms
+    if compute_ms > 0:
+        backward_ms *= 1 + wait_ms / compute_ms
+    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
+    return compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured
+
+
+def step_table(
+    network: Network,
+    settings: StepSettings,
+    model: ModelSpec,
+    computes: Sequence[Compute],
+    candidates: Sequence[Candidate],
+    resplit: Sequence[tuple[float, float]] = (),
+) -> tuple[tuple[Step, ...], ...]:
+    """The step model's one entry: each candidate's step at each of ``computes`` (the point,
+    then the ends of its ranges) and at the first one ``resplit`` at each (batch, fixed ms)
+    (the fixed cost's range), one row per candidate. In one order: each device's part
+    (``_one_device``), the network's part of each count, looked up once
+    (``network.collectives``), then the module docstring's formulas; ``settings.overlap``
+    None is ``DEFAULT_OVERLAP`` capped at all but the last collective."""
+    every = [*computes, *(computes[0].resplit(model, batch, ms) for batch, ms in resplit)]
+    strategy, overlap = settings.strategy, settings.overlap
+    shards = {n: optimizer_shards(network, n, strategy) for n, _, _ in candidates}
+    parts = [
+        [_one_device(model, c, shards[n], strategy, (n, b, k)) for c in every]
+        for n, b, k in candidates
+    ]
+    nets = {
+        n: collectives(
+            network,
+            model.grad_bytes,
+            n,
+            bucket_mb=settings.bucket_mb,
+            strategy=strategy,
+            units=model.units,
+            group=group,
+        )
+        for n, group in shards.items()
+    }
+    rows = []
+    for (n, batch, accum), row in zip(candidates, parts, strict=True):
+        net, steps = nets[n], []
+        for compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured in row:
+            if n == 1:
+                nothing = (0.0, 0.0, 0.0, 0.0, 0.0)  # DDP, wait, communication, its last, exposed
+                bare = (compute_ms, *nothing, compute_ms, 0.0, measured, 0.0, net.link)
+                steps.append(Step(1, batch, accum, *bare))
+                continue
+            comm_ms = net.comm_s * 1e3
+            if overlap is None:
+                not_last_ms = (net.comm_s - net.last_s) * 1e3
+                hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
+                contention_ms = net.contention_share * max(hidden_ms, 0.0)
+            elif 0 <= overlap <= 1:  # measured or given: as it is, its contention in it
+                hidden_ms = overlap * net.comm_s * 1e3
+                contention_ms = 0.0
+            else:
+                raise ValueError(f"overlap must be in [0, 1], got {overlap}")
+            if unmeasured:
+                wait_ms = max(wait_ms, net.straggler_share * compute_ms)
+            exposed_ms = comm_ms - hidden_ms + contention_ms
+            step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
+            last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
+            parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
+            steps.append(
+                Step(n, batch, accum, *parts_ms, latency_ms, measured, contention_ms, net.link)
+            )
+        rows.append(tuple(steps))
+    return tuple(rows)
 
 
 def step_at(
@@ -292,71 +374,11 @@ def step_at(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step, ``accum`` micro-steps per optimizer step (formulas: module docstring).
-    ``overlap`` is the measured share of communication hidden; None uses
-    ``DEFAULT_OVERLAP`` capped at all but the last bucket."""
-    if n < 1 or not batch > 0 or accum < 1:
-        raise ValueError(phrase("step_counts"))
-    # FSDP and ZeRO-2 ranks step the optimizer on their own shard only (Zhao et al.,
-    # "PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel", VLDB 2023)
-    compute_ms = compute.compute_ms(model, batch, accum, optimizer_shards(network, n, strategy))
-    measured = compute.is_measured(batch)
-    if n == 1:  # one device runs the bare module: no strategy's own work
-        own_ms = accum * min(compute.one_rank_own_ms, compute.micro_ms(model, batch))
-        bare_ms = compute_ms - own_ms
-        return Step(1, batch, accum, bare_ms, 0.0, 0.0, 0.0, 0.0, 0.0, bare_ms, 0.0, measured)
-    wait_ms = compute.wait_ms(n, compute_ms)
-    # the slowest device's backward, stretched as its step is by the wait (contention
-    # measured at n, carried to the counts not measured), hides the communication longer
-    backward_ms = compute.backward_share * compute.micro_ms(model, batch)
-    if compute_ms > 0:
-        backward_ms *= 1 + wait_ms / compute_ms
-    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
-    comm_s, last_s, latency_s = collectives_s(
-        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=model.units
-    )
-    nodes = network.inter is not None and network.per_node is not None
-    link = step_terms.link_class(network.intra.name, nodes)  # the fitted terms' class
-    if overlap is None:
-        hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
-        contention_ms = step_terms.contention_ms(hidden_ms, link=link)  # the fitted term (below)
-    elif 0 <= overlap <= 1:
-        # measured or given: applied as it is (capping it by the modelled backward would
-        # predict exposed communication at the very run that measured none)
-        hidden_ms = overlap * comm_s * 1e3
-        contention_ms = 0.0  # a measured overlap holds it (below)
-    else:
-        raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-    # the fitted straggler term where nothing measured the wait: no slowdown at n > 1 and
-    # the step's spread the prior's (no N = 1 steps timed)
-    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
-        wait_ms = max(wait_ms, step_terms.straggler_ms(n, compute_ms, link=link))
-    exposed_ms = comm_s * 1e3 - hidden_ms + contention_ms
-    step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
-    return Step(
-        n,
-        batch,
-        accum,
-        compute_ms,
-        ddp_ms,
-        wait_ms,
-        comm_s * 1e3,
-        last_s * 1e3,
-        exposed_ms,
-        step_ms,
-        latency_s * 1e3,
-        measured,
-        contention_ms,
-    )
-
-
-class StepSettings(Protocol):
-    """The settings of a step apart from the model, the compute, the network and the
-    counts (``calibration.Run`` holds them): the overlap, the bucket and the strategy."""
-
-    overlap: float | None
-    bucket_mb: float
-    strategy: str
+    micro-step, ``accum`` micro-steps per optimizer step (``step_table``); ``overlap``: the
+    measured share of communication hidden."""
+    settings = Settings(overlap, bucket_mb, strategy)
+    ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
+    return step
 
 
 def step_of(
@@ -369,47 +391,13 @@ def step_of(
     batch: float,
     accum: int,
 ) -> Step:
-    """``step_at`` of ``model`` on ``n`` devices of ``network`` under the step settings of
-    ``settings``."""
-    return step_at(
-        model,
-        compute,
-        network,
-        n,
-        batch=batch,
-        accum=accum,
-        overlap=settings.overlap,
-        bucket_mb=settings.bucket_mb,
-        strategy=settings.strategy,
-    )
-
-
-# A candidate of the search: (devices, per-device batch, accumulation)
-Candidate = tuple[int, float, int]
-
-
-def step_table(
-    network: Network,
-    settings: StepSettings,
-    model: ModelSpec,
-    computes: Sequence[Compute],
-    candidates: Sequence[Candidate],
-) -> tuple[tuple[Step, ...], ...]:
-    """The step model's one entry for a search: every candidate's step (``step_of``) at
-    each of ``computes`` (the compute's point, then the ends of its ranges), one row per
-    candidate in their order."""
-    return tuple(
-        tuple(
-            step_of(network, settings, model, compute, n, batch=batch, accum=accum)
-            for compute in computes
-        )
-        for n, batch, accum in candidates
-    )
+    """``step_at`` under ``settings``."""
+    ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
+    return step
 
 
 class Pair(StepSettings, Protocol):
-    """What the speedup of a pair reads of a run (``calibration.Run``): its step settings
-    and its batch at one device."""
+    """What a pair's speedup reads of a run (``calibration.Run``)."""
 
     batch: int
     accum: int
@@ -419,9 +407,9 @@ class Pair(StepSettings, Protocol):
 
 
 def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Compute) -> float:
-    """Throughput of 2 devices over 1 (``step_table``): the same per-device batch (weak
-    scaling), or under strong scaling (the global batch kept) an even accumulation halved,
-    else the batch split over the two."""
+    """Throughput of 2 devices over 1: the same per-device batch (weak scaling), or under
+    strong scaling (the global batch kept) an even accumulation halved, else the batch
+    split over the two."""
     batch, accum = float(pair.batch), pair.accum
     if pair.kept_global_batch is not None and accum % 2 == 0:
         accum //= 2
@@ -434,7 +422,9 @@ def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Comput
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FamilyBasis:
-    """A family's step at any size, fitted over ``members`` (their names, by size)."""
+    """A family's step at any size (the break-even's), fitted over ``members`` (by size) by
+    ``calibrate.bench_basis.fitted``: the optimizer step and DDP's own work each a fixed
+    part plus a part per parameter."""
 
     family: str
     members: tuple[str, ...]

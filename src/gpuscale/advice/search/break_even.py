@@ -1,6 +1,5 @@
-"""The break-even: how much compute a step must do per byte it all-reduces, and how large
-a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even``)."""
+"""The break-even: how much compute a step must do per byte it all-reduces, and how large a
+model of this family must be, for 2 devices to train faster than 1 on this link."""
 
 from __future__ import annotations
 
@@ -8,12 +7,12 @@ import math
 from dataclasses import replace
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.step import pair_speedup
+from gpuscale.advice.model.step import Compute, ModelSpec, pair_speedup
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
-    """Smallest x in [low, high] with f(x) >= target, f increasing (None if f(high) <
-    target, ``low`` if f(low) already reaches it)."""
+    """Smallest x in [low, high] with increasing f(x) >= target (None if f(high) <
+    target), by bisection in log x."""
     if f(high) < target:
         return None
     if f(low) >= target:
@@ -25,17 +24,23 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
 
 
 def break_even(cal: Calibration) -> tuple[float | None, float | None, float | None]:
-    """(compute ms per gradient MB, parameters, parameters for the target efficiency)
-    from which 2 devices train faster than 1 (``pair_speedup``; the sizes NaN where the
-    speedup falls with size).
-
-    The first scales this model's whole step compute at fixed gradient bytes: the compute
-    a step must do per byte it all-reduces, a property of the link and overlap. The
-    second resizes the model within its family: the family's step fitted over its members
-    (``cal.model.family``), else this model's modelled step (FLOPs per sample per
-    parameter and fixed cost kept), never its measured one."""
+    """(compute ms per gradient MB, parameters, parameters for the target efficiency) from
+    which 2 devices train faster than 1 (``pair_speedup``; a size NaN where the speedup falls
+    with size). The first scales this model's whole step compute at fixed gradient bytes (a
+    property of the link and overlap); the others resize the model within its family (the
+    family's fitted step, else this model's modelled one, never its measured one)."""
     model, compute = cal.model.spec, cal.model.compute
-    network, run = cal.machine.network, cal.run
+    network, run, family = cal.machine.network, cal.run, cal.model.family
+    compute_ms = compute.compute_ms(model, run.batch, run.accum)
+    modelled = replace(compute, measured_ms=())
+
+    def sized(params: float) -> tuple[ModelSpec, Compute]:
+        if family is not None:
+            return family.model(params, model.grad_bytes_per_param), family.at(params)
+        return model.resized(params), modelled
+
+    def speedup(spec: ModelSpec, at: Compute) -> float:
+        return pair_speedup(network, run, spec, at)
 
     def by_compute(scale: float) -> float:
         # every term scales, the measured batches too (else the speedup is flat in scale)
@@ -47,23 +52,16 @@ def break_even(cal: Calibration) -> tuple[float | None, float | None, float | No
             measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
             opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
         )
-        return pair_speedup(network, run, model, scaled)
+        return speedup(model, scaled)
 
-    compute_ms = compute.compute_ms(model, run.batch, run.accum)
+    def by_size(params: float) -> float:
+        return speedup(*sized(params))
+
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
     if scale is not None:
         ms_per_mb = scale * compute_ms
         ms_per_mb /= model.grad_bytes / 1e6
-
-    modelled = replace(compute, measured_ms=())
-    family = cal.model.family
-
-    def by_size(params: float) -> float:
-        if family is not None:
-            sized = family.model(params, model.grad_bytes_per_param)
-            return pair_speedup(network, run, sized, family.at(params))
-        return pair_speedup(network, run, model.resized(params), modelled)
 
     grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
     speedups = [by_size(p) for p in grid]

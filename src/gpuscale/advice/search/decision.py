@@ -1,26 +1,17 @@
-"""The recommendation as one structured :class:`Decision`, read off the predictions.
+"""The recommendation as one :class:`Decision`, read off the predictions (reconciled with
+the measurements: ``reconcile.py``); the words and the JSON render it, so they cannot
+disagree.
 
-Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
-the Decision from the predictions table, so they cannot contradict each other:
-
-* ``chosen``: the fastest count to a trained model whose efficiency reaches the target
-  **and** whose 80% interval of the speedup lies above 1 (``held_back``: the faster count
-  whose interval includes "no gain"); one device whenever an input cannot be true (an
-  ``IMPLAUSIBLE`` warning, or a count predicted faster than the fastest MLPerf system
-  allows: ``below_mlperf``).
-* ``focus``: the smallest count above the chosen (the largest predicted when there is
-  none); the dominant term, the cap and what would change it are read at this one count.
-* ``limit.dominant_term``: the largest overhead of the step at ``focus`` (``OVERHEADS``),
-  or ``compute`` when the throughput efficiency there is >= 95%.
-* ``limit.cap``: which factor of the speedup loses more at ``focus`` (log scale):
-  ``overheads`` (the throughput efficiency), ``convergence`` (the samples needed grow
-  with the global batch), ``none`` (both within 5%); where no count above the largest
-  predicted remains, why the search stopped (``stopped_by``).
-* ``readings``: the count at each end of every assumed term's range (``decided``).
-
-The tables it reads rest on the measurements where they disagree (``reconcile.py``). The
-counts other rules pick: ``picked``.
-"""
+* ``chosen``: the fastest count to a trained model whose efficiency reaches the target and
+  whose 80% interval of the speedup lies above 1 (``held_back``: the faster count whose
+  interval holds "no gain"); one device where an input cannot be true (``refused``).
+* ``focus``: the smallest count above the chosen (else the largest predicted), where the
+  dominant term, the cap and what would change it are read.
+* ``limit.dominant_term``: the largest of ``OVERHEADS`` at ``focus``, or ``compute`` at
+  >= 95% throughput efficiency; ``limit.cap``: the factor of the speedup that loses more
+  there (log scale): ``overheads``, ``convergence`` or ``none``, or why the search stopped
+  (``stopped_by``).
+* ``readings``: the count at each end of every assumed term's range (``decided``)."""
 
 from __future__ import annotations
 
@@ -50,14 +41,14 @@ NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows of a predictions table none of whose ``predictions.FLAGGED`` columns is set."""
+    """The rows none of whose ``predictions.FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
-    """The step's overheads (ms): the fixed cost not spread (``fixed_excess_ms``),
-    waiting, DDP's copies, and the exposed communication split into bandwidth and
-    latency in their proportion of the whole."""
+    """The step's overheads (ms): the fixed cost not spread, waiting, DDP's copies, the
+    exposed communication split into bandwidth and latency in their shares of the whole, and
+    what a measured step leaves unexplained."""
     exposed = float(row["exposed_comm_ms"])
     share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
     return {
@@ -91,10 +82,9 @@ def cap_at(row: pd.Series) -> str:
 
 
 def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> str:
-    """Why no count above ``largest`` (the largest trusted) has a row: ``batch`` where a
-    count ``searched`` above it has none (the global batch kept does not split into whole
-    per-device batches over it), ``flagged`` where those above failed a plausibility check,
-    else ``devices`` (``largest`` is the most allowed)."""
+    """Why no count above ``largest`` has a row: ``batch`` where a count ``searched`` above
+    it has none (the global batch kept does not split over it), ``flagged`` where those above
+    failed a plausibility check, else ``devices``."""
     above = {int(n) for n in searched if n > largest}
     if above - set(frame["accelerators"].astype(int)):
         return "batch"
@@ -102,7 +92,6 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
 
 
 def _held(row: pd.Series) -> HeldBack:
-    """The count its interval holds back (``row``) and that interval's low end."""
     return HeldBack(int(row["accelerators"]), float(row["speedup_low"]))
 
 
@@ -114,11 +103,9 @@ def decide(
     searched: Collection[int] = (),
     fits_from: int = 1,
 ) -> Decision:
-    """The Decision of a predictions table (flagged rows left out, ``plausible``);
-    ``refused``: an input cannot be true (an IMPLAUSIBLE warning among ``warnings``);
-    ``searched``: the device counts searched (``stopped_by``); ``fits_from``: the smallest
-    count whose devices hold the model (``advice.memory``), standing where one device would;
-    where none predicted does, nothing is advised (``Decision.holds``)."""
+    """The Decision of a predictions table (flagged rows left out); ``refused``: an input
+    cannot be true; ``searched``: the counts searched; ``fits_from``: the fewest devices that
+    hold the model, standing where one device would (none predicted: nothing advised)."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
@@ -172,8 +159,7 @@ def decide(
 
 
 def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
-    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step (the
-    rest unchanged): whether removing them would reach a target."""
+    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step."""
     if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
         return None
     step = float(focus["step_ms"])
@@ -184,9 +170,8 @@ def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
 
 
 def _also(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
-    """The fewest other overheads, largest first, that must go with ``term`` for
-    ``focus`` to reach ``target``; () when ``term`` alone does, or not even all of them
-    would."""
+    """The fewest other overheads, largest first, that must go with ``term`` for ``focus``
+    to reach ``target``; () when ``term`` alone does, or not even all of them would."""
     gone = _without(focus, (term,))
     if gone is None or gone >= target:
         return ()
@@ -209,10 +194,9 @@ _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 def _chosen(
     trusted: pd.DataFrame, target: float, refused: bool = False
 ) -> tuple[pd.Series, pd.Series | None]:
-    """The fastest count that reaches ``target`` efficiency with a speedup surely above the
-    smallest count's (1 device's, or the fewest that hold the model: ``trusted``'s first;
-    its interval's low end; never above it when ``refused``: an input cannot be true), and
-    the faster count held back because its speedup is not sure (None when there is none)."""
+    """The fastest count that reaches ``target`` efficiency with a speedup surely (its
+    interval's low end) above the smallest count's, never above it when ``refused``; and the
+    faster count held back as not sure (None: none)."""
     first = trusted.iloc[0]
     smallest = trusted["accelerators"] == first["accelerators"]
     reaching = trusted[(trusted["efficiency"] >= target) | smallest]
@@ -232,9 +216,8 @@ def _chosen(
 def below_mlperf(
     frame: pd.DataFrame, mlperf_floor: Sequence[tuple[int, float, str]]
 ) -> tuple[tuple[int, float, float, str], ...]:
-    """(count, minutes, floor, system) of each count whose predicted time to train beats
-    the fastest MLPerf system of the same accelerator count on the workload
-    (``mlperf_floor``: (count, minutes, system)): the inputs cannot be true."""
+    """(count, minutes, floor, system) of each count whose time to train beats the
+    fastest MLPerf system's floor at that count (``mlperf_floor``): inputs that cannot be true."""
     floor = {n: (minutes, system) for n, minutes, system in mlperf_floor}
     frame = frame[plausible(frame)]
     return tuple(
@@ -251,12 +234,10 @@ def decided(
     ends: Sequence[tuple[Calibration, pd.DataFrame]],
     fits_from: int,
 ) -> Decision:
-    """The Decision of ``cal``'s predictions ``frame`` (``decide``; refused where an input
-    cannot be true: ``Said.implausible``, or a count ``below`` MLPerf's floor), with the
-    count and its speedup at each end of every assumed term's range (``ends``: the
-    calibration there and its predictions, in ``Search.ends``' order) and the first term
-    whose range moves the count chosen (``Decision.withheld_by``): the one thing to give or
-    measure leading the answer."""
+    """The Decision of ``cal``'s ``frame`` (refused where an input cannot be true or a count
+    is ``below`` MLPerf's floor), with the count chosen at each end of every assumed term's
+    range (``ends``, in ``Search.ends``' order) and the first term whose range moves it
+    (``withheld_by``)."""
 
     def decision_of(at: Calibration, table: pd.DataFrame, refused: bool) -> Decision:
         efficiency, warnings = at.search.target_efficiency, at.said.warnings
@@ -276,11 +257,10 @@ def decided(
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the trusted predictions (the fewest that hold the
-    model up, where one predicted does: ``decide``'s rule): the largest reaching the target
-    efficiency, the cheapest in device-hours, and the equilibrium picks: the knee of time to
-    train against the count, the count maximising speedup x efficiency, and the largest
-    count keeping efficiency >= ``goal.threshold`` x its best."""
+    """The counts other rules pick off the trusted predictions (from ``fits_from`` up): the
+    largest reaching the target efficiency, the cheapest in device-hours, the knee of time
+    against count, the count maximising speedup x efficiency, and the largest keeping
+    efficiency >= ``goal.threshold`` x its best."""
     trusted = frame[plausible(frame)]
     fitting = trusted[trusted["accelerators"] >= fits_from]
     trusted = fitting if len(fitting) else trusted

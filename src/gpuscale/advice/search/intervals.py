@@ -2,27 +2,21 @@
 development rows of published 1-vs-N throughput tables.
 
 ``data/advice_intervals.json`` holds the rule: its ``kind`` and, per link class, a width
-below (``low``) and above (``high``) the speedup. ``benchmarks/advice_intervals.py`` chose
-the kind among candidates by their leave-one-setup-out coverage on the development rows
-alone and fitted the widths on every development row; the file says its command and date.
+below (``low``) and above (``high``) the speedup, chosen and fitted by
+``benchmarks/advice_intervals.py`` (leave-one-setup-out coverage on the development rows).
 
-At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` (the priors'
-ranges widened by the step's error, ``predictions.predictions``) and ``g = sqrt(log2 N)``
-(the growth the step's error already takes), a class's widths ``a`` (low) and ``b``
-(high) give:
+At ``N`` devices, with the model's point ``p`` and interval ``[l, h]`` and
+``g = sqrt(log2 N)``, a class's widths ``a`` (low) and ``b`` (high) give:
 
 * ``model``: ``[l, h]`` as it is;
-* ``scale``: the model's interval widened by a factor in log, ``[p (l/p)^a, p (h/p)^b]``;
-* ``band``: a band around the point, ``[p exp(-a g), p exp(b g)]``;
+* ``scale``: ``[p (l/p)^a, p (h/p)^b]``;
+* ``band``: ``[p exp(-a g), p exp(b g)]``;
 * ``union``: the wider of the model's interval and that band at each end;
-* ``extend``: the model's interval extended at each end, ``[l exp(-a g), h exp(b g)]``;
+* ``extend``: ``[l exp(-a g), h exp(b g)]``;
 
-the upper end never above ``ceiling`` (linear, or the speedup of a step of compute alone
-where that is lower), and the interval always holding the point. A count's class is
-``multinode`` where it spans nodes, else its link inside a node (``link_class``); a link
-of no class (``custom``) keeps the model's. The rule is the advice by numbers' on a link
-given or detected (:func:`advised`).
-"""
+the upper end never above ``ceiling`` and the interval always holding the point. A count's
+class is ``multinode`` where it spans nodes, else its link's (``model.network.link_class``);
+a link of no class keeps the model's interval."""
 
 from __future__ import annotations
 
@@ -37,7 +31,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.step_terms import CLASSES, link_class
+from gpuscale.advice.model.network import CLASSES, count_class
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.interconnect.network import Network
 
@@ -47,8 +41,7 @@ KINDS = ("model", "scale", "band", "union", "extend")
 
 @dataclass(frozen=True, slots=True)
 class ClassWidths:
-    """One link class's widths below (``low``) and above (``high``) the speedup, in the
-    unit the rule's kind reads (a factor for ``scale``, a log width at N = 2 else), and
+    """One link class's widths (a factor for ``scale``, a log width at N = 2 else) and
     the development rows they were fitted on."""
 
     low: float
@@ -58,8 +51,7 @@ class ClassWidths:
 
 @dataclass(frozen=True, slots=True)
 class IntervalRule:
-    """The rule (the module's docstring): its kind, the candidate's name as the fit
-    called it, and the widths per link class."""
+    """The rule: its kind, its name as the fit called it, the widths per link class."""
 
     kind: str
     name: str
@@ -75,10 +67,10 @@ class IntervalRule:
             if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
                 raise ValueError(sentence("interval_widths", name=name, widths=str(w)))
 
-    def said(self, network: Network, counts: Sequence[int]) -> Finding | None:
-        """The rule as a finding, for the classes of ``counts`` on ``network`` (None where
-        none of them has one, or the rule is the model's own interval)."""
-        found = [c for c in dict.fromkeys(classes_at(network, counts)) if c in self.classes]
+    def said(self, classes: Sequence[str | None]) -> Finding | None:
+        """The rule as a finding for the counts' link ``classes`` (None where none of them
+        has one, or the rule is the model's own interval)."""
+        found = [c for c in dict.fromkeys(classes) if c in self.classes]
         if not found or self.kind == "model":
             return None
         each = []
@@ -101,9 +93,8 @@ class IntervalRule:
 
 
 def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
-    """Each count's link class on ``network``: multi-node where it spans nodes."""
-    inside = link_class(network.intra.name, nodes=False)
-    return ["multinode" if network.spans_nodes(int(n)) else inside for n in counts]
+    """Each count's link class on ``network`` (``model.network.count_class``)."""
+    return [count_class(network, int(n)) for n in counts]
 
 
 def ends(
@@ -115,9 +106,8 @@ def ends(
     counts: np.ndarray,
     ceiling: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The interval of ``kind`` (the module's docstring) at each row: ``widths`` (low,
-    high) per row, the model's ``point`` and ``[low, high]`` at ``counts`` devices, the
-    upper end at most ``ceiling``."""
+    """The interval of ``kind`` at each row: ``widths`` (low, high) per row, the model's
+    ``point`` and ``[low, high]`` at ``counts`` devices, the upper end at most ``ceiling``."""
     a, b = (np.asarray(w, float) for w in widths)
     p, lo, hi = (np.asarray(v, float) for v in (point, low, high))
     g = np.sqrt(np.log2(np.maximum(np.asarray(counts, float), 1.0)))  # 0 at one device
@@ -147,22 +137,21 @@ def widened(
     frame: pd.DataFrame,
     compute_ms: np.ndarray,
     compute_alone: np.ndarray,
-) -> pd.DataFrame:
-    """The predictions ``frame`` of ``cal`` with its speedup's interval by ``rule`` where it
-    is the advice's (``advised``; else ``frame`` as it is): each count's class's ``ends``
-    (a count of no class of the rule keeps the model's), the upper end at most linear and
-    ``compute_alone``, the speedup of a step of compute alone; its step's ends moved by the
-    same factors: its upper end by the speedup's lower end's, its lower end by the upper
-    end's, never below ``compute_ms`` (the least compute over the ranges) nor above the
-    step."""
+    classes: Sequence[str | None],
+) -> tuple[pd.DataFrame, Finding | None]:
+    """The predictions ``frame`` of ``cal`` (its rows' link ``classes``) with the speedup's
+    interval by ``rule`` where it is the advice's (``advised``), and the rule said; else
+    ``frame`` as it is and None. A row of no class of the rule keeps the model's; the upper
+    end is at most linear and ``compute_alone`` (the speedup of a step of compute alone);
+    the step's ends move by the same factors (its upper end by the speedup's lower end's),
+    never below ``compute_ms`` (the least compute over the ranges) nor past the step."""
     rule = advised(rule, cal)
     if rule is None:
-        return frame
+        return frame, None
     counts = frame["accelerators"].to_numpy(float)
     low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
     ceiling = np.minimum(compute_alone, counts / counts[0])
     point = frame["speedup"].to_numpy(float)
-    classes = classes_at(cal.machine.network, counts)
     known = np.array([c in rule.classes for c in classes], bool)
     a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
     b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
@@ -174,20 +163,19 @@ def widened(
     moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
     out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
     out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
-    return out
+    return out, rule.said(classes)
 
 
 def advised(rule: IntervalRule | None, cal: Calibration) -> IntervalRule | None:
     """``rule`` where it is the advice's: by numbers, on a link given or detected (a bench
-    keeps its own interval; an assumed link has its own range of presets); None where the
-    interval is the model's own."""
+    keeps its own interval, an assumed link its range of presets); else None."""
     if rule is None or cal.runs.from_bench or cal.machine.link_assumed or rule.kind == "model":
         return None
     return rule
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:
-    """The rule of a data file's contents (``data/advice_intervals.json``'s layout)."""
+    """The rule of ``data/advice_intervals.json``'s contents."""
     classes = entry["classes"]
     assert isinstance(classes, Mapping)
     return IntervalRule(

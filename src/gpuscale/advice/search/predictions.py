@@ -1,29 +1,26 @@
 """The predictions table: for each device count N the search tries per-device batches ``b``
-(the measured one and its halves) and accumulation ``k`` (powers of two): the global batch
-is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the
+(the measured one and its halves) and accumulations ``k`` (powers of two): the global batch
+is ``B = N b k``, the samples to train ``E(B)`` (``analysis.critical_batch``), the
 throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
 (b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
                                    throughput          convergence factor
 
-exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
-the samples do not depend on the batch (optimistic past the critical batch) and the
+as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model the
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
 
-Every candidate of every count is predicted at once (``model.step.step_table``), at the
-compute's point and at the ends of its ranges (the priors', ``advice/model/priors.py``,
-and the fixed cost's, ``Compute.resplit``). Intervals: the 80% intervals of the
-step and the speedup span them, ``x exp(-/+ width at N)`` of the step's error. The step's
-lower end is never below its compute term, so the speedup's upper end is never above a
-step of compute alone's (``speedup x step / compute``) nor linear. By numbers on a link
-given or detected, the speedup's interval is its link class's calibrated rule
-(``search/intervals.py``).
-"""
+Every candidate is predicted at once (``model.step.step_table``) at the compute's point and
+at the ends of its ranges (the priors', the fixed cost's). The 80% intervals span them,
+``x exp(-/+ width at N)`` of the step's error; the step's lower end is never below its
+compute, so the speedup's upper end is never above a step of compute alone's nor linear.
+By numbers on a link given or detected, the speedup's interval is its link class's
+calibrated rule (``search/intervals.py``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,9 +39,8 @@ FLAGGED = ("not_positive", "above_linear")
 
 
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
-    """(devices, per-device batch, accumulation) the search tries at ``n`` devices: with
-    the global batch kept, the fewest micro-steps that split it into whole per-device
-    batches no larger than the one that fits."""
+    """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
+    batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
     run = cal.run
     kept = run.kept_global_batch
     if kept is not None:
@@ -64,30 +60,44 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     return [(n, b, k) for b in batches for k in accums]
 
 
+def predicted(
+    cals: Sequence[Calibration], rule: intervals.IntervalRule | None = None
+) -> tuple[list[pd.DataFrame], Finding | None]:
+    """The predictions of each of ``cals`` (a calibration, then its variants) and the
+    speedup interval's rule as the first one's advice says it (None: the model's own)."""
+    first, interval = _predicted(cals[0], rule)
+    return [first, *(_predicted(cal, rule)[0] for cal in cals[1:])], interval
+
+
 def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) -> pd.DataFrame:
-    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count at its fastest candidate to a trained model (``_candidates``; no row
-    where no batch fits), its step predicted at the compute's point and at the ends of its
-    ranges, with plausibility flags as data. ``rule``: the speedup's interval calibrated
-    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
+    """The predictions table (``tables.advice.ADVICE_SCHEMA``), one row per count at its
+    fastest candidate (none where no batch fits), with plausibility flags as data; ``rule``:
+    the speedup's interval per link class (``intervals.advised``)."""
+    return _predicted(cal, rule)[0]
+
+
+def _predicted(
+    cal: Calibration, rule: intervals.IntervalRule | None
+) -> tuple[pd.DataFrame, Finding | None]:
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
-    every_compute = [model.compute, *model.prior_range]
     fixed = model.fixed
+    resplit = []
     if fixed is not None and fixed.uncertain:  # the ends of the fixed cost's range too
-        for ms in (fixed.low_ms, fixed.high_ms):
-            every_compute.append(model.compute.resplit(model.spec, fixed.at_batch, ms))
-    table = step_table(cal.machine.network, cal.run, model.spec, every_compute, tried)
-    # each count's fastest candidate to a trained model: (its steps, time to train, samples)
+        resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
+    every = [model.compute, *model.prior_range]
+    table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
+    # each count's fastest candidate: (its steps, time to train, samples)
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
-        step = steps[0]  # the samples to train at its global batch
+        step = steps[0]
         samples = (
             cal.search.samples if convergence is None else convergence.samples(step.global_batch)
         )
         time_s = samples / step.samples_per_s
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
+    classes = [steps[0].link for steps, _, _ in best.values()]
     frame = pd.DataFrame(
         [
             {
@@ -141,7 +151,6 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame["rests_on"] = "predicted"  # ``reconcile.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
-    # the 80% intervals (the module's docstring)
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
@@ -158,7 +167,6 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
     frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
-    # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
@@ -168,5 +176,4 @@ def predictions(cal: Calibration, rule: intervals.IntervalRule | None = None) ->
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
     frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
-    # the link class's calibrated interval where it is the advice's; the step's ends alike
-    return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone)
+    return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone, classes)

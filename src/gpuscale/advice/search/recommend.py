@@ -1,6 +1,6 @@
-"""From the step model and the convergence model to a recommendation: how many devices,
-with what per-device batch and gradient accumulation, the break-even, time, cost and
-energy to a trained model, in one pass (``recommend``)."""
+"""From the calibration to the advice in one pass (``recommend``): the predictions with
+their intervals (``predictions.py``), reconciled with the measurements (``reconcile.py``),
+the decision (``decision.py``) and the break-even (``break_even.py``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.predictions import predictions
+from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.tables.requests import NamedError
 
@@ -29,24 +29,19 @@ class Advice:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
     data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
 
-    table: pd.DataFrame  # one row per device count, its flags as data (``predictions.FLAGGED``)
-    decided: Decision  # as the search decided it (``decision``: with its words)
+    table: pd.DataFrame  # one row per device count, its flags as data
+    decided: Decision
     picks: Picks  # the counts other rules pick
     break_even: BreakEven
     calibration: Calibration  # what it was computed from
-    # strong scaling decided: the same counts keeping the per-device batch (weak)
-    weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
-    # counts whose measured runs fall outside the predicted interval (``reconcile.applied``)
+    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
     disagreements: tuple[Disagreement, ...] = ()
-    # every count measured in a configuration predicted (``reconcile.measured_counts``)
     measured_counts: tuple[MeasuredCount, ...] = ()
-    # (count, predicted minutes, MLPerf's floor, its system) of each count predicted
-    # faster than MLPerf allows: an input that cannot be true
+    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
     qualifiers: Qualifiers = field(default_factory=Qualifiers)
-    # the input pipeline: the samples/s the largest count predicted consumes, and that count
+    # the input pipeline: the samples/s the largest count consumes, and that count
     input_rate: tuple[float, int] | None = None
-    # what each device holds per count and strategy, where memory limits the counts
     memory: MemoryCheck | None = None
     interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
 
@@ -56,17 +51,16 @@ class Advice:
 
     @cached_property
     def predictions(self) -> pd.DataFrame:
-        """The predictions table (``tables.advice``): ``table`` with its flags said."""
+        """``table`` with its flags said (``tables.advice``)."""
         return words.flagged(self.table)
 
     @cached_property
     def alternative(self) -> pd.DataFrame | None:
-        """The weak-scaling alternative (``weak_table``) with its flags said."""
+        """``weak_table`` with its flags said."""
         return maybe(words.flagged, self.weak_table)
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
-        """The calibration's assumptions, the input pipeline's saying ``input_rate``."""
         return words.assumed(self)
 
     @cached_property
@@ -85,14 +79,12 @@ class Advice:
 
     @property
     def recommended(self) -> int | None:
-        """The count advised: the decision's ``count`` (None where an assumed term's range
-        moves it: ``decision.withheld_by``)."""
+        """The count advised (None where an assumed term's range moves it)."""
         return self.decided.count
 
     @property
     def decision_line(self) -> int:
-        """Where "Use N devices ..." stands in ``explanation``: after the ``caveats`` and
-        the decision's warnings."""
+        """Where "Use N devices ..." stands in ``explanation``."""
         return len(self.caveats) + len(self.decision.warnings)
 
 
@@ -101,8 +93,8 @@ WEAK = {"run": {"scaling": "weak"}}
 
 
 def search(cal: Calibration) -> Advice:
-    """The advice on ``cal`` alone (``recommend``, the speedup's interval its link class's
-    calibrated rule where it is the advice's) and what qualifies the headline, as data."""
+    """The advice on ``cal`` (the speedup's interval its link class's calibrated rule where
+    it is the advice's) and what qualifies the headline."""
     advice = recommend(cal, intervals.RULE)
     few = cal.search.noise_steps
     qualifiers = Qualifiers(
@@ -116,27 +108,18 @@ def search(cal: Calibration) -> Advice:
 
 def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> Advice:
     """Predictions and the Decision for one model on one network: the calibration the
-    devices hold (``held``) and its variants (``Calibration.at``: the weak-scaling
-    alternative where the global batch is kept without a convergence model, each end of
-    every assumed term's range) predicted (``predictions.py``: one step table each, the
-    intervals by ``intervals.py``), reconciled with the measurements (``reconcile.py``),
-    decided (``decision.py``: the decision, its readings at the ends, the counts other
-    rules pick), and the break-even (``break_even.py``). No count below the fewest devices
-    that hold the model is chosen, efficient or cheapest. ``rule``: the speedup's interval
-    per link class where it is the advice's (``intervals.advised``; None: the model's)."""
+    devices hold (``held``) and its variants (the weak-scaling alternative where the global
+    batch is kept without a convergence model, each end of every assumed term's range), each
+    predicted, reconciled, decided; no count below the fewest devices that hold the model is
+    chosen. ``rule``: the speedup's interval per link class (None: the model's)."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
     # the global batch kept without a convergence model: the weak-scaling alternative too
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    tables = []
-    for at in (cal, *([cal.at(WEAK)] if weak else []), *ends):  # one step table each
-        tables.append(predictions(at, rule))
-    rule = intervals.advised(rule, cal)
-    searched = list(tables[0]["accelerators"])
-    interval = None if rule is None else rule.said(cal.machine.network, searched)
-    # a count the bench measured outside the predicted interval rests on the measurement
+    variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
+    tables, interval = predicted(variants, rule)  # one step table each
     alternative = tables[1] if weak else None
     measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
     found = reconcile.disagreements(measured)
@@ -148,7 +131,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     decided = decision.decided(cal, frame, below, at_ends, fits_from)
     picks = decision.picked(frame, fits_from, goal)
     ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
-    last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    last = frame.iloc[-1]
     return Advice(
         table=frame,
         decided=decided,
@@ -168,7 +151,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     """(the calibration, the fewest devices that hold the model, the memory check where it
     limits the counts): the strategy asked where a count searched holds the model, else
-    ``MemoryCheck.fallback``'s; a ``NamedError`` where no strategy holds it."""
+    ``MemoryCheck.fallback``'s; a ``NamedError`` where none does."""
     memory = cal.machine.memory
     if memory is None or not memory.limits:
         return cal, 1, None

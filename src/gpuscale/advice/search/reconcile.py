@@ -1,8 +1,7 @@
-"""Measurement and prediction reconciled: a count the bench measured in the configuration
-predicted (``measured_counts``) whose trusted runs fall outside the 80% interval
-(``disagreements``) rests on them (``applied``: their median, their spread as the
-interval). Trusted: the unflagged runs (flagged ones with --allow-flagged); where every run
-is flagged, those."""
+"""Measurement and prediction reconciled: a count the bench measured in a configuration
+predicted (``measured_counts``) whose trusted runs (unflagged, or allowed; where every run
+is flagged, those) fall outside the 80% interval (``disagreements``) rests on them
+(``applied``: their median, their spread as the interval)."""
 
 from __future__ import annotations
 
@@ -41,11 +40,9 @@ def measured_counts(
     measured: Sequence[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> tuple[MeasuredCount, ...]:
-    """Each count the bench measured in a configuration predicted
-    (``tables.advice.same_configuration``: in the ``predictions``, else the weak-scaling
-    ``alternative``), its runs set against that prediction once: every run's throughput
-    speedup as ``analyze --bench`` reads it, the median of those used and whether it lies
-    inside the predicted 80% interval."""
+    """Each count the bench measured in a configuration predicted (in the ``predictions``,
+    else the weak-scaling ``alternative``), its runs' throughput speedups as ``analyze
+    --bench`` reads them, the median of those used and whether it lies inside the interval."""
     frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -82,8 +79,7 @@ def measured_counts(
 
 
 def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
-    """Each measured count (:func:`measured_counts`) whose median lies outside the
-    predicted 80% interval: the count's row then rests on its runs (:func:`applied`)."""
+    """Each measured count whose median lies outside the predicted 80% interval."""
     found = []
     for c in counts:
         if c.inside:
@@ -120,9 +116,8 @@ def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
 
 
 def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
-    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where the
-    bench measured no count in between, those at the largest disagreeing count below (a
-    model that missed a measured count is not trusted to recover above it)."""
+    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where no
+    count in between was measured, those at the largest disagreeing count below."""
     at = [d for d in found if d.accelerators == n]
     below = [d.accelerators for d in found if d.accelerators < n]
     if at or not below:
@@ -138,12 +133,10 @@ def applied(
     found: Sequence[Disagreement],
     measured: Collection[int] = (),
 ) -> pd.DataFrame | None:
-    """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
-    disagreeing count resting on the measurement there: its throughput columns scaled by
-    the measured over the predicted speedup (the row's own configuration's where measured,
-    else the count's other configuration's), its time columns divided by it, its speedup
-    interval the runs' relative range; so do the counts above it up to the next count
-    ``measured`` (``_governing``)."""
+    """``frame`` with each row a disagreement governs (``_governing``; its own
+    configuration's first) resting on the measurement: its throughput columns scaled by the
+    measured over the predicted speedup, its time columns divided by it, its intervals the
+    runs' relative range."""
     if frame is None or not found:
         return frame
     out = frame.copy()

@@ -1,0 +1,276 @@
+"""The network's part of a data-parallel step, looked up once per step (``collectives``):
+the collectives it issues, their time on a ``Network`` (``interconnect/network.py``) and the
+terms fitted on published tables' development rows (``data/step_terms.json``, by
+``benchmarks/fit_step_terms.py``, each in or out by leave-one-source-out error):
+
+* ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
+  (``interconnect/cost.py``), not ``2(N-1)`` x the preset's hop latency;
+* ``contention_share`` (kappa): ``kappa x hidden`` added for the communication backward
+  hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
+* ``rank_spread`` (sigma): the wait for the slowest of N ranks, ``sigma x E[max of N
+  standard normals] x compute``, where nothing on the host measured the step's spread.
+
+kappa and sigma: one value for every link class (``link_class``) or one per class, per
+software stack (``STACKS``: ``legacy``, devices before Volta with the TensorFlow 1.x
+parameter servers of 2017; ``modern``, the rest); the advice takes ``DEFAULT_STACK``'s: the
+device catalogue has no device before Volta."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from gpuscale.advice.model.wording import phrase
+from gpuscale.interconnect.network import Network
+
+MIB = 2**20
+FIRST_BUCKET_BYTES = 1 * MIB
+DEFAULT_BUCKET_MB = 25.0
+SHARDED = ("fsdp", "zero2", "hybrid")
+TERMS_FILE = "step_terms.json"
+CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
+STACKS = ("legacy", "modern")
+DEFAULT_STACK = "modern"
+NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
+
+PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
+
+
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """The fitted terms: each one value, or ``(class, value)`` for each of ``CLASSES``."""
+
+    nccl_latency: bool = False
+    contention_share: float | PerClass = 0.0
+    rank_spread: float | PerClass = 0.0
+
+    def __post_init__(self) -> None:
+        for name, field in (
+            ("contention share", self.contention_share),
+            ("rank spread", self.rank_spread),
+        ):
+            per_class = dict(field) if isinstance(field, tuple) else dict.fromkeys(CLASSES, field)
+            if set(per_class) != set(CLASSES):
+                raise ValueError(f"{name}: link classes are {CLASSES}, not {sorted(per_class)}")
+            for cls, value in per_class.items():
+                if not (0 <= value < 1 or (name == "contention share" and value == 1)):
+                    raise ValueError(f"{name} not in [0, 1]: {value} ({cls})")
+
+    def contention(self, link: str | None) -> float:
+        return _of(self.contention_share, link)
+
+    def spread(self, link: str | None) -> float:
+        return _of(self.rank_spread, link)
+
+
+def _of(field: float | PerClass, link: str | None) -> float:
+    """A term on a network of ``link`` class; for no class, the value every class shares,
+    else 0."""
+    if not isinstance(field, tuple):
+        return field
+    per_class = dict(field)
+    if link is not None:
+        return per_class[link]
+    values = set(per_class.values())
+    return values.pop() if len(values) == 1 else 0.0
+
+
+def _per_class(value: dict[str, float]) -> PerClass:
+    return tuple((cls, float(value[cls])) for cls in CLASSES)
+
+
+_TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
+FITTED_BY_STACK = {
+    stack: StepTerms(
+        nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
+        contention_share=_per_class(_TERMS["contention_share"]["value"][stack]),
+        rank_spread=_per_class(_TERMS["rank_spread"]["value"][stack]),
+    )
+    for stack in STACKS
+}
+FITTED = FITTED_BY_STACK[DEFAULT_STACK]
+_current = [FITTED]
+SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
+STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
+
+
+def of_stack(stack: str) -> StepTerms:
+    if stack not in FITTED_BY_STACK:
+        raise ValueError(f"stack {stack!r} is none of {STACKS}")
+    return FITTED_BY_STACK[stack]
+
+
+def current() -> StepTerms:
+    """The terms the step model uses: ``FITTED``, or those ``using`` set (a fit's variants)."""
+    return _current[-1]
+
+
+@contextmanager
+def using(terms: StepTerms) -> Iterator[StepTerms]:
+    _current.append(terms)
+    try:
+        yield terms
+    finally:
+        _current.pop()
+
+
+@cache
+def expected_max_normal(n: int) -> float:
+    """E[max of ``n`` standard normal draws] (0.564 for two, 1.424 for eight), by
+    quadrature of ``x d/dx Phi(x)^n``."""
+    if n < 2:
+        return 0.0
+    x = np.linspace(-10.0, 10.0, 8001)
+    cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    pdf = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
+    density = n * pdf * cdf ** (n - 1)
+    return float(np.sum(x * density) * (x[1] - x[0]))
+
+
+def link_class(link_name: str, nodes: bool) -> str | None:
+    """The published tables' link class (``benchmarks/published/README.md``):
+    ``multinode`` across ``nodes``, else ``nvlink``, ``pcie_no_p2p`` (through host memory) or
+    ``pcie_p2p`` by the preset; None for a custom or measured link."""
+    if nodes:
+        return "multinode"
+    preset = link_name.split(" ")[0].lower()
+    if preset.startswith("nvlink"):
+        return "nvlink"
+    if preset in NO_P2P:
+        return "pcie_no_p2p"
+    return "pcie_p2p" if preset.startswith("pcie") else None
+
+
+def count_class(network: Network, n: int) -> str | None:
+    """The link class of ``n`` devices of ``network``: ``multinode`` where they span nodes."""
+    return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+
+
+def spread_said(link: str | None) -> str:
+    """The fitted spread on ``link`` class in words ("" where 0), with the stack assumed
+    where the stacks' spreads differ."""
+    spread = current().spread(link)
+    if spread <= 0:
+        return ""
+    said = SPREAD_SAID.format(spread=f"{spread:.1%}")
+    if len({terms.spread(link) for terms in FITTED_BY_STACK.values()}) > 1:
+        said += STACK_SAID
+    return said
+
+
+def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
+    """DDP's buckets as (bytes, how many) in all-reduce order: a first bucket of 1 MiB
+    (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), then ``bucket_mb`` MiB ones
+    (``DistributedDataParallel(bucket_cap_mb=25)`` by default), the last holding the rest."""
+    if grad_bytes <= 0:
+        return []
+    if bucket_mb <= 0:
+        raise ValueError(phrase("bucket_positive", bucket_mb=bucket_mb))
+    first = min(float(FIRST_BUCKET_BYTES), grad_bytes)
+    rest = grad_bytes - first
+    cap = bucket_mb * MIB
+    full = int(rest // cap)
+    tail = rest - full * cap
+    return [
+        (size, count) for size, count in [(first, 1), (cap, full), (tail, 1)] if count and size > 0
+    ]
+
+
+def issued(
+    grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1, group: int = 0
+) -> list[tuple[str, int, float, int]]:
+    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
+    last one after the backward last: DDP's buckets; FSDP's two all-gathers and reduce-scatter;
+    ZeRO-2 as a reduce-scatter of the gradients and an all-gather of the weights (DDP's volume:
+    Rajbhandari et al. 2020, 7.2.1); hybrid sharding as FSDP's within a node and an all-reduce
+    of the node's shard over all ``n`` (approximations, said where advised). A sharded strategy
+    issues them per unit it wraps (``units``: a transformer's layers), each of the unit's bytes."""
+    if strategy in SHARDED and units > 1:
+        whole = issued(grad_bytes / units, n, bucket_mb, strategy, group=group)
+        return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
+    if strategy == "fsdp":
+        return [("all_gather", n, grad_bytes, 2), ("reduce_scatter", n, grad_bytes, 1)]
+    if strategy == "zero2":
+        return [("reduce_scatter", n, grad_bytes, 1), ("all_gather", n, grad_bytes, 1)]
+    if strategy == "hybrid":
+        group = group or n
+        within = [("all_gather", group, grad_bytes, 2), ("reduce_scatter", group, grad_bytes, 1)]
+        across = [("all_reduce", n, grad_bytes * (1.0 / group), 1)] if n > group else []
+        return [c for c in [*within, *across] if c[1] > 1]
+    if strategy != "ddp":
+        raise ValueError(phrase("strategy_unknown", strategy=strategy))
+    return [("all_reduce", n, size, count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
+
+
+def collectives_s(
+    network: Network,
+    grad_bytes: float,
+    n: int,
+    *,
+    bucket_mb: float,
+    strategy: str,
+    units: int = 1,
+    group: int = 0,
+) -> tuple[float, float, float]:
+    """(collectives per step, the last one, their latency part) in seconds, each
+    collective at its own size and ranks (``Network.cost_s``): one latency per collective.
+    ``group``: the devices hybrid sharding shards over (``step.optimizer_shards``; 0: all)."""
+    if n < 2:
+        return 0.0, 0.0, 0.0
+    plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)
+    nccl = current().nccl_latency  # preset links costed as NCCL's tuner costs them
+    costs = [network.cost_s(size, ranks, op, nccl=nccl) for op, ranks, size, _ in plan]
+    counts = [count for *_, count in plan]
+    comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
+    latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
+    return comm_s, costs[-1][0], latency_s
+
+
+@dataclass(frozen=True, slots=True)
+class Collectives:
+    """The network's part of a step on ``n`` devices: its collectives (s), kappa and
+    ``sigma E[max of n]`` (ms of wait per ms of compute) on the network's class, and the
+    count's own class (the speedup interval's: ``multinode`` where it spans nodes)."""
+
+    comm_s: float
+    last_s: float
+    latency_s: float
+    contention_share: float
+    straggler_share: float
+    link: str | None
+
+
+def collectives(
+    network: Network,
+    grad_bytes: float,
+    n: int,
+    *,
+    bucket_mb: float,
+    strategy: str,
+    units: int,
+    group: int,
+) -> Collectives:
+    nodes = network.inter is not None and network.per_node is not None
+    fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
+    link = count_class(network, n)
+    terms = current()
+    kappa = terms.contention(fitted)
+    straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
+    comm_s, last_s, latency_s = collectives_s(
+        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units, group=group
+    )
+    return Collectives(
+        comm_s=comm_s,
+        last_s=last_s,
+        latency_s=latency_s,
+        contention_share=kappa,
+        straggler_share=straggler,
+        link=link,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuscale.advice.memory import GATHERED, MemoryCheck
 from gpuscale.hardware.transformer import GATHERED_UNITS, Activations
-from gpuscale.quantities import counted, filled, format_count, number, with_article
+from gpuscale.quantities import counted, filled, format_count, joined, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
 PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
@@ -164,7 +164,7 @@ def _less_activation(shape: Activations | None) -> str:
     if not ways:
         return ""
     return (
-        f"; its activations take {number(shape.total_gb)} GB a device: {' or '.join(ways)} "
+        f"; its activations take {number(shape.total_gb)} GB a device: {joined(ways, 'or')} "
         "to leave more for the model state"
     )
 

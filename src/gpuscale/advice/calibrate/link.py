@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gpuscale.advice.assumptions import link_class_assumed
 from gpuscale.advice.calibration import Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
@@ -21,7 +22,14 @@ from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_U
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, get_preset, usual_preset
+from gpuscale.hardware.links import (
+    GPU_FABRICS,
+    LINK_DEVICE,
+    board_link,
+    get_preset,
+    own_link,
+    usual_preset,
+)
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
@@ -88,17 +96,18 @@ def choose_link(
 ) -> tuple[Link, Finding, DeviceRecord]:
     """The intra-node link, the finding of where it came from, and the device's record
     (:func:`device_record`, resolved here once): the link given, else the detected topology's
-    slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
-    its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
-    preset given or detected implies (a custom link, or one ``measured`` by collectives,
-    implies none). The preset's name first, then its numbers."""
+    slowest pair (its expected bus bandwidth), else the fabric of the device named (read as
+    its board, as its peak is: an H100's NVLink, an MI300X's Infinity Fabric), else
+    ``pcie-phb``; the device named, else the one the preset given or detected implies (a
+    custom link, or one ``measured`` by collectives, implies none). The preset's name
+    first, then its numbers."""
     detected = maybe(Topology.preset, topology)
     preset = None if isinstance(link, Link) else link or detected
     device = device_record(device_name, None if measured else preset)
     if isinstance(link, Link):
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
         return link, said, device
-    board = device.nvlink_board if preset is None else None
+    board = device.board_link if preset is None else None
     # the preset looked up once, here (the request's name was checked when it was made)
     found = get_preset(preset or board or DEFAULT_LINK)
     chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
@@ -121,15 +130,15 @@ def choose_link(
 
 
 def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
-    """A finding where ``preset``, an NVLink given, is not the link of the part named (an
-    RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
+    """A finding where ``preset``, an NVLink or xGMI given, is not the link of the part named
+    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
     predictions take it as given, the answer says so first; None otherwise."""
     part = device.part
-    if part is None or not (preset or "").startswith("nvlink") or preset == part.gpu_link:
+    if part is None or not (preset or "").startswith(GPU_FABRICS) or preset == own_link(part):
         return None
     its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
-    # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
-    usual = None if part.board and part.nvlink is None and part.gpu_link else usual_preset(part)
+    # a board whose fabric no preset models: no PCIe preset stands for it
+    usual = None if part.board and part.gpu_link and not board_link(part) else usual_preset(part)
     return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
 
 
@@ -224,4 +233,9 @@ def machine_of(
         device=device,
     )
     mismatch = link_not_of_device(given if isinstance(given, str) else None, device)
-    return machine, Said(sources=tuple(sources), warnings=tuple(filter(None, [mismatch])))
+    assumed_class = link_class_assumed(network.intra.name)  # an xGMI mesh's: NVLink's
+    return machine, Said(
+        sources=tuple(sources),
+        warnings=tuple(filter(None, [mismatch])),
+        assumptions=tuple(filter(None, [assumed_class])),
+    )

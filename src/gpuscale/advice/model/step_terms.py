@@ -28,6 +28,8 @@ from importlib import resources
 
 import numpy as np
 
+from gpuscale.hardware.links import PRESETS
+
 TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 STACKS = ("legacy", "modern")
@@ -134,13 +136,16 @@ def expected_max_normal(n: int) -> float:
 def link_class(link_name: str, nodes: bool) -> str | None:
     """The published tables' link class of a network (``benchmarks/published/README.md``):
     ``multinode`` for a network of several nodes (``nodes``), else by the node's link
-    preset: ``nvlink``, ``pcie_no_p2p`` (through host memory), ``pcie_p2p``; None for a
-    custom or measured link."""
+    preset: ``nvlink``, ``pcie_no_p2p`` (through host memory), ``pcie_p2p``, or the class a
+    preset is assumed to be of (an xGMI mesh: ``nvlink``, ``LinkPreset.assumed_class``);
+    None for a custom or measured link."""
     if nodes:
         return "multinode"
     preset = link_name.split(" ")[0].lower()
     if preset.startswith("nvlink"):
         return "nvlink"
+    if preset in PRESETS and PRESETS[preset].assumed_class is not None:
+        return PRESETS[preset].assumed_class
     if preset in NO_P2P:
         return "pcie_no_p2p"
     return "pcie_p2p" if preset.startswith("pcie") else None

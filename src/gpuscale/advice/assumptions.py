@@ -86,8 +86,8 @@ def link_class_assumed(link_name: str) -> Assumption | None:
     said = ASSUMED_CLASS_SAID[preset.name]
     return Assumption(
         term=TermId.LINK_CLASS,
-        value=f"{preset.assumed_class} for {preset.name} (the class the step's fitted terms "
-        "and the speedup's 80% interval read)",
+        value=f"{preset.assumed_class} for {preset.name}, the class the step's fitted terms "
+        "and the speedup's 80% interval read",
         source=Source.ASSUMED,
         basis=f"{said['source']}; {said['note']}",
         measure=Measure(

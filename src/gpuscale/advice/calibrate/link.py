@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.assumptions import link_class_assumed
 from gpuscale.advice.calibration import Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
@@ -233,9 +232,4 @@ def machine_of(
         device=device,
     )
     mismatch = link_not_of_device(given if isinstance(given, str) else None, device)
-    assumed_class = link_class_assumed(network.intra.name)  # an xGMI mesh's: NVLink's
-    return machine, Said(
-        sources=tuple(sources),
-        warnings=tuple(filter(None, [mismatch])),
-        assumptions=tuple(filter(None, [assumed_class])),
-    )
+    return machine, Said(sources=tuple(sources), warnings=tuple(filter(None, [mismatch])))

@@ -15,7 +15,7 @@ def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:
     assert h100.part is not None and h100.part.name == "H100 SXM5 80GB"
     assert h100.peak is not None and h100.peak.bf16 == h100.part.bf16_tflops
     assert h100.memory_bytes == 80e9
-    assert h100.nvlink_board == "nvlink4"
+    assert h100.board_link == "nvlink4"
     assert "H100 PCIe" in h100.assumed  # the parts it could also be, said
     # its peak at each precision the advice reads, resolved with it (fp32: TF32 on or off)
     part = h100.part
@@ -28,7 +28,7 @@ def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:
 def test_a_pcie_card_has_no_board_link() -> None:
     card = device_record("H100 PCIe")
     assert card.part is not None and card.part.form_factor == "PCIe"
-    assert card.nvlink_board is None
+    assert card.board_link is None
     assert card.assumed == ""
 
 
@@ -47,7 +47,7 @@ def test_a_named_device_wins_over_the_link() -> None:
 @pytest.mark.parametrize("link", [None, "pcie-phb", "custom"])
 def test_no_device_named_nor_implied_is_no_device(link: str | None) -> None:
     assert device_record(None, link) == NO_DEVICE
-    assert NO_DEVICE.memory_bytes is None and NO_DEVICE.nvlink_board is None
+    assert NO_DEVICE.memory_bytes is None and NO_DEVICE.board_link is None
 
 
 def test_an_unknown_name_keeps_its_name_and_the_closest() -> None:

@@ -1,6 +1,6 @@
-"""An NVLink preset given for a device that has not that link (an RTX 4090 has no NVLink, an
-MI300X has Infinity Fabric, an H100 SXM5 has NVLink 4, not 5) is taken as given, and the
-answer says first that it is not the device's link and which link is usual for it; a link
+"""An NVLink or xGMI preset given for a device that has not that link (an RTX 4090 has no
+NVLink, an MI300X has Infinity Fabric, an H100 SXM5 has NVLink 4, not 5) is taken as given,
+and the answer says first that it is not the device's link and which link is usual for it; a link
 the device has, a PCIe preset, or no device named says nothing."""
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def _mismatch(device: str | None, link: str) -> Finding | None:
         ("RTX 3090", "nvlink3", "RTX 3090", "its GPU link: nvlink3-bridge", "pcie-phb"),
         ("H100", "nvlink5", "H100 SXM5 80GB", "its GPU link: nvlink4", "nvlink4"),
         ("L40S", "nvlink4", "L40S", "no NVLink", "pcie4-x16"),
-        ("MI300X", "nvlink4", "MI300X", "its GPU link: infinity-fabric", None),
+        ("MI300X", "nvlink4", "MI300X", "its GPU link: infinity-fabric", "xgmi-mi300x"),
+        ("MI300X", "xgmi-mi250x", "MI300X", "its GPU link: infinity-fabric", "xgmi-mi300x"),
+        ("H100", "xgmi-mi300x", "H100 SXM5 80GB", "its GPU link: nvlink4", "nvlink4"),
     ],
 )
 def test_an_nvlink_the_device_has_not_is_said(
@@ -55,6 +57,9 @@ def test_an_nvlink_the_device_has_not_is_said(
         ("RTX 4090", "pcie-phb"),
         ("B200", "nvlink5"),
         (None, "nvlink4"),  # the device the link implies
+        ("MI300X", "xgmi-mi300x"),
+        ("MI250X", "xgmi-mi250x"),
+        (None, "xgmi-mi300x"),
     ],
 )
 def test_a_link_the_device_has_says_nothing(device: str | None, link: str) -> None:

@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from gpuscale.hardware.catalogue import devices, sources
-from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, nvlink_for_gpu, usual_preset
+from gpuscale.hardware.links import (
+    LINK_DEVICE,
+    NVLINK,
+    PRESETS,
+    board_link,
+    fabric_preset,
+    nvlink_for_gpu,
+    own_link,
+    usual_preset,
+)
 from gpuscale.hardware.peaks import peak_for
 from gpuscale.hardware.power import board_power
 
@@ -95,7 +104,16 @@ def test_every_table_reads_the_catalogue() -> None:
 def test_a_device_implied_by_a_link_is_a_part_of_that_link() -> None:
     for preset, device in LINK_DEVICE.items():
         assert preset in PRESETS
-        assert PARTS[device].nvlink == preset and usual_preset(PARTS[device]) == preset
+        assert own_link(PARTS[device]) == preset and usual_preset(PARTS[device]) == preset
+
+
+def test_every_infinity_fabric_board_has_its_xgmi_preset() -> None:
+    """A part on an Infinity Fabric board (MI300X, MI250X: OAM) is read as its xGMI preset,
+    by its architecture, as an SXM part is read as its NVLink; no NVIDIA part has one."""
+    found = {d.name: fabric_preset(d) for d in devices() if fabric_preset(d) is not None}
+    assert found == {"MI300X": "xgmi-mi300x", "MI250X": "xgmi-mi250x"}
+    assert all(board_link(PARTS[name]) == preset for name, preset in found.items())
+    assert {d.vendor for d in devices() if d.gpu_link == "infinity-fabric"} == {"AMD"}
 
 
 def test_every_nvlink_generation_is_a_preset() -> None:

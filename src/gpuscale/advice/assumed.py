@@ -18,6 +18,7 @@ TERM_NAMES = {
     TermId.INPUT: "Input pipeline",
     TermId.CONVERGENCE: "Samples to converge at a larger global batch",
     TermId.LINK: "Link",
+    TermId.LINK_CLASS: "Link class",
     TermId.STRATEGY: "Strategy",
 }
 

@@ -15,6 +15,7 @@ from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
+from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
 from gpuscale.quantities import filled, joined
 
 if TYPE_CHECKING:
@@ -70,6 +71,28 @@ def overlap(
         source=source,
         basis=basis,
         measure=Measure() if measured or given else bench_run(model, (1, 2), host_devices),
+    )
+
+
+def link_class_assumed(link_name: str) -> Assumption | None:
+    """The link class (``advice.model.network.CLASSES``) a preset is taken as where no
+    published row was judged on it (an xGMI mesh: ``nvlink``), as an assumption: the class
+    the step's fitted terms and the speedup's interval read; None for a preset whose name
+    says its class, or a link of no preset (custom, measured)."""
+    preset = PRESETS.get(link_name.split(" ")[0].lower())
+    if preset is None or preset.assumed_class is None:
+        return None
+    said = ASSUMED_CLASS_SAID[preset.name]
+    return Assumption(
+        term=TermId.LINK_CLASS,
+        value=f"{preset.assumed_class} for {preset.name}, the class the step's fitted terms "
+        "and the speedup's 80% interval read",
+        source=Source.ASSUMED,
+        basis=f"{said['source']}; {said['note']}",
+        measure=Measure(
+            "`gpuscale collectives` on the node, then --collectives (a measured "
+            "link takes no class: the terms every class shares)"
+        ),
     )
 
 

@@ -116,7 +116,7 @@ class RequestFields(JsonRequest):
     )
     interconnect: str | None = option(
         None,
-        help="Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
+        help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology).",
     )
     topo: str | None = _file_read(
         "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",

@@ -29,6 +29,7 @@ class TermId(Code):
     POWER = "power"
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
+    LINK_CLASS = "link_class"  # the class of the published fits a preset is assumed to be of
     STRATEGY = "strategy"  # the strategy the runs measured
     UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 

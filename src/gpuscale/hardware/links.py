@@ -17,6 +17,14 @@ Sources:
   Intel UPI (SKL_QPI_BW) 10, AMD Infinity Fabric (AMD_BW) 16, older QPI 6 GB/s;
   network 12 GB/s per 100 Gb/s.
 * PCIe line rates: PCI-SIG (Gen3 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s per lane, 128b/130b).
+* AMD Infinity Fabric (xGMI): a node's GPUs fully connected, no switch. MI300X (MI325X the
+  same fabric): 7 links of 64 GB/s per direction, RCCL's model 48 GB/s a link
+  (``ncclTopoXGMISpeed``), and an all-reduce busbw of 319 GB/s measured by AMD with
+  rccl-tests on 8 x MI300X (ROCm blogs, "Understanding RCCL Bandwidth and xGMI Performance
+  on AMD Instinct MI300X", 2025): the preset's. MI250X: 50 GB/s a link per direction, RCCL's
+  model 36 (``MI200_XGMI_WIDTH``); no measured all-reduce found, so the preset is the model
+  at the double link a ring crosses between modules. Each xGMI preset's link class (the
+  published tables' fits) is assumed NVLink's: no published AMD row was judged.
 * Measured: NVIDIA/nccl-tests#212 (S. Jeaugey: 8 x H100 all-reduce peak busbw ~480 GB/s
   with NVLink SHARP, ~370 GB/s effective NVLink bandwidth otherwise); nccl-tests#272 (8 x
   H200: 475 GB/s); nccl-tests#149 (8 x A100 SXM: ~200-230 GB/s); nccl-tests#194 (2 x H100
@@ -70,6 +78,20 @@ def _value(entry: dict[str, Any]) -> Any:
     return entry["value"]
 
 
+@dataclass(frozen=True, slots=True)
+class FabricGeneration:
+    """One AMD Infinity Fabric (xGMI) generation: per-link line rate and RCCL's per-link
+    model (GB/s, one direction), the links a GPU has, the architecture in words and as the
+    device catalogue names it (``CDNA 3``)."""
+
+    preset: str
+    line_rate_gbs: float
+    rccl_gbs: float
+    links_per_gpu: int
+    architecture: str
+    catalogue_architecture: str
+
+
 NVLINK: dict[str, NvlinkGeneration] = {
     name: NvlinkGeneration(
         name,
@@ -81,9 +103,30 @@ NVLINK: dict[str, NvlinkGeneration] = {
     for name, g in _DATA["nvlink"].items()
 }
 
-# The device an NVLink preset implies when no device is named (the plausibility check of
-# the advice reads its peak): the generation's flagship part of the device catalogue.
-LINK_DEVICE = {"nvlink4": "H100 SXM5 80GB", "nvlink5": "B200 180GB", "nvlink3": "A100 SXM4 80GB"}
+INFINITY_FABRIC: dict[str, FabricGeneration] = {
+    name: FabricGeneration(
+        name,
+        _value(g["line_rate_gbs"]),
+        _value(g["rccl_gbs"]),
+        _value(g["links_per_gpu"]),
+        g["architecture"],
+        g["catalogue_architecture"],
+    )
+    for name, g in _DATA["infinity_fabric"].items()
+}
+INFINITY_FABRIC_LINK = "infinity-fabric"  # the device catalogue's gpu_link of such a part
+# The prefixes of the presets of a GPU fabric a part has or has not (NVLink, xGMI).
+GPU_FABRICS = ("nvlink", "xgmi")
+
+# The device an NVLink or xGMI preset implies when no device is named (the plausibility
+# check of the advice reads its peak): the generation's flagship part of the catalogue.
+LINK_DEVICE = {
+    "nvlink4": "H100 SXM5 80GB",
+    "nvlink5": "B200 180GB",
+    "nvlink3": "A100 SXM4 80GB",
+    "xgmi-mi300x": "MI300X",
+    "xgmi-mi250x": "MI250X",
+}
 
 # NVML's architecture codes (nvmlDeviceGetArchitecture) -> NVLink generation.
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
@@ -106,12 +149,41 @@ def nvlink_for_gpu(name: str | None) -> str | None:
     return part.nvlink
 
 
+def fabric_preset(part: Device) -> str | None:
+    """The xGMI preset of a part whose GPU link is AMD's Infinity Fabric, by its
+    architecture (an MI300X's CDNA 3: ``xgmi-mi300x``); None for another link, or an
+    architecture no preset models."""
+    if part.gpu_link != INFINITY_FABRIC_LINK:
+        return None
+    found = (
+        g.preset for g in INFINITY_FABRIC.values() if g.catalogue_architecture == part.architecture
+    )
+    return next(found, None)
+
+
+def own_link(part: Device) -> str | None:
+    """The preset of a part's own GPU-to-GPU link: its NVLink (a bridge's too) or its
+    Infinity Fabric; None where it has none or no preset models it."""
+    return part.nvlink or fabric_preset(part)
+
+
+def board_link(part: Device) -> str | None:
+    """The preset of the baseboard's fabric a board part sits on: its NVLink (an SXM board)
+    or its Infinity Fabric (an OAM module); None for a PCIe card (an NVLink bridge is no
+    given) or a board whose fabric no preset models."""
+    if not part.board:
+        return None
+    link = own_link(part)
+    return link if link in PRESETS else None
+
+
 def usual_preset(part: Device) -> str:
-    """The link preset of a part's usual setup: its NVLink where it is a board on an NVLink
-    baseboard (SXM), else PCIe with P2P through a switch at its generation, else
-    ``pcie-phb`` (no P2P: a GeForce card, whose copies go through host memory)."""
-    if part.board and part.nvlink in PRESETS:
-        return str(part.nvlink)
+    """The link preset of a part's usual setup: its baseboard's fabric where it is a board
+    (NVLink on SXM, Infinity Fabric on OAM: ``board_link``), else PCIe with P2P through a
+    switch at its generation, else ``pcie-phb`` (no P2P: a GeForce card, whose copies go
+    through host memory)."""
+    if (board := board_link(part)) is not None:
+        return board
     if not part.p2p_pcie:
         return "pcie-phb"
     return pcie_preset(part.pcie_gen)
@@ -198,8 +270,8 @@ LINK_KINDS = {
 class LinkPreset:
     """A link class: the bus bandwidth a healthy system reaches on large all-reduces
     (GB/s, nccl-tests convention), the latency of one hop of a ring all-reduce (us; an
-    all-reduce on N ranks takes 2(N-1) hops), what the figures are, the line rate, and its
-    ``kind`` (of :data:`LINK_KINDS`)."""
+    all-reduce on N ranks takes 2(N-1) hops), what the figures are, the line rate, its
+    ``kind`` (of :data:`LINK_KINDS`) and the link class it is assumed to be of."""
 
     name: str
     busbw_gbs: float
@@ -207,6 +279,9 @@ class LinkPreset:
     description: str
     line_rate_gbs: float | None = None
     kind: str = "gpu"
+    # the link class (``advice.model.network.CLASSES``) the preset is taken as where its
+    # name does not say one and no published row was judged on it (an xGMI mesh: nvlink)
+    assumed_class: str | None = None
 
     @property
     def kind_words(self) -> str:
@@ -222,8 +297,13 @@ PRESETS: dict[str, LinkPreset] = {
         p["description"],
         _value(p["line_rate_gbs"]),
         p["kind"],
+        _value(p["link_class"]) if "link_class" in p else None,
     )
     for name, p in _DATA["presets"].items()
+}
+# Where each assumed link class is said: its source and note (``data/links.json``).
+ASSUMED_CLASS_SAID: dict[str, dict[str, str]] = {
+    name: p["link_class"] for name, p in _DATA["presets"].items() if "link_class" in p
 }
 
 

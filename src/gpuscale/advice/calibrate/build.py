@@ -129,9 +129,14 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "batch": one_step and bench is None,
         "link": machine.link_assumed,
     }
+    # the link class of the link advised on, where a preset is assumed to be of one (an
+    # xGMI mesh: NVLink's)
+    link_class = assumptions.link_class_assumed(machine.network.intra.name)
     # every assumption's bench run said once, as the file advised on runs it
     assumed = remeasure.not_held(
-        (*cal.said.assumptions, *unmeasured, said_convergence), evidence, host
+        (*cal.said.assumptions, *filter(None, [link_class]), *unmeasured, said_convergence),
+        evidence,
+        host,
     )
     asked = {
         "bucket_mb": request.bucket_mb,

@@ -25,7 +25,15 @@ from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_U
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, usual_preset
+from gpuscale.hardware.links import (
+    GPU_FABRICS,
+    LINK_DEVICE,
+    NVLINK,
+    PRESETS,
+    board_link,
+    own_link,
+    usual_preset,
+)
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
@@ -141,7 +149,7 @@ def choose_link(
     benched = None if given or measured or host is None else host.link
     if host is not None and benched and (detected is None or (seen and seen != benched)):
         return of_host(host, device, detected is None, seen)
-    board = device.nvlink_board if preset is None else None
+    board = device.board_link if preset is None else None
     chosen = Link.from_preset(preset or board or DEFAULT_LINK)
     if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
@@ -164,15 +172,15 @@ def choose_link(
 
 
 def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
-    """A finding where ``preset``, an NVLink given, is not the link of the part named (an
-    RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
+    """A finding where ``preset``, an NVLink or xGMI given, is not the link of the part named
+    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
     predictions take it as given, the answer says so first; None otherwise."""
     part = device.part
-    if part is None or not (preset or "").startswith("nvlink") or preset == part.gpu_link:
+    if part is None or not (preset or "").startswith(GPU_FABRICS) or preset == own_link(part):
         return None
     its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
-    # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
-    usual = None if part.board and part.nvlink is None and part.gpu_link else usual_preset(part)
+    # a board whose fabric no preset models: no PCIe preset stands for it
+    usual = None if part.board and part.gpu_link and not board_link(part) else usual_preset(part)
     return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
 
 

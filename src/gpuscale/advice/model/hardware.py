@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
 from gpuscale.quantities import counted, filled
 
@@ -45,11 +45,11 @@ class DeviceRecord:
         return self.part.memory_gib * 1e9 if self.part is not None else None
 
     @property
-    def nvlink_board(self) -> str | None:
-        """The NVLink preset of a part on an NVLink baseboard (an H100 SXM5); None
-        for PCIe and NVL cards and the rest."""
-        part = self.part
-        return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
+    def board_link(self) -> str | None:
+        """The preset of the fabric a board part sits on: NVLink (an H100 SXM5) or AMD's
+        Infinity Fabric (an MI300X OAM module); None for PCIe and NVL cards (an NVLink
+        bridge is no given) and the rest (``hardware.links.board_link``)."""
+        return None if self.part is None else board_link(self.part)
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied

@@ -28,6 +28,7 @@ from importlib import resources
 import numpy as np
 
 from gpuscale.advice.model.wording import phrase
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.network import Network
 
 MIB = 2**20
@@ -137,12 +138,15 @@ def expected_max_normal(n: int) -> float:
 def link_class(link_name: str, nodes: bool) -> str | None:
     """The published tables' link class (``benchmarks/published/README.md``):
     ``multinode`` across ``nodes``, else ``nvlink``, ``pcie_no_p2p`` (through host memory) or
-    ``pcie_p2p`` by the preset; None for a custom or measured link."""
+    ``pcie_p2p`` by the preset, or the class a preset is assumed to be of (an xGMI mesh:
+    ``nvlink``, ``LinkPreset.assumed_class``); None for a custom or measured link."""
     if nodes:
         return "multinode"
     preset = link_name.split(" ")[0].lower()
     if preset.startswith("nvlink"):
         return "nvlink"
+    if preset in PRESETS and PRESETS[preset].assumed_class is not None:
+        return PRESETS[preset].assumed_class
     if preset in NO_P2P:
         return "pcie_no_p2p"
     return "pcie_p2p" if preset.startswith("pcie") else None

@@ -90,3 +90,26 @@ def test_skipped_lines_are_warnings_said_once_each() -> None:
     assert lines[:6] == [f"warning: {s}" for s in skipped[:6]]
     assert lines[6] == "warning: 1 more line skipped"
     assert all(line.count("skipped") == 1 for line in lines)
+
+
+@pytest.mark.parametrize("kind", ["bench", "collectives"])
+def test_a_refused_out_is_offered_a_new_file_not_itself(tmp_path: Path, kind: str) -> None:
+    """`bench --out results.jsonl` on a file of collectives sweeps said "give a new file,
+    e.g. --out results.jsonl": the file it had just refused (the option's default)."""
+    from gpuscale.bench.collectives_config import COLLECTIVES_OUT
+    from gpuscale.sources.bounded import COLLECTIVES_FILE
+    from gpuscale.tables.requests import FieldError
+
+    holds, default, other = {
+        "bench": (BENCH_FILE, RESULTS_OUT, {"schema": "gpuscale.collectives/2"}),
+        "collectives": (COLLECTIVES_FILE, COLLECTIVES_OUT, {"schema": "gpuscale.bench/2"}),
+    }[kind]
+    path = tmp_path / default.name
+    path.write_text(json.dumps(other) + "\n")
+    with pytest.raises(FieldError) as refused:
+        check_results_out("out", path, holds, default)
+    offered = re.search(r"e\.g\. out='([^']+)'$", str(refused.value))  # as Python says it
+    assert offered, str(refused.value)
+    fresh = Path(offered.group(1))
+    assert fresh != path and fresh.parent == tmp_path and not fresh.exists()
+    check_results_out("out", fresh, holds, default)  # taken: no FieldError

@@ -56,6 +56,7 @@ __all__ = [
     "read_results",
     "resume_file",
     "resume_plan",
+    "unused_name",
 ]
 
 SCHEMA = "gpuscale.bench/2"
@@ -70,7 +71,7 @@ def _writes(path: Path) -> str:
     and before it the one that makes its folder where that is missing (bench makes none)."""
     bench = suggested_command("bench", "--out", path)
     if path.exists() and not _bench_appends_to(path):  # never a command bench refuses
-        bench = suggested_command("bench", "--out", _unused(path.parent))
+        bench = suggested_command("bench", "--out", unused_name(path.parent))
         return f"; bench appends only to a file of its results or a new one: {bench} writes one"
     if path.parent.is_dir():
         return f" ({bench} writes one)"
@@ -90,14 +91,15 @@ def _bench_appends_to(path: Path) -> bool:
     return schema is None or schema.startswith(BENCH_FILE[0])
 
 
-def _unused(folder: Path) -> Path:
-    """A results file's name in ``folder`` that no file has yet: ``results.jsonl``, else
-    ``results-2.jsonl``, ``results-3.jsonl``, ..."""
+def unused_name(folder: Path, name: str = "results.jsonl") -> Path:
+    """A file's name in ``folder`` that no file has yet, to suggest where a results file
+    was refused: ``name``, else ``NAME-2``, ``NAME-3``, ... before its suffix."""
+    stem, suffix = Path(name).stem, Path(name).suffix
     for n in range(1, 1000):
-        path = folder / ("results.jsonl" if n == 1 else f"results-{n}.jsonl")
+        path = folder / (name if n == 1 else f"{stem}-{n}{suffix}")
         if not path.exists():
             return path
-    return folder / "results-new.jsonl"
+    return folder / f"{stem}-new{suffix}"
 
 
 @dataclass(frozen=True, slots=True)

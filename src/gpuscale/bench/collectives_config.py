@@ -76,11 +76,11 @@ def collectives(names: tuple[str, ...]) -> tuple[str, ...]:
     return found
 
 
-def sizes_reversed(smallest: int, largest: int, bound: str) -> str:
+def sizes_reversed(smallest: int, largest: int, *, given: bool) -> str:
     """Why a sweep cannot run from ``smallest`` to ``largest`` bytes, its fields named
-    (:func:`ref`; ``bound``: ``max_bytes`` where the largest was given, else the
-    device's default, said as such): the way out, either field moved."""
-    above = ref(bound, largest) if bound == "max_bytes" else f"the default {ref('max_bytes')}"
+    (:func:`ref`; ``given``: the largest was given, else it is the device's default, said
+    as such): the way out, either field moved."""
+    above = ref("max_bytes", largest) if given else f"the default {ref('max_bytes')}"
     return (
         f"{ref('min_bytes', smallest)} ({format_bytes(smallest)}) is above {above} "
         f"({format_bytes(largest)}): the sweep doubles from the smallest message to the "
@@ -151,7 +151,7 @@ class CollectivesConfig:
         if bad:
             raise FieldError(*bad[0], more=tuple(bad[1:]))
         if self.max_bytes is not None and self.min_bytes > self.max_bytes:
-            raise NamedError(sizes_reversed(self.min_bytes, self.max_bytes, "max_bytes"))
+            raise NamedError(sizes_reversed(self.min_bytes, self.max_bytes, given=True))
 
     def largest(self, device: str) -> int:
         """The largest message in bytes on ``device`` (``cuda`` or ``cpu``)."""

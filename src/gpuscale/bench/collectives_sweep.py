@@ -114,8 +114,8 @@ def run_collectives(
     (a file this run created is then not left behind empty)."""
     device = _check_world(world, config.backend, oversubscribe)  # before the file is touched
     _check_memory(config, world, device)
-    if config.min_bytes > config.largest(device):  # the device's default largest
-        raise SweepError(as_options(sizes_reversed(config.min_bytes, config.largest(device), "")))
+    if config.min_bytes > (largest := config.largest(device)):  # the device's default
+        raise SweepError(as_options(sizes_reversed(config.min_bytes, largest, given=False)))
     created = not out_file.exists()
     try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
         check_writable(out_file, holds=COLLECTIVES_FILE)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import baseline_sentence, bench_headline, trouble_lines
-from gpuscale.analysis.bench_view import shown_columns
+from gpuscale.analysis.bench_view import none_ok, shown_columns
 from gpuscale.quantities import of_the
 from gpuscale.tables.views import TableView
 
@@ -52,7 +52,7 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
         said.append(baseline)
     empty = ""
     if scaling.empty:
-        empty = "no successful bench run to analyse"
+        empty = none_ok(failed)
     else:
         said.append(EXPLAIN_BENCH)
     return TableView(

@@ -398,6 +398,18 @@ def choose_workloads(
     return chosen, workload_notes(by_round, chosen, asked=True)
 
 
+def asked_workloads(scores: pd.DataFrame, benchmark: Sequence[str] | None) -> list[str] | None:
+    """The workloads of ``scores`` that ``--benchmark`` names (what the notes on a round
+    read are limited to); None where it names none (every workload is then read) or a
+    name that is none here, which the command refuses itself (:func:`choose_workloads`)."""
+    if not benchmark or any(b.strip().lower() == "all" for b in benchmark):
+        return None
+    try:
+        return resolve_workloads(benchmark, workloads_in(scores))
+    except UnknownNameError:
+        return None
+
+
 def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: str) -> list[str]:
     """Each of ``values`` resolved by :func:`resolve_choice` (none given: none)."""
     return [resolve_choice(v, valid, what) for v in values or ()]

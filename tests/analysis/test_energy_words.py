@@ -38,3 +38,27 @@ def test_an_empty_energy_per_sample_is_said_why() -> None:
         empty["workload"]
     )
     assert not [n for w in filled for n in view.notes if n.startswith(display_name(w))]
+
+
+def test_the_headline_says_a_result_as_the_sentences_under_it_do() -> None:
+    """The headline said Llama2 70B LoRA's least energy "11,800 kJ, 3,830 J per sample"
+    where the sentence on the same result said "11,770 kJ ... per sample 3.83 kJ": one
+    result in two precisions and two units."""
+    from gpuscale.analysis.energy_per_result import energy_headline
+
+    frame = energy_table(load_round("v4.0"))
+    frame = frame[frame["workload"] == "llama2_70b_lora"]
+    (headline,) = energy_headline(frame)
+    best = frame.loc[frame["energy_kj"].idxmin()]
+    said = re.search(r"([\d,]+) kJ, (\S+) (k?J) per sample", headline)
+    assert said, headline
+    assert float(said.group(1).replace(",", "")) == round(best["energy_kj"])
+    per_sample = float(said.group(2)) * (1000 if said.group(3) == "kJ" else 1)
+    assert abs(per_sample - best["energy_per_sample_j"]) <= 0.005 * best["energy_per_sample_j"]
+    sentence = next(
+        s
+        for s in energy_scale_sentences(frame)
+        if f"({best['org']})" in s and f"{int(best['accelerators'])} accelerators" in s
+    )
+    assert f"train {said.group(1)} kJ at" in sentence  # the same figure, to the kJ
+    assert f"per sample {said.group(2)} {said.group(3)} ->" in sentence  # the same unit

@@ -8,6 +8,7 @@ import pytest
 from gpuscale.analysis.metrics import ReferenceNotFoundError, references, scaling_table
 from gpuscale.names import UnknownNameError
 
+from ..golden import Golden
 from .tables import scores
 
 BASE = [
@@ -87,7 +88,7 @@ def test_throughput_only_for_sample_counted_benchmarks() -> None:
     assert ssd["samples_per_s_per_accelerator"].isna().all()
 
 
-def test_a_reference_without_a_score_here_says_where_it_has_one() -> None:
+def test_a_reference_without_a_score_here_says_where_it_has_one(golden: Golden) -> None:
     """A walk: `analyze -b bert,retinanet --reference Krai/7920T_2xA5000_ssd` said "no
     official score for this benchmark", naming neither the benchmark nor where it has one."""
     from gpuscale import load_round
@@ -99,4 +100,6 @@ def test_a_reference_without_a_score_here_says_where_it_has_one() -> None:
     with pytest.raises(ReferenceNotFoundError) as caught:
         scaling_table(every, "retinanet", reference="Krai/7920T_2xA5000_ssd")
     said = str(caught.value)
-    assert "retinanet (v4.1)" in said and said.endswith(f"it is scored for {', '.join(scored)}")
+    assert "retinanet (v4.1)" in said and f"it is scored for {', '.join(scored)}; " in said
+    assert "--reference family" not in said  # the way out, as Python and the CLI both read it
+    golden.check("analysis/reference_refusals", "scored for another benchmark", said)

@@ -52,7 +52,7 @@ def test_a_sweep_as_worker_flags() -> None:
     [
         ({"ops": ("all_reduce", "allreduse")}, "unknown collective 'allreduse'"),
         ({"ops": ("all_reduce", "allreduce")}, "all_reduce given twice"),
-        ({"min_bytes": 4096, "max_bytes": 1024}, "is above the largest"),
+        ({"min_bytes": 4096, "max_bytes": 1024}, "min_bytes=4096 (4 KiB) is above max_bytes=1024"),
         ({"iters": 0}, "invalid iters"),
         ({"gap_ms": 1e12}, "invalid gap_ms 1000000000000: must be a number of ms from 0 to 60,000"),
         ({"gap_ms": float("inf")}, "invalid gap_ms inf"),
@@ -83,5 +83,21 @@ def test_cli_names_a_bad_setting_before_launching(tmp_path) -> None:
         ],
     )
     assert result.exit_code == 2
-    assert "is above the largest" in result.output
+    # both options named, as typed to the byte, and each way out
+    said = "--min-bytes 1048576 (1 MiB) is above --max-bytes 1024 (1 KiB)"
+    assert said in result.output, result.output
+    assert "a smaller --min-bytes or a larger --max-bytes" in result.output
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_smallest_message_above_the_devices_default_largest_names_both(tmp_path) -> None:
+    """`collectives --min-bytes 128M` on CPU (largest 64 MiB by default) said "the smallest
+    message (134217728 B) is above the largest (67108864 B)": no option, no way out."""
+    pytest.importorskip("torch")
+    out = tmp_path / "c.jsonl"
+    args = ["collectives", "--backend", "gloo", "--nproc", "2", "--min-bytes", "128M"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 2
+    said = f"--min-bytes {128 << 20} (128 MiB) is above the default --max-bytes (64 MiB)"
+    assert said in result.output, result.output
+    assert not out.exists()

@@ -76,7 +76,7 @@ def test_the_cli_says_weak_rows_no_trusted_break_even_and_the_cpu_baseline(
     for record in _pair(steps=2):
         append_result(good, record)
     said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(good)]).output.split())
-    assert "2 of 2 runs" in said and "weak evidence" in said  # the answer counts them
+    assert "weak evidence: both runs" in said  # the answer counts them: both of the 2
     asked = ["analyze", "--bench", str(good), "--explain"]
     said = " ".join(CliRunner().invoke(app, asked).output.split())
     notes = bench_table(_pair(steps=2))["evidence_notes"]

@@ -267,3 +267,21 @@ def test_a_batch_that_is_no_inputs_and_targets_names_make_batch(made, said: str)
     good = BenchModel(*_tiny_factory())
     inputs, targets = first_batch(good, "mine.py:make", 8, torch.device("cpu"))
     assert inputs.shape == (8, 4) and targets.shape == (8,)
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered"),
+    [
+        ("cnn-0.2m", "cnn-0.3m"),  # was cnn-1.2m: spelt alike, 4x the size
+        ("tf-1m", "tf-1.5m"),  # was tf-100m: 100x
+        ("cnn-5m", "cnn-4.7m"),  # was cnn-19m
+        ("MLP-70M", "mlp-67m"),
+        ("mlp-02m", "mlp-0.2m"),  # a dot left out: the same digits
+    ],
+)
+def test_a_size_the_ladder_lacks_is_offered_its_familys_nearest(typed: str, offered: str) -> None:
+    """A size of a ladder family that the ladder lacks was offered the name spelt most
+    alike, whatever its size: `tf-1m` got `tf-100m`."""
+    with pytest.raises(ModelError) as refused:
+        sort_models([typed])
+    assert f"unknown model (did you mean {offered!r}?)" in str(refused.value)

@@ -59,3 +59,14 @@ def test_advice_on_a_model_whose_every_run_failed_says_they_failed(tmp_path: Pat
     assert result.exit_code == 2, said
     assert "every run of 'tiny.py:nonscalar_loss' in mixed.jsonl failed (1)" in said
     assert "only for scalar outputs" in said and "trustworthy" not in said
+
+
+def test_a_file_of_failed_runs_says_what_to_do_first(tmp_path: Path, golden) -> None:
+    """`analyze --bench` on failed runs said "no successful bench run to analyse", then
+    each cause: no word on what to do."""
+    failed = _write(tmp_path / "failed.jsonl", ["error", "error"])
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(failed)])
+    lines = result.output.splitlines()
+    assert result.exit_code == 1 and lines[0].startswith("no successful bench run")
+    assert "--resume" in lines[0] and sum("boom at" in x for x in lines[1:]) == 2  # below it
+    golden.check("cli/bench_failed", "every run failed", lines[0])

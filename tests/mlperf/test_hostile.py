@@ -378,3 +378,24 @@ def test_control_characters_from_logs_are_stored_as_escapes_never_raw(tmp_path) 
     assert report.exit_code == 0, report.output
     page = (tmp_path / "r" / "index.html").read_text()
     assert not any(c in page for c in "\x1b\x07\x00\u202e") and "Evil\\x1b" in page
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("training_results_v4.1.tar.xz", b""),  # named for its round: read as a tar
+        ("training_results_v5.0.zip", b"not a zip"),
+        ("x.zip", b""),  # its name says no round: its top folder is looked for first
+    ],
+)
+def test_an_archive_read_not_at_all_says_what_to_do(tmp_path, name, content) -> None:
+    """An archive that cannot be read at all said why ("not a readable tar archive
+    (empty file)") and nothing more: no way out."""
+    from gpuscale.sources.archives import READ_AGAIN
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SourceError) as caught:
+        read_round(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}: ") and said.endswith(f": {READ_AGAIN}"), said

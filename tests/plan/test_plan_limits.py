@@ -207,3 +207,16 @@ def test_one_count_is_no_count_where_more_stops_paying() -> None:
     assert list(one["stops_paying"]) == [""]
     several = plan(workload="bert", accelerator="H100", devices=[8, 16, 64])
     assert (several["stops_paying"] != "").any()  # the criteria pick among counts
+
+
+@pytest.mark.parametrize(
+    ("workload", "accelerator"), [("bert", "H100"), ("resnet", "A100-PCIe-80GB")]
+)
+def test_below_the_data_no_time_never_says_a_model_that_fits_may_not(workload, accelerator):
+    """`plan -w bert -a H100 -n 1` said "no time: ... so the model may not fit in fewer"
+    beside its memory line "H100-SXM5-80GB's 80 GiB hold it from 1 device"."""
+    table = plan(workload=workload, accelerator=accelerator, devices=[1])
+    assert table.attrs["model"]["memory"]["fewest_devices"] == 1  # it fits one device
+    flags = table["flags"].iloc[0]
+    assert _no_time(table.iloc[0]) and "on fewer than 2 accelerators" in flags  # the premise
+    assert "fit" not in flags, flags

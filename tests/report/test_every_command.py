@@ -65,6 +65,28 @@ def test_a_round_today_s_rules_mostly_reject(rejected_round: Path, tmp_path: Pat
 
 
 @pytest.mark.slow
+def test_a_rejected_benchmark_is_said_only_where_it_is_asked(
+    rejected_round: Path, tmp_path: Path
+) -> None:
+    """`-b resnet` printed the line on BERT's unscored results (and the report's page held
+    it): a note on a benchmark not asked for, and none on the one asked."""
+    said = "v2.1 bert: 3 of 4 results not scored by today's rules"
+    out = tmp_path / "report"
+    root = str(rejected_round)
+    for args in (
+        ["scores", root, "-b", "resnet"],
+        ["analyze", root, "-b", "resnet"],
+        ["report", root, "-b", "resnet", "--out", str(out)],
+    ):
+        assert said not in " ".join(_ran(args).split()), args
+    assert said not in " ".join(html.unescape((out / "index.html").read_text()).split())
+    for asked in ("bert", "BERT", "bert,resnet"):  # as people type it, and among others
+        stderr = " ".join(_ran(["scores", root, "-b", asked]).split())
+        assert stderr.count(said) == 1, (asked, stderr)
+        assert "-b bert," in stderr  # the benchmark whose reasons the scores table gives
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("ruleset", sorted(HARDWARE))
 def test_every_command_on_a_round_of_every_ruleset(tmp_path: Path, ruleset: str) -> None:
     workload = next(b for b in benchmarks_of(ruleset) if b != "minigo")

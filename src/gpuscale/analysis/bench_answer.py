@@ -9,8 +9,8 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import baseline_sentence, bench_headline, trouble_lines
-from gpuscale.analysis.bench_view import shown_columns
-from gpuscale.quantities import counted
+from gpuscale.analysis.bench_view import none_ok, shown_columns
+from gpuscale.quantities import of_the
 from gpuscale.tables.views import TableView
 
 # The answer's columns (those a table of these runs has: ``shown_columns``), in order.
@@ -47,12 +47,12 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
     said = trouble_lines(scaling, failed)
     weak = int((~scaling["flagged"] & (scaling["evidence"] == "weak")).sum())
     if weak:
-        said.append(f"weak evidence: {weak} of {counted(len(scaling), 'run')}")
+        said.append(f"weak evidence: {of_the(weak, len(scaling), 'run')}")  # all 3, not 3 of 3
     if baseline := baseline_sentence(scaling):  # what a CPU speedup does not answer
         said.append(baseline)
     empty = ""
     if scaling.empty:
-        empty = "no successful bench run to analyse"
+        empty = none_ok(failed)
     else:
         said.append(EXPLAIN_BENCH)
     return TableView(

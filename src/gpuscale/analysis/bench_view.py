@@ -80,11 +80,23 @@ def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
     return tuple(c for c in BENCH_SHOWN if c not in own)
 
 
+def none_ok(failed: pd.DataFrame) -> str:
+    """What a file's bench table with no ok run says, and, where its runs failed, what
+    to do: each one's cause is said under it."""
+    if failed.empty:
+        return "no successful bench run to analyse"
+    return (
+        "no successful bench run to analyse: each failed run's cause is said below; mend "
+        "it and run the bench again with --resume (it measures only what is missing)"
+    )
+
+
 def _none_ok(sweep: str | None, skipped: int, failed: pd.DataFrame) -> str:
     """What a bench table with no ok run says: of a sweep, what it did instead (the runs
-    its --resume skipped only where it skipped any, its failed runs where it has some)."""
+    its --resume skipped only where it skipped any, its failed runs where it has some);
+    of a file, :func:`none_ok`."""
     if not sweep:
-        return "no successful bench run to analyse"
+        return none_ok(failed)
     said = ["this sweep measured no run ok"]
     if skipped:
         runs = f"{skipped} {noun_for(skipped, 'run')}"

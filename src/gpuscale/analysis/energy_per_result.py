@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import counted, filled, number
+from gpuscale.quantities import counted, number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
@@ -141,6 +141,13 @@ def _who(row: pd.Series) -> str:
     )
 
 
+def per_sample_joules(*joules: float) -> list[str]:
+    """Energies per sample in one unit, the one that shows them: kJ where the largest is
+    1,000 J or more, else J (13.5 J read "0.0 kJ"); every sentence says them so."""
+    unit, scale = ("kJ", 1000.0) if max(joules) >= 1000 else ("J", 1.0)
+    return [f"{number(j / scale)} {unit}" for j in joules]
+
+
 def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
     """Energy to train against the accelerator count in words, where a submitter has power
     results of a workload at several counts (``energy_against_scale``)."""
@@ -155,9 +162,7 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
         per_sample = ""
         if last["energy_per_sample_to_j"] == last["energy_per_sample_to_j"]:
             pair = (first["energy_per_sample_from_j"], last["energy_per_sample_to_j"])
-            # one unit for both, the one that shows them (13.5 J read "0.0 kJ -> 0.0 kJ")
-            unit, scale = ("kJ", 1000.0) if max(pair) >= 1000 else ("J", 1.0)
-            per_sample = "; per sample " + " -> ".join(f"{number(j / scale)} {unit}" for j in pair)
+            per_sample = "; per sample " + " -> ".join(per_sample_joules(*pair))
         out.append(
             f"{display_name(key[1])} ({key[0]}), {_who(first)} on {key[3]}: energy to "
             f"train {first['energy_from_kj']:,.0f} kJ at {first['accelerators_from']:,} "
@@ -273,12 +278,13 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     rows = measured[measured["workload"] == workload]
     best = rows.loc[rows["energy_kj"].idxmin()]
     per_sample = best["energy_per_sample_j"]
-    sample = filled(", {} J per sample", number(per_sample))  # NaN: not counted
+    # NaN: not counted; else in the unit the sentences under the table say it in
+    sample = "" if per_sample != per_sample else f", {per_sample_joules(per_sample)[0]} per sample"
     others = len(counts) - 1
     choose = f"; {counted(others, 'other benchmark')}: -b chooses one" if others else ""
     among = ONE_OR_LEAST[len(rows) > 1].format(counted(len(rows), "result"))
     return (
-        f"least energy to train: {display_name(workload)} {number(best['energy_kj'])} kJ"
+        f"least energy to train: {display_name(workload)} {best['energy_kj']:,.0f} kJ"
         f"{sample}, {best['system_name']} ({best['submitter']}, "
         f"{int(best['accelerators']):,} x {best['accelerator_family']}, {best['round']}, "
         f"power scope {best['power_scope']}), {among}{choose}",

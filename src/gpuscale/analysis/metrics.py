@@ -226,7 +226,11 @@ def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:
     mine = every[_named(every, rule) & every["time_to_train_min"].notna()]
     scored = sorted(mine["workload"].astype(str).unique())
     where = filled(": it is scored for {}", ", ".join(scored))
-    return f"reference {rule} has no official score for {workload} ({rounds}){where}"
+    return (
+        f"reference {rule} has no official score for {workload} ({rounds}){where}; a "
+        "system serves as the reference only where it ran: ask for those benchmarks alone, "
+        "or take the reference family or study (one per benchmark)"
+    )
 
 
 def _named(frame: pd.DataFrame, rule: str) -> pd.Series:

@@ -14,9 +14,10 @@ from pathlib import Path
 from gpuscale.hardware.links import check_preset
 from gpuscale.interconnect.nvml import check_gpu_option
 from gpuscale.names import UnknownNameError, resolve_choice, resolve_gpu
-from gpuscale.quantities import parse_bytes
+from gpuscale.quantities import format_bytes, parse_bytes
 from gpuscale.tables.requests import (
     FieldError,
+    NamedError,
     comma_items,
     flag,
     given_twice,
@@ -73,6 +74,18 @@ def collectives(names: tuple[str, ...]) -> tuple[str, ...]:
     if twice := given_twice(found, "collective"):
         raise FieldError("ops", typed, twice)
     return found
+
+
+def sizes_reversed(smallest: int, largest: int, *, given: bool) -> str:
+    """Why a sweep cannot run from ``smallest`` to ``largest`` bytes, its fields named
+    (:func:`ref`; ``given``: the largest was given, else it is the device's default, said
+    as such): the way out, either field moved."""
+    above = ref("max_bytes", largest) if given else f"the default {ref('max_bytes')}"
+    return (
+        f"{ref('min_bytes', smallest)} ({format_bytes(smallest)}) is above {above} "
+        f"({format_bytes(largest)}): the sweep doubles from the smallest message to the "
+        f"largest; give a smaller {ref('min_bytes')} or a larger {ref('max_bytes')}"
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -138,10 +151,7 @@ class CollectivesConfig:
         if bad:
             raise FieldError(*bad[0], more=tuple(bad[1:]))
         if self.max_bytes is not None and self.min_bytes > self.max_bytes:
-            raise ValueError(
-                f"the smallest message ({self.min_bytes:,} B) is above the largest "
-                f"({self.max_bytes:,} B)"
-            )
+            raise NamedError(sizes_reversed(self.min_bytes, self.max_bytes, given=True))
 
     def largest(self, device: str) -> int:
         """The largest message in bytes on ``device`` (``cuda`` or ``cpu``)."""

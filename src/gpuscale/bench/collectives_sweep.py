@@ -12,7 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscale.bench.collectives_config import SCHEMA, CheckRequest, CollectivesConfig
+from gpuscale.bench.collectives_config import (
+    SCHEMA,
+    CheckRequest,
+    CollectivesConfig,
+    sizes_reversed,
+)
 from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import ResultsError
 from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
@@ -24,6 +29,7 @@ from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
+from gpuscale.tables.refusals import as_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,11 +114,8 @@ def run_collectives(
     (a file this run created is then not left behind empty)."""
     device = _check_world(world, config.backend, oversubscribe)  # before the file is touched
     _check_memory(config, world, device)
-    if config.min_bytes > config.largest(device):
-        raise SweepError(
-            f"the smallest message ({config.min_bytes} B) is above the largest "
-            f"({config.largest(device)} B)"
-        )
+    if config.min_bytes > (largest := config.largest(device)):  # the device's default
+        raise SweepError(as_options(sizes_reversed(config.min_bytes, largest, given=False)))
     created = not out_file.exists()
     try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
         check_writable(out_file, holds=COLLECTIVES_FILE)

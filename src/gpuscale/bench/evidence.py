@@ -97,11 +97,12 @@ def steps_asked(rows: Iterable[Mapping[str, object]]) -> tuple[int, str]:
         asked = _tens(WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / per)
         if asked > found[0]:
             where = f"{row.get('model')} at N = {row.get('accelerators')}"
+            step_ms, need_ms = per * 1e3, MIN_BUSY_WINDOW_S * 1e3  # one unit, the step's
             found = (
                 asked,
-                f"a timed phase of {WINDOW_HEADROOM * MIN_BUSY_WINDOW_S:g} s, the "
-                f"{MIN_BUSY_WINDOW_S:g} s a busy share needs and half again, at "
-                f"{format_ms(per * 1e3)} of timed phase a step (the synchronised, no-sync "
+                f"a timed phase of {format_ms(WINDOW_HEADROOM * need_ms, like=step_ms)}, the "
+                f"{format_ms(need_ms, like=step_ms)} a busy share needs and half again, at "
+                f"{format_ms(step_ms)} of timed phase a step (the synchronised, no-sync "
                 f"and, at N = 1, bare steps: each is timed every step), as {where} timed it "
                 f"over {counted(steps, 'step')} in {counted(runs, 'run')}",
             )
@@ -161,9 +162,9 @@ def weaknesses(
     window = timed_window_s(row)
     if _finite(window) and not host_measured(window):
         why = (
-            f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
+            f"busy share not measured: the timed phase lasted {format_ms(window * 1e3)}, "
             f"{counted(max(1, round(window * 100)), 'clock tick')} a core (needs "
-            f"{MIN_BUSY_WINDOW_S:g} s: {ask()})"
+            f"{format_ms(MIN_BUSY_WINDOW_S * 1e3, like=window * 1e3)}: {ask()})"
         )
         reasons.append((Weakness.SHORT_PHASE, why))
     elif not _finite(row.get("other_load_share")):

@@ -22,6 +22,7 @@ downloaded) on 224 x 224 images (timm: the model's own input size), 1,000 classe
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from gpuscale.bench.model_loading import SPEC_FORMS, load_spec, spec_problem
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
 from gpuscale.tables.requests import given_twice
+from gpuscale.tables.spelling import suggested
 
 # the names this module gave before the base and the loading moved out stay importable here
 __all__ = [
@@ -216,6 +218,29 @@ def ladder_name(name: str) -> str:
     return found[0] if len(found) == 1 else name
 
 
+def closest_model(name: str) -> str:
+    """`` (did you mean 'cnn-0.3m'?)`` for a name off the ladder: a size the ladder lacks of
+    one of its families (``cnn-0.2m``, ``tf-1m``) is offered that family's model whose size
+    has the same digits (``mlp-02m``: a dot left out), else the nearest in size (by ratio),
+    never one spelt alike far in size (``tf-100m`` for ``tf-1m``); any other name the
+    closest spelling (``gpuscale.names.did_you_mean``)."""
+    typed = re.fullmatch(r"\s*([a-z]+)[-_ ]?(\d[\d.]*\s*[kmbg]?)\s*", name.lower())
+    if typed:
+        family, size = typed.groups()
+        sizes = {n: n.split("-", 1)[1] for n in BY_NAME if n.split("-", 1)[0] == family}
+        digits = [n for n, s in sizes.items() if re.sub(r"\D", "", s) == re.sub(r"\D", "", size)]
+        try:
+            params = parse_size(size)
+        except ValueError:
+            params = 0
+        if len(digits) == 1:
+            return suggested(digits)
+        if params > 0 and sizes:
+            ratio = {n: abs(math.log(parse_size(s) / params)) for n, s in sizes.items()}
+            return suggested([min(ratio, key=ratio.__getitem__)])
+    return did_you_mean(name, BY_NAME)
+
+
 def sort_models(
     names: list[str] | None = None,
     max_params: str | None = None,
@@ -234,7 +259,7 @@ def sort_models(
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
             raise ModelError(  # the option and value first, as every refused value
-                f"--models {n}: unknown model{did_you_mean(n, BY_NAME)}; the ladder: "
+                f"--models {n}: unknown model{closest_model(n)}; the ladder: "
                 f"{', '.join(BY_NAME)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )

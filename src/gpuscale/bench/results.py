@@ -29,6 +29,8 @@ from gpuscale.sources.bounded import (
 )
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.out_paths import check_file_out
+from gpuscale.tables.requests import FieldError
 from gpuscale.tables.writable import make_folder
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ __all__ = [
     "read_results",
     "resume_file",
     "resume_plan",
+    "unused_name",
 ]
 
 SCHEMA = "gpuscale.bench/2"
@@ -67,10 +70,36 @@ def _writes(path: Path) -> str:
     """What each refusal of a results file adds: the command that makes the file wanted,
     and before it the one that makes its folder where that is missing (bench makes none)."""
     bench = suggested_command("bench", "--out", path)
+    if path.exists() and not _bench_appends_to(path):  # never a command bench refuses
+        bench = suggested_command("bench", "--out", unused_name(path.parent))
+        return f"; bench appends only to a file of its results or a new one: {bench} writes one"
     if path.parent.is_dir():
         return f" ({bench} writes one)"
     make = make_folder(path.parent)
     return f" (nor does its folder {path.parent} exist: {make}, then {bench} writes one)"
+
+
+def _bench_appends_to(path: Path) -> bool:
+    """Whether ``gpuscale bench --out PATH`` takes this existing file: a JSON-lines name
+    (``tables.out_paths.check_file_out``) holding bench results or only blank lines (what
+    ``bench.results_file.check_results_out`` lets through)."""
+    try:
+        check_file_out("out", path, holds=BENCH_FILE[1], default=path)
+        schema = first_schema(path)
+    except (FieldError, OSError):
+        return False
+    return schema is None or schema.startswith(BENCH_FILE[0])
+
+
+def unused_name(folder: Path, name: str = "results.jsonl") -> Path:
+    """A file's name in ``folder`` that no file has yet, to suggest where a results file
+    was refused: ``name``, else ``NAME-2``, ``NAME-3``, ... before its suffix."""
+    stem, suffix = Path(name).stem, Path(name).suffix
+    for n in range(1, 1000):
+        path = folder / (name if n == 1 else f"{stem}-{n}{suffix}")
+        if not path.exists():
+            return path
+    return folder / f"{stem}-new{suffix}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +199,8 @@ class BenchFile:
     def skipped_lines(self, most: int = 5) -> list[str]:
         """What was skipped as a command says it: the first ``most`` lines, then a count."""
         rest = len(self.skipped) - most
-        more = [f"skipped {rest} more lines"] if rest > 0 else []
-        return [f"skipped: {problem}" for problem in self.skipped[:most]] + more
+        more = [f"warning: {counted(rest, 'more line')} skipped"] if rest > 0 else []
+        return [f"warning: {problem}" for problem in self.skipped[:most]] + more
 
     def unread_before(self, path: Path) -> list[str]:
         """What a sweep appending to the file at ``path`` says of its lines that could not
@@ -199,6 +228,8 @@ def load_bench(path: Path | str) -> BenchFile:
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives to `gpuscale advise` (the command that reads them)"
             )
+        if not problems:  # not one line but blank ones: nothing to skip, nothing to say of
+            raise ResultsError(f"{path}: empty, no gpuscale bench results in it{_writes(path)}")
         example = "".join(f" (e.g. {p})" for p in problems[:1])
         raise ResultsError(
             f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "

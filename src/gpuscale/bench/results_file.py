@@ -15,6 +15,7 @@ from gpuscale.bench.results import (
     SCHEMA,
     ResultsError,
     first_schema,
+    unused_name,
 )
 from gpuscale.quantities import filled
 from gpuscale.tables.out_paths import check_file_out
@@ -54,7 +55,8 @@ def check_results_out(field: str, path: Path, holds: tuple[str, str], default: P
     anything runs; ``default``: the option's, named in a refusal."""
     check_file_out(field, path, holds=holds[1], default=default)
     if path.is_file() and (why := other_records(path, holds)):
-        raise FieldError(field, path, f"{why}: give a new file, e.g. {ref(field, str(default))}")
+        fresh = unused_name(path.parent, default.name)  # never the file refused
+        raise FieldError(field, path, f"{why}: give a new file, e.g. {ref(field, str(fresh))}")
 
 
 def other_records(path: Path, holds: tuple[str, str]) -> str | None:

@@ -16,7 +16,7 @@ from typer.core import TyperOption
 from gpuscale.bench.needs import torch_missing
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
 from gpuscale.cli.usage import OneLineGroup
-from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
+from gpuscale.names import UnknownNameError, asked_workloads, choose_workloads, resolve_choice
 from gpuscale.quantities import filled
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
@@ -147,18 +147,17 @@ def load_tables(selection: RoundSelection, study: bool = False):
     refuses ends the command."""
     from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
+    def said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+        """The problems of the raw rounds read (``sources``: the path of each), said (any
+        part of them not read, never unsaid; of the workloads asked only, not others')."""
+        from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
+
+        for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
+            say([line], stderr=True) if line.startswith("warning: ") else note(line)
+        note(*rejected_notes(read.scores, asked_workloads(read.scores, selection.benchmark)))
+
     with _reading(selection.asked) as update:
-        return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
-
-
-def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
-    """The problems of the raw rounds read (``sources``: the path of each), said (any part
-    of them not read, never unsaid)."""
-    from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
-
-    for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
-        say([line], stderr=True) if line.startswith("warning: ") else note(line)
-    note(*rejected_notes(read.scores))
+        return load_selection(selection, study=study, progress=update, on_read=said, on_note=note)
 
 
 def workloads_of(

@@ -22,6 +22,7 @@ from gpuscale.sources import (
     is_archive,
     top_folder,
 )
+from gpuscale.sources.archives import READ_AGAIN
 from gpuscale.tables.workloads import round_name
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
@@ -96,7 +97,9 @@ def round_name_to_read(path: Path, given: str | None) -> str:
     if is_archive(path):  # a renamed download: the round is in its top folder's name
         top = top_folder(path)
         if top is None:  # the cause, not a round to give (an empty or broken archive)
-            raise SourceError(f"{path}: an empty or unreadable archive (no folder in it)")
+            raise SourceError(
+                f"{path}: an empty or unreadable archive (no folder in it): {READ_AGAIN}"
+            )
         found = round_name_from_path(top)
         if found:
             return found

@@ -3,8 +3,9 @@ from the workload's measured systems (every family, every round of the data), ne
 a list of workloads.
 
 * **no time** (the row kept, its time, interval and throughput NaN): fewer accelerators
-  than any system of the workload ran (the data says the model may not fit in fewer: a
-  405B-parameter model was never run on under 256); a per-device batch below one sample
+  than any system of the workload ran (no measurement below to plan from: a
+  405B-parameter model was never run on under 256; whether a count holds the model is
+  ``hardware.memory``'s); a per-device batch below one sample
   where no system of the workload ran one that low (the batch assumed, before rounding,
   below the count);
   more than :data:`REFUSE_OCTAVES` beyond the largest count any system ran;
@@ -116,7 +117,7 @@ def refusals(
     if n < data.smallest:
         out.append(
             f"{NO_TIME}no system of any family ran {data.workload} on fewer than "
-            f"{data.smallest:,} accelerators, so the model may not fit in fewer"
+            f"{data.smallest:,} accelerators: no measurement below to plan from"
         )
     if below_floor(n, global_batch, data):
         sides = [f"{m:,} {side}" for m, side in zip(near, ("below", "above"), strict=True) if m]

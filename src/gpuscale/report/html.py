@@ -217,7 +217,7 @@ def _draw(
         answers,
         # a workload with no section says its division in its own note (``skipped``)
         notes=[
-            *rejected_notes(tables.scores),  # most of a benchmark unscored by today's rules
+            *rejected_notes(tables.scores, workloads),  # most of a benchmark unscored today
             *notes,
             *analysed.skipped,
             *left_out(tables.scores, done, options.division, HOW),

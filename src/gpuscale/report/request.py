@@ -69,8 +69,9 @@ class ReportRequest:
     png: bool = flag("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
     all_figures: bool = flag(
         "--all-figures",
-        help="Draw every figure (default: the overview and each workload's E'; each "
-        "section names the figures it leaves out).",
+        help="Draw every figure (default: the overview and each workload's four panels: "
+        "speedup, E', time against accelerator-hours and why E' falls; each section names "
+        "the figures it leaves out).",
     )
     cache: bool = flag(
         "--cache/--no-cache",

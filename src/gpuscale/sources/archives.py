@@ -34,6 +34,9 @@ from gpuscale.sources.entries import (
 )
 from gpuscale.tables import ProblemKind
 
+# What to do about an archive that cannot be read at all: said after its cause.
+READ_AGAIN = "download it again, or give the round's folder (a clone or an unpacked copy)"
+
 
 def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
     """The wanted members of a tar or zip archive, in archive order, read in memory.
@@ -51,7 +54,7 @@ def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
         tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115
     except ARCHIVE_ERRORS as exc:
         cause = getattr(stream.raw, "error", None) or exc
-        raise SourceError(f"{path}: not a readable tar archive ({cause})") from exc
+        raise SourceError(f"{path}: not a readable tar archive ({cause}): {READ_AGAIN}") from exc
     last = ""
     with tar:
         try:
@@ -221,7 +224,7 @@ def _iter_zip(
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as exc:
-        raise SourceError(f"{path}: not a readable zip archive ({exc})") from exc
+        raise SourceError(f"{path}: not a readable zip archive ({exc}): {READ_AGAIN}") from exc
     with archive:
         for info in archive.infolist():
             rel = member_rel(info.filename, layout, skipped)

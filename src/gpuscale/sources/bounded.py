@@ -72,10 +72,16 @@ def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, JSON, str | 
         except UnicodeDecodeError:
             problem = "not UTF-8 text"
         except json.JSONDecodeError as exc:
-            problem = f"not JSON ({exc.msg}; a cut line?)"
+            problem = f"not JSON ({_decode_error(exc)}; a cut line?)"
         except json_depth.TooDeep as exc:
             problem = str(exc)
         yield number, value, problem
+
+
+def _decode_error(exc: json.JSONDecodeError) -> str:
+    """The parser's message whole: those that end in "at" ("Unterminated string starting
+    at", "Invalid control character at") with the column they point to."""
+    return f"{exc.msg} column {exc.colno:,}" if exc.msg.endswith(" at") else exc.msg
 
 
 def schema_of(value: JSON) -> str:

@@ -216,11 +216,14 @@ def _where(path: object, message: str) -> str:
 _EXAMPLE = re.compile(r"\(e\.g\. ([^)]*)\)")
 
 
-def rejected_notes(scores: pd.DataFrame) -> list[str]:
+def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None) -> list[str]:
     """A line per round and benchmark of which today's rules reject most results (more
     than half unscored): the count, and the reason most of them share (the rule a
-    noncompliant run broke, where the reason names one)."""
+    noncompliant run broke, where the reason names one). ``workloads``: only these (those
+    a command was asked for; None: every one)."""
     lines = []
+    if workloads is not None:
+        scores = scores[scores["workload"].isin(workloads)]
     for (round_name, benchmark), rows in scores.groupby(["round", "benchmark"], sort=True):
         unscored = rows[rows["time_to_train_min"].isna()]
         if 2 * len(unscored) <= len(rows):
@@ -231,7 +234,7 @@ def rejected_notes(scores: pd.DataFrame) -> list[str]:
         lines.append(
             f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "
             f"not scored by today's rules, {count:,} for {rule or 'no reason given'} "
-            "(`gpuscale scores` gives each reason)"
+            f"(`gpuscale scores` of the round, -b {benchmark}, gives each reason)"
         )
     return lines
 

@@ -1,0 +1,115 @@
+"""A results file the bench loader refuses or reads in part: the command its refusal
+suggests is one `gpuscale bench` runs, an empty file is said to be empty, and a line cut
+short is named with the column the parser stopped at."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from gpuscale.bench.results import BenchFile, ResultsError, load_bench, read_results
+from gpuscale.bench.results_file import append_result, check_results_out
+from gpuscale.bench.sweep_request import RESULTS_OUT
+from gpuscale.sources.bounded import BENCH_FILE
+
+from ..builders import bench_record
+
+
+def _suggested_out(message: str) -> Path:
+    """The --out of the `gpuscale bench --out X` a refusal suggests."""
+    found = re.search(r"`gpuscale bench --out ([^`]+)`", message)
+    assert found, message
+    return Path(shlex.split(found.group(1))[0])
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("other.jsonl", b'{"hello": 1}\n'),  # JSON lines of another tool
+        ("half.jsonl", b'{"a":'),  # one line cut short: no record at all
+        ("training_results_v0.7.tar.xz", b"\xfd7zXZ\x00\x00binary"),  # a round's archive
+        ("notes.txt", b"some text\n"),
+    ],
+)
+def test_a_refusal_suggests_a_bench_out_that_bench_takes(
+    tmp_path: Path, name: str, content: bytes
+) -> None:
+    """`analyze --bench other.jsonl` suggested `gpuscale bench --out other.jsonl`, which
+    bench refuses (a file of other lines, or a name of another format)."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    (tmp_path / "results.jsonl").write_text("")  # taken: the next free name is suggested
+    with pytest.raises(ResultsError) as refused:
+        load_bench(path)
+    out = _suggested_out(str(refused.value))
+    assert out != path and not out.exists()
+    assert out.parent == tmp_path
+    check_results_out("out", out, BENCH_FILE, RESULTS_OUT)  # bench takes it: no FieldError
+
+
+def test_a_missing_or_empty_file_is_suggested_as_it_is(tmp_path: Path) -> None:
+    """Bench writes a missing file and appends to an empty one: the refusal names that
+    same file; an empty file is said to be empty, not "0 lines skipped"."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    for path in (empty, tmp_path / "nosuch.jsonl"):
+        with pytest.raises(ResultsError) as refused:
+            load_bench(path)
+        assert _suggested_out(str(refused.value)) == path
+        check_results_out("out", path, BENCH_FILE, RESULTS_OUT)
+    with pytest.raises(ResultsError) as refused:
+        load_bench(empty)
+    assert "0 lines" not in str(refused.value) and "empty" in str(refused.value)
+    # its words: tests/cli/test_options.py's golden case "bench results: empty"
+
+
+def test_a_line_cut_in_a_string_names_the_column_it_stopped_at(tmp_path: Path) -> None:
+    """A bench killed mid-write leaves a line cut inside a string: the parser's message
+    "Unterminated string starting at" was said without where."""
+    path = tmp_path / "r.jsonl"
+    append_result(path, bench_record("a", 10, 1, 100.0))
+    whole = json.dumps(bench_record("b", 10, 1, 100.0))
+    cut = whole[: whole.index('"model"') + 4]  # inside the key "model"
+    with path.open("a") as handle:
+        handle.write(cut)
+    records, problems = read_results(path)
+    assert len(records) == 1 and len(problems) == 1
+    column = cut.rindex('"') + 1  # the string's opening quote, counted from 1
+    assert f"starting at column {column:,};" in problems[0], problems[0]
+
+
+def test_skipped_lines_are_warnings_said_once_each() -> None:
+    """Each skipped line was printed as "skipped: FILE:N: ...; skipped", and the rest as
+    "skipped 1 more lines"."""
+    skipped = [f"r.jsonl:{n}: not JSON (Expecting value; a cut line?); skipped" for n in range(7)]
+    lines = BenchFile(table=None, skipped=skipped).skipped_lines(most=6)  # type: ignore[arg-type]
+    assert lines[:6] == [f"warning: {s}" for s in skipped[:6]]
+    assert lines[6] == "warning: 1 more line skipped"
+    assert all(line.count("skipped") == 1 for line in lines)
+
+
+@pytest.mark.parametrize("kind", ["bench", "collectives"])
+def test_a_refused_out_is_offered_a_new_file_not_itself(tmp_path: Path, kind: str) -> None:
+    """`bench --out results.jsonl` on a file of collectives sweeps said "give a new file,
+    e.g. --out results.jsonl": the file it had just refused (the option's default)."""
+    from gpuscale.bench.collectives_config import COLLECTIVES_OUT
+    from gpuscale.sources.bounded import COLLECTIVES_FILE
+    from gpuscale.tables.requests import FieldError
+
+    holds, default, other = {
+        "bench": (BENCH_FILE, RESULTS_OUT, {"schema": "gpuscale.collectives/2"}),
+        "collectives": (COLLECTIVES_FILE, COLLECTIVES_OUT, {"schema": "gpuscale.bench/2"}),
+    }[kind]
+    path = tmp_path / default.name
+    path.write_text(json.dumps(other) + "\n")
+    with pytest.raises(FieldError) as refused:
+        check_results_out("out", path, holds, default)
+    offered = re.search(r"e\.g\. out='([^']+)'$", str(refused.value))  # as Python says it
+    assert offered, str(refused.value)
+    fresh = Path(offered.group(1))
+    assert fresh != path and fresh.parent == tmp_path and not fresh.exists()
+    check_results_out("out", fresh, holds, default)  # taken: no FieldError

@@ -24,7 +24,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.device_names import UnknownDevice, resolve
+from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, usual_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
@@ -89,10 +89,9 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
         name = implied_device(implied_by)
     if not name or not name.strip():
         return DeviceRecord(name)
-    try:
-        found = resolve(name)
-    except UnknownDevice as unknown:
-        return DeviceRecord(name, closest=tuple(unknown.closest))
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
     peak = peak_of(found.device)
     at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
     return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
@@ -163,19 +162,6 @@ def choose_link(
     return LinkChoice(chosen, said, device, assumed)
 
 
-def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
-    """A finding where ``preset``, an NVLink given, is not the link of the part named (an
-    RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
-    predictions take it as given, the answer says so first; None otherwise."""
-    part = device.part
-    if part is None or not (preset or "").startswith("nvlink") or preset == part.gpu_link:
-        return None
-    its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
-    # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
-    usual = None if part.board and part.nvlink is None and part.gpu_link else usual_preset(part)
-    return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
-
-
 def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | None) -> LinkChoice:
     """The link the bench host recorded; where its topology holds fewer than 2 GPUs, no link
     it measured: the one its GPU model implies, as an assumption with the command that
@@ -212,33 +198,50 @@ def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | No
 
 
 def device_cap(
-    req: AdviceRequest, topology: Topology | None, nodes: int, host: BenchHost | None
-) -> tuple[int, tuple[Finding, ...], tuple[Finding, ...]]:
-    """The most devices searched, and the findings where something capped them, said before
-    and after the link: on one node, the topology's GPUs (a one-GPU topology: nothing to
-    compare); CPU (gloo) processes at the bench host's cores (this machine's where its rows
-    record none) // threads per process."""
-    asked = req.max_devices or (req.gpus_per_node * nodes)
+    req: AdviceRequest, topology: Topology | None, host: BenchHost | None
+) -> tuple[int, int, tuple[Finding, ...], tuple[Finding, ...]]:
+    """The nodes a count searched may span, the most devices searched, and the findings
+    where something capped them, said before and after the link: more devices than the
+    nodes hold spill onto other nodes (never one node of 16 GPUs on NVLink); on one node,
+    the topology's GPUs (a one-GPU topology: nothing to compare); CPU (gloo) processes at
+    the bench host's cores (this machine's where its rows record none) // threads per
+    process."""
+    nodes = req.nodes
     before: tuple[Finding, ...] = ()
+    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
+        # the most nodes a count searched spans (12 of 8 per node: none)
+        nodes = -(-req.max_devices // req.gpus_per_node)
+        whole = req.max_devices // req.gpus_per_node
+        spill = Finding.of(
+            K.NODES_SPILL,
+            asked=req.max_devices,
+            nodes=req.nodes,
+            per_node=req.gpus_per_node,
+            two_nodes=2 * req.gpus_per_node,
+            whole=whole,
+            spans=whole >= 2,
+        )
+        before = (spill,)
+    asked = req.max_devices or (req.gpus_per_node * nodes)
     most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
         if gpus <= 1:
-            most, before = 1, (Finding.of(K.ONE_GPU),)
+            most, before = 1, (*before, Finding.of(K.ONE_GPU))
         elif asked > gpus:
-            most, before = gpus, (Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked),)
+            most, before = gpus, (*before, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked))
     if host is None or host.kind != "cpu" or req.nodes != 1:
-        return most, before, ()
+        return nodes, most, before, ()
     cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
     per_process = max(1, host.threads or 1)
     processes = max(1, cores // per_process)
     if processes >= most:
-        return most, before, ()
+        return nodes, most, before, ()
     found = {"host": processes, "cores": cores, "threads": per_process}
     found["bench"] = host.cores is not None
     if req.max_devices is None:
-        return processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
-    return most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
+        return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
+    return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
 
 
 def machine_of(
@@ -248,25 +251,11 @@ def machine_of(
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
     """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
-    them), with a finding on where each part came from."""
-    nodes = req.nodes
-    spill: tuple[Finding, ...] = ()
-    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
-        # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
-        nodes = -(-req.max_devices // req.gpus_per_node)
-        whole = req.max_devices // req.gpus_per_node
-        found = Finding.of(
-            K.NODES_SPILL,
-            asked=req.max_devices,
-            nodes=req.nodes,
-            per_node=req.gpus_per_node,
-            two_nodes=2 * req.gpus_per_node,
-            whole=whole,
-            spans=whole >= 2,
-        )
-        spill = (found,)
-    max_devices, capped, processes = device_cap(req, topology, nodes, host)
+    them), with a finding on where each part came from; a warning where the NVLink preset
+    given is not the link of the part named (an RTX 4090 has none, an MI300X has Infinity
+    Fabric, an A40 a 2-GPU bridge): the predictions take it as given, the answer says so
+    first."""
+    nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note = choice.link, choice.said
     if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
@@ -277,6 +266,17 @@ def machine_of(
             busbw_gbs=intra.busbw_gbs,
             latency_us=intra.latency_us,
         )
+    given = req.interconnect if req.busbw_gbs is None else None
+    part = choice.device.part
+    mismatch = None
+    if part is not None and (given or "").startswith("nvlink") and given != part.gpu_link:
+        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
+        # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
+        board_only = part.board and part.nvlink is None and part.gpu_link
+        usual = None if board_only else usual_preset(part)
+        mismatch = Finding.of(
+            K.LINK_NOT_OF_DEVICE, given=given, device=part.name, its=its, usual=usual
+        )
     inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
         intra=intra,
@@ -284,7 +284,7 @@ def machine_of(
         inter=inter,
         nics_per_node=req.nics_per_node,
     )
-    sources: list[str | Finding] = [*filter(None, [link_note]), *spill, *capped]
+    sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
     if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
@@ -313,8 +313,6 @@ def machine_of(
         device=choice.device,
     )
     assumed = tuple(filter(None, [choice.assumption]))
-    given = req.interconnect if req.busbw_gbs is None else None
-    mismatch = link_not_of_device(given, choice.device)
     return machine, Said(
         sources=(*sources, *processes),
         assumptions=assumed,

@@ -15,22 +15,21 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibrate.host_link import of_host
 from gpuscale.advice.calibration import Benched, Machine, Said
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
-from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
+from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import closest, find
-from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, usual_preset
+from gpuscale.hardware.links import LINK_DEVICE, PRESETS, usual_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
@@ -118,6 +117,7 @@ class LinkChoice:
     device: DeviceRecord
     assumed: bool = False
     assumption: Assumption | None = None
+    warning: Finding | None = None
 
 
 def choose_link(
@@ -128,23 +128,38 @@ def choose_link(
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
     else the one the preset given or detected implies (a measured link implies none)."""
     detected = maybe(Topology.preset, topology)
-    preset = None if req.busbw_gbs is not None else req.interconnect or detected
+    custom = req.busbw_gbs is not None
+    preset = None if custom else req.interconnect or detected
+    given = req.interconnect is not None
+    seen = detected if req.topo is None else None  # --topo was asked for, not detected
+    benched = None if custom or given or measured or host is None else host.link
+    if benched and detected is not None and (not seen or seen == benched):
+        benched = None  # this machine's own link, detected, stands
+    host_board = implied_device(benched) if benched else None
     device = device_record(req.device_name, None if measured else preset)
-    if req.busbw_gbs is not None:
+    if custom:
         latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
         link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
         return LinkChoice(link, said, device)
-    given = req.interconnect is not None
-    seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    benched = None if given or measured or host is None else host.link
-    if host is not None and benched and (detected is None or (seen and seen != benched)):
-        return of_host(host, device, detected is None, seen)
     board = device.nvlink_board if preset is None else None
-    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    chosen = Link.from_preset(benched or preset or board or DEFAULT_LINK)
+    part = device.part
     if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        return LinkChoice(chosen, said, device)
+        if part is None or not str(preset).startswith("nvlink") or preset == part.gpu_link:
+            return LinkChoice(chosen, said, device)
+        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
+        # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
+        board_only = part.board and part.nvlink is None and part.gpu_link
+        usual = None if board_only else usual_preset(part)
+        mismatch = Finding.of(
+            K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
+        )
+        return LinkChoice(chosen, said, device, warning=mismatch)
+    if host is not None and benched:
+        said, inferred = of_host(chosen, host_board, host.gpus, host.device, seen)
+        return LinkChoice(chosen, said, device, inferred is not None and detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
@@ -160,41 +175,6 @@ def choose_link(
         return LinkChoice(chosen, said, device, assumed)
     said = Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs)
     return LinkChoice(chosen, said, device, assumed)
-
-
-def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | None) -> LinkChoice:
-    """The link the bench host recorded; where its topology holds fewer than 2 GPUs, no link
-    it measured: the one its GPU model implies, as an assumption with the command that
-    measures it (``seen``: this machine's detected preset)."""
-    preset = str(host.link)
-    board = implied_device(preset)
-    link = Link.from_preset(preset)
-    if host.gpus is not None and host.gpus >= 2:
-        said = Finding.of(
-            K.LINK_OF_BENCH_HOST,
-            name=preset,
-            device=board or None,
-            busbw_gbs=link.busbw_gbs,
-            detected=seen,  # this machine's GPUs of another link
-        )
-        return LinkChoice(link, said, device)
-    generation = NVLINK.get(preset)
-    what = sentence("link_of_gpu_model", preset=preset, device=host.device or "not recorded")
-    if generation is not None:
-        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
-        if board:  # an H100, a B200
-            whose = f"{article(board)} {board} board's on an HGX host"
-        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-    on = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
-    inferred = Assumption(
-        term=TermId.LINK,
-        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
-        source=Source.ASSUMED,
-        basis=sentence("no_link_measured", host=on, what=what),
-        measure=Measure(sentence("measure_link", detected=seen or None)),
-    )
-    return LinkChoice(link, None, device, assumed, inferred)
 
 
 def device_cap(
@@ -266,17 +246,6 @@ def machine_of(
             busbw_gbs=intra.busbw_gbs,
             latency_us=intra.latency_us,
         )
-    given = req.interconnect if req.busbw_gbs is None else None
-    part = choice.device.part
-    mismatch = None
-    if part is not None and (given or "").startswith("nvlink") and given != part.gpu_link:
-        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
-        # a board whose link no preset models (Infinity Fabric): no PCIe preset stands for it
-        board_only = part.board and part.nvlink is None and part.gpu_link
-        usual = None if board_only else usual_preset(part)
-        mismatch = Finding.of(
-            K.LINK_NOT_OF_DEVICE, given=given, device=part.name, its=its, usual=usual
-        )
     inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
         intra=intra,
@@ -316,5 +285,5 @@ def machine_of(
     return machine, Said(
         sources=(*sources, *processes),
         assumptions=assumed,
-        warnings=tuple(filter(None, [mismatch])),
+        warnings=tuple(filter(None, [choice.warning])),
     )

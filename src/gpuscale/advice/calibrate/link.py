@@ -109,8 +109,8 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
     """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
-    the device's record, and whether the link was assumed (none given, detected or
-    measured)."""
+    the device's record, whether the link was assumed (none given, detected or measured),
+    and a warning where the link given is not the device's own."""
 
     link: Link
     said: Finding | None
@@ -126,7 +126,10 @@ def choose_link(
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
-    else the one the preset given or detected implies (a measured link implies none)."""
+    else the one the preset given or detected implies (a measured link implies none); a
+    warning where an NVLink given is not the link of the part named (an RTX 4090 has none,
+    an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the predictions take it as
+    given, the answer says so first."""
     detected = maybe(Topology.preset, topology)
     custom = req.busbw_gbs is not None
     preset = None if custom else req.interconnect or detected
@@ -231,10 +234,7 @@ def machine_of(
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
     """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
-    them), with a finding on where each part came from; a warning where the NVLink preset
-    given is not the link of the part named (an RTX 4090 has none, an MI300X has Infinity
-    Fabric, an A40 a 2-GPU bridge): the predictions take it as given, the answer says so
-    first."""
+    them), with a finding on where each part came from."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note = choice.link, choice.said

@@ -15,7 +15,7 @@ import gpuscale
 from gpuscale.cli import app
 from gpuscale.hardware.accelerators import _PRODUCTS, normalise_accelerator
 from gpuscale.hardware.catalogue import devices
-from gpuscale.hardware.device_names import UnknownDevice, closest, lookup, resolve
+from gpuscale.hardware.device_names import UnknownDevice, closest, find, lookup, resolve
 
 # what people type, and what torch and NVML report -> the part
 NAMES = {
@@ -81,6 +81,7 @@ def test_an_unknown_name_gets_the_closest(typed: str, nearest: str) -> None:
         resolve(typed)
     assert missed.value.closest[0].startswith(nearest), missed.value.closest
     assert lookup(typed) is None
+    assert find(typed) is None  # the same miss, without the exception
 
 
 @pytest.mark.parametrize("part", devices(), ids=[d.name for d in devices()])

@@ -257,8 +257,8 @@ def convergence(
     if same_samples:
         why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
         after = ""
-    held = again(found, (1, 2), host_devices)
     more = filled("--steps {}", thin and getattr(found, "steps_needed", FIRM_STEPS))
+    held = again(found, (1, 2), host_devices)
     run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
     return Assumption(
         term=TermId.CONVERGENCE,

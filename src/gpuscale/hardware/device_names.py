@@ -121,6 +121,14 @@ def _assumption(typed: str, chosen: Device, others: list[Device]) -> str:
 def resolve(typed: str) -> Resolved:
     """The part ``typed`` means (see the module docstring); :class:`UnknownDevice` with the
     closest names where none does."""
+    found = find(typed)
+    if found is None:
+        raise UnknownDevice(typed, closest(typed))
+    return found
+
+
+def find(typed: str) -> Resolved | None:
+    """The part ``typed`` means (see the module docstring), None where none does."""
     key = normalised(typed)
     exact = _exact().get(key)
     if exact is not None:
@@ -144,10 +152,9 @@ def resolve(typed: str) -> Resolved:
 
 def _as_announced(
     typed: str, parts: list[Device], form: str | None, memory: float | None
-) -> Resolved:
+) -> Resolved | None:
     """The part whose product was announced with the ``memory`` ``typed`` writes and is
-    sold with another (``B200 192GB``: B200 180GB), said; :class:`UnknownDevice` where no
-    part was."""
+    sold with another (``B200 192GB``: B200 180GB), said; None where no part was."""
     found = next(
         (
             a
@@ -157,7 +164,7 @@ def _as_announced(
         None,
     )
     if found is None:
-        raise UnknownDevice(typed, closest(typed))
+        return None
     part = found.part
     said = (
         f"{typed!r} writes the {found.memory_gib:g} GB the {part.product} was announced with; "
@@ -181,12 +188,8 @@ def memory_written_gb(typed: str) -> float | None:
 def lookup(name: str | None) -> Device | None:
     """The part ``name`` means, None where none does (a CPU, an unknown device): for
     names read from torch, NVML or a results file, where a miss is no error."""
-    if not name or not str(name).strip():
-        return None
-    try:
-        return resolve(str(name)).device
-    except UnknownDevice:
-        return None
+    found = find(str(name)) if name and str(name).strip() else None
+    return None if found is None else found.device
 
 
 def closest(typed: str, n: int = 3) -> list[str]:
@@ -203,7 +206,5 @@ def closest(typed: str, n: int = 3) -> list[str]:
 def assumption(name: str | None) -> str:
     """The sentence saying how ``name`` was read where it names no single part ("" where
     it names one, or none)."""
-    try:
-        return resolve(str(name)).assumed if name else ""
-    except UnknownDevice:
-        return ""
+    found = find(str(name)) if name else None
+    return "" if found is None else found.assumed

@@ -1,22 +1,21 @@
 """A model given by its numbers (:func:`from_numbers`, one step of ``build.build``, as
 ``bench_basis.from_bench`` is the other): the step is split into a fixed per-step cost and
-per-sample work (``advice/model/fixed_cost.py``, :func:`by_numbers`); what numbers do not
-say (overlap, DDP's own work, the wait) is assumed and said with the command that measures
-it."""
+per-sample work (``step_split.by_numbers``); what numbers do not say (overlap, DDP's own
+work, the wait) is assumed and said with the command that measures it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.assumptions import fixed as fixed_assumed
 from gpuscale.advice.calibrate import fixed_split
+from gpuscale.advice.calibrate.shape import shape_findings
+from gpuscale.advice.calibrate.step_split import by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.power import named_power
@@ -24,14 +23,11 @@ from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,
     REFERENCE_MEMORY_GBS,
-    Compute,
     ModelSpec,
-    rate_tflops,
-    work_ms,
 )
 from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
+from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, format_ms, with_article
 
@@ -49,6 +45,12 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     numbers given, its first (batch, step) pair the one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
+    device = machine.device  # named, else the link's: resolved with the link
+    params = float(req.model_params)  # type: ignore[arg-type]
+    # what the numbers leave unmeasured at N > 1, from priors
+    ddp_copies = _copies(device, params * req.grad_bytes)
+    ddp_work = _prior_assumed(priors.DDP_WORK, ddp_copies, bench_run(None, (1,)))
+    spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
     # the most micro-steps a step may take: the search's default, or, for a transformer's
     # shape, as many as one device needs for the global batch given (an LLM's 1,024
     # sequences at one a device)
@@ -58,23 +60,18 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     shape_said, shape_warnings = shape_findings(req)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
-        params=float(req.model_params),  # type: ignore[arg-type]
+        params=params,
         flops_per_sample=req.flops_per_sample or (shape and transformer.flops_per_sample(shape)),
         grad_bytes_per_param=req.grad_bytes,
         units=shape.layers if shape is not None else 1,
     )
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
-    device = machine.device  # named, else the link's: resolved with the link
-    spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
     # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
     nodes = machine.network.inter is not None and machine.network.per_node is not None
     if fitted := spread_said(link_class(link, nodes)):
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
-    said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
-        _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
-        spread,
-    )
+    said_priors = (ddp_work, spread)
     precision = req.gradient_precision
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
@@ -155,130 +152,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     )
 
 
-# --params this far from the shape's count is said (a published count is rounded to a
-# few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
-PARAMS_AGREE = 0.05
-
-
-def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape: what it gives and whether
-    ``--params`` disagrees with it by more than ``PARAMS_AGREE``; without a shape, under a
-    sharded strategy, what is assumed instead."""
-    shape = req.shape
-    strategy = req.strategy or "ddp"
-    if shape is None:
-        if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
-            return (), ()
-        return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
-    source = _shape_source(shape)
-    counted = float(transformer.params(shape))
-    how = req.checkpointing or transformer.DEFAULT_CHECKPOINTING
-    given = req.params is not None
-    found = Finding.of(
-        FindingKind.TRANSFORMER_SHAPE,
-        name=shape.name,
-        layers=shape.layers,
-        hidden=shape.hidden,
-        heads=shape.heads,
-        seq_len=shape.seq_len,
-        params=counted,
-        params_given=given,
-        flops_per_sample=req.flops_per_sample or transformer.flops_per_sample(shape),
-        flops_given=req.flops_per_sample is not None,
-        attention_share=transformer.attention_share(shape),
-        units=shape.layers,
-        unit_params=float(transformer.layer_params(shape)),
-        source=source,
-        # one sequence's (activations are per micro-batch); "default": the one assumed
-        activations_gb=transformer.activations(shape, 1, how).total_gb,
-        checkpointing=req.checkpointing or "default",
-    )
-    off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
-    if abs(off) <= PARAMS_AGREE:
-        return (found,), ()
-    disagree = Finding.of(
-        FindingKind.PARAMS_NOT_SHAPE,
-        given=float(req.params),  # type: ignore[arg-type]
-        off=off,
-        shape_params=counted,
-        name=shape.name,
-    )
-    return (found,), (disagree,)
-
-
-def _shape_source(shape: transformer.TransformerShape) -> str:
-    """Where a preset comes from: its citation's first clause ("": a shape as given)."""
-    if not shape.source:
-        return ""
-    return transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
-
-
-@dataclass(frozen=True, slots=True)
-class ByNumbers:
-    """A step given by numbers, split: its rate and the peak bounding it (TFLOP/s; None: no
-    peak), its fixed cost, its compute with the priors (``prior_range``: at their ends) and
-    the same at each end of an assumed term's range."""
-
-    whole_tflops: float
-    bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
-    fixed: FixedCost
-    compute: Compute
-    prior_range: tuple[Compute, ...]
-    ends: tuple[End, ...]
-
-
-def by_numbers(
-    spec: ModelSpec,
-    points: Sequence[tuple[int, float]],
-    fixed_ms: float | None,
-    peaks: tuple[float | None, float | None],
-    flops_given: bool,
-    measure: Measure,
-    memory_gbs: float | None = None,
-) -> ByNumbers:
-    """The step of ``points`` beside the fastest its work could run (``peaks``: its
-    precision's, then bf16's for a step faster than that), split into a fixed cost and
-    per-sample work, at the fixed cost found and at each end of an assumed range; DDP's work
-    and the wait from their priors."""
-    per_device, step_ms = points[0]
-    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
-    at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
-    fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
-    assumed = fixed.source == Source.ASSUMED
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if assumed and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
-        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
-            which: replace(
-                priors.with_priors(split, step_ms, which),
-                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
-            )
-            for which in ("low", "high", "point")
-        }
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    return ByNumbers(
-        whole_tflops=whole,
-        bound_tflops=peak_tflops,
-        fixed=fixed,
-        compute=compute,
-        prior_range=prior_range,
-        ends=tuple(
-            (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
-            for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
-        ),
-    )
-
-
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
     """A term set from a prior (``model/priors.py``): its most likely value, its range and
     source."""
@@ -303,10 +176,10 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
     )
 
 
-def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
-    """What DDP's prior is beside its bucket copies, at this model's gradient bytes and the
+def _copies(device: DeviceRecord, grad_bytes: float) -> str:
+    """What DDP's prior is beside its bucket copies, at this model's ``grad_bytes`` and the
     device's memory bandwidth (an H100 SXM's unknown)."""
     bandwidth = getattr(device.part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
-    copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
+    copies_ms = DDP_COPIES * grad_bytes / bandwidth / 1e6
     named = device.part is not None
     return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)

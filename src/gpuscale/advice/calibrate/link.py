@@ -15,20 +15,19 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibrate.host_link import of_host
 from gpuscale.advice.calibration import Benched, Machine, Said
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
-from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
+from gpuscale.advice.types import Finding, maybe
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.device_names import UnknownDevice, resolve
+from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import (
     GPU_FABRICS,
     LINK_DEVICE,
-    NVLINK,
     PRESETS,
     board_link,
     own_link,
@@ -38,7 +37,6 @@ from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import article, counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
@@ -97,10 +95,9 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
         name = implied_device(implied_by)
     if not name or not name.strip():
         return DeviceRecord(name)
-    try:
-        found = resolve(name)
-    except UnknownDevice as unknown:
-        return DeviceRecord(name, closest=tuple(unknown.closest))
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
     peak = peak_of(found.device)
     at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
     return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
@@ -119,14 +116,15 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
     """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
-    the device's record, and whether the link was assumed (none given, detected or
-    measured)."""
+    the device's record, whether the link was assumed (none given, detected or measured),
+    and a warning where the link given is not the device's own."""
 
     link: Link
     said: Finding | None
     device: DeviceRecord
     assumed: bool = False
     assumption: Assumption | None = None
+    warning: Finding | None = None
 
 
 def choose_link(
@@ -135,25 +133,43 @@ def choose_link(
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
-    else the one the preset given or detected implies (a measured link implies none)."""
+    else the one the preset given or detected implies (a measured link implies none); a
+    warning where an NVLink given is not the link of the part named (an RTX 4090 has none,
+    an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the predictions take it as
+    given, the answer says so first."""
     detected = maybe(Topology.preset, topology)
-    preset = None if req.busbw_gbs is not None else req.interconnect or detected
+    custom = req.busbw_gbs is not None
+    preset = None if custom else req.interconnect or detected
+    given = req.interconnect is not None
+    seen = detected if req.topo is None else None  # --topo was asked for, not detected
+    benched = None if custom or given or measured or host is None else host.link
+    if benched and detected is not None and (not seen or seen == benched):
+        benched = None  # this machine's own link, detected, stands
+    host_board = implied_device(benched) if benched else None
     device = device_record(req.device_name, None if measured else preset)
-    if req.busbw_gbs is not None:
+    if custom:
         latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
         link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
         return LinkChoice(link, said, device)
-    given = req.interconnect is not None
-    seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    benched = None if given or measured or host is None else host.link
-    if host is not None and benched and (detected is None or (seen and seen != benched)):
-        return of_host(host, device, detected is None, seen)
     board = device.board_link if preset is None else None
-    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    chosen = Link.from_preset(benched or preset or board or DEFAULT_LINK)
+    part = device.part
     if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        return LinkChoice(chosen, said, device)
+        if part is None or not str(preset).startswith(GPU_FABRICS) or preset == own_link(part):
+            return LinkChoice(chosen, said, device)
+        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
+        # a board whose fabric no preset models: no PCIe preset stands for it
+        board_only = part.board and part.gpu_link and not board_link(part)
+        usual = None if board_only else usual_preset(part)
+        mismatch = Finding.of(
+            K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
+        )
+        return LinkChoice(chosen, said, device, warning=mismatch)
+    if host is not None and benched:
+        said, inferred = of_host(chosen, host_board, host.gpus, host.device, seen)
+        return LinkChoice(chosen, said, device, inferred is not None and detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
@@ -171,82 +187,51 @@ def choose_link(
     return LinkChoice(chosen, said, device, assumed)
 
 
-def link_not_of_device(preset: str | None, device: DeviceRecord) -> Finding | None:
-    """A finding where ``preset``, an NVLink or xGMI given, is not the link of the part named
-    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the
-    predictions take it as given, the answer says so first; None otherwise."""
-    part = device.part
-    if part is None or not (preset or "").startswith(GPU_FABRICS) or preset == own_link(part):
-        return None
-    its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
-    # a board whose fabric no preset models: no PCIe preset stands for it
-    usual = None if part.board and part.gpu_link and not board_link(part) else usual_preset(part)
-    return Finding.of(K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual)
-
-
-def of_host(host: BenchHost, device: DeviceRecord, assumed: bool, seen: str | None) -> LinkChoice:
-    """The link the bench host recorded; where its topology holds fewer than 2 GPUs, no link
-    it measured: the one its GPU model implies, as an assumption with the command that
-    measures it (``seen``: this machine's detected preset)."""
-    preset = str(host.link)
-    board = implied_device(preset)
-    link = Link.from_preset(preset)
-    if host.gpus is not None and host.gpus >= 2:
-        said = Finding.of(
-            K.LINK_OF_BENCH_HOST,
-            name=preset,
-            device=board or None,
-            busbw_gbs=link.busbw_gbs,
-            detected=seen,  # this machine's GPUs of another link
-        )
-        return LinkChoice(link, said, device)
-    generation = NVLINK.get(preset)
-    what = sentence("link_of_gpu_model", preset=preset, device=host.device or "not recorded")
-    if generation is not None:
-        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
-        if board:  # an H100, a B200
-            whose = f"{article(board)} {board} board's on an HGX host"
-        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-    on = "its topology" if host.gpus is None else f"it had {counted(host.gpus, 'GPU')}"
-    inferred = Assumption(
-        term=TermId.LINK,
-        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
-        source=Source.ASSUMED,
-        basis=sentence("no_link_measured", host=on, what=what),
-        measure=Measure(sentence("measure_link", detected=seen or None)),
-    )
-    return LinkChoice(link, None, device, assumed, inferred)
-
-
 def device_cap(
-    req: AdviceRequest, topology: Topology | None, nodes: int, host: BenchHost | None
-) -> tuple[int, tuple[Finding, ...], tuple[Finding, ...]]:
-    """The most devices searched, and the findings where something capped them, said before
-    and after the link: on one node, the topology's GPUs (a one-GPU topology: nothing to
-    compare); CPU (gloo) processes at the bench host's cores (this machine's where its rows
-    record none) // threads per process."""
-    asked = req.max_devices or (req.gpus_per_node * nodes)
+    req: AdviceRequest, topology: Topology | None, host: BenchHost | None
+) -> tuple[int, int, tuple[Finding, ...], tuple[Finding, ...]]:
+    """The nodes a count searched may span, the most devices searched, and the findings
+    where something capped them, said before and after the link: more devices than the
+    nodes hold spill onto other nodes (never one node of 16 GPUs on NVLink); on one node,
+    the topology's GPUs (a one-GPU topology: nothing to compare); CPU (gloo) processes at
+    the bench host's cores (this machine's where its rows record none) // threads per
+    process."""
+    nodes = req.nodes
     before: tuple[Finding, ...] = ()
+    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
+        # the most nodes a count searched spans (12 of 8 per node: none)
+        nodes = -(-req.max_devices // req.gpus_per_node)
+        whole = req.max_devices // req.gpus_per_node
+        spill = Finding.of(
+            K.NODES_SPILL,
+            asked=req.max_devices,
+            nodes=req.nodes,
+            per_node=req.gpus_per_node,
+            two_nodes=2 * req.gpus_per_node,
+            whole=whole,
+            spans=whole >= 2,
+        )
+        before = (spill,)
+    asked = req.max_devices or (req.gpus_per_node * nodes)
     most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
         if gpus <= 1:
-            most, before = 1, (Finding.of(K.ONE_GPU),)
+            most, before = 1, (*before, Finding.of(K.ONE_GPU))
         elif asked > gpus:
-            most, before = gpus, (Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked),)
+            most, before = gpus, (*before, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked))
     if host is None or host.kind != "cpu" or req.nodes != 1:
-        return most, before, ()
+        return nodes, most, before, ()
     cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
     per_process = max(1, host.threads or 1)
     processes = max(1, cores // per_process)
     if processes >= most:
-        return most, before, ()
+        return nodes, most, before, ()
     found = {"host": processes, "cores": cores, "threads": per_process}
     found["bench"] = host.cores is not None
     if req.max_devices is None:
-        return processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
-    return most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
+        return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
+    return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
 
 
 def machine_of(
@@ -257,24 +242,7 @@ def machine_of(
 ) -> tuple[Machine, Said]:
     """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
     them), with a finding on where each part came from."""
-    nodes = req.nodes
-    spill: tuple[Finding, ...] = ()
-    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
-        # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink; the most nodes a count searched spans (12 of 8 per node: none)
-        nodes = -(-req.max_devices // req.gpus_per_node)
-        whole = req.max_devices // req.gpus_per_node
-        found = Finding.of(
-            K.NODES_SPILL,
-            asked=req.max_devices,
-            nodes=req.nodes,
-            per_node=req.gpus_per_node,
-            two_nodes=2 * req.gpus_per_node,
-            whole=whole,
-            spans=whole >= 2,
-        )
-        spill = (found,)
-    max_devices, capped, processes = device_cap(req, topology, nodes, host)
+    nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note = choice.link, choice.said
     if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
@@ -292,7 +260,7 @@ def machine_of(
         inter=inter,
         nics_per_node=req.nics_per_node,
     )
-    sources: list[str | Finding] = [*filter(None, [link_note]), *spill, *capped]
+    sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
     if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
@@ -321,10 +289,8 @@ def machine_of(
         device=choice.device,
     )
     assumed = tuple(filter(None, [choice.assumption]))
-    given = req.interconnect if req.busbw_gbs is None else None
-    mismatch = link_not_of_device(given, choice.device)
     return machine, Said(
         sources=(*sources, *processes),
         assumptions=assumed,
-        warnings=tuple(filter(None, [mismatch])),
+        warnings=tuple(filter(None, [choice.warning])),
     )

@@ -201,7 +201,9 @@ def markdown(results: Sequence[ClassSpread]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--docs", type=Path, help="rewrite this page's table (docs/heldout.md)")
+    parser.add_argument(
+        "--docs", type=Path, help="rewrite this page's table (docs/heldout-spread.md)"
+    )
     args = parser.parse_args(argv)
     results = spreads(advice_heldout.read_rows())
     payload = {

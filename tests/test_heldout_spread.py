@@ -1,6 +1,6 @@
 """``benchmarks/heldout_spread.py``: the spread of published ratios between rows the advice
 cannot tell apart, on planted rows of known answer, and the results file and
-docs/heldout.md as the tables give them."""
+docs/heldout-spread.md as the tables give them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .builders import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "heldout_spread.json"
-DOCS = ROOT / "docs" / "heldout.md"
+DOCS = ROOT / "docs" / "heldout-spread.md"
 
 
 @pytest.fixture(scope="module")

@@ -12,15 +12,14 @@ from gpuscale.advice.explain.phrasebook import sentence
 
 def worded(cal: Calibration) -> Calibration:
     """``cal`` with its memory check's sources in words: the device assumed, the bench's
-    peak less the model state it held, or the transformer's shape counted (neither: the
-    check's own "not counted")."""
+    peak less the model state it held, the transformer's shape counted, or neither."""
     memory, said = cal.machine.memory, cal.machine.memory_said
     if memory is None:
         return cal
     device = memory.device
     if said.device_assumed:
         device = replace(device, assumed=sentence("device_assumed"))
-    source = memory.activations_source
+    source = sentence("memory_not_counted")
     counted = memory.activations_counted
     if said.peak_gb is not None:
         values = {"peak_gb": said.peak_gb, "state_gb": said.state_gb}

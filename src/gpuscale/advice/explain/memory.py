@@ -3,8 +3,9 @@ memory limits the counts of the strategy asked (a model one device holds says no
 
 from __future__ import annotations
 
-from gpuscale.advice.memory import GATHERED, MemoryCheck
-from gpuscale.hardware.transformer import GATHERED_UNITS, Activations
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.hardware.transformer import Activations
 from gpuscale.quantities import counted, filled, format_count, joined, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}

@@ -1,16 +1,47 @@
 """The words a calibration's build leaves as numbers, said once the build is done
-(``api``: build, then :func:`worded`, then the search): the memory check's device assumed
-and where its activations come from (``calibration.MemorySaid``)."""
+(``api``: build, then :func:`worded`, then the search): the convergence model the bench's
+noise scale gives, the memory check's device assumed and where its activations come from
+(``calibration.MemorySaid``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.types import TermId
 
 
 def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its convergence and memory check."""
+    return _memory_worded(_convergence_worded(cal))
+
+
+def _convergence_worded(cal: Calibration) -> Calibration:
+    """``cal`` with the source of a convergence model the bench's noise scale gives (its
+    ``B_simple``, steps and interval) in words, the model's and its assumption's."""
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
+        return cal
+    source = sentence(
+        "b_simple_measured",
+        b_simple=noise.b_simple,
+        steps=noise.steps,
+        low=noise.low,
+        high=noise.high,
+        bounded=math.isfinite(noise.high),
+    )
+    assumed = tuple(
+        replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+        for a in cal.said.assumptions
+    )
+    return cal.at(
+        {"search": {"convergence": replace(model, source=source)}, "said": {"assumptions": assumed}}
+    )
+
+
+def _memory_worded(cal: Calibration) -> Calibration:
     """``cal`` with its memory check's sources in words: the device assumed, the bench's
     peak less the model state it held, the transformer's shape counted, or neither."""
     memory, said = cal.machine.memory, cal.machine.memory_said

@@ -4,7 +4,6 @@ points, a noise scale given or the bench's; and MLPerf's least time to train."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -91,17 +90,8 @@ def convergence_for(
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
         b_noise, source = noise_scale, "noise scale as given"
-    elif measured is not None:
-        b_noise = measured.b_simple
-        finite = math.isfinite(measured.high)
-        high = number(measured.high) if finite else phrase("unbounded_above")
-        source = phrase(
-            "b_simple_measured",
-            b_simple=number(measured.b_simple),
-            steps=measured.steps,
-            low=number(measured.low),
-            high=high,
-        )
+    elif measured is not None:  # the bench's: its numbers said by ``explain.build_words``
+        b_noise, source = measured.b_simple, ""
     else:
         return None, True
     e_min = samples / (1 + reference_batch / b_noise)

@@ -1,21 +1,37 @@
 """The words a calibration's build leaves as numbers, said once the build is done
 (``api``: build, then :func:`worded`, then the search): the convergence model the bench's
-noise scale gives, the memory check's device assumed and where its activations come from
-(``calibration.MemorySaid``)."""
+noise scale gives, where the power comes from, the memory check's device assumed and where
+its activations come from (``calibration.MemorySaid``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
 
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.types import TermId
 
 
 def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its convergence and memory check."""
+    """``cal`` with the words of its convergence, power and memory check."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
     return _memory_worded(_convergence_worded(cal))
+
+
+def power_source(power: Power) -> str:
+    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
+    that implies the device."""
+    values = {"meter": power.meter, "device": power.device, "watts": power.watts}
+    source = sentence("power_source", kind=power.kind, assumed=power.assumed or None, **values)
+    if power.measured and power.at_batch:
+        batches = tuple(float(b) for b, _ in power.at_batch)
+        source = sentence("power_by_batches", source=source, batches=batches)
+    if power.implied_by is not None:
+        source = sentence("power_implied", source=source, implied_by=power.implied_by)
+    return source
 
 
 def _convergence_worded(cal: Calibration) -> Calibration:

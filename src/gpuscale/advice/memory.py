@@ -133,6 +133,30 @@ class MemoryCheck:
         fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
         return (fitting[0][2], fitting[0][0]) if fitting else None
 
+    def least(self, strategy: str) -> tuple[MemoryAt, bool]:
+        """The count searched at which a device holds least under ``strategy`` (the fewest
+        devices among equals), and whether every count holds the same (DDP)."""
+        rows = [r for r in self.rows if r.strategy == strategy]
+        least = min(rows, key=lambda r: (r.total_gb, r.devices))
+        return least, all(r.total_gb == least.total_gb for r in rows)
+
+    def at(self, strategy: str, devices: int) -> MemoryAt:
+        return next(r for r in self.rows if r.strategy == strategy and r.devices == devices)
+
+    @property
+    def would_hold(self) -> tuple[str, int, int | None] | None:
+        """Beyond the counts searched: the strategy that holds the model on the fewest
+        devices (``STRATEGIES`` breaks ties), those devices, and past a node the whole nodes
+        they take (their devices then the nodes' all); None where none would."""
+        would = [(n, STRATEGIES.index(s), s) for s, n in self.fewest if n is not None]
+        if not would:
+            return None
+        devices, _, strategy = min(would)
+        if devices <= self.device.per_node:
+            return strategy, devices, None
+        nodes = -(-devices // self.device.per_node)
+        return strategy, nodes * self.device.per_node, nodes
+
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: every number with its unit in its name."""
         return {

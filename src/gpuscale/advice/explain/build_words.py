@@ -25,7 +25,9 @@ def power_source(power: Power) -> str:
     """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
     that implies the device."""
     values = {"meter": power.meter, "device": power.device, "watts": power.watts}
-    source = sentence("power_source", kind=power.kind, assumed=power.assumed or None, **values)
+    source = sentence(
+        "power_source", kind=power.kind.value, assumed=power.assumed or None, **values
+    )
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
         source = sentence("power_by_batches", source=source, batches=batches)

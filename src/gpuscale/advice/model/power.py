@@ -16,6 +16,7 @@ from gpuscale.advice.types import maybe
 from gpuscale.hardware.power import PerBatch, WholeJob, charged_at, watts_at, whole_job_w
 from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
+from gpuscale.tables.codes import Code
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
     import pandas as pd
@@ -27,13 +28,22 @@ METERS = {"cpu": "RAPL package share"}
 LIKELY = {True: "power_smaller", False: "power_larger"}
 
 
+class PowerKind(Code):
+    """Where a device's watts come from."""
+
+    GIVEN = "given"  # --power-w
+    MEASURED = "measured"  # by the bench (NVML; a CPU's RAPL package share)
+    BOARD = "board"  # the catalogue part's board power (its datasheet)
+    NO_RAPL = "no_rapl"  # unknown: a CPU without a RAPL reading
+    UNKNOWN = "unknown"  # unknown: a device without a board power
+
+
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device (None: unknown) and where they come from: ``kind`` (``given``,
-    ``measured``, ``board``: the catalogue part's board power, ``no_rapl``: a CPU without a
-    RAPL reading, ``unknown``), the ``device`` whose board power it is or is not, what its
-    name left open (``assumed``), the link that implies it (``implied_by``); ``source``
-    those in words (``explain.build_words``)."""
+    """Watts per device (None: unknown) and where they come from: their ``kind``, the
+    ``device`` whose board power it is or is not, what its name left open (``assumed``), the
+    link that implies it (``implied_by``); ``source`` those in words
+    (``explain.build_words``)."""
 
     watts: float | None
     source: str = ""
@@ -42,7 +52,7 @@ class Power:
     total_w_at: WholeJob = ()
     at_batch: PerBatch = ()  # W per device by N = 1 runs of the same configuration
     meter: str = "NVML"  # what measured ``watts`` or ``at_batch`` (NVML, RAPL package share)
-    kind: str = "unknown"
+    kind: PowerKind = PowerKind.UNKNOWN
     device: str | None = None
     assumed: str = ""
     implied_by: str | None = None
@@ -50,7 +60,7 @@ class Power:
     @property
     def measured(self) -> bool:
         """``watts`` measured by the bench, not given nor the board's."""
-        return self.kind == "measured"
+        return self.kind is PowerKind.MEASURED
 
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
         """(W per device, its source) at per-device ``batch``, interpolated in log batch."""
@@ -133,14 +143,16 @@ def device_power(
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
-        return Power(given_w, kind="given")
+        return Power(given_w, kind=PowerKind.GIVEN)
     if measured_w is not None and measured_w > 0:
-        return Power(measured_w, meter=METERS.get(device, "NVML"), kind="measured")
+        return Power(measured_w, meter=METERS.get(device, "NVML"), kind=PowerKind.MEASURED)
     if device == "cpu":
-        return Power(None, kind="no_rapl")
+        return Power(None, kind=PowerKind.NO_RAPL)
     part = record.part
     if part is not None:
-        return Power(part.board_power_w, kind="board", device=part.name, assumed=record.assumed)
+        return Power(
+            part.board_power_w, kind=PowerKind.BOARD, device=part.name, assumed=record.assumed
+        )
     return Power(None, device=record.name)
 
 

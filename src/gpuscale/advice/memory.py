@@ -146,8 +146,8 @@ class MemoryCheck:
     @property
     def would_hold(self) -> tuple[str, int, int | None] | None:
         """Beyond the counts searched: the strategy that holds the model on the fewest
-        devices (``STRATEGIES`` breaks ties), those devices, and past a node the whole nodes
-        they take (their devices then the nodes' all); None where none would."""
+        devices (``STRATEGIES`` breaks ties), those devices (past one node, every device of
+        the whole nodes they take) and those nodes (None within one); None where none would."""
         would = [(n, STRATEGIES.index(s), s) for s, n in self.fewest if n is not None]
         if not would:
             return None
@@ -234,7 +234,7 @@ def check(
         if counted is not None and micro[n] != counted.micro_batch
     )
     # every model state in one pass: the one asked, the one the bench's run held, what
-    # FSDP holds whole (two layers' weights, one's gradients) and each count's
+    # FSDP holds whole (two layers' weights, one's gradients) and what each count holds
     state = model_state(params, optimizer, precision)
     held_gb = None
     if peak_gb is not None:  # the N = 1 run's peak less the model state it held
@@ -263,7 +263,7 @@ def check(
         ),
         device=DeviceMemory(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
-        activations_source="",
+        activations_source="",  # said by ``explain.build_words``
         rows=rows,
         fewest=fewest,
         searched=tuple(counts),

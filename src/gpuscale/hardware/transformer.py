@@ -234,9 +234,6 @@ class ShapeNumbers:
     attention_share: float
     activations: tuple[Activations, ...]
 
-    def at(self, micro_batch: int) -> Activations:
-        return next(a for a in self.activations if a.micro_batch == micro_batch)
-
 
 def numbers_of(
     shape: TransformerShape,

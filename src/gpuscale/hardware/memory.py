@@ -15,7 +15,9 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
   across groups: all of it ``/ min(N, G)``.
 
 Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source, so a later model
-of activations adds parts of its own to a :class:`DeviceMemory`; a device's memory is
+of activations adds parts of its own to a :class:`DeviceMemory`; :func:`per_count` is what
+a device holds at each count under each of the advice's strategies, activations and the
+units FSDP gathers whole (:func:`gathered_bytes`) beside; a device's memory is
 ``hardware.capacity``'s. Pure: nothing here reads a run or prints.
 """
 

@@ -16,9 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.memory import check, memory_at
+from gpuscale.advice.memory import check
 from gpuscale.cli import app
-from gpuscale.hardware.memory import BENCH_RECORD, AcceleratorMemory, model_state
+from gpuscale.hardware.capacity import BENCH_RECORD, AcceleratorMemory
+from gpuscale.hardware.memory import memory_at, model_state
 
 from ..golden import Golden
 
@@ -66,8 +67,9 @@ def test_the_fewest_devices_per_strategy_on_80_gib() -> None:
     """7B, Adam, mixed precision: 112 GB whole; 85.9 GB (80 GiB) a device. ZeRO-2 holds
     14 GB of weights whole and 98 GB / N: 2 devices (63 GB); FSDP 112 / N: 2 (56 GB)."""
     h100 = AcceleratorMemory("H100", 80, "test")
-    found = check(
-        model_state(7e9, "adam", "mixed"),
+    found, _ = check(
+        7e9,
+        asked=("adam", "mixed"),
         strategy="ddp",
         memory=h100,
         counts=(1, 2, 4, 8),
@@ -80,9 +82,14 @@ def test_the_fewest_devices_per_strategy_on_80_gib() -> None:
 
 def test_measured_activations_count_on_every_device() -> None:
     h100 = AcceleratorMemory("H100", 80, "test")
-    state = model_state(7e9, "adam", "mixed")
-    found = check(
-        state, strategy="fsdp", memory=h100, counts=(1, 2, 4, 8), per_node=8, activations_gb=40
+    found, _ = check(
+        7e9,
+        asked=("adam", "mixed"),
+        strategy="fsdp",
+        memory=h100,
+        counts=(1, 2, 4, 8),
+        per_node=8,
+        activations_gb=40,
     )
     assert found.fits_from("fsdp") == 4  # 112 / 2 + 40 = 96 GB > 85.9; 28 + 40 fits
     # ZeRO-2 at 4: 14 + 24.5 + 40 = 78.5 GB <= 85.9: it fits from 4 too

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import gpuscale
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
-from gpuscale.advice.model.power import Power, device_power
+from gpuscale.advice.explain.build_words import power_source
+from gpuscale.advice.model.power import Power, PowerKind, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decision import plausible
 from gpuscale.advice.search.predictions import FLAGGED, predictions
@@ -165,8 +166,8 @@ def test_power_is_never_an_h100_for_a_cpu(golden: Golden) -> None:
     assert device_power("cpu", device_record("cpu")).watts is None
     rapl = device_power("cpu", device_record("cpu"), measured_w=95.0)
     assert isinstance(rapl, Power) and (rapl.watts, rapl.measured) == (95.0, True)
-    assert rapl.source.startswith("measured") and "RAPL" in rapl.source
-    golden.check(VIEW, "the power RAPL measured", rapl.source)
+    assert (rapl.kind, rapl.meter) == (PowerKind.MEASURED, "RAPL package share")
+    golden.check(VIEW, "the power RAPL measured", power_source(rapl))
     assert device_power("cuda", device_record(H100_SXM)).watts == 700.0
     assert device_power("cuda", device_record("NVIDIA H100 PCIe")).watts == 350.0
     assert device_power("cuda", device_record(A100_SXM)).watts == 400.0

@@ -99,6 +99,18 @@ def test_activations_are_the_papers_formula_by_hand() -> None:
     assert activations(shape, 1, "full").per_layer_bytes == 50_331_648
 
 
+def test_the_shapes_numbers_are_counted_once_per_micro_batch() -> None:
+    """Llama 3 8B read once: its released weights' count, one layer of 218,112,000
+    parameters, and one ``Activations`` per distinct micro-batch asked (selective
+    recomputation by default), twice the sequences holding twice the layers' bytes."""
+    numbers = transformer.numbers_of(presets()["llama3-8b"], (1, 2, 1))
+    assert (numbers.params, numbers.layer_params) == (8_030_261_248, 218_112_000)
+    one, two = numbers.activations
+    assert (one.micro_batch, two.micro_batch) == (1, 2)
+    assert one.checkpointing is transformer.Checkpointing.SELECTIVE
+    assert two.per_layer_bytes == 2 * one.per_layer_bytes
+
+
 def test_activations_grow_with_the_micro_batch_and_the_sequence() -> None:
     """Linear in the micro-batch; faster than linear in the sequence with nothing
     recomputed (the a s^2 scores), linear with selective recomputation."""

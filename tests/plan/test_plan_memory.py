@@ -12,11 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscale.hardware.capacity import AcceleratorMemory, accelerator_memory
 from gpuscale.hardware.memory import (
-    AcceleratorMemory,
     ModelState,
     Sharding,
-    accelerator_memory,
     fewest_devices,
     sources,
     state_bytes,

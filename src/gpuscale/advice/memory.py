@@ -9,24 +9,21 @@ devices (``MemoryCheck.fallback``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
-    AcceleratorMemory,
-    ModelState,
-    Sharding,
-    fewest_devices,
+    STRATEGY_SHARDING,
+    MemoryAt,
+    gathered_bytes,
+    model_state,
+    per_count,
     state_bytes,
     state_per_device,
 )
-from gpuscale.hardware.transformer import Activations
+from gpuscale.hardware.transformer import Activations, ShapeNumbers
 
-STRATEGY_SHARDING = {
-    "ddp": Sharding.DDP,
-    "zero2": Sharding.SHARD_GRAD_OP,
-    "fsdp": Sharding.FULL_SHARD,
-    "hybrid": Sharding.HYBRID_SHARD,
-}
 STRATEGIES = tuple(STRATEGY_SHARDING)
 # Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
 # suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
@@ -41,9 +38,6 @@ OTHER_NAMES = {
 # ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
 # within a node (the same below a node, more memory above it).
 PREFERRED = ("ddp", "zero2", "fsdp", "hybrid")
-# the strategies that gather each unit's weights whole before computing it (the weights
-# sharded); ZeRO-2 keeps them whole throughout
-GATHERED = ("fsdp", "hybrid")
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with torch.optim.AdamW on fp32
@@ -65,24 +59,6 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
         return chosen, precision
     known = [p for o, p in state_bytes() if o == chosen]
     return chosen, DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryAt:
-    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes;
-    activations None: not counted) against its memory."""
-
-    strategy: str
-    devices: int
-    weights_gb: float
-    gradients_gb: float
-    optimizer_states_gb: float
-    activations_gb: float | None
-    total_gb: float
-    capacity_gb: float
-    fits: bool
-    # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
-    gathered_gb: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,6 +133,30 @@ class MemoryCheck:
         fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
         return (fitting[0][2], fitting[0][0]) if fitting else None
 
+    def least(self, strategy: str) -> tuple[MemoryAt, bool]:
+        """The count searched at which a device holds least under ``strategy`` (the fewest
+        devices among equals), and whether every count holds the same (DDP)."""
+        rows = [r for r in self.rows if r.strategy == strategy]
+        least = min(rows, key=lambda r: (r.total_gb, r.devices))
+        return least, all(r.total_gb == least.total_gb for r in rows)
+
+    def at(self, strategy: str, devices: int) -> MemoryAt:
+        return next(r for r in self.rows if r.strategy == strategy and r.devices == devices)
+
+    @property
+    def would_hold(self) -> tuple[str, int, int | None] | None:
+        """Beyond the counts searched: the strategy that holds the model on the fewest
+        devices (``STRATEGIES`` breaks ties), those devices (past one node, every device of
+        the whole nodes they take) and those nodes (None within one); None where none would."""
+        would = [(n, STRATEGIES.index(s), s) for s, n in self.fewest if n is not None]
+        if not would:
+            return None
+        devices, _, strategy = min(would)
+        if devices <= self.device.per_node:
+            return strategy, devices, None
+        nodes = -(-devices // self.device.per_node)
+        return strategy, nodes * self.device.per_node, nodes
+
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: every number with its unit in its name."""
         return {
@@ -203,76 +203,54 @@ class MemoryCheck:
         }
 
 
-def memory_at(
-    state: ModelState,
-    strategy: str,
-    devices: int,
-    memory: AcceleratorMemory,
-    per_node: int,
-    activations_gb: float | None = None,
-    gathered_gb: float | None = None,
-) -> MemoryAt:
-    """What each of ``devices`` holds under ``strategy``: the model state, plus
-    ``activations_gb`` and ``gathered_gb`` (the units a fully sharded step holds whole) where
-    counted."""
-    held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
-    parts = {p.name: p.gb for p in held.parts}
-    total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
-    return MemoryAt(
-        strategy=strategy,
-        devices=devices,
-        weights_gb=parts.get("weights", 0.0),
-        gradients_gb=parts.get("gradients", 0.0),
-        optimizer_states_gb=parts.get("optimizer states", 0.0),
-        activations_gb=activations_gb,
-        total_gb=total,
-        capacity_gb=memory.gb,
-        fits=total <= memory.gb,
-        gathered_gb=gathered_gb,
-    )
-
-
 def check(
-    state: ModelState,
+    params: float,
     *,
+    asked: tuple[str | None, str | None],
     strategy: str,
     memory: AcceleratorMemory,
     counts: tuple[int, ...],
     per_node: int,
+    benched: bool = False,
+    peak_gb: float | None = None,
     activations_gb: float | None = None,
-    activations_source: str = "",
-    device_assumed: str = "",
-    activations_counted: Activations | None = None,
-    activations_by_count: tuple[tuple[int, Activations], ...] = (),
-    gathered_gb: float | None = None,
-) -> MemoryCheck:
-    """The memory check of ``state`` at each of ``counts`` under every strategy.
-    ``activations_by_count``: a shape's activations where a count's micro-batch is not one
-    device's; ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards."""
-    at_count = {n: a.total_gb for n, a in activations_by_count}
-    rows = tuple(
-        memory_at(
-            state,
-            s,
-            n,
-            memory,
-            per_node,
-            at_count.get(n, activations_gb),
-            gathered_gb if s in GATHERED and n > 1 else None,
-        )
-        for s in STRATEGIES
+    shape: ShapeNumbers | None = None,
+    micro: Mapping[int, int] | None = None,
+) -> tuple[MemoryCheck, float | None]:
+    """The memory check of a model of ``params`` at each of ``counts`` under every strategy,
+    the (optimizer, precision) ``asked`` (a bench's own, ``BENCH_STATE``, where ``benched``
+    and not asked), and the model state (GB) the bench's N = 1 run held. Activations:
+    ``activations_gb`` given, else that run's ``peak_gb`` less the state it held, else
+    ``shape``'s at each count's micro-batch (``micro``: by count, 1 included)."""
+    if benched:
+        asked = (asked[0] or BENCH_STATE[0], asked[1] or BENCH_STATE[1])
+    optimizer, precision = state_of(*asked)
+    micro = micro or {}
+    activations = {a.micro_batch: a for a in shape.activations} if shape else {}
+    counted = None if peak_gb is not None or not activations else activations[micro[1]]
+    by_count = tuple(
+        (n, activations[micro[n]])
         for n in counts
+        if counted is not None and micro[n] != counted.micro_batch
     )
-    fewest = []
-    for s in STRATEGIES:
-        searched = [r.devices for r in rows if r.strategy == s and r.fits]
-        # past the counts searched the micro-batch is at most the largest count's
-        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
-        extra += (gathered_gb or 0.0) if s in GATHERED else 0.0
-        beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
-        fewest.append((s, min(searched, default=beyond)))
+    # every model state in one pass: the one asked, the one the bench's run held, what
+    # FSDP holds whole (two layers' weights, one's gradients) and what each count holds
+    state = model_state(params, optimizer, precision)
+    held_gb = None
+    if peak_gb is not None:  # the N = 1 run's peak less the model state it held
+        held_gb = state_per_device(model_state(params, *BENCH_STATE), 1).total_gb
+        activations_gb = max(0.0, peak_gb - held_gb)
+    elif counted is not None:
+        activations_gb = counted.total_gb
+    gathered = None
+    if shape is not None:
+        gathered = gathered_bytes(float(shape.layer_params), state.trainable) / BYTES_PER_GB
+    at_count = {n: a.total_gb for n, a in by_count}
+    rows, fewest = per_count(
+        state, STRATEGIES, counts, memory, per_node, activations_gb, at_count, gathered
+    )
     trained = state.trainable
-    return MemoryCheck(
+    found = MemoryCheck(
         strategy=strategy,
         state=StateBytes(
             params=state.trainable_parameters,
@@ -283,14 +261,14 @@ def check(
             + trained.optimizer_bytes,
             source=trained.source,
         ),
-        device=DeviceMemory(memory=memory, per_node=per_node, assumed=device_assumed),
+        device=DeviceMemory(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
-        activations_source=activations_source
-        or "not counted: no layer shape given (a bench's peak memory measures them)",
+        activations_source="",  # said by ``explain.build_words``
         rows=rows,
-        fewest=tuple(fewest),
+        fewest=fewest,
         searched=tuple(counts),
-        activations_counted=activations_counted,
-        activations_by_count=activations_by_count,
-        gathered_gb=gathered_gb,
+        activations_counted=counted,
+        activations_by_count=by_count,
+        gathered_gb=gathered,
     )
+    return found, held_gb

@@ -15,27 +15,21 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
   across groups: all of it ``/ min(N, G)``.
 
 Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source, so a later model
-of activations adds parts of its own to a :class:`DeviceMemory`. A device's memory is the
-vendor's figure in GiB (as ``hardware.catalogue`` reads it): the catalogue's part, the
-size a family's name states (``H100-SXM5-96GB``), or ``data/accelerator_memory.csv`` for
-the accelerators the catalogue lacks (TPUs, Gaudi, MI325X). Pure: nothing here reads a
-run or prints.
+of activations adds parts of its own to a :class:`DeviceMemory`; :func:`per_count` is what
+a device holds at each count under each of the advice's strategies, activations and the
+units FSDP gathers whole (:func:`gathered_bytes`) beside; a device's memory is
+``hardware.capacity``'s. Pure: nothing here reads a run or prints.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import dataclass
 from enum import Enum
 
+from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.cited import Source, data_rows
-from gpuscale.hardware.device_names import lookup
-from gpuscale.quantities import number
-
-BYTES_PER_GB = 1e9
-BYTES_PER_GIB = 2**30
 
 
 class Sharding(str, Enum):
@@ -103,28 +97,34 @@ class DeviceMemory:
         return sum(p.gb for p in self.parts)
 
 
-# the source of a device's memory a bench recorded (torch's total_memory), not catalogued
-BENCH_RECORD = "the bench's record (torch total_memory)"
+# The advice's strategies (``--strategy``) by the sharding each is
+STRATEGY_SHARDING = {
+    "ddp": Sharding.DDP,
+    "zero2": Sharding.SHARD_GRAD_OP,
+    "fsdp": Sharding.FULL_SHARD,
+    "hybrid": Sharding.HYBRID_SHARD,
+}
+# the strategies that gather each unit's weights whole before computing it (the weights
+# sharded); ZeRO-2 keeps them whole throughout
+GATHERED = ("fsdp", "hybrid")
 
 
-@dataclass(frozen=True, slots=True)
-class AcceleratorMemory:
-    """One accelerator's memory, GiB as the vendor states it, and where it was read."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryAt:
+    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes;
+    activations None: not counted) against its memory."""
 
-    family: str
-    gib: float
-    source: str
-
-    @property
-    def gb(self) -> float:
-        return self.gib * BYTES_PER_GIB / BYTES_PER_GB
-
-    def said(self) -> str:
-        """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
-        then the GiB the catalogue (or a bench's record) holds: ``85.9 GB, 80 GiB as
-        catalogued``."""
-        held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
-        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}"
+    strategy: str
+    devices: int
+    weights_gb: float
+    gradients_gb: float
+    optimizer_states_gb: float
+    activations_gb: float | None
+    total_gb: float
+    capacity_gb: float
+    fits: bool
+    # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
+    gathered_gb: float | None = None
 
 
 @functools.cache
@@ -268,27 +268,80 @@ def fewest_devices(
     return devices
 
 
-_STATED = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
+def memory_at(
+    state: ModelState,
+    strategy: str,
+    devices: int,
+    memory: AcceleratorMemory,
+    per_node: int,
+    activations_gb: float | None = None,
+    gathered_gb: float | None = None,
+) -> MemoryAt:
+    """What each of ``devices`` holds under ``strategy``: the model state, plus
+    ``activations_gb`` and ``gathered_gb`` (the units a fully sharded step holds whole) where
+    counted."""
+    held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
+    parts = {p.name: p.gb for p in held.parts}
+    total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
+    return MemoryAt(
+        strategy=strategy,
+        devices=devices,
+        weights_gb=parts.get("weights", 0.0),
+        gradients_gb=parts.get("gradients", 0.0),
+        optimizer_states_gb=parts.get("optimizer states", 0.0),
+        activations_gb=activations_gb,
+        total_gb=total,
+        capacity_gb=memory.gb,
+        fits=total <= memory.gb,
+        gathered_gb=gathered_gb,
+    )
 
 
-@functools.cache
-def _listed() -> dict[str, AcceleratorMemory]:
-    return {
-        row["family"]: AcceleratorMemory(row["family"], float(row["memory_gib"]), row["source"])
-        for row in data_rows("accelerator_memory.csv")
-    }
+def per_count(
+    state: ModelState,
+    strategies: tuple[str, ...],
+    counts: tuple[int, ...],
+    memory: AcceleratorMemory,
+    per_node: int,
+    activations_gb: float | None,
+    at_count: dict[int, float],
+    gathered_gb: float | None,
+) -> tuple[tuple[MemoryAt, ...], tuple[tuple[str, int | None], ...]]:
+    """What a device holds at each of ``counts`` under each of ``strategies``, and per
+    strategy the fewest devices that hold the model (among the counts, else at all; None:
+    none). ``at_count``: the activations where a count's micro-batch is not one device's;
+    ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards."""
+    rows = tuple(
+        memory_at(
+            state,
+            s,
+            n,
+            memory,
+            per_node,
+            at_count.get(n, activations_gb),
+            gathered_gb if s in GATHERED and n > 1 else None,
+        )
+        for s in strategies
+        for n in counts
+    )
+    fewest = []
+    for s in strategies:
+        searched = [r.devices for r in rows if r.strategy == s and r.fits]
+        # past the counts searched the micro-batch is at most the largest count's
+        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
+        extra += (gathered_gb or 0.0) if s in GATHERED else 0.0
+        beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
+        fewest.append((s, min(searched, default=beyond)))
+    return rows, tuple(fewest)
 
 
-def accelerator_memory(family: str) -> AcceleratorMemory | None:
-    """The memory of one device of ``family`` (an MLPerf accelerator family): the size
-    its name states, else the catalogue's part, else ``accelerator_memory.csv``; None
-    where none of them knows it."""
-    stated = _STATED.search(family)
-    if stated:
-        return AcceleratorMemory(family, float(stated.group(1)), f"the family's name ({family})")
-    if family in _listed():
-        return _listed()[family]
-    device = lookup(family)
-    if device is None:
-        return None
-    return AcceleratorMemory(family, device.memory_gib, f"device catalogue: {device.name}")
+# Units whose weights a device holds whole at once under FSDP: the one computing and the
+# next, prefetched; the computing one's gradients whole too (``transformer_sources.csv``
+# ``fsdp-gathered``).
+GATHERED_UNITS = 2
+
+
+def gathered_bytes(unit_params: float, state: StateBytes) -> float:
+    """What a device holds whole beyond its shards under FSDP: ``GATHERED_UNITS`` units'
+    weights and one unit's gradients, each unit of ``unit_params`` held at ``state``'s bytes."""
+    return unit_params * (GATHERED_UNITS * state.weights_bytes + state.gradients_bytes)

@@ -21,9 +21,7 @@ parameter count cited in ``data/transformer_sources.csv``, as are the formulas:
   does), ``2 s b h`` with full recomputation (each layer's input kept); the output layer
   and cross entropy ``4 s b h (1 + v / h)`` once;
 * FSDP units: one per layer (``transformer_auto_wrap_policy``), each of the layer's
-  parameters; a device holds two units' weights whole at once, the one computing and the
-  one whose all-gather is prefetched, and the computing unit's gradients whole until they
-  are reduce-scattered (source ``fsdp-gathered``).
+  parameters (what a device holds of them whole: ``hardware.memory.gathered_bytes``).
 
 Pure: nothing here reads a run or prints; a shape that cannot be is a ``ValueError``.
 """
@@ -31,6 +29,7 @@ Pure: nothing here reads a run or prints; a shape that cannot be is a ``ValueErr
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -173,19 +172,6 @@ def attention_share(shape: TransformerShape) -> float:
     return 12 * shape.layers * shape.hidden * shape.seq_len / flops_per_token(shape)
 
 
-# Units whose weights a device holds whole at once under FSDP: the one computing and the
-# next, prefetched (source ``fsdp-gathered``); the computing one's gradients whole too.
-GATHERED_UNITS = 2
-
-
-def gathered_bytes(shape: TransformerShape, weights_bytes: float, gradients_bytes: float) -> float:
-    """What a device holds whole beyond its shards under FSDP (source ``fsdp-gathered``):
-    ``GATHERED_UNITS`` layers' weights and one layer's gradients, at ``weights_bytes`` and
-    ``gradients_bytes`` a parameter."""
-    unit = float(layer_params(shape))
-    return unit * (GATHERED_UNITS * weights_bytes + gradients_bytes)
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Activations:
     """The activations one device holds for a micro-batch of ``micro_batch`` sequences
@@ -233,6 +219,37 @@ def activations(
         per_layer_bytes=per_layer,
         output_bytes=4 * sbh * (1 + shape.vocab / h),
         layers=shape.layers,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShapeNumbers:
+    """A shape's numbers, counted once where the shape is read: its parameters, one
+    layer's (an FSDP unit), training FLOPs per sample, the attention's share of them, and
+    the activations a device holds at each micro-batch asked."""
+
+    params: int
+    layer_params: int
+    flops_per_sample: float
+    attention_share: float
+    activations: tuple[Activations, ...]
+
+
+def numbers_of(
+    shape: TransformerShape,
+    micro_batches: Iterable[int] = (1,),
+    checkpointing: Checkpointing | str = DEFAULT_CHECKPOINTING,
+) -> ShapeNumbers:
+    """Every number of ``shape`` the advice reads, the activations at each of
+    ``micro_batches`` under ``checkpointing``."""
+    return ShapeNumbers(
+        params=params(shape),
+        layer_params=layer_params(shape),
+        flops_per_sample=flops_per_sample(shape),
+        attention_share=attention_share(shape),
+        activations=tuple(
+            activations(shape, b, checkpointing) for b in dict.fromkeys(micro_batches)
+        ),
     )
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuscale.hardware.capacity import AcceleratorMemory, accelerator_memory
 from gpuscale.hardware.memory import (
-    AcceleratorMemory,
     DeviceMemory,
     ModelState,
-    accelerator_memory,
     fewest_devices,
     state_per_device,
     workload_state,

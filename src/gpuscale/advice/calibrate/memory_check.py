@@ -11,18 +11,12 @@ import pandas as pd
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
+from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.hardware import transformer
-from gpuscale.hardware.memory import (
-    BENCH_RECORD,
-    BYTES_PER_GB,
-    AcceleratorMemory,
-    model_state,
-    state_per_device,
-)
+from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 
 
 def memory_check(
@@ -42,43 +36,24 @@ def memory_check(
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
         return None, MemorySaid()
-    given = (request.optimizer, request.precision)
-    if bench is not None:  # the bench's own state unless another is asked
-        given = (request.optimizer or BENCH_STATE[0], request.precision or BENCH_STATE[1])
-    optimizer, precision = state_of(*given)
-    state = model_state(spec.params, optimizer, precision, cal.model.name)
-    said, activations = MemorySaid(device_assumed=assumed), None
-    if peak_gb is not None:  # the N = 1 run's peak less the model state it held (AdamW, fp32)
-        held_gb = state_per_device(model_state(spec.params, *BENCH_STATE), 1).total_gb
-        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=held_gb)
-        activations = max(0.0, peak_gb - held_gb)
-    shape, counted, by_count = request.shape, None, ()
-    if activations is None and shape is not None:  # by numbers: the shape's layers
-        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-        counted = transformer.activations(shape, micro[1], how)
-        activations = counted.total_gb
-        by_count = tuple(
-            (n, transformer.activations(shape, micro[n], how))
-            for n in counts
-            if micro[n] != counted.micro_batch
-        )
-    gathered = None
-    if shape is not None:  # FSDP's units held whole: two layers' weights, one's gradients
-        trained = state.trainable
-        whole = transformer.gathered_bytes(shape, trained.weights_bytes, trained.gradients_bytes)
-        gathered = whole / BYTES_PER_GB
-    network = machine.network
-    held = check(
-        state,
+    how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
+    shape = request.shape  # its numbers at each micro-batch a count runs
+    numbers = None if shape is None else transformer.numbers_of(shape, micro.values(), how)
+    held, state_gb = check(
+        spec.params,
+        asked=(request.optimizer, request.precision),
+        benched=bench is not None,
+        peak_gb=peak_gb,
+        shape=numbers,
+        micro=micro,
         strategy=request.strategy or cal.run.strategy,
         memory=memory,
         counts=counts,
-        per_node=network.per_node or request.gpus_per_node,
-        activations_gb=activations,
-        activations_counted=counted,
-        activations_by_count=by_count,
-        gathered_gb=gathered,
+        per_node=machine.network.per_node or request.gpus_per_node,
     )
+    said = MemorySaid(device_assumed=assumed)
+    if state_gb is not None:
+        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
     return held, said
 
 

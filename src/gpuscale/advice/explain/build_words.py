@@ -1,26 +1,74 @@
 """The words a calibration's build leaves as numbers, said once the build is done
-(``api``: build, then :func:`worded`, then the search): the memory check's device assumed
-and where its activations come from (``calibration.MemorySaid``)."""
+(``api``: build, then :func:`worded`, then the search): the convergence model the bench's
+noise scale gives, where the power comes from, the memory check's device assumed and where
+its activations come from (``calibration.MemorySaid``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.types import TermId
 
 
 def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its convergence, power and memory check."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
+    return _memory_worded(_convergence_worded(cal))
+
+
+def power_source(power: Power) -> str:
+    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
+    that implies the device."""
+    values = {"meter": power.meter, "device": power.device, "watts": power.watts}
+    source = sentence(
+        "power_source", kind=power.kind.value, assumed=power.assumed or None, **values
+    )
+    if power.measured and power.at_batch:
+        batches = tuple(float(b) for b, _ in power.at_batch)
+        source = sentence("power_by_batches", source=source, batches=batches)
+    if power.implied_by is not None:
+        source = sentence("power_implied", source=source, implied_by=power.implied_by)
+    return source
+
+
+def _convergence_worded(cal: Calibration) -> Calibration:
+    """``cal`` with the source of a convergence model the bench's noise scale gives (its
+    ``B_simple``, steps and interval) in words, the model's and its assumption's."""
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
+        return cal
+    source = sentence(
+        "b_simple_measured",
+        b_simple=noise.b_simple,
+        steps=noise.steps,
+        low=noise.low,
+        high=noise.high,
+        bounded=math.isfinite(noise.high),
+    )
+    assumed = tuple(
+        replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+        for a in cal.said.assumptions
+    )
+    return cal.at(
+        {"search": {"convergence": replace(model, source=source)}, "said": {"assumptions": assumed}}
+    )
+
+
+def _memory_worded(cal: Calibration) -> Calibration:
     """``cal`` with its memory check's sources in words: the device assumed, the bench's
-    peak less the model state it held, or the transformer's shape counted (neither: the
-    check's own "not counted")."""
+    peak less the model state it held, the transformer's shape counted, or neither."""
     memory, said = cal.machine.memory, cal.machine.memory_said
     if memory is None:
         return cal
     device = memory.device
     if said.device_assumed:
         device = replace(device, assumed=sentence("device_assumed"))
-    source = memory.activations_source
+    source = sentence("memory_not_counted")
     counted = memory.activations_counted
     if said.peak_gb is not None:
         values = {"peak_gb": said.peak_gb, "state_gb": said.state_gb}

@@ -3,8 +3,9 @@ memory limits the counts of the strategy asked (a model one device holds says no
 
 from __future__ import annotations
 
-from gpuscale.advice.memory import GATHERED, MemoryCheck
-from gpuscale.hardware.transformer import GATHERED_UNITS, Activations
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.hardware.transformer import Activations
 from gpuscale.quantities import counted, filled, format_count, joined, number, with_article
 
 NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
@@ -57,18 +58,13 @@ def _device(memory: MemoryCheck) -> str:
     return f"the {memory.device.memory.family} ({memory.device.memory.said()}{assumed})"
 
 
-def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
-    return next(r.total_gb for r in memory.rows if r.strategy == strategy and r.devices == devices)
-
-
 def _least(memory: MemoryCheck, strategy: str) -> str:
     """The least a device holds under ``strategy`` at a count searched: ``112 GB a device``
     where every count holds the same (DDP), else with the count it is least at (``30 GB a
     device at best, on 8 devices``): one device's whole state is not what a sharded strategy
     misses by."""
-    rows = [r for r in memory.rows if r.strategy == strategy]
-    least = min(rows, key=lambda r: (r.total_gb, r.devices))
-    if all(r.total_gb == least.total_gb for r in rows):
+    least, everywhere = memory.least(strategy)
+    if everywhere:
         return f"{number(least.total_gb)} GB a device"
     return f"{number(least.total_gb)} GB a device at best, on {counted(least.devices, 'device')}"
 
@@ -94,7 +90,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     if fits is not None:
         return (
             f"Memory: {NAMES[asked]} holds {name} on {_device(memory)} from "
-            f"{counted(fits, 'device')} ({number(_at(memory, asked, fits))} GB each; "
+            f"{counted(fits, 'device')} ({number(memory.at(asked, fits).total_gb)} GB each; "
             f"{_held(memory)}); fewer are not advised."
         )
     fallback = memory.fallback
@@ -107,11 +103,11 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
         if s not in (asked, strategy) and n is not None and s != "hybrid"
     ]
     also = filled("; {}", ", ".join(others))
+    each = number(memory.at(strategy, devices).total_gb)
     return (
         f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {least} "
         f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "
-        f"holds it from {counted(devices, 'device')} ({number(_at(memory, strategy, devices))} "
-        f"GB each){also}."
+        f"holds it from {counted(devices, 'device')} ({each} GB each){also}."
     )
 
 
@@ -119,15 +115,10 @@ def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
     would (a request to allow them)."""
     name = f"{with_article(format_count(memory.state.params))}-parameter model"
-    would = [(n, s) for s, n in memory.fewest if n is not None]
-    fewest = ""
-    if would:
-        n, s = min(would, key=lambda found: (found[0], list(NAMES).index(found[1])))
-        per_node = memory.device.per_node
-        allow = f"--max-devices {n}"
-        if n > per_node:  # past a node only whole nodes are searched
-            nodes = -(-n // per_node)
-            n, allow = nodes * per_node, f"--nodes {nodes}"
+    would, fewest = memory.would_hold, ""
+    if would is not None:
+        s, n, nodes = would  # past a node only whole nodes are searched
+        allow = f"--max-devices {n}" if nodes is None else f"--nodes {nodes}"
         fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
         # the shape's activations, whole on every device, are the other way to fewer
         fewest += _less_activation(memory.activations_counted)

@@ -4,7 +4,6 @@ points, a noise scale given or the bench's; and MLPerf's least time to train."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -45,8 +44,10 @@ def resolved(
     """The convergence (``convergence_for``; the bench's ``measured`` noise scale only from
     ``FEW_NOISE_STEPS`` steps) and MLPerf's least time to train up to ``max_devices``."""
     given = noise_scale is not None or workload is not None
-    thin = "" if given else thin_noise(measured)
-    kept = None if thin else measured
+    # the bench's noise scale, measured over too few steps to price a batch by
+    few = measured is not None and measured.steps < FEW_NOISE_STEPS
+    thin = measured if few and not given else None
+    kept = measured if thin is None else None
     model, samples_used = convergence_for(
         noise_scale=noise_scale,
         rcps=found,
@@ -58,7 +59,8 @@ def resolved(
     )
     floor = mlperf_floor(workload, max_devices) if workload else ()
     bench_priced = kept is not None and noise_scale is None and not workload
-    return Convergence(model, samples_used, thin, floor, kept.steps if bench_priced else None)
+    steps = kept.steps if bench_priced else None
+    return Convergence(model, samples_used, "" if thin is None else thin_noise(thin), floor, steps)
 
 
 def convergence_for(
@@ -91,31 +93,19 @@ def convergence_for(
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
         b_noise, source = noise_scale, "noise scale as given"
-    elif measured is not None:
-        b_noise = measured.b_simple
-        finite = math.isfinite(measured.high)
-        high = number(measured.high) if finite else phrase("unbounded_above")
-        source = phrase(
-            "b_simple_measured",
-            b_simple=number(measured.b_simple),
-            steps=measured.steps,
-            low=number(measured.low),
-            high=high,
-        )
+    elif measured is not None:  # the bench's: its numbers said by ``explain.build_words``
+        b_noise, source = measured.b_simple, ""
     else:
         return None, True
     e_min = samples / (1 + reference_batch / b_noise)
     return ConvergenceModel(e_min, b_noise, source), True
 
 
-def thin_noise(measured: NoiseScale | None) -> str:
-    """Why the bench's noise scale prices no larger batch ("" where it does): measured over
-    fewer than ``FEW_NOISE_STEPS`` steps."""
-    fewest = FEW_NOISE_STEPS
-    if measured is None or measured.steps >= fewest:
-        return ""
+def thin_noise(measured: NoiseScale) -> str:
+    """Why the bench's noise scale prices no larger batch: measured over fewer than
+    ``FEW_NOISE_STEPS`` steps."""
     b_simple = number(measured.b_simple)
-    return phrase("thin_noise", b_simple=b_simple, steps=measured.steps, fewest=fewest)
+    return phrase("thin_noise", b_simple=b_simple, steps=measured.steps, fewest=FEW_NOISE_STEPS)
 
 
 def no_rcps(found: WorkloadRcps) -> str:

@@ -16,6 +16,7 @@ from gpuscale.advice.types import maybe
 from gpuscale.hardware.power import PerBatch, WholeJob, charged_at, watts_at, whole_job_w
 from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
+from gpuscale.tables.codes import Code
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
     import pandas as pd
@@ -27,18 +28,39 @@ METERS = {"cpu": "RAPL package share"}
 LIKELY = {True: "power_smaller", False: "power_larger"}
 
 
+class PowerKind(Code):
+    """Where a device's watts come from."""
+
+    GIVEN = "given"  # --power-w
+    MEASURED = "measured"  # by the bench (NVML; a CPU's RAPL package share)
+    BOARD = "board"  # the catalogue part's board power (its datasheet)
+    NO_RAPL = "no_rapl"  # unknown: a CPU without a RAPL reading
+    UNKNOWN = "unknown"  # unknown: a device without a board power
+
+
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device and their source (``watts`` None: unknown)."""
+    """Watts per device (None: unknown) and where they come from: their ``kind``, the
+    ``device`` whose board power it is or is not, what its name left open (``assumed``), the
+    link that implies it (``implied_by``); ``source`` those in words
+    (``explain.build_words``)."""
 
     watts: float | None
-    source: str
+    source: str = ""
     # the whole job's watts at (N, batch) (every device, each CPU package once): energy
     # there uses it instead of watts x N
     total_w_at: WholeJob = ()
     at_batch: PerBatch = ()  # W per device by N = 1 runs of the same configuration
-    meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
-    measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
+    meter: str = "NVML"  # what measured ``watts`` or ``at_batch`` (NVML, RAPL package share)
+    kind: PowerKind = PowerKind.UNKNOWN
+    device: str | None = None
+    assumed: str = ""
+    implied_by: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        """``watts`` measured by the bench, not given nor the board's."""
+        return self.kind is PowerKind.MEASURED
 
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
         """(W per device, its source) at per-device ``batch``, interpolated in log batch."""
@@ -121,21 +143,17 @@ def device_power(
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
-        return Power(given_w, "given")
+        return Power(given_w, kind=PowerKind.GIVEN)
     if measured_w is not None and measured_w > 0:
-        return Power(measured_w, f"measured ({METERS.get(device, 'NVML')})", measured=True)
+        return Power(measured_w, meter=METERS.get(device, "NVML"), kind=PowerKind.MEASURED)
     if device == "cpu":
-        return Power(None, phrase("power_no_rapl"))
+        return Power(None, kind=PowerKind.NO_RAPL)
     part = record.part
     if part is not None:
-        watts, assumed = part.board_power_w, record.assumed  # what the name left open, said
         return Power(
-            watts,
-            f"board power of {part.name} (datasheet)"
-            + filled(f"; {{}} ({watts:g} W), or give --power-w", assumed),
+            part.board_power_w, kind=PowerKind.BOARD, device=part.name, assumed=record.assumed
         )
-    what = record.name or "an unrecorded device"
-    return Power(None, phrase("power_unknown", what=what))
+    return Power(None, device=record.name)
 
 
 def bench_power(
@@ -167,11 +185,6 @@ def bench_power(
     power = device_power(device, record, measured_w=watts)
     totals = same.dropna(subset=["power_w_total"])
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
-    if power.measured:  # the batches measured, said with the meter
-        batches = joined(f"{int(b)}" for b in at_batch.index)
-        noun = noun_for(len(at_batch), "batch")
-        source = phrase("power_by_batches", source=power.source, noun=noun, batches=batches)
-        power = replace(power, source=source)
     return replace(
         power,
         at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
@@ -181,10 +194,9 @@ def bench_power(
 
 
 def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
-    """The power per device of ``record``'s device, said as implied by the link
-    ``implied_by`` where it is."""
+    """The power per device of ``record``'s device, implied by the link ``implied_by`` where
+    it is."""
     power = device_power(None, record, given_w=given_w)
     if implied_by is not None and given_w is None and power.watts is not None:
-        said = phrase("power_implied", source=power.source, implied_by=implied_by)
-        return replace(power, source=said)
+        return replace(power, implied_by=implied_by)
     return power

@@ -1,0 +1,66 @@
+"""One accelerator's memory: the vendor's figure in GiB (as ``hardware.catalogue`` reads it)
+from the catalogue's part, the size a family's name states (``H100-SXM5-96GB``),
+``data/accelerator_memory.csv`` for the accelerators the catalogue lacks (TPUs, Gaudi,
+MI325X), or a bench's record of the device it ran on."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from gpuscale.hardware.cited import data_rows
+from gpuscale.hardware.device_names import lookup
+from gpuscale.quantities import number
+
+BYTES_PER_GB = 1e9
+BYTES_PER_GIB = 2**30
+
+# the source of a device's memory a bench recorded (torch's total_memory), not catalogued
+BENCH_RECORD = "the bench's record (torch total_memory)"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorMemory:
+    """One accelerator's memory, GiB as the vendor states it, and where it was read."""
+
+    family: str
+    gib: float
+    source: str
+
+    @property
+    def gb(self) -> float:
+        return self.gib * BYTES_PER_GIB / BYTES_PER_GB
+
+    def said(self) -> str:
+        """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
+        then the GiB the catalogue (or a bench's record) holds: ``85.9 GB, 80 GiB as
+        catalogued``."""
+        held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
+        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}"
+
+
+_STATED = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
+
+
+@functools.cache
+def _listed() -> dict[str, AcceleratorMemory]:
+    return {
+        row["family"]: AcceleratorMemory(row["family"], float(row["memory_gib"]), row["source"])
+        for row in data_rows("accelerator_memory.csv")
+    }
+
+
+def accelerator_memory(family: str) -> AcceleratorMemory | None:
+    """The memory of one device of ``family`` (an MLPerf accelerator family): the size
+    its name states, else the catalogue's part, else ``accelerator_memory.csv``; None
+    where none of them knows it."""
+    stated = _STATED.search(family)
+    if stated:
+        return AcceleratorMemory(family, float(stated.group(1)), f"the family's name ({family})")
+    if family in _listed():
+        return _listed()[family]
+    device = lookup(family)
+    if device is None:
+        return None
+    return AcceleratorMemory(family, device.memory_gib, f"device catalogue: {device.name}")

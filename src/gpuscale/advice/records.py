@@ -125,11 +125,40 @@ class Picks:
 @dataclass(frozen=True, slots=True)
 class BreakEven:
     """From where 2 devices train faster than 1 on this link (None: none sought or found;
-    the sizes NaN where the speedup falls with size)."""
+    the sizes NaN where the speedup falls with size), and this model beside it."""
 
     compute_ms_per_grad_mb: float | None = None
     params: float | None = None
     target_efficiency_params: float | None = None
+    # this model's whole step (fixed cost included): its TFLOP/s and compute per gradient
+    # MB; the break-even's compute per gradient byte at that rate (FLOPs)
+    step_tflops: float | None = None
+    own_ms_per_grad_mb: float | None = None
+    flops_per_grad_byte: float | None = None
+    flops_per_param: float | None = None  # FLOPs per parameter per sample
+    # this model's optimizer step and DDP's own work (ms) and the family's lines at its size
+    own_optimizer_ms: float | None = None
+    own_ddp_ms: float | None = None
+    family_optimizer_ms: float | None = None
+    family_ddp_ms: float | None = None
+    # this model's table on 2 devices: its throughput speedup, its speedup to a trained model
+    pair_throughput_speedup: float | None = None
+    pair_speedup: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FixedTerm:
+    """The fixed per-step costs (ms): the optimizer step on one device (0 where nothing
+    measured it) and on each device at the focus count (whole under DDP, the shard's ``1/n``
+    under FSDP); the ``fixed`` term there (``fixed_excess_ms``, ``excess_ms``) split into the
+    optimizer step's part (``opt_n - opt s``, ``s`` the samples per device and step at ``n``
+    over one device's) and the forward and backward's, the rest."""
+
+    optimizer_ms: float = 0.0
+    optimizer_at_focus_ms: float = 0.0
+    excess_ms: float = 0.0
+    optimizer_excess_ms: float = 0.0
+    forward_backward_excess_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

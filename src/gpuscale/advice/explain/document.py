@@ -15,7 +15,6 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import lines
 from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
-from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.quantities import counted, filled, format_count
@@ -120,9 +119,9 @@ def _kept_whole(line: str) -> str:
     return re.sub(r"`[^`]*`", held, line)
 
 
-def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
+def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
     """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
-    fixed = cal.model.fixed
+    fixed = result.calibration.model.fixed
     if fixed is None:
         return None
     return {
@@ -132,7 +131,7 @@ def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
         "source": fixed.source,
         "basis": fixed.basis,
         "measure": str(fixed.measure),
-        "optimizer_ms": optimizer_ms(cal),
+        "optimizer_ms": result.fixed_term.optimizer_ms,
         # the prior's least where the step left the assumed cost below it, else None
         "below_prior_ms": fixed.below_prior_ms,
     }
@@ -188,8 +187,11 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
     return {
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
-        "fixed_cost": _fixed_cost(cal),
-        "fixed_term_ms": fixed_parts(cal, result.predictions, result.decision.focus.accelerators),
+        "fixed_cost": _fixed_cost(result),
+        "fixed_term_ms": {
+            "optimizer": result.fixed_term.optimizer_excess_ms,
+            "forward_backward": result.fixed_term.forward_backward_excess_ms,
+        },
     }
 
 

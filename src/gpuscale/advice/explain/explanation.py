@@ -97,11 +97,11 @@ def _scaling(advice: AdviceView) -> list[str]:
     cal, d = advice.calibration, advice.decision
     lines = []
     if cal.model.fixed is not None:
-        lines.append(table_words.fixed_cost_line(cal))
+        lines.append(table_words.fixed_cost_line(cal, advice.fixed_term.optimizer_ms))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
-        fixed = table_words.fixed_costs(cal, advice.predictions)
+        fixed = table_words.fixed_costs(cal, advice.predictions, advice.fixed_term.optimizer_ms)
         lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps

@@ -13,41 +13,12 @@ from gpuscale.advice.types import Source, maybe
 from gpuscale.quantities import format_batch, format_ms
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
-ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
 
-def optimizer_ms(cal: Calibration) -> float:
-    """The optimizer step (ms): once per optimizer step on every device, whatever its
-    batch (0 where nothing measured it: a step given by numbers holds it)."""
-    return float(cal.model.compute.opt_ms_per_mparam * cal.model.spec.params / 1e6)
-
-
-def optimizer_at(cal: Calibration, n: int) -> float:
-    """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
-    ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
-    return optimizer_ms(cal) / (n if cal.run.strategy == "fsdp" else 1)
-
-
-def fixed_parts(cal: Calibration, frame: pd.DataFrame, n: int) -> dict[str, float]:
-    """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
-    optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
-    samples per device and step at ``n`` over one device's), and ``forward_backward``, the
-    rest (the fixed cost of each forward and backward not spread)."""
-    rows = frame.set_index("accelerators")
-    if n not in rows.index:
-        return {"optimizer": 0.0, "forward_backward": 0.0}
-    row, one = rows.loc[n], frame.iloc[0]
-    share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
-    excess = float(row["fixed_excess_ms"])
-    opt = min(max(optimizer_at(cal, n) - optimizer_ms(cal) * float(share), 0.0), excess)
-    rest = excess - opt
-    return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
-
-
-def fixed_cost_line(cal: Calibration) -> str:
+def fixed_cost_line(cal: Calibration, opt: float) -> str:
     """The fixed cost said once: each forward and backward's and, where the bench measured
-    it apart, the optimizer step beside it (together the ``fixed`` term)."""
-    fixed, opt = cal.model.fixed, optimizer_ms(cal)
+    it apart, the optimizer step beside it (``opt``, ms; together the ``fixed`` term)."""
+    fixed = cal.model.fixed
     if opt <= 0:
         return f"Fixed per-step cost: {_fixed_said(cal)}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
@@ -70,14 +41,14 @@ def _fixed_said(cal: Calibration) -> str:
     return f"{format_ms(fixed.ms, like=high)}{shown}, {fixed.source}: {fixed.basis}"
 
 
-def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
+def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
     counts: each forward and backward's falls as the micro-steps do; the optimizer step is
     whole on every device under DDP, 1/N under FSDP."""
     accums = tuple(int(k) for k in frame["accum"])
     return sentence(
         "fixed_costs_split",
-        opt=cal.run.strategy if optimizer_ms(cal) > 0 else "none",
+        opt=cal.run.strategy if opt > 0 else "none",
         varies=len(set(accums)) > 1,
         accum=accums[0],
         accums=accums,

@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
-from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
+from gpuscale.advice.records import BreakEven, Decision, FixedTerm, Picks, Qualifiers
 from gpuscale.advice.types import Finding
 
 
@@ -43,6 +43,8 @@ class AdviceView(Protocol):
     def input_rate(self) -> tuple[float, int] | None: ...
     @property
     def interval(self) -> Finding | None: ...
+    @property
+    def fixed_term(self) -> FixedTerm: ...
     @property
     def predictions(self) -> pd.DataFrame: ...
     @property

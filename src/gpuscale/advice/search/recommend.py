@@ -16,9 +16,10 @@ from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
+from gpuscale.advice.records import BreakEven, Decision, FixedTerm, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
+from gpuscale.advice.search.derive import fixed_term
 from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.tables.requests import NamedError
@@ -44,6 +45,7 @@ class Advice:
     input_rate: tuple[float, int] | None = None
     memory: MemoryCheck | None = None
     interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
+    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it."""
@@ -145,6 +147,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
         memory=memory,
         interval=interval,
+        fixed_term=fixed_term(cal, frame, decided.focus.accelerators),
     )
 
 

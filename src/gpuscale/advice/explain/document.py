@@ -8,6 +8,7 @@ every assumption, the short answer, the explanation and the predictions; lossles
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from textwrap import wrap
 
 import pandas as pd
@@ -212,6 +213,10 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,
+            # this model beside the break-even: its whole step's rate and compute per
+            # gradient MB, its optimizer and DDP times against its family's lines, its table
+            # on 2 devices (``records.BreakEven``)
+            "break_even_this_model": _this_model(result),
             # what the two sizes rest on: the family fitted over its members benched in the
             # configuration (the same whichever is advised), None: this model alone
             "break_even_family": _family(result),
@@ -273,3 +278,12 @@ def _family(result: AdviceView) -> dict[str, JSON] | None:
         "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
         "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
     }
+
+
+def _this_model(result: AdviceView) -> dict[str, JSON]:
+    """The fields of ``records.BreakEven`` past the break-even's own three."""
+    found = asdict(result.break_even)
+    return {name: value for name, value in found.items() if name not in BREAK_EVEN_OWN}
+
+
+BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")

@@ -132,13 +132,12 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     at_ends = list(zip(ends, others[len(others) - len(ends) :], strict=True))
     decided = decision.decided(cal, frame, below, at_ends, fits_from)
     picks = decision.picked(frame, fits_from, goal)
-    ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
     last = frame.iloc[-1]
     return Advice(
         table=frame,
         decided=decided,
         picks=picks,
-        break_even=BreakEven(ms_per_mb, params, target),
+        break_even=break_even(cal, frame) if multi else BreakEven(),
         calibration=cal,
         weak_table=alternative,
         disagreements=found,

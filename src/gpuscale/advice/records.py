@@ -112,14 +112,54 @@ class Decision:
         return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Equilibrium:
+    """The numbers that make the equilibrium picks, over the trusted predictions: the count
+    of the best efficiency and that efficiency; the speedup (x), efficiency and their product
+    at the speed x efficiency pick; the efficiency at the threshold pick, the next count
+    above it and its efficiency (None: none); the rows read."""
+
+    best_n: int
+    best_efficiency: float
+    sxe_speedup: float
+    sxe_efficiency: float
+    sxe_product: float
+    kept_efficiency: float | None = None
+    next_n: int | None = None
+    next_efficiency: float | None = None
+    rows: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Picks:
     """The counts other rules pick: the largest reaching the target efficiency, the fewest
-    device-hours (None: no price), the equilibrium picks by rule (``search.break_even``)."""
+    device-hours (None: no price), the equilibrium picks by rule (``search.decision``) and
+    the numbers that make them."""
 
     efficient: int | None
     cheapest: int | None
     equilibrium: dict[str, int | None]
+    numbers: Equilibrium
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OneDeviceRow:
+    """The N = 1 row beside the bench's N = 1 run (``calibration.OneDevice``), ms: the row's
+    step; DDP's own work the first count above 1 adds (0: none); the samples per device and
+    optimizer step of the row and of the bench's run; the bench's step less the strategy's
+    own work (the no-sync step) and it less the row's (``gap_ms``); the share FSDP's own work
+    overstates the bench's step (``step / (step - fsdp_own)``; None unless
+    ``0 < fsdp_own < step``); the step predicted at the bench's batch and accumulation (None:
+    no bench run at N = 1)."""
+
+    step_ms: float = 0.0
+    added_ddp_ms: float = 0.0
+    row_samples: float = 0.0
+    bench_samples: float | None = None
+    nosync_ms: float | None = None
+    gap_ms: float | None = None
+    overstated: float | None = None
+    at_bench_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

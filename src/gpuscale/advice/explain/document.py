@@ -189,6 +189,8 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
         "fixed_cost": _fixed_cost(result),
+        # the N = 1 row beside the bench's N = 1 run (``records.OneDeviceRow``)
+        "one_device": asdict(result.one_device),
         "fixed_term_ms": {
             "optimizer": result.fixed_term.optimizer_excess_ms,
             "forward_backward": result.fixed_term.forward_backward_excess_ms,
@@ -210,6 +212,8 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "efficient": result.picks.efficient,
             "cheapest": result.picks.cheapest,
             "equilibrium": result.picks.equilibrium,
+            # the numbers that make them (``records.Equilibrium``)
+            "equilibrium_numbers": asdict(result.picks.numbers),
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,

@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
-from gpuscale.advice.records import BreakEven, Decision, FixedTerm, Picks, Qualifiers
+from gpuscale.advice.records import BreakEven, Decision, FixedTerm, OneDeviceRow, Picks, Qualifiers
 from gpuscale.advice.types import Finding
 
 
@@ -45,6 +45,8 @@ class AdviceView(Protocol):
     def interval(self) -> Finding | None: ...
     @property
     def fixed_term(self) -> FixedTerm: ...
+    @property
+    def one_device(self) -> OneDeviceRow: ...
     @property
     def predictions(self) -> pd.DataFrame: ...
     @property

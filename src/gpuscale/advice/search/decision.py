@@ -24,6 +24,7 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
+from gpuscale.advice.search import derive
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE
@@ -261,7 +262,7 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     largest reaching the target efficiency, the cheapest in device-hours, the knee of time
     against count, the count maximising speedup x efficiency, and the largest keeping
     efficiency >= ``goal.threshold`` x its best."""
-    trusted = frame[plausible(frame)]
+    plain = trusted = frame[plausible(frame)]
     fitting = trusted[trusted["accelerators"] >= fits_from]
     trusted = fitting if len(fitting) else trusted
     ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
@@ -284,4 +285,4 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
         "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
         "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
     }
-    return Picks(efficient, cheapest, equilibrium)
+    return Picks(efficient, cheapest, equilibrium, derive.equilibrium(plain, equilibrium))

@@ -1,13 +1,17 @@
 """Numbers read off the predictions for the words to say (``explain`` formats them and
-computes none): the fixed per-step costs at the focus count in parts."""
+computes none): the fixed per-step costs at the focus count in parts, the N = 1 row beside
+the bench's N = 1 run, and the numbers that make the equilibrium picks."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.records import FixedTerm
+from gpuscale.advice.records import Equilibrium, FixedTerm, OneDeviceRow
+from gpuscale.advice.types import maybe
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
@@ -33,4 +37,49 @@ def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
         excess_ms=part + rest,
         optimizer_excess_ms=part,
         forward_backward_excess_ms=rest,
+    )
+
+
+def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
+    """The N = 1 row of ``frame`` beside the bench's N = 1 run (:class:`OneDeviceRow`)."""
+    one, m = frame.iloc[0], cal.runs.one_device
+    above = frame[frame["accelerators"] > 1]["ddp_ms"]
+    row = OneDeviceRow(
+        step_ms=float(one["step_ms"]),
+        added_ddp_ms=max(float(next(iter(above), 0.0)), 0.0),
+        row_samples=int(one["batch_per_device"]) * int(one["accum"]),
+    )
+    if m is None:
+        return row
+    nosync = m.step_ms - m.own_ms
+    return replace(
+        row,
+        bench_samples=m.batch * m.accum,
+        nosync_ms=nosync,
+        gap_ms=nosync - row.step_ms,
+        overstated=m.step_ms / (m.step_ms - m.fsdp_own_ms)
+        if 0 < m.fsdp_own_ms < m.step_ms
+        else None,
+        at_bench_ms=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
+    )
+
+
+def equilibrium(trusted: pd.DataFrame, picks: dict[str, int | None]) -> Equilibrium:
+    """The numbers that make the equilibrium ``picks``, read off the ``trusted`` rows of the
+    predictions (:class:`Equilibrium`)."""
+    rows = trusted.set_index("accelerators")
+    best_n = int(trusted.loc[trusted["efficiency"].idxmax(), "accelerators"])
+    sxe, kept = picks["max_speed_x_efficiency"], picks["efficiency_threshold"]
+    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    after = trusted[trusted["accelerators"] > (kept or 0)]
+    return Equilibrium(
+        best_n=best_n,
+        best_efficiency=float(rows.at[best_n, "efficiency"]),
+        sxe_speedup=s,
+        sxe_efficiency=e,
+        sxe_product=s * e,
+        kept_efficiency=maybe(float, rows["efficiency"].get(kept)),
+        next_n=maybe(int, next(iter(after["accelerators"]), None)),
+        next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
+        rows=len(trusted),
     )

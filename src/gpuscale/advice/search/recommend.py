@@ -16,10 +16,10 @@ from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import BreakEven, Decision, FixedTerm, Picks, Qualifiers
+from gpuscale.advice.records import BreakEven, Decision, FixedTerm, OneDeviceRow, Picks, Qualifiers
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.derive import fixed_term
+from gpuscale.advice.search.derive import fixed_term, one_device_row
 from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import Finding, maybe
 from gpuscale.tables.requests import NamedError
@@ -46,6 +46,7 @@ class Advice:
     memory: MemoryCheck | None = None
     interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
+    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it."""
@@ -147,6 +148,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
         memory=memory,
         interval=interval,
         fixed_term=fixed_term(cal, frame, decided.focus.accelerators),
+        one_device=one_device_row(cal, frame),
     )
 
 

@@ -52,6 +52,11 @@ class Focus:
     throughput_efficiency: float
     convergence_factor: float
     rests_on: str = "predicted"
+    # the samples to train there over one device's (``1 / convergence_factor``; None unless
+    # convergence caps the speedup); the step less what the model's terms leave of a
+    # measured one (None: the step is predicted)
+    samples_ratio: float | None = None
+    explained_ms: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,6 +73,10 @@ class Limit:
     without_dominant_efficiency: float | None = None
     # the other overheads, largest first, that must go with it to reach the target there
     also_shrink: tuple[str, ...] = ()
+    # whether larger buckets (DDP's: the gradients fill more than one) or larger units (a
+    # sharded strategy's: the model is wrapped in more than one) would issue fewer
+    # collectives, each paying its latency
+    fewer_messages: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

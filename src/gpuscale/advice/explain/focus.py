@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.counts import below_the_most, larger_counts
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
@@ -77,15 +76,6 @@ def deciding_change(advice: AdviceView) -> str:
     return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
-def _fewer_messages(cal: Calibration) -> bool:
-    """Whether larger buckets (DDP's: the gradients fill more than one) or larger units (a
-    sharded strategy's: the model is wrapped in more than one) would issue fewer
-    collectives, each paying its latency."""
-    if cal.run.strategy == "ddp":
-        return cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20
-    return cal.model.spec.units > 1
-
-
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
@@ -95,7 +85,7 @@ def remedy(advice: AdviceView) -> str:
     parts = advice.fixed_term
     cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
     cured = [
-        *[cures["buckets"].format(**words)] * _fewer_messages(cal),
+        *[cures["buckets"].format(**words)] * d.limit.fewer_messages,
         cures["batch"],
         cures["accumulate" if d.chosen.accum == 1 else "more"].format(
             per_k=words["per_k"], accum=d.chosen.accum
@@ -192,7 +182,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             latency_name=term_name(TermId.LATENCY),
             latency=o["latency"],
             left=left,
-            explained=None if left is None else at.step_ms - left,
+            explained=at.explained_ms,
             speedup=at.speedup,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],
@@ -216,7 +206,7 @@ def step_lines(advice: AdviceView) -> list[str]:
                 "step_cap",
                 cap="stopped" if cap in STOPPED else cap,
                 named=named(d),
-                needs=1 / at.convergence_factor if cap == "convergence" else None,
+                needs=at.samples_ratio if cap == "convergence" else None,
                 numbers=numbers,
                 subject=subject,
                 marked=marked,

@@ -23,6 +23,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
 from gpuscale.advice.search import derive
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
@@ -120,6 +121,12 @@ def decide(
     term = dominant_term(focus)
     largest = int(trusted["accelerators"].iloc[-1])
     cap = cap_at(focus) if len(larger) else stopped_by(frame, largest, searched)
+    parts = overheads(focus) if focus["accelerators"] > 1 else dict.fromkeys(OVERHEADS, 0.0)
+    rests_on = str(focus.get("rests_on", "predicted"))
+    explained = None
+    if rests_on != "predicted":
+        explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
+    ratio = 1 / float(focus["convergence_factor"]) if cap == "convergence" else None
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
@@ -141,13 +148,13 @@ def decide(
         focus=Focus(
             accelerators=int(focus["accelerators"]),
             **{name: float(focus[name]) for name in _FOCUS},
-            rests_on=str(focus.get("rests_on", "predicted")),
+            rests_on=rests_on,
+            samples_ratio=ratio,
+            explained_ms=explained,
         ),
         limit=Limit(
             dominant_term=term,
-            overheads_ms=overheads(focus)
-            if focus["accelerators"] > 1
-            else dict.fromkeys(OVERHEADS, 0.0),
+            overheads_ms=parts,
             cap=cap,
             change=change,
             without_dominant_efficiency=_without(focus, (term,)),
@@ -254,7 +261,11 @@ def decided(
         )
     chosen = decision.chosen.accelerators
     moved = next((r.term for r in readings if r.accelerators != chosen), None)
-    return replace(decision, readings=tuple(readings), withheld_by=moved)
+    fewer = cal.model.spec.units > 1
+    if cal.run.strategy == "ddp":
+        fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
+    limit = replace(decision.limit, fewer_messages=fewer)
+    return replace(decision, readings=tuple(readings), withheld_by=moved, limit=limit)
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:

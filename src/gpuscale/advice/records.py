@@ -220,3 +220,33 @@ class Qualifiers:
     noise_steps: int | None = None
     model_note: str = ""
     model_chosen: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowSpan:
+    """A row's interval around its point as changes (fractions: ``low / point - 1``): the
+    step's ends and the speedup's."""
+
+    accelerators: int
+    step_low: float
+    step_high: float
+    speedup_low: float
+    speedup_high: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowIntervals:
+    """The intervals the rows above one device carry and why the predicted rows' differ
+    from the model's error alone (``wider``: ``ranges``, the step at the ends of the ranges
+    of the terms not measured; ``floor``, its lower end no lower than its compute;
+    ``linear``, the speedup's upper end no higher than compute alone or linear allow;
+    ``growing``, the error's width growing past the counts measured; none where ``rule``,
+    the link class's calibrated rule of the speedup's interval, is the advice's)."""
+
+    rule: Finding | None = None
+    spans: tuple[RowSpan, ...] = ()
+    wider: tuple[str, ...] = ()
+
+    def span(self, n: int) -> RowSpan:
+        """The span of the row at ``n`` devices."""
+        return next(s for s in self.spans if s.accelerators == n)

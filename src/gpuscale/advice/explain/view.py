@@ -11,8 +11,15 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
-from gpuscale.advice.records import BreakEven, Decision, FixedTerm, OneDeviceRow, Picks, Qualifiers
-from gpuscale.advice.types import Finding
+from gpuscale.advice.records import (
+    BreakEven,
+    Decision,
+    FixedTerm,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -42,7 +49,7 @@ class AdviceView(Protocol):
     @property
     def input_rate(self) -> tuple[float, int] | None: ...
     @property
-    def interval(self) -> Finding | None: ...
+    def intervals(self) -> RowIntervals: ...
     @property
     def fixed_term(self) -> FixedTerm: ...
     @property

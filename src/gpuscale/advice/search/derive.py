@@ -1,19 +1,22 @@
 """Numbers read off the predictions for the words to say (``explain`` formats them and
 computes none): the fixed per-step costs at the focus count in parts, the N = 1 row beside
-the bench's N = 1 run, and the numbers that make the equilibrium picks."""
+the bench's N = 1 run, the numbers that make the equilibrium picks, and the intervals the
+rows carry."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.records import Equilibrium, FixedTerm, OneDeviceRow
-from gpuscale.advice.types import maybe
+from gpuscale.advice.records import Equilibrium, FixedTerm, OneDeviceRow, RowIntervals, RowSpan
+from gpuscale.advice.types import Finding, maybe
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
@@ -83,3 +86,45 @@ def equilibrium(trusted: pd.DataFrame, picks: dict[str, int | None]) -> Equilibr
         next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
         rows=len(trusted),
     )
+
+
+def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -> RowIntervals:
+    """The spans of ``frame``'s rows above one device and, where ``rule`` is None, why the
+    predicted ones differ from the model's error alone (:class:`RowIntervals`)."""
+    rows = frame[frame["accelerators"] > 1]
+    spans = tuple(
+        RowSpan(
+            accelerators=int(r["accelerators"]),
+            step_low=float(r["step_ms_low"] / r["step_ms"] - 1),
+            step_high=float(r["step_ms_high"] / r["step_ms"] - 1),
+            speedup_low=float(r["speedup_low"] / r["speedup"] - 1),
+            speedup_high=float(r["speedup_high"] / r["speedup"] - 1),
+        )
+        for _, r in rows.iterrows()
+    )
+    predicted = rows[rows["rests_on"] == "predicted"]
+    wider = _wider(cal, predicted) if rule is None and len(predicted) else ()
+    return RowIntervals(rule=rule, spans=spans, wider=wider)
+
+
+def _wider(cal: Calibration, rows: pd.DataFrame) -> tuple[str, ...]:
+    """Why the predicted ``rows``' intervals are not the model's error alone, from the rows'
+    own ends against the error's width at each count (``RowIntervals.wider``)."""
+    why: list[str] = []
+    error = cal.model.error
+    width = {int(n): error.width_at(int(n)) for n in rows["accelerators"]}
+    step = rows["step_ms"].astype(float)
+    low = rows["step_ms_low"] / step
+    high = rows["step_ms_high"] / step
+    error_low = rows["accelerators"].map(lambda n: math.exp(-width[int(n)]))
+    error_high = rows["accelerators"].map(lambda n: math.exp(width[int(n)]))
+    if ((high > error_high * (1 + TOLERANCE)) | (low < error_low * (1 - TOLERANCE))).any():
+        why.append("ranges")
+    if (low > error_low * (1 + TOLERANCE)).any():
+        why.append("floor")
+    speedup = rows["speedup"].astype(float)
+    if (rows["speedup_high"] / speedup < step / rows["step_ms_low"] * (1 - TOLERANCE)).any():
+        why.append("linear")
+    if len({round(w, 9) for w in width.values()}) > 1:
+        why.append("growing")
+    return tuple(why)

@@ -16,12 +16,20 @@ from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import BreakEven, Decision, FixedTerm, OneDeviceRow, Picks, Qualifiers
+from gpuscale.advice.records import (
+    BreakEven,
+    Decision,
+    FixedTerm,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.derive import fixed_term, one_device_row
+from gpuscale.advice.search.derive import fixed_term, one_device_row, row_intervals
 from gpuscale.advice.search.predictions import predicted
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import maybe
 from gpuscale.tables.requests import NamedError
 
 
@@ -44,7 +52,7 @@ class Advice:
     # the input pipeline: the samples/s the largest count consumes, and that count
     input_rate: tuple[float, int] | None = None
     memory: MemoryCheck | None = None
-    interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
+    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
     one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
@@ -146,7 +154,7 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
         below_mlperf=below,
         input_rate=(float(last.samples_per_s), int(last.accelerators)),
         memory=memory,
-        interval=interval,
+        intervals=row_intervals(cal, frame, interval),
         fixed_term=fixed_term(cal, frame, decided.focus.accelerators),
         one_device=one_device_row(cal, frame),
     )

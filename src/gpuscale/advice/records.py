@@ -250,3 +250,13 @@ class RowIntervals:
     def span(self, n: int) -> RowSpan:
         """The span of the row at ``n`` devices."""
         return next(s for s in self.spans if s.accelerators == n)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRate:
+    """The input pipeline's load: the samples/s the largest count predicted consumes, that
+    count, and each device's (each process's) share."""
+
+    samples_per_s: float
+    devices: int
+    per_device: float

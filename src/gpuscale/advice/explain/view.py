@@ -15,6 +15,7 @@ from gpuscale.advice.records import (
     BreakEven,
     Decision,
     FixedTerm,
+    InputRate,
     OneDeviceRow,
     Picks,
     Qualifiers,
@@ -47,7 +48,7 @@ class AdviceView(Protocol):
     @property
     def qualifiers(self) -> Qualifiers: ...
     @property
-    def input_rate(self) -> tuple[float, int] | None: ...
+    def input_rate(self) -> InputRate | None: ...
     @property
     def intervals(self) -> RowIntervals: ...
     @property

@@ -20,6 +20,7 @@ from gpuscale.advice.records import (
     BreakEven,
     Decision,
     FixedTerm,
+    InputRate,
     OneDeviceRow,
     Picks,
     Qualifiers,
@@ -49,8 +50,7 @@ class Advice:
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
     qualifiers: Qualifiers = field(default_factory=Qualifiers)
-    # the input pipeline: the samples/s the largest count consumes, and that count
-    input_rate: tuple[float, int] | None = None
+    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
     memory: MemoryCheck | None = None
     intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
@@ -152,7 +152,11 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
-        input_rate=(float(last.samples_per_s), int(last.accelerators)),
+        input_rate=InputRate(
+            float(last.samples_per_s),
+            int(last.accelerators),
+            float(last.samples_per_s) / int(last.accelerators),
+        ),
         memory=memory,
         intervals=row_intervals(cal, frame, interval),
         fixed_term=fixed_term(cal, frame, decided.focus.accelerators),

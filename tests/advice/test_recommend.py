@@ -14,8 +14,7 @@ from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.model.power import Power, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.search.decision import plausible
-from gpuscale.advice.search.predictions import FLAGGED, predictions
+from gpuscale.advice.search.predictions import FLAGGED, plausible, predictions
 from gpuscale.advice.search.recommend import recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network

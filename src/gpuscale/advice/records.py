@@ -80,6 +80,31 @@ class Limit:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Counts:
+    """The device counts searched (``Machine.device_counts``: powers of two up to the most
+    allowed, past one node whole nodes) against the predictions' rows: ``every``, whether
+    they are every count from 1; ``pow2``, whether the most is a power of two;
+    ``per_node``, the devices a node holds (None: one node); ``off_nodes``, the counts the
+    powers-of-two rule gives that are not whole nodes; ``missing``, the counts searched
+    without a row; where the search stopped below the most allowed, above the focus count:
+    the counts not searched, those searched without a row, those flagged, and the fewest
+    whole nodes' devices above the most where a count the rule gives there is not whole
+    nodes (None: none)."""
+
+    searched: tuple[int, ...] = ()
+    most: int = 1
+    every: bool = True
+    pow2: bool = True
+    per_node: int | None = None
+    off_nodes: tuple[int, ...] = ()
+    missing: tuple[int, ...] = ()
+    unsearched_above: tuple[int, ...] = ()
+    missing_above: tuple[int, ...] = ()
+    flagged_above: tuple[int, ...] = ()
+    whole_nodes: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
     """The recommendation and the numbers behind each part of it."""
 
@@ -101,6 +126,7 @@ class Decision:
     # whether a count predicted holds the model (``advice.memory``): where none does,
     # ``chosen`` is read as without memory and no count is advised
     holds: bool = True
+    counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property
     def count(self) -> int | None:

@@ -166,7 +166,7 @@ def _said_among_sources(a: Assumption, strategy: str) -> bool:
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
-    dropped = dropped_counts(cal, rows)  # a count asked for without a row
+    dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
     lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:

@@ -80,7 +80,7 @@ def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
-    strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
+    strategy, n = cal.run.strategy, d.focus.accelerators
     change = deciding_change(advice)
     parts = advice.fixed_term
     cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
@@ -102,7 +102,7 @@ def remedy(advice: AdviceView) -> str:
         * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
     )
     if change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, frame, n) or said
+        said = larger_counts(cal, d.counts, n) or said
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
@@ -197,7 +197,7 @@ def step_lines(advice: AdviceView) -> list[str]:
         "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
     )
     cap = "memory" if memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
+    below = below_the_most(cal, d.counts, at.accelerators, numbers)
     if cap in STOPPED and below:
         lines.append(below)
     else:

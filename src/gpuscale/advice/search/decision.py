@@ -26,6 +26,7 @@ from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
 from gpuscale.advice.search import derive
+from gpuscale.advice.search.predictions import plausible
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE
@@ -40,11 +41,6 @@ OVERHEADS = (
     TermId.UNEXPLAINED,
 )
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-
-
-def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows none of whose ``predictions.FLAGGED`` columns is set."""
-    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
@@ -265,7 +261,11 @@ def decided(
     if cal.run.strategy == "ddp":
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
     limit = replace(decision.limit, fewer_messages=fewer)
-    return replace(decision, readings=tuple(readings), withheld_by=moved, limit=limit)
+    stopped = decision.limit.cap in STOPPED
+    searched = derive.counts(cal, frame, decision.focus.accelerators, stopped)
+    return replace(
+        decision, readings=tuple(readings), withheld_by=moved, limit=limit, counts=searched
+    )
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:

@@ -12,7 +12,15 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.records import Equilibrium, FixedTerm, OneDeviceRow, RowIntervals, RowSpan
+from gpuscale.advice.records import (
+    Counts,
+    Equilibrium,
+    FixedTerm,
+    OneDeviceRow,
+    RowIntervals,
+    RowSpan,
+)
+from gpuscale.advice.search.predictions import plausible
 from gpuscale.advice.types import Finding, maybe
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
@@ -128,3 +136,38 @@ def _wider(cal: Calibration, rows: pd.DataFrame) -> tuple[str, ...]:
     if len({round(w, 9) for w in width.values()}) > 1:
         why.append("growing")
     return tuple(why)
+
+
+def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
+    """The counts searched against ``frame``'s rows and, where the search ``stopped`` below
+    the most allowed, those above ``focus`` (:class:`Counts`)."""
+    machine, network = cal.machine, cal.machine.network
+    searched, most = machine.device_counts, int(machine.max_devices)
+    per_node = (network.inter is not None and network.per_node) or None  # one node: none
+    off: list[int] = []
+    if per_node is not None:
+        proposed = [2**k for k in range(64) if 2**k < most]
+        off = [n for n in [*proposed, most] if n not in searched]
+    rows = set(frame["accelerators"].astype(int))
+    found = Counts(
+        searched=tuple(int(n) for n in searched),
+        most=most,
+        every=searched == list(range(1, most + 1)),
+        pow2=most & (most - 1) == 0,
+        per_node=per_node,
+        off_nodes=tuple(off),
+        missing=tuple(int(n) for n in searched if n not in rows),
+    )
+    if not stopped or focus >= most:
+        return found
+    shown = frame[frame["accelerators"] > focus]
+    whole = None
+    if per_node and any(n > focus for n in off):
+        whole = (most // per_node + 1) * per_node
+    return replace(
+        found,
+        unsearched_above=tuple(n for n in range(focus + 1, most + 1) if n not in searched),
+        missing_above=tuple(n for n in searched if focus < n <= most and n not in rows),
+        flagged_above=tuple(sorted(int(n) for n in shown[~plausible(shown)]["accelerators"])),
+        whole_nodes=whole,
+    )

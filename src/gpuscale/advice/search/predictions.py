@@ -39,6 +39,11 @@ FLAGGED = ("not_positive", "above_linear")
 LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
 
 
+def plausible(frame: pd.DataFrame) -> pd.Series:
+    """The rows none of whose ``FLAGGED`` columns is set."""
+    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
+
+
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
     batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""

@@ -1,7 +1,7 @@
 """Numbers read off the predictions for the words to say (``explain`` formats them and
 computes none): the fixed per-step costs at the focus count in parts, the N = 1 row beside
-the bench's N = 1 run, the numbers that make the equilibrium picks, and the intervals the
-rows carry."""
+the bench's N = 1 run, the numbers that make the equilibrium picks, the intervals the rows
+carry, and the counts searched against the rows."""
 
 from __future__ import annotations
 
@@ -62,15 +62,15 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
     )
     if m is None:
         return row
-    nosync = m.step_ms - m.own_ms
+    nosync, overstated = m.step_ms - m.own_ms, None
+    if 0 < m.fsdp_own_ms < m.step_ms:
+        overstated = m.step_ms / (m.step_ms - m.fsdp_own_ms)
     return replace(
         row,
         bench_samples=m.batch * m.accum,
         nosync_ms=nosync,
         gap_ms=nosync - row.step_ms,
-        overstated=m.step_ms / (m.step_ms - m.fsdp_own_ms)
-        if 0 < m.fsdp_own_ms < m.step_ms
-        else None,
+        overstated=overstated,
         at_bench_ms=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
     )
 

@@ -209,8 +209,9 @@ def test_the_advice_by_numbers_carries_the_rule(
         assert float(rows.loc[n, "step_ms_high"]) / step == pytest.approx(
             point / float(rows.loc[n, "speedup_low"]), rel=0.05
         )
-    assert advice.interval is not None and advice.interval.kind == FindingKind.INTERVAL_CALIBRATED
-    each = advice.interval["classes"]
+    rule = advice.intervals.rule
+    assert rule is not None and rule.kind == FindingKind.INTERVAL_CALIBRATED
+    each = rule["classes"]
     assert [(f["link_class"], f["low"], f["rows"]) for f in each] == [
         ("nvlink", 0.1, 23),
         ("multinode", 0.2, 15),
@@ -232,7 +233,7 @@ def test_a_bench_and_an_assumed_link_keep_the_models_interval(
         gpuscale.advise(**BY_NUMBERS),
     ]
     for before, after in zip(plain, ruled, strict=True):
-        assert after.interval is None
+        assert after.intervals.rule is None
         columns = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
         assert after.predictions[columns].equals(before.predictions[columns])
 

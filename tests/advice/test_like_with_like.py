@@ -122,10 +122,8 @@ def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole(golden: Golde
     assert (
         advice.calibration.run.strategy == "fsdp" and advice.decision.limit.dominant_term == "fixed"
     )
-    parts = gpuscale.advice.explain.table_words.fixed_parts(
-        advice.calibration, advice.predictions, advice.decision.focus.accelerators
-    )
-    assert parts["optimizer"] == 0 < parts["forward_backward"]
+    parts = advice.fixed_term
+    assert parts.optimizer_excess_ms == 0 < parts.forward_backward_excess_ms
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
     # the largest overhead named is the forward and backward's fixed cost, not the optimizer's
     assert "falls as 1/N" in said and "optimizer step)" not in said

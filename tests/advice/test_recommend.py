@@ -15,8 +15,7 @@ from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.explain.build_words import power_source
 from gpuscale.advice.model.power import Power, PowerKind, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.search.decision import plausible
-from gpuscale.advice.search.predictions import FLAGGED, predictions
+from gpuscale.advice.search.predictions import FLAGGED, plausible, predictions
 from gpuscale.advice.search.recommend import recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network

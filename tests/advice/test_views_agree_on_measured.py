@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.explain.break_even import sentence
 from gpuscale.advice.model.step import Compute, FamilyBasis
+from gpuscale.advice.records import BreakEven
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import load_bench
@@ -105,20 +107,26 @@ def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
         ddp_ms=(2.05, 0.597),
     )
     words = {
-        "per_param": 5.4,
         "batch": "per-device batch 8",
         "beats": "2 devices beat 1 at no size up to 10T parameters",
         "reaches": "reach 70% efficiency at no size up to 10T parameters",
-        "size": None,
         "params": 1.06e6,
-        "own": 1.42,
-        "own_terms": (6.94, 2.68),
     }
-    said = sentence(basis, **words, own_speedup=0.981)
+    # its own optimizer and DDP times, and the family's lines at its 1.06M parameters
+    found = BreakEven(
+        flops_per_param=5.4,
+        own_optimizer_ms=6.94,
+        own_ddp_ms=2.68,
+        family_optimizer_ms=6.48 * 1.06,
+        family_ddp_ms=2.05 + 0.597 * 1.06,
+        pair_throughput_speedup=1.42,
+        pair_speedup=0.981,
+    )
+    said = sentence(basis, found, **words)
     figures = re.search(r"gives ([\d.]+)x the throughput on 2 devices \(its table, ([\d.]+)x", said)
     assert figures and (float(figures[1]), float(figures[2])) == (1.42, 0.981), said
     golden.check("advice/table_words", "the family sentence, throughput and speedup", said)
     # no convergence factor: one figure, the table's
-    alone = sentence(basis, **words, own_speedup=1.42)
+    alone = sentence(basis, replace(found, pair_speedup=1.42), **words)
     assert re.findall(r"([\d.]+)x", alone.split("this model's own")[1])[:1] == ["1.42"]
     assert "to a trained model" not in alone

@@ -75,12 +75,12 @@ def test_a_speedup_just_above_linear_prints_above_it() -> None:
     from gpuscale.advice.explain.caveats import row_flags
 
     # a row's flags as the search keeps them: its speedup where above linear
-    Row = namedtuple("Row", "not_positive above_linear accelerators")
-    flags = row_flags(Row(False, 8.004, 8), pd.Series({"accelerators": 1}))
+    Row = namedtuple("Row", "not_positive above_linear linear_speedup accelerators")
+    flags = row_flags(Row(False, 8.004, 8.0, 8), pd.Series({"accelerators": 1}))
     speedup, bound = re.search(r"speedup ([\d.]+) above linear, ([\d.]+) on 8", flags).groups()
     assert float(speedup) > float(bound), flags
-    # against a first count of 2, linear on 8 is 4, not 8
-    flags = row_flags(Row(False, 4.5, 8), pd.Series({"accelerators": 2}))
+    # against a first count of 2 the search keeps linear on 8 as 4: said so, not 8
+    flags = row_flags(Row(False, 4.5, 4.0, 8), pd.Series({"accelerators": 2}))
     assert "above linear, 4 on 8 devices from 2" in flags, flags
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.against_measured import disagreement
-from gpuscale.advice.explain.counts import dropped_short, missing_counts
+from gpuscale.advice.explain.counts import dropped_short
 from gpuscale.advice.explain.focus import deciding_change, deciding_kind
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
@@ -42,7 +42,7 @@ def none_holds(advice: AdviceView) -> str:
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
-    if fewest and kept and fewest in missing_counts(cal, advice.predictions):
+    if fewest and kept and fewest in advice.decision.counts.missing:
         unsplit = -(-kept // fewest) * fewest
     return sentence(
         "none_holds", devices=devices, name=name, strategy=strategy, kept=kept, unsplit=unsplit
@@ -174,7 +174,7 @@ def lines(advice: AdviceView) -> list[str]:
     held = memory.said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
-    dropped = dropped_short(advice.calibration, advice.predictions)
+    dropped = dropped_short(advice.calibration, advice.decision.counts)
     return [
         *filter(None, [held]),
         *map(disagreement, getattr(advice, "disagreements", ())),

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from gpuscale.advice.explain.phrasebook import sentence as phrased
 from gpuscale.advice.explain.phrasebook import strategy_words
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.records import BreakEven
 from gpuscale.advice.types import Value
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_count, joined, number
@@ -39,21 +38,16 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
     per_mb = found.compute_ms_per_grad_mb
     if per_mb is not None:
-        # FLOPs at the rate of the whole step (fixed cost included), never the per-sample
-        # work's (unbounded where the step is nearly all fixed cost)
-        step_ms = cal.model.compute.compute_ms(spec, run.batch, run.accum)
-        whole_tflops = run.batch * run.accum * spec.flops / (step_ms / 1e3) / 1e12
-        own = step_ms / (spec.grad_bytes / 1e6)
         lines.append(
             phrased(
                 "break_even_rate",
                 network=cal.machine.network_name,
                 predicted=predicted(evidence),
                 per_mb=per_mb,
-                like=max(per_mb, own),  # both in one unit
-                flops_per_byte=per_mb / 1e3 * whole_tflops * 1e12 / 1e6,
-                tflops=whole_tflops,
-                own=own,
+                like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
+                flops_per_byte=found.flops_per_grad_byte,
+                tflops=found.step_tflops,
+                own=found.own_ms_per_grad_mb,
             )
         )
     size, target = found.params, found.target_efficiency_params
@@ -62,64 +56,41 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     batch = f"per-device batch {format_count(run.batch)}"
     if run.kept_global_batch is not None:
         batch = f"global batch {format_count(run.kept_global_batch)} split over the two"
-    mparams = spec.params / 1e6
     said = sentence(
         cal.model.family,
-        per_param=spec.flops / spec.params,
+        found,
         batch=batch,
         beats=f"{'the runs predict that ' * weak(evidence)}2 devices beat 1 {_from_size(size)}",
         reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {_from_size(target)}",
-        size=size,
         params=spec.params,
-        own=_own_pair(advice.predictions),
-        own_speedup=_own_pair(advice.predictions, "speedup"),
-        own_terms=(
-            cal.model.compute.opt_ms_per_mparam * mparams,
-            cal.model.compute.ddp_ms_per_mparam * mparams,
-        ),
         benched=cal.runs.evidence is not None,
         strategy=run.strategy,
     )
     return [*lines, f"{said}{to_test(evidence)}."]
 
 
-def _own_pair(frame: pd.DataFrame, column: str = "throughput_efficiency") -> float | None:
-    """This model's throughput speedup on 2 devices, as its table predicts (``speedup``:
-    its speedup to a trained model, the table's column); None: no 2-device row."""
-    two = frame[frame["accelerators"] == 2]
-    if not len(two):
-        return None
-    value = float(two[column].iloc[0])
-    return value * 2 if column == "throughput_efficiency" else value
-
-
 def sentence(
     basis: FamilyBasis | None,
+    found: BreakEven,
     *,
-    per_param: float,
     batch: str,
     beats: str,
     reaches: str,
-    size: float | None,
     params: float,
-    own: float | None,
-    own_terms: tuple[float, float],
     benched: bool = True,
     strategy: str = "ddp",
-    own_speedup: float | None = None,
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said, and where this model's own step (``own``: its throughput speedup
-    on 2 devices; ``own_terms``: its optimizer and DDP ms) says otherwise of its size,
-    both with why; ``benched``: whether the step is a bench run's (else given);
-    ``own_speedup``: its table's speedup to a trained model, said where it differs."""
+    family's basis said, and where this model's own step (its throughput speedup on 2
+    devices, its optimizer and DDP ms) says otherwise of its size than the family's
+    (``found.params``), both with why; ``benched``: whether the step is a bench run's (else
+    given); its table's speedup to a trained model said where it differs."""
     said: dict[str, Value] = {
         "family": None,
-        "per_param": per_param,
+        "per_param": found.flops_per_param,
         "strategy": strategy_words(strategy)["name"],
     }
     if basis is not None:
-        mparams = params / 1e6
         said = {
             "family": basis.family,
             "count": len(basis.members),
@@ -129,10 +100,11 @@ def sentence(
             "opt_per": basis.opt_ms[1],
             "ddp_fixed": basis.ddp_ms[0],
             "ddp_per": basis.ddp_ms[1],
-            "line_opt": basis.opt_ms[0] + basis.opt_ms[1] * mparams,
-            "line_ddp": basis.ddp_ms[0] + basis.ddp_ms[1] * mparams,
+            "line_opt": found.family_optimizer_ms,
+            "line_ddp": found.family_ddp_ms,
         }
     # whether the family's size and this model's own speedup say the same of it
+    size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
     agrees = own is None or (size is not None and math.isnan(size))
     agrees = agrees or (size is not None and params >= size) == (own > 1)
     differs = own_speedup is not None and number(own_speedup) != number(own)
@@ -146,6 +118,6 @@ def sentence(
         benched=benched,
         own=None if basis is None or agrees else own,
         table=number(own_speedup) if differs else None,
-        own_opt=own_terms[0],
-        own_ddp=own_terms[1],
+        own_opt=found.own_optimizer_ms,
+        own_ddp=found.own_ddp_ms,
     )

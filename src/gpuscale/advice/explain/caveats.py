@@ -93,11 +93,14 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
     found = advice.calibration.said.assumptions
     if advice.input_rate is None:
         return found
-    samples_per_s, devices = advice.input_rate
+    load = advice.input_rate
     rate = sentence(
-        "input_rate", samples_per_s=samples_per_s, devices=devices, each=samples_per_s / devices
+        "input_rate",
+        samples_per_s=load.samples_per_s,
+        devices=load.devices,
+        each=load.per_device,
     )
-    needed = input_pipeline(rate, samples_per_s)
+    needed = input_pipeline(rate, load.samples_per_s)
     return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
 
@@ -194,6 +197,8 @@ class RowFlags(Protocol):
     @property
     def above_linear(self) -> float: ...  # its speedup where above linear, else NaN
     @property
+    def linear_speedup(self) -> float: ...  # linear where above it, else NaN
+    @property
     def accelerators(self) -> int: ...
 
 
@@ -202,8 +207,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         # above linear as printed too (8.004 above 8, never 8 above 8), against the first
-        linear = row.accelerators / first["accelerators"]
-        speedup, bound = numbers_apart(row.above_linear, linear)
+        speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
         over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
         flags.append(
             f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"

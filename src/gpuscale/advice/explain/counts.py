@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from itertools import groupby
 
-import pandas as pd
-
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.records import Counts
 from gpuscale.quantities import agreeing, joined
 
 
@@ -21,30 +20,13 @@ def _names(counts: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _per_node(cal: Calibration) -> int | None:
-    network = cal.machine.network
-    return (network.inter is not None and network.per_node) or None  # one node: none
-
-
-def _off_nodes(cal: Calibration) -> list[int]:
-    """The counts the powers-of-two rule gives that are not whole nodes."""
-    per_node = _per_node(cal)
-    if per_node is None:
-        return []
-    searched, most = set(cal.machine.device_counts), int(cal.machine.max_devices)
-    proposed = [2**k for k in range(64) if 2**k < most]
-    return [n for n in [*proposed, most] if n not in searched]
-
-
-def counts_rule(cal: Calibration, short: bool = False) -> str:
+def counts_rule(counts: Counts, short: bool = False) -> str:
     """The rule the counts searched follow, in words (``short``: in a clause)."""
-    most, per_node, off = int(cal.machine.max_devices), _per_node(cal), _off_nodes(cal)
+    most, per_node, off = counts.most, counts.per_node, counts.off_nodes
     if short:
         return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
-    names = _names(off) if per_node and off else None
-    return sentence(
-        "counts_rule", pow2=most & (most - 1) == 0, most=most, per_node=per_node, off=names
-    )
+    names = _names(list(off)) if per_node and off else None
+    return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
 
 
 def _unsplit(cal: Calibration, missing: list[int]) -> str:
@@ -59,59 +41,43 @@ def _unsplit(cal: Calibration, missing: list[int]) -> str:
     )
 
 
-def missing_counts(cal: Calibration, frame: pd.DataFrame) -> list[int]:
-    shown = set(frame["accelerators"].astype(int))
-    return [int(n) for n in cal.machine.device_counts if n not in shown]
-
-
-def dropped_short(cal: Calibration, frame: pd.DataFrame) -> str:
+def dropped_short(cal: Calibration, counts: Counts) -> str:
     """The default view's line on the counts searched that have no row."""
-    missing = tuple(missing_counts(cal, frame))
-    if not missing:
+    if not counts.missing:
         return ""
     kept = cal.run.kept_global_batch
-    return sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
+    return sentence("dropped_short", missing=counts.missing, kept=kept, n=len(counts.missing))
 
 
-def dropped_counts(cal: Calibration, frame: pd.DataFrame) -> str:
+def dropped_counts(cal: Calibration, counts: Counts) -> str:
     """The counts searched, by what rule, and why each without a row has none; ""
     where every count up to the most allowed has its row."""
-    missing = missing_counts(cal, frame)
-    every = cal.machine.device_counts == list(range(1, int(cal.machine.max_devices) + 1))
-    if not missing and every:
+    missing = list(counts.missing)
+    if not missing and counts.every:
         return ""
     return sentence(
         "dropped_counts",
-        searched=tuple(int(n) for n in cal.machine.device_counts),
-        missing=tuple(missing) or None,
+        searched=counts.searched,
+        missing=counts.missing or None,
         unsplit=_unsplit(cal, missing) if missing else "",
-        rule=None if every else counts_rule(cal),
+        rule=None if counts.every else counts_rule(counts),
     )
 
 
-def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
-    """Why no count above ``largest`` (the largest predicted) was, and what would let
-    one be; ("", "") where it is the most allowed."""
-    if largest >= cal.machine.max_devices:
-        return "", ""
-    most = int(cal.machine.max_devices)
-    searched = cal.machine.device_counts
-    shown = frame[frame["accelerators"] > largest]
-    rows = set(shown["accelerators"].astype(int))
-    flagged = sorted(int(n) for n in shown[shown["flags"] != ""]["accelerators"])
-    missing = [n for n in searched if largest < n <= most and n not in rows]
-    unsearched = [n for n in range(largest + 1, most + 1) if n not in searched]
+def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
+    """Why no count above the focus (the largest predicted where the search stopped) was,
+    and what would let one be; ("", "") where it is the most allowed."""
     why, fix = [], []
-    if unsearched:
+    if counts.unsearched_above:
+        unsearched = list(counts.unsearched_above)
         why.append(
             f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
-            f"({counts_rule(cal, short=True)})"
+            f"({counts_rule(counts, short=True)})"
         )
-    off = [n for n in _off_nodes(cal) if n > largest]
-    per_node = _per_node(cal)
-    if off and per_node:
-        fix.append(f"--max-devices {(most // per_node + 1) * per_node} (whole nodes)")
-    listed, kept = ", ".join(map(str, missing)), cal.run.kept_global_batch
+    if counts.whole_nodes is not None:
+        fix.append(f"--max-devices {counts.whole_nodes} (whole nodes)")
+    missing, kept = counts.missing_above, cal.run.kept_global_batch
+    listed = ", ".join(map(str, missing))
     if missing and kept is not None:
         does = agreeing(len(missing), "does", "do")
         why.append(
@@ -121,23 +87,23 @@ def above_largest(cal: Calibration, frame: pd.DataFrame, largest: int) -> tuple[
         fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
     elif missing:
         why.append(f"no per-device batch and accumulation fits {listed}")
-    if flagged:
-        why.append(f"{', '.join(map(str, flagged))} failed a plausibility check (left out)")
+    if counts.flagged_above:
+        flagged = ", ".join(map(str, counts.flagged_above))
+        why.append(f"{flagged} failed a plausibility check (left out)")
     return "; ".join(why), joined(fix, "or")
 
 
-def below_the_most(cal: Calibration, frame: pd.DataFrame, largest: int, numbers: str) -> str:
+def below_the_most(cal: Calibration, counts: Counts, largest: int, numbers: str) -> str:
     """The cap sentence where the largest count predicted is below the most allowed."""
-    why, _ = above_largest(cal, frame, largest)
+    why, _ = above_largest(cal, counts)
     if not why:
         return ""
-    most = int(cal.machine.max_devices)
-    return sentence("below_the_most", largest=largest, numbers=numbers, most=most, why=why)
+    return sentence("below_the_most", largest=largest, numbers=numbers, most=counts.most, why=why)
 
 
-def larger_counts(cal: Calibration, frame: pd.DataFrame, largest: int) -> str:
-    """What would predict a count above ``largest`` where more are allowed."""
-    why, fix = above_largest(cal, frame, largest)
+def larger_counts(cal: Calibration, counts: Counts, largest: int) -> str:
+    """What would predict a count above ``largest`` (the focus) where more are allowed."""
+    why, fix = above_largest(cal, counts)
     if not why:
         return ""
     return sentence("larger_counts", fix=fix, largest=largest)

@@ -8,6 +8,7 @@ every assumption, the short answer, the explanation and the predictions; lossles
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from textwrap import wrap
 
 import pandas as pd
@@ -15,7 +16,6 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import lines
 from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
-from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.quantities import counted, filled, format_count
@@ -120,9 +120,9 @@ def _kept_whole(line: str) -> str:
     return re.sub(r"`[^`]*`", held, line)
 
 
-def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
+def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
     """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
-    fixed = cal.model.fixed
+    fixed = result.calibration.model.fixed
     if fixed is None:
         return None
     return {
@@ -132,7 +132,7 @@ def _fixed_cost(cal: Calibration) -> dict[str, JSON] | None:
         "source": fixed.source,
         "basis": fixed.basis,
         "measure": str(fixed.measure),
-        "optimizer_ms": optimizer_ms(cal),
+        "optimizer_ms": result.fixed_term.optimizer_ms,
         # the prior's least where the step left the assumed cost below it, else None
         "below_prior_ms": fixed.below_prior_ms,
     }
@@ -188,8 +188,13 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
     return {
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
-        "fixed_cost": _fixed_cost(cal),
-        "fixed_term_ms": fixed_parts(cal, result.predictions, result.decision.focus.accelerators),
+        "fixed_cost": _fixed_cost(result),
+        # the N = 1 row beside the bench's N = 1 run (``records.OneDeviceRow``)
+        "one_device": asdict(result.one_device),
+        "fixed_term_ms": {
+            "optimizer": result.fixed_term.optimizer_excess_ms,
+            "forward_backward": result.fixed_term.forward_backward_excess_ms,
+        },
     }
 
 
@@ -207,9 +212,15 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "efficient": result.picks.efficient,
             "cheapest": result.picks.cheapest,
             "equilibrium": result.picks.equilibrium,
+            # the numbers that make them (``records.Equilibrium``)
+            "equilibrium_numbers": asdict(result.picks.numbers),
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,
+            # this model beside the break-even: its whole step's rate and compute per
+            # gradient MB, its optimizer and DDP times against its family's lines, its table
+            # on 2 devices (``records.BreakEven``)
+            "break_even_this_model": _this_model(result),
             # what the two sizes rest on: the family fitted over its members benched in the
             # configuration (the same whichever is advised), None: this model alone
             "break_even_family": _family(result),
@@ -271,3 +282,12 @@ def _family(result: AdviceView) -> dict[str, JSON] | None:
         "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
         "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
     }
+
+
+def _this_model(result: AdviceView) -> dict[str, JSON]:
+    """The fields of ``records.BreakEven`` past the break-even's own three."""
+    found = asdict(result.break_even)
+    return {name: value for name, value in found.items() if name not in BREAK_EVEN_OWN}
+
+
+BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")

@@ -4,8 +4,6 @@ sure, how the counts were compared, the break-even, the step at the focus count
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
@@ -20,8 +18,6 @@ from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import agreeing, counted, filled, format_batch, joined, noun_for
 from gpuscale.tables.bench import on_a_larger_host
-
-TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 
 
 def _config(row: pd.Series) -> str:
@@ -97,11 +93,11 @@ def _scaling(advice: AdviceView) -> list[str]:
     cal, d = advice.calibration, advice.decision
     lines = []
     if cal.model.fixed is not None:
-        lines.append(table_words.fixed_cost_line(cal))
+        lines.append(table_words.fixed_cost_line(cal, advice.fixed_term.optimizer_ms))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
-        fixed = table_words.fixed_costs(cal, advice.predictions)
+        fixed = table_words.fixed_costs(cal, advice.predictions, advice.fixed_term.optimizer_ms)
         lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
@@ -170,7 +166,7 @@ def _said_among_sources(a: Assumption, strategy: str) -> bool:
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
-    dropped = dropped_counts(cal, rows)  # a count asked for without a row
+    dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
     lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
@@ -190,10 +186,9 @@ def _sources(advice: AdviceView) -> list[str]:
     return lines
 
 
-def _span(row: pd.Series, column: str) -> str:
-    """``-25% to +25%``: the row's interval of ``column`` around its point."""
-    low, high = row[f"{column}_low"] / row[column], row[f"{column}_high"] / row[column]
-    return f"{low - 1:+.0%} to {high - 1:+.0%}"
+def _span(low: float, high: float) -> str:
+    """``-25% to +25%``: an interval around its point, as changes."""
+    return f"{low:+.0%} to {high:+.0%}"
 
 
 def _measured(advice: AdviceView, row: pd.Series) -> str:
@@ -202,7 +197,8 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     n = int(row["accelerators"])
     found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
     m = max(found, key=lambda m: m.accelerators, default=None)
-    runs, spread = "", f"speedup {_span(row, 'speedup')}"
+    at = advice.intervals.span(n)
+    runs, spread = "", f"speedup {_span(at.speedup_low, at.speedup_high)}"
     if m is not None:
         flagged = ", all flagged" if m.evidence.why == TRUSTED_FLAGGED_ONLY else ""
         runs = f", the range of {counted(len(m.evidence.trusted_runs), 'run')}{flagged}"
@@ -216,30 +212,21 @@ def _measured(advice: AdviceView, row: pd.Series) -> str:
     )
 
 
-def _why_wider(advice: AdviceView, rows: pd.DataFrame) -> list[str]:
-    """Why the predicted rows' intervals are not the model's error alone, from the rows'
-    own ends against the error's width at each count (or the speedup's interval
-    calibrated per link class, said after)."""
-    if advice.interval is not None:
+# why the predicted rows' intervals differ from the model's error (``RowIntervals.wider``)
+WIDER = {
+    "ranges": "the step at the ends of the ranges of the terms not measured (above)",
+    "floor": "the step's lower end no lower than its compute",
+    "linear": "the speedup's upper end no higher than compute alone or linear allow",
+    "growing": "the error's width growing past the counts measured",
+}
+
+
+def _why_wider(advice: AdviceView) -> list[str]:
+    """Why the predicted rows' intervals are not the model's error alone (or the speedup's
+    interval calibrated per link class, said after)."""
+    if advice.intervals.rule is not None:
         return ["the speedup's interval calibrated per link class (next)"]
-    why: list[str] = []
-    error = advice.calibration.model.error
-    width = {int(n): error.width_at(int(n)) for n in rows["accelerators"]}
-    step = rows["step_ms"].astype(float)
-    low = rows["step_ms_low"] / step
-    high = rows["step_ms_high"] / step
-    error_low = rows["accelerators"].map(lambda n: math.exp(-width[int(n)]))
-    error_high = rows["accelerators"].map(lambda n: math.exp(width[int(n)]))
-    if ((high > error_high * (1 + TOLERANCE)) | (low < error_low * (1 - TOLERANCE))).any():
-        why.append("the step at the ends of the ranges of the terms not measured (above)")
-    if (low > error_low * (1 + TOLERANCE)).any():
-        why.append("the step's lower end no lower than its compute")
-    speedup = rows["speedup"].astype(float)
-    if (rows["speedup_high"] / speedup < step / rows["step_ms_low"] * (1 - TOLERANCE)).any():
-        why.append("the speedup's upper end no higher than compute alone or linear allow")
-    if len({round(w, 9) for w in width.values()}) > 1:
-        why.append("the error's width growing past the counts measured")
-    return why
+    return [WIDER[why] for why in advice.intervals.wider]
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
@@ -252,15 +239,17 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     resting = rows[rows["rests_on"] != "predicted"]
     said = [f"Step interval: {'for the counts predicted, ' if len(resting) else ''}{source}"]
     if len(predicted):
+        spans = [advice.intervals.span(int(n)) for n in predicted["accelerators"]]
         carried = [
-            f"{counted(int(r['accelerators']), 'device')} step {_span(r, 'step_ms')}, "
-            f"speedup {_span(r, 'speedup')}"
-            for _, r in predicted.iterrows()
+            f"{counted(at.accelerators, 'device')} step {_span(at.step_low, at.step_high)}, "
+            f"speedup {_span(at.speedup_low, at.speedup_high)}"
+            for at in spans
         ]
-        why = filled(" (differing from that error by {})", joined(_why_wider(advice, predicted)))
+        why = filled(" (differing from that error by {})", joined(_why_wider(advice)))
         said.append(f"the rows carry {'; '.join(carried)}{why}")
     said += [_measured(advice, r) for _, r in resting.iterrows()]
-    calibrated = f". Speedup interval: {findings.said(advice.interval)}" if advice.interval else ""
+    rule = advice.intervals.rule
+    calibrated = f". Speedup interval: {findings.said(rule)}" if rule else ""
     return "; ".join(said) + calibrated
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.counts import below_the_most, larger_counts
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
@@ -17,7 +16,6 @@ from gpuscale.advice.explain.phrasebook import (
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView, row_at
 from gpuscale.advice.records import Decision
 from gpuscale.advice.types import STOPPED, TermId
@@ -78,25 +76,16 @@ def deciding_change(advice: AdviceView) -> str:
     return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
-def _fewer_messages(cal: Calibration) -> bool:
-    """Whether larger buckets (DDP's: the gradients fill more than one) or larger units (a
-    sharded strategy's: the model is wrapped in more than one) would issue fewer
-    collectives, each paying its latency."""
-    if cal.run.strategy == "ddp":
-        return cal.model.spec.grad_bytes > cal.run.bucket_mb * 2**20
-    return cal.model.spec.units > 1
-
-
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
-    strategy, frame, n = cal.run.strategy, advice.predictions, d.focus.accelerators
+    strategy, n = cal.run.strategy, d.focus.accelerators
     change = deciding_change(advice)
-    parts = fixed_parts(cal, frame, n)
+    parts = advice.fixed_term
     cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
     cured = [
-        *[cures["buckets"].format(**words)] * _fewer_messages(cal),
+        *[cures["buckets"].format(**words)] * d.limit.fewer_messages,
         cures["batch"],
         cures["accumulate" if d.chosen.accum == 1 else "more"].format(
             per_k=words["per_k"], accum=d.chosen.accum
@@ -109,10 +98,11 @@ def remedy(advice: AdviceView) -> str:
         cures=joined(cured, "or"),
         whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
         # the optimizer step, mostly: a fused one
-        fused=TERMS[TermId.FIXED]["fused"] * (parts["optimizer"] > parts["forward_backward"]),
+        fused=TERMS[TermId.FIXED]["fused"]
+        * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
     )
     if change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, frame, n) or said
+        said = larger_counts(cal, d.counts, n) or said
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
@@ -135,27 +125,30 @@ def _changes(advice: AdviceView) -> str:
     )
 
 
-def _not_spread(cal: Calibration, advice: AdviceView, n: int, like: float) -> str:
-    """What of the compute at ``n`` devices is above its share of one device's, in the
-    parts the fixed cost line names."""
-    parts = fixed_parts(cal, advice.predictions, n)
-    excess = parts["optimizer"] + parts["forward_backward"]
+def _not_spread(advice: AdviceView, n: int, like: float) -> str:
+    """What of the compute at ``n`` devices (the focus) is above its share of one
+    device's, in the parts the fixed cost line names."""
+    parts, strategy = advice.fixed_term, advice.calibration.run.strategy
     ms = partial(format_ms, like=like)
     spread = "not spread over the devices' smaller batches"
-    if optimizer_ms(cal) <= 0:
-        return f"(of it {ms(excess)} fixed per-step cost {spread})"
+    if parts.optimizer_ms <= 0:
+        return f"(of it {ms(parts.excess_ms)} fixed per-step cost {spread})"
     said = []
-    if parts["optimizer"] > 0:
-        each = f"{ms(optimizer_ms(cal))} on every device"
-        if cal.run.strategy == "fsdp":
+    if parts.optimizer_excess_ms > 0:
+        each = f"{ms(parts.optimizer_ms)} on every device"
+        if strategy == "fsdp":
             each = (
-                f"{ms(optimizer_at(cal, n))} on each device, its shard's 1/{n} of one "
-                f"device's {ms(optimizer_ms(cal))}"
+                f"{ms(parts.optimizer_at_focus_ms)} on each device, its shard's 1/{n} of one "
+                f"device's {ms(parts.optimizer_ms)}"
             )
-        said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
-    if parts["forward_backward"] > 0:
-        said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
-    return f"(of it {ms(excess)} fixed per-step costs {spread}{filled(': {}', joined(said))})"
+        said.append(
+            f"{ms(parts.optimizer_excess_ms)} of the optimizer step ({each}, once per step)"
+        )
+    if parts.forward_backward_excess_ms > 0:
+        fb = ms(parts.forward_backward_excess_ms)
+        said.append(f"{fb} of the forward and backward's fixed cost")
+    excess = ms(parts.excess_ms)
+    return f"(of it {excess} fixed per-step costs {spread}{filled(': {}', joined(said))})"
 
 
 def step_lines(advice: AdviceView) -> list[str]:
@@ -177,7 +170,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             step=at.step_ms,
             rests_on=at.rests_on,
             compute=at.compute_ms,
-            not_spread=_not_spread(cal, advice, at.accelerators, at.step_ms),
+            not_spread=_not_spread(advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
             n=at.accelerators,
@@ -189,7 +182,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             latency_name=term_name(TermId.LATENCY),
             latency=o["latency"],
             left=left,
-            explained=None if left is None else at.step_ms - left,
+            explained=at.explained_ms,
             speedup=at.speedup,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],
@@ -204,7 +197,7 @@ def step_lines(advice: AdviceView) -> list[str]:
         "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
     )
     cap = "memory" if memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, advice.predictions, at.accelerators, numbers)
+    below = below_the_most(cal, d.counts, at.accelerators, numbers)
     if cap in STOPPED and below:
         lines.append(below)
     else:
@@ -213,7 +206,7 @@ def step_lines(advice: AdviceView) -> list[str]:
                 "step_cap",
                 cap="stopped" if cap in STOPPED else cap,
                 named=named(d),
-                needs=1 / at.convergence_factor if cap == "convergence" else None,
+                needs=at.samples_ratio if cap == "convergence" else None,
                 numbers=numbers,
                 subject=subject,
                 marked=marked,

@@ -9,45 +9,17 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, maybe
 from gpuscale.quantities import format_batch, format_ms
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
-ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
 
-def optimizer_ms(cal: Calibration) -> float:
-    """The optimizer step (ms): once per optimizer step on every device, whatever its
-    batch (0 where nothing measured it: a step given by numbers holds it)."""
-    return float(cal.model.compute.opt_ms_per_mparam * cal.model.spec.params / 1e6)
-
-
-def optimizer_at(cal: Calibration, n: int) -> float:
-    """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
-    ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
-    return optimizer_ms(cal) / (n if cal.run.strategy == "fsdp" else 1)
-
-
-def fixed_parts(cal: Calibration, frame: pd.DataFrame, n: int) -> dict[str, float]:
-    """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
-    optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
-    samples per device and step at ``n`` over one device's), and ``forward_backward``, the
-    rest (the fixed cost of each forward and backward not spread)."""
-    rows = frame.set_index("accelerators")
-    if n not in rows.index:
-        return {"optimizer": 0.0, "forward_backward": 0.0}
-    row, one = rows.loc[n], frame.iloc[0]
-    share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
-    excess = float(row["fixed_excess_ms"])
-    opt = min(max(optimizer_at(cal, n) - optimizer_ms(cal) * float(share), 0.0), excess)
-    rest = excess - opt
-    return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
-
-
-def fixed_cost_line(cal: Calibration) -> str:
+def fixed_cost_line(cal: Calibration, opt: float) -> str:
     """The fixed cost said once: each forward and backward's and, where the bench measured
-    it apart, the optimizer step beside it (together the ``fixed`` term)."""
-    fixed, opt = cal.model.fixed, optimizer_ms(cal)
+    it apart, the optimizer step beside it (``opt``, ms; together the ``fixed`` term)."""
+    fixed = cal.model.fixed
     if opt <= 0:
         return f"Fixed per-step cost: {_fixed_said(cal)}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
@@ -70,14 +42,14 @@ def _fixed_said(cal: Calibration) -> str:
     return f"{format_ms(fixed.ms, like=high)}{shown}, {fixed.source}: {fixed.basis}"
 
 
-def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
+def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
     counts: each forward and backward's falls as the micro-steps do; the optimizer step is
     whole on every device under DDP, 1/N under FSDP."""
     accums = tuple(int(k) for k in frame["accum"])
     return sentence(
         "fixed_costs_split",
-        opt=cal.run.strategy if optimizer_ms(cal) > 0 else "none",
+        opt=cal.run.strategy if opt > 0 else "none",
         varies=len(set(accums)) > 1,
         accum=accums[0],
         accums=accums,
@@ -87,13 +59,11 @@ def fixed_costs(cal: Calibration, frame: pd.DataFrame) -> str:
 def one_device(advice: AdviceView) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
     speedup is against ("" where nothing needs saying)."""
-    frame, m = advice.predictions, advice.calibration.runs.one_device
+    frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
     one = frame.iloc[0]
-    predicted = float(one["step_ms"])
-    more = max(float(next(iter(frame[frame["accelerators"] > 1]["ddp_ms"]), 0.0)), 0.0)
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
-    case = "none" if more > 0 else ""
+    case = "none" if r.added_ddp_ms > 0 else ""
     if m is not None and m.strategy == "fsdp":
         case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
     elif m is not None and m.own_ms > 0:
@@ -101,47 +71,43 @@ def one_device(advice: AdviceView) -> str:
     if not case:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said
-    step, own = getattr(m, "step_ms", 0.0), getattr(m, "own_ms", 0.0)
-    fsdp_own = getattr(m, "fsdp_own_ms", 0.0)
     detail = ""
     if case == "ddp" and m is not None:
-        detail = _phases(m, predicted) if same else _like(advice, one, m)
+        detail = _phases(r) if same else _like(r, row, m)
     return sentence(
         "one_device",
         case=case,
-        predicted=predicted,
+        predicted=r.step_ms,
         at=None if m is None or same else config(m.batch, m.accum),
-        step=step,
-        nosync=step - own,
-        own=own,
+        step=getattr(m, "step_ms", 0.0),
+        nosync=r.nosync_ms,
+        own=getattr(m, "own_ms", 0.0),
         detail=detail,
-        fsdp_own=fsdp_own,
-        overstated=step / (step - fsdp_own) if 0 < fsdp_own < step else None,
-        added=more or None,
+        fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
+        overstated=r.overstated,
+        added=r.added_ddp_ms or None,
     )
 
 
-def _like(advice: AdviceView, one: pd.Series, m: OneDevice) -> str:
+def _like(r: OneDeviceRow, row: tuple[int, int], m: OneDevice) -> str:
     """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
     run, the step the same model predicts at the bench's: the same samples side by side."""
-    cal = advice.calibration
-    row = (int(one["batch_per_device"]), int(one["accum"]))
     return sentence(
         "one_device_like",
-        row_samples=row[0] * row[1],
+        row_samples=r.row_samples,
         row=config(*row),
-        bench_samples=m.batch * m.accum,
+        bench_samples=r.bench_samples,
         bench=config(m.batch, m.accum),
-        at_bench=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
-        nosync=m.step_ms - m.own_ms,
+        at_bench=r.at_bench_ms,
+        nosync=r.nosync_ms,
     )
 
 
-def _phases(m: OneDevice, predicted: float) -> str:
+def _phases(r: OneDeviceRow) -> str:
     """Where the step predicted (its phases timed apart) is not the no-sync step timed
-    whole, the difference."""
-    gap = m.step_ms - m.own_ms - predicted
-    if format_ms(m.step_ms - m.own_ms, like=predicted) == format_ms(predicted, like=predicted):
+    whole (as said), the difference."""
+    predicted, gap = r.step_ms, r.gap_ms or 0.0
+    if format_ms(r.nosync_ms or 0.0, like=predicted) == format_ms(predicted, like=predicted):
         return ""
     side = "under" if gap > 0 else "over"
     return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
@@ -155,31 +121,25 @@ def config(batch: float, accum: int) -> str:
 def equilibrium_sentence(advice: AdviceView) -> str:
     """The equilibrium picks in words, each with the numbers that make it, beside the
     count the advice decided."""
-    frame = advice.predictions[advice.predictions["flags"] == ""]
-    eq, d = advice.picks.equilibrium, advice.decision
-    rows = frame.set_index("accelerators")
-    best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
-    sxe, kept = eq["max_speed_x_efficiency"], eq["efficiency_threshold"]
-    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
-    after = frame[frame["accelerators"] > (kept or 0)]
-    knee = "few" if eq["knee"] is None and len(frame) < KNEE_COUNTS else eq["knee"]
+    eq, d, at = advice.picks.equilibrium, advice.decision, advice.picks.numbers
+    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
     return sentence(
         "equilibrium",
         holds=d.holds,
         chosen=d.chosen.accelerators,
         target=d.target_efficiency,
-        sxe=sxe,
-        s=s,
-        e=e,
-        se=s * e,
-        kept=kept,
+        sxe=eq["max_speed_x_efficiency"],
+        s=at.sxe_speedup,
+        e=at.sxe_efficiency,
+        se=at.sxe_product,
+        kept=eq["efficiency_threshold"],
         threshold=advice.calibration.search.threshold,
-        best=float(rows.at[best_n, "efficiency"]),
-        best_n=best_n,
-        kept_e=maybe(float, rows["efficiency"].get(kept)),
-        next_n=maybe(int, next(iter(after["accelerators"]), None)),
-        next_e=maybe(float, next(iter(after["efficiency"]), None)),
+        best=at.best_efficiency,
+        best_n=at.best_n,
+        kept_e=at.kept_efficiency,
+        next_n=at.next_n,
+        next_e=at.next_efficiency,
         knee=knee,
         needs=KNEE_COUNTS,
-        rows=len(frame),
+        rows=at.rows,
     )

@@ -11,8 +11,16 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
-from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
-from gpuscale.advice.types import Finding
+from gpuscale.advice.records import (
+    BreakEven,
+    Decision,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -40,9 +48,13 @@ class AdviceView(Protocol):
     @property
     def qualifiers(self) -> Qualifiers: ...
     @property
-    def input_rate(self) -> tuple[float, int] | None: ...
+    def input_rate(self) -> InputRate | None: ...
     @property
-    def interval(self) -> Finding | None: ...
+    def intervals(self) -> RowIntervals: ...
+    @property
+    def fixed_term(self) -> FixedTerm: ...
+    @property
+    def one_device(self) -> OneDeviceRow: ...
     @property
     def predictions(self) -> pd.DataFrame: ...
     @property

@@ -6,8 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pandas as pd
+
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.step import Compute, ModelSpec, pair_speedup
+from gpuscale.advice.model.step import Compute, ModelSpec, pair_speedup, per_step_ms, rate_tflops
+from gpuscale.advice.records import BreakEven
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -23,7 +26,44 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
-def break_even(cal: Calibration) -> tuple[float | None, float | None, float | None]:
+def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
+    """The break-even (:class:`BreakEven`) and this model beside it, ``frame`` its
+    predictions."""
+    ms_per_mb, params, target = _break_even(cal)
+    spec, compute, run, family = cal.model.spec, cal.model.compute, cal.run, cal.model.family
+    # the rate of the whole step (fixed cost included), never the per-sample work's
+    # (unbounded where the step is nearly all fixed cost)
+    step_ms = compute.compute_ms(spec, run.batch, run.accum)
+    tflops = rate_tflops(run.batch * run.accum, spec.flops, step_ms)
+    per_byte = None
+    if ms_per_mb is not None:  # FLOPs: the break-even's ms per MB at the whole step's rate
+        per_byte = ms_per_mb / 1e3 * tflops * 1e12 / 1e6
+    lines: tuple[float | None, ...] = (None, None)
+    if family is not None:  # the family's lines at this model's size
+        mparams = spec.params / 1e6
+        lines = tuple(fixed + per * mparams for fixed, per in (family.opt_ms, family.ddp_ms))
+    pair: tuple[float | None, ...] = (None, None)
+    two = frame[frame["accelerators"] == 2]
+    if len(two):
+        pair = (float(two["throughput_efficiency"].iloc[0]) * 2, float(two["speedup"].iloc[0]))
+    return BreakEven(
+        ms_per_mb,
+        params,
+        target,
+        step_tflops=tflops,
+        own_ms_per_grad_mb=step_ms / (spec.grad_bytes / 1e6),
+        flops_per_grad_byte=per_byte,
+        flops_per_param=spec.flops / spec.params,
+        own_optimizer_ms=per_step_ms(compute.opt_ms_per_mparam, spec.params),
+        own_ddp_ms=per_step_ms(compute.ddp_ms_per_mparam, spec.params),
+        family_optimizer_ms=lines[0],
+        family_ddp_ms=lines[1],
+        pair_throughput_speedup=pair[0],
+        pair_speedup=pair[1],
+    )
+
+
+def _break_even(cal: Calibration) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency) from
     which 2 devices train faster than 1 (``pair_speedup``; a size NaN where the speedup falls
     with size). The first scales this model's whole step compute at fixed gradient bytes (a

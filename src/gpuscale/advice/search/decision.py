@@ -23,7 +23,10 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
+from gpuscale.advice.search import derive
+from gpuscale.advice.search.predictions import plausible
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE
@@ -38,11 +41,6 @@ OVERHEADS = (
     TermId.UNEXPLAINED,
 )
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-
-
-def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows none of whose ``predictions.FLAGGED`` columns is set."""
-    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
@@ -119,6 +117,12 @@ def decide(
     term = dominant_term(focus)
     largest = int(trusted["accelerators"].iloc[-1])
     cap = cap_at(focus) if len(larger) else stopped_by(frame, largest, searched)
+    parts = overheads(focus) if focus["accelerators"] > 1 else dict.fromkeys(OVERHEADS, 0.0)
+    rests_on = str(focus.get("rests_on", "predicted"))
+    explained = None
+    if rests_on != "predicted":
+        explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
+    ratio = 1 / float(focus["convergence_factor"]) if cap == "convergence" else None
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
@@ -140,13 +144,13 @@ def decide(
         focus=Focus(
             accelerators=int(focus["accelerators"]),
             **{name: float(focus[name]) for name in _FOCUS},
-            rests_on=str(focus.get("rests_on", "predicted")),
+            rests_on=rests_on,
+            samples_ratio=ratio,
+            explained_ms=explained,
         ),
         limit=Limit(
             dominant_term=term,
-            overheads_ms=overheads(focus)
-            if focus["accelerators"] > 1
-            else dict.fromkeys(OVERHEADS, 0.0),
+            overheads_ms=parts,
             cap=cap,
             change=change,
             without_dominant_efficiency=_without(focus, (term,)),
@@ -253,7 +257,15 @@ def decided(
         )
     chosen = decision.chosen.accelerators
     moved = next((r.term for r in readings if r.accelerators != chosen), None)
-    return replace(decision, readings=tuple(readings), withheld_by=moved)
+    fewer = cal.model.spec.units > 1
+    if cal.run.strategy == "ddp":
+        fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
+    limit = replace(decision.limit, fewer_messages=fewer)
+    stopped = decision.limit.cap in STOPPED
+    searched = derive.counts(cal, frame, decision.focus.accelerators, stopped)
+    return replace(
+        decision, readings=tuple(readings), withheld_by=moved, limit=limit, counts=searched
+    )
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
@@ -261,7 +273,7 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     largest reaching the target efficiency, the cheapest in device-hours, the knee of time
     against count, the count maximising speedup x efficiency, and the largest keeping
     efficiency >= ``goal.threshold`` x its best."""
-    trusted = frame[plausible(frame)]
+    plain = trusted = frame[plausible(frame)]
     fitting = trusted[trusted["accelerators"] >= fits_from]
     trusted = fitting if len(fitting) else trusted
     ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
@@ -284,4 +296,4 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
         "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
         "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
     }
-    return Picks(efficient, cheapest, equilibrium)
+    return Picks(efficient, cheapest, equilibrium, derive.equilibrium(plain, equilibrium))

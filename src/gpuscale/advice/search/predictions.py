@@ -36,6 +36,12 @@ from gpuscale.tables.advice import ADVICE_COLUMNS
 # why a predicted row cannot be true, as the search's columns: its time to train not
 # positive and finite; its speedup where above linear (NaN where not)
 FLAGGED = ("not_positive", "above_linear")
+LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
+
+
+def plausible(frame: pd.DataFrame) -> pd.Series:
+    """The rows none of whose ``FLAGGED`` columns is set."""
+    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
@@ -174,6 +180,7 @@ def _predicted(
     frame[not_positive] = ~((time > 0) & np.isfinite(time))
     above = frame["speedup"] > ideal * (1 + 1e-9)
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    frame[LINEAR] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
+    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + [*FLAGGED, LINEAR]]
     return intervals.widened(rule, cal, frame, computes.min(axis=0), compute_alone, classes)

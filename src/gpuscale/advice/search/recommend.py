@@ -16,11 +16,21 @@ from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import BreakEven, Decision, Picks, Qualifiers
+from gpuscale.advice.records import (
+    BreakEven,
+    Decision,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
 from gpuscale.advice.search import decision, intervals, reconcile
 from gpuscale.advice.search.break_even import break_even
+from gpuscale.advice.search.derive import fixed_term, one_device_row, row_intervals
 from gpuscale.advice.search.predictions import predicted
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import maybe
 from gpuscale.tables.requests import NamedError
 
 
@@ -40,10 +50,11 @@ class Advice:
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
     qualifiers: Qualifiers = field(default_factory=Qualifiers)
-    # the input pipeline: the samples/s the largest count consumes, and that count
-    input_rate: tuple[float, int] | None = None
+    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
     memory: MemoryCheck | None = None
-    interval: Finding | None = None  # the link class's calibrated rule (None: the model's)
+    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
+    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
+    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it."""
@@ -130,21 +141,26 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     at_ends = list(zip(ends, others[len(others) - len(ends) :], strict=True))
     decided = decision.decided(cal, frame, below, at_ends, fits_from)
     picks = decision.picked(frame, fits_from, goal)
-    ms_per_mb, params, target = break_even(cal) if multi else (None, None, None)
     last = frame.iloc[-1]
     return Advice(
         table=frame,
         decided=decided,
         picks=picks,
-        break_even=BreakEven(ms_per_mb, params, target),
+        break_even=break_even(cal, frame) if multi else BreakEven(),
         calibration=cal,
         weak_table=alternative,
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
-        input_rate=(float(last.samples_per_s), int(last.accelerators)),
+        input_rate=InputRate(
+            float(last.samples_per_s),
+            int(last.accelerators),
+            float(last.samples_per_s) / int(last.accelerators),
+        ),
         memory=memory,
-        interval=interval,
+        intervals=row_intervals(cal, frame, interval),
+        fixed_term=fixed_term(cal, frame, decided.focus.accelerators),
+        one_device=one_device_row(cal, frame),
     )
 
 

@@ -97,7 +97,7 @@ def test_a_catalogued_device_no_round_ran_is_not_offered_another(typed: str, par
     with pytest.raises(UnknownNameError) as refused:
         resolve_family(typed, valid)
     said = str(refused.value)
-    assert f"{part} ran no MLPerf result" in said and f"--device-name '{part}'" in said
+    assert "ran no MLPerf" in said and f"--device-name '{part}'" in said
     assert "unknown" not in said and "did you mean" not in said
     result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
     assert result.exit_code == 2 and "Traceback" not in result.output

@@ -100,11 +100,17 @@ class Block:
                 code = code.replace(old, new)
         for name in self.raw_rounds:
             assert name in code, f"{self.id}: raw round {name!r} not in the block"
-            code = code.replace(name, str(SHARED / "mlperf" / name))
+            code = code.replace(name, self._path(SHARED / "mlperf" / name))
         for name, path in self.shared_files:
             assert name in code, f"{self.id}: shared file {name!r} not in the block"
-            code = code.replace(name, str(SHARED / path))
-        return code.replace("../shared/", f"{SHARED}/")
+            code = code.replace(name, self._path(SHARED / path))
+        return code.replace("../shared/", f"{self._path(SHARED)}/")
+
+    def _path(self, path: Path) -> str:
+        """``path`` as the block's language reads it: quoted for the shell (a checkout
+        under a folder with a space, ``/tmp/new user/``, is one word), as it is in Python
+        (where ``../shared`` stands inside a string literal)."""
+        return shlex.quote(str(path)) if self.lang in SHELL else str(path)
 
 
 def blocks() -> list[Block]:
@@ -338,6 +344,21 @@ def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest
         f"\n--- stderr\n{done.stderr[-3000:]}"
     )
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+def test_a_shared_path_with_a_space_stays_one_shell_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout under ``/tmp/new user/`` runs its raw-round, shared-file and
+    ``../shared`` examples with each path one argument."""
+    shared = Path("/tmp/new user/shared")
+    monkeypatch.setattr(sys.modules[__name__], "SHARED", shared)
+    code = "gpuscale scores r.tar.xz --out t/\ngpuscale advise --bench b.jsonl ../shared/x.jsonl\n"
+    markers = ["raw-round r.tar.xz", "shared-file b.jsonl gpu/b.jsonl"]
+    shell = Block("p.md", 1, "bash", code, markers).runnable_code()
+    words = [shlex.split(line) for line in shell.splitlines()]
+    assert words[0][2] == str(shared / "mlperf" / "r.tar.xz")
+    assert words[1][3:] == [str(shared / "gpu" / "b.jsonl"), str(shared / "x.jsonl")]
+    python = Block("p.md", 1, "python", 'load("../shared/x.jsonl")', []).runnable_code()
+    assert python == f'load("{shared}/x.jsonl")'
 
 
 def test_a_block_naming_a_shared_file_that_is_absent_skips() -> None:

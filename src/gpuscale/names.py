@@ -199,11 +199,15 @@ def resolve_choice(value: str, valid: Iterable[str], what: str, offered: Iterabl
     raise _fail(what, value, choices, offered)
 
 
-def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
+def resolve_family(
+    name: str, valid: list[str], each: str = "one accelerator at a time: run it once for each"
+) -> tuple[str, str]:
     """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue;
     else ``UnknownNameError``, an abbreviation too), and a note when it was read
     (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
-    of ``valid`` it could mean and how to pick one (``accelerators.other_variants``)."""
+    of ``valid`` it could mean and how to pick one (``accelerators.other_variants``).
+    A value naming several (``H100,B200``, ``B200 MI300X``) is refused, ``each`` saying
+    how to ask for them: read as one, it was the last family it named."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
     from gpuscale.hardware.accelerators import (
         normalise_accelerator,
@@ -214,6 +218,8 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""
+    if (several := _families_named(name)) is not None:
+        raise UnknownNameError(f"{name!r}: {several}; {each}", typed=name, why=f"{several}; {each}")
     if (no_part := _memory_no_part_has(name, valid)) is not None:
         raise UnknownNameError(f"{name!r}: {no_part}", typed=name, why=no_part)
     known = normalise_accelerator(name)
@@ -252,6 +258,24 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
             f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
+
+
+def _families_named(name: str) -> str | None:
+    """``names 2 accelerator families, H100-SXM5-80GB and B200`` where ``name`` lists
+    several (split at commas, semicolons, slashes, plus signs and spaces: each word a
+    family the catalogue knows, two of them differing; or two or more names between
+    commas), else None (``RTX A5000`` and ``H100 SXM5 80GB`` name one)."""
+    from gpuscale.hardware.accelerators import normalise_accelerator  # lazy: the catalogue
+
+    listed = [p.strip() for p in re.split(r"[,;]", name) if p.strip()]
+    words = [w for w in re.split(r"[,;/+\s]+", name) if w]
+    known = [normalise_accelerator(w) for w in words]
+    families = list(dict.fromkeys(k.family for k in known if k.known))
+    if len(families) < 2 and len(listed) < 2:
+        return None
+    if len(families) < 2:  # `H100,foo`: a list, whatever its names are
+        return f"names {len(listed)} accelerators, {joined(listed, 'and')}"
+    return f"names {len(families)} accelerator families, {joined(families, 'and')}"
 
 
 def _memory_no_part_has(name: str, valid: list[str]) -> str | None:
@@ -434,5 +458,6 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
 
 def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:
     """Each of ``values`` read as :func:`resolve_family` reads it, and its notes."""
-    found = [resolve_family(v, valid) for v in values or ()]
+    each = "give each its own --family (--family H100 --family B200)"
+    found = [resolve_family(v, valid, each) for v in values or ()]
     return [family for family, _ in found], [said for _, said in found if said]

@@ -101,3 +101,36 @@ def test_a_catalogued_device_no_round_ran_is_not_offered_another(typed: str, par
     assert "unknown" not in said and "did you mean" not in said
     result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("argv", "typed", "families"),
+    [
+        (["plan", "-b", "bert", "-n", "8", "-a"], "B200,MI300X", ["B200", "MI300X"]),
+        (["plan", "-b", "bert", "-n", "8", "-a"], "B200 MI300X", ["B200", "MI300X"]),
+        (["analyze", "-b", "bert", "--family"], "H100,B200", ["H100-SXM5-80GB", "B200"]),
+        (["trends", "-b", "bert", "--family"], "H100/H200", ["H100-SXM5-80GB", "H200-SXM5-141GB"]),
+    ],
+)
+def test_a_value_naming_several_families_is_refused_not_read_as_the_last(
+    argv: list[str], typed: str, families: list[str]
+) -> None:
+    """``-a B200,MI300X`` planned B200 alone, ``--family H100,B200`` analysed B200 alone
+    (a note said so); several families in one value are refused, each named."""
+    result = CliRunner().invoke(app, [*argv, typed])
+    assert result.exit_code == 2, result.output
+    option = argv[-1] if argv[-1] != "-a" else "--accelerator"
+    head, named = result.stderr.split(": names ", 1)
+    assert head == f"error: {option} {typed}"
+    assert named.startswith(f"{len(families)} accelerator families, {' and '.join(families)};")
+
+
+@pytest.mark.parametrize(
+    ("typed", "family"),
+    [("RTX A5000", "RTX A5000"), ("H100 SXM5 80GB", "H100-SXM5-80GB"), ("MI300X 192GB", "MI300X")],
+)
+def test_a_name_written_in_words_is_still_one_family(typed: str, family: str) -> None:
+    from gpuscale.names import resolve_family
+
+    valid = ["B200", "H100-SXM5-80GB", "MI300X", "RTX A5000"]
+    assert resolve_family(typed, valid)[0] == family

@@ -33,3 +33,14 @@ def test_several_results_name_the_least_of_them() -> None:
     (line,) = energy_headline(_rows([2000.0, 1790.0, 2500.0]))
     assert "1,790 kJ" in line and line.endswith("the least of its 3 results")
     assert "sys1" in line
+
+
+def test_among_benchmarks_the_headline_says_why_its_benchmark_not_the_least_of_all() -> None:
+    """BERT's three results against one of RetinaNet's that takes less: the headline is
+    BERT's least (the most counted benchmark), said as such, not the least of the table."""
+    frame = pd.concat([_rows([2000.0, 1790.0, 2500.0]), _rows([500.0]).assign(workload="retinanet")])
+    (line,) = energy_headline(frame)
+    head, rest = line.split(": ", 1)
+    assert head == "least energy to train of BERT, the benchmark with the most results here"
+    assert rest.startswith("1,790 kJ,") and "500 kJ" not in line
+    assert line.endswith("the least of its 3 results; 1 other benchmark: -b chooses one")

@@ -50,16 +50,18 @@ class _Span:
     last: str | None = None  # its last MLPerf round, where the rules retired it
 
     def notes(self, round_name: str) -> list[str]:
-        """Renamed, new, first in the loaded rounds, retired: what the round is to it."""
+        """Renamed, new, first in the loaded rounds, retired: what the round is to it, said
+        of the benchmark (the row names a family too: "first in the loaded rounds (in MLPerf
+        since v0.7)" on an L40 row read as the L40's history)."""
         r, present, notes = round_name, self.present, []
         previous = [p for p in present if round_key(p) < round_key(r)]
         if previous and self.folders[previous[-1]] != self.folders[r]:
-            notes.append(f"renamed from {', '.join(self.folders[previous[-1]])}")
+            notes.append(f"benchmark renamed from {', '.join(self.folders[previous[-1]])}")
         earlier = self.first is not None and round_key(self.first) < round_key(r)
         if r == present[0] and earlier:
-            notes.append(f"first in the loaded rounds (in MLPerf since {self.first})")
+            notes.append(f"benchmark first in the loaded rounds (in MLPerf since {self.first})")
         elif r == present[0] and r != self.loaded[0]:
-            notes.append(f"new in {r}")
+            notes.append(f"benchmark new in {r}")
         if r == present[-1] and r != self.loaded[-1]:
             notes.append(self._gone_after(r))
         return notes
@@ -68,8 +70,8 @@ class _Span:
         """Why the workload has no scores in the loaded rounds after ``r``: retired by the
         rules right after it, or simply not in the rounds loaded."""
         if self.last == r:
-            return f"retired after {r}"
-        note = f"not in the loaded rounds after {r}"
+            return f"benchmark retired after {r}"
+        note = f"benchmark not in the loaded rounds after {r}"
         if self.last is not None and round_key(self.last) > round_key(r):
             note += f" (in MLPerf until {self.last})"
         return note

@@ -38,7 +38,9 @@ def test_several_results_name_the_least_of_them() -> None:
 def test_among_benchmarks_the_headline_says_why_its_benchmark_not_the_least_of_all() -> None:
     """BERT's three results against one of RetinaNet's that takes less: the headline is
     BERT's least (the most counted benchmark), said as such, not the least of the table."""
-    frame = pd.concat([_rows([2000.0, 1790.0, 2500.0]), _rows([500.0]).assign(workload="retinanet")])
+    frame = pd.concat(
+        [_rows([2000.0, 1790.0, 2500.0]), _rows([500.0]).assign(workload="retinanet")]
+    )
     (line,) = energy_headline(frame)
     head, rest = line.split(": ", 1)
     assert head == "least energy to train of BERT, the benchmark with the most results here"

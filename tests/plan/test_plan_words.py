@@ -174,3 +174,17 @@ def test_a_plan_with_no_time_gives_no_interval_calibration() -> None:
     timed = plan(workload="bert", accelerator="H100", devices=[8])
     assert [s for s in timed.attrs["notes"] if s.startswith("80% intervals")]
     assert interval_notes({}, []) == []
+
+
+def test_a_wide_interval_cites_past_forecasts_only_where_there_were_some() -> None:
+    """Planned from v4.1 alone (the report's plan) no round came before to forecast from,
+    and the intervals are the prior factors; the wide one at 8 said "the past forecasts of
+    measured counts erred this much" all the same."""
+    from gpuscale import load_round
+
+    one = plan(workload="bert", accelerator="H100", devices=[8], scores=load_round("v4.1").scores)
+    assert one.attrs["model"]["intervals"]["cases_i"] == 0  # the premise: no forecast made
+    (wide,) = [s for s in one.attrs["notes"] if s.startswith("The interval at 8 is wide")]
+    assert wide.endswith(
+        "no earlier round in these data to forecast measured counts from, so the prior factor."
+    )

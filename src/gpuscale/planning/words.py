@@ -289,8 +289,16 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
     for r in rows:
         if r["half_width"] <= WIDE or not _timed(r):
             continue
+        # without a forecast of a measured count in these data the factor is the prior's:
+        # "the past forecasts erred this much" would cite forecasts never made
+        measured = (
+            "the past forecasts of measured counts erred this much"
+            if intervals.get("cases_i")
+            else "no earlier round in these data to forecast measured counts from, so the "
+            "prior factor"
+        )
         why = {
-            "i": "the past forecasts of measured counts erred this much",
+            "i": measured,
             "ii_in": "no system of the family ran this count",
             "ii_out": f"{r['octaves_outside']:.1f} octaves beyond the counts the family ran",
             "iii": "the family never ran the workload: its level is borrowed",

@@ -43,6 +43,6 @@ def test_among_benchmarks_the_headline_says_why_its_benchmark_not_the_least_of_a
     )
     (line,) = energy_headline(frame)
     head, rest = line.split(": ", 1)
-    assert head == "least energy to train of BERT, the benchmark with the most results here"
-    assert rest.startswith("1,790 kJ,") and "500 kJ" not in line
-    assert line.endswith("the least of its 3 results; 1 other benchmark: -b chooses one")
+    assert "BERT" in head and "most results" in head  # why BERT, where RetinaNet takes less
+    assert rest.split(" kJ")[0] == "1,790" and "500 kJ" not in line
+    assert "sys1" in rest and "1 other benchmark" in rest

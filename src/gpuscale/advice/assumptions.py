@@ -1,25 +1,33 @@
 """The step's terms as assumptions (``assumed.Assumption``): the value used, where it came
 from (measured, given, fitted or assumed) and the command or option that would measure it;
-the words are the phrasebook's ``model`` rows (``assumed_*``)."""
+the words are the phrasebook's ``model`` rows (``assumed_*``). :func:`of_calibration`
+says every term of a calibration, once, where ``calibrate.build`` ends."""
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.wording import phrase, strategy_name
-from gpuscale.advice.remeasure import again, bench_run
+from gpuscale.advice.remeasure import not_held
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import filled, joined
+from gpuscale.quantities import filled, format_ms, joined
 
 if TYPE_CHECKING:
+    from gpuscale.advice.calibration import Calibration
+    from gpuscale.advice.measured_runs import Measured
+    from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.model.fixed_cost import FixedCost
+    from gpuscale.advice.request import AdviceRequest
 
 PER_STEP = "ms per step"
 SAME_SAMPLES = "factor: samples to converge at a larger global batch over those at the batch given"
@@ -28,11 +36,128 @@ STEP_SPREAD = "share of the step: the N = 1 steps' standard deviation over their
 NOISE_SCALE = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
 
 
-def fixed(cost: FixedCost, value: str) -> Assumption:
-    """The fixed per-step cost (``value``: as said), with its range where it is uncertain."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchTerms:
+    """What a bench file measured of the step's terms beside the calibration: whether it
+    measured the overlap, the strategy's own work per step (ms), the N = 1 steps' standard
+    deviation over their mean (None: under two steps) and the slowdowns as the step takes
+    them (``Compute.held_slowdown``)."""
+
+    overlap_measured: bool
+    own_ms: float
+    spread: float | None
+    held: tuple[tuple[int, float], ...]
+
+
+def spread_of(jitter: tuple[float, ...], mean_ms: float) -> float | None:
+    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
+    if len(jitter) < 2 or not mean_ms > 0:
+        return None
+    return float(np.std(jitter, ddof=1)) / mean_ms
+
+
+def of_calibration(
+    cal: Calibration,
+    req: AdviceRequest,
+    converging: Convergence,
+    benched: BenchTerms | None,
+) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
+    """Every term of ``cal`` (before the request's run is applied) as an assumption, in
+    the order said: the machine's, the fixed cost, the bench's terms (``benched``) or the
+    numbers' N > 1 priors, the link class, the convergence (``converging``), each measure
+    as the bench file advised on runs it, the input pipeline last; and the warning where
+    the runs measured another strategy than the one predicted."""
+    runs, model, strategy = cal.runs, cal.model, cal.run.strategy
+    host = runs.host_devices
+    terms: list[Assumption] = []
+    warnings: tuple[str, ...] = ()
+    if cal.bench is not None and benched is not None:
+        asked = req.strategy or strategy
+        warnings = other_strategy(model.name, strategy, asked)
+        terms += _bench_terms(cal, req, benched)
+    terms += filter(None, [link_class_assumed(cal.machine.network.intra.name)])
+    if cal.bench is None:  # what numbers leave unmeasured at N > 1
+        given = req.overlap is not None
+        terms += [overlap(req.overlap, measured=False, given=given, model=None)]
+        terms += cal.said.priors_said
+    model_of = converging.model
+    said_convergence = convergence(
+        getattr(model_of, "source", None),
+        model=runs.own_model,
+        same_samples=runs.same_samples,
+        host_devices=host,
+        thin=converging.thin,
+        found=runs.evidence,
+        given=req.workload is not None or req.noise_scale is not None,
+        noise_scale=getattr(model_of, "b_noise", None),
+    )
+    # the fixed cost's measure is the bench file's run already (``bench_basis``)
+    fixed_cost = () if model.fixed is None else (fixed(model.fixed, cal.bench is not None),)
+    machine = not_held(cal.said.assumptions, runs.evidence, host)
+    assumed = not_held((*terms, said_convergence), runs.evidence, host)
+    return (*machine, *fixed_cost, *assumed, input_pipeline()), warnings
+
+
+def _bench_terms(
+    cal: Calibration, req: AdviceRequest, benched: BenchTerms
+) -> tuple[Assumption, ...]:
+    """The overlap, the strategy taken, its own work and the wait, as the bench measured
+    them or said as assumed (``calibration.as_asked``'s rule)."""
+    compute, strategy, bench_model = cal.model.compute, cal.run.strategy, cal.runs.own_model
+    host, name = cal.runs.host_devices, cal.model.name
+    measured_on = cal.bench.bench_model if cal.bench is not None else ""
+    return (
+        overlap(
+            cal.run.overlap,
+            measured=benched.overlap_measured,
+            given=req.overlap is not None,
+            model=bench_model,
+            unmeasured=_overlap_unmeasured(cal.runs.measured),
+            host_devices=host,
+        ),
+        *strategy_taken(measured_on or name, strategy, req.strategy),
+        own_work(
+            benched.own_ms,
+            strategy,
+            req.strategy or strategy,
+            bench_model,
+            (PRIORS["ddp_work"].point, PRIORS["ddp_work"].said),
+            of=measured_on if req.params is not None else "",
+        ),
+        wait(
+            dict(compute.slowdown),
+            bool(compute.jitter_ms),
+            model=bench_model,
+            spread=benched.spread,
+            held=dict(benched.held),
+            host_devices=host,
+        ),
+    )
+
+
+def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
+    """Why the bench did not measure the overlap: the model's multi-device run is flagged,
+    timed no communication, or there is none."""
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
+    if left_out:
+        return phrase("assumed_overlap_flagged", devices=left_out[0])
+    if measured:
+        return phrase("assumed_overlap_no_communication")
+    return "no multi-device run"
+
+
+def fixed(cost: FixedCost, from_bench: bool) -> Assumption:
+    """The fixed per-step cost, with its range where it is uncertain (``from_bench``: to
+    three digits, else as ``format_ms`` writes it)."""
     quantity = Quantity(cost.ms, PER_STEP)
     if cost.uncertain:
         quantity = Quantity(cost.ms, PER_STEP, cost.low_ms, cost.high_ms)
+    value = format_ms(cost.ms, cost.high_ms)
+    if cost.uncertain:
+        value += f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
+    if from_bench:
+        span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
+        value = f"{cost.ms:.3g} ms{span}"
     return Assumption(
         term=TermId.FIXED,
         value=value,
@@ -70,7 +195,7 @@ def overlap(
         quantity=Quantity(share, "share of communication hidden behind backward"),
         source=source,
         basis=basis,
-        measure=Measure() if measured or given else bench_run(model, (1, 2), host_devices),
+        measure=Measure() if measured or given else _at_one_and_two(model, host_devices),
     )
 
 
@@ -178,7 +303,7 @@ def wait(
     """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
     as the step takes them (no lower than at fewer devices); ``spread``: the N = 1 steps'
     standard deviation as a share of the step, where ``jitter``."""
-    measure = bench_run(model, (1, 2), host_devices)
+    measure = _at_one_and_two(model, host_devices)
     if slowdown:
         held = held or {}
 
@@ -258,13 +383,18 @@ def convergence(
         why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
         after = ""
     more = filled("--steps {}", thin and getattr(found, "steps_needed", FIRM_STEPS))
-    held = again(found, (1, 2), host_devices)
     run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
-    return Assumption(
+    return Assumption(  # runs the file holds at 1 and 2: ``remeasure.as_run`` says them
         term=TermId.CONVERGENCE,
         value="the same as at the batch given",
         quantity=Quantity(1.0, SAME_SAMPLES),
         source=Source.ASSUMED,
         basis=phrase("assumed_convergence_basis", why=why),
-        measure=Measure(f"{before}{held}", None, after) if held else Measure(before, run, after),
+        measure=Measure(before, run, after),
     )
+
+
+def _at_one_and_two(model: str | None, host_devices: int | None) -> Measure:
+    """The bench run at 1 and 2 devices that measures a term of ``model`` (None: the user's
+    own file)."""
+    return Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))

@@ -3,7 +3,8 @@ bench rows an advice may use (``rows.usable``) and the model calibrated on them
 (``calibration.advised``), the machine (``link.machine_of``, on the bench host's), the
 model from the bench (``bench_basis.from_bench``) or from numbers
 (``from_numbers.from_numbers``), then the convergence, the memory check and the search's
-settings, with the record's changes at each end of every assumed term's range."""
+settings, with the record's changes at each end of every assumed term's range, and every
+term as an assumption, said once (``assumptions.of_calibration``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, remeasure
+from gpuscale.advice.assumptions import BenchTerms, of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
@@ -60,14 +61,12 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         bench_host = host_of(runs_used.table, calibrated[0])
     machine, said = machine_of(request, data.topology, data.collectives, bench_host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
+    benched: BenchTerms | None = None
     if bench is not None and runs_used is not None and calibrated is not None:
-        cal = from_bench(machine, said, request, bench, runs_used, calibrated)
+        cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
         cal = from_numbers(machine, said, request)
-    other = _other_device(data.collectives, bench)
-    if other:
-        cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
-    machine, run, runs = cal.machine, cal.run, cal.runs
+    machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
     link_ends = tuple(
         (
@@ -100,28 +99,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     scaling = request.scaling
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
-    evidence, host = runs.evidence, runs.host_devices
-    # what numbers leave unmeasured at N > 1: the overlap, DDP's work and the wait
-    unmeasured = (
-        ()
-        if bench is not None
-        else (
-            assumptions.overlap(
-                request.overlap, measured=False, given=request.overlap is not None, model=None
-            ),
-            *cal.said.priors_said,
-        )
-    )
-    said_convergence = assumptions.convergence(
-        getattr(convergence, "source", None),
-        model=runs.own_model,
-        same_samples=runs.same_samples,
-        host_devices=host,
-        thin=converging.thin,
-        found=evidence,
-        given=request.workload is not None or request.noise_scale is not None,
-        noise_scale=getattr(convergence, "b_noise", None),
-    )
     # what the request left to a default, said first
     one_step = request.step_ms is not None and request.batch is None
     defaulted = {
@@ -129,15 +106,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "batch": one_step and bench is None,
         "link": machine.link_assumed,
     }
-    # the link class of the link advised on, where a preset is assumed to be of one (an
-    # xGMI mesh: NVLink's)
-    link_class = assumptions.link_class_assumed(machine.network.intra.name)
-    # every assumption's bench run said once, as the file advised on runs it
-    assumed = remeasure.not_held(
-        (*cal.said.assumptions, *filter(None, [link_class]), *unmeasured, said_convergence),
-        evidence,
-        host,
-    )
     asked = {
         "bucket_mb": request.bucket_mb,
         "strategy": request.strategy or run.strategy,  # default: as benched
@@ -146,11 +114,18 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
     memory, memory_said = memory_check(request, cal.at({"run": asked}), bench)
+    # every term as an assumption, and the warnings where the runs measured another
+    # strategy or the sweep another device than the model's
+    assumed, other_strategy = of_calibration(cal, request, converging, benched)
+    other = filter(None, [_other_device(data.collectives, bench)])
     return cal.at(
         {
             "run": asked,
             "machine": {"memory": memory, "memory_said": memory_said},
-            "said": {"assumptions": (*assumed, assumptions.input_pipeline())},
+            "said": {
+                "assumptions": assumed,
+                "warnings": (*cal.said.warnings, *other_strategy, *other),
+            },
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.assumptions import fixed as fixed_assumed
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.shape import shape_findings
 from gpuscale.advice.calibrate.step_split import by_numbers
@@ -29,7 +28,7 @@ from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
-from gpuscale.quantities import format_count, format_ms, with_article
+from gpuscale.quantities import format_count, with_article
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -117,10 +116,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         fixed_source=str(fixed.source),
         work_ms=step_ms - compute.fixed_ms,
     )
-    # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    value = format_ms(fixed.ms, fixed.high_ms)
-    if fixed.uncertain:
-        value += f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
@@ -134,7 +129,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
-        assumptions=(*said.assumptions, fixed_assumed(fixed, value)),
         priors_said=said_priors,
     )
     return Calibration(

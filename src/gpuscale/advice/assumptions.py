@@ -69,6 +69,8 @@ def of_calibration(
     the runs measured another strategy than the one predicted."""
     runs, model, strategy = cal.runs, cal.model, cal.run.strategy
     host = runs.host_devices
+    # the fixed cost's measure is the bench file's run already (``bench_basis``)
+    fixed_cost = () if model.fixed is None else (fixed(model.fixed, cal.bench is not None),)
     terms: list[Assumption] = []
     warnings: tuple[str, ...] = ()
     if cal.bench is not None and benched is not None:
@@ -91,8 +93,6 @@ def of_calibration(
         given=req.workload is not None or req.noise_scale is not None,
         noise_scale=getattr(model_of, "b_noise", None),
     )
-    # the fixed cost's measure is the bench file's run already (``bench_basis``)
-    fixed_cost = () if model.fixed is None else (fixed(model.fixed, cal.bench is not None),)
     machine = not_held(cal.said.assumptions, runs.evidence, host)
     assumed = not_held((*terms, said_convergence), runs.evidence, host)
     return (*machine, *fixed_cost, *assumed, input_pipeline()), warnings
@@ -382,7 +382,8 @@ def convergence(
     if same_samples:
         why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
         after = ""
-    more = filled("--steps {}", thin and getattr(found, "steps_needed", FIRM_STEPS))
+    steps = getattr(found, "steps_needed", FIRM_STEPS)  # what firms a thin noise scale
+    more = f"--steps {steps}" if thin and steps else ""
     run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
     return Assumption(  # runs the file holds at 1 and 2: ``remeasure.as_run`` says them
         term=TermId.CONVERGENCE,

@@ -25,6 +25,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
+from gpuscale.hardware import transformer
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
@@ -50,6 +51,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
     said as warnings."""
     bench = data.bench
+    # a transformer's numbers, counted once: its activations at every micro-batch a step may
+    # run (a kept global batch splits into none larger than the batch advised on)
+    shape, points = request.shape, request.step_points
+    numbers = None
+    if shape is not None and points:
+        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        numbers = transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
     runs_used: Usable | None = None
@@ -65,7 +73,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if bench is not None and runs_used is not None and calibrated is not None:
         cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
-        cal = from_numbers(machine, said, request)
+        cal = from_numbers(machine, said, request, numbers)
     machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
     link_ends = tuple(
@@ -113,7 +121,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
-    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench)
+    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench, numbers)
     # every term as an assumption, and the warnings where the runs measured another
     # strategy or the sweep another device than the model's
     assumed, other_strategy = of_calibration(cal, request, converging, benched)

@@ -39,9 +39,12 @@ MEASURE_FIXED = Measure(
 )
 
 
-def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibration:
+def from_numbers(
+    machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
+) -> Calibration:
     """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given, its first (batch, step) pair the one advised on."""
+    numbers given (``numbers``: its transformer shape's), its first (batch, step) pair the
+    one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
@@ -56,11 +59,11 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     most_accum = Run(batch=per_device).max_accum
     if req.shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
-    shape_said, shape_warnings = shape_findings(req)
+    shape_said, shape_warnings = shape_findings(req, numbers)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
         params=params,
-        flops_per_sample=req.flops_per_sample or (shape and transformer.flops_per_sample(shape)),
+        flops_per_sample=req.flops_per_sample or (numbers and numbers.flops_per_sample),
         grad_bytes_per_param=req.grad_bytes,
         units=shape.layers if shape is not None else 1,
     )

@@ -6,12 +6,9 @@ says every term of a calibration, once, where ``calibrate.build`` ends."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.remeasure import not_held
@@ -36,52 +33,27 @@ STEP_SPREAD = "share of the step: the N = 1 steps' standard deviation over their
 NOISE_SCALE = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class BenchTerms:
-    """What a bench file measured of the step's terms beside the calibration: whether it
-    measured the overlap, the strategy's own work per step (ms), the N = 1 steps' standard
-    deviation over their mean (None: under two steps) and the slowdowns as the step takes
-    them (``Compute.held_slowdown``)."""
-
-    overlap_measured: bool
-    own_ms: float
-    spread: float | None
-    held: tuple[tuple[int, float], ...]
-
-
-def spread_of(jitter: tuple[float, ...], mean_ms: float) -> float | None:
-    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
-    if len(jitter) < 2 or not mean_ms > 0:
-        return None
-    return float(np.std(jitter, ddof=1)) / mean_ms
-
-
 def of_calibration(
     cal: Calibration,
     req: AdviceRequest,
     converging: Convergence,
     benched: BenchTerms | None,
-) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
+) -> tuple[Assumption, ...]:
     """Every term of ``cal`` (before the request's run is applied) as an assumption, in
-    the order said: the machine's, the fixed cost, the bench's terms (``benched``) or the
-    numbers' N > 1 priors, the link class, the convergence (``converging``), each measure
-    as the bench file advised on runs it, the input pipeline last; and the warning where
-    the runs measured another strategy than the one predicted."""
-    runs, model, strategy = cal.runs, cal.model, cal.run.strategy
-    host = runs.host_devices
+    the order said: the machine's, the fixed cost, the bench's terms (``benched``; None: a
+    model by numbers), the link class, the numbers' N > 1 terms, the convergence
+    (``converging``), each measure as the bench file advised on runs it, the input
+    pipeline last."""
+    runs, model, host = cal.runs, cal.model, cal.runs.host_devices
     # the fixed cost's measure is the bench file's run already (``bench_basis``)
-    fixed_cost = () if model.fixed is None else (fixed(model.fixed, cal.bench is not None),)
-    terms: list[Assumption] = []
-    warnings: tuple[str, ...] = ()
-    if cal.bench is not None and benched is not None:
-        asked = req.strategy or strategy
-        warnings = other_strategy(model.name, strategy, asked)
-        terms += _bench_terms(cal, req, benched)
-    terms += filter(None, [link_class_assumed(cal.machine.network.intra.name)])
-    if cal.bench is None:  # what numbers leave unmeasured at N > 1
+    fixed_cost = () if model.fixed is None else (fixed(model.fixed, benched is not None),)
+    link_class = tuple(filter(None, [link_class_assumed(cal.machine.network.intra.name)]))
+    if benched is not None:
+        terms = (*_bench_terms(cal, req, benched), *link_class)
+    else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         given = req.overlap is not None
-        terms += [overlap(req.overlap, measured=False, given=given, model=None)]
-        terms += cal.said.priors_said
+        unmeasured = overlap(req.overlap, measured=False, given=given, model=None)
+        terms = (*link_class, unmeasured, *cal.said.priors_said)
     model_of = converging.model
     said_convergence = convergence(
         getattr(model_of, "source", None),
@@ -95,7 +67,7 @@ def of_calibration(
     )
     machine = not_held(cal.said.assumptions, runs.evidence, host)
     assumed = not_held((*terms, said_convergence), runs.evidence, host)
-    return (*machine, *fixed_cost, *assumed, input_pipeline()), warnings
+    return (*machine, *fixed_cost, *assumed, input_pipeline())
 
 
 def _bench_terms(
@@ -180,6 +152,7 @@ def overlap(
     """The share of communication backward hides (``unmeasured``: why nothing measured it);
     no value: the prior's, all but the last bucket."""
     shown, share = "0.5, all but the last bucket", PRIORS["overlap"].point
+    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))
     why = phrase("assumed_overlap_prior")
     if value is not None:
         shown, share, why = f"{value:.2f}", value, unmeasured
@@ -195,7 +168,7 @@ def overlap(
         quantity=Quantity(share, "share of communication hidden behind backward"),
         source=source,
         basis=basis,
-        measure=Measure() if measured or given else _at_one_and_two(model, host_devices),
+        measure=Measure() if measured or given else run,
     )
 
 
@@ -244,7 +217,7 @@ def own_work(
     spec = shlex.quote(model or "MODEL")
     command = Measure(phrase("assumed_bench_strategy", model=spec, asked=asked))
     if asked not in BENCHED:  # a command bench would refuse is no way to measure it
-        command = Measure(phrase("assumed_no_bench_strategy", benched=_benched()))
+        command = Measure(phrase("assumed_no_bench_strategy", benched=joined(BENCHED, "or")))
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
@@ -272,25 +245,6 @@ def own_work(
     )
 
 
-def _benched() -> str:
-    return joined(list(BENCHED), "or")
-
-
-def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
-    """A warning where the runs measured another strategy than the one predicted."""
-    if benched == asked:
-        return ()
-    name = strategy_name(asked)
-    added = phrase("assumed_other_added_ddp")
-    if asked != "ddp":
-        added = phrase("assumed_other_added", asked=name)
-    settle = phrase("assumed_other_settle", asked=asked)
-    if asked not in BENCHED:
-        settle = phrase("assumed_other_unbenched", benched=_benched(), asked_name=name)
-    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
-    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
-
-
 def wait(
     slowdown: dict[int, float],
     jitter: bool,
@@ -303,7 +257,7 @@ def wait(
     """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
     as the step takes them (no lower than at fewer devices); ``spread``: the N = 1 steps'
     standard deviation as a share of the step, where ``jitter``."""
-    measure = _at_one_and_two(model, host_devices)
+    measure = Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))
     if slowdown:
         held = held or {}
 
@@ -393,9 +347,3 @@ def convergence(
         basis=phrase("assumed_convergence_basis", why=why),
         measure=Measure(before, run, after),
     )
-
-
-def _at_one_and_two(model: str | None, host_devices: int | None) -> Measure:
-    """The bench run at 1 and 2 devices that measures a term of ``model`` (None: the user's
-    own file)."""
-    return Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.advice import remeasure
-from gpuscale.advice.assumptions import BenchTerms, spread_of
+from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured, model_runs
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import read_comm
@@ -25,9 +26,12 @@ from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.power import bench_power
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import per_step_ms, step_of
+from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
+from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.interconnect.network import Network
+from gpuscale.quantities import joined
 
 
 def from_bench(
@@ -44,6 +48,8 @@ def from_bench(
     table, (cal, benched) = found.table, calibrated
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
+    benched_as = cal.run.strategy  # a warning where another strategy is predicted
+    other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     of_model = model_runs.of_model(bench, found, (cal, benched), req, per_device)
     host_devices = of_model.runs.host_devices
@@ -94,7 +100,7 @@ def from_bench(
     terms = BenchTerms(
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
         own_ms=per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params),
-        spread=spread_of(compute.jitter_ms, compute.jitter_ref_ms),
+        spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
         held=compute.held_slowdown(),
     )
     warnings = (
@@ -106,7 +112,7 @@ def from_bench(
         said,
         sources=(*said.sources, *sources),
         # a rate the bench measured is a finding however low; above the peak, impossible
-        warnings=(*warnings, *impossible),
+        warnings=(*warnings, *impossible, *other),
         implausible=said.implausible or bool(impossible),
         model_note=passed_over,
         chosen=others,
@@ -136,6 +142,28 @@ def from_bench(
         model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
     )
     return calibration, terms
+
+
+def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted."""
+    if benched == asked:
+        return ()
+    name = strategy_name(asked)
+    added = phrase("assumed_other_added_ddp")
+    if asked != "ddp":
+        added = phrase("assumed_other_added", asked=name)
+    settle = phrase("assumed_other_settle", asked=asked)
+    if asked not in BENCHED:
+        settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
+    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
+    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
+
+
+def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
+    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
+    if len(jitter) < 2 or not mean_ms > 0:
+        return None
+    return float(np.std(jitter, ddof=1)) / mean_ms
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:

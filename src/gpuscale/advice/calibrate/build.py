@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import BenchTerms, of_calibration
+from gpuscale.advice.assumed import BenchTerms
+from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
@@ -74,6 +75,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
         cal = from_numbers(machine, said, request, numbers)
+    other = _other_device(data.collectives, bench)
+    if other:
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
     link_ends = tuple(
@@ -122,18 +126,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
     memory, memory_said = memory_check(request, cal.at({"run": asked}), bench, numbers)
-    # every term as an assumption, and the warnings where the runs measured another
-    # strategy or the sweep another device than the model's
-    assumed, other_strategy = of_calibration(cal, request, converging, benched)
-    other = filter(None, [_other_device(data.collectives, bench)])
     return cal.at(
         {
             "run": asked,
             "machine": {"memory": memory, "memory_said": memory_said},
-            "said": {
-                "assumptions": assumed,
-                "warnings": (*cal.said.warnings, *other_strategy, *other),
-            },
+            "said": {"assumptions": of_calibration(cal, request, converging, benched)},
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,

@@ -6,6 +6,7 @@ wrong; ``--params`` alone keeps its numbers and says what it assumes."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.cli import app
+from gpuscale.hardware import transformer
 from gpuscale.hardware.transformer import presets
 
 runner = CliRunner()
@@ -415,3 +417,44 @@ def test_the_shape_says_its_activations_where_one_device_holds_it(
     assert f"activations {gb} GB a sequence" in line
     assert says in line
     assert "memory" not in said
+
+
+def test_a_shapes_numbers_are_counted_once_an_advice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shape's numbers are counted once, where the calibration starts (its FLOPs once),
+    and the FLOPs, the shape's finding and the memory check at each count's micro-batch
+    (4, 2 and 1 sequences) all read that one record."""
+    counted: list[transformer.ShapeNumbers] = []
+    flops: list[float] = []
+    numbers_of, flops_per_sample = transformer.numbers_of, transformer.flops_per_sample
+
+    def counting(
+        shape: transformer.TransformerShape,
+        micro_batches: Iterable[int] = (1,),
+        how: transformer.Checkpointing | str = transformer.DEFAULT_CHECKPOINTING,
+    ) -> transformer.ShapeNumbers:
+        counted.append(numbers_of(shape, micro_batches, how))
+        return counted[-1]
+
+    def counting_flops(shape: transformer.TransformerShape) -> float:
+        flops.append(flops_per_sample(shape))
+        return flops[-1]
+
+    monkeypatch.setattr(transformer, "numbers_of", counting)
+    monkeypatch.setattr(transformer, "flops_per_sample", counting_flops)
+    advice = gpuscale.advise(
+        preset="llama3-8b",
+        step_ms=8000,
+        batch=4,
+        global_batch=8,
+        seq_len=4096,
+        device_name="H100 SXM",
+        interconnect="nvlink4",
+        strategy="fsdp",
+    )
+    assert len(counted) == 1 and len(flops) == 1
+    (numbers,) = counted
+    assert [a.micro_batch for a in numbers.activations] == [1, 2, 3, 4]
+    assert advice.calibration.model.spec.flops_per_sample == numbers.flops_per_sample
+    by_count = advice.memory.activations_by_count
+    assert {n: a.micro_batch for n, a in by_count} == {4: 2, 8: 1}
+    assert all(a in numbers.activations for _, a in by_count)

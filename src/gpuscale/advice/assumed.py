@@ -86,3 +86,16 @@ class Assumption:
         """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
         how = filled("; to measure: {}", self.measure)
         return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchTerms:
+    """What a bench file measured of the step's terms beside the calibration: whether it
+    measured the overlap, the strategy's own work per step (ms), the N = 1 steps' standard
+    deviation over their mean (None: under two steps) and the slowdowns as the step takes
+    them (``Compute.held_slowdown``)."""
+
+    overlap_measured: bool
+    own_ms: float
+    spread: float | None
+    held: tuple[tuple[int, float], ...]

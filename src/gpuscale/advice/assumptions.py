@@ -1,25 +1,30 @@
 """The step's terms as assumptions (``assumed.Assumption``): the value used, where it came
 from (measured, given, fitted or assumed) and the command or option that would measure it;
-the words are the phrasebook's ``model`` rows (``assumed_*``)."""
+the words are the phrasebook's ``model`` rows (``assumed_*``). :func:`of_calibration`
+says every term of a calibration, once, where ``calibrate.build`` ends."""
 
 from __future__ import annotations
 
 import shlex
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.wording import phrase, strategy_name
-from gpuscale.advice.remeasure import again, bench_run
+from gpuscale.advice.remeasure import not_held
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import filled, joined
+from gpuscale.quantities import filled, format_ms, joined
 
 if TYPE_CHECKING:
+    from gpuscale.advice.calibration import Calibration
+    from gpuscale.advice.measured_runs import Measured
+    from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.model.fixed_cost import FixedCost
+    from gpuscale.advice.request import AdviceRequest
 
 PER_STEP = "ms per step"
 SAME_SAMPLES = "factor: samples to converge at a larger global batch over those at the batch given"
@@ -28,11 +33,103 @@ STEP_SPREAD = "share of the step: the N = 1 steps' standard deviation over their
 NOISE_SCALE = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
 
 
-def fixed(cost: FixedCost, value: str) -> Assumption:
-    """The fixed per-step cost (``value``: as said), with its range where it is uncertain."""
+def of_calibration(
+    cal: Calibration,
+    req: AdviceRequest,
+    converging: Convergence,
+    benched: BenchTerms | None,
+) -> tuple[Assumption, ...]:
+    """Every term of ``cal`` (before the request's run is applied) as an assumption, in
+    the order said: the machine's, the fixed cost, the bench's terms (``benched``; None: a
+    model by numbers), the link class, the numbers' N > 1 terms, the convergence
+    (``converging``), each measure as the bench file advised on runs it, the input
+    pipeline last."""
+    runs, model, host = cal.runs, cal.model, cal.runs.host_devices
+    # the fixed cost's measure is the bench file's run already (``bench_basis``)
+    fixed_cost = () if model.fixed is None else (fixed(model.fixed, benched is not None),)
+    link_class = tuple(filter(None, [link_class_assumed(cal.machine.network.intra.name)]))
+    if benched is not None:
+        terms = (*_bench_terms(cal, req, benched), *link_class)
+    else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
+        given = req.overlap is not None
+        unmeasured = overlap(req.overlap, measured=False, given=given, model=None)
+        terms = (*link_class, unmeasured, *cal.said.priors_said)
+    model_of = converging.model
+    said_convergence = convergence(
+        getattr(model_of, "source", None),
+        model=runs.own_model,
+        same_samples=runs.same_samples,
+        host_devices=host,
+        thin=converging.thin,
+        found=runs.evidence,
+        given=req.workload is not None or req.noise_scale is not None,
+        noise_scale=getattr(model_of, "b_noise", None),
+    )
+    machine = not_held(cal.said.assumptions, runs.evidence, host)
+    assumed = not_held((*terms, said_convergence), runs.evidence, host)
+    return (*machine, *fixed_cost, *assumed, input_pipeline())
+
+
+def _bench_terms(
+    cal: Calibration, req: AdviceRequest, benched: BenchTerms
+) -> tuple[Assumption, ...]:
+    """The overlap, the strategy taken, its own work and the wait, as the bench measured
+    them or said as assumed (``calibration.as_asked``'s rule)."""
+    compute, strategy, bench_model = cal.model.compute, cal.run.strategy, cal.runs.own_model
+    host, name = cal.runs.host_devices, cal.model.name
+    measured_on = cal.bench.bench_model if cal.bench is not None else ""
+    return (
+        overlap(
+            cal.run.overlap,
+            measured=benched.overlap_measured,
+            given=req.overlap is not None,
+            model=bench_model,
+            unmeasured=_overlap_unmeasured(cal.runs.measured),
+            host_devices=host,
+        ),
+        *strategy_taken(measured_on or name, strategy, req.strategy),
+        own_work(
+            benched.own_ms,
+            strategy,
+            req.strategy or strategy,
+            bench_model,
+            (PRIORS["ddp_work"].point, PRIORS["ddp_work"].said),
+            of=measured_on if req.params is not None else "",
+        ),
+        wait(
+            dict(compute.slowdown),
+            bool(compute.jitter_ms),
+            model=bench_model,
+            spread=benched.spread,
+            held=dict(benched.held),
+            host_devices=host,
+        ),
+    )
+
+
+def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
+    """Why the bench did not measure the overlap: the model's multi-device run is flagged,
+    timed no communication, or there is none."""
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
+    if left_out:
+        return phrase("assumed_overlap_flagged", devices=left_out[0])
+    if measured:
+        return phrase("assumed_overlap_no_communication")
+    return "no multi-device run"
+
+
+def fixed(cost: FixedCost, from_bench: bool) -> Assumption:
+    """The fixed per-step cost, with its range where it is uncertain (``from_bench``: to
+    three digits, else as ``format_ms`` writes it)."""
     quantity = Quantity(cost.ms, PER_STEP)
     if cost.uncertain:
         quantity = Quantity(cost.ms, PER_STEP, cost.low_ms, cost.high_ms)
+    value = format_ms(cost.ms, cost.high_ms)
+    if cost.uncertain:
+        value += f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
+    if from_bench:
+        span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
+        value = f"{cost.ms:.3g} ms{span}"
     return Assumption(
         term=TermId.FIXED,
         value=value,
@@ -55,6 +152,7 @@ def overlap(
     """The share of communication backward hides (``unmeasured``: why nothing measured it);
     no value: the prior's, all but the last bucket."""
     shown, share = "0.5, all but the last bucket", PRIORS["overlap"].point
+    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))
     why = phrase("assumed_overlap_prior")
     if value is not None:
         shown, share, why = f"{value:.2f}", value, unmeasured
@@ -70,7 +168,7 @@ def overlap(
         quantity=Quantity(share, "share of communication hidden behind backward"),
         source=source,
         basis=basis,
-        measure=Measure() if measured or given else bench_run(model, (1, 2), host_devices),
+        measure=Measure() if measured or given else run,
     )
 
 
@@ -119,7 +217,7 @@ def own_work(
     spec = shlex.quote(model or "MODEL")
     command = Measure(phrase("assumed_bench_strategy", model=spec, asked=asked))
     if asked not in BENCHED:  # a command bench would refuse is no way to measure it
-        command = Measure(phrase("assumed_no_bench_strategy", benched=_benched()))
+        command = Measure(phrase("assumed_no_bench_strategy", benched=joined(BENCHED, "or")))
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
@@ -147,25 +245,6 @@ def own_work(
     )
 
 
-def _benched() -> str:
-    return joined(list(BENCHED), "or")
-
-
-def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
-    """A warning where the runs measured another strategy than the one predicted."""
-    if benched == asked:
-        return ()
-    name = strategy_name(asked)
-    added = phrase("assumed_other_added_ddp")
-    if asked != "ddp":
-        added = phrase("assumed_other_added", asked=name)
-    settle = phrase("assumed_other_settle", asked=asked)
-    if asked not in BENCHED:
-        settle = phrase("assumed_other_unbenched", benched=_benched(), asked_name=name)
-    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
-    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
-
-
 def wait(
     slowdown: dict[int, float],
     jitter: bool,
@@ -178,7 +257,7 @@ def wait(
     """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
     as the step takes them (no lower than at fewer devices); ``spread``: the N = 1 steps'
     standard deviation as a share of the step, where ``jitter``."""
-    measure = bench_run(model, (1, 2), host_devices)
+    measure = Measure(bench=BenchRun(model, (1, 2), host_devices=host_devices))
     if slowdown:
         held = held or {}
 
@@ -257,14 +336,14 @@ def convergence(
     if same_samples:
         why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
         after = ""
-    more = filled("--steps {}", thin and getattr(found, "steps_needed", FIRM_STEPS))
-    held = again(found, (1, 2), host_devices)
+    steps = getattr(found, "steps_needed", FIRM_STEPS)  # what firms a thin noise scale
+    more = f"--steps {steps}" if thin and steps else ""
     run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
-    return Assumption(
+    return Assumption(  # runs the file holds at 1 and 2: ``remeasure.as_run`` says them
         term=TermId.CONVERGENCE,
         value="the same as at the batch given",
         quantity=Quantity(1.0, SAME_SAMPLES),
         source=Source.ASSUMED,
         basis=phrase("assumed_convergence_basis", why=why),
-        measure=Measure(f"{before}{held}", None, after) if held else Measure(before, run, after),
+        measure=Measure(before, run, after),
     )

@@ -60,17 +60,29 @@ _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow
 def not_held(
     assumed: Sequence[Assumption], found: Support | None, host_devices: int | None
 ) -> tuple[Assumption, ...]:
-    """``assumed``, each measure said by :func:`as_run`."""
-    return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
+    """``assumed``, each measure said by :func:`as_run` (the convergence's, a run at counts
+    the file holds already, whatever model or steps it names: what to bench them again
+    with)."""
+    return tuple(
+        replace(a, measure=as_run(a.measure, found, host_devices, a.term == TermId.CONVERGENCE))
+        for a in assumed
+    )
 
 
-def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
-    """``measure``, where it is a bench run of ``found``'s model: at counts the file holds
-    already, at the steps it would time anyway, what to bench them again with
-    (:func:`again`); else the advised run's own command (``found.run``), what measures the
-    term (``more``: ``--steps 580``) kept."""
+def as_run(
+    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
+) -> Measure:
+    """``measure``, where it is a bench run of ``found``'s model (``any_run``: of any
+    model, at any steps): at counts the file holds already, at the steps it would time
+    anyway, what to bench them again with (:func:`again`); else the advised run's own
+    command (``found.run``), what measures the term (``more``: ``--steps 580``) kept."""
     bench = measure.bench
-    if found is None or bench is None or bench.model != found.model:
+    if found is None or bench is None:
+        return measure
+    held = again(found, bench.nproc, host_devices) if any_run else ""
+    if held:
+        return measure.in_words(held)
+    if bench.model != found.model:
         return measure
     if found.counts and not bench.config and not bench.more:
         held = again(found, bench.nproc, host_devices)

@@ -2,8 +2,8 @@
 ``from_numbers.from_numbers`` is the other): the model advised on, as benched and as asked
 (``calibration.advised``), on the bench host's machine, with what the model's runs say,
 its communication read on that machine, the step's error, the hardware, the family's
-break-even basis, then its terms as assumptions (measured, or assumed where the bench did
-not measure them).
+break-even basis, and what the bench measured of the step's terms (``BenchTerms``, said
+as assumptions where ``build`` ends).
 """
 
 from __future__ import annotations
@@ -13,22 +13,25 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import assumptions, remeasure
+from gpuscale.advice import remeasure
+from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured, model_runs
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
-from gpuscale.advice.measured_runs import Measured, trusted_runs
+from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import per_step_ms, step_of
+from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
+from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.interconnect.network import Network
+from gpuscale.quantities import joined
 
 
 def from_bench(
@@ -38,15 +41,18 @@ def from_bench(
     bench: pd.DataFrame,
     found: Usable,
     calibrated: tuple[Benched, Benched],
-) -> Calibration:
+) -> tuple[Calibration, BenchTerms]:
     """The calibration on ``machine`` (``said``: where it came from) of the model advised
-    on, ``calibrated`` (as benched, as asked) from the runs ``found`` usable."""
+    on, ``calibrated`` (as benched, as asked) from the runs ``found`` usable, and what the
+    bench measured of the step's terms."""
     table, (cal, benched) = found.table, calibrated
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
+    benched_as = cal.run.strategy  # a warning where another strategy is predicted
+    other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     of_model = model_runs.of_model(bench, found, (cal, benched), req, per_device)
-    runs, host_devices = of_model.runs.measured, of_model.runs.host_devices
+    host_devices = of_model.runs.host_devices
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
@@ -80,7 +86,7 @@ def from_bench(
     fixed_measure = remeasure.as_run(fixed.measure, of_model.runs.evidence, host_devices)
     # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
     # the broken models --allow-flagged could not, weak runs, why this model where none was
-    # asked), the calibration's sources, the terms as assumptions
+    # asked), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
@@ -89,39 +95,13 @@ def from_bench(
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    # the step's terms as the bench measured them, or said as assumed: the fixed cost, the
-    # overlap, the strategy and its own work (``calibration.as_asked``'s rule), the wait
-    asked, name = req.strategy or strategy, cal.model.name
-    other = assumptions.other_strategy(name, strategy, asked)
-    span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
-    own_ms = per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params)
-    assumed = (
-        assumptions.fixed(fixed, f"{fixed.ms:.3g} ms{span}"),
-        assumptions.overlap(
-            overlap,
-            measured=cal.run.overlap is not None and req.overlap is None,
-            given=req.overlap is not None,
-            model=bench_model,
-            unmeasured=_overlap_unmeasured(runs),
-            host_devices=host_devices,
-        ),
-        *assumptions.strategy_taken(measured_on.bench_model or name, strategy, req.strategy),
-        assumptions.own_work(
-            own_ms,
-            strategy,
-            asked,
-            bench_model,
-            (DDP_WORK.point, DDP_WORK.source),
-            of=measured_on.bench_model if params_given else "",
-        ),
-        assumptions.wait(
-            dict(compute.slowdown),
-            bool(compute.jitter_ms),
-            model=bench_model,
-            spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
-            held=dict(compute.held_slowdown()),
-            host_devices=host_devices,
-        ),
+    # the step's terms as the bench measured them: the overlap, the strategy's own work
+    # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
+    terms = BenchTerms(
+        overlap_measured=cal.run.overlap is not None and req.overlap is None,
+        own_ms=per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params),
+        spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
+        held=compute.held_slowdown(),
     )
     warnings = (
         *said.warnings,
@@ -131,7 +111,6 @@ def from_bench(
     said = replace(
         said,
         sources=(*said.sources, *sources),
-        assumptions=(*said.assumptions, *assumed),
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
         implausible=said.implausible or bool(impossible),
@@ -139,7 +118,7 @@ def from_bench(
         chosen=others,
     )
     model = StepModel(
-        name=name,
+        name=cal.model.name,
         spec=replace(benched.model.spec, grad_bytes_per_param=req.grad_bytes),
         compute=compute,
         fixed=replace(fixed, measure=fixed_measure),
@@ -159,20 +138,25 @@ def from_bench(
     )
     runs_of = replace(of_model.runs, own_model=bench_model)
     machine = replace(machine, network=network, power=power)
-    return Calibration(
+    calibration = Calibration(
         model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
     )
+    return calibration, terms
 
 
-def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
-    """Why the bench did not measure the overlap: the model's multi-device run is flagged,
-    timed no communication, or there is none."""
-    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
-    if left_out:
-        return sentence("overlap_flagged", devices=left_out[0])
-    if measured:
-        return sentence("overlap_no_communication")
-    return "no multi-device run"
+def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted."""
+    if benched == asked:
+        return ()
+    name = strategy_name(asked)
+    added = phrase("assumed_other_added_ddp")
+    if asked != "ddp":
+        added = phrase("assumed_other_added", asked=name)
+    settle = phrase("assumed_other_settle", asked=asked)
+    if asked not in BENCHED:
+        settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
+    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
+    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
 
 
 def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:

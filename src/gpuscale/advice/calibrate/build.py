@@ -3,7 +3,8 @@ bench rows an advice may use (``rows.usable``) and the model calibrated on them
 (``calibration.advised``), the machine (``link.machine_of``, on the bench host's), the
 model from the bench (``bench_basis.from_bench``) or from numbers
 (``from_numbers.from_numbers``), then the convergence, the memory check and the search's
-settings, with the record's changes at each end of every assumed term's range."""
+settings, with the record's changes at each end of every assumed term's range, and every
+term as an assumption, said once (``assumptions.of_calibration``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, remeasure
+from gpuscale.advice.assumed import BenchTerms
+from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
@@ -24,6 +26,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
+from gpuscale.hardware import transformer
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
@@ -49,6 +52,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
     said as warnings."""
     bench = data.bench
+    # a transformer's numbers, counted once: its activations at every micro-batch a step may
+    # run (a kept global batch splits into none larger than the batch advised on)
+    shape, points = request.shape, request.step_points
+    numbers = None
+    if shape is not None and points:
+        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        numbers = transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
     runs_used: Usable | None = None
@@ -60,14 +70,15 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         bench_host = host_of(runs_used.table, calibrated[0])
     machine, said = machine_of(request, data.topology, data.collectives, bench_host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
+    benched: BenchTerms | None = None
     if bench is not None and runs_used is not None and calibrated is not None:
-        cal = from_bench(machine, said, request, bench, runs_used, calibrated)
+        cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
-        cal = from_numbers(machine, said, request)
+        cal = from_numbers(machine, said, request, numbers)
     other = _other_device(data.collectives, bench)
     if other:
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
-    machine, run, runs = cal.machine, cal.run, cal.runs
+    machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
     link_ends = tuple(
         (
@@ -100,28 +111,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     scaling = request.scaling
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
-    evidence, host = runs.evidence, runs.host_devices
-    # what numbers leave unmeasured at N > 1: the overlap, DDP's work and the wait
-    unmeasured = (
-        ()
-        if bench is not None
-        else (
-            assumptions.overlap(
-                request.overlap, measured=False, given=request.overlap is not None, model=None
-            ),
-            *cal.said.priors_said,
-        )
-    )
-    said_convergence = assumptions.convergence(
-        getattr(convergence, "source", None),
-        model=runs.own_model,
-        same_samples=runs.same_samples,
-        host_devices=host,
-        thin=converging.thin,
-        found=evidence,
-        given=request.workload is not None or request.noise_scale is not None,
-        noise_scale=getattr(convergence, "b_noise", None),
-    )
     # what the request left to a default, said first
     one_step = request.step_ms is not None and request.batch is None
     defaulted = {
@@ -129,15 +118,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "batch": one_step and bench is None,
         "link": machine.link_assumed,
     }
-    # the link class of the link advised on, where a preset is assumed to be of one (an
-    # xGMI mesh: NVLink's)
-    link_class = assumptions.link_class_assumed(machine.network.intra.name)
-    # every assumption's bench run said once, as the file advised on runs it
-    assumed = remeasure.not_held(
-        (*cal.said.assumptions, *filter(None, [link_class]), *unmeasured, said_convergence),
-        evidence,
-        host,
-    )
     asked = {
         "bucket_mb": request.bucket_mb,
         "strategy": request.strategy or run.strategy,  # default: as benched
@@ -145,12 +125,12 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
-    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench)
+    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench, numbers)
     return cal.at(
         {
             "run": asked,
             "machine": {"memory": memory, "memory_said": memory_said},
-            "said": {"assumptions": (*assumed, assumptions.input_pipeline())},
+            "said": {"assumptions": of_calibration(cal, request, converging, benched)},
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,

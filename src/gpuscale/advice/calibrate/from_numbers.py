@@ -9,7 +9,6 @@ from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.assumptions import fixed as fixed_assumed
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.shape import shape_findings
 from gpuscale.advice.calibrate.step_split import by_numbers
@@ -29,7 +28,7 @@ from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
-from gpuscale.quantities import format_count, format_ms, with_article
+from gpuscale.quantities import format_count, with_article
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -40,9 +39,12 @@ MEASURE_FIXED = Measure(
 )
 
 
-def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibration:
+def from_numbers(
+    machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
+) -> Calibration:
     """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given, its first (batch, step) pair the one advised on."""
+    numbers given (``numbers``: its transformer shape's), its first (batch, step) pair the
+    one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
@@ -57,11 +59,11 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
     most_accum = Run(batch=per_device).max_accum
     if req.shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
-    shape_said, shape_warnings = shape_findings(req)
+    shape_said, shape_warnings = shape_findings(req, numbers)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
         params=params,
-        flops_per_sample=req.flops_per_sample or (shape and transformer.flops_per_sample(shape)),
+        flops_per_sample=req.flops_per_sample or (numbers and numbers.flops_per_sample),
         grad_bytes_per_param=req.grad_bytes,
         units=shape.layers if shape is not None else 1,
     )
@@ -117,10 +119,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         fixed_source=str(fixed.source),
         work_ms=step_ms - compute.fixed_ms,
     )
-    # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    value = format_ms(fixed.ms, fixed.high_ms)
-    if fixed.uncertain:
-        value += f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
@@ -134,7 +132,6 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
-        assumptions=(*said.assumptions, fixed_assumed(fixed, value)),
         priors_said=said_priors,
     )
     return Calibration(

@@ -15,16 +15,20 @@ from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.hardware import transformer
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
+from gpuscale.hardware.transformer import ShapeNumbers
 
 
 def memory_check(
-    request: AdviceRequest, cal: Calibration, bench: pd.DataFrame | None
+    request: AdviceRequest,
+    cal: Calibration,
+    bench: pd.DataFrame | None,
+    numbers: ShapeNumbers | None = None,
 ) -> tuple[MemoryCheck | None, MemorySaid]:
     """The memory check of the model advised on (None: a device of unknown memory) and the
     numbers its words rest on; with no device named, recorded or implied, on
-    ``REFERENCE_DEVICE``."""
+    ``REFERENCE_DEVICE``; ``numbers``: a transformer shape's, its activations at every
+    micro-batch a count runs."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
@@ -36,9 +40,6 @@ def memory_check(
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
         return None, MemorySaid()
-    how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-    shape = request.shape  # its numbers at each micro-batch a count runs
-    numbers = None if shape is None else transformer.numbers_of(shape, micro.values(), how)
     held, state_gb = check(
         spec.params,
         asked=(request.optimizer, request.precision),

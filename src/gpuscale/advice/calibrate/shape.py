@@ -11,19 +11,21 @@ from gpuscale.hardware import transformer
 PARAMS_AGREE = 0.05
 
 
-def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape: what it gives and whether
-    ``--params`` disagrees with it by more than ``PARAMS_AGREE``; without a shape, under a
-    sharded strategy, what is assumed instead."""
+def shape_findings(
+    req: AdviceRequest, numbers: transformer.ShapeNumbers | None
+) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """(sources, warnings) of the transformer's shape (``numbers``: its, counted once):
+    what it gives and whether ``--params`` disagrees with it by more than
+    ``PARAMS_AGREE``; without a shape, under a sharded strategy, what is assumed instead."""
     shape = req.shape
     strategy = req.strategy or "ddp"
-    if shape is None:
+    if shape is None or numbers is None:
         if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
             return (), ()
         return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
     source = _shape_source(shape)
-    counted = float(transformer.params(shape))
-    how = req.checkpointing or transformer.DEFAULT_CHECKPOINTING
+    counted = float(numbers.params)
+    one = next(a for a in numbers.activations if a.micro_batch == 1)
     given = req.params is not None
     found = Finding.of(
         FindingKind.TRANSFORMER_SHAPE,
@@ -34,14 +36,14 @@ def shape_findings(req: AdviceRequest) -> tuple[tuple[Finding, ...], tuple[Findi
         seq_len=shape.seq_len,
         params=counted,
         params_given=given,
-        flops_per_sample=req.flops_per_sample or transformer.flops_per_sample(shape),
+        flops_per_sample=req.flops_per_sample or numbers.flops_per_sample,
         flops_given=req.flops_per_sample is not None,
-        attention_share=transformer.attention_share(shape),
+        attention_share=numbers.attention_share,
         units=shape.layers,
-        unit_params=float(transformer.layer_params(shape)),
+        unit_params=float(numbers.layer_params),
         source=source,
         # one sequence's (activations are per micro-batch); "default": the one assumed
-        activations_gb=transformer.activations(shape, 1, how).total_gb,
+        activations_gb=one.total_gb,
         checkpointing=req.checkpointing or "default",
     )
     off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]

@@ -29,7 +29,7 @@ from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
-from gpuscale.quantities import format_count, format_ms, with_article
+from gpuscale.quantities import format_count, with_article
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -118,9 +118,8 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
         work_ms=step_ms - compute.fixed_ms,
     )
     # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
-    value = format_ms(fixed.ms, fixed.high_ms)
-    if fixed.uncertain:
-        value += f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
+    values = {"ms": fixed.ms, "low_ms": fixed.low_ms, "high_ms": fixed.high_ms}
+    value = sentence("fixed_value", uncertain=fixed.uncertain, **values)
     model = StepModel(
         name=f"{with_article(format_count(spec.params))}-parameter model",
         spec=spec,
@@ -155,20 +154,11 @@ def from_numbers(machine: Machine, said: Said, req: AdviceRequest) -> Calibratio
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
     """A term set from a prior (``model/priors.py``): its most likely value, its range and
     source."""
-    spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
-
-    def share(value: float) -> str:
-        return format(value, spec)
-
+    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
+    values = {"point": found.point, "low": found.low, "high": found.high}
     return Assumption(
         term=found.term,
-        value=sentence(
-            "prior_value",
-            point=share(found.point),
-            what=what,
-            low=share(found.low),
-            high=share(found.high),
-        ),
+        value=sentence("prior_value", in_ms=found.in_ms, what=what, **values),
         quantity=Quantity(found.point, unit, found.low, found.high),
         source=Source.PRIOR,
         basis=found.source,

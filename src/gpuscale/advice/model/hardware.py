@@ -109,9 +109,12 @@ def unchecked_note(
     )
 
 
-# The precision taken where none is given, by whether the device is a CPU (fp32 is all a
-# CPU without AMX runs fast; an accelerator's highest, bf16)
-DEFAULT_PRECISION = {True: "fp32", False: "bf16"}
+# The precision taken where none is given, and whose default it is, by whether the device
+# is a CPU (fp32 is all a CPU without AMX runs fast; an accelerator's highest, bf16)
+DEFAULT_PRECISION: dict[bool, tuple[str, str | None]] = {
+    True: ("fp32", "cpu"),
+    False: ("bf16", "gpu"),
+}
 
 
 def ceiling(
@@ -138,9 +141,9 @@ def ceiling(
             default=None,
         )
         return float(peak), said
-    given = isinstance(precision, str) and precision in CPU_THREAD_TFLOPS
-    which = str(precision) if given else DEFAULT_PRECISION[cpu]
-    default = None if given else "cpu" if cpu else "gpu"
+    which, default = DEFAULT_PRECISION[cpu]
+    if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
+        which, default = precision, None
     if cpu:
         n = cpu_threads(threads)
         said = Finding.of(

@@ -94,7 +94,8 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
             (float(row["small_batch_per_device"]), float(small)),
             (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
         ),
-        peak_words=findings.said(found),
+        say=findings.said,
+        ceiling=found,
     )
 
 

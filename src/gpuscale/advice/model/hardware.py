@@ -127,38 +127,31 @@ def ceiling(
     fastest accelerators) too fast). A precision not given is taken as
     ``DEFAULT_PRECISION`` says (``default``: ``cpu`` or ``gpu``, whose default it is)."""
     cpu = device == "cpu"
+    which, default = DEFAULT_PRECISION[cpu]
+    if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
+        which, default = precision, None
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
         if not cpu:
             return float(peak), Finding.of(FindingKind.CEILING, of="peak")
         # its threads' ceiling (``hardware.peaks.cpu_peak``), named by the precisions it is of
         n = cpu_threads(threads)
         names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+        tflops, which, default = float(peak), "/".join(names) or None, None
+    elif cpu:
+        n = cpu_threads(threads)
+        tflops = n * CPU_THREAD_TFLOPS[which]
+    else:
+        fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
         said = Finding.of(
             FindingKind.CEILING,
-            of="cpu",
-            threads=n,
-            precision="/".join(names) or None,
-            default=None,
+            of="fastest",
+            device=fastest.device,
+            precision=which,
+            default=default,
         )
-        return float(peak), said
-    which, default = DEFAULT_PRECISION[cpu]
-    if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
-        which, default = precision, None
-    if cpu:
-        n = cpu_threads(threads)
-        said = Finding.of(
-            FindingKind.CEILING, of="cpu", threads=n, precision=which, default=default
-        )
-        return n * CPU_THREAD_TFLOPS[which], said
-    fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
-    said = Finding.of(
-        FindingKind.CEILING,
-        of="fastest",
-        device=fastest.device,
-        precision=which,
-        default=default,
-    )
-    return fastest.tflops(which), said
+        return fastest.tflops(which), said
+    said = Finding.of(FindingKind.CEILING, of="cpu", threads=n, precision=which, default=default)
+    return tflops, said
 
 
 MIN_STEP_KERNELS = 3  # forward, backward, optimizer: one kernel each at the least

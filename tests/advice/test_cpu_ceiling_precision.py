@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gpuscale
 from gpuscale.advice.model.hardware import ceiling
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -56,16 +57,23 @@ def test_fp32_work_beyond_the_batch_measured_is_priced_at_the_fp32_ceiling() -> 
 
 
 def test_the_ceiling_names_the_precision_it_is_of() -> None:
-    fp32, words = ceiling("cpu", 2, None, "fp32")
-    assert abs(fp32 - 2 * FP32_THREAD) < 1e-9 and "fp32" in words and "2 CPU threads" in words
-    bf16, words = ceiling("cpu", 2, None, "bf16")
-    assert abs(bf16 / (2 * AMX_THREAD) - 1) < 0.01 and "bf16" in words
+    fp32, found = ceiling("cpu", 2, None, "fp32")
+    assert abs(fp32 - 2 * FP32_THREAD) < 1e-9
+    assert (found["of"], found["threads"], found["precision"]) == ("cpu", 2, "fp32")
+    bf16, found = ceiling("cpu", 2, None, "bf16")
+    assert abs(bf16 / (2 * AMX_THREAD) - 1) < 0.01 and found["precision"] == "bf16"
     # an accelerator without a recorded peak: the fastest's peak at the precision asked
-    gpu32, words32 = ceiling("cuda", 0, None, "fp32")
-    gpu16, words16 = ceiling("cuda", 0, None, "bf16")
-    assert gpu32 < gpu16 and "fp32" in words32 and "bf16" in words16
+    gpu32, found32 = ceiling("cuda", 0, None, "fp32")
+    gpu16, found16 = ceiling("cuda", 0, None, "bf16")
+    assert gpu32 < gpu16 and (found32["precision"], found16["precision"]) == ("fp32", "bf16")
+    assert found32["of"] == "fastest" and found32["default"] is None
+    # none given: the device's default, said as such
+    _, cpu_default = ceiling("cpu", 2)
+    _, gpu_default = ceiling("cuda", 0)
+    assert (cpu_default["precision"], cpu_default["default"]) == ("fp32", "cpu")
+    assert (gpu_default["precision"], gpu_default["default"]) == ("bf16", "gpu")
     # a recorded peak is the device's own, whatever the precision
-    assert ceiling("cuda", 0, 67.0, "fp32") == (67.0, "the device's peak")
+    assert ceiling("cuda", 0, 67.0, "fp32") == (67.0, Finding.of(FindingKind.CEILING, of="peak"))
 
 
 def test_bf16_work_is_priced_at_the_bf16_ceiling() -> None:

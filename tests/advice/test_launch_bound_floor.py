@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain import findings
 from gpuscale.advice.model.fixed_cost import FixedCost, within_peak
 from gpuscale.bench.results import bench_table, read_results
 
@@ -82,7 +83,13 @@ OWN = FixedCost(ms=25.9, low_ms=23.0, high_ms=26.3, source="measured", basis="b"
 )
 def test_a_split_above_the_peak_uses_the_slope_or_a_floor(plain_ms, floor: bool) -> None:  # type: ignore[no-untyped-def]
     checked = within_peak(
-        OWN, fb_ms=26.32, batch=32, flops_per_sample=24.3e9, peak_tflops=989.4, plain_ms=plain_ms
+        OWN,
+        fb_ms=26.32,
+        batch=32,
+        flops_per_sample=24.3e9,
+        peak_tflops=989.4,
+        plain_ms=plain_ms,
+        say=findings.said,
     )
     assert checked is not None
     assert checked.tflops <= 989.4
@@ -94,7 +101,13 @@ def test_a_split_above_the_peak_uses_the_slope_or_a_floor(plain_ms, floor: bool)
     # a split the peak allows stands
     assert (
         within_peak(
-            OWN, fb_ms=40.0, batch=32, flops_per_sample=24.3e9, peak_tflops=989.4, plain_ms=plain_ms
+            OWN,
+            fb_ms=40.0,
+            batch=32,
+            flops_per_sample=24.3e9,
+            peak_tflops=989.4,
+            plain_ms=plain_ms,
+            say=findings.said,
         )
         is None
     )

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
+from gpuscale.advice.explain.power_words import said, source_at
 from gpuscale.advice.model.power import Power
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
@@ -69,7 +70,7 @@ def test_every_way_a_count_is_charged_is_said_for_that_count() -> None:
         {
             "accelerators": [n for n, _ in counts],
             "batch_per_device": [b for _, b in counts],
-            "energy_source": [power.source_at(n, b) for n, b in counts],
+            "energy_source": [source_at(power, n, b) for n, b in counts],
         }
     )
-    _check(power.said(counts), predictions)
+    _check(said(power, counts), predictions)

@@ -169,6 +169,9 @@ class FindingKind(Code):
     FLOPS_TWO_READINGS = "flops_two_readings"  # 6 x parameters: a token's, or more work
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
+    CEILING = "ceiling"  # the TFLOP/s a device's work cannot beat, and whose it is
+    FIXED_SLOPE = "fixed_slope"  # the plain steps' slope splits a step the peak cannot
+    FIXED_LAUNCH_FLOOR = "fixed_launch_floor"  # a step the peak cannot split: a floor
 
 
 # The kinds of input that cannot be true: the advice keeps to one device (``refused``).

@@ -19,6 +19,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import cell
+from gpuscale.advice.explain import findings
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
@@ -82,7 +83,7 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
     peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
     if pd.isna(small):
         return None
-    peak, words = ceiling(row.get("device"), row.get("threads"), peak)
+    peak, found = ceiling(row.get("device"), row.get("threads"), peak)
     return within_peak(
         own,
         fb_ms=fb,
@@ -93,7 +94,8 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
             (float(row["small_batch_per_device"]), float(small)),
             (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
         ),
-        peak_words=words,
+        say=findings.said,
+        ceiling=found,
     )
 
 

@@ -152,20 +152,11 @@ def from_numbers(
 def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
     """A term set from a prior (``model/priors.py``): its most likely value, its range and
     source."""
-    spec, unit = (".3g", PER_STEP) if found.in_ms else (".1%", f"share {SPREAD_SAID}")
-
-    def share(value: float) -> str:
-        return format(value, spec)
-
+    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
+    values = {"point": found.point, "low": found.low, "high": found.high}
     return Assumption(
         term=found.term,
-        value=sentence(
-            "prior_value",
-            point=share(found.point),
-            what=what,
-            low=share(found.low),
-            high=share(found.high),
-        ),
+        value=sentence("prior_value", in_ms=found.in_ms, what=what, **values),
         quantity=Quantity(found.point, unit, found.low, found.high),
         source=Source.PRIOR,
         basis=found.source,

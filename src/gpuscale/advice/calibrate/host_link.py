@@ -10,7 +10,6 @@ from gpuscale.advice.types import Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.links import NVLINK
 from gpuscale.interconnect.network import Link
-from gpuscale.quantities import article, counted, number
 
 
 def of_host(
@@ -31,19 +30,20 @@ def of_host(
         )
         return said, None
     generation = NVLINK.get(preset)
-    what = sentence("link_of_gpu_model", preset=preset, device=device or "not recorded")
-    if generation is not None:
-        whose = f"{article(generation.architecture)} {generation.architecture} GPU's"
-        if board:  # an H100, a B200
-            whose = f"{article(board)} {board} board's on an HGX host"
-        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
-    on = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
     inferred = Assumption(
         term=TermId.LINK,
-        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        value=sentence("link_value", preset=preset, busbw_gbs=link.busbw_gbs),
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=sentence("no_link_measured", host=on, what=what),
+        basis=sentence(
+            "no_link_measured",
+            gpus=gpus,
+            preset=preset,
+            device=device or None,
+            links_per_gpu=getattr(generation, "links_per_gpu", None),
+            architecture=getattr(generation, "architecture", None),
+            board=board or None,
+        ),
         measure=Measure(sentence("measure_link", detected=seen or None)),
     )
     return None, inferred

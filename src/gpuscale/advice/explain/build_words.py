@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gpuscale.advice.calibration import Calibration, Power
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.power_words import power_source
 from gpuscale.advice.types import TermId
 
 
@@ -19,21 +20,6 @@ def worded(cal: Calibration) -> Calibration:
     if not power.source:
         cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
     return _memory_worded(_convergence_worded(cal))
-
-
-def power_source(power: Power) -> str:
-    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
-    that implies the device."""
-    values = {"meter": power.meter, "device": power.device, "watts": power.watts}
-    source = sentence(
-        "power_source", kind=power.kind.value, assumed=power.assumed or None, **values
-    )
-    if power.measured and power.at_batch:
-        batches = tuple(float(b) for b, _ in power.at_batch)
-        source = sentence("power_by_batches", source=source, batches=batches)
-    if power.implied_by is not None:
-        source = sentence("power_implied", source=source, implied_by=power.implied_by)
-    return source
 
 
 def _convergence_worded(cal: Calibration) -> Calibration:

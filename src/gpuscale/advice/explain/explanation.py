@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.explain import findings, focus, table_words
+from gpuscale.advice.explain import findings, focus, power_words, table_words
 from gpuscale.advice.explain.break_even import break_even_lines
 from gpuscale.advice.explain.counts import dropped_counts, only_one
 from gpuscale.advice.explain.focus import named
@@ -176,7 +176,7 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {cal.machine.power.said(counts)}.")
+    lines.append(f"Power: {power_words.said(cal.machine.power, counts)}.")
     source = findings.said(cal.model.error.source, strategy=strategy)
     lines.append(
         f"{_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error))}."

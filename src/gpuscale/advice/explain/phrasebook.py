@@ -22,6 +22,7 @@ import pandas as pd
 
 from gpuscale.advice.types import Reading, Value, maybe
 from gpuscale.quantities import (
+    article,
     counted,
     factor_interval,
     fixed_apart,
@@ -147,6 +148,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "minutes": lambda v, of: format_minutes(_float(v)),
     "nums": lambda v, of: joined([number(x) for x in _floats(v)]),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
+    "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
 }
 
 

@@ -18,7 +18,7 @@ narrowed by what the step allows: ``prior``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -28,11 +28,14 @@ from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.model.wording import phrase
-from gpuscale.advice.types import Measure, Source
+from gpuscale.advice.types import Finding, Measure, Source
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_ms
 
 if TYPE_CHECKING:
     import pandas as pd
+
+DEVICE_PEAK = Finding.of(K.CEILING, of="peak")  # the device's own peak
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +203,16 @@ def within_peak(
     flops_per_sample: float,
     peak_tflops: float,
     plain_ms: tuple[tuple[float, float], ...],
-    peak_words: str = "the device's peak",
+    say: Callable[[Finding], str],
+    ceiling: Finding = DEVICE_PEAK,
 ) -> Split | None:
     """``own`` split against ``fb_ms`` at ``batch``, unless that leaves less than the
     batch's work at ``peak_tflops`` (None: the split stands). Where the host's CPU sets the
     step, the plain steps can differ from the no-sync step by more than the work (an H100
     host: ResNet-50's bare step 32.2 ms, its no-sync step 28.8 ms at batch 32): the plain
     steps' slope splits the step where the device can reach that rate; else the step is a
-    launch-bound floor, work beyond it priced at the peak."""
+    launch-bound floor, work beyond it priced at the peak. Why, a finding about the
+    ``ceiling`` (``hardware.ceiling``), in the words ``say`` gives it."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -216,16 +221,17 @@ def within_peak(
     if slope * batch >= at_peak_ms:
         fixed = max(fb_ms - slope * batch, 0.0)
         tflops = rate_tflops(1, flops_per_sample, slope)
-        said = phrase("fixed_slope", slope=format_ms(slope), tflops=tflops, peak=peak_words)
+        said = say(Finding.of(K.FIXED_SLOPE, slope_ms=slope, tflops=tflops, peak=(ceiling,)))
         return Split(_raised(own, fixed, said), fixed, tflops, 0.0, said)
-    said = phrase(
-        "fixed_launch_floor",
-        fb=format_ms(fb_ms),
+    found = Finding.of(
+        K.FIXED_LAUNCH_FLOOR,
+        fb_ms=fb_ms,
         small=small,
         large=large,
-        peak=peak_words,
+        peak=(ceiling,),
         peak_tflops=peak_tflops,
     )
+    said = say(found)
     return Split(_raised(own, fb_ms, said), max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
 
 

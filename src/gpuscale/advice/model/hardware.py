@@ -15,12 +15,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
-from gpuscale.quantities import counted, filled
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,44 +109,49 @@ def unchecked_note(
     )
 
 
-# The precision taken where none is given, and why, by whether the device is a CPU (fp32 is
-# all a CPU without AMX runs fast)
-DEFAULT_PRECISION = {
-    True: ("fp32", "the bench's default precision"),
-    False: ("bf16", "its highest precision"),
+# The precision taken where none is given, and whose default it is, by whether the device
+# is a CPU (fp32 is all a CPU without AMX runs fast; an accelerator's highest, bf16)
+DEFAULT_PRECISION: dict[bool, tuple[str, str | None]] = {
+    True: ("fp32", "cpu"),
+    False: ("bf16", "gpu"),
 }
 
 
 def ceiling(
     device: object, threads: object, peak: object = None, precision: object = None
-) -> tuple[float, str]:
-    """(TFLOP/s, its name) the device's work cannot beat at the run's ``precision``: its
-    recorded ``peak``, else a CPU's threads at ``CPU_THREAD_TFLOPS`` of that precision,
-    else the fastest accelerator's peak at that precision (fp32 work priced at a bf16
-    ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast). A
-    precision not given is taken as ``DEFAULT_PRECISION`` says, and said so."""
-    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
-        if device == "cpu":  # its threads' ceiling (``hardware.peaks.cpu_peak``)
-            return float(peak), _cpu_words(float(peak), threads)
-        return float(peak), "the device's peak"
+) -> tuple[float, Finding]:
+    """(TFLOP/s, a ``CEILING`` finding that names it) the device's work cannot beat at the
+    run's ``precision``: its recorded ``peak``, else a CPU's threads at
+    ``CPU_THREAD_TFLOPS`` of that precision, else the fastest accelerator's peak at that
+    precision (fp32 work priced at a bf16 ceiling runs 31x (a CPU thread) or 14x (the
+    fastest accelerators) too fast). A precision not given is taken as
+    ``DEFAULT_PRECISION`` says (``default``: ``cpu`` or ``gpu``, whose default it is)."""
     cpu = device == "cpu"
+    which, default = DEFAULT_PRECISION[cpu]
     if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
-        which = said = precision
-    else:
-        which, default = DEFAULT_PRECISION[cpu]
-        said = f"{which} ({default})"
-    if cpu:
+        which, default = precision, None
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        if not cpu:
+            return float(peak), Finding.of(FindingKind.CEILING, of="peak")
+        # its threads' ceiling (``hardware.peaks.cpu_peak``), named by the precisions it is of
         n = cpu_threads(threads)
-        return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
-    fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
-    return fastest.tflops(which), phrase("fastest_peak", device=fastest.device, precision=said)
-
-
-def _cpu_words(peak: float, threads: object) -> str:
-    """The name of a CPU's ceiling ``peak``: its threads and precision."""
-    n = cpu_threads(threads)
-    names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
-    return f"the ceiling of {counted(n, 'CPU thread')}{filled(' at {}', '/'.join(names))}"
+        names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+        tflops, which, default = float(peak), "/".join(names) or None, None
+    elif cpu:
+        n = cpu_threads(threads)
+        tflops = n * CPU_THREAD_TFLOPS[which]
+    else:
+        fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
+        said = Finding.of(
+            FindingKind.CEILING,
+            of="fastest",
+            device=fastest.device,
+            precision=which,
+            default=default,
+        )
+        return fastest.tflops(which), said
+    said = Finding.of(FindingKind.CEILING, of="cpu", threads=n, precision=which, default=default)
+    return tflops, said
 
 
 MIN_STEP_KERNELS = 3  # forward, backward, optimizer: one kernel each at the least

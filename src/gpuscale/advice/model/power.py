@@ -5,16 +5,13 @@ estimate); None for a CPU or an unknown device without a measurement."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import maybe
-from gpuscale.hardware.power import PerBatch, WholeJob, charged_at, watts_at, whole_job_w
-from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
+from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 from gpuscale.tables.codes import Code
 
@@ -23,9 +20,6 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 # What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU
 METERS = {"cpu": "RAPL package share"}
-# What power at the nearest measured batch likely is, by whether the counts' batches are
-# all smaller than it (lower: an upper estimate) or not (higher)
-LIKELY = {True: "power_smaller", False: "power_larger"}
 
 
 class PowerKind(Code):
@@ -43,7 +37,7 @@ class Power:
     """Watts per device (None: unknown) and where they come from: their ``kind``, the
     ``device`` whose board power it is or is not, what its name left open (``assumed``), the
     link that implies it (``implied_by``); ``source`` those in words
-    (``explain.build_words``)."""
+    (``explain.power_words``)."""
 
     watts: float | None
     source: str = ""
@@ -62,73 +56,19 @@ class Power:
         """``watts`` measured by the bench, not given nor the board's."""
         return self.kind is PowerKind.MEASURED
 
-    def per_device(self, batch: float | None) -> tuple[float | None, str]:
-        """(W per device, its source) at per-device ``batch``, interpolated in log batch."""
+    def per_device(self, batch: float | None) -> float | None:
+        """W per device at per-device ``batch``, interpolated in log batch
+        (``explain.power_words`` says where they come from)."""
         if not self.at_batch or batch is None:
-            return self.watts, self.source
-        measured = dict(self.at_batch)
-        kind = f"measured ({self.meter}) by an N = 1 run"
-        how, batches = charged_at(self.at_batch, batch)
-        watts = watts_at(self.at_batch, batch)
-        if how == "own":
-            return watts, f"{kind} at batch {batch:g}"
-        if how == "between":
-            low, high = batches
-            low_w, high_w = measured[low], measured[high]
-            return watts, phrase(
-                "power_interpolated",
-                meter=self.meter,
-                low=low,
-                low_w=low_w,
-                high=high,
-                high_w=high_w,
-            )
-        return watts, phrase("power_nearest", kind=kind, nearest=batches[0], batch=batch)
-
-    def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
-        """The source, then how each of ``counts`` ((N, per-device batch)) is charged."""
-        if not self.at_batch:
-            return self.source
-        groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
-        for n, b in counts:
-            if b is None or self.per_device(b)[0] is None:
-                continue
-            whole = whole_job_w(self.total_w_at, n, b) is not None
-            key = ("whole", ()) if whole else charged_at(self.at_batch, b)
-            groups.setdefault(key, []).append((int(n), float(b)))
-        parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
-        return phrase("power_said", source=self.source, charged=filled("; {}", "; ".join(parts)))
+            return self.watts
+        return watts_at(self.at_batch, batch)
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
         """Watts of ``devices`` at per-device ``batch``: the whole job's measured, else
         per device x N."""
         if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
             return measured
-        return maybe(operator.mul, self.per_device(batch)[0], devices)
-
-    def source_at(self, devices: int, batch: float | None = None) -> str:
-        if whole_job_w(self.total_w_at, devices, batch) is not None:
-            return f"measured at {counted(devices, 'device')} (whole job)"
-        watts, source = self.per_device(batch)
-        if watts is None:
-            return "unknown"
-        return agreeing(devices, source, f"{source} x {devices}")
-
-
-def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
-    counts = [n for n, _ in rows]
-    on = f"{joined(counts)} {noun_for(sum(counts), 'device')}"  # 2, 4 and 8 devices
-    at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
-    if how == "whole":
-        return phrase("power_whole", on=on)
-    if how == "own":
-        return phrase("power_own", on=on, at=at)
-    if how == "between":
-        low, high = batches
-        return phrase("power_between", on=on, at=at, low=low, high=high)
-    nearest = batches[0]
-    likely = phrase(LIKELY[all(b < nearest for _, b in rows)])
-    return phrase("power_nearest_rows", on=on, at=at, nearest=nearest, likely=likely)
+        return maybe(operator.mul, self.per_device(batch), devices)
 
 
 def device_power(

@@ -27,6 +27,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.power_words import source_at
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.search import intervals
@@ -172,7 +173,7 @@ def _predicted(
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
-    frame["energy_source"] = [cal.machine.power.source_at(n, b) for n, b in counts]
+    frame["energy_source"] = [source_at(cal.machine.power, n, b) for n, b in counts]
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED

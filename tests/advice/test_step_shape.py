@@ -60,9 +60,10 @@ def test_two_batches_give_bytes_per_sample_and_one_a_bound() -> None:
 
 def test_device_memory_from_the_row_else_its_catalogue_part() -> None:
     assert device_memory_bytes(85.0e9, device_record(H100)) == 85.0e9
-    assert device_memory_bytes(None, device_record(H100)) == 80e9
-    assert device_memory_bytes(None, device_record(A100_40GB)) == 40e9
+    # the catalogue's GiB, as the memory check counts them (an H100's 80 GB: 85.9e9 bytes)
+    assert device_memory_bytes(None, device_record(H100)) == 80 * 2**30
+    assert device_memory_bytes(None, device_record(A100_40GB)) == 40 * 2**30
     # a name that writes no size: the catalogue's part still knows it
-    assert device_memory_bytes(None, device_record(RTX_4090)) == 24e9
+    assert device_memory_bytes(None, device_record(RTX_4090)) == 24 * 2**30
     # a size written in a name the catalogue does not know is not read from the words
     assert device_memory_bytes(None, device_record("Acme Tensor 12GB")) is None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
@@ -39,8 +40,9 @@ class DeviceRecord:
 
     @property
     def memory_bytes(self) -> float | None:
-        """The part's memory in bytes (the vendor's GB as 10^9 bytes)."""
-        return self.part.memory_gib * 1e9 if self.part is not None else None
+        """The part's memory in bytes: the catalogue's GiB (the vendor's "GB" is GiB: an
+        H100's 80 GB is 85.9e9 bytes), as the memory check counts it (``hardware.capacity``)."""
+        return self.part.memory_gib * BYTES_PER_GIB if self.part is not None else None
 
     @property
     def board_link(self) -> str | None:

@@ -23,6 +23,20 @@ H100 = ("--step-ms", "2000", "--batch", "1", "--device-name", "H100 SXM")
 NODE = ("--interconnect", "nvlink4", "--scaling", "weak")
 
 
+# llama3-8b at 4,096 tokens, 4 sequences a step on one device and a global batch of 8 kept,
+# FSDP on an H100 SXM over NVLink 4: the request two tests below advise
+LLAMA3_8B_FSDP_GLOBAL_8: dict[str, object] = {
+    "preset": "llama3-8b",
+    "step_ms": 8000,
+    "batch": 4,
+    "global_batch": 8,
+    "seq_len": 4096,
+    "device_name": "H100 SXM",
+    "interconnect": "nvlink4",
+    "strategy": "fsdp",
+}
+
+
 def _json(*args: str) -> dict:
     result = runner.invoke(app, ["advise", *args, "-f", "json"])
     assert result.exit_code == 0, result.output
@@ -224,16 +238,7 @@ def test_activations_follow_each_counts_micro_batch() -> None:
     run 4 each, 4 run 2 and 8 run 1. The activations each device holds are its own
     micro-batch's (81.7 GB at 4 sequences, half at 2, a quarter at 1), so FSDP holds
     llama3-8b from 4 devices; counted at one device's 4 sequences, no count would."""
-    advice = gpuscale.advise(
-        preset="llama3-8b",
-        step_ms=8000,
-        batch=4,
-        global_batch=8,
-        seq_len=4096,
-        device_name="H100 SXM",
-        interconnect="nvlink4",
-        strategy="fsdp",
-    )
+    advice = gpuscale.advise(**LLAMA3_8B_FSDP_GLOBAL_8)
     memory, table = advice.memory, advice.predictions
     by_count = {r.devices: r.activations_gb for r in memory.rows if r.strategy == "fsdp"}
     micro = dict(zip(table["accelerators"], table["batch_per_device"], strict=True))
@@ -441,16 +446,7 @@ def test_a_shapes_numbers_are_counted_once_an_advice(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(transformer, "numbers_of", counting)
     monkeypatch.setattr(transformer, "flops_per_sample", counting_flops)
-    advice = gpuscale.advise(
-        preset="llama3-8b",
-        step_ms=8000,
-        batch=4,
-        global_batch=8,
-        seq_len=4096,
-        device_name="H100 SXM",
-        interconnect="nvlink4",
-        strategy="fsdp",
-    )
+    advice = gpuscale.advise(**LLAMA3_8B_FSDP_GLOBAL_8)
     assert len(counted) == 1 and len(flops) == 1
     (numbers,) = counted
     assert [a.micro_batch for a in numbers.activations] == [1, 2, 3, 4]

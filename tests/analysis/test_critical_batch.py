@@ -142,14 +142,7 @@ def test_the_noise_scale_interval_is_not_clipped_at_its_point() -> None:
     )
     assert model is not None and model.b_noise == found.b_simple
     # the words (explain.build_words) say the upper end unbounded, never "5-134"
-    from gpuscale.advice.explain.phrasebook import sentence
+    from gpuscale.advice.explain.build_words import measured_noise
 
-    said = sentence(
-        "b_simple_measured",
-        b_simple=found.b_simple,
-        steps=found.steps,
-        low=found.low,
-        high=found.high,
-        bounded=math.isfinite(found.high),
-    )
+    said = measured_noise(found)
     assert "unbounded" in said and f"-{round(found.b_simple)}" not in said

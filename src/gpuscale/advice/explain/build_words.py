@@ -12,6 +12,7 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.power_words import power_source
 from gpuscale.advice.types import TermId
+from gpuscale.analysis.critical_batch import NoiseScale
 
 
 def worded(cal: Calibration) -> Calibration:
@@ -22,13 +23,10 @@ def worded(cal: Calibration) -> Calibration:
     return _memory_worded(_convergence_worded(cal))
 
 
-def _convergence_worded(cal: Calibration) -> Calibration:
-    """``cal`` with the source of a convergence model the bench's noise scale gives (its
-    ``B_simple``, steps and interval) in words, the model's and its assumption's."""
-    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
-    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
-        return cal
-    source = sentence(
+def measured_noise(noise: NoiseScale) -> str:
+    """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
+    said unbounded where the resamples found no signal (``high`` infinite)."""
+    return sentence(
         "b_simple_measured",
         b_simple=noise.b_simple,
         steps=noise.steps,
@@ -36,6 +34,15 @@ def _convergence_worded(cal: Calibration) -> Calibration:
         high=noise.high,
         bounded=math.isfinite(noise.high),
     )
+
+
+def _convergence_worded(cal: Calibration) -> Calibration:
+    """``cal`` with the source of a convergence model the bench's noise scale gives (its
+    ``B_simple``, steps and interval) in words, the model's and its assumption's."""
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
+        return cal
+    source = measured_noise(noise)
     assumed = tuple(
         replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
         for a in cal.said.assumptions

@@ -13,8 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import remeasure
-from gpuscale.advice.assumed import BenchTerms
+from gpuscale.advice.assumed import BenchTerms, as_run
 from gpuscale.advice.calibrate import fits, measured, model_runs
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import read_comm
@@ -83,7 +82,7 @@ def from_bench(
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = remeasure.as_run(fixed.measure, of_model.runs.evidence, host_devices)
+    fixed_measure = as_run(fixed.measure, of_model.runs.evidence, host_devices)
     # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
     # the broken models --allow-flagged could not, weak runs, why this model where none was
     # asked), the calibration's sources

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.assumed import Assumption, Quantity, bench_run
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.shape import shape_findings
@@ -24,7 +24,6 @@ from gpuscale.advice.model.step import (
     REFERENCE_MEMORY_GBS,
     ModelSpec,
 )
-from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer

@@ -10,7 +10,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.against_measured import against_measured, disagreement
@@ -20,7 +20,6 @@ from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, wi
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
-from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.advice.conflicts import SAME_STATE
-from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request import SAME_STATE, AdviceRequest
 from gpuscale.cli import app
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.tables.requests import FieldError

@@ -15,7 +15,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.recommend import Advice, search
@@ -25,8 +24,8 @@ from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import CommCurve, Link
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
-from gpuscale.quantities import counted
-from gpuscale.tables.requests import FieldError, check_keywords, ref
+from gpuscale.quantities import counted, joined
+from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
 
 
 def advise(
@@ -189,3 +188,66 @@ def advise_loaded(
         collectives=data.collectives,
         notes=data.notes,
     )
+
+
+# Fields that describe bench results: (field, why without them).
+BENCH_ONLY: tuple[tuple[str, str], ...] = (
+    ("model", "a model of the bench results"),
+    ("family", f"whose measured rate a {ref('params')} model takes"),
+    ("allow_flagged", "which bench runs are used"),
+)
+# Fields that describe a model given by numbers (a transformer's shape among them: the
+# bench measured its own)
+NUMBERS_ONLY = (
+    *("step_ms", "device_name", "preset", "layers", "hidden", "heads", "seq_len", "vocab"),
+    "checkpointing",
+)
+
+
+def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
+    """``NamedError`` where the request has nothing to advise from, or an option that
+    does not apply with (``bench``) or without bench results, naming it."""
+    if not bench:
+        if request.shape is not None and request.step_ms is None:
+            raise NamedError(
+                "a transformer's shape gives the parameters, the FLOPs and the activations, "
+                f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
+                f"{ref('batch')})"
+            )
+        if request.model_params is None or request.step_ms is None:
+            raise NamedError(
+                f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
+                f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
+            )
+        given = [(f, why) for f, why in BENCH_ONLY if getattr(request, f) not in (None, False)]
+        if given:
+            option, why = given[0]
+            raise NamedError(
+                f"{ref(option)} without {ref('bench')}: it says {why}; give bench results (a "
+                f"file as {ref('bench')}), or leave it out"
+            )
+        return
+    if isinstance(request.batch, tuple):
+        raise NamedError(
+            f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
+        )
+    unused = [ref(f) for f in NUMBERS_ONLY if getattr(request, f) is not None]
+    if unused:  # never silently ignored: an option unused is refused
+        raise NamedError(
+            f"{joined(unused)}: for a model given by numbers; with bench results the "
+            "step and the device are measured: give one or the other"
+        )
+    if request.params is not None and request.model is not None:
+        raise NamedError(  # two questions: one at a time
+            f"give {ref('model', request.model)} (a model the bench measured) or "
+            f"{ref('params')} (a model by its numbers, advised from its family's "
+            "calibration), not both"
+        )
+    if request.params is None:
+        for field in ("family", "flops_per_sample"):
+            if getattr(request, field) is not None:
+                raise NamedError(
+                    f"{ref(field)} with {ref('bench')} but no {ref('params')}: it describes a "
+                    "model given by its numbers; the bench measured its own models' (give "
+                    f"{ref('params')} too, or leave it out)"
+                )

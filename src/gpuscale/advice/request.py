@@ -1,17 +1,31 @@
-"""One advice request: what the user asked (``advice.request_fields``), each number of it
-checked where it is made (its type and range), and the options together
-(``advice.conflicts``). The CLI's ``advise`` options are generated from its fields."""
+"""One advice request (:class:`AdviceRequest`): the fields of ``advice.request_fields``, each
+number checked against its range and the options against each other as it is made, each
+refusal one line naming what is wrong (``api.check_with_data``: against the data it
+comes with)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
-from gpuscale.advice.conflicts import check_options
-from gpuscale.advice.request_fields import RequestFields
-from gpuscale.quantities import number
-from gpuscale.tables.requests import FieldError, NamedError, help_of, ref
+from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
+from gpuscale.advice.request_fields import (
+    MAX_DEVICES,
+    RANGES,
+    SCALINGS,
+    SIZES,
+    TEXT,
+    RequestFields,
+)
+from gpuscale.hardware.links import check_preset
+from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.transformer import CHECKPOINTING, presets
+from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
+from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settle_choice
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -23,8 +37,8 @@ class AdviceRequest(RequestFields):
             value = getattr(self, name)
             if isinstance(value, list | tuple):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
-        check_numbers(self)
-        check_options(self)
+        _check_numbers(self)
+        _check_options(self)
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
@@ -33,71 +47,118 @@ class AdviceRequest(RequestFields):
         return cls(**(asdict(request) | keywords))
 
 
-# Fields read as sizes: a size as text is for the command line (its message says so).
-_SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
-MAX_DEVICES = 1_000_000
-# Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
-# is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
-# request to carry into the model: refused where it is given.
-_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "params": (1, 1e14, False, False),  # a model has at least one parameter
-    "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
-    "fixed_ms": (0, 1e8, False, False),
-    "batch": (1, 2**24, True, False),
-    "flops_per_sample": (1, 1e20, False, False),  # a sample costs at least one FLOP
-    "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
-    "latency_us": (0, 1e7, False, False),
-    "nodes": (1, 100_000, True, False),
-    "gpus_per_node": (1, 4096, True, False),
-    "nics_per_node": (1, 4096, True, False),
-    "max_devices": (1, MAX_DEVICES, True, False),
-    "overlap": (0, 1, False, False),
-    "grad_bytes": (1, 8, True, False),
-    "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
-    "samples": (1, 1e16, False, False),  # at least one sample is trained on
-    "global_batch": (1, 2**31 - 1, True, False),
-    "target_efficiency": (0, 1, False, True),
-    "price": (0, 1e9, False, False),
-    "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
-    # a transformer's shape (``hardware.transformer``): at least one of each, and past
-    # these a typo (the largest published: 126 layers, hidden 53,248, 1M-token contexts)
-    "layers": (1, 100_000, True, False),
-    "hidden": (1, 10_000_000, True, False),
-    "heads": (1, 1_000_000, True, False),
-    "seq_len": (1, 2**30, True, False),
-    "vocab": (1, 100_000_000, True, False),
+# (option, other option, whether the request gives both in contradiction, why), each
+# field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
+# Python). :func:`_check_step_pairs` refuses step times and --fixed-ms together.
+PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
+    (
+        ref("scaling", "weak"),
+        ref("global_batch"),
+        lambda r: r.scaling == "weak" and r.global_batch is not None,
+        "weak scaling keeps the per-device batch, a global batch kept at every count is "
+        "strong scaling; give one or the other",
+    ),
+    (
+        ref("interconnect"),
+        ref("busbw_gbs"),
+        lambda r: r.interconnect is not None and r.busbw_gbs is not None,
+        f"a preset link or a custom one ({ref('busbw_gbs')}, {ref('latency_us')}); give one "
+        "or the other",
+    ),
+    (
+        ref("latency_us"),
+        f"no {ref('busbw_gbs')}",
+        lambda r: r.latency_us is not None and r.busbw_gbs is None,
+        "the latency is a custom link's, given with its bus bandwidth (a preset has its "
+        f"own): give {ref('busbw_gbs')} too, or leave it out",
+    ),
+    (
+        ref("collectives"),
+        f"{ref('interconnect')} or {ref('busbw_gbs')}",
+        lambda r: r.collectives is not None and (r.interconnect or r.busbw_gbs) is not None,
+        "the measured curves give the link; give one or the other",
+    ),
+    (
+        ref("noise_scale"),
+        ref("workload"),
+        lambda r: r.noise_scale is not None and r.workload is not None,
+        "the workload's reference convergence points give the convergence model; give "
+        "one or the other",
+    ),
+    (
+        ref("ruleset"),
+        f"no {ref('workload')}",
+        lambda r: r.ruleset is not None and r.workload is None,
+        "the ruleset chooses a workload's reference convergence points: give "
+        f"{ref('workload')} too, or leave it out",
+    ),
+    (
+        f"{ref('inter_node')} or {ref('nics_per_node')}",
+        "one node",
+        lambda r: (r.inter_node or r.nics_per_node) is not None and not _several_nodes(r),
+        f"they describe the network between nodes: give {ref('nodes')} (or a "
+        f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
+    ),
+)
+SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
+# The names other tools give a choice of --optimizer or --precision that holds the same
+# bytes per parameter as one of ours (``data/state_bytes.csv``): refused naming ours, so
+# that what the memory check assumes is the name the user gives. (name, why the same)
+SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
+    "optimizer": {
+        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
+    },
+    "precision": {
+        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
+        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
+        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
+    },
 }
 
 
-def _check_type(name: str, value: object, whole: bool) -> None:
-    if value is None:
-        return
-    # numbers.Real: numpy's integers and floats too (a value read from a table)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        hint = ""
-        if isinstance(value, str) and name in _SIZES:
-            hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
-        raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}{hint}")
-    if whole and not (
-        isinstance(value, numbers.Integral)
-        or (math.isfinite(float(value)) and float(value).is_integer())
-    ):
-        raise TypeError(f"{name} must be a whole number, not {value!r}")
+def _check_numbers(request: RequestFields) -> None:
+    """TypeError for a number missing (its field has a default) or of the wrong type;
+    :class:`FieldError` for the first outside its range; ``NamedError`` for more devices
+    than :data:`MAX_DEVICES` in the nodes."""
+    optional = {f.name for f in fields(request) if f.default is None}
+    given: list[tuple[str, object]] = []  # each value of a field given several times
+    for name in RANGES:
+        value = getattr(request, name)
+        given += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
+    for name, value in given:
+        if value is None and name not in optional:
+            raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
+        # numbers.Real: numpy's integers and floats too (a value read from a table)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            hint = ""
+            if isinstance(value, str) and name in SIZES:
+                hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
+            kind = type(value).__name__
+            raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
+        if RANGES[name][2] and value is not None and not _whole(value):
+            raise TypeError(f"{name} must be a whole number, not {value!r}")
+    for name, value in given:
+        low, high, _, open_low = RANGES[name]
+        if value is not None:
+            at = float(value)  # type: ignore[arg-type]
+            if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
+                raise FieldError(name, value, _rule(name))
+    if request.nodes * request.gpus_per_node > MAX_DEVICES:
+        raise NamedError(
+            f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "
+            f"is {request.nodes * request.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
+            "are advised on"
+        )
 
 
-def _in_range(name: str, value: object) -> bool:
-    if value is None:
+def _whole(value: object) -> bool:
+    if isinstance(value, numbers.Integral):
         return True
-    low, high, _, open_low = _RANGES[name]
-    number = float(value)  # type: ignore[arg-type]
-    return (
-        math.isfinite(number) and (number > low if open_low else number >= low) and number <= high
-    )
+    return math.isfinite(float(value)) and float(value).is_integer()  # type: ignore[arg-type]
 
 
 def _rule(name: str) -> str:
-    low, high, whole, open_low = _RANGES[name]
+    low, high, whole, open_low = RANGES[name]
     if name == "grad_bytes":
         return "must be 1, 2, 4 or 8"
     if name == "bucket_mb":
@@ -116,25 +177,140 @@ def _bound(value: float) -> str:
     return number(value)
 
 
-def check_numbers(request: RequestFields) -> None:
-    """TypeError for a number missing (its field has a default) or of the wrong type;
-    :class:`FieldError` for the first outside its range; ``NamedError`` for more devices
-    than :data:`MAX_DEVICES` in the nodes."""
-    optional = {f.name for f in fields(request) if f.default is None}
-    given: list[tuple[str, object]] = []  # each value of a field given several times
-    for name in _RANGES:
+def _check_options(request: RequestFields) -> None:
+    """The options checked together, their choices settled to the names the tables use
+    (a frozen dataclass's fields set in place)."""
+    for name in (*TEXT, "preset", "ruleset", "workload"):
         value = getattr(request, name)
-        given += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
-    for name, value in given:
-        if value is None and name not in optional:
-            raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
-        _check_type(name, value, _RANGES[name][2])
-    for name, value in given:
-        if not _in_range(name, value):
-            raise FieldError(name, value, _rule(name))
-    if request.nodes * request.gpus_per_node > MAX_DEVICES:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
+    if request.strategy is not None:  # None: as benched (--bench), else ddp
+        settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
+    _check_state(request)
+    _check_shape(request)
+    settle_choice(request, "grad_bytes", (1, 2, 4, 8))
+    settle_choice(request, "scaling", SCALINGS)
+    check_preset(request)  # before any file is read (`--bench` missing said after it)
+    check_preset(request, "inter_node")
+    _resolve(request, "ruleset", resolve_ruleset)  # `5.0`: 5.0.0
+    resolve_device(request.device_name)  # "RTX A1000" is no A100: refused, the closest said
+    _resolve(request, "workload", lambda name: resolve_workloads([name])[0])
+    if request.bench is None:  # with bench results, step times and batches: check_with_data
+        _check_step_pairs(request)
+    for first, second, both, why in PAIRS:
+        if both(request):
+            raise NamedError(f"{first} with {second}: {why}")
+
+
+def _check_step_pairs(request: RequestFields) -> None:
+    """Step times at several batches come in (step, batch) pairs of distinct batches; a
+    fixed cost is below the one step time given."""
+    steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
+    if isinstance(steps, tuple) or isinstance(batches, tuple):
+        count = len(steps) if isinstance(steps, tuple) else 1
+        if not isinstance(batches, tuple) or len(batches) != count:
+            given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
+            raise NamedError(
+                f"{counted(count, 'step time')} ({ref('step_ms')}) "
+                f"{agreeing(count, 'needs', 'need')} as many {ref('batch')} values, one "
+                f"per step time (got {given or 'none'})"
+            )
+        if len(set(batches)) != len(batches):
+            raise NamedError(f"the {ref('batch')} values of the step times must differ: {batches}")
+        # a step at a larger batch does more work: never faster than at a smaller one
+        ordered = sorted(zip(batches, steps, strict=True))  # type: ignore[arg-type]
+        for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
+            if t_large < t_small:
+                raise NamedError(
+                    f"{ref('step_ms', t_large)} at {ref('batch', b_large)} is faster than "
+                    f"{t_small:g} at {ref('batch', b_small)}: a larger batch does more work; "
+                    "measure both again (the same model, precision and device)"
+                )
+        if fixed_ms is not None:
+            raise NamedError(f"give {ref('fixed_ms')} or step times at two batches, not both")
+    elif fixed_ms is not None and steps is not None and fixed_ms >= steps:
         raise NamedError(
-            f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "
-            f"is {request.nodes * request.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
-            "are advised on"
+            f"{ref('fixed_ms', fixed_ms)} is not below {ref('step_ms', steps)}: the "
+            "fixed per-step cost is the part of that step that does not shrink with the batch"
         )
+
+
+def _several_nodes(request: RequestFields) -> bool:
+    most = request.max_devices or 0
+    return request.nodes > 1 or most > request.gpus_per_node * request.nodes
+
+
+def _check_state(request: RequestFields) -> None:
+    """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
+    for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
+        value = getattr(request, name)
+        if value is None:
+            continue
+        same = SAME_STATE[name].get(str(value).lower())
+        if same is not None:  # another tool's name for one of ours: ours named
+            rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
+            raise FieldError(name, value, rule)
+        settle_choice(request, name, allowed)
+    pair = (request.optimizer, request.precision)
+    if None not in pair and pair not in state_bytes():
+        known = [p for o, p in state_bytes() if o == request.optimizer and p in PRECISIONS]
+        raise NamedError(
+            f"{ref('optimizer', request.optimizer)} with {ref('precision', request.precision)}: "
+            f"its bytes per parameter are known in {joined(known)} only"
+        )
+
+
+def _check_shape(request: RequestFields) -> None:
+    """A transformer's shape named (``--preset``, the closest said for a name not known)
+    or given whole, a hidden size its heads divide; ``--checkpointing`` only with a shape."""
+    if request.preset is not None:
+        settle_choice(request, "preset", tuple(presets()))
+        given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(request, n)]
+        if given:
+            raise NamedError(
+                f"{ref('preset', request.preset)} with {joined(given)}: the preset is the "
+                f"shape; give one or the other ({ref('seq_len')} may change its sequence)"
+            )
+        learned = presets()[request.preset].positions  # a table of positions: no more
+        if learned and request.seq_len is not None and int(request.seq_len) > learned:
+            raise NamedError(
+                f"{ref('seq_len', int(request.seq_len))} is longer than {request.preset}'s "
+                f"{learned:,} learned positions: it has no position past them; give "
+                f"{ref('seq_len', learned)} or less"
+            )
+    given = [n for n in (*SHAPE_NUMBERS, "vocab") if getattr(request, n) is not None]
+    if request.preset is None and given:
+        missing = [ref(n) for n in SHAPE_NUMBERS if getattr(request, n) is None]
+        if missing:
+            raise NamedError(
+                f"{joined([ref(n) for n in given])} without {joined(missing)}: a "
+                "transformer's shape is its layers, hidden size, heads and sequence (or a "
+                f"{ref('preset')})"
+            )
+        hidden, heads = int(request.hidden or 0), int(request.heads or 1)
+        if hidden % heads:
+            raise NamedError(
+                f"{ref('hidden', hidden)} does not divide into {ref('heads', heads)} "
+                f"({hidden / heads:.4g} each): each head takes an equal share of the hidden "
+                "size"
+            )
+    if request.checkpointing is not None:
+        if request.shape is None:
+            raise NamedError(
+                f"{ref('checkpointing', request.checkpointing)} without a transformer's shape "
+                f"({ref('preset')} or {ref('layers')}): the activations it changes are "
+                "counted from the shape"
+            )
+        settle_choice(request, "checkpointing", CHECKPOINTING)
+
+
+def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
+    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
+    'bert'?"), as every command resolves it."""
+    value = getattr(request, name)
+    if value is None:
+        return
+    try:
+        object.__setattr__(request, name, resolve(value))
+    except UnknownNameError as exc:
+        raise exc.as_field(name) from None

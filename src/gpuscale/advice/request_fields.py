@@ -1,6 +1,6 @@
-"""What an advice request asks, written once: its fields, their defaults and what they
-give together (the shape, the parameters, the step points), checked as
-:class:`~gpuscale.advice.request.AdviceRequest`."""
+"""What an advice request asks, written once: its fields, their defaults, each number's
+range, and what they give together (the shape, the parameters, the step points), checked
+as :class:`~gpuscale.advice.request.AdviceRequest`."""
 
 from __future__ import annotations
 
@@ -32,6 +32,43 @@ DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
+MAX_DEVICES = 1_000_000
+# Fields read as sizes: a size as text is for the command line (its message says so).
+SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
+# Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
+# is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
+# request to carry into the model: refused where it is given.
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "params": (1, 1e14, False, False),  # a model has at least one parameter
+    "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
+    "fixed_ms": (0, 1e8, False, False),
+    "batch": (1, 2**24, True, False),
+    "flops_per_sample": (1, 1e20, False, False),  # a sample costs at least one FLOP
+    "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
+    "latency_us": (0, 1e7, False, False),
+    "nodes": (1, 100_000, True, False),
+    "gpus_per_node": (1, 4096, True, False),
+    "nics_per_node": (1, 4096, True, False),
+    "max_devices": (1, MAX_DEVICES, True, False),
+    "overlap": (0, 1, False, False),
+    "grad_bytes": (1, 8, True, False),
+    "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
+    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
+    "samples": (1, 1e16, False, False),  # at least one sample is trained on
+    "global_batch": (1, 2**31 - 1, True, False),
+    "target_efficiency": (0, 1, False, True),
+    "price": (0, 1e9, False, False),
+    "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
+    # a transformer's shape (``hardware.transformer``): at least one of each, and past
+    # these a typo (the largest published: 126 layers, hidden 53,248, 1M-token contexts)
+    "layers": (1, 100_000, True, False),
+    "hidden": (1, 10_000_000, True, False),
+    "heads": (1, 1_000_000, True, False),
+    "seq_len": (1, 2**30, True, False),
+    "vocab": (1, 100_000_000, True, False),
+}
+# Text fields: a name or a path
+TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:

@@ -261,7 +261,7 @@ def machine_of(
         nics_per_node=req.nics_per_node,
     )
     sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
-    if curves is not None:  # a link given beside them is refused (``advice.conflicts``)
+    if curves is not None:  # a link given beside them is refused (``advice.request``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = Finding.of(

@@ -1,7 +1,5 @@
-"""What the advice is computed from, as one record: :class:`Calibration`, made of small
-parts, each one concept and each read by name (``cal.model.compute``, ``cal.run.batch``).
-``calibrate.build`` makes it once; the search reads it and the words render it.
-"""
+"""What the advice is computed from, as one record of small parts (``cal.model.compute``,
+``cal.run.batch``): ``calibrate.build`` makes it once, the search and the words read it."""
 
 from __future__ import annotations
 
@@ -28,10 +26,9 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 @dataclass(frozen=True, slots=True)
 class OneDevice:
-    """The bench's N = 1 run of the model advised on, as it trained: its step (ms), batch,
-    accumulation and strategy, the strategy's own work the N = 1 row leaves out
-    (``own_ms``), and the configuration group and device a measured run must share to be
-    set beside the advice (``tables.bench_runs.runs_like``)."""
+    """The bench's N = 1 run of the model advised on, as it trained (ms): ``own_ms``, the
+    strategy's own work the N = 1 row leaves out; the configuration group and device a
+    measured run must share to be set beside the advice (``tables.bench_runs.runs_like``)."""
 
     step_ms: float
     batch: int
@@ -40,15 +37,15 @@ class OneDevice:
     own_ms: float
     config_group: str = ""
     device_name: str | None = None
-    # FSDP's own work in ``step_ms`` (ms), of which the N = 1 row keeps all but ``own_ms``
+    # FSDP's own work in ``step_ms`` (ms)
     fsdp_own_ms: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
-    """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to ``points`` ((batch,
-    forward + backward ms)); ``left_out``: (batch, relative error) of each batch predicted
-    from the others."""
+    """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to (batch, forward +
+    backward ms) points; ``left_out``: (batch, relative error) of each predicted from the
+    others."""
 
     floor_ms: float
     fixed_ms: float
@@ -67,7 +64,6 @@ class Shape:
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
 
     def finding(self) -> Finding:
-        """The batches measured, the shape between and beyond, its error on each left out."""
         return Finding.of(
             FindingKind.STEP_SHAPE,
             batches=tuple(b for b, _ in self.points),
@@ -83,10 +79,8 @@ class Shape:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepModel:
-    """The model and one device's step of it: its name as said, size and compute, the fixed
-    cost with its range and source (None: not split), the compute at the priors' low and
-    high ends, the step's 80% interval at N > 1 and its family's break-even basis (None:
-    the model alone)."""
+    """The model and one device's step: the fixed cost (None: not split), the compute at
+    the priors' ends, the step's 80% interval at N > 1, its family's basis (None: none)."""
 
     name: str = "the model"
     spec: ModelSpec
@@ -102,12 +96,10 @@ SCALINGS = ("search", "weak", "strong")
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
-    """How a step is run: the per-device ``batch`` advised on (``accum`` micro-steps of it
-    a step), the batches the search may try (``min_batch`` to ``max_batch``, the largest
-    that fits; None: ``batch``), the most micro-steps, the global batch kept at every count
-    (None: it may change), ``scaling`` ("search": a convergence model decides, "weak": the
-    per-device batch kept, "strong": the global batch kept), the strategy, the share of
-    communication hidden (None: the default) and DDP's bucket (MiB)."""
+    """How a step is run: the per-device batch (``accum`` micro-steps a step), the batches
+    the search may try (``max_batch`` None: ``batch``), the global batch kept (None: it may
+    change), ``scaling`` ("search": a convergence model decides, "weak", "strong"), the
+    share of communication hidden (None: the default), DDP's bucket (MiB)."""
 
     batch: int
     accum: int = 1
@@ -152,8 +144,8 @@ class Run:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemorySaid:
-    """What the memory check's words rest on: whether its device is assumed, and the
-    bench's N = 1 peak memory at batch ``per_device`` and the model state it held (GB)."""
+    """What the memory check's words rest on: the device assumed, the bench's N = 1 peak
+    at batch ``per_device`` and the model state it held (GB)."""
 
     device_assumed: bool = False
     per_device: float | None = None
@@ -163,10 +155,9 @@ class MemorySaid:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
-    """The network and the devices on it: the links, the most devices searched, the
-    device's catalogue record and watts, whether the link was assumed (none given, detected
-    or measured), and what each device holds per count and strategy (``memory``; None: one
-    device holds the model, or its memory is unknown)."""
+    """The network and the devices on it: whether the link was assumed (none given,
+    detected or measured), what each device holds (``memory``; None: one device holds the
+    model, or its memory is unknown)."""
 
     network: Network
     max_devices: int = 8
@@ -191,10 +182,9 @@ class Machine:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
-    """What the bench's runs of the model advised on say: the bench model whose runs
-    measure a term (None: a model given by numbers or by its size), its N > 1 runs, its
-    N = 1 run as it trained, what the runs rest on, the GPUs the bench's host had (None:
-    unknown) and whether its N > 1 runs saw the same samples on every rank."""
+    """What the bench's runs of the model advised on say: the model whose runs measure a
+    term (None: by numbers), the GPUs the bench's host had (None: unknown), whether its
+    N > 1 runs saw the same samples on every rank."""
 
     from_bench: bool = False
     own_model: str | None = None
@@ -207,12 +197,10 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: its configuration, the device
-    kind and threads of its N = 1 run, its step against the batch, the noise scale, the
-    communication measured over predicted (``comm_scale``, read from ``comm_levels``: the
-    N > 1 runs of the configuration, the family, its own), the largest batch its memory
-    allows and how it was found, its measured steps, its N = 1 step and FSDP's own work
-    in it, and notes on the rows it read."""
+    """What the bench measured of one model beside its step: the communication measured
+    over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
+    configuration, the family, its own), the largest batch its memory allows and how it
+    was found, its N = 1 step and FSDP's own work in it."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -233,9 +221,9 @@ class Bench:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
-    """Where each value came from: sources, warnings, every term not measured (by numbers,
-    the N > 1 priors apart: ``priors_said``), whether an input cannot be true (no count
-    above 1), and why this bench model where larger ones were passed over."""
+    """Where each value came from: every term not measured (by numbers, the N > 1 priors
+    apart), whether an input cannot be true, why this bench model where larger ones were
+    passed over."""
 
     sources: tuple[str | Finding, ...] = ()
     warnings: tuple[str | Finding, ...] = ()
@@ -248,11 +236,9 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings: the efficiency a count must keep, the price per device-hour,
-    the equilibrium's share of the best, the samples to train (at every batch where a
-    convergence model gives them), what the request left to a default, the steps of the
-    bench's noise scale, MLPerf's fastest system per count ((devices, minutes, system)) and
-    the record's changes at each end of every assumed term's range (``ends``)."""
+    """The search's settings: the equilibrium's share of the best (``threshold``), MLPerf's
+    fastest system per count ((devices, minutes, system)), the record's changes at each
+    end of every assumed term's range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
@@ -275,9 +261,7 @@ class Search:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benched:
-    """The bench's calibration of one model (``calibrate.calibration.calibrate``), in the
-    record's own parts: its step, the run it was benched at, the device its runs recorded,
-    and the rest of what the bench measured of it."""
+    """The bench's calibration of one model (``calibrate.calibration.calibrate``)."""
 
     model: StepModel
     run: Run

@@ -1,5 +1,5 @@
 """The :class:`Decision` in its parts and the parts of an advice beside it, as numbers
-(units in the names), rendered by ``advice.explain``."""
+(units in the names)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from gpuscale.advice.types import Finding, Reading
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Chosen:
-    """The count chosen and its row of the predictions: batches in samples, the speedup
-    over one device (x), its 80% interval, its two factors and their product, the
-    efficiency (fractions)."""
+    """The count chosen and its row: batches in samples, the speedup over one device (x),
+    its 80% interval and its two factors, efficiencies as fractions."""
 
     accelerators: int  # recommended (1 when no larger count qualifies)
     batch_per_device: float
@@ -30,8 +29,7 @@ class Chosen:
 
 @dataclass(frozen=True, slots=True)
 class HeldBack:
-    """A faster count that reached the target but whose speedup's 80% interval includes
-    1x (or any count above one, where an input cannot be true)."""
+    """A faster count that reached the target, its speedup's 80% interval including 1x."""
 
     accelerators: int
     speedup_low: float
@@ -39,9 +37,8 @@ class HeldBack:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Focus:
-    """Where the next step would go (the smallest count above the chosen, else the largest
-    predicted) and its row; ``rests_on``: ``predicted``, ``measured`` or
-    ``measured_below``."""
+    """The smallest count above the chosen (else the largest predicted) and its row;
+    ``rests_on``: ``predicted``, ``measured`` or ``measured_below``."""
 
     accelerators: int
     step_ms: float
@@ -52,9 +49,8 @@ class Focus:
     throughput_efficiency: float
     convergence_factor: float
     rests_on: str = "predicted"
-    # the samples to train there over one device's (``1 / convergence_factor``; None unless
-    # convergence caps the speedup); the step less what the model's terms leave of a
-    # measured one (None: the step is predicted)
+    # ``1 / convergence_factor`` where convergence caps the speedup; the step less the
+    # measured one's unexplained part (None: predicted)
     samples_ratio: float | None = None
     explained_ms: float | None = None
 
@@ -64,32 +60,23 @@ class Limit:
     """What limits the speedup at the focus count and what would change it."""
 
     dominant_term: str
-    # the step's overheads (ms) at the focus: fixed, wait, ddp, bandwidth, latency,
-    # unexplained (a measured step less the model's terms; 0 where the step is predicted)
+    # ms at the focus: fixed, wait, ddp, bandwidth, latency, unexplained (0: predicted)
     overheads_ms: dict[str, float]
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a key of focus.REMEDIES
-    # the efficiency at the focus were the dominant overhead gone (None: N = 1 or compute)
+    # the efficiency were the dominant overhead gone (None: N = 1 or compute)
     without_dominant_efficiency: float | None = None
-    # the other overheads, largest first, that must go with it to reach the target there
-    also_shrink: tuple[str, ...] = ()
-    # whether larger buckets (DDP's: the gradients fill more than one) or larger units (a
-    # sharded strategy's: the model is wrapped in more than one) would issue fewer
-    # collectives, each paying its latency
-    fewer_messages: bool = False
+    also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target
+    fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Counts:
-    """The device counts searched (``Machine.device_counts``: powers of two up to the most
-    allowed, past one node whole nodes) against the predictions' rows: ``every``, whether
-    they are every count from 1; ``pow2``, whether the most is a power of two;
-    ``per_node``, the devices a node holds (None: one node); ``off_nodes``, the counts the
-    powers-of-two rule gives that are not whole nodes; ``missing``, the counts searched
-    without a row; where the search stopped below the most allowed, above the focus count:
-    the counts not searched, those searched without a row, those flagged, and the fewest
-    whole nodes' devices above the most where a count the rule gives there is not whole
-    nodes (None: none)."""
+    """The device counts searched (``Machine.device_counts``) against the rows: whether
+    they are every count from 1, whether the most is a power of two, a node's devices
+    (None: one node), the counts not whole nodes, those without a row; above the focus,
+    where the search stopped early: those not searched, without a row, flagged; the
+    fewest whole nodes' devices above the most (None: none needed)."""
 
     searched: tuple[int, ...] = ()
     most: int = 1
@@ -118,20 +105,17 @@ class Decision:
     warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
-    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
-    # fixed cost; an assumed link), and the first term whose range moves the count: then
-    # the count is withheld (``count`` None) and that term is what to give or measure
+    # the count at each end of every assumed term's range; the first term whose range
+    # moves it withholds the count
     readings: tuple[Reading, ...] = ()
     withheld_by: str | None = None
-    # whether a count predicted holds the model (``advice.memory``): where none does,
-    # ``chosen`` is read as without memory and no count is advised
-    holds: bool = True
+    holds: bool = True  # whether a count predicted holds the model (``advice.memory``)
     counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property
     def count(self) -> int | None:
-        """The count recommended; None where no count holds the model, an assumed term's
-        range moves it, or an input cannot be true and one device cannot hold the model."""
+        """The count recommended; None where none holds the model, a range moves it, or
+        an input cannot be true above one device."""
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
@@ -141,18 +125,17 @@ class Decision:
         return {"accelerators": self.count, **asdict(self)}
 
     def short_alone(self) -> bool:
-        """Whether the step's overheads cap the focus count and it misses the target even
-        with its largest overhead gone (no one remedy is enough)."""
+        """Whether no one remedy is enough: the focus misses the target with its largest
+        overhead gone."""
         gone = self.limit.without_dominant_efficiency
         return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Equilibrium:
-    """The numbers that make the equilibrium picks, over the trusted predictions: the count
-    of the best efficiency and that efficiency; the speedup (x), efficiency and their product
-    at the speed x efficiency pick; the efficiency at the threshold pick, the next count
-    above it and its efficiency (None: none); the rows read."""
+    """The numbers of the equilibrium picks over the trusted rows: the best efficiency and
+    its count; the speed x efficiency pick's speedup, efficiency, product; the threshold
+    pick's efficiency and the next count above it (None: none)."""
 
     best_n: int
     best_efficiency: float
@@ -167,9 +150,8 @@ class Equilibrium:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules pick: the largest reaching the target efficiency, the fewest
-    device-hours (None: no price), the equilibrium picks by rule (``search.decision``) and
-    the numbers that make them."""
+    """The counts other rules pick: the largest reaching the target, the fewest
+    device-hours (None: no price), the equilibrium picks by rule and their numbers."""
 
     efficient: int | None
     cheapest: int | None
@@ -179,13 +161,10 @@ class Picks:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OneDeviceRow:
-    """The N = 1 row beside the bench's N = 1 run (``calibration.OneDevice``), ms: the row's
-    step; DDP's own work the first count above 1 adds (0: none); the samples per device and
-    optimizer step of the row and of the bench's run; the bench's step less the strategy's
-    own work (the no-sync step) and it less the row's (``gap_ms``); the share FSDP's own work
-    overstates the bench's step (``step / (step - fsdp_own)``; None unless
-    ``0 < fsdp_own < step``); the step predicted at the bench's batch and accumulation (None:
-    no bench run at N = 1)."""
+    """The N = 1 row beside the bench's N = 1 run (``calibration.OneDevice``), ms: DDP's
+    own work the first count above 1 adds; the samples per optimizer step of each; the
+    bench's no-sync step and its gap to the row's; ``overstated``: ``step / (step -
+    fsdp_own)`` (None unless ``0 < fsdp_own < step``); the step at the bench's batch."""
 
     step_ms: float = 0.0
     added_ddp_ms: float = 0.0
@@ -199,35 +178,34 @@ class OneDeviceRow:
 
 @dataclass(frozen=True, slots=True)
 class BreakEven:
-    """From where 2 devices train faster than 1 on this link (None: none sought or found;
-    the sizes NaN where the speedup falls with size), and this model beside it."""
+    """From where 2 devices train faster than 1 on this link (None: none found; NaN where
+    the speedup falls with size), and this model beside it."""
 
     compute_ms_per_grad_mb: float | None = None
     params: float | None = None
     target_efficiency_params: float | None = None
-    # this model's whole step (fixed cost included): its TFLOP/s and compute per gradient
-    # MB; the break-even's compute per gradient byte at that rate (FLOPs)
+    # this model's whole step: its TFLOP/s, compute per gradient MB; the break-even's
+    # FLOPs per gradient byte at that rate
     step_tflops: float | None = None
     own_ms_per_grad_mb: float | None = None
     flops_per_grad_byte: float | None = None
     flops_per_param: float | None = None  # FLOPs per parameter per sample
-    # this model's optimizer step and DDP's own work (ms) and the family's lines at its size
+    # ms: this model's optimizer step and DDP's own work, and the family's at its size
     own_optimizer_ms: float | None = None
     own_ddp_ms: float | None = None
     family_optimizer_ms: float | None = None
     family_ddp_ms: float | None = None
-    # this model's table on 2 devices: its throughput speedup, its speedup to a trained model
+    # on 2 devices: the throughput speedup, the speedup to a trained model
     pair_throughput_speedup: float | None = None
     pair_speedup: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedTerm:
-    """The fixed per-step costs (ms): the optimizer step on one device (0 where nothing
-    measured it) and on each device at the focus count (whole under DDP, the shard's ``1/n``
-    under FSDP); the ``fixed`` term there (``fixed_excess_ms``, ``excess_ms``) split into the
-    optimizer step's part (``opt_n - opt s``, ``s`` the samples per device and step at ``n``
-    over one device's) and the forward and backward's, the rest."""
+    """The fixed per-step costs (ms): the optimizer step on one device (0: not measured)
+    and at the focus (FSDP: its ``1/n`` shard); the ``fixed`` term's excess there split
+    into the optimizer's (``opt_n - opt s``, ``s`` the samples per device over one
+    device's) and the forward and backward's."""
 
     optimizer_ms: float = 0.0
     optimizer_at_focus_ms: float = 0.0
@@ -238,9 +216,8 @@ class FixedTerm:
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    """What qualifies the headline: the options the times rest on that were never given
-    (``defaults``), the steps of a noise scale measured over too few, another model than
-    the largest advised on (``model_note``), which benched model was advised on."""
+    """What qualifies the headline: the defaults the times rest on, the steps of a noise
+    scale measured over too few, why and which benched model was advised on."""
 
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
@@ -250,8 +227,7 @@ class Qualifiers:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RowSpan:
-    """A row's interval around its point as changes (fractions: ``low / point - 1``): the
-    step's ends and the speedup's."""
+    """A row's interval as changes from its point (``low / point - 1``)."""
 
     accelerators: int
     step_low: float
@@ -262,26 +238,21 @@ class RowSpan:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RowIntervals:
-    """The intervals the rows above one device carry and why the predicted rows' differ
-    from the model's error alone (``wider``: ``ranges``, the step at the ends of the ranges
-    of the terms not measured; ``floor``, its lower end no lower than its compute;
-    ``linear``, the speedup's upper end no higher than compute alone or linear allow;
-    ``growing``, the error's width growing past the counts measured; none where ``rule``,
-    the link class's calibrated rule of the speedup's interval, is the advice's)."""
+    """The rows' intervals above one device and why they differ from the model's error
+    (``wider``: ``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule``, the
+    link class's calibrated interval, is the advice's)."""
 
     rule: Finding | None = None
     spans: tuple[RowSpan, ...] = ()
     wider: tuple[str, ...] = ()
 
     def span(self, n: int) -> RowSpan:
-        """The span of the row at ``n`` devices."""
         return next(s for s in self.spans if s.accelerators == n)
 
 
 @dataclass(frozen=True, slots=True)
 class InputRate:
-    """The input pipeline's load: the samples/s the largest count predicted consumes, that
-    count, and each device's (each process's) share."""
+    """The samples/s the largest count predicted consumes, that count, each device's."""
 
     samples_per_s: float
     devices: int

@@ -1,6 +1,5 @@
-"""Bench runs as the advice reads them: which it may use (``trusted_runs``), a run's measured
-speedup (``Measured``), the runs at one count against their prediction (``MeasuredCount``)
-and those outside its interval (``Disagreement``)."""
+"""Bench runs as the advice reads them: a run's measured speedup (``Measured``), the runs at
+one count against their prediction (``MeasuredCount``), those outside its interval."""
 
 from __future__ import annotations
 
@@ -40,10 +39,8 @@ class Measured:
 
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
-    """The runs the bench measured at one count in a configuration the advice predicts,
-    set against that prediction once (``search.reconcile.measured_counts``): every view
-    reads its figure from here. ``speedups``: each run's throughput speedup against its
-    N = 1 run, as ``analyze --bench`` reads it."""
+    """The runs at one count in a configuration the advice predicts, set against that
+    prediction once (``search.reconcile.measured_counts``): every view reads it here."""
 
     accelerators: int
     batch_per_device: int
@@ -55,12 +52,11 @@ class MeasuredCount:
     weak_scaling: bool  # the prediction is the weak-scaling alternative's
     runs: tuple[Measured, ...]  # every run at the count in that configuration
     trusted: tuple[Measured, ...]  # unflagged, or flagged and allowed
-    speedups: tuple[float, ...]  # of each of ``runs``
+    speedups: tuple[float, ...]  # of each of ``runs``, against its N = 1 run
     measured_speedup: float  # the median of the runs used
     inside: bool  # within the predicted 80% interval
 
     def of(self, runs: tuple[Measured, ...]) -> list[float]:
-        """The speedups of ``runs``, some of ``self.runs``."""
         return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
 
     def to_dict(self) -> dict[str, object]:
@@ -86,7 +82,7 @@ class MeasuredCount:
 
     @property
     def left_out(self) -> tuple[Measured, ...]:
-        """Flagged runs not used (none where only flagged runs are there: those are used)."""
+        """Flagged runs not used (none where only flagged runs are there)."""
         if not self.trusted:
             return ()
         return tuple(m for m in self.runs if m.flagged and not m.allowed)
@@ -127,10 +123,9 @@ class RunsRead:
 
 @dataclass(frozen=True, slots=True)
 class Disagreement:
-    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration
-    (``weak_scaling``: the weak-scaling alternative's row). Speedups are in throughput, on
-    the advice's one-device baseline where the runs record samples/s; ``measured``: what
-    the row now says; ``predicted``: the model's, replaced."""
+    """Runs outside the predicted 80% interval of their configuration: ``measured``, what
+    the row now says (throughput, on the advice's one-device baseline where the runs record
+    samples/s); ``predicted``, the model's, replaced."""
 
     accelerators: int
     batch_per_device: int
@@ -150,5 +145,5 @@ class Disagreement:
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """The runs of a bench table an advice may use as they are: ok, not flagged."""
+    """The runs of a bench table that are ok and not flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

@@ -1,7 +1,6 @@
-"""The advice's vocabulary, as data: which term of the step a number is (``TermId``),
-where it came from (``Source``), how to measure it (``Measure``), what was found about
-the inputs (``Finding``) and why bench runs were refused (``Refusal``). Words render them
-(``advice.explain``) and are never read back."""
+"""The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
+from (``Source``), how to measure it (``Measure``), what was found about the inputs
+(``Finding``), why bench runs were refused (``Refusal``). Words render them, never read back."""
 
 from __future__ import annotations
 
@@ -75,8 +74,8 @@ BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """How to measure a term: words ``before`` a bench run (``bench``, None: words only)
-    and ``after`` it. Empty where the term is measured; rendered once, by ``str``."""
+    """How to measure a term: words ``before`` and ``after`` a bench run (None: words
+    only); empty where the term is measured."""
 
     before: str = ""
     bench: BenchRun | None = None
@@ -89,17 +88,16 @@ class Measure:
         return bool(self.before or self.bench or self.after)
 
     def short(self) -> str:
-        """The measure for the default view: what is said ``after`` left to ``--explain``."""
+        """The measure without what is said ``after`` (that is for ``--explain``)."""
         return f"{self.before}{self.bench.command()}" if self.bench else str(self)
 
     def in_words(self, said: str) -> Measure:
-        """This measure with its bench run said as ``said`` instead."""
         return Measure(f"{self.before}{said}{self.after}")
 
 
 class FindingKind(Code):
     """What was found about the inputs, each rendered by its template
-    (``data/advice_findings.json``, ``explain/findings.py``)."""
+    (``data/advice_findings.json``)."""
 
     RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
     RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
@@ -190,8 +188,7 @@ Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ..
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """Something found about the inputs: its ``kind`` and the named values it is about
-    (units in the names, ``_ms``, ``_tflops``; shares as fractions)."""
+    """A ``kind`` of finding and the named values it is about (units in the names)."""
 
     kind: FindingKind
     values: tuple[tuple[str, Value], ...] = ()
@@ -213,9 +210,8 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
-    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
-    advice chooses there, with its speedup."""
+    """One end (``low``, ``high``) of an assumed term's range (``flops_per_sample``,
+    ``fixed_cost``, ``link``) and the count chosen there, with its speedup."""
 
     term: str
     end: str
@@ -235,7 +231,7 @@ R = TypeVar("R")
 
 
 def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
-    """``f(value, *args)``, None where ``value`` is None (a field that may be absent)."""
+    """``f(value, *args)``, None where ``value`` is None."""
     if value is None:
         return None
     return f(value, *args)
@@ -252,9 +248,9 @@ class RefusalKind(Code):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A refusal of the bench runs as numbers: ``names``: the file's models, or the
-    columns missing; ``broken``: each model's device counts whose loss was not finite;
-    where every run failed, how many (``runs``) and the last one's status and error."""
+    """A refusal of the bench runs: ``names``, the file's models or the columns missing;
+    ``broken``, each model's device counts whose loss was not finite; where every run
+    failed, how many and the last one's status and error."""
 
     kind: RefusalKind
     where: str = ""
@@ -268,8 +264,8 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class LeftOut:
-    """The runs a refusal's bench left out: the flagged ``ok`` runs and their flags
-    ((kind, runs, an example reason)), said only where one was an N = 1 run (``single``)."""
+    """The flagged ``ok`` runs a refusal's bench left out and their flags ((kind, runs,
+    an example)), said only where one was an N = 1 run (``single``)."""
 
     left: int = 0
     single: bool = False

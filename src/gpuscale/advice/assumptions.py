@@ -37,23 +37,22 @@ def of_calibration(
     the order said: the machine's, the fixed cost, the bench's terms (``benched``; None: a
     model by numbers) or the numbers' N > 1 terms, the link class, the convergence, the
     input pipeline; each measure as the bench file advised on runs it (``as_run``)."""
-    host = cal.runs.host_devices
-    # the fixed cost's measure is the bench file's run already (``bench_basis``)
-    fixed = () if cal.model.fixed is None else (_fixed(cal.model.fixed, benched is not None),)
     link_class = tuple(filter(None, [_link_class(cal.machine.network.intra.name)]))
     if benched is not None:
         terms = (*_bench_terms(cal, req, benched), *link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         given = req.overlap is not None
         terms = (*link_class, _overlap(req.overlap, given, given, None), *cal.said.priors_said)
-
-    def remeasured(said: Assumption) -> Assumption:
-        again = said.term == TermId.CONVERGENCE  # whatever model or steps it names
-        return replace(said, measure=as_run(said.measure, cal.runs.evidence, host, again))
-
-    assumed = (*terms, _convergence(cal, req, converging))
-    machine = tuple(map(remeasured, cal.said.assumptions))
-    return (*machine, *fixed, *map(remeasured, assumed), input_pipeline())
+    terms += (_convergence(cal, req, converging),)
+    # the fixed cost's measure is the bench file's run already (``bench_basis``)
+    fixed = () if cal.model.fixed is None else (_fixed(cal.model.fixed, benched is not None),)
+    machine, found, host = len(cal.said.assumptions), cal.runs.evidence, cal.runs.host_devices
+    # the convergence's run: at counts the file holds, whatever model or steps it names
+    said = [
+        replace(a, measure=as_run(a.measure, found, host, a.term == TermId.CONVERGENCE))
+        for a in (*cal.said.assumptions, *terms)
+    ]
+    return (*said[:machine], *fixed, *said[machine:], input_pipeline())
 
 
 def _bench_terms(

@@ -1,7 +1,7 @@
-"""A model given by its numbers (:func:`from_numbers`, one step of ``build.build``, as
-``bench_basis.from_bench`` is the other): the step is split into a fixed per-step cost and
-per-sample work (``step_split.by_numbers``); what numbers do not say (overlap, DDP's own
-work, the wait) is assumed and said with the command that measures it."""
+"""A model given by its numbers (:func:`from_numbers`; ``bench_basis.from_bench`` is the
+other way to a calibration): the step split into a fixed per-step cost and per-sample work;
+what numbers do not say (overlap, DDP's own work, the wait) assumed from priors and said with
+the command that measures it; a transformer's shape as given."""
 
 from __future__ import annotations
 
@@ -9,26 +9,204 @@ from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibrate import fixed_split
-from gpuscale.advice.calibrate.shape import shape_findings
-from gpuscale.advice.calibrate.step_split import by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
+from gpuscale.advice.model.hardware import MIN_MFU, DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,
     REFERENCE_MEMORY_GBS,
+    Compute,
     ModelSpec,
+    rate_tflops,
+    work_ms,
 )
 from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
+from gpuscale.hardware.peaks import Peak
 from gpuscale.quantities import format_count, with_article
+
+# --params this far from the shape's count is said (a published count is rounded to a
+# few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
+PARAMS_AGREE = 0.05
+
+
+def shape_findings(
+    req: AdviceRequest, numbers: transformer.ShapeNumbers | None
+) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """(sources, warnings) of the transformer's shape (``numbers``: its, counted once):
+    what it gives and whether ``--params`` disagrees with it by more than
+    ``PARAMS_AGREE``; without a shape, under a sharded strategy, what is assumed instead."""
+    shape = req.shape
+    strategy = req.strategy or "ddp"
+    if shape is None or numbers is None:
+        if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
+            return (), ()
+        return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
+    source = _shape_source(shape)
+    counted = float(numbers.params)
+    one = next(a for a in numbers.activations if a.micro_batch == 1)
+    given = req.params is not None
+    found = Finding.of(
+        FindingKind.TRANSFORMER_SHAPE,
+        name=shape.name,
+        layers=shape.layers,
+        hidden=shape.hidden,
+        heads=shape.heads,
+        seq_len=shape.seq_len,
+        params=counted,
+        params_given=given,
+        flops_per_sample=req.flops_per_sample or numbers.flops_per_sample,
+        flops_given=req.flops_per_sample is not None,
+        attention_share=numbers.attention_share,
+        units=shape.layers,
+        unit_params=float(numbers.layer_params),
+        source=source,
+        # one sequence's (activations are per micro-batch); "default": the one assumed
+        activations_gb=one.total_gb,
+        checkpointing=req.checkpointing or "default",
+    )
+    off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
+    if abs(off) <= PARAMS_AGREE:
+        return (found,), ()
+    disagree = Finding.of(
+        FindingKind.PARAMS_NOT_SHAPE,
+        given=float(req.params),  # type: ignore[arg-type]
+        off=off,
+        shape_params=counted,
+        name=shape.name,
+    )
+    return (found,), (disagree,)
+
+
+def _shape_source(shape: transformer.TransformerShape) -> str:
+    """Where a preset comes from: its citation's first clause ("": a shape as given)."""
+    if not shape.source:
+        return ""
+    return transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
+
+
+def _split(
+    spec: ModelSpec,
+    per_device: int,
+    whole: float,
+    fixed: FixedCost,
+    dense: FixedCost | None,
+    memory_gbs: float | None,
+) -> tuple[Compute, tuple[Compute, ...], tuple[End, ...]]:
+    """The step's compute at the rate ``whole`` (TFLOP/s) less ``fixed``, DDP's work and
+    the wait from their priors (and at the priors' ends), and the same at each end of an
+    assumed range: the fixed cost's, or the FLOPs' low reading (``dense``)."""
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
+        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+            which: replace(
+                priors.with_priors(split, step_ms, which),
+                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
+            )
+            for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    ends = tuple(
+        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
+        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+    )
+    return compute, prior_range, ends
+
+
+def bounded(
+    fixed: FixedCost,
+    at: tuple[Peak, float, str],
+    points: tuple[int, float, float],
+    *,
+    flops_given: bool,
+    implied_by: str | None,
+) -> Finding | None:
+    """Where the device's peak (``at``: the peak, its TFLOP/s, the precision) raised the
+    fixed cost of the step ``points`` (batch, ms, FLOPs per sample) above the prior's low
+    end (None where it did not); FLOPs per sample not given, the step's two readings: a
+    transformer's (``floor_ms`` of it fixed) or a model doing more work per parameter (a
+    CNN: ``F = share x peak x work / batch``)."""
+    peak, peak_tflops, precision = at
+    batch, step_ms, flops = points
+    at_peak_ms = work_ms(batch, flops, peak_tflops)
+    at_most_ms = at_peak_ms / MIN_MFU
+    floor_ms = step_ms - at_most_ms
+    if floor_ms <= GPU_PRIOR.low_ms or fixed.source != Source.ASSUMED:
+        return None
+    label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
+    if not flops_given:
+        work = step_ms - fixed.ms
+        low, high = (share * peak_tflops * 1e12 * work / 1e3 / batch for share in (0.1, 0.5))
+        return Finding.of(
+            FindingKind.FLOPS_TWO_READINGS,
+            flops_per_sample=flops,
+            step_ms=step_ms,
+            share_pct=100 * at_peak_ms / step_ms,  # the step's rate over the peak
+            device=peak.device,
+            label=label,
+            peak_tflops=peak_tflops,
+            floor_ms=floor_ms,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            work_ms=work,
+            flops_low=low,
+            flops_high=high,
+        )
+    return Finding.of(
+        FindingKind.FIXED_BOUNDED,
+        flops_per_sample=flops,
+        batch=batch,
+        step_ms=step_ms,
+        at_peak_ms=at_peak_ms,
+        at_most_ms=at_most_ms,
+        label=label,
+        device=peak.device,
+        peak_tflops=peak_tflops,
+        implied_by=implied_by or None,
+        min_mfu=MIN_MFU,
+        floor_ms=floor_ms,
+        fixed_ms=fixed.ms,
+        prior_ms=GPU_PRIOR.ms,
+        prior_low_ms=GPU_PRIOR.low_ms,
+        prior_high_ms=GPU_PRIOR.high_ms,
+        like_ms=max(step_ms, GPU_PRIOR.high_ms),
+        measure=str(fixed.measure),
+    )
+
+
+def unbounded(fixed: FixedCost, device: str | None, link: str) -> Finding | None:
+    """Where the fixed cost is the prior's because no device's peak bounded it (None:
+    measured or entered)."""
+    if fixed.source != Source.ASSUMED:
+        return None
+    return Finding.of(
+        FindingKind.FIXED_UNBOUNDED,
+        device=device or None,
+        link=link,
+        fixed_ms=fixed.ms,
+        low_ms=fixed.low_ms,
+        high_ms=fixed.high_ms,
+        min_mfu=MIN_MFU,
+        measure=str(fixed.measure),
+    )
+
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -80,11 +258,13 @@ def from_numbers(
     # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
     peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    fastest = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
-    split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, fastest = split.whole_tflops, split.bound_tflops
+    compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
     precision = "bf16" if fastest and fastest != peaks[0] else precision
-    fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
@@ -99,9 +279,9 @@ def from_numbers(
     warnings += hardware.step_warnings(points)
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or not fastest:
-        bound = fixed_split.unbounded(fixed, device.name, link)
+        bound = unbounded(fixed, device.name, link)
     else:
-        bound = fixed_split.bounded(
+        bound = bounded(
             fixed,
             (peak, fastest, precision),
             (per_device, step_ms, spec.flops),
@@ -124,7 +304,7 @@ def from_numbers(
         spec=spec,
         compute=compute,
         fixed=fixed,
-        prior_range=split.prior_range,
+        prior_range=prior_range,
         error=priors.ERROR,
     )
     said = replace(
@@ -145,7 +325,7 @@ def from_numbers(
         ),
         machine=replace(machine, power=power),
         said=said,
-        search=Search(ends=split.ends),
+        search=Search(ends=ends),
     )
 
 

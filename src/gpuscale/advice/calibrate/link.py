@@ -15,19 +15,20 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.calibrate.host_link import of_host
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibration import Benched, Machine, Said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import (
     GPU_FABRICS,
     LINK_DEVICE,
+    NVLINK,
     PRESETS,
     board_link,
     own_link,
@@ -125,6 +126,43 @@ class LinkChoice:
     assumed: bool = False
     assumption: Assumption | None = None
     warning: Finding | None = None
+
+
+def of_host(
+    link: Link, board: str | None, gpus: int | None, device: str | None, seen: str | None
+) -> tuple[Finding | None, Assumption | None]:
+    """What says ``link``, the preset that a bench host of ``gpus`` GPUs of the model
+    ``device`` recorded (the link of ``board``, an NVLink baseboard's part): a finding, or,
+    where fewer than 2 GPUs (none recorded: its topology) measured no link, an assumption
+    (``seen``: this machine's detected preset, which the measure command names)."""
+    preset = link.name
+    if gpus is not None and gpus >= 2:
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=preset,
+            device=board,
+            busbw_gbs=link.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return said, None
+    generation = NVLINK.get(preset)
+    inferred = Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=preset, busbw_gbs=link.busbw_gbs),
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence(
+            "no_link_measured",
+            gpus=gpus,
+            preset=preset,
+            device=device or None,
+            links_per_gpu=getattr(generation, "links_per_gpu", None),
+            architecture=getattr(generation, "architecture", None),
+            board=board or None,
+        ),
+        measure=Measure(sentence("measure_link", detected=seen or None)),
+    )
+    return None, inferred
 
 
 def choose_link(

@@ -227,6 +227,7 @@ def from_numbers(
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
     params = float(req.model_params)  # type: ignore[arg-type]
+    shape_said, shape_warnings = shape_findings(req, numbers)
     # what the numbers leave unmeasured at N > 1, from priors
     ddp_copies = _copies(device, params * req.grad_bytes)
     ddp_work = _prior_assumed(priors.DDP_WORK, ddp_copies, bench_run(None, (1,)))
@@ -237,7 +238,6 @@ def from_numbers(
     most_accum = Run(batch=per_device).max_accum
     if req.shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
-    shape_said, shape_warnings = shape_findings(req, numbers)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
         params=params,
@@ -262,9 +262,20 @@ def from_numbers(
     fastest = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
+    precision = "bf16" if fastest and fastest != peaks[0] else precision
+    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
+    if peak is None or not fastest:
+        bound = unbounded(fixed, device.name, link)
+    else:
+        bound = bounded(
+            fixed,
+            (peak, fastest, precision),
+            (per_device, step_ms, spec.flops),
+            flops_given=flops_given,
+            implied_by=implied_by,
+        )
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
-    precision = "bf16" if fastest and fastest != peaks[0] else precision
     assumed = fixed.source == Source.ASSUMED
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
@@ -277,17 +288,6 @@ def from_numbers(
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
-    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or not fastest:
-        bound = unbounded(fixed, device.name, link)
-    else:
-        bound = bounded(
-            fixed,
-            (peak, fastest, precision),
-            (per_device, step_ms, spec.flops),
-            flops_given=flops_given,
-            implied_by=implied_by,
-        )
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,
         step_ms=step_ms,

@@ -1,15 +1,12 @@
-"""The calibration from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``from_numbers.from_numbers`` is the other): the model advised on, as benched and as asked
-(``calibration.advised``), on the bench host's machine, with what the model's runs say,
-its communication read on that machine, the step's error, the hardware, the family's
-break-even basis, and what the bench measured of the step's terms (``BenchTerms``, said
-as assumptions where ``build`` ends).
-"""
+"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other
+way): the model advised on (``calibration.advised``) on the bench host's machine, with what
+its runs say (:func:`of_model`), its communication read on that machine, the step's error,
+the power, the family's break-even basis, and the step's terms the bench measured."""
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -96,12 +93,6 @@ def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, .
     return Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
 
 
-def same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same samples."""
-    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
-
-
 def measured_runs(
     table: pd.DataFrame,
     model: str,
@@ -165,29 +156,14 @@ def weak_runs(
     return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
 
 
-def run_options(table: pd.DataFrame, cal: Benched, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on (``""`` where ``table`` holds
-    none)."""
-    like = runs_like(table, cal.bench.config_group, cal.device.name)
-    like &= table["model"] == cal.model.name
-    rows = table[like]
-    if rows.empty:
-        return ""
-    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-    row["strategy"] = req.strategy or row.get("strategy")
-    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
-    return f"{bench_options(row)}{out}"
-
-
 def _file(source: str | Path | None) -> str:
     """The results file as a shell word (``FILE`` where the table was given, not read)."""
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
 def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
-    """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while its step sat on a launch-bound floor, or more than twice
-    that batch."""
+    """A warning where ``per_device`` is above the one batch timed on a launch-bound floor,
+    or more than twice it."""
     floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
     if (
         cal.bench.shape is not None
@@ -205,46 +181,37 @@ def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRuns:
-    """The bench's rows on the calibrated model: its :class:`Runs`, why it was chosen, its
-    weak runs, the batch advised beyond the one timed."""
-
-    runs: Runs
-    chosen: Chosen
-    weak: WeakRuns | None
-    beyond: Finding | None
-
-
 def of_model(
-    bench: pd.DataFrame,
-    found: Usable,
-    calibrated: tuple[Benched, Benched],
-    req: AdviceRequest,
-    per_device: int,
-) -> ModelRuns:
-    """:class:`ModelRuns` of the model ``calibrated`` (as benched, as asked), advised at
-    ``per_device`` samples a device."""
+    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
+) -> tuple[Runs, WeakRuns | None]:
+    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
     table, (cal, benched) = found.table, calibrated
     name = cal.model.name
-    beyond = far_beyond_the_batch_timed(cal, per_device)
-    picked = Chosen("", 0.0)  # why this model where none was asked
-    if not req.model and req.params is None:
-        picked = chosen(bench, name, dict(found.broken))
     hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
     weak, evidence = weak_runs(table[hardware], name, req.bench)
-    run = run_options(table, cal, req)  # the bench command of the advised run, on its file
-    like = (cal.bench.config_group, cal.device.name, req.strategy)
+    if evidence is not None:  # the bench command of the run advised, on its file
+        like = runs_like(table, cal.bench.config_group, cal.device.name)
+        rows = table[like & (table["model"] == name)]
+        run = ""
+        if not rows.empty:
+            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+            row["strategy"] = req.strategy or row.get("strategy")
+            out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+            run = f"{bench_options(row)}{out}"
+        evidence = replace(evidence, run=run)
+    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
+    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
     runs = Runs(
         from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
-        evidence=None if evidence is None else replace(evidence, run=run),
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        evidence=evidence,
         host_devices=most_host_devices(table),
-        same_samples=same_samples(bench, name),
+        # a run whose ranks saw the same samples
+        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
         # a model given by its size has no bench run of its own
         one_device=None if req.params is not None else one_device(benched),
     )
-    return ModelRuns(runs=runs, chosen=picked, weak=weak, beyond=beyond)
+    return runs, weak
 
 
 def from_bench(
@@ -255,17 +222,19 @@ def from_bench(
     found: Usable,
     calibrated: tuple[Benched, Benched],
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration on ``machine`` (``said``: where it came from) of the model advised
-    on, ``calibrated`` (as benched, as asked) from the runs ``found`` usable, and what the
-    bench measured of the step's terms."""
+    """The calibration on ``machine`` (``said``: where it came from) of the model
+    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
+    bench measured."""
     table, (cal, benched) = found.table, calibrated
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
-    runs = of_model(bench, found, (cal, benched), req, per_device)
-    host_devices = runs.runs.host_devices
+    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
+    picked = Chosen("", 0.0)  # why this model where none was asked
+    if not req.model and req.params is None:
+        picked = chosen(bench, cal.model.name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
@@ -296,30 +265,33 @@ def from_bench(
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = remeasure.as_run(fixed.measure, runs.runs.evidence, host_devices)
+    fixed_measure = remeasure.as_run(fixed.measure, runs.evidence, runs.host_devices)
     # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
     # the broken models --allow-flagged could not, weak runs, why this model where none was
     # asked), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(runs.weak)
-    passed_over, others = chosen_said(runs.chosen)
+    weak, weak_in_full = weak_evidence(weak_runs_of)
+    passed_over, others = chosen_said(picked)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     # the step's terms as the bench measured them: the overlap, the strategy's own work
     # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
+    jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
+    if len(jitter) > 1 and mean_ms > 0:  # standard deviation (n - 1) over the mean
+        spread = float(np.std(jitter, ddof=1)) / mean_ms
     terms = BenchTerms(
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
         own_ms=per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params),
-        spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
+        spread=spread,
         held=compute.held_slowdown(),
     )
     warnings = (
         *said.warnings,
         *(w for w in (allowed, weak, fell) if w),
-        *filter(None, [runs.beyond]),
+        *filter(None, [far_beyond_the_batch_timed(cal, per_device)]),
     )
     said = replace(
         said,
@@ -349,7 +321,7 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    runs_of = replace(runs.runs, own_model=bench_model)
+    runs_of = replace(runs, own_model=bench_model)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
         model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
@@ -370,10 +342,3 @@ def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
         settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
     said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
     return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
-
-
-def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
-    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
-    if len(jitter) < 2 or not mean_ms > 0:
-        return None
-    return float(np.std(jitter, ddof=1)) / mean_ms

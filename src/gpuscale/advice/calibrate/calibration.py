@@ -1,18 +1,15 @@
-"""The bench's calibration of one model (:func:`calibrate`) and of the model advised on
-(:func:`advised`).
+"""The bench's calibration of one model (:func:`calibrate`), of the model advised on
+(:func:`advised`) and its error left out (:func:`step_error`), on unflagged rows only.
 
 * Compute: the fixed per-step cost and per-sample rate of the model's N = 1 run
-  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R`` fitted over
-  its members), its step against the batch where it ran at several (``fits``); its
-  calibration point is reproduced exactly.
+  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R``), its step
+  against the batch where it ran at several (``fits``); the calibration point reproduced.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
   median over the other models of the configuration.
 
-Only unflagged rows of the configuration advised on are used; what was left out is said.
-A model given by its size (``--params``) takes its family's calibration
-(:func:`representative`, :func:`adopt`): the family asked for, else the bench's nearest in
-FLOPs per parameter (log distance); within it the member nearest in parameters."""
+A model given by its size (``--params``) takes its family's calibration: the family asked
+for, else the nearest in FLOPs per parameter (log distance); in it the nearest in size."""
 
 from __future__ import annotations
 
@@ -311,10 +308,8 @@ def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1 from a bench file: leave-one-out over the
-    bench's models with N > 1 rows of the configuration advised on (each calibrated on the
-    others, ``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it
-    (``priors.with_own_runs``)."""
+    """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
+    others (``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it."""
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:

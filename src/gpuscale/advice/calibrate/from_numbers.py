@@ -29,7 +29,6 @@ from gpuscale.advice.remeasure import bench_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
-from gpuscale.hardware.peaks import Peak
 from gpuscale.quantities import format_count, with_article
 
 # --params this far from the shape's count is said (a published count is rounded to a
@@ -49,7 +48,9 @@ def shape_findings(
         if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
             return (), ()
         return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
-    source = _shape_source(shape)
+    source = ""  # a preset's: its citation's first clause
+    if shape.source:
+        source = transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
     counted = float(numbers.params)
     one = next(a for a in numbers.activations if a.micro_batch == 1)
     given = req.params is not None
@@ -83,13 +84,6 @@ def shape_findings(
         name=shape.name,
     )
     return (found,), (disagree,)
-
-
-def _shape_source(shape: transformer.TransformerShape) -> str:
-    """Where a preset comes from: its citation's first clause ("": a shape as given)."""
-    if not shape.source:
-        return ""
-    return transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
 
 
 def _split(
@@ -129,25 +123,40 @@ def _split(
     return compute, prior_range, ends
 
 
-def bounded(
+def _bound(
     fixed: FixedCost,
-    at: tuple[Peak, float, str],
+    device: DeviceRecord,
+    at: tuple[float | None, str],
     points: tuple[int, float, float],
     *,
     flops_given: bool,
     implied_by: str | None,
+    link: str,
 ) -> Finding | None:
-    """Where the device's peak (``at``: the peak, its TFLOP/s, the precision) raised the
-    fixed cost of the step ``points`` (batch, ms, FLOPs per sample) above the prior's low
-    end (None where it did not); FLOPs per sample not given, the step's two readings: a
-    transformer's (``floor_ms`` of it fixed) or a model doing more work per parameter (a
-    CNN: ``F = share x peak x work / batch``)."""
-    peak, peak_tflops, precision = at
+    """Why an assumed fixed cost is what it is (None: measured, entered, or not raised):
+    no peak bounded it (``at``: the peak's TFLOP/s, None without one, and the precision),
+    or the peak raised it above the prior's low end for the step ``points`` (batch, ms,
+    FLOPs per sample); FLOPs per sample not given, the step's two readings: a transformer's
+    (``floor_ms`` of it fixed) or more work per parameter (``F = share x peak x work / b``)."""
+    if fixed.source != Source.ASSUMED:
+        return None
+    peak, (peak_tflops, precision) = device.peak, at
+    if peak is None or not peak_tflops:
+        return Finding.of(
+            FindingKind.FIXED_UNBOUNDED,
+            device=device.name or None,
+            link=link,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            min_mfu=MIN_MFU,
+            measure=str(fixed.measure),
+        )
     batch, step_ms, flops = points
     at_peak_ms = work_ms(batch, flops, peak_tflops)
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
-    if floor_ms <= GPU_PRIOR.low_ms or fixed.source != Source.ASSUMED:
+    if floor_ms <= GPU_PRIOR.low_ms:
         return None
     label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
     if not flops_given:
@@ -187,23 +196,6 @@ def bounded(
         prior_low_ms=GPU_PRIOR.low_ms,
         prior_high_ms=GPU_PRIOR.high_ms,
         like_ms=max(step_ms, GPU_PRIOR.high_ms),
-        measure=str(fixed.measure),
-    )
-
-
-def unbounded(fixed: FixedCost, device: str | None, link: str) -> Finding | None:
-    """Where the fixed cost is the prior's because no device's peak bounded it (None:
-    measured or entered)."""
-    if fixed.source != Source.ASSUMED:
-        return None
-    return Finding.of(
-        FindingKind.FIXED_UNBOUNDED,
-        device=device or None,
-        link=link,
-        fixed_ms=fixed.ms,
-        low_ms=fixed.low_ms,
-        high_ms=fixed.high_ms,
-        min_mfu=MIN_MFU,
         measure=str(fixed.measure),
     )
 
@@ -253,7 +245,6 @@ def from_numbers(
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (ddp_work, spread)
     precision = req.gradient_precision
-    peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
     peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
@@ -263,17 +254,15 @@ def from_numbers(
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     precision = "bf16" if fastest and fastest != peaks[0] else precision
-    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or not fastest:
-        bound = unbounded(fixed, device.name, link)
-    else:
-        bound = bounded(
-            fixed,
-            (peak, fastest, precision),
-            (per_device, step_ms, spec.flops),
-            flops_given=flops_given,
-            implied_by=implied_by,
-        )
+    bound = _bound(
+        fixed,
+        device,
+        (fastest, precision),
+        (per_device, step_ms, spec.flops),
+        flops_given=flops_given,
+        implied_by=implied_by,
+        link=link,
+    )
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
     assumed = fixed.source == Source.ASSUMED

@@ -230,6 +230,7 @@ def from_bench(
     per_device = req.batch or cal.run.batch  # as advised
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
+    beyond = far_beyond_the_batch_timed(cal, per_device)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
     picked = Chosen("", 0.0)  # why this model where none was asked
@@ -291,7 +292,7 @@ def from_bench(
     warnings = (
         *said.warnings,
         *(w for w in (allowed, weak, fell) if w),
-        *filter(None, [far_beyond_the_batch_timed(cal, per_device)]),
+        *filter(None, [beyond]),
     )
     said = replace(
         said,

@@ -1,10 +1,7 @@
 """The calibration, built once: ``build(request, data)`` -> ``Calibration``. In a row: the
-bench rows an advice may use (``rows.usable``) and the model calibrated on them
-(``calibration.advised``), the machine (``link.machine_of``, on the bench host's), the
-model from the bench (``bench_basis.from_bench``) or from numbers
-(``from_numbers.from_numbers``), then the convergence, the memory check and the search's
-settings, with the record's changes at each end of every assumed term's range, and every
-term as an assumption, said once (``assumptions.of_calibration``)."""
+bench rows an advice may use and the model calibrated on them, the machine (on the bench
+host's), the model from the bench or from numbers, the convergence, the memory check
+(:func:`memory_check`) and the search's settings, with each assumed range's ends."""
 
 from __future__ import annotations
 
@@ -165,16 +162,18 @@ def memory_check(
     bench: pd.DataFrame | None,
     numbers: ShapeNumbers | None = None,
 ) -> tuple[MemoryCheck | None, MemorySaid]:
-    """The memory check of the model advised on (None: a device of unknown memory) and the
-    numbers its words rest on; with no device named, recorded or implied, on
-    ``REFERENCE_DEVICE``; ``numbers``: a transformer shape's, its activations at every
-    micro-batch a count runs."""
+    """The memory check of the model advised on (None: a device of unknown memory; none
+    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on;
+    ``numbers``: a transformer shape's, its activations at every micro-batch a count runs."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
     rows = _model_rows(bench, cal)
     memory = _device_memory(cal, rows)
-    peak_gb = _peak_gb(rows)
+    peaks = None if rows is None else rows.get("peak_memory_bytes")
+    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs
+    if peaks is not None and peaks.notna().any():
+        peak_gb = float(peaks.dropna().median()) / BYTES_PER_GB
     assumed = memory is None and cal.runs.own_model is None and not machine.device.name
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
@@ -242,11 +241,3 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     if part is None:
         return None
     return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
-
-
-def _peak_gb(rows: pd.DataFrame | None) -> float | None:
-    """The median peak memory (GB) of the model's N = 1 runs (None: none measured)."""
-    if rows is None or "peak_memory_bytes" not in rows:
-        return None
-    peaks = rows["peak_memory_bytes"].dropna()
-    return float(peaks.median()) / BYTES_PER_GB if len(peaks) else None

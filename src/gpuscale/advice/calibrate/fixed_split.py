@@ -1,16 +1,9 @@
-"""The fixed per-step cost where data fix it (``model/fixed_cost.py``: the line, the prior).
-
-A bench model's (:func:`split`, from its N = 1 run): measured where the bench timed two
-batches (the plain step's intercept less the optimizer), checked against the device's peak
-(``fixed_cost.within_peak``); FSDP's own work at N = 1 (:func:`fsdp_fixed`); fitted from
-its family's (else its configuration's) rate; else assumed (:func:`unmeasured`): on a GPU
-the device prior less the optimizer step, at most the step less its work at the peak; on
-a CPU none (the GPU's prior is kernel launches), the whole step taken as work.
-
-By numbers (:func:`bounded`, :func:`unbounded`): why an assumed fixed cost is what it is,
-the prior narrowed by the step's work at ``MIN_MFU`` of the device's peak, or the prior's
-alone where no peak bounds it.
-"""
+"""A bench model's fixed per-step cost where data fix it (:func:`split`, from its N = 1 run;
+``model/fixed_cost.py``: the line, the prior): measured where the bench timed two batches
+(the plain step's intercept less the optimizer), checked against the device's peak; FSDP's
+own work at N = 1; fitted from its family's (else its configuration's) rate; else assumed
+(:func:`unmeasured`): on a GPU the device prior less the optimizer step, at most the step
+less its work at the peak; on a CPU none (the GPU's prior is kernel launches)."""
 
 from __future__ import annotations
 

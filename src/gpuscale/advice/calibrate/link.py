@@ -1,12 +1,7 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device (named, recorded by a bench, or the link's) and the device
-count they allow, each with a finding on where it came from.
-
-An advice from a bench file predicts the host benched (:class:`BenchHost`, as its rows
-record it), which need not be this one: its link stands where none is given, measured or
-detected here, or where this machine detected another; its cores cap the CPU processes
-(gloo) one host runs.
-"""
+the measured curves, the device and the device count, each with where it came from. From a
+bench file, the host benched (:class:`BenchHost`): its link stands where none is given,
+measured or detected here, or this machine detected another; its cores cap CPU processes."""
 
 from __future__ import annotations
 
@@ -131,10 +126,9 @@ class LinkChoice:
 def of_host(
     link: Link, board: str | None, gpus: int | None, device: str | None, seen: str | None
 ) -> tuple[Finding | None, Assumption | None]:
-    """What says ``link``, the preset that a bench host of ``gpus`` GPUs of the model
-    ``device`` recorded (the link of ``board``, an NVLink baseboard's part): a finding, or,
-    where fewer than 2 GPUs (none recorded: its topology) measured no link, an assumption
-    (``seen``: this machine's detected preset, which the measure command names)."""
+    """What says ``link``, the preset a bench host of ``gpus`` GPUs of the model ``device``
+    recorded (``board``: the NVLink baseboard's part): a finding, or where fewer than 2 GPUs
+    measured no link, an assumption (``seen``: this machine's detected preset)."""
     preset = link.name
     if gpus is not None and gpus >= 2:
         said = Finding.of(
@@ -171,10 +165,8 @@ def choose_link(
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
-    else the one the preset given or detected implies (a measured link implies none); a
-    warning where an NVLink given is not the link of the part named (an RTX 4090 has none,
-    an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the predictions take it as
-    given, the answer says so first."""
+    else the one the preset implies; a warning where an NVLink given is not the named part's
+    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge)."""
     detected = maybe(Topology.preset, topology)
     custom = req.busbw_gbs is not None
     preset = None if custom else req.interconnect or detected
@@ -228,12 +220,10 @@ def choose_link(
 def device_cap(
     req: AdviceRequest, topology: Topology | None, host: BenchHost | None
 ) -> tuple[int, int, tuple[Finding, ...], tuple[Finding, ...]]:
-    """The nodes a count searched may span, the most devices searched, and the findings
-    where something capped them, said before and after the link: more devices than the
-    nodes hold spill onto other nodes (never one node of 16 GPUs on NVLink); on one node,
-    the topology's GPUs (a one-GPU topology: nothing to compare); CPU (gloo) processes at
-    the bench host's cores (this machine's where its rows record none) // threads per
-    process."""
+    """The nodes a count may span, the most devices searched, and the findings where
+    something capped them (said before and after the link): devices beyond the nodes spill
+    onto more nodes; on one node, the topology's GPUs; CPU (gloo) processes at the bench
+    host's cores (else this machine's) // threads per process."""
     nodes = req.nodes
     before: tuple[Finding, ...] = ()
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:

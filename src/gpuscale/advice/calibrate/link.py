@@ -123,42 +123,6 @@ class LinkChoice:
     warning: Finding | None = None
 
 
-def of_host(
-    link: Link, board: str | None, gpus: int | None, device: str | None, seen: str | None
-) -> tuple[Finding | None, Assumption | None]:
-    """What says ``link``, the preset a bench host of ``gpus`` GPUs of the model ``device``
-    recorded (``board``: the NVLink baseboard's part): a finding, or where fewer than 2 GPUs
-    measured no link, an assumption (``seen``: this machine's detected preset)."""
-    preset = link.name
-    if gpus is not None and gpus >= 2:
-        said = Finding.of(
-            K.LINK_OF_BENCH_HOST,
-            name=preset,
-            device=board,
-            busbw_gbs=link.busbw_gbs,
-            detected=seen,  # this machine's GPUs of another link
-        )
-        return said, None
-    generation = NVLINK.get(preset)
-    inferred = Assumption(
-        term=TermId.LINK,
-        value=sentence("link_value", preset=preset, busbw_gbs=link.busbw_gbs),
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
-        source=Source.ASSUMED,
-        basis=sentence(
-            "no_link_measured",
-            gpus=gpus,
-            preset=preset,
-            device=device or None,
-            links_per_gpu=getattr(generation, "links_per_gpu", None),
-            architecture=getattr(generation, "architecture", None),
-            board=board or None,
-        ),
-        measure=Measure(sentence("measure_link", detected=seen or None)),
-    )
-    return None, inferred
-
-
 def choose_link(
     req: AdviceRequest, topology: Topology | None, measured: bool, host: BenchHost | None
 ) -> LinkChoice:
@@ -197,9 +161,34 @@ def choose_link(
             K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
         )
         return LinkChoice(chosen, said, device, warning=mismatch)
-    if host is not None and benched:
-        said, inferred = of_host(chosen, host_board, host.gpus, host.device, seen)
-        return LinkChoice(chosen, said, device, inferred is not None and detected is None, inferred)
+    if host is not None and benched and host.gpus is not None and host.gpus >= 2:
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=chosen.name,
+            device=host_board,
+            busbw_gbs=chosen.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return LinkChoice(chosen, said, device)
+    if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
+        generation = NVLINK.get(chosen.name)
+        inferred = Assumption(
+            term=TermId.LINK,
+            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=sentence(
+                "no_link_measured",
+                gpus=host.gpus,
+                preset=chosen.name,
+                device=host.device or None,
+                links_per_gpu=getattr(generation, "links_per_gpu", None),
+                architecture=getattr(generation, "architecture", None),
+                board=host_board or None,
+            ),
+            measure=Measure(sentence("measure_link", detected=seen or None)),
+        )
+        return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:

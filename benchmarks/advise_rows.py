@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 
 from gpuscale.advice.api import advise_by_keywords as advise
-from gpuscale.advice.calibrate.bench_basis import step_error
-from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate.calibration import calibrate, step_error
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import default_model
 from gpuscale.advice.model.priors import from_residuals

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 
 from gpuscale.advice.api import advise
-from gpuscale.advice.calibrate.model_runs import measured_runs
+from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.request import AdviceRequest

@@ -12,7 +12,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.model_runs import measured_runs
+from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.against_measured import against_measured
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.search.reconcile import measured_counts

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-import gpuscale.advice.calibrate.bench_basis as bench_error
 import gpuscale.advice.calibrate.calibration as calibration
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
@@ -54,9 +53,8 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
         return original(table, model)
 
     # the model advised on is calibrated in calibration.advised, those left out in
-    # bench_basis.step_error
+    # calibration.step_error
     monkeypatch.setattr(calibration, "calibrate", counted)
-    monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]

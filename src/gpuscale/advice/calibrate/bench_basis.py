@@ -1,36 +1,216 @@
-"""The calibration from a bench file (:func:`from_bench`, one step of ``build.build``, as
-``from_numbers.from_numbers`` is the other): the model advised on, as benched and as asked
-(``calibration.advised``), on the bench host's machine, with what the model's runs say,
-its communication read on that machine, the step's error, the hardware, the family's
-break-even basis, and what the bench measured of the step's terms (``BenchTerms``, said
-as assumptions where ``build`` ends).
-"""
+"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other
+way): the model advised on (``calibration.advised``) on the bench host's machine, with what
+its runs say (:func:`of_model`), its communication read on that machine, the step's error,
+the power, the family's break-even basis, and the step's terms the bench measured."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumed import BenchTerms, as_run
-from gpuscale.advice.calibrate import fits, measured, model_runs
-from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate.calibration import step_error
 from gpuscale.advice.calibrate.measured import read_comm
-from gpuscale.advice.calibrate.rows import CalibrationError, Usable
-from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
-from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
-from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibration import (
+    Benched,
+    Calibration,
+    Machine,
+    OneDevice,
+    Run,
+    Runs,
+    Said,
+    StepModel,
+)
+from gpuscale.advice.explain.runs import (
+    Chosen,
+    WeakRuns,
+    allowed_warning,
+    chosen_said,
+    weak_evidence,
+)
+from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import per_step_ms, step_of
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.interconnect.network import Network
+from gpuscale.bench.evidence import labels, remedy
+from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import weak as too_short
+from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import joined
+from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench import one_device as at_one_device
+from gpuscale.tables.bench_runs import bench_options, runs_like
+
+# What the advice compares of the model's runs (the device's name compared apart).
+_HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
+
+
+def one_device(cal: Benched) -> OneDevice | None:
+    """The calibrated N = 1 run as it trained, with the strategy's own work in it."""
+    bench, run, compute = cal.bench, cal.run, cal.model.compute
+    if not bench.one_step_ms > 0:
+        return None
+    own = run.accum * compute.one_rank_own_ms  # FSDP's, where its bare step was timed
+    if run.strategy == "ddp":
+        own = per_step_ms(compute.ddp_ms_per_mparam, cal.model.spec.params)
+    return OneDevice(
+        bench.one_step_ms,
+        run.batch,
+        run.accum,
+        run.strategy,
+        own,
+        config_group=bench.config_group,
+        device_name=cal.device.name,
+        fsdp_own_ms=bench.one_step_own_ms if run.strategy == "fsdp" else 0.0,
+    )
+
+
+def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
+    """Why the model advised on (``name``) was chosen where none was asked (``broken``: each
+    model's counts whose loss was not finite)."""
+    sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
+    if name not in sizes:
+        return Chosen("", 0.0)
+    larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
+    passed = tuple(
+        (str(m), float(size), table[table["model"] == m], broken.get(str(m)))
+        for m, size in larger.items()
+    )
+    others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
+    return Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
+
+
+def measured_runs(
+    table: pd.DataFrame,
+    model: str,
+    allow_flagged: bool,
+    like: tuple[str, str | None, str | None] | None = None,
+) -> list[Measured]:
+    """The model's N > 1 throughput speedups, flagged as the bench flags them; with ``like``
+    (configuration group, device name, strategy), only runs like it."""
+    scaling = bench_scaling(table)
+    base_batch = at_one_device(scaling, "batch_per_device")
+    base_accum = at_one_device(scaling, "accum")
+    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    if like is not None and len(scaling):
+        of &= runs_like(scaling, *like)
+    rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = at_one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
+        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
+        return found.remedy() if weak and found is not None else ""
+
+    return [
+        Measured(
+            devices=int(r.accelerators),
+            speedup=float(r.speedup),
+            flagged=bool(r.flagged),
+            batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
+            accum=int(r.accum),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
+            samples_per_s=float(r.samples_per_s),
+            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
+        )
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
+    ]
+
+
+def weak_runs(
+    table: pd.DataFrame, model: str, source: str | Path | None = None
+) -> tuple[WeakRuns | None, Support | None]:
+    """The runs of ``model`` the advice uses that are weak evidence (None when none is) and
+    what they give."""
+    rows = trusted_runs(table[table["model"] == model])
+    weak = rows[rows["evidence"] == "weak"]
+    found = support(rows, table)
+    if weak.empty or found is None:
+        return None, found
+    kinds = tuple(labels(weak["evidence_kinds"]))
+    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.caveats.measure_first``), the warning only that they are weak
+    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
+    full = found.remedy(basis=True)
+    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
+
+
+def _file(source: str | Path | None) -> str:
+    """The results file as a shell word (``FILE`` where the table was given, not read)."""
+    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+
+
+def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
+    """A warning where ``per_device`` is above the one batch timed on a launch-bound floor,
+    or more than twice it."""
+    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
+    if (
+        cal.bench.shape is not None
+        or per_device <= timed
+        or (per_device <= 2 * timed and not floor)
+    ):
+        return None
+    return Finding.of(
+        K.BEYOND_BATCH,
+        batch=per_device,
+        times=per_device / timed,
+        timed=timed,
+        floor=floor,
+        model=cal.model.name,
+    )
+
+
+def of_model(
+    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
+) -> tuple[Runs, WeakRuns | None]:
+    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
+    table, (cal, benched) = found.table, calibrated
+    name = cal.model.name
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
+    weak, evidence = weak_runs(table[hardware], name, req.bench)
+    if evidence is not None:  # the bench command of the run advised, on its file
+        like = runs_like(table, cal.bench.config_group, cal.device.name)
+        rows = table[like & (table["model"] == name)]
+        run = ""
+        if not rows.empty:
+            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+            row["strategy"] = req.strategy or row.get("strategy")
+            out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+            run = f"{bench_options(row)}{out}"
+        evidence = replace(evidence, run=run)
+    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
+    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    runs = Runs(
+        from_bench=True,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        evidence=evidence,
+        host_devices=most_host_devices(table),
+        # a run whose ranks saw the same samples
+        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
+        # a model given by its size has no bench run of its own
+        one_device=None if req.params is not None else one_device(benched),
+    )
+    return runs, weak
 
 
 def from_bench(
@@ -41,17 +221,20 @@ def from_bench(
     found: Usable,
     calibrated: tuple[Benched, Benched],
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration on ``machine`` (``said``: where it came from) of the model advised
-    on, ``calibrated`` (as benched, as asked) from the runs ``found`` usable, and what the
-    bench measured of the step's terms."""
+    """The calibration on ``machine`` (``said``: where it came from) of the model
+    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
+    bench measured."""
     table, (cal, benched) = found.table, calibrated
     params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
+    beyond = far_beyond_the_batch_timed(cal, per_device)
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
-    of_model = model_runs.of_model(bench, found, (cal, benched), req, per_device)
-    host_devices = of_model.runs.host_devices
+    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
+    picked = Chosen("", 0.0)  # why this model where none was asked
+    if not req.model and req.params is None:
+        picked = chosen(bench, cal.model.name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
@@ -82,30 +265,33 @@ def from_bench(
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = as_run(fixed.measure, of_model.runs.evidence, host_devices)
+    fixed_measure = as_run(fixed.measure, runs.evidence, runs.host_devices)
     # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
     # the broken models --allow-flagged could not, weak runs, why this model where none was
     # asked), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(of_model.weak)
-    passed_over, others = chosen_said(of_model.chosen)
+    weak, weak_in_full = weak_evidence(weak_runs_of)
+    passed_over, others = chosen_said(picked)
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     # the step's terms as the bench measured them: the overlap, the strategy's own work
     # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
+    jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
+    if len(jitter) > 1 and mean_ms > 0:  # standard deviation (n - 1) over the mean
+        spread = float(np.std(jitter, ddof=1)) / mean_ms
     terms = BenchTerms(
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
         own_ms=per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params),
-        spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
+        spread=spread,
         held=compute.held_slowdown(),
     )
     warnings = (
         *said.warnings,
         *(w for w in (allowed, weak, fell) if w),
-        *filter(None, [of_model.beyond]),
+        *filter(None, [beyond]),
     )
     said = replace(
         said,
@@ -135,7 +321,7 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    runs_of = replace(of_model.runs, own_model=bench_model)
+    runs_of = replace(runs, own_model=bench_model)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
         model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
@@ -156,50 +342,3 @@ def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
         settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
     said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
     return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
-
-
-def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
-    """The N = 1 steps' standard deviation (n - 1) over their mean; None under two."""
-    if len(jitter) < 2 or not mean_ms > 0:
-        return None
-    return float(np.std(jitter, ddof=1)) / mean_ms
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1 from a bench file: leave-one-out over the
-    bench's models with N > 1 rows of the configuration advised on (each calibrated on the
-    others, ``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it
-    (``priors.with_own_runs``)."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other, _ = read_comm(calibrate(rest, model), rest, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        same_kind = other.bench.device_kind == cal.bench.device_kind
-        if not same_kind or other.device.name != cal.device.name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Benched, ns: list[int]) -> list[float | None]:
-        run = other.run
-        if run.overlap is None and other.bench.device_kind == "cpu":
-            run = replace(run, overlap=0.0)  # as the advice itself does
-        scaled = network.scaled(other.bench.comm_scale)
-        model = other.model
-        return [
-            step_of(
-                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
-            ).step_ms
-            for n in ns
-        ]
-
-    ok = trusted_runs(table)
-    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )

@@ -1,18 +1,15 @@
-"""The bench's calibration of one model (:func:`calibrate`) and of the model advised on
-(:func:`advised`).
+"""The bench's calibration of one model (:func:`calibrate`), of the model advised on
+(:func:`advised`) and its error left out (:func:`step_error`), on unflagged rows only.
 
 * Compute: the fixed per-step cost and per-sample rate of the model's N = 1 run
-  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R`` fitted over
-  its members), its step against the batch where it ran at several (``fits``); its
-  calibration point is reproduced exactly.
+  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R``), its step
+  against the batch where it ran at several (``fits``); the calibration point reproduced.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
   median over the other models of the configuration.
 
-Only unflagged rows of the configuration advised on are used; what was left out is said.
-A model given by its size (``--params``) takes its family's calibration
-(:func:`representative`, :func:`adopt`): the family asked for, else the bench's nearest in
-FLOPs per parameter (log distance); within it the member nearest in parameters."""
+A model given by its size (``--params``) takes its family's calibration: the family asked
+for, else the nearest in FLOPs per parameter (log distance); in it the nearest in size."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibrate.measured import noise, slowdowns
+from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -43,11 +40,12 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.step import Compute, ModelSpec, step_of
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
+from gpuscale.interconnect.network import Network
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
@@ -307,3 +305,41 @@ def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
         if not found.left:
             raise
         raise NamedCalibrationError(exc.found, found.left) from None
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+    """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
+    others (``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it."""
+
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
+        try:
+            other, _ = read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            return [None] * len(ns)
+        same_kind = other.bench.device_kind == cal.bench.device_kind
+        if not same_kind or other.device.name != cal.device.name:
+            return [None] * len(ns)
+        return steps(other, ns)
+
+    def steps(other: Benched, ns: list[int]) -> list[float | None]:
+        run = other.run
+        if run.overlap is None and other.bench.device_kind == "cpu":
+            run = replace(run, overlap=0.0)  # as the advice itself does
+        scaled = network.scaled(other.bench.comm_scale)
+        model = other.model
+        return [
+            step_of(
+                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
+            ).step_ms
+            for n in ns
+        ]
+
+    ok = trusted_runs(table)
+    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
+    own = own.dropna(subset=["step_ms_mean"])
+    ns = [int(n) for n in own["accelerators"]]
+    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    measured = own["step_ms_mean"].astype(float).tolist()
+    return with_own_runs(
+        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
+    )

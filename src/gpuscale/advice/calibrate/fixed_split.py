@@ -1,16 +1,9 @@
-"""The fixed per-step cost where data fix it (``model/fixed_cost.py``: the line, the prior).
-
-A bench model's (:func:`split`, from its N = 1 run): measured where the bench timed two
-batches (the plain step's intercept less the optimizer), checked against the device's peak
-(``fixed_cost.within_peak``); FSDP's own work at N = 1 (:func:`fsdp_fixed`); fitted from
-its family's (else its configuration's) rate; else assumed (:func:`unmeasured`): on a GPU
-the device prior less the optimizer step, at most the step less its work at the peak; on
-a CPU none (the GPU's prior is kernel launches), the whole step taken as work.
-
-By numbers (:func:`bounded`, :func:`unbounded`): why an assumed fixed cost is what it is,
-the prior narrowed by the step's work at ``MIN_MFU`` of the device's peak, or the prior's
-alone where no peak bounds it.
-"""
+"""A bench model's fixed per-step cost where data fix it (:func:`split`, from its N = 1 run;
+``model/fixed_cost.py``: the line, the prior): measured where the bench timed two batches
+(the plain step's intercept less the optimizer), checked against the device's peak; FSDP's
+own work at N = 1; fitted from its family's (else its configuration's) rate; else assumed
+(:func:`unmeasured`): on a GPU the device prior less the optimizer step, at most the step
+less its work at the peak; on a CPU none (the GPU's prior is kernel launches)."""
 
 from __future__ import annotations
 
@@ -23,10 +16,9 @@ from gpuscale.advice.explain import findings
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
-from gpuscale.advice.model.hardware import MIN_MFU, ceiling
+from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.step import ModelSpec, work_ms
-from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
-from gpuscale.hardware.peaks import Peak
+from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.quantities import filled
 from gpuscale.tables.bench_runs import bench_options
 
@@ -240,82 +232,3 @@ def one_rank_own(row: pd.Series) -> float:
         return 0.0
     whole = float(row["forward_ms"] + row["backward_ms"] + row["optimizer_ms"])
     return max(0.0, whole - plain)
-
-
-def bounded(
-    fixed: FixedCost,
-    at: tuple[Peak, float, str],
-    points: tuple[int, float, float],
-    *,
-    flops_given: bool,
-    implied_by: str | None,
-) -> Finding | None:
-    """Where the device's peak (``at``: the peak, its TFLOP/s, the precision) raised the
-    fixed cost of the step ``points`` (batch, ms, FLOPs per sample) above the prior's low
-    end (None where it did not); FLOPs per sample not given, the step's two readings: a
-    transformer's (``floor_ms`` of it fixed) or a model doing more work per parameter (a
-    CNN: ``F = share x peak x work / batch``)."""
-    peak, peak_tflops, precision = at
-    batch, step_ms, flops = points
-    at_peak_ms = work_ms(batch, flops, peak_tflops)
-    at_most_ms = at_peak_ms / MIN_MFU
-    floor_ms = step_ms - at_most_ms
-    if floor_ms <= GPU_PRIOR.low_ms or fixed.source != Source.ASSUMED:
-        return None
-    label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
-    if not flops_given:
-        work = step_ms - fixed.ms
-        low, high = (share * peak_tflops * 1e12 * work / 1e3 / batch for share in (0.1, 0.5))
-        return Finding.of(
-            FindingKind.FLOPS_TWO_READINGS,
-            flops_per_sample=flops,
-            step_ms=step_ms,
-            share_pct=100 * at_peak_ms / step_ms,  # the step's rate over the peak
-            device=peak.device,
-            label=label,
-            peak_tflops=peak_tflops,
-            floor_ms=floor_ms,
-            fixed_ms=fixed.ms,
-            low_ms=fixed.low_ms,
-            high_ms=fixed.high_ms,
-            work_ms=work,
-            flops_low=low,
-            flops_high=high,
-        )
-    return Finding.of(
-        FindingKind.FIXED_BOUNDED,
-        flops_per_sample=flops,
-        batch=batch,
-        step_ms=step_ms,
-        at_peak_ms=at_peak_ms,
-        at_most_ms=at_most_ms,
-        label=label,
-        device=peak.device,
-        peak_tflops=peak_tflops,
-        implied_by=implied_by or None,
-        min_mfu=MIN_MFU,
-        floor_ms=floor_ms,
-        fixed_ms=fixed.ms,
-        prior_ms=GPU_PRIOR.ms,
-        prior_low_ms=GPU_PRIOR.low_ms,
-        prior_high_ms=GPU_PRIOR.high_ms,
-        like_ms=max(step_ms, GPU_PRIOR.high_ms),
-        measure=str(fixed.measure),
-    )
-
-
-def unbounded(fixed: FixedCost, device: str | None, link: str) -> Finding | None:
-    """Where the fixed cost is the prior's because no device's peak bounded it (None:
-    measured or entered)."""
-    if fixed.source != Source.ASSUMED:
-        return None
-    return Finding.of(
-        FindingKind.FIXED_UNBOUNDED,
-        device=device or None,
-        link=link,
-        fixed_ms=fixed.ms,
-        low_ms=fixed.low_ms,
-        high_ms=fixed.high_ms,
-        min_mfu=MIN_MFU,
-        measure=str(fixed.measure),
-    )

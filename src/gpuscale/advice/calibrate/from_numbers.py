@@ -1,7 +1,7 @@
-"""A model given by its numbers (:func:`from_numbers`, one step of ``build.build``, as
-``bench_basis.from_bench`` is the other): the step is split into a fixed per-step cost and
-per-sample work (``step_split.by_numbers``); what numbers do not say (overlap, DDP's own
-work, the wait) is assumed and said with the command that measures it."""
+"""A model given by its numbers (:func:`from_numbers`; ``bench_basis.from_bench`` is the
+other way to a calibration): the step split into a fixed per-step cost and per-sample work;
+what numbers do not say (overlap, DDP's own work, the wait) assumed from priors and said with
+the command that measures it; a transformer's shape as given."""
 
 from __future__ import annotations
 
@@ -9,25 +9,195 @@ from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity, bench_run
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibrate import fixed_split
-from gpuscale.advice.calibrate.shape import shape_findings
-from gpuscale.advice.calibrate.step_split import by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
+from gpuscale.advice.model.hardware import MIN_MFU, DeviceRecord, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,
     REFERENCE_MEMORY_GBS,
+    Compute,
     ModelSpec,
+    rate_tflops,
+    work_ms,
 )
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, with_article
+
+# --params this far from the shape's count is said (a published count is rounded to a
+# few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
+PARAMS_AGREE = 0.05
+
+
+def shape_findings(
+    req: AdviceRequest, numbers: transformer.ShapeNumbers | None
+) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """(sources, warnings) of the transformer's shape (``numbers``: its, counted once):
+    what it gives and whether ``--params`` disagrees with it by more than
+    ``PARAMS_AGREE``; without a shape, under a sharded strategy, what is assumed instead."""
+    shape = req.shape
+    strategy = req.strategy or "ddp"
+    if shape is None or numbers is None:
+        if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
+            return (), ()
+        return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
+    source = ""  # a preset's: its citation's first clause
+    if shape.source:
+        source = transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
+    counted = float(numbers.params)
+    one = next(a for a in numbers.activations if a.micro_batch == 1)
+    given = req.params is not None
+    found = Finding.of(
+        FindingKind.TRANSFORMER_SHAPE,
+        name=shape.name,
+        layers=shape.layers,
+        hidden=shape.hidden,
+        heads=shape.heads,
+        seq_len=shape.seq_len,
+        params=counted,
+        params_given=given,
+        flops_per_sample=req.flops_per_sample or numbers.flops_per_sample,
+        flops_given=req.flops_per_sample is not None,
+        attention_share=numbers.attention_share,
+        units=shape.layers,
+        unit_params=float(numbers.layer_params),
+        source=source,
+        # one sequence's (activations are per micro-batch); "default": the one assumed
+        activations_gb=one.total_gb,
+        checkpointing=req.checkpointing or "default",
+    )
+    off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
+    if abs(off) <= PARAMS_AGREE:
+        return (found,), ()
+    disagree = Finding.of(
+        FindingKind.PARAMS_NOT_SHAPE,
+        given=float(req.params),  # type: ignore[arg-type]
+        off=off,
+        shape_params=counted,
+        name=shape.name,
+    )
+    return (found,), (disagree,)
+
+
+def _split(
+    spec: ModelSpec,
+    per_device: int,
+    whole: float,
+    fixed: FixedCost,
+    dense: FixedCost | None,
+    memory_gbs: float | None,
+) -> tuple[Compute, tuple[Compute, ...], tuple[End, ...]]:
+    """The step's compute at the rate ``whole`` (TFLOP/s) less ``fixed``, DDP's work and
+    the wait from their priors (and at the priors' ends), and the same at each end of an
+    assumed range: the fixed cost's, or the FLOPs' low reading (``dense``)."""
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
+        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+            which: replace(
+                priors.with_priors(split, step_ms, which),
+                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
+            )
+            for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    ends = tuple(
+        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
+        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+    )
+    return compute, prior_range, ends
+
+
+def _bound(
+    fixed: FixedCost,
+    device: DeviceRecord,
+    at: tuple[float | None, str],
+    points: tuple[int, float, float],
+    *,
+    flops_given: bool,
+    implied_by: str | None,
+    link: str,
+) -> Finding | None:
+    """Why an assumed fixed cost is what it is (None: measured, entered, or not raised):
+    no peak bounded it (``at``: the peak's TFLOP/s, None without one, and the precision),
+    or the peak raised it above the prior's low end for the step ``points`` (batch, ms,
+    FLOPs per sample); FLOPs per sample not given, the step's two readings: a transformer's
+    (``floor_ms`` of it fixed) or more work per parameter (``F = share x peak x work / b``)."""
+    if fixed.source != Source.ASSUMED:
+        return None
+    peak, (peak_tflops, precision) = device.peak, at
+    if peak is None or not peak_tflops:
+        return Finding.of(
+            FindingKind.FIXED_UNBOUNDED,
+            device=device.name or None,
+            link=link,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            min_mfu=MIN_MFU,
+            measure=str(fixed.measure),
+        )
+    batch, step_ms, flops = points
+    at_peak_ms = work_ms(batch, flops, peak_tflops)
+    at_most_ms = at_peak_ms / MIN_MFU
+    floor_ms = step_ms - at_most_ms
+    if floor_ms <= GPU_PRIOR.low_ms:
+        return None
+    label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
+    if not flops_given:
+        work = step_ms - fixed.ms
+        low, high = (share * peak_tflops * 1e12 * work / 1e3 / batch for share in (0.1, 0.5))
+        return Finding.of(
+            FindingKind.FLOPS_TWO_READINGS,
+            flops_per_sample=flops,
+            step_ms=step_ms,
+            share_pct=100 * at_peak_ms / step_ms,  # the step's rate over the peak
+            device=peak.device,
+            label=label,
+            peak_tflops=peak_tflops,
+            floor_ms=floor_ms,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            work_ms=work,
+            flops_low=low,
+            flops_high=high,
+        )
+    return Finding.of(
+        FindingKind.FIXED_BOUNDED,
+        flops_per_sample=flops,
+        batch=batch,
+        step_ms=step_ms,
+        at_peak_ms=at_peak_ms,
+        at_most_ms=at_most_ms,
+        label=label,
+        device=peak.device,
+        peak_tflops=peak_tflops,
+        implied_by=implied_by or None,
+        min_mfu=MIN_MFU,
+        floor_ms=floor_ms,
+        fixed_ms=fixed.ms,
+        prior_ms=GPU_PRIOR.ms,
+        prior_low_ms=GPU_PRIOR.low_ms,
+        prior_high_ms=GPU_PRIOR.high_ms,
+        like_ms=max(step_ms, GPU_PRIOR.high_ms),
+        measure=str(fixed.measure),
+    )
+
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
@@ -48,6 +218,7 @@ def from_numbers(
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
     params = float(req.model_params)  # type: ignore[arg-type]
+    shape_said, shape_warnings = shape_findings(req, numbers)
     # what the numbers leave unmeasured at N > 1, from priors
     ddp_copies = _copies(device, params * req.grad_bytes)
     ddp_work = _prior_assumed(priors.DDP_WORK, ddp_copies, bench_run(None, (1,)))
@@ -58,7 +229,6 @@ def from_numbers(
     most_accum = Run(batch=per_device).max_accum
     if req.shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
-    shape_said, shape_warnings = shape_findings(req, numbers)
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     spec = ModelSpec(
         params=params,
@@ -74,16 +244,26 @@ def from_numbers(
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (ddp_work, spread)
     precision = req.gradient_precision
-    peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
     peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
-    memory_gbs = getattr(device.part, "memory_bw_gbs", None)
-    split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, fastest = split.whole_tflops, split.bound_tflops
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    fastest = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     precision = "bf16" if fastest and fastest != peaks[0] else precision
-    fixed, compute = split.fixed, split.compute
+    bound = _bound(
+        fixed,
+        device,
+        (fastest, precision),
+        (per_device, step_ms, spec.flops),
+        flops_given=flops_given,
+        implied_by=implied_by,
+        link=link,
+    )
+    memory_gbs = getattr(device.part, "memory_bw_gbs", None)
+    compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
     assumed = fixed.source == Source.ASSUMED
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
@@ -96,17 +276,6 @@ def from_numbers(
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
-    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or not fastest:
-        bound = fixed_split.unbounded(fixed, device.name, link)
-    else:
-        bound = fixed_split.bounded(
-            fixed,
-            (peak, fastest, precision),
-            (per_device, step_ms, spec.flops),
-            flops_given=flops_given,
-            implied_by=implied_by,
-        )
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,
         step_ms=step_ms,
@@ -123,7 +292,7 @@ def from_numbers(
         spec=spec,
         compute=compute,
         fixed=fixed,
-        prior_range=split.prior_range,
+        prior_range=prior_range,
         error=priors.ERROR,
     )
     said = replace(
@@ -144,7 +313,7 @@ def from_numbers(
         ),
         machine=replace(machine, power=power),
         said=said,
-        search=Search(ends=split.ends),
+        search=Search(ends=ends),
     )
 
 

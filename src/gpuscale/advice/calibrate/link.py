@@ -1,12 +1,7 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device (named, recorded by a bench, or the link's) and the device
-count they allow, each with a finding on where it came from.
-
-An advice from a bench file predicts the host benched (:class:`BenchHost`, as its rows
-record it), which need not be this one: its link stands where none is given, measured or
-detected here, or where this machine detected another; its cores cap the CPU processes
-(gloo) one host runs.
-"""
+the measured curves, the device and the device count, each with where it came from. From a
+bench file, the host benched (:class:`BenchHost`): its link stands where none is given,
+measured or detected here, or this machine detected another; its cores cap CPU processes."""
 
 from __future__ import annotations
 
@@ -15,19 +10,20 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.calibrate.host_link import of_host
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibration import Benched, Machine, Said
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import (
     GPU_FABRICS,
     LINK_DEVICE,
+    NVLINK,
     PRESETS,
     board_link,
     own_link,
@@ -133,10 +129,8 @@ def choose_link(
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
-    else the one the preset given or detected implies (a measured link implies none); a
-    warning where an NVLink given is not the link of the part named (an RTX 4090 has none,
-    an MI300X has Infinity Fabric, an A40 a 2-GPU bridge): the predictions take it as
-    given, the answer says so first."""
+    else the one the preset implies; a warning where an NVLink given is not the named part's
+    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge)."""
     detected = maybe(Topology.preset, topology)
     custom = req.busbw_gbs is not None
     preset = None if custom else req.interconnect or detected
@@ -167,9 +161,34 @@ def choose_link(
             K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
         )
         return LinkChoice(chosen, said, device, warning=mismatch)
-    if host is not None and benched:
-        said, inferred = of_host(chosen, host_board, host.gpus, host.device, seen)
-        return LinkChoice(chosen, said, device, inferred is not None and detected is None, inferred)
+    if host is not None and benched and host.gpus is not None and host.gpus >= 2:
+        said = Finding.of(
+            K.LINK_OF_BENCH_HOST,
+            name=chosen.name,
+            device=host_board,
+            busbw_gbs=chosen.busbw_gbs,
+            detected=seen,  # this machine's GPUs of another link
+        )
+        return LinkChoice(chosen, said, device)
+    if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
+        generation = NVLINK.get(chosen.name)
+        inferred = Assumption(
+            term=TermId.LINK,
+            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=sentence(
+                "no_link_measured",
+                gpus=host.gpus,
+                preset=chosen.name,
+                device=host.device or None,
+                links_per_gpu=getattr(generation, "links_per_gpu", None),
+                architecture=getattr(generation, "architecture", None),
+                board=host_board or None,
+            ),
+            measure=Measure(sentence("measure_link", detected=seen or None)),
+        )
+        return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
@@ -190,12 +209,10 @@ def choose_link(
 def device_cap(
     req: AdviceRequest, topology: Topology | None, host: BenchHost | None
 ) -> tuple[int, int, tuple[Finding, ...], tuple[Finding, ...]]:
-    """The nodes a count searched may span, the most devices searched, and the findings
-    where something capped them, said before and after the link: more devices than the
-    nodes hold spill onto other nodes (never one node of 16 GPUs on NVLink); on one node,
-    the topology's GPUs (a one-GPU topology: nothing to compare); CPU (gloo) processes at
-    the bench host's cores (this machine's where its rows record none) // threads per
-    process."""
+    """The nodes a count may span, the most devices searched, and the findings where
+    something capped them (said before and after the link): devices beyond the nodes spill
+    onto more nodes; on one node, the topology's GPUs; CPU (gloo) processes at the bench
+    host's cores (else this machine's) // threads per process."""
     nodes = req.nodes
     before: tuple[Finding, ...] = ()
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:

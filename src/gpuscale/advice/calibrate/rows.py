@@ -112,12 +112,11 @@ def _flagged(table: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True, slots=True)
 class Usable:
-    """The bench's runs an advice may use, the file's name, the flagged runs allowed (their
-    count and flags), the broken models left out, and the runs of the model (or family)
-    asked for left out (``left``: said with a refusal)."""
+    """The bench's runs an advice may use, the flagged runs allowed (their count and
+    flags), the broken models left out, and the runs of the model (or family) asked for
+    left out (``left``: said with a refusal)."""
 
     table: pd.DataFrame
-    where: str
     allowed: int
     flags: tuple[tuple[str, int, str], ...]
     broken: Broken
@@ -181,9 +180,9 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
     left = _left_out(sound.assign(flagged=False) if req.allow_flagged else sound, broken, req)
     if not req.allow_flagged:
-        return Usable(sound, where, 0, (), broken, left)
+        return Usable(sound, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
-    return Usable(sound.assign(flagged=False), where, allowed, flags, broken, left)
+    return Usable(sound.assign(flagged=False), allowed, flags, broken, left)
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuscale.advice.model.wording import strategy_name
+from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Measure, Source, TermId
 from gpuscale.quantities import filled
 

@@ -9,8 +9,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
-from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.wording import phrase, strategy_name
+from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
 from gpuscale.advice.remeasure import not_held
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED

@@ -22,11 +22,15 @@ from gpuscale.advice.calibrate.rows import CalibrationError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.runs import allowed_warning, chosen_said, weak_evidence
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
-from gpuscale.advice.model.power import bench_power
-from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.priors import (
+    StepError,
+    leave_one_out,
+    phrase,
+    strategy_name,
+    with_own_runs,
+)
 from gpuscale.advice.model.step import per_step_ms, step_of
-from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.bench.config import STRATEGIES as BENCHED

@@ -15,9 +15,8 @@ from gpuscale.advice.calibrate.step_split import by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.hardware import DeviceRecord, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
-from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,

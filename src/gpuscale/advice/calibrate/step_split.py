@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from gpuscale.advice.model import priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, with_priors, work_ms
 from gpuscale.advice.types import End, Measure, Source
 
 
@@ -58,7 +58,7 @@ def by_numbers(
         step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
         priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
             which: replace(
-                priors.with_priors(split, step_ms, which),
+                with_priors(split, step_ms, which),
                 ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
             )
             for which in ("low", "high", "point")

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, phrase
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps

@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscale.advice.model.hardware import MIN_MFU
-from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.priors import PRIORS, phrase
 from gpuscale.advice.model.step import rate_tflops, work_ms
-from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_ms

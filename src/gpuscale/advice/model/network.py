@@ -27,7 +27,7 @@ from importlib import resources
 
 import numpy as np
 
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import phrase
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.network import Network
 

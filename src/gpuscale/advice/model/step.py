@@ -39,8 +39,7 @@ from typing import Protocol
 import numpy as np
 
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives
-from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import NORMAL_20, PRIORS, STEP_SPREAD, phrase
 from gpuscale.interconnect.network import Network
 
 DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured
@@ -211,6 +210,16 @@ class Compute:
         if self.jitter_fixed_ref_ms > 0:
             scale = self.fixed_ms / self.jitter_fixed_ref_ms
         return max(0.0, expected_max - float(x.mean())) * scale
+
+
+def with_priors(compute: Compute, step: float, which: str) -> Compute:
+    """``compute`` (``step`` ms) with the step's spread from its prior at ``which`` end."""
+    sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
+    return replace(
+        compute,
+        jitter_ms=tuple(step + sd_ms * q for q in NORMAL_20),
+        jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
+    )
 
 
 @dataclass(frozen=True, slots=True)

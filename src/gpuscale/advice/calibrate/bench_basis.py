@@ -30,7 +30,7 @@ from gpuscale.advice.model.priors import (
     strategy_name,
     with_own_runs,
 )
-from gpuscale.advice.model.step import per_step_ms, step_of
+from gpuscale.advice.model.step import per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.bench.config import STRATEGIES as BENCHED
@@ -192,12 +192,9 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
             run = replace(run, overlap=0.0)  # as the advice itself does
         scaled = network.scaled(other.bench.comm_scale)
         model = other.model
-        return [
-            step_of(
-                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
-            ).step_ms
-            for n in ns
-        ]
+        candidates = [(n, run.batch, run.accum) for n in ns]
+        rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
+        return [row[0].step_ms for row in rows]
 
     ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]

@@ -54,6 +54,10 @@ class StateBytes:
     source: str
     note: str = ""
 
+    @property
+    def bytes_per_param(self) -> float:
+        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelState:

@@ -3,8 +3,9 @@
 ``data/advice_priors.json``: each prior's most likely value, its range, unit and source
 (``PRIORS``); ``data/advice_phrases.json``'s ``model`` rows: the model's refusals and notes
 (``phrase``: ``str.format`` templates over values already in their units; the model cannot
-read the phrasebook through ``explain``, which reads its records). Priors for the N > 1 terms a model given by its numbers leaves unmeasured (10th,
-50th, 90th percentiles; checked by ``benchmarks/eight_gpus_by_numbers.py``):
+read the phrasebook through ``explain``, which reads its records). Priors for the N > 1
+terms a model given by its numbers leaves unmeasured (10th, 50th, 90th percentiles;
+checked by ``benchmarks/eight_gpus_by_numbers.py``):
 
 * ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
   bucket copies.

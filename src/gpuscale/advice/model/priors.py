@@ -33,11 +33,12 @@ from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.types import Finding, FindingKind, TermId
 
 
-def _data(name: str) -> dict:
+def read_data(name: str) -> dict:
+    """``gpuscale/data/{name}``, a JSON file, read."""
     return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
 
 
-_BOOK = _data("advice_phrases.json")
+_BOOK = read_data("advice_phrases.json")
 MODEL_PHRASES: dict[str, str] = _BOOK["model"]
 
 
@@ -74,7 +75,7 @@ class SourcedPrior:
 
 PRIORS: dict[str, SourcedPrior] = {
     name: SourcedPrior(**{k: entry[k] for k in SourcedPrior.__slots__ if k in entry})
-    for name, entry in _data("advice_priors.json")["priors"].items()
+    for name, entry in read_data("advice_priors.json")["priors"].items()
 }
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the

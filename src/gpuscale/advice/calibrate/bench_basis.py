@@ -202,6 +202,4 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
     ns = [int(n) for n in own["accelerators"]]
     predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
     measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )
+    return with_own_runs(leave_one_out(table, predict), list(zip(measured, predicted, strict=True)))

@@ -15,7 +15,7 @@ from gpuscale.advice.calibrate.step_split import by_numbers
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import DeviceRecord, device_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import link_class, spread_said
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
@@ -90,7 +90,7 @@ def from_numbers(
     # 6 x parameters a low rate has two readings, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
-    power = named_power(device, req.power_w, implied_by)
+    power = device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate

@@ -240,9 +240,10 @@ def device_power(
     *,
     measured_w: float | None = None,
     given_w: float | None = None,
+    implied_by: str | None = None,
 ) -> Power:
     """The power per device (``device``: its kind, ``cpu`` or ``cuda``), in the module's
-    order."""
+    order; a board's implied by the link ``implied_by`` where the link named the device."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -253,9 +254,8 @@ def device_power(
         return Power(None, kind=PowerKind.NO_RAPL)
     part = record.part
     if part is not None:
-        return Power(
-            part.board_power_w, kind=PowerKind.BOARD, device=part.name, assumed=record.assumed
-        )
+        board = {"device": part.name, "assumed": record.assumed, "implied_by": implied_by}
+        return Power(part.board_power_w, kind=PowerKind.BOARD, **board)
     return Power(None, device=record.name)
 
 
@@ -294,12 +294,3 @@ def bench_power(
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter=METERS.get(device, "NVML"),
     )
-
-
-def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
-    """The power per device of ``record``'s device, implied by the link ``implied_by`` where
-    it is."""
-    power = device_power(None, record, given_w=given_w)
-    if implied_by is not None and given_w is None and power.watts is not None:
-        return replace(power, implied_by=implied_by)
-    return power

@@ -80,8 +80,8 @@ PRIORS: dict[str, SourcedPrior] = {
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
-_HALFNORMAL_20 = (0.0627, 0.1891, 0.3186, 0.4538, 0.5978, 0.7554, 0.9346, 1.1503, 1.4395, 1.96)
-NORMAL_20 = tuple(-q for q in reversed(_HALFNORMAL_20)) + _HALFNORMAL_20
+_HALF_NORMAL_20 = (0.0627, 0.1891, 0.3186, 0.4538, 0.5978, 0.7554, 0.9346, 1.1503, 1.4395, 1.96)
+NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
@@ -199,7 +199,6 @@ def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
 
 def leave_one_out(
     table: pd.DataFrame,
-    network,
     predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
     most: int = MAX_LEFT_OUT,
 ) -> StepError:

@@ -63,7 +63,7 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class DeviceMemory:
+class CheckedDevice:
     """The device: its ``memory``, why it is ``assumed`` ("": named, recorded or implied)
     and the devices a node holds."""
 
@@ -81,7 +81,7 @@ class MemoryCheck:
     strategy: str  # the strategy asked
     params: float
     state: StateBytes
-    device: DeviceMemory
+    device: CheckedDevice
     activations_gb: float | None
     activations_source: str
     rows: tuple[MemoryAt, ...]
@@ -243,7 +243,7 @@ def check(
         strategy=strategy,
         params=state.trainable_parameters,
         state=state.trainable,
-        device=DeviceMemory(memory=memory, per_node=per_node),
+        device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
         activations_source="",  # said by ``explain.build_words``
         rows=rows,

@@ -59,9 +59,7 @@ class DeviceRecord:
 
     @property
     def board_link(self) -> str | None:
-        """The preset of the fabric a board part sits on: NVLink (an H100 SXM5) or AMD's
-        Infinity Fabric (an MI300X OAM module); None for PCIe and NVL cards (an NVLink
-        bridge is no given) and the rest (``hardware.links.board_link``)."""
+        """The preset of the fabric a board part sits on (``hardware.links.board_link``)."""
         return None if self.part is None else board_link(self.part)
 
 
@@ -127,14 +125,6 @@ def unchecked_note(
     )
 
 
-# The precision taken where none is given, and whose default it is, by whether the device
-# is a CPU (fp32 is all a CPU without AMX runs fast; an accelerator's highest, bf16)
-DEFAULT_PRECISION: dict[bool, tuple[str, str | None]] = {
-    True: ("fp32", "cpu"),
-    False: ("bf16", "gpu"),
-}
-
-
 def ceiling(
     device: object, threads: object, peak: object = None, precision: object = None
 ) -> tuple[float, Finding]:
@@ -142,10 +132,11 @@ def ceiling(
     run's ``precision``: its recorded ``peak``, else a CPU's threads at
     ``CPU_THREAD_TFLOPS`` of that precision, else the fastest accelerator's peak at that
     precision (fp32 work priced at a bf16 ceiling runs 31x (a CPU thread) or 14x (the
-    fastest accelerators) too fast). A precision not given is taken as
-    ``DEFAULT_PRECISION`` says (``default``: ``cpu`` or ``gpu``, whose default it is)."""
+    fastest accelerators) too fast). A precision not given is the device's default
+    (``default``: ``cpu`` or ``gpu``, whose default it is)."""
     cpu = device == "cpu"
-    which, default = DEFAULT_PRECISION[cpu]
+    # fp32 is all a CPU without AMX runs fast; an accelerator's highest is bf16
+    which, default = ("fp32", "cpu") if cpu else ("bf16", "gpu")
     if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
         which, default = precision, None
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
@@ -197,10 +188,9 @@ class PowerKind(Code):
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device (None: unknown) and where they come from: their ``kind``, the
-    ``device`` whose board power it is or is not, what its name left open (``assumed``), the
-    link that implies it (``implied_by``); ``source`` those in words
-    (``explain.power_words``)."""
+    """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
+    is or is not, what its name left open (``assumed``) and the link that implies it;
+    ``source`` those in words (``explain.power_words``)."""
 
     watts: float | None
     source: str = ""
@@ -220,8 +210,7 @@ class Power:
         return self.kind is PowerKind.MEASURED
 
     def per_device(self, batch: float | None) -> float | None:
-        """W per device at per-device ``batch``, interpolated in log batch
-        (``explain.power_words`` says where they come from)."""
+        """W per device at per-device ``batch`` (``hardware.power.watts_at``)."""
         if not self.at_batch or batch is None:
             return self.watts
         return watts_at(self.at_batch, batch)

@@ -228,7 +228,6 @@ class Step:
     step_ms: float
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective
     measured: bool = False  # one device's forward + backward at this batch was measured
-    contention_ms: float = 0.0  # of ``exposed_ms``
     link: str | None = None  # the count's link class (``network.Collectives.link``)
 
     @property
@@ -310,7 +309,7 @@ def _step(
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
     parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
-    return Step(n, batch, accum, *parts_ms, latency_ms, measured, contention_ms, net.link)
+    return Step(n, batch, accum, *parts_ms, latency_ms, measured, net.link)
 
 
 def step_table(

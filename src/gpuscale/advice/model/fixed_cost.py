@@ -114,6 +114,15 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     return float(intercept), float(slope)
 
 
+def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
+    """The fixed cost of step times entered at two or more batches."""
+    fixed, per_sample = line(points)
+    longest = max(ms for _, ms in points)  # every step time in one unit
+    shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
+    basis = phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample))
+    return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=points[0][0])
+
+
 def given(ms: float, at_batch: float) -> FixedCost:
     return FixedCost.exact(ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch)
 
@@ -236,12 +245,8 @@ def of_numbers(
     per_device, step_ms = points[0]
     if fixed_ms is not None:
         return given(min(fixed_ms, step_ms), per_device), None
-    if len(points) > 1:  # step times entered at two or more batches
-        fixed, per_sample = line(points)
-        longest = max(ms for _, ms in points)  # every step time in one unit
-        shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
-        basis = phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample))
-        return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=per_device), None
+    if len(points) > 1:
+        return entered(points), None
     at_peak = {"work_at_peak_ms": work_at_peak_ms, "measure": measure}
     found = prior(step_ms, per_device, **at_peak, floor_from_peak=flops_given)
     if flops_given:

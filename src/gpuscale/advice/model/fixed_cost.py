@@ -247,8 +247,10 @@ def of_numbers(
         return given(min(fixed_ms, step_ms), per_device), None
     if len(points) > 1:
         return entered(points), None
-    at_peak = {"work_at_peak_ms": work_at_peak_ms, "measure": measure}
-    found = prior(step_ms, per_device, **at_peak, floor_from_peak=flops_given)
+    at_peak = work_at_peak_ms
+    found = prior(
+        step_ms, per_device, work_at_peak_ms=at_peak, measure=measure, floor_from_peak=flops_given
+    )
     if flops_given:
         return found, None
-    return found, prior(step_ms, per_device, **at_peak)
+    return found, prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=measure)

@@ -37,10 +37,10 @@ def test_fsdp_moves_one_and_a_half_times_ddps_bytes() -> None:
 
 
 def test_fsdp_pays_one_latency_per_collective() -> None:
-    from gpuscale.advice.model.network import collectives_s
+    from gpuscale.advice.model.network import collectives
 
     def latency_s(net: Network, grad_bytes: float, n: int, strategy: str) -> float:
-        return collectives_s(net, grad_bytes, n, bucket_mb=25.0, strategy=strategy)[2]
+        return collectives(net, grad_bytes, n, bucket_mb=25.0, strategy=strategy)[2]
 
     alpha_us = 10.0  # a link of pure latency: every microsecond is one collective's
     net = Network(intra=Link(busbw_gbs=1e9, latency_us=alpha_us))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.advice.model.network import MIB, StepTerms, bucket_plan, collectives_s, using
+from gpuscale.advice.model.network import MIB, StepTerms, bucket_plan, collectives, using
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.interconnect.network import CommCurve, Link, Network
 
@@ -73,11 +73,11 @@ def test_multi_node_is_one_ring_through_the_slowest_level() -> None:
 def test_fsdp_gathers_twice_and_scatters_once() -> None:
     link = Link(busbw_gbs=10.0, latency_us=0.0)
     net = Network(intra=link)
-    total, last = collectives_s(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")[:2]
+    total, last = collectives(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")[:2]
     assert total == pytest.approx(1.5 * net.time_s(1e8, 2))
     assert last == pytest.approx(net.time_s(1e8, 2, "reduce_scatter"))
     with pytest.raises(ValueError, match="ddp, fsdp, zero2 or hybrid"):
-        collectives_s(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")[:2]
+        collectives(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")[:2]
 
 
 def test_zero2_moves_ddps_volume_and_hybrid_within_a_node_is_fsdp() -> None:
@@ -85,11 +85,11 @@ def test_zero2_moves_ddps_volume_and_hybrid_within_a_node_is_fsdp() -> None:
     section 7.2.1); hybrid sharding on one node: FSDP's collectives."""
     link = Link(busbw_gbs=10.0, latency_us=0.0)
     net = Network(intra=link)
-    total, last = collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="zero2")[:2]
+    total, last = collectives(net, 1e8, 4, bucket_mb=25.0, strategy="zero2")[:2]
     assert total == pytest.approx(net.time_s(1e8, 4))
     assert last == pytest.approx(net.time_s(1e8, 4, "all_gather"))
-    hybrid = collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="hybrid")[:2]
-    assert hybrid == pytest.approx(collectives_s(net, 1e8, 4, bucket_mb=25.0, strategy="fsdp")[:2])
+    hybrid = collectives(net, 1e8, 4, bucket_mb=25.0, strategy="hybrid")[:2]
+    assert hybrid == pytest.approx(collectives(net, 1e8, 4, bucket_mb=25.0, strategy="fsdp")[:2])
 
 
 MODEL = ModelSpec(params=25e6, flops_per_sample=1e9)  # 100 MB of fp32 gradients

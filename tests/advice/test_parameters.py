@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model.network import CLASSES, link_class
-from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.priors import PRIORS
 from gpuscale.hardware.links import INFINITY_FABRIC, NVLINK, PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]

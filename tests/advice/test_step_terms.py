@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model import network as step_terms
-from gpuscale.advice.model.network import MIB, StepTerms, collectives_s
+from gpuscale.advice.model.network import MIB, StepTerms, collectives
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.interconnect.network import Link, Network
 
@@ -115,7 +115,7 @@ def test_the_nccl_term_costs_a_preset_links_collectives_as_nccl_does() -> None:
     latency_s = {}
     for term in (True, False):
         with step_terms.using(StepTerms(nccl_latency=term)):
-            plan = collectives_s(NETWORK, MIB, 8, bucket_mb=25.0, strategy="ddp")
+            plan = collectives(NETWORK, MIB, 8, bucket_mb=25.0, strategy="ddp")
             latency_s[term] = plan[2]
     assert latency_s[False] == pytest.approx(2 * 7 * 10e-6, rel=0.01)
     assert latency_s[True] < 60e-6

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from gpuscale.advice.model.wording import strategy_name
+from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId
 from gpuscale.bench.evidence import STEPS_FIX
 from gpuscale.bench.support import Support

@@ -9,8 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity, as_run
-from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.wording import phrase, strategy_name
+from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS

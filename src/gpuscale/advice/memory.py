@@ -16,6 +16,7 @@ from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
     STRATEGY_SHARDING,
     MemoryAt,
+    StateBytes,
     gathered_bytes,
     model_state,
     per_count,
@@ -62,19 +63,7 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class StateBytes:
-    """The model state counted: ``params`` at ``bytes_per_param`` (weights, gradients and
-    ``optimizer`` states in ``precision``, from ``source``)."""
-
-    params: float
-    optimizer: str
-    precision: str
-    bytes_per_param: float
-    source: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DeviceMemory:
+class CheckedDevice:
     """The device: its ``memory``, why it is ``assumed`` ("": named, recorded or implied)
     and the devices a node holds."""
 
@@ -85,13 +74,14 @@ class DeviceMemory:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryCheck:
-    """The memory check of one advice: ``rows`` per strategy and count ``searched`` and,
-    per strategy, the fewest devices that fit (among the counts searched, else at all; None:
-    none)."""
+    """The memory check of one advice: ``params`` held at ``state``'s bytes each, ``rows``
+    per strategy and count ``searched`` and, per strategy, the fewest devices that fit
+    (among the counts searched, else at all; None: none)."""
 
     strategy: str  # the strategy asked
+    params: float
     state: StateBytes
-    device: DeviceMemory
+    device: CheckedDevice
     activations_gb: float | None
     activations_source: str
     rows: tuple[MemoryAt, ...]
@@ -161,7 +151,7 @@ class MemoryCheck:
         """JSON-ready: every number with its unit in its name."""
         return {
             "strategy": self.strategy,
-            "params": self.state.params,
+            "params": self.params,
             "optimizer": self.state.optimizer,
             "precision": self.state.precision,
             "state_bytes_per_param": self.state.bytes_per_param,
@@ -249,19 +239,11 @@ def check(
     rows, fewest = per_count(
         state, STRATEGIES, counts, memory, per_node, activations_gb, at_count, gathered
     )
-    trained = state.trainable
     found = MemoryCheck(
         strategy=strategy,
-        state=StateBytes(
-            params=state.trainable_parameters,
-            optimizer=trained.optimizer,
-            precision=trained.precision,
-            bytes_per_param=trained.weights_bytes
-            + trained.gradients_bytes
-            + trained.optimizer_bytes,
-            source=trained.source,
-        ),
-        device=DeviceMemory(memory=memory, per_node=per_node),
+        params=state.trainable_parameters,
+        state=state.trainable,
+        device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
         activations_source="",  # said by ``explain.build_words``
         rows=rows,

@@ -14,11 +14,10 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
 * ``hybrid_shard``: full sharding within a group of ``G`` devices (a node), replicas
   across groups: all of it ``/ min(N, G)``.
 
-Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source, so a later model
-of activations adds parts of its own to a :class:`DeviceMemory`; :func:`per_count` is what
-a device holds at each count under each of the advice's strategies, activations and the
-units FSDP gathers whole (:func:`gathered_bytes`) beside; a device's memory is
-``hardware.capacity``'s. Pure: nothing here reads a run or prints.
+Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source; :func:`per_count`
+is what a device holds at each count under each of the advice's strategies, activations
+and the units FSDP gathers whole (:func:`gathered_bytes`) beside. Pure: nothing here reads
+a run or prints.
 """
 
 from __future__ import annotations
@@ -53,6 +52,10 @@ class StateBytes:
     optimizer_bytes: float
     source: str
     note: str = ""
+
+    @property
+    def bytes_per_param(self) -> float:  # weights, gradients and optimizer states
+        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -177,8 +180,7 @@ def workload_state(workload: str) -> ModelState | None:
 
 
 def spread_over(sharding: Sharding, devices: int, group: int) -> dict[str, int]:
-    """Over how many devices each part is split under ``sharding`` (``group``: the
-    devices of one node, for ``hybrid_shard``)."""
+    """Over how many devices each part is split (``group``: a node's, for ``hybrid_shard``)."""
     every = {"weights": 1, "gradients": 1, "optimizer states": 1}
     if sharding is Sharding.SHARD_GRAD_OP:
         return every | {"gradients": devices, "optimizer states": devices}

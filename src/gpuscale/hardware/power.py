@@ -3,7 +3,7 @@
 The board power (W) is the device catalogue's (``gpuscale/data/devices.csv``, each with
 its datasheet in ``device_sources.csv``), found by the one resolver of device names
 (``hardware.device_names``). Training runs near the limit, so it is an upper estimate
-(``gpuscale.advice.model.power`` puts a measured figure before it). CPUs and devices
+(``gpuscale.advice.model.hardware`` puts a measured figure before it). CPUs and devices
 the catalogue does not know have no entry. A bench's measured watts per batch are charged
 to another batch by :func:`watts_at`.
 """

@@ -35,10 +35,9 @@ from gpuscale.advice.explain.runs import (
     weak_evidence,
 )
 from gpuscale.advice.measured_runs import Measured, trusted_runs
-from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
-from gpuscale.advice.model.power import bench_power
+from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.priors import phrase, strategy_name
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.model.wording import phrase, strategy_name
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K

@@ -41,7 +41,7 @@ from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, step_of
+from gpuscale.advice.model.step import Compute, ModelSpec, step_table
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
@@ -327,12 +327,9 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
             run = replace(run, overlap=0.0)  # as the advice itself does
         scaled = network.scaled(other.bench.comm_scale)
         model = other.model
-        return [
-            step_of(
-                scaled, run, model.spec, model.compute, n, batch=run.batch, accum=run.accum
-            ).step_ms
-            for n in ns
-        ]
+        candidates = [(n, run.batch, run.accum) for n in ns]
+        rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
+        return [row[0].step_ms for row in rows]
 
     ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
@@ -340,6 +337,4 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
     ns = [int(n) for n in own["accelerators"]]
     predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
     measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )
+    return with_own_runs(leave_one_out(table, predict), list(zip(measured, predicted, strict=True)))

@@ -27,7 +27,7 @@ from gpuscale.advice.calibration import Benched, Shape
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.types import Finding, FindingKind, Source
 from gpuscale.bench.support import comm_scale_sentence
 
@@ -168,7 +168,7 @@ def calibrated(
         # step with the last run's split can make batch 33 faster than batch 32
         one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
         return replace(compute, measured_ms=one), None
-    shape = fit_with_error(points, compute.sample_work_ms(model, 1.0))
+    shape = fit_with_error(points, work_ms(1.0, model.flops, compute.tflops))
     tflops = rate_tflops(1, model.flops, shape.ms_per_sample)
     return (
         replace(

@@ -13,9 +13,14 @@ from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search,
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
-from gpuscale.advice.model.hardware import MIN_MFU, DeviceRecord, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import (
+    MIN_MFU,
+    DeviceRecord,
+    device_power,
+    rate_warnings,
+    unchecked_note,
+)
 from gpuscale.advice.model.network import link_class, spread_said
-from gpuscale.advice.model.power import named_power
 from gpuscale.advice.model.priors import SharePrior
 from gpuscale.advice.model.step import (
     DDP_COPIES,
@@ -23,6 +28,7 @@ from gpuscale.advice.model.step import (
     Compute,
     ModelSpec,
     rate_tflops,
+    with_priors,
     work_ms,
 )
 from gpuscale.advice.request import AdviceRequest
@@ -108,7 +114,7 @@ def _split(
         step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
         priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
             which: replace(
-                priors.with_priors(split, step_ms, which),
+                with_priors(split, step_ms, which),
                 ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
             )
             for which in ("low", "high", "point")
@@ -270,7 +276,7 @@ def from_numbers(
     # 6 x parameters a low rate has two readings, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
-    power = named_power(device, req.power_w, implied_by)
+    power = device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate

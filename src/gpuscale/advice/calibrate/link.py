@@ -14,7 +14,7 @@ from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibration import Benched, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe

@@ -22,7 +22,7 @@ from gpuscale.advice.calibration import Benched
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives_s
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
@@ -53,9 +53,9 @@ def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
     for index, grad, n, bucket, fsdp, comm in columns:
         key = (grad, n, DEFAULT_BUCKET_MB if np.isnan(bucket) else bucket, fsdp)
         if key not in predicted:
-            predicted[key], _, _ = collectives_s(
+            predicted[key] = collectives(
                 network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
-            )
+            ).comm_s
         if predicted[key] > 0 and comm > 0:
             ratios[index] = comm / (predicted[key] * 1e3)
     return ratios

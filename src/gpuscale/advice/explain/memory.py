@@ -77,7 +77,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     (the answer's next line says why that count has no row and how to give it one)."""
     if memory is None or not memory.limits:
         return ""
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
+    name = f"{with_article(format_count(memory.params))}-parameter model"
     fewest = memory.fits_from(advised)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
         return (
@@ -114,7 +114,7 @@ def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
     would (a request to allow them)."""
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
+    name = f"{with_article(format_count(memory.params))}-parameter model"
     would, fewest = memory.would_hold, ""
     if would is not None:
         s, n, nodes = would  # past a node only whole nodes are searched

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, phrase
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps
@@ -60,7 +59,11 @@ def resolved(
     floor = mlperf_floor(workload, max_devices) if workload else ()
     bench_priced = kept is not None and noise_scale is None and not workload
     steps = kept.steps if bench_priced else None
-    return Convergence(model, samples_used, "" if thin is None else thin_noise(thin), floor, steps)
+    said = ""  # why the bench's noise scale prices no larger batch
+    if thin is not None:
+        b_simple = number(thin.b_simple)
+        said = phrase("thin_noise", b_simple=b_simple, steps=thin.steps, fewest=FEW_NOISE_STEPS)
+    return Convergence(model, samples_used, said, floor, steps)
 
 
 def convergence_for(
@@ -78,8 +81,21 @@ def convergence_for(
     given noise scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
     ``reference_batch``; None without any."""
     if rcps is not None:
-        if fitted is None:
-            raise ValueError(no_rcps(rcps))
+        if fitted is None:  # none in this ruleset: the rulesets that have it
+            others, shown = rcps.elsewhere, rcps.display
+            where = phrase("rcps_nowhere")
+            if others:
+                where = phrase(
+                    "rcps_elsewhere",
+                    shown=shown,
+                    rulesets=noun_for(len(others), "ruleset"),
+                    joined=joined(others),
+                    newest=others[-1],
+                )
+            workload, ruleset = rcps.workload, rcps.ruleset
+            raise ValueError(
+                phrase("no_rcps", shown=shown, workload=workload, ruleset=ruleset, where=where)
+            )
         if rcps.unit is Unit.SAMPLES:
             if samples_given:
                 workload = ref("workload", rcps.workload)
@@ -99,31 +115,6 @@ def convergence_for(
         return None, True
     e_min = samples / (1 + reference_batch / b_noise)
     return ConvergenceModel(e_min, b_noise, source), True
-
-
-def thin_noise(measured: NoiseScale) -> str:
-    """Why the bench's noise scale prices no larger batch: measured over fewer than
-    ``FEW_NOISE_STEPS`` steps."""
-    b_simple = number(measured.b_simple)
-    return phrase("thin_noise", b_simple=b_simple, steps=measured.steps, fewest=FEW_NOISE_STEPS)
-
-
-def no_rcps(found: WorkloadRcps) -> str:
-    """Why a workload has no convergence model in a ruleset, and the rulesets that have it."""
-    others, shown = found.elsewhere, found.display
-    where = phrase("rcps_nowhere")
-    if others:
-        rulesets = noun_for(len(others), "ruleset")
-        where = phrase(
-            "rcps_elsewhere",
-            shown=shown,
-            rulesets=rulesets,
-            joined=joined(others),
-            newest=others[-1],
-        )
-    return phrase(
-        "no_rcps", shown=shown, workload=found.workload, ruleset=found.ruleset, where=where
-    )
 
 
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch

@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscale.advice.model.hardware import MIN_MFU
-from gpuscale.advice.model.parameters import PRIORS
+from gpuscale.advice.model.priors import PRIORS, phrase
 from gpuscale.advice.model.step import rate_tflops, work_ms
-from gpuscale.advice.model.wording import phrase
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_ms
@@ -120,12 +119,8 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     fixed, per_sample = line(points)
     longest = max(ms for _, ms in points)  # every step time in one unit
     shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
-    return FixedCost.exact(
-        fixed,
-        source=Source.GIVEN,
-        basis=phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample)),
-        at_batch=points[0][0],
-    )
+    basis = phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample))
+    return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=points[0][0])
 
 
 def given(ms: float, at_batch: float) -> FixedCost:
@@ -185,8 +180,7 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """A fixed cost and the split it gives (ms fixed, TFLOP/s of the work, a floor: 0 for
-    none), and what was done, said."""
+    """A fixed cost, the split it gives (ms fixed, TFLOP/s, a floor: 0 for none) and why."""
 
     cost: FixedCost
     fixed_ms: float
@@ -207,12 +201,10 @@ def within_peak(
     ceiling: Finding = DEVICE_PEAK,
 ) -> Split | None:
     """``own`` split against ``fb_ms`` at ``batch``, unless that leaves less than the
-    batch's work at ``peak_tflops`` (None: the split stands). Where the host's CPU sets the
-    step, the plain steps can differ from the no-sync step by more than the work (an H100
-    host: ResNet-50's bare step 32.2 ms, its no-sync step 28.8 ms at batch 32): the plain
-    steps' slope splits the step where the device can reach that rate; else the step is a
-    launch-bound floor, work beyond it priced at the peak. Why, a finding about the
-    ``ceiling`` (``hardware.ceiling``), in the words ``say`` gives it."""
+    batch's work at ``peak_tflops`` (None: the split stands; a host's CPU can set the step):
+    then the plain steps' slope splits the step where the device can reach that rate, else
+    the step is a launch-bound floor, work beyond it priced at the peak; why, a finding
+    about the ``ceiling`` (``hardware.ceiling``) in the words ``say`` gives it."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None

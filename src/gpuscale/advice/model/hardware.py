@@ -1,25 +1,38 @@
 """The device an advice runs on (``calibrate.link.device_record``), the ceiling its work
-cannot beat (``ceiling``), and the inputs that cannot be true on it (``IMPLAUSIBLE``): a
-rate under ``MIN_MFU`` of its peak or above it, a step shorter than ``MIN_STEP_MS``.
+cannot beat (``ceiling``), the inputs that cannot be true on it (a rate under ``MIN_MFU`` of
+its peak or above it, a step shorter than ``MIN_STEP_MS``) and its power.
 
 ``MIN_STEP_MS`` = ``MIN_STEP_KERNELS`` x ``MIN_KERNEL_US``: a step runs at least a forward,
 a backward and an optimizer kernel, and a kernel of almost no work still takes microseconds:
 NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measured
 3.8 us a kernel launched back to back in a stream and 3.4 us in a CUDA graph (V100). The
 floor takes 2 us, below both: a step below it is a unit mistaken or not a step.
+
+Power per device, for energy per trained model: given (``--power-w``) > measured by the
+bench (NVML; a CPU's RAPL package share) > the board power of the catalogue's part (an upper
+estimate); None for a CPU or an unknown device without a measurement.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
+from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
+from gpuscale.tables.bench import BATCH_PART, group_and_batch
+from gpuscale.tables.codes import Code
+
+if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +59,17 @@ class DeviceRecord:
 
     @property
     def board_link(self) -> str | None:
-        """The preset of the fabric a board part sits on: NVLink (an H100 SXM5) or AMD's
-        Infinity Fabric (an MI300X OAM module); None for PCIe and NVL cards (an NVLink
-        bridge is no given) and the rest (``hardware.links.board_link``)."""
+        """The preset of the fabric a board part sits on (``hardware.links.board_link``)."""
         return None if self.part is None else board_link(self.part)
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
 MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
+
+
+def fastest(precision: str = "bf16") -> Peak:
+    """The catalogue's fastest device at ``precision``."""
+    return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
 
 
 def rate_warnings(
@@ -69,27 +85,25 @@ def rate_warnings(
     device's: the fastest known) or, with ``low``, under ``MIN_MFU`` of its peak at
     ``precision`` (``fixed_taken_ms``, ``flops_assumed``: the other readings of a low rate)."""
     peak, at = device.peak, device.tflops(precision)
-    top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    top = peak or fastest()
     if tflops > top.bf16:
         kind = FindingKind.RATE_ABOVE_PEAK if peak else FindingKind.RATE_ABOVE_EVERY_PEAK
         return [Finding.of(kind, tflops=tflops, peak_tflops=top.bf16, device=top.device)]
-    if peak is None or at is None:
+    if peak is None or at is None or not low or tflops >= MIN_MFU * at:
         return []
-    if low and tflops < MIN_MFU * at:
-        found = Finding.of(
-            FindingKind.RATE_UNDER_FLOOR,
-            tflops=tflops,
-            share_pct=100 * tflops / at,
-            floor_pct=100 * MIN_MFU,
-            floor_share=MIN_MFU,
-            device=peak.device,
-            precision=precision,
-            peak_tflops=at,
-            flops_assumed=flops_assumed,
-            fixed_taken_ms=fixed_taken_ms,
-        )
-        return [found]
-    return []
+    found = Finding.of(
+        FindingKind.RATE_UNDER_FLOOR,
+        tflops=tflops,
+        share_pct=100 * tflops / at,
+        floor_pct=100 * MIN_MFU,
+        floor_share=MIN_MFU,
+        device=peak.device,
+        precision=precision,
+        peak_tflops=at,
+        flops_assumed=flops_assumed,
+        fixed_taken_ms=fixed_taken_ms,
+    )
+    return [found]
 
 
 def unchecked_note(
@@ -99,24 +113,16 @@ def unchecked_note(
     device's peak, the catalogue having none; else None."""
     if not device.name or device.peak is not None:
         return None
-    fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    top = fastest()
     return Finding.of(
         FindingKind.PEAK_UNCHECKED,
         tflops=tflops,
         device=device.name,
         rate_of=rate_of,
-        fastest=fastest.device,
-        fastest_tflops=fastest.bf16,
+        fastest=top.device,
+        fastest_tflops=top.bf16,
         precision=precision,
     )
-
-
-# The precision taken where none is given, and whose default it is, by whether the device
-# is a CPU (fp32 is all a CPU without AMX runs fast; an accelerator's highest, bf16)
-DEFAULT_PRECISION: dict[bool, tuple[str, str | None]] = {
-    True: ("fp32", "cpu"),
-    False: ("bf16", "gpu"),
-}
 
 
 def ceiling(
@@ -126,10 +132,11 @@ def ceiling(
     run's ``precision``: its recorded ``peak``, else a CPU's threads at
     ``CPU_THREAD_TFLOPS`` of that precision, else the fastest accelerator's peak at that
     precision (fp32 work priced at a bf16 ceiling runs 31x (a CPU thread) or 14x (the
-    fastest accelerators) too fast). A precision not given is taken as
-    ``DEFAULT_PRECISION`` says (``default``: ``cpu`` or ``gpu``, whose default it is)."""
+    fastest accelerators) too fast). A precision not given is the device's default
+    (``default``: ``cpu`` or ``gpu``, whose default it is)."""
     cpu = device == "cpu"
-    which, default = DEFAULT_PRECISION[cpu]
+    # fp32 is all a CPU without AMX runs fast; an accelerator's highest is bf16
+    which, default = ("fp32", "cpu") if cpu else ("bf16", "gpu")
     if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS:
         which, default = precision, None
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
@@ -143,15 +150,11 @@ def ceiling(
         n = cpu_threads(threads)
         tflops = n * CPU_THREAD_TFLOPS[which]
     else:
-        fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
+        top = fastest(which)
         said = Finding.of(
-            FindingKind.CEILING,
-            of="fastest",
-            device=fastest.device,
-            precision=which,
-            default=default,
+            FindingKind.CEILING, of="fastest", device=top.device, precision=which, default=default
         )
-        return fastest.tflops(which), said
+        return top.tflops(which), said
     said = Finding.of(FindingKind.CEILING, of="cpu", threads=n, precision=which, default=default)
     return tflops, said
 
@@ -164,13 +167,119 @@ MIN_STEP_MS = MIN_STEP_KERNELS * MIN_KERNEL_US / 1e3
 def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
     """A finding where a step of ``points`` ((batch, ms)) is shorter than ``MIN_STEP_MS``."""
     short = [ms for _, ms in points if ms < MIN_STEP_MS]
-    if not short:
-        return []
-    found = Finding.of(
-        FindingKind.STEP_UNDER_KERNELS,
-        step_ms=min(short),
-        kernels=MIN_STEP_KERNELS,
-        kernel_us=MIN_KERNEL_US,
-        floor_ms=MIN_STEP_MS,
+    kind = FindingKind.STEP_UNDER_KERNELS
+    floor = {"kernels": MIN_STEP_KERNELS, "kernel_us": MIN_KERNEL_US, "floor_ms": MIN_STEP_MS}
+    return [Finding.of(kind, step_ms=min(short), **floor)] if short else []
+
+
+# What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU
+METERS = {"cpu": "RAPL package share"}
+
+
+class PowerKind(Code):
+    """Where a device's watts come from."""
+
+    GIVEN = "given"  # --power-w
+    MEASURED = "measured"  # by the bench (NVML; a CPU's RAPL package share)
+    BOARD = "board"  # the catalogue part's board power (its datasheet)
+    NO_RAPL = "no_rapl"  # unknown: a CPU without a RAPL reading
+    UNKNOWN = "unknown"  # unknown: a device without a board power
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
+    is or is not, what its name left open (``assumed``) and the link that implies it;
+    ``source`` those in words (``explain.power_words``)."""
+
+    watts: float | None
+    source: str = ""
+    # the whole job's watts at (N, batch) (every device, each CPU package once): energy
+    # there uses it instead of watts x N
+    total_w_at: WholeJob = ()
+    at_batch: PerBatch = ()  # W per device by N = 1 runs of the same configuration
+    meter: str = "NVML"  # what measured ``watts`` or ``at_batch`` (NVML, RAPL package share)
+    kind: PowerKind = PowerKind.UNKNOWN
+    device: str | None = None
+    assumed: str = ""
+    implied_by: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        """``watts`` measured by the bench, not given nor the board's."""
+        return self.kind is PowerKind.MEASURED
+
+    def per_device(self, batch: float | None) -> float | None:
+        """W per device at per-device ``batch`` (``hardware.power.watts_at``)."""
+        if not self.at_batch or batch is None:
+            return self.watts
+        return watts_at(self.at_batch, batch)
+
+    def total_w(self, devices: int, batch: float | None = None) -> float | None:
+        """Watts of ``devices`` at per-device ``batch``: the whole job's measured, else
+        per device x N."""
+        if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
+            return measured
+        return maybe(operator.mul, self.per_device(batch), devices)
+
+
+def device_power(
+    device: str | None,
+    record: DeviceRecord,
+    *,
+    measured_w: float | None = None,
+    given_w: float | None = None,
+    implied_by: str | None = None,
+) -> Power:
+    """The power per device (``device``: its kind, ``cpu`` or ``cuda``), in the module's
+    order; a board's implied by the link ``implied_by`` where the link named the device."""
+    if given_w is not None:
+        if not given_w >= 0:
+            raise ValueError(f"power must be >= 0 W, got {given_w}")
+        return Power(given_w, kind=PowerKind.GIVEN)
+    if measured_w is not None and measured_w > 0:
+        return Power(measured_w, meter=METERS.get(device, "NVML"), kind=PowerKind.MEASURED)
+    if device == "cpu":
+        return Power(None, kind=PowerKind.NO_RAPL)
+    part = record.part
+    if part is not None:
+        board = {"device": part.name, "assumed": record.assumed, "implied_by": implied_by}
+        return Power(part.board_power_w, kind=PowerKind.BOARD, **board)
+    return Power(None, device=record.name)
+
+
+def bench_power(
+    table: pd.DataFrame,
+    model: str,
+    group: str,
+    *,
+    device: str | None,
+    record: DeviceRecord,
+    given_w: float | None = None,
+) -> Power:
+    """The power from bench rows: the trusted N = 1 runs of ``model`` in configuration
+    ``group`` (W per device per batch, the latest) and the whole job's per (N, batch) (median);
+    where the configuration measured none, the latest N = 1 run of ``model`` that did."""
+    if given_w is not None or "power_w_mean" not in table:
+        return device_power(device, record, given_w=given_w)
+    ok = trusted_runs(table)
+    own = ok[ok["model"] == model]
+    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
+    same = own[group_and_batch(own["config_group"])[0] == config]
+    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
+    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    if at_batch.empty:  # another configuration's figure, for every batch
+        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        watts = float(other.iloc[-1]) if len(other) else None
+        return device_power(device, record, measured_w=watts)
+    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
+    power = device_power(device, record, measured_w=watts)
+    totals = same.dropna(subset=["power_w_total"])
+    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
+    return replace(
+        power,
+        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
+        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
+        meter=METERS.get(device, "NVML"),
     )
-    return [found]

@@ -17,17 +17,16 @@ device catalogue has no device before Volta."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.priors import phrase, read_data
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.network import Network
 
@@ -35,7 +34,6 @@ MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB
 DEFAULT_BUCKET_MB = 25.0
 SHARDED = ("fsdp", "zero2", "hybrid")
-TERMS_FILE = "step_terms.json"
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 STACKS = ("legacy", "modern")
 DEFAULT_STACK = "modern"
@@ -87,7 +85,7 @@ def _per_class(value: dict[str, float]) -> PerClass:
     return tuple((cls, float(value[cls])) for cls in CLASSES)
 
 
-_TERMS = json.loads((resources.files("gpuscale") / "data" / TERMS_FILE).read_text())["terms"]
+_TERMS = read_data("step_terms.json")["terms"]
 FITTED_BY_STACK = {
     stack: StepTerms(
         nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
@@ -213,35 +211,11 @@ def issued(
     return [("all_reduce", n, size, count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
 
 
-def collectives_s(
-    network: Network,
-    grad_bytes: float,
-    n: int,
-    *,
-    bucket_mb: float,
-    strategy: str,
-    units: int = 1,
-    group: int = 0,
-) -> tuple[float, float, float]:
-    """(collectives per step, the last one, their latency part) in seconds, each
-    collective at its own size and ranks (``Network.cost_s``): one latency per collective.
-    ``group``: the devices hybrid sharding shards over (``step.optimizer_shards``; 0: all)."""
-    if n < 2:
-        return 0.0, 0.0, 0.0
-    plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)
-    nccl = current().nccl_latency  # preset links costed as NCCL's tuner costs them
-    costs = [network.cost_s(size, ranks, op, nccl=nccl) for op, ranks, size, _ in plan]
-    counts = [count for *_, count in plan]
-    comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
-    latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
-    return comm_s, costs[-1][0], latency_s
-
-
-@dataclass(frozen=True, slots=True)
-class Collectives:
-    """The network's part of a step on ``n`` devices: its collectives (s), kappa and
-    ``sigma E[max of n]`` (ms of wait per ms of compute) on the network's class, and the
-    count's own class (the speedup interval's: ``multinode`` where it spans nodes)."""
+class Collectives(NamedTuple):
+    """The network's part of a step on ``n`` devices: its collectives, the last one and
+    their latency part (s: one latency per collective), kappa and ``sigma E[max of n]`` (ms
+    of wait per ms of compute) on the network's class, and the count's own class (the
+    speedup interval's: ``multinode`` where it spans nodes)."""
 
     comm_s: float
     last_s: float
@@ -258,23 +232,24 @@ def collectives(
     *,
     bucket_mb: float,
     strategy: str,
-    units: int,
-    group: int,
+    units: int = 1,
+    group: int = 0,
 ) -> Collectives:
+    """The network's part of a step on ``n`` devices, each collective at its own size and
+    ranks (``Network.cost_s``; preset links costed as NCCL's tuner costs them where the
+    fitted terms say so); ``group``: the devices hybrid sharding shards over (0: all)."""
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
-    link = count_class(network, n)
     terms = current()
-    kappa = terms.contention(fitted)
     straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
-    comm_s, last_s, latency_s = collectives_s(
-        network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy, units=units, group=group
-    )
-    return Collectives(
-        comm_s=comm_s,
-        last_s=last_s,
-        latency_s=latency_s,
-        contention_share=kappa,
-        straggler_share=straggler,
-        link=link,
-    )
+    parts = [terms.contention(fitted), straggler, count_class(network, n)]
+    if n < 2:
+        return Collectives(0.0, 0.0, 0.0, *parts)
+    plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)
+    costs = [
+        network.cost_s(size, ranks, op, nccl=terms.nccl_latency) for op, ranks, size, _ in plan
+    ]
+    counts = [count for *_, count in plan]
+    comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
+    latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
+    return Collectives(comm_s, costs[-1][0], latency_s, *parts)

@@ -1,37 +1,87 @@
-"""What the runs do not measure: priors for the N > 1 terms a model given by its numbers
-leaves unmeasured (10th, 50th, 90th percentiles; values and sources in
-``data/advice_priors.json``; checked by ``benchmarks/eight_gpus_by_numbers.py``), and the
-step's 80% interval at N > 1.
+"""The model's data, read once, and what the runs do not measure.
+
+``data/advice_priors.json``: each prior's most likely value, its range, unit and source
+(``PRIORS``); ``data/advice_phrases.json``'s ``model`` rows: the model's refusals and notes
+(``phrase``: ``str.format`` templates over values already in their units; the model cannot
+read the phrasebook through ``explain``, which reads its records). Priors for the N > 1
+terms a model given by its numbers leaves unmeasured (10th, 50th, 90th percentiles;
+checked by ``benchmarks/eight_gpus_by_numbers.py``):
 
 * ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
   bucket copies.
 * ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
   "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
 
-The step's error: each model with N > 1 bench rows left out in turn (at most
-``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
-half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen
-models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
-wider by ``sqrt(log2 N)`` above the largest measured."""
+The step's 80% interval at N > 1: each model with N > 1 bench rows left out in turn (at
+most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give
+the half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED``
+(unseen models predicted at N = 2 from N = 1 alone: 24-38% off,
+``benchmarks/advise_unseen.py``); wider by ``sqrt(log2 N)`` above the largest measured."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from importlib import resources
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.step import Compute
 from gpuscale.advice.types import Finding, FindingKind, TermId
+
+
+def read_data(name: str) -> dict:
+    """``gpuscale/data/{name}``, a JSON file, read."""
+    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
+
+
+_BOOK = read_data("advice_phrases.json")
+MODEL_PHRASES: dict[str, str] = _BOOK["model"]
+
+
+def phrase(key: str, **values: object) -> str:
+    """The model's phrase ``key`` over ``values``."""
+    return MODEL_PHRASES[key].format(**values)
+
+
+def strategy_name(strategy: str) -> str:
+    """The strategy's name, its row of the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
+    return _BOOK["strategies"][strategy]["name"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedPrior:
+    """A prior: its most likely value (``point``), its range (``low``, ``high``: None where
+    the value is taken as it is), its unit, its source and its citation as the advice's
+    sentences give it (``said``)."""
+
+    point: float
+    low: float | None
+    high: float | None
+    unit: str
+    source: str
+    said: str = ""
+
+    @property
+    def ends(self) -> tuple[float, float, float]:
+        """(low, point, high); a ``ValueError`` where the prior has no range."""
+        if self.low is None or self.high is None:
+            raise ValueError(phrase("prior_no_range", source=self.source))
+        return self.low, self.point, self.high
+
+
+PRIORS: dict[str, SourcedPrior] = {
+    name: SourcedPrior(**{k: entry[k] for k in SourcedPrior.__slots__ if k in entry})
+    for name, entry in read_data("advice_priors.json")["priors"].items()
+}
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
 _HALF_NORMAL_20 = (0.0627, 0.1891, 0.3186, 0.4538, 0.5978, 0.7554, 0.9346, 1.1503, 1.4395, 1.96)
-_NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
+NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
@@ -58,16 +108,6 @@ class SharePrior:
 
 DDP_WORK = SharePrior.of("ddp_work", TermId.DDP, in_ms=True)
 STEP_SPREAD = SharePrior.of("step_spread", TermId.WAIT)
-
-
-def with_priors(compute: Compute, step: float, which: str) -> Compute:
-    """``compute`` (``step`` ms) with the step's spread from its prior at ``which`` end."""
-    sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
-    return replace(
-        compute,
-        jitter_ms=tuple(step + sd_ms * q for q in _NORMAL_20),
-        jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
-    )
 
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
@@ -159,7 +199,6 @@ def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
 
 def leave_one_out(
     table: pd.DataFrame,
-    network,
     predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
     most: int = MAX_LEFT_OUT,
 ) -> StepError:

@@ -1,16 +1,12 @@
-"""One data-parallel training step on N devices (``step_at``; a search's one entry:
-``step_table``).
+"""One data-parallel training step on N devices (``step_table``; one step: ``step_at``).
 
 Compute (one device, per-device batch ``b``, accumulation ``k``, ``P`` parameters, ``F``
-forward + backward FLOPs per sample, achieved rate ``R``)::
+forward + backward FLOPs per sample, achieved rate ``R``; the optimizer step ``t_opt P``
+split over the devices that shard it: ``optimizer_shards``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(``t_opt``: optimizer, per parameter, over its shards: ``optimizer_shards``; ``t_floor``:
-``advice/calibrate/fits.py``.) Communication and the fitted terms kappa and sigma:
-``advice/model/network.py``, looked up once a count.
-
-Step on N > 1 devices::
+Step on N > 1 devices (the communication ``t_ar``, kappa and sigma: ``network.py``)::
 
     t_step = t_compute + t_ddp + t_wait(N) + t_exposed
     t_exposed = t_ar - omega t_ar                  (omega measured or given)
@@ -22,11 +18,9 @@ no-sync step, per parameter. ``omega``: the share of the all-reduce backward hid
 by ``gpuscale bench`` (``1 - exposed / comm``); the default never hides the last bucket
 nor more than the slowest device's backward lasts. ``t_wait(N)``: ``E[max of N draws] -
 mean`` of the N = 1 step times (Chen et al., "Revisiting distributed synchronous SGD",
-2016), or the measured growth of the no-sync step over N = 1 (``Compute.wait_ms``); where
-nothing measured the spread, at least ``sigma E[max of N standard normals] t_compute``.
-``kappa``: the backward's loss to the communication it hides, 0 where the overlap was
-measured. On one device: ``t_step = t_compute``, less FSDP's own work ``k t_own``
-(``Compute.one_rank_own_ms``).
+2016), within the measured growth of the no-sync step over N = 1; where nothing measured
+the spread, at least ``sigma E[max of N standard normals] t_compute``. On one device:
+``t_step = t_compute``, less FSDP's own work ``k t_own``.
 """
 
 from __future__ import annotations
@@ -38,9 +32,8 @@ from typing import Protocol
 
 import numpy as np
 
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, collectives
-from gpuscale.advice.model.parameters import PRIORS
-from gpuscale.advice.model.wording import phrase
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Collectives, collectives
+from gpuscale.advice.model.priors import NORMAL_20, PRIORS, STEP_SPREAD, phrase
 from gpuscale.interconnect.network import Network
 
 DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured
@@ -140,16 +133,13 @@ class Compute:
         if not 0 <= self.backward_share <= 1:
             raise ValueError("the backward share must be in [0, 1]")
 
-    def sample_work_ms(self, model: ModelSpec, batch: float) -> float:
-        return work_ms(batch, model.flops, self.tflops)
-
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
         """One micro-step's forward + backward: as measured at a batch the bench timed, else
         ``max(floor, fixed + per-sample work)``."""
         measured = [ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9]
         if measured:
             return measured[0]
-        return max(self.floor_ms, self.fixed_ms + self.sample_work_ms(model, batch))
+        return max(self.floor_ms, self.fixed_ms + work_ms(batch, model.flops, self.tflops))
 
     def is_measured(self, batch: float) -> bool:
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
@@ -192,25 +182,34 @@ class Compute:
         return s0 + share * (s1 - s0), s1
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
-        """The wait for the slowest of ``n`` devices: E[max of n] - mean of the N = 1 step
-        times, scaled to ``compute_ms``, kept within ``slowdown_bounds``."""
+        """The wait for the slowest of ``n`` devices: ``E[max of n] - mean`` of the N = 1
+        step times (order statistics of their sample), scaled to ``compute_ms`` (or to the
+        fixed cost, a host's spread), kept within ``slowdown_bounds``."""
         if n < 2:
             return 0.0
         low, high = self.slowdown_bounds(n)
         at_most = (high - 1) * compute_ms if math.isfinite(high) else math.inf
-        return max((low - 1) * compute_ms, min(at_most, self._expected_max_ms(n, compute_ms)))
+        expected_ms = 0.0
+        if len(self.jitter_ms) >= 2:
+            x = np.sort(np.asarray(self.jitter_ms, float))
+            m = len(x)
+            i = np.arange(1, m + 1)
+            expected_max = float(np.sum(x * ((i / m) ** n - ((i - 1) / m) ** n)))
+            scale = compute_ms / self.jitter_ref_ms if self.jitter_ref_ms > 0 else 1.0
+            if self.jitter_fixed_ref_ms > 0:
+                scale = self.fixed_ms / self.jitter_fixed_ref_ms
+            expected_ms = max(0.0, expected_max - float(x.mean())) * scale
+        return max((low - 1) * compute_ms, min(at_most, expected_ms))
 
-    def _expected_max_ms(self, n: int, compute_ms: float) -> float:
-        if len(self.jitter_ms) < 2:
-            return 0.0
-        x = np.sort(np.asarray(self.jitter_ms, float))
-        m = len(x)
-        i = np.arange(1, m + 1)
-        expected_max = float(np.sum(x * ((i / m) ** n - ((i - 1) / m) ** n)))
-        scale = compute_ms / self.jitter_ref_ms if self.jitter_ref_ms > 0 else 1.0
-        if self.jitter_fixed_ref_ms > 0:
-            scale = self.fixed_ms / self.jitter_fixed_ref_ms
-        return max(0.0, expected_max - float(x.mean())) * scale
+
+def with_priors(compute: Compute, step: float, which: str) -> Compute:
+    """``compute`` (``step`` ms) with the step's spread from its prior at ``which`` end."""
+    sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
+    return replace(
+        compute,
+        jitter_ms=tuple(step + sd_ms * q for q in NORMAL_20),
+        jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +228,6 @@ class Step:
     step_ms: float
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective
     measured: bool = False  # one device's forward + backward at this batch was measured
-    contention_ms: float = 0.0  # of ``exposed_ms``
     link: str | None = None  # the count's link class (``network.Collectives.link``)
 
     @property
@@ -270,30 +268,48 @@ def optimizer_shards(network: Network, n: int, strategy: str) -> int:
     return {"fsdp": n, "zero2": n, "hybrid": group}.get(strategy, 1)
 
 
-def _one_device(
-    model: ModelSpec, compute: Compute, shards: int, strategy: str, candidate: Candidate
-) -> tuple[float, float, float, float, bool, bool]:
-    """One device's part of ``candidate``'s step (ms): its compute (N = 1: the bare module's,
-    less the strategy's own work), the wait for the slowest device, the backward that can
-    hide communication (stretched by the wait) and DDP's own work; whether its micro-step
-    was measured, and whether nothing measured the wait (the fitted straggler term then
-    applies: no slowdown measured at N > 1 and no N = 1 steps timed)."""
+def _step(
+    model: ModelSpec,
+    compute: Compute,
+    settings: StepSettings,
+    shards: int,
+    net: Collectives,
+    candidate: Candidate,
+) -> Step:
+    """``candidate``'s step by the module docstring's formulas; ``settings.overlap`` None is
+    ``DEFAULT_OVERLAP`` capped at all but the last collective. The fitted straggler term
+    applies where nothing measured the wait (no slowdown at N > 1, no N = 1 steps timed)."""
     n, batch, accum = candidate
-    if n < 1 or not batch > 0 or accum < 1:
-        raise ValueError(phrase("step_counts"))
     micro_ms = compute.micro_ms(model, batch)
     compute_ms = compute.compute_ms(model, batch, accum, shards)
     measured = compute.is_measured(batch)
-    unmeasured = not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0)
     if n == 1:
-        own_ms = accum * min(compute.one_rank_own_ms, micro_ms)
-        return compute_ms - own_ms, 0.0, 0.0, 0.0, measured, unmeasured
+        compute_ms -= accum * min(compute.one_rank_own_ms, micro_ms)
+        bare = (compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
+        return Step(1, batch, accum, *bare, measured=measured, link=net.link)
     wait_ms = compute.wait_ms(n, compute_ms)
     backward_ms = compute.backward_share * micro_ms
     if compute_ms > 0:
         backward_ms *= 1 + wait_ms / compute_ms
-    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
-    return compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured
+    ddp_ms = 0.0
+    if settings.strategy == "ddp":
+        ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params)
+    comm_ms, overlap = net.comm_s * 1e3, settings.overlap
+    if overlap is None:
+        not_last_ms = (net.comm_s - net.last_s) * 1e3
+        hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
+        contention_ms = net.contention_share * max(hidden_ms, 0.0)
+    elif 0 <= overlap <= 1:  # measured or given: as it is, its contention in it
+        hidden_ms, contention_ms = overlap * net.comm_s * 1e3, 0.0
+    else:
+        raise ValueError(f"overlap must be in [0, 1], got {overlap}")
+    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
+        wait_ms = max(wait_ms, net.straggler_share * compute_ms)
+    exposed_ms = comm_ms - hidden_ms + contention_ms
+    step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
+    last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
+    parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
+    return Step(n, batch, accum, *parts_ms, latency_ms, measured, net.link)
 
 
 def step_table(
@@ -304,61 +320,29 @@ def step_table(
     candidates: Sequence[Candidate],
     resplit: Sequence[tuple[float, float]] = (),
 ) -> tuple[tuple[Step, ...], ...]:
-    """The step model's one entry: each candidate's step at each of ``computes`` (the point,
-    then the ends of its ranges) and at the first one ``resplit`` at each (batch, fixed ms)
-    (the fixed cost's range), one row per candidate. In one order: each device's part
-    (``_one_device``), the network's part of each count, looked up once
-    (``network.collectives``), then the module docstring's formulas; ``settings.overlap``
-    None is ``DEFAULT_OVERLAP`` capped at all but the last collective."""
+    """Each candidate's step at each of ``computes`` (the point, then the ends of its
+    ranges) and at the first one ``resplit`` at each (batch, fixed ms) (the fixed cost's
+    range), one row per candidate; the network's part of each count looked up once."""
+    if any(n < 1 or not batch > 0 or accum < 1 for n, batch, accum in candidates):
+        raise ValueError(phrase("step_counts"))
     every = [*computes, *(computes[0].resplit(model, batch, ms) for batch, ms in resplit)]
-    strategy, overlap = settings.strategy, settings.overlap
-    shards = {n: optimizer_shards(network, n, strategy) for n, _, _ in candidates}
-    parts = [
-        [_one_device(model, c, shards[n], strategy, (n, b, k)) for c in every]
-        for n, b, k in candidates
-    ]
+    shards = {n: optimizer_shards(network, n, settings.strategy) for n, _, _ in candidates}
     nets = {
         n: collectives(
             network,
             model.grad_bytes,
             n,
             bucket_mb=settings.bucket_mb,
-            strategy=strategy,
+            strategy=settings.strategy,
             units=model.units,
             group=group,
         )
         for n, group in shards.items()
     }
-    rows = []
-    for (n, batch, accum), row in zip(candidates, parts, strict=True):
-        net, steps = nets[n], []
-        for compute_ms, wait_ms, backward_ms, ddp_ms, measured, unmeasured in row:
-            if n == 1:
-                nothing = (0.0, 0.0, 0.0, 0.0, 0.0)  # DDP, wait, communication, its last, exposed
-                bare = (compute_ms, *nothing, compute_ms, 0.0, measured, 0.0, net.link)
-                steps.append(Step(1, batch, accum, *bare))
-                continue
-            comm_ms = net.comm_s * 1e3
-            if overlap is None:
-                not_last_ms = (net.comm_s - net.last_s) * 1e3
-                hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
-                contention_ms = net.contention_share * max(hidden_ms, 0.0)
-            elif 0 <= overlap <= 1:  # measured or given: as it is, its contention in it
-                hidden_ms = overlap * net.comm_s * 1e3
-                contention_ms = 0.0
-            else:
-                raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-            if unmeasured:
-                wait_ms = max(wait_ms, net.straggler_share * compute_ms)
-            exposed_ms = comm_ms - hidden_ms + contention_ms
-            step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
-            last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
-            parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
-            steps.append(
-                Step(n, batch, accum, *parts_ms, latency_ms, measured, contention_ms, net.link)
-            )
-        rows.append(tuple(steps))
-    return tuple(rows)
+    return tuple(
+        tuple(_step(model, c, settings, shards[n], nets[n], (n, b, k)) for c in every)
+        for n, b, k in candidates
+    )
 
 
 def step_at(
@@ -374,24 +358,9 @@ def step_at(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step, ``accum`` micro-steps per optimizer step (``step_table``); ``overlap``: the
-    measured share of communication hidden."""
+    micro-step, ``accum`` micro-steps per optimizer step; ``overlap``: the measured share
+    of communication hidden."""
     settings = Settings(overlap, bucket_mb, strategy)
-    ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
-    return step
-
-
-def step_of(
-    network: Network,
-    settings: StepSettings,
-    model: ModelSpec,
-    compute: Compute,
-    n: int,
-    *,
-    batch: float,
-    accum: int,
-) -> Step:
-    """``step_at`` under ``settings``."""
     ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
     return step
 

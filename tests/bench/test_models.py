@@ -297,7 +297,7 @@ def test_the_cli_writes_no_row_for_a_malformed_spec(tmp_path: Path) -> None:
     "made, said",
     [
         (lambda size, device: torch.randn(size, 4), "returned Tensor, not (inputs, targets)"),
-        (lambda size, device: (torch.randn(size, 4),), "returned 1 values, not (inputs"),
+        (lambda size, device: (torch.randn(size, 4),), "returned 1 value, not (inputs"),
     ],
 )
 def test_a_batch_that_is_no_inputs_and_targets_names_make_batch(made, said: str) -> None:

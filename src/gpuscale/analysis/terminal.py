@@ -287,10 +287,10 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
             }
         )
     table = result.table
-    counts = f"{table['accelerators'].min():,}-{table['accelerators'].max():,}"
+    least, most = (f"{table['accelerators'].agg(end):,}" for end in ("min", "max"))
     title = (
         f"{result.round} {display_name(result.workload)}: the accelerators each criterion "
-        f"picks ({len(table)} systems, {counts} accelerators)"
+        f"picks ({counted(len(table), 'system')}, {span(least, most)} accelerators)"
     )
     said = [f"{mark} {note}" for note, mark in marks.items()]
     said += outlier_sentences(table)

@@ -185,3 +185,22 @@ def test_only_results_with_no_division_named_say_why_nothing_is_analysed() -> No
         analyze_asked(tables, ["bert"])
     said = str(caught.value)
     assert "(no division named; --division all includes them)" in said
+
+
+@pytest.mark.parametrize("missing", [None, 0], ids=["no count", "a count of 0"])
+def test_a_scored_result_without_an_accelerator_count_is_named_not_dropped_unsaid(
+    golden: Golden, missing: int | None
+) -> None:
+    """A scored result whose system gives no accelerator count (v0.7's and v3.x's Intel
+    CPU-only systems, v0.7's Dell C4140) cannot join a curve per accelerator: it is left
+    out and named in a note, its system once, whatever the division asked."""
+    frame = scores([*CLOSED, ("cpu", "CPU only", 1, 70.0)])
+    frame["accelerators"] = frame["accelerators"].astype(object)
+    frame.loc[frame["system_id"] == "cpu", "accelerators"] = missing
+    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    for division in ("closed", "all"):
+        analysed = analyze_asked(tables, ["bert"], AnalysisOptions(division=division))
+        assert set(analysed.results[0].table["system_id"]) == {"c4", "c8", "c16"}
+        [said] = [n for n in analysed.notes if "Org/cpu" in n]
+        assert said.startswith("v9.9 BERT: Org/cpu left out") and said.count("Org/cpu") == 1
+    golden.check(VIEW, "a result without an accelerator count", said)

@@ -23,7 +23,6 @@ from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import filled
 
-
 # how gpuscale calls the user's callables, and what each returns (docs/measure.md)
 FACTORY_CALL = "FACTORY() (no arguments), returning a BenchModel or (module, make_batch[, loss])"
 MAKE_BATCH_CALL = "make_batch(batch_size, device), returning (inputs, targets)"

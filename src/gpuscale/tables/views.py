@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, of_the
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
@@ -191,8 +191,8 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
         lines.append(
             f"{round_name}: {counted(len(systems), 'system')}, {counted(len(runs), 'run')} "
             f"({int(runs['counted'].sum()):,} counted), "
-            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
-            f"benchmark results scored, {counted(len(problems), 'problem')}"
+            f"{of_the(scores['time_to_train_min'].notna().sum(), len(scores), 'benchmark result')}"
+            f" scored, {counted(len(problems), 'problem')}"
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
         lines += [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]

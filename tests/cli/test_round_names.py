@@ -169,3 +169,14 @@ def test_a_mistyped_round_name_is_offered_the_round_it_reads_as(
     assert said.startswith(f"error: --round {typed}: not a round name")
     assert (f"(did you mean {meant!r}?)" if meant else "(e.g. v4.1)") in said
     golden.check("cli/round_names", f"--round {typed}", said)
+
+
+def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
+    """``load_round("v5")`` and ``ingest PATH --round-name v5`` read names through
+    ``normalise_round``: the same offer as ``--round``."""
+    from gpuscale import load_round
+
+    with pytest.raises(ValueError, match=r"not a round name: 'v5' \(did you mean 'v5\.0'\?\)"):
+        load_round("v5")
+    with pytest.raises(ValueError, match=r"'v123' \(expected like v4\.1\)"):
+        load_round("v123")

@@ -122,11 +122,15 @@ def contradicted(scores: pd.DataFrame, pairs: Iterable[tuple[str, str]]) -> list
     return out
 
 
-def uncounted(scores: pd.DataFrame, pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """A sentence per (round, workload) of ``pairs`` whose scored results have no
-    accelerator count (a CPU-only system, a system description that gives none): left out
-    of the analysis, which counts per accelerator, each named (never dropped unsaid)."""
+def uncounted(
+    scores: pd.DataFrame, pairs: Iterable[tuple[str, str]], division: str | None
+) -> list[str]:
+    """A sentence per (round, workload) of ``pairs`` whose scored results of ``division``
+    (those of another are said by :func:`left_out`) have no accelerator count (a CPU-only
+    system, a system description that gives none): left out of the analysis, which counts
+    per accelerator, each named (never dropped unsaid)."""
     scored = scores["time_to_train_min"].notna() & ~left_out_of_analyses(scores)
+    scored &= in_division(scores, division)
     missing = scores[scored & ~(scores["accelerators"].fillna(0) > 0)]
     out = []
     for round_name, workload in pairs:

@@ -221,7 +221,7 @@ def _draw(
             *notes,
             *analysed.skipped,
             *left_out(tables.scores, done, options.division, HOW),
-            *uncounted(tables.scores, done),
+            *uncounted(tables.scores, done, options.division),
             *open_analysed((r.round, r.workload, r.table) for r in results),
         ],
         all_figures=out.every,

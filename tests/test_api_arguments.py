@@ -80,3 +80,28 @@ def test_a_positional_name_is_refused_with_the_keywords_to_give(call, typed, exa
     with pytest.raises(TypeError, match="its fields as keywords") as refused:
         call(typed)
     assert repr(typed) in str(refused.value) and example in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "fields", "golden_case"),
+    [
+        ('{"workload": "bert"}', ["accelerator"], "a field missing"),
+        ("{}", ["workload", "accelerator"], "every required field missing"),
+        ('{"workload": "bert", "accelerator": "H100", "devicez": [8]}', [], "a field misspelt"),
+    ],
+)
+def test_a_request_read_from_json_names_its_missing_and_misspelt_fields(
+    text: str, fields: list[str], golden_case: str, golden
+) -> None:
+    """``PlanRequest.from_json`` of an object lacking a required field names the field as
+    the JSON's (a ValueError), not as ``__init__``'s keyword argument (a TypeError); a
+    misspelt field gets the closest; what ``to_json`` wrote reads back equal."""
+    with pytest.raises(ValueError) as refused:
+        gpuscale.PlanRequest.from_json(text)
+    said = str(refused.value)
+    assert all(f in said for f in fields) and "__init__" not in said
+    if not fields:
+        assert "(did you mean 'devices'?)" in said
+    golden.check("api/request_json", golden_case, said)
+    request = gpuscale.PlanRequest(workload="bert", accelerator="H100", devices=[8, 64])
+    assert gpuscale.PlanRequest.from_json(request.to_json()) == request

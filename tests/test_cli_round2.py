@@ -89,6 +89,24 @@ def test_run_counts_have_separators() -> None:
     assert re.search(r"\b\d{4,} runs\b", text) is None
 
 
+def test_the_results_scored_are_counted_as_they_read() -> None:
+    """Ingest's line: "1,003 of the 1,008 benchmark results scored", and for a round of
+    one result "the benchmark result scored", never "1 of 1 benchmark results"."""
+    import dataclasses
+
+    from gpuscale import load_round
+    from gpuscale.tables.views import ingest_summary
+
+    tables = load_round("v4.1")
+    scored = int(tables.scores["time_to_train_min"].notna().sum())
+    assert scored < len(tables.scores)  # some unscored: the count of the whole said
+    [line] = [x for x in ingest_summary(tables)[0] if x.startswith("v4.1:")]
+    assert f"{scored:,} of the {len(tables.scores):,} benchmark results scored" in line
+    one = dataclasses.replace(tables, scores=tables.scores.dropna(subset=["time_to_train_min"])[:1])
+    [line] = ingest_summary(one)[0]
+    assert "the benchmark result scored" in line and "1 of 1" not in line
+
+
 def test_one_round_is_this_round() -> None:
     result = runner.invoke(app, ["energy", "--round", "v3.0", "-f", "json"])
     assert result.exit_code == 0

@@ -265,6 +265,20 @@ def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
     assert len(listed) > len(rows) and "same_runs_as" in listed[0]
 
 
+def test_duplicates_of_a_round_without_twins_say_so(golden) -> None:
+    """`scores --round v5.0 --duplicates`: the round lists no result under two names; the
+    command says so on stderr (an empty table said nothing), JSON stays one document."""
+    from gpuscale import load_round
+
+    scores = load_round("v5.0").scores
+    assert not scores["same_runs_as"].fillna("").astype(str).any()  # no twin: the case
+    table = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates"])
+    assert table.exit_code == 0 and "no result of v5.0 is listed under two" in table.stderr
+    golden.check(VIEW, "--duplicates of a round without twins", table.stderr.strip())
+    document = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates", "-f", "json"])
+    assert document.exit_code == 0 and json.loads(document.stdout) == []
+
+
 def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None:
     """``gpuscale plan ... | head -1``: once the reader had gone, the command ended with
     status 1 and the notes it prints after its table (on stderr) were lost; the rest of

@@ -120,6 +120,14 @@ def test_what_the_dataset_wrote_is_counted_from_its_tables(golden: Golden) -> No
     golden.check(VIEW, "the dataset written, one result counted once", twins)
 
 
+def test_one_result_written_is_said_in_the_singular() -> None:
+    """A dataset of one result (a folder of one submission) reads "1 result (1 scored)
+    and 5 runs", never "1 results"."""
+    results = scores(ROWS[:1])
+    sentence = written_sentence(results, runs_for(results), "out")
+    assert sentence.startswith("1 result (1 scored) and 5 runs of v9.9 written to out/")
+
+
 def test_results_republished_in_a_later_round_are_said_from_the_table() -> None:
     """A result in two rounds' archives (the same runs) is a row of each; the sentence said
     1,010 results of five rounds and nothing of the 71 such rows trends counts once."""

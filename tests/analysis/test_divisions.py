@@ -185,3 +185,26 @@ def test_only_results_with_no_division_named_say_why_nothing_is_analysed() -> No
         analyze_asked(tables, ["bert"])
     said = str(caught.value)
     assert "(no division named; --division all includes them)" in said
+
+
+@pytest.mark.parametrize("missing", [None, 0], ids=["no count", "a count of 0"])
+def test_a_scored_result_without_an_accelerator_count_is_named_not_dropped_unsaid(
+    golden: Golden, missing: int | None
+) -> None:
+    """A scored result whose system gives no accelerator count (v0.7's and v3.x's Intel
+    CPU-only systems, v0.7's Dell C4140) cannot join a curve per accelerator: it is left
+    out and named in a note, of the division asked; one of another division is counted
+    once, with that division's results left out, not named again."""
+    frame = scores([*CLOSED, ("cpu", "CPU only", 1, 70.0), ("cpu-open", "CPU only", 1, 9.0)])
+    frame["accelerators"] = frame["accelerators"].astype(object)
+    frame.loc[frame["system_id"].str.startswith("cpu"), "accelerators"] = missing
+    frame.loc[frame["system_id"] == "cpu-open", "division"] = "open"
+    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    for division, named in (("closed", ["Org/cpu"]), ("all", ["Org/cpu", "Org/cpu-open"])):
+        analysed = analyze_asked(tables, ["bert"], AnalysisOptions(division=division))
+        assert set(analysed.results[0].table["system_id"]) == {"c4", "c8", "c16"}
+        [said] = [n for n in analysed.notes if "no accelerator count" in n]
+        assert said.startswith(f"v9.9 BERT: {' and '.join(named)} left out")
+        if division == "closed":  # the open one said once, with the open results left out
+            assert counted(" ".join(analysed.notes), "open") == 1
+            golden.check(VIEW, "a result without an accelerator count", said)

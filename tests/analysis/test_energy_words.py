@@ -63,3 +63,27 @@ def test_the_headline_says_a_result_as_the_sentences_under_it_do() -> None:
     assert f"train {said.group(1)} kJ at" in sentence  # the same figure, to the kJ
     per = re.search(r"per sample (\S+) (k?J) ->", sentence)
     assert per and per.groups() == (said.group(2), said.group(3))  # the same unit
+
+
+def test_a_round_without_power_logs_says_where_they_are(golden) -> None:
+    """Energy of rounds with no power logs: empty, and the reason says what to give
+    instead: rounds older than the first with power results are told it; a round from then
+    on that lacks them (here v4.0 kept to results without power) is told they are
+    optional; the round named in the hint has power results."""
+    import dataclasses
+
+    from gpuscale.analysis.energy_per_result import FIRST_POWER_ROUND, energy_view
+
+    old = load_round("v3.0", "v3.1")
+    view = energy_view(old, sorted(old.scores["workload"].dropna().unique()))
+    assert view.frame.empty and view.empty.startswith("no power logs in v3.0, v3.1: ")
+    golden.check("analysis/energy_words", "rounds before power results", view.empty)
+    first = load_round(FIRST_POWER_ROUND)
+    assert first.scores["energy_kj"].notna().any()
+    unpowered = first.scores[first.scores["energy_kj"].isna()]
+    view = energy_view(
+        dataclasses.replace(first, scores=unpowered),
+        sorted(unpowered["workload"].dropna().unique()),
+    )
+    assert view.frame.empty and "optional" in view.empty
+    golden.check("analysis/energy_words", "a round from then on without them", view.empty)

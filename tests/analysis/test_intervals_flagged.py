@@ -94,3 +94,19 @@ def test_the_explanation_says_once_that_their_intervals_are_their_own_runs(golde
     assert len(lines) == 3
     assert kept_apart_sentences(shown) == []
     golden.check("analysis/intervals_flagged", "two flagged results", "\n".join(lines))
+
+
+def test_two_flagged_systems_of_one_name_are_told_apart_by_their_ids() -> None:
+    """v0.7's Google "TPU v3-8192" is two systems (tpu-v3-8192-TF and -JAX), both
+    flagged: each line names its system id, so no two lines read alike; a name no other
+    flagged system shares stays as it is."""
+    from gpuscale.analysis.terminal import flagged_sentences
+
+    frame, _ = _three_at_one_batch()
+    frame["samples_to_converge_flag"] = FLAG
+    frame["system_name"] = ["Twin", "Twin", "Alone"]
+    lines = flagged_sentences(scaling_table(frame, "bert"))[:3]
+    assert len(set(lines)) == 3
+    ids = dict(zip(frame["system_name"], frame["system_id"], strict=False))
+    twins = [line for line in lines if " Twin (" in line]
+    assert len(twins) == 2 and all(f"({ids['Alone']})" not in line for line in lines)

@@ -177,6 +177,51 @@ def test_a_broken_user_factory_is_reported_and_the_others_kept(
         select_models(["usermodels:broken"])
 
 
+def _needs_a_size(hidden):
+    return _tiny_factory()
+
+
+def _batch_of_one_argument():
+    return torch.nn.Linear(4, 3), lambda size: (torch.randn(size, 4), torch.zeros(size))
+
+
+def _loss_not_a_function():
+    module, make_batch = _tiny_factory()
+    return module, make_batch, "cross_entropy"
+
+
+def _loss_as_a_module():
+    module, make_batch = _tiny_factory()
+    return module, make_batch, torch.nn.CrossEntropyLoss()
+
+
+@pytest.mark.parametrize(
+    ("factory", "named", "has"),
+    [
+        ("needs_a_size", "needs_a_size takes (hidden)", "FACTORY() (no arguments)"),
+        ("one_argument", "its make_batch takes (size)", "make_batch(batch_size, device)"),
+        ("loss_a_string", "its loss is str", "loss(output, targets)"),
+    ],
+)
+def test_a_user_callable_of_the_wrong_signature_is_refused_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch, golden: Golden, factory: str, named: str, has: str
+) -> None:
+    """A factory that takes arguments, a make_batch or loss that cannot be called as
+    gpuscale calls them: one message, before any rank starts, naming the callable, its
+    parameters and the call gpuscale makes; a loss given as a module is a callable of two
+    arguments and builds."""
+    package = types.ModuleType("usermodels")
+    package.needs_a_size, package.one_argument = _needs_a_size, _batch_of_one_argument
+    package.loss_a_string, package.loss_module = _loss_not_a_function, _loss_as_a_module
+    monkeypatch.setitem(sys.modules, "usermodels", package)
+    with pytest.raises(ModelError) as refused:
+        load_model(f"usermodels:{factory}")
+    said = str(refused.value)
+    assert said.startswith(f"usermodels:{factory}: {named}") and has in said
+    golden.check(VIEW, f"a callable of the wrong signature: {factory}", said)
+    assert isinstance(load_model("usermodels:loss_module").loss, torch.nn.CrossEntropyLoss)
+
+
 def test_torchvision_only_where_installed() -> None:
     pytest.importorskip("torchvision")
     assert parameter_count("torchvision:resnet18") > 10_000_000
@@ -252,7 +297,7 @@ def test_the_cli_writes_no_row_for_a_malformed_spec(tmp_path: Path) -> None:
     "made, said",
     [
         (lambda size, device: torch.randn(size, 4), "returned Tensor, not (inputs, targets)"),
-        (lambda size, device: (torch.randn(size, 4),), "returned 1 values, not (inputs"),
+        (lambda size, device: (torch.randn(size, 4),), "returned 1 value, not (inputs"),
     ],
 )
 def test_a_batch_that_is_no_inputs_and_targets_names_make_batch(made, said: str) -> None:

@@ -133,3 +133,25 @@ def test_analyze_explain_shows_each_systems_interval_the_answer_points_to() -> N
         if s["time_to_train_min_ci_low"] is not None
     ]
     assert len(expected) > 20 and sorted(shown) == sorted(expected)
+
+
+def test_one_system_is_said_as_one_count_and_one_system(golden) -> None:
+    """A benchmark with a single result: the title counts one system (not "1 systems")
+    and its one accelerator count (not "6-6"); every criterion that picks, picks it."""
+    import dataclasses
+
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.analyze import analyze
+    from gpuscale.analysis.terminal import answer_view
+
+    tables = load_round("v5.0")
+    scores = tables.scores
+    one = scores[(scores["workload"] == "bert") & (scores["system_id"] == "tinybox_green")]
+    assert len(one) == 1
+    options = AnalysisOptions(reference="family")
+    result = analyze(dataclasses.replace(tables, scores=one), ["bert"], options)[0]
+    view = answer_view(result, options)
+    picked = view.frame[view.frame["system"] != ""]
+    assert set(picked["accelerators"]) == {int(one["accelerators"].iloc[0])}
+    golden.check("analyze/answer_title", "one system", view.title)

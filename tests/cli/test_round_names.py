@@ -151,3 +151,32 @@ def test_a_round_beside_a_path_is_said_bundled_or_fetched_never_bundled_only() -
         and "without --round" not in sentence  # the default: every bundled round, rightly
     ]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("v5", "v5.0"), ("v41", "v4.1"), ("v4.l", "v4.1"), ("V5.O", "v5.0"), ("v123", None)],
+)
+def test_a_mistyped_round_name_is_offered_the_round_it_reads_as(
+    typed: str, meant: str | None, golden
+) -> None:
+    """``--round v5`` (the minor number left out), ``v41`` (the dot), ``v4.l`` (a letter
+    for a digit): refused, one line, offering the round meant; a name with no such reading
+    gets the example."""
+    result = runner.invoke(app, ["scores", "--round", typed])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    said = result.stderr.strip()
+    assert said.startswith(f"error: --round {typed}: not a round name")
+    assert (f"(did you mean {meant!r}?)" if meant else "(e.g. v4.1)") in said
+    golden.check("cli/round_names", f"--round {typed}", said)
+
+
+def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
+    """``load_round("v5")`` and ``ingest PATH --round-name v5`` read names through
+    ``normalise_round``: the same offer as ``--round``."""
+    from gpuscale import load_round
+
+    with pytest.raises(ValueError, match=r"not a round name: 'v5' \(did you mean 'v5\.0'\?\)"):
+        load_round("v5")
+    with pytest.raises(ValueError, match=r"'v123' \(expected like v4\.1\)"):
+        load_round("v123")

@@ -52,6 +52,20 @@ def test_the_walks_lines() -> None:
 
 
 @pytest.mark.parametrize(
+    "name", sorted(n for n, c in COMMANDS.items() if any(p.required for p in c.params))
+)
+def test_a_missing_argument_says_what_to_give(name: str, golden) -> None:
+    """A command run without its required argument (``gpuscale ingest`` alone, or with
+    ``--round v5.0`` as other commands take it) is told what the argument is, its help,
+    not only its name."""
+    [param] = [p for p in COMMANDS[name].params if p.required]
+    line = _one_error_line([name])
+    assert f"missing argument '{param.name}' (" in line
+    assert param.help.rstrip(".")[1:] in line  # its help, first letter lowered
+    golden.check("cli/usage_errors", f"{name} without its argument", line)
+
+
+@pytest.mark.parametrize(
     ("args", "meant"),
     [
         (["bench", "--backend", "glo"], "gloo"),

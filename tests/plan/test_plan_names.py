@@ -96,3 +96,27 @@ def test_closed_results_without_a_score_say_why() -> None:
     scores.loc[unscored, "score_reason"] = [reasons[0]] * (int(unscored.sum()) - 1) + reasons[1:]
     said = refusal(scores, "bert")
     assert f"without a score (the most common reason: {reasons[0]})" in said
+
+
+@pytest.mark.parametrize(
+    ("emptied", "said"),
+    [
+        (["global_batch_size"], "a global batch size"),
+        (["global_batch_size", "accelerators"], "a global batch size or accelerator count"),
+    ],
+)
+def test_timed_closed_results_the_model_cannot_read_say_what_they_lack(
+    emptied: list[str], said: str, golden
+) -> None:
+    """A workload whose closed-division results have a time but no global batch (v0.7's
+    MiniGo) is loaded, not absent: the refusal counts them and names what they lack."""
+    scores = v11_like()
+    resnet = scores["workload"] == "resnet"
+    for column in emptied:
+        scores[column] = scores[column].astype(object)
+        scores.loc[resnet, column] = None
+    refused = refusal(scores, "resnet")
+    assert "not in the rounds loaded" not in refused
+    n = int(resnet.sum())
+    assert f"its {n} closed-division results with a time here each lack {said}," in refused
+    golden.check("plan/refusals", f"timed results lacking {' and '.join(emptied)}", refused)

@@ -20,6 +20,7 @@ from gpuscale.analysis.divisions import (
     left_out,
     of_other_divisions,
     open_analysed,
+    uncounted,
 )
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
@@ -260,6 +261,7 @@ def analyze_asked(
     pairs = workload_pairs(tables, workloads)
     other = left_out(tables.scores, pairs, options.division, DIVISION_HOW)
     other += contradicted(tables.scores, pairs)
+    other += uncounted(tables.scores, pairs, options.division)
     other += open_analysed((r.round, r.workload, r.table) for r in results)
     return Analysed(results, options, [*read_as, *other, *clusters_lowered(results, options.k)])
 

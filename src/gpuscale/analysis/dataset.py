@@ -45,8 +45,9 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
     rounds = ", ".join(sorted(results["round"].unique()))
     twins = results.attrs.get("same_runs_left_out", 0)
     text = (
-        f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
-        f"and {len(runs):,} runs of {rounds} written to {folder}/ (results and runs, "
+        f"{counted(len(results), 'result')} "
+        f"({int(results['time_to_train_min'].notna().sum()):,} scored) "
+        f"and {counted(len(runs), 'run')} of {rounds} written to {folder}/ (results and runs, "
         "CSV and Parquet)"
     )
     if twins:

@@ -122,6 +122,31 @@ def contradicted(scores: pd.DataFrame, pairs: Iterable[tuple[str, str]]) -> list
     return out
 
 
+def uncounted(
+    scores: pd.DataFrame, pairs: Iterable[tuple[str, str]], division: str | None
+) -> list[str]:
+    """A sentence per (round, workload) of ``pairs`` whose scored results of ``division``
+    (those of another are said by :func:`left_out`) have no accelerator count (a CPU-only
+    system, a system description that gives none): left out of the analysis, which counts
+    per accelerator, each named (never dropped unsaid)."""
+    scored = scores["time_to_train_min"].notna() & ~left_out_of_analyses(scores)
+    scored &= in_division(scores, division)
+    missing = scores[scored & ~(scores["accelerators"].fillna(0) > 0)]
+    out = []
+    for round_name, workload in pairs:
+        here = missing[(missing["round"] == round_name) & of_workload(missing, workload)]
+        if here.empty:
+            continue
+        names = [f"{r.org}/{r.system_id}" for r in here.itertuples(index=False)]
+        out.append(
+            f"{round_name} {display_name(workload)}: {joined(names)} left out of the analysis "
+            f"(scored, as MLCommons scores it): {agreeing(len(names), 'its', 'their')} system "
+            f"{agreeing(len(names), 'description gives', 'descriptions give')} no accelerator "
+            "count (CPU only, or the field empty), and speedup and E' are per accelerator"
+        )
+    return out
+
+
 def of_workload(scores: pd.DataFrame, workload: str) -> pd.Series:
     """Whether each row of ``scores`` is of ``workload`` as the data names it: its own
     name, a name that is the same workload across rounds (``workload_of``) or a folder's

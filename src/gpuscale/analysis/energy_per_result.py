@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.quantities import counted, number
-from gpuscale.tables import RoundTables, Unit, display_name
+from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
@@ -253,12 +253,28 @@ def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[s
     """Why ``workloads`` have no energy row in ``tables`` (``every``: the rounds' whole
     ``energy_table``): no power logs for them (naming the workloads that have some), or
     none in these rounds at all."""
-    rounds = ", ".join(sorted(tables.scores["round"].unique()))
+    names = sorted(tables.scores["round"].unique(), key=round_key)
+    rounds = ", ".join(names)
     if len(every):
         having = ", ".join(sorted(every["workload"].unique()))
         return f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
-    these = "this round has" if "," not in rounds else "these rounds have"
-    return f"no power logs in {rounds}: {these} no energy results"
+    these = "this round has" if len(names) == 1 else "these rounds have"
+    what = (
+        "power results are optional, published by few submitters: give a round whole as "
+        f"published, or another with power results (e.g. --round {FIRST_POWER_ROUND})"
+    )
+    if names and round_key(names[-1]) < round_key(FIRST_POWER_ROUND):
+        what = (
+            f"MLPerf Training's power results begin with {FIRST_POWER_ROUND}: give a round "
+            f"from it on (e.g. --round {FIRST_POWER_ROUND})"
+        )
+    return f"no power logs in {rounds}: {these} no energy results; {what}"
+
+
+# The first MLPerf Training round with power results (MLCommons, "New MLPerf Training and
+# HPC Benchmark Results", 2024-06-12: v4.0 "introduces ... power consumption" measurement;
+# https://mlcommons.org/2024/06/mlperf-training-v4-benchmark-results/)
+FIRST_POWER_ROUND = "v4.0"
 
 
 # how the headline's result stands among its workload's: the only one, or the least of them

@@ -119,6 +119,21 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     return lines
 
 
+def told_apart(table: pd.DataFrame) -> list[str]:
+    """Each row's system as said (submitter and system name), with its system id where
+    another system of ``table`` has the same name (v0.7's Google ``TPU v3-8192`` is two
+    systems, ``tpu-v3-8192-TF`` and ``-JAX``): no two lines read alike for two systems."""
+    names = [named(r.submitter, r.system_name) for r in table.itertuples(index=False)]
+    ids = list(table["system_id"])
+    systems: dict[str, set[str]] = {}
+    for name, system_id in zip(names, ids, strict=True):
+        systems.setdefault(name, set()).add(system_id)
+    return [
+        f"{name} ({system_id})" if len(systems[name]) > 1 else name
+        for name, system_id in zip(names, ids, strict=True)
+    ]
+
+
 def flagged_sentences(table: pd.DataFrame) -> list[str]:
     """One line per system whose samples to converge is flagged as impossible, then one
     for their 95% intervals: from their own runs alone, those pooled in no convergence
@@ -127,9 +142,8 @@ def flagged_sentences(table: pd.DataFrame) -> list[str]:
         return []
     flagged = table[table["samples_to_converge_flag"].fillna("") != ""]
     lines = [
-        f"samples to converge of {named(r.submitter, r.system_name)} not used: "
-        f"{r.samples_to_converge_flag}"
-        for r in flagged.itertuples(index=False)
+        f"samples to converge of {label} not used: {r.samples_to_converge_flag}"
+        for r, label in zip(flagged.itertuples(index=False), told_apart(flagged), strict=True)
     ]
     if flagged.empty or "time_to_train_min_ci_low" not in flagged:
         return lines
@@ -287,10 +301,10 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
             }
         )
     table = result.table
-    counts = f"{table['accelerators'].min():,}-{table['accelerators'].max():,}"
+    least, most = (f"{table['accelerators'].agg(end):,}" for end in ("min", "max"))
     title = (
         f"{result.round} {display_name(result.workload)}: the accelerators each criterion "
-        f"picks ({len(table)} systems, {counts} accelerators)"
+        f"picks ({counted(len(table), 'system')}, {span(least, most)} accelerators)"
     )
     said = [f"{mark} {note}" for note, mark in marks.items()]
     said += outlier_sentences(table)

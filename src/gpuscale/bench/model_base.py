@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from gpuscale.bench.config import ModelError
+from gpuscale.quantities import counted
 
 # (inputs, targets): tensors for the ladder's models; for a user's model whatever its
 # forward and loss take (checked to be a pair, :func:`first_batch`)
@@ -48,7 +49,9 @@ def first_batch(bench: BenchModel, name: str, size: int, device: torch.device) -
     as "too many values to unpack (expected 2)", naming nothing)."""
     batch = bench.make_batch(size, device)
     if not (isinstance(batch, tuple | list) and len(batch) == 2):
-        got = f"{len(batch)} values" if isinstance(batch, tuple | list) else type(batch).__name__
+        got = type(batch).__name__
+        if isinstance(batch, tuple | list):
+            got = counted(len(batch), "value")
         raise ModelError(
             f"{name}: make_batch({size}, device) returned {got}, not (inputs, targets)"
         )

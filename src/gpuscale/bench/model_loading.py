@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -22,16 +23,43 @@ from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import filled
 
+# how gpuscale calls the user's callables, and what each returns (docs/measure.md)
+FACTORY_CALL = "FACTORY() (no arguments), returning a BenchModel or (module, make_batch[, loss])"
+MAKE_BATCH_CALL = "make_batch(batch_size, device), returning (inputs, targets)"
+LOSS_CALL = "loss(output, targets), returning a scalar"
+
+
+def call_problem(function: object, arguments: int, called_as: str) -> str | None:
+    """Why ``function`` cannot be called with ``arguments`` positional arguments as
+    gpuscale calls it (``called_as``): not callable, or a signature that will not take
+    them, said with the parameters it has and how it is called; None where it can (or its
+    signature cannot be read, as of some builtins: the call itself will say)."""
+    if not callable(function):
+        return f"is {type(function).__name__}, not a function; gpuscale calls {called_as}"
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*[None] * arguments)
+    except TypeError:
+        return f"takes {signature}; gpuscale calls {called_as}"
+    return None
+
 
 def _from_factory(made: object, name: str) -> BenchModel:
-    if isinstance(made, BenchModel):
-        return made
     if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
-        return BenchModel(*made)  # (module, make_batch[, loss])
-    raise ModelError(
-        f"{name} returned {type(made).__name__}; expected a BenchModel or "
-        "(module, make_batch[, loss])"
-    )
+        made = BenchModel(*made)  # (module, make_batch[, loss])
+    if not isinstance(made, BenchModel):
+        raise ModelError(
+            f"{name} returned {type(made).__name__}; expected a BenchModel or "
+            "(module, make_batch[, loss])"
+        )
+    # checked here, once, not as a TypeError in every rank after the launch
+    for part, called_as in (("make_batch", MAKE_BATCH_CALL), ("loss", LOSS_CALL)):
+        if problem := call_problem(getattr(made, part), 2, called_as):
+            raise ModelError(f"{name}: its {part} {problem}")
+    return made
 
 
 def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
@@ -148,6 +176,11 @@ def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
         raise ModelError(f"cannot build {name!r}: {exc}") from None
     except Exception as exc:  # the user's module or the package failed while loading
         raise ModelError(f"cannot build {name!r}: {type(exc).__name__}: {exc}") from None
+    if problem := call_problem(factory, 0, FACTORY_CALL):
+        raise ModelError(
+            f"{name}: {attr} {problem}: give its parameters defaults, or name a factory "
+            f"of no arguments that calls it (def make(): return {attr}(...))"
+        )
     try:
         made = factory()
     except Exception as exc:  # the user's factory raised: its cause, not a traceback

@@ -25,7 +25,7 @@ def one_line(parse):  # type: ignore[no-untyped-def]
             if ctx.resilient_parsing:
                 raise
             if not isinstance(exc, exceptions.NoSuchOption):
-                fail(usage_said(exc.format_message(), ctx.command_path))
+                fail(usage_said(exc.format_message(), ctx.command_path, exc))
             shown = [p for p in ctx.command.params if not getattr(p, "hidden", False)]
             valid = ["--help", *(o for p in shown if p.param_type_name == "option" for o in p.opts)]
             fail(unknown_option(exc.option_name, valid, ctx.command_path))

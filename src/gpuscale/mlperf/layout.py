@@ -23,7 +23,7 @@ from gpuscale.sources import (
     top_folder,
 )
 from gpuscale.sources.archives import READ_AGAIN
-from gpuscale.tables.workloads import round_name
+from gpuscale.tables.workloads import round_name, round_name_meant
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
 # the branch or tag (``training_results_v5.1-main``, ``-master``)
@@ -81,7 +81,9 @@ def normalise_round(name: str) -> str:
     """``4.1``, ``v4.1``, ``V4.1``, ``4.1.0`` -> ``v4.1``."""
     found = round_name(name)  # the whole name: `4.1x`, `v4.1,v5.0` are none
     if found is None:
-        raise ValueError(f"not a round name: {name!r} (expected like v4.1)")
+        meant = round_name_meant(name)
+        said = f"did you mean {meant!r}?" if meant else "expected like v4.1"
+        raise ValueError(f"not a round name: {name!r} ({said})")
     return found
 
 

@@ -99,11 +99,14 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
     timed = (np.isfinite(time) & (time > 0)).to_numpy(bool) & ~flagged
     division = rows["division"].astype(str).to_numpy()
     workloads = rows["workload"].astype(str).to_numpy()
+    lacking = _lacking(rows)
     out = {}
     for workload in sorted(set(workloads)):
         mine = workloads == workload
         closed = mine & (division == "closed")
         if (closed & timed).any():
+            if why := _none_complete(lacking[closed & timed]):
+                out[workload] = why
             continue
         others = sorted({str(d) for d in division[mine & ~closed]})
         kinds = [(int((mine & (division == d)).sum()), f"{d} division") for d in others]
@@ -129,6 +132,40 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
             shows = others[0] if len(others) == 1 else "all"
             out[workload] += f" (gpuscale analyze --division {shows} shows the {shows} ones)"
     return out
+
+
+# What :func:`measured` needs of a timed result besides its time, and its name in words.
+NEEDED = {
+    "global_batch_size": "global batch size",
+    "accelerators": "accelerator count",
+    "accelerator_family": "named accelerator",
+}
+
+
+def _lacking(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per row, whether it lacks each of :data:`NEEDED` as :func:`measured` reads it."""
+    out = {}
+    for column in ("global_batch_size", "accelerators"):
+        value = pd.to_numeric(rows[column], errors="coerce").astype(float).to_numpy()
+        out[column] = ~(np.isfinite(value) & (value > 0))
+    family = rows["accelerator_family"]
+    out["accelerator_family"] = (family.isna() | (family.astype(str) == UNKNOWN_FAMILY)).to_numpy()
+    return pd.DataFrame(out)
+
+
+def _none_complete(lacking: pd.DataFrame) -> str:
+    """Why none of a workload's closed-division results with a time can be planned from
+    (each lacks one of :data:`NEEDED`: v0.7's MiniGo logs no global batch), "" where one
+    can."""
+    if not len(lacking) or not lacking.any(axis=1).all():
+        return ""
+    missing = [NEEDED[c] for c in NEEDED if lacking[c].any()]
+    n = len(lacking)
+    return (
+        f"its {counted(n, 'closed-division result')} with a time here "
+        f"{agreeing(n, 'lacks', 'each lack')} a {joined(missing, 'or')}, which the plan's "
+        "model of time per sample needs"
+    )
 
 
 def flagged_left_out(scores: pd.DataFrame, workload: str) -> list[str]:

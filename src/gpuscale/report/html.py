@@ -25,7 +25,7 @@ from gpuscale.analysis.analyze import (
     WorkloadAnalysis,
     workload_pairs,
 )
-from gpuscale.analysis.divisions import left_out, open_analysed
+from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
 from gpuscale.mlperf.earlier import first_published
 from gpuscale.report.analysed import analyse, any_to_draw, cached
 from gpuscale.report.cache import Cache
@@ -221,6 +221,7 @@ def _draw(
             *notes,
             *analysed.skipped,
             *left_out(tables.scores, done, options.division, HOW),
+            *uncounted(tables.scores, done, options.division),
             *open_analysed((r.round, r.workload, r.table) for r in results),
         ],
         all_figures=out.every,

@@ -295,10 +295,23 @@ class JsonRequest:
         data = json_depth.loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"a {cls.json_name} is a JSON object, not a {type(data).__name__}")
-        unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        known = [f for f in fields(cls) if f.init]  # type: ignore[arg-type]
+        names = [f.name for f in known]
+        unknown = sorted(set(data) - set(names))
         if unknown:
+            close = difflib.get_close_matches(unknown[0], names, n=1)
             raise ValueError(
                 f"unknown {cls.json_name} {noun_for(len(unknown), 'field')}: "
-                f"{joined(sorted(unknown))}"
+                f"{joined(unknown)}{suggested(close)}"
+            )
+        needed = [
+            f.name
+            for f in known
+            if f.default is MISSING and f.default_factory is MISSING and f.name not in data
+        ]
+        if needed:  # said as the object's fields, not as __init__'s keyword arguments
+            raise ValueError(
+                f"a {cls.json_name} needs the {noun_for(len(needed), 'field')} "
+                f"{joined(needed)}; it has {joined(sorted(data)) or 'none'}"
             )
         return cls(**data)

@@ -22,7 +22,7 @@ from gpuscale.tables.requests import (
     given_twice,
     repeatable_option,
 )
-from gpuscale.tables.workloads import round_name
+from gpuscale.tables.workloads import round_name, round_name_meant
 
 
 def listed(values: list[str]) -> tuple[str, ...]:
@@ -79,7 +79,9 @@ class RoundSelection:
     def __post_init__(self) -> None:
         for name in self.round_names or ():  # refused before any round is read
             if round_name(name) is None:
-                raise FieldError("round_names", name, "not a round name (e.g. v4.1)")
+                meant = round_name_meant(name)
+                said = f"did you mean {meant!r}?" if meant else "e.g. v4.1"
+                raise FieldError("round_names", name, f"not a round name ({said})")
 
     @property
     def asked(self) -> bool:

@@ -83,8 +83,14 @@ def unknown_command(typed: str, valid: Sequence[str], program: str) -> str:
     return f"{typed!r}: no such command of {program}{hint}; commands: {', '.join(valid)}"
 
 
-def usage_said(message: str, command: str) -> str:
+def usage_said(message: str, command: str, error: Exception | None = None) -> str:
     """Any other usage error as the parser words it, with the command it came from:
-    ``gpuscale plan: option '-w' requires an argument; see gpuscale plan --help``."""
+    ``gpuscale plan: option '-w' requires an argument; see gpuscale plan --help``; a
+    missing argument (``error`` carries the parameter, ``error.param``) with what to give,
+    its help: ``gpuscale ingest: missing argument 'paths' (round directories or archives
+    ...)``."""
     message = message.rstrip(".")
+    wanted = str(getattr(getattr(error, "param", None), "help", None) or "").rstrip(".")
+    if wanted and message.lower().startswith("missing argument"):
+        message += f" ({wanted[:1].lower()}{wanted[1:]})"
     return f"{command}: {message[:1].lower()}{message[1:]}; see {command} --help"

@@ -14,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, of_the
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
+from gpuscale.tables.workloads import round_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,8 +162,17 @@ def scores_view(
             "with same_runs_as naming the other; analyses count those runs once "
             "(--duplicates lists only these pairs)",
         )
+    empty = ""
     if options.duplicates:
-        frame = frame[twins | in_a_twin_pair(frame).to_numpy(bool)]
+        paired = frame[twins | in_a_twin_pair(frame).to_numpy(bool)]
+        if paired.empty:
+            rounds = ", ".join(sorted(frame["round"].astype(str).unique(), key=round_key))
+            empty = (
+                f"no result of {rounds or 'these rounds'} is listed under two system names "
+                "(the same runs): --duplicates has no pair to list; without it every result "
+                "is listed"
+            )
+        frame = paired
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(SCORE_SHOWN)
     if twins.any() and "same_runs_as" not in shown:
@@ -177,6 +187,7 @@ def scores_view(
         (*SCORE_DROP_ORDER, "same_runs_as"),
         every=every,
         notes=notes,
+        empty=empty,
     )
 
 
@@ -191,8 +202,8 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
         lines.append(
             f"{round_name}: {counted(len(systems), 'system')}, {counted(len(runs), 'run')} "
             f"({int(runs['counted'].sum()):,} counted), "
-            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
-            f"benchmark results scored, {counted(len(problems), 'problem')}"
+            f"{of_the(scores['time_to_train_min'].notna().sum(), len(scores), 'benchmark result')}"
+            f" scored, {counted(len(problems), 'problem')}"
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
         lines += [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]

@@ -161,6 +161,21 @@ def round_name(text: str) -> str | None:
     return f"v{match.group(1)}" if match else None
 
 
+# letters typed for the digits they look like (``v4.l``, ``v5.O``)
+_DIGIT_LOOKALIKES = str.maketrans({"l": "1", "I": "1", "i": "1", "O": "0", "o": "0"})
+
+
+def round_name_meant(text: str) -> str | None:
+    """The round name ``text`` most likely meant where it is none: ``v5`` -> ``v5.0``,
+    ``v41`` -> ``v4.1`` (the dot left out), ``v4.l`` -> ``v4.1`` (a letter for a digit);
+    None where no such reading is a round name."""
+    typed = text.strip()
+    bare = typed[1:] if typed[:1] in ("v", "V") else typed
+    if bare.isdigit() and len(bare) in (1, 2):
+        return f"v{bare}.0" if len(bare) == 1 else f"v{bare[0]}.{bare[1]}"
+    return round_name(typed[:1] + bare.translate(_DIGIT_LOOKALIKES)) if bare else None
+
+
 def round_key(name: str) -> tuple[int, ...]:
     """Sort key of a round name: ``v4.1`` -> (4, 1), so v10.0 sorts after v9.1."""
     return tuple(int(x) for x in name.lstrip("v").split(".") if x.isdigit())

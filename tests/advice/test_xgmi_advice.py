@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.model.network import link_class
-from gpuscale.advice.search.intervals import classes_at
+from gpuscale.advice.search.predict import classes_at
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app

@@ -26,7 +26,7 @@ from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
 from gpuscale.advice.search import derive
-from gpuscale.advice.search.predictions import plausible
+from gpuscale.advice.search.predict import plausible
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE

@@ -20,7 +20,7 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predictions import plausible
+from gpuscale.advice.search.predict import plausible
 from gpuscale.advice.types import Finding, maybe
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's

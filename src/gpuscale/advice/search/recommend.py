@@ -26,10 +26,9 @@ from gpuscale.advice.records import (
     Qualifiers,
     RowIntervals,
 )
-from gpuscale.advice.search import decision, intervals, reconcile
+from gpuscale.advice.search import decision, predict, reconcile
 from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.derive import fixed_term, one_device_row, row_intervals
-from gpuscale.advice.search.predictions import predicted
 from gpuscale.advice.types import maybe
 from gpuscale.tables.requests import NamedError
 
@@ -106,7 +105,7 @@ WEAK = {"run": {"scaling": "weak"}}
 def search(cal: Calibration) -> Advice:
     """The advice on ``cal`` (the speedup's interval its link class's calibrated rule where
     it is the advice's) and what qualifies the headline."""
-    advice = recommend(cal, intervals.RULE)
+    advice = recommend(cal, predict.RULE)
     few = cal.search.noise_steps
     qualifiers = Qualifiers(
         defaults=cal.search.defaults,
@@ -117,7 +116,7 @@ def search(cal: Calibration) -> Advice:
     return replace(advice, qualifiers=qualifiers)
 
 
-def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> Advice:
+def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Advice:
     """Predictions and the Decision for one model on one network: the calibration the
     devices hold (``held``) and its variants (the weak-scaling alternative where the global
     batch is kept without a convergence model, each end of every assumed term's range), each
@@ -130,7 +129,8 @@ def recommend(cal: Calibration, rule: intervals.IntervalRule | None = None) -> A
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
     variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
-    tables, interval = predicted(variants, rule)  # one step table each
+    predicted = [predict.predicted(variant, rule) for variant in variants]
+    tables, interval = [table for table, _ in predicted], predicted[0][1]
     alternative = tables[1] if weak else None
     measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
     found = reconcile.disagreements(measured)

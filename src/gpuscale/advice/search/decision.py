@@ -21,14 +21,13 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration, Search
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.network import MIB
-from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
+from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit
 from gpuscale.advice.search import derive
 from gpuscale.advice.search.predict import plausible
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
-from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE
 
 # the step's overheads, as the prediction columns that hold them
@@ -266,34 +265,3 @@ def decided(
     return replace(
         decision, readings=tuple(readings), withheld_by=moved, limit=limit, counts=searched
     )
-
-
-def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the trusted predictions (from ``fits_from`` up): the
-    largest reaching the target efficiency, the cheapest in device-hours, the knee of time
-    against count, the count maximising speedup x efficiency, and the largest keeping
-    efficiency >= ``goal.threshold`` x its best."""
-    plain = trusted = frame[plausible(frame)]
-    fitting = trusted[trusted["accelerators"] >= fits_from]
-    trusted = fitting if len(fitting) else trusted
-    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
-    efficient = int(ok["accelerators"].max()) if len(ok) else None
-    cheapest = None
-    if trusted["accelerator_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    table = pd.DataFrame(
-        {
-            "accelerators": trusted["accelerators"],
-            "time_to_train_min": trusted["time_to_train_min"],
-            "system_id": trusted["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = trusted["speedup"] * trusted["efficiency"]
-    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
-    equilibrium = {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(trusted.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }
-    return Picks(efficient, cheapest, equilibrium, derive.equilibrium(plain, equilibrium))

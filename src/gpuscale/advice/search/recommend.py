@@ -27,8 +27,13 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.search import decision, predict, reconcile
-from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.derive import fixed_term, one_device_row, row_intervals
+from gpuscale.advice.search.derive import (
+    break_even,
+    fixed_term,
+    one_device_row,
+    picked,
+    row_intervals,
+)
 from gpuscale.advice.types import maybe
 from gpuscale.tables.requests import NamedError
 
@@ -140,7 +145,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
     below = decision.below_mlperf(frame, goal.mlperf_floor)  # each an input that cannot be true
     at_ends = list(zip(ends, others[len(others) - len(ends) :], strict=True))
     decided = decision.decided(cal, frame, below, at_ends, fits_from)
-    picks = decision.picked(frame, fits_from, goal)
+    picks = picked(frame, fits_from, goal)
     last = frame.iloc[-1]
     return Advice(
         table=frame,

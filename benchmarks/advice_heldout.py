@@ -50,7 +50,7 @@ from scipy.optimize import minimize_scalar
 import gpuscale
 from gpuscale.advice.model.network import FITTED, StepTerms, of_stack, using
 from gpuscale.advice.search import predict
-from gpuscale.advice.search.recommend import Advice
+from gpuscale.advice.search.decide import Advice
 from gpuscale.hardware.device_names import resolve
 from gpuscale.tables.refusals import NamedError
 

@@ -15,8 +15,8 @@ from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.explain.power_words import power_source
 from gpuscale.advice.model.power import Power, PowerKind, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.search.decide import recommend
 from gpuscale.advice.search.predict import FLAGGED, plausible, predicted
-from gpuscale.advice.search.recommend import recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import parse_topo_matrix

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.model.network import link_class
+from gpuscale.advice.search.decide import Advice
 from gpuscale.advice.search.predict import classes_at
-from gpuscale.advice.search.recommend import Advice
 from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app
 from gpuscale.hardware.links import PRESETS

@@ -18,7 +18,7 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.explain.build_words import worded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.recommend import Advice, search
+from gpuscale.advice.search.decide import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves

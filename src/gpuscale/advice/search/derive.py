@@ -23,11 +23,20 @@ from gpuscale.advice.records import (
     RowSpan,
 )
 from gpuscale.advice.search.predict import plausible
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
+# the step's overheads, as the prediction columns that hold them
+OVERHEADS = (
+    TermId.FIXED,
+    TermId.WAIT,
+    TermId.DDP,
+    TermId.BANDWIDTH,
+    TermId.LATENCY,
+    TermId.UNEXPLAINED,
+)
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -288,3 +297,46 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
         flagged_above=tuple(sorted(int(n) for n in shown[~plausible(shown)]["accelerators"])),
         whole_nodes=whole,
     )
+
+
+def overheads(row: pd.Series) -> dict[TermId, float]:
+    """The step's overheads (ms): the fixed cost not spread, waiting, DDP's copies, the
+    exposed communication split into bandwidth and latency in their shares of the whole, and
+    what a measured step leaves unexplained."""
+    exposed = float(row["exposed_comm_ms"])
+    share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
+    return {
+        TermId.FIXED: float(row.get("fixed_excess_ms", 0.0)),
+        TermId.WAIT: float(row["wait_ms"]),
+        TermId.DDP: float(row["ddp_ms"]),
+        TermId.BANDWIDTH: exposed * (1 - share),
+        TermId.LATENCY: exposed * share,
+        TermId.UNEXPLAINED: float(row.get("unexplained_ms", 0.0)),
+    }
+
+
+def without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
+    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step."""
+    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
+        return None
+    step = float(focus["step_ms"])
+    left = step - sum(overheads(focus)[t] for t in terms)
+    if not left > 0:
+        return None
+    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+
+
+def also_shrink(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
+    """The fewest other overheads, largest first, that must go with ``term`` for ``focus``
+    to reach ``target``; () when ``term`` alone does, or not even all of them would."""
+    gone = without(focus, (term,))
+    if gone is None or gone >= target:
+        return ()
+    parts = overheads(focus)
+    also: list[str] = []
+    for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
+        also.append(name)
+        reached = without(focus, (term, *also))
+        if reached is None or reached >= target:
+            return tuple(also)
+    return ()

@@ -31,10 +31,6 @@ WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficie
 WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 
 
-def _median(values: Sequence[float]) -> float:
-    return float(pd.Series(list(values), dtype=float).median())
-
-
 def measured_counts(
     predictions: pd.DataFrame,
     measured: Sequence[Measured],
@@ -54,9 +50,8 @@ def measured_counts(
         if row is None:
             continue
         trusted = tuple(m for m in runs if not m.flagged or m.allowed)
-        speedups = tuple(m.speedup for m in runs)
         used = trusted or tuple(runs)
-        speedup = _median([v for m, v in zip(runs, speedups, strict=True) if m in used])
+        speedup = float(pd.Series([m.speedup for m in used], dtype=float).median())
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         found.append(
             MeasuredCount(
@@ -70,7 +65,7 @@ def measured_counts(
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
                 runs=tuple(runs),
                 trusted=trusted,
-                speedups=speedups,
+                speedups=tuple(m.speedup for m in runs),
                 measured_speedup=speedup,
                 inside=low <= speedup <= high,
             )

@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuscale.advice.model.network import CLASSES, count_class
 from gpuscale.advice.search import predict
 
 HERE = Path(__file__).resolve().parent
@@ -145,7 +146,7 @@ def dev_rows() -> list[DevRow]:
         # linearly, so the upper end's ceiling is linear
         if inputs.run.scaling != "weak" or inputs.search.convergence is not None:
             raise ValueError(f"{row.source}: {row.model}: not advised at a kept batch")
-        (found,) = predict.classes_at(inputs.machine.network, [row.n_gpus])
+        found = count_class(inputs.machine.network, row.n_gpus)
         if found != row.link_class:
             raise ValueError(
                 f"{row.source}: {row.model}: class {found}, the table's {row.link_class}"
@@ -218,19 +219,19 @@ def _ends_fit(kind: str, rows: list[DevRow]) -> tuple[float, float]:
 def fit(kind: str, pooling: str, rows: list[DevRow]) -> dict[str, tuple[float, float, int]]:
     """Per class: (low, high, rows fitted on) of ``kind`` pooled as ``pooling`` over
     ``rows``."""
-    by_class = {c: [r for r in rows if r.link_class == c] for c in predict.CLASSES}
+    by_class = {c: [r for r in rows if r.link_class == c] for c in CLASSES}
     own = {c: len(mine) >= MIN_CLASS_ROWS for c, mine in by_class.items()}
     if pooling == "class scale":
         scale = {
             c: statistics.median(abs(_residual(r)) for r in (by_class[c] if own[c] else rows))
-            for c in predict.CLASSES
+            for c in CLASSES
         }
         z = [_residual(r) / scale[r.link_class] for r in rows]
         low, high = max(0.0, conformal([-x for x in z], PER_END)), max(0.0, conformal(z, PER_END))
-        return {c: (low * scale[c], high * scale[c], len(rows)) for c in predict.CLASSES}
+        return {c: (low * scale[c], high * scale[c], len(rows)) for c in CLASSES}
     pooled = _ends_fit(kind, rows)
     out = {}
-    for c in predict.CLASSES:
+    for c in CLASSES:
         if pooling == "class" and own[c]:
             out[c] = (*_ends_fit(kind, by_class[c]), len(by_class[c]))
         else:
@@ -260,7 +261,7 @@ def left_out(
 ) -> dict[str, object]:
     """Coverage per class (and its counts) and the median width (high / low) of the
     intervals each group's rows get from the rule fitted on the other groups' rows."""
-    covered: dict[str, list[bool]] = {c: [] for c in predict.CLASSES}
+    covered: dict[str, list[bool]] = {c: [] for c in CLASSES}
     widths: list[float] = []
     for name in sorted({group(r) for r in rows}):
         mine = [r for r in rows if group(r) == name]
@@ -329,7 +330,7 @@ def data_file(rows: list[DevRow], chosen: dict[str, object]) -> dict[str, object
                 "rows": widths[c][2],
                 "class_rows": sum(r.link_class == c for r in rows),
             }
-            for c in predict.CLASSES
+            for c in CLASSES
         },
     }
 
@@ -344,16 +345,16 @@ def markdown(results: dict[str, object]) -> str:
     words = heldout.CLASS_WORDS
     lines = [
         "| rule | "
-        + " | ".join(words[c] for c in predict.CLASSES)
+        + " | ".join(words[c] for c in CLASSES)
         + " | worst from 80% | median width | family-out worst |",
-        "| --- | " + " | ".join("---:" for _ in predict.CLASSES) + " | ---: | ---: | ---: |",
+        "| --- | " + " | ".join("---:" for _ in CLASSES) + " | ---: | ---: | ---: |",
     ]
     for c in results["candidates"]:  # type: ignore[union-attr]
         setup, family = c["leave_one_setup_out"], c["leave_one_family_out"]
         name = f"**{c['name']}** (chosen)" if c["name"] == results["chosen"] else c["name"]
         cells = [
             f"{_pct(setup['coverage'].get(k))} ({setup['covered'][k]}/{setup['rows'][k]})"
-            for k in predict.CLASSES
+            for k in CLASSES
         ]
         lines.append(
             f"| {name} | {' | '.join(cells)} | {_pct(setup['worst_from_80'])} "

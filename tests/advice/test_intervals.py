@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import gpuscale
+from gpuscale.advice.model.network import count_class
 from gpuscale.advice.search import predict
 from gpuscale.advice.types import FindingKind
 from gpuscale.interconnect.network import Link, Network
@@ -146,14 +147,14 @@ def test_each_count_takes_its_link_class() -> None:
     nodes = Network(
         intra=Link.from_preset("nvlink3"), per_node=8, inter=Link.from_preset("ib-hdr200")
     )
-    assert predict.classes_at(nodes, [1, 8, 16]) == ["nvlink", "nvlink", "multinode"]
+    assert [count_class(nodes, n) for n in (1, 8, 16)] == ["nvlink", "nvlink", "multinode"]
     alone = [Network(intra=Link.from_preset(n)) for n in ("pcie-phb", "pcie-sys", "pcie4-x16")]
     detected = [Network(intra=replace(x.intra, name=f"{x.intra.name} (detected)")) for x in alone]
     expected = ["pcie_no_p2p", "pcie_no_p2p", "pcie_p2p"]
-    assert [predict.classes_at(x, [2])[0] for x in alone] == expected
-    assert [predict.classes_at(x, [2])[0] for x in detected] == expected
+    assert [count_class(x, 2) for x in alone] == expected
+    assert [count_class(x, 2) for x in detected] == expected
     custom = Network(intra=replace(Link.from_preset("pcie4-x16"), name="custom"))
-    assert predict.classes_at(custom, [2]) == [None]
+    assert count_class(custom, 2) is None
 
 
 def test_a_rule_of_no_known_kind_or_class_is_refused_by_name() -> None:

@@ -218,11 +218,9 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     chosen, held_back = _chosen(fitting, target, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
-    parts = (
-        derive.overheads(focus)
-        if focus["accelerators"] > 1
-        else dict.fromkeys(derive.OVERHEADS, 0.0)
-    )
+    parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
+    if focus["accelerators"] > 1:
+        parts = derive.overheads(focus)
     term = "compute"  # at >= 95% throughput efficiency (or N = 1)
     if focus["accelerators"] >= 2 and focus["throughput_efficiency"] < NEGLIGIBLE:
         term = max(parts, key=parts.get)

@@ -1,24 +1,21 @@
-"""The predictions table and its 80% intervals. At each device count N the search tries
-per-device batches ``b`` (the measured one and its halves) and accumulations ``k`` (powers
-of two): ``B = N b k``, samples to train ``E(B)`` (``analysis.critical_batch``), the step
-model's throughput ``X`` and ``T = E(B) / X``; the fastest (b, k) wins, so
+"""The predictions table and its 80% intervals. At N devices the search tries per-device
+batches ``b`` (the measured one and its halves; without a convergence model, it alone) and
+accumulations ``k`` (powers of two): ``B = N b k``, samples to train ``E(B)``
+(``analysis.critical_batch``), the step model's throughput ``X``, ``T = E(B) / X``; the
+fastest (b, k) wins, so ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+(throughput x convergence factor).
 
-    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
-                                   throughput          convergence factor
-
-Without a convergence model the measured per-device batch is kept (k = 1). The interval
-spans the step at the compute's point and at the ends of its ranges (the priors', the
-fixed cost's), ``x exp(-/+ width at N)`` of the step's error; the step's lower end is never
-below its compute, the speedup's upper end never above linear nor a step of compute alone's.
-
-By numbers on a link given or detected, the speedup's interval is its link class's rule
-(``data/advice_intervals.json``, fitted by ``benchmarks/advice_intervals.py``). With the
-model's point ``p`` and interval ``[l, h]`` at ``N`` devices, ``g = sqrt(log2 N)`` and a
-class's widths ``a`` (low) and ``b`` (high): ``model`` ``[l, h]``; ``scale``
+The interval spans the step at the compute's point and at the ends of its ranges (the
+priors', the fixed cost's), ``x exp(-/+ width at N)`` of the step's error; the step's lower
+end is never below its compute, the speedup's upper end never above linear nor a step of
+compute alone's. By numbers on a link given or detected, the speedup's interval is its link
+class's rule (``data/advice_intervals.json``, fitted by ``benchmarks/advice_intervals.py``):
+with the model's point ``p`` and interval ``[l, h]`` at N, ``g = sqrt(log2 N)`` and a
+class's widths ``a`` (low) and ``b`` (high), ``model`` ``[l, h]``; ``scale``
 ``[p (l/p)^a, p (h/p)^b]``; ``band`` ``[p exp(-a g), p exp(b g)]``; ``union`` the wider of
-the model's and the band at each end; ``extend`` ``[l exp(-a g), h exp(b g)]``; the upper end
-never above ``ceiling``, the point always inside. A count's class is ``multinode`` where it
-spans nodes, else its link's; a link of no class keeps the model's interval."""
+the model's and the band at each end; ``extend`` ``[l exp(-a g), h exp(b g)]``. A count's
+class is ``multinode`` where it spans nodes, else its link's; a link of no class keeps the
+model's interval."""
 
 from __future__ import annotations
 
@@ -36,10 +33,9 @@ from gpuscale.advice.explain.findings import said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.power_words import source_at
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.network import CLASSES, count_class
+from gpuscale.advice.model.network import CLASSES
 from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.types import Finding, FindingKind
-from gpuscale.interconnect.network import Network
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 INTERVALS_FILE = "advice_intervals.json"
@@ -125,11 +121,6 @@ def rule_of(entry: Mapping[str, object]) -> IntervalRule:
 
 
 RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))
-
-
-def classes_at(network: Network, counts: Sequence[int]) -> list[str | None]:
-    """Each count's link class on ``network`` (``model.network.count_class``)."""
-    return [count_class(network, int(n)) for n in counts]
 
 
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:

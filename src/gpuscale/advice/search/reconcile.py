@@ -137,13 +137,10 @@ def applied(
     out = frame.copy()
     for i, row in frame.iterrows():
         at = _governing(found, int(row["accelerators"]), measured)
-        own = [
-            d
-            for d in at
-            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
-        ]
         if not at:
             continue
+        config = (int(row["batch_per_device"]), int(row["accum"]))
+        own = [x for x in at if (x.batch_per_device, x.accum) == config]
         d = (own or at)[0]
         seen = d.measured
         factor = seen.speedup / d.predicted.speedup
@@ -152,11 +149,9 @@ def applied(
         below = d.accelerators != row["accelerators"]
         out.loc[i, "rests_on"] = "measured_below" if below else "measured"
         for column in WITH_THROUGHPUT:
-            if column in out:
-                out.loc[i, column] = row[column] * factor
+            out.loc[i, column] = row[column] * factor
         for column in WITH_TIME:
-            if column in out:
-                out.loc[i, column] = row[column] / factor
+            out.loc[i, column] = row[column] / factor
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
         if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
             for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):

@@ -130,7 +130,6 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
     per link class (None: the model's)."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
-    few = goal.noise_steps
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
@@ -158,7 +157,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
-    last = frame.iloc[-1]
+    last, few = frame.iloc[-1], goal.noise_steps
     return Advice(
         table=frame,
         decided=decision,

@@ -1,7 +1,8 @@
 """Numbers read off the predictions for the words to say (``explain`` formats them and
 computes none): the break-even, the counts other rules pick and the numbers that make them,
 the fixed per-step costs at the focus count, the N = 1 row beside the bench's, the rows'
-intervals and the counts searched against the rows."""
+intervals, the counts searched against the rows, and the step's overheads at the focus
+count with the efficiency were they gone."""
 
 from __future__ import annotations
 

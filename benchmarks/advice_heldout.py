@@ -49,8 +49,8 @@ from scipy.optimize import minimize_scalar
 
 import gpuscale
 from gpuscale.advice.model.network import FITTED, StepTerms, of_stack, using
-from gpuscale.advice.search import intervals
-from gpuscale.advice.search.recommend import Advice
+from gpuscale.advice.search import predict
+from gpuscale.advice.search.decide import Advice
 from gpuscale.hardware.device_names import resolve
 from gpuscale.tables.refusals import NamedError
 
@@ -429,7 +429,7 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
             "amdahl_serial_fraction": serial[cls],
             "goals_met": _met(held),
         }
-    rule = json.loads((resources.files("gpuscale") / "data" / intervals.INTERVALS_FILE).read_text())
+    rule = json.loads((resources.files("gpuscale") / "data" / predict.INTERVALS_FILE).read_text())
     return {
         "command": COMMAND,
         # the interval rule the advice applied (benchmarks/advice_intervals.py fitted it)

@@ -10,7 +10,7 @@ it, with the model's own interval (no calibrated rule); each candidate rule of
 ``CANDIDATES`` judged by its leave-one-setup-out coverage on those rows; the rule
 ``SELECTION`` picks fitted on every development row and written to
 ``src/gpuscale/data/advice_intervals.json`` (the advice reads it:
-``gpuscale/advice/search/intervals.py``); the comparison to
+``gpuscale/advice/search/predict.py``); the comparison to
 ``benchmarks/results/advice_intervals.json``; then ``advice_heldout.py`` run afresh (the
 advice now carries the rule) and ``docs/heldout.md``'s tables rewritten from both results.
 No held-out row is advised before the rule is written.
@@ -54,15 +54,15 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuscale.advice.search import intervals
-from gpuscale.advice.search.predictions import predictions
+from gpuscale.advice.model.network import CLASSES, count_class
+from gpuscale.advice.search import predict
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import advice_heldout as heldout  # noqa: E402  (the rows and how each is advised)
 
 COMMAND = "python benchmarks/advice_intervals.py"
-DATA = HERE.parent / "src" / "gpuscale" / "data" / intervals.INTERVALS_FILE
+DATA = HERE.parent / "src" / "gpuscale" / "data" / predict.INTERVALS_FILE
 OUT = HERE / "results" / "advice_intervals.json"
 DOCS = HERE.parent / "docs" / "heldout.md"
 BEGIN, END = "<!-- advice_intervals.json: begin -->\n", "<!-- advice_intervals.json: end -->"
@@ -146,12 +146,12 @@ def dev_rows() -> list[DevRow]:
         # linearly, so the upper end's ceiling is linear
         if inputs.run.scaling != "weak" or inputs.search.convergence is not None:
             raise ValueError(f"{row.source}: {row.model}: not advised at a kept batch")
-        (found,) = intervals.classes_at(inputs.machine.network, [row.n_gpus])
+        found = count_class(inputs.machine.network, row.n_gpus)
         if found != row.link_class:
             raise ValueError(
                 f"{row.source}: {row.model}: class {found}, the table's {row.link_class}"
             )
-        at = predictions(inputs).set_index("accelerators").loc[row.n_gpus]  # no rule
+        at = predict.predicted(inputs)[0].set_index("accelerators").loc[row.n_gpus]  # no rule
         out.append(
             DevRow(
                 source=row.source,
@@ -219,19 +219,19 @@ def _ends_fit(kind: str, rows: list[DevRow]) -> tuple[float, float]:
 def fit(kind: str, pooling: str, rows: list[DevRow]) -> dict[str, tuple[float, float, int]]:
     """Per class: (low, high, rows fitted on) of ``kind`` pooled as ``pooling`` over
     ``rows``."""
-    by_class = {c: [r for r in rows if r.link_class == c] for c in intervals.CLASSES}
+    by_class = {c: [r for r in rows if r.link_class == c] for c in CLASSES}
     own = {c: len(mine) >= MIN_CLASS_ROWS for c, mine in by_class.items()}
     if pooling == "class scale":
         scale = {
             c: statistics.median(abs(_residual(r)) for r in (by_class[c] if own[c] else rows))
-            for c in intervals.CLASSES
+            for c in CLASSES
         }
         z = [_residual(r) / scale[r.link_class] for r in rows]
         low, high = max(0.0, conformal([-x for x in z], PER_END)), max(0.0, conformal(z, PER_END))
-        return {c: (low * scale[c], high * scale[c], len(rows)) for c in intervals.CLASSES}
+        return {c: (low * scale[c], high * scale[c], len(rows)) for c in CLASSES}
     pooled = _ends_fit(kind, rows)
     out = {}
-    for c in intervals.CLASSES:
+    for c in CLASSES:
         if pooling == "class" and own[c]:
             out[c] = (*_ends_fit(kind, by_class[c]), len(by_class[c]))
         else:
@@ -245,7 +245,7 @@ def interval(
     """The rule's (low, high) at each of ``rows``, by the advice's own function."""
     a = np.array([widths[r.link_class][0] for r in rows])
     b = np.array([widths[r.link_class][1] for r in rows])
-    return intervals.ends(
+    return predict.ends(
         kind,
         (a, b),
         np.array([r.point for r in rows]),
@@ -261,7 +261,7 @@ def left_out(
 ) -> dict[str, object]:
     """Coverage per class (and its counts) and the median width (high / low) of the
     intervals each group's rows get from the rule fitted on the other groups' rows."""
-    covered: dict[str, list[bool]] = {c: [] for c in intervals.CLASSES}
+    covered: dict[str, list[bool]] = {c: [] for c in CLASSES}
     widths: list[float] = []
     for name in sorted({group(r) for r in rows}):
         mine = [r for r in rows if group(r) == name]
@@ -308,7 +308,7 @@ def data_file(rows: list[DevRow], chosen: dict[str, object]) -> dict[str, object
     widths = fit(kind, pooling, rows)
     return {
         "about": "The advice's 80% speedup interval by numbers per link class "
-        "(gpuscale/advice/search/intervals.py reads this file and says the rule): kind "
+        "(gpuscale/advice/search/predict.py reads this file and says the rule): kind "
         "and, per class, low and high widths (a factor on the model's interval in log for "
         "'scale'; else a log width at N = 2 growing as sqrt(log2 N)), fitted on the "
         "development rows of benchmarks/published/ only; tests/advice/test_intervals.py "
@@ -330,7 +330,7 @@ def data_file(rows: list[DevRow], chosen: dict[str, object]) -> dict[str, object
                 "rows": widths[c][2],
                 "class_rows": sum(r.link_class == c for r in rows),
             }
-            for c in intervals.CLASSES
+            for c in CLASSES
         },
     }
 
@@ -345,16 +345,16 @@ def markdown(results: dict[str, object]) -> str:
     words = heldout.CLASS_WORDS
     lines = [
         "| rule | "
-        + " | ".join(words[c] for c in intervals.CLASSES)
+        + " | ".join(words[c] for c in CLASSES)
         + " | worst from 80% | median width | family-out worst |",
-        "| --- | " + " | ".join("---:" for _ in intervals.CLASSES) + " | ---: | ---: | ---: |",
+        "| --- | " + " | ".join("---:" for _ in CLASSES) + " | ---: | ---: | ---: |",
     ]
     for c in results["candidates"]:  # type: ignore[union-attr]
         setup, family = c["leave_one_setup_out"], c["leave_one_family_out"]
         name = f"**{c['name']}** (chosen)" if c["name"] == results["chosen"] else c["name"]
         cells = [
             f"{_pct(setup['coverage'].get(k))} ({setup['covered'][k]}/{setup['rows'][k]})"
-            for k in intervals.CLASSES
+            for k in CLASSES
         ]
         lines.append(
             f"| {name} | {' | '.join(cells)} | {_pct(setup['worst_from_80'])} "

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.search.recommend import recommend
+from gpuscale.advice.search.decide import recommend
 
 # (system, precision, per-GPU batch, images/s on 1 GPU, on 8, link preset, device)
 CASES = (

@@ -4,7 +4,7 @@ wider than 100 columns, the decision within the first 15 lines; ``--explain`` an
 ``-f json`` carry everything the default leaves out. The numbers are those of the JSON
 snapshot taken before the output changed (``snapshots/answer_cases.json``: only issue 60
 item 3's cases moved, on purpose, and were snapshotted after it; the speedup's upper
-ends since capped by a step of compute alone, ``search.predictions.predictions``; the cases
+ends since capped by a step of compute alone, ``search.predict.predicted``; the cases
 by numbers re-snapshotted for issue 73's wait for the slowest rank, ``model.network``,
 each count chosen unchanged)."""
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import gpuscale
 from gpuscale.advice.explain.phrasebook import term_name
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.decision import overheads
+from gpuscale.advice.search.derive import overheads
 from gpuscale.advice.types import STOPPED
 from gpuscale.interconnect.topology import parse_topo_matrix
 
@@ -40,7 +40,7 @@ requests = st.builds(
 )
 
 
-def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ignore[name-defined]
+def _check(advice: gpuscale.advice.search.decide.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
     table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import gpuscale
-from gpuscale.advice.search import intervals
+from gpuscale.advice.model.network import count_class
+from gpuscale.advice.search import predict
 from gpuscale.advice.types import FindingKind
 from gpuscale.interconnect.network import Link, Network
 
@@ -26,7 +27,7 @@ from ..golden import Golden
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent / "h100_resnet50_bf16.jsonl"
-DATA = json.loads((resources.files("gpuscale") / "data" / intervals.INTERVALS_FILE).read_text())
+DATA = json.loads((resources.files("gpuscale") / "data" / predict.INTERVALS_FILE).read_text())
 RESULTS = ROOT / "benchmarks" / "results" / "advice_intervals.json"
 
 # The rule as benchmarks/advice_intervals.py chose and fitted it on the development rows
@@ -55,7 +56,7 @@ def test_the_rule_is_pinned_with_its_source() -> None:
     assert found == EXPECTED_CLASSES
     assert DATA["fitted_by"] == "python benchmarks/advice_intervals.py"
     assert DATA["fitted_on"] and DATA["selection"] and DATA["split_rule"]
-    assert (intervals.RULE.kind, intervals.RULE.name) == EXPECTED_RULE
+    assert (predict.RULE.kind, predict.RULE.name) == EXPECTED_RULE
 
 
 def test_a_refit_on_the_development_rows_gives_the_file_and_its_results(
@@ -115,7 +116,7 @@ def test_each_kind_at_numbers_worked_by_hand(
     kind: str, a: float, b: float, n: int, low: float, high: float
 ) -> None:
     ceiling = 4.0 if n == 4 else 2.0
-    got_low, got_high = intervals.ends(
+    got_low, got_high = predict.ends(
         kind,
         (np.array([a]), np.array([b])),
         np.array([2.0]),
@@ -129,7 +130,7 @@ def test_each_kind_at_numbers_worked_by_hand(
 
 
 def test_the_upper_end_stops_at_the_ceiling_and_one_device_is_a_point() -> None:
-    low, high = intervals.ends(
+    low, high = predict.ends(
         "band",
         (np.array([0.1, 0.1]), np.array([0.5, 0.5])),
         np.array([1.0, 3.8]),
@@ -146,21 +147,21 @@ def test_each_count_takes_its_link_class() -> None:
     nodes = Network(
         intra=Link.from_preset("nvlink3"), per_node=8, inter=Link.from_preset("ib-hdr200")
     )
-    assert intervals.classes_at(nodes, [1, 8, 16]) == ["nvlink", "nvlink", "multinode"]
+    assert [count_class(nodes, n) for n in (1, 8, 16)] == ["nvlink", "nvlink", "multinode"]
     alone = [Network(intra=Link.from_preset(n)) for n in ("pcie-phb", "pcie-sys", "pcie4-x16")]
     detected = [Network(intra=replace(x.intra, name=f"{x.intra.name} (detected)")) for x in alone]
     expected = ["pcie_no_p2p", "pcie_no_p2p", "pcie_p2p"]
-    assert [intervals.classes_at(x, [2])[0] for x in alone] == expected
-    assert [intervals.classes_at(x, [2])[0] for x in detected] == expected
+    assert [count_class(x, 2) for x in alone] == expected
+    assert [count_class(x, 2) for x in detected] == expected
     custom = Network(intra=replace(Link.from_preset("pcie4-x16"), name="custom"))
-    assert intervals.classes_at(custom, [2]) == [None]
+    assert count_class(custom, 2) is None
 
 
 def test_a_rule_of_no_known_kind_or_class_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="'wider' is none of"):
-        intervals.rule_of({"kind": "wider", "name": "x", "classes": {}})
+        predict.rule_of({"kind": "wider", "name": "x", "classes": {}})
     with pytest.raises(ValueError, match=r"\['infiniband'\] are none of"):
-        intervals.rule_of(
+        predict.rule_of(
             {
                 "kind": "band",
                 "name": "x",
@@ -168,7 +169,7 @@ def test_a_rule_of_no_known_kind_or_class_is_refused_by_name() -> None:
             }
         )
     with pytest.raises(ValueError, match="finite and >= 0"):
-        intervals.rule_of(
+        predict.rule_of(
             {"kind": "band", "name": "x", "classes": {"nvlink": {"low": -1, "high": 0, "rows": 1}}}
         )
 
@@ -181,12 +182,12 @@ BY_NUMBERS = {
     "max_devices": 32,
     "scaling": "weak",
 }
-BAND = intervals.IntervalRule(
+BAND = predict.IntervalRule(
     kind="band",
     name="band, per class",
     classes={
-        "nvlink": intervals.ClassWidths(low=0.1, high=0.02, development_rows=23),
-        "multinode": intervals.ClassWidths(low=0.2, high=0.0, development_rows=15),
+        "nvlink": predict.ClassWidths(low=0.1, high=0.02, development_rows=23),
+        "multinode": predict.ClassWidths(low=0.2, high=0.0, development_rows=15),
     },
 )
 
@@ -194,7 +195,7 @@ BAND = intervals.IntervalRule(
 def test_the_advice_by_numbers_carries_the_rule(
     monkeypatch: pytest.MonkeyPatch, golden: Golden
 ) -> None:
-    monkeypatch.setattr(intervals, "RULE", BAND)
+    monkeypatch.setattr(predict, "RULE", BAND)
     advice = gpuscale.advise(
         **BY_NUMBERS, link="nvlink3", nodes=4, gpus_per_node=8, inter_node="ib-hdr200"
     )
@@ -227,7 +228,7 @@ def test_a_bench_and_an_assumed_link_keep_the_models_interval(
         gpuscale.advise(bench=str(BENCH), link="nvlink4", max_devices=8),
         gpuscale.advise(**BY_NUMBERS),  # no link: assumed
     ]
-    monkeypatch.setattr(intervals, "RULE", BAND)
+    monkeypatch.setattr(predict, "RULE", BAND)
     ruled = [
         gpuscale.advise(bench=str(BENCH), link="nvlink4", max_devices=8),
         gpuscale.advise(**BY_NUMBERS),

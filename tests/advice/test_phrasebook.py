@@ -9,7 +9,7 @@ from string import Formatter
 from gpuscale.advice.explain.findings import TEMPLATES
 from gpuscale.advice.explain.phrasebook import CHANGES, SENTENCES, STRATEGIES, TERMS
 from gpuscale.advice.model.priors import MODEL_PHRASES
-from gpuscale.advice.search.decision import OVERHEADS
+from gpuscale.advice.search.derive import OVERHEADS
 from gpuscale.advice.types import STOPPED, FindingKind
 
 

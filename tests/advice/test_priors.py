@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.search.recommend import recommend
+from gpuscale.advice.search.decide import recommend
 from gpuscale.advice.types import TermId
 
 

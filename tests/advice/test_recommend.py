@@ -15,8 +15,8 @@ from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.explain.power_words import power_source
 from gpuscale.advice.model.hardware import Power, PowerKind, device_power
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.search.predictions import FLAGGED, plausible, predictions
-from gpuscale.advice.search.recommend import recommend
+from gpuscale.advice.search.decide import recommend
+from gpuscale.advice.search.predict import FLAGGED, plausible, predicted
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import parse_topo_matrix
@@ -42,7 +42,7 @@ BASE = Calibration(
 
 
 def test_without_convergence_time_follows_throughput() -> None:
-    frame = predictions(BASE)
+    frame = predicted(BASE)[0]
     assert (frame["convergence_factor"] == 1).all()
     assert (frame["accum"] == 1).all() and (frame["batch_per_device"] == 64).all()
     assert frame["speedup"].to_numpy() == pytest.approx(
@@ -157,7 +157,7 @@ def test_energy_and_cost_per_trained_model() -> None:
     assert one["time_to_train_min"] / 60 == pytest.approx(0.662222, rel=1e-5)
     assert one["energy_kwh"] == pytest.approx(0.463556, rel=1e-5)
     assert one["cost"] == pytest.approx(1.324444, rel=1e-5)
-    unknown = predictions(BASE)
+    unknown = predicted(BASE)[0]
     assert unknown["energy_kwh"].isna().all() and unknown["cost"].isna().all()
 
 
@@ -208,7 +208,7 @@ def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
 )
 def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> None:
     conv = ConvergenceModel(1e7, b_noise, "t") if b_noise else None
-    frame = predictions(
+    frame, _ = predicted(
         BASE.at(
             {
                 "model": {
@@ -234,7 +234,7 @@ def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> N
 def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, devices) -> None:
     try:
         changes = {"run": {"global_batch": global_batch, "batch": batch}}
-        frame = predictions(BASE.at({**changes, "machine": {"max_devices": devices}}))
+        frame = predicted(BASE.at({**changes, "machine": {"max_devices": devices}}))[0]
     except ValueError as exc:
         most = batch * BASE.run.max_accum  # past it, the refusal gives that limit
         assert (f"at most {most:,}" if global_batch > most else "cannot be split") in str(exc)

@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.model.network import link_class
-from gpuscale.advice.search.intervals import classes_at
-from gpuscale.advice.search.recommend import Advice
+from gpuscale.advice.model.network import count_class, link_class
+from gpuscale.advice.search.decide import Advice
 from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app
 from gpuscale.hardware.links import PRESETS
@@ -64,7 +63,7 @@ def test_the_link_class_of_an_xgmi_mesh_is_nvlink_and_said_assumed() -> None:
     advice = gpuscale.advise(device_name="MI300X", **WALK)
     network = advice.calibration.machine.network
     assert link_class("xgmi-mi300x", nodes=False) == "nvlink"
-    assert set(classes_at(network, [2, 4, 8])) == {"nvlink"}
+    assert {count_class(network, n) for n in (2, 4, 8)} == {"nvlink"}
     (said,) = [a for a in advice.assumptions if a.term == TermId.LINK_CLASS]
     assert said.source == Source.ASSUMED
     assert said.value.startswith("nvlink for xgmi-mi300x")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from gpuscale.advice.api import advise_loaded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.recommend import Advice
+from gpuscale.advice.search.decide import Advice
 from gpuscale.tables.requests import FieldError
 
 

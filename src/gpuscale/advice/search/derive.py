@@ -1,7 +1,8 @@
 """Numbers read off the predictions for the words to say (``explain`` formats them and
-computes none): the fixed per-step costs at the focus count in parts, the N = 1 row beside
-the bench's N = 1 run, the numbers that make the equilibrium picks, the intervals the rows
-carry, and the counts searched against the rows."""
+computes none): the break-even, the counts other rules pick and the numbers that make them,
+the fixed per-step costs at the focus count, the N = 1 row beside the bench's, the rows'
+intervals, the counts searched against the rows, and the step's overheads at the focus
+count with the efficiency were they gone."""
 
 from __future__ import annotations
 
@@ -10,21 +11,174 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.calibration import Calibration, Search
+from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
 from gpuscale.advice.records import (
+    BreakEven,
     Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
+    Picks,
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predictions import plausible
-from gpuscale.advice.types import Finding, maybe
+from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.types import Finding, TermId, maybe
+from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
+# the step's overheads, as the prediction columns that hold them
+OVERHEADS = (
+    TermId.FIXED,
+    TermId.WAIT,
+    TermId.DDP,
+    TermId.BANDWIDTH,
+    TermId.LATENCY,
+    TermId.UNEXPLAINED,
+)
+
+
+def _bisect_log(f, low: float, high: float, target: float) -> float | None:
+    """Smallest x in [low, high] with increasing f(x) >= target (None if f(high) <
+    target), by bisection in log x."""
+    if f(high) < target:
+        return None
+    if f(low) >= target:
+        return low
+    for _ in range(60):
+        mid = math.sqrt(low * high)
+        low, high = (mid, high) if f(mid) < target else (low, mid)
+    return high
+
+
+def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
+    """From where 2 devices train faster than 1 (``pair_speedup``), and this model beside it
+    (``frame``: its predictions): the compute ms per gradient MB, scaling this model's whole
+    step compute at fixed gradient bytes (a property of the link and overlap); the
+    parameters, and those for the target efficiency, resizing the model within its family
+    (the family's fitted step, else this model's modelled one, never its measured one; NaN
+    where the speedup falls with size)."""
+    spec, compute, run, family = cal.model.spec, cal.model.compute, cal.run, cal.model.family
+    network = cal.machine.network
+    # the rate of the whole step (fixed cost included), never the per-sample work's
+    # (unbounded where the step is nearly all fixed cost)
+    step_ms = compute.compute_ms(spec, run.batch, run.accum)
+    tflops = rate_tflops(run.batch * run.accum, spec.flops, step_ms)
+    modelled = replace(compute, measured_ms=())
+
+    def by_compute(scale: float) -> float:
+        # every term scales, the measured batches too (else the speedup is flat in scale)
+        scaled = replace(
+            compute,
+            tflops=compute.tflops / scale,
+            fixed_ms=compute.fixed_ms * scale,
+            floor_ms=compute.floor_ms * scale,
+            measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
+            opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
+        )
+        return pair_speedup(network, run, spec, scaled)
+
+    def by_size(params: float) -> float:
+        if family is not None:
+            resized = family.model(params, spec.grad_bytes_per_param)
+            return pair_speedup(network, run, resized, family.at(params))
+        return pair_speedup(network, run, spec.resized(params), modelled)
+
+    scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
+    ms_per_mb = per_byte = None
+    if scale is not None:  # FLOPs per byte: the break-even's ms per MB at the whole step's rate
+        ms_per_mb = scale * step_ms / (spec.grad_bytes / 1e6)
+        per_byte = ms_per_mb / 1e3 * tflops * 1e12 / 1e6
+    grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
+    speedups = [by_size(p) for p in grid]
+
+    def from_size(target: float) -> float | None:
+        # the size from which the speedup stays >= ``target`` to the end of the grid: None
+        # where it never reaches it; NaN where it reaches it and falls below again
+        above = [v >= target for v in speedups]
+        if not any(above):
+            return None
+        first = above.index(True)
+        if not all(above[first:]):
+            return math.nan
+        if first == 0:
+            return grid[0]
+        return _bisect_log(by_size, grid[first - 1], grid[first], target)
+
+    lines: tuple[float | None, ...] = (None, None)
+    if family is not None:  # the family's lines at this model's size
+        mparams = spec.params / 1e6
+        lines = tuple(fixed + per * mparams for fixed, per in (family.opt_ms, family.ddp_ms))
+    pair: tuple[float | None, ...] = (None, None)
+    two = frame[frame["accelerators"] == 2]
+    if len(two):
+        pair = (float(two["throughput_efficiency"].iloc[0]) * 2, float(two["speedup"].iloc[0]))
+    return BreakEven(
+        ms_per_mb,
+        from_size(1.0),
+        from_size(2 * cal.search.target_efficiency),
+        step_tflops=tflops,
+        own_ms_per_grad_mb=step_ms / (spec.grad_bytes / 1e6),
+        flops_per_grad_byte=per_byte,
+        flops_per_param=spec.flops / spec.params,
+        own_optimizer_ms=per_step_ms(compute.opt_ms_per_mparam, spec.params),
+        own_ddp_ms=per_step_ms(compute.ddp_ms_per_mparam, spec.params),
+        family_optimizer_ms=lines[0],
+        family_ddp_ms=lines[1],
+        pair_throughput_speedup=pair[0],
+        pair_speedup=pair[1],
+    )
+
+
+def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
+    """The counts other rules pick off the trusted predictions (from ``fits_from`` up): the
+    largest reaching the target efficiency, the cheapest in device-hours, the knee of time
+    against count, the count maximising speedup x efficiency, and the largest keeping
+    efficiency >= ``goal.threshold`` x its best; and the numbers that make them, read off
+    every trusted row."""
+    plain = trusted = frame[plausible(frame)]
+    fitting = trusted[trusted["accelerators"] >= fits_from]
+    trusted = fitting if len(fitting) else trusted
+    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
+    efficient = int(ok["accelerators"].max()) if len(ok) else None
+    cheapest = None
+    if trusted["accelerator_hours"].notna().any():
+        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
+    table = pd.DataFrame(
+        {
+            "accelerators": trusted["accelerators"],
+            "time_to_train_min": trusted["time_to_train_min"],
+            "system_id": trusted["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = trusted["speedup"] * trusted["efficiency"]
+    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
+    sxe = int(trusted.loc[score.idxmax(), "accelerators"])
+    kept = int(good["accelerators"].max()) if len(good) else None
+    equilibrium = {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": sxe,
+        "efficiency_threshold": kept,
+    }
+    rows = plain.set_index("accelerators")
+    best_n = int(plain.loc[plain["efficiency"].idxmax(), "accelerators"])
+    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    after = plain[plain["accelerators"] > (kept or 0)]
+    numbers = Equilibrium(
+        best_n=best_n,
+        best_efficiency=float(rows.at[best_n, "efficiency"]),
+        sxe_speedup=s,
+        sxe_efficiency=e,
+        sxe_product=s * e,
+        kept_efficiency=maybe(float, rows["efficiency"].get(kept)),
+        next_n=maybe(int, next(iter(after["accelerators"]), None)),
+        next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
+        rows=len(plain),
+    )
+    return Picks(efficient, cheapest, equilibrium, numbers)
 
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
@@ -75,30 +229,10 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
     )
 
 
-def equilibrium(trusted: pd.DataFrame, picks: dict[str, int | None]) -> Equilibrium:
-    """The numbers that make the equilibrium ``picks``, read off the ``trusted`` rows of the
-    predictions (:class:`Equilibrium`)."""
-    rows = trusted.set_index("accelerators")
-    best_n = int(trusted.loc[trusted["efficiency"].idxmax(), "accelerators"])
-    sxe, kept = picks["max_speed_x_efficiency"], picks["efficiency_threshold"]
-    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
-    after = trusted[trusted["accelerators"] > (kept or 0)]
-    return Equilibrium(
-        best_n=best_n,
-        best_efficiency=float(rows.at[best_n, "efficiency"]),
-        sxe_speedup=s,
-        sxe_efficiency=e,
-        sxe_product=s * e,
-        kept_efficiency=maybe(float, rows["efficiency"].get(kept)),
-        next_n=maybe(int, next(iter(after["accelerators"]), None)),
-        next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
-        rows=len(trusted),
-    )
-
-
 def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -> RowIntervals:
     """The spans of ``frame``'s rows above one device and, where ``rule`` is None, why the
-    predicted ones differ from the model's error alone (:class:`RowIntervals`)."""
+    predicted ones are not the model's error alone, from their own ends against the error's
+    width at each count (:class:`RowIntervals`)."""
     rows = frame[frame["accelerators"] > 1]
     spans = tuple(
         RowSpan(
@@ -110,17 +244,11 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
         )
         for _, r in rows.iterrows()
     )
-    predicted = rows[rows["rests_on"] == "predicted"]
-    wider = _wider(cal, predicted) if rule is None and len(predicted) else ()
-    return RowIntervals(rule=rule, spans=spans, wider=wider)
-
-
-def _wider(cal: Calibration, rows: pd.DataFrame) -> tuple[str, ...]:
-    """Why the predicted ``rows``' intervals are not the model's error alone, from the rows'
-    own ends against the error's width at each count (``RowIntervals.wider``)."""
+    rows = rows[rows["rests_on"] == "predicted"]
+    if rule is not None or not len(rows):
+        return RowIntervals(rule=rule, spans=spans, wider=())
     why: list[str] = []
-    error = cal.model.error
-    width = {int(n): error.width_at(int(n)) for n in rows["accelerators"]}
+    width = {int(n): cal.model.error.width_at(int(n)) for n in rows["accelerators"]}
     step = rows["step_ms"].astype(float)
     low = rows["step_ms_low"] / step
     high = rows["step_ms_high"] / step
@@ -135,7 +263,7 @@ def _wider(cal: Calibration, rows: pd.DataFrame) -> tuple[str, ...]:
         why.append("linear")
     if len({round(w, 9) for w in width.values()}) > 1:
         why.append("growing")
-    return tuple(why)
+    return RowIntervals(rule=rule, spans=spans, wider=tuple(why))
 
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
@@ -145,9 +273,8 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
     searched, most = machine.device_counts, int(machine.max_devices)
     per_node = (network.inter is not None and network.per_node) or None  # one node: none
     off: list[int] = []
-    if per_node is not None:
-        proposed = [2**k for k in range(64) if 2**k < most]
-        off = [n for n in [*proposed, most] if n not in searched]
+    if per_node is not None:  # the counts the rule gives on one node, not whole nodes
+        off = [n for n in replace(network, inter=None).counts_up_to(most) if n not in searched]
     rows = set(frame["accelerators"].astype(int))
     found = Counts(
         searched=tuple(int(n) for n in searched),
@@ -171,3 +298,46 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
         flagged_above=tuple(sorted(int(n) for n in shown[~plausible(shown)]["accelerators"])),
         whole_nodes=whole,
     )
+
+
+def overheads(row: pd.Series) -> dict[TermId, float]:
+    """The step's overheads (ms): the fixed cost not spread, waiting, DDP's copies, the
+    exposed communication split into bandwidth and latency in their shares of the whole, and
+    what a measured step leaves unexplained."""
+    exposed = float(row["exposed_comm_ms"])
+    share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
+    return {
+        TermId.FIXED: float(row.get("fixed_excess_ms", 0.0)),
+        TermId.WAIT: float(row["wait_ms"]),
+        TermId.DDP: float(row["ddp_ms"]),
+        TermId.BANDWIDTH: exposed * (1 - share),
+        TermId.LATENCY: exposed * share,
+        TermId.UNEXPLAINED: float(row.get("unexplained_ms", 0.0)),
+    }
+
+
+def without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
+    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step."""
+    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
+        return None
+    step = float(focus["step_ms"])
+    left = step - sum(overheads(focus)[t] for t in terms)
+    if not left > 0:
+        return None
+    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+
+
+def also_shrink(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
+    """The fewest other overheads, largest first, that must go with ``term`` for ``focus``
+    to reach ``target``; () when ``term`` alone does, or not even all of them would."""
+    gone = without(focus, (term,))
+    if gone is None or gone >= target:
+        return ()
+    parts = overheads(focus)
+    also: list[str] = []
+    for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
+        also.append(name)
+        reached = without(focus, (term, *also))
+        if reached is None or reached >= target:
+            return tuple(also)
+    return ()

@@ -31,10 +31,6 @@ WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficie
 WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 
 
-def _median(values: Sequence[float]) -> float:
-    return float(pd.Series(list(values), dtype=float).median())
-
-
 def measured_counts(
     predictions: pd.DataFrame,
     measured: Sequence[Measured],
@@ -54,9 +50,8 @@ def measured_counts(
         if row is None:
             continue
         trusted = tuple(m for m in runs if not m.flagged or m.allowed)
-        speedups = tuple(m.speedup for m in runs)
         used = trusted or tuple(runs)
-        speedup = _median([v for m, v in zip(runs, speedups, strict=True) if m in used])
+        speedup = float(pd.Series([m.speedup for m in used], dtype=float).median())
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         found.append(
             MeasuredCount(
@@ -70,7 +65,7 @@ def measured_counts(
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
                 runs=tuple(runs),
                 trusted=trusted,
-                speedups=speedups,
+                speedups=tuple(m.speedup for m in runs),
                 measured_speedup=speedup,
                 inside=low <= speedup <= high,
             )
@@ -142,13 +137,10 @@ def applied(
     out = frame.copy()
     for i, row in frame.iterrows():
         at = _governing(found, int(row["accelerators"]), measured)
-        own = [
-            d
-            for d in at
-            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
-        ]
         if not at:
             continue
+        config = (int(row["batch_per_device"]), int(row["accum"]))
+        own = [x for x in at if (x.batch_per_device, x.accum) == config]
         d = (own or at)[0]
         seen = d.measured
         factor = seen.speedup / d.predicted.speedup
@@ -157,11 +149,9 @@ def applied(
         below = d.accelerators != row["accelerators"]
         out.loc[i, "rests_on"] = "measured_below" if below else "measured"
         for column in WITH_THROUGHPUT:
-            if column in out:
-                out.loc[i, column] = row[column] * factor
+            out.loc[i, column] = row[column] * factor
         for column in WITH_TIME:
-            if column in out:
-                out.loc[i, column] = row[column] / factor
+            out.loc[i, column] = row[column] / factor
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
         if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
             for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):

@@ -1,0 +1,314 @@
+"""The advice in one pass (``recommend``): the predictions (``predict``), reconciled with
+the measurements (``reconcile``), the one :class:`Decision` read off them, the numbers
+derived (``derive``). The decision: ``chosen``, the fastest count reaching the target
+efficiency whose speedup's 80% interval lies above 1 (else ``held_back``; one device where
+an input cannot be true); ``focus``, the next count up, where the dominant overhead and the
+factor of the speedup that loses more (``cap``) are read; ``readings``, the count at each
+end of every assumed term's range."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import pandas as pd
+
+from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain import caveats as words
+from gpuscale.advice.explain import memory as memory_words
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.network import MIB
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.records import (
+    BreakEven,
+    Chosen,
+    Decision,
+    FixedTerm,
+    Focus,
+    HeldBack,
+    InputRate,
+    Limit,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
+from gpuscale.advice.search import derive, predict, reconcile
+from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.tables.advice import NOT_POSITIVE
+from gpuscale.tables.requests import NamedError
+
+NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+# the columns of the predictions a Decision keeps for the chosen count and for the focus
+_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
+_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
+_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
+# the record's change for the weak-scaling alternative: the per-device batch kept
+WEAK = {"run": {"scaling": "weak"}}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
+    data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
+
+    table: pd.DataFrame  # one row per device count, its flags as data
+    decided: Decision
+    picks: Picks  # the counts other rules pick
+    break_even: BreakEven
+    calibration: Calibration  # what it was computed from
+    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
+    disagreements: tuple[Disagreement, ...] = ()
+    measured_counts: tuple[MeasuredCount, ...] = ()
+    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
+    below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
+    qualifiers: Qualifiers = field(default_factory=Qualifiers)
+    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
+    memory: MemoryCheck | None = None
+    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
+    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
+    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
+
+    def __str__(self) -> str:
+        """The advice as ``gpuscale advise`` says it."""
+        return "\n".join(f"- {line}" for line in self.explanation)
+
+    @cached_property
+    def predictions(self) -> pd.DataFrame:
+        """``table`` with its flags said (``tables.advice``)."""
+        return words.flagged(self.table)
+
+    @cached_property
+    def alternative(self) -> pd.DataFrame | None:
+        return maybe(words.flagged, self.weak_table)
+
+    @cached_property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        return words.assumed(self)
+
+    @cached_property
+    def decision(self) -> Decision:
+        """``decided`` with its words (the warnings, what to measure first)."""
+        return words.render_decision(self)
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """What makes the headline less firm: the explanation's first lines."""
+        return words.caveats(self)
+
+    @cached_property
+    def explanation(self) -> list[str]:
+        return words.explanation(self)
+
+    @property
+    def recommended(self) -> int | None:
+        """The count advised (None where an assumed term's range moves it)."""
+        return self.decided.count
+
+    @property
+    def decision_line(self) -> int:
+        """Where "Use N devices ..." stands in ``explanation``."""
+        return len(self.caveats) + len(self.decision.warnings)
+
+
+def search(cal: Calibration) -> Advice:
+    """The advice on ``cal``, the speedup's interval its link class's calibrated rule where
+    it is the advice's."""
+    return recommend(cal, predict.RULE)
+
+
+def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Advice:
+    """The advice on the calibration the devices hold (``held``) and its variants (the
+    weak-scaling alternative where the global batch is kept without a convergence model,
+    each end of every assumed term's range), each predicted, reconciled, decided; no count
+    below the fewest devices that hold the model is chosen. ``rule``: the speedup's interval
+    per link class (None: the model's)."""
+    cal, fits_from, memory = held(cal)
+    run, goal = cal.run, cal.search
+    multi = cal.machine.max_devices >= 2 and run.global_batch is None
+    weak = multi and run.kept_global_batch is not None and goal.convergence is None
+    ends = [cal.at(changes) for *_, changes in goal.ends]
+    variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
+    predicted = [predict.predicted(variant, rule) for variant in variants]
+    tables, interval = [table for table, _ in predicted], predicted[0][1]
+    alternative = tables[1] if weak else None
+    measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
+    found = reconcile.disagreements(measured)
+    counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
+    frame, *others = [reconcile.applied(table, found, counts) for table in tables]
+    # (count, minutes, floor, system) of each count faster than the fastest MLPerf system
+    # at that count: an input that cannot be true
+    floor = {n: (minutes, system) for n, minutes, system in goal.mlperf_floor}
+    below = tuple(
+        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
+        for row in frame[plausible(frame)].itertuples()
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
+    )
+    decision = decide(cal, frame, cal.said.implausible or bool(below), fits_from)
+    readings = []  # the count chosen at each end of every assumed term's range
+    at_ends = zip(goal.ends, ends, others[len(others) - len(ends) :], strict=True)
+    for (term, end, value, unit, _), at, table in at_ends:
+        chosen = decide(at, table, at.said.implausible, fits_from).chosen
+        readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
+    moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
+    decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
+    last, few = frame.iloc[-1], goal.noise_steps
+    return Advice(
+        table=frame,
+        decided=decision,
+        picks=derive.picked(frame, fits_from, goal),
+        break_even=derive.break_even(cal, frame) if multi else BreakEven(),
+        calibration=cal,
+        weak_table=others[0] if weak else None,
+        disagreements=found,
+        measured_counts=measured,
+        below_mlperf=below,
+        input_rate=InputRate(
+            float(last.samples_per_s),
+            int(last.accelerators),
+            float(last.samples_per_s) / int(last.accelerators),
+        ),
+        qualifiers=Qualifiers(
+            defaults=goal.defaults,
+            noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+            model_note=cal.said.model_note,
+            model_chosen=cal.said.chosen,
+        ),
+        memory=memory,
+        intervals=derive.row_intervals(cal, frame, interval),
+        fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),
+        one_device=derive.one_device_row(cal, frame),
+    )
+
+
+def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
+    """(the calibration, the fewest devices that hold the model, the memory check where it
+    limits the counts): the strategy asked where a count searched holds the model, else
+    ``MemoryCheck.fallback``'s; a ``NamedError`` where none does."""
+    memory = cal.machine.memory
+    if memory is None or not memory.limits:
+        return cal, 1, None
+    asked = memory.fits_from(memory.strategy)
+    if asked is not None:
+        return cal, asked, memory
+    if memory.fallback is None:
+        raise NamedError(memory_words.nothing_fits(memory))
+    strategy, fewest = memory.fallback
+    return cal.at({"run": {"strategy": strategy}}), fewest, memory
+
+
+def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
+    """The Decision of ``cal``'s predictions ``frame`` (flagged rows left out); ``refused``:
+    an input cannot be true; ``fits_from``: the fewest devices that hold the model, standing
+    where one device would (none predicted: nothing advised)."""
+    target = cal.search.target_efficiency
+    trusted = frame[plausible(frame)].reset_index(drop=True)
+    if trusted.empty:  # one device's speedup is 1: only its time can fail
+        raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
+    fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
+    # no count predicted holds the model: read as without memory, none advised (``holds``)
+    holds = bool(len(fitting))
+    fitting = fitting if holds else trusted
+    chosen, held_back = _chosen(fitting, target, refused)
+    larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
+    focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
+    parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
+    if focus["accelerators"] > 1:
+        parts = derive.overheads(focus)
+    term = "compute"  # at >= 95% throughput efficiency (or N = 1)
+    if focus["accelerators"] >= 2 and focus["throughput_efficiency"] < NEGLIGIBLE:
+        term = max(parts, key=parts.get)
+    largest = int(trusted["accelerators"].iloc[-1])
+    if len(larger):  # the factor that loses more (log scale); ``none``: both lose under 5%
+        losses = {
+            "overheads": math.log(min(1.0, focus["throughput_efficiency"])),
+            "convergence": math.log(min(1.0, focus["convergence_factor"])),
+        }
+        cap = min(losses, key=losses.get)
+        cap = cap if losses[cap] < math.log(NEGLIGIBLE) else "none"
+    else:
+        # why none above: a count searched above has no row (the global batch kept does not
+        # split over it), those above were flagged, or the devices end there
+        above = {int(n) for n in cal.machine.device_counts if n > largest}
+        cap = "flagged" if above else "devices"
+        cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
+    rests_on = str(focus.get("rests_on", "predicted"))
+    explained = ratio = held = None
+    if cap == "convergence":
+        ratio = 1 / float(focus["convergence_factor"])
+    if held_back is not None:
+        held = HeldBack(int(held_back["accelerators"]), float(held_back["speedup_low"]))
+    if rests_on != "predicted":
+        explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
+    change = cap if cap in ("convergence", *STOPPED) else term
+    if cap == "none" and len(larger):
+        change = "uncertain" if held_back is not None else term
+    # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
+    # issue fewer collectives
+    fewer = cal.model.spec.units > 1
+    if cal.run.strategy == "ddp":
+        fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
+    decision = Decision(
+        chosen=Chosen(
+            accelerators=int(chosen["accelerators"]),
+            accum=int(chosen["accum"]),
+            **{name: float(chosen[name]) for name in _CHOSEN},
+            reaches_target=bool(
+                chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
+            ),
+        ),
+        target_efficiency=target,
+        held_back=held,
+        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"])
+        if holds
+        else None,
+        largest=largest,
+        focus=Focus(
+            accelerators=int(focus["accelerators"]),
+            **{name: float(focus[name]) for name in _FOCUS},
+            rests_on=rests_on,
+            samples_ratio=ratio,
+            explained_ms=explained,
+        ),
+        limit=Limit(
+            dominant_term=term,
+            overheads_ms=parts,
+            cap=cap,
+            change=change,
+            without_dominant_efficiency=derive.without(focus, (term,)),
+            also_shrink=derive.also_shrink(focus, term, target),
+            fewer_messages=fewer,
+        ),
+        warnings=cal.said.warnings,
+        refused=refused,
+        holds=holds,
+    )
+    counts = derive.counts(cal, frame, int(focus["accelerators"]), cap in STOPPED)
+    return replace(decision, counts=counts)
+
+
+def _chosen(
+    trusted: pd.DataFrame, target: float, refused: bool
+) -> tuple[pd.Series, pd.Series | None]:
+    """The fastest count that reaches ``target`` efficiency with a speedup surely (its
+    interval's low end) above the smallest count's, never above it when ``refused``; and the
+    faster count held back as not sure (None: none)."""
+    first = trusted.iloc[0]
+    smallest = trusted["accelerators"] == first["accelerators"]
+    reaching = trusted[(trusted["efficiency"] >= target) | smallest]
+    # a count resting on one run has no interval (NaN): its value is all there is to read
+    low = reaching["speedup_low"].fillna(reaching["speedup"])
+    base = float(first["speedup"])  # 1 where the smallest count is one device
+    at_first = reaching["accelerators"] == first["accelerators"]
+    sure = reaching[at_first | ((low > base) & (not refused))]
+    chosen = sure.loc[sure["time_to_train_min"].idxmin()]
+    at = reaching["time_to_train_min"].idxmin()
+    best = reaching.loc[at]
+    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
+        return chosen, best
+    return chosen, None

@@ -1,0 +1,311 @@
+"""The predictions table and its 80% intervals. At N devices the search tries per-device
+batches ``b`` (the measured one and its halves; without a convergence model, it alone) and
+accumulations ``k`` (powers of two): ``B = N b k``, samples to train ``E(B)``
+(``analysis.critical_batch``), the step model's throughput ``X``, ``T = E(B) / X``; the
+fastest (b, k) wins, so ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+(throughput x convergence factor).
+
+The interval spans the step at the compute's point and at the ends of its ranges (the
+priors', the fixed cost's), ``x exp(-/+ width at N)`` of the step's error; the step's lower
+end is never below its compute, the speedup's upper end never above linear nor a step of
+compute alone's. By numbers on a link given or detected, the speedup's interval is its link
+class's rule (``data/advice_intervals.json``, fitted by ``benchmarks/advice_intervals.py``):
+with the model's point ``p`` and interval ``[l, h]`` at N, ``g = sqrt(log2 N)`` and a
+class's widths ``a`` (low) and ``b`` (high), ``model`` ``[l, h]``; ``scale``
+``[p (l/p)^a, p (h/p)^b]``; ``band`` ``[p exp(-a g), p exp(b g)]``; ``union`` the wider of
+the model's and the band at each end; ``extend`` ``[l exp(-a g), h exp(b g)]``. A count's
+class is ``multinode`` where it spans nodes, else its link's; a link of no class keeps the
+model's interval."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.power_words import source_at
+from gpuscale.advice.model.fixed_cost import excess_ms
+from gpuscale.advice.model.network import CLASSES
+from gpuscale.advice.model.step import Candidate, Step, step_table
+from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.tables.advice import ADVICE_COLUMNS
+
+INTERVALS_FILE = "advice_intervals.json"
+KINDS = ("model", "scale", "band", "union", "extend")
+# why a predicted row cannot be true, as columns: its time to train not positive and
+# finite; its speedup where above linear (NaN where not)
+FLAGGED = ("not_positive", "above_linear")
+LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
+
+
+def plausible(frame: pd.DataFrame) -> pd.Series:
+    """The rows none of whose ``FLAGGED`` columns is set."""
+    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
+
+
+@dataclass(frozen=True, slots=True)
+class ClassWidths:
+    """One link class's widths (a factor for ``scale``, a log width at N = 2 else) and
+    the development rows they were fitted on."""
+
+    low: float
+    high: float
+    development_rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRule:
+    """The rule: its kind, its name as the fit called it, the widths per link class."""
+
+    kind: str
+    name: str
+    classes: Mapping[str, ClassWidths]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"interval rule {self.kind!r} is none of {', '.join(KINDS)}")
+        unknown = sorted(set(self.classes) - set(CLASSES))
+        if unknown:
+            raise ValueError(f"link classes {unknown} are none of {', '.join(CLASSES)}")
+        for name, w in self.classes.items():
+            if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
+                raise ValueError(sentence("interval_widths", name=name, widths=str(w)))
+
+    def said(self, classes: Sequence[str | None]) -> Finding | None:
+        """The rule as a finding for the counts' link ``classes`` (None where none of them
+        has one)."""
+        found = [c for c in dict.fromkeys(classes) if c in self.classes]
+        if not found:
+            return None
+        each = []
+        for name in found:
+            w = self.classes[name]
+            each.append(
+                Finding.of(
+                    FindingKind.INTERVAL_CLASS,
+                    link_class=name,
+                    rule=self.kind,
+                    low=w.low,
+                    high=w.high,
+                    # a band's ends at N = 2 as shares of the point
+                    low_share=math.exp(-w.low) - 1,
+                    high_share=math.exp(w.high) - 1,
+                    rows=w.development_rows,
+                )
+            )
+        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
+
+
+def rule_of(entry: Mapping[str, object]) -> IntervalRule:
+    """The rule of ``data/advice_intervals.json``'s contents."""
+    classes = entry["classes"]
+    assert isinstance(classes, Mapping)
+    return IntervalRule(
+        kind=str(entry["kind"]),
+        name=str(entry["name"]),
+        classes={
+            name: ClassWidths(
+                low=float(c["low"]), high=float(c["high"]), development_rows=int(c["rows"])
+            )
+            for name, c in classes.items()
+        },
+    )
+
+
+RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))
+
+
+def _candidates(cal: Calibration, n: int) -> list[Candidate]:
+    """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
+    batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
+    run = cal.run
+    kept = run.kept_global_batch
+    if kept is not None:
+        per_device = kept / n
+        for accum in range(1, run.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= run.largest_batch:
+                return [(n, int(batch), accum)]
+        return []
+    if cal.search.convergence is None or run.scaling == "weak":
+        return [(n, run.batch, run.accum)]
+    batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
+    batches = [b for b in batches if b >= max(1, run.min_batch)]
+    accums = [2**i for i in range(64) if 2**i <= run.max_accum]
+    return [(n, b, k) for b in batches for k in accums]
+
+
+def predicted(
+    cal: Calibration, rule: IntervalRule | None = None
+) -> tuple[pd.DataFrame, Finding | None]:
+    """The predictions table (``tables.advice.ADVICE_SCHEMA``), one row per count at its
+    fastest candidate (none where no batch fits), its flags as data; and the speedup
+    interval's ``rule`` as the advice says it (None: the model's own interval)."""
+    tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
+    model, convergence = cal.model, cal.search.convergence
+    fixed = model.fixed
+    resplit = []
+    if fixed is not None and fixed.uncertain:  # the ends of the fixed cost's range too
+        resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
+    every = [model.compute, *model.prior_range]
+    table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
+    # each count's fastest candidate: (its steps, time to train, samples)
+    best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
+    for (n, _, _), steps in zip(tried, table, strict=True):
+        step = steps[0]
+        samples = (
+            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
+        )
+        time_s = samples / step.samples_per_s
+        if n not in best or time_s < best[n][1]:
+            best[n] = (steps, time_s, samples)
+    classes = [steps[0].link for steps, _, _ in best.values()]
+    frame = pd.DataFrame(
+        [
+            {
+                "accelerators": n,
+                "batch_per_device": step.batch_per_device,
+                "accum": step.accum,
+                "global_batch": step.global_batch,
+                "step_ms": step.step_ms,
+                "compute_ms": step.compute_ms,
+                "ddp_ms": step.ddp_ms,
+                "wait_ms": step.wait_ms,
+                "comm_ms": step.comm_ms,
+                "latency_ms": min(step.latency_ms, step.comm_ms),
+                "exposed_comm_ms": step.exposed_ms,
+                "samples_per_s": step.samples_per_s,
+                "samples_to_train": samples,
+                "time_to_train_min": time_s / 60,
+                "compute_measured": step.measured,
+                "range_step_ms": tuple(s.step_ms for s in ranged),
+                "range_compute_ms": tuple(s.compute_ms for s in ranged),
+            }
+            for n, ((step, *ranged), time_s, samples) in best.items()
+        ]
+    )
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
+        found = Finding.of(
+            FindingKind.BATCH_NOT_SPLIT,
+            global_batch=cal.run.global_batch,
+            largest=cal.run.largest_batch,
+            accum=cal.run.max_accum,
+        )
+        raise ValueError(said(found))
+    first = frame.iloc[0]
+    ideal = frame["accelerators"] / first["accelerators"]  # linear
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
+    frame["throughput_efficiency"] = frame["samples_per_s"] / first["samples_per_s"] / ideal
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
+    price = cal.search.price_per_device_hour
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [cal.machine.power.total_w(n, b) for n, b in counts]
+    frame["energy_kwh"] = [
+        minutes / 60 * (math.nan if w is None else w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
+    ]
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
+    frame["rests_on"] = "predicted"  # ``reconcile.applied``: where a measurement governs
+    memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
+    frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
+    width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
+    at_ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
+    # time to train (in a unit of its own) at each end
+    batches = frame["global_batch"].to_numpy(float)
+    times = frame["samples_to_train"].to_numpy(float) * at_ends / batches
+    steps = np.vstack([frame["step_ms"].to_numpy(float), at_ends])
+    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
+    range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
+    computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
+        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
+    ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
+    frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
+    frame["energy_source"] = [source_at(cal.machine.power, n, b) for n, b in counts]
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
+    not_positive, above_linear = FLAGGED
+    time = frame["time_to_train_min"]
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > ideal * (1 + 1e-9)
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    frame[LINEAR] = ideal.where(above)
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + [*FLAGGED, LINEAR]]
+    # a bench keeps its own interval, an assumed link its range of presets
+    if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
+        return frame, None
+    return _widened(rule, frame, computes.min(axis=0), ceiling, classes), rule.said(classes)
+
+
+def ends(
+    kind: str,
+    widths: tuple[np.ndarray, np.ndarray],
+    point: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    counts: np.ndarray,
+    ceiling: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of ``kind`` at each row: ``widths`` (low, high) per row, the model's
+    ``point`` and ``[low, high]`` at ``counts`` devices, the upper end at most ``ceiling``."""
+    a, b = (np.asarray(w, float) for w in widths)
+    p, lo, hi = (np.asarray(v, float) for v in (point, low, high))
+    g = np.sqrt(np.log2(np.maximum(np.asarray(counts, float), 1.0)))  # 0 at one device
+    with np.errstate(divide="ignore", invalid="ignore"):
+        band = (p * np.exp(-a * g), p * np.exp(b * g))
+        new_low, new_high = {
+            "model": (lo, hi),
+            "scale": (p * (lo / p) ** a, p * (hi / p) ** b),
+            "band": band,
+            "union": (np.minimum(lo, band[0]), np.maximum(hi, band[1])),
+            "extend": (lo * np.exp(-a * g), hi * np.exp(b * g)),
+        }[kind]
+    # the point inside, the upper end at most the ceiling (a point above it is flagged)
+    return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
+
+
+def _widened(
+    rule: IntervalRule,
+    frame: pd.DataFrame,
+    compute_ms: np.ndarray,
+    ceiling: np.ndarray,
+    classes: Sequence[str | None],
+) -> pd.DataFrame:
+    """``frame`` (its rows' link ``classes``) with the speedup's interval by ``rule``; a row
+    of no class of the rule keeps the model's. The step's ends move by the same factors (its
+    upper end by the speedup's lower end's), never below ``compute_ms`` (the least compute
+    over the ranges) nor past the step."""
+    low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
+    counts = frame["accelerators"].to_numpy(float)
+    point = frame["speedup"].to_numpy(float)
+    known = np.array([c in rule.classes for c in classes], bool)
+    a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
+    b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
+    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
+    new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
+    out = frame.copy()
+    out["speedup_low"], out["speedup_high"] = new_low, new_high
+    step = frame["step_ms"].to_numpy(float)
+    moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
+    out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
+    out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
+    return out

@@ -105,3 +105,42 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
         n for r in (Decision, Disagreement) for n in names(r) if f"`{n}`" not in paragraph
     )
     assert missing == []
+
+
+def _named_source_paths(text: str) -> list[str]:
+    """The ``.py`` paths a page names in backticks, such as `advice/search/decide.py`."""
+    import re
+
+    return re.findall(r"`((?:[\w.-]+/)+[\w-]+\.py)`", text)
+
+
+def test_every_source_file_the_docs_name_exists() -> None:
+    """A ``.py`` path named in the README or docs/*.md is a file of the repository, read
+    from its root, from src/ or from src/gpuscale/ or src/gpuscale/advice/ (pages name
+    advice modules from there): a module moved or merged leaves no page pointing at it."""
+    bases = [ROOT, ROOT / "src", ROOT / "src" / "gpuscale", ROOT / "src" / "gpuscale" / "advice"]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    missing = [
+        f"{page.relative_to(ROOT)}: {path}"
+        for page in pages
+        for path in _named_source_paths(page.read_text())
+        if not any((base / path).is_file() for base in bases)
+    ]
+    assert missing == []
+
+
+def test_the_development_page_lays_out_every_advice_module() -> None:
+    """docs/development.md's table of the advice package names each module of
+    src/gpuscale/advice/ once, and no module that is not there: a contributor's map of the
+    package is the package."""
+    text = (ROOT / "docs" / "development.md").read_text()
+    section = text[text.index("## The advice package") :]
+    rows = [line for line in section.splitlines() if line.startswith("| `advice/")]
+    named = [line.split("`")[1] for line in rows]
+    package = ROOT / "src" / "gpuscale"
+    modules = sorted(
+        str(p.relative_to(package))
+        for p in (package / "advice").rglob("*.py")
+        if p.name != "__init__.py"
+    )
+    assert sorted(named) == modules

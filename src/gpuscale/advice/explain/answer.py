@@ -1,16 +1,17 @@
 """The advice's short answer, as ``gpuscale advise`` says it by default before its table:
 the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
 what decides; what would change it; an input that cannot be true or a measurement outside
-its interval first (``explain.document.shown``: the lines as a terminal shows them)."""
+its interval first. Also what the words read of an advice (:class:`AdviceView`) and what
+decides it, for the answer and --explain alike."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pandas as pd
 
-from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import disagreement
-from gpuscale.advice.explain.counts import dropped_short
-from gpuscale.advice.explain.focus import deciding_change, deciding_kind
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -21,10 +22,69 @@ from gpuscale.advice.explain.phrasebook import (
     term_says,
     withheld_value,
 )
-from gpuscale.advice.explain.view import AdviceView, row_at
-from gpuscale.advice.records import Decision
-from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import counted, joined, number
+from gpuscale.advice.explain.qualifiers import disagreement, memory_said
+from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.records import (
+    BreakEven,
+    Counts,
+    Decision,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
+from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.quantities import agreeing, counted, joined, number
+
+
+def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
+    """The predictions' row at ``n`` accelerators."""
+    return frame[frame["accelerators"] == n].iloc[0]
+
+
+class AdviceView(Protocol):
+    """The fields of ``search.recommend.Advice`` the words read, and its rendered views."""
+
+    @property
+    def decided(self) -> Decision: ...
+    @property
+    def picks(self) -> Picks: ...
+    @property
+    def break_even(self) -> BreakEven: ...
+    @property
+    def calibration(self) -> Calibration: ...
+    @property
+    def disagreements(self) -> tuple[Disagreement, ...]: ...
+    @property
+    def measured_counts(self) -> tuple[MeasuredCount, ...]: ...
+    @property
+    def below_mlperf(self) -> tuple[tuple[int, float, float, str], ...]: ...
+    @property
+    def qualifiers(self) -> Qualifiers: ...
+    @property
+    def input_rate(self) -> InputRate | None: ...
+    @property
+    def intervals(self) -> RowIntervals: ...
+    @property
+    def fixed_term(self) -> FixedTerm: ...
+    @property
+    def one_device(self) -> OneDeviceRow: ...
+    @property
+    def predictions(self) -> pd.DataFrame: ...
+    @property
+    def alternative(self) -> pd.DataFrame | None: ...
+    @property
+    def assumptions(self) -> tuple[Assumption, ...]: ...
+    @property
+    def decision(self) -> Decision: ...
+    @property
+    def caveats(self) -> tuple[str, ...]: ...
+    @property
+    def explanation(self) -> list[str]: ...
+    @property
+    def decision_line(self) -> int: ...
 
 
 def _speedup(row: pd.Series) -> str:
@@ -171,7 +231,7 @@ def change_line(advice: AdviceView) -> str:
 
 def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table, in the order a reader needs it."""
-    held = memory.said(
+    held = memory_said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
     dropped = dropped_short(advice.calibration, advice.decision.counts)
@@ -184,3 +244,52 @@ def lines(advice: AdviceView) -> list[str]:
         *filter(None, [dropped]),
         change_line(advice),
     ]
+
+
+def named(d: Decision) -> str:
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
+    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
+    n = d.chosen.accelerators
+    if d.focus.accelerators == n:
+        return f"the {counted(n, 'device')} {word}"
+    advised = agreeing(n, "1 device", str(n))
+    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
+
+
+def memory_decides(advice: AdviceView) -> bool:
+    """Whether the fewest devices that hold the model set the count: it is the fewest the
+    strategy advised holds it on, above one, and short of the target efficiency."""
+    d, held = advice.decision, getattr(advice, "memory", None)
+    fewest = held and held.fits_from(advice.calibration.run.strategy)
+    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+        d.chosen.efficiency < d.target_efficiency
+    )
+
+
+def deciding_kind(advice: AdviceView) -> str:
+    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
+    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
+    d = advice.decision
+    if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
+        return "measured"
+    if d.withheld_by:
+        return "withheld"
+    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
+        return "interval"
+    if memory_decides(advice):
+        return "memory"
+    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
+
+
+def deciding_change(advice: AdviceView) -> str:
+    """What would change the decision: the memory where it sets the count, else the
+    decision's own change (a term, or why the search stopped)."""
+    return "memory" if memory_decides(advice) else advice.decision.limit.change
+
+
+def dropped_short(cal: Calibration, counts: Counts) -> str:
+    """The default view's line on the counts searched that have no row."""
+    if not counts.missing:
+        return ""
+    kept = cal.run.kept_global_batch
+    return sentence("dropped_short", missing=counts.missing, kept=kept, n=len(counts.missing))

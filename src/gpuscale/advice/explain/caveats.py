@@ -12,13 +12,12 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import input_pipeline
-from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import against_measured, disagreement
+from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
+from gpuscale.advice.explain.phrasebook import said as said_finding
+from gpuscale.advice.explain.qualifiers import against_measured, disagreement, memory_said
 from gpuscale.advice.explain.runs import on_devices
-from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
 from gpuscale.advice.remeasure import again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -174,7 +173,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
-    held = memory.said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
+    held = memory_said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *map(disagreement, found), *lines, *beside)
 

@@ -14,9 +14,8 @@ from textwrap import wrap
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.answer import lines
+from gpuscale.advice.explain.answer import AdviceView, lines
 from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
-from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.quantities import counted, filled, format_count
 from gpuscale.tables.json_depth import JSON

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.explain import findings, focus, power_words, table_words
-from gpuscale.advice.explain.break_even import break_even_lines
-from gpuscale.advice.explain.counts import dropped_counts, only_one
-from gpuscale.advice.explain.focus import named
+from gpuscale.advice.explain import focus, phrasebook, table_words
+from gpuscale.advice.explain.answer import AdviceView, named, row_at
+from gpuscale.advice.explain.build_words import power_said
+from gpuscale.advice.explain.focus import dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
-from gpuscale.advice.explain.view import AdviceView, row_at
+from gpuscale.advice.explain.table_words import break_even_lines
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
 from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
@@ -167,7 +167,7 @@ def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
     dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
-    lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
+    lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
         e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
@@ -176,8 +176,8 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {power_words.said(cal.machine.power, counts)}.")
-    source = findings.said(cal.model.error.source, strategy=strategy)
+    lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
+    source = phrasebook.said(cal.model.error.source, strategy=strategy)
     lines.append(
         f"{_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error))}."
     )
@@ -249,7 +249,7 @@ def _step_interval(advice: AdviceView, source: str) -> str:
         said.append(f"the rows carry {'; '.join(carried)}{why}")
     said += [_measured(advice, r) for _, r in resting.iterrows()]
     rule = advice.intervals.rule
-    calibrated = f". Speedup interval: {findings.said(rule)}" if rule else ""
+    calibrated = f". Speedup interval: {phrasebook.said(rule)}" if rule else ""
     return "; ".join(said) + calibrated
 
 

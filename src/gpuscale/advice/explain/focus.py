@@ -1,11 +1,22 @@
-"""The decision's focus in words: the count the step is detailed at (the next above the one
-advised, else that one), the step there, what decides, and what would change it."""
+"""--explain on the step at the decision's focus (the next count above the one advised,
+else that one): its parts, what caps the speedup and what would change it; and which
+device counts the search tried (``Calibration.device_counts``: powers of two up to the
+most allowed, past one node whole nodes) and why a count searched has no row."""
 
 from __future__ import annotations
 
 from functools import partial
+from itertools import groupby
 
-from gpuscale.advice.explain.counts import below_the_most, larger_counts
+from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.answer import (
+    AdviceView,
+    deciding_change,
+    deciding_kind,
+    memory_decides,
+    named,
+    row_at,
+)
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
     TERMS,
@@ -16,21 +27,10 @@ from gpuscale.advice.explain.phrasebook import (
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.view import AdviceView, row_at
-from gpuscale.advice.records import Decision
+from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, noun_for
-
-
-def named(d: Decision) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    n = d.chosen.accelerators
-    if d.focus.accelerators == n:
-        return f"the {counted(n, 'device')} {word}"
-    advised = agreeing(n, "1 device", str(n))
-    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
+from gpuscale.quantities import agreeing, filled, format_ms, joined, noun_for
 
 
 def _detailed(d: Decision) -> str:
@@ -43,37 +43,6 @@ def _detailed(d: Decision) -> str:
     if d.fastest == d.chosen.accelerators:
         return f"{said}, itself the fastest" if same else f"{said} and fastest"
     return f"{said} (the fastest is {d.fastest})"
-
-
-def memory_decides(advice: AdviceView) -> bool:
-    """Whether the fewest devices that hold the model set the count: it is the fewest the
-    strategy advised holds it on, above one, and short of the target efficiency."""
-    d, held = advice.decision, getattr(advice, "memory", None)
-    fewest = held and held.fits_from(advice.calibration.run.strategy)
-    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
-        d.chosen.efficiency < d.target_efficiency
-    )
-
-
-def deciding_kind(advice: AdviceView) -> str:
-    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
-    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
-    d = advice.decision
-    if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
-        return "measured"
-    if d.withheld_by:
-        return "withheld"
-    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
-        return "interval"
-    if memory_decides(advice):
-        return "memory"
-    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
-
-
-def deciding_change(advice: AdviceView) -> str:
-    """What would change the decision: the memory where it sets the count, else the
-    decision's own change (a term, or why the search stopped)."""
-    return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
 def remedy(advice: AdviceView) -> str:
@@ -217,3 +186,100 @@ def step_lines(advice: AdviceView) -> list[str]:
     if d.count is not None:  # a count withheld: its line says what to give or measure
         lines.append(f"What would change it: {_changes(advice)}.")
     return lines
+
+
+def _names(counts: list[int]) -> str:
+    """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
+    parts: list[str] = []
+    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
+        found = [c for _, c in run]
+        parts += [f"{found[0]}-{found[-1]}"] if len(found) > 2 else map(str, found)
+    return ", ".join(parts)
+
+
+def counts_rule(counts: Counts, short: bool = False) -> str:
+    """The rule the counts searched follow, in words (``short``: in a clause)."""
+    most, per_node, off = counts.most, counts.per_node, counts.off_nodes
+    if short:
+        return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
+    names = _names(list(off)) if per_node and off else None
+    return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
+
+
+def _unsplit(cal: Calibration, missing: list[int]) -> str:
+    run = cal.run
+    return sentence(
+        "unsplit",
+        kept=run.kept_global_batch,
+        n=len(missing),
+        largest=run.largest_batch,
+        accum=run.max_accum,
+        missing=tuple(missing),
+    )
+
+
+def dropped_counts(cal: Calibration, counts: Counts) -> str:
+    """The counts searched, by what rule, and why each without a row has none; ""
+    where every count up to the most allowed has its row."""
+    missing = list(counts.missing)
+    if not missing and counts.every:
+        return ""
+    return sentence(
+        "dropped_counts",
+        searched=counts.searched,
+        missing=counts.missing or None,
+        unsplit=_unsplit(cal, missing) if missing else "",
+        rule=None if counts.every else counts_rule(counts),
+    )
+
+
+def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
+    """Why no count above the focus (the largest predicted where the search stopped) was,
+    and what would let one be; ("", "") where it is the most allowed."""
+    why, fix = [], []
+    if counts.unsearched_above:
+        unsearched = list(counts.unsearched_above)
+        why.append(
+            f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
+            f"({counts_rule(counts, short=True)})"
+        )
+    if counts.whole_nodes is not None:
+        fix.append(f"--max-devices {counts.whole_nodes} (whole nodes)")
+    missing, kept = counts.missing_above, cal.run.kept_global_batch
+    listed = ", ".join(map(str, missing))
+    if missing and kept is not None:
+        does = agreeing(len(missing), "does", "do")
+        why.append(
+            f"{listed} {does} not split the global batch {kept} kept at every count into "
+            "whole per-device batches"
+        )
+        fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
+    elif missing:
+        why.append(f"no per-device batch and accumulation fits {listed}")
+    if counts.flagged_above:
+        flagged = ", ".join(map(str, counts.flagged_above))
+        why.append(f"{flagged} failed a plausibility check (left out)")
+    return "; ".join(why), joined(fix, "or")
+
+
+def below_the_most(cal: Calibration, counts: Counts, largest: int, numbers: str) -> str:
+    """The cap sentence where the largest count predicted is below the most allowed."""
+    why, _ = above_largest(cal, counts)
+    if not why:
+        return ""
+    return sentence("below_the_most", largest=largest, numbers=numbers, most=counts.most, why=why)
+
+
+def larger_counts(cal: Calibration, counts: Counts, largest: int) -> str:
+    """What would predict a count above ``largest`` (the focus) where more are allowed."""
+    why, fix = above_largest(cal, counts)
+    if not why:
+        return ""
+    return sentence("larger_counts", fix=fix, largest=largest)
+
+
+def only_one(cal: Calibration, cap: str = "devices") -> str:
+    """Why one device is all the table holds, from the decision's ``cap``."""
+    kept = cal.run.kept_global_batch
+    case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
+    return sentence("only_one", case=case, kept=kept)

@@ -1,8 +1,6 @@
-"""The advice's phrasebook (``data/advice_phrases.json``): one row per step term (its
-name, the answer's phrase, its table column, its remedies), the collectives of each
-strategy, the remedies of the changes that are no term, the inputs that can withhold a
-count, and the sentences of the calibration, the search and the views. Renaming a term is
-one row of the file; every view reads it here.
+"""The advice's phrasebook (``data/advice_phrases.json``: one row per step term, the
+strategies' collectives, the remedies, the sentences) and the finding templates
+(``data/advice_findings.json``). Renaming a term is one row of the file.
 
 A template is written over a record's values, without arithmetic: ``{name}`` as it is,
 ``{name:spec}`` with a Python format spec or a kind of :data:`KINDS` (``kind~other``:
@@ -20,7 +18,7 @@ from string import Formatter
 
 import pandas as pd
 
-from gpuscale.advice.types import Reading, Value, maybe
+from gpuscale.advice.types import Finding, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -37,8 +35,13 @@ from gpuscale.quantities import (
     span,
 )
 
+
+def _data(name: str) -> dict:
+    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
+
+
 PHRASES_FILE = "advice_phrases.json"
-_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
+_BOOK = _data(PHRASES_FILE)
 PHRASES: dict[str, str] = _BOOK["phrases"]
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
@@ -46,6 +49,8 @@ CHANGES: dict[str, dict[str, str]] = _BOOK["changes"]
 WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
 # the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
+# the findings' templates by ``FindingKind``
+FINDINGS: dict[str, dict] = _data("advice_findings.json")
 
 
 def strategy_words(strategy: str) -> dict[str, str]:
@@ -194,3 +199,11 @@ class Phrasing(Formatter):
         if kind == "opt":
             return "" if value is None else self.said(other)
         return super().format_field(value, format_spec)
+
+
+def said(found: object, **context: Value) -> str:
+    """``found`` in words (a sentence not yet a record passes as it is); ``context``: what
+    its template reads beside the finding's own values (the strategy advised)."""
+    if not isinstance(found, Finding):
+        return str(found)
+    return Phrasing(FINDINGS[found.kind], context | dict(found.values), said).said("text")

@@ -10,8 +10,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gpuscale.advice.explain.findings import said
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail

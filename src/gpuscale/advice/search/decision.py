@@ -22,7 +22,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import Chosen, Decision, Focus, HeldBack, Limit, Picks
 from gpuscale.advice.search import derive

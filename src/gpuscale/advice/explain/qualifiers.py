@@ -8,172 +8,112 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import sentence, strategy_words
 from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.types import Value
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
-from gpuscale.hardware.transformer import Activations
-from gpuscale.quantities import counted, filled, format_count, joined, number, with_article
+from gpuscale.quantities import filled, format_count, joined, number, with_article
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
-
-NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
-PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
-RECOMPUTED = {  # ``hardware.transformer.Checkpointing``
-    "none": "nothing recomputed",
-    "selective": "attention scores not stored",
-    "full": "every layer recomputed",
-}
-OPTIMIZER_WORDS = {"adam": "Adam", "lamb": "LAMB", "sgd_momentum": "SGD with momentum"}
 
 
 def _held(memory: MemoryCheck) -> str:
     """``16 bytes a parameter: Adam, mixed precision; activations not counted``."""
-    optimizer = OPTIMIZER_WORDS.get(
-        memory.state.optimizer, memory.state.optimizer.replace("_", " ")
-    )
-    how = "as the bench measured them"
-    if (shape := memory.activations_counted) is not None:  # by numbers, from a shape
-        how = f"from the layer shape, {RECOMPUTED[shape.checkpointing.value]}"
-        if memory.activations_by_count:  # more devices split the global batch finer
-            least = memory.activations_by_count[-1][1]
-            how = (
-                f"from the layer shape at {counted(shape.micro_batch, 'sequence')} a device, "
-                f"{number(least.total_gb)} GB at {least.micro_batch}; "
-                f"{RECOMPUTED[shape.checkpointing.value]}"
-            )
-    counted_too = (
-        f"activations {number(memory.activations_gb)} GB {how}"
-        if memory.activations_gb is not None
-        else "activations not counted"
-    )
-    gathered = ""
+    shape, by_count = memory.activations_counted, memory.activations_by_count
+    least = by_count[-1][1] if shape is not None and by_count else None
+    how = "bench" if shape is None else ("least" if least is not None else "shape")
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
-    said_of = {memory.strategy, fallback} & set(GATHERED)  # the strategies the sentence names
-    if memory.gathered_gb is not None and said_of:  # a shape's units, whole while computed
-        gathered = (
-            f"; FSDP's {GATHERED_UNITS} layers gathered whole {number(memory.gathered_gb)} GB"
-        )
-    return (
-        f"{number(memory.state.bytes_per_param)} bytes a parameter: {optimizer}, "
-        f"{PRECISION_WORDS[memory.state.precision]}; {counted_too}{gathered}"
+    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
+    return sentence(
+        "memory_held",
+        bytes=memory.state.bytes_per_param,
+        optimizer=memory.state.optimizer.replace("_", " "),
+        precision=memory.state.precision,
+        activations=memory.activations_gb,
+        how=how,
+        recomputed=shape and shape.checkpointing.value,
+        micro_batch=shape and shape.micro_batch,
+        least_gb=least and least.total_gb,
+        least_at=least and least.micro_batch,
+        gathered=memory.gathered_gb if gathered else None,
+        units=GATHERED_UNITS,
     )
 
 
-def _device(memory: MemoryCheck) -> str:
-    """``the H100 SXM5 80GB (85.9 GB, 80 GiB as catalogued)``, and why it is assumed where
-    it was not named: in GB, as every size the sentence compares with it."""
-    assumed = filled("; assumed: {}", memory.device.assumed)
-    return f"the {memory.device.memory.family} ({memory.device.memory.said()}{assumed})"
-
-
-def _least(memory: MemoryCheck, strategy: str) -> str:
-    """The least a device holds under ``strategy`` at a count searched: ``112 GB a device``
-    where every count holds the same (DDP), else with the count it is least at (``30 GB a
-    device at best, on 8 devices``): one device's whole state is not what a sharded strategy
-    misses by."""
-    least, everywhere = memory.least(strategy)
-    if everywhere:
-        return f"{number(least.total_gb)} GB a device"
-    return f"{number(least.total_gb)} GB a device at best, on {counted(least.devices, 'device')}"
+def _said(memory: MemoryCheck, **values: Value) -> dict[str, Value]:
+    """The model, its device and what it holds, as every memory sentence names them: the
+    device in GB, as every size the sentence compares with it."""
+    device = memory.device
+    assumed = filled("; assumed: {}", device.assumed)
+    return {
+        "model": f"{with_article(format_count(memory.state.params))}-parameter model",
+        "device": f"the {device.memory.family} ({device.memory.said()}{assumed})",
+        "held": _held(memory),
+        **values,
+    }
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     """The sentence said first where memory limits the counts (``""`` where it does not):
     the strategy asked holds the model from a count on, or not at all and the advice is
     of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
-    below the fewest that hold it (no count predicted holds it), from which count it does
-    (the answer's next line says why that count has no row and how to give it one)."""
+    below the fewest that hold it, from which count it does."""
     if memory is None or not memory.limits:
         return ""
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
-    fewest = memory.fits_from(advised)
+    asked, fewest = memory.strategy, memory.fits_from(advised)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return (
-            f"Memory: {NAMES[advised]} holds {name} on {_device(memory)} from "
-            f"{counted(fewest, 'device')} ({_held(memory)})."
-        )
-    asked = memory.strategy
-    least = _least(memory, asked)
+        return sentence("memory", **_said(memory, case="from", name=_name(advised), n=fewest))
     fits = memory.fits_from(asked)
     if fits is not None:
-        return (
-            f"Memory: {NAMES[asked]} holds {name} on {_device(memory)} from "
-            f"{counted(fits, 'device')} ({number(memory.at(asked, fits).total_gb)} GB each; "
-            f"{_held(memory)}); fewer are not advised."
+        each = memory.at(asked, fits).total_gb
+        return sentence(
+            "memory", **_said(memory, case="fits", name=_name(asked), n=fits, each=each)
         )
-    fallback = memory.fallback
-    if fallback is None:
+    if memory.fallback is None:
         return nothing_fits(memory)
-    strategy, devices = fallback
+    strategy, devices = memory.fallback
     others = [
-        f"{NAMES[s]} from {n}"
+        f"{_name(s)} from {n}"
         for s, n in memory.fewest
         if s not in (asked, strategy) and n is not None and s != "hybrid"
     ]
-    also = filled("; {}", ", ".join(others))
-    each = number(memory.at(strategy, devices).total_gb)
-    return (
-        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {least} "
-        f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "
-        f"holds it from {counted(devices, 'device')} ({each} GB each){also}."
+    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+    return sentence(
+        "memory",
+        **_said(memory, case="cannot", name=_name(strategy), n=devices),
+        asked=_name(asked),
+        least=least.total_gb,
+        least_n=None if everywhere else least.devices,
+        strategy=strategy,
+        each=memory.at(strategy, devices).total_gb,
+        also=filled("; {}", ", ".join(others)),
     )
+
+
+def _name(strategy: str) -> str:
+    return strategy_words(strategy)["name"]
 
 
 def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
-    would (a request to allow them)."""
-    name = f"{with_article(format_count(memory.state.params))}-parameter model"
-    would, fewest = memory.would_hold, ""
+    would (a request to allow them), or what else shrinks a shape's activations, which
+    are whole on every device."""
+    shape, would = memory.activations_counted, memory.would_hold
+    said = _said(memory, largest=memory.searched[-1], case="", ways=None)
+    if shape is not None:
+        ways = ["recompute them (--checkpointing full)"] * (shape.checkpointing.value != "full")
+        ways += ["give a smaller --batch"] * (shape.micro_batch > 1)
+        said |= {
+            "case": "full" if shape.checkpointing.value == "full" else "recompute",
+            "more": "selective or full" if shape.checkpointing.value == "none" else "full",
+            "shorter": shape.micro_batch > 1,
+            "ways": joined(ways, "or") or None,
+            "gb": shape.total_gb,
+        }
     if would is not None:
         s, n, nodes = would  # past a node only whole nodes are searched
-        allow = f"--max-devices {n}" if nodes is None else f"--nodes {nodes}"
-        fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
-        # the shape's activations, whole on every device, are the other way to fewer
-        fewest += _less_activation(memory.activations_counted)
-    elif (shape := memory.activations_counted) is not None and shape.checkpointing.value != "full":
-        # a shape's activations are whole on every device: no count shards them
-        more = "selective or full" if shape.checkpointing.value == "none" else "full"
-        fewest = (
-            "; the activations alone fill a device at any count: recompute them "
-            f"(--checkpointing {more}){_shorter(shape.micro_batch)}"
-        )
-    elif shape is not None:  # every layer recomputed: only a shorter micro-batch is left
-        fewest = (
-            "; the activations alone fill a device at any count, every layer recomputed: "
-            f"{_shorter(shape.micro_batch).removeprefix(' or ')}"
-        )
-    largest = memory.searched[-1]
-    return (
-        f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
-        f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
-    )
-
-
-def _less_activation(shape: Activations | None) -> str:
-    """``; its activations take 81.7 GB a device: recompute them (--checkpointing full) or
-    give a smaller --batch to leave more for the model state``, what is left of the two
-    ("" without a shape, or with neither left)."""
-    if shape is None:
-        return ""
-    ways = []
-    if shape.checkpointing.value != "full":
-        ways.append("recompute them (--checkpointing full)")
-    if shape.micro_batch > 1:
-        ways.append("give a smaller --batch")
-    if not ways:
-        return ""
-    return (
-        f"; its activations take {number(shape.total_gb)} GB a device: {joined(ways, 'or')} "
-        "to leave more for the model state"
-    )
-
-
-def _shorter(micro_batch: int) -> str:
-    """What else shrinks the activations: fewer sequences a device, or shorter ones where
-    one is all a device takes."""
-    if micro_batch > 1:
-        return " or give a smaller --batch"
-    return " or give a shorter --seq-len"
+        said |= {"case": "would", "name": _name(s), "n": n, "nodes": nodes}
+    return sentence("nothing_fits", **said)
 
 
 def _spread(c: MeasuredCount) -> str:

@@ -47,44 +47,25 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 class AdviceView(Protocol):
     """The fields of ``search.recommend.Advice`` the words read, and its rendered views."""
 
-    @property
-    def decided(self) -> Decision: ...
-    @property
-    def picks(self) -> Picks: ...
-    @property
-    def break_even(self) -> BreakEven: ...
-    @property
-    def calibration(self) -> Calibration: ...
-    @property
-    def disagreements(self) -> tuple[Disagreement, ...]: ...
-    @property
-    def measured_counts(self) -> tuple[MeasuredCount, ...]: ...
-    @property
-    def below_mlperf(self) -> tuple[tuple[int, float, float, str], ...]: ...
-    @property
-    def qualifiers(self) -> Qualifiers: ...
-    @property
-    def input_rate(self) -> InputRate | None: ...
-    @property
-    def intervals(self) -> RowIntervals: ...
-    @property
-    def fixed_term(self) -> FixedTerm: ...
-    @property
-    def one_device(self) -> OneDeviceRow: ...
-    @property
-    def predictions(self) -> pd.DataFrame: ...
-    @property
-    def alternative(self) -> pd.DataFrame | None: ...
-    @property
-    def assumptions(self) -> tuple[Assumption, ...]: ...
-    @property
-    def decision(self) -> Decision: ...
-    @property
-    def caveats(self) -> tuple[str, ...]: ...
-    @property
-    def explanation(self) -> list[str]: ...
-    @property
-    def decision_line(self) -> int: ...
+    decided: Decision
+    picks: Picks
+    break_even: BreakEven
+    calibration: Calibration
+    disagreements: tuple[Disagreement, ...]
+    measured_counts: tuple[MeasuredCount, ...]
+    below_mlperf: tuple[tuple[int, float, float, str], ...]
+    qualifiers: Qualifiers
+    input_rate: InputRate | None
+    intervals: RowIntervals
+    fixed_term: FixedTerm
+    one_device: OneDeviceRow
+    predictions: pd.DataFrame
+    alternative: pd.DataFrame | None
+    assumptions: tuple[Assumption, ...]
+    decision: Decision
+    caveats: tuple[str, ...]
+    explanation: list[str]
+    decision_line: int
 
 
 def _speedup(row: pd.Series) -> str:

@@ -135,31 +135,24 @@ def step_lines(advice: AdviceView) -> list[str]:
     lines = [
         sentence(
             "step_at",
+            at=at,
+            o=o,
+            d=d,
             detailed=_detailed(d),
             step=at.step_ms,
-            rests_on=at.rests_on,
-            compute=at.compute_ms,
             not_spread=_not_spread(advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
-            n=at.accelerators,
             slowdown=slowdown,
-            wait=o["wait"],
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
             bandwidth_name=term_name(TermId.BANDWIDTH),
-            bandwidth=o["bandwidth"],
             latency_name=term_name(TermId.LATENCY),
-            latency=o["latency"],
             left=left,
-            explained=at.explained_ms,
-            speedup=at.speedup,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],
             alone=d.short_alone(),
             decides=deciding_kind(advice),
             marked=marked,
-            without=d.limit.without_dominant_efficiency,
-            target=d.target_efficiency,
         )
     ]
     numbers = sentence(

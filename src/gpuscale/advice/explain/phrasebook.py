@@ -87,13 +87,13 @@ def withheld_value(r: Reading) -> str:
     return sentence_of({"text": WITHHELD[r.term]["value"]}, value=r.value)
 
 
-def sentence(key: str, **values: Value) -> str:
-    """The sentence ``key`` over ``values``."""
+def sentence(key: str, **values: object) -> str:
+    """The sentence ``key`` over ``values`` (numbers, or records whose fields it reads)."""
     template = SENTENCES[key]
     return sentence_of(template if isinstance(template, dict) else {"text": template}, **values)
 
 
-def sentence_of(template: dict, **values: Value) -> str:
+def sentence_of(template: dict, **values: object) -> str:
     return Phrasing(template, values).said("text")
 
 
@@ -166,7 +166,7 @@ class Phrasing(Formatter):
     not None)."""
 
     def __init__(
-        self, template: dict, values: dict[str, Value], said: Callable[[object], str] = str
+        self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
     ) -> None:
         self.template = template
         self.values = values

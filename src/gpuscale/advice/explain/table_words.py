@@ -133,23 +133,12 @@ def equilibrium_sentence(advice: AdviceView) -> str:
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
     return sentence(
         "equilibrium",
-        holds=d.holds,
-        chosen=d.chosen.accelerators,
-        target=d.target_efficiency,
-        sxe=eq["max_speed_x_efficiency"],
-        s=at.sxe_speedup,
-        e=at.sxe_efficiency,
-        se=at.sxe_product,
-        kept=eq["efficiency_threshold"],
+        d=d,
+        eq=eq,
+        at=at,
         threshold=advice.calibration.search.threshold,
-        best=at.best_efficiency,
-        best_n=at.best_n,
-        kept_e=at.kept_efficiency,
-        next_n=at.next_n,
-        next_e=at.next_efficiency,
         knee=knee,
         needs=KNEE_COUNTS,
-        rows=at.rows,
     )
 
 

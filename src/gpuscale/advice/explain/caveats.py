@@ -14,7 +14,7 @@ from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
+from gpuscale.advice.explain.phrasebook import WITHHELD, sentence, withheld_value
 from gpuscale.advice.explain.phrasebook import said as said_finding
 from gpuscale.advice.explain.qualifiers import against_measured, disagreement, memory_said
 from gpuscale.advice.explain.runs import on_devices
@@ -113,17 +113,13 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if not weak(found):
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
         other = joined([k for k in kinds if k not in HOST_NOISE])
-        quieter = any(k in HOST_NOISE for k in kinds)
-        template = SENTENCES["measure_first"]
-        assert isinstance(template, dict)
-        flags_say = template["as_flags_say"].format(other=other)
-        how = [template["quieter"]] * quieter + [flags_say] * bool(other)
         return sentence(
             "measure_first",
             case="flagged",
             kinds=joined(kinds),
             command=bench_run(found.model, counts, host_devices, run=found.run),
-            how=joined(how) or "unflagged",
+            how=any(k in HOST_NOISE for k in kinds),  # on a quieter machine
+            other=other,
             **said,
         )
     # runs of the steps asked are in the file: not one more; else the command holds the

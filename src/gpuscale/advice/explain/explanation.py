@@ -16,7 +16,7 @@ from gpuscale.advice.explain.table_words import break_even_lines
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
 from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import agreeing, counted, filled, format_batch, joined, noun_for
+from gpuscale.quantities import counted, format_batch, joined, noun_for
 from gpuscale.tables.bench import on_a_larger_host
 
 
@@ -178,37 +178,26 @@ def _sources(advice: AdviceView) -> list[str]:
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
     source = phrasebook.said(cal.model.error.source, strategy=strategy)
-    lines.append(
-        f"{_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error))}."
-    )
+    lines.append(_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error)))
     for row in rows[rows["flags"] != ""].itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
     return lines
 
 
-def _span(low: float, high: float) -> str:
-    """``-25% to +25%``: an interval around its point, as changes."""
-    return f"{low:+.0%} to {high:+.0%}"
-
-
-def _measured(advice: AdviceView, row: pd.Series) -> str:
+def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
     all flagged``."""
-    n = int(row["accelerators"])
     found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
     m = max(found, key=lambda m: m.accelerators, default=None)
-    at = advice.intervals.span(n)
-    runs, spread = "", f"speedup {_span(at.speedup_low, at.speedup_high)}"
-    if m is not None:
-        flagged = ", all flagged" if m.evidence.why == TRUSTED_FLAGGED_ONLY else ""
-        runs = f", the range of {counted(len(m.evidence.trusted_runs), 'run')}{flagged}"
-        if m.measured.no_interval:  # one run: a value, no range
-            spread, runs = "no interval", f" ({m.measured.no_interval}{flagged})"
-        if m.accelerators < n:
-            runs += f" at {counted(m.accelerators, 'device')}"
-    return (
-        f"{counted(n, 'device')} {agreeing(n, 'rests', 'rest')} on the measurement, not the "
-        f"model: {spread}{runs}"
+    return sentence(
+        "rests_measured",
+        n=n,
+        at=advice.intervals.span(n),
+        m=m,
+        case="none" if m is None else ("one" if m.measured.no_interval else "range"),
+        runs=m and len(m.evidence.trusted_runs),
+        flagged=m is not None and m.evidence.why == TRUSTED_FLAGGED_ONLY,
+        below=m is not None and m.accelerators < n,
     )
 
 
@@ -218,39 +207,29 @@ WIDER = {
     "floor": "the step's lower end no lower than its compute",
     "linear": "the speedup's upper end no higher than compute alone or linear allow",
     "growing": "the error's width growing past the counts measured",
+    "rule": "the speedup's interval calibrated per link class (next)",
 }
-
-
-def _why_wider(advice: AdviceView) -> list[str]:
-    """Why the predicted rows' intervals are not the model's error alone (or the speedup's
-    interval calibrated per link class, said after)."""
-    if advice.intervals.rule is not None:
-        return ["the speedup's interval calibrated per link class (next)"]
-    return [WIDER[why] for why in advice.intervals.wider]
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
     """The step interval: ``source`` (the model's error, as the priors say it), then the
     interval each predicted row carries and why it differs from the error alone, or the
     runs' range where a row rests on a measurement (its ``rests_on``)."""
-    frame = advice.predictions
+    frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
-    predicted = rows[rows["rests_on"] == "predicted"]
-    resting = rows[rows["rests_on"] != "predicted"]
-    said = [f"Step interval: {'for the counts predicted, ' if len(resting) else ''}{source}"]
-    if len(predicted):
-        spans = [advice.intervals.span(int(n)) for n in predicted["accelerators"]]
-        carried = [
-            f"{counted(at.accelerators, 'device')} step {_span(at.step_low, at.step_high)}, "
-            f"speedup {_span(at.speedup_low, at.speedup_high)}"
-            for at in spans
-        ]
-        why = filled(" (differing from that error by {})", joined(_why_wider(advice)))
-        said.append(f"the rows carry {'; '.join(carried)}{why}")
-    said += [_measured(advice, r) for _, r in resting.iterrows()]
-    rule = advice.intervals.rule
-    calibrated = f". Speedup interval: {phrasebook.said(rule)}" if rule else ""
-    return "; ".join(said) + calibrated
+    predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
+    resting = rows[rows["rests_on"] != "predicted"]["accelerators"]
+    carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
+    wider = advice.intervals.wider if rule is None else ("rule",)
+    return sentence(
+        "step_interval",
+        resting=len(resting) > 0,
+        source=source,
+        carried=tuple(carried) or None,
+        wider=joined([WIDER[why] for why in wider]) or None,
+        measured=tuple(_measured(advice, int(n)) for n in resting) or None,
+        rule=rule and phrasebook.said(rule),
+    )
 
 
 def explain(advice: AdviceView) -> list[str]:

@@ -70,8 +70,9 @@ def remedy(advice: AdviceView) -> str:
         fused=TERMS[TermId.FIXED]["fused"]
         * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
     )
-    if change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, d.counts, n) or said
+    why, fix = above_largest(cal, d.counts)
+    if change in STOPPED and why:  # below the most allowed: what would predict a larger count
+        said = sentence("larger_counts", fix=fix, largest=n)
     if d.short_alone() and not d.limit.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
@@ -159,9 +160,10 @@ def step_lines(advice: AdviceView) -> list[str]:
         "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
     )
     cap = "memory" if memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, d.counts, at.accelerators, numbers)
-    if cap in STOPPED and below:
-        lines.append(below)
+    why, _ = above_largest(cal, d.counts)
+    if cap in STOPPED and why:  # the largest count predicted is below the most allowed
+        most, n = d.counts.most, at.accelerators
+        lines.append(sentence("below_the_most", largest=n, numbers=numbers, most=most, why=why))
     else:
         lines.append(
             sentence(
@@ -199,9 +201,13 @@ def counts_rule(counts: Counts, short: bool = False) -> str:
     return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
 
 
-def _unsplit(cal: Calibration, missing: list[int]) -> str:
-    run = cal.run
-    return sentence(
+def dropped_counts(cal: Calibration, counts: Counts) -> str:
+    """The counts searched, by what rule, and why each without a row has none; ""
+    where every count up to the most allowed has its row."""
+    missing, run = counts.missing, cal.run
+    if not missing and counts.every:
+        return ""
+    unsplit = sentence(
         "unsplit",
         kept=run.kept_global_batch,
         n=len(missing),
@@ -209,19 +215,11 @@ def _unsplit(cal: Calibration, missing: list[int]) -> str:
         accum=run.max_accum,
         missing=tuple(missing),
     )
-
-
-def dropped_counts(cal: Calibration, counts: Counts) -> str:
-    """The counts searched, by what rule, and why each without a row has none; ""
-    where every count up to the most allowed has its row."""
-    missing = list(counts.missing)
-    if not missing and counts.every:
-        return ""
     return sentence(
         "dropped_counts",
         searched=counts.searched,
-        missing=counts.missing or None,
-        unsplit=_unsplit(cal, missing) if missing else "",
+        missing=missing or None,
+        unsplit=unsplit,
         rule=None if counts.every else counts_rule(counts),
     )
 
@@ -253,22 +251,6 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
         flagged = ", ".join(map(str, counts.flagged_above))
         why.append(f"{flagged} failed a plausibility check (left out)")
     return "; ".join(why), joined(fix, "or")
-
-
-def below_the_most(cal: Calibration, counts: Counts, largest: int, numbers: str) -> str:
-    """The cap sentence where the largest count predicted is below the most allowed."""
-    why, _ = above_largest(cal, counts)
-    if not why:
-        return ""
-    return sentence("below_the_most", largest=largest, numbers=numbers, most=counts.most, why=why)
-
-
-def larger_counts(cal: Calibration, counts: Counts, largest: int) -> str:
-    """What would predict a count above ``largest`` (the focus) where more are allowed."""
-    why, fix = above_largest(cal, counts)
-    if not why:
-        return ""
-    return sentence("larger_counts", fix=fix, largest=largest)
 
 
 def only_one(cal: Calibration, cap: str = "devices") -> str:

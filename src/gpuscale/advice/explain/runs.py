@@ -222,22 +222,11 @@ def fsdp_own_basis(row: pd.Series) -> str:
     its synchronised minus no-sync step, or its step less the plain one where that is
     larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
     plain step times the sharded module, not a bare one)."""
-    own, step, plain, nosync = (
-        None if pd.isna(v := row.get(column)) else float(v)
-        for column in (
-            "fsdp_overhead_ms",
-            "step_ms_mean",
-            "plain_step_ms_mean",
-            "nosync_step_ms_mean",
-        )
-    )
+    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
+    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"
-    if (
-        step is not None
-        and nosync is not None
-        and not (plain is not None and step - plain > step - nosync)
-    ):
-        case = "nosync"
+    if step is not None and nosync is not None and (plain is None or step - plain <= step - nosync):
+        case = "nosync"  # the step less the plain one no larger
     elif step is not None and plain is not None:
         case = "plain"
     return sentence(

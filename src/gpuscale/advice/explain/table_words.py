@@ -25,29 +25,21 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def fixed_cost_line(cal: Calibration, opt: float) -> str:
-    """The fixed cost said once: each forward and backward's and, where the bench measured
-    it apart, the optimizer step beside it (``opt``, ms; together the ``fixed`` term)."""
+    """The fixed cost said once (its range in one unit, its source and basis): each forward
+    and backward's and, where the bench measured it apart, the optimizer step beside it
+    (``opt``, ms; together the ``fixed`` term)."""
     fixed = cal.model.fixed
+    said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
     if opt <= 0:
-        return f"Fixed per-step cost: {_fixed_said(cal)}."
+        return f"Fixed per-step cost: {said}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
     return sentence(
         "fixed_costs_line",
-        fixed=_fixed_said(cal),
+        fixed=said,
         measure=maybe(str, measure),
         opt=opt,
         strategy=cal.run.strategy,
     )
-
-
-def _fixed_said(cal: Calibration) -> str:
-    """``16.9 ms, entered: ...``: the fixed cost, its range in the same unit where it has
-    one, its source and basis."""
-    fixed = cal.model.fixed
-    high = fixed.high_ms
-    span = f" (range {format_ms(fixed.low_ms, like=high)}-{format_ms(high, like=high)})"
-    shown = span if fixed.uncertain else ""
-    return f"{format_ms(fixed.ms, like=high)}{shown}, {fixed.source}: {fixed.basis}"
 
 
 def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:

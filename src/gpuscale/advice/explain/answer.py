@@ -140,21 +140,10 @@ def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
     focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
-    said = {
-        "focus": focus,
-        "efficiency": d.chosen.efficiency,
-        "big": d.chosen.global_batch,
-        "factor": d.focus.convergence_factor,
-        "n": d.chosen.accelerators,
-        "strategy": strategy_words(strategy)["name"],
-    }
+    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_words(strategy)["name"]}
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        m = max(
-            (m for m in advice.disagreements if m.accelerators <= focus),
-            key=lambda m: m.accelerators,
-        )
-        said |= {"n": m.accelerators, "seen": m.measured.speedup}
-        said["predicted"] = m.predicted.speedup
+        m = measured_at(advice, focus)
+        said |= {"n": m.accelerators, "m": m}
     elif kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
@@ -163,7 +152,7 @@ def deciding_line(advice: AdviceView) -> str:
         held = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
         said |= {"n": held.accelerators, "low": held.speedup_low}
     elif kind == "term" and d.limit.dominant_term not in TERMS:
-        kind, said["target"] = "small", d.target_efficiency
+        kind = "small"
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
         exposed = row_at(advice.predictions, focus)["exposed_comm_ms"]
@@ -173,7 +162,6 @@ def deciding_line(advice: AdviceView) -> str:
             "ms": d.limit.overheads_ms[term],
             "excess": term == TermId.FIXED,
             "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
-            "step": d.focus.step_ms,
             "alone": alone if also else None,  # each named under --explain
         }
     return sentence("decides", kind=kind, **said)
@@ -237,6 +225,13 @@ def named(d: Decision) -> str:
     return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
+def measured_at(advice: AdviceView, n: int) -> Disagreement | None:
+    """The measurement the row at ``n`` rests on: the largest count at or below it measured
+    outside its interval (None: none)."""
+    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
+    return max(found, key=lambda m: m.accelerators, default=None)
+
+
 def memory_decides(advice: AdviceView) -> bool:
     """Whether the fewest devices that hold the model set the count: it is the fewest the
     strategy advised holds it on, above one, and short of the target efficiency."""
@@ -251,7 +246,7 @@ def deciding_kind(advice: AdviceView) -> str:
     """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
     ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
     d = advice.decision
-    if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
+    if measured_at(advice, d.focus.accelerators) is not None:
         return "measured"
     if d.withheld_by:
         return "withheld"

@@ -8,7 +8,7 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain import focus, phrasebook, table_words
-from gpuscale.advice.explain.answer import AdviceView, named, row_at
+from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
 from gpuscale.advice.explain.build_words import power_said
 from gpuscale.advice.explain.focus import dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
@@ -22,10 +22,7 @@ from gpuscale.tables.bench import on_a_larger_host
 
 def _config(row: pd.Series) -> str:
     batch = table_words.config(row["batch_per_device"], row["accum"])
-    return (
-        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch} "
-        f"(global batch {format_batch(row['global_batch'])})"
-    )
+    return sentence("config", row=row, batch=batch)
 
 
 def _recommendation(advice: AdviceView) -> list[str]:
@@ -44,12 +41,9 @@ def _recommendation(advice: AdviceView) -> list[str]:
             "recommendation",
             use=use,
             config=_config(row_at(frame, chosen.accelerators)),
-            time=chosen.time_to_train_min,  # the table's unit, as the answer's
+            c=chosen,  # its time in the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
             interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
-            efficiency=chosen.efficiency,
-            throughput=chosen.throughput_efficiency,
-            factor=chosen.convergence_factor,
         ),
     ]
     if chosen.accelerators == 1 and d.held_back is not None:
@@ -75,9 +69,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
             sentence(
                 "fastest",
                 config=_config(fastest),
-                time=fastest["time_to_train_min"],
-                efficiency=fastest["efficiency"],
-                speedup=fastest["speedup"],
+                row=fastest,
                 interval=row_interval(fastest),
             )
         )
@@ -187,8 +179,7 @@ def _sources(advice: AdviceView) -> list[str]:
 def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
     all flagged``."""
-    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
-    m = max(found, key=lambda m: m.accelerators, default=None)
+    m = measured_at(advice, n)
     return sentence(
         "rests_measured",
         n=n,

@@ -14,7 +14,7 @@ from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.phrasebook import sentence, strategy_words
 from gpuscale.advice.records import BreakEven, OneDeviceRow
-from gpuscale.advice.types import Source, Value, maybe
+from gpuscale.advice.types import Source, maybe
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_batch, format_count, format_ms, joined, number
 
@@ -160,11 +160,8 @@ def break_even_lines(advice: AdviceView) -> list[str]:
                 "break_even_rate",
                 network=cal.machine.network_name,
                 predicted=predicted(evidence),
-                per_mb=per_mb,
+                found=found,
                 like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
-                flops_per_byte=found.flops_per_grad_byte,
-                tflops=found.step_tflops,
-                own=found.own_ms_per_grad_mb,
             )
         )
     size, target = found.params, found.target_efficiency_params
@@ -202,24 +199,9 @@ def family_sentence(
     devices, its optimizer and DDP ms) says otherwise of its size than the family's
     (``found.params``), both with why; ``benched``: whether the step is a bench run's (else
     given); its table's speedup to a trained model said where it differs."""
-    said: dict[str, Value] = {
-        "family": None,
-        "per_param": found.flops_per_param,
-        "strategy": strategy_words(strategy)["name"],
-    }
+    said = {"basis": basis, "found": found, "strategy": strategy_words(strategy)["name"]}
     if basis is not None:
-        said = {
-            "family": basis.family,
-            "count": len(basis.members),
-            "members": joined(list(basis.members)),
-            "flops_per_param": basis.flops_per_param,
-            "opt_fixed": basis.opt_ms[0],
-            "opt_per": basis.opt_ms[1],
-            "ddp_fixed": basis.ddp_ms[0],
-            "ddp_per": basis.ddp_ms[1],
-            "line_opt": found.family_optimizer_ms,
-            "line_ddp": found.family_ddp_ms,
-        }
+        said |= {"count": len(basis.members), "members": joined(list(basis.members))}
     # whether the family's size and this model's own speedup say the same of it
     size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
     agrees = own is None or (size is not None and math.isnan(size))
@@ -235,6 +217,4 @@ def family_sentence(
         benched=benched,
         own=None if basis is None or agrees else own,
         table=number(own_speedup) if differs else None,
-        own_opt=found.own_optimizer_ms,
-        own_ddp=found.own_ddp_ms,
     )

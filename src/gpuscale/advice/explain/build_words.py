@@ -79,18 +79,10 @@ def _memory_worded(cal: Calibration) -> Calibration:
     return replace(cal, machine=replace(cal.machine, memory=worded))
 
 
-# What power at the nearest measured batch likely is, by whether the counts' batches are
-# all smaller than it (lower: an upper estimate) or not (higher)
-LIKELY = {True: "power_smaller", False: "power_larger"}
-
-
 def power_source(power: Power) -> str:
     """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
     that implies the device."""
-    values = {"meter": power.meter, "device": power.device, "watts": power.watts}
-    source = sentence(
-        "power_source", kind=power.kind.value, assumed=power.assumed or None, **values
-    )
+    source = sentence("power_source", p=power, kind=power.kind.value, assumed=power.assumed or None)
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
         source = sentence("power_by_batches", source=source, batches=batches)
@@ -141,15 +133,12 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
 
 def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
     counts = [n for n, _ in rows]
-    on = f"{joined(counts)} {noun_for(sum(counts), 'device')}"  # 2, 4 and 8 devices
-    at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
-    if how == "whole":
-        return sentence("power_whole", on=on)
-    if how == "own":
-        return sentence("power_own", on=on, at=at)
-    if how == "between":
-        low, high = batches
-        return sentence("power_between", on=on, at=at, low=low, high=high)
-    nearest = batches[0]
-    likely = sentence(LIKELY[all(b < nearest for _, b in rows)])
-    return sentence("power_nearest_rows", on=on, at=at, nearest=nearest, likely=likely)
+    return sentence(
+        "power_charged",
+        how=how,
+        on=f"{joined(counts)} {noun_for(sum(counts), 'device')}",  # 2, 4 and 8 devices
+        at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
+        batches=batches,
+        # all smaller than the nearest measured: its power likely higher than theirs
+        smaller=bool(batches) and all(b < batches[0] for _, b in rows),
+    )

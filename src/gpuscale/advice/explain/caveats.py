@@ -4,7 +4,6 @@ a measurement outside its interval), and the Decision with its words (``render_d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -31,15 +30,6 @@ from gpuscale.tables.bench import on_a_larger_host
 
 # a step interval wider than a factor of 1.5 cannot decide a count
 WIDE_STEP_INTERVAL = math.log(1.5)
-
-
-def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
-    """The inputs not given that the times to train rest on, each with what to give."""
-    return [
-        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
-        for o in ("samples", "batch", "link")
-        if o in defaults
-    ]
 
 
 def headline(
@@ -76,15 +66,7 @@ def withheld(decision: Decision) -> str:
         for r in decision.readings
         if r.term == term
     )
-    row, chosen = WITHHELD[term], decision.chosen
-    return sentence(
-        "count_withheld",
-        term=row["name"],
-        n=chosen.accelerators,
-        speedup=chosen.speedup,
-        at=at,
-        settle=row["settle"],
-    )
+    return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
@@ -93,13 +75,7 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
     if advice.input_rate is None:
         return found
     load = advice.input_rate
-    rate = sentence(
-        "input_rate",
-        samples_per_s=load.samples_per_s,
-        devices=load.devices,
-        each=load.per_device,
-    )
-    needed = input_pipeline(rate, load.samples_per_s)
+    needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
     return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
 
@@ -158,8 +134,14 @@ def render_decision(advice: AdviceView) -> Decision:
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:
     cal, d = advice.calibration, advice.decision
+    link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+    defaults = [
+        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
+        for o in ("samples", "batch", "link")
+        if o in advice.qualifiers.defaults
+    ]
     lines = headline(
-        defaults=defaults_used(advice.qualifiers.defaults, cal.machine.network.intra.name),
+        defaults=defaults,
         noise_steps=advice.qualifiers.noise_steps,
         step_width_log=cal.model.error.width_log,
         devices=d.chosen.accelerators,

@@ -200,7 +200,7 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
 def advice_document(result: AdviceView) -> dict[str, JSON]:
     """``advise -f json``: the recommendation, the decision's fields, how the counts were
     compared, every assumption, the explanation and the predictions (records)."""
-    d = result.decision
+    d, priced = result.decision, result.calibration.search.price_per_device_hour is not None
     return {
         "recommendation": {
             "model": result.calibration.model.name,
@@ -219,7 +219,11 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             # this model beside the break-even: its whole step's rate and compute per
             # gradient MB, its optimizer and DDP times against its family's lines, its table
             # on 2 devices (``records.BreakEven``)
-            "break_even_this_model": _this_model(result),
+            "break_even_this_model": {
+                name: value
+                for name, value in asdict(result.break_even).items()
+                if name not in BREAK_EVEN_OWN
+            },
             # what the two sizes rest on: the family fitted over its members benched in the
             # configuration (the same whichever is advised), None: this model alone
             "break_even_family": _family(result),
@@ -250,14 +254,9 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
         # --price is in any currency: the unit of the predictions' ``cost`` (None: no price)
-        "cost_unit": _cost_unit(result),
+        "cost_unit": sentence("cost_unit") if priced else None,
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }
-
-
-def _cost_unit(result: AdviceView) -> str | None:
-    priced = result.calibration.search.price_per_device_hour is not None
-    return sentence("cost_unit") if priced else None
 
 
 def _terms_evidence(result: AdviceView) -> str | None:
@@ -281,12 +280,6 @@ def _family(result: AdviceView) -> dict[str, JSON] | None:
         "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
         "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
     }
-
-
-def _this_model(result: AdviceView) -> dict[str, JSON]:
-    """The fields of ``records.BreakEven`` past the break-even's own three."""
-    found = asdict(result.break_even)
-    return {name: value for name, value in found.items() if name not in BREAK_EVEN_OWN}
 
 
 BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")

@@ -149,22 +149,18 @@ def _span(low: float, high: float) -> str | None:
 def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
-    low, high = c.predicted_low, c.predicted_high
     remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")
     left = c.of(c.left_out) if c.trusted else []
     return sentence(
         "measured_count",
+        c=c,
         case=_case(c, remedy),
-        devices=c.accelerators,
         runs=tuple(c.of(c.runs)),
         count=len(c.trusted or c.runs),
         where="inside" if c.inside else "outside",
         spread=_spread(c) if c.trusted else "",
-        point=c.predicted_speedup,
-        low=low,
-        high=high,
         batch=c.batch_per_device if c.weak_scaling else None,
-        span=_span(low, high),
+        span=_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
         allowed=any(m.allowed for m in c.trusted),
@@ -187,22 +183,15 @@ def against_measured(
 
 def disagreement(d: Disagreement) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
-    seen, runs, predicted = d.measured, d.evidence, d.predicted
-    several = len(runs.trusted_runs) > 1
+    runs = d.evidence
     return sentence(
         "disagreement",
-        n=d.accelerators,
-        seen=seen.speedup,
-        low=seen.speedup_low if several else None,
-        high=seen.speedup_high,
-        flagged=d.on_flagged_only,
+        d=d,
+        low=d.measured.speedup_low if len(runs.trusted_runs) > 1 else None,
         runs=len(runs.trusted_runs),
         flags="; ".join(runs.flags),
         allowed=runs.why == TRUSTED_ALLOWED,
         left=len(runs.left_out) or None,
         left_runs=tuple(runs.left_out),
-        predicted=predicted.speedup,
-        predicted_low=predicted.speedup_low,
-        predicted_high=predicted.speedup_high,
         weak=(d.weak_scaling and d.batch_per_device) or None,
     )

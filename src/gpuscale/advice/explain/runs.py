@@ -100,11 +100,8 @@ def _refused(found: Refusal) -> str:
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
     return sentence(
         "runs_refused",
+        r=found,
         kind=found.kind,
-        model=found.model,
-        where=found.where,
-        runs=found.runs,
-        status=found.status,
         error=found.error[:200],
         closest=closest or "",
         count=len(names),

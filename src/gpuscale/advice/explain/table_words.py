@@ -80,11 +80,10 @@ def one_device(advice: AdviceView) -> str:
         predicted=r.step_ms,
         at=None if m is None or same else config(m.batch, m.accum),
         step=getattr(m, "step_ms", 0.0),
-        nosync=r.nosync_ms,
+        r=r,
         own=getattr(m, "own_ms", 0.0),
         detail=detail,
         fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
-        overstated=r.overstated,
         added=r.added_ddp_ms or None,
     )
 
@@ -94,11 +93,9 @@ def _like(r: OneDeviceRow, row: tuple[int, int], m: OneDevice) -> str:
     run, the step the same model predicts at the bench's: the same samples side by side."""
     return sentence(
         "one_device_like",
-        row_samples=r.row_samples,
+        r=r,
         row=config(*row),
-        bench_samples=r.bench_samples,
         bench=config(m.batch, m.accum),
-        at_bench=r.at_bench_ms,
         nosync=r.nosync_ms,
     )
 

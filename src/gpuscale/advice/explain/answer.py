@@ -175,7 +175,7 @@ def change_line(advice: AdviceView) -> str:
     if d.withheld_by:
         return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
     if d.settle:
-        return f"Measure first: {d.settle}."
+        return sentence("settle_first", settle=d.settle)
     flagged = [
         m.accelerators
         for m in getattr(advice, "disagreements", ())

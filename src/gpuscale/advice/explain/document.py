@@ -188,7 +188,6 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
         "fixed_cost": _fixed_cost(result),
-        # the N = 1 row beside the bench's N = 1 run (``records.OneDeviceRow``)
         "one_device": asdict(result.one_device),
         "fixed_term_ms": {
             "optimizer": result.fixed_term.optimizer_excess_ms,
@@ -211,41 +210,29 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "efficient": result.picks.efficient,
             "cheapest": result.picks.cheapest,
             "equilibrium": result.picks.equilibrium,
-            # the numbers that make them (``records.Equilibrium``)
             "equilibrium_numbers": asdict(result.picks.numbers),
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,
-            # this model beside the break-even: its whole step's rate and compute per
-            # gradient MB, its optimizer and DDP times against its family's lines, its table
-            # on 2 devices (``records.BreakEven``)
+            # this model beside the break-even (``records.BreakEven``)
             "break_even_this_model": {
                 name: value
                 for name, value in asdict(result.break_even).items()
                 if name not in BREAK_EVEN_OWN
             },
-            # what the two sizes rest on: the family fitted over its members benched in the
-            # configuration (the same whichever is advised), None: this model alone
             "break_even_family": _family(result),
             "dominant_term": d.limit.dominant_term,
-            # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
-            # few steps: no change is recommended from them), "firm" ones, None for numbers
+            # what the step's terms rest on: "flagged", "weak" or "firm" runs, None: numbers
             "terms_evidence": _terms_evidence(result),
             "speedup_capped_by": d.limit.cap,
             "warnings": list(d.warnings),
             "measure_first": d.settle,
             "caveats": list(result.caveats),
         },
-        # counts the bench measured outside the predicted interval: their rows (predictions
-        # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
         "disagreements": [found.to_dict() for found in result.disagreements],
-        # every count the bench measured in a configuration predicted, its runs against the
-        # prediction (``measured_runs.MeasuredCount``): the figure every view says of them
         "measured": [c.to_dict() for c in getattr(result, "measured_counts", ())],
-        # where memory limits the counts of the strategy asked: each device's GB per count
-        # and strategy (``advice.memory``); absent where one device holds the model
+        # memory and shape: absent where one device holds the model, or without a shape
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
-        # a transformer's shape (--preset, --layers ...) as numbers; absent without one
         **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
@@ -253,7 +240,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
-        # --price is in any currency: the unit of the predictions' ``cost`` (None: no price)
+        # --price is in any currency
         "cost_unit": sentence("cost_unit") if priced else None,
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }

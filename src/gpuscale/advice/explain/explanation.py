@@ -101,7 +101,7 @@ def _scaling(advice: AdviceView) -> list[str]:
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         lines.append(_weak_instead(advice, alt))
     if d.settle:
-        lines.append(f"Measure first: {d.settle}.")
+        lines.append(sentence("settle_first", settle=d.settle))
     return lines
 
 

@@ -5,7 +5,6 @@ most allowed, past one node whole nodes) and why a count searched has no row."""
 
 from __future__ import annotations
 
-from functools import partial
 from itertools import groupby
 
 from gpuscale.advice.calibration import Calibration
@@ -30,7 +29,7 @@ from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import agreeing, filled, format_ms, joined, noun_for
+from gpuscale.quantities import agreeing, format_ms, joined
 
 
 def _detailed(d: Decision) -> str:
@@ -73,14 +72,10 @@ def remedy(advice: AdviceView) -> str:
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
         said = sentence("larger_counts", fix=fix, largest=n)
-    if d.short_alone() and not d.limit.also_shrink:
-        said += f"; not enough: with every overhead gone {named(d)} would still miss it"
-    elif d.short_alone():
-        also = [
-            f"{term_name(k)} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink
-        ]
-        said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
-        said += "must shrink too"
+    if d.short_alone():  # the others that must shrink too, or none would do
+        o = d.limit.overheads_ms
+        also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
+        said += sentence("not_enough", named=named(d), also=joined(also), n=len(also))
     return said
 
 
@@ -98,27 +93,13 @@ def _changes(advice: AdviceView) -> str:
 def _not_spread(advice: AdviceView, n: int, like: float) -> str:
     """What of the compute at ``n`` devices (the focus) is above its share of one
     device's, in the parts the fixed cost line names."""
-    parts, strategy = advice.fixed_term, advice.calibration.run.strategy
-    ms = partial(format_ms, like=like)
-    spread = "not spread over the devices' smaller batches"
-    if parts.optimizer_ms <= 0:
-        return f"(of it {ms(parts.excess_ms)} fixed per-step cost {spread})"
-    said = []
-    if parts.optimizer_excess_ms > 0:
-        each = f"{ms(parts.optimizer_ms)} on every device"
-        if strategy == "fsdp":
-            each = (
-                f"{ms(parts.optimizer_at_focus_ms)} on each device, its shard's 1/{n} of one "
-                f"device's {ms(parts.optimizer_ms)}"
-            )
-        said.append(
-            f"{ms(parts.optimizer_excess_ms)} of the optimizer step ({each}, once per step)"
-        )
-    if parts.forward_backward_excess_ms > 0:
-        fb = ms(parts.forward_backward_excess_ms)
-        said.append(f"{fb} of the forward and backward's fixed cost")
-    excess = ms(parts.excess_ms)
-    return f"(of it {excess} fixed per-step costs {spread}{filled(': {}', joined(said))})"
+    p, fsdp = advice.fixed_term, advice.calibration.run.strategy == "fsdp"
+    split, said = p.optimizer_ms > 0, []
+    if split and p.optimizer_excess_ms > 0:
+        said.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
+    if split and p.forward_backward_excess_ms > 0:
+        said.append(sentence("fb_not_spread", p=p, like=like))
+    return sentence("not_spread", p=p, like=like, split=split, parts=joined(said) or None)
 
 
 def step_lines(advice: AdviceView) -> list[str]:

@@ -168,18 +168,16 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
     """Why the model advised on was chosen: the larger ones passed over and why (first),
     else the largest of several benched, the others ``--model`` chooses (second); "" for
     what does not apply."""
-    said = {"model": found.model, "size": found.size}
     if found.passed:
         passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
             for name, params, runs, broken in found.passed
         )
-        return sentence("model_chosen", **said, passed=passed, others=None), ""
+        return sentence("model_chosen", c=found, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    others = len(found.others) + 1
-    listed = joined(found.others)
-    return "", sentence("model_chosen", **said, passed=None, others=others, listed=listed)
+    others, listed = len(found.others) + 1, joined(found.others)
+    return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
 
 
 @dataclass(frozen=True, slots=True)

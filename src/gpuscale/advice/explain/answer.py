@@ -1,8 +1,6 @@
-"""The advice's short answer, as ``gpuscale advise`` says it by default before its table:
-the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
-what decides; what would change it; an input that cannot be true or a measurement outside
-its interval first. Also what the words read of an advice (:class:`AdviceView`) and what
-decides it, for the answer and --explain alike."""
+"""The short answer ``gpuscale advise`` says before its table: the count, its speedup,
+interval and time to train, or why it is withheld; what decides; what would change it.
+Also what the words read of an advice (:class:`AdviceView`) and what decides it."""
 
 from __future__ import annotations
 

@@ -27,14 +27,7 @@ def worded(cal: Calibration) -> Calibration:
 def measured_noise(noise: NoiseScale) -> str:
     """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
     said unbounded where the resamples found no signal (``high`` infinite)."""
-    return sentence(
-        "b_simple_measured",
-        b_simple=noise.b_simple,
-        steps=noise.steps,
-        low=noise.low,
-        high=noise.high,
-        bounded=math.isfinite(noise.high),
-    )
+    return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
 def _convergence_worded(cal: Calibration) -> Calibration:
@@ -65,16 +58,10 @@ def _memory_worded(cal: Calibration) -> Calibration:
     source = sentence("memory_not_counted")
     counted = memory.activations_counted
     if said.peak_gb is not None:
-        values = {"peak_gb": said.peak_gb, "state_gb": said.state_gb}
-        source = sentence("memory_rest", per_device=said.per_device, **values)
+        source = sentence("memory_rest", m=said)
     elif counted is not None:
-        source = sentence(
-            "memory_shape",
-            micro_batch=counted.micro_batch,
-            seq_len=counted.seq_len,
-            checkpointing=counted.checkpointing.value,
-            layers=counted.layers,
-        )
+        checkpointing = counted.checkpointing.value
+        source = sentence("memory_shape", a=counted, checkpointing=checkpointing)
     worded = replace(memory, device=device, activations_source=source)
     return replace(cal, machine=replace(cal.machine, memory=worded))
 

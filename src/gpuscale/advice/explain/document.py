@@ -1,9 +1,6 @@
-"""The advice as ``gpuscale advise`` shows it: the short answer (``explain.answer``)
-wrapped at the output's width over the predictions' table (by default the deciding
-columns; with ``--explain`` every shown column under the whole explanation; as CSV every
-column), and as ``-f json`` the whole advice as one document (the schema of
-docs/advice.md: the recommendation, the decision's fields, how the counts were compared,
-every assumption, the short answer, the explanation and the predictions; losslessly)."""
+"""The advice as ``gpuscale advise`` shows it: the short answer wrapped over the
+predictions' table (the deciding columns; with ``--explain`` every shown column under the
+explanation; as CSV every column), and ``-f json``'s document (docs/advice.md)."""
 
 from __future__ import annotations
 

@@ -84,28 +84,21 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
 
 def withheld_value(r: Reading) -> str:
     """The withholding term's value at one end of its range, with what it is."""
-    return sentence_of({"text": WITHHELD[r.term]["value"]}, value=r.value)
+    return Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value}).said("text")
 
 
 def sentence(key: str, **values: object) -> str:
     """The sentence ``key`` over ``values`` (numbers, or records whose fields it reads)."""
     template = SENTENCES[key]
-    return sentence_of(template if isinstance(template, dict) else {"text": template}, **values)
-
-
-def sentence_of(template: dict, **values: object) -> str:
+    if isinstance(template, str):
+        template = {"text": template}
     return Phrasing(template, values).said("text")
-
-
-# A speedup without an interval: its row rests on a single run
-# (``Disagreement.measured.no_interval``)
-NO_INTERVAL = "one run: no interval"
 
 
 def speedup_interval(low: float, high: float) -> str:
     """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
     if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
+        return "one run: no interval"  # a row resting on a single run
     return f"{span(number(low), number(high))}x, 80% interval"
 
 

@@ -1,8 +1,6 @@
-"""What qualifies the numbers, said before them: where memory limits the counts of the
-strategy asked (``advice.memory.MemoryCheck``; a model one device holds says nothing),
-and each count the bench measured in a configuration the advice predicts against its
-prediction (``measured_runs.MeasuredCount``), those outside the interval
-(``Disagreement``) first."""
+"""What qualifies the numbers, said before them: where memory limits the counts
+(``advice.memory.MemoryCheck``), and each count the bench measured against its prediction
+(``measured_runs.MeasuredCount``), those outside the interval (``Disagreement``) first."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
+    reading,
     remedy,
     row_interval,
     sentence,
     strategy_words,
     term_says,
-    withheld_value,
 )
 from gpuscale.advice.explain.qualifiers import disagreement, memory_said
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
@@ -115,7 +115,7 @@ def decision_line(advice: AdviceView) -> str:
         kwh=known.get("energy_kwh"),
     )
     other = "; ".join(
-        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
+        reading(r)
         for r in d.readings
         if r.term == d.withheld_by and r.accelerators != chosen.accelerators
     )

@@ -13,7 +13,7 @@ from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import input_pipeline
 from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.phrasebook import WITHHELD, sentence, withheld_value
+from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
 from gpuscale.advice.explain.phrasebook import said as said_finding
 from gpuscale.advice.explain.qualifiers import against_measured, disagreement, memory_said
 from gpuscale.advice.explain.runs import on_devices
@@ -24,7 +24,7 @@ from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import counted, filled, joined, numbers_apart
+from gpuscale.quantities import filled, joined, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -61,11 +61,7 @@ def withheld(decision: Decision) -> str:
     term = decision.withheld_by
     if term is None:
         return ""
-    at = "; ".join(
-        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)"
-        for r in decision.readings
-        if r.term == term
-    )
+    at = "; ".join(reading(r, speedup=True) for r in decision.readings if r.term == term)
     return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 

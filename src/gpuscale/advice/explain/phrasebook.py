@@ -82,9 +82,11 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     return row[view].format(**PHRASES, **strategy_words(strategy), **values)
 
 
-def withheld_value(r: Reading) -> str:
-    """The withholding term's value at one end of its range, with what it is."""
-    return Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value}).said("text")
+def reading(r: Reading, speedup: bool = False) -> str:
+    """``at <the withholding term's value at one end of its range>, 4 devices``, with the
+    speedup read there where ``speedup``."""
+    value = Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value}).said("text")
+    return sentence("reading", value=value, r=r, speedup=speedup)
 
 
 def sentence(key: str, **values: object) -> str:

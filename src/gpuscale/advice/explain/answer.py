@@ -171,7 +171,7 @@ def change_line(advice: AdviceView) -> str:
     measurement where it was assumed, else what would help most."""
     d = advice.decision
     if d.withheld_by:
-        return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
+        return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
     if d.settle:
         return sentence("settle_first", settle=d.settle)
     flagged = [
@@ -180,8 +180,7 @@ def change_line(advice: AdviceView) -> str:
         if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
     if flagged:
-        n = counted(max(flagged), "device")
-        return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
+        return sentence("change", case="flagged", n=max(flagged))
     assumed = [
         a.measure
         for a in advice.calibration.said.assumptions
@@ -192,8 +191,9 @@ def change_line(advice: AdviceView) -> str:
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
-        return f"To change it: measure {term}: {assumed[0].short()}."
-    return f"To change it: {remedy(deciding_change(advice), 'short', strategy)}."
+        return sentence("change", case="measure", term=term, how=assumed[0].short())
+    how = remedy(deciding_change(advice), "short", strategy)
+    return sentence("change", case="remedy", how=how)
 
 
 def lines(advice: AdviceView) -> list[str]:

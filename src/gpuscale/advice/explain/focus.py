@@ -79,17 +79,6 @@ def remedy(advice: AdviceView) -> str:
     return said
 
 
-def _changes(advice: AdviceView) -> str:
-    """:func:`remedy`, or where the runs advised on are weak, that they cannot say."""
-    found = advice.calibration.runs.evidence
-    if not weak(found) and not (found is not None and found.all_flagged):
-        return remedy(advice)
-    return (
-        f"not said from these runs: the terms above are read from {found.rests_on()}, "
-        "a measurement to repeat, not a cause to act on (see Measure first)"
-    )
-
-
 def _not_spread(advice: AdviceView, n: int, like: float) -> str:
     """What of the compute at ``n`` devices (the focus) is above its share of one
     device's, in the parts the fixed cost line names."""
@@ -160,7 +149,11 @@ def step_lines(advice: AdviceView) -> list[str]:
             )
         )
     if d.count is not None:  # a count withheld: its line says what to give or measure
-        lines.append(f"What would change it: {_changes(advice)}.")
+        found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
+        unsure = bool(weak(found) or (found is not None and found.all_flagged))
+        rests_on = found.rests_on() if unsure else None
+        said = None if unsure else remedy(advice)
+        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=said))
     return lines
 
 

@@ -88,9 +88,8 @@ def advice_view(
 
 
 def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
-    most ``LINE_COLUMNS``), continued indented, a command broken only between its words
-    (a path with a space or a hyphen pastes whole; one longer than the line runs past it)."""
+    """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
+    command broken only between its words (a path with a space or a hyphen pastes whole)."""
     width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
@@ -106,8 +105,7 @@ _FREE = str.maketrans({"\x00": " ", "\x01": "-"})
 
 def _kept_whole(line: str) -> str:
     """``line`` with the spaces of each quoted word and every hyphen inside a backticked
-    command held (``_HOLD``), so that wrapping breaks a command only between its words
-    (never inside a path such as ``/tmp/ci-clone/results.jsonl`` or an option)."""
+    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
 
     def held(command: re.Match[str]) -> str:
         quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
@@ -135,9 +133,8 @@ def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
 
 
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
-    """The transformer's shape advised on (None: none given): its numbers, what it gives
-    (parameters, FLOPs a sample, FSDP's units) and the activations one device holds at its
-    micro-batch (``activations``: None where the device's memory is unknown)."""
+    """The transformer's shape advised on (None: none given), what it gives, and the
+    activations one device holds at its micro-batch (None: its memory unknown)."""
     found = [
         f
         for f in cal.said.sources

@@ -203,9 +203,8 @@ WIDER = {
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error, as the priors say it), then the
-    interval each predicted row carries and why it differs from the error alone, or the
-    runs' range where a row rests on a measurement (its ``rests_on``)."""
+    """The step interval: ``source`` (the model's error), the interval each predicted row
+    carries and why it differs, or the runs' range where a row rests on a measurement."""
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]

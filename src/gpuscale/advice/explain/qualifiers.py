@@ -52,10 +52,8 @@ def _said(memory: MemoryCheck, **values: Value) -> dict[str, Value]:
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """The sentence said first where memory limits the counts (``""`` where it does not):
-    the strategy asked holds the model from a count on, or not at all and the advice is
-    of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
-    below the fewest that hold it, from which count it does."""
+    """The sentence said first where memory limits the counts ("" where not): from which count
+    the strategy asked, or the one ``advised`` (``MemoryCheck.fallback``), holds the model."""
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
@@ -94,8 +92,7 @@ def _name(strategy: str) -> str:
 
 def nothing_fits(memory: MemoryCheck) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
-    would (a request to allow them), or what else shrinks a shape's activations, which
-    are whole on every device."""
+    would, or what else shrinks a shape's activations (whole on every device)."""
     shape, would = memory.activations_counted, memory.would_hold
     said = _said(memory, largest=memory.searched[-1], case="", ways=None)
     if shape is not None:

@@ -154,9 +154,8 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Chosen:
-    """The model advised on where none was asked (``model``, of ``size`` parameters; ""
-    where it is not the bench's), each larger one passed over (name, size, its runs, the
-    counts whose loss was not finite) and, where none was, the others benched."""
+    """The model advised on where none was asked, each larger one passed over (name, size,
+    its runs, the counts whose loss was not finite) and, where none was, the others benched."""
 
     model: str
     size: float
@@ -165,9 +164,8 @@ class Chosen:
 
 
 def chosen_said(found: Chosen) -> tuple[str, str]:
-    """Why the model advised on was chosen: the larger ones passed over and why (first),
-    else the largest of several benched, the others ``--model`` chooses (second); "" for
-    what does not apply."""
+    """Why the model advised on was chosen: the larger ones passed over (first), else the
+    others benched ``--model`` chooses (second); "" for what does not apply."""
     if found.passed:
         passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
@@ -182,10 +180,8 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class WeakRuns:
-    """The runs of ``model`` an advice uses that are weak evidence: ``weak`` of ``runs``,
-    on ``counts`` devices, the kinds of why, what to bench (``fix``: None where the change
-    line says it; ``fix_in_full``: with the steps' basis) and the results file (``file``,
-    a shell word) whose notes say more."""
+    """The runs of ``model`` an advice uses that are weak evidence (``weak`` of ``runs``), the
+    kinds of why, what to bench and the results file (a shell word) whose notes say more."""
 
     weak: int
     runs: int
@@ -213,10 +209,8 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
 
 
 def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
-    its synchronised minus no-sync step, or its step less the plain one where that is
-    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
-    plain step times the sharded module, not a bare one)."""
+    """What an FSDP row's own work was read from, with its numbers: its synchronised minus
+    no-sync step, or its step less the plain one where larger (``bench.table.fsdp_own``)."""
     columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"

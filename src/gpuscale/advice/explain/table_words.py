@@ -25,9 +25,8 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def fixed_cost_line(cal: Calibration, opt: float) -> str:
-    """The fixed cost said once (its range in one unit, its source and basis): each forward
-    and backward's and, where the bench measured it apart, the optimizer step beside it
-    (``opt``, ms; together the ``fixed`` term)."""
+    """The fixed cost said once: each forward and backward's and, where the bench measured
+    it apart, the optimizer step beside it (``opt``, ms)."""
     fixed = cal.model.fixed
     said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
     if opt <= 0:
@@ -44,8 +43,7 @@ def fixed_cost_line(cal: Calibration, opt: float) -> str:
 
 def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
-    counts: each forward and backward's falls as the micro-steps do; the optimizer step is
-    whole on every device under DDP, 1/N under FSDP."""
+    counts: each forward and backward's falls with the micro-steps; the optimizer step's not."""
     accums = tuple(int(k) for k in frame["accum"])
     return sentence(
         "fixed_costs_split",
@@ -191,11 +189,8 @@ def family_sentence(
     benched: bool = True,
     strategy: str = "ddp",
 ) -> str:
-    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
-    family's basis said, and where this model's own step (its throughput speedup on 2
-    devices, its optimizer and DDP ms) says otherwise of its size than the family's
-    (``found.params``), both with why; ``benched``: whether the step is a bench run's (else
-    given); its table's speedup to a trained model said where it differs."""
+    """The break-even sizes of the model's family (its basis said), and where this model's
+    own step says otherwise of its size, both with why."""
     said = {"basis": basis, "found": found, "strategy": strategy_words(strategy)["name"]}
     if basis is not None:
         said |= {"count": len(basis.members), "members": joined(list(basis.members))}

@@ -132,6 +132,14 @@ def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
     }
 
 
+# the shape finding's values -f json says, by their names there
+SHAPE_VALUES = (
+    *("name", "layers", "hidden", "heads", "seq_len", "params", "params_given"),
+    *("flops_per_sample", "flops_given", "attention_share", "units", "unit_params"),
+)
+SHAPE_KEYS = {"seq_len": "seq_len_tokens", "units": "fsdp_units"}
+
+
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
     """The transformer's shape advised on (None: none given), what it gives, and the
     activations one device holds at its micro-batch (None: its memory unknown)."""
@@ -145,31 +153,18 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     values = dict(found[0].values)
     memory = cal.machine.memory
     held = memory.activations_counted if memory is not None else None
-    return {
-        "name": values["name"],
-        "layers": values["layers"],
-        "hidden": values["hidden"],
-        "heads": values["heads"],
-        "seq_len_tokens": values["seq_len"],
-        "params": values["params"],
-        "params_given": values["params_given"],
-        "flops_per_sample": values["flops_per_sample"],
-        "flops_given": values["flops_given"],
-        "attention_share": values["attention_share"],
-        "fsdp_units": values["units"],
-        "unit_params": values["unit_params"],
-        "source": values["source"] or None,
-        "activations": None
-        if held is None
-        else {
+    activations = None
+    if held is not None:
+        activations = {
             "micro_batch": held.micro_batch,
             "checkpointing": held.checkpointing.value,
             "per_layer_bytes": held.per_layer_bytes,
             "output_bytes": held.output_bytes,
             "total_gb": held.total_gb,
             "source": held.source,
-        },
-    }
+        }
+    shape = {SHAPE_KEYS.get(name, name): values[name] for name in SHAPE_VALUES}
+    return {**shape, "source": values["source"] or None, "activations": activations}
 
 
 def _scaling(result: AdviceView) -> dict[str, JSON]:

@@ -10,10 +10,11 @@ from dataclasses import replace
 
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.types import TermId
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.hardware.power import charged_at, whole_job_w
-from gpuscale.quantities import agreeing, counted, filled, joined, noun_for
+from gpuscale.quantities import agreeing, counted, filled, joined
 
 
 def worded(cal: Calibration) -> Calibration:
@@ -123,7 +124,7 @@ def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]
     return sentence(
         "power_charged",
         how=how,
-        on=f"{joined(counts)} {noun_for(sum(counts), 'device')}",  # 2, 4 and 8 devices
+        on=on_devices(counts),  # the counts in order: 2, 4 and 8 devices
         at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
         batches=batches,
         # all smaller than the nearest measured: its power likely higher than theirs

@@ -79,28 +79,17 @@ def power_source(power: Power) -> str:
     return source
 
 
-def per_device_source(power: Power, batch: float | None) -> str:
-    """Where the watts per device at per-device ``batch`` come from (``Power.per_device``)."""
-    if not power.at_batch or batch is None:
-        return power.source
-    kind = f"measured ({power.meter}) by an N = 1 run"
-    how, batches = charged_at(power.at_batch, batch)
-    if how == "own":
-        return f"{kind} at batch {batch:g}"
-    if how == "between":
-        (low, high), measured = batches, dict(power.at_batch)
-        values = {"low_w": measured[low], "high_w": measured[high]}
-        return sentence("power_interpolated", meter=power.meter, low=low, high=high, **values)
-    return sentence("power_nearest", kind=kind, nearest=batches[0], batch=batch)
-
-
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
     """Where the watts of ``devices`` at per-device ``batch`` come from."""
     if whole_job_w(power.total_w_at, devices, batch) is not None:
         return f"measured at {counted(devices, 'device')} (whole job)"
     if power.per_device(batch) is None:
         return "unknown"
-    source = per_device_source(power, batch)
+    source = power.source
+    if power.at_batch and batch is not None:  # per device, from the N = 1 runs' batches
+        how, batches = charged_at(power.at_batch, batch)
+        watts = [dict(power.at_batch)[b] for b in batches]
+        source = sentence("power_per_device", p=power, how=how, batch=batch, b=batches, w=watts)
     return agreeing(devices, source, f"{source} x {devices}")
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain import focus, phrasebook, table_words
 from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
 from gpuscale.advice.explain.build_words import power_said
@@ -147,14 +146,6 @@ def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     )
 
 
-def _said_among_sources(a: Assumption, strategy: str) -> bool:
-    """Whether the sources say ``a``: not the fixed cost (``_scaling`` says it), nor DDP's
-    own work under a sharded ``strategy``, whose step holds no such term (0 ms)."""
-    if a.term == TermId.FIXED:
-        return False
-    return a.term != TermId.DDP or a.strategy != "ddp" or strategy == "ddp"
-
-
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
@@ -166,7 +157,10 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
     elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
-    lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
+    for a in advice.assumptions:  # not the fixed cost (said with the scaling)
+        sharded = a.term == TermId.DDP and a.strategy == "ddp" and strategy != "ddp"
+        if a.term != TermId.FIXED and not sharded:  # a sharded step holds no DDP work
+            lines.append(a.sentence())
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
     source = phrasebook.said(cal.model.error.source, strategy=strategy)

@@ -120,18 +120,6 @@ def _spread(c: MeasuredCount) -> str:
     return f"median {number(c.measured_speedup)} (spread {ends})"
 
 
-def _case(c: MeasuredCount, remedy: str) -> str:
-    """Which ``measured_count`` case says ``c``: all its runs flagged, inside the interval,
-    outside it from weak runs (``remedy``: what firms them), or outside it."""
-    if not c.trusted:
-        return "flagged"
-    if c.inside:
-        return "inside"
-    if remedy:
-        return "weak"
-    return "outside"
-
-
 def _span(low: float, high: float) -> str | None:
     """The interval's width as a ratio where it is too wide to test (None where not)."""
     if low > 0 and high / low <= TOO_WIDE_TO_TEST:
@@ -144,12 +132,19 @@ def _span(low: float, high: float) -> str | None:
 def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
-    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")
+    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
     left = c.of(c.left_out) if c.trusted else []
+    case = "outside"
+    if not c.trusted:
+        case = "flagged"
+    elif c.inside:
+        case = "inside"
+    elif remedy:
+        case = "weak"
     return sentence(
         "measured_count",
         c=c,
-        case=_case(c, remedy),
+        case=case,
         runs=tuple(c.of(c.runs)),
         count=len(c.trusted or c.runs),
         where="inside" if c.inside else "outside",

@@ -165,14 +165,10 @@ def explanation(advice: AdviceView) -> list[str]:
 class RowFlags(Protocol):
     """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
 
-    @property
-    def not_positive(self) -> bool: ...
-    @property
-    def above_linear(self) -> float: ...  # its speedup where above linear, else NaN
-    @property
-    def linear_speedup(self) -> float: ...  # linear where above it, else NaN
-    @property
-    def accelerators(self) -> int: ...
+    not_positive: bool
+    above_linear: float  # its speedup where above linear, else NaN
+    linear_speedup: float  # linear where above it, else NaN
+    accelerators: int
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:

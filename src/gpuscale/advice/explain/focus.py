@@ -126,9 +126,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             marked=marked,
         )
     ]
-    numbers = sentence(
-        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
-    )
+    numbers = sentence("step_numbers", at=at)
     cap = "memory" if memory_decides(advice) else d.limit.cap
     why, _ = above_largest(cal, d.counts)
     if cap in STOPPED and why:  # the largest count predicted is below the most allowed
@@ -144,7 +142,7 @@ def step_lines(advice: AdviceView) -> list[str]:
                 numbers=numbers,
                 subject=subject,
                 marked=marked,
-                n=at.accelerators,
+                at=at,
                 strategy=strategy_words(cal.run.strategy)["name"],
             )
         )

@@ -119,6 +119,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             bandwidth_name=term_name(TermId.BANDWIDTH),
             latency_name=term_name(TermId.LATENCY),
             left=left,
+            explained=at.explained_ms,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],
             alone=d.short_alone(),

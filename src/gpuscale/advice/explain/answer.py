@@ -17,7 +17,7 @@ from gpuscale.advice.explain.phrasebook import (
     remedy,
     row_interval,
     sentence,
-    strategy_words,
+    strategy_name,
     term_says,
 )
 from gpuscale.advice.explain.qualifiers import disagreement, memory_said
@@ -77,7 +77,7 @@ def none_holds(advice: AdviceView) -> str:
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
     devices = counted(fewest, "device") if fewest else "none"
-    name = strategy_words(strategy)["name"]
+    name = strategy_name(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
@@ -138,7 +138,7 @@ def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
     focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
-    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_words(strategy)["name"]}
+    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_name(strategy)}
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
         m = measured_at(advice, focus)
         said |= {"n": m.accelerators, "m": m}

@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import AdviceView, lines
-from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
+from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_name
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.quantities import counted, filled, format_count
 from gpuscale.tables.json_depth import JSON
@@ -68,7 +68,7 @@ def advice_view(
     params = format_count(cal.model.spec.params)
     name = cal.model.name
     named = name if params in name else f"{name} ({params} parameters)"
-    strategy = strategy_words(cal.run.strategy)["name"]
+    strategy = strategy_name(cal.run.strategy)
     title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
     if not terminal:
         every = list(result.predictions.columns)

@@ -21,6 +21,7 @@ from gpuscale.advice.explain.phrasebook import (
     TERMS,
     sentence,
     speedup_interval,
+    strategy_name,
     strategy_words,
     term_name,
     term_subject,
@@ -144,7 +145,7 @@ def step_lines(advice: AdviceView) -> list[str]:
                 subject=subject,
                 marked=marked,
                 at=at,
-                strategy=strategy_words(cal.run.strategy)["name"],
+                strategy=strategy_name(cal.run.strategy),
             )
         )
     if d.count is not None:  # a count withheld: its line says what to give or measure

@@ -58,6 +58,11 @@ def strategy_words(strategy: str) -> dict[str, str]:
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
 
 
+def strategy_name(strategy: str) -> str:
+    """The strategy's name (``zero2``: ZeRO-2)."""
+    return strategy_words(strategy)["name"]
+
+
 def term_name(term: str) -> str:
     """The term's name (``bandwidth``); a term with no row (``compute``) is its id."""
     return TERMS.get(term, {"name": term})["name"]

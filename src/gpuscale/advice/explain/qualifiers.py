@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuscale.advice.explain.phrasebook import sentence, strategy_words
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.types import Value
@@ -58,36 +58,34 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return sentence("memory", **_said(memory, case="from", name=_name(advised), n=fewest))
+        return sentence(
+            "memory", **_said(memory, case="from", name=strategy_name(advised), n=fewest)
+        )
     fits = memory.fits_from(asked)
     if fits is not None:
         each = memory.at(asked, fits).total_gb
         return sentence(
-            "memory", **_said(memory, case="fits", name=_name(asked), n=fits, each=each)
+            "memory", **_said(memory, case="fits", name=strategy_name(asked), n=fits, each=each)
         )
     if memory.fallback is None:
         return nothing_fits(memory)
     strategy, devices = memory.fallback
     others = [
-        f"{_name(s)} from {n}"
+        f"{strategy_name(s)} from {n}"
         for s, n in memory.fewest
         if s not in (asked, strategy) and n is not None and s != "hybrid"
     ]
     least, everywhere = memory.least(asked)  # one device's whole state is not the miss
     return sentence(
         "memory",
-        **_said(memory, case="cannot", name=_name(strategy), n=devices),
-        asked=_name(asked),
+        **_said(memory, case="cannot", name=strategy_name(strategy), n=devices),
+        asked=strategy_name(asked),
         least=least.total_gb,
         least_n=None if everywhere else least.devices,
         strategy=strategy,
         each=memory.at(strategy, devices).total_gb,
         also=filled("; {}", ", ".join(others)),
     )
-
-
-def _name(strategy: str) -> str:
-    return strategy_words(strategy)["name"]
 
 
 def nothing_fits(memory: MemoryCheck) -> str:
@@ -107,7 +105,7 @@ def nothing_fits(memory: MemoryCheck) -> str:
         }
     if would is not None:
         s, n, nodes = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": _name(s), "n": n, "nodes": nodes}
+        said |= {"case": "would", "name": strategy_name(s), "n": n, "nodes": nodes}
     return sentence("nothing_fits", **said)
 
 

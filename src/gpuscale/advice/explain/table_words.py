@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, OneDevice
 from gpuscale.advice.explain.answer import AdviceView
-from gpuscale.advice.explain.phrasebook import sentence, strategy_words
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.records import BreakEven, OneDeviceRow
 from gpuscale.advice.types import Source, maybe
 from gpuscale.bench.support import predicted, to_test, weak
@@ -191,7 +191,7 @@ def family_sentence(
 ) -> str:
     """The break-even sizes of the model's family (its basis said), and where this model's
     own step says otherwise of its size, both with why."""
-    said = {"basis": basis, "found": found, "strategy": strategy_words(strategy)["name"]}
+    said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
     if basis is not None:
         said |= {"count": len(basis.members), "members": joined(list(basis.members))}
     # whether the family's size and this model's own speedup say the same of it

@@ -2,7 +2,8 @@
 strategies' collectives, the remedies, the sentences) and the finding templates
 (``data/advice_findings.json``). Renaming a term is one row of the file.
 
-A template is written over a record's values, without arithmetic: ``{name}`` as it is,
+A template is written over a record's values, without arithmetic: ``{name}`` as it is
+(``{d.focus.step_ms}``: a record's field, ``{row[speedup]}``: a row's or a dict's item),
 ``{name:spec}`` with a Python format spec or a kind of :data:`KINDS` (``kind~other``:
 ``other`` names a second value, or a fragment of the template), ``{fragment}`` (a name
 no value has) the template's fragment of that name."""

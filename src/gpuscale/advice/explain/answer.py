@@ -122,10 +122,8 @@ def decision_line(advice: AdviceView) -> str:
     return sentence(
         "decision",
         kind=_decision_kind(d),
-        n=chosen.accelerators,
-        batch=chosen.batch_per_device,
+        c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
-        big=chosen.global_batch,
         speedup=_speedup(row),
         trained=trained,
         other=other,

@@ -186,16 +186,6 @@ def _measured(advice: AdviceView, n: int) -> str:
     )
 
 
-# why the predicted rows' intervals differ from the model's error (``RowIntervals.wider``)
-WIDER = {
-    "ranges": "the step at the ends of the ranges of the terms not measured (above)",
-    "floor": "the step's lower end no lower than its compute",
-    "linear": "the speedup's upper end no higher than compute alone or linear allow",
-    "growing": "the error's width growing past the counts measured",
-    "rule": "the speedup's interval calibrated per link class (next)",
-}
-
-
 def _step_interval(advice: AdviceView, source: str) -> str:
     """The step interval: ``source`` (the model's error), the interval each predicted row
     carries and why it differs, or the runs' range where a row rests on a measurement."""
@@ -204,13 +194,14 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
     resting = rows[rows["rests_on"] != "predicted"]["accelerators"]
     carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
+    # why the rows' intervals differ from the model's error (``RowIntervals.wider``)
     wider = advice.intervals.wider if rule is None else ("rule",)
     return sentence(
         "step_interval",
         resting=len(resting) > 0,
         source=source,
         carried=tuple(carried) or None,
-        wider=joined([WIDER[why] for why in wider]) or None,
+        wider=joined([sentence("wider_why", why=why) for why in wider]) or None,
         measured=tuple(_measured(advice, int(n)) for n in resting) or None,
         rule=rule and phrasebook.said(rule),
     )

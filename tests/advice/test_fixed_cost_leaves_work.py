@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.findings import said as in_words
+from gpuscale.advice.explain.phrasebook import said as in_words
 
 ROWS = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")
 # No CPU thread does 10 TFLOP/s: AMX bf16 tiles, the fastest, 2,048 FLOPs a cycle at about

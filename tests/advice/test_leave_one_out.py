@@ -10,7 +10,7 @@ import pytest
 
 import gpuscale
 import gpuscale.advice.calibrate.calibration as calibration
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl

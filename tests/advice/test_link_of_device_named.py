@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.findings import said as in_words
+from gpuscale.advice.explain.phrasebook import said as in_words
 
 
 def _advice(device: str) -> gpuscale.Advice:

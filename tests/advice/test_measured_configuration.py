@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.findings import said as in_words
+from gpuscale.advice.explain.phrasebook import said as in_words
 from gpuscale.bench.results import bench_table, read_results
 
 from ..builders import bench_record, write_jsonl

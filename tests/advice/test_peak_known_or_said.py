@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.cli import app
 from gpuscale.hardware.accelerators import gpu_products
 from gpuscale.hardware.peaks import peak_for

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from string import Formatter
 
-from gpuscale.advice.explain.findings import TEMPLATES
-from gpuscale.advice.explain.phrasebook import CHANGES, SENTENCES, STRATEGIES, TERMS
+from gpuscale.advice.explain.phrasebook import CHANGES, FINDINGS, SENTENCES, STRATEGIES, TERMS
 from gpuscale.advice.model.priors import MODEL_PHRASES
 from gpuscale.advice.search.derive import OVERHEADS
 from gpuscale.advice.types import STOPPED, FindingKind
@@ -15,14 +14,14 @@ from gpuscale.advice.types import STOPPED, FindingKind
 
 def test_every_kind_of_finding_has_one_template() -> None:
     kinds = {str(k) for k in FindingKind}
-    templates = {k for k in TEMPLATES if not k.startswith("_")}
+    templates = {k for k in FINDINGS if not k.startswith("_")}
     assert kinds == templates, (kinds - templates, templates - kinds)
     for kind in kinds:
-        assert TEMPLATES[kind]["text"], kind
+        assert FINDINGS[kind]["text"], kind
 
 
 def test_a_template_names_only_fragments_it_holds() -> None:
-    for kind, template in TEMPLATES.items():
+    for kind, template in FINDINGS.items():
         if kind.startswith("_"):
             continue
         texts = [t for t in template.values() if isinstance(t, str)]

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.power_words import said, source_at
+from gpuscale.advice.explain.build_words import power_said, source_at
 from gpuscale.advice.model.hardware import Power
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
@@ -73,4 +73,4 @@ def test_every_way_a_count_is_charged_is_said_for_that_count() -> None:
             "energy_source": [source_at(power, n, b) for n, b in counts],
         }
     )
-    _check(said(power, counts), predictions)
+    _check(power_said(power, counts), predictions)

@@ -25,7 +25,8 @@ ROWS = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")
 
 def _timed_long() -> object:
     """The rows' step times, timed 2,000 steps a run: runs of 5 steps name no change to
-    make (``advice.explain.focus.changes``), so the cures are read from the same runs timed long."""
+    make (``advice.explain.focus.step_lines``), so the cures are read from the same runs timed
+    long."""
     records = [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
     for record in records:
         record["config"]["steps"] = 2000
@@ -50,7 +51,7 @@ def test_one_leave_one_out_error_is_no_spread(golden: Golden) -> None:
     """An "80% interval" from one error said more than one error knows (a user walk: a
     factor of 20.4 "from 1 leave-one-out prediction"); a small single error would have
     given a narrower interval than no measurement at all."""
-    from gpuscale.advice.explain.findings import said
+    from gpuscale.advice.explain.phrasebook import said
     from gpuscale.advice.model.priors import EXTRAPOLATED, from_residuals
 
     one = from_residuals([0.01], 2, "m")

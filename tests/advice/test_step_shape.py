@@ -8,7 +8,7 @@ import pytest
 
 from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
 
 from ..golden import Golden
 

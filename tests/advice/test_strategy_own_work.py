@@ -9,7 +9,7 @@ import re
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
 from gpuscale.quantities import format_ms

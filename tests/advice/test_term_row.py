@@ -11,9 +11,8 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.explain import phrasebook
-from gpuscale.advice.explain.answer import lines
+from gpuscale.advice.explain.answer import AdviceView, lines
 from gpuscale.advice.explain.document import advice_view
-from gpuscale.advice.explain.view import AdviceView
 
 ROWS = json.loads(
     (resources.files("gpuscale") / "data" / phrasebook.PHRASES_FILE).read_text("utf-8")

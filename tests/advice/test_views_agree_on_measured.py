@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.break_even import sentence
+from gpuscale.advice.explain.table_words import family_sentence
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.records import BreakEven
 from gpuscale.analysis.bench_scaling import bench_scaling
@@ -122,11 +122,11 @@ def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
         pair_throughput_speedup=1.42,
         pair_speedup=0.981,
     )
-    said = sentence(basis, found, **words)
+    said = family_sentence(basis, found, **words)
     figures = re.search(r"gives ([\d.]+)x the throughput on 2 devices \(its table, ([\d.]+)x", said)
     assert figures and (float(figures[1]), float(figures[2])) == (1.42, 0.981), said
     golden.check("advice/table_words", "the family sentence, throughput and speedup", said)
     # no convergence factor: one figure, the table's
-    alone = sentence(basis, replace(found, pair_speedup=1.42), **words)
+    alone = family_sentence(basis, replace(found, pair_speedup=1.42), **words)
     assert re.findall(r"([\d.]+)x", alone.split("this model's own")[1])[:1] == ["1.42"]
     assert "to a trained model" not in alone

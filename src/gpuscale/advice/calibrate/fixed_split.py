@@ -12,7 +12,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import cell
-from gpuscale.advice.explain import findings
+from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
@@ -86,7 +86,7 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Spl
             (float(row["small_batch_per_device"]), float(small)),
             (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
         ),
-        say=findings.said,
+        say=phrasebook.said,
         ceiling=found,
     )
 

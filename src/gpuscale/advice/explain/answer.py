@@ -1,30 +1,69 @@
-"""The advice's short answer, as ``gpuscale advise`` says it by default before its table:
-the decision's count, its speedup, 80% interval and time to train, or why it is withheld;
-what decides; what would change it; an input that cannot be true or a measurement outside
-its interval first (``explain.document.shown``: the lines as a terminal shows them)."""
+"""The short answer ``gpuscale advise`` says before its table: the count, its speedup,
+interval and time to train, or why it is withheld; what decides; what would change it.
+Also what the words read of an advice (:class:`AdviceView`) and what decides it."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pandas as pd
 
-from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import disagreement
-from gpuscale.advice.explain.counts import dropped_short
-from gpuscale.advice.explain.focus import deciding_change, deciding_kind
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
+    reading,
     remedy,
     row_interval,
     sentence,
-    strategy_words,
+    strategy_name,
     term_says,
-    withheld_value,
 )
-from gpuscale.advice.explain.view import AdviceView, row_at
-from gpuscale.advice.records import Decision
-from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import counted, joined, number
+from gpuscale.advice.explain.qualifiers import disagreement, memory_said
+from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.records import (
+    BreakEven,
+    Counts,
+    Decision,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
+from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.quantities import agreeing, counted, joined, number
+
+
+def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
+    """The predictions' row at ``n`` accelerators."""
+    return frame[frame["accelerators"] == n].iloc[0]
+
+
+class AdviceView(Protocol):
+    """The fields of ``search.decide.Advice`` the words read, and its rendered views."""
+
+    decided: Decision
+    picks: Picks
+    break_even: BreakEven
+    calibration: Calibration
+    disagreements: tuple[Disagreement, ...]
+    measured_counts: tuple[MeasuredCount, ...]
+    below_mlperf: tuple[tuple[int, float, float, str], ...]
+    qualifiers: Qualifiers
+    input_rate: InputRate | None
+    intervals: RowIntervals
+    fixed_term: FixedTerm
+    one_device: OneDeviceRow
+    predictions: pd.DataFrame
+    alternative: pd.DataFrame | None
+    assumptions: tuple[Assumption, ...]
+    decision: Decision
+    caveats: tuple[str, ...]
+    explanation: list[str]
+    decision_line: int
 
 
 def _speedup(row: pd.Series) -> str:
@@ -38,7 +77,7 @@ def none_holds(advice: AdviceView) -> str:
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
     devices = counted(fewest, "device") if fewest else "none"
-    name = strategy_words(strategy)["name"]
+    name = strategy_name(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
@@ -76,17 +115,15 @@ def decision_line(advice: AdviceView) -> str:
         kwh=known.get("energy_kwh"),
     )
     other = "; ".join(
-        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')}"
+        reading(r)
         for r in d.readings
         if r.term == d.withheld_by and r.accelerators != chosen.accelerators
     )
     return sentence(
         "decision",
         kind=_decision_kind(d),
-        n=chosen.accelerators,
-        batch=chosen.batch_per_device,
+        c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
-        big=chosen.global_batch,
         speedup=_speedup(row),
         trained=trained,
         other=other,
@@ -99,21 +136,10 @@ def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
     focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
-    said = {
-        "focus": focus,
-        "efficiency": d.chosen.efficiency,
-        "big": d.chosen.global_batch,
-        "factor": d.focus.convergence_factor,
-        "n": d.chosen.accelerators,
-        "strategy": strategy_words(strategy)["name"],
-    }
+    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_name(strategy)}
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        m = max(
-            (m for m in advice.disagreements if m.accelerators <= focus),
-            key=lambda m: m.accelerators,
-        )
-        said |= {"n": m.accelerators, "seen": m.measured.speedup}
-        said["predicted"] = m.predicted.speedup
+        m = measured_at(advice, focus)
+        said |= {"n": m.accelerators, "m": m}
     elif kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
@@ -122,7 +148,7 @@ def deciding_line(advice: AdviceView) -> str:
         held = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
         said |= {"n": held.accelerators, "low": held.speedup_low}
     elif kind == "term" and d.limit.dominant_term not in TERMS:
-        kind, said["target"] = "small", d.target_efficiency
+        kind = "small"
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
         exposed = row_at(advice.predictions, focus)["exposed_comm_ms"]
@@ -132,7 +158,6 @@ def deciding_line(advice: AdviceView) -> str:
             "ms": d.limit.overheads_ms[term],
             "excess": term == TermId.FIXED,
             "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
-            "step": d.focus.step_ms,
             "alone": alone if also else None,  # each named under --explain
         }
     return sentence("decides", kind=kind, **said)
@@ -144,17 +169,16 @@ def change_line(advice: AdviceView) -> str:
     measurement where it was assumed, else what would help most."""
     d = advice.decision
     if d.withheld_by:
-        return f"To settle it: {WITHHELD[d.withheld_by]['settle']}."
+        return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
     if d.settle:
-        return f"Measure first: {d.settle}."
+        return sentence("settle_first", settle=d.settle)
     flagged = [
         m.accelerators
         for m in getattr(advice, "disagreements", ())
         if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
     if flagged:
-        n = counted(max(flagged), "device")
-        return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
+        return sentence("change", case="flagged", n=max(flagged))
     assumed = [
         a.measure
         for a in advice.calibration.said.assumptions
@@ -165,13 +189,14 @@ def change_line(advice: AdviceView) -> str:
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
-        return f"To change it: measure {term}: {assumed[0].short()}."
-    return f"To change it: {remedy(deciding_change(advice), 'short', strategy)}."
+        return sentence("change", case="measure", term=term, how=assumed[0].short())
+    how = remedy(deciding_change(advice), "short", strategy)
+    return sentence("change", case="remedy", how=how)
 
 
 def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table, in the order a reader needs it."""
-    held = memory.said(
+    held = memory_said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
     dropped = dropped_short(advice.calibration, advice.decision.counts)
@@ -184,3 +209,59 @@ def lines(advice: AdviceView) -> list[str]:
         *filter(None, [dropped]),
         change_line(advice),
     ]
+
+
+def named(d: Decision) -> str:
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
+    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
+    n = d.chosen.accelerators
+    if d.focus.accelerators == n:
+        return f"the {counted(n, 'device')} {word}"
+    advised = agreeing(n, "1 device", str(n))
+    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
+
+
+def measured_at(advice: AdviceView, n: int) -> Disagreement | None:
+    """The measurement the row at ``n`` rests on: the largest count at or below it measured
+    outside its interval (None: none)."""
+    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
+    return max(found, key=lambda m: m.accelerators, default=None)
+
+
+def memory_decides(advice: AdviceView) -> bool:
+    """Whether the fewest devices that hold the model set the count: it is the fewest the
+    strategy advised holds it on, above one, and short of the target efficiency."""
+    d, held = advice.decision, getattr(advice, "memory", None)
+    fewest = held and held.fits_from(advice.calibration.run.strategy)
+    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+        d.chosen.efficiency < d.target_efficiency
+    )
+
+
+def deciding_kind(advice: AdviceView) -> str:
+    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
+    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
+    d = advice.decision
+    if measured_at(advice, d.focus.accelerators) is not None:
+        return "measured"
+    if d.withheld_by:
+        return "withheld"
+    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
+        return "interval"
+    if memory_decides(advice):
+        return "memory"
+    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
+
+
+def deciding_change(advice: AdviceView) -> str:
+    """What would change the decision: the memory where it sets the count, else the
+    decision's own change (a term, or why the search stopped)."""
+    return "memory" if memory_decides(advice) else advice.decision.limit.change
+
+
+def dropped_short(cal: Calibration, counts: Counts) -> str:
+    """The default view's line on the counts searched that have no row."""
+    if not counts.missing:
+        return ""
+    kept = cal.run.kept_global_batch
+    return sentence("dropped_short", missing=counts.missing, kept=kept, n=len(counts.missing))

@@ -4,7 +4,6 @@ a measurement outside its interval), and the Decision with its words (``render_d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -12,34 +11,24 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.assumptions import input_pipeline
-from gpuscale.advice.explain import memory
-from gpuscale.advice.explain.against_measured import against_measured, disagreement
+from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.findings import said as said_finding
-from gpuscale.advice.explain.phrasebook import SENTENCES, WITHHELD, sentence, withheld_value
+from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
+from gpuscale.advice.explain.phrasebook import said as said_finding
+from gpuscale.advice.explain.qualifiers import against_measured, disagreement, memory_said
 from gpuscale.advice.explain.runs import on_devices
-from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.records import Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import counted, filled, joined, numbers_apart
+from gpuscale.quantities import filled, joined, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
 # a step interval wider than a factor of 1.5 cannot decide a count
 WIDE_STEP_INTERVAL = math.log(1.5)
-
-
-def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
-    """The inputs not given that the times to train rest on, each with what to give."""
-    return [
-        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
-        for o in ("samples", "batch", "link")
-        if o in defaults
-    ]
 
 
 def headline(
@@ -71,20 +60,8 @@ def withheld(decision: Decision) -> str:
     term = decision.withheld_by
     if term is None:
         return ""
-    at = "; ".join(
-        f"at {withheld_value(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)"
-        for r in decision.readings
-        if r.term == term
-    )
-    row, chosen = WITHHELD[term], decision.chosen
-    return sentence(
-        "count_withheld",
-        term=row["name"],
-        n=chosen.accelerators,
-        speedup=chosen.speedup,
-        at=at,
-        settle=row["settle"],
-    )
+    at = "; ".join(reading(r, speedup=True) for r in decision.readings if r.term == term)
+    return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
@@ -93,13 +70,7 @@ def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
     if advice.input_rate is None:
         return found
     load = advice.input_rate
-    rate = sentence(
-        "input_rate",
-        samples_per_s=load.samples_per_s,
-        devices=load.devices,
-        each=load.per_device,
-    )
-    needed = input_pipeline(rate, load.samples_per_s)
+    needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
     return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
 
@@ -113,17 +84,13 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if not weak(found):
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
         other = joined([k for k in kinds if k not in HOST_NOISE])
-        quieter = any(k in HOST_NOISE for k in kinds)
-        template = SENTENCES["measure_first"]
-        assert isinstance(template, dict)
-        flags_say = template["as_flags_say"].format(other=other)
-        how = [template["quieter"]] * quieter + [flags_say] * bool(other)
         return sentence(
             "measure_first",
             case="flagged",
             kinds=joined(kinds),
             command=bench_run(found.model, counts, host_devices, run=found.run),
-            how=joined(how) or "unflagged",
+            how=any(k in HOST_NOISE for k in kinds),  # on a quieter machine
+            other=other,
             **said,
         )
     # runs of the steps asked are in the file: not one more; else the command holds the
@@ -162,8 +129,14 @@ def render_decision(advice: AdviceView) -> Decision:
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:
     cal, d = advice.calibration, advice.decision
+    link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+    defaults = [
+        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
+        for o in ("samples", "batch", "link")
+        if o in advice.qualifiers.defaults
+    ]
     lines = headline(
-        defaults=defaults_used(advice.qualifiers.defaults, cal.machine.network.intra.name),
+        defaults=defaults,
         noise_steps=advice.qualifiers.noise_steps,
         step_width_log=cal.model.error.width_log,
         devices=d.chosen.accelerators,
@@ -173,7 +146,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(getattr(advice, "measured_counts", ()), found)
-    held = memory.said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
+    held = memory_said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *map(disagreement, found), *lines, *beside)
 
@@ -191,14 +164,10 @@ def explanation(advice: AdviceView) -> list[str]:
 class RowFlags(Protocol):
     """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
 
-    @property
-    def not_positive(self) -> bool: ...
-    @property
-    def above_linear(self) -> float: ...  # its speedup where above linear, else NaN
-    @property
-    def linear_speedup(self) -> float: ...  # linear where above it, else NaN
-    @property
-    def accelerators(self) -> int: ...
+    not_positive: bool
+    above_linear: float  # its speedup where above linear, else NaN
+    linear_speedup: float  # linear where above it, else NaN
+    accelerators: int
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:

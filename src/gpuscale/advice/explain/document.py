@@ -1,9 +1,6 @@
-"""The advice as ``gpuscale advise`` shows it: the short answer (``explain.answer``)
-wrapped at the output's width over the predictions' table (by default the deciding
-columns; with ``--explain`` every shown column under the whole explanation; as CSV every
-column), and as ``-f json`` the whole advice as one document (the schema of
-docs/advice.md: the recommendation, the decision's fields, how the counts were compared,
-every assumption, the short answer, the explanation and the predictions; losslessly)."""
+"""The advice as ``gpuscale advise`` shows it: the short answer wrapped over the
+predictions' table (the deciding columns; with ``--explain`` every shown column under the
+explanation; as CSV every column), and ``-f json``'s document (docs/advice.md)."""
 
 from __future__ import annotations
 
@@ -14,9 +11,8 @@ from textwrap import wrap
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.answer import lines
-from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_words
-from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.explain.answer import AdviceView, lines
+from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_name
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.quantities import counted, filled, format_count
 from gpuscale.tables.json_depth import JSON
@@ -72,7 +68,7 @@ def advice_view(
     params = format_count(cal.model.spec.params)
     name = cal.model.name
     named = name if params in name else f"{name} ({params} parameters)"
-    strategy = strategy_words(cal.run.strategy)["name"]
+    strategy = strategy_name(cal.run.strategy)
     title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
@@ -92,9 +88,8 @@ def advice_view(
 
 
 def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``columns`` (the output's width, at
-    most ``LINE_COLUMNS``), continued indented, a command broken only between its words
-    (a path with a space or a hyphen pastes whole; one longer than the line runs past it)."""
+    """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
+    command broken only between its words (a path with a space or a hyphen pastes whole)."""
     width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
@@ -110,8 +105,7 @@ _FREE = str.maketrans({"\x00": " ", "\x01": "-"})
 
 def _kept_whole(line: str) -> str:
     """``line`` with the spaces of each quoted word and every hyphen inside a backticked
-    command held (``_HOLD``), so that wrapping breaks a command only between its words
-    (never inside a path such as ``/tmp/ci-clone/results.jsonl`` or an option)."""
+    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
 
     def held(command: re.Match[str]) -> str:
         quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
@@ -138,10 +132,17 @@ def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
     }
 
 
+# the shape finding's values -f json says, by their names there
+SHAPE_VALUES = (
+    *("name", "layers", "hidden", "heads", "seq_len", "params", "params_given"),
+    *("flops_per_sample", "flops_given", "attention_share", "units", "unit_params"),
+)
+SHAPE_KEYS = {"seq_len": "seq_len_tokens", "units": "fsdp_units"}
+
+
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
-    """The transformer's shape advised on (None: none given): its numbers, what it gives
-    (parameters, FLOPs a sample, FSDP's units) and the activations one device holds at its
-    micro-batch (``activations``: None where the device's memory is unknown)."""
+    """The transformer's shape advised on (None: none given), what it gives, and the
+    activations one device holds at its micro-batch (None: its memory unknown)."""
     found = [
         f
         for f in cal.said.sources
@@ -152,31 +153,18 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     values = dict(found[0].values)
     memory = cal.machine.memory
     held = memory.activations_counted if memory is not None else None
-    return {
-        "name": values["name"],
-        "layers": values["layers"],
-        "hidden": values["hidden"],
-        "heads": values["heads"],
-        "seq_len_tokens": values["seq_len"],
-        "params": values["params"],
-        "params_given": values["params_given"],
-        "flops_per_sample": values["flops_per_sample"],
-        "flops_given": values["flops_given"],
-        "attention_share": values["attention_share"],
-        "fsdp_units": values["units"],
-        "unit_params": values["unit_params"],
-        "source": values["source"] or None,
-        "activations": None
-        if held is None
-        else {
+    activations = None
+    if held is not None:
+        activations = {
             "micro_batch": held.micro_batch,
             "checkpointing": held.checkpointing.value,
             "per_layer_bytes": held.per_layer_bytes,
             "output_bytes": held.output_bytes,
             "total_gb": held.total_gb,
             "source": held.source,
-        },
-    }
+        }
+    shape = {SHAPE_KEYS.get(name, name): values[name] for name in SHAPE_VALUES}
+    return {**shape, "source": values["source"] or None, "activations": activations}
 
 
 def _scaling(result: AdviceView) -> dict[str, JSON]:
@@ -189,7 +177,6 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
         "kind": "strong" if kept is not None else ("weak" if weak else "search"),
         "global_batch_kept": kept,
         "fixed_cost": _fixed_cost(result),
-        # the N = 1 row beside the bench's N = 1 run (``records.OneDeviceRow``)
         "one_device": asdict(result.one_device),
         "fixed_term_ms": {
             "optimizer": result.fixed_term.optimizer_excess_ms,
@@ -201,7 +188,7 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
 def advice_document(result: AdviceView) -> dict[str, JSON]:
     """``advise -f json``: the recommendation, the decision's fields, how the counts were
     compared, every assumption, the explanation and the predictions (records)."""
-    d = result.decision
+    d, priced = result.decision, result.calibration.search.price_per_device_hour is not None
     return {
         "recommendation": {
             "model": result.calibration.model.name,
@@ -212,37 +199,29 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "efficient": result.picks.efficient,
             "cheapest": result.picks.cheapest,
             "equilibrium": result.picks.equilibrium,
-            # the numbers that make them (``records.Equilibrium``)
             "equilibrium_numbers": asdict(result.picks.numbers),
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,
-            # this model beside the break-even: its whole step's rate and compute per
-            # gradient MB, its optimizer and DDP times against its family's lines, its table
-            # on 2 devices (``records.BreakEven``)
-            "break_even_this_model": _this_model(result),
-            # what the two sizes rest on: the family fitted over its members benched in the
-            # configuration (the same whichever is advised), None: this model alone
+            # this model beside the break-even (``records.BreakEven``)
+            "break_even_this_model": {
+                name: value
+                for name, value in asdict(result.break_even).items()
+                if name not in BREAK_EVEN_OWN
+            },
             "break_even_family": _family(result),
             "dominant_term": d.limit.dominant_term,
-            # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
-            # few steps: no change is recommended from them), "firm" ones, None for numbers
+            # what the step's terms rest on: "flagged", "weak" or "firm" runs, None: numbers
             "terms_evidence": _terms_evidence(result),
             "speedup_capped_by": d.limit.cap,
             "warnings": list(d.warnings),
             "measure_first": d.settle,
             "caveats": list(result.caveats),
         },
-        # counts the bench measured outside the predicted interval: their rows (predictions
-        # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
         "disagreements": [found.to_dict() for found in result.disagreements],
-        # every count the bench measured in a configuration predicted, its runs against the
-        # prediction (``measured_runs.MeasuredCount``): the figure every view says of them
         "measured": [c.to_dict() for c in getattr(result, "measured_counts", ())],
-        # where memory limits the counts of the strategy asked: each device's GB per count
-        # and strategy (``advice.memory``); absent where one device holds the model
+        # memory and shape: absent where one device holds the model, or without a shape
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
-        # a transformer's shape (--preset, --layers ...) as numbers; absent without one
         **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
@@ -250,15 +229,10 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
         "answer": lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
-        # --price is in any currency: the unit of the predictions' ``cost`` (None: no price)
-        "cost_unit": _cost_unit(result),
+        # --price is in any currency
+        "cost_unit": sentence("cost_unit") if priced else None,
         "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
     }
-
-
-def _cost_unit(result: AdviceView) -> str | None:
-    priced = result.calibration.search.price_per_device_hour is not None
-    return sentence("cost_unit") if priced else None
 
 
 def _terms_evidence(result: AdviceView) -> str | None:
@@ -282,12 +256,6 @@ def _family(result: AdviceView) -> dict[str, JSON] | None:
         "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
         "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
     }
-
-
-def _this_model(result: AdviceView) -> dict[str, JSON]:
-    """The fields of ``records.BreakEven`` past the break-even's own three."""
-    found = asdict(result.break_even)
-    return {name: value for name, value in found.items() if name not in BREAK_EVEN_OWN}
 
 
 BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")

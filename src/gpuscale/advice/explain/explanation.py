@@ -6,26 +6,22 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.explain import findings, focus, power_words, table_words
-from gpuscale.advice.explain.break_even import break_even_lines
-from gpuscale.advice.explain.counts import dropped_counts, only_one
-from gpuscale.advice.explain.focus import named
+from gpuscale.advice.explain import focus, phrasebook, table_words
+from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
+from gpuscale.advice.explain.build_words import power_said
+from gpuscale.advice.explain.focus import dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
-from gpuscale.advice.explain.view import AdviceView, row_at
+from gpuscale.advice.explain.table_words import break_even_lines
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
 from gpuscale.advice.types import TermId
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import agreeing, counted, filled, format_batch, joined, noun_for
+from gpuscale.quantities import counted, format_batch, joined, noun_for
 from gpuscale.tables.bench import on_a_larger_host
 
 
 def _config(row: pd.Series) -> str:
     batch = table_words.config(row["batch_per_device"], row["accum"])
-    return (
-        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch} "
-        f"(global batch {format_batch(row['global_batch'])})"
-    )
+    return sentence("config", row=row, batch=batch)
 
 
 def _recommendation(advice: AdviceView) -> list[str]:
@@ -44,12 +40,9 @@ def _recommendation(advice: AdviceView) -> list[str]:
             "recommendation",
             use=use,
             config=_config(row_at(frame, chosen.accelerators)),
-            time=chosen.time_to_train_min,  # the table's unit, as the answer's
+            c=chosen,  # its time in the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
             interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
-            efficiency=chosen.efficiency,
-            throughput=chosen.throughput_efficiency,
-            factor=chosen.convergence_factor,
         ),
     ]
     if chosen.accelerators == 1 and d.held_back is not None:
@@ -75,9 +68,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
             sentence(
                 "fastest",
                 config=_config(fastest),
-                time=fastest["time_to_train_min"],
-                efficiency=fastest["efficiency"],
-                speedup=fastest["speedup"],
+                row=fastest,
                 interval=row_interval(fastest),
             )
         )
@@ -109,7 +100,7 @@ def _scaling(advice: AdviceView) -> list[str]:
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         lines.append(_weak_instead(advice, alt))
     if d.settle:
-        lines.append(f"Measure first: {d.settle}.")
+        lines.append(sentence("settle_first", settle=d.settle))
     return lines
 
 
@@ -155,102 +146,65 @@ def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     )
 
 
-def _said_among_sources(a: Assumption, strategy: str) -> bool:
-    """Whether the sources say ``a``: not the fixed cost (``_scaling`` says it), nor DDP's
-    own work under a sharded ``strategy``, whose step holds no such term (0 ms)."""
-    if a.term == TermId.FIXED:
-        return False
-    return a.term != TermId.DDP or a.strategy != "ddp" or strategy == "ddp"
-
-
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
     dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
-    lines = [*map(findings.said, cal.said.sources), *filter(None, [dropped])]
+    lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
         e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
         lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
     elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
-    lines += [a.sentence() for a in advice.assumptions if _said_among_sources(a, strategy)]
+    for a in advice.assumptions:  # not the fixed cost (said with the scaling)
+        sharded = a.term == TermId.DDP and a.strategy == "ddp" and strategy != "ddp"
+        if a.term != TermId.FIXED and not sharded:  # a sharded step holds no DDP work
+            lines.append(a.sentence())
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {power_words.said(cal.machine.power, counts)}.")
-    source = findings.said(cal.model.error.source, strategy=strategy)
-    lines.append(
-        f"{_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error))}."
-    )
+    lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
+    source = phrasebook.said(cal.model.error.source, strategy=strategy)
+    lines.append(_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error)))
     for row in rows[rows["flags"] != ""].itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
     return lines
 
 
-def _span(low: float, high: float) -> str:
-    """``-25% to +25%``: an interval around its point, as changes."""
-    return f"{low:+.0%} to {high:+.0%}"
-
-
-def _measured(advice: AdviceView, row: pd.Series) -> str:
+def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
     all flagged``."""
-    n = int(row["accelerators"])
-    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
-    m = max(found, key=lambda m: m.accelerators, default=None)
-    at = advice.intervals.span(n)
-    runs, spread = "", f"speedup {_span(at.speedup_low, at.speedup_high)}"
-    if m is not None:
-        flagged = ", all flagged" if m.evidence.why == TRUSTED_FLAGGED_ONLY else ""
-        runs = f", the range of {counted(len(m.evidence.trusted_runs), 'run')}{flagged}"
-        if m.measured.no_interval:  # one run: a value, no range
-            spread, runs = "no interval", f" ({m.measured.no_interval}{flagged})"
-        if m.accelerators < n:
-            runs += f" at {counted(m.accelerators, 'device')}"
-    return (
-        f"{counted(n, 'device')} {agreeing(n, 'rests', 'rest')} on the measurement, not the "
-        f"model: {spread}{runs}"
+    m = measured_at(advice, n)
+    return sentence(
+        "rests_measured",
+        n=n,
+        at=advice.intervals.span(n),
+        m=m,
+        case="none" if m is None else ("one" if m.measured.no_interval else "range"),
+        runs=m and len(m.evidence.trusted_runs),
+        flagged=m is not None and m.evidence.why == TRUSTED_FLAGGED_ONLY,
+        below=m is not None and m.accelerators < n,
     )
 
 
-# why the predicted rows' intervals differ from the model's error (``RowIntervals.wider``)
-WIDER = {
-    "ranges": "the step at the ends of the ranges of the terms not measured (above)",
-    "floor": "the step's lower end no lower than its compute",
-    "linear": "the speedup's upper end no higher than compute alone or linear allow",
-    "growing": "the error's width growing past the counts measured",
-}
-
-
-def _why_wider(advice: AdviceView) -> list[str]:
-    """Why the predicted rows' intervals are not the model's error alone (or the speedup's
-    interval calibrated per link class, said after)."""
-    if advice.intervals.rule is not None:
-        return ["the speedup's interval calibrated per link class (next)"]
-    return [WIDER[why] for why in advice.intervals.wider]
-
-
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error, as the priors say it), then the
-    interval each predicted row carries and why it differs from the error alone, or the
-    runs' range where a row rests on a measurement (its ``rests_on``)."""
-    frame = advice.predictions
+    """The step interval: ``source`` (the model's error), the interval each predicted row
+    carries and why it differs, or the runs' range where a row rests on a measurement."""
+    frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
-    predicted = rows[rows["rests_on"] == "predicted"]
-    resting = rows[rows["rests_on"] != "predicted"]
-    said = [f"Step interval: {'for the counts predicted, ' if len(resting) else ''}{source}"]
-    if len(predicted):
-        spans = [advice.intervals.span(int(n)) for n in predicted["accelerators"]]
-        carried = [
-            f"{counted(at.accelerators, 'device')} step {_span(at.step_low, at.step_high)}, "
-            f"speedup {_span(at.speedup_low, at.speedup_high)}"
-            for at in spans
-        ]
-        why = filled(" (differing from that error by {})", joined(_why_wider(advice)))
-        said.append(f"the rows carry {'; '.join(carried)}{why}")
-    said += [_measured(advice, r) for _, r in resting.iterrows()]
-    rule = advice.intervals.rule
-    calibrated = f". Speedup interval: {findings.said(rule)}" if rule else ""
-    return "; ".join(said) + calibrated
+    predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
+    resting = rows[rows["rests_on"] != "predicted"]["accelerators"]
+    carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
+    # why the rows' intervals differ from the model's error (``RowIntervals.wider``)
+    wider = advice.intervals.wider if rule is None else ("rule",)
+    return sentence(
+        "step_interval",
+        resting=len(resting) > 0,
+        source=source,
+        carried=tuple(carried) or None,
+        wider=joined([sentence("wider_why", why=why) for why in wider]) or None,
+        measured=tuple(_measured(advice, int(n)) for n in resting) or None,
+        rule=rule and phrasebook.said(rule),
+    )
 
 
 def explain(advice: AdviceView) -> list[str]:

@@ -1,36 +1,36 @@
-"""The decision's focus in words: the count the step is detailed at (the next above the one
-advised, else that one), the step there, what decides, and what would change it."""
+"""--explain on the step at the decision's focus (the next count above the one advised,
+else that one): its parts, what caps the speedup and what would change it; and which
+device counts the search tried (``Calibration.device_counts``: powers of two up to the
+most allowed, past one node whole nodes) and why a count searched has no row."""
 
 from __future__ import annotations
 
-from functools import partial
+from itertools import groupby
 
-from gpuscale.advice.explain.counts import below_the_most, larger_counts
+from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.answer import (
+    AdviceView,
+    deciding_change,
+    deciding_kind,
+    memory_decides,
+    named,
+    row_at,
+)
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
     TERMS,
     sentence,
     speedup_interval,
+    strategy_name,
     strategy_words,
     term_name,
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.view import AdviceView, row_at
-from gpuscale.advice.records import Decision
+from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import agreeing, counted, filled, format_ms, joined, noun_for
-
-
-def named(d: Decision) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    n = d.chosen.accelerators
-    if d.focus.accelerators == n:
-        return f"the {counted(n, 'device')} {word}"
-    advised = agreeing(n, "1 device", str(n))
-    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
+from gpuscale.quantities import agreeing, format_ms, joined
 
 
 def _detailed(d: Decision) -> str:
@@ -43,37 +43,6 @@ def _detailed(d: Decision) -> str:
     if d.fastest == d.chosen.accelerators:
         return f"{said}, itself the fastest" if same else f"{said} and fastest"
     return f"{said} (the fastest is {d.fastest})"
-
-
-def memory_decides(advice: AdviceView) -> bool:
-    """Whether the fewest devices that hold the model set the count: it is the fewest the
-    strategy advised holds it on, above one, and short of the target efficiency."""
-    d, held = advice.decision, getattr(advice, "memory", None)
-    fewest = held and held.fits_from(advice.calibration.run.strategy)
-    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
-        d.chosen.efficiency < d.target_efficiency
-    )
-
-
-def deciding_kind(advice: AdviceView) -> str:
-    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
-    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
-    d = advice.decision
-    if any(m.accelerators <= d.focus.accelerators for m in getattr(advice, "disagreements", ())):
-        return "measured"
-    if d.withheld_by:
-        return "withheld"
-    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
-        return "interval"
-    if memory_decides(advice):
-        return "memory"
-    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
-
-
-def deciding_change(advice: AdviceView) -> str:
-    """What would change the decision: the memory where it sets the count, else the
-    decision's own change (a term, or why the search stopped)."""
-    return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
 def remedy(advice: AdviceView) -> str:
@@ -101,54 +70,26 @@ def remedy(advice: AdviceView) -> str:
         fused=TERMS[TermId.FIXED]["fused"]
         * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
     )
-    if change in STOPPED:  # below the most allowed: what would predict a larger count
-        said = larger_counts(cal, d.counts, n) or said
-    if d.short_alone() and not d.limit.also_shrink:
-        said += f"; not enough: with every overhead gone {named(d)} would still miss it"
-    elif d.short_alone():
-        also = [
-            f"{term_name(k)} ({format_ms(d.limit.overheads_ms[k])})" for k in d.limit.also_shrink
-        ]
-        said += f"; alone not enough: the {joined(also)} {noun_for(len(also), 'term')} "
-        said += "must shrink too"
+    why, fix = above_largest(cal, d.counts)
+    if change in STOPPED and why:  # below the most allowed: what would predict a larger count
+        said = sentence("larger_counts", fix=fix, largest=n)
+    if d.short_alone():  # the others that must shrink too, or none would do
+        o = d.limit.overheads_ms
+        also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
+        said += sentence("not_enough", named=named(d), also=joined(also), n=len(also))
     return said
-
-
-def _changes(advice: AdviceView) -> str:
-    """:func:`remedy`, or where the runs advised on are weak, that they cannot say."""
-    found = advice.calibration.runs.evidence
-    if not weak(found) and not (found is not None and found.all_flagged):
-        return remedy(advice)
-    return (
-        f"not said from these runs: the terms above are read from {found.rests_on()}, "
-        "a measurement to repeat, not a cause to act on (see Measure first)"
-    )
 
 
 def _not_spread(advice: AdviceView, n: int, like: float) -> str:
     """What of the compute at ``n`` devices (the focus) is above its share of one
     device's, in the parts the fixed cost line names."""
-    parts, strategy = advice.fixed_term, advice.calibration.run.strategy
-    ms = partial(format_ms, like=like)
-    spread = "not spread over the devices' smaller batches"
-    if parts.optimizer_ms <= 0:
-        return f"(of it {ms(parts.excess_ms)} fixed per-step cost {spread})"
-    said = []
-    if parts.optimizer_excess_ms > 0:
-        each = f"{ms(parts.optimizer_ms)} on every device"
-        if strategy == "fsdp":
-            each = (
-                f"{ms(parts.optimizer_at_focus_ms)} on each device, its shard's 1/{n} of one "
-                f"device's {ms(parts.optimizer_ms)}"
-            )
-        said.append(
-            f"{ms(parts.optimizer_excess_ms)} of the optimizer step ({each}, once per step)"
-        )
-    if parts.forward_backward_excess_ms > 0:
-        fb = ms(parts.forward_backward_excess_ms)
-        said.append(f"{fb} of the forward and backward's fixed cost")
-    excess = ms(parts.excess_ms)
-    return f"(of it {excess} fixed per-step costs {spread}{filled(': {}', joined(said))})"
+    p, fsdp = advice.fixed_term, advice.calibration.run.strategy == "fsdp"
+    split, said = p.optimizer_ms > 0, []
+    if split and p.optimizer_excess_ms > 0:
+        said.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
+    if split and p.forward_backward_excess_ms > 0:
+        said.append(sentence("fb_not_spread", p=p, like=like))
+    return sentence("not_spread", p=p, like=like, split=split, parts=joined(said) or None)
 
 
 def step_lines(advice: AdviceView) -> list[str]:
@@ -166,40 +107,33 @@ def step_lines(advice: AdviceView) -> list[str]:
     lines = [
         sentence(
             "step_at",
+            at=at,
+            o=o,
+            d=d,
             detailed=_detailed(d),
             step=at.step_ms,
-            rests_on=at.rests_on,
-            compute=at.compute_ms,
             not_spread=_not_spread(advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
-            n=at.accelerators,
             slowdown=slowdown,
-            wait=o["wait"],
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
             bandwidth_name=term_name(TermId.BANDWIDTH),
-            bandwidth=o["bandwidth"],
             latency_name=term_name(TermId.LATENCY),
-            latency=o["latency"],
             left=left,
             explained=at.explained_ms,
-            speedup=at.speedup,
             interval=speedup_interval(at.speedup_low, at.speedup_high),
             term=subject[0].upper() + subject[1:],
             alone=d.short_alone(),
             decides=deciding_kind(advice),
             marked=marked,
-            without=d.limit.without_dominant_efficiency,
-            target=d.target_efficiency,
         )
     ]
-    numbers = sentence(
-        "step_numbers", throughput=at.throughput_efficiency, factor=at.convergence_factor
-    )
+    numbers = sentence("step_numbers", at=at)
     cap = "memory" if memory_decides(advice) else d.limit.cap
-    below = below_the_most(cal, d.counts, at.accelerators, numbers)
-    if cap in STOPPED and below:
-        lines.append(below)
+    why, _ = above_largest(cal, d.counts)
+    if cap in STOPPED and why:  # the largest count predicted is below the most allowed
+        most, n = d.counts.most, at.accelerators
+        lines.append(sentence("below_the_most", largest=n, numbers=numbers, most=most, why=why))
     else:
         lines.append(
             sentence(
@@ -210,10 +144,91 @@ def step_lines(advice: AdviceView) -> list[str]:
                 numbers=numbers,
                 subject=subject,
                 marked=marked,
-                n=at.accelerators,
-                strategy=strategy_words(cal.run.strategy)["name"],
+                at=at,
+                strategy=strategy_name(cal.run.strategy),
             )
         )
     if d.count is not None:  # a count withheld: its line says what to give or measure
-        lines.append(f"What would change it: {_changes(advice)}.")
+        found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
+        unsure = bool(weak(found) or (found is not None and found.all_flagged))
+        rests_on = found.rests_on() if unsure else None
+        said = None if unsure else remedy(advice)
+        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=said))
     return lines
+
+
+def _names(counts: list[int]) -> str:
+    """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
+    parts: list[str] = []
+    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
+        found = [c for _, c in run]
+        parts += [f"{found[0]}-{found[-1]}"] if len(found) > 2 else map(str, found)
+    return ", ".join(parts)
+
+
+def counts_rule(counts: Counts, short: bool = False) -> str:
+    """The rule the counts searched follow, in words (``short``: in a clause)."""
+    most, per_node, off = counts.most, counts.per_node, counts.off_nodes
+    if short:
+        return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
+    names = _names(list(off)) if per_node and off else None
+    return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
+
+
+def dropped_counts(cal: Calibration, counts: Counts) -> str:
+    """The counts searched, by what rule, and why each without a row has none; ""
+    where every count up to the most allowed has its row."""
+    missing, run = counts.missing, cal.run
+    if not missing and counts.every:
+        return ""
+    unsplit = sentence(
+        "unsplit",
+        kept=run.kept_global_batch,
+        n=len(missing),
+        largest=run.largest_batch,
+        accum=run.max_accum,
+        missing=tuple(missing),
+    )
+    return sentence(
+        "dropped_counts",
+        searched=counts.searched,
+        missing=missing or None,
+        unsplit=unsplit,
+        rule=None if counts.every else counts_rule(counts),
+    )
+
+
+def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
+    """Why no count above the focus (the largest predicted where the search stopped) was,
+    and what would let one be; ("", "") where it is the most allowed."""
+    why, fix = [], []
+    if counts.unsearched_above:
+        unsearched = list(counts.unsearched_above)
+        why.append(
+            f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
+            f"({counts_rule(counts, short=True)})"
+        )
+    if counts.whole_nodes is not None:
+        fix.append(f"--max-devices {counts.whole_nodes} (whole nodes)")
+    missing, kept = counts.missing_above, cal.run.kept_global_batch
+    listed = ", ".join(map(str, missing))
+    if missing and kept is not None:
+        does = agreeing(len(missing), "does", "do")
+        why.append(
+            f"{listed} {does} not split the global batch {kept} kept at every count into "
+            "whole per-device batches"
+        )
+        fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
+    elif missing:
+        why.append(f"no per-device batch and accumulation fits {listed}")
+    if counts.flagged_above:
+        flagged = ", ".join(map(str, counts.flagged_above))
+        why.append(f"{flagged} failed a plausibility check (left out)")
+    return "; ".join(why), joined(fix, "or")
+
+
+def only_one(cal: Calibration, cap: str = "devices") -> str:
+    """Why one device is all the table holds, from the decision's ``cap``."""
+    kept = cal.run.kept_global_batch
+    case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
+    return sentence("only_one", case=case, kept=kept)

@@ -1,10 +1,9 @@
-"""The advice's phrasebook (``data/advice_phrases.json``): one row per step term (its
-name, the answer's phrase, its table column, its remedies), the collectives of each
-strategy, the remedies of the changes that are no term, the inputs that can withhold a
-count, and the sentences of the calibration, the search and the views. Renaming a term is
-one row of the file; every view reads it here.
+"""The advice's phrasebook (``data/advice_phrases.json``: one row per step term, the
+strategies' collectives, the remedies, the sentences) and the finding templates
+(``data/advice_findings.json``). Renaming a term is one row of the file.
 
-A template is written over a record's values, without arithmetic: ``{name}`` as it is,
+A template is written over a record's values, without arithmetic: ``{name}`` as it is
+(``{d.focus.step_ms}``: a record's field, ``{row[speedup]}``: a row's or a dict's item),
 ``{name:spec}`` with a Python format spec or a kind of :data:`KINDS` (``kind~other``:
 ``other`` names a second value, or a fragment of the template), ``{fragment}`` (a name
 no value has) the template's fragment of that name."""
@@ -20,7 +19,7 @@ from string import Formatter
 
 import pandas as pd
 
-from gpuscale.advice.types import Reading, Value, maybe
+from gpuscale.advice.types import Finding, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -37,8 +36,13 @@ from gpuscale.quantities import (
     span,
 )
 
+
+def _data(name: str) -> dict:
+    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
+
+
 PHRASES_FILE = "advice_phrases.json"
-_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
+_BOOK = _data(PHRASES_FILE)
 PHRASES: dict[str, str] = _BOOK["phrases"]
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
@@ -46,11 +50,18 @@ CHANGES: dict[str, dict[str, str]] = _BOOK["changes"]
 WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
 # the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
+# the findings' templates by ``FindingKind``
+FINDINGS: dict[str, dict] = _data("advice_findings.json")
 
 
 def strategy_words(strategy: str) -> dict[str, str]:
     """The strategy's row: its name and the collectives its step issues."""
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
+
+
+def strategy_name(strategy: str) -> str:
+    """The strategy's name (``zero2``: ZeRO-2)."""
+    return strategy_words(strategy)["name"]
 
 
 def term_name(term: str) -> str:
@@ -77,30 +88,25 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     return row[view].format(**PHRASES, **strategy_words(strategy), **values)
 
 
-def withheld_value(r: Reading) -> str:
-    """The withholding term's value at one end of its range, with what it is."""
-    return sentence_of({"text": WITHHELD[r.term]["value"]}, value=r.value)
+def reading(r: Reading, speedup: bool = False) -> str:
+    """``at <the withholding term's value at one end of its range>, 4 devices``, with the
+    speedup read there where ``speedup``."""
+    value = Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value}).said("text")
+    return sentence("reading", value=value, r=r, speedup=speedup)
 
 
-def sentence(key: str, **values: Value) -> str:
-    """The sentence ``key`` over ``values``."""
+def sentence(key: str, **values: object) -> str:
+    """The sentence ``key`` over ``values`` (numbers, or records whose fields it reads)."""
     template = SENTENCES[key]
-    return sentence_of(template if isinstance(template, dict) else {"text": template}, **values)
-
-
-def sentence_of(template: dict, **values: Value) -> str:
+    if isinstance(template, str):
+        template = {"text": template}
     return Phrasing(template, values).said("text")
-
-
-# A speedup without an interval: its row rests on a single run
-# (``Disagreement.measured.no_interval``)
-NO_INTERVAL = "one run: no interval"
 
 
 def speedup_interval(low: float, high: float) -> str:
     """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
     if pd.isna(low) or pd.isna(high):
-        return NO_INTERVAL
+        return "one run: no interval"  # a row resting on a single run
     return f"{span(number(low), number(high))}x, 80% interval"
 
 
@@ -161,7 +167,7 @@ class Phrasing(Formatter):
     not None)."""
 
     def __init__(
-        self, template: dict, values: dict[str, Value], said: Callable[[object], str] = str
+        self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
     ) -> None:
         self.template = template
         self.values = values
@@ -194,3 +200,11 @@ class Phrasing(Formatter):
         if kind == "opt":
             return "" if value is None else self.said(other)
         return super().format_field(value, format_spec)
+
+
+def said(found: object, **context: Value) -> str:
+    """``found`` in words (a sentence not yet a record passes as it is); ``context``: what
+    its template reads beside the finding's own values (the strategy advised)."""
+    if not isinstance(found, Finding):
+        return str(found)
+    return Phrasing(FINDINGS[found.kind], context | dict(found.values), said).said("text")

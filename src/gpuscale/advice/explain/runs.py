@@ -10,8 +10,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gpuscale.advice.explain.findings import said
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
@@ -101,11 +100,8 @@ def _refused(found: Refusal) -> str:
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
     return sentence(
         "runs_refused",
+        r=found,
         kind=found.kind,
-        model=found.model,
-        where=found.where,
-        runs=found.runs,
-        status=found.status,
         error=found.error[:200],
         closest=closest or "",
         count=len(names),
@@ -158,9 +154,8 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Chosen:
-    """The model advised on where none was asked (``model``, of ``size`` parameters; ""
-    where it is not the bench's), each larger one passed over (name, size, its runs, the
-    counts whose loss was not finite) and, where none was, the others benched."""
+    """The model advised on where none was asked, each larger one passed over (name, size,
+    its runs, the counts whose loss was not finite) and, where none was, the others benched."""
 
     model: str
     size: float
@@ -169,29 +164,24 @@ class Chosen:
 
 
 def chosen_said(found: Chosen) -> tuple[str, str]:
-    """Why the model advised on was chosen: the larger ones passed over and why (first),
-    else the largest of several benched, the others ``--model`` chooses (second); "" for
-    what does not apply."""
-    said = {"model": found.model, "size": found.size}
+    """Why the model advised on was chosen: the larger ones passed over (first), else the
+    others benched ``--model`` chooses (second); "" for what does not apply."""
     if found.passed:
         passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
             for name, params, runs, broken in found.passed
         )
-        return sentence("model_chosen", **said, passed=passed, others=None), ""
+        return sentence("model_chosen", c=found, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    others = len(found.others) + 1
-    listed = joined(found.others)
-    return "", sentence("model_chosen", **said, passed=None, others=others, listed=listed)
+    others, listed = len(found.others) + 1, joined(found.others)
+    return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
 
 
 @dataclass(frozen=True, slots=True)
 class WeakRuns:
-    """The runs of ``model`` an advice uses that are weak evidence: ``weak`` of ``runs``,
-    on ``counts`` devices, the kinds of why, what to bench (``fix``: None where the change
-    line says it; ``fix_in_full``: with the steps' basis) and the results file (``file``,
-    a shell word) whose notes say more."""
+    """The runs of ``model`` an advice uses that are weak evidence (``weak`` of ``runs``), the
+    kinds of why, what to bench and the results file (a shell word) whose notes say more."""
 
     weak: int
     runs: int
@@ -219,26 +209,13 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
 
 
 def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
-    its synchronised minus no-sync step, or its step less the plain one where that is
-    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
-    plain step times the sharded module, not a bare one)."""
-    own, step, plain, nosync = (
-        None if pd.isna(v := row.get(column)) else float(v)
-        for column in (
-            "fsdp_overhead_ms",
-            "step_ms_mean",
-            "plain_step_ms_mean",
-            "nosync_step_ms_mean",
-        )
-    )
+    """What an FSDP row's own work was read from, with its numbers: its synchronised minus
+    no-sync step, or its step less the plain one where larger (``bench.table.fsdp_own``)."""
+    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
+    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"
-    if (
-        step is not None
-        and nosync is not None
-        and not (plain is not None and step - plain > step - nosync)
-    ):
-        case = "nosync"
+    if step is not None and nosync is not None and (plain is None or step - plain <= step - nosync):
+        case = "nosync"  # the step less the plain one no larger
     elif step is not None and plain is not None:
         case = "plain"
     return sentence(

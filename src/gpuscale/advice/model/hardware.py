@@ -190,7 +190,7 @@ class PowerKind(Code):
 class Power:
     """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
     is or is not, what its name left open (``assumed``) and the link that implies it;
-    ``source`` those in words (``explain.power_words``)."""
+    ``source`` those in words (``explain.build_words``)."""
 
     watts: float | None
     source: str = ""

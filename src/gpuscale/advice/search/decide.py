@@ -17,8 +17,8 @@ import pandas as pd
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import caveats as words
-from gpuscale.advice.explain import memory as memory_words
-from gpuscale.advice.explain.findings import said
+from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.explain.qualifiers import nothing_fits
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
@@ -197,7 +197,7 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     if asked is not None:
         return cal, asked, memory
     if memory.fallback is None:
-        raise NamedError(memory_words.nothing_fits(memory))
+        raise NamedError(nothing_fits(memory))
     strategy, fewest = memory.fallback
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 

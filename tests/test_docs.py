@@ -144,3 +144,18 @@ def test_the_development_page_lays_out_every_advice_module() -> None:
         if p.name != "__init__.py"
     )
     assert sorted(named) == modules
+
+
+def test_the_development_page_draws_the_layers_the_contract_enforces() -> None:
+    """The layer chain docs/development.md draws is the ``layers`` contract of
+    pyproject.toml, layer for layer (the page lacked ``sizes`` once it was a layer)."""
+    import re
+
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c["id"] == "layers")["layers"]
+    text = (ROOT / "docs" / "development.md").read_text()
+    chain = re.search(r"```text\n(cli -> .*?)```", text, re.S)
+    assert chain, "development.md draws no layer chain"
+    drawn = [layer.strip() for layer in " ".join(chain.group(1).split()).split("->")]
+    assert drawn == layers

@@ -35,13 +35,13 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
     which_configuration,
 )
-from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
+from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, step_table
+from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
@@ -136,15 +136,32 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
+    run = Run(
+        batch=int(row["batch_per_device"]),
+        accum=cell(row, "accum", int, 1),
+        strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
+        bucket_mb=cell(row, "bucket_mb", float, 25.0),
+        overlap=overlap,
+    )
+    # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, where its
+    # bare step was timed; DDP's per parameter)
+    own_ms = run.accum * compute.one_rank_own_ms
+    if run.strategy == "ddp":
+        own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
+    one_step_ms = float(row["step_ms_mean"])
+    one = OneDevice(
+        one_step_ms,
+        run.batch,
+        run.accum,
+        run.strategy,
+        own_ms,
+        config_group=str(row["config_group"]),
+        device_name=device.name,
+        fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0,
+    )
     return Benched(
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
-        run=Run(
-            batch=int(row["batch_per_device"]),
-            accum=cell(row, "accum", int, 1),
-            strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-            bucket_mb=cell(row, "bucket_mb", float, 25.0),
-            overlap=overlap,
-        ),
+        run=run,
         device=device,
         bench=Bench(
             bench_model=model,
@@ -157,8 +174,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             max_batch=max_batch,
             memory_note=memory_note,
             measured_steps=measured.reset_index(drop=True),
-            one_step_ms=float(row["step_ms_mean"]),
-            one_step_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0),
+            one_device=one if one_step_ms > 0 else None,
             notes=tuple(notes),
         ),
     )
@@ -281,6 +297,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         max_batch=None,
         memory_note=None,
         noise=None,
+        one_device=None,  # a model given by its size has no bench run of its own
         notes=(*bench.notes, note),
         measured_steps=bench.measured_steps.iloc[0:0],
     )

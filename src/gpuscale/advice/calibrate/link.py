@@ -94,9 +94,7 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     found = find(name)
     if found is None:
         return DeviceRecord(name, closest=tuple(closest(name)))
-    peak = peak_of(found.device)
-    at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
-    return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
+    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:

@@ -37,19 +37,19 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peak in ``peak``), its peaks in
-    TFLOP/s per precision, and what the name left open (``assumed``); a name the catalogue
-    lacks has ``part`` None and the ``closest`` names; ``name`` None where none is known."""
+    """A device as the catalogue knows it: ``part`` (its peaks in ``peak``) and what the name
+    left open (``assumed``); a name the catalogue lacks has ``part`` None and the ``closest``
+    names; ``name`` None where none is known."""
 
     name: str | None = None
     part: Device | None = None
     peak: Peak | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
-    peaks_tflops: tuple[tuple[str, float], ...] = ()
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
-        return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
+        """The peak at ``precision`` (fp32 under TF32 with ``tf32``); None without a peak."""
+        return None if self.peak is None else self.peak.tflops(precision, tf32)
 
     @property
     def memory_bytes(self) -> float | None:

@@ -14,13 +14,13 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import BenchHost, device_record, host_of, machine_of
+from gpuscale.advice.calibrate.link import BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
@@ -40,6 +39,7 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest

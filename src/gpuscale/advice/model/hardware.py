@@ -1,4 +1,4 @@
-"""The device an advice runs on (``calibrate.link.device_record``), the ceiling its work
+"""The device an advice runs on (:func:`device_record`), the ceiling its work
 cannot beat (``ceiling``), the inputs that cannot be true on it (a rate under ``MIN_MFU`` of
 its peak or above it, a step shorter than ``MIN_STEP_MS``) and its power.
 
@@ -25,8 +25,9 @@ from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.links import board_link
-from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
+from gpuscale.hardware.device_names import closest, find
+from gpuscale.hardware.links import LINK_DEVICE, board_link
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 from gpuscale.tables.codes import Code
@@ -61,6 +62,29 @@ class DeviceRecord:
     def board_link(self) -> str | None:
         """The preset of the fabric a board part sits on (``hardware.links.board_link``)."""
         return None if self.part is None else board_link(self.part)
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
+    H100 SXM), else None."""
+    name = link_name.strip().lower()
+    for prefix, device in LINK_DEVICE.items():
+        if name.startswith(prefix):
+            return device
+    return None
+
+
+def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
+    """The record of the device ``name``, else of the one the link preset ``implied_by``
+    implies."""
+    if not name and implied_by:
+        name = implied_device(implied_by)
+    if not name or not name.strip():
+        return DeviceRecord(name)
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
+    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied

@@ -77,8 +77,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
         cal = from_numbers(machine, said, request, numbers)
-    other = _other_device(data.collectives, bench)
-    if other:
+    # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
+    curves = data.collectives
+    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    if curves is not None and curves.device == "cpu" and not on_cpu:
+        other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
@@ -145,15 +148,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             },
         }
     )
-
-
-def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> Finding | None:
-    """A warning where the sweep timed CPU processes and the model is a GPU's: a gloo curve
-    is no GPU link's."""
-    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
-    if curves is None or curves.device != "cpu" or on_cpu:
-        return None
-    return Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
 
 
 def memory_check(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.advice.model.hardware import MIN_MFU
+from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
 from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Finding, Measure, Source
@@ -33,8 +33,6 @@ from gpuscale.quantities import format_ms
 
 if TYPE_CHECKING:
     import pandas as pd
-
-DEVICE_PEAK = Finding.of(K.CEILING, of="peak")  # the device's own peak
 
 
 GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing measured

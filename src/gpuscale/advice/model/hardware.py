@@ -88,6 +88,7 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
+DEVICE_PEAK = Finding.of(FindingKind.CEILING, of="peak")  # the device's own peak
 MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
 
 
@@ -165,7 +166,7 @@ def ceiling(
         which, default = precision, None
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
         if not cpu:
-            return float(peak), Finding.of(FindingKind.CEILING, of="peak")
+            return float(peak), DEVICE_PEAK
         # its threads' ceiling (``hardware.peaks.cpu_peak``), named by the precisions it is of
         n = cpu_threads(threads)
         names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]

@@ -1,15 +1,10 @@
-"""The bench's calibration of one model (:func:`calibrate`), of the model advised on
-(:func:`advised`) and its error left out (:func:`step_error`), on unflagged rows only.
-
-* Compute: the fixed per-step cost and per-sample rate of the model's N = 1 run
-  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R``), its step
-  against the batch where it ran at several (``fits``); the calibration point reproduced.
-* DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
-* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
-  median over the other models of the configuration.
-
-A model given by its size (``--params``) takes its family's calibration: the family asked
-for, else the nearest in FLOPs per parameter (log distance); in it the nearest in size."""
+"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows), of the
+model advised on (:func:`advised`) and its error left out (:func:`step_error`): the fixed
+cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
+synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
+comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
+model takes its family's (asked, else the nearest in FLOPs per parameter, log distance),
+in it the nearest in size."""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.hardware import device_record
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
@@ -121,7 +122,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         batch=int(row["batch_per_device"]),
         accum=cell(row, "accum", int, 1),
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-        bucket_mb=cell(row, "bucket_mb", float, 25.0),
+        bucket_mb=cell(row, "bucket_mb", float, DEFAULT_BUCKET_MB),
         overlap=overlap,
     )
     # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, where its

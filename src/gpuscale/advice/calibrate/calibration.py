@@ -26,7 +26,6 @@ from gpuscale.advice.calibrate.rows import (
     cell,
     default_model,
     same_hardware,
-    single_row,
     trusted,
     which_configuration,
 )
@@ -45,6 +44,21 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.interconnect.network import Network
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
+
+
+def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
+    phase)."""
+    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    if single.empty:
+        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
+    row = single.iloc[-1]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    return row
 
 
 def _compute(

@@ -227,21 +227,6 @@ def default_model(table: pd.DataFrame) -> str:
     raise CalibrationError(Finding.of(FindingKind.NO_TRUSTED_SINGLE_RUN))
 
 
-def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
-    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
-    phase)."""
-    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
-    if single.empty:
-        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
-        raise CalibrationError(Finding.of(FindingKind.NO_SINGLE_RUN_OF, model=model, known=known))
-    row = single.iloc[-1]
-    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
-    return row
-
-
 def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with every row's phases per micro-step: a run of ``k`` micro-batches times
     forward + backward over all ``k`` and the optimizer once, so the micro-step is

@@ -39,7 +39,7 @@ from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source
+from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.interconnect.network import Network
 from gpuscale.quantities import format_count, with_article
@@ -139,8 +139,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         bucket_mb=cell(row, "bucket_mb", float, DEFAULT_BUCKET_MB),
         overlap=overlap,
     )
-    # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, where its
-    # bare step was timed; DDP's per parameter)
+    # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, DDP's)
     own_ms = run.accum * compute.one_rank_own_ms
     if run.strategy == "ddp":
         own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
@@ -177,10 +176,9 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
 
 
 def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` as the request predicts it, in the ``strategy`` asked (the compute is the
-    bare module's; DDP's own work from its prior where the runs were FSDP's, FSDP's none
-    where they were DDP's), with the fixed cost entered (``fixed_ms``: the measured forward
-    + backward kept, only its split changed)."""
+    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
+    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
+    entered (the measured forward + backward kept, only its split changed)."""
     model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
     compute = model.compute
     if (strategy or benched) == "ddp" and benched != "ddp":
@@ -238,10 +236,6 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
         model=model,
     )
     return model, family, how
-
-
-# The model a bench run of the user's own file times (``gpuscale bench --model``).
-OWN_MODEL = "FILE.py:FACTORY"
 
 
 def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:

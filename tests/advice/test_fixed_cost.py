@@ -201,8 +201,8 @@ def test_an_fp32_step_faster_than_the_fp32_peak_keeps_the_prior() -> None:
     )
     fixed = advice.calibration.model.fixed
     assert (fixed.low_ms, fixed.ms, fixed.high_ms) == (
-        fixed_cost.GPU_PRIOR.low_ms,
-        fixed_cost.GPU_PRIOR.ms,
-        fixed_cost.GPU_PRIOR.high_ms,
+        fixed_cost.GPU_PRIOR.low,
+        fixed_cost.GPU_PRIOR.point,
+        fixed_cost.GPU_PRIOR.high,
     )
     assert not any("IMPLAUSIBLE" in w for w in advice.decision.warnings)

@@ -45,17 +45,17 @@ def test_a_step_above_the_floor_is_not_flagged_by_it() -> None:
 
 def test_an_assumed_fixed_cost_below_its_prior_says_so_as_data() -> None:
     fixed = gpuscale.advise(step_ms=0.5, **TINY).calibration.model.fixed
-    assert fixed.source == "assumed" and fixed.high_ms < GPU_PRIOR.low_ms
-    assert fixed.below_prior_ms == GPU_PRIOR.low_ms
+    assert fixed.source == "assumed" and fixed.high_ms < GPU_PRIOR.low
+    assert fixed.below_prior_ms == GPU_PRIOR.low
     assert fixed.basis.startswith("below its prior's range")  # not "1-20 ms" alone
     within = gpuscale.advise(step_ms=100, **TINY).calibration.model.fixed
-    assert within.below_prior_ms is None and within.low_ms >= GPU_PRIOR.low_ms
+    assert within.below_prior_ms is None and within.low_ms >= GPU_PRIOR.low
     args = ["advise", "--params", "100k", "--step-ms", "0.001", "--batch", "1"]
     result = CliRunner().invoke(app, [*args, "--interconnect", "nvlink5", "-f", "json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
-    assert document["scaling"]["fixed_cost"]["below_prior_ms"] == GPU_PRIOR.low_ms
-    assert document["scaling"]["fixed_cost"]["high_ms"] < GPU_PRIOR.low_ms
+    assert document["scaling"]["fixed_cost"]["below_prior_ms"] == GPU_PRIOR.low
+    assert document["scaling"]["fixed_cost"]["high_ms"] < GPU_PRIOR.low
     assert document["recommendation"]["warnings"][0].startswith("IMPLAUSIBLE")
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.model.hardware import device_record
 
 from ..golden import Golden
 

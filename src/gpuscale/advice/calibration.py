@@ -199,7 +199,7 @@ class Bench:
     """What the bench measured of one model beside its step: the communication measured
     over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
     configuration, the family, its own), the largest batch its memory allows and how it
-    was found, its N = 1 step and FSDP's own work in it."""
+    was found, its N = 1 run (None: no step timed)."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -213,8 +213,7 @@ class Bench:
     max_batch: int | None = None
     memory_note: Finding | None = None
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    one_step_ms: float = math.nan
-    one_step_own_ms: float = 0.0
+    one_device: OneDevice | None = None
     notes: tuple[str | Finding, ...] = ()
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from gpuscale.advice.memory import OPTIMIZERS
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
 from gpuscale.advice.model.priors import PRIORS
 from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
 from gpuscale.hardware.transformer import params as shape_params
@@ -186,7 +187,7 @@ class RequestFields(JsonRequest):
         names=("--grad-bytes",),
         help="Bytes per gradient element (4 fp32, 2 bf16).",
     )
-    bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
+    bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")
     strategy: str | None = option(
         None,
         help="ddp, zero2 (FSDP SHARD_GRAD_OP), fsdp (full shard) or hybrid (full shard within a "

@@ -68,8 +68,10 @@ class BenchRun:
         return f"`gpuscale bench {option} {spec} --nproc {nproc}{tail}`{where}"
 
 
-# the command a user without a bench runs to measure a term of their own model
-BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
+# The model a bench run of the user's own file times, and the command a user without a
+# bench runs to measure a term of it
+OWN_MODEL = "FILE.py:FACTORY"
+BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 
 
 @dataclass(frozen=True, slots=True)

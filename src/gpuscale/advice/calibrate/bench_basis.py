@@ -21,7 +21,6 @@ from gpuscale.advice.calibration import (
     Benched,
     Calibration,
     Machine,
-    OneDevice,
     Run,
     Runs,
     Said,
@@ -54,26 +53,6 @@ from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
 _HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
-
-
-def one_device(cal: Benched) -> OneDevice | None:
-    """The calibrated N = 1 run as it trained, with the strategy's own work in it."""
-    bench, run, compute = cal.bench, cal.run, cal.model.compute
-    if not bench.one_step_ms > 0:
-        return None
-    own = run.accum * compute.one_rank_own_ms  # FSDP's, where its bare step was timed
-    if run.strategy == "ddp":
-        own = per_step_ms(compute.ddp_ms_per_mparam, cal.model.spec.params)
-    return OneDevice(
-        bench.one_step_ms,
-        run.batch,
-        run.accum,
-        run.strategy,
-        own,
-        config_group=bench.config_group,
-        device_name=cal.device.name,
-        fsdp_own_ms=bench.one_step_own_ms if run.strategy == "fsdp" else 0.0,
-    )
 
 
 def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
@@ -206,8 +185,7 @@ def of_model(
         host_devices=most_host_devices(table),
         # a run whose ranks saw the same samples
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        # a model given by its size has no bench run of its own
-        one_device=None if req.params is not None else one_device(benched),
+        one_device=benched.bench.one_device,
     )
     return runs, weak
 

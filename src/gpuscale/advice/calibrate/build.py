@@ -14,13 +14,13 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import BenchHost, device_record, host_of, machine_of
+from gpuscale.advice.calibrate.link import BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
@@ -77,8 +77,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     else:
         cal = from_numbers(machine, said, request, numbers)
-    other = _other_device(data.collectives, bench)
-    if other:
+    # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
+    curves = data.collectives
+    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    if curves is not None and curves.device == "cpu" and not on_cpu:
+        other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run = cal.machine, cal.run
     # an assumed link: the network at each end of its range
@@ -145,15 +148,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             },
         }
     )
-
-
-def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> Finding | None:
-    """A warning where the sweep timed CPU processes and the model is a GPU's: a gloo curve
-    is no GPU link's."""
-    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
-    if curves is None or curves.device != "cpu" or on_cpu:
-        return None
-    return Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
 
 
 def memory_check(

@@ -1,15 +1,10 @@
-"""The bench's calibration of one model (:func:`calibrate`), of the model advised on
-(:func:`advised`) and its error left out (:func:`step_error`), on unflagged rows only.
-
-* Compute: the fixed per-step cost and per-sample rate of the model's N = 1 run
-  (``fixed_split.split``; a family's rate from ``t_fb = t_fixed + (b F) / R``), its step
-  against the batch where it ran at several (``fits``); the calibration point reproduced.
-* DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
-* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run, else the
-  median over the other models of the configuration.
-
-A model given by its size (``--params``) takes its family's calibration: the family asked
-for, else the nearest in FLOPs per parameter (log distance); in it the nearest in size."""
+"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows), of the
+model advised on (:func:`advised`) and its error left out (:func:`step_error`): the fixed
+cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
+synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
+comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
+model takes its family's (asked, else the nearest in FLOPs per parameter, log distance),
+in it the nearest in size."""
 
 from __future__ import annotations
 
@@ -20,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
@@ -35,15 +29,17 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
     which_configuration,
 )
-from gpuscale.advice.calibration import Bench, Benched, Run, StepModel
+from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model.hardware import device_record
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, step_table
+from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source
+from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.interconnect.network import Network
 from gpuscale.quantities import format_count, with_article
@@ -136,15 +132,31 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
+    run = Run(
+        batch=int(row["batch_per_device"]),
+        accum=cell(row, "accum", int, 1),
+        strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
+        bucket_mb=cell(row, "bucket_mb", float, DEFAULT_BUCKET_MB),
+        overlap=overlap,
+    )
+    # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, DDP's)
+    own_ms = run.accum * compute.one_rank_own_ms
+    if run.strategy == "ddp":
+        own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
+    one_step_ms = float(row["step_ms_mean"])
+    one = OneDevice(
+        one_step_ms,
+        run.batch,
+        run.accum,
+        run.strategy,
+        own_ms,
+        config_group=str(row["config_group"]),
+        device_name=device.name,
+        fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0,
+    )
     return Benched(
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
-        run=Run(
-            batch=int(row["batch_per_device"]),
-            accum=cell(row, "accum", int, 1),
-            strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-            bucket_mb=cell(row, "bucket_mb", float, 25.0),
-            overlap=overlap,
-        ),
+        run=run,
         device=device,
         bench=Bench(
             bench_model=model,
@@ -157,18 +169,16 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             max_batch=max_batch,
             memory_note=memory_note,
             measured_steps=measured.reset_index(drop=True),
-            one_step_ms=float(row["step_ms_mean"]),
-            one_step_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0),
+            one_device=one if one_step_ms > 0 else None,
             notes=tuple(notes),
         ),
     )
 
 
 def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` as the request predicts it, in the ``strategy`` asked (the compute is the
-    bare module's; DDP's own work from its prior where the runs were FSDP's, FSDP's none
-    where they were DDP's), with the fixed cost entered (``fixed_ms``: the measured forward
-    + backward kept, only its split changed)."""
+    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
+    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
+    entered (the measured forward + backward kept, only its split changed)."""
     model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
     compute = model.compute
     if (strategy or benched) == "ddp" and benched != "ddp":
@@ -228,10 +238,6 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     return model, family, how
 
 
-# The model a bench run of the user's own file times (``gpuscale bench --model``).
-OWN_MODEL = "FILE.py:FACTORY"
-
-
 def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
     """``cal`` carried to the model of ``req``: its rate, fixed cost or floor, optimizer
     time per parameter and DDP's work beside its bucket copies kept (the copies resized);
@@ -281,6 +287,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         max_batch=None,
         memory_note=None,
         noise=None,
+        one_device=None,  # a model given by its size has no bench run of its own
         notes=(*bench.notes, note),
         measured_steps=bench.measured_steps.iloc[0:0],
     )

@@ -15,7 +15,7 @@ from gpuscale.advice.calibrate.rows import cell
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
-from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Prior, Split, prior, within_peak
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
@@ -140,16 +140,15 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         return FixedCost.exact(
             0.0,
             source=Source.ASSUMED,
-            basis=sentence("cpu_no_prior", low=GPU_PRIOR.low_ms, high=GPU_PRIOR.high_ms),
+            basis=sentence("cpu_no_prior", low=GPU_PRIOR.low, high=GPU_PRIOR.high),
             at_batch=batch,
             measure=measure,
         )
     opt = cell(row, "optimizer_ms", float, 0.0)
-    base = Prior(
-        max(GPU_PRIOR.low_ms - opt, 0.0),
-        max(GPU_PRIOR.ms - opt, 0.0),
-        max(GPU_PRIOR.high_ms - opt, 0.0),
-        sentence("prior_less_optimizer", why=GPU_PRIOR.why, opt=opt),
+    base = replace(
+        GPU_PRIOR,
+        **{end: max(GPU_PRIOR.at(end) - opt, 0.0) for end in ("low", "point", "high")},
+        said=sentence("prior_less_optimizer", why=GPU_PRIOR.said, opt=opt),
     )
     peak = row.get("peak_tflops")
     known = peak is not None and pd.notna(peak) and float(peak) > 0
@@ -157,7 +156,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
     found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
     if at_peak is None:
         bound = sentence("no_peak_unbounded")
-    elif found.high_ms < base.high_ms:
+    elif found.high_ms < base.at("high"):
         bound = sentence(
             "peak_bound",
             high=found.high_ms,

@@ -21,9 +21,8 @@ from gpuscale.advice.model.hardware import (
     unchecked_note,
 )
 from gpuscale.advice.model.network import link_class, spread_said
-from gpuscale.advice.model.priors import SharePrior
+from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.model.step import (
-    DDP_COPIES,
     REFERENCE_MEMORY_GBS,
     Compute,
     ModelSpec,
@@ -32,7 +31,7 @@ from gpuscale.advice.model.step import (
     work_ms,
 )
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source
+from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count, with_article
 
@@ -161,7 +160,7 @@ def _bound(
     at_peak_ms = work_ms(batch, flops, peak_tflops)
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
-    if floor_ms <= GPU_PRIOR.low_ms:
+    if floor_ms <= GPU_PRIOR.low:
         return None
     label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
     if not flops_given:
@@ -197,10 +196,10 @@ def _bound(
         min_mfu=MIN_MFU,
         floor_ms=floor_ms,
         fixed_ms=fixed.ms,
-        prior_ms=GPU_PRIOR.ms,
-        prior_low_ms=GPU_PRIOR.low_ms,
-        prior_high_ms=GPU_PRIOR.high_ms,
-        like_ms=max(step_ms, GPU_PRIOR.high_ms),
+        prior_ms=GPU_PRIOR.point,
+        prior_low_ms=GPU_PRIOR.low,
+        prior_high_ms=GPU_PRIOR.high,
+        like_ms=max(step_ms, GPU_PRIOR.high),
         measure=str(fixed.measure),
     )
 
@@ -225,10 +224,6 @@ def from_numbers(
     device = machine.device  # named, else the link's: resolved with the link
     params = float(req.model_params)  # type: ignore[arg-type]
     shape_said, shape_warnings = shape_findings(req, numbers)
-    # what the numbers leave unmeasured at N > 1, from priors
-    ddp_copies = _copies(device, params * req.grad_bytes)
-    ddp_work = _prior_assumed(priors.DDP_WORK, ddp_copies, bench_run(None, (1,)))
-    spread = _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2)))
     # the most micro-steps a step may take: the search's default, or, for a transformer's
     # shape, as many as one device needs for the global batch given (an LLM's 1,024
     # sequences at one a device)
@@ -242,6 +237,17 @@ def from_numbers(
         grad_bytes_per_param=req.grad_bytes,
         units=shape.layers if shape is not None else 1,
     )
+    # what the numbers leave unmeasured at N > 1, from priors: DDP's work beside its bucket
+    # copies at the device's memory bandwidth (an H100 SXM's unknown)
+    memory_gbs = getattr(device.part, "memory_bw_gbs", None)
+    copies = sentence(
+        "ddp_copies",
+        copies_ms=spec.copies_ms(memory_gbs),
+        bandwidth=memory_gbs or REFERENCE_MEMORY_GBS,
+        named=device.part is not None,
+    )
+    ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, bench_run(None, (1,)))
+    spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, bench_run(None, (1, 2)))
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
@@ -268,7 +274,6 @@ def from_numbers(
         implied_by=implied_by,
         link=link,
     )
-    memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
     assumed = fixed.source == Source.ASSUMED
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
@@ -323,25 +328,17 @@ def from_numbers(
     )
 
 
-def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
+def _prior_assumed(prior: SourcedPrior, term: TermId, what: str, measure: Measure) -> Assumption:
     """A term set from a prior (``model/priors.py``): its most likely value, its range and
-    source."""
-    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
-    values = {"point": found.point, "low": found.low, "high": found.high}
+    source; DDP's work in ms, the wait a share of the fixed cost."""
+    in_ms = term == TermId.DDP
+    unit = PER_STEP if in_ms else f"share {SPREAD_SAID}"
+    values = {"point": prior.point, "low": prior.low, "high": prior.high}
     return Assumption(
-        term=found.term,
-        value=sentence("prior_value", in_ms=found.in_ms, what=what, **values),
-        quantity=Quantity(found.point, unit, found.low, found.high),
+        term=term,
+        value=sentence("prior_value", in_ms=in_ms, what=what, **values),
+        quantity=Quantity(prior.point, unit, prior.low, prior.high),
         source=Source.PRIOR,
-        basis=found.source,
+        basis=prior.said,
         measure=measure,
     )
-
-
-def _copies(device: DeviceRecord, grad_bytes: float) -> str:
-    """What DDP's prior is beside its bucket copies, at this model's ``grad_bytes`` and the
-    device's memory bandwidth (an H100 SXM's unknown)."""
-    bandwidth = getattr(device.part, "memory_bw_gbs", REFERENCE_MEMORY_GBS)
-    copies_ms = DDP_COPIES * grad_bytes / bandwidth / 1e6
-    named = device.part is not None
-    return sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)

@@ -13,23 +13,20 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.calibration import Benched, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import (
     GPU_FABRICS,
-    LINK_DEVICE,
     NVLINK,
     PRESETS,
     board_link,
     own_link,
     usual_preset,
 )
-from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
@@ -72,31 +69,6 @@ def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
     return BenchHost(
         link, most("host_devices"), most("host_cpu_count"), kind, threads, cal.device.name
     )
-
-
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
-    H100 SXM), else None."""
-    name = link_name.strip().lower()
-    for prefix, device in LINK_DEVICE.items():
-        if name.startswith(prefix):
-            return device
-    return None
-
-
-def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name``, else of the one the link preset ``implied_by``
-    implies."""
-    if not name and implied_by:
-        name = implied_device(implied_by)
-    if not name or not name.strip():
-        return DeviceRecord(name)
-    found = find(name)
-    if found is None:
-        return DeviceRecord(name, closest=tuple(closest(name)))
-    peak = peak_of(found.device)
-    at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
-    return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:

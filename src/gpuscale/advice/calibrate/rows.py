@@ -50,6 +50,11 @@ class CalibrationError(ValueError):
 
         return refusal(self.found, self.left)
 
+    @property
+    def rule(self) -> str:
+        """The refusal as a named field's rule (:class:`NamedError`, :class:`FieldError`)."""
+        return self.text
+
     def __str__(self) -> str:
         return self.text
 
@@ -59,10 +64,6 @@ class NamedCalibrationError(CalibrationError, NamedError):
     keyword."""
 
     field, value, problems = "", None, ()
-
-    @property
-    def rule(self) -> str:
-        return self.text
 
     def __str__(self) -> str:
         return as_keywords(self.text)
@@ -75,10 +76,6 @@ class BenchFieldError(CalibrationError, FieldError):
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
         self.field, self.value = field, value
-
-    @property
-    def rule(self) -> str:
-        return self.text
 
     @property
     def problems(self) -> tuple[tuple[str, object, str], ...]:

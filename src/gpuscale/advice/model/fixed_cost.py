@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.advice.model.hardware import MIN_MFU
-from gpuscale.advice.model.priors import PRIORS, phrase
+from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
+from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
@@ -34,20 +34,8 @@ from gpuscale.quantities import format_ms
 if TYPE_CHECKING:
     import pandas as pd
 
-DEVICE_PEAK = Finding.of(K.CEILING, of="peak")  # the device's own peak
 
-
-@dataclass(frozen=True, slots=True)
-class Prior:
-    """A fixed cost nothing measured: its range and most likely value (ms), and why."""
-
-    low_ms: float
-    ms: float
-    high_ms: float
-    why: str
-
-
-GPU_PRIOR = Prior(*PRIORS["gpu_fixed_cost"].ends, PRIORS["gpu_fixed_cost"].said)
+GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing measured
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,23 +121,24 @@ def prior(
     *,
     work_at_peak_ms: float | None,
     measure: Measure,
-    base: Prior = GPU_PRIOR,
+    base: SourcedPrior = GPU_PRIOR,
     floor_from_peak: bool = True,
 ) -> FixedCost:
     """``base`` narrowed by the step: at most the step less its work at the device's peak,
     at least the step less that work at ``MIN_MFU`` of it (with ``floor_from_peak``)."""
     cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
+    least, most = base.at("low"), base.at("high")
     floor = 0.0
     if work_at_peak_ms is not None and floor_from_peak:
         floor = step_ms - work_at_peak_ms / MIN_MFU
-    low = min(max(base.low_ms, floor, 0.0), cap)
-    high = min(max(base.high_ms, low), cap)
-    point = min(max(base.ms, low), high)
-    basis = base.why
-    if cap < base.low_ms:  # the step leaves less than the prior's least: not its range
-        step, most = format_ms(step_ms), format_ms(cap, step_ms)
-        basis = phrase("fixed_below_prior", step=step, cap=most, why=base.why)
-    if floor > base.low_ms:
+    low = min(max(least, floor, 0.0), cap)
+    high = min(max(most, low), cap)
+    point = min(max(base.point, low), high)
+    basis = base.said
+    if cap < least:  # the step leaves less than the prior's least: not its range
+        step = format_ms(step_ms)
+        basis = phrase("fixed_below_prior", step=step, cap=format_ms(cap, step_ms), why=base.said)
+    if floor > least:
         basis += phrase(
             "fixed_floor",
             floor=format_ms(floor, step_ms),
@@ -165,7 +154,7 @@ def prior(
         basis=basis,
         at_batch=batch,
         measure=measure,
-        below_prior_ms=base.low_ms if cap < base.low_ms else None,
+        below_prior_ms=least if cap < least else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""The device an advice runs on (``calibrate.link.device_record``), the ceiling its work
+"""The device an advice runs on (:func:`device_record`), the ceiling its work
 cannot beat (``ceiling``), the inputs that cannot be true on it (a rate under ``MIN_MFU`` of
 its peak or above it, a step shorter than ``MIN_STEP_MS``) and its power.
 
@@ -25,8 +25,9 @@ from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.links import board_link
-from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads
+from gpuscale.hardware.device_names import closest, find
+from gpuscale.hardware.links import LINK_DEVICE, board_link
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 from gpuscale.tables.codes import Code
@@ -37,19 +38,19 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peak in ``peak``), its peaks in
-    TFLOP/s per precision, and what the name left open (``assumed``); a name the catalogue
-    lacks has ``part`` None and the ``closest`` names; ``name`` None where none is known."""
+    """A device as the catalogue knows it: ``part`` (its peaks in ``peak``) and what the name
+    left open (``assumed``); a name the catalogue lacks has ``part`` None and the ``closest``
+    names; ``name`` None where none is known."""
 
     name: str | None = None
     part: Device | None = None
     peak: Peak | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
-    peaks_tflops: tuple[tuple[str, float], ...] = ()
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
-        return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
+        """The peak at ``precision`` (fp32 under TF32 with ``tf32``); None without a peak."""
+        return None if self.peak is None else self.peak.tflops(precision, tf32)
 
     @property
     def memory_bytes(self) -> float | None:
@@ -63,7 +64,31 @@ class DeviceRecord:
         return None if self.part is None else board_link(self.part)
 
 
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
+    H100 SXM), else None."""
+    name = link_name.strip().lower()
+    for prefix, device in LINK_DEVICE.items():
+        if name.startswith(prefix):
+            return device
+    return None
+
+
+def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
+    """The record of the device ``name``, else of the one the link preset ``implied_by``
+    implies."""
+    if not name and implied_by:
+        name = implied_device(implied_by)
+    if not name or not name.strip():
+        return DeviceRecord(name)
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
+    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
+
+
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
+DEVICE_PEAK = Finding.of(FindingKind.CEILING, of="peak")  # the device's own peak
 MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
 
 
@@ -141,7 +166,7 @@ def ceiling(
         which, default = precision, None
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
         if not cpu:
-            return float(peak), Finding.of(FindingKind.CEILING, of="peak")
+            return float(peak), DEVICE_PEAK
         # its threads' ceiling (``hardware.peaks.cpu_peak``), named by the precisions it is of
         n = cpu_threads(threads)
         names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]

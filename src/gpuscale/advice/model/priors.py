@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.types import Finding, FindingKind, TermId
+from gpuscale.advice.types import Finding, FindingKind
 
 
 def read_data(name: str) -> dict:
@@ -65,12 +65,12 @@ class SourcedPrior:
     source: str
     said: str = ""
 
-    @property
-    def ends(self) -> tuple[float, float, float]:
-        """(low, point, high); a ``ValueError`` where the prior has no range."""
-        if self.low is None or self.high is None:
+    def at(self, which: str) -> float:
+        """The value at ``which`` end: ``low``, ``point`` or ``high``."""
+        value = getattr(self, which)
+        if value is None:
             raise ValueError(phrase("prior_no_range", source=self.source))
-        return self.low, self.point, self.high
+        return value
 
 
 PRIORS: dict[str, SourcedPrior] = {
@@ -86,28 +86,8 @@ NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
 
-@dataclass(frozen=True, slots=True)
-class SharePrior:
-    """A prior (low, most likely, high), its term, source and unit (``in_ms``: ms, else a
-    share of the step)."""
-
-    low: float
-    point: float
-    high: float
-    term: TermId
-    source: str
-    in_ms: bool = False
-
-    def at(self, which: str) -> float:
-        return {"low": self.low, "point": self.point, "high": self.high}[which]
-
-    @classmethod
-    def of(cls, name: str, term: TermId, in_ms: bool = False) -> SharePrior:
-        return cls(*PRIORS[name].ends, term, PRIORS[name].said, in_ms)
-
-
-DDP_WORK = SharePrior.of("ddp_work", TermId.DDP, in_ms=True)
-STEP_SPREAD = SharePrior.of("step_spread", TermId.WAIT)
+DDP_WORK = PRIORS["ddp_work"]  # ms
+STEP_SPREAD = PRIORS["step_spread"]  # a share of the fixed cost
 
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal

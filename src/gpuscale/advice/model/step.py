@@ -88,11 +88,14 @@ class ModelSpec:
     def grad_bytes(self) -> float:
         return self.params * self.grad_bytes_per_param
 
+    def copies_ms(self, memory_gbs: float | None) -> float:
+        """DDP's bucket copies: ``DDP_COPIES`` bytes per gradient byte at ``memory_gbs`` GB/s
+        (``REFERENCE_MEMORY_GBS`` where None), ms."""
+        return DDP_COPIES * self.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
+
     def ddp_ms_per_mparam(self, rest_ms: float, memory_gbs: float | None) -> float:
-        """DDP's own work per million parameters: ``rest_ms`` (hooks) plus ``DDP_COPIES``
-        bytes per gradient byte at ``memory_gbs`` GB/s (``REFERENCE_MEMORY_GBS`` where None)."""
-        copies_ms = DDP_COPIES * self.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
-        return (rest_ms + copies_ms) / (self.params / 1e6)
+        """DDP's own work per million parameters: ``rest_ms`` (hooks) plus its copies."""
+        return (rest_ms + self.copies_ms(memory_gbs)) / (self.params / 1e6)
 
     def resized(self, params: float) -> ModelSpec:
         """The same family at another size: FLOPs per sample per parameter kept."""

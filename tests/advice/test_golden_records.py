@@ -81,6 +81,13 @@ BY_NUMBERS = {
         *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
         *("--flops-per-sample", "24.6G"),
     ),
+    # no link given: the H100's SXM NVLink assumed, its range searched (the count withheld)
+    "h100_7b_link_assumed": (
+        *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),
+        *("--device-name", "H100"),
+    ),
+    # no link given and no device named: pcie-phb assumed
+    "link_default_assumed": ("--params", "7M", "--step-ms", "2", "--batch", "64"),
 }
 # bench files: (the folder, the file, more options); the shared ones skip without ../shared
 BENCH = {
@@ -189,18 +196,12 @@ def test_the_differences_are_found() -> None:
     assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
 
 
-# the terms that are a choice, not a number: the strategy predicted, and FSDP's own work
-# where it is part of the fixed per-step cost measured
-NOT_NUMBERS = {("strategy", "Strategy"), ("ddp", "FSDP's own work")}
-
 
 @pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_assumption_is_a_number_with_its_unit(path: Path) -> None:
     """Issue 71 item 3: each assumption of ``-f json`` has a numeric value and a unit, and
-    its range where it has one (low <= value <= high); only a choice has none."""
+    its range where it has one (low <= value <= high)."""
     for a in json.loads(path.read_text())["assumptions"]:
-        if (a["kind"], a["term"]) in NOT_NUMBERS and a["value"] is None:
-            continue
         assert isinstance(a["value"], int | float) and a["unit"], a
         assert (a["low"] is None) == (a["high"] is None), a
         if a["low"] is not None:

@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.model.network import count_class, link_class
 from gpuscale.advice.search.decide import Advice
-from gpuscale.advice.types import Finding, FindingKind, Source, TermId
+from gpuscale.advice.types import Source, TermId
 from gpuscale.cli import app
 from gpuscale.hardware.links import PRESETS
 
@@ -26,12 +27,8 @@ WALK = {"params": 8e9, "step_ms": 900, "batch": 4, "scaling": "weak"}
 ARGS = ["advise", "--params", "8e9", "--step-ms", "900", "--batch", "4", "--device-name"]
 
 
-def _link_finding(advice: Advice) -> Finding:
-    (found,) = [
-        s
-        for s in advice.calibration.said.sources
-        if isinstance(s, Finding) and s.kind == FindingKind.LINK_OF_BOARD
-    ]
+def _link_assumed(advice: Advice) -> Assumption:
+    (found,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
     return found
 
 
@@ -43,7 +40,11 @@ def test_an_amd_board_takes_its_infinity_fabric(device: str, preset: str, busbw_
     advice = gpuscale.advise(device_name=device, **WALK)
     intra = advice.calibration.machine.network.intra
     assert (intra.name, intra.busbw_gbs, intra.latency_us) == (preset, busbw_gbs, 10.0)
-    assert dict(_link_finding(advice).values)["name"] == preset
+    link = _link_assumed(advice)
+    assert link.source == Source.ASSUMED and preset in link.basis
+    assert (link.quantity.value, link.quantity.unit) == (busbw_gbs, "GB/s bus bandwidth")
+    # the range searched again: PCIe across sockets (10 GB/s) up to the board's own fabric
+    assert (link.quantity.low, link.quantity.high) == (10.0, busbw_gbs)
     assert advice.calibration.machine.link_assumed  # none given: the board's, as assumed
 
 

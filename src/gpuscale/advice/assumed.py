@@ -23,7 +23,6 @@ TERM_NAMES = {
     TermId.CONVERGENCE: "Samples to converge at a larger global batch",
     TermId.LINK: "Link",
     TermId.LINK_CLASS: "Link class",
-    TermId.STRATEGY: "Strategy",
 }
 
 

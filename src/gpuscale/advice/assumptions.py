@@ -72,24 +72,11 @@ def _bench_terms(
         elif cal.runs.measured:
             why = phrase("assumed_overlap_no_communication")
         overlap = replace(overlap, basis=why)
-    taken = ()
-    if req.strategy is None:  # the strategy predicted: the one the model was benched with
-        other = "ddp" if strategy == "fsdp" else "fsdp"
-        basis = phrase(
-            "assumed_strategy",
-            model=measured_on or cal.model.name,
-            benched=strategy,
-            other=other,
-            other_upper=other.upper(),
-        )
-        taken = (
-            Assumption(
-                term=TermId.STRATEGY, value=strategy.upper(), source=Source.MEASURED, basis=basis
-            ),
-        )
     of = measured_on if req.params is not None else ""
-    own = _own_work(benched.own_ms, strategy, req.strategy or strategy, model, of)
-    return (overlap, *taken, own, _wait(cal, benched))
+    one = cal.runs.one_device
+    in_fixed = 0.0 if one is None else one.fsdp_own_ms
+    own = _own_work(benched.own_ms, strategy, req.strategy or strategy, model, of, in_fixed)
+    return (overlap, own, _wait(cal, benched))
 
 
 def _fixed(cost: FixedCost, from_bench: bool) -> Assumption:
@@ -157,10 +144,13 @@ def _link_class(link_name: str) -> Assumption | None:
     )
 
 
-def _own_work(ms: float, benched: str, asked: str, model: str | None, of: str) -> Assumption:
+def _own_work(
+    ms: float, benched: str, asked: str, model: str | None, of: str, in_fixed_ms: float = 0.0
+) -> Assumption:
     """The strategy's own work per step (``ms``), by ``calibration.as_asked``'s rule:
     measured where the runs were the strategy predicted (fitted where carried from the
-    family member ``of``), else DDP's prior, FSDP's none."""
+    family member ``of``; FSDP's, ``in_fixed_ms``, inside the fixed cost), else DDP's prior,
+    FSDP's none."""
     command = Measure(
         phrase("assumed_bench_strategy", model=shlex.quote(model or "MODEL"), asked=asked)
     )
@@ -175,9 +165,9 @@ def _own_work(ms: float, benched: str, asked: str, model: str | None, of: str) -
     elif asked == "ddp":
         prior = PRIORS["ddp_work"]
         basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
-    elif benched == asked:
+    elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
-        quantity = None  # a part of the fixed cost, not a term of its own
+        quantity = Quantity(in_fixed_ms, PER_STEP)
         basis = phrase("assumed_own_fsdp")
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)

@@ -29,7 +29,6 @@ class TermId(Code):
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
     LINK_CLASS = "link_class"  # the class of the published fits a preset is assumed to be of
-    STRATEGY = "strategy"  # the strategy the runs measured
     UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 
 
@@ -143,10 +142,9 @@ class FindingKind(Code):
     TRANSFORMER_SHAPE = "transformer_shape"
     PARAMS_NOT_SHAPE = "params_not_shape"
     NO_SHAPE = "no_shape"
-    LINK_OF_BOARD = "link_of_board"  # none given or detected: the NVLink of the device named
     LINK_NOT_OF_DEVICE = "link_not_of_device"  # an NVLink preset the device named has not
-    LINK_DEFAULT = "link_default"  # none given or detected, no device to read one from
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
+    STRATEGY_AS_BENCHED = "strategy_as_benched"  # none asked: the strategy the runs measured
     LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records
     LINK_OF_PROCESSES = "link_of_processes"  # CPU processes: no preset, one assumed
     BETWEEN_NODES = "between_nodes"  # the NICs between nodes

@@ -254,6 +254,9 @@ def from_bench(
     sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
+    if req.strategy is None:  # the strategy predicted: the one the model was benched with
+        named = measured_on.bench_model or cal.model.name
+        sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
     # the step's terms as the bench measured them: the overlap, the strategy's own work
     # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None

@@ -14,7 +14,7 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import BenchHost, host_of, machine_of
+from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
 from gpuscale.advice.measured_runs import trusted_runs
@@ -34,9 +34,6 @@ from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
-
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
-LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,11 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     return network_from_collectives(curves, base, name)
 
 
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
+# the advice is searched again at each end, and a count that changes is withheld
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+
+
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
     """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
@@ -168,14 +173,26 @@ def choose_link(
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
         return LinkChoice(chosen, said, device)
-    assumed = not measured
-    if board is not None:  # the link of the board whose peak the advice checks against
-        said = Finding.of(
-            K.LINK_OF_BOARD, name=board, busbw_gbs=chosen.busbw_gbs, device=req.device_name
-        )
-        return LinkChoice(chosen, said, device, assumed)
-    said = Finding.of(K.LINK_DEFAULT, name=DEFAULT_LINK, busbw_gbs=chosen.busbw_gbs)
-    return LinkChoice(chosen, said, device, assumed)
+    if measured:  # the collectives measured stand for it (``machine_of``)
+        return LinkChoice(chosen, None, device)
+    # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
+    # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
+    ends = [PRESETS[name].busbw_gbs for _, name in LINK_ENDS]
+    case = "board" if board is not None else "default"
+    inferred = Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        quantity=Quantity(
+            chosen.busbw_gbs,
+            "GB/s bus bandwidth",
+            min(*ends, chosen.busbw_gbs),
+            max(*ends, chosen.busbw_gbs),
+        ),
+        source=Source.ASSUMED,
+        basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
+        measure=Measure(sentence("measure_link_assumed", case=case)),
+    )
+    return LinkChoice(chosen, None, device, True, inferred)
 
 
 def device_cap(
@@ -233,9 +250,9 @@ def machine_of(
     them), with a finding on where each part came from."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
-    intra, link_note = choice.link, choice.said
+    intra, link_note, assumption = choice.link, choice.said, choice.assumption
     if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
-        intra = replace(intra, name="CPU processes")
+        intra, assumption = replace(intra, name="CPU processes"), None
         link_note = Finding.of(
             K.LINK_OF_PROCESSES,
             name=DEFAULT_LINK,
@@ -249,17 +266,17 @@ def machine_of(
         inter=inter,
         nics_per_node=req.nics_per_node,
     )
-    sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
     if curves is not None:  # a link given beside them is refused (``advice.request``)
         network = measured_network(curves, network)
         ranks = sorted({c.ranks for c in network.curves})
-        sources[0] = Finding.of(
+        link_note = Finding.of(
             K.LINK_CURVES,
             sweep=curves.source,
             ranks=tuple(ranks),
             busbw_gbs=network.intra.busbw_gbs,
             latency_us=network.intra.latency_us,
         )
+    sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
@@ -277,7 +294,7 @@ def machine_of(
         link_assumed=choice.assumed,
         device=choice.device,
     )
-    assumed = tuple(filter(None, [choice.assumption]))
+    assumed = tuple(filter(None, [assumption]))
     return machine, Said(
         sources=(*sources, *processes),
         assumptions=assumed,

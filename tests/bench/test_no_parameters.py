@@ -25,7 +25,10 @@ class OnlyABuffer(torch.nn.Module):
 
 
 def make():
-    return OnlyABuffer(), lambda batch: torch.randn(batch, 4)
+    return OnlyABuffer(), lambda batch, device: (
+        torch.randn(batch, 4, device=device),
+        torch.zeros(batch, 4, device=device),
+    )
 """
 
 

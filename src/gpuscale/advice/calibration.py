@@ -13,8 +13,7 @@ from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
-from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.types import End, Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale

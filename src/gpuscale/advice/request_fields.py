@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from gpuscale.advice.memory import OPTIMIZERS
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
-from gpuscale.advice.model.priors import PRIORS
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
 from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
 from gpuscale.hardware.transformer import params as shape_params
 from gpuscale.quantities import parse_size

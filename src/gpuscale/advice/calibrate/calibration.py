@@ -35,8 +35,13 @@ from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.priors import (
+    DDP_WORK,
+    DEFAULT_BUCKET_MB,
+    StepError,
+    leave_one_out,
+    with_own_runs,
+)
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source

@@ -26,13 +26,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpuscale.advice.model.priors import phrase, read_data
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, phrase, read_data
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.network import Network
 
 MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB
-DEFAULT_BUCKET_MB = 25.0
 SHARDED = ("fsdp", "zero2", "hybrid")
 CLASSES = ("nvlink", "pcie_p2p", "pcie_no_p2p", "multinode")
 STACKS = ("legacy", "modern")

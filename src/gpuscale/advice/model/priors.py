@@ -25,12 +25,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.types import Finding, FindingKind
+
+if TYPE_CHECKING:  # the request's fields read PRIORS at the CLI's start: no pandas there
+    import pandas as pd
 
 
 def read_data(name: str) -> dict:
@@ -90,6 +90,9 @@ DDP_WORK = PRIORS["ddp_work"]  # ms
 STEP_SPREAD = PRIORS["step_spread"]  # a share of the fixed cost
 
 
+# DDP's gradient bucket, MiB: ``bucket_cap_mb``'s default in PyTorch's
+# DistributedDataParallel (the request's default, read where the CLI starts)
+DEFAULT_BUCKET_MB = 25.0
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 # half-width (log) when nothing at N > 1 was measured
 EXTRAPOLATED = math.log(PRIORS["step_error_extrapolated"].point)
@@ -123,12 +126,11 @@ def from_residuals(
 ) -> StepError:
     """The interval of ``residuals`` (log errors) of ``what`` (``chosen`` of the ``models``
     where not all were left out); extrapolated without any."""
-    r = np.asarray(residuals, float)
-    r = r[np.isfinite(r)]
+    r = [float(e) for e in residuals if math.isfinite(e)]
     if len(r) == 0:
         return StepError()
-    width = Z80 * math.sqrt(float(np.mean(r**2))) * math.sqrt(1 + 1 / len(r))
-    low, high = math.exp(float(r.min())) - 1, math.exp(float(r.max())) - 1
+    width = Z80 * math.sqrt(sum(e * e for e in r) / len(r)) * math.sqrt(1 + 1 / len(r))
+    low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
     few = None
     if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
         width = max(width, EXTRAPOLATED)
@@ -184,6 +186,8 @@ def leave_one_out(
 ) -> StepError:
     """Each model with N > 1 rows in ``table`` (at most ``most``) predicted without them:
     ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
+    from gpuscale.advice.measured_runs import trusted_runs  # lazy: pandas (as the table)
+
     ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()

@@ -32,8 +32,8 @@ from typing import Protocol
 
 import numpy as np
 
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Collectives, collectives
-from gpuscale.advice.model.priors import NORMAL_20, PRIORS, STEP_SPREAD, phrase
+from gpuscale.advice.model.network import Collectives, collectives
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, NORMAL_20, PRIORS, STEP_SPREAD, phrase
 from gpuscale.interconnect.network import Network
 
 DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.table_words import family_sentence
+from gpuscale.advice.explain.focus import family_sentence
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.records import BreakEven
 from gpuscale.analysis.bench_scaling import bench_scaling

@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.build_words import worded
+from gpuscale.advice.explain.qualifiers import worded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decide import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench

@@ -1,11 +1,15 @@
 """--explain on the step at the decision's focus (the next count above the one advised,
 else that one): its parts, what caps the speedup and what would change it; and which
 device counts the search tried (``Calibration.device_counts``: powers of two up to the
-most allowed, past one node whole nodes) and why a count searched has no row."""
+most allowed, past one node whole nodes) and why a count searched has no row; the
+break-even (the compute per gradient byte and the model size from which 2 devices beat 1 on
+this link, ``search.derive``, and its family)."""
 
 from __future__ import annotations
 
+import math
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
@@ -27,10 +31,13 @@ from gpuscale.advice.explain.phrasebook import (
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.records import Counts, Decision
+from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
-from gpuscale.bench.support import weak
-from gpuscale.quantities import agreeing, format_ms, joined
+from gpuscale.bench.support import predicted, to_test, weak
+from gpuscale.quantities import agreeing, format_count, format_ms, joined, number
+
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.model.step import FamilyBasis
 
 
 def _detailed(d: Decision) -> str:
@@ -232,3 +239,86 @@ def only_one(cal: Calibration, cap: str = "devices") -> str:
     kept = cal.run.kept_global_batch
     case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
     return sentence("only_one", case=case, kept=kept)
+
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
+
+
+def _from_size(value: float | None) -> str:
+    size = "*"
+    if value is None:
+        size = "none"
+    elif value <= SMALLEST_SEARCHED:
+        size = "every"
+    return sentence("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
+
+
+def break_even_lines(advice: AdviceView) -> list[str]:
+    """The break-even's sentences; none where none is sought (one device allowed, or a
+    global batch kept)."""
+    cal, found = advice.calibration, advice.break_even
+    if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
+        return []
+    lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
+    per_mb = found.compute_ms_per_grad_mb
+    if per_mb is not None:
+        lines.append(
+            sentence(
+                "break_even_rate",
+                network=cal.machine.network_name,
+                predicted=predicted(evidence),
+                found=found,
+                like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
+            )
+        )
+    size, target = found.params, found.target_efficiency_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
+    batch = f"per-device batch {format_count(run.batch)}"
+    if run.kept_global_batch is not None:
+        batch = f"global batch {format_count(run.kept_global_batch)} split over the two"
+    said = family_sentence(
+        cal.model.family,
+        found,
+        batch=batch,
+        beats=f"{'the runs predict that ' * weak(evidence)}2 devices beat 1 {_from_size(size)}",
+        reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {_from_size(target)}",
+        params=spec.params,
+        benched=cal.runs.evidence is not None,
+        strategy=run.strategy,
+    )
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def family_sentence(
+    basis: FamilyBasis | None,
+    found: BreakEven,
+    *,
+    batch: str,
+    beats: str,
+    reaches: str,
+    params: float,
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """The break-even sizes of the model's family (its basis said), and where this model's
+    own step says otherwise of its size, both with why."""
+    said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
+    if basis is not None:
+        said |= {"count": len(basis.members), "members": joined(list(basis.members))}
+    # whether the family's size and this model's own speedup say the same of it
+    size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
+    agrees = own is None or (size is not None and math.isnan(size))
+    agrees = agrees or (size is not None and params >= size) == (own > 1)
+    differs = own_speedup is not None and number(own_speedup) != number(own)
+    return sentence(
+        "break_even_family",
+        **said,
+        batch=batch,
+        beats=beats,
+        reaches=reaches,
+        params=params,
+        benched=benched,
+        own=None if basis is None or agrees else own,
+        table=number(own_speedup) if differs else None,
+    )

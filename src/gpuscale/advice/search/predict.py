@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.build_words import source_at
 from gpuscale.advice.explain.phrasebook import said, sentence
+from gpuscale.advice.explain.qualifiers import source_at
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.network import CLASSES
 from gpuscale.advice.model.step import Candidate, Step, step_table

@@ -34,7 +34,7 @@ from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import agreeing, format_count, format_ms, joined, number
+from gpuscale.quantities import format_count, format_ms, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -208,29 +208,30 @@ def dropped_counts(cal: Calibration, counts: Counts) -> str:
 def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     """Why no count above the focus (the largest predicted where the search stopped) was,
     and what would let one be; ("", "") where it is the most allowed."""
-    why, fix = [], []
-    if counts.unsearched_above:
-        unsearched = list(counts.unsearched_above)
-        why.append(
-            f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
-            f"({counts_rule(counts, short=True)})"
+    kept = cal.run.kept_global_batch
+    unsplit = bool(counts.missing_above) and kept is not None
+
+    def said(case: str, found: tuple[int, ...]) -> str:
+        names, rule = _names(list(found)), counts_rule(counts, short=True)
+        return sentence(
+            "not_above",
+            case=case,
+            counts=found,
+            one=len(found) == 1,
+            names=names,
+            rule=rule,
+            kept=kept,
         )
-    if counts.whole_nodes is not None:
-        fix.append(f"--max-devices {counts.whole_nodes} (whole nodes)")
-    missing, kept = counts.missing_above, cal.run.kept_global_batch
-    listed = ", ".join(map(str, missing))
-    if missing and kept is not None:
-        does = agreeing(len(missing), "does", "do")
-        why.append(
-            f"{listed} {does} not split the global batch {kept} kept at every count into "
-            "whole per-device batches"
-        )
-        fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
-    elif missing:
-        why.append(f"no per-device batch and accumulation fits {listed}")
-    if counts.flagged_above:
-        flagged = ", ".join(map(str, counts.flagged_above))
-        why.append(f"{flagged} failed a plausibility check (left out)")
+
+    cases = {
+        "unsearched": counts.unsearched_above,
+        "unsplit" if unsplit else "unfit": counts.missing_above,
+        "flagged": counts.flagged_above,
+    }
+    why = [said(case, tuple(found)) for case, found in cases.items() if found]
+    fix = [said("nodes", (counts.whole_nodes,))] if counts.whole_nodes is not None else []
+    if unsplit:
+        fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
     return "; ".join(why), joined(fix, "or")
 
 

@@ -30,7 +30,6 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import said, sentence
-from gpuscale.advice.explain.qualifiers import source_at
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.network import CLASSES
 from gpuscale.advice.model.step import Candidate, Step, step_table
@@ -43,6 +42,9 @@ KINDS = ("model", "scale", "band", "union", "extend")
 # finite; its speedup where above linear (NaN where not)
 FLAGGED = ("not_positive", "above_linear")
 LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
+# the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
+# watts come from
+WORDED = ("flags", "energy_source")
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 WIDER = ("ranges", "floor", "linear")  # a row's reasons, as ``RowIntervals.wider`` says them
 
@@ -251,7 +253,6 @@ def predicted(
         tuple(why for why, found in zip(WIDER, row, strict=True) if found)
         for row in zip(beyond, floor, capped, strict=True)
     ]
-    frame["energy_source"] = [source_at(cal.machine.power, n, b) for n, b in counts]
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
@@ -261,7 +262,7 @@ def predicted(
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     frame[LINEAR] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + [*FLAGGED, LINEAR, "wider"]]
+    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR, "wider"]]
     # a bench keeps its own interval, an assumed link its range of presets
     if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
         return frame, None

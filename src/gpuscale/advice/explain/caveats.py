@@ -151,8 +151,8 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
         again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
     )
     found = advice.disagreements
-    beside = against_measured(getattr(advice, "measured_counts", ()), found)
-    held = memory_said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
+    beside = against_measured(advice.measured_counts, found)
+    held = memory_said(advice.memory, cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *map(disagreement, found), *lines, *beside)
 

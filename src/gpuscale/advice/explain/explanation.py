@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration, OneDevice
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import focus, phrasebook
 from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
 from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
@@ -267,8 +267,11 @@ def one_device(advice: AdviceView) -> str:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said
     detail = ""
-    if case == "ddp" and m is not None:
-        detail = _phases(r) if same else _like(r, row, m)
+    if case == "ddp" and m is not None and same:
+        detail = _phases(r)
+    elif case == "ddp" and m is not None:  # the bench's batch predicted: the same samples
+        bench = config(m.batch, m.accum)
+        detail = sentence("one_device_like", r=r, row=config(*row), bench=bench, nosync=r.nosync_ms)
     return sentence(
         "one_device",
         case=case,
@@ -280,18 +283,6 @@ def one_device(advice: AdviceView) -> str:
         detail=detail,
         fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
         added=r.added_ddp_ms or None,
-    )
-
-
-def _like(r: OneDeviceRow, row: tuple[int, int], m: OneDevice) -> str:
-    """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
-    run, the step the same model predicts at the bench's: the same samples side by side."""
-    return sentence(
-        "one_device_like",
-        r=r,
-        row=config(*row),
-        bench=config(m.batch, m.accum),
-        nosync=r.nosync_ms,
     )
 
 

@@ -34,7 +34,7 @@ from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import format_count, format_ms, joined, number
+from gpuscale.quantities import format_ms, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -275,15 +275,13 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
-    batch = f"per-device batch {format_count(run.batch)}"
-    if run.kept_global_batch is not None:
-        batch = f"global batch {format_count(run.kept_global_batch)} split over the two"
     said = family_sentence(
         cal.model.family,
         found,
-        batch=batch,
-        beats=f"{'the runs predict that ' * weak(evidence)}2 devices beat 1 {_from_size(size)}",
-        reaches=f"reach {cal.search.target_efficiency:.0%} efficiency {_from_size(target)}",
+        batch=run.batch,
+        kept=run.kept_global_batch,
+        weak=weak(evidence),
+        target=cal.search.target_efficiency,
         params=spec.params,
         benched=cal.runs.evidence is not None,
         strategy=run.strategy,
@@ -295,15 +293,17 @@ def family_sentence(
     basis: FamilyBasis | None,
     found: BreakEven,
     *,
-    batch: str,
-    beats: str,
-    reaches: str,
+    batch: int,
+    target: float,
     params: float,
+    kept: int | None = None,
+    weak: bool = False,
     benched: bool = True,
     strategy: str = "ddp",
 ) -> str:
-    """The break-even sizes of the model's family (its basis said), and where this model's
-    own step says otherwise of its size, both with why."""
+    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
+    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
+    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
     said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
     if basis is not None:
         said |= {"count": len(basis.members), "members": joined(list(basis.members))}
@@ -316,8 +316,11 @@ def family_sentence(
         "break_even_family",
         **said,
         batch=batch,
-        beats=beats,
-        reaches=reaches,
+        kept=kept,
+        weak=weak,
+        target=target,
+        beats=_from_size(size),
+        reaches=_from_size(found.target_efficiency_params),
         params=params,
         benched=benched,
         own=None if basis is None or agrees else own,

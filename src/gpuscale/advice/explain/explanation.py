@@ -111,10 +111,12 @@ def _searched(advice: AdviceView) -> str:
     the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
-        f"{format_batch(r.batch_per_device)}"
-        + (f" x {r.accum}" if r.accum > 1 else "")
-        + f" (global batch {format_batch(r.global_batch)}) on {r.accelerators} "
-        + noun_for(r.accelerators, "device")
+        sentence(
+            "batch_chosen",
+            r=r,
+            accum=r.accum if r.accum > 1 else None,
+            noun=noun_for(r.accelerators, "device"),
+        )
         for r in frame.itertuples()
     )
     at_focus = focus in set(frame["accelerators"]) and focus > 1

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.table_words import family_sentence
+from gpuscale.advice.explain.focus import family_sentence
 from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.records import BreakEven
 from gpuscale.analysis.bench_scaling import bench_scaling
@@ -106,12 +106,7 @@ def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
         opt_ms=(0.0, 6.48),
         ddp_ms=(2.05, 0.597),
     )
-    words = {
-        "batch": "per-device batch 8",
-        "beats": "2 devices beat 1 at no size up to 10T parameters",
-        "reaches": "reach 70% efficiency at no size up to 10T parameters",
-        "params": 1.06e6,
-    }
+    words = {"batch": 8, "target": 0.7, "params": 1.06e6}  # at no size up to 10T parameters
     # its own optimizer and DDP times, and the family's lines at its 1.06M parameters
     found = BreakEven(
         flops_per_param=5.4,

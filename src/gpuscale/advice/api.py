@@ -1,6 +1,6 @@
 """The advice's entrance: the request checked against the data it comes with, the
 calibration built once (``calibrate.build``), the words its build left as numbers said
-(``explain.build_words``), then the search on that record alone (``search.decide``).
+(``explain.qualifiers``), then the search on that record alone (``search.decide``).
 :func:`load_advice_data` reads the files a request names; :func:`advise` takes them read;
 ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
 :func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.build_words import worded
+from gpuscale.advice.explain.qualifiers import worded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decide import Advice, search
 from gpuscale.bench.results import BENCH_FILE, load_bench

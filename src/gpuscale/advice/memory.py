@@ -245,7 +245,7 @@ def check(
         state=state.trainable,
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
-        activations_source="",  # said by ``explain.build_words``
+        activations_source="",  # said by ``explain.qualifiers``
         rows=rows,
         fewest=fewest,
         searched=tuple(counts),

@@ -22,6 +22,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.explain.qualifiers import disagreement, memory_said
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
     BreakEven,
     Counts,
@@ -54,6 +55,7 @@ class AdviceView(Protocol):
     below_mlperf: tuple[tuple[int, float, float, str], ...]
     qualifiers: Qualifiers
     input_rate: InputRate | None
+    memory: MemoryCheck | None
     intervals: RowIntervals
     fixed_term: FixedTerm
     one_device: OneDeviceRow
@@ -174,7 +176,7 @@ def change_line(advice: AdviceView) -> str:
         return sentence("settle_first", settle=d.settle)
     flagged = [
         m.accelerators
-        for m in getattr(advice, "disagreements", ())
+        for m in advice.disagreements
         if m.accelerators <= d.focus.accelerators and m.on_flagged_only
     ]
     if flagged:
@@ -202,7 +204,7 @@ def lines(advice: AdviceView) -> list[str]:
     dropped = dropped_short(advice.calibration, advice.decision.counts)
     return [
         *filter(None, [held]),
-        *map(disagreement, getattr(advice, "disagreements", ())),
+        *map(disagreement, advice.disagreements),
         decision_line(advice),
         *advice.decision.warnings,
         deciding_line(advice),
@@ -224,14 +226,14 @@ def named(d: Decision) -> str:
 def measured_at(advice: AdviceView, n: int) -> Disagreement | None:
     """The measurement the row at ``n`` rests on: the largest count at or below it measured
     outside its interval (None: none)."""
-    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
+    found = [m for m in advice.disagreements if m.accelerators <= n]
     return max(found, key=lambda m: m.accelerators, default=None)
 
 
 def memory_decides(advice: AdviceView) -> bool:
     """Whether the fewest devices that hold the model set the count: it is the fewest the
     strategy advised holds it on, above one, and short of the target efficiency."""
-    d, held = advice.decision, getattr(advice, "memory", None)
+    d, held = advice.decision, advice.memory
     fewest = held and held.fits_from(advice.calibration.run.strategy)
     return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
         d.chosen.efficiency < d.target_efficiency

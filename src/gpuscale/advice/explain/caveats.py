@@ -11,11 +11,17 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.assumptions import input_pipeline
+from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
 from gpuscale.advice.explain.phrasebook import said as said_finding
-from gpuscale.advice.explain.qualifiers import against_measured, disagreement, memory_said
+from gpuscale.advice.explain.qualifiers import (
+    against_measured,
+    disagreement,
+    memory_said,
+    source_at,
+)
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.records import Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -145,8 +151,8 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
         again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
     )
     found = advice.disagreements
-    beside = against_measured(getattr(advice, "measured_counts", ()), found)
-    held = memory_said(getattr(advice, "memory", None), cal.run.strategy, d.chosen.accelerators)
+    beside = against_measured(advice.measured_counts, found)
+    held = memory_said(advice.memory, cal.run.strategy, d.chosen.accelerators)
     first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
     return (*first, *map(disagreement, found), *lines, *beside)
 
@@ -183,8 +189,11 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
     return "; ".join(flags)
 
 
-def flagged(table: pd.DataFrame) -> pd.DataFrame:
-    """The predictions with the search's flags said in ``flags``."""
+def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
+    """The predictions with the search's flags said in ``flags`` and where each row's watts
+    come from in ``energy_source``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
-    return table.assign(flags=flags)[list(ADVICE_COLUMNS)]
+    rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
+    sources = [source_at(power, n, b) for n, b in rows]
+    return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]

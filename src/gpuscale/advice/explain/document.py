@@ -219,7 +219,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "caveats": list(result.caveats),
         },
         "disagreements": [found.to_dict() for found in result.disagreements],
-        "measured": [c.to_dict() for c in getattr(result, "measured_counts", ())],
+        "measured": [c.to_dict() for c in result.measured_counts],
         # memory and shape: absent where one device holds the model, or without a shape
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
         **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),

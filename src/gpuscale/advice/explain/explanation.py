@@ -1,26 +1,28 @@
 """``--explain``'s sentences over the Decision and its predictions: what to do and how
-sure, how the counts were compared, the break-even, the step at the focus count
-(``focus``), every source with the step interval, and the equilibrium."""
+sure (the N = 1 row beside the bench's N = 1 step), how the counts were compared (the fixed
+per-step costs a count pays above its share), the break-even and the step at the focus
+count (``focus``), every source with the step interval, and the equilibrium picks."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.explain import focus, phrasebook, table_words
+from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain import focus, phrasebook
 from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
-from gpuscale.advice.explain.build_words import power_said
-from gpuscale.advice.explain.focus import dropped_counts, only_one
+from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
-from gpuscale.advice.explain.table_words import break_even_lines
+from gpuscale.advice.explain.qualifiers import power_said
 from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
-from gpuscale.advice.types import TermId
+from gpuscale.advice.records import OneDeviceRow
+from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import counted, format_batch, joined, noun_for
+from gpuscale.quantities import counted, format_batch, format_ms, joined, noun_for
 from gpuscale.tables.bench import on_a_larger_host
 
 
 def _config(row: pd.Series) -> str:
-    batch = table_words.config(row["batch_per_device"], row["accum"])
+    batch = config(row["batch_per_device"], row["accum"])
     return sentence("config", row=row, batch=batch)
 
 
@@ -75,7 +77,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
-    return [*lines, *filter(None, [table_words.one_device(advice)])]
+    return [*lines, *filter(None, [one_device(advice)])]
 
 
 def _scaling(advice: AdviceView) -> list[str]:
@@ -84,15 +86,15 @@ def _scaling(advice: AdviceView) -> list[str]:
     cal, d = advice.calibration, advice.decision
     lines = []
     if cal.model.fixed is not None:
-        lines.append(table_words.fixed_cost_line(cal, advice.fixed_term.optimizer_ms))
+        lines.append(fixed_cost_line(cal, advice.fixed_term.optimizer_ms))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
-        fixed = table_words.fixed_costs(cal, advice.predictions, advice.fixed_term.optimizer_ms)
+        fixed = fixed_costs(cal, advice.predictions, advice.fixed_term.optimizer_ms)
         lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
-        batch = table_words.config(first["batch_per_device"], first["accum"])
+        batch = config(first["batch_per_device"], first["accum"])
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
     else:
         lines.append(_searched(advice))
@@ -109,10 +111,12 @@ def _searched(advice: AdviceView) -> str:
     the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
-        f"{format_batch(r.batch_per_device)}"
-        + (f" x {r.accum}" if r.accum > 1 else "")
-        + f" (global batch {format_batch(r.global_batch)}) on {r.accelerators} "
-        + noun_for(r.accelerators, "device")
+        sentence(
+            "batch_chosen",
+            r=r,
+            accum=r.accum if r.accum > 1 else None,
+            noun=noun_for(r.accelerators, "device"),
+        )
         for r in frame.itertuples()
     )
     at_focus = focus in set(frame["accelerators"]) and focus > 1
@@ -136,7 +140,7 @@ def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     host = on_a_larger_host(2, cal.runs.host_devices)
     return sentence(
         "weak_instead",
-        batch=table_words.config(row["batch_per_device"], row["accum"]),
+        batch=config(row["batch_per_device"], row["accum"]),
         big=row["global_batch"],
         named=named(d),
         speedup=row["speedup"],
@@ -215,5 +219,104 @@ def explain(advice: AdviceView) -> list[str]:
         + break_even_lines(advice)
         + focus.step_lines(advice)
         + _sources(advice)
-        + [table_words.equilibrium_sentence(advice)]
+        + [equilibrium_sentence(advice)]
+    )
+
+
+def fixed_cost_line(cal: Calibration, opt: float) -> str:
+    """The fixed cost said once: each forward and backward's and, where the bench measured
+    it apart, the optimizer step beside it (``opt``, ms)."""
+    fixed = cal.model.fixed
+    said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
+    if opt <= 0:
+        return f"Fixed per-step cost: {said}."
+    measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
+    return sentence(
+        "fixed_costs_line",
+        fixed=said,
+        measure=maybe(str, measure),
+        opt=opt,
+        strategy=cal.run.strategy,
+    )
+
+
+def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:
+    """What the fixed per-step costs do as the global batch is split over the table's
+    counts: each forward and backward's falls with the micro-steps; the optimizer step's not."""
+    accums = tuple(int(k) for k in frame["accum"])
+    return sentence(
+        "fixed_costs_split",
+        opt=cal.run.strategy if opt > 0 else "none",
+        varies=len(set(accums)) > 1,
+        accum=accums[0],
+        accums=accums,
+    )
+
+
+def one_device(advice: AdviceView) -> str:
+    """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
+    speedup is against ("" where nothing needs saying)."""
+    frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
+    one = frame.iloc[0]
+    row = (int(one["batch_per_device"]), int(one["accum"]))
+    same = m is not None and row == (m.batch, m.accum)
+    case = "none" if r.added_ddp_ms > 0 else ""
+    if m is not None and m.strategy == "fsdp":
+        case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
+    elif m is not None and m.own_ms > 0:
+        case = "ddp"
+    if not case:
+        return ""
+    # no bench run at N = 1 (m None): only what the counts above 1 add is said
+    detail = ""
+    if case == "ddp" and m is not None and same:
+        detail = _phases(r)
+    elif case == "ddp" and m is not None:  # the bench's batch predicted: the same samples
+        bench = config(m.batch, m.accum)
+        detail = sentence("one_device_like", r=r, row=config(*row), bench=bench, nosync=r.nosync_ms)
+    return sentence(
+        "one_device",
+        case=case,
+        predicted=r.step_ms,
+        at=None if m is None or same else config(m.batch, m.accum),
+        step=getattr(m, "step_ms", 0.0),
+        r=r,
+        own=getattr(m, "own_ms", 0.0),
+        detail=detail,
+        fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
+        added=r.added_ddp_ms or None,
+    )
+
+
+def _phases(r: OneDeviceRow) -> str:
+    """Where the step predicted (its phases timed apart) is not the no-sync step timed
+    whole (as said), the difference."""
+    predicted, gap = r.step_ms, r.gap_ms or 0.0
+    if format_ms(r.nosync_ms or 0.0, like=predicted) == format_ms(predicted, like=predicted):
+        return ""
+    side = "under" if gap > 0 else "over"
+    return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
+
+
+def config(batch: float, accum: int) -> str:
+    """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
+    return format_batch(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+
+
+KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
+
+
+def equilibrium_sentence(advice: AdviceView) -> str:
+    """The equilibrium picks in words, each with the numbers that make it, beside the
+    count the advice decided."""
+    eq, d, at = advice.picks.equilibrium, advice.decision, advice.picks.numbers
+    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
+    return sentence(
+        "equilibrium",
+        d=d,
+        eq=eq,
+        at=at,
+        threshold=advice.calibration.search.threshold,
+        knee=knee,
+        needs=KNEE_COUNTS,
     )

@@ -1,11 +1,15 @@
 """--explain on the step at the decision's focus (the next count above the one advised,
 else that one): its parts, what caps the speedup and what would change it; and which
 device counts the search tried (``Calibration.device_counts``: powers of two up to the
-most allowed, past one node whole nodes) and why a count searched has no row."""
+most allowed, past one node whole nodes) and why a count searched has no row; the
+break-even (the compute per gradient byte and the model size from which 2 devices beat 1 on
+this link, ``search.derive``, and its family)."""
 
 from __future__ import annotations
 
+import math
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
@@ -27,10 +31,13 @@ from gpuscale.advice.explain.phrasebook import (
     term_subject,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.records import Counts, Decision
+from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
-from gpuscale.bench.support import weak
-from gpuscale.quantities import agreeing, format_ms, joined
+from gpuscale.bench.support import predicted, to_test, weak
+from gpuscale.quantities import format_ms, joined, number
+
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.model.step import FamilyBasis
 
 
 def _detailed(d: Decision) -> str:
@@ -201,29 +208,30 @@ def dropped_counts(cal: Calibration, counts: Counts) -> str:
 def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     """Why no count above the focus (the largest predicted where the search stopped) was,
     and what would let one be; ("", "") where it is the most allowed."""
-    why, fix = [], []
-    if counts.unsearched_above:
-        unsearched = list(counts.unsearched_above)
-        why.append(
-            f"{_names(unsearched)} {agreeing(len(unsearched), 'is', 'are')} not searched "
-            f"({counts_rule(counts, short=True)})"
+    kept = cal.run.kept_global_batch
+    unsplit = bool(counts.missing_above) and kept is not None
+
+    def said(case: str, found: tuple[int, ...]) -> str:
+        names, rule = _names(list(found)), counts_rule(counts, short=True)
+        return sentence(
+            "not_above",
+            case=case,
+            counts=found,
+            one=len(found) == 1,
+            names=names,
+            rule=rule,
+            kept=kept,
         )
-    if counts.whole_nodes is not None:
-        fix.append(f"--max-devices {counts.whole_nodes} (whole nodes)")
-    missing, kept = counts.missing_above, cal.run.kept_global_batch
-    listed = ", ".join(map(str, missing))
-    if missing and kept is not None:
-        does = agreeing(len(missing), "does", "do")
-        why.append(
-            f"{listed} {does} not split the global batch {kept} kept at every count into "
-            "whole per-device batches"
-        )
-        fix += [f"a --global-batch divisible by {listed}", "--scaling weak"]
-    elif missing:
-        why.append(f"no per-device batch and accumulation fits {listed}")
-    if counts.flagged_above:
-        flagged = ", ".join(map(str, counts.flagged_above))
-        why.append(f"{flagged} failed a plausibility check (left out)")
+
+    cases = {
+        "unsearched": counts.unsearched_above,
+        "unsplit" if unsplit else "unfit": counts.missing_above,
+        "flagged": counts.flagged_above,
+    }
+    why = [said(case, tuple(found)) for case, found in cases.items() if found]
+    fix = [said("nodes", (counts.whole_nodes,))] if counts.whole_nodes is not None else []
+    if unsplit:
+        fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
     return "; ".join(why), joined(fix, "or")
 
 
@@ -232,3 +240,89 @@ def only_one(cal: Calibration, cap: str = "devices") -> str:
     kept = cal.run.kept_global_batch
     case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
     return sentence("only_one", case=case, kept=kept)
+
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
+
+
+def _from_size(value: float | None) -> str:
+    size = "*"
+    if value is None:
+        size = "none"
+    elif value <= SMALLEST_SEARCHED:
+        size = "every"
+    return sentence("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
+
+
+def break_even_lines(advice: AdviceView) -> list[str]:
+    """The break-even's sentences; none where none is sought (one device allowed, or a
+    global batch kept)."""
+    cal, found = advice.calibration, advice.break_even
+    if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
+        return []
+    lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
+    per_mb = found.compute_ms_per_grad_mb
+    if per_mb is not None:
+        lines.append(
+            sentence(
+                "break_even_rate",
+                network=cal.machine.network_name,
+                predicted=predicted(evidence),
+                found=found,
+                like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
+            )
+        )
+    size, target = found.params, found.target_efficiency_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
+    said = family_sentence(
+        cal.model.family,
+        found,
+        batch=run.batch,
+        kept=run.kept_global_batch,
+        weak=weak(evidence),
+        target=cal.search.target_efficiency,
+        params=spec.params,
+        benched=cal.runs.evidence is not None,
+        strategy=run.strategy,
+    )
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def family_sentence(
+    basis: FamilyBasis | None,
+    found: BreakEven,
+    *,
+    batch: int,
+    target: float,
+    params: float,
+    kept: int | None = None,
+    weak: bool = False,
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
+    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
+    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
+    said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
+    if basis is not None:
+        said |= {"count": len(basis.members), "members": joined(list(basis.members))}
+    # whether the family's size and this model's own speedup say the same of it
+    size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
+    agrees = own is None or (size is not None and math.isnan(size))
+    agrees = agrees or (size is not None and params >= size) == (own > 1)
+    differs = own_speedup is not None and number(own_speedup) != number(own)
+    return sentence(
+        "break_even_family",
+        **said,
+        batch=batch,
+        kept=kept,
+        weak=weak,
+        target=target,
+        beats=_from_size(size),
+        reaches=_from_size(found.target_efficiency_params),
+        params=params,
+        benched=benched,
+        own=None if basis is None or agrees else own,
+        table=number(own_speedup) if differs else None,
+    )

@@ -15,8 +15,6 @@ from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import (
-    agreeing,
-    counted,
     filled,
     format_count,
     format_ms,
@@ -52,7 +50,10 @@ def broken_note(broken: Broken) -> str:
 
 def flag_lines(flags: Flags) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
-    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flags)
+    return "; ".join(
+        sentence("flagged_runs", case="flag", kind=kind, n=n, why=detail(why))
+        for kind, n, why in flags
+    )
 
 
 def remedy(kinds: list[str]) -> str:
@@ -75,11 +76,7 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
     it could not: ``broken``); None where neither."""
     said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
     if flagged:
-        said.insert(
-            0,
-            f"{counted(flagged, 'flagged run')} used (--allow-flagged): "
-            f"{flag_lines(flags)}. The figures they give are less certain",
-        )
+        said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
     return f"WARNING: {'. '.join(said)}." if said else None
 
 
@@ -120,10 +117,8 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = ""
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        flagged = (
-            f". {counted(left.left, 'run')} {agreeing(left.left, 'was', 'were')} left out as "
-            f"flagged: {flag_lines(left.flags)}. {remedy(kinds)}"
-        )
+        runs = {"n": left.left, "one": left.left == 1, "flags": flag_lines(left.flags)}
+        flagged = f". {sentence('flagged_runs', case='left', remedy=remedy(kinds), **runs)}"
     return f"{text}{flagged}{broken_note(left.broken)}."
 
 
@@ -137,19 +132,24 @@ def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
     was not finite, where it is broken: then none of its runs is used)."""
-    if broken:
-        return (
-            f"loss not finite on {on_devices(broken)}, a broken model: none of its runs used, "
-            "--allow-flagged or not"
-        )
     single = runs[runs["accelerators"] == 1]
-    if single.empty:
-        return "no N = 1 run"
     ok = single[single["status"] == "ok"]
-    if ok.empty:
-        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
     kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
+    case = "flagged"
+    if broken:
+        case = "broken"
+    elif single.empty:
+        case = "none"
+    elif ok.empty:
+        case = "failed"
+    return sentence(
+        "no_single",
+        case=case,
+        on=broken and on_devices(broken),
+        noun=noun_for(len(ok) or len(single), "run"),
+        status=single["status"].iloc[-1] if len(single) else None,
+        kinds=joined(kinds) or "untrusted",
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,12 +80,12 @@ class Advice:
 
     @cached_property
     def predictions(self) -> pd.DataFrame:
-        """``table`` with its flags said (``tables.advice``)."""
-        return words.flagged(self.table)
+        """``table`` with its flags and power sources said (``tables.advice``)."""
+        return words.flagged(self.table, self.calibration.machine.power)
 
     @cached_property
     def alternative(self) -> pd.DataFrame | None:
-        return maybe(words.flagged, self.weak_table)
+        return maybe(words.flagged, self.weak_table, self.calibration.machine.power)
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:

@@ -23,12 +23,11 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.search.predict import WIDER, plausible
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
-TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (
     TermId.FIXED,
@@ -231,8 +230,7 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
 
 def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -> RowIntervals:
     """The spans of ``frame``'s rows above one device and, where ``rule`` is None, why the
-    predicted ones are not the model's error alone, from their own ends against the error's
-    width at each count (:class:`RowIntervals`)."""
+    predicted ones are not the model's error alone (:class:`RowIntervals`)."""
     rows = frame[frame["accelerators"] > 1]
     spans = tuple(
         RowSpan(
@@ -247,22 +245,9 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
     rows = rows[rows["rests_on"] == "predicted"]
     if rule is not None or not len(rows):
         return RowIntervals(rule=rule, spans=spans, wider=())
-    why: list[str] = []
-    width = {int(n): cal.model.error.width_at(int(n)) for n in rows["accelerators"]}
-    step = rows["step_ms"].astype(float)
-    low = rows["step_ms_low"] / step
-    high = rows["step_ms_high"] / step
-    error_low = rows["accelerators"].map(lambda n: math.exp(-width[int(n)]))
-    error_high = rows["accelerators"].map(lambda n: math.exp(width[int(n)]))
-    if ((high > error_high * (1 + TOLERANCE)) | (low < error_low * (1 - TOLERANCE))).any():
-        why.append("ranges")
-    if (low > error_low * (1 + TOLERANCE)).any():
-        why.append("floor")
-    speedup = rows["speedup"].astype(float)
-    if (rows["speedup_high"] / speedup < step / rows["step_ms_low"] * (1 - TOLERANCE)).any():
-        why.append("linear")
-    if len({round(w, 9) for w in width.values()}) > 1:
-        why.append("growing")
+    found = {why for row in rows["wider"] for why in row}  # as ``predict`` recorded them
+    widths = {round(cal.model.error.width_at(int(n)), 9) for n in rows["accelerators"]}
+    why = [*(w for w in WIDER if w in found), *["growing"] * (len(widths) > 1)]
     return RowIntervals(rule=rule, spans=spans, wider=tuple(why))
 
 

@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.build_words import source_at
 from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.network import CLASSES
@@ -43,6 +42,11 @@ KINDS = ("model", "scale", "band", "union", "extend")
 # finite; its speedup where above linear (NaN where not)
 FLAGGED = ("not_positive", "above_linear")
 LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
+# the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
+# watts come from
+WORDED = ("flags", "energy_source")
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
+WIDER = ("ranges", "floor", "linear")  # a row's reasons, as ``RowIntervals.wider`` says them
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
@@ -238,7 +242,17 @@ def predicted(
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
     frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
-    frame["energy_source"] = [source_at(cal.machine.power, n, b) for n, b in counts]
+    # why a row's interval is wider than the step's error: the ranges' ends beyond it, the
+    # compute's floor above its lower end, the speedup's ceiling below its upper end
+    low, high = frame["step_ms_low"] / frame["step_ms"], frame["step_ms_high"] / frame["step_ms"]
+    beyond = (high > np.exp(width) * (1 + TOLERANCE)) | (low < np.exp(-width) * (1 - TOLERANCE))
+    floor = low > np.exp(-width) * (1 + TOLERANCE)
+    ratio = frame["step_ms"] / frame["step_ms_low"]
+    capped = frame["speedup_high"] / frame["speedup"] < ratio * (1 - TOLERANCE)
+    frame["wider"] = [
+        tuple(why for why, found in zip(WIDER, row, strict=True) if found)
+        for row in zip(beyond, floor, capped, strict=True)
+    ]
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
@@ -248,7 +262,7 @@ def predicted(
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     frame[LINEAR] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c != "flags"] + [*FLAGGED, LINEAR]]
+    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR, "wider"]]
     # a bench keeps its own interval, an assumed link its range of presets
     if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
         return frame, None

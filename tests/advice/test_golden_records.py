@@ -196,7 +196,6 @@ def test_the_differences_are_found() -> None:
     assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
 
 
-
 @pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_assumption_is_a_number_with_its_unit(path: Path) -> None:
     """Issue 71 item 3: each assumption of ``-f json`` has a numeric value and a unit, and

@@ -16,6 +16,7 @@ from gpuscale.advice.model.hardware import Power, PowerKind, device_power, devic
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decide import recommend
 from gpuscale.advice.search.predict import FLAGGED, plausible, predicted
+from gpuscale.advice.types import TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import parse_topo_matrix
@@ -184,7 +185,10 @@ def test_the_detected_topology_chooses_the_link_and_says_so(golden: Golden) -> N
     golden.check(VIEW, "the link of the detected topology", detected)
     bare = gpuscale.advise(params=7e6, step_ms=20, batch=64)
     (assumed,) = [line for line in bare.explanation if line.startswith("Link:")]
-    assert "none detected" in assumed and bare.calibration.machine.network.name == "pcie-phb"
+    assert "no link given, detected or measured" in assumed
+    assert bare.calibration.machine.network.name == "pcie-phb"
+    (link,) = [a for a in bare.calibration.said.assumptions if a.term == TermId.LINK]
+    assert (link.quantity.value, link.quantity.low, link.quantity.high) == (10.0, 10.0, 24.0)
     golden.check(VIEW, "no link given or detected", assumed)
 
 

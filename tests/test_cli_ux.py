@@ -273,7 +273,7 @@ def test_duplicates_of_a_round_without_twins_say_so(golden) -> None:
     scores = load_round("v5.0").scores
     assert not scores["same_runs_as"].fillna("").astype(str).any()  # no twin: the case
     table = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates"])
-    assert table.exit_code == 0 and "no result of v5.0 is listed under two" in table.stderr
+    assert table.exit_code == 0 and table.stdout == "" and "v5.0" in table.stderr
     golden.check(VIEW, "--duplicates of a round without twins", table.stderr.strip())
     document = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates", "-f", "json"])
     assert document.exit_code == 0 and json.loads(document.stdout) == []

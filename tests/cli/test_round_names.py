@@ -166,8 +166,8 @@ def test_a_mistyped_round_name_is_offered_the_round_it_reads_as(
     result = runner.invoke(app, ["scores", "--round", typed])
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     said = result.stderr.strip()
-    assert said.startswith(f"error: --round {typed}: not a round name")
-    assert (f"(did you mean {meant!r}?)" if meant else "(e.g. v4.1)") in said
+    assert said.startswith("error: ") and typed in said
+    assert repr(meant) in said if meant else "v4.1" in said  # the round offered, or the example
     golden.check("cli/round_names", f"--round {typed}", said)
 
 
@@ -176,7 +176,7 @@ def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
     ``normalise_round``: the same offer as ``--round``."""
     from gpuscale import load_round
 
-    with pytest.raises(ValueError, match=r"not a round name: 'v5' \(did you mean 'v5\.0'\?\)"):
+    with pytest.raises(ValueError, match=r"'v5\.0'"):  # the round offered
         load_round("v5")
-    with pytest.raises(ValueError, match=r"'v123' \(expected like v4\.1\)"):
+    with pytest.raises(ValueError, match=r"v4\.1"):  # no reading: the example
         load_round("v123")

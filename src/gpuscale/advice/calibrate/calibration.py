@@ -33,15 +33,9 @@ from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepMode
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.model.priors import (
-    DDP_WORK,
-    DEFAULT_BUCKET_MB,
-    StepError,
-    leave_one_out,
-    with_own_runs,
-)
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
@@ -130,9 +124,8 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     if own["overlap"].notna().any():
         # its smallest count measured, the median of its runs there
         timed = own.dropna(subset=["overlap"])
-        overlap = float(
-            timed[timed["accelerators"] == timed["accelerators"].min()]["overlap"].median()
-        )
+        first = timed[timed["accelerators"] == timed["accelerators"].min()]
+        overlap = float(first["overlap"].median())
     elif multi["overlap"].notna().any():
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
@@ -141,7 +134,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         batch=int(row["batch_per_device"]),
         accum=cell(row, "accum", int, 1),
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
-        bucket_mb=cell(row, "bucket_mb", float, DEFAULT_BUCKET_MB),
+        bucket_mb=cell(row, "bucket_mb", float, priors.DEFAULT_BUCKET_MB),
         overlap=overlap,
     )
     # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, DDP's)

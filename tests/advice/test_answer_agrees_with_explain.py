@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.explain.answer import deciding_line
 from gpuscale.advice.explain.phrasebook import term_says
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.cli import app
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"  # beside the checkout
@@ -74,7 +75,12 @@ def test_a_model_by_size_takes_its_members_terms_as_fitted_not_measured() -> Non
     advice = gpuscale.advise(bench=str(LADDER), params=1.3e9, family="transformer", batch=8)
     said = {a.term: a for a in advice.assumptions}
     assert said["ddp"].source == "fitted" and said["ddp"].measure
-    assert "1.3B" not in said["strategy"].basis
+    (strategy,) = [
+        dict(f.values)
+        for f in advice.calibration.said.sources
+        if isinstance(f, Finding) and f.kind == FindingKind.STRATEGY_AS_BENCHED
+    ]
+    assert strategy == {"model": "tf-300m", "benched": "ddp"}  # the member benched, not 1.3B
     benched = gpuscale.advise(bench=str(LADDER))  # tf-300m itself: measured
     assert {a.term: a for a in benched.assumptions}["ddp"].source == "measured"
     # its rest a step (hooks) kept, its bucket copies resized: more than tf-300m's own,

@@ -6,12 +6,13 @@ most devices allowed."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 import gpuscale
 from gpuscale.advice.search.decide import Advice
-from gpuscale.advice.types import FindingKind
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 from ..golden import Golden
@@ -23,6 +24,10 @@ TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-
 SEVEN_B = {"params": 7e9, "step_ms": 900.0, "batch": 4, "global_batch": 64}
 # a 70B model: FSDP holds it on 16 H100s
 SEVENTY_B = {"params": 70e9, "step_ms": 900.0, "batch": 8, "device_name": "H100"}
+# a model that scales past 8 devices on NVLink (two measured steps)
+PAYS = {"params": 1e9, "step_ms": (500.0, 300.0), "batch": (64, 32)}
+TWO_NVLINK = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-15\nGPU1\tNV18\t X \t0-15\n"
+H100_PATHS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 
 
 def _refused(topology: str | None = None, **fields: object) -> str:
@@ -36,6 +41,10 @@ def _flags(said: str) -> dict[str, int]:
     """The numbered flags the refusal's remedy names (``--max-devices 16``)."""
     remedy = said.rsplit(" holds it on ", 1)[1]
     return {m[1].replace("-", "_"): int(m[2]) for m in re.finditer(r"--([a-z-]+) (\d+)", remedy)}
+
+
+def _findings(advice: Advice) -> list[Finding]:
+    return [f for f in advice.calibration.said.sources if isinstance(f, Finding)]
 
 
 def _fits_from(advice: Advice, strategy: str) -> int | None:
@@ -78,5 +87,35 @@ def test_the_devices_allowed_as_the_cap_name_more_of_them(max_devices: int | Non
     assert flags == {"max_devices": 16}
     followed = gpuscale.advise(**SEVENTY_B, link="nvlink4", **flags)
     assert _fits_from(followed, "fsdp") == 16
-    kinds = {getattr(f, "kind", None) for f in followed.calibration.said.sources}
+    kinds = {f.kind for f in _findings(followed)}
     assert FindingKind.NODES_SPILL in kinds  # over whole nodes of 8
+
+
+def test_more_devices_named_as_what_changes_it_lift_a_topologys_cap() -> None:
+    """--max-devices alone stays at the topology's GPUs; whole nodes of them do not."""
+    two = parse_topo_matrix(TWO_NVLINK)
+    capped = gpuscale.advise(**PAYS, topology=two)
+    assert capped.decision.limit.change == "devices" and capped.recommended == 2
+    same = gpuscale.advise(**PAYS, max_devices=4, topology=two)
+    assert same.predictions["accelerators"].max() == 2
+    nodes = gpuscale.advise(**PAYS, nodes=2, gpus_per_node=2, topology=two)
+    assert nodes.predictions["accelerators"].max() == 4
+
+
+def test_cpu_processes_capped_at_the_hosts_cores_lift_with_more_devices_allowed() -> None:
+    capped = gpuscale.advise(bench=H100_PATHS, model="mlp-4m")
+    (cap,) = [f for f in _findings(capped) if f.kind is FindingKind.PROCESSES_CAP]
+    assert capped.predictions["accelerators"].max() == cap["host"]
+    more = gpuscale.advise(bench=H100_PATHS, model="mlp-4m", max_devices=2 * int(cap["host"]))
+    assert more.predictions["accelerators"].max() == 2 * int(cap["host"])
+
+
+def test_the_next_whole_node_named_past_a_node_is_searched() -> None:
+    """``--max-devices 16 searches two`` (the nodes) and ``--max-devices 16 (whole nodes)``
+    (what would change it) name the count that, allowed, is predicted."""
+    twelve = gpuscale.advise(**PAYS, link="nvlink4", max_devices=12, global_batch=256)
+    (spill,) = [f for f in _findings(twelve) if f.kind is FindingKind.NODES_SPILL]
+    assert twelve.predictions["accelerators"].max() == 8 and spill["two_nodes"] == 16
+    assert twelve.decision.counts.whole_nodes == 16
+    sixteen = gpuscale.advise(**PAYS, link="nvlink4", max_devices=16, global_batch=256)
+    assert sixteen.predictions["accelerators"].max() == 16

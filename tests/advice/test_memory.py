@@ -143,7 +143,7 @@ def test_no_count_that_holds_it_is_refused_naming_the_fewest(golden: Golden) -> 
     with pytest.raises(ValueError) as refused:
         gpuscale.advise(params=70e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4")
     said = str(refused.value)
-    assert "up to 8 devices" in said and "16 devices" in said and "--nodes 2" in said
+    assert "up to 8 devices" in said and "16 devices" in said and "--max-devices 16" in said
     golden.check(VIEW, "70B: no count searched holds it", said)
 
 
@@ -306,17 +306,18 @@ LLAMA3_8B_TWO = (
 def test_activations_that_fill_a_device_offer_recomputing_them_beside_more_nodes(
     golden: Golden,
 ) -> None:
-    """The refusal named only --nodes 6 (48 devices); recomputing the activations or one
+    """The refusal named only --max-devices 48; recomputing the activations or one
     sequence a device holds the model on 2 or 4: both are said, and each, run again, fits
     within the node."""
     code, shown = _advise(*LLAMA3_8B_TWO)
-    assert code == 2 and "--nodes 6" in shown and "--checkpointing full" in shown
+    assert code == 2 and "--max-devices 48" in shown and "--checkpointing full" in shown
     golden.check(
         VIEW, "llama3-8b, 2 sequences a device: no count searched", " ".join(shown.split())
     )
     batch_at = LLAMA3_8B_TWO.index("--batch") + 1
     one = (*LLAMA3_8B_TWO[:batch_at], "1", *LLAMA3_8B_TWO[batch_at + 1 :])
-    for again, fewest in (((*LLAMA3_8B_TWO, "--checkpointing", "full"), 2), (one, 4)):
+    recompute = (*LLAMA3_8B_TWO, "--checkpointing", "full")
+    for again, fewest in ((recompute, 2), (one, 4), ((*LLAMA3_8B_TWO, "--max-devices", "48"), 48)):
         code, out = _advise(*again, "-f", "json")
         assert code == 0, out
         assert json.loads(out)["memory"]["fits_from"]["fsdp"] == fewest

@@ -14,7 +14,8 @@ from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.types import TermId, Value
+from gpuscale.advice.types import Finding, TermId, Value
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
 from gpuscale.hardware.power import charged_at, whole_job_w
@@ -28,6 +29,9 @@ from gpuscale.quantities import (
     with_article,
 )
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
+
+# the findings of a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+CAPS = (K.ONE_GPU, K.TOPOLOGY_CAP)
 
 
 def worded(cal: Calibration) -> Calibration:
@@ -207,9 +211,10 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     )
 
 
-def nothing_fits(memory: MemoryCheck) -> str:
+def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
     """Why no count searched holds the model under any strategy, and the fewest that
-    would, or what else shrinks a shape's activations (whole on every device)."""
+    would with what lifts the cap of those ``capped`` (the calibration's sources), or what
+    else shrinks a shape's activations (whole on every device)."""
     shape, would = memory.activations_counted, memory.would_hold
     said = _said(memory, largest=memory.searched[-1], case="", ways=None)
     if shape is not None:
@@ -223,9 +228,21 @@ def nothing_fits(memory: MemoryCheck) -> str:
             "gb": shape.total_gb,
         }
     if would is not None:
-        s, n, nodes = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": strategy_name(s), "n": n, "nodes": nodes}
+        s, n, _ = would  # past a node only whole nodes are searched
+        said |= {"case": "would", "name": strategy_name(s), "n": n, **_cap(capped, n)}
     return sentence("nothing_fits", **said)
+
+
+def _cap(capped: Iterable[str | Finding], devices: int) -> dict[str, Value]:
+    """What caps the count below ``devices``, so that the remedy named lifts it: the
+    topology's GPUs (past them only whole nodes of that many), else the most devices
+    allowed (more spill onto whole nodes). A CPU host's cores cap no count here: a CPU
+    has no memory check."""
+    cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
+    if cap is None:
+        return {"cap": "devices"}
+    gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
+    return {"cap": "topology", "gpus": gpus, "whole": -(-devices // gpus) * gpus}
 
 
 def _spread(c: MeasuredCount) -> str:

@@ -197,7 +197,7 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     if asked is not None:
         return cal, asked, memory
     if memory.fallback is None:
-        raise NamedError(nothing_fits(memory))
+        raise NamedError(nothing_fits(memory, cal.said.sources))
     strategy, fewest = memory.fallback
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 

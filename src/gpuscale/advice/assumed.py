@@ -28,13 +28,15 @@ TERM_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """A term's value in ``unit``, its range, and its value per device count (``at``)."""
+    """A term's value in ``unit``, its range, its value per device count (``at``), and
+    the share of each that is DDP's bucket copies (``copies_ms``, in the value and each end)."""
 
     value: float
     unit: str
     low: float | None = None
     high: float | None = None
     at: tuple[tuple[int, float], ...] = ()
+    copies_ms: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
@@ -45,6 +47,8 @@ class Quantity:
         }
         if self.at:
             found["at"] = {str(n): v for n, v in self.at}
+        if self.copies_ms is not None:
+            found["copies_ms"] = self.copies_ms
         return found
 
 

@@ -10,7 +10,7 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
-from gpuscale.advice.assumptions import input_pipeline
+from gpuscale.advice.assumptions import for_strategy, input_pipeline
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.answer import AdviceView
 from gpuscale.advice.explain.explanation import explain
@@ -71,8 +71,10 @@ def withheld(decision: Decision) -> str:
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The assumptions with the input pipeline's saying the rate the largest count consumes."""
-    found = advice.calibration.said.assumptions
+    """The assumptions with DDP's own work as the strategy advised prices it and the input
+    pipeline's saying the rate the largest count consumes."""
+    cal = advice.calibration
+    found = for_strategy(cal.said.assumptions, cal.run.strategy)
     if advice.input_rate is None:
         return found
     load = advice.input_rate

@@ -12,7 +12,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.assumptions import for_strategy, input_pipeline
 from gpuscale.advice.calibration import Power
-from gpuscale.advice.explain.answer import AdviceView
+from gpuscale.advice.explain.answer import AdviceView, readings_apart
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
 from gpuscale.advice.explain.phrasebook import said as said_finding
@@ -61,12 +61,13 @@ def headline(
     return lines
 
 
-def withheld(decision: Decision) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not)."""
+def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
+    """The sentence leading an answer whose count is withheld ("" where it is not): the
+    count at each end of the range that differs from the value ``assumed``."""
     term = decision.withheld_by
     if term is None:
         return ""
-    at = "; ".join(reading(r, speedup=True) for r in decision.readings if r.term == term)
+    at = "; ".join(reading(r, speedup=True) for r in readings_apart(decision, assumed))
     return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
@@ -155,7 +156,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     found = advice.disagreements
     beside = against_measured(advice.measured_counts, found)
     held = memory_said(advice.memory, cal.run.strategy, d.chosen.accelerators)
-    first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
+    first = filter(None, (held, advice.qualifiers.model_note, withheld(d, advice.assumptions)))
     return (*first, *map(disagreement, found), *lines, *beside)
 
 

@@ -22,6 +22,7 @@ TERM_NAMES = {
     TermId.INPUT: "Input pipeline",
     TermId.CONVERGENCE: "Samples to converge at a larger global batch",
     TermId.LINK: "Link",
+    TermId.INTER_NODE: "Link between nodes",
     TermId.LINK_CLASS: "Link class",
 }
 

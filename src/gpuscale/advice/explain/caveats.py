@@ -139,10 +139,13 @@ def render_decision(advice: AdviceView) -> Decision:
 def caveats(advice: AdviceView) -> tuple[str, ...]:
     cal, d = advice.calibration, advice.decision
     link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+    inter = next((a.value for a in advice.assumptions if a.term == TermId.INTER_NODE), None)
+    given = (*advice.qualifiers.defaults, *(["inter_node"] if inter else []))
+    said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
     defaults = [
-        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
-        for o in ("samples", "batch", "link")
-        if o in advice.qualifiers.defaults
+        sentence("default_used", option=o, **said)
+        for o in ("samples", "batch", "link", "inter_node")
+        if o in given
     ]
     lines = headline(
         defaults=defaults,

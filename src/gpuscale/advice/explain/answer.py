@@ -36,6 +36,7 @@ from gpuscale.advice.records import (
 )
 from gpuscale.advice.types import STOPPED, Reading, Source, TermId
 from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -69,6 +70,12 @@ class AdviceView(Protocol):
 
 
 def _speedup(row: pd.Series) -> str:
+    """``0.157x (0.00915-1.12x, 80% interval)``; where the interval spans more than a
+    factor of ``TOO_WIDE_TO_TEST`` (or reaches 0), ``0.157x (0.00915-1.12x: too wide)``."""
+    low, high = row["speedup_low"], row["speedup_high"]
+    wide = bool(pd.notna(low) and pd.notna(high) and (low <= 0 or high / low > TOO_WIDE_TO_TEST))
+    if wide:
+        return sentence("speedup_wide", speedup=row["speedup"], low=low, high=high)
     return f"{number(row['speedup'])}x ({row_interval(row)})"
 
 

@@ -39,6 +39,15 @@ class Quantity:
     at: tuple[tuple[int, float], ...] = ()
     copies_ms: float | None = None
 
+    def with_copies(self, copies_ms: float) -> Quantity:
+        """The term with DDP's bucket copies (ms) in its value and ends, as the steps price
+        it (itself where there are none)."""
+        if not copies_ms:
+            return self
+        low = None if self.low is None else self.low + copies_ms
+        high = None if self.high is None else self.high + copies_ms
+        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
+
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
             "value": self.value,

@@ -205,7 +205,6 @@ def _bound(
 
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
-# What measures the fixed cost of a model given by numbers.
 MEASURE_FIXED = Measure(
     sentence("measure_fixed_before"),
     BenchRun(None, (1,)),
@@ -330,21 +329,17 @@ def from_numbers(
 
 
 def _prior_assumed(
-    prior: SourcedPrior, term: TermId, what: str, measure: Measure, copies_ms: float | None = None
+    prior: SourcedPrior, term: TermId, what: str, measure: Measure, copies_ms: float = 0.0
 ) -> Assumption:
-    """A term set from a prior (``model/priors.py``): its most likely value, its range and
-    source; DDP's work in ms, its number with the model's bucket copies (``copies_ms``) as
-    the steps price it, the wait a share of the fixed cost."""
+    """A term set from a prior (``model/priors.py``), its range and source: DDP's work in ms
+    with the model's bucket copies (``copies_ms``) as the steps price it, the wait a share."""
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else f"share {SPREAD_SAID}"
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
-    more = copies_ms or 0.0
     return Assumption(
         term=term,
         value=sentence("prior_value", in_ms=in_ms, what=what, **values),
-        quantity=Quantity(
-            prior.point + more, unit, prior.low + more, prior.high + more, copies_ms=copies_ms
-        ),
+        quantity=Quantity(prior.point, unit, prior.low, prior.high).with_copies(copies_ms),
         source=Source.PRIOR,
         basis=prior.said,
         measure=measure,

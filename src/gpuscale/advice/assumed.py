@@ -30,7 +30,7 @@ TERM_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """A term's value in ``unit``, its range, its value per device count (``at``), and
-    the share of each that is DDP's bucket copies (``copies_ms``, in the value and each end)."""
+    DDP's bucket copies (``copies_ms``) where the value and each end include them."""
 
     value: float
     unit: str

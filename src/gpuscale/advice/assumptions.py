@@ -187,6 +187,8 @@ def _own_work(
 def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumption, ...]:
     """``found`` with DDP's own work as the steps of ``strategy`` (the one advised) price
     it: a sharded strategy's none (its hooks and bucket copies are DDP's alone)."""
+    if strategy == "ddp":
+        return found
     sharded = Assumption(
         term=TermId.DDP,
         strategy=strategy,
@@ -195,8 +197,6 @@ def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumpti
         source=Source.ASSUMED,
         basis=phrase("assumed_own_sharded", asked=strategy_name(strategy)),
     )
-    if strategy == "ddp":
-        return found
     return tuple(sharded if a.term == TermId.DDP and a.strategy == "ddp" else a for a in found)
 
 

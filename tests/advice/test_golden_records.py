@@ -88,6 +88,13 @@ BY_NUMBERS = {
     ),
     # no link given and no device named: pcie-phb assumed
     "link_default_assumed": ("--params", "7M", "--step-ms", "2", "--batch", "64"),
+    # four nodes, no --inter-node: ib-ndr400 assumed between them
+    "h100_7b_four_nodes_assumed": (
+        *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),
+        *("--device-name", "H100", "--interconnect", "nvlink4", "--nodes", "4"),
+    ),
+    # pcie-phb assumed, the count withheld by the link: its low end (10 GB/s) is pcie-phb's
+    "link_assumed_withheld": ("--params", "100M", "--step-ms", "200", "--batch", "32"),
 }
 # bench files: (the folder, the file, more options); the shared ones skip without ../shared
 BENCH = {

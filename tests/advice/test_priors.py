@@ -76,3 +76,30 @@ def test_a_3b_models_ddp_work_is_its_bucket_copies_not_a_rate_per_parameter() ->
     assert advice.recommended is not None and advice.recommended > 1
     (ddp,) = [a for a in advice.assumptions if a.term == TermId.DDP]
     assert ddp.source == "prior" and "bucket copies" in ddp.value
+    # the record's number is what the steps price: the prior's rest and the copies
+    assert ddp.quantity is not None and ddp.quantity.copies_ms is not None
+    assert abs(ddp.quantity.value - two["ddp_ms"]) < 1e-9
+    assert ddp.quantity.low < ddp.quantity.value < ddp.quantity.high
+    assert 0 < ddp.quantity.copies_ms < ddp.quantity.value
+
+
+def test_a_sharded_strategy_lists_no_ddp_work_its_steps_do_not_price() -> None:
+    """A 7B model on H100s under FSDP or ZeRO-2 (asked, or advised for memory): the steps
+    price no DDP work, and the record of that term says 0 ms, the strategy's, no copies."""
+    for asked in ("fsdp", "zero2", None):
+        advice = gpuscale.advise(
+            params=7e9,
+            step_ms=900,
+            batch=4,
+            global_batch=64,
+            device_name="H100",
+            link="nvlink4",
+            strategy=asked,
+        )
+        taken = advice.calibration.run.strategy
+        assert taken != "ddp"
+        assert (advice.predictions["ddp_ms"] == 0).all()
+        (own,) = [a for a in advice.assumptions if a.term == TermId.DDP]
+        assert own.strategy == taken and own.quantity is not None
+        assert own.quantity.value == 0 and own.quantity.copies_ms is None
+        assert "copies" not in own.value

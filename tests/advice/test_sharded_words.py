@@ -10,6 +10,7 @@ import pytest
 import gpuscale
 from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.explain.phrasebook import TERMS, strategy_words
+from gpuscale.advice.types import TermId
 
 # llama3-8b by its numbers on H100s: fewer than 4 devices cannot hold it sharded
 ASKED = {
@@ -28,8 +29,9 @@ def test_a_sharded_step_says_no_ddp_work(strategy: str) -> None:
     assert advice.calibration.run.strategy == strategy
     assert (advice.predictions["ddp_ms"] == 0).all()
     assert not [line for line in advice.explanation if "DDP's own" in line]
-    # the record keeps DDP's prior, a number the step does not use
-    assert any(a.name == "DDP's own work" for a in advice.assumptions)
+    # the record says what the step uses: the strategy's own work, 0 ms, no DDP prior
+    (own,) = [a for a in advice.assumptions if a.term == TermId.DDP]
+    assert own.strategy == strategy and own.quantity is not None and own.quantity.value == 0
 
 
 def test_ddp_says_its_prior() -> None:

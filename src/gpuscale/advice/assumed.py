@@ -22,19 +22,31 @@ TERM_NAMES = {
     TermId.INPUT: "Input pipeline",
     TermId.CONVERGENCE: "Samples to converge at a larger global batch",
     TermId.LINK: "Link",
+    TermId.INTER_NODE: "Link between nodes",
     TermId.LINK_CLASS: "Link class",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """A term's value in ``unit``, its range, and its value per device count (``at``)."""
+    """A term's value in ``unit``, its range, its value per device count (``at``), and
+    DDP's bucket copies (``copies_ms``) where the value and each end include them."""
 
     value: float
     unit: str
     low: float | None = None
     high: float | None = None
     at: tuple[tuple[int, float], ...] = ()
+    copies_ms: float | None = None
+
+    def with_copies(self, copies_ms: float) -> Quantity:
+        """The term with DDP's bucket copies (ms) in its value and ends, as the steps price
+        it (itself where there are none)."""
+        if not copies_ms:
+            return self
+        low = None if self.low is None else self.low + copies_ms
+        high = None if self.high is None else self.high + copies_ms
+        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
 
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
@@ -45,6 +57,8 @@ class Quantity:
         }
         if self.at:
             found["at"] = {str(n): v for n, v in self.at}
+        if self.copies_ms is not None:
+            found["copies_ms"] = self.copies_ms
         return found
 
 

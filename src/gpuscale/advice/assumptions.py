@@ -184,6 +184,22 @@ def _own_work(
     )
 
 
+def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumption, ...]:
+    """``found`` with DDP's own work as the steps of ``strategy`` (the one advised) price
+    it: a sharded strategy's none (its hooks and bucket copies are DDP's alone)."""
+    if strategy == "ddp":
+        return found
+    sharded = Assumption(
+        term=TermId.DDP,
+        strategy=strategy,
+        value="0 ms per step",
+        quantity=Quantity(0.0, PER_STEP),
+        source=Source.ASSUMED,
+        basis=phrase("assumed_own_sharded", asked=strategy_name(strategy)),
+    )
+    return tuple(sharded if a.term == TermId.DDP and a.strategy == "ddp" else a for a in found)
+
+
 def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     """The wait for the slowest device (and contention) at N > 1: the no-sync step's
     slowdowns measured (as the step takes them: no lower than at fewer devices), else

@@ -28,6 +28,7 @@ class TermId(Code):
     POWER = "power"
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
+    INTER_NODE = "inter_node"  # the link between nodes (the NICs)
     LINK_CLASS = "link_class"  # the class of the published fits a preset is assumed to be of
     UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 

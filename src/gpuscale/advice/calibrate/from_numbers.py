@@ -205,7 +205,6 @@ def _bound(
 
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
-# What measures the fixed cost of a model given by numbers.
 MEASURE_FIXED = Measure(
     sentence("measure_fixed_before"),
     BenchRun(None, (1,)),
@@ -240,13 +239,14 @@ def from_numbers(
     # what the numbers leave unmeasured at N > 1, from priors: DDP's work beside its bucket
     # copies at the device's memory bandwidth (an H100 SXM's unknown)
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
+    copies_ms = spec.copies_ms(memory_gbs)
     copies = sentence(
         "ddp_copies",
-        copies_ms=spec.copies_ms(memory_gbs),
+        copies_ms=copies_ms,
         bandwidth=memory_gbs or REFERENCE_MEMORY_GBS,
         named=device.part is not None,
     )
-    ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, bench_run(None, (1,)))
+    ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, bench_run(None, (1,)), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, bench_run(None, (1, 2)))
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
@@ -328,16 +328,18 @@ def from_numbers(
     )
 
 
-def _prior_assumed(prior: SourcedPrior, term: TermId, what: str, measure: Measure) -> Assumption:
-    """A term set from a prior (``model/priors.py``): its most likely value, its range and
-    source; DDP's work in ms, the wait a share of the fixed cost."""
+def _prior_assumed(
+    prior: SourcedPrior, term: TermId, what: str, measure: Measure, copies_ms: float = 0.0
+) -> Assumption:
+    """A term set from a prior (``model/priors.py``), its range and source: DDP's work in ms
+    with the model's bucket copies (``copies_ms``) as the steps price it, the wait a share."""
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else f"share {SPREAD_SAID}"
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
     return Assumption(
         term=term,
         value=sentence("prior_value", in_ms=in_ms, what=what, **values),
-        quantity=Quantity(prior.point, unit, prior.low, prior.high),
+        quantity=Quantity(prior.point, unit, prior.low, prior.high).with_copies(copies_ms),
         source=Source.PRIOR,
         basis=prior.said,
         measure=measure,

@@ -277,6 +277,7 @@ def machine_of(
             latency_us=network.intra.latency_us,
         )
     sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
+    assumed: list[Assumption] = list(filter(None, [assumption]))
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
@@ -288,15 +289,33 @@ def machine_of(
                 assumed=req.inter_node is None or req.nics_per_node is None,
             )
         )
+        if req.inter_node is None:
+            assumed.append(_inter_node_assumed(network.inter))
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
         device=choice.device,
     )
-    assumed = tuple(filter(None, [assumption]))
     return machine, Said(
         sources=(*sources, *processes),
-        assumptions=assumed,
+        assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
+    )
+
+
+# the presets --inter-node names (the NICs between nodes)
+NETWORK_PRESETS = tuple(name for name, p in PRESETS.items() if p.kind == "network")
+
+
+def _inter_node_assumed(inter: Link) -> Assumption:
+    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
+    bandwidth (GB/s), what it is taken as and the option that names it."""
+    return Assumption(
+        term=TermId.INTER_NODE,
+        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("inter_node_assumed", name=inter.name),
+        measure=Measure(sentence("measure_inter_node", presets=", ".join(NETWORK_PRESETS))),
     )

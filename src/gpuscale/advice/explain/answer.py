@@ -34,8 +34,9 @@ from gpuscale.advice.records import (
     Qualifiers,
     RowIntervals,
 )
-from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.advice.types import STOPPED, Reading, Source, TermId
 from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -69,6 +70,12 @@ class AdviceView(Protocol):
 
 
 def _speedup(row: pd.Series) -> str:
+    """``0.157x (0.00915-1.12x, 80% interval)``; where the interval spans more than a
+    factor of ``TOO_WIDE_TO_TEST`` (or reaches 0), ``0.157x (0.00915-1.12x: too wide)``."""
+    low, high = row["speedup_low"], row["speedup_high"]
+    wide = bool(pd.notna(low) and pd.notna(high) and (low <= 0 or high / low > TOO_WIDE_TO_TEST))
+    if wide:
+        return sentence("speedup_wide", speedup=row["speedup"], low=low, high=high)
     return f"{number(row['speedup'])}x ({row_interval(row)})"
 
 
@@ -101,6 +108,19 @@ def _decision_kind(d: Decision) -> str:
     return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
 
 
+# the assumption whose value each withholding term's range is around
+_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
+
+
+def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
+    """The readings of the term withholding ``d``'s count at the ends of its range that
+    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
+    where pcie-phb is assumed, is no alternative)."""
+    taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
+    at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
+    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
+
+
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
@@ -118,8 +138,8 @@ def decision_line(advice: AdviceView) -> str:
     )
     other = "; ".join(
         reading(r)
-        for r in d.readings
-        if r.term == d.withheld_by and r.accelerators != chosen.accelerators
+        for r in readings_apart(d, advice.assumptions)
+        if r.accelerators != chosen.accelerators
     )
     return sentence(
         "decision",
@@ -143,7 +163,7 @@ def deciding_line(advice: AdviceView) -> str:
         m = measured_at(advice, focus)
         said |= {"n": m.accelerators, "m": m}
     elif kind == "withheld":  # the term that moves the count decides, not the table's cap
-        ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
+        ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
     elif kind == "interval":  # the count withheld by its interval, not by a term

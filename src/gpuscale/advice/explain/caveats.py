@@ -10,9 +10,9 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
-from gpuscale.advice.assumptions import input_pipeline
+from gpuscale.advice.assumptions import for_strategy, input_pipeline
 from gpuscale.advice.calibration import Power
-from gpuscale.advice.explain.answer import AdviceView
+from gpuscale.advice.explain.answer import AdviceView, readings_apart
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
 from gpuscale.advice.explain.phrasebook import said as said_finding
@@ -61,18 +61,21 @@ def headline(
     return lines
 
 
-def withheld(decision: Decision) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not)."""
+def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
+    """The sentence leading an answer whose count is withheld ("" where it is not): the
+    count at each end of the range that differs from the value ``assumed``."""
     term = decision.withheld_by
     if term is None:
         return ""
-    at = "; ".join(reading(r, speedup=True) for r in decision.readings if r.term == term)
+    at = "; ".join(reading(r, speedup=True) for r in readings_apart(decision, assumed))
     return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
 def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The assumptions with the input pipeline's saying the rate the largest count consumes."""
-    found = advice.calibration.said.assumptions
+    """The assumptions with DDP's own work as the strategy advised prices it and the input
+    pipeline's saying the rate the largest count consumes."""
+    cal = advice.calibration
+    found = for_strategy(cal.said.assumptions, cal.run.strategy)
     if advice.input_rate is None:
         return found
     load = advice.input_rate
@@ -136,10 +139,13 @@ def render_decision(advice: AdviceView) -> Decision:
 def caveats(advice: AdviceView) -> tuple[str, ...]:
     cal, d = advice.calibration, advice.decision
     link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+    inter = next((a.value for a in advice.assumptions if a.term == TermId.INTER_NODE), None)
+    given = (*advice.qualifiers.defaults, *(["inter_node"] if inter else []))
+    said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
     defaults = [
-        sentence("default_used", option=o, samples=DEFAULT_SAMPLES, batch=DEFAULT_BATCH, link=link)
-        for o in ("samples", "batch", "link")
-        if o in advice.qualifiers.defaults
+        sentence("default_used", option=o, **said)
+        for o in ("samples", "batch", "link", "inter_node")
+        if o in given
     ]
     lines = headline(
         defaults=defaults,
@@ -153,7 +159,7 @@ def caveats(advice: AdviceView) -> tuple[str, ...]:
     found = advice.disagreements
     beside = against_measured(advice.measured_counts, found)
     held = memory_said(advice.memory, cal.run.strategy, d.chosen.accelerators)
-    first = filter(None, (held, advice.qualifiers.model_note, withheld(d)))
+    first = filter(None, (held, advice.qualifiers.model_note, withheld(d, advice.assumptions)))
     return (*first, *map(disagreement, found), *lines, *beside)
 
 

@@ -162,8 +162,7 @@ def _sources(advice: AdviceView) -> list[str]:
     elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     for a in advice.assumptions:  # not the fixed cost (said with the scaling)
-        sharded = a.term == TermId.DDP and a.strategy == "ddp" and strategy != "ddp"
-        if a.term != TermId.FIXED and not sharded:  # a sharded step holds no DDP work
+        if a.term != TermId.FIXED:
             lines.append(a.sentence())
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {power_said(cal.machine.power, counts)}.")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.phrasebook import said as in_words
+from gpuscale.advice.types import Source, TermId
+from gpuscale.hardware.links import PRESETS
 
 
 def _advice(device: str) -> gpuscale.Advice:
@@ -23,8 +24,9 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
     assert "'H100' names no single part: read as H100 SXM5 80GB" in said
     assert "H100 PCIe 80GB or H100 NVL 94GB" in said and "(700 W)" in said
     assert advice.calibration.machine.network.intra.name == "nvlink4"
-    link = [s for s in map(in_words, advice.calibration.said.sources) if s.startswith("Link:")]
-    assert len(link) == 1 and "assumed nvlink4" in link[0] and "pcie-phb" in link[0]
+    (link,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
+    assert link.source == Source.ASSUMED and link.quantity.value == PRESETS["nvlink4"].busbw_gbs
+    assert "pcie-phb" in str(link.measure)  # PCIe cards: the link to give instead
     assert "an assumed link, nvlink4" in said  # the caveat says the link it assumed
 
 

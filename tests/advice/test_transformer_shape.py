@@ -99,7 +99,8 @@ def test_the_70b_needs_more_than_a_node() -> None:
     with FSDP (80 GiB each) and the activations: the refusal names the count that does."""
     said = _refused("--preset", "llama3-70b", *H100, *NODE, "--checkpointing", "full")
     assert "up to 8 devices" in said
-    assert "FSDP holds it on" in said and "--nodes" in said
+    # FSDP holds it from 24 devices (three nodes of 8): the remedy names that count
+    assert "on 24 devices" in said and "--max-devices 24" in said
 
 
 def test_fsdp_pays_a_latency_per_layer() -> None:

@@ -66,7 +66,11 @@ def test_an_advise_example_implies_a_rate_a_device_can_run(example: tuple) -> No
     tflops = 6 * params * batch / (step_ms / 1e3) / 1e12
     device = implied_device(link or "pcie-phb")
     devices = [device] if device else [peak.device for _, peak in PEAKS]
-    assert any(not rate_warnings(tflops, device_record(d), "fp32") for d in devices), (
+    # at the default --precision (mixed) and, no FLOPs given, as the advice checks such a
+    # step: a rate above the peak cannot be true; a low one at 6 x parameters is a reading
+    # of the step (said, priced at its end), no input that cannot be true
+    plausible = (not rate_warnings(tflops, device_record(d), "mixed", low=False) for d in devices)
+    assert any(plausible), (
         tflops,
         devices,
     )

@@ -25,8 +25,14 @@ VIEW = "advice/fixed_cost_peak_bound"
 # the walk's numbers: a 7M-parameter model, 40 ms per step of 32 samples
 PARAMS, STEP_MS, BATCH = 7e6, 40.0, 32
 FLOPS = 6 * PARAMS  # what the advice assumes without --flops-per-sample
-# TF32 dense peaks from NVIDIA's datasheets (TFLOP/s): what an fp32 step is bounded by
-TF32 = {"A10": 62.5, "L4": 60.0, "V100": 15.7}
+# dense peaks from NVIDIA's datasheets (TFLOP/s), by --precision: mixed precision's matmuls
+# run at the bf16/fp16 tensor cores' (the default), fp32's at most at TF32's (V100: FP32)
+PEAKS = {
+    "mixed": ("bf16", {"A10": 125.0, "L4": 121.0, "V100": 125.0}),
+    "fp32": ("TF32", {"A10": 62.5, "L4": 60.0, "V100": 15.7}),
+}
+TF32 = PEAKS["fp32"][1]
+BOUNDED = [(d, p) for p in PEAKS for d in sorted(PEAKS[p][1])]
 WALK = ["--params", "7M", "--step-ms", "40", "--batch", "32", "--interconnect", "pcie-phb"]
 
 
@@ -48,20 +54,21 @@ def _ms(sentence: str, before: str) -> float:
     return float(found.group(1).replace(",", "")) * scale
 
 
-@pytest.mark.parametrize("device", sorted(TF32))
+@pytest.mark.parametrize(("device", "precision"), BOUNDED)
 def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(
-    device: str, golden: Golden
+    device: str, precision: str, golden: Golden
 ) -> None:
-    advice = _advise(device_name=device, flops_per_sample=FLOPS)
+    advice = _advise(device_name=device, flops_per_sample=FLOPS, precision=precision)
     said = _said(advice, "Fixed cost bounded by the device's peak")
     assert len(said) == 1, advice.explanation
     sentence = said[0]
-    # the work of the step at the datasheet's peak, and at 1% of it: the bound
-    at_peak_ms = BATCH * FLOPS / (TF32[device] * 1e12) * 1e3
-    assert f"({TF32[device]:g} TFLOP/s" in sentence
+    # the work of the step at the datasheet's peak for the precision, and at 1% of it
+    label, peaks = PEAKS[precision]
+    at_peak_ms = BATCH * FLOPS / (peaks[device] * 1e12) * 1e3
+    assert f"({peaks[device]:g} TFLOP/s" in sentence
     assert device in sentence and "given" in sentence
-    golden.check(VIEW, f"bounded by the {device}'s peak", sentence)
-    assert _ms(sentence, "at the TF32 peak") == pytest.approx(at_peak_ms, rel=5e-3)
+    golden.check(VIEW, f"bounded by the {device}'s {label} peak", sentence)
+    assert _ms(sentence, f"at the {label} peak") == pytest.approx(at_peak_ms, rel=5e-3)
     assert _ms(sentence, "at 1% of it") == pytest.approx(100 * at_peak_ms, rel=5e-3)
     floor = _ms(sentence, "of the step is fixed cost")
     assert floor == pytest.approx(STEP_MS - 100 * at_peak_ms, rel=5e-3)

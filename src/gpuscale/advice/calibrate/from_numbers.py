@@ -11,6 +11,7 @@ from gpuscale.advice.assumed import Assumption, Quantity, bench_run
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
@@ -255,16 +256,14 @@ def from_numbers(
     if fitted := spread_said(link_class(link, nodes)):
         spread = replace(spread, basis=f"{spread.basis}; {fitted}")
     said_priors = (ddp_work, spread)
-    precision = req.gradient_precision
-    # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
-    # defaults runs convolutions in TF32; a step faster than that runs in mixed precision
-    peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
+    weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    fastest = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
+    # the fastest the step's work could run (TFLOP/s; None: no peak), one rule for every
+    # reading of the rate (``hardware.work_peak``)
+    fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
-    precision = "bf16" if fastest and fastest != peaks[0] else precision
     bound = _bound(
         fixed,
         device,
@@ -285,7 +284,7 @@ def from_numbers(
     whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
-    warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
+    warnings = rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,

@@ -97,6 +97,27 @@ def fastest(precision: str = "bf16") -> Peak:
     return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
 
 
+# The precision a step's matrix multiplications run at, by ``--precision`` (the weights'):
+# mixed precision (AMP, autocast) runs them in bf16/fp16 on the tensor cores, its fp32
+# master weights only in the optimizer's element-wise update; fp32 at most at TF32's rate
+# (PyTorch's TF32 tensor-core path, the fastest an fp32 matmul runs).
+WORK_PRECISION = {"mixed": "bf16", "fp32": "fp32"}
+
+
+def work_peak(device: DeviceRecord, weights: str, tflops: float) -> tuple[float | None, str]:
+    """(TFLOP/s, precision) of the one peak a step's work at ``tflops`` is read against on
+    ``device`` under ``--precision`` ``weights`` (``WORK_PRECISION``; a precision of
+    ``Peak``'s, bf16 or fp32, as itself): fp32's TF32 peak unless the step runs faster than
+    it, then bf16's (its matmuls ran in half precision whatever holds the weights). The
+    fixed cost's bound, the FLOPs' readings and the rate checks all take this peak; None
+    without one."""
+    precision = WORK_PRECISION.get(weights, weights)
+    at = device.tflops(precision, tf32=True)
+    if at is not None and precision == "fp32" and tflops > at:
+        precision, at = "bf16", device.tflops("bf16")
+    return at, precision
+
+
 def rate_warnings(
     tflops: float,
     device: DeviceRecord,
@@ -106,15 +127,22 @@ def rate_warnings(
     fixed_taken_ms: float | None = None,
     flops_assumed: bool = False,
 ) -> list[Finding]:
-    """A finding when the TFLOP/s per device is above the device's bf16 peak (an unknown
-    device's: the fastest known) or, with ``low``, under ``MIN_MFU`` of its peak at
-    ``precision`` (``fixed_taken_ms``, ``flops_assumed``: the other readings of a low rate)."""
-    peak, at = device.peak, device.tflops(precision)
-    top = peak or fastest()
-    if tflops > top.bf16:
-        kind = FindingKind.RATE_ABOVE_PEAK if peak else FindingKind.RATE_ABOVE_EVERY_PEAK
+    """A finding when the TFLOP/s per device is above the device's peak (``work_peak`` under
+    ``--precision`` ``precision``; an unknown device's: the fastest known at bf16) or, with
+    ``low``, under ``MIN_MFU`` of it (``fixed_taken_ms``, ``flops_assumed``: the other
+    readings of a low rate)."""
+    peak = device.peak
+    at, precision = work_peak(device, precision, tflops)
+    if peak is None or at is None:
+        top = fastest()
+        if tflops <= top.bf16:
+            return []
+        kind = FindingKind.RATE_ABOVE_EVERY_PEAK
         return [Finding.of(kind, tflops=tflops, peak_tflops=top.bf16, device=top.device)]
-    if peak is None or at is None or not low or tflops >= MIN_MFU * at:
+    if tflops > at:
+        kind = FindingKind.RATE_ABOVE_PEAK
+        return [Finding.of(kind, tflops=tflops, peak_tflops=at, device=peak.device)]
+    if not low or tflops >= MIN_MFU * at:
         return []
     found = Finding.of(
         FindingKind.RATE_UNDER_FLOOR,

@@ -1,7 +1,7 @@
 """What qualifies the numbers, said before them: the sources a calibration's build leaves as
 numbers (the convergence model the bench's noise scale gives, the memory check's, the power's
 per device count), where memory limits the counts, and each count the bench measured against
-its prediction (those outside the interval, ``Disagreement``, first)."""
+its prediction (those outside the interval, the disagreements, first)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.types import Finding, TermId, Value
 from gpuscale.advice.types import FindingKind as K
@@ -294,7 +294,7 @@ def measured_said(c: MeasuredCount) -> str:
 
 
 def against_measured(
-    counts: Sequence[MeasuredCount], disagreeing: tuple[Disagreement, ...] = ()
+    counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
     """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
@@ -305,17 +305,17 @@ def against_measured(
     ]
 
 
-def disagreement(d: Disagreement) -> str:
+def disagreement(d: MeasuredCount) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
-    runs = d.evidence
+    left = d.of(d.left_out)
     return sentence(
         "disagreement",
         d=d,
-        low=d.measured.speedup_low if len(runs.trusted_runs) > 1 else None,
-        runs=len(runs.trusted_runs),
-        flags="; ".join(runs.flags),
-        allowed=runs.why == TRUSTED_ALLOWED,
-        left=len(runs.left_out) or None,
-        left_runs=tuple(runs.left_out),
+        low=d.measured_low,
+        runs=len(d.used),
+        flags="; ".join(d.flags),
+        allowed=d.why == TRUSTED_ALLOWED,
+        left=len(left) or None,
+        left_runs=tuple(left),
         weak=(d.weak_scaling and d.batch_per_device) or None,
     )

@@ -247,10 +247,9 @@ def _cap(capped: Iterable[str | Finding], devices: int) -> dict[str, Value]:
 
 def _spread(c: MeasuredCount) -> str:
     """``0.199`` (one run) or ``median 0.2 (spread 0.18-0.22)``, of the trusted runs."""
-    values = c.of(c.trusted)
-    if len(values) == 1:
-        return number(values[0])
-    ends = f"{number(min(values))}-{number(max(values))}"
+    if c.measured_low is None or c.measured_high is None:
+        return number(c.measured_speedup)
+    ends = f"{number(c.measured_low)}-{number(c.measured_high)}"
     return f"median {number(c.measured_speedup)} (spread {ends})"
 
 
@@ -267,7 +266,7 @@ def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
     remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-    left = c.of(c.left_out) if c.trusted else []
+    left = c.of(c.left_out)
     case = "outside"
     if not c.trusted:
         case = "flagged"
@@ -279,15 +278,15 @@ def measured_said(c: MeasuredCount) -> str:
         "measured_count",
         c=c,
         case=case,
-        runs=tuple(c.of(c.runs)),
-        count=len(c.trusted or c.runs),
+        runs=c.speedups,
+        count=len(c.used),
         where="inside" if c.inside else "outside",
         spread=_spread(c) if c.trusted else "",
         batch=c.batch_per_device if c.weak_scaling else None,
         span=_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
-        allowed=any(m.allowed for m in c.trusted),
+        allowed=c.why == TRUSTED_ALLOWED,
         left=len(left) or None,
         left_runs=tuple(left),
     )

@@ -78,13 +78,13 @@ def test_the_schema_page_names_every_column_of_the_tables_it_lists(
 
 
 def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
-    """docs/schemas.md's advice decision names every field of ``Decision`` and of each
-    disagreement, their nested records' too: ``advise -f json`` carries them as named."""
+    """docs/schemas.md's advice decision names every field of ``Decision`` and every key
+    of a disagreement, their nested records' too: ``advise -f json`` carries them as named."""
     import dataclasses
     import re
     import typing
 
-    from gpuscale.advice.measured_runs import Disagreement
+    from gpuscale.advice.measured_runs import Measured, MeasuredCount
     from gpuscale.advice.records import Decision
 
     def names(record: type) -> set[str]:
@@ -97,13 +97,36 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
                     found |= names(kind)
         return found
 
+    def keys(said: dict) -> set[str]:
+        """The keys of ``said`` and of the dicts it holds."""
+        found = set(said)
+        for value in said.values():
+            if isinstance(value, dict):
+                found |= keys(value)
+        return found
+
+    run = Measured(devices=2, speedup=1.5, flagged=False, batch_per_device=8)
+    count = MeasuredCount(
+        accelerators=2,
+        batch_per_device=8,
+        accum=1,
+        base=(8, 1),
+        predicted_speedup=1.8,
+        predicted_low=1.7,
+        predicted_high=1.9,
+        weak_scaling=False,
+        runs=(run,),
+        trusted=(run,),
+        speedups=(1.5,),
+        measured_speedup=1.5,
+        inside=False,
+    )
     text = (ROOT / "docs" / "schemas.md").read_text()
     paragraph = next(
         p for p in re.split(r"\n(?=\*\*)", text) if p.startswith("**advice decision**")
     )
-    missing = sorted(
-        n for r in (Decision, Disagreement) for n in names(r) if f"`{n}`" not in paragraph
-    )
+    named = names(Decision) | keys(count.disagreement_dict())
+    missing = sorted(n for n in named if f"`{n}`" not in paragraph)
     assert missing == []
 
 

@@ -54,8 +54,8 @@ def test_a_measured_speedup_outside_the_interval_is_said_first(
     # its sentence first among the caveats (issue 60 item 4: the count rests on it)
     advice = gpuscale.advise(bench=_results(tmp_path, 818.0), link="pcie4-x16", max_devices=4)
     (found,) = advice.disagreements
-    assert found.accelerators == 2 and found.evidence.bench_speedups == pytest.approx((0.818,))
-    assert not found.predicted.speedup_low <= found.measured.speedup <= found.predicted.speedup_high
+    assert found.accelerators == 2 and found.speedups == pytest.approx((0.818,))
+    assert not found.predicted_low <= found.measured_speedup <= found.predicted_high
     assert advice.caveats[0].startswith("Measured on 2") and "0.818" in advice.caveats[0]
     golden.check(VIEW, "a measured speedup outside the interval", advice.caveats[0])
     assert advice.explanation[: len(advice.caveats)] == list(advice.caveats)
@@ -69,12 +69,12 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
     golden.check(VIEW, "the overlap of a flagged run", overlap, paths={str(tmp_path): "<tmp>"})
     # its 0.818x, outside the interval, is the only measurement at 2: used, its flag said
     (found,) = advice.disagreements
-    assert found.evidence.why == "flagged_only" and found.evidence.flags == tuple(BUSY)
+    assert found.why == "flagged_only" and found.flags == tuple(BUSY)
     assert advice.caveats[0].startswith("Measured on 2") and "all flagged" in advice.caveats[0]
     golden.check(VIEW, "a flagged run outside the interval", advice.caveats[0])
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
     (used,) = allowed.disagreements
-    assert used.evidence.why == "allowed_flagged"
+    assert used.why == "allowed_flagged"
     assert (
         allowed.caveats[0].startswith("Measured on 2") and "--allow-flagged" in allowed.caveats[0]
     )

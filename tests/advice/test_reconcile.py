@@ -95,7 +95,7 @@ def test_counts_above_a_contradicted_one_take_its_miss(tmp_path) -> None:
     prediction: the model that missed at 2 is not trusted to recover at 4."""
     ours = gpuscale.advise(bench=_file(tmp_path, [0.4]), link="nvlink3", max_devices=4)
     (found,) = ours.disagreements
-    miss = found.measured.speedup / found.predicted.speedup
+    miss = found.measured_speedup / found.predicted_speedup
     assert miss < 0.25
     agreeing = tmp_path / "agree"
     agreeing.mkdir()

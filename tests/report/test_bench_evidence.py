@@ -106,7 +106,7 @@ def test_a_run_is_checked_against_the_prediction_of_its_own_configuration(
     (found,) = given.advice.disagreements  # the row rests on the one run: no interval
     assert weak["rests_on"] == "measured" and pd.isna(weak["speedup_low"])
     assert (found.accelerators, found.batch_per_device) == (2, 8)
-    interval = f"{found.predicted.speedup_low:.2g}-{found.predicted.speedup_high:.2g}x"
+    interval = f"{found.predicted_low:.2g}-{found.predicted_high:.2g}x"
     assert f"OUTSIDE the model's 80% throughput interval for this configuration ({interval}" in (
         check
     ), check

@@ -396,7 +396,7 @@ def test_a_broken_model_is_never_advised_on_in_the_report(tmp_path: Path) -> Non
 
 def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: Path) -> None:
     """The only 2-device run is flagged and far below the prediction: the advice rests on
-    it (its Disagreement, the one record of which runs the advice used). The report's top
+    it (its disagreement, the one record of which runs the advice used). The report's top
     lines say so both where the advice speaks and where the run is checked, never "left
     out of the advice" beside "rests on the measurement"; the run is held against the
     model's interval it replaced, not against its own value."""
@@ -413,7 +413,7 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     bench = bench_table(rows)
     given = _advice(bench, interconnect="nvlink3", max_devices=4)
     (found,) = given.advice.disagreements
-    assert found.evidence.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
+    assert found.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     top = " ".join(section.answer)
     assert "rests on the measurement" in top
@@ -421,5 +421,5 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     (check,) = [line for line in section.answer if line.startswith("Measured b on 2")]
     assert "flagged, the advice rests on it (the only run there)" in check
     assert "nan" not in check and "OUTSIDE the model's 80% throughput interval" in check
-    assert f"{found.predicted.speedup_low:.2f}"[:3] in check  # the interval it replaced
+    assert f"{found.predicted_low:.2f}"[:3] in check  # the interval it replaced
     assert section.answer[0].startswith("Advice for b (from flagged runs: less certain): ")

@@ -1,9 +1,10 @@
 """Bench runs as the advice reads them: a run's measured speedup (``Measured``), the runs at
-one count against their prediction (``MeasuredCount``), those outside its interval."""
+one count against their prediction (``MeasuredCount``, a disagreement where outside its
+interval)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -40,7 +41,8 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
     """The runs at one count in a configuration the advice predicts, set against that
-    prediction once (``search.reconcile.measured_counts``): every view reads it here."""
+    prediction once (``search.reconcile.measured_counts``): every view reads it here. Where
+    the median lies outside the interval it is a disagreement: the row rests on it."""
 
     accelerators: int
     batch_per_device: int
@@ -75,6 +77,36 @@ class MeasuredCount:
             "inside": self.inside,
         }
 
+    def disagreement_dict(self) -> dict[str, object]:
+        """``-f json``'s ``disagreements``: ``measured``, what the row now says (the runs'
+        range as its interval, none from one run); ``predicted``, the model's, replaced."""
+        return {
+            "accelerators": self.accelerators,
+            "batch_per_device": self.batch_per_device,
+            "accum": self.accum,
+            "weak_scaling": self.weak_scaling,
+            "measured": {
+                "speedup": self.measured_speedup,
+                "speedup_low": self.measured_low,
+                "speedup_high": self.measured_high,
+                "no_interval": self.no_interval,
+            },
+            "predicted": {
+                "speedup": self.predicted_speedup,
+                "speedup_low": self.predicted_low,
+                "speedup_high": self.predicted_high,
+            },
+            "evidence": {
+                "runs": self.speedups,
+                "trusted_runs": tuple(self.of(self.used)),
+                "left_out": tuple(self.of(self.left_out)),
+                "why": self.why,
+                "bench_speedups": self.speedups,
+                "flags": self.flags,
+                "weak_evidence": self.weak_evidence,
+            },
+        }
+
     @property
     def used(self) -> tuple[Measured, ...]:
         """The trusted runs, else (all flagged) every run."""
@@ -87,61 +119,42 @@ class MeasuredCount:
             return ()
         return tuple(m for m in self.runs if m.flagged and not m.allowed)
 
+    @property
+    def measured_low(self) -> float | None:
+        """The used runs' smallest speedup (None from one run: no interval)."""
+        return None if len(self.used) == 1 else min(self.of(self.used))
 
-@dataclass(frozen=True, slots=True)
-class SpeedupInterval:
-    """A predicted throughput speedup (x one device's) and its 80% interval."""
+    @property
+    def measured_high(self) -> float | None:
+        """The used runs' largest speedup (None from one run: no interval)."""
+        return None if len(self.used) == 1 else max(self.of(self.used))
 
-    speedup: float
-    speedup_low: float
-    speedup_high: float
+    @property
+    def no_interval(self) -> str:
+        """Why the measured speedup has no interval ("": it has one)."""
+        return ONE_RUN if len(self.used) == 1 else ""
 
-
-@dataclass(frozen=True, slots=True)
-class MeasuredSpeedup:
-    """The trusted runs' median throughput speedup (x one device's) and their range (None
-    from one run)."""
-
-    speedup: float
-    speedup_low: float | None
-    speedup_high: float | None
-    no_interval: str = ""  # why the measured speedup has no interval ("": it has one)
-
-
-@dataclass(frozen=True, slots=True)
-class RunsRead:
-    """The runs at a disagreeing count, each a throughput speedup (x)."""
-
-    runs: tuple[float, ...]  # every run's speedup at the count, flagged too
-    trusted_runs: tuple[float, ...]  # those the row rests on
-    left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
-    why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
-    bench_speedups: tuple[float, ...]  # every run's against the bench's bare N = 1 step
-    flags: tuple[str, ...]  # the flags of the flagged runs, each once
-    weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
-
-
-@dataclass(frozen=True, slots=True)
-class Disagreement:
-    """Runs outside the predicted 80% interval of their configuration: ``measured``, what
-    the row now says (throughput, on the advice's one-device baseline where the runs record
-    samples/s); ``predicted``, the model's, replaced."""
-
-    accelerators: int
-    batch_per_device: int
-    accum: int
-    weak_scaling: bool
-    measured: MeasuredSpeedup
-    predicted: SpeedupInterval
-    evidence: RunsRead
+    @property
+    def why(self) -> str:
+        """TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY."""
+        if any(m.allowed for m in self.trusted):
+            return TRUSTED_ALLOWED
+        return TRUSTED_UNFLAGGED if self.trusted else TRUSTED_FLAGGED_ONLY
 
     @property
     def on_flagged_only(self) -> bool:
-        """Whether the row rests on flagged runs, no unflagged run there."""
-        return self.evidence.why == TRUSTED_FLAGGED_ONLY
+        """Whether the count rests on flagged runs, no unflagged run there."""
+        return not self.trusted
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags of the flagged runs, each once."""
+        return tuple(dict.fromkeys(m.flags for m in self.runs if m.flagged and m.flags))
+
+    @property
+    def weak_evidence(self) -> str:
+        """What to bench where the runs used are weak evidence ("": firm)."""
+        return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration
 from gpuscale.tables.bench import one_device
 
 if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
-    from gpuscale.advice.measured_runs import Disagreement
+    from gpuscale.advice.measured_runs import MeasuredCount
 
 
 def _configuration(batch: int, accum: int, devices: int) -> str:
@@ -71,14 +71,14 @@ class Check:
         return self.outside or self.flagged_used
 
 
-def _used(d: Disagreement | None, allowed: bool) -> str:
+def _used(d: MeasuredCount | None, allowed: bool) -> str:
     """How the advice treats a flagged run of ``d``'s configuration, read off the one
-    record of it (the advice's :class:`Disagreement`: where no unflagged run is there, the
-    row rests on the flagged ones), or ``allowed`` (--allow-flagged); "" where left out."""
+    record of it (the advice's disagreement: where no unflagged run is there, the row
+    rests on the flagged ones), or ``allowed`` (--allow-flagged); "" where left out."""
     if allowed:
         return "used by the advice (--allow-flagged)"
     if d is not None and d.on_flagged_only:
-        only = "the only run there" if len(d.evidence.runs) == 1 else "every run there flagged"
+        only = "the only run there" if len(d.runs) == 1 else "every run there flagged"
         return f"the advice rests on it ({only})"
     return ""
 
@@ -90,7 +90,7 @@ def checks(
     scaling: pd.DataFrame,
     *,
     allowed: bool = False,
-    found: Sequence[Disagreement] = (),
+    found: Sequence[MeasuredCount] = (),
 ) -> list[Check]:
     """One sentence per measured run (``runs``: their labels; ``measured``: rows of
     ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
@@ -135,11 +135,7 @@ def checks(
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         middle, who = float(row["speedup"]), "the advice"
         if d is not None:  # the row rests on the runs: the model's interval it replaced
-            low, high, middle = (
-                d.predicted.speedup_low,
-                d.predicted.speedup_high,
-                d.predicted.speedup,
-            )
+            low, high, middle = d.predicted_low, d.predicted_high, d.predicted_speedup
             who = "the model"
         # the bench's ratio, as the advice's record of the count reads it
         # (``decision.measured_counts``): a ratio of two runs beside one of two predictions

@@ -159,7 +159,7 @@ def advice_figure(
     # said only where the advised model's own runs were flagged and so used: --allow-flagged
     # given over clean runs (or beside a broken model, never used) used nothing flagged; a
     # configuration with only flagged runs rests on them, --allow-flagged or not (the
-    # checks read it off the advice's Disagreement, as its answer does)
+    # checks read it off the advice's disagreement, as its answer does)
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
     used = used or any(c.flagged_used for c in checks)
     warned = _FLAGGED_USED.get((used, allowed), "")

@@ -21,7 +21,7 @@ from gpuscale.advice.explain.phrasebook import (
     term_says,
 )
 from gpuscale.advice.explain.qualifiers import disagreement, memory_said
-from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
     BreakEven,
@@ -51,7 +51,7 @@ class AdviceView(Protocol):
     picks: Picks
     break_even: BreakEven
     calibration: Calibration
-    disagreements: tuple[Disagreement, ...]
+    disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
     below_mlperf: tuple[tuple[int, float, float, str], ...]
     qualifiers: Qualifiers
@@ -243,7 +243,7 @@ def named(d: Decision) -> str:
     return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
-def measured_at(advice: AdviceView, n: int) -> Disagreement | None:
+def measured_at(advice: AdviceView, n: int) -> MeasuredCount | None:
     """The measurement the row at ``n`` rests on: the largest count at or below it measured
     outside its interval (None: none)."""
     found = [m for m in advice.disagreements if m.accelerators <= n]

@@ -218,7 +218,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "measure_first": d.settle,
             "caveats": list(result.caveats),
         },
-        "disagreements": [found.to_dict() for found in result.disagreements],
+        "disagreements": [found.disagreement_dict() for found in result.disagreements],
         "measured": [c.to_dict() for c in result.measured_counts],
         # memory and shape: absent where one device holds the model, or without a shape
         **({"memory": result.memory.to_dict()} if result.memory is not None else {}),

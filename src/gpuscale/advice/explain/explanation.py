@@ -13,7 +13,6 @@ from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_a
 from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
 from gpuscale.advice.explain.qualifiers import power_said
-from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
@@ -182,9 +181,9 @@ def _measured(advice: AdviceView, n: int) -> str:
         n=n,
         at=advice.intervals.span(n),
         m=m,
-        case="none" if m is None else ("one" if m.measured.no_interval else "range"),
-        runs=m and len(m.evidence.trusted_runs),
-        flagged=m is not None and m.evidence.why == TRUSTED_FLAGGED_ONLY,
+        case="none" if m is None else ("one" if m.measured_low is None else "range"),
+        runs=m and len(m.used),
+        flagged=m is not None and m.on_flagged_only,
         below=m is not None and m.accelerators < n,
     )
 

@@ -1,7 +1,7 @@
 """What qualifies the numbers, said before them: the sources a calibration's build leaves as
 numbers (the convergence model the bench's noise scale gives, the memory check's, the power's
 per device count), where memory limits the counts, and each count the bench measured against
-its prediction (those outside the interval, ``Disagreement``, first)."""
+its prediction (those outside the interval, the disagreements, first)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, Disagreement, MeasuredCount
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.types import Finding, TermId, Value
 from gpuscale.advice.types import FindingKind as K
@@ -247,10 +247,9 @@ def _cap(capped: Iterable[str | Finding], devices: int) -> dict[str, Value]:
 
 def _spread(c: MeasuredCount) -> str:
     """``0.199`` (one run) or ``median 0.2 (spread 0.18-0.22)``, of the trusted runs."""
-    values = c.of(c.trusted)
-    if len(values) == 1:
-        return number(values[0])
-    ends = f"{number(min(values))}-{number(max(values))}"
+    if c.measured_low is None or c.measured_high is None:
+        return number(c.measured_speedup)
+    ends = f"{number(c.measured_low)}-{number(c.measured_high)}"
     return f"median {number(c.measured_speedup)} (spread {ends})"
 
 
@@ -267,7 +266,7 @@ def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
     remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-    left = c.of(c.left_out) if c.trusted else []
+    left = c.of(c.left_out)
     case = "outside"
     if not c.trusted:
         case = "flagged"
@@ -279,22 +278,22 @@ def measured_said(c: MeasuredCount) -> str:
         "measured_count",
         c=c,
         case=case,
-        runs=tuple(c.of(c.runs)),
-        count=len(c.trusted or c.runs),
+        runs=c.speedups,
+        count=len(c.used),
         where="inside" if c.inside else "outside",
         spread=_spread(c) if c.trusted else "",
         batch=c.batch_per_device if c.weak_scaling else None,
         span=_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
-        allowed=any(m.allowed for m in c.trusted),
+        allowed=c.why == TRUSTED_ALLOWED,
         left=len(left) or None,
         left_runs=tuple(left),
     )
 
 
 def against_measured(
-    counts: Sequence[MeasuredCount], disagreeing: tuple[Disagreement, ...] = ()
+    counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
     """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
@@ -305,17 +304,17 @@ def against_measured(
     ]
 
 
-def disagreement(d: Disagreement) -> str:
+def disagreement(d: MeasuredCount) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
-    runs = d.evidence
+    left = d.of(d.left_out)
     return sentence(
         "disagreement",
         d=d,
-        low=d.measured.speedup_low if len(runs.trusted_runs) > 1 else None,
-        runs=len(runs.trusted_runs),
-        flags="; ".join(runs.flags),
-        allowed=runs.why == TRUSTED_ALLOWED,
-        left=len(runs.left_out) or None,
-        left_runs=tuple(runs.left_out),
+        low=d.measured_low,
+        runs=len(d.used),
+        flags="; ".join(d.flags),
+        allowed=d.why == TRUSTED_ALLOWED,
+        left=len(left) or None,
+        left_runs=tuple(left),
         weak=(d.weak_scaling and d.batch_per_device) or None,
     )

@@ -19,7 +19,7 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.explain.qualifiers import nothing_fits
-from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
+from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -63,7 +63,7 @@ class Advice:
     break_even: BreakEven
     calibration: Calibration  # what it was computed from
     weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
-    disagreements: tuple[Disagreement, ...] = ()
+    disagreements: tuple[MeasuredCount, ...] = ()
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, str], ...] = ()

@@ -10,18 +10,7 @@ from collections.abc import Collection, Sequence
 
 import pandas as pd
 
-from gpuscale.advice.measured_runs import (
-    ONE_RUN,
-    TRUSTED_ALLOWED,
-    TRUSTED_FLAGGED_ONLY,
-    TRUSTED_UNFLAGGED,
-    Disagreement,
-    Measured,
-    MeasuredCount,
-    MeasuredSpeedup,
-    RunsRead,
-    SpeedupInterval,
-)
+from gpuscale.advice.measured_runs import Measured, MeasuredCount
 from gpuscale.advice.types import maybe
 from gpuscale.tables.advice import as_throughput, same_configuration
 
@@ -73,44 +62,12 @@ def measured_counts(
     return tuple(sorted(found, key=lambda c: c.accelerators))
 
 
-def disagreements(counts: Sequence[MeasuredCount]) -> tuple[Disagreement, ...]:
+def disagreements(counts: Sequence[MeasuredCount]) -> tuple[MeasuredCount, ...]:
     """Each measured count whose median lies outside the predicted 80% interval."""
-    found = []
-    for c in counts:
-        if c.inside:
-            continue
-        why = TRUSTED_UNFLAGGED if c.trusted else TRUSTED_FLAGGED_ONLY
-        why = TRUSTED_ALLOWED if any(m.allowed for m in c.trusted) else why
-        values = c.of(c.used)
-        # the runs' range; a single run's value is no interval
-        ends: tuple[float | None, float | None] = (min(values), max(values))
-        no_interval = ""
-        if len(values) == 1:
-            ends, no_interval = (None, None), ONE_RUN
-        flagged = [m for m in c.runs if m.flagged]
-        found.append(
-            Disagreement(
-                accelerators=c.accelerators,
-                batch_per_device=c.batch_per_device,
-                accum=c.accum,
-                weak_scaling=c.weak_scaling,
-                measured=MeasuredSpeedup(c.measured_speedup, ends[0], ends[1], no_interval),
-                predicted=SpeedupInterval(c.predicted_speedup, c.predicted_low, c.predicted_high),
-                evidence=RunsRead(
-                    runs=c.speedups,
-                    trusted_runs=tuple(values),
-                    left_out=tuple(c.of(c.left_out)),
-                    why=why,
-                    bench_speedups=c.speedups,
-                    flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
-                    weak_evidence=next((m.weak_remedy for m in c.used if m.weak_remedy), ""),
-                ),
-            )
-        )
-    return tuple(found)
+    return tuple(c for c in counts if not c.inside)
 
 
-def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
+def _governing(found: Sequence[MeasuredCount], n: int, measured: Collection[int]) -> list:
     """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where no
     count in between was measured, those at the largest disagreeing count below."""
     at = [d for d in found if d.accelerators == n]
@@ -125,7 +82,7 @@ def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int])
 
 def applied(
     frame: pd.DataFrame | None,
-    found: Sequence[Disagreement],
+    found: Sequence[MeasuredCount],
     measured: Collection[int] = (),
 ) -> pd.DataFrame | None:
     """``frame`` with each row a disagreement governs (``_governing``; its own
@@ -142,8 +99,7 @@ def applied(
         config = (int(row["batch_per_device"]), int(row["accum"]))
         own = [x for x in at if (x.batch_per_device, x.accum) == config]
         d = (own or at)[0]
-        seen = d.measured
-        factor = seen.speedup / d.predicted.speedup
+        factor = d.measured_speedup / d.predicted_speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
         below = d.accelerators != row["accelerators"]
@@ -153,13 +109,14 @@ def applied(
         for column in WITH_TIME:
             out.loc[i, column] = row[column] / factor
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
-        if seen.speedup_low is None or seen.speedup_high is None:  # one run: no interval (NaN)
+        seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
+        if low is None or high is None:  # one run: no interval (NaN)
             for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
                 out.loc[i, column] = math.nan
             continue
-        out.loc[i, "speedup_low"] = speedup * seen.speedup_low / seen.speedup
-        out.loc[i, "speedup_high"] = speedup * seen.speedup_high / seen.speedup
+        out.loc[i, "speedup_low"] = speedup * low / seen
+        out.loc[i, "speedup_high"] = speedup * high / seen
         # the step's interval the speedup's, inverted: the runs' range, not the model's
-        out.loc[i, "step_ms_low"] = step * seen.speedup / seen.speedup_high
-        out.loc[i, "step_ms_high"] = step * seen.speedup / seen.speedup_low
+        out.loc[i, "step_ms_low"] = step * seen / high
+        out.loc[i, "step_ms_high"] = step * seen / low
     return out

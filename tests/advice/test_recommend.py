@@ -15,8 +15,8 @@ from gpuscale.advice.explain.qualifiers import power_source
 from gpuscale.advice.model.hardware import Power, PowerKind, device_power, device_record
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decide import recommend
-from gpuscale.advice.search.predict import FLAGGED, plausible, predicted
-from gpuscale.advice.types import TermId
+from gpuscale.advice.search.predict import FLAGGED, Refused, plausible, predicted
+from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import parse_topo_matrix
@@ -237,9 +237,13 @@ def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, de
     try:
         changes = {"run": {"global_batch": global_batch, "batch": batch}}
         frame = predicted(BASE.at({**changes, "machine": {"max_devices": devices}}))[0]
+    except Refused as exc:  # the batch kept splits on no one device
+        assert exc.finding.kind is FindingKind.BATCH_NOT_SPLIT
+        assert exc.finding["global_batch"] == global_batch
+        return
     except ValueError as exc:
         most = batch * BASE.run.max_accum  # past it, the refusal gives that limit
-        assert (f"at most {most:,}" if global_batch > most else "cannot be split") in str(exc)
+        assert global_batch > most and f"at most {most:,}" in str(exc)
         return
     assert frame["accelerators"].iloc[0] == 1
     assert (frame["global_batch"] == global_batch).all()

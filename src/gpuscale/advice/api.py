@@ -15,9 +15,11 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.qualifiers import worded
+from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.explain.qualifiers import nothing_fits, worded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.decide import Advice, search
+from gpuscale.advice.search.decide import Advice, NoneHolds, search
+from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves
@@ -46,7 +48,12 @@ def advise(
         )
     check_with_data(request, bench=bench is not None)
     calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
-    return search(worded(calibration))
+    try:
+        return search(worded(calibration))
+    except Refused as refused:  # the search's reason, said
+        raise ValueError(said(refused.finding)) from None
+    except NoneHolds as none:
+        raise NamedError(nothing_fits(none.memory, none.sources)) from None
 
 
 def load_advice_data(

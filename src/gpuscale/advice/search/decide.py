@@ -17,8 +17,6 @@ import pandas as pd
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import caveats as words
-from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.explain.qualifiers import nothing_fits
 from gpuscale.advice.measured_runs import Disagreement, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
@@ -38,10 +36,9 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.search import derive, predict, reconcile
-from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.search.predict import Refused, plausible
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.tables.advice import NOT_POSITIVE
-from gpuscale.tables.requests import NamedError
 
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
@@ -50,6 +47,16 @@ _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency"
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 # the record's change for the weak-scaling alternative: the per-device batch kept
 WEAK = {"run": {"scaling": "weak"}}
+
+
+class NoneHolds(ValueError):
+    """No count searched holds the model under any strategy: the ``memory`` check and the
+    calibration's ``sources`` (what caps the count), said by ``explain``."""
+
+    def __init__(self, memory: MemoryCheck, sources: tuple[str | Finding, ...]) -> None:
+        super().__init__("nothing_fits")
+        self.memory = memory
+        self.sources = sources
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     """(the calibration, the fewest devices that hold the model, the memory check where it
     limits the counts): the strategy asked where a count searched holds the model, else
-    ``MemoryCheck.fallback``'s; a ``NamedError`` where none does."""
+    ``MemoryCheck.fallback``'s; :class:`NoneHolds` where none does."""
     memory = cal.machine.memory
     if memory is None or not memory.limits:
         return cal, 1, None
@@ -197,7 +204,7 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     if asked is not None:
         return cal, asked, memory
     if memory.fallback is None:
-        raise NamedError(nothing_fits(memory, cal.said.sources))
+        raise NoneHolds(memory, cal.said.sources)
     strategy, fewest = memory.fallback
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 
@@ -209,7 +216,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     target = cal.search.target_efficiency
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
-        raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
+        raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
     # no count predicted holds the model: read as without memory, none advised (``holds``)
     holds = bool(len(fitting))

@@ -56,23 +56,23 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     advice = recommend(
         BASE.at({"model": {"compute": slow_compute}, "search": {"convergence": small_noise}})
     )
-    largest = advice.predictions.iloc[-1]
+    largest = advice.table.iloc[-1]
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
     # one) and names the factor that loses more there
-    focus = advice.predictions.set_index("accelerators").loc[advice.decision.focus.accelerators]
-    assert advice.decision.focus.accelerators > advice.recommended
+    focus = advice.table.set_index("accelerators").loc[advice.decided.focus.accelerators]
+    assert advice.decided.focus.accelerators > advice.recommended
     worse = min(
         ("convergence", focus["convergence_factor"]),
         ("overheads", focus["throughput_efficiency"]),
         key=lambda p: p[1],
     )[0]
-    assert advice.decision.limit.cap == worse
+    assert advice.decided.limit.cap == worse
     # the same model without the convergence model is told to use more devices
     naive = recommend(BASE.at({"model": {"compute": slow_compute}}))
     assert (advice.recommended or 1) < (naive.recommended or 1)
     # speedup = throughput factor x convergence factor, exactly
-    f = advice.predictions
+    f = advice.table
     assert f["efficiency"].to_numpy() == pytest.approx(
         (f["throughput_efficiency"] * f["convergence_factor"]).to_numpy()
     )
@@ -87,7 +87,7 @@ def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> No
             }
         )
     )
-    at64 = advice.predictions.set_index("accelerators").loc[64]
+    at64 = advice.table.set_index("accelerators").loc[64]
     assert at64["global_batch"] < 64 * 64  # not simply the measured batch everywhere
 
 
@@ -152,7 +152,7 @@ def test_energy_and_cost_per_trained_model() -> None:
             }
         )
     )
-    one = advice.predictions.set_index("accelerators").loc[1]
+    one = advice.table.set_index("accelerators").loc[1]
     assert one["step_ms"] == pytest.approx(2.384)
     assert one["time_to_train_min"] / 60 == pytest.approx(0.662222, rel=1e-5)
     assert one["energy_kwh"] == pytest.approx(0.463556, rel=1e-5)

@@ -87,7 +87,7 @@ class IntervalRule:
             raise ValueError(f"link classes {unknown} are none of {', '.join(CLASSES)}")
         for name, w in self.classes.items():
             if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
-                raise ValueError(f"{name}: widths must be finite and >= 0, not {w}")
+                raise ValueError(f"{name}: widths {w} not finite and >= 0")
 
     def said(self, classes: Sequence[str | None]) -> Finding | None:
         """The rule as a finding for the counts' link ``classes`` (None where none of them

@@ -48,9 +48,9 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 import gpuscale
+from gpuscale.advice.api import Advice
 from gpuscale.advice.model.network import FITTED, StepTerms, of_stack, using
 from gpuscale.advice.search import predict
-from gpuscale.advice.search.decide import Advice
 from gpuscale.hardware.device_names import resolve
 from gpuscale.tables.refusals import NamedError
 

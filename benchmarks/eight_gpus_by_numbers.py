@@ -34,7 +34,7 @@ CASES = (
 
 
 def _at_eight(advice) -> tuple[float, float, float]:
-    row = advice.predictions.set_index("accelerators").loc[8]
+    row = advice.table.set_index("accelerators").loc[8]
     return float(row["speedup"]), float(row["speedup_low"]), float(row["speedup_high"])
 
 

@@ -40,7 +40,7 @@ requests = st.builds(
 )
 
 
-def _check(advice: gpuscale.advice.search.decide.Advice) -> None:  # type: ignore[name-defined]
+def _check(advice: gpuscale.advice.api.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
     table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)

@@ -49,7 +49,7 @@ def test_the_priors_narrow_the_interval_around_their_point() -> None:
         inputs.at({"model": {"compute": bare, "prior_range": (), "error": StepError()}})
     )
     now = advice.predictions.set_index("accelerators").loc[8]
-    then = before.predictions.set_index("accelerators").loc[8]
+    then = before.table.set_index("accelerators").loc[8]
     assert now["speedup"] < then["speedup"]  # what the numbers set to zero now costs
     assert now["speedup_low"] <= now["speedup"] <= now["speedup_high"]
     assert now["speedup_high"] - now["speedup_low"] < then["speedup_high"] - then["speedup_low"]

@@ -15,8 +15,8 @@ from gpuscale.advice.explain.qualifiers import power_source
 from gpuscale.advice.model.hardware import Power, PowerKind, device_power, device_record
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decide import recommend
-from gpuscale.advice.search.predict import FLAGGED, plausible, predicted
-from gpuscale.advice.types import TermId
+from gpuscale.advice.search.predict import FLAGGED, Refused, plausible, predicted
+from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import parse_topo_matrix
@@ -56,23 +56,23 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     advice = recommend(
         BASE.at({"model": {"compute": slow_compute}, "search": {"convergence": small_noise}})
     )
-    largest = advice.predictions.iloc[-1]
+    largest = advice.table.iloc[-1]
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
     # one) and names the factor that loses more there
-    focus = advice.predictions.set_index("accelerators").loc[advice.decision.focus.accelerators]
-    assert advice.decision.focus.accelerators > advice.recommended
+    focus = advice.table.set_index("accelerators").loc[advice.decided.focus.accelerators]
+    assert advice.decided.focus.accelerators > advice.recommended
     worse = min(
         ("convergence", focus["convergence_factor"]),
         ("overheads", focus["throughput_efficiency"]),
         key=lambda p: p[1],
     )[0]
-    assert advice.decision.limit.cap == worse
+    assert advice.decided.limit.cap == worse
     # the same model without the convergence model is told to use more devices
     naive = recommend(BASE.at({"model": {"compute": slow_compute}}))
     assert (advice.recommended or 1) < (naive.recommended or 1)
     # speedup = throughput factor x convergence factor, exactly
-    f = advice.predictions
+    f = advice.table
     assert f["efficiency"].to_numpy() == pytest.approx(
         (f["throughput_efficiency"] * f["convergence_factor"]).to_numpy()
     )
@@ -87,7 +87,7 @@ def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> No
             }
         )
     )
-    at64 = advice.predictions.set_index("accelerators").loc[64]
+    at64 = advice.table.set_index("accelerators").loc[64]
     assert at64["global_batch"] < 64 * 64  # not simply the measured batch everywhere
 
 
@@ -152,7 +152,7 @@ def test_energy_and_cost_per_trained_model() -> None:
             }
         )
     )
-    one = advice.predictions.set_index("accelerators").loc[1]
+    one = advice.table.set_index("accelerators").loc[1]
     assert one["step_ms"] == pytest.approx(2.384)
     assert one["time_to_train_min"] / 60 == pytest.approx(0.662222, rel=1e-5)
     assert one["energy_kwh"] == pytest.approx(0.463556, rel=1e-5)
@@ -237,9 +237,13 @@ def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, de
     try:
         changes = {"run": {"global_batch": global_batch, "batch": batch}}
         frame = predicted(BASE.at({**changes, "machine": {"max_devices": devices}}))[0]
+    except Refused as exc:  # the batch kept splits on no one device
+        assert exc.finding.kind is FindingKind.BATCH_NOT_SPLIT
+        assert exc.finding["global_batch"] == global_batch
+        return
     except ValueError as exc:
         most = batch * BASE.run.max_accum  # past it, the refusal gives that limit
-        assert (f"at most {most:,}" if global_batch > most else "cannot be split") in str(exc)
+        assert global_batch > most and f"at most {most:,}" in str(exc)
         return
     assert frame["accelerators"].iloc[0] == 1
     assert (frame["global_batch"] == global_batch).all()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.search.decide import Advice
+from gpuscale.advice.api import Advice
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.interconnect.topology import parse_topo_matrix
 

@@ -1,23 +1,28 @@
 """The advice's entrance: the request checked against the data it comes with, the
 calibration built once (``calibrate.build``), the words its build left as numbers said
-(``explain.qualifiers``), then the search on that record alone (``search.decide``).
-:func:`load_advice_data` reads the files a request names; :func:`advise` takes them read;
-``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
-:func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
+(``explain.qualifiers``), then the search on that record alone (``search.decide``), its
+record and refusals said by ``explain``. :func:`load_advice_data` reads the files a request
+names; :func:`advise` takes them read; ``gpuscale.advise(params=7e6, step_ms=2, batch=64,
+link="pcie-phb")`` is :func:`advise_by_keywords`. Errors are each a ``ValueError`` with a
+message for the user."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.qualifiers import worded
+from gpuscale.advice.explain.caveats import Worded
+from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.explain.qualifiers import nothing_fits, worded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.decide import Advice, search
+from gpuscale.advice.search.decide import NoneHolds, Searched, search
+from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves
@@ -26,6 +31,14 @@ from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
+
+
+class Advice(Worded, Searched):
+    """What :func:`advise` hands back: the search's record with its words."""
+
+    @classmethod
+    def of(cls, found: Searched) -> Advice:
+        return cls(**{f.name: getattr(found, f.name) for f in fields(found)})
 
 
 def advise(
@@ -46,7 +59,12 @@ def advise(
         )
     check_with_data(request, bench=bench is not None)
     calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
-    return search(worded(calibration))
+    try:
+        return Advice.of(search(worded(calibration)))
+    except Refused as refused:  # the search's reason, said
+        raise ValueError(said(refused.finding)) from None
+    except NoneHolds as none:
+        raise NamedError(nothing_fits(none.memory, none.sources)) from None
 
 
 def load_advice_data(

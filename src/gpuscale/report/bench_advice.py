@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.advice.api import advise_loaded
+from gpuscale.advice.api import Advice, advise_loaded
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.decide import Advice
 from gpuscale.tables.requests import FieldError
 
 

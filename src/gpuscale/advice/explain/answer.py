@@ -45,7 +45,7 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 
 
 class AdviceView(Protocol):
-    """The fields of ``search.decide.Advice`` the words read, and its rendered views."""
+    """The fields of ``search.decide.Searched`` the words read, and its rendered views."""
 
     decided: Decision
     picks: Picks

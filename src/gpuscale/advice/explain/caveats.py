@@ -1,10 +1,11 @@
 """What qualifies the headline, said before it (inputs not given, a step interval too wide,
-a measurement outside its interval), and the Decision with its words (``render_decision``)."""
+a measurement outside its interval), and an advice's words (:class:`Worded`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import cached_property
 from typing import Protocol
 
 import pandas as pd
@@ -12,7 +13,7 @@ import pandas as pd
 from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
 from gpuscale.advice.assumptions import for_strategy, input_pipeline
 from gpuscale.advice.calibration import Power
-from gpuscale.advice.explain.answer import AdviceView, readings_apart
+from gpuscale.advice.explain.answer import readings_apart
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
 from gpuscale.advice.explain.phrasebook import said as said_finding
@@ -25,7 +26,7 @@ from gpuscale.advice.explain.qualifiers import (
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.records import Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId
+from gpuscale.advice.types import TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
@@ -71,18 +72,6 @@ def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
     return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
-def assumed(advice: AdviceView) -> tuple[Assumption, ...]:
-    """The assumptions with DDP's own work as the strategy advised prices it and the input
-    pipeline's saying the rate the largest count consumes."""
-    cal = advice.calibration
-    found = for_strategy(cal.said.assumptions, cal.run.strategy)
-    if advice.input_rate is None:
-        return found
-    load = advice.input_rate
-    needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
-    return tuple(needed if a.term == TermId.INPUT else a for a in found)
-
-
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
     """What to measure before any change where the runs advised on are weak or all
     flagged (those runs again, as their flags say); None where they are not."""
@@ -115,64 +104,6 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     )
 
 
-def render_decision(advice: AdviceView) -> Decision:
-    """The search's Decision with its words: the warnings and what to measure first."""
-    d, cal = advice.decided, advice.calibration
-    held_back = None if d.held_back is None else d.held_back.accelerators
-    first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
-        advice.assumptions,
-        strong=cal.run.kept_global_batch is not None,
-        held_back=held_back,
-        refused=d.refused,
-        host_devices=cal.runs.host_devices,
-        again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
-    )
-    warnings = [*map(said_finding, d.warnings)]
-    if advice.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
-        n, minutes, floor, system = advice.below_mlperf[0]
-        more = len(advice.below_mlperf) - 1 or None
-        said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
-        warnings.append(sentence("below_mlperf", **said))
-    return replace(d, warnings=tuple(warnings), settle=first)
-
-
-def caveats(advice: AdviceView) -> tuple[str, ...]:
-    cal, d = advice.calibration, advice.decision
-    link = cal.machine.network.intra.name  # the inputs not given, each with what to give
-    inter = next((a.value for a in advice.assumptions if a.term == TermId.INTER_NODE), None)
-    given = (*advice.qualifiers.defaults, *(["inter_node"] if inter else []))
-    said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
-    defaults = [
-        sentence("default_used", option=o, **said)
-        for o in ("samples", "batch", "link", "inter_node")
-        if o in given
-    ]
-    lines = headline(
-        defaults=defaults,
-        noise_steps=advice.qualifiers.noise_steps,
-        step_width_log=cal.model.error.width_log,
-        devices=d.chosen.accelerators,
-        host_devices=cal.runs.host_devices,
-        steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
-        again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
-    )
-    found = advice.disagreements
-    beside = against_measured(advice.measured_counts, found)
-    held = memory_said(advice.memory, cal.run.strategy, d.chosen.accelerators)
-    first = filter(None, (held, advice.qualifiers.model_note, withheld(d, advice.assumptions)))
-    return (*first, *map(disagreement, found), *lines, *beside)
-
-
-def explanation(advice: AdviceView) -> list[str]:
-    """The caveats, then --explain's sentences, the model chosen after the decision."""
-    lines = [*advice.caveats, *explain(advice)]
-    said = advice.qualifiers
-    if not said.model_chosen or said.model_note:
-        return lines
-    at = advice.decision_line
-    return [*lines[: at + 1], said.model_chosen, *lines[at + 1 :]]
-
-
 class RowFlags(Protocol):
     """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
 
@@ -203,3 +134,97 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
     rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
     sources = [source_at(power, n, b) for n, b in rows]
     return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]
+
+
+class Worded:
+    """The words of an advice's record (``search.decide.Searched``), read when asked:
+    ``api.Advice`` is the record with them."""
+
+    def __str__(self) -> str:
+        """The advice as ``gpuscale advise`` says it."""
+        return "\n".join(f"- {line}" for line in self.explanation)
+
+    @cached_property
+    def predictions(self) -> pd.DataFrame:
+        """``table`` with its flags and power sources said (``tables.advice``)."""
+        return flagged(self.table, self.calibration.machine.power)
+
+    @cached_property
+    def alternative(self) -> pd.DataFrame | None:
+        return maybe(flagged, self.weak_table, self.calibration.machine.power)
+
+    @cached_property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """The assumptions with DDP's own work as the strategy advised prices it and the input
+        pipeline's saying the rate the largest count consumes."""
+        cal = self.calibration
+        found = for_strategy(cal.said.assumptions, cal.run.strategy)
+        if self.input_rate is None:
+            return found
+        load = self.input_rate
+        needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
+        return tuple(needed if a.term == TermId.INPUT else a for a in found)
+
+    @cached_property
+    def decision(self) -> Decision:
+        """The search's Decision with its words: the warnings and what to measure first."""
+        d, cal = self.decided, self.calibration
+        held_back = None if d.held_back is None else d.held_back.accelerators
+        first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
+            self.assumptions,
+            strong=cal.run.kept_global_batch is not None,
+            held_back=held_back,
+            refused=d.refused,
+            host_devices=cal.runs.host_devices,
+            again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
+        )
+        warnings = [*map(said_finding, d.warnings)]
+        if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
+            n, minutes, floor, system = self.below_mlperf[0]
+            more = len(self.below_mlperf) - 1 or None
+            said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
+            warnings.append(sentence("below_mlperf", **said))
+        return replace(d, warnings=tuple(warnings), settle=first)
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """What makes the headline less firm: the explanation's first lines."""
+        cal, d = self.calibration, self.decision
+        link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+        inter = next((a.value for a in self.assumptions if a.term == TermId.INTER_NODE), None)
+        given = (*self.qualifiers.defaults, *(["inter_node"] if inter else []))
+        said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
+        defaults = [
+            sentence("default_used", option=o, **said)
+            for o in ("samples", "batch", "link", "inter_node")
+            if o in given
+        ]
+        lines = headline(
+            defaults=defaults,
+            noise_steps=self.qualifiers.noise_steps,
+            step_width_log=cal.model.error.width_log,
+            devices=d.chosen.accelerators,
+            host_devices=cal.runs.host_devices,
+            steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
+            again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
+        )
+        found = self.disagreements
+        beside = against_measured(self.measured_counts, found)
+        held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
+        first = filter(None, (held, self.qualifiers.model_note, withheld(d, self.assumptions)))
+        return (*first, *map(disagreement, found), *lines, *beside)
+
+    @cached_property
+    def explanation(self) -> list[str]:
+        """The caveats, then --explain's sentences, the model chosen after the decision."""
+        lines = [*self.caveats, *explain(self)]
+        said = self.qualifiers
+        if not said.model_chosen or said.model_note:
+            return lines
+        at = self.decision_line
+        return [*lines[: at + 1], said.model_chosen, *lines[at + 1 :]]
+
+    @property
+    def decision_line(self) -> int:
+        """Where "Use N devices ..." stands in ``explanation``."""
+        return len(self.caveats) + len(self.decision.warnings)

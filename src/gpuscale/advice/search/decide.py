@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain import caveats as words
-from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.explain.qualifiers import nothing_fits
 from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
@@ -38,10 +33,9 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.search import derive, predict, reconcile
-from gpuscale.advice.search.predict import plausible
-from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.advice.search.predict import Refused, plausible
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId
 from gpuscale.tables.advice import NOT_POSITIVE
-from gpuscale.tables.requests import NamedError
 
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
@@ -52,10 +46,20 @@ _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 WEAK = {"run": {"scaling": "weak"}}
 
 
+class NoneHolds(ValueError):
+    """No count searched holds the model under any strategy: the ``memory`` check and the
+    calibration's ``sources`` (what caps the count), said by ``explain``."""
+
+    def __init__(self, memory: MemoryCheck, sources: tuple[str | Finding, ...]) -> None:
+        super().__init__("nothing_fits")
+        self.memory = memory
+        self.sources = sources
+
+
 @dataclass(frozen=True)
-class Advice:
+class Searched:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data; the words are rendered from them when read (``advice/explain/caveats.py``)."""
+    data (``api.Advice`` adds the words, ``explain.caveats.Worded``)."""
 
     table: pd.DataFrame  # one row per device count, its flags as data
     decided: Decision
@@ -74,55 +78,19 @@ class Advice:
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
     one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
-    def __str__(self) -> str:
-        """The advice as ``gpuscale advise`` says it."""
-        return "\n".join(f"- {line}" for line in self.explanation)
-
-    @cached_property
-    def predictions(self) -> pd.DataFrame:
-        """``table`` with its flags and power sources said (``tables.advice``)."""
-        return words.flagged(self.table, self.calibration.machine.power)
-
-    @cached_property
-    def alternative(self) -> pd.DataFrame | None:
-        return maybe(words.flagged, self.weak_table, self.calibration.machine.power)
-
-    @cached_property
-    def assumptions(self) -> tuple[Assumption, ...]:
-        return words.assumed(self)
-
-    @cached_property
-    def decision(self) -> Decision:
-        """``decided`` with its words (the warnings, what to measure first)."""
-        return words.render_decision(self)
-
-    @cached_property
-    def caveats(self) -> tuple[str, ...]:
-        """What makes the headline less firm: the explanation's first lines."""
-        return words.caveats(self)
-
-    @cached_property
-    def explanation(self) -> list[str]:
-        return words.explanation(self)
-
     @property
     def recommended(self) -> int | None:
         """The count advised (None where an assumed term's range moves it)."""
         return self.decided.count
 
-    @property
-    def decision_line(self) -> int:
-        """Where "Use N devices ..." stands in ``explanation``."""
-        return len(self.caveats) + len(self.decision.warnings)
 
-
-def search(cal: Calibration) -> Advice:
+def search(cal: Calibration) -> Searched:
     """The advice on ``cal``, the speedup's interval its link class's calibrated rule where
     it is the advice's."""
     return recommend(cal, predict.RULE)
 
 
-def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Advice:
+def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
     """The advice on the calibration the devices hold (``held``) and its variants (the
     weak-scaling alternative where the global batch is kept without a convergence model,
     each end of every assumed term's range), each predicted, reconciled, decided; no count
@@ -158,7 +126,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last, few = frame.iloc[-1], goal.noise_steps
-    return Advice(
+    return Searched(
         table=frame,
         decided=decision,
         picks=derive.picked(frame, fits_from, goal),
@@ -189,7 +157,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Adv
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     """(the calibration, the fewest devices that hold the model, the memory check where it
     limits the counts): the strategy asked where a count searched holds the model, else
-    ``MemoryCheck.fallback``'s; a ``NamedError`` where none does."""
+    ``MemoryCheck.fallback``'s; :class:`NoneHolds` where none does."""
     memory = cal.machine.memory
     if memory is None or not memory.limits:
         return cal, 1, None
@@ -197,7 +165,7 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     if asked is not None:
         return cal, asked, memory
     if memory.fallback is None:
-        raise NamedError(nothing_fits(memory, cal.said.sources))
+        raise NoneHolds(memory, cal.said.sources)
     strategy, fewest = memory.fallback
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 
@@ -209,7 +177,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     target = cal.search.target_efficiency
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
-        raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
+        raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
     # no count predicted holds the model: read as without memory, none advised (``holds``)
     holds = bool(len(fitting))

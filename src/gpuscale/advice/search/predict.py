@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.network import CLASSES
 from gpuscale.advice.model.step import Candidate, Step, step_table
@@ -52,6 +51,14 @@ WIDER = ("ranges", "floor", "linear")  # a row's reasons, as ``RowIntervals.wide
 def plausible(frame: pd.DataFrame) -> pd.Series:
     """The rows none of whose ``FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
+
+
+class Refused(ValueError):
+    """The search cannot go on, for the reason ``finding`` records (``explain`` says it)."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.kind.value)
+        self.finding = finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +87,7 @@ class IntervalRule:
             raise ValueError(f"link classes {unknown} are none of {', '.join(CLASSES)}")
         for name, w in self.classes.items():
             if not (w.low >= 0 and w.high >= 0 and math.isfinite(w.low + w.high)):
-                raise ValueError(sentence("interval_widths", name=name, widths=str(w)))
+                raise ValueError(f"{name}: widths {w} not finite and >= 0")
 
     def said(self, classes: Sequence[str | None]) -> Finding | None:
         """The rule as a finding for the counts' link ``classes`` (None where none of them
@@ -204,7 +211,7 @@ def predicted(
             largest=cal.run.largest_batch,
             accum=cal.run.max_accum,
         )
-        raise ValueError(said(found))
+        raise Refused(found)
     first = frame.iloc[0]
     ideal = frame["accelerators"] / first["accelerators"]  # linear
     frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]

@@ -51,6 +51,9 @@ from gpuscale.bench.models import load_model, select_models
 from gpuscale.bench.steps import Job, one_step
 from gpuscale.hardware.peaks import peak_for
 
+# The CLI of this interpreter, whether or not its `gpuscale` script is on PATH.
+GPUSCALE = (sys.executable, "-m", "gpuscale")
+
 # PASS within: the counted FLOPs of the formula's; CUDA-event step times of the wall clock;
 # NVML's energy counter of the sampled power, integrated
 FLOPS_TOLERANCE = 0.01
@@ -240,7 +243,7 @@ def check_timing(device: torch.device, max_params: str, steps: int) -> tuple[Ver
 def run_ladder(names: list[str], steps: int) -> Verdict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "results.jsonl"
-        command = ["gpuscale", "bench", "--nproc", "1", "--models", ",".join(names)]
+        command = [*GPUSCALE, "bench", "--nproc", "1", "--models", ",".join(names)]
         command += ["--steps", str(steps), "--out", str(out)]
         done = subprocess.run(command, capture_output=True, text=True)
         print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
@@ -298,7 +301,7 @@ def check_energy(device: torch.device, seconds: float) -> Verdict:
 
 
 def check_topo() -> Verdict:
-    done = subprocess.run(["gpuscale", "topo"], capture_output=True, text=True)
+    done = subprocess.run([*GPUSCALE, "topo"], capture_output=True, text=True)
     print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
     return Verdict("topo", done.returncode == 0, f"gpuscale topo exited {done.returncode}")
 

@@ -1,16 +1,11 @@
 """The model's data, read once, and what the runs do not measure.
 
-``data/advice_priors.json``: each prior's most likely value, its range, unit and source
-(``PRIORS``); ``data/advice_phrases.json``'s ``model`` rows: the model's refusals and notes
-(``phrase``: ``str.format`` templates over values already in their units; the model cannot
-read the phrasebook through ``explain``, which reads its records). Priors for the N > 1
-terms a model given by its numbers leaves unmeasured (10th, 50th, 90th percentiles;
-checked by ``benchmarks/eight_gpus_by_numbers.py``):
-
-* ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
-  bucket copies.
-* ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
-  "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
+``PRIORS`` (``data/advice_priors.json``): each prior's point, range, unit and source; of the
+N > 1 terms a model given by its numbers leaves unmeasured (``benchmarks/eight_gpus_by_numbers.py``
+checks them): ``DDP_WORK`` (``t_ddp``, ms: the synchronised less the no-sync step at N = 1,
+less the bucket copies) and ``STEP_SPREAD`` (``t_wait``: ``E[max of N] - mean`` of a normal
+spread whose sd is a share of the fixed cost; Chen et al., "Revisiting distributed
+synchronous SGD", 2016). ``phrase``: the model's refusals (``data/advice_phrases.json``).
 
 The step's 80% interval at N > 1: each model with N > 1 bench rows left out in turn (at
 most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give
@@ -34,7 +29,6 @@ if TYPE_CHECKING:  # the request's fields read PRIORS at the CLI's start: no pan
 
 
 def read_data(name: str) -> dict:
-    """``gpuscale/data/{name}``, a JSON file, read."""
     return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
 
 
@@ -43,20 +37,18 @@ MODEL_PHRASES: dict[str, str] = _BOOK["model"]
 
 
 def phrase(key: str, **values: object) -> str:
-    """The model's phrase ``key`` over ``values``."""
     return MODEL_PHRASES[key].format(**values)
 
 
 def strategy_name(strategy: str) -> str:
-    """The strategy's name, its row of the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
+    """The strategy's name in the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
     return _BOOK["strategies"][strategy]["name"]
 
 
 @dataclass(frozen=True, slots=True)
 class SourcedPrior:
-    """A prior: its most likely value (``point``), its range (``low``, ``high``: None where
-    the value is taken as it is), its unit, its source and its citation as the advice's
-    sentences give it (``said``)."""
+    """A prior: its most likely value, its range (None: taken as it is), unit, source and
+    citation as the advice's sentences give it (``said``)."""
 
     point: float
     low: float | None
@@ -66,7 +58,7 @@ class SourcedPrior:
     said: str = ""
 
     def at(self, which: str) -> float:
-        """The value at ``which`` end: ``low``, ``point`` or ``high``."""
+        """The value at ``which``: ``low``, ``point`` or ``high``."""
         value = getattr(self, which)
         if value is None:
             raise ValueError(phrase("prior_no_range", source=self.source))
@@ -102,8 +94,8 @@ EXTRAPOLATED_SAID = Finding.of(FindingKind.STEP_EXTRAPOLATED, width_log=EXTRAPOL
 
 @dataclass(frozen=True, slots=True)
 class StepError:
-    """The log half-width of a step's 80% interval at N > 1 (to ``measured_n``), and whence;
-    wider by ``sqrt(log2 N / log2 measured_n)`` beyond."""
+    """The log half-width of a step's 80% interval at N > 1 up to ``measured_n``, wider by
+    ``sqrt(log2 N / log2 measured_n)`` beyond, and whence."""
 
     width_log: float = EXTRAPOLATED
     measured_n: int = 1
@@ -124,8 +116,8 @@ def from_residuals(
     chosen: int | None = None,
     models: int | None = None,
 ) -> StepError:
-    """The interval of ``residuals`` (log errors) of ``what`` (``chosen`` of the ``models``
-    where not all were left out); extrapolated without any."""
+    """The interval of the log errors ``residuals`` of ``what`` (``chosen`` of the ``models``
+    where not all were left out)."""
     r = [float(e) for e in residuals if math.isfinite(e)]
     if len(r) == 0:
         return StepError()
@@ -152,7 +144,7 @@ def from_residuals(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
         source=source,
-        residuals=tuple(float(v) for v in r),
+        residuals=tuple(r),
     )
 
 

@@ -92,11 +92,13 @@ class ModelSpec:
         """DDP's own work per million parameters: ``rest_ms`` (hooks) plus the copies."""
         return (rest_ms + self.copies_ms(memory_gbs)) / (self.params / 1e6)
 
-    def resized(self, params: float) -> ModelSpec:
-        """The same family at another size: FLOPs per sample per parameter kept."""
+    def resized(self, params: float, flops_per_param: float | None = None) -> ModelSpec:
+        """The same family at another size: FLOPs per sample per parameter this model's
+        (or ``flops_per_param``), bytes per gradient element kept."""
+        per_param = self.flops / self.params if flops_per_param is None else flops_per_param
         return ModelSpec(
             params=params,
-            flops_per_sample=self.flops / self.params * params,
+            flops_per_sample=per_param * params,
             grad_bytes_per_param=self.grad_bytes_per_param,
         )
 
@@ -390,13 +392,6 @@ class FamilyBasis:
     compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
     opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
     ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
-
-    def model(self, params: float, grad_bytes_per_param: float) -> ModelSpec:
-        return ModelSpec(
-            params=params,
-            flops_per_sample=self.flops_per_param * params,
-            grad_bytes_per_param=grad_bytes_per_param,
-        )
 
     def at(self, params: float) -> Compute:
         """The family's compute at ``params`` parameters: its optimizer and DDP lines as the

@@ -3,7 +3,8 @@ the collectives a step issues, their time on a ``Network`` (``interconnect/netwo
 the terms fitted on published tables' development rows (``data/step_terms.json``, by
 ``benchmarks/fit_step_terms.py``):
 
-* ``nccl_latency``: preset links costed as NCCL's tuner costs them (``interconnect/cost.py``);
+* ``nccl_latency``: preset links costed as NCCL's tuner costs them (``interconnect/cost.py``),
+  not ``2(N-1)`` hop latencies;
 * ``contention_share`` (kappa): ``kappa x hidden`` added for the communication backward
   hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks, ``sigma x E[max of N
@@ -147,6 +148,11 @@ def link_class(link_name: str, nodes: bool) -> str | None:
     return "pcie_p2p" if preset.startswith("pcie") else None
 
 
+def count_class(network: Network, n: int) -> str | None:
+    """The link class of ``n`` devices of ``network``: ``multinode`` where they span nodes."""
+    return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+
+
 def spread_said(link: str | None) -> str:
     """The fitted spread on ``link`` class in words ("" where 0), with the stack assumed
     where the stacks' spreads differ."""
@@ -180,11 +186,11 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
 def issued(
     grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1, group: int = 0
 ) -> list[tuple[str, int, float, int]]:
-    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
-    last one last: DDP's buckets; FSDP's two all-gathers and reduce-scatter; ZeRO-2's
-    reduce-scatter and all-gather (DDP's volume: Rajbhandari et al. 2020, 7.2.1); hybrid
-    sharding as FSDP's within a node and an all-reduce of the node's shard over all ``n``.
-    A sharded strategy issues them per unit it wraps (``units``), each of the unit's bytes."""
+    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, in
+    order (the last after backward ends): DDP's buckets; FSDP's two all-gathers and
+    reduce-scatter; ZeRO-2's reduce-scatter and all-gather (DDP's volume: Rajbhandari et al.
+    2020, 7.2.1); hybrid sharding as FSDP's within a node and an all-reduce of the node's
+    shard over all ``n``. A sharded strategy issues them per unit it wraps (``units``)."""
     if strategy in SHARDED and units > 1:
         whole = issued(grad_bytes / units, n, bucket_mb, strategy, group=group)
         return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
@@ -230,9 +236,8 @@ def collectives(
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
     terms = current()
-    straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
-    count = "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
-    parts = [terms.contention(fitted), straggler, count]
+    straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
+    parts = [terms.contention(fitted), straggler, count_class(network, n)]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)
     plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)

@@ -101,11 +101,10 @@ def rate_warnings(
     *,
     low: bool = True,
     fixed_taken_ms: float | None = None,
-    flops_assumed: bool = False,
 ) -> list[Finding]:
     """A finding where ``tflops`` is above the ``work_peak`` (an unknown device's: the
-    fastest known at bf16) or, with ``low``, under ``MIN_MFU`` of it (``fixed_taken_ms``,
-    ``flops_assumed``: the other readings of a low rate)."""
+    fastest known at bf16) or, with ``low``, under ``MIN_MFU`` of it (``fixed_taken_ms``: the
+    other reading of a low rate)."""
     peak = device.peak
     at, precision = work_peak(device, precision, tflops)
     if peak is None or at is None:
@@ -128,7 +127,6 @@ def rate_warnings(
         device=peak.device,
         precision=precision,
         peak_tflops=at,
-        flops_assumed=flops_assumed,
         fixed_taken_ms=fixed_taken_ms,
     )
     return [found]

@@ -162,21 +162,12 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
 
 
-def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
-    """``most`` of ``models`` spread evenly over their sizes, smallest and largest among them."""
-    ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
-    if len(ordered) <= most:
-        return ordered
-    picks = {round(i * (len(ordered) - 1) / (most - 1)) for i in range(most)}
-    return [ordered[i] for i in sorted(picks)]
-
-
 def leave_one_out(
     table: pd.DataFrame,
     predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
-    most: int = MAX_LEFT_OUT,
 ) -> StepError:
-    """Each model with N > 1 rows in ``table`` (at most ``most``) predicted without them:
+    """Each model with N > 1 rows in ``table`` predicted without them (at most
+    ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them):
     ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
     from gpuscale.advice.measured_runs import trusted_runs  # lazy: pandas (as the table)
 
@@ -184,7 +175,11 @@ def leave_one_out(
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]
-    chosen = _spread(models, sizes, most)
+    chosen = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
+    if len(chosen) > MAX_LEFT_OUT:
+        last = len(chosen) - 1
+        picks = {round(i * last / (MAX_LEFT_OUT - 1)) for i in range(MAX_LEFT_OUT)}
+        chosen = [chosen[i] for i in sorted(picks)]
     residuals, largest = [], 1
     for model in chosen:
         rows = multi[multi["model"] == model]

@@ -155,7 +155,8 @@ def ceiling(
 ) -> tuple[float, Finding]:
     """(TFLOP/s, a ``CEILING`` finding) a bench row's work cannot beat at ``precision``
     (default: a CPU's fp32, an accelerator's bf16): its recorded ``peak``, else a CPU's
-    threads at ``CPU_THREAD_TFLOPS``, else the fastest accelerator's peak."""
+    threads at ``CPU_THREAD_TFLOPS``, else the fastest accelerator's peak (fp32 work at a
+    bf16 ceiling would run 31x (a CPU thread) or 14x (the fastest accelerators) too fast)."""
     cpu = device == "cpu"
     # fp32 is all a CPU without AMX runs fast; an accelerator's highest is bf16
     which, default = ("fp32", "cpu") if cpu else ("bf16", "gpu")
@@ -254,7 +255,8 @@ def device_power(
     given_w: float | None = None,
     implied_by: str | None = None,
 ) -> Power:
-    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order."""
+    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order
+    (``implied_by``: the link that named the device whose board it is)."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")

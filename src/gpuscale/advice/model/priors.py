@@ -1,11 +1,13 @@
 """The model's data, read once, and what the runs do not measure.
 
-``PRIORS`` (``data/advice_priors.json``): each prior's point, range, unit and source; of the
-N > 1 terms a model given by its numbers leaves unmeasured (``benchmarks/eight_gpus_by_numbers.py``
-checks them): ``DDP_WORK`` (``t_ddp``, ms: the synchronised less the no-sync step at N = 1,
-less the bucket copies) and ``STEP_SPREAD`` (``t_wait``: ``E[max of N] - mean`` of a normal
-spread whose sd is a share of the fixed cost; Chen et al., "Revisiting distributed
-synchronous SGD", 2016). ``phrase``: the model's refusals (``data/advice_phrases.json``).
+``PRIORS`` (``data/advice_priors.json``): each prior's point, range, unit and source. The
+N > 1 terms a model given by its numbers leaves unmeasured (10th, 50th and 90th
+percentiles; checked by ``benchmarks/eight_gpus_by_numbers.py``): ``DDP_WORK`` (``t_ddp``,
+ms: the synchronised less the no-sync step at N = 1, less the bucket copies) and
+``STEP_SPREAD`` (``t_wait``: ``E[max of N] - mean`` of a normal spread whose sd is a share
+of the fixed cost; Chen et al., "Revisiting distributed synchronous SGD", 2016).
+``phrase``: the model's refusals (``data/advice_phrases.json``: the model cannot import
+``explain``).
 
 The step's 80% interval at N > 1: each model with N > 1 bench rows left out in turn (at
 most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give

@@ -1,17 +1,7 @@
-"""The device an advice runs on (:func:`device_record`), the ceiling its work
-cannot beat (``ceiling``), the inputs that cannot be true on it (a rate under ``MIN_MFU`` of
-its peak or above it, a step shorter than ``MIN_STEP_MS``) and its power.
-
-``MIN_STEP_MS`` = ``MIN_STEP_KERNELS`` x ``MIN_KERNEL_US``: a step runs at least a forward,
-a backward and an optimizer kernel, and a kernel of almost no work still takes microseconds:
-NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019) measured
-3.8 us a kernel launched back to back in a stream and 3.4 us in a CUDA graph (V100). The
-floor takes 2 us, below both: a step below it is a unit mistaken or not a step.
-
-Power per device, for energy per trained model: given (``--power-w``) > measured by the
-bench (NVML; a CPU's RAPL package share) > the board power of the catalogue's part (an upper
-estimate); None for a CPU or an unknown device without a measurement.
-"""
+"""The device an advice runs on (``device_record``), the ceiling its work cannot beat
+(``ceiling``), the inputs that cannot be true on it (``rate_warnings``, ``step_warnings``)
+and its power per device (``device_power``: given > measured by the bench > the catalogue
+part's board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
 
 from __future__ import annotations
 
@@ -38,9 +28,8 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peaks in ``peak``) and what the name
-    left open (``assumed``); a name the catalogue lacks has ``part`` None and the ``closest``
-    names; ``name`` None where none is known."""
+    """A device as the catalogue knows it: ``part``, its ``peak`` and what the name left open
+    (``assumed``); a name the catalogue lacks has the ``closest`` names instead."""
 
     name: str | None = None
     part: Device | None = None
@@ -49,34 +38,26 @@ class DeviceRecord:
     closest: tuple[str, ...] = ()
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
-        """The peak at ``precision`` (fp32 under TF32 with ``tf32``); None without a peak."""
         return None if self.peak is None else self.peak.tflops(precision, tf32)
 
     @property
     def memory_bytes(self) -> float | None:
-        """The part's memory in bytes: the catalogue's GiB (the vendor's "GB" is GiB: an
-        H100's 80 GB is 85.9e9 bytes), as the memory check counts it (``hardware.capacity``)."""
+        """The part's memory, bytes: the vendor's "GB" is GiB (an H100's 80 GB: 85.9e9)."""
         return self.part.memory_gib * BYTES_PER_GIB if self.part is not None else None
 
     @property
     def board_link(self) -> str | None:
-        """The preset of the fabric a board part sits on (``hardware.links.board_link``)."""
         return None if self.part is None else board_link(self.part)
 
 
 def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies, whatever its case (``nvlink4 (detected)`` ->
-    H100 SXM), else None."""
+    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
     name = link_name.strip().lower()
-    for prefix, device in LINK_DEVICE.items():
-        if name.startswith(prefix):
-            return device
-    return None
+    return next((d for prefix, d in LINK_DEVICE.items() if name.startswith(prefix)), None)
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name``, else of the one the link preset ``implied_by``
-    implies."""
+    """The record of the device ``name``, else of the one the link ``implied_by`` implies."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -93,24 +74,19 @@ MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
 
 
 def fastest(precision: str = "bf16") -> Peak:
-    """The catalogue's fastest device at ``precision``."""
     return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
 
 
-# The precision a step's matrix multiplications run at, by ``--precision`` (the weights'):
-# mixed precision (AMP, autocast) runs them in bf16/fp16 on the tensor cores, its fp32
-# master weights only in the optimizer's element-wise update; fp32 at most at TF32's rate
-# (PyTorch's TF32 tensor-core path, the fastest an fp32 matmul runs).
+# The precision a step's matmuls run at, by ``--precision`` (the weights'): mixed precision
+# runs them in bf16 on the tensor cores (fp32 only in the optimizer's update); fp32 at most
+# at TF32's rate (PyTorch's TF32 tensor-core path).
 WORK_PRECISION = {"mixed": "bf16", "fp32": "fp32"}
 
 
 def work_peak(device: DeviceRecord, weights: str, tflops: float) -> tuple[float | None, str]:
-    """(TFLOP/s, precision) of the one peak a step's work at ``tflops`` is read against on
-    ``device`` under ``--precision`` ``weights`` (``WORK_PRECISION``; a precision of
-    ``Peak``'s, bf16 or fp32, as itself): fp32's TF32 peak unless the step runs faster than
-    it, then bf16's (its matmuls ran in half precision whatever holds the weights). The
-    fixed cost's bound, the FLOPs' readings and the rate checks all take this peak; None
-    without one."""
+    """(TFLOP/s or None, precision) of the one peak every reading of a rate ``tflops`` on
+    ``device`` under ``--precision`` ``weights`` takes: fp32's TF32 peak unless the step
+    runs faster than it, then bf16's (its matmuls ran in half precision)."""
     precision = WORK_PRECISION.get(weights, weights)
     at = device.tflops(precision, tf32=True)
     if at is not None and precision == "fp32" and tflops > at:
@@ -125,12 +101,10 @@ def rate_warnings(
     *,
     low: bool = True,
     fixed_taken_ms: float | None = None,
-    flops_assumed: bool = False,
 ) -> list[Finding]:
-    """A finding when the TFLOP/s per device is above the device's peak (``work_peak`` under
-    ``--precision`` ``precision``; an unknown device's: the fastest known at bf16) or, with
-    ``low``, under ``MIN_MFU`` of it (``fixed_taken_ms``, ``flops_assumed``: the other
-    readings of a low rate)."""
+    """A finding where ``tflops`` is above the ``work_peak`` (an unknown device's: the
+    fastest known at bf16) or, with ``low``, under ``MIN_MFU`` of it (``fixed_taken_ms``: the
+    other reading of a low rate)."""
     peak = device.peak
     at, precision = work_peak(device, precision, tflops)
     if peak is None or at is None:
@@ -153,7 +127,6 @@ def rate_warnings(
         device=peak.device,
         precision=precision,
         peak_tflops=at,
-        flops_assumed=flops_assumed,
         fixed_taken_ms=fixed_taken_ms,
     )
     return [found]
@@ -162,8 +135,7 @@ def rate_warnings(
 def unchecked_note(
     tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
 ) -> Finding | None:
-    """The finding that the rate (``rate_of``) could not be checked against a named
-    device's peak, the catalogue having none; else None."""
+    """The finding that the rate of ``rate_of`` went unchecked: the named device has no peak."""
     if not device.name or device.peak is not None:
         return None
     top = fastest()
@@ -181,12 +153,10 @@ def unchecked_note(
 def ceiling(
     device: object, threads: object, peak: object = None, precision: object = None
 ) -> tuple[float, Finding]:
-    """(TFLOP/s, a ``CEILING`` finding that names it) the device's work cannot beat at the
-    run's ``precision``: its recorded ``peak``, else a CPU's threads at
-    ``CPU_THREAD_TFLOPS`` of that precision, else the fastest accelerator's peak at that
-    precision (fp32 work priced at a bf16 ceiling runs 31x (a CPU thread) or 14x (the
-    fastest accelerators) too fast). A precision not given is the device's default
-    (``default``: ``cpu`` or ``gpu``, whose default it is)."""
+    """(TFLOP/s, a ``CEILING`` finding) a bench row's work cannot beat at ``precision``
+    (default: a CPU's fp32, an accelerator's bf16): its recorded ``peak``, else a CPU's
+    threads at ``CPU_THREAD_TFLOPS``, else the fastest accelerator's peak (fp32 work at a
+    bf16 ceiling would run 31x (a CPU thread) or 14x (the fastest accelerators) too fast)."""
     cpu = device == "cpu"
     # fp32 is all a CPU without AMX runs fast; an accelerator's highest is bf16
     which, default = ("fp32", "cpu") if cpu else ("bf16", "gpu")
@@ -212,13 +182,17 @@ def ceiling(
     return tflops, said
 
 
-MIN_STEP_KERNELS = 3  # forward, backward, optimizer: one kernel each at the least
-MIN_KERNEL_US = 2.0  # below NVIDIA's 3.4 us a kernel in a CUDA graph (Gray 2019)
+# A step runs at least a forward, a backward and an optimizer kernel, each at least 2 us:
+# below the 3.8 us (back to back) and 3.4 us (in a CUDA graph) a V100 kernel took (A. Gray,
+# "Getting Started with CUDA Graphs", NVIDIA Technical Blog, 2019). A shorter step is a unit
+# mistaken or not a step.
+MIN_STEP_KERNELS = 3
+MIN_KERNEL_US = 2.0
 MIN_STEP_MS = MIN_STEP_KERNELS * MIN_KERNEL_US / 1e3
 
 
 def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
-    """A finding where a step of ``points`` ((batch, ms)) is shorter than ``MIN_STEP_MS``."""
+    """A finding where a step of ``points`` ((batch, ms)) is under ``MIN_STEP_MS``."""
     short = [ms for _, ms in points if ms < MIN_STEP_MS]
     kind = FindingKind.STEP_UNDER_KERNELS
     floor = {"kernels": MIN_STEP_KERNELS, "kernel_us": MIN_KERNEL_US, "floor_ms": MIN_STEP_MS}
@@ -242,8 +216,7 @@ class PowerKind(Code):
 @dataclass(frozen=True, slots=True)
 class Power:
     """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
-    is or is not, what its name left open (``assumed``) and the link that implies it;
-    ``source`` those in words (``explain.qualifiers``)."""
+    is, what its name left open and the link that implies it; ``source``: in words."""
 
     watts: float | None
     source: str = ""
@@ -259,18 +232,16 @@ class Power:
 
     @property
     def measured(self) -> bool:
-        """``watts`` measured by the bench, not given nor the board's."""
         return self.kind is PowerKind.MEASURED
 
     def per_device(self, batch: float | None) -> float | None:
-        """W per device at per-device ``batch`` (``hardware.power.watts_at``)."""
+        """W per device at per-device ``batch``."""
         if not self.at_batch or batch is None:
             return self.watts
         return watts_at(self.at_batch, batch)
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
-        """Watts of ``devices`` at per-device ``batch``: the whole job's measured, else
-        per device x N."""
+        """Watts of ``devices`` at ``batch``: the whole job's measured, else per device x N."""
         if (measured := whole_job_w(self.total_w_at, devices, batch)) is not None:
             return measured
         return maybe(operator.mul, self.per_device(batch), devices)
@@ -284,8 +255,8 @@ def device_power(
     given_w: float | None = None,
     implied_by: str | None = None,
 ) -> Power:
-    """The power per device (``device``: its kind, ``cpu`` or ``cuda``), in the module's
-    order; a board's implied by the link ``implied_by`` where the link named the device."""
+    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order
+    (``implied_by``: the link that named the device whose board it is)."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -310,9 +281,9 @@ def bench_power(
     record: DeviceRecord,
     given_w: float | None = None,
 ) -> Power:
-    """The power from bench rows: the trusted N = 1 runs of ``model`` in configuration
-    ``group`` (W per device per batch, the latest) and the whole job's per (N, batch) (median);
-    where the configuration measured none, the latest N = 1 run of ``model`` that did."""
+    """The power of ``model``'s trusted bench rows in configuration ``group``: the latest W
+    per device per batch at N = 1 and the whole job's median per (N, batch); where the
+    configuration measured none, the latest N = 1 run of ``model`` that did."""
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
     ok = trusted_runs(table)

@@ -1,19 +1,18 @@
-"""The network's part of a data-parallel step, looked up once per step (``collectives``):
-the collectives it issues, their time on a ``Network`` (``interconnect/network.py``) and the
-terms fitted on published tables' development rows (``data/step_terms.json``, by
-``benchmarks/fit_step_terms.py``, each in or out by leave-one-source-out error):
+"""The network's part of a data-parallel step, looked up once per count (``collectives``):
+the collectives a step issues, their time on a ``Network`` (``interconnect/network.py``) and
+the terms fitted on published tables' development rows (``data/step_terms.json``, by
+``benchmarks/fit_step_terms.py``):
 
-* ``nccl_latency``: a preset link's collectives costed as NCCL's tuner costs them
-  (``interconnect/cost.py``), not ``2(N-1)`` x the preset's hop latency;
+* ``nccl_latency``: preset links costed as NCCL's tuner costs them (``interconnect/cost.py``),
+  not ``2(N-1)`` hop latencies;
 * ``contention_share`` (kappa): ``kappa x hidden`` added for the communication backward
   hides (NCCL's kernels take SMs and memory bandwidth), at the default overlap;
 * ``rank_spread`` (sigma): the wait for the slowest of N ranks, ``sigma x E[max of N
   standard normals] x compute``, where nothing on the host measured the step's spread.
 
-kappa and sigma: one value for every link class (``link_class``) or one per class, per
-software stack (``STACKS``: ``legacy``, devices before Volta with the TensorFlow 1.x
-parameter servers of 2017; ``modern``, the rest); the advice takes ``DEFAULT_STACK``'s: the
-device catalogue has no device before Volta."""
+kappa and sigma: one value per link class (``CLASSES``) and software stack (``STACKS``:
+``legacy``, pre-Volta devices under TensorFlow 1.x; ``modern``); the advice takes
+``DEFAULT_STACK``'s (the device catalogue has no device before Volta)."""
 
 from __future__ import annotations
 
@@ -41,20 +40,24 @@ NO_P2P = ("pcie-phb", "pcie-sys")  # PCIe presets through host memory
 PerClass = tuple[tuple[str, float], ...]  # (link class, value) for every class
 
 
+def _classes(term: float | PerClass) -> dict[str, float]:
+    return dict(term) if isinstance(term, tuple) else dict.fromkeys(CLASSES, term)
+
+
 @dataclass(frozen=True, slots=True)
 class StepTerms:
     """The fitted terms: each one value, or ``(class, value)`` for each of ``CLASSES``."""
 
     nccl_latency: bool = False
-    contention_share: float | PerClass = 0.0
-    rank_spread: float | PerClass = 0.0
+    contention_share: float | PerClass = 0.0  # in [0, 1]
+    rank_spread: float | PerClass = 0.0  # in [0, 1)
 
     def __post_init__(self) -> None:
-        for name, field in (
+        for name, term in (
             ("contention share", self.contention_share),
             ("rank spread", self.rank_spread),
         ):
-            per_class = dict(field) if isinstance(field, tuple) else dict.fromkeys(CLASSES, field)
+            per_class = _classes(term)
             if set(per_class) != set(CLASSES):
                 raise ValueError(f"{name}: link classes are {CLASSES}, not {sorted(per_class)}")
             for cls, value in per_class.items():
@@ -68,28 +71,23 @@ class StepTerms:
         return _of(self.rank_spread, link)
 
 
-def _of(field: float | PerClass, link: str | None) -> float:
-    """A term on a network of ``link`` class; for no class, the value every class shares,
-    else 0."""
-    if not isinstance(field, tuple):
-        return field
-    per_class = dict(field)
+def _of(term: float | PerClass, link: str | None) -> float:
+    """A term on ``link`` class; for no class, the value every class shares, else 0."""
+    per_class = _classes(term)
     if link is not None:
         return per_class[link]
     values = set(per_class.values())
     return values.pop() if len(values) == 1 else 0.0
 
 
-def _per_class(value: dict[str, float]) -> PerClass:
-    return tuple((cls, float(value[cls])) for cls in CLASSES)
-
-
 _TERMS = read_data("step_terms.json")["terms"]
 FITTED_BY_STACK = {
     stack: StepTerms(
-        nccl_latency=bool(_TERMS["nccl_latency"]["value"]),
-        contention_share=_per_class(_TERMS["contention_share"]["value"][stack]),
-        rank_spread=_per_class(_TERMS["rank_spread"]["value"][stack]),
+        bool(_TERMS["nccl_latency"]["value"]),
+        *(
+            tuple((cls, float(_TERMS[name]["value"][stack][cls])) for cls in CLASSES)
+            for name in ("contention_share", "rank_spread")
+        ),
     )
     for stack in STACKS
 }
@@ -100,6 +98,7 @@ STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where sta
 
 
 def of_stack(stack: str) -> StepTerms:
+    """The fitted terms of ``stack`` (``benchmarks/advice_heldout.py``'s rows)."""
     if stack not in FITTED_BY_STACK:
         raise ValueError(f"stack {stack!r} is none of {STACKS}")
     return FITTED_BY_STACK[stack]
@@ -112,6 +111,7 @@ def current() -> StepTerms:
 
 @contextmanager
 def using(terms: StepTerms) -> Iterator[StepTerms]:
+    """``terms`` in place of ``FITTED`` inside the block (the fit's and held-out variants)."""
     _current.append(terms)
     try:
         yield terms
@@ -133,10 +133,9 @@ def expected_max_normal(n: int) -> float:
 
 
 def link_class(link_name: str, nodes: bool) -> str | None:
-    """The published tables' link class (``benchmarks/published/README.md``):
-    ``multinode`` across ``nodes``, else ``nvlink``, ``pcie_no_p2p`` (through host memory) or
-    ``pcie_p2p`` by the preset, or the class a preset is assumed to be of (an xGMI mesh:
-    ``nvlink``, ``LinkPreset.assumed_class``); None for a custom or measured link."""
+    """The published tables' link class (``benchmarks/published/README.md``) of a preset
+    (``LinkPreset.assumed_class`` where it names one), ``multinode`` across ``nodes``; None
+    for a custom or measured link."""
     if nodes:
         return "multinode"
     preset = link_name.split(" ")[0].lower()
@@ -187,12 +186,11 @@ def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
 def issued(
     grad_bytes: float, n: int, bucket_mb: float, strategy: str, units: int = 1, group: int = 0
 ) -> list[tuple[str, int, float, int]]:
-    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, the
-    last one after the backward last: DDP's buckets; FSDP's two all-gathers and reduce-scatter;
-    ZeRO-2 as a reduce-scatter of the gradients and an all-gather of the weights (DDP's volume:
-    Rajbhandari et al. 2020, 7.2.1); hybrid sharding as FSDP's within a node and an all-reduce
-    of the node's shard over all ``n`` (approximations, said where advised). A sharded strategy
-    issues them per unit it wraps (``units``: a transformer's layers), each of the unit's bytes."""
+    """(op, ranks, bytes, how many) of each collective a step on ``n`` devices issues, in
+    order (the last after backward ends): DDP's buckets; FSDP's two all-gathers and
+    reduce-scatter; ZeRO-2's reduce-scatter and all-gather (DDP's volume: Rajbhandari et al.
+    2020, 7.2.1); hybrid sharding as FSDP's within a node and an all-reduce of the node's
+    shard over all ``n``. A sharded strategy issues them per unit it wraps (``units``)."""
     if strategy in SHARDED and units > 1:
         whole = issued(grad_bytes / units, n, bucket_mb, strategy, group=group)
         return [(op, ranks, size, count * units) for op, ranks, size, count in whole]
@@ -211,10 +209,9 @@ def issued(
 
 
 class Collectives(NamedTuple):
-    """The network's part of a step on ``n`` devices: its collectives, the last one and
-    their latency part (s: one latency per collective), kappa and ``sigma E[max of n]`` (ms
-    of wait per ms of compute) on the network's class, and the count's own class (the
-    speedup interval's: ``multinode`` where it spans nodes)."""
+    """The network's part of a step on ``n`` devices: its collectives, the last one, their
+    latency part (s), kappa, ``sigma E[max of n]`` (ms of wait per ms of compute) and the
+    count's own class (``multinode`` where it spans nodes)."""
 
     comm_s: float
     last_s: float
@@ -235,12 +232,11 @@ def collectives(
     group: int = 0,
 ) -> Collectives:
     """The network's part of a step on ``n`` devices, each collective at its own size and
-    ranks (``Network.cost_s``; preset links costed as NCCL's tuner costs them where the
-    fitted terms say so); ``group``: the devices hybrid sharding shards over (0: all)."""
+    ranks (``Network.cost_s``); ``group``: the devices hybrid sharding shards over (0: all)."""
     nodes = network.inter is not None and network.per_node is not None
     fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
     terms = current()
-    straggler = terms.spread(fitted) * expected_max_normal(n) if n > 1 else 0.0
+    straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
     parts = [terms.contention(fitted), straggler, count_class(network, n)]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)

@@ -1,16 +1,13 @@
 """The model's data, read once, and what the runs do not measure.
 
-``data/advice_priors.json``: each prior's most likely value, its range, unit and source
-(``PRIORS``); ``data/advice_phrases.json``'s ``model`` rows: the model's refusals and notes
-(``phrase``: ``str.format`` templates over values already in their units; the model cannot
-read the phrasebook through ``explain``, which reads its records). Priors for the N > 1
-terms a model given by its numbers leaves unmeasured (10th, 50th, 90th percentiles;
-checked by ``benchmarks/eight_gpus_by_numbers.py``):
-
-* ``DDP_WORK`` (``t_ddp``, ms): the synchronised minus the no-sync step at N = 1, less the
-  bucket copies.
-* ``STEP_SPREAD`` (``t_wait``): ``E[max of N] - mean`` of a normal spread (Chen et al.,
-  "Revisiting distributed synchronous SGD", 2016) whose sd is a share of the fixed cost.
+``PRIORS`` (``data/advice_priors.json``): each prior's point, range, unit and source. The
+N > 1 terms a model given by its numbers leaves unmeasured (10th, 50th and 90th
+percentiles; checked by ``benchmarks/eight_gpus_by_numbers.py``): ``DDP_WORK`` (``t_ddp``,
+ms: the synchronised less the no-sync step at N = 1, less the bucket copies) and
+``STEP_SPREAD`` (``t_wait``: ``E[max of N] - mean`` of a normal spread whose sd is a share
+of the fixed cost; Chen et al., "Revisiting distributed synchronous SGD", 2016).
+``phrase``: the model's refusals (``data/advice_phrases.json``: the model cannot import
+``explain``).
 
 The step's 80% interval at N > 1: each model with N > 1 bench rows left out in turn (at
 most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give
@@ -34,7 +31,6 @@ if TYPE_CHECKING:  # the request's fields read PRIORS at the CLI's start: no pan
 
 
 def read_data(name: str) -> dict:
-    """``gpuscale/data/{name}``, a JSON file, read."""
     return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
 
 
@@ -43,20 +39,18 @@ MODEL_PHRASES: dict[str, str] = _BOOK["model"]
 
 
 def phrase(key: str, **values: object) -> str:
-    """The model's phrase ``key`` over ``values``."""
     return MODEL_PHRASES[key].format(**values)
 
 
 def strategy_name(strategy: str) -> str:
-    """The strategy's name, its row of the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
+    """The strategy's name in the phrasebook's ``strategies`` (``zero2``: ZeRO-2)."""
     return _BOOK["strategies"][strategy]["name"]
 
 
 @dataclass(frozen=True, slots=True)
 class SourcedPrior:
-    """A prior: its most likely value (``point``), its range (``low``, ``high``: None where
-    the value is taken as it is), its unit, its source and its citation as the advice's
-    sentences give it (``said``)."""
+    """A prior: its most likely value, its range (None: taken as it is), unit, source and
+    citation as the advice's sentences give it (``said``)."""
 
     point: float
     low: float | None
@@ -66,7 +60,7 @@ class SourcedPrior:
     said: str = ""
 
     def at(self, which: str) -> float:
-        """The value at ``which`` end: ``low``, ``point`` or ``high``."""
+        """The value at ``which``: ``low``, ``point`` or ``high``."""
         value = getattr(self, which)
         if value is None:
             raise ValueError(phrase("prior_no_range", source=self.source))
@@ -102,8 +96,8 @@ EXTRAPOLATED_SAID = Finding.of(FindingKind.STEP_EXTRAPOLATED, width_log=EXTRAPOL
 
 @dataclass(frozen=True, slots=True)
 class StepError:
-    """The log half-width of a step's 80% interval at N > 1 (to ``measured_n``), and whence;
-    wider by ``sqrt(log2 N / log2 measured_n)`` beyond."""
+    """The log half-width of a step's 80% interval at N > 1 up to ``measured_n``, wider by
+    ``sqrt(log2 N / log2 measured_n)`` beyond, and whence."""
 
     width_log: float = EXTRAPOLATED
     measured_n: int = 1
@@ -124,8 +118,8 @@ def from_residuals(
     chosen: int | None = None,
     models: int | None = None,
 ) -> StepError:
-    """The interval of ``residuals`` (log errors) of ``what`` (``chosen`` of the ``models``
-    where not all were left out); extrapolated without any."""
+    """The interval of the log errors ``residuals`` of ``what`` (``chosen`` of the ``models``
+    where not all were left out)."""
     r = [float(e) for e in residuals if math.isfinite(e)]
     if len(r) == 0:
         return StepError()
@@ -152,7 +146,7 @@ def from_residuals(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
         source=source,
-        residuals=tuple(float(v) for v in r),
+        residuals=tuple(r),
     )
 
 
@@ -170,21 +164,12 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
 
 
-def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
-    """``most`` of ``models`` spread evenly over their sizes, smallest and largest among them."""
-    ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
-    if len(ordered) <= most:
-        return ordered
-    picks = {round(i * (len(ordered) - 1) / (most - 1)) for i in range(most)}
-    return [ordered[i] for i in sorted(picks)]
-
-
 def leave_one_out(
     table: pd.DataFrame,
     predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
-    most: int = MAX_LEFT_OUT,
 ) -> StepError:
-    """Each model with N > 1 rows in ``table`` (at most ``most``) predicted without them:
+    """Each model with N > 1 rows in ``table`` predicted without them (at most
+    ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them):
     ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
     from gpuscale.advice.measured_runs import trusted_runs  # lazy: pandas (as the table)
 
@@ -192,7 +177,11 @@ def leave_one_out(
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]
-    chosen = _spread(models, sizes, most)
+    chosen = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
+    if len(chosen) > MAX_LEFT_OUT:
+        last = len(chosen) - 1
+        picks = {round(i * last / (MAX_LEFT_OUT - 1)) for i in range(MAX_LEFT_OUT)}
+        chosen = [chosen[i] for i in sorted(picks)]
     residuals, largest = [], 1
     for model in chosen:
         rows = multi[multi["model"] == model]

@@ -13,21 +13,18 @@ Step on N > 1 devices (the communication ``t_ar``, kappa and sigma: ``network.py
     t_exposed = t_ar - t_hidden + kappa t_hidden   (omega_0 assumed)
     t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward (1 + t_wait / t_compute))
 
-``t_ddp``: DDP's own work (bucket copies), measured at N = 1 as the synchronised minus
-no-sync step, per parameter. ``omega``: the share of the all-reduce backward hid, measured
-by ``gpuscale bench`` (``1 - exposed / comm``); the default never hides the last bucket
-nor more than the slowest device's backward lasts. ``t_wait(N)``: ``E[max of N draws] -
-mean`` of the N = 1 step times (Chen et al., "Revisiting distributed synchronous SGD",
-2016), within the measured growth of the no-sync step over N = 1; where nothing measured
-the spread, at least ``sigma E[max of N standard normals] t_compute``. On one device:
-``t_step = t_compute``, less FSDP's own work ``k t_own``.
-"""
+``t_ddp``: DDP's own work (bucket copies), the synchronised minus no-sync step at N = 1,
+per parameter. ``omega``: ``1 - exposed / comm`` of the bench's runs. ``t_wait(N)``:
+``E[max of N draws] - mean`` of the N = 1 step times (Chen et al., "Revisiting distributed
+synchronous SGD", 2016), within the measured growth of the no-sync step over N = 1; where
+nothing measured the spread, at least ``sigma E[max of N standard normals] t_compute``.
+On one device: ``t_step = t_compute``, less FSDP's own work ``k t_own``."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -39,8 +36,7 @@ from gpuscale.interconnect.network import Network
 DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured
 DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
 REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
-# that device, assumed where none is named: DDP's copies are priced at its bandwidth and
-# its memory is what the memory check reads
+# that device, assumed where none is named (DDP's copies, the memory check)
 REFERENCE_DEVICE = "H100 SXM5 80GB"
 
 
@@ -50,20 +46,19 @@ def work_ms(samples: float, flops_per_sample: float, tflops: float) -> float:
 
 
 def per_step_ms(ms_per_mparam: float, params: float) -> float:
-    """A time per million parameters over ``params`` parameters: ``t P / 1e6`` (ms)."""
+    """``t P / 1e6``: ms of a time per million parameters."""
     return ms_per_mparam * params / 1e6
 
 
 def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
-    """``b F / (t / 1e3) / 1e12``: TFLOP/s, the inverse of :func:`work_ms`."""
+    """``b F / (t / 1e3) / 1e12``: TFLOP/s."""
     return samples * flops_per_sample / (ms / 1e3) / 1e12
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
-    """A model as the step sees it: parameters, forward + backward FLOPs per sample (``6 P``
-    for a dense network when unmeasured), bytes per gradient element, and the units FSDP
-    wraps (a transformer's layers; 1: the whole model at once)."""
+    """A model as the step sees it: parameters, forward + backward FLOPs per sample (None:
+    ``6 P``), bytes per gradient element, and the units FSDP wraps (a transformer's layers)."""
 
     params: float
     flops_per_sample: float | None = None
@@ -89,27 +84,28 @@ class ModelSpec:
         return self.params * self.grad_bytes_per_param
 
     def copies_ms(self, memory_gbs: float | None) -> float:
-        """DDP's bucket copies: ``DDP_COPIES`` bytes per gradient byte at ``memory_gbs`` GB/s
-        (``REFERENCE_MEMORY_GBS`` where None), ms."""
+        """DDP's bucket copies, ms: ``DDP_COPIES`` bytes per gradient byte at ``memory_gbs``
+        GB/s (None: ``REFERENCE_MEMORY_GBS``)."""
         return DDP_COPIES * self.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
 
     def ddp_ms_per_mparam(self, rest_ms: float, memory_gbs: float | None) -> float:
-        """DDP's own work per million parameters: ``rest_ms`` (hooks) plus its copies."""
+        """DDP's own work per million parameters: ``rest_ms`` (hooks) plus the copies."""
         return (rest_ms + self.copies_ms(memory_gbs)) / (self.params / 1e6)
 
-    def resized(self, params: float) -> ModelSpec:
-        """The same family at another size: FLOPs per sample per parameter kept."""
+    def resized(self, params: float, flops_per_param: float | None = None) -> ModelSpec:
+        """The same family at another size: FLOPs per sample per parameter this model's
+        (or ``flops_per_param``), bytes per gradient element kept."""
+        per_param = self.flops / self.params if flops_per_param is None else flops_per_param
         return ModelSpec(
             params=params,
-            flops_per_sample=self.flops / self.params * params,
+            flops_per_sample=per_param * params,
             grad_bytes_per_param=self.grad_bytes_per_param,
         )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compute:
-    """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6``, plus DDP's own
-    ``ddp_ms_per_mparam`` on N > 1."""
+    """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6`` (DDP's own on N > 1)."""
 
     tflops: float  # achieved R on the per-sample work, TFLOP/s
     fixed_ms: float = 0.0
@@ -118,7 +114,7 @@ class Compute:
     opt_ms_per_mparam: float = 0.0
     ddp_ms_per_mparam: float = 0.0
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
-    jitter_ms: tuple[float, ...] = field(default=())  # N = 1 step times less their mean
+    jitter_ms: tuple[float, ...] = ()  # N = 1 step times less their mean
     jitter_ref_ms: float = 0.0  # the compute time those steps took on average
     # where set, the spread is the host's: it scales with ``fixed_ms`` over this
     jitter_fixed_ref_ms: float = 0.0
@@ -136,20 +132,20 @@ class Compute:
         if not 0 <= self.backward_share <= 1:
             raise ValueError("the backward share must be in [0, 1]")
 
+    def measured_at(self, batch: float) -> float | None:
+        """The micro-step the bench timed at ``batch`` (None: not timed there)."""
+        return next((ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9), None)
+
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
-        """One micro-step's forward + backward: as measured at a batch the bench timed, else
-        ``max(floor, fixed + per-sample work)``."""
-        measured = [ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9]
-        if measured:
-            return measured[0]
+        """One micro-step: as measured, else ``max(floor, fixed + per-sample work)``."""
+        measured = self.measured_at(batch)
+        if measured is not None:
+            return measured
         return max(self.floor_ms, self.fixed_ms + work_ms(batch, model.flops, self.tflops))
 
-    def is_measured(self, batch: float) -> bool:
-        return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
-
     def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
-        """This compute with ``fixed_ms`` as its fixed cost and the rate set so that the
-        micro-step at ``batch`` is unchanged (a floor gives way to the line through it)."""
+        """This compute with ``fixed_ms`` as its fixed cost and the micro-step at ``batch``
+        unchanged (a floor gives way to the line through it)."""
         micro = self.micro_ms(model, batch)
         fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
         tflops = rate_tflops(batch, model.flops, micro - fixed)
@@ -161,8 +157,8 @@ class Compute:
         return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
-        """The measured slowdowns from N = 1 up, each no lower than at any count below it
-        (a lower figure at more devices is noise of one run)."""
+        """The measured slowdowns from N = 1 up, each at least those below it (a lower figure
+        at more devices is one run's noise)."""
         held, most = [], 1.0
         for n, s in sorted(self.slowdown):
             most = max(most, s)
@@ -170,9 +166,8 @@ class Compute:
         return tuple(held)
 
     def slowdown_bounds(self, n: int) -> tuple[float, float]:
-        """(low, high) slowdown at ``n``: the measured one where the bench ran ``n``; else
-        interpolated in log N between the nearest counts measured below (N = 1: x1) and
-        above, and at most the one above (unbounded beyond the largest)."""
+        """(low, high) slowdown at ``n``: the measured one, else interpolated in log N between
+        the nearest counts measured below (N = 1: x1) and above (high: the one above)."""
         held = ((1, 1.0), *((k, s) for k, s in self.held_slowdown() if k > 1))
         below = max((k, s) for k, s in held if k <= n)
         above = [(k, s) for k, s in held if k > n]
@@ -185,9 +180,9 @@ class Compute:
         return s0 + share * (s1 - s0), s1
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
-        """The wait for the slowest of ``n`` devices: ``E[max of n] - mean`` of the N = 1
-        step times (order statistics of their sample), scaled to ``compute_ms`` (or to the
-        fixed cost, a host's spread), kept within ``slowdown_bounds``."""
+        """The wait for the slowest of ``n``: ``E[max of n] - mean`` of the N = 1 step times
+        (their order statistics) scaled to ``compute_ms`` (a host's spread: to the fixed
+        cost), within ``slowdown_bounds``."""
         if n < 2:
             return 0.0
         low, high = self.slowdown_bounds(n)
@@ -206,7 +201,7 @@ class Compute:
 
 
 def with_priors(compute: Compute, step: float, which: str) -> Compute:
-    """``compute`` (``step`` ms) with the step's spread from its prior at ``which`` end."""
+    """``compute`` (``step`` ms) with the step's spread of its prior at ``which`` end."""
     sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
@@ -223,12 +218,11 @@ class Step:
     batch_per_device: float
     accum: int
     compute_ms: float
-    ddp_ms: float
-    wait_ms: float
-    comm_ms: float  # collectives in flight
-    last_bucket_ms: float
-    exposed_ms: float  # what backward did not hide
     step_ms: float
+    ddp_ms: float = 0.0
+    wait_ms: float = 0.0
+    comm_ms: float = 0.0  # collectives in flight
+    exposed_ms: float = 0.0  # what backward did not hide
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective
     measured: bool = False  # one device's forward + backward at this batch was measured
     link: str | None = None  # the count's link class (``network.Collectives.link``)
@@ -252,8 +246,6 @@ class StepSettings(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """``StepSettings`` given one by one (``step_at``)."""
-
     overlap: float | None = None
     bucket_mb: float = DEFAULT_BUCKET_MB
     strategy: str = "ddp"
@@ -279,17 +271,15 @@ def _step(
     net: Collectives,
     candidate: Candidate,
 ) -> Step:
-    """``candidate``'s step by the module docstring's formulas; ``settings.overlap`` None is
-    ``DEFAULT_OVERLAP`` capped at all but the last collective. The fitted straggler term
+    """``candidate``'s step by the module docstring's formulas. The fitted straggler term
     applies where nothing measured the wait (no slowdown at N > 1, no N = 1 steps timed)."""
     n, batch, accum = candidate
     micro_ms = compute.micro_ms(model, batch)
     compute_ms = compute.compute_ms(model, batch, accum, shards)
-    measured = compute.is_measured(batch)
+    said = {"measured": compute.measured_at(batch) is not None, "link": net.link}
     if n == 1:
         compute_ms -= accum * min(compute.one_rank_own_ms, micro_ms)
-        bare = (compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
-        return Step(1, batch, accum, *bare, measured=measured, link=net.link)
+        return Step(1, batch, accum, compute_ms, compute_ms, **said)
     wait_ms = compute.wait_ms(n, compute_ms)
     backward_ms = compute.backward_share * micro_ms
     if compute_ms > 0:
@@ -297,22 +287,19 @@ def _step(
     ddp_ms = 0.0
     if settings.strategy == "ddp":
         ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params)
-    comm_ms, overlap = net.comm_s * 1e3, settings.overlap
-    if overlap is None:
+    comm_ms = net.comm_s * 1e3
+    if settings.overlap is None:
         not_last_ms = (net.comm_s - net.last_s) * 1e3
         hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
         contention_ms = net.contention_share * max(hidden_ms, 0.0)
-    elif 0 <= overlap <= 1:  # measured or given: as it is, its contention in it
-        hidden_ms, contention_ms = overlap * net.comm_s * 1e3, 0.0
-    else:
-        raise ValueError(f"overlap must be in [0, 1], got {overlap}")
+    else:  # measured or given: as it is, its contention in it
+        hidden_ms, contention_ms = settings.overlap * net.comm_s * 1e3, 0.0
     if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms > 0):
         wait_ms = max(wait_ms, net.straggler_share * compute_ms)
     exposed_ms = comm_ms - hidden_ms + contention_ms
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
-    last_ms, latency_ms = net.last_s * 1e3, net.latency_s * 1e3
-    parts_ms = (compute_ms, ddp_ms, wait_ms, comm_ms, last_ms, exposed_ms, step_ms)
-    return Step(n, batch, accum, *parts_ms, latency_ms, measured, net.link)
+    parts_ms = (ddp_ms, wait_ms, comm_ms, exposed_ms, net.latency_s * 1e3)
+    return Step(n, batch, accum, compute_ms, step_ms, *parts_ms, **said)
 
 
 def step_table(
@@ -325,9 +312,12 @@ def step_table(
 ) -> tuple[tuple[Step, ...], ...]:
     """Each candidate's step at each of ``computes`` (the point, then the ends of its
     ranges) and at the first one ``resplit`` at each (batch, fixed ms) (the fixed cost's
-    range), one row per candidate; the network's part of each count looked up once."""
+    range), one row per candidate; the network's part of each count looked up once.
+    ``settings.overlap`` None: ``DEFAULT_OVERLAP``, never the last collective."""
     if any(n < 1 or not batch > 0 or accum < 1 for n, batch, accum in candidates):
         raise ValueError(phrase("step_counts"))
+    if settings.overlap is not None and not 0 <= settings.overlap <= 1:
+        raise ValueError(f"overlap must be in [0, 1], got {settings.overlap}")
     every = [*computes, *(computes[0].resplit(model, batch, ms) for batch, ms in resplit)]
     shards = {n: optimizer_shards(network, n, settings.strategy) for n, _, _ in candidates}
     nets = {
@@ -360,9 +350,8 @@ def step_at(
     bucket_mb: float = DEFAULT_BUCKET_MB,
     strategy: str = "ddp",
 ) -> Step:
-    """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step, ``accum`` micro-steps per optimizer step; ``overlap``: the measured share
-    of communication hidden."""
+    """The step of ``model`` on ``n`` devices, ``batch`` samples per device per micro-step,
+    ``accum`` micro-steps per optimizer step."""
     settings = Settings(overlap, bucket_mb, strategy)
     ((step,),) = step_table(network, settings, model, (compute,), ((n, batch, accum),))
     return step
@@ -379,9 +368,8 @@ class Pair(StepSettings, Protocol):
 
 
 def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Compute) -> float:
-    """Throughput of 2 devices over 1: the same per-device batch (weak scaling), or under
-    strong scaling (the global batch kept) an even accumulation halved, else the batch
-    split over the two."""
+    """Throughput of 2 devices over 1 at the same per-device batch, or, the global batch
+    kept, an even accumulation halved, else the batch split over the two."""
     batch, accum = float(pair.batch), pair.accum
     if pair.kept_global_batch is not None and accum % 2 == 0:
         accum //= 2
@@ -394,9 +382,9 @@ def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Comput
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FamilyBasis:
-    """A family's step at any size (the break-even's), fitted over ``members`` (by size) by
-    ``calibrate.bench_basis.fitted``: the optimizer step and DDP's own work each a fixed
-    part plus a part per parameter."""
+    """A family's step at any size, fitted over ``members`` (by size) by
+    ``calibrate.measured.fitted``: the optimizer step and DDP's own work each a fixed part plus a
+    part per parameter."""
 
     family: str
     members: tuple[str, ...]
@@ -405,16 +393,9 @@ class FamilyBasis:
     opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
     ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
 
-    def model(self, params: float, grad_bytes_per_param: float) -> ModelSpec:
-        return ModelSpec(
-            params=params,
-            flops_per_sample=self.flops_per_param * params,
-            grad_bytes_per_param=grad_bytes_per_param,
-        )
-
     def at(self, params: float) -> Compute:
-        """The family's compute for a member of ``params`` parameters: its optimizer and
-        DDP times from the family's lines, as the per-parameter rates the step takes."""
+        """The family's compute at ``params`` parameters: its optimizer and DDP lines as the
+        per-parameter rates the step takes."""
         mparams = params / 1e6
         return replace(
             self.compute,

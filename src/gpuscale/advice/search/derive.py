@@ -81,7 +81,7 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
 
     def by_size(params: float) -> float:
         if family is not None:
-            resized = family.model(params, spec.grad_bytes_per_param)
+            resized = spec.resized(params, family.flops_per_param)
             return pair_speedup(network, run, resized, family.at(params))
         return pair_speedup(network, run, spec.resized(params), modelled)
 

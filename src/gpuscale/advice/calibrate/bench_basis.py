@@ -26,6 +26,7 @@ from gpuscale.advice.calibration import (
     Said,
     StepModel,
 )
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
     Chosen,
     WeakRuns,
@@ -173,8 +174,8 @@ def of_model(
         if not rows.empty:
             row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
             row["strategy"] = req.strategy or row.get("strategy")
-            out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
-            run = f"{bench_options(row)}{out}"
+            out = _file(req.bench) if isinstance(req.bench, str | Path) else None
+            run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
     like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]

@@ -130,12 +130,15 @@ def choose_link(
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
         if part is None or not str(preset).startswith(GPU_FABRICS) or preset == own_link(part):
             return LinkChoice(chosen, said, device)
-        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
         # a board whose fabric no preset models: no PCIe preset stands for it
         board_only = part.board and part.gpu_link and not board_link(part)
         usual = None if board_only else usual_preset(part)
         mismatch = Finding.of(
-            K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
+            K.LINK_NOT_OF_DEVICE,
+            given=preset,
+            device=part.name,
+            gpu_link=part.gpu_link or None,
+            usual=usual,
         )
         return LinkChoice(chosen, said, device, warning=mismatch)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
@@ -169,7 +172,9 @@ def choose_link(
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
-            chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
+            chosen = replace(
+                chosen, busbw_gbs=expected, name=sentence("link_detected", preset=detected)
+            )
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
         return LinkChoice(chosen, said, device)

@@ -1,17 +1,11 @@
-"""The step against the per-device batch, from the batches a model was measured at, and the
-largest batch its memory allows.
-
-On a GPU a step barely moves with the batch until the device fills, then grows with it
-(gpuscale's own H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 /
-14.1 / 13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). One device's forward + backward at
-per-device batch ``b`` is a launch-bound floor, then a per-sample cost::
+"""The step against the per-device batch, fitted to the batches a model was measured at, and
+the largest batch its memory allows. One device's forward + backward at batch ``b``::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
-A measured batch keeps its measurement (``Compute.measured_ms``); between and beyond, the
-shape fitted (:func:`fit`): every split of the sorted batches into a flat part (the floor,
-their mean) and a rising part (``fixed_cost.line``) is tried, the least squared log error
-wins; its error on each batch left out measured (:func:`fit_with_error`)."""
+(gpuscale's H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 / 14.1 /
+13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). Every split of the sorted batches into a flat part
+and a rising one (``fixed_cost.line``) is tried, the least squared log error wins."""
 
 from __future__ import annotations
 
@@ -80,7 +74,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
 
 
 def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
-    """``fit``, with each measured batch predicted from the others (two or more left)."""
+    """``fit``, with each measured batch predicted from the others (three or more)."""
     shape = fit(points, fallback_ms_per_sample)
     merged = shape.points
     errors = []
@@ -137,15 +131,19 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
-    """The N = 1 rows of ``row``'s model and configuration, one micro-step a step."""
+def _points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
+    """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
+    micro-step a step (``fb_ms``: forward + backward)."""
     same = (
         (rows["model"] == row["model"])
         & (rows["accelerators"] == 1)
         & (rows["strategy"] == row["strategy"])
         & (rows["accum"].fillna(1) == 1)
     )
-    return rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+    found = rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+    found = found.assign(fb_ms=found["forward_ms"] + found["backward_ms"]).dropna(subset=[column])
+    pairs = zip(found["batch_per_device"], found[column], strict=True)
+    return [(float(b), float(v)) for b, v in pairs]
 
 
 def calibrated(
@@ -155,14 +153,7 @@ def calibrated(
     or more; one: no shape, None), its measured batches kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
-    found = _points(rows, row)
-    points = list(
-        zip(
-            found["batch_per_device"].astype(float),
-            (found["forward_ms"] + found["backward_ms"]).astype(float),
-            strict=True,
-        )
-    )
+    points = _points(rows, row, "fb_ms")
     if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
         # the calibrated row's own step: with two runs at one batch, mixing the first run's
         # step with the last run's split can make batch 33 faster than batch 32
@@ -204,15 +195,7 @@ def memory_cap(
     device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
     if device is None:
         return None
-    found = _points(rows, row).dropna(subset=["peak_memory_bytes"])
-    points = list(
-        zip(
-            found["batch_per_device"].astype(float),
-            found["peak_memory_bytes"].astype(float),
-            strict=True,
-        )
-    )
-    return largest_batch(points, device)
+    return largest_batch(_points(rows, row, "peak_memory_bytes"), device)
 
 
 def bench_sources(cal: Benched) -> list[str | Finding]:

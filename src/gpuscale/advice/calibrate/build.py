@@ -17,7 +17,6 @@ from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.convergence import resolved
@@ -232,6 +231,4 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     part = device.part
     if part is None:
         return None
-    return AcceleratorMemory(
-        part.name, part.memory_gib, sentence("device_catalogue", part=part.name)
-    )
+    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")

@@ -41,7 +41,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.interconnect.network import Network
-from gpuscale.quantities import format_count
+from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
@@ -264,22 +264,17 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         flops_per_param=measured_per_param,
         family=family,
     )
-    if fixed is not None:  # an assumed one stays assumed, its range in the interval
-        assumed = fixed.source == Source.ASSUMED
-        basis = fixed.basis if assumed else None
-        batch = sentence("bench_batch", batch=req.batch or cal.run.batch)
-        measure = Measure(
-            bench=BenchRun(OWN_MODEL, (1,), more=batch), after=sentence("bench_own_model")
-        )
-        fixed = replace(
-            fixed,
-            source=Source.ASSUMED if assumed else Source.FITTED,
-            basis=sentence("family_member_fixed", model=of.name, family=family, basis=basis),
-            measure=measure,
-        )
+    if fixed is not None:
+        source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
+        if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
+            source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
+        batch = req.batch or cal.run.batch
+        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {batch}")
+        measure = Measure(bench=run, after=sentence("bench_own_model"))
+        fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,
-        name=sentence("params_model", count=format_count(req.params), family=family),
+        name=f"{with_article(format_count(req.params))}-parameter {family} model",
         spec=spec,
         compute=compute,
         fixed=fixed,

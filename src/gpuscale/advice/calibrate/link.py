@@ -1,6 +1,7 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device and the device count, each with where it came from; from a
-bench file, on the host benched (:class:`BenchHost`)."""
+the measured curves, the device and the device count, each with where it came from. From a
+bench file, the host benched (:class:`BenchHost`): its link stands where none is given,
+measured or detected here, or this machine detected another; its cores cap CPU processes."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ NETWORK_PRESETS = tuple(name for name, p in PRESETS.items() if p.kind == "networ
 
 @dataclass(frozen=True, slots=True)
 class BenchHost:
-    """What the rows calibrated on record of their host (link preset, GPUs, cores; None: not
-    recorded), and the run's device kind, threads and device name."""
+    """What the rows of the runs calibrated on record of their host (its link preset, GPUs
+    and cores; None: not recorded), and the run's device kind, threads and device name."""
 
     link: str | None
     gpus: int | None
@@ -54,6 +55,7 @@ class BenchHost:
 
 
 def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
+    """The :class:`BenchHost` of ``cal``'s configuration in ``table`` (every device count)."""
     rows = table[table["config_group"] == cal.bench.config_group]
 
     def recorded(column: str) -> pd.Series:
@@ -66,9 +68,11 @@ def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
 
     links = set(recorded("host_link").astype(str))
     link = links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
-    bench, name = cal.bench, cal.device.name
-    gpus, cores = most("host_devices"), most("host_cpu_count")
-    return BenchHost(link, gpus, cores, bench.device_kind, bench.threads, name)
+    bench = cal.bench
+    kind, threads = bench.device_kind, bench.threads
+    return BenchHost(
+        link, most("host_devices"), most("host_cpu_count"), kind, threads, cal.device.name
+    )
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
@@ -83,9 +87,9 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
-    """The intra-node link, where it came from (None: said as an ``assumption``), the
-    device's record, whether the link was assumed, and a warning where the link given is not
-    the device's own."""
+    """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
+    the device's record, whether the link was assumed (none given, detected or measured),
+    and a warning where the link given is not the device's own."""
 
     link: Link
     said: Finding | None
@@ -147,17 +151,22 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
         generation = NVLINK.get(chosen.name)
-        basis = sentence(
-            "no_link_measured",
-            gpus=host.gpus,
-            preset=chosen.name,
-            device=host.device or None,
-            links_per_gpu=getattr(generation, "links_per_gpu", None),
-            architecture=getattr(generation, "architecture", None),
-            board=host_board or None,
+        inferred = Assumption(
+            term=TermId.LINK,
+            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=sentence(
+                "no_link_measured",
+                gpus=host.gpus,
+                preset=chosen.name,
+                device=host.device or None,
+                links_per_gpu=getattr(generation, "links_per_gpu", None),
+                architecture=getattr(generation, "architecture", None),
+                board=host_board or None,
+            ),
+            measure=Measure(sentence("measure_link", detected=seen or None)),
         )
-        measure = sentence("measure_link", detected=seen or None)
-        inferred = _link_assumed(TermId.LINK, chosen, basis, measure)
         return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
@@ -172,13 +181,22 @@ def choose_link(
         return LinkChoice(chosen, None, device)
     # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
     # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
+    ends = [PRESETS[name].busbw_gbs for _, name in LINK_ENDS]
     case = "board" if board is not None else "default"
-    basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
-    measure = sentence("measure_link_assumed", case=case)
-    ends = tuple(PRESETS[name].busbw_gbs for _, name in LINK_ENDS)
-    return LinkChoice(
-        chosen, None, device, True, _link_assumed(TermId.LINK, chosen, basis, measure, ends)
+    inferred = Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        quantity=Quantity(
+            chosen.busbw_gbs,
+            "GB/s bus bandwidth",
+            min(*ends, chosen.busbw_gbs),
+            max(*ends, chosen.busbw_gbs),
+        ),
+        source=Source.ASSUMED,
+        basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
+        measure=Measure(sentence("measure_link_assumed", case=case)),
     )
+    return LinkChoice(chosen, None, device, True, inferred)
 
 
 def device_cap(
@@ -276,9 +294,7 @@ def machine_of(
             )
         )
         if req.inter_node is None:
-            basis = sentence("inter_node_assumed", name=network.inter.name)
-            measure = sentence("measure_inter_node", presets=", ".join(NETWORK_PRESETS))
-            assumed.append(_link_assumed(TermId.INTER_NODE, network.inter, basis, measure))
+            assumed.append(_inter_node_assumed(network.inter))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -292,18 +308,14 @@ def machine_of(
     )
 
 
-def _link_assumed(
-    term: TermId, link: Link, basis: str, measure: str, ends: tuple[float, ...] = ()
-) -> Assumption:
-    """A link assumed: its bus bandwidth (GB/s; its range over ``ends``), why, and what
-    measures it."""
-    gbs = link.busbw_gbs
-    low, high = (min(*ends, gbs), max(*ends, gbs)) if ends else (None, None)
+def _inter_node_assumed(inter: Link) -> Assumption:
+    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
+    bandwidth (GB/s), what it is taken as and the option that names it."""
     return Assumption(
-        term=term,
-        value=sentence("link_value", preset=link.name, busbw_gbs=gbs),
-        quantity=Quantity(gbs, "GB/s bus bandwidth", low, high),
+        term=TermId.INTER_NODE,
+        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=basis,
-        measure=Measure(measure),
+        basis=sentence("inter_node_assumed", name=inter.name),
+        measure=Measure(sentence("measure_inter_node", presets=", ".join(NETWORK_PRESETS))),
     )

@@ -36,7 +36,7 @@ from gpuscale.advice.explain.runs import (
 )
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
-from gpuscale.advice.model.priors import phrase, strategy_name
+from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
@@ -310,16 +310,17 @@ def from_bench(
     return calibration, terms
 
 
-def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+def _other_strategy(model: str, benched: str, asked: str) -> tuple[Finding, ...]:
     """A warning where the runs measured another strategy than the one predicted."""
     if benched == asked:
         return ()
-    name = strategy_name(asked)
-    added = phrase("assumed_other_added_ddp")
-    if asked != "ddp":
-        added = phrase("assumed_other_added", asked=name)
-    settle = phrase("assumed_other_settle", asked=asked)
-    if asked not in BENCHED:
-        settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
-    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
-    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
+    unbenched = None if asked in BENCHED else joined(BENCHED, "or")
+    found = Finding.of(
+        K.OTHER_STRATEGY,
+        model=model,
+        benched=benched,
+        asked=asked,
+        asked_name=strategy_name(asked),
+        unbenched=unbenched,
+    )
+    return (found,)

@@ -1,7 +1,6 @@
-"""The calibration, built once: ``build(request, data)`` -> ``Calibration``. In a row: the
-bench rows an advice may use and the model calibrated on them, the machine (on the bench
-host's), the model from the bench or from numbers, the convergence, the memory check
-(:func:`memory_check`) and the search's settings, with each assumed range's ends."""
+"""The calibration, built once (:func:`build`): the model from the bench or from numbers on
+its machine, the convergence, the memory check and the search's settings, with each assumed
+range's ends."""
 
 from __future__ import annotations
 

@@ -203,7 +203,6 @@ def from_bench(
     ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
     bench measured."""
     table, (cal, benched) = found.table, calibrated
-    params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
@@ -228,7 +227,6 @@ def from_bench(
     overlap = cal.run.overlap if req.overlap is None else req.overlap
     if overlap is None and kind == "cpu":
         overlap = 0.0
-    bench_model = None if params_given else cal.model.name  # a model a bench run measures
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
@@ -269,16 +267,16 @@ def from_bench(
         spread=spread,
         held=compute.held_slowdown(),
     )
-    warnings = (
-        *said.warnings,
-        *(w for w in (allowed, weak, fell) if w),
-        *filter(None, [beyond]),
-    )
     said = replace(
         said,
         sources=(*said.sources, *sources),
         # a rate the bench measured is a finding however low; above the peak, impossible
-        warnings=(*warnings, *impossible, *other),
+        warnings=(
+            *said.warnings,
+            *filter(None, (allowed, weak, fell, beyond)),
+            *impossible,
+            *other,
+        ),
         implausible=said.implausible or bool(impossible),
         model_note=passed_over,
         chosen=others,
@@ -302,10 +300,11 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    runs_of = replace(runs, own_model=bench_model)
+    # the model a bench run measures: none for a model given by its size
+    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
-        model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
+        model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
     )
     return calibration, terms
 

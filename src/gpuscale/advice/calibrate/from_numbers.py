@@ -254,7 +254,7 @@ def from_numbers(
     # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
     nodes = machine.network.inter is not None and machine.network.per_node is not None
     if fitted := spread_said(link_class(link, nodes)):
-        spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
+        spread = replace(spread, basis=priors.phrase("basis_and", basis=spread.basis, more=fitted))
     said_priors = (ddp_work, spread)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P

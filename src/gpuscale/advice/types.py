@@ -146,6 +146,7 @@ class FindingKind(Code):
     LINK_NOT_OF_DEVICE = "link_not_of_device"  # an NVLink preset the device named has not
     LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
     STRATEGY_AS_BENCHED = "strategy_as_benched"  # none asked: the strategy the runs measured
+    OTHER_STRATEGY = "other_strategy"  # a strategy predicted other than the runs measured
     LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records
     LINK_OF_PROCESSES = "link_of_processes"  # CPU processes: no preset, one assumed
     BETWEEN_NODES = "between_nodes"  # the NICs between nodes

@@ -26,6 +26,7 @@ from gpuscale.advice.calibration import (
     Said,
     StepModel,
 )
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
     Chosen,
     WeakRuns,
@@ -35,7 +36,7 @@ from gpuscale.advice.explain.runs import (
 )
 from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
-from gpuscale.advice.model.priors import phrase, strategy_name
+from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
@@ -173,8 +174,8 @@ def of_model(
         if not rows.empty:
             row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
             row["strategy"] = req.strategy or row.get("strategy")
-            out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
-            run = f"{bench_options(row)}{out}"
+            out = _file(req.bench) if isinstance(req.bench, str | Path) else None
+            run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
     like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
@@ -202,7 +203,6 @@ def from_bench(
     ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
     bench measured."""
     table, (cal, benched) = found.table, calibrated
-    params_given = req.params is not None
     per_device = req.batch or cal.run.batch  # as advised
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
@@ -227,7 +227,6 @@ def from_bench(
     overlap = cal.run.overlap if req.overlap is None else req.overlap
     if overlap is None and kind == "cpu":
         overlap = 0.0
-    bench_model = None if params_given else cal.model.name  # a model a bench run measures
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
@@ -268,16 +267,16 @@ def from_bench(
         spread=spread,
         held=compute.held_slowdown(),
     )
-    warnings = (
-        *said.warnings,
-        *(w for w in (allowed, weak, fell) if w),
-        *filter(None, [beyond]),
-    )
     said = replace(
         said,
         sources=(*said.sources, *sources),
         # a rate the bench measured is a finding however low; above the peak, impossible
-        warnings=(*warnings, *impossible, *other),
+        warnings=(
+            *said.warnings,
+            *filter(None, (allowed, weak, fell, beyond)),
+            *impossible,
+            *other,
+        ),
         implausible=said.implausible or bool(impossible),
         model_note=passed_over,
         chosen=others,
@@ -301,24 +300,26 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    runs_of = replace(runs, own_model=bench_model)
+    # the model a bench run measures: none for a model given by its size
+    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
-        model=model, run=run, machine=machine, runs=runs_of, said=said, bench=measured_on
+        model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
     )
     return calibration, terms
 
 
-def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+def _other_strategy(model: str, benched: str, asked: str) -> tuple[Finding, ...]:
     """A warning where the runs measured another strategy than the one predicted."""
     if benched == asked:
         return ()
-    name = strategy_name(asked)
-    added = phrase("assumed_other_added_ddp")
-    if asked != "ddp":
-        added = phrase("assumed_other_added", asked=name)
-    settle = phrase("assumed_other_settle", asked=asked)
-    if asked not in BENCHED:
-        settle = phrase("assumed_other_unbenched", benched=joined(BENCHED, "or"), asked_name=name)
-    said = {"model": model, "benched": benched, "asked": asked, "asked_name": name}
-    return (phrase("assumed_other_strategy", added=added, settle=settle, **said),)
+    unbenched = None if asked in BENCHED else joined(BENCHED, "or")
+    found = Finding.of(
+        K.OTHER_STRATEGY,
+        model=model,
+        benched=benched,
+        asked=asked,
+        asked_name=strategy_name(asked),
+        unbenched=unbenched,
+    )
+    return (found,)

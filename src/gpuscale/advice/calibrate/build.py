@@ -1,7 +1,6 @@
-"""The calibration, built once: ``build(request, data)`` -> ``Calibration``. In a row: the
-bench rows an advice may use and the model calibrated on them, the machine (on the bench
-host's), the model from the bench or from numbers, the convergence, the memory check
-(:func:`memory_check`) and the search's settings, with each assumed range's ends."""
+"""The calibration, built once (:func:`build`): the model from the bench or from numbers on
+its machine, the convergence, the memory check (``fits.memory_check``) and the search's
+settings, with each assumed range's ends."""
 
 from __future__ import annotations
 
@@ -13,23 +12,18 @@ from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
+from gpuscale.advice.calibrate.fits import memory_check
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
-from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
-from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.memory import MemoryCheck, check
+from gpuscale.advice.calibration import Benched, Calibration
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
-from gpuscale.advice.model.step import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware import transformer
-from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.links import PRESETS
-from gpuscale.hardware.transformer import ShapeNumbers
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
@@ -145,90 +139,3 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             },
         }
     )
-
-
-def memory_check(
-    request: AdviceRequest,
-    cal: Calibration,
-    bench: pd.DataFrame | None,
-    numbers: ShapeNumbers | None = None,
-) -> tuple[MemoryCheck | None, MemorySaid]:
-    """The memory check of the model advised on (None: a device of unknown memory; none
-    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on;
-    ``numbers``: a transformer shape's, its activations at every micro-batch a count runs."""
-    spec, machine = cal.model.spec, cal.machine
-    counts = tuple(machine.device_counts)
-    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
-    rows = _model_rows(bench, cal)
-    memory = _device_memory(cal, rows)
-    peaks = None if rows is None else rows.get("peak_memory_bytes")
-    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs
-    if peaks is not None and peaks.notna().any():
-        peak_gb = float(peaks.dropna().median()) / BYTES_PER_GB
-    assumed = memory is None and cal.runs.own_model is None and not machine.device.name
-    if assumed:
-        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
-    if memory is None:
-        return None, MemorySaid()
-    held, state_gb = check(
-        spec.params,
-        asked=(request.optimizer, request.precision),
-        benched=bench is not None,
-        peak_gb=peak_gb,
-        shape=numbers,
-        micro=micro,
-        strategy=request.strategy or cal.run.strategy,
-        memory=memory,
-        counts=counts,
-        per_node=machine.network.per_node or request.gpus_per_node,
-    )
-    said = MemorySaid(device_assumed=assumed)
-    if state_gb is not None:
-        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
-    return held, said
-
-
-def micro_batch_at(run: Run, devices: int) -> int:
-    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the one the search splits it into, else the batch advised on."""
-    kept = run.kept_global_batch
-    if kept is None:
-        return run.batch
-    for accum in range(1, run.max_accum + 1):
-        batch = kept / devices / accum
-        if batch < 1:
-            break
-        if batch == int(batch) and batch <= run.largest_batch:
-            return int(batch)
-    return run.batch  # no split: the count is not predicted
-
-
-def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
-    own = cal.runs.own_model
-    if bench is None or own is None:
-        return None
-    runs = trusted_runs(bench)
-    same = (runs["model"] == own) & (runs["accelerators"] == 1)
-    rows = runs[same & (runs["batch_per_device"] == cal.run.batch)]
-    return rows if len(rows) else None
-
-
-def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
-    """The device's memory: the bench's record of it, else the catalogue part's."""
-    if rows is not None and "device_memory_bytes" in rows:
-        recorded = rows["device_memory_bytes"].dropna()
-        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
-            name = str(rows["device_name"].iloc[0])
-            gib = float(recorded.median()) / 2**30
-            return AcceleratorMemory(name, gib, BENCH_RECORD)
-    device, one = cal.machine.device, cal.runs.one_device
-    if cal.runs.own_model is not None and one is not None:
-        device = device_record(one.device_name)
-    return _catalogue_memory(device)
-
-
-def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
-    part = device.part
-    if part is None:
-        return None
-    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")

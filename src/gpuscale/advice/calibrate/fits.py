@@ -1,17 +1,12 @@
-"""The step against the per-device batch, from the batches a model was measured at, and the
-largest batch its memory allows.
-
-On a GPU a step barely moves with the batch until the device fills, then grows with it
-(gpuscale's own H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 /
-14.1 / 13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). One device's forward + backward at
-per-device batch ``b`` is a launch-bound floor, then a per-sample cost::
+"""The step against the per-device batch, fitted to the batches a model was measured at; the
+largest batch its memory allows, and the memory check of the model advised on
+(:func:`memory_check`). One device's forward + backward at batch ``b``::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
-A measured batch keeps its measurement (``Compute.measured_ms``); between and beyond, the
-shape fitted (:func:`fit`): every split of the sorted batches into a flat part (the floor,
-their mean) and a rising part (``fixed_cost.line``) is tried, the least squared log error
-wins; its error on each batch left out measured (:func:`fit_with_error`)."""
+(gpuscale's H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 / 14.1 /
+13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). Every split of the sorted batches into a flat part
+and a rising one (``fixed_cost.line``) is tried, the least squared log error wins."""
 
 from __future__ import annotations
 
@@ -23,13 +18,18 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError, cell
-from gpuscale.advice.calibration import Benched, Shape
+from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run, Shape
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.fixed_cost import FixedCost, line
-from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.model.step import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, Source
 from gpuscale.bench.support import comm_scale_sentence
+from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
+from gpuscale.hardware.transformer import ShapeNumbers
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
 # allocator's fragmentation and workspace are not in ``max_memory_allocated``.
@@ -80,7 +80,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
 
 
 def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
-    """``fit``, with each measured batch predicted from the others (two or more left)."""
+    """``fit``, with each measured batch predicted from the others (three or more)."""
     shape = fit(points, fallback_ms_per_sample)
     merged = shape.points
     errors = []
@@ -137,15 +137,19 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
-    """The N = 1 rows of ``row``'s model and configuration, one micro-step a step."""
+def _points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
+    """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
+    micro-step a step (``fb_ms``: forward + backward)."""
     same = (
         (rows["model"] == row["model"])
         & (rows["accelerators"] == 1)
         & (rows["strategy"] == row["strategy"])
         & (rows["accum"].fillna(1) == 1)
     )
-    return rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+    found = rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+    found = found.assign(fb_ms=found["forward_ms"] + found["backward_ms"]).dropna(subset=[column])
+    pairs = zip(found["batch_per_device"], found[column], strict=True)
+    return [(float(b), float(v)) for b, v in pairs]
 
 
 def calibrated(
@@ -155,14 +159,7 @@ def calibrated(
     or more; one: no shape, None), its measured batches kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
-    found = _points(rows, row)
-    points = list(
-        zip(
-            found["batch_per_device"].astype(float),
-            (found["forward_ms"] + found["backward_ms"]).astype(float),
-            strict=True,
-        )
-    )
+    points = _points(rows, row, "fb_ms")
     if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
         # the calibrated row's own step: with two runs at one batch, mixing the first run's
         # step with the last run's split can make batch 33 faster than batch 32
@@ -204,15 +201,7 @@ def memory_cap(
     device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
     if device is None:
         return None
-    found = _points(rows, row).dropna(subset=["peak_memory_bytes"])
-    points = list(
-        zip(
-            found["batch_per_device"].astype(float),
-            found["peak_memory_bytes"].astype(float),
-            strict=True,
-        )
-    )
-    return largest_batch(points, device)
+    return largest_batch(_points(rows, row, "peak_memory_bytes"), device)
 
 
 def bench_sources(cal: Benched) -> list[str | Finding]:
@@ -255,3 +244,90 @@ def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
     mparams = rows["params"].to_numpy(float) / 1e6
     opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
     return float(fixed), float(1 / ms_per_gflop), float(opt)
+
+
+def memory_check(
+    request: AdviceRequest,
+    cal: Calibration,
+    bench: pd.DataFrame | None,
+    numbers: ShapeNumbers | None = None,
+) -> tuple[MemoryCheck | None, MemorySaid]:
+    """The memory check of the model advised on (None: a device of unknown memory; none
+    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on;
+    ``numbers``: a transformer shape's, its activations at every micro-batch a count runs."""
+    spec, machine = cal.model.spec, cal.machine
+    counts = tuple(machine.device_counts)
+    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
+    rows = _model_rows(bench, cal)
+    memory = _device_memory(cal, rows)
+    peaks = None if rows is None else rows.get("peak_memory_bytes")
+    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs
+    if peaks is not None and peaks.notna().any():
+        peak_gb = float(peaks.dropna().median()) / BYTES_PER_GB
+    assumed = memory is None and cal.runs.own_model is None and not machine.device.name
+    if assumed:
+        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
+    if memory is None:
+        return None, MemorySaid()
+    held, state_gb = check(
+        spec.params,
+        asked=(request.optimizer, request.precision),
+        benched=bench is not None,
+        peak_gb=peak_gb,
+        shape=numbers,
+        micro=micro,
+        strategy=request.strategy or cal.run.strategy,
+        memory=memory,
+        counts=counts,
+        per_node=machine.network.per_node or request.gpus_per_node,
+    )
+    said = MemorySaid(device_assumed=assumed)
+    if state_gb is not None:
+        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
+    return held, said
+
+
+def micro_batch_at(run: Run, devices: int) -> int:
+    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
+    the one the search splits it into, else the batch advised on."""
+    kept = run.kept_global_batch
+    if kept is None:
+        return run.batch
+    for accum in range(1, run.max_accum + 1):
+        batch = kept / devices / accum
+        if batch < 1:
+            break
+        if batch == int(batch) and batch <= run.largest_batch:
+            return int(batch)
+    return run.batch  # no split: the count is not predicted
+
+
+def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
+    own = cal.runs.own_model
+    if bench is None or own is None:
+        return None
+    runs = trusted_runs(bench)
+    same = (runs["model"] == own) & (runs["accelerators"] == 1)
+    rows = runs[same & (runs["batch_per_device"] == cal.run.batch)]
+    return rows if len(rows) else None
+
+
+def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
+    """The device's memory: the bench's record of it, else the catalogue part's."""
+    if rows is not None and "device_memory_bytes" in rows:
+        recorded = rows["device_memory_bytes"].dropna()
+        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
+            name = str(rows["device_name"].iloc[0])
+            gib = float(recorded.median()) / 2**30
+            return AcceleratorMemory(name, gib, BENCH_RECORD)
+    device, one = cal.machine.device, cal.runs.one_device
+    if cal.runs.own_model is not None and one is not None:
+        device = device_record(one.device_name)
+    return _catalogue_memory(device)
+
+
+def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
+    part = device.part
+    if part is None:
+        return None
+    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")

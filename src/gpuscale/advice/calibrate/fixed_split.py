@@ -19,7 +19,6 @@ from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, prior,
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
-from gpuscale.quantities import filled
 from gpuscale.tables.bench_runs import bench_options
 
 
@@ -35,7 +34,9 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     if own is not None:
         checked = _checked(own, row, fb, model)
         if checked is not None:
-            return replace(checked, note=f"{row['model']}: {checked.note}")
+            return replace(
+                checked, note=sentence("model_note", model=row["model"], note=checked.note)
+            )
         # an FSDP gap with the prior added is assumed, not measured
         said = sentence("fixed_measured_for", ms=own.ms, source=own.source, model=row["model"])
     elif fitted is not None:
@@ -124,10 +125,9 @@ def measure_command(row: pd.Series) -> Measure:
     batch = int(row["batch_per_device"])
     config = bench_options(row, model=False)  # the run's own configuration
     quarter = batch // 4 if batch >= 4 else batch // 2
-    second = f"{quarter}" if quarter >= 1 else "a second batch"
     return Measure(
         bench=BenchRun(str(row["model"]), (1,), config=config),
-        after=sentence("bench_times_bare", batch=batch, second=second),
+        after=sentence("bench_times_bare", batch=batch, quarter=quarter),
     )
 
 
@@ -166,14 +166,13 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
             peak=float(peak),
         )
     else:
-        bound = ""
-    basis = found.basis + filled("; {}", bound)
+        bound = None
     return FixedCost(
         ms=found.ms,
         low_ms=found.low_ms,
         high_ms=found.high_ms,
         source=Source.ASSUMED,
-        basis=f"{basis}; measured at batch {batch:g} only",
+        basis=sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch),
         at_batch=batch,
         measure=measure,
     )

@@ -34,7 +34,7 @@ from gpuscale.advice.model.step import (
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.hardware import transformer
-from gpuscale.quantities import format_count, with_article
+from gpuscale.quantities import format_count
 
 # --params this far from the shape's count is said (a published count is rounded to a
 # few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
@@ -254,7 +254,7 @@ def from_numbers(
     # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
     nodes = machine.network.inter is not None and machine.network.per_node is not None
     if fitted := spread_said(link_class(link, nodes)):
-        spread = replace(spread, basis=f"{spread.basis}; {fitted}")
+        spread = replace(spread, basis=priors.phrase("basis_and", basis=spread.basis, more=fitted))
     said_priors = (ddp_work, spread)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
@@ -298,7 +298,7 @@ def from_numbers(
         work_ms=step_ms - compute.fixed_ms,
     )
     model = StepModel(
-        name=f"{with_article(format_count(spec.params))}-parameter model",
+        name=sentence("params_model", count=format_count(spec.params), family=None),
         spec=spec,
         compute=compute,
         fixed=fixed,
@@ -333,7 +333,7 @@ def _prior_assumed(
     """A term set from a prior (``model/priors.py``), its range and source: DDP's work in ms
     with the model's bucket copies (``copies_ms``) as the steps price it, the wait a share."""
     in_ms = term == TermId.DDP
-    unit = PER_STEP if in_ms else f"share {SPREAD_SAID}"
+    unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
     return Assumption(
         term=term,

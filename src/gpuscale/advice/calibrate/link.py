@@ -31,10 +31,14 @@ from gpuscale.interconnect.measured import MeasuredCurves, network_from_collecti
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
 
-# The link assumed where none is given, detected or measured.
-DEFAULT_LINK = "pcie-phb"
+DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
 # What a measured link's name adds by whether its curves were measured under compute load
 LOADED = {True: ", under compute load", False: ""}
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
+# the advice is searched again at each end, and a count that changes is withheld
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+# the presets --inter-node names (the NICs between nodes)
+NETWORK_PRESETS = tuple(name for name, p in PRESETS.items() if p.kind == "network")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +85,6 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     return network_from_collectives(curves, base, name)
 
 
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
-# the advice is searched again at each end, and a count that changes is withheld
-LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
     """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
@@ -130,12 +129,15 @@ def choose_link(
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
         if part is None or not str(preset).startswith(GPU_FABRICS) or preset == own_link(part):
             return LinkChoice(chosen, said, device)
-        its = f"its GPU link: {part.gpu_link}" if part.gpu_link else "no NVLink"
         # a board whose fabric no preset models: no PCIe preset stands for it
         board_only = part.board and part.gpu_link and not board_link(part)
         usual = None if board_only else usual_preset(part)
         mismatch = Finding.of(
-            K.LINK_NOT_OF_DEVICE, given=preset, device=part.name, its=its, usual=usual
+            K.LINK_NOT_OF_DEVICE,
+            given=preset,
+            device=part.name,
+            gpu_link=part.gpu_link or None,
+            usual=usual,
         )
         return LinkChoice(chosen, said, device, warning=mismatch)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
@@ -169,7 +171,9 @@ def choose_link(
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
-            chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
+            chosen = replace(
+                chosen, busbw_gbs=expected, name=sentence("link_detected", preset=detected)
+            )
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
         return LinkChoice(chosen, said, device)
@@ -302,10 +306,6 @@ def machine_of(
         assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
     )
-
-
-# the presets --inter-node names (the NICs between nodes)
-NETWORK_PRESETS = tuple(name for name, p in PRESETS.items() if p.kind == "network")
 
 
 def _inter_node_assumed(inter: Link) -> Assumption:

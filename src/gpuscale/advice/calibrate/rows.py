@@ -14,13 +14,14 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
 from gpuscale.bench.table import flag_summary, flags_counted
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import joined
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
@@ -185,9 +186,15 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The ``ok`` runs of ``table`` not flagged, and a note on the flagged ones."""
     flagged = table[_flagged(table)]
-    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
-    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
-    return trusted_runs(table), notes * bool(runs)
+    if flagged.empty:
+        return trusted_runs(table), []
+    pairs = joined(
+        sentence("run_on", model=r.model, devices=r.accelerators) for r in flagged.itertuples()
+    )
+    found = sentence(
+        "flagged_left_out", runs=len(flagged), pairs=pairs, flags=flags_counted(flagged)
+    )
+    return trusted_runs(table), [found]
 
 
 def same_hardware(

@@ -137,9 +137,13 @@ def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, 
             break
         bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
         best = above.loc[bound.idxmin()]
-        why = (
-            f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
-            f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min"
+        why = phrase(
+            "mlperf_system",
+            round=best["round"],
+            submitter=best["submitter"],
+            devices=int(best["accelerators"]),
+            accelerator=best["accelerator_model"],
+            minutes=number(best["time_to_train_min"]),
         )
         out.append((n, float(bound.min()), why))
     return tuple(out)

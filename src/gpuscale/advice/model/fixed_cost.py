@@ -106,7 +106,9 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     """The fixed cost of step times entered at two or more batches."""
     fixed, per_sample = line(points)
     longest = max(ms for _, ms in points)  # every step time in one unit
-    shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
+    shown = ", ".join(
+        phrase("fixed_cost_point", ms=format_ms(ms, like=longest), batch=b) for b, ms in points
+    )
     basis = phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample))
     return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=points[0][0])
 
@@ -218,7 +220,8 @@ def within_peak(
 
 def _raised(own: FixedCost, ms: float, said: str) -> FixedCost:
     """``own`` at ``ms`` (its high end; its low end no higher), with ``said`` why."""
-    return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=f"{own.basis}; {said}")
+    basis = phrase("basis_and", basis=own.basis, more=said)
+    return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=basis)
 
 
 def of_numbers(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from html import escape
 
 import numpy as np
@@ -230,3 +231,24 @@ def test_a_familys_threshold_pick_says_whose_best_it_is(result) -> None:
     texts = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
     said = [t for t in texts if f"{eq.threshold:g} x its best" in t]
     assert said and said[0].endswith(f": {pick.accelerators:,}"), texts
+
+
+def test_no_tooltip_prints_nan(result) -> None:
+    """A value a figure has none of is left out of its tooltips, never printed "nan"; the
+    time-against-cost panel of the answer figure, which compares families and so no E',
+    says each point's accelerator-hours, its x."""
+    for name, draw in FIGURES.items():
+        try:
+            chart = draw(result)
+        except NothingToDraw:
+            continue
+        for gid, texts in chart.labels.items():
+            said = [t for t in texts if re.search(r"\bnan\b|\binf\b", t, re.IGNORECASE)]
+            assert not said, (name, gid, said)
+    chart = FIGURES["scaling"](result)
+    hours = offsets(chart.figure, "hours")[:, 0]
+    said = [
+        float(re.search(r"([\d,.]+) accelerator-hours", t)[1].replace(",", ""))
+        for t in chart.labels["hours"]
+    ]
+    assert said == pytest.approx(list(hours), rel=5e-3)

@@ -460,10 +460,7 @@ def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[li
     """Each of ``values`` read as :func:`resolve_family` reads it, and its notes."""
     each = "give each its own --family (--family H100 --family B200)"
     found = [resolve_family(v, valid, each) for v in values or ()]
-    read = [family for family, _ in found]
-    # `--family H100 --family H100-SXM5-80GB` is one family asked twice: a typo, refused as
-    # `-b bert -b bert` is, never run with its note said twice
-    if twice := given_twice(read, "family"):
-        typed = ",".join(values or ())
-        raise UnknownNameError(f"{typed!r}: {twice}", typed=typed, why=twice)
-    return read, [said for _, said in found if said]
+    # one family asked twice (H100 and H100-SXM5-80GB): a typo, refused as `-b bert -b bert`
+    if twice := given_twice([family for family, _ in found], "family"):
+        raise UnknownNameError(twice, typed=",".join(values or ()), why=twice)
+    return [family for family, _ in found], [said for _, said in found if said]

@@ -119,7 +119,7 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     labels["points-0"] = [
         f"{text}, batch {number(b)}"
         for text, b in zip(
-            point_labels(table, ("samples_to_converge", f"{{:,.4g}} {unit} to converge")),
+            point_labels(table, ("samples_to_converge", f"{{}} {unit} to converge")),
             table["global_batch_size"],
             strict=True,
         )

@@ -55,14 +55,16 @@ def point_labels(
 
 
 def _last(template: str, value: float, *, above_one: bool) -> str:
-    """A comma and ``value`` in ``template`` (a bare ``{}`` takes it as
-    :func:`number` writes it: 1,333, never 1.333e+03), or "" where the system has no
+    """A comma and ``value`` in ``template`` (a bare ``{}`` takes it as :func:`number`
+    writes it to 4 digits: 2,475,000, never 2.475e+06), or "" where the system has no
     value (an outlier's E', a panel that draws none): never "nan" in a tooltip."""
     if not isinstance(value, numbers.Real) or not math.isfinite(value):  # NaN, pandas' NA
         return ""
     if above_one:  # a value said above 1 to the digits that show it (E' 1.004, never 1.00)
         return ", " + _above_one(template, value)
-    return ", " + (template.format(number(value)) if "{}" in template else template.format(value))
+    return ", " + (
+        template.format(number(value, 4)) if "{}" in template else template.format(value)
+    )
 
 
 def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:

@@ -55,6 +55,17 @@ def test_advise_refuses_a_zero_count(name) -> None:
             "device",
             "devices",
         ),
+        # the command line's option as a keyword: plan's --price is price_per_device_hour
+        (
+            lambda: gpuscale.plan(workload="bert", accelerator="H100", devices=[8], price=3),
+            "price",
+            "price_per_device_hour",
+        ),
+        (
+            lambda: gpuscale.plan(workload="bert", accelerator="H100", devices=[8], power=700),
+            "power",
+            "power_w",
+        ),
     ],
 )
 def test_a_misspelt_keyword_is_named_with_the_closest(call, typed: str, meant: str) -> None:
@@ -105,3 +116,11 @@ def test_a_request_read_from_json_names_its_missing_and_misspelt_fields(
     golden.check("api/request_json", golden_case, said)
     request = gpuscale.PlanRequest(workload="bert", accelerator="H100", devices=[8, 64])
     assert gpuscale.PlanRequest.from_json(request.to_json()) == request
+
+
+@pytest.mark.parametrize("devices", [[8, 8], (8, 16, 16), [16, 8.0, 16]])
+def test_plan_refuses_a_device_count_given_twice_as_the_command_line_does(devices) -> None:
+    """``--devices 8,16,16`` is refused; ``plan(devices=[8, 16, 16])`` planned 8 and 16
+    without a word."""
+    with pytest.raises(ValueError, match=r"(8|16) given twice; give each count once"):
+        gpuscale.plan(workload="bert", accelerator="H100", devices=devices)

@@ -460,4 +460,7 @@ def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[li
     """Each of ``values`` read as :func:`resolve_family` reads it, and its notes."""
     each = "give each its own --family (--family H100 --family B200)"
     found = [resolve_family(v, valid, each) for v in values or ()]
+    # one family asked twice (H100 and H100-SXM5-80GB): a typo, refused as `-b bert -b bert`
+    if twice := given_twice([family for family, _ in found], "family"):
+        raise UnknownNameError(twice, typed=",".join(values or ()), why=twice)
     return [family for family, _ in found], [said for _, said in found if said]

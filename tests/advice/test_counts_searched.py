@@ -3,11 +3,14 @@ showed N = 1 and 2 and dropped 3 without a note: batch 64 does not split over 3)
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.cli import app
 
 from ..golden import Golden
 from .lines import lines_on
@@ -130,3 +133,17 @@ def test_counts_searched_and_dropped_are_said_in_the_default_view() -> None:
         params=1.3e9, step_ms=200.0, batch=32, nodes=4, gpus_per_node=8, strategy="fsdp"
     )
     assert not [line for line in lines(whole) if "not shown" in line]
+
+
+def test_the_counts_not_shown_are_written_as_counts_never_with_an_exponent() -> None:
+    """``--max-devices 1000000`` said "... 524288 and 1e+06 devices: the global batch 64
+    does not split over them": each count is written whole, with thousands separators."""
+    argv = ["advise", "--params", "7M", "--step-ms", "2", "--batch", "64"]
+    result = CliRunner().invoke(app, [*argv, "--max-devices", "1000000", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)["answer"]
+    line = next(s for s in answer if s.startswith("Also searched, not shown: "))
+    listed = re.match(r"Also searched, not shown: (.+?) devices: ", line)[1]
+    counts = [c for part in listed.split(" and ") for c in part.split(", ")]
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", c) for c in counts), counts
+    assert [int(c.replace(",", "")) for c in counts] == [2**k for k in range(7, 20)] + [10**6]

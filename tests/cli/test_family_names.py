@@ -135,3 +135,27 @@ def test_a_name_written_in_words_is_still_one_family(typed: str, family: str) ->
 
     valid = ["B200", "H100-SXM5-80GB", "MI300X", "RTX A5000"]
     assert resolve_family(typed, valid)[0] == family
+
+
+@pytest.mark.parametrize("command", ["analyze", "trends"])
+@pytest.mark.parametrize("second", ["H100", "h100-sxm5-80gb"])
+def test_a_family_given_twice_is_refused_as_a_benchmark_given_twice_is(
+    command: str, second: str
+) -> None:
+    """``-b bert -b bert`` is refused; ``--family H100 --family H100`` ran, its note said
+    twice. A family read twice, however typed, is refused naming it, nothing run."""
+    result = CliRunner().invoke(
+        app, [command, "--round", "v4.1", "-b", "bert", "--family", "H100", "--family", second]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"error: --family H100,{second}: ")
+    assert "H100-SXM5-80GB given twice; give each family once" in result.stderr
+
+
+def test_analysis_options_refuse_a_family_given_twice() -> None:
+    from gpuscale.analysis import AnalysisOptions, analyze
+    from gpuscale.mlperf.bundled import load_round
+
+    with pytest.raises(ValueError, match="H100-SXM5-80GB given twice"):
+        analyze(load_round("v4.1"), ["bert"], AnalysisOptions(families=("H100", "H100")))

@@ -176,3 +176,23 @@ def test_each_column_the_answer_leaves_out_is_in_explain_by_the_same_name() -> N
     explained = runner.invoke(app, [*asked, "--explain"], env=narrow)
     labels = {re.split(r"\s{2,}", line)[0].lower() for line in explained.stdout.splitlines()}
     assert set(left_out) <= labels, set(left_out) - labels
+
+
+def test_minutes_past_ten_thousand_are_written_whole_never_with_an_exponent() -> None:
+    """Llama 3.1 405B on 256 RTX 4090s (a family that never ran it) plans 9,607 minutes,
+    its interval shown as "5622-1.642e+04" beside it: every minute on the terminal and in
+    --explain is written as the minutes column writes it, the interval's ends equal to the
+    row's to 4 significant digits."""
+    argv = ["plan", "-w", "llama31_405b", "-a", "RTX 4090", "-n", "256,512"]
+    rows = json.loads(runner.invoke(app, [*argv, "-f", "json"]).stdout)["rows"]
+    assert max(r["time_to_train_min_high"] for r in rows) >= 10_000  # the case asked for
+    for extra in ([], ["--explain"]):
+        result = runner.invoke(app, [*argv, *extra], env={"COLUMNS": "250"})
+        assert result.exit_code == 0, result.output
+        assert not re.search(r"\d[eE][+-]?\d", result.output), result.output
+    table = runner.invoke(app, argv, env={"COLUMNS": "250"}).stdout
+    for r in rows:
+        line = next(x for x in table.splitlines() if re.match(rf"\W+{r['accelerators']} ", x))
+        low, high = re.search(r"([\d,.]+)-([\d,.]+)", line).groups()
+        for said, value in ((low, r["time_to_train_min_low"]), (high, r["time_to_train_min_high"])):
+            assert float(said.replace(",", "")) == float(f"{value:.4g}")

@@ -423,3 +423,31 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     assert "nan" not in check and "OUTSIDE the model's 80% throughput interval" in check
     assert f"{found.predicted_low:.2f}"[:3] in check  # the interval it replaced
     assert section.answer[0].startswith("Advice for b (from flagged runs: less certain): ")
+
+
+def test_a_report_of_bench_runs_that_all_failed_says_so_first_and_exits_1(
+    tmp_path: Path,
+) -> None:
+    """``report --bench`` of a file whose every run failed said only the MLPerf answer,
+    exit 0, its page an empty table of headers with the one line saying so collapsed: the
+    hardware asked about leads, saying how many runs failed, the table is left out and the
+    status is 1 (written, without the section's numbers), as ``analyze --bench`` exits 1."""
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    rows = [
+        bench_record(f"m{k}:make", 10**5, n, 0.0, status="error", error="cannot build")
+        for k, n in ((1, 1), (1, 2), (2, 1))
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "r"
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    head = result.stdout.splitlines()[1]
+    assert head.startswith("Your hardware: no run") and "all 3 failed" in head, result.stdout
+    assert "warning: " in result.stderr and "3 failed" in result.stderr
+    html = (out / "index.html").read_text()
+    section = html[html.index('id="bench"') :]
+    section = section[: section.index("</section>")]
+    assert "<table" not in section and section.count("<li>") >= 3
+    assert "all 3 failed" in section.split("Runs that did not measure")[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from html import escape
 
 import numpy as np
@@ -230,3 +231,34 @@ def test_a_familys_threshold_pick_says_whose_best_it_is(result) -> None:
     texts = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
     said = [t for t in texts if f"{eq.threshold:g} x its best" in t]
     assert said and said[0].endswith(f": {pick.accelerators:,}"), texts
+
+
+def test_no_tooltip_prints_nan(result) -> None:
+    """A value a figure has none of is left out of its tooltips, never printed "nan", and
+    none is written with an exponent; the
+    time-against-cost panel of the answer figure, which compares families and so no E',
+    says each point's accelerator-hours, its x."""
+    for name, draw in FIGURES.items():
+        try:
+            chart = draw(result)
+        except NothingToDraw:
+            continue
+        for gid, texts in chart.labels.items():
+            said = [t for t in texts if re.search(r"\bnan\b|\binf\b", t, re.IGNORECASE)]
+            assert not said, (name, gid, said)
+            # a number as quantities.number writes it: 2,475,000 samples, never 2.475e+06
+            said = [t for t in texts if re.search(r"\d[eE][+-]?\d", t)]
+            assert not said, (name, gid, said)
+    # BERT's samples to converge, as the logs give them (2,475,064.7 in v4.1)
+    counted = dataclasses.replace(
+        result, table=result.table.assign(samples_to_converge=2_475_064.7, global_batch_size=256.0)
+    )
+    labels = FIGURES["convergence"](counted).labels["points-0"]
+    assert all("2,475,000 samples to converge" in t for t in labels), labels
+    chart = FIGURES["scaling"](result)
+    hours = offsets(chart.figure, "hours")[:, 0]
+    said = [
+        float(re.search(r"([\d,.]+) accelerator-hours", t)[1].replace(",", ""))
+        for t in chart.labels["hours"]
+    ]
+    assert said == pytest.approx(list(hours), rel=5e-3)

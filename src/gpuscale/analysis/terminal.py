@@ -30,6 +30,7 @@ from gpuscale.quantities import (
     format_minutes,
     joined,
     named,
+    number,
     numbers_apart,
     span,
 )
@@ -263,7 +264,7 @@ def interval_text(row: pd.Series) -> str:
     low, high = row["time_to_train_min_ci_low"], row["time_to_train_min_ci_high"]
     if pd.isna(low) or pd.isna(high):
         return ""
-    ends = f"{low:.3g}", f"{high:.3g}"
+    ends = number(low), number(high)  # 1,010-1,050, never 1.01e+03-1.05e+03
     if ends[0] == ends[1] and low != high:
         ends = numbers_apart(float(low), float(high))
     return "-".join(ends)

@@ -203,7 +203,8 @@ def report(
 
     Exit status: 0 written with all that was asked; 1 written, but without the advice that
     --advise asked for (stderr says why, as `gpuscale advise --bench` does, which exits 2
-    on the same file: nothing to advise); 2 nothing written."""
+    on the same file: nothing to advise) or without any run of --bench measured (every one
+    failed, as `gpuscale analyze --bench` exits 1); 2 nothing written."""
     # lazy: pandas (the analysis stack), matplotlib: not needed for --help
     from gpuscale.analysis.metrics import ReferenceNotFoundError
     from gpuscale.report.request import write_report

@@ -133,7 +133,7 @@ def _pair(e: Facts) -> str:
 def _result(entry: SystemEntry) -> str:
     """``Dell XE8545 17.87 min at a global batch of 448`` (minutes as the table shows them)."""
     batch = f" at a global batch of {round(entry[5]):,}" if entry[5] == entry[5] else ""
-    return f"{entry[1]} {entry[2]} {entry[4]:.4g} min{batch}"
+    return f"{entry[1]} {entry[2]} {number(entry[4], 4)} min{batch}"
 
 
 def _largest(family: str, a: PlanRow, b: PlanRow) -> str:

@@ -121,6 +121,8 @@ def _whole_counts(devices: object) -> tuple[int, ...]:
         ):
             raise ValueError(f"devices must be whole numbers: {d!r} is not")
         out.append(int(d))
+    if twice := given_twice(out, "count"):  # as `--devices 8,16,16` is refused
+        raise ValueError(twice)
     return tuple(sorted(set(out)))
 
 

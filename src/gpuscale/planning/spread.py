@@ -16,7 +16,7 @@ from gpuscale.quantities import agreeing, counted, decimals_apart, filled, joine
 
 def _min(value: float) -> str:
     """Minutes to 4 significant digits, as the table and its "lean on" lines show them."""
-    return f"{value:.4g}"
+    return number(value, 4)  # 16,420, never 1.642e+04
 
 
 def _minutes(values: list[float]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.quantities import agreeing, counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # ``count_class`` in words: whether the family ran the workload at this count
@@ -29,11 +29,12 @@ PLAN_DROP_ORDER = (PICKED_BY, "nodes", "global batch", "energy kWh", "accelerato
 
 
 def _interval(row: PlanRow) -> str:
-    """``15.03-19.7``: the 80% interval of the time, minutes (4 significant digits)."""
+    """``15.03-19.7``: the 80% interval of the time, minutes (4 significant digits, as
+    :func:`number` writes them: 16,420, never 1.642e+04)."""
     low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return f"{low:.4g}-{high:.4g}"
+    return f"{number(low, 4)}-{number(high, 4)}"
 
 
 def _shown(row: PlanRow) -> PlanRow:
@@ -109,7 +110,7 @@ def nearest_text(nearest: list[Facts]) -> str:
     return "; ".join(
         f"{n['round']} {n['submitter']} {n['system']} "
         f"({counted(int(n['accelerators']), 'device')}, "
-        f"{n['time_to_train_min']:.4g} min)"
+        f"{number(n['time_to_train_min'], 4)} min)"
         for n in nearest
     )
 

@@ -275,7 +275,10 @@ def _frontier(
     )
     set_markers(sc, [styles[f][1] for f in families])
     sc.set_gid("hours")
-    labels["hours"] = point_labels(table[COLUMNS].assign(normalized_efficiency=float("nan")))
+    # each point's x, not E' (the panel compares systems across families, E' within one)
+    labels["hours"] = point_labels(
+        table[[*COLUMNS, "gpu_hours"]], ("gpu_hours", "{} accelerator-hours")
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax.xaxis)

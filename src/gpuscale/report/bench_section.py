@@ -215,6 +215,15 @@ def _batches(frame: pd.DataFrame) -> str:
     return span(str(first), str(last), " -> ")
 
 
+def nothing_measured(failed: int) -> str:
+    """The answer on a results file none of whose runs measured."""
+    return (
+        f"Your hardware: no run of the bench results measured, all {failed} failed (each "
+        "one's cause under 'Your hardware'): mend them and run the bench again with --resume "
+        "(it measures only what is missing)."
+    )
+
+
 def measured_answer(
     scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "", rerun: str = ""
 ) -> str:
@@ -259,10 +268,12 @@ def build_bench_section(
     if scaling.empty:
         if not failed:
             return None
-        labels = [label for col, label in COLUMNS.items() if col not in HOW_RUN]
         refused = "no run of the results measured (every one failed)" if advice else None
+        # the hardware asked about leads the page and the command, as a measured answer
+        # would; no table (it would be headers alone)
+        said = [nothing_measured(len(failed))]
         return BenchSection(
-            ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
+            said, [], [], [], failed, answer=said, advice_refused=refused, summary=said
         )
     figures, not_drawn = [], []
     for make, stem, title in (

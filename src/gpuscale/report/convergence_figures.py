@@ -84,8 +84,9 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
         sc.set_gid(f"points-{k}")
         short = name.partition("\n")[0]
         labels[f"points-{k}"] = [
-            f"{short} {v:.2f}: {text}"
-            for v, text in zip(table[column], point_labels(table), strict=True)
+            # a system lacking this factor has no point here: its tooltip says none
+            f"{short} {v:.2f}: {text}" if np.isfinite(v) else f"no {short}: {text}"
+            for v, text in zip(table[column].to_numpy(float), point_labels(table), strict=True)
         ]
     ax.axhline(1.0, **REFERENCE_LINE)
     log_log(ax, "factor (log scale)")
@@ -118,7 +119,7 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     labels["points-0"] = [
         f"{text}, batch {number(b)}"
         for text, b in zip(
-            point_labels(table, ("samples_to_converge", f"{{:,.4g}} {unit} to converge")),
+            point_labels(table, ("samples_to_converge", f"{{}} {unit} to converge")),
             table["global_batch_size"],
             strict=True,
         )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
@@ -40,9 +43,8 @@ def point_labels(
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     why = superlinear_codes(table).tolist()
     return [
-        f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min, "
-        # a value said above 1 to the digits that show it (E' 1.004, never 1.00)
-        f"{_above_one(template, value) if code and column == E_PRIME else template.format(value)}"
+        f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min"
+        + _last(template, value, above_one=bool(code) and column == E_PRIME)
         + (f" (E' above 1: {sentence(code)})" if code else "")
         for submitter, name, n, family, minutes, value, code in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
@@ -50,6 +52,19 @@ def point_labels(
             strict=True,
         )
     ]
+
+
+def _last(template: str, value: float, *, above_one: bool) -> str:
+    """A comma and ``value`` in ``template`` (a bare ``{}`` takes it as :func:`number`
+    writes it to 4 digits: 2,475,000, never 2.475e+06), or "" where the system has no
+    value (an outlier's E', a panel that draws none): never "nan" in a tooltip."""
+    if not isinstance(value, numbers.Real) or not math.isfinite(value):  # NaN, pandas' NA
+        return ""
+    if above_one:  # a value said above 1 to the digits that show it (E' 1.004, never 1.00)
+        return ", " + _above_one(template, value)
+    return ", " + (
+        template.format(number(value, 4)) if "{}" in template else template.format(value)
+    )
 
 
 def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:

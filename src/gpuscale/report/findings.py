@@ -39,9 +39,9 @@ def _batch_clause(ref: pd.Series, row: pd.Series) -> str:
     cells.append(row["accelerators"])
     if any(pd.isna(c) for c in cells):
         return ""
-    per_device = (
-        f"{ref['global_batch_size'] / ref['accelerators']:,.3g} -> "
-        f"{row['global_batch_size'] / row['accelerators']:,.3g}"
+    per_device = (  # 13,824, never 1.38e+04
+        f"{number(ref['global_batch_size'] / ref['accelerators'])} -> "
+        f"{number(row['global_batch_size'] / row['accelerators'])}"
     )
     return (
         f"global batch {ref['global_batch_size']:,.0f} -> {row['global_batch_size']:,.0f}, "

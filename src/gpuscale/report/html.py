@@ -121,6 +121,11 @@ def build_report(
 
         computed = None if advice is None else advice_on_bench(bench, advice)
         section = build_bench_section(bench, out, advice=computed)
+        if section is not None and not section.rows and on_missing is not None:
+            on_missing(
+                "the report has no measurement of your hardware: all "
+                f"{len(section.failed)} failed (`gpuscale analyze --bench` says why each did)"
+            )
         if section is not None and section.advice_refused and on_missing is not None:
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
         return section

@@ -272,9 +272,21 @@ def check_keywords(request: type, keywords: Iterable[str], function: str, *also:
     of ``also``), the closest named: ``gpuscale.advise(parms=7e6)`` said "AdviceRequest.
     __init__() got an unexpected keyword argument 'parms'", a class the user never named."""
     valid = [f.name for f in fields(request) if f.init] + list(also)
+    # a keyword spelt as the field's command-line option (plan's --price is the field
+    # price_per_device_hour): that field is the one meant, however unlike its name
+    by_option = {
+        spelling.lstrip("-").replace("-", "_"): f.name
+        for f in fields(request)
+        if f.init
+        for names in [f.metadata.get("names", ())]
+        for option in names
+        for spelling in option.split("/")
+        if spelling.startswith("--")
+    }
     for name in keywords:
         if name not in valid:
-            close = difflib.get_close_matches(name, valid, n=1)
+            close = [by_option[name]] if name in by_option else []
+            close = close or difflib.get_close_matches(name, valid, n=1)
             raise TypeError(f"{function}() has no keyword {name!r}{suggested(close)}")
 
 

@@ -143,7 +143,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "apart": lambda v, of: fixed_apart(_float(v), _float(of)),  # the digits that tell it from of
     "above": lambda v, of: numbers_apart(_float(v), _float(of))[0],  # the digits: above of
     "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
-    "joined": lambda v, of: joined(f"{b:g}" for b in _floats(v)),
+    # counts and batches, whole with thousands separators (1,000,000, never 1e+06)
+    "joined": lambda v, of: joined(number(b) for b in _floats(v)),
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     # ``-12% to +30%``, one value where both ends read alike

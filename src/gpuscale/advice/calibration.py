@@ -1,32 +1,130 @@
 """What the advice is computed from, as one record of small parts (``cal.model.compute``,
-``cal.run.batch``): ``calibrate.build`` makes it once, the search and the words read it."""
+``cal.run.batch``), each term said as an :class:`Assumption`: ``calibrate.build`` makes it
+once, the search and the words read it."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError, strategy_name
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
-from gpuscale.advice.types import End, Finding, FindingKind
+from gpuscale.advice.types import End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network
+from gpuscale.quantities import filled
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+
+# Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
+TERM_NAMES = {
+    TermId.FIXED: "Fixed per-step cost",
+    TermId.OVERLAP: "Overlap",
+    TermId.DDP: "DDP's own work",
+    TermId.WAIT: "Wait for the slowest device",
+    TermId.INPUT: "Input pipeline",
+    TermId.CONVERGENCE: "Samples to converge at a larger global batch",
+    TermId.LINK: "Link",
+    TermId.INTER_NODE: "Link between nodes",
+    TermId.LINK_CLASS: "Link class",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A term's value in ``unit``, its range, its value per device count (``at``), and
+    DDP's bucket copies (``copies_ms``) where the value and each end include them."""
+
+    value: float
+    unit: str
+    low: float | None = None
+    high: float | None = None
+    at: tuple[tuple[int, float], ...] = ()
+    copies_ms: float | None = None
+
+    def with_copies(self, copies_ms: float) -> Quantity:
+        """The term with DDP's bucket copies (ms) in its value and ends."""
+        if not copies_ms:
+            return self
+        low = None if self.low is None else self.low + copies_ms
+        high = None if self.high is None else self.high + copies_ms
+        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
+
+    def to_dict(self) -> dict[str, object]:
+        found: dict[str, object] = {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "unit": self.unit,
+        }
+        if self.at:
+            found["at"] = {str(n): v for n, v in self.at}
+        if self.copies_ms is not None:
+            found["copies_ms"] = self.copies_ms
+        return found
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Assumption:
+    """One term: its value as said and as a number (``quantity``; None for a choice), where
+    it came from, how to measure it."""
+
+    term: TermId
+    value: str
+    source: Source
+    basis: str
+    measure: Measure = field(default_factory=Measure)  # empty where measured
+    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, zero2, fsdp, hybrid)
+    quantity: Quantity | None = None
+
+    @property
+    def name(self) -> str:
+        """The term's name: ``Overlap``, ``FSDP's own work``."""
+        if self.term == TermId.DDP:
+            return f"{strategy_name(self.strategy)}'s own work"
+        return TERM_NAMES[self.term]
+
+    def to_dict(self) -> dict[str, object]:
+        """The term as ``-f json`` gives it: its number, range and unit, then the words."""
+        none = dict.fromkeys(("value", "low", "high", "unit"))
+        number = none if self.quantity is None else self.quantity.to_dict()
+        return {
+            "term": self.name,
+            **number,
+            "said": self.value,
+            "source": str(self.source),
+            "basis": self.basis,
+            "measure": str(self.measure),
+            "kind": str(self.term),
+        }
+
+    def sentence(self) -> str:
+        how = filled("; to measure: {}", self.measure)
+        return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchTerms:
+    """What a bench file measured beside the calibration: the strategy's own work (ms per
+    step), the N = 1 steps' sd over their mean (None: under two steps), the slowdowns as
+    the step takes them (``Compute.held_slowdown``)."""
+
+    overlap_measured: bool
+    own_ms: float
+    spread: float | None
+    held: tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class OneDevice:
-    """The bench's N = 1 run of the model advised on, as it trained (ms): ``own_ms``, the
-    strategy's own work the N = 1 row leaves out; the configuration group and device a
-    measured run must share to be set beside the advice (``tables.bench_runs.runs_like``)."""
+    """The bench's N = 1 run of the model advised on (ms): ``own_ms``, the strategy's own
+    work the N = 1 row leaves out; the configuration group and device a measured run must
+    share to be set beside the advice (``tables.bench_runs.runs_like``)."""
 
     step_ms: float
     batch: int
@@ -35,8 +133,7 @@ class OneDevice:
     own_ms: float
     config_group: str = ""
     device_name: str | None = None
-    # FSDP's own work in ``step_ms`` (ms)
-    fsdp_own_ms: float = 0.0
+    fsdp_own_ms: float = 0.0  # FSDP's own work in ``step_ms``
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,7 +153,7 @@ class Shape:
 
     @property
     def knee(self) -> float | None:
-        """The batch where the rising part meets the floor (None: no floor)."""
+        """The batch where the line meets the floor (None: no floor)."""
         if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
             return None
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
@@ -96,8 +193,8 @@ SCALINGS = ("search", "weak", "strong")
 class Run:
     """How a step is run: the per-device batch (``accum`` micro-steps a step), the batches
     the search may try (``max_batch`` None: ``batch``), the global batch kept (None: it may
-    change), ``scaling`` ("search": a convergence model decides, "weak", "strong"), the
-    share of communication hidden (None: the default), DDP's bucket (MiB)."""
+    change), ``scaling`` ("search": a convergence model decides), the share of
+    communication hidden (None: the default), DDP's bucket (MiB)."""
 
     batch: int
     accum: int = 1
@@ -165,10 +262,6 @@ class Machine:
     memory: MemoryCheck | None = None
     memory_said: MemorySaid = field(default_factory=MemorySaid)
 
-    def __post_init__(self) -> None:
-        if self.max_devices < 1:
-            raise ValueError("max devices must be >= 1")
-
     @property
     def device_counts(self) -> list[int]:
         return self.network.counts_up_to(self.max_devices)
@@ -233,9 +326,9 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings: the equilibrium's share of the best (``threshold``), MLPerf's
-    fastest system per count ((devices, minutes, system)), the record's changes at each
-    end of every assumed term's range (``ends``)."""
+    """The search's settings (the request's, checked there): the equilibrium's share of the
+    best (``threshold``), MLPerf's fastest system per count ((devices, minutes, system)),
+    the record's changes at each end of every assumed term's range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
@@ -246,14 +339,6 @@ class Search:
     noise_steps: int | None = None
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     ends: tuple[End, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not 0 < self.target_efficiency <= 1:
-            raise ValueError("target efficiency must be in (0, 1]")
-        if self.price_per_device_hour is not None and not self.price_per_device_hour >= 0:
-            raise ValueError("price must be >= 0")
-        if not (self.samples > 0 and math.isfinite(self.samples)):
-            raise ValueError("samples to train must be positive")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

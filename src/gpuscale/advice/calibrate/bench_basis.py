@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumed import BenchTerms, as_run
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import step_error
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibration import (
     Benched,
+    BenchTerms,
     Calibration,
     Machine,
     Run,
@@ -38,7 +38,7 @@ from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked
 from gpuscale.advice.model.priors import phrase, strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, as_run
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED

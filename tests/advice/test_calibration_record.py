@@ -59,7 +59,6 @@ def test_the_global_batch_kept_and_the_counts_searched() -> None:
     [
         {"run": {"batch": 0}},
         {"run": {"max_batch": 16}},  # below the batch
-        {"run": {"global_batch": 0}},
         {"run": {"scaling": "sideways"}},
     ],
 )

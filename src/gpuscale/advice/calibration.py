@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.measured_runs import Measured
-from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.memory import MemoryCheck, MemorySaid
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError, strategy_name
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
+from gpuscale.advice.records import Measured
 from gpuscale.advice.types import End, Finding, FindingKind, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
@@ -21,7 +21,7 @@ from gpuscale.interconnect.network import Network
 from gpuscale.quantities import filled
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
-# Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
+# Each term's name in the words (``-f json``'s ``term``)
 TERM_NAMES = {
     TermId.FIXED: "Fixed per-step cost",
     TermId.OVERLAP: "Overlap",
@@ -33,6 +33,10 @@ TERM_NAMES = {
     TermId.INTER_NODE: "Link between nodes",
     TermId.LINK_CLASS: "Link class",
 }
+
+
+# A term's number in ``-f json`` (None for a choice, such as the link class)
+NUMBER = ("value", "low", "high", "unit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +60,7 @@ class Quantity:
         return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
 
     def to_dict(self) -> dict[str, object]:
-        found: dict[str, object] = {
-            "value": self.value,
-            "low": self.low,
-            "high": self.high,
-            "unit": self.unit,
-        }
+        found = {key: getattr(self, key) for key in NUMBER}
         if self.at:
             found["at"] = {str(n): v for n, v in self.at}
         if self.copies_ms is not None:
@@ -91,8 +90,7 @@ class Assumption:
 
     def to_dict(self) -> dict[str, object]:
         """The term as ``-f json`` gives it: its number, range and unit, then the words."""
-        none = dict.fromkeys(("value", "low", "high", "unit"))
-        number = none if self.quantity is None else self.quantity.to_dict()
+        number = dict.fromkeys(NUMBER) if self.quantity is None else self.quantity.to_dict()
         return {
             "term": self.name,
             **number,
@@ -122,9 +120,8 @@ class BenchTerms:
 
 @dataclass(frozen=True, slots=True)
 class OneDevice:
-    """The bench's N = 1 run of the model advised on (ms): ``own_ms``, the strategy's own
-    work the N = 1 row leaves out; the configuration group and device a measured run must
-    share to be set beside the advice (``tables.bench_runs.runs_like``)."""
+    """The bench's N = 1 run of the model advised on (ms; ``own_ms``: the strategy's own work
+    the N = 1 row leaves out) and the group and device a run set beside it shares."""
 
     step_ms: float
     batch: int
@@ -139,8 +136,7 @@ class OneDevice:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
     """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to (batch, forward +
-    backward ms) points; ``left_out``: (batch, relative error) of each predicted from the
-    others."""
+    backward ms) points; ``left_out``: (batch, relative error) predicted from the rest."""
 
     floor_ms: float
     fixed_ms: float
@@ -175,7 +171,7 @@ class Shape:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepModel:
     """The model and one device's step: the fixed cost (None: not split), the compute at
-    the priors' ends, the step's 80% interval at N > 1, its family's basis (None: none)."""
+    the priors' ends, the step's 80% interval at N > 1, its family's basis."""
 
     name: str = "the model"
     spec: ModelSpec
@@ -192,9 +188,8 @@ SCALINGS = ("search", "weak", "strong")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
     """How a step is run: the per-device batch (``accum`` micro-steps a step), the batches
-    the search may try (``max_batch`` None: ``batch``), the global batch kept (None: it may
-    change), ``scaling`` ("search": a convergence model decides), the share of
-    communication hidden (None: the default), DDP's bucket (MiB)."""
+    the search may try, the global batch kept (None: it may change), ``scaling`` ("search":
+    a convergence model decides), the share of communication hidden (None: the default)."""
 
     batch: int
     accum: int = 1
@@ -205,15 +200,13 @@ class Run:
     scaling: str = "search"
     strategy: str = "ddp"
     overlap: float | None = None
-    bucket_mb: float = DEFAULT_BUCKET_MB
+    bucket_mb: float = DEFAULT_BUCKET_MB  # DDP's bucket (MiB)
 
     def __post_init__(self) -> None:
         if self.batch < 1 or self.max_accum < 1:
             raise ValueError("batch and max accumulation must be >= 1")
         if self.max_batch is not None and self.max_batch < self.batch:
             raise ValueError("the largest per-device batch is at least the batch")
-        if self.global_batch is not None and self.global_batch < 1:
-            raise ValueError("global batch must be >= 1")
         most = self.largest_batch * self.max_accum  # what one device takes in one step
         if self.global_batch is not None and self.global_batch > most:
             raise ValueError(
@@ -235,17 +228,6 @@ class Run:
         if self.scaling == "strong":
             return self.batch * self.accum
         return None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemorySaid:
-    """What the memory check's words rest on: the device assumed, the bench's N = 1 peak
-    at batch ``per_device`` and the model state it held (GB)."""
-
-    device_assumed: bool = False
-    per_device: float | None = None
-    peak_gb: float | None = None
-    state_gb: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -274,8 +256,8 @@ class Machine:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """What the bench's runs of the model advised on say: the model whose runs measure a
-    term (None: by numbers), the GPUs the bench's host had (None: unknown), whether its
-    N > 1 runs saw the same samples on every rank."""
+    term (None: by numbers), the GPUs its host had (None: unknown), whether its N > 1 runs
+    saw the same samples on every rank."""
 
     from_bench: bool = False
     own_model: str | None = None
@@ -290,8 +272,7 @@ class Runs:
 class Bench:
     """What the bench measured of one model beside its step: the communication measured
     over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
-    configuration, the family, its own), the largest batch its memory allows and how it
-    was found, its N = 1 run (None: no step timed)."""
+    configuration, the family, its own), the largest batch its memory allows."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -326,9 +307,8 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings (the request's, checked there): the equilibrium's share of the
-    best (``threshold``), MLPerf's fastest system per count ((devices, minutes, system)),
-    the record's changes at each end of every assumed term's range (``ends``)."""
+    """The search's settings (the request's, checked there); MLPerf's fastest system per
+    count (devices, minutes, system); the changes at each end of each assumed range."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None

@@ -33,10 +33,10 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
-from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import phrase, strategy_name
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.records import Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run
 from gpuscale.advice.types import FindingKind as K

@@ -15,12 +15,12 @@ from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
-from gpuscale.advice.calibration import Benched, BenchTerms, Calibration, MemorySaid, Run
-from gpuscale.advice.measured_runs import trusted_runs
-from gpuscale.advice.memory import MemoryCheck, check
+from gpuscale.advice.calibration import Benched, BenchTerms, Calibration, Run
+from gpuscale.advice.memory import MemoryCheck, MemorySaid, check
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.step import REFERENCE_DEVICE
+from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe

@@ -186,7 +186,7 @@ def leave_one_out(
 ) -> StepError:
     """Each model with N > 1 rows in ``table`` (at most ``most``) predicted without them:
     ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
-    from gpuscale.advice.measured_runs import trusted_runs  # lazy: pandas (as the table)
+    from gpuscale.advice.records import trusted_runs  # lazy: pandas (as the table)
 
     ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])

@@ -14,7 +14,7 @@ from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError, strategy_name
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.records import Measured
-from gpuscale.advice.types import End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import Finding, FindingKind, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network
@@ -35,14 +35,13 @@ TERM_NAMES = {
 }
 
 
-# A term's number in ``-f json`` (None for a choice, such as the link class)
 NUMBER = ("value", "low", "high", "unit")
 
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """A term's value in ``unit``, its range, its value per device count (``at``), and
-    DDP's bucket copies (``copies_ms``) where the value and each end include them."""
+    """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
+    bucket copies (``copies_ms``) where the value and ends include them."""
 
     value: float
     unit: str
@@ -70,8 +69,7 @@ class Quantity:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Assumption:
-    """One term: its value as said and as a number (``quantity``; None for a choice), where
-    it came from, how to measure it."""
+    """One term: its value said and as a number (None for a choice), whence, how to measure it."""
 
     term: TermId
     value: str
@@ -109,8 +107,7 @@ class Assumption:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BenchTerms:
     """What a bench file measured beside the calibration: the strategy's own work (ms per
-    step), the N = 1 steps' sd over their mean (None: under two steps), the slowdowns as
-    the step takes them (``Compute.held_slowdown``)."""
+    step), the N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
 
     overlap_measured: bool
     own_ms: float
@@ -183,6 +180,9 @@ class StepModel:
 
 
 SCALINGS = ("search", "weak", "strong")
+# One end of an assumed term's range: (term, end, its value there, unit, the fields that
+# differ there by part: ``Calibration.at``)
+End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -232,9 +232,8 @@ class Run:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
-    """The network and the devices on it: whether the link was assumed (none given,
-    detected or measured), what each device holds (``memory``; None: one device holds the
-    model, or its memory is unknown)."""
+    """The network and the devices on it: whether the link was assumed, what each device
+    holds (``memory``; None: one device holds the model, or its memory is unknown)."""
 
     network: Network
     max_devices: int = 8
@@ -270,9 +269,8 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: the communication measured
-    over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
-    configuration, the family, its own), the largest batch its memory allows."""
+    """What the bench measured of one model beside its step: communication measured over
+    predicted (``comm_scale``, read from ``comm_levels``), the largest batch it holds."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -293,8 +291,7 @@ class Bench:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
     """Where each value came from: every term not measured (by numbers, the N > 1 priors
-    apart), whether an input cannot be true, why this bench model where larger ones were
-    passed over."""
+    apart), whether an input cannot be true, why this bench model was chosen."""
 
     sources: tuple[str | Finding, ...] = ()
     warnings: tuple[str | Finding, ...] = ()

@@ -1,6 +1,7 @@
 """The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
-from (``Source``), how to measure it (``Measure``), what was found about the inputs
-(``Finding``), why bench runs were refused (``Refusal``). Words render them, never read back."""
+from (``Source``), how to measure it (``Measure``; :func:`as_run`: as the bench file read
+runs it), what was found about the inputs (``Finding``), why bench runs were refused
+(``Refusal``). Words render them, never read back."""
 
 from __future__ import annotations
 
@@ -109,8 +110,6 @@ def bench_run(
     more: str = "",
     run: str = "",
 ) -> Measure:
-    """The bench run at ``counts`` devices that measures a term of ``model`` (None: the
-    user's own file)."""
     return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
 
 
@@ -121,8 +120,8 @@ def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> 
 
 
 def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """Where the file holds runs of the model at every one of ``counts``: what to bench
-    them again with (more steps, where they fix a weakness; else a quieter machine)."""
+    """Where the file holds runs of the model at every count of ``counts``: what to bench
+    them again with (more steps where they fix a weakness, else a quieter machine)."""
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
@@ -133,7 +132,8 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     if found.flagged:
         held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
     firm = not found.kinds and not found.flagged
-    return f"{held}: bench them again {_QUIETER}{', and read their spread (--repeat 3)' * firm}"
+    quieter = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
 
 
 def more_steps(found: Support) -> bool:
@@ -141,15 +141,12 @@ def more_steps(found: Support) -> bool:
     return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
 
 
-_QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
-
-
 def as_run(
     measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
 ) -> Measure:
-    """``measure``, where it is a bench run of ``found``'s model (``any_run``: of any
-    model, at any steps): at counts the file holds, what to bench them again with
-    (:func:`again`); else the advised run's own command, ``more`` (``--steps 580``) kept."""
+    """``measure`` where it is a bench run of ``found``'s model (``any_run``: of any model,
+    at any steps): at counts the file holds, :func:`again`; else the advised run's own
+    command, ``more`` (``--steps 580``) kept."""
     bench = measure.bench
     if found is None or bench is None:
         return measure
@@ -292,9 +289,6 @@ class Reading:
 # Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most
 # allowed reached, the global batch kept not split over a count above, or its row flagged.
 STOPPED = ("devices", "batch", "flagged")
-# One end of an assumed term's range: (term, end, its value there, unit, the calibration's
-# fields that differ there, by part and field name: ``Calibration.at``)
-End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 R = TypeVar("R")
 
 

@@ -11,6 +11,7 @@ from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import (
     Assumption,
     Calibration,
+    End,
     Machine,
     Quantity,
     Run,
@@ -42,7 +43,6 @@ from gpuscale.advice.model.step import (
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import (
     BenchRun,
-    End,
     Finding,
     FindingKind,
     Measure,

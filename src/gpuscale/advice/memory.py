@@ -1,11 +1,8 @@
-"""What each device holds under each strategy (``--strategy``: ``ddp``, ``zero2`` =
-``SHARD_GRAD_OP``, ``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count
-searched: ``hardware.memory``'s model state, plus activations: a transformer's shape gives
-its layers' (``hardware.transformer.activations``: Korthikanti et al. 2022); bench results,
-the N = 1 run's peak memory less the state it held (``BENCH_STATE``), on every device;
-without either, none (a lower bound). A count that does not fit is never advised; where the
-strategy asked fits no count searched, the advice is of the one that fits the fewest
-devices (``MemoryCheck.fallback``)."""
+"""What each device holds under each strategy (``ddp``, ``zero2`` = ``SHARD_GRAD_OP``,
+``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count searched:
+``hardware.memory``'s model state plus activations: a transformer's shape gives its layers'
+(Korthikanti et al. 2022); bench results, the N = 1 run's peak less the state it held;
+without either, none (a lower bound). A count that does not fit is never advised."""
 
 from __future__ import annotations
 
@@ -53,8 +50,8 @@ PRECISIONS = ("mixed", "fp32")
 
 
 def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
-    """The (optimizer, precision) a request names: ``DEFAULT_OPTIMIZER`` and
-    ``DEFAULT_PRECISION`` where not named, an optimizer known in fp32 only in fp32."""
+    """The (optimizer, precision) a request names, the defaults where not named (an
+    optimizer known in fp32 only: fp32)."""
     chosen = optimizer or DEFAULT_OPTIMIZER
     if precision is not None:
         return chosen, precision
@@ -64,8 +61,8 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckedDevice:
-    """The device: its ``memory``, why it is ``assumed`` ("": named, recorded or implied)
-    and the devices a node holds."""
+    """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied), the
+    devices a node holds."""
 
     memory: AcceleratorMemory
     per_node: int
@@ -123,7 +120,7 @@ class MemoryCheck:
 
     @property
     def limits(self) -> bool:
-        """Whether memory limits the counts of the strategy asked: only then is it said."""
+        """Whether memory limits the counts of the strategy asked (only then is it said)."""
         return self.fits_from(self.strategy) != 1
 
     @property
@@ -159,7 +156,6 @@ class MemoryCheck:
         return strategy, nodes * self.device.per_node, nodes
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready: every number with its unit in its name."""
         return {
             "strategy": self.strategy,
             "params": self.params,

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Assumption, BenchTerms, Calibration, Quantity
+from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, bench_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED

@@ -1,6 +1,5 @@
 """What the advice is computed from, as one record of small parts (``cal.model.compute``,
-``cal.run.batch``), each term said as an :class:`Assumption`: ``calibrate.build`` makes it
-once, the search and the words read it."""
+``cal.run.batch``): ``calibrate.build`` makes it once, the search and the words read it."""
 
 from __future__ import annotations
 
@@ -8,111 +7,18 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.memory import MemoryCheck, MemorySaid
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError, strategy_name
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.records import Measured
-from gpuscale.advice.types import Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network
-from gpuscale.quantities import filled
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-
-# Each term's name in the words (``-f json``'s ``term``)
-TERM_NAMES = {
-    TermId.FIXED: "Fixed per-step cost",
-    TermId.OVERLAP: "Overlap",
-    TermId.DDP: "DDP's own work",
-    TermId.WAIT: "Wait for the slowest device",
-    TermId.INPUT: "Input pipeline",
-    TermId.CONVERGENCE: "Samples to converge at a larger global batch",
-    TermId.LINK: "Link",
-    TermId.INTER_NODE: "Link between nodes",
-    TermId.LINK_CLASS: "Link class",
-}
-
-
-NUMBER = ("value", "low", "high", "unit")
-
-
-@dataclass(frozen=True, slots=True)
-class Quantity:
-    """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
-    bucket copies (``copies_ms``) where the value and ends include them."""
-
-    value: float
-    unit: str
-    low: float | None = None
-    high: float | None = None
-    at: tuple[tuple[int, float], ...] = ()
-    copies_ms: float | None = None
-
-    def with_copies(self, copies_ms: float) -> Quantity:
-        """The term with DDP's bucket copies (ms) in its value and ends."""
-        if not copies_ms:
-            return self
-        low = None if self.low is None else self.low + copies_ms
-        high = None if self.high is None else self.high + copies_ms
-        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
-
-    def to_dict(self) -> dict[str, object]:
-        found = {key: getattr(self, key) for key in NUMBER}
-        if self.at:
-            found["at"] = {str(n): v for n, v in self.at}
-        if self.copies_ms is not None:
-            found["copies_ms"] = self.copies_ms
-        return found
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Assumption:
-    """One term: its value said and as a number (None for a choice), whence, how to measure it."""
-
-    term: TermId
-    value: str
-    source: Source
-    basis: str
-    measure: Measure = field(default_factory=Measure)  # empty where measured
-    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, zero2, fsdp, hybrid)
-    quantity: Quantity | None = None
-
-    @property
-    def name(self) -> str:
-        """The term's name: ``Overlap``, ``FSDP's own work``."""
-        if self.term == TermId.DDP:
-            return f"{strategy_name(self.strategy)}'s own work"
-        return TERM_NAMES[self.term]
-
-    def to_dict(self) -> dict[str, object]:
-        """The term as ``-f json`` gives it: its number, range and unit, then the words."""
-        number = dict.fromkeys(NUMBER) if self.quantity is None else self.quantity.to_dict()
-        return {
-            "term": self.name,
-            **number,
-            "said": self.value,
-            "source": str(self.source),
-            "basis": self.basis,
-            "measure": str(self.measure),
-            "kind": str(self.term),
-        }
-
-    def sentence(self) -> str:
-        how = filled("; to measure: {}", self.measure)
-        return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class BenchTerms:
-    """What a bench file measured beside the calibration: the strategy's own work (ms per
-    step), the N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
-
-    overlap_measured: bool
-    own_ms: float
-    spread: float | None
-    held: tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +137,17 @@ class Run:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class MemorySaid:
+    """What the memory check's words rest on: the device assumed, the bench's N = 1 peak
+    at batch ``per_device`` and the model state it held (GB)."""
+
+    device_assumed: bool = False
+    per_device: float | None = None
+    peak_gb: float | None = None
+    state_gb: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
     """The network and the devices on it: whether the link was assumed, what each device
     holds (``memory``; None: one device holds the model, or its memory is unknown)."""
@@ -269,8 +186,10 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: communication measured over
-    predicted (``comm_scale``, read from ``comm_levels``), the largest batch it holds."""
+    """What the bench measured of one model beside its step: the communication measured
+    over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
+    configuration, the family, its own), the largest batch its memory allows and how it
+    was found, its N = 1 run (None: no step timed)."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -304,8 +223,9 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings (the request's, checked there); MLPerf's fastest system per
-    count (devices, minutes, system); the changes at each end of each assumed range."""
+    """The search's settings (the request's, checked there): the equilibrium's share of the
+    best (``threshold``), MLPerf's fastest system per count ((devices, minutes, system)),
+    the record's changes at each end of every assumed term's range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None

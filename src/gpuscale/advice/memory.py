@@ -70,17 +70,6 @@ class CheckedDevice:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MemorySaid:
-    """What the memory check's words rest on: the device assumed, the bench's N = 1 peak
-    at batch ``per_device`` and the model state it held (GB)."""
-
-    device_assumed: bool = False
-    per_device: float | None = None
-    peak_gb: float | None = None
-    state_gb: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryCheck:
     """The memory check of one advice: ``params`` held at ``state``'s bytes each, ``rows``
     per strategy and count ``searched`` and, per strategy, the fewest devices that fit

@@ -9,14 +9,15 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
 from gpuscale.advice.calibrate.rows import Usable, usable
-from gpuscale.advice.calibration import Benched, BenchTerms, Calibration, Run
-from gpuscale.advice.memory import MemoryCheck, MemorySaid, check
+from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run
+from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.step import REFERENCE_DEVICE

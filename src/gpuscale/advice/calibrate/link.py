@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Assumption, Benched, Machine, Quantity, Said
+from gpuscale.advice.assumed import Assumption, Quantity
+from gpuscale.advice.calibration import Benched, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.priors import phrase

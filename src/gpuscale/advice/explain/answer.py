@@ -8,7 +8,8 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Assumption, Calibration
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,

@@ -10,8 +10,9 @@ from typing import Protocol
 
 import pandas as pd
 
+from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
-from gpuscale.advice.calibration import Assumption, Power
+from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.answer import readings_apart
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence

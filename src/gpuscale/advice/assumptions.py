@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, bench_run, maybe
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
@@ -145,6 +145,7 @@ def _overlap(
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
         source, basis = Source.MEASURED, phrase("assumed_overlap_measured")
+    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
     return Assumption(
         term=TermId.OVERLAP,
         value="0.5, all but the last bucket" if value is None else f"{value:.2f}",
@@ -154,7 +155,7 @@ def _overlap(
         ),
         source=source,
         basis=basis,
-        measure=Measure() if measured else bench_run(model, (1, 2), host),
+        measure=Measure() if measured else run,
     )
 
 
@@ -240,7 +241,9 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     slowdowns measured (as the step takes them: no lower than at fewer devices), else
     fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
-    measure = bench_run(cal.runs.own_model, (1, 2), cal.runs.host_devices)
+    measure = Measure(
+        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+    )
     slowdown = dict(compute.slowdown)
     if slowdown:
 

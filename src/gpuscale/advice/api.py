@@ -17,7 +17,7 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.explain.caveats import Worded
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.explain.qualifiers import nothing_fits, worded
-from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request import SHAPE_NUMBERS, AdviceRequest
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench
@@ -209,10 +209,7 @@ BENCH_ONLY: tuple[tuple[str, str], ...] = (
     ("allow_flagged", "which bench runs are used"),
 )
 # Fields that describe a model given by numbers (a shape among them: a bench measured its own)
-NUMBERS_ONLY = (
-    *("step_ms", "device_name", "preset", "layers", "hidden", "heads", "seq_len", "vocab"),
-    "checkpointing",
-)
+NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "checkpointing")
 
 
 def check_with_data(request: AdviceRequest, *, bench: bool) -> None:

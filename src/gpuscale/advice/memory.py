@@ -47,6 +47,19 @@ OPTIMIZERS = tuple(
     dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
 )
 PRECISIONS = ("mixed", "fp32")
+# Other tools' names for a choice of --optimizer or --precision with the same bytes per
+# parameter as one of ours (``data/state_bytes.csv``): (ours, why the same), refused naming
+# ours, so that what the memory check assumes is the name the user gives.
+SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
+    "optimizer": {
+        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
+    },
+    "precision": {
+        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
+        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
+        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
+    },
+}
 
 
 def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:

@@ -10,8 +10,9 @@ import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
+from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
+    GRAD_BYTES,
     MAX_DEVICES,
     RANGES,
     SCALINGS,
@@ -94,19 +95,6 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     ),
 )
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
-# Other tools' names for a choice of --optimizer or --precision with the same bytes per
-# parameter as one of ours (``data/state_bytes.csv``): (ours, why the same), refused naming
-# ours, so that what the memory check assumes is the name the user gives.
-SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
-    "optimizer": {
-        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
-    },
-    "precision": {
-        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
-        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
-        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
-    },
-}
 
 
 def _check_numbers(request: RequestFields) -> None:
@@ -152,7 +140,7 @@ def _whole(value: object) -> bool:
 def _rule(name: str) -> str:
     low, high, whole, open_low = RANGES[name]
     if name == "grad_bytes":
-        return "must be 1, 2, 4 or 8"
+        return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
     if name == "bucket_mb":
         return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
     if low == 1 and whole:
@@ -179,7 +167,7 @@ def _check_options(request: RequestFields) -> None:
         settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
     _check_state(request)
     _check_shape(request)
-    settle_choice(request, "grad_bytes", (1, 2, 4, 8))
+    settle_choice(request, "grad_bytes", GRAD_BYTES)
     settle_choice(request, "scaling", SCALINGS)
     check_preset(request)  # before any file is read (`--bench` missing said after it)
     check_preset(request, "inter_node")

@@ -31,6 +31,7 @@ DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 MAX_DEVICES = 1_000_000
+GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
 # Fields read as sizes: a size as text is for the command line (its message says so).
 SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
@@ -49,7 +50,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "nics_per_node": (1, 4096, True, False),
     "max_devices": (1, MAX_DEVICES, True, False),
     "overlap": (0, 1, False, False),
-    "grad_bytes": (1, 8, True, False),
+    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
     "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
     "samples": (1, 1e16, False, False),  # at least one sample is trained on

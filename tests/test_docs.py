@@ -84,8 +84,7 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
     import re
     import typing
 
-    from gpuscale.advice.measured_runs import Measured, MeasuredCount
-    from gpuscale.advice.records import Decision
+    from gpuscale.advice.records import Decision, Measured, MeasuredCount
 
     def names(record: type) -> set[str]:
         """The fields of ``record`` and of the records they hold (optional, or in tuples)."""

@@ -13,9 +13,10 @@ import re
 import pytest
 
 import gpuscale
-from gpuscale.advice.assumed import again, settle
+from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.types import again
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.support import support

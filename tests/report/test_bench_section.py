@@ -400,7 +400,7 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     lines say so both where the advice speaks and where the run is checked, never "left
     out of the advice" beside "rests on the measurement"; the run is held against the
     model's interval it replaced, not against its own value."""
-    from gpuscale.advice.measured_runs import TRUSTED_FLAGGED_ONLY
+    from gpuscale.advice.records import TRUSTED_FLAGGED_ONLY
 
     busy = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
     rows = [

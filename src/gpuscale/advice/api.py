@@ -1,16 +1,13 @@
-"""The advice's entrance: the request checked against the data it comes with, the
-calibration built once (``calibrate.build``), the words its build left as numbers said
-(``explain.qualifiers``), then the search on that record alone (``search.decide``), its
-record and refusals said by ``explain``. :func:`load_advice_data` reads the files a request
-names; :func:`advise` takes them read; ``gpuscale.advise(params=7e6, step_ms=2, batch=64,
-link="pcie-phb")`` is :func:`advise_by_keywords`. Errors are each a ``ValueError`` with a
-message for the user."""
+"""The advice's entrance: the request checked against its data, the calibration built once
+(``calibrate.build``), the search on that record (``search.decide``), its refusals said by
+``explain``. ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
+:func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +17,7 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.explain.caveats import Worded
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.explain.qualifiers import nothing_fits, worded
-from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request import SHAPE_NUMBERS, AdviceRequest
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench
@@ -49,8 +46,8 @@ def advise(
     collectives: MeasuredCurves | None = None,
     notes: Sequence[str] = (),
 ) -> Advice:
-    """The advice for ``request``: from ``bench`` (a bench table) when given, else from
-    the request's numbers; ``notes``: sentences on reading the data (lines skipped)."""
+    """The advice for ``request`` from the data read (``bench`` None: from its numbers);
+    ``notes``: sentences on reading the data (lines skipped)."""
     if not isinstance(request, AdviceRequest):
         raise TypeError(f"request must be an AdviceRequest, not {request!r}")
     if bench is not None and not isinstance(bench, pd.DataFrame):
@@ -75,7 +72,7 @@ def load_advice_data(
 ) -> AdviceData:
     """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
     are): the sweep and the topology first, so that a mistake in one is said before a
-    bench file of up to 64 MiB is read, and a note on the bench lines skipped."""
+    bench file of up to 64 MiB is read."""
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
@@ -91,8 +88,7 @@ def load_advice_data(
 
 def read_collectives(path: Path) -> MeasuredCurves:
     """The curves of a ``gpuscale collectives`` file (latest sweep of each rank count,
-    in-place where both were run, median per size) with what its latest header says;
-    :class:`CalibrationError` (a ``ValueError``) naming the file when it cannot be read."""
+    in-place where both were run, median per size) with what its latest header says."""
     try:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
@@ -173,7 +169,8 @@ def advise_by_keywords(
     elif link is not None:
         fields["interconnect"] = link
     try:
-        request = AdviceRequest.of(request, **fields)
+        given = {} if request is None else asdict(request)
+        request = AdviceRequest(**(given | fields))
         return advise_loaded(request, bench=frame, topology=topology)
     except FieldError as refused:
         named = any(f == "interconnect" for f, _, _ in refused.problems)
@@ -186,8 +183,7 @@ def advise_by_keywords(
 
 
 def advise_here(request: AdviceRequest) -> Advice:
-    """``gpuscale advise``: :func:`advise_loaded`, this machine's topology detected where
-    no link, topology file or sweep is given."""
+    """``gpuscale advise``: this machine's topology detected where no link is given."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     detected = topology_here(None, None) if all(v is None for v in given) else None
     return advise_loaded(request, topology=detected)
@@ -196,8 +192,6 @@ def advise_here(request: AdviceRequest) -> Advice:
 def advise_loaded(
     request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
 ) -> Advice:
-    """The advice of ``request`` once the files it names are read (``bench`` or
-    ``topology`` given: used as they are)."""
     data = load_advice_data(request, bench=bench, topology=topology)
     return advise(
         request,
@@ -214,12 +208,8 @@ BENCH_ONLY: tuple[tuple[str, str], ...] = (
     ("family", f"whose measured rate a {ref('params')} model takes"),
     ("allow_flagged", "which bench runs are used"),
 )
-# Fields that describe a model given by numbers (a transformer's shape among them: the
-# bench measured its own)
-NUMBERS_ONLY = (
-    *("step_ms", "device_name", "preset", "layers", "hidden", "heads", "seq_len", "vocab"),
-    "checkpointing",
-)
+# Fields that describe a model given by numbers (a shape among them: a bench measured its own)
+NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "checkpointing")
 
 
 def check_with_data(request: AdviceRequest, *, bench: bool) -> None:

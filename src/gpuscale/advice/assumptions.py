@@ -1,26 +1,62 @@
-"""The step's terms as assumptions (``assumed.Assumption``): the value used, where it came
-from and what would measure it; the words are the phrasebook's ``model`` rows
-(``assumed_*``). :func:`of_calibration` says every term once, where ``calibrate.build`` ends."""
+"""Every term of a calibration as an ``Assumption``, said once (:func:`of_calibration`), and
+the one measurement that settles a count held back (:func:`settle`). The words are the
+phrasebook's ``model`` rows (``assumed_*``)."""
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity, as_run
+from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, maybe
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
 from gpuscale.quantities import filled, format_ms, joined
 
 if TYPE_CHECKING:
-    from gpuscale.advice.calibration import Calibration
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.model.fixed_cost import FixedCost
     from gpuscale.advice.request import AdviceRequest
+
+# The kinds of term whose measurement settles a held-back count, most decisive first.
+_SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
+
+
+def settle(
+    assumed: Sequence[Assumption],
+    *,
+    strong: bool,
+    held_back: int | None,
+    refused: bool,
+    host_devices: int | None = None,
+    again: str = "",
+) -> str | None:
+    """The one measurement that settles a count ``held_back`` (its interval includes no
+    gain) or ``refused`` (an input cannot be true): the most decisive term not measured
+    (the samples to converge not under ``strong`` scaling), else ``again``, else a run at
+    1 and the held-back count (2 where refused)."""
+    if held_back is None and not refused:
+        return None
+    by_kind = {a.term: a for a in assumed if a.source != Source.MEASURED and a.measure}
+    if strong:
+        by_kind.pop(TermId.CONVERGENCE, None)
+    term = next((t for t in _SETTLES if t in by_kind), None)
+    why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
+    if term is None:
+        if again:
+            return f"{why}{again}"
+        run = BenchRun(None, (1, held_back or 2), run="...", host_devices=host_devices)
+        return f"{why}a measured run at the larger count: {run.command()}"
+    found = by_kind[term]
+    named = found.name if term == TermId.DDP else found.name[0].lower() + found.name[1:]
+    # the command alone: how the bench reads it is the assumption's own, in --explain
+    return f"{why}the {named} is {found.source}; measure it: {found.measure.short()}"
+
 
 PER_STEP = "ms per step"
 SAME_SAMPLES = "factor: samples to converge at a larger global batch over those at the batch given"

@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.measured_runs import Measured
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
-from gpuscale.advice.types import End, Finding, FindingKind
+from gpuscale.advice.records import Measured
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network
@@ -24,9 +23,8 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 @dataclass(frozen=True, slots=True)
 class OneDevice:
-    """The bench's N = 1 run of the model advised on, as it trained (ms): ``own_ms``, the
-    strategy's own work the N = 1 row leaves out; the configuration group and device a
-    measured run must share to be set beside the advice (``tables.bench_runs.runs_like``)."""
+    """The bench's N = 1 run of the model advised on (ms; ``own_ms``: the strategy's own work
+    the N = 1 row leaves out) and the group and device a run set beside it shares."""
 
     step_ms: float
     batch: int
@@ -35,15 +33,13 @@ class OneDevice:
     own_ms: float
     config_group: str = ""
     device_name: str | None = None
-    # FSDP's own work in ``step_ms`` (ms)
-    fsdp_own_ms: float = 0.0
+    fsdp_own_ms: float = 0.0  # FSDP's own work in ``step_ms``
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
     """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to (batch, forward +
-    backward ms) points; ``left_out``: (batch, relative error) of each predicted from the
-    others."""
+    backward ms) points; ``left_out``: (batch, relative error) predicted from the rest."""
 
     floor_ms: float
     fixed_ms: float
@@ -56,7 +52,7 @@ class Shape:
 
     @property
     def knee(self) -> float | None:
-        """The batch where the rising part meets the floor (None: no floor)."""
+        """The batch where the line meets the floor (None: no floor)."""
         if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
             return None
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
@@ -78,7 +74,7 @@ class Shape:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepModel:
     """The model and one device's step: the fixed cost (None: not split), the compute at
-    the priors' ends, the step's 80% interval at N > 1, its family's basis (None: none)."""
+    the priors' ends, the step's 80% interval at N > 1, its family's basis."""
 
     name: str = "the model"
     spec: ModelSpec
@@ -90,14 +86,16 @@ class StepModel:
 
 
 SCALINGS = ("search", "weak", "strong")
+# One end of an assumed term's range: (term, end, its value there, unit, the fields that
+# differ there by part: ``Calibration.at``)
+End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
     """How a step is run: the per-device batch (``accum`` micro-steps a step), the batches
-    the search may try (``max_batch`` None: ``batch``), the global batch kept (None: it may
-    change), ``scaling`` ("search": a convergence model decides, "weak", "strong"), the
-    share of communication hidden (None: the default), DDP's bucket (MiB)."""
+    the search may try, the global batch kept (None: it may change), ``scaling`` ("search":
+    a convergence model decides), the share of communication hidden (None: the default)."""
 
     batch: int
     accum: int = 1
@@ -108,15 +106,13 @@ class Run:
     scaling: str = "search"
     strategy: str = "ddp"
     overlap: float | None = None
-    bucket_mb: float = DEFAULT_BUCKET_MB
+    bucket_mb: float = DEFAULT_BUCKET_MB  # DDP's bucket (MiB)
 
     def __post_init__(self) -> None:
         if self.batch < 1 or self.max_accum < 1:
             raise ValueError("batch and max accumulation must be >= 1")
         if self.max_batch is not None and self.max_batch < self.batch:
             raise ValueError("the largest per-device batch is at least the batch")
-        if self.global_batch is not None and self.global_batch < 1:
-            raise ValueError("global batch must be >= 1")
         most = self.largest_batch * self.max_accum  # what one device takes in one step
         if self.global_batch is not None and self.global_batch > most:
             raise ValueError(
@@ -153,9 +149,8 @@ class MemorySaid:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
-    """The network and the devices on it: whether the link was assumed (none given,
-    detected or measured), what each device holds (``memory``; None: one device holds the
-    model, or its memory is unknown)."""
+    """The network and the devices on it: whether the link was assumed, what each device
+    holds (``memory``; None: one device holds the model, or its memory is unknown)."""
 
     network: Network
     max_devices: int = 8
@@ -164,10 +159,6 @@ class Machine:
     link_assumed: bool = False
     memory: MemoryCheck | None = None
     memory_said: MemorySaid = field(default_factory=MemorySaid)
-
-    def __post_init__(self) -> None:
-        if self.max_devices < 1:
-            raise ValueError("max devices must be >= 1")
 
     @property
     def device_counts(self) -> list[int]:
@@ -181,8 +172,8 @@ class Machine:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """What the bench's runs of the model advised on say: the model whose runs measure a
-    term (None: by numbers), the GPUs the bench's host had (None: unknown), whether its
-    N > 1 runs saw the same samples on every rank."""
+    term (None: by numbers), the GPUs its host had (None: unknown), whether its N > 1 runs
+    saw the same samples on every rank."""
 
     from_bench: bool = False
     own_model: str | None = None
@@ -219,8 +210,7 @@ class Bench:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
     """Where each value came from: every term not measured (by numbers, the N > 1 priors
-    apart), whether an input cannot be true, why this bench model where larger ones were
-    passed over."""
+    apart), whether an input cannot be true, why this bench model was chosen."""
 
     sources: tuple[str | Finding, ...] = ()
     warnings: tuple[str | Finding, ...] = ()
@@ -233,9 +223,9 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings: the equilibrium's share of the best (``threshold``), MLPerf's
-    fastest system per count ((devices, minutes, system)), the record's changes at each
-    end of every assumed term's range (``ends``)."""
+    """The search's settings (the request's, checked there): the equilibrium's share of the
+    best (``threshold``), MLPerf's fastest system per count ((devices, minutes, system)),
+    the record's changes at each end of every assumed term's range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
@@ -246,14 +236,6 @@ class Search:
     noise_steps: int | None = None
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     ends: tuple[End, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not 0 < self.target_efficiency <= 1:
-            raise ValueError("target efficiency must be in (0, 1]")
-        if self.price_per_device_hour is not None and not self.price_per_device_hour >= 0:
-            raise ValueError("price must be >= 0")
-        if not (self.samples > 0 and math.isfinite(self.samples)):
-            raise ValueError("samples to train must be positive")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

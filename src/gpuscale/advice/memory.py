@@ -1,11 +1,8 @@
-"""What each device holds under each strategy (``--strategy``: ``ddp``, ``zero2`` =
-``SHARD_GRAD_OP``, ``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count
-searched: ``hardware.memory``'s model state, plus activations: a transformer's shape gives
-its layers' (``hardware.transformer.activations``: Korthikanti et al. 2022); bench results,
-the N = 1 run's peak memory less the state it held (``BENCH_STATE``), on every device;
-without either, none (a lower bound). A count that does not fit is never advised; where the
-strategy asked fits no count searched, the advice is of the one that fits the fewest
-devices (``MemoryCheck.fallback``)."""
+"""What each device holds under each strategy (``ddp``, ``zero2`` = ``SHARD_GRAD_OP``,
+``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count searched:
+``hardware.memory``'s model state plus activations: a transformer's shape gives its layers'
+(Korthikanti et al. 2022); bench results, the N = 1 run's peak less the state it held;
+without either, none (a lower bound). A count that does not fit is never advised."""
 
 from __future__ import annotations
 
@@ -50,11 +47,24 @@ OPTIMIZERS = tuple(
     dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
 )
 PRECISIONS = ("mixed", "fp32")
+# Other tools' names for a choice of --optimizer or --precision with the same bytes per
+# parameter as one of ours (``data/state_bytes.csv``): (ours, why the same), refused naming
+# ours, so that what the memory check assumes is the name the user gives.
+SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
+    "optimizer": {
+        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
+    },
+    "precision": {
+        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
+        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
+        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
+    },
+}
 
 
 def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
-    """The (optimizer, precision) a request names: ``DEFAULT_OPTIMIZER`` and
-    ``DEFAULT_PRECISION`` where not named, an optimizer known in fp32 only in fp32."""
+    """The (optimizer, precision) a request names, the defaults where not named (an
+    optimizer known in fp32 only: fp32)."""
     chosen = optimizer or DEFAULT_OPTIMIZER
     if precision is not None:
         return chosen, precision
@@ -64,8 +74,8 @@ def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckedDevice:
-    """The device: its ``memory``, why it is ``assumed`` ("": named, recorded or implied)
-    and the devices a node holds."""
+    """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied), the
+    devices a node holds."""
 
     memory: AcceleratorMemory
     per_node: int
@@ -112,7 +122,7 @@ class MemoryCheck:
 
     @property
     def limits(self) -> bool:
-        """Whether memory limits the counts of the strategy asked: only then is it said."""
+        """Whether memory limits the counts of the strategy asked (only then is it said)."""
         return self.fits_from(self.strategy) != 1
 
     @property
@@ -148,7 +158,6 @@ class MemoryCheck:
         return strategy, nodes * self.device.per_node, nodes
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready: every number with its unit in its name."""
         return {
             "strategy": self.strategy,
             "params": self.params,

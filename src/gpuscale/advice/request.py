@@ -1,7 +1,6 @@
 """One advice request (:class:`AdviceRequest`): the fields of ``advice.request_fields``, each
 number checked against its range and the options against each other as it is made, each
-refusal one line naming what is wrong (``api.check_with_data``: against the data it
-comes with)."""
+refusal one line naming what is wrong."""
 
 from __future__ import annotations
 
@@ -9,10 +8,11 @@ import itertools
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
-from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, STRATEGIES
+from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
+    GRAD_BYTES,
     MAX_DEVICES,
     RANGES,
     SCALINGS,
@@ -40,16 +40,10 @@ class AdviceRequest(RequestFields):
         _check_numbers(self)
         _check_options(self)
 
-    @classmethod
-    def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
-        if request is None:
-            return cls(**keywords)
-        return cls(**(asdict(request) | keywords))
-
 
 # (option, other option, whether the request gives both in contradiction, why), each
 # field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python). :func:`_check_step_pairs` refuses step times and --fixed-ms together.
+# Python).
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
@@ -101,25 +95,11 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     ),
 )
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
-# The names other tools give a choice of --optimizer or --precision that holds the same
-# bytes per parameter as one of ours (``data/state_bytes.csv``): refused naming ours, so
-# that what the memory check assumes is the name the user gives. (name, why the same)
-SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
-    "optimizer": {
-        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
-    },
-    "precision": {
-        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
-        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
-        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
-    },
-}
 
 
 def _check_numbers(request: RequestFields) -> None:
-    """TypeError for a number missing (its field has a default) or of the wrong type;
-    :class:`FieldError` for the first outside its range; ``NamedError`` for more devices
-    than :data:`MAX_DEVICES` in the nodes."""
+    """TypeError for a number missing or of the wrong type; :class:`FieldError` for the
+    first outside its range; ``NamedError`` for more than :data:`MAX_DEVICES` devices."""
     optional = {f.name for f in fields(request) if f.default is None}
     given: list[tuple[str, object]] = []  # each value of a field given several times
     for name in RANGES:
@@ -160,7 +140,7 @@ def _whole(value: object) -> bool:
 def _rule(name: str) -> str:
     low, high, whole, open_low = RANGES[name]
     if name == "grad_bytes":
-        return "must be 1, 2, 4 or 8"
+        return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
     if name == "bucket_mb":
         return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
     if low == 1 and whole:
@@ -178,8 +158,7 @@ def _bound(value: float) -> str:
 
 
 def _check_options(request: RequestFields) -> None:
-    """The options checked together, their choices settled to the names the tables use
-    (a frozen dataclass's fields set in place)."""
+    """The options checked together, their choices settled to the names the tables use."""
     for name in (*TEXT, "preset", "ruleset", "workload"):
         value = getattr(request, name)
         if value is not None and not isinstance(value, str):
@@ -188,7 +167,7 @@ def _check_options(request: RequestFields) -> None:
         settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
     _check_state(request)
     _check_shape(request)
-    settle_choice(request, "grad_bytes", (1, 2, 4, 8))
+    settle_choice(request, "grad_bytes", GRAD_BYTES)
     settle_choice(request, "scaling", SCALINGS)
     check_preset(request)  # before any file is read (`--bench` missing said after it)
     check_preset(request, "inter_node")
@@ -203,8 +182,8 @@ def _check_options(request: RequestFields) -> None:
 
 
 def _check_step_pairs(request: RequestFields) -> None:
-    """Step times at several batches come in (step, batch) pairs of distinct batches; a
-    fixed cost is below the one step time given."""
+    """Step times come in (step, batch) pairs of distinct batches; a fixed cost is below the
+    one step time given, never with several."""
     steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
     if isinstance(steps, tuple) or isinstance(batches, tuple):
         count = len(steps) if isinstance(steps, tuple) else 1
@@ -306,7 +285,7 @@ def _check_shape(request: RequestFields) -> None:
 
 def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
     """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
-    'bert'?"), as every command resolves it."""
+    'bert'?")."""
     value = getattr(request, name)
     if value is None:
         return

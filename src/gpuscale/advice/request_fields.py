@@ -1,6 +1,5 @@
-"""What an advice request asks, written once: its fields, their defaults, each number's
-range, and what they give together (the shape, the parameters, the step points), checked
-as :class:`~gpuscale.advice.request.AdviceRequest`."""
+"""What an advice request asks, written once: its fields, their defaults and help, each
+number's range, and what they give together (the shape, the parameters, the step points)."""
 
 from __future__ import annotations
 
@@ -31,8 +30,8 @@ DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (sai
 DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
-GRADIENT_PRECISION = {2: "bf16"}  # by bytes per gradient element; fp32 otherwise
 MAX_DEVICES = 1_000_000
+GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
 # Fields read as sizes: a size as text is for the command line (its message says so).
 SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
@@ -51,7 +50,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "nics_per_node": (1, 4096, True, False),
     "max_devices": (1, MAX_DEVICES, True, False),
     "overlap": (0, 1, False, False),
-    "grad_bytes": (1, 8, True, False),
+    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
     "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
     "samples": (1, 1e16, False, False),  # at least one sample is trained on
@@ -72,7 +71,7 @@ TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
-    """A file the advice reads: a path on the command line, its name as text here."""
+    """A file the advice reads: a path on the command line, text here."""
     return option(None, names=names, parse=str, cli=Path | None, help=help)
 
 
@@ -244,7 +243,7 @@ class RequestFields(JsonRequest):
     @property
     def shape(self) -> TransformerShape | None:
         """The transformer's shape given: the preset (at ``seq_len`` where given), else the
-        numbers' (``--layers`` ...); None where none is."""
+        numbers' (``--layers`` ...)."""
         if self.preset is not None:
             found = presets()[self.preset]
             return found.at(int(self.seq_len)) if self.seq_len is not None else found
@@ -269,7 +268,7 @@ class RequestFields(JsonRequest):
     @property
     def gradient_precision(self) -> str:
         """The precision the rate is checked against the device's peak at."""
-        return GRADIENT_PRECISION.get(self.grad_bytes, "fp32")
+        return "bf16" if self.grad_bytes == 2 else "fp32"
 
     @property
     def step_points(self) -> tuple[tuple[int, float], ...]:

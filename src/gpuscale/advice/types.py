@@ -1,16 +1,22 @@
 """The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
-from (``Source``), how to measure it (``Measure``), what was found about the inputs
-(``Finding``), why bench runs were refused (``Refusal``). Words render them, never read back."""
+from (``Source``), how to measure it (``Measure``; :func:`as_run`: as the bench file read
+runs it), what was found about the inputs (``Finding``), why bench runs were refused
+(``Refusal``). Words render them, never read back."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
 
+from gpuscale.bench.evidence import STEPS_FIX
+from gpuscale.quantities import counted, joined
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
+
+if TYPE_CHECKING:
+    from gpuscale.bench.support import Support
 
 
 class TermId(Code):
@@ -95,6 +101,64 @@ class Measure:
 
     def in_words(self, said: str) -> Measure:
         return Measure(f"{self.before}{said}{self.after}")
+
+
+def bench_run(
+    model: str | None,
+    counts: tuple[int, ...],
+    host_devices: int | None = None,
+    more: str = "",
+    run: str = "",
+) -> Measure:
+    return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
+
+
+def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    """The bench command that runs the advised run at ``counts`` with the steps asked."""
+    more = f"--steps {found.steps_needed}"
+    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """Where the file holds runs of the model at every count of ``counts``: what to bench
+    them again with (more steps where they fix a weakness, else a quieter machine)."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        command = rerun(found, counts, host_devices)
+        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    quieter = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+def as_run(
+    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
+) -> Measure:
+    """``measure`` where it is a bench run of ``found``'s model (``any_run``: of any model,
+    at any steps): at counts the file holds, :func:`again`; else the advised run's own
+    command, ``more`` (``--steps 580``) kept."""
+    bench = measure.bench
+    if found is None or bench is None:
+        return measure
+    same = bench.model == found.model
+    if any_run or (same and found.counts and not bench.config and not bench.more):
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return measure.in_words(held)
+    if not same:
+        return measure
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
 class FindingKind(Code):
@@ -226,9 +290,6 @@ class Reading:
 # Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most
 # allowed reached, the global batch kept not split over a count above, or its row flagged.
 STOPPED = ("devices", "batch", "flagged")
-# One end of an assumed term's range: (term, end, its value there, unit, the calibration's
-# fields that differ there, by part and field name: ``Calibration.at``)
-End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 R = TypeVar("R")
 
 

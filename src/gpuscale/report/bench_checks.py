@@ -18,7 +18,7 @@ from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration
 from gpuscale.tables.bench import one_device
 
 if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
-    from gpuscale.advice.measured_runs import MeasuredCount
+    from gpuscale.advice.records import MeasuredCount
 
 
 def _configuration(batch: int, accum: int, devices: int) -> str:

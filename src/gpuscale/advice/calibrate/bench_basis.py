@@ -12,20 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumed import BenchTerms, as_run
+from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import step_error
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
-from gpuscale.advice.calibration import (
-    Benched,
-    Calibration,
-    Machine,
-    Run,
-    Runs,
-    Said,
-    StepModel,
-)
+from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
     Chosen,
@@ -34,12 +26,12 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
-from gpuscale.advice.measured_runs import Measured, trusted_runs
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.records import Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, as_run
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED

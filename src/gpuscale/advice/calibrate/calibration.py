@@ -32,11 +32,11 @@ from gpuscale.advice.calibrate.rows import (
 from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
-from gpuscale.advice.measured_runs import trusted_runs
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
+from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.assumed import Assumption, Quantity, bench_run
+from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
+from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
@@ -32,7 +32,7 @@ from gpuscale.advice.model.step import (
     work_ms,
 )
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, End, Finding, FindingKind, Measure, Source, TermId
+from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source, TermId, bench_run
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.measured_runs import trusted_runs
+from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
 from gpuscale.bench.table import flag_summary, flags_counted

@@ -21,7 +21,6 @@ from gpuscale.advice.explain.phrasebook import (
     term_says,
 )
 from gpuscale.advice.explain.qualifiers import disagreement, memory_said
-from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
     BreakEven,
@@ -29,6 +28,7 @@ from gpuscale.advice.records import (
     Decision,
     FixedTerm,
     InputRate,
+    MeasuredCount,
     OneDeviceRow,
     Picks,
     Qualifiers,

@@ -10,8 +10,8 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption, again, bench_run, more_steps, rerun, settle
-from gpuscale.advice.assumptions import for_strategy, input_pipeline
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.answer import readings_apart
 from gpuscale.advice.explain.explanation import explain
@@ -26,7 +26,7 @@ from gpuscale.advice.explain.qualifiers import (
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.records import Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId, maybe
+from gpuscale.advice.types import TermId, again, bench_run, maybe, more_steps, rerun
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind

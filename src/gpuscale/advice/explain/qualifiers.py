@@ -12,8 +12,8 @@ from dataclasses import replace
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.records import TRUSTED_ALLOWED, MeasuredCount
 from gpuscale.advice.types import Finding, TermId, Value
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale

@@ -171,7 +171,7 @@ def leave_one_out(
     """Each model with N > 1 rows in ``table`` predicted without them (at most
     ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them):
     ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
-    from gpuscale.advice.measured_runs import trusted_runs  # lazy: pandas (as the table)
+    from gpuscale.advice.records import trusted_runs  # lazy: pandas (as the table)
 
     ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -27,6 +26,7 @@ from gpuscale.advice.records import (
     HeldBack,
     InputRate,
     Limit,
+    MeasuredCount,
     OneDeviceRow,
     Picks,
     Qualifiers,

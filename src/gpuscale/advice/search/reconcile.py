@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 import pandas as pd
 
-from gpuscale.advice.measured_runs import Measured, MeasuredCount
+from gpuscale.advice.records import Measured, MeasuredCount
 from gpuscale.advice.types import maybe
 from gpuscale.tables.advice import as_throughput, same_configuration
 

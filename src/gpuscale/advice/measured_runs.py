@@ -41,7 +41,7 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
     """The runs at one count in a configuration the advice predicts, set against that
-    prediction once (``search.reconcile.measured_counts``): every view reads it here. Where
+    prediction once (``search.decide.measured_counts``): every view reads it here. Where
     the median lies outside the interval it is a disagreement: the row rests on it."""
 
     accelerators: int

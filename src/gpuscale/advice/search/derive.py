@@ -23,7 +23,7 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predict import WIDER, plausible
+from gpuscale.advice.search.predict import WIDER, plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
@@ -137,42 +137,32 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     against count, the count maximising speedup x efficiency, and the largest keeping
     efficiency >= ``goal.threshold`` x its best; and the numbers that make them, read off
     every trusted row."""
-    plain = trusted = frame[plausible(frame)]
-    fitting = trusted[trusted["accelerators"] >= fits_from]
-    trusted = fitting if len(fitting) else trusted
-    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
+    plain, fits = trusted(frame, fits_from)
+    ok = fits[fits["efficiency"] >= goal.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
-    if trusted["accelerator_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    table = pd.DataFrame(
-        {
-            "accelerators": trusted["accelerators"],
-            "time_to_train_min": trusted["time_to_train_min"],
-            "system_id": trusted["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = trusted["speedup"] * trusted["efficiency"]
-    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
-    sxe = int(trusted.loc[score.idxmax(), "accelerators"])
+    if fits["accelerator_hours"].notna().any():
+        cheapest = int(fits.loc[fits["accelerator_hours"].idxmin(), "accelerators"])
+    times = fits[["accelerators", "time_to_train_min"]]
+    knee = knee_pick(times.assign(system_id=fits["accelerators"].astype(str)))
+    sxe = fits.loc[(fits["speedup"] * fits["efficiency"]).idxmax()]
+    good = fits[fits["efficiency"] >= goal.threshold * fits["efficiency"].max()]
     kept = int(good["accelerators"].max()) if len(good) else None
     equilibrium = {
         "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": sxe,
+        "max_speed_x_efficiency": int(sxe["accelerators"]),
         "efficiency_threshold": kept,
     }
-    rows = plain.set_index("accelerators")
-    best_n = int(plain.loc[plain["efficiency"].idxmax(), "accelerators"])
-    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    best = plain.loc[plain["efficiency"].idxmax()]
+    s, e = float(sxe["speedup"]), float(sxe["efficiency"])
     after = plain[plain["accelerators"] > (kept or 0)]
     numbers = Equilibrium(
-        best_n=best_n,
-        best_efficiency=float(rows.at[best_n, "efficiency"]),
+        best_n=int(best["accelerators"]),
+        best_efficiency=float(best["efficiency"]),
         sxe_speedup=s,
         sxe_efficiency=e,
         sxe_product=s * e,
-        kept_efficiency=maybe(float, rows["efficiency"].get(kept)),
+        kept_efficiency=maybe(float, plain.set_index("accelerators")["efficiency"].get(kept)),
         next_n=maybe(int, next(iter(after["accelerators"]), None)),
         next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
         rows=len(plain),

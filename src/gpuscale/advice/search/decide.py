@@ -179,7 +179,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
     # no count predicted holds the model: read as without memory, none advised (``holds``)
     holds = bool(fitting["accelerators"].iloc[0] >= fits_from)
-    chosen, held_back = _chosen(fitting, target, refused)
+    chosen, held = _chosen(fitting, target, refused)
     larger = plain[plain["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else plain.iloc[-1]
     parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
@@ -202,22 +202,21 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         above = {int(n) for n in cal.machine.device_counts if n > largest}
         cap = "flagged" if above else "devices"
         cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
-    rests_on = str(focus.get("rests_on", "predicted"))
-    explained = ratio = held = None
+    rests_on = str(focus["rests_on"])
+    explained = ratio = None
     if cap == "convergence":
         ratio = 1 / float(focus["convergence_factor"])
-    if held_back is not None:
-        held = HeldBack(int(held_back["accelerators"]), float(held_back["speedup_low"]))
     if rests_on != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and len(larger):
-        change = "uncertain" if held_back is not None else term
+        change = "uncertain" if held is not None else term
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
     # issue fewer collectives
     fewer = cal.model.spec.units > 1
     if cal.run.strategy == "ddp":
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
+    gone, also = derive.shrink(focus, term, target)
     return Decision(
         chosen=Chosen(
             accelerators=int(chosen["accelerators"]),
@@ -245,8 +244,8 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
             overheads_ms=parts,
             cap=cap,
             change=change,
-            without_dominant_efficiency=derive.without(focus, (term,)),
-            also_shrink=derive.also_shrink(focus, term, target),
+            without_dominant_efficiency=gone,
+            also_shrink=also,
             fewer_messages=fewer,
         ),
         warnings=cal.said.warnings,
@@ -256,7 +255,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     )
 
 
-def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, pd.Series | None]:
+def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, HeldBack | None]:
     """The fastest count that reaches ``target`` efficiency with a speedup surely (its
     interval's low end) above the smallest count's, never above it when ``refused``; and the
     faster count held back as not sure (None: none)."""
@@ -272,7 +271,7 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     at = reaching["time_to_train_min"].idxmin()
     best = reaching.loc[at]
     if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
-        return chosen, best
+        return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
     return chosen, None
 
 

@@ -28,14 +28,9 @@ from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
-# the step's overheads, as the prediction columns that hold them
-OVERHEADS = (
-    TermId.FIXED,
-    TermId.WAIT,
-    TermId.DDP,
-    TermId.BANDWIDTH,
-    TermId.LATENCY,
-    TermId.UNEXPLAINED,
+# the step's overheads, as ``overheads`` reads them off a row
+OVERHEADS = tuple(
+    TermId(t) for t in ("fixed", "wait", "ddp", "bandwidth", "latency", "unexplained")
 )
 
 
@@ -110,10 +105,7 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     if family is not None:  # the family's lines at this model's size
         mparams = spec.params / 1e6
         lines = tuple(fixed + per * mparams for fixed, per in (family.opt_ms, family.ddp_ms))
-    pair: tuple[float | None, ...] = (None, None)
     two = frame[frame["accelerators"] == 2]
-    if len(two):
-        pair = (float(two["throughput_efficiency"].iloc[0]) * 2, float(two["speedup"].iloc[0]))
     return BreakEven(
         ms_per_mb,
         from_size(1.0),
@@ -126,8 +118,8 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
         own_ddp_ms=per_step_ms(compute.ddp_ms_per_mparam, spec.params),
         family_optimizer_ms=lines[0],
         family_ddp_ms=lines[1],
-        pair_throughput_speedup=pair[0],
-        pair_speedup=pair[1],
+        pair_throughput_speedup=maybe(float, next(iter(two["throughput_efficiency"] * 2), None)),
+        pair_speedup=maybe(float, next(iter(two["speedup"]), None)),
     )
 
 
@@ -172,14 +164,11 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
     """The optimizer step (once per optimizer step on every device, whatever its batch;
-    FSDP's ``1/n`` shard at ``n``) and the ``fixed`` term at ``n`` devices split
-    (:class:`FixedTerm`); the parts 0 where ``frame`` has no row at ``n``."""
+    FSDP's ``1/n`` shard at ``n``) and the ``fixed`` term of ``frame``'s row at ``n``
+    devices split (:class:`FixedTerm`)."""
     opt = float(per_step_ms(cal.model.compute.opt_ms_per_mparam, cal.model.spec.params))
     opt_n = opt / (n if cal.run.strategy == "fsdp" else 1)
-    rows = frame.set_index("accelerators")
-    if n not in rows.index:
-        return FixedTerm(optimizer_ms=opt, optimizer_at_focus_ms=opt_n)
-    row, one = rows.loc[n], frame.iloc[0]
+    row, one = frame.set_index("accelerators").loc[n], frame.iloc[0]
     share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
     excess = float(row["fixed_excess_ms"])
     part = min(max(opt_n - opt * float(share), 0.0), excess)
@@ -291,28 +280,27 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
     }
 
 
-def without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
-    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step."""
-    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
-        return None
-    step = float(focus["step_ms"])
-    left = step - sum(overheads(focus)[t] for t in terms)
-    if not left > 0:
-        return None
-    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+def shrink(focus: pd.Series, term: str, target: float) -> tuple[float | None, tuple[str, ...]]:
+    """The efficiency at ``focus`` with the overhead ``term`` gone from its step (None: N = 1,
+    no overhead, or nothing left), and the fewest other overheads, largest first, that must
+    go with it to reach ``target`` (() where it alone does, or not even all of them would)."""
+    if focus["accelerators"] < 2 or term not in OVERHEADS:
+        return None, ()
+    parts, step = overheads(focus), float(focus["step_ms"])
 
+    def efficiency(gone: tuple[str, ...]) -> float | None:
+        left = step - sum(parts[t] for t in gone)
+        if not left > 0:
+            return None
+        return float(focus["speedup"]) * step / left / float(focus["accelerators"])
 
-def also_shrink(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
-    """The fewest other overheads, largest first, that must go with ``term`` for ``focus``
-    to reach ``target``; () when ``term`` alone does, or not even all of them would."""
-    gone = without(focus, (term,))
-    if gone is None or gone >= target:
-        return ()
-    parts = overheads(focus)
+    alone = efficiency((term,))
+    if alone is None or alone >= target:
+        return alone, ()
     also: list[str] = []
     for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
         also.append(name)
-        reached = without(focus, (term, *also))
+        reached = efficiency((term, *also))
         if reached is None or reached >= target:
-            return tuple(also)
-    return ()
+            return alone, tuple(also)
+    return alone, ()

@@ -1,12 +1,9 @@
-"""The advice in one pass (``search``): the predictions (``predict``); the counts the bench
-measured in a configuration predicted (``measured_counts``), where their trusted runs
-(unflagged, or allowed; where every run is flagged, those) fall outside the 80% interval,
-the rows resting on them (``applied``: their median, their spread as the interval); the one
-:class:`Decision` read off them; the numbers derived (``derive``). The decision:
-``chosen``, the fastest count reaching the target efficiency whose speedup's 80% interval
-lies above 1 (else ``held_back``; one device where an input cannot be true); ``focus``, the
-next count up, where the dominant overhead and the factor of the speedup that loses more
-(``cap``) are read; ``readings``, the count at each end of every assumed term's range."""
+"""The advice in one pass (``search``): the predictions (``predict``), the rows the bench
+measured outside their interval resting on the runs (``applied``), the one :class:`Decision`
+read off them (``chosen``, the fastest count reaching the target efficiency whose speedup's
+80% interval lies above 1; ``focus``, the next count up, where the limit is read;
+``readings``, the count at each end of every assumed term's range), the numbers derived
+(``derive``)."""
 
 from __future__ import annotations
 
@@ -36,7 +33,7 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.search import derive, predict
-from gpuscale.advice.search.predict import Refused, plausible, trusted
+from gpuscale.advice.search.predict import Refused, trusted
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
@@ -47,8 +44,7 @@ _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency"
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 # the record's change for the weak-scaling alternative: the per-device batch kept
 WEAK = {"run": {"scaling": "weak"}}
-# The prediction columns that scale with the step's throughput (x measured / predicted)
-# and those that scale with its time (/ the same factor).
+# the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
 INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
@@ -95,9 +91,8 @@ class Searched:
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
     """The advice on the calibration the devices hold (``held``) and its variants (the
     weak-scaling alternative where the global batch is kept without a convergence model,
-    each end of every assumed term's range), each predicted, reconciled, decided; no count
-    below the fewest devices that hold the model is chosen. ``rule``: the speedup's interval
-    per link class (None: ``predict.RULE``)."""
+    each end of every assumed term's range), each predicted, reconciled, decided. ``rule``:
+    the speedup's interval per link class (None: ``predict.RULE``)."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
@@ -111,14 +106,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     found = tuple(c for c in measured if not c.inside)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
     frame, *others = [applied(table, found, counts) for table in tables]
-    # (count, minutes, floor, system) of each count faster than the fastest MLPerf system
-    # at that count: an input that cannot be true
-    floor = {n: (minutes, system) for n, minutes, system in goal.mlperf_floor}
-    below = tuple(
-        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
-        for row in frame[plausible(frame)].itertuples()
-        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
-    )
+    below = derive.below_mlperf(frame, goal.mlperf_floor)
     decision = decide(cal, frame, cal.said.implausible or bool(below), fits_from)
     readings = []  # the count chosen at each end of every assumed term's range
     at_ends = zip(goal.ends, ends, others[len(others) - len(ends) :], strict=True)
@@ -282,7 +270,8 @@ def measured_counts(
 ) -> tuple[MeasuredCount, ...]:
     """Each count the bench measured in a configuration predicted (in the ``predictions``,
     else the weak-scaling ``alternative``), its runs' throughput speedups as ``analyze
-    --bench`` reads them, the median of those used and whether it lies inside the interval."""
+    --bench`` reads them, the median of those used (the unflagged or allowed, else all) and
+    whether it lies inside the interval."""
     frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -317,40 +306,28 @@ def measured_counts(
     return tuple(sorted(found, key=lambda c: c.accelerators))
 
 
-def _governing(found: Sequence[MeasuredCount], n: int, measured: Collection[int]) -> list:
-    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where no
-    count in between was measured, those at the largest disagreeing count below."""
-    at = [d for d in found if d.accelerators == n]
-    below = [d.accelerators for d in found if d.accelerators < n]
-    if at or not below:
-        return at
-    last = max(below)
-    if any(last < k <= n for k in measured):
-        return []  # a count measured in between agreed: the model holds from there
-    return [d for d in found if d.accelerators == last]
-
-
 def applied(
     frame: pd.DataFrame | None, found: Sequence[MeasuredCount], measured: Collection[int]
 ) -> pd.DataFrame | None:
-    """``frame`` with each row a disagreement governs (``_governing``; its own
-    configuration's first) resting on the measurement: its throughput columns scaled by the
-    measured over the predicted speedup, its time columns divided by it, its intervals the
-    runs' relative range (NaN from one run)."""
+    """``frame`` with each row a disagreement governs resting on the measurement (at its
+    count, its own configuration's first; above it, up to the next count ``measured``): its
+    throughput columns x measured / predicted speedup, its time columns / it, its intervals
+    the runs' range (NaN: one run)."""
     if frame is None or not found:
         return frame
     out = frame.copy()
     for i, row in frame.iterrows():
-        at = _governing(found, int(row["accelerators"]), measured)
-        if not at:
-            continue
+        n = int(row["accelerators"])
+        last = max((d.accelerators for d in found if d.accelerators <= n), default=None)
+        if last is None or any(last < k <= n for k in measured):
+            continue  # none at or below, or a count measured in between agreed
+        at = [d for d in found if d.accelerators == last]
         config = (int(row["batch_per_device"]), int(row["accum"]))
         d = next((x for x in at if (x.batch_per_device, x.accum) == config), at[0])
         factor = d.measured_speedup / d.predicted_speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
-        below = d.accelerators != row["accelerators"]
-        out.loc[i, "rests_on"] = "measured_below" if below else "measured"
+        out.loc[i, "rests_on"] = "measured" if last == n else "measured_below"
         out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]

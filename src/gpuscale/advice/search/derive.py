@@ -7,6 +7,7 @@ count with the efficiency were they gone."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pandas as pd
@@ -160,6 +161,20 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
         rows=len(plain),
     )
     return Picks(efficient, cheapest, equilibrium, numbers)
+
+
+def below_mlperf(
+    frame: pd.DataFrame, floor: Sequence[tuple[int, float, str]]
+) -> tuple[tuple[int, float, float, str], ...]:
+    """(count, predicted minutes, MLPerf's, its system) of each plausible count faster than
+    the fastest MLPerf system at that count (``floor``: count, minutes, system): an input
+    that cannot be true."""
+    fastest = {n: (minutes, system) for n, minutes, system in floor}
+    return tuple(
+        (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
+        for row in frame[plausible(frame)].itertuples()
+        if row.accelerators in fastest and row.time_to_train_min < fastest[row.accelerators][0]
+    )
 
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:

@@ -105,42 +105,35 @@ class IntervalRule:
     def said(self, classes: Sequence[str | None]) -> Finding | None:
         """The rule as a finding for the counts' link ``classes`` (None where none of them
         has one)."""
-        found = [c for c in dict.fromkeys(classes) if c in self.classes]
+        found = {c: self.classes[c] for c in dict.fromkeys(classes) if c in self.classes}
         if not found:
             return None
-        each = []
-        for name in found:
-            w = self.classes[name]
-            each.append(
-                Finding.of(
-                    FindingKind.INTERVAL_CLASS,
-                    link_class=name,
-                    rule=self.kind,
-                    low=w.low,
-                    high=w.high,
-                    # a band's ends at N = 2 as shares of the point
-                    low_share=math.exp(-w.low) - 1,
-                    high_share=math.exp(w.high) - 1,
-                    rows=w.development_rows,
-                )
+        each = tuple(
+            Finding.of(
+                FindingKind.INTERVAL_CLASS,
+                link_class=name,
+                rule=self.kind,
+                low=w.low,
+                high=w.high,
+                # a band's ends at N = 2 as shares of the point
+                low_share=math.exp(-w.low) - 1,
+                high_share=math.exp(w.high) - 1,
+                rows=w.development_rows,
             )
-        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
+            for name, w in found.items()
+        )
+        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=each)
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:
     """The rule of ``data/advice_intervals.json``'s contents."""
     classes = entry["classes"]
     assert isinstance(classes, Mapping)
-    return IntervalRule(
-        kind=str(entry["kind"]),
-        name=str(entry["name"]),
-        classes={
-            name: ClassWidths(
-                low=float(c["low"]), high=float(c["high"]), development_rows=int(c["rows"])
-            )
-            for name, c in classes.items()
-        },
-    )
+    widths = {
+        n: ClassWidths(float(c["low"]), float(c["high"]), int(c["rows"]))
+        for n, c in classes.items()
+    }
+    return IntervalRule(str(entry["kind"]), str(entry["name"]), widths)
 
 
 RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))

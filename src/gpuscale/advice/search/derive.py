@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
@@ -24,11 +25,13 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predict import WIDER, plausible, trusted
+from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
+WIDER = ("ranges", "floor", "linear")  # why an interval is wider, as ``RowIntervals`` says
 # the step's overheads, as ``overheads`` reads them off a row
 OVERHEADS = tuple(
     TermId(t) for t in ("fixed", "wait", "ddp", "bandwidth", "latency", "unexplained")
@@ -239,10 +242,17 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
     rows = rows[rows["rests_on"] == "predicted"]
     if rule is not None or not len(rows):
         return RowIntervals(rule=rule, spans=spans, wider=())
-    found = {why for row in rows["wider"] for why in row}  # as ``predict`` recorded them
-    widths = {round(cal.model.error.width_at(int(n)), 9) for n in rows["accelerators"]}
-    why = [*(w for w in WIDER if w in found), *["growing"] * (len(widths) > 1)]
-    return RowIntervals(rule=rule, spans=spans, wider=tuple(why))
+    # why wider than the step's error: the ranges' ends beyond it, the compute's floor above
+    # its lower end, the speedup's ceiling below its upper end; the error growing with N
+    width = np.array([cal.model.error.width_at(int(n)) for n in rows["accelerators"]])
+    low, high = rows["step_ms_low"] / rows["step_ms"], rows["step_ms_high"] / rows["step_ms"]
+    beyond = (high > np.exp(width) * (1 + TOLERANCE)) | (low < np.exp(-width) * (1 - TOLERANCE))
+    floor = low > np.exp(-width) * (1 + TOLERANCE)
+    ratio = rows["step_ms"] / rows["step_ms_low"]
+    capped = rows["speedup_high"] / rows["speedup"] < ratio * (1 - TOLERANCE)
+    why = [w for w, seen in zip(WIDER, (beyond, floor, capped), strict=True) if seen.any()]
+    growing = len({round(w, 9) for w in width}) > 1
+    return RowIntervals(rule=rule, spans=spans, wider=(*why, *["growing"] * growing))
 
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:

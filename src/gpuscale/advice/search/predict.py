@@ -44,8 +44,6 @@ LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN
 # the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
 # watts come from
 WORDED = ("flags", "energy_source")
-TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
-WIDER = ("ranges", "floor", "linear")  # a row's reasons, as ``RowIntervals.wider`` says them
 # the columns a step gives as they are
 FROM_STEP = (
     *("batch_per_device", "accum", "global_batch", "step_ms", "compute_ms", "ddp_ms"),
@@ -253,17 +251,6 @@ def predicted(
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
     frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
-    # why a row's interval is wider than the step's error: the ranges' ends beyond it, the
-    # compute's floor above its lower end, the speedup's ceiling below its upper end
-    low, high = frame["step_ms_low"] / frame["step_ms"], frame["step_ms_high"] / frame["step_ms"]
-    beyond = (high > np.exp(width) * (1 + TOLERANCE)) | (low < np.exp(-width) * (1 - TOLERANCE))
-    floor = low > np.exp(-width) * (1 + TOLERANCE)
-    ratio = frame["step_ms"] / frame["step_ms_low"]
-    capped = frame["speedup_high"] / frame["speedup"] < ratio * (1 - TOLERANCE)
-    frame["wider"] = [
-        tuple(why for why, found in zip(WIDER, row, strict=True) if found)
-        for row in zip(beyond, floor, capped, strict=True)
-    ]
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     not_positive, above_linear = FLAGGED
     time = frame["time_to_train_min"]
@@ -272,7 +259,7 @@ def predicted(
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     frame[LINEAR] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR, "wider"]]
+    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR]]
     # a bench keeps its own interval, an assumed link its range of presets
     if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
         return frame, None

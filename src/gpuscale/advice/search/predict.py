@@ -233,17 +233,13 @@ def predicted(
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
-    ranged = [steps[1:] for steps, _, _ in best.values()]
-    at_ends = np.array([[s.step_ms for s in r] for r in ranged], float).reshape(len(frame), -1).T
+    # each row's step and compute (ms) at the point, then at each end of the ranges
+    each = [[(s.step_ms, s.compute_ms) for s in steps] for steps, _, _ in best.values()]
+    steps, computes = np.array(each, float).transpose(2, 1, 0)
     # time to train (in a unit of its own) at each end
     batches = frame["global_batch"].to_numpy(float)
-    times = frame["samples_to_train"].to_numpy(float) * at_ends / batches
-    steps = np.vstack([frame["step_ms"].to_numpy(float), at_ends])
+    times = frame["samples_to_train"].to_numpy(float) * steps[1:] / batches
     speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
-    range_compute = np.array([[s.compute_ms for s in r] for r in ranged], float)
-    computes = np.vstack(
-        [frame["compute_ms"].to_numpy(float), range_compute.reshape(len(frame), -1).T]
-    )
     frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
     frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
     frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
@@ -263,7 +259,7 @@ def predicted(
     # a bench keeps its own interval, an assumed link its range of presets
     if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
         return frame, None
-    classes = [steps[0].link for steps, _, _ in best.values()]
+    classes = [found[0].link for found, _, _ in best.values()]
     return _widened(rule, frame, computes.min(axis=0), ceiling, classes), rule.said(classes)
 
 

@@ -42,8 +42,6 @@ NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 _SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
 _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
-# the record's change for the weak-scaling alternative: the per-device batch kept
-WEAK = {"run": {"scaling": "weak"}}
 # the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
@@ -98,7 +96,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
+    # the weak-scaling alternative keeps the per-device batch
+    variants = (cal, *([cal.at({"run": {"scaling": "weak"}})] if weak else []), *ends)
     predicted = [predict.predicted(variant, rule or predict.RULE) for variant in variants]
     tables, interval = [table for table, _ in predicted], predicted[0][1]
     alternative = tables[1] if weak else None
@@ -109,7 +108,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     below = derive.below_mlperf(frame, goal.mlperf_floor)
     decision = decide(cal, frame, cal.said.implausible or bool(below), fits_from)
     readings = []  # the count chosen at each end of every assumed term's range
-    at_ends = zip(goal.ends, ends, others[len(others) - len(ends) :], strict=True)
+    at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
         chosen = decide(at, table, at.said.implausible, fits_from).chosen
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))

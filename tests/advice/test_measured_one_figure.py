@@ -14,7 +14,7 @@ import pytest
 
 from gpuscale.advice.explain.qualifiers import against_measured
 from gpuscale.advice.records import Measured
-from gpuscale.advice.search.reconcile import measured_counts
+from gpuscale.advice.search.decide import measured_counts
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

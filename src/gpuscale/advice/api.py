@@ -1,6 +1,6 @@
 """The advice's entrance: the request checked against the data it comes with, the
 calibration built once (``calibrate.build``), the words its build left as numbers said
-(``explain.qualifiers``), then the search on that record alone (``search.decide``), its
+(``explain.caveats``), then the search on that record alone (``search.decide``), its
 record and refusals said by ``explain``. :func:`load_advice_data` reads the files a request
 names; :func:`advise` takes them read; ``gpuscale.advise(params=7e6, step_ms=2, batch=64,
 link="pcie-phb")`` is :func:`advise_by_keywords`. Errors are each a ``ValueError`` with a
@@ -17,9 +17,9 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.caveats import Worded
+from gpuscale.advice.explain.caveats import nothing_fits, worded
+from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.explain.qualifiers import nothing_fits, worded
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused

@@ -1,15 +1,18 @@
 """The short answer ``gpuscale advise`` says before its table: the count, its speedup,
-interval and time to train, or why it is withheld; what decides; what would change it.
-Also what the words read of an advice (:class:`AdviceView`) and what decides it."""
+interval and time to train, or why it is withheld; what decides; what would change it;
+wrapped for a terminal. Also what the words read of an advice (:class:`AdviceView`)."""
 
 from __future__ import annotations
 
+import re
+from textwrap import wrap
 from typing import Protocol
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.caveats import memory_said, readings_apart
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -20,7 +23,7 @@ from gpuscale.advice.explain.phrasebook import (
     strategy_name,
     term_says,
 )
-from gpuscale.advice.explain.qualifiers import disagreement, memory_said
+from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
@@ -34,7 +37,7 @@ from gpuscale.advice.records import (
     Qualifiers,
     RowIntervals,
 )
-from gpuscale.advice.types import STOPPED, Reading, Source, TermId
+from gpuscale.advice.types import STOPPED, Source, TermId
 from gpuscale.quantities import agreeing, counted, joined, number
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
@@ -106,19 +109,6 @@ def _decision_kind(d: Decision) -> str:
     if d.chosen.accelerators > 1:
         return "many"
     return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
-
-
-# the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
-
-
-def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
-    """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
-    taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
-    at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
-    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def decision_line(advice: AdviceView) -> str:
@@ -231,6 +221,37 @@ def lines(advice: AdviceView) -> list[str]:
         *filter(None, [dropped]),
         change_line(advice),
     ]
+
+
+# The short answer's lines wrap at this many columns whatever the terminal's.
+LINE_COLUMNS = 100
+
+
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
+    command broken only between its words (a path with a space or a hyphen pastes whole)."""
+    width = min(LINE_COLUMNS, columns)
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
+    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
+
+    def held(command: re.Match[str]) -> str:
+        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        return quoted.replace("-", "\x01")
+
+    return re.sub(r"`[^`]*`", held, line)
 
 
 def named(d: Decision) -> str:

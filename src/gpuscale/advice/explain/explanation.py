@@ -10,9 +10,9 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import focus, phrasebook
 from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
+from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
 from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
-from gpuscale.advice.explain.qualifiers import power_said
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak

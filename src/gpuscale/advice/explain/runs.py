@@ -1,7 +1,8 @@
 """The words on the bench runs an advice reads: the refusals (:func:`refusal`, the one
 renderer of ``calibrate.rows.CalibrationError``), the flagged runs allowed and what to do
 about them, weak runs, which model was advised on and why the larger ones were passed
-over, and how an FSDP run's own work was read."""
+over, how an FSDP run's own work was read, and each count the bench measured against its
+prediction (those outside the interval, the disagreements, first)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import said, sentence
+from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
@@ -20,8 +22,10 @@ from gpuscale.quantities import (
     format_ms,
     joined,
     noun_for,
+    number,
     of_the,
 )
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
@@ -234,3 +238,78 @@ def fsdp_note(row: pd.Series) -> str:
         return ""
     step = float(row["step_ms_mean"])
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
+
+
+def _spread(c: MeasuredCount) -> str:
+    """``0.199`` (one run) or ``median 0.2 (spread 0.18-0.22)``, of the trusted runs."""
+    if c.measured_low is None or c.measured_high is None:
+        return number(c.measured_speedup)
+    ends = f"{number(c.measured_low)}-{number(c.measured_high)}"
+    return f"median {number(c.measured_speedup)} (spread {ends})"
+
+
+def _span(low: float, high: float) -> str | None:
+    """The interval's width as a ratio where it is too wide to test (None where not)."""
+    if low > 0 and high / low <= TOO_WIDE_TO_TEST:
+        return None
+    if low <= 0:
+        return "infinity"
+    return number(high / low)
+
+
+def measured_said(c: MeasuredCount) -> str:
+    """The runs at ``c`` against the prediction, inside or outside its interval; inside an
+    interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
+    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+    left = c.of(c.left_out)
+    case = "outside"
+    if not c.trusted:
+        case = "flagged"
+    elif c.inside:
+        case = "inside"
+    elif remedy:
+        case = "weak"
+    return sentence(
+        "measured_count",
+        c=c,
+        case=case,
+        runs=c.speedups,
+        count=len(c.used),
+        where="inside" if c.inside else "outside",
+        spread=_spread(c) if c.trusted else "",
+        batch=c.batch_per_device if c.weak_scaling else None,
+        span=_span(c.predicted_low, c.predicted_high),
+        within=TOO_WIDE_TO_TEST,
+        remedy=remedy,
+        allowed=c.why == TRUSTED_ALLOWED,
+        left=len(left) or None,
+        left_runs=tuple(left),
+    )
+
+
+def against_measured(
+    counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
+) -> list[str]:
+    """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
+    apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
+    return [
+        measured_said(c)
+        for c in counts
+        if (c.accelerators, c.batch_per_device, c.accum) not in apart
+    ]
+
+
+def disagreement(d: MeasuredCount) -> str:
+    """The disagreement in words, first among the caveats and the answer's lines."""
+    left = d.of(d.left_out)
+    return sentence(
+        "disagreement",
+        d=d,
+        low=d.measured_low,
+        runs=len(d.used),
+        flags="; ".join(d.flags),
+        allowed=d.why == TRUSTED_ALLOWED,
+        left=len(left) or None,
+        left_runs=tuple(left),
+        weak=(d.weak_scaling and d.batch_per_device) or None,
+    )

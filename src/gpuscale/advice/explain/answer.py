@@ -38,7 +38,7 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.types import STOPPED, Source, TermId
-from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 
@@ -252,16 +252,6 @@ def _kept_whole(line: str) -> str:
         return quoted.replace("-", "\x01")
 
     return re.sub(r"`[^`]*`", held, line)
-
-
-def named(d: Decision) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    n = d.chosen.accelerators
-    if d.focus.accelerators == n:
-        return f"the {counted(n, 'device')} {word}"
-    advised = agreeing(n, "1 device", str(n))
-    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
 
 
 def measured_at(advice: AdviceView, n: int) -> MeasuredCount | None:

@@ -263,15 +263,11 @@ def _said(memory: MemoryCheck, **values: Value) -> dict[str, Value]:
     gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
     held = sentence(
         "memory_held",
-        bytes=memory.state.bytes_per_param,
+        m=memory,
+        shape=shape,
+        least=least,
         optimizer=memory.state.optimizer.replace("_", " "),
-        precision=memory.state.precision,
-        activations=memory.activations_gb,
         how="bench" if shape is None else ("least" if least is not None else "shape"),
-        recomputed=shape and shape.checkpointing.value,
-        micro_batch=shape and shape.micro_batch,
-        least_gb=least and least.total_gb,
-        least_at=least and least.micro_batch,
         gathered=memory.gathered_gb if gathered else None,
         units=GATHERED_UNITS,
     )

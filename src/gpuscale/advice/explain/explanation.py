@@ -9,14 +9,14 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
+from gpuscale.advice.explain.answer import AdviceView, measured_at, row_at
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
-from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
+from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named, only_one
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import counted, format_batch, format_ms, joined, noun_for
+from gpuscale.quantities import counted, format_batch, format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
 
@@ -43,7 +43,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
             config=_config(row_at(frame, chosen.accelerators)),
             c=chosen,  # its time in the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
-            interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
         ),
     ]
     if chosen.accelerators == 1 and d.held_back is not None:
@@ -53,7 +52,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 "held_back",
                 n=d.held_back.accelerators,
                 efficiency=held["efficiency"],
-                interval=row_interval(held),
+                row=held,
                 gain=not held["speedup_low"] <= 1,
             )
         )
@@ -70,7 +69,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 "fastest",
                 config=_config(fastest),
                 row=fastest,
-                interval=row_interval(fastest),
             )
         )
     cheapest = advice.picks.cheapest
@@ -114,7 +112,6 @@ def _searched(advice: AdviceView) -> str:
             "batch_chosen",
             r=r,
             accum=r.accum if r.accum > 1 else None,
-            noun=noun_for(r.accelerators, "device"),
         )
         for r in frame.itertuples()
     )
@@ -140,10 +137,8 @@ def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     return sentence(
         "weak_instead",
         batch=config(row["batch_per_device"], row["accum"]),
-        big=row["global_batch"],
         named=named(d),
-        speedup=row["speedup"],
-        interval=row_interval(row),
+        row=row,
         one=row_at(alt, 1)["global_batch"],
         measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
     )
@@ -156,8 +151,7 @@ def _sources(advice: AdviceView) -> list[str]:
     lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
-        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
-        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
+        lines.append(sentence("convergence", c=convergence))
     elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     for a in advice.assumptions:  # not the fixed cost (said with the scaling)
@@ -182,8 +176,6 @@ def _measured(advice: AdviceView, n: int) -> str:
         at=advice.intervals.span(n),
         m=m,
         case="none" if m is None else ("one" if m.measured_low is None else "range"),
-        runs=m and len(m.used),
-        flagged=m is not None and m.on_flagged_only,
         below=m is not None and m.accelerators < n,
     )
 
@@ -275,13 +267,10 @@ def one_device(advice: AdviceView) -> str:
     return sentence(
         "one_device",
         case=case,
-        predicted=r.step_ms,
         at=None if m is None or same else config(m.batch, m.accum),
-        step=getattr(m, "step_ms", 0.0),
+        m=m,
         r=r,
-        own=getattr(m, "own_ms", 0.0),
         detail=detail,
-        fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
         added=r.added_ddp_ms or None,
     )
 

@@ -17,14 +17,12 @@ from gpuscale.advice.explain.answer import (
     deciding_change,
     deciding_kind,
     memory_decides,
-    named,
     row_at,
 )
 from gpuscale.advice.explain.phrasebook import (
     PHRASES,
     TERMS,
     sentence,
-    speedup_interval,
     strategy_name,
     strategy_words,
     term_name,
@@ -40,16 +38,25 @@ if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
 
 
-def _detailed(d: Decision) -> str:
-    """``named`` with the fastest count where it is another."""
-    said, same = named(d), d.focus.accelerators == d.chosen.accelerators
-    if d.fastest is None:  # no count predicted holds the model: none is the fastest
-        return said
-    if d.fastest == d.focus.accelerators:
-        return f"{said} and the fastest"
-    if d.fastest == d.chosen.accelerators:
-        return f"{said}, itself the fastest" if same else f"{said} and fastest"
-    return f"{said} (the fastest is {d.fastest})"
+def named(d: Decision, detailed: bool = False) -> str:
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``
+    (``detailed``: with the fastest count where it is another)."""
+    n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
+    if detailed and d.fastest is not None:  # None: no count predicted holds the model
+        fastest = "other"
+        if d.fastest == focus:
+            fastest = "focus"
+        elif d.fastest == n:
+            fastest = "same" if focus == n else "chosen"
+    return sentence(
+        "named",
+        d=d,
+        n=n,
+        focus=focus,
+        same=focus == n,
+        advised=d.count is not None,
+        fastest=fastest,
+    )
 
 
 def remedy(advice: AdviceView) -> str:
@@ -117,19 +124,14 @@ def step_lines(advice: AdviceView) -> list[str]:
             at=at,
             o=o,
             d=d,
-            detailed=_detailed(d),
-            step=at.step_ms,
+            detailed=named(d, detailed=True),
             not_spread=_not_spread(advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
             slowdown=slowdown,
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
-            bandwidth_name=term_name(TermId.BANDWIDTH),
-            latency_name=term_name(TermId.LATENCY),
             left=left,
-            explained=at.explained_ms,
-            interval=speedup_interval(at.speedup_low, at.speedup_high),
-            term=subject[0].upper() + subject[1:],
+            subject=subject,
             alone=d.short_alone(),
             decides=deciding_kind(advice),
             marked=marked,

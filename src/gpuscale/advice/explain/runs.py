@@ -12,12 +12,11 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import said, sentence
-from gpuscale.advice.measured_runs import TRUSTED_ALLOWED, MeasuredCount
+from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import (
-    filled,
     format_count,
     format_ms,
     joined,
@@ -46,7 +45,7 @@ def broken_sentence(broken: Broken) -> str:
 
 
 def broken_note(broken: Broken) -> str:
-    """The sentence saying which models were left out as broken ("" when none)."""
+    """Which models were left out as broken ("" when none)."""
     if not broken:
         return ""
     return f". {sentence('broken', case='note', models=broken_sentence(broken))}"
@@ -85,7 +84,6 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
 
 
 def _refused(found: Refusal) -> str:
-    """A :class:`Refusal` by its kind's template over its fields."""
     if found.kind == RefusalKind.BROKEN:
         broken = found.broken
         return sentence(
@@ -108,7 +106,8 @@ def _refused(found: Refusal) -> str:
         count=len(names),
         listed=joined(names) or "none",
         names=names,
-        shown=", ".join(names[:4]) + filled(" and {} more", max(len(names) - 4, 0)),
+        shown=", ".join(names[:4]),
+        more=len(names[4:]) or None,
     )
 
 
@@ -121,8 +120,8 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = ""
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "one": left.left == 1, "flags": flag_lines(left.flags)}
-        flagged = f". {sentence('flagged_runs', case='left', remedy=remedy(kinds), **runs)}"
+        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
+        flagged = f". {sentence('flagged_runs', case='left', **runs)}"
     return f"{text}{flagged}{broken_note(left.broken)}."
 
 
@@ -178,7 +177,7 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
         return sentence("model_chosen", c=found, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    others, listed = len(found.others) + 1, joined(found.others)
+    others, listed = len((found.model, *found.others)), joined(found.others)
     return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
 
 
@@ -202,7 +201,7 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     the same in full (with the command printing their notes); (None, None) for none."""
     if found is None:
         return None, None
-    said = {  # the record's fields, its runs, counts and kinds as said
+    said = {
         **asdict(found),
         "runs": of_the(found.weak, found.runs, "bench run"),
         "on": on_devices(found.counts),
@@ -218,8 +217,8 @@ def fsdp_own_basis(row: pd.Series) -> str:
     columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"
-    if step is not None and nosync is not None and (plain is None or step - plain <= step - nosync):
-        case = "nosync"  # the step less the plain one no larger
+    if step is not None and nosync is not None and (plain is None or plain >= nosync):
+        case = "nosync"  # the step less the plain one no larger than less the no-sync one
     elif step is not None and plain is not None:
         case = "plain"
     return sentence(
@@ -240,14 +239,6 @@ def fsdp_note(row: pd.Series) -> str:
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
-def _spread(c: MeasuredCount) -> str:
-    """``0.199`` (one run) or ``median 0.2 (spread 0.18-0.22)``, of the trusted runs."""
-    if c.measured_low is None or c.measured_high is None:
-        return number(c.measured_speedup)
-    ends = f"{number(c.measured_low)}-{number(c.measured_high)}"
-    return f"median {number(c.measured_speedup)} (spread {ends})"
-
-
 def _span(low: float, high: float) -> str | None:
     """The interval's width as a ratio where it is too wide to test (None where not)."""
     if low > 0 and high / low <= TOO_WIDE_TO_TEST:
@@ -261,7 +252,6 @@ def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
     remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-    left = c.of(c.left_out)
     case = "outside"
     if not c.trusted:
         case = "flagged"
@@ -273,17 +263,10 @@ def measured_said(c: MeasuredCount) -> str:
         "measured_count",
         c=c,
         case=case,
-        runs=c.speedups,
-        count=len(c.used),
-        where="inside" if c.inside else "outside",
-        spread=_spread(c) if c.trusted else "",
-        batch=c.batch_per_device if c.weak_scaling else None,
         span=_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
-        allowed=c.why == TRUSTED_ALLOWED,
-        left=len(left) or None,
-        left_runs=tuple(left),
+        left=tuple(c.of(c.left_out)) or None,
     )
 
 
@@ -301,15 +284,5 @@ def against_measured(
 
 def disagreement(d: MeasuredCount) -> str:
     """The disagreement in words, first among the caveats and the answer's lines."""
-    left = d.of(d.left_out)
-    return sentence(
-        "disagreement",
-        d=d,
-        low=d.measured_low,
-        runs=len(d.used),
-        flags="; ".join(d.flags),
-        allowed=d.why == TRUSTED_ALLOWED,
-        left=len(left) or None,
-        left_runs=tuple(left),
-        weak=(d.weak_scaling and d.batch_per_device) or None,
-    )
+    left = tuple(d.of(d.left_out)) or None
+    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left)

@@ -18,12 +18,11 @@ from gpuscale.advice.explain.phrasebook import (
     WITHHELD,
     reading,
     remedy,
-    row_interval,
     sentence,
     strategy_name,
     term_says,
 )
-from gpuscale.advice.explain.runs import disagreement
+from gpuscale.advice.explain.runs import disagreement, wide_span
 from gpuscale.advice.measured_runs import MeasuredCount
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
@@ -38,8 +37,7 @@ from gpuscale.advice.records import (
     RowIntervals,
 )
 from gpuscale.advice.types import STOPPED, Source, TermId
-from gpuscale.quantities import counted, joined, number
-from gpuscale.tables.advice import TOO_WIDE_TO_TEST
+from gpuscale.quantities import counted, joined
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -73,13 +71,8 @@ class AdviceView(Protocol):
 
 
 def _speedup(row: pd.Series) -> str:
-    """``0.157x (0.00915-1.12x, 80% interval)``; where the interval spans more than a
-    factor of ``TOO_WIDE_TO_TEST`` (or reaches 0), ``0.157x (0.00915-1.12x: too wide)``."""
-    low, high = row["speedup_low"], row["speedup_high"]
-    wide = bool(pd.notna(low) and pd.notna(high) and (low <= 0 or high / low > TOO_WIDE_TO_TEST))
-    if wide:
-        return sentence("speedup_wide", speedup=row["speedup"], low=low, high=high)
-    return f"{number(row['speedup'])}x ({row_interval(row)})"
+    """``0.157x (0.00915-1.12x, 80% interval)``, or ``0.157x (0.00915-1.12x: too wide)``."""
+    return sentence("row_speedup", row=row, wide=wide_span(row["speedup_low"], row["speedup_high"]))
 
 
 def none_holds(advice: AdviceView) -> str:

@@ -187,17 +187,10 @@ def counts_rule(counts: Counts, short: bool = False) -> str:
 def dropped_counts(cal: Calibration, counts: Counts) -> str:
     """The counts searched, by what rule, and why each without a row has none; ""
     where every count up to the most allowed has its row."""
-    missing, run = counts.missing, cal.run
+    missing = counts.missing
     if not missing and counts.every:
         return ""
-    unsplit = sentence(
-        "unsplit",
-        kept=run.kept_global_batch,
-        n=len(missing),
-        largest=run.largest_batch,
-        accum=run.max_accum,
-        missing=tuple(missing),
-    )
+    unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
     return sentence(
         "dropped_counts",
         searched=counts.searched,

@@ -111,11 +111,6 @@ def speedup_interval(low: float, high: float) -> str:
     return f"{span(number(low), number(high))}x, 80% interval"
 
 
-def row_interval(row: pd.Series) -> str:
-    """:func:`speedup_interval` of a predictions row."""
-    return speedup_interval(row["speedup_low"], row["speedup_high"])
-
-
 def _floats(value: object) -> tuple[float, ...]:
     if not isinstance(value, tuple):
         raise TypeError(f"{value!r} is not numbers")

@@ -239,9 +239,11 @@ def fsdp_note(row: pd.Series) -> str:
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
-def _span(low: float, high: float) -> str | None:
-    """The interval's width as a ratio where it is too wide to test (None where not)."""
-    if low > 0 and high / low <= TOO_WIDE_TO_TEST:
+def wide_span(low: float, high: float) -> str | None:
+    """An interval's width as a ratio where it is too wide to test a prediction (more than
+    a factor of ``TOO_WIDE_TO_TEST``; ``infinity`` where it reaches 0); None where it is
+    not, or where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
         return None
     if low <= 0:
         return "infinity"
@@ -263,7 +265,7 @@ def measured_said(c: MeasuredCount) -> str:
         "measured_count",
         c=c,
         case=case,
-        span=_span(c.predicted_low, c.predicted_high),
+        span=wide_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
         left=tuple(c.of(c.left_out)) or None,

@@ -325,15 +325,10 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
     shape, would = memory.activations_counted, memory.would_hold
     said = _said(memory, largest=memory.searched[-1], case="", ways=None)
     if shape is not None:
-        ways = ["recompute them (--checkpointing full)"] * (shape.checkpointing.value != "full")
-        ways += ["give a smaller --batch"] * (shape.micro_batch > 1)
-        said |= {
-            "case": "full" if shape.checkpointing.value == "full" else "recompute",
-            "more": "selective or full" if shape.checkpointing.value == "none" else "full",
-            "shorter": shape.micro_batch > 1,
-            "ways": joined(ways, "or") or None,
-            "gb": shape.total_gb,
-        }
+        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
+        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
+        case = "full" if full else "recompute"
+        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
     if would is not None:
         s, n, _ = would  # past a node only whole nodes are searched
         said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}

@@ -72,15 +72,8 @@ def advice_view(
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
-    params, name = format_count(cal.model.spec.params), cal.model.name
-    title = sentence(
-        "table_title",
-        name=name,
-        named=params in name,
-        params=params,
-        strategy=strategy_name(cal.run.strategy),
-        network=cal.machine.network_name,
-    )
+    named = format_count(cal.model.spec.params) in cal.model.name
+    title = sentence("table_title", cal=cal, named=named, strategy=strategy_name(cal.run.strategy))
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

@@ -16,7 +16,7 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import counted, format_batch, format_ms, joined
+from gpuscale.quantities import counted, format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
 
@@ -287,7 +287,7 @@ def _phases(r: OneDeviceRow) -> str:
 
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
-    return format_batch(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+    return sentence("batch_config", batch=batch, accum=int(accum))
 
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend

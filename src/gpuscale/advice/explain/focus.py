@@ -19,16 +19,13 @@ from gpuscale.advice.explain.answer import (
     memory_decides,
     row_at,
 )
+from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.phrasebook import (
-    PHRASES,
-    TERMS,
     sentence,
     strategy_name,
-    strategy_words,
     term_name,
     term_subject,
 )
-from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
@@ -66,23 +63,14 @@ def remedy(advice: AdviceView) -> str:
     strategy, n = cal.run.strategy, d.focus.accelerators
     change = deciding_change(advice)
     parts = advice.fixed_term
-    cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
-    cured = [
-        *[cures["buckets"].format(**words)] * d.limit.fewer_messages,
-        cures["batch"],
-        cures["accumulate" if d.chosen.accum == 1 else "more"].format(
-            per_k=words["per_k"], accum=d.chosen.accum
-        ),
-    ]
     said = remedy_of(
         change,
         "full",
         strategy,
-        cures=joined(cured, "or"),
-        whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
+        fewer_messages=d.limit.fewer_messages,
+        accum=d.chosen.accum,
         # the optimizer step, mostly: a fused one
-        fused=TERMS[TermId.FIXED]["fused"]
-        * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
+        optimizer=parts.optimizer_excess_ms > parts.forward_backward_excess_ms,
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count

@@ -86,7 +86,8 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     """What would change a decision whose ``change`` is a term or why the search stopped,
     in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
     row = TERMS.get(change) or CHANGES[change]
-    return row[view].format(**PHRASES, **strategy_words(strategy), **values)
+    said = {**PHRASES, **strategy_words(strategy), "strategy": strategy, **values}
+    return Phrasing(row, said).said(view)
 
 
 def reading(r: Reading, speedup: bool = False) -> str:

@@ -93,8 +93,12 @@ def none_holds(advice: AdviceView) -> str:
     )
 
 
-def _decision_kind(d: Decision) -> str:
-    """Which ``decision`` sentence says ``d``."""
+def decision_kind(d: Decision) -> str:
+    """How the decision is said: ``none`` (no count holds the model), ``withheld``,
+    ``refused`` (an input flagged), ``many``, ``one`` or ``one_focus`` (one device, the focus
+    another)."""
+    if not d.holds:
+        return "none"
     if d.withheld_by:
         return "withheld"
     if d.count is None:
@@ -126,7 +130,7 @@ def decision_line(advice: AdviceView) -> str:
     )
     return sentence(
         "decision",
-        kind=_decision_kind(d),
+        kind=decision_kind(d),
         c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
         speedup=_speedup(row),

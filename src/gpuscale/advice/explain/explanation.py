@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, measured_at, row_at
+from gpuscale.advice.explain.answer import AdviceView, decision_kind, measured_at, row_at
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named, only_one
 from gpuscale.advice.explain.phrasebook import sentence
@@ -28,18 +28,11 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    use = "refused"  # none advised: an input flagged
-    if not d.holds:
-        use = "none"
-    elif d.count is not None:
-        use = "use"
-    elif d.withheld_by:
-        use = "withheld"
     lines = [
         *d.warnings,
         sentence(
             "recommendation",
-            use=use,
+            use=decision_kind(d),
             config=_config(row_at(frame, chosen.accelerators)),
             c=chosen,  # its time in the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,

@@ -28,7 +28,6 @@ from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     agreeing,
-    counted,
     filled,
     format_count,
     joined,
@@ -217,7 +216,7 @@ def power_source(power: Power) -> str:
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
     """Where the watts of ``devices`` at per-device ``batch`` come from."""
     if whole_job_w(power.total_w_at, devices, batch) is not None:
-        return f"measured at {counted(devices, 'device')} (whole job)"
+        return sentence("power_whole_job", n=devices)
     if power.per_device(batch) is None:
         return "unknown"
     source = power.source

@@ -16,7 +16,7 @@ from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
 
@@ -66,7 +66,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         )
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
-        lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
+        lines.append(sentence("cheapest", n=cheapest))
     return [*lines, *filter(None, [one_device(advice)])]
 
 
@@ -151,12 +151,11 @@ def _sources(advice: AdviceView) -> list[str]:
         if a.term != TermId.FIXED:
             lines.append(a.sentence())
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
+    lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
     source = phrasebook.said(cal.model.error.source, strategy=strategy)
     lines.append(_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error)))
-    for row in rows[rows["flags"] != ""].itertuples():
-        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
-    return lines
+    flagged = rows[rows["flags"] != ""].itertuples()
+    return [*lines, *(sentence("row_left_out", row=row) for row in flagged)]
 
 
 def _measured(advice: AdviceView, n: int) -> str:
@@ -211,11 +210,10 @@ def fixed_cost_line(cal: Calibration, opt: float) -> str:
     it apart, the optimizer step beside it (``opt``, ms)."""
     fixed = cal.model.fixed
     said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
-    if opt <= 0:
-        return f"Fixed per-step cost: {said}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
     return sentence(
         "fixed_costs_line",
+        split=opt > 0,
         fixed=said,
         measure=maybe(str, measure),
         opt=opt,

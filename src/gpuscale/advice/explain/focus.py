@@ -105,7 +105,7 @@ def step_lines(advice: AdviceView) -> list[str]:
     # a measured step: what the model's terms leave of it
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
-    marked = " (from weak runs: a measurement to repeat)" * weak(cal.runs.evidence)
+    marked = weak(cal.runs.evidence)
     lines = [
         sentence(
             "step_at",
@@ -122,7 +122,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             subject=subject,
             alone=d.short_alone(),
             decides=deciding_kind(advice),
-            marked=marked,
+            weak=marked,
         )
     ]
     numbers = sentence("step_numbers", at=at)
@@ -137,10 +137,9 @@ def step_lines(advice: AdviceView) -> list[str]:
                 "step_cap",
                 cap="stopped" if cap in STOPPED else cap,
                 named=named(d),
-                needs=at.samples_ratio if cap == "convergence" else None,
                 numbers=numbers,
                 subject=subject,
-                marked=marked,
+                weak=marked,
                 at=at,
                 strategy=strategy_name(cal.run.strategy),
             )

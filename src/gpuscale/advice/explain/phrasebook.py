@@ -124,12 +124,6 @@ def _float(value: object) -> float:
     return float(value)
 
 
-def _ends(row: object) -> tuple[float, float]:
-    if isinstance(row, pd.Series):
-        return row["speedup_low"], row["speedup_high"]
-    return getattr(row, "speedup_low"), getattr(row, "speedup_high")  # noqa: B009
-
-
 def _signed_at(value: object, at: object) -> str:
     pairs = zip(_floats(at), _floats(value), strict=True)
     return ", ".join(f"{e:+.0%} at {b:g}" for b, e in pairs)
@@ -160,7 +154,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
-    "interval": lambda v, of: speedup_interval(*_ends(v)),
+    "interval": lambda v, of: speedup_interval(v.speedup_low, v.speedup_high),  # type: ignore[attr-defined]
 }
 
 

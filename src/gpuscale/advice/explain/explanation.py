@@ -57,13 +57,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(only_one(advice.calibration, d.limit.cap))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        lines.append(
-            sentence(
-                "fastest",
-                config=_config(fastest),
-                row=fastest,
-            )
-        )
+        lines.append(sentence("fastest", config=_config(fastest), row=fastest))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(sentence("cheapest", n=cheapest))
@@ -101,11 +95,7 @@ def _searched(advice: AdviceView) -> str:
     the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
-        sentence(
-            "batch_chosen",
-            r=r,
-            accum=r.accum if r.accum > 1 else None,
-        )
+        sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
         for r in frame.itertuples()
     )
     at_focus = focus in set(frame["accelerators"]) and focus > 1

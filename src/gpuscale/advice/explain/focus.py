@@ -45,15 +45,8 @@ def named(d: Decision, detailed: bool = False) -> str:
             fastest = "focus"
         elif d.fastest == n:
             fastest = "same" if focus == n else "chosen"
-    return sentence(
-        "named",
-        d=d,
-        n=n,
-        focus=focus,
-        same=focus == n,
-        advised=d.count is not None,
-        fastest=fastest,
-    )
+    said = {"n": n, "focus": focus, "same": focus == n, "advised": d.count is not None}
+    return sentence("named", d=d, fastest=fastest, **said)
 
 
 def remedy(advice: AdviceView) -> str:

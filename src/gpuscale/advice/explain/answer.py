@@ -81,16 +81,14 @@ def none_holds(advice: AdviceView) -> str:
     held, cal = advice.memory, advice.calibration
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
-    devices = counted(fewest, "device") if fewest else "none"
-    name = strategy_name(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
     if fewest and kept and fewest in advice.decision.counts.missing:
         unsplit = -(-kept // fewest) * fewest
-    return sentence(
-        "none_holds", devices=devices, name=name, strategy=strategy, kept=kept, unsplit=unsplit
-    )
+    name = strategy_name(strategy)
+    said = {"name": name, "strategy": strategy, "kept": kept, "unsplit": unsplit}
+    return sentence("none_holds", fewest=fewest, **said)
 
 
 def decision_kind(d: Decision) -> str:

@@ -253,9 +253,9 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
-def _said(memory: MemoryCheck, **values: Value) -> dict[str, Value]:
-    """The model, its device (in GB, as every size compared with it) and what it holds, as
-    every memory sentence names them."""
+def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
+    """The memory sentence ``key`` over ``values`` and the model, its device (in GB, as every
+    size compared with it) and what it holds, as every memory sentence names them."""
     device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
     least = by_count[-1][1] if shape is not None and by_count else None
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
@@ -271,12 +271,13 @@ def _said(memory: MemoryCheck, **values: Value) -> dict[str, Value]:
         units=GATHERED_UNITS,
     )
     assumed = filled("; assumed: {}", device.assumed)
-    return {
-        "model": f"{with_article(format_count(memory.params))}-parameter model",
-        "device": f"the {device.memory.family} ({device.memory.said()}{assumed})",
-        "held": held,
+    return sentence(
+        key,
+        model=f"{with_article(format_count(memory.params))}-parameter model",
+        device=f"the {device.memory.family} ({device.memory.said()}{assumed})",
+        held=held,
         **values,
-    }
+    )
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
@@ -286,15 +287,11 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return sentence(
-            "memory", **_said(memory, case="from", name=strategy_name(advised), n=fewest)
-        )
+        return _said(memory, "memory", case="from", name=strategy_name(advised), n=fewest)
     fits = memory.fits_from(asked)
     if fits is not None:
         each = memory.at(asked, fits).total_gb
-        return sentence(
-            "memory", **_said(memory, case="fits", name=strategy_name(asked), n=fits, each=each)
-        )
+        return _said(memory, "memory", case="fits", name=strategy_name(asked), n=fits, each=each)
     if memory.fallback is None:
         return nothing_fits(memory)
     strategy, devices = memory.fallback
@@ -304,9 +301,12 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
         if s not in (asked, strategy) and n is not None and s != "hybrid"
     ]
     least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-    return sentence(
+    return _said(
+        memory,
         "memory",
-        **_said(memory, case="cannot", name=strategy_name(strategy), n=devices),
+        case="cannot",
+        name=strategy_name(strategy),
+        n=devices,
         asked=strategy_name(asked),
         least=least.total_gb,
         least_n=None if everywhere else least.devices,
@@ -322,7 +322,7 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
     topology's GPUs, past them only whole nodes of that many; else the most devices
     allowed), or what else shrinks a shape's activations (whole on every device)."""
     shape, would = memory.activations_counted, memory.would_hold
-    said = _said(memory, largest=memory.searched[-1], case="", ways=None)
+    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
     if shape is not None:
         full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
         ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
@@ -335,4 +335,4 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         if cap is not None:
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
             said |= {"cap": "topology", "gpus": gpus, "whole": -(-n // gpus) * gpus}
-    return sentence("nothing_fits", **said)
+    return _said(memory, "nothing_fits", **said)

@@ -62,7 +62,7 @@ class NoneHolds(ValueError):
 @dataclass(frozen=True)
 class Searched:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data (``api.Advice`` adds the words, ``explain.caveats.Worded``)."""
+    data (``api.Advice`` adds the words, ``explain.document.Worded``)."""
 
     table: pd.DataFrame  # one row per device count, its flags as data
     decided: Decision

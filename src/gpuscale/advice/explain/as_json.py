@@ -23,7 +23,8 @@ from gpuscale.tables.json_depth import JSON
 # ("device.per_node"), derived by a function of the record (``OMIT``: none), a group of
 # keys (a dict) or a nested record's keys in its place (:class:`Merged`); None leaves the
 # field out, as does a path reading it. A field added to a record is in ``-f json`` with no
-# second edit.
+# second edit. Records are named by class name: explain imports no model module (FixedCost,
+# FamilyBasis).
 OMIT = object()
 
 
@@ -109,6 +110,7 @@ def _by_devices(check: MemoryCheck) -> dict[str, object] | None:
         {"devices": n, "micro_batch": a.micro_batch, "total_gb": a.total_gb}
         for n, a in check.activations_by_count
     ]
+    # the check says the activations' source (``activations_source``)
     return {**_without(plain(counted), "source"), "by_devices": by_devices}
 
 
@@ -203,6 +205,7 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     values = {SHAPE_KEYS.get(k, k): v for k, v in found[0].values if k not in SHAPE_WORDS}
     memory = cal.machine.memory
     held = memory.activations_counted if memory is not None else None
+    # the shape says its sequence and layers
     activations = maybe(lambda a: _without(plain(a), "seq_len", "layers"), held)
     return {**values, "source": values["source"] or None, "activations": activations}
 
@@ -224,6 +227,10 @@ def _scaling(result: AdviceView) -> dict[str, JSON]:
             "forward_backward": costs.forward_backward_excess_ms,
         },
     }
+
+
+# the break-even's own keys in ``recommendation`` (the rest: ``break_even_this_model``)
+BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")
 
 
 def advice_document(result: AdviceView) -> dict[str, JSON]:
@@ -279,6 +286,3 @@ def _terms_evidence(result: AdviceView) -> str | None:
     if found.untrusted:
         return "flagged"
     return "weak" if found.weak else "firm"
-
-
-BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")

@@ -3,13 +3,25 @@ set against it (:class:`MeasuredCount`), as numbers (units in the names)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import Finding, Reading
+from gpuscale.quantities import number
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def wide_factor(low: float, high: float) -> float | None:
+    """An interval's width ``high / low`` where too wide to test a prediction (more than a
+    factor of ``TOO_WIDE_TO_TEST``; infinite where it reaches 0); None where it is not, or
+    where there is none (NaN)."""
+    if math.isnan(low) or math.isnan(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
+        return None
+    return math.inf if low <= 0 else high / low
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -29,6 +41,10 @@ class Chosen:
     throughput_efficiency: float
     convergence_factor: float
     reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
+
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.speedup_low, self.speedup_high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +73,10 @@ class Focus:
     # measured one's unexplained part (None: predicted)
     samples_ratio: float | None = None
     explained_ms: float | None = None
+
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.speedup_low, self.speedup_high)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -179,6 +199,26 @@ class OneDeviceRow:
     overstated: float | None = None
     at_bench_ms: float | None = None
 
+    @property
+    def gap_size_ms(self) -> float:
+        """How far the row's step is from the bench's no-sync step, either way (0: no run)."""
+        return abs(self.gap_ms or 0.0)
+
+    @property
+    def under(self) -> bool:
+        """Whether the row's step is under the bench's no-sync step."""
+        return (self.gap_ms or 0.0) > 0
+
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (``search.derive``)
+
+
+def _from_size(params: float | None) -> str:
+    """``none`` (no size found), ``every`` (from the smallest searched) or ``size``."""
+    if params is None:
+        return "none"
+    return "every" if params <= SMALLEST_SEARCHED else "size"
+
 
 @dataclass(frozen=True, slots=True)
 class BreakEven:
@@ -203,6 +243,30 @@ class BreakEven:
     pair_throughput_speedup: float | None = None
     pair_speedup: float | None = None
 
+    # from which size 2 devices beat 1, and reach the target (:func:`_from_size`)
+    @property
+    def beats_from(self) -> str:
+        return _from_size(self.params)
+
+    @property
+    def reaches_from(self) -> str:
+        return _from_size(self.target_efficiency_params)
+
+    def own_disagrees(self, params: float) -> bool:
+        """Whether this model's own step (of ``params``) says otherwise of its size than the
+        break-even size: 2 devices beat 1 on its throughput on the other side of it."""
+        size, own = self.params, self.pair_throughput_speedup
+        if own is None or (size is not None and math.isnan(size)):
+            return False
+        return (size is not None and params >= size) != (own > 1)
+
+    @property
+    def table_differs(self) -> bool:
+        """Whether the speedup to a trained model on 2 devices reads otherwise than the
+        throughput speedup, as printed."""
+        table, own = self.pair_speedup, self.pair_throughput_speedup
+        return table is not None and number(table) != number(own)
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedTerm:
@@ -217,14 +281,21 @@ class FixedTerm:
     optimizer_excess_ms: float = 0.0
     forward_backward_excess_ms: float = 0.0
 
+    @property
+    def optimizer_mostly(self) -> bool:
+        """Whether the optimizer step's excess is the larger part (a fused one helps)."""
+        return self.optimizer_excess_ms > self.forward_backward_excess_ms
+
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
     """What qualifies the headline: the defaults the times rest on, the steps of a noise
-    scale measured over too few, why and which benched model was advised on."""
+    scale measured over too few, the step interval's log half-width where too wide to
+    decide a count above one device, why and which benched model was advised on."""
 
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
+    wide_step_log: float | None = None
     model_note: str = ""
     model_chosen: str = ""
 
@@ -406,6 +477,11 @@ class MeasuredCount:
     def weak_evidence(self) -> str:
         """What to bench where the runs used are weak evidence ("": firm)."""
         return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
+
+    @property
+    def wide_factor(self) -> float | None:
+        """The predicted interval's width where too wide to test it (:func:`wide_factor`)."""
+        return wide_factor(self.predicted_low, self.predicted_high)
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:

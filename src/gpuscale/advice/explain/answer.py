@@ -22,7 +22,7 @@ from gpuscale.advice.explain.phrasebook import (
     strategy_name,
     term_says,
 )
-from gpuscale.advice.explain.runs import disagreement, wide_span
+from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
     BreakEven,
@@ -68,11 +68,6 @@ class AdviceView(Protocol):
     caveats: tuple[str, ...]
     explanation: list[str]
     decision_line: int
-
-
-def _speedup(row: pd.Series) -> str:
-    """``0.157x (0.00915-1.12x, 80% interval)``, or ``0.157x (0.00915-1.12x: too wide)``."""
-    return sentence("row_speedup", row=row, wide=wide_span(row["speedup_low"], row["speedup_high"]))
 
 
 def none_holds(advice: AdviceView) -> str:
@@ -131,11 +126,11 @@ def decision_line(advice: AdviceView) -> str:
         kind=decision_kind(d),
         c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
-        speedup=_speedup(row),
+        speedup=sentence("row_speedup", c=chosen),
         trained=trained,
         other=other,
         focus=focus,
-        focus_speedup=_speedup(row_at(frame, focus)),
+        focus_speedup=sentence("row_speedup", c=d.focus),
     )
 
 

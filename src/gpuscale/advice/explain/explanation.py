@@ -259,11 +259,10 @@ def one_device(advice: AdviceView) -> str:
 def _phases(r: OneDeviceRow) -> str:
     """Where the step predicted (its phases timed apart) is not the no-sync step timed
     whole (as said), the difference."""
-    predicted, gap = r.step_ms, r.gap_ms or 0.0
+    predicted = r.step_ms
     if format_ms(r.nosync_ms or 0.0, like=predicted) == format_ms(predicted, like=predicted):
         return ""
-    side = "under" if gap > 0 else "over"
-    return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
+    return sentence("one_device_phases", r=r)
 
 
 def config(batch: float, accum: int) -> str:

@@ -26,10 +26,10 @@ from gpuscale.advice.explain.phrasebook import (
     term_name,
     term_subject,
 )
-from gpuscale.advice.records import BreakEven, Counts, Decision
+from gpuscale.advice.records import SMALLEST_SEARCHED, BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import format_ms, joined, number
+from gpuscale.quantities import format_ms, joined
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -62,8 +62,7 @@ def remedy(advice: AdviceView) -> str:
         strategy,
         fewer_messages=d.limit.fewer_messages,
         accum=d.chosen.accum,
-        # the optimizer step, mostly: a fused one
-        optimizer=parts.optimizer_excess_ms > parts.forward_backward_excess_ms,
+        optimizer=parts.optimizer_mostly,  # a fused one
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
@@ -217,18 +216,6 @@ def only_one(cal: Calibration, cap: str = "devices") -> str:
     return sentence("only_one", case=case, kept=kept)
 
 
-SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
-
-
-def _from_size(value: float | None) -> str:
-    size = "*"
-    if value is None:
-        size = "none"
-    elif value <= SMALLEST_SEARCHED:
-        size = "every"
-    return sentence("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
-
-
 def break_even_lines(advice: AdviceView) -> list[str]:
     """The break-even's sentences; none where none is sought (one device allowed, or a
     global batch kept)."""
@@ -280,13 +267,9 @@ def family_sentence(
     (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
     own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
     said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
+    smallest = {"smallest": SMALLEST_SEARCHED}
     if basis is not None:
         said |= {"count": len(basis.members), "members": joined(list(basis.members))}
-    # whether the family's size and this model's own speedup say the same of it
-    size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
-    agrees = own is None or (size is not None and math.isnan(size))
-    agrees = agrees or (size is not None and params >= size) == (own > 1)
-    differs = own_speedup is not None and number(own_speedup) != number(own)
     return sentence(
         "break_even_family",
         **said,
@@ -294,10 +277,14 @@ def family_sentence(
         kept=kept,
         weak=weak,
         target=target,
-        beats=_from_size(size),
-        reaches=_from_size(found.target_efficiency_params),
+        beats=sentence("break_even_size", size=found.beats_from, value=found.params, **smallest),
+        reaches=sentence(
+            "break_even_size",
+            size=found.reaches_from,
+            value=found.target_efficiency_params,
+            **smallest,
+        ),
         params=params,
         benched=benched,
-        own=None if basis is None or agrees else own,
-        table=number(own_speedup) if differs else None,
+        disagrees=basis is not None and found.own_disagrees(params),
     )

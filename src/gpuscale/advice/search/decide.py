@@ -39,6 +39,8 @@ from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+# a step interval wider than a factor of 1.5 cannot decide a count
+WIDE_STEP_INTERVAL = math.log(1.5)
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
 _SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
 _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
@@ -115,7 +117,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
-    last, few = frame.iloc[-1], goal.noise_steps
+    last, few, width = frame.iloc[-1], goal.noise_steps, cal.model.error.width_log
+    wide = decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL
     rate = float(last.samples_per_s)
     return Searched(
         table=frame,
@@ -131,6 +134,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         qualifiers=Qualifiers(
             defaults=goal.defaults,
             noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+            wide_step_log=width if wide else None,
             model_note=cal.said.model_note,
             model_chosen=cal.said.chosen,
         ),

@@ -89,7 +89,8 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     if scale is not None:  # FLOPs per byte: the break-even's ms per MB at the whole step's rate
         ms_per_mb = scale * step_ms / (spec.grad_bytes / 1e6)
         per_byte = ms_per_mb / 1e3 * tflops * 1e12 / 1e6
-    grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
+    # SMALLEST_SEARCHED (1e3) .. 1e13, four a decade
+    grid = [10 ** (3 + k / 4) for k in range(41)]
     speedups = [by_size(p) for p in grid]
 
     def from_size(target: float) -> float | None:

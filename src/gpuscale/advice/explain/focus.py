@@ -12,13 +12,8 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.answer import (
-    AdviceView,
-    deciding_change,
-    deciding_kind,
-    memory_decides,
-    row_at,
-)
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
+from gpuscale.advice.explain.answer import AdviceView, row_at
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.phrasebook import (
     sentence,
@@ -26,7 +21,7 @@ from gpuscale.advice.explain.phrasebook import (
     term_name,
     term_subject,
 )
-from gpuscale.advice.records import SMALLEST_SEARCHED, BreakEven, Counts, Decision
+from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -54,7 +49,7 @@ def remedy(advice: AdviceView) -> str:
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
     strategy, n = cal.run.strategy, d.focus.accelerators
-    change = deciding_change(advice)
+    change = advice.deciding.change
     parts = advice.fixed_term
     said = remedy_of(
         change,
@@ -113,12 +108,12 @@ def step_lines(advice: AdviceView) -> list[str]:
             left=left,
             subject=subject,
             alone=d.short_alone(),
-            decides=deciding_kind(advice),
+            decides=advice.deciding.kind,
             weak=marked,
         )
     ]
     numbers = sentence("step_numbers", at=at)
-    cap = "memory" if memory_decides(advice) else d.limit.cap
+    cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(cal, d.counts)
     if cap in STOPPED and why:  # the largest count predicted is below the most allowed
         most, n = d.counts.most, at.accelerators

@@ -10,28 +10,33 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.model.network import MIB
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import (
+from gpuscale.advice.derived import (
+    WIDE_STEP_INTERVAL,
     BreakEven,
-    Chosen,
-    Decision,
+    Deciding,
     FixedTerm,
-    Focus,
-    HeldBack,
     InputRate,
-    Limit,
-    Measured,
-    MeasuredCount,
     OneDeviceRow,
     Picks,
     Qualifiers,
     RowIntervals,
+)
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.network import MIB
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.records import (
+    Chosen,
+    Decision,
+    Focus,
+    HeldBack,
+    Limit,
+    Measured,
+    MeasuredCount,
 )
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
@@ -39,8 +44,6 @@ from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-# a step interval wider than a factor of 1.5 cannot decide a count
-WIDE_STEP_INTERVAL = math.log(1.5)
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
 _SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
 _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
@@ -83,10 +86,11 @@ class Searched:
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
     one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
-    @property
-    def recommended(self) -> int | None:
-        """The count advised (None where an assumed term's range moves it)."""
-        return self.decided.count
+    @cached_property
+    def deciding(self) -> Deciding:
+        """What decides, and what would change it."""
+        memory, strategy = self.memory, self.calibration.run.strategy
+        return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
 
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
@@ -119,7 +123,6 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last, few, width = frame.iloc[-1], goal.noise_steps, cal.model.error.width_log
     wide = decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL
-    rate = float(last.samples_per_s)
     return Searched(
         table=frame,
         decided=decision,
@@ -130,7 +133,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
-        input_rate=InputRate(rate, int(last.accelerators), rate / int(last.accelerators)),
+        input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
         qualifiers=Qualifiers(
             defaults=goal.defaults,
             noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,

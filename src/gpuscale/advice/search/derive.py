@@ -14,10 +14,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
-from gpuscale.advice.records import (
+from gpuscale.advice.derived import (
     BreakEven,
-    Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
@@ -25,6 +23,8 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
+from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
+from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick

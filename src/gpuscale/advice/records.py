@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import Finding, Reading
@@ -94,6 +95,16 @@ class Limit:
     fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
 
 
+def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``counts`` as (first, last) of each run of three or more consecutive counts, each other
+    count alone (first == last)."""
+    found: list[tuple[int, int]] = []
+    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
+        seen = [c for _, c in run]
+        found += [(seen[0], seen[-1])] if len(seen) > 2 else [(c, c) for c in seen]
+    return tuple(found)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Counts:
     """The device counts searched (``Machine.device_counts``) against the rows: whether
@@ -113,6 +124,15 @@ class Counts:
     missing_above: tuple[int, ...] = ()
     flagged_above: tuple[int, ...] = ()
     whole_nodes: int | None = None
+
+    # the counts not whole nodes, and those not searched above the focus (:func:`spans`)
+    @property
+    def off_spans(self) -> tuple[tuple[int, int], ...]:
+        return spans(self.off_nodes)
+
+    @property
+    def unsearched_spans(self) -> tuple[tuple[int, int], ...]:
+        return spans(self.unsearched_above)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

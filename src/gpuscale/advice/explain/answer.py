@@ -75,12 +75,12 @@ def none_holds(advice: AdviceView) -> str:
     strategy (``advice.memory``)."""
     held, cal = advice.memory, advice.calibration
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
-    fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
+    fewest = held and held.holding(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
-    if fewest and kept and fewest in advice.decision.counts.missing:
-        unsplit = -(-kept // fewest) * fewest
+    if held and fewest and kept and fewest in advice.decision.counts.missing:
+        unsplit = held.split_batch(strategy, kept)
     name = strategy_name(strategy)
     said = {"name": name, "strategy": strategy, "kept": kept, "unsplit": unsplit}
     return sentence("none_holds", fewest=fewest, **said)

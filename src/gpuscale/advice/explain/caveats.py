@@ -341,5 +341,5 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
         if cap is not None:
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
-            said |= {"cap": "topology", "gpus": gpus, "whole": -(-n // gpus) * gpus}
+            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
     return _said(memory, "nothing_fits", **said)

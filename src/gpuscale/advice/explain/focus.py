@@ -8,7 +8,6 @@ this link, ``search.derive``, and its family)."""
 from __future__ import annotations
 
 import math
-from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
@@ -140,13 +139,9 @@ def step_lines(advice: AdviceView) -> list[str]:
     return lines
 
 
-def _names(counts: list[int]) -> str:
-    """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
-    parts: list[str] = []
-    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
-        found = [c for _, c in run]
-        parts += [f"{found[0]}-{found[-1]}"] if len(found) > 2 else map(str, found)
-    return ", ".join(parts)
+def _names(spans: tuple[tuple[int, int], ...]) -> str:
+    """``1, 2, 4, 5-7``: each span (``Counts.off_spans``) its count, or its ends."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def counts_rule(counts: Counts, short: bool = False) -> str:
@@ -154,7 +149,7 @@ def counts_rule(counts: Counts, short: bool = False) -> str:
     most, per_node, off = counts.most, counts.per_node, counts.off_nodes
     if short:
         return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
-    names = _names(list(off)) if per_node and off else None
+    names = _names(counts.off_spans) if per_node and off else None
     return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
 
 
@@ -181,14 +176,13 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     unsplit = bool(counts.missing_above) and kept is not None
 
     def said(case: str, found: tuple[int, ...]) -> str:
-        names, rule = _names(list(found)), counts_rule(counts, short=True)
         return sentence(
             "not_above",
             case=case,
             counts=found,
             one=len(found) == 1,
-            names=names,
-            rule=rule,
+            names=_names(counts.unsearched_spans),
+            rule=counts_rule(counts, short=True),
             kept=kept,
         )
 

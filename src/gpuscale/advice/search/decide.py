@@ -16,7 +16,6 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.derived import (
-    WIDE_STEP_INTERVAL,
     BreakEven,
     Deciding,
     FixedTerm,
@@ -28,7 +27,6 @@ from gpuscale.advice.derived import (
 )
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.records import (
     Chosen,
     Decision,
@@ -86,6 +84,11 @@ class Searched:
     fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
     one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
 
+    @property
+    def recommended(self) -> int | None:
+        """The count advised (None where an assumed term's range moves it)."""
+        return self.decided.count
+
     @cached_property
     def deciding(self) -> Deciding:
         """What decides, and what would change it."""
@@ -121,8 +124,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
-    last, few, width = frame.iloc[-1], goal.noise_steps, cal.model.error.width_log
-    wide = decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL
+    last = frame.iloc[-1]
     return Searched(
         table=frame,
         decided=decision,
@@ -134,13 +136,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         measured_counts=measured,
         below_mlperf=below,
         input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
-        qualifiers=Qualifiers(
-            defaults=goal.defaults,
-            noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
-            wide_step_log=width if wide else None,
-            model_note=cal.said.model_note,
-            model_chosen=cal.said.chosen,
-        ),
+        qualifiers=derive.qualifiers(cal, decision.chosen.accelerators),
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),

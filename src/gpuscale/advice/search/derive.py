@@ -15,14 +15,17 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.derived import (
+    WIDE_STEP_INTERVAL,
     BreakEven,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
     Picks,
+    Qualifiers,
     RowIntervals,
     RowSpan,
 )
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
@@ -178,6 +181,18 @@ def below_mlperf(
         (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
         for row in frame[plausible(frame)].itertuples()
         if row.accelerators in fastest and row.time_to_train_min < fastest[row.accelerators][0]
+    )
+
+
+def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
+    """What qualifies the headline of ``chosen`` devices (:class:`Qualifiers`)."""
+    few, width = cal.search.noise_steps, cal.model.error.width_log
+    return Qualifiers(
+        defaults=cal.search.defaults,
+        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+        wide_step_log=width if chosen > 1 and width > WIDE_STEP_INTERVAL else None,
+        model_note=cal.said.model_note,
+        model_chosen=cal.said.chosen,
     )
 
 

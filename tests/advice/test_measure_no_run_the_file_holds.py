@@ -91,7 +91,7 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
     lines = headline(
         defaults=[],
         noise_steps=None,
-        step_width_log=2.0,
+        wide_step_log=2.0,
         devices=2,
         steps=found.steps_needed,
         again=again(found, (1, 2)),

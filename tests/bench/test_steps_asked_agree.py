@@ -77,5 +77,5 @@ def test_runs_benched_with_the_steps_asked_pass_the_checks_that_asked(path: Path
 def test_the_headline_asks_for_the_steps_given_in_both_its_sentences() -> None:
     """The headline asked for "--steps 30" to measure more devices and "more --steps" for
     the noise scale, whatever the runs needed: both give the number passed."""
-    lines = headline(defaults=[], noise_steps=2, step_width_log=2.0, devices=8, steps=660)
+    lines = headline(defaults=[], noise_steps=2, wide_step_log=2.0, devices=8, steps=660)
     assert len(lines) == 2 and all(_asked(line) == {660} for line in lines)

@@ -113,6 +113,21 @@ class MemoryCheck:
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
+    def holding(self, strategy: str) -> int | None:
+        """The fewest devices that hold the model under ``strategy``, searched or not."""
+        return self.fits_from(strategy) or self.fewest_of(strategy)
+
+    def split_batch(self, strategy: str, kept: int) -> int | None:
+        """The smallest global batch, at least ``kept``, that splits over :meth:`holding`'s
+        devices (None: none holds it)."""
+        fewest = self.holding(strategy)
+        return None if fewest is None else -(-kept // fewest) * fewest
+
+    def whole_nodes(self, gpus: int) -> int | None:
+        """:attr:`would_hold`'s devices in whole nodes of ``gpus`` (None: none would)."""
+        would = self.would_hold
+        return None if would is None else -(-would[1] // gpus) * gpus
+
     def holds(self, strategy: str, devices: int) -> bool:
         """Whether ``devices`` hold the model under ``strategy`` (a count not searched: at
         least the fewest that do)."""

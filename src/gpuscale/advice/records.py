@@ -1,15 +1,28 @@
-"""The :class:`Decision` in its parts, the parts of an advice beside it and the bench runs
-set against it (:class:`MeasuredCount`), as numbers (units in the names)."""
+"""The :class:`Decision` in its parts and the bench runs set against it
+(:class:`MeasuredCount`), as numbers (units in the names); the numbers beside it are in
+``advice.derived``."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import Finding, Reading
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def wide_factor(low: float, high: float) -> float | None:
+    """An interval's width ``high / low`` where too wide to test a prediction (more than a
+    factor of ``TOO_WIDE_TO_TEST``; infinite where it reaches 0); None where it is not, or
+    where there is none (NaN)."""
+    if math.isnan(low) or math.isnan(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
+        return None
+    return math.inf if low <= 0 else high / low
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -29,6 +42,10 @@ class Chosen:
     throughput_efficiency: float
     convergence_factor: float
     reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
+
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.speedup_low, self.speedup_high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +75,10 @@ class Focus:
     samples_ratio: float | None = None
     explained_ms: float | None = None
 
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.speedup_low, self.speedup_high)
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Limit:
@@ -72,6 +93,16 @@ class Limit:
     without_dominant_efficiency: float | None = None
     also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target
     fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
+
+
+def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``counts`` as (first, last) of each run of three or more consecutive counts, each other
+    count alone (first == last)."""
+    found: list[tuple[int, int]] = []
+    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
+        seen = [c for _, c in run]
+        found += [(seen[0], seen[-1])] if len(seen) > 2 else [(c, c) for c in seen]
+    return tuple(found)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -93,6 +124,15 @@ class Counts:
     missing_above: tuple[int, ...] = ()
     flagged_above: tuple[int, ...] = ()
     whole_nodes: int | None = None
+
+    # the counts not whole nodes, and those not searched above the focus (:func:`spans`)
+    @property
+    def off_spans(self) -> tuple[tuple[int, int], ...]:
+        return spans(self.off_nodes)
+
+    @property
+    def unsearched_spans(self) -> tuple[tuple[int, int], ...]:
+        return spans(self.unsearched_above)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,134 +169,6 @@ class Decision:
         overhead gone."""
         gone = self.limit.without_dominant_efficiency
         return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Equilibrium:
-    """The numbers of the equilibrium picks over the trusted rows: the best efficiency and
-    its count; the speed x efficiency pick's speedup, efficiency, product; the threshold
-    pick's efficiency and the next count above it (None: none)."""
-
-    best_n: int
-    best_efficiency: float
-    sxe_speedup: float
-    sxe_efficiency: float
-    sxe_product: float
-    kept_efficiency: float | None = None
-    next_n: int | None = None
-    next_efficiency: float | None = None
-    rows: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Picks:
-    """The counts other rules pick: the largest reaching the target, the fewest
-    device-hours (None: no price), the equilibrium picks by rule and their numbers."""
-
-    efficient: int | None
-    cheapest: int | None
-    equilibrium: dict[str, int | None]
-    numbers: Equilibrium
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OneDeviceRow:
-    """The N = 1 row beside the bench's N = 1 run (``calibration.OneDevice``), ms: DDP's
-    own work the first count above 1 adds; the samples per optimizer step of each; the
-    bench's no-sync step and its gap to the row's; ``overstated``: ``step / (step -
-    fsdp_own)`` (None unless ``0 < fsdp_own < step``); the step at the bench's batch."""
-
-    step_ms: float = 0.0
-    added_ddp_ms: float = 0.0
-    row_samples: float = 0.0
-    bench_samples: float | None = None
-    nosync_ms: float | None = None
-    gap_ms: float | None = None
-    overstated: float | None = None
-    at_bench_ms: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BreakEven:
-    """From where 2 devices train faster than 1 on this link (None: none found; NaN where
-    the speedup falls with size), and this model beside it."""
-
-    compute_ms_per_grad_mb: float | None = None
-    params: float | None = None
-    target_efficiency_params: float | None = None
-    # this model's whole step: its TFLOP/s, compute per gradient MB; the break-even's
-    # FLOPs per gradient byte at that rate
-    step_tflops: float | None = None
-    own_ms_per_grad_mb: float | None = None
-    flops_per_grad_byte: float | None = None
-    flops_per_param: float | None = None  # FLOPs per parameter per sample
-    # ms: this model's optimizer step and DDP's own work, and the family's at its size
-    own_optimizer_ms: float | None = None
-    own_ddp_ms: float | None = None
-    family_optimizer_ms: float | None = None
-    family_ddp_ms: float | None = None
-    # on 2 devices: the throughput speedup, the speedup to a trained model
-    pair_throughput_speedup: float | None = None
-    pair_speedup: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FixedTerm:
-    """The fixed per-step costs (ms): the optimizer step on one device (0: not measured)
-    and at the focus (FSDP: its ``1/n`` shard); the ``fixed`` term's excess there split
-    into the optimizer's (``opt_n - opt s``, ``s`` the samples per device over one
-    device's) and the forward and backward's."""
-
-    optimizer_ms: float = 0.0
-    optimizer_at_focus_ms: float = 0.0
-    excess_ms: float = 0.0
-    optimizer_excess_ms: float = 0.0
-    forward_backward_excess_ms: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Qualifiers:
-    """What qualifies the headline: the defaults the times rest on, the steps of a noise
-    scale measured over too few, why and which benched model was advised on."""
-
-    defaults: tuple[str, ...] = ()
-    noise_steps: int | None = None
-    model_note: str = ""
-    model_chosen: str = ""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RowSpan:
-    """A row's interval as changes from its point (``low / point - 1``)."""
-
-    accelerators: int
-    step_low: float
-    step_high: float
-    speedup_low: float
-    speedup_high: float
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RowIntervals:
-    """The rows' intervals above one device and why they differ from the model's error
-    (``wider``: ``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule``, the
-    link class's calibrated interval, is the advice's)."""
-
-    rule: Finding | None = None
-    spans: tuple[RowSpan, ...] = ()
-    wider: tuple[str, ...] = ()
-
-    def span(self, n: int) -> RowSpan:
-        return next(s for s in self.spans if s.accelerators == n)
-
-
-@dataclass(frozen=True, slots=True)
-class InputRate:
-    """The samples/s the largest count predicted consumes, that count, each device's."""
-
-    samples_per_s: float
-    devices: int
-    per_device: float
 
 
 # Why the trusted runs are those: every run unflagged, flagged runs among them used with
@@ -356,6 +268,11 @@ class MeasuredCount:
     def weak_evidence(self) -> str:
         """What to bench where the runs used are weak evidence ("": firm)."""
         return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
+
+    @property
+    def wide_factor(self) -> float | None:
+        """The predicted interval's width where too wide to test it (:func:`wide_factor`)."""
+        return wide_factor(self.predicted_low, self.predicted_high)
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -12,6 +12,16 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.derived import (
+    BreakEven,
+    Deciding,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    Qualifiers,
+    RowIntervals,
+)
 from gpuscale.advice.explain.caveats import memory_said, readings_apart
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
@@ -22,21 +32,10 @@ from gpuscale.advice.explain.phrasebook import (
     strategy_name,
     term_says,
 )
-from gpuscale.advice.explain.runs import disagreement, wide_span
+from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import (
-    BreakEven,
-    Counts,
-    Decision,
-    FixedTerm,
-    InputRate,
-    MeasuredCount,
-    OneDeviceRow,
-    Picks,
-    Qualifiers,
-    RowIntervals,
-)
-from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.advice.records import Counts, Decision, MeasuredCount
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import counted, joined
 
 
@@ -61,6 +60,7 @@ class AdviceView(Protocol):
     intervals: RowIntervals
     fixed_term: FixedTerm
     one_device: OneDeviceRow
+    deciding: Deciding
     predictions: pd.DataFrame
     alternative: pd.DataFrame | None
     assumptions: tuple[Assumption, ...]
@@ -70,22 +70,17 @@ class AdviceView(Protocol):
     decision_line: int
 
 
-def _speedup(row: pd.Series) -> str:
-    """``0.157x (0.00915-1.12x, 80% interval)``, or ``0.157x (0.00915-1.12x: too wide)``."""
-    return sentence("row_speedup", row=row, wide=wide_span(row["speedup_low"], row["speedup_high"]))
-
-
 def none_holds(advice: AdviceView) -> str:
     """No count advised, none predicted holding the model: the fewest that do, and the
     strategy (``advice.memory``)."""
     held, cal = advice.memory, advice.calibration
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
-    fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
+    fewest = held and held.holding(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
-    if fewest and kept and fewest in advice.decision.counts.missing:
-        unsplit = -(-kept // fewest) * fewest
+    if held and fewest and kept and fewest in advice.decision.counts.missing:
+        unsplit = held.split_batch(strategy, kept)
     name = strategy_name(strategy)
     said = {"name": name, "strategy": strategy, "kept": kept, "unsplit": unsplit}
     return sentence("none_holds", fewest=fewest, **said)
@@ -131,21 +126,21 @@ def decision_line(advice: AdviceView) -> str:
         kind=decision_kind(d),
         c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
-        speedup=_speedup(row),
+        speedup=sentence("row_speedup", c=chosen),
         trained=trained,
         other=other,
         focus=focus,
-        focus_speedup=_speedup(row_at(frame, focus)),
+        focus_speedup=sentence("row_speedup", c=d.focus),
     )
 
 
 def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
-    d, kind = advice.decision, deciding_kind(advice)
+    d, kind = advice.decision, advice.deciding.kind
     focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
     said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_name(strategy)}
     if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        m = measured_at(advice, focus)
+        m = advice.deciding.measured
         said |= {"n": m.accelerators, "m": m}
     elif kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
@@ -179,13 +174,8 @@ def change_line(advice: AdviceView) -> str:
         return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
     if d.settle:
         return sentence("settle_first", settle=d.settle)
-    flagged = [
-        m.accelerators
-        for m in advice.disagreements
-        if m.accelerators <= d.focus.accelerators and m.on_flagged_only
-    ]
-    if flagged:
-        return sentence("change", case="flagged", n=max(flagged))
+    if advice.deciding.flagged is not None:
+        return sentence("change", case="flagged", n=advice.deciding.flagged)
     assumed = [
         a.measure
         for a in advice.calibration.said.assumptions
@@ -197,7 +187,7 @@ def change_line(advice: AdviceView) -> str:
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
-    how = remedy(deciding_change(advice), "short", strategy)
+    how = remedy(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
 
 
@@ -247,44 +237,6 @@ def _kept_whole(line: str) -> str:
         return quoted.replace("-", "\x01")
 
     return re.sub(r"`[^`]*`", held, line)
-
-
-def measured_at(advice: AdviceView, n: int) -> MeasuredCount | None:
-    """The measurement the row at ``n`` rests on: the largest count at or below it measured
-    outside its interval (None: none)."""
-    found = [m for m in advice.disagreements if m.accelerators <= n]
-    return max(found, key=lambda m: m.accelerators, default=None)
-
-
-def memory_decides(advice: AdviceView) -> bool:
-    """Whether the fewest devices that hold the model set the count: it is the fewest the
-    strategy advised holds it on, above one, and short of the target efficiency."""
-    d, held = advice.decision, advice.memory
-    fewest = held and held.fits_from(advice.calibration.run.strategy)
-    return bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
-        d.chosen.efficiency < d.target_efficiency
-    )
-
-
-def deciding_kind(advice: AdviceView) -> str:
-    """What decides, one kind for the answer and --explain: ``measured``, ``withheld``,
-    ``interval``, ``memory``, the cap ``convergence`` or why the search stopped, else ``term``."""
-    d = advice.decision
-    if measured_at(advice, d.focus.accelerators) is not None:
-        return "measured"
-    if d.withheld_by:
-        return "withheld"
-    if d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
-        return "interval"
-    if memory_decides(advice):
-        return "memory"
-    return d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
-
-
-def deciding_change(advice: AdviceView) -> str:
-    """What would change the decision: the memory where it sets the count, else the
-    decision's own change (a term, or why the search stopped)."""
-    return "memory" if memory_decides(advice) else advice.decision.limit.change
 
 
 def dropped_short(cal: Calibration, counts: Counts) -> str:

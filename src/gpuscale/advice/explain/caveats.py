@@ -46,8 +46,6 @@ from gpuscale.quantities import (
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
-# a step interval wider than a factor of 1.5 cannot decide a count
-WIDE_STEP_INTERVAL = math.log(1.5)
 # the findings of a count capped at the topology's GPUs (``calibrate.link.device_cap``)
 CAPS = (K.ONE_GPU, K.TOPOLOGY_CAP)
 
@@ -56,7 +54,7 @@ def headline(
     *,
     defaults: list[str],
     noise_steps: int | None,
-    step_width_log: float,
+    wide_step_log: float | None,
     devices: int,
     host_devices: int | None = None,
     steps: int = FIRM_STEPS,
@@ -67,10 +65,10 @@ def headline(
     if noise_steps is not None:
         rests.append(sentence("noise_steps", steps=noise_steps, firm=steps))
     lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
-    if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
+    if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
         said = sentence(
-            "not_firm", width=step_width_log, again=again, devices=devices, firm=steps, host=host
+            "not_firm", width=wide_step_log, again=again, devices=devices, firm=steps, host=host
         )
         lines.append(said)
     return lines
@@ -343,5 +341,5 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
         if cap is not None:
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
-            said |= {"cap": "topology", "gpus": gpus, "whole": -(-n // gpus) * gpus}
+            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
     return _said(memory, "nothing_fits", **said)

@@ -154,7 +154,7 @@ class Worded:
         lines = headline(
             defaults=defaults,
             noise_steps=self.qualifiers.noise_steps,
-            step_width_log=cal.model.error.width_log,
+            wide_step_log=self.qualifiers.wide_step_log,
             devices=d.chosen.accelerators,
             host_devices=cal.runs.host_devices,
             steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.derived import OneDeviceRow, measured_at
 from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, decision_kind, measured_at, row_at
+from gpuscale.advice.explain.answer import AdviceView, decision_kind, row_at
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named, only_one
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import format_ms, joined
@@ -151,7 +151,7 @@ def _sources(advice: AdviceView) -> list[str]:
 def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
     all flagged``."""
-    m = measured_at(advice, n)
+    m = measured_at(advice.disagreements, n)
     return sentence(
         "rests_measured",
         n=n,
@@ -259,11 +259,10 @@ def one_device(advice: AdviceView) -> str:
 def _phases(r: OneDeviceRow) -> str:
     """Where the step predicted (its phases timed apart) is not the no-sync step timed
     whole (as said), the difference."""
-    predicted, gap = r.step_ms, r.gap_ms or 0.0
+    predicted = r.step_ms
     if format_ms(r.nosync_ms or 0.0, like=predicted) == format_ms(predicted, like=predicted):
         return ""
-    side = "under" if gap > 0 else "over"
-    return sentence("one_device_phases", predicted=predicted, gap=abs(gap), side=side)
+    return sentence("one_device_phases", r=r)
 
 
 def config(batch: float, accum: int) -> str:

@@ -8,17 +8,11 @@ this link, ``search.derive``, and its family)."""
 from __future__ import annotations
 
 import math
-from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.answer import (
-    AdviceView,
-    deciding_change,
-    deciding_kind,
-    memory_decides,
-    row_at,
-)
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
+from gpuscale.advice.explain.answer import AdviceView, row_at
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.phrasebook import (
     sentence,
@@ -26,10 +20,10 @@ from gpuscale.advice.explain.phrasebook import (
     term_name,
     term_subject,
 )
-from gpuscale.advice.records import BreakEven, Counts, Decision
+from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
-from gpuscale.quantities import format_ms, joined, number
+from gpuscale.quantities import format_ms, joined
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.model.step import FamilyBasis
@@ -54,7 +48,7 @@ def remedy(advice: AdviceView) -> str:
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal = advice.decision, advice.calibration
     strategy, n = cal.run.strategy, d.focus.accelerators
-    change = deciding_change(advice)
+    change = advice.deciding.change
     parts = advice.fixed_term
     said = remedy_of(
         change,
@@ -62,8 +56,7 @@ def remedy(advice: AdviceView) -> str:
         strategy,
         fewer_messages=d.limit.fewer_messages,
         accum=d.chosen.accum,
-        # the optimizer step, mostly: a fused one
-        optimizer=parts.optimizer_excess_ms > parts.forward_backward_excess_ms,
+        optimizer=parts.optimizer_mostly,  # a fused one
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
@@ -114,12 +107,12 @@ def step_lines(advice: AdviceView) -> list[str]:
             left=left,
             subject=subject,
             alone=d.short_alone(),
-            decides=deciding_kind(advice),
+            decides=advice.deciding.kind,
             weak=marked,
         )
     ]
     numbers = sentence("step_numbers", at=at)
-    cap = "memory" if memory_decides(advice) else d.limit.cap
+    cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(cal, d.counts)
     if cap in STOPPED and why:  # the largest count predicted is below the most allowed
         most, n = d.counts.most, at.accelerators
@@ -146,13 +139,9 @@ def step_lines(advice: AdviceView) -> list[str]:
     return lines
 
 
-def _names(counts: list[int]) -> str:
-    """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
-    parts: list[str] = []
-    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
-        found = [c for _, c in run]
-        parts += [f"{found[0]}-{found[-1]}"] if len(found) > 2 else map(str, found)
-    return ", ".join(parts)
+def _names(spans: tuple[tuple[int, int], ...]) -> str:
+    """``1, 2, 4, 5-7``: each span (``Counts.off_spans``) its count, or its ends."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def counts_rule(counts: Counts, short: bool = False) -> str:
@@ -160,7 +149,7 @@ def counts_rule(counts: Counts, short: bool = False) -> str:
     most, per_node, off = counts.most, counts.per_node, counts.off_nodes
     if short:
         return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
-    names = _names(list(off)) if per_node and off else None
+    names = _names(counts.off_spans) if per_node and off else None
     return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
 
 
@@ -187,14 +176,13 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     unsplit = bool(counts.missing_above) and kept is not None
 
     def said(case: str, found: tuple[int, ...]) -> str:
-        names, rule = _names(list(found)), counts_rule(counts, short=True)
         return sentence(
             "not_above",
             case=case,
             counts=found,
             one=len(found) == 1,
-            names=names,
-            rule=rule,
+            names=_names(counts.unsearched_spans),
+            rule=counts_rule(counts, short=True),
             kept=kept,
         )
 
@@ -215,18 +203,6 @@ def only_one(cal: Calibration, cap: str = "devices") -> str:
     kept = cal.run.kept_global_batch
     case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
     return sentence("only_one", case=case, kept=kept)
-
-
-SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
-
-
-def _from_size(value: float | None) -> str:
-    size = "*"
-    if value is None:
-        size = "none"
-    elif value <= SMALLEST_SEARCHED:
-        size = "every"
-    return sentence("break_even_size", size=size, value=value, smallest=SMALLEST_SEARCHED)
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:
@@ -280,13 +256,9 @@ def family_sentence(
     (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
     own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
     said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
+    smallest = {"smallest": SMALLEST_SEARCHED}
     if basis is not None:
         said |= {"count": len(basis.members), "members": joined(list(basis.members))}
-    # whether the family's size and this model's own speedup say the same of it
-    size, own, own_speedup = found.params, found.pair_throughput_speedup, found.pair_speedup
-    agrees = own is None or (size is not None and math.isnan(size))
-    agrees = agrees or (size is not None and params >= size) == (own > 1)
-    differs = own_speedup is not None and number(own_speedup) != number(own)
     return sentence(
         "break_even_family",
         **said,
@@ -294,10 +266,14 @@ def family_sentence(
         kept=kept,
         weak=weak,
         target=target,
-        beats=_from_size(size),
-        reaches=_from_size(found.target_efficiency_params),
+        beats=sentence("break_even_size", size=found.beats_from, value=found.params, **smallest),
+        reaches=sentence(
+            "break_even_size",
+            size=found.reaches_from,
+            value=found.target_efficiency_params,
+            **smallest,
+        ),
         params=params,
         benched=benched,
-        own=None if basis is None or agrees else own,
-        table=number(own_speedup) if differs else None,
+        disagrees=basis is not None and found.own_disagrees(params),
     )

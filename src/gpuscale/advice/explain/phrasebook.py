@@ -12,6 +12,7 @@ the template's fragment of that name."""
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from collections.abc import Callable
 from importlib import resources
@@ -144,6 +145,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "joined": lambda v, of: joined(number(b) for b in _floats(v)),
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
+    "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
     # ``-12% to +30%``, one value where both ends read alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]

@@ -21,7 +21,6 @@ from gpuscale.quantities import (
     format_ms,
     joined,
     noun_for,
-    number,
     of_the,
 )
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
@@ -239,17 +238,6 @@ def fsdp_note(row: pd.Series) -> str:
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
-def wide_span(low: float, high: float) -> str | None:
-    """An interval's width as a ratio where it is too wide to test a prediction (more than
-    a factor of ``TOO_WIDE_TO_TEST``; ``infinity`` where it reaches 0); None where it is
-    not, or where there is none (NaN)."""
-    if pd.isna(low) or pd.isna(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
-        return None
-    if low <= 0:
-        return "infinity"
-    return number(high / low)
-
-
 def measured_said(c: MeasuredCount) -> str:
     """The runs at ``c`` against the prediction, inside or outside its interval; inside an
     interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
@@ -265,7 +253,6 @@ def measured_said(c: MeasuredCount) -> str:
         "measured_count",
         c=c,
         case=case,
-        span=wide_span(c.predicted_low, c.predicted_high),
         within=TOO_WIDE_TO_TEST,
         remedy=remedy,
         left=tuple(c.of(c.left_out)) or None,

@@ -10,28 +10,31 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.model.network import MIB
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.records import (
+from gpuscale.advice.derived import (
     BreakEven,
-    Chosen,
-    Decision,
+    Deciding,
     FixedTerm,
-    Focus,
-    HeldBack,
     InputRate,
-    Limit,
-    Measured,
-    MeasuredCount,
     OneDeviceRow,
     Picks,
     Qualifiers,
     RowIntervals,
+)
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.network import MIB
+from gpuscale.advice.records import (
+    Chosen,
+    Decision,
+    Focus,
+    HeldBack,
+    Limit,
+    Measured,
+    MeasuredCount,
 )
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
@@ -86,6 +89,12 @@ class Searched:
         """The count advised (None where an assumed term's range moves it)."""
         return self.decided.count
 
+    @cached_property
+    def deciding(self) -> Deciding:
+        """What decides, and what would change it."""
+        memory, strategy = self.memory, self.calibration.run.strategy
+        return Deciding.of(self.decided, memory, self.disagreements, strategy)
+
 
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
     """The advice on the calibration the devices hold (``held``) and its variants (the
@@ -115,8 +124,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
-    last, few = frame.iloc[-1], goal.noise_steps
-    rate = float(last.samples_per_s)
+    last = frame.iloc[-1]
     return Searched(
         table=frame,
         decided=decision,
@@ -127,13 +135,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
-        input_rate=InputRate(rate, int(last.accelerators), rate / int(last.accelerators)),
-        qualifiers=Qualifiers(
-            defaults=goal.defaults,
-            noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
-            model_note=cal.said.model_note,
-            model_chosen=cal.said.chosen,
-        ),
+        input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
+        qualifiers=derive.qualifiers(cal, decision.chosen.accelerators),
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),

@@ -14,17 +14,20 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
-from gpuscale.advice.records import (
+from gpuscale.advice.derived import (
+    WIDE_STEP_INTERVAL,
     BreakEven,
-    Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
     Picks,
+    Qualifiers,
     RowIntervals,
     RowSpan,
 )
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
+from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
@@ -89,7 +92,8 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     if scale is not None:  # FLOPs per byte: the break-even's ms per MB at the whole step's rate
         ms_per_mb = scale * step_ms / (spec.grad_bytes / 1e6)
         per_byte = ms_per_mb / 1e3 * tflops * 1e12 / 1e6
-    grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
+    # SMALLEST_SEARCHED (1e3) .. 1e13, four a decade
+    grid = [10 ** (3 + k / 4) for k in range(41)]
     speedups = [by_size(p) for p in grid]
 
     def from_size(target: float) -> float | None:
@@ -177,6 +181,18 @@ def below_mlperf(
         (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
         for row in frame[plausible(frame)].itertuples()
         if row.accelerators in fastest and row.time_to_train_min < fastest[row.accelerators][0]
+    )
+
+
+def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
+    """What qualifies the headline of ``chosen`` devices (:class:`Qualifiers`)."""
+    few, width = cal.search.noise_steps, cal.model.error.width_log
+    return Qualifiers(
+        defaults=cal.search.defaults,
+        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+        wide_step_log=width if chosen > 1 and width > WIDE_STEP_INTERVAL else None,
+        model_note=cal.said.model_note,
+        model_chosen=cal.said.chosen,
     )
 
 

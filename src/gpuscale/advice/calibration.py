@@ -12,7 +12,7 @@ from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.records import Measured
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
@@ -68,6 +68,30 @@ class Shape:
             left_out=tuple(e for _, e in self.left_out),
             left_out_batches=tuple(b for b, _ in self.left_out),
             errors_measured=bool(self.left_out),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FamilyBasis:
+    """A family's step at any size, fitted over ``members`` (by size) by
+    ``calibrate.measured.fitted``: the optimizer step and DDP's own work each a fixed part plus a
+    part per parameter."""
+
+    family: str
+    members: tuple[str, ...]
+    flops_per_param: float  # forward + backward FLOPs per sample per parameter (median)
+    compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
+    opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
+    ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
+
+    def at(self, params: float) -> Compute:
+        """The family's compute at ``params`` parameters: its optimizer and DDP lines as the
+        per-parameter rates the step takes."""
+        mparams = params / 1e6
+        return replace(
+            self.compute,
+            opt_ms_per_mparam=(self.opt_ms[0] + self.opt_ms[1] * mparams) / mparams,
+            ddp_ms_per_mparam=(self.ddp_ms[0] + self.ddp_ms[1] * mparams) / mparams,
         )
 
 

@@ -14,9 +14,9 @@ import pandas as pd
 
 from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured
-from gpuscale.advice.calibrate.calibration import step_error
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (

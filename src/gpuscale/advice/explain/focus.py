@@ -37,7 +37,7 @@ from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined, number
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.step import FamilyBasis
+    from gpuscale.advice.calibration import FamilyBasis
 
 
 def _detailed(d: Decision) -> str:

@@ -378,27 +378,3 @@ def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Comput
     candidates = ((2, batch, accum), (1, float(pair.batch), pair.accum))
     (two,), (one,) = step_table(network, pair, model, (compute,), candidates)
     return two.samples_per_s / one.samples_per_s
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FamilyBasis:
-    """A family's step at any size, fitted over ``members`` (by size) by
-    ``calibrate.measured.fitted``: the optimizer step and DDP's own work each a fixed part plus a
-    part per parameter."""
-
-    family: str
-    members: tuple[str, ...]
-    flops_per_param: float  # forward + backward FLOPs per sample per parameter (median)
-    compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
-    opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
-    ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
-
-    def at(self, params: float) -> Compute:
-        """The family's compute at ``params`` parameters: its optimizer and DDP lines as the
-        per-parameter rates the step takes."""
-        mparams = params / 1e6
-        return replace(
-            self.compute,
-            opt_ms_per_mparam=(self.opt_ms[0] + self.opt_ms[1] * mparams) / mparams,
-            ddp_ms_per_mparam=(self.ddp_ms[0] + self.ddp_ms[1] * mparams) / mparams,
-        )

@@ -26,7 +26,7 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
-from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.records import Measured, trusted_runs
@@ -222,7 +222,7 @@ def from_bench(
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
-    power = bench_power(
+    power = measured.bench_power(
         table,
         measured_on.bench_model,
         measured_on.config_group,

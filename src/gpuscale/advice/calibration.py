@@ -213,7 +213,7 @@ class Bench:
     """What the bench measured of one model beside its step: the communication measured
     over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
     configuration, the family, its own), the largest batch its memory allows and how it
-    was found, its N = 1 run (None: no step timed)."""
+    was found."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -227,7 +227,6 @@ class Bench:
     max_batch: int | None = None
     memory_note: Finding | None = None
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    one_device: OneDevice | None = None
     notes: tuple[str | Finding, ...] = ()
 
 
@@ -264,12 +263,14 @@ class Search:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benched:
-    """The bench's calibration of one model (``calibrate.calibration.calibrate``)."""
+    """The bench's calibration of one model (``calibrate.calibration.calibrate``) and its
+    N = 1 run (None: no step timed; ``Runs.one_device`` of the model advised on)."""
 
     model: StepModel
     run: Run
     device: DeviceRecord
     bench: Bench
+    one_device: OneDevice | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -178,7 +178,7 @@ def of_model(
         host_devices=most_host_devices(table),
         # a run whose ranks saw the same samples
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.bench.one_device,
+        one_device=benched.one_device,
     )
     return runs, weak
 

@@ -166,9 +166,9 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             max_batch=max_batch,
             memory_note=memory_note,
             measured_steps=measured.reset_index(drop=True),
-            one_device=one if one_step_ms > 0 else None,
             notes=tuple(notes),
         ),
+        one_device=one if one_step_ms > 0 else None,
     )
 
 
@@ -284,11 +284,11 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         max_batch=None,
         memory_note=None,
         noise=None,
-        one_device=None,  # a model given by its size has no bench run of its own
         notes=(*bench.notes, note),
         measured_steps=bench.measured_steps.iloc[0:0],
     )
-    return replace(cal, model=model, bench=dropped)
+    # a model given by its size has no bench run of its own
+    return replace(cal, model=model, bench=dropped, one_device=None)
 
 
 def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:

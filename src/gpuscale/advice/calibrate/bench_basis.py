@@ -26,9 +26,9 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
+from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import strategy_name
-from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.records import Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run

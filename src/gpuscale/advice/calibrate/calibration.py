@@ -33,9 +33,9 @@ from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepMode
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms
 from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source

@@ -13,6 +13,14 @@ from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Se
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
+from gpuscale.advice.model.compute import (
+    REFERENCE_MEMORY_GBS,
+    Compute,
+    ModelSpec,
+    rate_tflops,
+    with_priors,
+    work_ms,
+)
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     MIN_MFU,
@@ -23,14 +31,6 @@ from gpuscale.advice.model.hardware import (
 )
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
-from gpuscale.advice.model.step import (
-    REFERENCE_MEMORY_GBS,
-    Compute,
-    ModelSpec,
-    rate_tflops,
-    with_priors,
-    work_ms,
-)
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source, TermId, bench_run
 from gpuscale.hardware import transformer

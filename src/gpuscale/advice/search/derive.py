@@ -12,7 +12,8 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
+from gpuscale.advice.model.compute import per_step_ms, rate_tflops
+from gpuscale.advice.model.step import pair_speedup
 from gpuscale.advice.records import (
     BreakEven,
     Counts,

@@ -2,7 +2,7 @@
 growth over N = 1 (the wait for the slowest device, contention for shared cores) and the
 communication timed over what the network predicts, each read at the most specific level
 that measured it (the configuration, the family, the model's own runs); the noise scale;
-the family's break-even basis (:func:`fitted`); the power they measured (:func:`bench_power`)."""
+the family's break-even basis (:func:`fitted`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from gpuscale.advice.calibrate.rows import (
 from gpuscale.advice.calibration import Benched, FamilyBasis
 from gpuscale.advice.model.compute import Compute
 from gpuscale.advice.model.fixed_cost import line
-from gpuscale.advice.model.hardware import METERS, DeviceRecord, Power, ceiling, device_power
+from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import collectives
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
 from gpuscale.advice.records import trusted_runs
@@ -30,7 +30,6 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import support
 from gpuscale.interconnect.network import Network
-from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
 # run-to-run noise, not said (the step model holds it all the same).
@@ -216,41 +215,4 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         compute=compute,
         opt_ms=opt,
         ddp_ms=ddp,
-    )
-
-
-def bench_power(
-    table: pd.DataFrame,
-    model: str,
-    group: str,
-    *,
-    device: str | None,
-    record: DeviceRecord,
-    given_w: float | None = None,
-) -> Power:
-    """The power of ``model``'s trusted bench rows in configuration ``group``: the latest W
-    per device per batch at N = 1 and the whole job's median per (N, batch); where the
-    configuration measured none, the latest N = 1 run of ``model`` that did."""
-    if given_w is not None or "power_w_mean" not in table:
-        return device_power(device, record, given_w=given_w)
-    ok = trusted_runs(table)
-    own = ok[ok["model"] == model]
-    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
-    same = own[group_and_batch(own["config_group"])[0] == config]
-    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
-    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
-    if at_batch.empty:  # another configuration's figure, for every batch
-        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
-        watts = float(other.iloc[-1]) if len(other) else None
-        return device_power(device, record, measured_w=watts)
-    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
-    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
-    power = device_power(device, record, measured_w=watts)
-    totals = same.dropna(subset=["power_w_total"])
-    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
-    return replace(
-        power,
-        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
-        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
-        meter=METERS.get(device, "NVML"),
     )

@@ -6,7 +6,6 @@ them, ``priors.EXTRAPOLATED``; the advised model's own N > 1 runs are said besid
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
@@ -74,13 +73,36 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
     return replace(error, source=error.source.with_values(own=(own,)))
 
 
-def leave_one_out(
-    ok: pd.DataFrame,
-    predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
-) -> StepError:
+def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
+    """The steps (ms) of ``cal`` at each N of ``ns``, its communication scale on ``network``."""
+    run = cal.run
+    if run.overlap is None and cal.bench.device_kind == "cpu":
+        run = replace(run, overlap=0.0)  # as the advice itself does
+    scaled = network.scaled(cal.bench.comm_scale)
+    model = cal.model
+    candidates = [(n, run.batch, run.accum) for n in ns]
+    rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
+    return [row[0].step_ms for row in rows]
+
+
+def _predicted(
+    rest: pd.DataFrame, model: str, ns: list[int], cal: Benched, network: Network
+) -> list[float | None]:
+    """The steps (ms, or None) of ``model`` calibrated on ``rest`` at each N of ``ns``: None
+    where it cannot be, or was benched on another device than ``cal``."""
+    try:
+        other, _ = read_comm(calibrate(rest, model), rest, network)
+    except (CalibrationError, ValueError):
+        return [None] * len(ns)
+    same_kind = other.bench.device_kind == cal.bench.device_kind
+    if not same_kind or other.device.name != cal.device.name:
+        return [None] * len(ns)
+    return _steps(other, network, ns)
+
+
+def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError:
     """Each model with N > 1 rows in the trusted rows ``ok`` predicted without them (at most
-    ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them):
-    ``predict(rest, model, ns)`` gives the step (ms, or None) at each N of ``ns``."""
+    ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them)."""
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]
@@ -94,11 +116,12 @@ def leave_one_out(
         rows = multi[multi["model"] == model]
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         ns = [int(n) for n in rows["accelerators"]]
-        for n, measured, predicted in zip(
-            ns, rows["step_ms_mean"].astype(float), predict(rest, model, ns), strict=True
+        predicted = _predicted(rest, model, ns, cal, network)
+        for n, measured, step in zip(
+            ns, rows["step_ms_mean"].astype(float), predicted, strict=True
         ):
-            if predicted and predicted > 0:
-                residuals.append(math.log(measured / predicted))
+            if step and step > 0:
+                residuals.append(math.log(measured / step))
                 largest = max(largest, n)
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
@@ -108,31 +131,12 @@ def leave_one_out(
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
     """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
     others (:func:`leave_one_out`), and ``cal``'s own N > 1 runs against it."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other, _ = read_comm(calibrate(rest, model), rest, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        same_kind = other.bench.device_kind == cal.bench.device_kind
-        if not same_kind or other.device.name != cal.device.name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Benched, ns: list[int]) -> list[float | None]:
-        run = other.run
-        if run.overlap is None and other.bench.device_kind == "cpu":
-            run = replace(run, overlap=0.0)  # as the advice itself does
-        scaled = network.scaled(other.bench.comm_scale)
-        model = other.model
-        candidates = [(n, run.batch, run.accum) for n in ns]
-        rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
-        return [row[0].step_ms for row in rows]
-
     ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])
     ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    predicted = _steps(cal, network, ns)  # the calibration advised on, not calibrated again
     measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(leave_one_out(ok, predict), list(zip(measured, predicted, strict=True)))
+    return with_own_runs(
+        leave_one_out(ok, cal, network), list(zip(measured, predicted, strict=True))
+    )

@@ -62,17 +62,6 @@ def from_residuals(
     )
 
 
-def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> StepError:
-    """``error`` saying also how far the model is from its own N > 1 runs (``pairs``:
-    measured, predicted step)."""
-    r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
-    if not r:
-        return error
-    low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
-    own = Finding.of(FindingKind.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
-    return replace(error, source=error.source.with_values(own=(own,)))
-
-
 def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
     """The steps (ms) of ``cal`` at each N of ``ns``, its communication scale on ``network``."""
     run = cal.run
@@ -130,13 +119,18 @@ def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
     """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
-    others (:func:`leave_one_out`), and ``cal``'s own N > 1 runs against it."""
+    others (:func:`leave_one_out`), saying also how far ``cal`` is from its own N > 1 runs."""
     ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])
     ns = [int(n) for n in own["accelerators"]]
     predicted = _steps(cal, network, ns)  # the calibration advised on, not calibrated again
     measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(ok, cal, network), list(zip(measured, predicted, strict=True))
-    )
+    error = leave_one_out(ok, cal, network)
+    pairs = zip(measured, predicted, strict=True)
+    r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
+    if not r:
+        return error
+    low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
+    own = Finding.of(FindingKind.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
+    return replace(error, source=error.source.with_values(own=(own,)))

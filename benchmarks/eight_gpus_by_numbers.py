@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.search.decide import recommend
+from gpuscale.advice.search.decide import search
 
 # (system, precision, per-GPU batch, images/s on 1 GPU, on 8, link preset, device)
 CASES = (
@@ -53,7 +53,7 @@ def main() -> None:
         )
         inputs = advice.calibration
         bare = replace(inputs.model.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
-        before = recommend(
+        before = search(
             inputs.at({"model": {"compute": bare, "prior_range": (), "error": StepError()}})
         )
         rows.append((system, precision, eight / one, _at_eight(advice), _at_eight(before)))

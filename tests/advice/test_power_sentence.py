@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.qualifiers import power_said, source_at
+from gpuscale.advice.explain.caveats import power_said, source_at
 from gpuscale.advice.model.hardware import Power
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.search.decide import recommend
+from gpuscale.advice.search.decide import search
 from gpuscale.advice.types import TermId
 
 
@@ -45,7 +45,7 @@ def test_the_priors_narrow_the_interval_around_their_point() -> None:
     advice = _resnet50_on_a_dgx()
     inputs = advice.calibration
     bare = replace(inputs.model.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
-    before = recommend(
+    before = search(
         inputs.at({"model": {"compute": bare, "prior_range": (), "error": StepError()}})
     )
     now = advice.predictions.set_index("accelerators").loc[8]

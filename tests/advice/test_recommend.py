@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
-from gpuscale.advice.explain.qualifiers import power_source
+from gpuscale.advice.explain.caveats import power_source
 from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.hardware import Power, PowerKind, device_power, device_record
-from gpuscale.advice.search.decide import recommend
+from gpuscale.advice.search.decide import search
 from gpuscale.advice.search.predict import FLAGGED, Refused, plausible, predicted
 from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.analysis.critical_batch import ConvergenceModel
@@ -53,7 +53,7 @@ def test_without_convergence_time_follows_throughput() -> None:
 def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     small_noise = ConvergenceModel(1e7, 256.0, "test")
     slow_compute = Compute(tflops=1.0, fixed_ms=1.0)  # 38 ms per step: communication is small
-    advice = recommend(
+    advice = search(
         BASE.at({"model": {"compute": slow_compute}, "search": {"convergence": small_noise}})
     )
     largest = advice.table.iloc[-1]
@@ -69,7 +69,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     )[0]
     assert advice.decided.limit.cap == worse
     # the same model without the convergence model is told to use more devices
-    naive = recommend(BASE.at({"model": {"compute": slow_compute}}))
+    naive = search(BASE.at({"model": {"compute": slow_compute}}))
     assert (advice.recommended or 1) < (naive.recommended or 1)
     # speedup = throughput factor x convergence factor, exactly
     f = advice.table
@@ -79,7 +79,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
 
 
 def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> None:
-    advice = recommend(
+    advice = search(
         BASE.at(
             {
                 "model": {"compute": Compute(tflops=1.0)},
@@ -111,7 +111,7 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
     """An MLP (~6 FLOPs per parameter per sample) needs a far larger model than a CNN
     (~1,000) to pay for the same gradient bytes."""
     compute = Compute(tflops=50.0, fixed_ms=2.0)
-    mlp = recommend(
+    mlp = search(
         BASE.at(
             {
                 "model": {"spec": ModelSpec(params=10e6), "compute": compute},
@@ -120,7 +120,7 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
             }
         )
     )
-    cnn = recommend(
+    cnn = search(
         BASE.at(
             {
                 "model": {
@@ -144,7 +144,7 @@ def test_energy_and_cost_per_trained_model() -> None:
     # By hand, one device: 6 x 100M FLOPs x 64 samples at 100 TFLOP/s = 0.384 ms, plus the
     # 1 ms fixed and 0.01 ms/Mparam x 100 optimizer: a 2.384 ms step; 64M samples are 1M
     # steps = 2,384 s = 0.66222 h; at 700 W that is 0.46356 kWh, at $2/h $1.3244.
-    advice = recommend(
+    advice = search(
         BASE.at(
             {
                 "machine": {"power": Power(700.0, "test")},

@@ -9,7 +9,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.explain.document import advice_view
-from gpuscale.advice.explain.phrasebook import TERMS, strategy_words
+from gpuscale.advice.explain.phrasebook import remedy, strategy_words
 from gpuscale.advice.types import TermId
 
 # llama3-8b by its numbers on H100s: fewer than 4 devices cannot hold it sharded
@@ -41,10 +41,12 @@ def test_ddp_says_its_prior() -> None:
 
 
 def test_the_latency_cure_is_the_strategys() -> None:
-    cures = TERMS["latency"]["cures"]["buckets"]
-    assert "DDP" in cures.format(**strategy_words("ddp"))
+    def cures(strategy: str) -> str:
+        return remedy("latency", "full", strategy, fewer_messages=True, accum=1)
+
+    assert "DDP" in cures("ddp")
     for strategy in ("fsdp", "zero2", "hybrid"):
-        assert "DDP" not in cures.format(**strategy_words(strategy))
+        assert "DDP" not in cures(strategy)
 
 
 def test_the_fits_column_says_no_where_devices_do_not_hold_it() -> None:

@@ -51,6 +51,20 @@ def test_a_refusal_suggests_a_bench_out_that_bench_takes(
     check_results_out("out", out, BENCH_FILE, RESULTS_OUT)  # bench takes it: no FieldError
 
 
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_a_device_given_as_results_suggests_a_file_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--bench /dev/null`: the folder of a device or pipe is no place for results, so the
+    suggested file is in the working folder, one that bench takes."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ResultsError) as refused:
+        load_bench("/dev/null")
+    out = _suggested_out(str(refused.value))
+    assert out == Path("results.jsonl")
+    check_results_out("out", tmp_path / out, BENCH_FILE, RESULTS_OUT)
+
+
 def test_a_missing_or_empty_file_is_suggested_as_it_is(tmp_path: Path) -> None:
     """Bench writes a missing file and appends to an empty one: the refusal names that
     same file; an empty file is said to be empty, not "0 lines skipped"."""

@@ -14,9 +14,9 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
-from gpuscale.advice.explain.caveats import Worded
+from gpuscale.advice.explain.caveats import nothing_fits, worded
+from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.explain.qualifiers import nothing_fits, worded
 from gpuscale.advice.request import SHAPE_NUMBERS, AdviceRequest
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused

@@ -254,7 +254,7 @@ def check(
         state=state.trainable,
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
-        activations_source="",  # said by ``explain.qualifiers``
+        activations_source="",  # said by ``explain.caveats``
         rows=rows,
         fewest=fewest,
         searched=tuple(counts),

@@ -296,7 +296,7 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
     """The runs at one count in a configuration the advice predicts, set against that
-    prediction once (``search.reconcile.measured_counts``). Where the median lies outside
+    prediction once (``search.decide.measured_counts``). Where the median lies outside
     the interval it is a disagreement: the row rests on it."""
 
     accelerators: int

@@ -71,7 +71,9 @@ def _writes(path: Path) -> str:
     and before it the one that makes its folder where that is missing (bench makes none)."""
     bench = suggested_command("bench", "--out", path)
     if path.exists() and not _bench_appends_to(path):  # never a command bench refuses
-        bench = suggested_command("bench", "--out", unused_name(path.parent))
+        # beside a regular file; a device or pipe (/dev/null) names no folder of results
+        folder = path.parent if path.is_file() else Path()
+        bench = suggested_command("bench", "--out", unused_name(folder))
         return f"; bench appends only to a file of its results or a new one: {bench} writes one"
     if path.parent.is_dir():
         return f" ({bench} writes one)"

@@ -23,7 +23,8 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-    from gpuscale.advice.explain.document import advice_view, shown  # lazy: as advise_here
+    from gpuscale.advice.explain.answer import shown  # lazy: as advise_here
+    from gpuscale.advice.explain.document import advice_view
 
     # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)
     table, explain = fmt is Format.table, request.explain

@@ -1,26 +1,28 @@
 """The short answer ``gpuscale advise`` says before its table: the count, its speedup,
-interval and time to train, or why it is withheld; what decides; what would change it.
-Also what the words read of an advice (:class:`AdviceView`) and what decides it."""
+interval and time to train, or why it is withheld; what decides; what would change it;
+wrapped for a terminal. Also what the words read of an advice (:class:`AdviceView`)."""
 
 from __future__ import annotations
 
+import re
+from textwrap import wrap
 from typing import Protocol
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.caveats import memory_said, readings_apart
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
     reading,
     remedy,
-    row_interval,
     sentence,
     strategy_name,
     term_says,
 )
-from gpuscale.advice.explain.qualifiers import disagreement, memory_said
+from gpuscale.advice.explain.runs import disagreement, wide_span
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import (
     BreakEven,
@@ -34,9 +36,8 @@ from gpuscale.advice.records import (
     Qualifiers,
     RowIntervals,
 )
-from gpuscale.advice.types import STOPPED, Reading, Source, TermId
-from gpuscale.quantities import agreeing, counted, joined, number
-from gpuscale.tables.advice import TOO_WIDE_TO_TEST
+from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.quantities import counted, joined
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -70,13 +71,8 @@ class AdviceView(Protocol):
 
 
 def _speedup(row: pd.Series) -> str:
-    """``0.157x (0.00915-1.12x, 80% interval)``; where the interval spans more than a
-    factor of ``TOO_WIDE_TO_TEST`` (or reaches 0), ``0.157x (0.00915-1.12x: too wide)``."""
-    low, high = row["speedup_low"], row["speedup_high"]
-    wide = bool(pd.notna(low) and pd.notna(high) and (low <= 0 or high / low > TOO_WIDE_TO_TEST))
-    if wide:
-        return sentence("speedup_wide", speedup=row["speedup"], low=low, high=high)
-    return f"{number(row['speedup'])}x ({row_interval(row)})"
+    """``0.157x (0.00915-1.12x, 80% interval)``, or ``0.157x (0.00915-1.12x: too wide)``."""
+    return sentence("row_speedup", row=row, wide=wide_span(row["speedup_low"], row["speedup_high"]))
 
 
 def none_holds(advice: AdviceView) -> str:
@@ -85,20 +81,22 @@ def none_holds(advice: AdviceView) -> str:
     held, cal = advice.memory, advice.calibration
     strategy, kept = cal.run.strategy, cal.run.kept_global_batch
     fewest = held and (held.fits_from(strategy) or held.fewest_of(strategy))
-    devices = counted(fewest, "device") if fewest else "none"
-    name = strategy_name(strategy)
     # searched, but the global batch kept does not split over it: the smallest global
     # batch it divides, at least the one kept
     unsplit = None
     if fewest and kept and fewest in advice.decision.counts.missing:
         unsplit = -(-kept // fewest) * fewest
-    return sentence(
-        "none_holds", devices=devices, name=name, strategy=strategy, kept=kept, unsplit=unsplit
-    )
+    name = strategy_name(strategy)
+    said = {"name": name, "strategy": strategy, "kept": kept, "unsplit": unsplit}
+    return sentence("none_holds", fewest=fewest, **said)
 
 
-def _decision_kind(d: Decision) -> str:
-    """Which ``decision`` sentence says ``d``."""
+def decision_kind(d: Decision) -> str:
+    """How the decision is said: ``none`` (no count holds the model), ``withheld``,
+    ``refused`` (an input flagged), ``many``, ``one`` or ``one_focus`` (one device, the focus
+    another)."""
+    if not d.holds:
+        return "none"
     if d.withheld_by:
         return "withheld"
     if d.count is None:
@@ -106,19 +104,6 @@ def _decision_kind(d: Decision) -> str:
     if d.chosen.accelerators > 1:
         return "many"
     return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
-
-
-# the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
-
-
-def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
-    """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
-    taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
-    at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
-    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def decision_line(advice: AdviceView) -> str:
@@ -143,7 +128,7 @@ def decision_line(advice: AdviceView) -> str:
     )
     return sentence(
         "decision",
-        kind=_decision_kind(d),
+        kind=decision_kind(d),
         c=chosen,
         accum=chosen.accum if chosen.accum > 1 else None,
         speedup=_speedup(row),
@@ -233,14 +218,35 @@ def lines(advice: AdviceView) -> list[str]:
     ]
 
 
-def named(d: Decision) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
-    n = d.chosen.accelerators
-    if d.focus.accelerators == n:
-        return f"the {counted(n, 'device')} {word}"
-    advised = agreeing(n, "1 device", str(n))
-    return f"{d.focus.accelerators} devices, the next count above the {advised} {word}"
+# The short answer's lines wrap at this many columns whatever the terminal's.
+LINE_COLUMNS = 100
+
+
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+    """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
+    command broken only between its words (a path with a space or a hyphen pastes whole)."""
+    width = min(LINE_COLUMNS, columns)
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
+    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
+
+    def held(command: re.Match[str]) -> str:
+        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+        return quoted.replace("-", "\x01")
+
+    return re.sub(r"`[^`]*`", held, line)
 
 
 def measured_at(advice: AdviceView, n: int) -> MeasuredCount | None:

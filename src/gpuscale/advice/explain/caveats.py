@@ -1,41 +1,55 @@
-"""What qualifies the headline, said before it (inputs not given, a step interval too wide,
-a measurement outside its interval), and an advice's words (:class:`Worded`)."""
+"""What qualifies the headline, said before it: inputs not given, a step interval too wide,
+a count withheld, what to measure first, where memory limits the counts; why a predicted
+row is flagged; and the words a calibration's build leaves as numbers (:func:`worded`: its
+convergence, power and memory)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
-from functools import cached_property
 from typing import Protocol
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
-from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
-from gpuscale.advice.calibration import Power
-from gpuscale.advice.explain.answer import readings_apart
-from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence
-from gpuscale.advice.explain.phrasebook import said as said_finding
-from gpuscale.advice.explain.qualifiers import (
-    against_measured,
-    disagreement,
-    memory_said,
-    source_at,
-)
+from gpuscale.advice.calibration import Calibration, Power
+from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
+from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Decision
-from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId, again, bench_run, maybe, more_steps, rerun
+from gpuscale.advice.types import (
+    Finding,
+    Reading,
+    TermId,
+    Value,
+    again,
+    bench_run,
+    more_steps,
+    rerun,
+)
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import filled, joined, numbers_apart
+from gpuscale.quantities import (
+    agreeing,
+    filled,
+    format_count,
+    joined,
+    numbers_apart,
+    with_article,
+)
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
 # a step interval wider than a factor of 1.5 cannot decide a count
 WIDE_STEP_INTERVAL = math.log(1.5)
+# the findings of a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+CAPS = (K.ONE_GPU, K.TOPOLOGY_CAP)
 
 
 def headline(
@@ -60,6 +74,19 @@ def headline(
         )
         lines.append(said)
     return lines
+
+
+# the assumption whose value each withholding term's range is around
+_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
+
+
+def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
+    """The readings of the term withholding ``d``'s count at the ends of its range that
+    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
+    where pcie-phb is assumed, is no alternative)."""
+    taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
+    at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
+    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
@@ -114,15 +141,13 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true, from its flags as data."""
+    """Why a predicted row cannot be true, from its flags as data; above linear as printed
+    too (8.004 above 8, never 8 above 8), against the ``first`` row's count."""
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
-        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
-        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
-        flags.append(
-            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
-        )
+        n, first_n = row.accelerators, first["accelerators"]
+        flags.append(sentence("above_linear", speedup=speedup, bound=bound, n=n, first=first_n))
     return "; ".join(flags)
 
 
@@ -136,95 +161,187 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
     return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]
 
 
-class Worded:
-    """The words of an advice's record (``search.decide.Searched``), read when asked:
-    ``api.Advice`` is the record with them."""
+def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its convergence, power and memory check."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
+    return _memory_worded(_convergence_worded(cal))
 
-    def __str__(self) -> str:
-        """The advice as ``gpuscale advise`` says it."""
-        return "\n".join(f"- {line}" for line in self.explanation)
 
-    @cached_property
-    def predictions(self) -> pd.DataFrame:
-        """``table`` with its flags and power sources said (``tables.advice``)."""
-        return flagged(self.table, self.calibration.machine.power)
+def measured_noise(noise: NoiseScale) -> str:
+    """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
+    said unbounded where the resamples found no signal (``high`` infinite)."""
+    return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
-    @cached_property
-    def alternative(self) -> pd.DataFrame | None:
-        return maybe(flagged, self.weak_table, self.calibration.machine.power)
 
-    @cached_property
-    def assumptions(self) -> tuple[Assumption, ...]:
-        """The assumptions with DDP's own work as the strategy advised prices it and the input
-        pipeline's saying the rate the largest count consumes."""
-        cal = self.calibration
-        found = for_strategy(cal.said.assumptions, cal.run.strategy)
-        if self.input_rate is None:
-            return found
-        load = self.input_rate
-        needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
-        return tuple(needed if a.term == TermId.INPUT else a for a in found)
+def _convergence_worded(cal: Calibration) -> Calibration:
+    """``cal`` with the source of a convergence model the bench's noise scale gives, the
+    model's and its assumption's."""
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
+        return cal
+    source = measured_noise(noise)
+    assumed = tuple(
+        replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+        for a in cal.said.assumptions
+    )
+    return cal.at(
+        {"search": {"convergence": replace(model, source=source)}, "said": {"assumptions": assumed}}
+    )
 
-    @cached_property
-    def decision(self) -> Decision:
-        """The search's Decision with its words: the warnings and what to measure first."""
-        d, cal = self.decided, self.calibration
-        held_back = None if d.held_back is None else d.held_back.accelerators
-        first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
-            self.assumptions,
-            strong=cal.run.kept_global_batch is not None,
-            held_back=held_back,
-            refused=d.refused,
-            host_devices=cal.runs.host_devices,
-            again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
+
+def _memory_worded(cal: Calibration) -> Calibration:
+    """``cal`` with its memory check's sources in words: the device assumed, the bench's
+    peak less the model state it held, the transformer's shape counted, or neither."""
+    memory, said = cal.machine.memory, cal.machine.memory_said
+    if memory is None:
+        return cal
+    device = memory.device
+    if said.device_assumed:
+        device = replace(device, assumed=sentence("device_assumed"))
+    source = sentence("memory_not_counted")
+    shape = memory.activations_counted
+    if said.peak_gb is not None:
+        source = sentence("memory_rest", m=said)
+    elif shape is not None:
+        source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
+    worded = replace(memory, device=device, activations_source=source)
+    return replace(cal, machine=replace(cal.machine, memory=worded))
+
+
+def power_source(power: Power) -> str:
+    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
+    that implies the device."""
+    source = sentence("power_source", p=power, kind=power.kind.value, assumed=power.assumed or None)
+    if power.measured and power.at_batch:
+        batches = tuple(float(b) for b, _ in power.at_batch)
+        source = sentence("power_by_batches", source=source, batches=batches)
+    if power.implied_by is not None:
+        source = sentence("power_implied", source=source, implied_by=power.implied_by)
+    return source
+
+
+def source_at(power: Power, devices: int, batch: float | None = None) -> str:
+    """Where the watts of ``devices`` at per-device ``batch`` come from."""
+    if whole_job_w(power.total_w_at, devices, batch) is not None:
+        return sentence("power_whole_job", n=devices)
+    if power.per_device(batch) is None:
+        return "unknown"
+    source = power.source
+    if power.at_batch and batch is not None:  # per device, from the N = 1 runs' batches
+        how, batches = charged_at(power.at_batch, batch)
+        watts = [dict(power.at_batch)[b] for b in batches]
+        source = sentence("power_per_device", p=power, how=how, batch=batch, b=batches, w=watts)
+    return agreeing(devices, source, f"{source} x {devices}")
+
+
+def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
+    """The source, then how each of ``counts`` ((N, per-device batch)) is charged."""
+    if not power.at_batch:
+        return power.source
+    groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
+    for n, b in counts:
+        if b is None:
+            continue
+        whole = whole_job_w(power.total_w_at, n, b) is not None
+        key = ("whole", ()) if whole else charged_at(power.at_batch, b)
+        groups.setdefault(key, []).append((int(n), float(b)))
+    parts = [
+        sentence(
+            "power_charged",
+            how=how,
+            on=on_devices([n for n, _ in rows]),  # the counts in order: 2, 4 and 8 devices
+            at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
+            batches=batches,
+            # all smaller than the nearest measured: its power likely higher than theirs
+            smaller=bool(batches) and all(b < batches[0] for _, b in rows),
         )
-        warnings = [*map(said_finding, d.warnings)]
-        if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
-            n, minutes, floor, system = self.below_mlperf[0]
-            more = len(self.below_mlperf) - 1 or None
-            said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
-            warnings.append(sentence("below_mlperf", **said))
-        return replace(d, warnings=tuple(warnings), settle=first)
+        for (how, batches), rows in groups.items()
+    ]
+    return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
-    @cached_property
-    def caveats(self) -> tuple[str, ...]:
-        """What makes the headline less firm: the explanation's first lines."""
-        cal, d = self.calibration, self.decision
-        link = cal.machine.network.intra.name  # the inputs not given, each with what to give
-        inter = next((a.value for a in self.assumptions if a.term == TermId.INTER_NODE), None)
-        given = (*self.qualifiers.defaults, *(["inter_node"] if inter else []))
-        said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
-        defaults = [
-            sentence("default_used", option=o, **said)
-            for o in ("samples", "batch", "link", "inter_node")
-            if o in given
-        ]
-        lines = headline(
-            defaults=defaults,
-            noise_steps=self.qualifiers.noise_steps,
-            step_width_log=cal.model.error.width_log,
-            devices=d.chosen.accelerators,
-            host_devices=cal.runs.host_devices,
-            steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
-            again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
-        )
-        found = self.disagreements
-        beside = against_measured(self.measured_counts, found)
-        held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
-        first = filter(None, (held, self.qualifiers.model_note, withheld(d, self.assumptions)))
-        return (*first, *map(disagreement, found), *lines, *beside)
 
-    @cached_property
-    def explanation(self) -> list[str]:
-        """The caveats, then --explain's sentences, the model chosen after the decision."""
-        lines = [*self.caveats, *explain(self)]
-        said = self.qualifiers
-        if not said.model_chosen or said.model_note:
-            return lines
-        at = self.decision_line
-        return [*lines[: at + 1], said.model_chosen, *lines[at + 1 :]]
+def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
+    """The memory sentence ``key`` over ``values`` and the model, its device (in GB, as every
+    size compared with it) and what it holds, as every memory sentence names them."""
+    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
+    least = by_count[-1][1] if shape is not None and by_count else None
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
+    held = sentence(
+        "memory_held",
+        m=memory,
+        shape=shape,
+        least=least,
+        optimizer=memory.state.optimizer.replace("_", " "),
+        how="bench" if shape is None else ("least" if least is not None else "shape"),
+        gathered=memory.gathered_gb if gathered else None,
+        units=GATHERED_UNITS,
+    )
+    assumed = filled("; assumed: {}", device.assumed)
+    return sentence(
+        key,
+        model=f"{with_article(format_count(memory.params))}-parameter model",
+        device=f"the {device.memory.family} ({device.memory.said()}{assumed})",
+        held=held,
+        **values,
+    )
 
-    @property
-    def decision_line(self) -> int:
-        """Where "Use N devices ..." stands in ``explanation``."""
-        return len(self.caveats) + len(self.decision.warnings)
+
+def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
+    """The sentence said first where memory limits the counts ("" where not): from which count
+    the strategy asked, or the one ``advised`` (``MemoryCheck.fallback``), holds the model."""
+    if memory is None or not memory.limits:
+        return ""
+    asked, fewest = memory.strategy, memory.fits_from(advised)
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        return _said(memory, "memory", case="from", name=strategy_name(advised), n=fewest)
+    fits = memory.fits_from(asked)
+    if fits is not None:
+        each = memory.at(asked, fits).total_gb
+        return _said(memory, "memory", case="fits", name=strategy_name(asked), n=fits, each=each)
+    if memory.fallback is None:
+        return nothing_fits(memory)
+    strategy, devices = memory.fallback
+    others = [
+        f"{strategy_name(s)} from {n}"
+        for s, n in memory.fewest
+        if s not in (asked, strategy) and n is not None and s != "hybrid"
+    ]
+    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+    return _said(
+        memory,
+        "memory",
+        case="cannot",
+        name=strategy_name(strategy),
+        n=devices,
+        asked=strategy_name(asked),
+        least=least.total_gb,
+        least_n=None if everywhere else least.devices,
+        strategy=strategy,
+        each=memory.at(strategy, devices).total_gb,
+        also=filled("; {}", ", ".join(others)),
+    )
+
+
+def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
+    """Why no count searched holds the model under any strategy, and the fewest that
+    would with what lifts the cap of those ``capped`` (the calibration's sources: the
+    topology's GPUs, past them only whole nodes of that many; else the most devices
+    allowed), or what else shrinks a shape's activations (whole on every device)."""
+    shape, would = memory.activations_counted, memory.would_hold
+    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
+    if shape is not None:
+        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
+        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
+        case = "full" if full else "recompute"
+        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
+    if would is not None:
+        s, n, _ = would  # past a node only whole nodes are searched
+        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
+        if cap is not None:
+            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
+            said |= {"cap": "topology", "gpus": gpus, "whole": -(-n // gpus) * gpus}
+    return _said(memory, "nothing_fits", **said)

@@ -1,25 +1,38 @@
-"""The advice as ``gpuscale advise`` shows it: the short answer wrapped over the
-predictions' table (the deciding columns; with ``--explain`` every shown column under the
-explanation; as CSV every column), and ``-f json``'s document (docs/advice.md)."""
+"""An advice's words (:class:`Worded`) and the views ``gpuscale advise`` shows: the
+predictions' table (the deciding columns under the short answer; with ``--explain`` every
+shown column under the explanation; as CSV every column), and ``-f json``'s document
+(docs/advice.md)."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict
-from textwrap import wrap
+from dataclasses import asdict, replace
+from functools import cached_property
 
 import pandas as pd
 
+from gpuscale.advice.assumed import Assumption
+from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import AdviceView, lines
+from gpuscale.advice.explain.caveats import (
+    flagged,
+    headline,
+    measure_first,
+    memory_said,
+    withheld,
+)
+from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_name
-from gpuscale.advice.types import FindingKind, maybe
-from gpuscale.quantities import counted, filled, format_count
+from gpuscale.advice.explain.phrasebook import said as said_finding
+from gpuscale.advice.explain.runs import against_measured, disagreement
+from gpuscale.advice.records import Decision
+from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
+from gpuscale.advice.types import FindingKind, TermId, again, maybe
+from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.quantities import format_count
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
-# The short answer's lines wrap at this many columns whatever the terminal's.
-LINE_COLUMNS = 100
 # The terminal's columns, the deciding overhead's after the step.
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
@@ -51,12 +64,6 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     return tuple(column for column in wanted if shown.get(column, True))
 
 
-def more(advice: AdviceView) -> str:
-    """Where the rest is, said under the table."""
-    caveats = filled("{}, ", advice.caveats and counted(len(advice.caveats), "caveat"))
-    return f"More: --explain ({caveats}every assumption with its source); -f json (every number)."
-
-
 def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
@@ -65,11 +72,8 @@ def advice_view(
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
-    params = format_count(cal.model.spec.params)
-    name = cal.model.name
-    named = name if params in name else f"{name} ({params} parameters)"
-    strategy = strategy_name(cal.run.strategy)
-    title = f"predicted training of {named} with {strategy} on {cal.machine.network_name}"
+    named = format_count(cal.model.spec.params) in cal.model.name
+    title = sentence("table_title", cal=cal, named=named, strategy=strategy_name(cal.run.strategy))
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
@@ -81,37 +85,10 @@ def advice_view(
             title,
             drop_order=DROP_ORDER,
             formats=FORMATS,
-            said=(more(result),),
+            said=(sentence("table_more", n=len(result.caveats) or None),),
         )
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
-
-
-def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
-    """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
-    command broken only between its words (a path with a space or a hyphen pastes whole)."""
-    width = min(LINE_COLUMNS, columns)
-    return [
-        w.translate(_FREE)
-        for line in lines(advice)
-        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
-    ]
-
-
-# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
-_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
-_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
-
-
-def _kept_whole(line: str) -> str:
-    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
-    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
-
-    def held(command: re.Match[str]) -> str:
-        quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
-        return quoted.replace("-", "\x01")
-
-    return re.sub(r"`[^`]*`", held, line)
 
 
 def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
@@ -259,3 +236,95 @@ def _family(result: AdviceView) -> dict[str, JSON] | None:
 
 
 BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")
+
+
+class Worded:
+    """The words of an advice's record (``search.decide.Searched``), read when asked:
+    ``api.Advice`` is the record with them."""
+
+    def __str__(self) -> str:
+        return "\n".join(f"- {line}" for line in self.explanation)
+
+    @cached_property
+    def predictions(self) -> pd.DataFrame:
+        return flagged(self.table, self.calibration.machine.power)
+
+    @cached_property
+    def alternative(self) -> pd.DataFrame | None:
+        return maybe(flagged, self.weak_table, self.calibration.machine.power)
+
+    @cached_property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """The assumptions as the strategy advised prices them, the input pipeline's saying
+        the rate the largest count consumes."""
+        cal = self.calibration
+        found = for_strategy(cal.said.assumptions, cal.run.strategy)
+        if self.input_rate is None:
+            return found
+        load = self.input_rate
+        needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
+        return tuple(needed if a.term == TermId.INPUT else a for a in found)
+
+    @cached_property
+    def decision(self) -> Decision:
+        """The search's Decision with its words: the warnings and what to measure first."""
+        d, cal = self.decided, self.calibration
+        held_back = None if d.held_back is None else d.held_back.accelerators
+        first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
+            self.assumptions,
+            strong=cal.run.kept_global_batch is not None,
+            held_back=held_back,
+            refused=d.refused,
+            host_devices=cal.runs.host_devices,
+            again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
+        )
+        warnings = [*map(said_finding, d.warnings)]
+        if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
+            n, minutes, floor, system = self.below_mlperf[0]
+            more = len(self.below_mlperf[1:]) or None
+            said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
+            warnings.append(sentence("below_mlperf", **said))
+        return replace(d, warnings=tuple(warnings), settle=first)
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """What makes the headline less firm: the explanation's first lines."""
+        cal, d = self.calibration, self.decision
+        link = cal.machine.network.intra.name  # the inputs not given, each with what to give
+        inter = next((a.value for a in self.assumptions if a.term == TermId.INTER_NODE), None)
+        given = (*self.qualifiers.defaults, *(["inter_node"] if inter else []))
+        said = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
+        defaults = [
+            sentence("default_used", option=o, **said)
+            for o in ("samples", "batch", "link", "inter_node")
+            if o in given
+        ]
+        lines = headline(
+            defaults=defaults,
+            noise_steps=self.qualifiers.noise_steps,
+            step_width_log=cal.model.error.width_log,
+            devices=d.chosen.accelerators,
+            host_devices=cal.runs.host_devices,
+            steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
+            again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
+        )
+        found = self.disagreements
+        beside = against_measured(self.measured_counts, found)
+        held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
+        first = filter(None, (held, self.qualifiers.model_note, withheld(d, self.assumptions)))
+        return (*first, *map(disagreement, found), *lines, *beside)
+
+    @cached_property
+    def explanation(self) -> list[str]:
+        """The caveats, then --explain's sentences, the model chosen after the decision."""
+        lines = [*self.caveats, *explain(self)]
+        said = self.qualifiers
+        if not said.model_chosen or said.model_note:
+            return lines
+        at = self.decision_line
+        return [*lines[: at + 1], said.model_chosen, *lines[at + 1 :]]
+
+    @property
+    def decision_line(self) -> int:
+        """Where "Use N devices ..." stands in ``explanation``."""
+        return len(self.caveats) + len(self.decision.warnings)

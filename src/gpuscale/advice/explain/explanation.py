@@ -9,14 +9,14 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, measured_at, named, row_at
-from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, only_one
-from gpuscale.advice.explain.phrasebook import row_interval, sentence, speedup_interval
-from gpuscale.advice.explain.qualifiers import power_said
+from gpuscale.advice.explain.answer import AdviceView, decision_kind, measured_at, row_at
+from gpuscale.advice.explain.caveats import power_said
+from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named, only_one
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.records import OneDeviceRow
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
-from gpuscale.quantities import counted, format_batch, format_ms, joined, noun_for
+from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
 
@@ -28,22 +28,14 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    use = "refused"  # none advised: an input flagged
-    if not d.holds:
-        use = "none"
-    elif d.count is not None:
-        use = "use"
-    elif d.withheld_by:
-        use = "withheld"
     lines = [
         *d.warnings,
         sentence(
             "recommendation",
-            use=use,
+            use=decision_kind(d),
             config=_config(row_at(frame, chosen.accelerators)),
             c=chosen,  # its time in the table's unit, as the answer's
             speedup=chosen.speedup if chosen.accelerators > 1 else None,
-            interval=speedup_interval(chosen.speedup_low, chosen.speedup_high),
         ),
     ]
     if chosen.accelerators == 1 and d.held_back is not None:
@@ -53,7 +45,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
                 "held_back",
                 n=d.held_back.accelerators,
                 efficiency=held["efficiency"],
-                interval=row_interval(held),
+                row=held,
                 gain=not held["speedup_low"] <= 1,
             )
         )
@@ -65,17 +57,10 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(only_one(advice.calibration, d.limit.cap))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        lines.append(
-            sentence(
-                "fastest",
-                config=_config(fastest),
-                row=fastest,
-                interval=row_interval(fastest),
-            )
-        )
+        lines.append(sentence("fastest", config=_config(fastest), row=fastest))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
-        lines.append(f"Fewest device-hours: {counted(cheapest, 'device')}.")
+        lines.append(sentence("cheapest", n=cheapest))
     return [*lines, *filter(None, [one_device(advice)])]
 
 
@@ -110,12 +95,7 @@ def _searched(advice: AdviceView) -> str:
     the larger batch's samples cost at the focus count, and how to keep one batch."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
-        sentence(
-            "batch_chosen",
-            r=r,
-            accum=r.accum if r.accum > 1 else None,
-            noun=noun_for(r.accelerators, "device"),
-        )
+        sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
         for r in frame.itertuples()
     )
     at_focus = focus in set(frame["accelerators"]) and focus > 1
@@ -140,10 +120,8 @@ def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
     return sentence(
         "weak_instead",
         batch=config(row["batch_per_device"], row["accum"]),
-        big=row["global_batch"],
         named=named(d),
-        speedup=row["speedup"],
-        interval=row_interval(row),
+        row=row,
         one=row_at(alt, 1)["global_batch"],
         measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
     )
@@ -156,20 +134,18 @@ def _sources(advice: AdviceView) -> list[str]:
     lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
-        e_min, b_noise, source = convergence.e_min, convergence.b_noise, convergence.source
-        lines.append(sentence("convergence", e_min=e_min, b_noise=b_noise, source=source))
+        lines.append(sentence("convergence", c=convergence))
     elif TermId.CONVERGENCE not in {a.term for a in advice.assumptions}:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     for a in advice.assumptions:  # not the fixed cost (said with the scaling)
         if a.term != TermId.FIXED:
             lines.append(a.sentence())
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(f"Power: {power_said(cal.machine.power, counts)}.")
+    lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
     source = phrasebook.said(cal.model.error.source, strategy=strategy)
     lines.append(_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error)))
-    for row in rows[rows["flags"] != ""].itertuples():
-        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
-    return lines
+    flagged = rows[rows["flags"] != ""].itertuples()
+    return [*lines, *(sentence("row_left_out", row=row) for row in flagged)]
 
 
 def _measured(advice: AdviceView, n: int) -> str:
@@ -182,8 +158,6 @@ def _measured(advice: AdviceView, n: int) -> str:
         at=advice.intervals.span(n),
         m=m,
         case="none" if m is None else ("one" if m.measured_low is None else "range"),
-        runs=m and len(m.used),
-        flagged=m is not None and m.on_flagged_only,
         below=m is not None and m.accelerators < n,
     )
 
@@ -226,11 +200,10 @@ def fixed_cost_line(cal: Calibration, opt: float) -> str:
     it apart, the optimizer step beside it (``opt``, ms)."""
     fixed = cal.model.fixed
     said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
-    if opt <= 0:
-        return f"Fixed per-step cost: {said}."
     measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
     return sentence(
         "fixed_costs_line",
+        split=opt > 0,
         fixed=said,
         measure=maybe(str, measure),
         opt=opt,
@@ -275,13 +248,10 @@ def one_device(advice: AdviceView) -> str:
     return sentence(
         "one_device",
         case=case,
-        predicted=r.step_ms,
         at=None if m is None or same else config(m.batch, m.accum),
-        step=getattr(m, "step_ms", 0.0),
+        m=m,
         r=r,
-        own=getattr(m, "own_ms", 0.0),
         detail=detail,
-        fsdp_own=getattr(m, "fsdp_own_ms", 0.0),
         added=r.added_ddp_ms or None,
     )
 
@@ -298,7 +268,7 @@ def _phases(r: OneDeviceRow) -> str:
 
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
-    return format_batch(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+    return sentence("batch_config", batch=batch, accum=int(accum))
 
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend

@@ -17,20 +17,15 @@ from gpuscale.advice.explain.answer import (
     deciding_change,
     deciding_kind,
     memory_decides,
-    named,
     row_at,
 )
+from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.phrasebook import (
-    PHRASES,
-    TERMS,
     sentence,
-    speedup_interval,
     strategy_name,
-    strategy_words,
     term_name,
     term_subject,
 )
-from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import BreakEven, Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
@@ -40,16 +35,18 @@ if TYPE_CHECKING:  # a type only: explain evaluates no model
     from gpuscale.advice.calibration import FamilyBasis
 
 
-def _detailed(d: Decision) -> str:
-    """``named`` with the fastest count where it is another."""
-    said, same = named(d), d.focus.accelerators == d.chosen.accelerators
-    if d.fastest is None:  # no count predicted holds the model: none is the fastest
-        return said
-    if d.fastest == d.focus.accelerators:
-        return f"{said} and the fastest"
-    if d.fastest == d.chosen.accelerators:
-        return f"{said}, itself the fastest" if same else f"{said} and fastest"
-    return f"{said} (the fastest is {d.fastest})"
+def named(d: Decision, detailed: bool = False) -> str:
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``
+    (``detailed``: with the fastest count where it is another)."""
+    n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
+    if detailed and d.fastest is not None:  # None: no count predicted holds the model
+        fastest = "other"
+        if d.fastest == focus:
+            fastest = "focus"
+        elif d.fastest == n:
+            fastest = "same" if focus == n else "chosen"
+    said = {"n": n, "focus": focus, "same": focus == n, "advised": d.count is not None}
+    return sentence("named", d=d, fastest=fastest, **said)
 
 
 def remedy(advice: AdviceView) -> str:
@@ -59,23 +56,14 @@ def remedy(advice: AdviceView) -> str:
     strategy, n = cal.run.strategy, d.focus.accelerators
     change = deciding_change(advice)
     parts = advice.fixed_term
-    cures, words = TERMS[TermId.LATENCY]["cures"], strategy_words(strategy)
-    cured = [
-        *[cures["buckets"].format(**words)] * d.limit.fewer_messages,
-        cures["batch"],
-        cures["accumulate" if d.chosen.accum == 1 else "more"].format(
-            per_k=words["per_k"], accum=d.chosen.accum
-        ),
-    ]
     said = remedy_of(
         change,
         "full",
         strategy,
-        cures=joined(cured, "or"),
-        whole=PHRASES["fixed_whole_fsdp" if strategy == "fsdp" else "fixed_whole"],
+        fewer_messages=d.limit.fewer_messages,
+        accum=d.chosen.accum,
         # the optimizer step, mostly: a fused one
-        fused=TERMS[TermId.FIXED]["fused"]
-        * (parts.optimizer_excess_ms > parts.forward_backward_excess_ms),
+        optimizer=parts.optimizer_excess_ms > parts.forward_backward_excess_ms,
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
@@ -110,29 +98,24 @@ def step_lines(advice: AdviceView) -> list[str]:
     # a measured step: what the model's terms leave of it
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
-    marked = " (from weak runs: a measurement to repeat)" * weak(cal.runs.evidence)
+    marked = weak(cal.runs.evidence)
     lines = [
         sentence(
             "step_at",
             at=at,
             o=o,
             d=d,
-            detailed=_detailed(d),
-            step=at.step_ms,
+            detailed=named(d, detailed=True),
             not_spread=_not_spread(advice, at.accelerators, at.step_ms),
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
             slowdown=slowdown,
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
-            bandwidth_name=term_name(TermId.BANDWIDTH),
-            latency_name=term_name(TermId.LATENCY),
             left=left,
-            explained=at.explained_ms,
-            interval=speedup_interval(at.speedup_low, at.speedup_high),
-            term=subject[0].upper() + subject[1:],
+            subject=subject,
             alone=d.short_alone(),
             decides=deciding_kind(advice),
-            marked=marked,
+            weak=marked,
         )
     ]
     numbers = sentence("step_numbers", at=at)
@@ -147,10 +130,9 @@ def step_lines(advice: AdviceView) -> list[str]:
                 "step_cap",
                 cap="stopped" if cap in STOPPED else cap,
                 named=named(d),
-                needs=at.samples_ratio if cap == "convergence" else None,
                 numbers=numbers,
                 subject=subject,
-                marked=marked,
+                weak=marked,
                 at=at,
                 strategy=strategy_name(cal.run.strategy),
             )
@@ -185,17 +167,10 @@ def counts_rule(counts: Counts, short: bool = False) -> str:
 def dropped_counts(cal: Calibration, counts: Counts) -> str:
     """The counts searched, by what rule, and why each without a row has none; ""
     where every count up to the most allowed has its row."""
-    missing, run = counts.missing, cal.run
+    missing = counts.missing
     if not missing and counts.every:
         return ""
-    unsplit = sentence(
-        "unsplit",
-        kept=run.kept_global_batch,
-        n=len(missing),
-        largest=run.largest_batch,
-        accum=run.max_accum,
-        missing=tuple(missing),
-    )
+    unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
     return sentence(
         "dropped_counts",
         searched=counts.searched,

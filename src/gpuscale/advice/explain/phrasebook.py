@@ -3,10 +3,11 @@ strategies' collectives, the remedies, the sentences) and the finding templates
 (``data/advice_findings.json``). Renaming a term is one row of the file.
 
 A template is written over a record's values, without arithmetic: ``{name}`` as it is
-(``{d.focus.step_ms}``: a record's field, ``{row[speedup]}``: a row's or a dict's item),
-``{name:spec}`` with a Python format spec or a kind of :data:`KINDS` (``kind~other``:
-``other`` names a second value, or a fragment of the template), ``{fragment}`` (a name
-no value has) the template's fragment of that name."""
+(``{d.focus.step_ms}``: a record's field, ``{row[speedup]}``: a row's or a dict's item,
+``{terms[bandwidth][name]}``: the phrasebook's term rows), ``{name:spec}`` with a Python
+format spec or a kind of :data:`KINDS` (``kind~other``: ``other`` names a second value, as
+a template names it, or a fragment of the template), ``{fragment}`` (a name no value has)
+the template's fragment of that name."""
 
 from __future__ import annotations
 
@@ -85,7 +86,8 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     """What would change a decision whose ``change`` is a term or why the search stopped,
     in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
     row = TERMS.get(change) or CHANGES[change]
-    return row[view].format(**PHRASES, **strategy_words(strategy), **values)
+    said = {**PHRASES, **strategy_words(strategy), "strategy": strategy, **values}
+    return Phrasing(row, said).said(view)
 
 
 def reading(r: Reading, speedup: bool = False) -> str:
@@ -108,11 +110,6 @@ def speedup_interval(low: float, high: float) -> str:
     if pd.isna(low) or pd.isna(high):
         return "one run: no interval"  # a row resting on a single run
     return f"{span(number(low), number(high))}x, 80% interval"
-
-
-def row_interval(row: pd.Series) -> str:
-    """:func:`speedup_interval` of a predictions row."""
-    return speedup_interval(row["speedup_low"], row["speedup_high"])
 
 
 def _floats(value: object) -> tuple[float, ...]:
@@ -156,6 +153,9 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "nums": lambda v, of: joined([number(x) for x in _floats(v)]),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
+    "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
+    # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
+    "interval": lambda v, of: speedup_interval(v.speedup_low, v.speedup_high),  # type: ignore[attr-defined]
 }
 
 
@@ -171,11 +171,18 @@ class Phrasing(Formatter):
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
     ) -> None:
         self.template = template
-        self.values = values
+        self.values = {"terms": TERMS, **values}
         self.nested = said  # how a sentence or finding among the values is said
 
     def said(self, key: str) -> str:
         return self.format(self.template[key], **self.values)
+
+    def _named(self, name: str) -> object:
+        """The value ``name`` names (``at.step_ms``); None where none does."""
+        try:
+            return self.get_field(name, (), self.values)[0]
+        except (KeyError, AttributeError):
+            return None
 
     def get_value(self, key: int | str, args: object, kwargs: dict[str, object]) -> object:
         if isinstance(key, str) and key not in kwargs and key in self.template:
@@ -185,11 +192,12 @@ class Phrasing(Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:
-            return KINDS[kind](value, self.values.get(other))
+            return KINDS[kind](value, self._named(other))
         if kind == "noun":
             return noun_for(len(_floats(value)), other)
-        if kind == "counted":
-            return counted(int(_float(value)), other)
+        if kind == "counted":  # a number, or how many items
+            many = len(value) if isinstance(value, tuple) else _float(value)
+            return counted(int(many), other)
         if kind == "items":
             said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
             return said or self.said(other)

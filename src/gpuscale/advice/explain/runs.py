@@ -1,7 +1,8 @@
 """The words on the bench runs an advice reads: the refusals (:func:`refusal`, the one
 renderer of ``calibrate.rows.CalibrationError``), the flagged runs allowed and what to do
 about them, weak runs, which model was advised on and why the larger ones were passed
-over, and how an FSDP run's own work was read."""
+over, how an FSDP run's own work was read, and each count the bench measured against its
+prediction (those outside the interval, the disagreements, first)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,19 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import said, sentence
+from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import (
-    filled,
     format_count,
     format_ms,
     joined,
     noun_for,
+    number,
     of_the,
 )
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
@@ -42,7 +45,7 @@ def broken_sentence(broken: Broken) -> str:
 
 
 def broken_note(broken: Broken) -> str:
-    """The sentence saying which models were left out as broken ("" when none)."""
+    """Which models were left out as broken ("" when none)."""
     if not broken:
         return ""
     return f". {sentence('broken', case='note', models=broken_sentence(broken))}"
@@ -81,7 +84,6 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
 
 
 def _refused(found: Refusal) -> str:
-    """A :class:`Refusal` by its kind's template over its fields."""
     if found.kind == RefusalKind.BROKEN:
         broken = found.broken
         return sentence(
@@ -104,7 +106,8 @@ def _refused(found: Refusal) -> str:
         count=len(names),
         listed=joined(names) or "none",
         names=names,
-        shown=", ".join(names[:4]) + filled(" and {} more", max(len(names) - 4, 0)),
+        shown=", ".join(names[:4]),
+        more=len(names[4:]) or None,
     )
 
 
@@ -117,8 +120,8 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = ""
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "one": left.left == 1, "flags": flag_lines(left.flags)}
-        flagged = f". {sentence('flagged_runs', case='left', remedy=remedy(kinds), **runs)}"
+        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
+        flagged = f". {sentence('flagged_runs', case='left', **runs)}"
     return f"{text}{flagged}{broken_note(left.broken)}."
 
 
@@ -174,7 +177,7 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
         return sentence("model_chosen", c=found, passed=passed, others=None), ""
     if not found.others:
         return "", ""
-    others, listed = len(found.others) + 1, joined(found.others)
+    others, listed = len((found.model, *found.others)), joined(found.others)
     return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
 
 
@@ -198,7 +201,7 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     the same in full (with the command printing their notes); (None, None) for none."""
     if found is None:
         return None, None
-    said = {  # the record's fields, its runs, counts and kinds as said
+    said = {
         **asdict(found),
         "runs": of_the(found.weak, found.runs, "bench run"),
         "on": on_devices(found.counts),
@@ -214,8 +217,8 @@ def fsdp_own_basis(row: pd.Series) -> str:
     columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"
-    if step is not None and nosync is not None and (plain is None or step - plain <= step - nosync):
-        case = "nosync"  # the step less the plain one no larger
+    if step is not None and nosync is not None and (plain is None or plain >= nosync):
+        case = "nosync"  # the step less the plain one no larger than less the no-sync one
     elif step is not None and plain is not None:
         case = "plain"
     return sentence(
@@ -234,3 +237,54 @@ def fsdp_note(row: pd.Series) -> str:
         return ""
     step = float(row["step_ms_mean"])
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
+
+
+def wide_span(low: float, high: float) -> str | None:
+    """An interval's width as a ratio where it is too wide to test a prediction (more than
+    a factor of ``TOO_WIDE_TO_TEST``; ``infinity`` where it reaches 0); None where it is
+    not, or where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
+        return None
+    if low <= 0:
+        return "infinity"
+    return number(high / low)
+
+
+def measured_said(c: MeasuredCount) -> str:
+    """The runs at ``c`` against the prediction, inside or outside its interval; inside an
+    interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
+    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+    case = "outside"
+    if not c.trusted:
+        case = "flagged"
+    elif c.inside:
+        case = "inside"
+    elif remedy:
+        case = "weak"
+    return sentence(
+        "measured_count",
+        c=c,
+        case=case,
+        span=wide_span(c.predicted_low, c.predicted_high),
+        within=TOO_WIDE_TO_TEST,
+        remedy=remedy,
+        left=tuple(c.of(c.left_out)) or None,
+    )
+
+
+def against_measured(
+    counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
+) -> list[str]:
+    """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
+    apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
+    return [
+        measured_said(c)
+        for c in counts
+        if (c.accelerators, c.batch_per_device, c.accum) not in apart
+    ]
+
+
+def disagreement(d: MeasuredCount) -> str:
+    """The disagreement in words, first among the caveats and the answer's lines."""
+    left = tuple(d.of(d.left_out)) or None
+    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left)

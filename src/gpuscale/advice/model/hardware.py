@@ -210,7 +210,8 @@ class PowerKind(Code):
 @dataclass(frozen=True, slots=True)
 class Power:
     """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
-    is, what its name left open and the link that implies it; ``source``: in words."""
+    is or is not, what its name left open (``assumed``) and the link that implies it;
+    ``source`` those in words (``explain.caveats``)."""
 
     watts: float | None
     source: str = ""

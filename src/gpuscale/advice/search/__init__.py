@@ -1,2 +1,2 @@
-"""From the calibration to the advice in one pass: predict (with intervals), reconcile with
-the measurements, decide, derive the numbers the words read."""
+"""From the calibration to the advice in one pass: predict (with intervals), rest the rows
+measured outside them on the measurements, decide, derive the numbers the words read."""

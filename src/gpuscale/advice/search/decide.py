@@ -1,14 +1,14 @@
-"""The advice in one pass (``recommend``): the predictions (``predict``), reconciled with
-the measurements (``reconcile``), the one :class:`Decision` read off them, the numbers
-derived (``derive``). The decision: ``chosen``, the fastest count reaching the target
-efficiency whose speedup's 80% interval lies above 1 (else ``held_back``; one device where
-an input cannot be true); ``focus``, the next count up, where the dominant overhead and the
-factor of the speedup that loses more (``cap``) are read; ``readings``, the count at each
-end of every assumed term's range."""
+"""The advice in one pass (``search``): the predictions (``predict``), the rows the bench
+measured outside their interval resting on the runs (``applied``), the one :class:`Decision`
+read off them (``chosen``, the fastest count reaching the target efficiency whose speedup's
+80% interval lies above 1; ``focus``, the next count up, where the limit is read;
+``readings``, the count at each end of every assumed term's range), the numbers derived
+(``derive``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -26,24 +26,27 @@ from gpuscale.advice.records import (
     HeldBack,
     InputRate,
     Limit,
+    Measured,
     MeasuredCount,
     OneDeviceRow,
     Picks,
     Qualifiers,
     RowIntervals,
 )
-from gpuscale.advice.search import derive, predict, reconcile
-from gpuscale.advice.search.predict import Refused, plausible
-from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId
-from gpuscale.tables.advice import NOT_POSITIVE
+from gpuscale.advice.search import derive, predict
+from gpuscale.advice.search.predict import Refused, trusted
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
 _SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
 _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
-# the record's change for the weak-scaling alternative: the per-device batch kept
-WEAK = {"run": {"scaling": "weak"}}
+# the prediction columns that scale with the step's throughput, with its time
+WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
+WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
+INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
 
 
 class NoneHolds(ValueError):
@@ -59,7 +62,7 @@ class NoneHolds(ValueError):
 @dataclass(frozen=True)
 class Searched:
     """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data (``api.Advice`` adds the words, ``explain.caveats.Worded``)."""
+    data (``api.Advice`` adds the words, ``explain.document.Worded``)."""
 
     table: pd.DataFrame  # one row per device count, its flags as data
     decided: Decision
@@ -84,48 +87,36 @@ class Searched:
         return self.decided.count
 
 
-def search(cal: Calibration) -> Searched:
-    """The advice on ``cal``, the speedup's interval its link class's calibrated rule where
-    it is the advice's."""
-    return recommend(cal, predict.RULE)
-
-
-def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
+def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
     """The advice on the calibration the devices hold (``held``) and its variants (the
     weak-scaling alternative where the global batch is kept without a convergence model,
-    each end of every assumed term's range), each predicted, reconciled, decided; no count
-    below the fewest devices that hold the model is chosen. ``rule``: the speedup's interval
-    per link class (None: the model's)."""
+    each end of every assumed term's range), each predicted, reconciled, decided. ``rule``:
+    the speedup's interval per link class (None: ``predict.RULE``)."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
     weak = multi and run.kept_global_batch is not None and goal.convergence is None
     ends = [cal.at(changes) for *_, changes in goal.ends]
-    variants = (cal, *([cal.at(WEAK)] if weak else []), *ends)
-    predicted = [predict.predicted(variant, rule) for variant in variants]
+    # the weak-scaling alternative keeps the per-device batch
+    variants = (cal, *([cal.at({"run": {"scaling": "weak"}})] if weak else []), *ends)
+    predicted = [predict.predicted(variant, rule or predict.RULE) for variant in variants]
     tables, interval = [table for table, _ in predicted], predicted[0][1]
     alternative = tables[1] if weak else None
-    measured = reconcile.measured_counts(tables[0], cal.runs.measured, alternative)
-    found = reconcile.disagreements(measured)
+    measured = measured_counts(tables[0], cal.runs.measured, alternative)
+    found = tuple(c for c in measured if not c.inside)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
-    frame, *others = [reconcile.applied(table, found, counts) for table in tables]
-    # (count, minutes, floor, system) of each count faster than the fastest MLPerf system
-    # at that count: an input that cannot be true
-    floor = {n: (minutes, system) for n, minutes, system in goal.mlperf_floor}
-    below = tuple(
-        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
-        for row in frame[plausible(frame)].itertuples()
-        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
-    )
+    frame, *others = [applied(table, found, counts) for table in tables]
+    below = derive.below_mlperf(frame, goal.mlperf_floor)
     decision = decide(cal, frame, cal.said.implausible or bool(below), fits_from)
     readings = []  # the count chosen at each end of every assumed term's range
-    at_ends = zip(goal.ends, ends, others[len(others) - len(ends) :], strict=True)
+    at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
         chosen = decide(at, table, at.said.implausible, fits_from).chosen
         readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last, few = frame.iloc[-1], goal.noise_steps
+    rate = float(last.samples_per_s)
     return Searched(
         table=frame,
         decided=decision,
@@ -136,11 +127,7 @@ def recommend(cal: Calibration, rule: predict.IntervalRule | None = None) -> Sea
         disagreements=found,
         measured_counts=measured,
         below_mlperf=below,
-        input_rate=InputRate(
-            float(last.samples_per_s),
-            int(last.accelerators),
-            float(last.samples_per_s) / int(last.accelerators),
-        ),
+        input_rate=InputRate(rate, int(last.accelerators), rate / int(last.accelerators)),
         qualifiers=Qualifiers(
             defaults=goal.defaults,
             noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
@@ -175,23 +162,21 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     an input cannot be true; ``fits_from``: the fewest devices that hold the model, standing
     where one device would (none predicted: nothing advised)."""
     target = cal.search.target_efficiency
-    trusted = frame[plausible(frame)].reset_index(drop=True)
-    if trusted.empty:  # one device's speedup is 1: only its time can fail
+    plain, fitting = trusted(frame, fits_from)
+    if plain.empty:  # one device's speedup is 1: only its time can fail
         raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
-    fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
     # no count predicted holds the model: read as without memory, none advised (``holds``)
-    holds = bool(len(fitting))
-    fitting = fitting if holds else trusted
-    chosen, held_back = _chosen(fitting, target, refused)
-    larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
-    focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
+    holds = bool(fitting["accelerators"].iloc[0] >= fits_from)
+    chosen, held = _chosen(fitting, target, refused)
+    larger = plain[plain["accelerators"] > chosen["accelerators"]]
+    focus = larger.iloc[0] if len(larger) else plain.iloc[-1]
     parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
     if focus["accelerators"] > 1:
         parts = derive.overheads(focus)
     term = "compute"  # at >= 95% throughput efficiency (or N = 1)
     if focus["accelerators"] >= 2 and focus["throughput_efficiency"] < NEGLIGIBLE:
         term = max(parts, key=parts.get)
-    largest = int(trusted["accelerators"].iloc[-1])
+    largest = int(plain["accelerators"].iloc[-1])
     if len(larger):  # the factor that loses more (log scale); ``none``: both lose under 5%
         losses = {
             "overheads": math.log(min(1.0, focus["throughput_efficiency"])),
@@ -205,23 +190,22 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         above = {int(n) for n in cal.machine.device_counts if n > largest}
         cap = "flagged" if above else "devices"
         cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
-    rests_on = str(focus.get("rests_on", "predicted"))
-    explained = ratio = held = None
+    rests_on = str(focus["rests_on"])
+    explained = ratio = None
     if cap == "convergence":
         ratio = 1 / float(focus["convergence_factor"])
-    if held_back is not None:
-        held = HeldBack(int(held_back["accelerators"]), float(held_back["speedup_low"]))
     if rests_on != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and len(larger):
-        change = "uncertain" if held_back is not None else term
+        change = "uncertain" if held is not None else term
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
     # issue fewer collectives
     fewer = cal.model.spec.units > 1
     if cal.run.strategy == "ddp":
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
-    decision = Decision(
+    gone, also = derive.shrink(focus, term, target)
+    return Decision(
         chosen=Chosen(
             accelerators=int(chosen["accelerators"]),
             accum=int(chosen["accum"]),
@@ -248,27 +232,24 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
             overheads_ms=parts,
             cap=cap,
             change=change,
-            without_dominant_efficiency=derive.without(focus, (term,)),
-            also_shrink=derive.also_shrink(focus, term, target),
+            without_dominant_efficiency=gone,
+            also_shrink=also,
             fewer_messages=fewer,
         ),
         warnings=cal.said.warnings,
         refused=refused,
         holds=holds,
+        counts=derive.counts(cal, frame, int(focus["accelerators"]), cap in STOPPED),
     )
-    counts = derive.counts(cal, frame, int(focus["accelerators"]), cap in STOPPED)
-    return replace(decision, counts=counts)
 
 
-def _chosen(
-    trusted: pd.DataFrame, target: float, refused: bool
-) -> tuple[pd.Series, pd.Series | None]:
+def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, HeldBack | None]:
     """The fastest count that reaches ``target`` efficiency with a speedup surely (its
     interval's low end) above the smallest count's, never above it when ``refused``; and the
     faster count held back as not sure (None: none)."""
-    first = trusted.iloc[0]
-    smallest = trusted["accelerators"] == first["accelerators"]
-    reaching = trusted[(trusted["efficiency"] >= target) | smallest]
+    first = rows.iloc[0]
+    smallest = rows["accelerators"] == first["accelerators"]
+    reaching = rows[(rows["efficiency"] >= target) | smallest]
     # a count resting on one run has no interval (NaN): its value is all there is to read
     low = reaching["speedup_low"].fillna(reaching["speedup"])
     base = float(first["speedup"])  # 1 where the smallest count is one device
@@ -278,5 +259,83 @@ def _chosen(
     at = reaching["time_to_train_min"].idxmin()
     best = reaching.loc[at]
     if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
-        return chosen, best
+        return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
     return chosen, None
+
+
+def measured_counts(
+    predictions: pd.DataFrame,
+    measured: Sequence[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> tuple[MeasuredCount, ...]:
+    """Each count the bench measured in a configuration predicted (in the ``predictions``,
+    else the weak-scaling ``alternative``), its runs' throughput speedups as ``analyze
+    --bench`` reads them, the median of those used (the unflagged or allowed, else all) and
+    whether it lies inside the interval."""
+    frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
+    groups: dict[tuple, list[Measured]] = {}
+    for m in measured:
+        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
+        groups.setdefault(key, []).append(m)
+    found = []
+    for (devices, batch, accum, base), runs in groups.items():
+        row = same_configuration(frames, devices, batch, accum, base)
+        if row is None:
+            continue
+        kept = tuple(m for m in runs if not m.flagged or m.allowed)
+        used = kept or tuple(runs)
+        speedup = float(pd.Series([m.speedup for m in used], dtype=float).median())
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        found.append(
+            MeasuredCount(
+                accelerators=devices,
+                batch_per_device=batch,
+                accum=accum,
+                base=tuple(base),
+                predicted_speedup=float(row["speedup"]),
+                predicted_low=low,
+                predicted_high=high,
+                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
+                runs=tuple(runs),
+                trusted=kept,
+                speedups=tuple(m.speedup for m in runs),
+                measured_speedup=speedup,
+                inside=low <= speedup <= high,
+            )
+        )
+    return tuple(sorted(found, key=lambda c: c.accelerators))
+
+
+def applied(
+    frame: pd.DataFrame | None, found: Sequence[MeasuredCount], measured: Collection[int]
+) -> pd.DataFrame | None:
+    """``frame`` with each row a disagreement governs resting on the measurement (at its
+    count, its own configuration's first; above it, up to the next count ``measured``): its
+    throughput columns x measured / predicted speedup, its time columns / it, its intervals
+    the runs' range (NaN: one run)."""
+    if frame is None or not found:
+        return frame
+    out = frame.copy()
+    for i, row in frame.iterrows():
+        n = int(row["accelerators"])
+        last = max((d.accelerators for d in found if d.accelerators <= n), default=None)
+        if last is None or any(last < k <= n for k in measured):
+            continue  # none at or below, or a count measured in between agreed
+        at = [d for d in found if d.accelerators == last]
+        config = (int(row["batch_per_device"]), int(row["accum"]))
+        d = next((x for x in at if (x.batch_per_device, x.accum) == config), at[0])
+        factor = d.measured_speedup / d.predicted_speedup
+        # the measured step split: the model's terms plus what they leave unexplained
+        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
+        out.loc[i, "rests_on"] = "measured" if last == n else "measured_below"
+        out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
+        out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
+        speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
+        seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
+        if low is None or high is None:
+            out.loc[i, INTERVALS] = math.nan
+            continue
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        ends = [speedup * low / seen, speedup * high / seen, step * seen / high, step * seen / low]
+        out.loc[i, INTERVALS] = ends
+    return out

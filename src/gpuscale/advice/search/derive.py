@@ -7,8 +7,10 @@ count with the efficiency were they gone."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
@@ -24,19 +26,16 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.search.predict import WIDER, plausible
+from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
-# the step's overheads, as the prediction columns that hold them
-OVERHEADS = (
-    TermId.FIXED,
-    TermId.WAIT,
-    TermId.DDP,
-    TermId.BANDWIDTH,
-    TermId.LATENCY,
-    TermId.UNEXPLAINED,
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
+WIDER = ("ranges", "floor", "linear")  # why an interval is wider, as ``RowIntervals`` says
+# the step's overheads, as ``overheads`` reads them off a row
+OVERHEADS = tuple(
+    TermId(t) for t in ("fixed", "wait", "ddp", "bandwidth", "latency", "unexplained")
 )
 
 
@@ -111,10 +110,7 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     if family is not None:  # the family's lines at this model's size
         mparams = spec.params / 1e6
         lines = tuple(fixed + per * mparams for fixed, per in (family.opt_ms, family.ddp_ms))
-    pair: tuple[float | None, ...] = (None, None)
     two = frame[frame["accelerators"] == 2]
-    if len(two):
-        pair = (float(two["throughput_efficiency"].iloc[0]) * 2, float(two["speedup"].iloc[0]))
     return BreakEven(
         ms_per_mb,
         from_size(1.0),
@@ -127,8 +123,8 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
         own_ddp_ms=per_step_ms(compute.ddp_ms_per_mparam, spec.params),
         family_optimizer_ms=lines[0],
         family_ddp_ms=lines[1],
-        pair_throughput_speedup=pair[0],
-        pair_speedup=pair[1],
+        pair_throughput_speedup=maybe(float, next(iter(two["throughput_efficiency"] * 2), None)),
+        pair_speedup=maybe(float, next(iter(two["speedup"]), None)),
     )
 
 
@@ -138,42 +134,32 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     against count, the count maximising speedup x efficiency, and the largest keeping
     efficiency >= ``goal.threshold`` x its best; and the numbers that make them, read off
     every trusted row."""
-    plain = trusted = frame[plausible(frame)]
-    fitting = trusted[trusted["accelerators"] >= fits_from]
-    trusted = fitting if len(fitting) else trusted
-    ok = trusted[trusted["efficiency"] >= goal.target_efficiency]
+    plain, fits = trusted(frame, fits_from)
+    ok = fits[fits["efficiency"] >= goal.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
-    if trusted["accelerator_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    table = pd.DataFrame(
-        {
-            "accelerators": trusted["accelerators"],
-            "time_to_train_min": trusted["time_to_train_min"],
-            "system_id": trusted["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = trusted["speedup"] * trusted["efficiency"]
-    good = trusted[trusted["efficiency"] >= goal.threshold * trusted["efficiency"].max()]
-    sxe = int(trusted.loc[score.idxmax(), "accelerators"])
+    if fits["accelerator_hours"].notna().any():
+        cheapest = int(fits.loc[fits["accelerator_hours"].idxmin(), "accelerators"])
+    times = fits[["accelerators", "time_to_train_min"]]
+    knee = knee_pick(times.assign(system_id=fits["accelerators"].astype(str)))
+    sxe = fits.loc[(fits["speedup"] * fits["efficiency"]).idxmax()]
+    good = fits[fits["efficiency"] >= goal.threshold * fits["efficiency"].max()]
     kept = int(good["accelerators"].max()) if len(good) else None
     equilibrium = {
         "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": sxe,
+        "max_speed_x_efficiency": int(sxe["accelerators"]),
         "efficiency_threshold": kept,
     }
-    rows = plain.set_index("accelerators")
-    best_n = int(plain.loc[plain["efficiency"].idxmax(), "accelerators"])
-    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    best = plain.loc[plain["efficiency"].idxmax()]
+    s, e = float(sxe["speedup"]), float(sxe["efficiency"])
     after = plain[plain["accelerators"] > (kept or 0)]
     numbers = Equilibrium(
-        best_n=best_n,
-        best_efficiency=float(rows.at[best_n, "efficiency"]),
+        best_n=int(best["accelerators"]),
+        best_efficiency=float(best["efficiency"]),
         sxe_speedup=s,
         sxe_efficiency=e,
         sxe_product=s * e,
-        kept_efficiency=maybe(float, rows["efficiency"].get(kept)),
+        kept_efficiency=maybe(float, plain.set_index("accelerators")["efficiency"].get(kept)),
         next_n=maybe(int, next(iter(after["accelerators"]), None)),
         next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
         rows=len(plain),
@@ -181,16 +167,27 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     return Picks(efficient, cheapest, equilibrium, numbers)
 
 
+def below_mlperf(
+    frame: pd.DataFrame, floor: Sequence[tuple[int, float, str]]
+) -> tuple[tuple[int, float, float, str], ...]:
+    """(count, predicted minutes, MLPerf's, its system) of each plausible count faster than
+    the fastest MLPerf system at that count (``floor``: count, minutes, system): an input
+    that cannot be true."""
+    fastest = {n: (minutes, system) for n, minutes, system in floor}
+    return tuple(
+        (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
+        for row in frame[plausible(frame)].itertuples()
+        if row.accelerators in fastest and row.time_to_train_min < fastest[row.accelerators][0]
+    )
+
+
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
     """The optimizer step (once per optimizer step on every device, whatever its batch;
-    FSDP's ``1/n`` shard at ``n``) and the ``fixed`` term at ``n`` devices split
-    (:class:`FixedTerm`); the parts 0 where ``frame`` has no row at ``n``."""
+    FSDP's ``1/n`` shard at ``n``) and the ``fixed`` term of ``frame``'s row at ``n``
+    devices split (:class:`FixedTerm`)."""
     opt = float(per_step_ms(cal.model.compute.opt_ms_per_mparam, cal.model.spec.params))
     opt_n = opt / (n if cal.run.strategy == "fsdp" else 1)
-    rows = frame.set_index("accelerators")
-    if n not in rows.index:
-        return FixedTerm(optimizer_ms=opt, optimizer_at_focus_ms=opt_n)
-    row, one = rows.loc[n], frame.iloc[0]
+    row, one = frame.set_index("accelerators").loc[n], frame.iloc[0]
     share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
     excess = float(row["fixed_excess_ms"])
     part = min(max(opt_n - opt * float(share), 0.0), excess)
@@ -246,10 +243,17 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
     rows = rows[rows["rests_on"] == "predicted"]
     if rule is not None or not len(rows):
         return RowIntervals(rule=rule, spans=spans, wider=())
-    found = {why for row in rows["wider"] for why in row}  # as ``predict`` recorded them
-    widths = {round(cal.model.error.width_at(int(n)), 9) for n in rows["accelerators"]}
-    why = [*(w for w in WIDER if w in found), *["growing"] * (len(widths) > 1)]
-    return RowIntervals(rule=rule, spans=spans, wider=tuple(why))
+    # why wider than the step's error: the ranges' ends beyond it, the compute's floor above
+    # its lower end, the speedup's ceiling below its upper end; the error growing with N
+    width = np.array([cal.model.error.width_at(int(n)) for n in rows["accelerators"]])
+    low, high = rows["step_ms_low"] / rows["step_ms"], rows["step_ms_high"] / rows["step_ms"]
+    beyond = (high > np.exp(width) * (1 + TOLERANCE)) | (low < np.exp(-width) * (1 - TOLERANCE))
+    floor = low > np.exp(-width) * (1 + TOLERANCE)
+    ratio = rows["step_ms"] / rows["step_ms_low"]
+    capped = rows["speedup_high"] / rows["speedup"] < ratio * (1 - TOLERANCE)
+    why = [w for w, seen in zip(WIDER, (beyond, floor, capped), strict=True) if seen.any()]
+    growing = len({round(w, 9) for w in width}) > 1
+    return RowIntervals(rule=rule, spans=spans, wider=(*why, *["growing"] * growing))
 
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
@@ -302,28 +306,27 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
     }
 
 
-def without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
-    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step."""
-    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
-        return None
-    step = float(focus["step_ms"])
-    left = step - sum(overheads(focus)[t] for t in terms)
-    if not left > 0:
-        return None
-    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+def shrink(focus: pd.Series, term: str, target: float) -> tuple[float | None, tuple[str, ...]]:
+    """The efficiency at ``focus`` with the overhead ``term`` gone from its step (None: N = 1,
+    no overhead, or nothing left), and the fewest other overheads, largest first, that must
+    go with it to reach ``target`` (() where it alone does, or not even all of them would)."""
+    if focus["accelerators"] < 2 or term not in OVERHEADS:
+        return None, ()
+    parts, step = overheads(focus), float(focus["step_ms"])
 
+    def efficiency(gone: tuple[str, ...]) -> float | None:
+        left = step - sum(parts[t] for t in gone)
+        if not left > 0:
+            return None
+        return float(focus["speedup"]) * step / left / float(focus["accelerators"])
 
-def also_shrink(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
-    """The fewest other overheads, largest first, that must go with ``term`` for ``focus``
-    to reach ``target``; () when ``term`` alone does, or not even all of them would."""
-    gone = without(focus, (term,))
-    if gone is None or gone >= target:
-        return ()
-    parts = overheads(focus)
+    alone = efficiency((term,))
+    if alone is None or alone >= target:
+        return alone, ()
     also: list[str] = []
     for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
         also.append(name)
-        reached = without(focus, (term, *also))
+        reached = efficiency((term, *also))
         if reached is None or reached >= target:
-            return tuple(also)
-    return ()
+            return alone, tuple(also)
+    return alone, ()

@@ -44,13 +44,24 @@ LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN
 # the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
 # watts come from
 WORDED = ("flags", "energy_source")
-TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
-WIDER = ("ranges", "floor", "linear")  # a row's reasons, as ``RowIntervals.wider`` says them
+# the columns a step gives as they are
+FROM_STEP = (
+    *("batch_per_device", "accum", "global_batch", "step_ms", "compute_ms", "ddp_ms"),
+    *("wait_ms", "comm_ms", "samples_per_s"),
+)
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
     """The rows none of whose ``FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
+
+
+def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``plausible`` rows, and those of them from ``fits_from`` devices up (all where
+    none is)."""
+    plain = frame[plausible(frame)]
+    fitting = plain[plain["accelerators"] >= fits_from]
+    return plain, fitting if len(fitting) else plain
 
 
 class Refused(ValueError):
@@ -92,42 +103,35 @@ class IntervalRule:
     def said(self, classes: Sequence[str | None]) -> Finding | None:
         """The rule as a finding for the counts' link ``classes`` (None where none of them
         has one)."""
-        found = [c for c in dict.fromkeys(classes) if c in self.classes]
+        found = {c: self.classes[c] for c in dict.fromkeys(classes) if c in self.classes}
         if not found:
             return None
-        each = []
-        for name in found:
-            w = self.classes[name]
-            each.append(
-                Finding.of(
-                    FindingKind.INTERVAL_CLASS,
-                    link_class=name,
-                    rule=self.kind,
-                    low=w.low,
-                    high=w.high,
-                    # a band's ends at N = 2 as shares of the point
-                    low_share=math.exp(-w.low) - 1,
-                    high_share=math.exp(w.high) - 1,
-                    rows=w.development_rows,
-                )
+        each = tuple(
+            Finding.of(
+                FindingKind.INTERVAL_CLASS,
+                link_class=name,
+                rule=self.kind,
+                low=w.low,
+                high=w.high,
+                # a band's ends at N = 2 as shares of the point
+                low_share=math.exp(-w.low) - 1,
+                high_share=math.exp(w.high) - 1,
+                rows=w.development_rows,
             )
-        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=tuple(each))
+            for name, w in found.items()
+        )
+        return Finding.of(FindingKind.INTERVAL_CALIBRATED, rule=self.kind, classes=each)
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:
     """The rule of ``data/advice_intervals.json``'s contents."""
     classes = entry["classes"]
     assert isinstance(classes, Mapping)
-    return IntervalRule(
-        kind=str(entry["kind"]),
-        name=str(entry["name"]),
-        classes={
-            name: ClassWidths(
-                low=float(c["low"]), high=float(c["high"]), development_rows=int(c["rows"])
-            )
-            for name, c in classes.items()
-        },
-    )
+    widths = {
+        n: ClassWidths(float(c["low"]), float(c["high"]), int(c["rows"]))
+        for n, c in classes.items()
+    }
+    return IntervalRule(str(entry["kind"]), str(entry["name"]), widths)
 
 
 RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))
@@ -155,12 +159,9 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     return [(n, b, k) for b in batches for k in accums]
 
 
-def predicted(
-    cal: Calibration, rule: IntervalRule | None = None
-) -> tuple[pd.DataFrame, Finding | None]:
-    """The predictions table (``tables.advice.ADVICE_SCHEMA``), one row per count at its
-    fastest candidate (none where no batch fits), its flags as data; and the speedup
-    interval's ``rule`` as the advice says it (None: the model's own interval)."""
+def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float]]:
+    """Each count's fastest candidate: its steps (the point, then the ends of the ranges),
+    time to train (s) and samples to train."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     fixed = model.fixed
@@ -169,7 +170,6 @@ def predicted(
         resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
     every = [model.compute, *model.prior_range]
     table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
-    # each count's fastest candidate: (its steps, time to train, samples)
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
         step = steps[0]
@@ -179,32 +179,17 @@ def predicted(
         time_s = samples / step.samples_per_s
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
-    classes = [steps[0].link for steps, _, _ in best.values()]
-    frame = pd.DataFrame(
-        [
-            {
-                "accelerators": n,
-                "batch_per_device": step.batch_per_device,
-                "accum": step.accum,
-                "global_batch": step.global_batch,
-                "step_ms": step.step_ms,
-                "compute_ms": step.compute_ms,
-                "ddp_ms": step.ddp_ms,
-                "wait_ms": step.wait_ms,
-                "comm_ms": step.comm_ms,
-                "latency_ms": min(step.latency_ms, step.comm_ms),
-                "exposed_comm_ms": step.exposed_ms,
-                "samples_per_s": step.samples_per_s,
-                "samples_to_train": samples,
-                "time_to_train_min": time_s / 60,
-                "compute_measured": step.measured,
-                "range_step_ms": tuple(s.step_ms for s in ranged),
-                "range_compute_ms": tuple(s.compute_ms for s in ranged),
-            }
-            for n, ((step, *ranged), time_s, samples) in best.items()
-        ]
-    )
-    if frame.empty or frame["accelerators"].iloc[0] != 1:
+    return best
+
+
+def predicted(
+    cal: Calibration, rule: IntervalRule | None = None
+) -> tuple[pd.DataFrame, Finding | None]:
+    """The predictions table (``tables.advice.ADVICE_SCHEMA``), one row per count at its
+    fastest candidate (none where no batch fits), its flags as data; and the speedup
+    interval's ``rule`` as the advice says it (None: the model's own interval)."""
+    best = _fastest(cal)
+    if next(iter(best), None) != 1:
         found = Finding.of(
             FindingKind.BATCH_NOT_SPLIT,
             global_batch=cal.run.global_batch,
@@ -212,6 +197,20 @@ def predicted(
             accum=cal.run.max_accum,
         )
         raise Refused(found)
+    frame = pd.DataFrame(
+        [
+            {
+                "accelerators": n,
+                **{column: getattr(step, column) for column in FROM_STEP},
+                "latency_ms": min(step.latency_ms, step.comm_ms),
+                "exposed_comm_ms": step.exposed_ms,
+                "samples_to_train": samples,
+                "time_to_train_min": time_s / 60,
+                "compute_measured": step.measured,
+            }
+            for n, ((step, *_), time_s, samples) in best.items()
+        ]
+    )
     first = frame.iloc[0]
     ideal = frame["accelerators"] / first["accelerators"]  # linear
     frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
@@ -230,18 +229,17 @@ def predicted(
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
-    frame["rests_on"] = "predicted"  # ``reconcile.applied``: where a measurement governs
+    frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
-    at_ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
+    # each row's step and compute (ms) at the point, then at each end of the ranges
+    each = [[(s.step_ms, s.compute_ms) for s in steps] for steps, _, _ in best.values()]
+    steps, computes = np.array(each, float).transpose(2, 1, 0)
     # time to train (in a unit of its own) at each end
     batches = frame["global_batch"].to_numpy(float)
-    times = frame["samples_to_train"].to_numpy(float) * at_ends / batches
-    steps = np.vstack([frame["step_ms"].to_numpy(float), at_ends])
+    times = frame["samples_to_train"].to_numpy(float) * steps[1:] / batches
     speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
-    range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
-    computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
     frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
     frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
     frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
@@ -249,19 +247,7 @@ def predicted(
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
     frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
-    # why a row's interval is wider than the step's error: the ranges' ends beyond it, the
-    # compute's floor above its lower end, the speedup's ceiling below its upper end
-    low, high = frame["step_ms_low"] / frame["step_ms"], frame["step_ms_high"] / frame["step_ms"]
-    beyond = (high > np.exp(width) * (1 + TOLERANCE)) | (low < np.exp(-width) * (1 - TOLERANCE))
-    floor = low > np.exp(-width) * (1 + TOLERANCE)
-    ratio = frame["step_ms"] / frame["step_ms_low"]
-    capped = frame["speedup_high"] / frame["speedup"] < ratio * (1 - TOLERANCE)
-    frame["wider"] = [
-        tuple(why for why, found in zip(WIDER, row, strict=True) if found)
-        for row in zip(beyond, floor, capped, strict=True)
-    ]
     frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``)
     not_positive, above_linear = FLAGGED
     time = frame["time_to_train_min"]
     frame[not_positive] = ~((time > 0) & np.isfinite(time))
@@ -269,10 +255,11 @@ def predicted(
     frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     frame[LINEAR] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR, "wider"]]
+    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR]]
     # a bench keeps its own interval, an assumed link its range of presets
     if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
         return frame, None
+    classes = [found[0].link for found, _, _ in best.values()]
     return _widened(rule, frame, computes.min(axis=0), ceiling, classes), rule.said(classes)
 
 

@@ -84,6 +84,7 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
     import re
     import typing
 
+    from gpuscale.advice.explain.as_json import DISAGREEMENT, laid_out
     from gpuscale.advice.records import Decision, Measured, MeasuredCount
 
     def names(record: type) -> set[str]:
@@ -124,7 +125,7 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
     paragraph = next(
         p for p in re.split(r"\n(?=\*\*)", text) if p.startswith("**advice decision**")
     )
-    named = names(Decision) | keys(count.disagreement_dict())
+    named = names(Decision) | keys(laid_out(count, DISAGREEMENT))
     missing = sorted(n for n in named if f"`{n}`" not in paragraph)
     assert missing == []
 

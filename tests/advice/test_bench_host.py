@@ -14,6 +14,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.api import advise_here
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import TermId
 from gpuscale.bench.table import bench_table
@@ -122,8 +123,9 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
         (assumed,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
         assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
         assert "1 GPU" in assumed.basis and "collectives" in str(assumed.measure)
-        assert assumed.sentence() in advice.explanation
-        golden.check(VIEW, f"a one-GPU host's link assumed, {way}", assumed.sentence())
+        line = sentence("assumption", a=assumed, measure=assumed.measure or None)
+        assert line in advice.explanation
+        golden.check(VIEW, f"a one-GPU host's link assumed, {way}", line)
         assert f"assumed link, {link}" in " ".join(advice.caveats)
     # the host's own saved topology (one GPU) caps the count at 1: the link still assumed
     one = Topology(gpus=[Gpu(name="GPU0", model="NVIDIA H100 80GB HBM3")])

@@ -4,6 +4,7 @@ devices that would hold the model, and what to measure first."""
 
 import gpuscale
 from gpuscale.advice.explain.answer import decision_line
+from gpuscale.advice.explain.as_json import plain
 
 # 382 TFLOP/s on an A100 40GB's 312 peak; a 7B model needs 4 devices under hybrid sharding
 FLAGGED_7B = dict(
@@ -24,7 +25,7 @@ def test_no_count_is_advised_where_memory_needs_more_than_one(golden) -> None:
     assert d.refused and advice.memory is not None and advice.memory.fits_from("hybrid") == 4
     assert d.chosen.accelerators == 4  # the fewest that hold it, the predictions' count shown
     assert d.count is None and advice.recommended is None
-    assert d.to_dict()["accelerators"] is None and d.settle
+    assert plain(d)["accelerators"] is None and d.settle
     golden.check("advice/flagged", "7b_a100_40gb_hybrid_decision", decision_line(advice))
 
 

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.explain.as_json import plain
 from gpuscale.advice.memory import check
 from gpuscale.cli import app
 from gpuscale.hardware.capacity import BENCH_RECORD, AcceleratorMemory
@@ -199,7 +200,7 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     memory = advice.memory
     assert memory is not None and memory.device.memory.family == "H100 SXM5 80GB"
     assert memory.device.assumed and advice.calibration.machine.memory_said.device_assumed
-    assert memory.to_dict()["device_assumed"] == memory.device.assumed
+    assert plain(memory)["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
     assert advice.calibration.run.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
     golden.check("advice/memory", "13b_no_device_named", advice.explanation[0])

@@ -45,8 +45,10 @@ def test_without_convergence_time_follows_throughput() -> None:
     frame = predicted(BASE)[0]
     assert (frame["convergence_factor"] == 1).all()
     assert (frame["accum"] == 1).all() and (frame["batch_per_device"] == 64).all()
+    # up to the last optimizer step, which trains a whole global batch however few
+    # samples are left (thousands of steps here: under 1e-3 of the time)
     assert frame["speedup"].to_numpy() == pytest.approx(
-        (frame["throughput_efficiency"] * frame["accelerators"]).to_numpy()
+        (frame["throughput_efficiency"] * frame["accelerators"]).to_numpy(), rel=1e-3
     )
 
 
@@ -71,10 +73,10 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     # the same model without the convergence model is told to use more devices
     naive = search(BASE.at({"model": {"compute": slow_compute}}))
     assert (advice.recommended or 1) < (naive.recommended or 1)
-    # speedup = throughput factor x convergence factor, exactly
+    # speedup = throughput factor x convergence factor, up to the last step's whole batch
     f = advice.table
     assert f["efficiency"].to_numpy() == pytest.approx(
-        (f["throughput_efficiency"] * f["convergence_factor"]).to_numpy()
+        (f["throughput_efficiency"] * f["convergence_factor"]).to_numpy(), rel=1e-4
     )
 
 

@@ -2,6 +2,7 @@
 renders and ``-f json`` carries: None where an assumed term's range moves the count."""
 
 import gpuscale
+from gpuscale.advice.explain.as_json import plain
 
 
 def test_withheld_count_is_none_from_python_as_in_json():
@@ -11,7 +12,7 @@ def test_withheld_count_is_none_from_python_as_in_json():
     )
     assert advice.decision.withheld_by == "fixed_cost"
     assert advice.recommended is None
-    assert advice.decision.to_dict()["accelerators"] is None
+    assert plain(advice.decision)["accelerators"] is None
     assert (
         advice.decision.chosen.accelerators == 2
     )  # the count of the predictions shown, as assumed
@@ -20,5 +21,5 @@ def test_withheld_count_is_none_from_python_as_in_json():
 def test_count_advised_is_the_same_number_everywhere():
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
     assert advice.decision.withheld_by is None
-    assert advice.recommended == advice.decision.count == advice.decision.to_dict()["accelerators"]
+    assert advice.recommended == advice.decision.count == plain(advice.decision)["accelerators"]
     assert isinstance(advice.recommended, int)

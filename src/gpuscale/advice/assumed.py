@@ -7,7 +7,6 @@ from dataclasses import dataclass, field, replace
 
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Measure, Source, TermId
-from gpuscale.quantities import filled
 
 # Each term's name in the words (``-f json``'s ``term``)
 TERM_NAMES = {
@@ -21,8 +20,6 @@ TERM_NAMES = {
     TermId.INTER_NODE: "Link between nodes",
     TermId.LINK_CLASS: "Link class",
 }
-# A term's number in ``-f json`` (all None for a choice, such as the link class)
-NUMBER = ("value", "low", "high", "unit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +42,6 @@ class Quantity:
         high = None if self.high is None else self.high + copies_ms
         return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
 
-    def to_dict(self) -> dict[str, object]:
-        found = {key: getattr(self, key) for key in NUMBER}
-        if self.at:
-            found["at"] = {str(n): v for n, v in self.at}
-        if self.copies_ms is not None:
-            found["copies_ms"] = self.copies_ms
-        return found
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Assumption:
@@ -72,23 +61,6 @@ class Assumption:
         if self.term == TermId.DDP:
             return f"{strategy_name(self.strategy)}'s own work"
         return TERM_NAMES[self.term]
-
-    def to_dict(self) -> dict[str, object]:
-        """The term as ``-f json`` gives it: its number, range and unit, then the words."""
-        number = dict.fromkeys(NUMBER) if self.quantity is None else self.quantity.to_dict()
-        return {
-            "term": self.name,
-            **number,
-            "said": self.value,
-            "source": str(self.source),
-            "basis": self.basis,
-            "measure": str(self.measure),
-            "kind": str(self.term),
-        }
-
-    def sentence(self) -> str:
-        how = filled("; to measure: {}", self.measure)
-        return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,7 +7,7 @@ without either, none (a lower bound). A count that does not fit is never advised
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
@@ -156,50 +156,6 @@ class MemoryCheck:
             return strategy, devices, None
         nodes = -(-devices // self.device.per_node)
         return strategy, nodes * self.device.per_node, nodes
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "strategy": self.strategy,
-            "params": self.params,
-            "optimizer": self.state.optimizer,
-            "precision": self.state.precision,
-            "state_bytes_per_param": self.state.bytes_per_param,
-            "state_source": self.state.source,
-            "device": self.device.memory.family,
-            "capacity_gb": self.device.memory.gb,
-            "capacity_gib": self.device.memory.gib,
-            "capacity_source": self.device.memory.source,
-            "device_assumed": self.device.assumed or None,
-            "activations_gb": self.activations_gb,
-            "activations_source": self.activations_source,
-            "activations_counted": None
-            if (counted := self.activations_counted) is None
-            else {
-                "micro_batch": counted.micro_batch,
-                "seq_len": counted.seq_len,
-                "checkpointing": counted.checkpointing.value,
-                "per_layer_bytes": counted.per_layer_bytes,
-                "layers": counted.layers,
-                "output_bytes": counted.output_bytes,
-                "total_gb": counted.total_gb,
-                "by_devices": [
-                    {"devices": n, "micro_batch": a.micro_batch, "total_gb": a.total_gb}
-                    for n, a in self.activations_by_count
-                ],
-            },
-            "devices_per_node": self.device.per_node,
-            "fewest_devices": dict(self.fewest),
-            "fits_from": {s: self.fits_from(s) for s in STRATEGIES},
-            "fallback": None
-            if self.fallback is None
-            else {"strategy": self.fallback[0], "devices": self.fallback[1]},
-            # ``gathered_gb`` only where counted: a shape's, so no other record changes
-            **({} if self.gathered_gb is None else {"gathered_gb": self.gathered_gb}),
-            "per_device": [
-                {k: v for k, v in asdict(r).items() if k != "gathered_gb" or v is not None}
-                for r in self.rows
-            ],
-        }
 
 
 def check(

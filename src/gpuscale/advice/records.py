@@ -3,7 +3,7 @@ set against it (:class:`MeasuredCount`), as numbers (units in the names)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import Finding, Reading
@@ -123,10 +123,6 @@ class Decision:
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
-
-    def to_dict(self) -> dict:
-        """Its fields nested; ``accelerators`` is :attr:`count`."""
-        return {"accelerators": self.count, **asdict(self)}
 
     def short_alone(self) -> bool:
         """Whether no one remedy is enough: the focus misses the target with its largest
@@ -315,52 +311,6 @@ class MeasuredCount:
 
     def of(self, runs: tuple[Measured, ...]) -> list[float]:
         return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
-
-    def to_dict(self) -> dict[str, object]:
-        """``-f json``'s ``measured``: the runs as their speedups."""
-        return {
-            "accelerators": self.accelerators,
-            "batch_per_device": self.batch_per_device,
-            "accum": self.accum,
-            "measured_speedup": self.measured_speedup,
-            "speedups": list(self.speedups),
-            "trusted_runs": self.of(self.trusted),
-            "predicted_speedup": self.predicted_speedup,
-            "predicted_low": self.predicted_low,
-            "predicted_high": self.predicted_high,
-            "weak_scaling": self.weak_scaling,
-            "inside": self.inside,
-        }
-
-    def disagreement_dict(self) -> dict[str, object]:
-        """``-f json``'s ``disagreements``: ``measured``, what the row now says (the runs'
-        range as its interval, none from one run); ``predicted``, the model's, replaced."""
-        return {
-            "accelerators": self.accelerators,
-            "batch_per_device": self.batch_per_device,
-            "accum": self.accum,
-            "weak_scaling": self.weak_scaling,
-            "measured": {
-                "speedup": self.measured_speedup,
-                "speedup_low": self.measured_low,
-                "speedup_high": self.measured_high,
-                "no_interval": self.no_interval,
-            },
-            "predicted": {
-                "speedup": self.predicted_speedup,
-                "speedup_low": self.predicted_low,
-                "speedup_high": self.predicted_high,
-            },
-            "evidence": {
-                "runs": self.speedups,
-                "trusted_runs": tuple(self.of(self.used)),
-                "left_out": tuple(self.of(self.left_out)),
-                "why": self.why,
-                "bench_speedups": self.speedups,
-                "flags": self.flags,
-                "weak_evidence": self.weak_evidence,
-            },
-        }
 
     @property
     def used(self) -> tuple[Measured, ...]:

@@ -1,19 +1,19 @@
 """An advice's words (:class:`Worded`) and the views ``gpuscale advise`` shows: the
 predictions' table (the deciding columns under the short answer; with ``--explain`` every
 shown column under the explanation; as CSV every column), and ``-f json``'s document
-(docs/advice.md)."""
+(``as_json``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from functools import cached_property
 
 import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
-from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.answer import AdviceView, lines
+from gpuscale.advice.explain.answer import AdviceView
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import (
     flagged,
     headline,
@@ -27,10 +27,9 @@ from gpuscale.advice.explain.phrasebook import said as said_finding
 from gpuscale.advice.explain.runs import against_measured, disagreement
 from gpuscale.advice.records import Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import FindingKind, TermId, again, maybe
+from gpuscale.advice.types import TermId, again, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
 # The terminal's columns, the deciding overhead's after the step.
@@ -89,153 +88,6 @@ def advice_view(
         )
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
-
-
-def _fixed_cost(result: AdviceView) -> dict[str, JSON] | None:
-    """The fixed cost of each forward and backward and the optimizer step's (None: none)."""
-    fixed = result.calibration.model.fixed
-    if fixed is None:
-        return None
-    return {
-        "ms": fixed.ms,
-        "low_ms": fixed.low_ms,
-        "high_ms": fixed.high_ms,
-        "source": fixed.source,
-        "basis": fixed.basis,
-        "measure": str(fixed.measure),
-        "optimizer_ms": result.fixed_term.optimizer_ms,
-        # the prior's least where the step left the assumed cost below it, else None
-        "below_prior_ms": fixed.below_prior_ms,
-    }
-
-
-# the shape finding's values -f json says, by their names there
-SHAPE_VALUES = (
-    *("name", "layers", "hidden", "heads", "seq_len", "params", "params_given"),
-    *("flops_per_sample", "flops_given", "attention_share", "units", "unit_params"),
-)
-SHAPE_KEYS = {"seq_len": "seq_len_tokens", "units": "fsdp_units"}
-
-
-def _shape(cal: Calibration) -> dict[str, JSON] | None:
-    """The transformer's shape advised on (None: none given), what it gives, and the
-    activations one device holds at its micro-batch (None: its memory unknown)."""
-    found = [
-        f
-        for f in cal.said.sources
-        if not isinstance(f, str) and f.kind is FindingKind.TRANSFORMER_SHAPE
-    ]
-    if not found:
-        return None
-    values = dict(found[0].values)
-    memory = cal.machine.memory
-    held = memory.activations_counted if memory is not None else None
-    activations = None
-    if held is not None:
-        activations = {
-            "micro_batch": held.micro_batch,
-            "checkpointing": held.checkpointing.value,
-            "per_layer_bytes": held.per_layer_bytes,
-            "output_bytes": held.output_bytes,
-            "total_gb": held.total_gb,
-            "source": held.source,
-        }
-    shape = {SHAPE_KEYS.get(name, name): values[name] for name in SHAPE_VALUES}
-    return {**shape, "source": values["source"] or None, "activations": activations}
-
-
-def _scaling(result: AdviceView) -> dict[str, JSON]:
-    """How the counts were compared, the fixed costs behind it (of each forward and
-    backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
-    cal = result.calibration
-    kept = cal.run.kept_global_batch
-    weak = cal.search.convergence is None or cal.run.scaling == "weak"
-    return {
-        "kind": "strong" if kept is not None else ("weak" if weak else "search"),
-        "global_batch_kept": kept,
-        "fixed_cost": _fixed_cost(result),
-        "one_device": asdict(result.one_device),
-        "fixed_term_ms": {
-            "optimizer": result.fixed_term.optimizer_excess_ms,
-            "forward_backward": result.fixed_term.forward_backward_excess_ms,
-        },
-    }
-
-
-def advice_document(result: AdviceView) -> dict[str, JSON]:
-    """``advise -f json``: the recommendation, the decision's fields, how the counts were
-    compared, every assumption, the explanation and the predictions (records)."""
-    d, priced = result.decision, result.calibration.search.price_per_device_hour is not None
-    return {
-        "recommendation": {
-            "model": result.calibration.model.name,
-            "strategy": result.calibration.run.strategy,
-            "accelerators": d.count,  # None: withheld, an assumed term's range moves it
-            "withheld_by": d.withheld_by,  # that term: what to give or measure first
-            "fastest": d.fastest,
-            "efficient": result.picks.efficient,
-            "cheapest": result.picks.cheapest,
-            "equilibrium": result.picks.equilibrium,
-            "equilibrium_numbers": asdict(result.picks.numbers),
-            "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
-            "break_even_params": result.break_even.params,
-            "target_efficiency_params": result.break_even.target_efficiency_params,
-            # this model beside the break-even (``records.BreakEven``)
-            "break_even_this_model": {
-                name: value
-                for name, value in asdict(result.break_even).items()
-                if name not in BREAK_EVEN_OWN
-            },
-            "break_even_family": _family(result),
-            "dominant_term": d.limit.dominant_term,
-            # what the step's terms rest on: "flagged", "weak" or "firm" runs, None: numbers
-            "terms_evidence": _terms_evidence(result),
-            "speedup_capped_by": d.limit.cap,
-            "warnings": list(d.warnings),
-            "measure_first": d.settle,
-            "caveats": list(result.caveats),
-        },
-        "disagreements": [found.disagreement_dict() for found in result.disagreements],
-        "measured": [c.to_dict() for c in result.measured_counts],
-        # memory and shape: absent where one device holds the model, or without a shape
-        **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
-        **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
-        "decision": d.to_dict(),
-        "scaling": _scaling(result),
-        "assumptions": [a.to_dict() for a in result.assumptions],
-        "answer": lines(result),  # the default view's lines, before its table
-        "explanation": result.explanation,
-        "predictions": result.predictions.to_dict("records"),
-        # --price is in any currency
-        "cost_unit": sentence("cost_unit") if priced else None,
-        "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
-    }
-
-
-def _terms_evidence(result: AdviceView) -> str | None:
-    found = result.calibration.runs.evidence
-    if found is None:
-        return None
-    if found.untrusted:
-        return "flagged"
-    return "weak" if found.weak else "firm"
-
-
-def _family(result: AdviceView) -> dict[str, JSON] | None:
-    """The family basis of the break-even sizes (``advice.family``), None without one."""
-    basis = result.calibration.model.family
-    if basis is None:
-        return None
-    return {
-        "family": basis.family,
-        "members": list(basis.members),
-        "flops_per_param": basis.flops_per_param,
-        "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
-        "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
-    }
-
-
-BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")
 
 
 class Worded:

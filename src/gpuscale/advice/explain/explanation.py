@@ -139,7 +139,7 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     for a in advice.assumptions:  # not the fixed cost (said with the scaling)
         if a.term != TermId.FIXED:
-            lines.append(a.sentence())
+            lines.append(sentence("assumption", a=a, measure=a.measure or None))
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
     source = phrasebook.said(cal.model.error.source, strategy=strategy)

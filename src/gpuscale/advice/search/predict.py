@@ -176,10 +176,16 @@ def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float
         samples = (
             cal.search.samples if convergence is None else convergence.samples(step.global_batch)
         )
-        time_s = samples / step.samples_per_s
+        time_s = whole_steps(samples, step.global_batch) * step.step_ms / 1e3
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
     return best
+
+
+def whole_steps(samples: float | np.ndarray, global_batch: float | np.ndarray) -> np.ndarray:
+    """The optimizer steps that train ``samples``: ``ceil(samples / global batch)``, as a
+    step trains a whole global batch (63 samples at a batch of 512 still take one step)."""
+    return np.ceil(np.asarray(samples, float) / global_batch * (1 - 1e-12))
 
 
 def predicted(
@@ -238,7 +244,7 @@ def predicted(
     steps, computes = np.array(each, float).transpose(2, 1, 0)
     # time to train (in a unit of its own) at each end
     batches = frame["global_batch"].to_numpy(float)
-    times = frame["samples_to_train"].to_numpy(float) * steps[1:] / batches
+    times = whole_steps(frame["samples_to_train"].to_numpy(float), batches) * steps[1:]
     speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
     frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
     frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 from gpuscale.advice.api import advise_by_keywords as advise
-from gpuscale.advice.calibrate.calibration import calibrate, step_error
+from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import default_model
-from gpuscale.advice.model.priors import from_residuals
+from gpuscale.advice.calibrate.step_error import from_residuals, step_error
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
@@ -117,7 +117,7 @@ def old_leave_one_out(table, network) -> float:
                 strategy=other.strategy,
             )
             residuals.append(math.log(float(r.step_ms_mean) / step.step_ms))
-    from_residuals(residuals, 2, "the measured N > 1 steps")
+    from_residuals(residuals, 2)
     return time.perf_counter() - started
 
 

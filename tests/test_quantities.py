@@ -108,13 +108,13 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     in every range gpuscale's sentences write."""
     import math as m
 
+    from gpuscale.advice.calibrate.step_error import from_residuals
     from gpuscale.advice.explain.phrasebook import said
     from gpuscale.advice.explain.phrasebook import speedup_interval as interval
-    from gpuscale.advice.model.priors import from_residuals
 
-    one = said(from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source)
+    one = said(from_residuals([m.log(1.35)], 2).source)
     assert "(error +35%)" in one and "to +35%" not in one
-    two = said(from_residuals([m.log(0.9), m.log(1.2)], 2, "the measured N > 1 steps").source)
+    two = said(from_residuals([m.log(0.9), m.log(1.2)], 2).source)
     assert "-10% to +20%" in two
     assert interval(1.0, 1.0).split(",")[0] == "1x"
     assert interval(1.3, 1.6).split(",")[0] == "1.3-1.6x"

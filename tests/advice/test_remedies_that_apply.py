@@ -51,13 +51,14 @@ def test_one_leave_one_out_error_is_no_spread(golden: Golden) -> None:
     """An "80% interval" from one error said more than one error knows (a user walk: a
     factor of 20.4 "from 1 leave-one-out prediction"); a small single error would have
     given a narrower interval than no measurement at all."""
+    from gpuscale.advice.calibrate.step_error import from_residuals
     from gpuscale.advice.explain.phrasebook import said
-    from gpuscale.advice.model.priors import EXTRAPOLATED, from_residuals
+    from gpuscale.advice.model.priors import EXTRAPOLATED
 
-    one = from_residuals([0.01], 2, "m")
+    one = from_residuals([0.01], 2)
     assert one.width_log >= EXTRAPOLATED and "no spread" in said(one.source)
     golden.check(VIEW, "one leave-one-out error", said(one.source))
-    many = from_residuals([0.01, -0.02, 0.015, -0.01], 2, "m")
+    many = from_residuals([0.01, -0.02, 0.015, -0.01], 2)
     assert many.width_log < EXTRAPOLATED and "no spread" not in said(many.source)
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model import network as step_terms
+from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.network import MIB, StepTerms, collectives
-from gpuscale.advice.model.step import Compute, ModelSpec, step_at
+from gpuscale.advice.model.step import step_at
 from gpuscale.interconnect.network import Link, Network
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,10 +204,10 @@ def test_contention_stands_only_with_the_default_overlap() -> None:
 def test_the_assumed_stack_is_said_only_where_the_stacks_differ(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    alike = step_terms.spread_said("nvlink")
-    assert "7.4%" in alike and step_terms.STACK_SAID not in alike  # one value in both
+    nvlink = Network(intra=Link(busbw_gbs=100.0, latency_us=5.0, name="nvlink"))
+    spread, stacks_differ = step_terms.fitted_spread(nvlink)
+    assert spread == pytest.approx(0.074) and not stacks_differ  # one value in both
     apart = {"legacy": StepTerms(rank_spread=0.082), "modern": StepTerms(rank_spread=0.05)}
     monkeypatch.setattr(step_terms, "FITTED_BY_STACK", apart)
     with step_terms.using(apart["modern"]):
-        said = step_terms.spread_said("nvlink")
-    assert "5.0%" in said and said.endswith(step_terms.STACK_SAID)
+        assert step_terms.fitted_spread(nvlink) == (0.05, True)

@@ -19,9 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.calibration import FamilyBasis
 from gpuscale.advice.derived import BreakEven
 from gpuscale.advice.explain.focus import family_sentence
-from gpuscale.advice.model.step import Compute, FamilyBasis
+from gpuscale.advice.model.compute import Compute
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import load_bench

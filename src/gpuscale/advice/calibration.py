@@ -9,10 +9,10 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.records import Measured
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
@@ -68,6 +68,30 @@ class Shape:
             left_out=tuple(e for _, e in self.left_out),
             left_out_batches=tuple(b for b, _ in self.left_out),
             errors_measured=bool(self.left_out),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FamilyBasis:
+    """A family's step at any size, fitted over ``members`` (by size) by
+    ``calibrate.measured.fitted``: the optimizer step and DDP's own work each a fixed part plus a
+    part per parameter."""
+
+    family: str
+    members: tuple[str, ...]
+    flops_per_param: float  # forward + backward FLOPs per sample per parameter (median)
+    compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
+    opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
+    ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
+
+    def at(self, params: float) -> Compute:
+        """The family's compute at ``params`` parameters: its optimizer and DDP lines as the
+        per-parameter rates the step takes."""
+        mparams = params / 1e6
+        return replace(
+            self.compute,
+            opt_ms_per_mparam=(self.opt_ms[0] + self.opt_ms[1] * mparams) / mparams,
+            ddp_ms_per_mparam=(self.ddp_ms[0] + self.ddp_ms[1] * mparams) / mparams,
         )
 
 
@@ -189,7 +213,7 @@ class Bench:
     """What the bench measured of one model beside its step: the communication measured
     over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
     configuration, the family, its own), the largest batch its memory allows and how it
-    was found, its N = 1 run (None: no step timed)."""
+    was found."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -203,7 +227,6 @@ class Bench:
     max_batch: int | None = None
     memory_note: Finding | None = None
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    one_device: OneDevice | None = None
     notes: tuple[str | Finding, ...] = ()
 
 
@@ -240,12 +263,14 @@ class Search:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benched:
-    """The bench's calibration of one model (``calibrate.calibration.calibrate``)."""
+    """The bench's calibration of one model (``calibrate.calibration.calibrate``) and its
+    N = 1 run (None: no step timed; ``Runs.one_device`` of the model advised on)."""
 
     model: StepModel
     run: Run
     device: DeviceRecord
     bench: Bench
+    one_device: OneDevice | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -14,9 +14,8 @@ import pandas as pd
 
 from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured
-from gpuscale.advice.calibrate.calibration import step_error
-from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
@@ -26,9 +25,15 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
-from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.compute import per_step_ms
+from gpuscale.advice.model.hardware import (
+    METERS,
+    Power,
+    device_power,
+    rate_warnings,
+    unchecked_note,
+)
 from gpuscale.advice.model.priors import strategy_name
-from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.records import Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run
@@ -40,7 +45,7 @@ from gpuscale.bench.support import Support, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import joined
-from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
@@ -178,7 +183,7 @@ def of_model(
         host_devices=most_host_devices(table),
         # a run whose ranks saw the same samples
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.bench.one_device,
+        one_device=benched.one_device,
     )
     return runs, weak
 
@@ -207,7 +212,7 @@ def from_bench(
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
-    cal, network = read_comm(cal, table, machine.network)
+    cal, network = measured.read_comm(cal, table, machine.network)
     fell = measured.falling(cal.model.compute.slowdown)
     strategy = cal.run.strategy
     basis_of_family = (
@@ -222,14 +227,7 @@ def from_bench(
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
-    power = bench_power(
-        table,
-        measured_on.bench_model,
-        measured_on.config_group,
-        device=kind,
-        record=benched_on,
-        given_w=req.power_w,
-    )
+    power = bench_power(table, cal, req.power_w)
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
@@ -299,6 +297,37 @@ def from_bench(
         model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
     )
     return calibration, terms
+
+
+def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Power:
+    """The power of the trusted bench rows of ``cal``'s model in its configuration: the
+    latest W per device per batch at N = 1 and the whole job's median per (N, batch); where
+    the configuration measured none, the latest N = 1 run of the model that did."""
+    of, record = cal.bench, cal.device
+    model, group, device = of.bench_model, of.config_group, of.device_kind
+    if given_w is not None or "power_w_mean" not in table:
+        return device_power(device, record, given_w=given_w)
+    ok = trusted_runs(table)
+    own = ok[ok["model"] == model]
+    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
+    same = own[group_and_batch(own["config_group"])[0] == config]
+    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
+    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    if at_batch.empty:  # another configuration's figure, for every batch
+        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        watts = float(other.iloc[-1]) if len(other) else None
+        return device_power(device, record, measured_w=watts)
+    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
+    power = device_power(device, record, measured_w=watts)
+    totals = same.dropna(subset=["power_w_total"])
+    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
+    return replace(
+        power,
+        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
+        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
+        meter=METERS.get(device, "NVML"),
+    )
 
 
 def _other_strategy(model: str, benched: str, asked: str) -> tuple[Finding, ...]:

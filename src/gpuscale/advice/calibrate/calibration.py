@@ -1,5 +1,5 @@
 """The bench's calibration of one model (:func:`calibrate`, on unflagged rows), of the
-model advised on (:func:`advised`) and its error left out (:func:`step_error`): the fixed
+model advised on (:func:`advised`): the fixed
 cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
 synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
 comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
+from gpuscale.advice.calibrate.measured import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -33,14 +33,13 @@ from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepMode
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms
 from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, step_table
+from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.interconnect.network import Network
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
@@ -167,9 +166,9 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             max_batch=max_batch,
             memory_note=memory_note,
             measured_steps=measured.reset_index(drop=True),
-            one_device=one if one_step_ms > 0 else None,
             notes=tuple(notes),
         ),
+        one_device=one if one_step_ms > 0 else None,
     )
 
 
@@ -285,11 +284,11 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         max_batch=None,
         memory_note=None,
         noise=None,
-        one_device=None,  # a model given by its size has no bench run of its own
         notes=(*bench.notes, note),
         measured_steps=bench.measured_steps.iloc[0:0],
     )
-    return replace(cal, model=model, bench=dropped)
+    # a model given by its size has no bench run of its own
+    return replace(cal, model=model, bench=dropped, one_device=None)
 
 
 def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
@@ -310,36 +309,3 @@ def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
         if not found.left:
             raise
         raise NamedCalibrationError(exc.found, found.left) from None
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
-    others (``priors.leave_one_out``), and ``cal``'s own N > 1 runs against it."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other, _ = read_comm(calibrate(rest, model), rest, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        same_kind = other.bench.device_kind == cal.bench.device_kind
-        if not same_kind or other.device.name != cal.device.name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Benched, ns: list[int]) -> list[float | None]:
-        run = other.run
-        if run.overlap is None and other.bench.device_kind == "cpu":
-            run = replace(run, overlap=0.0)  # as the advice itself does
-        scaled = network.scaled(other.bench.comm_scale)
-        model = other.model
-        candidates = [(n, run.batch, run.accum) for n in ns]
-        rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
-        return [row[0].step_ms for row in rows]
-
-    ok = trusted_runs(table)
-    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(leave_one_out(table, predict), list(zip(measured, predicted, strict=True)))

@@ -21,9 +21,9 @@ from gpuscale.advice.calibrate.rows import CalibrationError, cell
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run, Shape
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
+from gpuscale.advice.model.compute import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
-from gpuscale.advice.model.step import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, Source

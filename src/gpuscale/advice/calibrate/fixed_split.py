@@ -15,9 +15,9 @@ from gpuscale.advice.calibrate.rows import cell
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
+from gpuscale.advice.model.compute import ModelSpec, work_ms
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling
-from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.tables.bench_runs import bench_options
 

@@ -13,6 +13,14 @@ from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Se
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
+from gpuscale.advice.model.compute import (
+    REFERENCE_MEMORY_GBS,
+    Compute,
+    ModelSpec,
+    rate_tflops,
+    with_priors,
+    work_ms,
+)
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     MIN_MFU,
@@ -21,16 +29,8 @@ from gpuscale.advice.model.hardware import (
     rate_warnings,
     unchecked_note,
 )
-from gpuscale.advice.model.network import link_class, spread_said
+from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
-from gpuscale.advice.model.step import (
-    REFERENCE_MEMORY_GBS,
-    Compute,
-    ModelSpec,
-    rate_tflops,
-    with_priors,
-    work_ms,
-)
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source, TermId, bench_run
 from gpuscale.hardware import transformer
@@ -252,8 +252,9 @@ def from_numbers(
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
-    nodes = machine.network.inter is not None and machine.network.per_node is not None
-    if fitted := spread_said(link_class(link, nodes)):
+    sigma, stacks_differ = fitted_spread(machine.network)
+    if sigma > 0:
+        fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
         spread = replace(spread, basis=priors.phrase("basis_and", basis=spread.basis, more=fitted))
     said_priors = (ddp_work, spread)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32

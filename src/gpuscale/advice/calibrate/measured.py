@@ -18,12 +18,12 @@ from gpuscale.advice.calibrate.rows import (
     as_step_model,
     same_hardware,
 )
-from gpuscale.advice.calibration import Benched
+from gpuscale.advice.calibration import Benched, FamilyBasis
+from gpuscale.advice.model.compute import Compute
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import collectives
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
-from gpuscale.advice.model.step import Compute, FamilyBasis
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K

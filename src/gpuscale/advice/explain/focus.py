@@ -26,7 +26,7 @@ from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.step import FamilyBasis
+    from gpuscale.advice.calibration import FamilyBasis
 
 
 def named(d: Decision, detailed: bool = False) -> str:

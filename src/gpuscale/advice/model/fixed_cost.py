@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscale.advice.model.compute import rate_tflops, work_ms
 from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
 from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
-from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_ms

@@ -8,10 +8,8 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
@@ -19,11 +17,7 @@ from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.links import LINK_DEVICE, board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
-from gpuscale.tables.bench import BATCH_PART, group_and_batch
 from gpuscale.tables.codes import Code
-
-if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
-    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,40 +265,3 @@ def device_power(
         board = {"device": part.name, "assumed": record.assumed, "implied_by": implied_by}
         return Power(part.board_power_w, kind=PowerKind.BOARD, **board)
     return Power(None, device=record.name)
-
-
-def bench_power(
-    table: pd.DataFrame,
-    model: str,
-    group: str,
-    *,
-    device: str | None,
-    record: DeviceRecord,
-    given_w: float | None = None,
-) -> Power:
-    """The power of ``model``'s trusted bench rows in configuration ``group``: the latest W
-    per device per batch at N = 1 and the whole job's median per (N, batch); where the
-    configuration measured none, the latest N = 1 run of ``model`` that did."""
-    if given_w is not None or "power_w_mean" not in table:
-        return device_power(device, record, given_w=given_w)
-    ok = trusted_runs(table)
-    own = ok[ok["model"] == model]
-    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
-    same = own[group_and_batch(own["config_group"])[0] == config]
-    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
-    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
-    if at_batch.empty:  # another configuration's figure, for every batch
-        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
-        watts = float(other.iloc[-1]) if len(other) else None
-        return device_power(device, record, measured_w=watts)
-    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
-    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
-    power = device_power(device, record, measured_w=watts)
-    totals = same.dropna(subset=["power_w_total"])
-    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
-    return replace(
-        power,
-        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
-        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
-        meter=METERS.get(device, "NVML"),
-    )

@@ -93,8 +93,6 @@ FITTED_BY_STACK = {
 }
 FITTED = FITTED_BY_STACK[DEFAULT_STACK]
 _current = [FITTED]
-SPREAD_SAID = _TERMS["rank_spread"]["said"]  # the fitted spread in words ({spread}: the share)
-STACK_SAID = _TERMS["rank_spread"]["said_stack"]  # the assumed stack, where stacks differ
 
 
 def of_stack(stack: str) -> StepTerms:
@@ -153,16 +151,18 @@ def count_class(network: Network, n: int) -> str | None:
     return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
 
 
-def spread_said(link: str | None) -> str:
-    """The fitted spread on ``link`` class in words ("" where 0), with the stack assumed
-    where the stacks' spreads differ."""
-    spread = current().spread(link)
-    if spread <= 0:
-        return ""
-    said = SPREAD_SAID.format(spread=f"{spread:.1%}")
-    if len({terms.spread(link) for terms in FITTED_BY_STACK.values()}) > 1:
-        said += STACK_SAID
-    return said
+def fitted_class(network: Network) -> str | None:
+    """The link class the fitted terms of ``network`` are read at (``multinode``: it has nodes)."""
+    nodes = network.inter is not None and network.per_node is not None
+    return link_class(network.intra.name, nodes)
+
+
+def fitted_spread(network: Network) -> tuple[float, bool]:
+    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there
+    (the stack then assumed)."""
+    link = fitted_class(network)
+    stacks = {terms.spread(link) for terms in FITTED_BY_STACK.values()}
+    return current().spread(link), len(stacks) > 1
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -233,8 +233,7 @@ def collectives(
 ) -> Collectives:
     """The network's part of a step on ``n`` devices, each collective at its own size and
     ranks (``Network.cost_s``); ``group``: the devices hybrid sharding shards over (0: all)."""
-    nodes = network.inter is not None and network.per_node is not None
-    fitted = link_class(network.intra.name, nodes)  # the fitted terms' class
+    fitted = fitted_class(network)
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
     parts = [terms.contention(fitted), straggler, count_class(network, n)]

@@ -25,8 +25,9 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
+from gpuscale.advice.model.compute import per_step_ms, rate_tflops
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.step import pair_speedup, per_step_ms, rate_tflops
+from gpuscale.advice.model.step import pair_speedup
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe

@@ -201,10 +201,9 @@ def report(
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).
 
-    Exit status: 0 written with all that was asked; 1 written, but without the advice that
-    --advise asked for (stderr says why, as `gpuscale advise --bench` does, which exits 2
-    on the same file: nothing to advise) or without any run of --bench measured (every one
-    failed, as `gpuscale analyze --bench` exits 1); 2 nothing written."""
+    Exit status: 0 written with all that was asked; 1 written without the advice --advise
+    asked for (stderr says why; `gpuscale advise --bench` exits 2 on that file) or with no
+    run of --bench measured (each failed; `analyze --bench` exits 1); 2 nothing written."""
     # lazy: pandas (the analysis stack), matplotlib: not needed for --help
     from gpuscale.analysis.metrics import ReferenceNotFoundError
     from gpuscale.report.request import write_report

@@ -159,39 +159,29 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
     return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]
 
 
-def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its convergence, power and memory check."""
-    power = cal.machine.power
-    if not power.source:
-        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
-    return _memory_worded(_convergence_worded(cal))
-
-
 def measured_noise(noise: NoiseScale) -> str:
     """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
     said unbounded where the resamples found no signal (``high`` infinite)."""
     return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
-def _convergence_worded(cal: Calibration) -> Calibration:
-    """``cal`` with the source of a convergence model the bench's noise scale gives, the
-    model's and its assumption's."""
+def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its power's source, of a convergence model the bench's
+    noise scale gives (the model's and its assumption's) and of its memory check's sources
+    (the device assumed, the bench's peak less the model state it held, the transformer's
+    shape counted, or neither)."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
     model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
-    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
-        return cal
-    source = measured_noise(noise)
-    assumed = tuple(
-        replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
-        for a in cal.said.assumptions
-    )
-    return cal.at(
-        {"search": {"convergence": replace(model, source=source)}, "said": {"assumptions": assumed}}
-    )
-
-
-def _memory_worded(cal: Calibration) -> Calibration:
-    """``cal`` with its memory check's sources in words: the device assumed, the bench's
-    peak less the model state it held, the transformer's shape counted, or neither."""
+    if model is not None and cal.search.noise_steps is not None and noise is not None:
+        source = measured_noise(noise)
+        assumed = tuple(
+            replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+            for a in cal.said.assumptions
+        )
+        model = replace(model, source=source)
+        cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
     memory, said = cal.machine.memory, cal.machine.memory_said
     if memory is None:
         return cal

@@ -238,37 +238,31 @@ def fsdp_note(row: pd.Series) -> str:
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
-def measured_said(c: MeasuredCount) -> str:
-    """The runs at ``c`` against the prediction, inside or outside its interval; inside an
-    interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
-    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-    case = "outside"
-    if not c.trusted:
-        case = "flagged"
-    elif c.inside:
-        case = "inside"
-    elif remedy:
-        case = "weak"
-    return sentence(
-        "measured_count",
-        c=c,
-        case=case,
-        within=TOO_WIDE_TO_TEST,
-        remedy=remedy,
-        left=tuple(c.of(c.left_out)) or None,
-    )
-
-
 def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
-    """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
+    """The runs at each of ``counts`` but those ``disagreeing`` (said as disagreements)
+    against the prediction, inside or outside its interval; inside an interval too wide to
+    test it (as ``report.bench_checks`` says), no agreement."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
-    return [
-        measured_said(c)
-        for c in counts
-        if (c.accelerators, c.batch_per_device, c.accum) not in apart
-    ]
+    said = []
+    for c in counts:
+        if (c.accelerators, c.batch_per_device, c.accum) in apart:
+            continue
+        remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+        case = "outside"
+        if not c.trusted:
+            case = "flagged"
+        elif c.inside:
+            case = "inside"
+        elif remedy:
+            case = "weak"
+        left = tuple(c.of(c.left_out)) or None
+        within = TOO_WIDE_TO_TEST
+        said.append(
+            sentence("measured_count", c=c, case=case, within=within, remedy=remedy, left=left)
+        )
+    return said
 
 
 def disagreement(d: MeasuredCount) -> str:

@@ -103,30 +103,26 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    said = {"model": found.model or "the model", "on": on_devices(counts)}
-    if not weak(found):
+    said: dict[str, Value] = {"model": found.model or "the model", "on": on_devices(counts)}
+    if weak(found):  # runs of the steps asked in the file: not one more; else the command
+        # holds the steps, the other fixes said as the bench says them
+        other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
+        said |= {
+            "case": "more" if more_steps(found) else "again",
+            "again": again(found, counts, host_devices),
+            "command": rerun(found, counts, host_devices),
+            "beside": filled(", {}", joined(other)),
+        }
+    else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-        other = joined([k for k in kinds if k not in HOST_NOISE])
-        return sentence(
-            "measure_first",
-            case="flagged",
-            kinds=joined(kinds),
-            command=bench_run(found.model, counts, host_devices, run=found.run),
-            how=any(k in HOST_NOISE for k in kinds),  # on a quieter machine
-            other=other,
-            **said,
-        )
-    # runs of the steps asked are in the file: not one more; else the command holds the
-    # steps, the other fixes said as the bench says them
-    other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-    return sentence(
-        "measure_first",
-        case="more" if more_steps(found) else "again",
-        again=again(found, counts, host_devices),
-        command=rerun(found, counts, host_devices),
-        beside=filled(", {}", joined(other)),
-        **said,
-    )
+        said |= {
+            "case": "flagged",
+            "kinds": joined(kinds),
+            "command": bench_run(found.model, counts, host_devices, run=found.run),
+            "how": any(k in HOST_NOISE for k in kinds),  # on a quieter machine
+            "other": joined([k for k in kinds if k not in HOST_NOISE]),
+        }
+    return sentence("measure_first", **said)
 
 
 class RowFlags(Protocol):
@@ -283,34 +279,34 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
-    if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return _said(memory, "memory", case="from", name=strategy_name(advised), n=fewest)
     fits = memory.fits_from(asked)
-    if fits is not None:
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
+    elif fits is not None:
         each = memory.at(asked, fits).total_gb
-        return _said(memory, "memory", case="fits", name=strategy_name(asked), n=fits, each=each)
-    if memory.fallback is None:
+        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
+    elif memory.fallback is None:
         return nothing_fits(memory)
-    strategy, devices = memory.fallback
-    others = [
-        f"{strategy_name(s)} from {n}"
-        for s, n in memory.fewest
-        if s not in (asked, strategy) and n is not None and s != "hybrid"
-    ]
-    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-    return _said(
-        memory,
-        "memory",
-        case="cannot",
-        name=strategy_name(strategy),
-        n=devices,
-        asked=strategy_name(asked),
-        least=least.total_gb,
-        least_n=None if everywhere else least.devices,
-        strategy=strategy,
-        each=memory.at(strategy, devices).total_gb,
-        also=filled("; {}", ", ".join(others)),
-    )
+    else:
+        strategy, devices = memory.fallback
+        others = [
+            f"{strategy_name(s)} from {n}"
+            for s, n in memory.fewest
+            if s not in (asked, strategy) and n is not None and s != "hybrid"
+        ]
+        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+        said = {
+            "case": "cannot",
+            "name": strategy_name(strategy),
+            "n": devices,
+            "asked": strategy_name(asked),
+            "least": least.total_gb,
+            "least_n": None if everywhere else least.devices,
+            "strategy": strategy,
+            "each": memory.at(strategy, devices).total_gb,
+            "also": filled("; {}", ", ".join(others)),
+        }
+    return _said(memory, "memory", **said)
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration, Power
-from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence, strategy_name
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Decision
@@ -85,16 +85,6 @@ def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading
     taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
     at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
-
-
-def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not): the
-    count at each end of the range that differs from the value ``assumed``."""
-    term = decision.withheld_by
-    if term is None:
-        return ""
-    at = "; ".join(reading(r, speedup=True) for r in readings_apart(decision, assumed))
-    return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:

@@ -18,6 +18,8 @@ from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
+KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
+
 
 def _config(row: pd.Series) -> str:
     batch = config(row["batch_per_device"], row["accum"])
@@ -199,14 +201,26 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, in the order they are said."""
+    """``--explain``'s sentences, in the order they are said; last the equilibrium picks,
+    each with the numbers that make it, beside the count decided."""
+    eq, at = advice.picks.equilibrium, advice.picks.numbers
+    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
+    equilibrium = sentence(
+        "equilibrium",
+        d=advice.decision,
+        eq=eq,
+        at=at,
+        threshold=advice.calibration.search.threshold,
+        knee=knee,
+        needs=KNEE_COUNTS,
+    )
     return (
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
         + focus.step_lines(advice)
         + _sources(advice)
-        + [_equilibrium(advice)]
+        + [equilibrium]
     )
 
 
@@ -247,21 +261,3 @@ def one_device(advice: AdviceView) -> str:
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
     return sentence("batch_config", batch=batch, accum=int(accum))
-
-
-KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
-
-
-def _equilibrium(advice: AdviceView) -> str:
-    """The equilibrium picks, each with the numbers that make it, beside the count decided."""
-    eq, d, at = advice.picks.equilibrium, advice.decision, advice.picks.numbers
-    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
-    return sentence(
-        "equilibrium",
-        d=d,
-        eq=eq,
-        at=at,
-        threshold=advice.calibration.search.threshold,
-        knee=knee,
-        needs=KNEE_COUNTS,
-    )

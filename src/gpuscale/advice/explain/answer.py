@@ -34,7 +34,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Counts, Decision, MeasuredCount
+from gpuscale.advice.records import Decision, MeasuredCount
 from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import counted, joined
 
@@ -70,22 +70,6 @@ class AdviceView(Protocol):
     decision_line: int
 
 
-def none_holds(advice: AdviceView) -> str:
-    """No count advised, none predicted holding the model: the fewest that do, and the
-    strategy (``advice.memory``)."""
-    held, cal = advice.memory, advice.calibration
-    strategy, kept = cal.run.strategy, cal.run.kept_global_batch
-    fewest = held and held.holding(strategy)
-    # searched, but the global batch kept does not split over it: the smallest global
-    # batch it divides, at least the one kept
-    unsplit = None
-    if held and fewest and kept and fewest in advice.decision.counts.missing:
-        unsplit = held.split_batch(strategy, kept)
-    name = strategy_name(strategy)
-    said = {"name": name, "strategy": strategy, "kept": kept, "unsplit": unsplit}
-    return sentence("none_holds", fewest=fewest, **said)
-
-
 def decision_kind(d: Decision) -> str:
     """How the decision is said: ``none`` (no count holds the model), ``withheld``,
     ``refused`` (an input flagged), ``many``, ``one`` or ``one_focus`` (one device, the focus
@@ -105,8 +89,17 @@ def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
     chosen, focus = d.chosen, d.focus.accelerators
-    if not d.holds:
-        return none_holds(advice)
+    if not d.holds:  # the fewest devices that hold the model, and the strategy
+        held, run = advice.memory, advice.calibration.run
+        strategy, kept = run.strategy, run.kept_global_batch
+        fewest = held and held.holding(strategy)
+        # searched, but the global batch kept does not split over it: the smallest global
+        # batch it divides, at least the one kept
+        unsplit = None
+        if held and fewest and kept and fewest in d.counts.missing:
+            unsplit = held.split_batch(strategy, kept)
+        said = {"name": strategy_name(strategy), "strategy": strategy, "kept": kept}
+        return sentence("none_holds", fewest=fewest, unsplit=unsplit, **said)
     row = row_at(frame, chosen.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     trained = sentence(
@@ -196,7 +189,10 @@ def lines(advice: AdviceView) -> list[str]:
     held = memory_said(
         advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
     )
-    dropped = dropped_short(advice.calibration, advice.decision.counts)
+    missing, kept = advice.decision.counts.missing, advice.calibration.run.kept_global_batch
+    dropped = (
+        sentence("dropped_short", missing=missing, kept=kept, n=len(missing)) if missing else ""
+    )
     return [
         *filter(None, [held]),
         *map(disagreement, advice.disagreements),
@@ -237,11 +233,3 @@ def _kept_whole(line: str) -> str:
         return quoted.replace("-", "\x01")
 
     return re.sub(r"`[^`]*`", held, line)
-
-
-def dropped_short(cal: Calibration, counts: Counts) -> str:
-    """The default view's line on the counts searched that have no row."""
-    if not counts.missing:
-        return ""
-    kept = cal.run.kept_global_batch
-    return sentence("dropped_short", missing=counts.missing, kept=kept, n=len(counts.missing))

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration, Power
-from gpuscale.advice.explain.phrasebook import WITHHELD, reading, sentence, strategy_name
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Decision
@@ -87,46 +87,32 @@ def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
-def withheld(decision: Decision, assumed: tuple[Assumption, ...]) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not): the
-    count at each end of the range that differs from the value ``assumed``."""
-    term = decision.withheld_by
-    if term is None:
-        return ""
-    at = "; ".join(reading(r, speedup=True) for r in readings_apart(decision, assumed))
-    return sentence("count_withheld", row=WITHHELD[term], c=decision.chosen, at=at)
-
-
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
     """What to measure before any change where the runs advised on are weak or all
     flagged (those runs again, as their flags say); None where they are not."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    said = {"model": found.model or "the model", "on": on_devices(counts)}
-    if not weak(found):
+    said: dict[str, Value] = {"model": found.model or "the model", "on": on_devices(counts)}
+    if weak(found):  # runs of the steps asked in the file: not one more; else the command
+        # holds the steps, the other fixes said as the bench says them
+        other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
+        said |= {
+            "case": "more" if more_steps(found) else "again",
+            "again": again(found, counts, host_devices),
+            "command": rerun(found, counts, host_devices),
+            "beside": filled(", {}", joined(other)),
+        }
+    else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-        other = joined([k for k in kinds if k not in HOST_NOISE])
-        return sentence(
-            "measure_first",
-            case="flagged",
-            kinds=joined(kinds),
-            command=bench_run(found.model, counts, host_devices, run=found.run),
-            how=any(k in HOST_NOISE for k in kinds),  # on a quieter machine
-            other=other,
-            **said,
-        )
-    # runs of the steps asked are in the file: not one more; else the command holds the
-    # steps, the other fixes said as the bench says them
-    other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-    return sentence(
-        "measure_first",
-        case="more" if more_steps(found) else "again",
-        again=again(found, counts, host_devices),
-        command=rerun(found, counts, host_devices),
-        beside=filled(", {}", joined(other)),
-        **said,
-    )
+        said |= {
+            "case": "flagged",
+            "kinds": joined(kinds),
+            "command": bench_run(found.model, counts, host_devices, run=found.run),
+            "how": any(k in HOST_NOISE for k in kinds),  # on a quieter machine
+            "other": joined([k for k in kinds if k not in HOST_NOISE]),
+        }
+    return sentence("measure_first", **said)
 
 
 class RowFlags(Protocol):
@@ -159,39 +145,29 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
     return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]
 
 
-def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its convergence, power and memory check."""
-    power = cal.machine.power
-    if not power.source:
-        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
-    return _memory_worded(_convergence_worded(cal))
-
-
 def measured_noise(noise: NoiseScale) -> str:
     """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
     said unbounded where the resamples found no signal (``high`` infinite)."""
     return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
-def _convergence_worded(cal: Calibration) -> Calibration:
-    """``cal`` with the source of a convergence model the bench's noise scale gives, the
-    model's and its assumption's."""
+def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its power's source, of a convergence model the bench's
+    noise scale gives (the model's and its assumption's) and of its memory check's sources
+    (the device assumed, the bench's peak less the model state it held, the transformer's
+    shape counted, or neither)."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
     model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
-    if model is None or cal.search.noise_steps is None or noise is None:  # priced otherwise
-        return cal
-    source = measured_noise(noise)
-    assumed = tuple(
-        replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
-        for a in cal.said.assumptions
-    )
-    return cal.at(
-        {"search": {"convergence": replace(model, source=source)}, "said": {"assumptions": assumed}}
-    )
-
-
-def _memory_worded(cal: Calibration) -> Calibration:
-    """``cal`` with its memory check's sources in words: the device assumed, the bench's
-    peak less the model state it held, the transformer's shape counted, or neither."""
+    if model is not None and cal.search.noise_steps is not None and noise is not None:
+        source = measured_noise(noise)
+        assumed = tuple(
+            replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+            for a in cal.said.assumptions
+        )
+        model = replace(model, source=source)
+        cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
     memory, said = cal.machine.memory, cal.machine.memory_said
     if memory is None:
         return cal
@@ -293,34 +269,34 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
-    if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return _said(memory, "memory", case="from", name=strategy_name(advised), n=fewest)
     fits = memory.fits_from(asked)
-    if fits is not None:
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
+    elif fits is not None:
         each = memory.at(asked, fits).total_gb
-        return _said(memory, "memory", case="fits", name=strategy_name(asked), n=fits, each=each)
-    if memory.fallback is None:
+        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
+    elif memory.fallback is None:
         return nothing_fits(memory)
-    strategy, devices = memory.fallback
-    others = [
-        f"{strategy_name(s)} from {n}"
-        for s, n in memory.fewest
-        if s not in (asked, strategy) and n is not None and s != "hybrid"
-    ]
-    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-    return _said(
-        memory,
-        "memory",
-        case="cannot",
-        name=strategy_name(strategy),
-        n=devices,
-        asked=strategy_name(asked),
-        least=least.total_gb,
-        least_n=None if everywhere else least.devices,
-        strategy=strategy,
-        each=memory.at(strategy, devices).total_gb,
-        also=filled("; {}", ", ".join(others)),
-    )
+    else:
+        strategy, devices = memory.fallback
+        others = [
+            f"{strategy_name(s)} from {n}"
+            for s, n in memory.fewest
+            if s not in (asked, strategy) and n is not None and s != "hybrid"
+        ]
+        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+        said = {
+            "case": "cannot",
+            "name": strategy_name(strategy),
+            "n": devices,
+            "asked": strategy_name(asked),
+            "least": least.total_gb,
+            "least_n": None if everywhere else least.devices,
+            "strategy": strategy,
+            "each": memory.at(strategy, devices).total_gb,
+            "also": filled("; {}", ", ".join(others)),
+        }
+    return _said(memory, "memory", **said)
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:

@@ -19,10 +19,10 @@ from gpuscale.advice.explain.caveats import (
     headline,
     measure_first,
     memory_said,
-    withheld,
+    readings_apart,
 )
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.phrasebook import TERMS, sentence, strategy_name
+from gpuscale.advice.explain.phrasebook import TERMS, WITHHELD, reading, sentence, strategy_name
 from gpuscale.advice.explain.phrasebook import said as said_finding
 from gpuscale.advice.explain.runs import against_measured, disagreement
 from gpuscale.advice.records import Decision
@@ -163,7 +163,12 @@ class Worded:
         found = self.disagreements
         beside = against_measured(self.measured_counts, found)
         held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
-        first = filter(None, (held, self.qualifiers.model_note, withheld(d, self.assumptions)))
+        withheld = ""  # the count at each end of the range that differs from the value assumed
+        if d.withheld_by is not None:
+            ends = readings_apart(d, self.assumptions)
+            at = "; ".join(reading(r, speedup=True) for r in ends)
+            withheld = sentence("count_withheld", row=WITHHELD[d.withheld_by], c=d.chosen, at=at)
+        first = filter(None, (held, self.qualifiers.model_note, withheld))
         return (*first, *map(disagreement, found), *lines, *beside)
 
     @cached_property

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import OneDeviceRow, measured_at
+from gpuscale.advice.derived import measured_at
 from gpuscale.advice.explain import focus, phrasebook
 from gpuscale.advice.explain.answer import AdviceView, decision_kind, row_at
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named, only_one
+from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.types import Source, TermId, maybe
 from gpuscale.bench.support import errors_weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
+
+KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def _config(row: pd.Series) -> str:
@@ -53,8 +54,10 @@ def _recommendation(advice: AdviceView) -> list[str]:
         n = d.focus.accelerators
         efficiency = row_at(frame, n)["efficiency"]
         lines.append(sentence("no_larger", target=d.target_efficiency, n=n, efficiency=efficiency))
-    elif chosen.accelerators == 1:
-        lines.append(only_one(advice.calibration, d.limit.cap))
+    elif chosen.accelerators == 1:  # why one device is all the table holds
+        kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap
+        case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
+        lines.append(sentence("only_one", case=case, kept=kept))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
         lines.append(sentence("fastest", config=_config(fastest), row=fastest))
@@ -68,14 +71,33 @@ def _scaling(advice: AdviceView) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
     cal, d = advice.calibration, advice.decision
-    lines = []
-    if cal.model.fixed is not None:
-        lines.append(fixed_cost_line(cal, advice.fixed_term.optimizer_ms))
+    opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
+    if fixed is not None:  # each forward and backward's; the optimizer step's beside it
+        measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
+        said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
+        lines.append(
+            sentence(
+                "fixed_costs_line",
+                split=opt > 0,
+                fixed=said,
+                measure=maybe(str, measure),
+                opt=opt,
+                strategy=cal.run.strategy,
+            )
+        )
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
-        fixed = fixed_costs(cal, advice.predictions, advice.fixed_term.optimizer_ms)
-        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=fixed))
+        # the forward and backward's fixed cost falls with the micro-steps; the optimizer's not
+        accums = tuple(int(k) for k in advice.predictions["accum"])
+        split = sentence(
+            "fixed_costs_split",
+            opt=cal.run.strategy if opt > 0 else "none",
+            varies=len(set(accums)) > 1,
+            accum=accums[0],
+            accums=accums,
+        )
+        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=split))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
@@ -84,7 +106,19 @@ def _scaling(advice: AdviceView) -> list[str]:
         lines.append(_searched(advice))
     alt = advice.alternative
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
-        lines.append(_weak_instead(advice, alt))
+        # what keeping the per-device batch would give, and why the advice does not count on it
+        row = row_at(alt, d.focus.accelerators)
+        said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
+        host = on_a_larger_host(2, cal.runs.host_devices)
+        weak = sentence(
+            "weak_instead",
+            batch=config(row["batch_per_device"], row["accum"]),
+            named=named(d),
+            row=row,
+            one=row_at(alt, 1)["global_batch"],
+            measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
+        )
+        lines.append(weak)
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
@@ -107,23 +141,6 @@ def _searched(advice: AdviceView) -> str:
         named=named(advice.decision),
         one=frame.iloc[0]["global_batch"],
         batch=advice.calibration.run.batch,
-    )
-
-
-def _weak_instead(advice: AdviceView, alt: pd.DataFrame) -> str:
-    """Under strong scaling, what keeping the per-device batch would give at the focus
-    count, and why the advice does not count on it."""
-    d, cal = advice.decision, advice.calibration
-    row = row_at(alt, d.focus.accelerators)
-    said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
-    host = on_a_larger_host(2, cal.runs.host_devices)
-    return sentence(
-        "weak_instead",
-        batch=config(row["batch_per_device"], row["accum"]),
-        named=named(d),
-        row=row,
-        one=row_at(alt, 1)["global_batch"],
-        measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
     )
 
 
@@ -184,43 +201,26 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, in the order they are said."""
+    """``--explain``'s sentences, in the order they are said; last the equilibrium picks,
+    each with the numbers that make it, beside the count decided."""
+    eq, at = advice.picks.equilibrium, advice.picks.numbers
+    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
+    equilibrium = sentence(
+        "equilibrium",
+        d=advice.decision,
+        eq=eq,
+        at=at,
+        threshold=advice.calibration.search.threshold,
+        knee=knee,
+        needs=KNEE_COUNTS,
+    )
     return (
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
         + focus.step_lines(advice)
         + _sources(advice)
-        + [equilibrium_sentence(advice)]
-    )
-
-
-def fixed_cost_line(cal: Calibration, opt: float) -> str:
-    """The fixed cost said once: each forward and backward's and, where the bench measured
-    it apart, the optimizer step beside it (``opt``, ms)."""
-    fixed = cal.model.fixed
-    said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
-    measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-    return sentence(
-        "fixed_costs_line",
-        split=opt > 0,
-        fixed=said,
-        measure=maybe(str, measure),
-        opt=opt,
-        strategy=cal.run.strategy,
-    )
-
-
-def fixed_costs(cal: Calibration, frame: pd.DataFrame, opt: float) -> str:
-    """What the fixed per-step costs do as the global batch is split over the table's
-    counts: each forward and backward's falls with the micro-steps; the optimizer step's not."""
-    accums = tuple(int(k) for k in frame["accum"])
-    return sentence(
-        "fixed_costs_split",
-        opt=cal.run.strategy if opt > 0 else "none",
-        varies=len(set(accums)) > 1,
-        accum=accums[0],
-        accums=accums,
+        + [equilibrium]
     )
 
 
@@ -240,8 +240,10 @@ def one_device(advice: AdviceView) -> str:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said
     detail = ""
+    like = r.step_ms  # the phases timed apart, beside the no-sync step timed whole
     if case == "ddp" and m is not None and same:
-        detail = _phases(r)
+        if format_ms(r.nosync_ms or 0.0, like=like) != format_ms(like, like=like):
+            detail = sentence("one_device_phases", r=r)
     elif case == "ddp" and m is not None:  # the bench's batch predicted: the same samples
         bench = config(m.batch, m.accum)
         detail = sentence("one_device_like", r=r, row=config(*row), bench=bench, nosync=r.nosync_ms)
@@ -256,34 +258,6 @@ def one_device(advice: AdviceView) -> str:
     )
 
 
-def _phases(r: OneDeviceRow) -> str:
-    """Where the step predicted (its phases timed apart) is not the no-sync step timed
-    whole (as said), the difference."""
-    predicted = r.step_ms
-    if format_ms(r.nosync_ms or 0.0, like=predicted) == format_ms(predicted, like=predicted):
-        return ""
-    return sentence("one_device_phases", r=r)
-
-
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
     return sentence("batch_config", batch=batch, accum=int(accum))
-
-
-KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
-
-
-def equilibrium_sentence(advice: AdviceView) -> str:
-    """The equilibrium picks in words, each with the numbers that make it, beside the
-    count the advice decided."""
-    eq, d, at = advice.picks.equilibrium, advice.decision, advice.picks.numbers
-    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
-    return sentence(
-        "equilibrium",
-        d=d,
-        eq=eq,
-        at=at,
-        threshold=advice.calibration.search.threshold,
-        knee=knee,
-        needs=KNEE_COUNTS,
-    )

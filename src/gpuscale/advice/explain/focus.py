@@ -68,18 +68,6 @@ def remedy(advice: AdviceView) -> str:
     return said
 
 
-def _not_spread(advice: AdviceView, n: int, like: float) -> str:
-    """What of the compute at ``n`` devices (the focus) is above its share of one
-    device's, in the parts the fixed cost line names."""
-    p, fsdp = advice.fixed_term, advice.calibration.run.strategy == "fsdp"
-    split, said = p.optimizer_ms > 0, []
-    if split and p.optimizer_excess_ms > 0:
-        said.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
-    if split and p.forward_backward_excess_ms > 0:
-        said.append(sentence("fb_not_spread", p=p, like=like))
-    return sentence("not_spread", p=p, like=like, split=split, parts=joined(said) or None)
-
-
 def step_lines(advice: AdviceView) -> list[str]:
     """--explain's lines on the step at the focus count: its parts and what decides, what
     caps the speedup, and what would change it (none on one device)."""
@@ -92,6 +80,15 @@ def step_lines(advice: AdviceView) -> list[str]:
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
     marked = weak(cal.runs.evidence)
+    # what of the compute at the focus is above its share of one device's, in parts
+    p, like = advice.fixed_term, at.step_ms
+    split, parts = p.optimizer_ms > 0, []
+    if split and p.optimizer_excess_ms > 0:
+        fsdp, n = cal.run.strategy == "fsdp", at.accelerators
+        parts.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
+    if split and p.forward_backward_excess_ms > 0:
+        parts.append(sentence("fb_not_spread", p=p, like=like))
+    not_spread = sentence("not_spread", p=p, like=like, split=split, parts=joined(parts) or None)
     lines = [
         sentence(
             "step_at",
@@ -99,7 +96,7 @@ def step_lines(advice: AdviceView) -> list[str]:
             o=o,
             d=d,
             detailed=named(d, detailed=True),
-            not_spread=_not_spread(advice, at.accelerators, at.step_ms),
+            not_spread=not_spread,
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
             held=slowdown is not None,
             slowdown=slowdown,
@@ -144,15 +141,6 @@ def _names(spans: tuple[tuple[int, int], ...]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def counts_rule(counts: Counts, short: bool = False) -> str:
-    """The rule the counts searched follow, in words (``short``: in a clause)."""
-    most, per_node, off = counts.most, counts.per_node, counts.off_nodes
-    if short:
-        return sentence("counts_rule_short", most=most, per_node=(off and per_node) or None)
-    names = _names(counts.off_spans) if per_node and off else None
-    return sentence("counts_rule", pow2=counts.pow2, most=most, per_node=per_node, off=names)
-
-
 def dropped_counts(cal: Calibration, counts: Counts) -> str:
     """The counts searched, by what rule, and why each without a row has none; ""
     where every count up to the most allowed has its row."""
@@ -160,12 +148,15 @@ def dropped_counts(cal: Calibration, counts: Counts) -> str:
     if not missing and counts.every:
         return ""
     unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
+    per_node, off = counts.per_node, counts.off_nodes
+    names = _names(counts.off_spans) if per_node and off else None
+    rule = sentence("counts_rule", pow2=counts.pow2, most=counts.most, per_node=per_node, off=names)
     return sentence(
         "dropped_counts",
         searched=counts.searched,
         missing=missing or None,
         unsplit=unsplit,
-        rule=None if counts.every else counts_rule(counts),
+        rule=None if counts.every else rule,
     )
 
 
@@ -174,6 +165,8 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     and what would let one be; ("", "") where it is the most allowed."""
     kept = cal.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
+    per_node = (counts.off_nodes and counts.per_node) or None
+    rule = sentence("counts_rule_short", most=counts.most, per_node=per_node)
 
     def said(case: str, found: tuple[int, ...]) -> str:
         return sentence(
@@ -182,7 +175,7 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
             counts=found,
             one=len(found) == 1,
             names=_names(counts.unsearched_spans),
-            rule=counts_rule(counts, short=True),
+            rule=rule,
             kept=kept,
         )
 
@@ -196,13 +189,6 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     if unsplit:
         fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
     return "; ".join(why), joined(fix, "or")
-
-
-def only_one(cal: Calibration, cap: str = "devices") -> str:
-    """Why one device is all the table holds, from the decision's ``cap``."""
-    kept = cal.run.kept_global_batch
-    case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
-    return sentence("only_one", case=case, kept=kept)
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:

@@ -26,7 +26,6 @@ from gpuscale.quantities import (
     article,
     counted,
     factor_interval,
-    fixed_apart,
     format_batch,
     format_count,
     format_minutes,
@@ -138,7 +137,6 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "num": lambda v, of: number(v),
     # every whole digit, at least three significant: 5,962, 0.449
     "whole": lambda v, of: number(v, max(3, len(f"{abs(_float(v)):.0f}"))),
-    "apart": lambda v, of: fixed_apart(_float(v), _float(of)),  # the digits that tell it from of
     "above": lambda v, of: numbers_apart(_float(v), _float(of))[0],  # the digits: above of
     "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
     # counts and batches, whole with thousands separators (1,000,000, never 1e+06)

@@ -17,6 +17,7 @@ from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import (
+    filled,
     format_count,
     format_ms,
     joined,
@@ -45,9 +46,7 @@ def broken_sentence(broken: Broken) -> str:
 
 def broken_note(broken: Broken) -> str:
     """Which models were left out as broken ("" when none)."""
-    if not broken:
-        return ""
-    return f". {sentence('broken', case='note', models=broken_sentence(broken))}"
+    return sentence("broken", case="note", models=broken_sentence(broken)) if broken else ""
 
 
 def flag_lines(flags: Flags) -> str:
@@ -76,7 +75,7 @@ def remedy(kinds: list[str]) -> str:
 def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
     """The warning where ``--allow-flagged`` let ``flagged`` runs in (and the broken models
     it could not: ``broken``); None where neither."""
-    said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
+    said = [broken_note(broken)] if broken else []  # allowed, not used
     if flagged:
         said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
     return f"WARNING: {'. '.join(said)}." if said else None
@@ -121,7 +120,7 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
         kinds = [kind for kind, _, _ in left.flags]
         runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
         flagged = f". {sentence('flagged_runs', case='left', **runs)}"
-    return f"{text}{flagged}{broken_note(left.broken)}."
+    return f"{text}{flagged}{filled('. {}', broken_note(left.broken))}."
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
@@ -238,37 +237,31 @@ def fsdp_note(row: pd.Series) -> str:
     return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
-def measured_said(c: MeasuredCount) -> str:
-    """The runs at ``c`` against the prediction, inside or outside its interval; inside an
-    interval too wide to test it (as ``report.bench_checks`` says), no agreement."""
-    remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-    case = "outside"
-    if not c.trusted:
-        case = "flagged"
-    elif c.inside:
-        case = "inside"
-    elif remedy:
-        case = "weak"
-    return sentence(
-        "measured_count",
-        c=c,
-        case=case,
-        within=TOO_WIDE_TO_TEST,
-        remedy=remedy,
-        left=tuple(c.of(c.left_out)) or None,
-    )
-
-
 def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
-    """A sentence for each of ``counts`` but those ``disagreeing`` (said as disagreements)."""
+    """The runs at each of ``counts`` but those ``disagreeing`` (said as disagreements)
+    against the prediction, inside or outside its interval; inside an interval too wide to
+    test it (as ``report.bench_checks`` says), no agreement."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
-    return [
-        measured_said(c)
-        for c in counts
-        if (c.accelerators, c.batch_per_device, c.accum) not in apart
-    ]
+    said = []
+    for c in counts:
+        if (c.accelerators, c.batch_per_device, c.accum) in apart:
+            continue
+        remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+        case = "outside"
+        if not c.trusted:
+            case = "flagged"
+        elif c.inside:
+            case = "inside"
+        elif remedy:
+            case = "weak"
+        left = tuple(c.of(c.left_out)) or None
+        within = TOO_WIDE_TO_TEST
+        said.append(
+            sentence("measured_count", c=c, case=case, within=within, remedy=remedy, left=left)
+        )
+    return said
 
 
 def disagreement(d: MeasuredCount) -> str:

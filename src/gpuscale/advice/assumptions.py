@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
+from gpuscale.advice.records import Assumption, BenchTerms, Quantity
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS

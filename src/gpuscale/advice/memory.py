@@ -62,16 +62,6 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
-def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
-    """The (optimizer, precision) a request names, the defaults where not named (an
-    optimizer known in fp32 only: fp32)."""
-    chosen = optimizer or DEFAULT_OPTIMIZER
-    if precision is not None:
-        return chosen, precision
-    known = [p for o, p in state_bytes() if o == chosen]
-    return chosen, DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckedDevice:
     """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied), the
@@ -124,7 +114,6 @@ class MemoryCheck:
         return None if fewest is None else -(-kept // fewest) * fewest
 
     def whole_nodes(self, gpus: int) -> int | None:
-        """:attr:`would_hold`'s devices in whole nodes of ``gpus`` (None: none would)."""
         would = self.would_hold
         return None if would is None else -(-would[1] // gpus) * gpus
 
@@ -194,7 +183,10 @@ def check(
     ``shape``'s at each count's micro-batch (``micro``: by count, 1 included)."""
     if benched:
         asked = (asked[0] or BENCH_STATE[0], asked[1] or BENCH_STATE[1])
-    optimizer, precision = state_of(*asked)
+    optimizer, precision = asked[0] or DEFAULT_OPTIMIZER, asked[1]
+    if precision is None:  # the default, unless the optimizer is known in fp32 only
+        known = [p for o, p in state_bytes() if o == optimizer]
+        precision = DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
     micro = micro or {}
     activations = {a.micro_batch: a for a in shape.activations} if shape else {}
     counted = None if peak_gb is not None or not activations else activations[micro[1]]

@@ -89,7 +89,11 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         f"{ref('inter_node')} or {ref('nics_per_node')}",
         "one node",
-        lambda r: (r.inter_node or r.nics_per_node) is not None and not _several_nodes(r),
+        lambda r: (
+            (r.inter_node or r.nics_per_node) is not None
+            and r.nodes == 1
+            and (r.max_devices or 0) <= r.gpus_per_node
+        ),
         f"they describe the network between nodes: give {ref('nodes')} (or a "
         f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
@@ -214,11 +218,6 @@ def _check_step_pairs(request: RequestFields) -> None:
         )
 
 
-def _several_nodes(request: RequestFields) -> bool:
-    most = request.max_devices or 0
-    return request.nodes > 1 or most > request.gpus_per_node * request.nodes
-
-
 def _check_state(request: RequestFields) -> None:
     """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
     for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
@@ -284,8 +283,7 @@ def _check_shape(request: RequestFields) -> None:
 
 
 def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
-    'bert'?")."""
+    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean 'bert'?")."""
     value = getattr(request, name)
     if value is None:
         return

@@ -96,9 +96,6 @@ class Measure:
         """The measure without what is said ``after`` (that is for ``--explain``)."""
         return f"{self.before}{self.bench.command()}" if self.bench else str(self)
 
-    def in_words(self, said: str) -> Measure:
-        return Measure(f"{self.before}{said}{self.after}")
-
 
 def bench_run(
     model: str | None,
@@ -151,7 +148,7 @@ def as_run(
     if any_run or (same and found.counts and not bench.config and not bench.more):
         held = again(found, bench.nproc, host_devices)
         if held:
-            return measure.in_words(held)
+            return Measure(f"{measure.before}{held}{measure.after}")
     if not same:
         return measure
     run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)

@@ -171,11 +171,9 @@ def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Counts:
-    """The device counts searched (``Machine.device_counts``) against the rows: whether
-    they are every count from 1, whether the most is a power of two, a node's devices
-    (None: one node), the counts not whole nodes, those without a row; above the focus,
-    where the search stopped early: those not searched, without a row, flagged; the
-    fewest whole nodes' devices above the most (None: none needed)."""
+    """The device counts searched (``Machine.device_counts``) against the rows; ``*_above``:
+    above the focus, where the search stopped early; ``per_node`` None: one node;
+    ``whole_nodes``: the fewest whole nodes' devices above the most (None: none needed)."""
 
     searched: tuple[int, ...] = ()
     most: int = 1

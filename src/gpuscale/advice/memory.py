@@ -95,9 +95,6 @@ class MemoryCheck:
     # what fully sharded strategies hold whole beyond their shards (GB; None: not counted)
     gathered_gb: float | None = None
 
-    def fewest_of(self, strategy: str) -> int | None:
-        return dict(self.fewest)[strategy]
-
     def fits_from(self, strategy: str) -> int | None:
         """The smallest count searched that holds the model under ``strategy``."""
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
@@ -105,7 +102,7 @@ class MemoryCheck:
 
     def holding(self, strategy: str) -> int | None:
         """The fewest devices that hold the model under ``strategy``, searched or not."""
-        return self.fits_from(strategy) or self.fewest_of(strategy)
+        return self.fits_from(strategy) or dict(self.fewest)[strategy]
 
     def split_batch(self, strategy: str, kept: int) -> int | None:
         """The smallest global batch, at least ``kept``, that splits over :meth:`holding`'s
@@ -121,7 +118,7 @@ class MemoryCheck:
         """Whether ``devices`` hold the model under ``strategy`` (a count not searched: at
         least the fewest that do)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
-        fewest = self.fewest_of(strategy)
+        fewest = dict(self.fewest)[strategy]
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property

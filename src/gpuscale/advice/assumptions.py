@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
 from gpuscale.advice.records import Assumption, BenchTerms, Quantity
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, bench_run, maybe
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
@@ -274,7 +274,9 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
         quantity=quantity,
         source=source,
         basis=basis,
-        measure=bench_run(cal.runs.own_model, (1, 2), cal.runs.host_devices),
+        measure=Measure(
+            bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+        ),
     )
 
 

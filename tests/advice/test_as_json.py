@@ -8,9 +8,8 @@ import json
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.explain.as_json import plain
-from gpuscale.advice.records import Measured, MeasuredCount
+from gpuscale.advice.records import Assumption, Measured, MeasuredCount
 from gpuscale.advice.types import Source, TermId
 
 GOLDEN = Path(__file__).parent / "golden" / "bench_cpu_tiny_model_gloo.json"

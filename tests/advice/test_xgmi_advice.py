@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import Advice
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.model.network import count_class, link_class
+from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import Source, TermId
 from gpuscale.cli import app
 from gpuscale.hardware.links import PRESETS

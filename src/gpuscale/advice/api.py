@@ -33,10 +33,6 @@ from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
 class Advice(Worded, Searched):
     """What :func:`advise` hands back: the search's record with its words."""
 
-    @classmethod
-    def of(cls, found: Searched) -> Advice:
-        return cls(**{f.name: getattr(found, f.name) for f in fields(found)})
-
 
 def advise(
     request: AdviceRequest,
@@ -57,11 +53,12 @@ def advise(
     check_with_data(request, bench=bench is not None)
     calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
     try:
-        return Advice.of(search(worded(calibration)))
+        found = search(worded(calibration))
     except Refused as refused:  # the search's reason, said
         raise ValueError(said(refused.finding)) from None
     except NoneHolds as none:
         raise NamedError(nothing_fits(none.memory, none.sources)) from None
+    return Advice(**{f.name: getattr(found, f.name) for f in fields(found)})
 
 
 def load_advice_data(

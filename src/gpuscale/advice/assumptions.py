@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.assumed import Assumption, BenchTerms, Quantity
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
+from gpuscale.advice.records import Assumption, BenchTerms, Quantity
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
@@ -241,9 +241,6 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     slowdowns measured (as the step takes them: no lower than at fewer devices), else
     fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
-    measure = Measure(
-        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
-    )
     slowdown = dict(compute.slowdown)
     if slowdown:
 
@@ -261,23 +258,25 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             source=Source.MEASURED,
             basis=phrase("assumed_wait_measured"),
         )
+    said = ("0 ms", Quantity(0.0, PER_STEP), Source.ASSUMED, "nothing measured the steps' spread")
     if compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
-        return Assumption(
-            term=TermId.WAIT,
-            value="E[max of N] - mean of the N = 1 step times",
-            quantity=maybe(Quantity, benched.spread, spread),
-            source=Source.FITTED,
-            basis=phrase("assumed_wait_fitted"),
-            measure=measure,
+        said = (
+            "E[max of N] - mean of the N = 1 step times",
+            maybe(Quantity, benched.spread, spread),
+            Source.FITTED,
+            phrase("assumed_wait_fitted"),
         )
+    value, quantity, source, basis = said
     return Assumption(
         term=TermId.WAIT,
-        value="0 ms",
-        quantity=Quantity(0.0, PER_STEP),
-        source=Source.ASSUMED,
-        basis="nothing measured the steps' spread",
-        measure=measure,
+        value=value,
+        quantity=quantity,
+        source=source,
+        basis=basis,
+        measure=Measure(
+            bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+        ),
     )
 
 

@@ -7,13 +7,12 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
-from gpuscale.advice.records import Measured
+from gpuscale.advice.records import Assumption, Measured
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
@@ -52,7 +51,7 @@ class Shape:
 
     @property
     def knee(self) -> float | None:
-        """The batch where the line meets the floor (None: no floor)."""
+        # the batch where the line meets the floor (None: no floor)
         if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
             return None
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
@@ -85,8 +84,7 @@ class FamilyBasis:
     ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
 
     def at(self, params: float) -> Compute:
-        """The family's compute at ``params`` parameters: its optimizer and DDP lines as the
-        per-parameter rates the step takes."""
+        """The family's compute at ``params``: its optimizer and DDP lines per parameter."""
         mparams = params / 1e6
         return replace(
             self.compute,
@@ -275,7 +273,7 @@ class Benched:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Calibration:
-    """What the advice is computed from; ``bench``: None by numbers."""
+    """What the advice is computed from (``bench`` None: by numbers)."""
 
     model: StepModel
     run: Run
@@ -286,6 +284,5 @@ class Calibration:
     bench: Bench | None = None
 
     def at(self, changes: dict[str, dict[str, object]]) -> Calibration:
-        """This record with ``changes`` (part name -> the part's fields changed)."""
         parts = {name: replace(getattr(self, name), **fields) for name, fields in changes.items()}
         return replace(self, **parts)

@@ -1,7 +1,5 @@
 """The numbers of an advice beside its :class:`~gpuscale.advice.records.Decision`, read off
-the predictions by ``search.derive`` for the words to say (``explain`` formats them and
-computes none): what decides, the picks of other rules, the N = 1 row, the break-even, the
-fixed per-step costs, the headline's qualifiers, the rows' intervals, the input's load."""
+the predictions by ``search.derive``; ``explain`` formats them and computes none."""
 
 from __future__ import annotations
 
@@ -37,9 +35,7 @@ class Deciding:
     def of(
         cls, d: Decision, memory: MemoryCheck | None, found: Sequence[MeasuredCount], strategy: str
     ) -> Deciding:
-        """What decides ``d``, ``found`` the counts measured apart; ``memory`` where the
-        fewest devices holding the model under ``strategy`` (above one) are the count chosen
-        short of the target."""
+        """What decides ``d``; ``found``: the counts measured apart."""
         focus = d.focus.accelerators
         fewest = memory.fits_from(strategy) if memory is not None else None
         by_memory = bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
@@ -69,9 +65,7 @@ def measured_at(found: Sequence[MeasuredCount], n: int) -> MeasuredCount | None:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Equilibrium:
-    """The numbers of the equilibrium picks over the trusted rows: the best efficiency and
-    its count; the speed x efficiency pick's speedup, efficiency, product; the threshold
-    pick's efficiency and the next count above it (None: none)."""
+    """The numbers of the equilibrium picks over the trusted rows (None: none)."""
 
     best_n: int
     best_efficiency: float
@@ -86,8 +80,7 @@ class Equilibrium:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules pick: the largest reaching the target, the fewest
-    device-hours (None: no price), the equilibrium picks by rule and their numbers."""
+    """The counts other rules pick (``cheapest`` None: no price)."""
 
     efficient: int | None
     cheapest: int | None
@@ -111,14 +104,13 @@ class OneDeviceRow:
     overstated: float | None = None
     at_bench_ms: float | None = None
 
+    # how far the row's step is from the bench's no-sync step (0: no run), and whether under
     @property
     def gap_size_ms(self) -> float:
-        """How far the row's step is from the bench's no-sync step, either way (0: no run)."""
         return abs(self.gap_ms or 0.0)
 
     @property
     def under(self) -> bool:
-        """Whether the row's step is under the bench's no-sync step."""
         return (self.gap_ms or 0.0) > 0
 
 
@@ -126,7 +118,6 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (``search.deri
 
 
 def _from_size(params: float | None) -> str:
-    """``none`` (no size found), ``every`` (from the smallest searched) or ``size``."""
     if params is None:
         return "none"
     return "every" if params <= SMALLEST_SEARCHED else "size"
@@ -195,7 +186,7 @@ class FixedTerm:
 
     @property
     def optimizer_mostly(self) -> bool:
-        """Whether the optimizer step's excess is the larger part (a fused one helps)."""
+        # the optimizer step's excess the larger part: a fused one helps
         return self.optimizer_excess_ms > self.forward_backward_excess_ms
 
 
@@ -205,9 +196,9 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    """What qualifies the headline: the defaults the times rest on, the steps of a noise
-    scale measured over too few, the step interval's log half-width where too wide to
-    decide a count above one device, why and which benched model was advised on."""
+    """What qualifies the headline: the defaults the times rest on, a noise scale measured
+    over too few steps, the step interval's log half-width where too wide to decide a count,
+    the benched model advised on and why."""
 
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
@@ -243,7 +234,7 @@ class RowIntervals:
 
 @dataclass(frozen=True, slots=True)
 class InputRate:
-    """The samples/s the largest count predicted consumes, that count, each device's."""
+    """The samples/s the largest count predicted consumes."""
 
     samples_per_s: float
     devices: int

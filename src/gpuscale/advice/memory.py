@@ -62,16 +62,6 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
-def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
-    """The (optimizer, precision) a request names, the defaults where not named (an
-    optimizer known in fp32 only: fp32)."""
-    chosen = optimizer or DEFAULT_OPTIMIZER
-    if precision is not None:
-        return chosen, precision
-    known = [p for o, p in state_bytes() if o == chosen]
-    return chosen, DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckedDevice:
     """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied), the
@@ -105,9 +95,6 @@ class MemoryCheck:
     # what fully sharded strategies hold whole beyond their shards (GB; None: not counted)
     gathered_gb: float | None = None
 
-    def fewest_of(self, strategy: str) -> int | None:
-        return dict(self.fewest)[strategy]
-
     def fits_from(self, strategy: str) -> int | None:
         """The smallest count searched that holds the model under ``strategy``."""
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
@@ -115,7 +102,7 @@ class MemoryCheck:
 
     def holding(self, strategy: str) -> int | None:
         """The fewest devices that hold the model under ``strategy``, searched or not."""
-        return self.fits_from(strategy) or self.fewest_of(strategy)
+        return self.fits_from(strategy) or dict(self.fewest)[strategy]
 
     def split_batch(self, strategy: str, kept: int) -> int | None:
         """The smallest global batch, at least ``kept``, that splits over :meth:`holding`'s
@@ -124,7 +111,6 @@ class MemoryCheck:
         return None if fewest is None else -(-kept // fewest) * fewest
 
     def whole_nodes(self, gpus: int) -> int | None:
-        """:attr:`would_hold`'s devices in whole nodes of ``gpus`` (None: none would)."""
         would = self.would_hold
         return None if would is None else -(-would[1] // gpus) * gpus
 
@@ -132,7 +118,7 @@ class MemoryCheck:
         """Whether ``devices`` hold the model under ``strategy`` (a count not searched: at
         least the fewest that do)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
-        fewest = self.fewest_of(strategy)
+        fewest = dict(self.fewest)[strategy]
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property
@@ -194,7 +180,10 @@ def check(
     ``shape``'s at each count's micro-batch (``micro``: by count, 1 included)."""
     if benched:
         asked = (asked[0] or BENCH_STATE[0], asked[1] or BENCH_STATE[1])
-    optimizer, precision = state_of(*asked)
+    optimizer, precision = asked[0] or DEFAULT_OPTIMIZER, asked[1]
+    if precision is None:  # the default, unless the optimizer is known in fp32 only
+        known = [p for o, p in state_bytes() if o == optimizer]
+        precision = DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
     micro = micro or {}
     activations = {a.micro_batch: a for a in shape.activations} if shape else {}
     counted = None if peak_gb is not None or not activations else activations[micro[1]]

@@ -1,25 +1,90 @@
-"""The :class:`Decision` in its parts and the bench runs set against it
-(:class:`MeasuredCount`), as numbers (units in the names); the numbers beside it are in
+"""The advice's records, as numbers (units in the names): a term of the step
+(:class:`Assumption`, its number a :class:`Quantity`), the :class:`Decision` in its parts and
+the bench runs set against it (:class:`MeasuredCount`); the numbers beside it are in
 ``advice.derived``."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.types import Finding, Reading
+from gpuscale.advice.model.priors import strategy_name
+from gpuscale.advice.types import Finding, Measure, Reading, Source, TermId
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
+# Each term's name in the words (``-f json``'s ``term``)
+TERM_NAMES = {
+    TermId.FIXED: "Fixed per-step cost",
+    TermId.OVERLAP: "Overlap",
+    TermId.DDP: "DDP's own work",
+    TermId.WAIT: "Wait for the slowest device",
+    TermId.INPUT: "Input pipeline",
+    TermId.CONVERGENCE: "Samples to converge at a larger global batch",
+    TermId.LINK: "Link",
+    TermId.INTER_NODE: "Link between nodes",
+    TermId.LINK_CLASS: "Link class",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
+    bucket copies (``copies_ms``) where the value and ends include them."""
+
+    value: float
+    unit: str
+    low: float | None = None
+    high: float | None = None
+    at: tuple[tuple[int, float], ...] = ()
+    copies_ms: float | None = None
+
+    def with_copies(self, copies_ms: float) -> Quantity:
+        if not copies_ms:
+            return self
+        low = None if self.low is None else self.low + copies_ms
+        high = None if self.high is None else self.high + copies_ms
+        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Assumption:
+    """One term: its value said and as a number (None for a choice), whence, how to measure it."""
+
+    term: TermId
+    value: str
+    source: Source
+    basis: str
+    measure: Measure = field(default_factory=Measure)  # empty where measured
+    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, zero2, fsdp, hybrid)
+    quantity: Quantity | None = None
+
+    @property
+    def name(self) -> str:
+        if self.term == TermId.DDP:
+            return f"{strategy_name(self.strategy)}'s own work"
+        return TERM_NAMES[self.term]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchTerms:
+    """What a bench file measured beside the calibration: the strategy's own work (ms per
+    step), the N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
+
+    overlap_measured: bool
+    own_ms: float
+    spread: float | None
+    held: tuple[tuple[int, float], ...]
+
+
 def wide_factor(low: float, high: float) -> float | None:
-    """An interval's width ``high / low`` where too wide to test a prediction (more than a
-    factor of ``TOO_WIDE_TO_TEST``; infinite where it reaches 0); None where it is not, or
-    where there is none (NaN)."""
+    """An interval's width ``high / low`` where over ``TOO_WIDE_TO_TEST`` (infinite where it
+    reaches 0); None where narrower or NaN."""
     if math.isnan(low) or math.isnan(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
         return None
     return math.inf if low <= 0 else high / low
@@ -96,8 +161,7 @@ class Limit:
 
 
 def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """``counts`` as (first, last) of each run of three or more consecutive counts, each other
-    count alone (first == last)."""
+    """``counts`` as (first, last) of each run of three or more consecutive counts, else alone."""
     found: list[tuple[int, int]] = []
     for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
         seen = [c for _, c in run]
@@ -107,11 +171,9 @@ def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Counts:
-    """The device counts searched (``Machine.device_counts``) against the rows: whether
-    they are every count from 1, whether the most is a power of two, a node's devices
-    (None: one node), the counts not whole nodes, those without a row; above the focus,
-    where the search stopped early: those not searched, without a row, flagged; the
-    fewest whole nodes' devices above the most (None: none needed)."""
+    """The device counts searched (``Machine.device_counts``) against the rows; ``*_above``:
+    above the focus, where the search stopped early; ``per_node`` None: one node;
+    ``whole_nodes``: the fewest whole nodes' devices above the most (None: none needed)."""
 
     searched: tuple[int, ...] = ()
     most: int = 1
@@ -158,15 +220,14 @@ class Decision:
 
     @property
     def count(self) -> int | None:
-        """The count recommended; None where none holds the model, a range moves it, or
-        an input cannot be true above one device."""
+        """The count recommended (None: none holds the model, a range moves it, or an input
+        cannot be true)."""
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
 
     def short_alone(self) -> bool:
-        """Whether no one remedy is enough: the focus misses the target with its largest
-        overhead gone."""
+        """Whether the focus misses the target even with its largest overhead gone."""
         gone = self.limit.without_dominant_efficiency
         return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
@@ -226,12 +287,12 @@ class MeasuredCount:
 
     @property
     def used(self) -> tuple[Measured, ...]:
-        """The trusted runs, else (all flagged) every run."""
+        # the trusted runs, else (all flagged) every run
         return self.trusted or self.runs
 
     @property
     def left_out(self) -> tuple[Measured, ...]:
-        """Flagged runs not used (none where only flagged runs are there)."""
+        # flagged runs not used (none where only flagged runs are there)
         if not self.trusted:
             return ()
         return tuple(m for m in self.runs if m.flagged and not m.allowed)
@@ -266,15 +327,12 @@ class MeasuredCount:
 
     @property
     def weak_evidence(self) -> str:
-        """What to bench where the runs used are weak evidence ("": firm)."""
         return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
 
     @property
     def wide_factor(self) -> float | None:
-        """The predicted interval's width where too wide to test it (:func:`wide_factor`)."""
         return wide_factor(self.predicted_low, self.predicted_high)
 
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """The runs of a bench table that are ok and not flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

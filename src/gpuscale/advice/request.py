@@ -283,8 +283,7 @@ def _check_shape(request: RequestFields) -> None:
 
 
 def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean
-    'bert'?")."""
+    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean 'bert'?")."""
     value = getattr(request, name)
     if value is None:
         return

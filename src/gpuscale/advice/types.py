@@ -23,15 +23,12 @@ class TermId(Code):
     """A term of the step (or of the time to train) the advice prices."""
 
     FIXED = "fixed"  # fixed per micro-step: launches, the optimizer step
-    RATE = "rate"  # per-sample compute: FLOPs per sample over the achieved rate
-    OPTIMIZER = "optimizer"
     DDP = "ddp"  # the strategy's own work (DDP's bucket copies, FSDP's)
     WAIT = "wait"  # for the slowest device
     BANDWIDTH = "bandwidth"  # exposed communication: its bandwidth part
     LATENCY = "latency"  # exposed communication: one latency per collective
     OVERLAP = "overlap"  # the share of communication backward hides
     CONVERGENCE = "convergence"  # samples to converge at a larger global batch
-    POWER = "power"
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
     INTER_NODE = "inter_node"  # the link between nodes (the NICs)
@@ -99,9 +96,6 @@ class Measure:
         """The measure without what is said ``after`` (that is for ``--explain``)."""
         return f"{self.before}{self.bench.command()}" if self.bench else str(self)
 
-    def in_words(self, said: str) -> Measure:
-        return Measure(f"{self.before}{said}{self.after}")
-
 
 def bench_run(
     model: str | None,
@@ -154,7 +148,7 @@ def as_run(
     if any_run or (same and found.counts and not bench.config and not bench.more):
         held = again(found, bench.nproc, host_devices)
         if held:
-            return measure.in_words(held)
+            return Measure(f"{measure.before}{held}{measure.after}")
     if not same:
         return measure
     run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
@@ -162,8 +156,7 @@ def as_run(
 
 
 class FindingKind(Code):
-    """What was found about the inputs, each rendered by its template
-    (``data/advice_findings.json``)."""
+    """What was found about the inputs, each rendered by ``data/advice_findings.json``."""
 
     RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
     RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
@@ -238,16 +231,6 @@ class FindingKind(Code):
     FIXED_LAUNCH_FLOOR = "fixed_launch_floor"  # a step the peak cannot split: a floor
 
 
-# The kinds of input that cannot be true: the advice keeps to one device (``refused``).
-IMPLAUSIBLE = frozenset(
-    {
-        FindingKind.RATE_ABOVE_PEAK,
-        FindingKind.RATE_ABOVE_EVERY_PEAK,
-        FindingKind.RATE_UNDER_FLOOR,
-        FindingKind.STEP_UNDER_KERNELS,
-    }
-)
-
 # what a finding is about: a number, a name, a flag, numbers, or sentences and findings
 Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ...] | None
 
@@ -268,10 +251,6 @@ class Finding:
 
     def with_values(self, **values: Value) -> Finding:
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
-
-    @property
-    def implausible(self) -> bool:
-        return self.kind in IMPLAUSIBLE
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibrate.step_error import step_error
@@ -34,7 +33,7 @@ from gpuscale.advice.model.hardware import (
     unchecked_note,
 )
 from gpuscale.advice.model.priors import strategy_name
-from gpuscale.advice.records import Measured, trusted_runs
+from gpuscale.advice.records import BenchTerms, Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run
 from gpuscale.advice.types import FindingKind as K

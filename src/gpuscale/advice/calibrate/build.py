@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.assumed import BenchTerms
 from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
@@ -18,6 +17,7 @@ from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machin
 from gpuscale.advice.calibrate.rows import Usable, usable
 from gpuscale.advice.calibration import Benched, Calibration
 from gpuscale.advice.model.convergence import resolved
+from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -31,6 +30,7 @@ from gpuscale.advice.model.hardware import (
 )
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
+from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source, TermId, bench_run
 from gpuscale.hardware import transformer

@@ -10,7 +10,6 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.derived import (
     BreakEven,
@@ -34,7 +33,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Decision, MeasuredCount
+from gpuscale.advice.records import Assumption, Decision, MeasuredCount
 from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import counted, joined
 

@@ -12,12 +12,11 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumed import Assumption
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Decision
+from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.types import (
     Finding,
     Reading,

@@ -5,14 +5,13 @@ the bench runs set against it (:class:`MeasuredCount`); the numbers beside it ar
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Finding, Measure, Reading, Source, TermId
-from gpuscale.tables.advice import TOO_WIDE_TO_TEST
+from gpuscale.tables.advice import wide_factor
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,14 +79,6 @@ class BenchTerms:
     own_ms: float
     spread: float | None
     held: tuple[tuple[int, float], ...]
-
-
-def wide_factor(low: float, high: float) -> float | None:
-    """An interval's width ``high / low`` where over ``TOO_WIDE_TO_TEST`` (infinite where it
-    reaches 0); None where narrower or NaN."""
-    if math.isnan(low) or math.isnan(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
-        return None
-    return math.inf if low <= 0 else high / low
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

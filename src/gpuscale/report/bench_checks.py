@@ -6,6 +6,7 @@ or strong evidence), and the prediction the figure draws under the measured poin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ import pandas as pd
 
 from gpuscale.quantities import joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
-from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration, wide_factor
 from gpuscale.tables.bench import one_device
 
 if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
@@ -158,11 +159,11 @@ def checks(
                     flagged_used=used,
                 )
             )
-        elif low <= 0 or high / low > TOO_WIDE_TO_TEST:
+        elif (wide := wide_factor(low, high)) is not None:
             lines.append(
                 Check(
                     f"{said}not a test of {interval}: the interval spans a factor of "
-                    f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
+                    f"{number(wide) if math.isfinite(wide) else 'infinity'}, too wide to test the "
                     f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g}).",
                     flagged_used=used,
                 )

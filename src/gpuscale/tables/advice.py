@@ -36,6 +36,7 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,6 +86,14 @@ NOT_POSITIVE = "time to train not positive and finite"
 # holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything); the
 # report's check and the advice's caveat both say so
 TOO_WIDE_TO_TEST = 4.0
+
+
+def wide_factor(low: float, high: float) -> float | None:
+    """An interval's width ``high / low`` where over ``TOO_WIDE_TO_TEST`` (infinite where it
+    reaches 0); None where narrower or NaN."""
+    if math.isnan(low) or math.isnan(high) or (low > 0 and high / low <= TOO_WIDE_TO_TEST):
+        return None
+    return math.inf if low <= 0 else high / low
 
 
 def as_throughput(predictions: pd.DataFrame) -> pd.DataFrame:

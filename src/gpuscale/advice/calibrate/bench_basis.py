@@ -201,6 +201,7 @@ def from_bench(
     bench measured."""
     table, (cal, benched) = found.table, calibrated
     per_device = req.batch or cal.run.batch  # as advised
+    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     benched_as = cal.run.strategy  # a warning where another strategy is predicted
     other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
     beyond = far_beyond_the_batch_timed(cal, per_device)
@@ -227,7 +228,6 @@ def from_bench(
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
-    power = bench_power(table, cal, req.power_w)
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute

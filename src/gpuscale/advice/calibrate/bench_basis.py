@@ -136,35 +136,51 @@ def _file(source: str | Path | None) -> str:
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
-def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
-    """A warning where ``per_device`` is above the one batch timed on a launch-bound floor,
-    or more than twice it."""
-    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
-    if (
-        cal.bench.shape is not None
-        or per_device <= timed
-        or (per_device <= 2 * timed and not floor)
-    ):
-        return None
-    return Finding.of(
-        K.BEYOND_BATCH,
-        batch=per_device,
-        times=per_device / timed,
-        timed=timed,
-        floor=floor,
-        model=cal.model.name,
-    )
-
-
-def of_model(
-    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
-) -> tuple[Runs, WeakRuns | None]:
-    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
+def from_bench(
+    machine: Machine,
+    said: Said,
+    req: AdviceRequest,
+    bench: pd.DataFrame,
+    found: Usable,
+    calibrated: tuple[Benched, Benched],
+) -> tuple[Calibration, BenchTerms]:
+    """The calibration on ``machine`` (``said``: where it came from) of the model
+    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
+    bench measured."""
     table, (cal, benched) = found.table, calibrated
-    name = cal.model.name
+    name, per_device = cal.model.name, req.batch or cal.run.batch  # as advised
+    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
+    other: tuple[Finding, ...] = ()  # a warning where another strategy is predicted
+    benched_as, asked = cal.run.strategy, req.strategy or cal.run.strategy
+    if benched_as != asked:
+        other = (
+            Finding.of(
+                K.OTHER_STRATEGY,
+                model=name,
+                benched=benched_as,
+                asked=asked,
+                asked_name=strategy_name(asked),
+                unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
+            ),
+        )
+    # a warning where the batch advised is above the one timed on a launch-bound floor, or
+    # more than twice it
+    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
+    beyond = None
+    if cal.bench.shape is None and per_device > timed and (per_device > 2 * timed or floor):
+        beyond = Finding.of(
+            K.BEYOND_BATCH,
+            batch=per_device,
+            times=per_device / timed,
+            timed=timed,
+            floor=floor,
+            model=name,
+        )
+    # what the runs say beside the calibration: its weak runs, the bench command of the run
+    # advised on its file, its N > 1 runs, the model chosen
     hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    weak, evidence = weak_runs(table[hardware], name, req.bench)
-    if evidence is not None:  # the bench command of the run advised, on its file
+    weak_runs_of, evidence = weak_runs(table[hardware], name, req.bench)
+    if evidence is not None:
         like = runs_like(table, cal.bench.config_group, cal.device.name)
         rows = table[like & (table["model"] == name)]
         run = ""
@@ -184,32 +200,11 @@ def of_model(
         # a run whose ranks saw the same samples
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
         one_device=benched.one_device,
+        own_model=None if req.params is not None else name,  # a model given by its size: none
     )
-    return runs, weak
-
-
-def from_bench(
-    machine: Machine,
-    said: Said,
-    req: AdviceRequest,
-    bench: pd.DataFrame,
-    found: Usable,
-    calibrated: tuple[Benched, Benched],
-) -> tuple[Calibration, BenchTerms]:
-    """The calibration on ``machine`` (``said``: where it came from) of the model
-    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
-    bench measured."""
-    table, (cal, benched) = found.table, calibrated
-    per_device = req.batch or cal.run.batch  # as advised
-    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
-    benched_as = cal.run.strategy  # a warning where another strategy is predicted
-    other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
-    beyond = far_beyond_the_batch_timed(cal, per_device)
-    # what the runs say beside the calibration: the model chosen, its N > 1 runs
-    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
-        picked = chosen(bench, cal.model.name, dict(found.broken))
+        picked = chosen(bench, name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
@@ -290,8 +285,6 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    # the model a bench run measures: none for a model given by its size
-    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
         model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
@@ -328,19 +321,3 @@ def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Pow
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter=METERS.get(device, "NVML"),
     )
-
-
-def _other_strategy(model: str, benched: str, asked: str) -> tuple[Finding, ...]:
-    """A warning where the runs measured another strategy than the one predicted."""
-    if benched == asked:
-        return ()
-    unbenched = None if asked in BENCHED else joined(BENCHED, "or")
-    found = Finding.of(
-        K.OTHER_STRATEGY,
-        model=model,
-        benched=benched,
-        asked=asked,
-        asked_name=strategy_name(asked),
-        unbenched=unbenched,
-    )
-    return (found,)

@@ -258,12 +258,23 @@ def memory_check(
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
-    rows = _model_rows(bench, cal)
-    memory = _device_memory(cal, rows)
-    peaks = None if rows is None else rows.get("peak_memory_bytes")
-    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs
-    if peaks is not None and peaks.notna().any():
-        peak_gb = float(peaks.dropna().median()) / BYTES_PER_GB
+    own, one = cal.runs.own_model, cal.runs.one_device
+    device = machine.device  # the bench's record of it (below), else the catalogue part's
+    if own is not None and one is not None:
+        device = device_record(one.device_name)
+    memory = _catalogue_memory(device)
+    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
+    if bench is not None and own is not None:
+        runs = trusted_runs(bench)
+        at = (runs["model"] == own) & (runs["accelerators"] == 1)
+        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
+        recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
+            gib = float(recorded.median()) / 2**30
+            memory = AcceleratorMemory(str(rows["device_name"].iloc[0]), gib, BENCH_RECORD)
+        peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(peaks):
+            peak_gb = float(peaks.median()) / BYTES_PER_GB
     assumed = memory is None and cal.runs.own_model is None and not machine.device.name
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
@@ -300,30 +311,6 @@ def micro_batch_at(run: Run, devices: int) -> int:
         if batch == int(batch) and batch <= run.largest_batch:
             return int(batch)
     return run.batch  # no split: the count is not predicted
-
-
-def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
-    own = cal.runs.own_model
-    if bench is None or own is None:
-        return None
-    runs = trusted_runs(bench)
-    same = (runs["model"] == own) & (runs["accelerators"] == 1)
-    rows = runs[same & (runs["batch_per_device"] == cal.run.batch)]
-    return rows if len(rows) else None
-
-
-def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
-    """The device's memory: the bench's record of it, else the catalogue part's."""
-    if rows is not None and "device_memory_bytes" in rows:
-        recorded = rows["device_memory_bytes"].dropna()
-        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
-            name = str(rows["device_name"].iloc[0])
-            gib = float(recorded.median()) / 2**30
-            return AcceleratorMemory(name, gib, BENCH_RECORD)
-    device, one = cal.machine.device, cal.runs.one_device
-    if cal.runs.own_model is not None and one is not None:
-        device = device_record(one.device_name)
-    return _catalogue_memory(device)
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:

@@ -95,15 +95,6 @@ def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None 
     return cast(value)
 
 
-def broken_models(table: pd.DataFrame) -> Broken:
-    """Each model with an ``ok`` run whose loss was not finite, with those runs' counts."""
-    ok = table[table["status"] == "ok"]
-    found: dict[str, list[int]] = {}
-    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
-        found.setdefault(str(row.model), []).append(int(row.accelerators))
-    return tuple((m, tuple(sorted(set(n)))) for m, n in found.items())
-
-
 def _flagged(table: pd.DataFrame) -> pd.Series:
     return table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
 
@@ -119,17 +110,6 @@ class Usable:
     flags: tuple[tuple[str, int, str], ...]
     broken: Broken
     left: LeftOut
-
-
-def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOut:
-    for column, value in (("model", req.model), ("family", req.family)):
-        if value is not None:
-            table = table[table[column] == value]
-            broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
-    flagged = _flagged(table)
-    single = bool((flagged & (table["accelerators"] == 1)).any())
-    left = LeftOut(int(flagged.sum()), single, (), broken)
-    return replace(left, flags=tuple(flag_summary(table))) if single else left
 
 
 def _where(source: str | Path | None) -> str:
@@ -171,12 +151,27 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     model = req.model
     if model is not None:
         known_model(bench, model, req.bench)
-    broken = broken_models(bench)
+    # each model with an ``ok`` run whose loss was not finite, with those runs' counts
+    ok = bench[bench["status"] == "ok"]
+    counts: dict[str, list[int]] = {}
+    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
+        counts.setdefault(str(row.model), []).append(int(row.accelerators))
+    broken = tuple((m, tuple(sorted(set(n)))) for m, n in counts.items())
     mine = tuple((m, n) for m, n in broken if m == model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
-    left = _left_out(sound.assign(flagged=False) if req.allow_flagged else sound, broken, req)
+    # the runs of the model (or family) asked for left out, said with a refusal
+    table, left_broken = sound.assign(flagged=False) if req.allow_flagged else sound, broken
+    for column, value in (("model", req.model), ("family", req.family)):
+        if value is not None:
+            table = table[table[column] == value]
+            left_broken = tuple((m, n) for m, n in left_broken if m in set(table["model"]))
+    flagged = _flagged(table)
+    single = bool((flagged & (table["accelerators"] == 1)).any())
+    left = LeftOut(int(flagged.sum()), single, (), left_broken)
+    if single:
+        left = replace(left, flags=tuple(flag_summary(table)))
     if not req.allow_flagged:
         return Usable(sound, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))

@@ -59,20 +59,28 @@ def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     return row
 
 
-def _compute(
-    row: pd.Series, hardware: pd.DataFrame, notes: list[str | Finding]
-) -> tuple[Compute, ModelSpec, fixed_split.Split]:
-    """The compute of ``row`` (its N = 1 run), its model and the split of its step."""
-    flops = row["flops_per_sample"]
-    params = float(row["params"])
+def calibrate(table: pd.DataFrame, model: str) -> Benched:
+    """Everything the bench measured about ``model`` but its communication scale, which is
+    read on a network (``measured.read_comm``)."""
+    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
+    notes = list[str | Finding](notes)
+    row = single_row(rows, model)
+    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
+    notes += which_configuration(rows, row)
+    hardware = same_hardware(rows, row)
+    other = len(rows) - len(hardware)
+    if other:
+        notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
+    # the compute of its N = 1 run, its model and the split of its step
+    flops, params = row["flops_per_sample"], float(row["params"])
     if pd.isna(flops) or flops <= 0:
         notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=row["model"]))
         flops = 6.0 * params
-    model = ModelSpec(params=params, flops_per_sample=float(flops))
+    spec = ModelSpec(params=params, flops_per_sample=float(flops))
     fb = float(row["forward_ms"] + row["backward_ms"])
     single = hardware[hardware["accelerators"] == 1]
-    family = single[single["family"] == row["family"]]
-    split = fixed_split.split(row, model, fits.fit_compute(family) or fits.fit_compute(single))
+    members = single[single["family"] == row["family"]]
+    split = fixed_split.split(row, spec, fits.fit_compute(members) or fits.fit_compute(single))
     mparams = params / 1e6
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
     samples = row.get("nosync_step_ms_samples")
@@ -88,22 +96,6 @@ def _compute(
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
         one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
     )
-    return compute, model, split
-
-
-def calibrate(table: pd.DataFrame, model: str) -> Benched:
-    """Everything the bench measured about ``model`` but its communication scale, which is
-    read on a network (``measured.read_comm``)."""
-    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
-    notes = list[str | Finding](notes)
-    row = single_row(rows, model)
-    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += which_configuration(rows, row)
-    hardware = same_hardware(rows, row)
-    other = len(rows) - len(hardware)
-    if other:
-        notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
-    compute, spec, split = _compute(row, hardware, notes)
     compute, shape = fits.calibrated(hardware, row, compute, spec)
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     if shape is not None:  # the model's own batches replace the family's line
@@ -114,7 +106,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     max_batch, memory_note = fits.memory_cap(hardware, row, device) or (None, None)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
-    single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
     slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
     notes.append(contention)

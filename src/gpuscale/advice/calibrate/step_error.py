@@ -74,21 +74,6 @@ def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
     return [row[0].step_ms for row in rows]
 
 
-def _predicted(
-    rest: pd.DataFrame, model: str, ns: list[int], cal: Benched, network: Network
-) -> list[float | None]:
-    """The steps (ms, or None) of ``model`` calibrated on ``rest`` at each N of ``ns``: None
-    where it cannot be, or was benched on another device than ``cal``."""
-    try:
-        other, _ = read_comm(calibrate(rest, model), rest, network)
-    except (CalibrationError, ValueError):
-        return [None] * len(ns)
-    same_kind = other.bench.device_kind == cal.bench.device_kind
-    if not same_kind or other.device.name != cal.device.name:
-        return [None] * len(ns)
-    return _steps(other, network, ns)
-
-
 def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError:
     """Each model with N > 1 rows in the trusted rows ``ok`` predicted without them (at most
     ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them)."""
@@ -105,7 +90,15 @@ def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError
         rows = multi[multi["model"] == model]
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         ns = [int(n) for n in rows["accelerators"]]
-        predicted = _predicted(rest, model, ns, cal, network)
+        # calibrated on the rest; none where it cannot be, or on another device than ``cal``
+        try:
+            other, _ = read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            continue
+        kind = other.bench.device_kind
+        if kind != cal.bench.device_kind or other.device.name != cal.device.name:
+            continue
+        predicted = _steps(other, network, ns)
         for n, measured, step in zip(
             ns, rows["step_ms_mean"].astype(float), predicted, strict=True
         ):

@@ -1,7 +1,5 @@
-"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other
-way): the model advised on (``calibration.advised``) on the bench host's machine, with what
-its runs say (:func:`of_model`), its communication read on that machine, the step's error,
-the power, the family's break-even basis, and the step's terms the bench measured."""
+"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other way):
+the model advised on, on the bench host's machine, with what its runs say."""
 
 from __future__ import annotations
 
@@ -144,9 +142,8 @@ def from_bench(
     found: Usable,
     calibrated: tuple[Benched, Benched],
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration on ``machine`` (``said``: where it came from) of the model
-    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
-    bench measured."""
+    """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
+    step's terms the bench measured."""
     table, (cal, benched) = found.table, calibrated
     name, per_device = cal.model.name, req.batch or cal.run.batch  # as advised
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch

@@ -1,5 +1,4 @@
-"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows), of the
-model advised on (:func:`advised`): the fixed
+"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows): the fixed
 cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
 synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
 comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
@@ -188,8 +187,7 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
 
 
 def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model to calibrate on, its family, how it was chosen) for the model of
-    ``req.params``."""
+    """(bench model, its family, how it was chosen) for the model of ``req.params``."""
     usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     rated = single.dropna(subset=["flops_per_sample", "params"])
@@ -284,8 +282,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
 
 def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
     """The calibration advised on (the model asked for, else the largest benched, else the
-    family's representative of ``req.params``), as benched and as the request predicts it; a
-    refusal of the runs names those ``found`` left out."""
+    family's representative of ``req.params``), as benched and as asked."""
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate

@@ -80,7 +80,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
 
 
 def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
-    """``fit``, with each measured batch predicted from the others (three or more)."""
+    """``fit``, each measured batch predicted from the others (three or more)."""
     shape = fit(points, fallback_ms_per_sample)
     merged = shape.points
     errors = []
@@ -253,8 +253,7 @@ def memory_check(
     numbers: ShapeNumbers | None = None,
 ) -> tuple[MemoryCheck | None, MemorySaid]:
     """The memory check of the model advised on (None: a device of unknown memory; none
-    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on;
-    ``numbers``: a transformer shape's, its activations at every micro-batch a count runs."""
+    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro

@@ -1,7 +1,6 @@
-"""A model given by its numbers (:func:`from_numbers`; ``bench_basis.from_bench`` is the
-other way to a calibration): the step split into a fixed per-step cost and per-sample work;
-what numbers do not say (overlap, DDP's own work, the wait) assumed from priors and said with
-the command that measures it; a transformer's shape as given."""
+"""A model given by its numbers (:func:`from_numbers`): the step split into a fixed per-step
+cost and per-sample work; what numbers do not say (overlap, DDP's own work, the wait) assumed
+from priors and said with the command that measures it."""
 
 from __future__ import annotations
 
@@ -44,9 +43,9 @@ PARAMS_AGREE = 0.05
 def shape_findings(
     req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape (``numbers``: its, counted once):
-    what it gives and whether ``--params`` disagrees with it by more than
-    ``PARAMS_AGREE``; without a shape, under a sharded strategy, what is assumed instead."""
+    """(sources, warnings) of the transformer's shape: what it gives and whether ``--params``
+    disagrees with it by more than ``PARAMS_AGREE``; without one, under a sharded strategy,
+    what is assumed instead."""
     shape = req.shape
     strategy = req.strategy or "ddp"
     if shape is None or numbers is None:
@@ -216,8 +215,7 @@ MEASURE_FIXED = Measure(
 def from_numbers(
     machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> Calibration:
-    """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given (``numbers``: its transformer shape's), its first (batch, step) pair the
+    """The calibration on ``machine`` of the numbers given, its first (batch, step) pair the
     one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]

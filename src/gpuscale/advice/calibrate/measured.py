@@ -110,8 +110,8 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
 
 
 def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale read on ``network`` (its own runs reproduce its
-    calibration point) and the runs it was read from, and ``network`` scaled by it."""
+    """``cal`` with its communication scale read on ``network`` and the runs it was read
+    from, and ``network`` scaled by it."""
     levels = cal.bench.comm_levels
     scale, rows = comm_scale(levels, network)
     if scale is None:

@@ -1,8 +1,5 @@
-"""The bench rows an advice may use (:func:`usable`: a broken model's, its loss not finite,
-never; other flagged runs only where allowed), read as the step model takes them
-(:func:`as_step_model`), and the errors that refuse them (a refusal's numbers, in words
-only when said).
-"""
+"""The bench rows an advice may use (:func:`usable`), read as the step model takes them
+(:func:`as_step_model`), and the errors that refuse them (in words only when said)."""
 
 from __future__ import annotations
 
@@ -51,10 +48,7 @@ class CalibrationError(ValueError):
 
         return refusal(self.found, self.left)
 
-    @property
-    def rule(self) -> str:
-        """The refusal as a named field's rule (:class:`NamedError`, :class:`FieldError`)."""
-        return self.text
+    rule = text  # the refusal as a named field's rule (NamedError, FieldError)
 
     def __str__(self) -> str:
         return self.text
@@ -102,8 +96,7 @@ def _flagged(table: pd.DataFrame) -> pd.Series:
 @dataclass(frozen=True, slots=True)
 class Usable:
     """The bench's runs an advice may use, the flagged runs allowed (their count and
-    flags), the broken models left out, and the runs of the model (or family) asked for
-    left out (``left``: said with a refusal)."""
+    flags), the broken models and the runs of the model asked for left out."""
 
     table: pd.DataFrame
     allowed: int
@@ -141,9 +134,9 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use: the table and the model asked
-    for checked, broken models' runs left out (refused where the model asked is, or every
-    model is), the flagged ones allowed as asked."""
+    """The runs of ``bench`` the advice of ``req`` may use: broken models' runs (a loss not
+    finite) left out, refused where the model asked is broken, or every model is; the
+    flagged ones only where allowed."""
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))

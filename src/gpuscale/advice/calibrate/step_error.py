@@ -63,7 +63,7 @@ def from_residuals(
 
 
 def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
-    """The steps (ms) of ``cal`` at each N of ``ns``, its communication scale on ``network``."""
+    """The steps (ms) of ``cal`` at each N of ``ns`` on ``network`` scaled."""
     run = cal.run
     if run.overlap is None and cal.bench.device_kind == "cpu":
         run = replace(run, overlap=0.0)  # as the advice itself does
@@ -111,8 +111,7 @@ def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
-    others (:func:`leave_one_out`), saying also how far ``cal`` is from its own N > 1 runs."""
+    """:func:`leave_one_out`, saying also how far ``cal`` is from its own N > 1 runs."""
     ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])

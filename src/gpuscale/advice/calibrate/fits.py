@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import CalibrationError, cell
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run, Shape
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
@@ -137,7 +137,7 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def _points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
+def single_points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
     """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
     micro-step a step (``fb_ms``: forward + backward)."""
     same = (
@@ -159,7 +159,7 @@ def calibrated(
     or more; one: no shape, None), its measured batches kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
-    points = _points(rows, row, "fb_ms")
+    points = single_points(rows, row, "fb_ms")
     if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
         # the calibrated row's own step: with two runs at one batch, mixing the first run's
         # step with the last run's split can make batch 33 faster than batch 32
@@ -189,19 +189,6 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
         basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
         at_batch=at_batch,
     )
-
-
-def memory_cap(
-    rows: pd.DataFrame, row: pd.Series, record: DeviceRecord
-) -> tuple[int, Finding] | None:
-    """:func:`largest_batch` of ``row``'s model from the peak memory of its N = 1 runs; None
-    off a GPU or without the device's size."""
-    if row.get("device") != "cuda":
-        return None
-    device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
-    if device is None:
-        return None
-    return largest_batch(_points(rows, row, "peak_memory_bytes"), device)
 
 
 def bench_sources(cal: Benched) -> list[str | Finding]:

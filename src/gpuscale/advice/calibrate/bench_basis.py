@@ -126,12 +126,41 @@ def weak_runs(
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
     full = found.remedy(basis=True)
-    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
+    # the results file as a shell word (``FILE`` where the table was given, not read)
+    file = shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
 
 
-def _file(source: str | Path | None) -> str:
-    """The results file as a shell word (``FILE`` where the table was given, not read)."""
-    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+def of_model(
+    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
+) -> tuple[Runs, WeakRuns | None]:
+    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
+    table, (cal, benched) = found.table, calibrated
+    name = cal.model.name
+    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
+    weak, evidence = weak_runs(table[hardware], name, req.bench)
+    if evidence is not None:  # the bench command of the run advised, on its file
+        like = runs_like(table, cal.bench.config_group, cal.device.name)
+        rows = table[like & (table["model"] == name)]
+        run = ""
+        if not rows.empty:
+            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+            row["strategy"] = req.strategy or row.get("strategy")
+            out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
+            run = sentence("bench_run_out", options=bench_options(row), file=out)
+        evidence = replace(evidence, run=run)
+    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
+    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    runs = Runs(
+        from_bench=True,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        evidence=evidence,
+        host_devices=most_host_devices(table),
+        # a run whose ranks saw the same samples
+        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
+        one_device=benched.one_device,
+    )
+    return runs, weak
 
 
 def from_bench(
@@ -145,7 +174,7 @@ def from_bench(
     """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
     step's terms the bench measured."""
     table, (cal, benched) = found.table, calibrated
-    name, per_device = cal.model.name, req.batch or cal.run.batch  # as advised
+    per_device = req.batch or cal.run.batch  # as advised
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     other: tuple[Finding, ...] = ()  # a warning where another strategy is predicted
     benched_as, asked = cal.run.strategy, req.strategy or cal.run.strategy
@@ -153,7 +182,7 @@ def from_bench(
         other = (
             Finding.of(
                 K.OTHER_STRATEGY,
-                model=name,
+                model=cal.model.name,
                 benched=benched_as,
                 asked=asked,
                 asked_name=strategy_name(asked),
@@ -171,37 +200,13 @@ def from_bench(
             times=per_device / timed,
             timed=timed,
             floor=floor,
-            model=name,
+            model=cal.model.name,
         )
-    # what the runs say beside the calibration: its weak runs, the bench command of the run
-    # advised on its file, its N > 1 runs, the model chosen
-    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    weak_runs_of, evidence = weak_runs(table[hardware], name, req.bench)
-    if evidence is not None:
-        like = runs_like(table, cal.bench.config_group, cal.device.name)
-        rows = table[like & (table["model"] == name)]
-        run = ""
-        if not rows.empty:
-            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-            row["strategy"] = req.strategy or row.get("strategy")
-            out = _file(req.bench) if isinstance(req.bench, str | Path) else None
-            run = sentence("bench_run_out", options=bench_options(row), file=out)
-        evidence = replace(evidence, run=run)
-    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
-    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
-    runs = Runs(
-        from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
-        evidence=evidence,
-        host_devices=most_host_devices(table),
-        # a run whose ranks saw the same samples
-        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.one_device,
-        own_model=None if req.params is not None else name,  # a model given by its size: none
-    )
+    # what the runs say beside the calibration: the model chosen, its N > 1 runs
+    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
-        picked = chosen(bench, name, dict(found.broken))
+        picked = chosen(bench, cal.model.name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
     # contention that fell; the family's basis for its break-even (the same whichever
     # member is advised; another strategy than benched: the member's own, converted)
@@ -282,6 +287,8 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
+    # the model a bench run measures: none for a model given by its size
+    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(
         model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on

@@ -43,20 +43,27 @@ from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
+def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
+    phase)."""
+    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    if single.empty:
+        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
+    row = single.iloc[-1]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    return row
+
+
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
     """Everything the bench measured about ``model`` but its communication scale, which is
     read on a network (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
-    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
-    if single.empty:
-        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
-        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
-    row = single.iloc[-1]  # its latest N = 1 run, with every phase
-    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    row = single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += which_configuration(rows, row)
     hardware = same_hardware(rows, row)

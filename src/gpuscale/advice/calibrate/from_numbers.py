@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gpuscale.advice.assumed import Assumption, Quantity
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
+from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
@@ -87,43 +87,6 @@ def shape_findings(
         name=shape.name,
     )
     return (found,), (disagree,)
-
-
-def _split(
-    spec: ModelSpec,
-    per_device: int,
-    whole: float,
-    fixed: FixedCost,
-    dense: FixedCost | None,
-    memory_gbs: float | None,
-) -> tuple[Compute, tuple[Compute, ...], tuple[End, ...]]:
-    """The step's compute at the rate ``whole`` (TFLOP/s) less ``fixed``, DDP's work and
-    the wait from their priors (and at the priors' ends), and the same at each end of an
-    assumed range: the fixed cost's, or the FLOPs' low reading (``dense``)."""
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if fixed.source == Source.ASSUMED and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
-        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
-            which: replace(
-                with_priors(split, step_ms, which),
-                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
-            )
-            for which in ("low", "high", "point")
-        }
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    ends = tuple(
-        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
-        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
-    )
-    return compute, prior_range, ends
 
 
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
@@ -245,7 +208,32 @@ def from_numbers(
                 like_ms=max(step_ms, GPU_PRIOR.high),
                 measure=str(fixed.measure),
             )
-    compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
+    # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from
+    # their priors (and at the priors' ends), and the same at each end of an assumed range:
+    # the fixed cost's, or the FLOPs' low reading (``dense``)
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
+        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        compute_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+            which: replace(
+                with_priors(split, compute_ms, which),
+                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
+            )
+            for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    ends = tuple(
+        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
+        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+    )
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
     # 6 x parameters a low rate has two readings, priced at the ends)

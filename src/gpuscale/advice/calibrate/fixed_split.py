@@ -28,7 +28,18 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     fb = float(row["forward_ms"] + row["backward_ms"])
     work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)
-    own = fsdp_fixed(row, fb, measured)  # FSDP's own work: fixed per step
+    own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
+    gap = row.get("fsdp_overhead_ms")
+    if row["strategy"] == "fsdp" and gap is not None and pd.notna(gap) and gap > 0:
+        accum = cell(row, "accum", int, 1)
+        ms = min(float(gap) / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
+        if measured is None or measured.ms < ms:
+            own = FixedCost.exact(
+                ms,
+                source=Source.MEASURED,
+                basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
+                at_batch=float(row["batch_per_device"]),
+            )
     if measured is None and own is not None:  # FSDP's gap measured; the step's own, not
         own = with_unmeasured(own, row, fb, model.flops)
     small = row.get("small_batch_step_ms_mean")
@@ -184,24 +195,6 @@ def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float)
         ),
         at_batch=part.at_batch,
         measure=rest.measure,
-    )
-
-
-def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
-    """An FSDP run's own work at N = 1 (``fsdp_overhead_ms``), where more than the fixed
-    cost measured otherwise (``own``)."""
-    gap = row.get("fsdp_overhead_ms")
-    if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
-        return own
-    accum = cell(row, "accum", int, 1)
-    ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
-    if own is not None and own.ms >= ms:
-        return own
-    return FixedCost.exact(
-        ms,
-        source=Source.MEASURED,
-        basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
-        at_batch=float(row["batch_per_device"]),
     )
 
 

@@ -1,6 +1,5 @@
 """The step against the per-device batch, fitted to the batches a model was measured at; the
-largest batch its memory allows, and the memory check of the model advised on
-(:func:`memory_check`). One device's forward + backward at batch ``b``::
+largest batch its memory allows; the memory check. One device's forward + backward at ``b``::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
@@ -44,22 +43,6 @@ def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(b, float(np.median(v))) for b, v in sorted(by_batch.items())]
 
 
-def _candidate(
-    flat: list[tuple[float, float]], rising: list[tuple[float, float]], fallback: float
-) -> tuple[float, float, float]:
-    """(floor, fixed, ms per sample) of one split of the points."""
-    floor = float(np.mean([ms for _, ms in flat])) if flat else 0.0
-    if len(rising) >= 2:
-        fixed, per_sample = line(rising)
-        if per_sample <= 0:  # flat throughout: the rate beyond comes from elsewhere
-            return max(floor, fixed), 0.0, fallback
-        return floor, fixed, per_sample
-    if len(rising) == 1:
-        batch, ms = rising[0]
-        return floor, 0.0, ms / batch
-    return floor, 0.0, fallback
-
-
 def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
     """The shape through (batch, ms) ``points`` of two or more batches;
     ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
@@ -68,7 +51,15 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
         raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
-        floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)
+        flat, rising = merged[:k], merged[k:]  # (floor, fixed, ms per sample) of this split
+        floor = float(np.mean([ms for _, ms in flat])) if flat else 0.0
+        fixed, per_sample = 0.0, fallback_ms_per_sample
+        if len(rising) >= 2:
+            fixed, per_sample = line(rising)
+            if per_sample <= 0:  # flat throughout: the rate beyond comes from elsewhere
+                floor, fixed, per_sample = max(floor, fixed), 0.0, fallback_ms_per_sample
+        elif len(rising) == 1:
+            per_sample = rising[0][1] / rising[0][0]
         shape = Shape(
             floor_ms=floor, fixed_ms=fixed, ms_per_sample=per_sample, points=tuple(merged)
         )

@@ -20,13 +20,11 @@ from gpuscale.advice.calibrate.rows import (
     CalibrationError,
     NamedCalibrationError,
     Usable,
-    accumulation_note,
     as_step_model,
     cell,
     default_model,
     same_hardware,
     trusted,
-    which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -64,8 +62,34 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
     row = single_row(rows, model)
-    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += which_configuration(rows, row)
+    k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
+    if k > 1:  # its step accumulated ``k`` micro-batches
+        fb_ms = float(row["forward_ms"] + row["backward_ms"])
+        notes.append(
+            Finding.of(
+                K.ACCUMULATED,
+                model=row["model"],
+                micro=k,
+                batch=batch,
+                samples=batch * k,
+                forward_backward_ms=fb_ms,
+            )
+        )
+    notes += [n for n in [fsdp_note(row)] if n]
+    # where the model ran in several configurations, which one the advice is on
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) >= 2:
+        notes.append(
+            Finding.of(
+                K.CONFIGURATIONS,
+                model=row["model"],
+                configurations=len(kinds),
+                precision=row["precision"],
+                strategy=row["strategy"],
+                tf32=row["tf32"],
+            )
+        )
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:

@@ -253,35 +253,3 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
         ]
     return out
-
-
-def accumulation_note(row: pd.Series) -> Finding | None:
-    k = cell(row, "accum", int, 1)
-    if k <= 1:
-        return None
-    b = int(row["batch_per_device"])
-    return Finding.of(
-        FindingKind.ACCUMULATED,
-        model=row["model"],
-        micro=k,
-        batch=b,
-        samples=b * k,
-        forward_backward_ms=float(row["forward_ms"] + row["backward_ms"]),
-    )
-
-
-def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[Finding]:
-    """Where the model ran in several configurations, which one the advice is on."""
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
-    if len(kinds) < 2:
-        return []
-    found = Finding.of(
-        FindingKind.CONFIGURATIONS,
-        model=row["model"],
-        configurations=len(kinds),
-        precision=row["precision"],
-        strategy=row["strategy"],
-        tf32=row["tf32"],
-    )
-    return [found]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumed import BenchTerms
-from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate import measured
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
@@ -39,7 +39,7 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import joined
@@ -237,7 +237,19 @@ def from_bench(
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
     weak, weak_in_full = weak_evidence(weak_runs_of)
     passed_over, others = chosen_said(picked)
-    sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
+    # the calibration's: the model and its notes, its step against the batch, its memory cap,
+    # the communication measured against the network's
+    on = Finding.of(K.CALIBRATED_ON, model=cal.model.name, notes=measured_on.notes)
+    sources: list[str | Finding] = [on]
+    if measured_on.shape is not None:
+        sources.append(measured_on.shape.finding())
+    else:
+        timed = not measured_on.measured_steps.empty
+        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=cal.run.batch, measured=timed))
+    sources += filter(None, [measured_on.memory_note])
+    if measured_on.comm_scale is not None:
+        sources.append(comm_scale_sentence(measured_on.comm_scale, measured_on.comm_support))
+    sources += filter(None, [weak_in_full])
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     if req.strategy is None:  # the strategy predicted: the one the model was benched with

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError
-from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run, Shape
+from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.compute import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
@@ -26,7 +26,6 @@ from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, Source
-from gpuscale.bench.support import comm_scale_sentence
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -180,24 +179,6 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
         basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
         at_batch=at_batch,
     )
-
-
-def bench_sources(cal: Benched) -> list[str | Finding]:
-    """What the calibration rests on: the model and its notes, its step against the batch,
-    its memory cap, the communication measured against the network's."""
-    bench = cal.bench
-    on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.model.name, notes=bench.notes)
-    lines: list[str | Finding] = [on]
-    if bench.shape is not None:
-        lines.append(bench.shape.finding())
-    else:
-        kind = FindingKind.STEP_ONE_BATCH
-        measured = not bench.measured_steps.empty
-        lines.append(Finding.of(kind, batch=cal.run.batch, measured=measured))
-    lines += filter(None, [bench.memory_note])
-    if bench.comm_scale is not None:
-        lines.append(comm_scale_sentence(bench.comm_scale, bench.comm_support))
-    return lines
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:

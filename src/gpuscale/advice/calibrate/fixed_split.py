@@ -40,8 +40,27 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
                 basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
                 at_batch=float(row["batch_per_device"]),
             )
-    if measured is None and own is not None:  # FSDP's gap measured; the step's own, not
-        own = with_unmeasured(own, row, fb, model.flops)
+    if measured is None and own is not None:  # FSDP's gap measured, not the rest: assumed
+        rest = unmeasured(row, max(fb - own.ms, 1e-9), model.flops)
+        if rest.high_ms > 0:
+            own = FixedCost(
+                ms=own.ms + rest.ms,
+                low_ms=own.low_ms + rest.low_ms,
+                high_ms=own.high_ms + rest.high_ms,
+                source=Source.ASSUMED,
+                basis=sentence(
+                    "with_unmeasured",
+                    part=own.ms,
+                    source=own.source,
+                    basis=own.basis,
+                    rest=rest.ms,
+                    rest_low=rest.low_ms,
+                    rest_high=rest.high_ms,
+                    rest_basis=rest.basis,
+                ),
+                at_batch=own.at_batch,
+                measure=rest.measure,
+            )
     small = row.get("small_batch_step_ms_mean")
     peak, found = ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))
     if own is not None and pd.notna(small):  # ``within_peak`` on the row's plain steps
@@ -169,32 +188,6 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         basis=sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch),
         at_batch=batch,
         measure=measure,
-    )
-
-
-def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float) -> FixedCost:
-    """``part`` (an FSDP run's own work at N = 1, measured) plus the rest of the step's
-    fixed cost, which nothing measured."""
-    rest = unmeasured(row, max(fb_ms - part.ms, 1e-9), flops)
-    if not rest.high_ms > 0:
-        return part
-    return FixedCost(
-        ms=part.ms + rest.ms,
-        low_ms=part.low_ms + rest.low_ms,
-        high_ms=part.high_ms + rest.high_ms,
-        source=Source.ASSUMED,
-        basis=sentence(
-            "with_unmeasured",
-            part=part.ms,
-            source=part.source,
-            basis=part.basis,
-            rest=rest.ms,
-            rest_low=rest.low_ms,
-            rest_high=rest.high_ms,
-            rest_basis=rest.basis,
-        ),
-        at_batch=part.at_batch,
-        measure=rest.measure,
     )
 
 

@@ -1,7 +1,5 @@
-"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other
-way): the model advised on (``calibration.advised``) on the bench host's machine, with what
-its runs say (:func:`of_model`), its communication read on that machine, the step's error,
-the power, the family's break-even basis, and the step's terms the bench measured."""
+"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other way):
+the model advised on, on the bench host's machine, with what its runs say."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate import measured
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
@@ -40,7 +38,7 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import joined
@@ -127,32 +125,9 @@ def weak_runs(
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
     full = found.remedy(basis=True)
-    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, _file(source)), found
-
-
-def _file(source: str | Path | None) -> str:
-    """The results file as a shell word (``FILE`` where the table was given, not read)."""
-    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
-
-
-def far_beyond_the_batch_timed(cal: Benched, per_device: int) -> Finding | None:
-    """A warning where ``per_device`` is above the one batch timed on a launch-bound floor,
-    or more than twice it."""
-    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
-    if (
-        cal.bench.shape is not None
-        or per_device <= timed
-        or (per_device <= 2 * timed and not floor)
-    ):
-        return None
-    return Finding.of(
-        K.BEYOND_BATCH,
-        batch=per_device,
-        times=per_device / timed,
-        timed=timed,
-        floor=floor,
-        model=cal.model.name,
-    )
+    # the results file as a shell word (``FILE`` where the table was given, not read)
+    file = shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
 
 
 def of_model(
@@ -170,7 +145,7 @@ def of_model(
         if not rows.empty:
             row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
             row["strategy"] = req.strategy or row.get("strategy")
-            out = _file(req.bench) if isinstance(req.bench, str | Path) else None
+            out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
             run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
     like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
@@ -195,14 +170,37 @@ def from_bench(
     found: Usable,
     calibrated: tuple[Benched, Benched],
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration on ``machine`` (``said``: where it came from) of the model
-    ``calibrated`` (as benched, as asked) from the runs ``found``, and the step's terms the
-    bench measured."""
+    """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
+    step's terms the bench measured."""
     table, (cal, benched) = found.table, calibrated
     per_device = req.batch or cal.run.batch  # as advised
-    benched_as = cal.run.strategy  # a warning where another strategy is predicted
-    other = _other_strategy(cal.model.name, benched_as, req.strategy or benched_as)
-    beyond = far_beyond_the_batch_timed(cal, per_device)
+    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
+    other: tuple[Finding, ...] = ()  # a warning where another strategy is predicted
+    benched_as, asked = cal.run.strategy, req.strategy or cal.run.strategy
+    if benched_as != asked:
+        other = (
+            Finding.of(
+                K.OTHER_STRATEGY,
+                model=cal.model.name,
+                benched=benched_as,
+                asked=asked,
+                asked_name=strategy_name(asked),
+                unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
+            ),
+        )
+    # a warning where the batch advised is above the one timed on a launch-bound floor, or
+    # more than twice it
+    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
+    beyond = None
+    if cal.bench.shape is None and per_device > timed and (per_device > 2 * timed or floor):
+        beyond = Finding.of(
+            K.BEYOND_BATCH,
+            batch=per_device,
+            times=per_device / timed,
+            timed=timed,
+            floor=floor,
+            model=cal.model.name,
+        )
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
     picked = Chosen("", 0.0)  # why this model where none was asked
@@ -226,7 +224,6 @@ def from_bench(
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = req.gradient_precision
     benched_on = cal.device  # the device the runs recorded, resolved with them
-    power = bench_power(table, cal, req.power_w)
     unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
@@ -239,7 +236,19 @@ def from_bench(
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
     weak, weak_in_full = weak_evidence(weak_runs_of)
     passed_over, others = chosen_said(picked)
-    sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
+    # the calibration's: the model and its notes, its step against the batch, its memory cap,
+    # the communication measured against the network's
+    on = Finding.of(K.CALIBRATED_ON, model=cal.model.name, notes=measured_on.notes)
+    sources: list[str | Finding] = [on]
+    if measured_on.shape is not None:
+        sources.append(measured_on.shape.finding())
+    else:
+        timed = not measured_on.measured_steps.empty
+        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=cal.run.batch, measured=timed))
+    sources += filter(None, [measured_on.memory_note])
+    if measured_on.comm_scale is not None:
+        sources.append(comm_scale_sentence(measured_on.comm_scale, measured_on.comm_support))
+    sources += filter(None, [weak_in_full])
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
@@ -327,19 +336,3 @@ def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Pow
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter=METERS.get(device, "NVML"),
     )
-
-
-def _other_strategy(model: str, benched: str, asked: str) -> tuple[Finding, ...]:
-    """A warning where the runs measured another strategy than the one predicted."""
-    if benched == asked:
-        return ()
-    unbenched = None if asked in BENCHED else joined(BENCHED, "or")
-    found = Finding.of(
-        K.OTHER_STRATEGY,
-        model=model,
-        benched=benched,
-        asked=asked,
-        asked_name=strategy_name(asked),
-        unbenched=unbenched,
-    )
-    return (found,)

@@ -1,5 +1,4 @@
-"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows), of the
-model advised on (:func:`advised`): the fixed
+"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows): the fixed
 cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
 synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
 comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
@@ -21,13 +20,11 @@ from gpuscale.advice.calibrate.rows import (
     CalibrationError,
     NamedCalibrationError,
     Usable,
-    accumulation_note,
     as_step_model,
     cell,
     default_model,
     same_hardware,
     trusted,
-    which_configuration,
 )
 from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -59,20 +56,54 @@ def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     return row
 
 
-def _compute(
-    row: pd.Series, hardware: pd.DataFrame, notes: list[str | Finding]
-) -> tuple[Compute, ModelSpec, fixed_split.Split]:
-    """The compute of ``row`` (its N = 1 run), its model and the split of its step."""
-    flops = row["flops_per_sample"]
-    params = float(row["params"])
+def calibrate(table: pd.DataFrame, model: str) -> Benched:
+    """Everything the bench measured about ``model`` but its communication scale, which is
+    read on a network (``measured.read_comm``)."""
+    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
+    notes = list[str | Finding](notes)
+    row = single_row(rows, model)
+    k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
+    if k > 1:  # its step accumulated ``k`` micro-batches
+        fb_ms = float(row["forward_ms"] + row["backward_ms"])
+        notes.append(
+            Finding.of(
+                K.ACCUMULATED,
+                model=row["model"],
+                micro=k,
+                batch=batch,
+                samples=batch * k,
+                forward_backward_ms=fb_ms,
+            )
+        )
+    notes += [n for n in [fsdp_note(row)] if n]
+    # where the model ran in several configurations, which one the advice is on
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) >= 2:
+        notes.append(
+            Finding.of(
+                K.CONFIGURATIONS,
+                model=row["model"],
+                configurations=len(kinds),
+                precision=row["precision"],
+                strategy=row["strategy"],
+                tf32=row["tf32"],
+            )
+        )
+    hardware = same_hardware(rows, row)
+    other = len(rows) - len(hardware)
+    if other:
+        notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
+    # the compute of its N = 1 run, its model and the split of its step
+    flops, params = row["flops_per_sample"], float(row["params"])
     if pd.isna(flops) or flops <= 0:
         notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=row["model"]))
         flops = 6.0 * params
-    model = ModelSpec(params=params, flops_per_sample=float(flops))
+    spec = ModelSpec(params=params, flops_per_sample=float(flops))
     fb = float(row["forward_ms"] + row["backward_ms"])
     single = hardware[hardware["accelerators"] == 1]
-    family = single[single["family"] == row["family"]]
-    split = fixed_split.split(row, model, fits.fit_compute(family) or fits.fit_compute(single))
+    members = single[single["family"] == row["family"]]
+    split = fixed_split.split(row, spec, fits.fit_compute(members) or fits.fit_compute(single))
     mparams = params / 1e6
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
     samples = row.get("nosync_step_ms_samples")
@@ -88,22 +119,6 @@ def _compute(
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
         one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
     )
-    return compute, model, split
-
-
-def calibrate(table: pd.DataFrame, model: str) -> Benched:
-    """Everything the bench measured about ``model`` but its communication scale, which is
-    read on a network (``measured.read_comm``)."""
-    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
-    notes = list[str | Finding](notes)
-    row = single_row(rows, model)
-    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += which_configuration(rows, row)
-    hardware = same_hardware(rows, row)
-    other = len(rows) - len(hardware)
-    if other:
-        notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
-    compute, spec, split = _compute(row, hardware, notes)
     compute, shape = fits.calibrated(hardware, row, compute, spec)
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     if shape is not None:  # the model's own batches replace the family's line
@@ -111,10 +126,14 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         how = Finding.of(K.COMPUTE_OWN_BATCHES, batches=len(shape.points))
     notes.append(how)
     device = device_record(cell(row, "device_name", str))
-    max_batch, memory_note = fits.memory_cap(hardware, row, device) or (None, None)
+    # the largest batch the peak memory of its N = 1 runs allows (on a GPU of known size)
+    size = fits.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
+    max_batch, memory_note = None, None
+    if row.get("device") == "cuda" and size is not None:
+        peaks = fits.single_points(hardware, row, "peak_memory_bytes")
+        max_batch, memory_note = fits.largest_batch(peaks, size) or (None, None)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
-    single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
     slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
     notes.append(contention)
@@ -197,8 +216,7 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
 
 
 def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model to calibrate on, its family, how it was chosen) for the model of
-    ``req.params``."""
+    """(bench model, its family, how it was chosen) for the model of ``req.params``."""
     usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     rated = single.dropna(subset=["flops_per_sample", "params"])
@@ -293,8 +311,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
 
 def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
     """The calibration advised on (the model asked for, else the largest benched, else the
-    family's representative of ``req.params``), as benched and as the request predicts it; a
-    refusal of the runs names those ``found`` left out."""
+    family's representative of ``req.params``), as benched and as asked."""
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate

@@ -1,6 +1,5 @@
 """The step against the per-device batch, fitted to the batches a model was measured at; the
-largest batch its memory allows, and the memory check of the model advised on
-(:func:`memory_check`). One device's forward + backward at batch ``b``::
+largest batch its memory allows; the memory check. One device's forward + backward at ``b``::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
@@ -17,8 +16,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import CalibrationError, cell
-from gpuscale.advice.calibration import Benched, Calibration, MemorySaid, Run, Shape
+from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.compute import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
@@ -27,7 +26,6 @@ from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, Source
-from gpuscale.bench.support import comm_scale_sentence
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -44,22 +42,6 @@ def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(b, float(np.median(v))) for b, v in sorted(by_batch.items())]
 
 
-def _candidate(
-    flat: list[tuple[float, float]], rising: list[tuple[float, float]], fallback: float
-) -> tuple[float, float, float]:
-    """(floor, fixed, ms per sample) of one split of the points."""
-    floor = float(np.mean([ms for _, ms in flat])) if flat else 0.0
-    if len(rising) >= 2:
-        fixed, per_sample = line(rising)
-        if per_sample <= 0:  # flat throughout: the rate beyond comes from elsewhere
-            return max(floor, fixed), 0.0, fallback
-        return floor, fixed, per_sample
-    if len(rising) == 1:
-        batch, ms = rising[0]
-        return floor, 0.0, ms / batch
-    return floor, 0.0, fallback
-
-
 def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
     """The shape through (batch, ms) ``points`` of two or more batches;
     ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
@@ -68,7 +50,15 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
         raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
-        floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)
+        flat, rising = merged[:k], merged[k:]  # (floor, fixed, ms per sample) of this split
+        floor = float(np.mean([ms for _, ms in flat])) if flat else 0.0
+        fixed, per_sample = 0.0, fallback_ms_per_sample
+        if len(rising) >= 2:
+            fixed, per_sample = line(rising)
+            if per_sample <= 0:  # flat throughout: the rate beyond comes from elsewhere
+                floor, fixed, per_sample = max(floor, fixed), 0.0, fallback_ms_per_sample
+        elif len(rising) == 1:
+            per_sample = rising[0][1] / rising[0][0]
         shape = Shape(
             floor_ms=floor, fixed_ms=fixed, ms_per_sample=per_sample, points=tuple(merged)
         )
@@ -80,7 +70,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
 
 
 def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
-    """``fit``, with each measured batch predicted from the others (three or more)."""
+    """``fit``, each measured batch predicted from the others (three or more)."""
     shape = fit(points, fallback_ms_per_sample)
     merged = shape.points
     errors = []
@@ -137,7 +127,7 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def _points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
+def single_points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
     """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
     micro-step a step (``fb_ms``: forward + backward)."""
     same = (
@@ -159,7 +149,7 @@ def calibrated(
     or more; one: no shape, None), its measured batches kept as measured."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
-    points = _points(rows, row, "fb_ms")
+    points = single_points(rows, row, "fb_ms")
     if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
         # the calibrated row's own step: with two runs at one batch, mixing the first run's
         # step with the last run's split can make batch 33 faster than batch 32
@@ -189,37 +179,6 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
         basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
         at_batch=at_batch,
     )
-
-
-def memory_cap(
-    rows: pd.DataFrame, row: pd.Series, record: DeviceRecord
-) -> tuple[int, Finding] | None:
-    """:func:`largest_batch` of ``row``'s model from the peak memory of its N = 1 runs; None
-    off a GPU or without the device's size."""
-    if row.get("device") != "cuda":
-        return None
-    device = device_memory_bytes(cell(row, "device_memory_bytes", float), record)
-    if device is None:
-        return None
-    return largest_batch(_points(rows, row, "peak_memory_bytes"), device)
-
-
-def bench_sources(cal: Benched) -> list[str | Finding]:
-    """What the calibration rests on: the model and its notes, its step against the batch,
-    its memory cap, the communication measured against the network's."""
-    bench = cal.bench
-    on = Finding.of(FindingKind.CALIBRATED_ON, model=cal.model.name, notes=bench.notes)
-    lines: list[str | Finding] = [on]
-    if bench.shape is not None:
-        lines.append(bench.shape.finding())
-    else:
-        kind = FindingKind.STEP_ONE_BATCH
-        measured = not bench.measured_steps.empty
-        lines.append(Finding.of(kind, batch=cal.run.batch, measured=measured))
-    lines += filter(None, [bench.memory_note])
-    if bench.comm_scale is not None:
-        lines.append(comm_scale_sentence(bench.comm_scale, bench.comm_support))
-    return lines
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
@@ -253,17 +212,27 @@ def memory_check(
     numbers: ShapeNumbers | None = None,
 ) -> tuple[MemoryCheck | None, MemorySaid]:
     """The memory check of the model advised on (None: a device of unknown memory; none
-    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on;
-    ``numbers``: a transformer shape's, its activations at every micro-batch a count runs."""
+    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
-    rows = _model_rows(bench, cal)
-    memory = _device_memory(cal, rows)
-    peaks = None if rows is None else rows.get("peak_memory_bytes")
-    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs
-    if peaks is not None and peaks.notna().any():
-        peak_gb = float(peaks.dropna().median()) / BYTES_PER_GB
+    own, one = cal.runs.own_model, cal.runs.one_device
+    device = machine.device  # the bench's record of it (below), else the catalogue part's
+    if own is not None and one is not None:
+        device = device_record(one.device_name)
+    memory = _catalogue_memory(device)
+    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
+    if bench is not None and own is not None:
+        runs = trusted_runs(bench)
+        at = (runs["model"] == own) & (runs["accelerators"] == 1)
+        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
+        recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
+            gib = float(recorded.median()) / 2**30
+            memory = AcceleratorMemory(str(rows["device_name"].iloc[0]), gib, BENCH_RECORD)
+        peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(peaks):
+            peak_gb = float(peaks.median()) / BYTES_PER_GB
     assumed = memory is None and cal.runs.own_model is None and not machine.device.name
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
@@ -300,30 +269,6 @@ def micro_batch_at(run: Run, devices: int) -> int:
         if batch == int(batch) and batch <= run.largest_batch:
             return int(batch)
     return run.batch  # no split: the count is not predicted
-
-
-def _model_rows(bench: pd.DataFrame | None, cal: Calibration) -> pd.DataFrame | None:
-    own = cal.runs.own_model
-    if bench is None or own is None:
-        return None
-    runs = trusted_runs(bench)
-    same = (runs["model"] == own) & (runs["accelerators"] == 1)
-    rows = runs[same & (runs["batch_per_device"] == cal.run.batch)]
-    return rows if len(rows) else None
-
-
-def _device_memory(cal: Calibration, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
-    """The device's memory: the bench's record of it, else the catalogue part's."""
-    if rows is not None and "device_memory_bytes" in rows:
-        recorded = rows["device_memory_bytes"].dropna()
-        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
-            name = str(rows["device_name"].iloc[0])
-            gib = float(recorded.median()) / 2**30
-            return AcceleratorMemory(name, gib, BENCH_RECORD)
-    device, one = cal.machine.device, cal.runs.one_device
-    if cal.runs.own_model is not None and one is not None:
-        device = device_record(one.device_name)
-    return _catalogue_memory(device)
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:

@@ -28,68 +28,81 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     fb = float(row["forward_ms"] + row["backward_ms"])
     work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)
-    own = fsdp_fixed(row, fb, measured)  # FSDP's own work: fixed per step
-    if measured is None and own is not None:  # FSDP's gap measured; the step's own, not
-        own = with_unmeasured(own, row, fb, model.flops)
-    if own is not None:
-        checked = _checked(own, row, fb, model)
+    own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
+    gap = row.get("fsdp_overhead_ms")
+    if row["strategy"] == "fsdp" and gap is not None and pd.notna(gap) and gap > 0:
+        accum = cell(row, "accum", int, 1)
+        ms = min(float(gap) / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
+        if measured is None or measured.ms < ms:
+            own = FixedCost.exact(
+                ms,
+                source=Source.MEASURED,
+                basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
+                at_batch=float(row["batch_per_device"]),
+            )
+    if measured is None and own is not None:  # FSDP's gap measured, not the rest: assumed
+        rest = unmeasured(row, max(fb - own.ms, 1e-9), model.flops)
+        if rest.high_ms > 0:
+            own = FixedCost(
+                ms=own.ms + rest.ms,
+                low_ms=own.low_ms + rest.low_ms,
+                high_ms=own.high_ms + rest.high_ms,
+                source=Source.ASSUMED,
+                basis=sentence(
+                    "with_unmeasured",
+                    part=own.ms,
+                    source=own.source,
+                    basis=own.basis,
+                    rest=rest.ms,
+                    rest_low=rest.low_ms,
+                    rest_high=rest.high_ms,
+                    rest_basis=rest.basis,
+                ),
+                at_batch=own.at_batch,
+                measure=rest.measure,
+            )
+    small = row.get("small_batch_step_ms_mean")
+    peak, found = ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))
+    if own is not None and pd.notna(small):  # ``within_peak`` on the row's plain steps
+        checked = within_peak(
+            own,
+            fb_ms=fb,
+            batch=float(row["batch_per_device"]),
+            flops_per_sample=model.flops,
+            peak_tflops=float(peak),
+            plain_ms=(
+                (float(row["small_batch_per_device"]), float(small)),
+                (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
+            ),
+            say=phrasebook.said,
+            ceiling=found,
+        )
         if checked is not None:
             return replace(
                 checked, note=sentence("model_note", model=row["model"], note=checked.note)
             )
-        # an FSDP gap with the prior added is assumed, not measured
+    if own is not None:  # an FSDP gap with the prior added is assumed, not measured
         said = sentence("fixed_measured_for", ms=own.ms, source=own.source, model=row["model"])
-    elif fitted is not None:
-        return _fitted(row, fb, work_ms_per_tflop, fitted)
+    elif fitted is not None:  # the family's rate, no faster than the device can go
+        tflops = min(fitted[1], peak)
+        fixed = fb - work_ms_per_tflop / tflops  # absorbs the model's own measured step
+        if fixed < 0:  # faster than the family: all of the step is work at its own rate
+            fixed, tflops = 0.0, work_ms_per_tflop / fb
+        cost = FixedCost.exact(
+            fixed,
+            source=Source.FITTED,
+            basis=sentence("family_rate", family=row["family"]),
+            at_batch=float(row["batch_per_device"]),
+            measure=measure_command(row),
+        )
+        said = sentence(
+            "family_split", tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
+        )
+        return Split(cost, fixed, tflops, 0.0, said)
     else:  # one batch of one model: the device prior, its range in the interval
         own = unmeasured(row, fb, model.flops)
         said = sentence("one_batch", work=own.ms == 0, ms=own.ms)
     return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
-
-
-def _fitted(
-    row: pd.Series, fb: float, work_ms_per_tflop: float, fitted: tuple[float, float, float]
-) -> Split:
-    """The split at the family's rate, no faster than the device can go; the fixed term
-    absorbs the model's own measured step."""
-    _, tflops, _ = fitted
-    tflops = min(tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0])
-    fixed = fb - work_ms_per_tflop / tflops
-    if fixed < 0:  # faster than the family: all of the step is work at its own rate
-        fixed, tflops = 0.0, work_ms_per_tflop / fb
-    cost = FixedCost.exact(
-        fixed,
-        source=Source.FITTED,
-        basis=sentence("family_rate", family=row["family"]),
-        at_batch=float(row["batch_per_device"]),
-        measure=measure_command(row),
-    )
-    said = sentence(
-        "family_split", tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
-    )
-    return Split(cost, fixed, tflops, 0.0, said)
-
-
-def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Split | None:
-    """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
-    measured split stands)."""
-    peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
-    if pd.isna(small):
-        return None
-    peak, found = ceiling(row.get("device"), row.get("threads"), peak)
-    return within_peak(
-        own,
-        fb_ms=fb,
-        batch=float(row["batch_per_device"]),
-        flops_per_sample=model.flops,
-        peak_tflops=float(peak),
-        plain_ms=(
-            (float(row["small_batch_per_device"]), float(small)),
-            (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
-        ),
-        say=phrasebook.said,
-        ceiling=found,
-    )
 
 
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
@@ -175,50 +188,6 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         basis=sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch),
         at_batch=batch,
         measure=measure,
-    )
-
-
-def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float) -> FixedCost:
-    """``part`` (an FSDP run's own work at N = 1, measured) plus the rest of the step's
-    fixed cost, which nothing measured."""
-    rest = unmeasured(row, max(fb_ms - part.ms, 1e-9), flops)
-    if not rest.high_ms > 0:
-        return part
-    return FixedCost(
-        ms=part.ms + rest.ms,
-        low_ms=part.low_ms + rest.low_ms,
-        high_ms=part.high_ms + rest.high_ms,
-        source=Source.ASSUMED,
-        basis=sentence(
-            "with_unmeasured",
-            part=part.ms,
-            source=part.source,
-            basis=part.basis,
-            rest=rest.ms,
-            rest_low=rest.low_ms,
-            rest_high=rest.high_ms,
-            rest_basis=rest.basis,
-        ),
-        at_batch=part.at_batch,
-        measure=rest.measure,
-    )
-
-
-def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
-    """An FSDP run's own work at N = 1 (``fsdp_overhead_ms``), where more than the fixed
-    cost measured otherwise (``own``)."""
-    gap = row.get("fsdp_overhead_ms")
-    if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
-        return own
-    accum = cell(row, "accum", int, 1)
-    ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
-    if own is not None and own.ms >= ms:
-        return own
-    return FixedCost.exact(
-        ms,
-        source=Source.MEASURED,
-        basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
-        at_batch=float(row["batch_per_device"]),
     )
 
 

@@ -1,14 +1,13 @@
-"""A model given by its numbers (:func:`from_numbers`; ``bench_basis.from_bench`` is the
-other way to a calibration): the step split into a fixed per-step cost and per-sample work;
-what numbers do not say (overlap, DDP's own work, the wait) assumed from priors and said with
-the command that measures it; a transformer's shape as given."""
+"""A model given by its numbers (:func:`from_numbers`): the step split into a fixed per-step
+cost and per-sample work; what numbers do not say (overlap, DDP's own work, the wait) assumed
+from priors and said with the command that measures it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
+from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import hardware, priors
@@ -23,7 +22,6 @@ from gpuscale.advice.model.compute import (
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     MIN_MFU,
-    DeviceRecord,
     device_power,
     rate_warnings,
     unchecked_note,
@@ -44,9 +42,9 @@ PARAMS_AGREE = 0.05
 def shape_findings(
     req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """(sources, warnings) of the transformer's shape (``numbers``: its, counted once):
-    what it gives and whether ``--params`` disagrees with it by more than
-    ``PARAMS_AGREE``; without a shape, under a sharded strategy, what is assumed instead."""
+    """(sources, warnings) of the transformer's shape: what it gives and whether ``--params``
+    disagrees with it by more than ``PARAMS_AGREE``; without one, under a sharded strategy,
+    what is assumed instead."""
     shape = req.shape
     strategy = req.strategy or "ddp"
     if shape is None or numbers is None:
@@ -91,120 +89,6 @@ def shape_findings(
     return (found,), (disagree,)
 
 
-def _split(
-    spec: ModelSpec,
-    per_device: int,
-    whole: float,
-    fixed: FixedCost,
-    dense: FixedCost | None,
-    memory_gbs: float | None,
-) -> tuple[Compute, tuple[Compute, ...], tuple[End, ...]]:
-    """The step's compute at the rate ``whole`` (TFLOP/s) less ``fixed``, DDP's work and
-    the wait from their priors (and at the priors' ends), and the same at each end of an
-    assumed range: the fixed cost's, or the FLOPs' low reading (``dense``)."""
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if fixed.source == Source.ASSUMED and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
-        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
-            which: replace(
-                with_priors(split, step_ms, which),
-                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
-            )
-            for which in ("low", "high", "point")
-        }
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    ends = tuple(
-        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
-        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
-    )
-    return compute, prior_range, ends
-
-
-def _bound(
-    fixed: FixedCost,
-    device: DeviceRecord,
-    at: tuple[float | None, str],
-    points: tuple[int, float, float],
-    *,
-    flops_given: bool,
-    implied_by: str | None,
-    link: str,
-) -> Finding | None:
-    """Why an assumed fixed cost is what it is (None: measured, entered, or not raised):
-    no peak bounded it (``at``: the peak's TFLOP/s, None without one, and the precision),
-    or the peak raised it above the prior's low end for the step ``points`` (batch, ms,
-    FLOPs per sample); FLOPs per sample not given, the step's two readings: a transformer's
-    (``floor_ms`` of it fixed) or more work per parameter (``F = share x peak x work / b``)."""
-    if fixed.source != Source.ASSUMED:
-        return None
-    peak, (peak_tflops, precision) = device.peak, at
-    if peak is None or not peak_tflops:
-        return Finding.of(
-            FindingKind.FIXED_UNBOUNDED,
-            device=device.name or None,
-            link=link,
-            fixed_ms=fixed.ms,
-            low_ms=fixed.low_ms,
-            high_ms=fixed.high_ms,
-            min_mfu=MIN_MFU,
-            measure=str(fixed.measure),
-        )
-    batch, step_ms, flops = points
-    at_peak_ms = work_ms(batch, flops, peak_tflops)
-    at_most_ms = at_peak_ms / MIN_MFU
-    floor_ms = step_ms - at_most_ms
-    if floor_ms <= GPU_PRIOR.low:
-        return None
-    label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
-    if not flops_given:
-        work = step_ms - fixed.ms
-        low, high = (share * peak_tflops * 1e12 * work / 1e3 / batch for share in (0.1, 0.5))
-        return Finding.of(
-            FindingKind.FLOPS_TWO_READINGS,
-            flops_per_sample=flops,
-            step_ms=step_ms,
-            share_pct=100 * at_peak_ms / step_ms,  # the step's rate over the peak
-            device=peak.device,
-            label=label,
-            peak_tflops=peak_tflops,
-            floor_ms=floor_ms,
-            fixed_ms=fixed.ms,
-            low_ms=fixed.low_ms,
-            high_ms=fixed.high_ms,
-            work_ms=work,
-            flops_low=low,
-            flops_high=high,
-        )
-    return Finding.of(
-        FindingKind.FIXED_BOUNDED,
-        flops_per_sample=flops,
-        batch=batch,
-        step_ms=step_ms,
-        at_peak_ms=at_peak_ms,
-        at_most_ms=at_most_ms,
-        label=label,
-        device=peak.device,
-        peak_tflops=peak_tflops,
-        implied_by=implied_by or None,
-        min_mfu=MIN_MFU,
-        floor_ms=floor_ms,
-        fixed_ms=fixed.ms,
-        prior_ms=GPU_PRIOR.point,
-        prior_low_ms=GPU_PRIOR.low,
-        prior_high_ms=GPU_PRIOR.high,
-        like_ms=max(step_ms, GPU_PRIOR.high),
-        measure=str(fixed.measure),
-    )
-
-
 SPREAD_SAID = sentence("spread_said")  # the wait prior's value
 MEASURE_FIXED = Measure(
     sentence("measure_fixed_before"),
@@ -216,8 +100,7 @@ MEASURE_FIXED = Measure(
 def from_numbers(
     machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> Calibration:
-    """The calibration on ``machine`` (``said``: where it came from) of the model of the
-    numbers given (``numbers``: its transformer shape's), its first (batch, step) pair the
+    """The calibration on ``machine`` of the numbers given, its first (batch, step) pair the
     one advised on."""
     points = req.step_points
     per_device, step_ms = points[0]
@@ -265,17 +148,92 @@ def from_numbers(
     fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
-    bound = _bound(
-        fixed,
-        device,
-        (fastest, precision),
-        (per_device, step_ms, spec.flops),
-        flops_given=flops_given,
-        implied_by=implied_by,
-        link=link,
+    # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
+    # peak bounded it, or the peak raised it above the prior's low end; FLOPs per sample not
+    # given, the step's two readings: a transformer's (``floor_ms`` of it fixed) or more work
+    # per parameter (``F = share x peak x work / b``)
+    bound, peak, assumed = None, device.peak, fixed.source == Source.ASSUMED
+    if assumed and (peak is None or at_peak is None):
+        bound = Finding.of(
+            FindingKind.FIXED_UNBOUNDED,
+            device=device.name or None,
+            link=link,
+            fixed_ms=fixed.ms,
+            low_ms=fixed.low_ms,
+            high_ms=fixed.high_ms,
+            min_mfu=MIN_MFU,
+            measure=str(fixed.measure),
+        )
+    elif assumed and at_peak is not None and peak is not None:
+        at_most_ms = at_peak / MIN_MFU
+        floor_ms = step_ms - at_most_ms
+        label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
+        if floor_ms > GPU_PRIOR.low and not flops_given:
+            work = step_ms - fixed.ms
+            low, high = (share * fastest * 1e12 * work / 1e3 / per_device for share in (0.1, 0.5))
+            bound = Finding.of(
+                FindingKind.FLOPS_TWO_READINGS,
+                flops_per_sample=spec.flops,
+                step_ms=step_ms,
+                share_pct=100 * at_peak / step_ms,  # the step's rate over the peak
+                device=peak.device,
+                label=label,
+                peak_tflops=fastest,
+                floor_ms=floor_ms,
+                fixed_ms=fixed.ms,
+                low_ms=fixed.low_ms,
+                high_ms=fixed.high_ms,
+                work_ms=work,
+                flops_low=low,
+                flops_high=high,
+            )
+        elif floor_ms > GPU_PRIOR.low:
+            bound = Finding.of(
+                FindingKind.FIXED_BOUNDED,
+                flops_per_sample=spec.flops,
+                batch=per_device,
+                step_ms=step_ms,
+                at_peak_ms=at_peak,
+                at_most_ms=at_most_ms,
+                label=label,
+                device=peak.device,
+                peak_tflops=fastest,
+                implied_by=implied_by or None,
+                min_mfu=MIN_MFU,
+                floor_ms=floor_ms,
+                fixed_ms=fixed.ms,
+                prior_ms=GPU_PRIOR.point,
+                prior_low_ms=GPU_PRIOR.low,
+                prior_high_ms=GPU_PRIOR.high,
+                like_ms=max(step_ms, GPU_PRIOR.high),
+                measure=str(fixed.measure),
+            )
+    # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from
+    # their priors (and at the priors' ends), and the same at each end of an assumed range:
+    # the fixed cost's, or the FLOPs' low reading (``dense``)
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
+        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        compute_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+            which: replace(
+                with_priors(split, compute_ms, which),
+                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
+            )
+            for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    ends = tuple(
+        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
+        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
     )
-    compute, prior_range, ends = _split(spec, per_device, whole, fixed, dense, memory_gbs)
-    assumed = fixed.source == Source.ASSUMED
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
     # 6 x parameters a low rate has two readings, priced at the ends)

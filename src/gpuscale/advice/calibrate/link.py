@@ -55,7 +55,7 @@ class BenchHost:
 
 
 def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
-    """The :class:`BenchHost` of ``cal``'s configuration in ``table`` (every device count)."""
+    """Of ``cal``'s configuration in ``table`` (every device count)."""
     rows = table[table["config_group"] == cal.bench.config_group]
 
     def recorded(column: str) -> pd.Series:
@@ -250,8 +250,8 @@ def machine_of(
     curves: MeasuredCurves | None,
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
-    """The machine of ``req`` (on the bench ``host``'s link and cores where the rows record
-    them), with a finding on where each part came from."""
+    """The machine of ``req`` (on the bench ``host``'s link and cores where recorded) and
+    where each part came from."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note, assumption = choice.link, choice.said, choice.assumption

@@ -36,11 +36,54 @@ from gpuscale.interconnect.network import Network
 FALL_NOISE = 0.05
 
 
-def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
-    """Per N > 1 row: measured communication over the network's prediction (NaN where not
-    measured)."""
-    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
-    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
+def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
+    """A warning where the bench measured less contention at more devices, by more than
+    ``FALL_NOISE``; None where it never fell."""
+    fell, most, at = [], 0.0, 1
+    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
+        if s < most * (1 - FALL_NOISE):
+            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
+        elif s > most:
+            most, at = s, n
+    if not fell:
+        return None
+    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
+
+
+def slowdowns(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
+) -> tuple[dict[int, float], Finding]:
+    """The no-sync slowdown per N (the median no-sync step at N over the same configuration's
+    at N = 1), the most specific ``levels`` that measured it winning, and where it was read."""
+    slowdown: dict[int, float] = {}
+    read = Finding.of(K.CONTENTION_FROM, level="none")
+    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
+        if rows_at.empty or single.empty:
+            continue
+        reference = rows_at["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
+        ratio = rows_at["nosync_step_ms_mean"].astype(float) / reference
+        medians = ratio.groupby(rows_at["accelerators"]).median().dropna()
+        found = {int(n): float(f) for n, f in medians.items() if f > 0}
+        if found:
+            slowdown.update(found)
+            at = tuple(
+                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
+            )
+            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
+    return slowdown, read
+
+
+def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
+    """The communication scale on ``network`` (the median of measured over predicted) of the
+    most specific ``levels`` that measured it, and the rows it was read from; (None, no
+    rows) where none did."""
+    found, comm_rows = None, pd.Index([])
+    if not levels:
+        return found, comm_rows
+    # per N > 1 row of the first level (every level is a part of it): measured over predicted
+    rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
+    ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)
     predicted: dict[tuple, float] = {}
     columns = zip(
         rows.index,
@@ -59,60 +102,6 @@ def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
             ).comm_s
         if predicted[key] > 0 and comm > 0:
             ratios[index] = comm / (predicted[key] * 1e3)
-    return ratios
-
-
-def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
-    """(N, median no-sync step at N over the same configuration's at N = 1)."""
-    if multi.empty or single.empty:
-        return ()
-    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
-    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
-    found = ratio.groupby(multi["accelerators"]).median().dropna()
-    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
-    """A warning where the bench measured less contention at more devices, by more than
-    ``FALL_NOISE``; None where it never fell."""
-    fell, most, at = [], 0.0, 1
-    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
-        if s < most * (1 - FALL_NOISE):
-            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
-        elif s > most:
-            most, at = s, n
-    if not fell:
-        return None
-    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
-
-
-def slowdowns(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
-) -> tuple[dict[int, float], Finding]:
-    """The no-sync slowdown per N, the most specific ``levels`` that measured it winning,
-    and where it was read."""
-    slowdown: dict[int, float] = {}
-    read = Finding.of(K.CONTENTION_FROM, level="none")
-    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
-        found = dict(_slowdown(rows_at, single))
-        if found:
-            slowdown.update(found)
-            at = tuple(
-                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
-            )
-            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
-    return slowdown, read
-
-
-def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
-    """The communication scale on ``network`` (the median of measured over predicted) of the
-    most specific ``levels`` that measured it, and the rows it was read from; (None, no
-    rows) where none did."""
-    found, comm_rows = None, pd.Index([])
-    if not levels:
-        return found, comm_rows
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
     for rows_at in levels:  # the median of measured over predicted at each level
         at = ratios.loc[rows_at.index].dropna()
         if len(at) and (scale := float(at.median())):
@@ -121,8 +110,8 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
 
 
 def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale read on ``network`` (its own runs reproduce its
-    calibration point) and the runs it was read from, and ``network`` scaled by it."""
+    """``cal`` with its communication scale read on ``network`` and the runs it was read
+    from, and ``network`` scaled by it."""
     levels = cal.bench.comm_levels
     scale, rows = comm_scale(levels, network)
     if scale is None:
@@ -147,22 +136,11 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
     return best
 
 
-def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
-    """Every member's N = 1 no-sync steps over their own mean, pooled."""
-    pooled: list[float] = []
-    for samples in rows["nosync_step_ms_samples"]:
-        if isinstance(samples, tuple | list) and len(samples) > 1:
-            mean = float(np.mean(samples))
-            pooled += [float(s) / mean for s in samples if mean > 0]
-    return tuple(pooled)
-
-
 def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     """The family basis of ``cal``'s model: every member benched in its configuration and
     strategy, unflagged, the latest run of each, their compute and no-sync slowdown; None
     with fewer than two sizes."""
-    rows = as_step_model(table)
-    rows = trusted_runs(rows)
+    rows = trusted_runs(as_step_model(table))
     of = cal.bench
     own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
     if own.empty:
@@ -197,12 +175,16 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         (multi, family_multi, family_multi),
         str(like["family"]),
     )
-    jitter = _jitter(single)
+    jitter: list[float] = []  # every member's N = 1 no-sync steps over their own mean, pooled
+    for samples in single["nosync_step_ms_samples"]:
+        if isinstance(samples, tuple | list) and len(samples) > 1:
+            mean = float(np.mean(samples))
+            jitter += [float(s) / mean for s in samples if mean > 0]
     compute = Compute(
         tflops=tflops,
         fixed_ms=fixed,
         backward_share=float((single["backward_ms"] / fb).median()),
-        jitter_ms=jitter,
+        jitter_ms=tuple(jitter),
         jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
         slowdown=tuple(sorted(slowdown.items())),
         # FSDP's own work one device without it does not do: the members' median

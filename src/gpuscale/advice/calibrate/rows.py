@@ -1,8 +1,5 @@
-"""The bench rows an advice may use (:func:`usable`: a broken model's, its loss not finite,
-never; other flagged runs only where allowed), read as the step model takes them
-(:func:`as_step_model`), and the errors that refuse them (a refusal's numbers, in words
-only when said).
-"""
+"""The bench rows an advice may use (:func:`usable`), read as the step model takes them
+(:func:`as_step_model`), and the errors that refuse them (in words only when said)."""
 
 from __future__ import annotations
 
@@ -51,10 +48,7 @@ class CalibrationError(ValueError):
 
         return refusal(self.found, self.left)
 
-    @property
-    def rule(self) -> str:
-        """The refusal as a named field's rule (:class:`NamedError`, :class:`FieldError`)."""
-        return self.text
+    rule = text  # the refusal as a named field's rule (NamedError, FieldError)
 
     def __str__(self) -> str:
         return self.text
@@ -95,15 +89,6 @@ def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None 
     return cast(value)
 
 
-def broken_models(table: pd.DataFrame) -> Broken:
-    """Each model with an ``ok`` run whose loss was not finite, with those runs' counts."""
-    ok = table[table["status"] == "ok"]
-    found: dict[str, list[int]] = {}
-    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
-        found.setdefault(str(row.model), []).append(int(row.accelerators))
-    return tuple((m, tuple(sorted(set(n)))) for m, n in found.items())
-
-
 def _flagged(table: pd.DataFrame) -> pd.Series:
     return table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
 
@@ -111,25 +96,13 @@ def _flagged(table: pd.DataFrame) -> pd.Series:
 @dataclass(frozen=True, slots=True)
 class Usable:
     """The bench's runs an advice may use, the flagged runs allowed (their count and
-    flags), the broken models left out, and the runs of the model (or family) asked for
-    left out (``left``: said with a refusal)."""
+    flags), the broken models and the runs of the model asked for left out."""
 
     table: pd.DataFrame
     allowed: int
     flags: tuple[tuple[str, int, str], ...]
     broken: Broken
     left: LeftOut
-
-
-def _left_out(table: pd.DataFrame, broken: Broken, req: AdviceRequest) -> LeftOut:
-    for column, value in (("model", req.model), ("family", req.family)):
-        if value is not None:
-            table = table[table[column] == value]
-            broken = tuple((m, n) for m, n in broken if m in set(table["model"]))
-    flagged = _flagged(table)
-    single = bool((flagged & (table["accelerators"] == 1)).any())
-    left = LeftOut(int(flagged.sum()), single, (), broken)
-    return replace(left, flags=tuple(flag_summary(table))) if single else left
 
 
 def _where(source: str | Path | None) -> str:
@@ -161,9 +134,9 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use: the table and the model asked
-    for checked, broken models' runs left out (refused where the model asked is, or every
-    model is), the flagged ones allowed as asked."""
+    """The runs of ``bench`` the advice of ``req`` may use: broken models' runs (a loss not
+    finite) left out, refused where the model asked is broken, or every model is; the
+    flagged ones only where allowed."""
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
@@ -171,12 +144,27 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     model = req.model
     if model is not None:
         known_model(bench, model, req.bench)
-    broken = broken_models(bench)
+    # each model with an ``ok`` run whose loss was not finite, with those runs' counts
+    ok = bench[bench["status"] == "ok"]
+    counts: dict[str, list[int]] = {}
+    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
+        counts.setdefault(str(row.model), []).append(int(row.accelerators))
+    broken = tuple((m, tuple(sorted(set(n)))) for m, n in counts.items())
     mine = tuple((m, n) for m, n in broken if m == model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
-    left = _left_out(sound.assign(flagged=False) if req.allow_flagged else sound, broken, req)
+    # the runs of the model (or family) asked for left out, said with a refusal
+    table, left_broken = sound.assign(flagged=False) if req.allow_flagged else sound, broken
+    for column, value in (("model", req.model), ("family", req.family)):
+        if value is not None:
+            table = table[table[column] == value]
+            left_broken = tuple((m, n) for m, n in left_broken if m in set(table["model"]))
+    flagged = _flagged(table)
+    single = bool((flagged & (table["accelerators"] == 1)).any())
+    left = LeftOut(int(flagged.sum()), single, (), left_broken)
+    if single:
+        left = replace(left, flags=tuple(flag_summary(table)))
     if not req.allow_flagged:
         return Usable(sound, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
@@ -265,35 +253,3 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
         ]
     return out
-
-
-def accumulation_note(row: pd.Series) -> Finding | None:
-    k = cell(row, "accum", int, 1)
-    if k <= 1:
-        return None
-    b = int(row["batch_per_device"])
-    return Finding.of(
-        FindingKind.ACCUMULATED,
-        model=row["model"],
-        micro=k,
-        batch=b,
-        samples=b * k,
-        forward_backward_ms=float(row["forward_ms"] + row["backward_ms"]),
-    )
-
-
-def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[Finding]:
-    """Where the model ran in several configurations, which one the advice is on."""
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
-    if len(kinds) < 2:
-        return []
-    found = Finding.of(
-        FindingKind.CONFIGURATIONS,
-        model=row["model"],
-        configurations=len(kinds),
-        precision=row["precision"],
-        strategy=row["strategy"],
-        tf32=row["tf32"],
-    )
-    return [found]

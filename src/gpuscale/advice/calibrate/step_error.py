@@ -63,7 +63,7 @@ def from_residuals(
 
 
 def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
-    """The steps (ms) of ``cal`` at each N of ``ns``, its communication scale on ``network``."""
+    """The steps (ms) of ``cal`` at each N of ``ns`` on ``network`` scaled."""
     run = cal.run
     if run.overlap is None and cal.bench.device_kind == "cpu":
         run = replace(run, overlap=0.0)  # as the advice itself does
@@ -74,24 +74,11 @@ def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
     return [row[0].step_ms for row in rows]
 
 
-def _predicted(
-    rest: pd.DataFrame, model: str, ns: list[int], cal: Benched, network: Network
-) -> list[float | None]:
-    """The steps (ms, or None) of ``model`` calibrated on ``rest`` at each N of ``ns``: None
-    where it cannot be, or was benched on another device than ``cal``."""
-    try:
-        other, _ = read_comm(calibrate(rest, model), rest, network)
-    except (CalibrationError, ValueError):
-        return [None] * len(ns)
-    same_kind = other.bench.device_kind == cal.bench.device_kind
-    if not same_kind or other.device.name != cal.device.name:
-        return [None] * len(ns)
-    return _steps(other, network, ns)
-
-
-def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError:
-    """Each model with N > 1 rows in the trusted rows ``ok`` predicted without them (at most
-    ``MAX_LEFT_OUT``, spread evenly over the sizes, the smallest and largest among them)."""
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+    """Each model with N > 1 trusted rows predicted without them (at most ``MAX_LEFT_OUT``,
+    spread evenly over the sizes, the smallest and largest among them), saying also how far
+    ``cal`` is from its own N > 1 runs."""
+    ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]
@@ -105,7 +92,15 @@ def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError
         rows = multi[multi["model"] == model]
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         ns = [int(n) for n in rows["accelerators"]]
-        predicted = _predicted(rest, model, ns, cal, network)
+        # calibrated on the rest; none where it cannot be, or on another device than ``cal``
+        try:
+            other, _ = read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            continue
+        kind = other.bench.device_kind
+        if kind != cal.bench.device_kind or other.device.name != cal.device.name:
+            continue
+        predicted = _steps(other, network, ns)
         for n, measured, step in zip(
             ns, rows["step_ms_mean"].astype(float), predicted, strict=True
         ):
@@ -114,23 +109,15 @@ def leave_one_out(ok: pd.DataFrame, cal: Benched, network: Network) -> StepError
                 largest = max(largest, n)
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
-    return from_residuals(residuals, largest, *of)
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
-    """The 80% interval of the step at N > 1: each model with N > 1 rows calibrated on the
-    others (:func:`leave_one_out`), saying also how far ``cal`` is from its own N > 1 runs."""
-    ok = trusted_runs(table)
+    error = from_residuals(residuals, largest, *of)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])
     ns = [int(n) for n in own["accelerators"]]
     predicted = _steps(cal, network, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    error = leave_one_out(ok, cal, network)
-    pairs = zip(measured, predicted, strict=True)
+    pairs = zip(own["step_ms_mean"].astype(float).tolist(), predicted, strict=True)
     r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
     if not r:
         return error
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
-    own = Finding.of(FindingKind.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
-    return replace(error, source=error.source.with_values(own=(own,)))
+    found = Finding.of(FindingKind.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
+    return replace(error, source=error.source.with_values(own=(found,)))

@@ -268,16 +268,18 @@ def test_a_model_name_not_in_the_file_is_said_with_the_names_it_holds(
     assert "'make'" in message and "tf-7m" in message
     assert "quieter" not in message and "--allow-flagged" not in message
     # the same words whether the runs were flagged or not
-    golden.check(VIEW, "a model name not in the file", message)
+    golden.check(VIEW, "a model name not in the file", message, paths={str(tmp_path): "<tmp>"})
     with pytest.raises(CalibrationError) as typo:
         gpuscale.advise(bench=path, model="tf-7n", link="pcie4-x16")
     assert "'tf-7m'" in str(typo.value)
-    golden.check(VIEW, "a model name one letter off", str(typo.value))
+    golden.check(
+        VIEW, "a model name one letter off", str(typo.value), paths={str(tmp_path): "<tmp>"}
+    )
     cli = CliRunner().invoke(app, ["advise", "--bench", str(path), "--model", "tf7m"])
     assert cli.exit_code != 0
     said = " ".join(cli.output.split())
     assert "'tf-7m'" in said and "quieter" not in said and "Traceback" not in said
-    golden.check(VIEW, "a model name one letter off, command", said)
+    golden.check(VIEW, "a model name one letter off, command", said, paths={str(tmp_path): "<tmp>"})
 
 
 def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(

@@ -57,7 +57,7 @@ def test_advice_on_a_model_whose_every_run_failed_says_they_failed(tmp_path: Pat
     result = CliRunner().invoke(app, args)
     said = " ".join(result.output.split())
     assert result.exit_code == 2, said
-    assert "every run of 'tiny.py:nonscalar_loss' in mixed.jsonl failed (1)" in said
+    assert f"every run of 'tiny.py:nonscalar_loss' in {path} failed (1)" in said
     assert "only for scalar outputs" in said and "trustworthy" not in said
 
 

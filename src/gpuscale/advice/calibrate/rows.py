@@ -106,7 +106,7 @@ class Usable:
 
 
 def _where(source: str | Path | None) -> str:
-    return "the bench results" if source is None else Path(source).name
+    return "the bench results" if source is None else str(source)
 
 
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:

@@ -196,3 +196,27 @@ def benchmark_script(name: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def measured_count(record: type | None = None, **more: float) -> Any:
+    """A count measured at 2 devices (one run, 1.5x) outside its predicted 1.7-1.9x:
+    ``record`` (``advice.records.MeasuredCount`` or a subclass) with ``more`` fields."""
+    from gpuscale.advice.records import Measured, MeasuredCount
+
+    run = Measured(devices=2, speedup=1.5, flagged=False, batch_per_device=8)
+    return (record or MeasuredCount)(
+        accelerators=2,
+        batch_per_device=8,
+        accum=1,
+        base=(8, 1),
+        predicted_speedup=1.8,
+        predicted_low=1.7,
+        predicted_high=1.9,
+        weak_scaling=False,
+        runs=(run,),
+        trusted=(run,),
+        speedups=(1.5,),
+        measured_speedup=1.5,
+        inside=False,
+        **more,
+    )

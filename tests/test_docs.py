@@ -85,7 +85,8 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
     import typing
 
     from gpuscale.advice.explain.as_json import DISAGREEMENT, laid_out
-    from gpuscale.advice.records import Decision, Measured, MeasuredCount
+    from gpuscale.advice.records import Decision
+    from tests.builders import measured_count
 
     def names(record: type) -> set[str]:
         """The fields of ``record`` and of the records they hold (optional, or in tuples)."""
@@ -105,22 +106,7 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
                 found |= keys(value)
         return found
 
-    run = Measured(devices=2, speedup=1.5, flagged=False, batch_per_device=8)
-    count = MeasuredCount(
-        accelerators=2,
-        batch_per_device=8,
-        accum=1,
-        base=(8, 1),
-        predicted_speedup=1.8,
-        predicted_low=1.7,
-        predicted_high=1.9,
-        weak_scaling=False,
-        runs=(run,),
-        trusted=(run,),
-        speedups=(1.5,),
-        measured_speedup=1.5,
-        inside=False,
-    )
+    count = measured_count()
     text = (ROOT / "docs" / "schemas.md").read_text()
     paragraph = next(
         p for p in re.split(r"\n(?=\*\*)", text) if p.startswith("**advice decision**")

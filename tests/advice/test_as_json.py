@@ -9,39 +9,21 @@ from dataclasses import make_dataclass
 from pathlib import Path
 
 from gpuscale.advice.explain.as_json import plain
-from gpuscale.advice.records import Assumption, Measured, MeasuredCount
+from gpuscale.advice.records import Assumption, MeasuredCount
 from gpuscale.advice.types import Source, TermId
+
+from ..builders import measured_count
 
 GOLDEN = Path(__file__).parent / "golden" / "bench_cpu_tiny_model_gloo.json"
 
 
-def _count(record: type = MeasuredCount, **more: float) -> MeasuredCount:
-    run = Measured(devices=2, speedup=1.5, flagged=False, batch_per_device=8)
-    return record(
-        accelerators=2,
-        batch_per_device=8,
-        accum=1,
-        base=(8, 1),
-        predicted_speedup=1.8,
-        predicted_low=1.7,
-        predicted_high=1.9,
-        weak_scaling=False,
-        runs=(run,),
-        trusted=(run,),
-        speedups=(1.5,),
-        measured_speedup=1.5,
-        inside=False,
-        **more,
-    )
-
-
 def test_a_field_added_to_a_record_is_in_the_json() -> None:
     (measured,) = json.loads(GOLDEN.read_text())["measured"]
-    assert set(plain(_count())) == set(measured)
+    assert set(plain(measured_count())) == set(measured)
     grown = make_dataclass(
         "MeasuredCount", [("spread_ms", float)], bases=(MeasuredCount,), frozen=True
     )
-    found = plain(_count(grown, spread_ms=0.25))
+    found = plain(measured_count(grown, spread_ms=0.25))
     assert set(found) == {*measured, "spread_ms"} and found["spread_ms"] == 0.25
     assert found["trusted_runs"] == [1.5]  # derived: the trusted runs' speedups
 

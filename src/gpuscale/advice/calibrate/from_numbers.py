@@ -208,36 +208,39 @@ def from_numbers(
                 like_ms=max(step_ms, GPU_PRIOR.high),
                 measure=str(fixed.measure),
             )
+
     # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from
     # their priors (and at the priors' ends), and the same at each end of an assumed range:
     # the fixed cost's, or the FLOPs' low reading (``dense``)
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if fixed.source == Source.ASSUMED and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
+    def priced(cost: FixedCost) -> dict[str, object]:
         split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
         compute_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+        at = {  # DDP's work: its prior's rest a step and the model's bucket copies
             which: replace(
                 with_priors(split, compute_ms, which),
                 ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
             )
             for which in ("low", "high", "point")
         }
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    ends = tuple(
-        (term, end, value, unit, {"model": {"fixed": cost, "compute": c, "prior_range": r}})
-        for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+        return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
+
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    ends = tuple((*c[:4], {"model": priced(c[4])}) for c in costs)
+    model = StepModel(
+        name=sentence("params_model", count=format_count(spec.params), family=None),
+        spec=spec,
+        error=priors.ERROR,
+        **priced(fixed),  # type: ignore[arg-type]
     )
     # the rate against the peak: the whole step's where the fixed cost is assumed, else
     # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
     # 6 x parameters a low rate has two readings, priced at the ends)
-    rate = whole if assumed else compute.tflops
+    rate = whole if assumed else model.compute.tflops
     low = assumed and flops_given
     power = device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     whose = "inputs_whole_step" if assumed else "inputs"
@@ -254,15 +257,7 @@ def from_numbers(
         flops_of="given" if req.flops_per_sample is not None else "shape" if shape else "params",
         fixed_ms=fixed.ms,
         fixed_source=str(fixed.source),
-        work_ms=step_ms - compute.fixed_ms,
-    )
-    model = StepModel(
-        name=sentence("params_model", count=format_count(spec.params), family=None),
-        spec=spec,
-        compute=compute,
-        fixed=fixed,
-        prior_range=prior_range,
-        error=priors.ERROR,
+        work_ms=step_ms - model.compute.fixed_ms,
     )
     said = replace(
         said,

@@ -32,13 +32,9 @@ from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
 
 DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
-# What a measured link's name adds by whether its curves were measured under compute load
-LOADED = {True: ", under compute load", False: ""}
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
 # the advice is searched again at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-# the presets --inter-node names (the NICs between nodes)
-NETWORK_PRESETS = tuple(name for name, p in PRESETS.items() if p.kind == "network")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +75,7 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     """``base`` with a sweep's curves, their link named as sentences read it."""
 
     def name(ranks: int) -> str:
-        loaded = LOADED[curves.under_load]
+        loaded = ", under compute load" if curves.under_load else ""
         return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)
@@ -151,22 +147,17 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
         generation = NVLINK.get(chosen.name)
-        inferred = Assumption(
-            term=TermId.LINK,
-            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
-            source=Source.ASSUMED,
-            basis=sentence(
-                "no_link_measured",
-                gpus=host.gpus,
-                preset=chosen.name,
-                device=host.device or None,
-                links_per_gpu=getattr(generation, "links_per_gpu", None),
-                architecture=getattr(generation, "architecture", None),
-                board=host_board or None,
-            ),
-            measure=Measure(sentence("measure_link", detected=seen or None)),
+        basis = sentence(
+            "no_link_measured",
+            gpus=host.gpus,
+            preset=chosen.name,
+            device=host.device or None,
+            links_per_gpu=getattr(generation, "links_per_gpu", None),
+            architecture=getattr(generation, "architecture", None),
+            board=host_board or None,
         )
+        measure = sentence("measure_link", detected=seen or None)
+        inferred = link_assumed(TermId.LINK, chosen, basis, measure)
         return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
@@ -181,20 +172,13 @@ def choose_link(
         return LinkChoice(chosen, None, device)
     # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
     # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
-    ends = [PRESETS[name].busbw_gbs for _, name in LINK_ENDS]
     case = "board" if board is not None else "default"
-    inferred = Assumption(
-        term=TermId.LINK,
-        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-        quantity=Quantity(
-            chosen.busbw_gbs,
-            "GB/s bus bandwidth",
-            min(*ends, chosen.busbw_gbs),
-            max(*ends, chosen.busbw_gbs),
-        ),
-        source=Source.ASSUMED,
-        basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
-        measure=Measure(sentence("measure_link_assumed", case=case)),
+    inferred = link_assumed(
+        TermId.LINK,
+        chosen,
+        sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
+        sentence("measure_link_assumed", case=case),
+        *(PRESETS[name].busbw_gbs for _, name in LINK_ENDS),
     )
     return LinkChoice(chosen, None, device, True, inferred)
 
@@ -294,7 +278,10 @@ def machine_of(
             )
         )
         if req.inter_node is None:
-            assumed.append(_inter_node_assumed(network.inter))
+            basis = sentence("inter_node_assumed", name=network.inter.name)
+            presets = ", ".join(name for name, p in PRESETS.items() if p.kind == "network")
+            measure = sentence("measure_inter_node", presets=presets)
+            assumed.append(link_assumed(TermId.INTER_NODE, network.inter, basis, measure))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -308,14 +295,19 @@ def machine_of(
     )
 
 
-def _inter_node_assumed(inter: Link) -> Assumption:
-    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
-    bandwidth (GB/s), what it is taken as and the option that names it."""
+def link_assumed(term: TermId, link: Link, basis: str, measure: str, *ends: float) -> Assumption:
+    """``link`` taken as ``term``: its bus bandwidth (GB/s), ranged to the ``ends`` given."""
+    value = link.busbw_gbs
     return Assumption(
-        term=TermId.INTER_NODE,
-        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
-        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
+        term=term,
+        value=sentence("link_value", preset=link.name, busbw_gbs=value),
+        quantity=Quantity(
+            value,
+            "GB/s bus bandwidth",
+            min(*ends, value) if ends else None,
+            max(*ends, value) if ends else None,
+        ),
         source=Source.ASSUMED,
-        basis=sentence("inter_node_assumed", name=inter.name),
-        measure=Measure(sentence("measure_inter_node", presets=", ".join(NETWORK_PRESETS))),
+        basis=basis,
+        measure=Measure(measure),
     )

@@ -13,9 +13,9 @@ from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.fits import memory_check
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import LINK_ENDS, BenchHost, host_of, machine_of
-from gpuscale.advice.calibrate.rows import Usable, usable
-from gpuscale.advice.calibration import Benched, Calibration
+from gpuscale.advice.calibrate.link import LINK_ENDS, host_of, machine_of
+from gpuscale.advice.calibrate.rows import usable
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
@@ -54,20 +54,18 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         numbers = transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
-    runs_used: Usable | None = None
-    calibrated: tuple[Benched, Benched] | None = None
-    bench_host: BenchHost | None = None
+    host = None
     if bench is not None:
         runs_used = usable(bench, request)
         calibrated = advised(runs_used, request)
-        bench_host = host_of(runs_used.table, calibrated[0])
-    machine, said = machine_of(request, data.topology, data.collectives, bench_host)
+        host = host_of(runs_used.table, calibrated[0])
+    machine, said = machine_of(request, data.topology, data.collectives, host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
     benched: BenchTerms | None = None
-    if bench is not None and runs_used is not None and calibrated is not None:
-        cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
-    else:
+    if bench is None:
         cal = from_numbers(machine, said, request, numbers)
+    else:
+        cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
     # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
     curves = data.collectives
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())

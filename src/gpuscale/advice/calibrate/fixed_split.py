@@ -26,7 +26,8 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of the
     step it gives (``fitted``: ``fits.fit_compute`` over its family's N = 1 runs)."""
     fb = float(row["forward_ms"] + row["backward_ms"])
-    work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
+    batch = float(row["batch_per_device"])
+    work_ms_per_tflop = work_ms(batch, model.flops, 1.0)
     measured = _own_fixed(row, fb)
     own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
     gap = row.get("fsdp_overhead_ms")
@@ -38,16 +39,16 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
                 ms,
                 source=Source.MEASURED,
                 basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
-                at_batch=float(row["batch_per_device"]),
+                at_batch=batch,
             )
     if measured is None and own is not None:  # FSDP's gap measured, not the rest: assumed
         rest = unmeasured(row, max(fb - own.ms, 1e-9), model.flops)
         if rest.high_ms > 0:
-            own = FixedCost(
+            own = replace(
+                rest,
                 ms=own.ms + rest.ms,
                 low_ms=own.low_ms + rest.low_ms,
                 high_ms=own.high_ms + rest.high_ms,
-                source=Source.ASSUMED,
                 basis=sentence(
                     "with_unmeasured",
                     part=own.ms,
@@ -58,8 +59,6 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
                     rest_high=rest.high_ms,
                     rest_basis=rest.basis,
                 ),
-                at_batch=own.at_batch,
-                measure=rest.measure,
             )
     small = row.get("small_batch_step_ms_mean")
     peak, found = ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))
@@ -67,12 +66,12 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
         checked = within_peak(
             own,
             fb_ms=fb,
-            batch=float(row["batch_per_device"]),
+            batch=batch,
             flops_per_sample=model.flops,
             peak_tflops=float(peak),
             plain_ms=(
                 (float(row["small_batch_per_device"]), float(small)),
-                (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
+                (batch, float(row["plain_step_ms_mean"])),
             ),
             say=phrasebook.said,
             ceiling=found,
@@ -92,7 +91,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
             fixed,
             source=Source.FITTED,
             basis=sentence("family_rate", family=row["family"]),
-            at_batch=float(row["batch_per_device"]),
+            at_batch=batch,
             measure=measure_command(row),
         )
         said = sentence(
@@ -180,15 +179,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         )
     else:
         bound = None
-    return FixedCost(
-        ms=found.ms,
-        low_ms=found.low_ms,
-        high_ms=found.high_ms,
-        source=Source.ASSUMED,
-        basis=sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch),
-        at_batch=batch,
-        measure=measure,
-    )
+    basis = sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch)
+    return replace(found, basis=basis, below_prior_ms=None)
 
 
 def one_rank_own(row: pd.Series) -> float:

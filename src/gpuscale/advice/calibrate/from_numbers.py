@@ -167,20 +167,22 @@ def from_numbers(
     elif assumed and at_peak is not None and peak is not None:
         at_most_ms = at_peak / MIN_MFU
         floor_ms = step_ms - at_most_ms
-        label = "TF32" if precision == "fp32" else precision  # PyTorch's default for fp32
+        read = {  # what both findings say of the step at the peak
+            "flops_per_sample": spec.flops,
+            "step_ms": step_ms,
+            "label": "TF32" if precision == "fp32" else precision,  # PyTorch's for fp32
+            "device": peak.device,
+            "peak_tflops": fastest,
+            "floor_ms": floor_ms,
+            "fixed_ms": fixed.ms,
+        }
         if floor_ms > GPU_PRIOR.low and not flops_given:
             work = step_ms - fixed.ms
             low, high = (share * fastest * 1e12 * work / 1e3 / per_device for share in (0.1, 0.5))
             bound = Finding.of(
                 FindingKind.FLOPS_TWO_READINGS,
-                flops_per_sample=spec.flops,
-                step_ms=step_ms,
+                **read,
                 share_pct=100 * at_peak / step_ms,  # the step's rate over the peak
-                device=peak.device,
-                label=label,
-                peak_tflops=fastest,
-                floor_ms=floor_ms,
-                fixed_ms=fixed.ms,
                 low_ms=fixed.low_ms,
                 high_ms=fixed.high_ms,
                 work_ms=work,
@@ -190,18 +192,12 @@ def from_numbers(
         elif floor_ms > GPU_PRIOR.low:
             bound = Finding.of(
                 FindingKind.FIXED_BOUNDED,
-                flops_per_sample=spec.flops,
+                **read,
                 batch=per_device,
-                step_ms=step_ms,
                 at_peak_ms=at_peak,
                 at_most_ms=at_most_ms,
-                label=label,
-                device=peak.device,
-                peak_tflops=fastest,
                 implied_by=implied_by or None,
                 min_mfu=MIN_MFU,
-                floor_ms=floor_ms,
-                fixed_ms=fixed.ms,
                 prior_ms=GPU_PRIOR.point,
                 prior_low_ms=GPU_PRIOR.low,
                 prior_high_ms=GPU_PRIOR.high,

@@ -10,22 +10,8 @@ from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
-from gpuscale.advice.model import hardware, priors
-from gpuscale.advice.model.compute import (
-    REFERENCE_MEMORY_GBS,
-    Compute,
-    ModelSpec,
-    rate_tflops,
-    with_priors,
-    work_ms,
-)
+from gpuscale.advice.model import compute, hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
-from gpuscale.advice.model.hardware import (
-    MIN_MFU,
-    device_power,
-    rate_warnings,
-    unchecked_note,
-)
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
@@ -105,17 +91,16 @@ def from_numbers(
     points = req.step_points
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
-    params = float(req.model_params)  # type: ignore[arg-type]
     shape_said, shape_warnings = shape_findings(req, numbers)
     # the most micro-steps a step may take: the search's default, or, for a transformer's
     # shape, as many as one device needs for the global batch given (an LLM's 1,024
     # sequences at one a device)
     most_accum = Run(batch=per_device).max_accum
-    if req.shape is not None and req.global_batch is not None:
-        most_accum = max(most_accum, -(-req.global_batch // per_device))
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
-    spec = ModelSpec(
-        params=params,
+    if shape is not None and req.global_batch is not None:
+        most_accum = max(most_accum, -(-req.global_batch // per_device))
+    spec = compute.ModelSpec(
+        params=float(req.model_params),  # type: ignore[arg-type]
         flops_per_sample=req.flops_per_sample or (numbers and numbers.flops_per_sample),
         grad_bytes_per_param=req.grad_bytes,
         units=shape.layers if shape is not None else 1,
@@ -127,7 +112,7 @@ def from_numbers(
     copies = sentence(
         "ddp_copies",
         copies_ms=copies_ms,
-        bandwidth=memory_gbs or REFERENCE_MEMORY_GBS,
+        bandwidth=memory_gbs or compute.REFERENCE_MEMORY_GBS,
         named=device.part is not None,
     )
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, bench_run(None, (1,)), copies_ms)
@@ -139,14 +124,13 @@ def from_numbers(
     if sigma > 0:
         fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
         spread = replace(spread, basis=priors.phrase("basis_and", basis=spread.basis, more=fitted))
-    said_priors = (ddp_work, spread)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
-    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     # the fastest the step's work could run (TFLOP/s; None: no peak), one rule for every
     # reading of the rate (``hardware.work_peak``)
     fastest, precision = hardware.work_peak(device, weights, whole)
-    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
     # peak bounded it, or the peak raised it above the prior's low end; FLOPs per sample not
@@ -161,11 +145,11 @@ def from_numbers(
             fixed_ms=fixed.ms,
             low_ms=fixed.low_ms,
             high_ms=fixed.high_ms,
-            min_mfu=MIN_MFU,
+            min_mfu=hardware.MIN_MFU,
             measure=str(fixed.measure),
         )
     elif assumed and at_peak is not None and peak is not None:
-        at_most_ms = at_peak / MIN_MFU
+        at_most_ms = at_peak / hardware.MIN_MFU
         floor_ms = step_ms - at_most_ms
         read = {  # what both findings say of the step at the peak
             "flops_per_sample": spec.flops,
@@ -197,7 +181,7 @@ def from_numbers(
                 at_peak_ms=at_peak,
                 at_most_ms=at_most_ms,
                 implied_by=implied_by or None,
-                min_mfu=MIN_MFU,
+                min_mfu=hardware.MIN_MFU,
                 prior_ms=GPU_PRIOR.point,
                 prior_low_ms=GPU_PRIOR.low,
                 prior_high_ms=GPU_PRIOR.high,
@@ -209,11 +193,11 @@ def from_numbers(
     # their priors (and at the priors' ends), and the same at each end of an assumed range:
     # the fixed cost's, or the FLOPs' low reading (``dense``)
     def priced(cost: FixedCost) -> dict[str, object]:
-        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        split = compute.Compute(tflops=whole).resplit(spec, per_device, cost.ms)
         compute_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
         at = {  # DDP's work: its prior's rest a step and the model's bucket copies
             which: replace(
-                with_priors(split, compute_ms, which),
+                compute.with_priors(split, compute_ms, which),
                 ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
             )
             for which in ("low", "high", "point")
@@ -238,11 +222,11 @@ def from_numbers(
     # 6 x parameters a low rate has two readings, priced at the ends)
     rate = whole if assumed else model.compute.tflops
     low = assumed and flops_given
-    power = device_power(None, device, given_w=req.power_w, implied_by=implied_by)
+    power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     whose = "inputs_whole_step" if assumed else "inputs"
-    unchecked = unchecked_note(rate, device, precision, whose)
+    unchecked = hardware.unchecked_note(rate, device, precision, whose)
     taken = fixed.ms if low else None  # the other reading of a low rate
-    warnings = rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
+    warnings = hardware.rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
     source = Finding.of(
         FindingKind.COMPUTE_OF_NUMBERS,
@@ -260,7 +244,7 @@ def from_numbers(
         sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
-        priors_said=said_priors,
+        priors_said=(ddp_work, spread),
     )
     return Calibration(
         model=model,

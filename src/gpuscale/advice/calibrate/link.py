@@ -19,14 +19,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.links import (
-    GPU_FABRICS,
-    NVLINK,
-    PRESETS,
-    board_link,
-    own_link,
-    usual_preset,
-)
+from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
@@ -54,21 +47,14 @@ def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
     """Of ``cal``'s configuration in ``table`` (every device count)."""
     rows = table[table["config_group"] == cal.bench.config_group]
 
-    def recorded(column: str) -> pd.Series:
-        values = rows[column].dropna() if column in rows else pd.Series(dtype=object)
-        return values[values.astype(str).str.len() > 0]
-
     def most(column: str) -> int | None:
-        values = pd.to_numeric(recorded(column), errors="coerce").dropna()
-        return int(values.max()) if len(values) else None
+        values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
+        return None if values.isna().all() else int(values.max())
 
-    links = set(recorded("host_link").astype(str))
-    link = links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
-    bench = cal.bench
-    kind, threads = bench.device_kind, bench.threads
-    return BenchHost(
-        link, most("host_devices"), most("host_cpu_count"), kind, threads, cal.device.name
-    )
+    named = set(rows.get("host_link", pd.Series(dtype=object)).dropna().astype(str)) - {""}
+    link = named.pop() if len(named) == 1 and next(iter(named)) in links.PRESETS else None
+    gpus, cores = most("host_devices"), most("host_cpu_count")
+    return BenchHost(link, gpus, cores, cal.bench.device_kind, cal.bench.threads, cal.device.name)
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
@@ -123,11 +109,12 @@ def choose_link(
     part = device.part
     if given:
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        if part is None or not str(preset).startswith(GPU_FABRICS) or preset == own_link(part):
+        fabric = str(preset).startswith(links.GPU_FABRICS)
+        if part is None or not fabric or preset == links.own_link(part):
             return LinkChoice(chosen, said, device)
         # a board whose fabric no preset models: no PCIe preset stands for it
-        board_only = part.board and part.gpu_link and not board_link(part)
-        usual = None if board_only else usual_preset(part)
+        board_only = part.board and part.gpu_link and not links.board_link(part)
+        usual = None if board_only else links.usual_preset(part)
         mismatch = Finding.of(
             K.LINK_NOT_OF_DEVICE,
             given=preset,
@@ -146,7 +133,7 @@ def choose_link(
         )
         return LinkChoice(chosen, said, device)
     if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
-        generation = NVLINK.get(chosen.name)
+        generation = links.NVLINK.get(chosen.name)
         basis = sentence(
             "no_link_measured",
             gpus=host.gpus,
@@ -178,7 +165,7 @@ def choose_link(
         chosen,
         sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
         sentence("measure_link_assumed", case=case),
-        *(PRESETS[name].busbw_gbs for _, name in LINK_ENDS),
+        *(links.PRESETS[name].busbw_gbs for _, name in LINK_ENDS),
     )
     return LinkChoice(chosen, None, device, True, inferred)
 
@@ -279,7 +266,7 @@ def machine_of(
         )
         if req.inter_node is None:
             basis = sentence("inter_node_assumed", name=network.inter.name)
-            presets = ", ".join(name for name, p in PRESETS.items() if p.kind == "network")
+            presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
             measure = sentence("measure_inter_node", presets=presets)
             assumed.append(link_assumed(TermId.INTER_NODE, network.inter, basis, measure))
     machine = Machine(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -146,10 +146,10 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
         known_model(bench, model, req.bench)
     # each model with an ``ok`` run whose loss was not finite, with those runs' counts
     ok = bench[bench["status"] == "ok"]
-    counts: dict[str, list[int]] = {}
+    counts: dict[str, set[int]] = {}
     for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
-        counts.setdefault(str(row.model), []).append(int(row.accelerators))
-    broken = tuple((m, tuple(sorted(set(n)))) for m, n in counts.items())
+        counts.setdefault(str(row.model), set()).add(int(row.accelerators))
+    broken = tuple((m, tuple(sorted(n))) for m, n in counts.items())
     mine = tuple((m, n) for m, n in broken if m == model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
@@ -162,9 +162,8 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
             left_broken = tuple((m, n) for m, n in left_broken if m in set(table["model"]))
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
-    left = LeftOut(int(flagged.sum()), single, (), left_broken)
-    if single:
-        left = replace(left, flags=tuple(flag_summary(table)))
+    flags = tuple(flag_summary(table)) if single else ()
+    left = LeftOut(int(flagged.sum()), single, flags, left_broken)
     if not req.allow_flagged:
         return Usable(sound, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))

@@ -86,15 +86,13 @@ MEASURE_FIXED = Measure(
 def from_numbers(
     machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> Calibration:
-    """The calibration on ``machine`` of the numbers given, its first (batch, step) pair the
-    one advised on."""
+    """The calibration on ``machine`` of the numbers given, advised at their first point."""
     points = req.step_points
     per_device, step_ms = points[0]
     device = machine.device  # named, else the link's: resolved with the link
     shape_said, shape_warnings = shape_findings(req, numbers)
-    # the most micro-steps a step may take: the search's default, or, for a transformer's
-    # shape, as many as one device needs for the global batch given (an LLM's 1,024
-    # sequences at one a device)
+    # the most micro-steps a step may take: the search's default, else as many as one device
+    # needs for a shape's global batch (an LLM's 1,024 sequences at one a device)
     most_accum = Run(batch=per_device).max_accum
     shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     if shape is not None and req.global_batch is not None:
@@ -127,8 +125,7 @@ def from_numbers(
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    # the fastest the step's work could run (TFLOP/s; None: no peak), one rule for every
-    # reading of the rate (``hardware.work_peak``)
+    # the fastest the step's work could run (TFLOP/s; None: no peak: ``hardware.work_peak``)
     fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)

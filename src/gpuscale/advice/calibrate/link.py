@@ -1,7 +1,5 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device and the device count, each with where it came from. From a
-bench file, the host benched (:class:`BenchHost`): its link stands where none is given,
-measured or detected here, or this machine detected another; its cores cap CPU processes."""
+the measured curves, the device and the device count, each with where it came from."""
 
 from __future__ import annotations
 
@@ -32,8 +30,9 @@ LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 @dataclass(frozen=True, slots=True)
 class BenchHost:
-    """What the rows of the runs calibrated on record of their host (its link preset, GPUs
-    and cores; None: not recorded), and the run's device kind, threads and device name."""
+    """The host the runs calibrated on recorded (None: not recorded): its link stands where
+    none is given, measured or detected here, or this machine detected another; its cores
+    cap CPU processes."""
 
     link: str | None
     gpus: int | None
@@ -69,9 +68,8 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
-    """The intra-node link, where it came from (a finding; None: said as an ``assumption``),
-    the device's record, whether the link was assumed (none given, detected or measured),
-    and a warning where the link given is not the device's own."""
+    """The intra-node link, where it came from (a finding, else an ``assumption``), the
+    device's record, and a warning where the link given is not the device's own."""
 
     link: Link
     said: Finding | None
@@ -221,8 +219,7 @@ def machine_of(
     curves: MeasuredCurves | None,
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said]:
-    """The machine of ``req`` (on the bench ``host``'s link and cores where recorded) and
-    where each part came from."""
+    """The machine of ``req`` (on the bench ``host``'s link and cores) and whence each part."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note, assumption = choice.link, choice.said, choice.assumption

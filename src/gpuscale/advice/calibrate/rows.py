@@ -35,8 +35,7 @@ Why = Finding | Refusal | str
 
 
 class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model: why (``found``), with the runs ``left``
-    out."""
+    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out."""
 
     def __init__(self, found: Why, left: LeftOut | None = None) -> None:
         ValueError.__init__(self, found)
@@ -55,8 +54,7 @@ class CalibrationError(ValueError):
 
 
 class NamedCalibrationError(CalibrationError, NamedError):
-    """A :class:`CalibrationError` naming request fields: the CLI's option, Python's
-    keyword."""
+    """A :class:`CalibrationError` naming request fields (options, or Python's keywords)."""
 
     field, value, problems = "", None, ()
 
@@ -95,8 +93,8 @@ def _flagged(table: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True, slots=True)
 class Usable:
-    """The bench's runs an advice may use, the flagged runs allowed (their count and
-    flags), the broken models and the runs of the model asked for left out."""
+    """The runs an advice may use, the flagged ones allowed (count, flags), the broken
+    models and the runs of the model asked for left out."""
 
     table: pd.DataFrame
     allowed: int
@@ -110,8 +108,7 @@ def _where(source: str | Path | None) -> str:
 
 
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
-    """:class:`BenchFieldError` where no row of ``table`` is of ``model``,
-    :class:`CalibrationError` where every run of it failed."""
+    """Refused where no row is of ``model`` (:class:`BenchFieldError`) or each run failed."""
     where = _where(source)
     names = sorted({str(m) for m in table["model"].dropna()})
     if model not in names:

@@ -23,6 +23,8 @@ from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
 
 DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
+# What a measured link's name adds by whether its curves were measured under compute load
+LOADED = {True: ", under compute load", False: ""}
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
 # the advice is searched again at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
@@ -60,7 +62,7 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
     """``base`` with a sweep's curves, their link named as sentences read it."""
 
     def name(ranks: int) -> str:
-        loaded = ", under compute load" if curves.under_load else ""
+        loaded = LOADED[curves.under_load]
         return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)
@@ -158,12 +160,13 @@ def choose_link(
     # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
     # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
     case = "board" if board is not None else "default"
+    ends = [chosen.busbw_gbs, *(links.PRESETS[name].busbw_gbs for _, name in LINK_ENDS)]
     inferred = link_assumed(
         TermId.LINK,
         chosen,
         sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
         sentence("measure_link_assumed", case=case),
-        *(links.PRESETS[name].busbw_gbs for _, name in LINK_ENDS),
+        (min(ends), max(ends)),
     )
     return LinkChoice(chosen, None, device, True, inferred)
 
@@ -279,18 +282,18 @@ def machine_of(
     )
 
 
-def link_assumed(term: TermId, link: Link, basis: str, measure: str, *ends: float) -> Assumption:
-    """``link`` taken as ``term``: its bus bandwidth (GB/s), ranged to the ``ends`` given."""
-    value = link.busbw_gbs
+def link_assumed(
+    term: TermId,
+    link: Link,
+    basis: str,
+    measure: str,
+    ends: tuple[float | None, float | None] = (None, None),
+) -> Assumption:
+    """``link`` taken as ``term``: its bus bandwidth (GB/s), its range's ``ends`` where known."""
     return Assumption(
         term=term,
-        value=sentence("link_value", preset=link.name, busbw_gbs=value),
-        quantity=Quantity(
-            value,
-            "GB/s bus bandwidth",
-            min(*ends, value) if ends else None,
-            max(*ends, value) if ends else None,
-        ),
+        value=sentence("link_value", preset=link.name, busbw_gbs=link.busbw_gbs),
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth", *ends),
         source=Source.ASSUMED,
         basis=basis,
         measure=Measure(measure),

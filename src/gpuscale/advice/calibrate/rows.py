@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -159,8 +159,9 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
             left_broken = tuple((m, n) for m, n in left_broken if m in set(table["model"]))
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
-    flags = tuple(flag_summary(table)) if single else ()
-    left = LeftOut(int(flagged.sum()), single, flags, left_broken)
+    left = LeftOut(int(flagged.sum()), single, (), left_broken)
+    if single:
+        left = replace(left, flags=tuple(flag_summary(table)))
     if not req.allow_flagged:
         return Usable(sound, 0, (), broken, left)
     allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))

@@ -134,17 +134,22 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
         generation = links.NVLINK.get(chosen.name)
-        basis = sentence(
-            "no_link_measured",
-            gpus=host.gpus,
-            preset=chosen.name,
-            device=host.device or None,
-            links_per_gpu=getattr(generation, "links_per_gpu", None),
-            architecture=getattr(generation, "architecture", None),
-            board=host_board or None,
+        inferred = Assumption(
+            term=TermId.LINK,
+            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=sentence(
+                "no_link_measured",
+                gpus=host.gpus,
+                preset=chosen.name,
+                device=host.device or None,
+                links_per_gpu=getattr(generation, "links_per_gpu", None),
+                architecture=getattr(generation, "architecture", None),
+                board=host_board or None,
+            ),
+            measure=Measure(sentence("measure_link", detected=seen or None)),
         )
-        measure = sentence("measure_link", detected=seen or None)
-        inferred = link_assumed(TermId.LINK, chosen, basis, measure)
         return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
@@ -161,12 +166,13 @@ def choose_link(
     # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
     case = "board" if board is not None else "default"
     ends = [chosen.busbw_gbs, *(links.PRESETS[name].busbw_gbs for _, name in LINK_ENDS)]
-    inferred = link_assumed(
-        TermId.LINK,
-        chosen,
-        sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
-        sentence("measure_link_assumed", case=case),
-        (min(ends), max(ends)),
+    inferred = Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", min(ends), max(ends)),
+        source=Source.ASSUMED,
+        basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
+        measure=Measure(sentence("measure_link_assumed", case=case)),
     )
     return LinkChoice(chosen, None, device, True, inferred)
 
@@ -265,10 +271,7 @@ def machine_of(
             )
         )
         if req.inter_node is None:
-            basis = sentence("inter_node_assumed", name=network.inter.name)
-            presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
-            measure = sentence("measure_inter_node", presets=presets)
-            assumed.append(link_assumed(TermId.INTER_NODE, network.inter, basis, measure))
+            assumed.append(_inter_node_assumed(network.inter))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -282,19 +285,15 @@ def machine_of(
     )
 
 
-def link_assumed(
-    term: TermId,
-    link: Link,
-    basis: str,
-    measure: str,
-    ends: tuple[float | None, float | None] = (None, None),
-) -> Assumption:
-    """``link`` taken as ``term``: its bus bandwidth (GB/s), its range's ``ends`` where known."""
+def _inter_node_assumed(inter: Link) -> Assumption:
+    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
+    bandwidth (GB/s), what it is taken as and the option that names it."""
+    presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
-        term=term,
-        value=sentence("link_value", preset=link.name, busbw_gbs=link.busbw_gbs),
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth", *ends),
+        term=TermId.INTER_NODE,
+        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=basis,
-        measure=Measure(measure),
+        basis=sentence("inter_node_assumed", name=inter.name),
+        measure=Measure(sentence("measure_inter_node", presets=presets)),
     )

@@ -92,8 +92,7 @@ def _bench_terms(
 ) -> tuple[Assumption, ...]:
     """The overlap, the strategy's own work and the wait, as the bench measured them or
     assumed."""
-    strategy, model, host = cal.run.strategy, cal.runs.own_model, cal.runs.host_devices
-    measured_on = cal.bench.bench_model if cal.bench is not None else ""
+    model, host = cal.runs.own_model, cal.runs.host_devices
     given = req.overlap is not None
     overlap = _overlap(cal.run.overlap, given, given or benched.overlap_measured, model, host)
     if not given and not benched.overlap_measured and cal.run.overlap is not None:
@@ -105,11 +104,7 @@ def _bench_terms(
         elif cal.runs.measured:
             why = phrase("assumed_overlap_no_communication")
         overlap = replace(overlap, basis=why)
-    of = measured_on if req.params is not None else ""
-    one = cal.runs.one_device
-    in_fixed = 0.0 if one is None else one.fsdp_own_ms
-    own = _own_work(benched.own_ms, strategy, req.strategy or strategy, model, of, in_fixed)
-    return (overlap, own, _wait(cal, benched))
+    return (overlap, _own_work(cal, req, benched.own_ms), _wait(cal, benched))
 
 
 def _fixed(cost: FixedCost, from_bench: bool) -> Assumption:
@@ -174,12 +169,13 @@ def _link_class(link_name: str) -> Assumption | None:
     )
 
 
-def _own_work(
-    ms: float, benched: str, asked: str, model: str | None, of: str, in_fixed_ms: float = 0.0
-) -> Assumption:
+def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     """The strategy's own work per step (``ms``): measured where the runs were the strategy
-    predicted (fitted where carried from the family member ``of``; FSDP's, ``in_fixed_ms``,
-    inside the fixed cost), else DDP's prior, FSDP's none."""
+    predicted (fitted where carried from the family member ``of`` of a --params model;
+    FSDP's inside the fixed cost), else DDP's prior, FSDP's none."""
+    benched, model, one = cal.run.strategy, cal.runs.own_model, cal.runs.one_device
+    asked = req.strategy or benched
+    of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
     command = Measure(
         phrase("assumed_bench_strategy", model=shlex.quote(model or "MODEL"), asked=asked)
     )
@@ -196,7 +192,7 @@ def _own_work(
         basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
     elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
-        quantity = Quantity(in_fixed_ms, PER_STEP)
+        quantity = Quantity(0.0 if one is None else one.fsdp_own_ms, PER_STEP)
         basis = phrase("assumed_own_fsdp")
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
@@ -240,8 +236,8 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             more = phrase("assumed_wait_held", taken=taken) if taken > f + 5e-3 else ""
             return f"x{f:.2f} at N = {n}{more}"
 
-        shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         at = tuple(sorted(slowdown.items()))
+        shown = ", ".join(one(n, f) for n, f in at)
         return Assumption(
             term=TermId.WAIT,
             value=f"no-sync step {shown}",
@@ -249,16 +245,13 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             source=Source.MEASURED,
             basis=phrase("assumed_wait_measured"),
         )
-    said = ("0 ms", Quantity(0.0, PER_STEP), Source.ASSUMED, "nothing measured the steps' spread")
+    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
+    quantity: Quantity | None = Quantity(0.0, PER_STEP)
     if compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
-        said = (
-            "E[max of N] - mean of the N = 1 step times",
-            maybe(Quantity, benched.spread, spread),
-            Source.FITTED,
-            phrase("assumed_wait_fitted"),
-        )
-    value, quantity, source, basis = said
+        value = "E[max of N] - mean of the N = 1 step times"
+        quantity = maybe(Quantity, benched.spread, spread)
+        source, basis = Source.FITTED, phrase("assumed_wait_fitted")
     return Assumption(
         term=TermId.WAIT,
         value=value,

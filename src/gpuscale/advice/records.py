@@ -175,15 +175,6 @@ class Counts:
     flagged_above: tuple[int, ...] = ()
     whole_nodes: int | None = None
 
-    # the counts not whole nodes, and those not searched above the focus (:func:`spans`)
-    @property
-    def off_spans(self) -> tuple[tuple[int, int], ...]:
-        return spans(self.off_nodes)
-
-    @property
-    def unsearched_spans(self) -> tuple[tuple[int, int], ...]:
-        return spans(self.unsearched_above)
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:

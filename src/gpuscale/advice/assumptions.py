@@ -1,6 +1,5 @@
-"""Every term of a calibration as an ``Assumption``, said once (:func:`of_calibration`), and
-the one measurement that settles a count held back (:func:`settle`). The words are the
-phrasebook's ``model`` rows (``assumed_*``)."""
+"""Every term of a calibration as an ``Assumption`` (:func:`of_calibration`), and the one
+measurement that settles a count held back (:func:`settle`)."""
 
 from __future__ import annotations
 
@@ -37,9 +36,8 @@ def settle(
     again: str = "",
 ) -> str | None:
     """The one measurement that settles a count ``held_back`` (its interval includes no
-    gain) or ``refused`` (an input cannot be true): the most decisive term not measured
-    (the samples to converge not under ``strong`` scaling), else ``again``, else a run at
-    1 and the held-back count (2 where refused)."""
+    gain) or ``refused``: the most decisive term not measured (the samples to converge not
+    under ``strong`` scaling), else ``again``, else a run at 1 and the held-back count."""
     if held_back is None and not refused:
         return None
     by_kind = {a.term: a for a in assumed if a.source != Source.MEASURED and a.measure}
@@ -68,10 +66,9 @@ def of_calibration(
     converging: Convergence,
     benched: BenchTerms | None,
 ) -> tuple[Assumption, ...]:
-    """Every term of ``cal`` (before the request's run is applied) as an assumption, in
-    the order said: the machine's, the fixed cost, the bench's terms (``benched``; None: a
-    model by numbers) or the numbers' N > 1 terms, the link class, the convergence, the
-    input pipeline; each measure as the bench file advised on runs it (``as_run``)."""
+    """Every term of ``cal`` as an assumption, in the order said: the machine's, the fixed
+    cost, the bench's terms (``benched``; None: by numbers) or the numbers' N > 1 terms, the
+    link class, the convergence, the input pipeline; each measure as the bench file runs it."""
     link_class = tuple(filter(None, [_link_class(cal.machine.network.intra.name)]))
     if benched is not None:
         terms = (*_bench_terms(cal, req, benched), *link_class)
@@ -93,10 +90,9 @@ def of_calibration(
 def _bench_terms(
     cal: Calibration, req: AdviceRequest, benched: BenchTerms
 ) -> tuple[Assumption, ...]:
-    """The overlap, the strategy taken, its own work and the wait, as the bench measured
-    them or said as assumed (``calibration.as_asked``'s rule)."""
-    strategy, model, host = cal.run.strategy, cal.runs.own_model, cal.runs.host_devices
-    measured_on = cal.bench.bench_model if cal.bench is not None else ""
+    """The overlap, the strategy's own work and the wait, as the bench measured them or
+    assumed."""
+    model, host = cal.runs.own_model, cal.runs.host_devices
     given = req.overlap is not None
     overlap = _overlap(cal.run.overlap, given, given or benched.overlap_measured, model, host)
     if not given and not benched.overlap_measured and cal.run.overlap is not None:
@@ -108,16 +104,11 @@ def _bench_terms(
         elif cal.runs.measured:
             why = phrase("assumed_overlap_no_communication")
         overlap = replace(overlap, basis=why)
-    of = measured_on if req.params is not None else ""
-    one = cal.runs.one_device
-    in_fixed = 0.0 if one is None else one.fsdp_own_ms
-    own = _own_work(benched.own_ms, strategy, req.strategy or strategy, model, of, in_fixed)
-    return (overlap, own, _wait(cal, benched))
+    return (overlap, _own_work(cal, req, benched.own_ms), _wait(cal, benched))
 
 
 def _fixed(cost: FixedCost, from_bench: bool) -> Assumption:
-    """The fixed per-step cost, with its range where it is uncertain (``from_bench``: to
-    three digits, else as ``format_ms`` writes it)."""
+    """The fixed per-step cost, its range where uncertain (``from_bench``: to three digits)."""
     low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
     if from_bench:
         span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
@@ -138,8 +129,7 @@ def _fixed(cost: FixedCost, from_bench: bool) -> Assumption:
 def _overlap(
     value: float | None, given: bool, measured: bool, model: str | None, host: int | None = None
 ) -> Assumption:
-    """The share of communication backward hides: ``value``, else the prior's, all but the
-    last bucket; ``measured`` by the bench or ``given`` as an option."""
+    """The share of communication backward hides: ``value``, else the prior's."""
     source, basis = Source.ASSUMED, phrase("assumed_overlap_prior")
     if given:
         source, basis = Source.GIVEN, "--overlap"
@@ -160,9 +150,8 @@ def _overlap(
 
 
 def _link_class(link_name: str) -> Assumption | None:
-    """The link class (``advice.model.network.CLASSES``) a preset is taken as where no
-    published row was judged on it (an xGMI mesh: ``nvlink``); None for a preset whose
-    name says its class, or a link of no preset (custom, measured)."""
+    """The link class a preset is taken as where no published row was judged on it (an xGMI
+    mesh: ``nvlink``); None for a preset whose name says its class, or no preset."""
     preset = PRESETS.get(link_name.split(" ")[0].lower())
     if preset is None or preset.assumed_class is None:
         return None
@@ -180,13 +169,13 @@ def _link_class(link_name: str) -> Assumption | None:
     )
 
 
-def _own_work(
-    ms: float, benched: str, asked: str, model: str | None, of: str, in_fixed_ms: float = 0.0
-) -> Assumption:
-    """The strategy's own work per step (``ms``), by ``calibration.as_asked``'s rule:
-    measured where the runs were the strategy predicted (fitted where carried from the
-    family member ``of``; FSDP's, ``in_fixed_ms``, inside the fixed cost), else DDP's prior,
-    FSDP's none."""
+def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
+    """The strategy's own work per step (``ms``): measured where the runs were the strategy
+    predicted (fitted where carried from the family member ``of`` of a --params model;
+    FSDP's inside the fixed cost), else DDP's prior, FSDP's none."""
+    benched, model, one = cal.run.strategy, cal.runs.own_model, cal.runs.one_device
+    asked = req.strategy or benched
+    of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
     command = Measure(
         phrase("assumed_bench_strategy", model=shlex.quote(model or "MODEL"), asked=asked)
     )
@@ -203,7 +192,7 @@ def _own_work(
         basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
     elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
-        quantity = Quantity(in_fixed_ms, PER_STEP)
+        quantity = Quantity(0.0 if one is None else one.fsdp_own_ms, PER_STEP)
         basis = phrase("assumed_own_fsdp")
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
@@ -221,8 +210,7 @@ def _own_work(
 
 
 def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumption, ...]:
-    """``found`` with DDP's own work as the steps of ``strategy`` (the one advised) price
-    it: a sharded strategy's none (its hooks and bucket copies are DDP's alone)."""
+    """``found`` with DDP's own work as ``strategy`` prices it: a sharded strategy's none."""
     if strategy == "ddp":
         return found
     sharded = Assumption(
@@ -237,9 +225,8 @@ def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumpti
 
 
 def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
-    """The wait for the slowest device (and contention) at N > 1: the no-sync step's
-    slowdowns measured (as the step takes them: no lower than at fewer devices), else
-    fitted to the N = 1 steps' spread, else 0 ms."""
+    """The wait for the slowest device at N > 1: the no-sync step's slowdowns measured (no
+    lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
     slowdown = dict(compute.slowdown)
     if slowdown:
@@ -249,8 +236,8 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             more = phrase("assumed_wait_held", taken=taken) if taken > f + 5e-3 else ""
             return f"x{f:.2f} at N = {n}{more}"
 
-        shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         at = tuple(sorted(slowdown.items()))
+        shown = ", ".join(one(n, f) for n, f in at)
         return Assumption(
             term=TermId.WAIT,
             value=f"no-sync step {shown}",
@@ -258,16 +245,13 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             source=Source.MEASURED,
             basis=phrase("assumed_wait_measured"),
         )
-    said = ("0 ms", Quantity(0.0, PER_STEP), Source.ASSUMED, "nothing measured the steps' spread")
+    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
+    quantity: Quantity | None = Quantity(0.0, PER_STEP)
     if compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
-        said = (
-            "E[max of N] - mean of the N = 1 step times",
-            maybe(Quantity, benched.spread, spread),
-            Source.FITTED,
-            phrase("assumed_wait_fitted"),
-        )
-    value, quantity, source, basis = said
+        value = "E[max of N] - mean of the N = 1 step times"
+        quantity = maybe(Quantity, benched.spread, spread)
+        source, basis = Source.FITTED, phrase("assumed_wait_fitted")
     return Assumption(
         term=TermId.WAIT,
         value=value,
@@ -281,8 +265,7 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
 
 
 def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) -> Assumption:
-    """The data loader: never modelled; ``rate`` says what it must deliver
-    (``samples_per_s`` in all, at the largest count predicted)."""
+    """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
         term=TermId.INPUT,
         value="never the bottleneck" + filled(" while it delivers {}", rate),
@@ -294,10 +277,8 @@ def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) 
 
 
 def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) -> Assumption:
-    """The samples to converge at a larger global batch: the model's (given as options,
-    else measured), else assumed the same as at the batch given, with what would measure
-    it (a draw of the same samples on every rank where the bench's runs saw them; more
-    steps where the bench's noise scale is ``thin``)."""
+    """The samples to converge at a larger global batch: the model's (given or measured),
+    else the same as at the batch given, with what would measure it."""
     model = converging.model
     if model is not None:
         given = req.workload is not None or req.noise_scale is not None

@@ -1,5 +1,5 @@
-"""What the advice is computed from, as one record of small parts (``cal.model.compute``,
-``cal.run.batch``): ``calibrate.build`` makes it once, the search and the words read it."""
+"""What the advice is computed from, one record of small parts (``cal.run.batch``) that
+``calibrate.build`` makes once."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 @dataclass(frozen=True, slots=True)
 class OneDevice:
     """The bench's N = 1 run of the model advised on (ms; ``own_ms``: the strategy's own work
-    the N = 1 row leaves out) and the group and device a run set beside it shares."""
+    the N = 1 row leaves out)."""
 
     step_ms: float
     batch: int
@@ -72,9 +72,8 @@ class Shape:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FamilyBasis:
-    """A family's step at any size, fitted over ``members`` (by size) by
-    ``calibrate.measured.fitted``: the optimizer step and DDP's own work each a fixed part plus a
-    part per parameter."""
+    """A family's step at any size, fitted over ``members`` (by size): the optimizer step and
+    DDP's own work each a fixed part plus a part per parameter."""
 
     family: str
     members: tuple[str, ...]
@@ -84,7 +83,6 @@ class FamilyBasis:
     ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
 
     def at(self, params: float) -> Compute:
-        """The family's compute at ``params``: its optimizer and DDP lines per parameter."""
         mparams = params / 1e6
         return replace(
             self.compute,
@@ -160,8 +158,7 @@ class Run:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemorySaid:
-    """What the memory check's words rest on: the device assumed, the bench's N = 1 peak
-    at batch ``per_device`` and the model state it held (GB)."""
+    """The bench's N = 1 peak at batch ``per_device`` and the model state it held (GB)."""
 
     device_assumed: bool = False
     per_device: float | None = None
@@ -171,8 +168,8 @@ class MemorySaid:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
-    """The network and the devices on it: whether the link was assumed, what each device
-    holds (``memory``; None: one device holds the model, or its memory is unknown)."""
+    """The network and the devices on it (``memory`` None: one device holds the model, or
+    its memory is unknown)."""
 
     network: Network
     max_devices: int = 8
@@ -193,9 +190,8 @@ class Machine:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
-    """What the bench's runs of the model advised on say: the model whose runs measure a
-    term (None: by numbers), the GPUs its host had (None: unknown), whether its N > 1 runs
-    saw the same samples on every rank."""
+    """The bench's runs of the model advised on: the model whose runs measure a term (None:
+    by numbers), the GPUs its host had (None: unknown)."""
 
     from_bench: bool = False
     own_model: str | None = None
@@ -210,8 +206,7 @@ class Runs:
 class Bench:
     """What the bench measured of one model beside its step: the communication measured
     over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
-    configuration, the family, its own), the largest batch its memory allows and how it
-    was found."""
+    configuration, the family, its own)."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -231,7 +226,7 @@ class Bench:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
     """Where each value came from: every term not measured (by numbers, the N > 1 priors
-    apart), whether an input cannot be true, why this bench model was chosen."""
+    apart), why this bench model was chosen."""
 
     sources: tuple[str | Finding, ...] = ()
     warnings: tuple[str | Finding, ...] = ()
@@ -244,9 +239,9 @@ class Said:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:
-    """The search's settings (the request's, checked there): the equilibrium's share of the
-    best (``threshold``), MLPerf's fastest system per count ((devices, minutes, system)),
-    the record's changes at each end of every assumed term's range (``ends``)."""
+    """The search's settings: the equilibrium's share of the best (``threshold``), MLPerf's
+    fastest system per count ((devices, minutes, system)), each end of every assumed term's
+    range (``ends``)."""
 
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
@@ -261,8 +256,7 @@ class Search:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benched:
-    """The bench's calibration of one model (``calibrate.calibration.calibrate``) and its
-    N = 1 run (None: no step timed; ``Runs.one_device`` of the model advised on)."""
+    """The bench's calibration of one model and its N = 1 run (None: no step timed)."""
 
     model: StepModel
     run: Run

@@ -1,5 +1,5 @@
-"""The numbers of an advice beside its :class:`~gpuscale.advice.records.Decision`, read off
-the predictions by ``search.derive``; ``explain`` formats them and computes none."""
+"""The numbers beside the :class:`~gpuscale.advice.records.Decision`, read off the
+predictions by ``search.derive``."""
 
 from __future__ import annotations
 
@@ -19,11 +19,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Deciding:
-    """What decides, one kind for the answer and --explain: ``measured`` (the focus rests on
-    a measurement, ``measured``), ``withheld``, ``interval``, ``memory`` (``memory``: the
-    fewest devices holding the model set the count), the cap ``convergence`` or why the search
-    stopped, else ``term``; what would change it (``memory``, else ``Limit.change``); the
-    largest count at or below the focus measured apart on flagged runs only (None: none)."""
+    """What decides: ``measured`` (the focus rests on ``measured``), ``withheld``,
+    ``interval``, ``memory`` (the fewest devices holding the model set the count), the cap
+    ``convergence`` or why the search stopped, else ``term``; what would change it; the
+    largest count at or below the focus measured on flagged runs only (None: none)."""
 
     kind: str = "term"
     change: str = ""
@@ -35,7 +34,6 @@ class Deciding:
     def of(
         cls, d: Decision, memory: MemoryCheck | None, found: Sequence[MeasuredCount], strategy: str
     ) -> Deciding:
-        """What decides ``d``; ``found``: the counts measured apart."""
         focus = d.focus.accelerators
         fewest = memory.fits_from(strategy) if memory is not None else None
         by_memory = bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
@@ -57,15 +55,14 @@ class Deciding:
 
 
 def measured_at(found: Sequence[MeasuredCount], n: int) -> MeasuredCount | None:
-    """The measurement the row at ``n`` rests on: the largest count at or below it measured
-    outside its interval (``found``; None: none)."""
+    """The largest count at or below ``n`` measured outside its interval (None: none)."""
     below = [m for m in found if m.accelerators <= n]
     return max(below, key=lambda m: m.accelerators, default=None)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Equilibrium:
-    """The numbers of the equilibrium picks over the trusted rows (None: none)."""
+    """The numbers of the equilibrium picks over the trusted rows."""
 
     best_n: int
     best_efficiency: float
@@ -90,10 +87,10 @@ class Picks:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OneDeviceRow:
-    """The N = 1 row beside the bench's N = 1 run (``calibration.OneDevice``), ms: DDP's
-    own work the first count above 1 adds; the samples per optimizer step of each; the
-    bench's no-sync step and its gap to the row's; ``overstated``: ``step / (step -
-    fsdp_own)`` (None unless ``0 < fsdp_own < step``); the step at the bench's batch."""
+    """The N = 1 row beside the bench's N = 1 run (ms): DDP's own work the first count
+    above 1 adds; the samples per optimizer step of each; the bench's no-sync step and its
+    gap to the row's; ``overstated``: ``step / (step - fsdp_own)``; the step at the bench's
+    batch."""
 
     step_ms: float = 0.0
     added_ddp_ms: float = 0.0
@@ -104,7 +101,6 @@ class OneDeviceRow:
     overstated: float | None = None
     at_bench_ms: float | None = None
 
-    # how far the row's step is from the bench's no-sync step (0: no run), and whether under
     @property
     def gap_size_ms(self) -> float:
         return abs(self.gap_ms or 0.0)
@@ -125,8 +121,8 @@ def _from_size(params: float | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BreakEven:
-    """From where 2 devices train faster than 1 on this link (None: none found; NaN where
-    the speedup falls with size), and this model beside it."""
+    """From what size 2 devices train faster than 1 on this link (None: none; NaN where the
+    speedup falls with size), and this model beside it."""
 
     compute_ms_per_grad_mb: float | None = None
     params: float | None = None
@@ -156,8 +152,8 @@ class BreakEven:
         return _from_size(self.target_efficiency_params)
 
     def own_disagrees(self, params: float) -> bool:
-        """Whether this model's own step (of ``params``) says otherwise of its size than the
-        break-even size: 2 devices beat 1 on its throughput on the other side of it."""
+        """Whether this model's own step (of ``params``) beats 1 device on 2 on the other side
+        of the break-even size."""
         size, own = self.params, self.pair_throughput_speedup
         if own is None or (size is not None and math.isnan(size)):
             return False
@@ -165,18 +161,17 @@ class BreakEven:
 
     @property
     def table_differs(self) -> bool:
-        """Whether the speedup to a trained model on 2 devices reads otherwise than the
-        throughput speedup, as printed."""
+        """Whether the 2 devices' speedup to a trained model prints otherwise than their
+        throughput speedup."""
         table, own = self.pair_speedup, self.pair_throughput_speedup
         return table is not None and number(table) != number(own)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedTerm:
-    """The fixed per-step costs (ms): the optimizer step on one device (0: not measured)
-    and at the focus (FSDP: its ``1/n`` shard); the ``fixed`` term's excess there split
-    into the optimizer's (``opt_n - opt s``, ``s`` the samples per device over one
-    device's) and the forward and backward's."""
+    """The optimizer step on one device and at the focus (FSDP: its ``1/n`` shard), ms; the
+    ``fixed`` term's excess there split into the optimizer's (``opt_n - opt s``, ``s`` the
+    samples per device over one device's) and the forward and backward's."""
 
     optimizer_ms: float = 0.0
     optimizer_at_focus_ms: float = 0.0
@@ -186,7 +181,6 @@ class FixedTerm:
 
     @property
     def optimizer_mostly(self) -> bool:
-        # the optimizer step's excess the larger part: a fused one helps
         return self.optimizer_excess_ms > self.forward_backward_excess_ms
 
 
@@ -196,9 +190,8 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    """What qualifies the headline: the defaults the times rest on, a noise scale measured
-    over too few steps, the step interval's log half-width where too wide to decide a count,
-    the benched model advised on and why."""
+    """What qualifies the headline: the defaults used, a noise scale over too few steps, the
+    step interval's log half-width where too wide, the bench model advised on and why."""
 
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
@@ -220,9 +213,8 @@ class RowSpan:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RowIntervals:
-    """The rows' intervals above one device and why they differ from the model's error
-    (``wider``: ``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule``, the
-    link class's calibrated interval, is the advice's)."""
+    """The rows' intervals above one device and why wider than the model's error
+    (``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule`` gives them)."""
 
     rule: Finding | None = None
     spans: tuple[RowSpan, ...] = ()

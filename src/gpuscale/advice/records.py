@@ -1,7 +1,5 @@
-"""The advice's records, as numbers (units in the names): a term of the step
-(:class:`Assumption`, its number a :class:`Quantity`), the :class:`Decision` in its parts and
-the bench runs set against it (:class:`MeasuredCount`); the numbers beside it are in
-``advice.derived``."""
+"""The advice's records (units in the names): a term of the step (:class:`Assumption`), the
+:class:`Decision` in its parts, the bench runs set against it (:class:`MeasuredCount`)."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-# Each term's name in the words (``-f json``'s ``term``)
 TERM_NAMES = {
     TermId.FIXED: "Fixed per-step cost",
     TermId.OVERLAP: "Overlap",
@@ -72,8 +69,8 @@ class Assumption:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BenchTerms:
-    """What a bench file measured beside the calibration: the strategy's own work (ms per
-    step), the N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
+    """What a bench file measured beside the calibration: the strategy's own work (ms), the
+    N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
 
     overlap_measured: bool
     own_ms: float
@@ -83,8 +80,8 @@ class BenchTerms:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Chosen:
-    """The count chosen and its row: batches in samples, the speedup over one device (x),
-    its 80% interval and its two factors, efficiencies as fractions."""
+    """The count chosen and its row: the speedup over one device, its 80% interval and its
+    two factors; efficiencies as fractions."""
 
     accelerators: int  # recommended (1 when no larger count qualifies)
     batch_per_device: float
@@ -126,8 +123,8 @@ class Focus:
     throughput_efficiency: float
     convergence_factor: float
     rests_on: str = "predicted"
-    # ``1 / convergence_factor`` where convergence caps the speedup; the step less the
-    # measured one's unexplained part (None: predicted)
+    # ``1 / convergence_factor`` where convergence caps it; the step less the measured
+    # one's unexplained part (None: predicted)
     samples_ratio: float | None = None
     explained_ms: float | None = None
 
@@ -152,7 +149,7 @@ class Limit:
 
 
 def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """``counts`` as (first, last) of each run of three or more consecutive counts, else alone."""
+    """(first, last) of each run of three or more consecutive ``counts``, else (c, c)."""
     found: list[tuple[int, int]] = []
     for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
         seen = [c for _, c in run]
@@ -162,9 +159,9 @@ def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Counts:
-    """The device counts searched (``Machine.device_counts``) against the rows; ``*_above``:
-    above the focus, where the search stopped early; ``per_node`` None: one node;
-    ``whole_nodes``: the fewest whole nodes' devices above the most (None: none needed)."""
+    """The device counts searched against the rows; ``*_above``: above the focus, where the
+    search stopped early; ``per_node`` None: one node; ``whole_nodes``: the fewest whole
+    nodes' devices above the most (None: none needed)."""
 
     searched: tuple[int, ...] = ()
     most: int = 1
@@ -177,15 +174,6 @@ class Counts:
     missing_above: tuple[int, ...] = ()
     flagged_above: tuple[int, ...] = ()
     whole_nodes: int | None = None
-
-    # the counts not whole nodes, and those not searched above the focus (:func:`spans`)
-    @property
-    def off_spans(self) -> tuple[tuple[int, int], ...]:
-        return spans(self.off_nodes)
-
-    @property
-    def unsearched_spans(self) -> tuple[tuple[int, int], ...]:
-        return spans(self.unsearched_above)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -211,8 +199,8 @@ class Decision:
 
     @property
     def count(self) -> int | None:
-        """The count recommended (None: none holds the model, a range moves it, or an input
-        cannot be true)."""
+        """The count advised (None: none holds the model, a range moves it, or an input cannot
+        be true)."""
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
@@ -256,8 +244,7 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class MeasuredCount:
     """The runs at one count in a configuration the advice predicts, set against that
-    prediction once (``search.decide.measured_counts``). Where the median lies outside
-    the interval it is a disagreement: the row rests on it."""
+    prediction; where the median lies outside the interval the row rests on it."""
 
     accelerators: int
     batch_per_device: int

@@ -1,7 +1,6 @@
 """The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
-from (``Source``), how to measure it (``Measure``; :func:`as_run`: as the bench file read
-runs it), what was found about the inputs (``Finding``), why bench runs were refused
-(``Refusal``). Words render them, never read back."""
+from (``Source``), how to measure it (``Measure``), what was found about the inputs
+(``Finding``), why bench runs were refused (``Refusal``)."""
 
 from __future__ import annotations
 
@@ -58,7 +57,6 @@ class BenchRun:
     host_devices: int | None = None  # the bench host's: a larger host named where needed
 
     def command(self) -> str:
-        """```gpuscale bench --models M --nproc 1,2 --steps 580``` and where it runs."""
         nproc = ",".join(map(str, self.nproc))
         where = on_a_larger_host(max(self.nproc), self.host_devices)
         tail = "".join(f" {o}" for o in (self.config, self.more) if o)
@@ -80,7 +78,7 @@ BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 @dataclass(frozen=True, slots=True)
 class Measure:
     """How to measure a term: words ``before`` and ``after`` a bench run (None: words
-    only); empty where the term is measured."""
+    only); empty where measured."""
 
     before: str = ""
     bench: BenchRun | None = None
@@ -93,29 +91,23 @@ class Measure:
         return bool(self.before or self.bench or self.after)
 
     def short(self) -> str:
-        """The measure without what is said ``after`` (that is for ``--explain``)."""
         return f"{self.before}{self.bench.command()}" if self.bench else str(self)
 
 
 def bench_run(
-    model: str | None,
-    counts: tuple[int, ...],
-    host_devices: int | None = None,
-    more: str = "",
-    run: str = "",
+    model: str | None, counts: tuple[int, ...], host_devices: int | None = None, run: str = ""
 ) -> Measure:
-    return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
+    return Measure(bench=BenchRun(model, counts, run=run, host_devices=host_devices))
 
 
 def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    """The bench command that runs the advised run at ``counts`` with the steps asked."""
     more = f"--steps {found.steps_needed}"
     return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
 
 
 def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """Where the file holds runs of the model at every count of ``counts``: what to bench
-    them again with (more steps where they fix a weakness, else a quieter machine)."""
+    """Where the file holds runs of the model at every count of ``counts``: how to bench
+    them again (more steps where they fix a weakness, else a quieter machine)."""
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
@@ -140,7 +132,7 @@ def as_run(
 ) -> Measure:
     """``measure`` where it is a bench run of ``found``'s model (``any_run``: of any model,
     at any steps): at counts the file holds, :func:`again`; else the advised run's own
-    command, ``more`` (``--steps 580``) kept."""
+    command, ``more`` kept."""
     bench = measure.bench
     if found is None or bench is None:
         return measure
@@ -237,7 +229,7 @@ Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ..
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A ``kind`` of finding and the named values it is about (units in the names)."""
+    """A ``kind`` of finding and the named values it is about."""
 
     kind: FindingKind
     values: tuple[tuple[str, Value], ...] = ()
@@ -273,7 +265,6 @@ R = TypeVar("R")
 
 
 def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
-    """``f(value, *args)``, None where ``value`` is None."""
     if value is None:
         return None
     return f(value, *args)
@@ -291,8 +282,8 @@ class RefusalKind(Code):
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A refusal of the bench runs: ``names``, the file's models or the columns missing;
-    ``broken``, each model's device counts whose loss was not finite; where every run
-    failed, how many and the last one's status and error."""
+    ``broken``, each model's counts whose loss was not finite; where every run failed, how
+    many and the last one's status and error."""
 
     kind: RefusalKind
     where: str = ""

@@ -20,7 +20,7 @@ from gpuscale.advice.explain.phrasebook import (
     term_name,
     term_subject,
 )
-from gpuscale.advice.records import Counts, Decision
+from gpuscale.advice.records import Counts, Decision, spans
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -137,7 +137,7 @@ def step_lines(advice: AdviceView) -> list[str]:
 
 
 def _names(spans: tuple[tuple[int, int], ...]) -> str:
-    """``1, 2, 4, 5-7``: each span (``Counts.off_spans``) its count, or its ends."""
+    """``1, 2, 4, 5-7``: each span (:func:`records.spans`) its count, or its ends."""
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
@@ -149,7 +149,7 @@ def dropped_counts(cal: Calibration, counts: Counts) -> str:
         return ""
     unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
     per_node, off = counts.per_node, counts.off_nodes
-    names = _names(counts.off_spans) if per_node and off else None
+    names = _names(spans(counts.off_nodes)) if per_node and off else None
     rule = sentence("counts_rule", pow2=counts.pow2, most=counts.most, per_node=per_node, off=names)
     return sentence(
         "dropped_counts",
@@ -174,7 +174,7 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
             case=case,
             counts=found,
             one=len(found) == 1,
-            names=_names(counts.unsearched_spans),
+            names=_names(spans(counts.unsearched_above)),
             rule=rule,
             kept=kept,
         )

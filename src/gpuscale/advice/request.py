@@ -1,6 +1,5 @@
-"""One advice request (:class:`AdviceRequest`): the fields of ``advice.request_fields``, each
-number checked against its range and the options against each other as it is made, each
-refusal one line naming what is wrong."""
+"""One advice request (:class:`AdviceRequest`): ``request_fields``' fields, each number checked
+against its range and the options against each other as it is made, a refusal one line."""
 
 from __future__ import annotations
 
@@ -30,8 +29,6 @@ from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settl
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(RequestFields):
-    """:class:`RequestFields`, each number in its range and the options agreeing."""
-
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
             value = getattr(self, name)
@@ -41,9 +38,7 @@ class AdviceRequest(RequestFields):
         _check_options(self)
 
 
-# (option, other option, whether the request gives both in contradiction, why), each
-# field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python).
+# (option, other option, whether the request gives both in contradiction, why)
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
@@ -102,8 +97,6 @@ SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its
 
 
 def _check_numbers(request: RequestFields) -> None:
-    """TypeError for a number missing or of the wrong type; :class:`FieldError` for the
-    first outside its range; ``NamedError`` for more than :data:`MAX_DEVICES` devices."""
     optional = {f.name for f in fields(request) if f.default is None}
     given: list[tuple[str, object]] = []  # each value of a field given several times
     for name in RANGES:
@@ -119,7 +112,7 @@ def _check_numbers(request: RequestFields) -> None:
                 hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
             kind = type(value).__name__
             raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
-        if RANGES[name][2] and value is not None and not _whole(value):
+        if RANGES[name][2] and value is not None and not _whole(value):  # type: ignore[arg-type]
             raise TypeError(f"{name} must be a whole number, not {value!r}")
     for name, value in given:
         low, high, _, open_low = RANGES[name]
@@ -135,10 +128,8 @@ def _check_numbers(request: RequestFields) -> None:
         )
 
 
-def _whole(value: object) -> bool:
-    if isinstance(value, numbers.Integral):
-        return True
-    return math.isfinite(float(value)) and float(value).is_integer()  # type: ignore[arg-type]
+def _whole(value: float) -> bool:  # a huge int is whole, never overflows a float
+    return isinstance(value, numbers.Integral) or float(value).is_integer()
 
 
 def _rule(name: str) -> str:
@@ -154,7 +145,7 @@ def _rule(name: str) -> str:
 
 
 def _bound(value: float) -> str:
-    """A range's end as a person reads it: ``10^16``, not 10,000,000,000,000,000."""
+    """``10^16``, not 10,000,000,000,000,000."""
     exponent = math.log10(value) if value > 0 else 0.0
     if value >= 1e7 and exponent.is_integer():
         return f"10^{int(exponent)}"
@@ -162,7 +153,6 @@ def _bound(value: float) -> str:
 
 
 def _check_options(request: RequestFields) -> None:
-    """The options checked together, their choices settled to the names the tables use."""
     for name in (*TEXT, "preset", "ruleset", "workload"):
         value = getattr(request, name)
         if value is not None and not isinstance(value, str):
@@ -186,8 +176,7 @@ def _check_options(request: RequestFields) -> None:
 
 
 def _check_step_pairs(request: RequestFields) -> None:
-    """Step times come in (step, batch) pairs of distinct batches; a fixed cost is below the
-    one step time given, never with several."""
+    """(step, batch) pairs of distinct batches; a fixed cost below the one step time only."""
     steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
     if isinstance(steps, tuple) or isinstance(batches, tuple):
         count = len(steps) if isinstance(steps, tuple) else 1
@@ -219,7 +208,6 @@ def _check_step_pairs(request: RequestFields) -> None:
 
 
 def _check_state(request: RequestFields) -> None:
-    """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
     for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
         value = getattr(request, name)
         if value is None:
@@ -239,8 +227,8 @@ def _check_state(request: RequestFields) -> None:
 
 
 def _check_shape(request: RequestFields) -> None:
-    """A transformer's shape named (``--preset``, the closest said for a name not known)
-    or given whole, a hidden size its heads divide; ``--checkpointing`` only with a shape."""
+    """A preset or a whole shape (its heads dividing its hidden size); checkpointing only with
+    a shape."""
     if request.preset is not None:
         settle_choice(request, "preset", tuple(presets()))
         given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(request, n)]
@@ -283,7 +271,6 @@ def _check_shape(request: RequestFields) -> None:
 
 
 def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean 'bert'?")."""
     value = getattr(request, name)
     if value is None:
         return

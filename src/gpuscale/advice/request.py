@@ -15,7 +15,6 @@ from gpuscale.advice.request_fields import (
     MAX_DEVICES,
     RANGES,
     SCALINGS,
-    SIZES,
     TEXT,
     RequestFields,
 )
@@ -23,7 +22,7 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.quantities import agreeing, counted, joined, number, parse_size
 from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settle_choice
 
 
@@ -94,6 +93,7 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     ),
 )
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
+FIELDS = {f.name: f for f in fields(RequestFields)}
 
 
 def _check_numbers(request: RequestFields) -> None:
@@ -108,14 +108,14 @@ def _check_numbers(request: RequestFields) -> None:
         # numbers.Real: numpy's integers and floats too (a value read from a table)
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
             hint = ""
-            if isinstance(value, str) and name in SIZES:
+            if isinstance(value, str) and FIELDS[name].metadata["parse"] is parse_size:
                 hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
             kind = type(value).__name__
             raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
-        if RANGES[name][2] and value is not None and not _whole(value):  # type: ignore[arg-type]
+        if _is_whole(name) and value is not None and not _whole(value):  # type: ignore[arg-type]
             raise TypeError(f"{name} must be a whole number, not {value!r}")
     for name, value in given:
-        low, high, _, open_low = RANGES[name]
+        low, high, open_low = RANGES[name]
         if value is not None:
             at = float(value)  # type: ignore[arg-type]
             if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
@@ -132,8 +132,13 @@ def _whole(value: float) -> bool:  # a huge int is whole, never overflows a floa
     return isinstance(value, numbers.Integral) or float(value).is_integer()
 
 
+def _is_whole(name: str) -> bool:  # a field typed ``int`` (``int | None`` ...)
+    return str(FIELDS[name].type).startswith("int")
+
+
 def _rule(name: str) -> str:
-    low, high, whole, open_low = RANGES[name]
+    low, high, open_low = RANGES[name]
+    whole = _is_whole(name)
     if name == "grad_bytes":
         return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
     if name == "bucket_mb":

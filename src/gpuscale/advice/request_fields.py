@@ -32,38 +32,36 @@ DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 MAX_DEVICES = 1_000_000
 GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
-# Fields read as sizes (``7M`` as text is for the command line: its message says so)
-SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
-# Each number's range: (lowest, highest, whole?, lowest excluded?); past it a typo or a unit
-# mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused where it is given.
-RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "params": (1, 1e14, False, False),  # a model has at least one parameter
-    "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
-    "fixed_ms": (0, 1e8, False, False),
-    "batch": (1, 2**24, True, False),
-    "flops_per_sample": (1, 1e20, False, False),  # a sample costs at least one FLOP
-    "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
-    "latency_us": (0, 1e7, False, False),
-    "nodes": (1, 100_000, True, False),
-    "gpus_per_node": (1, 4096, True, False),
-    "nics_per_node": (1, 4096, True, False),
-    "max_devices": (1, MAX_DEVICES, True, False),
-    "overlap": (0, 1, False, False),
-    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), True, False),
-    "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
-    "samples": (1, 1e16, False, False),  # at least one sample is trained on
-    "global_batch": (1, 2**31 - 1, True, False),
-    "target_efficiency": (0, 1, False, True),
-    "price": (0, 1e9, False, False),
-    "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
+# Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
+# past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "params": (1, 1e14, False),  # a model has at least one parameter
+    "step_ms": (1e-3, 1e8, False),  # 1 us .. 28 h per step
+    "fixed_ms": (0, 1e8, False),
+    "batch": (1, 2**24, False),
+    "flops_per_sample": (1, 1e20, False),  # a sample costs at least one FLOP
+    "busbw_gbs": (1e-3, 1e5, False),  # 1 MB/s .. 100 TB/s
+    "latency_us": (0, 1e7, False),
+    "nodes": (1, 100_000, False),
+    "gpus_per_node": (1, 4096, False),
+    "nics_per_node": (1, 4096, False),
+    "max_devices": (1, MAX_DEVICES, False),
+    "overlap": (0, 1, False),
+    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), False),
+    "bucket_mb": (1 / 1024, 2**20, False),  # 1 KiB .. 1 TiB
+    "noise_scale": (1, 1e15, False),  # a batch in samples: below one means nothing
+    "samples": (1, 1e16, False),  # at least one sample is trained on
+    "global_batch": (1, 2**31 - 1, False),
+    "target_efficiency": (0, 1, True),
+    "price": (0, 1e9, False),
+    "power_w": (0, 1e5, True),  # a device drawing 0 W cannot run
     # a transformer's shape: past these a typo (the largest published: 126 layers, hidden
     # 53,248, 1M-token contexts)
-    "layers": (1, 100_000, True, False),
-    "hidden": (1, 10_000_000, True, False),
-    "heads": (1, 1_000_000, True, False),
-    "seq_len": (1, 2**30, True, False),
-    "vocab": (1, 100_000_000, True, False),
+    "layers": (1, 100_000, False),
+    "hidden": (1, 10_000_000, False),
+    "heads": (1, 1_000_000, False),
+    "seq_len": (1, 2**30, False),
+    "vocab": (1, 100_000_000, False),
 }
 # Text fields: a name or a path
 TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")

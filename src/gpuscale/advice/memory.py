@@ -20,6 +20,8 @@ from gpuscale.hardware.memory import (
 )
 from gpuscale.hardware.transformer import Activations, ShapeNumbers
 
+# Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
+# gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
 # Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
 # suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
@@ -30,9 +32,6 @@ OTHER_NAMES = {
     "hybrid_shard": "hybrid",
     "no_shard": "ddp",
 }
-# Of two strategies that fit the same fewest devices, the one that communicates less (ZeRO-2
-# gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
-PREFERRED = ("ddp", "zero2", "fsdp", "hybrid")
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
@@ -115,11 +114,10 @@ class MemoryCheck:
 
     @property
     def fallback(self) -> tuple[str, int] | None:
-        """The strategy and count searched holding the model on the fewest devices (ties:
-        ``PREFERRED``)."""
-        found = [(self.fits_from(s), PREFERRED.index(s), s) for s in STRATEGIES]
-        fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
-        return (fitting[0][2], fitting[0][0]) if fitting else None
+        """The strategy and count searched holding the model on the fewest devices."""
+        found = [(self.fits_from(s), i, s) for i, s in enumerate(STRATEGIES)]
+        fewest = min((f for f in found if f[0] is not None), default=None)
+        return None if fewest is None else (fewest[2], fewest[0])
 
     def least(self, strategy: str) -> tuple[MemoryAt, bool]:
         """The count searched where a device holds least (the fewest devices among equals),
@@ -133,9 +131,8 @@ class MemoryCheck:
 
     @property
     def would_hold(self) -> tuple[str, int, int | None] | None:
-        """Beyond the counts searched: the strategy holding the model on the fewest devices
-        (ties: ``STRATEGIES``), those devices (past a node, its whole nodes') and nodes (None
-        within one)."""
+        """Beyond the counts searched: the strategy holding the model on the fewest devices,
+        those devices (past a node, its whole nodes') and nodes (None within one)."""
         would = [(n, STRATEGIES.index(s), s) for s, n in self.fewest if n is not None]
         if not would:
             return None

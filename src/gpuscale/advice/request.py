@@ -10,14 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
-from gpuscale.advice.request_fields import (
-    GRAD_BYTES,
-    MAX_DEVICES,
-    RANGES,
-    SCALINGS,
-    TEXT,
-    RequestFields,
-)
+from gpuscale.advice.request_fields import GRAD_BYTES, MAX_DEVICES, RANGES, SCALINGS, RequestFields
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
@@ -158,7 +151,8 @@ def _bound(value: float) -> str:
 
 
 def _check_options(request: RequestFields) -> None:
-    for name in (*TEXT, "preset", "ruleset", "workload"):
+    text = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
+    for name in (*text, "preset", "ruleset", "workload"):  # a name or a path
         value = getattr(request, name)
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be text (a name or a path), not {value!r}")

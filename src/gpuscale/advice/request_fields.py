@@ -63,8 +63,6 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "seq_len": (1, 2**30, False),
     "vocab": (1, 100_000_000, False),
 }
-# Text fields: a name or a path
-TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:  # a path, as text

@@ -16,7 +16,8 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.explain.caveats import nothing_fits, worded
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.request import SHAPE_NUMBERS, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench

@@ -10,7 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
-from gpuscale.advice.request_fields import GRAD_BYTES, MAX_DEVICES, RANGES, SCALINGS, RequestFields
+from gpuscale.advice.request_fields import (
+    GRAD_BYTES,
+    MAX_DEVICES,
+    RANGES,
+    SCALINGS,
+    SHAPE_NUMBERS,
+    RequestFields,
+)
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
@@ -85,7 +92,6 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
 )
-SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
 FIELDS = {f.name: f for f in fields(RequestFields)}
 
 

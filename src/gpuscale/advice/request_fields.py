@@ -32,6 +32,7 @@ DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 MAX_DEVICES = 1_000_000
 GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
+SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
 # Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
 # past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
 RANGES: dict[str, tuple[float, float, bool]] = {
@@ -241,13 +242,7 @@ class RequestFields(JsonRequest):
             return found.at(int(self.seq_len)) if self.seq_len is not None else found
         if self.layers is None:
             return None
-        return of_numbers(
-            layers=int(self.layers),
-            hidden=int(self.hidden or 0),
-            heads=int(self.heads or 0),
-            seq_len=int(self.seq_len or 0),
-            vocab=int(self.vocab or 0),
-        )
+        return of_numbers(**{n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")})
 
     @property
     def model_params(self) -> float | None:  # --params, else the shape's

@@ -76,9 +76,9 @@ def load_advice_data(
     if bench is None and request.bench is not None:
         loaded = load_bench(Path(request.bench))
         bench, skipped = loaded.table, loaded.skipped
-        example = f", e.g. {skipped[0]}" if skipped else ""
-        name = Path(request.bench).name
-        notes = (f"{counted(len(skipped), 'line')} of {name} skipped{example}.",) if skipped else ()
+        if skipped:
+            name = Path(request.bench).name
+            notes = (f"{counted(len(skipped), 'line')} of {name} skipped, e.g. {skipped[0]}.",)
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
 
 

@@ -1,7 +1,6 @@
-"""The advice's entrance: the request checked against its data, the calibration built once
-(``calibrate.build``), the search on that record (``search.decide``), its refusals said by
-``explain``. ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")`` is
-:func:`advise_by_keywords`. Errors are each a ``ValueError`` with a message for the user."""
+"""The advice's entrance: the request checked against its data, the calibration built once,
+the search on it, its refusals said by ``explain``; each error a ``ValueError`` for the user.
+``gpuscale.advise(params=7e6, step_ms=2, batch=64)`` is :func:`advise_by_keywords`."""
 
 from __future__ import annotations
 
@@ -17,7 +16,8 @@ from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationErr
 from gpuscale.advice.explain.caveats import nothing_fits, worded
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.request import SHAPE_NUMBERS, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import BENCH_FILE, load_bench
@@ -31,7 +31,7 @@ from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
 
 
 class Advice(Worded, Searched):
-    """What :func:`advise` hands back: the search's record with its words."""
+    """The search's record with its words."""
 
 
 def advise(
@@ -67,9 +67,8 @@ def load_advice_data(
     bench: pd.DataFrame | None = None,
     topology: Topology | None = None,
 ) -> AdviceData:
-    """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
-    are): the sweep and the topology first, so that a mistake in one is said before a
-    bench file of up to 64 MiB is read."""
+    """The files ``request`` names, read (``bench``, ``topology`` given: as they are); the
+    sweep and the topology first, their mistakes said before a bench of up to 64 MiB is read."""
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
@@ -77,15 +76,15 @@ def load_advice_data(
     if bench is None and request.bench is not None:
         loaded = load_bench(Path(request.bench))
         bench, skipped = loaded.table, loaded.skipped
-        example = f", e.g. {skipped[0]}" if skipped else ""
-        name = Path(request.bench).name
-        notes = (f"{counted(len(skipped), 'line')} of {name} skipped{example}.",) if skipped else ()
+        if skipped:
+            name = Path(request.bench).name
+            notes = (f"{counted(len(skipped), 'line')} of {name} skipped, e.g. {skipped[0]}.",)
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
 
 
 def read_collectives(path: Path) -> MeasuredCurves:
-    """The curves of a ``gpuscale collectives`` file (latest sweep of each rank count,
-    in-place where both were run, median per size) with what its latest header says."""
+    """A ``gpuscale collectives`` file's curves (latest sweep of each rank count, in-place
+    where both ran, median per size) and its latest header."""
     try:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
@@ -210,8 +209,8 @@ NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "ch
 
 
 def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
-    """``NamedError`` where the request has nothing to advise from, or an option that
-    does not apply with (``bench``) or without bench results, naming it."""
+    """``NamedError``: nothing to advise from, or an option that does not apply with
+    (``bench``) or without bench results."""
     if not bench:
         if request.shape is not None and request.step_ms is None:
             raise NamedError(

@@ -1,8 +1,6 @@
-"""What each device holds under each strategy (``ddp``, ``zero2`` = ``SHARD_GRAD_OP``,
-``fsdp`` = ``FULL_SHARD``, ``hybrid`` = ``HYBRID_SHARD``) at each count searched:
-``hardware.memory``'s model state plus activations: a transformer's shape gives its layers'
-(Korthikanti et al. 2022); bench results, the N = 1 run's peak less the state it held;
-without either, none (a lower bound). A count that does not fit is never advised."""
+"""What each device holds under each strategy at each count searched: ``hardware.memory``'s
+model state plus activations (a transformer shape's, Korthikanti et al. 2022; else the bench's
+N = 1 peak less its state; else none, a lower bound). A count that does not fit is never advised."""
 
 from __future__ import annotations
 
@@ -22,6 +20,8 @@ from gpuscale.hardware.memory import (
 )
 from gpuscale.hardware.transformer import Activations, ShapeNumbers
 
+# Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
+# gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
 # Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
 # suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
@@ -32,24 +32,17 @@ OTHER_NAMES = {
     "hybrid_shard": "hybrid",
     "no_shard": "ddp",
 }
-# Of two strategies that fit the same fewest devices, the one that communicates less:
-# ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
-# within a node (the same below a node, more memory above it).
-PREFERRED = ("ddp", "zero2", "fsdp", "hybrid")
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
-# What a bench run held: ``gpuscale bench`` trains with torch.optim.AdamW on fp32
-# parameters (autocast for bf16/fp16), so fp32 weights, gradients and two moments.
+# What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
 BENCH_STATE = ("adam", "fp32")
-# the optimizers a request names: every row's but a frozen model's and TorchRec's fused
-# embedding update (a recommender's tables, not a model given by its parameters)
+# the optimizers a request names: all but a frozen model's and TorchRec's fused embedding update
 OPTIMIZERS = tuple(
     dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
 )
 PRECISIONS = ("mixed", "fp32")
-# Other tools' names for a choice of --optimizer or --precision with the same bytes per
-# parameter as one of ours (``data/state_bytes.csv``): (ours, why the same), refused naming
-# ours, so that what the memory check assumes is the name the user gives.
+# Other tools' names for an --optimizer or --precision of ours (the same bytes per parameter):
+# (ours, why the same), refused naming ours so that the name given is the one assumed.
 SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
     "optimizer": {
         "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
@@ -64,8 +57,7 @@ SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckedDevice:
-    """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied), the
-    devices a node holds."""
+    """The device's ``memory``, why it is ``assumed`` ("": named, recorded or implied)."""
 
     memory: AcceleratorMemory
     per_node: int
@@ -74,22 +66,20 @@ class CheckedDevice:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryCheck:
-    """The memory check of one advice: ``params`` held at ``state``'s bytes each, ``rows``
-    per strategy and count ``searched`` and, per strategy, the fewest devices that fit
-    (among the counts searched, else at all; None: none)."""
+    """``params`` held at ``state``'s bytes each: ``rows`` per strategy and count ``searched``,
+    per strategy the fewest devices that fit (searched or not; None: none)."""
 
     strategy: str  # the strategy asked
     params: float
     state: StateBytes
     device: CheckedDevice
     activations_gb: float | None
-    activations_source: str
+    activations_source: str = ""  # said by ``explain.caveats``
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]
-    # the activations counted from a transformer's shape (None: measured or not counted),
-    # at the micro-batch of one device; ``activations_by_count`` those of each count searched
-    # where its micro-batch is smaller (a kept global batch split over more devices)
+    # a transformer shape's activations at one device's micro-batch (None: measured or none),
+    # then those of each count searched whose micro-batch is smaller (a kept batch split)
     activations_counted: Activations | None = None
     activations_by_count: tuple[tuple[int, Activations], ...] = ()
     # what fully sharded strategies hold whole beyond their shards (GB; None: not counted)
@@ -100,13 +90,11 @@ class MemoryCheck:
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
-    def holding(self, strategy: str) -> int | None:
-        """The fewest devices that hold the model under ``strategy``, searched or not."""
+    def holding(self, strategy: str) -> int | None:  # searched or not
         return self.fits_from(strategy) or dict(self.fewest)[strategy]
 
     def split_batch(self, strategy: str, kept: int) -> int | None:
-        """The smallest global batch, at least ``kept``, that splits over :meth:`holding`'s
-        devices (None: none holds it)."""
+        """The smallest global batch >= ``kept`` that splits over :meth:`holding`'s devices."""
         fewest = self.holding(strategy)
         return None if fewest is None else -(-kept // fewest) * fewest
 
@@ -115,28 +103,25 @@ class MemoryCheck:
         return None if would is None else -(-would[1] // gpus) * gpus
 
     def holds(self, strategy: str, devices: int) -> bool:
-        """Whether ``devices`` hold the model under ``strategy`` (a count not searched: at
-        least the fewest that do)."""
+        """Whether ``devices`` hold the model (a count not searched: at least the fewest)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
         fewest = dict(self.fewest)[strategy]
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property
-    def limits(self) -> bool:
-        """Whether memory limits the counts of the strategy asked (only then is it said)."""
+    def limits(self) -> bool:  # the counts of the strategy asked (only then is memory said)
         return self.fits_from(self.strategy) != 1
 
     @property
     def fallback(self) -> tuple[str, int] | None:
-        """The strategy and count searched that hold the model on the fewest devices
-        (``PREFERRED`` breaks ties); None where none does."""
-        found = [(self.fits_from(s), PREFERRED.index(s), s) for s in STRATEGIES]
-        fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
-        return (fitting[0][2], fitting[0][0]) if fitting else None
+        """The strategy and count searched holding the model on the fewest devices."""
+        found = [(self.fits_from(s), i, s) for i, s in enumerate(STRATEGIES)]
+        fewest = min((f for f in found if f[0] is not None), default=None)
+        return None if fewest is None else (fewest[2], fewest[0])
 
     def least(self, strategy: str) -> tuple[MemoryAt, bool]:
-        """The count searched at which a device holds least under ``strategy`` (the fewest
-        devices among equals), and whether every count holds the same (DDP)."""
+        """The count searched where a device holds least (the fewest devices among equals),
+        and whether every count holds the same (DDP)."""
         rows = [r for r in self.rows if r.strategy == strategy]
         least = min(rows, key=lambda r: (r.total_gb, r.devices))
         return least, all(r.total_gb == least.total_gb for r in rows)
@@ -146,9 +131,8 @@ class MemoryCheck:
 
     @property
     def would_hold(self) -> tuple[str, int, int | None] | None:
-        """Beyond the counts searched: the strategy that holds the model on the fewest
-        devices (``STRATEGIES`` breaks ties), those devices (past one node, every device of
-        the whole nodes they take) and those nodes (None within one); None where none would."""
+        """Beyond the counts searched: the strategy holding the model on the fewest devices,
+        those devices (past a node, its whole nodes') and nodes (None within one)."""
         would = [(n, STRATEGIES.index(s), s) for s, n in self.fewest if n is not None]
         if not would:
             return None
@@ -173,11 +157,10 @@ def check(
     shape: ShapeNumbers | None = None,
     micro: Mapping[int, int] | None = None,
 ) -> tuple[MemoryCheck, float | None]:
-    """The memory check of a model of ``params`` at each of ``counts`` under every strategy,
-    the (optimizer, precision) ``asked`` (a bench's own, ``BENCH_STATE``, where ``benched``
-    and not asked), and the model state (GB) the bench's N = 1 run held. Activations:
-    ``activations_gb`` given, else that run's ``peak_gb`` less the state it held, else
-    ``shape``'s at each count's micro-batch (``micro``: by count, 1 included)."""
+    """The memory check of ``params`` at each of ``counts`` under every strategy and the
+    (optimizer, precision) ``asked`` (default where ``benched``: ``BENCH_STATE``), and the
+    state (GB) the bench's N = 1 run held. Activations: ``activations_gb``, else ``peak_gb``
+    less that state, else ``shape``'s at each count's micro-batch (``micro``, 1 included)."""
     if benched:
         asked = (asked[0] or BENCH_STATE[0], asked[1] or BENCH_STATE[1])
     optimizer, precision = asked[0] or DEFAULT_OPTIMIZER, asked[1]
@@ -192,8 +175,6 @@ def check(
         for n in counts
         if counted is not None and micro[n] != counted.micro_batch
     )
-    # every model state in one pass: the one asked, the one the bench's run held, what
-    # FSDP holds whole (two layers' weights, one's gradients) and what each count holds
     state = model_state(params, optimizer, precision)
     held_gb = None
     if peak_gb is not None:  # the N = 1 run's peak less the model state it held
@@ -214,7 +195,6 @@ def check(
         state=state.trainable,
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
-        activations_source="",  # said by ``explain.caveats``
         rows=rows,
         fewest=fewest,
         searched=tuple(counts),

@@ -1,6 +1,5 @@
-"""One advice request (:class:`AdviceRequest`): the fields of ``advice.request_fields``, each
-number checked against its range and the options against each other as it is made, each
-refusal one line naming what is wrong."""
+"""One advice request (:class:`AdviceRequest`): ``request_fields``' fields, each number checked
+against its range and the options against each other as it is made, a refusal one line."""
 
 from __future__ import annotations
 
@@ -16,22 +15,19 @@ from gpuscale.advice.request_fields import (
     MAX_DEVICES,
     RANGES,
     SCALINGS,
-    SIZES,
-    TEXT,
+    SHAPE_NUMBERS,
     RequestFields,
 )
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.quantities import agreeing, counted, joined, number, parse_size
 from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settle_choice
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(RequestFields):
-    """:class:`RequestFields`, each number in its range and the options agreeing."""
-
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
             value = getattr(self, name)
@@ -41,9 +37,7 @@ class AdviceRequest(RequestFields):
         _check_options(self)
 
 
-# (option, other option, whether the request gives both in contradiction, why), each
-# field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
-# Python).
+# (option, other option, whether the request gives both in contradiction, why)
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("scaling", "weak"),
@@ -98,12 +92,10 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
 )
-SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
+FIELDS = {f.name: f for f in fields(RequestFields)}
 
 
 def _check_numbers(request: RequestFields) -> None:
-    """TypeError for a number missing or of the wrong type; :class:`FieldError` for the
-    first outside its range; ``NamedError`` for more than :data:`MAX_DEVICES` devices."""
     optional = {f.name for f in fields(request) if f.default is None}
     given: list[tuple[str, object]] = []  # each value of a field given several times
     for name in RANGES:
@@ -115,14 +107,14 @@ def _check_numbers(request: RequestFields) -> None:
         # numbers.Real: numpy's integers and floats too (a value read from a table)
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
             hint = ""
-            if isinstance(value, str) and name in SIZES:
+            if isinstance(value, str) and FIELDS[name].metadata["parse"] is parse_size:
                 hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
             kind = type(value).__name__
             raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
-        if RANGES[name][2] and value is not None and not _whole(value):
+        if _is_whole(name) and value is not None and not _whole(value):  # type: ignore[arg-type]
             raise TypeError(f"{name} must be a whole number, not {value!r}")
     for name, value in given:
-        low, high, _, open_low = RANGES[name]
+        low, high, open_low = RANGES[name]
         if value is not None:
             at = float(value)  # type: ignore[arg-type]
             if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
@@ -135,14 +127,17 @@ def _check_numbers(request: RequestFields) -> None:
         )
 
 
-def _whole(value: object) -> bool:
-    if isinstance(value, numbers.Integral):
-        return True
-    return math.isfinite(float(value)) and float(value).is_integer()  # type: ignore[arg-type]
+def _whole(value: float) -> bool:  # a huge int is whole, never overflows a float
+    return isinstance(value, numbers.Integral) or float(value).is_integer()
+
+
+def _is_whole(name: str) -> bool:  # a field typed ``int`` (``int | None`` ...)
+    return str(FIELDS[name].type).startswith("int")
 
 
 def _rule(name: str) -> str:
-    low, high, whole, open_low = RANGES[name]
+    low, high, open_low = RANGES[name]
+    whole = _is_whole(name)
     if name == "grad_bytes":
         return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
     if name == "bucket_mb":
@@ -154,7 +149,7 @@ def _rule(name: str) -> str:
 
 
 def _bound(value: float) -> str:
-    """A range's end as a person reads it: ``10^16``, not 10,000,000,000,000,000."""
+    """``10^16``, not 10,000,000,000,000,000."""
     exponent = math.log10(value) if value > 0 else 0.0
     if value >= 1e7 and exponent.is_integer():
         return f"10^{int(exponent)}"
@@ -162,8 +157,8 @@ def _bound(value: float) -> str:
 
 
 def _check_options(request: RequestFields) -> None:
-    """The options checked together, their choices settled to the names the tables use."""
-    for name in (*TEXT, "preset", "ruleset", "workload"):
+    text = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
+    for name in (*text, "preset", "ruleset", "workload"):  # a name or a path
         value = getattr(request, name)
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
@@ -186,8 +181,7 @@ def _check_options(request: RequestFields) -> None:
 
 
 def _check_step_pairs(request: RequestFields) -> None:
-    """Step times come in (step, batch) pairs of distinct batches; a fixed cost is below the
-    one step time given, never with several."""
+    """(step, batch) pairs of distinct batches; a fixed cost below the one step time only."""
     steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
     if isinstance(steps, tuple) or isinstance(batches, tuple):
         count = len(steps) if isinstance(steps, tuple) else 1
@@ -219,7 +213,6 @@ def _check_step_pairs(request: RequestFields) -> None:
 
 
 def _check_state(request: RequestFields) -> None:
-    """The optimizer and precision named, and a pair ``data/state_bytes.csv`` knows."""
     for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
         value = getattr(request, name)
         if value is None:
@@ -239,8 +232,8 @@ def _check_state(request: RequestFields) -> None:
 
 
 def _check_shape(request: RequestFields) -> None:
-    """A transformer's shape named (``--preset``, the closest said for a name not known)
-    or given whole, a hidden size its heads divide; ``--checkpointing`` only with a shape."""
+    """A preset or a whole shape (its heads dividing its hidden size); checkpointing only with
+    a shape."""
     if request.preset is not None:
         settle_choice(request, "preset", tuple(presets()))
         given = [ref(n) for n in ("layers", "hidden", "heads", "vocab") if getattr(request, n)]
@@ -283,7 +276,6 @@ def _check_shape(request: RequestFields) -> None:
 
 
 def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    """Field ``name`` replaced by ``resolve``'s name for it (``bret``: "did you mean 'bert'?")."""
     value = getattr(request, name)
     if value is None:
         return

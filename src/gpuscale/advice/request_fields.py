@@ -1,5 +1,5 @@
-"""What an advice request asks, written once: its fields, their defaults and help, each
-number's range, and what they give together (the shape, the parameters, the step points)."""
+"""An advice request's fields, written once: defaults, help, each number's range, and what
+they give together (the shape, the parameters, the step points)."""
 
 from __future__ import annotations
 
@@ -32,53 +32,47 @@ DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 MAX_DEVICES = 1_000_000
 GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
-# Fields read as sizes: a size as text is for the command line (its message says so).
-SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
-# Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
-# is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
-# request to carry into the model: refused where it is given.
-RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "params": (1, 1e14, False, False),  # a model has at least one parameter
-    "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
-    "fixed_ms": (0, 1e8, False, False),
-    "batch": (1, 2**24, True, False),
-    "flops_per_sample": (1, 1e20, False, False),  # a sample costs at least one FLOP
-    "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
-    "latency_us": (0, 1e7, False, False),
-    "nodes": (1, 100_000, True, False),
-    "gpus_per_node": (1, 4096, True, False),
-    "nics_per_node": (1, 4096, True, False),
-    "max_devices": (1, MAX_DEVICES, True, False),
-    "overlap": (0, 1, False, False),
-    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), True, False),
-    "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    "noise_scale": (1, 1e15, False, False),  # a batch in samples: below one means nothing
-    "samples": (1, 1e16, False, False),  # at least one sample is trained on
-    "global_batch": (1, 2**31 - 1, True, False),
-    "target_efficiency": (0, 1, False, True),
-    "price": (0, 1e9, False, False),
-    "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
-    # a transformer's shape (``hardware.transformer``): at least one of each, and past
-    # these a typo (the largest published: 126 layers, hidden 53,248, 1M-token contexts)
-    "layers": (1, 100_000, True, False),
-    "hidden": (1, 10_000_000, True, False),
-    "heads": (1, 1_000_000, True, False),
-    "seq_len": (1, 2**30, True, False),
-    "vocab": (1, 100_000_000, True, False),
+SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
+# Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
+# past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "params": (1, 1e14, False),  # a model has at least one parameter
+    "step_ms": (1e-3, 1e8, False),  # 1 us .. 28 h per step
+    "fixed_ms": (0, 1e8, False),
+    "batch": (1, 2**24, False),
+    "flops_per_sample": (1, 1e20, False),  # a sample costs at least one FLOP
+    "busbw_gbs": (1e-3, 1e5, False),  # 1 MB/s .. 100 TB/s
+    "latency_us": (0, 1e7, False),
+    "nodes": (1, 100_000, False),
+    "gpus_per_node": (1, 4096, False),
+    "nics_per_node": (1, 4096, False),
+    "max_devices": (1, MAX_DEVICES, False),
+    "overlap": (0, 1, False),
+    "grad_bytes": (min(GRAD_BYTES), max(GRAD_BYTES), False),
+    "bucket_mb": (1 / 1024, 2**20, False),  # 1 KiB .. 1 TiB
+    "noise_scale": (1, 1e15, False),  # a batch in samples: below one means nothing
+    "samples": (1, 1e16, False),  # at least one sample is trained on
+    "global_batch": (1, 2**31 - 1, False),
+    "target_efficiency": (0, 1, True),
+    "price": (0, 1e9, False),
+    "power_w": (0, 1e5, True),  # a device drawing 0 W cannot run
+    # a transformer's shape: past these a typo (the largest published: 126 layers, hidden
+    # 53,248, 1M-token contexts)
+    "layers": (1, 100_000, False),
+    "hidden": (1, 10_000_000, False),
+    "heads": (1, 1_000_000, False),
+    "seq_len": (1, 2**30, False),
+    "vocab": (1, 100_000_000, False),
 }
-# Text fields: a name or a path
-TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 
 
-def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:
-    """A file the advice reads: a path on the command line, text here."""
+def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:  # a path, as text
     return option(None, names=names, parse=str, cli=Path | None, help=help)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RequestFields(JsonRequest):
-    """What to advise on and under which assumptions; sizes are numbers here, parsed from
-    ``7M``-style text on the command line."""
+    """What to advise on and under which assumptions (sizes: numbers, ``7M`` on the CLI)."""
 
     json_name: ClassVar[str] = "advice request"
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
@@ -242,37 +236,27 @@ class RequestFields(JsonRequest):
 
     @property
     def shape(self) -> TransformerShape | None:
-        """The transformer's shape given: the preset (at ``seq_len`` where given), else the
-        numbers' (``--layers`` ...)."""
+        """The preset's shape (at ``seq_len`` where given), else the numbers' (``--layers``)."""
         if self.preset is not None:
             found = presets()[self.preset]
             return found.at(int(self.seq_len)) if self.seq_len is not None else found
         if self.layers is None:
             return None
-        return of_numbers(
-            layers=int(self.layers),
-            hidden=int(self.hidden or 0),
-            heads=int(self.heads or 0),
-            seq_len=int(self.seq_len or 0),
-            vocab=int(self.vocab or 0),
-        )
+        return of_numbers(**{n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")})
 
     @property
-    def model_params(self) -> float | None:
-        """The parameters advised on: ``--params``, else the shape's (None: neither)."""
+    def model_params(self) -> float | None:  # --params, else the shape's
         if self.params is not None:
             return float(self.params)
         shape = self.shape
         return None if shape is None else float(shape_params(shape))
 
     @property
-    def gradient_precision(self) -> str:
-        """The precision the rate is checked against the device's peak at."""
+    def gradient_precision(self) -> str:  # the device peak's the rate is checked against
         return "bf16" if self.grad_bytes == 2 else "fp32"
 
     @property
-    def step_points(self) -> tuple[tuple[int, float], ...]:
-        """(per-device batch, step ms) of every step time given, the first advised on."""
+    def step_points(self) -> tuple[tuple[int, float], ...]:  # (batch, ms), the first advised on
         if self.step_ms is None:
             return ()
         if isinstance(self.step_ms, tuple):

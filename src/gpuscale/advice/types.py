@@ -152,7 +152,8 @@ def as_run(
 # What was found about the inputs: one kind per key of ``data/advice_findings.json`` (its
 # ``what`` says what it is about, its ``text`` renders it), the member named by the key
 # upper-cased (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
-_FINDINGS = json.loads((resources.files("gpuscale") / "data" / "advice_findings.json").read_text())
+_FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
+_FINDINGS = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
 FindingKind = Code(
     "FindingKind",
     [(kind.upper(), kind) for kind in _FINDINGS if not kind.startswith("_")],

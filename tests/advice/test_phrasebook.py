@@ -1,23 +1,39 @@
-"""The advice's words are data: every kind of finding has its template in
-``data/advice_findings.json`` and no template is left without its kind; every change a
-decision can name has one remedy row with both its wordings (``data/advice_phrases.json``)."""
+"""The advice's words are data: every kind of finding src/ names has its template in
+``data/advice_findings.json`` (``FindingKind`` is built from its keys) and no template is
+left without a use; every change a decision can name has one remedy row with both its
+wordings (``data/advice_phrases.json``)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from string import Formatter
 
 from gpuscale.advice.explain.phrasebook import CHANGES, FINDINGS, SENTENCES, STRATEGIES, TERMS
 from gpuscale.advice.model.priors import MODEL_PHRASES
 from gpuscale.advice.search.derive import OVERHEADS
-from gpuscale.advice.types import STOPPED, FindingKind
+from gpuscale.advice.types import STOPPED
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "gpuscale"
 
 
-def test_every_kind_of_finding_has_one_template() -> None:
-    kinds = {str(k) for k in FindingKind}
-    templates = {k for k in FINDINGS if not k.startswith("_")}
-    assert kinds == templates, (kinds - templates, templates - kinds)
+def kinds_named_in_src() -> set[str]:
+    """The kinds src/ names: ``FindingKind.X``, or ``K.X`` where imported as ``K``."""
+    named: set[str] = set()
+    for path in SRC.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        alias = "K" if "FindingKind as K" in text else "FindingKind"
+        found = re.findall(rf"\b(?:FindingKind|{alias})\.([A-Z][A-Z0-9_]*)\b", text)
+        named |= {name.lower() for name in found}
+    return named
+
+
+def test_every_kind_named_has_a_template_and_every_template_is_named() -> None:
+    kinds = {k for k in FINDINGS if not k.startswith("_")}
+    named = kinds_named_in_src()
+    assert named == kinds, (named - kinds, kinds - named)
     for kind in kinds:
-        assert FINDINGS[kind]["text"], kind
+        assert FINDINGS[kind]["text"] and FINDINGS[kind]["what"], kind
 
 
 def test_a_template_names_only_fragments_it_holds() -> None:
@@ -28,6 +44,7 @@ def test_a_template_names_only_fragments_it_holds() -> None:
         texts += [t for v in template.values() if isinstance(v, dict) for t in v.values()]
         for text in texts:
             for _, name, spec, _ in Formatter().parse(text):
+                assert name != "what", kind  # the kind's description, never said
                 fragment = (spec or "").partition("~")[2]
                 if name and spec and spec.split("~")[0] in ("pick", "opt", "items"):
                     assert fragment in template, (kind, name, fragment)

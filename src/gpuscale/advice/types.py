@@ -4,9 +4,11 @@ from (``Source``), how to measure it (``Measure``), what was found about the inp
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
 from gpuscale.bench.evidence import STEPS_FIX
@@ -147,80 +149,16 @@ def as_run(
     return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
-class FindingKind(Code):
-    """What was found about the inputs, each rendered by ``data/advice_findings.json``."""
-
-    RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
-    RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
-    RATE_UNDER_FLOOR = "rate_under_floor"  # under ``MIN_MFU`` of the device's peak
-    STEP_SHAPE = "step_shape"  # the step against the batch, fitted to measured batches
-    STEP_ONE_BATCH = "step_one_batch"  # no shape: one batch measured, or none
-    MEMORY_FIT = "memory_fit"  # the largest batch from bytes per sample fitted
-    MEMORY_BOUND = "memory_bound"  # the largest batch from one batch's peak (a bound)
-    CALIBRATED_ON = "calibrated_on"  # the bench model calibrated on, and its notes
-    FLOPS_NOT_COUNTED = "flops_not_counted"  # a run without FLOPs: 6 x parameters
-    OTHER_HARDWARE_LEFT_OUT = "other_hardware_left_out"  # runs of another configuration
-    COMPUTE_FROM = "compute_from"  # how the compute was split (its note)
-    COMPUTE_OWN_BATCHES = "compute_own_batches"  # from the model's own batches
-    OVERLAP_OF_OTHERS = "overlap_of_others"  # the other models' median overlap
-    # refusals: what the bench results cannot calibrate
-    NO_SINGLE_RUN_OF = "no_single_run_of"
-    NOTHING_MEASURED = "nothing_measured"
-    NO_SINGLE_RUN = "no_single_run"
-    NO_TRUSTED_SINGLE_RUN = "no_trusted_single_run"
-    FIXED_NOT_BELOW_STEP = "fixed_not_below_step"
-    SWEEP_OF_CPU = "sweep_of_cpu"  # a collectives sweep of CPU processes, a GPU model
-    COMPUTE_OF_NUMBERS = "compute_of_numbers"  # the step given, its rate and its split
-    FAMILY_RATE = "family_rate"  # a family's FLOPs per parameter, as measured
-    FAMILY_CHOSEN = "family_chosen"  # the family of a --params model, and its member
-    ADOPTED = "adopted"  # a --params model advised from its family's calibration
-    NO_SINGLE_RUN_FOR_FAMILY = "no_single_run_for_family"
-    NO_SINGLE_RUN_OF_FAMILY = "no_single_run_of_family"
-    FAMILY_NEEDED = "family_needed"
-    ACCUMULATED = "accumulated"  # a run that accumulated gradients, read per micro-batch
-    CONFIGURATIONS = "configurations"  # a model benched in several configurations
-    FELL = "fell"  # a slowdown below one measured at fewer devices
-    CONTENTION_FELL = "contention_fell"  # the bench measured less contention at more devices
-    CONTENTION_FROM = "contention_from"  # where the contention at N > 1 was read
-    NO_SYNC_AT = "no_sync_at"  # the no-sync step's slowdown at a count
-    BEYOND_BATCH = "beyond_batch"  # a per-device batch far beyond the one the bench timed
-    LINK_CUSTOM = "link_custom"  # the link as given: a custom one
-    LINK_PRESET = "link_preset"  # the link as given: a preset
-    LINK_DETECTED = "link_detected"  # the detected topology's slowest pair
-    # a transformer's shape (``hardware.transformer``): what it gives, --params against it,
-    # and what a sharded strategy assumes without one
-    TRANSFORMER_SHAPE = "transformer_shape"
-    PARAMS_NOT_SHAPE = "params_not_shape"
-    NO_SHAPE = "no_shape"
-    LINK_NOT_OF_DEVICE = "link_not_of_device"  # an NVLink preset the device named has not
-    LINK_CURVES = "link_curves"  # measured collectives, and the link fitted to them
-    STRATEGY_AS_BENCHED = "strategy_as_benched"  # none asked: the strategy the runs measured
-    OTHER_STRATEGY = "other_strategy"  # a strategy predicted other than the runs measured
-    LINK_OF_BENCH_HOST = "link_of_bench_host"  # the link the bench host's topology records
-    LINK_OF_PROCESSES = "link_of_processes"  # CPU processes: no preset, one assumed
-    BETWEEN_NODES = "between_nodes"  # the NICs between nodes
-    ONE_GPU = "one_gpu"  # a topology of one GPU
-    TOPOLOGY_CAP = "topology_cap"  # the count capped at the topology's GPUs
-    NODES_SPILL = "nodes_spill"  # more devices asked than the nodes given hold
-    PROCESSES_CAP = "processes_cap"  # CPU processes capped at the host's cores
-    PROCESSES_ABOVE = "processes_above"  # counts asked above what the host runs
-    STEP_EXTRAPOLATED = "step_extrapolated"  # the step's interval: nothing at N > 1
-    STEP_OVER_PRIORS = "step_over_priors"  # the priors' ranges, and the rest's width
-    STEP_LEFT_OUT = "step_left_out"  # from leave-one-out predictions
-    STEP_OWN_RUNS = "step_own_runs"  # the calibrated model against its own N > 1 runs
-    INTERVAL_CALIBRATED = "interval_calibrated"  # the speedup's interval per link class
-    INTERVAL_CLASS = "interval_class"  # one link class's calibrated widths
-    BATCH_NOT_SPLIT = "batch_not_split"  # a global batch no one device can take
-    NOTHING_PLAUSIBLE = "nothing_plausible"  # every prediction failed its checks
-    SHAPE_NEEDS_BATCHES = "shape_needs_batches"  # a shape fitted to fewer than two batches
-    FIXED_BOUNDED = "fixed_bounded"  # the fixed cost raised by the step's work at the peak
-    FIXED_UNBOUNDED = "fixed_unbounded"  # the prior's fixed cost, no peak to bound it
-    FLOPS_TWO_READINGS = "flops_two_readings"  # 6 x parameters: a token's, or more work
-    STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
-    PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
-    CEILING = "ceiling"  # the TFLOP/s a device's work cannot beat, and whose it is
-    FIXED_SLOPE = "fixed_slope"  # the plain steps' slope splits a step the peak cannot
-    FIXED_LAUNCH_FLOOR = "fixed_launch_floor"  # a step the peak cannot split: a floor
+# What was found about the inputs: one kind per key of ``data/advice_findings.json`` (its
+# ``what`` says what it is about, its ``text`` renders it), the member named by the key
+# upper-cased (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
+_FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
+_FINDINGS = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
+FindingKind = Code(
+    "FindingKind",
+    [(kind.upper(), kind) for kind in _FINDINGS if not kind.startswith("_")],
+    module=__name__,
+)
 
 
 # what a finding is about: a number, a name, a flag, numbers, or sentences and findings

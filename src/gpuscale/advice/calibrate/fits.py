@@ -18,14 +18,13 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
-from gpuscale.advice.model.compute import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
-from gpuscale.advice.model.fixed_cost import FixedCost, line
+from gpuscale.advice.model.compute import REFERENCE_DEVICE
+from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind, Source
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -127,58 +126,12 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def single_points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
-    """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
-    micro-step a step (``fb_ms``: forward + backward)."""
-    same = (
-        (rows["model"] == row["model"])
-        & (rows["accelerators"] == 1)
-        & (rows["strategy"] == row["strategy"])
-        & (rows["accum"].fillna(1) == 1)
-    )
-    found = rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
-    found = found.assign(fb_ms=found["forward_ms"] + found["backward_ms"]).dropna(subset=[column])
-    pairs = zip(found["batch_per_device"], found[column], strict=True)
-    return [(float(b), float(v)) for b, v in pairs]
-
-
-def calibrated(
-    rows: pd.DataFrame, row: pd.Series, compute: Compute, model: ModelSpec
-) -> tuple[Compute, Shape | None]:
-    """``compute`` with the shape fitted to the batches ``row``'s model was measured at (two
-    or more; one: no shape, None), its measured batches kept as measured."""
-    if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
-        return compute, None
-    points = single_points(rows, row, "fb_ms")
-    if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
-        # the calibrated row's own step: with two runs at one batch, mixing the first run's
-        # step with the last run's split can make batch 33 faster than batch 32
-        one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
-        return replace(compute, measured_ms=one), None
-    shape = fit_with_error(points, work_ms(1.0, model.flops, compute.tflops))
-    tflops = rate_tflops(1, model.flops, shape.ms_per_sample)
-    return (
-        replace(
-            compute,
-            tflops=tflops,
-            fixed_ms=shape.fixed_ms,
-            floor_ms=shape.floor_ms,
-            measured_ms=shape.points,
-        ),
-        shape,
-    )
-
-
-def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
-    """The fixed per-step cost a fitted shape says: its floor, else its line's intercept."""
-    ms = shape.floor_ms if shape.knee is not None else shape.fixed_ms
-    batches = ", ".join(f"{b:g}" for b, _ in shape.points)
-    return FixedCost.exact(
-        ms,
-        source=Source.MEASURED,
-        basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
-        at_batch=at_batch,
-    )
+def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
+    """The N = 1 rows of ``rows`` whose columns hold the values ``same`` names."""
+    keep = rows["accelerators"] == 1
+    for column, value in same.items():
+        keep &= rows[column] == value
+    return rows[keep]
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:

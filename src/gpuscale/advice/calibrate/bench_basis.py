@@ -173,24 +173,23 @@ def from_bench(
     """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
     step's terms the bench measured."""
     table, (cal, benched) = found.table, calibrated
-    per_device = req.batch or cal.run.batch  # as advised
-    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
-    other: tuple[Finding, ...] = ()  # a warning where another strategy is predicted
-    benched_as, asked = cal.run.strategy, req.strategy or cal.run.strategy
-    if benched_as != asked:
-        other = (
-            Finding.of(
-                K.OTHER_STRATEGY,
-                model=cal.model.name,
-                benched=benched_as,
-                asked=asked,
-                asked_name=strategy_name(asked),
-                unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
-            ),
+    name, strategy, timed = cal.model.name, cal.run.strategy, cal.run.batch
+    per_device = req.batch or timed  # as advised
+    asked = req.strategy or strategy
+    other = None  # a warning where another strategy is predicted than benched
+    if asked != strategy:
+        unbenched = None if asked in BENCHED else joined(BENCHED, "or")
+        other = Finding.of(
+            K.OTHER_STRATEGY,
+            model=name,
+            benched=strategy,
+            asked=asked,
+            asked_name=strategy_name(asked),
+            unbenched=unbenched,
         )
     # a warning where the batch advised is above the one timed on a launch-bound floor, or
     # more than twice it
-    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
+    floor = cal.model.compute.floor_ms > 0
     beyond = None
     if cal.bench.shape is None and per_device > timed and (per_device > 2 * timed or floor):
         beyond = Finding.of(
@@ -199,65 +198,68 @@ def from_bench(
             times=per_device / timed,
             timed=timed,
             floor=floor,
-            model=cal.model.name,
+            model=name,
         )
-    # what the runs say beside the calibration: the model chosen, its N > 1 runs
-    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
+    runs, weak = of_model(bench, found, calibrated, req)
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
-        picked = chosen(bench, cal.model.name, dict(found.broken))
+        picked = chosen(bench, name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
-    # contention that fell; the family's basis for its break-even (the same whichever
-    # member is advised; another strategy than benched: the member's own, converted)
+    # family's basis for its break-even (the same whichever member is advised; another
+    # strategy than benched: the member's own, converted)
     cal, network = measured.read_comm(cal, table, machine.network)
-    fell = measured.falling(cal.model.compute.slowdown)
-    strategy = cal.run.strategy
-    basis_of_family = (
-        None if req.strategy and req.strategy != strategy else measured.fitted(table, benched)
-    )
-    error = step_error(table, machine.network, cal)
+    on, kind = cal.bench, cal.bench.device_kind
+    family = None if asked != strategy else measured.fitted(table, benched)
     # as advised: the overlap (gloo reduces on the cores backward uses)
-    measured_on, kind = cal.bench, cal.bench.device_kind
     overlap = cal.run.overlap if req.overlap is None else req.overlap
     if overlap is None and kind == "cpu":
         overlap = 0.0
-    # the hardware: watts per device at each per-device batch; the rate against the peak
-    precision = req.gradient_precision
-    benched_on = cal.device  # the device the runs recorded, resolved with them
-    unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
-    impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
+    # the rate against the peak: unchecked without one, impossible above it
+    precision, device = req.gradient_precision, cal.device
+    unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
+    impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = as_run(fixed.measure, runs.evidence, runs.host_devices)
-    # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
-    # the broken models --allow-flagged could not, weak runs, why this model where none was
-    # asked), the calibration's sources
+    # the words: the runs' own (the flagged runs let in and the broken models
+    # --allow-flagged could not, weak runs, why this model), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(weak_runs_of)
+    weak, weak_in_full = weak_evidence(weak)
     passed_over, others = chosen_said(picked)
-    # the calibration's: the model and its notes, its step against the batch, its memory cap,
-    # the communication measured against the network's
-    on = Finding.of(K.CALIBRATED_ON, model=cal.model.name, notes=measured_on.notes)
-    sources: list[str | Finding] = [on]
-    if measured_on.shape is not None:
-        sources.append(measured_on.shape.finding())
+    sources: list[str | Finding] = [Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes)]
+    if on.shape is not None:
+        sources.append(on.shape.finding())
     else:
-        timed = not measured_on.measured_steps.empty
-        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=cal.run.batch, measured=timed))
-    sources += filter(None, [measured_on.memory_note])
-    if measured_on.comm_scale is not None:
-        sources.append(comm_scale_sentence(measured_on.comm_scale, measured_on.comm_support))
+        measured_here = req.params is None  # a model given by its size: none of its steps
+        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=measured_here))
+    sources += filter(None, [on.memory_note])
+    if on.comm_scale is not None:
+        sources.append(comm_scale_sentence(on.comm_scale, on.comm_support))
     sources += filter(None, [weak_in_full])
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
-        named = measured_on.bench_model or cal.model.name
+        named = on.bench_model or name
         sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
+    said = replace(
+        said,
+        sources=(*said.sources, *sources),
+        # a rate the bench measured is a finding however low; above the peak, impossible
+        warnings=(
+            *said.warnings,
+            *filter(None, (allowed, weak, measured.falling(cal.model.compute.slowdown), beyond)),
+            *impossible,
+            *filter(None, [other]),
+        ),
+        implausible=said.implausible or bool(impossible),
+        model_note=passed_over,
+        chosen=others,
+    )
     # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
+    # (``calibration.as_asked``'s rule), the N = 1 steps' spread (standard deviation,
+    # n - 1, over the mean), the slowdowns held
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
-    if len(jitter) > 1 and mean_ms > 0:  # standard deviation (n - 1) over the mean
+    if len(jitter) > 1 and mean_ms > 0:
         spread = float(np.std(jitter, ddof=1)) / mean_ms
     terms = BenchTerms(
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
@@ -265,45 +267,29 @@ def from_bench(
         spread=spread,
         held=compute.held_slowdown(),
     )
-    said = replace(
-        said,
-        sources=(*said.sources, *sources),
-        # a rate the bench measured is a finding however low; above the peak, impossible
-        warnings=(
-            *said.warnings,
-            *filter(None, (allowed, weak, fell, beyond)),
-            *impossible,
-            *other,
-        ),
-        implausible=said.implausible or bool(impossible),
-        model_note=passed_over,
-        chosen=others,
-    )
     model = StepModel(
-        name=cal.model.name,
+        name=name,
         spec=replace(benched.model.spec, grad_bytes_per_param=req.grad_bytes),
         compute=compute,
-        fixed=replace(fixed, measure=fixed_measure),
-        error=error,
-        family=basis_of_family,
+        fixed=replace(fixed, measure=as_run(fixed.measure, runs.evidence, runs.host_devices)),
+        error=step_error(table, machine.network, cal),
+        family=family,
     )
     run = Run(
         batch=per_device,
         accum=cal.run.accum if req.batch is None else 1,  # the run's micro-steps per step
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         # the memory measured decides the largest batch, unless one was asked for
-        max_batch=max(measured_on.max_batch, per_device)
-        if measured_on.max_batch is not None and req.batch is None
+        max_batch=max(on.max_batch, per_device)
+        if on.max_batch is not None and req.batch is None
         else None,
         strategy=strategy,
         overlap=overlap,
     )
     # the model a bench run measures: none for a model given by its size
-    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
-    machine = replace(machine, network=network, power=power)
-    calibration = Calibration(
-        model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
-    )
+    runs = replace(runs, own_model=None if req.params is not None else name)
+    machine = replace(machine, network=network, power=bench_power(table, cal, req.power_w))
+    calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms
 
 

@@ -172,7 +172,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     elif multi["overlap"].notna().any():
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
-    measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
     run = Run(
         batch=batch,
         accum=k,
@@ -209,7 +208,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             comm_levels=(multi, family, own),
             max_batch=max_batch,
             memory_note=memory_note,
-            measured_steps=measured.reset_index(drop=True),
             notes=tuple(notes),
         ),
         one_device=one if one_step_ms > 0 else None,
@@ -327,7 +325,6 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         memory_note=None,
         noise=None,
         notes=(*bench.notes, note),
-        measured_steps=bench.measured_steps.iloc[0:0],
     )
     # a model given by its size has no bench run of its own
     return replace(cal, model=model, bench=dropped, one_device=None)

@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import measured
+from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
-from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
@@ -247,7 +246,7 @@ def from_bench(
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(
             *said.warnings,
-            *filter(None, (allowed, weak, measured.falling(cal.model.compute.slowdown), beyond)),
+            *filter(None, (allowed, weak, fits.falling(cal.model.compute.slowdown), beyond)),
             *impossible,
             *filter(None, [other]),
         ),
@@ -272,7 +271,7 @@ def from_bench(
         spec=replace(benched.model.spec, grad_bytes_per_param=req.grad_bytes),
         compute=compute,
         fixed=replace(fixed, measure=as_run(fixed.measure, runs.evidence, runs.host_devices)),
-        error=step_error(table, machine.network, cal),
+        error=measured.step_error(table, machine.network, cal),
         family=family,
     )
     run = Run(

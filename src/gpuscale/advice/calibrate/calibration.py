@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.fits import single
-from gpuscale.advice.calibrate.measured import noise, slowdowns
+from gpuscale.advice.calibrate.fits import noise, single, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -238,8 +237,11 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
     return replace(cal, model=model)
 
 
-def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model, its family, how it was chosen) for the model of ``req.params``."""
+def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
+    """The model of ``req.params`` calibrated on its family's bench model (the family asked,
+    else the nearest in FLOPs per parameter, log distance; in it the nearest in size): its
+    rate, fixed cost or floor, optimizer time per parameter and DDP's work beside its bucket
+    copies kept (the copies resized); the bench model's batches, memory and noise dropped."""
     ones = single(trusted_runs(table))
     rated = ones.dropna(subset=["flops_per_sample", "params"])
     ratio = rated["flops_per_sample"].astype(float) / rated["params"].astype(float)
@@ -262,7 +264,7 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
         family = str((np.log(families / given)).abs().idxmin())
     rows = single(ones, family=family).dropna(subset=["params"])
     sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
-    model = str((np.log(sizes / req.params)).abs().idxmin())
+    name = str((np.log(sizes / req.params)).abs().idxmin())
     how = Finding.of(
         K.FAMILY_CHOSEN,
         family=family,
@@ -270,15 +272,9 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
         flops_per_param=given,
         family_flops_per_param=float(families.get(family, math.nan)),
         known=known,
-        model=model,
+        model=name,
     )
-    return model, family, how
-
-
-def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
-    """``cal`` carried to the model of ``req``: its rate, fixed cost or floor, optimizer
-    time per parameter and DDP's work beside its bucket copies kept (the copies resized);
-    another model's batches, memory and noise scale dropped."""
+    cal = calibrate(table, name)
     of, bench = cal.model, cal.bench
     flops = req.flops_per_sample
     measured_per_param = None  # the family's FLOPs per parameter, where none were given
@@ -307,8 +303,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
-        batch = req.batch or cal.run.batch
-        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {batch}")
+        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {req.batch or cal.run.batch}")
         measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
@@ -318,14 +313,8 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         compute=compute,
         fixed=fixed,
     )
-    dropped = replace(
-        bench,
-        shape=None,
-        max_batch=None,
-        memory_note=None,
-        noise=None,
-        notes=(*bench.notes, note),
-    )
+    notes = (*bench.notes, note)
+    dropped = replace(bench, shape=None, max_batch=None, memory_note=None, noise=None, notes=notes)
     # a model given by its size has no bench run of its own
     return replace(cal, model=model, bench=dropped, one_device=None)
 
@@ -336,8 +325,7 @@ def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
-            model, named, how = representative(table, req)
-            cal = adopt(calibrate(table, model), req, named, how)
+            cal = of_size(table, req)
         else:
             cal = calibrate(table, req.model or default_model(table))
         return cal, as_asked(cal, req.strategy, req.fixed_ms)

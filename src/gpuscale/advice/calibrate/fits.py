@@ -1,5 +1,6 @@
-"""The step against the per-device batch, fitted to the batches a model was measured at; the
-largest batch its memory allows; the memory check. One device's forward + backward at ``b``::
+"""What the bench's N = 1 rows fit (:func:`single` selects them): the step against the
+per-device batch, the largest batch its memory allows, a family's compute, the no-sync
+slowdown per N and the noise scale; the memory check. One device's forward + backward::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
@@ -24,7 +25,9 @@ from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.types import Finding
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -46,7 +49,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
     ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
+        raise CalibrationError(Finding.of(K.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         flat, rising = merged[:k], merged[k:]  # (floor, fixed, ms per sample) of this split
@@ -106,7 +109,7 @@ def largest_batch(
             static = max(float(intercept), 0.0)
             found = int((usable - static) / slope + 1e-6)  # not cut by rounding
             how = Finding.of(
-                FindingKind.MEMORY_FIT,
+                K.MEMORY_FIT,
                 batch=found,
                 mb_per_sample=slope / 1e6,
                 static_gb=static / 1e9,
@@ -117,7 +120,7 @@ def largest_batch(
     per_sample = bytes_hi / batch_hi
     found = int(usable / per_sample + 1e-6)
     how = Finding.of(
-        FindingKind.MEMORY_BOUND,
+        K.MEMORY_BOUND,
         batch=found,
         mb_per_sample=per_sample / 1e6,
         peak_gb=bytes_hi / 1e9,
@@ -229,3 +232,61 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     if part is None:
         return None
     return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
+
+
+# A no-sync slowdown that falls by less than this share from fewer devices to more is
+# run-to-run noise, not said (the step model holds it all the same).
+FALL_NOISE = 0.05
+
+
+def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
+    """A warning where the bench measured less contention at more devices, by more than
+    ``FALL_NOISE``; None where it never fell."""
+    fell, most, at = [], 0.0, 1
+    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
+        if s < most * (1 - FALL_NOISE):
+            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
+        elif s > most:
+            most, at = s, n
+    if not fell:
+        return None
+    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
+
+
+def slowdowns(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
+) -> tuple[dict[int, float], Finding]:
+    """The no-sync slowdown per N (the median no-sync step at N over the same configuration's
+    at N = 1), the most specific ``levels`` that measured it winning, and where it was read."""
+    slowdown: dict[int, float] = {}
+    read = Finding.of(K.CONTENTION_FROM, level="none")
+    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
+        if rows_at.empty or single.empty:
+            continue
+        reference = rows_at["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
+        ratio = rows_at["nosync_step_ms_mean"].astype(float) / reference
+        medians = ratio.groupby(rows_at["accelerators"]).median().dropna()
+        found = {int(n): float(f) for n, f in medians.items() if f > 0}
+        if found:
+            slowdown.update(found)
+            at = tuple(
+                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
+            )
+            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
+    return slowdown, read
+
+
+def noise(rows: pd.DataFrame) -> NoiseScale | None:
+    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate.fits import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -300,17 +301,17 @@ def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Pow
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
-    ok = trusted_runs(table)
-    own = ok[ok["model"] == model]
+    own = trusted_runs(table)
+    own = own[own["model"] == model]
     config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
     same = own[group_and_batch(own["config_group"])[0] == config]
-    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
-    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    ones = single(same).dropna(subset=["power_w_mean"])
+    at_batch = ones.groupby("batch_per_device")["power_w_mean"].last()
     if at_batch.empty:  # another configuration's figure, for every batch
-        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        other = single(own)["power_w_mean"].dropna()
         watts = float(other.iloc[-1]) if len(other) else None
         return device_power(device, record, measured_w=watts)
-    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    reference = int(batch) if batch.isdigit() else int(ones["batch_per_device"].iloc[-1])
     watts = float(at_batch.get(reference, at_batch.iloc[-1]))
     power = device_power(device, record, measured_w=watts)
     totals = same.dropna(subset=["power_w_total"])

@@ -103,29 +103,29 @@ def largest_batch(
     usable = USABLE_MEMORY * device_bytes
     batch_hi, bytes_hi = merged[-1]
     said = {"usable_share": USABLE_MEMORY, "device_gb": device_bytes / 1e9, "last": batch_hi}
+    slope, intercept = 0.0, 0.0
     if len(merged) >= 2:
         slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
-        if slope > 0:
-            static = max(float(intercept), 0.0)
-            found = int((usable - static) / slope + 1e-6)  # not cut by rounding
-            how = Finding.of(
-                K.MEMORY_FIT,
-                batch=found,
-                mb_per_sample=slope / 1e6,
-                static_gb=static / 1e9,
-                first=merged[0][0],
-                **said,
-            )
-            return max(found, int(batch_hi)), how
-    per_sample = bytes_hi / batch_hi
-    found = int(usable / per_sample + 1e-6)
-    how = Finding.of(
-        K.MEMORY_BOUND,
-        batch=found,
-        mb_per_sample=per_sample / 1e6,
-        peak_gb=bytes_hi / 1e9,
-        **said,
-    )
+    if slope > 0:
+        static = max(float(intercept), 0.0)
+        found = int((usable - static) / slope + 1e-6)  # not cut by rounding
+        how = Finding.of(
+            K.MEMORY_FIT,
+            batch=found,
+            mb_per_sample=slope / 1e6,
+            static_gb=static / 1e9,
+            first=merged[0][0],
+            **said,
+        )
+    else:
+        found = int(usable / (bytes_hi / batch_hi) + 1e-6)
+        how = Finding.of(
+            K.MEMORY_BOUND,
+            batch=found,
+            mb_per_sample=bytes_hi / batch_hi / 1e6,
+            peak_gb=bytes_hi / 1e9,
+            **said,
+        )
     return max(found, int(batch_hi)), how
 
 
@@ -179,9 +179,7 @@ def memory_check(
     memory = _catalogue_memory(device)
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
-        runs = trusted_runs(bench)
-        at = (runs["model"] == own) & (runs["accelerators"] == 1)
-        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
+        rows = single(trusted_runs(bench), model=own, batch_per_device=cal.run.batch)
         recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
         if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
             gib = float(recorded.median()) / 2**30

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import calibrate
-from gpuscale.advice.calibrate.fits import fit_compute, slowdowns
+from gpuscale.advice.calibrate.fits import fit_compute, single, slowdowns
 from gpuscale.advice.calibrate.fixed_split import one_rank_own
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
@@ -99,11 +99,11 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         return None
     like = own.iloc[-1]
     hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
-    single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
-    single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
-    single = single.groupby("model", sort=False).tail(1).sort_values("params")
-    mparams = (single["params"] / 1e6).to_numpy(float)
-    fit = fit_compute(single)
+    ones = single(hardware, family=like["family"])
+    ones = ones.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
+    ones = ones.groupby("model", sort=False).tail(1).sort_values("params")
+    mparams = (ones["params"] / 1e6).to_numpy(float)
+    fit = fit_compute(ones)
     if len(np.unique(mparams)) < 2 or fit is None:
         return None
     fixed, tflops, _ = fit
@@ -111,41 +111,41 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
     )
     tflops = min(tflops, peak)
-    opt = line(list(zip(mparams, single["optimizer_ms"].to_numpy(float), strict=True)))
-    ddp_rows = single.dropna(subset=["ddp_overhead_ms"])
+    opt = line(list(zip(mparams, ones["optimizer_ms"].to_numpy(float), strict=True)))
+    ddp_rows = ones.dropna(subset=["ddp_overhead_ms"])
     ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
     ddp = (
         line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
         if len(np.unique(ddp_x)) >= 2
         else (0.0, 0.0)
     )
-    fb = single["forward_ms"] + single["backward_ms"]
+    fb = ones["forward_ms"] + ones["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
     slowdown, _ = slowdowns(
-        hardware[hardware["accelerators"] == 1],
+        single(hardware),
         (multi, family_multi, family_multi),
         str(like["family"]),
     )
     jitter: list[float] = []  # every member's N = 1 no-sync steps over their own mean, pooled
-    for samples in single["nosync_step_ms_samples"]:
+    for samples in ones["nosync_step_ms_samples"]:
         if isinstance(samples, tuple | list) and len(samples) > 1:
             mean = float(np.mean(samples))
             jitter += [float(s) / mean for s in samples if mean > 0]
     compute = Compute(
         tflops=tflops,
         fixed_ms=fixed,
-        backward_share=float((single["backward_ms"] / fb).median()),
+        backward_share=float((ones["backward_ms"] / fb).median()),
         jitter_ms=tuple(jitter),
         jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
         slowdown=tuple(sorted(slowdown.items())),
         # FSDP's own work one device without it does not do: the members' median
-        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
+        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in ones.iterrows()])),
     )
     return FamilyBasis(
         family=str(like["family"]),
-        members=tuple(str(m) for m in single["model"]),
-        flops_per_param=float((single["flops_per_sample"] / single["params"]).median()),
+        members=tuple(str(m) for m in ones["model"]),
+        flops_per_param=float((ones["flops_per_sample"] / ones["params"]).median()),
         compute=compute,
         opt_ms=opt,
         ddp_ms=ddp,

@@ -189,16 +189,21 @@ def from_residuals(
     )
 
 
-def _steps(cal: Benched, network: Network, ns: list[int]) -> list[float | None]:
-    """The steps (ms) of ``cal`` at each N of ``ns`` on ``network`` scaled."""
+def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tuple[int, float]]:
+    """(N, log(measured / predicted)) of each of ``rows``' N > 1 steps, predicted by ``cal``
+    on ``network`` scaled as it measured."""
     run = cal.run
     if run.overlap is None and cal.bench.device_kind == "cpu":
         run = replace(run, overlap=0.0)  # as the advice itself does
+    ns = [int(n) for n in rows["accelerators"]]
     scaled = network.scaled(cal.bench.comm_scale)
-    model = cal.model
     candidates = [(n, run.batch, run.accum) for n in ns]
-    rows = step_table(scaled, run, model.spec, (model.compute,), candidates)
-    return [row[0].step_ms for row in rows]
+    steps = step_table(scaled, run, cal.model.spec, (cal.model.compute,), candidates)
+    errors = []
+    for n, measured, (step, *_) in zip(ns, rows["step_ms_mean"].astype(float), steps, strict=True):
+        if step.step_ms and step.step_ms > 0 and measured > 0:
+            errors.append((n, math.log(measured / step.step_ms)))
+    return errors
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
@@ -216,9 +221,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
         chosen = [chosen[i] for i in sorted(picks)]
     residuals, largest = [], 1
     for model in chosen:
-        rows = multi[multi["model"] == model]
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
-        ns = [int(n) for n in rows["accelerators"]]
         # calibrated on the rest; none where it cannot be, or on another device than ``cal``
         try:
             other, _ = read_comm(calibrate(rest, model), rest, network)
@@ -227,22 +230,15 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
         kind = other.bench.device_kind
         if kind != cal.bench.device_kind or other.device.name != cal.device.name:
             continue
-        predicted = _steps(other, network, ns)
-        for n, measured, step in zip(
-            ns, rows["step_ms_mean"].astype(float), predicted, strict=True
-        ):
-            if step and step > 0:
-                residuals.append(math.log(measured / step))
-                largest = max(largest, n)
+        for n, error in _log_errors(other, network, multi[multi["model"] == model]):
+            residuals.append(error)
+            largest = max(largest, n)
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
     error = from_residuals(residuals, largest, *of)
     own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = _steps(cal, network, ns)  # the calibration advised on, not calibrated again
-    pairs = zip(own["step_ms_mean"].astype(float).tolist(), predicted, strict=True)
-    r = [math.log(m / p) for m, p in pairs if p and p > 0 and m > 0]
+    # the calibration advised on, not calibrated again
+    r = [e for _, e in _log_errors(cal, network, own.dropna(subset=["step_ms_mean"]))]
     if not r:
         return error
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1

@@ -1,9 +1,8 @@
 """The bench's calibration of one model (:func:`calibrate`, on unflagged rows): the fixed
 cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
 synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
-comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
-model takes its family's (asked, else the nearest in FLOPs per parameter, log distance),
-in it the nearest in size."""
+comm`` of its smallest multi-device run, else the configuration's median); a ``--params``
+model from its family's (:func:`of_size`)."""
 
 from __future__ import annotations
 
@@ -41,27 +40,20 @@ from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
-def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
-    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
-    phase)."""
-    own = single(rows, model=model)
-    if own.empty:
-        known = tuple(sorted(single(rows)["model"].unique()))
-        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
-    row = own.iloc[-1]
-    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
-    return row
-
-
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
     """Everything the bench measured about ``model`` but its communication scale, which is
     read on a network (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
-    row = single_row(rows, model)
+    runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
+    if runs_of.empty:
+        known = tuple(sorted(single(rows)["model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
+    row = runs_of.iloc[-1]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
     fb = float(row["forward_ms"] + row["backward_ms"])
     if k > 1:  # its step accumulated ``k`` micro-batches
@@ -77,8 +69,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         )
     notes += filter(None, [fsdp_note(row)])
     # where the model ran in several configurations, which one the advice is on
-    kinds = single(rows, model=model)[["precision", "tf32", "strategy"]]
-    kinds = kinds.astype(str).drop_duplicates()
+    kinds = runs_of[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
     if len(kinds) >= 2:
         notes.append(
             Finding.of(

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
-from gpuscale.advice.calibrate.fits import single
+from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
@@ -175,6 +175,7 @@ def from_bench(
     table, (cal, benched) = found.table, calibrated
     name, strategy, timed = cal.model.name, cal.run.strategy, cal.run.batch
     per_device = req.batch or timed  # as advised
+    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     asked = req.strategy or strategy
     other = None  # a warning where another strategy is predicted than benched
     if asked != strategy:
@@ -288,7 +289,7 @@ def from_bench(
     )
     # the model a bench run measures: none for a model given by its size
     runs = replace(runs, own_model=None if req.params is not None else name)
-    machine = replace(machine, network=network, power=bench_power(table, cal, req.power_w))
+    machine = replace(machine, network=network, power=power)
     calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.fits import noise, single, slowdowns
+from gpuscale.advice.calibrate.fits import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -38,6 +38,14 @@ from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
+
+
+def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
+    """The N = 1 rows of ``rows`` whose columns hold the values ``same`` names."""
+    keep = rows["accelerators"] == 1
+    for column, value in same.items():
+        keep &= rows[column] == value
+    return rows[keep]
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:

@@ -1,6 +1,6 @@
-"""What the bench's N = 1 rows fit (:func:`single` selects them): the step against the
-per-device batch, the largest batch its memory allows, a family's compute, the no-sync
-slowdown per N and the noise scale; the memory check. One device's forward + backward::
+"""What the bench's N = 1 rows fit: the step against the per-device batch, the largest
+batch its memory allows, a family's compute, the no-sync slowdown per N and the noise
+scale; the memory check. One device's forward + backward::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
@@ -129,14 +129,6 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
-    """The N = 1 rows of ``rows`` whose columns hold the values ``same`` names."""
-    keep = rows["accelerators"] == 1
-    for column, value in same.items():
-        keep &= rows[column] == value
-    return rows[keep]
-
-
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
     from scipy.optimize import nnls
@@ -179,7 +171,9 @@ def memory_check(
     memory = _catalogue_memory(device)
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
-        rows = single(trusted_runs(bench), model=own, batch_per_device=cal.run.batch)
+        runs = trusted_runs(bench)
+        at = (runs["model"] == own) & (runs["accelerators"] == 1)
+        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
         recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
         if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
             gib = float(recorded.median()) / 2**30

@@ -110,10 +110,10 @@ def measured_runs(
 
 
 def weak_runs(
-    table: pd.DataFrame, model: str, source: str | Path | None = None
+    table: pd.DataFrame, model: str, file: str = "FILE"
 ) -> tuple[WeakRuns | None, Support | None]:
     """The runs of ``model`` the advice uses that are weak evidence (None when none is) and
-    what they give."""
+    what they give (``file``: the results file as a shell word)."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
@@ -125,8 +125,6 @@ def weak_runs(
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
     full = found.remedy(basis=True)
-    # the results file as a shell word (``FILE`` where the table was given, not read)
-    file = shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
     return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
 
 
@@ -137,7 +135,9 @@ def of_model(
     table, (cal, benched) = found.table, calibrated
     name = cal.model.name
     hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    weak, evidence = weak_runs(table[hardware], name, req.bench)
+    # the results file as a shell word (none where the table was given, not read)
+    out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
+    weak, evidence = weak_runs(table[hardware], name, out or "FILE")
     if evidence is not None:  # the bench command of the run advised, on its file
         like = runs_like(table, cal.bench.config_group, cal.device.name)
         rows = table[like & (table["model"] == name)]
@@ -145,7 +145,6 @@ def of_model(
         if not rows.empty:
             row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
             row["strategy"] = req.strategy or row.get("strategy")
-            out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
             run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
     like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
@@ -158,6 +157,7 @@ def of_model(
         # a run whose ranks saw the same samples
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
         one_device=benched.one_device,
+        own_model=None if req.params is not None else name,  # none for a model by its size
     )
     return runs, weak
 
@@ -287,8 +287,6 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    # the model a bench run measures: none for a model given by its size
-    runs = replace(runs, own_model=None if req.params is not None else name)
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms

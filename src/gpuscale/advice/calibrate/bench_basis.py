@@ -128,40 +128,6 @@ def weak_runs(
     return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
 
 
-def of_model(
-    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
-) -> tuple[Runs, WeakRuns | None]:
-    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
-    table, (cal, benched) = found.table, calibrated
-    name = cal.model.name
-    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    # the results file as a shell word (none where the table was given, not read)
-    out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
-    weak, evidence = weak_runs(table[hardware], name, out or "FILE")
-    if evidence is not None:  # the bench command of the run advised, on its file
-        like = runs_like(table, cal.bench.config_group, cal.device.name)
-        rows = table[like & (table["model"] == name)]
-        run = ""
-        if not rows.empty:
-            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-            row["strategy"] = req.strategy or row.get("strategy")
-            run = sentence("bench_run_out", options=bench_options(row), file=out)
-        evidence = replace(evidence, run=run)
-    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
-    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
-    runs = Runs(
-        from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
-        evidence=evidence,
-        host_devices=most_host_devices(table),
-        # a run whose ranks saw the same samples
-        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.one_device,
-        own_model=None if req.params is not None else name,  # none for a model by its size
-    )
-    return runs, weak
-
-
 def from_bench(
     machine: Machine,
     said: Said,
@@ -201,7 +167,32 @@ def from_bench(
             floor=floor,
             model=name,
         )
-    runs, weak = of_model(bench, found, calibrated, req)
+    # the model's runs: its weak ones, the bench command of the run advised on its file,
+    # its N > 1 speedups like the run advised, whether its ranks saw the same samples
+    group, device_name = cal.bench.config_group, cal.device.name
+    hardware = runs_like(table, group, device_name, fields=_HARDWARE)
+    # the results file as a shell word (none where the table was given, not read)
+    out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
+    weak, evidence = weak_runs(table[hardware], name, out or "FILE")
+    if evidence is not None:
+        rows = table[runs_like(table, group, device_name) & (table["model"] == name)]
+        run = ""
+        if not rows.empty:
+            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+            row["strategy"] = req.strategy or row.get("strategy")
+            run = sentence("bench_run_out", options=bench_options(row), file=out)
+        evidence = replace(evidence, run=run)
+    like_advised = (group, device_name, req.strategy)
+    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    runs = Runs(
+        from_bench=True,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        evidence=evidence,
+        host_devices=most_host_devices(table),
+        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
+        one_device=benched.one_device,
+        own_model=None if req.params is not None else name,  # none for a model by its size
+    )
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
         picked = chosen(bench, name, dict(found.broken))

@@ -131,6 +131,19 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         # step with the last run's split can make batch 33 faster than batch 32
         measured_ms = ((float(batch), fb),)
     notes.append(how)
+    device = device_record(cell(row, "device_name", str))
+    # the largest batch the peak memory of its N = 1 runs allows (on a GPU of known size)
+    size = fits.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
+    max_batch, memory_note = None, None
+    if row.get("device") == "cuda" and size is not None:
+        peaks = plain.dropna(subset=["peak_memory_bytes"])
+        points = list(zip(peaks["batch_per_device"], peaks["peak_memory_bytes"], strict=True))
+        max_batch, memory_note = fits.largest_batch(points, size) or (None, None)
+    multi = hardware[hardware["accelerators"] > 1]
+    own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
+    family = multi[multi["family"] == row["family"]]
+    slowdown, contention = slowdowns(ones, (multi, family, own), row["family"])
+    notes.append(contention)
     mparams = params / 1e6
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
     samples = row.get("nosync_step_ms_samples")
@@ -146,21 +159,8 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
         one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
         measured_ms=measured_ms,
+        slowdown=tuple(sorted(slowdown.items())),
     )
-    device = device_record(cell(row, "device_name", str))
-    # the largest batch the peak memory of its N = 1 runs allows (on a GPU of known size)
-    size = fits.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
-    max_batch, memory_note = None, None
-    if row.get("device") == "cuda" and size is not None:
-        peaks = plain.dropna(subset=["peak_memory_bytes"])
-        points = list(zip(peaks["batch_per_device"], peaks["peak_memory_bytes"], strict=True))
-        max_batch, memory_note = fits.largest_batch(points, size) or (None, None)
-    multi = hardware[hardware["accelerators"] > 1]
-    own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
-    family = multi[multi["family"] == row["family"]]
-    slowdown, contention = slowdowns(ones, (multi, family, own), row["family"])
-    notes.append(contention)
-    compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():
         # its smallest count measured, the median of its runs there

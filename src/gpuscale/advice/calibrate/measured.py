@@ -46,8 +46,6 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     most specific ``levels`` that measured it, and the rows it was read from; (None, no
     rows) where none did."""
     found, comm_rows = None, pd.Index([])
-    if not levels:
-        return found, comm_rows
     # per N > 1 row of the first level (every level is a part of it): measured over predicted
     rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
     ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)

@@ -28,9 +28,8 @@ from pathlib import Path
 
 from gpuscale.advice.api import advise_by_keywords as advise
 from gpuscale.advice.calibrate.calibration import calibrate
-from gpuscale.advice.calibrate.measured import read_comm
+from gpuscale.advice.calibrate.measured import from_residuals, read_comm, step_error
 from gpuscale.advice.calibrate.rows import default_model
-from gpuscale.advice.calibrate.step_error import from_residuals, step_error
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results

@@ -108,7 +108,7 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     in every range gpuscale's sentences write."""
     import math as m
 
-    from gpuscale.advice.calibrate.step_error import from_residuals
+    from gpuscale.advice.calibrate.measured import from_residuals
     from gpuscale.advice.explain.phrasebook import said
     from gpuscale.advice.explain.phrasebook import speedup_interval as interval
 

@@ -10,8 +10,8 @@ import pytest
 
 import gpuscale
 import gpuscale.advice.calibrate.calibration as calibration
-import gpuscale.advice.calibrate.step_error as step_error
-from gpuscale.advice.calibrate.step_error import MAX_LEFT_OUT
+import gpuscale.advice.calibrate.measured as measured
+from gpuscale.advice.calibrate.measured import MAX_LEFT_OUT
 from gpuscale.advice.explain.phrasebook import said
 
 from ..builders import bench_record, write_jsonl
@@ -54,9 +54,9 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
         return original(table, model)
 
     # the model advised on is calibrated in calibration.advised, those left out in
-    # step_error.step_error
+    # measured.step_error
     monkeypatch.setattr(calibration, "calibrate", counted)
-    monkeypatch.setattr(step_error, "calibrate", counted)
+    monkeypatch.setattr(measured, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]

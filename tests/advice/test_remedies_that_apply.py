@@ -51,7 +51,7 @@ def test_one_leave_one_out_error_is_no_spread(golden: Golden) -> None:
     """An "80% interval" from one error said more than one error knows (a user walk: a
     factor of 20.4 "from 1 leave-one-out prediction"); a small single error would have
     given a narrower interval than no measurement at all."""
-    from gpuscale.advice.calibrate.step_error import from_residuals
+    from gpuscale.advice.calibrate.measured import from_residuals
     from gpuscale.advice.explain.phrasebook import said
     from gpuscale.advice.model.priors import EXTRAPOLATED
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import measured
+from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
-from gpuscale.advice.calibrate.step_error import step_error
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
@@ -110,10 +110,10 @@ def measured_runs(
 
 
 def weak_runs(
-    table: pd.DataFrame, model: str, source: str | Path | None = None
+    table: pd.DataFrame, model: str, file: str = "FILE"
 ) -> tuple[WeakRuns | None, Support | None]:
     """The runs of ``model`` the advice uses that are weak evidence (None when none is) and
-    what they give."""
+    what they give (``file``: the results file as a shell word)."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
@@ -125,41 +125,7 @@ def weak_runs(
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
     full = found.remedy(basis=True)
-    # the results file as a shell word (``FILE`` where the table was given, not read)
-    file = shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
     return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
-
-
-def of_model(
-    bench: pd.DataFrame, found: Usable, calibrated: tuple[Benched, Benched], req: AdviceRequest
-) -> tuple[Runs, WeakRuns | None]:
-    """The runs of the model ``calibrated`` (as benched, as asked) and its weak ones."""
-    table, (cal, benched) = found.table, calibrated
-    name = cal.model.name
-    hardware = runs_like(table, cal.bench.config_group, cal.device.name, fields=_HARDWARE)
-    weak, evidence = weak_runs(table[hardware], name, req.bench)
-    if evidence is not None:  # the bench command of the run advised, on its file
-        like = runs_like(table, cal.bench.config_group, cal.device.name)
-        rows = table[like & (table["model"] == name)]
-        run = ""
-        if not rows.empty:
-            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-            row["strategy"] = req.strategy or row.get("strategy")
-            out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
-            run = sentence("bench_run_out", options=bench_options(row), file=out)
-        evidence = replace(evidence, run=run)
-    like_advised = (cal.bench.config_group, cal.device.name, req.strategy)
-    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
-    runs = Runs(
-        from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
-        evidence=evidence,
-        host_devices=most_host_devices(table),
-        # a run whose ranks saw the same samples
-        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.one_device,
-    )
-    return runs, weak
 
 
 def from_bench(
@@ -173,24 +139,24 @@ def from_bench(
     """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
     step's terms the bench measured."""
     table, (cal, benched) = found.table, calibrated
-    per_device = req.batch or cal.run.batch  # as advised
+    name, strategy, timed = cal.model.name, cal.run.strategy, cal.run.batch
+    per_device = req.batch or timed  # as advised
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
-    other: tuple[Finding, ...] = ()  # a warning where another strategy is predicted
-    benched_as, asked = cal.run.strategy, req.strategy or cal.run.strategy
-    if benched_as != asked:
-        other = (
-            Finding.of(
-                K.OTHER_STRATEGY,
-                model=cal.model.name,
-                benched=benched_as,
-                asked=asked,
-                asked_name=strategy_name(asked),
-                unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
-            ),
+    asked = req.strategy or strategy
+    other = None  # a warning where another strategy is predicted than benched
+    if asked != strategy:
+        unbenched = None if asked in BENCHED else joined(BENCHED, "or")
+        other = Finding.of(
+            K.OTHER_STRATEGY,
+            model=name,
+            benched=strategy,
+            asked=asked,
+            asked_name=strategy_name(asked),
+            unbenched=unbenched,
         )
     # a warning where the batch advised is above the one timed on a launch-bound floor, or
     # more than twice it
-    floor, timed = cal.model.compute.floor_ms > 0, cal.run.batch
+    floor = cal.model.compute.floor_ms > 0
     beyond = None
     if cal.bench.shape is None and per_device > timed and (per_device > 2 * timed or floor):
         beyond = Finding.of(
@@ -199,65 +165,93 @@ def from_bench(
             times=per_device / timed,
             timed=timed,
             floor=floor,
-            model=cal.model.name,
+            model=name,
         )
-    # what the runs say beside the calibration: the model chosen, its N > 1 runs
-    runs, weak_runs_of = of_model(bench, found, (cal, benched), req)
+    # the model's runs: its weak ones, the bench command of the run advised on its file,
+    # its N > 1 speedups like the run advised, whether its ranks saw the same samples
+    group, device_name = cal.bench.config_group, cal.device.name
+    hardware = runs_like(table, group, device_name, fields=_HARDWARE)
+    # the results file as a shell word (none where the table was given, not read)
+    out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
+    weak, evidence = weak_runs(table[hardware], name, out or "FILE")
+    if evidence is not None:
+        rows = table[runs_like(table, group, device_name) & (table["model"] == name)]
+        run = ""
+        if not rows.empty:
+            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+            row["strategy"] = req.strategy or row.get("strategy")
+            run = sentence("bench_run_out", options=bench_options(row), file=out)
+        evidence = replace(evidence, run=run)
+    like_advised = (group, device_name, req.strategy)
+    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    runs = Runs(
+        from_bench=True,
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        evidence=evidence,
+        host_devices=most_host_devices(table),
+        same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
+        one_device=benched.one_device,
+        own_model=None if req.params is not None else name,  # none for a model by its size
+    )
     picked = Chosen("", 0.0)  # why this model where none was asked
     if not req.model and req.params is None:
-        picked = chosen(bench, cal.model.name, dict(found.broken))
+        picked = chosen(bench, name, dict(found.broken))
     # the communication measured, read on the link advised, scales the network; the
-    # contention that fell; the family's basis for its break-even (the same whichever
-    # member is advised; another strategy than benched: the member's own, converted)
+    # family's basis for its break-even (the same whichever member is advised; another
+    # strategy than benched: the member's own, converted)
     cal, network = measured.read_comm(cal, table, machine.network)
-    fell = measured.falling(cal.model.compute.slowdown)
-    strategy = cal.run.strategy
-    basis_of_family = (
-        None if req.strategy and req.strategy != strategy else measured.fitted(table, benched)
-    )
-    error = step_error(table, machine.network, cal)
+    on, kind = cal.bench, cal.bench.device_kind
+    family = None if asked != strategy else measured.fitted(table, benched)
     # as advised: the overlap (gloo reduces on the cores backward uses)
-    measured_on, kind = cal.bench, cal.bench.device_kind
     overlap = cal.run.overlap if req.overlap is None else req.overlap
     if overlap is None and kind == "cpu":
         overlap = 0.0
-    # the hardware: watts per device at each per-device batch; the rate against the peak
-    precision = req.gradient_precision
-    benched_on = cal.device  # the device the runs recorded, resolved with them
-    unchecked = unchecked_note(cal.model.compute.tflops, benched_on, precision, "bench")
-    impossible = rate_warnings(benched.model.compute.tflops, benched_on, precision, low=False)
+    # the rate against the peak: unchecked without one, impossible above it
+    precision, device = req.gradient_precision, cal.device
+    unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
+    impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
     fixed, compute = benched.model.fixed, benched.model.compute
-    fixed_measure = as_run(fixed.measure, runs.evidence, runs.host_devices)
-    # the words, from the numbers, in one place: the runs' own (the flagged runs let in and
-    # the broken models --allow-flagged could not, weak runs, why this model where none was
-    # asked), the calibration's sources
+    # the words: the runs' own (the flagged runs let in and the broken models
+    # --allow-flagged could not, weak runs, why this model), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(weak_runs_of)
+    weak, weak_in_full = weak_evidence(weak)
     passed_over, others = chosen_said(picked)
-    # the calibration's: the model and its notes, its step against the batch, its memory cap,
-    # the communication measured against the network's
-    on = Finding.of(K.CALIBRATED_ON, model=cal.model.name, notes=measured_on.notes)
-    sources: list[str | Finding] = [on]
-    if measured_on.shape is not None:
-        sources.append(measured_on.shape.finding())
+    sources: list[str | Finding] = [Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes)]
+    if on.shape is not None:
+        sources.append(on.shape.finding())
     else:
-        timed = not measured_on.measured_steps.empty
-        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=cal.run.batch, measured=timed))
-    sources += filter(None, [measured_on.memory_note])
-    if measured_on.comm_scale is not None:
-        sources.append(comm_scale_sentence(measured_on.comm_scale, measured_on.comm_support))
+        measured_here = req.params is None  # a model given by its size: none of its steps
+        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=measured_here))
+    sources += filter(None, [on.memory_note])
+    if on.comm_scale is not None:
+        sources.append(comm_scale_sentence(on.comm_scale, on.comm_support))
     sources += filter(None, [weak_in_full])
     if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
-        named = measured_on.bench_model or cal.model.name
+        named = on.bench_model or name
         sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
+    said = replace(
+        said,
+        sources=(*said.sources, *sources),
+        # a rate the bench measured is a finding however low; above the peak, impossible
+        warnings=(
+            *said.warnings,
+            *filter(None, (allowed, weak, fits.falling(cal.model.compute.slowdown), beyond)),
+            *impossible,
+            *filter(None, [other]),
+        ),
+        implausible=said.implausible or bool(impossible),
+        model_note=passed_over,
+        chosen=others,
+    )
     # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``calibration.as_asked``'s rule), the N = 1 steps' spread, the slowdowns held
+    # (``calibration.as_asked``'s rule), the N = 1 steps' spread (standard deviation,
+    # n - 1, over the mean), the slowdowns held
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
-    if len(jitter) > 1 and mean_ms > 0:  # standard deviation (n - 1) over the mean
+    if len(jitter) > 1 and mean_ms > 0:
         spread = float(np.std(jitter, ddof=1)) / mean_ms
     terms = BenchTerms(
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
@@ -265,45 +259,27 @@ def from_bench(
         spread=spread,
         held=compute.held_slowdown(),
     )
-    said = replace(
-        said,
-        sources=(*said.sources, *sources),
-        # a rate the bench measured is a finding however low; above the peak, impossible
-        warnings=(
-            *said.warnings,
-            *filter(None, (allowed, weak, fell, beyond)),
-            *impossible,
-            *other,
-        ),
-        implausible=said.implausible or bool(impossible),
-        model_note=passed_over,
-        chosen=others,
-    )
     model = StepModel(
-        name=cal.model.name,
+        name=name,
         spec=replace(benched.model.spec, grad_bytes_per_param=req.grad_bytes),
         compute=compute,
-        fixed=replace(fixed, measure=fixed_measure),
-        error=error,
-        family=basis_of_family,
+        fixed=replace(fixed, measure=as_run(fixed.measure, runs.evidence, runs.host_devices)),
+        error=measured.step_error(table, machine.network, cal),
+        family=family,
     )
     run = Run(
         batch=per_device,
         accum=cal.run.accum if req.batch is None else 1,  # the run's micro-steps per step
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         # the memory measured decides the largest batch, unless one was asked for
-        max_batch=max(measured_on.max_batch, per_device)
-        if measured_on.max_batch is not None and req.batch is None
+        max_batch=max(on.max_batch, per_device)
+        if on.max_batch is not None and req.batch is None
         else None,
         strategy=strategy,
         overlap=overlap,
     )
-    # the model a bench run measures: none for a model given by its size
-    runs = replace(runs, own_model=None if req.params is not None else cal.model.name)
     machine = replace(machine, network=network, power=power)
-    calibration = Calibration(
-        model=model, run=run, machine=machine, runs=runs, said=said, bench=measured_on
-    )
+    calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms
 
 
@@ -315,17 +291,17 @@ def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Pow
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
-    ok = trusted_runs(table)
-    own = ok[ok["model"] == model]
+    own = trusted_runs(table)
+    own = own[own["model"] == model]
     config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
     same = own[group_and_batch(own["config_group"])[0] == config]
-    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
-    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    ones = single(same).dropna(subset=["power_w_mean"])
+    at_batch = ones.groupby("batch_per_device")["power_w_mean"].last()
     if at_batch.empty:  # another configuration's figure, for every batch
-        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        other = single(own)["power_w_mean"].dropna()
         watts = float(other.iloc[-1]) if len(other) else None
         return device_power(device, record, measured_w=watts)
-    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    reference = int(batch) if batch.isdigit() else int(ones["batch_per_device"].iloc[-1])
     watts = float(at_batch.get(reference, at_batch.iloc[-1]))
     power = device_power(device, record, measured_w=watts)
     totals = same.dropna(subset=["power_w_total"])

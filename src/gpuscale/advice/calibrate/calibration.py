@@ -1,9 +1,8 @@
 """The bench's calibration of one model (:func:`calibrate`, on unflagged rows): the fixed
 cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
 synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
-comm`` of its smallest multi-device run, else the configuration's median). A ``--params``
-model takes its family's (asked, else the nearest in FLOPs per parameter, log distance),
-in it the nearest in size."""
+comm`` of its smallest multi-device run, else the configuration's median); a ``--params``
+model from its family's (:func:`of_size`)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.measured import noise, slowdowns
+from gpuscale.advice.calibrate.fits import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -30,7 +29,7 @@ from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepMode
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.records import trusted_runs
@@ -41,19 +40,12 @@ from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
-def single_row(rows: pd.DataFrame, model: str) -> pd.Series:
-    """The latest N = 1 run of ``model`` (``CalibrationError`` where it has none, or lacks a
-    phase)."""
-    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
-    if single.empty:
-        known = tuple(sorted(rows.loc[rows["accelerators"] == 1, "model"].unique()))
-        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
-    row = single.iloc[-1]
-    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
-    return row
+def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
+    """The N = 1 rows of ``rows`` whose columns hold the values ``same`` names."""
+    keep = rows["accelerators"] == 1
+    for column, value in same.items():
+        keep &= rows[column] == value
+    return rows[keep]
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
@@ -61,29 +53,36 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     read on a network (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     notes = list[str | Finding](notes)
-    row = single_row(rows, model)
+    runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
+    if runs_of.empty:
+        known = tuple(sorted(single(rows)["model"].unique()))
+        raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
+    row = runs_of.iloc[-1]
+    needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
+    fb = float(row["forward_ms"] + row["backward_ms"])
     if k > 1:  # its step accumulated ``k`` micro-batches
-        fb_ms = float(row["forward_ms"] + row["backward_ms"])
         notes.append(
             Finding.of(
                 K.ACCUMULATED,
-                model=row["model"],
+                model=model,
                 micro=k,
                 batch=batch,
                 samples=batch * k,
-                forward_backward_ms=fb_ms,
+                forward_backward_ms=fb,
             )
         )
-    notes += [n for n in [fsdp_note(row)] if n]
+    notes += filter(None, [fsdp_note(row)])
     # where the model ran in several configurations, which one the advice is on
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    kinds = runs_of[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
     if len(kinds) >= 2:
         notes.append(
             Finding.of(
                 K.CONFIGURATIONS,
-                model=row["model"],
+                model=model,
                 configurations=len(kinds),
                 precision=row["precision"],
                 strategy=row["strategy"],
@@ -97,47 +96,71 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     # the compute of its N = 1 run, its model and the split of its step
     flops, params = row["flops_per_sample"], float(row["params"])
     if pd.isna(flops) or flops <= 0:
-        notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=row["model"]))
+        notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=model))
         flops = 6.0 * params
     spec = ModelSpec(params=params, flops_per_sample=float(flops))
-    fb = float(row["forward_ms"] + row["backward_ms"])
-    single = hardware[hardware["accelerators"] == 1]
-    members = single[single["family"] == row["family"]]
-    split = fixed_split.split(row, spec, fits.fit_compute(members) or fits.fit_compute(single))
-    mparams = params / 1e6
-    backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
-    samples = row.get("nosync_step_ms_samples")
-    samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
-    compute = Compute(
-        tflops=split.tflops,
-        fixed_ms=split.fixed_ms,
-        floor_ms=split.floor_ms,
-        opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
-        ddp_ms_per_mparam=cell(row, "ddp_overhead_ms", float, 0.0) / mparams,
-        backward_share=min(1.0, max(0.0, backward_share)),
-        jitter_ms=samples,
-        jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
-        one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
-    )
-    compute, shape = fits.calibrated(hardware, row, compute, spec)
+    ones = single(hardware)
+    members = single(hardware, family=row["family"])
+    split = fixed_split.split(row, spec, fits.fit_compute(members) or fits.fit_compute(ones))
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
-    if shape is not None:  # the model's own batches replace the family's line
-        fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
+    # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
+    plain = single(hardware, model=model, strategy=row["strategy"])
+    plain = plain[plain["accum"].fillna(1) == 1]
+    plain = plain.dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+    tflops, fixed_ms, floor_ms = split.tflops, split.fixed_ms, split.floor_ms
+    measured_ms: tuple[tuple[float, float], ...] = ()
+    shape = None
+    if k == 1 and plain["batch_per_device"].nunique() >= 2:
+        steps = plain["forward_ms"] + plain["backward_ms"]
+        points = list(zip(plain["batch_per_device"], steps, strict=True))
+        shape = fits.fit_with_error(points, work_ms(1.0, spec.flops, tflops))
+        tflops = rate_tflops(1, spec.flops, shape.ms_per_sample)
+        fixed_ms, floor_ms, measured_ms = shape.fixed_ms, shape.floor_ms, shape.points
+        # the model's own batches replace the family's line: its floor, else the intercept
+        floor = shape.knee is not None
+        batches = (f"{b:g}" for b, _ in shape.points)
+        fixed = fixed_cost.FixedCost.exact(
+            shape.floor_ms if floor else shape.fixed_ms,
+            source=Source.MEASURED,
+            basis=sentence("shape_fixed", floor=floor, batches=", ".join(batches)),
+            at_batch=float(batch),
+        )
         how = Finding.of(K.COMPUTE_OWN_BATCHES, batches=len(shape.points))
+    elif k == 1:
+        # the calibrated row's own step: with two runs at one batch, mixing the first run's
+        # step with the last run's split can make batch 33 faster than batch 32
+        measured_ms = ((float(batch), fb),)
     notes.append(how)
     device = device_record(cell(row, "device_name", str))
     # the largest batch the peak memory of its N = 1 runs allows (on a GPU of known size)
     size = fits.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
     max_batch, memory_note = None, None
     if row.get("device") == "cuda" and size is not None:
-        peaks = fits.single_points(hardware, row, "peak_memory_bytes")
-        max_batch, memory_note = fits.largest_batch(peaks, size) or (None, None)
+        peaks = plain.dropna(subset=["peak_memory_bytes"])
+        points = list(zip(peaks["batch_per_device"], peaks["peak_memory_bytes"], strict=True))
+        max_batch, memory_note = fits.largest_batch(points, size) or (None, None)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     family = multi[multi["family"] == row["family"]]
-    slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
+    slowdown, contention = slowdowns(ones, (multi, family, own), row["family"])
     notes.append(contention)
-    compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
+    mparams = params / 1e6
+    backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
+    samples = row.get("nosync_step_ms_samples")
+    samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
+    compute = Compute(
+        tflops=tflops,
+        fixed_ms=fixed_ms,
+        floor_ms=floor_ms,
+        opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
+        ddp_ms_per_mparam=cell(row, "ddp_overhead_ms", float, 0.0) / mparams,
+        backward_share=min(1.0, max(0.0, backward_share)),
+        jitter_ms=samples,
+        jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
+        one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
+        measured_ms=measured_ms,
+        slowdown=tuple(sorted(slowdown.items())),
+    )
     overlap = None
     if own["overlap"].notna().any():
         # its smallest count measured, the median of its runs there
@@ -147,23 +170,22 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     elif multi["overlap"].notna().any():
         overlap = float(multi["overlap"].median())
         notes.append(Finding.of(K.OVERLAP_OF_OTHERS, model=model))
-    measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
     run = Run(
-        batch=int(row["batch_per_device"]),
-        accum=cell(row, "accum", int, 1),
+        batch=batch,
+        accum=k,
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
         bucket_mb=cell(row, "bucket_mb", float, priors.DEFAULT_BUCKET_MB),
         overlap=overlap,
     )
     # the N = 1 run as it trained, with the strategy's own work in it (FSDP's, DDP's)
-    own_ms = run.accum * compute.one_rank_own_ms
+    own_ms = k * compute.one_rank_own_ms
     if run.strategy == "ddp":
         own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
     one_step_ms = float(row["step_ms_mean"])
     one = OneDevice(
         one_step_ms,
-        run.batch,
-        run.accum,
+        batch,
+        k,
         run.strategy,
         own_ms,
         config_group=str(row["config_group"]),
@@ -184,7 +206,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             comm_levels=(multi, family, own),
             max_batch=max_batch,
             memory_note=memory_note,
-            measured_steps=measured.reset_index(drop=True),
             notes=tuple(notes),
         ),
         one_device=one if one_step_ms > 0 else None,
@@ -215,21 +236,23 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
     return replace(cal, model=model)
 
 
-def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
-    """(bench model, its family, how it was chosen) for the model of ``req.params``."""
-    usable = trusted_runs(table)
-    single = usable[usable["accelerators"] == 1]
-    rated = single.dropna(subset=["flops_per_sample", "params"])
+def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
+    """The model of ``req.params`` calibrated on its family's bench model (the family asked,
+    else the nearest in FLOPs per parameter, log distance; in it the nearest in size): its
+    rate, fixed cost or floor, optimizer time per parameter and DDP's work beside its bucket
+    copies kept (the copies resized); the bench model's batches, memory and noise dropped."""
+    ones = single(trusted_runs(table))
+    rated = ones.dropna(subset=["flops_per_sample", "params"])
     ratio = rated["flops_per_sample"].astype(float) / rated["params"].astype(float)
     families = ratio.groupby(rated["family"]).median().sort_index()  # FLOPs per parameter
     known = tuple(
         Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
     )
-    if single.empty:  # the cause, before any word on families or FLOPs
+    if ones.empty:  # the cause, before any word on families or FLOPs
         raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY))
     options = {"family": ref("family"), "flops": ref("flops_per_sample")}
     if req.family is not None:
-        if req.family not in set(single["family"]):
+        if req.family not in set(ones["family"]):
             found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
             raise NamedCalibrationError(found)
         family, given = req.family, None
@@ -238,9 +261,9 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
     else:
         given = req.flops_per_sample / req.params
         family = str((np.log(families / given)).abs().idxmin())
-    rows = single[single["family"] == family].dropna(subset=["params"])
+    rows = single(ones, family=family).dropna(subset=["params"])
     sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
-    model = str((np.log(sizes / req.params)).abs().idxmin())
+    name = str((np.log(sizes / req.params)).abs().idxmin())
     how = Finding.of(
         K.FAMILY_CHOSEN,
         family=family,
@@ -248,15 +271,9 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, F
         flops_per_param=given,
         family_flops_per_param=float(families.get(family, math.nan)),
         known=known,
-        model=model,
+        model=name,
     )
-    return model, family, how
-
-
-def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benched:
-    """``cal`` carried to the model of ``req``: its rate, fixed cost or floor, optimizer
-    time per parameter and DDP's work beside its bucket copies kept (the copies resized);
-    another model's batches, memory and noise scale dropped."""
+    cal = calibrate(table, name)
     of, bench = cal.model, cal.bench
     flops = req.flops_per_sample
     measured_per_param = None  # the family's FLOPs per parameter, where none were given
@@ -285,8 +302,7 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
             source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
-        batch = req.batch or cal.run.batch
-        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {batch}")
+        run = BenchRun(OWN_MODEL, (1,), more=f"--batch {req.batch or cal.run.batch}")
         measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
@@ -296,15 +312,8 @@ def adopt(cal: Benched, req: AdviceRequest, family: str, how: Finding) -> Benche
         compute=compute,
         fixed=fixed,
     )
-    dropped = replace(
-        bench,
-        shape=None,
-        max_batch=None,
-        memory_note=None,
-        noise=None,
-        notes=(*bench.notes, note),
-        measured_steps=bench.measured_steps.iloc[0:0],
-    )
+    notes = (*bench.notes, note)
+    dropped = replace(bench, shape=None, max_batch=None, memory_note=None, noise=None, notes=notes)
     # a model given by its size has no bench run of its own
     return replace(cal, model=model, bench=dropped, one_device=None)
 
@@ -315,8 +324,7 @@ def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
-            model, named, how = representative(table, req)
-            cal = adopt(calibrate(table, model), req, named, how)
+            cal = of_size(table, req)
         else:
             cal = calibrate(table, req.model or default_model(table))
         return cal, as_asked(cal, req.strategy, req.fixed_ms)

@@ -1,5 +1,6 @@
-"""The step against the per-device batch, fitted to the batches a model was measured at; the
-largest batch its memory allows; the memory check. One device's forward + backward at ``b``::
+"""What the bench's N = 1 rows fit: the step against the per-device batch, the largest
+batch its memory allows, a family's compute, the no-sync slowdown per N and the noise
+scale; the memory check. One device's forward + backward::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
@@ -18,14 +19,15 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import MemoryCheck, check
-from gpuscale.advice.model.compute import REFERENCE_DEVICE, Compute, ModelSpec, rate_tflops, work_ms
-from gpuscale.advice.model.fixed_cost import FixedCost, line
+from gpuscale.advice.model.compute import REFERENCE_DEVICE
+from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind, Source
+from gpuscale.advice.types import Finding
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -47,7 +49,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
     ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise CalibrationError(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES))
+        raise CalibrationError(Finding.of(K.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         flat, rising = merged[:k], merged[k:]  # (floor, fixed, ms per sample) of this split
@@ -101,84 +103,30 @@ def largest_batch(
     usable = USABLE_MEMORY * device_bytes
     batch_hi, bytes_hi = merged[-1]
     said = {"usable_share": USABLE_MEMORY, "device_gb": device_bytes / 1e9, "last": batch_hi}
+    slope, intercept = 0.0, 0.0
     if len(merged) >= 2:
         slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
-        if slope > 0:
-            static = max(float(intercept), 0.0)
-            found = int((usable - static) / slope + 1e-6)  # not cut by rounding
-            how = Finding.of(
-                FindingKind.MEMORY_FIT,
-                batch=found,
-                mb_per_sample=slope / 1e6,
-                static_gb=static / 1e9,
-                first=merged[0][0],
-                **said,
-            )
-            return max(found, int(batch_hi)), how
-    per_sample = bytes_hi / batch_hi
-    found = int(usable / per_sample + 1e-6)
-    how = Finding.of(
-        FindingKind.MEMORY_BOUND,
-        batch=found,
-        mb_per_sample=per_sample / 1e6,
-        peak_gb=bytes_hi / 1e9,
-        **said,
-    )
+    if slope > 0:
+        static = max(float(intercept), 0.0)
+        found = int((usable - static) / slope + 1e-6)  # not cut by rounding
+        how = Finding.of(
+            K.MEMORY_FIT,
+            batch=found,
+            mb_per_sample=slope / 1e6,
+            static_gb=static / 1e9,
+            first=merged[0][0],
+            **said,
+        )
+    else:
+        found = int(usable / (bytes_hi / batch_hi) + 1e-6)
+        how = Finding.of(
+            K.MEMORY_BOUND,
+            batch=found,
+            mb_per_sample=bytes_hi / batch_hi / 1e6,
+            peak_gb=bytes_hi / 1e9,
+            **said,
+        )
     return max(found, int(batch_hi)), how
-
-
-def single_points(rows: pd.DataFrame, row: pd.Series, column: str) -> list[tuple[float, float]]:
-    """(batch, ``column``) of the N = 1 rows of ``row``'s model and configuration, one
-    micro-step a step (``fb_ms``: forward + backward)."""
-    same = (
-        (rows["model"] == row["model"])
-        & (rows["accelerators"] == 1)
-        & (rows["strategy"] == row["strategy"])
-        & (rows["accum"].fillna(1) == 1)
-    )
-    found = rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
-    found = found.assign(fb_ms=found["forward_ms"] + found["backward_ms"]).dropna(subset=[column])
-    pairs = zip(found["batch_per_device"], found[column], strict=True)
-    return [(float(b), float(v)) for b, v in pairs]
-
-
-def calibrated(
-    rows: pd.DataFrame, row: pd.Series, compute: Compute, model: ModelSpec
-) -> tuple[Compute, Shape | None]:
-    """``compute`` with the shape fitted to the batches ``row``'s model was measured at (two
-    or more; one: no shape, None), its measured batches kept as measured."""
-    if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
-        return compute, None
-    points = single_points(rows, row, "fb_ms")
-    if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
-        # the calibrated row's own step: with two runs at one batch, mixing the first run's
-        # step with the last run's split can make batch 33 faster than batch 32
-        one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
-        return replace(compute, measured_ms=one), None
-    shape = fit_with_error(points, work_ms(1.0, model.flops, compute.tflops))
-    tflops = rate_tflops(1, model.flops, shape.ms_per_sample)
-    return (
-        replace(
-            compute,
-            tflops=tflops,
-            fixed_ms=shape.fixed_ms,
-            floor_ms=shape.floor_ms,
-            measured_ms=shape.points,
-        ),
-        shape,
-    )
-
-
-def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
-    """The fixed per-step cost a fitted shape says: its floor, else its line's intercept."""
-    ms = shape.floor_ms if shape.knee is not None else shape.fixed_ms
-    batches = ", ".join(f"{b:g}" for b, _ in shape.points)
-    return FixedCost.exact(
-        ms,
-        source=Source.MEASURED,
-        basis=sentence("shape_fixed", floor=shape.knee is not None, batches=batches),
-        at_batch=at_batch,
-    )
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
@@ -276,3 +224,61 @@ def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
     if part is None:
         return None
     return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
+
+
+# A no-sync slowdown that falls by less than this share from fewer devices to more is
+# run-to-run noise, not said (the step model holds it all the same).
+FALL_NOISE = 0.05
+
+
+def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
+    """A warning where the bench measured less contention at more devices, by more than
+    ``FALL_NOISE``; None where it never fell."""
+    fell, most, at = [], 0.0, 1
+    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
+        if s < most * (1 - FALL_NOISE):
+            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
+        elif s > most:
+            most, at = s, n
+    if not fell:
+        return None
+    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
+
+
+def slowdowns(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
+) -> tuple[dict[int, float], Finding]:
+    """The no-sync slowdown per N (the median no-sync step at N over the same configuration's
+    at N = 1), the most specific ``levels`` that measured it winning, and where it was read."""
+    slowdown: dict[int, float] = {}
+    read = Finding.of(K.CONTENTION_FROM, level="none")
+    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
+        if rows_at.empty or single.empty:
+            continue
+        reference = rows_at["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
+        ratio = rows_at["nosync_step_ms_mean"].astype(float) / reference
+        medians = ratio.groupby(rows_at["accelerators"]).median().dropna()
+        found = {int(n): float(f) for n, f in medians.items() if f > 0}
+        if found:
+            slowdown.update(found)
+            at = tuple(
+                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
+            )
+            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
+    return slowdown, read
+
+
+def noise(rows: pd.DataFrame) -> NoiseScale | None:
+    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best

@@ -1,20 +1,25 @@
-"""What the bench's N > 1 runs measured beyond the calibration point: the no-sync step's
-growth over N = 1 (the wait for the slowest device, contention for shared cores) and the
-communication timed over what the network predicts, each read at the most specific level
-that measured it (the configuration, the family, the model's own runs); the noise scale;
-the family's break-even basis (:func:`fitted`)."""
+"""What the bench's N > 1 runs measured beyond the calibration point: the communication
+timed over what the network predicts, read at the most specific level that measured it (the
+configuration, the family, the model's own runs); the family's break-even basis
+(:func:`fitted`); the step's 80% interval at N > 1 (:func:`step_error`): each model with
+N > 1 rows left out in turn (at most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the
+rest, the ``k`` log errors ``r`` giving the half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``
+(without them, ``priors.EXTRAPOLATED``), the advised model's own N > 1 runs said beside it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate.calibration import calibrate, single
+from gpuscale.advice.calibrate.fits import fit_compute, slowdowns
 from gpuscale.advice.calibrate.fixed_split import one_rank_own
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
+    CalibrationError,
     as_step_model,
     same_hardware,
 )
@@ -23,55 +28,17 @@ from gpuscale.advice.model.compute import Compute
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import collectives
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, EXTRAPOLATED, StepError
+from gpuscale.advice.model.step import step_table
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.bench.summary import Z80
 from gpuscale.bench.support import support
 from gpuscale.interconnect.network import Network
 
-# A no-sync slowdown that falls by less than this share from fewer devices to more is
-# run-to-run noise, not said (the step model holds it all the same).
-FALL_NOISE = 0.05
-
-
-def falling(slowdown: tuple[tuple[int, float], ...]) -> Finding | None:
-    """A warning where the bench measured less contention at more devices, by more than
-    ``FALL_NOISE``; None where it never fell."""
-    fell, most, at = [], 0.0, 1
-    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
-        if s < most * (1 - FALL_NOISE):
-            fell.append(Finding.of(K.FELL, slowdown=s, devices=n, most=most, at=at))
-        elif s > most:
-            most, at = s, n
-    if not fell:
-        return None
-    return Finding.of(K.CONTENTION_FELL, falls=tuple(fell))
-
-
-def slowdowns(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
-) -> tuple[dict[int, float], Finding]:
-    """The no-sync slowdown per N (the median no-sync step at N over the same configuration's
-    at N = 1), the most specific ``levels`` that measured it winning, and where it was read."""
-    slowdown: dict[int, float] = {}
-    read = Finding.of(K.CONTENTION_FROM, level="none")
-    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    for rows_at, level in zip(levels, ("configuration", "family", "own"), strict=True):
-        if rows_at.empty or single.empty:
-            continue
-        reference = rows_at["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
-        ratio = rows_at["nosync_step_ms_mean"].astype(float) / reference
-        medians = ratio.groupby(rows_at["accelerators"]).median().dropna()
-        found = {int(n): float(f) for n, f in medians.items() if f > 0}
-        if found:
-            slowdown.update(found)
-            at = tuple(
-                Finding.of(K.NO_SYNC_AT, slowdown=f, devices=n) for n, f in sorted(found.items())
-            )
-            read = Finding.of(K.CONTENTION_FROM, level=level, family=family, found=at)
-    return slowdown, read
+MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
+FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
 def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
@@ -79,8 +46,6 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     most specific ``levels`` that measured it, and the rows it was read from; (None, no
     rows) where none did."""
     found, comm_rows = None, pd.Index([])
-    if not levels:
-        return found, comm_rows
     # per N > 1 row of the first level (every level is a part of it): measured over predicted
     rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
     ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)
@@ -121,21 +86,6 @@ def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benc
     return replace(cal, bench=bench), network.scaled(scale)
 
 
-def noise(rows: pd.DataFrame) -> NoiseScale | None:
-    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
-    best = None
-    for r in rows.itertuples():
-        local, glob = r.noise_local_sq, r.noise_global_sq
-        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
-            continue
-        estimate = noise_scale(
-            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
-        )
-        if estimate is not None and (best is None or estimate.steps > best.steps):
-            best = estimate
-    return best
-
-
 def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     """The family basis of ``cal``'s model: every member benched in its configuration and
     strategy, unflagged, the latest run of each, their compute and no-sync slowdown; None
@@ -147,11 +97,11 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         return None
     like = own.iloc[-1]
     hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
-    single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
-    single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
-    single = single.groupby("model", sort=False).tail(1).sort_values("params")
-    mparams = (single["params"] / 1e6).to_numpy(float)
-    fit = fit_compute(single)
+    ones = single(hardware, family=like["family"])
+    ones = ones.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
+    ones = ones.groupby("model", sort=False).tail(1).sort_values("params")
+    mparams = (ones["params"] / 1e6).to_numpy(float)
+    fit = fit_compute(ones)
     if len(np.unique(mparams)) < 2 or fit is None:
         return None
     fixed, tflops, _ = fit
@@ -159,42 +109,136 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
     )
     tflops = min(tflops, peak)
-    opt = line(list(zip(mparams, single["optimizer_ms"].to_numpy(float), strict=True)))
-    ddp_rows = single.dropna(subset=["ddp_overhead_ms"])
+    opt = line(list(zip(mparams, ones["optimizer_ms"].to_numpy(float), strict=True)))
+    ddp_rows = ones.dropna(subset=["ddp_overhead_ms"])
     ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
     ddp = (
         line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
         if len(np.unique(ddp_x)) >= 2
         else (0.0, 0.0)
     )
-    fb = single["forward_ms"] + single["backward_ms"]
+    fb = ones["forward_ms"] + ones["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
     slowdown, _ = slowdowns(
-        hardware[hardware["accelerators"] == 1],
+        single(hardware),
         (multi, family_multi, family_multi),
         str(like["family"]),
     )
     jitter: list[float] = []  # every member's N = 1 no-sync steps over their own mean, pooled
-    for samples in single["nosync_step_ms_samples"]:
+    for samples in ones["nosync_step_ms_samples"]:
         if isinstance(samples, tuple | list) and len(samples) > 1:
             mean = float(np.mean(samples))
             jitter += [float(s) / mean for s in samples if mean > 0]
     compute = Compute(
         tflops=tflops,
         fixed_ms=fixed,
-        backward_share=float((single["backward_ms"] / fb).median()),
+        backward_share=float((ones["backward_ms"] / fb).median()),
         jitter_ms=tuple(jitter),
         jitter_ref_ms=float(bool(jitter)),  # 1: the spreads are shares of the step
         slowdown=tuple(sorted(slowdown.items())),
         # FSDP's own work one device without it does not do: the members' median
-        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in single.iterrows()])),
+        one_rank_own_ms=float(np.median([one_rank_own(r) for _, r in ones.iterrows()])),
     )
     return FamilyBasis(
         family=str(like["family"]),
-        members=tuple(str(m) for m in single["model"]),
-        flops_per_param=float((single["flops_per_sample"] / single["params"]).median()),
+        members=tuple(str(m) for m in ones["model"]),
+        flops_per_param=float((ones["flops_per_sample"] / ones["params"]).median()),
         compute=compute,
         opt_ms=opt,
         ddp_ms=ddp,
     )
+
+
+def from_residuals(
+    residuals: list[float],
+    measured_n: int,
+    chosen: int | None = None,
+    models: int | None = None,
+) -> StepError:
+    """The interval of the log errors ``residuals`` of the measured N > 1 steps (``chosen``
+    of the ``models`` where not all were left out)."""
+    r = [float(e) for e in residuals if math.isfinite(e)]
+    if len(r) == 0:
+        return StepError()
+    width = Z80 * math.sqrt(sum(e * e for e in r) / len(r)) * math.sqrt(1 + 1 / len(r))
+    low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
+    few = None
+    if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
+        width = max(width, EXTRAPOLATED)
+        few = len(r)
+    source = Finding.of(
+        K.STEP_LEFT_OUT,
+        width_log=width,
+        predictions=len(r),
+        chosen=chosen,
+        models=models,
+        low=low,
+        high=high,
+        ends_alike=f"{low:+.0%}" == f"{high:+.0%}",  # to the percent shown: one error
+        few=few,
+        own=(),
+    )
+    return StepError(
+        width_log=max(width, math.log(1.02)),
+        measured_n=measured_n,
+        source=source,
+        residuals=tuple(r),
+    )
+
+
+def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tuple[int, float]]:
+    """(N, log(measured / predicted)) of each of ``rows``' N > 1 steps, predicted by ``cal``
+    on ``network`` scaled as it measured."""
+    run = cal.run
+    if run.overlap is None and cal.bench.device_kind == "cpu":
+        run = replace(run, overlap=0.0)  # as the advice itself does
+    ns = [int(n) for n in rows["accelerators"]]
+    scaled = network.scaled(cal.bench.comm_scale)
+    candidates = [(n, run.batch, run.accum) for n in ns]
+    steps = step_table(scaled, run, cal.model.spec, (cal.model.compute,), candidates)
+    errors = []
+    for n, measured, (step, *_) in zip(ns, rows["step_ms_mean"].astype(float), steps, strict=True):
+        if step.step_ms and step.step_ms > 0 and measured > 0:
+            errors.append((n, math.log(measured / step.step_ms)))
+    return errors
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+    """Each model with N > 1 trusted rows predicted without them (at most ``MAX_LEFT_OUT``,
+    spread evenly over the sizes, the smallest and largest among them), saying also how far
+    ``cal`` is from its own N > 1 runs."""
+    ok = trusted_runs(table)
+    multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
+    sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
+    models = [str(m) for m in multi["model"].unique()]
+    chosen = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
+    if len(chosen) > MAX_LEFT_OUT:
+        last = len(chosen) - 1
+        picks = {round(i * last / (MAX_LEFT_OUT - 1)) for i in range(MAX_LEFT_OUT)}
+        chosen = [chosen[i] for i in sorted(picks)]
+    residuals, largest = [], 1
+    for model in chosen:
+        rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
+        # calibrated on the rest; none where it cannot be, or on another device than ``cal``
+        try:
+            other, _ = read_comm(calibrate(rest, model), rest, network)
+        except (CalibrationError, ValueError):
+            continue
+        kind = other.bench.device_kind
+        if kind != cal.bench.device_kind or other.device.name != cal.device.name:
+            continue
+        for n, error in _log_errors(other, network, multi[multi["model"] == model]):
+            residuals.append(error)
+            largest = max(largest, n)
+    spread = len(chosen) < len(models)  # not all left out: how many, of how many
+    of = (len(chosen), len(models)) if spread else (None, None)
+    error = from_residuals(residuals, largest, *of)
+    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
+    # the calibration advised on, not calibrated again
+    r = [e for _, e in _log_errors(cal, network, own.dropna(subset=["step_ms_mean"]))]
+    if not r:
+        return error
+    low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
+    found = Finding.of(K.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
+    return replace(error, source=error.source.with_values(own=(found,)))

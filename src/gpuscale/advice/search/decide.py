@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
+from typing import TypeVar
 
 import pandas as pd
 
@@ -41,11 +42,8 @@ from gpuscale.advice.search.predict import Refused, trusted
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
+R = TypeVar("R")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-# the columns of the predictions a Decision keeps for the chosen count and for the focus
-_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
-_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
-_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 # the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
@@ -160,6 +158,14 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 
 
+def _record(cls: type[R], row: pd.Series, **given: object) -> R:
+    """A ``cls`` of ``row``'s columns named as its fields (cast to their types), but those
+    ``given``."""
+    casts = {"int": int, "float": float, "str": str}
+    taken = {f.name: casts[f.type](row[f.name]) for f in fields(cls) if f.name not in given}
+    return cls(**taken, **given)
+
+
 def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
     """The Decision of ``cal``'s predictions ``frame`` (flagged rows left out); ``refused``:
     an input cannot be true; ``fits_from``: the fewest devices that hold the model, standing
@@ -174,11 +180,11 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     larger = plain[plain["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else plain.iloc[-1]
     parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
+    term = "compute"  # at >= 95% throughput efficiency (or N = 1)
     if focus["accelerators"] > 1:
         parts = derive.overheads(focus)
-    term = "compute"  # at >= 95% throughput efficiency (or N = 1)
-    if focus["accelerators"] >= 2 and focus["throughput_efficiency"] < NEGLIGIBLE:
-        term = max(parts, key=parts.get)
+        if focus["throughput_efficiency"] < NEGLIGIBLE:
+            term = max(parts, key=parts.get)
     largest = int(plain["accelerators"].iloc[-1])
     if len(larger):  # the factor that loses more (log scale); ``none``: both lose under 5%
         losses = {
@@ -193,43 +199,29 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         above = {int(n) for n in cal.machine.device_counts if n > largest}
         cap = "flagged" if above else "devices"
         cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
-    rests_on = str(focus["rests_on"])
+    change = cap if cap in ("convergence", *STOPPED) else term
+    if cap == "none" and held is not None:
+        change = "uncertain"
     explained = ratio = None
     if cap == "convergence":
         ratio = 1 / float(focus["convergence_factor"])
-    if rests_on != "predicted":
+    if focus["rests_on"] != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
-    change = cap if cap in ("convergence", *STOPPED) else term
-    if cap == "none" and len(larger):
-        change = "uncertain" if held is not None else term
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
     # issue fewer collectives
     fewer = cal.model.spec.units > 1
     if cal.run.strategy == "ddp":
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
-    gone, also = derive.shrink(focus, term, target)
+    gone, also = derive.shrink(focus, parts, term, target)
+    reaches = chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
+    fastest = fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]
     return Decision(
-        chosen=Chosen(
-            accelerators=int(chosen["accelerators"]),
-            accum=int(chosen["accum"]),
-            **{name: float(chosen[name]) for name in _CHOSEN},
-            reaches_target=bool(
-                chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
-            ),
-        ),
+        chosen=_record(Chosen, chosen, reaches_target=bool(reaches)),
         target_efficiency=target,
         held_back=held,
-        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"])
-        if holds
-        else None,
+        fastest=int(fastest) if holds else None,
         largest=largest,
-        focus=Focus(
-            accelerators=int(focus["accelerators"]),
-            **{name: float(focus[name]) for name in _FOCUS},
-            rests_on=rests_on,
-            samples_ratio=ratio,
-            explained_ms=explained,
-        ),
+        focus=_record(Focus, focus, samples_ratio=ratio, explained_ms=explained),
         limit=Limit(
             dominant_term=term,
             overheads_ms=parts,

@@ -38,12 +38,8 @@ from gpuscale.tables.advice import ADVICE_COLUMNS
 INTERVALS_FILE = "advice_intervals.json"
 KINDS = ("model", "scale", "band", "union", "extend")
 # why a predicted row cannot be true, as columns: its time to train not positive and
-# finite; its speedup where above linear (NaN where not)
+# finite; its speedup where above linear (NaN where not), beside ``linear_speedup``
 FLAGGED = ("not_positive", "above_linear")
-LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
-# the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
-# watts come from
-WORDED = ("flags", "energy_source")
 # the columns a step gives as they are
 FROM_STEP = (
     *("batch_per_device", "accum", "global_batch", "step_ms", "compute_ms", "ddp_ms"),
@@ -245,28 +241,50 @@ def predicted(
     # time to train (in a unit of its own) at each end
     batches = frame["global_batch"].to_numpy(float)
     times = whole_steps(frame["samples_to_train"].to_numpy(float), batches) * steps[1:]
-    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
-    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
-    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    point = frame["speedup"].to_numpy(float)
+    speedups = np.vstack([point, times[:, :1] / times])
+    least = computes.min(axis=0)
+    step_low = np.maximum(steps.min(axis=0) * np.exp(-width), least)
+    step_high = steps.max(axis=0) * np.exp(width)
+    low = speedups.min(axis=0) * np.exp(-width)
     with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
-    frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
-    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    not_positive, above_linear = FLAGGED
-    time = frame["time_to_train_min"]
-    frame[not_positive] = ~((time > 0) & np.isfinite(time))
-    above = frame["speedup"] > ideal * (1 + 1e-9)
-    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
-    frame[LINEAR] = ideal.where(above)
-    # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR]]
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
+    said = None
     # a bench keeps its own interval, an assumed link its range of presets
-    if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
-        return frame, None
-    classes = [found[0].link for found, _, _ in best.values()]
-    return _widened(rule, frame, computes.min(axis=0), ceiling, classes), rule.said(classes)
+    if not (
+        rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed
+    ):
+        classes = [found[0].link for found, _, _ in best.values()]
+        said = rule.said(classes)
+        # a row of no class of the rule keeps the model's interval
+        known = np.array([c in rule.classes for c in classes], bool)
+        a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
+        b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
+        counts_n = frame["accelerators"].to_numpy(float)
+        new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts_n, ceiling)
+        new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
+        # the step's ends move by the same factors (its upper end by the speedup's lower
+        # end's), never below the least compute over the ranges nor past the step
+        step = frame["step_ms"].to_numpy(float)
+        step_low = np.minimum(np.maximum(step_low * high / new_high, least), step)
+        step_high = np.maximum(step_high * low / new_low, step)
+        low, high = new_low, new_high
+    frame["step_ms_low"], frame["step_ms_high"] = step_low, step_high
+    frame["speedup_low"], frame["speedup_high"] = low, high
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
+    time = frame["time_to_train_min"]
+    frame["not_positive"] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > ideal * (1 + 1e-9)
+    frame["above_linear"] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    frame["linear_speedup"] = ideal.where(above)
+    # the documented order (``tables.advice``), the flags as data in place of the columns
+    # the words fill (``explain.caveats.flagged``)
+    worded = ("flags", "energy_source")
+    return frame[
+        [c for c in ADVICE_COLUMNS if c not in worded] + [*FLAGGED, "linear_speedup"]
+    ], said
 
 
 def ends(
@@ -294,31 +312,3 @@ def ends(
         }[kind]
     # the point inside, the upper end at most the ceiling (a point above it is flagged)
     return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
-
-
-def _widened(
-    rule: IntervalRule,
-    frame: pd.DataFrame,
-    compute_ms: np.ndarray,
-    ceiling: np.ndarray,
-    classes: Sequence[str | None],
-) -> pd.DataFrame:
-    """``frame`` (its rows' link ``classes``) with the speedup's interval by ``rule``; a row
-    of no class of the rule keeps the model's. The step's ends move by the same factors (its
-    upper end by the speedup's lower end's), never below ``compute_ms`` (the least compute
-    over the ranges) nor past the step."""
-    low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
-    counts = frame["accelerators"].to_numpy(float)
-    point = frame["speedup"].to_numpy(float)
-    known = np.array([c in rule.classes for c in classes], bool)
-    a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
-    b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
-    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
-    new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
-    out = frame.copy()
-    out["speedup_low"], out["speedup_high"] = new_low, new_high
-    step = frame["step_ms"].to_numpy(float)
-    moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
-    out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
-    out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
-    return out

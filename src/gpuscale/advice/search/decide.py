@@ -25,6 +25,7 @@ from gpuscale.advice.derived import (
     Picks,
     Qualifiers,
     RowIntervals,
+    measured_at,
 )
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
@@ -242,20 +243,17 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     """The fastest count that reaches ``target`` efficiency with a speedup surely (its
     interval's low end) above the smallest count's, never above it when ``refused``; and the
     faster count held back as not sure (None: none)."""
-    first = rows.iloc[0]
-    smallest = rows["accelerators"] == first["accelerators"]
-    reaching = rows[(rows["efficiency"] >= target) | smallest]
+    first = rows.index == rows.index[0]
+    reaching = rows[(rows["efficiency"] >= target) | first]
     # a count resting on one run has no interval (NaN): its value is all there is to read
     low = reaching["speedup_low"].fillna(reaching["speedup"])
-    base = float(first["speedup"])  # 1 where the smallest count is one device
-    at_first = reaching["accelerators"] == first["accelerators"]
-    sure = reaching[at_first | ((low > base) & (not refused))]
+    base = float(rows["speedup"].iloc[0])  # 1 where the smallest count is one device
+    sure = reaching[(reaching.index == rows.index[0]) | ((low > base) & (not refused))]
     chosen = sure.loc[sure["time_to_train_min"].idxmin()]
-    at = reaching["time_to_train_min"].idxmin()
-    best = reaching.loc[at]
-    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
-        return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
-    return chosen, None
+    best = reaching.loc[reaching["time_to_train_min"].idxmin()]
+    if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``
+        return chosen, None
+    return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
 
 
 def measured_counts(
@@ -302,23 +300,22 @@ def measured_counts(
 
 
 def applied(
-    frame: pd.DataFrame | None, found: Sequence[MeasuredCount], measured: Collection[int]
-) -> pd.DataFrame | None:
+    frame: pd.DataFrame, found: Sequence[MeasuredCount], measured: Collection[int]
+) -> pd.DataFrame:
     """``frame`` with each row a disagreement governs resting on the measurement (at its
     count, its own configuration's first; above it, up to the next count ``measured``): its
     throughput columns x measured / predicted speedup, its time columns / it, its intervals
     the runs' range (NaN: one run)."""
-    if frame is None or not found:
-        return frame
     out = frame.copy()
     for i, row in frame.iterrows():
         n = int(row["accelerators"])
-        last = max((d.accelerators for d in found if d.accelerators <= n), default=None)
-        if last is None or any(last < k <= n for k in measured):
+        d = measured_at(found, n)
+        if d is None or any(d.accelerators < k <= n for k in measured):
             continue  # none at or below, or a count measured in between agreed
-        at = [d for d in found if d.accelerators == last]
+        last = d.accelerators
         config = (int(row["batch_per_device"]), int(row["accum"]))
-        d = next((x for x in at if (x.batch_per_device, x.accum) == config), at[0])
+        at = (x for x in found if (x.accelerators, x.batch_per_device, x.accum) == (last, *config))
+        d = next(at, d)
         factor = d.measured_speedup / d.predicted_speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
@@ -327,10 +324,14 @@ def applied(
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
         seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
-        if low is None or high is None:
-            out.loc[i, INTERVALS] = math.nan
-            continue
-        # the step's interval the speedup's, inverted: the runs' range, not the model's
-        ends = [speedup * low / seen, speedup * high / seen, step * seen / high, step * seen / low]
+        ends = [math.nan] * 4  # one run: no interval
+        if low is not None and high is not None:
+            # the step's interval the speedup's, inverted: the runs' range, not the model's
+            ends = [
+                speedup * low / seen,
+                speedup * high / seen,
+                step * seen / high,
+                step * seen / low,
+            ]
         out.loc[i, INTERVALS] = ends
     return out

@@ -48,13 +48,11 @@ FROM_STEP = (
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows none of whose ``FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``plausible`` rows, and those of them from ``fits_from`` devices up (all where
-    none is)."""
+    """The ``plausible`` rows, and those from ``fits_from`` devices up (all where none is)."""
     plain = frame[plausible(frame)]
     fitting = plain[plain["accelerators"] >= fits_from]
     return plain, fitting if len(fitting) else plain
@@ -70,8 +68,7 @@ class Refused(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ClassWidths:
-    """One link class's widths (a factor for ``scale``, a log width at N = 2 else) and
-    the development rows they were fitted on."""
+    """One link class's widths (a factor for ``scale``, a log width at N = 2 else)."""
 
     low: float
     high: float
@@ -80,8 +77,6 @@ class ClassWidths:
 
 @dataclass(frozen=True, slots=True)
 class IntervalRule:
-    """The rule: its kind, its name as the fit called it, the widths per link class."""
-
     kind: str
     name: str
     classes: Mapping[str, ClassWidths]
@@ -97,8 +92,7 @@ class IntervalRule:
                 raise ValueError(f"{name}: widths {w} not finite and >= 0")
 
     def said(self, classes: Sequence[str | None]) -> Finding | None:
-        """The rule as a finding for the counts' link ``classes`` (None where none of them
-        has one)."""
+        """The rule for the counts' link ``classes`` (None where none of them has one)."""
         found = {c: self.classes[c] for c in dict.fromkeys(classes) if c in self.classes}
         if not found:
             return None
@@ -120,7 +114,6 @@ class IntervalRule:
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:
-    """The rule of ``data/advice_intervals.json``'s contents."""
     classes = entry["classes"]
     assert isinstance(classes, Mapping)
     widths = {
@@ -136,17 +129,11 @@ RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
     batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
-    run = cal.run
-    kept = run.kept_global_batch
+    run, kept = cal.run, cal.run.kept_global_batch
     if kept is not None:
-        per_device = kept / n
-        for accum in range(1, run.max_accum + 1):
-            batch = per_device / accum
-            if batch < 1:
-                break
-            if batch == int(batch) and batch <= run.largest_batch:
-                return [(n, int(batch), accum)]
-        return []
+        splits = ((kept / n / k, k) for k in range(1, run.max_accum + 1))
+        whole = [(n, int(b), k) for b, k in splits if 1 <= b <= run.largest_batch and b == int(b)]
+        return whole[:1]
     if cal.search.convergence is None or run.scaling == "weak":
         return [(n, run.batch, run.accum)]
     batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
@@ -156,8 +143,8 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
 
 
 def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float]]:
-    """Each count's fastest candidate: its steps (the point, then the ends of the ranges),
-    time to train (s) and samples to train."""
+    """Each count's fastest candidate: its steps (the point, the ranges' ends), time to
+    train (s), samples to train."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     fixed = model.fixed

@@ -262,15 +262,20 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
     """The counts searched against ``frame``'s rows and, where the search ``stopped`` below
-    the most allowed, those above ``focus`` (:class:`Counts`)."""
+    the most allowed, those above ``focus``."""
     machine, network = cal.machine, cal.machine.network
     searched, most = machine.device_counts, int(machine.max_devices)
+    top = most if stopped else focus  # the counts above the focus said up to it
     per_node = (network.inter is not None and network.per_node) or None  # one node: none
     off: list[int] = []
     if per_node is not None:  # the counts the rule gives on one node, not whole nodes
         off = [n for n in replace(network, inter=None).counts_up_to(most) if n not in searched]
+    whole = None
+    if per_node and any(focus < n <= top for n in off):
+        whole = (most // per_node + 1) * per_node
     rows = set(frame["accelerators"].astype(int))
-    found = Counts(
+    shown = frame[(frame["accelerators"] > focus) & (frame["accelerators"] <= top)]
+    return Counts(
         searched=tuple(int(n) for n in searched),
         most=most,
         every=searched == list(range(1, most + 1)),
@@ -278,17 +283,8 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
         per_node=per_node,
         off_nodes=tuple(off),
         missing=tuple(int(n) for n in searched if n not in rows),
-    )
-    if not stopped or focus >= most:
-        return found
-    shown = frame[frame["accelerators"] > focus]
-    whole = None
-    if per_node and any(n > focus for n in off):
-        whole = (most // per_node + 1) * per_node
-    return replace(
-        found,
-        unsearched_above=tuple(n for n in range(focus + 1, most + 1) if n not in searched),
-        missing_above=tuple(n for n in searched if focus < n <= most and n not in rows),
+        unsearched_above=tuple(n for n in range(focus + 1, top + 1) if n not in searched),
+        missing_above=tuple(n for n in searched if focus < n <= top and n not in rows),
         flagged_above=tuple(sorted(int(n) for n in shown[~plausible(shown)]["accelerators"])),
         whole_nodes=whole,
     )

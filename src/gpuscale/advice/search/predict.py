@@ -156,9 +156,9 @@ def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
         step = steps[0]
-        samples = (
-            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
-        )
+        samples = cal.search.samples
+        if convergence is not None:
+            samples = convergence.samples(step.global_batch)
         time_s = whole_steps(samples, step.global_batch) * step.step_ms / 1e3
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
@@ -211,11 +211,8 @@ def predicted(
     frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
-    total_w = [cal.machine.power.total_w(n, b) for n, b in counts]
-    frame["energy_kwh"] = [
-        minutes / 60 * (math.nan if w is None else w) / 1e3
-        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
-    ]
+    watts = np.array([cal.machine.power.total_w(n, b) for n, b in counts], float)  # None: NaN
+    frame["energy_kwh"] = frame["time_to_train_min"] / 60 * watts / 1e3
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
     frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
@@ -268,10 +265,8 @@ def predicted(
     frame["linear_speedup"] = ideal.where(above)
     # the documented order (``tables.advice``), the flags as data in place of the columns
     # the words fill (``explain.caveats.flagged``)
-    worded = ("flags", "energy_source")
-    return frame[
-        [c for c in ADVICE_COLUMNS if c not in worded] + [*FLAGGED, "linear_speedup"]
-    ], said
+    columns = [c for c in ADVICE_COLUMNS if c not in ("flags", "energy_source")]
+    return frame[[*columns, *FLAGGED, "linear_speedup"]], said
 
 
 def ends(

@@ -1,9 +1,6 @@
-"""The advice in one pass (``search``): the predictions (``predict``), the rows the bench
-measured outside their interval resting on the runs (``applied``), the one :class:`Decision`
-read off them (``chosen``, the fastest count reaching the target efficiency whose speedup's
-80% interval lies above 1; ``focus``, the next count up, where the limit is read;
-``readings``, the count at each end of every assumed term's range), the numbers derived
-(``derive``)."""
+"""The advice in one pass (``search``): the predictions, the rows the bench measured outside
+their interval resting on the runs (``applied``), the one :class:`Decision` read off them
+(``decide``), the numbers derived (``derive``)."""
 
 from __future__ import annotations
 
@@ -63,8 +60,8 @@ class NoneHolds(ValueError):
 
 @dataclass(frozen=True)
 class Searched:
-    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data (``api.Advice`` adds the words, ``explain.document.Worded``)."""
+    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
+    (``api.Advice`` adds the words)."""
 
     table: pd.DataFrame  # one row per device count, its flags as data
     decided: Decision
@@ -85,12 +82,10 @@ class Searched:
 
     @property
     def recommended(self) -> int | None:
-        """The count advised (None where an assumed term's range moves it)."""
         return self.decided.count
 
     @cached_property
     def deciding(self) -> Deciding:
-        """What decides, and what would change it."""
         memory, strategy = self.memory, self.calibration.run.strategy
         return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
@@ -168,9 +163,10 @@ def _record(cls: type[R], row: pd.Series, **given: object) -> R:
 
 
 def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
-    """The Decision of ``cal``'s predictions ``frame`` (flagged rows left out); ``refused``:
-    an input cannot be true; ``fits_from``: the fewest devices that hold the model, standing
-    where one device would (none predicted: nothing advised)."""
+    """The Decision of ``frame`` (flagged rows left out): ``chosen``, the fastest count reaching
+    the target efficiency whose speedup's 80% interval lies above the first count's (never,
+    where ``refused``: an input cannot be true); ``focus``, the next count up, where the limit
+    is read. ``fits_from``: the fewest devices that hold the model, standing for one device."""
     target = cal.search.target_efficiency
     plain, fitting = trusted(frame, fits_from)
     if plain.empty:  # one device's speedup is 1: only its time can fail

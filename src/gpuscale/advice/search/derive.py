@@ -155,7 +155,7 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
         rows=len(plain),
     )
     equilibrium = {
-        "knee": maybe(int, None if knee is None else knee["accelerators"]),
+        "knee": int(knee["accelerators"]) if knee is not None else None,
         "max_speed_x_efficiency": int(sxe["accelerators"]),
         "efficiency_threshold": kept,
     }

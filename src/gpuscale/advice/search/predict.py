@@ -195,7 +195,7 @@ def predicted(
                 "exposed_comm_ms": step.exposed_ms,
                 "samples_to_train": samples,
                 "time_to_train_min": time_s / 60,
-                "compute_measured": step.measured,
+                "compute_source": "measured" if step.measured else "modelled",
             }
             for n, ((step, *_), time_s, samples) in best.items()
         ]
@@ -257,7 +257,6 @@ def predicted(
         low, high = new_low, new_high
     frame["step_ms_low"], frame["step_ms_high"] = step_low, step_high
     frame["speedup_low"], frame["speedup_high"] = low, high
-    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     time = frame["time_to_train_min"]
     frame["not_positive"] = ~((time > 0) & np.isfinite(time))
     above = frame["speedup"] > ideal * (1 + 1e-9)

@@ -239,12 +239,12 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     """The fastest count that reaches ``target`` efficiency with a speedup surely (its
     interval's low end) above the smallest count's, never above it when ``refused``; and the
     faster count held back as not sure (None: none)."""
-    first = rows.index == rows.index[0]
-    reaching = rows[(rows["efficiency"] >= target) | first]
+    first = rows.index[0]  # the smallest count's row
+    reaching = rows[(rows["efficiency"] >= target) | (rows.index == first)]
     # a count resting on one run has no interval (NaN): its value is all there is to read
     low = reaching["speedup_low"].fillna(reaching["speedup"])
-    base = float(rows["speedup"].iloc[0])  # 1 where the smallest count is one device
-    sure = reaching[(reaching.index == rows.index[0]) | ((low > base) & (not refused))]
+    base = float(rows.loc[first, "speedup"])  # 1 where the smallest count is one device
+    sure = reaching[(reaching.index == first) | ((low > base) & (not refused))]
     chosen = sure.loc[sure["time_to_train_min"].idxmin()]
     best = reaching.loc[reaching["time_to_train_min"].idxmin()]
     if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``

@@ -40,11 +40,6 @@ KINDS = ("model", "scale", "band", "union", "extend")
 # why a predicted row cannot be true, as columns: its time to train not positive and
 # finite; its speedup where above linear (NaN where not), beside ``linear_speedup``
 FLAGGED = ("not_positive", "above_linear")
-# the columns a step gives as they are
-FROM_STEP = (
-    *("batch_per_device", "accum", "global_batch", "step_ms", "compute_ms", "ddp_ms"),
-    *("wait_ms", "comm_ms", "samples_per_s"),
-)
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
@@ -190,7 +185,8 @@ def predicted(
         [
             {
                 "accelerators": n,
-                **{column: getattr(step, column) for column in FROM_STEP},
+                # the columns a step gives as they are, those its attributes name
+                **{c: getattr(step, c) for c in ADVICE_COLUMNS if hasattr(step, c)},
                 "latency_ms": min(step.latency_ms, step.comm_ms),
                 "exposed_comm_ms": step.exposed_ms,
                 "samples_to_train": samples,

@@ -320,14 +320,10 @@ def applied(
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
         seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
-        ends = [math.nan] * 4  # one run: no interval
-        if low is not None and high is not None:
-            # the step's interval the speedup's, inverted: the runs' range, not the model's
-            ends = [
-                speedup * low / seen,
-                speedup * high / seen,
-                step * seen / high,
-                step * seen / low,
-            ]
+        if low is None or high is None:  # one run: no interval
+            out.loc[i, INTERVALS] = math.nan
+            continue
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        ends = [speedup * low / seen, speedup * high / seen, step * seen / high, step * seen / low]
         out.loc[i, INTERVALS] = ends
     return out

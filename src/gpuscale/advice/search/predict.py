@@ -233,9 +233,8 @@ def predicted(
     high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
     said = None
     # a bench keeps its own interval, an assumed link its range of presets
-    if not (
-        rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed
-    ):
+    own = rule is None or rule.kind == "model" or cal.runs.from_bench
+    if not (own or cal.machine.link_assumed):
         classes = [found[0].link for found, _, _ in best.values()]
         said = rule.said(classes)
         # a row of no class of the rule keeps the model's interval

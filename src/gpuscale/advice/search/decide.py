@@ -1,16 +1,14 @@
-"""The advice in one pass (``search``): the predictions (``predict``), the rows the bench
-measured outside their interval resting on the runs (``applied``), the one :class:`Decision`
-read off them (``chosen``, the fastest count reaching the target efficiency whose speedup's
-80% interval lies above 1; ``focus``, the next count up, where the limit is read;
-``readings``, the count at each end of every assumed term's range), the numbers derived
-(``derive``)."""
+"""The advice in one pass (``search``): the predictions, the rows the bench measured outside
+their interval resting on the runs (``applied``), the one :class:`Decision` read off them
+(``decide``), the numbers derived (``derive``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
+from typing import TypeVar
 
 import pandas as pd
 
@@ -24,6 +22,7 @@ from gpuscale.advice.derived import (
     Picks,
     Qualifiers,
     RowIntervals,
+    measured_at,
 )
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
@@ -41,11 +40,8 @@ from gpuscale.advice.search.predict import Refused, trusted
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
+R = TypeVar("R")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-# the columns of the predictions a Decision keeps for the chosen count and for the focus
-_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
-_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
-_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 # the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
@@ -64,8 +60,8 @@ class NoneHolds(ValueError):
 
 @dataclass(frozen=True)
 class Searched:
-    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data (``api.Advice`` adds the words, ``explain.document.Worded``)."""
+    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
+    (``api.Advice`` adds the words)."""
 
     table: pd.DataFrame  # one row per device count, its flags as data
     decided: Decision
@@ -86,12 +82,10 @@ class Searched:
 
     @property
     def recommended(self) -> int | None:
-        """The count advised (None where an assumed term's range moves it)."""
         return self.decided.count
 
     @cached_property
     def deciding(self) -> Deciding:
-        """What decides, and what would change it."""
         memory, strategy = self.memory, self.calibration.run.strategy
         return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
@@ -160,10 +154,19 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     return cal.at({"run": {"strategy": strategy}}), fewest, memory
 
 
+def _record(cls: type[R], row: pd.Series, **given: object) -> R:
+    """A ``cls`` of ``row``'s columns named as its fields (cast to their types), but those
+    ``given``."""
+    casts = {"int": int, "float": float, "str": str}
+    taken = {f.name: casts[f.type](row[f.name]) for f in fields(cls) if f.name not in given}
+    return cls(**taken, **given)
+
+
 def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
-    """The Decision of ``cal``'s predictions ``frame`` (flagged rows left out); ``refused``:
-    an input cannot be true; ``fits_from``: the fewest devices that hold the model, standing
-    where one device would (none predicted: nothing advised)."""
+    """The Decision of ``frame`` (flagged rows left out): ``chosen``, the fastest count reaching
+    the target efficiency whose speedup's 80% interval lies above the first count's (never,
+    where ``refused``: an input cannot be true); ``focus``, the next count up, where the limit
+    is read. ``fits_from``: the fewest devices that hold the model, standing for one device."""
     target = cal.search.target_efficiency
     plain, fitting = trusted(frame, fits_from)
     if plain.empty:  # one device's speedup is 1: only its time can fail
@@ -174,11 +177,11 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     larger = plain[plain["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else plain.iloc[-1]
     parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
+    term = "compute"  # at >= 95% throughput efficiency (or N = 1)
     if focus["accelerators"] > 1:
         parts = derive.overheads(focus)
-    term = "compute"  # at >= 95% throughput efficiency (or N = 1)
-    if focus["accelerators"] >= 2 and focus["throughput_efficiency"] < NEGLIGIBLE:
-        term = max(parts, key=parts.get)
+        if focus["throughput_efficiency"] < NEGLIGIBLE:
+            term = max(parts, key=parts.get)
     largest = int(plain["accelerators"].iloc[-1])
     if len(larger):  # the factor that loses more (log scale); ``none``: both lose under 5%
         losses = {
@@ -193,43 +196,29 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         above = {int(n) for n in cal.machine.device_counts if n > largest}
         cap = "flagged" if above else "devices"
         cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
-    rests_on = str(focus["rests_on"])
+    change = cap if cap in ("convergence", *STOPPED) else term
+    if cap == "none" and held is not None:
+        change = "uncertain"
     explained = ratio = None
     if cap == "convergence":
         ratio = 1 / float(focus["convergence_factor"])
-    if rests_on != "predicted":
+    if focus["rests_on"] != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
-    change = cap if cap in ("convergence", *STOPPED) else term
-    if cap == "none" and len(larger):
-        change = "uncertain" if held is not None else term
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
     # issue fewer collectives
     fewer = cal.model.spec.units > 1
     if cal.run.strategy == "ddp":
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
-    gone, also = derive.shrink(focus, term, target)
+    gone, also = derive.shrink(focus, parts, term, target)
+    reaches = chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
+    fastest = fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]
     return Decision(
-        chosen=Chosen(
-            accelerators=int(chosen["accelerators"]),
-            accum=int(chosen["accum"]),
-            **{name: float(chosen[name]) for name in _CHOSEN},
-            reaches_target=bool(
-                chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
-            ),
-        ),
+        chosen=_record(Chosen, chosen, reaches_target=bool(reaches)),
         target_efficiency=target,
         held_back=held,
-        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"])
-        if holds
-        else None,
+        fastest=int(fastest) if holds else None,
         largest=largest,
-        focus=Focus(
-            accelerators=int(focus["accelerators"]),
-            **{name: float(focus[name]) for name in _FOCUS},
-            rests_on=rests_on,
-            samples_ratio=ratio,
-            explained_ms=explained,
-        ),
+        focus=_record(Focus, focus, samples_ratio=ratio, explained_ms=explained),
         limit=Limit(
             dominant_term=term,
             overheads_ms=parts,
@@ -250,20 +239,17 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     """The fastest count that reaches ``target`` efficiency with a speedup surely (its
     interval's low end) above the smallest count's, never above it when ``refused``; and the
     faster count held back as not sure (None: none)."""
-    first = rows.iloc[0]
-    smallest = rows["accelerators"] == first["accelerators"]
-    reaching = rows[(rows["efficiency"] >= target) | smallest]
+    first = rows.index[0]  # the smallest count's row
+    reaching = rows[(rows["efficiency"] >= target) | (rows.index == first)]
     # a count resting on one run has no interval (NaN): its value is all there is to read
     low = reaching["speedup_low"].fillna(reaching["speedup"])
-    base = float(first["speedup"])  # 1 where the smallest count is one device
-    at_first = reaching["accelerators"] == first["accelerators"]
-    sure = reaching[at_first | ((low > base) & (not refused))]
+    base = float(rows.loc[first, "speedup"])  # 1 where the smallest count is one device
+    sure = reaching[(reaching.index == first) | ((low > base) & (not refused))]
     chosen = sure.loc[sure["time_to_train_min"].idxmin()]
-    at = reaching["time_to_train_min"].idxmin()
-    best = reaching.loc[at]
-    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
-        return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
-    return chosen, None
+    best = reaching.loc[reaching["time_to_train_min"].idxmin()]
+    if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``
+        return chosen, None
+    return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
 
 
 def measured_counts(
@@ -310,23 +296,22 @@ def measured_counts(
 
 
 def applied(
-    frame: pd.DataFrame | None, found: Sequence[MeasuredCount], measured: Collection[int]
-) -> pd.DataFrame | None:
+    frame: pd.DataFrame, found: Sequence[MeasuredCount], measured: Collection[int]
+) -> pd.DataFrame:
     """``frame`` with each row a disagreement governs resting on the measurement (at its
     count, its own configuration's first; above it, up to the next count ``measured``): its
     throughput columns x measured / predicted speedup, its time columns / it, its intervals
     the runs' range (NaN: one run)."""
-    if frame is None or not found:
-        return frame
     out = frame.copy()
     for i, row in frame.iterrows():
         n = int(row["accelerators"])
-        last = max((d.accelerators for d in found if d.accelerators <= n), default=None)
-        if last is None or any(last < k <= n for k in measured):
+        d = measured_at(found, n)
+        if d is None or any(d.accelerators < k <= n for k in measured):
             continue  # none at or below, or a count measured in between agreed
-        at = [d for d in found if d.accelerators == last]
+        last = d.accelerators
         config = (int(row["batch_per_device"]), int(row["accum"]))
-        d = next((x for x in at if (x.batch_per_device, x.accum) == config), at[0])
+        at = (x for x in found if (x.accelerators, x.batch_per_device, x.accum) == (last, *config))
+        d = next(at, d)
         factor = d.measured_speedup / d.predicted_speedup
         # the measured step split: the model's terms plus what they leave unexplained
         out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
@@ -335,7 +320,7 @@ def applied(
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
         seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
-        if low is None or high is None:
+        if low is None or high is None:  # one run: no interval
             out.loc[i, INTERVALS] = math.nan
             continue
         # the step's interval the speedup's, inverted: the runs' range, not the model's

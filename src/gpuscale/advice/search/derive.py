@@ -1,8 +1,6 @@
-"""Numbers read off the predictions for the words to say (``explain`` formats them and
-computes none): the break-even, the counts other rules pick and the numbers that make them,
-the fixed per-step costs at the focus count, the N = 1 row beside the bench's, the rows'
-intervals, the counts searched against the rows, and the step's overheads at the focus
-count with the efficiency were they gone."""
+"""Numbers read off the predictions for the words (``explain`` formats them, computes none):
+the break-even, the counts other rules pick, the fixed per-step costs and the overheads at
+the focus count, the N = 1 row beside the bench's, the rows' intervals, the counts searched."""
 
 from __future__ import annotations
 
@@ -36,7 +34,6 @@ from gpuscale.analysis.equilibrium import knee_pick
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 WIDER = ("ranges", "floor", "linear")  # why an interval is wider, as ``RowIntervals`` says
-# the step's overheads, as ``overheads`` reads them off a row
 OVERHEADS = tuple(
     TermId(t) for t in ("fixed", "wait", "ddp", "bandwidth", "latency", "unexplained")
 )
@@ -57,44 +54,37 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
 
 def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     """From where 2 devices train faster than 1 (``pair_speedup``), and this model beside it
-    (``frame``: its predictions): the compute ms per gradient MB, scaling this model's whole
-    step compute at fixed gradient bytes (a property of the link and overlap); the
-    parameters, and those for the target efficiency, resizing the model within its family
-    (the family's fitted step, else this model's modelled one, never its measured one; NaN
-    where the speedup falls with size)."""
+    (``frame``): the compute ms per gradient MB, scaling the whole step at fixed gradient
+    bytes; the parameters, and those for the target efficiency, resizing the model within
+    its family (the family's fitted step, else this model's modelled one; NaN where the
+    speedup falls with size)."""
     spec, compute, run, family = cal.model.spec, cal.model.compute, cal.run, cal.model.family
     network = cal.machine.network
-    # the rate of the whole step (fixed cost included), never the per-sample work's
-    # (unbounded where the step is nearly all fixed cost)
+    # the whole step's rate (fixed cost included): the per-sample work's is unbounded where
+    # the step is nearly all fixed cost
     step_ms = compute.compute_ms(spec, run.batch, run.accum)
     tflops = rate_tflops(run.batch * run.accum, spec.flops, step_ms)
-    modelled = replace(compute, measured_ms=())
 
     def by_compute(scale: float) -> float:
         # every term scales, the measured batches too (else the speedup is flat in scale)
-        scaled = replace(
-            compute,
-            tflops=compute.tflops / scale,
-            fixed_ms=compute.fixed_ms * scale,
-            floor_ms=compute.floor_ms * scale,
-            measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
-            opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
-        )
+        terms = ("fixed_ms", "floor_ms", "opt_ms_per_mparam")
+        times = {name: getattr(compute, name) * scale for name in terms}
+        measured = tuple((b, ms * scale) for b, ms in compute.measured_ms)
+        scaled = replace(compute, tflops=compute.tflops / scale, measured_ms=measured, **times)
         return pair_speedup(network, run, spec, scaled)
 
     def by_size(params: float) -> float:
         if family is not None:
             resized = spec.resized(params, family.flops_per_param)
             return pair_speedup(network, run, resized, family.at(params))
-        return pair_speedup(network, run, spec.resized(params), modelled)
+        return pair_speedup(network, run, spec.resized(params), replace(compute, measured_ms=()))
 
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = per_byte = None
     if scale is not None:  # FLOPs per byte: the break-even's ms per MB at the whole step's rate
         ms_per_mb = scale * step_ms / (spec.grad_bytes / 1e6)
         per_byte = ms_per_mb / 1e3 * tflops * 1e12 / 1e6
-    # SMALLEST_SEARCHED (1e3) .. 1e13, four a decade
-    grid = [10 ** (3 + k / 4) for k in range(41)]
+    grid = [10 ** (3 + k / 4) for k in range(41)]  # SMALLEST_SEARCHED (1e3) .. 1e13
     speedups = [by_size(p) for p in grid]
 
     def from_size(target: float) -> float | None:
@@ -132,28 +122,24 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
     )
 
 
+def _largest(rows: pd.DataFrame) -> int | None:
+    return int(rows["accelerators"].max()) if len(rows) else None
+
+
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the trusted predictions (from ``fits_from`` up): the
-    largest reaching the target efficiency, the cheapest in device-hours, the knee of time
-    against count, the count maximising speedup x efficiency, and the largest keeping
-    efficiency >= ``goal.threshold`` x its best; and the numbers that make them, read off
-    every trusted row."""
+    """The counts other rules pick off the trusted rows from ``fits_from`` up: the largest
+    reaching the target efficiency, the cheapest in device-hours, the knee of time against
+    count, the most speedup x efficiency, the largest keeping ``goal.threshold`` x the best
+    efficiency; and the numbers that make them, read off every trusted row."""
     plain, fits = trusted(frame, fits_from)
-    ok = fits[fits["efficiency"] >= goal.target_efficiency]
-    efficient = int(ok["accelerators"].max()) if len(ok) else None
+    efficiency = fits["efficiency"]
+    kept = _largest(fits[efficiency >= goal.threshold * efficiency.max()])
     cheapest = None
     if fits["accelerator_hours"].notna().any():
         cheapest = int(fits.loc[fits["accelerator_hours"].idxmin(), "accelerators"])
     times = fits[["accelerators", "time_to_train_min"]]
     knee = knee_pick(times.assign(system_id=fits["accelerators"].astype(str)))
-    sxe = fits.loc[(fits["speedup"] * fits["efficiency"]).idxmax()]
-    good = fits[fits["efficiency"] >= goal.threshold * fits["efficiency"].max()]
-    kept = int(good["accelerators"].max()) if len(good) else None
-    equilibrium = {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(sxe["accelerators"]),
-        "efficiency_threshold": kept,
-    }
+    sxe = fits.loc[(fits["speedup"] * efficiency).idxmax()]
     best = plain.loc[plain["efficiency"].idxmax()]
     s, e = float(sxe["speedup"]), float(sxe["efficiency"])
     after = plain[plain["accelerators"] > (kept or 0)]
@@ -168,6 +154,12 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
         next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
         rows=len(plain),
     )
+    equilibrium = {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(sxe["accelerators"]),
+        "efficiency_threshold": kept,
+    }
+    efficient = _largest(fits[efficiency >= goal.target_efficiency])
     return Picks(efficient, cheapest, equilibrium, numbers)
 
 
@@ -175,8 +167,7 @@ def below_mlperf(
     frame: pd.DataFrame, floor: Sequence[tuple[int, float, str]]
 ) -> tuple[tuple[int, float, float, str], ...]:
     """(count, predicted minutes, MLPerf's, its system) of each plausible count faster than
-    the fastest MLPerf system at that count (``floor``: count, minutes, system): an input
-    that cannot be true."""
+    MLPerf's fastest system at that count (``floor``): an input that cannot be true."""
     fastest = {n: (minutes, system) for n, minutes, system in floor}
     return tuple(
         (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
@@ -186,7 +177,6 @@ def below_mlperf(
 
 
 def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
-    """What qualifies the headline of ``chosen`` devices (:class:`Qualifiers`)."""
     few, width = cal.search.noise_steps, cal.model.error.width_log
     return Qualifiers(
         defaults=cal.search.defaults,
@@ -199,8 +189,7 @@ def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
     """The optimizer step (once per optimizer step on every device, whatever its batch;
-    FSDP's ``1/n`` shard at ``n``) and the ``fixed`` term of ``frame``'s row at ``n``
-    devices split (:class:`FixedTerm`)."""
+    FSDP's ``1/n`` shard) and the ``fixed`` excess of the row at ``n`` devices split."""
     opt = float(per_step_ms(cal.model.compute.opt_ms_per_mparam, cal.model.spec.params))
     opt_n = opt / (n if cal.run.strategy == "fsdp" else 1)
     row, one = frame.set_index("accelerators").loc[n], frame.iloc[0]
@@ -219,7 +208,6 @@ def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
 
 
 def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
-    """The N = 1 row of ``frame`` beside the bench's N = 1 run (:class:`OneDeviceRow`)."""
     one, m = frame.iloc[0], cal.runs.one_device
     above = frame[frame["accelerators"] > 1]["ddp_ms"]
     row = OneDeviceRow(
@@ -243,8 +231,8 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
 
 
 def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -> RowIntervals:
-    """The spans of ``frame``'s rows above one device and, where ``rule`` is None, why the
-    predicted ones are not the model's error alone (:class:`RowIntervals`)."""
+    """The spans of the rows above one device and, where ``rule`` is None, why the predicted
+    ones are wider than the model's error (:class:`RowIntervals`)."""
     rows = frame[frame["accelerators"] > 1]
     spans = tuple(
         RowSpan(
@@ -274,15 +262,20 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
     """The counts searched against ``frame``'s rows and, where the search ``stopped`` below
-    the most allowed, those above ``focus`` (:class:`Counts`)."""
+    the most allowed, those above ``focus``."""
     machine, network = cal.machine, cal.machine.network
     searched, most = machine.device_counts, int(machine.max_devices)
+    top = most if stopped else focus  # the counts above the focus said up to it
     per_node = (network.inter is not None and network.per_node) or None  # one node: none
     off: list[int] = []
     if per_node is not None:  # the counts the rule gives on one node, not whole nodes
         off = [n for n in replace(network, inter=None).counts_up_to(most) if n not in searched]
+    whole = None
+    if per_node and any(focus < n <= top for n in off):
+        whole = (most // per_node + 1) * per_node
     rows = set(frame["accelerators"].astype(int))
-    found = Counts(
+    shown = frame[(frame["accelerators"] > focus) & (frame["accelerators"] <= top)]
+    return Counts(
         searched=tuple(int(n) for n in searched),
         most=most,
         every=searched == list(range(1, most + 1)),
@@ -290,17 +283,8 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
         per_node=per_node,
         off_nodes=tuple(off),
         missing=tuple(int(n) for n in searched if n not in rows),
-    )
-    if not stopped or focus >= most:
-        return found
-    shown = frame[frame["accelerators"] > focus]
-    whole = None
-    if per_node and any(n > focus for n in off):
-        whole = (most // per_node + 1) * per_node
-    return replace(
-        found,
-        unsearched_above=tuple(n for n in range(focus + 1, most + 1) if n not in searched),
-        missing_above=tuple(n for n in searched if focus < n <= most and n not in rows),
+        unsearched_above=tuple(n for n in range(focus + 1, top + 1) if n not in searched),
+        missing_above=tuple(n for n in searched if focus < n <= top and n not in rows),
         flagged_above=tuple(sorted(int(n) for n in shown[~plausible(shown)]["accelerators"])),
         whole_nodes=whole,
     )
@@ -313,22 +297,25 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
     exposed = float(row["exposed_comm_ms"])
     share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
     return {
-        TermId.FIXED: float(row.get("fixed_excess_ms", 0.0)),
+        TermId.FIXED: float(row["fixed_excess_ms"]),
         TermId.WAIT: float(row["wait_ms"]),
         TermId.DDP: float(row["ddp_ms"]),
         TermId.BANDWIDTH: exposed * (1 - share),
         TermId.LATENCY: exposed * share,
-        TermId.UNEXPLAINED: float(row.get("unexplained_ms", 0.0)),
+        TermId.UNEXPLAINED: float(row["unexplained_ms"]),
     }
 
 
-def shrink(focus: pd.Series, term: str, target: float) -> tuple[float | None, tuple[str, ...]]:
-    """The efficiency at ``focus`` with the overhead ``term`` gone from its step (None: N = 1,
-    no overhead, or nothing left), and the fewest other overheads, largest first, that must
-    go with it to reach ``target`` (() where it alone does, or not even all of them would)."""
+def shrink(
+    focus: pd.Series, parts: dict[TermId, float], term: str, target: float
+) -> tuple[float | None, tuple[str, ...]]:
+    """The efficiency at ``focus`` with the overhead ``term`` of its ``parts`` gone from its
+    step (None: N = 1, no overhead, or nothing left), and the fewest other overheads, largest
+    first, that must go with it to reach ``target`` (() where it alone does, or not even all
+    of them would)."""
     if focus["accelerators"] < 2 or term not in OVERHEADS:
         return None, ()
-    parts, step = overheads(focus), float(focus["step_ms"])
+    step = float(focus["step_ms"])
 
     def efficiency(gone: tuple[str, ...]) -> float | None:
         left = step - sum(parts[t] for t in gone)

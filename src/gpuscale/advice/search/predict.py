@@ -38,27 +38,16 @@ from gpuscale.tables.advice import ADVICE_COLUMNS
 INTERVALS_FILE = "advice_intervals.json"
 KINDS = ("model", "scale", "band", "union", "extend")
 # why a predicted row cannot be true, as columns: its time to train not positive and
-# finite; its speedup where above linear (NaN where not)
+# finite; its speedup where above linear (NaN where not), beside ``linear_speedup``
 FLAGGED = ("not_positive", "above_linear")
-LINEAR = "linear_speedup"  # beside them, the linear speedup where above it (NaN where not)
-# the columns the words fill (``explain.caveats.flagged``): why a row is flagged, where its
-# watts come from
-WORDED = ("flags", "energy_source")
-# the columns a step gives as they are
-FROM_STEP = (
-    *("batch_per_device", "accum", "global_batch", "step_ms", "compute_ms", "ddp_ms"),
-    *("wait_ms", "comm_ms", "samples_per_s"),
-)
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
-    """The rows none of whose ``FLAGGED`` columns is set."""
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``plausible`` rows, and those of them from ``fits_from`` devices up (all where
-    none is)."""
+    """The ``plausible`` rows, and those from ``fits_from`` devices up (all where none is)."""
     plain = frame[plausible(frame)]
     fitting = plain[plain["accelerators"] >= fits_from]
     return plain, fitting if len(fitting) else plain
@@ -74,8 +63,7 @@ class Refused(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ClassWidths:
-    """One link class's widths (a factor for ``scale``, a log width at N = 2 else) and
-    the development rows they were fitted on."""
+    """One link class's widths (a factor for ``scale``, a log width at N = 2 else)."""
 
     low: float
     high: float
@@ -84,8 +72,6 @@ class ClassWidths:
 
 @dataclass(frozen=True, slots=True)
 class IntervalRule:
-    """The rule: its kind, its name as the fit called it, the widths per link class."""
-
     kind: str
     name: str
     classes: Mapping[str, ClassWidths]
@@ -101,8 +87,7 @@ class IntervalRule:
                 raise ValueError(f"{name}: widths {w} not finite and >= 0")
 
     def said(self, classes: Sequence[str | None]) -> Finding | None:
-        """The rule as a finding for the counts' link ``classes`` (None where none of them
-        has one)."""
+        """The rule for the counts' link ``classes`` (None where none of them has one)."""
         found = {c: self.classes[c] for c in dict.fromkeys(classes) if c in self.classes}
         if not found:
             return None
@@ -124,7 +109,6 @@ class IntervalRule:
 
 
 def rule_of(entry: Mapping[str, object]) -> IntervalRule:
-    """The rule of ``data/advice_intervals.json``'s contents."""
     classes = entry["classes"]
     assert isinstance(classes, Mapping)
     widths = {
@@ -140,17 +124,11 @@ RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     """(devices, per-device batch, accumulation) tried at ``n`` devices: with the global
     batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
-    run = cal.run
-    kept = run.kept_global_batch
+    run, kept = cal.run, cal.run.kept_global_batch
     if kept is not None:
-        per_device = kept / n
-        for accum in range(1, run.max_accum + 1):
-            batch = per_device / accum
-            if batch < 1:
-                break
-            if batch == int(batch) and batch <= run.largest_batch:
-                return [(n, int(batch), accum)]
-        return []
+        splits = ((kept / n / k, k) for k in range(1, run.max_accum + 1))
+        whole = [(n, int(b), k) for b, k in splits if 1 <= b <= run.largest_batch and b == int(b)]
+        return whole[:1]
     if cal.search.convergence is None or run.scaling == "weak":
         return [(n, run.batch, run.accum)]
     batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
@@ -160,8 +138,8 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
 
 
 def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float]]:
-    """Each count's fastest candidate: its steps (the point, then the ends of the ranges),
-    time to train (s) and samples to train."""
+    """Each count's fastest candidate: its steps (the point, the ranges' ends), time to
+    train (s), samples to train."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     fixed = model.fixed
@@ -173,9 +151,9 @@ def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float
     best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
         step = steps[0]
-        samples = (
-            cal.search.samples if convergence is None else convergence.samples(step.global_batch)
-        )
+        samples = cal.search.samples
+        if convergence is not None:
+            samples = convergence.samples(step.global_batch)
         time_s = whole_steps(samples, step.global_batch) * step.step_ms / 1e3
         if n not in best or time_s < best[n][1]:
             best[n] = (steps, time_s, samples)
@@ -207,12 +185,13 @@ def predicted(
         [
             {
                 "accelerators": n,
-                **{column: getattr(step, column) for column in FROM_STEP},
+                # the columns a step gives as they are, those its attributes name
+                **{c: getattr(step, c) for c in ADVICE_COLUMNS if hasattr(step, c)},
                 "latency_ms": min(step.latency_ms, step.comm_ms),
                 "exposed_comm_ms": step.exposed_ms,
                 "samples_to_train": samples,
                 "time_to_train_min": time_s / 60,
-                "compute_measured": step.measured,
+                "compute_source": "measured" if step.measured else "modelled",
             }
             for n, ((step, *_), time_s, samples) in best.items()
         ]
@@ -228,11 +207,8 @@ def predicted(
     frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
-    total_w = [cal.machine.power.total_w(n, b) for n, b in counts]
-    frame["energy_kwh"] = [
-        minutes / 60 * (math.nan if w is None else w) / 1e3
-        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
-    ]
+    watts = np.array([cal.machine.power.total_w(n, b) for n, b in counts], float)  # None: NaN
+    frame["energy_kwh"] = frame["time_to_train_min"] / 60 * watts / 1e3
     frame["fixed_excess_ms"] = excess_ms(frame)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
     frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
@@ -245,28 +221,46 @@ def predicted(
     # time to train (in a unit of its own) at each end
     batches = frame["global_batch"].to_numpy(float)
     times = whole_steps(frame["samples_to_train"].to_numpy(float), batches) * steps[1:]
-    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
-    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
-    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    point = frame["speedup"].to_numpy(float)
+    speedups = np.vstack([point, times[:, :1] / times])
+    least = computes.min(axis=0)
+    step_low = np.maximum(steps.min(axis=0) * np.exp(-width), least)
+    step_high = steps.max(axis=0) * np.exp(width)
+    low = speedups.min(axis=0) * np.exp(-width)
     with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     ceiling = np.minimum(compute_alone, ideal.to_numpy(float))
-    frame["speedup_high"] = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
-    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    not_positive, above_linear = FLAGGED
-    time = frame["time_to_train_min"]
-    frame[not_positive] = ~((time > 0) & np.isfinite(time))
-    above = frame["speedup"] > ideal * (1 + 1e-9)
-    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
-    frame[LINEAR] = ideal.where(above)
-    # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    frame = frame[[c for c in ADVICE_COLUMNS if c not in WORDED] + [*FLAGGED, LINEAR]]
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
+    said = None
     # a bench keeps its own interval, an assumed link its range of presets
-    if rule is None or rule.kind == "model" or cal.runs.from_bench or cal.machine.link_assumed:
-        return frame, None
-    classes = [found[0].link for found, _, _ in best.values()]
-    return _widened(rule, frame, computes.min(axis=0), ceiling, classes), rule.said(classes)
+    own = rule is None or rule.kind == "model" or cal.runs.from_bench
+    if not (own or cal.machine.link_assumed):
+        classes = [found[0].link for found, _, _ in best.values()]
+        said = rule.said(classes)
+        # a row of no class of the rule keeps the model's interval
+        known = np.array([c in rule.classes for c in classes], bool)
+        a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
+        b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
+        counts_n = frame["accelerators"].to_numpy(float)
+        new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts_n, ceiling)
+        new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
+        # the step's ends move by the same factors (its upper end by the speedup's lower
+        # end's), never below the least compute over the ranges nor past the step
+        step = frame["step_ms"].to_numpy(float)
+        step_low = np.minimum(np.maximum(step_low * high / new_high, least), step)
+        step_high = np.maximum(step_high * low / new_low, step)
+        low, high = new_low, new_high
+    frame["step_ms_low"], frame["step_ms_high"] = step_low, step_high
+    frame["speedup_low"], frame["speedup_high"] = low, high
+    time = frame["time_to_train_min"]
+    frame["not_positive"] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > ideal * (1 + 1e-9)
+    frame["above_linear"] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    frame["linear_speedup"] = ideal.where(above)
+    # the documented order (``tables.advice``), the flags as data in place of the columns
+    # the words fill (``explain.caveats.flagged``)
+    columns = [c for c in ADVICE_COLUMNS if c not in ("flags", "energy_source")]
+    return frame[[*columns, *FLAGGED, "linear_speedup"]], said
 
 
 def ends(
@@ -294,31 +288,3 @@ def ends(
         }[kind]
     # the point inside, the upper end at most the ceiling (a point above it is flagged)
     return np.minimum(new_low, p), np.minimum(np.maximum(new_high, p), ceiling)
-
-
-def _widened(
-    rule: IntervalRule,
-    frame: pd.DataFrame,
-    compute_ms: np.ndarray,
-    ceiling: np.ndarray,
-    classes: Sequence[str | None],
-) -> pd.DataFrame:
-    """``frame`` (its rows' link ``classes``) with the speedup's interval by ``rule``; a row
-    of no class of the rule keeps the model's. The step's ends move by the same factors (its
-    upper end by the speedup's lower end's), never below ``compute_ms`` (the least compute
-    over the ranges) nor past the step."""
-    low, high = frame["speedup_low"].to_numpy(float), frame["speedup_high"].to_numpy(float)
-    counts = frame["accelerators"].to_numpy(float)
-    point = frame["speedup"].to_numpy(float)
-    known = np.array([c in rule.classes for c in classes], bool)
-    a = np.array([rule.classes[c].low if c in rule.classes else 0.0 for c in classes])
-    b = np.array([rule.classes[c].high if c in rule.classes else 0.0 for c in classes])
-    new_low, new_high = ends(rule.kind, (a, b), point, low, high, counts, ceiling)
-    new_low, new_high = np.where(known, new_low, low), np.where(known, new_high, high)
-    out = frame.copy()
-    out["speedup_low"], out["speedup_high"] = new_low, new_high
-    step = frame["step_ms"].to_numpy(float)
-    moved_low = np.maximum(frame["step_ms_low"].to_numpy(float) * high / new_high, compute_ms)
-    out["step_ms_low"] = np.minimum(moved_low, step)  # the point inside
-    out["step_ms_high"] = np.maximum(frame["step_ms_high"].to_numpy(float) * low / new_low, step)
-    return out

@@ -168,3 +168,40 @@ def test_the_development_page_draws_the_layers_the_contract_enforces() -> None:
     assert chain, "development.md draws no layer chain"
     drawn = [layer.strip() for layer in " ".join(chain.group(1).split()).split("->")]
     assert drawn == layers
+
+
+# The refusals docs/tour.md quotes, each with the command line that gives it.
+TOUR_REFUSALS = (
+    (
+        ["advise", "--step-ms", "-5"],
+        "error: --step-ms -5: must be a number at least 0.001 and at most 10^8",
+    ),
+    (["advise", "--step-ms", "abc"], "error: --step-ms abc: must be a number"),
+    (
+        ["report", "--out", "/proc/x/y"],
+        "error: --out /proc/x/y: cannot be written: /proc is a folder that takes no new files",
+    ),
+    (
+        ["advise", "--stepms", "5"],
+        "error: --stepms: no such option of gpuscale advise (did you mean '--step-ms'?); "
+        "see gpuscale advise --help",
+    ),
+    (["bench", "--backend", "glo"], "give gloo in full"),
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "quote"), TOUR_REFUSALS, ids=[" ".join(args) for args, _ in TOUR_REFUSALS]
+)
+def test_the_tour_quotes_each_refusal_as_the_cli_words_it(args: list[str], quote: str) -> None:
+    """A newcomer reads the tour's examples of one-line refusals: each is on the page, and
+    the command line it stands for ends with exit 2 saying those words."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    page = " ".join((ROOT / "docs" / "tour.md").read_text().split())
+    assert quote in page
+    result = CliRunner().invoke(app, args, prog_name="gpuscale")
+    assert result.exit_code == 2
+    assert quote in " ".join(result.output.split())

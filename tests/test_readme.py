@@ -56,6 +56,19 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "test-command" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_the_cpu_wheel_is_named_before_the_test_command_installs_torch() -> None:
+    """A reader going top to bottom on a machine without an NVIDIA GPU meets the CPU
+    build's index before the test command's ``pip install torch``, which would otherwise
+    fetch PyPI's wheel with several GB of CUDA libraries."""
+    text = (ROOT / "README.md").read_text()
+    command = command_after("test-command")
+    assert "torch==" in command
+    version = re.search(r"torch==([\d.]+)", command)
+    assert version
+    cpu = f"pip install torch=={version.group(1)} --index-url https://download.pytorch.org/whl/cpu"
+    assert text.index(cpu) < text.index("<!-- test-command -->")
+
+
 def test_readme_sentences_are_the_tools_own() -> None:
     """Every number the README's v4.1 worked examples state comes from the computation
     the report and ``analyze`` use: the sentences are regenerated and must appear

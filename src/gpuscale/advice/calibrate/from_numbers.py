@@ -266,10 +266,14 @@ def _prior_assumed(
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
+    quantity = Quantity(prior.point, unit, prior.low, prior.high)
+    if copies_ms:  # its point and ends with the copies
+        ends = [None if end is None else end + copies_ms for end in (prior.low, prior.high)]
+        quantity = Quantity(prior.point + copies_ms, unit, *ends, copies_ms=copies_ms)
     return Assumption(
         term=term,
         value=sentence("prior_value", in_ms=in_ms, what=what, **values),
-        quantity=Quantity(prior.point, unit, prior.low, prior.high).with_copies(copies_ms),
+        quantity=quantity,
         source=Source.PRIOR,
         basis=prior.said,
         measure=measure,

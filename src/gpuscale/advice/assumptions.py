@@ -75,9 +75,11 @@ def of_calibration(
         given = req.overlap is not None
         terms = (*link_class, _overlap(req.overlap, given, given, None), *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
+    # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
+    # is the bench file's run already (``bench_basis``)
     fixed: tuple[Assumption, ...] = ()
     cost = cal.model.fixed
-    if cost is not None:  # its range where uncertain (from a bench: to three digits)
+    if cost is not None:
         low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
         if benched is not None:
             span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
@@ -85,7 +87,6 @@ def of_calibration(
         else:
             span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
             value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
-        # its measure is the bench file's run already (``bench_basis``)
         measured = cost.source == Source.MEASURED
         fixed = (
             Assumption(

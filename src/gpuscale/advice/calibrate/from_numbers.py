@@ -267,7 +267,7 @@ def _prior_assumed(
     unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
     quantity = Quantity(prior.point, unit, prior.low, prior.high)
-    if copies_ms:  # its point and ends with the copies
+    if copies_ms:  # DDP's work as the steps price it: the copies added to its point and ends
         ends = [None if end is None else end + copies_ms for end in (prior.low, prior.high)]
         quantity = Quantity(prior.point + copies_ms, unit, *ends, copies_ms=copies_ms)
     return Assumption(

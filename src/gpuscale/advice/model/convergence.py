@@ -18,9 +18,9 @@ from gpuscale.tables.workloads import Unit
 @dataclass(frozen=True, slots=True)
 class Convergence:
     """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
-    the samples to train are its scale, the bench's noise scale measured over too few steps
-    to be used (``thin``),
-    MLPerf's ``floor``, and the bench noise scale's steps where it prices the batch."""
+    the samples to train are its scale, the bench's noise scale where too few steps measured
+    it to price a batch (``thin``), MLPerf's ``floor``, and the bench noise scale's steps
+    where it prices the batch."""
 
     model: ConvergenceModel | None
     samples_used: bool

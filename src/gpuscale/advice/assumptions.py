@@ -9,17 +9,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.priors import PRIORS, phrase, strategy_name
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, phrase, strategy_name
 from gpuscale.advice.records import Assumption, BenchTerms, Quantity
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import filled, format_ms, joined
+from gpuscale.quantities import filled, format_ms, joined, number
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
-    from gpuscale.advice.model.fixed_cost import FixedCost
     from gpuscale.advice.request import AdviceRequest
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
@@ -76,8 +75,29 @@ def of_calibration(
         given = req.overlap is not None
         terms = (*link_class, _overlap(req.overlap, given, given, None), *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
-    # the fixed cost's measure is the bench file's run already (``bench_basis``)
-    fixed = () if cal.model.fixed is None else (_fixed(cal.model.fixed, benched is not None),)
+    # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
+    # is the bench file's run already (``bench_basis``)
+    fixed: tuple[Assumption, ...] = ()
+    cost = cal.model.fixed
+    if cost is not None:
+        low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
+        if benched is not None:
+            span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
+            value = f"{cost.ms:.3g} ms{span}"
+        else:
+            span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
+            value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
+        measured = cost.source == Source.MEASURED
+        fixed = (
+            Assumption(
+                term=TermId.FIXED,
+                value=value,
+                quantity=Quantity(cost.ms, PER_STEP, low, high),
+                source=cost.source,
+                basis=cost.basis,
+                measure=Measure() if measured else cost.measure,
+            ),
+        )
     machine, found, host = len(cal.said.assumptions), cal.runs.evidence, cal.runs.host_devices
     # the convergence's run: at counts the file holds, whatever model or steps it names
     said = [
@@ -105,25 +125,6 @@ def _bench_terms(
             why = phrase("assumed_overlap_no_communication")
         overlap = replace(overlap, basis=why)
     return (overlap, _own_work(cal, req, benched.own_ms), _wait(cal, benched))
-
-
-def _fixed(cost: FixedCost, from_bench: bool) -> Assumption:
-    """The fixed per-step cost, its range where uncertain (``from_bench``: to three digits)."""
-    low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
-    if from_bench:
-        span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
-        value = f"{cost.ms:.3g} ms{span}"
-    else:
-        span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
-        value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
-    return Assumption(
-        term=TermId.FIXED,
-        value=value,
-        quantity=Quantity(cost.ms, PER_STEP, low, high),
-        source=cost.source,
-        basis=cost.basis,
-        measure=Measure() if cost.source == Source.MEASURED else cost.measure,
-    )
 
 
 def _overlap(
@@ -291,13 +292,16 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
             basis=model.source,
         )
     thin, found = converging.thin, cal.runs.evidence
-    why = thin or phrase("assumed_convergence_none")
+    why = phrase("assumed_convergence_none")
+    if thin is not None:  # why the bench's noise scale prices no larger batch
+        b_simple = number(thin.b_simple)
+        why = phrase("thin_noise", b_simple=b_simple, steps=thin.steps, fewest=FEW_NOISE_STEPS)
     before, after = "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
     if cal.runs.same_samples:
         why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
         after = ""
     steps = found.steps_needed if found is not None else FIRM_STEPS  # what firms a thin one
-    more = f"--steps {steps}" if thin and steps else ""
+    more = f"--steps {steps}" if thin is not None and steps else ""
     run = BenchRun(cal.runs.own_model, (1, 2), more=more, host_devices=cal.runs.host_devices)
     return Assumption(
         term=TermId.CONVERGENCE,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -39,13 +39,6 @@ class Quantity:
     high: float | None = None
     at: tuple[tuple[int, float], ...] = ()
     copies_ms: float | None = None
-
-    def with_copies(self, copies_ms: float) -> Quantity:
-        if not copies_ms:
-            return self
-        low = None if self.low is None else self.low + copies_ms
-        high = None if self.high is None else self.high + copies_ms
-        return replace(self, value=self.value + copies_ms, low=low, high=high, copies_ms=copies_ms)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -11,7 +11,7 @@ from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search,
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import compute, hardware, priors
-from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_numbers
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
@@ -128,7 +128,7 @@ def from_numbers(
     # the fastest the step's work could run (TFLOP/s; None: no peak: ``hardware.work_peak``)
     fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
-    fixed, dense = of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
+    fixed, dense = of_step_points(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
     # peak bounded it, or the peak raised it above the prior's low end; FLOPs per sample not
     # given, the step's two readings: a transformer's (``floor_ms`` of it fixed) or more work
@@ -266,10 +266,14 @@ def _prior_assumed(
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
+    quantity = Quantity(prior.point, unit, prior.low, prior.high)
+    if copies_ms:  # DDP's work as the steps price it: the copies added to its point and ends
+        ends = [None if end is None else end + copies_ms for end in (prior.low, prior.high)]
+        quantity = Quantity(prior.point + copies_ms, unit, *ends, copies_ms=copies_ms)
     return Assumption(
         term=term,
         value=sentence("prior_value", in_ms=in_ms, what=what, **values),
-        quantity=Quantity(prior.point, unit, prior.low, prior.high).with_copies(copies_ms),
+        quantity=quantity,
         source=Source.PRIOR,
         basis=prior.said,
         measure=measure,

@@ -18,12 +18,13 @@ from gpuscale.tables.workloads import Unit
 @dataclass(frozen=True, slots=True)
 class Convergence:
     """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
-    the samples to train are its scale, why the bench's noise scale is not used (``thin``),
-    MLPerf's ``floor``, and the bench noise scale's steps where it prices the batch."""
+    the samples to train are its scale, the bench's noise scale where too few steps measured
+    it to price a batch (``thin``), MLPerf's ``floor``, and the bench noise scale's steps
+    where it prices the batch."""
 
     model: ConvergenceModel | None
     samples_used: bool
-    thin: str
+    thin: NoiseScale | None
     floor: tuple[tuple[int, float, str], ...]
     noise_steps: int | None
 
@@ -59,11 +60,7 @@ def resolved(
     floor = mlperf_floor(workload, max_devices) if workload else ()
     bench_priced = kept is not None and noise_scale is None and not workload
     steps = kept.steps if bench_priced else None
-    said = ""  # why the bench's noise scale prices no larger batch
-    if thin is not None:
-        b_simple = number(thin.b_simple)
-        said = phrase("thin_noise", b_simple=b_simple, steps=thin.steps, fewest=FEW_NOISE_STEPS)
-    return Convergence(model, samples_used, said, floor, steps)
+    return Convergence(model, samples_used, thin, floor, steps)
 
 
 def convergence_for(

@@ -224,7 +224,7 @@ def _raised(own: FixedCost, ms: float, said: str) -> FixedCost:
     return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=basis)
 
 
-def of_numbers(
+def of_step_points(
     points: Sequence[tuple[int, float]],
     fixed_ms: float | None,
     work_at_peak_ms: float | None,

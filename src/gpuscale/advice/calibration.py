@@ -219,7 +219,6 @@ class Bench:
     comm_levels: tuple[pd.DataFrame, ...] = ()
     max_batch: int | None = None
     memory_note: Finding | None = None
-    measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: tuple[str | Finding, ...] = ()
 
 

@@ -1,7 +1,5 @@
-"""``--explain``'s sentences over the Decision and its predictions: what to do and how
-sure (the N = 1 row beside the bench's N = 1 step), how the counts were compared (the fixed
-per-step costs a count pays above its share), the break-even and the step at the focus
-count (``focus``), every source with the step interval, and the equilibrium picks."""
+"""``--explain``'s sentences over the Decision and its predictions: what to do, how the
+counts were compared, every source with the step interval, and the equilibrium picks."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def _config(row: pd.Series) -> str:
-    batch = config(row["batch_per_device"], row["accum"])
-    return sentence("config", row=row, batch=batch)
+    return sentence("config", row=row, batch=config(row["batch_per_device"], row["accum"]))
 
 
 def _recommendation(advice: AdviceView) -> list[str]:
@@ -68,8 +65,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _scaling(advice: AdviceView) -> list[str]:
-    """How the counts were compared (global or per-device batch kept), the fixed cost,
-    the other scaling where it was not the one decided on, and what would settle it."""
+    """How the counts were compared, the fixed cost, the other scaling and what settles it."""
     cal, d = advice.calibration, advice.decision
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
@@ -125,8 +121,7 @@ def _scaling(advice: AdviceView) -> list[str]:
 
 
 def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose, what
-    the larger batch's samples cost at the focus count, and how to keep one batch."""
+    """With a convergence model and no batch kept: what each count's search chose."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
         sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
@@ -166,8 +161,7 @@ def _sources(advice: AdviceView) -> list[str]:
 
 
 def _measured(advice: AdviceView, n: int) -> str:
-    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
-    all flagged``."""
+    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
     return sentence(
         "rests_measured",
@@ -180,8 +174,8 @@ def _measured(advice: AdviceView, n: int) -> str:
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error), the interval each predicted row
-    carries and why it differs, or the runs' range where a row rests on a measurement."""
+    """The step interval: ``source`` (the model's error), each predicted row's and why it
+    differs, or the runs' range where a row rests on a measurement."""
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
@@ -201,8 +195,7 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, in the order they are said; last the equilibrium picks,
-    each with the numbers that make it, beside the count decided."""
+    """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
     equilibrium = sentence(
@@ -225,8 +218,7 @@ def explain(advice: AdviceView) -> list[str]:
 
 
 def one_device(advice: AdviceView) -> str:
-    """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
-    speedup is against ("" where nothing needs saying)."""
+    """The N = 1 row's step beside the bench's, what every speedup is against ("": none)."""
     frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
     one = frame.iloc[0]
     row = (int(one["batch_per_device"]), int(one["accum"]))

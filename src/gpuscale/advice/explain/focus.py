@@ -1,9 +1,6 @@
 """--explain on the step at the decision's focus (the next count above the one advised,
-else that one): its parts, what caps the speedup and what would change it; and which
-device counts the search tried (``Calibration.device_counts``: powers of two up to the
-most allowed, past one node whole nodes) and why a count searched has no row; the
-break-even (the compute per gradient byte and the model size from which 2 devices beat 1 on
-this link, ``search.derive``, and its family)."""
+else that one), what caps the speedup and what would change it; the counts searched and
+why one has no row; the break-even (``search.derive``) and its family's."""
 
 from __future__ import annotations
 
@@ -34,33 +31,25 @@ def named(d: Decision, detailed: bool = False) -> str:
     (``detailed``: with the fastest count where it is another)."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
-        fastest = "other"
-        if d.fastest == focus:
-            fastest = "focus"
-        elif d.fastest == n:
-            fastest = "same" if focus == n else "chosen"
-    said = {"n": n, "focus": focus, "same": focus == n, "advised": d.count is not None}
-    return sentence("named", d=d, fastest=fastest, **said)
+        fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
+    return sentence("named", d=d, fastest=fastest, same=focus == n)
 
 
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
-    d, cal = advice.decision, advice.calibration
-    strategy, n = cal.run.strategy, d.focus.accelerators
-    change = advice.deciding.change
-    parts = advice.fixed_term
+    d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     said = remedy_of(
         change,
         "full",
-        strategy,
+        cal.run.strategy,
         fewer_messages=d.limit.fewer_messages,
         accum=d.chosen.accum,
-        optimizer=parts.optimizer_mostly,  # a fused one
+        optimizer=advice.fixed_term.optimizer_mostly,  # a fused one
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
-        said = sentence("larger_counts", fix=fix, largest=n)
+        said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)
     if d.short_alone():  # the others that must shrink too, or none would do
         o = d.limit.overheads_ms
         also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
@@ -142,8 +131,7 @@ def _names(spans: tuple[tuple[int, int], ...]) -> str:
 
 
 def dropped_counts(cal: Calibration, counts: Counts) -> str:
-    """The counts searched, by what rule, and why each without a row has none; ""
-    where every count up to the most allowed has its row."""
+    """The counts searched, by what rule, and why each without a row has none ("": all have)."""
     missing = counts.missing
     if not missing and counts.every:
         return ""
@@ -192,12 +180,11 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:
-    """The break-even's sentences; none where none is sought (one device allowed, or a
-    global batch kept)."""
+    """The break-even's sentences; none where none is sought."""
     cal, found = advice.calibration, advice.break_even
     if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
         return []
-    lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
+    lines, evidence, run = [], cal.runs.evidence, cal.run
     per_mb = found.compute_ms_per_grad_mb
     if per_mb is not None:
         lines.append(
@@ -219,7 +206,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         kept=run.kept_global_batch,
         weak=weak(evidence),
         target=cal.search.target_efficiency,
-        params=spec.params,
+        params=cal.model.spec.params,
         benched=cal.runs.evidence is not None,
         strategy=run.strategy,
     )
@@ -241,24 +228,16 @@ def family_sentence(
     """The break-even sizes of the model's family (its basis said) at per-device ``batch``
     (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
     own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
-    said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
-    smallest = {"smallest": SMALLEST_SEARCHED}
-    if basis is not None:
-        said |= {"count": len(basis.members), "members": joined(list(basis.members))}
     return sentence(
         "break_even_family",
-        **said,
+        basis=basis,
+        found=found,
+        strategy=strategy_name(strategy),
         batch=batch,
         kept=kept,
         weak=weak,
         target=target,
-        beats=sentence("break_even_size", size=found.beats_from, value=found.params, **smallest),
-        reaches=sentence(
-            "break_even_size",
-            size=found.reaches_from,
-            value=found.target_efficiency_params,
-            **smallest,
-        ),
+        smallest=SMALLEST_SEARCHED,
         params=params,
         benched=benched,
         disagrees=basis is not None and found.own_disagrees(params),

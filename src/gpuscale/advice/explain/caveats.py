@@ -1,7 +1,5 @@
-"""What qualifies the headline, said before it: inputs not given, a step interval too wide,
-a count withheld, what to measure first, where memory limits the counts; why a predicted
-row is flagged; and the words a calibration's build leaves as numbers (:func:`worded`: its
-convergence, power and memory)."""
+"""What qualifies the headline, said before it (inputs not given, a step too noisy, what to
+measure first, memory); why a row is flagged; a calibration's words (:func:`worded`)."""
 
 from __future__ import annotations
 
@@ -45,9 +43,6 @@ from gpuscale.quantities import (
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 
-# the findings of a count capped at the topology's GPUs (``calibrate.link.device_cap``)
-CAPS = (K.ONE_GPU, K.TOPOLOGY_CAP)
-
 
 def headline(
     *,
@@ -66,10 +61,8 @@ def headline(
     lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
     if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
-        said = sentence(
-            "not_firm", width=wide_step_log, again=again, devices=devices, firm=steps, host=host
-        )
-        lines.append(said)
+        said = {"width": wide_step_log, "again": again, "devices": devices, "host": host}
+        lines.append(sentence("not_firm", firm=steps, **said))
     return lines
 
 
@@ -79,16 +72,14 @@ _ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
 
 def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
     """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
+    differ from the value assumed (an end at it is no alternative)."""
     taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
     at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change where the runs advised on are weak or all
-    flagged (those runs again, as their flags say); None where they are not."""
+    """What to measure before any change where the runs advised on are weak or all flagged."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
@@ -124,8 +115,8 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true, from its flags as data; above linear as printed
-    too (8.004 above 8, never 8 above 8), against the ``first`` row's count."""
+    """Why a predicted row cannot be true; above linear as printed too (8.004 above 8, never
+    8 above 8), against the ``first`` row's count."""
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
@@ -135,8 +126,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
-    """The predictions with the search's flags said in ``flags`` and where each row's watts
-    come from in ``energy_source``."""
+    """The predictions with their ``flags`` said and each row's watts' ``energy_source``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
@@ -145,16 +135,14 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
 
 
 def measured_noise(noise: NoiseScale) -> str:
-    """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
-    said unbounded where the resamples found no signal (``high`` infinite)."""
+    """The bench's measured ``B_simple`` with its steps and 95% interval (``high`` infinite:
+    unbounded)."""
     return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
 def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its power's source, of a convergence model the bench's
-    noise scale gives (the model's and its assumption's) and of its memory check's sources
-    (the device assumed, the bench's peak less the model state it held, the transformer's
-    shape counted, or neither)."""
+    """``cal`` with the words of its power's source, of a convergence model from the bench's
+    noise scale and of its memory check's sources."""
     power = cal.machine.power
     if not power.source:
         cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
@@ -184,8 +172,7 @@ def worded(cal: Calibration) -> Calibration:
 
 
 def power_source(power: Power) -> str:
-    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
-    that implies the device."""
+    """Where ``power`` comes from: its kind, its N = 1 runs' batches, the link implying it."""
     source = sentence("power_source", p=power, kind=power.kind.value, assumed=power.assumed or None)
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
@@ -236,8 +223,8 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
 
 
 def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
-    """The memory sentence ``key`` over ``values`` and the model, its device (in GB, as every
-    size compared with it) and what it holds, as every memory sentence names them."""
+    """The memory sentence ``key`` over ``values``, the model, its device (in GB) and what
+    it holds."""
     device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
     least = by_count[-1][1] if shape is not None and by_count else None
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
@@ -263,8 +250,8 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """The sentence said first where memory limits the counts ("" where not): from which count
-    the strategy asked, or the one ``advised`` (``MemoryCheck.fallback``), holds the model."""
+    """Where memory limits the counts, from which count the strategy asked, or the one
+    ``advised`` (``MemoryCheck.fallback``), holds the model ("" where it does not)."""
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
@@ -299,10 +286,9 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
-    """Why no count searched holds the model under any strategy, and the fewest that
-    would with what lifts the cap of those ``capped`` (the calibration's sources: the
-    topology's GPUs, past them only whole nodes of that many; else the most devices
-    allowed), or what else shrinks a shape's activations (whole on every device)."""
+    """Why no count searched holds the model under any strategy, and the fewest that would
+    with what lifts the cap of those ``capped`` (the calibration's sources), or what else
+    shrinks a shape's activations."""
     shape, would = memory.activations_counted, memory.would_hold
     said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
     if shape is not None:
@@ -313,7 +299,9 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
     if would is not None:
         s, n, _ = would  # past a node only whole nodes are searched
         said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
-        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
+        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
         if cap is not None:
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
             said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}

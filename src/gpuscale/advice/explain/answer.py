@@ -83,8 +83,7 @@ def decision_kind(d: Decision) -> str:
 
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
-    d, frame = advice.decision, advice.predictions
-    chosen, focus = d.chosen, d.focus.accelerators
+    d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         strategy, kept = run.strategy, run.kept_global_batch
@@ -110,39 +109,26 @@ def decision_line(advice: AdviceView) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    return sentence(
-        "decision",
-        kind=decision_kind(d),
-        c=chosen,
-        accum=chosen.accum if chosen.accum > 1 else None,
-        speedup=sentence("row_speedup", c=chosen),
-        trained=trained,
-        other=other,
-        focus=focus,
-        focus_speedup=sentence("row_speedup", c=d.focus),
-    )
+    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, trained=trained, other=other)
 
 
 def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, advice.deciding.kind
-    focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
-    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_name(strategy)}
-    if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        m = advice.deciding.measured
-        said |= {"n": m.accelerators, "m": m}
-    elif kind == "withheld":  # the term that moves the count decides, not the table's cap
+    strategy = advice.calibration.run.strategy
+    # ``m``: the measurement the focus rests on where the model's terms do not explain it
+    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy_name(strategy)}
+    if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
     elif kind == "interval":  # the count withheld by its interval, not by a term
-        held = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
-        said |= {"n": held.accelerators, "low": held.speedup_low}
+        said["held"] = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
     elif kind == "term" and d.limit.dominant_term not in TERMS:
         kind = "small"
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
-        exposed = row_at(advice.predictions, focus)["exposed_comm_ms"]
+        exposed = row_at(advice.predictions, d.focus.accelerators)["exposed_comm_ms"]
         alone = term_says(also[0], strategy) if len(also) == 1 else counted(len(also), "other term")
         said |= {
             "term": term_says(term, strategy),

@@ -70,12 +70,11 @@ def _scaling(advice: AdviceView) -> list[str]:
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
         lines.append(
             sentence(
                 "fixed_costs_line",
                 split=opt > 0,
-                fixed=said,
+                f=fixed,
                 measure=maybe(str, measure),
                 opt=opt,
                 strategy=cal.run.strategy,

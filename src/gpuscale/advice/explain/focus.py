@@ -97,25 +97,23 @@ def step_lines(advice: AdviceView) -> list[str]:
             weak=marked,
         )
     ]
-    numbers = sentence("step_numbers", at=at)
     cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(cal, d.counts)
-    if cap in STOPPED and why:  # the largest count predicted is below the most allowed
-        most, n = d.counts.most, at.accelerators
-        lines.append(sentence("below_the_most", largest=n, numbers=numbers, most=most, why=why))
-    else:
-        lines.append(
-            sentence(
-                "step_cap",
-                cap="stopped" if cap in STOPPED else cap,
-                named=named(d),
-                numbers=numbers,
-                subject=subject,
-                weak=marked,
-                at=at,
-                strategy=strategy_name(cal.run.strategy),
-            )
+    if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
+        cap = "below" if why else "stopped"
+    lines.append(
+        sentence(
+            "step_cap",
+            cap=cap,
+            named=named(d),
+            subject=subject,
+            weak=marked,
+            at=at,
+            strategy=strategy_name(cal.run.strategy),
+            most=d.counts.most,
+            why=why,
         )
+    )
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
         unsure = bool(weak(found) or (found is not None and found.all_flagged))

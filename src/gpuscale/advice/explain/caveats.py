@@ -32,14 +32,7 @@ from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    agreeing,
-    filled,
-    format_count,
-    joined,
-    numbers_apart,
-    with_article,
-)
+from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
 

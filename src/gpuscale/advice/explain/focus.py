@@ -5,25 +5,16 @@ why one has no row; the break-even (``search.derive``) and its family's."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
 from gpuscale.advice.explain.answer import AdviceView, row_at
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.phrasebook import (
-    sentence,
-    strategy_name,
-    term_name,
-    term_subject,
-)
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_name, term_subject
 from gpuscale.advice.records import Counts, Decision
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
-
-if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.calibration import FamilyBasis
 
 
 def named(d: Decision, detailed: bool = False) -> str:

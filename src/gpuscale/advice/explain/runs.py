@@ -14,14 +14,7 @@ from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import (
-    filled,
-    format_count,
-    format_ms,
-    joined,
-    noun_for,
-    of_the,
-)
+from gpuscale.quantities import filled, format_count, format_ms, joined, noun_for, of_the
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
 

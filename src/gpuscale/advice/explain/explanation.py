@@ -33,24 +33,13 @@ def _recommendation(advice: AdviceView) -> list[str]:
             use=decision_kind(d),
             config=_config(row_at(frame, chosen.accelerators)),
             c=chosen,  # its time in the table's unit, as the answer's
-            speedup=chosen.speedup if chosen.accelerators > 1 else None,
         ),
     ]
     if chosen.accelerators == 1 and d.held_back is not None:
         held = row_at(frame, d.held_back.accelerators)
-        lines.append(
-            sentence(
-                "held_back",
-                n=d.held_back.accelerators,
-                efficiency=held["efficiency"],
-                row=held,
-                gain=not held["speedup_low"] <= 1,
-            )
-        )
+        lines.append(sentence("held_back", row=held, gain=not held["speedup_low"] <= 1))
     elif chosen.accelerators == 1 and d.largest > 1:
-        n = d.focus.accelerators
-        efficiency = row_at(frame, n)["efficiency"]
-        lines.append(sentence("no_larger", target=d.target_efficiency, n=n, efficiency=efficiency))
+        lines.append(sentence("no_larger", d=d, row=row_at(frame, d.focus.accelerators)))
     elif chosen.accelerators == 1:  # why one device is all the table holds
         kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap
         case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"

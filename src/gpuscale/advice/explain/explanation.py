@@ -74,14 +74,9 @@ def _scaling(advice: AdviceView) -> list[str]:
         asked = cal.run.global_batch is not None or modelled
         # the forward and backward's fixed cost falls with the micro-steps; the optimizer's not
         accums = tuple(int(k) for k in advice.predictions["accum"])
-        split = sentence(
-            "fixed_costs_split",
-            opt=cal.run.strategy if opt > 0 else "none",
-            varies=len(set(accums)) > 1,
-            accum=accums[0],
-            accums=accums,
-        )
-        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=split))
+        opt_on = cal.run.strategy if opt > 0 else "none"
+        said = {"kept": kept, "asked": asked, "opt": opt_on, "varies": len(set(accums)) > 1}
+        lines.append(sentence("strong_scaling", accums=accums, **said))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
@@ -92,17 +87,13 @@ def _scaling(advice: AdviceView) -> list[str]:
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         # what keeping the per-device batch would give, and why the advice does not count on it
         row = row_at(alt, d.focus.accelerators)
-        said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
+        measures = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
         host = on_a_larger_host(2, cal.runs.host_devices)
-        weak = sentence(
-            "weak_instead",
-            batch=config(row["batch_per_device"], row["accum"]),
-            named=named(d),
-            row=row,
-            one=row_at(alt, 1)["global_batch"],
-            measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
-        )
-        lines.append(weak)
+        measure = str(next(iter(measures), "")) or sentence("measure_noise", host=host)
+        batch = config(row["batch_per_device"], row["accum"])
+        one = row_at(alt, 1)["global_batch"]
+        said = {"batch": batch, "named": named(d), "one": one, "measure": measure}
+        lines.append(sentence("weak_instead", row=row, **said))
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines

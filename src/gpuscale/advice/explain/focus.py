@@ -72,8 +72,6 @@ def step_lines(advice: AdviceView) -> list[str]:
     lines = [
         sentence(
             "step_at",
-            at=at,
-            o=o,
             d=d,
             detailed=named(d, detailed=True),
             not_spread=not_spread,

@@ -12,7 +12,6 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
-from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.types import (
@@ -76,7 +75,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    said: dict[str, Value] = {"model": found.model or "the model", "on": on_devices(counts)}
+    said: dict[str, Value] = {"model": found.model or "the model", "on": counts}
     if weak(found):  # runs of the steps asked in the file: not one more; else the command
         # holds the steps, the other fixes said as the bench says them
         other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
@@ -204,7 +203,7 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
         sentence(
             "power_charged",
             how=how,
-            on=on_devices([n for n, _ in rows]),  # the counts in order: 2, 4 and 8 devices
+            on=[n for n, _ in rows],  # the counts in order: 2, 4 and 8 devices
             at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
             batches=batches,
             # all smaller than the nearest measured: its power likely higher than theirs

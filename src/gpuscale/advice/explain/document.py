@@ -125,10 +125,8 @@ class Worded:
         )
         warnings = [*map(said_finding, d.warnings)]
         if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
-            n, minutes, floor, system = self.below_mlperf[0]
             more = len(self.below_mlperf[1:]) or None
-            said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
-            warnings.append(sentence("below_mlperf", **said))
+            warnings.append(sentence("below_mlperf", b=self.below_mlperf[0], more=more))
         return replace(d, warnings=tuple(warnings), settle=first)
 
     @cached_property

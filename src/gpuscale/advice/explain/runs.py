@@ -22,15 +22,9 @@ Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
-def on_devices(counts: Sequence[int]) -> str:
-    """``1 device``, ``1 and 2 devices``."""
-    return f"{joined(counts)} {noun_for(counts[-1], 'device')}"
-
-
 def broken_sentence(broken: Broken) -> str:
     return "; ".join(
-        sentence("broken", case="model", model=model, on=on_devices(counts))
-        for model, counts in broken
+        sentence("broken", case="model", model=model, on=counts) for model, counts in broken
     )
 
 
@@ -76,7 +70,7 @@ def _refused(found: Refusal) -> str:
             case="refused",
             several=len(broken) > 1,
             model=broken[0][0],
-            on=on_devices(broken[0][1]),
+            on=broken[0][1],
             where=found.where,
             models=broken_sentence(broken),
         )
@@ -85,12 +79,9 @@ def _refused(found: Refusal) -> str:
     return sentence(
         "runs_refused",
         r=found,
-        kind=found.kind,
         error=found.error[:200],
         closest=closest or "",
-        count=len(names),
         listed=joined(names) or "none",
-        names=names,
         shown=", ".join(names[:4]),
         more=len(names[4:]) or None,
     )
@@ -132,7 +123,7 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     return sentence(
         "no_single",
         case=case,
-        on=broken and on_devices(broken),
+        on=broken,
         noun=noun_for(len(ok) or len(single), "run"),
         status=single["status"].iloc[-1] if len(single) else None,
         kinds=joined(kinds) or "untrusted",
@@ -187,7 +178,6 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     said = {
         **asdict(found),
         "runs": of_the(found.weak, found.runs, "bench run"),
-        "on": on_devices(found.counts),
         "kinds": ", ".join(found.kinds),
     }
     short = sentence("weak_evidence", full=False, **said)

@@ -165,13 +165,11 @@ def worded(cal: Calibration) -> Calibration:
 
 def power_source(power: Power) -> str:
     """Where ``power`` comes from: its kind, its N = 1 runs' batches, the link implying it."""
-    source = sentence("power_source", p=power, kind=power.kind.value, assumed=power.assumed or None)
+    batches = None
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
-        source = sentence("power_by_batches", source=source, batches=batches)
-    if power.implied_by is not None:
-        source = sentence("power_implied", source=source, implied_by=power.implied_by)
-    return source
+    said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
+    return sentence("power_source", p=power, **said)
 
 
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:

@@ -122,17 +122,9 @@ def dropped_counts(cal: Calibration, counts: Counts) -> str:
     missing = counts.missing
     if not missing and counts.every:
         return ""
-    unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
-    per_node, off = counts.per_node, counts.off_nodes
-    names = _names(counts.off_spans) if per_node and off else None
-    rule = sentence("counts_rule", pow2=counts.pow2, most=counts.most, per_node=per_node, off=names)
-    return sentence(
-        "dropped_counts",
-        searched=counts.searched,
-        missing=missing or None,
-        unsplit=unsplit,
-        rule=None if counts.every else rule,
-    )
+    off = _names(counts.off_spans) if counts.per_node and counts.off_nodes else None
+    said = {"run": cal.run, "n": len(missing), "missing": missing or None, "off": off}
+    return sentence("dropped_counts", c=counts, **said)
 
 
 def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:

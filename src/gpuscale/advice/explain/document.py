@@ -30,7 +30,6 @@ from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
 
 # The terminal's columns, the deciding overhead's after the step.
-LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
 # What a terminal narrower than the table drops first.
 TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
@@ -53,7 +52,7 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     frame = advice.predictions
     # the accumulation where used; whether the devices hold the model where some do not
     shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
-    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING, "fits")
+    wanted = ("accelerators", "batch_per_device", "accum", "step_ms", term, *TRAILING, "fits")
     return tuple(column for column in wanted if shown.get(column, True))
 
 

@@ -177,15 +177,7 @@ def explain(advice: AdviceView) -> list[str]:
     """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
-    equilibrium = sentence(
-        "equilibrium",
-        d=advice.decision,
-        eq=eq,
-        at=at,
-        threshold=advice.calibration.search.threshold,
-        knee=knee,
-        needs=KNEE_COUNTS,
-    )
+    equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
     return (
         _recommendation(advice)
         + _scaling(advice)

@@ -97,9 +97,8 @@ def step_lines(advice: AdviceView) -> list[str]:
             named=named(d),
             subject=subject,
             weak=marked,
-            at=at,
+            d=d,
             strategy=strategy_name(cal.run.strategy),
-            most=d.counts.most,
             why=why,
         )
     )

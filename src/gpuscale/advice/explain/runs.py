@@ -175,11 +175,7 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     """The warning on weak runs and the same in full (with the command printing their notes)."""
     if found is None:
         return None, None
-    said = {
-        **asdict(found),
-        "runs": of_the(found.weak, found.runs, "bench run"),
-        "kinds": ", ".join(found.kinds),
-    }
+    said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
     short = sentence("weak_evidence", full=False, **said)
     return short, sentence("weak_evidence", full=True, **said)
 

@@ -64,16 +64,8 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
 
 def _refused(found: Refusal) -> str:
     if found.kind == RefusalKind.BROKEN:
-        broken = found.broken
-        return sentence(
-            "broken",
-            case="refused",
-            several=len(broken) > 1,
-            model=broken[0][0],
-            on=broken[0][1],
-            where=found.where,
-            models=broken_sentence(broken),
-        )
+        several, models = len(found.broken) > 1, broken_sentence(found.broken)
+        return sentence("broken", case="refused", r=found, several=several, models=models)
     names = found.names
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
     return sentence(

@@ -18,14 +18,11 @@ from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.bench.support import Support
 from gpuscale.tables.json_depth import JSON
 
-# ``-f json`` gives each record field by field under the field's name (nested records as
-# objects, tuples as lists, codes by value, a measure in words) but where ``JSON_KEYS``
-# names the record (by class) and the key: a value read from an attribute path
-# ("device.per_node"), derived by a function of the record (``OMIT``: none), a group of
-# keys (a dict) or a nested record's keys in its place (:class:`Merged`); None leaves the
-# field out, as does a path reading it. A field added to a record is in ``-f json`` with no
-# second edit. Records are named by class name: explain imports no model module (FixedCost,
-# FamilyBasis).
+# Each record field by field, but where ``JSON_KEYS`` names the record (by class name: explain
+# imports no model module) and the key: a value read from an attribute path ("device.per_node"),
+# derived by a function of the record (``OMIT``: none), a group of keys (a dict) or a nested
+# record's keys in its place (:class:`Merged`); None leaves the field out, as does a path
+# reading it.
 OMIT = object()
 
 

@@ -222,7 +222,6 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
     held = sentence(
         "memory_held",
         m=memory,
-        shape=shape,
         least=least,
         optimizer=memory.state.optimizer.replace("_", " "),
         how="bench" if shape is None else ("least" if least is not None else "shape"),

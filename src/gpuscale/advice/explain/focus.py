@@ -132,17 +132,11 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     kept = cal.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
-    rule = sentence("counts_rule_short", most=counts.most, per_node=per_node)
+    common = {"c": counts, "names": _names(counts.unsearched_spans), "per_node": per_node}
 
     def said(case: str, found: tuple[int, ...]) -> str:
         return sentence(
-            "not_above",
-            case=case,
-            counts=found,
-            one=len(found) == 1,
-            names=_names(counts.unsearched_spans),
-            rule=rule,
-            kept=kept,
+            "not_above", case=case, counts=found, one=len(found) == 1, kept=kept, **common
         )
 
     cases = {

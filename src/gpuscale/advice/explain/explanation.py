@@ -202,23 +202,16 @@ def one_device(advice: AdviceView) -> str:
     if not case:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said
+    at = None if m is None or same else config(m.batch, m.accum)
     detail = ""
     like = r.step_ms  # the phases timed apart, beside the no-sync step timed whole
-    if case == "ddp" and m is not None and same:
+    if case == "ddp" and same:
         if format_ms(r.nosync_ms or 0.0, like=like) != format_ms(like, like=like):
             detail = sentence("one_device_phases", r=r)
-    elif case == "ddp" and m is not None:  # the bench's batch predicted: the same samples
-        bench = config(m.batch, m.accum)
-        detail = sentence("one_device_like", r=r, row=config(*row), bench=bench, nosync=r.nosync_ms)
-    return sentence(
-        "one_device",
-        case=case,
-        at=None if m is None or same else config(m.batch, m.accum),
-        m=m,
-        r=r,
-        detail=detail,
-        added=r.added_ddp_ms or None,
-    )
+    elif case == "ddp":  # the bench's batch predicted: the same samples
+        detail = sentence("one_device_like", r=r, row=config(*row), bench=at)
+    said = {"at": at, "detail": detail, "added": r.added_ddp_ms or None}
+    return sentence("one_device", case=case, m=m, r=r, **said)
 
 
 def config(batch: float, accum: int) -> str:

@@ -159,15 +159,9 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     lines, evidence, run = [], cal.runs.evidence, cal.run
     per_mb = found.compute_ms_per_grad_mb
     if per_mb is not None:
-        lines.append(
-            sentence(
-                "break_even_rate",
-                network=cal.machine.network_name,
-                predicted=predicted(evidence),
-                found=found,
-                like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
-            )
-        )
+        like = max(per_mb, found.own_ms_per_grad_mb)  # both in one unit
+        said = {"cal": cal, "predicted": predicted(evidence), "found": found, "like": like}
+        lines.append(sentence("break_even_rate", **said))
     size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds

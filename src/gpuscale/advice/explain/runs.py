@@ -14,7 +14,7 @@ from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import filled, format_count, format_ms, joined, noun_for, of_the
+from gpuscale.quantities import filled, format_count, joined, noun_for, of_the
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
 
@@ -181,14 +181,7 @@ def fsdp_own_basis(row: pd.Series) -> str:
         case = "nosync"  # the step less the plain one no larger than less the no-sync one
     elif step is not None and plain is not None:
         case = "plain"
-    return sentence(
-        "fsdp_own",
-        own="unmeasured" if own is None else format_ms(own),
-        case=case,
-        step=step,
-        plain=plain,
-        nosync=nosync,
-    )
+    return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
 
 
 def fsdp_note(row: pd.Series) -> str:

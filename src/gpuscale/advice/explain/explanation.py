@@ -26,15 +26,8 @@ def _config(row: pd.Series) -> str:
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    lines = [
-        *d.warnings,
-        sentence(
-            "recommendation",
-            use=decision_kind(d),
-            config=_config(row_at(frame, chosen.accelerators)),
-            c=chosen,  # its time in the table's unit, as the answer's
-        ),
-    ]
+    use = _config(row_at(frame, chosen.accelerators))  # its time in the answer's unit
+    lines = [*d.warnings, sentence("recommendation", use=decision_kind(d), config=use, c=chosen)]
     if chosen.accelerators == 1 and d.held_back is not None:
         held = row_at(frame, d.held_back.accelerators)
         lines.append(sentence("held_back", row=held, gain=not held["speedup_low"] <= 1))

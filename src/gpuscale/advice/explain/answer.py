@@ -14,10 +14,8 @@ from gpuscale.advice.derived import (
     BreakEven,
     Deciding,
     FixedTerm,
-    InputRate,
     OneDeviceRow,
     Picks,
-    Qualifiers,
     RowIntervals,
 )
 from gpuscale.advice.explain.caveats import memory_said, readings_apart
@@ -51,9 +49,6 @@ class AdviceView(Protocol):
     calibration: Calibration
     disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
-    below_mlperf: tuple[tuple[int, float, float, str], ...]
-    qualifiers: Qualifiers
-    input_rate: InputRate | None
     memory: MemoryCheck | None
     intervals: RowIntervals
     fixed_term: FixedTerm
@@ -65,7 +60,6 @@ class AdviceView(Protocol):
     decision: Decision
     caveats: tuple[str, ...]
     explanation: list[str]
-    decision_line: int
 
 
 def decision_kind(d: Decision) -> str:

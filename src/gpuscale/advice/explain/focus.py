@@ -76,7 +76,6 @@ def step_lines(advice: AdviceView) -> list[str]:
             detailed=named(d, detailed=True),
             not_spread=not_spread,
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
-            held=slowdown is not None,
             slowdown=slowdown,
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
             left=left,

@@ -1,6 +1,5 @@
-"""The short answer ``gpuscale advise`` says before its table: the count, its speedup,
-interval and time to train, or why it is withheld; what decides; what would change it;
-wrapped for a terminal. Also what the words read of an advice (:class:`AdviceView`)."""
+"""The short answer ``gpuscale advise`` says before its table (the count, what decides, what
+would change it), wrapped for a terminal; what the words read of an advice (``AdviceView``)."""
 
 from __future__ import annotations
 
@@ -15,10 +14,8 @@ from gpuscale.advice.derived import (
     BreakEven,
     Deciding,
     FixedTerm,
-    InputRate,
     OneDeviceRow,
     Picks,
-    Qualifiers,
     RowIntervals,
 )
 from gpuscale.advice.explain.caveats import memory_said, readings_apart
@@ -44,7 +41,7 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 
 
 class AdviceView(Protocol):
-    """The fields of ``search.decide.Searched`` the words read, and its rendered views."""
+    """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
     decided: Decision
     picks: Picks
@@ -52,9 +49,6 @@ class AdviceView(Protocol):
     calibration: Calibration
     disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
-    below_mlperf: tuple[tuple[int, float, float, str], ...]
-    qualifiers: Qualifiers
-    input_rate: InputRate | None
     memory: MemoryCheck | None
     intervals: RowIntervals
     fixed_term: FixedTerm
@@ -66,13 +60,10 @@ class AdviceView(Protocol):
     decision: Decision
     caveats: tuple[str, ...]
     explanation: list[str]
-    decision_line: int
 
 
 def decision_kind(d: Decision) -> str:
-    """How the decision is said: ``none`` (no count holds the model), ``withheld``,
-    ``refused`` (an input flagged), ``many``, ``one`` or ``one_focus`` (one device, the focus
-    another)."""
+    """How the decision is said (``one_focus``: one device, the focus another)."""
     if not d.holds:
         return "none"
     if d.withheld_by:
@@ -86,8 +77,7 @@ def decision_kind(d: Decision) -> str:
 
 def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
-    d, frame = advice.decision, advice.predictions
-    chosen, focus = d.chosen, d.focus.accelerators
+    d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         strategy, kept = run.strategy, run.kept_global_batch
@@ -113,39 +103,26 @@ def decision_line(advice: AdviceView) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    return sentence(
-        "decision",
-        kind=decision_kind(d),
-        c=chosen,
-        accum=chosen.accum if chosen.accum > 1 else None,
-        speedup=sentence("row_speedup", c=chosen),
-        trained=trained,
-        other=other,
-        focus=focus,
-        focus_speedup=sentence("row_speedup", c=d.focus),
-    )
+    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, trained=trained, other=other)
 
 
 def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, advice.deciding.kind
-    focus, strategy = d.focus.accelerators, advice.calibration.run.strategy
-    said = {"d": d, "n": d.chosen.accelerators, "strategy": strategy_name(strategy)}
-    if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
-        m = advice.deciding.measured
-        said |= {"n": m.accelerators, "m": m}
-    elif kind == "withheld":  # the term that moves the count decides, not the table's cap
+    strategy = advice.calibration.run.strategy
+    # ``m``: the measurement the focus rests on where the model's terms do not explain it
+    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy_name(strategy)}
+    if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
     elif kind == "interval":  # the count withheld by its interval, not by a term
-        held = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
-        said |= {"n": held.accelerators, "low": held.speedup_low}
+        said["held"] = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
     elif kind == "term" and d.limit.dominant_term not in TERMS:
         kind = "small"
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
-        exposed = row_at(advice.predictions, focus)["exposed_comm_ms"]
+        exposed = row_at(advice.predictions, d.focus.accelerators)["exposed_comm_ms"]
         alone = term_says(also[0], strategy) if len(also) == 1 else counted(len(also), "other term")
         said |= {
             "term": term_says(term, strategy),
@@ -158,9 +135,7 @@ def deciding_line(advice: AdviceView) -> str:
 
 
 def change_line(advice: AdviceView) -> str:
-    """The one measurement or input that would change the answer: what settles a count
-    withheld or held back, the flagged runs it rests on, the deciding term's own
-    measurement where it was assumed, else what would help most."""
+    """The one measurement or input that would change the answer, else what would help most."""
     d = advice.decision
     if d.withheld_by:
         return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
@@ -185,22 +160,20 @@ def change_line(advice: AdviceView) -> str:
 
 def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table, in the order a reader needs it."""
-    held = memory_said(
-        advice.memory, advice.calibration.run.strategy, advice.decided.chosen.accelerators
-    )
-    missing, kept = advice.decision.counts.missing, advice.calibration.run.kept_global_batch
-    dropped = (
-        sentence("dropped_short", missing=missing, kept=kept, n=len(missing)) if missing else ""
-    )
-    return [
-        *filter(None, [held]),
+    run, missing = advice.calibration.run, advice.decision.counts.missing
+    held = memory_said(advice.memory, run.strategy, advice.decided.chosen.accelerators)
+    kept = run.kept_global_batch
+    dropped = missing and sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
+    said = [
+        held,
         *map(disagreement, advice.disagreements),
         decision_line(advice),
         *advice.decision.warnings,
         deciding_line(advice),
-        *filter(None, [dropped]),
+        dropped,
         change_line(advice),
     ]
+    return [line for line in said if line]
 
 
 # The short answer's lines wrap at this many columns whatever the terminal's.
@@ -209,26 +182,22 @@ LINE_COLUMNS = 100
 
 def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
     """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
-    command broken only between its words (a path with a space or a hyphen pastes whole)."""
-    width = min(LINE_COLUMNS, columns)
-    return [
-        w.translate(_FREE)
-        for line in lines(advice)
-        for w in wrap(_kept_whole(line), width, subsequent_indent="  ", break_long_words=False)
-    ]
-
-
-# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
-_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
-_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
-
-
-def _kept_whole(line: str) -> str:
-    """``line`` with the spaces of each quoted word and every hyphen inside a backticked
-    command held (``_HOLD``), so that wrapping breaks a command only between its words."""
+    backticked command broken only between its words: a quoted word's spaces and the
+    command's hyphens are held (``_HOLD``) while the line is wrapped."""
 
     def held(command: re.Match[str]) -> str:
         quoted = re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
         return quoted.replace("-", "\x01")
 
-    return re.sub(r"`[^`]*`", held, line)
+    width = min(LINE_COLUMNS, columns)
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(
+            re.sub(r"`[^`]*`", held, line), width, subsequent_indent="  ", break_long_words=False
+        )
+    ]
+
+
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})

@@ -15,16 +15,14 @@ from gpuscale.advice.explain.answer import AdviceView, lines
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import STRATEGIES, MemoryCheck
 from gpuscale.advice.types import FindingKind, maybe
+from gpuscale.bench.support import Support
 from gpuscale.tables.json_depth import JSON
 
-# ``-f json`` gives each record field by field under the field's name (nested records as
-# objects, tuples as lists, codes by value, a measure in words) but where ``JSON_KEYS``
-# names the record (by class) and the key: a value read from an attribute path
-# ("device.per_node"), derived by a function of the record (``OMIT``: none), a group of
-# keys (a dict) or a nested record's keys in its place (:class:`Merged`); None leaves the
-# field out, as does a path reading it. A field added to a record is in ``-f json`` with no
-# second edit. Records are named by class name: explain imports no model module (FixedCost,
-# FamilyBasis).
+# Each record field by field, but where ``JSON_KEYS`` names the record (by class name: explain
+# imports no model module) and the key: a value read from an attribute path ("device.per_node"),
+# derived by a function of the record (``OMIT``: none), a group of keys (a dict) or a nested
+# record's keys in its place (:class:`Merged`); None leaves the field out, as does a path
+# reading it.
 OMIT = object()
 
 
@@ -102,7 +100,7 @@ def _named(path: str, *names: str) -> Callable[..., dict[str, object] | None]:
 
 
 def _by_devices(check: MemoryCheck) -> dict[str, object] | None:
-    """The activations counted at one device's micro-batch and at each count's smaller."""
+    """The activations counted at one device's micro-batch and at each count's."""
     counted = check.activations_counted
     if counted is None:
         return None
@@ -194,7 +192,7 @@ SHAPE_KEYS = {"seq_len": "seq_len_tokens", "units": "fsdp_units"}
 
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
     """The transformer's shape advised on (None: none given), what it gives, and the
-    activations one device holds at its micro-batch (None: its memory unknown)."""
+    activations one device holds (None: its memory unknown)."""
     found = [
         f
         for f in cal.said.sources
@@ -211,8 +209,8 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
 
 
 def _scaling(result: AdviceView) -> dict[str, JSON]:
-    """How the counts were compared, the fixed costs behind it (of each forward and
-    backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
+    """How the counts were compared, the fixed costs behind it, and the ``fixed`` term at the
+    focus count in parts."""
     cal, costs = result.calibration, result.fixed_term
     kept = cal.run.kept_global_batch
     weak = cal.search.convergence is None or cal.run.scaling == "weak"
@@ -256,7 +254,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "break_even_family": maybe(plain, result.calibration.model.family),
             "dominant_term": d.limit.dominant_term,
             # what the step's terms rest on: "flagged", "weak" or "firm" runs, None: numbers
-            "terms_evidence": _terms_evidence(result),
+            "terms_evidence": _terms_evidence(result.calibration.runs.evidence),
             "speedup_capped_by": d.limit.cap,
             "warnings": list(d.warnings),
             "measure_first": d.settle,
@@ -279,10 +277,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
     }
 
 
-def _terms_evidence(result: AdviceView) -> str | None:
-    found = result.calibration.runs.evidence
+def _terms_evidence(found: Support | None) -> str | None:
     if found is None:
         return None
-    if found.untrusted:
-        return "flagged"
-    return "weak" if found.weak else "firm"
+    return "flagged" if found.untrusted else ("weak" if found.weak else "firm")

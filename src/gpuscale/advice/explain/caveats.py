@@ -1,7 +1,5 @@
-"""What qualifies the headline, said before it: inputs not given, a step interval too wide,
-a count withheld, what to measure first, where memory limits the counts; why a predicted
-row is flagged; and the words a calibration's build leaves as numbers (:func:`worded`: its
-convergence, power and memory)."""
+"""What qualifies the headline, said before it (inputs not given, a step too noisy, what to
+measure first, memory); why a row is flagged; a calibration's words (:func:`worded`)."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Power
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
-from gpuscale.advice.explain.runs import on_devices
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.types import (
@@ -34,19 +31,9 @@ from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    agreeing,
-    filled,
-    format_count,
-    joined,
-    numbers_apart,
-    with_article,
-)
+from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
 from gpuscale.tables.bench import on_a_larger_host
-
-# the findings of a count capped at the topology's GPUs (``calibrate.link.device_cap``)
-CAPS = (K.ONE_GPU, K.TOPOLOGY_CAP)
 
 
 def headline(
@@ -66,10 +53,8 @@ def headline(
     lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
     if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
-        said = sentence(
-            "not_firm", width=wide_step_log, again=again, devices=devices, firm=steps, host=host
-        )
-        lines.append(said)
+        said = {"width": wide_step_log, "again": again, "devices": devices, "host": host}
+        lines.append(sentence("not_firm", firm=steps, **said))
     return lines
 
 
@@ -79,20 +64,18 @@ _ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
 
 def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
     """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
+    differ from the value assumed (an end at it is no alternative)."""
     taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
     at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change where the runs advised on are weak or all
-    flagged (those runs again, as their flags say); None where they are not."""
+    """What to measure before any change where the runs advised on are weak or all flagged."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
-    said: dict[str, Value] = {"model": found.model or "the model", "on": on_devices(counts)}
+    said: dict[str, Value] = {"model": found.model or "the model", "on": counts}
     if weak(found):  # runs of the steps asked in the file: not one more; else the command
         # holds the steps, the other fixes said as the bench says them
         other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
@@ -124,8 +107,8 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true, from its flags as data; above linear as printed
-    too (8.004 above 8, never 8 above 8), against the ``first`` row's count."""
+    """Why a predicted row cannot be true; above linear as printed too (8.004 above 8, never
+    8 above 8), against the ``first`` row's count."""
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
@@ -135,8 +118,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
-    """The predictions with the search's flags said in ``flags`` and where each row's watts
-    come from in ``energy_source``."""
+    """The predictions with their ``flags`` said and each row's watts' ``energy_source``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
@@ -145,16 +127,14 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
 
 
 def measured_noise(noise: NoiseScale) -> str:
-    """The bench's measured ``B_simple`` with its steps and 95% interval, the upper end
-    said unbounded where the resamples found no signal (``high`` infinite)."""
+    """The bench's measured ``B_simple`` with its steps and 95% interval (``high`` infinite:
+    unbounded)."""
     return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
 def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its power's source, of a convergence model the bench's
-    noise scale gives (the model's and its assumption's) and of its memory check's sources
-    (the device assumed, the bench's peak less the model state it held, the transformer's
-    shape counted, or neither)."""
+    """``cal`` with the words of its power's source, of a convergence model from the bench's
+    noise scale and of its memory check's sources."""
     power = cal.machine.power
     if not power.source:
         cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
@@ -184,15 +164,12 @@ def worded(cal: Calibration) -> Calibration:
 
 
 def power_source(power: Power) -> str:
-    """Where ``power`` comes from: its kind, the batches its N = 1 runs measured, the link
-    that implies the device."""
-    source = sentence("power_source", p=power, kind=power.kind.value, assumed=power.assumed or None)
+    """Where ``power`` comes from: its kind, its N = 1 runs' batches, the link implying it."""
+    batches = None
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
-        source = sentence("power_by_batches", source=source, batches=batches)
-    if power.implied_by is not None:
-        source = sentence("power_implied", source=source, implied_by=power.implied_by)
-    return source
+    said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
+    return sentence("power_source", p=power, **said)
 
 
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
@@ -224,7 +201,7 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
         sentence(
             "power_charged",
             how=how,
-            on=on_devices([n for n, _ in rows]),  # the counts in order: 2, 4 and 8 devices
+            on=[n for n, _ in rows],  # the counts in order: 2, 4 and 8 devices
             at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
             batches=batches,
             # all smaller than the nearest measured: its power likely higher than theirs
@@ -236,8 +213,8 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
 
 
 def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
-    """The memory sentence ``key`` over ``values`` and the model, its device (in GB, as every
-    size compared with it) and what it holds, as every memory sentence names them."""
+    """The memory sentence ``key`` over ``values``, the model, its device (in GB) and what
+    it holds."""
     device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
     least = by_count[-1][1] if shape is not None and by_count else None
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
@@ -245,7 +222,6 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
     held = sentence(
         "memory_held",
         m=memory,
-        shape=shape,
         least=least,
         optimizer=memory.state.optimizer.replace("_", " "),
         how="bench" if shape is None else ("least" if least is not None else "shape"),
@@ -263,8 +239,8 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """The sentence said first where memory limits the counts ("" where not): from which count
-    the strategy asked, or the one ``advised`` (``MemoryCheck.fallback``), holds the model."""
+    """Where memory limits the counts, from which count the strategy asked, or the one
+    ``advised`` (``MemoryCheck.fallback``), holds the model ("" where it does not)."""
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
@@ -299,10 +275,9 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
-    """Why no count searched holds the model under any strategy, and the fewest that
-    would with what lifts the cap of those ``capped`` (the calibration's sources: the
-    topology's GPUs, past them only whole nodes of that many; else the most devices
-    allowed), or what else shrinks a shape's activations (whole on every device)."""
+    """Why no count searched holds the model under any strategy, and the fewest that would
+    with what lifts the cap of those ``capped`` (the calibration's sources), or what else
+    shrinks a shape's activations."""
     shape, would = memory.activations_counted, memory.would_hold
     said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
     if shape is not None:
@@ -313,7 +288,9 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
     if would is not None:
         s, n, _ = would  # past a node only whole nodes are searched
         said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
-        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in CAPS), None)
+        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
         if cap is not None:
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
             said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}

@@ -1,7 +1,5 @@
-"""An advice's words (:class:`Worded`) and the views ``gpuscale advise`` shows: the
-predictions' table (the deciding columns under the short answer; with ``--explain`` every
-shown column under the explanation; as CSV every column), and ``-f json``'s document
-(``as_json``)."""
+"""An advice's words (:class:`Worded`) and the views ``gpuscale advise`` shows: the table
+(under the short answer, or ``--explain``'s explanation), CSV and ``-f json``."""
 
 from __future__ import annotations
 
@@ -32,15 +30,12 @@ from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
 
 # The terminal's columns, the deciding overhead's after the step.
-LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
 # What a terminal narrower than the table drops first.
 TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
 DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMNS, "batch_per_device")
-# Three digits where the interval's ends differ, the efficiency as a share.
 FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
-# Whether a count's devices hold the model, as a terminal's ``fits`` column says it (a
-# flag elsewhere is said only where set: here "no" is the news).
+# a terminal's ``fits`` column (a flag elsewhere is said only where set: here "no" is the news)
 FITS_SAID = {True: "yes", False: "no"}
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 ADVICE_SHOWN = (
@@ -52,21 +47,20 @@ ADVICE_SHOWN = (
 
 
 def columns(advice: AdviceView) -> tuple[str, ...]:
-    """The table's deciding columns (cost and energy: the decision's line; every column:
-    -f csv)."""
+    """The table's deciding columns (cost and energy: the decision's line)."""
     term = TERMS.get(advice.decision.limit.dominant_term, {}).get("column")
     frame = advice.predictions
     # the accumulation where used; whether the devices hold the model where some do not
     shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
-    wanted = (*LEADING[:2], "accum", LEADING[2], term, *TRAILING, "fits")
+    wanted = ("accelerators", "batch_per_device", "accum", "step_ms", term, *TRAILING, "fits")
     return tuple(column for column in wanted if shown.get(column, True))
 
 
 def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
-    """The predictions as a terminal shows them (``terminal`` False: CSV, with what
-    qualifies the numbers as notes; ``document``: -f json's :func:`advice_document`)."""
+    """The predictions as a terminal shows them (``terminal`` False: CSV, the caveats as
+    notes; ``document``: -f json's)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
@@ -90,8 +84,7 @@ def advice_view(
 
 
 class Worded:
-    """The words of an advice's record (``search.decide.Searched``), read when asked:
-    ``api.Advice`` is the record with them."""
+    """The words of an advice's record (``search.decide.Searched``), read when asked."""
 
     def __str__(self) -> str:
         return "\n".join(f"- {line}" for line in self.explanation)
@@ -106,8 +99,8 @@ class Worded:
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
-        """The assumptions as the strategy advised prices them, the input pipeline's saying
-        the rate the largest count consumes."""
+        """The assumptions as the strategy advised prices them, the input pipeline's at the
+        rate the largest count consumes."""
         cal = self.calibration
         found = for_strategy(cal.said.assumptions, cal.run.strategy)
         if self.input_rate is None:
@@ -118,7 +111,7 @@ class Worded:
 
     @cached_property
     def decision(self) -> Decision:
-        """The search's Decision with its words: the warnings and what to measure first."""
+        """The search's Decision with its warnings and what to measure first in words."""
         d, cal = self.decided, self.calibration
         held_back = None if d.held_back is None else d.held_back.accelerators
         first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
@@ -131,10 +124,8 @@ class Worded:
         )
         warnings = [*map(said_finding, d.warnings)]
         if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
-            n, minutes, floor, system = self.below_mlperf[0]
             more = len(self.below_mlperf[1:]) or None
-            said = dict(n=n, minutes=minutes, floor=floor, system=system, more=more)
-            warnings.append(sentence("below_mlperf", **said))
+            warnings.append(sentence("below_mlperf", b=self.below_mlperf[0], more=more))
         return replace(d, warnings=tuple(warnings), settle=first)
 
     @cached_property

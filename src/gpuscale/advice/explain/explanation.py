@@ -1,7 +1,5 @@
-"""``--explain``'s sentences over the Decision and its predictions: what to do and how
-sure (the N = 1 row beside the bench's N = 1 step), how the counts were compared (the fixed
-per-step costs a count pays above its share), the break-even and the step at the focus
-count (``focus``), every source with the step interval, and the equilibrium picks."""
+"""``--explain``'s sentences over the Decision and its predictions: what to do, how the
+counts were compared, every source with the step interval, and the equilibrium picks."""
 
 from __future__ import annotations
 
@@ -22,38 +20,19 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def _config(row: pd.Series) -> str:
-    batch = config(row["batch_per_device"], row["accum"])
-    return sentence("config", row=row, batch=batch)
+    return sentence("config", row=row, batch=config(row["batch_per_device"], row["accum"]))
 
 
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    lines = [
-        *d.warnings,
-        sentence(
-            "recommendation",
-            use=decision_kind(d),
-            config=_config(row_at(frame, chosen.accelerators)),
-            c=chosen,  # its time in the table's unit, as the answer's
-            speedup=chosen.speedup if chosen.accelerators > 1 else None,
-        ),
-    ]
+    use = _config(row_at(frame, chosen.accelerators))  # its time in the answer's unit
+    lines = [*d.warnings, sentence("recommendation", use=decision_kind(d), config=use, c=chosen)]
     if chosen.accelerators == 1 and d.held_back is not None:
         held = row_at(frame, d.held_back.accelerators)
-        lines.append(
-            sentence(
-                "held_back",
-                n=d.held_back.accelerators,
-                efficiency=held["efficiency"],
-                row=held,
-                gain=not held["speedup_low"] <= 1,
-            )
-        )
+        lines.append(sentence("held_back", row=held, gain=not held["speedup_low"] <= 1))
     elif chosen.accelerators == 1 and d.largest > 1:
-        n = d.focus.accelerators
-        efficiency = row_at(frame, n)["efficiency"]
-        lines.append(sentence("no_larger", target=d.target_efficiency, n=n, efficiency=efficiency))
+        lines.append(sentence("no_larger", d=d, row=row_at(frame, d.focus.accelerators)))
     elif chosen.accelerators == 1:  # why one device is all the table holds
         kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap
         case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
@@ -68,18 +47,16 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _scaling(advice: AdviceView) -> list[str]:
-    """How the counts were compared (global or per-device batch kept), the fixed cost,
-    the other scaling where it was not the one decided on, and what would settle it."""
+    """How the counts were compared, the fixed cost, the other scaling and what settles it."""
     cal, d = advice.calibration, advice.decision
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        said = sentence("fixed_said", f=fixed, high=fixed.high_ms)
         lines.append(
             sentence(
                 "fixed_costs_line",
                 split=opt > 0,
-                fixed=said,
+                f=fixed,
                 measure=maybe(str, measure),
                 opt=opt,
                 strategy=cal.run.strategy,
@@ -90,14 +67,9 @@ def _scaling(advice: AdviceView) -> list[str]:
         asked = cal.run.global_batch is not None or modelled
         # the forward and backward's fixed cost falls with the micro-steps; the optimizer's not
         accums = tuple(int(k) for k in advice.predictions["accum"])
-        split = sentence(
-            "fixed_costs_split",
-            opt=cal.run.strategy if opt > 0 else "none",
-            varies=len(set(accums)) > 1,
-            accum=accums[0],
-            accums=accums,
-        )
-        lines.append(sentence("strong_scaling", kept=kept, asked=asked, fixed=split))
+        opt_on = cal.run.strategy if opt > 0 else "none"
+        said = {"kept": kept, "asked": asked, "opt": opt_on, "varies": len(set(accums)) > 1}
+        lines.append(sentence("strong_scaling", accums=accums, **said))
     elif not modelled or cal.run.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
@@ -108,25 +80,20 @@ def _scaling(advice: AdviceView) -> list[str]:
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         # what keeping the per-device batch would give, and why the advice does not count on it
         row = row_at(alt, d.focus.accelerators)
-        said = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
+        measures = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
         host = on_a_larger_host(2, cal.runs.host_devices)
-        weak = sentence(
-            "weak_instead",
-            batch=config(row["batch_per_device"], row["accum"]),
-            named=named(d),
-            row=row,
-            one=row_at(alt, 1)["global_batch"],
-            measure=str(next(iter(said), "")) or sentence("measure_noise", host=host),
-        )
-        lines.append(weak)
+        measure = str(next(iter(measures), "")) or sentence("measure_noise", host=host)
+        batch = config(row["batch_per_device"], row["accum"])
+        one = row_at(alt, 1)["global_batch"]
+        said = {"batch": batch, "named": named(d), "one": one, "measure": measure}
+        lines.append(sentence("weak_instead", row=row, **said))
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
 
 
 def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose, what
-    the larger batch's samples cost at the focus count, and how to keep one batch."""
+    """With a convergence model and no batch kept: what each count's search chose."""
     frame, focus = advice.predictions, advice.decision.focus.accelerators
     chosen = ", ".join(
         sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
@@ -166,8 +133,7 @@ def _sources(advice: AdviceView) -> list[str]:
 
 
 def _measured(advice: AdviceView, n: int) -> str:
-    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
-    all flagged``."""
+    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
     return sentence(
         "rests_measured",
@@ -180,8 +146,8 @@ def _measured(advice: AdviceView, n: int) -> str:
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error), the interval each predicted row
-    carries and why it differs, or the runs' range where a row rests on a measurement."""
+    """The step interval: ``source`` (the model's error), each predicted row's and why it
+    differs, or the runs' range where a row rests on a measurement."""
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
@@ -201,19 +167,10 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, in the order they are said; last the equilibrium picks,
-    each with the numbers that make it, beside the count decided."""
+    """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
-    equilibrium = sentence(
-        "equilibrium",
-        d=advice.decision,
-        eq=eq,
-        at=at,
-        threshold=advice.calibration.search.threshold,
-        knee=knee,
-        needs=KNEE_COUNTS,
-    )
+    equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
     return (
         _recommendation(advice)
         + _scaling(advice)
@@ -225,8 +182,7 @@ def explain(advice: AdviceView) -> list[str]:
 
 
 def one_device(advice: AdviceView) -> str:
-    """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
-    speedup is against ("" where nothing needs saying)."""
+    """The N = 1 row's step beside the bench's, what every speedup is against ("": none)."""
     frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
     one = frame.iloc[0]
     row = (int(one["batch_per_device"]), int(one["accum"]))
@@ -239,23 +195,16 @@ def one_device(advice: AdviceView) -> str:
     if not case:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said
+    at = None if m is None or same else config(m.batch, m.accum)
     detail = ""
     like = r.step_ms  # the phases timed apart, beside the no-sync step timed whole
-    if case == "ddp" and m is not None and same:
+    if case == "ddp" and same:
         if format_ms(r.nosync_ms or 0.0, like=like) != format_ms(like, like=like):
             detail = sentence("one_device_phases", r=r)
-    elif case == "ddp" and m is not None:  # the bench's batch predicted: the same samples
-        bench = config(m.batch, m.accum)
-        detail = sentence("one_device_like", r=r, row=config(*row), bench=bench, nosync=r.nosync_ms)
-    return sentence(
-        "one_device",
-        case=case,
-        at=None if m is None or same else config(m.batch, m.accum),
-        m=m,
-        r=r,
-        detail=detail,
-        added=r.added_ddp_ms or None,
-    )
+    elif case == "ddp":  # the bench's batch predicted: the same samples
+        detail = sentence("one_device_like", r=r, row=config(*row), bench=at)
+    said = {"at": at, "detail": detail, "added": r.added_ddp_ms or None}
+    return sentence("one_device", case=case, m=m, r=r, **said)
 
 
 def config(batch: float, accum: int) -> str:

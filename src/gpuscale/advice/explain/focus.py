@@ -1,32 +1,20 @@
 """--explain on the step at the decision's focus (the next count above the one advised,
-else that one): its parts, what caps the speedup and what would change it; and which
-device counts the search tried (``Calibration.device_counts``: powers of two up to the
-most allowed, past one node whole nodes) and why a count searched has no row; the
-break-even (the compute per gradient byte and the model size from which 2 devices beat 1 on
-this link, ``search.derive``, and its family)."""
+else that one), what caps the speedup and what would change it; the counts searched and
+why one has no row; the break-even (``search.derive``) and its family's."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
 from gpuscale.advice.explain.answer import AdviceView, row_at
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.phrasebook import (
-    sentence,
-    strategy_name,
-    term_name,
-    term_subject,
-)
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_name, term_subject
 from gpuscale.advice.records import Counts, Decision, spans
 from gpuscale.advice.types import STOPPED, TermId
 from gpuscale.bench.support import predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
-
-if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.calibration import FamilyBasis
 
 
 def named(d: Decision, detailed: bool = False) -> str:
@@ -34,33 +22,25 @@ def named(d: Decision, detailed: bool = False) -> str:
     (``detailed``: with the fastest count where it is another)."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
-        fastest = "other"
-        if d.fastest == focus:
-            fastest = "focus"
-        elif d.fastest == n:
-            fastest = "same" if focus == n else "chosen"
-    said = {"n": n, "focus": focus, "same": focus == n, "advised": d.count is not None}
-    return sentence("named", d=d, fastest=fastest, **said)
+        fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
+    return sentence("named", d=d, fastest=fastest, same=focus == n)
 
 
 def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
-    d, cal = advice.decision, advice.calibration
-    strategy, n = cal.run.strategy, d.focus.accelerators
-    change = advice.deciding.change
-    parts = advice.fixed_term
+    d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     said = remedy_of(
         change,
         "full",
-        strategy,
+        cal.run.strategy,
         fewer_messages=d.limit.fewer_messages,
         accum=d.chosen.accum,
-        optimizer=parts.optimizer_mostly,  # a fused one
+        optimizer=advice.fixed_term.optimizer_mostly,  # a fused one
     )
     why, fix = above_largest(cal, d.counts)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
-        said = sentence("larger_counts", fix=fix, largest=n)
+        said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)
     if d.short_alone():  # the others that must shrink too, or none would do
         o = d.limit.overheads_ms
         also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
@@ -92,13 +72,10 @@ def step_lines(advice: AdviceView) -> list[str]:
     lines = [
         sentence(
             "step_at",
-            at=at,
-            o=o,
             d=d,
             detailed=named(d, detailed=True),
             not_spread=not_spread,
             ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
-            held=slowdown is not None,
             slowdown=slowdown,
             exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
             left=left,
@@ -108,25 +85,22 @@ def step_lines(advice: AdviceView) -> list[str]:
             weak=marked,
         )
     ]
-    numbers = sentence("step_numbers", at=at)
     cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(cal, d.counts)
-    if cap in STOPPED and why:  # the largest count predicted is below the most allowed
-        most, n = d.counts.most, at.accelerators
-        lines.append(sentence("below_the_most", largest=n, numbers=numbers, most=most, why=why))
-    else:
-        lines.append(
-            sentence(
-                "step_cap",
-                cap="stopped" if cap in STOPPED else cap,
-                named=named(d),
-                numbers=numbers,
-                subject=subject,
-                weak=marked,
-                at=at,
-                strategy=strategy_name(cal.run.strategy),
-            )
+    if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
+        cap = "below" if why else "stopped"
+    lines.append(
+        sentence(
+            "step_cap",
+            cap=cap,
+            named=named(d),
+            subject=subject,
+            weak=marked,
+            d=d,
+            strategy=strategy_name(cal.run.strategy),
+            why=why,
         )
+    )
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
         unsure = bool(weak(found) or (found is not None and found.all_flagged))
@@ -136,28 +110,19 @@ def step_lines(advice: AdviceView) -> list[str]:
     return lines
 
 
-def _names(spans: tuple[tuple[int, int], ...]) -> str:
-    """``1, 2, 4, 5-7``: each span (:func:`records.spans`) its count, or its ends."""
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+def _names(ranges: tuple[tuple[int, int], ...]) -> str:
+    """``1, 2, 4, 5-7``: each span (``records.spans``) its count, or its ends."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def dropped_counts(cal: Calibration, counts: Counts) -> str:
-    """The counts searched, by what rule, and why each without a row has none; ""
-    where every count up to the most allowed has its row."""
+    """The counts searched, by what rule, and why each without a row has none ("": all have)."""
     missing = counts.missing
     if not missing and counts.every:
         return ""
-    unsplit = sentence("unsplit", run=cal.run, n=len(missing), missing=missing)
-    per_node, off = counts.per_node, counts.off_nodes
-    names = _names(spans(counts.off_nodes)) if per_node and off else None
-    rule = sentence("counts_rule", pow2=counts.pow2, most=counts.most, per_node=per_node, off=names)
-    return sentence(
-        "dropped_counts",
-        searched=counts.searched,
-        missing=missing or None,
-        unsplit=unsplit,
-        rule=None if counts.every else rule,
-    )
+    off = _names(spans(counts.off_nodes)) if counts.per_node and counts.off_nodes else None
+    said = {"run": cal.run, "n": len(missing), "missing": missing or None, "off": off}
+    return sentence("dropped_counts", c=counts, **said)
 
 
 def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
@@ -166,17 +131,11 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
     kept = cal.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
-    rule = sentence("counts_rule_short", most=counts.most, per_node=per_node)
+    common = {"c": counts, "names": _names(spans(counts.unsearched_above)), "per_node": per_node}
 
     def said(case: str, found: tuple[int, ...]) -> str:
         return sentence(
-            "not_above",
-            case=case,
-            counts=found,
-            one=len(found) == 1,
-            names=_names(spans(counts.unsearched_above)),
-            rule=rule,
-            kept=kept,
+            "not_above", case=case, counts=found, one=len(found) == 1, kept=kept, **common
         )
 
     cases = {
@@ -192,23 +151,16 @@ def above_largest(cal: Calibration, counts: Counts) -> tuple[str, str]:
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:
-    """The break-even's sentences; none where none is sought (one device allowed, or a
-    global batch kept)."""
+    """The break-even's sentences; none where none is sought."""
     cal, found = advice.calibration, advice.break_even
     if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
         return []
-    lines, evidence, spec, run = [], cal.runs.evidence, cal.model.spec, cal.run
+    lines, evidence, run = [], cal.runs.evidence, cal.run
     per_mb = found.compute_ms_per_grad_mb
     if per_mb is not None:
-        lines.append(
-            sentence(
-                "break_even_rate",
-                network=cal.machine.network_name,
-                predicted=predicted(evidence),
-                found=found,
-                like=max(per_mb, found.own_ms_per_grad_mb),  # both in one unit
-            )
-        )
+        like = max(per_mb, found.own_ms_per_grad_mb)  # both in one unit
+        said = {"cal": cal, "predicted": predicted(evidence), "found": found, "like": like}
+        lines.append(sentence("break_even_rate", **said))
     size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
@@ -219,7 +171,7 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         kept=run.kept_global_batch,
         weak=weak(evidence),
         target=cal.search.target_efficiency,
-        params=spec.params,
+        params=cal.model.spec.params,
         benched=cal.runs.evidence is not None,
         strategy=run.strategy,
     )
@@ -241,24 +193,16 @@ def family_sentence(
     """The break-even sizes of the model's family (its basis said) at per-device ``batch``
     (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
     own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
-    said = {"basis": basis, "found": found, "strategy": strategy_name(strategy)}
-    smallest = {"smallest": SMALLEST_SEARCHED}
-    if basis is not None:
-        said |= {"count": len(basis.members), "members": joined(list(basis.members))}
     return sentence(
         "break_even_family",
-        **said,
+        basis=basis,
+        found=found,
+        strategy=strategy_name(strategy),
         batch=batch,
         kept=kept,
         weak=weak,
         target=target,
-        beats=sentence("break_even_size", size=found.beats_from, value=found.params, **smallest),
-        reaches=sentence(
-            "break_even_size",
-            size=found.reaches_from,
-            value=found.target_efficiency_params,
-            **smallest,
-        ),
+        smallest=SMALLEST_SEARCHED,
         params=params,
         benched=benched,
         disagrees=basis is not None and found.own_disagrees(params),

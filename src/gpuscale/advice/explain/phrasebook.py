@@ -139,8 +139,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "whole": lambda v, of: number(v, max(3, len(f"{abs(_float(v)):.0f}"))),
     "above": lambda v, of: numbers_apart(_float(v), _float(of))[0],  # the digits: above of
     "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
-    # counts and batches, whole with thousands separators (1,000,000, never 1e+06)
-    "joined": lambda v, of: joined(number(b) for b in _floats(v)),
+    # counts, batches or names, numbers whole with thousands separators (1,000,000, not 1e+06)
+    "joined": lambda v, of: joined(map(number, v)),  # type: ignore[call-overload]
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
@@ -150,9 +150,9 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
-    "nums": lambda v, of: joined([number(x) for x in _floats(v)]),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
+    "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
     "interval": lambda v, of: speedup_interval(v.speedup_low, v.speedup_high),  # type: ignore[attr-defined]

@@ -1,8 +1,6 @@
-"""The words on the bench runs an advice reads: the refusals (:func:`refusal`, the one
-renderer of ``calibrate.rows.CalibrationError``), the flagged runs allowed and what to do
-about them, weak runs, which model was advised on and why the larger ones were passed
-over, how an FSDP run's own work was read, and each count the bench measured against its
-prediction (those outside the interval, the disagreements, first)."""
+"""The words on the bench runs an advice reads: the refusals (``calibrate.rows.CalibrationError``),
+flagged and weak runs, the model advised on, an FSDP run's own work, and each count measured
+against its prediction."""
 
 from __future__ import annotations
 
@@ -16,14 +14,7 @@ from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import (
-    filled,
-    format_count,
-    format_ms,
-    joined,
-    noun_for,
-    of_the,
-)
+from gpuscale.quantities import filled, format_count, joined, noun_for, of_the
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
 
@@ -31,26 +22,17 @@ Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
-def on_devices(counts: Sequence[int]) -> str:
-    """``1 device``, ``1 and 2 devices``: the counts some runs were on."""
-    return f"{joined(counts)} {noun_for(counts[-1], 'device')}"
-
-
 def broken_sentence(broken: Broken) -> str:
-    """The models ``broken`` names, each with the counts whose loss was not finite."""
     return "; ".join(
-        sentence("broken", case="model", model=model, on=on_devices(counts))
-        for model, counts in broken
+        sentence("broken", case="model", model=model, on=counts) for model, counts in broken
     )
 
 
 def broken_note(broken: Broken) -> str:
-    """Which models were left out as broken ("" when none)."""
     return sentence("broken", case="note", models=broken_sentence(broken)) if broken else ""
 
 
 def flag_lines(flags: Flags) -> str:
-    """Each kind of flag, its count and an example reason, in one sentence."""
     return "; ".join(
         sentence("flagged_runs", case="flag", kind=kind, n=n, why=detail(why))
         for kind, n, why in flags
@@ -73,8 +55,7 @@ def remedy(kinds: list[str]) -> str:
 
 
 def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
-    """The warning where ``--allow-flagged`` let ``flagged`` runs in (and the broken models
-    it could not: ``broken``); None where neither."""
+    """The warning where ``--allow-flagged`` let ``flagged`` runs in, or ``broken`` models not."""
     said = [broken_note(broken)] if broken else []  # allowed, not used
     if flagged:
         said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
@@ -83,27 +64,16 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
 
 def _refused(found: Refusal) -> str:
     if found.kind == RefusalKind.BROKEN:
-        broken = found.broken
-        return sentence(
-            "broken",
-            case="refused",
-            several=len(broken) > 1,
-            model=broken[0][0],
-            on=on_devices(broken[0][1]),
-            where=found.where,
-            models=broken_sentence(broken),
-        )
+        several, models = len(found.broken) > 1, broken_sentence(found.broken)
+        return sentence("broken", case="refused", r=found, several=several, models=models)
     names = found.names
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
     return sentence(
         "runs_refused",
         r=found,
-        kind=found.kind,
         error=found.error[:200],
         closest=closest or "",
-        count=len(names),
         listed=joined(names) or "none",
-        names=names,
         shown=", ".join(names[:4]),
         more=len(names[4:]) or None,
     )
@@ -111,7 +81,7 @@ def _refused(found: Refusal) -> str:
 
 def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     """A refusal of the calibration in words, then the runs ``left`` out where one was an
-    N = 1 run (allowing the others would not give the run that is missing)."""
+    N = 1 run."""
     text = _refused(found) if isinstance(found, Refusal) else said(found)
     if not left:
         return text
@@ -124,15 +94,14 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
-    """A request's field the bench refuses, with its value, as Python names it (the
-    command line reads the options, ``tables.requests.as_options``)."""
+    """A request's field the bench refuses, with its value, as Python names it."""
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
     return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
 
 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
-    was not finite, where it is broken: then none of its runs is used)."""
+    was not finite)."""
     single = runs[runs["accelerators"] == 1]
     ok = single[single["status"] == "ok"]
     kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
@@ -146,7 +115,7 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     return sentence(
         "no_single",
         case=case,
-        on=broken and on_devices(broken),
+        on=broken,
         noun=noun_for(len(ok) or len(single), "run"),
         status=single["status"].iloc[-1] if len(single) else None,
         kinds=joined(kinds) or "untrusted",
@@ -165,8 +134,8 @@ class Chosen:
 
 
 def chosen_said(found: Chosen) -> tuple[str, str]:
-    """Why the model advised on was chosen: the larger ones passed over (first), else the
-    others benched ``--model`` chooses (second); "" for what does not apply."""
+    """Why the model advised on was chosen: the larger ones passed over, else the others
+    benched ``--model`` chooses; "" for what does not apply."""
     if found.passed:
         passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
@@ -195,23 +164,16 @@ class WeakRuns:
 
 
 def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
-    """The warning on weak runs (with what to bench, where their steps can be read) and
-    the same in full (with the command printing their notes); (None, None) for none."""
+    """The warning on weak runs and the same in full (with the command printing their notes)."""
     if found is None:
         return None, None
-    said = {
-        **asdict(found),
-        "runs": of_the(found.weak, found.runs, "bench run"),
-        "on": on_devices(found.counts),
-        "kinds": ", ".join(found.kinds),
-    }
+    said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
     short = sentence("weak_evidence", full=False, **said)
     return short, sentence("weak_evidence", full=True, **said)
 
 
 def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work was read from, with its numbers: its synchronised minus
-    no-sync step, or its step less the plain one where larger (``bench.table.fsdp_own``)."""
+    """What an FSDP row's own work was read from, with its numbers (``bench.table.fsdp_own``)."""
     columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     case = "*"
@@ -219,14 +181,7 @@ def fsdp_own_basis(row: pd.Series) -> str:
         case = "nosync"  # the step less the plain one no larger than less the no-sync one
     elif step is not None and plain is not None:
         case = "plain"
-    return sentence(
-        "fsdp_own",
-        own="unmeasured" if own is None else format_ms(own),
-        case=case,
-        step=step,
-        plain=plain,
-        nosync=nosync,
-    )
+    return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
 
 
 def fsdp_note(row: pd.Series) -> str:
@@ -240,9 +195,8 @@ def fsdp_note(row: pd.Series) -> str:
 def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
-    """The runs at each of ``counts`` but those ``disagreeing`` (said as disagreements)
-    against the prediction, inside or outside its interval; inside an interval too wide to
-    test it (as ``report.bench_checks`` says), no agreement."""
+    """The runs at each of ``counts`` but those ``disagreeing`` against the prediction;
+    inside an interval too wide to test it (``report.bench_checks``), no agreement."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
     said = []
     for c in counts:
@@ -265,6 +219,5 @@ def against_measured(
 
 
 def disagreement(d: MeasuredCount) -> str:
-    """The disagreement in words, first among the caveats and the answer's lines."""
     left = tuple(d.of(d.left_out)) or None
     return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left)

@@ -90,7 +90,6 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
     assert found is not None and found.steps_needed == 400 and found.counts == (1, 2)
     lines = headline(
         defaults=[],
-        noise_steps=None,
         wide_step_log=2.0,
         devices=2,
         steps=found.steps_needed,

@@ -190,11 +190,10 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    """What qualifies the headline: the defaults used, a noise scale over too few steps, the
+    """What qualifies the headline: the defaults used, the
     step interval's log half-width where too wide, the bench model advised on and why."""
 
     defaults: tuple[str, ...] = ()
-    noise_steps: int | None = None
     wide_step_log: float | None = None
     model_note: str = ""
     model_chosen: str = ""

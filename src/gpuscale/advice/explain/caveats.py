@@ -39,7 +39,6 @@ from gpuscale.tables.bench import on_a_larger_host
 def headline(
     *,
     defaults: list[str],
-    noise_steps: int | None,
     wide_step_log: float | None,
     devices: int,
     host_devices: int | None = None,
@@ -47,10 +46,7 @@ def headline(
     again: str = "",
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does)."""
-    rests = list(defaults)
-    if noise_steps is not None:
-        rests.append(sentence("noise_steps", steps=noise_steps, firm=steps))
-    lines = [sentence("provisional", rests="; ".join(rests))] if rests else []
+    lines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
     if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
         said = {"width": wide_step_log, "again": again, "devices": devices, "host": host}

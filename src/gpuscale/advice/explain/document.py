@@ -143,7 +143,6 @@ class Worded:
         ]
         lines = headline(
             defaults=defaults,
-            noise_steps=self.qualifiers.noise_steps,
             wide_step_log=self.qualifiers.wide_step_log,
             devices=d.chosen.accelerators,
             host_devices=cal.runs.host_devices,

@@ -24,7 +24,6 @@ from gpuscale.advice.derived import (
     RowSpan,
 )
 from gpuscale.advice.model.compute import per_step_ms, rate_tflops
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import pair_speedup
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
@@ -177,10 +176,9 @@ def below_mlperf(
 
 
 def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
-    few, width = cal.search.noise_steps, cal.model.error.width_log
+    width = cal.model.error.width_log
     return Qualifiers(
         defaults=cal.search.defaults,
-        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
         wide_step_log=width if chosen > 1 and width > WIDE_STEP_INTERVAL else None,
         model_note=cal.said.model_note,
         model_chosen=cal.said.chosen,

@@ -23,7 +23,9 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
 * ``fixed_excess_ms``: the fixed per-step costs (each forward and backward's fixed cost,
   the optimizer step) the step at N pays above its share of one device's compute;
 * ``unexplained_ms``: the step less the sum of the model's terms: 0 where the row is
-  predicted; where it rests on a measurement, the measured step less the modelled one;
+  predicted; where it rests on a measurement longer than the modelled step, the measured
+  step less the modelled one (the terms as modelled); where on one shorter, 0 (the terms
+  scaled down to the measured step in proportion: no term is longer than its step);
 * ``step_ms_low``, ``step_ms_high``, ``speedup_low``, ``speedup_high``: the 80% interval;
 * ``energy_source``, ``compute_source`` (``measured`` or ``modelled``): where those came
   from; ``rests_on``: what the row's step rests on: ``predicted`` (the model),

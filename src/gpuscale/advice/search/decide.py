@@ -45,6 +45,18 @@ NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
+# the model's terms of a step (ms) and their parts: the step predicted is the sum of
+# compute, wait, ddp and exposed communication; fixed excess is part of compute, latency
+# of the whole communication (hidden or not)
+TERMS = [
+    "compute_ms",
+    "ddp_ms",
+    "wait_ms",
+    "exposed_comm_ms",
+    "comm_ms",
+    "latency_ms",
+    "fixed_excess_ms",
+]
 INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
 
 
@@ -301,7 +313,9 @@ def applied(
     """``frame`` with each row a disagreement governs resting on the measurement (at its
     count, its own configuration's first; above it, up to the next count ``measured``): its
     throughput columns x measured / predicted speedup, its time columns / it, its intervals
-    the runs' range (NaN: one run)."""
+    the runs' range (NaN: one run). Its step's terms: as modelled, the rest of a measured
+    step longer than theirs ``unexplained_ms``; scaled down to a measured step shorter than
+    theirs (no term can be longer than the step it is part of), nothing unexplained."""
     out = frame.copy()
     for i, row in frame.iterrows():
         n = int(row["accelerators"])
@@ -313,8 +327,12 @@ def applied(
         at = (x for x in found if (x.accelerators, x.batch_per_device, x.accum) == (last, *config))
         d = next(at, d)
         factor = d.measured_speedup / d.predicted_speedup
-        # the measured step split: the model's terms plus what they leave unexplained
-        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
+        modelled_ms = float(row["step_ms"])
+        if factor > 1:  # measured shorter: the model's split of it, each term in proportion
+            out.loc[i, TERMS] = (row[TERMS] / factor).to_numpy(float)
+            out.loc[i, "unexplained_ms"] = 0.0
+        else:  # measured longer: the model's terms plus what they leave unexplained
+            out.loc[i, "unexplained_ms"] = modelled_ms / factor - modelled_ms
         out.loc[i, "rests_on"] = "measured" if last == n else "measured_below"
         out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app
 
 R50 = [
@@ -86,3 +87,46 @@ def test_an_assumed_link_is_read_at_both_ends() -> None:
     assert advice.decision.withheld_by == (moved[0] if moved else None)
     given = gpuscale.advise(params=125e6, step_ms=300, batch=32, fixed_ms=5.0, link="pcie-phb")
     assert given.decision.readings == ()
+
+
+SEVEN_B = {"params": 7e9, "step_ms": 900, "batch": 4, "global_batch": 64, "device_name": "H100"}
+
+
+def test_the_flops_not_given_are_an_assumption_whose_range_holds_its_reading() -> None:
+    """A 7B model by one step time on 4 nodes of H100s is withheld by the FLOPs per sample:
+    they are an assumption like the others, their low end the reading at 6 x parameters,
+    the rest the prior's fixed cost's work at 10-50% of the peak (the two readings' finding)."""
+    advice = gpuscale.advise(**SEVEN_B, nodes=4)
+    d = advice.decision
+    assert d.withheld_by == "flops_per_sample"
+    (flops,) = [a for a in advice.assumptions if a.term == TermId.FLOPS]
+    q = flops.quantity
+    assert q is not None and q.unit == "FLOPs per sample" and flops.source == Source.ASSUMED
+    (reading,) = [r for r in d.readings if r.term == "flops_per_sample"]
+    assert (reading.end, reading.value) == ("low", q.low) and q.low == pytest.approx(6 * 7e9)
+    (two,) = [
+        s
+        for s in advice.calibration.said.sources
+        if isinstance(s, Finding) and s.kind == FindingKind.FLOPS_TWO_READINGS
+    ]
+    assert q.high == two["flops_high"] and two["flops_low"] < q.value < q.high
+    assert "torch.utils.flop_counter" in str(flops.measure)
+    doc = _doc(*SEVEN_ARGS, "--nodes", "4")
+    (said,) = [a for a in doc["assumptions"] if a["kind"] == "flops_per_sample"]
+    assert (said["low"], said["high"]) == (q.low, q.high) and said["unit"] == q.unit
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"flops_per_sample": 90e12}, {"preset": "llama2-7b", "nodes": 4, "checkpointing": "full"}],
+)
+def test_flops_given_or_counted_are_no_assumption(given: dict) -> None:
+    advice = gpuscale.advise(**SEVEN_B, **given)
+    assert not [a for a in advice.assumptions if a.term == TermId.FLOPS]
+    assert not [r for r in advice.decision.readings if r.term == "flops_per_sample"]
+
+
+SEVEN_ARGS = [
+    *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),
+    *("--device-name", "H100"),
+]

@@ -9,6 +9,7 @@ batch 256) and typed with ``--params 25.6M`` alone was "Use 1 device", 0.96x at 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -17,6 +18,7 @@ import gpuscale
 from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app
 
+HERE = Path(__file__).parent
 R50 = [
     *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
     *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
@@ -130,3 +132,29 @@ SEVEN_ARGS = [
     *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),
     *("--device-name", "H100"),
 ]
+
+
+@pytest.mark.parametrize("device", [{"device_name": "H100"}, {}])
+def test_a_link_reading_is_its_assumption_s_low_or_high_end(device: dict) -> None:
+    """An assumed link's readings are its assumption's range (an H100's NVLink: 10-370.8
+    GB/s, not a preset inside it); with no device, pcie-phb's 10-24 GB/s."""
+    advice = gpuscale.advise(params=7e9, step_ms=900, batch=4, global_batch=64, **device)
+    (link,) = [a for a in advice.assumptions if a.term == TermId.LINK]
+    q = link.quantity
+    assert q is not None and q.low is not None and q.high is not None
+    readings = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
+    assert readings == {"low": q.low, "high": q.high}
+    assert q.low <= q.value <= q.high
+
+
+def test_the_bench_host_s_link_assumed_is_searched_over_its_range() -> None:
+    """One H100 benched: its NVLink is assumed, and the readings are the assumption's ends;
+    CPU processes assume no link, and no link is read."""
+    advice = gpuscale.advise(bench=str(HERE / "h100_resnet50_bf16.jsonl"))
+    (link,) = [a for a in advice.assumptions if a.term == TermId.LINK]
+    q = link.quantity
+    readings = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
+    assert q is not None and readings == {"low": q.low, "high": q.high}
+    cpu = gpuscale.advise(bench=str(HERE / "cpu_tiny_model_gloo.jsonl"))
+    assert not [a for a in cpu.assumptions if a.term == TermId.LINK]
+    assert not [r for r in cpu.decision.readings if r.term == "link"]

@@ -9,13 +9,16 @@ batch 256) and typed with ``--params 25.6M`` alone was "Use 1 device", 0.96x at 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.types import Finding, FindingKind, Source, TermId
 from gpuscale.cli import app
 
+HERE = Path(__file__).parent
 R50 = [
     *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
     *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
@@ -86,3 +89,72 @@ def test_an_assumed_link_is_read_at_both_ends() -> None:
     assert advice.decision.withheld_by == (moved[0] if moved else None)
     given = gpuscale.advise(params=125e6, step_ms=300, batch=32, fixed_ms=5.0, link="pcie-phb")
     assert given.decision.readings == ()
+
+
+SEVEN_B = {"params": 7e9, "step_ms": 900, "batch": 4, "global_batch": 64, "device_name": "H100"}
+
+
+def test_the_flops_not_given_are_an_assumption_whose_range_holds_its_reading() -> None:
+    """A 7B model by one step time on 4 nodes of H100s is withheld by the FLOPs per sample:
+    they are an assumption like the others, their low end the reading at 6 x parameters,
+    the rest the prior's fixed cost's work at 10-50% of the peak (the two readings' finding)."""
+    advice = gpuscale.advise(**SEVEN_B, nodes=4)
+    d = advice.decision
+    assert d.withheld_by == "flops_per_sample"
+    (flops,) = [a for a in advice.assumptions if a.term == TermId.FLOPS]
+    q = flops.quantity
+    assert q is not None and q.unit == "FLOPs per sample" and flops.source == Source.ASSUMED
+    (reading,) = [r for r in d.readings if r.term == "flops_per_sample"]
+    assert (reading.end, reading.value) == ("low", q.low) and q.low == pytest.approx(6 * 7e9)
+    (two,) = [
+        s
+        for s in advice.calibration.said.sources
+        if isinstance(s, Finding) and s.kind == FindingKind.FLOPS_TWO_READINGS
+    ]
+    assert q.high == two["flops_high"] and two["flops_low"] < q.value < q.high
+    assert "torch.utils.flop_counter" in str(flops.measure)
+    doc = _doc(*SEVEN_ARGS, "--nodes", "4")
+    (said,) = [a for a in doc["assumptions"] if a["kind"] == "flops_per_sample"]
+    assert (said["low"], said["high"]) == (q.low, q.high) and said["unit"] == q.unit
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"flops_per_sample": 90e12}, {"preset": "llama2-7b", "nodes": 4, "checkpointing": "full"}],
+)
+def test_flops_given_or_counted_are_no_assumption(given: dict) -> None:
+    advice = gpuscale.advise(**SEVEN_B, **given)
+    assert not [a for a in advice.assumptions if a.term == TermId.FLOPS]
+    assert not [r for r in advice.decision.readings if r.term == "flops_per_sample"]
+
+
+SEVEN_ARGS = [
+    *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),
+    *("--device-name", "H100"),
+]
+
+
+@pytest.mark.parametrize("device", [{"device_name": "H100"}, {}])
+def test_a_link_reading_is_its_assumption_s_low_or_high_end(device: dict) -> None:
+    """An assumed link's readings are its assumption's range (an H100's NVLink: 10-370.8
+    GB/s, not a preset inside it); with no device, pcie-phb's 10-24 GB/s."""
+    advice = gpuscale.advise(params=7e9, step_ms=900, batch=4, global_batch=64, **device)
+    (link,) = [a for a in advice.assumptions if a.term == TermId.LINK]
+    q = link.quantity
+    assert q is not None and q.low is not None and q.high is not None
+    readings = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
+    assert readings == {"low": q.low, "high": q.high}
+    assert q.low <= q.value <= q.high
+
+
+def test_the_bench_host_s_link_assumed_is_searched_over_its_range() -> None:
+    """One H100 benched: its NVLink is assumed, and the readings are the assumption's ends;
+    CPU processes assume no link, and no link is read."""
+    advice = gpuscale.advise(bench=str(HERE / "h100_resnet50_bf16.jsonl"))
+    (link,) = [a for a in advice.assumptions if a.term == TermId.LINK]
+    q = link.quantity
+    readings = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
+    assert q is not None and readings == {"low": q.low, "high": q.high}
+    cpu = gpuscale.advise(bench=str(HERE / "cpu_tiny_model_gloo.jsonl"))
+    assert not [a for a in cpu.assumptions if a.term == TermId.LINK]
+    assert not [r for r in cpu.decision.readings if r.term == "link"]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 TERM_NAMES = {
     TermId.FIXED: "Fixed per-step cost",
+    TermId.FLOPS: "FLOPs per sample",
     TermId.OVERLAP: "Overlap",
     TermId.DDP: "DDP's own work",
     TermId.WAIT: "Wait for the slowest device",

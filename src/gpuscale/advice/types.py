@@ -24,6 +24,7 @@ class TermId(Code):
     """A term of the step (or of the time to train) the advice prices."""
 
     FIXED = "fixed"  # fixed per micro-step: launches, the optimizer step
+    FLOPS = "flops_per_sample"  # a sample's FLOPs, by numbers where not given
     DDP = "ddp"  # the strategy's own work (DDP's bucket copies, FSDP's)
     WAIT = "wait"  # for the slowest device
     BANDWIDTH = "bandwidth"  # exposed communication: its bandwidth part

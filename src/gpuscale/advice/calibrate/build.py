@@ -13,19 +13,17 @@ from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.fits import memory_check
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import LINK_ENDS, host_of, machine_of
+from gpuscale.advice.calibrate.link import host_of, link_ends, machine_of
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
-from gpuscale.advice.types import Finding, FindingKind, maybe
+from gpuscale.advice.types import Finding, FindingKind, TermId, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware import transformer
-from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
-from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
 
@@ -73,16 +71,18 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run = cal.machine, cal.run
-    # an assumed link: the network at each end of its range
-    link_ends = tuple(
+    # an assumed link (an assumption with a range): the network at each end of that range
+    link = next((a.quantity for a in cal.said.assumptions if a.term == TermId.LINK), None)
+    searched = link is not None and link.low is not None
+    at_ends = tuple(
         (
             "link",
             end,
-            PRESETS[name].busbw_gbs,
+            link.busbw_gbs,
             "GB/s",
-            {"machine": {"network": replace(machine.network, intra=Link.from_preset(name))}},
+            {"machine": {"network": replace(machine.network, intra=link)}},
         )
-        for end, name in (LINK_ENDS if machine.link_assumed else ())
+        for end, link in (link_ends(machine.network.intra) if searched else ())
     )
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
@@ -133,7 +133,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "mlperf_floor": converging.floor,
                 "defaults": tuple(name for name, taken in defaulted.items() if taken),
                 "noise_steps": converging.noise_steps,
-                "ends": (*cal.search.ends, *link_ends),
+                "ends": (*cal.search.ends, *at_ends),
             },
         }
     )

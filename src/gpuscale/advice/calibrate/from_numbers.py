@@ -202,8 +202,13 @@ def from_numbers(
         return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
 
     costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    token_read = dense is not None and dense.ms > fixed.high_ms
+    if token_read:
+        costs.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", dense))
+    # FLOPs per sample not given: an assumption, the range the advice reads its count over
+    why = "peak" if assumed else "entered"  # why 6 x parameters moves no prediction
+    why = "none" if assumed and (peak is None or at_peak is None) else why
+    flops = None if flops_given else _flops_assumed(spec.flops, bound, token_read, why)
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if fixed.source == Source.ASSUMED and ms != fixed.ms:
             costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
@@ -242,6 +247,7 @@ def from_numbers(
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
         priors_said=(ddp_work, spread),
+        assumptions=(*said.assumptions, *filter(None, [flops])),
     )
     return Calibration(
         model=model,
@@ -276,5 +282,45 @@ def _prior_assumed(
         quantity=quantity,
         source=Source.PRIOR,
         basis=prior.said,
+        measure=measure,
+    )
+
+
+FLOPS_UNIT = "FLOPs per sample"
+
+
+def _flops_assumed(token: float, bound: Finding | None, token_read: bool, why: str) -> Assumption:
+    """The FLOPs per sample not given: where the step has two readings (``bound``, a
+    ``FLOPS_TWO_READINGS``), the prior's fixed cost's work at 10-50% of the peak (its
+    geometric mean the value), down to ``token`` (6 x parameters) where that end is read
+    again (``token_read``); else ``token``, on which no prediction rests (``why``: the
+    fixed cost entered, or no peak or the peak not binding the prior's)."""
+    measure = Measure(sentence("measure_flops"))
+    if bound is None or bound.kind != FindingKind.FLOPS_TWO_READINGS:
+        return Assumption(
+            term=TermId.FLOPS,
+            value=sentence("flops_value", case="token", flops=token),
+            quantity=Quantity(token, FLOPS_UNIT),
+            source=Source.ASSUMED,
+            basis=sentence("flops_assumed", case="token", flops=token, why=why),
+            measure=measure,
+        )
+    low, high = float(bound["flops_low"]), float(bound["flops_high"])  # type: ignore[arg-type]
+    said = {
+        "low": low,
+        "high": high,
+        "token": token if token_read else None,
+        "fixed_ms": bound["fixed_ms"],
+        "high_ms": bound["high_ms"],
+        "work_ms": bound["work_ms"],
+        "device": bound["device"],
+        "label": bound["label"],
+    }
+    return Assumption(
+        term=TermId.FLOPS,
+        value=sentence("flops_value", case="readings", **said),
+        quantity=Quantity((low * high) ** 0.5, FLOPS_UNIT, token if token_read else low, high),
+        source=Source.ASSUMED,
+        basis=sentence("flops_assumed", case="readings", **said),
         measure=measure,
     )

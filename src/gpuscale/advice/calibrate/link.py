@@ -25,9 +25,25 @@ from gpuscale.interconnect.topology import Topology
 DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
 # What a measured link's name adds by whether its curves were measured under compute load
 LOADED = {True: ", under compute load", False: ""}
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch;
-# the advice is searched again at each end, and a count that changes is withheld
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
+# or to the link assumed where it is faster (a board's NVLink); the advice is searched again
+# at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+
+
+def link_ends(assumed: Link) -> tuple[tuple[str, Link], ...]:
+    """(end, link) of the range of a link ``assumed``: ``LINK_ENDS``' presets, widened to
+    ``assumed`` where it lies outside them (a tie keeps the preset)."""
+    (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
+    low = assumed if assumed.busbw_gbs < low.busbw_gbs else low
+    high = assumed if assumed.busbw_gbs > high.busbw_gbs else high
+    return ((low_end, low), (high_end, high))
+
+
+def _link_range(link: Link) -> Quantity:
+    """An assumed link's bus bandwidth and the range its advice is searched over."""
+    (_, low), (_, high) = link_ends(link)
+    return Quantity(link.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +153,7 @@ def choose_link(
         inferred = Assumption(
             term=TermId.LINK,
             value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            quantity=_link_range(chosen),
             source=Source.ASSUMED,
             basis=sentence(
                 "no_link_measured",
@@ -163,13 +179,12 @@ def choose_link(
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None, device)
     # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
-    # advice checks against, else ``DEFAULT_LINK``; an assumption over ``LINK_ENDS``
+    # advice checks against, else ``DEFAULT_LINK``; an assumption over ``link_ends``
     case = "board" if board is not None else "default"
-    ends = [chosen.busbw_gbs, *(links.PRESETS[name].busbw_gbs for _, name in LINK_ENDS)]
     inferred = Assumption(
         term=TermId.LINK,
         value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-        quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", min(ends), max(ends)),
+        quantity=_link_range(chosen),
         source=Source.ASSUMED,
         basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
         measure=Measure(sentence("measure_link_assumed", case=case)),

@@ -55,14 +55,21 @@ def headline(
 
 
 # the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED}
+_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
+
+
+def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
+    """The assumption whose range withholds ``d``'s count (None: none does)."""
+    term = _ASSUMED_AS.get(str(d.withheld_by))
+    return next((a for a in assumed if a.term == term), None)
 
 
 def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
     """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it is no alternative)."""
-    taken = {a.term: a.quantity.value for a in assumed if a.quantity is not None}
-    at = taken.get(_ASSUMED_AS.get(str(d.withheld_by)))
+    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
+    where pcie-phb is assumed, is no alternative)."""
+    found = withholding(d, assumed)
+    at = None if found is None or found.quantity is None else found.quantity.value
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 

@@ -17,6 +17,7 @@ from gpuscale.advice.explain.caveats import (
     measure_first,
     memory_said,
     readings_apart,
+    withholding,
 )
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import TERMS, WITHHELD, reading, sentence, strategy_name
@@ -156,7 +157,9 @@ class Worded:
         if d.withheld_by is not None:
             ends = readings_apart(d, self.assumptions)
             at = "; ".join(reading(r, speedup=True) for r in ends)
-            withheld = sentence("count_withheld", row=WITHHELD[d.withheld_by], c=d.chosen, at=at)
+            value = getattr(withholding(d, self.assumptions), "value", None)
+            row = WITHHELD[d.withheld_by]
+            withheld = sentence("count_withheld", row=row, c=d.chosen, at=at, value=value)
         first = filter(None, (held, self.qualifiers.model_note, withheld))
         return (*first, *map(disagreement, found), *lines, *beside)
 

@@ -318,16 +318,14 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     return replace(cal, model=model, bench=dropped, one_device=None)
 
 
-def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
-    """The calibration advised on (the model asked for, else the largest benched, else the
-    family's representative of ``req.params``), as benched and as asked."""
+def advised(found: Usable, req: AdviceRequest) -> Benched:
+    """The calibration advised on, as benched: the model asked for, else the largest benched,
+    else the family's representative of ``req.params``."""
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
-            cal = of_size(table, req)
-        else:
-            cal = calibrate(table, req.model or default_model(table))
-        return cal, as_asked(cal, req.strategy, req.fixed_ms)
+            return of_size(table, req)
+        return calibrate(table, req.model or default_model(table))
     except BenchFieldError:
         raise
     except CalibrationError as exc:

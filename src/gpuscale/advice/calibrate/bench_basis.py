@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
-from gpuscale.advice.calibrate.calibration import as_asked, single
-from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibrate.calibration import single
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
@@ -22,6 +22,7 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
+from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import (
     METERS,
@@ -30,7 +31,7 @@ from gpuscale.advice.model.hardware import (
     rate_warnings,
     unchecked_note,
 )
-from gpuscale.advice.model.priors import strategy_name
+from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.records import BenchTerms, Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run
@@ -275,6 +276,30 @@ def from_bench(
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms
+
+
+def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
+    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
+    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
+    entered (the measured forward + backward kept, only its split changed)."""
+    model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
+    compute = model.compute
+    if (strategy or benched) == "ddp" and benched != "ddp":
+        compute = replace(
+            compute, ddp_ms_per_mparam=model.spec.ddp_ms_per_mparam(DDP_WORK.point, None)
+        )
+    model = replace(model, compute=compute)
+    if fixed_ms is not None:
+        micro = compute.micro_ms(model.spec, batch)
+        if fixed_ms >= micro:
+            found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
+            raise BenchFieldError("fixed_ms", fixed_ms, found)
+        model = replace(
+            model,
+            compute=compute.resplit(model.spec, batch, fixed_ms),
+            fixed=fixed_cost.given(fixed_ms, batch),
+        )
+    return replace(cal, model=model)
 
 
 def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Power:

@@ -243,7 +243,7 @@ def from_bench(
         chosen=others,
     )
     # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``calibration.as_asked``'s rule), the N = 1 steps' spread (standard deviation,
+    # (``as_asked``'s rule), the N = 1 steps' spread (standard deviation,
     # n - 1, over the mean), the slowdowns held
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
     if len(jitter) > 1 and mean_ms > 0:

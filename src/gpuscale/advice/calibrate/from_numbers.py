@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
+from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import compute, hardware, priors
@@ -201,13 +201,12 @@ def from_numbers(
         }
         return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
 
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    ends: list[End] = []
     if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+        ends.append(("flops_per_sample", "low", spec.flops, "FLOPs", {"model": priced(dense)}))
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if fixed.source == Source.ASSUMED and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    ends = tuple((*c[:4], {"model": priced(c[4])}) for c in costs)
+            ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))
     model = StepModel(
         name=sentence("params_model", count=format_count(spec.params), family=None),
         spec=spec,
@@ -254,7 +253,7 @@ def from_numbers(
         ),
         machine=replace(machine, power=power),
         said=said,
-        search=Search(ends=ends),
+        search=Search(ends=tuple(ends)),
     )
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
-from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, Usable
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import (
@@ -22,6 +22,7 @@ from gpuscale.advice.explain.runs import (
     chosen_said,
     weak_evidence,
 )
+from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import (
     METERS,
@@ -30,7 +31,7 @@ from gpuscale.advice.model.hardware import (
     rate_warnings,
     unchecked_note,
 )
-from gpuscale.advice.model.priors import strategy_name
+from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.records import BenchTerms, Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, as_run
@@ -48,21 +49,6 @@ from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
 _HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
-
-
-def chosen(table: pd.DataFrame, name: str | None, broken: dict[str, tuple[int, ...]]) -> Chosen:
-    """Why the model advised on (``name``) was chosen where none was asked (``broken``: each
-    model's counts whose loss was not finite)."""
-    sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
-    if name not in sizes:
-        return Chosen("", 0.0)
-    larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
-    passed = tuple(
-        (str(m), float(size), table[table["model"] == m], broken.get(str(m)))
-        for m, size in larger.items()
-    )
-    others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
-    return Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
 
 
 def measured_runs(
@@ -134,25 +120,24 @@ def from_bench(
     req: AdviceRequest,
     bench: pd.DataFrame,
     found: Usable,
-    calibrated: tuple[Benched, Benched],
+    cal: Benched,
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration of ``calibrated`` (as benched, as asked) on ``machine``, and the
-    step's terms the bench measured."""
-    table, (cal, benched) = found.table, calibrated
+    """The calibration of ``cal`` (as benched) on ``machine``, as asked, and the step's terms
+    the bench measured."""
+    table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed = cal.model.name, cal.run.strategy, cal.run.batch
     per_device = req.batch or timed  # as advised
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     asked = req.strategy or strategy
     other = None  # a warning where another strategy is predicted than benched
     if asked != strategy:
-        unbenched = None if asked in BENCHED else joined(BENCHED, "or")
         other = Finding.of(
             K.OTHER_STRATEGY,
             model=name,
             benched=strategy,
             asked=asked,
             asked_name=strategy_name(asked),
-            unbenched=unbenched,
+            unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
         )
     # a warning where the batch advised is above the one timed on a launch-bound floor, or
     # more than twice it
@@ -182,20 +167,30 @@ def from_bench(
             row["strategy"] = req.strategy or row.get("strategy")
             run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
-    like_advised = (group, device_name, req.strategy)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
     runs = Runs(
         from_bench=True,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like_advised)),
+        measured=tuple(
+            measured_runs(bench, name, req.allow_flagged, (group, device_name, req.strategy))
+        ),
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
         one_device=benched.one_device,
         own_model=None if req.params is not None else name,  # none for a model by its size
     )
-    picked = Chosen("", 0.0)  # why this model where none was asked
-    if not req.model and req.params is None:
-        picked = chosen(bench, name, dict(found.broken))
+    # why this model where none was asked (``found.broken``: each model's counts whose loss
+    # was not finite)
+    picked = Chosen("", 0.0)
+    sizes = bench.dropna(subset=["params"]).groupby("model")["params"].max()
+    if not req.model and req.params is None and name in sizes:
+        larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
+        passed = tuple(
+            (str(m), float(size), bench[bench["model"] == m], dict(found.broken).get(str(m)))
+            for m, size in larger.items()
+        )
+        others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
+        picked = Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
     # the communication measured, read on the link advised, scales the network; the
     # family's basis for its break-even (the same whichever member is advised; another
     # strategy than benched: the member's own, converted)
@@ -248,7 +243,7 @@ def from_bench(
         chosen=others,
     )
     # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``calibration.as_asked``'s rule), the N = 1 steps' spread (standard deviation,
+    # (``as_asked``'s rule), the N = 1 steps' spread (standard deviation,
     # n - 1, over the mean), the slowdowns held
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
     if len(jitter) > 1 and mean_ms > 0:
@@ -281,6 +276,30 @@ def from_bench(
     machine = replace(machine, network=network, power=power)
     calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return calibration, terms
+
+
+def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
+    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
+    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
+    entered (the measured forward + backward kept, only its split changed)."""
+    model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
+    compute = model.compute
+    if (strategy or benched) == "ddp" and benched != "ddp":
+        compute = replace(
+            compute, ddp_ms_per_mparam=model.spec.ddp_ms_per_mparam(DDP_WORK.point, None)
+        )
+    model = replace(model, compute=compute)
+    if fixed_ms is not None:
+        micro = compute.micro_ms(model.spec, batch)
+        if fixed_ms >= micro:
+            found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
+            raise BenchFieldError("fixed_ms", fixed_ms, found)
+        model = replace(
+            model,
+            compute=compute.resplit(model.spec, batch, fixed_ms),
+            fixed=fixed_cost.given(fixed_ms, batch),
+        )
+    return replace(cal, model=model)
 
 
 def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Power:

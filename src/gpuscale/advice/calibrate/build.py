@@ -56,7 +56,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if bench is not None:
         runs_used = usable(bench, request)
         calibrated = advised(runs_used, request)
-        host = host_of(runs_used.table, calibrated[0])
+        host = host_of(runs_used.table, calibrated)
     machine, said = machine_of(request, data.topology, data.collectives, host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
     benched: BenchTerms | None = None

@@ -31,7 +31,6 @@ from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
@@ -212,30 +211,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     )
 
 
-def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
-    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
-    entered (the measured forward + backward kept, only its split changed)."""
-    model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
-    compute = model.compute
-    if (strategy or benched) == "ddp" and benched != "ddp":
-        compute = replace(
-            compute, ddp_ms_per_mparam=model.spec.ddp_ms_per_mparam(DDP_WORK.point, None)
-        )
-    model = replace(model, compute=compute)
-    if fixed_ms is not None:
-        micro = compute.micro_ms(model.spec, batch)
-        if fixed_ms >= micro:
-            found = Finding.of(K.FIXED_NOT_BELOW_STEP, model=model.name, batch=batch, step_ms=micro)
-            raise BenchFieldError("fixed_ms", fixed_ms, found)
-        model = replace(
-            model,
-            compute=compute.resplit(model.spec, batch, fixed_ms),
-            fixed=fixed_cost.given(fixed_ms, batch),
-        )
-    return replace(cal, model=model)
-
-
 def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     """The model of ``req.params`` calibrated on its family's bench model (the family asked,
     else the nearest in FLOPs per parameter, log distance; in it the nearest in size): its
@@ -318,16 +293,14 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     return replace(cal, model=model, bench=dropped, one_device=None)
 
 
-def advised(found: Usable, req: AdviceRequest) -> tuple[Benched, Benched]:
-    """The calibration advised on (the model asked for, else the largest benched, else the
-    family's representative of ``req.params``), as benched and as asked."""
+def advised(found: Usable, req: AdviceRequest) -> Benched:
+    """The calibration advised on, as benched: the model asked for, else the largest benched,
+    else the family's representative of ``req.params``."""
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
-            cal = of_size(table, req)
-        else:
-            cal = calibrate(table, req.model or default_model(table))
-        return cal, as_asked(cal, req.strategy, req.fixed_ms)
+            return of_size(table, req)
+        return calibrate(table, req.model or default_model(table))
     except BenchFieldError:
         raise
     except CalibrationError as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
-from gpuscale.advice.calibration import Calibration, Machine, Run, Said, Search, StepModel
+from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import compute, hardware, priors
@@ -201,18 +201,17 @@ def from_numbers(
         }
         return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
 
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    ends: list[End] = []
     token_read = dense is not None and dense.ms > fixed.high_ms
     if token_read:
-        costs.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", dense))
+        ends.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", {"model": priced(dense)}))
     # FLOPs per sample not given: an assumption, the range the advice reads its count over
     why = "peak" if assumed else "entered"  # why 6 x parameters moves no prediction
     why = "none" if assumed and (peak is None or at_peak is None) else why
     flops = None if flops_given else _flops_assumed(spec.flops, bound, token_read, why)
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if fixed.source == Source.ASSUMED and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    ends = tuple((*c[:4], {"model": priced(c[4])}) for c in costs)
+            ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))
     model = StepModel(
         name=sentence("params_model", count=format_count(spec.params), family=None),
         spec=spec,
@@ -260,7 +259,7 @@ def from_numbers(
         ),
         machine=replace(machine, power=power),
         said=said,
-        search=Search(ends=ends),
+        search=Search(ends=tuple(ends)),
     )
 
 

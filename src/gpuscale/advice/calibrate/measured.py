@@ -234,9 +234,9 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
     error = from_residuals(residuals, largest, *of)
-    own = ok[(ok["config_group"] == cal.bench.config_group) & (ok["accelerators"] > 1)]
+    own = multi[multi["config_group"] == cal.bench.config_group]
     # the calibration advised on, not calibrated again
-    r = [e for _, e in _log_errors(cal, network, own.dropna(subset=["step_ms_mean"]))]
+    r = [e for _, e in _log_errors(cal, network, own)]
     if not r:
         return error
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1

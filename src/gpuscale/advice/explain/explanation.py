@@ -1,18 +1,30 @@
 """``--explain``'s sentences over the Decision and its predictions: what to do, how the
-counts were compared, every source with the step interval, and the equilibrium picks."""
+counts were compared, the break-even and its family's, the step at the focus (the next count
+above the one advised, else that one) and what caps it, every source with the step
+interval, and the equilibrium picks."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from gpuscale.advice.derived import measured_at
-from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, decision_kind, row_at
+from gpuscale.advice.calibration import FamilyBasis
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
+from gpuscale.advice.explain import phrasebook
+from gpuscale.advice.explain.answer import (
+    AdviceView,
+    above_largest,
+    counts_line,
+    decision_kind,
+    named,
+    remedy,
+    row_at,
+)
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named
-from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.types import Source, TermId, maybe
-from gpuscale.bench.support import errors_weak
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
+from gpuscale.advice.types import STOPPED, Source, TermId, maybe
+from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -114,7 +126,7 @@ def _searched(advice: AdviceView) -> str:
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
-    dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
+    dropped = counts_line(advice)  # a count asked for without a row
     lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
@@ -166,6 +178,127 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     )
 
 
+def step_lines(advice: AdviceView) -> list[str]:
+    """--explain's lines on the step at the focus count: its parts and what decides, what
+    caps the speedup, and what would change it (none on one device)."""
+    d, cal = advice.decision, advice.calibration
+    at, o = d.focus, d.limit.overheads_ms
+    if at.accelerators < 2:
+        return []
+    subject = term_subject(d.limit.dominant_term)
+    # a measured step: what the model's terms leave of it
+    left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
+    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = weak(cal.runs.evidence)
+    # what of the compute at the focus is above its share of one device's, in parts
+    p, like = advice.fixed_term, at.step_ms
+    split, parts = p.optimizer_ms > 0, []
+    if split and p.optimizer_excess_ms > 0:
+        fsdp, n = cal.run.strategy == "fsdp", at.accelerators
+        parts.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
+    if split and p.forward_backward_excess_ms > 0:
+        parts.append(sentence("fb_not_spread", p=p, like=like))
+    not_spread = sentence("not_spread", p=p, like=like, split=split, parts=joined(parts) or None)
+    lines = [
+        sentence(
+            "step_at",
+            d=d,
+            detailed=named(d, detailed=True),
+            not_spread=not_spread,
+            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
+            slowdown=slowdown,
+            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
+            left=left,
+            subject=subject,
+            alone=d.short_alone(),
+            decides=advice.deciding.kind,
+            weak=marked,
+        )
+    ]
+    cap = "memory" if advice.deciding.memory else d.limit.cap
+    why, _ = above_largest(advice)
+    if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
+        cap = "below" if why else "stopped"
+    lines.append(
+        sentence(
+            "step_cap",
+            cap=cap,
+            named=named(d),
+            subject=subject,
+            weak=marked,
+            d=d,
+            strategy=strategy_name(cal.run.strategy),
+            why=why,
+        )
+    )
+    if d.count is not None:  # a count withheld: its line says what to give or measure
+        found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
+        unsure = bool(weak(found) or (found is not None and found.all_flagged))
+        rests_on = found.rests_on() if unsure else None
+        said = None if unsure else remedy(advice)
+        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=said))
+    return lines
+
+
+def break_even_lines(advice: AdviceView) -> list[str]:
+    """The break-even's sentences; none where none is sought."""
+    cal, found = advice.calibration, advice.break_even
+    if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
+        return []
+    lines, evidence, run = [], cal.runs.evidence, cal.run
+    per_mb = found.compute_ms_per_grad_mb
+    if per_mb is not None:
+        like = max(per_mb, found.own_ms_per_grad_mb)  # both in one unit
+        said = {"cal": cal, "predicted": predicted(evidence), "found": found, "like": like}
+        lines.append(sentence("break_even_rate", **said))
+    size, target = found.params, found.target_efficiency_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
+    said = family_sentence(
+        cal.model.family,
+        found,
+        batch=run.batch,
+        kept=run.kept_global_batch,
+        weak=weak(evidence),
+        target=cal.search.target_efficiency,
+        params=cal.model.spec.params,
+        benched=cal.runs.evidence is not None,
+        strategy=run.strategy,
+    )
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def family_sentence(
+    basis: FamilyBasis | None,
+    found: BreakEven,
+    *,
+    batch: int,
+    target: float,
+    params: float,
+    kept: int | None = None,
+    weak: bool = False,
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
+    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
+    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
+    return sentence(
+        "break_even_family",
+        basis=basis,
+        found=found,
+        strategy=strategy_name(strategy),
+        batch=batch,
+        kept=kept,
+        weak=weak,
+        target=target,
+        smallest=SMALLEST_SEARCHED,
+        params=params,
+        benched=benched,
+        disagrees=basis is not None and found.own_disagrees(params),
+    )
+
+
 def explain(advice: AdviceView) -> list[str]:
     """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
@@ -175,7 +308,7 @@ def explain(advice: AdviceView) -> list[str]:
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
-        + focus.step_lines(advice)
+        + step_lines(advice)
         + _sources(advice)
         + [equilibrium]
     )

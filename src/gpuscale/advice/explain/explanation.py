@@ -64,16 +64,8 @@ def _scaling(advice: AdviceView) -> list[str]:
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        lines.append(
-            sentence(
-                "fixed_costs_line",
-                split=opt > 0,
-                f=fixed,
-                measure=maybe(str, measure),
-                opt=opt,
-                strategy=cal.run.strategy,
-            )
-        )
+        said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
+        lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
@@ -112,15 +104,10 @@ def _searched(advice: AdviceView) -> str:
         for r in frame.itertuples()
     )
     at_focus = focus in set(frame["accelerators"]) and focus > 1
-    return sentence(
-        "batch_searched",
-        chosen=chosen,
-        grows=frame["global_batch"].nunique() > 1,
-        factor=row_at(frame, focus)["convergence_factor"] if at_focus else None,
-        named=named(advice.decision),
-        one=frame.iloc[0]["global_batch"],
-        batch=advice.calibration.run.batch,
-    )
+    factor = row_at(frame, focus)["convergence_factor"] if at_focus else None
+    said = {"grows": frame["global_batch"].nunique() > 1, "one": frame.iloc[0]["global_batch"]}
+    said |= {"named": named(advice.decision), "batch": advice.calibration.run.batch}
+    return sentence("batch_searched", chosen=chosen, factor=factor, **said)
 
 
 def _sources(advice: AdviceView) -> list[str]:
@@ -147,14 +134,9 @@ def _sources(advice: AdviceView) -> list[str]:
 def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
-    return sentence(
-        "rests_measured",
-        n=n,
-        at=advice.intervals.span(n),
-        m=m,
-        case="none" if m is None else ("one" if m.measured_low is None else "range"),
-        below=m is not None and m.accelerators < n,
-    )
+    case = "none" if m is None else ("one" if m.measured_low is None else "range")
+    below = m is not None and m.accelerators < n
+    return sentence("rests_measured", n=n, at=advice.intervals.span(n), m=m, case=case, below=below)
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
@@ -167,15 +149,10 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
     # why the rows' intervals differ from the model's error (``RowIntervals.wider``)
     wider = advice.intervals.wider if rule is None else ("rule",)
-    return sentence(
-        "step_interval",
-        resting=len(resting) > 0,
-        source=source,
-        carried=tuple(carried) or None,
-        wider=joined([sentence("wider_why", why=why) for why in wider]) or None,
-        measured=tuple(_measured(advice, int(n)) for n in resting) or None,
-        rule=rule and phrasebook.said(rule),
-    )
+    said = {"resting": len(resting) > 0, "carried": tuple(carried) or None}
+    said["wider"] = joined([sentence("wider_why", why=why) for why in wider]) or None
+    said["measured"] = tuple(_measured(advice, int(n)) for n in resting) or None
+    return sentence("step_interval", source=source, rule=rule and phrasebook.said(rule), **said)
 
 
 def step_lines(advice: AdviceView) -> list[str]:
@@ -199,44 +176,25 @@ def step_lines(advice: AdviceView) -> list[str]:
     if split and p.forward_backward_excess_ms > 0:
         parts.append(sentence("fb_not_spread", p=p, like=like))
     not_spread = sentence("not_spread", p=p, like=like, split=split, parts=joined(parts) or None)
-    lines = [
-        sentence(
-            "step_at",
-            d=d,
-            detailed=named(d, detailed=True),
-            not_spread=not_spread,
-            ddp=o["ddp"] if cal.run.strategy == "ddp" else None,  # a sharded one's is 0
-            slowdown=slowdown,
-            exposed=row_at(advice.predictions, at.accelerators)["exposed_comm_ms"],
-            left=left,
-            subject=subject,
-            alone=d.short_alone(),
-            decides=advice.deciding.kind,
-            weak=marked,
-        )
-    ]
+    said = {"d": d, "subject": subject, "weak": marked}
+    at_step = {"alone": d.short_alone(), "decides": advice.deciding.kind, "left": left}
+    at_step["ddp"] = o["ddp"] if cal.run.strategy == "ddp" else None  # a sharded one's is 0
+    at_step["exposed"] = row_at(advice.predictions, at.accelerators)["exposed_comm_ms"]
+    detailed = named(d, detailed=True)
+    at_step |= {"detailed": detailed, "slowdown": slowdown, "not_spread": not_spread}
+    lines = [sentence("step_at", **at_step, **said)]
     cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(advice)
     if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
         cap = "below" if why else "stopped"
-    lines.append(
-        sentence(
-            "step_cap",
-            cap=cap,
-            named=named(d),
-            subject=subject,
-            weak=marked,
-            d=d,
-            strategy=strategy_name(cal.run.strategy),
-            why=why,
-        )
-    )
+    strategy = strategy_name(cal.run.strategy)
+    lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, **said))
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
         unsure = bool(weak(found) or (found is not None and found.all_flagged))
         rests_on = found.rests_on() if unsure else None
-        said = None if unsure else remedy(advice)
-        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=said))
+        fix = None if unsure else remedy(advice)
+        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=fix))
     return lines
 
 

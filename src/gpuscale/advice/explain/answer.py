@@ -45,7 +45,6 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 class AdviceView(Protocol):
     """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
-    decided: Decision
     picks: Picks
     break_even: BreakEven
     calibration: Calibration

@@ -38,7 +38,6 @@ from gpuscale.quantities import counted, format_ms, joined
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
-    """The predictions' row at ``n`` accelerators."""
     return frame[frame["accelerators"] == n].iloc[0]
 
 
@@ -172,14 +171,9 @@ def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's change: for latency only the cures that
     apply; where the largest overhead gone would still miss the target, the others too."""
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
-    said = remedy_of(
-        change,
-        "full",
-        cal.run.strategy,
-        fewer_messages=d.limit.fewer_messages,
-        accum=d.chosen.accum,
-        optimizer=advice.fixed_term.optimizer_mostly,  # a fused one
-    )
+    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
+    values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
+    said = remedy_of(change, "full", cal.run.strategy, **values)
     why, fix = above_largest(advice)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)

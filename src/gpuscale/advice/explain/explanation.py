@@ -78,8 +78,17 @@ def _scaling(advice: AdviceView) -> list[str]:
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
-    else:
-        lines.append(_searched(advice))
+    else:  # a convergence model, no batch kept: what each count's search chose
+        frame, focus = advice.predictions, d.focus.accelerators
+        chosen = ", ".join(
+            sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
+            for r in frame.itertuples()
+        )
+        at_focus = focus in set(frame["accelerators"]) and focus > 1
+        factor = row_at(frame, focus)["convergence_factor"] if at_focus else None
+        said = {"grows": frame["global_batch"].nunique() > 1, "one": frame.iloc[0]["global_batch"]}
+        said |= {"named": named(d), "batch": cal.run.batch}
+        lines.append(sentence("batch_searched", chosen=chosen, factor=factor, **said))
     alt = advice.alternative
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         # what keeping the per-device batch would give, and why the advice does not count on it
@@ -94,20 +103,6 @@ def _scaling(advice: AdviceView) -> list[str]:
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
-
-
-def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose."""
-    frame, focus = advice.predictions, advice.decision.focus.accelerators
-    chosen = ", ".join(
-        sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
-        for r in frame.itertuples()
-    )
-    at_focus = focus in set(frame["accelerators"]) and focus > 1
-    factor = row_at(frame, focus)["convergence_factor"] if at_focus else None
-    said = {"grows": frame["global_batch"].nunique() > 1, "one": frame.iloc[0]["global_batch"]}
-    said |= {"named": named(advice.decision), "batch": advice.calibration.run.batch}
-    return sentence("batch_searched", chosen=chosen, factor=factor, **said)
 
 
 def _sources(advice: AdviceView) -> list[str]:
@@ -199,7 +194,6 @@ def step_lines(advice: AdviceView) -> list[str]:
 
 
 def break_even_lines(advice: AdviceView) -> list[str]:
-    """The break-even's sentences; none where none is sought."""
     cal, found = advice.calibration, advice.break_even
     if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
         return []

@@ -235,20 +235,11 @@ def family_sentence(
     """The break-even sizes of the model's family (its basis said) at per-device ``batch``
     (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
     own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
-    return sentence(
-        "break_even_family",
-        basis=basis,
-        found=found,
-        strategy=strategy_name(strategy),
-        batch=batch,
-        kept=kept,
-        weak=weak,
-        target=target,
-        smallest=SMALLEST_SEARCHED,
-        params=params,
-        benched=benched,
-        disagrees=basis is not None and found.own_disagrees(params),
-    )
+    said = {"basis": basis, "found": found, "batch": batch, "kept": kept, "target": target}
+    said |= {"weak": weak, "params": params, "benched": benched, "smallest": SMALLEST_SEARCHED}
+    disagrees = basis is not None and found.own_disagrees(params)
+    name = strategy_name(strategy)
+    return sentence("break_even_family", strategy=name, disagrees=disagrees, **said)
 
 
 def explain(advice: AdviceView) -> list[str]:

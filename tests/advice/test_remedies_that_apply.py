@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.focus import remedy
+from gpuscale.advice.explain.answer import remedy
 from gpuscale.advice.explain.phrasebook import term_name
 from gpuscale.bench.results import bench_table
 
@@ -25,7 +25,7 @@ ROWS = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")
 
 def _timed_long() -> object:
     """The rows' step times, timed 2,000 steps a run: runs of 5 steps name no change to
-    make (``advice.explain.focus.step_lines``), so the cures are read from the same runs timed
+    make (``advice.explain.explanation.step_lines``), so the cures are read from the same runs timed
     long."""
     records = [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
     for record in records:

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.calibration import FamilyBasis
 from gpuscale.advice.derived import BreakEven
-from gpuscale.advice.explain.focus import family_sentence
+from gpuscale.advice.explain.explanation import family_sentence
 from gpuscale.advice.model.compute import Compute
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig

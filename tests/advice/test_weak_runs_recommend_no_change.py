@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import gpuscale
+from gpuscale.advice.explain.answer import remedy
 from gpuscale.advice.explain.as_json import advice_document
-from gpuscale.advice.explain.focus import remedy
 from gpuscale.bench.results import bench_table
 
 from ..golden import Golden

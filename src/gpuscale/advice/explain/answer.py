@@ -1,5 +1,6 @@
-"""The short answer ``gpuscale advise`` says before its table (the count, what decides, what
-would change it), wrapped for a terminal; what the words read of an advice (``AdviceView``)."""
+"""An advice's records as words, each rendered once: the count decided, what decides at
+the focus, the counts searched, what would change it; the short answer ``gpuscale advise``
+says before its table is those, wrapped for a terminal (``--explain``: ``explanation``)."""
 
 from __future__ import annotations
 
@@ -23,27 +24,26 @@ from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
     reading,
-    remedy,
     sentence,
     strategy_name,
+    term_name,
     term_says,
 )
+from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision, MeasuredCount
-from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import counted, joined
+from gpuscale.advice.records import Assumption, Decision, MeasuredCount, spans
+from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.quantities import counted, format_ms, joined
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
-    """The predictions' row at ``n`` accelerators."""
     return frame[frame["accelerators"] == n].iloc[0]
 
 
 class AdviceView(Protocol):
     """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
-    decided: Decision
     picks: Picks
     break_even: BreakEven
     calibration: Calibration
@@ -73,6 +73,15 @@ def decision_kind(d: Decision) -> str:
     if d.chosen.accelerators > 1:
         return "many"
     return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
+
+
+def named(d: Decision, detailed: bool = False) -> str:
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``
+    (``detailed``: with the fastest count where it is another)."""
+    n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
+    if detailed and d.fastest is not None:  # None: no count predicted holds the model
+        fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
+    return sentence("named", d=d, fastest=fastest, same=focus == n)
 
 
 def decision_line(advice: AdviceView) -> str:
@@ -154,23 +163,82 @@ def change_line(advice: AdviceView) -> str:
     if assumed and d.limit.cap == "overheads":
         term = term_says(d.limit.dominant_term, strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
-    how = remedy(advice.deciding.change, "short", strategy)
+    how = remedy_of(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
+
+
+def remedy(advice: AdviceView) -> str:
+    """What would help most for the decision's change: for latency only the cures that
+    apply; where the largest overhead gone would still miss the target, the others too."""
+    d, cal, change = advice.decision, advice.calibration, advice.deciding.change
+    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
+    values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
+    said = remedy_of(change, "full", cal.run.strategy, **values)
+    why, fix = above_largest(advice)
+    if change in STOPPED and why:  # below the most allowed: what would predict a larger count
+        said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)
+    if d.short_alone():  # the others that must shrink too, or none would do
+        o = d.limit.overheads_ms
+        also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
+        said += sentence("not_enough", named=named(d), also=joined(also), n=len(also))
+    return said
+
+
+def _names(ranges: tuple[tuple[int, int], ...]) -> str:
+    """``1, 2, 4, 5-7``: each span (``records.spans``) its count, or its ends."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def counts_line(advice: AdviceView, short: bool = False) -> str:
+    """The counts searched, by what rule, and why each without a row has none ("": all
+    have); ``short``: the answer's, those without a row only."""
+    run, counts = advice.calibration.run, advice.decision.counts
+    missing = counts.missing
+    if short and missing:
+        kept = run.kept_global_batch
+        return sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
+    if short or (not missing and counts.every):
+        return ""
+    off = _names(spans(counts.off_nodes)) if counts.per_node and counts.off_nodes else None
+    said = {"run": run, "n": len(missing), "missing": missing or None, "off": off}
+    return sentence("dropped_counts", c=counts, **said)
+
+
+def above_largest(advice: AdviceView) -> tuple[str, str]:
+    """Why no count above the focus (the largest predicted where the search stopped) was,
+    and what would let one be; ("", "") where it is the most allowed."""
+    counts, kept = advice.decision.counts, advice.calibration.run.kept_global_batch
+    unsplit = bool(counts.missing_above) and kept is not None
+    per_node = (counts.off_nodes and counts.per_node) or None
+    common = {"c": counts, "names": _names(spans(counts.unsearched_above)), "per_node": per_node}
+
+    def said(case: str, found: tuple[int, ...]) -> str:
+        return sentence(
+            "not_above", case=case, counts=found, one=len(found) == 1, kept=kept, **common
+        )
+
+    cases = {
+        "unsearched": counts.unsearched_above,
+        "unsplit" if unsplit else "unfit": counts.missing_above,
+        "flagged": counts.flagged_above,
+    }
+    why = [said(case, tuple(found)) for case, found in cases.items() if found]
+    fix = [said("nodes", (counts.whole_nodes,))] if counts.whole_nodes is not None else []
+    if unsplit:
+        fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
+    return "; ".join(why), joined(fix, "or")
 
 
 def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table, in the order a reader needs it."""
-    run, missing = advice.calibration.run, advice.decision.counts.missing
-    held = memory_said(advice.memory, run.strategy, advice.decided.chosen.accelerators)
-    kept = run.kept_global_batch
-    dropped = missing and sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
+    strategy, n = advice.calibration.run.strategy, advice.decision.chosen.accelerators
     said = [
-        held,
+        memory_said(advice.memory, strategy, n),
         *map(disagreement, advice.disagreements),
         decision_line(advice),
         *advice.decision.warnings,
         deciding_line(advice),
-        dropped,
+        counts_line(advice, short=True),
         change_line(advice),
     ]
     return [line for line in said if line]

@@ -1,18 +1,30 @@
 """``--explain``'s sentences over the Decision and its predictions: what to do, how the
-counts were compared, every source with the step interval, and the equilibrium picks."""
+counts were compared, the break-even and its family's, the step at the focus (the next count
+above the one advised, else that one) and what caps it, every source with the step
+interval, and the equilibrium picks."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from gpuscale.advice.derived import measured_at
-from gpuscale.advice.explain import focus, phrasebook
-from gpuscale.advice.explain.answer import AdviceView, decision_kind, row_at
+from gpuscale.advice.calibration import FamilyBasis
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
+from gpuscale.advice.explain import phrasebook
+from gpuscale.advice.explain.answer import (
+    AdviceView,
+    above_largest,
+    counts_line,
+    decision_kind,
+    named,
+    remedy,
+    row_at,
+)
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.focus import break_even_lines, dropped_counts, named
-from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.types import Source, TermId, maybe
-from gpuscale.bench.support import errors_weak
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
+from gpuscale.advice.types import STOPPED, Source, TermId, maybe
+from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -52,16 +64,8 @@ def _scaling(advice: AdviceView) -> list[str]:
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        lines.append(
-            sentence(
-                "fixed_costs_line",
-                split=opt > 0,
-                f=fixed,
-                measure=maybe(str, measure),
-                opt=opt,
-                strategy=cal.run.strategy,
-            )
-        )
+        said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
+        lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     if kept is not None:
         asked = cal.run.global_batch is not None or modelled
@@ -74,8 +78,17 @@ def _scaling(advice: AdviceView) -> list[str]:
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
-    else:
-        lines.append(_searched(advice))
+    else:  # a convergence model, no batch kept: what each count's search chose
+        frame, focus = advice.predictions, d.focus.accelerators
+        chosen = ", ".join(
+            sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
+            for r in frame.itertuples()
+        )
+        at_focus = focus in set(frame["accelerators"]) and focus > 1
+        factor = row_at(frame, focus)["convergence_factor"] if at_focus else None
+        said = {"grows": frame["global_batch"].nunique() > 1, "one": frame.iloc[0]["global_batch"]}
+        said |= {"named": named(d), "batch": cal.run.batch}
+        lines.append(sentence("batch_searched", chosen=chosen, factor=factor, **said))
     alt = advice.alternative
     if alt is not None and d.focus.accelerators in set(alt["accelerators"]) - {1}:
         # what keeping the per-device batch would give, and why the advice does not count on it
@@ -92,29 +105,10 @@ def _scaling(advice: AdviceView) -> list[str]:
     return lines
 
 
-def _searched(advice: AdviceView) -> str:
-    """With a convergence model and no batch kept: what each count's search chose."""
-    frame, focus = advice.predictions, advice.decision.focus.accelerators
-    chosen = ", ".join(
-        sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
-        for r in frame.itertuples()
-    )
-    at_focus = focus in set(frame["accelerators"]) and focus > 1
-    return sentence(
-        "batch_searched",
-        chosen=chosen,
-        grows=frame["global_batch"].nunique() > 1,
-        factor=row_at(frame, focus)["convergence_factor"] if at_focus else None,
-        named=named(advice.decision),
-        one=frame.iloc[0]["global_batch"],
-        batch=advice.calibration.run.batch,
-    )
-
-
 def _sources(advice: AdviceView) -> list[str]:
     cal = advice.calibration
     strategy, rows = cal.run.strategy, advice.predictions
-    dropped = dropped_counts(cal, advice.decision.counts)  # a count asked for without a row
+    dropped = counts_line(advice)  # a count asked for without a row
     lines = [*map(phrasebook.said, cal.said.sources), *filter(None, [dropped])]
     convergence = cal.search.convergence
     if convergence is not None:
@@ -135,14 +129,9 @@ def _sources(advice: AdviceView) -> list[str]:
 def _measured(advice: AdviceView, n: int) -> str:
     """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
-    return sentence(
-        "rests_measured",
-        n=n,
-        at=advice.intervals.span(n),
-        m=m,
-        case="none" if m is None else ("one" if m.measured_low is None else "range"),
-        below=m is not None and m.accelerators < n,
-    )
+    case = "none" if m is None else ("one" if m.measured_low is None else "range")
+    below = m is not None and m.accelerators < n
+    return sentence("rests_measured", n=n, at=advice.intervals.span(n), m=m, case=case, below=below)
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
@@ -155,15 +144,102 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
     # why the rows' intervals differ from the model's error (``RowIntervals.wider``)
     wider = advice.intervals.wider if rule is None else ("rule",)
-    return sentence(
-        "step_interval",
-        resting=len(resting) > 0,
-        source=source,
-        carried=tuple(carried) or None,
-        wider=joined([sentence("wider_why", why=why) for why in wider]) or None,
-        measured=tuple(_measured(advice, int(n)) for n in resting) or None,
-        rule=rule and phrasebook.said(rule),
+    said = {"resting": len(resting) > 0, "carried": tuple(carried) or None}
+    said["wider"] = joined([sentence("wider_why", why=why) for why in wider]) or None
+    said["measured"] = tuple(_measured(advice, int(n)) for n in resting) or None
+    return sentence("step_interval", source=source, rule=rule and phrasebook.said(rule), **said)
+
+
+def step_lines(advice: AdviceView) -> list[str]:
+    """--explain's lines on the step at the focus count: its parts and what decides, what
+    caps the speedup, and what would change it (none on one device)."""
+    d, cal = advice.decision, advice.calibration
+    at, o = d.focus, d.limit.overheads_ms
+    if at.accelerators < 2:
+        return []
+    subject = term_subject(d.limit.dominant_term)
+    # a measured step: what the model's terms leave of it
+    left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
+    slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = weak(cal.runs.evidence)
+    # what of the compute at the focus is above its share of one device's, in parts
+    p, like = advice.fixed_term, at.step_ms
+    split, parts = p.optimizer_ms > 0, []
+    if split and p.optimizer_excess_ms > 0:
+        fsdp, n = cal.run.strategy == "fsdp", at.accelerators
+        parts.append(sentence("optimizer_not_spread", p=p, like=like, n=n, fsdp=fsdp))
+    if split and p.forward_backward_excess_ms > 0:
+        parts.append(sentence("fb_not_spread", p=p, like=like))
+    not_spread = sentence("not_spread", p=p, like=like, split=split, parts=joined(parts) or None)
+    said = {"d": d, "subject": subject, "weak": marked}
+    at_step = {"alone": d.short_alone(), "decides": advice.deciding.kind, "left": left}
+    at_step["ddp"] = o["ddp"] if cal.run.strategy == "ddp" else None  # a sharded one's is 0
+    at_step["exposed"] = row_at(advice.predictions, at.accelerators)["exposed_comm_ms"]
+    detailed = named(d, detailed=True)
+    at_step |= {"detailed": detailed, "slowdown": slowdown, "not_spread": not_spread}
+    lines = [sentence("step_at", **at_step, **said)]
+    cap = "memory" if advice.deciding.memory else d.limit.cap
+    why, _ = above_largest(advice)
+    if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
+        cap = "below" if why else "stopped"
+    strategy = strategy_name(cal.run.strategy)
+    lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, **said))
+    if d.count is not None:  # a count withheld: its line says what to give or measure
+        found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
+        unsure = bool(weak(found) or (found is not None and found.all_flagged))
+        rests_on = found.rests_on() if unsure else None
+        fix = None if unsure else remedy(advice)
+        lines.append(sentence("what_changes", weak=unsure, rests_on=rests_on, remedy=fix))
+    return lines
+
+
+def break_even_lines(advice: AdviceView) -> list[str]:
+    cal, found = advice.calibration, advice.break_even
+    if cal.machine.max_devices < 2 or cal.run.global_batch is not None:  # none sought (recommend)
+        return []
+    lines, evidence, run = [], cal.runs.evidence, cal.run
+    per_mb = found.compute_ms_per_grad_mb
+    if per_mb is not None:
+        like = max(per_mb, found.own_ms_per_grad_mb)  # both in one unit
+        said = {"cal": cal, "predicted": predicted(evidence), "found": found, "like": like}
+        lines.append(sentence("break_even_rate", **said))
+    size, target = found.params, found.target_efficiency_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
+    said = family_sentence(
+        cal.model.family,
+        found,
+        batch=run.batch,
+        kept=run.kept_global_batch,
+        weak=weak(evidence),
+        target=cal.search.target_efficiency,
+        params=cal.model.spec.params,
+        benched=cal.runs.evidence is not None,
+        strategy=run.strategy,
     )
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def family_sentence(
+    basis: FamilyBasis | None,
+    found: BreakEven,
+    *,
+    batch: int,
+    target: float,
+    params: float,
+    kept: int | None = None,
+    weak: bool = False,
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
+    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
+    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
+    said = {"basis": basis, "found": found, "batch": batch, "kept": kept, "target": target}
+    said |= {"weak": weak, "params": params, "benched": benched, "smallest": SMALLEST_SEARCHED}
+    disagrees = basis is not None and found.own_disagrees(params)
+    name = strategy_name(strategy)
+    return sentence("break_even_family", strategy=name, disagrees=disagrees, **said)
 
 
 def explain(advice: AdviceView) -> list[str]:
@@ -175,7 +251,7 @@ def explain(advice: AdviceView) -> list[str]:
         _recommendation(advice)
         + _scaling(advice)
         + break_even_lines(advice)
-        + focus.step_lines(advice)
+        + step_lines(advice)
         + _sources(advice)
         + [equilibrium]
     )

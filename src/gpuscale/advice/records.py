@@ -135,7 +135,7 @@ class Limit:
     # ms at the focus: fixed, wait, ddp, bandwidth, latency, unexplained (0: predicted)
     overheads_ms: dict[str, float]
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
-    change: str  # what would change it: a key of focus.REMEDIES
+    change: str  # what would change it: a term, or a key of phrasebook.CHANGES
     # the efficiency were the dominant overhead gone (None: N = 1 or compute)
     without_dominant_efficiency: float | None = None
     also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target

@@ -36,6 +36,7 @@ from gpuscale.hardware.capacity import (
 )
 from gpuscale.hardware.transformer import ShapeNumbers
 
+
 def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """One point per batch (the median of repeated batches), sorted by batch."""
     by_batch: dict[float, list[float]] = {}

@@ -1,7 +1,8 @@
 """One accelerator's memory: the vendor's figure in GiB (as ``hardware.catalogue`` reads it)
 from the catalogue's part, the size a family's name states (``H100-SXM5-96GB``),
 ``data/accelerator_memory.csv`` for the accelerators the catalogue lacks (TPUs, Gaudi,
-MI325X), or a bench's record of the device it ran on."""
+MI325X), or a bench's record of the device it ran on; and the share of it a run may fill
+(``data/usable_memory.csv``), the one rule every memory check compares against."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from gpuscale.hardware.cited import data_rows
+from gpuscale.hardware.cited import Source, data_rows
 from gpuscale.hardware.device_names import lookup
 from gpuscale.quantities import number
 
@@ -18,6 +19,23 @@ BYTES_PER_GIB = 2**30
 
 # the source of a device's memory a bench recorded (torch's total_memory), not catalogued
 BENCH_RECORD = "the bench's record (torch total_memory)"
+
+
+@dataclass(frozen=True, slots=True)
+class UsableShare:
+    """The ``share`` of a device's memory a run may fill, and its ``source``: the CUDA
+    context, library workspaces and the caching allocator's fragmentation hold the rest."""
+
+    share: float
+    source: Source
+
+
+@functools.cache
+def usable_share() -> UsableShare:
+    """The usable share of a device's memory (``data/usable_memory.csv``, one row)."""
+    (row,) = data_rows("usable_memory.csv")
+    source = Source(id=row["id"], citation=row["citation"], url=row["url"])
+    return UsableShare(share=float(row["share"]), source=source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +50,19 @@ class AcceleratorMemory:
     def gb(self) -> float:
         return self.gib * BYTES_PER_GIB / BYTES_PER_GB
 
+    @property
+    def usable_gb(self) -> float:
+        """What a run may fill (GB): :func:`usable_share` of :attr:`gb`."""
+        return usable_share().share * self.gb
+
     def said(self) -> str:
         """The memory in GB (10^9 bytes), the unit of the model state it is compared with,
-        then the GiB the catalogue (or a bench's record) holds: ``85.9 GB, 80 GiB as
-        catalogued``."""
+        then the GiB the catalogue (or a bench's record) holds, then the share a run may fill:
+        ``85.9 GB, 80 GiB as catalogued, 77.3 GB (90%) usable`` (no "; " nor ":": a plan's
+        flags are joined by the one, its reasons split at the other)."""
         held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
-        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}"
+        usable = f"{number(self.usable_gb)} GB ({usable_share().share:.0%}) usable"
+        return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}, {usable}"
 
 
 _STATED = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)

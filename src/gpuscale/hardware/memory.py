@@ -16,8 +16,9 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
 
 Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source; :func:`per_count`
 is what a device holds at each count under each of the advice's strategies, activations
-and the units FSDP gathers whole (:func:`gathered_bytes`) beside. Pure: nothing here reads
-a run or prints.
+and the units FSDP gathers whole (:func:`gathered_bytes`) beside. What a device holds
+fits where it is at most the usable share of its memory (``AcceleratorMemory.usable_gb``,
+``data/usable_memory.csv``), never the whole. Pure: nothing here reads a run or prints.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class MemoryAt:
     activations_gb: float | None
     total_gb: float
     capacity_gb: float
+    usable_gb: float  # the share of ``capacity_gb`` a run may fill: ``fits`` compares with it
     fits: bool
     # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
     gathered_gb: float | None = None
@@ -249,11 +251,12 @@ def fewest_devices(
     extra_gb: float = 0.0,
 ) -> int | None:
     """The fewest devices of ``memory`` that hold the model state under ``sharding``
-    (default: the workload's) and ``extra_gb`` held whole on each (activations measured);
-    None where no count does (a replica larger than a device: the state whole on each
-    device however many there are)."""
+    (default: the workload's) and ``extra_gb`` held whole on each (activations measured)
+    within ``memory.usable_gb``; None where no count does (a replica larger than that: the
+    state whole on each device however many there are)."""
+    usable = memory.usable_gb
     one = state_per_device(state, 1, sharding, group)
-    if one.total_gb + extra_gb <= memory.gb:
+    if one.total_gb + extra_gb <= usable:
         return 1
     how = one.sharding
     if how is Sharding.DDP:
@@ -262,9 +265,9 @@ def fewest_devices(
     whole = sum(p.gb for p in one.parts if how is Sharding.SHARD_GRAD_OP and p.name in held)
     whole += extra_gb
     split = one.total_gb + extra_gb - whole
-    if whole >= memory.gb:
+    if whole >= usable:
         return None
-    devices = max(2, math.ceil(split / (memory.gb - whole)))
+    devices = max(2, math.ceil(split / (usable - whole)))
     if how is Sharding.HYBRID_SHARD and devices > group:
         return None
     return devices
@@ -294,7 +297,8 @@ def memory_at(
         activations_gb=activations_gb,
         total_gb=total,
         capacity_gb=memory.gb,
-        fits=total <= memory.gb,
+        usable_gb=memory.usable_gb,
+        fits=total <= memory.usable_gb,
         gathered_gb=gathered_gb,
     )
 

@@ -3,7 +3,8 @@
 
 At ``N`` devices of a family the model state each device holds under the workload's own
 sharding (its MLPerf submissions' strategy: DDP for the small models, full sharding for
-the LLMs and DLRM's tables) must fit the device's memory; a count where it does not has
+the LLMs and DLRM's tables) must fit the usable share of the device's memory
+(``AcceleratorMemory.usable_gb``, as every memory check); a count where it does not has
 no time (``limits.NO_TIME``), and the reason names the fewest devices that hold it.
 Activations are not counted: a count that holds the state may still not hold a batch.
 """
@@ -54,7 +55,7 @@ class MemoryCheck:
         """Why ``devices`` cannot hold the state (a ``NO_TIME`` reason naming no count but
         the fewest that hold it, so the counts refused group under one), else ""."""
         held = self.at(devices)
-        if held is None or self.memory is None or held.total_gb <= self.memory.gb:
+        if held is None or self.memory is None or held.total_gb <= self.memory.usable_gb:
             return ""
         how = SHARDING_WORDS[held.sharding.value]
         total = sum(p.gb * p.sharded_over for p in held.parts)

@@ -28,12 +28,13 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.hardware.capacity import BENCH_RECORD, BYTES_PER_GB, AcceleratorMemory
+from gpuscale.hardware.capacity import (
+    BENCH_RECORD,
+    BYTES_PER_GB,
+    AcceleratorMemory,
+    usable_share,
+)
 from gpuscale.hardware.transformer import ShapeNumbers
-
-# Of a device's memory, the share a run may fill: the CUDA context, the caching
-# allocator's fragmentation and workspace are not in ``max_memory_allocated``.
-USABLE_MEMORY = 0.9
 
 
 def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -93,16 +94,18 @@ def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float |
 def largest_batch(
     points: Sequence[tuple[float, float]], device_bytes: float
 ) -> tuple[int, Finding] | None:
-    """The largest per-device batch that fits ``USABLE_MEMORY`` of ``device_bytes``, from
-    (batch, peak bytes) measured, and how: two batches give the bytes per sample (slope) and
-    those that do not grow with the batch (intercept); one batch, or a peak that did not
-    grow, bounds the bytes per sample by its peak / batch. None without a point."""
+    """The largest per-device batch that fits the usable share of ``device_bytes`` (the one
+    every memory check reads, ``capacity.usable_share``), from (batch, peak bytes) measured,
+    and how: two batches give the bytes per sample (slope) and those that do not grow with
+    the batch (intercept); one batch, or a peak that did not grow, bounds the bytes per
+    sample by its peak / batch. None without a point."""
     merged = [(b, m) for b, m in _merged(points) if b > 0 and m > 0]
     if not merged:
         return None
-    usable = USABLE_MEMORY * device_bytes
+    share = usable_share().share
+    usable = share * device_bytes
     batch_hi, bytes_hi = merged[-1]
-    said = {"usable_share": USABLE_MEMORY, "device_gb": device_bytes / 1e9, "last": batch_hi}
+    said = {"usable_share": share, "device_gb": device_bytes / 1e9, "last": batch_hi}
     slope, intercept = 0.0, 0.0
     if len(merged) >= 2:
         slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)

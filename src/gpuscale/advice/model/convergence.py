@@ -11,7 +11,6 @@ from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps
-from gpuscale.quantities import joined, noun_for
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
 
@@ -75,25 +74,11 @@ def convergence_for(
     fitted: ConvergenceModel | None = None,
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's RCP
-    fit (``fitted``; where its RCPs count samples, its own, ``samples_given`` refused), else a
-    given noise scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
+    fit (``fitted``, of ``rcps``; where its RCPs count samples, its own, ``samples_given``
+    refused; RCPs without a fit are refused by ``calibrate/build.py``), else a given noise
+    scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
     ``reference_batch``; None without any."""
-    if rcps is not None:
-        if fitted is None:  # none in this ruleset: the rulesets that have it
-            others, shown = rcps.elsewhere, rcps.display
-            where = phrase("rcps_nowhere")
-            if others:
-                where = phrase(
-                    "rcps_elsewhere",
-                    shown=shown,
-                    rulesets=noun_for(len(others), "ruleset"),
-                    joined=joined(others),
-                    newest=others[-1],
-                )
-            workload, ruleset = rcps.workload, rcps.ruleset
-            raise ValueError(
-                phrase("no_rcps", shown=shown, workload=workload, ruleset=ruleset, where=where)
-            )
+    if rcps is not None and fitted is not None:
         if rcps.unit is Unit.SAMPLES:
             if samples_given:
                 workload = ref("workload", rcps.workload)

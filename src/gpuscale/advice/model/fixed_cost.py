@@ -136,15 +136,16 @@ def prior(
     low = min(max(least, floor, 0.0), cap)
     high = min(max(most, low), cap)
     point = min(max(base.point, low), high)
-    raised = floor > least
     basis = Finding.of(
         K.FIXED_PRIOR,
         why=base.said,
         step_ms=step_ms,
-        cap_ms=cap if cap < least else None,  # the step leaves less than the prior's least
-        floor_ms=floor if raised else None,
+        cap_ms=cap,
+        below=cap < least,  # the step leaves less than the prior's least: not its range
+        floor_ms=floor,
+        raised=floor > least,
         min_mfu=MIN_MFU,
-        work_ms=step_ms - floor if raised else None,
+        work_ms=step_ms - floor,
     )
     return FixedCost(
         ms=point,

@@ -11,6 +11,7 @@ FLOPs) at 4 GHz = 8.2 TFLOP/s."""
 from __future__ import annotations
 
 import gpuscale
+from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.bench.config import BenchConfig
@@ -51,7 +52,7 @@ def test_fp32_work_beyond_the_batch_measured_is_priced_at_the_fp32_ceiling() -> 
     at_ceiling_ms = 64 * FLOPS / (FP32_THREAD * 1e12) * 1e3
     assert compute.micro_ms(model, 64) >= at_ceiling_ms * (1 - 1e-6), compute
     assert compute.tflops <= FP32_THREAD * (1 + 1e-6), compute
-    said = advice.calibration.model.fixed.basis
+    said = phrasebook.said(advice.calibration.model.fixed.basis)
     assert "fp32" in said and "0.256 TFLOP/s" in said, said
     assert "8 TFLOP/s" not in said, said
 
@@ -83,4 +84,5 @@ def test_bf16_work_is_priced_at_the_bf16_ceiling() -> None:
     at_fp32_ms = 64 * FLOPS / (FP32_THREAD * 1e12) * 1e3
     assert compute.micro_ms(model, 64) < at_fp32_ms  # faster than fp32 may go
     assert abs(compute.tflops / AMX_THREAD - 1) < 0.01, compute
-    assert "bf16" in advice.calibration.model.fixed.basis, advice.calibration.model.fixed.basis
+    said = phrasebook.said(advice.calibration.model.fixed.basis)
+    assert "bf16" in said, said

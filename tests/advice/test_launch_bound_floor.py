@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.model.fixed_cost import FixedCost, within_peak
 from gpuscale.bench.results import bench_table, read_results
 
@@ -89,7 +88,6 @@ def test_a_split_above_the_peak_uses_the_slope_or_a_floor(plain_ms, floor: bool)
         flops_per_sample=24.3e9,
         peak_tflops=989.4,
         plain_ms=plain_ms,
-        say=phrasebook.said,
     )
     assert checked is not None
     assert checked.tflops <= 989.4
@@ -107,7 +105,6 @@ def test_a_split_above_the_peak_uses_the_slope_or_a_floor(plain_ms, floor: bool)
             flops_per_sample=24.3e9,
             peak_tflops=989.4,
             plain_ms=plain_ms,
-            say=phrasebook.said,
         )
         is None
     )

@@ -249,7 +249,7 @@ class Search:
     convergence: ConvergenceModel | None = None
     defaults: tuple[str, ...] = ()
     noise_steps: int | None = None
-    mlperf_floor: tuple[tuple[int, float, str], ...] = ()
+    mlperf_floor: tuple[tuple[int, float, Finding], ...] = ()
     ends: tuple[End, ...] = ()
 
 

@@ -49,7 +49,7 @@ class Assumption:
     term: TermId
     value: str
     source: Source
-    basis: str
+    basis: str | Finding  # a finding: the fixed cost's (``explain`` says it)
     measure: Measure = field(default_factory=Measure)  # empty where measured
     strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, zero2, fsdp, hybrid)
     quantity: Quantity | None = None

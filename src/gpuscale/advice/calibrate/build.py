@@ -16,6 +16,7 @@ from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import host_of, link_ends, machine_of
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
@@ -89,6 +90,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     ruleset = request.ruleset or DEFAULT_RULESET
     found = maybe(workload_rcps, request.workload, ruleset)
     fitted = maybe(rcp_fit, found)
+    if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
+        raise ValueError(sentence("no_rcps", rcps=found, newest=found.elsewhere[-1:]))
     converging = resolved(
         found,
         fitted,

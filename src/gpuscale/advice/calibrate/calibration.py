@@ -26,7 +26,7 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
 )
 from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
@@ -276,7 +276,7 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     if fixed is not None:
         source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
-            source, basis = Source.ASSUMED, f"{basis}: {fixed.basis}"
+            source, basis = Source.ASSUMED, f"{basis}: {said(fixed.basis)}"
         run = BenchRun(OWN_MODEL, (1,), more=f"--batch {req.batch or cal.run.batch}")
         measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)

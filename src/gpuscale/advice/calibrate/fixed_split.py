@@ -12,7 +12,6 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import cell
-from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.compute import ModelSpec, work_ms
@@ -73,7 +72,6 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
                 (float(row["small_batch_per_device"]), float(small)),
                 (batch, float(row["plain_step_ms_mean"])),
             ),
-            say=phrasebook.said,
             ceiling=found,
         )
         if checked is not None:

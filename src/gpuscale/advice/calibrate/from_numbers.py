@@ -121,7 +121,7 @@ def from_numbers(
     sigma, stacks_differ = fitted_spread(machine.network)
     if sigma > 0:
         fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
-        spread = replace(spread, basis=priors.phrase("basis_and", basis=spread.basis, more=fitted))
+        spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step

@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import AdviceView, lines
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.memory import STRATEGIES, MemoryCheck
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.bench.support import Support
@@ -119,6 +119,9 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
 JSON_KEYS: dict[str, dict[str, Key]] = {
     "Quantity": {"at": _where_set("at", dict), "copies_ms": _where_set("copies_ms")},
     "Assumption": {
+        "source": "source",
+        "basis": lambda a: said(a.basis),
+        "measure": "measure",
         "term": "name",  # in words; ``kind`` its id
         "quantity": Merged("quantity", empty=("value", "low", "high", "unit")),
         "said": "value",
@@ -153,7 +156,12 @@ JSON_KEYS: dict[str, dict[str, Key]] = {
         "trusted_runs": lambda c: c.of(c.trusted),
     },
     "Decision": {"accelerators": "count"},  # None: withheld, or no count holds the model
-    "FixedCost": {"at_batch": None},
+    "FixedCost": {
+        "basis": lambda f: said(f.basis),
+        "at_batch": None,
+        "measure": "measure",
+        "below_prior_ms": "below_prior_ms",
+    },
     "FamilyBasis": {
         **dict.fromkeys(("compute", "opt_ms")),
         "optimizer_ms": _named("opt_ms", "fixed", "per_mparam"),  # (ms, ms per million)

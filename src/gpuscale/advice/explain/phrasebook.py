@@ -102,7 +102,7 @@ def sentence(key: str, **values: object) -> str:
     template = SENTENCES[key]
     if isinstance(template, str):
         template = {"text": template}
-    return Phrasing(template, values).said("text")
+    return Phrasing(template, values, said).said("text")
 
 
 def speedup_interval(low: float, high: float) -> str:
@@ -129,6 +129,12 @@ def _signed_at(value: object, at: object) -> str:
     return ", ".join(f"{e:+.0%} at {b:g}" for b, e in pairs)
 
 
+def _ms_at(value: object, at: object) -> str:
+    steps_ms = _floats(value)
+    pairs = zip(_floats(at), steps_ms, strict=True)
+    return ", ".join(f"{format_ms(ms, max(steps_ms))} at batch {b:g}" for b, ms in pairs)
+
+
 # The advice's own ways to write a value (``quantities``), by a placeholder's format
 # ``kind~other``: each over the value and ``other``'s value.
 KINDS: dict[str, Callable[[object, object], str]] = {
@@ -142,6 +148,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     # counts, batches or names, numbers whole with thousands separators (1,000,000, not 1e+06)
     "joined": lambda v, of: joined(map(number, v)),  # type: ignore[call-overload]
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
+    "ms_at": _ms_at,  # each value ms (in the unit the largest takes) at the batch of ``of``
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
     # ``-12% to +30%``, one value where both ends read alike
@@ -190,6 +197,8 @@ class Phrasing(Formatter):
         return super().get_value(key, args, kwargs)  # type: ignore[arg-type]
 
     def format_field(self, value: object, format_spec: str) -> str:
+        if isinstance(value, Finding) and not format_spec:
+            return self.nested(value)
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:
             return KINDS[kind](value, self._named(other))

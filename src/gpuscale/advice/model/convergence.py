@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, phrase
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.rcp import WorkloadRcps
-from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
 
@@ -25,7 +25,7 @@ class Convergence:
     model: ConvergenceModel | None
     samples_used: bool
     thin: NoiseScale | None
-    floor: tuple[tuple[int, float, str], ...]
+    floor: tuple[tuple[int, float, Finding], ...]
     noise_steps: int | None
 
 
@@ -74,25 +74,11 @@ def convergence_for(
     fitted: ConvergenceModel | None = None,
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's RCP
-    fit (``fitted``; where its RCPs count samples, its own, ``samples_given`` refused), else a
-    given noise scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
+    fit (``fitted``, of ``rcps``; where its RCPs count samples, its own, ``samples_given``
+    refused; RCPs without a fit are refused by ``calibrate/build.py``), else a given noise
+    scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
     ``reference_batch``; None without any."""
-    if rcps is not None:
-        if fitted is None:  # none in this ruleset: the rulesets that have it
-            others, shown = rcps.elsewhere, rcps.display
-            where = phrase("rcps_nowhere")
-            if others:
-                where = phrase(
-                    "rcps_elsewhere",
-                    shown=shown,
-                    rulesets=noun_for(len(others), "ruleset"),
-                    joined=joined(others),
-                    newest=others[-1],
-                )
-            workload, ruleset = rcps.workload, rcps.ruleset
-            raise ValueError(
-                phrase("no_rcps", shown=shown, workload=workload, ruleset=ruleset, where=where)
-            )
+    if rcps is not None and fitted is not None:
         if rcps.unit is Unit.SAMPLES:
             if samples_given:
                 workload = ref("workload", rcps.workload)
@@ -117,11 +103,11 @@ def convergence_for(
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
 
 
-def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
-    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators could
-    need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N, scaled
-    ideally to N and halved (``T_M M / N / 2``: a margin for a smaller global batch). Below it
-    the inputs cannot be true."""
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, Finding], ...]:
+    """(N, minutes, the system) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N,
+    scaled ideally to N and halved (``T_M M / N / 2``: a margin for a smaller global batch).
+    Below it the inputs cannot be true."""
     scores = load_round().scores
     rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
     if rows.empty:
@@ -134,13 +120,13 @@ def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, 
             break
         bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
         best = above.loc[bound.idxmin()]
-        why = phrase(
-            "mlperf_system",
-            round=best["round"],
-            submitter=best["submitter"],
+        why = Finding.of(
+            FindingKind.MLPERF_SYSTEM,
+            round=str(best["round"]),
+            submitter=str(best["submitter"]),
             devices=int(best["accelerators"]),
-            accelerator=best["accelerator_model"],
-            minutes=number(best["time_to_train_min"]),
+            accelerator=str(best["accelerator_model"]),
+            minutes=float(best["time_to_train_min"]),
         )
         out.append((n, float(bound.min()), why))
     return tuple(out)

@@ -18,7 +18,7 @@ narrowed by what the step allows: ``prior``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,6 @@ from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
 from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.quantities import format_ms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,15 +39,15 @@ GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing meas
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range and source, the batch whose
-    step it splits, what would measure it, and the prior's least where the step left less
-    (``below_prior_ms``)."""
+    """The fixed per-step cost (ms) at one device, its range, source and basis (a sentence or
+    a finding, ``explain`` says it), the batch whose step it splits, what would measure it,
+    and the prior's least where the step left less (``below_prior_ms``)."""
 
     ms: float
     low_ms: float
     high_ms: float
     source: Source
-    basis: str
+    basis: str | Finding
     at_batch: float
     measure: Measure = field(default_factory=Measure)
     below_prior_ms: float | None = None
@@ -66,7 +65,7 @@ class FixedCost:
         ms: float,
         *,
         source: Source,
-        basis: str,
+        basis: str | Finding,
         at_batch: float,
         measure: Measure | None = None,
     ) -> FixedCost:
@@ -105,11 +104,12 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
 def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     """The fixed cost of step times entered at two or more batches."""
     fixed, per_sample = line(points)
-    longest = max(ms for _, ms in points)  # every step time in one unit
-    shown = ", ".join(
-        phrase("fixed_cost_point", ms=format_ms(ms, like=longest), batch=b) for b, ms in points
+    basis = Finding.of(
+        K.FIXED_ENTERED,
+        batches=tuple(float(b) for b, _ in points),
+        steps_ms=tuple(float(ms) for _, ms in points),
+        per_sample_ms=per_sample,
     )
-    basis = phrase("fixed_cost_entered", shown=shown, per_sample=format_ms(per_sample))
     return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=points[0][0])
 
 
@@ -136,18 +136,17 @@ def prior(
     low = min(max(least, floor, 0.0), cap)
     high = min(max(most, low), cap)
     point = min(max(base.point, low), high)
-    basis = base.said
-    if cap < least:  # the step leaves less than the prior's least: not its range
-        step = format_ms(step_ms)
-        basis = phrase("fixed_below_prior", step=step, cap=format_ms(cap, step_ms), why=base.said)
-    if floor > least:
-        basis += phrase(
-            "fixed_floor",
-            floor=format_ms(floor, step_ms),
-            step=format_ms(step_ms),
-            min_mfu=MIN_MFU,
-            work=format_ms(step_ms - floor, step_ms),
-        )
+    basis = Finding.of(
+        K.FIXED_PRIOR,
+        why=base.said,
+        step_ms=step_ms,
+        cap_ms=cap,
+        below=cap < least,  # the step leaves less than the prior's least: not its range
+        floor_ms=floor,
+        raised=floor > least,
+        min_mfu=MIN_MFU,
+        work_ms=step_ms - floor,
+    )
     return FixedCost(
         ms=point,
         low_ms=low,
@@ -177,7 +176,7 @@ class Split:
     fixed_ms: float
     tflops: float
     floor_ms: float
-    note: str
+    note: str | Finding
 
 
 def within_peak(
@@ -188,14 +187,13 @@ def within_peak(
     flops_per_sample: float,
     peak_tflops: float,
     plain_ms: tuple[tuple[float, float], ...],
-    say: Callable[[Finding], str],
     ceiling: Finding = DEVICE_PEAK,
 ) -> Split | None:
     """``own`` split against ``fb_ms`` at ``batch``, unless that leaves less than the
     batch's work at ``peak_tflops`` (None: the split stands; a host's CPU can set the step):
     then the plain steps' slope splits the step where the device can reach that rate, else
     the step is a launch-bound floor, work beyond it priced at the peak; why, a finding
-    about the ``ceiling`` (``hardware.ceiling``) in the words ``say`` gives it."""
+    about the ``ceiling`` (``hardware.ceiling``)."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -204,8 +202,8 @@ def within_peak(
     if slope * batch >= at_peak_ms:
         fixed = max(fb_ms - slope * batch, 0.0)
         tflops = rate_tflops(1, flops_per_sample, slope)
-        said = say(Finding.of(K.FIXED_SLOPE, slope_ms=slope, tflops=tflops, peak=(ceiling,)))
-        return Split(_raised(own, fixed, said), fixed, tflops, 0.0, said)
+        found = Finding.of(K.FIXED_SLOPE, slope_ms=slope, tflops=tflops, peak=(ceiling,))
+        return Split(_raised(own, fixed, found), fixed, tflops, 0.0, found)
     found = Finding.of(
         K.FIXED_LAUNCH_FLOOR,
         fb_ms=fb_ms,
@@ -214,13 +212,13 @@ def within_peak(
         peak=(ceiling,),
         peak_tflops=peak_tflops,
     )
-    said = say(found)
-    return Split(_raised(own, fb_ms, said), max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+    cost = _raised(own, fb_ms, found)
+    return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, found)
 
 
-def _raised(own: FixedCost, ms: float, said: str) -> FixedCost:
-    """``own`` at ``ms`` (its high end; its low end no higher), with ``said`` why."""
-    basis = phrase("basis_and", basis=own.basis, more=said)
+def _raised(own: FixedCost, ms: float, why: Finding) -> FixedCost:
+    """``own`` at ``ms`` (its high end; its low end no higher), its basis and ``why``."""
+    basis = Finding.of(K.FIXED_RAISED, notes=(own.basis, why))
     return replace(own, ms=ms, low_ms=min(own.low_ms, ms), high_ms=ms, basis=basis)
 
 

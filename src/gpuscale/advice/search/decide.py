@@ -84,7 +84,7 @@ class Searched:
     disagreements: tuple[MeasuredCount, ...] = ()
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
-    below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
+    below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
     qualifiers: Qualifiers = field(default_factory=Qualifiers)
     input_rate: InputRate | None = None  # the input pipeline's load at the largest count
     memory: MemoryCheck | None = None

@@ -163,8 +163,8 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
 
 
 def below_mlperf(
-    frame: pd.DataFrame, floor: Sequence[tuple[int, float, str]]
-) -> tuple[tuple[int, float, float, str], ...]:
+    frame: pd.DataFrame, floor: Sequence[tuple[int, float, Finding]]
+) -> tuple[tuple[int, float, float, Finding], ...]:
     """(count, predicted minutes, MLPerf's, its system) of each plausible count faster than
     MLPerf's fastest system at that count (``floor``): an input that cannot be true."""
     fastest = {n: (minutes, system) for n, minutes, system in floor}

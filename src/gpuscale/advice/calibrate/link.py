@@ -40,10 +40,17 @@ def link_ends(assumed: Link) -> tuple[tuple[str, Link], ...]:
     return ((low_end, low), (high_end, high))
 
 
-def _link_range(link: Link) -> Quantity:
-    """An assumed link's bus bandwidth and the range its advice is searched over."""
+def _link_assumed(link: Link, basis: str, measure: str) -> Assumption:
+    """An assumed link: its bus bandwidth and the range its advice is searched over."""
     (_, low), (_, high) = link_ends(link)
-    return Quantity(link.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs)
+    return Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=link.name, busbw_gbs=link.busbw_gbs),
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
+        source=Source.ASSUMED,
+        basis=basis,
+        measure=Measure(measure),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,22 +157,17 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
         generation = links.NVLINK.get(chosen.name)
-        inferred = Assumption(
-            term=TermId.LINK,
-            value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-            quantity=_link_range(chosen),
-            source=Source.ASSUMED,
-            basis=sentence(
-                "no_link_measured",
-                gpus=host.gpus,
-                preset=chosen.name,
-                device=host.device or None,
-                links_per_gpu=getattr(generation, "links_per_gpu", None),
-                architecture=getattr(generation, "architecture", None),
-                board=host_board or None,
-            ),
-            measure=Measure(sentence("measure_link", detected=seen or None)),
+        basis = sentence(
+            "no_link_measured",
+            gpus=host.gpus,
+            preset=chosen.name,
+            device=host.device or None,
+            links_per_gpu=getattr(generation, "links_per_gpu", None),
+            architecture=getattr(generation, "architecture", None),
+            board=host_board or None,
         )
+        measure = sentence("measure_link", detected=seen or None)
+        inferred = _link_assumed(chosen, basis, measure)
         return LinkChoice(chosen, None, device, detected is None, inferred)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
@@ -181,14 +183,9 @@ def choose_link(
     # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
     # advice checks against, else ``DEFAULT_LINK``; an assumption over ``link_ends``
     case = "board" if board is not None else "default"
-    inferred = Assumption(
-        term=TermId.LINK,
-        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
-        quantity=_link_range(chosen),
-        source=Source.ASSUMED,
-        basis=sentence("link_assumed", case=case, name=chosen.name, device=req.device_name),
-        measure=Measure(sentence("measure_link_assumed", case=case)),
-    )
+    basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
+    measure = sentence("measure_link_assumed", case=case)
+    inferred = _link_assumed(chosen, basis, measure)
     return LinkChoice(chosen, None, device, True, inferred)
 
 

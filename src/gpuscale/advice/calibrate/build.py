@@ -13,7 +13,7 @@ from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.fits import memory_check
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import host_of, link_ends, machine_of
+from gpuscale.advice.calibrate.link import host_of, machine_of
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
@@ -21,7 +21,7 @@ from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
-from gpuscale.advice.types import Finding, FindingKind, TermId, maybe
+from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware import transformer
 from gpuscale.interconnect.measured import MeasuredCurves
@@ -58,7 +58,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         runs_used = usable(bench, request)
         calibrated = advised(runs_used, request)
         host = host_of(runs_used.table, calibrated)
-    machine, said = machine_of(request, data.topology, data.collectives, host)
+    machine, said, link_ends = machine_of(request, data.topology, data.collectives, host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
     benched: BenchTerms | None = None
     if bench is None:
@@ -72,9 +72,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run = cal.machine, cal.run
-    # an assumed link (an assumption with a range): the network at each end of that range
-    link = next((a.quantity for a in cal.said.assumptions if a.term == TermId.LINK), None)
-    searched = link is not None and link.low is not None
+    # an assumed link: the network at each end of its range
     at_ends = tuple(
         (
             "link",
@@ -83,7 +81,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             "GB/s",
             {"machine": {"network": replace(machine.network, intra=link)}},
         )
-        for end, link in (link_ends(machine.network.intra) if searched else ())
+        for end, link in link_ends
     )
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count

@@ -40,10 +40,13 @@ def link_ends(assumed: Link) -> tuple[tuple[str, Link], ...]:
     return ((low_end, low), (high_end, high))
 
 
-def _link_assumed(link: Link, basis: str, measure: str) -> Assumption:
+def _link_assumed(
+    link: Link, device: DeviceRecord, assumed: bool, basis: str, measure: str
+) -> LinkChoice:
     """An assumed link: its bus bandwidth and the range its advice is searched over."""
-    (_, low), (_, high) = link_ends(link)
-    return Assumption(
+    ends = link_ends(link)
+    (_, low), (_, high) = ends
+    assumption = Assumption(
         term=TermId.LINK,
         value=sentence("link_value", preset=link.name, busbw_gbs=link.busbw_gbs),
         quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
@@ -51,6 +54,7 @@ def _link_assumed(link: Link, basis: str, measure: str) -> Assumption:
         basis=basis,
         measure=Measure(measure),
     )
+    return LinkChoice(link, None, device, assumed, assumption, ends=ends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,7 @@ class LinkChoice:
     assumed: bool = False
     assumption: Assumption | None = None
     warning: Finding | None = None
+    ends: tuple[tuple[str, Link], ...] = ()  # an assumed link's range (``link_ends``)
 
 
 def choose_link(
@@ -167,8 +172,7 @@ def choose_link(
             board=host_board or None,
         )
         measure = sentence("measure_link", detected=seen or None)
-        inferred = _link_assumed(chosen, basis, measure)
-        return LinkChoice(chosen, None, device, detected is None, inferred)
+        return _link_assumed(chosen, device, detected is None, basis, measure)
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
@@ -185,8 +189,7 @@ def choose_link(
     case = "board" if board is not None else "default"
     basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
     measure = sentence("measure_link_assumed", case=case)
-    inferred = _link_assumed(chosen, basis, measure)
-    return LinkChoice(chosen, None, device, True, inferred)
+    return _link_assumed(chosen, device, True, basis, measure)
 
 
 def device_cap(
@@ -239,8 +242,9 @@ def machine_of(
     topology: Topology | None,
     curves: MeasuredCurves | None,
     host: BenchHost | None = None,
-) -> tuple[Machine, Said]:
-    """The machine of ``req`` (on the bench ``host``'s link and cores) and whence each part."""
+) -> tuple[Machine, Said, tuple[tuple[str, Link], ...]]:
+    """The machine of ``req`` (on the bench ``host``'s link and cores), whence each part, and
+    the ends of an assumed link's range (``link_ends``; none where the link is not assumed)."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note, assumption = choice.link, choice.said, choice.assumption
@@ -290,11 +294,12 @@ def machine_of(
         link_assumed=choice.assumed,
         device=choice.device,
     )
-    return machine, Said(
+    said = Said(
         sources=(*sources, *processes),
         assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
     )
+    return machine, said, choice.ends if assumption is not None else ()
 
 
 def _inter_node_assumed(inter: Link) -> Assumption:

@@ -160,7 +160,21 @@ def choose_link(
             detected=seen,  # this machine's GPUs of another link
         )
         return LinkChoice(chosen, said, device)
-    if host is not None and benched:  # fewer than 2 GPUs measured no link: an assumption
+    if topology is not None and detected is not None and not benched:
+        expected = topology.expected_busbw_gbs()
+        if expected:
+            chosen = replace(
+                chosen, busbw_gbs=expected, name=sentence("link_detected", preset=detected)
+            )
+        pair = topology.slowest_link()
+        said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
+        return LinkChoice(chosen, said, device)
+    if measured:  # the collectives measured stand for it (``machine_of``)
+        return LinkChoice(chosen, None, device)
+    # an assumption over ``link_ends``: the bench host's (fewer than 2 GPUs measured no link),
+    # else, none given, detected or measured, the NVLink (or xGMI) of the board whose peak
+    # the advice checks against, else ``DEFAULT_LINK``
+    if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = sentence(
             "no_link_measured",
@@ -172,24 +186,13 @@ def choose_link(
             board=host_board or None,
         )
         measure = sentence("measure_link", detected=seen or None)
-        return _link_assumed(chosen, device, detected is None, basis, measure)
-    if topology is not None and detected is not None:
-        expected = topology.expected_busbw_gbs()
-        if expected:
-            chosen = replace(
-                chosen, busbw_gbs=expected, name=sentence("link_detected", preset=detected)
-            )
-        pair = topology.slowest_link()
-        said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
-        return LinkChoice(chosen, said, device)
-    if measured:  # the collectives measured stand for it (``machine_of``)
-        return LinkChoice(chosen, None, device)
-    # none given, detected or measured: the NVLink (or xGMI) of the board whose peak the
-    # advice checks against, else ``DEFAULT_LINK``; an assumption over ``link_ends``
-    case = "board" if board is not None else "default"
-    basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
-    measure = sentence("measure_link_assumed", case=case)
-    return _link_assumed(chosen, device, True, basis, measure)
+        assumed = detected is None
+    else:
+        case = "board" if board is not None else "default"
+        basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
+        measure = sentence("measure_link_assumed", case=case)
+        assumed = True
+    return _link_assumed(chosen, device, assumed, basis, measure)
 
 
 def device_cap(

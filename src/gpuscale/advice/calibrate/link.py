@@ -40,23 +40,6 @@ def link_ends(assumed: Link) -> tuple[tuple[str, Link], ...]:
     return ((low_end, low), (high_end, high))
 
 
-def _link_assumed(
-    link: Link, device: DeviceRecord, assumed: bool, basis: str, measure: str
-) -> LinkChoice:
-    """An assumed link: its bus bandwidth and the range its advice is searched over."""
-    ends = link_ends(link)
-    (_, low), (_, high) = ends
-    assumption = Assumption(
-        term=TermId.LINK,
-        value=sentence("link_value", preset=link.name, busbw_gbs=link.busbw_gbs),
-        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
-        source=Source.ASSUMED,
-        basis=basis,
-        measure=Measure(measure),
-    )
-    return LinkChoice(link, None, device, assumed, assumption, ends=ends)
-
-
 @dataclass(frozen=True, slots=True)
 class BenchHost:
     """The host the runs calibrated on recorded (None: not recorded): its link stands where
@@ -171,9 +154,11 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None, device)
-    # an assumption over ``link_ends``: the bench host's (fewer than 2 GPUs measured no link),
-    # else, none given, detected or measured, the NVLink (or xGMI) of the board whose peak
-    # the advice checks against, else ``DEFAULT_LINK``
+    # an assumption, searched again at each of ``link_ends``: the bench host's (fewer than 2
+    # GPUs measured no link), else, none given, detected or measured, the NVLink (or xGMI)
+    # of the board whose peak the advice checks against, else ``DEFAULT_LINK``
+    ends = link_ends(chosen)
+    (_, low), (_, high) = ends
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = sentence(
@@ -192,7 +177,15 @@ def choose_link(
         basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
         measure = sentence("measure_link_assumed", case=case)
         assumed = True
-    return _link_assumed(chosen, device, assumed, basis, measure)
+    assumption = Assumption(
+        term=TermId.LINK,
+        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
+        source=Source.ASSUMED,
+        basis=basis,
+        measure=Measure(measure),
+    )
+    return LinkChoice(chosen, None, device, assumed, assumption, ends=ends)
 
 
 def device_cap(

@@ -31,15 +31,6 @@ LOADED = {True: ", under compute load", False: ""}
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
-def link_ends(assumed: Link) -> tuple[tuple[str, Link], ...]:
-    """(end, link) of the range of a link ``assumed``: ``LINK_ENDS``' presets, widened to
-    ``assumed`` where it lies outside them (a tie keeps the preset)."""
-    (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
-    low = assumed if assumed.busbw_gbs < low.busbw_gbs else low
-    high = assumed if assumed.busbw_gbs > high.busbw_gbs else high
-    return ((low_end, low), (high_end, high))
-
-
 @dataclass(frozen=True, slots=True)
 class BenchHost:
     """The host the runs calibrated on recorded (None: not recorded): its link stands where
@@ -89,7 +80,7 @@ class LinkChoice:
     assumed: bool = False
     assumption: Assumption | None = None
     warning: Finding | None = None
-    ends: tuple[tuple[str, Link], ...] = ()  # an assumed link's range (``link_ends``)
+    ends: tuple[tuple[str, Link], ...] = ()  # an assumed link's range (``LINK_ENDS``)
 
 
 def choose_link(
@@ -154,11 +145,13 @@ def choose_link(
         return LinkChoice(chosen, said, device)
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None, device)
-    # an assumption, searched again at each of ``link_ends``: the bench host's (fewer than 2
-    # GPUs measured no link), else, none given, detected or measured, the NVLink (or xGMI)
-    # of the board whose peak the advice checks against, else ``DEFAULT_LINK``
-    ends = link_ends(chosen)
-    (_, low), (_, high) = ends
+    # an assumption, searched again at each of ``LINK_ENDS`` (widened to ``chosen`` where it
+    # lies outside them; a tie keeps the preset): the bench host's (fewer than 2 GPUs
+    # measured no link), else, none given, detected or measured, the NVLink (or xGMI) of the
+    # board whose peak the advice checks against, else ``DEFAULT_LINK``
+    (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
+    low = chosen if chosen.busbw_gbs < low.busbw_gbs else low
+    high = chosen if chosen.busbw_gbs > high.busbw_gbs else high
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = sentence(
@@ -185,6 +178,7 @@ def choose_link(
         basis=basis,
         measure=Measure(measure),
     )
+    ends = ((low_end, low), (high_end, high))
     return LinkChoice(chosen, None, device, assumed, assumption, ends=ends)
 
 
@@ -240,7 +234,7 @@ def machine_of(
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said, tuple[tuple[str, Link], ...]]:
     """The machine of ``req`` (on the bench ``host``'s link and cores), whence each part, and
-    the ends of an assumed link's range (``link_ends``; none where the link is not assumed)."""
+    the ends of an assumed link's range (``LINK_ENDS``; none where the link is not assumed)."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     intra, link_note, assumption = choice.link, choice.said, choice.assumption

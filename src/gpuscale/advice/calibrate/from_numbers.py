@@ -81,6 +81,7 @@ def from_numbers(
     """The calibration on ``machine`` of the numbers given, advised at their first point."""
     points, shape, device = req.step_points, req.shape, machine.device
     per_device, step_ms = points[0]
+    shape_said, shape_warnings = shape_findings(req, numbers)
     # the most micro-steps a step may take: the search's default, else as many as one device
     # needs for a shape's global batch (an LLM's 1,024 sequences at one a device)
     most_accum = Run(batch=per_device).max_accum
@@ -114,12 +115,17 @@ def from_numbers(
     fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_step_points(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
+    token_read = dense is not None and dense.ms > fixed.high_ms  # the FLOPs' low end read again
     # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
     # peak bounded it, or the peak raised it above the prior's low end; FLOPs per sample not
     # given, the step's two readings: a transformer's (``floor_ms`` of it fixed) or more work
-    # per parameter (``F = share x peak x work / b``)
+    # per parameter (``F = share x peak x work / b``: the FLOPs per sample assumed over those
+    # two, their geometric mean the value; else at 6 x parameters, on which no prediction rests)
     bound, assumed = None, fixed.source == Source.ASSUMED
     unbounded = device.peak is None or at_peak is None
+    why = ("none" if unbounded else "peak") if assumed else "entered"  # 6 x P moves none
+    flops_said: dict[str, object] = {"case": "token", "flops": spec.flops, "why": why}
+    flops_at = Quantity(spec.flops, FLOPS_UNIT)
     if assumed and unbounded:
         bound = Finding.of(
             K.FIXED_UNBOUNDED,
@@ -156,6 +162,10 @@ def from_numbers(
                 flops_low=low,
                 flops_high=high,
             )
+            token = spec.flops if token_read else None
+            said_at = {"case": "readings", "low": low, "high": high, "token": token}
+            flops_said = dict(bound.values) | said_at
+            flops_at = Quantity((low * high) ** 0.5, FLOPS_UNIT, token or low, high)
         elif floor_ms > GPU_PRIOR.low:
             bound = Finding.of(
                 K.FIXED_BOUNDED,
@@ -188,16 +198,11 @@ def from_numbers(
         return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
 
     ends: list[End] = []
-    token_read = dense is not None and dense.ms > fixed.high_ms
     if token_read:
         ends.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", {"model": priced(dense)}))
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if assumed and ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))
-    # FLOPs per sample not given: an assumption, the range the advice reads its count over
-    # (why 6 x parameters moves no prediction: no peak, the peak binding no prior, entered)
-    why = ("none" if unbounded else "peak") if assumed else "entered"
-    flops = None if flops_given else _flops_assumed(spec.flops, bound, token_read, why)
     model = StepModel(
         name=sentence("params_model", count=format_count(spec.params), family=None),
         spec=spec,
@@ -215,7 +220,6 @@ def from_numbers(
     taken = fixed.ms if low else None  # the other reading of a low rate
     warnings = hardware.rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
-    shape_said, shape_warnings = shape_findings(req, numbers)
     source = Finding.of(
         K.COMPUTE_OF_NUMBERS,
         step_ms=step_ms,
@@ -233,8 +237,17 @@ def from_numbers(
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
         priors_said=(ddp_work, spread),
-        assumptions=(*said.assumptions, *filter(None, [flops])),
     )
+    if not flops_given:  # the range the advice reads the FLOPs per sample over
+        flops = Assumption(
+            term=TermId.FLOPS,
+            value=sentence("flops_value", **flops_said),
+            quantity=flops_at,
+            source=Source.ASSUMED,
+            basis=sentence("flops_assumed", **flops_said),
+            measure=Measure(sentence("measure_flops")),
+        )
+        said = replace(said, assumptions=(*said.assumptions, flops))
     # the fixed cost prices smaller batches
     min_batch = max(1, per_device // 8)
     run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap, max_accum=most_accum)
@@ -260,27 +273,4 @@ def _prior_assumed(
         source=Source.PRIOR,
         basis=prior.said,
         measure=bench_run(None, counts),
-    )
-
-
-def _flops_assumed(token: float, bound: Finding | None, token_read: bool, why: str) -> Assumption:
-    """The FLOPs per sample not given: where the step has two readings (``bound``, a
-    ``FLOPS_TWO_READINGS``), the prior's fixed cost's work at 10-50% of the peak (its
-    geometric mean the value), down to ``token`` (6 x parameters) where that end is read
-    again (``token_read``); else ``token``, on which no prediction rests (``why``)."""
-    if bound is None or bound.kind != K.FLOPS_TWO_READINGS:
-        said: dict[str, object] = {"case": "token", "flops": token, "why": why}
-        quantity = Quantity(token, FLOPS_UNIT)
-    else:
-        low, high = float(bound["flops_low"]), float(bound["flops_high"])  # type: ignore[arg-type]
-        said = dict(bound.values) | {"case": "readings", "low": low, "high": high}
-        said["token"] = token if token_read else None
-        quantity = Quantity((low * high) ** 0.5, FLOPS_UNIT, token if token_read else low, high)
-    return Assumption(
-        term=TermId.FLOPS,
-        value=sentence("flops_value", **said),
-        quantity=quantity,
-        source=Source.ASSUMED,
-        basis=sentence("flops_assumed", **said),
-        measure=Measure(sentence("measure_flops")),
     )

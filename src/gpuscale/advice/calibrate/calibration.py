@@ -248,12 +248,12 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     )
     cal = calibrate(table, name)
     of, bench = cal.model, cal.bench
-    flops = req.flops_per_sample
-    measured_per_param = None  # the family's FLOPs per parameter, where none were given
-    if flops is None:
-        flops = of.spec.flops / of.spec.params * req.params
-        measured_per_param = flops / req.params
-    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    flops, measured_per_param = req.flops_per_sample, None
+    spec = of.spec.resized(float(req.params))  # the family's FLOPs per parameter
+    if flops is not None:
+        spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    else:
+        measured_per_param = spec.flops / req.params
     part = cal.device.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
     rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6

@@ -34,7 +34,7 @@ from gpuscale.advice.model.hardware import (
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.records import BenchTerms, Measured, trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, as_run
+from gpuscale.advice.types import Finding, as_run, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
@@ -125,10 +125,9 @@ def from_bench(
     """The calibration of ``cal`` (as benched) on ``machine``, as asked, and the step's terms
     the bench measured."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
-    name, strategy, timed = cal.model.name, cal.run.strategy, cal.run.batch
-    per_device = req.batch or timed  # as advised
+    name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
+    per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.device
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
-    asked = req.strategy or strategy
     other = None  # a warning where another strategy is predicted than benched
     if asked != strategy:
         other = Finding.of(
@@ -143,42 +142,39 @@ def from_bench(
     # more than twice it
     floor = cal.model.compute.floor_ms > 0
     beyond = None
-    if cal.bench.shape is None and per_device > timed and (per_device > 2 * timed or floor):
+    if on.shape is None and per_device > timed and (per_device > 2 * timed or floor):
+        times = per_device / timed
         beyond = Finding.of(
-            K.BEYOND_BATCH,
-            batch=per_device,
-            times=per_device / timed,
-            timed=timed,
-            floor=floor,
-            model=name,
+            K.BEYOND_BATCH, batch=per_device, times=times, timed=timed, floor=floor, model=name
         )
     # the model's runs: its weak ones, the bench command of the run advised on its file,
     # its N > 1 speedups like the run advised, whether its ranks saw the same samples
-    group, device_name = cal.bench.config_group, cal.device.name
+    group, device_name = on.config_group, device.name
     hardware = runs_like(table, group, device_name, fields=_HARDWARE)
     # the results file as a shell word (none where the table was given, not read)
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     weak, evidence = weak_runs(table[hardware], name, out or "FILE")
-    if evidence is not None:
-        rows = table[runs_like(table, group, device_name) & (table["model"] == name)]
-        run = ""
-        if not rows.empty:
-            row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-            row["strategy"] = req.strategy or row.get("strategy")
-            run = sentence("bench_run_out", options=bench_options(row), file=out)
+    rows = table[runs_like(table, group, device_name) & (table["model"] == name)]
+    if evidence is not None and not rows.empty:
+        row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+        row["strategy"] = req.strategy or row.get("strategy")
+        run = sentence("bench_run_out", options=bench_options(row), file=out)
         evidence = replace(evidence, run=run)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    like = (group, device_name, req.strategy)
     runs = Runs(
         from_bench=True,
-        measured=tuple(
-            measured_runs(bench, name, req.allow_flagged, (group, device_name, req.strategy))
-        ),
+        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
         one_device=benched.one_device,
         own_model=None if req.params is not None else name,  # none for a model by its size
     )
+    # the rate against the peak: unchecked without one (said of a GPU), impossible above it
+    precision = req.gradient_precision
+    unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
+    impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
     # why this model where none was asked (``found.broken``: each model's counts whose loss
     # was not finite)
     picked = Chosen("", 0.0)
@@ -195,17 +191,7 @@ def from_bench(
     # family's basis for its break-even (the same whichever member is advised; another
     # strategy than benched: the member's own, converted)
     cal, network = measured.read_comm(cal, table, machine.network)
-    on, kind = cal.bench, cal.bench.device_kind
-    family = None if asked != strategy else measured.fitted(table, benched)
-    # as advised: the overlap (gloo reduces on the cores backward uses)
-    overlap = cal.run.overlap if req.overlap is None else req.overlap
-    if overlap is None and kind == "cpu":
-        overlap = 0.0
-    # the rate against the peak: unchecked without one, impossible above it
-    precision, device = req.gradient_precision, cal.device
-    unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
-    impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
-    fixed, compute = benched.model.fixed, benched.model.compute
+    on = cal.bench
     # the words: the runs' own (the flagged runs let in and the broken models
     # --allow-flagged could not, weak runs, why this model), the calibration's sources
     allowed = None
@@ -213,28 +199,27 @@ def from_bench(
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
     weak, weak_in_full = weak_evidence(weak)
     passed_over, others = chosen_said(picked)
-    sources: list[str | Finding] = [Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes)]
-    if on.shape is not None:
-        sources.append(on.shape.finding())
-    else:
-        measured_here = req.params is None  # a model given by its size: none of its steps
-        sources.append(Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=measured_here))
-    sources += filter(None, [on.memory_note])
-    if on.comm_scale is not None:
-        sources.append(comm_scale_sentence(on.comm_scale, on.comm_support))
-    sources += filter(None, [weak_in_full])
-    if unchecked and kind != "cpu":  # a GPU without a peak: its rate not checked, said
-        sources.append(unchecked)
+    # the step: its shape, else one batch (a model given by its size: none of its steps)
+    step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)
+    sources = [
+        Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes),
+        on.shape.finding() if on.shape is not None else step,
+        on.memory_note,
+        maybe(comm_scale_sentence, on.comm_scale, on.comm_support),
+        weak_in_full,
+        unchecked if on.device_kind != "cpu" else None,
+    ]
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
         named = on.bench_model or name
         sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
+    # a rate the bench measured is a finding however low; above the peak, impossible
+    slower = fits.falling(cal.model.compute.slowdown)
     said = replace(
         said,
-        sources=(*said.sources, *sources),
-        # a rate the bench measured is a finding however low; above the peak, impossible
+        sources=(*said.sources, *filter(None, sources)),
         warnings=(
             *said.warnings,
-            *filter(None, (allowed, weak, fits.falling(cal.model.compute.slowdown), beyond)),
+            *filter(None, (allowed, weak, slower, beyond)),
             *impossible,
             *filter(None, [other]),
         ),
@@ -243,8 +228,9 @@ def from_bench(
         chosen=others,
     )
     # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``as_asked``'s rule), the N = 1 steps' spread (standard deviation,
-    # n - 1, over the mean), the slowdowns held
+    # (``as_asked``'s rule), the N = 1 steps' spread (standard deviation, n - 1, over the
+    # mean), the slowdowns held
+    fixed, compute = benched.model.fixed, benched.model.compute
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
     if len(jitter) > 1 and mean_ms > 0:
         spread = float(np.std(jitter, ddof=1)) / mean_ms
@@ -260,16 +246,22 @@ def from_bench(
         compute=compute,
         fixed=replace(fixed, measure=as_run(fixed.measure, runs.evidence, runs.host_devices)),
         error=measured.step_error(table, machine.network, cal),
-        family=family,
+        # the family's basis for its break-even (another strategy than benched: none)
+        family=None if asked != strategy else measured.fitted(table, benched),
     )
+    # as advised: the overlap (gloo reduces on the cores backward uses)
+    overlap = cal.run.overlap if req.overlap is None else req.overlap
+    if overlap is None and on.device_kind == "cpu":
+        overlap = 0.0
+    # the memory measured decides the largest batch, unless one was asked for
+    max_batch = None
+    if on.max_batch is not None and req.batch is None:
+        max_batch = max(on.max_batch, per_device)
     run = Run(
         batch=per_device,
         accum=cal.run.accum if req.batch is None else 1,  # the run's micro-steps per step
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
-        # the memory measured decides the largest batch, unless one was asked for
-        max_batch=max(on.max_batch, per_device)
-        if on.max_batch is not None and req.batch is None
-        else None,
+        max_batch=max_batch,
         strategy=strategy,
         overlap=overlap,
     )

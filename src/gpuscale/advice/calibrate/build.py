@@ -31,8 +31,7 @@ from gpuscale.mlperf.rcp import workload_rcps
 
 @dataclass(frozen=True, slots=True)
 class AdviceData:
-    """The measurements an advice rests on: the bench table, the topology, the collectives
-    curves, and sentences on what was skipped reading them."""
+    """The measurements an advice rests on, and sentences on what was skipped reading them."""
 
     bench: pd.DataFrame | None = None
     topology: Topology | None = None
@@ -71,18 +70,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if curves is not None and curves.device == "cpu" and not on_cpu:
         other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
-    machine, run = cal.machine, cal.run
-    # an assumed link: the network at each end of its range
-    at_ends = tuple(
-        (
-            "link",
-            end,
-            link.busbw_gbs,
-            "GB/s",
-            {"machine": {"network": replace(machine.network, intra=link)}},
-        )
-        for end, link in link_ends
-    )
+    machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
+    for end, link in link_ends:  # an assumed link: the network at each end of its range
+        network = replace(machine.network, intra=link)
+        ends.append(("link", end, link.busbw_gbs, "GB/s", {"machine": {"network": network}}))
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
@@ -134,7 +125,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "mlperf_floor": converging.floor,
                 "defaults": tuple(name for name, taken in defaulted.items() if taken),
                 "noise_steps": converging.noise_steps,
-                "ends": (*cal.search.ends, *at_ends),
+                "ends": tuple(ends),
             },
         }
     )

@@ -58,8 +58,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         raise CalibrationError(Finding.of(K.NO_SINGLE_RUN_OF, model=model, known=known))
     row = runs_of.iloc[-1]
     needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
-    missing = [c for c in needed if pd.isna(row[c])]
-    if missing:
+    if missing := [c for c in needed if pd.isna(row[c])]:
         raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
     fb = float(row["forward_ms"] + row["backward_ms"])
@@ -89,8 +88,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             )
         )
     hardware = same_hardware(rows, row)
-    other = len(rows) - len(hardware)
-    if other:
+    if other := len(rows) - len(hardware):
         notes.append(Finding.of(K.OTHER_HARDWARE_LEFT_OUT, runs=other))
     # the compute of its N = 1 run, its model and the split of its step
     flops, params = row["flops_per_sample"], float(row["params"])
@@ -98,9 +96,9 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         notes.append(Finding.of(K.FLOPS_NOT_COUNTED, model=model))
         flops = 6.0 * params
     spec = ModelSpec(params=params, flops_per_sample=float(flops))
-    ones = single(hardware)
-    members = single(hardware, family=row["family"])
-    split = fixed_split.split(row, spec, fits.fit_compute(members) or fits.fit_compute(ones))
+    ones = single(hardware)  # the family's fit, else every model's
+    fit = fits.fit_compute(single(hardware, family=row["family"])) or fits.fit_compute(ones)
+    split = fixed_split.split(row, spec, fit)
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
     plain = single(hardware, model=model, strategy=row["strategy"])
@@ -250,12 +248,12 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     )
     cal = calibrate(table, name)
     of, bench = cal.model, cal.bench
-    flops = req.flops_per_sample
-    measured_per_param = None  # the family's FLOPs per parameter, where none were given
-    if flops is None:
-        flops = of.spec.flops / of.spec.params * req.params
-        measured_per_param = flops / req.params
-    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    flops, measured_per_param = req.flops_per_sample, None
+    spec = of.spec.resized(float(req.params))  # the family's FLOPs per parameter
+    if flops is not None:
+        spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
+    else:
+        measured_per_param = spec.flops / req.params
     part = cal.device.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
     rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6

@@ -16,13 +16,21 @@ from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, FindingKind, Measure, Source, TermId, bench_run
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, bench_run
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
 from gpuscale.quantities import format_count
 
 # --params this far from the shape's count is said (a published count is rounded to a
 # few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
 PARAMS_AGREE = 0.05
+SPREAD_SAID = sentence("spread_said")  # the wait prior's value
+MEASURE_FIXED = Measure(
+    sentence("measure_fixed_before"),
+    BenchRun(None, (1,)),
+    " (times two batches at N = 1)",
+)
+FLOPS_UNIT = "FLOPs per sample"
 
 
 def shape_findings(
@@ -31,27 +39,24 @@ def shape_findings(
     """(sources, warnings) of the transformer's shape: what it gives and whether ``--params``
     disagrees with it by more than ``PARAMS_AGREE``; without one, under a sharded strategy,
     what is assumed instead."""
-    shape = req.shape
-    strategy = req.strategy or "ddp"
+    shape, strategy = req.shape, req.strategy or "ddp"
     if shape is None or numbers is None:
         if strategy == "ddp":  # DDP's buckets and a model state: no shape needed
             return (), ()
-        return (Finding.of(FindingKind.NO_SHAPE, strategy=strategy),), ()
+        return (Finding.of(K.NO_SHAPE, strategy=strategy),), ()
     source = ""  # a preset's: its citation's first clause
     if shape.source:
         source = transformer.sources()[shape.source].citation.split(";")[0].split(" (")[0]
     counted = float(numbers.params)
-    one = next(a for a in numbers.activations if a.micro_batch == 1)
-    given = req.params is not None
     found = Finding.of(
-        FindingKind.TRANSFORMER_SHAPE,
+        K.TRANSFORMER_SHAPE,
         name=shape.name,
         layers=shape.layers,
         hidden=shape.hidden,
         heads=shape.heads,
         seq_len=shape.seq_len,
         params=counted,
-        params_given=given,
+        params_given=req.params is not None,
         flops_per_sample=req.flops_per_sample or numbers.flops_per_sample,
         flops_given=req.flops_per_sample is not None,
         attention_share=numbers.attention_share,
@@ -59,42 +64,27 @@ def shape_findings(
         unit_params=float(numbers.layer_params),
         source=source,
         # one sequence's (activations are per micro-batch); "default": the one assumed
-        activations_gb=one.total_gb,
+        activations_gb=next(a for a in numbers.activations if a.micro_batch == 1).total_gb,
         checkpointing=req.checkpointing or "default",
     )
-    off = float(req.params) / counted - 1 if given else 0.0  # type: ignore[arg-type]
+    off = (req.params or counted) / counted - 1
     if abs(off) <= PARAMS_AGREE:
         return (found,), ()
-    disagree = Finding.of(
-        FindingKind.PARAMS_NOT_SHAPE,
-        given=float(req.params),  # type: ignore[arg-type]
-        off=off,
-        shape_params=counted,
-        name=shape.name,
-    )
+    kind = K.PARAMS_NOT_SHAPE
+    disagree = Finding.of(kind, given=req.params, off=off, shape_params=counted, name=shape.name)
     return (found,), (disagree,)
-
-
-SPREAD_SAID = sentence("spread_said")  # the wait prior's value
-MEASURE_FIXED = Measure(
-    sentence("measure_fixed_before"),
-    BenchRun(None, (1,)),
-    " (times two batches at N = 1)",
-)
 
 
 def from_numbers(
     machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
 ) -> Calibration:
     """The calibration on ``machine`` of the numbers given, advised at their first point."""
-    points = req.step_points
+    points, shape, device = req.step_points, req.shape, machine.device
     per_device, step_ms = points[0]
-    device = machine.device  # named, else the link's: resolved with the link
     shape_said, shape_warnings = shape_findings(req, numbers)
     # the most micro-steps a step may take: the search's default, else as many as one device
     # needs for a shape's global batch (an LLM's 1,024 sequences at one a device)
     most_accum = Run(batch=per_device).max_accum
-    shape = req.shape  # a transformer's: FLOPs with attention, one FSDP unit per layer
     if shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
     spec = compute.ModelSpec(
@@ -104,24 +94,20 @@ def from_numbers(
         units=shape.layers if shape is not None else 1,
     )
     # what the numbers leave unmeasured at N > 1, from priors: DDP's work beside its bucket
-    # copies at the device's memory bandwidth (an H100 SXM's unknown)
+    # copies at the device's memory bandwidth (an H100 SXM's unknown), the wait beside the
+    # ranks' spread fitted on published tables where it stands (``model/network.py``)
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     copies_ms = spec.copies_ms(memory_gbs)
-    copies = sentence(
-        "ddp_copies",
-        copies_ms=copies_ms,
-        bandwidth=memory_gbs or compute.REFERENCE_MEMORY_GBS,
-        named=device.part is not None,
-    )
-    ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, bench_run(None, (1,)), copies_ms)
-    spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, bench_run(None, (1, 2)))
-    link = machine.network.intra.name
-    implied_by = None if req.device_name else link  # the device is the one the link implies
-    # the ranks' spread fitted on published tables, where it stands (``model/network.py``)
+    bandwidth, named = memory_gbs or compute.REFERENCE_MEMORY_GBS, device.part is not None
+    copies = sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)
+    ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
+    spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
     sigma, stacks_differ = fitted_spread(machine.network)
     if sigma > 0:
         fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
         spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
+    link = machine.network.intra.name
+    implied_by = None if req.device_name else link  # the device is the one the link implies
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
@@ -129,14 +115,20 @@ def from_numbers(
     fastest, precision = hardware.work_peak(device, weights, whole)
     at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_step_points(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
+    token_read = dense is not None and dense.ms > fixed.high_ms  # the FLOPs' low end read again
     # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
     # peak bounded it, or the peak raised it above the prior's low end; FLOPs per sample not
     # given, the step's two readings: a transformer's (``floor_ms`` of it fixed) or more work
-    # per parameter (``F = share x peak x work / b``)
-    bound, peak, assumed = None, device.peak, fixed.source == Source.ASSUMED
-    if assumed and (peak is None or at_peak is None):
+    # per parameter (``F = share x peak x work / b``: the FLOPs per sample assumed over those
+    # two, their geometric mean the value; else at 6 x parameters, on which no prediction rests)
+    bound, assumed = None, fixed.source == Source.ASSUMED
+    unbounded = device.peak is None or at_peak is None
+    why = ("none" if unbounded else "peak") if assumed else "entered"  # 6 x P moves none
+    flops_said: dict[str, object] = {"case": "token", "flops": spec.flops, "why": why}
+    flops_at = Quantity(spec.flops, FLOPS_UNIT)
+    if assumed and unbounded:
         bound = Finding.of(
-            FindingKind.FIXED_UNBOUNDED,
+            K.FIXED_UNBOUNDED,
             device=device.name or None,
             link=link,
             fixed_ms=fixed.ms,
@@ -145,23 +137,23 @@ def from_numbers(
             min_mfu=hardware.MIN_MFU,
             measure=str(fixed.measure),
         )
-    elif assumed and at_peak is not None and peak is not None:
+    elif assumed:
         at_most_ms = at_peak / hardware.MIN_MFU
         floor_ms = step_ms - at_most_ms
         read = {  # what both findings say of the step at the peak
             "flops_per_sample": spec.flops,
             "step_ms": step_ms,
             "label": "TF32" if precision == "fp32" else precision,  # PyTorch's for fp32
-            "device": peak.device,
+            "device": device.peak.device,
             "peak_tflops": fastest,
             "floor_ms": floor_ms,
             "fixed_ms": fixed.ms,
         }
+        work = step_ms - fixed.ms
         if floor_ms > GPU_PRIOR.low and not flops_given:
-            work = step_ms - fixed.ms
             low, high = (share * fastest * 1e12 * work / 1e3 / per_device for share in (0.1, 0.5))
             bound = Finding.of(
-                FindingKind.FLOPS_TWO_READINGS,
+                K.FLOPS_TWO_READINGS,
                 **read,
                 share_pct=100 * at_peak / step_ms,  # the step's rate over the peak
                 low_ms=fixed.low_ms,
@@ -170,9 +162,13 @@ def from_numbers(
                 flops_low=low,
                 flops_high=high,
             )
+            token = spec.flops if token_read else None
+            said_at = {"case": "readings", "low": low, "high": high, "token": token}
+            flops_said = dict(bound.values) | said_at
+            flops_at = Quantity((low * high) ** 0.5, FLOPS_UNIT, token or low, high)
         elif floor_ms > GPU_PRIOR.low:
             bound = Finding.of(
-                FindingKind.FIXED_BOUNDED,
+                K.FIXED_BOUNDED,
                 **read,
                 batch=per_device,
                 at_peak_ms=at_peak,
@@ -202,15 +198,10 @@ def from_numbers(
         return {"fixed": cost, "compute": at["point"], "prior_range": (at["low"], at["high"])}
 
     ends: list[End] = []
-    token_read = dense is not None and dense.ms > fixed.high_ms
     if token_read:
         ends.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", {"model": priced(dense)}))
-    # FLOPs per sample not given: an assumption, the range the advice reads its count over
-    why = "peak" if assumed else "entered"  # why 6 x parameters moves no prediction
-    why = "none" if assumed and (peak is None or at_peak is None) else why
-    flops = None if flops_given else _flops_assumed(spec.flops, bound, token_read, why)
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if fixed.source == Source.ASSUMED and ms != fixed.ms:
+        if assumed and ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))
     model = StepModel(
         name=sentence("params_model", count=format_count(spec.params), family=None),
@@ -230,7 +221,7 @@ def from_numbers(
     warnings = hardware.rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
     warnings += hardware.step_warnings(points)
     source = Finding.of(
-        FindingKind.COMPUTE_OF_NUMBERS,
+        K.COMPUTE_OF_NUMBERS,
         step_ms=step_ms,
         batch=per_device,
         tflops=whole,
@@ -246,80 +237,40 @@ def from_numbers(
         warnings=(*said.warnings, *shape_warnings, *warnings),
         implausible=said.implausible or bool(warnings),  # every rate warning is one
         priors_said=(ddp_work, spread),
-        assumptions=(*said.assumptions, *filter(None, [flops])),
     )
-    return Calibration(
-        model=model,
-        # the fixed cost prices smaller batches
-        run=Run(
-            batch=per_device,
-            min_batch=max(1, per_device // 8),
-            overlap=req.overlap,
-            max_accum=most_accum,
-        ),
-        machine=replace(machine, power=power),
-        said=said,
-        search=Search(ends=tuple(ends)),
-    )
+    if not flops_given:  # the range the advice reads the FLOPs per sample over
+        flops = Assumption(
+            term=TermId.FLOPS,
+            value=sentence("flops_value", **flops_said),
+            quantity=flops_at,
+            source=Source.ASSUMED,
+            basis=sentence("flops_assumed", **flops_said),
+            measure=Measure(sentence("measure_flops")),
+        )
+        said = replace(said, assumptions=(*said.assumptions, flops))
+    # the fixed cost prices smaller batches
+    min_batch = max(1, per_device // 8)
+    run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap, max_accum=most_accum)
+    machine = replace(machine, power=power)
+    search = Search(ends=tuple(ends))
+    return Calibration(model=model, run=run, machine=machine, said=said, search=search)
 
 
 def _prior_assumed(
-    prior: SourcedPrior, term: TermId, what: str, measure: Measure, copies_ms: float = 0.0
+    prior: SourcedPrior, term: TermId, what: str, counts: tuple[int, ...], copies_ms: float = 0.0
 ) -> Assumption:
-    """A term set from a prior (``model/priors.py``), its range and source: DDP's work in ms
-    with the model's bucket copies (``copies_ms``) as the steps price it, the wait a share."""
+    """A term set from a prior (``model/priors.py``), its range and source, measured by a run
+    at ``counts``: DDP's work in ms with the model's bucket copies (``copies_ms``) added to its
+    point and ends as the steps price it, the wait a share."""
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
+    low, high = (None if end is None else end + copies_ms for end in (prior.low, prior.high))
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
-    quantity = Quantity(prior.point, unit, prior.low, prior.high)
-    if copies_ms:  # DDP's work as the steps price it: the copies added to its point and ends
-        ends = [None if end is None else end + copies_ms for end in (prior.low, prior.high)]
-        quantity = Quantity(prior.point + copies_ms, unit, *ends, copies_ms=copies_ms)
     return Assumption(
         term=term,
         value=sentence("prior_value", in_ms=in_ms, what=what, **values),
-        quantity=quantity,
+        quantity=Quantity(prior.point + copies_ms, unit, low, high, copies_ms=copies_ms or None),
         source=Source.PRIOR,
         basis=prior.said,
-        measure=measure,
-    )
-
-
-FLOPS_UNIT = "FLOPs per sample"
-
-
-def _flops_assumed(token: float, bound: Finding | None, token_read: bool, why: str) -> Assumption:
-    """The FLOPs per sample not given: where the step has two readings (``bound``, a
-    ``FLOPS_TWO_READINGS``), the prior's fixed cost's work at 10-50% of the peak (its
-    geometric mean the value), down to ``token`` (6 x parameters) where that end is read
-    again (``token_read``); else ``token``, on which no prediction rests (``why``: the
-    fixed cost entered, or no peak or the peak not binding the prior's)."""
-    measure = Measure(sentence("measure_flops"))
-    if bound is None or bound.kind != FindingKind.FLOPS_TWO_READINGS:
-        return Assumption(
-            term=TermId.FLOPS,
-            value=sentence("flops_value", case="token", flops=token),
-            quantity=Quantity(token, FLOPS_UNIT),
-            source=Source.ASSUMED,
-            basis=sentence("flops_assumed", case="token", flops=token, why=why),
-            measure=measure,
-        )
-    low, high = float(bound["flops_low"]), float(bound["flops_high"])  # type: ignore[arg-type]
-    said = {
-        "low": low,
-        "high": high,
-        "token": token if token_read else None,
-        "fixed_ms": bound["fixed_ms"],
-        "high_ms": bound["high_ms"],
-        "work_ms": bound["work_ms"],
-        "device": bound["device"],
-        "label": bound["label"],
-    }
-    return Assumption(
-        term=TermId.FLOPS,
-        value=sentence("flops_value", case="readings", **said),
-        quantity=Quantity((low * high) ** 0.5, FLOPS_UNIT, token if token_read else low, high),
-        source=Source.ASSUMED,
-        basis=sentence("flops_assumed", case="readings", **said),
-        measure=measure,
+        measure=bench_run(None, counts),
     )

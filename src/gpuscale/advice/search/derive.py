@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -23,12 +24,19 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.model.compute import per_step_ms, rate_tflops
-from gpuscale.advice.model.step import pair_speedup
+from gpuscale.advice.model.compute import (
+    Compute,
+    ModelSpec,
+    StepSettings,
+    per_step_ms,
+    rate_tflops,
+    step_table,
+)
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
+from gpuscale.interconnect.network import Network
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
@@ -49,6 +57,29 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
         mid = math.sqrt(low * high)
         low, high = (mid, high) if f(mid) < target else (low, mid)
     return high
+
+
+class Pair(StepSettings, Protocol):
+    """What a pair's speedup reads of a run (``calibration.Run``)."""
+
+    batch: int
+    accum: int
+
+    @property
+    def kept_global_batch(self) -> int | None: ...
+
+
+def pair_speedup(network: Network, pair: Pair, model: ModelSpec, compute: Compute) -> float:
+    """Throughput of 2 devices over 1 at the same per-device batch, or, the global batch
+    kept, an even accumulation halved, else the batch split over the two."""
+    batch, accum = float(pair.batch), pair.accum
+    if pair.kept_global_batch is not None and accum % 2 == 0:
+        accum //= 2
+    elif pair.kept_global_batch is not None:
+        batch /= 2
+    candidates = ((2, batch, accum), (1, float(pair.batch), pair.accum))
+    (two,), (one,) = step_table(network, pair, model, (compute,), candidates)
+    return two.samples_per_s / one.samples_per_s
 
 
 def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:

@@ -1,6 +1,5 @@
-"""The advice in one pass (``search``): the predictions, the rows the bench measured outside
-their interval resting on the runs (``applied``), the one :class:`Decision` read off them
-(``decide``), the numbers derived (``derive``)."""
+"""``search``, the package's one pass: ``applied`` rests the rows measured outside their
+interval on the runs, ``decide`` reads the one :class:`Decision` off them."""
 
 from __future__ import annotations
 

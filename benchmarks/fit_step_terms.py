@@ -103,7 +103,7 @@ any held-out row advised with it:
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``network.Collectives``) from the parts the advice
-reports (compute, wait, communication and what backward hid), as ``step.step_at`` adds
+reports (compute, wait, communication and what backward hid), as ``compute.step_at`` adds
 them: the wait no less than the straggler's, the hidden communication's share added.
 """
 
@@ -200,7 +200,7 @@ def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
 
 def step_with(p: Parts, terms: StepTerms, link: str) -> float:
     """The step of ``p`` on a network of ``link`` class with ``terms`` added as
-    ``step.step_at`` adds them."""
+    ``compute.step_at`` adds them."""
     straggler_ms = terms.spread(link) * expected_max_normal(p.n) * p.compute_ms  # 0 at N = 1
     wait = max(p.wait_ms, straggler_ms)
     return p.step_ms - p.wait_ms + wait + terms.contention(link) * max(p.hidden_ms, 0.0)

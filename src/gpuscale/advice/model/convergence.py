@@ -17,10 +17,9 @@ from gpuscale.tables.workloads import Unit
 
 @dataclass(frozen=True, slots=True)
 class Convergence:
-    """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
-    the samples to train are its scale, the bench's noise scale where too few steps measured
-    it to price a batch (``thin``), MLPerf's ``floor``, and the bench noise scale's steps
-    where it prices the batch."""
+    """The convergence ``model`` (None: none prices a larger batch), whether the samples to
+    train are its scale, the bench's noise scale measured over too few steps (``thin``),
+    MLPerf's ``floor``, and the bench noise scale's steps where it prices the batch."""
 
     model: ConvergenceModel | None
     samples_used: bool
@@ -41,10 +40,9 @@ def resolved(
     measured: NoiseScale | None,
     max_devices: int,
 ) -> Convergence:
-    """The convergence (``convergence_for``; the bench's ``measured`` noise scale only from
-    ``FEW_NOISE_STEPS`` steps) and MLPerf's least time to train up to ``max_devices``."""
+    """``convergence_for`` (the bench's noise scale only from ``FEW_NOISE_STEPS`` steps) and
+    MLPerf's least time to train up to ``max_devices``."""
     given = noise_scale is not None or workload is not None
-    # the bench's noise scale, measured over too few steps to price a batch by
     few = measured is not None and measured.steps < FEW_NOISE_STEPS
     thin = measured if few and not given else None
     kept = measured if thin is None else None

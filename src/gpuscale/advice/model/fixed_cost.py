@@ -4,23 +4,17 @@ One device's micro-step at per-device batch ``b`` is a line in the batch::
 
     t(b) = t_fixed + b c        (c = F / R: FLOPs per sample over the achieved rate)
 
-``t_fixed`` holds kernel launches, the framework's own work per step and optimizer kernels
-over every parameter tensor. Strong scaling (the global batch kept) saves only
-``b c (1 - 1/N)`` of a step; weak scaling (the per-device batch kept) pays ``t_fixed`` once
-per device and step, at a larger global batch.
-
-Sources (``FixedCost.source``): measured (``gpuscale.bench.summary.fixed_cost``: the bare
-module at its batch and a quarter of it), entered (``--fixed-ms``, or step times at two
-batches through ``line``), fitted (the bench's per-family fit), or assumed (``GPU_PRIOR``
-narrowed by what the step allows: ``prior``).
-"""
+``t_fixed``: kernel launches, the framework's own work per step, optimizer kernels over every
+parameter tensor; strong scaling saves only ``b c (1 - 1/N)`` of a step. Measured
+(``bench.summary.fixed_cost``: the bare module at its batch and a quarter of it), entered
+(``--fixed-ms``, or step times at two batches: ``line``), fitted (the bench's per-family
+fit), or assumed (``GPU_PRIOR`` narrowed by what the step allows: ``prior``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,18 +24,14 @@ from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-
 GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing measured
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range, source and basis (a sentence or
-    a finding, ``explain`` says it), the batch whose step it splits, what would measure it,
-    and the prior's least where the step left less (``below_prior_ms``)."""
+    """The fixed per-step cost (ms) at one device, its range, source and basis, the batch
+    whose step it splits, what would measure it, and the prior's least where the step left
+    less (``below_prior_ms``)."""
 
     ms: float
     low_ms: float
@@ -69,7 +59,6 @@ class FixedCost:
         at_batch: float,
         measure: Measure | None = None,
     ) -> FixedCost:
-        """A fixed cost known to the ms: measured, given or fitted."""
         return cls(
             ms=ms,
             low_ms=ms,
@@ -99,18 +88,6 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     if intercept < 0:
         return 0.0, float(batch @ step / (batch @ batch))
     return float(intercept), float(slope)
-
-
-def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
-    """The fixed cost of step times entered at two or more batches."""
-    fixed, per_sample = line(points)
-    basis = Finding.of(
-        K.FIXED_ENTERED,
-        batches=tuple(float(b) for b, _ in points),
-        steps_ms=tuple(float(ms) for _, ms in points),
-        per_sample_ms=per_sample,
-    )
-    return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=points[0][0])
 
 
 def given(ms: float, at_batch: float) -> FixedCost:
@@ -159,15 +136,6 @@ def prior(
     )
 
 
-def excess_ms(frame: pd.DataFrame) -> pd.Series:
-    """The ``fixed`` term of a predictions table, ms: ``max(compute_N - compute_1 x
-    samples_N / samples_1, 0)`` (samples per device and step)."""
-    first = frame.iloc[0]
-    samples = frame["batch_per_device"] * frame["accum"]
-    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
-    return (frame["compute_ms"] - share).clip(lower=0.0)
-
-
 @dataclass(frozen=True, slots=True)
 class Split:
     """A fixed cost, the split it gives (ms fixed, TFLOP/s, a floor: 0 for none) and why."""
@@ -189,11 +157,10 @@ def within_peak(
     plain_ms: tuple[tuple[float, float], ...],
     ceiling: Finding = DEVICE_PEAK,
 ) -> Split | None:
-    """``own`` split against ``fb_ms`` at ``batch``, unless that leaves less than the
-    batch's work at ``peak_tflops`` (None: the split stands; a host's CPU can set the step):
-    then the plain steps' slope splits the step where the device can reach that rate, else
-    the step is a launch-bound floor, work beyond it priced at the peak; why, a finding
-    about the ``ceiling`` (``hardware.ceiling``)."""
+    """``own`` split against ``fb_ms`` at ``batch`` where that leaves less than the batch's
+    work at ``peak_tflops`` (None: the split stands): the plain steps' slope splits the step
+    where the device can reach that rate, else the step is a launch-bound floor, work beyond
+    it priced at the peak; why, a finding about the ``ceiling`` (``hardware.ceiling``)."""
     at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -230,17 +197,22 @@ def of_step_points(
     measure: Measure,
 ) -> tuple[FixedCost, FixedCost | None]:
     """The fixed cost of a step given by numbers (the first point advised on): ``fixed_ms``,
-    a line through two step times, else ``prior``; and, FLOPs per sample not given, the
+    a line through the step times, else ``prior``; and, FLOPs per sample not given, the
     prior at exactly 6 x parameters."""
     per_device, step_ms = points[0]
     if fixed_ms is not None:
         return given(min(fixed_ms, step_ms), per_device), None
-    if len(points) > 1:
-        return entered(points), None
-    at_peak = work_at_peak_ms
-    found = prior(
-        step_ms, per_device, work_at_peak_ms=at_peak, measure=measure, floor_from_peak=flops_given
-    )
+    if len(points) > 1:  # step times entered at two or more batches
+        fixed, per_sample = line(points)
+        basis = Finding.of(
+            K.FIXED_ENTERED,
+            batches=tuple(float(b) for b, _ in points),
+            steps_ms=tuple(float(ms) for _, ms in points),
+            per_sample_ms=per_sample,
+        )
+        return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=per_device), None
+    bound = {"work_at_peak_ms": work_at_peak_ms, "measure": measure}
+    found = prior(step_ms, per_device, floor_from_peak=flops_given, **bound)
     if flops_given:
         return found, None
-    return found, prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=measure)
+    return found, prior(step_ms, per_device, **bound)

@@ -51,7 +51,6 @@ def implied_device(link_name: str) -> str | None:
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name``, else of the one the link ``implied_by`` implies."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -197,9 +196,7 @@ def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
 METERS = {"cpu": "RAPL package share"}
 
 
-class PowerKind(Code):
-    """Where a device's watts come from."""
-
+class PowerKind(Code):  # where a device's watts come from
     GIVEN = "given"  # --power-w
     MEASURED = "measured"  # by the bench (NVML; a CPU's RAPL package share)
     BOARD = "board"  # the catalogue part's board power (its datasheet)
@@ -230,7 +227,6 @@ class Power:
         return self.kind is PowerKind.MEASURED
 
     def per_device(self, batch: float | None) -> float | None:
-        """W per device at per-device ``batch``."""
         if not self.at_batch or batch is None:
             return self.watts
         return watts_at(self.at_batch, batch)
@@ -250,8 +246,7 @@ def device_power(
     given_w: float | None = None,
     implied_by: str | None = None,
 ) -> Power:
-    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order
-    (``implied_by``: the link that named the device whose board it is)."""
+    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")

@@ -96,20 +96,18 @@ _current = [FITTED]
 
 
 def of_stack(stack: str) -> StepTerms:
-    """The fitted terms of ``stack`` (``benchmarks/advice_heldout.py``'s rows)."""
     if stack not in FITTED_BY_STACK:
         raise ValueError(f"stack {stack!r} is none of {STACKS}")
     return FITTED_BY_STACK[stack]
 
 
 def current() -> StepTerms:
-    """The terms the step model uses: ``FITTED``, or those ``using`` set (a fit's variants)."""
+    """``FITTED``, or the terms ``using`` set (a fit's and held-out variants)."""
     return _current[-1]
 
 
 @contextmanager
 def using(terms: StepTerms) -> Iterator[StepTerms]:
-    """``terms`` in place of ``FITTED`` inside the block (the fit's and held-out variants)."""
     _current.append(terms)
     try:
         yield terms
@@ -147,19 +145,16 @@ def link_class(link_name: str, nodes: bool) -> str | None:
 
 
 def count_class(network: Network, n: int) -> str | None:
-    """The link class of ``n`` devices of ``network``: ``multinode`` where they span nodes."""
     return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
 
 
 def fitted_class(network: Network) -> str | None:
-    """The link class the fitted terms of ``network`` are read at (``multinode``: it has nodes)."""
     nodes = network.inter is not None and network.per_node is not None
     return link_class(network.intra.name, nodes)
 
 
 def fitted_spread(network: Network) -> tuple[float, bool]:
-    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there
-    (the stack then assumed)."""
+    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there."""
     link = fitted_class(network)
     stacks = {terms.spread(link) for terms in FITTED_BY_STACK.values()}
     return current().spread(link), len(stacks) > 1
@@ -210,8 +205,7 @@ def issued(
 
 class Collectives(NamedTuple):
     """The network's part of a step on ``n`` devices: its collectives, the last one, their
-    latency part (s), kappa, ``sigma E[max of n]`` (ms of wait per ms of compute) and the
-    count's own class (``multinode`` where it spans nodes)."""
+    latency part (s), kappa, ``sigma E[max of n]`` (ms of wait per ms of compute), its class."""
 
     comm_s: float
     last_s: float
@@ -231,8 +225,8 @@ def collectives(
     units: int = 1,
     group: int = 0,
 ) -> Collectives:
-    """The network's part of a step on ``n`` devices, each collective at its own size and
-    ranks (``Network.cost_s``); ``group``: the devices hybrid sharding shards over (0: all)."""
+    """Each collective at its own size and ranks (``Network.cost_s``); ``group``: the devices
+    hybrid sharding shards over (0: all)."""
     fitted = fitted_class(network)
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1

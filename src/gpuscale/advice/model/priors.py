@@ -1,18 +1,6 @@
-"""The model's data, read once, and what the runs do not measure.
-
-``PRIORS`` (``data/advice_priors.json``): each prior's point, range, unit and source. The
-N > 1 terms a model given by its numbers leaves unmeasured (10th, 50th and 90th
-percentiles; checked by ``benchmarks/eight_gpus_by_numbers.py``): ``DDP_WORK`` (``t_ddp``,
-ms: the synchronised less the no-sync step at N = 1, less the bucket copies) and
-``STEP_SPREAD`` (``t_wait``: ``E[max of N] - mean`` of a normal spread whose sd is a share
-of the fixed cost; Chen et al., "Revisiting distributed synchronous SGD", 2016).
-``phrase``: the model's refusals (``data/advice_phrases.json``: the model cannot import
-``explain``).
-
-The step's 80% interval at N > 1 (``StepError``; from left-out errors:
-``calibrate/step_error.py``), else ``EXTRAPOLATED`` (unseen models predicted at N = 2 from
-N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``); wider by ``sqrt(log2 N)`` above
-the largest measured."""
+"""The model's data, read once: ``PRIORS`` (``data/advice_priors.json``: each prior's point,
+range, unit and source), ``phrase`` (the model's refusals, ``data/advice_phrases.json``: the
+model cannot import ``explain``) and the step's 80% interval at N > 1 (``StepError``)."""
 
 from __future__ import annotations
 
@@ -74,21 +62,28 @@ NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
 
-DDP_WORK = PRIORS["ddp_work"]  # ms
-STEP_SPREAD = PRIORS["step_spread"]  # a share of the fixed cost
+# The N > 1 terms a model given by its numbers leaves unmeasured (10th, 50th and 90th
+# percentiles; checked by ``benchmarks/eight_gpus_by_numbers.py``): ``t_ddp``, ms (the
+# synchronised less the no-sync step at N = 1, less the bucket copies), and the spread of
+# ``t_wait``, a share of the fixed cost (Chen et al., "Revisiting distributed synchronous
+# SGD", 2016)
+DDP_WORK = PRIORS["ddp_work"]
+STEP_SPREAD = PRIORS["step_spread"]
 
 
 # DDP's gradient bucket, MiB: ``bucket_cap_mb``'s default in PyTorch's
 # DistributedDataParallel (the request's default, read where the CLI starts)
 DEFAULT_BUCKET_MB = 25.0
-# half-width (log) when nothing at N > 1 was measured
+# half-width (log) when nothing at N > 1 was measured (unseen models predicted at N = 2 from
+# N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``)
 EXTRAPOLATED = math.log(PRIORS["step_error_extrapolated"].point)
 EXTRAPOLATED_SAID = Finding.of(FindingKind.STEP_EXTRAPOLATED, width_log=EXTRAPOLATED, own=())
 
 
 @dataclass(frozen=True, slots=True)
 class StepError:
-    """The log half-width of a step's 80% interval at N > 1 up to ``measured_n``, wider by
+    """The log half-width of a step's 80% interval at N > 1 (from left-out errors:
+    ``calibrate/measured.py``) up to ``measured_n``, wider by
     ``sqrt(log2 N / log2 measured_n)`` beyond, and whence."""
 
     width_log: float = EXTRAPOLATED

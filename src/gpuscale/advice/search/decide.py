@@ -1,6 +1,5 @@
-"""The advice in one pass (``search``): the predictions, the rows the bench measured outside
-their interval resting on the runs (``applied``), the one :class:`Decision` read off them
-(``decide``), the numbers derived (``derive``)."""
+"""``search``, the package's one pass: ``applied`` rests the rows measured outside their
+interval on the runs, ``decide`` reads the one :class:`Decision` off them."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
 
 
 class NoneHolds(ValueError):
-    """No count searched holds the model under any strategy: the ``memory`` check and the
-    calibration's ``sources`` (what caps the count), said by ``explain``."""
+    """No count searched holds the model under any strategy (``explain`` says why)."""
 
     def __init__(self, memory: MemoryCheck, sources: tuple[str | Finding, ...]) -> None:
         super().__init__("nothing_fits")
@@ -104,9 +102,8 @@ class Searched:
 
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
     """The advice on the calibration the devices hold (``held``) and its variants (the
-    weak-scaling alternative where the global batch is kept without a convergence model,
-    each end of every assumed term's range), each predicted, reconciled, decided. ``rule``:
-    the speedup's interval per link class (None: ``predict.RULE``)."""
+    weak-scaling alternative, each end of every assumed term's range), each predicted,
+    reconciled, decided. ``rule``: the speedup's interval per link class."""
     cal, fits_from, memory = held(cal)
     run, goal = cal.run, cal.search
     multi = cal.machine.max_devices >= 2 and run.global_batch is None
@@ -152,8 +149,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
 
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
     """(the calibration, the fewest devices that hold the model, the memory check where it
-    limits the counts): the strategy asked where a count searched holds the model, else
-    ``MemoryCheck.fallback``'s; :class:`NoneHolds` where none does."""
+    limits the counts) under the strategy asked, else ``MemoryCheck.fallback``'s."""
     memory = cal.machine.memory
     if memory is None or not memory.limits:
         return cal, 1, None
@@ -167,18 +163,15 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
 
 
 def _record(cls: type[R], row: pd.Series, **given: object) -> R:
-    """A ``cls`` of ``row``'s columns named as its fields (cast to their types), but those
-    ``given``."""
+    """A ``cls`` of ``row``'s columns named as its fields, cast to their types."""
     casts = {"int": int, "float": float, "str": str}
     taken = {f.name: casts[f.type](row[f.name]) for f in fields(cls) if f.name not in given}
     return cls(**taken, **given)
 
 
 def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
-    """The Decision of ``frame`` (flagged rows left out): ``chosen``, the fastest count reaching
-    the target efficiency whose speedup's 80% interval lies above the first count's (never,
-    where ``refused``: an input cannot be true); ``focus``, the next count up, where the limit
-    is read. ``fits_from``: the fewest devices that hold the model, standing for one device."""
+    """The Decision of ``frame``'s plausible rows: ``chosen`` (``_chosen``); ``focus``, the
+    next count up, where the limit is read. ``fits_from`` stands for one device."""
     target = cal.search.target_efficiency
     plain, fitting = trusted(frame, fits_from)
     if plain.empty:  # one device's speedup is 1: only its time can fail
@@ -248,9 +241,9 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
 
 
 def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, HeldBack | None]:
-    """The fastest count that reaches ``target`` efficiency with a speedup surely (its
-    interval's low end) above the smallest count's, never above it when ``refused``; and the
-    faster count held back as not sure (None: none)."""
+    """The fastest count reaching ``target`` efficiency with its speedup's 80% interval above
+    the smallest count's (never, where ``refused``: an input cannot be true); and the faster
+    count held back as not sure (None: none)."""
     first = rows.index[0]  # the smallest count's row
     reaching = rows[(rows["efficiency"] >= target) | (rows.index == first)]
     # a count resting on one run has no interval (NaN): its value is all there is to read
@@ -269,10 +262,9 @@ def measured_counts(
     measured: Sequence[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> tuple[MeasuredCount, ...]:
-    """Each count the bench measured in a configuration predicted (in the ``predictions``,
-    else the weak-scaling ``alternative``), its runs' throughput speedups as ``analyze
-    --bench`` reads them, the median of those used (the unflagged or allowed, else all) and
-    whether it lies inside the interval."""
+    """Each count the bench measured in a configuration predicted (else in the weak-scaling
+    ``alternative``): its runs' throughput speedups, the median of the unflagged or allowed
+    (else all) and whether it lies inside the interval."""
     frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -310,12 +302,8 @@ def measured_counts(
 def applied(
     frame: pd.DataFrame, found: Sequence[MeasuredCount], measured: Collection[int]
 ) -> pd.DataFrame:
-    """``frame`` with each row a disagreement governs resting on the measurement (at its
-    count, its own configuration's first; above it, up to the next count ``measured``): its
-    throughput columns x measured / predicted speedup, its time columns / it, its intervals
-    the runs' range (NaN: one run). Its step's terms: as modelled, the rest of a measured
-    step longer than theirs ``unexplained_ms``; scaled down to a measured step shorter than
-    theirs (no term can be longer than the step it is part of), nothing unexplained."""
+    """``frame`` with each row a disagreement governs (at its count, its own configuration's
+    first; above it, up to the next count ``measured``) resting on the measurement."""
     out = frame.copy()
     for i, row in frame.iterrows():
         n = int(row["accelerators"])

@@ -1,6 +1,4 @@
-"""Numbers read off the predictions for the words (``explain`` formats them, computes none):
-the break-even, the counts other rules pick, the fixed per-step costs and the overheads at
-the focus count, the N = 1 row beside the bench's, the rows' intervals, the counts searched."""
+"""Numbers read off the predictions for the words (``explain`` formats them, computes none)."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.model.compute import per_step_ms, rate_tflops
-from gpuscale.advice.model.step import pair_speedup
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, step_table
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
@@ -39,8 +36,7 @@ OVERHEADS = tuple(
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
-    """Smallest x in [low, high] with increasing f(x) >= target (None if f(high) <
-    target), by bisection in log x."""
+    """Smallest x in [low, high] with increasing f(x) >= target, by bisection in log x."""
     if f(high) < target:
         return None
     if f(low) >= target:
@@ -51,14 +47,25 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
+def _pair_speedup(cal: Calibration, model: ModelSpec, compute: Compute) -> float:
+    """Throughput of 2 devices over 1 at the same per-device batch, or, the global batch
+    kept, an even accumulation halved, else the batch split over the two."""
+    run = cal.run
+    batch, accum = float(run.batch), run.accum
+    if run.kept_global_batch is not None and accum % 2 == 0:
+        accum //= 2
+    elif run.kept_global_batch is not None:
+        batch /= 2
+    candidates = ((2, batch, accum), (1, float(run.batch), run.accum))
+    (two,), (one,) = step_table(cal.machine.network, run, model, (compute,), candidates)
+    return two.samples_per_s / one.samples_per_s
+
+
 def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
-    """From where 2 devices train faster than 1 (``pair_speedup``), and this model beside it
-    (``frame``): the compute ms per gradient MB, scaling the whole step at fixed gradient
-    bytes; the parameters, and those for the target efficiency, resizing the model within
-    its family (the family's fitted step, else this model's modelled one; NaN where the
-    speedup falls with size)."""
+    """From where 2 devices train faster than 1: the compute ms per gradient MB (the whole step
+    scaled at fixed gradient bytes); the parameters, and those for the target efficiency
+    (the model resized within its family; NaN where the speedup falls with size)."""
     spec, compute, run, family = cal.model.spec, cal.model.compute, cal.run, cal.model.family
-    network = cal.machine.network
     # the whole step's rate (fixed cost included): the per-sample work's is unbounded where
     # the step is nearly all fixed cost
     step_ms = compute.compute_ms(spec, run.batch, run.accum)
@@ -70,13 +77,13 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
         times = {name: getattr(compute, name) * scale for name in terms}
         measured = tuple((b, ms * scale) for b, ms in compute.measured_ms)
         scaled = replace(compute, tflops=compute.tflops / scale, measured_ms=measured, **times)
-        return pair_speedup(network, run, spec, scaled)
+        return _pair_speedup(cal, spec, scaled)
 
     def by_size(params: float) -> float:
         if family is not None:
             resized = spec.resized(params, family.flops_per_param)
-            return pair_speedup(network, run, resized, family.at(params))
-        return pair_speedup(network, run, spec.resized(params), replace(compute, measured_ms=()))
+            return _pair_speedup(cal, resized, family.at(params))
+        return _pair_speedup(cal, spec.resized(params), replace(compute, measured_ms=()))
 
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = per_byte = None
@@ -126,10 +133,8 @@ def _largest(rows: pd.DataFrame) -> int | None:
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the trusted rows from ``fits_from`` up: the largest
-    reaching the target efficiency, the cheapest in device-hours, the knee of time against
-    count, the most speedup x efficiency, the largest keeping ``goal.threshold`` x the best
-    efficiency; and the numbers that make them, read off every trusted row."""
+    """The counts other rules pick off the trusted rows from ``fits_from`` up (``Picks``) and
+    the numbers that make them, read off every trusted row."""
     plain, fits = trusted(frame, fits_from)
     efficiency = fits["efficiency"]
     kept = _largest(fits[efficiency >= goal.threshold * efficiency.max()])
@@ -166,7 +171,7 @@ def below_mlperf(
     frame: pd.DataFrame, floor: Sequence[tuple[int, float, Finding]]
 ) -> tuple[tuple[int, float, float, Finding], ...]:
     """(count, predicted minutes, MLPerf's, its system) of each plausible count faster than
-    MLPerf's fastest system at that count (``floor``): an input that cannot be true."""
+    MLPerf's fastest system at that count: an input that cannot be true."""
     fastest = {n: (minutes, system) for n, minutes, system in floor}
     return tuple(
         (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
@@ -186,8 +191,7 @@ def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
 
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
-    """The optimizer step (once per optimizer step on every device, whatever its batch;
-    FSDP's ``1/n`` shard) and the ``fixed`` excess of the row at ``n`` devices split."""
+    """The optimizer step (FSDP's ``1/n`` shard) and the ``fixed`` excess at ``n`` split."""
     opt = float(per_step_ms(cal.model.compute.opt_ms_per_mparam, cal.model.spec.params))
     opt_n = opt / (n if cal.run.strategy == "fsdp" else 1)
     row, one = frame.set_index("accelerators").loc[n], frame.iloc[0]
@@ -229,8 +233,8 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
 
 
 def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -> RowIntervals:
-    """The spans of the rows above one device and, where ``rule`` is None, why the predicted
-    ones are wider than the model's error (:class:`RowIntervals`)."""
+    """The spans of the rows above one device and, without a ``rule``, why the predicted ones
+    are wider than the model's error."""
     rows = frame[frame["accelerators"] > 1]
     spans = tuple(
         RowSpan(
@@ -259,8 +263,8 @@ def row_intervals(cal: Calibration, frame: pd.DataFrame, rule: Finding | None) -
 
 
 def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> Counts:
-    """The counts searched against ``frame``'s rows and, where the search ``stopped`` below
-    the most allowed, those above ``focus``."""
+    """The counts searched against ``frame``'s rows, and those above ``focus`` (to the most
+    allowed where the search ``stopped``)."""
     machine, network = cal.machine, cal.machine.network
     searched, most = machine.device_counts, int(machine.max_devices)
     top = most if stopped else focus  # the counts above the focus said up to it
@@ -289,9 +293,8 @@ def counts(cal: Calibration, frame: pd.DataFrame, focus: int, stopped: bool) -> 
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
-    """The step's overheads (ms): the fixed cost not spread, waiting, DDP's copies, the
-    exposed communication split into bandwidth and latency in their shares of the whole, and
-    what a measured step leaves unexplained."""
+    """The step's overheads (ms), the exposed communication split into bandwidth and latency
+    in their shares of the whole."""
     exposed = float(row["exposed_comm_ms"])
     share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
     return {
@@ -307,10 +310,9 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
 def shrink(
     focus: pd.Series, parts: dict[TermId, float], term: str, target: float
 ) -> tuple[float | None, tuple[str, ...]]:
-    """The efficiency at ``focus`` with the overhead ``term`` of its ``parts`` gone from its
-    step (None: N = 1, no overhead, or nothing left), and the fewest other overheads, largest
-    first, that must go with it to reach ``target`` (() where it alone does, or not even all
-    of them would)."""
+    """The efficiency at ``focus`` without the overhead ``term`` (None: N = 1, no overhead, or
+    nothing left), and the fewest other overheads, largest first, that must go with it to
+    reach ``target`` (() where it alone does, or not even all of them would)."""
     if focus["accelerators"] < 2 or term not in OVERHEADS:
         return None, ()
     step = float(focus["step_ms"])

@@ -29,9 +29,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.fixed_cost import excess_ms
+from gpuscale.advice.model.compute import Candidate, Step, step_table
 from gpuscale.advice.model.network import CLASSES
-from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
@@ -209,7 +208,11 @@ def predicted(
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
     watts = np.array([cal.machine.power.total_w(n, b) for n, b in counts], float)  # None: NaN
     frame["energy_kwh"] = frame["time_to_train_min"] / 60 * watts / 1e3
-    frame["fixed_excess_ms"] = excess_ms(frame)
+    # the ``fixed`` term, ms: ``max(compute_N - compute_1 x samples_N / samples_1, 0)``
+    # (samples per device and step)
+    samples = frame["batch_per_device"] * frame["accum"]
+    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
+    frame["fixed_excess_ms"] = (frame["compute_ms"] - share).clip(lower=0.0)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
     frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised

@@ -1,6 +1,5 @@
-"""An advice's records as words, each rendered once: the count decided, what decides at
-the focus, the counts searched, what would change it; the short answer ``gpuscale advise``
-says before its table is those, wrapped for a terminal (``--explain``: ``explanation``)."""
+"""The short answer ``gpuscale advise`` says before its table: the count decided, what
+decides at the focus, the counts searched, what would change it (``--explain``: ``explanation``)."""
 
 from __future__ import annotations
 
@@ -63,7 +62,7 @@ class AdviceView(Protocol):
 
 
 def decision_kind(d: Decision) -> str:
-    """How the decision is said (``one_focus``: one device, the focus another)."""
+    """``one_focus``: one device, the focus another."""
     if not d.holds:
         return "none"
     if d.withheld_by:
@@ -76,8 +75,7 @@ def decision_kind(d: Decision) -> str:
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``
-    (``detailed``: with the fastest count where it is another)."""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
         fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
@@ -85,7 +83,6 @@ def named(d: Decision, detailed: bool = False) -> str:
 
 
 def decision_line(advice: AdviceView) -> str:
-    """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
@@ -116,7 +113,6 @@ def decision_line(advice: AdviceView) -> str:
 
 
 def deciding_line(advice: AdviceView) -> str:
-    """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, advice.deciding.kind
     strategy = advice.calibration.run.strategy
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
@@ -144,7 +140,6 @@ def deciding_line(advice: AdviceView) -> str:
 
 
 def change_line(advice: AdviceView) -> str:
-    """The one measurement or input that would change the answer, else what would help most."""
     d = advice.decision
     if d.withheld_by:
         return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
@@ -168,8 +163,8 @@ def change_line(advice: AdviceView) -> str:
 
 
 def remedy(advice: AdviceView) -> str:
-    """What would help most for the decision's change: for latency only the cures that
-    apply; where the largest overhead gone would still miss the target, the others too."""
+    """What would help most; where the largest overhead gone would still miss the target,
+    the others too."""
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
@@ -190,8 +185,7 @@ def _names(ranges: tuple[tuple[int, int], ...]) -> str:
 
 
 def counts_line(advice: AdviceView, short: bool = False) -> str:
-    """The counts searched, by what rule, and why each without a row has none ("": all
-    have); ``short``: the answer's, those without a row only."""
+    """The counts searched and why each without a row has none (``short``: those only)."""
     run, counts = advice.calibration.run, advice.decision.counts
     missing = counts.missing
     if short and missing:
@@ -205,8 +199,7 @@ def counts_line(advice: AdviceView, short: bool = False) -> str:
 
 
 def above_largest(advice: AdviceView) -> tuple[str, str]:
-    """Why no count above the focus (the largest predicted where the search stopped) was,
-    and what would let one be; ("", "") where it is the most allowed."""
+    """Why no count above the focus was predicted, and what would let one be."""
     counts, kept = advice.decision.counts, advice.calibration.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
@@ -230,7 +223,6 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
 
 
 def lines(advice: AdviceView) -> list[str]:
-    """The short answer, said before the table, in the order a reader needs it."""
     strategy, n = advice.calibration.run.strategy, advice.decision.chosen.accelerators
     said = [
         memory_said(advice.memory, strategy, n),

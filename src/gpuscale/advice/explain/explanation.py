@@ -1,7 +1,5 @@
-"""``--explain``'s sentences over the Decision and its predictions: what to do, how the
-counts were compared, the break-even and its family's, the step at the focus (the next count
-above the one advised, else that one) and what caps it, every source with the step
-interval, and the equilibrium picks."""
+"""``--explain``'s sentences: what to do, how the counts were compared, the break-even,
+the step at the focus and what caps it, every source with the step interval, the equilibrium."""
 
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ from gpuscale.advice.explain.answer import (
 )
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
-from gpuscale.advice.types import STOPPED, Source, TermId, maybe
+from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
@@ -59,7 +57,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _scaling(advice: AdviceView) -> list[str]:
-    """How the counts were compared, the fixed cost, the other scaling and what settles it."""
     cal, d = advice.calibration, advice.decision
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
@@ -127,7 +124,6 @@ def _sources(advice: AdviceView) -> list[str]:
 
 
 def _measured(advice: AdviceView, n: int) -> str:
-    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
     case = "none" if m is None else ("one" if m.measured_low is None else "range")
     below = m is not None and m.accelerators < n
@@ -135,8 +131,8 @@ def _measured(advice: AdviceView, n: int) -> str:
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error), each predicted row's and why it
-    differs, or the runs' range where a row rests on a measurement."""
+    """``source`` (the model's error), each predicted row's interval and why it differs, or
+    the runs' range where a row rests on a measurement."""
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
@@ -151,8 +147,7 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def step_lines(advice: AdviceView) -> list[str]:
-    """--explain's lines on the step at the focus count: its parts and what decides, what
-    caps the speedup, and what would change it (none on one device)."""
+    """The step at the focus: its parts, what caps the speedup, what would change it."""
     d, cal = advice.decision, advice.calibration
     at, o = d.focus, d.limit.overheads_ms
     if at.accelerators < 2:
@@ -206,44 +201,23 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
-    said = family_sentence(
-        cal.model.family,
-        found,
-        batch=run.batch,
-        kept=run.kept_global_batch,
-        weak=weak(evidence),
-        target=cal.search.target_efficiency,
-        params=cal.model.spec.params,
-        benched=cal.runs.evidence is not None,
-        strategy=run.strategy,
-    )
-    return [*lines, f"{said}{to_test(evidence)}."]
+    said = {"batch": run.batch, "kept": run.kept_global_batch, "weak": weak(evidence)}
+    said |= {"target": cal.search.target_efficiency, "params": cal.model.spec.params}
+    said |= {"benched": evidence is not None, "strategy": run.strategy}
+    return [*lines, f"{family_sentence(cal.model.family, found, **said)}{to_test(evidence)}."]
 
 
-def family_sentence(
-    basis: FamilyBasis | None,
-    found: BreakEven,
-    *,
-    batch: int,
-    target: float,
-    params: float,
-    kept: int | None = None,
-    weak: bool = False,
-    benched: bool = True,
-    strategy: str = "ddp",
-) -> str:
-    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
-    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
-    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
-    said = {"basis": basis, "found": found, "batch": batch, "kept": kept, "target": target}
-    said |= {"weak": weak, "params": params, "benched": benched, "smallest": SMALLEST_SEARCHED}
-    disagrees = basis is not None and found.own_disagrees(params)
-    name = strategy_name(strategy)
-    return sentence("break_even_family", strategy=name, disagrees=disagrees, **said)
+def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) -> str:
+    """The break-even sizes of the model's family at per-device ``batch`` (or the global batch
+    ``kept``), the ``target`` efficiency's, and where the model's own step of ``params`` says
+    otherwise."""
+    said = {"kept": None, "weak": False, "benched": True, "strategy": "ddp", **said}
+    said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
+    said |= {"strategy": strategy_name(str(said["strategy"])), "smallest": SMALLEST_SEARCHED}
+    return sentence("break_even_family", basis=basis, found=found, **said)
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
     equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
@@ -258,7 +232,7 @@ def explain(advice: AdviceView) -> list[str]:
 
 
 def one_device(advice: AdviceView) -> str:
-    """The N = 1 row's step beside the bench's, what every speedup is against ("": none)."""
+    """The N = 1 row's step beside the bench's, what every speedup is against."""
     frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
     one = frame.iloc[0]
     row = (int(one["batch_per_device"]), int(one["accum"]))

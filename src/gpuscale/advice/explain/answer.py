@@ -22,6 +22,7 @@ from gpuscale.advice.explain.caveats import memory_said, readings_apart
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
+    first_case,
     reading,
     sentence,
     strategy_name,
@@ -63,15 +64,9 @@ class AdviceView(Protocol):
 
 def decision_kind(d: Decision) -> str:
     """``one_focus``: one device, the focus another."""
-    if not d.holds:
-        return "none"
-    if d.withheld_by:
-        return "withheld"
-    if d.count is None:
-        return "refused"
-    if d.chosen.accelerators > 1:
-        return "many"
-    return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
+    n = d.chosen.accelerators
+    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
+    return first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
 
 
 def named(d: Decision, detailed: bool = False) -> str:

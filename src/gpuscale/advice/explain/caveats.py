@@ -1,5 +1,5 @@
-"""What qualifies the headline, said before it (inputs not given, a step too noisy, what to
-measure first, memory); why a row is flagged; a calibration's words (:func:`worded`)."""
+"""What qualifies the headline (inputs not given, a step too noisy, what to measure first,
+memory); why a row is flagged; a calibration's words (:func:`worded`)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,6 @@ def headline(
     steps: int = FIRM_STEPS,
     again: str = "",
 ) -> list[str]:
-    """The sentences that qualify the recommendation (empty when nothing does)."""
     lines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
     if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
@@ -59,22 +58,19 @@ _ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sampl
 
 
 def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
-    """The assumption whose range withholds ``d``'s count (None: none does)."""
     term = _ASSUMED_AS.get(str(d.withheld_by))
     return next((a for a in assumed if a.term == term), None)
 
 
 def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
-    """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
+    """The readings at the ends of the withholding term's range that differ from the value
+    assumed (pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative)."""
     found = withholding(d, assumed)
     at = None if found is None or found.quantity is None else found.quantity.value
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change where the runs advised on are weak or all flagged."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
@@ -101,7 +97,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
 
 
 class RowFlags(Protocol):
-    """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
+    """A row of ``DataFrame.itertuples`` over the predictions."""
 
     not_positive: bool
     above_linear: float  # its speedup where above linear, else NaN
@@ -110,8 +106,7 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true; above linear as printed too (8.004 above 8, never
-    8 above 8), against the ``first`` row's count."""
+    """Why a predicted row cannot be true (8.004 above 8 as printed, never 8 above 8)."""
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
@@ -121,7 +116,6 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
-    """The predictions with their ``flags`` said and each row's watts' ``energy_source``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
@@ -130,14 +124,12 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
 
 
 def measured_noise(noise: NoiseScale) -> str:
-    """The bench's measured ``B_simple`` with its steps and 95% interval (``high`` infinite:
-    unbounded)."""
     return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
 
 
 def worded(cal: Calibration) -> Calibration:
     """``cal`` with the words of its power's source, of a convergence model from the bench's
-    noise scale and of its memory check's sources."""
+    noise scale and of its memory check."""
     power = cal.machine.power
     if not power.source:
         cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
@@ -167,7 +159,6 @@ def worded(cal: Calibration) -> Calibration:
 
 
 def power_source(power: Power) -> str:
-    """Where ``power`` comes from: its kind, its N = 1 runs' batches, the link implying it."""
     batches = None
     if power.measured and power.at_batch:
         batches = tuple(float(b) for b, _ in power.at_batch)
@@ -176,7 +167,6 @@ def power_source(power: Power) -> str:
 
 
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
-    """Where the watts of ``devices`` at per-device ``batch`` come from."""
     if whole_job_w(power.total_w_at, devices, batch) is not None:
         return sentence("power_whole_job", n=devices)
     if power.per_device(batch) is None:
@@ -190,7 +180,7 @@ def source_at(power: Power, devices: int, batch: float | None = None) -> str:
 
 
 def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
-    """The source, then how each of ``counts`` ((N, per-device batch)) is charged."""
+    """The source, then how each of ``counts`` (N, per-device batch) is charged."""
     if not power.at_batch:
         return power.source
     groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
@@ -216,8 +206,6 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
 
 
 def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
-    """The memory sentence ``key`` over ``values``, the model, its device (in GB) and what
-    it holds."""
     device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
     least = by_count[-1][1] if shape is not None and by_count else None
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
@@ -242,8 +230,7 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """Where memory limits the counts, from which count the strategy asked, or the one
-    ``advised`` (``MemoryCheck.fallback``), holds the model ("" where it does not)."""
+    """From which count the strategy asked, or the one ``advised``, holds the model."""
     if memory is None or not memory.limits:
         return ""
     asked, fewest = memory.strategy, memory.fits_from(advised)
@@ -278,9 +265,8 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
-    """Why no count searched holds the model under any strategy, and the fewest that would
-    with what lifts the cap of those ``capped`` (the calibration's sources), or what else
-    shrinks a shape's activations."""
+    """Why no count searched holds the model, and the fewest that would with what lifts the
+    cap of those ``capped``, or what else shrinks a shape's activations."""
     shape, would = memory.activations_counted, memory.would_hold
     said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
     if shape is not None:

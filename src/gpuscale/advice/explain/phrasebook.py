@@ -105,6 +105,11 @@ def sentence(key: str, **values: object) -> str:
     return Phrasing(template, values, said).said("text")
 
 
+def first_case(cases: dict[str, object]) -> str:
+    """The first of ``cases`` (a template's fragments, in order) whose condition holds."""
+    return next(case for case, holds in cases.items() if holds)
+
+
 def speedup_interval(low: float, high: float) -> str:
     """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
     if pd.isna(low) or pd.isna(high):

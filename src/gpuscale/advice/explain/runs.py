@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gpuscale.advice.explain.phrasebook import said, sentence
+from gpuscale.advice.explain.phrasebook import first_case, said, sentence
 from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
@@ -40,7 +40,6 @@ def flag_lines(flags: Flags) -> str:
 
 
 def remedy(kinds: list[str]) -> str:
-    """What to do about flags of ``kinds``, one clause per kind of cause."""
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
     noise = [k for k in kinds if k in HOST_NOISE]
@@ -55,7 +54,6 @@ def remedy(kinds: list[str]) -> str:
 
 
 def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
-    """The warning where ``--allow-flagged`` let ``flagged`` runs in, or ``broken`` models not."""
     said = [broken_note(broken)] if broken else []  # allowed, not used
     if flagged:
         said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
@@ -80,8 +78,7 @@ def _refused(found: Refusal) -> str:
 
 
 def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
-    """A refusal of the calibration in words, then the runs ``left`` out where one was an
-    N = 1 run."""
+    """A refusal, then the runs ``left`` out where one was an N = 1 run."""
     text = _refused(found) if isinstance(found, Refusal) else said(found)
     if not left:
         return text
@@ -94,27 +91,18 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
-    """A request's field the bench refuses, with its value, as Python names it."""
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
     return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
 
 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
-    was not finite)."""
+    """Why a model's runs give no trustworthy N = 1 run."""
     single = runs[runs["accelerators"] == 1]
     ok = single[single["status"] == "ok"]
     kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    case = "flagged"
-    if broken:
-        case = "broken"
-    elif single.empty:
-        case = "none"
-    elif ok.empty:
-        case = "failed"
     return sentence(
         "no_single",
-        case=case,
+        case=first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1}),
         on=broken,
         noun=noun_for(len(ok) or len(single), "run"),
         status=single["status"].iloc[-1] if len(single) else None,
@@ -134,8 +122,7 @@ class Chosen:
 
 
 def chosen_said(found: Chosen) -> tuple[str, str]:
-    """Why the model advised on was chosen: the larger ones passed over, else the others
-    benched ``--model`` chooses; "" for what does not apply."""
+    """The larger models passed over, else the others benched ``--model`` chooses."""
     if found.passed:
         passed = "; ".join(
             f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
@@ -164,7 +151,6 @@ class WeakRuns:
 
 
 def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
-    """The warning on weak runs and the same in full (with the command printing their notes)."""
     if found is None:
         return None, None
     said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
@@ -173,19 +159,17 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
 
 
 def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work was read from, with its numbers (``bench.table.fsdp_own``)."""
     columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
-    case = "*"
-    if step is not None and nosync is not None and (plain is None or plain >= nosync):
-        case = "nosync"  # the step less the plain one no larger than less the no-sync one
-    elif step is not None and plain is not None:
-        case = "plain"
+    # nosync: the step less the plain one no larger than less the no-sync one
+    nosync_said = step is not None and nosync is not None and (plain is None or plain >= nosync)
+    case = first_case(
+        {"nosync": nosync_said, "plain": step is not None and plain is not None, "*": 1}
+    )
     return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
 
 
 def fsdp_note(row: pd.Series) -> str:
-    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
     if row["strategy"] != "fsdp":
         return ""
     step = float(row["step_ms_mean"])
@@ -195,21 +179,16 @@ def fsdp_note(row: pd.Series) -> str:
 def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:
-    """The runs at each of ``counts`` but those ``disagreeing`` against the prediction;
-    inside an interval too wide to test it (``report.bench_checks``), no agreement."""
+    """The runs at each of ``counts`` but those ``disagreeing`` against the prediction."""
     apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
     said = []
     for c in counts:
         if (c.accelerators, c.batch_per_device, c.accum) in apart:
             continue
         remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-        case = "outside"
-        if not c.trusted:
-            case = "flagged"
-        elif c.inside:
-            case = "inside"
-        elif remedy:
-            case = "weak"
+        case = first_case(
+            {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
+        )
         left = tuple(c.of(c.left_out)) or None
         within = TOO_WIDE_TO_TEST
         said.append(

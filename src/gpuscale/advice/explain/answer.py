@@ -26,8 +26,7 @@ from gpuscale.advice.explain.phrasebook import (
     reading,
     sentence,
     strategy_name,
-    term_name,
-    term_says,
+    term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.runs import disagreement
@@ -123,9 +122,11 @@ def deciding_line(advice: AdviceView) -> str:
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
         exposed = row_at(advice.predictions, d.focus.accelerators)["exposed_comm_ms"]
-        alone = term_says(also[0], strategy) if len(also) == 1 else counted(len(also), "other term")
+        alone = counted(len(also), "other term")
+        if len(also) == 1:
+            alone = term_words(also[0], "says", strategy)
         said |= {
-            "term": term_says(term, strategy),
+            "term": term_words(term, "says", strategy),
             "ms": d.limit.overheads_ms[term],
             "excess": term == TermId.FIXED,
             "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
@@ -151,7 +152,7 @@ def change_line(advice: AdviceView) -> str:
     ]
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
-        term = term_says(d.limit.dominant_term, strategy)
+        term = term_words(d.limit.dominant_term, "says", strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
     how = remedy_of(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
@@ -169,7 +170,7 @@ def remedy(advice: AdviceView) -> str:
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)
     if d.short_alone():  # the others that must shrink too, or none would do
         o = d.limit.overheads_ms
-        also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
+        also = [f"{term_words(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
         said += sentence("not_enough", named=named(d), also=joined(also), n=len(also))
     return said
 

@@ -20,7 +20,7 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
+from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_words
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -152,7 +152,7 @@ def step_lines(advice: AdviceView) -> list[str]:
     at, o = d.focus, d.limit.overheads_ms
     if at.accelerators < 2:
         return []
-    subject = term_subject(d.limit.dominant_term)
+    subject = term_words(d.limit.dominant_term, "subject")
     # a measured step: what the model's terms leave of it
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)

@@ -65,21 +65,12 @@ def strategy_name(strategy: str) -> str:
     return strategy_words(strategy)["name"]
 
 
-def term_name(term: str) -> str:
-    """The term's name (``bandwidth``); a term with no row (``compute``) is its id."""
-    return TERMS.get(term, {"name": term})["name"]
-
-
-def term_says(term: str, strategy: str = "ddp") -> str:
-    """The answer's phrase of ``term`` under ``strategy``."""
-    row = TERMS[term]
-    return row["says"].format(**{**strategy_words(strategy), "name": row["name"]})
-
-
-def term_subject(term: str) -> str:
-    """``the bandwidth term``: ``term`` as --explain names it."""
-    row = TERMS.get(term, {"name": term})
-    return row.get("subject", "the {name} term").format(name=row["name"])
+def term_words(term: str, form: str = "name", strategy: str = "ddp") -> str:
+    """``term`` as ``form`` names it: ``name`` (``bandwidth``; a term with no row, such as
+    ``compute``, is its id), ``says`` (the answer's, under ``strategy``), ``subject``
+    (--explain's, ``the bandwidth term``)."""
+    row = {"name": term, "subject": "the {name} term", **TERMS.get(term, {})}
+    return row[form].format(**{**strategy_words(strategy), "name": row["name"]})
 
 
 def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> str:

@@ -31,7 +31,7 @@ from gpuscale.advice.explain.phrasebook import (
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision, MeasuredCount, spans
+from gpuscale.advice.records import Assumption, Decision, MeasuredCount
 from gpuscale.advice.types import STOPPED, Source, TermId
 from gpuscale.quantities import counted, format_ms, joined
 
@@ -175,11 +175,6 @@ def remedy(advice: AdviceView) -> str:
     return said
 
 
-def _names(ranges: tuple[tuple[int, int], ...]) -> str:
-    """``1, 2, 4, 5-7``: each span (``records.spans``) its count, or its ends."""
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
-
-
 def counts_line(advice: AdviceView, short: bool = False) -> str:
     """The counts searched and why each without a row has none (``short``: those only)."""
     run, counts = advice.calibration.run, advice.decision.counts
@@ -189,7 +184,7 @@ def counts_line(advice: AdviceView, short: bool = False) -> str:
         return sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
     if short or (not missing and counts.every):
         return ""
-    off = _names(spans(counts.off_nodes)) if counts.per_node and counts.off_nodes else None
+    off = (counts.per_node and counts.off_nodes) or None
     said = {"run": run, "n": len(missing), "missing": missing or None, "off": off}
     return sentence("dropped_counts", c=counts, **said)
 
@@ -199,7 +194,7 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     counts, kept = advice.decision.counts, advice.calibration.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
-    common = {"c": counts, "names": _names(spans(counts.unsearched_above)), "per_node": per_node}
+    common = {"c": counts, "per_node": per_node}
 
     def said(case: str, found: tuple[int, ...]) -> str:
         return sentence(

@@ -21,6 +21,7 @@ from string import Formatter
 
 import pandas as pd
 
+from gpuscale.advice.records import spans
 from gpuscale.advice.types import Finding, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
@@ -131,6 +132,12 @@ def _ms_at(value: object, at: object) -> str:
     return ", ".join(f"{format_ms(ms, max(steps_ms))} at batch {b:g}" for b, ms in pairs)
 
 
+def _spans(value: object, of: object) -> str:
+    """``1, 2, 4, 5-7``: each run of three or more counts its ends (``records.spans``)."""
+    ranges = spans(tuple(int(n) for n in _floats(value)))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
 # The advice's own ways to write a value (``quantities``), by a placeholder's format
 # ``kind~other``: each over the value and ``other``'s value.
 KINDS: dict[str, Callable[[object, object], str]] = {
@@ -151,6 +158,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
+    "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is

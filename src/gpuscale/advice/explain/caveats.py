@@ -78,12 +78,10 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if weak(found):  # runs of the steps asked in the file: not one more; else the command
         # holds the steps, the other fixes said as the bench says them
         other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-        said |= {
-            "case": "more" if more_steps(found) else "again",
-            "again": again(found, counts, host_devices),
-            "command": rerun(found, counts, host_devices),
-            "beside": filled(", {}", joined(other)),
-        }
+        said["case"] = "more" if more_steps(found) else "again"
+        said["again"] = again(found, counts, host_devices)
+        said["command"] = rerun(found, counts, host_devices)
+        said["beside"] = filled(", {}", joined(other))
     else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
         said |= {

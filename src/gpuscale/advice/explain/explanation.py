@@ -20,7 +20,7 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_words
+from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -237,11 +237,9 @@ def one_device(advice: AdviceView) -> str:
     one = frame.iloc[0]
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
-    case = "none" if r.added_ddp_ms > 0 else ""
-    if m is not None and m.strategy == "fsdp":
-        case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
-    elif m is not None and m.own_ms > 0:
-        case = "ddp"
+    fsdp, own = m is not None and m.strategy == "fsdp", m is not None and m.own_ms > 0
+    cases = {"fsdp_bare": fsdp and own, "fsdp": fsdp, "ddp": own, "none": r.added_ddp_ms > 0}
+    case = first_case({**cases, "": 1})
     if not case:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said

@@ -91,13 +91,9 @@ def decision_line(advice: AdviceView) -> str:
         return sentence("none_holds", fewest=fewest, unsplit=unsplit, **said)
     row = row_at(frame, chosen.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
-    trained = sentence(
-        "trained",
-        time=row["time_to_train_min"],
-        samples=float(row_at(frame, 1)["samples_to_train"]),
-        cost=known.get("cost"),
-        kwh=known.get("energy_kwh"),
-    )
+    said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
+    said["samples"] = float(row_at(frame, 1)["samples_to_train"])
+    trained = sentence("trained", time=row["time_to_train_min"], **said)
     other = "; ".join(
         reading(r)
         for r in readings_apart(d, advice.assumptions)
@@ -125,13 +121,10 @@ def deciding_line(advice: AdviceView) -> str:
         alone = counted(len(also), "other term")
         if len(also) == 1:
             alone = term_words(also[0], "says", strategy)
-        said |= {
-            "term": term_words(term, "says", strategy),
-            "ms": d.limit.overheads_ms[term],
-            "excess": term == TermId.FIXED,
-            "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
-            "alone": alone if also else None,  # each named under --explain
-        }
+        said |= {"term": term_words(term, "says", strategy), "ms": d.limit.overheads_ms[term]}
+        said["exposed"] = exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None
+        # the others that must shrink too, each named under --explain
+        said |= {"excess": term == TermId.FIXED, "alone": alone if also else None}
     return sentence("decides", kind=kind, **said)
 
 
@@ -194,12 +187,10 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     counts, kept = advice.decision.counts, advice.calibration.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
-    common = {"c": counts, "per_node": per_node}
+    common = {"c": counts, "per_node": per_node, "kept": kept}
 
     def said(case: str, found: tuple[int, ...]) -> str:
-        return sentence(
-            "not_above", case=case, counts=found, one=len(found) == 1, kept=kept, **common
-        )
+        return sentence("not_above", case=case, counts=found, one=len(found) == 1, **common)
 
     cases = {
         "unsearched": counts.unsearched_above,

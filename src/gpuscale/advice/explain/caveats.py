@@ -84,13 +84,10 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
         said["beside"] = filled(", {}", joined(other))
     else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-        said |= {
-            "case": "flagged",
-            "kinds": joined(kinds),
-            "command": bench_run(found.model, counts, host_devices, run=found.run),
-            "how": any(k in HOST_NOISE for k in kinds),  # on a quieter machine
-            "other": joined([k for k in kinds if k not in HOST_NOISE]),
-        }
+        said |= {"case": "flagged", "kinds": joined(kinds)}
+        said["command"] = bench_run(found.model, counts, host_devices, run=found.run)
+        said["how"] = any(k in HOST_NOISE for k in kinds)  # on a quieter machine
+        said["other"] = joined([k for k in kinds if k not in HOST_NOISE])
     return sentence("measure_first", **said)
 
 
@@ -188,18 +185,15 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
         whole = whole_job_w(power.total_w_at, n, b) is not None
         key = ("whole", ()) if whole else charged_at(power.at_batch, b)
         groups.setdefault(key, []).append((int(n), float(b)))
-    parts = [
-        sentence(
-            "power_charged",
-            how=how,
-            on=[n for n, _ in rows],  # the counts in order: 2, 4 and 8 devices
-            at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
-            batches=batches,
-            # all smaller than the nearest measured: its power likely higher than theirs
-            smaller=bool(batches) and all(b < batches[0] for _, b in rows),
+    parts = []
+    for (how, batches), rows in groups.items():
+        at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
+        on = [n for n, _ in rows]  # the counts in order: 2, 4 and 8 devices
+        # all smaller than the nearest measured: its power likely higher than theirs
+        smaller = bool(batches) and all(b < batches[0] for _, b in rows)
+        parts.append(
+            sentence("power_charged", how=how, on=on, at=at, batches=batches, smaller=smaller)
         )
-        for (how, batches), rows in groups.items()
-    ]
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
@@ -208,23 +202,14 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
     least = by_count[-1][1] if shape is not None and by_count else None
     fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
     gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
-    held = sentence(
-        "memory_held",
-        m=memory,
-        least=least,
-        optimizer=memory.state.optimizer.replace("_", " "),
-        how="bench" if shape is None else ("least" if least is not None else "shape"),
-        gathered=memory.gathered_gb if gathered else None,
-        units=GATHERED_UNITS,
-    )
+    said = {"m": memory, "least": least, "units": GATHERED_UNITS}
+    said["optimizer"] = memory.state.optimizer.replace("_", " ")
+    said["how"] = "bench" if shape is None else ("least" if least is not None else "shape")
+    said["gathered"] = memory.gathered_gb if gathered else None
+    model = f"{with_article(format_count(memory.params))}-parameter model"
     assumed = filled("; assumed: {}", device.assumed)
-    return sentence(
-        key,
-        model=f"{with_article(format_count(memory.params))}-parameter model",
-        device=f"the {device.memory.family} ({device.memory.said()}{assumed})",
-        held=held,
-        **values,
-    )
+    on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
+    return sentence(key, model=model, device=on, held=sentence("memory_held", **said), **values)
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
@@ -248,17 +233,13 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
             if s not in (asked, strategy) and n is not None and s != "hybrid"
         ]
         least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-        said = {
-            "case": "cannot",
-            "name": strategy_name(strategy),
-            "n": devices,
-            "asked": strategy_name(asked),
-            "least": least.total_gb,
+        said = {"case": "cannot", "name": strategy_name(strategy), "n": devices}
+        said |= {"asked": strategy_name(asked), "least": least.total_gb, "strategy": strategy}
+        said |= {
             "least_n": None if everywhere else least.devices,
-            "strategy": strategy,
-            "each": memory.at(strategy, devices).total_gb,
-            "also": filled("; {}", ", ".join(others)),
+            "also": ", ".join(others) or None,
         }
+        said["each"] = memory.at(strategy, devices).total_gb
     return _said(memory, "memory", **said)
 
 

@@ -66,15 +66,9 @@ def _refused(found: Refusal) -> str:
         return sentence("broken", case="refused", r=found, several=several, models=models)
     names = found.names
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
-    return sentence(
-        "runs_refused",
-        r=found,
-        error=found.error[:200],
-        closest=closest or "",
-        listed=joined(names) or "none",
-        shown=", ".join(names[:4]),
-        more=len(names[4:]) or None,
-    )
+    said = {"error": found.error[:200], "closest": closest or "", "listed": joined(names) or "none"}
+    said |= {"shown": ", ".join(names[:4]), "more": len(names[4:]) or None}
+    return sentence("runs_refused", r=found, **said)
 
 
 def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
@@ -100,14 +94,10 @@ def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
     single = runs[runs["accelerators"] == 1]
     ok = single[single["status"] == "ok"]
     kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    return sentence(
-        "no_single",
-        case=first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1}),
-        on=broken,
-        noun=noun_for(len(ok) or len(single), "run"),
-        status=single["status"].iloc[-1] if len(single) else None,
-        kinds=joined(kinds) or "untrusted",
-    )
+    case = first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1})
+    said = {"noun": noun_for(len(ok) or len(single), "run"), "kinds": joined(kinds) or "untrusted"}
+    said["status"] = single["status"].iloc[-1] if len(single) else None
+    return sentence("no_single", case=case, on=broken, **said)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +153,8 @@ def fsdp_own_basis(row: pd.Series) -> str:
     own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
     # nosync: the step less the plain one no larger than less the no-sync one
     nosync_said = step is not None and nosync is not None and (plain is None or plain >= nosync)
-    case = first_case(
-        {"nosync": nosync_said, "plain": step is not None and plain is not None, "*": 1}
-    )
+    plain_said = step is not None and plain is not None
+    case = first_case({"nosync": nosync_said, "plain": plain_said, "*": 1})
     return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
 
 
@@ -186,14 +175,10 @@ def against_measured(
         if (c.accelerators, c.batch_per_device, c.accum) in apart:
             continue
         remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
-        case = first_case(
-            {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
-        )
+        cases = {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
         left = tuple(c.of(c.left_out)) or None
-        within = TOO_WIDE_TO_TEST
-        said.append(
-            sentence("measured_count", c=c, case=case, within=within, remedy=remedy, left=left)
-        )
+        values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST, "left": left}
+        said.append(sentence("measured_count", c=c, remedy=remedy, **values))
     return said
 
 

@@ -1,9 +1,11 @@
-"""The short answer ``gpuscale advise`` says before its table: the count decided, what
-decides at the focus, the counts searched, what would change it (``--explain``: ``explanation``)."""
+"""The short answer ``gpuscale advise`` says before its table: where memory limits the counts,
+the count decided, what decides at the focus, the counts searched, what would change it
+(``--explain``: ``explanation``); why no count holds the model (:func:`nothing_fits`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from textwrap import wrap
 from typing import Protocol
 
@@ -18,7 +20,7 @@ from gpuscale.advice.derived import (
     Picks,
     RowIntervals,
 )
-from gpuscale.advice.explain.caveats import memory_said, readings_apart
+from gpuscale.advice.explain.caveats import disagreement
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -29,11 +31,12 @@ from gpuscale.advice.explain.phrasebook import (
     term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.records import Assumption, Decision, MeasuredCount
-from gpuscale.advice.types import STOPPED, Source, TermId
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.advice.types import STOPPED, Finding, Reading, Source, TermId, Value
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.quantities import counted, filled, format_count, format_ms, joined, with_article
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -59,6 +62,23 @@ class AdviceView(Protocol):
     decision: Decision
     caveats: tuple[str, ...]
     explanation: list[str]
+
+
+# the assumption whose value each withholding term's range is around
+_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
+
+
+def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
+    term = _ASSUMED_AS.get(str(d.withheld_by))
+    return next((a for a in assumed if a.term == term), None)
+
+
+def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
+    """The readings at the ends of the withholding term's range that differ from the value
+    assumed (pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative)."""
+    found = withholding(d, assumed)
+    at = None if found is None or found.quantity is None else found.quantity.value
+    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
 def decision_kind(d: Decision) -> str:
@@ -202,6 +222,74 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     if unsplit:
         fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
     return "; ".join(why), joined(fix, "or")
+
+
+def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
+    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
+    least = by_count[-1][1] if shape is not None and by_count else None
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
+    said = {"m": memory, "least": least, "units": GATHERED_UNITS}
+    said["optimizer"] = memory.state.optimizer.replace("_", " ")
+    said["how"] = "bench" if shape is None else ("least" if least is not None else "shape")
+    said["gathered"] = memory.gathered_gb if gathered else None
+    model = f"{with_article(format_count(memory.params))}-parameter model"
+    assumed = filled("; assumed: {}", device.assumed)
+    on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
+    return sentence(key, model=model, device=on, held=sentence("memory_held", **said), **values)
+
+
+def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
+    """From which count the strategy asked, or the one ``advised``, holds the model."""
+    if memory is None or not memory.limits:
+        return ""
+    asked, fewest = memory.strategy, memory.fits_from(advised)
+    fits = memory.fits_from(asked)
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
+    elif fits is not None:
+        each = memory.at(asked, fits).total_gb
+        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
+    elif memory.fallback is None:
+        return nothing_fits(memory)
+    else:
+        strategy, devices = memory.fallback
+        others = [
+            f"{strategy_name(s)} from {n}"
+            for s, n in memory.fewest
+            if s not in (asked, strategy) and n is not None and s != "hybrid"
+        ]
+        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+        said = {"case": "cannot", "name": strategy_name(strategy), "n": devices}
+        said |= {"asked": strategy_name(asked), "least": least.total_gb, "strategy": strategy}
+        said |= {
+            "least_n": None if everywhere else least.devices,
+            "also": ", ".join(others) or None,
+        }
+        said["each"] = memory.at(strategy, devices).total_gb
+    return _said(memory, "memory", **said)
+
+
+def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
+    """Why no count searched holds the model, and the fewest that would with what lifts the
+    cap of those ``capped``, or what else shrinks a shape's activations."""
+    shape, would = memory.activations_counted, memory.would_hold
+    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
+    if shape is not None:
+        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
+        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
+        case = "full" if full else "recompute"
+        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
+    if would is not None:
+        s, n, _ = would  # past a node only whole nodes are searched
+        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
+        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
+        if cap is not None:
+            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
+            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
+    return _said(memory, "nothing_fits", **said)
 
 
 def lines(advice: AdviceView) -> list[str]:

@@ -1,13 +1,15 @@
 """``--explain``'s sentences: what to do, how the counts were compared, the break-even,
-the step at the focus and what caps it, every source with the step interval, the equilibrium."""
+the step at the focus and what caps it, every source with the step interval, the equilibrium;
+the words of a calibration's sources (:func:`worded`)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import FamilyBasis
+from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
 from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
@@ -22,6 +24,7 @@ from gpuscale.advice.explain.answer import (
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
+from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
@@ -215,6 +218,49 @@ def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) 
     said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
     said |= {"strategy": strategy_name(str(said["strategy"])), "smallest": SMALLEST_SEARCHED}
     return sentence("break_even_family", basis=basis, found=found, **said)
+
+
+def measured_noise(noise: NoiseScale) -> str:
+    return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
+
+
+def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its power's source, of a convergence model from the bench's
+    noise scale and of its memory check."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is not None and cal.search.noise_steps is not None and noise is not None:
+        source = measured_noise(noise)
+        assumed = tuple(
+            replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+            for a in cal.said.assumptions
+        )
+        model = replace(model, source=source)
+        cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
+    memory, said = cal.machine.memory, cal.machine.memory_said
+    if memory is None:
+        return cal
+    device = memory.device
+    if said.device_assumed:
+        device = replace(device, assumed=sentence("device_assumed"))
+    source = sentence("memory_not_counted")
+    shape = memory.activations_counted
+    if said.peak_gb is not None:
+        source = sentence("memory_rest", m=said)
+    elif shape is not None:
+        source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
+    worded = replace(memory, device=device, activations_source=source)
+    return replace(cal, machine=replace(cal.machine, memory=worded))
+
+
+def power_source(power: Power) -> str:
+    batches = None
+    if power.measured and power.at_batch:
+        batches = tuple(float(b) for b, _ in power.at_batch)
+    said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
+    return sentence("power_source", p=power, **said)
 
 
 def explain(advice: AdviceView) -> list[str]:

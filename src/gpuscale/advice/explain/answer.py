@@ -11,15 +11,8 @@ from typing import Protocol
 
 import pandas as pd
 
+from gpuscale.advice import derived
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
-    BreakEven,
-    Deciding,
-    FixedTerm,
-    OneDeviceRow,
-    Picks,
-    RowIntervals,
-)
 from gpuscale.advice.explain.caveats import disagreement
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
@@ -46,16 +39,16 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 class AdviceView(Protocol):
     """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
-    picks: Picks
-    break_even: BreakEven
+    picks: derived.Picks
+    break_even: derived.BreakEven
     calibration: Calibration
     disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
     memory: MemoryCheck | None
-    intervals: RowIntervals
-    fixed_term: FixedTerm
-    one_device: OneDeviceRow
-    deciding: Deciding
+    intervals: derived.RowIntervals
+    fixed_term: derived.FixedTerm
+    one_device: derived.OneDeviceRow
+    deciding: derived.Deciding
     predictions: pd.DataFrame
     alternative: pd.DataFrame | None
     assumptions: tuple[Assumption, ...]

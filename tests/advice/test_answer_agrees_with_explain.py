@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.explain.answer import deciding_line
-from gpuscale.advice.explain.phrasebook import term_says
+from gpuscale.advice.explain.phrasebook import term_words
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.cli import app
 
@@ -46,7 +46,7 @@ def test_a_term_not_enough_alone_is_said_with_the_others() -> None:
     assert advice.decision.limit.also_shrink  # the premise
     line = deciding_line(advice)
     assert "not enough alone" in line
-    assert term_says(advice.decision.limit.also_shrink[0]) in line
+    assert term_words(advice.decision.limit.also_shrink[0], "says") in line
     plain = gpuscale.advise(params=25.6e6, step_ms=273, batch=256, max_devices=8, link="nvlink3")
     assert not plain.decision.limit.also_shrink and "not enough alone" not in deciding_line(plain)
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.explain.phrasebook import term_name
+from gpuscale.advice.explain.phrasebook import term_words
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.derive import overheads
 from gpuscale.advice.types import STOPPED
@@ -88,7 +88,7 @@ def _check(advice: gpuscale.advice.api.Advice) -> None:  # type: ignore[name-def
     if d.focus.accelerators > 1:
         focus = table.loc[d.focus.accelerators]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)
-        assert decides == [term_name(d.limit.dominant_term)]
+        assert decides == [term_words(d.limit.dominant_term)]
         alone = re.search(r"without it they would run at (\d+)% efficiency", text)
         if alone:  # the largest overhead gone: better than now, and still short of the target
             gone = int(alone.group(1)) / 100

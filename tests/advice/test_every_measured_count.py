@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.advice.calibrate.bench_basis import measured_runs
-from gpuscale.advice.explain.runs import against_measured
+from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.records import Measured
 from gpuscale.advice.search.decide import measured_counts
 from gpuscale.bench.config import BenchConfig

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
-from gpuscale.advice.explain.runs import remedy
+from gpuscale.advice.explain.caveats import remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import FlagKind, host_flags, loss_flags

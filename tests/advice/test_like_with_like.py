@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.phrasebook import term_subject
+from gpuscale.advice.explain.phrasebook import term_words
 from tests.builders import one_device_record
 
 from ..golden import Golden
@@ -65,7 +65,7 @@ def test_what_caps_the_speedup_is_what_the_table_says(golden: Golden) -> None:
         assert largest != "communication"  # the case the user met, on both models
         assert d.limit.dominant_term == largest
         (said,) = [s for s in advice.explanation if "cap the speedup" in s]
-        subject = term_subject(largest)
+        subject = term_words(largest, "subject")
         assert said.startswith(f"At {d.focus.accelerators} devices") and f"is {subject}." in said
         golden.check(VIEW, f"what caps the speedup of {model}", said)
 

@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.explain.runs import against_measured
+from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.records import Measured
 from gpuscale.advice.search.decide import measured_counts
 from gpuscale.analysis.bench_scaling import bench_scaling

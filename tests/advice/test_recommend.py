@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
-from gpuscale.advice.explain.caveats import power_source
+from gpuscale.advice.explain.explanation import power_source
 from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.hardware import Power, PowerKind, device_power, device_record
 from gpuscale.advice.search.decide import search

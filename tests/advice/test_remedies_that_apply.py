@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gpuscale
 from gpuscale.advice.explain.answer import remedy
-from gpuscale.advice.explain.phrasebook import term_name
+from gpuscale.advice.explain.phrasebook import term_words
 from gpuscale.bench.results import bench_table
 
 from ..golden import Golden
@@ -88,7 +88,7 @@ def test_a_remedy_that_cannot_reach_the_target_alone_says_so(golden: Golden) -> 
     assert (
         named
         and d.limit.also_shrink
-        and [t for t in d.limit.also_shrink if term_name(t) not in named.group(1)] == []
+        and [t for t in d.limit.also_shrink if term_words(t) not in named.group(1)] == []
     )
     focus = advice.predictions.set_index("accelerators").loc[2]
     step, one = focus["step_ms"], advice.predictions.set_index("accelerators").loc[1]

@@ -141,8 +141,8 @@ def test_the_noise_scale_interval_is_not_clipped_at_its_point() -> None:
         measured=found,
     )
     assert model is not None and model.b_noise == found.b_simple
-    # the words (explain.caveats) say the upper end unbounded, never "5-134"
-    from gpuscale.advice.explain.caveats import measured_noise
+    # the words (explain.explanation) say the upper end unbounded, never "5-134"
+    from gpuscale.advice.explain.explanation import measured_noise
 
     said = measured_noise(found)
     assert "unbounded" in said and f"-{round(found.b_simple)}" not in said

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.advice.calibrate.bench_basis import weak_runs
-from gpuscale.advice.explain.runs import weak_evidence
+from gpuscale.advice.explain.caveats import weak_evidence
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S

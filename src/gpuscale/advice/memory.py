@@ -74,7 +74,7 @@ class MemoryCheck:
     state: StateBytes
     device: CheckedDevice
     activations_gb: float | None
-    activations_source: str = ""  # said by ``explain.caveats``
+    activations_source: str = ""  # said by ``explain.explanation.worded``
     rows: tuple[MemoryAt, ...]
     fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
     searched: tuple[int, ...]

@@ -210,7 +210,7 @@ def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
 
 
 class RefusalKind(Code):
-    """Why the bench runs refuse an advice, each rendered by ``explain/runs.py``."""
+    """Why the bench runs refuse an advice, each rendered by ``explain/caveats.py``."""
 
     BROKEN = "broken"  # the model asked, or every model, has a loss not finite
     ALL_FAILED = "all_failed"  # every run of the model asked failed

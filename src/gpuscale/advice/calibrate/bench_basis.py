@@ -14,14 +14,14 @@ from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.explain.runs import (
+from gpuscale.advice.explain.caveats import (
     Chosen,
     WeakRuns,
     allowed_warning,
     chosen_said,
     weak_evidence,
 )
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import (

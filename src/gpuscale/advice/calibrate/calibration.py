@@ -26,8 +26,8 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
 )
 from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
+from gpuscale.advice.explain.caveats import fsdp_note
 from gpuscale.advice.explain.phrasebook import said, sentence
-from gpuscale.advice.explain.runs import fsdp_note
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.model.hardware import device_record

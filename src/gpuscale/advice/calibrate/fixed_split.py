@@ -12,8 +12,8 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import cell
+from gpuscale.advice.explain.caveats import fsdp_own_basis
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.explain.runs import fsdp_own_basis
 from gpuscale.advice.model.compute import ModelSpec, work_ms
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling

@@ -43,7 +43,7 @@ class CalibrationError(ValueError):
 
     @property
     def text(self) -> str:
-        from gpuscale.advice.explain.runs import refusal  # the words, only when said
+        from gpuscale.advice.explain.caveats import refusal  # the words, only when said
 
         return refusal(self.found, self.left)
 
@@ -75,7 +75,7 @@ class BenchFieldError(CalibrationError, FieldError):
         return ((self.field, self.value, self.rule),)
 
     def __str__(self) -> str:
-        from gpuscale.advice.explain.runs import field_refusal  # the words, only when said
+        from gpuscale.advice.explain.caveats import field_refusal  # the words, only when said
 
         return as_keywords(field_refusal(self.field, self.value, self.found))
 

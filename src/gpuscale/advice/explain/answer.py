@@ -1,40 +1,35 @@
-"""An advice's records as words, each rendered once: the count decided, what decides at
-the focus, the counts searched, what would change it; the short answer ``gpuscale advise``
-says before its table is those, wrapped for a terminal (``--explain``: ``explanation``)."""
+"""The short answer ``gpuscale advise`` says before its table: where memory limits the counts,
+the count decided, what decides at the focus, the counts searched, what would change it
+(``--explain``: ``explanation``); why no count holds the model (:func:`nothing_fits`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from textwrap import wrap
 from typing import Protocol
 
 import pandas as pd
 
+from gpuscale.advice import derived
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
-    BreakEven,
-    Deciding,
-    FixedTerm,
-    OneDeviceRow,
-    Picks,
-    RowIntervals,
-)
-from gpuscale.advice.explain.caveats import memory_said, readings_apart
+from gpuscale.advice.explain.caveats import disagreement
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
+    first_case,
     reading,
     sentence,
     strategy_name,
-    term_name,
-    term_says,
+    term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision, MeasuredCount, spans
-from gpuscale.advice.types import STOPPED, Source, TermId
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.advice.records import Assumption, Decision, MeasuredCount
+from gpuscale.advice.types import STOPPED, Finding, Reading, Source, TermId, Value
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.quantities import counted, filled, format_count, format_ms, joined, with_article
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -44,16 +39,16 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 class AdviceView(Protocol):
     """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
-    picks: Picks
-    break_even: BreakEven
+    picks: derived.Picks
+    break_even: derived.BreakEven
     calibration: Calibration
     disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
     memory: MemoryCheck | None
-    intervals: RowIntervals
-    fixed_term: FixedTerm
-    one_device: OneDeviceRow
-    deciding: Deciding
+    intervals: derived.RowIntervals
+    fixed_term: derived.FixedTerm
+    one_device: derived.OneDeviceRow
+    deciding: derived.Deciding
     predictions: pd.DataFrame
     alternative: pd.DataFrame | None
     assumptions: tuple[Assumption, ...]
@@ -62,22 +57,32 @@ class AdviceView(Protocol):
     explanation: list[str]
 
 
+# the assumption whose value each withholding term's range is around
+_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
+
+
+def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
+    term = _ASSUMED_AS.get(str(d.withheld_by))
+    return next((a for a in assumed if a.term == term), None)
+
+
+def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
+    """The readings at the ends of the withholding term's range that differ from the value
+    assumed (pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative)."""
+    found = withholding(d, assumed)
+    at = None if found is None or found.quantity is None else found.quantity.value
+    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
+
+
 def decision_kind(d: Decision) -> str:
-    """How the decision is said (``one_focus``: one device, the focus another)."""
-    if not d.holds:
-        return "none"
-    if d.withheld_by:
-        return "withheld"
-    if d.count is None:
-        return "refused"
-    if d.chosen.accelerators > 1:
-        return "many"
-    return "one" if d.focus.accelerators == d.chosen.accelerators else "one_focus"
+    """``one_focus``: one device, the focus another."""
+    n = d.chosen.accelerators
+    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
+    return first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``
-    (``detailed``: with the fastest count where it is another)."""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
         fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
@@ -85,7 +90,6 @@ def named(d: Decision, detailed: bool = False) -> str:
 
 
 def decision_line(advice: AdviceView) -> str:
-    """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
@@ -100,13 +104,9 @@ def decision_line(advice: AdviceView) -> str:
         return sentence("none_holds", fewest=fewest, unsplit=unsplit, **said)
     row = row_at(frame, chosen.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
-    trained = sentence(
-        "trained",
-        time=row["time_to_train_min"],
-        samples=float(row_at(frame, 1)["samples_to_train"]),
-        cost=known.get("cost"),
-        kwh=known.get("energy_kwh"),
-    )
+    said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
+    said["samples"] = float(row_at(frame, 1)["samples_to_train"])
+    trained = sentence("trained", time=row["time_to_train_min"], **said)
     other = "; ".join(
         reading(r)
         for r in readings_apart(d, advice.assumptions)
@@ -116,7 +116,6 @@ def decision_line(advice: AdviceView) -> str:
 
 
 def deciding_line(advice: AdviceView) -> str:
-    """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, advice.deciding.kind
     strategy = advice.calibration.run.strategy
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
@@ -132,19 +131,17 @@ def deciding_line(advice: AdviceView) -> str:
     elif kind == "term":
         term, also = d.limit.dominant_term, d.limit.also_shrink
         exposed = row_at(advice.predictions, d.focus.accelerators)["exposed_comm_ms"]
-        alone = term_says(also[0], strategy) if len(also) == 1 else counted(len(also), "other term")
-        said |= {
-            "term": term_says(term, strategy),
-            "ms": d.limit.overheads_ms[term],
-            "excess": term == TermId.FIXED,
-            "exposed": exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None,
-            "alone": alone if also else None,  # each named under --explain
-        }
+        alone = counted(len(also), "other term")
+        if len(also) == 1:
+            alone = term_words(also[0], "says", strategy)
+        said |= {"term": term_words(term, "says", strategy), "ms": d.limit.overheads_ms[term]}
+        said["exposed"] = exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None
+        # the others that must shrink too, each named under --explain
+        said |= {"excess": term == TermId.FIXED, "alone": alone if also else None}
     return sentence("decides", kind=kind, **said)
 
 
 def change_line(advice: AdviceView) -> str:
-    """The one measurement or input that would change the answer, else what would help most."""
     d = advice.decision
     if d.withheld_by:
         return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
@@ -161,15 +158,15 @@ def change_line(advice: AdviceView) -> str:
     ]
     strategy = advice.calibration.run.strategy
     if assumed and d.limit.cap == "overheads":
-        term = term_says(d.limit.dominant_term, strategy)
+        term = term_words(d.limit.dominant_term, "says", strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
     how = remedy_of(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
 
 
 def remedy(advice: AdviceView) -> str:
-    """What would help most for the decision's change: for latency only the cures that
-    apply; where the largest overhead gone would still miss the target, the others too."""
+    """What would help most; where the largest overhead gone would still miss the target,
+    the others too."""
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
@@ -179,19 +176,13 @@ def remedy(advice: AdviceView) -> str:
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)
     if d.short_alone():  # the others that must shrink too, or none would do
         o = d.limit.overheads_ms
-        also = [f"{term_name(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
+        also = [f"{term_words(k)} ({format_ms(o[k])})" for k in d.limit.also_shrink]
         said += sentence("not_enough", named=named(d), also=joined(also), n=len(also))
     return said
 
 
-def _names(ranges: tuple[tuple[int, int], ...]) -> str:
-    """``1, 2, 4, 5-7``: each span (``records.spans``) its count, or its ends."""
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
-
-
 def counts_line(advice: AdviceView, short: bool = False) -> str:
-    """The counts searched, by what rule, and why each without a row has none ("": all
-    have); ``short``: the answer's, those without a row only."""
+    """The counts searched and why each without a row has none (``short``: those only)."""
     run, counts = advice.calibration.run, advice.decision.counts
     missing = counts.missing
     if short and missing:
@@ -199,23 +190,20 @@ def counts_line(advice: AdviceView, short: bool = False) -> str:
         return sentence("dropped_short", missing=missing, kept=kept, n=len(missing))
     if short or (not missing and counts.every):
         return ""
-    off = _names(spans(counts.off_nodes)) if counts.per_node and counts.off_nodes else None
+    off = (counts.per_node and counts.off_nodes) or None
     said = {"run": run, "n": len(missing), "missing": missing or None, "off": off}
     return sentence("dropped_counts", c=counts, **said)
 
 
 def above_largest(advice: AdviceView) -> tuple[str, str]:
-    """Why no count above the focus (the largest predicted where the search stopped) was,
-    and what would let one be; ("", "") where it is the most allowed."""
+    """Why no count above the focus was predicted, and what would let one be."""
     counts, kept = advice.decision.counts, advice.calibration.run.kept_global_batch
     unsplit = bool(counts.missing_above) and kept is not None
     per_node = (counts.off_nodes and counts.per_node) or None
-    common = {"c": counts, "names": _names(spans(counts.unsearched_above)), "per_node": per_node}
+    common = {"c": counts, "per_node": per_node, "kept": kept}
 
     def said(case: str, found: tuple[int, ...]) -> str:
-        return sentence(
-            "not_above", case=case, counts=found, one=len(found) == 1, kept=kept, **common
-        )
+        return sentence("not_above", case=case, counts=found, one=len(found) == 1, **common)
 
     cases = {
         "unsearched": counts.unsearched_above,
@@ -229,8 +217,75 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     return "; ".join(why), joined(fix, "or")
 
 
+def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
+    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
+    least = by_count[-1][1] if shape is not None and by_count else None
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
+    said = {"m": memory, "least": least, "units": GATHERED_UNITS}
+    said["optimizer"] = memory.state.optimizer.replace("_", " ")
+    said["how"] = "bench" if shape is None else ("least" if least is not None else "shape")
+    said["gathered"] = memory.gathered_gb if gathered else None
+    model = f"{with_article(format_count(memory.params))}-parameter model"
+    assumed = filled("; assumed: {}", device.assumed)
+    on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
+    return sentence(key, model=model, device=on, held=sentence("memory_held", **said), **values)
+
+
+def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
+    """From which count the strategy asked, or the one ``advised``, holds the model."""
+    if memory is None or not memory.limits:
+        return ""
+    asked, fewest = memory.strategy, memory.fits_from(advised)
+    fits = memory.fits_from(asked)
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
+    elif fits is not None:
+        each = memory.at(asked, fits).total_gb
+        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
+    elif memory.fallback is None:
+        return nothing_fits(memory)
+    else:
+        strategy, devices = memory.fallback
+        others = [
+            f"{strategy_name(s)} from {n}"
+            for s, n in memory.fewest
+            if s not in (asked, strategy) and n is not None and s != "hybrid"
+        ]
+        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+        said = {"case": "cannot", "name": strategy_name(strategy), "n": devices}
+        said |= {"asked": strategy_name(asked), "least": least.total_gb, "strategy": strategy}
+        said |= {
+            "least_n": None if everywhere else least.devices,
+            "also": ", ".join(others) or None,
+        }
+        said["each"] = memory.at(strategy, devices).total_gb
+    return _said(memory, "memory", **said)
+
+
+def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
+    """Why no count searched holds the model, and the fewest that would with what lifts the
+    cap of those ``capped``, or what else shrinks a shape's activations."""
+    shape, would = memory.activations_counted, memory.would_hold
+    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
+    if shape is not None:
+        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
+        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
+        case = "full" if full else "recompute"
+        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
+    if would is not None:
+        s, n, _ = would  # past a node only whole nodes are searched
+        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
+        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
+        if cap is not None:
+            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
+            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
+    return _said(memory, "nothing_fits", **said)
+
+
 def lines(advice: AdviceView) -> list[str]:
-    """The short answer, said before the table, in the order a reader needs it."""
     strategy, n = advice.calibration.run.strategy, advice.decision.chosen.accelerators
     said = [
         memory_said(advice.memory, strategy, n),

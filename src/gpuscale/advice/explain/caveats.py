@@ -1,39 +1,48 @@
-"""What qualifies the headline, said before it (inputs not given, a step too noisy, what to
-measure first, memory); why a row is flagged; a calibration's words (:func:`worded`)."""
+"""What qualifies or refuses the headline: inputs not given, a step too noisy, what to
+measure first, why a row is flagged and where its watts come from, each count measured
+against its prediction; the bench runs' words (refusals, flagged and weak runs, the model
+advised on, an FSDP run's own work)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Calibration, Power
-from gpuscale.advice.explain.phrasebook import sentence, strategy_name
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision
+from gpuscale.advice.calibration import Power
+from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import (
     Finding,
-    Reading,
-    TermId,
+    LeftOut,
+    Refusal,
+    RefusalKind,
     Value,
     again,
     bench_run,
     more_steps,
     rerun,
 )
-from gpuscale.advice.types import FindingKind as K
-from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
-from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
 from gpuscale.hardware.power import charged_at, whole_job_w
-from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
-from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE
+from gpuscale.names import did_you_mean
+from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
+from gpuscale.quantities import (
+    agreeing,
+    filled,
+    format_count,
+    joined,
+    noun_for,
+    numbers_apart,
+    of_the,
+)
+from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.bench import on_a_larger_host
+from gpuscale.tables.requests import ref
 
 
 def headline(
@@ -45,7 +54,6 @@ def headline(
     steps: int = FIRM_STEPS,
     again: str = "",
 ) -> list[str]:
-    """The sentences that qualify the recommendation (empty when nothing does)."""
     lines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
     if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
@@ -54,27 +62,7 @@ def headline(
     return lines
 
 
-# the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
-
-
-def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
-    """The assumption whose range withholds ``d``'s count (None: none does)."""
-    term = _ASSUMED_AS.get(str(d.withheld_by))
-    return next((a for a in assumed if a.term == term), None)
-
-
-def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
-    """The readings of the term withholding ``d``'s count at the ends of its range that
-    differ from the value assumed (an end at it, such as a link of pcie-phb's 10 GB/s
-    where pcie-phb is assumed, is no alternative)."""
-    found = withholding(d, assumed)
-    at = None if found is None or found.quantity is None else found.quantity.value
-    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
-
-
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
-    """What to measure before any change where the runs advised on are weak or all flagged."""
     if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
@@ -82,26 +70,21 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if weak(found):  # runs of the steps asked in the file: not one more; else the command
         # holds the steps, the other fixes said as the bench says them
         other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
-        said |= {
-            "case": "more" if more_steps(found) else "again",
-            "again": again(found, counts, host_devices),
-            "command": rerun(found, counts, host_devices),
-            "beside": filled(", {}", joined(other)),
-        }
+        said["case"] = "more" if more_steps(found) else "again"
+        said["again"] = again(found, counts, host_devices)
+        said["command"] = rerun(found, counts, host_devices)
+        said["beside"] = filled(", {}", joined(other))
     else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
-        said |= {
-            "case": "flagged",
-            "kinds": joined(kinds),
-            "command": bench_run(found.model, counts, host_devices, run=found.run),
-            "how": any(k in HOST_NOISE for k in kinds),  # on a quieter machine
-            "other": joined([k for k in kinds if k not in HOST_NOISE]),
-        }
+        said |= {"case": "flagged", "kinds": joined(kinds)}
+        said["command"] = bench_run(found.model, counts, host_devices, run=found.run)
+        said["how"] = any(k in HOST_NOISE for k in kinds)  # on a quieter machine
+        said["other"] = joined([k for k in kinds if k not in HOST_NOISE])
     return sentence("measure_first", **said)
 
 
 class RowFlags(Protocol):
-    """A predictions row's flags as data (a row of ``DataFrame.itertuples``)."""
+    """A row of ``DataFrame.itertuples`` over the predictions."""
 
     not_positive: bool
     above_linear: float  # its speedup where above linear, else NaN
@@ -110,8 +93,7 @@ class RowFlags(Protocol):
 
 
 def row_flags(row: RowFlags, first: pd.Series) -> str:
-    """Why a predicted row cannot be true; above linear as printed too (8.004 above 8, never
-    8 above 8), against the ``first`` row's count."""
+    """Why a predicted row cannot be true (8.004 above 8 as printed, never 8 above 8)."""
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
@@ -121,7 +103,6 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
 
 
 def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
-    """The predictions with their ``flags`` said and each row's watts' ``energy_source``."""
     first = table.iloc[0]
     flags = [row_flags(r, first) for r in table.itertuples()]
     rows = zip(table["accelerators"].astype(int), table["batch_per_device"], strict=True)
@@ -129,54 +110,7 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
     return table.assign(flags=flags, energy_source=sources)[list(ADVICE_COLUMNS)]
 
 
-def measured_noise(noise: NoiseScale) -> str:
-    """The bench's measured ``B_simple`` with its steps and 95% interval (``high`` infinite:
-    unbounded)."""
-    return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
-
-
-def worded(cal: Calibration) -> Calibration:
-    """``cal`` with the words of its power's source, of a convergence model from the bench's
-    noise scale and of its memory check's sources."""
-    power = cal.machine.power
-    if not power.source:
-        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
-    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
-    if model is not None and cal.search.noise_steps is not None and noise is not None:
-        source = measured_noise(noise)
-        assumed = tuple(
-            replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
-            for a in cal.said.assumptions
-        )
-        model = replace(model, source=source)
-        cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
-    memory, said = cal.machine.memory, cal.machine.memory_said
-    if memory is None:
-        return cal
-    device = memory.device
-    if said.device_assumed:
-        device = replace(device, assumed=sentence("device_assumed"))
-    source = sentence("memory_not_counted")
-    shape = memory.activations_counted
-    if said.peak_gb is not None:
-        source = sentence("memory_rest", m=said)
-    elif shape is not None:
-        source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
-    worded = replace(memory, device=device, activations_source=source)
-    return replace(cal, machine=replace(cal.machine, memory=worded))
-
-
-def power_source(power: Power) -> str:
-    """Where ``power`` comes from: its kind, its N = 1 runs' batches, the link implying it."""
-    batches = None
-    if power.measured and power.at_batch:
-        batches = tuple(float(b) for b, _ in power.at_batch)
-    said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
-    return sentence("power_source", p=power, **said)
-
-
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
-    """Where the watts of ``devices`` at per-device ``batch`` come from."""
     if whole_job_w(power.total_w_at, devices, batch) is not None:
         return sentence("power_whole_job", n=devices)
     if power.per_device(batch) is None:
@@ -190,7 +124,7 @@ def source_at(power: Power, devices: int, batch: float | None = None) -> str:
 
 
 def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
-    """The source, then how each of ``counts`` ((N, per-device batch)) is charged."""
+    """The source, then how each of ``counts`` (N, per-device batch) is charged."""
     if not power.at_batch:
         return power.source
     groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
@@ -200,101 +134,180 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
         whole = whole_job_w(power.total_w_at, n, b) is not None
         key = ("whole", ()) if whole else charged_at(power.at_batch, b)
         groups.setdefault(key, []).append((int(n), float(b)))
-    parts = [
-        sentence(
-            "power_charged",
-            how=how,
-            on=[n for n, _ in rows],  # the counts in order: 2, 4 and 8 devices
-            at=joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows)),
-            batches=batches,
-            # all smaller than the nearest measured: its power likely higher than theirs
-            smaller=bool(batches) and all(b < batches[0] for _, b in rows),
+    parts = []
+    for (how, batches), rows in groups.items():
+        at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
+        on = [n for n, _ in rows]  # the counts in order: 2, 4 and 8 devices
+        # all smaller than the nearest measured: its power likely higher than theirs
+        smaller = bool(batches) and all(b < batches[0] for _, b in rows)
+        parts.append(
+            sentence("power_charged", how=how, on=on, at=at, batches=batches, smaller=smaller)
         )
-        for (how, batches), rows in groups.items()
-    ]
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
-def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
-    """The memory sentence ``key`` over ``values``, the model, its device (in GB) and what
-    it holds."""
-    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
-    least = by_count[-1][1] if shape is not None and by_count else None
-    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
-    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
-    held = sentence(
-        "memory_held",
-        m=memory,
-        least=least,
-        optimizer=memory.state.optimizer.replace("_", " "),
-        how="bench" if shape is None else ("least" if least is not None else "shape"),
-        gathered=memory.gathered_gb if gathered else None,
-        units=GATHERED_UNITS,
-    )
-    assumed = filled("; assumed: {}", device.assumed)
-    return sentence(
-        key,
-        model=f"{with_article(format_count(memory.params))}-parameter model",
-        device=f"the {device.memory.family} ({device.memory.said()}{assumed})",
-        held=held,
-        **values,
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
+
+
+def broken_sentence(broken: Broken) -> str:
+    return "; ".join(sentence("broken", case="model", model=m, on=on) for m, on in broken)
+
+
+def broken_note(broken: Broken) -> str:
+    return sentence("broken", case="note", models=broken_sentence(broken)) if broken else ""
+
+
+def flag_lines(flags: Flags) -> str:
+    return "; ".join(
+        sentence("flagged_runs", case="flag", kind=kind, n=n, why=detail(why))
+        for kind, n, why in flags
     )
 
 
-def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """Where memory limits the counts, from which count the strategy asked, or the one
-    ``advised`` (``MemoryCheck.fallback``), holds the model ("" where it does not)."""
-    if memory is None or not memory.limits:
-        return ""
-    asked, fewest = memory.strategy, memory.fits_from(advised)
-    fits = memory.fits_from(asked)
-    if fewest is not None and count < fewest:  # the answer says why that count has no row
-        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
-    elif fits is not None:
-        each = memory.at(asked, fits).total_gb
-        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
-    elif memory.fallback is None:
-        return nothing_fits(memory)
+def remedy(kinds: list[str]) -> str:
+    # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
+    kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
+    noise = [k for k in kinds if k in HOST_NOISE]
+    other = [k for k in kinds if k not in noise and k != FlagKind.LOSS]
+    if FlagKind.LOSS in kinds:  # no way out but the fix: neither a quieter host nor --allow-flagged
+        said = sentence("broken", case="remedy", kinds=", ".join(noise + other) or None)
+    elif noise or other:
+        said = sentence("flag_remedy", quieter=bool(noise), other=", ".join(other) or None)
     else:
-        strategy, devices = memory.fallback
-        others = [
-            f"{strategy_name(s)} from {n}"
-            for s, n in memory.fewest
-            if s not in (asked, strategy) and n is not None and s != "hybrid"
-        ]
-        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-        said = {
-            "case": "cannot",
-            "name": strategy_name(strategy),
-            "n": devices,
-            "asked": strategy_name(asked),
-            "least": least.total_gb,
-            "least_n": None if everywhere else least.devices,
-            "strategy": strategy,
-            "each": memory.at(strategy, devices).total_gb,
-            "also": filled("; {}", ", ".join(others)),
-        }
-    return _said(memory, "memory", **said)
+        return ""
+    return said[:1].upper() + said[1:]
 
 
-def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
-    """Why no count searched holds the model under any strategy, and the fewest that would
-    with what lifts the cap of those ``capped`` (the calibration's sources), or what else
-    shrinks a shape's activations."""
-    shape, would = memory.activations_counted, memory.would_hold
-    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
-    if shape is not None:
-        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
-        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
-        case = "full" if full else "recompute"
-        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
-    if would is not None:
-        s, n, _ = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
-        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
-        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
-        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
-        if cap is not None:
-            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
-            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
-    return _said(memory, "nothing_fits", **said)
+def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
+    said = [broken_note(broken)] if broken else []  # allowed, not used
+    if flagged:
+        said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
+    return f"WARNING: {'. '.join(said)}." if said else None
+
+
+def _refused(found: Refusal) -> str:
+    if found.kind == RefusalKind.BROKEN:
+        several, models = len(found.broken) > 1, broken_sentence(found.broken)
+        return sentence("broken", case="refused", r=found, several=several, models=models)
+    names = found.names
+    closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
+    said = {"error": found.error[:200], "closest": closest or "", "listed": joined(names) or "none"}
+    said |= {"shown": ", ".join(names[:4]), "more": len(names[4:]) or None}
+    return sentence("runs_refused", r=found, **said)
+
+
+def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
+    """A refusal, then the runs ``left`` out where one was an N = 1 run."""
+    text = _refused(found) if isinstance(found, Refusal) else said(found)
+    if not left:
+        return text
+    flagged = ""
+    if left.single:
+        kinds = [kind for kind, _, _ in left.flags]
+        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
+        flagged = f". {sentence('flagged_runs', case='left', **runs)}"
+    return f"{text}{flagged}{filled('. {}', broken_note(left.broken))}."
+
+
+def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
+    model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
+    return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
+
+
+def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
+    """Why a model's runs give no trustworthy N = 1 run."""
+    single = runs[runs["accelerators"] == 1]
+    ok = single[single["status"] == "ok"]
+    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
+    case = first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1})
+    said = {"noun": noun_for(len(ok) or len(single), "run"), "kinds": joined(kinds) or "untrusted"}
+    said["status"] = single["status"].iloc[-1] if len(single) else None
+    return sentence("no_single", case=case, on=broken, **said)
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The model advised on, each larger one passed over (name, size, runs, counts whose loss
+    was not finite) and, where none was, the others benched."""
+
+    model: str
+    size: float
+    passed: tuple[tuple[str, float, pd.DataFrame, tuple[int, ...] | None], ...] = ()
+    others: tuple[str, ...] = ()
+
+
+def chosen_said(found: Chosen) -> tuple[str, str]:
+    """The larger models passed over, else the others benched ``--model`` chooses."""
+    if found.passed:
+        passed = "; ".join(
+            f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
+            for name, params, runs, broken in found.passed
+        )
+        return sentence("model_chosen", c=found, passed=passed, others=None), ""
+    if not found.others:
+        return "", ""
+    others, listed = len((found.model, *found.others)), joined(found.others)
+    return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
+
+
+@dataclass(frozen=True, slots=True)
+class WeakRuns:
+    """The runs of ``model`` an advice uses that are weak evidence (``weak`` of ``runs``), the
+    kinds of why, what to bench and the results file (a shell word) whose notes say more."""
+
+    weak: int
+    runs: int
+    model: str
+    counts: tuple[int, ...]
+    kinds: tuple[str, ...]
+    fix: str | None
+    fix_in_full: str
+    file: str
+
+
+def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
+    if found is None:
+        return None, None
+    said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
+    short = sentence("weak_evidence", full=False, **said)
+    return short, sentence("weak_evidence", full=True, **said)
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
+    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
+    # nosync: the step less the plain one no larger than less the no-sync one
+    nosync_said = step is not None and nosync is not None and (plain is None or plain >= nosync)
+    plain_said = step is not None and plain is not None
+    case = first_case({"nosync": nosync_said, "plain": plain_said, "*": 1})
+    return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
+
+
+def fsdp_note(row: pd.Series) -> str:
+    if row["strategy"] != "fsdp":
+        return ""
+    step = float(row["step_ms_mean"])
+    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
+
+
+def against_measured(
+    counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
+) -> list[str]:
+    """The runs at each of ``counts`` but those ``disagreeing`` against the prediction."""
+    apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
+    said = []
+    for c in counts:
+        if (c.accelerators, c.batch_per_device, c.accum) in apart:
+            continue
+        remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+        cases = {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
+        left = tuple(c.of(c.left_out)) or None
+        values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST, "left": left}
+        said.append(sentence("measured_count", c=c, remedy=remedy, **values))
+    return said
+
+
+def disagreement(d: MeasuredCount) -> str:
+    left = tuple(d.of(d.left_out)) or None
+    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left)

@@ -9,20 +9,18 @@ from functools import cached_property
 import pandas as pd
 
 from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
-from gpuscale.advice.explain.answer import AdviceView
+from gpuscale.advice.explain.answer import AdviceView, memory_said, readings_apart, withholding
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import (
+    against_measured,
+    disagreement,
     flagged,
     headline,
     measure_first,
-    memory_said,
-    readings_apart,
-    withholding,
 )
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import TERMS, WITHHELD, reading, sentence, strategy_name
 from gpuscale.advice.explain.phrasebook import said as said_finding
-from gpuscale.advice.explain.runs import against_measured, disagreement
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import TermId, again, maybe

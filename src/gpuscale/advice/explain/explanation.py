@@ -1,15 +1,15 @@
-"""``--explain``'s sentences over the Decision and its predictions: what to do, how the
-counts were compared, the break-even and its family's, the step at the focus (the next count
-above the one advised, else that one) and what caps it, every source with the step
-interval, and the equilibrium picks."""
+"""``--explain``'s sentences: what to do, how the counts were compared, the break-even,
+the step at the focus and what caps it, every source with the step interval, the equilibrium;
+the words of a calibration's sources (:func:`worded`)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import FamilyBasis
+from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
 from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
@@ -22,8 +22,9 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
-from gpuscale.advice.types import STOPPED, Source, TermId, maybe
+from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
+from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
+from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
 from gpuscale.tables.bench import on_a_larger_host
@@ -59,7 +60,6 @@ def _recommendation(advice: AdviceView) -> list[str]:
 
 
 def _scaling(advice: AdviceView) -> list[str]:
-    """How the counts were compared, the fixed cost, the other scaling and what settles it."""
     cal, d = advice.calibration, advice.decision
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
@@ -127,7 +127,6 @@ def _sources(advice: AdviceView) -> list[str]:
 
 
 def _measured(advice: AdviceView, n: int) -> str:
-    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs``."""
     m = measured_at(advice.disagreements, n)
     case = "none" if m is None else ("one" if m.measured_low is None else "range")
     below = m is not None and m.accelerators < n
@@ -135,8 +134,8 @@ def _measured(advice: AdviceView, n: int) -> str:
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
-    """The step interval: ``source`` (the model's error), each predicted row's and why it
-    differs, or the runs' range where a row rests on a measurement."""
+    """``source`` (the model's error), each predicted row's interval and why it differs, or
+    the runs' range where a row rests on a measurement."""
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
@@ -151,13 +150,12 @@ def _step_interval(advice: AdviceView, source: str) -> str:
 
 
 def step_lines(advice: AdviceView) -> list[str]:
-    """--explain's lines on the step at the focus count: its parts and what decides, what
-    caps the speedup, and what would change it (none on one device)."""
+    """The step at the focus: its parts, what caps the speedup, what would change it."""
     d, cal = advice.decision, advice.calibration
     at, o = d.focus, d.limit.overheads_ms
     if at.accelerators < 2:
         return []
-    subject = term_subject(d.limit.dominant_term)
+    subject = term_words(d.limit.dominant_term, "subject")
     # a measured step: what the model's terms leave of it
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
@@ -206,44 +204,66 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     size, target = found.params, found.target_efficiency_params
     if any(v is not None and math.isnan(v) for v in (size, target)):
         return lines  # the speedup falls with size somewhere: no size from which it holds
-    said = family_sentence(
-        cal.model.family,
-        found,
-        batch=run.batch,
-        kept=run.kept_global_batch,
-        weak=weak(evidence),
-        target=cal.search.target_efficiency,
-        params=cal.model.spec.params,
-        benched=cal.runs.evidence is not None,
-        strategy=run.strategy,
-    )
-    return [*lines, f"{said}{to_test(evidence)}."]
+    said = {"batch": run.batch, "kept": run.kept_global_batch, "weak": weak(evidence)}
+    said |= {"target": cal.search.target_efficiency, "params": cal.model.spec.params}
+    said |= {"benched": evidence is not None, "strategy": run.strategy}
+    return [*lines, f"{family_sentence(cal.model.family, found, **said)}{to_test(evidence)}."]
 
 
-def family_sentence(
-    basis: FamilyBasis | None,
-    found: BreakEven,
-    *,
-    batch: int,
-    target: float,
-    params: float,
-    kept: int | None = None,
-    weak: bool = False,
-    benched: bool = True,
-    strategy: str = "ddp",
-) -> str:
-    """The break-even sizes of the model's family (its basis said) at per-device ``batch``
-    (or the global batch ``kept``), the ``target`` efficiency's too, and where this model's
-    own step says otherwise of its size, both with why (``weak``: the runs are weak)."""
-    said = {"basis": basis, "found": found, "batch": batch, "kept": kept, "target": target}
-    said |= {"weak": weak, "params": params, "benched": benched, "smallest": SMALLEST_SEARCHED}
-    disagrees = basis is not None and found.own_disagrees(params)
-    name = strategy_name(strategy)
-    return sentence("break_even_family", strategy=name, disagrees=disagrees, **said)
+def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) -> str:
+    """The break-even sizes of the model's family at per-device ``batch`` (or the global batch
+    ``kept``), the ``target`` efficiency's, and where the model's own step of ``params`` says
+    otherwise."""
+    said = {"kept": None, "weak": False, "benched": True, "strategy": "ddp", **said}
+    said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
+    said |= {"strategy": strategy_name(str(said["strategy"])), "smallest": SMALLEST_SEARCHED}
+    return sentence("break_even_family", basis=basis, found=found, **said)
+
+
+def measured_noise(noise: NoiseScale) -> str:
+    return sentence("b_simple_measured", n=noise, bounded=math.isfinite(noise.high))
+
+
+def worded(cal: Calibration) -> Calibration:
+    """``cal`` with the words of its power's source, of a convergence model from the bench's
+    noise scale and of its memory check."""
+    power = cal.machine.power
+    if not power.source:
+        cal = cal.at({"machine": {"power": replace(power, source=power_source(power))}})
+    model, noise = cal.search.convergence, None if cal.bench is None else cal.bench.noise
+    if model is not None and cal.search.noise_steps is not None and noise is not None:
+        source = measured_noise(noise)
+        assumed = tuple(
+            replace(a, basis=source) if a.term is TermId.CONVERGENCE else a
+            for a in cal.said.assumptions
+        )
+        model = replace(model, source=source)
+        cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
+    memory, said = cal.machine.memory, cal.machine.memory_said
+    if memory is None:
+        return cal
+    device = memory.device
+    if said.device_assumed:
+        device = replace(device, assumed=sentence("device_assumed"))
+    source = sentence("memory_not_counted")
+    shape = memory.activations_counted
+    if said.peak_gb is not None:
+        source = sentence("memory_rest", m=said)
+    elif shape is not None:
+        source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
+    worded = replace(memory, device=device, activations_source=source)
+    return replace(cal, machine=replace(cal.machine, memory=worded))
+
+
+def power_source(power: Power) -> str:
+    batches = None
+    if power.measured and power.at_batch:
+        batches = tuple(float(b) for b, _ in power.at_batch)
+    said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
+    return sentence("power_source", p=power, **said)
 
 
 def explain(advice: AdviceView) -> list[str]:
-    """``--explain``'s sentences, last the equilibrium picks beside the count decided."""
     eq, at = advice.picks.equilibrium, advice.picks.numbers
     knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
     equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
@@ -258,16 +278,14 @@ def explain(advice: AdviceView) -> list[str]:
 
 
 def one_device(advice: AdviceView) -> str:
-    """The N = 1 row's step beside the bench's, what every speedup is against ("": none)."""
+    """The N = 1 row's step beside the bench's, what every speedup is against."""
     frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
     one = frame.iloc[0]
     row = (int(one["batch_per_device"]), int(one["accum"]))
     same = m is not None and row == (m.batch, m.accum)
-    case = "none" if r.added_ddp_ms > 0 else ""
-    if m is not None and m.strategy == "fsdp":
-        case = "fsdp_bare" if m.own_ms > 0 else "fsdp"
-    elif m is not None and m.own_ms > 0:
-        case = "ddp"
+    fsdp, own = m is not None and m.strategy == "fsdp", m is not None and m.own_ms > 0
+    cases = {"fsdp_bare": fsdp and own, "fsdp": fsdp, "ddp": own, "none": r.added_ddp_ms > 0}
+    case = first_case({**cases, "": 1})
     if not case:
         return ""
     # no bench run at N = 1 (m None): only what the counts above 1 add is said

@@ -21,6 +21,7 @@ from string import Formatter
 
 import pandas as pd
 
+from gpuscale.advice.records import spans
 from gpuscale.advice.types import Finding, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
@@ -65,21 +66,12 @@ def strategy_name(strategy: str) -> str:
     return strategy_words(strategy)["name"]
 
 
-def term_name(term: str) -> str:
-    """The term's name (``bandwidth``); a term with no row (``compute``) is its id."""
-    return TERMS.get(term, {"name": term})["name"]
-
-
-def term_says(term: str, strategy: str = "ddp") -> str:
-    """The answer's phrase of ``term`` under ``strategy``."""
-    row = TERMS[term]
-    return row["says"].format(**{**strategy_words(strategy), "name": row["name"]})
-
-
-def term_subject(term: str) -> str:
-    """``the bandwidth term``: ``term`` as --explain names it."""
-    row = TERMS.get(term, {"name": term})
-    return row.get("subject", "the {name} term").format(name=row["name"])
+def term_words(term: str, form: str = "name", strategy: str = "ddp") -> str:
+    """``term`` as ``form`` names it: ``name`` (``bandwidth``; a term with no row, such as
+    ``compute``, is its id), ``says`` (the answer's, under ``strategy``), ``subject``
+    (--explain's, ``the bandwidth term``)."""
+    row = {"name": term, "subject": "the {name} term", **TERMS.get(term, {})}
+    return row[form].format(**{**strategy_words(strategy), "name": row["name"]})
 
 
 def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> str:
@@ -103,6 +95,11 @@ def sentence(key: str, **values: object) -> str:
     if isinstance(template, str):
         template = {"text": template}
     return Phrasing(template, values, said).said("text")
+
+
+def first_case(cases: dict[str, object]) -> str:
+    """The first of ``cases`` (a template's fragments, in order) whose condition holds."""
+    return next(case for case, holds in cases.items() if holds)
 
 
 def speedup_interval(low: float, high: float) -> str:
@@ -135,6 +132,12 @@ def _ms_at(value: object, at: object) -> str:
     return ", ".join(f"{format_ms(ms, max(steps_ms))} at batch {b:g}" for b, ms in pairs)
 
 
+def _spans(value: object, of: object) -> str:
+    """``1, 2, 4, 5-7``: each run of three or more counts its ends (``records.spans``)."""
+    ranges = spans(tuple(int(n) for n in _floats(value)))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
 # The advice's own ways to write a value (``quantities``), by a placeholder's format
 # ``kind~other``: each over the value and ``other``'s value.
 KINDS: dict[str, Callable[[object, object], str]] = {
@@ -155,6 +158,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
+    "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is

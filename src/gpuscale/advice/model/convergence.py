@@ -90,7 +90,7 @@ def convergence_for(
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
         b_noise, source = noise_scale, "noise scale as given"
-    elif measured is not None:  # the bench's: its numbers said by ``explain.caveats``
+    elif measured is not None:  # the bench's: its numbers said by ``explain.explanation.worded``
         b_noise, source = measured.b_simple, ""
     else:
         return None, True

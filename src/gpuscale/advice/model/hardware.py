@@ -208,7 +208,7 @@ class PowerKind(Code):  # where a device's watts come from
 class Power:
     """Watts per device (None: unknown), their ``kind``, the ``device`` whose board power it
     is or is not, what its name left open (``assumed``) and the link that implies it;
-    ``source`` those in words (``explain.caveats``)."""
+    ``source`` those in words (``explain.explanation.worded``)."""
 
     watts: float | None
     source: str = ""

@@ -1,5 +1,4 @@
-"""``advise -f json``: the advice's records as plain JSON (docs/advice.md, docs/schemas.md),
-each record field by field (:func:`plain`)."""
+"""``advise -f json``: the advice's records as plain JSON, field by field (docs/schemas.md)."""
 
 from __future__ import annotations
 
@@ -20,10 +19,11 @@ from gpuscale.tables.json_depth import JSON
 
 # Each record field by field, but where ``JSON_KEYS`` names the record (by class name: explain
 # imports no model module) and the key: a value read from an attribute path ("device.per_node"),
-# derived by a function of the record (``OMIT``: none), a group of keys (a dict) or a nested
-# record's keys in its place (:class:`Merged`); None leaves the field out, as does a path
-# reading it.
-OMIT = object()
+# derived by a function of the record, a group of keys (a dict) or a nested record's keys in
+# its place (:class:`Merged`); None leaves the field out, as does a path reading it.
+# Keys left out where unset (None or empty): a term's value per count, DDP's bucket copies, what
+# fully sharded strategies hold whole (a shape's only).
+UNSET_LEFT_OUT = ("at", "copies_ms", "gathered_gb")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,26 +67,15 @@ def laid_out(record: object, keys: dict[str, Key], *, own: bool = False) -> dict
         elif isinstance(how, dict):
             found[key] = laid_out(record, how)
         elif how is not None:
-            value = how(record) if callable(how) else _read(record, how)
-            if value is not OMIT:
-                found[key] = plain(value)
-    return found
+            found[key] = plain(how(record) if callable(how) else _read(record, how))
+    unset = (None, [], {})
+    return {k: v for k, v in found.items() if k not in UNSET_LEFT_OUT or v not in unset}
 
 
 def _read(record: object, path: str) -> object:
     for name in path.split("."):
         record = None if record is None else getattr(record, name)
     return record
-
-
-def _where_set(path: str, then: Callable[..., object] = plain) -> Callable[..., object]:
-    """The value at ``path``, none where unset (None or empty)."""
-
-    def read(record: object) -> object:
-        value = _read(record, path)
-        return OMIT if value is None or value == () else then(value)
-
-    return read
 
 
 def _named(path: str, *names: str) -> Callable[..., dict[str, object] | None]:
@@ -117,7 +106,7 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
 
 
 JSON_KEYS: dict[str, dict[str, Key]] = {
-    "Quantity": {"at": _where_set("at", dict), "copies_ms": _where_set("copies_ms")},
+    "Quantity": {"at": lambda q: dict(q.at), "copies_ms": "copies_ms"},
     "Assumption": {
         "source": "source",
         "basis": lambda a: said(a.basis),
@@ -129,7 +118,6 @@ JSON_KEYS: dict[str, dict[str, Key]] = {
         "strategy": None,
     },
     "Activations": {"total_gb": "total_gb"},
-    "MemoryAt": {"gathered_gb": _where_set("gathered_gb")},
     "MemoryCheck": {
         "optimizer": "state.optimizer",
         "precision": "state.precision",
@@ -147,7 +135,7 @@ JSON_KEYS: dict[str, dict[str, Key]] = {
         "fewest_devices": lambda m: dict(m.fewest),
         "fits_from": lambda m: {s: m.fits_from(s) for s in STRATEGIES},
         "fallback": _named("fallback", "strategy", "devices"),
-        "gathered_gb": _where_set("gathered_gb"),  # a shape's only
+        "gathered_gb": "gathered_gb",
         "per_device": "rows",
         "searched": None,
     },

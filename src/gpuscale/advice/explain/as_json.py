@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from enum import Enum
+from importlib import resources
 from typing import TypeAlias
 
 import pandas as pd
@@ -17,25 +19,13 @@ from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.bench.support import Support
 from gpuscale.tables.json_depth import JSON
 
-# Each record field by field, but where ``JSON_KEYS`` names the record (by class name: explain
-# imports no model module) and the key: a value read from an attribute path ("device.per_node"),
-# derived by a function of the record, a group of keys (a dict) or a nested record's keys in
-# its place (:class:`Merged`); None leaves the field out, as does a path reading it.
-# Keys left out where unset (None or empty): a term's value per count, DDP's bucket copies, what
-# fully sharded strategies hold whole (a shape's only).
+# Each record field by field, but where ``data/advice_json.json`` names the record and the key
+# (its "about" says how); keys left out where unset (None or empty): a term's value per count,
+# DDP's bucket copies, what fully sharded strategies hold whole (a shape's only).
+_KEYS = json.loads((resources.files("gpuscale") / "data" / "advice_json.json").read_text())
+JSON_KEYS, DISAGREEMENT, SHAPE = _KEYS["records"], _KEYS["disagreement"], _KEYS["shape"]
 UNSET_LEFT_OUT = ("at", "copies_ms", "gathered_gb")
-
-
-@dataclass(frozen=True, slots=True)
-class Merged:
-    """The keys of the record at ``path`` in its parent's place (those of ``empty`` None
-    where there is none)."""
-
-    path: str
-    empty: tuple[str, ...] = ()
-
-
-Key: TypeAlias = "str | Callable[..., object] | Merged | dict[str, Key] | None"
+Key: TypeAlias = "str | list[str] | dict[str, Key] | None"
 
 
 def plain(value: object) -> JSON:
@@ -45,7 +35,8 @@ def plain(value: object) -> JSON:
     if is_dataclass(value) and type(value).__str__ is not object.__str__:
         return str(value)  # a measure: its words
     if is_dataclass(value):
-        return laid_out(value, JSON_KEYS.get(type(value).__name__, {}), own=True)
+        name = type(value).__name__
+        return laid_out(value, JSON_KEYS.get(name, {}), name, own=True)
     if isinstance(value, tuple | list):
         return [plain(v) for v in value]
     if isinstance(value, dict):
@@ -53,21 +44,25 @@ def plain(value: object) -> JSON:
     return value  # type: ignore[return-value]
 
 
-def laid_out(record: object, keys: dict[str, Key], *, own: bool = False) -> dict[str, JSON]:
-    """``keys`` over ``record``, after its ``own`` fields that ``keys`` neither names nor
-    reads by a path."""
-    paths = [how.path if isinstance(how, Merged) else how for how in keys.values()]
+def laid_out(
+    record: object, keys: dict[str, Key], where: str, *, own: bool = False
+) -> dict[str, JSON]:
+    """``keys`` over ``record`` (``where`` in the data file), after its ``own`` fields that
+    ``keys`` neither names nor reads by a path."""
+    paths = [how[0] if isinstance(how, list) else how for how in keys.values()]
     read = {*keys, *(path.split(".")[0] for path in paths if isinstance(path, str))}
     named = [f.name for f in fields(record)] if own else []  # type: ignore[arg-type]
     found = {name: plain(getattr(record, name)) for name in named if name not in read}
     for key, how in keys.items():
-        if isinstance(how, Merged):
-            inner = _read(record, how.path)
-            found.update(dict.fromkeys(how.empty) if inner is None else plain(inner))
+        if isinstance(how, list):
+            inner = _read(record, how[0])
+            found.update(dict.fromkeys(how[1:]) if inner is None else plain(inner))
         elif isinstance(how, dict):
-            found[key] = laid_out(record, how)
+            found[key] = laid_out(record, how, f"{where}.{key}")
+        elif how == "=":
+            found[key] = plain(DERIVED[f"{where}.{key}"](record))
         elif how is not None:
-            found[key] = plain(how(record) if callable(how) else _read(record, how))
+            found[key] = plain(_read(record, how))
     unset = (None, [], {})
     return {k: v for k, v in found.items() if k not in UNSET_LEFT_OUT or v not in unset}
 
@@ -78,14 +73,8 @@ def _read(record: object, path: str) -> object:
     return record
 
 
-def _named(path: str, *names: str) -> Callable[..., dict[str, object] | None]:
-    """The tuple at ``path`` as an object of ``names`` (None: none)."""
-
-    def read(record: object) -> dict[str, object] | None:
-        found = _read(record, path)
-        return None if found is None else dict(zip(names, found, strict=True))  # type: ignore[call-overload]
-
-    return read
+def _named(found: tuple[object, ...] | None, *names: str) -> dict[str, object] | None:
+    return None if found is None else dict(zip(names, found, strict=True))
 
 
 def _by_devices(check: MemoryCheck) -> dict[str, object] | None:
@@ -105,85 +94,23 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
     return {key: value for key, value in found.items() if key not in keys}  # type: ignore[union-attr]
 
 
-JSON_KEYS: dict[str, dict[str, Key]] = {
-    "Quantity": {"at": lambda q: dict(q.at), "copies_ms": "copies_ms"},
-    "Assumption": {
-        "source": "source",
-        "basis": lambda a: said(a.basis),
-        "measure": "measure",
-        "term": "name",  # in words; ``kind`` its id
-        "quantity": Merged("quantity", empty=("value", "low", "high", "unit")),
-        "said": "value",
-        "kind": "term",
-        "strategy": None,
-    },
-    "Activations": {"total_gb": "total_gb"},
-    "MemoryCheck": {
-        "optimizer": "state.optimizer",
-        "precision": "state.precision",
-        "state_bytes_per_param": "state.bytes_per_param",
-        "state_source": "state.source",
-        "device": "device.memory.family",
-        "capacity_gb": "device.memory.gb",
-        "capacity_gib": "device.memory.gib",
-        "capacity_source": "device.memory.source",
-        "device_assumed": lambda m: m.device.assumed or None,
-        "devices_per_node": "device.per_node",
-        "activations_counted": _by_devices,
-        "activations_by_count": None,
-        "fewest": None,
-        "fewest_devices": lambda m: dict(m.fewest),
-        "fits_from": lambda m: {s: m.fits_from(s) for s in STRATEGIES},
-        "fallback": _named("fallback", "strategy", "devices"),
-        "gathered_gb": "gathered_gb",
-        "per_device": "rows",
-        "searched": None,
-    },
-    "MeasuredCount": {
-        **dict.fromkeys(("base", "runs", "trusted")),
-        "trusted_runs": lambda c: c.of(c.trusted),
-    },
-    "Decision": {"accelerators": "count"},  # None: withheld, or no count holds the model
-    "FixedCost": {
-        "basis": lambda f: said(f.basis),
-        "at_batch": None,
-        "measure": "measure",
-        "below_prior_ms": "below_prior_ms",
-    },
-    "FamilyBasis": {
-        **dict.fromkeys(("compute", "opt_ms")),
-        "optimizer_ms": _named("opt_ms", "fixed", "per_mparam"),  # (ms, ms per million)
-        "ddp_ms": _named("ddp_ms", "fixed", "per_mparam"),
-    },
+# the keys derived by a function of their record ("=" in the data file)
+DERIVED: dict[str, Callable[..., object]] = {
+    "Quantity.at": lambda q: dict(q.at),
+    "Assumption.basis": lambda a: said(a.basis),
+    "FixedCost.basis": lambda f: said(f.basis),
+    "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,
+    "MemoryCheck.activations_counted": _by_devices,
+    "MemoryCheck.fewest_devices": lambda m: dict(m.fewest),
+    "MemoryCheck.fits_from": lambda m: {s: m.fits_from(s) for s in STRATEGIES},
+    "MemoryCheck.fallback": lambda m: _named(m.fallback, "strategy", "devices"),
+    "MeasuredCount.trusted_runs": lambda c: c.of(c.trusted),
+    # (ms, ms per million parameters)
+    "FamilyBasis.optimizer_ms": lambda f: _named(f.opt_ms, "fixed", "per_mparam"),
+    "FamilyBasis.ddp_ms": lambda f: _named(f.ddp_ms, "fixed", "per_mparam"),
+    "disagreement.evidence.trusted_runs": lambda c: c.of(c.used),
+    "disagreement.evidence.left_out": lambda c: c.of(c.left_out),
 }
-# ``disagreements``: a measured count as what the row now says (the runs' range as its
-# interval, none from one run), the model's prediction it replaced, and the runs read
-DISAGREEMENT: dict[str, Key] = {
-    **{key: key for key in ("accelerators", "batch_per_device", "accum", "weak_scaling")},
-    "measured": {
-        "speedup": "measured_speedup",
-        "speedup_low": "measured_low",
-        "speedup_high": "measured_high",
-        "no_interval": "no_interval",
-    },
-    "predicted": {
-        "speedup": "predicted_speedup",
-        "speedup_low": "predicted_low",
-        "speedup_high": "predicted_high",
-    },
-    "evidence": {
-        "runs": "speedups",
-        "trusted_runs": lambda c: c.of(c.used),
-        "left_out": lambda c: c.of(c.left_out),
-        "why": "why",
-        "bench_speedups": "speedups",
-        "flags": "flags",
-        "weak_evidence": "weak_evidence",
-    },
-}
-# the shape finding's values that are the words' only (``memory`` has the activations)
-SHAPE_WORDS = ("activations_gb", "checkpointing")
-SHAPE_KEYS = {"seq_len": "seq_len_tokens", "units": "fsdp_units"}
 
 
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
@@ -196,7 +123,8 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     ]
     if not found:
         return None
-    values = {SHAPE_KEYS.get(k, k): v for k, v in found[0].values if k not in SHAPE_WORDS}
+    words, renamed = SHAPE["words_only"], SHAPE["renamed"]
+    values = {renamed.get(k, k): v for k, v in found[0].values if k not in words}
     memory = cal.machine.memory
     held = memory.activations_counted if memory is not None else None
     # the shape says its sequence and layers
@@ -256,7 +184,9 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "measure_first": d.settle,
             "caveats": list(result.caveats),
         },
-        "disagreements": [laid_out(found, DISAGREEMENT) for found in result.disagreements],
+        "disagreements": [
+            laid_out(found, DISAGREEMENT, "disagreement") for found in result.disagreements
+        ],
         "measured": plain(result.measured_counts),
         # memory and shape: absent where one device holds the model, or without a shape
         **({"memory": plain(result.memory)} if result.memory is not None else {}),

@@ -19,12 +19,11 @@ from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.bench.support import Support
 from gpuscale.tables.json_depth import JSON
 
-# Each record field by field, but where ``data/advice_json.json`` names the record and the key
-# (its "about" says how); keys left out where unset (None or empty): a term's value per count,
-# DDP's bucket copies, what fully sharded strategies hold whole (a shape's only).
+# The document and each record field by field, but where ``data/advice_json.json`` names the
+# record and the key (its "about" says how)
 _KEYS = json.loads((resources.files("gpuscale") / "data" / "advice_json.json").read_text())
 JSON_KEYS, DISAGREEMENT, SHAPE = _KEYS["records"], _KEYS["disagreement"], _KEYS["shape"]
-UNSET_LEFT_OUT = ("at", "copies_ms", "gathered_gb")
+UNSET_LEFT_OUT = _KEYS["unset_left_out"]
 Key: TypeAlias = "str | list[str] | dict[str, Key] | None"
 
 
@@ -94,25 +93,6 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
     return {key: value for key, value in found.items() if key not in keys}  # type: ignore[union-attr]
 
 
-# the keys derived by a function of their record ("=" in the data file)
-DERIVED: dict[str, Callable[..., object]] = {
-    "Quantity.at": lambda q: dict(q.at),
-    "Assumption.basis": lambda a: said(a.basis),
-    "FixedCost.basis": lambda f: said(f.basis),
-    "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,
-    "MemoryCheck.activations_counted": _by_devices,
-    "MemoryCheck.fewest_devices": lambda m: dict(m.fewest),
-    "MemoryCheck.fits_from": lambda m: {s: m.fits_from(s) for s in STRATEGIES},
-    "MemoryCheck.fallback": lambda m: _named(m.fallback, "strategy", "devices"),
-    "MeasuredCount.trusted_runs": lambda c: c.of(c.trusted),
-    # (ms, ms per million parameters)
-    "FamilyBasis.optimizer_ms": lambda f: _named(f.opt_ms, "fixed", "per_mparam"),
-    "FamilyBasis.ddp_ms": lambda f: _named(f.ddp_ms, "fixed", "per_mparam"),
-    "disagreement.evidence.trusted_runs": lambda c: c.of(c.used),
-    "disagreement.evidence.left_out": lambda c: c.of(c.left_out),
-}
-
-
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
     """The transformer's shape advised on (None: none given), what it gives, and the
     activations one device holds (None: its memory unknown)."""
@@ -132,78 +112,62 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     return {**values, "source": values["source"] or None, "activations": activations}
 
 
-def _scaling(result: AdviceView) -> dict[str, JSON]:
-    """How the counts were compared, the fixed costs behind it, and the ``fixed`` term at the
-    focus count in parts."""
-    cal, costs = result.calibration, result.fixed_term
-    kept = cal.run.kept_global_batch
+def _terms_evidence(found: Support | None) -> str | None:
+    """What the step's terms rest on: "flagged", "weak" or "firm" runs (None: numbers)."""
+    if found is None:
+        return None
+    return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
+
+
+def _scaling_kind(cal: Calibration) -> str:
+    if cal.run.kept_global_batch is not None:
+        return "strong"
     weak = cal.search.convergence is None or cal.run.scaling == "weak"
-    fixed = cal.model.fixed
-    return {
-        "kind": "strong" if kept is not None else ("weak" if weak else "search"),
-        "global_batch_kept": kept,
-        "fixed_cost": maybe(lambda f: {**plain(f), "optimizer_ms": costs.optimizer_ms}, fixed),
-        "one_device": plain(result.one_device),
-        "fixed_term_ms": {
-            "optimizer": costs.optimizer_excess_ms,
-            "forward_backward": costs.forward_backward_excess_ms,
-        },
-    }
+    return "weak" if weak else "search"
 
 
-# the break-even's own keys in ``recommendation`` (the rest: ``break_even_this_model``)
-BREAK_EVEN_OWN = ("compute_ms_per_grad_mb", "params", "target_efficiency_params")
+# the keys derived by a function of their record or of the advice ("=" in the data file)
+DERIVED: dict[str, Callable[..., object]] = {
+    "Quantity.at": lambda q: dict(q.at),
+    "Assumption.basis": lambda a: said(a.basis),
+    "FixedCost.basis": lambda f: said(f.basis),
+    "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,
+    "MemoryCheck.activations_counted": _by_devices,
+    "MemoryCheck.fewest_devices": lambda m: dict(m.fewest),
+    "MemoryCheck.fits_from": lambda m: {s: m.fits_from(s) for s in STRATEGIES},
+    "MemoryCheck.fallback": lambda m: _named(m.fallback, "strategy", "devices"),
+    "MeasuredCount.trusted_runs": lambda c: c.of(c.trusted),
+    # (ms, ms per million parameters)
+    "FamilyBasis.optimizer_ms": lambda f: _named(f.opt_ms, "fixed", "per_mparam"),
+    "FamilyBasis.ddp_ms": lambda f: _named(f.ddp_ms, "fixed", "per_mparam"),
+    "disagreement.evidence.trusted_runs": lambda c: c.of(c.used),
+    "disagreement.evidence.left_out": lambda c: c.of(c.left_out),
+    # this model beside the break-even (``derived.BreakEven``), less the keys said before it
+    "document.recommendation.break_even_this_model": lambda a: _without(
+        plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
+    ),
+    "document.recommendation.terms_evidence": lambda a: _terms_evidence(
+        a.calibration.runs.evidence
+    ),
+    "document.disagreements": lambda a: [
+        laid_out(found, DISAGREEMENT, "disagreement") for found in a.disagreements
+    ],
+    "document.shape": lambda a: _shape(a.calibration),
+    "document.scaling.kind": lambda a: _scaling_kind(a.calibration),
+    "document.scaling.fixed_cost": lambda a: maybe(
+        lambda f: {**plain(f), "optimizer_ms": a.fixed_term.optimizer_ms}, a.calibration.model.fixed
+    ),
+    "document.answer": lines,  # the default view's lines, before its table
+    "document.predictions": lambda a: a.predictions.to_dict("records"),
+    # --price is in any currency
+    "document.cost_unit": lambda a: maybe(
+        lambda _: sentence("cost_unit"), a.calibration.search.price_per_device_hour
+    ),
+    "document.weak_scaling": lambda a: maybe(pd.DataFrame.to_dict, a.alternative, "records"),
+}
 
 
 def advice_document(result: AdviceView) -> dict[str, JSON]:
     """``advise -f json``: the recommendation, the decision's fields, how the counts were
     compared, every assumption, the explanation and the predictions (records)."""
-    d, priced = result.decision, result.calibration.search.price_per_device_hour is not None
-    return {
-        "recommendation": {
-            "model": result.calibration.model.name,
-            "strategy": result.calibration.run.strategy,
-            "accelerators": d.count,  # None: withheld, an assumed term's range moves it
-            "withheld_by": d.withheld_by,  # that term: what to give or measure first
-            "fastest": d.fastest,
-            "efficient": result.picks.efficient,
-            "cheapest": result.picks.cheapest,
-            "equilibrium": result.picks.equilibrium,
-            "equilibrium_numbers": plain(result.picks.numbers),
-            "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
-            "break_even_params": result.break_even.params,
-            "target_efficiency_params": result.break_even.target_efficiency_params,
-            # this model beside the break-even (``derived.BreakEven``)
-            "break_even_this_model": _without(plain(result.break_even), *BREAK_EVEN_OWN),
-            "break_even_family": maybe(plain, result.calibration.model.family),
-            "dominant_term": d.limit.dominant_term,
-            # what the step's terms rest on: "flagged", "weak" or "firm" runs, None: numbers
-            "terms_evidence": _terms_evidence(result.calibration.runs.evidence),
-            "speedup_capped_by": d.limit.cap,
-            "warnings": list(d.warnings),
-            "measure_first": d.settle,
-            "caveats": list(result.caveats),
-        },
-        "disagreements": [
-            laid_out(found, DISAGREEMENT, "disagreement") for found in result.disagreements
-        ],
-        "measured": plain(result.measured_counts),
-        # memory and shape: absent where one device holds the model, or without a shape
-        **({"memory": plain(result.memory)} if result.memory is not None else {}),
-        **({"shape": shape} if (shape := _shape(result.calibration)) is not None else {}),
-        "decision": plain(d),
-        "scaling": _scaling(result),
-        "assumptions": plain(result.assumptions),
-        "answer": lines(result),  # the default view's lines, before its table
-        "explanation": result.explanation,
-        "predictions": result.predictions.to_dict("records"),
-        # --price is in any currency
-        "cost_unit": sentence("cost_unit") if priced else None,
-        "weak_scaling": maybe(pd.DataFrame.to_dict, result.alternative, "records"),
-    }
-
-
-def _terms_evidence(found: Support | None) -> str | None:
-    if found is None:
-        return None
-    return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
+    return laid_out(result, _KEYS["document"], "document")

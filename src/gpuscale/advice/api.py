@@ -156,7 +156,7 @@ def advise_by_keywords(
     topology: Topology | None = None,
     **fields: object,
 ) -> Advice:
-    """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
+    """``gpuscale.advise``: the advice of ``request`` with ``fields`` (its own) replaced.
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")

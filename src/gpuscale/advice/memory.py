@@ -75,8 +75,8 @@ class MemoryCheck:
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
-    def holding(self, strategy: str) -> int | None:  # searched or not
-        return self.fits_from(strategy) or dict(self.fewest)[strategy]
+    def holding(self, strategy: str) -> int | None:  # searched or not (the searched first)
+        return dict(self.fewest)[strategy]
 
     def split_batch(self, strategy: str, kept: int) -> int | None:
         """The smallest global batch >= ``kept`` that splits over :meth:`holding`'s devices."""
@@ -90,7 +90,7 @@ class MemoryCheck:
     def holds(self, strategy: str, devices: int) -> bool:
         """Whether ``devices`` hold the model (a count not searched: at least the fewest)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
-        fewest = dict(self.fewest)[strategy]
+        fewest = self.holding(strategy)
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.api import advise_here
+from gpuscale.advice.api import advise_loaded
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import TermId
@@ -114,7 +114,8 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
         assert len(topology["gpus"]) == 1 and topology["slowest_link"] is None
     for way, advice in (
         ("Python", gpuscale.advise(bench=H100_PATHS)),
-        ("command", advise_here(AdviceRequest(bench=str(H100_PATHS)))),  # `advise --bench`
+        # `advise --bench`
+        ("command", advise_loaded(AdviceRequest(bench=str(H100_PATHS)), here=True)),
     ):
         assert advice.calibration.machine.network.intra.name == link
         assert advice.calibration.machine.network.intra.busbw_gbs == PRESETS[link].busbw_gbs

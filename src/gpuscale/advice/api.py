@@ -1,6 +1,5 @@
 """The advice's entrance: the request checked against its data, the calibration built once,
-the search on it, its refusals said by ``explain``; each error a ``ValueError`` for the user.
-``gpuscale.advise(params=7e6, step_ms=2, batch=64)`` is :func:`advise_by_keywords`."""
+the search on it, its refusals said by ``explain``; each error a ``ValueError`` for the user."""
 
 from __future__ import annotations
 
@@ -62,14 +61,30 @@ def advise(
     return Advice(**{f.name: getattr(found, f.name) for f in fields(found)})
 
 
+def advise_loaded(
+    request: AdviceRequest,
+    *,
+    bench: pd.DataFrame | None = None,
+    topology: Topology | None = None,
+    here: bool = False,
+) -> Advice:
+    """The advice on the files ``request`` names (``bench``, ``topology``: given, as read);
+    ``here`` (``gpuscale advise``): this machine's topology where no link is given."""
+    given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
+    if here and all(v is None for v in given):
+        topology = topology_here(None, None)
+    data = load_advice_data(request, bench=bench, topology=topology)
+    return advise(request, **{f.name: getattr(data, f.name) for f in fields(data)})
+
+
 def load_advice_data(
     request: AdviceRequest,
     *,
     bench: pd.DataFrame | None = None,
     topology: Topology | None = None,
 ) -> AdviceData:
-    """The files ``request`` names, read (``bench``, ``topology`` given: as they are); the
-    sweep and the topology first, their mistakes said before a bench of up to 64 MiB is read."""
+    """The files ``request`` names, read; the sweep and the topology first, their mistakes
+    said before a bench of up to 64 MiB is read."""
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
@@ -142,7 +157,7 @@ def advise_by_keywords(
     topology: Topology | None = None,
     **fields: object,
 ) -> Advice:
-    """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
+    """``gpuscale.advise``: the advice of ``request`` with ``fields`` (its own) replaced.
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
@@ -151,12 +166,10 @@ def advise_by_keywords(
             f"advise takes an AdviceRequest or its fields as keywords, not {request!r}: "
             "advise(bench='results.jsonl') or advise(params=7e6, step_ms=2, batch=64)"
         )
-    frame = None
-    if isinstance(bench, pd.DataFrame):
-        frame = bench
-    elif isinstance(bench, str | os.PathLike):
+    frame = bench if isinstance(bench, pd.DataFrame) else None
+    if isinstance(bench, str | os.PathLike):
         fields["bench"] = str(bench)
-    elif bench is not None:
+    elif bench is not None and frame is None:
         raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
     named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
     if link is not None and named:  # never one of two silently: which wins is not a guess
@@ -177,26 +190,6 @@ def advise_by_keywords(
         problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
         (field, value, rule), *more = problems
         raise FieldError(field, value, rule, more=tuple(more)) from None
-
-
-def advise_here(request: AdviceRequest) -> Advice:
-    """``gpuscale advise``: this machine's topology detected where no link is given."""
-    given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
-    detected = topology_here(None, None) if all(v is None for v in given) else None
-    return advise_loaded(request, topology=detected)
-
-
-def advise_loaded(
-    request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
-) -> Advice:
-    data = load_advice_data(request, bench=bench, topology=topology)
-    return advise(
-        request,
-        bench=data.bench,
-        topology=data.topology,
-        collectives=data.collectives,
-        notes=data.notes,
-    )
 
 
 # Fields that describe bench results: (field, why without them).
@@ -224,13 +217,12 @@ def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
                 f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
                 f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
             )
-        given = [(f, why) for f, why in BENCH_ONLY if getattr(request, f) not in (None, False)]
-        if given:
-            option, why = given[0]
-            raise NamedError(
-                f"{ref(option)} without {ref('bench')}: it says {why}; give bench results (a "
-                f"file as {ref('bench')}), or leave it out"
-            )
+        for option, why in BENCH_ONLY:
+            if getattr(request, option) not in (None, False):
+                raise NamedError(
+                    f"{ref(option)} without {ref('bench')}: it says {why}; give bench results "
+                    f"(a file as {ref('bench')}), or leave it out"
+                )
         return
     if isinstance(request.batch, tuple):
         raise NamedError(

@@ -4,8 +4,10 @@ N = 1 peak less its state; else none, a lower bound). A count that does not fit 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
@@ -23,15 +25,10 @@ from gpuscale.hardware.transformer import Activations, ShapeNumbers
 # Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
 # gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
-# Other names of the same shardings (ZeRO's stages, FSDP's ``ShardingStrategy``): a refusal
-# suggests the strategy each is, not the one spelled most alike (``zero3`` is not ``zero2``)
-OTHER_NAMES = {
-    "zero3": "fsdp",
-    "full_shard": "fsdp",
-    "shard_grad_op": "zero2",
-    "hybrid_shard": "hybrid",
-    "no_shard": "ddp",
-}
+# Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
+_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
+OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
+SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
@@ -41,18 +38,6 @@ OPTIMIZERS = tuple(
     dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
 )
 PRECISIONS = ("mixed", "fp32")
-# Other tools' names for an --optimizer or --precision of ours (the same bytes per parameter):
-# (ours, why the same), refused naming ours so that the name given is the one assumed.
-SAME_STATE: dict[str, dict[str, tuple[str, str]]] = {
-    "optimizer": {
-        "adamw": ("adam", "AdamW keeps Adam's two moments (its decay is in the update)"),
-    },
-    "precision": {
-        "bf16": ("mixed", "bf16 weights and gradients with an fp32 master copy"),
-        "fp16": ("mixed", "fp16 weights and gradients with an fp32 master copy"),
-        "amp": ("mixed", "autocast: half-precision compute with an fp32 master copy"),
-    },
-}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,8 +75,8 @@ class MemoryCheck:
         counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
         return min(counts, default=None)
 
-    def holding(self, strategy: str) -> int | None:  # searched or not
-        return self.fits_from(strategy) or dict(self.fewest)[strategy]
+    def holding(self, strategy: str) -> int | None:  # searched or not (the searched first)
+        return dict(self.fewest)[strategy]
 
     def split_batch(self, strategy: str, kept: int) -> int | None:
         """The smallest global batch >= ``kept`` that splits over :meth:`holding`'s devices."""
@@ -105,7 +90,7 @@ class MemoryCheck:
     def holds(self, strategy: str, devices: int) -> bool:
         """Whether ``devices`` hold the model (a count not searched: at least the fewest)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]
-        fewest = dict(self.fewest)[strategy]
+        fewest = self.holding(strategy)
         return row[0] if row else fewest is not None and devices >= fewest
 
     @property

@@ -15,15 +15,15 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
     convergence model (method: docs/advice.md)."""
-    from gpuscale.advice.api import advise_here  # lazy: pandas, not for --help
+    from gpuscale.advice.api import advise_loaded  # lazy: pandas, not for --help
 
     try:  # the request's names (`bret`: "did you mean 'bert'?") resolved, its values checked
-        result = advise_here(request)
+        result = advise_loaded(request, here=True)
     except FieldError as exc:
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-    from gpuscale.advice.explain.answer import shown  # lazy: as advise_here
+    from gpuscale.advice.explain.answer import shown  # lazy: as advise_loaded
     from gpuscale.advice.explain.document import advice_view
 
     # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)

@@ -4,16 +4,15 @@ against its range and the options against each other as it is made, a refusal on
 from __future__ import annotations
 
 import itertools
-import math
-import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
     GRAD_BYTES,
     MAX_DEVICES,
     RANGES,
+    RULES,
     SCALINGS,
     SHAPE_NUMBERS,
     RequestFields,
@@ -22,8 +21,9 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import agreeing, counted, joined, number, parse_size
-from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settle_choice
+from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.tables.refusals import check_ranges
+from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -33,7 +33,13 @@ class AdviceRequest(RequestFields):
             value = getattr(self, name)
             if isinstance(value, list | tuple):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
-        _check_numbers(self)
+        check_ranges(self, RANGES, RULES)
+        if self.nodes * self.gpus_per_node > MAX_DEVICES:
+            raise NamedError(
+                f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.gpus_per_node)} "
+                f"is {self.nodes * self.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
+                "are advised on"
+            )
         _check_options(self)
 
 
@@ -92,68 +98,6 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
 )
-FIELDS = {f.name: f for f in fields(RequestFields)}
-
-
-def _check_numbers(request: RequestFields) -> None:
-    optional = {f.name for f in fields(request) if f.default is None}
-    given: list[tuple[str, object]] = []  # each value of a field given several times
-    for name in RANGES:
-        value = getattr(request, name)
-        given += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
-    for name, value in given:
-        if value is None and name not in optional:
-            raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
-        # numbers.Real: numpy's integers and floats too (a value read from a table)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-            hint = ""
-            if isinstance(value, str) and FIELDS[name].metadata["parse"] is parse_size:
-                hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
-            kind = type(value).__name__
-            raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
-        if _is_whole(name) and value is not None and not _whole(value):  # type: ignore[arg-type]
-            raise TypeError(f"{name} must be a whole number, not {value!r}")
-    for name, value in given:
-        low, high, open_low = RANGES[name]
-        if value is not None:
-            at = float(value)  # type: ignore[arg-type]
-            if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
-                raise FieldError(name, value, _rule(name))
-    if request.nodes * request.gpus_per_node > MAX_DEVICES:
-        raise NamedError(
-            f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "
-            f"is {request.nodes * request.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
-            "are advised on"
-        )
-
-
-def _whole(value: float) -> bool:  # a huge int is whole, never overflows a float
-    return isinstance(value, numbers.Integral) or float(value).is_integer()
-
-
-def _is_whole(name: str) -> bool:  # a field typed ``int`` (``int | None`` ...)
-    return str(FIELDS[name].type).startswith("int")
-
-
-def _rule(name: str) -> str:
-    low, high, open_low = RANGES[name]
-    whole = _is_whole(name)
-    if name == "grad_bytes":
-        return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
-    if name == "bucket_mb":
-        return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
-    if low == 1 and whole:
-        return f"must be a positive whole number, at most {_bound(high)}"
-    start = f"above {_bound(low)}" if open_low else f"at least {_bound(low)}"
-    return f"must be a {'whole number' if whole else 'number'} {start} and at most {_bound(high)}"
-
-
-def _bound(value: float) -> str:
-    """``10^16``, not 10,000,000,000,000,000."""
-    exponent = math.log10(value) if value > 0 else 0.0
-    if value >= 1e7 and exponent.is_integer():
-        return f"10^{int(exponent)}"
-    return number(value)
 
 
 def _check_options(request: RequestFields) -> None:

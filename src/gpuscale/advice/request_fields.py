@@ -12,6 +12,7 @@ from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
 from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
 from gpuscale.hardware.transformer import params as shape_params
 from gpuscale.quantities import parse_size
+from gpuscale.tables.refusals import Range
 from gpuscale.tables.requests import (
     JsonRequest,
     flag,
@@ -35,7 +36,7 @@ GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
 # Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
 # past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
-RANGES: dict[str, tuple[float, float, bool]] = {
+RANGES: dict[str, Range] = {
     "params": (1, 1e14, False),  # a model has at least one parameter
     "step_ms": (1e-3, 1e8, False),  # 1 us .. 28 h per step
     "fixed_ms": (0, 1e8, False),
@@ -63,6 +64,10 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "heads": (1, 1_000_000, False),
     "seq_len": (1, 2**30, False),
     "vocab": (1, 100_000_000, False),
+}
+RULES = {  # a rule said otherwise than its range (grad_bytes as settle_choice says it)
+    "grad_bytes": f"must be one of {', '.join(map(str, GRAD_BYTES))}",
+    "bucket_mb": "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)",
 }
 
 

@@ -9,8 +9,8 @@ from typing import ClassVar
 
 from gpuscale.advice.memory import OPTIMIZERS
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
-from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
-from gpuscale.hardware.transformer import params as shape_params
+from gpuscale.hardware import transformer
+from gpuscale.hardware.transformer import ShapeNumbers, TransformerShape, presets
 from gpuscale.quantities import parse_size
 from gpuscale.tables.refusals import Range
 from gpuscale.tables.requests import (
@@ -247,14 +247,25 @@ class RequestFields(JsonRequest):
             return found.at(int(self.seq_len)) if self.seq_len is not None else found
         if self.layers is None:
             return None
-        return of_numbers(**{n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")})
+        numbers = {n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")}
+        return transformer.of_numbers(**numbers)
+
+    @property
+    def shape_numbers(self) -> ShapeNumbers | None:
+        """The shape's numbers with its activations at every micro-batch a step may run (a
+        kept global batch splits into none larger than the batch advised on)."""
+        shape, points = self.shape, self.step_points
+        if shape is None or not points:
+            return None
+        how = self.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        return transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
 
     @property
     def model_params(self) -> float | None:  # --params, else the shape's
         if self.params is not None:
             return float(self.params)
         shape = self.shape
-        return None if shape is None else float(shape_params(shape))
+        return None if shape is None else float(transformer.params(shape))
 
     @property
     def gradient_precision(self) -> str:  # the device peak's the rate is checked against

@@ -40,9 +40,52 @@ class AdviceRequest(RequestFields):
                 f"is {self.nodes * self.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
                 "are advised on"
             )
-        _check_options(self)
+        for name in (*TEXT, "preset", *NAMED):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
+        if self.strategy is not None:  # None: as benched (--bench), else ddp
+            settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
+        for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
+            value = getattr(self, name)
+            same = SAME_STATE[name].get(str(value).lower())
+            if same is not None:  # another tool's name for one of ours: ours named
+                rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
+                raise FieldError(name, value, rule)
+            if value is not None:
+                settle_choice(self, name, allowed)
+        pair = (self.optimizer, self.precision)
+        if None not in pair and pair not in state_bytes():
+            known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
+            raise NamedError(
+                f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
+                f"its bytes per parameter are known in {joined(known)} only"
+            )
+        _check_shape(self)
+        settle_choice(self, "grad_bytes", GRAD_BYTES)
+        settle_choice(self, "scaling", SCALINGS)
+        check_preset(self)  # before any file is read (`--bench` missing said after it)
+        check_preset(self, "inter_node")
+        resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, the closest said
+        for name, resolve in NAMED.items():
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, None if value is None else resolve(value))
+            except UnknownNameError as exc:
+                raise exc.as_field(name) from None
+        if self.bench is None:  # with bench results, step times and batches: check_with_data
+            _check_step_pairs(self)
+        for first, second, both, why in PAIRS:
+            if both(self):
+                raise NamedError(f"{first} with {second}: {why}")
 
 
+# Fields of a name or a path; names said as the data spells them (``5.0``: ruleset 5.0.0)
+TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
+NAMED: dict[str, Callable[[str], str]] = {
+    "ruleset": resolve_ruleset,
+    "workload": lambda name: resolve_workloads([name])[0],
+}
 # (option, other option, whether the request gives both in contradiction, why)
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
@@ -100,30 +143,6 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
 )
 
 
-def _check_options(request: RequestFields) -> None:
-    text = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
-    for name in (*text, "preset", "ruleset", "workload"):  # a name or a path
-        value = getattr(request, name)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
-    if request.strategy is not None:  # None: as benched (--bench), else ddp
-        settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
-    _check_state(request)
-    _check_shape(request)
-    settle_choice(request, "grad_bytes", GRAD_BYTES)
-    settle_choice(request, "scaling", SCALINGS)
-    check_preset(request)  # before any file is read (`--bench` missing said after it)
-    check_preset(request, "inter_node")
-    _resolve(request, "ruleset", resolve_ruleset)  # `5.0`: 5.0.0
-    resolve_device(request.device_name)  # "RTX A1000" is no A100: refused, the closest said
-    _resolve(request, "workload", lambda name: resolve_workloads([name])[0])
-    if request.bench is None:  # with bench results, step times and batches: check_with_data
-        _check_step_pairs(request)
-    for first, second, both, why in PAIRS:
-        if both(request):
-            raise NamedError(f"{first} with {second}: {why}")
-
-
 def _check_step_pairs(request: RequestFields) -> None:
     """(step, batch) pairs of distinct batches; a fixed cost below the one step time only."""
     steps, batches, fixed_ms = request.step_ms, request.batch, request.fixed_ms
@@ -153,25 +172,6 @@ def _check_step_pairs(request: RequestFields) -> None:
         raise NamedError(
             f"{ref('fixed_ms', fixed_ms)} is not below {ref('step_ms', steps)}: the "
             "fixed per-step cost is the part of that step that does not shrink with the batch"
-        )
-
-
-def _check_state(request: RequestFields) -> None:
-    for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
-        value = getattr(request, name)
-        if value is None:
-            continue
-        same = SAME_STATE[name].get(str(value).lower())
-        if same is not None:  # another tool's name for one of ours: ours named
-            rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
-            raise FieldError(name, value, rule)
-        settle_choice(request, name, allowed)
-    pair = (request.optimizer, request.precision)
-    if None not in pair and pair not in state_bytes():
-        known = [p for o, p in state_bytes() if o == request.optimizer and p in PRECISIONS]
-        raise NamedError(
-            f"{ref('optimizer', request.optimizer)} with {ref('precision', request.precision)}: "
-            f"its bytes per parameter are known in {joined(known)} only"
         )
 
 
@@ -217,13 +217,3 @@ def _check_shape(request: RequestFields) -> None:
                 "counted from the shape"
             )
         settle_choice(request, "checkpointing", CHECKPOINTING)
-
-
-def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    value = getattr(request, name)
-    if value is None:
-        return
-    try:
-        object.__setattr__(request, name, resolve(value))
-    except UnknownNameError as exc:
-        raise exc.as_field(name) from None

@@ -82,8 +82,7 @@ class RequestFields(JsonRequest):
     json_name: ClassVar[str] = "advice request"
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
     model: str | None = option(
-        None,
-        help="Model of --bench to advise on (default: the largest with N = 1).",
+        None, help="Model of --bench to advise on (default: the largest with N = 1)."
     )
     params: float | None = text_option(
         None,
@@ -146,12 +145,10 @@ class RequestFields(JsonRequest):
         "(each layer's input kept).",
     )
     device_name: str | None = option(
-        None,
-        help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
+        None, help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench)."
     )
     interconnect: str | None = option(
-        None,
-        help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology).",
+        None, help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology)."
     )
     topo: str | None = _file_read(
         "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
@@ -171,19 +168,14 @@ class RequestFields(JsonRequest):
     )
     nics_per_node: int | None = option(None, help="NICs per node (default: one per device).")
     max_devices: int | None = option(
-        None,
-        help="Largest device count (default: nodes x gpus-per-node, capped by the topology).",
+        None, help="Largest device count (default: nodes x gpus-per-node, capped by the topology)."
     )
     overlap: float | None = option(
         None,
         help="Share of communication hidden, 0-1 (default: measured by --bench; else 0.5, all "
         "but the last bucket).",
     )
-    grad_bytes: int = option(
-        4,
-        names=("--grad-bytes",),
-        help="Bytes per gradient element (4 fp32, 2 bf16).",
-    )
+    grad_bytes: int = option(4, help="Bytes per gradient element (4 fp32, 2 bf16).")
     bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")
     strategy: str | None = option(
         None,
@@ -203,9 +195,7 @@ class RequestFields(JsonRequest):
         "fp32 master weights).",
     )
     noise_scale: float | None = text_option(
-        None,
-        parse_size,
-        help="Critical batch B_noise, samples (default: measured).",
+        None, parse_size, help="Critical batch B_noise, samples (default: measured)."
     )
     workload: str | None = single_option(
         what="workload",
@@ -216,7 +206,6 @@ class RequestFields(JsonRequest):
     ruleset: str | None = option(
         None, help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET})."
     )
-    # None: DEFAULT_SAMPLES, said as the default
     samples: float | None = text_option(
         None,
         parse_size,
@@ -224,8 +213,7 @@ class RequestFields(JsonRequest):
         "says its times rest on it).",
     )
     global_batch: int | None = option(
-        None,
-        help="Keep this global batch at every N (strong scaling).",
+        None, help="Keep this global batch at every N (strong scaling)."
     )
     target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
     price: float | None = price_option()

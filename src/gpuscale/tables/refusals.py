@@ -123,8 +123,7 @@ def shown(value: object) -> str:
 
 
 def clipped(text: str, most: int = 60) -> str:
-    """``text``, or its first ``most`` characters and how many there were (a refusal
-    echoed a 100,000-character value whole)."""
+    """``text``, or its first ``most`` characters and how many there were."""
     return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
 
 

@@ -133,7 +133,7 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
     not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range,
     the rule as ``rules`` words it, else as the range says it."""
     kinds = {f.name: f for f in fields(request)}  # type: ignore[arg-type]
-    given: list[tuple[str, float]] = []  # each value of a field given several times
+    given: list[tuple[str, numbers.Real]] = []  # each value of a field given several times
     for name in ranges:
         value = getattr(request, name)
         for one in value if isinstance(value, tuple) else (value,):

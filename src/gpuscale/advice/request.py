@@ -158,7 +158,7 @@ def _check_step_pairs(request: RequestFields) -> None:
         if len(set(batches)) != len(batches):
             raise NamedError(f"the {ref('batch')} values of the step times must differ: {batches}")
         # a step at a larger batch does more work: never faster than at a smaller one
-        ordered = sorted(zip(batches, steps, strict=True))  # type: ignore[arg-type]
+        ordered = sorted(request.step_points)
         for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
             if t_large < t_small:
                 raise NamedError(

@@ -4,16 +4,15 @@ against its range and the options against each other as it is made, a refusal on
 from __future__ import annotations
 
 import itertools
-import math
-import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
     GRAD_BYTES,
     MAX_DEVICES,
     RANGES,
+    RULES,
     SCALINGS,
     SHAPE_NUMBERS,
     RequestFields,
@@ -22,8 +21,9 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import agreeing, counted, joined, number, parse_size
-from gpuscale.tables.requests import FieldError, NamedError, help_of, ref, settle_choice
+from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.tables.refusals import check_ranges
+from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -33,10 +33,59 @@ class AdviceRequest(RequestFields):
             value = getattr(self, name)
             if isinstance(value, list | tuple):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
-        _check_numbers(self)
-        _check_options(self)
+        check_ranges(self, RANGES, RULES)
+        if self.nodes * self.gpus_per_node > MAX_DEVICES:
+            raise NamedError(
+                f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.gpus_per_node)} "
+                f"is {self.nodes * self.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
+                "are advised on"
+            )
+        for name in (*TEXT, "preset", *NAMED):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
+        if self.strategy is not None:  # None: as benched (--bench), else ddp
+            settle_choice(self, "strategy", STRATEGIES, OTHER_NAMES)
+        for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
+            value = getattr(self, name)
+            same = SAME_STATE[name].get(str(value).lower())
+            if same is not None:  # another tool's name for one of ours: ours named
+                rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
+                raise FieldError(name, value, rule)
+            if value is not None:
+                settle_choice(self, name, allowed)
+        pair = (self.optimizer, self.precision)
+        if None not in pair and pair not in state_bytes():
+            known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
+            raise NamedError(
+                f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
+                f"its bytes per parameter are known in {joined(known)} only"
+            )
+        _check_shape(self)
+        settle_choice(self, "grad_bytes", GRAD_BYTES)
+        settle_choice(self, "scaling", SCALINGS)
+        check_preset(self)  # before any file is read (`--bench` missing said after it)
+        check_preset(self, "inter_node")
+        resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, the closest said
+        for name, resolve in NAMED.items():
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, None if value is None else resolve(value))
+            except UnknownNameError as exc:
+                raise exc.as_field(name) from None
+        if self.bench is None:  # with bench results, step times and batches: check_with_data
+            _check_step_pairs(self)
+        for first, second, both, why in PAIRS:
+            if both(self):
+                raise NamedError(f"{first} with {second}: {why}")
 
 
+# Fields of a name or a path; names said as the data spells them (``5.0``: ruleset 5.0.0)
+TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
+NAMED: dict[str, Callable[[str], str]] = {
+    "ruleset": resolve_ruleset,
+    "workload": lambda name: resolve_workloads([name])[0],
+}
 # (option, other option, whether the request gives both in contradiction, why)
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
@@ -92,92 +141,6 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
 )
-FIELDS = {f.name: f for f in fields(RequestFields)}
-
-
-def _check_numbers(request: RequestFields) -> None:
-    optional = {f.name for f in fields(request) if f.default is None}
-    given: list[tuple[str, object]] = []  # each value of a field given several times
-    for name in RANGES:
-        value = getattr(request, name)
-        given += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
-    for name, value in given:
-        if value is None and name not in optional:
-            raise TypeError(f"{name} must be a number, not None ({help_of(request, name)})")
-        # numbers.Real: numpy's integers and floats too (a value read from a table)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-            hint = ""
-            if isinstance(value, str) and FIELDS[name].metadata["parse"] is parse_size:
-                hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
-            kind = type(value).__name__
-            raise TypeError(f"{name} must be a number, not {kind} {value!r}{hint}")
-        if _is_whole(name) and value is not None and not _whole(value):  # type: ignore[arg-type]
-            raise TypeError(f"{name} must be a whole number, not {value!r}")
-    for name, value in given:
-        low, high, open_low = RANGES[name]
-        if value is not None:
-            at = float(value)  # type: ignore[arg-type]
-            if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
-                raise FieldError(name, value, _rule(name))
-    if request.nodes * request.gpus_per_node > MAX_DEVICES:
-        raise NamedError(
-            f"{ref('nodes', request.nodes)} x {ref('gpus_per_node', request.gpus_per_node)} "
-            f"is {request.nodes * request.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
-            "are advised on"
-        )
-
-
-def _whole(value: float) -> bool:  # a huge int is whole, never overflows a float
-    return isinstance(value, numbers.Integral) or float(value).is_integer()
-
-
-def _is_whole(name: str) -> bool:  # a field typed ``int`` (``int | None`` ...)
-    return str(FIELDS[name].type).startswith("int")
-
-
-def _rule(name: str) -> str:
-    low, high, open_low = RANGES[name]
-    whole = _is_whole(name)
-    if name == "grad_bytes":
-        return f"must be one of {', '.join(map(str, GRAD_BYTES))}"  # as settle_choice says it
-    if name == "bucket_mb":
-        return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
-    if low == 1 and whole:
-        return f"must be a positive whole number, at most {_bound(high)}"
-    start = f"above {_bound(low)}" if open_low else f"at least {_bound(low)}"
-    return f"must be a {'whole number' if whole else 'number'} {start} and at most {_bound(high)}"
-
-
-def _bound(value: float) -> str:
-    """``10^16``, not 10,000,000,000,000,000."""
-    exponent = math.log10(value) if value > 0 else 0.0
-    if value >= 1e7 and exponent.is_integer():
-        return f"10^{int(exponent)}"
-    return number(value)
-
-
-def _check_options(request: RequestFields) -> None:
-    text = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
-    for name in (*text, "preset", "ruleset", "workload"):  # a name or a path
-        value = getattr(request, name)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
-    if request.strategy is not None:  # None: as benched (--bench), else ddp
-        settle_choice(request, "strategy", STRATEGIES, OTHER_NAMES)
-    _check_state(request)
-    _check_shape(request)
-    settle_choice(request, "grad_bytes", GRAD_BYTES)
-    settle_choice(request, "scaling", SCALINGS)
-    check_preset(request)  # before any file is read (`--bench` missing said after it)
-    check_preset(request, "inter_node")
-    _resolve(request, "ruleset", resolve_ruleset)  # `5.0`: 5.0.0
-    resolve_device(request.device_name)  # "RTX A1000" is no A100: refused, the closest said
-    _resolve(request, "workload", lambda name: resolve_workloads([name])[0])
-    if request.bench is None:  # with bench results, step times and batches: check_with_data
-        _check_step_pairs(request)
-    for first, second, both, why in PAIRS:
-        if both(request):
-            raise NamedError(f"{first} with {second}: {why}")
 
 
 def _check_step_pairs(request: RequestFields) -> None:
@@ -195,7 +158,7 @@ def _check_step_pairs(request: RequestFields) -> None:
         if len(set(batches)) != len(batches):
             raise NamedError(f"the {ref('batch')} values of the step times must differ: {batches}")
         # a step at a larger batch does more work: never faster than at a smaller one
-        ordered = sorted(zip(batches, steps, strict=True))  # type: ignore[arg-type]
+        ordered = sorted(request.step_points)
         for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
             if t_large < t_small:
                 raise NamedError(
@@ -209,25 +172,6 @@ def _check_step_pairs(request: RequestFields) -> None:
         raise NamedError(
             f"{ref('fixed_ms', fixed_ms)} is not below {ref('step_ms', steps)}: the "
             "fixed per-step cost is the part of that step that does not shrink with the batch"
-        )
-
-
-def _check_state(request: RequestFields) -> None:
-    for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
-        value = getattr(request, name)
-        if value is None:
-            continue
-        same = SAME_STATE[name].get(str(value).lower())
-        if same is not None:  # another tool's name for one of ours: ours named
-            rule = f"must be one of {', '.join(allowed)}: {same[1]}: give {same[0]}"
-            raise FieldError(name, value, rule)
-        settle_choice(request, name, allowed)
-    pair = (request.optimizer, request.precision)
-    if None not in pair and pair not in state_bytes():
-        known = [p for o, p in state_bytes() if o == request.optimizer and p in PRECISIONS]
-        raise NamedError(
-            f"{ref('optimizer', request.optimizer)} with {ref('precision', request.precision)}: "
-            f"its bytes per parameter are known in {joined(known)} only"
         )
 
 
@@ -273,13 +217,3 @@ def _check_shape(request: RequestFields) -> None:
                 "counted from the shape"
             )
         settle_choice(request, "checkpointing", CHECKPOINTING)
-
-
-def _resolve(request: RequestFields, name: str, resolve: Callable[[str], str]) -> None:
-    value = getattr(request, name)
-    if value is None:
-        return
-    try:
-        object.__setattr__(request, name, resolve(value))
-    except UnknownNameError as exc:
-        raise exc.as_field(name) from None

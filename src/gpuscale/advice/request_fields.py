@@ -9,9 +9,10 @@ from typing import ClassVar
 
 from gpuscale.advice.memory import OPTIMIZERS
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
-from gpuscale.hardware.transformer import TransformerShape, of_numbers, presets
-from gpuscale.hardware.transformer import params as shape_params
+from gpuscale.hardware import transformer
+from gpuscale.hardware.transformer import ShapeNumbers, TransformerShape, presets
 from gpuscale.quantities import parse_size
+from gpuscale.tables.refusals import Range
 from gpuscale.tables.requests import (
     JsonRequest,
     flag,
@@ -35,7 +36,7 @@ GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
 # Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
 # past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
-RANGES: dict[str, tuple[float, float, bool]] = {
+RANGES: dict[str, Range] = {
     "params": (1, 1e14, False),  # a model has at least one parameter
     "step_ms": (1e-3, 1e8, False),  # 1 us .. 28 h per step
     "fixed_ms": (0, 1e8, False),
@@ -64,6 +65,10 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "seq_len": (1, 2**30, False),
     "vocab": (1, 100_000_000, False),
 }
+RULES = {  # a rule said otherwise than its range (grad_bytes as settle_choice says it)
+    "grad_bytes": f"must be one of {', '.join(map(str, GRAD_BYTES))}",
+    "bucket_mb": "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)",
+}
 
 
 def _file_read(help: str, names: tuple[str, ...] = ()) -> str | None:  # a path, as text
@@ -77,8 +82,7 @@ class RequestFields(JsonRequest):
     json_name: ClassVar[str] = "advice request"
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
     model: str | None = option(
-        None,
-        help="Model of --bench to advise on (default: the largest with N = 1).",
+        None, help="Model of --bench to advise on (default: the largest with N = 1)."
     )
     params: float | None = text_option(
         None,
@@ -141,12 +145,10 @@ class RequestFields(JsonRequest):
         "(each layer's input kept).",
     )
     device_name: str | None = option(
-        None,
-        help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
+        None, help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench)."
     )
     interconnect: str | None = option(
-        None,
-        help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology).",
+        None, help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology)."
     )
     topo: str | None = _file_read(
         "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
@@ -166,19 +168,14 @@ class RequestFields(JsonRequest):
     )
     nics_per_node: int | None = option(None, help="NICs per node (default: one per device).")
     max_devices: int | None = option(
-        None,
-        help="Largest device count (default: nodes x gpus-per-node, capped by the topology).",
+        None, help="Largest device count (default: nodes x gpus-per-node, capped by the topology)."
     )
     overlap: float | None = option(
         None,
         help="Share of communication hidden, 0-1 (default: measured by --bench; else 0.5, all "
         "but the last bucket).",
     )
-    grad_bytes: int = option(
-        4,
-        names=("--grad-bytes",),
-        help="Bytes per gradient element (4 fp32, 2 bf16).",
-    )
+    grad_bytes: int = option(4, help="Bytes per gradient element (4 fp32, 2 bf16).")
     bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")
     strategy: str | None = option(
         None,
@@ -198,9 +195,7 @@ class RequestFields(JsonRequest):
         "fp32 master weights).",
     )
     noise_scale: float | None = text_option(
-        None,
-        parse_size,
-        help="Critical batch B_noise, samples (default: measured).",
+        None, parse_size, help="Critical batch B_noise, samples (default: measured)."
     )
     workload: str | None = single_option(
         what="workload",
@@ -211,7 +206,6 @@ class RequestFields(JsonRequest):
     ruleset: str | None = option(
         None, help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET})."
     )
-    # None: DEFAULT_SAMPLES, said as the default
     samples: float | None = text_option(
         None,
         parse_size,
@@ -219,8 +213,7 @@ class RequestFields(JsonRequest):
         "says its times rest on it).",
     )
     global_batch: int | None = option(
-        None,
-        help="Keep this global batch at every N (strong scaling).",
+        None, help="Keep this global batch at every N (strong scaling)."
     )
     target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
     price: float | None = price_option()
@@ -242,14 +235,25 @@ class RequestFields(JsonRequest):
             return found.at(int(self.seq_len)) if self.seq_len is not None else found
         if self.layers is None:
             return None
-        return of_numbers(**{n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")})
+        numbers = {n: int(getattr(self, n) or 0) for n in (*SHAPE_NUMBERS, "vocab")}
+        return transformer.of_numbers(**numbers)
+
+    @property
+    def shape_numbers(self) -> ShapeNumbers | None:
+        """The shape's numbers with its activations at every micro-batch a step may run (a
+        kept global batch splits into none larger than the batch advised on)."""
+        shape, points = self.shape, self.step_points
+        if shape is None or not points:
+            return None
+        how = self.checkpointing or transformer.DEFAULT_CHECKPOINTING
+        return transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
 
     @property
     def model_params(self) -> float | None:  # --params, else the shape's
         if self.params is not None:
             return float(self.params)
         shape = self.shape
-        return None if shape is None else float(shape_params(shape))
+        return None if shape is None else float(transformer.params(shape))
 
     @property
     def gradient_precision(self) -> str:  # the device peak's the rate is checked against

@@ -1,13 +1,23 @@
 """A request's refusal of a value: the field, the value as given and the rule it breaks,
 said as Python reads it (keywords: ``invalid steps -5: ...``, ``fixed_ms=30``) and as the
 command line does (options: ``--steps -5: ...``, ``--fixed-ms 30``). One wording, two
-spellings: a sentence names a field once (:func:`ref`) and each reader sees its own."""
+spellings: a sentence names a field once (:func:`ref`) and each reader sees its own.
+:func:`check_ranges` refuses a request's numbers past their ranges."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 import shlex
+from collections.abc import Mapping
+from dataclasses import fields
 from os import PathLike
+
+from gpuscale.quantities import number, parse_size
+
+# A number's range: (lowest, highest, lowest excluded?)
+Range = tuple[float, float, bool]
 
 
 class FieldError(ValueError):
@@ -113,6 +123,61 @@ def shown(value: object) -> str:
 
 
 def clipped(text: str, most: int = 60) -> str:
-    """``text``, or its first ``most`` characters and how many there were (a refusal
-    echoed a 100,000-character value whole)."""
+    """``text``, or its first ``most`` characters and how many there were."""
     return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
+
+
+def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[str, str]) -> None:
+    """Each of ``request``'s (a dataclass's) fields in ``ranges``, every value of one given
+    several times (a tuple): ``TypeError`` where it is no number (None where its default is
+    not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range,
+    the rule as ``rules`` words it, else as the range says it."""
+    kinds = {f.name: f for f in fields(request)}  # type: ignore[arg-type]
+    given: list[tuple[str, numbers.Real]] = []  # each value of a field given several times
+    for name in ranges:
+        value = getattr(request, name)
+        for one in value if isinstance(value, tuple) else (value,):
+            if one is None:
+                if kinds[name].default is not None:
+                    help = kinds[name].metadata["help"]
+                    raise TypeError(f"{name} must be a number, not None ({help})")
+                continue
+            # numbers.Real: numpy's integers and floats too (a value read from a table)
+            if isinstance(one, bool) or not isinstance(one, numbers.Real):
+                hint = ""
+                if isinstance(one, str) and kinds[name].metadata["parse"] is parse_size:
+                    hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
+                raise TypeError(f"{name} must be a number, not {type(one).__name__} {one!r}{hint}")
+            if _whole_field(kinds[name].type) and not _whole(one):
+                raise TypeError(f"{name} must be a whole number, not {one!r}")
+            given.append((name, one))
+    for name, value in given:
+        low, high, open_low = ranges[name]
+        at = float(value)
+        if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
+            whole = _whole_field(kinds[name].type)
+            raise FieldError(name, value, rules.get(name) or _rule(ranges[name], whole))
+
+
+def _whole(value: object) -> bool:  # a huge int is whole, never overflows a float
+    return isinstance(value, numbers.Integral) or float(value).is_integer()  # type: ignore[arg-type]
+
+
+def _whole_field(kind: object) -> bool:  # typed ``int`` (``int | None`` ...)
+    return str(kind).startswith("int")
+
+
+def _rule(within: Range, whole: bool) -> str:
+    low, high, open_low = within
+    if low == 1 and whole:
+        return f"must be a positive whole number, at most {_bound(high)}"
+    start = f"above {_bound(low)}" if open_low else f"at least {_bound(low)}"
+    return f"must be a {'whole number' if whole else 'number'} {start} and at most {_bound(high)}"
+
+
+def _bound(value: float) -> str:
+    """``10^16``, not 10,000,000,000,000,000."""
+    exponent = math.log10(value) if value > 0 else 0.0
+    if value >= 1e7 and exponent.is_integer():
+        return f"10^{int(exponent)}"
+    return number(value)

@@ -88,15 +88,13 @@ def option(
     shown: object = MISSING,
     one_file: bool = False,
 ) -> Any:
-    """A request field with its command-line option, written once: ``help`` (the option's
-    help text), ``names`` (its spellings where they are not ``--field-name``, e.g.
-    ``("--timeout",)``, ``("--workload", "-w")``, ``("--check/--no-check",)``), ``parse``
-    (the option's value to the field's: a size such as ``7M``, a path, a list; None: as
-    typed), ``cli`` (the type the option is typed as, where it is not the field's) and
-    ``shown`` (the option's default, where the field's is not what one types), ``one_file``
-    (a path naming one file to write). Values are checked by the request itself (one line
-    naming the option), never by Typer. Like :func:`dataclasses.field`, whose field it is,
-    it is typed ``Any``: the field's own annotation says its type."""
+    """A request field with its command-line option, written once: ``help``, ``names`` (its
+    spellings where they are not ``--field-name``: ``("--workload", "-w")``,
+    ``("--check/--no-check",)``), ``parse`` (the option's value to the field's: a size such
+    as ``7M``, a path, a list; None: as typed), ``cli`` (the option's type where it is not
+    the field's), ``shown`` (the option's default where the field's is not what one types),
+    ``one_file`` (a path naming one file to write). The request checks the values, never
+    Typer. Typed ``Any`` as :func:`dataclasses.field` is: the field's annotation says it."""
     meta: dict[str, object] = {"help": help, "names": names, "parse": parse, "one_file": one_file}
     if cli is not MISSING:
         meta["cli"] = cli
@@ -139,7 +137,7 @@ def repeatable_option(
 def single_option(*, what: str, help: str, names: tuple[str, ...], required: bool = False) -> Any:
     """An :func:`option` of one name that the command line takes repeatedly, as the
     MLPerf commands take ``-b``, so that a second one is refused, not silently replacing
-    the first (``plan -b bert -b retinanet`` planned retinanet alone)."""
+    the first."""
 
     # the command line's default is no value (not None, which ``parse`` is not given)
     empty, default = ("", MISSING) if required else (None, None)
@@ -201,17 +199,15 @@ def results_out_option(default: Path) -> Path:
 
 def one_named(text: str, allowed: Sequence[T]) -> T | None:
     """The one of ``allowed`` that ``text`` names whatever its case (``FSDP`` is fsdp),
-    else None: an abbreviation is no name (``glo`` was read as gloo in silence; what a
-    prefix would mean changes as choices are added). The rule of every choice below
-    ``gpuscale.names`` (which reads names alike); :func:`abbreviation_of` says it."""
+    else None: an abbreviation is no name (what a prefix would mean changes as choices are
+    added); :func:`abbreviation_of` says so."""
     key = text.strip().lower()
     return next((a for a in allowed if str(a).lower() == key), None)
 
 
 def comma_items(field: str, text: str, example: str, what: str = "item") -> list[str]:
     """The items of a comma-separated option, stripped; :class:`FieldError` for an empty
-    one (``1,,2``, ``1,2,``: a slip, never run as if it were not there) and for one given
-    twice (``1,2,2`` ran 1,2 without a word: :func:`given_twice`)."""
+    one (``1,,2``, ``1,2,``: a slip) and for one given twice (:func:`given_twice`)."""
     items = [item.strip() for item in text.split(",")]
     if not all(items):
         raise FieldError(
@@ -269,8 +265,7 @@ def _bare(name: str) -> str:
 
 def check_keywords(request: type, keywords: Iterable[str], function: str, *also: str) -> None:
     """A ``TypeError`` naming ``function``'s keyword that is no field of ``request`` (nor one
-    of ``also``), the closest named: ``gpuscale.advise(parms=7e6)`` said "AdviceRequest.
-    __init__() got an unexpected keyword argument 'parms'", a class the user never named."""
+    of ``also``), the closest named, not ``__init__`` of a class the user never named."""
     valid = [f.name for f in fields(request) if f.init] + list(also)
     # a keyword spelt as the field's command-line option (plan's --price is the field
     # price_per_device_hour): that field is the one meant, however unlike its name

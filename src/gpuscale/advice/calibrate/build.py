@@ -23,7 +23,6 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.analysis.critical_batch import rcp_fit
-from gpuscale.hardware import transformer
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
@@ -43,13 +42,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
     said as warnings."""
     bench = data.bench
-    # a transformer's numbers, counted once: its activations at every micro-batch a step may
-    # run (a kept global batch splits into none larger than the batch advised on)
-    shape, points = request.shape, request.step_points
-    numbers = None
-    if shape is not None and points:
-        how = request.checkpointing or transformer.DEFAULT_CHECKPOINTING
-        numbers = transformer.numbers_of(shape, range(1, points[0][0] + 1), how)
+    numbers = request.shape_numbers  # a transformer's, counted once
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
     host = None

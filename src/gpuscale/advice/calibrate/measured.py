@@ -104,7 +104,7 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     fit = fit_compute(ones)
     if len(np.unique(mparams)) < 2 or fit is None:
         return None
-    fixed, tflops, _ = fit
+    fixed, tflops = fit
     peak, _ = ceiling(
         like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
     )

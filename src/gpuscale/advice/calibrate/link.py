@@ -170,6 +170,14 @@ def choose_link(
         basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
         measure = sentence("measure_link_assumed", case=case)
         assumed = True
+    if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
+        said = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=chosen.busbw_gbs,
+            latency_us=chosen.latency_us,
+        )
+        return LinkChoice(replace(chosen, name="CPU processes"), said, device, assumed=True)
     assumption = Assumption(
         term=TermId.LINK,
         value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
@@ -237,18 +245,10 @@ def machine_of(
     the ends of an assumed link's range (``LINK_ENDS``; none where the link is not assumed)."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
-    intra, link_note, assumption = choice.link, choice.said, choice.assumption
-    if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
-        intra, assumption = replace(intra, name="CPU processes"), None
-        link_note = Finding.of(
-            K.LINK_OF_PROCESSES,
-            name=DEFAULT_LINK,
-            busbw_gbs=intra.busbw_gbs,
-            latency_us=intra.latency_us,
-        )
+    link_note = choice.said
     inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
-        intra=intra,
+        intra=choice.link,
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=inter,
         nics_per_node=req.nics_per_node,
@@ -264,7 +264,7 @@ def machine_of(
             latency_us=network.intra.latency_us,
         )
     sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
-    assumed: list[Assumption] = list(filter(None, [assumption]))
+    assumed: list[Assumption] = list(filter(None, [choice.assumption]))
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
@@ -276,8 +276,19 @@ def machine_of(
                 assumed=req.inter_node is None or req.nics_per_node is None,
             )
         )
-        if req.inter_node is None:
-            assumed.append(_inter_node_assumed(network.inter))
+        if req.inter_node is None:  # ``DEFAULT_INTER_NODE``
+            inter = network.inter
+            presets = (name for name, p in links.PRESETS.items() if p.kind == "network")
+            assumed.append(
+                Assumption(
+                    term=TermId.INTER_NODE,
+                    value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+                    quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
+                    source=Source.ASSUMED,
+                    basis=sentence("inter_node_assumed", name=inter.name),
+                    measure=Measure(sentence("measure_inter_node", presets=", ".join(presets))),
+                )
+            )
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -289,18 +300,4 @@ def machine_of(
         assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
     )
-    return machine, said, choice.ends if assumption is not None else ()
-
-
-def _inter_node_assumed(inter: Link) -> Assumption:
-    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
-    bandwidth (GB/s), what it is taken as and the option that names it."""
-    presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
-    return Assumption(
-        term=TermId.INTER_NODE,
-        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
-        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
-        source=Source.ASSUMED,
-        basis=sentence("inter_node_assumed", name=inter.name),
-        measure=Measure(sentence("measure_inter_node", presets=presets)),
-    )
+    return machine, said, choice.ends

@@ -29,10 +29,10 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     work_ms_per_tflop = work_ms(batch, model.flops, 1.0)
     measured = _own_fixed(row, fb)
     own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
-    gap = row.get("fsdp_overhead_ms")
-    if row["strategy"] == "fsdp" and gap is not None and pd.notna(gap) and gap > 0:
+    gap = cell(row, "fsdp_overhead_ms", float, 0.0)
+    if row["strategy"] == "fsdp" and gap > 0:
         accum = cell(row, "accum", int, 1)
-        ms = min(float(gap) / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
+        ms = min(gap / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
         if measured is None or measured.ms < ms:
             own = FixedCost.exact(
                 ms,

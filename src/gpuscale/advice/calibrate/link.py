@@ -228,8 +228,7 @@ def device_cap(
     processes = max(1, cores // per_process)
     if processes >= most:
         return nodes, most, before, ()
-    found = {"host": processes, "cores": cores, "threads": per_process}
-    found["bench"] = host.cores is not None
+    found = dict(host=processes, cores=cores, threads=per_process, bench=host.cores is not None)
     if req.max_devices is None:
         return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
     return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)

@@ -175,7 +175,7 @@ def memory_check(
         peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
         if len(peaks):
             peak_gb = float(peaks.median()) / BYTES_PER_GB
-    assumed = memory is None and cal.runs.own_model is None and not machine.device.name
+    assumed = memory is None and own is None and not machine.device.name
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
@@ -200,17 +200,14 @@ def memory_check(
 
 def micro_batch_at(run: Run, devices: int) -> int:
     """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the one the search splits it into, else the batch advised on."""
+    the whole batch of the fewest micro-steps that fits (as the search splits it), else the
+    batch advised on."""
     kept = run.kept_global_batch
     if kept is None:
         return run.batch
-    for accum in range(1, run.max_accum + 1):
-        batch = kept / devices / accum
-        if batch < 1:
-            break
-        if batch == int(batch) and batch <= run.largest_batch:
-            return int(batch)
-    return run.batch  # no split: the count is not predicted
+    splits = (kept / devices / accum for accum in range(1, run.max_accum + 1))
+    whole = (int(b) for b in splits if 1 <= b <= run.largest_batch and b == int(b))
+    return next(whole, run.batch)  # no split: the count is not predicted
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:

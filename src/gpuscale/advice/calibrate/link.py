@@ -275,19 +275,8 @@ def machine_of(
                 assumed=req.inter_node is None or req.nics_per_node is None,
             )
         )
-        if req.inter_node is None:  # ``DEFAULT_INTER_NODE``
-            inter = network.inter
-            presets = (name for name, p in links.PRESETS.items() if p.kind == "network")
-            assumed.append(
-                Assumption(
-                    term=TermId.INTER_NODE,
-                    value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
-                    quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
-                    source=Source.ASSUMED,
-                    basis=sentence("inter_node_assumed", name=inter.name),
-                    measure=Measure(sentence("measure_inter_node", presets=", ".join(presets))),
-                )
-            )
+        if req.inter_node is None:
+            assumed.append(_inter_node_assumed(network.inter))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -300,3 +289,16 @@ def machine_of(
         warnings=tuple(filter(None, [choice.warning])),
     )
     return machine, said, choice.ends
+
+
+def _inter_node_assumed(inter: Link) -> Assumption:
+    """The link between nodes where none is named (``DEFAULT_INTER_NODE``)."""
+    presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
+    return Assumption(
+        term=TermId.INTER_NODE,
+        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
+        source=Source.ASSUMED,
+        basis=sentence("inter_node_assumed", name=inter.name),
+        measure=Measure(sentence("measure_inter_node", presets=presets)),
+    )

@@ -1,10 +1,6 @@
 """What the bench's N > 1 runs measured beyond the calibration point: the communication
-timed over what the network predicts, read at the most specific level that measured it (the
-configuration, the family, the model's own runs); the family's break-even basis
-(:func:`fitted`); the step's 80% interval at N > 1 (:func:`step_error`): each model with
-N > 1 rows left out in turn (at most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the
-rest, the ``k`` log errors ``r`` giving the half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``
-(without them, ``priors.EXTRAPOLATED``), the advised model's own N > 1 runs said beside it."""
+scale (:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's
+80% interval at N > 1 (:func:`step_error`)."""
 
 from __future__ import annotations
 
@@ -148,8 +144,10 @@ def from_residuals(
     chosen: int | None = None,
     models: int | None = None,
 ) -> StepError:
-    """The interval of the log errors ``residuals`` of the measured N > 1 steps (``chosen``
-    of the ``models`` where not all were left out)."""
+    """The 80% interval of the ``k`` log errors ``r`` of the measured N > 1 steps
+    (``residuals``): half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``, at least
+    ``priors.EXTRAPOLATED`` under ``FEW_RESIDUALS`` (``chosen`` of the ``models`` where not
+    all were left out)."""
     r = [float(e) for e in residuals if math.isfinite(e)]
     if len(r) == 0:
         return StepError()

@@ -132,28 +132,19 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
-    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
-    from scipy.optimize import nnls
-
-    return nnls(np.column_stack(columns), y)[0]
-
-
-def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
-    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted
-    (non-negative least squares) over N = 1 rows of one family and configuration; None
-    without two distinct work sizes."""
+def fit_compute(single: pd.DataFrame) -> tuple[float, float] | None:
+    """(fixed ms, achieved TFLOP/s): ``fixed_cost.line`` through the forward + backward
+    against the work (GFLOP) of N = 1 rows of one family and configuration; None without
+    two distinct work sizes or a rising line."""
     rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
     work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
     if len(np.unique(work_gflop)) < 2:
         return None
     fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
-    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
+    fixed, ms_per_gflop = line(list(zip(work_gflop, fb, strict=True)))
     if ms_per_gflop <= 0:
         return None
-    mparams = rows["params"].to_numpy(float) / 1e6
-    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
-    return float(fixed), float(1 / ms_per_gflop), float(opt)
+    return fixed, 1 / ms_per_gflop
 
 
 def memory_check(
@@ -184,7 +175,7 @@ def memory_check(
         peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
         if len(peaks):
             peak_gb = float(peaks.median()) / BYTES_PER_GB
-    assumed = memory is None and cal.runs.own_model is None and not machine.device.name
+    assumed = memory is None and own is None and not machine.device.name
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
@@ -209,17 +200,14 @@ def memory_check(
 
 def micro_batch_at(run: Run, devices: int) -> int:
     """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the one the search splits it into, else the batch advised on."""
+    the whole batch of the fewest micro-steps that fits (as the search splits it), else the
+    batch advised on."""
     kept = run.kept_global_batch
     if kept is None:
         return run.batch
-    for accum in range(1, run.max_accum + 1):
-        batch = kept / devices / accum
-        if batch < 1:
-            break
-        if batch == int(batch) and batch <= run.largest_batch:
-            return int(batch)
-    return run.batch  # no split: the count is not predicted
+    splits = (kept / devices / accum for accum in range(1, run.max_accum + 1))
+    whole = (int(b) for b in splits if 1 <= b <= run.largest_batch and b == int(b))
+    return next(whole, run.batch)  # no split: the count is not predicted
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:

@@ -21,7 +21,7 @@ from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.tables.bench_runs import bench_options
 
 
-def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] | None) -> Split:
+def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) -> Split:
     """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of the
     step it gives (``fitted``: ``fits.fit_compute`` over its family's N = 1 runs)."""
     fb = float(row["forward_ms"] + row["backward_ms"])
@@ -29,10 +29,10 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     work_ms_per_tflop = work_ms(batch, model.flops, 1.0)
     measured = _own_fixed(row, fb)
     own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
-    gap = row.get("fsdp_overhead_ms")
-    if row["strategy"] == "fsdp" and gap is not None and pd.notna(gap) and gap > 0:
+    gap = cell(row, "fsdp_overhead_ms", float, 0.0)
+    if row["strategy"] == "fsdp" and gap > 0:
         accum = cell(row, "accum", int, 1)
-        ms = min(float(gap) / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
+        ms = min(gap / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
         if measured is None or measured.ms < ms:
             own = FixedCost.exact(
                 ms,
@@ -59,9 +59,9 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
                     rest_basis=rest.basis,
                 ),
             )
-    small = row.get("small_batch_step_ms_mean")
+    small = cell(row, "small_batch_step_ms_mean", float)
     peak, found = ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))
-    if own is not None and pd.notna(small):  # ``within_peak`` on the row's plain steps
+    if own is not None and small is not None:  # ``within_peak`` on the row's plain steps
         checked = within_peak(
             own,
             fb_ms=fb,
@@ -69,7 +69,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
             flops_per_sample=model.flops,
             peak_tflops=float(peak),
             plain_ms=(
-                (float(row["small_batch_per_device"]), float(small)),
+                (float(row["small_batch_per_device"]), small),
                 (batch, float(row["plain_step_ms_mean"])),
             ),
             ceiling=found,
@@ -105,8 +105,8 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
     """The fixed cost the bench measured (two batches at N = 1) less the optimizer's time;
     None without it."""
-    point = row.get("fixed_ms")
-    if point is None or pd.isna(point):
+    point = cell(row, "fixed_ms", float)
+    if point is None:
         return None
     opt = float(row["optimizer_ms"])
 
@@ -160,9 +160,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         **{end: max(GPU_PRIOR.at(end) - opt, 0.0) for end in ("low", "point", "high")},
         said=sentence("prior_less_optimizer", why=GPU_PRIOR.said, opt=opt),
     )
-    peak = row.get("peak_tflops")
-    known = peak is not None and pd.notna(peak) and float(peak) > 0
-    at_peak = work_ms(batch, flops_per_sample, float(peak)) if known else None
+    peak = cell(row, "peak_tflops", float, 0.0)
+    at_peak = work_ms(batch, flops_per_sample, peak) if peak > 0 else None
     found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
     if at_peak is None:
         bound = sentence("no_peak_unbounded")
@@ -173,7 +172,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
             fb=fb_ms,
             batch=batch,
             at_peak=at_peak,
-            peak=float(peak),
+            peak=peak,
         )
     else:
         bound = None

@@ -170,6 +170,14 @@ def choose_link(
         basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
         measure = sentence("measure_link_assumed", case=case)
         assumed = True
+    if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
+        said = Finding.of(
+            K.LINK_OF_PROCESSES,
+            name=DEFAULT_LINK,
+            busbw_gbs=chosen.busbw_gbs,
+            latency_us=chosen.latency_us,
+        )
+        return LinkChoice(replace(chosen, name="CPU processes"), said, device, assumed=True)
     assumption = Assumption(
         term=TermId.LINK,
         value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
@@ -220,8 +228,7 @@ def device_cap(
     processes = max(1, cores // per_process)
     if processes >= most:
         return nodes, most, before, ()
-    found = {"host": processes, "cores": cores, "threads": per_process}
-    found["bench"] = host.cores is not None
+    found = dict(host=processes, cores=cores, threads=per_process, bench=host.cores is not None)
     if req.max_devices is None:
         return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
     return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
@@ -237,18 +244,10 @@ def machine_of(
     the ends of an assumed link's range (``LINK_ENDS``; none where the link is not assumed)."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
-    intra, link_note, assumption = choice.link, choice.said, choice.assumption
-    if choice.assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
-        intra, assumption = replace(intra, name="CPU processes"), None
-        link_note = Finding.of(
-            K.LINK_OF_PROCESSES,
-            name=DEFAULT_LINK,
-            busbw_gbs=intra.busbw_gbs,
-            latency_us=intra.latency_us,
-        )
+    link_note = choice.said
     inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
     network = Network(
-        intra=intra,
+        intra=choice.link,
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=inter,
         nics_per_node=req.nics_per_node,
@@ -264,7 +263,7 @@ def machine_of(
             latency_us=network.intra.latency_us,
         )
     sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
-    assumed: list[Assumption] = list(filter(None, [assumption]))
+    assumed: list[Assumption] = list(filter(None, [choice.assumption]))
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         nics = req.nics_per_node or req.gpus_per_node
@@ -289,12 +288,11 @@ def machine_of(
         assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
     )
-    return machine, said, choice.ends if assumption is not None else ()
+    return machine, said, choice.ends
 
 
 def _inter_node_assumed(inter: Link) -> Assumption:
-    """The link between nodes where none is named (``DEFAULT_INTER_NODE``), as its bus
-    bandwidth (GB/s), what it is taken as and the option that names it."""
+    """The link between nodes where none is named (``DEFAULT_INTER_NODE``)."""
     presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
         term=TermId.INTER_NODE,

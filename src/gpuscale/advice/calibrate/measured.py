@@ -1,10 +1,6 @@
 """What the bench's N > 1 runs measured beyond the calibration point: the communication
-timed over what the network predicts, read at the most specific level that measured it (the
-configuration, the family, the model's own runs); the family's break-even basis
-(:func:`fitted`); the step's 80% interval at N > 1 (:func:`step_error`): each model with
-N > 1 rows left out in turn (at most ``MAX_LEFT_OUT``), its N > 1 steps predicted from the
-rest, the ``k`` log errors ``r`` giving the half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``
-(without them, ``priors.EXTRAPOLATED``), the advised model's own N > 1 runs said beside it."""
+scale (:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's
+80% interval at N > 1 (:func:`step_error`)."""
 
 from __future__ import annotations
 
@@ -40,11 +36,11 @@ MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
-def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
-    """The communication scale on ``network`` (the median of measured over predicted) of the
-    most specific ``levels`` that measured it, and the rows it was read from; (None, no
-    rows) where none did."""
-    found, comm_rows = None, pd.Index([])
+def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
+    """``cal`` with its communication scale on ``network`` (the median of measured over
+    predicted at the most specific of its ``comm_levels`` that measured it) and the runs it
+    was read from, and ``network`` scaled by it."""
+    levels = cal.bench.comm_levels
     # per N > 1 row of the first level (every level is a part of it): measured over predicted
     rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
     ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)
@@ -66,22 +62,14 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
             ).comm_s
         if predicted[key] > 0 and comm > 0:
             ratios[index] = comm / (predicted[key] * 1e3)
+    scale, read = None, pd.Index([])
     for rows_at in levels:  # the median of measured over predicted at each level
         at = ratios.loc[rows_at.index].dropna()
-        if len(at) and (scale := float(at.median())):
-            found, comm_rows = scale, at.index
-    return found, comm_rows
-
-
-def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale read on ``network`` and the runs it was read
-    from, and ``network`` scaled by it."""
-    levels = cal.bench.comm_levels
-    scale, rows = comm_scale(levels, network)
+        if len(at) and float(at.median()):
+            scale, read = float(at.median()), at.index
     if scale is None:
         return cal, network
-    found = support(levels[0].loc[rows], table)
-    bench = replace(cal.bench, comm_scale=scale, comm_support=found)
+    bench = replace(cal.bench, comm_scale=scale, comm_support=support(rows.loc[read], table))
     return replace(cal, bench=bench), network.scaled(scale)
 
 
@@ -103,19 +91,19 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
     fit = fit_compute(ones)
     if len(np.unique(mparams)) < 2 or fit is None:
         return None
-    fixed, tflops, _ = fit
+    fixed, tflops = fit
     peak, _ = ceiling(
         like["device"], like.get("threads"), like.get("peak_tflops"), like.get("precision")
     )
     tflops = min(tflops, peak)
-    opt = line(list(zip(mparams, ones["optimizer_ms"].to_numpy(float), strict=True)))
-    ddp_rows = ones.dropna(subset=["ddp_overhead_ms"])
-    ddp_x = (ddp_rows["params"] / 1e6).to_numpy(float)
-    ddp = (
-        line(list(zip(ddp_x, ddp_rows["ddp_overhead_ms"].to_numpy(float), strict=True)))
-        if len(np.unique(ddp_x)) >= 2
-        else (0.0, 0.0)
-    )
+
+    def per_mparam(column: str) -> tuple[float, float]:  # (ms, ms per million parameters)
+        rows = ones.dropna(subset=[column])
+        x = (rows["params"] / 1e6).to_numpy(float)
+        if len(np.unique(x)) < 2:
+            return 0.0, 0.0
+        return line(list(zip(x, rows[column].to_numpy(float), strict=True)))
+
     fb = ones["forward_ms"] + ones["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
@@ -144,8 +132,8 @@ def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
         members=tuple(str(m) for m in ones["model"]),
         flops_per_param=float((ones["flops_per_sample"] / ones["params"]).median()),
         compute=compute,
-        opt_ms=opt,
-        ddp_ms=ddp,
+        opt_ms=per_mparam("optimizer_ms"),
+        ddp_ms=per_mparam("ddp_overhead_ms"),
     )
 
 
@@ -155,8 +143,10 @@ def from_residuals(
     chosen: int | None = None,
     models: int | None = None,
 ) -> StepError:
-    """The interval of the log errors ``residuals`` of the measured N > 1 steps (``chosen``
-    of the ``models`` where not all were left out)."""
+    """The 80% interval of the ``k`` log errors ``r`` of the measured N > 1 steps
+    (``residuals``): half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``, at least
+    ``priors.EXTRAPOLATED`` under ``FEW_RESIDUALS`` (``chosen`` of the ``models`` where not
+    all were left out)."""
     r = [float(e) for e in residuals if math.isfinite(e)]
     if len(r) == 0:
         return StepError()

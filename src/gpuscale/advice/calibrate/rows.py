@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -137,35 +137,35 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
-    where = _where(req.bench)
-    model = req.model
-    if model is not None:
-        known_model(bench, model, req.bench)
+    if req.model is not None:
+        known_model(bench, req.model, req.bench)
     # each model with an ``ok`` run whose loss was not finite, with those runs' counts
     ok = bench[bench["status"] == "ok"]
-    counts: dict[str, set[int]] = {}
-    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
-        counts.setdefault(str(row.model), set()).add(int(row.accelerators))
-    broken = tuple((m, tuple(sorted(n))) for m, n in counts.items())
-    mine = tuple((m, n) for m, n in broken if m == model)
+    lost = ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds).astype(bool)]
+    counts = lost["accelerators"].groupby(lost["model"].astype(str), sort=False)
+    broken = tuple((m, tuple(sorted({int(c) for c in n}))) for m, n in counts)
+    mine = tuple((m, n) for m, n in broken if m == req.model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
+        where = _where(req.bench)
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
-    # the runs of the model (or family) asked for left out, said with a refusal
-    table, left_broken = sound.assign(flagged=False) if req.allow_flagged else sound, broken
+    # the broken models' runs said where no model or family was asked (a broken model's
+    # runs are none of ``sound``'s); the flagged ones allowed, else those of the model (or
+    # family) asked for left out, said with a refusal
+    asked = req.model is not None or req.family is not None
+    left_broken = () if asked else broken
+    if req.allow_flagged:
+        allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
+        left = LeftOut(broken=left_broken)
+        return Usable(sound.assign(flagged=False), allowed, flags, broken, left)
+    table = sound
     for column, value in (("model", req.model), ("family", req.family)):
         if value is not None:
             table = table[table[column] == value]
-            left_broken = tuple((m, n) for m, n in left_broken if m in set(table["model"]))
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
-    left = LeftOut(int(flagged.sum()), single, (), left_broken)
-    if single:
-        left = replace(left, flags=tuple(flag_summary(table)))
-    if not req.allow_flagged:
-        return Usable(sound, 0, (), broken, left)
-    allowed, flags = int(_flagged(sound).sum()), tuple(flag_summary(sound))
-    return Usable(sound.assign(flagged=False), allowed, flags, broken, left)
+    flags = tuple(flag_summary(table)) if single else ()
+    return Usable(sound, 0, (), broken, LeftOut(int(flagged.sum()), single, flags, left_broken))
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -196,7 +196,7 @@ def same_hardware(
 
 def default_model(table: pd.DataFrame) -> str:
     """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
-    rows, _ = trusted(table)
+    rows = trusted_runs(table)
     single = rows[rows["accelerators"] == 1]
     if not single.empty:
         return str(single.sort_values("params")["model"].iloc[-1])

@@ -11,9 +11,16 @@ from dataclasses import replace
 import pytest
 
 import gpuscale
-from gpuscale.advice.derived import BreakEven, Deciding, FixedTerm, InputRate, OneDeviceRow
 from gpuscale.advice.memory import check
-from gpuscale.advice.records import spans, wide_factor
+from gpuscale.advice.records import (
+    BreakEven,
+    Deciding,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    spans,
+    wide_factor,
+)
 from gpuscale.hardware.capacity import AcceleratorMemory
 
 

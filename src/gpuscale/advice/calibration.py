@@ -12,8 +12,8 @@ from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
-from gpuscale.advice.records import Assumption, Measured
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.records import Assumption
+from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network

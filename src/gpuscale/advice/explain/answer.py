@@ -11,14 +11,6 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
-    BreakEven,
-    Deciding,
-    FixedTerm,
-    OneDeviceRow,
-    Picks,
-    RowIntervals,
-)
 from gpuscale.advice.explain.caveats import memory_said, readings_apart
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
@@ -32,8 +24,18 @@ from gpuscale.advice.explain.phrasebook import (
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.explain.runs import disagreement
 from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision, MeasuredCount, spans
-from gpuscale.advice.types import STOPPED, Source, TermId
+from gpuscale.advice.records import (
+    Assumption,
+    BreakEven,
+    Deciding,
+    Decision,
+    FixedTerm,
+    OneDeviceRow,
+    Picks,
+    RowIntervals,
+    spans,
+)
+from gpuscale.advice.types import STOPPED, MeasuredCount, Source, TermId
 from gpuscale.quantities import counted, format_ms, joined
 
 

@@ -10,7 +10,6 @@ import math
 import pandas as pd
 
 from gpuscale.advice.calibration import FamilyBasis
-from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -23,6 +22,7 @@ from gpuscale.advice.explain.answer import (
 )
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name, term_subject
+from gpuscale.advice.records import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.types import STOPPED, Source, TermId, maybe
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined

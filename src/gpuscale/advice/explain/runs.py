@@ -10,8 +10,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import said, sentence
-from gpuscale.advice.records import MeasuredCount
-from gpuscale.advice.types import Finding, LeftOut, Refusal, RefusalKind
+from gpuscale.advice.types import Finding, LeftOut, MeasuredCount, Refusal, RefusalKind
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import filled, format_count, joined, noun_for, of_the

@@ -13,31 +13,36 @@ from typing import TypeVar
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.network import MIB
+from gpuscale.advice.records import (
     BreakEven,
+    Chosen,
     Deciding,
+    Decision,
     FixedTerm,
+    Focus,
+    HeldBack,
     InputRate,
+    Limit,
     OneDeviceRow,
     Picks,
     Qualifiers,
     RowIntervals,
     measured_at,
 )
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.model.network import MIB
-from gpuscale.advice.records import (
-    Chosen,
-    Decision,
-    Focus,
-    HeldBack,
-    Limit,
-    Measured,
-    MeasuredCount,
-)
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
-from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.advice.types import (
+    STOPPED,
+    Finding,
+    FindingKind,
+    Measured,
+    MeasuredCount,
+    Reading,
+    TermId,
+    maybe,
+)
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")

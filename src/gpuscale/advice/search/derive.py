@@ -12,9 +12,12 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.derived import (
+from gpuscale.advice.model.compute import per_step_ms, rate_tflops
+from gpuscale.advice.model.step import pair_speedup
+from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     BreakEven,
+    Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
@@ -23,9 +26,6 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.model.compute import per_step_ms, rate_tflops
-from gpuscale.advice.model.step import pair_speedup
-from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick

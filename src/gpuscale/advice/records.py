@@ -122,10 +122,8 @@ class Focus:
     throughput_efficiency: float
     convergence_factor: float
     rests_on: str = "predicted"
-    # ``1 / convergence_factor`` where convergence caps it; the step less the measured
-    # one's unexplained part (None: predicted)
-    samples_ratio: float | None = None
-    explained_ms: float | None = None
+    samples_ratio: float | None = None  # ``1 / convergence_factor`` where convergence caps it
+    explained_ms: float | None = None  # the step less the measured one's unexplained part
 
     @property
     def wide_factor(self) -> float | None:
@@ -137,12 +135,10 @@ class Limit:
     """What limits the speedup at the focus count and what would change it."""
 
     dominant_term: str
-    # ms at the focus: fixed, wait, ddp, bandwidth, latency, unexplained (0: predicted)
-    overheads_ms: dict[str, float]
+    overheads_ms: dict[str, float]  # at the focus, by term (unexplained 0: predicted)
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a term, or a key of phrasebook.CHANGES
-    # the efficiency were the dominant overhead gone (None: N = 1 or compute)
-    without_dominant_efficiency: float | None = None
+    without_dominant_efficiency: float | None = None  # None: N = 1 or compute
     also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target
     fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
 
@@ -186,15 +182,13 @@ class Decision:
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read
     limit: Limit
-    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
+    warnings: tuple[str | Finding, ...] = ()
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
-    # the count at each end of every assumed term's range; the first term whose range
-    # moves it withholds the count
-    readings: tuple[Reading, ...] = ()
-    withheld_by: str | None = None
+    readings: tuple[Reading, ...] = ()  # the count at each end of each assumed range
+    withheld_by: str | None = None  # the first term whose range moves the count
     holds: bool = True  # whether a count predicted holds the model (``advice.memory``)
-    counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
+    counts: Counts = field(default_factory=Counts)
 
     @property
     def count(self) -> int | None:
@@ -335,7 +329,6 @@ class BreakEven:
     pair_throughput_speedup: float | None = None
     pair_speedup: float | None = None
 
-    # from which size 2 devices beat 1, and reach the target (:func:`_from_size`)
     @property
     def beats_from(self) -> str:
         return _from_size(self.params)
@@ -383,8 +376,8 @@ WIDE_STEP_INTERVAL = math.log(1.5)
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    """What qualifies the headline: the defaults used, the
-    step interval's log half-width where too wide, the bench model advised on and why."""
+    """What qualifies the headline: the defaults used, the step interval's log half-width
+    where too wide, the bench model advised on and why."""
 
     defaults: tuple[str, ...] = ()
     wide_step_log: float | None = None

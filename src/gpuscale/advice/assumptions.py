@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, phrase, strategy_name
 from gpuscale.advice.records import Assumption, BenchTerms, Quantity
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, bench_run, maybe
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
@@ -136,6 +136,7 @@ def _overlap(
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
         source, basis = Source.MEASURED, phrase("assumed_overlap_measured")
+    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
     return Assumption(
         term=TermId.OVERLAP,
         value="0.5, all but the last bucket" if value is None else f"{value:.2f}",
@@ -145,7 +146,7 @@ def _overlap(
         ),
         source=source,
         basis=basis,
-        measure=Measure() if measured else bench_run(model, (1, 2), host),
+        measure=Measure() if measured else run,
     )
 
 
@@ -258,7 +259,9 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
         quantity=quantity,
         source=source,
         basis=basis,
-        measure=bench_run(cal.runs.own_model, (1, 2), cal.runs.host_devices),
+        measure=Measure(
+            bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+        ),
     )
 
 

@@ -257,7 +257,7 @@ def advice_document(result: AdviceView) -> dict[str, JSON]:
             "break_even_compute_ms_per_grad_mb": result.break_even.compute_ms_per_grad_mb,
             "break_even_params": result.break_even.params,
             "target_efficiency_params": result.break_even.target_efficiency_params,
-            # this model beside the break-even (``derived.BreakEven``)
+            # this model beside the break-even (``records.BreakEven``)
             "break_even_this_model": _without(plain(result.break_even), *BREAK_EVEN_OWN),
             "break_even_family": maybe(plain, result.calibration.model.family),
             "dominant_term": d.limit.dominant_term,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
-from gpuscale.bench.evidence import STEPS_FIX
+from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
@@ -125,7 +125,7 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     if found.flagged:
         held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
     firm = not found.kinds and not found.flagged
-    quieter = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
     return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
 
 

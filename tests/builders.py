@@ -200,8 +200,8 @@ def benchmark_script(name: str) -> ModuleType:
 
 def measured_count(record: type | None = None, **more: float) -> Any:
     """A count measured at 2 devices (one run, 1.5x) outside its predicted 1.7-1.9x:
-    ``record`` (``advice.records.MeasuredCount`` or a subclass) with ``more`` fields."""
-    from gpuscale.advice.records import Measured, MeasuredCount
+    ``record`` (``advice.types.MeasuredCount`` or a subclass) with ``more`` fields."""
+    from gpuscale.advice.types import Measured, MeasuredCount
 
     run = Measured(devices=2, speedup=1.5, flagged=False, batch_per_device=8)
     return (record or MeasuredCount)(

@@ -9,8 +9,8 @@ from dataclasses import make_dataclass
 from pathlib import Path
 
 from gpuscale.advice.explain.as_json import plain
-from gpuscale.advice.records import Assumption, MeasuredCount
-from gpuscale.advice.types import Source, TermId
+from gpuscale.advice.records import Assumption
+from gpuscale.advice.types import MeasuredCount, Source, TermId
 
 from ..builders import measured_count
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from gpuscale.advice.explain.caveats import against_measured
-from gpuscale.advice.records import Measured
 from gpuscale.advice.search.decide import measured_counts
+from gpuscale.advice.types import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

@@ -17,8 +17,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from gpuscale.advice.records import Measured, MeasuredCount
 from gpuscale.advice.search.decide import applied
+from gpuscale.advice.types import Measured, MeasuredCount
 from gpuscale.cli import app
 
 from .test_reconcile import _file

@@ -400,8 +400,6 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     lines say so both where the advice speaks and where the run is checked, never "left
     out of the advice" beside "rests on the measurement"; the run is held against the
     model's interval it replaced, not against its own value."""
-    from gpuscale.advice.records import TRUSTED_FLAGGED_ONLY
-
     busy = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
     rows = [
         bench_record("b", 6_870_000, 1, 8 / 0.061, forward_ms=20.0, backward_ms=40.0),
@@ -413,7 +411,7 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     bench = bench_table(rows)
     given = _advice(bench, interconnect="nvlink3", max_devices=4)
     (found,) = given.advice.disagreements
-    assert found.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
+    assert found.why == "flagged_only"  # the advice rests on the flagged run
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     top = " ".join(section.answer)
     assert "rests on the measurement" in top

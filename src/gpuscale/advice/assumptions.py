@@ -1,5 +1,5 @@
-"""Every term of a calibration as an ``Assumption`` (:func:`of_calibration`), and the one
-measurement that settles a count held back (:func:`settle`)."""
+"""Every term of a calibration as an ``Assumption``, and the one measurement that settles a
+count held back."""
 
 from __future__ import annotations
 

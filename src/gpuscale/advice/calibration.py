@@ -1,5 +1,4 @@
-"""What the advice is computed from, one record of small parts (``cal.run.batch``) that
-``calibrate.build`` makes once."""
+"""What the advice is computed from: one record of small parts (``cal.run.batch``)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,8 @@ from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
-from gpuscale.advice.records import Assumption, Measured
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.records import Assumption
+from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.interconnect.network import Network
@@ -38,7 +37,8 @@ class OneDevice:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
     """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to (batch, forward +
-    backward ms) points; ``left_out``: (batch, relative error) predicted from the rest."""
+    backward ms) points; ``left_out``: (batch, relative error) predicted from the rest;
+    ``knee``: the batch where the line meets the floor (None: no floor)."""
 
     floor_ms: float
     fixed_ms: float
@@ -51,7 +51,6 @@ class Shape:
 
     @property
     def knee(self) -> float | None:
-        # the batch where the line meets the floor (None: no floor)
         if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
             return None
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
@@ -106,8 +105,7 @@ class StepModel:
 
 
 SCALINGS = ("search", "weak", "strong")
-# One end of an assumed term's range: (term, end, its value there, unit, the fields that
-# differ there by part: ``Calibration.at``)
+# One end of an assumed term's range: term, end, value, unit, the fields changed by part (``at``)
 End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 
 

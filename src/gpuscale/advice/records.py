@@ -1,18 +1,23 @@
 """The advice's records (units in the names): a term of the step (:class:`Assumption`), the
-:class:`Decision` in its parts, the bench runs set against it (:class:`MeasuredCount`)."""
+:class:`Decision` in its parts, and the numbers beside it that the words read, each rule
+computed once (read off the predictions by ``search.derive``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.priors import strategy_name
-from gpuscale.advice.types import Finding, Measure, Reading, Source, TermId
+from gpuscale.advice.types import STOPPED, Finding, Measure, MeasuredCount, Reading, Source, TermId
+from gpuscale.quantities import number
 from gpuscale.tables.advice import wide_factor
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from collections.abc import Sequence
+
+    from gpuscale.advice.memory import MemoryCheck
 
 
 TERM_NAMES = {
@@ -117,10 +122,8 @@ class Focus:
     throughput_efficiency: float
     convergence_factor: float
     rests_on: str = "predicted"
-    # ``1 / convergence_factor`` where convergence caps it; the step less the measured
-    # one's unexplained part (None: predicted)
-    samples_ratio: float | None = None
-    explained_ms: float | None = None
+    samples_ratio: float | None = None  # ``1 / convergence_factor`` where convergence caps it
+    explained_ms: float | None = None  # the step less the measured one's unexplained part
 
     @property
     def wide_factor(self) -> float | None:
@@ -132,12 +135,10 @@ class Limit:
     """What limits the speedup at the focus count and what would change it."""
 
     dominant_term: str
-    # ms at the focus: fixed, wait, ddp, bandwidth, latency, unexplained (0: predicted)
-    overheads_ms: dict[str, float]
+    overheads_ms: dict[str, float]  # at the focus, by term (unexplained 0: predicted)
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a term, or a key of phrasebook.CHANGES
-    # the efficiency were the dominant overhead gone (None: N = 1 or compute)
-    without_dominant_efficiency: float | None = None
+    without_dominant_efficiency: float | None = None  # None: N = 1 or compute
     also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target
     fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
 
@@ -181,15 +182,13 @@ class Decision:
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read
     limit: Limit
-    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
+    warnings: tuple[str | Finding, ...] = ()
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
-    # the count at each end of every assumed term's range; the first term whose range
-    # moves it withholds the count
-    readings: tuple[Reading, ...] = ()
-    withheld_by: str | None = None
+    readings: tuple[Reading, ...] = ()  # the count at each end of each assumed range
+    withheld_by: str | None = None  # the first term whose range moves the count
     holds: bool = True  # whether a count predicted holds the model (``advice.memory``)
-    counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
+    counts: Counts = field(default_factory=Counts)
 
     @property
     def count(self) -> int | None:
@@ -205,106 +204,218 @@ class Decision:
         return self.limit.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
-# Why the trusted runs are those: every run unflagged, flagged runs among them used with
-# --allow-flagged, or only flagged runs measured the count (used, their flags said, to be
-# measured again on a quiet machine).
-TRUSTED_UNFLAGGED = "unflagged"
-TRUSTED_ALLOWED = "allowed_flagged"
-TRUSTED_FLAGGED_ONLY = "flagged_only"
-# Why a count resting on a single run has no interval: one value has no spread
-ONE_RUN = "one run: its value, no spread to read an interval from"
+@dataclass(frozen=True, slots=True)
+class Deciding:
+    """What decides: ``measured`` (the focus rests on ``measured``), ``withheld``,
+    ``interval``, ``memory`` (the fewest devices holding the model set the count), the cap
+    ``convergence`` or why the search stopped, else ``term``; what would change it; the
+    largest count at or below the focus measured on flagged runs only (None: none)."""
+
+    kind: str = "term"
+    change: str = ""
+    memory: bool = False
+    measured: MeasuredCount | None = None
+    flagged: int | None = None
+
+    @classmethod
+    def of(
+        cls, d: Decision, memory: MemoryCheck | None, found: Sequence[MeasuredCount], strategy: str
+    ) -> Deciding:
+        focus = d.focus.accelerators
+        fewest = memory.fits_from(strategy) if memory is not None else None
+        by_memory = bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
+            d.chosen.efficiency < d.target_efficiency
+        )
+        measured = measured_at(found, focus)
+        kind = d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"
+        if measured is not None:
+            kind = "measured"
+        elif d.withheld_by:
+            kind = "withheld"
+        elif d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
+            kind = "interval"
+        elif by_memory:
+            kind = "memory"
+        flagged = (m.accelerators for m in found if m.accelerators <= focus and m.on_flagged_only)
+        change = "memory" if by_memory else d.limit.change
+        return cls(kind, change, by_memory, measured, max(flagged, default=None))
+
+
+def measured_at(found: Sequence[MeasuredCount], n: int) -> MeasuredCount | None:
+    """The largest count at or below ``n`` measured outside its interval (None: none)."""
+    below = [m for m in found if m.accelerators <= n]
+    return max(below, key=lambda m: m.accelerators, default=None)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Equilibrium:
+    """The numbers of the equilibrium picks over the trusted rows."""
+
+    best_n: int
+    best_efficiency: float
+    sxe_speedup: float
+    sxe_efficiency: float
+    sxe_product: float
+    kept_efficiency: float | None = None
+    next_n: int | None = None
+    next_efficiency: float | None = None
+    rows: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class Measured:
-    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+class Picks:
+    """The counts other rules pick (``cheapest`` None: no price)."""
 
-    devices: int
-    speedup: float
-    flagged: bool
-    batch_per_device: int
-    allowed: bool = False  # flagged, yet used (--allow-flagged)
-    accum: int = 1
-    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
-    # the run's own, as a weak-scaling bench keeps them)
-    base: tuple[int, int] | None = None
-    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
-    # strong one ("" where both are strong)
-    weak_remedy: str = ""
-    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
-    flags: str = ""  # the bench's flags of the run ("" where none)
+    efficient: int | None
+    cheapest: int | None
+    equilibrium: dict[str, int | None]
+    numbers: Equilibrium
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OneDeviceRow:
+    """The N = 1 row beside the bench's N = 1 run (ms): DDP's own work the first count
+    above 1 adds; the samples per optimizer step of each; the bench's no-sync step and its
+    gap to the row's; ``overstated``: ``step / (step - fsdp_own)``; the step at the bench's
+    batch."""
+
+    step_ms: float = 0.0
+    added_ddp_ms: float = 0.0
+    row_samples: float = 0.0
+    bench_samples: float | None = None
+    nosync_ms: float | None = None
+    gap_ms: float | None = None
+    overstated: float | None = None
+    at_bench_ms: float | None = None
+
+    @property
+    def gap_size_ms(self) -> float:
+        return abs(self.gap_ms or 0.0)
+
+    @property
+    def under(self) -> bool:
+        return (self.gap_ms or 0.0) > 0
+
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (``search.derive``)
+
+
+def _from_size(params: float | None) -> str:
+    if params is None:
+        return "none"
+    return "every" if params <= SMALLEST_SEARCHED else "size"
 
 
 @dataclass(frozen=True, slots=True)
-class MeasuredCount:
-    """The runs at one count in a configuration the advice predicts, set against that
-    prediction; where the median lies outside the interval the row rests on it."""
+class BreakEven:
+    """From what size 2 devices train faster than 1 on this link (None: none; NaN where the
+    speedup falls with size), and this model beside it."""
+
+    compute_ms_per_grad_mb: float | None = None
+    params: float | None = None
+    target_efficiency_params: float | None = None
+    # this model's whole step: its TFLOP/s, compute per gradient MB; the break-even's
+    # FLOPs per gradient byte at that rate
+    step_tflops: float | None = None
+    own_ms_per_grad_mb: float | None = None
+    flops_per_grad_byte: float | None = None
+    flops_per_param: float | None = None  # FLOPs per parameter per sample
+    # ms: this model's optimizer step and DDP's own work, and the family's at its size
+    own_optimizer_ms: float | None = None
+    own_ddp_ms: float | None = None
+    family_optimizer_ms: float | None = None
+    family_ddp_ms: float | None = None
+    # on 2 devices: the throughput speedup, the speedup to a trained model
+    pair_throughput_speedup: float | None = None
+    pair_speedup: float | None = None
+
+    @property
+    def beats_from(self) -> str:
+        return _from_size(self.params)
+
+    @property
+    def reaches_from(self) -> str:
+        return _from_size(self.target_efficiency_params)
+
+    def own_disagrees(self, params: float) -> bool:
+        """Whether this model's own step (of ``params``) beats 1 device on 2 on the other side
+        of the break-even size."""
+        size, own = self.params, self.pair_throughput_speedup
+        if own is None or (size is not None and math.isnan(size)):
+            return False
+        return (size is not None and params >= size) != (own > 1)
+
+    @property
+    def table_differs(self) -> bool:
+        """Whether the 2 devices' speedup to a trained model prints otherwise than their
+        throughput speedup."""
+        table, own = self.pair_speedup, self.pair_throughput_speedup
+        return table is not None and number(table) != number(own)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FixedTerm:
+    """The optimizer step on one device and at the focus (FSDP: its ``1/n`` shard), ms; the
+    ``fixed`` term's excess there split into the optimizer's (``opt_n - opt s``, ``s`` the
+    samples per device over one device's) and the forward and backward's."""
+
+    optimizer_ms: float = 0.0
+    optimizer_at_focus_ms: float = 0.0
+    excess_ms: float = 0.0
+    optimizer_excess_ms: float = 0.0
+    forward_backward_excess_ms: float = 0.0
+
+    @property
+    def optimizer_mostly(self) -> bool:
+        return self.optimizer_excess_ms > self.forward_backward_excess_ms
+
+
+# a step interval wider than a factor of 1.5 cannot decide a count
+WIDE_STEP_INTERVAL = math.log(1.5)
+
+
+@dataclass(frozen=True, slots=True)
+class Qualifiers:
+    """What qualifies the headline: the defaults used, the step interval's log half-width
+    where too wide, the bench model advised on and why."""
+
+    defaults: tuple[str, ...] = ()
+    wide_step_log: float | None = None
+    model_note: str = ""
+    model_chosen: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowSpan:
+    """A row's interval as changes from its point (``low / point - 1``)."""
 
     accelerators: int
-    batch_per_device: int
-    accum: int
-    base: tuple[int, int]  # (per-device batch, accumulation) of the N = 1 run read against
-    predicted_speedup: float
-    predicted_low: float
-    predicted_high: float
-    weak_scaling: bool  # the prediction is the weak-scaling alternative's
-    runs: tuple[Measured, ...]  # every run at the count in that configuration
-    trusted: tuple[Measured, ...]  # unflagged, or flagged and allowed
-    speedups: tuple[float, ...]  # of each of ``runs``, against its N = 1 run
-    measured_speedup: float  # the median of the runs used
-    inside: bool  # within the predicted 80% interval
+    step_low: float
+    step_high: float
+    speedup_low: float
+    speedup_high: float
 
-    def of(self, runs: tuple[Measured, ...]) -> list[float]:
-        return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
 
-    @property
-    def used(self) -> tuple[Measured, ...]:
-        # the trusted runs, else (all flagged) every run
-        return self.trusted or self.runs
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowIntervals:
+    """The rows' intervals above one device and why wider than the model's error
+    (``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule`` gives them)."""
 
-    @property
-    def left_out(self) -> tuple[Measured, ...]:
-        # flagged runs not used (none where only flagged runs are there)
-        if not self.trusted:
-            return ()
-        return tuple(m for m in self.runs if m.flagged and not m.allowed)
+    rule: Finding | None = None
+    spans: tuple[RowSpan, ...] = ()
+    wider: tuple[str, ...] = ()
 
-    # The used runs' smallest and largest speedups (None from one run: no interval), and
-    # why there is none ("": there is one).
-    @property
-    def measured_low(self) -> float | None:
-        return None if len(self.used) == 1 else min(self.of(self.used))
+    def span(self, n: int) -> RowSpan:
+        return next(s for s in self.spans if s.accelerators == n)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRate:
+    """The samples/s the largest count predicted consumes."""
+
+    samples_per_s: float
+    devices: int
 
     @property
-    def measured_high(self) -> float | None:
-        return None if len(self.used) == 1 else max(self.of(self.used))
-
-    @property
-    def no_interval(self) -> str:
-        return ONE_RUN if len(self.used) == 1 else ""
-
-    @property
-    def why(self) -> str:
-        if any(m.allowed for m in self.trusted):
-            return TRUSTED_ALLOWED
-        return TRUSTED_UNFLAGGED if self.trusted else TRUSTED_FLAGGED_ONLY
-
-    @property
-    def on_flagged_only(self) -> bool:
-        return not self.trusted
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(m.flags for m in self.runs if m.flagged and m.flags))
-
-    @property
-    def weak_evidence(self) -> str:
-        return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
-
-    @property
-    def wide_factor(self) -> float | None:
-        return wide_factor(self.predicted_low, self.predicted_high)
-
-
-def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
-    return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    def per_device(self) -> float:
+        return self.samples_per_s / self.devices

@@ -1,6 +1,7 @@
 """The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
 from (``Source``), how to measure it (``Measure``), what was found about the inputs
-(``Finding``), why bench runs were refused (``Refusal``)."""
+(``Finding``), why bench runs were refused (``Refusal``), the bench runs set against a
+prediction (``MeasuredCount``)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
-from gpuscale.bench.evidence import STEPS_FIX
+from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.quantities import counted, joined
+from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from gpuscale.bench.support import Support
 
 
@@ -121,7 +125,7 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     if found.flagged:
         held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
     firm = not found.kinds and not found.flagged
-    quieter = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
     return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
 
 
@@ -246,3 +250,93 @@ class LeftOut:
 
     def __bool__(self) -> bool:
         return self.single or bool(self.broken)
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+
+    devices: int
+    speedup: float
+    flagged: bool
+    batch_per_device: int
+    allowed: bool = False  # flagged, yet used (--allow-flagged)
+    accum: int = 1
+    base: tuple[int, int] | None = None  # the N = 1 run's (batch, accum); None: its own
+    weak_remedy: str = ""  # what to bench where it or its N = 1 run is weak evidence
+    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
+    flags: str = ""  # the bench's flags of the run ("" where none)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCount:
+    """The runs at one count in a configuration the advice predicts, set against that
+    prediction; where the median lies outside the interval the row rests on it."""
+
+    accelerators: int
+    batch_per_device: int
+    accum: int
+    base: tuple[int, int]  # (per-device batch, accumulation) of the N = 1 run read against
+    predicted_speedup: float
+    predicted_low: float
+    predicted_high: float
+    weak_scaling: bool  # the prediction is the weak-scaling alternative's
+    runs: tuple[Measured, ...]  # every run at the count in that configuration
+    trusted: tuple[Measured, ...]  # unflagged, or flagged and allowed
+    speedups: tuple[float, ...]  # of each of ``runs``, against its N = 1 run
+    measured_speedup: float  # the median of the runs used
+    inside: bool  # within the predicted 80% interval
+
+    def of(self, runs: tuple[Measured, ...]) -> list[float]:
+        return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]
+
+    @property
+    def used(self) -> tuple[Measured, ...]:
+        return self.trusted or self.runs  # all flagged: every run
+
+    @property
+    def left_out(self) -> tuple[Measured, ...]:
+        return tuple(m for m in self.runs if self.trusted and m.flagged and not m.allowed)
+
+    # The used runs' smallest and largest speedups and why there are none (from one run)
+    @property
+    def measured_low(self) -> float | None:
+        return None if len(self.used) == 1 else min(self.of(self.used))
+
+    @property
+    def measured_high(self) -> float | None:
+        return None if len(self.used) == 1 else max(self.of(self.used))
+
+    @property
+    def no_interval(self) -> str:
+        if len(self.used) == 1:
+            return "one run: its value, no spread to read an interval from"
+        return ""
+
+    @property
+    def why(self) -> str:
+        """Why the runs used are those: ``unflagged``, flagged among them ``allowed_flagged``
+        (--allow-flagged), or only flagged runs measured the count (``flagged_only``)."""
+        if any(m.allowed for m in self.trusted):
+            return "allowed_flagged"
+        return "unflagged" if self.trusted else "flagged_only"
+
+    @property
+    def on_flagged_only(self) -> bool:
+        return not self.trusted
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.flags for m in self.runs if m.flagged and m.flags))
+
+    @property
+    def weak_evidence(self) -> str:
+        return next((m.weak_remedy for m in self.used if m.weak_remedy), "")
+
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.predicted_low, self.predicted_high)
+
+
+def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
+    return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

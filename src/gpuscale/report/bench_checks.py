@@ -19,7 +19,7 @@ from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration, wide_fa
 from gpuscale.tables.bench import one_device
 
 if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
-    from gpuscale.advice.records import MeasuredCount
+    from gpuscale.advice.types import MeasuredCount
 
 
 def _configuration(batch: int, accum: int, devices: int) -> str:

@@ -32,9 +32,9 @@ from gpuscale.advice.model.hardware import (
     unchecked_note,
 )
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
-from gpuscale.advice.records import BenchTerms, Measured, trusted_runs
+from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, as_run, maybe
+from gpuscale.advice.types import Finding, Measured, as_run, maybe, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED

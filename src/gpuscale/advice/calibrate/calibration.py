@@ -31,9 +31,8 @@ from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source
+from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref

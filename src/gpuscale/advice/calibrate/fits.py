@@ -23,9 +23,8 @@ from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.compute import REFERENCE_DEVICE
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
-from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.hardware.capacity import (

@@ -25,8 +25,7 @@ from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import collectives
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, EXTRAPOLATED, StepError
-from gpuscale.advice.records import trusted_runs
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80
 from gpuscale.bench.support import support

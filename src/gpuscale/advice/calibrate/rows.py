@@ -12,9 +12,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.records import trusted_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind
+from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
 from gpuscale.bench.table import flag_summary, flags_counted
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind

@@ -7,37 +7,36 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.advice.model.network import MIB
+from gpuscale.advice.records import (
     BreakEven,
+    Chosen,
     Deciding,
+    Decision,
     FixedTerm,
+    Focus,
+    HeldBack,
     InputRate,
+    Limit,
     OneDeviceRow,
     Picks,
     Qualifiers,
     RowIntervals,
     measured_at,
 )
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.model.network import MIB
-from gpuscale.advice.records import (
-    Chosen,
-    Decision,
-    Focus,
-    HeldBack,
-    Limit,
-    Measured,
-    MeasuredCount,
-)
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
-from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.advice.types import STOPPED, Finding, FindingKind, MeasuredCount, Reading, TermId
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
+
+if TYPE_CHECKING:
+    from gpuscale.advice.types import Measured
 
 R = TypeVar("R")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
@@ -265,7 +264,7 @@ def measured_counts(
     """Each count the bench measured in a configuration predicted (else in the weak-scaling
     ``alternative``): its runs' throughput speedups, the median of the unflagged or allowed
     (else all) and whether it lies inside the interval."""
-    frames = [maybe(as_throughput, f) for f in (predictions, alternative)]
+    frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
         key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))

@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.derived import (
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, step_table
+from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     BreakEven,
+    Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
@@ -21,8 +23,6 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, step_table
-from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick

@@ -96,11 +96,12 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         flops = 6.0 * params
     spec = ModelSpec(params=params, flops_per_sample=float(flops))
     ones = single(hardware)  # the family's fit, else every model's
-    fit = fits.fit_compute(single(hardware, family=row["family"])) or fits.fit_compute(ones)
-    split = fixed_split.split(row, spec, fit)
-    fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
+    family_ones = single(hardware, family=row["family"])
     # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
     plain = single(hardware, model=model, strategy=row["strategy"])
+    fit = fits.fit_compute(family_ones) or fits.fit_compute(ones)
+    split = fixed_split.split(row, spec, fit)
+    fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     plain = plain[plain["accum"].fillna(1) == 1]
     plain = plain.dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
     tflops, fixed_ms, floor_ms = split.tflops, split.fixed_ms, split.floor_ms

@@ -12,9 +12,9 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.derived import BreakEven, Deciding, FixedTerm, InputRate, OneDeviceRow
-from gpuscale.advice.memory import check
 from gpuscale.advice.records import spans, wide_factor
 from gpuscale.hardware.capacity import AcceleratorMemory
+from gpuscale.hardware.memory_check import check
 
 
 def test_an_interval_is_too_wide_to_test_past_a_factor_of_four() -> None:

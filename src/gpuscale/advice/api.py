@@ -11,23 +11,21 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
-from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.explain.answer import nothing_fits
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_fields import SHAPE_NUMBERS
+from gpuscale.advice.request import AdviceRequest, check_with_data
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
-from gpuscale.bench.results import BENCH_FILE, load_bench
+from gpuscale.bench.results import load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves
-from gpuscale.interconnect.network import CommCurve, Link
-from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.network import Link
+from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
-from gpuscale.quantities import counted, joined
-from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
+from gpuscale.quantities import counted
+from gpuscale.tables.requests import FieldError, NamedError, check_keywords
 
 
 class Advice(Worded, Searched):
@@ -98,56 +96,6 @@ def load_advice_data(
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
 
 
-def read_collectives(path: Path) -> MeasuredCurves:
-    """A ``gpuscale collectives`` file's curves (latest sweep of each rank count, in-place
-    where both ran, median per size) and its latest header."""
-    try:
-        sweeps = read_sweeps(path)
-    except FileNotFoundError:  # as the bench loader says it ("no such results file")
-        raise CalibrationError(
-            f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
-        ) from None
-    except OSError as exc:
-        raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
-    table = sweeps.results
-    if table is None or table.empty:
-        bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
-        held = (
-            f"it holds `gpuscale bench` results: give it as {ref('bench')}"
-            if bench  # what it is instead, where known; else what it should hold and whence
-            else "a collectives file holds the all_reduce times by message size on 2 or more "
-            "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
-        )
-        raise NamedCalibrationError(f"{path}: no collectives measurement ({held})")
-    table = table[table["status"] == "ok"]
-    curves: list[CommCurve] = []
-    for (op, ranks), rows in table.groupby(["op", "ranks"]):
-        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
-            continue
-        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
-        if (rows["placement"] == "in-place").any():
-            rows = rows[rows["placement"] == "in-place"]
-        curve = rows.groupby("size_bytes")["time_us"].median()
-        if len(curve) >= 4:
-            sizes = tuple(curve.index.astype(float))
-            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
-    if not any(c.op == "all_reduce" for c in curves):
-        raise NamedCalibrationError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            f"one-device host measures none: leave out {ref('collectives')} and give the link "
-            f"as {ref('interconnect')} (a preset))"
-        )
-    header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
-    return MeasuredCurves(
-        curves=tuple(curves),
-        source=path.name,
-        nodes=int(header.get("nodes") or 1),
-        ranks=int(header.get("ranks", 0)),
-        under_load=bool(header.get("settings", {}).get("load")),
-        device=str(header.get("device") or ""),
-    )
-
-
 def advise_by_keywords(
     request: AdviceRequest | None = None,
     /,
@@ -190,61 +138,3 @@ def advise_by_keywords(
         problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
         (field, value, rule), *more = problems
         raise FieldError(field, value, rule, more=tuple(more)) from None
-
-
-# Fields that describe bench results: (field, why without them).
-BENCH_ONLY: tuple[tuple[str, str], ...] = (
-    ("model", "a model of the bench results"),
-    ("family", f"whose measured rate a {ref('params')} model takes"),
-    ("allow_flagged", "which bench runs are used"),
-)
-# Fields that describe a model given by numbers (a shape among them: a bench measured its own)
-NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "checkpointing")
-
-
-def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
-    """``NamedError``: nothing to advise from, or an option that does not apply with
-    (``bench``) or without bench results."""
-    if not bench:
-        if request.shape is not None and request.step_ms is None:
-            raise NamedError(
-                "a transformer's shape gives the parameters, the FLOPs and the activations, "
-                f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
-                f"{ref('batch')})"
-            )
-        if request.model_params is None or request.step_ms is None:
-            raise NamedError(
-                f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
-                f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
-            )
-        for option, why in BENCH_ONLY:
-            if getattr(request, option) not in (None, False):
-                raise NamedError(
-                    f"{ref(option)} without {ref('bench')}: it says {why}; give bench results "
-                    f"(a file as {ref('bench')}), or leave it out"
-                )
-        return
-    if isinstance(request.batch, tuple):
-        raise NamedError(
-            f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
-        )
-    unused = [ref(f) for f in NUMBERS_ONLY if getattr(request, f) is not None]
-    if unused:  # never silently ignored: an option unused is refused
-        raise NamedError(
-            f"{joined(unused)}: for a model given by numbers; with bench results the "
-            "step and the device are measured: give one or the other"
-        )
-    if request.params is not None and request.model is not None:
-        raise NamedError(  # two questions: one at a time
-            f"give {ref('model', request.model)} (a model the bench measured) or "
-            f"{ref('params')} (a model by its numbers, advised from its family's "
-            "calibration), not both"
-        )
-    if request.params is None:
-        for field in ("family", "flops_per_sample"):
-            if getattr(request, field) is not None:
-                raise NamedError(
-                    f"{ref(field)} with {ref('bench')} but no {ref('params')}: it describes a "
-                    "model given by its numbers; the bench measured its own models' (give "
-                    f"{ref('params')} too, or leave it out)"
-                )

@@ -13,8 +13,8 @@ from gpuscale.quantities import number
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpuscale.advice.memory import MemoryCheck
     from gpuscale.advice.records import Decision, MeasuredCount
+    from gpuscale.hardware.memory_check import MemoryCheck
 
 
 @dataclass(frozen=True, slots=True)

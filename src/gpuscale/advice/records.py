@@ -188,7 +188,7 @@ class Decision:
     # moves it withholds the count
     readings: tuple[Reading, ...] = ()
     withheld_by: str | None = None
-    holds: bool = True  # whether a count predicted holds the model (``advice.memory``)
+    holds: bool = True  # whether a count predicted holds the model (``hardware.memory_check``)
     counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property

@@ -4,13 +4,15 @@ against its range and the options against each other as it is made, a refusal on
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 
-from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
     GRAD_BYTES,
     MAX_DEVICES,
+    OPTIMIZERS,
     RANGES,
     RULES,
     SCALINGS,
@@ -19,6 +21,7 @@ from gpuscale.advice.request_fields import (
 )
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.memory_check import STRATEGIES
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import agreeing, counted, joined
@@ -80,6 +83,11 @@ class AdviceRequest(RequestFields):
                 raise NamedError(f"{first} with {second}: {why}")
 
 
+PRECISIONS = ("mixed", "fp32")
+# Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
+_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
+OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
+SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 # Fields of a name or a path; names said as the data spells them (``5.0``: ruleset 5.0.0)
 TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 NAMED: dict[str, Callable[[str], str]] = {
@@ -217,3 +225,61 @@ def _check_shape(request: RequestFields) -> None:
                 "counted from the shape"
             )
         settle_choice(request, "checkpointing", CHECKPOINTING)
+
+
+# Fields that describe bench results: (field, why without them).
+BENCH_ONLY: tuple[tuple[str, str], ...] = (
+    ("model", "a model of the bench results"),
+    ("family", f"whose measured rate a {ref('params')} model takes"),
+    ("allow_flagged", "which bench runs are used"),
+)
+# Fields that describe a model given by numbers (a shape among them: a bench measured its own)
+NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "checkpointing")
+
+
+def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
+    """``NamedError``: nothing to advise from, or an option that does not apply with
+    (``bench``) or without bench results."""
+    if not bench:
+        if request.shape is not None and request.step_ms is None:
+            raise NamedError(
+                "a transformer's shape gives the parameters, the FLOPs and the activations, "
+                f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
+                f"{ref('batch')})"
+            )
+        if request.model_params is None or request.step_ms is None:
+            raise NamedError(
+                f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
+                f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
+            )
+        for option, why in BENCH_ONLY:
+            if getattr(request, option) not in (None, False):
+                raise NamedError(
+                    f"{ref(option)} without {ref('bench')}: it says {why}; give bench results "
+                    f"(a file as {ref('bench')}), or leave it out"
+                )
+        return
+    if isinstance(request.batch, tuple):
+        raise NamedError(
+            f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
+        )
+    unused = [ref(f) for f in NUMBERS_ONLY if getattr(request, f) is not None]
+    if unused:  # never silently ignored: an option unused is refused
+        raise NamedError(
+            f"{joined(unused)}: for a model given by numbers; with bench results the "
+            "step and the device are measured: give one or the other"
+        )
+    if request.params is not None and request.model is not None:
+        raise NamedError(  # two questions: one at a time
+            f"give {ref('model', request.model)} (a model the bench measured) or "
+            f"{ref('params')} (a model by its numbers, advised from its family's "
+            "calibration), not both"
+        )
+    if request.params is None:
+        for field in ("family", "flops_per_sample"):
+            if getattr(request, field) is not None:
+                raise NamedError(
+                    f"{ref(field)} with {ref('bench')} but no {ref('params')}: it describes a "
+                    "model given by its numbers; the bench measured its own models' (give "
+                    f"{ref('params')} too, or leave it out)"
+                )

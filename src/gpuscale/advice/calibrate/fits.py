@@ -19,7 +19,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
-from gpuscale.advice.memory import MemoryCheck, check
 from gpuscale.advice.model.compute import REFERENCE_DEVICE
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
@@ -34,6 +33,7 @@ from gpuscale.hardware.capacity import (
     AcceleratorMemory,
     usable_share,
 )
+from gpuscale.hardware.memory_check import MemoryCheck, check
 from gpuscale.hardware.transformer import ShapeNumbers
 
 

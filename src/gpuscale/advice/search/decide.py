@@ -23,7 +23,6 @@ from gpuscale.advice.derived import (
     RowIntervals,
     measured_at,
 )
-from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     Chosen,
@@ -37,6 +36,7 @@ from gpuscale.advice.records import (
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, Reading, TermId, maybe
+from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")

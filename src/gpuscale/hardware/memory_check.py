@@ -1,13 +1,12 @@
-"""What each device holds under each strategy at each count searched: ``hardware.memory``'s
-model state plus activations (a transformer shape's, Korthikanti et al. 2022; else the bench's
-N = 1 peak less its state; else none, a lower bound). A count that does not fit is never advised."""
+"""The advice's memory check: what each device holds under each strategy at each count
+searched, ``memory``'s model state plus activations (a transformer shape's, Korthikanti et al.
+2022; else the bench's N = 1 peak less its state; else none, a lower bound). A count that does
+not fit is never advised."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
@@ -25,19 +24,10 @@ from gpuscale.hardware.transformer import Activations, ShapeNumbers
 # Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
 # gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
-# Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
-_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
-OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
-SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
 BENCH_STATE = ("adam", "fp32")
-# the optimizers a request names: all but a frozen model's and TorchRec's fused embedding update
-OPTIMIZERS = tuple(
-    dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
-)
-PRECISIONS = ("mixed", "fp32")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

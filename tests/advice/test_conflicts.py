@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice import request
+from gpuscale.advice import api
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli import app
 
@@ -53,12 +53,12 @@ NUMBERS_ONLY = [
 
 
 def test_every_field_acts_or_is_in_a_table_of_conflicts() -> None:
-    named = {f for f, _ in request.BENCH_ONLY} | set(request.NUMBERS_ONLY)
+    named = {f for f, _ in api.BENCH_ONLY} | set(api.NUMBERS_ONLY)
     in_pairs = {"latency_us", "ruleset", "inter_node", "nics_per_node"}  # only in PAIRS
     every = {f.name for f in fields(AdviceRequest)}
     assert every == ALWAYS | named | in_pairs, every ^ (ALWAYS | named | in_pairs)
     tested = {k for case, _ in PAIRS for k in case} | {k for c in BENCH_ONLY for k in c}
-    assert in_pairs | {f for f, _ in request.BENCH_ONLY} <= tested
+    assert in_pairs | {f for f, _ in api.BENCH_ONLY} <= tested
 
 
 @pytest.mark.parametrize(("given", "options"), PAIRS, ids=[str(p[0]) for p in PAIRS])

@@ -15,7 +15,8 @@ from gpuscale.advice.explain.answer import nothing_fits
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.request import AdviceRequest, check_with_data
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import load_bench
@@ -24,8 +25,8 @@ from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
-from gpuscale.quantities import counted
-from gpuscale.tables.requests import FieldError, NamedError, check_keywords
+from gpuscale.quantities import counted, joined
+from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
 
 
 class Advice(Worded, Searched):
@@ -138,3 +139,61 @@ def advise_by_keywords(
         problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
         (field, value, rule), *more = problems
         raise FieldError(field, value, rule, more=tuple(more)) from None
+
+
+# Fields that describe bench results: (field, why without them).
+BENCH_ONLY: tuple[tuple[str, str], ...] = (
+    ("model", "a model of the bench results"),
+    ("family", f"whose measured rate a {ref('params')} model takes"),
+    ("allow_flagged", "which bench runs are used"),
+)
+# Fields that describe a model given by numbers (a shape among them: a bench measured its own)
+NUMBERS_ONLY = ("step_ms", "device_name", "preset", *SHAPE_NUMBERS, "vocab", "checkpointing")
+
+
+def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
+    """``NamedError``: nothing to advise from, or an option that does not apply with
+    (``bench``) or without bench results."""
+    if not bench:
+        if request.shape is not None and request.step_ms is None:
+            raise NamedError(
+                "a transformer's shape gives the parameters, the FLOPs and the activations, "
+                f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
+                f"{ref('batch')})"
+            )
+        if request.model_params is None or request.step_ms is None:
+            raise NamedError(
+                f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
+                f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"
+            )
+        for option, why in BENCH_ONLY:
+            if getattr(request, option) not in (None, False):
+                raise NamedError(
+                    f"{ref(option)} without {ref('bench')}: it says {why}; give bench results "
+                    f"(a file as {ref('bench')}), or leave it out"
+                )
+        return
+    if isinstance(request.batch, tuple):
+        raise NamedError(
+            f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
+        )
+    unused = [ref(f) for f in NUMBERS_ONLY if getattr(request, f) is not None]
+    if unused:  # never silently ignored: an option unused is refused
+        raise NamedError(
+            f"{joined(unused)}: for a model given by numbers; with bench results the "
+            "step and the device are measured: give one or the other"
+        )
+    if request.params is not None and request.model is not None:
+        raise NamedError(  # two questions: one at a time
+            f"give {ref('model', request.model)} (a model the bench measured) or "
+            f"{ref('params')} (a model by its numbers, advised from its family's "
+            "calibration), not both"
+        )
+    if request.params is None:
+        for field in ("family", "flops_per_sample"):
+            if getattr(request, field) is not None:
+                raise NamedError(
+                    f"{ref(field)} with {ref('bench')} but no {ref('params')}: it describes a "
+                    "model given by its numbers; the bench measured its own models' (give "
+                    f"{ref('params')} too, or leave it out)"
+                )

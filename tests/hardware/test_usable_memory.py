@@ -10,8 +10,7 @@ import pytest
 
 from gpuscale.advice.calibrate.memory import largest_batch
 from gpuscale.hardware.capacity import AcceleratorMemory, usable_share
-from gpuscale.hardware.memory import Sharding, fewest_devices, model_state
-from gpuscale.hardware.memory_check import memory_at
+from gpuscale.hardware.memory import Sharding, fewest_devices, memory_at, model_state
 from gpuscale.planning.memory import MemoryCheck
 
 EIGHTY_GIB = AcceleratorMemory("H100", 80, "test")

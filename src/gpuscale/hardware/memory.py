@@ -14,8 +14,9 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
 * ``hybrid_shard``: full sharding within a group of ``G`` devices (a node), replicas
   across groups: all of it ``/ min(N, G)``.
 
-Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source (``memory_check``:
-the advice's, activations and the units FSDP gathers whole beside). What a device holds
+Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source; :func:`per_count`
+is what a device holds at each count under each of the advice's strategies, activations
+and the units FSDP gathers whole (:func:`gathered_bytes`) beside. What a device holds
 fits where it is at most the usable share of its memory (``AcceleratorMemory.usable_gb``,
 ``data/usable_memory.csv``), never the whole. Pure: nothing here reads a run or prints.
 """
@@ -98,6 +99,37 @@ class DeviceMemory:
     @property
     def total_gb(self) -> float:
         return sum(p.gb for p in self.parts)
+
+
+# The advice's strategies (``--strategy``) by the sharding each is
+STRATEGY_SHARDING = {
+    "ddp": Sharding.DDP,
+    "zero2": Sharding.SHARD_GRAD_OP,
+    "fsdp": Sharding.FULL_SHARD,
+    "hybrid": Sharding.HYBRID_SHARD,
+}
+# the strategies that gather each unit's weights whole before computing it (the weights
+# sharded); ZeRO-2 keeps them whole throughout
+GATHERED = ("fsdp", "hybrid")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryAt:
+    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes;
+    activations None: not counted) against its memory."""
+
+    strategy: str
+    devices: int
+    weights_gb: float
+    gradients_gb: float
+    optimizer_states_gb: float
+    activations_gb: float | None
+    total_gb: float
+    capacity_gb: float
+    usable_gb: float  # the share of ``capacity_gb`` a run may fill: ``fits`` compares with it
+    fits: bool
+    # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
+    gathered_gb: float | None = None
 
 
 @functools.cache
@@ -239,3 +271,83 @@ def fewest_devices(
     if how is Sharding.HYBRID_SHARD and devices > group:
         return None
     return devices
+
+
+def memory_at(
+    state: ModelState,
+    strategy: str,
+    devices: int,
+    memory: AcceleratorMemory,
+    per_node: int,
+    activations_gb: float | None = None,
+    gathered_gb: float | None = None,
+) -> MemoryAt:
+    """What each of ``devices`` holds under ``strategy``: the model state, plus
+    ``activations_gb`` and ``gathered_gb`` (the units a fully sharded step holds whole) where
+    counted."""
+    held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
+    parts = {p.name: p.gb for p in held.parts}
+    total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
+    return MemoryAt(
+        strategy=strategy,
+        devices=devices,
+        weights_gb=parts.get("weights", 0.0),
+        gradients_gb=parts.get("gradients", 0.0),
+        optimizer_states_gb=parts.get("optimizer states", 0.0),
+        activations_gb=activations_gb,
+        total_gb=total,
+        capacity_gb=memory.gb,
+        usable_gb=memory.usable_gb,
+        fits=total <= memory.usable_gb,
+        gathered_gb=gathered_gb,
+    )
+
+
+def per_count(
+    state: ModelState,
+    strategies: tuple[str, ...],
+    counts: tuple[int, ...],
+    memory: AcceleratorMemory,
+    per_node: int,
+    activations_gb: float | None,
+    at_count: dict[int, float],
+    gathered_gb: float | None,
+) -> tuple[tuple[MemoryAt, ...], tuple[tuple[str, int | None], ...]]:
+    """What a device holds at each of ``counts`` under each of ``strategies``, and per
+    strategy the fewest devices that hold the model (among the counts, else at all; None:
+    none). ``at_count``: the activations where a count's micro-batch is not one device's;
+    ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards."""
+    rows = tuple(
+        memory_at(
+            state,
+            s,
+            n,
+            memory,
+            per_node,
+            at_count.get(n, activations_gb),
+            gathered_gb if s in GATHERED and n > 1 else None,
+        )
+        for s in strategies
+        for n in counts
+    )
+    fewest = []
+    for s in strategies:
+        searched = [r.devices for r in rows if r.strategy == s and r.fits]
+        # past the counts searched the micro-batch is at most the largest count's
+        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
+        extra += (gathered_gb or 0.0) if s in GATHERED else 0.0
+        beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
+        fewest.append((s, min(searched, default=beyond)))
+    return rows, tuple(fewest)
+
+
+# Units whose weights a device holds whole at once under FSDP: the one computing and the
+# next, prefetched; the computing one's gradients whole too (``transformer_sources.csv``
+# ``fsdp-gathered``).
+GATHERED_UNITS = 2
+
+
+def gathered_bytes(unit_params: float, state: StateBytes) -> float:
+    """What a device holds whole beyond its shards under FSDP: ``GATHERED_UNITS`` units'
+    weights and one unit's gradients, each unit of ``unit_params`` held at ``state``'s bytes."""
+    return unit_params * (GATHERED_UNITS * state.weights_bytes + state.gradients_bytes)

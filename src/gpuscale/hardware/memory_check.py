@@ -1,5 +1,5 @@
-"""The advice's memory check: what each device holds under each of its strategies at each
-count searched, ``memory``'s model state plus activations (a transformer shape's, Korthikanti et al.
+"""The advice's memory check: what each device holds under each strategy at each count
+searched, ``memory``'s model state plus activations (a transformer shape's, Korthikanti et al.
 2022; else the bench's N = 1 peak less its state; else none, a lower bound). A count that does
 not fit is never advised."""
 
@@ -10,92 +10,24 @@ from dataclasses import dataclass
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
-    ModelState,
-    Sharding,
+    STRATEGY_SHARDING,
+    MemoryAt,
     StateBytes,
-    fewest_devices,
+    gathered_bytes,
     model_state,
+    per_count,
     state_bytes,
     state_per_device,
 )
 from gpuscale.hardware.transformer import Activations, ShapeNumbers
 
-# The advice's strategies (``--strategy``) by the sharding each is. Of two that fit the same
-# fewest devices, the first communicates less (ZeRO-2 gathers the weights once a step, full
-# sharding twice; hybrid as full sharding in a node).
-STRATEGY_SHARDING = {
-    "ddp": Sharding.DDP,
-    "zero2": Sharding.SHARD_GRAD_OP,
-    "fsdp": Sharding.FULL_SHARD,
-    "hybrid": Sharding.HYBRID_SHARD,
-}
+# Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
+# gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
-# the strategies that gather each unit's weights whole before computing it (the weights
-# sharded); ZeRO-2 keeps them whole throughout
-GATHERED = ("fsdp", "hybrid")
-# Units whose weights a device holds whole at once under FSDP: the one computing and the
-# next, prefetched; the computing one's gradients whole too (``transformer_sources.csv``
-# ``fsdp-gathered``).
-GATHERED_UNITS = 2
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
 BENCH_STATE = ("adam", "fp32")
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryAt:
-    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes;
-    activations None: not counted) against its memory."""
-
-    strategy: str
-    devices: int
-    weights_gb: float
-    gradients_gb: float
-    optimizer_states_gb: float
-    activations_gb: float | None
-    total_gb: float
-    capacity_gb: float
-    usable_gb: float  # the share of ``capacity_gb`` a run may fill: ``fits`` compares with it
-    fits: bool
-    # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
-    gathered_gb: float | None = None
-
-
-def memory_at(
-    state: ModelState,
-    strategy: str,
-    devices: int,
-    memory: AcceleratorMemory,
-    per_node: int,
-    activations_gb: float | None = None,
-    gathered_gb: float | None = None,
-) -> MemoryAt:
-    """What each of ``devices`` holds under ``strategy``: the model state, plus
-    ``activations_gb`` and ``gathered_gb`` (the units a fully sharded step holds whole) where
-    counted."""
-    held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
-    parts = {p.name: p.gb for p in held.parts}
-    total = held.total_gb + (activations_gb or 0.0) + (gathered_gb or 0.0)
-    return MemoryAt(
-        strategy=strategy,
-        devices=devices,
-        weights_gb=parts.get("weights", 0.0),
-        gradients_gb=parts.get("gradients", 0.0),
-        optimizer_states_gb=parts.get("optimizer states", 0.0),
-        activations_gb=activations_gb,
-        total_gb=total,
-        capacity_gb=memory.gb,
-        usable_gb=memory.usable_gb,
-        fits=total <= memory.usable_gb,
-        gathered_gb=gathered_gb,
-    )
-
-
-def gathered_bytes(unit_params: float, state: StateBytes) -> float:
-    """What a device holds whole beyond its shards under FSDP: ``GATHERED_UNITS`` units'
-    weights and one unit's gradients, each unit of ``unit_params`` held at ``state``'s bytes."""
-    return unit_params * (GATHERED_UNITS * state.weights_bytes + state.gradients_bytes)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -229,28 +161,9 @@ def check(
     if shape is not None:
         gathered = gathered_bytes(float(shape.layer_params), state.trainable) / BYTES_PER_GB
     at_count = {n: a.total_gb for n, a in by_count}
-    rows = tuple(
-        memory_at(
-            state,
-            s,
-            n,
-            memory,
-            per_node,
-            at_count.get(n, activations_gb),
-            gathered if s in GATHERED and n > 1 else None,
-        )
-        for s in STRATEGIES
-        for n in counts
+    rows, fewest = per_count(
+        state, STRATEGIES, counts, memory, per_node, activations_gb, at_count, gathered
     )
-    # per strategy the fewest devices that hold the model: among the counts, else at all
-    # (past the counts searched the micro-batch is at most the largest count's)
-    beyond = at_count.get(max(counts, default=1), activations_gb) or 0.0
-    fewest = []
-    for s in STRATEGIES:
-        searched = [r.devices for r in rows if r.strategy == s and r.fits]
-        extra = beyond + ((gathered or 0.0) if s in GATHERED else 0.0)
-        most = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
-        fewest.append((s, min(searched, default=most)))
     found = MemoryCheck(
         strategy=strategy,
         params=state.trainable_parameters,
@@ -258,7 +171,7 @@ def check(
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
         rows=rows,
-        fewest=tuple(fewest),
+        fewest=fewest,
         searched=tuple(counts),
         activations_counted=counted,
         activations_by_count=by_count,

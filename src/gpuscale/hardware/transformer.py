@@ -21,7 +21,7 @@ parameter count cited in ``data/transformer_sources.csv``, as are the formulas:
   does), ``2 s b h`` with full recomputation (each layer's input kept); the output layer
   and cross entropy ``4 s b h (1 + v / h)`` once;
 * FSDP units: one per layer (``transformer_auto_wrap_policy``), each of the layer's
-  parameters (what a device holds of them whole: ``hardware.memory_check.gathered_bytes``).
+  parameters (what a device holds of them whole: ``hardware.memory.gathered_bytes``).
 
 Pure: nothing here reads a run or prints; a shape that cannot be is a ``ValueError``.
 """

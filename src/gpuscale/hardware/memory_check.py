@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
+    GATHERED,
     STRATEGY_SHARDING,
     MemoryAt,
     StateBytes,
+    fewest_devices,
     gathered_bytes,
+    memory_at,
     model_state,
-    per_count,
     state_bytes,
     state_per_device,
 )
@@ -161,9 +163,28 @@ def check(
     if shape is not None:
         gathered = gathered_bytes(float(shape.layer_params), state.trainable) / BYTES_PER_GB
     at_count = {n: a.total_gb for n, a in by_count}
-    rows, fewest = per_count(
-        state, STRATEGIES, counts, memory, per_node, activations_gb, at_count, gathered
+    rows = tuple(
+        memory_at(
+            state,
+            s,
+            n,
+            memory,
+            per_node,
+            at_count.get(n, activations_gb),
+            gathered if s in GATHERED and n > 1 else None,
+        )
+        for s in STRATEGIES
+        for n in counts
     )
+    # per strategy the fewest devices that hold the model: among the counts, else at all
+    # (past the counts searched the micro-batch is at most the largest count's)
+    beyond = at_count.get(max(counts, default=1), activations_gb) or 0.0
+    fewest = []
+    for s in STRATEGIES:
+        searched = [r.devices for r in rows if r.strategy == s and r.fits]
+        extra = beyond + ((gathered or 0.0) if s in GATHERED else 0.0)
+        most = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
+        fewest.append((s, min(searched, default=most)))
     found = MemoryCheck(
         strategy=strategy,
         params=state.trainable_parameters,
@@ -171,7 +192,7 @@ def check(
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
         rows=rows,
-        fewest=fewest,
+        fewest=tuple(fewest),
         searched=tuple(counts),
         activations_counted=counted,
         activations_by_count=by_count,

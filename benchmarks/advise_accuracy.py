@@ -64,12 +64,12 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
-    from gpuscale.advice.api import read_collectives
     from gpuscale.advice.calibrate.calibration import calibrate
     from gpuscale.advice.calibrate.link import measured_network
     from gpuscale.advice.calibrate.measured import read_comm
     from gpuscale.advice.model.compute import step_at
     from gpuscale.interconnect.network import Link, Network
+    from gpuscale.interconnect.records import read_collectives
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")

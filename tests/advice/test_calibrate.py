@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 import gpuscale
-from gpuscale.advice.api import read_collectives
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.link import measured_network
@@ -23,6 +22,8 @@ from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.interconnect.measured import fit_link
 from gpuscale.interconnect.network import Link, Network
+from gpuscale.interconnect.records import read_collectives
+from gpuscale.tables.requests import NamedError
 
 from ..builders import bench_record, sweep_rows
 from ..golden import Golden
@@ -85,7 +86,7 @@ def test_calibration_needs_an_all_reduce_sweep(tmp_path: Path) -> None:
         "size_bytes": 8,
     }
     path.write_text(json.dumps(record) + "\n")
-    with pytest.raises(CalibrationError, match="all_reduce"):
+    with pytest.raises(NamedError, match="all_reduce"):
         read_collectives(path)
 
 

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.explain.as_json import plain
-from gpuscale.advice.memory import check
 from gpuscale.cli import app
 from gpuscale.hardware.capacity import BENCH_RECORD, AcceleratorMemory
 from gpuscale.hardware.memory import memory_at, model_state
+from gpuscale.hardware.memory_check import check
 
 from ..golden import Golden
 

@@ -11,9 +11,9 @@ from dataclasses import replace
 import pytest
 
 import gpuscale
-from gpuscale.advice.memory import check
 from gpuscale.advice.records import BreakEven, Deciding, FixedTerm, InputRate, OneDeviceRow, spans
 from gpuscale.hardware.capacity import AcceleratorMemory
+from gpuscale.hardware.memory_check import check
 from gpuscale.tables.advice import wide_factor
 
 

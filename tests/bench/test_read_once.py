@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.advice.api import read_collectives
-from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.bench.results import ResultsError, load_bench
+from gpuscale.interconnect.records import read_collectives
+from gpuscale.tables.requests import NamedError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 
@@ -48,7 +48,7 @@ def test_sweeps_given_as_bench_results_are_named_from_one_reading(tmp_path: Path
 
 
 def test_bench_results_given_as_sweeps_are_named_from_one_reading(tmp_path: Path) -> None:
-    with pytest.raises(CalibrationError) as caught:
+    with pytest.raises(NamedError) as caught:
         read_collectives(_pipe_of(tmp_path, BENCH_LINE))
     assert "no collectives measurement" in str(caught.value)
     assert "holds `gpuscale bench` results: give it as bench=" in str(caught.value)

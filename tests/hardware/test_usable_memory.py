@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from gpuscale.advice.calibrate.fits import largest_batch
+from gpuscale.advice.calibrate.memory import largest_batch
 from gpuscale.hardware.capacity import AcceleratorMemory, usable_share
 from gpuscale.hardware.memory import Sharding, fewest_devices, memory_at, model_state
 from gpuscale.planning.memory import MemoryCheck

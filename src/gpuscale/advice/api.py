@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
-from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.explain.answer import nothing_fits
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
@@ -20,11 +19,11 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, Searched, search
 from gpuscale.advice.search.predict import Refused
-from gpuscale.bench.results import BENCH_FILE, load_bench
+from gpuscale.bench.results import load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves
-from gpuscale.interconnect.network import CommCurve, Link
-from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.network import Link
+from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
@@ -96,56 +95,6 @@ def load_advice_data(
             name = Path(request.bench).name
             notes = (f"{counted(len(skipped), 'line')} of {name} skipped, e.g. {skipped[0]}.",)
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
-
-
-def read_collectives(path: Path) -> MeasuredCurves:
-    """A ``gpuscale collectives`` file's curves (latest sweep of each rank count, in-place
-    where both ran, median per size) and its latest header."""
-    try:
-        sweeps = read_sweeps(path)
-    except FileNotFoundError:  # as the bench loader says it ("no such results file")
-        raise CalibrationError(
-            f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
-        ) from None
-    except OSError as exc:
-        raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
-    table = sweeps.results
-    if table is None or table.empty:
-        bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
-        held = (
-            f"it holds `gpuscale bench` results: give it as {ref('bench')}"
-            if bench  # what it is instead, where known; else what it should hold and whence
-            else "a collectives file holds the all_reduce times by message size on 2 or more "
-            "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
-        )
-        raise NamedCalibrationError(f"{path}: no collectives measurement ({held})")
-    table = table[table["status"] == "ok"]
-    curves: list[CommCurve] = []
-    for (op, ranks), rows in table.groupby(["op", "ranks"]):
-        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
-            continue
-        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
-        if (rows["placement"] == "in-place").any():
-            rows = rows[rows["placement"] == "in-place"]
-        curve = rows.groupby("size_bytes")["time_us"].median()
-        if len(curve) >= 4:
-            sizes = tuple(curve.index.astype(float))
-            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
-    if not any(c.op == "all_reduce" for c in curves):
-        raise NamedCalibrationError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            f"one-device host measures none: leave out {ref('collectives')} and give the link "
-            f"as {ref('interconnect')} (a preset))"
-        )
-    header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
-    return MeasuredCurves(
-        curves=tuple(curves),
-        source=path.name,
-        nodes=int(header.get("nodes") or 1),
-        ranks=int(header.get("ranks", 0)),
-        under_load=bool(header.get("settings", {}).get("load")),
-        device=str(header.get("device") or ""),
-    )
 
 
 def advise_by_keywords(

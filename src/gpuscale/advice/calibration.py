@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
@@ -15,6 +14,7 @@ from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
+from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.interconnect.network import Network
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 

@@ -17,7 +17,7 @@ from gpuscale.tables.advice import wide_factor
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpuscale.advice.memory import MemoryCheck
+    from gpuscale.hardware.memory_check import MemoryCheck
 
 
 TERM_NAMES = {
@@ -185,10 +185,12 @@ class Decision:
     warnings: tuple[str | Finding, ...] = ()
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
-    readings: tuple[Reading, ...] = ()  # the count at each end of each assumed range
-    withheld_by: str | None = None  # the first term whose range moves the count
-    holds: bool = True  # whether a count predicted holds the model (``advice.memory``)
-    counts: Counts = field(default_factory=Counts)
+    # the count at each end of every assumed term's range; the first term whose range
+    # moves it withholds the count
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+    holds: bool = True  # whether a count predicted holds the model (``hardware.memory_check``)
+    counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property
     def count(self) -> int | None:

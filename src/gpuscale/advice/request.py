@@ -4,13 +4,15 @@ against its range and the options against each other as it is made, a refusal on
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 
-from gpuscale.advice.memory import OPTIMIZERS, OTHER_NAMES, PRECISIONS, SAME_STATE, STRATEGIES
 from gpuscale.advice.request_fields import (
     GRAD_BYTES,
     MAX_DEVICES,
+    OPTIMIZERS,
     RANGES,
     RULES,
     SCALINGS,
@@ -19,6 +21,7 @@ from gpuscale.advice.request_fields import (
 )
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import state_bytes
+from gpuscale.hardware.memory_check import STRATEGIES
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import agreeing, counted, joined
@@ -80,6 +83,11 @@ class AdviceRequest(RequestFields):
                 raise NamedError(f"{first} with {second}: {why}")
 
 
+PRECISIONS = ("mixed", "fp32")
+# Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
+_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
+OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
+SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 # Fields of a name or a path; names said as the data spells them (``5.0``: ruleset 5.0.0)
 TEXT = ("bench", "model", "device_name", "interconnect", "inter_node", "topo", "collectives")
 NAMED: dict[str, Callable[[str], str]] = {

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from gpuscale.advice.memory import OPTIMIZERS
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
 from gpuscale.hardware import transformer
+from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import ShapeNumbers, TransformerShape, presets
 from gpuscale.quantities import parse_size
 from gpuscale.tables.refusals import Range
@@ -34,6 +34,10 @@ DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none i
 MAX_DEVICES = 1_000_000
 GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
 SHAPE_NUMBERS = ("layers", "hidden", "heads", "seq_len")  # a shape given by its numbers
+# the optimizers a request names: all but a frozen model's and TorchRec's fused embedding update
+OPTIMIZERS = tuple(
+    dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
+)
 # Each number's range: (lowest, highest, lowest excluded?), whole where the field is an int;
 # past it a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), refused.
 RANGES: dict[str, Range] = {

@@ -14,11 +14,11 @@ devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
 * ``hybrid_shard``: full sharding within a group of ``G`` devices (a node), replicas
   across groups: all of it ``/ min(N, G)``.
 
-Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source; :func:`per_count`
-is what a device holds at each count under each of the advice's strategies, activations
-and the units FSDP gathers whole (:func:`gathered_bytes`) beside. What a device holds
-fits where it is at most the usable share of its memory (``AcceleratorMemory.usable_gb``,
-``data/usable_memory.csv``), never the whole. Pure: nothing here reads a run or prints.
+Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source; :func:`memory_at`
+is what a device holds under one of the advice's strategies, activations and the units FSDP
+gathers whole (:func:`gathered_bytes`) beside. What a device holds fits where it is at most
+the usable share of its memory (``AcceleratorMemory.usable_gb``, ``data/usable_memory.csv``),
+never the whole. Pure: nothing here reads a run or prints.
 """
 
 from __future__ import annotations
@@ -301,44 +301,6 @@ def memory_at(
         fits=total <= memory.usable_gb,
         gathered_gb=gathered_gb,
     )
-
-
-def per_count(
-    state: ModelState,
-    strategies: tuple[str, ...],
-    counts: tuple[int, ...],
-    memory: AcceleratorMemory,
-    per_node: int,
-    activations_gb: float | None,
-    at_count: dict[int, float],
-    gathered_gb: float | None,
-) -> tuple[tuple[MemoryAt, ...], tuple[tuple[str, int | None], ...]]:
-    """What a device holds at each of ``counts`` under each of ``strategies``, and per
-    strategy the fewest devices that hold the model (among the counts, else at all; None:
-    none). ``at_count``: the activations where a count's micro-batch is not one device's;
-    ``gathered_gb``: what FSDP and hybrid sharding hold whole beyond their shards."""
-    rows = tuple(
-        memory_at(
-            state,
-            s,
-            n,
-            memory,
-            per_node,
-            at_count.get(n, activations_gb),
-            gathered_gb if s in GATHERED and n > 1 else None,
-        )
-        for s in strategies
-        for n in counts
-    )
-    fewest = []
-    for s in strategies:
-        searched = [r.devices for r in rows if r.strategy == s and r.fits]
-        # past the counts searched the micro-batch is at most the largest count's
-        extra = at_count.get(max(counts, default=1), activations_gb) or 0.0
-        extra += (gathered_gb or 0.0) if s in GATHERED else 0.0
-        beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
-        fewest.append((s, min(searched, default=beyond)))
-    return rows, tuple(fewest)
 
 
 # Units whose weights a device holds whole at once under FSDP: the one computing and the

@@ -1,6 +1,6 @@
 """The network as a ``gpuscale collectives`` sweep measured it: the curves, and the link read
 off them for the device counts the sweep did not cover (``fit_link``). Pure: the file is
-read by ``advice.api.read_collectives`` before the advice, which names the link read off
+read by ``records.read_collectives`` before the advice, which names the link read off
 the sweep as its sentences say it."""
 
 from __future__ import annotations

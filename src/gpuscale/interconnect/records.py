@@ -1,4 +1,5 @@
-"""Collectives sweeps as records: reading a ``gpuscale collectives`` results file.
+"""Collectives sweeps as records: reading a ``gpuscale collectives`` results file, and the
+curves the advice reads off it (:func:`read_collectives`).
 
 Each sweep is a ``sweep`` header row (id, time, ranks, backend, device, versions, NCCL
 environment, topology, what NCCL said it chose) followed by its ``result`` rows (one per
@@ -14,9 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
+from gpuscale.interconnect.measured import MeasuredCurves
+from gpuscale.interconnect.network import CommCurve
+from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.json_depth import JSON
+from gpuscale.tables.requests import NamedError, ref
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 
@@ -94,3 +98,53 @@ def read_sweeps(path: str | Path) -> Sweeps:
         out.headers.setdefault(f"legacy-{legacy + 1}", {})
     out.results = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
     return out
+
+
+def read_collectives(path: Path) -> MeasuredCurves:
+    """A ``gpuscale collectives`` file's curves (latest sweep of each rank count, in-place
+    where both ran, median per size) and its latest header."""
+    try:
+        sweeps = read_sweeps(path)
+    except FileNotFoundError:  # as the bench loader says it ("no such results file")
+        raise ValueError(
+            f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    table = sweeps.results
+    if table.empty:
+        bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
+        held = (
+            f"it holds `gpuscale bench` results: give it as {ref('bench')}"
+            if bench  # what it is instead, where known; else what it should hold and whence
+            else "a collectives file holds the all_reduce times by message size on 2 or more "
+            "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
+        )
+        raise NamedError(f"{path}: no collectives measurement ({held})")
+    table = table[table["status"] == "ok"]
+    curves: list[CommCurve] = []
+    for (op, ranks), rows in table.groupby(["op", "ranks"]):
+        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
+            continue
+        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
+        if (rows["placement"] == "in-place").any():
+            rows = rows[rows["placement"] == "in-place"]
+        curve = rows.groupby("size_bytes")["time_us"].median()
+        if len(curve) >= 4:
+            sizes = tuple(curve.index.astype(float))
+            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
+    if not any(c.op == "all_reduce" for c in curves):
+        raise NamedError(
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
+            f"one-device host measures none: leave out {ref('collectives')} and give the link "
+            f"as {ref('interconnect')} (a preset))"
+        )
+    header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
+    return MeasuredCurves(
+        curves=tuple(curves),
+        source=path.name,
+        nodes=int(header.get("nodes") or 1),
+        ranks=int(header.get("ranks", 0)),
+        under_load=bool(header.get("settings", {}).get("load")),
+        device=str(header.get("device") or ""),
+    )

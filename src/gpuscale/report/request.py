@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
+from gpuscale.hardware.memory_check import STRATEGIES
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
@@ -90,8 +91,6 @@ class ReportRequest:
         if self.advise:  # a preset named wrongly ends it before any work (unused without)
             check_preset(self)
         if self.strategy is not None:  # the strategies `advise --strategy` takes
-            from gpuscale.advice.memory import STRATEGIES  # lazy: the report loads no advice
-
             settle_choice(self, "strategy", STRATEGIES)
         # an advice option without --advise is refused, never ignored without a word
         for name, value in (

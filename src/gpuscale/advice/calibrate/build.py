@@ -1,5 +1,5 @@
 """The calibration, built once (:func:`build`): the model from the bench or from numbers on
-its machine, the convergence, the memory check (``fits.memory_check``) and the search's
+its machine, the convergence, the memory check (``memory.memory_check``) and the search's
 settings, with each assumed range's ends."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pandas as pd
 from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
-from gpuscale.advice.calibrate.fits import memory_check
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import host_of, machine_of
+from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import fits, fixed_split
+from gpuscale.advice.calibrate import fits, memory
 from gpuscale.advice.calibrate.fits import noise, slowdowns
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
@@ -100,7 +100,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
     plain = single(hardware, model=model, strategy=row["strategy"])
     fit = fits.fit_compute(family_ones) or fits.fit_compute(ones)
-    split = fixed_split.split(row, spec, fit)
+    split = fits.split(row, spec, fit)
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
     plain = plain[plain["accum"].fillna(1) == 1]
     plain = plain.dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
@@ -130,12 +130,12 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     notes.append(how)
     device = device_record(cell(row, "device_name", str))
     # the largest batch the peak memory of its N = 1 runs allows (on a GPU of known size)
-    size = fits.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
+    size = memory.device_memory_bytes(cell(row, "device_memory_bytes", float), device)
     max_batch, memory_note = None, None
     if row.get("device") == "cuda" and size is not None:
         peaks = plain.dropna(subset=["peak_memory_bytes"])
         points = list(zip(peaks["batch_per_device"], peaks["peak_memory_bytes"], strict=True))
-        max_batch, memory_note = fits.largest_batch(points, size) or (None, None)
+        max_batch, memory_note = memory.largest_batch(points, size) or (None, None)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     family = multi[multi["family"] == row["family"]]
@@ -154,7 +154,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         backward_share=min(1.0, max(0.0, backward_share)),
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
-        one_rank_own_ms=fixed_split.one_rank_own(row),  # one device runs the bare module
+        one_rank_own_ms=fits.one_rank_own(row),  # one device runs the bare module
         measured_ms=measured_ms,
         slowdown=tuple(sorted(slowdown.items())),
     )

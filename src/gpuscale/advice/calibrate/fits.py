@@ -1,12 +1,18 @@
-"""What the bench's N = 1 rows fit: the step against the per-device batch, the largest
-batch its memory allows, a family's compute, the no-sync slowdown per N and the noise
-scale; the memory check. One device's forward + backward::
+"""What the bench's N = 1 rows fit: the step against the per-device batch, a family's compute,
+a model's fixed per-step cost (:func:`split`), the no-sync slowdown per N and the noise scale.
+One device's forward + backward::
 
     t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
 
 (gpuscale's H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 / 14.1 /
 13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). Every split of the sorted batches into a flat part
-and a rising one (``fixed_cost.line``) is tried, the least squared log error wins."""
+and a rising one (``fixed_cost.line``) is tried, the least squared log error wins.
+
+The fixed cost where data fix it: measured where the bench timed two batches (the plain
+step's intercept less the optimizer), checked against the device's peak; FSDP's own work at
+N = 1; fitted from its family's (else its configuration's) rate; else assumed
+(:func:`unmeasured`): on a GPU the device prior less the optimizer step, at most the step
+less its work at the peak; on a CPU none (the GPU's prior is kernel launches)."""
 
 from __future__ import annotations
 
@@ -17,26 +23,20 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import CalibrationError
-from gpuscale.advice.calibration import Calibration, MemorySaid, Run, Shape
-from gpuscale.advice.memory import MemoryCheck, check
-from gpuscale.advice.model.compute import REFERENCE_DEVICE
-from gpuscale.advice.model.fixed_cost import line
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
-from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.calibrate.rows import CalibrationError, cell
+from gpuscale.advice.calibration import Shape
+from gpuscale.advice.explain.caveats import fsdp_own_basis
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.model.compute import ModelSpec, work_ms
+from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, line, prior, within_peak
+from gpuscale.advice.model.hardware import ceiling
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.hardware.capacity import (
-    BENCH_RECORD,
-    BYTES_PER_GB,
-    AcceleratorMemory,
-    usable_share,
-)
-from gpuscale.hardware.transformer import ShapeNumbers
+from gpuscale.tables.bench_runs import bench_options
 
 
-def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+def per_batch(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """One point per batch (the median of repeated batches), sorted by batch."""
     by_batch: dict[float, list[float]] = {}
     for batch, ms in points:
@@ -47,7 +47,7 @@ def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
 def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
     """The shape through (batch, ms) ``points`` of two or more batches;
     ``fallback_ms_per_sample`` prices the batches beyond a curve that never rose."""
-    merged = _merged(points)
+    merged = per_batch(points)
     if len(merged) < 2:
         raise CalibrationError(Finding.of(K.SHAPE_NEEDS_BATCHES))
     best: tuple[float, Shape] | None = None
@@ -83,54 +83,6 @@ def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample
     return replace(shape, left_out=tuple(errors))
 
 
-def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
-    """The device's memory: as the bench recorded it, else its catalogue part's, else None."""
-    if recorded is not None and math.isfinite(recorded) and recorded > 0:
-        return float(recorded)
-    return device.memory_bytes
-
-
-def largest_batch(
-    points: Sequence[tuple[float, float]], device_bytes: float
-) -> tuple[int, Finding] | None:
-    """The largest per-device batch that fits the usable share of ``device_bytes`` (the one
-    every memory check reads, ``capacity.usable_share``), from (batch, peak bytes) measured,
-    and how: two batches give the bytes per sample (slope) and those that do not grow with
-    the batch (intercept); one batch, or a peak that did not grow, bounds the bytes per
-    sample by its peak / batch. None without a point."""
-    merged = [(b, m) for b, m in _merged(points) if b > 0 and m > 0]
-    if not merged:
-        return None
-    share = usable_share().share
-    usable = share * device_bytes
-    batch_hi, bytes_hi = merged[-1]
-    said = {"usable_share": share, "device_gb": device_bytes / 1e9, "last": batch_hi}
-    slope, intercept = 0.0, 0.0
-    if len(merged) >= 2:
-        slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
-    if slope > 0:
-        static = max(float(intercept), 0.0)
-        found = int((usable - static) / slope + 1e-6)  # not cut by rounding
-        how = Finding.of(
-            K.MEMORY_FIT,
-            batch=found,
-            mb_per_sample=slope / 1e6,
-            static_gb=static / 1e9,
-            first=merged[0][0],
-            **said,
-        )
-    else:
-        found = int(usable / (bytes_hi / batch_hi) + 1e-6)
-        how = Finding.of(
-            K.MEMORY_BOUND,
-            batch=found,
-            mb_per_sample=bytes_hi / batch_hi / 1e6,
-            peak_gb=bytes_hi / 1e9,
-            **said,
-        )
-    return max(found, int(batch_hi)), how
-
-
 def fit_compute(single: pd.DataFrame) -> tuple[float, float] | None:
     """(fixed ms, achieved TFLOP/s): ``fixed_cost.line`` through the forward + backward
     against the work (GFLOP) of N = 1 rows of one family and configuration; None without
@@ -144,76 +96,6 @@ def fit_compute(single: pd.DataFrame) -> tuple[float, float] | None:
     if ms_per_gflop <= 0:
         return None
     return fixed, 1 / ms_per_gflop
-
-
-def memory_check(
-    request: AdviceRequest,
-    cal: Calibration,
-    bench: pd.DataFrame | None,
-    numbers: ShapeNumbers | None = None,
-) -> tuple[MemoryCheck | None, MemorySaid]:
-    """The memory check of the model advised on (None: a device of unknown memory; none
-    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on."""
-    spec, machine = cal.model.spec, cal.machine
-    counts = tuple(machine.device_counts)
-    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
-    own, one = cal.runs.own_model, cal.runs.one_device
-    device = machine.device  # the bench's record of it (below), else the catalogue part's
-    if own is not None and one is not None:
-        device = device_record(one.device_name)
-    memory = _catalogue_memory(device)
-    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
-    if bench is not None and own is not None:
-        runs = trusted_runs(bench)
-        at = (runs["model"] == own) & (runs["accelerators"] == 1)
-        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
-        recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
-        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
-            gib = float(recorded.median()) / 2**30
-            memory = AcceleratorMemory(str(rows["device_name"].iloc[0]), gib, BENCH_RECORD)
-        peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
-        if len(peaks):
-            peak_gb = float(peaks.median()) / BYTES_PER_GB
-    assumed = memory is None and own is None and not machine.device.name
-    if assumed:
-        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
-    if memory is None:
-        return None, MemorySaid()
-    held, state_gb = check(
-        spec.params,
-        asked=(request.optimizer, request.precision),
-        benched=bench is not None,
-        peak_gb=peak_gb,
-        shape=numbers,
-        micro=micro,
-        strategy=request.strategy or cal.run.strategy,
-        memory=memory,
-        counts=counts,
-        per_node=machine.network.per_node or request.gpus_per_node,
-    )
-    said = MemorySaid(device_assumed=assumed)
-    if state_gb is not None:
-        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
-    return held, said
-
-
-def micro_batch_at(run: Run, devices: int) -> int:
-    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the whole batch of the fewest micro-steps that fits (as the search splits it), else the
-    batch advised on."""
-    kept = run.kept_global_batch
-    if kept is None:
-        return run.batch
-    splits = (kept / devices / accum for accum in range(1, run.max_accum + 1))
-    whole = (int(b) for b in splits if 1 <= b <= run.largest_batch and b == int(b))
-    return next(whole, run.batch)  # no split: the count is not predicted
-
-
-def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
-    part = device.part
-    if part is None:
-        return None
-    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
 
 
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
@@ -272,3 +154,172 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
         if estimate is not None and (best is None or estimate.steps > best.steps):
             best = estimate
     return best
+
+
+def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) -> Split:
+    """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of the
+    step it gives (``fitted``: :func:`fit_compute` over its family's N = 1 runs)."""
+    fb = float(row["forward_ms"] + row["backward_ms"])
+    batch = float(row["batch_per_device"])
+    work_ms_per_tflop = work_ms(batch, model.flops, 1.0)
+    measured = _own_fixed(row, fb)
+    own = measured  # FSDP's own work at N = 1, fixed per step, where more than that
+    gap = cell(row, "fsdp_overhead_ms", float, 0.0)
+    if row["strategy"] == "fsdp" and gap > 0:
+        accum = cell(row, "accum", int, 1)
+        ms = min(gap / max(accum, 1), fb * (1 - 1e-6))  # per micro-step, as fixed_ms
+        if measured is None or measured.ms < ms:
+            own = FixedCost.exact(
+                ms,
+                source=Source.MEASURED,
+                basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
+                at_batch=batch,
+            )
+    if measured is None and own is not None:  # FSDP's gap measured, not the rest: assumed
+        rest = unmeasured(row, max(fb - own.ms, 1e-9), model.flops)
+        if rest.high_ms > 0:
+            own = replace(
+                rest,
+                ms=own.ms + rest.ms,
+                low_ms=own.low_ms + rest.low_ms,
+                high_ms=own.high_ms + rest.high_ms,
+                basis=sentence(
+                    "with_unmeasured",
+                    part=own.ms,
+                    source=own.source,
+                    basis=own.basis,
+                    rest=rest.ms,
+                    rest_low=rest.low_ms,
+                    rest_high=rest.high_ms,
+                    rest_basis=rest.basis,
+                ),
+            )
+    small = cell(row, "small_batch_step_ms_mean", float)
+    peak, found = ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))
+    if own is not None and small is not None:  # ``within_peak`` on the row's plain steps
+        checked = within_peak(
+            own,
+            fb_ms=fb,
+            batch=batch,
+            flops_per_sample=model.flops,
+            peak_tflops=float(peak),
+            plain_ms=(
+                (float(row["small_batch_per_device"]), small),
+                (batch, float(row["plain_step_ms_mean"])),
+            ),
+            ceiling=found,
+        )
+        if checked is not None:
+            return replace(
+                checked, note=sentence("model_note", model=row["model"], note=checked.note)
+            )
+    if own is not None:  # an FSDP gap with the prior added is assumed, not measured
+        said = sentence("fixed_measured_for", ms=own.ms, source=own.source, model=row["model"])
+    elif fitted is not None:  # the family's rate, no faster than the device can go
+        tflops = min(fitted[1], peak)
+        fixed = fb - work_ms_per_tflop / tflops  # absorbs the model's own measured step
+        if fixed < 0:  # faster than the family: all of the step is work at its own rate
+            fixed, tflops = 0.0, work_ms_per_tflop / fb
+        cost = FixedCost.exact(
+            fixed,
+            source=Source.FITTED,
+            basis=sentence("family_rate", family=row["family"]),
+            at_batch=batch,
+            measure=measure_command(row),
+        )
+        said = sentence(
+            "family_split", tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
+        )
+        return Split(cost, fixed, tflops, 0.0, said)
+    else:  # one batch of one model: the device prior, its range in the interval
+        own = unmeasured(row, fb, model.flops)
+        said = sentence("one_batch", work=own.ms == 0, ms=own.ms)
+    return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
+
+
+def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
+    """The fixed cost the bench measured (two batches at N = 1) less the optimizer's time;
+    None without it."""
+    point = cell(row, "fixed_ms", float)
+    if point is None:
+        return None
+    opt = float(row["optimizer_ms"])
+
+    def ms(value: float) -> float:
+        return min(max(float(value) - opt, 0.0), fb_ms * (1 - 1e-6))
+
+    low = ms(cell(row, "fixed_ms_low", float, point))
+    high = ms(cell(row, "fixed_ms_high", float, point))
+    return FixedCost(
+        ms=min(max(ms(point), low), high),
+        low_ms=low,
+        high_ms=high,
+        source=Source.MEASURED,
+        basis=sentence(
+            "plain_steps_intercept",
+            small=int(row["small_batch_per_device"]),
+            batch=int(row["batch_per_device"]),
+        ),
+        at_batch=float(row["batch_per_device"]),
+    )
+
+
+def measure_command(row: pd.Series) -> Measure:
+    """The bench run that measures ``row``'s fixed cost: its N = 1 run in its own
+    configuration, timed at its batch and a quarter of it."""
+    batch = int(row["batch_per_device"])
+    config = bench_options(row, model=False)  # the run's own configuration
+    quarter = batch // 4 if batch >= 4 else batch // 2
+    return Measure(
+        bench=BenchRun(str(row["model"]), (1,), config=config),
+        after=sentence("bench_times_bare", batch=batch, quarter=quarter),
+    )
+
+
+def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCost:
+    """The fixed cost of ``row``'s forward and backward (``fb_ms``) where nothing measured
+    it."""
+    batch = float(row["batch_per_device"])
+    measure = measure_command(row)
+    if row.get("device") == "cpu":
+        return FixedCost.exact(
+            0.0,
+            source=Source.ASSUMED,
+            basis=sentence("cpu_no_prior", low=GPU_PRIOR.low, high=GPU_PRIOR.high),
+            at_batch=batch,
+            measure=measure,
+        )
+    opt = cell(row, "optimizer_ms", float, 0.0)
+    base = replace(
+        GPU_PRIOR,
+        **{end: max(GPU_PRIOR.at(end) - opt, 0.0) for end in ("low", "point", "high")},
+        said=sentence("prior_less_optimizer", why=GPU_PRIOR.said, opt=opt),
+    )
+    peak = cell(row, "peak_tflops", float, 0.0)
+    at_peak = work_ms(batch, flops_per_sample, peak) if peak > 0 else None
+    found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
+    if at_peak is None:
+        bound = sentence("no_peak_unbounded")
+    elif found.high_ms < base.at("high"):
+        bound = sentence(
+            "peak_bound",
+            high=found.high_ms,
+            fb=fb_ms,
+            batch=batch,
+            at_peak=at_peak,
+            peak=peak,
+        )
+    else:
+        bound = None
+    basis = sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch)
+    return replace(found, basis=basis, below_prior_ms=None)
+
+
+def one_rank_own(row: pd.Series) -> float:
+    """Of each micro-step of an FSDP row's N = 1 step, what the bare module's step did not
+    do (0 for another strategy, or where the plain step is no faster)."""
+    plain = cell(row, "plain_step_ms_mean", float)
+    if row["strategy"] != "fsdp" or plain is None or not plain > 0:
+        return 0.0
+    whole = float(row["forward_ms"] + row["backward_ms"] + row["optimizer_ms"])
+    return max(0.0, whole - plain)

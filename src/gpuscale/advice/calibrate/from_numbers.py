@@ -9,7 +9,6 @@ from dataclasses import replace
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.memory import DEFAULT_PRECISION
 from gpuscale.advice.model import compute, hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.network import fitted_spread
@@ -19,6 +18,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, bench_run
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
+from gpuscale.hardware.memory_check import DEFAULT_PRECISION
 from gpuscale.quantities import format_count
 
 # --params this far from the shape's count is said (a published count is rounded to a

@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import calibrate, single
-from gpuscale.advice.calibrate.fits import fit_compute, slowdowns
-from gpuscale.advice.calibrate.fixed_split import one_rank_own
+from gpuscale.advice.calibrate.fits import fit_compute, one_rank_own, slowdowns
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
     CalibrationError,

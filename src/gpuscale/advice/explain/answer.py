@@ -24,11 +24,11 @@ from gpuscale.advice.explain.phrasebook import (
     term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
-from gpuscale.advice.memory import MemoryCheck
-from gpuscale.advice.records import Assumption, Decision, MeasuredCount
-from gpuscale.advice.types import STOPPED, Finding, Reading, Source, TermId, Value
+from gpuscale.advice.records import Assumption, Decision
+from gpuscale.advice.types import STOPPED, Finding, MeasuredCount, Reading, Source, TermId, Value
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.quantities import counted, filled, format_count, format_ms, joined, with_article
 
 

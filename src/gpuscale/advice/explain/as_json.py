@@ -22,9 +22,9 @@ from gpuscale.advice.explain.phrasebook import (
     said,
     sentence,
 )
-from gpuscale.advice.memory import STRATEGIES, MemoryCheck
 from gpuscale.advice.types import FindingKind, maybe
 from gpuscale.bench.support import Support
+from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
 from gpuscale.tables.json_depth import JSON
 
 # The document and each record field by field, but where ``data/advice_json.json`` names the

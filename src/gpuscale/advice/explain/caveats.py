@@ -14,10 +14,10 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
-from gpuscale.advice.records import MeasuredCount
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
+    MeasuredCount,
     Refusal,
     RefusalKind,
     Value,

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, TypeVar
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     BreakEven,
@@ -33,6 +32,7 @@ from gpuscale.advice.records import (
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
 from gpuscale.advice.types import STOPPED, Finding, FindingKind, MeasuredCount, Reading, TermId
+from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 if TYPE_CHECKING:

@@ -1,22 +1,23 @@
-"""What each device holds under each strategy at each count searched: ``hardware.memory``'s
-model state plus activations (a transformer shape's, Korthikanti et al. 2022; else the bench's
-N = 1 peak less its state; else none, a lower bound). A count that does not fit is never advised."""
+"""The advice's memory check: what each device holds under each strategy at each count
+searched, ``memory``'s model state plus activations (a transformer shape's, Korthikanti et al.
+2022; else the bench's N = 1 peak less its state; else none, a lower bound). A count that does
+not fit is never advised."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 
 from gpuscale.hardware.capacity import BYTES_PER_GB, AcceleratorMemory
 from gpuscale.hardware.memory import (
+    GATHERED,
     STRATEGY_SHARDING,
     MemoryAt,
     StateBytes,
+    fewest_devices,
     gathered_bytes,
+    memory_at,
     model_state,
-    per_count,
     state_bytes,
     state_per_device,
 )
@@ -25,19 +26,10 @@ from gpuscale.hardware.transformer import Activations, ShapeNumbers
 # Of two strategies that fit the same fewest devices, the first communicates less (ZeRO-2
 # gathers the weights once a step, full sharding twice; hybrid as full sharding in a node).
 STRATEGIES = tuple(STRATEGY_SHARDING)
-# Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
-_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
-OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
-SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
 # What a bench run held: ``gpuscale bench`` trains with AdamW on fp32 parameters (autocast).
 BENCH_STATE = ("adam", "fp32")
-# the optimizers a request names: all but a frozen model's and TorchRec's fused embedding update
-OPTIMIZERS = tuple(
-    dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
-)
-PRECISIONS = ("mixed", "fp32")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -171,9 +163,28 @@ def check(
     if shape is not None:
         gathered = gathered_bytes(float(shape.layer_params), state.trainable) / BYTES_PER_GB
     at_count = {n: a.total_gb for n, a in by_count}
-    rows, fewest = per_count(
-        state, STRATEGIES, counts, memory, per_node, activations_gb, at_count, gathered
+    rows = tuple(
+        memory_at(
+            state,
+            s,
+            n,
+            memory,
+            per_node,
+            at_count.get(n, activations_gb),
+            gathered if s in GATHERED and n > 1 else None,
+        )
+        for s in STRATEGIES
+        for n in counts
     )
+    # per strategy the fewest devices that hold the model: among the counts, else at all
+    # (past the counts searched the micro-batch is at most the largest count's)
+    beyond = at_count.get(max(counts, default=1), activations_gb) or 0.0
+    fewest = []
+    for s in STRATEGIES:
+        searched = [r.devices for r in rows if r.strategy == s and r.fits]
+        extra = beyond + ((gathered or 0.0) if s in GATHERED else 0.0)
+        most = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
+        fewest.append((s, min(searched, default=most)))
     found = MemoryCheck(
         strategy=strategy,
         params=state.trainable_parameters,
@@ -181,7 +192,7 @@ def check(
         device=CheckedDevice(memory=memory, per_node=per_node),
         activations_gb=activations_gb,
         rows=rows,
-        fewest=fewest,
+        fewest=tuple(fewest),
         searched=tuple(counts),
         activations_counted=counted,
         activations_by_count=by_count,

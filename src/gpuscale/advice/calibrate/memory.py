@@ -1,0 +1,145 @@
+"""The device's memory as the advice reads it: the largest per-device batch the bench's N = 1
+peaks allow, and the memory check (``hardware.memory_check``) of the model advised on."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.calibrate.fits import per_batch
+from gpuscale.advice.calibration import Calibration, MemorySaid, Run
+from gpuscale.advice.model.compute import REFERENCE_DEVICE
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.hardware.capacity import (
+    BENCH_RECORD,
+    BYTES_PER_GB,
+    AcceleratorMemory,
+    usable_share,
+)
+from gpuscale.hardware.memory_check import MemoryCheck, check
+from gpuscale.hardware.transformer import ShapeNumbers
+
+
+def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
+    """The device's memory: as the bench recorded it, else its catalogue part's, else None."""
+    if recorded is not None and math.isfinite(recorded) and recorded > 0:
+        return float(recorded)
+    return device.memory_bytes
+
+
+def largest_batch(
+    points: Sequence[tuple[float, float]], device_bytes: float
+) -> tuple[int, Finding] | None:
+    """The largest per-device batch that fits the usable share of ``device_bytes`` (the one
+    every memory check reads, ``capacity.usable_share``), from (batch, peak bytes) measured,
+    and how: two batches give the bytes per sample (slope) and those that do not grow with
+    the batch (intercept); one batch, or a peak that did not grow, bounds the bytes per
+    sample by its peak / batch. None without a point."""
+    merged = [(b, m) for b, m in per_batch(points) if b > 0 and m > 0]
+    if not merged:
+        return None
+    share = usable_share().share
+    usable = share * device_bytes
+    batch_hi, bytes_hi = merged[-1]
+    said = {"usable_share": share, "device_gb": device_bytes / 1e9, "last": batch_hi}
+    slope, intercept = 0.0, 0.0
+    if len(merged) >= 2:
+        slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
+    if slope > 0:
+        static = max(float(intercept), 0.0)
+        found = int((usable - static) / slope + 1e-6)  # not cut by rounding
+        how = Finding.of(
+            K.MEMORY_FIT,
+            batch=found,
+            mb_per_sample=slope / 1e6,
+            static_gb=static / 1e9,
+            first=merged[0][0],
+            **said,
+        )
+    else:
+        found = int(usable / (bytes_hi / batch_hi) + 1e-6)
+        how = Finding.of(
+            K.MEMORY_BOUND,
+            batch=found,
+            mb_per_sample=bytes_hi / batch_hi / 1e6,
+            peak_gb=bytes_hi / 1e9,
+            **said,
+        )
+    return max(found, int(batch_hi)), how
+
+
+def memory_check(
+    request: AdviceRequest,
+    cal: Calibration,
+    bench: pd.DataFrame | None,
+    numbers: ShapeNumbers | None = None,
+) -> tuple[MemoryCheck | None, MemorySaid]:
+    """The memory check of the model advised on (None: a device of unknown memory; none
+    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on."""
+    spec, machine = cal.model.spec, cal.machine
+    counts = tuple(machine.device_counts)
+    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
+    own, one = cal.runs.own_model, cal.runs.one_device
+    device = machine.device  # the bench's record of it (below), else the catalogue part's
+    if own is not None and one is not None:
+        device = device_record(one.device_name)
+    memory = _catalogue_memory(device)
+    peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
+    if bench is not None and own is not None:
+        runs = trusted_runs(bench)
+        at = (runs["model"] == own) & (runs["accelerators"] == 1)
+        rows = runs[at & (runs["batch_per_device"] == cal.run.batch)]
+        recorded = rows.get("device_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
+            gib = float(recorded.median()) / 2**30
+            memory = AcceleratorMemory(str(rows["device_name"].iloc[0]), gib, BENCH_RECORD)
+        peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
+        if len(peaks):
+            peak_gb = float(peaks.median()) / BYTES_PER_GB
+    assumed = memory is None and own is None and not machine.device.name
+    if assumed:
+        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
+    if memory is None:
+        return None, MemorySaid()
+    held, state_gb = check(
+        spec.params,
+        asked=(request.optimizer, request.precision),
+        benched=bench is not None,
+        peak_gb=peak_gb,
+        shape=numbers,
+        micro=micro,
+        strategy=request.strategy or cal.run.strategy,
+        memory=memory,
+        counts=counts,
+        per_node=machine.network.per_node or request.gpus_per_node,
+    )
+    said = MemorySaid(device_assumed=assumed)
+    if state_gb is not None:
+        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
+    return held, said
+
+
+def micro_batch_at(run: Run, devices: int) -> int:
+    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
+    the whole batch of the fewest micro-steps that fits (as the search splits it), else the
+    batch advised on."""
+    kept = run.kept_global_batch
+    if kept is None:
+        return run.batch
+    splits = (kept / devices / accum for accum in range(1, run.max_accum + 1))
+    whole = (int(b) for b in splits if 1 <= b <= run.largest_batch and b == int(b))
+    return next(whole, run.batch)  # no split: the count is not predicted
+
+
+def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
+    part = device.part
+    if part is None:
+        return None
+    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")

@@ -73,10 +73,11 @@ def test_an_unknown_name_is_refused_alike(tmp_path: Path) -> None:
 
 # GPU model names as the docs write them (RTX 4090, RTX A5000, H100, MI300X, A10G, ...)
 CARD = re.compile(
-    r"\b(?:RTX\s+(?:A\d{4}|\d{4}(?:\s+Ti\s+SUPER|\s+Ada)?)|[AHBLT]\d{1,3}S?G?|V100S?|MI\d{3}X|GH200)\b"
+    r"\b(?:RTX\s+(?:A\d{4}|\d{4}(?:\s+Ti\s+SUPER|\s+Ti|\s+Ada)?)|[AHBLT]\d{1,3}S?G?|V100S?|MI\d{3}X|GH200)\b"
 )
-# named in the docs as a device gpuscale has no datasheet for, or as a name refused
-NOT_PARTS = {"A10G", "RTX 4070"}
+# named in the docs as a device gpuscale has no datasheet for (the held-out tables' Turing
+# cards: their rows are advised without a device name), or as a name refused
+NOT_PARTS = {"A10G", "RTX 4070", "RTX 2080 Ti", "RTX 8000"}
 
 
 def test_every_card_named_in_the_docs_is_a_part() -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import pandas as pd
-
 from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
 from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.explain import phrasebook
@@ -16,7 +14,7 @@ from gpuscale.advice.explain.answer import (
     AdviceView,
     above_largest,
     counts_line,
-    decision_kind,
+    decision_line,
     named,
     remedy,
     row_at,
@@ -32,15 +30,10 @@ from gpuscale.tables.bench import on_a_larger_host
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
-def _config(row: pd.Series) -> str:
-    return sentence("config", row=row, batch=config(row["batch_per_device"], row["accum"]))
-
-
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    use = _config(row_at(frame, chosen.accelerators))  # its time in the answer's unit
-    lines = [*d.warnings, sentence("recommendation", use=decision_kind(d), config=use, c=chosen)]
+    lines = [*d.warnings, decision_line(advice, long=True)]
     if chosen.accelerators == 1 and d.held_back is not None:
         held = row_at(frame, d.held_back.accelerators)
         lines.append(sentence("held_back", row=held, gain=not held["speedup_low"] <= 1))
@@ -52,7 +45,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         lines.append(sentence("only_one", case=case, kept=kept))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        lines.append(sentence("fastest", config=_config(fastest), row=fastest))
+        lines.append(sentence("fastest", config=sentence("config", c=fastest), row=fastest))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(sentence("cheapest", n=cheapest))

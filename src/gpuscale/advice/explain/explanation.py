@@ -148,9 +148,11 @@ def step_lines(advice: AdviceView) -> list[str]:
     at, o = d.focus, d.limit.overheads_ms
     if at.accelerators < 2:
         return []
+    subject = term_words(d.limit.dominant_term, "subject")
     # a measured step: what the model's terms leave of it
     left = None if at.rests_on == "predicted" else o.get(TermId.UNEXPLAINED, 0.0)
     slowdown = dict(cal.model.compute.held_slowdown()).get(at.accelerators)
+    marked = weak(cal.runs.evidence)
     # what of the compute at the focus is above its share of one device's, in parts
     p, like = advice.fixed_term, at.step_ms
     split, parts = p.optimizer_ms > 0, []
@@ -160,21 +162,19 @@ def step_lines(advice: AdviceView) -> list[str]:
     if split and p.forward_backward_excess_ms > 0:
         parts.append(sentence("fb_not_spread", p=p, like=like))
     not_spread = sentence("not_spread", p=p, like=like, split=split, parts=joined(parts) or None)
+    said = {"d": d, "subject": subject, "weak": marked}
     at_step = {"alone": d.short_alone(), "decides": advice.deciding.kind, "left": left}
     at_step["ddp"] = o["ddp"] if cal.run.strategy == "ddp" else None  # a sharded one's is 0
     at_step["exposed"] = row_at(advice.predictions, at.accelerators)["exposed_comm_ms"]
-    at_step |= {
-        "subject": term_words(d.limit.dominant_term, "subject"),
-        "weak": weak(cal.runs.evidence),
-    }
-    at_step |= {"detailed": named(d, detailed=True), "slowdown": slowdown, "not_spread": not_spread}
-    lines = [sentence("step_at", d=d, **at_step)]
+    detailed = named(d, detailed=True)
+    at_step |= {"detailed": detailed, "slowdown": slowdown, "not_spread": not_spread}
+    lines = [sentence("step_at", **at_step, **said)]
     cap = "memory" if advice.deciding.memory else d.limit.cap
     why, _ = above_largest(advice)
     if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
         cap = "below" if why else "stopped"
     strategy = strategy_name(cal.run.strategy)
-    lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, d=d))
+    lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, **said))
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
         unsure = bool(weak(found) or (found is not None and found.all_flagged))

@@ -57,12 +57,9 @@ class AdviceView(Protocol):
     explanation: list[str]
 
 
-# the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
-
-
 def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
-    term = _ASSUMED_AS.get(str(d.withheld_by))
+    """The assumption whose value the withholding term's range is around."""
+    term = WITHHELD.get(str(d.withheld_by), {}).get("term")
     return next((a for a in assumed if a.term == term), None)
 
 

@@ -129,7 +129,7 @@ def test_a_wide_step_interval_softens_a_multi_device_choice(golden: Golden) -> N
     assert headline(defaults=[], wide_step_log=None, devices=8) == []
 
 
-TIME = re.compile(r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d) (?:to a trained model|at efficiency)")
+TIME = re.compile(r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d) (?:to train|at efficiency)")
 STEP_PART = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?) (ms|s)\b")
 
 

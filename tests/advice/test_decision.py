@@ -46,8 +46,8 @@ def _check(advice: gpuscale.advice.api.Advice) -> None:  # type: ignore[name-def
     text = "\n".join(advice.explanation)
     # one recommendation, the decision's count, and the numbers of its table row
     # (where an assumed term's range moves it, the count as assumed, said as withheld)
-    used = re.findall(r"^(?:Use|Count withheld; as assumed,) (\d+) device", text, re.M)
-    assert bool(re.search(r"^Count withheld; as assumed,", text, re.M)) == (d.count is None)
+    used = re.findall(r"^(?:Use|Count withheld:) (\d+) device", text, re.M)
+    assert bool(re.search(r"^Count withheld: \d+ device", text, re.M)) == (d.count is None)
     assert used == [str(d.chosen.accelerators)]
     row = table.loc[d.chosen.accelerators]
     if d.chosen.accelerators > 1:

@@ -57,12 +57,9 @@ class AdviceView(Protocol):
     explanation: list[str]
 
 
-# the assumption whose value each withholding term's range is around
-_ASSUMED_AS = {"link": TermId.LINK, "fixed_cost": TermId.FIXED, "flops_per_sample": TermId.FLOPS}
-
-
 def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
-    term = _ASSUMED_AS.get(str(d.withheld_by))
+    """The assumption whose value the withholding term's range is around."""
+    term = WITHHELD.get(str(d.withheld_by), {}).get("term")
     return next((a for a in assumed if a.term == term), None)
 
 
@@ -89,9 +86,11 @@ def named(d: Decision, detailed: bool = False) -> str:
     return sentence("named", d=d, fastest=fastest, same=focus == n)
 
 
-def decision_line(advice: AdviceView) -> str:
+def decision_line(advice: AdviceView, long: bool = False) -> str:
+    """The decision, its time, cost and energy (``long``: --explain's, the efficiency's parts
+    beside it, and where no count holds the model the row as if memory allowed)."""
     d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
-    if not d.holds:  # the fewest devices that hold the model, and the strategy
+    if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         strategy, kept = run.strategy, run.kept_global_batch
         fewest = held and held.holding(strategy)
@@ -112,7 +111,9 @@ def decision_line(advice: AdviceView) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, trained=trained, other=other)
+    said |= {"config": sentence("config", c=chosen), "trained": trained, "other": other}
+    eff = long or None
+    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, eff=eff, **said)
 
 
 def deciding_line(advice: AdviceView) -> str:

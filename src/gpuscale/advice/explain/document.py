@@ -26,6 +26,7 @@ from gpuscale.advice.explain.caveats import (
 )
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import (
+    TABLE,
     TERMS,
     WITHHELD,
     reading,
@@ -40,21 +41,11 @@ from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
 
-# The terminal's columns, the deciding overhead's after the step.
-TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
 # What a terminal narrower than the table drops first.
 TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
-DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMNS, "batch_per_device")
-FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+DROP_ORDER = (*TABLE["drop_first"], *TERM_COLUMNS, *TABLE["drop_last"])
 # a terminal's ``fits`` column (a flag elsewhere is said only where set: here "no" is the news)
 FITS_SAID = {True: "yes", False: "no"}
-# The prediction columns a terminal shows (JSON and CSV carry them all).
-ADVICE_SHOWN = (
-    *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
-    *("exposed_comm_ms", "samples_per_s", "time_to_train_min", "speedup", "speedup_low"),
-    *("speedup_high", "efficiency", "throughput_efficiency", "convergence_factor"),
-    *("accelerator_hours", "cost", "energy_kwh"),
-)
 
 
 def columns(advice: AdviceView) -> tuple[str, ...]:
@@ -63,7 +54,7 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     frame = advice.predictions
     # the accumulation where used; whether the devices hold the model where some do not
     shown = {"accum": (frame["accum"] > 1).any(), "fits": not frame["fits"].all(), None: False}
-    wanted = ("accelerators", "batch_per_device", "accum", "step_ms", term, *TRAILING, "fits")
+    wanted = (*TABLE["leading"], term, *TABLE["trailing"], "fits")
     return tuple(column for column in wanted if shown.get(column, True))
 
 
@@ -87,11 +78,11 @@ def advice_view(
             columns(result),
             title,
             drop_order=DROP_ORDER,
-            formats=FORMATS,
+            formats=TABLE["formats"],
             said=(sentence("table_more", n=len(result.caveats) or None),),
         )
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
-    return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
+    return TableView(result.predictions, tuple(TABLE["explained"]), title, said=said)
 
 
 class Worded:

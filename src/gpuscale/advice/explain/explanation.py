@@ -7,15 +7,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import pandas as pd
-
 from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
     AdviceView,
     above_largest,
     counts_line,
-    decision_kind,
+    decision_line,
     named,
     remedy,
     row_at,
@@ -32,27 +30,20 @@ from gpuscale.tables.bench import on_a_larger_host
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
-def _config(row: pd.Series) -> str:
-    return sentence("config", row=row, batch=config(row["batch_per_device"], row["accum"]))
-
-
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
     chosen = d.chosen
-    use = _config(row_at(frame, chosen.accelerators))  # its time in the answer's unit
-    lines = [*d.warnings, sentence("recommendation", use=decision_kind(d), config=use, c=chosen)]
-    if chosen.accelerators == 1 and d.held_back is not None:
-        held = row_at(frame, d.held_back.accelerators)
-        lines.append(sentence("held_back", row=held, gain=not held["speedup_low"] <= 1))
-    elif chosen.accelerators == 1 and d.largest > 1:
-        lines.append(sentence("no_larger", d=d, row=row_at(frame, d.focus.accelerators)))
-    elif chosen.accelerators == 1:  # why one device is all the table holds
+    lines = [*d.warnings, decision_line(advice, long=True)]
+    if chosen.accelerators == 1:  # why not more: a gain unsure, short of the target, or none
         kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap
-        case = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
-        lines.append(sentence("only_one", case=case, kept=kept))
+        row = row_at(frame, (d.held_back or d.focus).accelerators)
+        only = cap if cap == "flagged" or (cap == "batch" and kept is not None) else "one"
+        case = first_case({"held_back": d.held_back, "no_larger": d.largest > 1, only: 1})
+        gain = not row["speedup_low"] <= 1
+        lines.append(sentence("at_one", case=case, row=row, d=d, gain=gain, kept=kept))
     if d.fastest is not None and d.fastest != chosen.accelerators:
         fastest = row_at(frame, d.fastest)
-        lines.append(sentence("fastest", config=_config(fastest), row=fastest))
+        lines.append(sentence("fastest", config=sentence("config", c=fastest), row=fastest))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(sentence("cheapest", n=cheapest))

@@ -47,6 +47,7 @@ PHRASES_FILE = "advice_phrases.json"
 _BOOK = _data(PHRASES_FILE)
 PHRASES: dict[str, str] = _BOOK["phrases"]
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
+TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
 CHANGES: dict[str, dict[str, str]] = _BOOK["changes"]
 WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]

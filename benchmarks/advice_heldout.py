@@ -2,6 +2,11 @@
 into development and held-out rows before anything was fitted (issue 73, items 6-7).
 
     python benchmarks/advice_heldout.py [--out benchmarks/results/advice_heldout.json]
+    python benchmarks/advice_heldout.py --split development --out /tmp/dev.json
+
+``--split development`` reads, advises and reports the development rows alone (no
+held-out row is advised or printed): what a change to the step model is judged on while
+it is developed; the held-out rows are advised once, at the end.
 
 Rows: ``benchmarks/published/heldout/*.csv`` and ``benchmarks/published/*.csv`` (the
 tables ``advice_published.py`` reads; their NVIDIA DeepLearningExamples rows other than
@@ -583,8 +588,16 @@ def _terms(text: str) -> StepTerms:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--out", type=Path, help=f"where the results go (default {OUT}; with --split: none)"
+    )
     parser.add_argument("--docs", type=Path, help="rewrite this page's tables (docs/heldout.md)")
+    parser.add_argument(
+        "--split",
+        choices=SPLITS,
+        help="read and advise only this split's rows (development: while developing, "
+        "no held-out row is advised); not with --docs",
+    )
     parser.add_argument(
         "--terms",
         default="",
@@ -593,18 +606,23 @@ def main(argv: list[str] | None = None) -> int:
         "rank_spread=multinode:0.07+pcie_p2p:0 per class)",
     )
     args = parser.parse_args(argv)
-    rows = read_rows()
+    if args.split is not None and args.docs is not None:
+        parser.error("--docs quotes both splits: not with --split")
+    out = args.out if args.out is not None or args.split is not None else OUT
+    rows = [r for r in read_rows() if args.split in (None, r.split)]
     # an ablation's terms stand for every row; else each row's stack's fitted terms
     serial = evaluate(rows, _terms(args.terms) if args.terms else None)
     result = report(rows, serial)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result), end="")
-    print(goals_markdown(result), end="")
+    if args.split != "development":
+        print(goals_markdown(result), end="")
     print(
         f"flagged (kept out): {len(result['flagged'])} rows; "  # type: ignore[arg-type]
         f"refused by the advice (kept out): {len(result['refused'])} rows; "  # type: ignore[arg-type]
-        f"written: {args.out}"
+        f"written: {out or 'nothing (no --out)'}"
     )
     if args.docs is not None:
         write_docs(args.docs, result)

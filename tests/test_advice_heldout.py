@@ -196,3 +196,30 @@ def test_a_row_is_advised_with_its_stacks_terms(
     # an ablation's terms stand instead of the stack's
     ablated = script.predictions(row, StepTerms(rank_spread=0.15))
     assert ablated.loc[8, "speedup"] == pytest.approx(waited.loc[8, "speedup"])
+
+
+def test_split_development_advises_no_held_out_row(
+    script: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--split development`` (how a change to the step model is judged while it is
+    developed) advises, writes and prints the development rows alone."""
+    handful = _handful(script)
+    advised: list[str] = []
+    monkeypatch.setattr(script, "read_rows", lambda: [copy.copy(r) for r in handful])
+    real = script.advise_row
+
+    def advise_row(row, terms=None) -> None:
+        advised.append(row.split)
+        real(row, terms)
+
+    monkeypatch.setattr(script, "advise_row", advise_row)
+    out = tmp_path / "dev.json"
+    assert script.main(["--split", "development", "--out", str(out)]) == 0
+    assert advised == ["development"] * len(script.CLASSES)
+    results = json.loads(out.read_text())
+    assert {r["split"] for r in results["rows"]} == {"development"}
+    for cls in script.CLASSES:
+        assert results["classes"][cls]["held_out"] == {"rows": 0}
+        assert results["classes"][cls]["development"]["rows"] == 1
+    with pytest.raises(SystemExit):  # the page quotes both splits
+        script.main(["--split", "development", "--docs", str(tmp_path / "page.md")])

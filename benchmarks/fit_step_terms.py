@@ -100,6 +100,28 @@ any held-out row advised with it:
   generation/stack split above is the one declared because it is the one the model can
   know of a request (from the device).
 
+Extended on 2026-11-27 a third time (issue 73: the step model where people train),
+written after trying both changes on the development rows alone (no held-out row advised
+with either before the final check):
+
+* **Loss: least absolute log error** (``LOSS``), not least squares: the choice judges a
+  variant by the median |error|, and least absolute deviations fits the median of the log
+  ratios; squares let the rows no term models (the K80 parameter servers of 64 and 128
+  GPUs, published 0.5 and 0.28 of linear; Lambda's A100 BERT-large at 8, 0.42 of linear)
+  pull sigma up for every other row (0.074 where the absolute loss gives 0.050, with the
+  overlap below unchanged).
+* **The overlap assumed where nothing measured it** (``data/advice_priors.json``'s
+  ``overlap``) is PyTorch DDP's pipeline: each bucket's all-reduce starts when its
+  gradients are ready (Li et al., "PyTorch Distributed", VLDB 2020, section 3.2.3), so
+  everything but the last bucket hides behind the backward as far as it lasts (overlap
+  1), where it was half. On the development rows, the chosen variant's
+  leave-one-source-out error (mean over classes of the median |error|) was: half and
+  squares 4.90% (sigma 0.074), all and squares 5.44% (0.090), half and absolute 4.37%
+  (0.050), all and absolute 3.96% (0.060): the last is kept. The script fits under the
+  overlap the data file holds; the other figures are this script run with the file's
+  point set to 0.5 and ``LOSS`` to squares.
+* Nothing else is changed: the variants, sources, tie and choice are as above.
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``network.Collectives``) from the parts the advice
@@ -135,6 +157,7 @@ DATA = HERE.parent / "src" / "gpuscale" / "data" / "step_terms.json"
 COMMAND = "python benchmarks/fit_step_terms.py"
 KAPPA_GRID = np.round(np.arange(0.0, 1.0001, 0.01), 4)
 SIGMA_GRID = np.round(np.arange(0.0, 0.2001, 0.002), 4)
+LOSS = "absolute"  # of the log ratio: "absolute" (the median's), or "squares"
 TIE = 0.001  # leave-one-source-out error within this of the best: the simpler variant
 MIN_SOURCES = 3  # a class of fewer sources among the rows fitted on takes the pooled value
 TERMS = ("nccl_latency", "contention_share", "rank_spread")
@@ -161,8 +184,8 @@ class Parts:
 
 @dataclass(frozen=True)
 class Advised:
-    """A development row, its base count's and N's parts, and its squared log error on
-    the grid (kappa by sigma)."""
+    """A development row, its base count's and N's parts, and its loss (``LOSS`` of the
+    log error) on the grid (kappa by sigma)."""
 
     row: heldout.Row
     base: Parts
@@ -222,7 +245,7 @@ def _grid_steps(p: Parts, kappas: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
 
 
 def advised(row: heldout.Row, base: Parts, at: Parts) -> Advised:
-    """``row`` with its squared log error on the whole grid (an ``off`` parameter reads
+    """``row`` with its loss on the whole grid (an ``off`` parameter reads
     its grid's first value, 0)."""
     predicted = (
         at.n
@@ -230,7 +253,8 @@ def advised(row: heldout.Row, base: Parts, at: Parts) -> Advised:
         * _grid_steps(base, KAPPA_GRID, SIGMA_GRID)
         / _grid_steps(at, KAPPA_GRID, SIGMA_GRID)
     )
-    return Advised(row, base, at, np.log(predicted / row.published) ** 2)
+    error = np.log(predicted / row.published)
+    return Advised(row, base, at, np.abs(error) if LOSS == "absolute" else error**2)
 
 
 def _key(mode: str, stack: str, link: str) -> str:
@@ -414,8 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         "class, per stack: one per stack, per stack and class: one per pair); a parameter's "
         f"cell (class, stack or pair) fitted on its rows where they come from at least "
         f"{MIN_SOURCES} sources, else the next coarser value (a pair: its stack's, then the "
-        "pooled value); parameters fitted on every development row, least squares of log "
-        "ratios",
+        "pooled value); parameters fitted on every development row, least "
+        f"{'absolute' if LOSS == 'absolute' else 'squares of'} log ratios",
         "chosen": chosen,
         "chosen_terms": {"nccl_latency": variants[chosen]["terms"]["nccl_latency"] == "on"}
         | fitted,

@@ -63,7 +63,7 @@ EXPECTED_PRIORS = {
     "step_spread": (0.134, 0.06, 0.3102, "share"),
     "step_error_extrapolated": (1.35, None, None, "factor"),
     "step_error_rest": (1.10, None, None, "factor"),
-    "overlap": (0.5, None, None, "share"),
+    "overlap": (1.0, None, None, "share"),
     "ddp_copies": (4.0, None, None, "bytes"),
     "reference_memory_gbs": (3350.0, None, None, "GB/s"),
     "custom_link_latency_us": (10.0, None, None, "us"),

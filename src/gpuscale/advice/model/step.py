@@ -8,11 +8,12 @@ communication ``t_ar``, kappa and sigma: ``network.py``::
     t_exposed = t_ar - t_hidden + kappa t_hidden   (omega_0 assumed)
     t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward (1 + t_wait / t_compute))
 
-``omega``: ``1 - exposed / comm`` of the bench's runs. ``omega_0`` (``data/advice_priors.json``):
-1, DDP's pipeline (each bucket's all-reduce starts when its gradients are ready), so what is
-exposed is the last collective or what outlasts the backward, the larger. Where nothing measured the ranks'
-spread, ``t_wait`` is at least ``sigma E[max of N standard normals] t_compute``. On one
-device: ``t_step = t_compute``, less FSDP's own work ``k t_own``."""
+``omega``: ``1 - exposed / comm`` of the bench's runs. ``omega_0``
+(``data/advice_priors.json``): 1, DDP's pipeline (each bucket's all-reduce starts when its
+gradients are ready), so what is exposed is the last collective or what outlasts the
+backward, the larger. Where nothing measured the ranks' spread, ``t_wait`` is at least
+``sigma E[max of N standard normals] t_compute``. On one device: ``t_step = t_compute``,
+less FSDP's own work ``k t_own``."""
 
 from __future__ import annotations
 

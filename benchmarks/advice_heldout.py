@@ -22,7 +22,7 @@ per node and NIC preset::
     gpuscale.advise(params=P, flops_per_sample=F, step_ms=B / (rate_base / base) * 1e3,
                     batch=B, link=LINK, device_name=DEVICE, max_devices=N, scaling="weak",
                     nodes=..., gpus_per_node=..., inter_node=..., nics_per_node=...,
-                    strategy="fsdp" or "ddp")
+                    strategy="fsdp", "hybrid" or "ddp")
 
 The predicted ratio is the advice's speedup at N over its speedup at the base count, its
 80% interval the speedup interval at N over the same: the advice's own, by the rule
@@ -75,6 +75,7 @@ CLASS_WORDS = {
     "multinode": "Multi-node",
 }
 SPLITS = ("development", "held-out")
+ADVISED_STRATEGIES = ("fsdp", "hybrid")  # the tables' strategies advised as themselves
 IMPOSSIBLE = 1.05  # a published ratio above this x N / base at a fixed per-device batch
 # a device of a generation before Volta (Kepler, Maxwell, Pascal): the row's stack is
 # "legacy" (benchmarks/fit_step_terms.py's declared stack class), else "modern"
@@ -266,7 +267,9 @@ def advice_fields(row: Row) -> dict[str, object]:
         "device_name": _device_name(row.device),
         "max_devices": row.n_gpus,
         "scaling": "weak",
-        "strategy": "fsdp" if row.strategy == "fsdp" else "ddp",
+        # the table's strategy where it is one the advice models (FSDP's HYBRID_SHARD is
+        # its "hybrid"), else DDP (a framework's own all-reduce, a parameter server)
+        "strategy": row.strategy if row.strategy in ADVISED_STRATEGIES else "ddp",
         "gpus_per_node": row.gpus_per_node,
     }
     if row.nodes > 1:

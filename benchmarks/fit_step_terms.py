@@ -122,6 +122,28 @@ with either before the final check):
   point set to 0.5 and ``LOSS`` to squares.
 * Nothing else is changed: the variants, sources, tie and choice are as above.
 
+Extended on 2026-11-27 a fourth time (issue 73: the overlap per link class), declared
+before its figures were read; the candidates (``OVERLAP_CANDIDATES``) are the assumed
+overlap (``data/advice_priors.json``'s ``overlap``: its ``point``, or its
+``by_link_class`` where a class is named):
+
+* **half**: 0.5 in every class (main's assumption);
+* **pooled**: 1.0 in every class, DDP's pipeline (the assumption above);
+* **per link class** (the candidate): 1.0 where the gradients go device to device (NVLink,
+  PCIe with P2P, and over NICs within and between nodes: ``multinode``), 0.5 where they go
+  through host memory (``pcie_no_p2p``): without P2P NCCL's SHM transport stages each
+  chunk in a host-memory buffer (NCCL's user guide, ``NCCL_SHM_DISABLE``: "SHM is used
+  between devices when peer-to-peer cannot happen, therefore, host memory is used";
+  NVIDIA/nccl ``src/transport/shm.cc``), over the same PCIe lanes and host memory the
+  backward's own transfers use, so the copies hide less.
+* Each candidate is the data file set to it and this script run (``--data`` a copy for
+  the two not kept), the step terms refitted under it by the rule above (variants, loss,
+  sources, tie and choice unchanged), on the development rows as they are now (the rows
+  added on 2026-11-27 included). **Choice**: the candidate of least leave-one-source-out
+  error of its chosen variant (the mean over classes of the median |error|), and only if
+  the published single- vs dual-GPU study's answer (``tests/advice/test_published_study.py``)
+  holds under it; else the pooled assumption stays.
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``network.Collectives``) from the parts the advice
@@ -158,6 +180,11 @@ COMMAND = "python benchmarks/fit_step_terms.py"
 KAPPA_GRID = np.round(np.arange(0.0, 1.0001, 0.01), 4)
 SIGMA_GRID = np.round(np.arange(0.0, 0.2001, 0.002), 4)
 LOSS = "absolute"  # of the log ratio: "absolute" (the median's), or "squares"
+OVERLAP_CANDIDATES = {  # link class: the overlap assumed (data/advice_priors.json)
+    "half": dict.fromkeys(CLASSES, 0.5),
+    "pooled": dict.fromkeys(CLASSES, 1.0),
+    "per link class": {"nvlink": 1.0, "pcie_p2p": 1.0, "pcie_no_p2p": 0.5, "multinode": 1.0},
+}
 TIE = 0.001  # leave-one-source-out error within this of the best: the simpler variant
 MIN_SOURCES = 3  # a class of fewer sources among the rows fitted on takes the pooled value
 TERMS = ("nccl_latency", "contention_share", "rank_spread")

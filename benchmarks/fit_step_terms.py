@@ -143,6 +143,15 @@ overlap (``data/advice_priors.json``'s ``overlap``: its ``point``, or its
   error of its chosen variant (the mean over classes of the median |error|), and only if
   the published single- vs dual-GPU study's answer (``tests/advice/test_published_study.py``)
   holds under it; else the pooled assumption stays.
+* Result (``results/overlap_candidates.json``; 260 development rows): the chosen variant's
+  leave-one-source-out error is 4.53% under half (sigma pooled 0.054; NVLink 6.1, P2P 2.2,
+  without P2P 3.1, multi-node 6.6), 3.95% under pooled (sigma per stack and class; 6.5,
+  2.1, 2.9, 4.3) and 4.09% per link class (the same variant; 6.5, 2.1, 3.4, 4.3): the
+  candidate is not kept, and the data file holds the pooled assumption. Per link class the
+  class without P2P gains on today's cards (RTX 4090 7.0% -> 3.9%, RTX 2080 Ti 22.7% ->
+  15.8%) and loses on the 2017 DGX-1 P100 rows through a parameter server (3.9% -> 6.0%),
+  which with the K80 rows are 90 of the class's 108. The study's two-GPU speedup (two step
+  times, measured 0.78-0.90x): 0.887x under half and per link class, 0.949x pooled.
 
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions

@@ -14,6 +14,7 @@ import pytest
 
 from gpuscale.advice.model.network import CLASSES, link_class
 from gpuscale.advice.model.priors import PRIORS
+from gpuscale.advice.model.step import assumed_overlap
 from gpuscale.hardware.links import INFINITY_FABRIC, NVLINK, PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,8 @@ EXPECTED_PRIORS = {
     "reference_memory_gbs": (3350.0, None, None, "GB/s"),
     "custom_link_latency_us": (10.0, None, None, "us"),
 }
+# link class: the overlap assumed where nothing measured it (advice_priors.json overlap)
+EXPECTED_OVERLAP_BY_CLASS = {"nvlink": 1.0, "pcie_p2p": 1.0, "pcie_no_p2p": 0.5, "multinode": 1.0}
 
 
 def test_every_preset_is_pinned() -> None:
@@ -104,6 +107,13 @@ def test_every_assumed_link_class_is_pinned_and_a_class() -> None:
 def test_every_prior_is_pinned() -> None:
     found = {n: (p.point, p.low, p.high, p.unit.split()[0]) for n, p in PRIORS.items()}
     assert found == EXPECTED_PRIORS
+
+
+def test_the_overlap_per_link_class_is_pinned() -> None:
+    """DDP's pipeline (1) where gradients go device to device, half through host memory;
+    a link of no class (custom or measured) the prior's point."""
+    assert {cls: assumed_overlap(cls) for cls in CLASSES} == EXPECTED_OVERLAP_BY_CLASS
+    assert assumed_overlap(None) == PRIORS["overlap"].point == 1.0
 
 
 def _sourced(entry: dict) -> bool:

@@ -23,10 +23,20 @@ from typing import Protocol
 
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms
 from gpuscale.advice.model.network import Collectives, collectives
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS, phrase
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS, phrase, read_data
 from gpuscale.interconnect.network import Network
 
 DEFAULT_OVERLAP = PRIORS["overlap"].point  # the share of communication hidden, unmeasured
+# where a count's gradients take a link class: half through host memory (no P2P), else all
+OVERLAP_BY_CLASS: dict[str, float] = read_data("advice_priors.json")["priors"]["overlap"][
+    "by_link_class"
+]
+
+
+def assumed_overlap(link: str | None) -> float:
+    """The overlap assumed where nothing measured it, on ``link`` class (None: a link of no
+    class, the prior's point)."""
+    return OVERLAP_BY_CLASS.get(link or "", DEFAULT_OVERLAP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +119,7 @@ def _step(
     comm_ms = net.comm_s * 1e3
     if settings.overlap is None:
         not_last_ms = (net.comm_s - net.last_s) * 1e3
-        hidden_ms = min(DEFAULT_OVERLAP * net.comm_s * 1e3, not_last_ms, backward_ms)
+        hidden_ms = min(assumed_overlap(net.link) * net.comm_s * 1e3, not_last_ms, backward_ms)
         contention_ms = net.contention_share * max(hidden_ms, 0.0)
     else:  # measured or given: as it is, its contention in it
         hidden_ms, contention_ms = settings.overlap * net.comm_s * 1e3, 0.0

@@ -7,7 +7,8 @@ item 3's cases moved, on purpose, and were snapshotted after it; the speedup's u
 ends since capped by a step of compute alone, ``search.predict.predicted``; the cases
 by numbers re-snapshotted for issue 73's wait for the slowest rank, ``model.network``,
 each count chosen unchanged; again for DDP's pipelined overlap and the wait refitted,
-sigma 0.060, each count chosen unchanged)."""
+sigma 0.060, each count chosen unchanged; again for the overlap per link class and the
+wait per stack and class, each count chosen unchanged)."""
 
 from __future__ import annotations
 

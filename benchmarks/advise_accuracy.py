@@ -67,7 +67,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     from gpuscale.advice.calibrate.calibration import calibrate
     from gpuscale.advice.calibrate.link import measured_network
     from gpuscale.advice.calibrate.measured import read_comm
-    from gpuscale.advice.model.compute import step_at
+    from gpuscale.advice.model.step import step_at
     from gpuscale.interconnect.network import Link, Network
     from gpuscale.interconnect.records import read_collectives
 

@@ -30,7 +30,7 @@ from gpuscale.advice.api import advise_by_keywords as advise
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import from_residuals, read_comm, step_error
 from gpuscale.advice.calibrate.rows import default_model
-from gpuscale.advice.model.compute import step_at
+from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
 from gpuscale.bench.row_keys import run_key

@@ -221,7 +221,7 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     gain": the advice then picks 2 only when its 80% interval excludes no gain)."""
     import gpuscale
     from gpuscale.advice.calibrate.calibration import calibrate
-    from gpuscale.advice.model.compute import step_at
+    from gpuscale.advice.model.step import step_at
     from gpuscale.interconnect.network import Link, Network
 
     ok = table[table["status"] == "ok"]

@@ -100,10 +100,70 @@ any held-out row advised with it:
   generation/stack split above is the one declared because it is the one the model can
   know of a request (from the device).
 
+Extended on 2026-11-27 a third time (issue 73: the step model where people train),
+written after trying both changes on the development rows alone (no held-out row advised
+with either before the final check):
+
+* **Loss: least absolute log error** (``LOSS``), not least squares: the choice judges a
+  variant by the median |error|, and least absolute deviations fits the median of the log
+  ratios; squares let the rows no term models (the K80 parameter servers of 64 and 128
+  GPUs, published 0.5 and 0.28 of linear; Lambda's A100 BERT-large at 8, 0.42 of linear)
+  pull sigma up for every other row (0.074 where the absolute loss gives 0.050, with the
+  overlap below unchanged).
+* **The overlap assumed where nothing measured it** (``data/advice_priors.json``'s
+  ``overlap``) is PyTorch DDP's pipeline: each bucket's all-reduce starts when its
+  gradients are ready (Li et al., "PyTorch Distributed", VLDB 2020, section 3.2.3), so
+  everything but the last bucket hides behind the backward as far as it lasts (overlap
+  1), where it was half. On the development rows, the chosen variant's
+  leave-one-source-out error (mean over classes of the median |error|) was: half and
+  squares 4.90% (sigma 0.074), all and squares 5.44% (0.090), half and absolute 4.37%
+  (0.050), all and absolute 3.96% (0.060): the last is kept. The script fits under the
+  overlap the data file holds; the other figures are this script run with the file's
+  point set to 0.5 and ``LOSS`` to squares.
+* Nothing else is changed: the variants, sources, tie and choice are as above.
+
+Extended on 2026-11-27 a fourth time (issue 73: the overlap per link class), declared
+before its figures were read; the candidates (``OVERLAP_CANDIDATES``) are the assumed
+overlap (``data/advice_priors.json``'s ``overlap``: its ``point``, or its
+``by_link_class`` where a class is named):
+
+* **half**: 0.5 in every class (main's assumption);
+* **pooled**: 1.0 in every class, DDP's pipeline (the assumption above);
+* **per link class** (the candidate): 1.0 where the gradients go device to device (NVLink,
+  PCIe with P2P, and over NICs within and between nodes: ``multinode``), 0.5 where they go
+  through host memory (``pcie_no_p2p``): without P2P NCCL's SHM transport stages each
+  chunk in a host-memory buffer (NCCL's user guide, ``NCCL_SHM_DISABLE``: "SHM is used
+  between devices when peer-to-peer cannot happen, therefore, host memory is used";
+  NVIDIA/nccl ``src/transport/shm.cc``), over the same PCIe lanes and host memory the
+  backward's own transfers use, so the copies hide less.
+* Each candidate is the data file set to it and this script run (``--data`` a copy for
+  the two not kept), the step terms refitted under it by the rule above (variants, loss,
+  sources, tie and choice unchanged), on the development rows as they are now (the rows
+  added on 2026-11-27 included). **Choice** (the lead's rule, stated after the figures
+  below were read and applied as written): **admissible**: a candidate under which the
+  published single- vs dual-GPU study's measured answer holds (the 6.9M MLP on two GPUs
+  behind a PCIe host bridge, given two step times: measured 0.78-0.90x;
+  ``tests/advice/test_published_study.py``); **chosen**: the lowest development
+  leave-one-source-out error of its chosen variant (the mean over classes of the median
+  |error|) among the admissible.
+* Result (``results/overlap_candidates.json``; 260 development rows): the chosen variant's
+  leave-one-source-out error is 4.53% under half (sigma pooled 0.054; NVLink 6.1, P2P 2.2,
+  without P2P 3.1, multi-node 6.6), 3.95% under pooled (sigma per stack and class; 6.5,
+  2.1, 2.9, 4.3) and 4.09% per link class (the same variant; 6.5, 2.1, 3.4, 4.3). Per link
+  class the class without P2P gains on today's cards (RTX 4090 7.0% -> 3.9%, RTX 2080 Ti
+  22.7% -> 15.8%) and loses on the 2017 DGX-1 P100 rows through a parameter server (3.9% ->
+  6.0%), which with the K80 rows are 90 of the class's 108. The study's two-GPU speedup
+  (``gpuscale advise --params 6.9M --step-ms 18.6 --batch 8 --step-ms 30.5 --batch 64
+  --device-name "RTX 4090" --interconnect pcie-phb --max-devices 2``; measured
+  0.78-0.90x): 0.887x under half and per link class, 0.949x pooled. Pooled is not
+  admissible; of half and per link class the lower error is per link class's: **kept**,
+  in ``data/advice_priors.json`` (``overlap.by_link_class``; its ``point``, 1, for a link
+  of no class), and the step terms are this script's fit under it.
+
 Each row is advised once per value of ``nccl_latency`` with the other terms off; the
 terms' effect on its step is then computed by the model's own functions
 (``network.Collectives``) from the parts the advice
-reports (compute, wait, communication and what backward hid), as ``compute.step_at`` adds
+reports (compute, wait, communication and what backward hid), as ``step.step_at`` adds
 them: the wait no less than the straggler's, the hidden communication's share added.
 """
 
@@ -135,6 +195,12 @@ DATA = HERE.parent / "src" / "gpuscale" / "data" / "step_terms.json"
 COMMAND = "python benchmarks/fit_step_terms.py"
 KAPPA_GRID = np.round(np.arange(0.0, 1.0001, 0.01), 4)
 SIGMA_GRID = np.round(np.arange(0.0, 0.2001, 0.002), 4)
+LOSS = "absolute"  # of the log ratio: "absolute" (the median's), or "squares"
+OVERLAP_CANDIDATES = {  # link class: the overlap assumed (data/advice_priors.json)
+    "half": dict.fromkeys(CLASSES, 0.5),
+    "pooled": dict.fromkeys(CLASSES, 1.0),
+    "per link class": {"nvlink": 1.0, "pcie_p2p": 1.0, "pcie_no_p2p": 0.5, "multinode": 1.0},
+}
 TIE = 0.001  # leave-one-source-out error within this of the best: the simpler variant
 MIN_SOURCES = 3  # a class of fewer sources among the rows fitted on takes the pooled value
 TERMS = ("nccl_latency", "contention_share", "rank_spread")
@@ -161,8 +227,8 @@ class Parts:
 
 @dataclass(frozen=True)
 class Advised:
-    """A development row, its base count's and N's parts, and its squared log error on
-    the grid (kappa by sigma)."""
+    """A development row, its base count's and N's parts, and its loss (``LOSS`` of the
+    log error) on the grid (kappa by sigma)."""
 
     row: heldout.Row
     base: Parts
@@ -200,7 +266,7 @@ def parts(row: heldout.Row, nccl: bool) -> tuple[Parts, Parts, float]:
 
 def step_with(p: Parts, terms: StepTerms, link: str) -> float:
     """The step of ``p`` on a network of ``link`` class with ``terms`` added as
-    ``compute.step_at`` adds them."""
+    ``step.step_at`` adds them."""
     straggler_ms = terms.spread(link) * expected_max_normal(p.n) * p.compute_ms  # 0 at N = 1
     wait = max(p.wait_ms, straggler_ms)
     return p.step_ms - p.wait_ms + wait + terms.contention(link) * max(p.hidden_ms, 0.0)
@@ -222,7 +288,7 @@ def _grid_steps(p: Parts, kappas: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
 
 
 def advised(row: heldout.Row, base: Parts, at: Parts) -> Advised:
-    """``row`` with its squared log error on the whole grid (an ``off`` parameter reads
+    """``row`` with its loss on the whole grid (an ``off`` parameter reads
     its grid's first value, 0)."""
     predicted = (
         at.n
@@ -230,7 +296,8 @@ def advised(row: heldout.Row, base: Parts, at: Parts) -> Advised:
         * _grid_steps(base, KAPPA_GRID, SIGMA_GRID)
         / _grid_steps(at, KAPPA_GRID, SIGMA_GRID)
     )
-    return Advised(row, base, at, np.log(predicted / row.published) ** 2)
+    error = np.log(predicted / row.published)
+    return Advised(row, base, at, np.abs(error) if LOSS == "absolute" else error**2)
 
 
 def _key(mode: str, stack: str, link: str) -> str:
@@ -414,8 +481,8 @@ def main(argv: list[str] | None = None) -> int:
         "class, per stack: one per stack, per stack and class: one per pair); a parameter's "
         f"cell (class, stack or pair) fitted on its rows where they come from at least "
         f"{MIN_SOURCES} sources, else the next coarser value (a pair: its stack's, then the "
-        "pooled value); parameters fitted on every development row, least squares of log "
-        "ratios",
+        "pooled value); parameters fitted on every development row, least "
+        f"{'absolute' if LOSS == 'absolute' else 'squares of'} log ratios",
         "chosen": chosen,
         "chosen_terms": {"nccl_latency": variants[chosen]["terms"]["nccl_latency"] == "on"}
         | fitted,

@@ -17,7 +17,7 @@ from gpuscale.advice.calibrate.link import measured_network
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
-from gpuscale.advice.model.compute import step_at
+from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.interconnect.measured import fit_link

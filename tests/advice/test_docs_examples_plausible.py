@@ -3,7 +3,7 @@ rate their numbers imply (6 x parameters x batch / step) is within what the devi
 link implies can do (``plausible.rate_warnings``), or, with no device implied, what some
 GPU of the catalogue can. An example measured on a named device (``--device-name``; a
 small model's step is then mostly a fixed per-step cost, issue 35) is judged by the
-advice itself: it is flagged IMPLAUSIBLE with "Measure first" exactly where the page's
+advice itself: it is flagged IMPLAUSIBLE, with "Measure first", exactly where the page's
 comment on it says "Measure first"."""
 
 from __future__ import annotations
@@ -99,4 +99,7 @@ def test_a_measured_example_is_implausible_only_where_its_comment_says_measure_f
     implausible = any(w.startswith("IMPLAUSIBLE") for w in advice.decision.warnings)
     commented = "Measure first" in line.partition("#")[2]
     assert implausible == commented, (line, said[:600])
-    assert ("Measure first" in said) == commented, said[:600]
+    # flagged, the measurement is named; unflagged, "Measure first" may still name an
+    # assumed term that decides (the one-step example's fixed cost, whose range reaches
+    # below a gain at 2 devices)
+    assert "Measure first" in said or not commented, said[:600]

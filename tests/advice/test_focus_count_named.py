@@ -15,7 +15,7 @@ import gpuscale
 # (advised, fastest, detailed) as they come out: 2, 8, 4 / 4, 8, 8 / 1, 1, 2
 CASES = {
     "advised 2, fastest 8": dict(step_ms=20.0, batch=64, fixed_ms=3.0, max_devices=8),
-    "advised 4, fastest 8": dict(step_ms=100.0, batch=64, fixed_ms=3.0, max_devices=8),
+    "advised 4, fastest 8": dict(step_ms=60.0, batch=64, fixed_ms=3.0, max_devices=8),
     "advised 1 (A10 bound)": dict(step_ms=40.0, batch=32, device_name="A10", max_devices=4),
 }
 

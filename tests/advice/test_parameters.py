@@ -14,6 +14,7 @@ import pytest
 
 from gpuscale.advice.model.network import CLASSES, link_class
 from gpuscale.advice.model.priors import PRIORS
+from gpuscale.advice.model.step import assumed_overlap
 from gpuscale.hardware.links import INFINITY_FABRIC, NVLINK, PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,11 +64,13 @@ EXPECTED_PRIORS = {
     "step_spread": (0.134, 0.06, 0.3102, "share"),
     "step_error_extrapolated": (1.35, None, None, "factor"),
     "step_error_rest": (1.10, None, None, "factor"),
-    "overlap": (0.5, None, None, "share"),
+    "overlap": (1.0, None, None, "share"),
     "ddp_copies": (4.0, None, None, "bytes"),
     "reference_memory_gbs": (3350.0, None, None, "GB/s"),
     "custom_link_latency_us": (10.0, None, None, "us"),
 }
+# link class: the overlap assumed where nothing measured it (advice_priors.json overlap)
+EXPECTED_OVERLAP_BY_CLASS = {"nvlink": 1.0, "pcie_p2p": 1.0, "pcie_no_p2p": 0.5, "multinode": 1.0}
 
 
 def test_every_preset_is_pinned() -> None:
@@ -104,6 +107,13 @@ def test_every_assumed_link_class_is_pinned_and_a_class() -> None:
 def test_every_prior_is_pinned() -> None:
     found = {n: (p.point, p.low, p.high, p.unit.split()[0]) for n, p in PRIORS.items()}
     assert found == EXPECTED_PRIORS
+
+
+def test_the_overlap_per_link_class_is_pinned() -> None:
+    """DDP's pipeline (1) where gradients go device to device, half through host memory;
+    a link of no class (custom or measured) the prior's point."""
+    assert {cls: assumed_overlap(cls) for cls in CLASSES} == EXPECTED_OVERLAP_BY_CLASS
+    assert assumed_overlap(None) == PRIORS["overlap"].point == 1.0
 
 
 def _sourced(entry: dict) -> bool:

@@ -9,7 +9,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, phrase, strategy_name
+from gpuscale.advice.model.network import count_class, fitted_class
+from gpuscale.advice.model.priors import (
+    FEW_NOISE_STEPS,
+    PRIORS,
+    assumed_overlap,
+    phrase,
+    strategy_name,
+)
 from gpuscale.advice.records import Assumption, BenchTerms, Quantity
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
@@ -20,6 +27,7 @@ from gpuscale.quantities import filled, format_ms, joined, number
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
+    from gpuscale.interconnect.network import Network
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -73,7 +81,8 @@ def of_calibration(
         terms = (*_bench_terms(cal, req, benched), *link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         given = req.overlap is not None
-        terms = (*link_class, _overlap(req.overlap, given, given, None), *cal.said.priors_said)
+        overlap = _overlap(req.overlap, given, given, None, cal.machine.network)
+        terms = (*link_class, overlap, *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
     # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
     # is the bench file's run already (``bench_basis``)
@@ -114,7 +123,8 @@ def _bench_terms(
     assumed."""
     model, host = cal.runs.own_model, cal.runs.host_devices
     given = req.overlap is not None
-    overlap = _overlap(cal.run.overlap, given, given or benched.overlap_measured, model, host)
+    measured = given or benched.overlap_measured
+    overlap = _overlap(cal.run.overlap, given, measured, model, cal.machine.network, host)
     if not given and not benched.overlap_measured and cal.run.overlap is not None:
         # why nothing measured it: the multi-device run flagged, no communication, none
         left_out = [m.devices for m in cal.runs.measured if m.flagged and not m.allowed]
@@ -128,9 +138,19 @@ def _bench_terms(
 
 
 def _overlap(
-    value: float | None, given: bool, measured: bool, model: str | None, host: int | None = None
+    value: float | None,
+    given: bool,
+    measured: bool,
+    model: str | None,
+    network: Network,
+    host: int | None = None,
 ) -> Assumption:
-    """The share of communication backward hides: ``value``, else the prior's."""
+    """The share of communication backward hides: ``value``, else the prior's for the link
+    classes of ``network`` (within a node; across nodes where it has them), all but the last
+    bucket; ``measured`` by the bench or ``given`` as an option."""
+    within = assumed_overlap(count_class(network, 1))
+    across = assumed_overlap(fitted_class(network))  # multinode where it has nodes
+    said = f"{within:g}" if within == across else f"{within:g} within a node, {across:g} across"
     source, basis = Source.ASSUMED, phrase("assumed_overlap_prior")
     if given:
         source, basis = Source.GIVEN, "--overlap"
@@ -139,9 +159,9 @@ def _overlap(
     run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
     return Assumption(
         term=TermId.OVERLAP,
-        value="0.5, all but the last bucket" if value is None else f"{value:.2f}",
+        value=f"{said}, all but the last bucket" if value is None else f"{value:.2f}",
         quantity=Quantity(
-            PRIORS["overlap"].point if value is None else value,
+            across if value is None else value,
             "share of communication hidden behind backward",
         ),
         source=source,

@@ -73,6 +73,18 @@ STEP_SPREAD = PRIORS["step_spread"]
 
 # DDP's gradient bucket, MiB: ``bucket_cap_mb``'s default in PyTorch's
 # DistributedDataParallel (the request's default, read where the CLI starts)
+# The overlap assumed where nothing measured it, by the link class a count's gradients take:
+# half through host memory (no P2P), else all (``data/advice_priors.json`` overlap).
+OVERLAP_BY_CLASS: dict[str, float] = read_data("advice_priors.json")["priors"]["overlap"][
+    "by_link_class"
+]
+
+
+def assumed_overlap(link: str | None) -> float:
+    """The overlap on ``link`` class (None: a link of no class, the prior's point)."""
+    return OVERLAP_BY_CLASS.get(link or "", PRIORS["overlap"].point)
+
+
 DEFAULT_BUCKET_MB = 25.0
 # half-width (log) when nothing at N > 1 was measured (unseen models predicted at N = 2 from
 # N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``)

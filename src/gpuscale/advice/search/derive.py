@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, step_table
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
+from gpuscale.advice.model.step import step_table
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     BreakEven,

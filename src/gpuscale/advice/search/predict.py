@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.model.compute import Candidate, Step, step_table
 from gpuscale.advice.model.network import CLASSES
+from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.tables.advice import ADVICE_COLUMNS
 

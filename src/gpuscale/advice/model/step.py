@@ -113,6 +113,14 @@ def _step(
     return Step(n, batch, accum, compute_ms, step_ms, *parts_ms, **said)
 
 
+def optimizer_shards(network: Network, n: int, strategy: str) -> int:
+    """The devices the optimizer step is split over on ``n``: 1 under DDP, ``n`` under FSDP
+    and ZeRO-2 (each rank steps its shard: Zhao et al., "PyTorch FSDP", VLDB 2023), one
+    node's under hybrid sharding (its group, which it also gathers and scatters over)."""
+    group = min(n, network.per_node or n)
+    return {"fsdp": n, "zero2": n, "hybrid": group}.get(strategy, 1)
+
+
 def step_table(
     network: Network,
     settings: StepSettings,
@@ -129,13 +137,7 @@ def step_table(
     if settings.overlap is not None and not 0 <= settings.overlap <= 1:
         raise ValueError(f"overlap must be in [0, 1], got {settings.overlap}")
     every = [*computes, *(computes[0].resplit(model, batch, ms) for batch, ms in resplit)]
-    # the devices the optimizer step is split over: 1 under DDP, all under FSDP and ZeRO-2
-    # (each rank steps its shard: Zhao et al., "PyTorch FSDP", VLDB 2023), one node's under
-    # hybrid sharding (its group, which it also gathers and scatters over)
-    shards = {}
-    for n, _, _ in candidates:
-        group = min(n, network.per_node or n)
-        shards[n] = {"fsdp": n, "zero2": n, "hybrid": group}.get(settings.strategy, 1)
+    shards = {n: optimizer_shards(network, n, settings.strategy) for n, _, _ in candidates}
     nets = {
         n: collectives(
             network,

@@ -11,7 +11,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
-from gpuscale.advice.model.step import step_table
+from gpuscale.advice.model.step import optimizer_shards, step_table
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     BreakEven,
@@ -192,9 +192,10 @@ def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
 
 
 def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
-    """The optimizer step (FSDP's ``1/n`` shard) and the ``fixed`` excess at ``n`` split."""
+    """The optimizer step (its shard where the strategy shards it, as the step does) and the
+    ``fixed`` excess at ``n`` split."""
     opt = float(per_step_ms(cal.model.compute.opt_ms_per_mparam, cal.model.spec.params))
-    opt_n = opt / (n if cal.run.strategy == "fsdp" else 1)
+    opt_n = opt / optimizer_shards(cal.machine.network, n, cal.run.strategy)
     row, one = frame.set_index("accelerators").loc[n], frame.iloc[0]
     share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
     excess = float(row["fixed_excess_ms"])

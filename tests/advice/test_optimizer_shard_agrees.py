@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.model.priors import read_data
+from gpuscale.advice.model.step import optimizer_shards
 from gpuscale.advice.search.derive import fixed_term
+from gpuscale.hardware.memory_check import STRATEGIES
+from gpuscale.interconnect.network import Link, Network
 
 # the bench file's H100 ResNet-50 (its optimizer step measured), on two nodes of 4
 BENCH = Path(__file__).parent / "h100_resnet50_bf16_large.jsonl"
@@ -32,3 +36,22 @@ def test_the_optimizer_at_a_count_is_the_steps_own_share(strategy: str) -> None:
     at_8 = fixed_term(cal, frame, 8).optimizer_at_focus_ms
     expected = {"ddp": whole, "zero2": whole / 8, "fsdp": whole / 8, "hybrid": whole / 4}
     assert math.isclose(at_8, expected[strategy], rel_tol=1e-9)
+
+
+def test_every_strategy_that_shards_the_optimizer_has_its_own_words() -> None:
+    """Where the step splits the optimizer over the devices, the phrasebook's picks on the
+    optimizer step have a case of that strategy's (not the default "does not shrink")."""
+    network = Network(
+        intra=Link.from_preset("nvlink4"), per_node=4, inter=Link.from_preset("ib-ndr400")
+    )
+    sharded = {s for s in STRATEGIES if optimizer_shards(network, 8, s) > 1}
+    assert sharded == {"fsdp", "zero2", "hybrid"}
+    phrases = read_data("advice_phrases.json")
+    picks = (
+        phrases["terms"]["fixed"]["whole"],
+        phrases["sentences"]["fixed_costs_line"]["where"],
+        phrases["sentences"]["strong_scaling"]["optimizer"],
+    )
+    for pick in picks:
+        assert sharded <= set(pick), pick
+        assert all(pick[s] != pick["*"] for s in sharded)

@@ -1,5 +1,5 @@
-"""The calibration from a bench file (:func:`from_bench`; ``from_numbers`` is the other way):
-the model advised on, on the bench host's machine, with what its runs say."""
+"""The calibration from a bench file (:func:`from_bench`): the model advised on, on the
+bench host's machine, with what its runs say."""
 
 from __future__ import annotations
 
@@ -57,8 +57,7 @@ def measured_runs(
     allow_flagged: bool,
     like: tuple[str, str | None, str | None] | None = None,
 ) -> list[Measured]:
-    """The model's N > 1 throughput speedups, flagged as the bench flags them; with ``like``
-    (configuration group, device name, strategy), only runs like it."""
+    """The model's N > 1 speedups; with ``like`` (group, device, strategy) only runs like it."""
     scaling = bench_scaling(table)
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
@@ -70,7 +69,6 @@ def measured_runs(
     base_at = at_one_device(scaling.assign(_at=at), "_at")
 
     def weak_remedy(index: object) -> str:
-        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
         both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
         pair = scaling.loc[both]
         found = support(pair)
@@ -98,8 +96,7 @@ def measured_runs(
 def weak_runs(
     table: pd.DataFrame, model: str, file: str = "FILE"
 ) -> tuple[WeakRuns | None, Support | None]:
-    """The runs of ``model`` the advice uses that are weak evidence (None when none is) and
-    what they give (``file``: the results file as a shell word)."""
+    """The weak runs of ``model`` the advice uses (None when none is) and what they give."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
@@ -122,13 +119,12 @@ def from_bench(
     found: Usable,
     cal: Benched,
 ) -> tuple[Calibration, BenchTerms]:
-    """The calibration of ``cal`` (as benched) on ``machine``, as asked, and the step's terms
-    the bench measured."""
+    """``cal`` (as benched) on ``machine``, as asked, and the step's terms the bench measured."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
     per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.device
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
-    other = None  # a warning where another strategy is predicted than benched
+    other = None
     if asked != strategy:
         other = Finding.of(
             K.OTHER_STRATEGY,
@@ -138,8 +134,7 @@ def from_bench(
             asked_name=strategy_name(asked),
             unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
         )
-    # a warning where the batch advised is above the one timed on a launch-bound floor, or
-    # more than twice it
+    # the batch advised above the one timed on a launch-bound floor, or over twice it
     floor = cal.model.compute.floor_ms > 0
     beyond = None
     if on.shape is None and per_device > timed and (per_device > 2 * timed or floor):
@@ -147,8 +142,7 @@ def from_bench(
         beyond = Finding.of(
             K.BEYOND_BATCH, batch=per_device, times=times, timed=timed, floor=floor, model=name
         )
-    # the model's runs: its weak ones, the bench command of the run advised on its file,
-    # its N > 1 speedups like the run advised, whether its ranks saw the same samples
+    # its weak runs, the bench command on its file, its N > 1 speedups like the run advised
     group, device_name = on.config_group, device.name
     hardware = runs_like(table, group, device_name, fields=_HARDWARE)
     # the results file as a shell word (none where the table was given, not read)
@@ -175,8 +169,7 @@ def from_bench(
     precision = req.gradient_precision
     unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
     impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
-    # why this model where none was asked (``found.broken``: each model's counts whose loss
-    # was not finite)
+    # why this model where none was asked
     picked = Chosen("", 0.0)
     sizes = bench.dropna(subset=["params"]).groupby("model")["params"].max()
     if not req.model and req.params is None and name in sizes:
@@ -187,13 +180,9 @@ def from_bench(
         )
         others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
         picked = Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
-    # the communication measured, read on the link advised, scales the network; the
-    # family's basis for its break-even (the same whichever member is advised; another
-    # strategy than benched: the member's own, converted)
+    # the communication measured, read on the link advised, scales the network
     cal, network = measured.read_comm(cal, table, machine.network)
     on = cal.bench
-    # the words: the runs' own (the flagged runs let in and the broken models
-    # --allow-flagged could not, weak runs, why this model), the calibration's sources
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
@@ -212,7 +201,6 @@ def from_bench(
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
         named = on.bench_model or name
         sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
-    # a rate the bench measured is a finding however low; above the peak, impossible
     slower = fits.falling(cal.model.compute.slowdown)
     said = replace(
         said,
@@ -227,9 +215,7 @@ def from_bench(
         model_note=passed_over,
         chosen=others,
     )
-    # the step's terms as the bench measured them: the overlap, the strategy's own work
-    # (``as_asked``'s rule), the N = 1 steps' spread (standard deviation, n - 1, over the
-    # mean), the slowdowns held
+    # the N = 1 steps' spread: standard deviation (n - 1) over the mean
     fixed, compute = benched.model.fixed, benched.model.compute
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
     if len(jitter) > 1 and mean_ms > 0:
@@ -249,7 +235,7 @@ def from_bench(
         # the family's basis for its break-even (another strategy than benched: none)
         family=None if asked != strategy else measured.fitted(table, benched),
     )
-    # as advised: the overlap (gloo reduces on the cores backward uses)
+    # gloo reduces on the cores backward uses: no overlap
     overlap = cal.run.overlap if req.overlap is None else req.overlap
     if overlap is None and on.device_kind == "cpu":
         overlap = 0.0
@@ -266,14 +252,12 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
-    calibration = Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
-    return calibration, terms
+    return Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on), terms
 
 
 def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
-    """``cal`` in the ``strategy`` asked (the bare module's compute; DDP's own work from its
-    prior where the runs were FSDP's, FSDP's none where they were DDP's), with ``fixed_ms``
-    entered (the measured forward + backward kept, only its split changed)."""
+    """``cal`` in the ``strategy`` asked (DDP's own work from its prior where the runs were
+    FSDP's), with ``fixed_ms`` entered (forward + backward kept, only its split changed)."""
     model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
     compute = model.compute
     if (strategy or benched) == "ddp" and benched != "ddp":
@@ -295,9 +279,8 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
 
 
 def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Power:
-    """The power of the trusted bench rows of ``cal``'s model in its configuration: the
-    latest W per device per batch at N = 1 and the whole job's median per (N, batch); where
-    the configuration measured none, the latest N = 1 run of the model that did."""
+    """The latest W per device per batch at N = 1 of ``cal``'s configuration and the job's
+    median per (N, batch); else the model's latest N = 1 figure in another configuration."""
     of, record = cal.bench, cal.device
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:

@@ -1,8 +1,7 @@
-"""The bench's calibration of one model (:func:`calibrate`, on unflagged rows): the fixed
-cost and rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (the
-synchronised minus the no-sync step, per parameter) and the overlap (``1 - exposed /
-comm`` of its smallest multi-device run, else the configuration's median); a ``--params``
-model from its family's (:func:`of_size`)."""
+"""One model calibrated on the bench's unflagged rows (:func:`calibrate`): the fixed cost and
+rate of its N = 1 run (``t_fb = t_fixed + b F / R``), DDP's own cost (synchronised minus
+no-sync step, per parameter), the overlap (``1 - exposed / comm``); a ``--params`` model
+from its family's (:func:`of_size`)."""
 
 from __future__ import annotations
 
@@ -39,7 +38,6 @@ from gpuscale.tables.requests import ref
 
 
 def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
-    """The N = 1 rows of ``rows`` whose columns hold the values ``same`` names."""
     keep = rows["accelerators"] == 1
     for column, value in same.items():
         keep &= rows[column] == value
@@ -47,10 +45,8 @@ def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Benched:
-    """Everything the bench measured about ``model`` but its communication scale, which is
-    read on a network (``measured.read_comm``)."""
+    """All the bench measured of ``model`` but its communication scale (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
-    notes = list[str | Finding](notes)
     runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
     if runs_of.empty:
         known = tuple(sorted(single(rows)["model"].unique()))
@@ -97,11 +93,11 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
     spec = ModelSpec(params=params, flops_per_sample=float(flops))
     ones = single(hardware)  # the family's fit, else every model's
     family_ones = single(hardware, family=row["family"])
-    # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
-    plain = single(hardware, model=model, strategy=row["strategy"])
     fit = fits.fit_compute(family_ones) or fits.fit_compute(ones)
     split = fits.split(row, spec, fit)
     fixed, how = split.cost, Finding.of(K.COMPUTE_FROM, note=split.note)
+    # its N = 1 runs of one micro-step at each batch: the shape of its step, its memory
+    plain = single(hardware, model=model, strategy=row["strategy"])
     plain = plain[plain["accum"].fillna(1) == 1]
     plain = plain.dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
     tflops, fixed_ms, floor_ms = split.tflops, split.fixed_ms, split.floor_ms
@@ -210,10 +206,10 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
 
 
 def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
-    """The model of ``req.params`` calibrated on its family's bench model (the family asked,
-    else the nearest in FLOPs per parameter, log distance; in it the nearest in size): its
-    rate, fixed cost or floor, optimizer time per parameter and DDP's work beside its bucket
-    copies kept (the copies resized); the bench model's batches, memory and noise dropped."""
+    """The model of ``req.params`` on its family's bench model (the family asked, else the
+    nearest in FLOPs per parameter, log distance; in it the nearest in size): its rate, fixed
+    cost, optimizer time and DDP's hooks kept (bucket copies resized); batches, memory and
+    noise dropped."""
     ones = single(trusted_runs(table))
     rated = ones.dropna(subset=["flops_per_sample", "params"])
     ratio = rated["flops_per_sample"].astype(float) / rated["params"].astype(float)
@@ -293,7 +289,7 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
 
 def advised(found: Usable, req: AdviceRequest) -> Benched:
     """The calibration advised on, as benched: the model asked for, else the largest benched,
-    else the family's representative of ``req.params``."""
+    else the family's of ``req.params``."""
     table = found.table
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate

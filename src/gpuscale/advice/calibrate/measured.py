@@ -1,6 +1,5 @@
-"""What the bench's N > 1 runs measured beyond the calibration point: the communication
-scale (:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's
-80% interval at N > 1 (:func:`step_error`)."""
+"""What the bench's N > 1 runs measured: the communication scale (:func:`read_comm`), the
+family's break-even basis (:func:`fitted`) and the step's 80% interval (:func:`step_error`)."""
 
 from __future__ import annotations
 
@@ -37,10 +36,9 @@ FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of thei
 
 def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
     """``cal`` with its communication scale on ``network`` (the median of measured over
-    predicted at the most specific of its ``comm_levels`` that measured it) and the runs it
-    was read from, and ``network`` scaled by it."""
+    predicted at its most specific ``comm_levels`` that measured it), ``network`` scaled."""
     levels = cal.bench.comm_levels
-    # per N > 1 row of the first level (every level is a part of it): measured over predicted
+    # every level is a part of the first
     rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
     ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)
     predicted: dict[tuple, float] = {}
@@ -62,7 +60,7 @@ def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benc
         if predicted[key] > 0 and comm > 0:
             ratios[index] = comm / (predicted[key] * 1e3)
     scale, read = None, pd.Index([])
-    for rows_at in levels:  # the median of measured over predicted at each level
+    for rows_at in levels:
         at = ratios.loc[rows_at.index].dropna()
         if len(at) and float(at.median()):
             scale, read = float(at.median()), at.index
@@ -73,9 +71,8 @@ def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benc
 
 
 def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model: every member benched in its configuration and
-    strategy, unflagged, the latest run of each, their compute and no-sync slowdown; None
-    with fewer than two sizes."""
+    """The family basis of ``cal``'s model: the latest unflagged N = 1 run of each member in
+    its configuration and strategy; None with fewer than two sizes."""
     rows = trusted_runs(as_step_model(table))
     of = cal.bench
     own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
@@ -176,8 +173,7 @@ def from_residuals(
 
 
 def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tuple[int, float]]:
-    """(N, log(measured / predicted)) of each of ``rows``' N > 1 steps, predicted by ``cal``
-    on ``network`` scaled as it measured."""
+    """(N, log(measured / predicted)) of each of ``rows``' steps, predicted by ``cal``."""
     run = cal.run
     if run.overlap is None and cal.bench.device_kind == "cpu":
         run = replace(run, overlap=0.0)  # as the advice itself does
@@ -194,8 +190,7 @@ def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tupl
 
 def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
     """Each model with N > 1 trusted rows predicted without them (at most ``MAX_LEFT_OUT``,
-    spread evenly over the sizes, the smallest and largest among them), saying also how far
-    ``cal`` is from its own N > 1 runs."""
+    spread evenly over the sizes), and how far ``cal`` is from its own N > 1 runs."""
     ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
@@ -223,7 +218,6 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
     of = (len(chosen), len(models)) if spread else (None, None)
     error = from_residuals(residuals, largest, *of)
     own = multi[multi["config_group"] == cal.bench.config_group]
-    # the calibration advised on, not calibrated again
     r = [e for _, e in _log_errors(cal, network, own)]
     if not r:
         return error

@@ -102,13 +102,9 @@ class Usable:
     left: LeftOut
 
 
-def _where(source: str | Path | None) -> str:
-    return "the bench results" if source is None else str(source)
-
-
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
     """Refused where no row is of ``model`` (:class:`BenchFieldError`) or each run failed."""
-    where = _where(source)
+    where = "the bench results" if source is None else str(source)
     names = sorted({str(m) for m in table["model"].dropna()})
     if model not in names:
         raise BenchFieldError(
@@ -130,9 +126,8 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
 
 
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
-    """The runs of ``bench`` the advice of ``req`` may use: broken models' runs (a loss not
-    finite) left out, refused where the model asked is broken, or every model is; the
-    flagged ones only where allowed."""
+    """The runs of ``bench`` ``req`` may use: broken models' (a loss not finite) left out,
+    refused where the model asked is broken, or every model is; flagged ones where allowed."""
     missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
@@ -146,11 +141,10 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     mine = tuple((m, n) for m, n in broken if m == req.model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
-        where = _where(req.bench)
+        where = "the bench results" if req.bench is None else str(req.bench)
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
-    # the broken models' runs said where no model or family was asked (a broken model's
-    # runs are none of ``sound``'s); the flagged ones allowed, else those of the model (or
-    # family) asked for left out, said with a refusal
+    # the broken models said where no model or family was asked; the flagged runs
+    # allowed, else those of the model (or family) asked left out
     asked = req.model is not None or req.family is not None
     left_broken = () if asked else broken
     if req.allow_flagged:
@@ -167,16 +161,14 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     return Usable(sound, 0, (), broken, LeftOut(int(flagged.sum()), single, flags, left_broken))
 
 
-def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
     """The ``ok`` runs of ``table`` not flagged, and a note on the flagged ones."""
     flagged = table[_flagged(table)]
     if flagged.empty:
         return trusted_runs(table), []
-    pairs = joined(
-        sentence("run_on", model=r.model, devices=r.accelerators) for r in flagged.itertuples()
-    )
+    runs = (sentence("run_on", model=r.model, devices=r.accelerators) for r in flagged.itertuples())
     found = sentence(
-        "flagged_left_out", runs=len(flagged), pairs=pairs, flags=flags_counted(flagged)
+        "flagged_left_out", runs=len(flagged), pairs=joined(runs), flags=flags_counted(flagged)
     )
     return trusted_runs(table), [found]
 
@@ -219,11 +211,9 @@ def default_model(table: pd.DataFrame) -> str:
 
 
 def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every row's phases per micro-step: a run of ``k`` micro-batches times
-    forward + backward over all ``k`` and the optimizer once, so the micro-step is
-    ``(forward + backward) / k`` and a plain step's ``(step - optimizer) / k + optimizer``.
-    An FSDP run's N = 1 step is its compute (FSDP communicates nothing on one device), no
-    DDP overhead read from it."""
+    """``table`` per micro-step: of ``k`` micro-batches, ``(forward + backward) / k`` and a
+    plain step's ``(step - optimizer) / k + optimizer``. An FSDP run's N = 1 step is its
+    compute (it communicates nothing on one device), no DDP overhead read from it."""
     if table.empty:
         return table
     out = table.copy()

@@ -203,9 +203,8 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and held is not None:
         change = "uncertain"
-    explained = ratio = None
-    if cap == "convergence":
-        ratio = 1 / float(focus["convergence_factor"])
+    explained = None
+    ratio = 1 / float(focus["convergence_factor"]) if cap == "convergence" else None
     if focus["rests_on"] != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
@@ -309,10 +308,8 @@ def applied(
         d = measured_at(found, n)
         if d is None or any(d.accelerators < k <= n for k in measured):
             continue  # none at or below, or a count measured in between agreed
-        last = d.accelerators
-        config = (int(row["batch_per_device"]), int(row["accum"]))
-        at = (x for x in found if (x.accelerators, x.batch_per_device, x.accum) == (last, *config))
-        d = next(at, d)
+        key = (d.accelerators, int(row["batch_per_device"]), int(row["accum"]))
+        d = next((x for x in found if (x.accelerators, x.batch_per_device, x.accum) == key), d)
         factor = d.measured_speedup / d.predicted_speedup
         modelled_ms = float(row["step_ms"])
         if factor > 1:  # measured shorter: the model's split of it, each term in proportion
@@ -320,7 +317,7 @@ def applied(
             out.loc[i, "unexplained_ms"] = 0.0
         else:  # measured longer: the model's terms plus what they leave unexplained
             out.loc[i, "unexplained_ms"] = modelled_ms / factor - modelled_ms
-        out.loc[i, "rests_on"] = "measured" if last == n else "measured_below"
+        out.loc[i, "rests_on"] = "measured" if d.accelerators == n else "measured_below"
         out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]

@@ -14,6 +14,7 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
+    WIDE_STEP_INTERVAL,
     BreakEven,
     Chosen,
     Deciding,
@@ -127,6 +128,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]
+    width = cal.model.error.width_log  # the step's interval, said where too wide
+    wide = width if decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL else None
     return Searched(
         table=frame,
         decided=decision,
@@ -138,7 +141,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         measured_counts=measured,
         below_mlperf=below,
         input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
-        qualifiers=derive.qualifiers(cal, decision.chosen.accelerators),
+        qualifiers=Qualifiers(goal.defaults, wide, cal.said.model_note, cal.said.chosen),
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),

@@ -113,8 +113,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     variants = (cal, *([cal.at({"run": {"scaling": "weak"}})] if weak else []), *ends)
     predicted = [predict.predicted(variant, rule or predict.RULE) for variant in variants]
     tables, interval = [table for table, _ in predicted], predicted[0][1]
-    alternative = tables[1] if weak else None
-    measured = measured_counts(tables[0], cal.runs.measured, alternative)
+    measured = measured_counts(tables[0], cal.runs.measured, tables[1] if weak else None)
     found = tuple(c for c in measured if not c.inside)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
     frame, *others = [applied(table, found, counts) for table in tables]
@@ -263,9 +262,8 @@ def measured_counts(
     measured: Sequence[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> tuple[MeasuredCount, ...]:
-    """Each count the bench measured in a configuration predicted (else in the weak-scaling
-    ``alternative``): its runs' throughput speedups, the median of the unflagged or allowed
-    (else all) and whether it lies inside the interval."""
+    """The :class:`MeasuredCount` of each count the bench measured in a configuration
+    predicted (else in the weak-scaling ``alternative``)."""
     frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:

@@ -14,6 +14,7 @@ import pandas as pd
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
+    WIDE_STEP_INTERVAL,
     BreakEven,
     Chosen,
     Deciding,
@@ -112,8 +113,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     variants = (cal, *([cal.at({"run": {"scaling": "weak"}})] if weak else []), *ends)
     predicted = [predict.predicted(variant, rule or predict.RULE) for variant in variants]
     tables, interval = [table for table, _ in predicted], predicted[0][1]
-    alternative = tables[1] if weak else None
-    measured = measured_counts(tables[0], cal.runs.measured, alternative)
+    measured = measured_counts(tables[0], cal.runs.measured, tables[1] if weak else None)
     found = tuple(c for c in measured if not c.inside)
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
     frame, *others = [applied(table, found, counts) for table in tables]
@@ -127,6 +127,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]
+    width = cal.model.error.width_log  # the step's interval, said where too wide
+    wide = width if decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL else None
     return Searched(
         table=frame,
         decided=decision,
@@ -138,7 +140,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         measured_counts=measured,
         below_mlperf=below,
         input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
-        qualifiers=derive.qualifiers(cal, decision.chosen.accelerators),
+        qualifiers=Qualifiers(goal.defaults, wide, cal.said.model_note, cal.said.chosen),
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),
@@ -203,9 +205,8 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and held is not None:
         change = "uncertain"
-    explained = ratio = None
-    if cap == "convergence":
-        ratio = 1 / float(focus["convergence_factor"])
+    explained = None
+    ratio = 1 / float(focus["convergence_factor"]) if cap == "convergence" else None
     if focus["rests_on"] != "predicted":
         explained = float(focus["step_ms"]) - parts[TermId.UNEXPLAINED]
     # larger buckets (DDP's: the gradients fill more than one) or units (sharded) would
@@ -261,9 +262,8 @@ def measured_counts(
     measured: Sequence[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> tuple[MeasuredCount, ...]:
-    """Each count the bench measured in a configuration predicted (else in the weak-scaling
-    ``alternative``): its runs' throughput speedups, the median of the unflagged or allowed
-    (else all) and whether it lies inside the interval."""
+    """The :class:`MeasuredCount` of each count the bench measured in a configuration
+    predicted (else in the weak-scaling ``alternative``)."""
     frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     groups: dict[tuple, list[Measured]] = {}
     for m in measured:
@@ -309,10 +309,8 @@ def applied(
         d = measured_at(found, n)
         if d is None or any(d.accelerators < k <= n for k in measured):
             continue  # none at or below, or a count measured in between agreed
-        last = d.accelerators
-        config = (int(row["batch_per_device"]), int(row["accum"]))
-        at = (x for x in found if (x.accelerators, x.batch_per_device, x.accum) == (last, *config))
-        d = next(at, d)
+        key = (d.accelerators, int(row["batch_per_device"]), int(row["accum"]))
+        d = next((x for x in found if (x.accelerators, x.batch_per_device, x.accum) == key), d)
         factor = d.measured_speedup / d.predicted_speedup
         modelled_ms = float(row["step_ms"])
         if factor > 1:  # measured shorter: the model's split of it, each term in proportion
@@ -320,7 +318,7 @@ def applied(
             out.loc[i, "unexplained_ms"] = 0.0
         else:  # measured longer: the model's terms plus what they leave unexplained
             out.loc[i, "unexplained_ms"] = modelled_ms / factor - modelled_ms
-        out.loc[i, "rests_on"] = "measured" if last == n else "measured_below"
+        out.loc[i, "rests_on"] = "measured" if d.accelerators == n else "measured_below"
         out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]

@@ -13,14 +13,12 @@ from gpuscale.advice.calibration import Calibration, Search
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
 from gpuscale.advice.model.step import optimizer_shards, step_table
 from gpuscale.advice.records import (
-    WIDE_STEP_INTERVAL,
     BreakEven,
     Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
     Picks,
-    Qualifiers,
     RowIntervals,
     RowSpan,
 )
@@ -178,16 +176,6 @@ def below_mlperf(
         (row.accelerators, row.time_to_train_min, *fastest[row.accelerators])
         for row in frame[plausible(frame)].itertuples()
         if row.accelerators in fastest and row.time_to_train_min < fastest[row.accelerators][0]
-    )
-
-
-def qualifiers(cal: Calibration, chosen: int) -> Qualifiers:
-    width = cal.model.error.width_log
-    return Qualifiers(
-        defaults=cal.search.defaults,
-        wide_step_log=width if chosen > 1 and width > WIDE_STEP_INTERVAL else None,
-        model_note=cal.said.model_note,
-        model_chosen=cal.said.chosen,
     )
 
 

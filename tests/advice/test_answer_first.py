@@ -314,3 +314,19 @@ def test_a_suggested_command_breaks_only_between_its_words(tmp_path: Path) -> No
         words = command.split()
         assert all(not w.endswith("-") or w.startswith("-") for w in words), command
     assert any(str(bench) in command for command in commands), commands
+
+
+def test_the_counts_docs_advice_quotes_are_the_answers() -> None:
+    """docs/advice.md quotes the study's and the ladder's default answers as words on lines
+    (counted as here): the answers as they are now."""
+    page = " ".join((HERE.parent.parent / "docs" / "advice.md").read_text().split())
+    found = re.search(
+        r"is now (\d+) words on (\d+) lines, and the H100 ladder's bench file (\d+)"
+        r" words on (\d+) lines",
+        page,
+    )
+    assert found is not None
+    quoted = [int(n) for n in found.groups()]
+    assert _measure(_run(*CASES["study"]))[:2] == tuple(quoted[:2])
+    if LADDER.exists():
+        assert _measure(_run("--bench", str(LADDER)))[:2] == tuple(quoted[2:])

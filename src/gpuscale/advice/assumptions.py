@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import Calibration, Machine
 from gpuscale.advice.model.network import count_class, fitted_class
 from gpuscale.advice.model.priors import (
     FEW_NOISE_STEPS,
@@ -27,7 +27,6 @@ from gpuscale.quantities import filled, format_ms, joined, number
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
-    from gpuscale.interconnect.network import Network
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -81,7 +80,7 @@ def of_calibration(
         terms = (*_bench_terms(cal, req, benched), *link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         given = req.overlap is not None
-        overlap = _overlap(req.overlap, given, given, None, cal.machine.network)
+        overlap = _overlap(req.overlap, given, given, None, cal.machine)
         terms = (*link_class, overlap, *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
     # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
@@ -124,7 +123,7 @@ def _bench_terms(
     model, host = cal.runs.own_model, cal.runs.host_devices
     given = req.overlap is not None
     measured = given or benched.overlap_measured
-    overlap = _overlap(cal.run.overlap, given, measured, model, cal.machine.network, host)
+    overlap = _overlap(cal.run.overlap, given, measured, model, cal.machine, host)
     if not given and not benched.overlap_measured and cal.run.overlap is not None:
         # why nothing measured it: the multi-device run flagged, no communication, none
         left_out = [m.devices for m in cal.runs.measured if m.flagged and not m.allowed]
@@ -142,14 +141,17 @@ def _overlap(
     given: bool,
     measured: bool,
     model: str | None,
-    network: Network,
+    machine: Machine,
     host: int | None = None,
 ) -> Assumption:
     """The share of communication backward hides: ``value``, else the prior's for the link
-    classes of ``network`` (within a node; across nodes where it has them), all but the last
-    bucket; ``measured`` by the bench or ``given`` as an option."""
+    classes of the machine's network (within a node; across nodes where it has them; each
+    count's in ``at`` where they differ), all but the last bucket; ``measured`` by the bench
+    or ``given`` as an option."""
+    network = machine.network
     within = assumed_overlap(count_class(network, 1))
     across = assumed_overlap(fitted_class(network))  # multinode where it has nodes
+    at = tuple((n, assumed_overlap(count_class(network, n))) for n in machine.device_counts)
     said = f"{within:g}" if within == across else f"{within:g} within a node, {across:g} across"
     source, basis = Source.ASSUMED, phrase("assumed_overlap_prior")
     if given:
@@ -163,6 +165,7 @@ def _overlap(
         quantity=Quantity(
             across if value is None else value,
             "share of communication hidden behind backward",
+            at=at if value is None and within != across else (),
         ),
         source=source,
         basis=basis,

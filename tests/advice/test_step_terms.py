@@ -170,14 +170,24 @@ def test_the_spread_stands_on_the_classes_whose_value_is_above_zero() -> None:
     others = (
         Network(intra=Link.from_preset("pcie4-x16")),
         Network(intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")),
-        # a link of no class: the classes' values differ, so none
-        Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom")),
     )
     for terms, waits in ((gated, False), (StepTerms(rank_spread=0.05), True)):
         with step_terms.using(terms):
             for network in others:
                 step = step_at(MODEL, compute, network, 4, batch=256)
                 assert (step.wait_ms > 0) == waits, network.name
+    # a link of no class (custom or measured) takes the classes' median: 0.025 here, none
+    # where most classes have none
+    custom = Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom"))
+    mostly_none = StepTerms(
+        rank_spread=(("nvlink", 0.05), ("pcie_p2p", 0.0), ("pcie_no_p2p", 0.0), ("multinode", 0.0))
+    )
+    half = StepTerms(rank_spread=0.025)
+    for terms, like in ((gated, half), (mostly_none, StepTerms())):
+        with step_terms.using(terms):
+            found = step_at(MODEL, compute, custom, 4, batch=256).wait_ms
+        with step_terms.using(like):
+            assert found == pytest.approx(step_at(MODEL, compute, custom, 4, batch=256).wait_ms)
 
 
 def test_a_class_value_is_the_one_used_there() -> None:

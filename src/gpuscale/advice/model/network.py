@@ -17,6 +17,7 @@ kappa and sigma: one value per link class (``CLASSES``) and software stack (``ST
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,12 +73,12 @@ class StepTerms:
 
 
 def _of(term: float | PerClass, link: str | None) -> float:
-    """A term on ``link`` class; for no class, the value every class shares, else 0."""
+    """A term on ``link`` class; for no class (a custom or measured link, which no published
+    row judged), the classes' median: the term kept, at no class's extreme."""
     per_class = _classes(term)
     if link is not None:
         return per_class[link]
-    values = set(per_class.values())
-    return values.pop() if len(values) == 1 else 0.0
+    return float(statistics.median(per_class.values()))
 
 
 _TERMS = read_data("step_terms.json")["terms"]

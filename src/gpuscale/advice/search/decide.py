@@ -189,6 +189,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         if focus["throughput_efficiency"] < NEGLIGIBLE:
             term = max(parts, key=parts.get)
     largest = int(plain["accelerators"].iloc[-1])
+    counts = derive.counts(cal, frame, int(focus["accelerators"]), not len(larger))
     if len(larger):  # the factor that loses more (log scale); ``none``: both lose under 5%
         losses = {
             "overheads": math.log(min(1.0, focus["throughput_efficiency"])),
@@ -199,9 +200,8 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     else:
         # why none above: a count searched above has no row (the global batch kept does not
         # split over it), those above were flagged, or the devices end there
-        above = {int(n) for n in cal.machine.device_counts if n > largest}
-        cap = "flagged" if above else "devices"
-        cap = "batch" if above - set(frame["accelerators"].astype(int)) else cap
+        cap = "flagged" if counts.flagged_above else "devices"
+        cap = "batch" if counts.missing_above else cap
     change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and held is not None:
         change = "uncertain"
@@ -236,7 +236,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         warnings=cal.said.warnings,
         refused=refused,
         holds=holds,
-        counts=derive.counts(cal, frame, int(focus["accelerators"]), cap in STOPPED),
+        counts=counts,
     )
 
 

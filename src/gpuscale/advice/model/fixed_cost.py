@@ -213,6 +213,4 @@ def of_step_points(
         return FixedCost.exact(fixed, source=Source.GIVEN, basis=basis, at_batch=per_device), None
     bound = {"work_at_peak_ms": work_at_peak_ms, "measure": measure}
     found = prior(step_ms, per_device, floor_from_peak=flops_given, **bound)
-    if flops_given:
-        return found, None
-    return found, prior(step_ms, per_device, **bound)
+    return found, None if flops_given else prior(step_ms, per_device, **bound)

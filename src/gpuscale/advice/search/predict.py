@@ -19,17 +19,16 @@ model's interval."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.network import CLASSES
+from gpuscale.advice.model.priors import read_data
 from gpuscale.advice.model.step import Candidate, Step, step_table
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.tables.advice import ADVICE_COLUMNS
@@ -117,7 +116,7 @@ def rule_of(entry: Mapping[str, object]) -> IntervalRule:
     return IntervalRule(str(entry["kind"]), str(entry["name"]), widths)
 
 
-RULE = rule_of(json.loads((resources.files("gpuscale") / "data" / INTERVALS_FILE).read_text()))
+RULE = rule_of(read_data(INTERVALS_FILE))
 
 
 def _candidates(cal: Calibration, n: int) -> list[Candidate]:

@@ -63,7 +63,8 @@ def test_the_sentences_quote_the_output_file() -> None:
     p2p = RESULT["held_out_by_link_class"]["pcie-p2p"]
     baselines = sorted(p2p["baselines"].values())
     assert baselines[0] < p2p["median_abs_error"] < baselines[-1]
-    among = f"{_pct(p2p['median_abs_error'])} against {100 * baselines[0]:.1f}-{_pct(baselines[-1])}"
+    said_error = _pct(p2p["median_abs_error"])
+    among = f"{said_error} against {100 * baselines[0]:.1f}-{_pct(baselines[-1])}"
     assert f"on PCIe with P2P it is among the baselines ({among}" in BLOCK
     assert f"{len(RESULT['flagged'])} rows (Lambda's BERT at 4-8 GPUs)" in BLOCK
     assert f"NVIDIA's {dev['rows']} ResNet-50 rows" in BLOCK

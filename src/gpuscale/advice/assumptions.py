@@ -253,6 +253,11 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
     slowdown = dict(compute.slowdown)
+    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
+    quantity: Quantity | None = Quantity(0.0, PER_STEP)
+    measure = Measure(
+        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+    )
     if slowdown:
 
         def one(n: int, f: float) -> str:
@@ -261,17 +266,10 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             return f"x{f:.2f} at N = {n}{more}"
 
         at = tuple(sorted(slowdown.items()))
-        shown = ", ".join(one(n, f) for n, f in at)
-        return Assumption(
-            term=TermId.WAIT,
-            value=f"no-sync step {shown}",
-            quantity=Quantity(slowdown[max(slowdown)], phrase("assumed_wait_factor"), at=at),
-            source=Source.MEASURED,
-            basis=phrase("assumed_wait_measured"),
-        )
-    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
-    quantity: Quantity | None = Quantity(0.0, PER_STEP)
-    if compute.jitter_ms:
+        value = "no-sync step " + ", ".join(one(n, f) for n, f in at)
+        quantity = Quantity(slowdown[max(slowdown)], phrase("assumed_wait_factor"), at=at)
+        source, basis, measure = Source.MEASURED, phrase("assumed_wait_measured"), Measure()
+    elif compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
         value = "E[max of N] - mean of the N = 1 step times"
         quantity = maybe(Quantity, benched.spread, spread)
@@ -282,9 +280,7 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
         quantity=quantity,
         source=source,
         basis=basis,
-        measure=Measure(
-            bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
-        ),
+        measure=measure,
     )
 
 

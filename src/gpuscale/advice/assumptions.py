@@ -83,18 +83,13 @@ def of_calibration(
         overlap = _overlap(req.overlap, given, given, None, cal.machine)
         terms = (*link_class, overlap, *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
-    # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
-    # is the bench file's run already (``bench_basis``)
+    # the fixed cost, its range where uncertain; its measure is the bench file's run already
     fixed: tuple[Assumption, ...] = ()
     cost = cal.model.fixed
     if cost is not None:
         low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
-        if benched is not None:
-            span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
-            value = f"{cost.ms:.3g} ms{span}"
-        else:
-            span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
-            value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
+        span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
+        value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
         measured = cost.source == Source.MEASURED
         fixed = (
             Assumption(

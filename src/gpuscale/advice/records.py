@@ -105,14 +105,6 @@ class Chosen(Row):
     reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
 
 
-@dataclass(frozen=True, slots=True)
-class HeldBack:
-    """A faster count that reached the target, its speedup's 80% interval including 1x."""
-
-    accelerators: int
-    speedup_low: float
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Focus(Row):
     """The smallest count above the chosen (else the largest predicted) and its row;
@@ -172,7 +164,7 @@ class Decision:
 
     chosen: Chosen
     target_efficiency: float
-    held_back: HeldBack | None  # a count that reached the target, its interval including 1x
+    held_back: Row | None  # a faster count that reached the target, its interval including 1x
     fastest: int | None  # fastest trusted count that holds the model (None: none does)
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read

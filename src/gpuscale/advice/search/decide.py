@@ -21,12 +21,12 @@ from gpuscale.advice.records import (
     Decision,
     FixedTerm,
     Focus,
-    HeldBack,
     InputRate,
     Limit,
     OneDeviceRow,
     Picks,
     Qualifiers,
+    Row,
     RowIntervals,
     measured_at,
 )
@@ -240,7 +240,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     )
 
 
-def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, HeldBack | None]:
+def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, Row | None]:
     """The fastest count reaching ``target`` efficiency with its speedup's 80% interval above
     the smallest count's (never, where ``refused``: an input cannot be true); and the faster
     count held back as not sure (None: none)."""
@@ -254,7 +254,7 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     best = reaching.loc[reaching["time_to_train_min"].idxmin()]
     if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``
         return chosen, None
-    return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
+    return chosen, _record(Row, best)
 
 
 def measured_counts(

@@ -18,7 +18,7 @@ from gpuscale.advice.model.priors import (
     strategy_name,
 )
 from gpuscale.advice.records import Assumption, BenchTerms, Quantity
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, bench_run, maybe
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
@@ -153,6 +153,7 @@ def _overlap(
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
         source, basis = Source.MEASURED, phrase("assumed_overlap_measured")
+    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
     return Assumption(
         term=TermId.OVERLAP,
         value=f"{said}, all but the last bucket" if value is None else f"{value:.2f}",
@@ -163,7 +164,7 @@ def _overlap(
         ),
         source=source,
         basis=basis,
-        measure=Measure() if measured else bench_run(model, (1, 2), host),
+        measure=Measure() if measured else run,
     )
 
 
@@ -249,7 +250,9 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     slowdown = dict(compute.slowdown)
     value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
     quantity: Quantity | None = Quantity(0.0, PER_STEP)
-    measure = bench_run(cal.runs.own_model, (1, 2), cal.runs.host_devices)
+    measure = Measure(
+        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+    )
     if slowdown:
 
         def one(n: int, f: float) -> str:

@@ -357,17 +357,6 @@ class FixedTerm:
 WIDE_STEP_INTERVAL = math.log(1.5)
 
 
-@dataclass(frozen=True, slots=True)
-class Qualifiers:
-    """The defaults used, the step interval's log half-width where too wide, the bench model
-    advised on and why."""
-
-    defaults: tuple[str, ...] = ()
-    wide_step_log: float | None = None
-    model_note: str = ""
-    model_chosen: str = ""
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RowSpan:
     """A row's interval as changes from its point (``low / point - 1``)."""

@@ -25,7 +25,6 @@ from gpuscale.advice.records import (
     Limit,
     OneDeviceRow,
     Picks,
-    Qualifiers,
     Row,
     RowIntervals,
     measured_at,
@@ -83,7 +82,7 @@ class Searched:
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
-    qualifiers: Qualifiers = field(default_factory=Qualifiers)
+    wide_step_log: float | None = None  # the step interval's log half-width where too wide
     input_rate: InputRate | None = None  # the input pipeline's load at the largest count
     memory: MemoryCheck | None = None
     intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
@@ -140,7 +139,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         measured_counts=measured,
         below_mlperf=below,
         input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
-        qualifiers=Qualifiers(goal.defaults, wide, cal.said.model_note, cal.said.chosen),
+        wide_step_log=wide,
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),

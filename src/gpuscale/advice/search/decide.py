@@ -12,21 +12,23 @@ from typing import TYPE_CHECKING, TypeVar
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.derived import (
+    BreakEven,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    RowIntervals,
+)
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
-    BreakEven,
     Chosen,
     Deciding,
     Decision,
-    FixedTerm,
     Focus,
-    InputRate,
     Limit,
-    OneDeviceRow,
-    Picks,
     Row,
-    RowIntervals,
     measured_at,
 )
 from gpuscale.advice.search import derive, predict

@@ -84,7 +84,7 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
 
 def test_defaults_never_given_qualify_the_first_line(golden: Golden) -> None:
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
-    assert advice.qualifiers.defaults == ("samples",)
+    assert advice.calibration.search.defaults == ("samples",)
     assert advice.explanation[0].startswith("Provisional")
     assert "--samples 10M" in advice.explanation[0]
     golden.check(VIEW, "the samples not given", advice.explanation[0])

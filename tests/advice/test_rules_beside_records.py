@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 import gpuscale
-from gpuscale.advice.records import BreakEven, Deciding, FixedTerm, InputRate, OneDeviceRow, spans
+from gpuscale.advice.derived import BreakEven, FixedTerm, InputRate, OneDeviceRow
+from gpuscale.advice.records import Deciding, spans
 from gpuscale.hardware.capacity import AcceleratorMemory
 from gpuscale.hardware.memory_check import check
 from gpuscale.tables.advice import wide_factor

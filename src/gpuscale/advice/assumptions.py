@@ -83,18 +83,13 @@ def of_calibration(
         overlap = _overlap(req.overlap, given, given, None, cal.machine)
         terms = (*link_class, overlap, *cal.said.priors_said)
     terms += (_convergence(cal, req, converging),)
-    # the fixed cost, its range where uncertain (from a bench: to three digits); its measure
-    # is the bench file's run already (``bench_basis``)
+    # the fixed cost, its range where uncertain; its measure is the bench file's run already
     fixed: tuple[Assumption, ...] = ()
     cost = cal.model.fixed
     if cost is not None:
         low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
-        if benched is not None:
-            span = f" ({cost.low_ms:.3g}-{cost.high_ms:.3g} ms)" if cost.uncertain else ""
-            value = f"{cost.ms:.3g} ms{span}"
-        else:
-            span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
-            value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
+        span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
+        value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
         measured = cost.source == Source.MEASURED
         fixed = (
             Assumption(
@@ -253,6 +248,11 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
     lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
     slowdown = dict(compute.slowdown)
+    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
+    quantity: Quantity | None = Quantity(0.0, PER_STEP)
+    measure = Measure(
+        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+    )
     if slowdown:
 
         def one(n: int, f: float) -> str:
@@ -261,17 +261,10 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
             return f"x{f:.2f} at N = {n}{more}"
 
         at = tuple(sorted(slowdown.items()))
-        shown = ", ".join(one(n, f) for n, f in at)
-        return Assumption(
-            term=TermId.WAIT,
-            value=f"no-sync step {shown}",
-            quantity=Quantity(slowdown[max(slowdown)], phrase("assumed_wait_factor"), at=at),
-            source=Source.MEASURED,
-            basis=phrase("assumed_wait_measured"),
-        )
-    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
-    quantity: Quantity | None = Quantity(0.0, PER_STEP)
-    if compute.jitter_ms:
+        value = "no-sync step " + ", ".join(one(n, f) for n, f in at)
+        quantity = Quantity(slowdown[max(slowdown)], phrase("assumed_wait_factor"), at=at)
+        source, basis, measure = Source.MEASURED, phrase("assumed_wait_measured"), Measure()
+    elif compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
         value = "E[max of N] - mean of the N = 1 step times"
         quantity = maybe(Quantity, benched.spread, spread)
@@ -282,9 +275,7 @@ def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
         quantity=quantity,
         source=source,
         basis=basis,
-        measure=Measure(
-            bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
-        ),
+        measure=measure,
     )
 
 

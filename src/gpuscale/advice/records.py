@@ -1,6 +1,5 @@
 """The advice's records (units in the names): a term of the step (:class:`Assumption`), the
-:class:`Decision` in its parts, and the numbers beside it that the words read, each rule
-computed once (read off the predictions by ``search.derive``)."""
+:class:`Decision` in its parts and what decides it (``derived``: the numbers beside it)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import STOPPED, Finding, Measure, MeasuredCount, Reading, Source, TermId
-from gpuscale.quantities import number
 from gpuscale.tables.advice import wide_factor
 
 if TYPE_CHECKING:
@@ -37,7 +35,7 @@ TERM_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
-    bucket copies (``copies_ms``) where the value and ends include them."""
+    bucket copies (``copies_ms``) where included."""
 
     value: float
     unit: str
@@ -78,56 +76,44 @@ class BenchTerms:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Chosen:
-    """The count chosen and its row: the speedup over one device, its 80% interval and its
-    two factors; efficiencies as fractions."""
+class Row:
+    """A count's row: the speedup over one device, its 80% interval and its two factors
+    (fractions)."""
 
-    accelerators: int  # recommended (1 when no larger count qualifies)
+    accelerators: int
+    speedup: float
+    speedup_low: float
+    speedup_high: float
+    throughput_efficiency: float
+    convergence_factor: float
+
+    @property
+    def wide_factor(self) -> float | None:
+        return wide_factor(self.speedup_low, self.speedup_high)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Chosen(Row):
+    """The count chosen (1 when no larger count qualifies) and its row."""
+
     batch_per_device: float
     accum: int
     global_batch: float
     time_to_train_min: float
-    speedup: float
-    speedup_low: float  # the 80% interval
-    speedup_high: float
     efficiency: float
-    throughput_efficiency: float
-    convergence_factor: float
     reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
-
-    @property
-    def wide_factor(self) -> float | None:
-        return wide_factor(self.speedup_low, self.speedup_high)
-
-
-@dataclass(frozen=True, slots=True)
-class HeldBack:
-    """A faster count that reached the target, its speedup's 80% interval including 1x."""
-
-    accelerators: int
-    speedup_low: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Focus:
+class Focus(Row):
     """The smallest count above the chosen (else the largest predicted) and its row;
     ``rests_on``: ``predicted``, ``measured`` or ``measured_below``."""
 
-    accelerators: int
     step_ms: float
     compute_ms: float
-    speedup: float
-    speedup_low: float
-    speedup_high: float
-    throughput_efficiency: float
-    convergence_factor: float
     rests_on: str = "predicted"
     samples_ratio: float | None = None  # ``1 / convergence_factor`` where convergence caps it
     explained_ms: float | None = None  # the step less the measured one's unexplained part
-
-    @property
-    def wide_factor(self) -> float | None:
-        return wide_factor(self.speedup_low, self.speedup_high)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -177,7 +163,7 @@ class Decision:
 
     chosen: Chosen
     target_efficiency: float
-    held_back: HeldBack | None  # a count that reached the target, its interval including 1x
+    held_back: Row | None  # a faster count that reached the target, its interval including 1x
     fastest: int | None  # fastest trusted count that holds the model (None: none does)
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read
@@ -185,17 +171,14 @@ class Decision:
     warnings: tuple[str | Finding, ...] = ()
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
-    # the count at each end of every assumed term's range; the first term whose range
-    # moves it withholds the count
-    readings: tuple[Reading, ...] = ()
-    withheld_by: str | None = None
+    readings: tuple[Reading, ...] = ()  # the count at each end of every assumed range
+    withheld_by: str | None = None  # the first term whose range moves the count
     holds: bool = True  # whether a count predicted holds the model (``hardware.memory_check``)
     counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property
     def count(self) -> int | None:
-        """The count advised (None: none holds the model, a range moves it, or an input cannot
-        be true)."""
+        """The count advised (None: none holds the model, a range moves it, or refused)."""
         if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
             return None
         return self.chosen.accelerators
@@ -208,10 +191,10 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Deciding:
-    """What decides: ``measured`` (the focus rests on ``measured``), ``withheld``,
-    ``interval``, ``memory`` (the fewest devices holding the model set the count), the cap
-    ``convergence`` or why the search stopped, else ``term``; what would change it; the
-    largest count at or below the focus measured on flagged runs only (None: none)."""
+    """What decides (``measured``, ``withheld``, ``interval``, ``memory``: the fewest devices
+    holding the model, the cap ``convergence`` or why the search stopped, else ``term``);
+    what would change it; the largest count at or below the focus measured on flagged runs
+    only."""
 
     kind: str = "term"
     change: str = ""
@@ -249,175 +232,5 @@ def measured_at(found: Sequence[MeasuredCount], n: int) -> MeasuredCount | None:
     return max(below, key=lambda m: m.accelerators, default=None)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Equilibrium:
-    """The numbers of the equilibrium picks over the trusted rows."""
-
-    best_n: int
-    best_efficiency: float
-    sxe_speedup: float
-    sxe_efficiency: float
-    sxe_product: float
-    kept_efficiency: float | None = None
-    next_n: int | None = None
-    next_efficiency: float | None = None
-    rows: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Picks:
-    """The counts other rules pick (``cheapest`` None: no price)."""
-
-    efficient: int | None
-    cheapest: int | None
-    equilibrium: dict[str, int | None]
-    numbers: Equilibrium
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OneDeviceRow:
-    """The N = 1 row beside the bench's N = 1 run (ms): DDP's own work the first count
-    above 1 adds; the samples per optimizer step of each; the bench's no-sync step and its
-    gap to the row's; ``overstated``: ``step / (step - fsdp_own)``; the step at the bench's
-    batch."""
-
-    step_ms: float = 0.0
-    added_ddp_ms: float = 0.0
-    row_samples: float = 0.0
-    bench_samples: float | None = None
-    nosync_ms: float | None = None
-    gap_ms: float | None = None
-    overstated: float | None = None
-    at_bench_ms: float | None = None
-
-    @property
-    def gap_size_ms(self) -> float:
-        return abs(self.gap_ms or 0.0)
-
-    @property
-    def under(self) -> bool:
-        return (self.gap_ms or 0.0) > 0
-
-
-SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (``search.derive``)
-
-
-def _from_size(params: float | None) -> str:
-    if params is None:
-        return "none"
-    return "every" if params <= SMALLEST_SEARCHED else "size"
-
-
-@dataclass(frozen=True, slots=True)
-class BreakEven:
-    """From what size 2 devices train faster than 1 on this link (None: none; NaN where the
-    speedup falls with size), and this model beside it."""
-
-    compute_ms_per_grad_mb: float | None = None
-    params: float | None = None
-    target_efficiency_params: float | None = None
-    # this model's whole step: its TFLOP/s, compute per gradient MB; the break-even's
-    # FLOPs per gradient byte at that rate
-    step_tflops: float | None = None
-    own_ms_per_grad_mb: float | None = None
-    flops_per_grad_byte: float | None = None
-    flops_per_param: float | None = None  # FLOPs per parameter per sample
-    # ms: this model's optimizer step and DDP's own work, and the family's at its size
-    own_optimizer_ms: float | None = None
-    own_ddp_ms: float | None = None
-    family_optimizer_ms: float | None = None
-    family_ddp_ms: float | None = None
-    # on 2 devices: the throughput speedup, the speedup to a trained model
-    pair_throughput_speedup: float | None = None
-    pair_speedup: float | None = None
-
-    @property
-    def beats_from(self) -> str:
-        return _from_size(self.params)
-
-    @property
-    def reaches_from(self) -> str:
-        return _from_size(self.target_efficiency_params)
-
-    def own_disagrees(self, params: float) -> bool:
-        """Whether this model's own step (of ``params``) beats 1 device on 2 on the other side
-        of the break-even size."""
-        size, own = self.params, self.pair_throughput_speedup
-        if own is None or (size is not None and math.isnan(size)):
-            return False
-        return (size is not None and params >= size) != (own > 1)
-
-    @property
-    def table_differs(self) -> bool:
-        """Whether the 2 devices' speedup to a trained model prints otherwise than their
-        throughput speedup."""
-        table, own = self.pair_speedup, self.pair_throughput_speedup
-        return table is not None and number(table) != number(own)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FixedTerm:
-    """The optimizer step on one device and at the focus (FSDP: its ``1/n`` shard), ms; the
-    ``fixed`` term's excess there split into the optimizer's (``opt_n - opt s``, ``s`` the
-    samples per device over one device's) and the forward and backward's."""
-
-    optimizer_ms: float = 0.0
-    optimizer_at_focus_ms: float = 0.0
-    excess_ms: float = 0.0
-    optimizer_excess_ms: float = 0.0
-    forward_backward_excess_ms: float = 0.0
-
-    @property
-    def optimizer_mostly(self) -> bool:
-        return self.optimizer_excess_ms > self.forward_backward_excess_ms
-
-
 # a step interval wider than a factor of 1.5 cannot decide a count
 WIDE_STEP_INTERVAL = math.log(1.5)
-
-
-@dataclass(frozen=True, slots=True)
-class Qualifiers:
-    """What qualifies the headline: the defaults used, the step interval's log half-width
-    where too wide, the bench model advised on and why."""
-
-    defaults: tuple[str, ...] = ()
-    wide_step_log: float | None = None
-    model_note: str = ""
-    model_chosen: str = ""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RowSpan:
-    """A row's interval as changes from its point (``low / point - 1``)."""
-
-    accelerators: int
-    step_low: float
-    step_high: float
-    speedup_low: float
-    speedup_high: float
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RowIntervals:
-    """The rows' intervals above one device and why wider than the model's error
-    (``ranges``, ``floor``, ``linear``, ``growing``; none where ``rule`` gives them)."""
-
-    rule: Finding | None = None
-    spans: tuple[RowSpan, ...] = ()
-    wider: tuple[str, ...] = ()
-
-    def span(self, n: int) -> RowSpan:
-        return next(s for s in self.spans if s.accelerators == n)
-
-
-@dataclass(frozen=True, slots=True)
-class InputRate:
-    """The samples/s the largest count predicted consumes."""
-
-    samples_per_s: float
-    devices: int
-
-    @property
-    def per_device(self) -> float:
-        return self.samples_per_s / self.devices

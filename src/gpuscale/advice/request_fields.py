@@ -1,5 +1,5 @@
-"""An advice request's fields, written once: defaults, help, each number's range, and what
-they give together (the shape, the parameters, the step points)."""
+"""An advice request's fields: defaults, help, each number's range, and what they give
+together (the shape, the parameters, the step points)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The advice's vocabulary, as data: a term of the step (``TermId``), where its value came
-from (``Source``), how to measure it (``Measure``), what was found about the inputs
-(``Finding``), why bench runs were refused (``Refusal``), the bench runs set against a
-prediction (``MeasuredCount``)."""
+"""The advice's vocabulary: a term of the step (``TermId``), its ``Source``, how to measure it
+(``Measure``), a ``Finding`` about the inputs, a ``Refusal`` of bench runs, the runs set
+against a prediction (``MeasuredCount``)."""
 
 from __future__ import annotations
 
@@ -76,16 +75,15 @@ class BenchRun:
         return f"`gpuscale bench {option} {spec} --nproc {nproc}{tail}`{where}"
 
 
-# The model a bench run of the user's own file times, and the command a user without a
-# bench runs to measure a term of it
+# a bench run's model from the user's own file, and the command that measures a term of it
 OWN_MODEL = "FILE.py:FACTORY"
 BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """How to measure a term: words ``before`` and ``after`` a bench run (None: words
-    only); empty where measured."""
+    """How to measure a term: words ``before`` and ``after`` a bench run (None: words only);
+    empty where measured."""
 
     before: str = ""
     bench: BenchRun | None = None
@@ -113,8 +111,8 @@ def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> 
 
 
 def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """Where the file holds runs of the model at every count of ``counts``: how to bench
-    them again (more steps where they fix a weakness, else a quieter machine)."""
+    """How to bench again the file's runs at every count of ``counts`` (more steps where they
+    fix a weakness, else a quieter machine); "" where it holds none."""
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
@@ -137,9 +135,8 @@ def more_steps(found: Support) -> bool:
 def as_run(
     measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
 ) -> Measure:
-    """``measure`` where it is a bench run of ``found``'s model (``any_run``: of any model,
-    at any steps): at counts the file holds, :func:`again`; else the advised run's own
-    command, ``more`` kept."""
+    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
+    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
     bench = measure.bench
     if found is None or bench is None:
         return measure
@@ -154,9 +151,8 @@ def as_run(
     return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
-# What was found about the inputs: one kind per key of ``data/advice_findings.json`` (its
-# ``what`` says what it is about, its ``text`` renders it), the member named by the key
-# upper-cased (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
+# a kind of finding per key of ``data/advice_findings.json`` (``transformer_shape``:
+# ``FindingKind.TRANSFORMER_SHAPE``)
 _FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
 _FINDINGS = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
 FindingKind = Code(
@@ -201,8 +197,8 @@ class Reading:
     speedup: float
 
 
-# Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most
-# allowed reached, the global batch kept not split over a count above, or its row flagged.
+# why the search stopped at the largest count (a Decision's ``cap``): the most allowed
+# reached, the global batch kept not split over a count above, or its row flagged
 STOPPED = ("devices", "batch", "flagged")
 R = TypeVar("R")
 
@@ -224,9 +220,9 @@ class RefusalKind(Code):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A refusal of the bench runs: ``names``, the file's models or the columns missing;
-    ``broken``, each model's counts whose loss was not finite; where every run failed, how
-    many and the last one's status and error."""
+    """``names``: the file's models or the columns missing; ``broken``: each model's counts
+    whose loss was not finite; where every run failed, how many, the last one's status and
+    error."""
 
     kind: RefusalKind
     where: str = ""
@@ -298,9 +294,8 @@ class MeasuredCount:
     def left_out(self) -> tuple[Measured, ...]:
         return tuple(m for m in self.runs if self.trusted and m.flagged and not m.allowed)
 
-    # The used runs' smallest and largest speedups and why there are none (from one run)
     @property
-    def measured_low(self) -> float | None:
+    def measured_low(self) -> float | None:  # None: one run
         return None if len(self.used) == 1 else min(self.of(self.used))
 
     @property
@@ -315,8 +310,7 @@ class MeasuredCount:
 
     @property
     def why(self) -> str:
-        """Why the runs used are those: ``unflagged``, flagged among them ``allowed_flagged``
-        (--allow-flagged), or only flagged runs measured the count (``flagged_only``)."""
+        """``unflagged``, ``allowed_flagged`` (--allow-flagged) or ``flagged_only``."""
         if any(m.allowed for m in self.trusted):
             return "allowed_flagged"
         return "unflagged" if self.trusted else "flagged_only"

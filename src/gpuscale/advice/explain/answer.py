@@ -11,7 +11,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice import records
+from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.caveats import disagreement
 from gpuscale.advice.explain.phrasebook import (
@@ -39,15 +39,15 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 class AdviceView(Protocol):
     """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
 
-    picks: records.Picks
-    break_even: records.BreakEven
+    picks: derived.Picks
+    break_even: derived.BreakEven
     calibration: Calibration
     disagreements: tuple[MeasuredCount, ...]
     measured_counts: tuple[MeasuredCount, ...]
     memory: MemoryCheck | None
-    intervals: records.RowIntervals
-    fixed_term: records.FixedTerm
-    one_device: records.OneDeviceRow
+    intervals: derived.RowIntervals
+    fixed_term: derived.FixedTerm
+    one_device: derived.OneDeviceRow
     deciding: records.Deciding
     predictions: pd.DataFrame
     alternative: pd.DataFrame | None

@@ -152,7 +152,7 @@ DERIVED: dict[str, Callable[..., object]] = {
     "FamilyBasis.ddp_ms": lambda f: _named(f.ddp_ms, "fixed", "per_mparam"),
     "disagreement.evidence.trusted_runs": lambda c: c.of(c.used),
     "disagreement.evidence.left_out": lambda c: c.of(c.left_out),
-    # this model beside the break-even (``records.BreakEven``), less the keys said before it
+    # this model beside the break-even (``derived.BreakEven``), less the keys said before it
     "document.recommendation.break_even_this_model": lambda a: _without(
         plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
     ),

@@ -55,7 +55,7 @@ def headline(
     again: str = "",
 ) -> list[str]:
     lines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
-    if wide_step_log is not None:  # ``Qualifiers.wide_step_log``
+    if wide_step_log is not None:  # ``Searched.wide_step_log``
         host = on_a_larger_host(devices, host_devices)
         said = {"width": wide_step_log, "again": again, "devices": devices, "host": host}
         lines.append(sentence("not_firm", firm=steps, **said))

@@ -136,7 +136,7 @@ class Worded:
         cal, d = self.calibration, self.decision
         link = cal.machine.network.intra.name  # the inputs not given, each with what to give
         inter = next((a.value for a in self.assumptions if a.term == TermId.INTER_NODE), None)
-        given = (*self.qualifiers.defaults, *(["inter_node"] if inter else []))
+        given = (*cal.search.defaults, *(["inter_node"] if inter else []))
         values = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
         defaults = [
             sentence("default_used", option=o, **values)
@@ -145,7 +145,7 @@ class Worded:
         ]
         headlines = headline(
             defaults=defaults,
-            wide_step_log=self.qualifiers.wide_step_log,
+            wide_step_log=self.wide_step_log,
             devices=d.chosen.accelerators,
             host_devices=cal.runs.host_devices,
             steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
@@ -159,18 +159,18 @@ class Worded:
             value = getattr(withholding(d, self.assumptions), "value", None)
             row = WITHHELD[d.withheld_by]
             withheld = sentence("count_withheld", row=row, c=d.chosen, at=at, value=value)
-        first = filter(None, (held, self.qualifiers.model_note, withheld))
+        first = filter(None, (held, cal.said.model_note, withheld))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 
     @cached_property
     def explanation(self) -> list[str]:
         """The caveats, then --explain's sentences, the model chosen after the decision."""
         found = [*self.caveats, *explain(self)]
-        model = self.qualifiers
-        if not model.model_chosen or model.model_note:
+        model = self.calibration.said
+        if not model.chosen or model.model_note:
             return found
         at = self.decision_line
-        return [*found[: at + 1], model.model_chosen, *found[at + 1 :]]
+        return [*found[: at + 1], model.chosen, *found[at + 1 :]]
 
     @property
     def decision_line(self) -> int:

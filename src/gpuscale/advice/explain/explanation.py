@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 
 from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -20,7 +21,7 @@ from gpuscale.advice.explain.answer import (
 )
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
-from gpuscale.advice.records import SMALLEST_SEARCHED, BreakEven, measured_at
+from gpuscale.advice.records import measured_at
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak

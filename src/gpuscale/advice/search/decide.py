@@ -12,22 +12,23 @@ from typing import TYPE_CHECKING, TypeVar
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.derived import (
+    BreakEven,
+    FixedTerm,
+    InputRate,
+    OneDeviceRow,
+    Picks,
+    RowIntervals,
+)
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
-    BreakEven,
     Chosen,
     Deciding,
     Decision,
-    FixedTerm,
     Focus,
-    HeldBack,
-    InputRate,
     Limit,
-    OneDeviceRow,
-    Picks,
-    Qualifiers,
-    RowIntervals,
+    Row,
     measured_at,
 )
 from gpuscale.advice.search import derive, predict
@@ -83,7 +84,7 @@ class Searched:
     measured_counts: tuple[MeasuredCount, ...] = ()
     # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
     below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
-    qualifiers: Qualifiers = field(default_factory=Qualifiers)
+    wide_step_log: float | None = None  # the step interval's log half-width where too wide
     input_rate: InputRate | None = None  # the input pipeline's load at the largest count
     memory: MemoryCheck | None = None
     intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
@@ -140,7 +141,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         measured_counts=measured,
         below_mlperf=below,
         input_rate=InputRate(float(last.samples_per_s), int(last.accelerators)),
-        qualifiers=Qualifiers(goal.defaults, wide, cal.said.model_note, cal.said.chosen),
+        wide_step_log=wide,
         memory=memory,
         intervals=derive.row_intervals(cal, frame, interval),
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),
@@ -240,7 +241,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     )
 
 
-def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, HeldBack | None]:
+def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series, Row | None]:
     """The fastest count reaching ``target`` efficiency with its speedup's 80% interval above
     the smallest count's (never, where ``refused``: an input cannot be true); and the faster
     count held back as not sure (None: none)."""
@@ -254,7 +255,7 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     best = reaching.loc[reaching["time_to_train_min"].idxmin()]
     if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``
         return chosen, None
-    return chosen, HeldBack(int(best["accelerators"]), float(best["speedup_low"]))
+    return chosen, _record(Row, best)
 
 
 def measured_counts(

@@ -10,11 +10,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration, Search
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
-from gpuscale.advice.model.step import optimizer_shards, step_table
-from gpuscale.advice.records import (
+from gpuscale.advice.derived import (
     BreakEven,
-    Counts,
     Equilibrium,
     FixedTerm,
     OneDeviceRow,
@@ -22,6 +19,9 @@ from gpuscale.advice.records import (
     RowIntervals,
     RowSpan,
 )
+from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
+from gpuscale.advice.model.step import optimizer_shards, step_table
+from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import plausible, trusted
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick

@@ -1,0 +1,167 @@
+"""The numbers ``search.derive`` reads off the predictions beside the decision, each rule the
+words read computed once beside its record: the counts other rules pick, the break-even,
+the fixed term at the focus, the N = 1 row, the rows' intervals, the input rate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuscale.advice.types import Finding
+from gpuscale.quantities import number
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Equilibrium:
+    """The equilibrium picks' numbers over the trusted rows."""
+
+    best_n: int
+    best_efficiency: float
+    sxe_speedup: float
+    sxe_efficiency: float
+    sxe_product: float
+    kept_efficiency: float | None = None
+    next_n: int | None = None
+    next_efficiency: float | None = None
+    rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Picks:
+    """The counts other rules pick (``cheapest`` None: no price)."""
+
+    efficient: int | None
+    cheapest: int | None
+    equilibrium: dict[str, int | None]
+    numbers: Equilibrium
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OneDeviceRow:
+    """The N = 1 row beside the bench's N = 1 run (ms): DDP's own work the first count above
+    1 adds; each one's samples per optimizer step; the bench's no-sync step and its gap to
+    the row's; ``overstated``: ``step / (step - fsdp_own)``; the step at the bench's batch."""
+
+    step_ms: float = 0.0
+    added_ddp_ms: float = 0.0
+    row_samples: float = 0.0
+    bench_samples: float | None = None
+    nosync_ms: float | None = None
+    gap_ms: float | None = None
+    overstated: float | None = None
+    at_bench_ms: float | None = None
+
+    @property
+    def gap_size_ms(self) -> float:
+        return abs(self.gap_ms or 0.0)
+
+    @property
+    def under(self) -> bool:
+        return (self.gap_ms or 0.0) > 0
+
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (``search.derive``)
+
+
+def _from_size(params: float | None) -> str:
+    if params is None:
+        return "none"
+    return "every" if params <= SMALLEST_SEARCHED else "size"
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEven:
+    """From what size 2 devices train faster than 1 on this link (None: none; NaN where the
+    speedup falls with size), and this model beside it: its whole step's TFLOP/s and
+    compute per gradient MB, the break-even's FLOPs per gradient byte at that rate, FLOPs per
+    parameter per sample; this model's optimizer step and DDP's own work (ms) and the
+    family's at its size; on 2 devices, the throughput speedup and the speedup to a trained
+    model."""
+
+    compute_ms_per_grad_mb: float | None = None
+    params: float | None = None
+    target_efficiency_params: float | None = None
+    step_tflops: float | None = None
+    own_ms_per_grad_mb: float | None = None
+    flops_per_grad_byte: float | None = None
+    flops_per_param: float | None = None
+    own_optimizer_ms: float | None = None
+    own_ddp_ms: float | None = None
+    family_optimizer_ms: float | None = None
+    family_ddp_ms: float | None = None
+    pair_throughput_speedup: float | None = None
+    pair_speedup: float | None = None
+
+    @property
+    def beats_from(self) -> str:
+        return _from_size(self.params)
+
+    @property
+    def reaches_from(self) -> str:
+        return _from_size(self.target_efficiency_params)
+
+    def own_disagrees(self, params: float) -> bool:
+        """Whether this model (of ``params``) beats 1 device on 2 on the other side of the
+        break-even size."""
+        size, own = self.params, self.pair_throughput_speedup
+        if own is None or (size is not None and math.isnan(size)):
+            return False
+        return (size is not None and params >= size) != (own > 1)
+
+    @property
+    def table_differs(self) -> bool:  # the 2 devices' two speedups print otherwise
+        table, own = self.pair_speedup, self.pair_throughput_speedup
+        return table is not None and number(table) != number(own)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FixedTerm:
+    """The optimizer step on one device and at the focus (FSDP: its ``1/n`` shard), ms; the
+    ``fixed`` term's excess there: the optimizer's (``opt_n - opt s``, ``s`` the samples per
+    device over one device's) and the forward and backward's."""
+
+    optimizer_ms: float = 0.0
+    optimizer_at_focus_ms: float = 0.0
+    excess_ms: float = 0.0
+    optimizer_excess_ms: float = 0.0
+    forward_backward_excess_ms: float = 0.0
+
+    @property
+    def optimizer_mostly(self) -> bool:
+        return self.optimizer_excess_ms > self.forward_backward_excess_ms
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowSpan:
+    """A row's interval as changes from its point (``low / point - 1``)."""
+
+    accelerators: int
+    step_low: float
+    step_high: float
+    speedup_low: float
+    speedup_high: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RowIntervals:
+    """The rows' intervals above one device and why wider than the model's error (``ranges``,
+    ``floor``, ``linear``, ``growing``; none where ``rule`` gives them)."""
+
+    rule: Finding | None = None
+    spans: tuple[RowSpan, ...] = ()
+    wider: tuple[str, ...] = ()
+
+    def span(self, n: int) -> RowSpan:
+        return next(s for s in self.spans if s.accelerators == n)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRate:
+    """The samples/s the largest count predicted consumes."""
+
+    samples_per_s: float
+    devices: int
+
+    @property
+    def per_device(self) -> float:
+        return self.samples_per_s / self.devices

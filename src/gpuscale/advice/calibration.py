@@ -190,9 +190,8 @@ class Machine:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """The bench's runs of the model advised on: the model whose runs measure a term (None:
-    by numbers), the GPUs its host had (None: unknown)."""
+    by numbers, or a model given by its size), the GPUs its host had (None: unknown)."""
 
-    from_bench: bool = False
     own_model: str | None = None
     measured: tuple[Measured, ...] = ()
     one_device: OneDevice | None = None

@@ -157,12 +157,10 @@ def from_bench(
     like = (group, device_name, req.strategy)
     runs = replace(
         cal.runs,
-        from_bench=True,
         measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        own_model=None if req.params is not None else name,  # none for a model by its size
     )
     # the rate against the peak: unchecked without one (said of a GPU), impossible above it
     precision = req.gradient_precision
@@ -209,9 +207,9 @@ def from_bench(
         sources=(*said.sources, *filter(None, sources)),
         warnings=(
             *said.warnings,
-            *filter(None, (allowed, weak, slower, beyond)),
+            *filter(None, (allowed, weak)),
             *impossible,
-            *filter(None, [other]),
+            *filter(None, (slower, beyond, other)),
         ),
         implausible=said.implausible or bool(impossible),
         model_note=passed_over,

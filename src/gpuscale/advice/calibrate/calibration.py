@@ -189,7 +189,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
         run=run,
         machine=Machine(device=device),
-        runs=Runs(one_device=one if one_step_ms > 0 else None),
+        runs=Runs(own_model=model, one_device=one if one_step_ms > 0 else None),
         bench=Bench(
             bench_model=model,
             config_group=str(row["config_group"]),

@@ -123,6 +123,7 @@ def from_bench(
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
     per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.machine.device
+    power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     other = None
     if asked != strategy:
         other = Finding.of(
@@ -251,8 +252,7 @@ def from_bench(
         strategy=strategy,
         overlap=overlap,
     )
-    # watts per device at each batch
-    machine = replace(machine, network=network, power=bench_power(table, cal, req.power_w))
+    machine = replace(machine, network=network, power=power)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said)
     return placed, terms
 

@@ -64,10 +64,11 @@ def read_comm(cal: Calibration, table: pd.DataFrame, network: Network) -> Calibr
         at = ratios.loc[rows_at.index].dropna()
         if len(at) and float(at.median()):
             scale, read = float(at.median()), at.index
-    if scale is None:
-        return cal.at({"machine": {"network": network}})
-    bench = replace(cal.bench, comm_support=support(rows.loc[read], table))
-    return replace(cal, bench=bench).at({"machine": {"network": network.scaled(scale)}})
+    bench = cal.bench
+    if scale is not None:
+        bench = replace(bench, comm_support=support(rows.loc[read], table))
+    machine = replace(cal.machine, network=network.scaled(scale))
+    return replace(cal, machine=machine, bench=bench)
 
 
 def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:

@@ -29,7 +29,6 @@ class OneDevice:
     accum: int
     strategy: str
     own_ms: float
-    config_group: str = ""
     device_name: str | None = None
     fsdp_own_ms: float = 0.0  # FSDP's own work in ``step_ms``
 

@@ -181,7 +181,6 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         k,
         run.strategy,
         own_ms,
-        config_group=str(row["config_group"]),
         device_name=device.name,
         fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0,
     )

@@ -78,7 +78,8 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
     base = Network(intra=Link.from_preset("pcie-phb"))
     network = measured_network(read_collectives(sweep), base)
-    cal, scaled = read_comm(calibrate(without, model), without, network)
+    cal = read_comm(calibrate(without, model), without, network)
+    scaled = cal.machine.network
     step = step_at(
         cal.model,
         cal.compute,

@@ -15,7 +15,7 @@ from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.memory_check import MemoryCheck
-from gpuscale.interconnect.network import Network
+from gpuscale.interconnect.network import Link, Network
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 
@@ -29,7 +29,6 @@ class OneDevice:
     accum: int
     strategy: str
     own_ms: float
-    config_group: str = ""
     device_name: str | None = None
     fsdp_own_ms: float = 0.0  # FSDP's own work in ``step_ms``
 
@@ -105,6 +104,7 @@ class StepModel:
 
 
 SCALINGS = ("search", "weak", "strong")
+DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
 # One end of an assumed term's range: term, end, value, unit, the fields changed by part (``at``)
 End = tuple[str, str, float, str, dict[str, dict[str, object]]]
 
@@ -169,7 +169,7 @@ class Machine:
     """The network and the devices on it (``memory`` None: one device holds the model, or
     its memory is unknown)."""
 
-    network: Network
+    network: Network = field(default_factory=lambda: Network(intra=Link.from_preset(DEFAULT_LINK)))
     max_devices: int = 8
     device: DeviceRecord = NO_DEVICE
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
@@ -189,9 +189,8 @@ class Machine:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """The bench's runs of the model advised on: the model whose runs measure a term (None:
-    by numbers), the GPUs its host had (None: unknown)."""
+    by numbers, or a model given by its size), the GPUs its host had (None: unknown)."""
 
-    from_bench: bool = False
     own_model: str | None = None
     measured: tuple[Measured, ...] = ()
     one_device: OneDevice | None = None
@@ -202,9 +201,10 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: the communication measured
-    over predicted (``comm_scale``, read from ``comm_levels``: the N > 1 runs of the
-    configuration, the family, its own)."""
+    """What the bench measured of one model beside its step: the runs the communication
+    measured over predicted is read from (``comm_levels``: the N > 1 runs of the
+    configuration, the family, its own; ``comm_support``: those it was read from, None:
+    none measured it)."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -212,7 +212,6 @@ class Bench:
     threads: int | None = None
     shape: Shape | None = None
     noise: NoiseScale | None = None
-    comm_scale: float | None = None
     comm_support: Support | None = None
     comm_levels: tuple[pd.DataFrame, ...] = ()
     max_batch: int | None = None
@@ -252,19 +251,10 @@ class Search:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Benched:
-    """The bench's calibration of one model and its N = 1 run (None: no step timed)."""
-
-    model: StepModel
-    run: Run
-    device: DeviceRecord
-    bench: Bench
-    one_device: OneDevice | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Calibration:
-    """What the advice is computed from (``bench`` None: by numbers)."""
+    """What the advice is computed from, by the bench or by numbers (``bench`` None); the
+    bench's calibration of one model, as benched, on the default machine until it is
+    placed on the machine asked."""
 
     model: StepModel
     run: Run

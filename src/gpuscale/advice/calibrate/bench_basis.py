@@ -13,7 +13,7 @@ import pandas as pd
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
-from gpuscale.advice.calibration import Benched, Calibration, Machine, Run, Runs, Said, StepModel
+from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.explain.caveats import (
     Chosen,
     WeakRuns,
@@ -34,7 +34,7 @@ from gpuscale.advice.model.hardware import (
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured, as_run, maybe, trusted_runs
+from gpuscale.advice.types import Finding, Measured, as_run, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
@@ -117,12 +117,12 @@ def from_bench(
     req: AdviceRequest,
     bench: pd.DataFrame,
     found: Usable,
-    cal: Benched,
+    cal: Calibration,
 ) -> tuple[Calibration, BenchTerms]:
     """``cal`` (as benched) on ``machine``, as asked, and the step's terms the bench measured."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
-    per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.device
+    per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.machine.device
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     other = None
     if asked != strategy:
@@ -156,14 +156,12 @@ def from_bench(
         evidence = replace(evidence, run=run)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
-    runs = Runs(
-        from_bench=True,
+    runs = replace(
+        cal.runs,
         measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
-        one_device=benched.one_device,
-        own_model=None if req.params is not None else name,  # none for a model by its size
     )
     # the rate against the peak: unchecked without one (said of a GPU), impossible above it
     precision = req.gradient_precision
@@ -181,8 +179,8 @@ def from_bench(
         others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
         picked = Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
     # the communication measured, read on the link advised, scales the network
-    cal, network = measured.read_comm(cal, table, machine.network)
-    on = cal.bench
+    cal = measured.read_comm(cal, table, machine.network)
+    on, network = cal.bench, cal.machine.network
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
@@ -190,11 +188,14 @@ def from_bench(
     passed_over, others = chosen_said(picked)
     # the step: its shape, else one batch (a model given by its size: none of its steps)
     step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)
+    comm = None
+    if on.comm_support is not None:
+        comm = comm_scale_sentence(network.comm_scale, on.comm_support)
     sources = [
         Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes),
         on.shape.finding() if on.shape is not None else step,
         on.memory_note,
-        maybe(comm_scale_sentence, on.comm_scale, on.comm_support),
+        comm,
         weak_in_full,
         unchecked if on.device_kind != "cpu" else None,
     ]
@@ -207,9 +208,9 @@ def from_bench(
         sources=(*said.sources, *filter(None, sources)),
         warnings=(
             *said.warnings,
-            *filter(None, (allowed, weak, slower, beyond)),
+            *filter(None, (allowed, weak)),
             *impossible,
-            *filter(None, [other]),
+            *filter(None, (slower, beyond, other)),
         ),
         implausible=said.implausible or bool(impossible),
         model_note=passed_over,
@@ -252,10 +253,11 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
-    return Calibration(model=model, run=run, machine=machine, runs=runs, said=said, bench=on), terms
+    placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said)
+    return placed, terms
 
 
-def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benched:
+def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:
     """``cal`` in the ``strategy`` asked (DDP's own work from its prior where the runs were
     FSDP's), with ``fixed_ms`` entered (forward + backward kept, only its split changed)."""
     model, benched, batch = cal.model, cal.run.strategy, cal.run.batch
@@ -278,10 +280,10 @@ def as_asked(cal: Benched, strategy: str | None, fixed_ms: float | None) -> Benc
     return replace(cal, model=model)
 
 
-def bench_power(table: pd.DataFrame, cal: Benched, given_w: float | None) -> Power:
+def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) -> Power:
     """The latest W per device per batch at N = 1 of ``cal``'s configuration and the job's
     median per (N, batch); else the model's latest N = 1 figure in another configuration."""
-    of, record = cal.bench, cal.device
+    of, record = cal.bench, cal.machine.device
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)

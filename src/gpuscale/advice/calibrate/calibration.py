@@ -24,7 +24,7 @@ from gpuscale.advice.calibrate.rows import (
     same_hardware,
     trusted,
 )
-from gpuscale.advice.calibration import Bench, Benched, OneDevice, Run, StepModel
+from gpuscale.advice.calibration import Bench, Calibration, Machine, OneDevice, Run, Runs, StepModel
 from gpuscale.advice.explain.caveats import fsdp_note
 from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model import fixed_cost, priors
@@ -44,7 +44,7 @@ def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
     return rows[keep]
 
 
-def calibrate(table: pd.DataFrame, model: str) -> Benched:
+def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     """All the bench measured of ``model`` but its communication scale (``measured.read_comm``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
@@ -181,14 +181,14 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
         k,
         run.strategy,
         own_ms,
-        config_group=str(row["config_group"]),
         device_name=device.name,
         fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0,
     )
-    return Benched(
+    return Calibration(
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
         run=run,
-        device=device,
+        machine=Machine(device=device),
+        runs=Runs(own_model=model, one_device=one if one_step_ms > 0 else None),
         bench=Bench(
             bench_model=model,
             config_group=str(row["config_group"]),
@@ -201,11 +201,10 @@ def calibrate(table: pd.DataFrame, model: str) -> Benched:
             memory_note=memory_note,
             notes=tuple(notes),
         ),
-        one_device=one if one_step_ms > 0 else None,
     )
 
 
-def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
+def of_size(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
     """The model of ``req.params`` on its family's bench model (the family asked, else the
     nearest in FLOPs per parameter, log distance; in it the nearest in size): its rate, fixed
     cost, optimizer time and DDP's hooks kept (bucket copies resized); batches, memory and
@@ -250,7 +249,7 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
         spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
     else:
         measured_per_param = spec.flops / req.params
-    part = cal.device.part  # DDP's rest a step (hooks) kept, its copies resized
+    part = cal.machine.device.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
     rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6
     ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
@@ -284,10 +283,10 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Benched:
     notes = (*bench.notes, note)
     dropped = replace(bench, shape=None, max_batch=None, memory_note=None, noise=None, notes=notes)
     # a model given by its size has no bench run of its own
-    return replace(cal, model=model, bench=dropped, one_device=None)
+    return replace(cal, model=model, bench=dropped, runs=Runs())
 
 
-def advised(found: Usable, req: AdviceRequest) -> Benched:
+def advised(found: Usable, req: AdviceRequest) -> Calibration:
     """The calibration advised on, as benched: the model asked for, else the largest benched,
     else the family's of ``req.params``."""
     table = found.table

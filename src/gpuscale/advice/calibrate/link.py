@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.calibration import Benched, Machine, Said
+from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.priors import phrase
@@ -22,7 +22,6 @@ from gpuscale.interconnect.measured import MeasuredCurves, network_from_collecti
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
 
-DEFAULT_LINK = "pcie-phb"  # the link where none is given, detected or measured
 # What a measured link's name adds by whether its curves were measured under compute load
 LOADED = {True: ", under compute load", False: ""}
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
@@ -45,7 +44,7 @@ class BenchHost:
     device: str | None
 
 
-def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
+def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
     """Of ``cal``'s configuration in ``table`` (every device count)."""
     rows = table[table["config_group"] == cal.bench.config_group]
 
@@ -56,7 +55,9 @@ def host_of(table: pd.DataFrame, cal: Benched) -> BenchHost:
     named = set(rows.get("host_link", pd.Series(dtype=object)).dropna().astype(str)) - {""}
     link = named.pop() if len(named) == 1 and next(iter(named)) in links.PRESETS else None
     gpus, cores = most("host_devices"), most("host_cpu_count")
-    return BenchHost(link, gpus, cores, cal.bench.device_kind, cal.bench.threads, cal.device.name)
+    return BenchHost(
+        link, gpus, cores, cal.bench.device_kind, cal.bench.threads, cal.machine.device.name
+    )
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:

@@ -17,7 +17,7 @@ from gpuscale.advice.calibrate.rows import (
     as_step_model,
     same_hardware,
 )
-from gpuscale.advice.calibration import Benched, FamilyBasis
+from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.model.compute import Compute
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
@@ -34,9 +34,9 @@ MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
-def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benched, Network]:
-    """``cal`` with its communication scale on ``network`` (the median of measured over
-    predicted at its most specific ``comm_levels`` that measured it), ``network`` scaled."""
+def read_comm(cal: Calibration, table: pd.DataFrame, network: Network) -> Calibration:
+    """``cal`` on ``network`` scaled by the communication measured (the median of measured
+    over predicted at its most specific ``comm_levels`` that measured it)."""
     levels = cal.bench.comm_levels
     # every level is a part of the first
     rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
@@ -64,13 +64,14 @@ def read_comm(cal: Benched, table: pd.DataFrame, network: Network) -> tuple[Benc
         at = ratios.loc[rows_at.index].dropna()
         if len(at) and float(at.median()):
             scale, read = float(at.median()), at.index
-    if scale is None:
-        return cal, network
-    bench = replace(cal.bench, comm_scale=scale, comm_support=support(rows.loc[read], table))
-    return replace(cal, bench=bench), network.scaled(scale)
+    bench = cal.bench
+    if scale is not None:
+        bench = replace(bench, comm_support=support(rows.loc[read], table))
+    machine = replace(cal.machine, network=network.scaled(scale))
+    return replace(cal, machine=machine, bench=bench)
 
 
-def fitted(table: pd.DataFrame, cal: Benched) -> FamilyBasis | None:
+def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
     """The family basis of ``cal``'s model: the latest unflagged N = 1 run of each member in
     its configuration and strategy; None with fewer than two sizes."""
     rows = trusted_runs(as_step_model(table))
@@ -172,15 +173,14 @@ def from_residuals(
     )
 
 
-def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tuple[int, float]]:
+def _log_errors(cal: Calibration, rows: pd.DataFrame) -> list[tuple[int, float]]:
     """(N, log(measured / predicted)) of each of ``rows``' steps, predicted by ``cal``."""
     run = cal.run
     if run.overlap is None and cal.bench.device_kind == "cpu":
         run = replace(run, overlap=0.0)  # as the advice itself does
     ns = [int(n) for n in rows["accelerators"]]
-    scaled = network.scaled(cal.bench.comm_scale)
     candidates = [(n, run.batch, run.accum) for n in ns]
-    steps = step_table(scaled, run, cal.model.spec, (cal.model.compute,), candidates)
+    steps = step_table(cal.machine.network, run, cal.model.spec, (cal.model.compute,), candidates)
     errors = []
     for n, measured, (step, *_) in zip(ns, rows["step_ms_mean"].astype(float), steps, strict=True):
         if step.step_ms and step.step_ms > 0 and measured > 0:
@@ -188,7 +188,7 @@ def _log_errors(cal: Benched, network: Network, rows: pd.DataFrame) -> list[tupl
     return errors
 
 
-def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError:
+def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepError:
     """Each model with N > 1 trusted rows predicted without them (at most ``MAX_LEFT_OUT``,
     spread evenly over the sizes), and how far ``cal`` is from its own N > 1 runs."""
     ok = trusted_runs(table)
@@ -205,20 +205,20 @@ def step_error(table: pd.DataFrame, network: Network, cal: Benched) -> StepError
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         # calibrated on the rest; none where it cannot be, or on another device than ``cal``
         try:
-            other, _ = read_comm(calibrate(rest, model), rest, network)
+            other = read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             continue
         kind = other.bench.device_kind
-        if kind != cal.bench.device_kind or other.device.name != cal.device.name:
+        if kind != cal.bench.device_kind or other.machine.device.name != cal.machine.device.name:
             continue
-        for n, error in _log_errors(other, network, multi[multi["model"] == model]):
+        for n, error in _log_errors(other, multi[multi["model"] == model]):
             residuals.append(error)
             largest = max(largest, n)
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
     error = from_residuals(residuals, largest, *of)
     own = multi[multi["config_group"] == cal.bench.config_group]
-    r = [e for _, e in _log_errors(cal, network, own)]
+    r = [e for _, e in _log_errors(cal, own)]
     if not r:
         return error
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1

@@ -235,7 +235,7 @@ def predicted(
     high = np.minimum(speedups.max(axis=0) * np.exp(width), ceiling)
     said = None
     # a bench keeps its own interval, an assumed link its range of presets
-    own = rule is None or rule.kind == "model" or cal.runs.from_bench
+    own = rule is None or rule.kind == "model" or cal.bench is not None
     if not (own or cal.machine.link_assumed):
         classes = [found[0].link for found, _, _ in best.values()]
         said = rule.said(classes)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, memory
 from gpuscale.advice.calibrate.fits import noise, slowdowns
+from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -29,7 +30,6 @@ from gpuscale.advice.explain.caveats import fsdp_note
 from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
-from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K

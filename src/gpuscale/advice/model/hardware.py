@@ -1,4 +1,4 @@
-"""The device an advice runs on (``device_record``), the ceiling its work cannot beat
+"""The device an advice runs on (``DeviceRecord``), the ceiling its work cannot beat
 (``ceiling``), the inputs that cannot be true on it (``rate_warnings``, ``step_warnings``)
 and its power per device (``device_power``: given > measured by the bench > the catalogue
 part's board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.device_names import closest, find
-from gpuscale.hardware.links import LINK_DEVICE, board_link
+from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.tables.codes import Code
@@ -22,14 +21,18 @@ from gpuscale.tables.codes import Code
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part``, its ``peak`` and what the name left open
-    (``assumed``); a name the catalogue lacks has the ``closest`` names instead."""
+    """A device as the catalogue knows it (``calibrate.link.device_record``): ``part``, its
+    ``peak`` and what the name left open (``assumed``); a name the catalogue lacks has the
+    ``closest`` names instead."""
 
     name: str | None = None
     part: Device | None = None
-    peak: Peak | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
+
+    @property
+    def peak(self) -> Peak | None:
+        return None if self.part is None else peak_of(self.part)
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
         return None if self.peak is None else self.peak.tflops(precision, tf32)
@@ -42,23 +45,6 @@ class DeviceRecord:
     @property
     def board_link(self) -> str | None:
         return None if self.part is None else board_link(self.part)
-
-
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
-    name = link_name.strip().lower()
-    return next((d for prefix, d in LINK_DEVICE.items() if name.startswith(prefix)), None)
-
-
-def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    if not name and implied_by:
-        name = implied_device(implied_by)
-    if not name or not name.strip():
-        return DeviceRecord(name)
-    found = find(name)
-    if found is None:
-        return DeviceRecord(name, closest=tuple(closest(name)))
-    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied

@@ -1,7 +1,7 @@
 """The device an advice runs on (``DeviceRecord``), the ceiling its work cannot beat
-(``ceiling``), the inputs that cannot be true on it (``rate_warnings``, ``step_warnings``)
-and its power per device (``device_power``: given > measured by the bench > the catalogue
-part's board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
+(``ceiling``), the rates and steps that cannot be true on it (``checked``) and its power per
+device (``device_power``: given > measured by the bench > the catalogue part's board power,
+an upper estimate; None for a CPU or an unknown device unmeasured)."""
 
 from __future__ import annotations
 
@@ -111,22 +111,45 @@ def rate_warnings(
     return [found]
 
 
-def unchecked_note(
-    tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
-) -> Finding | None:
-    """The finding that the rate of ``rate_of`` went unchecked: the named device has no peak."""
-    if not device.name or device.peak is not None:
-        return None
-    top = fastest()
-    return Finding.of(
-        FindingKind.PEAK_UNCHECKED,
-        tflops=tflops,
-        device=device.name,
-        rate_of=rate_of,
-        fastest=top.device,
-        fastest_tflops=top.bf16,
-        precision=precision,
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A calibration's rate per device, TFLOP/s, to check against ``device``'s peak at
+    ``precision`` (``checked``): ``tflops`` the rate advised, ``said_tflops`` the one said
+    where no peak checks it, whose (``rate_of``: inputs, inputs_whole_step, bench; "": not
+    said, a CPU's); with ``low`` flagged under ``MIN_MFU`` too (``fixed_taken_ms``: the other
+    reading of a low rate)."""
+
+    tflops: float
+    device: DeviceRecord
+    precision: str
+    rate_of: str
+    said_tflops: float
+    low: bool = False
+    fixed_taken_ms: float | None = None
+
+
+def checked(
+    rate: Rate, steps: Sequence[tuple[float, float]]
+) -> tuple[Finding | None, list[Finding]]:
+    """(the finding that ``rate`` went unchecked, the named device having no peak, else
+    None; the ``rate_warnings`` and ``step_warnings`` of ``steps``)."""
+    device, unchecked = rate.device, None
+    if rate.rate_of and device.name and device.peak is None:
+        top = fastest()
+        unchecked = Finding.of(
+            FindingKind.PEAK_UNCHECKED,
+            tflops=rate.said_tflops,
+            device=device.name,
+            rate_of=rate.rate_of,
+            fastest=top.device,
+            fastest_tflops=top.bf16,
+            precision=WORK_PRECISION.get(rate.precision, rate.precision),
+        )
+    taken = rate.fixed_taken_ms
+    warnings = rate_warnings(
+        rate.tflops, device, rate.precision, low=rate.low, fixed_taken_ms=taken
     )
+    return unchecked, [*warnings, *step_warnings(steps)]
 
 
 def ceiling(

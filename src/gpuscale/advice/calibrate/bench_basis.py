@@ -24,13 +24,7 @@ from gpuscale.advice.explain.caveats import (
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
-from gpuscale.advice.model.hardware import (
-    METERS,
-    Power,
-    device_power,
-    rate_warnings,
-    unchecked_note,
-)
+from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
@@ -118,8 +112,9 @@ def from_bench(
     bench: pd.DataFrame,
     found: Usable,
     cal: Calibration,
-) -> tuple[Calibration, BenchTerms]:
-    """``cal`` (as benched) on ``machine``, as asked, and the step's terms the bench measured."""
+) -> tuple[Calibration, BenchTerms, Rate]:
+    """``cal`` (as benched) on ``machine``, as asked, the step's terms the bench measured and
+    its rate to check against the peak."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
     per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.machine.device
@@ -163,10 +158,15 @@ def from_bench(
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
     )
-    # the rate against the peak: unchecked without one (said of a GPU), impossible above it
-    precision = req.gradient_precision
-    unchecked = unchecked_note(cal.model.compute.tflops, device, precision, "bench")
-    impossible = rate_warnings(benched.model.compute.tflops, device, precision, low=False)
+    # the rate to check against the peak (``build``): the one advised; the one measured said
+    # where no peak checks it (of a GPU)
+    rate = Rate(
+        benched.model.compute.tflops,
+        device,
+        req.gradient_precision,
+        "bench" if on.device_kind != "cpu" else "",
+        said_tflops=cal.model.compute.tflops,
+    )
     # why this model where none was asked
     picked = Chosen("", 0.0)
     sizes = bench.dropna(subset=["params"]).groupby("model")["params"].max()
@@ -197,7 +197,6 @@ def from_bench(
         on.memory_note,
         comm,
         weak_in_full,
-        unchecked if on.device_kind != "cpu" else None,
     ]
     if req.strategy is None:  # the strategy predicted: the one the model was benched with
         named = on.bench_model or name
@@ -206,13 +205,7 @@ def from_bench(
     said = replace(
         said,
         sources=(*said.sources, *filter(None, sources)),
-        warnings=(
-            *said.warnings,
-            *filter(None, (allowed, weak)),
-            *impossible,
-            *filter(None, (slower, beyond, other)),
-        ),
-        implausible=said.implausible or bool(impossible),
+        warnings=(*said.warnings, *filter(None, (allowed, weak, slower, beyond, other))),
         model_note=passed_over,
         chosen=others,
     )
@@ -254,7 +247,7 @@ def from_bench(
     )
     machine = replace(machine, network=network, power=power)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said)
-    return placed, terms
+    return placed, terms, rate
 
 
 def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:

@@ -17,6 +17,7 @@ from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.model.hardware import checked
 from gpuscale.advice.model.priors import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
@@ -54,9 +55,16 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     said = replace(said, warnings=(*said.warnings, *data.notes))
     benched: BenchTerms | None = None
     if bench is None:
-        cal = from_numbers(machine, said, request, numbers)
+        cal, rate = from_numbers(machine, said, request, numbers)
     else:
-        cal, benched = from_bench(machine, said, request, bench, runs_used, calibrated)
+        cal, benched, rate = from_bench(machine, said, request, bench, runs_used, calibrated)
+    # the rate against the peak: unchecked without one, impossible above it (every rate and
+    # step warning is one)
+    unchecked, impossible = checked(rate, request.step_points)
+    said = cal.said
+    sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
+    implausible = said.implausible or bool(impossible)
+    cal = cal.at({"said": {"sources": sources, "warnings": warnings, "implausible": implausible}})
     # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
     curves = data.collectives
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())

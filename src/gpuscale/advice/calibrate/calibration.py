@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, memory
 from gpuscale.advice.calibrate.fits import noise, slowdowns
+from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -29,7 +30,6 @@ from gpuscale.advice.explain.caveats import fsdp_note
 from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
-from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K
@@ -244,11 +244,10 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
     cal = calibrate(table, name)
     of, bench = cal.model, cal.bench
     flops, measured_per_param = req.flops_per_sample, None
-    spec = of.spec.resized(float(req.params))  # the family's FLOPs per parameter
-    if flops is not None:
-        spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
-    else:
-        measured_per_param = spec.flops / req.params
+    if flops is None:  # the family's FLOPs per parameter
+        flops = of.spec.flops / of.spec.params * float(req.params)
+        measured_per_param = flops / req.params
+    spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
     part = cal.machine.device.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = getattr(part, "memory_bw_gbs", None), of.compute.ddp_ms_per_mparam
     rest = (own - of.spec.ddp_ms_per_mparam(0.0, bandwidth)) * of.spec.params / 1e6

@@ -77,8 +77,9 @@ def shape_findings(
 
 def from_numbers(
     machine: Machine, said: Said, req: AdviceRequest, numbers: transformer.ShapeNumbers | None
-) -> Calibration:
-    """The calibration on ``machine`` of the numbers given, advised at their first point."""
+) -> tuple[Calibration, hardware.Rate]:
+    """The calibration on ``machine`` of the numbers given, advised at their first point,
+    and its rate to check against the peak."""
     points, shape, device = req.step_points, req.shape, machine.device
     per_device, step_ms = points[0]
     shape_said, shape_warnings = shape_findings(req, numbers)
@@ -108,6 +109,7 @@ def from_numbers(
         spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
+    power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
@@ -209,17 +211,20 @@ def from_numbers(
         error=priors.ERROR,
         **priced(fixed),  # type: ignore[arg-type]
     )
-    # the rate against the peak: the whole step's where the fixed cost is assumed, else
-    # the per-sample rate; under 1% of the peak is flagged only with the FLOPs given (at
-    # 6 x parameters a low rate has two readings, priced at the ends)
-    rate = whole if assumed else model.compute.tflops
+    # the rate to check against the peak (``build``): the whole step's where the fixed cost
+    # is assumed, else the per-sample rate; under 1% of the peak is flagged only with the
+    # FLOPs given (at 6 x parameters a low rate has two readings, priced at the ends)
+    tflops = whole if assumed else model.compute.tflops
     low = assumed and flops_given
-    power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
-    whose = "inputs_whole_step" if assumed else "inputs"
-    unchecked = hardware.unchecked_note(rate, device, precision, whose)
-    taken = fixed.ms if low else None  # the other reading of a low rate
-    warnings = hardware.rate_warnings(rate, device, weights, low=low, fixed_taken_ms=taken)
-    warnings += hardware.step_warnings(points)
+    rate = hardware.Rate(
+        tflops,
+        device,
+        weights,
+        "inputs_whole_step" if assumed else "inputs",
+        said_tflops=tflops,
+        low=low,
+        fixed_taken_ms=fixed.ms if low else None,  # the other reading of a low rate
+    )
     source = Finding.of(
         K.COMPUTE_OF_NUMBERS,
         step_ms=step_ms,
@@ -233,9 +238,8 @@ def from_numbers(
     )
     said = replace(
         said,
-        sources=(*said.sources, *shape_said, source, *filter(None, [bound, unchecked])),
-        warnings=(*said.warnings, *shape_warnings, *warnings),
-        implausible=said.implausible or bool(warnings),  # every rate warning is one
+        sources=(*said.sources, *shape_said, source, *filter(None, [bound])),
+        warnings=(*said.warnings, *shape_warnings),
         priors_said=(ddp_work, spread),
     )
     if not flops_given:  # the range the advice reads the FLOPs per sample over
@@ -253,7 +257,7 @@ def from_numbers(
     run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap, max_accum=most_accum)
     machine = replace(machine, power=power)
     search = Search(ends=tuple(ends))
-    return Calibration(model=model, run=run, machine=machine, said=said, search=search)
+    return Calibration(model=model, run=run, machine=machine, said=said, search=search), rate
 
 
 def _prior_assumed(

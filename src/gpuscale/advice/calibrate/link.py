@@ -1,5 +1,6 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device and the device count, each with where it came from."""
+the measured curves, the device (resolved once: :func:`device_record`) and the device
+count, each with where it came from."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.explain.phrasebook import sentence
-from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
+from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -18,6 +19,7 @@ from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_U
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
+from gpuscale.hardware.device_names import closest, find
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
@@ -68,6 +70,24 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
         return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
+    name = link_name.strip().lower()
+    return next((d for prefix, d in links.LINK_DEVICE.items() if name.startswith(prefix)), None)
+
+
+def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
+    """The device named, else the one the link ``implied_by`` implies, as the catalogue has it."""
+    if not name and implied_by:
+        name = implied_device(implied_by)
+    if not name or not name.strip():
+        return DeviceRecord(name)
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
+    return DeviceRecord(name, found.device, found.assumed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.fits import per_batch
+from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, MemorySaid, Run
 from gpuscale.advice.model.compute import REFERENCE_DEVICE
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K

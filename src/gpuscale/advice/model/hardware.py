@@ -1,7 +1,7 @@
-"""The device an advice runs on (``device_record``), the ceiling its work cannot beat
-(``ceiling``), the inputs that cannot be true on it (``rate_warnings``, ``step_warnings``)
-and its power per device (``device_power``: given > measured by the bench > the catalogue
-part's board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
+"""The device an advice runs on (``DeviceRecord``), the ceiling its work cannot beat
+(``ceiling``), the rates and steps that cannot be true on it (``checked``) and its power per
+device (``device_power``: given > measured by the bench > the catalogue part's board power,
+an upper estimate; None for a CPU or an unknown device unmeasured)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.device_names import closest, find
-from gpuscale.hardware.links import LINK_DEVICE, board_link
+from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.tables.codes import Code
@@ -22,14 +21,18 @@ from gpuscale.tables.codes import Code
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part``, its ``peak`` and what the name left open
-    (``assumed``); a name the catalogue lacks has the ``closest`` names instead."""
+    """A device as the catalogue knows it (``calibrate.link.device_record``): ``part``, its
+    ``peak`` and what the name left open (``assumed``); a name the catalogue lacks has the
+    ``closest`` names instead."""
 
     name: str | None = None
     part: Device | None = None
-    peak: Peak | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
+
+    @property
+    def peak(self) -> Peak | None:
+        return None if self.part is None else peak_of(self.part)
 
     def tflops(self, precision: str, tf32: bool = False) -> float | None:
         return None if self.peak is None else self.peak.tflops(precision, tf32)
@@ -42,23 +45,6 @@ class DeviceRecord:
     @property
     def board_link(self) -> str | None:
         return None if self.part is None else board_link(self.part)
-
-
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
-    name = link_name.strip().lower()
-    return next((d for prefix, d in LINK_DEVICE.items() if name.startswith(prefix)), None)
-
-
-def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    if not name and implied_by:
-        name = implied_device(implied_by)
-    if not name or not name.strip():
-        return DeviceRecord(name)
-    found = find(name)
-    if found is None:
-        return DeviceRecord(name, closest=tuple(closest(name)))
-    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
@@ -125,22 +111,45 @@ def rate_warnings(
     return [found]
 
 
-def unchecked_note(
-    tflops: float, device: DeviceRecord, precision: str, rate_of: str = "inputs"
-) -> Finding | None:
-    """The finding that the rate of ``rate_of`` went unchecked: the named device has no peak."""
-    if not device.name or device.peak is not None:
-        return None
-    top = fastest()
-    return Finding.of(
-        FindingKind.PEAK_UNCHECKED,
-        tflops=tflops,
-        device=device.name,
-        rate_of=rate_of,
-        fastest=top.device,
-        fastest_tflops=top.bf16,
-        precision=precision,
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A calibration's rate per device, TFLOP/s, to check against ``device``'s peak at
+    ``precision`` (``checked``): ``tflops`` the rate advised, ``said_tflops`` the one said
+    where no peak checks it, whose (``rate_of``: inputs, inputs_whole_step, bench; "": not
+    said, a CPU's); with ``low`` flagged under ``MIN_MFU`` too (``fixed_taken_ms``: the other
+    reading of a low rate)."""
+
+    tflops: float
+    device: DeviceRecord
+    precision: str
+    rate_of: str
+    said_tflops: float
+    low: bool = False
+    fixed_taken_ms: float | None = None
+
+
+def checked(
+    rate: Rate, steps: Sequence[tuple[float, float]]
+) -> tuple[Finding | None, list[Finding]]:
+    """(the finding that ``rate`` went unchecked, the named device having no peak, else
+    None; the ``rate_warnings`` and ``step_warnings`` of ``steps``)."""
+    device, unchecked = rate.device, None
+    if rate.rate_of and device.name and device.peak is None:
+        top = fastest()
+        unchecked = Finding.of(
+            FindingKind.PEAK_UNCHECKED,
+            tflops=rate.said_tflops,
+            device=device.name,
+            rate_of=rate.rate_of,
+            fastest=top.device,
+            fastest_tflops=top.bf16,
+            precision=WORK_PRECISION.get(rate.precision, rate.precision),
+        )
+    taken = rate.fixed_taken_ms
+    warnings = rate_warnings(
+        rate.tflops, device, rate.precision, low=rate.low, fixed_taken_ms=taken
     )
+    return unchecked, [*warnings, *step_warnings(steps)]
 
 
 def ceiling(

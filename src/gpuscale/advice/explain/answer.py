@@ -92,15 +92,13 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
-        strategy, kept = run.strategy, run.kept_global_batch
-        fewest = held and held.holding(strategy)
+        fewest = held and held.holding(run.strategy)
         # searched, but the global batch kept does not split over it: the smallest global
         # batch it divides, at least the one kept
         unsplit = None
-        if held and fewest and kept and fewest in d.counts.missing:
-            unsplit = held.split_batch(strategy, kept)
-        said = {"name": strategy_name(strategy), "strategy": strategy, "kept": kept}
-        return sentence("none_holds", fewest=fewest, unsplit=unsplit, **said)
+        if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
+            unsplit = held.split_batch(run.strategy, run.kept_global_batch)
+        return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit)
     row = row_at(frame, chosen.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
@@ -120,7 +118,7 @@ def deciding_line(advice: AdviceView) -> str:
     d, kind = advice.decision, advice.deciding.kind
     strategy = advice.calibration.run.strategy
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
-    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy_name(strategy)}
+    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy}
     if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
@@ -230,7 +228,8 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
     model = f"{with_article(format_count(memory.params))}-parameter model"
     assumed = filled("; assumed: {}", device.assumed)
     on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
-    return sentence(key, model=model, device=on, held=sentence("memory_held", **said), **values)
+    held = sentence("memory_held", **said)
+    return sentence(key, m=memory, model=model, device=on, held=held, **values)
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
@@ -240,28 +239,21 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     asked, fewest = memory.strategy, memory.fits_from(advised)
     fits = memory.fits_from(asked)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
-        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
-    elif fits is not None:
+        return _said(memory, "memory", case="from", advised=advised, n=fewest)
+    if fits is not None:
         each = memory.at(asked, fits).total_gb
-        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
-    elif memory.fallback is None:
+        return _said(memory, "memory", case="fits", n=fits, each=each)
+    if memory.fallback is None:
         return nothing_fits(memory)
-    else:
-        strategy, devices = memory.fallback
-        others = [
-            f"{strategy_name(s)} from {n}"
-            for s, n in memory.fewest
-            if s not in (asked, strategy) and n is not None and s != "hybrid"
-        ]
-        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-        said = {"case": "cannot", "name": strategy_name(strategy), "n": devices}
-        said |= {"asked": strategy_name(asked), "least": least.total_gb, "strategy": strategy}
-        said |= {
-            "least_n": None if everywhere else least.devices,
-            "also": ", ".join(others) or None,
-        }
-        said["each"] = memory.at(strategy, devices).total_gb
-    return _said(memory, "memory", **said)
+    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+    others = [
+        f"{strategy_name(s)} from {n}"
+        for s, n in memory.fewest
+        if s not in (asked, *memory.fallback[:1]) and n is not None and s != "hybrid"
+    ]
+    said = {"least": least, "least_n": None if everywhere else least.devices}
+    said["each"] = memory.at(*memory.fallback).total_gb
+    return _said(memory, "memory", case="cannot", also=", ".join(others) or None, **said)
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
@@ -276,7 +268,7 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
     if would is not None:
         s, n, _ = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
+        said |= {"case": "would", "name": s, "n": n, "cap": "devices"}
         # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
         caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)

@@ -39,7 +39,6 @@ from gpuscale.advice.explain.phrasebook import (
     reading,
     said,
     sentence,
-    strategy_name,
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -77,7 +76,7 @@ def advice_view(
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
     named = format_count(cal.model.spec.params) in cal.model.name
-    title = sentence("table_title", cal=cal, named=named, strategy=strategy_name(cal.run.strategy))
+    title = sentence("table_title", cal=cal, named=named)
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

@@ -19,7 +19,7 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
+from gpuscale.advice.explain.phrasebook import first_case, sentence, term_words
 from gpuscale.advice.records import SMALLEST_SEARCHED, BreakEven, measured_at
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -171,7 +171,7 @@ def step_lines(advice: AdviceView) -> list[str]:
     why, _ = above_largest(advice)
     if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
         cap = "below" if why else "stopped"
-    strategy = strategy_name(cal.run.strategy)
+    strategy = cal.run.strategy
     lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, **said))
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
@@ -207,8 +207,9 @@ def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) 
     otherwise."""
     said = {"kept": None, "weak": False, "benched": True, "strategy": "ddp", **said}
     said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
-    said |= {"strategy": strategy_name(str(said["strategy"])), "smallest": SMALLEST_SEARCHED}
-    return sentence("break_even_family", basis=basis, found=found, **said)
+    return sentence(
+        "break_even_family", basis=basis, found=found, smallest=SMALLEST_SEARCHED, **said
+    )
 
 
 def measured_noise(noise: NoiseScale) -> str:

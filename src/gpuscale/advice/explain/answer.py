@@ -109,7 +109,7 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    said |= {"config": sentence("config", c=chosen), "trained": trained, "other": other}
+    said |= {"trained": trained, "other": other}
     eff = long or None
     return sentence("decision", kind=decision_kind(d), d=d, c=chosen, eff=eff, **said)
 

@@ -42,8 +42,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         gain = not row["speedup_low"] <= 1
         lines.append(sentence("at_one", case=case, row=row, d=d, gain=gain, kept=kept))
     if d.fastest is not None and d.fastest != chosen.accelerators:
-        fastest = row_at(frame, d.fastest)
-        lines.append(sentence("fastest", config=sentence("config", c=fastest), row=fastest))
+        lines.append(sentence("fastest", row=row_at(frame, d.fastest)))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(sentence("cheapest", n=cheapest))

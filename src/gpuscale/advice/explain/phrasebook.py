@@ -165,6 +165,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "strategy": lambda v, of: strategy_name(str(v)),  # zero2: ZeRO-2
+    "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)

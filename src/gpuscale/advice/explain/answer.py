@@ -71,13 +71,6 @@ def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
-def decision_kind(d: Decision) -> str:
-    """``one_focus``: one device, the focus another."""
-    n = d.chosen.accelerators
-    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
-    return first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
-
-
 def named(d: Decision, detailed: bool = False) -> str:
     """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
@@ -109,9 +102,11 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    said |= {"trained": trained, "other": other}
-    eff = long or None
-    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, eff=eff, **said)
+    said |= {"trained": trained, "other": other, "eff": long or None}
+    n = chosen.accelerators  # one_focus: one device, the focus another
+    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
+    kind = first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
+    return sentence("decision", kind=kind, d=d, c=chosen, **said)
 
 
 def deciding_line(advice: AdviceView) -> str:

@@ -31,7 +31,7 @@ from gpuscale.advice.explain.caveats import (
     headline,
     measure_first,
 )
-from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.explanation import explain, scaling
 from gpuscale.advice.explain.phrasebook import (
     TABLE,
     TERMS,
@@ -289,13 +289,6 @@ def _terms_evidence(found: Support | None) -> str | None:
     return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
 
 
-def _scaling_kind(cal: Calibration) -> str:
-    if cal.run.kept_global_batch is not None:
-        return "strong"
-    weak = cal.search.convergence is None or cal.run.scaling == "weak"
-    return "weak" if weak else "search"
-
-
 # the keys derived by a function of their record or of the advice ("=" in the data file)
 DERIVED: dict[str, Callable[..., object]] = {
     "Quantity.at": lambda q: dict(q.at),
@@ -323,7 +316,7 @@ DERIVED: dict[str, Callable[..., object]] = {
         laid_out(found, DISAGREEMENT, "disagreement") for found in a.disagreements
     ],
     "document.shape": lambda a: _shape(a.calibration),
-    "document.scaling.kind": lambda a: _scaling_kind(a.calibration),
+    "document.scaling.kind": lambda a: scaling(a.calibration),
     "document.scaling.fixed_cost": lambda a: maybe(
         lambda f: {**plain(f), "optimizer_ms": a.fixed_term.optimizer_ms}, a.calibration.model.fixed
     ),

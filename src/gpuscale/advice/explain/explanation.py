@@ -57,14 +57,15 @@ def _scaling(advice: AdviceView) -> list[str]:
         said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
         lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
-    if kept is not None:
+    kind = scaling(cal)
+    if kind == "strong":
         asked = cal.run.global_batch is not None or modelled
         # the forward and backward's fixed cost falls with the micro-steps; the optimizer's not
         accums = tuple(int(k) for k in advice.predictions["accum"])
         opt_on = cal.run.strategy if opt > 0 else "none"
         said = {"kept": kept, "asked": asked, "opt": opt_on, "varies": len(set(accums)) > 1}
         lines.append(sentence("strong_scaling", accums=accums, **said))
-    elif not modelled or cal.run.scaling == "weak":
+    elif kind == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
@@ -93,6 +94,15 @@ def _scaling(advice: AdviceView) -> list[str]:
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
+
+
+def scaling(cal: Calibration) -> str:
+    """``strong`` (the global batch kept), ``weak`` (each device's batch kept) or ``search``
+    (the convergence model's batch at each count)."""
+    if cal.run.kept_global_batch is not None:
+        return "strong"
+    weak = cal.search.convergence is None or cal.run.scaling == "weak"
+    return "weak" if weak else "search"
 
 
 def _sources(advice: AdviceView) -> list[str]:

@@ -130,8 +130,7 @@ def deciding_line(advice: AdviceView) -> str:
             alone = term_words(also[0], "says", strategy)
         said |= {"term": term_words(term, "says", strategy), "ms": d.limit.overheads_ms[term]}
         said["exposed"] = exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None
-        # the others that must shrink too, each named under --explain
-        said |= {"excess": term == TermId.FIXED, "alone": alone if also else None}
+        said["alone"] = alone if also else None  # the others that must shrink too
     return sentence("decides", kind=kind, **said)
 
 
@@ -261,9 +260,8 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
         case = "full" if full else "recompute"
         said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
-    if would is not None:
-        s, n, _ = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": s, "n": n, "cap": "devices"}
+    if would is not None:  # past a node only whole nodes are searched
+        said |= {"case": "would", "cap": "devices"}
         # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
         caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)

@@ -183,7 +183,7 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
     said = [broken_note(broken)] if broken else []  # allowed, not used
     if flagged:
         said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
-    return f"WARNING: {'. '.join(said)}." if said else None
+    return sentence("warning", said=". ".join(said)) if said else None
 
 
 def _refused(found: Refusal) -> str:
@@ -202,17 +202,18 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     text = _refused(found) if isinstance(found, Refusal) else said(found)
     if not left:
         return text
-    flagged = ""
+    flagged = None
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
         runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
-        flagged = f". {sentence('flagged_runs', case='left', **runs)}"
-    return f"{text}{flagged}{filled('. {}', broken_note(left.broken))}."
+        flagged = sentence("flagged_runs", case="left", **runs)
+    broken = broken_note(left.broken) or None
+    return sentence("refusal", refused=text, flagged=flagged, broken=broken)
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
-    return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
+    return sentence("field_refusal", field=ref(field, value), refused=refusal(found), model=model)
 
 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:

@@ -104,10 +104,9 @@ def first_case(cases: dict[str, object]) -> str:
 
 
 def speedup_interval(low: float, high: float) -> str:
-    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
-    if pd.isna(low) or pd.isna(high):
-        return "one run: no interval"  # a row resting on a single run
-    return f"{span(number(low), number(high))}x, 80% interval"
+    """``0.652-1.07x, 80% interval``, or ``one run: no interval`` where there is none (NaN)."""
+    one = pd.isna(low) or pd.isna(high)  # a row resting on a single run
+    return sentence("speedup_interval", one=one, low=low, high=high)
 
 
 def _floats(value: object) -> tuple[float, ...]:
@@ -156,6 +155,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
     # ``-12% to +30%``, one value where both ends read alike
+    "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]

@@ -97,8 +97,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
-        n, first_n = row.accelerators, first["accelerators"]
-        flags.append(sentence("above_linear", speedup=speedup, bound=bound, n=n, first=first_n))
+        flags.append(sentence("above_linear", speedup=speedup, bound=bound, row=row, first=first))
     return "; ".join(flags)
 
 
@@ -165,7 +164,7 @@ def flag_lines(flags: Flags) -> str:
     )
 
 
-def remedy(kinds: list[str]) -> str:
+def flag_remedy(kinds: list[str]) -> str:
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
     noise = [k for k in kinds if k in HOST_NOISE]
@@ -205,7 +204,7 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = None
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
+        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": flag_remedy(kinds)}
         flagged = sentence("flagged_runs", case="left", **runs)
     broken = broken_note(left.broken) or None
     return sentence("refusal", refused=text, flagged=flagged, broken=broken)

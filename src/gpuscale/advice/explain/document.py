@@ -53,8 +53,6 @@ from gpuscale.tables.views import TableView
 # What a terminal narrower than the table drops first.
 TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
 DROP_ORDER = (*TABLE["drop_first"], *TERM_COLUMNS, *TABLE["drop_last"])
-# a terminal's ``fits`` column (a flag elsewhere is said only where set: here "no" is the news)
-FITS_SAID = {True: "yes", False: "no"}
 
 
 def columns(advice: AdviceView) -> tuple[str, ...]:
@@ -83,7 +81,7 @@ def advice_view(
     if not explain:
         frame = result.predictions
         return TableView(
-            frame.assign(fits=frame["fits"].map(FITS_SAID)),
+            frame.assign(fits=frame["fits"].map(lambda fits: TABLE["fits"][str(fits)])),
             columns(result),
             title,
             drop_order=DROP_ORDER,

@@ -7,7 +7,7 @@ A template is written over a record's values, without arithmetic: ``{name}`` as 
 ``{terms[bandwidth][name]}``: the phrasebook's term rows), ``{name:spec}`` with a Python
 format spec or a kind of :data:`KINDS` (``kind~other``: ``other`` names a second value, as
 a template names it, or a fragment of the template), ``{fragment}`` (a name no value has)
-the template's fragment of that name."""
+the template's fragment of that name, else the one every template shares (``phrases``)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _data(name: str) -> dict:
 
 PHRASES_FILE = "advice_phrases.json"
 _BOOK = _data(PHRASES_FILE)
-PHRASES: dict[str, str] = _BOOK["phrases"]
+PHRASES: dict[str, str | dict] = _BOOK["phrases"]  # the fragments every template shares
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
@@ -79,7 +79,7 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     """What would change a decision whose ``change`` is a term or why the search stopped,
     in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
     row = TERMS.get(change) or CHANGES[change]
-    said = {**PHRASES, **strategy_words(strategy), "strategy": strategy, **values}
+    said = {**strategy_words(strategy), "strategy": strategy, **values}
     return Phrasing(row, said).said(view)
 
 
@@ -184,7 +184,7 @@ class Phrasing(Formatter):
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
     ) -> None:
-        self.template = template
+        self.template = {**PHRASES, **template}
         self.values = {"terms": TERMS, **values}
         self.nested = said  # how a sentence or finding among the values is said
 

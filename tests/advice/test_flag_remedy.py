@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
-from gpuscale.advice.explain.caveats import remedy
+from gpuscale.advice.explain.caveats import flag_remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import FlagKind, host_flags, loss_flags
@@ -114,12 +114,12 @@ def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(
 
 
 def test_the_remedy_for_a_broken_model_offers_no_other_way_out() -> None:
-    said = remedy([FlagKind.LOSS, FlagKind.BUSY, FlagKind.NOISY_SYNC, "bench too short"])
+    said = flag_remedy([FlagKind.LOSS, FlagKind.BUSY, FlagKind.NOISY_SYNC, "bench too short"])
     assert said.startswith("Fix the model first")
     assert not [w for w in WAYS_OUT if w in said], said
     assert "machine busy" in said  # the other flags are named, as for after the fix
     # an N > 1 run's baseline kind beside its N = 1 run's own (a table's flag summary)
-    inherited = remedy([FlagKind.BASELINE, FlagKind.LOSS, FlagKind.BUSY])
+    inherited = flag_remedy([FlagKind.BASELINE, FlagKind.LOSS, FlagKind.BUSY])
     assert inherited.startswith("Fix the model first") and "quieter" not in inherited
 
 

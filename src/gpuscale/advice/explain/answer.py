@@ -71,13 +71,6 @@ def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading
     return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
 
 
-def decision_kind(d: Decision) -> str:
-    """``one_focus``: one device, the focus another."""
-    n = d.chosen.accelerators
-    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
-    return first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
-
-
 def named(d: Decision, detailed: bool = False) -> str:
     """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
     n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
@@ -92,15 +85,13 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
     if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
-        strategy, kept = run.strategy, run.kept_global_batch
-        fewest = held and held.holding(strategy)
+        fewest = held and held.holding(run.strategy)
         # searched, but the global batch kept does not split over it: the smallest global
         # batch it divides, at least the one kept
         unsplit = None
-        if held and fewest and kept and fewest in d.counts.missing:
-            unsplit = held.split_batch(strategy, kept)
-        said = {"name": strategy_name(strategy), "strategy": strategy, "kept": kept}
-        return sentence("none_holds", fewest=fewest, unsplit=unsplit, **said)
+        if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
+            unsplit = held.split_batch(run.strategy, run.kept_global_batch)
+        return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit)
     row = row_at(frame, chosen.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
@@ -111,16 +102,18 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         for r in readings_apart(d, advice.assumptions)
         if r.accelerators != chosen.accelerators
     )
-    said |= {"config": sentence("config", c=chosen), "trained": trained, "other": other}
-    eff = long or None
-    return sentence("decision", kind=decision_kind(d), d=d, c=chosen, eff=eff, **said)
+    said |= {"trained": trained, "other": other, "eff": long or None}
+    n = chosen.accelerators  # one_focus: one device, the focus another
+    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
+    kind = first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
+    return sentence("decision", kind=kind, d=d, c=chosen, **said)
 
 
 def deciding_line(advice: AdviceView) -> str:
     d, kind = advice.decision, advice.deciding.kind
     strategy = advice.calibration.run.strategy
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
-    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy_name(strategy)}
+    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy}
     if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
@@ -137,8 +130,7 @@ def deciding_line(advice: AdviceView) -> str:
             alone = term_words(also[0], "says", strategy)
         said |= {"term": term_words(term, "says", strategy), "ms": d.limit.overheads_ms[term]}
         said["exposed"] = exposed if term in (TermId.BANDWIDTH, TermId.LATENCY) else None
-        # the others that must shrink too, each named under --explain
-        said |= {"excess": term == TermId.FIXED, "alone": alone if also else None}
+        said["alone"] = alone if also else None  # the others that must shrink too
     return sentence("decides", kind=kind, **said)
 
 
@@ -230,7 +222,8 @@ def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
     model = f"{with_article(format_count(memory.params))}-parameter model"
     assumed = filled("; assumed: {}", device.assumed)
     on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
-    return sentence(key, model=model, device=on, held=sentence("memory_held", **said), **values)
+    held = sentence("memory_held", **said)
+    return sentence(key, m=memory, model=model, device=on, held=held, **values)
 
 
 def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
@@ -240,28 +233,21 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     asked, fewest = memory.strategy, memory.fits_from(advised)
     fits = memory.fits_from(asked)
     if fewest is not None and count < fewest:  # the answer says why that count has no row
-        said: dict[str, Value] = {"case": "from", "name": strategy_name(advised), "n": fewest}
-    elif fits is not None:
+        return _said(memory, "memory", case="from", advised=advised, n=fewest)
+    if fits is not None:
         each = memory.at(asked, fits).total_gb
-        said = {"case": "fits", "name": strategy_name(asked), "n": fits, "each": each}
-    elif memory.fallback is None:
+        return _said(memory, "memory", case="fits", n=fits, each=each)
+    if memory.fallback is None:
         return nothing_fits(memory)
-    else:
-        strategy, devices = memory.fallback
-        others = [
-            f"{strategy_name(s)} from {n}"
-            for s, n in memory.fewest
-            if s not in (asked, strategy) and n is not None and s != "hybrid"
-        ]
-        least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-        said = {"case": "cannot", "name": strategy_name(strategy), "n": devices}
-        said |= {"asked": strategy_name(asked), "least": least.total_gb, "strategy": strategy}
-        said |= {
-            "least_n": None if everywhere else least.devices,
-            "also": ", ".join(others) or None,
-        }
-        said["each"] = memory.at(strategy, devices).total_gb
-    return _said(memory, "memory", **said)
+    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+    others = [
+        f"{strategy_name(s)} from {n}"
+        for s, n in memory.fewest
+        if s not in (asked, *memory.fallback[:1]) and n is not None and s != "hybrid"
+    ]
+    said = {"least": least, "least_n": None if everywhere else least.devices}
+    said["each"] = memory.at(*memory.fallback).total_gb
+    return _said(memory, "memory", case="cannot", also=", ".join(others) or None, **said)
 
 
 def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
@@ -274,9 +260,8 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
         case = "full" if full else "recompute"
         said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
-    if would is not None:
-        s, n, _ = would  # past a node only whole nodes are searched
-        said |= {"case": "would", "name": strategy_name(s), "n": n, "cap": "devices"}
+    if would is not None:  # past a node only whole nodes are searched
+        said |= {"case": "would", "cap": "devices"}
         # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
         caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)

@@ -97,8 +97,7 @@ def row_flags(row: RowFlags, first: pd.Series) -> str:
     flags = [NOT_POSITIVE] * bool(row.not_positive)
     if not math.isnan(row.above_linear):
         speedup, bound = numbers_apart(row.above_linear, row.linear_speedup)
-        n, first_n = row.accelerators, first["accelerators"]
-        flags.append(sentence("above_linear", speedup=speedup, bound=bound, n=n, first=first_n))
+        flags.append(sentence("above_linear", speedup=speedup, bound=bound, row=row, first=first))
     return "; ".join(flags)
 
 
@@ -165,7 +164,7 @@ def flag_lines(flags: Flags) -> str:
     )
 
 
-def remedy(kinds: list[str]) -> str:
+def flag_remedy(kinds: list[str]) -> str:
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
     noise = [k for k in kinds if k in HOST_NOISE]
@@ -183,7 +182,7 @@ def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
     said = [broken_note(broken)] if broken else []  # allowed, not used
     if flagged:
         said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
-    return f"WARNING: {'. '.join(said)}." if said else None
+    return sentence("warning", said=". ".join(said)) if said else None
 
 
 def _refused(found: Refusal) -> str:
@@ -202,17 +201,18 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     text = _refused(found) if isinstance(found, Refusal) else said(found)
     if not left:
         return text
-    flagged = ""
+    flagged = None
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": remedy(kinds)}
-        flagged = f". {sentence('flagged_runs', case='left', **runs)}"
-    return f"{text}{flagged}{filled('. {}', broken_note(left.broken))}."
+        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": flag_remedy(kinds)}
+        flagged = sentence("flagged_runs", case="left", **runs)
+    broken = broken_note(left.broken) or None
+    return sentence("refusal", refused=text, flagged=flagged, broken=broken)
 
 
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
-    return f"{ref(field, value)} is {refusal(found)}{' (give one of them as model=)' * model}"
+    return sentence("field_refusal", field=ref(field, value), refused=refusal(found), model=model)
 
 
 def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:

@@ -20,7 +20,7 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import first_case, sentence, strategy_name, term_words
+from gpuscale.advice.explain.phrasebook import first_case, sentence, term_words
 from gpuscale.advice.records import measured_at
 from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -43,8 +43,7 @@ def _recommendation(advice: AdviceView) -> list[str]:
         gain = not row["speedup_low"] <= 1
         lines.append(sentence("at_one", case=case, row=row, d=d, gain=gain, kept=kept))
     if d.fastest is not None and d.fastest != chosen.accelerators:
-        fastest = row_at(frame, d.fastest)
-        lines.append(sentence("fastest", config=sentence("config", c=fastest), row=fastest))
+        lines.append(sentence("fastest", row=row_at(frame, d.fastest)))
     cheapest = advice.picks.cheapest
     if cheapest is not None and cheapest not in (chosen.accelerators, 1):
         lines.append(sentence("cheapest", n=cheapest))
@@ -59,14 +58,15 @@ def _scaling(advice: AdviceView) -> list[str]:
         said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
         lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
-    if kept is not None:
+    kind = scaling(cal)
+    if kind == "strong":
         asked = cal.run.global_batch is not None or modelled
         # the forward and backward's fixed cost falls with the micro-steps; the optimizer's not
         accums = tuple(int(k) for k in advice.predictions["accum"])
         opt_on = cal.run.strategy if opt > 0 else "none"
         said = {"kept": kept, "asked": asked, "opt": opt_on, "varies": len(set(accums)) > 1}
         lines.append(sentence("strong_scaling", accums=accums, **said))
-    elif not modelled or cal.run.scaling == "weak":
+    elif kind == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
         batch = config(first["batch_per_device"], first["accum"])
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
@@ -95,6 +95,15 @@ def _scaling(advice: AdviceView) -> list[str]:
     if d.settle:
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
+
+
+def scaling(cal: Calibration) -> str:
+    """``strong`` (the global batch kept), ``weak`` (each device's batch kept) or ``search``
+    (the convergence model's batch at each count)."""
+    if cal.run.kept_global_batch is not None:
+        return "strong"
+    weak = cal.search.convergence is None or cal.run.scaling == "weak"
+    return "weak" if weak else "search"
 
 
 def _sources(advice: AdviceView) -> list[str]:
@@ -172,7 +181,7 @@ def step_lines(advice: AdviceView) -> list[str]:
     why, _ = above_largest(advice)
     if cap in STOPPED:  # ``below``: the largest count predicted is below the most allowed
         cap = "below" if why else "stopped"
-    strategy = strategy_name(cal.run.strategy)
+    strategy = cal.run.strategy
     lines.append(sentence("step_cap", cap=cap, named=named(d), strategy=strategy, why=why, **said))
     if d.count is not None:  # a count withheld: its line says what to give or measure
         found = cal.runs.evidence  # weak or all flagged runs: not a cause to act on
@@ -208,8 +217,9 @@ def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) 
     otherwise."""
     said = {"kept": None, "weak": False, "benched": True, "strategy": "ddp", **said}
     said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
-    said |= {"strategy": strategy_name(str(said["strategy"])), "smallest": SMALLEST_SEARCHED}
-    return sentence("break_even_family", basis=basis, found=found, **said)
+    return sentence(
+        "break_even_family", basis=basis, found=found, smallest=SMALLEST_SEARCHED, **said
+    )
 
 
 def measured_noise(noise: NoiseScale) -> str:

@@ -7,7 +7,7 @@ A template is written over a record's values, without arithmetic: ``{name}`` as 
 ``{terms[bandwidth][name]}``: the phrasebook's term rows), ``{name:spec}`` with a Python
 format spec or a kind of :data:`KINDS` (``kind~other``: ``other`` names a second value, as
 a template names it, or a fragment of the template), ``{fragment}`` (a name no value has)
-the template's fragment of that name."""
+the template's fragment of that name, else the one every template shares (``phrases``)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _data(name: str) -> dict:
 
 PHRASES_FILE = "advice_phrases.json"
 _BOOK = _data(PHRASES_FILE)
-PHRASES: dict[str, str] = _BOOK["phrases"]
+PHRASES: dict[str, str | dict] = _BOOK["phrases"]  # the fragments every template shares
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
@@ -79,7 +79,7 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
     """What would change a decision whose ``change`` is a term or why the search stopped,
     in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
     row = TERMS.get(change) or CHANGES[change]
-    said = {**PHRASES, **strategy_words(strategy), "strategy": strategy, **values}
+    said = {**strategy_words(strategy), "strategy": strategy, **values}
     return Phrasing(row, said).said(view)
 
 
@@ -104,10 +104,9 @@ def first_case(cases: dict[str, object]) -> str:
 
 
 def speedup_interval(low: float, high: float) -> str:
-    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
-    if pd.isna(low) or pd.isna(high):
-        return "one run: no interval"  # a row resting on a single run
-    return f"{span(number(low), number(high))}x, 80% interval"
+    """``0.652-1.07x, 80% interval``, or ``one run: no interval`` where there is none (NaN)."""
+    one = pd.isna(low) or pd.isna(high)  # a row resting on a single run
+    return sentence("speedup_interval", one=one, low=low, high=high)
 
 
 def _floats(value: object) -> tuple[float, ...]:
@@ -156,6 +155,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
     # ``-12% to +30%``, one value where both ends read alike
+    "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
@@ -164,6 +164,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
+    "strategy": lambda v, of: strategy_name(str(v)),  # zero2: ZeRO-2
+    "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
@@ -182,7 +184,7 @@ class Phrasing(Formatter):
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
     ) -> None:
-        self.template = template
+        self.template = {**PHRASES, **template}
         self.values = {"terms": TERMS, **values}
         self.nested = said  # how a sentence or finding among the values is said
 

@@ -106,15 +106,16 @@ def old_leave_one_out(table, network) -> float:
                 scaled = other.machine.network
             except ValueError:
                 continue
+            run = other.run
             step = step_at(
-                other.model,
-                other.compute,
+                other.model.spec,
+                other.model.compute,
                 scaled,
                 int(r.accelerators),
-                batch=other.batch,
-                overlap=other.overlap if other.overlap is not None else 0.0,
-                bucket_mb=other.bucket_mb,
-                strategy=other.strategy,
+                batch=run.batch,
+                overlap=run.overlap if run.overlap is not None else 0.0,
+                bucket_mb=run.bucket_mb,
+                strategy=run.strategy,
             )
             residuals.append(math.log(float(r.step_ms_mean) / step.step_ms))
     from_residuals(residuals, 2)

@@ -30,6 +30,7 @@ from gpuscale.advice.api import advise_by_keywords as advise
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import from_residuals, read_comm, step_error
 from gpuscale.advice.calibrate.rows import default_model
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             old = old_leave_one_out(table, network) if rows <= args.old_up_to else math.nan
             step_error(table, network, cal)  # warm: the interval the advice used
             print(f"{rows:>6} {seconds:>9.2f} {one:>10.3f} {seconds / one:>7.0f} {old:>10.2f}")
-            print(f"       {result.calibration.model.error.source}")
+            print(f"       {said(result.calibration.model.error.source)}")
         command = [sys.executable, "-m", "gpuscale.cli", "advise", "--bench", str(path)]
         started = time.perf_counter()
         done = subprocess.run([*command, "--interconnect", "pcie-phb"], capture_output=True)

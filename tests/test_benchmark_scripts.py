@@ -110,7 +110,7 @@ def test_part_d_scores_an_unseen_model(scripts, tmp_path: Path) -> None:
     """advise_unseen.py's row of one unseen model (the ladder's rows plus its own N = 1 run):
     the advice's N = 2 step within 10% of the measured one and inside its interval; the
     preset baseline (the calibration's compute on the pcie-phb preset, no measured
-    communication) under the measured step, above its N = 1 compute."""
+    communication) under the measured step, above the no-communication baseline."""
     unseen, rng = scripts["advise_unseen"], random.Random(0)
     models = (*unseen.LADDER_FOR_UNSEEN, "advise_unseen:gru")
     sizes = (1_000_000, 1_500_000, 300_000, 4_000_000, 2_000_000)

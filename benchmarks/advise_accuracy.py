@@ -80,20 +80,21 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     network = measured_network(read_collectives(sweep), base)
     cal = read_comm(calibrate(without, model), without, network)
     scaled = cal.machine.network
+    model_of, run = cal.model, cal.run
     step = step_at(
-        cal.model,
-        cal.compute,
+        model_of.spec,
+        model_of.compute,
         scaled,
         2,
-        batch=cal.batch,
-        overlap=cal.overlap if cal.overlap is not None else 0.0,
+        batch=run.batch,
+        overlap=run.overlap if run.overlap is not None else 0.0,
     )
     preset = step_at(
-        cal.model,
-        cal.compute,
+        model_of.spec,
+        model_of.compute,
         base,
         2,
-        batch=cal.batch,
+        batch=run.batch,
         overlap=0.0,  # CPU default
     )
     one, two = own.loc[1], own.loc[2]

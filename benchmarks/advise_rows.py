@@ -30,6 +30,7 @@ from gpuscale.advice.api import advise_by_keywords as advise
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.measured import from_residuals, read_comm, step_error
 from gpuscale.advice.calibrate.rows import default_model
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
@@ -91,10 +92,10 @@ def write_rows(path: Path, rows: int, seed: int = 0) -> None:
                 out.write(json.dumps(record(f"m{k:05d}-{params}", params, n, rng)) + "\n")
 
 
-def old_leave_one_out(table, network) -> float:
-    """The interval as it was computed before issue 38: every model with N > 1 rows left
-    out in turn, one calibration per left-out row. Returns its seconds."""
-    started = time.perf_counter()
+def old_residuals(table, network) -> list[float]:
+    """The log errors (measured over predicted) the interval was computed from before
+    issue 38: every model with N > 1 rows left out in turn, one calibration per left-out
+    row."""
     ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     residuals = []
@@ -106,18 +107,25 @@ def old_leave_one_out(table, network) -> float:
                 scaled = other.machine.network
             except ValueError:
                 continue
+            run = other.run
             step = step_at(
-                other.model,
-                other.compute,
+                other.model.spec,
+                other.model.compute,
                 scaled,
                 int(r.accelerators),
-                batch=other.batch,
-                overlap=other.overlap if other.overlap is not None else 0.0,
-                bucket_mb=other.bucket_mb,
-                strategy=other.strategy,
+                batch=run.batch,
+                overlap=run.overlap if run.overlap is not None else 0.0,
+                bucket_mb=run.bucket_mb,
+                strategy=run.strategy,
             )
             residuals.append(math.log(float(r.step_ms_mean) / step.step_ms))
-    from_residuals(residuals, 2)
+    return residuals
+
+
+def old_leave_one_out(table, network) -> float:
+    """The seconds the interval took as it was computed before issue 38."""
+    started = time.perf_counter()
+    from_residuals(old_residuals(table, network), 2)
     return time.perf_counter() - started
 
 
@@ -145,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             old = old_leave_one_out(table, network) if rows <= args.old_up_to else math.nan
             step_error(table, network, cal)  # warm: the interval the advice used
             print(f"{rows:>6} {seconds:>9.2f} {one:>10.3f} {seconds / one:>7.0f} {old:>10.2f}")
-            print(f"       {result.calibration.model.error.source}")
+            print(f"       {said(result.calibration.model.error.source)}")
         command = [sys.executable, "-m", "gpuscale.cli", "advise", "--bench", str(path)]
         started = time.perf_counter()
         done = subprocess.run([*command, "--interconnect", "pcie-phb"], capture_output=True)

@@ -241,13 +241,13 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         scaling="weak",  # the bench's per-device batch at N = 2, samples fixed
     )
     two = advice.predictions.set_index("accelerators").loc[2]
-    cal = calibrate(rows.assign(flagged=False), model, Network(intra=Link.from_preset("pcie-phb")))
+    cal = calibrate(rows.assign(flagged=False), model)
     preset = step_at(
-        cal.model,
-        cal.compute,
+        cal.model.spec,
+        cal.model.compute,
         Network(intra=Link.from_preset("pcie-phb")),
         2,
-        batch=cal.batch,
+        batch=cal.run.batch,
         overlap=0.0,
     ).step_ms
     one_ms, two_ms = float(own.loc[1, "step_ms_mean"]), float(own.loc[2, "step_ms_mean"])

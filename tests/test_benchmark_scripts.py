@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import ast
 import importlib
+import random
 from pathlib import Path
+from types import ModuleType
 
+import pandas as pd
 import pytest
+
+from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate.measured import read_comm, step_error
+from gpuscale.bench.results import bench_table, read_results
+from gpuscale.interconnect.network import Link, Network
+
+from .builders import benchmark_script, sweep_rows, write_jsonl
 
 SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
 
@@ -34,3 +44,83 @@ def _missing(path: Path) -> list[str]:
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_every_name_a_benchmark_imports_exists(script: Path) -> None:
     assert _missing(script) == [], f"{script.name} imports names gpuscale does not have"
+
+
+# The scripts that calibrate read the calibration record's fields themselves (step_at's
+# inputs): a field moved or renamed would crash them only in a long run (part (a) of
+# advise_accuracy.py benches first). Each is run here on advise_rows.py's synthetic rows:
+# MLP-like models at N = 1 and 2, communication measured, 5% noise.
+
+
+@pytest.fixture(scope="module")
+def scripts() -> dict[str, ModuleType]:
+    # advise_accuracy imports advise_unseen by name: registered first
+    return {
+        name: benchmark_script(name) for name in ("advise_rows", "advise_unseen", "advise_accuracy")
+    }
+
+
+def _rows_table(scripts: dict[str, ModuleType], tmp_path: Path) -> pd.DataFrame:
+    path = tmp_path / "bench.jsonl"
+    scripts["advise_rows"].write_rows(path, 8)  # four models
+    return bench_table(read_results(path)[0])
+
+
+def _sweep(tmp_path: Path) -> Path:
+    """A 2-rank all-reduce sweep at 0.86 GB/s and 250 us (gloo on a CPU host)."""
+    header = {"kind": "sweep", "device": "cpu", "ranks": 2, "nodes": 1}
+    rows = [
+        {"schema": "gpuscale.collectives/2", "sweep_id": "s1", **r}
+        for r in (header, *sweep_rows(0.86, 250.0))
+    ]
+    return write_jsonl(tmp_path / "coll.jsonl", rows)
+
+
+def test_the_old_leave_one_out_gives_the_advices_residuals(scripts, tmp_path: Path) -> None:
+    """advise_rows.py times the interval the way it was before issue 38 (one calibration per
+    left-out row, the step read off the record by the script): the same log errors as the
+    advice's own leave-one-out, which reads the record inside the package."""
+    table = _rows_table(scripts, tmp_path)
+    network = Network(intra=Link.from_preset("pcie-phb"))
+    old = scripts["advise_rows"].old_residuals(table, network)
+    model = str(table["model"].iloc[0])
+    new = step_error(table, network, read_comm(calibrate(table, model), table, network))
+    assert len(old) == 4
+    assert sorted(old) == pytest.approx(sorted(new.residuals), rel=1e-12)
+
+
+def test_part_a_predicts_each_models_two_device_step(scripts, tmp_path: Path) -> None:
+    """advise_accuracy.py part (a) on rows whose N = 2 step is compute plus half the
+    communication: each model's N = 2 step, predicted without it, within 15% and nearer than
+    every baseline; its compute term within 5% of the no-sync step measured."""
+    table, sweep = _rows_table(scripts, tmp_path), _sweep(tmp_path)
+    for model in table["model"].unique():
+        got = scripts["advise_accuracy"]._predict(table, str(model), sweep)
+        assert got is not None
+        error = {
+            k: abs(got[f"{k}_ms"] / got["measured_ms"] - 1)
+            for k in ("model", "ideal", "no_comm", "preset")
+        }
+        assert error["model"] < 0.15
+        assert error["model"] < min(error["ideal"], error["no_comm"], error["preset"])
+        assert got["compute_model_ms"] == pytest.approx(got["compute_measured_ms"], rel=0.05)
+
+
+def test_part_d_scores_an_unseen_model(scripts, tmp_path: Path) -> None:
+    """advise_unseen.py's row of one unseen model (the ladder's rows plus its own N = 1 run):
+    the advice's N = 2 step within 10% of the measured one and inside its interval; the
+    preset baseline (the calibration's compute on the pcie-phb preset, no measured
+    communication) under the measured step, above the no-communication baseline."""
+    unseen, rng = scripts["advise_unseen"], random.Random(0)
+    models = (*unseen.LADDER_FOR_UNSEEN, "advise_unseen:gru")
+    sizes = (1_000_000, 1_500_000, 300_000, 4_000_000, 2_000_000)
+    records = [
+        scripts["advise_rows"].record(m, p, n, rng)
+        for m, p in zip(models, sizes, strict=True)
+        for n in (1, 2)
+    ]
+    table = bench_table(read_results(write_jsonl(tmp_path / "bench.jsonl", records))[0])
+    row = unseen._unseen_row(table, "advise_unseen:gru", _sweep(tmp_path))
+    assert row is not None
+    assert abs(row["error_pct"]) < 10 and row["covered"]
+    assert row["no_comm_error_pct"] < row["preset_error_pct"] < 0

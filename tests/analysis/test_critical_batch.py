@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.advice.model.priors import convergence_for
+from gpuscale.advice.model.convergence import convergence_for
 from gpuscale.analysis.critical_batch import (
     ConvergenceModel,
     fit,

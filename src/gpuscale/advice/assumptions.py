@@ -13,7 +13,6 @@ from gpuscale.advice.model.network import count_class, fitted_class
 from gpuscale.advice.model.priors import (
     FEW_NOISE_STEPS,
     PRIORS,
-    Convergence,
     assumed_overlap,
     phrase,
     strategy_name,
@@ -26,6 +25,7 @@ from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
 from gpuscale.quantities import filled, format_ms, joined, number
 
 if TYPE_CHECKING:
+    from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.

@@ -17,8 +17,8 @@ from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked
-from gpuscale.advice.model.priors import resolved
 from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET

@@ -1,0 +1,130 @@
+"""What training to the target takes: ``E(B) = E_min (1 + B / B_noise)`` samples at global
+batch ``B`` (``analysis.critical_batch``), from an MLPerf workload's reference convergence
+points, a noise scale given or the bench's; and MLPerf's least time to train."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, phrase
+from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.mlperf.rcp import WorkloadRcps
+from gpuscale.tables.requests import NamedError, ref
+from gpuscale.tables.workloads import Unit
+
+
+@dataclass(frozen=True, slots=True)
+class Convergence:
+    """The convergence ``model`` (None: none prices a larger batch), whether the samples to
+    train are its scale, the bench's noise scale measured over too few steps (``thin``),
+    MLPerf's ``floor``, and the bench noise scale's steps where it prices the batch."""
+
+    model: ConvergenceModel | None
+    samples_used: bool
+    thin: NoiseScale | None
+    floor: tuple[tuple[int, float, Finding], ...]
+    noise_steps: int | None
+
+
+def resolved(
+    found: WorkloadRcps | None,
+    fitted: ConvergenceModel | None,
+    *,
+    workload: str | None,
+    noise_scale: float | None,
+    samples: float,
+    samples_given: bool,
+    reference_batch: float,
+    measured: NoiseScale | None,
+    max_devices: int,
+) -> Convergence:
+    """``convergence_for`` (the bench's noise scale only from ``FEW_NOISE_STEPS`` steps) and
+    MLPerf's least time to train up to ``max_devices``."""
+    given = noise_scale is not None or workload is not None
+    few = measured is not None and measured.steps < FEW_NOISE_STEPS
+    thin = measured if few and not given else None
+    kept = measured if thin is None else None
+    model, samples_used = convergence_for(
+        noise_scale=noise_scale,
+        rcps=found,
+        fitted=fitted,
+        samples=samples,
+        reference_batch=reference_batch,
+        measured=kept,
+        samples_given=samples_given,
+    )
+    floor = mlperf_floor(workload, max_devices) if workload else ()
+    bench_priced = kept is not None and noise_scale is None and not workload
+    steps = kept.steps if bench_priced else None
+    return Convergence(model, samples_used, thin, floor, steps)
+
+
+def convergence_for(
+    *,
+    noise_scale: float | None,
+    rcps: WorkloadRcps | None,
+    samples: float,
+    reference_batch: float,
+    measured: NoiseScale | None = None,
+    samples_given: bool = False,
+    fitted: ConvergenceModel | None = None,
+) -> tuple[ConvergenceModel | None, bool]:
+    """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's RCP
+    fit (``fitted``, of ``rcps``; where its RCPs count samples, its own, ``samples_given``
+    refused; RCPs without a fit are refused by ``calibrate/build.py``), else a given noise
+    scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
+    ``reference_batch``; None without any."""
+    if rcps is not None and fitted is not None:
+        if rcps.unit is Unit.SAMPLES:
+            if samples_given:
+                workload = ref("workload", rcps.workload)
+                raise NamedError(
+                    phrase("samples_with_rcps", samples=ref("samples"), workload=workload)
+                )
+            return fitted, False
+        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
+        b_noise, source = fitted.b_noise, fitted.source + ", scaled"
+    elif noise_scale is not None:
+        if not noise_scale > 0:
+            raise ValueError(f"noise scale must be positive, got {noise_scale}")
+        b_noise, source = noise_scale, "noise scale as given"
+    elif measured is not None:  # the bench's: its numbers said by ``explain.explanation.worded``
+        b_noise, source = measured.b_simple, ""
+    else:
+        return None, True
+    e_min = samples / (1 + reference_batch / b_noise)
+    return ConvergenceModel(e_min, b_noise, source), True
+
+
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, Finding], ...]:
+    """(N, minutes, the system) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N,
+    scaled ideally to N and halved (``T_M M / N / 2``: a margin for a smaller global batch).
+    Below it the inputs cannot be true."""
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        why = Finding.of(
+            FindingKind.MLPERF_SYSTEM,
+            round=str(best["round"]),
+            submitter=str(best["submitter"]),
+            devices=int(best["accelerators"]),
+            accelerator=str(best["accelerator_model"]),
+            minutes=float(best["time_to_train_min"]),
+        )
+        out.append((n, float(bound.min()), why))
+    return tuple(out)

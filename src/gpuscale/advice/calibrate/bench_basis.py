@@ -162,13 +162,14 @@ def from_bench(
     # (the per-sample work's), said where no peak checks it (of a GPU); and the rate its
     # latest N = 1 run recorded over its whole step (the run calibrated on), with the peak
     # the bench recorded it against
-    ones = trusted_runs(table[runs_like(table, group, device_name) & (table["model"] == name)])
+    like_runs = table[runs_like(table, group, device_name)]  # of one precision
+    ones = trusted_runs(like_runs[like_runs["model"] == name])
     ones = ones[ones["accelerators"] == 1]
     last = ones.iloc[-1] if len(ones) else None
     rate = Rate(
         benched.model.compute.tflops,
         device,
-        str(last["precision"]) if last is not None else req.gradient_precision,
+        str(like_runs["precision"].iloc[-1]) if len(like_runs) else req.gradient_precision,
         "bench" if on.device_kind != "cpu" else "",
         said_tflops=cal.model.compute.tflops,
         recorded_tflops=_known(last, "achieved_tflops_per_device"),

@@ -44,6 +44,7 @@ class FlagKind(str, Enum):
     SYNC_WAIT = "sync overhead exceeds the communication in flight"
     BASELINE = "N = 1 run flagged"
     NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...)"
+    ABOVE_PEAK = "above the device's peak"
 
     def __str__(self) -> str:
         return str(self.value)
@@ -294,6 +295,39 @@ def _duplicated(noise: Record) -> bool:
     small, big = noise.get("batch_small") or 0, noise.get("batch_big") or 0
     local, glob = list(noise.get("local_sq") or []), list(noise.get("global_sq") or [])
     return big > small and len(local) == len(glob) and same_samples([local], glob)
+
+
+# MFU is the run's FLOP/s over the device's peak at its precision: above 1 the run did more
+# work a second than the device can, so its step times, its FLOPs per sample or the peak
+# (the device named) are wrong.
+MAX_MFU = 1.0
+
+
+def mfu_above_peak(achieved_tflops: object, peak_tflops: object) -> float | None:
+    """The MFU of a rate ``achieved_tflops`` per device on a device whose peak at the run's
+    precision is ``peak_tflops``, where it is above ``MAX_MFU`` (a rate that cannot be
+    true); else None, and None where either is unknown (a CPU, a device the catalogue
+    lacks): the one rule, for the bench table's flag and the advice's warning."""
+    if not (_finite(achieved_tflops) and _finite(peak_tflops)) or peak_tflops <= 0:
+        return None
+    share = float(achieved_tflops) / float(peak_tflops)
+    return share if share > MAX_MFU else None
+
+
+def peak_flags(achieved_tflops: object, peak_tflops: object) -> list[str]:
+    """The flag of a run whose recorded rate, ``achieved_tflops`` per device, is above its
+    device's ``peak_tflops`` at its precision (an MFU above ``MAX_MFU``); none where
+    either is unknown (a CPU, a device the catalogue lacks)."""
+    share = mfu_above_peak(achieved_tflops, peak_tflops)
+    if share is None:
+        return []
+    return [
+        # no "; " inside: a row's flags are "; "-separated
+        f"{FlagKind.ABOVE_PEAK}: {number(achieved_tflops)} TFLOP/s per device, MFU "
+        f"{above(share, MAX_MFU)} (> {MAX_MFU:g}), more work a second than the device's peak "
+        f"of {number(peak_tflops)} TFLOP/s allows: check the step times, the FLOPs per sample "
+        "and the device named"
+    ]
 
 
 def superlinear_flag(efficiency: float, accelerators: int) -> str | None:

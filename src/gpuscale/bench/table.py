@@ -23,6 +23,7 @@ from gpuscale.plausibility import (
     kind_of,
     loss_flags,
     measured_host,
+    peak_flags,
     run_flags,
 )
 from gpuscale.quantities import counted
@@ -131,10 +132,15 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     host = host or {}
     taken_back = {kind_of(f) for f in unmeasured}
     flags = _merged([f for f in flags if kind_of(f) not in taken_back])
+    achieved = _number(flops.get("achieved_tflops_per_device"))
+    peak_mfu = _peak_and_mfu(r, config, flops)
     if r.get("status") == BenchStatus.OK:
         said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        said += loss_flags(_number(r.get("loss_last"), None))
+        # a rate above the peak (an MFU above 1) cannot be measured
+        said += peak_flags(achieved, peak_mfu["peak_tflops"])
         # a NaN written unflagged is flagged; one flagged is said once
-        flags = _merged(flags, said + loss_flags(_number(r.get("loss_last"), None)))
+        flags = _merged(flags, said)
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
     row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})
@@ -147,8 +153,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         buckets=len(buckets) or None,
         largest_bucket_bytes=max(buckets, default=None),
         flops_per_sample=_number(flops.get("per_sample")),
-        achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
-        **_peak_and_mfu(r, config, flops),
+        achieved_tflops_per_device=achieved,
+        **peak_mfu,
         flops_uncounted_ops="; ".join(flops.get("uncounted_ops") or ()),
         grad_bytes_per_step=r.get("grad_bytes_per_step"),
         allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),

@@ -42,7 +42,7 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.bench.row_keys import resolved_config, run_key
 from gpuscale.bench.summary import median_run, mfu_fields
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.plausibility import loss_flags, run_flags
+from gpuscale.plausibility import loss_flags, peak_flags, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_runner, limit_memory, physical_memory
 
@@ -221,6 +221,9 @@ def _run_models(
                 "duration_s": time.time() - started,
             }
             record["flops"].update(mfu_fields(record, environment.get("device_name")))
+            # a rate above the device's peak (an MFU above 1) is flagged where it is made
+            flops = record["flops"]
+            record["flags"] += peak_flags(flops["achieved_tflops_per_device"], flops["peak_tflops"])
             if args.progress is not None:  # the runner appends it
                 _note(args.progress, 0, "row", key, json.dumps(record, default=str))
             else:

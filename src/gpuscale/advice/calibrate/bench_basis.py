@@ -158,14 +158,22 @@ def from_bench(
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
     )
-    # the rate to check against the peak (``build``): the one advised; the one measured said
-    # where no peak checks it (of a GPU)
+    # the rate to check against the peak (``build``) at the run's precision: the one advised
+    # (the per-sample work's), said where no peak checks it (of a GPU); and the rate its
+    # latest N = 1 run recorded over its whole step (the run calibrated on), with the peak
+    # the bench recorded it against
+    like_runs = table[runs_like(table, group, device_name)]  # of one precision
+    ones = trusted_runs(like_runs[like_runs["model"] == name])
+    ones = ones[ones["accelerators"] == 1]
+    last = ones.iloc[-1] if len(ones) else None
     rate = Rate(
         benched.model.compute.tflops,
         device,
-        req.gradient_precision,
+        str(like_runs["precision"].iloc[-1]) if len(like_runs) else req.gradient_precision,
         "bench" if on.device_kind != "cpu" else "",
         said_tflops=cal.model.compute.tflops,
+        recorded_tflops=_known(last, "achieved_tflops_per_device"),
+        recorded_peak_tflops=_known(last, "peak_tflops"),
     )
     # why this model where none was asked
     picked = Chosen("", 0.0)
@@ -248,6 +256,12 @@ def from_bench(
     machine = replace(machine, network=network, power=power)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said)
     return placed, terms, rate
+
+
+def _known(row: pd.Series | None, column: str) -> float | None:
+    """``row``'s ``column`` as a float; None where there is no row or it holds none."""
+    value = None if row is None else row.get(column)
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:

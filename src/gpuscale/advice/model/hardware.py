@@ -16,6 +16,7 @@ from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
+from gpuscale.plausibility import mfu_above_peak
 from gpuscale.tables.codes import Code
 
 
@@ -117,7 +118,10 @@ class Rate:
     ``precision`` (``checked``): ``tflops`` the rate advised, ``said_tflops`` the one said
     where no peak checks it, whose (``rate_of``: inputs, inputs_whole_step, bench; "": not
     said, a CPU's); with ``low`` flagged under ``MIN_MFU`` too (``fixed_taken_ms``: the other
-    reading of a low rate)."""
+    reading of a low rate). A bench's: ``recorded_tflops``, the rate its N = 1 run recorded
+    over its whole step, and ``recorded_peak_tflops``, the peak it recorded it against at
+    its precision (None: not recorded, an unknown device's), checked apart: the rate
+    advised is priced no faster than the peak, so only the one recorded can be above it."""
 
     tflops: float
     device: DeviceRecord
@@ -126,6 +130,8 @@ class Rate:
     said_tflops: float
     low: bool = False
     fixed_taken_ms: float | None = None
+    recorded_tflops: float | None = None
+    recorded_peak_tflops: float | None = None
 
 
 def checked(
@@ -144,11 +150,25 @@ def checked(
             fastest=top.device,
             fastest_tflops=top.bf16,
             precision=WORK_PRECISION.get(rate.precision, rate.precision),
+            recorded_tflops=rate.recorded_tflops,
         )
     taken = rate.fixed_taken_ms
     warnings = rate_warnings(
         rate.tflops, device, rate.precision, low=rate.low, fixed_taken_ms=taken
     )
+    # the rate the bench recorded: an MFU above 1 (its runs flagged for it) cannot be true
+    recorded, peak = rate.recorded_tflops, rate.recorded_peak_tflops
+    if (mfu := mfu_above_peak(recorded, peak)) is not None:
+        warnings.append(
+            Finding.of(
+                FindingKind.RECORDED_ABOVE_PEAK,
+                tflops=recorded,
+                peak_tflops=peak,
+                mfu=mfu,
+                device=device.name,
+                precision=rate.precision,
+            )
+        )
     return unchecked, [*warnings, *step_warnings(steps)]
 
 

@@ -11,6 +11,7 @@ import os
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
@@ -75,6 +76,8 @@ def _write(console: Console, text: str) -> None:
         console.on_broken_pipe()
 
 
+# the running command's options (set as it is parsed): what it prints names no other one
+OPTIONS: ContextVar[frozenset[str]] = ContextVar("OPTIONS", default=frozenset())
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
 out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
@@ -213,14 +216,8 @@ def _print_cells(
         _print_vertical(console, shown_headers, shown_rows, title)
     else:
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
-    if said := text_table.left_out_note(dropped, rest, every, vertical=vertical):
-        console.print(
-            said,
-            markup=False,
-            highlight=False,
-            style="dim",
-            soft_wrap=soft_wrap,
-        )
+    if said := text_table.left_out_note(dropped, rest, every, OPTIONS.get(), vertical=vertical):
+        console.print(said, markup=False, highlight=False, style="dim", soft_wrap=soft_wrap)
 
 
 def _print_table(

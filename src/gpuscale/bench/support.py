@@ -83,8 +83,8 @@ class Support:
             steps = f"{counted(self.steps, 'timed step')} per run "
         weakness = filled("weak evidence: {}", joined(self.kinds))
         grade = weakness or "firm evidence"
-        if self.untrusted:  # a flagged run is never firm evidence
-            grade = f"{self.untrusted} flagged, not trusted{filled('; {}', weakness)}"
+        if self.untrusted:  # a flagged run (read with --allow-flagged) is never firm evidence
+            grade = f"{self.untrusted} flagged, used with --allow-flagged{filled('; {}', weakness)}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
     def remedy(self, basis: bool = False) -> str:

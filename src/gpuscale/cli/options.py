@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.output import fail, fail_on
+from gpuscale.cli.output import OPTIONS, fail, fail_on
 from gpuscale.cli.usage import one_line
 from gpuscale.tables.request_text import is_request, option_names, request_of
 from gpuscale.tables.requests import command_line_type, given_once_each
@@ -91,11 +91,12 @@ def command(
 class OnceEach(typer.core.TyperCommand):
     """Every command's class: a single-valued option given twice is refused in one line
     naming it (``given_once_each``), before anything runs (click used the last alone); any
-    other usage error said in one line too (``cli.usage``)."""
+    other usage error said in one line too (``cli.usage``); its options in ``OPTIONS``."""
 
     def _parse(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if (said := given_once_each(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
             fail(said)
+        OPTIONS.set(frozenset(o for p in self.params for o in p.opts))  # what it may name
         return typer.core.TyperCommand.parse_args(self, ctx, args)
 
     parse_args = one_line(_parse)

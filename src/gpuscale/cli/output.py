@@ -11,6 +11,7 @@ import os
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
@@ -24,7 +25,7 @@ from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.views import TableView, jsonable, records_csv
+from gpuscale.tables.views import TableView, jsonable, records_csv, written
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -75,6 +76,8 @@ def _write(console: Console, text: str) -> None:
         console.on_broken_pipe()
 
 
+# the running command's options (set as it is parsed): what it prints names no other one
+OPTIONS: ContextVar[frozenset[str]] = ContextVar("OPTIONS", default=frozenset())
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
 out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
@@ -146,10 +149,11 @@ def print_frame(
     if fmt is Format.json:
         print_json(console, frame.to_dict("records"))
         return
-    # a tuple cell (a row's kinds, its samples) as its items, "; "-separated: never a repr
-    frame = frame.map(lambda v: "; ".join(map(str, v)) if isinstance(v, tuple) else v)
+    # a tuple cell (a row's kinds, its samples) as its items, "; "-separated: never a repr;
+    # floats, a tuple's too, as JSON and CSV write them (``tables.views.written``)
+    frame = frame.map(lambda v: "; ".join(map(str, map(written, v))) if isinstance(v, tuple) else v)
     if fmt is Format.csv:
-        _write(console, frame.to_csv(index=False))
+        _write(console, frame.map(written).to_csv(index=False))
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
@@ -212,14 +216,8 @@ def _print_cells(
         _print_vertical(console, shown_headers, shown_rows, title)
     else:
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
-    if said := text_table.left_out_note(dropped, rest, every, vertical=vertical):
-        console.print(
-            said,
-            markup=False,
-            highlight=False,
-            style="dim",
-            soft_wrap=soft_wrap,
-        )
+    if said := text_table.left_out_note(dropped, rest, every, OPTIONS.get(), vertical=vertical):
+        console.print(said, markup=False, highlight=False, style="dim", soft_wrap=soft_wrap)
 
 
 def _print_table(

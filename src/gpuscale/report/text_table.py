@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
 from gpuscale.quantities import filled, number
@@ -47,15 +47,24 @@ def columns_that_fit(
         dropped.append(left[0])
 
 
-def left_out_note(dropped: list[str], rest: str, every: str, *, vertical: bool) -> str:
+# what a left-out note says of each way to the columns it leaves out, where the command
+# has the option (no command is told of an option it lacks: advise has no --columns)
+WAYS = (("--columns", "--columns to choose"), ("-f", "-f csv prints every column"))
+
+
+def left_out_note(
+    dropped: list[str], rest: str, every: str, options: Container[str], *, vertical: bool
+) -> str:
     """What a terminal table says under it of the columns it leaves out: those dropped for
-    width and where they are (``rest``, else ``--columns`` and CSV, then ``every``: where
-    the columns beyond the table's are); a table shown a line per column, which drops
-    none, says ``every`` alone; "" where nothing is left out."""
+    width and where they are (``rest``, else each of :data:`WAYS` whose option is among
+    the command's ``options``, then ``every``: where the columns beyond the table's are);
+    a table shown a line per column, which drops none, says ``every`` alone; "" where
+    nothing is left out."""
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
-        how = rest or f"--columns to choose, -f csv prints every column{filled('; {}', every)}"
-        return f"(not shown, for width: {names}; {how})"
+        ways = ", ".join(way for option, way in WAYS if option in options)
+        how = rest or "; ".join(filter(None, (ways, every)))
+        return f"(not shown, for width: {names}{filled('; {}', how)})"
     return f"({every})" if vertical and every else ""
 
 

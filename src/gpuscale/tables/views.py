@@ -71,17 +71,31 @@ TREND_DROP_ORDER = (
 )
 
 
+SIGNIFICANT_DIGITS = 15  # a float's digits in JSON and CSV: the most a double always keeps
+
+
+def significant(value: float) -> float:
+    """``value`` at :data:`SIGNIFICANT_DIGITS`, as JSON and CSV write it: 2.92, not the
+    sum's binary noise 2.9200000000000004 (the number held in memory stays whole)."""
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+
+
+def written(value: object) -> object:
+    """A cell as CSV writes it: a float :func:`significant`, anything else as it is."""
+    return significant(value) if isinstance(value, float) else value
+
+
 def jsonable(value: object) -> JSON:
     """Plain JSON values (every command's JSON document): NaN becomes null, numpy
-    scalars become Python numbers, pandas' missing values null."""
+    scalars become Python numbers, pandas' missing values null, floats :func:`significant`."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, str):
         value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    if isinstance(value, float):
+        return significant(value) if math.isfinite(value) else None
     pd = sys.modules.get("pandas")  # never imported: no pandas value can be here
     if pd is not None and (value is pd.NA or value is pd.NaT):
         return None
@@ -90,13 +104,14 @@ def jsonable(value: object) -> JSON:
 
 def records_csv(records: Sequence[Mapping[str, object]]) -> str:
     """Plain records (dicts with the same keys, in column order) as CSV text, without
-    pandas: a header, then a line per record, NaN and None empty as pandas writes them."""
+    pandas: a header, then a line per record, NaN and None empty as pandas writes them,
+    floats :func:`written`."""
     columns = list(next(iter(records), []))
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(columns)
     for record in records:
-        writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
+        writer.writerow(["" if jsonable(v := record[c]) is None else written(v) for c in columns])
     return text.getvalue()
 
 

@@ -304,10 +304,17 @@ def against_measured(
         cases = {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
         left = tuple(c.of(c.left_out)) or None
         values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST, "left": left}
+        values["allowed"] = allowed_flagged(c)
         said.append(sentence("measured_count", c=c, remedy=remedy, **values))
     return said
 
 
 def disagreement(d: MeasuredCount) -> str:
-    left = tuple(d.of(d.left_out)) or None
-    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left)
+    left, allowed = tuple(d.of(d.left_out)) or None, allowed_flagged(d)
+    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left, allowed=allowed)
+
+
+def allowed_flagged(c: MeasuredCount) -> int:
+    """How many of the runs read at ``c`` are flagged, read with --allow-flagged (said
+    with the runs: "from 2 runs (1 flagged, used with --allow-flagged)")."""
+    return sum(m.allowed for m in c.used)

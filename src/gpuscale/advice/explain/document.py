@@ -75,9 +75,10 @@ def advice_view(
     cal = result.calibration
     named = format_count(cal.model.spec.params) in cal.model.name
     title = sentence("table_title", cal=cal, named=named)
-    if not terminal:
+    if not terminal:  # CSV: on stderr what qualifies the rows, the answer's warnings too
         every = list(result.predictions.columns)
-        return TableView(result.predictions, every, title, notes=tuple(result.caveats))
+        notes = (*result.caveats, *result.decision.warnings)
+        return TableView(result.predictions, every, title, notes=notes)
     if not explain:
         frame = result.predictions
         return TableView(

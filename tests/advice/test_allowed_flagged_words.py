@@ -1,0 +1,54 @@
+"""Flagged runs read with --allow-flagged are said used, and flagged, wherever the runs
+are counted: a new user's walk found --explain saying "Measured on 2 devices: ... from 2
+trusted runs" of two runs one of which was flagged, and later "(4 runs; 1 flagged, not
+trusted; ...)" of runs the advice had used."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import gpuscale
+from gpuscale.advice.explain.caveats import allowed_flagged
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results_file import append_result
+
+from ..builders import bench_record
+from ..golden import Golden
+
+VIEW = "advice/allowed_flagged"
+BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+
+
+def _results(tmp_path: Path) -> Path:
+    """One N = 1 run and two at N = 2, the second flagged; 4 timed steps each (weak)."""
+    path = tmp_path / "results.jsonl"
+    for world, rate, flags in ((1, 1000.0, []), (2, 1400.0, []), (2, 1380.0, BUSY)):
+        record = bench_record(
+            "tf-7m", 6_870_000, world, rate, forward_ms=2.0, backward_ms=4.0, optimizer_ms=1.0,
+            sync_overhead_ms=3.0 if world > 1 else 0.0, comm_ms=4.0 if world > 1 else None,
+            flags=flags, config=BenchConfig(steps=4, batch=8),
+        )  # fmt: skip
+        append_result(path, record)
+    return path
+
+
+def test_flagged_runs_used_are_said_flagged_and_used(tmp_path: Path, golden: Golden) -> None:
+    path = _results(tmp_path)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    (at_two,) = advice.measured_counts
+    assert len(at_two.runs) == len(at_two.used) == 2 and at_two.why == "allowed_flagged"
+    assert allowed_flagged(at_two) == 1
+    evidence = advice.calibration.runs.evidence
+    assert evidence is not None and evidence.untrusted == 1 and evidence.weak
+    said = [line for line in advice.explanation if re.search(r"\b1 flagged", line)]
+    assert any(line.startswith("Measured on 2 devices") for line in said)
+    # no run the advice used is called trusted beside flagged, nor not trusted
+    assert not any("trusted run" in line or "not trusted" in line for line in said), said
+    case, paths = "a flagged run allowed beside a trusted one", {str(tmp_path): "<tmp>"}
+    golden.check(VIEW, case, "\n".join(said), paths=paths)
+    # without --allow-flagged the flagged run is left out, and said so
+    plain = gpuscale.advise(bench=path, link="pcie4-x16")
+    (kept,) = plain.measured_counts
+    assert kept.used == kept.trusted and len(kept.used) == 1 and allowed_flagged(kept) == 0
+    assert plain.calibration.runs.evidence.untrusted == 0  # none read: none said used

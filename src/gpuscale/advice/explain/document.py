@@ -74,7 +74,12 @@ def advice_view(
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
     named = format_count(cal.model.spec.params) in cal.model.name
-    title = sentence("table_title", cal=cal, named=named)
+    network = cal.machine.network
+    if network.intra.name == "custom":  # a link given by its numbers: the title says them
+        said = sentence("custom_link", link=network.intra)
+        network = replace(network, intra=replace(network.intra, name=said))
+    on = network.name_over(cal.machine.device_counts)
+    title = sentence("table_title", cal=cal, named=named, on=on)
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

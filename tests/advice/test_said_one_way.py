@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 
 import gpuscale
-from gpuscale.advice.explain.answer import change_line
+from gpuscale.advice.explain.answer import change_line, deciding_line, issued
 from gpuscale.advice.explain.document import advice_view
-from gpuscale.advice.types import TermId
+from gpuscale.advice.explain.phrasebook import strategy_name
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import format_ms, number
 
 # by numbers, one step time: the fixed cost assumed, its range moving the count
@@ -43,3 +44,44 @@ def test_a_custom_link_is_titled_by_its_numbers() -> None:
     title = advice_view(advice, terminal=True).title
     assert f"{number(link.busbw_gbs)} GB/s" in title and f"{number(link.latency_us)} us" in title
     assert not title.endswith(link.name)
+
+
+# hybrid sharding over two nodes of 8: the focus, 8 devices, is one node
+HYBRID = {
+    **{"params": 7e9, "step_ms": 900, "batch": 8192, "device_name": "H100", "link": "nvlink4"},
+    **{"nodes": 2, "inter_node": "ib-ndr400"},
+}
+
+
+def test_hybrid_within_one_node_is_worded_as_the_fsdp_it_issues() -> None:
+    """Within one node hybrid sharding issues FSDP's collectives only (docs/memory.md): the
+    answer said "the shards' all-reduce across nodes ... at 8 devices", one node."""
+    hybrid = gpuscale.advise(**HYBRID, strategy="hybrid")
+    fsdp = gpuscale.advise(**HYBRID, strategy="fsdp")
+    d = hybrid.decision
+    network = hybrid.calibration.machine.network
+    assert not network.spans_nodes(d.focus.accelerators)  # the premise: the focus is one node
+    assert d.focus == fsdp.decision.focus and d.limit == fsdp.decision.limit  # the same numbers
+    assert issued(hybrid.calibration, d.focus.accelerators) == "fsdp"
+    assert issued(hybrid.calibration) == "hybrid"  # 16 devices span the nodes
+    assert deciding_line(hybrid) == deciding_line(fsdp)
+    assert change_line(hybrid) == change_line(fsdp)
+
+
+def test_the_overlap_assumed_is_the_pipeline_of_the_strategy_advised() -> None:
+    """--explain's Overlap line said "DDP's pipeline" under every strategy."""
+    one_node = {k: v for k, v in HYBRID.items() if k not in ("nodes", "inter_node")}
+
+    def basis(**asked: object) -> str:
+        advice = gpuscale.advise(**asked)
+        overlap = next(a for a in advice.assumptions if a.term == TermId.OVERLAP)
+        assert overlap.source is Source.ASSUMED  # the premise: the prior's
+        return str(overlap.basis)
+
+    ddp = basis(**{**one_node, "params": 7e6, "batch": 64, "step_ms": 2})
+    fsdp, hybrid_one_node = basis(**one_node, strategy="fsdp"), basis(**one_node, strategy="hybrid")
+    hybrid_two_nodes = basis(**HYBRID, strategy="hybrid")
+    assert fsdp == hybrid_one_node
+    assert len({ddp, fsdp, hybrid_two_nodes}) == 3
+    names = [strategy_name(s) for s in ("ddp", "fsdp", "hybrid")]
+    assert [n in b for n, b in zip(names, (ddp, fsdp, hybrid_two_nodes), strict=True)] == [True] * 3

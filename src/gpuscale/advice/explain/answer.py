@@ -57,6 +57,16 @@ class AdviceView(Protocol):
     explanation: list[str]
 
 
+def issued(cal: Calibration, n: int | None = None) -> str:
+    """The strategy whose collectives ``n`` devices issue (None: the counts searched): hybrid
+    sharding within one node is FSDP (its all-reduce across nodes has none to join)."""
+    strategy, network = cal.run.strategy, cal.machine.network
+    counts = cal.machine.device_counts if n is None else [n]
+    if strategy == "hybrid" and not any(network.spans_nodes(c) for c in counts):
+        return "fsdp"
+    return strategy
+
+
 def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
     """The assumption whose value the withholding term's range is around."""
     term = WITHHELD.get(str(d.withheld_by), {}).get("term")
@@ -111,9 +121,9 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
 
 def deciding_line(advice: AdviceView) -> str:
     d, kind = advice.decision, advice.deciding.kind
-    strategy = advice.calibration.run.strategy
+    strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
-    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy}
+    said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
     if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
@@ -149,7 +159,7 @@ def change_line(advice: AdviceView) -> str:
         and a.source in (Source.ASSUMED, Source.PRIOR)
         and a.measure
     ]
-    strategy = advice.calibration.run.strategy
+    strategy = issued(advice.calibration, d.focus.accelerators)
     if assumed and d.limit.cap == "overheads":
         term = term_words(d.limit.dominant_term, "says", strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
@@ -163,7 +173,7 @@ def remedy(advice: AdviceView) -> str:
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
-    said = remedy_of(change, "full", cal.run.strategy, **values)
+    said = remedy_of(change, "full", issued(cal, d.focus.accelerators), **values)
     why, fix = above_largest(advice)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)

@@ -19,6 +19,7 @@ from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
+    issued,
     lines,
     memory_said,
     readings_apart,
@@ -39,7 +40,9 @@ from gpuscale.advice.explain.phrasebook import (
     reading,
     said,
     sentence,
+    strategy_words,
 )
+from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import FindingKind, TermId, again, maybe
@@ -117,6 +120,15 @@ class Worded:
         rate the largest count consumes."""
         cal = self.calibration
         found = for_strategy(cal.said.assumptions, cal.run.strategy)
+        if cal.run.strategy != "ddp":  # the overlap assumed: the pipeline of the collectives
+            pipeline = strategy_words(issued(cal))["pipeline"]
+            basis = phrase("overlap_of_strategy", pipeline=pipeline)
+            found = tuple(
+                replace(a, basis=basis)
+                if a.term == TermId.OVERLAP and a.basis == phrase("assumed_overlap_prior")
+                else a
+                for a in found
+            )
         if self.input_rate is None:
             return found
         load = self.input_rate

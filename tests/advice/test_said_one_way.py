@@ -8,10 +8,19 @@ from __future__ import annotations
 import re
 
 import gpuscale
-from gpuscale.advice.explain.answer import change_line, deciding_line, issued
+from gpuscale.advice.calibrate.link import LINK_ENDS
+from gpuscale.advice.explain.answer import (
+    change_line,
+    deciding_line,
+    issued,
+    moved_by,
+    readings_apart,
+)
 from gpuscale.advice.explain.document import advice_view
+from gpuscale.advice.explain.phrasebook import WITHHELD as WITHHELD_WORDS
 from gpuscale.advice.explain.phrasebook import strategy_name
 from gpuscale.advice.types import Source, TermId
+from gpuscale.interconnect.network import Link
 from gpuscale.quantities import format_ms, number
 
 # by numbers, one step time: the fixed cost assumed, its range moving the count
@@ -31,8 +40,8 @@ def test_the_fixed_cost_and_its_range_are_written_as_json_says_them() -> None:
 
 
 def test_to_settle_it_gives_the_fixed_cost_measurement_as_the_assumption_does() -> None:
-    advice = gpuscale.advise(**WITHHELD)
-    assert advice.decision.withheld_by == "fixed_cost"  # the premise
+    advice = gpuscale.advise(**WITHHELD, link="pcie-phb")  # the link given: none but it moves
+    assert moved_by(advice.decision) == ["fixed_cost"]  # the premise
     fixed = next(a for a in advice.assumptions if a.term == TermId.FIXED)
     assert fixed.measure.short() in change_line(advice)
 
@@ -85,3 +94,30 @@ def test_the_overlap_assumed_is_the_pipeline_of_the_strategy_advised() -> None:
     assert len({ddp, fsdp, hybrid_two_nodes}) == 3
     names = [strategy_name(s) for s in ("ddp", "fsdp", "hybrid")]
     assert [n in b for n, b in zip(names, (ddp, fsdp, hybrid_two_nodes), strict=True)] == [True] * 3
+
+
+def test_a_link_reading_names_its_preset_and_every_term_moving_the_count_is_said() -> None:
+    """The assumed pcie-phb (10 GB/s) advised 4 devices; its range's low end, pcie-sys, is
+    10 GB/s too at a longer latency and advised 2: the reading said only "10 GB/s", the
+    answer left it out as no alternative and said the fixed cost alone decides."""
+    advice = gpuscale.advise(**WITHHELD)
+    d, link = advice.decision, advice.calibration.machine.network.intra
+    ends = {r.end: r for r in d.readings if r.term == "link"}
+    for end, preset in LINK_ENDS:
+        assert ends[end].preset == preset
+        assert ends[end].latency_us == Link.from_preset(preset).latency_us
+    low = ends["low"]
+    assert low.value == link.busbw_gbs and low.latency_us != link.latency_us  # the premise
+    assert low.accelerators != d.chosen.accelerators  # it moves the count
+    assert moved_by(d) == ["fixed_cost", "link"] and d.withheld_by == "fixed_cost"
+    assert low in readings_apart(d, advice.assumptions, link.name)
+    document = advice_view(advice, terminal=False, document=True).document
+    assert document is not None
+    assert document["recommendation"]["moved_by"] == ["fixed_cost", "link"]
+    said = {r["preset"]: r["latency_us"] for r in document["decision"]["readings"]}
+    assert said[low.preset] == low.latency_us
+    decides, settle = deciding_line(advice), change_line(advice)
+    for term in moved_by(d):  # each named, with how to settle it (--explain: in full)
+        assert WITHHELD_WORDS[term]["name"] in decides
+        assert WITHHELD_WORDS[term]["short"] in settle
+        assert any(WITHHELD_WORDS[term]["settle"] in line for line in advice.caveats)

@@ -205,3 +205,52 @@ def test_the_tour_quotes_each_refusal_as_the_cli_words_it(args: list[str], quote
     result = CliRunner().invoke(app, args, prog_name="gpuscale")
     assert result.exit_code == 2
     assert quote in " ".join(result.output.split())
+
+
+# ``advise -f json`` cases whose documents hold every key between them: by numbers (strong
+# scaling, the fixed cost and the link assumed), a bench file, FSDP over two nodes (memory),
+# a transformer's shape, and a bench whose count is measured
+JSON_CASES = (
+    ["--params", "7M", "--step-ms", "2", "--batch", "64", "--global-batch", "1000"],
+    ["--bench", "tests/advice/h100_resnet50_bf16.jsonl"],
+    ["--bench", "tests/advice/cpu_tiny_model_gloo.jsonl"],
+    [
+        *("--params", "7B", "--step-ms", "900", "--batch", "8192", "--device-name", "H100"),
+        *("--interconnect", "nvlink4", "--strategy", "fsdp", "--nodes", "2"),
+    ],
+    ["--preset", "llama2-7b", "--step-ms", "900", "--batch", "8", "--device-name", "H100"],
+)
+
+
+def _json_keys(found: object) -> set[str]:
+    """The keys of ``found`` and of the objects it holds, but a device count's (``at``)."""
+    if isinstance(found, list):
+        return set().union(*map(_json_keys, found)) if found else set()
+    if not isinstance(found, dict):
+        return set()
+    own = {key for key in found if not key.isdigit()}
+    return own.union(*map(_json_keys, found.values()))
+
+
+def test_the_schema_page_names_every_key_advise_json_prints() -> None:
+    """docs/schemas.md's advice paragraphs name every key ``advise -f json`` prints, nested
+    ones too (a user walk found ``scaling`` and ``recommendation``'s keys named nowhere)."""
+    import json
+    import re
+
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    documents = []
+    for case in JSON_CASES:
+        result = CliRunner().invoke(app, ["advise", *case, "-f", "json"], prog_name="gpuscale")
+        assert result.exit_code == 0, result.output
+        documents.append(json.loads(result.stdout))
+    printed = _json_keys(documents)
+    text = (ROOT / "docs" / "schemas.md").read_text()
+    advice = text[text.index("**advice document**") : text.index("**bench**")]
+    top = next(p for p in re.split(r"\n(?=\*\*)", advice) if p.startswith("**advice document**"))
+    tops = dict.fromkeys(key for document in documents for key in document)
+    assert [key for key in tops if f"`{key}`" not in top] == []
+    assert sorted(key for key in printed if f"`{key}`" not in advice) == []

@@ -187,7 +187,8 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class Reading:
     """One end (``low``, ``high``) of an assumed term's range (``flops_per_sample``,
-    ``fixed_cost``, ``link``) and the count chosen there, with its speedup."""
+    ``fixed_cost``, ``link``) and the count chosen there, with its speedup; a link's end is
+    a preset, its latency beside its bandwidth (two presets of one bandwidth differ by it)."""
 
     term: str
     end: str
@@ -195,6 +196,8 @@ class Reading:
     unit: str
     accelerators: int
     speedup: float
+    preset: str | None = None  # a link's end (None: another term)
+    latency_us: float | None = None
 
 
 # why the search stopped at the largest count (a Decision's ``cap``): the most allowed

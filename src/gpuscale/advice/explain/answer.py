@@ -57,18 +57,46 @@ class AdviceView(Protocol):
     explanation: list[str]
 
 
-def withholding(d: Decision, assumed: tuple[Assumption, ...]) -> Assumption | None:
-    """The assumption whose value the withholding term's range is around."""
-    term = WITHHELD.get(str(d.withheld_by), {}).get("term")
-    return next((a for a in assumed if a.term == term), None)
+def issued(cal: Calibration, n: int | None = None) -> str:
+    """The strategy whose collectives ``n`` devices issue (None: the counts searched): hybrid
+    sharding within one node is FSDP (its all-reduce across nodes has none to join)."""
+    strategy, network = cal.run.strategy, cal.machine.network
+    counts = cal.machine.device_counts if n is None else [n]
+    if strategy == "hybrid" and not any(network.spans_nodes(c) for c in counts):
+        return "fsdp"
+    return strategy
 
 
-def readings_apart(d: Decision, assumed: tuple[Assumption, ...]) -> list[Reading]:
-    """The readings at the ends of the withholding term's range that differ from the value
-    assumed (pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative)."""
-    found = withholding(d, assumed)
-    at = None if found is None or found.quantity is None else found.quantity.value
-    return [r for r in d.readings if r.term == d.withheld_by and r.value != at]
+def moved_by(d: Decision) -> list[str]:
+    """Every assumed term whose range moves the count, in the readings' order (the first is
+    ``withheld_by``)."""
+    moved = (r.term for r in d.readings if r.accelerators != d.chosen.accelerators)
+    return list(dict.fromkeys(moved))
+
+
+def withholding(
+    d: Decision, assumed: tuple[Assumption, ...], term: str | None = None
+) -> Assumption | None:
+    """The assumption whose value ``term``'s range (the withholding term's) is around."""
+    kind = WITHHELD.get(str(term or d.withheld_by), {}).get("term")
+    return next((a for a in assumed if a.term == kind), None)
+
+
+def readings_apart(
+    d: Decision, assumed: tuple[Assumption, ...], link: str | None = None
+) -> list[Reading]:
+    """The readings at the ends of the ranges that move the count which differ from the
+    value assumed: pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative, pcie-sys's
+    10 GB/s at its longer latency is (``link``: the preset assumed)."""
+    found = []
+    for term in moved_by(d):
+        said = withholding(d, assumed, term)
+        at = None if said is None or said.quantity is None else said.quantity.value
+        for r in d.readings:
+            other = r.preset != link if r.preset is not None else r.value != at
+            if r.term == term and other:
+                found.append(r)
+    return found
 
 
 def named(d: Decision, detailed: bool = False) -> str:
@@ -97,11 +125,12 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
     said["samples"] = float(row_at(frame, 1)["samples_to_train"])
     trained = sentence("trained", time=row["time_to_train_min"], **said)
+    link = advice.calibration.machine.network.intra.name
     other = "; ".join(
         reading(r)
-        for r in readings_apart(d, advice.assumptions)
-        if r.accelerators != chosen.accelerators
-    )
+        for r in readings_apart(d, advice.assumptions, link)
+        if r.accelerators != chosen.accelerators and r.term == d.withheld_by
+    )  # the other terms that move it: "Decides:" names them
     said |= {"trained": trained, "other": other, "eff": long or None}
     n = chosen.accelerators  # one_focus: one device, the focus another
     cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
@@ -111,13 +140,17 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
 
 def deciding_line(advice: AdviceView) -> str:
     d, kind = advice.decision, advice.deciding.kind
-    strategy = advice.calibration.run.strategy
+    strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
-    said = {"d": d, "m": advice.deciding.measured, "strategy": strategy}
-    if kind == "withheld":  # the term that moves the count decides, not the table's cap
-        ends = {r.accelerators for r in readings_apart(d, advice.assumptions)}
+    said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
+    if kind == "withheld":  # the terms that move the count decide, not the table's cap
+        link = advice.calibration.machine.network.intra.name
+        ends = {r.accelerators for r in readings_apart(d, advice.assumptions, link)}
         said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
+        moved = moved_by(d)  # several: each named, the settle (below) says how to give each
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
+        said["names"] = joined([f"the {WITHHELD[term]['name']}" for term in moved], "and")
+        kind = "withheld_many" if len(moved) > 1 else kind
     elif kind == "interval":  # the count withheld by its interval, not by a term
         said["held"] = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
     elif kind == "term" and d.limit.dominant_term not in TERMS:
@@ -136,8 +169,11 @@ def deciding_line(advice: AdviceView) -> str:
 
 def change_line(advice: AdviceView) -> str:
     d = advice.decision
-    if d.withheld_by:
-        return sentence("change", case="settle", how=WITHHELD[d.withheld_by]["settle"])
+    if d.withheld_by:  # several terms: each one's shortest (--explain's caveats say each whole)
+        moved = moved_by(d)
+        form = "settle" if len(moved) == 1 else "short"
+        how = joined([WITHHELD[term][form] for term in moved], "and")
+        return sentence("change", case="settle", how=how)
     if d.settle:
         return sentence("settle_first", settle=d.settle)
     if advice.deciding.flagged is not None:
@@ -149,7 +185,7 @@ def change_line(advice: AdviceView) -> str:
         and a.source in (Source.ASSUMED, Source.PRIOR)
         and a.measure
     ]
-    strategy = advice.calibration.run.strategy
+    strategy = issued(advice.calibration, d.focus.accelerators)
     if assumed and d.limit.cap == "overheads":
         term = term_words(d.limit.dominant_term, "says", strategy)
         return sentence("change", case="measure", term=term, how=assumed[0].short())
@@ -163,7 +199,7 @@ def remedy(advice: AdviceView) -> str:
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
-    said = remedy_of(change, "full", cal.run.strategy, **values)
+    said = remedy_of(change, "full", issued(cal, d.focus.accelerators), **values)
     why, fix = above_largest(advice)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)

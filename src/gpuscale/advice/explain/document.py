@@ -19,8 +19,10 @@ from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
+    issued,
     lines,
     memory_said,
+    moved_by,
     readings_apart,
     withholding,
 )
@@ -33,12 +35,14 @@ from gpuscale.advice.explain.caveats import (
 )
 from gpuscale.advice.explain.explanation import explain, scaling
 from gpuscale.advice.explain.phrasebook import (
+    MODEL,
     TABLE,
     TERMS,
     WITHHELD,
     reading,
     said,
     sentence,
+    strategy_words,
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -74,7 +78,12 @@ def advice_view(
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
     named = format_count(cal.model.spec.params) in cal.model.name
-    title = sentence("table_title", cal=cal, named=named)
+    network = cal.machine.network
+    if network.intra.name == "custom":  # a link given by its numbers: the title says them
+        said = sentence("custom_link", link=network.intra)
+        network = replace(network, intra=replace(network.intra, name=said))
+    on = network.name_over(cal.machine.device_counts)
+    title = sentence("table_title", cal=cal, named=named, on=on)
     if not terminal:  # CSV: on stderr what qualifies the rows, the answer's warnings too
         every = list(result.predictions.columns)
         notes = (*result.caveats, *result.decision.warnings)
@@ -113,6 +122,14 @@ class Worded:
         rate the largest count consumes."""
         cal = self.calibration
         found = for_strategy(cal.said.assumptions, cal.run.strategy)
+        if cal.run.strategy != "ddp":  # the prior's overlap: the pipeline of the collectives
+            pipeline = strategy_words(issued(cal))["pipeline"]
+            basis = MODEL["overlap_of_strategy"].format(pipeline=pipeline)
+            prior = MODEL["assumed_overlap_prior"]
+            found = tuple(
+                replace(a, basis=basis) if a.term == TermId.OVERLAP and a.basis == prior else a
+                for a in found
+            )
         if self.input_rate is None:
             return found
         load = self.input_rate
@@ -161,13 +178,17 @@ class Worded:
         )
         beside = against_measured(self.measured_counts, self.disagreements)
         held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
-        withheld = ""  # the count at each end of the range that differs from the value assumed
-        if d.withheld_by is not None:
-            at = "; ".join(reading(r, speedup=True) for r in readings_apart(d, self.assumptions))
-            value = getattr(withholding(d, self.assumptions), "value", None)
-            row = WITHHELD[d.withheld_by]
-            withheld = sentence("count_withheld", row=row, c=d.chosen, at=at, value=value)
-        first = filter(None, (held, cal.said.model_note, withheld))
+        withheld = []  # each term whose range moves the count: the count at each end of it
+        apart = readings_apart(d, self.assumptions, link)
+        for term in moved_by(d):
+            at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
+            value = getattr(withholding(d, self.assumptions, term), "value", None)
+            row = WITHHELD[term]
+            # the link assumed: its latency beside its bandwidth, as each end's reading says it
+            latency = cal.machine.network.intra.latency_us if term == "link" else None
+            said = {"at": at, "value": value, "latency": latency}
+            withheld.append(sentence("count_withheld", row=row, c=d.chosen, **said))
+        first = filter(None, (held, cal.said.model_note, *withheld))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 
     @cached_property
@@ -309,6 +330,8 @@ DERIVED: dict[str, Callable[..., object]] = {
     "document.recommendation.break_even_this_model": lambda a: _without(
         plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
     ),
+    # every assumed term whose range moves the count (``withheld_by``: the first)
+    "document.recommendation.moved_by": lambda a: moved_by(a.decision),
     "document.recommendation.terms_evidence": lambda a: _terms_evidence(
         a.calibration.runs.evidence
     ),

@@ -51,6 +51,7 @@ TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the
 STRATEGIES: dict[str, dict[str, str]] = _BOOK["strategies"]
 CHANGES: dict[str, dict[str, str]] = _BOOK["changes"]
 WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
+MODEL: dict[str, str] = _BOOK["model"]  # the model's own phrases (``model.priors.phrase``)
 # the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
 # the findings' templates by ``FindingKind``
@@ -86,7 +87,7 @@ def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> s
 def reading(r: Reading, speedup: bool = False) -> str:
     """``at <the withholding term's value at one end of its range>, 4 devices``, with the
     speedup read there where ``speedup``."""
-    value = Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value}).said("text")
+    value = Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value, "r": r}).said("text")
     return sentence("reading", value=value, r=r, speedup=speedup)
 
 

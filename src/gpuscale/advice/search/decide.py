@@ -33,7 +33,15 @@ from gpuscale.advice.records import (
 )
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.predict import Refused, trusted
-from gpuscale.advice.types import STOPPED, Finding, FindingKind, MeasuredCount, Reading, TermId
+from gpuscale.advice.types import (
+    STOPPED,
+    Finding,
+    FindingKind,
+    MeasuredCount,
+    Reading,
+    TermId,
+    maybe,
+)
 from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
@@ -124,7 +132,19 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
         chosen = decide(at, table, at.said.implausible, fits_from).chosen
-        readings.append(Reading(term, end, float(value), unit, chosen.accelerators, chosen.speedup))
+        link = at.machine.network.intra if term == "link" else None  # the preset at that end
+        readings.append(
+            Reading(
+                term,
+                end,
+                float(value),
+                unit,
+                chosen.accelerators,
+                chosen.speedup,
+                preset=maybe(lambda x: x.name, link),
+                latency_us=maybe(lambda x: x.latency_us, link),
+            )
+        )
     moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]

@@ -1,0 +1,123 @@
+"""A new user's walk (round c14): the same thing written two ways. The fixed cost's range
+was "2 ms (1 ms-2 ms)" in ``-f json``'s ``said`` and "2 ms (range 1 ms-2 ms)" in
+``--explain``; "To settle it:" dropped the backticks and ``--batch B`` that the fixed
+cost's own measurement keeps; a link given by its numbers was titled "on custom"."""
+
+from __future__ import annotations
+
+import re
+
+import gpuscale
+from gpuscale.advice.calibrate.link import LINK_ENDS
+from gpuscale.advice.explain.answer import (
+    change_line,
+    deciding_line,
+    issued,
+    moved_by,
+    readings_apart,
+)
+from gpuscale.advice.explain.document import advice_view
+from gpuscale.advice.explain.phrasebook import WITHHELD as WITHHELD_WORDS
+from gpuscale.advice.explain.phrasebook import strategy_name
+from gpuscale.advice.types import Source, TermId
+from gpuscale.interconnect.network import Link
+from gpuscale.quantities import format_ms, number
+
+# by numbers, one step time: the fixed cost assumed, its range moving the count
+WITHHELD = {"params": 7e6, "step_ms": 2, "batch": 64, "global_batch": 1000}
+
+
+def test_the_fixed_cost_and_its_range_are_written_as_json_says_them() -> None:
+    advice = gpuscale.advise(**WITHHELD)
+    fixed = next(a for a in advice.assumptions if a.term == TermId.FIXED)
+    q = fixed.quantity
+    assert q is not None and q.low is not None and q.high is not None and q.low < q.high
+    span = f"{format_ms(q.low, q.high)}-{format_ms(q.high)}"
+    text = "\n".join(advice.explanation)
+    written = re.findall(rf"(\S+ \S+ \((?:\w+ )?){re.escape(span)}\)", text)
+    assert written  # the premise: --explain writes the range
+    assert {w + span + ")" for w in written} == {fixed.value}
+
+
+def test_to_settle_it_gives_the_fixed_cost_measurement_as_the_assumption_does() -> None:
+    advice = gpuscale.advise(**WITHHELD, link="pcie-phb")  # the link given: none but it moves
+    assert moved_by(advice.decision) == ["fixed_cost"]  # the premise
+    fixed = next(a for a in advice.assumptions if a.term == TermId.FIXED)
+    assert fixed.measure.short() in change_line(advice)
+
+
+def test_a_custom_link_is_titled_by_its_numbers() -> None:
+    advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, busbw_gbs=50, max_devices=8)
+    link = advice.calibration.machine.network.intra
+    assert link.name == "custom"  # the premise: the link's name says nothing of it
+    title = advice_view(advice, terminal=True).title
+    assert f"{number(link.busbw_gbs)} GB/s" in title and f"{number(link.latency_us)} us" in title
+    assert not title.endswith(link.name)
+
+
+# hybrid sharding over two nodes of 8: the focus, 8 devices, is one node
+HYBRID = {
+    **{"params": 7e9, "step_ms": 900, "batch": 8192, "device_name": "H100", "link": "nvlink4"},
+    **{"nodes": 2, "inter_node": "ib-ndr400"},
+}
+
+
+def test_hybrid_within_one_node_is_worded_as_the_fsdp_it_issues() -> None:
+    """Within one node hybrid sharding issues FSDP's collectives only (docs/memory.md): the
+    answer said "the shards' all-reduce across nodes ... at 8 devices", one node."""
+    hybrid = gpuscale.advise(**HYBRID, strategy="hybrid")
+    fsdp = gpuscale.advise(**HYBRID, strategy="fsdp")
+    d = hybrid.decision
+    network = hybrid.calibration.machine.network
+    assert not network.spans_nodes(d.focus.accelerators)  # the premise: the focus is one node
+    assert d.focus == fsdp.decision.focus and d.limit == fsdp.decision.limit  # the same numbers
+    assert issued(hybrid.calibration, d.focus.accelerators) == "fsdp"
+    assert issued(hybrid.calibration) == "hybrid"  # 16 devices span the nodes
+    assert deciding_line(hybrid) == deciding_line(fsdp)
+    assert change_line(hybrid) == change_line(fsdp)
+
+
+def test_the_overlap_assumed_is_the_pipeline_of_the_strategy_advised() -> None:
+    """--explain's Overlap line said "DDP's pipeline" under every strategy."""
+    one_node = {k: v for k, v in HYBRID.items() if k not in ("nodes", "inter_node")}
+
+    def basis(**asked: object) -> str:
+        advice = gpuscale.advise(**asked)
+        overlap = next(a for a in advice.assumptions if a.term == TermId.OVERLAP)
+        assert overlap.source is Source.ASSUMED  # the premise: the prior's
+        return str(overlap.basis)
+
+    ddp = basis(**{**one_node, "params": 7e6, "batch": 64, "step_ms": 2})
+    fsdp, hybrid_one_node = basis(**one_node, strategy="fsdp"), basis(**one_node, strategy="hybrid")
+    hybrid_two_nodes = basis(**HYBRID, strategy="hybrid")
+    assert fsdp == hybrid_one_node
+    assert len({ddp, fsdp, hybrid_two_nodes}) == 3
+    names = [strategy_name(s) for s in ("ddp", "fsdp", "hybrid")]
+    assert [n in b for n, b in zip(names, (ddp, fsdp, hybrid_two_nodes), strict=True)] == [True] * 3
+
+
+def test_a_link_reading_names_its_preset_and_every_term_moving_the_count_is_said() -> None:
+    """The assumed pcie-phb (10 GB/s) advised 4 devices; its range's low end, pcie-sys, is
+    10 GB/s too at a longer latency and advised 2: the reading said only "10 GB/s", the
+    answer left it out as no alternative and said the fixed cost alone decides."""
+    advice = gpuscale.advise(**WITHHELD)
+    d, link = advice.decision, advice.calibration.machine.network.intra
+    ends = {r.end: r for r in d.readings if r.term == "link"}
+    for end, preset in LINK_ENDS:
+        assert ends[end].preset == preset
+        assert ends[end].latency_us == Link.from_preset(preset).latency_us
+    low = ends["low"]
+    assert low.value == link.busbw_gbs and low.latency_us != link.latency_us  # the premise
+    assert low.accelerators != d.chosen.accelerators  # it moves the count
+    assert moved_by(d) == ["fixed_cost", "link"] and d.withheld_by == "fixed_cost"
+    assert low in readings_apart(d, advice.assumptions, link.name)
+    document = advice_view(advice, terminal=False, document=True).document
+    assert document is not None
+    assert document["recommendation"]["moved_by"] == ["fixed_cost", "link"]
+    said = {r["preset"]: r["latency_us"] for r in document["decision"]["readings"]}
+    assert said[low.preset] == low.latency_us
+    decides, settle = deciding_line(advice), change_line(advice)
+    for term in moved_by(d):  # each named, with how to settle it (--explain: in full)
+        assert WITHHELD_WORDS[term]["name"] in decides
+        assert WITHHELD_WORDS[term]["short"] in settle
+        assert any(WITHHELD_WORDS[term]["settle"] in line for line in advice.caveats)

@@ -12,13 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import gpuscale
-from gpuscale.advice.explain.document import advice_document
 from gpuscale.advice.model import network as step_terms
 from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.network import MIB, StepTerms, collectives
 from gpuscale.advice.model.step import step_at
-from gpuscale.advice.types import Source, TermId
 from gpuscale.interconnect.network import Link, Network
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,12 +174,9 @@ def test_the_spread_stands_on_the_classes_whose_value_is_above_zero() -> None:
     )
     for terms, waits in ((gated, False), (StepTerms(rank_spread=0.05), True)):
         with step_terms.using(terms):
-            for network in others:  # 8 devices: two nodes of 4, the multinode class
-                step = step_at(MODEL, compute, network, 8, batch=256)
+            for network in others:
+                step = step_at(MODEL, compute, network, 4, batch=256)
                 assert (step.wait_ms > 0) == waits, network.name
-                # 4: one node of NVLink 3, its class's spread (0.05 in both)
-                if network.per_node:
-                    assert step_at(MODEL, compute, network, 4, batch=256).wait_ms > 0
     # a link of no class (custom or measured) takes the classes' median: 0.025 here, none
     # where most classes have none
     custom = Network(intra=Link(busbw_gbs=50.0, latency_us=5.0, name="custom"))
@@ -228,60 +222,8 @@ def test_the_assumed_stack_is_said_only_where_the_stacks_differ(
 ) -> None:
     nvlink = Network(intra=Link(busbw_gbs=100.0, latency_us=5.0, name="nvlink"))
     # the fit's: today's stack (assumed) 0.054 on NVLink, the 2017 tables' 0.058
-    assert step_terms.fitted_spread(nvlink, (8,)) == ((8, pytest.approx(0.054)),)
-    assert step_terms.stacks_differ(nvlink, (8,))
+    assert step_terms.fitted_spread(nvlink) == (pytest.approx(0.054), True)
     same = {"legacy": StepTerms(rank_spread=0.05), "modern": StepTerms(rank_spread=0.05)}
     monkeypatch.setattr(step_terms, "FITTED_BY_STACK", same)
     with step_terms.using(same["modern"]):
-        assert step_terms.fitted_spread(nvlink, (8,)) == ((8, 0.05),)
-        assert not step_terms.stacks_differ(nvlink, (8,))
-
-
-# a 7B model under ZeRO-2 on H100s over NVLink 4, given by its numbers; 16 devices (or two
-# nodes) span two nodes of 8 over InfiniBand
-SEVEN_B = {
-    "params": 7e9,
-    "step_ms": 900,
-    "batch": 8192,
-    "device_name": "H100",
-    "link": "nvlink4",
-    "strategy": "zero2",
-}
-
-
-@pytest.mark.parametrize("further", [{"max_devices": 16}, {"nodes": 2, "inter_node": "ib-ndr400"}])
-def test_a_count_within_a_node_is_predicted_alike_however_far_the_search_goes(
-    further: dict[str, object],
-) -> None:
-    """The wait at a count is its own link class's spread (the fit's class of a row laid out
-    as that count is): a search that also reaches a second node leaves the counts within one
-    node as they were."""
-    one_node = gpuscale.advise(**SEVEN_B).table.set_index("accelerators")
-    two_nodes = gpuscale.advise(**SEVEN_B, **further).table.set_index("accelerators")
-    within = [1, 2, 4, 8]
-    assert list(one_node.index) == within and 16 in two_nodes.index
-    columns = ["wait_ms", "step_ms", "speedup", "speedup_low", "speedup_high"]
-    assert two_nodes.loc[within, columns].equals(one_node.loc[within, columns])
-    # NVLink's fitted spread within the node, the multinode one across: sigma x E[max] x compute
-    spread = DATA["terms"]["rank_spread"]["value"]["modern"]
-    for n, cls in ((8, "nvlink"), (16, "multinode")):
-        at = two_nodes.loc[n]
-        expected = spread[cls] * step_terms.expected_max_normal(n) * at["compute_ms"]
-        assert at["wait_ms"] == pytest.approx(expected, rel=1e-9)
-
-
-def test_the_wait_assumed_says_the_fitted_spread_of_each_count() -> None:
-    """-f json: the wait's least share per count, by the count's class, where the classes
-    of the counts differ; none within one node (the one class said in its basis)."""
-    spread = DATA["terms"]["rank_spread"]["value"]["modern"]
-    (wait,) = [
-        a for a in gpuscale.advise(**SEVEN_B, max_devices=16).assumptions if a.term == TermId.WAIT
-    ]
-    assert wait.source == Source.PRIOR
-    nvlink, multinode = spread["nvlink"], spread["multinode"]
-    assert wait.quantity.floor_at == ((2, nvlink), (4, nvlink), (8, nvlink), (16, multinode))
-    (one_node,) = [a for a in gpuscale.advise(**SEVEN_B).assumptions if a.term == TermId.WAIT]
-    assert one_node.quantity.floor_at == ()
-    document = advice_document(gpuscale.advise(**SEVEN_B, max_devices=16))
-    (said,) = [a for a in document["assumptions"] if a["kind"] == "wait"]
-    assert said["floor_at"] == {"2": nvlink, "4": nvlink, "8": nvlink, "16": multinode}
+        assert step_terms.fitted_spread(nvlink) == (0.05, False)

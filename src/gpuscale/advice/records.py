@@ -35,9 +35,7 @@ TERM_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
-    bucket copies (``copies_ms``) where included, the least it takes per device count where
-    that differs between counts (``floor_at``: the wait's fitted spread, a share of the
-    compute, by each count's link class)."""
+    bucket copies (``copies_ms``) where included."""
 
     value: float
     unit: str
@@ -45,7 +43,6 @@ class Quantity:
     high: float | None = None
     at: tuple[tuple[int, float], ...] = ()
     copies_ms: float | None = None
-    floor_at: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

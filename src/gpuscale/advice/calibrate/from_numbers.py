@@ -11,7 +11,7 @@ from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Se
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import compute, hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
-from gpuscale.advice.model.network import fitted_spread, stacks_differ
+from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -103,7 +103,10 @@ def from_numbers(
     copies = sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
-    spread = _with_fitted_spread(spread, machine)
+    sigma, stacks_differ = fitted_spread(machine.network)
+    if sigma > 0:
+        fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
+        spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
@@ -275,27 +278,3 @@ def _prior_assumed(
         basis=prior.said,
         measure=bench_run(None, counts),
     )
-
-
-def _with_fitted_spread(spread: Assumption, machine: Machine) -> Assumption:
-    """The wait's prior ``spread`` with the least it takes at each count of ``machine``:
-    the spread fitted for the count's link class (within a node the link's, across nodes
-    ``multinode``), said within a node and across where they differ, and per count where
-    they do (``Quantity.floor_at``)."""
-    network, counts = machine.network, [n for n in machine.device_counts if n > 1]
-    ((_, within),) = fitted_spread(network, (1,))  # one node's link class
-    at = fitted_spread(network, counts)
-    across = {sigma for n, sigma in at if network.spans_nodes(n)} - {within}
-    if within <= 0 and not across:
-        return spread
-    fitted = sentence(
-        "spread_fitted",
-        spread=within,
-        across=next(iter(across), None),
-        stacks_differ=stacks_differ(network, counts or [1]),
-    )
-    basis = sentence("basis_and", basis=spread.basis, more=fitted)
-    quantity = spread.quantity
-    if across and quantity is not None:
-        quantity = replace(quantity, floor_at=at)
-    return replace(spread, basis=basis, quantity=quantity)

@@ -312,7 +312,6 @@ def _terms_evidence(found: Support | None) -> str | None:
 # the keys derived by a function of their record or of the advice ("=" in the data file)
 DERIVED: dict[str, Callable[..., object]] = {
     "Quantity.at": lambda q: dict(q.at),
-    "Quantity.floor_at": lambda q: dict(q.floor_at),
     "Assumption.basis": lambda a: said(a.basis),
     "FixedCost.basis": lambda f: said(f.basis),
     "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -154,18 +154,11 @@ def fitted_class(network: Network) -> str | None:
     return link_class(network.intra.name, nodes)
 
 
-def fitted_spread(network: Network, counts: Sequence[int]) -> tuple[tuple[int, float], ...]:
-    """The fitted spread (sigma) at each of ``counts`` on ``network``: its class's
-    (``count_class``: within a node its link's, across nodes ``multinode``), as each
-    published row's class is its own layout's in the fit."""
-    terms = current()
-    return tuple((n, terms.spread(count_class(network, n))) for n in counts)
-
-
-def stacks_differ(network: Network, counts: Sequence[int]) -> bool:
-    """Whether the stacks' fitted spreads differ at any of ``counts`` on ``network``."""
-    classes = {count_class(network, n) for n in counts}
-    return any(len({t.spread(c) for t in FITTED_BY_STACK.values()}) > 1 for c in classes)
+def fitted_spread(network: Network) -> tuple[float, bool]:
+    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there."""
+    link = fitted_class(network)
+    stacks = {terms.spread(link) for terms in FITTED_BY_STACK.values()}
+    return current().spread(link), len(stacks) > 1
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -235,10 +228,10 @@ def collectives(
 ) -> Collectives:
     """Each collective at its own size and ranks (``Network.cost_s``); ``group``: the devices
     hybrid sharding shards over (0: all)."""
-    link = count_class(network, n)  # the fit's class of a row laid out as this count is
+    fitted = fitted_class(network)
     terms = current()
-    straggler = terms.spread(link) * expected_max_normal(n)  # 0 at N = 1
-    parts = [terms.contention(link), straggler, link]
+    straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
+    parts = [terms.contention(fitted), straggler, count_class(network, n)]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)
     plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)

@@ -213,7 +213,7 @@ def predicted(
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
     frame["fixed_excess_ms"] = (frame["compute_ms"] - share).clip(lower=0.0)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
-    frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
+    frame["rests_on"] = "predicted"  # ``measured.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])

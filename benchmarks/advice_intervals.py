@@ -436,8 +436,18 @@ def write_docs(path: Path, results: dict[str, object], data: dict[str, object]) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help=f"where the rule goes (default {DATA.name}: the advice's)",
+    )
     parser.add_argument("--no-heldout", action="store_true", help="fit and write the rule only")
     args = parser.parse_args(argv)
+    if args.data != DATA and not args.no_heldout:
+        parser.error(
+            "--data elsewhere needs --no-heldout: the held-out run reads the advice's rule"
+        )
     rows = dev_rows()
     results = compare(rows)
     chosen = next(c for c in results["candidates"] if c["name"] == results["chosen"])  # type: ignore[union-attr]
@@ -451,12 +461,13 @@ def main(argv: list[str] | None = None) -> int:
         **results,
         "rule": data,
     }
-    DATA.write_text(json.dumps(data, indent=1) + "\n")
+    args.data.parent.mkdir(parents=True, exist_ok=True)
+    args.data.write_text(json.dumps(data, indent=1) + "\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(markdown(results), end="")
     print(rule_markdown(data), end="")
-    print(f"written: {DATA}, {args.out}")
+    print(f"written: {args.data}, {args.out}")
     if args.no_heldout:
         return 0
     write_docs(DOCS, results, data)

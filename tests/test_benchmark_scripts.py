@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import random
 from pathlib import Path
 from types import ModuleType
@@ -124,3 +125,21 @@ def test_part_d_scores_an_unseen_model(scripts, tmp_path: Path) -> None:
     assert row is not None
     assert abs(row["error_pct"]) < 10 and row["covered"]
     assert row["no_comm_error_pct"] < row["preset_error_pct"] < 0
+
+
+def test_the_interval_rule_goes_where_data_says_and_leaves_the_advices_alone(
+    tmp_path: Path,
+) -> None:
+    """advice_intervals.py writes its rule to ``--data``: refitted there on the committed
+    development rows it is the rule the package ships, and the package's file is left as it
+    is; ``--data`` elsewhere with the held-out run (which reads the advice's own rule) is
+    refused before any row is advised."""
+    module = benchmark_script("advice_intervals")
+    rule, out = tmp_path / "rule.json", tmp_path / "out.json"
+    with pytest.raises(SystemExit) as refused:
+        module.main(["--data", str(rule), "--out", str(out)])
+    assert refused.value.code == 2 and not rule.exists() and not out.exists()
+    shipped = module.DATA.read_bytes()
+    assert module.main(["--no-heldout", "--data", str(rule), "--out", str(out)]) == 0
+    assert module.DATA.read_bytes() == shipped
+    assert json.loads(rule.read_text()) == json.loads(shipped)

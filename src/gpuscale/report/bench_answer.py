@@ -81,7 +81,9 @@ def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     said = f"{label} on {first['platform']}"
     one = cal.runs.one_device
     if one is not None and one.strategy != cal.run.strategy:
-        said += f", predicted with {cal.run.strategy.upper()}"
+        from gpuscale.advice.model.priors import strategy_name  # the advice's, loaded with it
+
+        said += f", predicted with {strategy_name(cal.run.strategy)}"
     return said
 
 

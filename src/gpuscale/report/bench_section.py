@@ -144,7 +144,9 @@ def advice_figure(
         allowed=allowed,
         found=result.disagreements,
     )
-    title = f"Advice: {model} with {cal.run.strategy.upper()} on {cal.machine.network_name}"
+    from gpuscale.advice.explain.document import table_title  # the table's own title
+
+    title = f"Advice: {table_title(cal)}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
     svg, files = out.save(

@@ -10,6 +10,7 @@ from functools import cached_property
 import pandas as pd
 
 from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
+from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
@@ -59,6 +60,18 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
     return tuple(column for column in wanted if shown.get(column, True))
 
 
+def table_title(cal: Calibration) -> str:
+    """What the predictions are of: the model, its strategy and the network over the counts
+    (a link given by its numbers said by them); the table's title and the report's figure's."""
+    named = format_count(cal.model.spec.params) in cal.model.name
+    network = cal.machine.network
+    if network.intra.name == "custom":
+        said = sentence("custom_link", link=network.intra)
+        network = replace(network, intra=replace(network.intra, name=said))
+    on = network.name_over(cal.machine.device_counts)
+    return sentence("table_title", cal=cal, named=named, on=on)
+
+
 def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
@@ -67,13 +80,7 @@ def advice_view(
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     cal = result.calibration
-    named = format_count(cal.model.spec.params) in cal.model.name
-    network = cal.machine.network
-    if network.intra.name == "custom":  # a link given by its numbers: the title says them
-        said = sentence("custom_link", link=network.intra)
-        network = replace(network, intra=replace(network.intra, name=said))
-    on = network.name_over(cal.machine.device_counts)
-    title = sentence("table_title", cal=cal, named=named, on=on)
+    title = table_title(cal)
     if not terminal:  # CSV: on stderr what qualifies the rows, the answer's warnings too
         every = list(result.predictions.columns)
         notes = (*result.caveats, *result.decision.warnings)

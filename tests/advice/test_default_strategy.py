@@ -78,6 +78,8 @@ def test_the_report_asks_what_the_command_asks() -> None:
 def test_the_reports_advice_predicts_and_names_what_was_benched(
     tmp_path: Path, golden: Golden
 ) -> None:
+    from gpuscale.advice.explain.document import table_title
+    from gpuscale.advice.model.priors import strategy_name
     from gpuscale.bench.results import bench_table, read_results
     from gpuscale.report.bench_advice import advice_on_bench
     from gpuscale.report.bench_section import build_bench_section
@@ -95,7 +97,11 @@ def test_the_reports_advice_predicts_and_names_what_was_benched(
     titles = [title for title, _, _ in section.figures]
     golden.check(VIEW, "the report's figure titles", "\n".join(titles))
     svg = next(svg for title, svg, _ in section.figures if title.startswith("Predicted"))
-    assert f"{model} with {benched.upper()} on" in svg
+    # the figure is titled as the advice's own table: the model, the benched strategy by name
+    said = table_title(given.advice.calibration)
+    assert (
+        f"Advice: {said}" in svg and model in said and f"with {strategy_name(benched)} on" in said
+    )
     # the report says the strategy line the command says
     line = lines_on(command.explanation, "Strategy:")
     assert f"Strategy: {benched.upper()}" in line

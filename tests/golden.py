@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,27 @@ class Golden:
             pytest.fail(
                 f"{view}: {case} differs from its golden text ({UPDATE_FLAG} to accept):\n{diff}"
             )
+
+
+def differences(golden: object, now: object, where: str = "", rel: float = 1e-9) -> list[str]:
+    """Where ``now`` differs from ``golden``: a number beyond ``rel`` (relative), another string,
+    another key or length."""
+    if isinstance(golden, dict) and isinstance(now, dict):
+        if golden.keys() != now.keys():
+            return [f"{where}: keys {sorted(golden.keys() ^ now.keys())} differ"]
+        return [d for k in golden for d in differences(golden[k], now[k], f"{where}.{k}", rel)]
+    if isinstance(golden, list) and isinstance(now, list):
+        if len(golden) != len(now):
+            return [f"{where}: {len(golden)} items, now {len(now)}"]
+        return [
+            d
+            for i, (g, n) in enumerate(zip(golden, now, strict=True))
+            for d in differences(g, n, f"{where}[{i}]", rel)
+        ]
+    numbers = (int, float)
+    if isinstance(golden, numbers) and isinstance(now, numbers):
+        if isinstance(golden, bool) or isinstance(now, bool):
+            return [] if golden is now else [f"{where}: {golden} -> {now}"]
+        close = math.isclose(golden, now, rel_tol=rel, abs_tol=0.0)
+        return [] if close else [f"{where}: {golden!r} -> {now!r}"]
+    return [] if golden == now else [f"{where}: {golden!r} -> {now!r}"]

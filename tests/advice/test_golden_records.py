@@ -15,7 +15,6 @@ same on a host with GPUs as on one without."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from typer.testing import CliRunner
 
 from gpuscale.cli import app
 
-from ..golden import UPDATE_FLAG, Golden
+from ..golden import UPDATE_FLAG, Golden, differences
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -137,30 +136,6 @@ def _advise(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]
     return result.stdout, result.output
 
 
-def _differences(golden: object, now: object, where: str = "") -> list[str]:
-    """Where ``now`` differs from ``golden``: a number beyond ``REL``, another string,
-    another key or length."""
-    if isinstance(golden, dict) and isinstance(now, dict):
-        if golden.keys() != now.keys():
-            return [f"{where}: keys {sorted(golden.keys() ^ now.keys())} differ"]
-        return [d for k in golden for d in _differences(golden[k], now[k], f"{where}.{k}")]
-    if isinstance(golden, list) and isinstance(now, list):
-        if len(golden) != len(now):
-            return [f"{where}: {len(golden)} items, now {len(now)}"]
-        return [
-            d
-            for i, (g, n) in enumerate(zip(golden, now, strict=True))
-            for d in _differences(g, n, f"{where}[{i}]")
-        ]
-    numbers = (int, float)
-    if isinstance(golden, numbers) and isinstance(now, numbers):
-        if isinstance(golden, bool) or isinstance(now, bool):
-            return [] if golden is now else [f"{where}: {golden} -> {now}"]
-        close = math.isclose(golden, now, rel_tol=REL, abs_tol=0.0)
-        return [] if close else [f"{where}: {golden!r} -> {now!r}"]
-    return [] if golden == now else [f"{where}: {golden!r} -> {now!r}"]
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_the_json_record_is_the_golden_one(
     case: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool
@@ -169,14 +144,14 @@ def test_the_json_record_is_the_golden_one(
     now = json.loads(stdout)
     path = RECORDS / f"{case}.json"
     if update_golden:
-        if not path.exists() or _differences(json.loads(path.read_text()), now):
+        if not path.exists() or differences(json.loads(path.read_text()), now):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(now, indent=1, ensure_ascii=False) + "\n")
         return
     if not path.exists():
         pytest.fail(f"no golden record for {case}; run pytest {UPDATE_FLAG} and review it")
-    differences = _differences(json.loads(path.read_text()), now)
-    assert not differences, f"{case}: {len(differences)} differ:\n" + "\n".join(differences[:40])
+    found = differences(json.loads(path.read_text()), now, rel=REL)
+    assert not found, f"{case}: {len(found)} differ:\n" + "\n".join(found[:40])
 
 
 @pytest.mark.parametrize("view", sorted(VIEWS))
@@ -191,16 +166,16 @@ def test_the_text_is_the_golden_one(
 def test_the_differences_are_found() -> None:
     """The comparison itself: a number moved beyond 1e-9, a string, a key, a length."""
     golden = {"a": [1.0, 2, "x"], "b": {"c": True}}
-    assert _differences(golden, {"a": [1.0 + 1e-12, 2, "x"], "b": {"c": True}}) == []
-    assert _differences(golden, {"a": [1.0 + 1e-6, 2, "x"], "b": {"c": True}}) == [
+    assert differences(golden, {"a": [1.0 + 1e-12, 2, "x"], "b": {"c": True}}) == []
+    assert differences(golden, {"a": [1.0 + 1e-6, 2, "x"], "b": {"c": True}}) == [
         ".a[0]: 1.0 -> 1.000001"
     ]
-    assert _differences(golden, {"a": [1.0, 2, "y"], "b": {"c": True}}) == [".a[2]: 'x' -> 'y'"]
-    assert _differences(golden, {"a": [1.0, 2], "b": {"c": True}}) == [".a: 3 items, now 2"]
-    assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"d": True}}) == [
+    assert differences(golden, {"a": [1.0, 2, "y"], "b": {"c": True}}) == [".a[2]: 'x' -> 'y'"]
+    assert differences(golden, {"a": [1.0, 2], "b": {"c": True}}) == [".a: 3 items, now 2"]
+    assert differences(golden, {"a": [1.0, 2, "x"], "b": {"d": True}}) == [
         ".b: keys ['c', 'd'] differ"
     ]
-    assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
+    assert differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
 
 
 @pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.stem)

@@ -23,7 +23,7 @@ from gpuscale.advice.types import FindingKind
 from gpuscale.interconnect.network import Link, Network
 
 from ..builders import benchmark_script
-from ..golden import Golden
+from ..golden import Golden, differences
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent / "h100_resnet50_bf16.jsonl"
@@ -67,7 +67,8 @@ def test_a_refit_on_the_development_rows_gives_the_file_and_its_results(
     compared = script.compare(rows)
     committed = json.loads(RESULTS.read_text())
     assert compared["chosen"] == committed["chosen"] == DATA["name"]
-    assert compared["candidates"] == committed["candidates"]
+    # equal but for the last bits a numpy release may change (medians of log ratios)
+    assert not differences(committed["candidates"], compared["candidates"], rel=1e-12)
     chosen = next(c for c in compared["candidates"] if c["name"] == compared["chosen"])
     refit = script.data_file(rows, chosen)
     assert {k: v for k, v in refit.items() if k != "fitted_on"} == {

@@ -192,7 +192,7 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     """The strategy's own work per step (``ms``): measured where the runs were the strategy
     predicted (fitted where carried from the family member ``of`` of a --params model;
     FSDP's inside the fixed cost), else DDP's prior, FSDP's none."""
-    benched, model, one = cal.run.strategy, cal.runs.own_model, cal.runs.one_device
+    benched, model = cal.run.strategy, cal.runs.own_model
     asked = req.strategy or benched
     of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
     command = Measure(
@@ -211,7 +211,7 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
         basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
     elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
-        quantity = Quantity(0.0 if one is None else one.fsdp_own_ms, PER_STEP)
+        quantity = Quantity(cal.runs.one_fsdp_own_ms, PER_STEP)
         basis = phrase("assumed_own_fsdp")
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)

@@ -112,11 +112,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
-    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench, numbers)
-    return cal.at(
+    held = memory_check(request, cal.at({"run": asked}), bench, numbers)
+    return replace(cal, machine=held).at(
         {
             "run": asked,
-            "machine": {"memory": memory, "memory_said": memory_said},
             "said": {"assumptions": of_calibration(cal, request, converging, benched)},
             "search": {
                 "convergence": convergence,

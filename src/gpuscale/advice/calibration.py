@@ -192,7 +192,9 @@ class Bench:
     """What the bench measured of one model beside its step: the runs the communication
     measured over predicted is read from (``comm_levels``: the N > 1 runs of the
     configuration, the family, its own; ``comm_support``: those it was read from, None:
-    none measured it)."""
+    none measured it); the terms the step's assumptions say measured: DDP's own work
+    (``own_ms``), the N = 1 steps' sd over their mean (``spread``, None: under two), the
+    slowdowns held (``held``: (devices, factor))."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -205,6 +207,10 @@ class Bench:
     max_batch: int | None = None
     memory_note: Finding | None = None
     notes: tuple[str | Finding, ...] = ()
+    overlap_measured: bool = False
+    own_ms: float = 0.0
+    spread: float | None = None
+    held: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -175,6 +175,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     if run.strategy == "ddp":
         own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
     one_step_ms = float(row["step_ms_mean"])
+    fsdp_own_ms = cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0
     one = Runs(
         own_model=model,
         one_step_ms=one_step_ms,
@@ -183,9 +184,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         one_strategy=run.strategy,
         one_own_ms=own_ms,
         one_device_name=device.name,
-        one_fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0)
-        if run.strategy == "fsdp"
-        else 0.0,
+        one_fsdp_own_ms=fsdp_own_ms,
     )
     return Calibration(
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),

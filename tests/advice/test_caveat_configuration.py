@@ -122,6 +122,6 @@ def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_adv
     measured = [c for c in alone.caveats if c.startswith("Measured on 2")]
     assert len(measured) == 1
     golden.check(VIEW, "the configuration advised, set beside the advice", measured[0])
-    assert beside.calibration is not None and beside.calibration.runs.one_device is not None
-    assert beside.calibration.runs.one_device.step_ms == 1.75
+    assert beside.calibration is not None
+    assert beside.calibration.runs.one_step_ms == 1.75
     assert not any(line.startswith("Measured on") for line in beside.explanation)

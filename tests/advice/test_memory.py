@@ -223,7 +223,7 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
     memory = advice.memory
     assert memory is not None and memory.device.memory.family == "H100 SXM5 80GB"
-    assert memory.device.assumed and advice.calibration.machine.memory_said.device_assumed
+    assert memory.device.assumed and advice.calibration.machine.memory_device_assumed
     assert plain(memory)["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)
     assert advice.calibration.run.strategy == "zero2" and advice.decided.chosen.accelerators >= 4
@@ -235,7 +235,7 @@ def test_a_device_named_is_not_said_assumed() -> None:
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
     )
     assert advice.memory is not None and advice.memory.device.assumed == ""
-    assert not advice.calibration.machine.memory_said.device_assumed
+    assert not advice.calibration.machine.memory_device_assumed
 
 
 @pytest.mark.parametrize(
@@ -384,10 +384,10 @@ def test_a_bench_peak_is_kept_as_numbers() -> None:
     words are made from them only once the build is done."""
     bench = Path(__file__).parent / "h100_resnet50_bf16.jsonl"
     machine = gpuscale.advise(bench=bench).calibration.machine
-    said, memory = machine.memory_said, machine.memory
-    assert memory is not None and not said.device_assumed
-    assert said.per_device == 32 and said.peak_gb == pytest.approx(2.002610176)
-    assert said.state_gb == pytest.approx(0.408912512)
+    memory = machine.memory
+    assert memory is not None and not machine.memory_device_assumed
+    assert machine.peak_batch == 32 and machine.memory_peak_gb == pytest.approx(2.002610176)
+    assert machine.state_gb == pytest.approx(0.408912512)
     assert memory.activations_gb == pytest.approx(1.593697664)
 
 

@@ -59,8 +59,8 @@ def test_fsdp_advice_reads_its_speedups_against_the_bare_step(tmp_path: Path) ->
     one = advice.predictions.iloc[0]
     assert int(one["accelerators"]) == 1
     assert float(one["step_ms"]) == pytest.approx(BARE_MS, rel=1e-6)
-    assert advice.calibration.runs.one_device.step_ms == pytest.approx(ONE_MS)
-    assert advice.calibration.runs.one_device.own_ms == pytest.approx(ONE_MS - BARE_MS)
+    assert advice.calibration.runs.one_step_ms == pytest.approx(ONE_MS)
+    assert advice.calibration.runs.one_own_ms == pytest.approx(ONE_MS - BARE_MS)
     # the speedups of the table are against that step: samples/s over its 8 / 25 ms
     rate = 8 / (BARE_MS / 1e3)
     for row in advice.predictions.itertuples():
@@ -78,9 +78,9 @@ def test_without_a_bare_step_the_wrappers_step_is_the_baseline_with_its_own_work
     for bare in (None, ONE_MS + 0.5):  # none timed; an older bench's sharded "plain" step
         advice = gpuscale.advise(bench=str(_file(tmp_path / str(bare), bare)), max_devices=2)
         assert float(advice.predictions.iloc[0]["step_ms"]) == pytest.approx(ONE_MS, rel=1e-6)
-        one = advice.calibration.runs.one_device
-        assert one.own_ms == 0.0
-        assert one.fsdp_own_ms == pytest.approx(10.0)  # its synchronised minus no-sync step
+        one = advice.calibration.runs
+        assert one.one_own_ms == 0.0
+        assert one.one_fsdp_own_ms == pytest.approx(10.0)  # its synchronised minus no-sync step
         scaling = bench_scaling(bench_table(_records(bare)))
         two = scaling[scaling["accelerators"] == 2].iloc[0]
         assert two["baseline"] == "FSDP N = 1"

@@ -79,8 +79,7 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     scaling, inputs, section = _section(path, tmp_path, model="mlp-4m")
     # the premise: the advice is on the H100 run (its N = 1 step, as it trained)
     (h100,) = scaling[scaling["platform"] != "CPU processes, gloo"].itertuples()
-    assert inputs.runs.one_device is not None
-    assert inputs.runs.one_device.step_ms == h100.step_ms_mean
+    assert inputs.runs.one_step_ms == h100.step_ms_mean
     (cpu,) = scaling[scaling["accelerators"] > 1].itertuples()
     assert cpu.platform == "CPU processes, gloo"  # the premise
     said = [a for a in section.said if cpu.configuration in a]

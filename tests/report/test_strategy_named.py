@@ -27,7 +27,7 @@ def test_the_scope_names_a_predicted_strategy_by_its_name(monkeypatch) -> None:
     monkeypatch.setattr(bench_answer, "_advised_run", lambda *args: run)
     cal = SimpleNamespace(
         model=SimpleNamespace(name="tf-7m"),
-        runs=SimpleNamespace(one_device=SimpleNamespace(strategy="ddp")),
+        runs=SimpleNamespace(one_step_ms=10.0, one_strategy="ddp"),
         run=SimpleNamespace(strategy="zero2"),
     )
     said = advised_scope(None, None, cal)

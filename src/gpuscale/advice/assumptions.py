@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Calibration, Machine
+from gpuscale.advice.calibration import Bench, Calibration, Machine
 from gpuscale.advice.model.network import count_class, fitted_class
 from gpuscale.advice.model.priors import (
     FEW_NOISE_STEPS,
@@ -17,7 +17,7 @@ from gpuscale.advice.model.priors import (
     phrase,
     strategy_name,
 )
-from gpuscale.advice.records import Assumption, BenchTerms, Quantity
+from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
@@ -67,17 +67,14 @@ SAME_SAMPLES = "factor: samples to converge at a larger global batch over those 
 
 
 def of_calibration(
-    cal: Calibration,
-    req: AdviceRequest,
-    converging: Convergence,
-    benched: BenchTerms | None,
+    cal: Calibration, req: AdviceRequest, converging: Convergence
 ) -> tuple[Assumption, ...]:
     """Every term of ``cal`` as an assumption, in the order said: the machine's, the fixed
-    cost, the bench's terms (``benched``; None: by numbers) or the numbers' N > 1 terms, the
+    cost, the bench's terms (``cal.bench``; None: by numbers) or the numbers' N > 1 terms, the
     link class, the convergence, the input pipeline; each measure as the bench file runs it."""
     link_class = tuple(filter(None, [_link_class(cal.machine.network.intra.name)]))
-    if benched is not None:
-        terms = (*_bench_terms(cal, req, benched), *link_class)
+    if cal.bench is not None:
+        terms = (*_bench_terms(cal, req, cal.bench), *link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         given = req.overlap is not None
         overlap = _overlap(req.overlap, given, given, None, cal.machine)
@@ -110,9 +107,7 @@ def of_calibration(
     return (*said[:machine], *fixed, *said[machine:], input_pipeline())
 
 
-def _bench_terms(
-    cal: Calibration, req: AdviceRequest, benched: BenchTerms
-) -> tuple[Assumption, ...]:
+def _bench_terms(cal: Calibration, req: AdviceRequest, benched: Bench) -> tuple[Assumption, ...]:
     """The overlap, the strategy's own work and the wait, as the bench measured them or
     assumed."""
     model, host = cal.runs.own_model, cal.runs.host_devices
@@ -192,7 +187,7 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     """The strategy's own work per step (``ms``): measured where the runs were the strategy
     predicted (fitted where carried from the family member ``of`` of a --params model;
     FSDP's inside the fixed cost), else DDP's prior, FSDP's none."""
-    benched, model, one = cal.run.strategy, cal.runs.own_model, cal.runs.one_device
+    benched, model = cal.run.strategy, cal.runs.own_model
     asked = req.strategy or benched
     of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
     command = Measure(
@@ -211,7 +206,7 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
         basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
     elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
-        quantity = Quantity(0.0 if one is None else one.fsdp_own_ms, PER_STEP)
+        quantity = Quantity(cal.runs.one_fsdp_own_ms, PER_STEP)
         basis = phrase("assumed_own_fsdp")
     else:
         value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
@@ -243,7 +238,7 @@ def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumpti
     return tuple(sharded if a.term == TermId.DDP and a.strategy == "ddp" else a for a in found)
 
 
-def _wait(cal: Calibration, benched: BenchTerms) -> Assumption:
+def _wait(cal: Calibration, benched: Bench) -> Assumption:
     """The wait for the slowest device at N > 1: the no-sync step's slowdowns measured (no
     lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)

@@ -19,20 +19,6 @@ from gpuscale.interconnect.network import Link, Network
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 
-@dataclass(frozen=True, slots=True)
-class OneDevice:
-    """The bench's N = 1 run of the model advised on (ms; ``own_ms``: the strategy's own work
-    the N = 1 row leaves out)."""
-
-    step_ms: float
-    batch: int
-    accum: int
-    strategy: str
-    own_ms: float
-    device_name: str | None = None
-    fsdp_own_ms: float = 0.0  # FSDP's own work in ``step_ms``
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Shape:
     """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to (batch, forward +
@@ -155,19 +141,10 @@ class Run:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MemorySaid:
-    """The bench's N = 1 peak at batch ``per_device`` and the model state it held (GB)."""
-
-    device_assumed: bool = False
-    per_device: float | None = None
-    peak_gb: float | None = None
-    state_gb: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
     """The network and the devices on it (``memory`` None: one device holds the model, or
-    its memory is unknown)."""
+    its memory is unknown); the bench's N = 1 peak at per-device batch ``peak_batch`` and
+    the model state it held (GB), that the memory check's activations rest on."""
 
     network: Network = field(default_factory=lambda: Network(intra=Link.from_preset(DEFAULT_LINK)))
     max_devices: int = 8
@@ -175,7 +152,10 @@ class Machine:
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     link_assumed: bool = False
     memory: MemoryCheck | None = None
-    memory_said: MemorySaid = field(default_factory=MemorySaid)
+    memory_device_assumed: bool = False  # no device named, recorded or implied: the reference
+    peak_batch: int | None = None
+    memory_peak_gb: float | None = None
+    state_gb: float | None = None
 
     @property
     def device_counts(self) -> list[int]:
@@ -189,11 +169,19 @@ class Machine:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """The bench's runs of the model advised on: the model whose runs measure a term (None:
-    by numbers, or a model given by its size), the GPUs its host had (None: unknown)."""
+    by numbers, or a model given by its size), the GPUs its host had (None: unknown); its
+    N = 1 run (``one_step_ms`` None: none), in ms (``one_own_ms``: the strategy's own work
+    the N = 1 row leaves out; ``one_fsdp_own_ms``: FSDP's own work in ``one_step_ms``)."""
 
     own_model: str | None = None
     measured: tuple[Measured, ...] = ()
-    one_device: OneDevice | None = None
+    one_step_ms: float | None = None
+    one_batch: int = 1
+    one_accum: int = 1
+    one_strategy: str = "ddp"
+    one_own_ms: float = 0.0
+    one_fsdp_own_ms: float = 0.0
+    one_device_name: str | None = None
     evidence: Support | None = None
     host_devices: int | None = None
     same_samples: bool = False
@@ -204,7 +192,9 @@ class Bench:
     """What the bench measured of one model beside its step: the runs the communication
     measured over predicted is read from (``comm_levels``: the N > 1 runs of the
     configuration, the family, its own; ``comm_support``: those it was read from, None:
-    none measured it)."""
+    none measured it); the terms the step's assumptions say measured: DDP's own work
+    (``own_ms``), the N = 1 steps' sd over their mean (``spread``, None: under two), the
+    slowdowns held (``held``: (devices, factor))."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -217,6 +207,10 @@ class Bench:
     max_batch: int | None = None
     memory_note: Finding | None = None
     notes: tuple[str | Finding, ...] = ()
+    overlap_measured: bool = False
+    own_ms: float = 0.0
+    spread: float | None = None
+    held: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

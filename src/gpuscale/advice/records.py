@@ -65,17 +65,6 @@ class Assumption:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class BenchTerms:
-    """What a bench file measured beside the calibration: the strategy's own work (ms), the
-    N = 1 steps' sd over their mean (None: under two), the slowdowns held."""
-
-    overlap_measured: bool
-    own_ms: float
-    spread: float | None
-    held: tuple[tuple[int, float], ...]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Row:
     """A count's row: the speedup over one device, its 80% interval and its two factors
     (fractions)."""

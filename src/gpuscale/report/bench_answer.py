@@ -27,19 +27,19 @@ def advised_runs(scaling: pd.DataFrame, cal: Calibration) -> pd.Series:
     names the run it was calibrated on, that run's configuration and device, in the
     strategy predicted."""
     same = scaling["model"] == cal.model.name
-    one, bench = cal.runs.one_device, cal.bench
-    if one is None or bench is None or not bench.config_group or scaling.empty:
+    runs, bench = cal.runs, cal.bench
+    if runs.one_step_ms is None or bench is None or not bench.config_group or scaling.empty:
         return same
-    return same & runs_like(scaling, bench.config_group, one.device_name, cal.run.strategy)
+    return same & runs_like(scaling, bench.config_group, runs.one_device_name, cal.run.strategy)
 
 
 def calibrated_run(scaling: pd.DataFrame, cal: Calibration) -> pd.Series | None:
     """The N = 1 row of ``scaling`` the advice was calibrated on (None where the advice
     names none, or the row is not among ``scaling``'s)."""
-    one, bench = cal.runs.one_device, cal.bench
-    if one is None or bench is None or not bench.config_group or scaling.empty:
+    runs, bench = cal.runs, cal.bench
+    if runs.one_step_ms is None or bench is None or not bench.config_group or scaling.empty:
         return None
-    like = runs_like(scaling, bench.config_group, one.device_name)
+    like = runs_like(scaling, bench.config_group, runs.one_device_name)
     rows = scaling[like & (scaling["model"] == cal.model.name) & (scaling["accelerators"] == 1)]
     return rows.iloc[-1] if len(rows) else None
 
@@ -79,8 +79,7 @@ def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     # its configuration, not one run of it (``tf-7m (run 2)``: the advice reads the latest)
     label = re.sub(r" \(run \d+\)$", "", str(first["configuration"]))
     said = f"{label} on {first['platform']}"
-    one = cal.runs.one_device
-    if one is not None and one.strategy != cal.run.strategy:
+    if cal.runs.one_step_ms is not None and cal.runs.one_strategy != cal.run.strategy:
         from gpuscale.advice.model.priors import strategy_name  # the advice's, loaded with it
 
         said += f", predicted with {strategy_name(cal.run.strategy)}"

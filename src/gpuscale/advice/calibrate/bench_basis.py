@@ -26,7 +26,6 @@ from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
-from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measured, as_run, trusted_runs
 from gpuscale.advice.types import FindingKind as K
@@ -112,9 +111,9 @@ def from_bench(
     bench: pd.DataFrame,
     found: Usable,
     cal: Calibration,
-) -> tuple[Calibration, BenchTerms, Rate]:
-    """``cal`` (as benched) on ``machine``, as asked, the step's terms the bench measured and
-    its rate to check against the peak."""
+) -> tuple[Calibration, Rate]:
+    """``cal`` (as benched) on ``machine``, as asked, with the step's terms the bench measured
+    (``Bench``), and its rate to check against the peak."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
     per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.machine.device
@@ -222,7 +221,8 @@ def from_bench(
     jitter, mean_ms, spread = compute.jitter_ms, compute.jitter_ref_ms, None
     if len(jitter) > 1 and mean_ms > 0:
         spread = float(np.std(jitter, ddof=1)) / mean_ms
-    terms = BenchTerms(
+    on = replace(
+        on,
         overlap_measured=cal.run.overlap is not None and req.overlap is None,
         own_ms=per_step_ms(compute.ddp_ms_per_mparam, benched.model.spec.params),
         spread=spread,
@@ -254,8 +254,8 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
-    placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said)
-    return placed, terms, rate
+    placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
+    return placed, rate
 
 
 def _known(row: pd.Series | None, column: str) -> float | None:

@@ -19,7 +19,6 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked
-from gpuscale.advice.records import BenchTerms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
@@ -53,11 +52,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     machine, said, link_ends = machine_of(request, data.topology, data.collectives, host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
-    benched: BenchTerms | None = None
     if bench is None:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:
-        cal, benched, rate = from_bench(machine, said, request, bench, runs_used, calibrated)
+        cal, rate = from_bench(machine, said, request, bench, runs_used, calibrated)
     # the rate against the peak: unchecked without one, impossible above it (every rate and
     # step warning is one)
     unchecked, impossible = checked(rate, request.step_points)
@@ -112,12 +110,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
-    memory, memory_said = memory_check(request, cal.at({"run": asked}), bench, numbers)
-    return cal.at(
+    held = memory_check(request, cal.at({"run": asked}), bench, numbers)
+    return replace(cal, machine=held).at(
         {
             "run": asked,
-            "machine": {"memory": memory, "memory_said": memory_said},
-            "said": {"assumptions": of_calibration(cal, request, converging, benched)},
+            "said": {"assumptions": of_calibration(cal, request, converging)},
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,

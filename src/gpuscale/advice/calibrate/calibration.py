@@ -25,7 +25,7 @@ from gpuscale.advice.calibrate.rows import (
     same_hardware,
     trusted,
 )
-from gpuscale.advice.calibration import Bench, Calibration, Machine, OneDevice, Run, Runs, StepModel
+from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
 from gpuscale.advice.explain.caveats import fsdp_note
 from gpuscale.advice.explain.phrasebook import said, sentence
 from gpuscale.advice.model import fixed_cost, priors
@@ -175,20 +175,22 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     if run.strategy == "ddp":
         own_ms = per_step_ms(compute.ddp_ms_per_mparam, spec.params)
     one_step_ms = float(row["step_ms_mean"])
-    one = OneDevice(
-        one_step_ms,
-        batch,
-        k,
-        run.strategy,
-        own_ms,
-        device_name=device.name,
-        fsdp_own_ms=cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0,
+    fsdp_own_ms = cell(row, "fsdp_overhead_ms", float, 0.0) if run.strategy == "fsdp" else 0.0
+    one = Runs(
+        own_model=model,
+        one_step_ms=one_step_ms,
+        one_batch=batch,
+        one_accum=k,
+        one_strategy=run.strategy,
+        one_own_ms=own_ms,
+        one_device_name=device.name,
+        one_fsdp_own_ms=fsdp_own_ms,
     )
     return Calibration(
         model=StepModel(name=model, spec=spec, compute=compute, fixed=fixed),
         run=run,
         machine=Machine(device=device),
-        runs=Runs(own_model=model, one_device=one if one_step_ms > 0 else None),
+        runs=one if one_step_ms > 0 else Runs(own_model=model),
         bench=Bench(
             bench_model=model,
             config_group=str(row["config_group"]),

@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.fits import per_batch
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibration import Calibration, MemorySaid, Run
+from gpuscale.advice.calibration import Calibration, Machine, Run
 from gpuscale.advice.model.compute import REFERENCE_DEVICE
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.request import AdviceRequest
@@ -24,7 +24,7 @@ from gpuscale.hardware.capacity import (
     AcceleratorMemory,
     usable_share,
 )
-from gpuscale.hardware.memory_check import MemoryCheck, check
+from gpuscale.hardware.memory_check import check
 from gpuscale.hardware.transformer import ShapeNumbers
 
 
@@ -81,16 +81,17 @@ def memory_check(
     cal: Calibration,
     bench: pd.DataFrame | None,
     numbers: ShapeNumbers | None = None,
-) -> tuple[MemoryCheck | None, MemorySaid]:
-    """The memory check of the model advised on (None: a device of unknown memory; none
-    named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words rest on."""
+) -> Machine:
+    """The machine with the memory check of the model advised on (None: a device of unknown
+    memory; none named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words
+    rest on."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
-    own, one = cal.runs.own_model, cal.runs.one_device
+    own = cal.runs.own_model
     device = machine.device  # the bench's record of it (below), else the catalogue part's
-    if own is not None and one is not None:
-        device = device_record(one.device_name)
+    if own is not None and cal.runs.one_step_ms is not None:
+        device = device_record(cal.runs.one_device_name)
     memory = _catalogue_memory(device)
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
@@ -108,7 +109,7 @@ def memory_check(
     if assumed:
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
-        return None, MemorySaid()
+        return machine
     held, state_gb = check(
         spec.params,
         asked=(request.optimizer, request.precision),
@@ -121,10 +122,12 @@ def memory_check(
         counts=counts,
         per_node=machine.network.per_node or request.gpus_per_node,
     )
-    said = MemorySaid(device_assumed=assumed)
+    checked = replace(machine, memory=held, memory_device_assumed=assumed)
     if state_gb is not None:
-        said = replace(said, per_device=cal.run.batch, peak_gb=peak_gb, state_gb=state_gb)
-    return held, said
+        checked = replace(
+            checked, peak_batch=cal.run.batch, memory_peak_gb=peak_gb, state_gb=state_gb
+        )
+    return checked
 
 
 def micro_batch_at(run: Run, devices: int) -> int:

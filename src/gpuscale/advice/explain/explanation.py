@@ -241,16 +241,16 @@ def worded(cal: Calibration) -> Calibration:
         )
         model = replace(model, source=source)
         cal = cal.at({"search": {"convergence": model}, "said": {"assumptions": assumed}})
-    memory, said = cal.machine.memory, cal.machine.memory_said
+    memory = cal.machine.memory
     if memory is None:
         return cal
     device = memory.device
-    if said.device_assumed:
+    if cal.machine.memory_device_assumed:
         device = replace(device, assumed=sentence("device_assumed"))
     source = sentence("memory_not_counted")
     shape = memory.activations_counted
-    if said.peak_gb is not None:
-        source = sentence("memory_rest", m=said)
+    if cal.machine.memory_peak_gb is not None:
+        source = sentence("memory_rest", m=cal.machine)
     elif shape is not None:
         source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
     worded = replace(memory, device=device, activations_source=source)
@@ -281,17 +281,17 @@ def explain(advice: AdviceView) -> list[str]:
 
 def one_device(advice: AdviceView) -> str:
     """The N = 1 row's step beside the bench's, what every speedup is against."""
-    frame, m, r = advice.predictions, advice.calibration.runs.one_device, advice.one_device
-    one = frame.iloc[0]
+    frame, m, r = advice.predictions, advice.calibration.runs, advice.one_device
+    one, benched = frame.iloc[0], m.one_step_ms is not None
     row = (int(one["batch_per_device"]), int(one["accum"]))
-    same = m is not None and row == (m.batch, m.accum)
-    fsdp, own = m is not None and m.strategy == "fsdp", m is not None and m.own_ms > 0
+    same = benched and row == (m.one_batch, m.one_accum)
+    fsdp, own = benched and m.one_strategy == "fsdp", benched and m.one_own_ms > 0
     cases = {"fsdp_bare": fsdp and own, "fsdp": fsdp, "ddp": own, "none": r.added_ddp_ms > 0}
     case = first_case({**cases, "": 1})
     if not case:
         return ""
-    # no bench run at N = 1 (m None): only what the counts above 1 add is said
-    at = None if m is None or same else config(m.batch, m.accum)
+    # no bench run at N = 1: only what the counts above 1 add is said
+    at = None if not benched or same else config(m.one_batch, m.one_accum)
     detail = ""
     like = r.step_ms  # the phases timed apart, beside the no-sync step timed whole
     if case == "ddp" and same:

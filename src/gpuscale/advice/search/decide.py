@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
@@ -44,9 +44,6 @@ from gpuscale.advice.types import (
 )
 from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.tables.advice import NOT_POSITIVE
-
-if TYPE_CHECKING:
-    pass
 
 R = TypeVar("R")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%

@@ -200,25 +200,27 @@ def fixed_term(cal: Calibration, frame: pd.DataFrame, n: int) -> FixedTerm:
 
 
 def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
-    one, m = frame.iloc[0], cal.runs.one_device
+    one, runs = frame.iloc[0], cal.runs
     above = frame[frame["accelerators"] > 1]["ddp_ms"]
     row = OneDeviceRow(
         step_ms=float(one["step_ms"]),
         added_ddp_ms=max(float(next(iter(above), 0.0)), 0.0),
         row_samples=int(one["batch_per_device"]) * int(one["accum"]),
     )
-    if m is None:
+    if runs.one_step_ms is None:
         return row
-    nosync, overstated = m.step_ms - m.own_ms, None
-    if 0 < m.fsdp_own_ms < m.step_ms:
-        overstated = m.step_ms / (m.step_ms - m.fsdp_own_ms)
+    nosync, overstated = runs.one_step_ms - runs.one_own_ms, None
+    if 0 < runs.one_fsdp_own_ms < runs.one_step_ms:
+        overstated = runs.one_step_ms / (runs.one_step_ms - runs.one_fsdp_own_ms)
     return replace(
         row,
-        bench_samples=m.batch * m.accum,
+        bench_samples=runs.one_batch * runs.one_accum,
         nosync_ms=nosync,
         gap_ms=nosync - row.step_ms,
         overstated=overstated,
-        at_bench_ms=float(cal.model.compute.compute_ms(cal.model.spec, m.batch, m.accum)),
+        at_bench_ms=float(
+            cal.model.compute.compute_ms(cal.model.spec, runs.one_batch, runs.one_accum)
+        ),
     )
 
 

@@ -274,23 +274,6 @@ def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
     return short, sentence("weak_evidence", full=True, **said)
 
 
-def fsdp_own_basis(row: pd.Series) -> str:
-    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
-    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
-    # nosync: the step less the plain one no larger than less the no-sync one
-    nosync_said = step is not None and nosync is not None and (plain is None or plain >= nosync)
-    plain_said = step is not None and plain is not None
-    case = first_case({"nosync": nosync_said, "plain": plain_said, "*": 1})
-    return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
-
-
-def fsdp_note(row: pd.Series) -> str:
-    if row["strategy"] != "fsdp":
-        return ""
-    step = float(row["step_ms_mean"])
-    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
-
-
 def against_measured(
     counts: Sequence[MeasuredCount], disagreeing: tuple[MeasuredCount, ...] = ()
 ) -> list[str]:

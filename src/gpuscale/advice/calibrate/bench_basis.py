@@ -14,14 +14,7 @@ from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
-from gpuscale.advice.explain.caveats import (
-    Chosen,
-    WeakRuns,
-    allowed_warning,
-    chosen_said,
-    weak_evidence,
-)
-from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.explain.caveats import Chosen, allowed_warning, chosen_said
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
@@ -33,10 +26,9 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, comm_scale_sentence, support
+from gpuscale.bench.support import Support, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import joined
 from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
@@ -89,8 +81,9 @@ def measured_runs(
 
 def weak_runs(
     table: pd.DataFrame, model: str, file: str = "FILE"
-) -> tuple[WeakRuns | None, Support | None]:
-    """The weak runs of ``model`` the advice uses (None when none is) and what they give."""
+) -> tuple[Finding | None, Support | None]:
+    """The weak runs of ``model`` the advice uses (None when none is: the warning's finding,
+    ``full`` False; --explain's with ``full`` True) and what they give."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
@@ -102,7 +95,19 @@ def weak_runs(
     # (``explain.caveats.measure_first``), the warning only that they are weak
     fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
     full = found.remedy(basis=True)
-    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
+    weak_runs = Finding.of(
+        K.WEAK_EVIDENCE,
+        full=False,
+        weak=len(weak),
+        runs=len(rows),
+        model=model,
+        counts=counts,
+        kinds=kinds,
+        fix=fix,
+        fix_in_full=full,
+        file=file,
+    )
+    return weak_runs, found
 
 
 def from_bench(
@@ -127,7 +132,7 @@ def from_bench(
             benched=strategy,
             asked=asked,
             asked_name=strategy_name(asked),
-            unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
+            unbenched=None if asked in BENCHED else tuple(BENCHED),
         )
     # the batch advised above the one timed on a launch-bound floor, or over twice it
     floor = cal.model.compute.floor_ms > 0
@@ -147,7 +152,9 @@ def from_bench(
     if evidence is not None and not rows.empty:
         row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
-        run = sentence("bench_run_out", options=bench_options(row), file=out)
+        run = bench_options(row)  # the run's options, on the results file where one was read
+        if out is not None:
+            run += f" --out {out}"
         evidence = replace(evidence, run=run)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
@@ -192,13 +199,20 @@ def from_bench(
     allowed = None
     if req.allow_flagged:
         allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(weak)
+    weak_in_full = None if weak is None else weak.with_values(full=True)
     passed_over, others = chosen_said(picked)
     # the step: its shape, else one batch (a model given by its size: none of its steps)
     step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)
     comm = None
-    if on.comm_support is not None:
-        comm = comm_scale_sentence(network.comm_scale, on.comm_support)
+    if (found_comm := on.comm_support) is not None:
+        weak_comm = found_comm.weak
+        comm = Finding.of(
+            K.COMM_SCALE,
+            scale=network.comm_scale,
+            weak=weak_comm,
+            rests_on=found_comm.rests_on() if weak_comm else None,
+            remedy=found_comm.remedy() if weak_comm else None,
+        )
     sources = [
         Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes),
         on.shape.finding() if on.shape is not None else step,

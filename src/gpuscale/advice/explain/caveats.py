@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Protocol
 
 import pandas as pd
@@ -38,7 +38,6 @@ from gpuscale.quantities import (
     joined,
     noun_for,
     numbers_apart,
-    of_the,
 )
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.bench import on_a_larger_host
@@ -249,29 +248,6 @@ def chosen_said(found: Chosen) -> tuple[str, str]:
         return "", ""
     others, listed = len((found.model, *found.others)), joined(found.others)
     return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
-
-
-@dataclass(frozen=True, slots=True)
-class WeakRuns:
-    """The runs of ``model`` an advice uses that are weak evidence (``weak`` of ``runs``), the
-    kinds of why, what to bench and the results file (a shell word) whose notes say more."""
-
-    weak: int
-    runs: int
-    model: str
-    counts: tuple[int, ...]
-    kinds: tuple[str, ...]
-    fix: str | None
-    fix_in_full: str
-    file: str
-
-
-def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
-    if found is None:
-        return None, None
-    said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
-    short = sentence("weak_evidence", full=False, **said)
-    return short, sentence("weak_evidence", full=True, **said)
 
 
 def against_measured(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import pandas as pd
@@ -34,9 +33,7 @@ from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import (
     agreeing,
     filled,
-    format_count,
     joined,
-    noun_for,
     numbers_apart,
 )
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
@@ -212,42 +209,6 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
     return sentence("field_refusal", field=ref(field, value), refused=refusal(found), model=model)
-
-
-def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run."""
-    single = runs[runs["accelerators"] == 1]
-    ok = single[single["status"] == "ok"]
-    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    case = first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1})
-    said = {"noun": noun_for(len(ok) or len(single), "run"), "kinds": joined(kinds) or "untrusted"}
-    said["status"] = single["status"].iloc[-1] if len(single) else None
-    return sentence("no_single", case=case, on=broken, **said)
-
-
-@dataclass(frozen=True, slots=True)
-class Chosen:
-    """The model advised on, each larger one passed over (name, size, runs, counts whose loss
-    was not finite) and, where none was, the others benched."""
-
-    model: str
-    size: float
-    passed: tuple[tuple[str, float, pd.DataFrame, tuple[int, ...] | None], ...] = ()
-    others: tuple[str, ...] = ()
-
-
-def chosen_said(found: Chosen) -> tuple[str, str]:
-    """The larger models passed over, else the others benched ``--model`` chooses."""
-    if found.passed:
-        passed = "; ".join(
-            f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
-            for name, params, runs, broken in found.passed
-        )
-        return sentence("model_chosen", c=found, passed=passed, others=None), ""
-    if not found.others:
-        return "", ""
-    others, listed = len((found.model, *found.others)), joined(found.others)
-    return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
 
 
 def against_measured(

@@ -12,10 +12,9 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
-from gpuscale.advice.calibrate.evidence import chosen, measured_runs, weak_runs
+from gpuscale.advice.calibrate.evidence import allowed_flagged, chosen, measured_runs, weak_runs
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
-from gpuscale.advice.explain.caveats import allowed_warning
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
@@ -114,7 +113,7 @@ def from_bench(
     on, network = cal.bench, cal.machine.network
     allowed = None
     if req.allow_flagged:
-        allowed = allowed_warning(found.flags, found.allowed, found.broken)
+        allowed = allowed_flagged(found)
     weak_in_full = None if weak is None else weak.with_values(full=True)
     # the step: its shape, else one batch (a model given by its size: none of its steps)
     step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)

@@ -1,13 +1,14 @@
 """What a bench file's runs say as evidence for the model advised on: its N > 1 speedups
 (:func:`measured_runs`), its weak runs (:func:`weak_runs`) and, where no model was asked, why
-this one (:func:`chosen`: the larger ones passed over, else the others benched)."""
+this one (:func:`chosen`: the larger ones passed over, else the others benched), and the
+flagged runs used with --allow-flagged (:func:`allowed_flagged`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import Broken
-from gpuscale.advice.types import Finding, Measured, trusted_runs
+from gpuscale.advice.calibrate.rows import Broken, Usable
+from gpuscale.advice.types import Finding, Measured, broken_left_out, flags_seen, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import labels, remedy
@@ -138,3 +139,14 @@ def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Findin
         named=bool(kinds),
         status=str(single["status"].iloc[-1]) if len(single) else None,
     )
+
+
+def allowed_flagged(found: Usable) -> Finding | None:
+    """With --allow-flagged, the flagged runs used (by kind of flag) and the broken models
+    left out whatever it says; None where neither is."""
+    used = None
+    if found.allowed:
+        flags = flags_seen(found.flags)
+        used = Finding.of(K.FLAGGED_USED, n=found.allowed, flags=flags)
+    parts = tuple(filter(None, (used, broken_left_out(found.broken))))
+    return Finding.of(K.ALLOWED_FLAGGED, parts=parts) if parts else None

@@ -22,6 +22,9 @@ from gpuscale.advice.types import (
     Value,
     again,
     bench_run,
+    broken_left_out,
+    broken_models,
+    flags_seen,
     more_steps,
     rerun,
 )
@@ -29,7 +32,7 @@ from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
-from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
+from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     agreeing,
     filled,
@@ -146,18 +149,15 @@ Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
 def broken_sentence(broken: Broken) -> str:
-    return "; ".join(sentence("broken", case="model", model=m, on=on) for m, on in broken)
+    return "; ".join(map(said, broken_models(broken)))
 
 
 def broken_note(broken: Broken) -> str:
-    return sentence("broken", case="note", models=broken_sentence(broken)) if broken else ""
+    return said(broken_left_out(broken) or "")
 
 
 def flag_lines(flags: Flags) -> str:
-    return "; ".join(
-        sentence("flagged_runs", case="flag", kind=kind, n=n, why=detail(why))
-        for kind, n, why in flags
-    )
+    return "; ".join(map(said, flags_seen(flags)))
 
 
 def flag_remedy(kinds: list[str]) -> str:
@@ -172,13 +172,6 @@ def flag_remedy(kinds: list[str]) -> str:
     else:
         return ""
     return said[:1].upper() + said[1:]
-
-
-def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
-    said = [broken_note(broken)] if broken else []  # allowed, not used
-    if flagged:
-        said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
-    return sentence("warning", said=". ".join(said)) if said else None
 
 
 def _refused(found: Refusal) -> str:

@@ -182,9 +182,9 @@ class Phrasing(Formatter):
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
     value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``pick~fragments`` (the one
-    keyed by the value, else by ``*``), ``opt~fragment`` (the fragment where the value is
-    not None)."""
+    fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
+    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
+    fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -227,6 +227,8 @@ class Phrasing(Formatter):
             return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "sentences":
+            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)

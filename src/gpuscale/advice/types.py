@@ -12,7 +12,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
 from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
-from gpuscale.plausibility import detail
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
@@ -250,26 +249,6 @@ class LeftOut:
 
     def __bool__(self) -> bool:
         return self.single or bool(self.broken)
-
-
-def flags_seen(flags: tuple[tuple[str, int, str], ...]) -> tuple[Finding, ...]:
-    """Each kind of flag with its runs and an example reason (its words after the kind)."""
-    return tuple(
-        Finding.of(FindingKind.FLAG_SEEN, flag=k, n=n, why=detail(why)) for k, n, why in flags
-    )
-
-
-def broken_left_out(broken: tuple[tuple[str, tuple[int, ...]], ...]) -> Finding | None:
-    """The broken models (a loss not finite at the counts beside each) left out; None where
-    none is."""
-    if not broken:
-        return None
-    return Finding.of(FindingKind.BROKEN_LEFT_OUT, models=broken_models(broken))
-
-
-def broken_models(broken: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[Finding, ...]:
-    """Each broken model with the counts whose loss was not finite."""
-    return tuple(Finding.of(FindingKind.BROKEN_MODEL, model=m, on=on) for m, on in broken)
 
 
 @dataclass(frozen=True, slots=True)

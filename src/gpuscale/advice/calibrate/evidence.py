@@ -1,14 +1,16 @@
 """What a bench file's runs say as evidence for the model advised on: its N > 1 speedups
 (:func:`measured_runs`), its weak runs (:func:`weak_runs`) and, where no model was asked, why
 this one (:func:`chosen`: the larger ones passed over, else the others benched), and the
-flagged runs used with --allow-flagged (:func:`allowed_flagged`)."""
+flagged runs used with --allow-flagged (:func:`allowed_flagged`: its flags and the broken
+models left out are findings the refusals say too)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import Broken, Usable
-from gpuscale.advice.types import Finding, Measured, broken_left_out, flags_seen, trusted_runs
+from gpuscale.advice.flagged import broken_left_out, flags_seen
+from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import labels, remedy

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
@@ -22,9 +23,6 @@ from gpuscale.advice.types import (
     Value,
     again,
     bench_run,
-    broken_left_out,
-    broken_models,
-    flags_seen,
     more_steps,
     rerun,
 )
@@ -142,10 +140,6 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
             sentence("power_charged", how=how, on=on, at=at, batches=batches, smaller=smaller)
         )
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
-
-
-Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
-Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
 def broken_sentence(broken: Broken) -> str:

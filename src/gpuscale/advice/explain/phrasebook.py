@@ -219,6 +219,8 @@ class Phrasing(Formatter):
         if kind == "of_the":  # ``1 of the 3 runs``: ``of_the~whole~noun``, whole a value's name
             whole, _, noun = other.partition("~")
             return of_the(int(_float(value)), int(_float(self._named(whole))), noun)
+        if kind == "sentences":
+            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "counted":  # a number, or how many items
             many = len(value) if isinstance(value, tuple) else _float(value)
             return counted(int(many), other)
@@ -227,8 +229,6 @@ class Phrasing(Formatter):
             return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "sentences":
-            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.types import FindingKind
 from gpuscale.cli import app
 
 pytestmark = pytest.mark.shared
@@ -111,5 +112,5 @@ def test_cpu_rows_take_no_gpu_prior(h100) -> None:
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="mlp-4m")
     fixed = advice.calibration.model.fixed
     assert (fixed.source, fixed.ms, fixed.uncertain) == ("assumed", 0.0, False)
-    assert "CPU" in fixed.basis
+    assert getattr(fixed.basis, "kind", None) == FindingKind.CPU_NO_PRIOR
     assert "--backend gloo" in str(fixed.measure)

@@ -11,8 +11,8 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.bench_basis import weak_runs
-from gpuscale.advice.explain.caveats import weak_evidence
+from gpuscale.advice.calibrate.evidence import weak_runs
+from gpuscale.advice.explain.phrasebook import said as in_words
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S
@@ -86,7 +86,8 @@ def test_the_advice_warning_asks_no_steps_of_runs_whose_steps_spread() -> None:
         row["samples_per_s"] = 1000.0 * row["accelerators"] * 0.9 ** (row["accelerators"] - 1)
     table = _graded(rows)
     found, _ = weak_runs(table.assign(flagged=False), "m")
-    warning, in_full = weak_evidence(found)
+    assert found is not None
+    warning, in_full = in_words(found), in_words(found.with_values(full=True))
     for said in (warning, in_full):  # the default view's line and --explain's
         assert said and "steps spread" in said
         assert _asked(said) == [] and "quieter machine" in said

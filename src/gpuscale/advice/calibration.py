@@ -223,8 +223,8 @@ class Said:
     assumptions: tuple[Assumption, ...] = ()
     priors_said: tuple[Assumption, ...] = ()
     implausible: bool = False
-    model_note: str = ""
-    chosen: str = ""
+    model_note: str | Finding = ""
+    chosen: str | Finding = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -25,7 +25,7 @@ from gpuscale.bench.evidence import (
     remedy,
     steps_asked,
 )
-from gpuscale.quantities import counted, filled, joined, number
+from gpuscale.quantities import counted, filled, joined
 
 
 class HasResiduals(Protocol):
@@ -142,18 +142,6 @@ def weak_clause(found: Support | None) -> str:
     if found is None or not found.weak:
         return ""
     return f"from {found.rests_on()}"
-
-
-def comm_scale_sentence(scale: float, found: Support | None) -> str:
-    """The communication scale DDP measured, said with what it rests on where that is
-    weak: applied (the only measure of it here) but not as a finding."""
-    said = f"Communication inside DDP measured at {number(scale)}x the network's prediction"
-    if found is None or not found.weak:
-        return f"{said}; applied to every prediction."
-    return (
-        f"{said}, {weak_clause(found)}: applied to every prediction, the only measure of "
-        f"it here, but not a reliable one; {found.remedy()} to measure it."
-    )
 
 
 def weak(found: Support | None) -> bool:

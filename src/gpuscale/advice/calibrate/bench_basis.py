@@ -12,96 +12,23 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
+from gpuscale.advice.calibrate.evidence import allowed_flagged, chosen, measured_runs, weak_runs
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
-from gpuscale.advice.explain.caveats import (
-    Chosen,
-    WeakRuns,
-    allowed_warning,
-    chosen_said,
-    weak_evidence,
-)
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured, as_run, trusted_runs
+from gpuscale.advice.types import Finding, as_run, trusted_runs
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, comm_scale_sentence, support
-from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import joined
 from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
-from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
 _HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
-
-
-def measured_runs(
-    table: pd.DataFrame,
-    model: str,
-    allow_flagged: bool,
-    like: tuple[str, str | None, str | None] | None = None,
-) -> list[Measured]:
-    """The model's N > 1 speedups; with ``like`` (group, device, strategy) only runs like it."""
-    scaling = bench_scaling(table)
-    base_batch = at_one_device(scaling, "batch_per_device")
-    base_accum = at_one_device(scaling, "accum")
-    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
-    if like is not None and len(scaling):
-        of &= runs_like(scaling, *like)
-    rows = scaling[of].dropna(subset=["speedup"])
-    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
-    base_at = at_one_device(scaling.assign(_at=at), "_at")
-
-    def weak_remedy(index: object) -> str:
-        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
-        pair = scaling.loc[both]
-        found = support(pair)
-        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
-        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
-        return found.remedy() if weak and found is not None else ""
-
-    return [
-        Measured(
-            devices=int(r.accelerators),
-            speedup=float(r.speedup),
-            flagged=bool(r.flagged),
-            batch_per_device=int(r.batch_per_device),
-            allowed=bool(r.flagged) and allow_flagged,
-            accum=int(r.accum),
-            base=(int(base_batch[i]), int(base_accum[i])),
-            weak_remedy=weak_remedy(i),
-            samples_per_s=float(r.samples_per_s),
-            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
-        )
-        for i, r in zip(rows.index, rows.itertuples(), strict=True)
-    ]
-
-
-def weak_runs(
-    table: pd.DataFrame, model: str, file: str = "FILE"
-) -> tuple[WeakRuns | None, Support | None]:
-    """The weak runs of ``model`` the advice uses (None when none is) and what they give."""
-    rows = trusted_runs(table[table["model"] == model])
-    weak = rows[rows["evidence"] == "weak"]
-    found = support(rows, table)
-    if weak.empty or found is None:
-        return None, found
-    kinds = tuple(labels(weak["evidence_kinds"]))
-    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
-    # runs too short to read the step's terms from: the change line says what to bench
-    # (``explain.caveats.measure_first``), the warning only that they are weak
-    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
-    full = found.remedy(basis=True)
-    return WeakRuns(len(weak), len(rows), model, counts, kinds, fix, full, file), found
 
 
 def from_bench(
@@ -126,7 +53,7 @@ def from_bench(
             benched=strategy,
             asked=asked,
             asked_name=strategy_name(asked),
-            unbenched=None if asked in BENCHED else joined(BENCHED, "or"),
+            unbenched=None if asked in BENCHED else tuple(BENCHED),
         )
     # the batch advised above the one timed on a launch-bound floor, or over twice it
     floor = cal.model.compute.floor_ms > 0
@@ -146,7 +73,9 @@ def from_bench(
     if evidence is not None and not rows.empty:
         row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
-        run = sentence("bench_run_out", options=bench_options(row), file=out)
+        run = bench_options(row)  # the run's options, on the results file where one was read
+        if out is not None:
+            run += f" --out {out}"
         evidence = replace(evidence, run=run)
     multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
@@ -175,29 +104,28 @@ def from_bench(
         recorded_peak_tflops=_known(last, "peak_tflops"),
     )
     # why this model where none was asked
-    picked = Chosen("", 0.0)
-    sizes = bench.dropna(subset=["params"]).groupby("model")["params"].max()
-    if not req.model and req.params is None and name in sizes:
-        larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
-        passed = tuple(
-            (str(m), float(size), bench[bench["model"] == m], dict(found.broken).get(str(m)))
-            for m, size in larger.items()
-        )
-        others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
-        picked = Chosen(name, float(sizes[name]), passed, others if len(sizes) > 1 else ())
+    passed_over, others = None, None
+    if not req.model and req.params is None:
+        passed_over, others = chosen(bench, name, found.broken)
     # the communication measured, read on the link advised, scales the network
     cal = measured.read_comm(cal, table, machine.network)
     on, network = cal.bench, cal.machine.network
     allowed = None
     if req.allow_flagged:
-        allowed = allowed_warning(found.flags, found.allowed, found.broken)
-    weak, weak_in_full = weak_evidence(weak)
-    passed_over, others = chosen_said(picked)
+        allowed = allowed_flagged(found)
+    weak_in_full = None if weak is None else weak.with_values(full=True)
     # the step: its shape, else one batch (a model given by its size: none of its steps)
     step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)
     comm = None
-    if on.comm_support is not None:
-        comm = comm_scale_sentence(network.comm_scale, on.comm_support)
+    if (found_comm := on.comm_support) is not None:
+        weak_comm = found_comm.weak
+        comm = Finding.of(
+            K.COMM_SCALE,
+            scale=network.comm_scale,
+            weak=weak_comm,
+            rests_on=found_comm.rests_on() if weak_comm else None,
+            remedy=found_comm.remedy() if weak_comm else None,
+        )
     sources = [
         Finding.of(K.CALIBRATED_ON, model=name, notes=on.notes),
         on.shape.finding() if on.shape is not None else step,
@@ -213,8 +141,8 @@ def from_bench(
         said,
         sources=(*said.sources, *filter(None, sources)),
         warnings=(*said.warnings, *filter(None, (allowed, weak, slower, beyond, other))),
-        model_note=passed_over,
-        chosen=others,
+        model_note=passed_over or "",
+        chosen=others or "",
     )
     # the N = 1 steps' spread: standard deviation (n - 1) over the mean
     fixed, compute = benched.model.fixed, benched.model.compute

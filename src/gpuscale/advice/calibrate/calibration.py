@@ -26,8 +26,7 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
-from gpuscale.advice.explain.caveats import fsdp_note
-from gpuscale.advice.explain.phrasebook import said, sentence
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
@@ -54,7 +53,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     row = runs_of.iloc[-1]
     needed = ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
     if missing := [c for c in needed if pd.isna(row[c])]:
-        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+        raise CalibrationError(Finding.of(K.RUN_LACKS, model=model, missing=tuple(missing)))
     k, batch = cell(row, "accum", int, 1), int(row["batch_per_device"])
     fb = float(row["forward_ms"] + row["backward_ms"])
     if k > 1:  # its step accumulated ``k`` micro-batches
@@ -68,7 +67,9 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
                 forward_backward_ms=fb,
             )
         )
-    notes += filter(None, [fsdp_note(row)])
+    if row["strategy"] == "fsdp":
+        step_ms = float(row["step_ms_mean"])
+        notes.append(Finding.of(K.FSDP_NOTE, model=model, step=step_ms, basis=fits.fsdp_own(row)))
     # where the model ran in several configurations, which one the advice is on
     kinds = runs_of[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
     if len(kinds) >= 2:
@@ -111,11 +112,10 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         fixed_ms, floor_ms, measured_ms = shape.fixed_ms, shape.floor_ms, shape.points
         # the model's own batches replace the family's line: its floor, else the intercept
         floor = shape.knee is not None
-        batches = (f"{b:g}" for b, _ in shape.points)
         fixed = fixed_cost.FixedCost.exact(
             shape.floor_ms if floor else shape.fixed_ms,
             source=Source.MEASURED,
-            basis=sentence("shape_fixed", floor=floor, batches=", ".join(batches)),
+            basis=Finding.of(K.SHAPE_FIXED, floor=floor, batches=tuple(b for b, _ in shape.points)),
             at_batch=float(batch),
         )
         how = Finding.of(K.COMPUTE_OWN_BATCHES, batches=len(shape.points))
@@ -268,9 +268,10 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
         family=family,
     )
     if fixed is not None:
-        source, basis = Source.FITTED, f"{of.name}'s, of the {family} family"
+        source, assumed = Source.FITTED, None
         if fixed.source == Source.ASSUMED:  # it stays assumed, its range in the interval
-            source, basis = Source.ASSUMED, f"{basis}: {said(fixed.basis)}"
+            source, assumed = Source.ASSUMED, fixed.basis
+        basis = Finding.of(K.FIXED_OF_FAMILY, model=of.name, family=family, basis=assumed)
         run = BenchRun(OWN_MODEL, (1,), more=f"--batch {req.batch or cal.run.batch}")
         measure = Measure(bench=run, after=sentence("bench_own_model"))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)

@@ -25,7 +25,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError, cell
 from gpuscale.advice.calibration import Shape
-from gpuscale.advice.explain.caveats import fsdp_own_basis
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.compute import ModelSpec, work_ms
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, line, prior, within_peak
@@ -172,7 +171,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) 
             own = FixedCost.exact(
                 ms,
                 source=Source.MEASURED,
-                basis=sentence("fsdp_own_work", basis=fsdp_own_basis(row)),
+                basis=Finding.of(K.FSDP_OWN_WORK, basis=fsdp_own(row)),
                 at_batch=batch,
             )
     if measured is None and own is not None:  # FSDP's gap measured, not the rest: assumed
@@ -183,8 +182,8 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) 
                 ms=own.ms + rest.ms,
                 low_ms=own.low_ms + rest.low_ms,
                 high_ms=own.high_ms + rest.high_ms,
-                basis=sentence(
-                    "with_unmeasured",
+                basis=Finding.of(
+                    K.WITH_UNMEASURED,
                     part=own.ms,
                     source=own.source,
                     basis=own.basis,
@@ -211,10 +210,10 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) 
         )
         if checked is not None:
             return replace(
-                checked, note=sentence("model_note", model=row["model"], note=checked.note)
+                checked, note=Finding.of(K.MODEL_NOTE, model=row["model"], note=checked.note)
             )
     if own is not None:  # an FSDP gap with the prior added is assumed, not measured
-        said = sentence("fixed_measured_for", ms=own.ms, source=own.source, model=row["model"])
+        said = Finding.of(K.FIXED_MEASURED_FOR, ms=own.ms, source=own.source, model=row["model"])
     elif fitted is not None:  # the family's rate, no faster than the device can go
         tflops = min(fitted[1], peak)
         fixed = fb - work_ms_per_tflop / tflops  # absorbs the model's own measured step
@@ -223,18 +222,32 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float] | None) 
         cost = FixedCost.exact(
             fixed,
             source=Source.FITTED,
-            basis=sentence("family_rate", family=row["family"]),
+            basis=Finding.of(K.FAMILY_RATE_FIT, family=row["family"]),
             at_batch=batch,
             measure=measure_command(row),
         )
-        said = sentence(
-            "family_split", tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
+        said = Finding.of(
+            K.FAMILY_SPLIT, tflops=tflops, family=row["family"], fixed=fixed, model=row["model"]
         )
         return Split(cost, fixed, tflops, 0.0, said)
     else:  # one batch of one model: the device prior, its range in the interval
         own = unmeasured(row, fb, model.flops)
-        said = sentence("one_batch", work=own.ms == 0, ms=own.ms)
+        said = Finding.of(K.ONE_BATCH, work=own.ms == 0, ms=own.ms)
     return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
+
+
+def fsdp_own(row: pd.Series) -> Finding:
+    """How ``row``'s FSDP own work at N = 1 was read (ms): its synchronised step less its
+    no-sync step where the plain step is no faster than that (``case`` ``nosync``), else less
+    its plain step (``plain``), else unread."""
+    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
+    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
+    case = "unread"
+    if step is not None and plain is not None:
+        case = "plain"
+    if step is not None and nosync is not None and (plain is None or plain >= nosync):
+        case = "nosync"
+    return Finding.of(K.FSDP_OWN, own=own, case=case, step=step, plain=plain, nosync=nosync)
 
 
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
@@ -255,8 +268,8 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
         low_ms=low,
         high_ms=high,
         source=Source.MEASURED,
-        basis=sentence(
-            "plain_steps_intercept",
+        basis=Finding.of(
+            K.PLAIN_STEPS_INTERCEPT,
             small=int(row["small_batch_per_device"]),
             batch=int(row["batch_per_device"]),
         ),
@@ -285,7 +298,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         return FixedCost.exact(
             0.0,
             source=Source.ASSUMED,
-            basis=sentence("cpu_no_prior", low=GPU_PRIOR.low, high=GPU_PRIOR.high),
+            basis=Finding.of(K.CPU_NO_PRIOR, low=GPU_PRIOR.low, high=GPU_PRIOR.high),
             at_batch=batch,
             measure=measure,
         )
@@ -293,16 +306,16 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
     base = replace(
         GPU_PRIOR,
         **{end: max(GPU_PRIOR.at(end) - opt, 0.0) for end in ("low", "point", "high")},
-        said=sentence("prior_less_optimizer", why=GPU_PRIOR.said, opt=opt),
+        said=Finding.of(K.PRIOR_LESS_OPTIMIZER, why=GPU_PRIOR.said, opt=opt),
     )
     peak = cell(row, "peak_tflops", float, 0.0)
     at_peak = work_ms(batch, flops_per_sample, peak) if peak > 0 else None
     found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
     if at_peak is None:
-        bound = sentence("no_peak_unbounded")
+        bound = Finding.of(K.NO_PEAK_UNBOUNDED)
     elif found.high_ms < base.at("high"):
-        bound = sentence(
-            "peak_bound",
+        bound = Finding.of(
+            K.PEAK_BOUND,
             high=found.high_ms,
             fb=fb_ms,
             batch=batch,
@@ -311,7 +324,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         )
     else:
         bound = None
-    basis = sentence("unmeasured_fixed", basis=found.basis, bound=bound, batch=batch)
+    basis = Finding.of(K.UNMEASURED_FIXED, basis=found.basis, bound=bound, batch=batch)
     return replace(found, basis=basis, below_prior_ms=None)
 
 

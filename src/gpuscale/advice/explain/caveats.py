@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from typing import Protocol
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
@@ -30,15 +30,12 @@ from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
-from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
+from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     agreeing,
     filled,
-    format_count,
     joined,
-    noun_for,
     numbers_apart,
-    of_the,
 )
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.bench import on_a_larger_host
@@ -145,23 +142,16 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
-Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
-Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
-
-
 def broken_sentence(broken: Broken) -> str:
-    return "; ".join(sentence("broken", case="model", model=m, on=on) for m, on in broken)
+    return "; ".join(map(said, broken_models(broken)))
 
 
 def broken_note(broken: Broken) -> str:
-    return sentence("broken", case="note", models=broken_sentence(broken)) if broken else ""
+    return said(broken_left_out(broken) or "")
 
 
 def flag_lines(flags: Flags) -> str:
-    return "; ".join(
-        sentence("flagged_runs", case="flag", kind=kind, n=n, why=detail(why))
-        for kind, n, why in flags
-    )
+    return "; ".join(map(said, flags_seen(flags)))
 
 
 def flag_remedy(kinds: list[str]) -> str:
@@ -176,13 +166,6 @@ def flag_remedy(kinds: list[str]) -> str:
     else:
         return ""
     return said[:1].upper() + said[1:]
-
-
-def allowed_warning(flags: Flags, flagged: int, broken: Broken) -> str | None:
-    said = [broken_note(broken)] if broken else []  # allowed, not used
-    if flagged:
-        said.insert(0, sentence("flagged_runs", case="allowed", n=flagged, flags=flag_lines(flags)))
-    return sentence("warning", said=". ".join(said)) if said else None
 
 
 def _refused(found: Refusal) -> str:
@@ -213,82 +196,6 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
 def field_refusal(field: str, value: object, found: Finding | Refusal | str) -> str:
     model = isinstance(found, Refusal) and found.kind == RefusalKind.NOT_IN_FILE
     return sentence("field_refusal", field=ref(field, value), refused=refusal(found), model=model)
-
-
-def _why_not(runs: pd.DataFrame, broken: Sequence[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run."""
-    single = runs[runs["accelerators"] == 1]
-    ok = single[single["status"] == "ok"]
-    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    case = first_case({"broken": broken, "none": single.empty, "failed": ok.empty, "flagged": 1})
-    said = {"noun": noun_for(len(ok) or len(single), "run"), "kinds": joined(kinds) or "untrusted"}
-    said["status"] = single["status"].iloc[-1] if len(single) else None
-    return sentence("no_single", case=case, on=broken, **said)
-
-
-@dataclass(frozen=True, slots=True)
-class Chosen:
-    """The model advised on, each larger one passed over (name, size, runs, counts whose loss
-    was not finite) and, where none was, the others benched."""
-
-    model: str
-    size: float
-    passed: tuple[tuple[str, float, pd.DataFrame, tuple[int, ...] | None], ...] = ()
-    others: tuple[str, ...] = ()
-
-
-def chosen_said(found: Chosen) -> tuple[str, str]:
-    """The larger models passed over, else the others benched ``--model`` chooses."""
-    if found.passed:
-        passed = "; ".join(
-            f"{name} ({format_count(params)}): {_why_not(runs, broken)}"
-            for name, params, runs, broken in found.passed
-        )
-        return sentence("model_chosen", c=found, passed=passed, others=None), ""
-    if not found.others:
-        return "", ""
-    others, listed = len((found.model, *found.others)), joined(found.others)
-    return "", sentence("model_chosen", c=found, passed=None, others=others, listed=listed)
-
-
-@dataclass(frozen=True, slots=True)
-class WeakRuns:
-    """The runs of ``model`` an advice uses that are weak evidence (``weak`` of ``runs``), the
-    kinds of why, what to bench and the results file (a shell word) whose notes say more."""
-
-    weak: int
-    runs: int
-    model: str
-    counts: tuple[int, ...]
-    kinds: tuple[str, ...]
-    fix: str | None
-    fix_in_full: str
-    file: str
-
-
-def weak_evidence(found: WeakRuns | None) -> tuple[str | None, str | None]:
-    if found is None:
-        return None, None
-    said = {**asdict(found), "runs": of_the(found.weak, found.runs, "bench run")}
-    short = sentence("weak_evidence", full=False, **said)
-    return short, sentence("weak_evidence", full=True, **said)
-
-
-def fsdp_own_basis(row: pd.Series) -> str:
-    columns = ("fsdp_overhead_ms", "step_ms_mean", "plain_step_ms_mean", "nosync_step_ms_mean")
-    own, step, plain, nosync = (None if pd.isna(v := row.get(c)) else float(v) for c in columns)
-    # nosync: the step less the plain one no larger than less the no-sync one
-    nosync_said = step is not None and nosync is not None and (plain is None or plain >= nosync)
-    plain_said = step is not None and plain is not None
-    case = first_case({"nosync": nosync_said, "plain": plain_said, "*": 1})
-    return sentence("fsdp_own", own=own, case=case, step=step, plain=plain, nosync=nosync)
-
-
-def fsdp_note(row: pd.Series) -> str:
-    if row["strategy"] != "fsdp":
-        return ""
-    step = float(row["step_ms_mean"])
-    return sentence("fsdp_note", model=row["model"], step=step, basis=fsdp_own_basis(row))
 
 
 def against_measured(

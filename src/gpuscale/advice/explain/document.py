@@ -183,9 +183,9 @@ class Worded:
             row = WITHHELD[term]
             # the link assumed: its latency beside its bandwidth, as each end's reading says it
             latency = cal.machine.network.intra.latency_us if term == "link" else None
-            said = {"at": at, "value": value, "latency": latency}
-            withheld.append(sentence("count_withheld", row=row, c=d.chosen, **said))
-        first = filter(None, (held, cal.said.model_note, *withheld))
+            values = {"at": at, "value": value, "latency": latency}
+            withheld.append(sentence("count_withheld", row=row, c=d.chosen, **values))
+        first = filter(None, (held, said(cal.said.model_note), *withheld))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 
     @cached_property
@@ -196,7 +196,7 @@ class Worded:
         if not model.chosen or model.model_note:
             return found
         at = self.decision_line
-        return [*found[: at + 1], model.chosen, *found[at + 1 :]]
+        return [*found[: at + 1], said(model.chosen), *found[at + 1 :]]
 
     @property
     def decision_line(self) -> int:

@@ -35,6 +35,7 @@ from gpuscale.quantities import (
     noun_for,
     number,
     numbers_apart,
+    of_the,
     span,
 )
 
@@ -151,6 +152,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
     # counts, batches or names, numbers whole with thousands separators (1,000,000, not 1e+06)
     "joined": lambda v, of: joined(map(number, v)),  # type: ignore[call-overload]
+    "either": lambda v, of: joined(map(str, v), "or"),  # type: ignore[call-overload]
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
     "ms_at": _ms_at,  # each value ms (in the unit the largest takes) at the batch of ``of``
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
@@ -159,6 +161,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
+    "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
     "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
     "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
@@ -177,10 +180,11 @@ KINDS: dict[str, Callable[[object, object], str]] = {
 class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
-    values), ``counted~noun`` (``3 runs``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``pick~fragments`` (the one
-    keyed by the value, else by ``*``), ``opt~fragment`` (the fragment where the value is
-    not None)."""
+    values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
+    value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
+    fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
+    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
+    fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -212,6 +216,11 @@ class Phrasing(Formatter):
             return KINDS[kind](value, self._named(other))
         if kind == "noun":
             return noun_for(len(_floats(value)), other)
+        if kind == "of_the":  # ``1 of the 3 runs``: ``of_the~whole~noun``, whole a value's name
+            whole, _, noun = other.partition("~")
+            return of_the(int(_float(value)), int(_float(self._named(whole))), noun)
+        if kind == "sentences":
+            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "counted":  # a number, or how many items
             many = len(value) if isinstance(value, tuple) else _float(value)
             return counted(int(many), other)

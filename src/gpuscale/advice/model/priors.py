@@ -39,7 +39,7 @@ class SourcedPrior:
     high: float | None
     unit: str
     source: str
-    said: str = ""
+    said: str | Finding = ""
 
     def at(self, which: str) -> float:
         """The value at ``which``: ``low``, ``point`` or ``high``."""

@@ -22,7 +22,7 @@ from string import Formatter
 import pandas as pd
 
 from gpuscale.advice.records import spans
-from gpuscale.advice.types import Finding, Reading, Value, maybe
+from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -169,6 +169,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
+    "lower": lambda v, of: str(v)[:1].lower() + str(v)[1:],  # a name inside a sentence
+    "either": lambda v, of: joined(v, "or"),  # type: ignore[arg-type]
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
     "interval": lambda v, of: speedup_interval(v.speedup_low, v.speedup_high),  # type: ignore[attr-defined]
 }
@@ -178,7 +180,8 @@ class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``pick~fragments`` (the one
+    fragment), ``notes`` (sentences and findings by ``; ``), ``words`` (run together),
+    ``pick~fragments`` (the one
     keyed by the value, else by ``*``), ``opt~fragment`` (the fragment where the value is
     not None)."""
 
@@ -220,6 +223,8 @@ class Phrasing(Formatter):
             return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "words":  # words and findings run together (a measure's parts)
+            return "".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
@@ -234,3 +239,8 @@ def said(found: object, **context: Value) -> str:
     if not isinstance(found, Finding):
         return str(found)
     return Phrasing(FINDINGS[found.kind], context | dict(found.values), said).said("text")
+
+
+def measured(how: Measure, short: bool = False) -> str:
+    """How to measure a term in words (``short``: up to its bench run's command)."""
+    return "".join(map(said, how.parts(short)))

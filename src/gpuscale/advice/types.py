@@ -90,7 +90,7 @@ class Measure:
     after: str | Finding = ""
     again: str = ""  # the file's runs to bench again, in place of ``bench``
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # its words where text; a finding's: ``phrasebook.measured``
         return "".join(map(str, self.parts()))
 
     def __bool__(self) -> bool:

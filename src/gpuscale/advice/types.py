@@ -103,9 +103,6 @@ class Measure:
             (self.before, command) if short and self.bench else (self.before, command, self.after)
         )
 
-    def short(self) -> str:
-        return "".join(map(str, self.parts(short=True)))
-
 
 def bench_run(
     model: str | None, counts: tuple[int, ...], host_devices: int | None = None, run: str = ""

@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.explain.phrasebook import measured
+from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.bench.results_file import append_result
@@ -115,11 +117,12 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path, golden: G
     assert (advice.predictions["accum"] == 1).all()
     assert advice.predictions["global_batch"].nunique() == 1  # the batch benched, kept
     said = [a for a in advice.calibration.said.assumptions if a.term == TermId.CONVERGENCE]
-    assert f" {steps} steps" in said[0].basis and "--steps" in str(said[0].measure)
+    basis, measure = words(said[0].basis), measured(said[0].measure)
+    assert f" {steps} steps" in basis and "--steps" in measure
     golden.check(
         VIEW,
         "a noise scale over too few steps",
-        f"{said[0].basis}\n{said[0].measure}",
+        f"{basis}\n{measure}",
         paths={str(tmp_path): "<tmp>"},
     )
     # a noise scale the user gives is used whatever the bench measured
@@ -297,7 +300,7 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
     said = {a.term: a for a in entered.calibration.said.assumptions}[TermId.FIXED]
-    assert (said.value, said.source) == ("5 ms", "entered")
+    assert (words(said.value), said.source) == ("5 ms", "entered")
     with pytest.raises(ValueError) as above:
         gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
     assert "fixed_ms=7" in str(above.value)
@@ -325,13 +328,14 @@ def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(
         golden.check(
             VIEW,
             "same-sample ranks, no noise scale",
-            f"{converge.basis}\n{converge.measure}",
+            f"{words(converge.basis)}\n{measured(converge.measure)}",
             paths={str(tmp_path): "<tmp>"},
         )
     (tmp_path / "clean").mkdir()
     clean = gpuscale.advise(bench=str(_results(tmp_path / "clean")), link="pcie4-x16")
     converge = {a.term: a for a in clean.calibration.said.assumptions}[TermId.CONVERGENCE]
-    assert "same samples" not in converge.basis and "--noise-scale" in str(converge.measure)
+    basis, measure = words(converge.basis), measured(converge.measure)
+    assert "same samples" not in basis and "--noise-scale" in measure
 
 
 def test_the_one_batch_measured_is_measured_not_modelled(tmp_path: Path) -> None:

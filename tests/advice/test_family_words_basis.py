@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.phrasebook import measured
 
 
 @pytest.mark.parametrize(
@@ -40,8 +41,9 @@ def test_a_bench_advised_under_another_strategy_names_it(strategy: str, name: st
     # bench refuses --strategy zero2 and hybrid: neither sentence sends the user to run it
     own = next(a for a in advice.assumptions if a.name == f"{name}'s own work")
     assert f"bench with --strategy {strategy}" not in warning, warning
-    assert f"--strategy {strategy} --nproc" not in str(own.measure), own.measure
-    for said in (warning, str(own.measure)):
+    how = measured(own.measure)
+    assert f"--strategy {strategy} --nproc" not in how, how
+    for said in (warning, how):
         assert "gpuscale bench runs --strategy ddp or fsdp only" in said, said
 
 

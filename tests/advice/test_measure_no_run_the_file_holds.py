@@ -16,7 +16,8 @@ import gpuscale
 from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import headline
-from gpuscale.advice.types import again
+from gpuscale.advice.explain.phrasebook import said as words
+from gpuscale.advice.types import again, maybe
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.support import support
@@ -78,7 +79,7 @@ def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
 
 
 def test_the_held_back_count_is_the_one_named() -> None:
-    said = settle((), strong=True, held_back=4, refused=False)
+    said = maybe(words, settle((), strong=True, held_back=4, refused=False))
     assert said and "--nproc 1,4" in said, said
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gpuscale
+from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.search.decide import search
 from gpuscale.advice.types import TermId
@@ -36,7 +37,7 @@ def test_each_prior_is_named_with_its_source() -> None:
     eight = advice.predictions.set_index("accelerators").loc[8]
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row
-    pipeline = said[TermId.INPUT].value
+    pipeline = words(said[TermId.INPUT].value)
     assert f"{eight['samples_per_s']:,.0f} samples/s in all at 8 devices" in pipeline
     assert f"{eight['samples_per_s'] / 8:,.0f} per process" in pipeline
 
@@ -102,4 +103,4 @@ def test_a_sharded_strategy_lists_no_ddp_work_its_steps_do_not_price() -> None:
         (own,) = [a for a in advice.assumptions if a.term == TermId.DDP]
         assert own.strategy == taken and own.quantity is not None
         assert own.quantity.value == 0 and own.quantity.copies_ms is None
-        assert "copies" not in own.value
+        assert "copies" not in words(own.value)

@@ -18,7 +18,7 @@ from gpuscale.advice.explain.answer import (
 )
 from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.explain.phrasebook import WITHHELD as WITHHELD_WORDS
-from gpuscale.advice.explain.phrasebook import strategy_name
+from gpuscale.advice.explain.phrasebook import measured, said, strategy_name
 from gpuscale.advice.types import Source, TermId
 from gpuscale.interconnect.network import Link
 from gpuscale.quantities import format_ms, number
@@ -36,14 +36,14 @@ def test_the_fixed_cost_and_its_range_are_written_as_json_says_them() -> None:
     text = "\n".join(advice.explanation)
     written = re.findall(rf"(\S+ \S+ \((?:\w+ )?){re.escape(span)}\)", text)
     assert written  # the premise: --explain writes the range
-    assert {w + span + ")" for w in written} == {fixed.value}
+    assert {w + span + ")" for w in written} == {said(fixed.value)}
 
 
 def test_to_settle_it_gives_the_fixed_cost_measurement_as_the_assumption_does() -> None:
     advice = gpuscale.advise(**WITHHELD, link="pcie-phb")  # the link given: none but it moves
     assert moved_by(advice.decision) == ["fixed_cost"]  # the premise
     fixed = next(a for a in advice.assumptions if a.term == TermId.FIXED)
-    assert fixed.measure.short() in change_line(advice)
+    assert measured(fixed.measure, short=True) in change_line(advice)
 
 
 def test_a_custom_link_is_titled_by_its_numbers() -> None:
@@ -85,7 +85,7 @@ def test_the_overlap_assumed_is_the_pipeline_of_the_strategy_advised() -> None:
         advice = gpuscale.advise(**asked)
         overlap = next(a for a in advice.assumptions if a.term == TermId.OVERLAP)
         assert overlap.source is Source.ASSUMED  # the premise: the prior's
-        return str(overlap.basis)
+        return said(overlap.basis)
 
     ddp = basis(**{**one_node, "params": 7e6, "batch": 64, "step_ms": 2})
     fsdp, hybrid_one_node = basis(**one_node, strategy="fsdp"), basis(**one_node, strategy="hybrid")

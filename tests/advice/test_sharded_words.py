@@ -9,7 +9,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.explain.document import advice_view
-from gpuscale.advice.explain.phrasebook import remedy, strategy_words
+from gpuscale.advice.explain.phrasebook import remedy, said, strategy_words
 from gpuscale.advice.types import TermId
 
 # llama3-8b by its numbers on H100s: fewer than 4 devices cannot hold it sharded
@@ -75,4 +75,4 @@ def test_a_sharded_strategy_asked_of_ddp_runs_is_priced_without_ddp_work(strateg
     assert (own.strategy, own.source) == (strategy, Source.ASSUMED)
     assert own.quantity is not None and own.quantity.value == 0.0
     assert (advice.predictions["ddp_ms"] == 0).all()
-    assert strategy_words(strategy)["name"] in own.basis
+    assert strategy_words(strategy)["name"] in said(own.basis)

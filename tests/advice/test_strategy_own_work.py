@@ -9,7 +9,7 @@ import re
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.explain.phrasebook import measured, said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
 from gpuscale.quantities import format_ms
@@ -75,7 +75,7 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) ->
     assert (TermId.DDP, "ddp") not in terms
     fsdp = _own_work(advice)
     assert fsdp.strategy == "fsdp"
-    assert fsdp.source == "assumed" and "--strategy fsdp" in str(fsdp.measure)
+    assert fsdp.source == "assumed" and "--strategy fsdp" in measured(fsdp.measure)
     above = advice.predictions[advice.predictions["accelerators"] > 1]
     assert (above["ddp_ms"] == 0).all()
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
@@ -93,8 +93,8 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100, golden: 
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-30m", strategy="ddp")
     ddp = _own_work(advice)
     assert ddp.strategy == "ddp"
-    assert ddp.source == "assumed" and "--strategy ddp" in str(ddp.measure)
-    stated = float(re.match(r"([\d.]+) ms per step", ddp.value).group(1))
+    assert ddp.source == "assumed" and "--strategy ddp" in measured(ddp.measure)
+    stated = float(re.match(r"([\d.]+) ms per step", said(ddp.value)).group(1))
     assert stated > 0
     two = advice.predictions.set_index("accelerators").loc[2]
     rest = two["step_ms"] - two["compute_ms"] - two["wait_ms"] - two["exposed_comm_ms"]

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import Advice
+from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.model.network import count_class, link_class
 from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import Source, TermId
@@ -67,7 +68,7 @@ def test_the_link_class_of_an_xgmi_mesh_is_nvlink_and_said_assumed() -> None:
     assert {count_class(network, n) for n in (2, 4, 8)} == {"nvlink"}
     (said,) = [a for a in advice.assumptions if a.term == TermId.LINK_CLASS]
     assert said.source == Source.ASSUMED
-    assert said.value.startswith("nvlink for xgmi-mi300x")
+    assert words(said.value).startswith("nvlink for xgmi-mi300x")
 
 
 def test_a_link_whose_name_says_its_class_assumes_none() -> None:

@@ -3,26 +3,19 @@ count held back."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration, Machine
 from gpuscale.advice.model.network import count_class, fitted_class
-from gpuscale.advice.model.priors import (
-    FEW_NOISE_STEPS,
-    PRIORS,
-    assumed_overlap,
-    phrase,
-    strategy_name,
-)
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
-from gpuscale.advice.types import BenchRun, Measure, Source, TermId, as_run, maybe
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, as_run, maybe
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import filled, format_ms, joined, number
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
@@ -40,7 +33,7 @@ def settle(
     refused: bool,
     host_devices: int | None = None,
     again: str = "",
-) -> str | None:
+) -> Finding | None:
     """The one measurement that settles a count ``held_back`` (its interval includes no
     gain) or ``refused``: the most decisive term not measured (the samples to converge not
     under ``strong`` scaling), else ``again``, else a run at 1 and the held-back count."""
@@ -50,20 +43,28 @@ def settle(
     if strong:
         by_kind.pop(TermId.CONVERGENCE, None)
     term = next((t for t in _SETTLES if t in by_kind), None)
-    why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
-        if again:
-            return f"{why}{again}"
         run = BenchRun(None, (1, held_back or 2), run="...", host_devices=host_devices)
-        return f"{why}a measured run at the larger count: {run.command()}"
+        case, command = ("again", again) if again else ("run", run.command())
+        return Finding.of(K.SETTLE_BY, refused=refused, case=case, command=command)
     found = by_kind[term]
-    named = found.name if term == TermId.DDP else found.name[0].lower() + found.name[1:]
-    # the command alone: how the bench reads it is the assumption's own, in --explain
-    return f"{why}the {named} is {found.source}; measure it: {found.measure.short()}"
+    return Finding.of(
+        K.SETTLE_BY,
+        refused=refused,
+        case="term",
+        term=term.value,
+        name=found.name,
+        source=found.source.value,
+        # the command alone: how the bench reads it is the assumption's own, in --explain
+        measure=found.measure.parts(short=True),
+    )
 
 
 PER_STEP = "ms per step"
 SAME_SAMPLES = "factor: samples to converge at a larger global batch over those at the batch given"
+SLOWDOWN = "factor: the no-sync step at N over N = 1, at the largest N measured"
+# the overlap's basis where the prior gives it (``explain`` names the strategy's pipeline)
+OVERLAP_PRIOR = Finding.of(K.OVERLAP_BASIS, case="prior")
 
 
 def of_calibration(
@@ -85,13 +86,12 @@ def of_calibration(
     cost = cal.model.fixed
     if cost is not None:
         low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
-        span = f" ({format_ms(cost.low_ms, cost.high_ms)}-{format_ms(cost.high_ms)})"
-        value = format_ms(cost.ms, cost.high_ms) + (span if cost.uncertain else "")
+        ends = {"low_ms": cost.low_ms, "high_ms": cost.high_ms, "uncertain": cost.uncertain}
         measured = cost.source == Source.MEASURED
         fixed = (
             Assumption(
                 term=TermId.FIXED,
-                value=value,
+                value=Finding.of(K.ASSUMED_FIXED, ms=cost.ms, **ends),
                 quantity=Quantity(cost.ms, PER_STEP, low, high),
                 source=cost.source,
                 basis=cost.basis,
@@ -117,12 +117,9 @@ def _bench_terms(cal: Calibration, req: AdviceRequest, benched: Bench) -> tuple[
     if not given and not benched.overlap_measured and cal.run.overlap is not None:
         # why nothing measured it: the multi-device run flagged, no communication, none
         left_out = [m.devices for m in cal.runs.measured if m.flagged and not m.allowed]
-        why = "no multi-device run"
-        if left_out:
-            why = phrase("assumed_overlap_flagged", devices=left_out[0])
-        elif cal.runs.measured:
-            why = phrase("assumed_overlap_no_communication")
-        overlap = replace(overlap, basis=why)
+        why = "flagged" if left_out else ("quiet" if cal.runs.measured else "no_run")
+        devices = left_out[0] if left_out else None
+        overlap = replace(overlap, basis=Finding.of(K.OVERLAP_BASIS, case=why, devices=devices))
     return (overlap, _own_work(cal, req, benched.own_ms), _wait(cal, benched))
 
 
@@ -142,16 +139,17 @@ def _overlap(
     within = assumed_overlap(count_class(network, 1))
     across = assumed_overlap(fitted_class(network))  # multinode where it has nodes
     at = tuple((n, assumed_overlap(count_class(network, n))) for n in machine.device_counts)
-    said = f"{within:g}" if within == across else f"{within:g} within a node, {across:g} across"
-    source, basis = Source.ASSUMED, phrase("assumed_overlap_prior")
+    case = "given" if value is not None else ("same" if within == across else "apart")
+    said = Finding.of(K.ASSUMED_OVERLAP, case=case, overlap=value, within=within, across=across)
+    source, basis = Source.ASSUMED, OVERLAP_PRIOR
     if given:
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
-        source, basis = Source.MEASURED, phrase("assumed_overlap_measured")
+        source, basis = Source.MEASURED, Finding.of(K.OVERLAP_BASIS, case="measured")
     run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
     return Assumption(
         term=TermId.OVERLAP,
-        value=f"{said}, all but the last bucket" if value is None else f"{value:.2f}",
+        value=said,
         quantity=Quantity(
             across if value is None else value,
             "share of communication hidden behind backward",
@@ -172,14 +170,10 @@ def _link_class(link_name: str) -> Assumption | None:
     said = ASSUMED_CLASS_SAID[preset.name]
     return Assumption(
         term=TermId.LINK_CLASS,
-        value=f"{preset.assumed_class} for {preset.name}, the class the step's fitted terms "
-        "and the speedup's 80% interval read",
+        value=Finding.of(K.ASSUMED_LINK_CLASS, link_class=preset.assumed_class, preset=preset.name),
         source=Source.ASSUMED,
-        basis=f"{said['source']}; {said['note']}",
-        measure=Measure(
-            "`gpuscale collectives` on the node, then --collectives (a measured "
-            "link takes no class: the terms every class shares)"
-        ),
+        basis=Finding.of(K.LINK_CLASS_BASIS, source=said["source"], note=said["note"]),
+        measure=Measure(Finding.of(K.MEASURE_LINK_CLASS)),
     )
 
 
@@ -190,28 +184,25 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     benched, model = cal.run.strategy, cal.runs.own_model
     asked = req.strategy or benched
     of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
-    command = Measure(
-        phrase("assumed_bench_strategy", model=shlex.quote(model or "MODEL"), asked=asked)
-    )
-    if asked not in BENCHED:  # a command bench would refuse is no way to measure it
-        command = Measure(phrase("assumed_no_bench_strategy", benched=joined(BENCHED, "or")))
-    value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
+    # a command bench would refuse is no way to measure it: the strategies it runs instead
+    runs = {"runs": asked in BENCHED, "benched": BENCHED}
+    command = Measure(Finding.of(K.MEASURE_OWN_WORK, model=model or "MODEL", asked=asked, **runs))
+    value, source, measure = _per_step(ms), Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
-        carried = phrase("assumed_own_carried", of=of) if of else ""
-        basis = phrase("assumed_own_measured", carried=carried)
+        basis = Finding.of(K.OWN_WORK_BASIS, case="measured", of=of or None)
     elif asked == "ddp":
         prior = PRIORS["ddp_work"]
-        basis = phrase("assumed_own_prior", point=prior.point, source=prior.said)
+        basis = Finding.of(K.OWN_WORK_BASIS, case="prior", point=prior.point, source=prior.said)
     elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
-        value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
+        value = Finding.of(K.ASSUMED_OWN_WORK, case="fixed")
+        source, measure = Source.MEASURED, Measure()
         quantity = Quantity(cal.runs.one_fsdp_own_ms, PER_STEP)
-        basis = phrase("assumed_own_fsdp")
+        basis = Finding.of(K.OWN_WORK_BASIS, case="fsdp")
     else:
-        value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
-        names = {"benched": strategy_name(benched), "asked": strategy_name(asked)}
-        basis = phrase("assumed_own_other", **names)
+        value, quantity = _per_step(0.0), Quantity(0.0, PER_STEP)
+        basis = Finding.of(K.OWN_WORK_BASIS, case="other", benched=benched, asked=asked)
     return Assumption(
         term=TermId.DDP,
         strategy=asked,
@@ -223,6 +214,10 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     )
 
 
+def _per_step(ms: float) -> Finding:
+    return Finding.of(K.ASSUMED_OWN_WORK, case="ms", ms=ms)
+
+
 def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumption, ...]:
     """``found`` with DDP's own work as ``strategy`` prices it: a sharded strategy's none."""
     if strategy == "ddp":
@@ -230,10 +225,10 @@ def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumpti
     sharded = Assumption(
         term=TermId.DDP,
         strategy=strategy,
-        value="0 ms per step",
+        value=_per_step(0.0),
         quantity=Quantity(0.0, PER_STEP),
         source=Source.ASSUMED,
-        basis=phrase("assumed_own_sharded", asked=strategy_name(strategy)),
+        basis=Finding.of(K.OWN_WORK_BASIS, case="sharded", asked=strategy),
     )
     return tuple(sharded if a.term == TermId.DDP and a.strategy == "ddp" else a for a in found)
 
@@ -243,46 +238,47 @@ def _wait(cal: Calibration, benched: Bench) -> Assumption:
     lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
     compute, held = cal.model.compute, dict(benched.held)
     slowdown = dict(compute.slowdown)
-    value, source, basis = "0 ms", Source.ASSUMED, "nothing measured the steps' spread"
+    case, source, at_counts = "none", Source.ASSUMED, ()
     quantity: Quantity | None = Quantity(0.0, PER_STEP)
     measure = Measure(
         bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
     )
     if slowdown:
-
-        def one(n: int, f: float) -> str:
-            taken = held.get(n, f)
-            more = phrase("assumed_wait_held", taken=taken) if taken > f + 5e-3 else ""
-            return f"x{f:.2f} at N = {n}{more}"
-
         at = tuple(sorted(slowdown.items()))
-        value = "no-sync step " + ", ".join(one(n, f) for n, f in at)
-        quantity = Quantity(slowdown[max(slowdown)], phrase("assumed_wait_factor"), at=at)
-        source, basis, measure = Source.MEASURED, phrase("assumed_wait_measured"), Measure()
+        # a count's slowdown held at fewer devices' where that is larger
+        at_counts = tuple(
+            Finding.of(K.WAIT_AT, devices=n, slowdown=f, held=maybe(_above, held.get(n), f))
+            for n, f in at
+        )
+        quantity = Quantity(slowdown[max(slowdown)], SLOWDOWN, at=at)
+        case, source, measure = "measured", Source.MEASURED, Measure()
     elif compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
-        value = "E[max of N] - mean of the N = 1 step times"
         quantity = maybe(Quantity, benched.spread, spread)
-        source, basis = Source.FITTED, phrase("assumed_wait_fitted")
+        case, source = "fitted", Source.FITTED
     return Assumption(
         term=TermId.WAIT,
-        value=value,
+        value=Finding.of(K.ASSUMED_WAIT, case=case, at=at_counts),
         quantity=quantity,
         source=source,
-        basis=basis,
+        basis=Finding.of(K.WAIT_BASIS, case=case),
         measure=measure,
     )
+
+
+def _above(taken: float, slowdown: float) -> float | None:
+    return taken if taken > slowdown + 5e-3 else None
 
 
 def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
         term=TermId.INPUT,
-        value="never the bottleneck" + filled(" while it delivers {}", rate),
+        value=Finding.of(K.ASSUMED_INPUT, rate=rate),
         quantity=maybe(Quantity, samples_per_s, "samples/s needed"),
         source=Source.ASSUMED,
-        basis=phrase("assumed_input_basis"),
-        measure=Measure(phrase("assumed_input_measure")),
+        basis=Finding.of(K.INPUT_BASIS),
+        measure=Measure(Finding.of(K.MEASURE_INPUT)),
     )
 
 
@@ -295,28 +291,25 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         noise_scale = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
         return Assumption(
             term=TermId.CONVERGENCE,
-            value="E(B) = E_min (1 + B / B_noise)",
+            value=Finding.of(K.ASSUMED_CONVERGENCE, case="model"),
             quantity=maybe(Quantity, model.b_noise, noise_scale),
             source=Source.GIVEN if given else Source.MEASURED,
             basis=model.source,
         )
-    thin, found = converging.thin, cal.runs.evidence
-    why = phrase("assumed_convergence_none")
-    if thin is not None:  # why the bench's noise scale prices no larger batch
-        b_simple = number(thin.b_simple)
-        why = phrase("thin_noise", b_simple=b_simple, steps=thin.steps, fewest=FEW_NOISE_STEPS)
-    before, after = "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
-    if cal.runs.same_samples:
-        why, before = phrase("assumed_convergence_same"), phrase("assumed_convergence_draw")
-        after = ""
+    thin, found, same = converging.thin, cal.runs.evidence, cal.runs.same_samples
+    # why the bench's noise scale prices no larger batch
+    why = "same" if same else ("none" if thin is None else "thin")
+    noise = {} if thin is None else {"b_simple": thin.b_simple, "steps": thin.steps}
     steps = found.steps_needed if found is not None else FIRM_STEPS  # what firms a thin one
     more = f"--steps {steps}" if thin is not None and steps else ""
     run = BenchRun(cal.runs.own_model, (1, 2), more=more, host_devices=cal.runs.host_devices)
+    before = Finding.of(K.MEASURE_CONVERGENCE, same_samples=same)
+    after = "" if same else Finding.of(K.MEASURE_GRADIENT_NORMS)
     return Assumption(
         term=TermId.CONVERGENCE,
-        value="the same as at the batch given",
+        value=Finding.of(K.ASSUMED_CONVERGENCE, case="same"),
         quantity=Quantity(1.0, SAME_SAMPLES),
         source=Source.ASSUMED,
-        basis=phrase("assumed_convergence_basis", why=why),
+        basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
         measure=Measure(before, run, after),
     )

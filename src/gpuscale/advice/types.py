@@ -82,21 +82,26 @@ BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """How to measure a term: words ``before`` and ``after`` a bench run (None: words only);
-    empty where measured."""
+    """How to measure a term: words ``before`` and ``after`` a bench run (None: words only)
+    or the file's runs to bench ``again`` in its place; empty where measured."""
 
-    before: str = ""
+    before: str | Finding = ""
     bench: BenchRun | None = None
-    after: str = ""
+    after: str | Finding = ""
+    again: str = ""  # the file's runs to bench again, in place of ``bench``
 
-    def __str__(self) -> str:
-        return f"{self.before}{maybe(BenchRun.command, self.bench) or ''}{self.after}"
+    def __str__(self) -> str:  # its words where text; a finding's: ``phrasebook.measured``
+        return "".join(map(str, self.parts()))
 
     def __bool__(self) -> bool:
-        return bool(self.before or self.bench or self.after)
+        return bool(self.before or self.bench or self.after or self.again)
 
-    def short(self) -> str:
-        return f"{self.before}{self.bench.command()}" if self.bench else str(self)
+    def parts(self, short: bool = False) -> tuple[str | Finding, ...]:
+        """The words and the command in order (``short``: up to a bench run's command)."""
+        command = maybe(BenchRun.command, self.bench) or self.again
+        return (
+            (self.before, command) if short and self.bench else (self.before, command, self.after)
+        )
 
 
 def bench_run(
@@ -144,7 +149,7 @@ def as_run(
     if any_run or (same and found.counts and not bench.config and not bench.more):
         held = again(found, bench.nproc, host_devices)
         if held:
-            return Measure(f"{measure.before}{held}{measure.after}")
+            return replace(measure, bench=None, again=held)
     if not same:
         return measure
     run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)

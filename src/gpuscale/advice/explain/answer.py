@@ -18,6 +18,7 @@ from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
     first_case,
+    measured,
     reading,
     sentence,
     strategy_name,
@@ -188,7 +189,7 @@ def change_line(advice: AdviceView) -> str:
     strategy = issued(advice.calibration, d.focus.accelerators)
     if assumed and d.limit.cap == "overheads":
         term = term_words(d.limit.dominant_term, "says", strategy)
-        return sentence("change", case="measure", term=term, how=assumed[0].short())
+        return sentence("change", case="measure", term=term, how=measured(assumed[0], short=True))
     how = remedy_of(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
 

@@ -21,10 +21,11 @@ from gpuscale.advice.explain.answer import (
 )
 from gpuscale.advice.explain.explanation import scaling
 from gpuscale.advice.explain.phrasebook import (
+    measured,
     said,
     sentence,
 )
-from gpuscale.advice.types import FindingKind, maybe
+from gpuscale.advice.types import FindingKind, Measure, maybe
 from gpuscale.bench.support import Support
 from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
 from gpuscale.tables.json_depth import JSON
@@ -41,8 +42,10 @@ def plain(value: object) -> JSON:
     """``value`` as ``-f json`` gives it (``JSON_KEYS``)."""
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, Measure):
+        return measured(value)  # its words
     if is_dataclass(value) and type(value).__str__ is not object.__str__:
-        return str(value)  # a measure: its words
+        return str(value)  # a record said whole
     if is_dataclass(value):
         name = type(value).__name__
         return laid_out(value, JSON_KEYS.get(name, {}), name, own=True)
@@ -134,6 +137,7 @@ def _terms_evidence(found: Support | None) -> str | None:
 # the keys derived by a function of their record or of the advice ("=" in the data file)
 DERIVED: dict[str, Callable[..., object]] = {
     "Quantity.at": lambda q: dict(q.at),
+    "Assumption.said": lambda a: said(a.value),
     "Assumption.basis": lambda a: said(a.basis),
     "FixedCost.basis": lambda f: said(f.basis),
     "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import for_strategy, input_pipeline, settle
+from gpuscale.advice.assumptions import OVERLAP_PRIOR, for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -122,9 +122,10 @@ class Worded:
         if cal.run.strategy != "ddp":  # the prior's overlap: the pipeline of the collectives
             pipeline = strategy_words(issued(cal))["pipeline"]
             basis = MODEL["overlap_of_strategy"].format(pipeline=pipeline)
-            prior = MODEL["assumed_overlap_prior"]
             found = tuple(
-                replace(a, basis=basis) if a.term == TermId.OVERLAP and a.basis == prior else a
+                replace(a, basis=basis)
+                if a.term == TermId.OVERLAP and a.basis == OVERLAP_PRIOR
+                else a
                 for a in found
             )
         if self.input_rate is None:
@@ -138,7 +139,7 @@ class Worded:
         """The search's Decision with its warnings and what to measure first in words."""
         d, cal = self.decided, self.calibration
         held_back = None if d.held_back is None else d.held_back.accelerators
-        first = measure_first(cal.runs.evidence, cal.runs.host_devices) or settle(
+        how = settle(
             self.assumptions,
             strong=cal.run.kept_global_batch is not None,
             held_back=held_back,
@@ -146,6 +147,7 @@ class Worded:
             host_devices=cal.runs.host_devices,
             again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
         )
+        first = measure_first(cal.runs.evidence, cal.runs.host_devices) or maybe(said, how)
         warnings = [*map(said, d.warnings)]
         if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
             more = len(self.below_mlperf[1:]) or None

@@ -20,9 +20,9 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import first_case, sentence, term_words
+from gpuscale.advice.explain.phrasebook import first_case, measured, sentence, term_words
 from gpuscale.advice.records import measured_at
-from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
+from gpuscale.advice.types import STOPPED, Measure, Source, TermId, Value, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -55,7 +55,7 @@ def _scaling(advice: AdviceView) -> list[str]:
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
+        said = {"split": opt > 0, "measure": maybe(measured, measure), "strategy": cal.run.strategy}
         lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     kind = scaling(cal)
@@ -87,7 +87,7 @@ def _scaling(advice: AdviceView) -> list[str]:
         row = row_at(alt, d.focus.accelerators)
         measures = [a.measure for a in cal.said.assumptions if a.term == TermId.CONVERGENCE]
         host = on_a_larger_host(2, cal.runs.host_devices)
-        measure = str(next(iter(measures), "")) or sentence("measure_noise", host=host)
+        measure = measured(next(iter(measures), Measure())) or sentence("measure_noise", host=host)
         batch = config(row["batch_per_device"], row["accum"])
         one = row_at(alt, 1)["global_batch"]
         said = {"batch": batch, "named": named(d), "one": one, "measure": measure}
@@ -118,7 +118,7 @@ def _sources(advice: AdviceView) -> list[str]:
         lines.append(sentence("no_convergence", samples=cal.search.samples))
     for a in advice.assumptions:  # not the fixed cost (said with the scaling)
         if a.term != TermId.FIXED:
-            lines.append(sentence("assumption", a=a, measure=a.measure or None))
+            lines.append(sentence("assumption", a=a, measure=maybe(measured, a.measure or None)))
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
     source = phrasebook.said(cal.model.error.source, strategy=strategy)

@@ -22,7 +22,7 @@ from string import Formatter
 import pandas as pd
 
 from gpuscale.advice.records import spans
-from gpuscale.advice.types import Finding, Reading, Value, maybe
+from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -172,6 +172,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word
+    "lower": lambda v, of: str(v)[:1].lower() + str(v)[1:],  # a name inside a sentence
     # the speedup interval of a row or a record (its ``speedup_low`` and ``speedup_high``)
     "interval": lambda v, of: speedup_interval(v.speedup_low, v.speedup_high),  # type: ignore[attr-defined]
 }
@@ -183,8 +184,8 @@ class Phrasing(Formatter):
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
     value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
     fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
-    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
-    fragment where the value is not None)."""
+    ``words`` (run together), ``pick~fragments`` (the one keyed by the value, else by
+    ``*``), ``opt~fragment`` (the fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -229,6 +230,8 @@ class Phrasing(Formatter):
             return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "words":  # words and findings run together (a measure's parts)
+            return "".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
@@ -243,3 +246,8 @@ def said(found: object, **context: Value) -> str:
     if not isinstance(found, Finding):
         return str(found)
     return Phrasing(FINDINGS[found.kind], context | dict(found.values), said).said("text")
+
+
+def measured(how: Measure, short: bool = False) -> str:
+    """How to measure a term in words (``short``: up to its bench run's command)."""
+    return "".join(map(said, how.parts(short)))

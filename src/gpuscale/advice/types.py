@@ -83,14 +83,20 @@ BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 @dataclass(frozen=True, slots=True)
 class Measure:
     """How to measure a term: words ``before`` and ``after`` a bench run (None: words only);
-    empty where measured."""
+    empty where measured. Words that are a finding are said by ``explain`` (:meth:`said`)."""
 
-    before: str = ""
+    before: str | Finding = ""
     bench: BenchRun | None = None
     after: str = ""
 
+    def said(self, say: Callable[[object], str]) -> str:
+        """In words, ``before`` said by ``say`` (``explain.phrasebook.said``)."""
+        return f"{say(self.before)}{maybe(BenchRun.command, self.bench) or ''}{self.after}"
+
     def __str__(self) -> str:
-        return f"{self.before}{maybe(BenchRun.command, self.bench) or ''}{self.after}"
+        if isinstance(self.before, Finding):
+            raise TypeError(f"{self.before.kind} is said by explain: Measure.said")
+        return self.said(str)
 
     def __bool__(self) -> bool:
         return bool(self.before or self.bench or self.after)
@@ -162,10 +168,6 @@ FindingKind = Code(
 )
 
 
-# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
-Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ...] | None
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A ``kind`` of finding and the named values it is about."""
@@ -182,6 +184,10 @@ class Finding:
 
     def with_values(self, **values: Value) -> Finding:
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
+
+
+# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
+Value = float | int | str | bool | tuple[float, ...] | tuple[str | Finding, ...] | Finding | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from gpuscale.advice.explain.phrasebook import (
     said,
     sentence,
 )
-from gpuscale.advice.types import FindingKind, maybe
+from gpuscale.advice.types import FindingKind, Measure, maybe
 from gpuscale.bench.support import Support
 from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
 from gpuscale.tables.json_depth import JSON
@@ -41,8 +41,10 @@ def plain(value: object) -> JSON:
     """``value`` as ``-f json`` gives it (``JSON_KEYS``)."""
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, Measure):
+        return value.said(said)  # its words
     if is_dataclass(value) and type(value).__str__ is not object.__str__:
-        return str(value)  # a measure: its words
+        return str(value)
     if is_dataclass(value):
         name = type(value).__name__
         return laid_out(value, JSON_KEYS.get(name, {}), name, own=True)
@@ -135,6 +137,7 @@ def _terms_evidence(found: Support | None) -> str | None:
 DERIVED: dict[str, Callable[..., object]] = {
     "Quantity.at": lambda q: dict(q.at),
     "Assumption.basis": lambda a: said(a.basis),
+    "Assumption.said": lambda a: said(a.value),
     "FixedCost.basis": lambda f: said(f.basis),
     "MemoryCheck.device_assumed": lambda m: m.device.assumed or None,
     "MemoryCheck.activations_counted": _by_devices,
@@ -151,6 +154,7 @@ DERIVED: dict[str, Callable[..., object]] = {
     "document.recommendation.break_even_this_model": lambda a: _without(
         plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
     ),
+    "document.recommendation.model": lambda a: said(a.calibration.model.name),
     # every assumed term whose range moves the count (``withheld_by``: the first)
     "document.recommendation.moved_by": lambda a: moved_by(a.decision),
     "document.recommendation.terms_evidence": lambda a: _terms_evidence(

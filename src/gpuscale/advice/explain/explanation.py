@@ -22,7 +22,7 @@ from gpuscale.advice.explain.answer import (
 from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import first_case, sentence, term_words
 from gpuscale.advice.records import measured_at
-from gpuscale.advice.types import STOPPED, Source, TermId, Value, maybe
+from gpuscale.advice.types import STOPPED, Source, TermId, Value
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -55,7 +55,7 @@ def _scaling(advice: AdviceView) -> list[str]:
     opt, fixed, lines = advice.fixed_term.optimizer_ms, cal.model.fixed, []
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
-        said = {"split": opt > 0, "measure": maybe(str, measure), "strategy": cal.run.strategy}
+        said = {"split": opt > 0, "measure": measure, "strategy": cal.run.strategy}
         lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     kind = scaling(cal)

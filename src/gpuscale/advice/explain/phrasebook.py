@@ -22,7 +22,7 @@ from string import Formatter
 import pandas as pd
 
 from gpuscale.advice.records import spans
-from gpuscale.advice.types import Finding, Reading, Value, maybe
+from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -36,6 +36,7 @@ from gpuscale.quantities import (
     number,
     numbers_apart,
     span,
+    with_article,
 )
 
 
@@ -165,6 +166,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
+    "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B
     "strategy": lambda v, of: strategy_name(str(v)),  # zero2: ZeRO-2
     "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
@@ -207,6 +209,8 @@ class Phrasing(Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         if isinstance(value, Finding) and not format_spec:
             return self.nested(value)
+        if isinstance(value, Measure) and not format_spec:
+            return value.said(self.nested)
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:
             return KINDS[kind](value, self._named(other))
@@ -220,6 +224,8 @@ class Phrasing(Formatter):
             return said or self.said(other)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "listed":  # sentences and findings as a sentence lists them
+            return joined(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)

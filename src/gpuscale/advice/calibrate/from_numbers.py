@@ -276,7 +276,7 @@ def _prior_assumed(
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
     return Assumption(
         term=term,
-        value=Finding.of(K.PRIOR_VALUE, in_ms=in_ms, what=what, **values),
+        value=Finding.of(K.PRIOR_VALUE, in_ms=in_ms, said_as=what, **values),
         quantity=Quantity(prior.point + copies_ms, unit, low, high, copies_ms=copies_ms or None),
         source=Source.PRIOR,
         basis=prior.said,

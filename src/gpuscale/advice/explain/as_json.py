@@ -43,8 +43,6 @@ def plain(value: object) -> JSON:
         return value.value
     if isinstance(value, Measure):
         return value.said(said)  # its words
-    if is_dataclass(value) and type(value).__str__ is not object.__str__:
-        return str(value)
     if is_dataclass(value):
         name = type(value).__name__
         return laid_out(value, JSON_KEYS.get(name, {}), name, own=True)

@@ -180,9 +180,9 @@ class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``pick~fragments`` (the one
-    keyed by the value, else by ``*``), ``opt~fragment`` (the fragment where the value is
-    not None)."""
+    fragment), ``notes`` (sentences and findings by ``; ``), ``listed`` (as a sentence lists
+    them: ``a, b and c``), ``pick~fragments`` (the one keyed by the value, else by ``*``),
+    ``opt~fragment`` (the fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str

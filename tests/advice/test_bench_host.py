@@ -16,6 +16,7 @@ import gpuscale
 from gpuscale.advice.api import advise_loaded
 from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.advice.types import TermId
 from gpuscale.bench.table import bench_table
 from gpuscale.hardware.links import PRESETS
@@ -122,8 +123,9 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(
         said = " ".join(advice.explanation)
         assert "topology records it" not in said
         (assumed,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
-        assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
-        assert "1 GPU" in assumed.basis and "collectives" in str(assumed.measure)
+        assert assumed.source == "assumed" and assumed.value["preset"] == link
+        assert assumed.basis.kind == K.NO_LINK_MEASURED and assumed.basis["gpus"] == 1
+        assert assumed.measure.before.kind == K.MEASURE_LINK
         line = sentence("assumption", a=assumed, measure=assumed.measure or None)
         assert line in advice.explanation
         golden.check(VIEW, f"a one-GPU host's link assumed, {way}", line)

@@ -5,7 +5,9 @@ is no assumption."""
 from __future__ import annotations
 
 import gpuscale
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.advice.types import TermId
 from gpuscale.hardware.links import PRESETS
 
@@ -27,9 +29,10 @@ def test_an_unnamed_link_between_nodes_is_an_assumption_the_caveat_names() -> No
     assert inter.quantity.value == PRESETS[DEFAULT_INTER_NODE].busbw_gbs
     assert inter.quantity.value == advice.calibration.machine.network.inter.busbw_gbs
     assert inter.quantity.unit == "GB/s bus bandwidth"
-    assert "--inter-node" in str(inter.measure)
+    assert inter.measure.before.kind == K.MEASURE_INTER_NODE
+    assert inter.value["preset"] == DEFAULT_INTER_NODE
     (provisional,) = [c for c in advice.caveats if c.startswith("Provisional")]
-    assert inter.value in provisional and "--inter-node" in provisional
+    assert said(inter.value) in provisional and "--inter-node" in provisional
 
 
 def test_a_named_link_between_nodes_is_not_assumed() -> None:

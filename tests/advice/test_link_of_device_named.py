@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
-from gpuscale.advice.types import Source, TermId
+from gpuscale.advice.types import Finding, Source, TermId
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.links import PRESETS
 
 
@@ -26,7 +27,8 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
     assert advice.calibration.machine.network.intra.name == "nvlink4"
     (link,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
     assert link.source == Source.ASSUMED and link.quantity.value == PRESETS["nvlink4"].busbw_gbs
-    assert "pcie-phb" in str(link.measure)  # PCIe cards: the link to give instead
+    # PCIe cards: the link to give instead (pcie-phb)
+    assert link.measure.before == Finding.of(K.MEASURE_LINK_ASSUMED, case="board")
     assert "an assumed link, nvlink4" in said  # the caveat says the link it assumed
 
 

@@ -8,8 +8,9 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.explain.phrasebook import said as words
-from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.model.priors import DDP_WORK, STEP_SPREAD, StepError
 from gpuscale.advice.search.decide import search
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.advice.types import TermId
 
 
@@ -32,8 +33,11 @@ def test_each_prior_is_named_with_its_source() -> None:
     said = {a.term: a for a in advice.assumptions}
     ddp, wait = said[TermId.DDP], said[TermId.WAIT]
     assert "PyTorch DDP paper" in ddp.basis and "one-H100" in ddp.basis
-    assert "Chen et al. 2016" in wait.basis and "Horovod" in wait.basis
-    assert "its range in the interval" in ddp.value and "its range in the interval" in wait.value
+    assert wait.basis.kind == K.SPREAD_FITTED  # the prior's source, then the spread fitted
+    assert "Chen et al. 2016" in wait.basis["basis"] and "Horovod" in wait.basis["basis"]
+    for a, prior in ((ddp, DDP_WORK), (wait, STEP_SPREAD)):  # each said with its range
+        assert a.value.kind == K.PRIOR_VALUE
+        assert (a.value["low"], a.value["high"]) == (prior.low, prior.high)
     eight = advice.predictions.set_index("accelerators").loc[8]
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row
@@ -76,7 +80,7 @@ def test_a_3b_models_ddp_work_is_its_bucket_copies_not_a_rate_per_parameter() ->
     assert advice.decision.limit.dominant_term != TermId.DDP
     assert advice.recommended is not None and advice.recommended > 1
     (ddp,) = [a for a in advice.assumptions if a.term == TermId.DDP]
-    assert ddp.source == "prior" and "bucket copies" in ddp.value
+    assert ddp.source == "prior" and ddp.value["said_as"].kind == K.DDP_COPIES
     # the record's number is what the steps price: the prior's rest and the copies
     assert ddp.quantity is not None and ddp.quantity.copies_ms is not None
     assert abs(ddp.quantity.value - two["ddp_ms"]) < 1e-9

@@ -80,7 +80,7 @@ class StepModel:
     """The model and one device's step: the fixed cost (None: not split), the compute at
     the priors' ends, the step's 80% interval at N > 1, its family's basis."""
 
-    name: str = "the model"
+    name: str | Finding = "the model"  # a bench model's; a finding where it is said
     spec: ModelSpec
     compute: Compute
     fixed: FixedCost | None = None

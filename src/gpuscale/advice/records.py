@@ -50,7 +50,7 @@ class Assumption:
     """One term: its value said and as a number (None for a choice), whence, how to measure it."""
 
     term: TermId
-    value: str | Finding
+    value: str | Finding  # said by ``explain``
     source: Source
     basis: str | Finding  # a finding: the fixed cost's (``explain`` says it)
     measure: Measure = field(default_factory=Measure)  # empty where measured

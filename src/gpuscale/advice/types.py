@@ -167,10 +167,6 @@ FindingKind = Code(
 )
 
 
-# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
-Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ...] | None
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A ``kind`` of finding and the named values it is about."""
@@ -187,6 +183,10 @@ class Finding:
 
     def with_values(self, **values: Value) -> Finding:
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
+
+
+# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
+Value = float | int | str | bool | tuple[float, ...] | tuple[str | Finding, ...] | Finding | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,8 @@ from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import host_of, machine_of
 from gpuscale.advice.calibrate.memory import memory_check
-from gpuscale.advice.calibrate.rows import usable
+from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked
 from gpuscale.advice.request import AdviceRequest
@@ -79,7 +78,16 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     found = maybe(workload_rcps, request.workload, ruleset)
     fitted = maybe(rcp_fit, found)
     if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
-        raise ValueError(sentence("no_rcps", rcps=found, newest=found.elsewhere[-1:]))
+        raise CalibrationError(
+            Finding.of(
+                FindingKind.NO_RCPS,
+                display=found.display,
+                workload=found.workload,
+                ruleset=found.ruleset,
+                elsewhere=found.elsewhere,
+                newest=found.elsewhere[-1] if found.elsewhere else None,
+            )
+        )
     converging = resolved(
         found,
         fitted,

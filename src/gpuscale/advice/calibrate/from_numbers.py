@@ -8,25 +8,23 @@ from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import compute, hardware, priors
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, bench_run
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, Value, bench_run
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory_check import DEFAULT_PRECISION
-from gpuscale.quantities import format_count
 
 # --params this far from the shape's count is said (a published count is rounded to a
 # few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
 PARAMS_AGREE = 0.05
-SPREAD_SAID = sentence("spread_said")  # the wait prior's value
+SPREAD_SAID = priors.phrase("spread_said")  # the wait prior's value
 MEASURE_FIXED = Measure(
-    sentence("measure_fixed_before"),
+    priors.phrase("measure_fixed_before"),
     BenchRun(None, (1,)),
     " (times two batches at N = 1)",
 )
@@ -100,13 +98,15 @@ def from_numbers(
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     copies_ms = spec.copies_ms(memory_gbs)
     bandwidth, named = memory_gbs or compute.REFERENCE_MEMORY_GBS, device.part is not None
-    copies = sentence("ddp_copies", copies_ms=copies_ms, bandwidth=bandwidth, named=named)
+    copies = Finding.of(K.DDP_COPIES, copies_ms=copies_ms, bandwidth=bandwidth, named=named)
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
     sigma, stacks_differ = fitted_spread(machine.network)
     if sigma > 0:
-        fitted = sentence("spread_fitted", spread=sigma, stacks_differ=stacks_differ)
-        spread = replace(spread, basis=sentence("basis_and", basis=spread.basis, more=fitted))
+        fitted = Finding.of(
+            K.SPREAD_FITTED, basis=spread.basis, spread=sigma, stacks_differ=stacks_differ
+        )
+        spread = replace(spread, basis=fitted)
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
@@ -126,7 +126,7 @@ def from_numbers(
     bound, assumed = None, fixed.source == Source.ASSUMED
     unbounded = device.peak is None or at_peak is None
     why = ("none" if unbounded else "peak") if assumed else "entered"  # 6 x P moves none
-    flops_said: dict[str, object] = {"case": "token", "flops": spec.flops, "why": why}
+    flops_said: dict[str, Value] = {"case": "token", "flops": spec.flops, "why": why}
     flops_at = Quantity(spec.flops, FLOPS_UNIT)
     if assumed and unbounded:
         bound = Finding.of(
@@ -206,7 +206,7 @@ def from_numbers(
         if assumed and ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))
     model = StepModel(
-        name=sentence("params_model", count=format_count(spec.params), family=None),
+        name=Finding.of(K.PARAMS_MODEL, params=spec.params, family=None),
         spec=spec,
         error=priors.ERROR,
         **priced(fixed),  # type: ignore[arg-type]
@@ -245,11 +245,11 @@ def from_numbers(
     if not flops_given:  # the range the advice reads the FLOPs per sample over
         flops = Assumption(
             term=TermId.FLOPS,
-            value=sentence("flops_value", **flops_said),
+            value=Finding.of(K.FLOPS_VALUE, **flops_said),
             quantity=flops_at,
             source=Source.ASSUMED,
-            basis=sentence("flops_assumed", **flops_said),
-            measure=Measure(sentence("measure_flops")),
+            basis=Finding.of(K.FLOPS_ASSUMED, **flops_said),
+            measure=Measure(Finding.of(K.MEASURE_FLOPS)),
         )
         said = replace(said, assumptions=(*said.assumptions, flops))
     # the fixed cost prices smaller batches
@@ -261,18 +261,22 @@ def from_numbers(
 
 
 def _prior_assumed(
-    prior: SourcedPrior, term: TermId, what: str, counts: tuple[int, ...], copies_ms: float = 0.0
+    prior: SourcedPrior,
+    term: TermId,
+    what: str | Finding,
+    counts: tuple[int, ...],
+    copies_ms: float = 0.0,
 ) -> Assumption:
     """A term set from a prior (``model/priors.py``), its range and source, measured by a run
     at ``counts``: DDP's work in ms with the model's bucket copies (``copies_ms``) added to its
     point and ends as the steps price it, the wait a share."""
     in_ms = term == TermId.DDP
-    unit = PER_STEP if in_ms else sentence("spread_unit", said=SPREAD_SAID)
+    unit = PER_STEP if in_ms else priors.phrase("spread_unit", said=SPREAD_SAID)
     low, high = (None if end is None else end + copies_ms for end in (prior.low, prior.high))
     values = {"point": prior.point, "low": prior.low, "high": prior.high}
     return Assumption(
         term=term,
-        value=sentence("prior_value", in_ms=in_ms, what=what, **values),
+        value=Finding.of(K.PRIOR_VALUE, in_ms=in_ms, said_as=what, **values),
         quantity=Quantity(prior.point + copies_ms, unit, low, high, copies_ms=copies_ms or None),
         source=Source.PRIOR,
         basis=prior.said,

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
@@ -158,9 +157,8 @@ def choose_link(
     if topology is not None and detected is not None and not benched:
         expected = topology.expected_busbw_gbs()
         if expected:
-            chosen = replace(
-                chosen, busbw_gbs=expected, name=sentence("link_detected", preset=detected)
-            )
+            name = phrase("link_detected", preset=detected)
+            chosen = replace(chosen, busbw_gbs=expected, name=name)
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
         return LinkChoice(chosen, said, device)
@@ -175,8 +173,8 @@ def choose_link(
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
-        basis = sentence(
-            "no_link_measured",
+        basis = Finding.of(
+            K.NO_LINK_MEASURED,
             gpus=host.gpus,
             preset=chosen.name,
             device=host.device or None,
@@ -184,12 +182,12 @@ def choose_link(
             architecture=getattr(generation, "architecture", None),
             board=host_board or None,
         )
-        measure = sentence("measure_link", detected=seen or None)
+        measure = Finding.of(K.MEASURE_LINK, detected=seen or None)
         assumed = detected is None
     else:
         case = "board" if board is not None else "default"
-        basis = sentence("link_assumed", case=case, name=chosen.name, device=req.device_name)
-        measure = sentence("measure_link_assumed", case=case)
+        basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, device=req.device_name)
+        measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True
     if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
         said = Finding.of(
@@ -201,7 +199,7 @@ def choose_link(
         return LinkChoice(replace(chosen, name="CPU processes"), said, device, assumed=True)
     assumption = Assumption(
         term=TermId.LINK,
-        value=sentence("link_value", preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        value=Finding.of(K.LINK_VALUE, preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
         quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
         source=Source.ASSUMED,
         basis=basis,
@@ -314,12 +312,12 @@ def machine_of(
 
 def _inter_node_assumed(inter: Link) -> Assumption:
     """The link between nodes where none is named (``DEFAULT_INTER_NODE``)."""
-    presets = ", ".join(name for name, p in links.PRESETS.items() if p.kind == "network")
+    presets = tuple(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
         term=TermId.INTER_NODE,
-        value=sentence("link_value", preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        value=Finding.of(K.LINK_VALUE, preset=inter.name, busbw_gbs=inter.busbw_gbs),
         quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
-        basis=sentence("inter_node_assumed", name=inter.name),
-        measure=Measure(sentence("measure_inter_node", presets=presets)),
+        basis=Finding.of(K.INTER_NODE_ASSUMED, name=inter.name),
+        measure=Measure(Finding.of(K.MEASURE_INTER_NODE, presets=presets)),
     )

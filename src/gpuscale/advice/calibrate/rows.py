@@ -11,13 +11,11 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
-from gpuscale.bench.table import flag_summary, flags_counted
+from gpuscale.bench.table import flag_summary
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import joined
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
@@ -166,10 +164,14 @@ def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
     flagged = table[_flagged(table)]
     if flagged.empty:
         return trusted_runs(table), []
-    runs = (sentence("run_on", model=r.model, devices=r.accelerators) for r in flagged.itertuples())
-    found = sentence(
-        "flagged_left_out", runs=len(flagged), pairs=joined(runs), flags=flags_counted(flagged)
+    runs = tuple(
+        Finding.of(FindingKind.RUN_ON, model=str(r.model), devices=int(r.accelerators))
+        for r in flagged.itertuples()
     )
+    flags = tuple(
+        Finding.of(FindingKind.FLAG_RUNS, flag=kind, runs=n) for kind, n, _ in flag_summary(flagged)
+    )
+    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), pairs=runs, flags=flags)
     return trusted_runs(table), [found]
 
 

@@ -155,6 +155,7 @@ DERIVED: dict[str, Callable[..., object]] = {
     "document.recommendation.break_even_this_model": lambda a: _without(
         plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
     ),
+    "document.recommendation.model": lambda a: said(a.calibration.model.name),
     # every assumed term whose range moves the count (``withheld_by``: the first)
     "document.recommendation.moved_by": lambda a: moved_by(a.decision),
     "document.recommendation.terms_evidence": lambda a: _terms_evidence(

@@ -63,7 +63,8 @@ def columns(advice: AdviceView) -> tuple[str, ...]:
 def table_title(cal: Calibration) -> str:
     """What the predictions are of: the model, its strategy and the network over the counts
     (a link given by its numbers said by them); the table's title and the report's figure's."""
-    named = format_count(cal.model.spec.params) in cal.model.name
+    name = cal.model.name  # a finding: a model named by its parameters
+    named = not isinstance(name, str) or format_count(cal.model.spec.params) in name
     network = cal.machine.network
     if network.intra.name == "custom":
         said = sentence("custom_link", link=network.intra)

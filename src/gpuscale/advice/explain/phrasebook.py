@@ -37,6 +37,7 @@ from gpuscale.quantities import (
     numbers_apart,
     of_the,
     span,
+    with_article,
 )
 
 
@@ -168,6 +169,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
+    "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B
     "strategy": lambda v, of: strategy_name(str(v)),  # zero2: ZeRO-2
     "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
@@ -184,8 +186,9 @@ class Phrasing(Formatter):
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
     value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
     fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
-    ``words`` (run together), ``pick~fragments`` (the one keyed by the value, else by
-    ``*``), ``opt~fragment`` (the fragment where the value is not None)."""
+    ``words`` (run together), ``listed`` (as a sentence lists them: ``a, b and c``),
+    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
+    fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -212,6 +215,8 @@ class Phrasing(Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         if isinstance(value, Finding) and not format_spec:
             return self.nested(value)
+        if isinstance(value, Measure) and not format_spec:
+            return value.said(self.nested)
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:
             return KINDS[kind](value, self._named(other))
@@ -232,6 +237,8 @@ class Phrasing(Formatter):
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "words":  # words and findings run together (a measure's parts)
             return "".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind == "listed":  # sentences and findings as a sentence lists them
+            return joined(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             fragments = self.template[other]
             return self.format(fragments.get(str(value), fragments.get("*")), **self.values)

@@ -43,6 +43,7 @@ def from_bench(
     (``Bench``), and its rate to check against the peak."""
     table, benched = found.table, as_asked(cal, req.strategy, req.fixed_ms)
     name, strategy, timed, on = cal.model.name, cal.run.strategy, cal.run.batch, cal.bench
+    own = name if isinstance(name, str) else ""  # the runs' model (a --params model has none)
     per_device, asked, device = req.batch or timed, req.strategy or strategy, cal.machine.device
     power = bench_power(table, cal, req.power_w)  # watts per device at each batch
     other = None
@@ -68,8 +69,8 @@ def from_bench(
     hardware = runs_like(table, group, device_name, fields=_HARDWARE)
     # the results file as a shell word (none where the table was given, not read)
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
-    weak, evidence = weak_runs(table[hardware], name, out or "FILE")
-    rows = table[runs_like(table, group, device_name) & (table["model"] == name)]
+    weak, evidence = weak_runs(table[hardware], own, out or "FILE")
+    rows = table[runs_like(table, group, device_name) & (table["model"] == own)]
     if evidence is not None and not rows.empty:
         row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
@@ -77,11 +78,11 @@ def from_bench(
         if out is not None:
             run += f" --out {out}"
         evidence = replace(evidence, run=run)
-    multi = bench[(bench["model"] == name) & (bench["accelerators"] > 1)]
+    multi = bench[(bench["model"] == own) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
     runs = replace(
         cal.runs,
-        measured=tuple(measured_runs(bench, name, req.allow_flagged, like)),
+        measured=tuple(measured_runs(bench, own, req.allow_flagged, like)),
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
@@ -91,7 +92,7 @@ def from_bench(
     # latest N = 1 run recorded over its whole step (the run calibrated on), with the peak
     # the bench recorded it against
     like_runs = table[runs_like(table, group, device_name)]  # of one precision
-    ones = trusted_runs(like_runs[like_runs["model"] == name])
+    ones = trusted_runs(like_runs[like_runs["model"] == own])
     ones = ones[ones["accelerators"] == 1]
     last = ones.iloc[-1] if len(ones) else None
     rate = Rate(
@@ -106,7 +107,7 @@ def from_bench(
     # why this model where none was asked
     passed_over, others = None, None
     if not req.model and req.params is None:
-        passed_over, others = chosen(bench, name, found.broken)
+        passed_over, others = chosen(bench, own, found.broken)
     # the communication measured, read on the link advised, scales the network
     cal = measured.read_comm(cal, table, machine.network)
     on, network = cal.bench, cal.machine.network

@@ -26,13 +26,11 @@ from gpuscale.advice.calibrate.rows import (
     trusted,
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.quantities import format_count, with_article
 from gpuscale.tables.requests import ref
 
 
@@ -273,11 +271,11 @@ def of_size(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
             source, assumed = Source.ASSUMED, fixed.basis
         basis = Finding.of(K.FIXED_OF_FAMILY, model=of.name, family=family, basis=assumed)
         run = BenchRun(OWN_MODEL, (1,), more=f"--batch {req.batch or cal.run.batch}")
-        measure = Measure(bench=run, after=sentence("bench_own_model"))
+        measure = Measure(bench=run, after=Finding.of(K.BENCH_OWN_MODEL))
         fixed = replace(fixed, source=source, basis=basis, measure=measure)
     model = replace(
         of,
-        name=f"{with_article(format_count(req.params))}-parameter {family} model",
+        name=Finding.of(K.PARAMS_MODEL, params=req.params, family=family),
         spec=spec,
         compute=compute,
         fixed=fixed,

@@ -25,7 +25,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.rows import CalibrationError, cell
 from gpuscale.advice.calibration import Shape
-from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.compute import ModelSpec, work_ms
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, line, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling
@@ -285,7 +284,7 @@ def measure_command(row: pd.Series) -> Measure:
     quarter = batch // 4 if batch >= 4 else batch // 2
     return Measure(
         bench=BenchRun(str(row["model"]), (1,), config=config),
-        after=sentence("bench_times_bare", batch=batch, quarter=quarter),
+        after=Finding.of(K.BENCH_TIMES_BARE, batch=batch, quarter=quarter),
     )
 
 

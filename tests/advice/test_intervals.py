@@ -34,10 +34,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "advice_intervals.json"
 # (kind, name) and per class (low, high, rows fitted on)
 EXPECTED_RULE = ("model", "the model's own interval")
 EXPECTED_CLASSES = {
-    "nvlink": (0.0, 0.0, 278),
-    "pcie_p2p": (0.0, 0.0, 278),
-    "pcie_no_p2p": (0.0, 0.0, 278),
-    "multinode": (0.0, 0.0, 278),
+    "nvlink": (0.0, 0.0, 355),
+    "pcie_p2p": (0.0, 0.0, 355),
+    "pcie_no_p2p": (0.0, 0.0, 355),
+    "multinode": (0.0, 0.0, 355),
 }
 
 
@@ -207,7 +207,10 @@ def test_the_advice_by_numbers_carries_the_rule(
     for n, a, b in ((2, 0.1, 0.02), (8, 0.1, 0.02), (16, 0.2, 0.0), (32, 0.2, 0.0)):
         point, g = float(rows.loc[n, "speedup"]), math.sqrt(math.log2(n))
         assert float(rows.loc[n, "speedup_low"]) == pytest.approx(point * math.exp(-a * g))
-        assert float(rows.loc[n, "speedup_high"]) == pytest.approx(min(n, point * math.exp(b * g)))
+        # capped at linear and at a step of compute alone, which whole steps of training put
+        # a hair under linear (7.9997 at 8)
+        high, capped = float(rows.loc[n, "speedup_high"]), min(n, point * math.exp(b * g))
+        assert high <= capped and high == pytest.approx(capped, rel=1e-4)
         # the step's ends moved alike: its upper end is the step at the speedup's lower
         step = float(rows.loc[n, "step_ms"])
         assert float(rows.loc[n, "step_ms_low"]) <= step <= float(rows.loc[n, "step_ms_high"])

@@ -70,7 +70,7 @@ def issued(cal: Calibration, n: int | None = None) -> str:
 def moved_by(d: Decision) -> list[str]:
     """Every assumed term whose range moves the count, in the readings' order (the first is
     ``withheld_by``)."""
-    moved = (r.term for r in d.readings if r.accelerators != d.chosen.accelerators)
+    moved = (r.term for r in d.readings if r.accelerators != d.read.accelerators)
     return list(dict.fromkeys(moved))
 
 
@@ -100,17 +100,20 @@ def readings_apart(
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``; a
+    count not advised is named as predicted as assumed, or read as if memory allowed."""
+    n, focus, fastest = d.read.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
         fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
-    return sentence("named", d=d, fastest=fastest, same=focus == n)
+    word = "advised" if d.count is not None else ("assumed" if d.holds else "unheld")
+    return sentence("named", d=d, fastest=fastest, same=focus == n, word=word)
 
 
 def decision_line(advice: AdviceView, long: bool = False) -> str:
     """The decision, its time, cost and energy (``long``: --explain's, the efficiency's parts
     beside it, and where no count holds the model the row as if memory allowed)."""
-    d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
+    d, frame = advice.decision, advice.predictions
+    read = d.read  # the count chosen, or where none is, the one read without memory's limit
     if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         fewest = held and held.holding(run.strategy)
@@ -120,7 +123,7 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
             unsplit = held.split_batch(run.strategy, run.kept_global_batch)
         return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit)
-    row = row_at(frame, chosen.accelerators)
+    row = row_at(frame, read.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
     said["samples"] = float(row_at(frame, 1)["samples_to_train"])
@@ -129,24 +132,28 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     other = "; ".join(
         reading(r)
         for r in readings_apart(d, advice.assumptions, link)
-        if r.accelerators != chosen.accelerators and r.term == d.withheld_by
+        if r.accelerators != read.accelerators and r.term == d.withheld_by
     )  # the other terms that move it: "Decides:" names them
     said |= {"trained": trained, "other": other, "eff": long or None}
-    n = chosen.accelerators  # one_focus: one device, the focus another
+    n = read.accelerators  # one_focus: one device, the focus another
     cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
     kind = first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
-    return sentence("decision", kind=kind, d=d, c=chosen, **said)
+    return sentence("decision", kind=kind, d=d, c=read, **said)
 
 
 def deciding_line(advice: AdviceView) -> str:
+    """What decides at the focus ("": no count predicted holds the model, so the focus is a
+    count that cannot run; the answer's decision line says what rules them out)."""
     d, kind = advice.decision, advice.deciding.kind
+    if not d.holds:
+        return ""
     strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
     if kind == "withheld":  # the terms that move the count decide, not the table's cap
         link = advice.calibration.machine.network.intra.name
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions, link)}
-        said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
+        said["counts"] = joined(sorted(ends | {d.read.accelerators}), "or")
         moved = moved_by(d)  # several: each named, the settle (below) says how to give each
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
         said["names"] = joined([f"the {WITHHELD[term]['name']}" for term in moved], "and")
@@ -168,7 +175,11 @@ def deciding_line(advice: AdviceView) -> str:
 
 
 def change_line(advice: AdviceView) -> str:
+    """What would change the count ("": none predicted holds the model; the decision line
+    says what would predict one that does)."""
     d = advice.decision
+    if not d.holds:
+        return ""
     if d.withheld_by:  # several terms: each one's shortest (--explain's caveats say each whole)
         moved = moved_by(d)
         form = "settle" if len(moved) == 1 else "short"
@@ -197,7 +208,7 @@ def remedy(advice: AdviceView) -> str:
     """What would help most; where the largest overhead gone would still miss the target,
     the others too."""
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
-    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
+    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.read.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
     said = remedy_of(change, "full", issued(cal, d.focus.accelerators), **values)
     why, fix = above_largest(advice)
@@ -308,7 +319,7 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
 
 
 def lines(advice: AdviceView) -> list[str]:
-    strategy, n = advice.calibration.run.strategy, advice.decision.chosen.accelerators
+    strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
     said = [
         memory_said(advice.memory, strategy, n),
         *map(disagreement, advice.disagreements),

@@ -14,7 +14,6 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
-    memory_said,
     moved_by,
     readings_apart,
     withholding,
@@ -28,6 +27,7 @@ from gpuscale.advice.explain.caveats import (
     measure_first,
 )
 from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.memory import memory_said
 from gpuscale.advice.explain.phrasebook import (
     MODEL,
     TABLE,

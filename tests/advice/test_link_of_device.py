@@ -78,5 +78,8 @@ def test_the_answer_says_it_before_what_decides(golden: Golden) -> None:
         )
         lines = answer_lines(advice)
         link = next(i for i, line in enumerate(lines) if line.startswith("Link:"))
-        assert lines[link + 1].startswith("Decides:")
+        decides = [i for i, line in enumerate(lines) if line.startswith("Decides:")]
+        # no count predicted holds 8B on RTX 4090s (FSDP from 8): no focus is read, none decides
+        assert decides == ([link + 1] if advice.decision.holds else [])
+        assert advice.decision.holds == (device == "MI300X")
         golden.check(VIEW, case, lines[link])

@@ -148,9 +148,13 @@ class Counts:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
-    """The recommendation and the numbers behind each part of it."""
+    """The recommendation and the numbers behind each part of it. ``read``: the count the
+    rule reads, ``chosen`` where memory and any refusal allow it; where no count predicted
+    holds the model (``holds``), the one it would choose were memory no limit, and where an
+    input cannot be true (``refused``), the smallest that holds it (``--explain`` says
+    either as such; neither is ever advised)."""
 
-    chosen: Chosen
+    read: Chosen
     target_efficiency: float
     held_back: Row | None  # a faster count that reached the target, its interval including 1x
     fastest: int | None  # fastest trusted count that holds the model (None: none does)
@@ -166,9 +170,16 @@ class Decision:
     counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property
+    def chosen(self) -> Chosen | None:
+        """The count chosen and its row (None: memory or a refusal rules out every count)."""
+        if not self.holds or (self.refused and self.read.accelerators > 1):
+            return None
+        return self.read
+
+    @property
     def count(self) -> int | None:
-        """The count advised (None: none holds the model, a range moves it, or refused)."""
-        if not self.holds or self.withheld_by or (self.refused and self.chosen.accelerators > 1):
+        """The count advised (None: none chosen, or a range moves it)."""
+        if self.chosen is None or self.withheld_by:
             return None
         return self.chosen.accelerators
 
@@ -197,8 +208,8 @@ class Deciding:
     ) -> Deciding:
         focus = d.focus.accelerators
         fewest = memory.fits_from(strategy) if memory is not None else None
-        by_memory = bool(fewest and fewest > 1 and d.chosen.accelerators == fewest) and (
-            d.chosen.efficiency < d.target_efficiency
+        by_memory = bool(fewest and fewest > 1 and d.read.accelerators == fewest) and (
+            d.read.efficiency < d.target_efficiency
         )
         measured = measured_at(found, focus)
         kind = d.limit.cap if d.limit.cap in ("convergence", *STOPPED) else "term"

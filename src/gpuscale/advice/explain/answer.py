@@ -1,11 +1,10 @@
 """The short answer ``gpuscale advise`` says before its table: where memory limits the counts,
 the count decided, what decides at the focus, the counts searched, what would change it
-(``--explain``: ``explanation``); why no count holds the model (:func:`nothing_fits`)."""
+(``--explain``: ``explanation``); the memory check's words are :mod:`.memory`'s."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from textwrap import wrap
 from typing import Protocol
 
@@ -14,6 +13,7 @@ import pandas as pd
 from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.caveats import disagreement
+from gpuscale.advice.explain.memory import memory_said
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -21,16 +21,13 @@ from gpuscale.advice.explain.phrasebook import (
     measured,
     reading,
     sentence,
-    strategy_name,
     term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import Assumption, Decision
-from gpuscale.advice.types import STOPPED, Finding, MeasuredCount, Reading, Source, TermId, Value
-from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.advice.types import STOPPED, MeasuredCount, Reading, Source, TermId
 from gpuscale.hardware.memory_check import MemoryCheck
-from gpuscale.quantities import counted, filled, format_count, format_ms, joined, with_article
+from gpuscale.quantities import counted, format_ms, joined
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -71,7 +68,7 @@ def issued(cal: Calibration, n: int | None = None) -> str:
 def moved_by(d: Decision) -> list[str]:
     """Every assumed term whose range moves the count, in the readings' order (the first is
     ``withheld_by``)."""
-    moved = (r.term for r in d.readings if r.accelerators != d.chosen.accelerators)
+    moved = (r.term for r in d.readings if r.accelerators != d.read.accelerators)
     return list(dict.fromkeys(moved))
 
 
@@ -101,17 +98,20 @@ def readings_apart(
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``."""
-    n, focus, fastest = d.chosen.accelerators, d.focus.accelerators, ""
+    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``; a
+    count not advised is named as predicted as assumed, or read as if memory allowed."""
+    n, focus, fastest = d.read.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
         fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
-    return sentence("named", d=d, fastest=fastest, same=focus == n)
+    word = "advised" if d.count is not None else ("assumed" if d.holds else "unheld")
+    return sentence("named", d=d, fastest=fastest, same=focus == n, word=word)
 
 
 def decision_line(advice: AdviceView, long: bool = False) -> str:
     """The decision, its time, cost and energy (``long``: --explain's, the efficiency's parts
     beside it, and where no count holds the model the row as if memory allowed)."""
-    d, frame, chosen = advice.decision, advice.predictions, advice.decision.chosen
+    d, frame = advice.decision, advice.predictions
+    read = d.read  # the count chosen, or where none is, the one read without memory's limit
     if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         fewest = held and held.holding(run.strategy)
@@ -121,7 +121,7 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
             unsplit = held.split_batch(run.strategy, run.kept_global_batch)
         return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit)
-    row = row_at(frame, chosen.accelerators)
+    row = row_at(frame, read.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
     said["samples"] = float(row_at(frame, 1)["samples_to_train"])
@@ -130,24 +130,28 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     other = "; ".join(
         reading(r)
         for r in readings_apart(d, advice.assumptions, link)
-        if r.accelerators != chosen.accelerators and r.term == d.withheld_by
+        if r.accelerators != read.accelerators and r.term == d.withheld_by
     )  # the other terms that move it: "Decides:" names them
     said |= {"trained": trained, "other": other, "eff": long or None}
-    n = chosen.accelerators  # one_focus: one device, the focus another
+    n = read.accelerators  # one_focus: one device, the focus another
     cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
     kind = first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
-    return sentence("decision", kind=kind, d=d, c=chosen, **said)
+    return sentence("decision", kind=kind, d=d, c=read, **said)
 
 
 def deciding_line(advice: AdviceView) -> str:
+    """What decides at the focus ("": no count predicted holds the model, so the focus is a
+    count that cannot run; the answer's decision line says what rules them out)."""
     d, kind = advice.decision, advice.deciding.kind
+    if not d.holds:
+        return ""
     strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
     if kind == "withheld":  # the terms that move the count decide, not the table's cap
         link = advice.calibration.machine.network.intra.name
         ends = {r.accelerators for r in readings_apart(d, advice.assumptions, link)}
-        said["counts"] = joined(sorted(ends | {d.chosen.accelerators}), "or")
+        said["counts"] = joined(sorted(ends | {d.read.accelerators}), "or")
         moved = moved_by(d)  # several: each named, the settle (below) says how to give each
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]
         said["names"] = joined([f"the {WITHHELD[term]['name']}" for term in moved], "and")
@@ -169,7 +173,11 @@ def deciding_line(advice: AdviceView) -> str:
 
 
 def change_line(advice: AdviceView) -> str:
+    """What would change the count ("": none predicted holds the model; the decision line
+    says what would predict one that does)."""
     d = advice.decision
+    if not d.holds:
+        return ""
     if d.withheld_by:  # several terms: each one's shortest (--explain's caveats say each whole)
         moved = moved_by(d)
         form = "settle" if len(moved) == 1 else "short"
@@ -198,7 +206,7 @@ def remedy(advice: AdviceView) -> str:
     """What would help most; where the largest overhead gone would still miss the target,
     the others too."""
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
-    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.chosen.accum}
+    values = {"fewer_messages": d.limit.fewer_messages, "accum": d.read.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
     said = remedy_of(change, "full", issued(cal, d.focus.accelerators), **values)
     why, fix = above_largest(advice)
@@ -247,69 +255,8 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     return "; ".join(why), joined(fix, "or")
 
 
-def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
-    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
-    least = by_count[-1][1] if shape is not None and by_count else None
-    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
-    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
-    said = {"m": memory, "least": least, "units": GATHERED_UNITS}
-    said["optimizer"] = memory.state.optimizer.replace("_", " ")
-    said["how"] = "bench" if shape is None else ("least" if least is not None else "shape")
-    said["gathered"] = memory.gathered_gb if gathered else None
-    model = f"{with_article(format_count(memory.params))}-parameter model"
-    assumed = filled("; assumed: {}", device.assumed)
-    on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
-    held = sentence("memory_held", **said)
-    return sentence(key, m=memory, model=model, device=on, held=held, **values)
-
-
-def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
-    """From which count the strategy asked, or the one ``advised``, holds the model."""
-    if memory is None or not memory.limits:
-        return ""
-    asked, fewest = memory.strategy, memory.fits_from(advised)
-    fits = memory.fits_from(asked)
-    if fewest is not None and count < fewest:  # the answer says why that count has no row
-        return _said(memory, "memory", case="from", advised=advised, n=fewest)
-    if fits is not None:
-        each = memory.at(asked, fits).total_gb
-        return _said(memory, "memory", case="fits", n=fits, each=each)
-    if memory.fallback is None:
-        return nothing_fits(memory)
-    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-    others = [
-        f"{strategy_name(s)} from {n}"
-        for s, n in memory.fewest
-        if s not in (asked, *memory.fallback[:1]) and n is not None and s != "hybrid"
-    ]
-    said = {"least": least, "least_n": None if everywhere else least.devices}
-    said["each"] = memory.at(*memory.fallback).total_gb
-    return _said(memory, "memory", case="cannot", also=", ".join(others) or None, **said)
-
-
-def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
-    """Why no count searched holds the model, and the fewest that would with what lifts the
-    cap of those ``capped``, or what else shrinks a shape's activations."""
-    shape, would = memory.activations_counted, memory.would_hold
-    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
-    if shape is not None:
-        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
-        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
-        case = "full" if full else "recompute"
-        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
-    if would is not None:  # past a node only whole nodes are searched
-        said |= {"case": "would", "cap": "devices"}
-        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
-        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
-        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
-        if cap is not None:
-            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
-            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
-    return _said(memory, "nothing_fits", **said)
-
-
 def lines(advice: AdviceView) -> list[str]:
-    strategy, n = advice.calibration.run.strategy, advice.decision.chosen.accelerators
+    strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
     said = [
         memory_said(advice.memory, strategy, n),
         *map(disagreement, advice.disagreements),

@@ -14,7 +14,6 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
-    memory_said,
     moved_by,
     readings_apart,
     withholding,
@@ -28,6 +27,7 @@ from gpuscale.advice.explain.caveats import (
     measure_first,
 )
 from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.memory import memory_said
 from gpuscale.advice.explain.phrasebook import (
     MODEL,
     TABLE,
@@ -171,13 +171,13 @@ class Worded:
         headlines = headline(
             defaults=defaults,
             wide_step_log=self.wide_step_log,
-            devices=d.chosen.accelerators,
+            devices=d.read.accelerators,
             host_devices=cal.runs.host_devices,
             steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
-            again=again(cal.runs.evidence, (1, d.chosen.accelerators), cal.runs.host_devices),
+            again=again(cal.runs.evidence, (1, d.read.accelerators), cal.runs.host_devices),
         )
         beside = against_measured(self.measured_counts, self.disagreements)
-        held = memory_said(self.memory, cal.run.strategy, d.chosen.accelerators)
+        held = memory_said(self.memory, cal.run.strategy, d.read.accelerators)
         withheld = []  # each term whose range moves the count: the count at each end of it
         apart = readings_apart(d, self.assumptions, link)
         for term in moved_by(d):
@@ -187,7 +187,7 @@ class Worded:
             # the link assumed: its latency beside its bandwidth, as each end's reading says it
             latency = cal.machine.network.intra.latency_us if term == "link" else None
             values = {"at": at, "value": value, "latency": latency}
-            withheld.append(sentence("count_withheld", row=row, c=d.chosen, **values))
+            withheld.append(sentence("count_withheld", row=row, c=d.read, **values))
         first = filter(None, (held, said(cal.said.model_note), *withheld))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 

@@ -33,7 +33,7 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 def _recommendation(advice: AdviceView) -> list[str]:
     d, frame = advice.decision, advice.predictions
-    chosen = d.chosen
+    chosen = d.read
     lines = [*d.warnings, decision_line(advice, long=True)]
     if chosen.accelerators == 1:  # why not more: a gain unsure, short of the target, or none
         kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap

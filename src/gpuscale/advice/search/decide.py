@@ -112,7 +112,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     readings = []  # the count chosen at each end of every assumed term's range
     at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
-        chosen = decide(at, table, at.said.implausible, fits_from).chosen
+        chosen = decide(at, table, at.said.implausible, fits_from).read
         link = at.machine.network.intra if term == "link" else None  # the preset at that end
         readings.append(
             Reading(
@@ -126,11 +126,11 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
                 latency_us=maybe(lambda x: x.latency_us, link),
             )
         )
-    moved = (r.term for r in readings if r.accelerators != decision.chosen.accelerators)
+    moved = (r.term for r in readings if r.accelerators != decision.read.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]
     width = cal.model.error.width_log  # the step's interval, said where too wide
-    wide = width if decision.chosen.accelerators > 1 and width > WIDE_STEP_INTERVAL else None
+    wide = width if decision.read.accelerators > 1 and width > WIDE_STEP_INTERVAL else None
     return Searched(
         table=frame,
         decided=decision,
@@ -220,7 +220,7 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
     reaches = chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
     fastest = fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]
     return Decision(
-        chosen=_record(Chosen, chosen, reaches_target=bool(reaches)),
+        read=_record(Chosen, chosen, reaches_target=bool(reaches)),
         target_efficiency=target,
         held_back=held,
         fastest=int(fastest) if holds else None,

@@ -1,0 +1,61 @@
+"""Where memory (or a refusal) rules every count predicted out, the decision names none:
+``chosen`` and ``accelerators`` are null, and the short answer reads no focus at a count
+that cannot run (no "Decides" nor remedy line; the "No count advised" line says why)."""
+
+from __future__ import annotations
+
+import gpuscale
+from gpuscale.advice.explain.answer import change_line, deciding_line, lines
+from gpuscale.advice.explain.as_json import advice_document
+
+# a 70B model under FSDP on H100s: 16 devices hold it (16 bytes a parameter), the global
+# batch 8 does not split over 16, 32 or 64: the rows predicted (1-8) hold none
+SEVENTY_B = dict(
+    params=70e9,
+    step_ms=1000.0,
+    batch=8,
+    strategy="fsdp",
+    link="nvlink4",
+    max_devices=64,
+)
+
+
+def test_no_count_predicted_holds_it_so_none_is_chosen() -> None:
+    advice = gpuscale.advise(**SEVENTY_B)
+    d = advice.decision
+    assert advice.memory is not None and advice.memory.fits_from("fsdp") == 16
+    assert not d.holds and d.count is None and d.chosen is None
+    assert d.read.accelerators == 1  # read as if memory allowed (--explain says so)
+    decision = advice_document(advice)["decision"]
+    assert (decision["chosen"], decision["accelerators"], decision["holds"]) == (None, None, False)
+    assert "read" not in decision
+    # the short answer: memory and why none is advised, the counts not shown; no focus read
+    assert (deciding_line(advice), change_line(advice)) == ("", "")
+    assert len(lines(advice)) == 3
+
+
+def test_a_refusal_above_one_device_chooses_none() -> None:
+    """An input flagged IMPLAUSIBLE allows no count above 1; 4 devices hold the model."""
+    advice = gpuscale.advise(
+        params=7e9,
+        step_ms=900.0,
+        batch=8192,
+        device_name="A100 40GB",
+        link="nvlink3",
+        strategy="hybrid",
+        max_devices=32,
+        inter_node="ib-hdr200",
+    )
+    d = advice.decision
+    assert d.refused and d.count is None and d.chosen is None and d.read.accelerators == 4
+    assert advice_document(advice)["decision"]["chosen"] is None
+
+
+def test_a_count_withheld_by_a_range_is_still_chosen() -> None:
+    """1B under DDP: one device holds it; the assumed ranges move the count (withheld), but
+    nothing rules the 8 devices out: chosen is the count read."""
+    advice = gpuscale.advise(**{**SEVENTY_B, "params": 1e9, "strategy": "ddp"})
+    d = advice.decision
+    assert d.holds and d.withheld_by is not None and d.count is None
+    assert d.chosen == d.read and d.read.accelerators == 8
+    assert advice_document(advice)["decision"]["chosen"]["accelerators"] == 8

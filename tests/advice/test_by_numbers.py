@@ -10,6 +10,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.explain.phrasebook import said
 from gpuscale.bench.results_file import append_result
 
 from ..builders import bench_record
@@ -49,12 +50,13 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden:
     advice = gpuscale.advise(
         bench=bench, params=12e6, flops_per_sample=12e6 * 900, batch=8, max_devices=1
     )
-    assert "cnn" in advice.calibration.model.name and "12M" in advice.calibration.model.name
+    name = advice.calibration.model.name  # a finding: the family and the parameters
+    assert (name["family"], name["params"]) == ("cnn", 12e6)
     calibrated = lines_on(advice.explanation, "Calibrated")
     # the family and the model said; the default model's advice (mlp-67m) is not given
     assert "inferred" in calibrated and "cnn-19m" in calibrated and "mlp-67m" not in calibrated
     golden.check(
-        VIEW, "a family inferred from the FLOPs", f"{advice.calibration.model.name}\n{calibrated}"
+        VIEW, "a family inferred from the FLOPs", f"{said(name)}\n{calibrated}"
     )
     assert advice.calibration.model.spec.params == 12e6
     # its step grows with its own FLOPs: the given numbers are what is advised on
@@ -66,10 +68,11 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden:
 
 def test_the_family_asked_for_wins(bench: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=bench, params=12e6, family="mlp", batch=8, max_devices=1)
-    assert "mlp" in advice.calibration.model.name and "12M" in advice.calibration.model.name
+    name = advice.calibration.model.name
+    assert (name["family"], name["params"]) == ("mlp", 12e6)
     calibrated = lines_on(advice.explanation, "Calibrated")
     assert "as given" in calibrated
-    golden.check(VIEW, "the family given", f"{advice.calibration.model.name}\n{calibrated}")
+    golden.check(VIEW, "the family given", f"{said(name)}\n{calibrated}")
 
 
 def test_without_flops_or_family_it_says_what_to_give(bench: Path, golden: Golden) -> None:

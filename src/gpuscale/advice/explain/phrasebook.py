@@ -216,7 +216,7 @@ class Phrasing(Formatter):
         if isinstance(value, Finding) and not format_spec:
             return self.nested(value)
         if isinstance(value, Measure) and not format_spec:
-            return value.said(self.nested)
+            return "".join(map(self.nested, value.parts()))
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:
             return KINDS[kind](value, self._named(other))

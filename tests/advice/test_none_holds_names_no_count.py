@@ -59,3 +59,27 @@ def test_a_count_withheld_by_a_range_is_still_chosen() -> None:
     assert d.holds and d.withheld_by is not None and d.count is None
     assert d.chosen == d.read and d.read.accelerators == 8
     assert advice_document(advice)["decision"]["chosen"]["accelerators"] == 8
+
+
+def test_no_other_rule_picks_a_count_none_predicted_holds() -> None:
+    """The counts other rules pick (efficient, cheapest, the equilibrium's) and the numbers
+    that make them are null where no count predicted holds the model, not 1 device."""
+    advice = gpuscale.advise(**SEVENTY_B, price=2.0)
+    picks = advice.picks
+    assert (picks.efficient, picks.cheapest, picks.numbers) == (None, None, None)
+    assert set(picks.equilibrium.values()) == {None}
+    rec = advice_document(advice)["recommendation"]
+    assert (rec["efficient"], rec["cheapest"], rec["equilibrium_numbers"]) == (None, None, None)
+    assert set(rec["equilibrium"].values()) == {None}
+
+
+def test_other_rules_pick_only_counts_that_hold_the_model() -> None:
+    """14B under FSDP on 8 H100s: 4 devices hold it; every pick, the best efficiency's count
+    and the rows the equilibrium reads start there (N = 1's 100% is no best)."""
+    advice = gpuscale.advise(**{**SEVENTY_B, "params": 14e9, "max_devices": 8}, price=2.0)
+    fewest = advice.memory.fits_from("fsdp")
+    picks, numbers = advice.picks, advice.picks.numbers
+    assert fewest == 4 and advice.decision.holds
+    counts = (picks.cheapest, numbers.best_n, *picks.equilibrium.values(), picks.efficient)
+    assert all(n >= fewest for n in counts if n is not None)
+    assert numbers.best_n == 4 and numbers.best_efficiency < 1 and numbers.rows == 2

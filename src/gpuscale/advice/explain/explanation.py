@@ -267,7 +267,7 @@ def power_source(power: Power) -> str:
 
 def explain(advice: AdviceView) -> list[str]:
     eq, at = advice.picks.equilibrium, advice.picks.numbers
-    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
+    knee = "few" if eq["knee"] is None and at and at.rows < KNEE_COUNTS else eq["knee"]
     equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
     return (
         _recommendation(advice)

@@ -266,8 +266,10 @@ def power_source(power: Power) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    eq, at = advice.picks.equilibrium, advice.picks.numbers
-    knee = "few" if eq["knee"] is None and at and at.rows < KNEE_COUNTS else eq["knee"]
+    eq, at, memory = advice.picks.equilibrium, advice.picks.numbers, advice.memory
+    # too few counts for a bend: of the table's, or of those that hold the model
+    few = "few_held" if memory and memory.fits_from(advice.calibration.run.strategy) != 1 else "few"
+    knee = few if eq["knee"] is None and at and at.rows < KNEE_COUNTS else eq["knee"]
     equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
     return (
         _recommendation(advice)

@@ -49,6 +49,29 @@ def test_a_refusal_above_one_device_chooses_none() -> None:
     d = advice.decision
     assert d.refused and d.count is None and d.chosen is None and d.read.accelerators == 4
     assert advice_document(advice)["decision"]["chosen"] is None
+    # no rule picks a count the refusal rules out: none is fastest, efficient or cheapest
+    picks = advice.picks
+    assert (d.fastest, picks.efficient, picks.cheapest, picks.numbers) == (None,) * 4
+    assert set(picks.equilibrium.values()) == {None}
+
+
+def test_a_refusal_on_one_device_leaves_it_the_only_pick() -> None:
+    """300M on 4 nodes (the docs' example): an input is IMPLAUSIBLE, one device holds it; the
+    counts above 1 (32 predicted fastest) are no pick."""
+    advice = gpuscale.advise(
+        params=300e6,
+        step_ms=10.0,
+        batch=16,
+        nodes=4,
+        gpus_per_node=8,
+        link="nvlink4",
+        inter_node="ib-ndr400",
+        workload="llama2_70b_lora",
+    )
+    d, picks = advice.decision, advice.picks
+    assert d.refused and d.chosen is not None and d.chosen.accelerators == 1
+    assert (d.fastest, picks.efficient, picks.numbers.best_n, picks.numbers.rows) == (1, 1, 1, 1)
+    assert set(picks.equilibrium.values()) <= {1, None} and picks.numbers.next_n is None
 
 
 def test_a_count_withheld_by_a_range_is_still_chosen() -> None:

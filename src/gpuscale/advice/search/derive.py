@@ -22,7 +22,7 @@ from gpuscale.advice.derived import (
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
 from gpuscale.advice.model.step import optimizer_shards, step_table
 from gpuscale.advice.records import Counts
-from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.search.predict import advisable, plausible
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
@@ -133,12 +133,11 @@ def _largest(rows: pd.DataFrame) -> int | None:
     return int(rows["accelerators"].max()) if len(rows) else None
 
 
-def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the plausible rows from ``fits_from`` devices up, the
-    fewest that hold the model (``Picks``), and the numbers that make them, read off those
-    rows: a count memory rules out is no pick (none where no row predicted holds it)."""
-    plain = frame[plausible(frame)]
-    fits = plain[plain["accelerators"] >= fits_from]
+def picked(frame: pd.DataFrame, fits_from: int, goal: Search, refused: bool) -> Picks:
+    """The counts other rules pick off the ``advisable`` rows (``Picks``) and the numbers
+    that make them, read off those rows: a count memory or a refusal rules out is no pick
+    (none where no row is advisable)."""
+    fits = advisable(frame, fits_from, refused)
     if fits.empty:
         return Picks(None, None, dict.fromkeys(EQUILIBRIUM_RULES), None)
     efficiency = fits["efficiency"]

@@ -49,6 +49,29 @@ def test_a_refusal_above_one_device_chooses_none() -> None:
     d = advice.decision
     assert d.refused and d.count is None and d.chosen is None and d.read.accelerators == 4
     assert advice_document(advice)["decision"]["chosen"] is None
+    # no rule picks a count the refusal rules out: none is fastest, efficient or cheapest
+    picks = advice.picks
+    assert (d.fastest, picks.efficient, picks.cheapest, picks.numbers) == (None,) * 4
+    assert set(picks.equilibrium.values()) == {None}
+
+
+def test_a_refusal_on_one_device_leaves_it_the_only_pick() -> None:
+    """300M on 4 nodes (the docs' example): an input is IMPLAUSIBLE, one device holds it; the
+    counts above 1 (32 predicted fastest) are no pick."""
+    advice = gpuscale.advise(
+        params=300e6,
+        step_ms=10.0,
+        batch=16,
+        nodes=4,
+        gpus_per_node=8,
+        link="nvlink4",
+        inter_node="ib-ndr400",
+        workload="llama2_70b_lora",
+    )
+    d, picks = advice.decision, advice.picks
+    assert d.refused and d.chosen is not None and d.chosen.accelerators == 1
+    assert (d.fastest, picks.efficient, picks.numbers.best_n, picks.numbers.rows) == (1, 1, 1, 1)
+    assert set(picks.equilibrium.values()) <= {1, None} and picks.numbers.next_n is None
 
 
 def test_a_count_withheld_by_a_range_is_still_chosen() -> None:
@@ -59,3 +82,27 @@ def test_a_count_withheld_by_a_range_is_still_chosen() -> None:
     assert d.holds and d.withheld_by is not None and d.count is None
     assert d.chosen == d.read and d.read.accelerators == 8
     assert advice_document(advice)["decision"]["chosen"]["accelerators"] == 8
+
+
+def test_no_other_rule_picks_a_count_none_predicted_holds() -> None:
+    """The counts other rules pick (efficient, cheapest, the equilibrium's) and the numbers
+    that make them are null where no count predicted holds the model, not 1 device."""
+    advice = gpuscale.advise(**SEVENTY_B, price=2.0)
+    picks = advice.picks
+    assert (picks.efficient, picks.cheapest, picks.numbers) == (None, None, None)
+    assert set(picks.equilibrium.values()) == {None}
+    rec = advice_document(advice)["recommendation"]
+    assert (rec["efficient"], rec["cheapest"], rec["equilibrium_numbers"]) == (None, None, None)
+    assert set(rec["equilibrium"].values()) == {None}
+
+
+def test_other_rules_pick_only_counts_that_hold_the_model() -> None:
+    """14B under FSDP on 8 H100s: 4 devices hold it; every pick, the best efficiency's count
+    and the rows the equilibrium reads start there (N = 1's 100% is no best)."""
+    advice = gpuscale.advise(**{**SEVENTY_B, "params": 14e9, "max_devices": 8}, price=2.0)
+    fewest = advice.memory.fits_from("fsdp")
+    picks, numbers = advice.picks, advice.picks.numbers
+    assert fewest == 4 and advice.decision.holds
+    counts = (picks.cheapest, numbers.best_n, *picks.equilibrium.values(), picks.efficient)
+    assert all(n >= fewest for n in counts if n is not None)
+    assert numbers.best_n == 4 and numbers.best_efficiency < 1 and numbers.rows == 2

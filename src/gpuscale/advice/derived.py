@@ -13,7 +13,7 @@ from gpuscale.quantities import number
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Equilibrium:
-    """The equilibrium picks' numbers over the trusted rows."""
+    """The equilibrium picks' numbers over the plausible rows that hold the model."""
 
     best_n: int
     best_efficiency: float
@@ -28,12 +28,13 @@ class Equilibrium:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules pick (``cheapest`` None: no price)."""
+    """The counts other rules pick among those that hold the model (``cheapest`` None: no
+    price; every count and ``numbers`` None: no count predicted holds it)."""
 
     efficient: int | None
     cheapest: int | None
     equilibrium: dict[str, int | None]
-    numbers: Equilibrium
+    numbers: Equilibrium | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

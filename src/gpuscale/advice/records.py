@@ -157,7 +157,7 @@ class Decision:
     read: Chosen
     target_efficiency: float
     held_back: Row | None  # a faster count that reached the target, its interval including 1x
-    fastest: int | None  # fastest trusted count that holds the model (None: none does)
+    fastest: int | None  # fastest count holding the model no refusal rules out (None: none)
     largest: int  # largest count predicted
     focus: Focus  # where the limit and the cap are read
     limit: Limit

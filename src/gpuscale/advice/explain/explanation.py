@@ -266,9 +266,14 @@ def power_source(power: Power) -> str:
 
 
 def explain(advice: AdviceView) -> list[str]:
-    eq, at = advice.picks.equilibrium, advice.picks.numbers
-    knee = "few" if eq["knee"] is None and at.rows < KNEE_COUNTS else eq["knee"]
-    equilibrium = sentence("equilibrium", a=advice, knee=knee, needs=KNEE_COUNTS)
+    eq, at, memory = advice.picks.equilibrium, advice.picks.numbers, advice.memory
+    # too few counts for a bend: of the table's, of those that hold the model, or refused
+    held = memory and memory.fits_from(advice.calibration.run.strategy) != 1
+    few = "few_refused" if advice.decision.refused else "few_held" if held else "few"
+    knee = few if eq["knee"] is None and at and at.rows < KNEE_COUNTS else eq["knee"]
+    none = "none_holds" if not advice.decision.holds else "refused"  # where no rule picks
+    case = none if at is None else "*"
+    equilibrium = sentence("equilibrium", a=advice, case=case, knee=knee, needs=KNEE_COUNTS)
     return (
         _recommendation(advice)
         + _scaling(advice)

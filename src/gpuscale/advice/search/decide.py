@@ -32,7 +32,7 @@ from gpuscale.advice.records import (
 )
 from gpuscale.advice.search import derive, predict
 from gpuscale.advice.search.measured import applied, measured_counts
-from gpuscale.advice.search.predict import Refused, trusted
+from gpuscale.advice.search.predict import Refused, advisable, trusted
 from gpuscale.advice.types import (
     STOPPED,
     Finding,
@@ -134,7 +134,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     return Searched(
         table=frame,
         decided=decision,
-        picks=derive.picked(frame, fits_from, goal),
+        picks=derive.picked(frame, fits_from, goal, decision.refused),
         break_even=derive.break_even(cal, frame) if multi else BreakEven(),
         calibration=cal,
         weak_table=others[0] if weak else None,
@@ -218,12 +218,15 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
     gone, also = derive.shrink(focus, parts, term, target)
     reaches = chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
-    fastest = fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]
+    allowed = advisable(frame, fits_from, refused)  # the counts the fastest is one of
+    fastest = None
+    if len(allowed):
+        fastest = int(allowed.loc[allowed["time_to_train_min"].idxmin(), "accelerators"])
     return Decision(
         read=_record(Chosen, chosen, reaches_target=bool(reaches)),
         target_efficiency=target,
         held_back=held,
-        fastest=int(fastest) if holds else None,
+        fastest=fastest,
         largest=largest,
         focus=_record(Focus, focus, samples_ratio=ratio, explained_ms=explained),
         limit=Limit(

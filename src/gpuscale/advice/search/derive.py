@@ -22,13 +22,15 @@ from gpuscale.advice.derived import (
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
 from gpuscale.advice.model.step import optimizer_shards, step_table
 from gpuscale.advice.records import Counts
-from gpuscale.advice.search.predict import plausible, trusted
+from gpuscale.advice.search.predict import advisable, plausible
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 WIDER = ("ranges", "floor", "linear")  # why an interval is wider, as ``RowIntervals`` says
+# the equilibrium's rules, as ``Picks.equilibrium`` names them
+EQUILIBRIUM_RULES = ("knee", "max_speed_x_efficiency", "efficiency_threshold")
 OVERHEADS = tuple(
     TermId(t) for t in ("fixed", "wait", "ddp", "bandwidth", "latency", "unexplained")
 )
@@ -131,10 +133,13 @@ def _largest(rows: pd.DataFrame) -> int | None:
     return int(rows["accelerators"].max()) if len(rows) else None
 
 
-def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
-    """The counts other rules pick off the trusted rows from ``fits_from`` up (``Picks``) and
-    the numbers that make them, read off every trusted row."""
-    plain, fits = trusted(frame, fits_from)
+def picked(frame: pd.DataFrame, fits_from: int, goal: Search, refused: bool) -> Picks:
+    """The counts other rules pick off the ``advisable`` rows (``Picks``) and the numbers
+    that make them, read off those rows: a count memory or a refusal rules out is no pick
+    (none where no row is advisable)."""
+    fits = advisable(frame, fits_from, refused)
+    if fits.empty:
+        return Picks(None, None, dict.fromkeys(EQUILIBRIUM_RULES), None)
     efficiency = fits["efficiency"]
     kept = _largest(fits[efficiency >= goal.threshold * efficiency.max()])
     cheapest = None
@@ -143,25 +148,22 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search) -> Picks:
     times = fits[["accelerators", "time_to_train_min"]]
     knee = knee_pick(times.assign(system_id=fits["accelerators"].astype(str)))
     sxe = fits.loc[(fits["speedup"] * efficiency).idxmax()]
-    best = plain.loc[plain["efficiency"].idxmax()]
+    best = fits.loc[efficiency.idxmax()]
     s, e = float(sxe["speedup"]), float(sxe["efficiency"])
-    after = plain[plain["accelerators"] > (kept or 0)]
+    after = fits[fits["accelerators"] > (kept or 0)]
     numbers = Equilibrium(
         best_n=int(best["accelerators"]),
         best_efficiency=float(best["efficiency"]),
         sxe_speedup=s,
         sxe_efficiency=e,
         sxe_product=s * e,
-        kept_efficiency=maybe(float, plain.set_index("accelerators")["efficiency"].get(kept)),
+        kept_efficiency=maybe(float, fits.set_index("accelerators")["efficiency"].get(kept)),
         next_n=maybe(int, next(iter(after["accelerators"]), None)),
         next_efficiency=maybe(float, next(iter(after["efficiency"]), None)),
-        rows=len(plain),
+        rows=len(fits),
     )
-    equilibrium = {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(sxe["accelerators"]),
-        "efficiency_threshold": kept,
-    }
+    picks = (int(knee["accelerators"]) if knee is not None else None, int(sxe["accelerators"]))
+    equilibrium = dict(zip(EQUILIBRIUM_RULES, (*picks, kept), strict=True))
     efficient = _largest(fits[efficiency >= goal.target_efficiency])
     return Picks(efficient, cheapest, equilibrium, numbers)
 

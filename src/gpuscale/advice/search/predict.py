@@ -51,6 +51,15 @@ def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataF
     return plain, fitting if len(fitting) else plain
 
 
+def advisable(frame: pd.DataFrame, fits_from: int, refused: bool) -> pd.DataFrame:
+    """The ``plausible`` rows a rule may pick a count from: those from ``fits_from`` devices
+    up (the fewest that hold the model) and, where an input cannot be true (``refused``), one
+    device's alone (no count above it is sure); empty where none is."""
+    plain = frame[plausible(frame)]
+    rows = plain[plain["accelerators"] >= fits_from]
+    return rows[rows["accelerators"] == 1] if refused else rows
+
+
 class Refused(ValueError):
     """The search cannot go on, for the reason ``finding`` records (``explain`` says it)."""
 

@@ -41,3 +41,22 @@ def test_a_kept_batch_is_not_said_as_searched() -> None:
         assert not _searched(advice)
     assert any(s.startswith("Strong scaling") for s in strong.explanation)
     assert any(s.startswith("Weak scaling") for s in weak.explanation)
+
+
+def test_a_count_holding_a_smaller_searched_batch_is_searched() -> None:
+    """An 8B model's activations at 4 sequences a device fill an 80 GB device at any count;
+    at 1 they fit FSDP from 4 devices, with the global batch kept or searched."""
+    common = {"preset": "llama3-8b", "step_ms": 8000.0, "batch": 4, "device_name": "H100"}
+    kept = gpuscale.advise(**common, max_devices=16)
+    searched = gpuscale.advise(**common, max_devices=16, noise_scale=1000.0)
+    for advice in (kept, searched):
+        memory = advice.calibration.machine.memory
+        assert advice.calibration.run.strategy == "fsdp"
+        assert memory.fits_from("fsdp") == 4
+        assert memory.micro_batch(4) == 1
+        frame = advice.predictions.set_index("accelerators")
+        assert frame.loc[4, "batch_per_device"] == 1 and frame.loc[4, "fits"]
+        assert not frame.loc[[1, 2], "fits"].any()
+    frame = searched.predictions.set_index("accelerators")
+    assert frame.loc[[4, 8, 16], "fits"].all()  # none larger than the batch that fits
+    assert (frame.loc[[4, 8, 16], "batch_per_device"] == 1).all()

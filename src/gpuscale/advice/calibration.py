@@ -261,3 +261,14 @@ class Calibration:
     def at(self, changes: dict[str, dict[str, object]]) -> Calibration:
         parts = {name: replace(getattr(self, name), **fields) for name, fields in changes.items()}
         return replace(self, **parts)
+
+    @property
+    def tried_batches(self) -> tuple[int, ...]:
+        """The per-device batches the search tries where the global batch is not kept,
+        largest first: with a convergence model (not weak scaling) the batch and its halves
+        down to ``min_batch`` (at least 1), else the batch alone."""
+        run = self.run
+        if self.search.convergence is None or run.scaling == "weak":
+            return (run.batch,)
+        halves = (run.batch // 2**i for i in range(run.batch.bit_length()))
+        return tuple(b for b in halves if b >= max(1, run.min_batch))

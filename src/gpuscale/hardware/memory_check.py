@@ -75,6 +75,13 @@ class MemoryCheck:
         fewest = self.holding(strategy)
         return None if fewest is None else -(-kept // fewest) * fewest
 
+    def micro_batch(self, devices: int) -> int | None:
+        """The micro-batch whose activations ``devices`` were checked at (None: not a
+        shape's, the same at every batch)."""
+        if self.activations_counted is None:
+            return None
+        return dict(self.activations_by_count).get(devices, self.activations_counted).micro_batch
+
     def whole_nodes(self, gpus: int) -> int | None:
         would = self.would_hold
         return None if would is None else -(-would[1] // gpus) * gpus

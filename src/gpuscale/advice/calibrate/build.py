@@ -118,7 +118,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
-    held = memory_check(request, cal.at({"run": asked}), bench, numbers)
+    searched = cal.at({"run": asked, "search": {"convergence": convergence}})
+    held = memory_check(request, searched, bench, numbers)
     return replace(cal, machine=held).at(
         {
             "run": asked,

@@ -24,7 +24,7 @@ from gpuscale.hardware.capacity import (
     AcceleratorMemory,
     usable_share,
 )
-from gpuscale.hardware.memory_check import check
+from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck, check
 from gpuscale.hardware.transformer import ShapeNumbers
 
 
@@ -84,7 +84,8 @@ def memory_check(
 ) -> Machine:
     """The machine with the memory check of the model advised on (None: a device of unknown
     memory; none named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words
-    rest on."""
+    rest on. Where the search tries smaller batches (a convergence model, the global batch
+    not kept), a shape's activations are checked at each count's largest that holds."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
@@ -110,24 +111,50 @@ def memory_check(
         memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
         return machine
-    held, state_gb = check(
-        spec.params,
-        asked=(request.optimizer, request.precision),
-        benched=bench is not None,
-        peak_gb=peak_gb,
-        shape=numbers,
-        micro=micro,
-        strategy=request.strategy or cal.run.strategy,
-        memory=memory,
-        counts=counts,
-        per_node=machine.network.per_node or request.gpus_per_node,
-    )
+    strategy = request.strategy or cal.run.strategy
+
+    def checked_at(micro: dict[int, int]) -> tuple[MemoryCheck, float | None]:
+        return check(
+            spec.params,
+            asked=(request.optimizer, request.precision),
+            benched=bench is not None,
+            peak_gb=peak_gb,
+            shape=numbers,
+            micro=micro,
+            strategy=strategy,
+            memory=memory,
+            counts=counts,
+            per_node=machine.network.per_node or request.gpus_per_node,
+        )
+
+    tried = cal.tried_batches
+    if cal.run.kept_global_batch is None and len(tried) > 1 and numbers and peak_gb is None:
+        checks = {b: checked_at(dict.fromkeys(micro, b))[0] for b in tried}
+        micro = _fitting(micro, checks, strategy)
+    held, state_gb = checked_at(micro)
     checked = replace(machine, memory=held, memory_device_assumed=assumed)
     if state_gb is not None:
         checked = replace(
             checked, peak_batch=cal.run.batch, memory_peak_gb=peak_gb, state_gb=state_gb
         )
     return checked
+
+
+def _fitting(
+    micro: dict[int, int], checks: dict[int, MemoryCheck], strategy: str
+) -> dict[int, int]:
+    """Each count's micro-batch: of the batches the search tries (``checks``' keys, largest
+    first, each checked at every count), the largest that holds the model there under the
+    ``strategy`` asked, else under any strategy, else ``micro``'s (none holds: refused)."""
+
+    def largest(n: int, strategies: Sequence[str]) -> int | None:
+        held = (b for b, c in checks.items() if any(c.holds(s, n) for s in strategies))
+        return next(held, None)
+
+    chosen = {}
+    for n, batch in micro.items():
+        chosen[n] = largest(n, [strategy]) or largest(n, STRATEGIES) or batch
+    return chosen
 
 
 def micro_batch_at(run: Run, devices: int) -> int:

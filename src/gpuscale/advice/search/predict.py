@@ -136,10 +136,12 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
         splits = ((kept / n / k, k) for k in range(1, run.max_accum + 1))
         whole = [(n, int(b), k) for b, k in splits if 1 <= b <= run.largest_batch and b == int(b)]
         return whole[:1]
-    if cal.search.convergence is None or run.scaling == "weak":
+    if len(cal.tried_batches) == 1:
         return [(n, run.batch, run.accum)]
-    batches = [run.batch // 2**i for i in range(64)]  # the batch and its halves
-    batches = [b for b in batches if b >= max(1, run.min_batch)]
+    # none larger than the memory check's micro-batch at ``n`` (the largest that holds)
+    memory = cal.machine.memory
+    fitting = None if memory is None else memory.micro_batch(n)
+    batches = [b for b in cal.tried_batches if fitting is None or b <= fitting]
     accums = [2**i for i in range(64) if 2**i <= run.max_accum]
     return [(n, b, k) for b in batches for k in accums]
 

@@ -243,9 +243,13 @@ def from_numbers(
         priors_said=(ddp_work, spread),
     )
     if not flops_given:  # the range the advice reads the FLOPs per sample over
+        # said as the record: its value, its range (the low end priced: 6 x parameters)
+        ranged = flops_at.low is not None
+        read_at = {"value": flops_at.value, "low": flops_at.low, "high": flops_at.high}
+        flops_value = Finding.of(K.FLOPS_VALUE, **(flops_said | (read_at if ranged else {})))
         flops = Assumption(
             term=TermId.FLOPS,
-            value=Finding.of(K.FLOPS_VALUE, **flops_said),
+            value=flops_value,
             quantity=flops_at,
             source=Source.ASSUMED,
             basis=Finding.of(K.FLOPS_ASSUMED, **flops_said),

@@ -1,0 +1,34 @@
+"""An assumption's words are a view of its record: the range its value finding is said with
+is the range its quantity holds (``-f json``'s ``low`` and ``high``), in the quantity's unit."""
+
+from __future__ import annotations
+
+from gpuscale.advice.api import advise_by_keywords
+from gpuscale.advice.records import Assumption
+from gpuscale.advice.types import Finding, TermId
+
+
+def _term(term: TermId, **fields: object) -> Assumption:
+    (found,) = (a for a in advise_by_keywords(**fields).assumptions if a.term == term)
+    return found
+
+
+def _said_range(found: Assumption) -> tuple[object, object]:
+    assert isinstance(found.value, Finding) and found.quantity is not None
+    return found.value["low"], found.value["high"]
+
+
+def test_the_flops_range_said_is_the_records() -> None:
+    found = _term(
+        TermId.FLOPS,
+        params=7e9,
+        strategy="zero2",
+        step_ms=500,
+        batch=64,
+        max_devices=16,
+        interconnect="nvlink4",
+    )
+    assert found.quantity is not None
+    assert found.quantity.low == 6 * 7e9  # the low end priced: 6 x parameters
+    assert _said_range(found) == (found.quantity.low, found.quantity.high)
+

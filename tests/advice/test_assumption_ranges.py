@@ -31,4 +31,3 @@ def test_the_flops_range_said_is_the_records() -> None:
     assert found.quantity is not None
     assert found.quantity.low == 6 * 7e9  # the low end priced: 6 x parameters
     assert _said_range(found) == (found.quantity.low, found.quantity.high)
-

@@ -55,9 +55,7 @@ def test_a_model_by_numbers_takes_its_inferred_familys_rate(bench: Path, golden:
     calibrated = lines_on(advice.explanation, "Calibrated")
     # the family and the model said; the default model's advice (mlp-67m) is not given
     assert "inferred" in calibrated and "cnn-19m" in calibrated and "mlp-67m" not in calibrated
-    golden.check(
-        VIEW, "a family inferred from the FLOPs", f"{said(name)}\n{calibrated}"
-    )
+    golden.check(VIEW, "a family inferred from the FLOPs", f"{said(name)}\n{calibrated}")
     assert advice.calibration.model.spec.params == 12e6
     # its step grows with its own FLOPs: the given numbers are what is advised on
     bigger = gpuscale.advise(

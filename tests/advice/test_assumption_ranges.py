@@ -31,3 +31,10 @@ def test_the_flops_range_said_is_the_records() -> None:
     assert found.quantity is not None
     assert found.quantity.low == 6 * 7e9  # the low end priced: 6 x parameters
     assert _said_range(found) == (found.quantity.low, found.quantity.high)
+
+
+def test_ddp_work_range_said_is_the_records_with_the_copies() -> None:
+    found = _term(TermId.DDP, params=7e6, step_ms=2, batch=64, interconnect="pcie-phb")
+    assert found.quantity is not None and found.quantity.copies_ms
+    assert found.quantity.unit == "ms per step"
+    assert _said_range(found) == (found.quantity.low, found.quantity.high)

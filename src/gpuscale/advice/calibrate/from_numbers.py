@@ -277,7 +277,7 @@ def _prior_assumed(
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else priors.phrase("spread_unit", said=SPREAD_SAID)
     low, high = (None if end is None else end + copies_ms for end in (prior.low, prior.high))
-    values = {"point": prior.point, "low": prior.low, "high": prior.high}
+    values = {"point": prior.point, "low": low, "high": high}  # the ends as the steps price
     return Assumption(
         term=term,
         value=Finding.of(K.PRIOR_VALUE, in_ms=in_ms, said_as=what, **values),

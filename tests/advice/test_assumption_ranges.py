@@ -38,3 +38,10 @@ def test_ddp_work_range_said_is_the_records_with_the_copies() -> None:
     assert found.quantity is not None and found.quantity.copies_ms
     assert found.quantity.unit == "ms per step"
     assert _said_range(found) == (found.quantity.low, found.quantity.high)
+
+
+def test_the_assumed_links_range_said_is_the_records() -> None:
+    found = _term(TermId.LINK, params=7e6, step_ms=2, batch=64)
+    assert found.quantity is not None and found.quantity.low is not None
+    assert found.quantity.low < found.quantity.high  # type: ignore[operator]
+    assert _said_range(found) == (found.quantity.low, found.quantity.high)

@@ -3,9 +3,11 @@ is the range its quantity holds (``-f json``'s ``low`` and ``high``), in the qua
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuscale.advice.api import advise_by_keywords
 from gpuscale.advice.records import Assumption
-from gpuscale.advice.types import Finding, TermId
+from gpuscale.advice.types import Finding, Source, TermId
 
 
 def _term(term: TermId, **fields: object) -> Assumption:
@@ -45,3 +47,14 @@ def test_the_assumed_links_range_said_is_the_records() -> None:
     assert found.quantity is not None and found.quantity.low is not None
     assert found.quantity.low < found.quantity.high  # type: ignore[operator]
     assert _said_range(found) == (found.quantity.low, found.quantity.high)
+
+
+def test_cpu_processes_link_is_an_assumption_record() -> None:
+    bench = Path(__file__).parent / "cpu_tiny_model_gloo.jsonl"
+    found = _term(TermId.LINK, bench=str(bench))
+    assert found.source == Source.ASSUMED and found.quantity is not None
+    assert isinstance(found.value, Finding)
+    # the figures the steps price: the quantity and the value said
+    assert found.quantity.value == found.value["busbw_gbs"] == 10.0
+    assert found.quantity.unit == "GB/s bus bandwidth"
+    assert found.value["latency_us"] == 20.0

@@ -190,13 +190,17 @@ def choose_link(
         measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True
     if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
-        said = Finding.of(
-            K.LINK_OF_PROCESSES,
-            name=DEFAULT_LINK,
-            busbw_gbs=chosen.busbw_gbs,
-            latency_us=chosen.latency_us,
+        figures = {"busbw_gbs": chosen.busbw_gbs, "latency_us": chosen.latency_us}
+        processes = Assumption(  # DEFAULT_LINK's figures, the only ones the steps price
+            term=TermId.LINK,
+            value=Finding.of(K.PROCESSES_LINK_VALUE, name=DEFAULT_LINK, **figures),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=Finding.of(K.LINK_OF_PROCESSES),
+            measure=Measure(Finding.of(K.MEASURE_LINK_OF_PROCESSES)),
         )
-        return LinkChoice(replace(chosen, name="CPU processes"), said, device, assumed=True)
+        cpu = replace(chosen, name="CPU processes")
+        return LinkChoice(cpu, None, device, assumed=True, assumption=processes)
     assumption = Assumption(
         term=TermId.LINK,
         value=Finding.of(

@@ -230,6 +230,14 @@ def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     golden.check("advice/memory", "13b_no_device_named", advice.explanation[0])
 
 
+def test_no_device_named_under_zero2_is_said_by_the_strategy(golden: Golden) -> None:
+    """ZeRO-2 prices no DDP copies: the device assumed is said as the strategy's."""
+    advice = gpuscale.advise(params=7e9, step_ms=500.0, batch=8, strategy="zero2")
+    memory = advice.memory
+    assert memory is not None and memory.strategy == "zero2" and memory.device.assumed
+    golden.check("advice/memory", "7b_zero2_no_device_named", advice.explanation[0])
+
+
 def test_a_device_named_is_not_said_assumed() -> None:
     advice = gpuscale.advise(
         params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"

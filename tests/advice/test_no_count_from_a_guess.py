@@ -149,12 +149,13 @@ def test_a_link_reading_is_its_assumption_s_low_or_high_end(device: dict) -> Non
 
 def test_the_bench_host_s_link_assumed_is_searched_over_its_range() -> None:
     """One H100 benched: its NVLink is assumed, and the readings are the assumption's ends;
-    CPU processes assume no link, and no link is read."""
+    CPU processes assume a link's figures with no range, and no link is read."""
     advice = gpuscale.advise(bench=str(HERE / "h100_resnet50_bf16.jsonl"))
     (link,) = [a for a in advice.assumptions if a.term == TermId.LINK]
     q = link.quantity
     readings = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
     assert q is not None and readings == {"low": q.low, "high": q.high}
     cpu = gpuscale.advise(bench=str(HERE / "cpu_tiny_model_gloo.jsonl"))
-    assert not [a for a in cpu.assumptions if a.term == TermId.LINK]
+    (processes,) = [a for a in cpu.assumptions if a.term == TermId.LINK]
+    assert processes.quantity is not None and processes.quantity.low is None
     assert not [r for r in cpu.decision.readings if r.term == "link"]

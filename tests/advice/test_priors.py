@@ -37,7 +37,9 @@ def test_each_prior_is_named_with_its_source() -> None:
     assert "Chen et al. 2016" in wait.basis["basis"] and "Horovod" in wait.basis["basis"]
     for a, prior in ((ddp, DDP_WORK), (wait, STEP_SPREAD)):  # each said with its range
         assert a.value.kind == K.PRIOR_VALUE
-        assert (a.value["low"], a.value["high"]) == (prior.low, prior.high)
+        assert (a.value["low"], a.value["high"]) == (a.quantity.low, a.quantity.high)
+        copies = a.quantity.copies_ms or 0.0  # DDP's bucket copies, priced at each end
+        assert (a.quantity.low, a.quantity.high) == (prior.low + copies, prior.high + copies)
     eight = advice.predictions.set_index("accelerators").loc[8]
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row

@@ -243,9 +243,13 @@ def from_numbers(
         priors_said=(ddp_work, spread),
     )
     if not flops_given:  # the range the advice reads the FLOPs per sample over
+        # said as the record: its value, its range (the low end priced: 6 x parameters)
+        ranged = flops_at.low is not None
+        read_at = {"value": flops_at.value, "low": flops_at.low, "high": flops_at.high}
+        flops_value = Finding.of(K.FLOPS_VALUE, **(flops_said | (read_at if ranged else {})))
         flops = Assumption(
             term=TermId.FLOPS,
-            value=Finding.of(K.FLOPS_VALUE, **flops_said),
+            value=flops_value,
             quantity=flops_at,
             source=Source.ASSUMED,
             basis=Finding.of(K.FLOPS_ASSUMED, **flops_said),
@@ -273,7 +277,7 @@ def _prior_assumed(
     in_ms = term == TermId.DDP
     unit = PER_STEP if in_ms else priors.phrase("spread_unit", said=SPREAD_SAID)
     low, high = (None if end is None else end + copies_ms for end in (prior.low, prior.high))
-    values = {"point": prior.point, "low": prior.low, "high": prior.high}
+    values = {"point": prior.point, "low": low, "high": high}  # the ends as the steps price
     return Assumption(
         term=term,
         value=Finding.of(K.PRIOR_VALUE, in_ms=in_ms, said_as=what, **values),

@@ -190,16 +190,29 @@ def choose_link(
         measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True
     if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
-        said = Finding.of(
-            K.LINK_OF_PROCESSES,
-            name=DEFAULT_LINK,
-            busbw_gbs=chosen.busbw_gbs,
-            latency_us=chosen.latency_us,
+        figures = {"busbw_gbs": chosen.busbw_gbs, "latency_us": chosen.latency_us}
+        processes = Assumption(  # DEFAULT_LINK's figures, the only ones the steps price
+            term=TermId.LINK,
+            value=Finding.of(K.PROCESSES_LINK_VALUE, name=DEFAULT_LINK, **figures),
+            quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth"),
+            source=Source.ASSUMED,
+            basis=Finding.of(K.LINK_OF_PROCESSES),
+            measure=Measure(Finding.of(K.MEASURE_LINK_OF_PROCESSES)),
         )
-        return LinkChoice(replace(chosen, name="CPU processes"), said, device, assumed=True)
+        cpu = replace(chosen, name="CPU processes")
+        return LinkChoice(cpu, None, device, assumed=True, assumption=processes)
     assumption = Assumption(
         term=TermId.LINK,
-        value=Finding.of(K.LINK_VALUE, preset=chosen.name, busbw_gbs=chosen.busbw_gbs),
+        value=Finding.of(
+            K.LINK_VALUE,
+            preset=chosen.name,
+            busbw_gbs=chosen.busbw_gbs,
+            # the ends searched again: the quantity's range, said with their presets
+            low=low.busbw_gbs,
+            high=high.busbw_gbs,
+            low_preset=low.name,
+            high_preset=high.name,
+        ),
         quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
         source=Source.ASSUMED,
         basis=basis,
@@ -315,7 +328,7 @@ def _inter_node_assumed(inter: Link) -> Assumption:
     presets = tuple(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
         term=TermId.INTER_NODE,
-        value=Finding.of(K.LINK_VALUE, preset=inter.name, busbw_gbs=inter.busbw_gbs),
+        value=Finding.of(K.LINK_VALUE, preset=inter.name, busbw_gbs=inter.busbw_gbs, low=None),
         quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=Finding.of(K.INTER_NODE_ASSUMED, name=inter.name),

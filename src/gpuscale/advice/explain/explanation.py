@@ -20,7 +20,13 @@ from gpuscale.advice.explain.answer import (
     row_at,
 )
 from gpuscale.advice.explain.caveats import power_said
-from gpuscale.advice.explain.phrasebook import first_case, measured, sentence, term_words
+from gpuscale.advice.explain.phrasebook import (
+    first_case,
+    measured,
+    sentence,
+    strategy_name,
+    term_words,
+)
 from gpuscale.advice.records import measured_at
 from gpuscale.advice.types import STOPPED, Measure, Source, TermId, Value, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -246,7 +252,8 @@ def worded(cal: Calibration) -> Calibration:
         return cal
     device = memory.device
     if cal.machine.memory_device_assumed:
-        device = replace(device, assumed=sentence("device_assumed"))
+        said = {"strategy": memory.strategy, "name": strategy_name(memory.strategy)}
+        device = replace(device, assumed=sentence("device_assumed", **said))
     source = sentence("memory_not_counted")
     shape = memory.activations_counted
     if cal.machine.memory_peak_gb is not None:

@@ -4,7 +4,7 @@ devices that would hold the model, and what to measure first."""
 
 import gpuscale
 from gpuscale.advice.explain.answer import decision_line
-from gpuscale.advice.explain.as_json import plain
+from gpuscale.advice.explain.as_json import advice_document, plain
 
 # 382 TFLOP/s on an A100 40GB's 312 peak; a 7B model needs 4 devices under hybrid sharding
 FLAGGED_7B = dict(
@@ -26,6 +26,11 @@ def test_no_count_is_advised_where_memory_needs_more_than_one(golden) -> None:
     assert d.read.accelerators == 4 and d.chosen is None  # the fewest that hold it, shown
     assert d.count is None and advice.recommended is None
     assert plain(d)["accelerators"] is None and d.settle
+    assert advice_document(advice)["decision"]["chosen"] is None
+    # no rule picks a count the refusal rules out: none is fastest, efficient or cheapest
+    picks = advice.picks
+    assert (d.fastest, picks.efficient, picks.cheapest, picks.numbers) == (None,) * 4
+    assert set(picks.equilibrium.values()) == {None}
     golden.check("advice/flagged", "7b_a100_40gb_hybrid_decision", decision_line(advice))
 
 

@@ -34,27 +34,6 @@ def test_no_count_predicted_holds_it_so_none_is_chosen() -> None:
     assert len(lines(advice)) == 3
 
 
-def test_a_refusal_above_one_device_chooses_none() -> None:
-    """An input flagged IMPLAUSIBLE allows no count above 1; 4 devices hold the model."""
-    advice = gpuscale.advise(
-        params=7e9,
-        step_ms=900.0,
-        batch=8192,
-        device_name="A100 40GB",
-        link="nvlink3",
-        strategy="hybrid",
-        max_devices=32,
-        inter_node="ib-hdr200",
-    )
-    d = advice.decision
-    assert d.refused and d.count is None and d.chosen is None and d.read.accelerators == 4
-    assert advice_document(advice)["decision"]["chosen"] is None
-    # no rule picks a count the refusal rules out: none is fastest, efficient or cheapest
-    picks = advice.picks
-    assert (d.fastest, picks.efficient, picks.cheapest, picks.numbers) == (None,) * 4
-    assert set(picks.equilibrium.values()) == {None}
-
-
 def test_a_refusal_on_one_device_leaves_it_the_only_pick() -> None:
     """300M on 4 nodes (the docs' example): an input is IMPLAUSIBLE, one device holds it; the
     counts above 1 (32 predicted fastest) are no pick."""

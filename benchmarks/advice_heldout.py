@@ -57,6 +57,7 @@ from gpuscale.advice.api import Advice
 from gpuscale.advice.model.network import FITTED, StepTerms, of_stack, using
 from gpuscale.advice.search import predict
 from gpuscale.hardware.device_names import resolve
+from gpuscale.quantities import counted
 from gpuscale.tables.refusals import NamedError
 
 HERE = Path(__file__).resolve().parent
@@ -590,7 +591,7 @@ def _terms(text: str) -> StepTerms:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument(
         "--out", type=Path, help=f"where the results go (default {OUT}; with --split: none)"
     )
@@ -623,8 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.split != "development":
         print(goals_markdown(result), end="")
     print(
-        f"flagged (kept out): {len(result['flagged'])} rows; "  # type: ignore[arg-type]
-        f"refused by the advice (kept out): {len(result['refused'])} rows; "  # type: ignore[arg-type]
+        f"flagged (kept out): {counted(len(result['flagged']), 'row')}; "  # type: ignore[arg-type]
+        f"refused by the advice (kept out): {counted(len(result['refused']), 'row')}; "  # type: ignore[arg-type]
         f"written: {out or 'nothing (no --out)'}"
     )
     if args.docs is not None:

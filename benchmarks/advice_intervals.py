@@ -434,7 +434,7 @@ def write_docs(path: Path, results: dict[str, object], data: dict[str, object]) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--data",

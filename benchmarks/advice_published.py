@@ -37,6 +37,7 @@ from scipy.optimize import minimize_scalar
 
 import gpuscale
 from gpuscale.hardware.device_names import resolve
+from gpuscale.quantities import counted
 
 HERE = Path(__file__).resolve().parent
 TABLES = HERE / "published"
@@ -222,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         assert isinstance(s, dict)
         base = s.get("baselines", {})
         print(
-            f"{name}: {s['rows']} rows, median |error| {_pct(s.get('median_abs_error'))} "
+            f"{name}: {counted(s['rows'], 'row')}, "
+            f"median |error| {_pct(s.get('median_abs_error'))} "
             f"(linear {_pct(base.get('linear'))}, borrowed ratio "
             f"{_pct(base.get('borrowed_ratio'))}, Amdahl fit {_pct(base.get('amdahl_fit'))}); "
             f"80% coverage {_pct(s.get('coverage'))}, median width "
@@ -232,10 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     assert isinstance(by_class, dict)
     for name, s in by_class.items():
         print(
-            f"  {name}: {s['rows']} rows, median |error| {_pct(s.get('median_abs_error'))}, "
+            f"  {name}: {counted(s['rows'], 'row')}, "
+            f"median |error| {_pct(s.get('median_abs_error'))}, "
             f"coverage {_pct(s.get('coverage'))}"
         )
-    print(f"flagged (kept out): {len(result['flagged'])} rows; written: {args.out}")  # type: ignore[arg-type]
+    print(f"flagged (kept out): {counted(len(result['flagged']), 'row')}; written: {args.out}")  # type: ignore[arg-type]
     return 0
 
 

@@ -397,7 +397,7 @@ def write_data(path: Path, nccl: bool, values: Values) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--data", type=Path, default=DATA, help="the data file the chosen values go to"

@@ -199,7 +199,7 @@ def markdown(results: Sequence[ClassSpread]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--docs", type=Path, help="rewrite this page's table (docs/heldout-spread.md)"

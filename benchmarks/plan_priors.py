@@ -103,7 +103,7 @@ def priors(systems: pd.DataFrame) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "mlperf")
     args = parser.parse_args()
     found = priors(development_systems(args.shared))

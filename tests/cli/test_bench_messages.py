@@ -28,3 +28,8 @@ def test_the_writer_says_what_it_appended(golden) -> None:
     assert WRITER not in said and "two-nodes.jsonl" in said
     assert said.startswith("1 measured") and " 1 row " in said
     golden.check(VIEW, "the writer node", said)
+
+
+def test_a_path_with_a_space_is_said_as_one_shell_word() -> None:
+    said = done_sentence(SweepReport(appended=2, measured=2), Path("my runs/r.jsonl"), nnodes=1)
+    assert "'my runs/r.jsonl'" in said  # pasted into `gpuscale advise --bench`, it stays whole

@@ -5,6 +5,7 @@ the sentences ``gpuscale bench`` prints about them."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,7 +103,7 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
     summary = f"this node wrote no rows: {WRITER}"  # the node holding global rank 0 does
     if report.appended or nnodes == 1:
         rows = counted(report.appended, "row")
-        summary = f"{report.measured} measured, {rows} appended to {out_file}"
+        summary = f"{report.measured} measured, {rows} appended to {shlex.quote(str(out_file))}"
     skipped = filled(", {} skipped (--resume)", report.skipped)  # only under --resume
     return f"{summary}{skipped}, {len(report.failures)} failed"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -63,7 +64,7 @@ def ingest(
     with fail_on(OutputError):
         written = write_tables(tables, where.out)
     lines, problems = ingest_summary(tables)
-    say([*lines, f"wrote {len(written)} files to {where.out}/"], stderr=True)
+    say([*lines, f"wrote {len(written)} files to {shlex.quote(f'{where.out}/')}"], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 
@@ -222,10 +223,10 @@ def report(
             on_missing=missing.append,
             bench_path=bench_file,
         )
-    path = written.path
-    say([f"report written to {path}", *written.headline])
+    path, shown = written.path, shlex.quote(str(written.path))  # pastes whole with a space
+    say([f"report written to {shown}", *written.headline])
     say([f"warning: {line}" for line in missing], stderr=True)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):
-        err.print(f"note: no browser found to open it; open {path} yourself", markup=False)
+        err.print(f"note: no browser found to open it; open {shown} yourself", markup=False)
     if missing:
         raise typer.Exit(1)

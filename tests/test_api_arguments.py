@@ -55,6 +55,9 @@ def test_advise_refuses_a_zero_count(name) -> None:
             "device",
             "devices",
         ),
+        # a user's word for a count of devices: gpuscale's own word
+        (lambda: gpuscale.plan(workload="bert", accelerator="H100", gpus=[8]), "gpus", "devices"),
+        (lambda: gpuscale.advise(params=7e6, step_ms=2, num_gpus=8), "num_gpus", "max_devices"),
         # the command line's option as a keyword: plan's --price is price_per_device_hour
         (
             lambda: gpuscale.plan(workload="bert", accelerator="H100", devices=[8], price=3),

@@ -4,6 +4,8 @@ against ``plan --power``; ``--topo``, ``--topo-file`` and ``--file`` for a saved
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import typer.main
 
@@ -55,3 +57,27 @@ def test_a_letter_typed_for_a_digit_is_offered_the_name_it_looks_like() -> None:
     assert digits_read("bloom") == "bloom"  # no digit beside it: a word, unchanged
     assert did_you_mean("H1OO", ["H100", "A100", "B200"]) == " (did you mean 'H100'?)"
     assert did_you_mean("nosuch", ["H100", "A100"]) == ""
+
+
+@pytest.mark.parametrize(
+    ("command", "typed", "meant"),
+    [
+        ("plan", "--gpus", {"--devices"}),
+        ("plan", "--num-gpus", {"--devices"}),
+        ("plan", "--gpu", {"--accelerator"}),
+        ("bench", "--gpus", {"--nproc"}),
+        ("bench", "--gpu-count", {"--nproc"}),
+        ("advise", "--accelerators", {"--max-devices"}),
+        ("advise", "--gpus", {"--gpus-per-node", "--max-devices"}),
+        ("advise", "--gpu", {"--gpus-per-node", "--device-name"}),
+    ],
+)
+def test_a_users_word_for_devices_finds_the_option(command: str, typed: str, meant: set) -> None:
+    """``plan --gpus 8`` is refused naming ``--devices`` (gpuscale's word for a count),
+    every option offered one the command takes."""
+    from gpuscale.tables.spelling import unknown_option
+
+    said = unknown_option(typed, sorted(_spellings(command)), f"gpuscale {command}")
+    offered = set(re.findall(r"'(--[a-z-]+)'", said))
+    assert offered == meant
+    assert offered <= _spellings(command)

@@ -36,7 +36,7 @@ from gpuscale.tables.refusals import (
     ref,
     shown,
 )
-from gpuscale.tables.spelling import abbreviation_of, suggested
+from gpuscale.tables.spelling import abbreviation_of, meant_options, suggested
 
 __all__ = [
     "CommandParser",
@@ -281,6 +281,9 @@ def check_keywords(request: type, keywords: Iterable[str], function: str, *also:
     for name in keywords:
         if name not in valid:
             close = [by_option[name]] if name in by_option else []
+            # a near spelling first (device: devices), then a user's word (gpus: devices)
+            close = close or difflib.get_close_matches(name, valid, n=1, cutoff=0.8)
+            close = close or meant_options(name, valid)
             close = close or difflib.get_close_matches(name, valid, n=1)
             raise TypeError(f"{function}() has no keyword {name!r}{suggested(close)}")
 

@@ -63,12 +63,49 @@ def abbreviation_of(text: str, allowed: Sequence[object]) -> str:
     return in_full([str(a) for a in allowed if key and str(a).lower().startswith(key)])
 
 
+# Words users type for a count or kind of device, and the words gpuscale's options use
+# (``--gpus 8``: plan's ``--devices``, bench's ``--nproc``, advise's ``--max-devices``).
+OPTION_SYNONYMS = {
+    "gpus": ("devices", "nproc"),
+    "accelerators": ("devices", "nproc"),
+    "gpu": ("accelerator", "device"),
+    "device": ("accelerator",),
+    "devices": ("nproc",),
+}
+COUNT_WORDS = frozenset({"n", "num", "number", "count", "of"})  # --num-gpus, --gpu-count
+
+
+def meant_options(typed: str, valid: Sequence[str]) -> list[str]:
+    """The options (or keywords) of ``valid`` that ``typed`` names in a user's words
+    (:data:`OPTION_SYNONYMS`):
+    one named exactly by a synonym, else those holding a synonym as a word
+    (``--accelerators`` for advise: ``--max-devices``); none where no word is a synonym."""
+    typed_words = _words(typed)
+    words = [w for w in typed_words if w not in COUNT_WORDS]
+    if len(words) != 1 or words[0] not in OPTION_SYNONYMS:
+        return []
+    word = words[0]
+    if len(words) < len(typed_words) and not word.endswith("s"):
+        word += "s"  # --gpu-count: a count of gpus
+    meant = set(OPTION_SYNONYMS[word])
+    exact = [v for v in valid if "-".join(_words(v)) in meant]
+    return exact or [v for v in valid if set(_words(v)) & meant]
+
+
+def _words(name: str) -> list[str]:
+    """An option's or a keyword's words: ``--max-devices`` and ``max_devices`` alike."""
+    return re.split(r"[-_]", name.lstrip("-").lower())
+
+
 def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
     gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close.
     The options ``typed`` begins come first (``--device`` means ``--device-name``, though
-    difflib's closest is ``--max-devices``)."""
+    difflib's closest is ``--max-devices``) with those it names in a user's words
+    (:func:`meant_options`); else difflib's closest."""
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
+    if typed.startswith("--"):
+        begun = list(dict.fromkeys([*begun, *meant_options(typed, valid)]))
     hint = ""
     if begun:
         hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"

@@ -11,15 +11,17 @@ from gpuscale.advice.calibration import Bench, Calibration
 from gpuscale.advice.model.network import count_class, fitted_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, as_run
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.evidence import FIRM_STEPS, QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
+from gpuscale.quantities import counted, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
+    from gpuscale.bench.support import Support
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -295,3 +297,49 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
         measure=Measure(before, run, after),
     )
+
+
+def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    more = f"--steps {found.steps_needed}"
+    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """How to bench again the file's runs at every count of ``counts`` (more steps where they
+    fix a weakness, else a quieter machine); "" where it holds none."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        command = rerun(found, counts, host_devices)
+        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
+    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+def as_run(
+    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
+) -> Measure:
+    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
+    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
+    bench = measure.bench
+    if found is None or bench is None:
+        return measure
+    same = bench.model == found.model
+    if any_run or (same and found.counts and not bench.config and not bench.more):
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return replace(measure, bench=None, again=held)
+    if not same:
+        return measure
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))

@@ -1,5 +1,5 @@
-"""Every term of a calibration as an ``Assumption``, and the one measurement that settles a
-count held back."""
+"""Every term of a calibration as an ``Assumption``, each bench run that measures one said as
+the file holds it (``as_run``), and the one measurement that settles a count held back."""
 
 from __future__ import annotations
 

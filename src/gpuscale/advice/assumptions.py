@@ -1,5 +1,5 @@
-"""Every term of a calibration as an ``Assumption``, and the one measurement that settles a
-count held back."""
+"""Every term of a calibration as an ``Assumption``, each bench run that measures one said as
+the file holds it (``as_run``), and the one measurement that settles a count held back."""
 
 from __future__ import annotations
 
@@ -7,19 +7,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.calibration import Bench, Calibration, Machine
+from gpuscale.advice.calibration import Bench, Calibration
 from gpuscale.advice.model.network import count_class, fitted_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, as_run, maybe
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.evidence import FIRM_STEPS, QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
+from gpuscale.quantities import counted, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
+    from gpuscale.bench.support import Support
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -72,73 +74,55 @@ def of_calibration(
 ) -> tuple[Assumption, ...]:
     """Every term of ``cal`` as an assumption, in the order said: the machine's, the fixed
     cost, the bench's terms (``cal.bench``; None: by numbers) or the numbers' N > 1 terms, the
-    link class, the convergence, the input pipeline; each measure as the bench file runs it."""
-    link_class = tuple(filter(None, [_link_class(cal.machine.network.intra.name)]))
+    link class, the convergence, the input pipeline; each measure as the bench file runs it
+    (the fixed cost's is the bench file's run already)."""
+    link_class = _link_class(cal.machine.network.intra.name)
     if cal.bench is not None:
-        terms = (*_bench_terms(cal, req, cal.bench), *link_class)
+        own = _own_work(cal, req, cal.bench)
+        terms = (_overlap(cal, req), own, _wait(cal, cal.bench), link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
-        given = req.overlap is not None
-        overlap = _overlap(req.overlap, given, given, None, cal.machine)
-        terms = (*link_class, overlap, *cal.said.priors_said)
-    terms += (_convergence(cal, req, converging),)
-    # the fixed cost, its range where uncertain; its measure is the bench file's run already
-    fixed: tuple[Assumption, ...] = ()
-    cost = cal.model.fixed
-    if cost is not None:
-        low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
-        ends = {"low_ms": cost.low_ms, "high_ms": cost.high_ms, "uncertain": cost.uncertain}
-        measured = cost.source == Source.MEASURED
-        fixed = (
-            Assumption(
-                term=TermId.FIXED,
-                value=Finding.of(K.ASSUMED_FIXED, ms=cost.ms, **ends),
-                quantity=Quantity(cost.ms, PER_STEP, low, high),
-                source=cost.source,
-                basis=cost.basis,
-                measure=Measure() if measured else cost.measure,
-            ),
-        )
-    machine, found, host = len(cal.said.assumptions), cal.runs.evidence, cal.runs.host_devices
+        terms = (link_class, _overlap(cal, req), *cal.said.priors_said)
+    found, host = cal.runs.evidence, cal.runs.host_devices
     # the convergence's run: at counts the file holds, whatever model or steps it names
     said = [
         replace(a, measure=as_run(a.measure, found, host, a.term == TermId.CONVERGENCE))
-        for a in (*cal.said.assumptions, *terms)
+        for a in (*terms, _convergence(cal, req, converging))
+        if a is not None
     ]
-    return (*said[:machine], *fixed, *said[machine:], input_pipeline())
+    machine = [replace(a, measure=as_run(a.measure, found, host)) for a in cal.said.assumptions]
+    return (*machine, *_fixed(cal), *said, input_pipeline())
 
 
-def _bench_terms(cal: Calibration, req: AdviceRequest, benched: Bench) -> tuple[Assumption, ...]:
-    """The overlap, the strategy's own work and the wait, as the bench measured them or
-    assumed."""
-    model, host = cal.runs.own_model, cal.runs.host_devices
+def _fixed(cal: Calibration) -> tuple[Assumption, ...]:
+    """The fixed cost (none where the step is not split), its range where uncertain."""
+    cost = cal.model.fixed
+    if cost is None:
+        return ()
+    low, high = (cost.low_ms, cost.high_ms) if cost.uncertain else (None, None)
+    ends = {"low_ms": cost.low_ms, "high_ms": cost.high_ms, "uncertain": cost.uncertain}
+    assumed = Assumption(
+        term=TermId.FIXED,
+        value=Finding.of(K.ASSUMED_FIXED, ms=cost.ms, **ends),
+        quantity=Quantity(cost.ms, PER_STEP, low, high),
+        source=cost.source,
+        basis=cost.basis,
+        measure=Measure() if cost.source == Source.MEASURED else cost.measure,
+    )
+    return (assumed,)
+
+
+def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
+    """The share of communication backward hides: ``cal.run.overlap``, else the prior's for
+    the link classes of the machine's network (within a node; across nodes where it has them;
+    each count's in ``at`` where they differ), all but the last bucket; given as an option or
+    measured by the bench, else why nothing measured it (the multi-device run flagged, no
+    communication, none)."""
+    network, value = cal.machine.network, cal.run.overlap
     given = req.overlap is not None
-    measured = given or benched.overlap_measured
-    overlap = _overlap(cal.run.overlap, given, measured, model, cal.machine, host)
-    if not given and not benched.overlap_measured and cal.run.overlap is not None:
-        # why nothing measured it: the multi-device run flagged, no communication, none
-        left_out = [m.devices for m in cal.runs.measured if m.flagged and not m.allowed]
-        why = "flagged" if left_out else ("quiet" if cal.runs.measured else "no_run")
-        devices = left_out[0] if left_out else None
-        overlap = replace(overlap, basis=Finding.of(K.OVERLAP_BASIS, case=why, devices=devices))
-    return (overlap, _own_work(cal, req, benched.own_ms), _wait(cal, benched))
-
-
-def _overlap(
-    value: float | None,
-    given: bool,
-    measured: bool,
-    model: str | None,
-    machine: Machine,
-    host: int | None = None,
-) -> Assumption:
-    """The share of communication backward hides: ``value``, else the prior's for the link
-    classes of the machine's network (within a node; across nodes where it has them; each
-    count's in ``at`` where they differ), all but the last bucket; ``measured`` by the bench
-    or ``given`` as an option."""
-    network = machine.network
+    measured = given or (cal.bench is not None and cal.bench.overlap_measured)
     within = assumed_overlap(count_class(network, 1))
     across = assumed_overlap(fitted_class(network))  # multinode where it has nodes
-    at = tuple((n, assumed_overlap(count_class(network, n))) for n in machine.device_counts)
+    at = tuple((n, assumed_overlap(count_class(network, n))) for n in cal.machine.device_counts)
     case = "given" if value is not None else ("same" if within == across else "apart")
     said = Finding.of(K.ASSUMED_OVERLAP, case=case, overlap=value, within=within, across=across)
     source, basis = Source.ASSUMED, OVERLAP_PRIOR
@@ -146,7 +130,12 @@ def _overlap(
         source, basis = Source.GIVEN, "--overlap"
     elif measured:
         source, basis = Source.MEASURED, Finding.of(K.OVERLAP_BASIS, case="measured")
-    run = Measure(bench=BenchRun(model, (1, 2), host_devices=host))
+    elif value is not None:  # the bench's value no multi-device run measured
+        left_out = [m.devices for m in cal.runs.measured if m.flagged and not m.allowed]
+        why = "flagged" if left_out else ("quiet" if cal.runs.measured else "no_run")
+        devices = left_out[0] if left_out else None
+        basis = Finding.of(K.OVERLAP_BASIS, case=why, devices=devices)
+    run = BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
     return Assumption(
         term=TermId.OVERLAP,
         value=said,
@@ -157,7 +146,7 @@ def _overlap(
         ),
         source=source,
         basis=basis,
-        measure=Measure() if measured else run,
+        measure=Measure() if measured else Measure(bench=run),
     )
 
 
@@ -177,32 +166,32 @@ def _link_class(link_name: str) -> Assumption | None:
     )
 
 
-def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
-    """The strategy's own work per step (``ms``): measured where the runs were the strategy
-    predicted (fitted where carried from the family member ``of`` of a --params model;
-    FSDP's inside the fixed cost), else DDP's prior, FSDP's none."""
+def _own_work(cal: Calibration, req: AdviceRequest, bench: Bench) -> Assumption:
+    """The strategy's own work per step (``bench.own_ms``): measured where the runs were the
+    strategy predicted (fitted where carried from the family member ``of`` of a --params
+    model; FSDP's inside the fixed cost), else DDP's prior, another strategy's none."""
     benched, model = cal.run.strategy, cal.runs.own_model
     asked = req.strategy or benched
-    of = cal.bench.bench_model if cal.bench is not None and req.params is not None else ""
+    of = bench.bench_model if req.params is not None else ""
     # a command bench would refuse is no way to measure it: the strategies it runs instead
     runs = {"runs": asked in BENCHED, "benched": BENCHED}
     command = Measure(Finding.of(K.MEASURE_OWN_WORK, model=model or "MODEL", asked=asked, **runs))
-    value, source, measure = _per_step(ms), Source.ASSUMED, command
-    quantity: Quantity | None = Quantity(ms, PER_STEP)
+    if asked not in ("ddp", benched):
+        basis = Finding.of(K.OWN_WORK_BASIS, case="other", benched=benched, asked=asked)
+        return replace(_no_own_work(asked, basis), measure=command)
+    value = Finding.of(K.ASSUMED_OWN_WORK, case="ms", ms=bench.own_ms)
+    quantity, source, measure = Quantity(bench.own_ms, PER_STEP), Source.ASSUMED, command
     if benched == asked == "ddp":
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
         basis = Finding.of(K.OWN_WORK_BASIS, case="measured", of=of or None)
     elif asked == "ddp":
         prior = PRIORS["ddp_work"]
         basis = Finding.of(K.OWN_WORK_BASIS, case="prior", point=prior.point, source=prior.said)
-    elif benched == asked:  # a part of the fixed cost, not a term of its own: its ms
+    else:  # FSDP's as benched: a part of the fixed cost, not a term of its own: its ms
         value = Finding.of(K.ASSUMED_OWN_WORK, case="fixed")
         source, measure = Source.MEASURED, Measure()
         quantity = Quantity(cal.runs.one_fsdp_own_ms, PER_STEP)
         basis = Finding.of(K.OWN_WORK_BASIS, case="fsdp")
-    else:
-        value, quantity = _per_step(0.0), Quantity(0.0, PER_STEP)
-        basis = Finding.of(K.OWN_WORK_BASIS, case="other", benched=benched, asked=asked)
     return Assumption(
         term=TermId.DDP,
         strategy=asked,
@@ -214,47 +203,46 @@ def _own_work(cal: Calibration, req: AdviceRequest, ms: float) -> Assumption:
     )
 
 
-def _per_step(ms: float) -> Finding:
-    return Finding.of(K.ASSUMED_OWN_WORK, case="ms", ms=ms)
+def _no_own_work(strategy: str, basis: Finding) -> Assumption:
+    """``strategy``'s own work priced at 0 ms (a sharded one's, or one no run measured)."""
+    return Assumption(
+        term=TermId.DDP,
+        strategy=strategy,
+        value=Finding.of(K.ASSUMED_OWN_WORK, case="ms", ms=0.0),
+        quantity=Quantity(0.0, PER_STEP),
+        source=Source.ASSUMED,
+        basis=basis,
+    )
 
 
 def for_strategy(found: tuple[Assumption, ...], strategy: str) -> tuple[Assumption, ...]:
     """``found`` with DDP's own work as ``strategy`` prices it: a sharded strategy's none."""
     if strategy == "ddp":
         return found
-    sharded = Assumption(
-        term=TermId.DDP,
-        strategy=strategy,
-        value=_per_step(0.0),
-        quantity=Quantity(0.0, PER_STEP),
-        source=Source.ASSUMED,
-        basis=Finding.of(K.OWN_WORK_BASIS, case="sharded", asked=strategy),
-    )
+    sharded = _no_own_work(strategy, Finding.of(K.OWN_WORK_BASIS, case="sharded", asked=strategy))
     return tuple(sharded if a.term == TermId.DDP and a.strategy == "ddp" else a for a in found)
 
 
 def _wait(cal: Calibration, benched: Bench) -> Assumption:
     """The wait for the slowest device at N > 1: the no-sync step's slowdowns measured (no
     lower than at fewer devices), else fitted to the N = 1 steps' spread, else 0 ms."""
-    compute, held = cal.model.compute, dict(benched.held)
-    slowdown = dict(compute.slowdown)
+    compute, slowdown = cal.model.compute, dict(cal.model.compute.slowdown)
     case, source, at_counts = "none", Source.ASSUMED, ()
     quantity: Quantity | None = Quantity(0.0, PER_STEP)
-    measure = Measure(
-        bench=BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
-    )
+    run = BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
+    measure = Measure(bench=run)
     if slowdown:
         at = tuple(sorted(slowdown.items()))
         # a count's slowdown held at fewer devices' where that is larger
+        above = {n: f for n, f in benched.held if n in slowdown and f > slowdown[n] + 5e-3}
         at_counts = tuple(
-            Finding.of(K.WAIT_AT, devices=n, slowdown=f, held=maybe(_above, held.get(n), f))
-            for n, f in at
+            Finding.of(K.WAIT_AT, devices=n, slowdown=f, held=above.get(n)) for n, f in at
         )
         quantity = Quantity(slowdown[max(slowdown)], SLOWDOWN, at=at)
         case, source, measure = "measured", Source.MEASURED, Measure()
     elif compute.jitter_ms:
         spread = "share of the step: the N = 1 steps' standard deviation over their mean"
-        quantity = maybe(Quantity, benched.spread, spread)
+        quantity = None if benched.spread is None else Quantity(benched.spread, spread)
         case, source = "fitted", Source.FITTED
     return Assumption(
         term=TermId.WAIT,
@@ -266,16 +254,12 @@ def _wait(cal: Calibration, benched: Bench) -> Assumption:
     )
 
 
-def _above(taken: float, slowdown: float) -> float | None:
-    return taken if taken > slowdown + 5e-3 else None
-
-
 def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
         term=TermId.INPUT,
         value=Finding.of(K.ASSUMED_INPUT, rate=rate),
-        quantity=maybe(Quantity, samples_per_s, "samples/s needed"),
+        quantity=None if samples_per_s is None else Quantity(samples_per_s, "samples/s needed"),
         source=Source.ASSUMED,
         basis=Finding.of(K.INPUT_BASIS),
         measure=Measure(Finding.of(K.MEASURE_INPUT)),
@@ -292,7 +276,7 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         return Assumption(
             term=TermId.CONVERGENCE,
             value=Finding.of(K.ASSUMED_CONVERGENCE, case="model"),
-            quantity=maybe(Quantity, model.b_noise, noise_scale),
+            quantity=Quantity(model.b_noise, noise_scale),
             source=Source.GIVEN if given else Source.MEASURED,
             basis=model.source,
         )
@@ -313,3 +297,49 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
         measure=Measure(before, run, after),
     )
+
+
+def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    more = f"--steps {found.steps_needed}"
+    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """How to bench again the file's runs at every count of ``counts`` (more steps where they
+    fix a weakness, else a quieter machine); "" where it holds none."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        command = rerun(found, counts, host_devices)
+        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
+    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+def as_run(
+    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
+) -> Measure:
+    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
+    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
+    bench = measure.bench
+    if found is None or bench is None:
+        return measure
+    same = bench.model == found.model
+    if any_run or (same and found.counts and not bench.config and not bench.more):
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return replace(measure, bench=None, again=held)
+    if not same:
+        return measure
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))

@@ -7,20 +7,16 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
-from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
-from gpuscale.quantities import counted, joined
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from gpuscale.bench.support import Support
 
 
 class TermId(Code):
@@ -108,52 +104,6 @@ def bench_run(
     model: str | None, counts: tuple[int, ...], host_devices: int | None = None, run: str = ""
 ) -> Measure:
     return Measure(bench=BenchRun(model, counts, run=run, host_devices=host_devices))
-
-
-def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    more = f"--steps {found.steps_needed}"
-    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
-
-
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """How to bench again the file's runs at every count of ``counts`` (more steps where they
-    fix a weakness, else a quieter machine); "" where it holds none."""
-    if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    if more_steps(found):
-        command = rerun(found, counts, host_devices)
-        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
-    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
-    firm = not found.kinds and not found.flagged
-    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
-
-
-def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up."""
-    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-
-
-def as_run(
-    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
-) -> Measure:
-    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
-    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
-    bench = measure.bench
-    if found is None or bench is None:
-        return measure
-    same = bench.model == found.model
-    if any_run or (same and found.counts and not bench.config and not bench.more):
-        held = again(found, bench.nproc, host_devices)
-        if held:
-            return replace(measure, bench=None, again=held)
-    if not same:
-        return measure
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
 # a kind of finding per key of ``data/advice_findings.json`` (``transformer_shape``:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.assumptions import as_run
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.evidence import allowed_flagged, chosen, measured_runs, weak_runs
@@ -20,7 +21,7 @@ from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, as_run, trusted_runs
+from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.plausibility import FlagKind

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from gpuscale.advice.assumptions import again, more_steps, rerun
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
 from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
@@ -21,10 +22,7 @@ from gpuscale.advice.types import (
     Refusal,
     RefusalKind,
     Value,
-    again,
     bench_run,
-    more_steps,
-    rerun,
 )
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak

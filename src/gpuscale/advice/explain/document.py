@@ -9,7 +9,13 @@ from functools import cached_property
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import OVERLAP_PRIOR, for_strategy, input_pipeline, settle
+from gpuscale.advice.assumptions import (
+    OVERLAP_PRIOR,
+    again,
+    for_strategy,
+    input_pipeline,
+    settle,
+)
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -40,7 +46,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId, again, maybe
+from gpuscale.advice.types import TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView

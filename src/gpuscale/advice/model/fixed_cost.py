@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpuscale.advice.model.compute import rate_tflops, work_ms
 from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
 from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
+from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 

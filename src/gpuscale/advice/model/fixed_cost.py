@@ -29,9 +29,8 @@ GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing meas
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range, source and basis, the batch
-    whose step it splits, what would measure it, and the prior's least where the step left
-    less (``below_prior_ms``)."""
+    """The fixed per-step cost at one device (ms) and its range, at the batch whose step it
+    splits; ``below_prior_ms``: the prior's least, where the step left less."""
 
     ms: float
     low_ms: float

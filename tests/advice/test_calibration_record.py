@@ -18,7 +18,7 @@ from gpuscale.advice.calibration import (
     Search,
     StepModel,
 )
-from gpuscale.advice.model.compute import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.interconnect.network import Link, Network
 
 NETWORK = Network(intra=Link(busbw_gbs=10.0, latency_us=20.0, name="test"))

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.compute import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli import app
 

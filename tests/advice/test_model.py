@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.network import MIB, StepTerms, bucket_plan, collectives, using
-from gpuscale.advice.model.step import step_at
+from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.interconnect.network import CommCurve, Link, Network
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model import network as step_terms
-from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.network import MIB, StepTerms, collectives
-from gpuscale.advice.model.step import step_at
+from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.interconnect.network import Link, Network
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ import gpuscale
 from gpuscale.advice.calibration import FamilyBasis
 from gpuscale.advice.derived import BreakEven
 from gpuscale.advice.explain.explanation import family_sentence
-from gpuscale.advice.model.compute import Compute
+from gpuscale.advice.model.step import Compute
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import load_bench

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.model.compute import Compute, ModelSpec
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale

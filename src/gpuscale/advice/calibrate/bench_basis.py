@@ -17,9 +17,9 @@ from gpuscale.advice.calibrate.evidence import allowed_flagged, chosen, measured
 from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.compute import per_step_ms
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K

@@ -27,7 +27,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
 from gpuscale.advice.model import fixed_cost, priors
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
+from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
-from gpuscale.advice.model import compute, hardware, priors
+from gpuscale.advice.model import hardware, priors, step
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
@@ -86,7 +86,7 @@ def from_numbers(
     most_accum = Run(batch=per_device).max_accum
     if shape is not None and req.global_batch is not None:
         most_accum = max(most_accum, -(-req.global_batch // per_device))
-    spec = compute.ModelSpec(
+    spec = step.ModelSpec(
         params=float(req.model_params),  # type: ignore[arg-type]
         flops_per_sample=req.flops_per_sample or (numbers and numbers.flops_per_sample),
         grad_bytes_per_param=req.grad_bytes,
@@ -97,7 +97,7 @@ def from_numbers(
     # ranks' spread fitted on published tables where it stands (``model/network.py``)
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     copies_ms = spec.copies_ms(memory_gbs)
-    bandwidth, named = memory_gbs or compute.REFERENCE_MEMORY_GBS, device.part is not None
+    bandwidth, named = memory_gbs or priors.REFERENCE_MEMORY_GBS, device.part is not None
     copies = Finding.of(K.DDP_COPIES, copies_ms=copies_ms, bandwidth=bandwidth, named=named)
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
@@ -112,10 +112,10 @@ def from_numbers(
     power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
-    whole = compute.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    whole = step.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     # the fastest the step's work could run (TFLOP/s; None: no peak: ``hardware.work_peak``)
     fastest, precision = hardware.work_peak(device, weights, whole)
-    at_peak = compute.work_ms(per_device, spec.flops, fastest) if fastest else None
+    at_peak = step.work_ms(per_device, spec.flops, fastest) if fastest else None
     fixed, dense = of_step_points(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
     token_read = dense is not None and dense.ms > fixed.high_ms  # the FLOPs' low end read again
     # why an assumed fixed cost is what it is (None: measured, entered, or not raised): no
@@ -188,11 +188,11 @@ def from_numbers(
     # their priors (and at the priors' ends), and the same at each end of an assumed range:
     # the fixed cost's, or the FLOPs' low reading (``dense``)
     def priced(cost: FixedCost) -> dict[str, object]:
-        split = compute.Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        split = step.Compute(tflops=whole).resplit(spec, per_device, cost.ms)
         compute_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
         at = {  # DDP's work: its prior's rest a step and the model's bucket copies
             which: replace(
-                compute.with_priors(split, compute_ms, which),
+                step.with_priors(split, compute_ms, which),
                 ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
             )
             for which in ("low", "high", "point")

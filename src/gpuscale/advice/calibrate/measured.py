@@ -18,12 +18,11 @@ from gpuscale.advice.calibrate.rows import (
     same_hardware,
 )
 from gpuscale.advice.calibration import Calibration, FamilyBasis
-from gpuscale.advice.model.compute import Compute
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import collectives
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, EXTRAPOLATED, StepError
-from gpuscale.advice.model.step import step_table
+from gpuscale.advice.model.step import Compute, step_table
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80

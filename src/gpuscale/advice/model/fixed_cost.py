@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpuscale.advice.model.compute import rate_tflops, work_ms
 from gpuscale.advice.model.hardware import DEVICE_PEAK, MIN_MFU
 from gpuscale.advice.model.priors import PRIORS, SourcedPrior, phrase
+from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 
@@ -29,9 +29,8 @@ GPU_PRIOR = PRIORS["gpu_fixed_cost"]  # ms: a GPU step's fixed cost nothing meas
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FixedCost:
-    """The fixed per-step cost (ms) at one device, its range, source and basis, the batch
-    whose step it splits, what would measure it, and the prior's least where the step left
-    less (``below_prior_ms``)."""
+    """The fixed per-step cost at one device (ms) and its range, at the batch whose step it
+    splits; ``below_prior_ms``: the prior's least, where the step left less."""
 
     ms: float
     low_ms: float

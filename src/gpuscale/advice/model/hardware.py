@@ -115,22 +115,18 @@ def rate_warnings(
 @dataclass(frozen=True, slots=True)
 class Rate:
     """A calibration's rate per device, TFLOP/s, to check against ``device``'s peak at
-    ``precision`` (``checked``): ``tflops`` the rate advised, ``said_tflops`` the one said
-    where no peak checks it, whose (``rate_of``: inputs, inputs_whole_step, bench; "": not
-    said, a CPU's); with ``low`` flagged under ``MIN_MFU`` too (``fixed_taken_ms``: the other
-    reading of a low rate). A bench's: ``recorded_tflops``, the rate its N = 1 run recorded
-    over its whole step, and ``recorded_peak_tflops``, the peak it recorded it against at
-    its precision (None: not recorded, an unknown device's), checked apart: the rate
-    advised is priced no faster than the peak, so only the one recorded can be above it."""
+    ``precision`` (``checked``). A bench's recorded rate is checked apart: the rate advised
+    is priced no faster than the peak, so only the one recorded can be above it."""
 
-    tflops: float
+    tflops: float  # the rate advised
     device: DeviceRecord
     precision: str
-    rate_of: str
-    said_tflops: float
-    low: bool = False
-    fixed_taken_ms: float | None = None
-    recorded_tflops: float | None = None
+    rate_of: str  # whose: inputs, inputs_whole_step, bench; "": not said (a CPU's)
+    said_tflops: float  # the rate said where no peak checks it
+    low: bool = False  # flagged under ``MIN_MFU`` too
+    fixed_taken_ms: float | None = None  # the other reading of a low rate
+    recorded_tflops: float | None = None  # the bench's N = 1 run's, over its whole step
+    # the peak that run recorded it against at its precision (None: not recorded, unknown)
     recorded_peak_tflops: float | None = None
 
 

@@ -146,7 +146,7 @@ def link_class(link_name: str, nodes: bool) -> str | None:
 
 
 def count_class(network: Network, n: int) -> str | None:
-    return "multinode" if network.spans_nodes(n) else link_class(network.intra.name, False)
+    return link_class(network.intra.name, network.spans_nodes(n))
 
 
 def fitted_class(network: Network) -> str | None:

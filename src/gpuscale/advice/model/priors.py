@@ -69,10 +69,12 @@ FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 # SGD", 2016)
 DDP_WORK = PRIORS["ddp_work"]
 STEP_SPREAD = PRIORS["step_spread"]
+DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
+REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
+# that device, assumed where none is named (DDP's copies, the memory check)
+REFERENCE_DEVICE = "H100 SXM5 80GB"
 
 
-# DDP's gradient bucket, MiB: ``bucket_cap_mb``'s default in PyTorch's
-# DistributedDataParallel (the request's default, read where the CLI starts)
 # The overlap assumed where nothing measured it, by the link class a count's gradients take:
 # half through host memory (no P2P), else all (``data/advice_priors.json`` overlap).
 OVERLAP_BY_CLASS: dict[str, float] = read_data("advice_priors.json")["priors"]["overlap"][
@@ -85,6 +87,8 @@ def assumed_overlap(link: str | None) -> float:
     return OVERLAP_BY_CLASS.get(link or "", PRIORS["overlap"].point)
 
 
+# DDP's gradient bucket, MiB: ``bucket_cap_mb``'s default in PyTorch's
+# DistributedDataParallel (the request's default, read where the CLI starts)
 DEFAULT_BUCKET_MB = 25.0
 # half-width (log) when nothing at N > 1 was measured (unseen models predicted at N = 2 from
 # N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``)

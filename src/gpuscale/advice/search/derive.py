@@ -19,8 +19,14 @@ from gpuscale.advice.derived import (
     RowIntervals,
     RowSpan,
 )
-from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
-from gpuscale.advice.model.step import optimizer_shards, step_table
+from gpuscale.advice.model.step import (
+    Compute,
+    ModelSpec,
+    optimizer_shards,
+    per_step_ms,
+    rate_tflops,
+    step_table,
+)
 from gpuscale.advice.records import Counts
 from gpuscale.advice.search.predict import advisable, plausible
 from gpuscale.advice.types import Finding, TermId, maybe

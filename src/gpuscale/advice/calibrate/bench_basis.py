@@ -183,6 +183,9 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
+    if cal.runs.own_model is not None:  # its own runs: the N = 1 run's device, never assumed
+        held_on = cal.machine.device if cal.runs.one_step_ms is not None else machine.device
+        machine = replace(machine, memory_device=held_on, memory_device_assumed=False)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return placed, rate
 

@@ -1,5 +1,6 @@
 """The bench rows an advice may use (:func:`usable`), read as the step model takes them
-(:func:`as_step_model`), and the errors that refuse them (in words only when said)."""
+(:func:`as_step_model`), and the errors that refuse them (records: their words are said by
+the caller that shows them)."""
 
 from __future__ import annotations
 
@@ -32,22 +33,21 @@ Why = Finding | Refusal | str
 
 
 class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out."""
+    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out;
+    its words (``text``) given by the caller that shows it (``api.worded``), else it reads
+    as its record."""
 
     def __init__(self, found: Why, left: LeftOut | None = None) -> None:
         ValueError.__init__(self, found)
         self.found, self.left = found, left
+        self.text = ""
 
     @property
-    def text(self) -> str:
-        from gpuscale.advice.explain.caveats import refusal  # the words, only when said
-
-        return refusal(self.found, self.left)
-
-    rule = text  # the refusal as a named field's rule (NamedError, FieldError)
+    def rule(self) -> str:  # the refusal as a named field's rule (NamedError, FieldError)
+        return self.text
 
     def __str__(self) -> str:
-        return self.text
+        return self.text or ValueError.__str__(self)
 
 
 class NamedCalibrationError(CalibrationError, NamedError):
@@ -56,25 +56,25 @@ class NamedCalibrationError(CalibrationError, NamedError):
     field, value, problems = "", None, ()
 
     def __str__(self) -> str:
-        return as_keywords(self.text)
+        return as_keywords(CalibrationError.__str__(self))
 
 
 class BenchFieldError(CalibrationError, FieldError):
     """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step), named as the CLI's option or Python's keyword."""
+    above its step), named as the CLI's option or Python's keyword (``field_text``: its
+    words naming the field, given with ``text``)."""
 
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
         self.field, self.value = field, value
+        self.field_text = ""
 
     @property
     def problems(self) -> tuple[tuple[str, object, str], ...]:
         return ((self.field, self.value, self.rule),)
 
     def __str__(self) -> str:
-        from gpuscale.advice.explain.caveats import field_refusal  # the words, only when said
-
-        return as_keywords(field_refusal(self.field, self.value, self.found))
+        return as_keywords(self.field_text or ValueError.__str__(self))
 
 
 def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:

@@ -121,8 +121,16 @@ def memory_check(
 
     tried = cal.tried_batches
     if cal.run.kept_global_batch is None and len(tried) > 1 and numbers and peak_gb is None:
+        # each count's micro-batch: of the batches tried (largest first, each checked at
+        # every count), the largest that holds the model there under the strategy asked,
+        # else under any strategy, else its own (none holds: refused)
         checks = {b: checked_at(dict.fromkeys(micro, b))[0] for b in tried}
-        micro = _fitting(micro, checks, strategy)
+
+        def largest(n: int, strategies: Sequence[str]) -> int | None:
+            held = (b for b, c in checks.items() if any(c.holds(s, n) for s in strategies))
+            return next(held, None)
+
+        micro = {n: largest(n, [strategy]) or largest(n, STRATEGIES) or b for n, b in micro.items()}
     held, state_gb = checked_at(micro)
     checked = replace(machine, memory=held)
     if state_gb is not None:
@@ -130,23 +138,6 @@ def memory_check(
             checked, peak_batch=cal.run.batch, memory_peak_gb=peak_gb, state_gb=state_gb
         )
     return checked
-
-
-def _fitting(
-    micro: dict[int, int], checks: dict[int, MemoryCheck], strategy: str
-) -> dict[int, int]:
-    """Each count's micro-batch: of the batches the search tries (``checks``' keys, largest
-    first, each checked at every count), the largest that holds the model there under the
-    ``strategy`` asked, else under any strategy, else ``micro``'s (none holds: refused)."""
-
-    def largest(n: int, strategies: Sequence[str]) -> int | None:
-        held = (b for b, c in checks.items() if any(c.holds(s, n) for s in strategies))
-        return next(held, None)
-
-    chosen = {}
-    for n, batch in micro.items():
-        chosen[n] = largest(n, [strategy]) or largest(n, STRATEGIES) or batch
-    return chosen
 
 
 def micro_batch_at(run: Run, devices: int) -> int:

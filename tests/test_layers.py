@@ -83,6 +83,12 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
             "def f():\n    from gpuscale.bench.telemetry import device_identity",
             "gpuscale.hardware is not",
         ),
+        # the calibration wording its own refusal: its caller says it
+        (
+            "gpuscale/advice/calibrate/rows.py",
+            "def f():\n    from gpuscale.advice.explain.caveats import refusal",
+            "the advice's numbers (model, calibrate, search) say no words",
+        ),
     ],
 )
 def test_a_back_import_breaks_the_contract(

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 
 from gpuscale.advice.api import advise
-from gpuscale.advice.calibrate.evidence import measured_runs
+from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.measured import measured_counts

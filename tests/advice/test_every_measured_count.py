@@ -12,7 +12,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.evidence import measured_runs
+from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.search.measured import measured_counts
 from gpuscale.advice.types import Measured

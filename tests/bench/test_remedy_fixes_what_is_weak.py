@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.evidence import weak_runs
+from gpuscale.advice.calibrate.bench_basis import weak_runs
 from gpuscale.advice.explain.phrasebook import said as in_words
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support

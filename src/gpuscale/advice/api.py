@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
+from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError
+from gpuscale.advice.explain.caveats import field_refusal, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
 from gpuscale.advice.explain.memory import nothing_fits
@@ -50,7 +52,11 @@ def advise(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
     check_with_data(request, bench=bench is not None)
-    calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
+    try:
+        calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))
+    except CalibrationError as refused:  # the bench's reason, said
+        worded_refusal(refused)
+        raise
     try:
         found = search(worded(calibration))
     except Refused as refused:  # the search's reason, said
@@ -58,6 +64,15 @@ def advise(
     except NoneHolds as none:
         raise NamedError(nothing_fits(none.memory, none.sources)) from None
     return Advice(**{f.name: getattr(found, f.name) for f in fields(found)})
+
+
+def worded_refusal(refused: CalibrationError) -> CalibrationError:
+    """``refused`` with its words: the refusal and the runs left out; a bench field's also
+    naming the field (its option or keyword)."""
+    refused.text = refusal(refused.found, refused.left)
+    if isinstance(refused, BenchFieldError):
+        refused.field_text = field_refusal(refused.field, refused.value, refused.found)
+    return refused
 
 
 def advise_loaded(

@@ -143,8 +143,10 @@ class Run:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Machine:
     """The network and the devices on it (``memory`` None: one device holds the model, or
-    its memory is unknown); the bench's N = 1 peak at per-device batch ``peak_batch`` and
-    the model state it held (GB), that the memory check's activations rest on."""
+    its memory is unknown); the device whose memory the check reads (``memory_device``: the
+    bench's N = 1 run's, else ``device``, else ``REFERENCE_DEVICE``, assumed); the bench's
+    N = 1 peak at per-device batch ``peak_batch`` and the model state it held (GB), that the
+    memory check's activations rest on."""
 
     network: Network = field(default_factory=lambda: Network(intra=Link.from_preset(DEFAULT_LINK)))
     max_devices: int = 8
@@ -152,6 +154,7 @@ class Machine:
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     link_assumed: bool = False
     memory: MemoryCheck | None = None
+    memory_device: DeviceRecord = NO_DEVICE
     memory_device_assumed: bool = False  # no device named, recorded or implied: the reference
     peak_batch: int | None = None
     memory_peak_gb: float | None = None

@@ -151,11 +151,13 @@ def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) ->
     :class:`~gpuscale.tables.requests.FieldError`: the CLI names ``--model``); a model held
     whose every run failed is no typo: the report says so, without the advice."""
     # lazy: the advice's rule, only where a report advises on a model named
+    from gpuscale.advice.api import worded_refusal
     from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError, known_model
 
     try:
         known_model(bench, model, bench_path)
-    except BenchFieldError:
+    except BenchFieldError as refused:
+        worded_refusal(refused)  # said as ``gpuscale advise --bench`` says it
         raise
     except CalibrationError:
         return

@@ -1,5 +1,6 @@
 """The calibration from a bench file (:func:`from_bench`): the model advised on, on the
-bench host's machine, with what its runs say."""
+bench host's machine, with what its runs say as evidence: its N > 1 speedups
+(:func:`measured_runs`) and its weak runs (:func:`weak_runs`)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,30 @@ import pandas as pd
 from gpuscale.advice.assumptions import as_run
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
-from gpuscale.advice.calibrate.evidence import allowed_flagged, chosen, measured_runs, weak_runs
-from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, BenchFieldError, Usable
+from gpuscale.advice.calibrate.rows import (
+    HARDWARE_COLUMNS,
+    BenchFieldError,
+    Usable,
+    allowed_flagged,
+    cell,
+    chosen,
+)
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K
+from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
+from gpuscale.bench.evidence import labels, remedy
+from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
+from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # What the advice compares of the model's runs (the device's name compared apart).
@@ -68,10 +80,11 @@ def from_bench(
     # its weak runs, the bench command on its file, its N > 1 speedups like the run advised
     group, device_name = on.config_group, device.name
     hardware = runs_like(table, group, device_name, fields=_HARDWARE)
+    like_runs = table[runs_like(table, group, device_name)]  # of one precision
     # the results file as a shell word (none where the table was given, not read)
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     weak, evidence = weak_runs(table[hardware], own, out or "FILE")
-    rows = table[runs_like(table, group, device_name) & (table["model"] == own)]
+    rows = like_runs[like_runs["model"] == own]
     if evidence is not None and not rows.empty:
         row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
@@ -92,18 +105,16 @@ def from_bench(
     # (the per-sample work's), said where no peak checks it (of a GPU); and the rate its
     # latest N = 1 run recorded over its whole step (the run calibrated on), with the peak
     # the bench recorded it against
-    like_runs = table[runs_like(table, group, device_name)]  # of one precision
-    ones = trusted_runs(like_runs[like_runs["model"] == own])
-    ones = ones[ones["accelerators"] == 1]
-    last = ones.iloc[-1] if len(ones) else None
+    ones = single(trusted_runs(rows))
+    last = ones.iloc[-1] if len(ones) else pd.Series(dtype=float)
     rate = Rate(
         benched.model.compute.tflops,
         device,
         str(like_runs["precision"].iloc[-1]) if len(like_runs) else req.gradient_precision,
         "bench" if on.device_kind != "cpu" else "",
         said_tflops=cal.model.compute.tflops,
-        recorded_tflops=_known(last, "achieved_tflops_per_device"),
-        recorded_peak_tflops=_known(last, "peak_tflops"),
+        recorded_tflops=cell(last, "achieved_tflops_per_device", float),
+        recorded_peak_tflops=cell(last, "peak_tflops", float),
     )
     # why this model where none was asked
     passed_over, others = None, None
@@ -184,14 +195,11 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
+    if cal.runs.own_model is not None:  # its own runs: the N = 1 run's device, never assumed
+        held_on = cal.machine.device if cal.runs.one_step_ms is not None else machine.device
+        machine = replace(machine, memory_device=held_on, memory_device_assumed=False)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return placed, rate
-
-
-def _known(row: pd.Series | None, column: str) -> float | None:
-    """``row``'s ``column`` as a float; None where there is no row or it holds none."""
-    value = None if row is None else row.get(column)
-    return None if value is None or pd.isna(value) else float(value)
 
 
 def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:
@@ -245,3 +253,76 @@ def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) ->
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter=METERS.get(device, "NVML"),
     )
+
+
+def measured_runs(
+    table: pd.DataFrame,
+    model: str,
+    allow_flagged: bool,
+    like: tuple[str, str | None, str | None] | None = None,
+) -> list[Measured]:
+    """The model's N > 1 speedups; with ``like`` (group, device, strategy) only runs like it."""
+    scaling = bench_scaling(table)
+    base_batch = at_one_device(scaling, "batch_per_device")
+    base_accum = at_one_device(scaling, "accum")
+    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    if like is not None and len(scaling):
+        of &= runs_like(scaling, *like)
+    rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = at_one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
+        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
+        return found.remedy() if weak and found is not None else ""
+
+    return [
+        Measured(
+            devices=int(r.accelerators),
+            speedup=float(r.speedup),
+            flagged=bool(r.flagged),
+            batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
+            accum=int(r.accum),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
+            samples_per_s=float(r.samples_per_s),
+            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
+        )
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
+    ]
+
+
+def weak_runs(
+    table: pd.DataFrame, model: str, file: str = "FILE"
+) -> tuple[Finding | None, Support | None]:
+    """The weak runs of ``model`` the advice uses (None when none is: the warning's finding,
+    ``full`` False; --explain's with ``full`` True) and what they give."""
+    rows = trusted_runs(table[table["model"] == model])
+    weak = rows[rows["evidence"] == "weak"]
+    found = support(rows, table)
+    if weak.empty or found is None:
+        return None, found
+    kinds = tuple(labels(weak["evidence_kinds"]))
+    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.caveats.measure_first``), the warning only that they are weak
+    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
+    full = found.remedy(basis=True)
+    weak_runs = Finding.of(
+        K.WEAK_EVIDENCE,
+        full=False,
+        weak=len(weak),
+        runs=len(rows),
+        model=model,
+        counts=counts,
+        kinds=kinds,
+        fix=fix,
+        fix_in_full=full,
+        file=file,
+    )
+    return weak_runs, found

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
+from gpuscale.advice.model.compute import REFERENCE_DEVICE
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
@@ -309,11 +310,15 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
+    # the memory check's device: none named or implied, the reference, assumed
+    assumed_device = not choice.device.name
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
         device=choice.device,
+        memory_device=device_record(REFERENCE_DEVICE) if assumed_device else choice.device,
+        memory_device_assumed=assumed_device,
     )
     said = Said(
         sources=(*sources, *processes),

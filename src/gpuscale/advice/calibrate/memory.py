@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.fits import per_batch
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibration import Calibration, Machine, Run
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.priors import REFERENCE_DEVICE
@@ -82,18 +81,15 @@ def memory_check(
     bench: pd.DataFrame | None,
     numbers: ShapeNumbers | None = None,
 ) -> Machine:
-    """The machine with the memory check of the model advised on (None: a device of unknown
-    memory; none named, recorded or implied: ``REFERENCE_DEVICE``) and the numbers its words
-    rest on. Where the search tries smaller batches (a convergence model, the global batch
-    not kept), a shape's activations are checked at each count's largest that holds."""
+    """The machine with the memory check of the model advised on ``machine.memory_device``
+    (None: a device of unknown memory) and the numbers its words rest on. Where the search
+    tries smaller batches (a convergence model, the global batch not kept), a shape's
+    activations are checked at each count's largest that holds."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
     micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
     own = cal.runs.own_model
-    device = machine.device  # the bench's record of it (below), else the catalogue part's
-    if own is not None and cal.runs.one_step_ms is not None:
-        device = device_record(cal.runs.one_device_name)
-    memory = _catalogue_memory(device)
+    memory = _catalogue_memory(machine.memory_device)  # the bench's record instead (below)
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
         runs = trusted_runs(bench)
@@ -106,9 +102,6 @@ def memory_check(
         peaks = rows.get("peak_memory_bytes", pd.Series(dtype=float)).dropna()
         if len(peaks):
             peak_gb = float(peaks.median()) / BYTES_PER_GB
-    assumed = memory is None and own is None and not machine.device.name
-    if assumed:
-        memory = _catalogue_memory(device_record(REFERENCE_DEVICE))
     if memory is None:
         return machine
     strategy = request.strategy or cal.run.strategy
@@ -129,32 +122,23 @@ def memory_check(
 
     tried = cal.tried_batches
     if cal.run.kept_global_batch is None and len(tried) > 1 and numbers and peak_gb is None:
+        # each count's micro-batch: of the batches tried (largest first, each checked at
+        # every count), the largest that holds the model there under the strategy asked,
+        # else under any strategy, else its own (none holds: refused)
         checks = {b: checked_at(dict.fromkeys(micro, b))[0] for b in tried}
-        micro = _fitting(micro, checks, strategy)
+
+        def largest(n: int, strategies: Sequence[str]) -> int | None:
+            held = (b for b, c in checks.items() if any(c.holds(s, n) for s in strategies))
+            return next(held, None)
+
+        micro = {n: largest(n, [strategy]) or largest(n, STRATEGIES) or b for n, b in micro.items()}
     held, state_gb = checked_at(micro)
-    checked = replace(machine, memory=held, memory_device_assumed=assumed)
+    checked = replace(machine, memory=held)
     if state_gb is not None:
         checked = replace(
             checked, peak_batch=cal.run.batch, memory_peak_gb=peak_gb, state_gb=state_gb
         )
     return checked
-
-
-def _fitting(
-    micro: dict[int, int], checks: dict[int, MemoryCheck], strategy: str
-) -> dict[int, int]:
-    """Each count's micro-batch: of the batches the search tries (``checks``' keys, largest
-    first, each checked at every count), the largest that holds the model there under the
-    ``strategy`` asked, else under any strategy, else ``micro``'s (none holds: refused)."""
-
-    def largest(n: int, strategies: Sequence[str]) -> int | None:
-        held = (b for b, c in checks.items() if any(c.holds(s, n) for s in strategies))
-        return next(held, None)
-
-    chosen = {}
-    for n, batch in micro.items():
-        chosen[n] = largest(n, [strategy]) or largest(n, STRATEGIES) or batch
-    return chosen
 
 
 def micro_batch_at(run: Run, devices: int) -> int:

@@ -1,5 +1,9 @@
 """The bench rows an advice may use (:func:`usable`), read as the step model takes them
-(:func:`as_step_model`), and the errors that refuse them (in words only when said)."""
+(:func:`as_step_model`), and the errors that refuse them (records: their words are said by
+the caller that shows them); the model advised on where none was asked (:func:`default_model`)
+and why (:func:`chosen`), and the flagged runs used with --allow-flagged
+(:func:`allowed_flagged`: its flags and the broken models left out are findings the refusals
+say too)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.flagged import broken_left_out, flags_seen
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
 from gpuscale.bench.table import flag_summary
@@ -32,22 +37,21 @@ Why = Finding | Refusal | str
 
 
 class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out."""
+    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out;
+    its words (``text``) given by the caller that shows it (``api.worded``), else it reads
+    as its record."""
 
     def __init__(self, found: Why, left: LeftOut | None = None) -> None:
         ValueError.__init__(self, found)
         self.found, self.left = found, left
+        self.text = ""
 
     @property
-    def text(self) -> str:
-        from gpuscale.advice.explain.caveats import refusal  # the words, only when said
-
-        return refusal(self.found, self.left)
-
-    rule = text  # the refusal as a named field's rule (NamedError, FieldError)
+    def rule(self) -> str:  # the refusal as a named field's rule (NamedError, FieldError)
+        return self.text
 
     def __str__(self) -> str:
-        return self.text
+        return self.text or ValueError.__str__(self)
 
 
 class NamedCalibrationError(CalibrationError, NamedError):
@@ -56,25 +60,25 @@ class NamedCalibrationError(CalibrationError, NamedError):
     field, value, problems = "", None, ()
 
     def __str__(self) -> str:
-        return as_keywords(self.text)
+        return as_keywords(CalibrationError.__str__(self))
 
 
 class BenchFieldError(CalibrationError, FieldError):
     """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step), named as the CLI's option or Python's keyword."""
+    above its step), named as the CLI's option or Python's keyword (``field_text``: its
+    words naming the field, given with ``text``)."""
 
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
         self.field, self.value = field, value
+        self.field_text = ""
 
     @property
     def problems(self) -> tuple[tuple[str, object, str], ...]:
         return ((self.field, self.value, self.rule),)
 
     def __str__(self) -> str:
-        from gpuscale.advice.explain.caveats import field_refusal  # the words, only when said
-
-        return as_keywords(field_refusal(self.field, self.value, self.found))
+        return as_keywords(self.field_text or ValueError.__str__(self))
 
 
 def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
@@ -241,3 +245,64 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
             cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
         ]
     return out
+
+
+def chosen(bench: pd.DataFrame, name: str, broken: Broken) -> tuple[Finding | None, Finding | None]:
+    """Why ``name`` where no model was asked, the largest benched: the larger models passed
+    over, each with why its runs give no trustworthy N = 1 run (first, the model note), else
+    the others benched (said after the decision); None for each not said."""
+    sizes = bench.dropna(subset=["params"]).groupby("model")["params"].max()
+    if name not in sizes:
+        return None, None
+    larger = sizes[sizes > sizes[name]].sort_values(ascending=False)
+    found = Finding.of(FindingKind.MODEL_CHOSEN, model=name, size=float(sizes[name]))
+    if len(larger):
+        passed = tuple(
+            Finding.of(
+                FindingKind.PASSED_OVER,
+                model=str(m),
+                params=float(size),
+                why=why_not(bench[bench["model"] == m], dict(broken).get(str(m))),
+            )
+            for m, size in larger.items()
+        )
+        return found.with_values(passed=passed, others=None), None
+    others = tuple(str(m) for m in sizes.sort_values(ascending=False).index if m != name)
+    if not others:
+        return None, None
+    return None, found.with_values(passed=None, others=len(others) + 1, listed=others)
+
+
+def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Finding:
+    """Why a model's ``runs`` give no trustworthy N = 1 run: ``broken`` (the counts whose
+    loss was not finite), none, each failed, else flagged (its flags' kinds)."""
+    single = runs[runs["accelerators"] == 1]
+    ok = single[single["status"] == "ok"]
+    kinds = tuple(dict.fromkeys(str(k) for row in ok["flag_kinds"] for k in row))
+    case = "flagged"
+    if ok.empty:
+        case = "failed"
+    if single.empty:
+        case = "none"
+    if broken:
+        case = "broken"
+    return Finding.of(
+        FindingKind.NO_SINGLE,
+        case=case,
+        on=broken,
+        runs=len(ok) or len(single),
+        kinds=kinds,
+        named=bool(kinds),
+        status=str(single["status"].iloc[-1]) if len(single) else None,
+    )
+
+
+def allowed_flagged(found: Usable) -> Finding | None:
+    """With --allow-flagged, the flagged runs used (by kind of flag) and the broken models
+    left out whatever it says; None where neither is."""
+    used = None
+    if found.allowed:
+        flags = flags_seen(found.flags)
+        used = Finding.of(FindingKind.FLAGGED_USED, n=found.allowed, flags=flags)
+    parts = tuple(filter(None, (used, broken_left_out(found.broken))))
+    return Finding.of(FindingKind.ALLOWED_FLAGGED, parts=parts) if parts else None

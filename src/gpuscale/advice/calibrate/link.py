@@ -10,9 +10,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
-from gpuscale.advice.model.compute import REFERENCE_DEVICE
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.priors import phrase
+from gpuscale.advice.model.priors import REFERENCE_DEVICE, phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US

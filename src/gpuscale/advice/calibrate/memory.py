@@ -13,7 +13,6 @@ import pandas as pd
 from gpuscale.advice.calibrate.fits import per_batch
 from gpuscale.advice.calibration import Calibration, Machine, Run
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.priors import REFERENCE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K

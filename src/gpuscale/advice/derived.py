@@ -1,6 +1,7 @@
-"""The numbers ``search.derive`` reads off the predictions beside the decision, each rule the
-words read computed once beside its record: the counts other rules pick, the break-even,
-the fixed term at the focus, the N = 1 row, the rows' intervals, the input rate."""
+"""The numbers the words read beside the decision (``search.derive`` computes them off the
+predictions): the counts other rules pick, the break-even, the fixed term at the focus, the
+N = 1 row, the rows' intervals, the input rate; and what the bench flagged, as findings
+(the --allow-flagged warning and the refusals say them alike)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import math
 from dataclasses import dataclass
 
 from gpuscale.advice.types import Finding
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.plausibility import detail
 from gpuscale.quantities import number
+
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -166,3 +172,20 @@ class InputRate:
     @property
     def per_device(self) -> float:
         return self.samples_per_s / self.devices
+
+
+def flags_seen(flags: Flags) -> tuple[Finding, ...]:
+    """Each kind of flag with its runs and an example reason (its words after the kind)."""
+    return tuple(Finding.of(K.FLAG_SEEN, flag=k, n=n, why=detail(why)) for k, n, why in flags)
+
+
+def broken_left_out(broken: Broken) -> Finding | None:
+    """The broken models (a loss not finite at the counts beside each) left out; None where
+    none is."""
+    if not broken:
+        return None
+    return Finding.of(K.BROKEN_LEFT_OUT, models=broken_models(broken))
+
+
+def broken_models(broken: Broken) -> tuple[Finding, ...]:
+    return tuple(Finding.of(K.BROKEN_MODEL, model=m, on=on) for m, on in broken)

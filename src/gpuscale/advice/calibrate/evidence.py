@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import Broken, Usable
-from gpuscale.advice.flagged import broken_left_out, flags_seen
+from gpuscale.advice.derived import broken_left_out, flags_seen
 from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling

@@ -12,8 +12,8 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.calibration import Power
+from gpuscale.advice.derived import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
-from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.types import (
     Finding,
     LeftOut,

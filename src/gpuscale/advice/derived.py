@@ -34,9 +34,10 @@ class Equilibrium:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules pick among those that hold the model (``cheapest`` None: no
-    price; every count and ``numbers`` None: no count predicted holds it)."""
+    """The count each rule picks among those that hold the model no refusal rules out
+    (``cheapest`` None: no price; every count and ``numbers`` None: none is left)."""
 
+    fastest: int | None
     efficient: int | None
     cheapest: int | None
     equilibrium: dict[str, int | None]

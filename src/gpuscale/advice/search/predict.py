@@ -44,22 +44,6 @@ def plausible(frame: pd.DataFrame) -> pd.Series:
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
-def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``plausible`` rows, and those from ``fits_from`` devices up (all where none is)."""
-    plain = frame[plausible(frame)]
-    fitting = plain[plain["accelerators"] >= fits_from]
-    return plain, fitting if len(fitting) else plain
-
-
-def advisable(frame: pd.DataFrame, fits_from: int, refused: bool) -> pd.DataFrame:
-    """The ``plausible`` rows a rule may pick a count from: those from ``fits_from`` devices
-    up (the fewest that hold the model) and, where an input cannot be true (``refused``), one
-    device's alone (no count above it is sure); empty where none is."""
-    plain = frame[plausible(frame)]
-    rows = plain[plain["accelerators"] >= fits_from]
-    return rows[rows["accelerators"] == 1] if refused else rows
-
-
 class Refused(ValueError):
     """The search cannot go on, for the reason ``finding`` records (``explain`` says it)."""
 
@@ -224,7 +208,7 @@ def predicted(
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
     frame["fixed_excess_ms"] = (frame["compute_ms"] - share).clip(lower=0.0)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
-    frame["rests_on"] = "predicted"  # ``measured.applied``: where a measurement governs
+    frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])

@@ -1,17 +1,27 @@
-"""The numbers the words read beside the decision (``search.derive`` computes them off the
-predictions): the counts other rules pick, the break-even, the fixed term at the focus, the
-N = 1 row, the rows' intervals, the input rate; and what the bench flagged, as findings
-(the --allow-flagged warning and the refusals say them alike)."""
+"""What the search derives, as the words read it: :class:`Searched`, the advice as numbers,
+and the numbers beside its decision (``search.derive`` computes them off the predictions):
+the counts other rules pick, the break-even, the fixed term at the focus, the N = 1 row,
+the rows' intervals, the input rate; and what the bench flagged, as findings (the
+--allow-flagged warning and the refusals say them alike)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from gpuscale.advice.types import Finding
+from gpuscale.advice.records import Deciding, Decision
+from gpuscale.advice.types import Finding, MeasuredCount
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.plausibility import detail
 from gpuscale.quantities import number
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscale.advice.calibration import Calibration
+    from gpuscale.hardware.memory_check import MemoryCheck
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
@@ -173,6 +183,38 @@ class InputRate:
     @property
     def per_device(self) -> float:
         return self.samples_per_s / self.devices
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
+    (``api.Advice`` adds the words)."""
+
+    table: pd.DataFrame  # one row per device count, its flags as data
+    decided: Decision
+    picks: Picks  # the counts other rules pick
+    break_even: BreakEven
+    calibration: Calibration  # what it was computed from
+    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
+    disagreements: tuple[MeasuredCount, ...] = ()
+    measured_counts: tuple[MeasuredCount, ...] = ()
+    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
+    below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
+    wide_step_log: float | None = None  # the step interval's log half-width where too wide
+    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
+    memory: MemoryCheck | None = None
+    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
+    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
+    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
+
+    @property
+    def recommended(self) -> int | None:
+        return self.decided.count
+
+    @cached_property
+    def deciding(self) -> Deciding:
+        memory, strategy = self.memory, self.calibration.run.strategy
+        return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
 
 def flags_seen(flags: Flags) -> tuple[Finding, ...]:

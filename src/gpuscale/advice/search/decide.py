@@ -7,26 +7,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from dataclasses import fields, replace
 from typing import TypeVar
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
-    BreakEven,
-    FixedTerm,
-    InputRate,
-    OneDeviceRow,
-    Picks,
-    RowIntervals,
-)
+from gpuscale.advice.derived import BreakEven, InputRate, Searched
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     Chosen,
-    Deciding,
     Decision,
     Focus,
     Limit,
@@ -53,18 +44,10 @@ NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # the prediction columns that scale with the step's throughput, with its time
 WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
 WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
-# the model's terms of a step (ms) and their parts: the step predicted is the sum of
-# compute, wait, ddp and exposed communication; fixed excess is part of compute, latency
-# of the whole communication (hidden or not)
-TERMS = [
-    "compute_ms",
-    "ddp_ms",
-    "wait_ms",
-    "exposed_comm_ms",
-    "comm_ms",
-    "latency_ms",
-    "fixed_excess_ms",
-]
+# the model's terms of a step (ms), whose sum is the step predicted, and their parts: fixed
+# excess is part of compute, latency of the whole communication (hidden or not)
+SUMMED = ["compute_ms", "ddp_ms", "wait_ms", "exposed_comm_ms"]
+TERMS = [*SUMMED, "comm_ms", "latency_ms", "fixed_excess_ms"]
 INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
 
 
@@ -75,38 +58,6 @@ class NoneHolds(ValueError):
         super().__init__("nothing_fits")
         self.memory = memory
         self.sources = sources
-
-
-@dataclass(frozen=True)
-class Searched:
-    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
-    (``api.Advice`` adds the words)."""
-
-    table: pd.DataFrame  # one row per device count, its flags as data
-    decided: Decision
-    picks: Picks  # the counts other rules pick
-    break_even: BreakEven
-    calibration: Calibration  # what it was computed from
-    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
-    disagreements: tuple[MeasuredCount, ...] = ()
-    measured_counts: tuple[MeasuredCount, ...] = ()
-    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
-    below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
-    wide_step_log: float | None = None  # the step interval's log half-width where too wide
-    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
-    memory: MemoryCheck | None = None
-    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
-    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
-    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
-
-    @property
-    def recommended(self) -> int | None:
-        return self.decided.count
-
-    @cached_property
-    def deciding(self) -> Deciding:
-        memory, strategy = self.memory, self.calibration.run.strategy
-        return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
 
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:

@@ -25,7 +25,7 @@ from gpuscale.advice.records import (
     measured_at,
 )
 from gpuscale.advice.search import derive, predict
-from gpuscale.advice.search.predict import Refused, plausible
+from gpuscale.advice.search.predict import Refused, holding
 from gpuscale.advice.types import (
     STOPPED,
     Finding,
@@ -155,10 +155,9 @@ def decide(
     next count up, where the limit is read. ``fits_from`` stands for one device; ``fastest``
     is the picks' (``derive.picked``)."""
     target = cal.search.target_efficiency
-    plain = frame[plausible(frame)]
+    plain, fitting = holding(frame, fits_from)
     if plain.empty:  # one device's speedup is 1: only its time can fail
         raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
-    fitting = plain[plain["accelerators"] >= fits_from]
     # no count predicted holds the model: read as without memory, none advised (``holds``)
     holds = bool(len(fitting))
     chosen, held = _chosen(fitting if holds else plain, target, refused)

@@ -22,7 +22,7 @@ from gpuscale.advice.derived import (
 from gpuscale.advice.model.compute import Compute, ModelSpec, per_step_ms, rate_tflops
 from gpuscale.advice.model.step import optimizer_shards, step_table
 from gpuscale.advice.records import Counts
-from gpuscale.advice.search.predict import plausible
+from gpuscale.advice.search.predict import holding, plausible
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
@@ -138,8 +138,7 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search, refused: bool) -> 
     rows a rule may pick from: those from ``fits_from`` devices up (the fewest that hold the
     model) and, where an input cannot be true (``refused``), one device's alone (no count
     above it is sure); none where no row is left."""
-    plain = frame[plausible(frame)]
-    fits = plain[plain["accelerators"] >= fits_from]
+    _, fits = holding(frame, fits_from)
     fits = fits[fits["accelerators"] == 1] if refused else fits
     if fits.empty:
         return Picks(None, None, None, dict.fromkeys(EQUILIBRIUM_RULES), None)

@@ -14,7 +14,7 @@ from gpuscale.advice.api import advise
 from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.measured import measured_counts
+from gpuscale.advice.search.decide import measured_counts
 from gpuscale.advice.types import Measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

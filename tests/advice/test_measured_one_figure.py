@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.advice.explain.caveats import against_measured
-from gpuscale.advice.search.measured import measured_counts
+from gpuscale.advice.search.decide import measured_counts
 from gpuscale.advice.types import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig

@@ -17,7 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from gpuscale.advice.search.measured import applied
+from gpuscale.advice.search.decide import applied
 from gpuscale.advice.types import Measured, MeasuredCount
 from gpuscale.cli import app
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError
+from gpuscale.advice.derived import Searched
 from gpuscale.advice.explain.caveats import field_refusal, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
@@ -19,7 +20,7 @@ from gpuscale.advice.explain.memory import nothing_fits
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
-from gpuscale.advice.search.decide import NoneHolds, Searched, search
+from gpuscale.advice.search.decide import NoneHolds, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import load_bench
 from gpuscale.bench.telemetry import topology_here

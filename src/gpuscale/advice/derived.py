@@ -1,14 +1,30 @@
-"""The numbers ``search.derive`` reads off the predictions beside the decision, each rule the
-words read computed once beside its record: the counts other rules pick, the break-even,
-the fixed term at the focus, the N = 1 row, the rows' intervals, the input rate."""
+"""What the search derives, as the words read it: :class:`Searched`, the advice as numbers,
+and the numbers beside its decision (``search.derive`` computes them off the predictions):
+the counts other rules pick, the break-even, the fixed term at the focus, the N = 1 row,
+the rows' intervals, the input rate; and what the bench flagged, as findings (the
+--allow-flagged warning and the refusals say them alike)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from gpuscale.advice.types import Finding
+from gpuscale.advice.records import Deciding, Decision
+from gpuscale.advice.types import Finding, MeasuredCount
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.plausibility import detail
 from gpuscale.quantities import number
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscale.advice.calibration import Calibration
+    from gpuscale.hardware.memory_check import MemoryCheck
+
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -28,9 +44,10 @@ class Equilibrium:
 
 @dataclass(frozen=True, slots=True)
 class Picks:
-    """The counts other rules pick among those that hold the model (``cheapest`` None: no
-    price; every count and ``numbers`` None: no count predicted holds it)."""
+    """The count each rule picks among those that hold the model no refusal rules out
+    (``cheapest`` None: no price; every count and ``numbers`` None: none is left)."""
 
+    fastest: int | None
     efficient: int | None
     cheapest: int | None
     equilibrium: dict[str, int | None]
@@ -166,3 +183,52 @@ class InputRate:
     @property
     def per_device(self) -> float:
         return self.samples_per_s / self.devices
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
+    (``api.Advice`` adds the words)."""
+
+    table: pd.DataFrame  # one row per device count, its flags as data
+    decided: Decision
+    picks: Picks  # the counts other rules pick
+    break_even: BreakEven
+    calibration: Calibration  # what it was computed from
+    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
+    disagreements: tuple[MeasuredCount, ...] = ()
+    measured_counts: tuple[MeasuredCount, ...] = ()
+    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
+    below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
+    wide_step_log: float | None = None  # the step interval's log half-width where too wide
+    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
+    memory: MemoryCheck | None = None
+    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
+    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
+    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
+
+    @property
+    def recommended(self) -> int | None:
+        return self.decided.count
+
+    @cached_property
+    def deciding(self) -> Deciding:
+        memory, strategy = self.memory, self.calibration.run.strategy
+        return Deciding.of(self.decided, memory, self.disagreements, strategy)
+
+
+def flags_seen(flags: Flags) -> tuple[Finding, ...]:
+    """Each kind of flag with its runs and an example reason (its words after the kind)."""
+    return tuple(Finding.of(K.FLAG_SEEN, flag=k, n=n, why=detail(why)) for k, n, why in flags)
+
+
+def broken_left_out(broken: Broken) -> Finding | None:
+    """The broken models (a loss not finite at the counts beside each) left out; None where
+    none is."""
+    if not broken:
+        return None
+    return Finding.of(K.BROKEN_LEFT_OUT, models=broken_models(broken))
+
+
+def broken_models(broken: Broken) -> tuple[Finding, ...]:
+    return tuple(Finding.of(K.BROKEN_MODEL, model=m, on=on) for m, on in broken)

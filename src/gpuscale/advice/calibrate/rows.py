@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.flagged import broken_left_out, flags_seen
+from gpuscale.advice.derived import broken_left_out, flags_seen
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
 from gpuscale.bench.table import flag_summary

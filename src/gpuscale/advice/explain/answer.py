@@ -35,7 +35,7 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
 
 
 class AdviceView(Protocol):
-    """The fields of ``search.decide.Searched`` the words read, and ``document.Worded``'s."""
+    """The fields of ``derived.Searched`` the words read, and ``document.Worded``'s."""
 
     picks: derived.Picks
     break_even: derived.BreakEven

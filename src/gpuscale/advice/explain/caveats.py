@@ -13,8 +13,8 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import again, more_steps, rerun
 from gpuscale.advice.calibration import Power
+from gpuscale.advice.derived import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
-from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
 from gpuscale.advice.types import (
     Finding,
     LeftOut,

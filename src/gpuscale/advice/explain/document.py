@@ -107,7 +107,7 @@ def advice_view(
 
 
 class Worded:
-    """The words of an advice's record (``search.decide.Searched``), read when asked."""
+    """The words of an advice's record (``derived.Searched``), read when asked."""
 
     def __str__(self) -> str:
         return "\n".join(f"- {line}" for line in self.explanation)

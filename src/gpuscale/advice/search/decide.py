@@ -1,52 +1,54 @@
-"""``search``, the package's one pass: the predictions, the rows measured outside their
-interval resting on the runs (:mod:`.measured`), and ``decide``, the one :class:`Decision`
-read off them."""
+"""``search``, the package's one pass: the predictions; the bench's counts beside them
+(``measured_counts``: each inside or outside its 80% interval), the rows measured outside
+theirs resting on the runs (``applied``: the terms scaled, the runs' range as the
+interval); and ``decide``, the one :class:`Decision` read off them."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from collections.abc import Collection, Sequence
+from dataclasses import fields, replace
 from typing import TypeVar
 
 import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.derived import (
-    BreakEven,
-    FixedTerm,
-    InputRate,
-    OneDeviceRow,
-    Picks,
-    RowIntervals,
-)
+from gpuscale.advice.derived import BreakEven, InputRate, Searched
 from gpuscale.advice.model.network import MIB
 from gpuscale.advice.records import (
     WIDE_STEP_INTERVAL,
     Chosen,
-    Deciding,
     Decision,
     Focus,
     Limit,
     Row,
+    measured_at,
 )
 from gpuscale.advice.search import derive, predict
-from gpuscale.advice.search.measured import applied, measured_counts
-from gpuscale.advice.search.predict import Refused, advisable, trusted
+from gpuscale.advice.search.predict import Refused, holding
 from gpuscale.advice.types import (
     STOPPED,
     Finding,
     FindingKind,
+    Measured,
     MeasuredCount,
     Reading,
     TermId,
     maybe,
 )
 from gpuscale.hardware.memory_check import MemoryCheck
-from gpuscale.tables.advice import NOT_POSITIVE
+from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+# the prediction columns that scale with the step's throughput, with its time
+WITH_THROUGHPUT = ["samples_per_s", "speedup", "efficiency", "throughput_efficiency"]
+WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh"]
+# the model's terms of a step (ms), whose sum is the step predicted, and their parts: fixed
+# excess is part of compute, latency of the whole communication (hidden or not)
+SUMMED = ["compute_ms", "ddp_ms", "wait_ms", "exposed_comm_ms"]
+TERMS = [*SUMMED, "comm_ms", "latency_ms", "fixed_excess_ms"]
+INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
 
 
 class NoneHolds(ValueError):
@@ -56,38 +58,6 @@ class NoneHolds(ValueError):
         super().__init__("nothing_fits")
         self.memory = memory
         self.sources = sources
-
-
-@dataclass(frozen=True)
-class Searched:
-    """The predictions, the :class:`Decision` read off them and what qualifies it, as data
-    (``api.Advice`` adds the words)."""
-
-    table: pd.DataFrame  # one row per device count, its flags as data
-    decided: Decision
-    picks: Picks  # the counts other rules pick
-    break_even: BreakEven
-    calibration: Calibration  # what it was computed from
-    weak_table: pd.DataFrame | None = None  # strong scaling's weak-scaling alternative
-    disagreements: tuple[MeasuredCount, ...] = ()
-    measured_counts: tuple[MeasuredCount, ...] = ()
-    # (count, predicted minutes, MLPerf's floor, its system): inputs that cannot be true
-    below_mlperf: tuple[tuple[int, float, float, Finding], ...] = ()
-    wide_step_log: float | None = None  # the step interval's log half-width where too wide
-    input_rate: InputRate | None = None  # the input pipeline's load at the largest count
-    memory: MemoryCheck | None = None
-    intervals: RowIntervals = field(default_factory=RowIntervals)  # the rows' and why
-    fixed_term: FixedTerm = field(default_factory=FixedTerm)  # at the focus count
-    one_device: OneDeviceRow = field(default_factory=OneDeviceRow)  # beside the bench's N = 1
-
-    @property
-    def recommended(self) -> int | None:
-        return self.decided.count
-
-    @cached_property
-    def deciding(self) -> Deciding:
-        memory, strategy = self.memory, self.calibration.run.strategy
-        return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
 
 def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Searched:
@@ -108,7 +78,9 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     counts = {m.devices for m in cal.runs.measured}  # measured counts: as said
     frame, *others = [applied(table, found, counts) for table in tables]
     below = derive.below_mlperf(frame, goal.mlperf_floor)
-    decision = decide(cal, frame, cal.said.implausible or bool(below), fits_from)
+    refused = cal.said.implausible or bool(below)
+    picks = derive.picked(frame, fits_from, goal, refused)
+    decision = decide(cal, frame, refused, fits_from, picks.fastest)
     readings = []  # the count chosen at each end of every assumed term's range
     at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
@@ -134,7 +106,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     return Searched(
         table=frame,
         decided=decision,
-        picks=derive.picked(frame, fits_from, goal, decision.refused),
+        picks=picks,
         break_even=derive.break_even(cal, frame) if multi else BreakEven(),
         calibration=cal,
         weak_table=others[0] if weak else None,
@@ -172,16 +144,23 @@ def _record(cls: type[R], row: pd.Series, **given: object) -> R:
     return cls(**taken, **given)
 
 
-def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int) -> Decision:
+def decide(
+    cal: Calibration,
+    frame: pd.DataFrame,
+    refused: bool,
+    fits_from: int,
+    fastest: int | None = None,
+) -> Decision:
     """The Decision of ``frame``'s plausible rows: ``chosen`` (``_chosen``); ``focus``, the
-    next count up, where the limit is read. ``fits_from`` stands for one device."""
+    next count up, where the limit is read. ``fits_from`` stands for one device; ``fastest``
+    is the picks' (``derive.picked``)."""
     target = cal.search.target_efficiency
-    plain, fitting = trusted(frame, fits_from)
+    plain, fitting = holding(frame, fits_from)
     if plain.empty:  # one device's speedup is 1: only its time can fail
         raise Refused(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE))
     # no count predicted holds the model: read as without memory, none advised (``holds``)
-    holds = bool(fitting["accelerators"].iloc[0] >= fits_from)
-    chosen, held = _chosen(fitting, target, refused)
+    holds = bool(len(fitting))
+    chosen, held = _chosen(fitting if holds else plain, target, refused)
     larger = plain[plain["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else plain.iloc[-1]
     parts = dict.fromkeys(derive.OVERHEADS, 0.0)  # none at one device
@@ -218,10 +197,6 @@ def decide(cal: Calibration, frame: pd.DataFrame, refused: bool, fits_from: int)
         fewer = cal.model.spec.grad_bytes > cal.run.bucket_mb * MIB
     gone, also = derive.shrink(focus, parts, term, target)
     reaches = chosen["efficiency"] >= target or chosen["accelerators"] <= fits_from
-    allowed = advisable(frame, fits_from, refused)  # the counts the fastest is one of
-    fastest = None
-    if len(allowed):
-        fastest = int(allowed.loc[allowed["time_to_train_min"].idxmin(), "accelerators"])
     return Decision(
         read=_record(Chosen, chosen, reaches_target=bool(reaches)),
         target_efficiency=target,
@@ -260,3 +235,78 @@ def _chosen(rows: pd.DataFrame, target: float, refused: bool) -> tuple[pd.Series
     if best["accelerators"] == chosen["accelerators"]:  # else not sure: it is not in ``sure``
         return chosen, None
     return chosen, _record(Row, best)
+
+
+def measured_counts(
+    predictions: pd.DataFrame,
+    measured: Sequence[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> tuple[MeasuredCount, ...]:
+    """The :class:`MeasuredCount` of each count the bench measured in a configuration
+    predicted (else in the weak-scaling ``alternative``)."""
+    frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
+    groups: dict[tuple, list[Measured]] = {}
+    for m in measured:
+        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
+        groups.setdefault(key, []).append(m)
+    found = []
+    for (devices, batch, accum, base), runs in groups.items():
+        row = same_configuration(frames, devices, batch, accum, base)
+        if row is None:
+            continue
+        kept = tuple(m for m in runs if not m.flagged or m.allowed)
+        used = kept or tuple(runs)
+        speedup = float(pd.Series([m.speedup for m in used], dtype=float).median())
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        found.append(
+            MeasuredCount(
+                accelerators=devices,
+                batch_per_device=batch,
+                accum=accum,
+                base=tuple(base),
+                predicted_speedup=float(row["speedup"]),
+                predicted_low=low,
+                predicted_high=high,
+                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
+                runs=tuple(runs),
+                trusted=kept,
+                speedups=tuple(m.speedup for m in runs),
+                measured_speedup=speedup,
+                inside=low <= speedup <= high,
+            )
+        )
+    return tuple(sorted(found, key=lambda c: c.accelerators))
+
+
+def applied(
+    frame: pd.DataFrame, found: Sequence[MeasuredCount], measured: Collection[int]
+) -> pd.DataFrame:
+    """``frame`` with each row a disagreement governs (at its count, its own configuration's
+    first; above it, up to the next count ``measured``) resting on the measurement."""
+    out = frame.copy()
+    for i, row in frame.iterrows():
+        n = int(row["accelerators"])
+        d = measured_at(found, n)
+        if d is None or any(d.accelerators < k <= n for k in measured):
+            continue  # none at or below, or a count measured in between agreed
+        key = (d.accelerators, int(row["batch_per_device"]), int(row["accum"]))
+        d = next((x for x in found if (x.accelerators, x.batch_per_device, x.accum) == key), d)
+        factor = d.measured_speedup / d.predicted_speedup
+        modelled_ms = float(row["step_ms"])
+        if factor > 1:  # measured shorter: the model's split of it, each term in proportion
+            out.loc[i, TERMS] = (row[TERMS] / factor).to_numpy(float)
+            out.loc[i, "unexplained_ms"] = 0.0
+        else:  # measured longer: the model's terms plus what they leave unexplained
+            out.loc[i, "unexplained_ms"] = modelled_ms / factor - modelled_ms
+        out.loc[i, "rests_on"] = "measured" if d.accelerators == n else "measured_below"
+        out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
+        out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
+        speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
+        seen, low, high = d.measured_speedup, d.measured_low, d.measured_high
+        if low is None or high is None:  # one run: no interval
+            out.loc[i, INTERVALS] = math.nan
+            continue
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        ends = [speedup * low / seen, speedup * high / seen, step * seen / high, step * seen / low]
+        out.loc[i, INTERVALS] = ends
+    return out

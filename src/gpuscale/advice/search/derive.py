@@ -28,7 +28,7 @@ from gpuscale.advice.model.step import (
     step_table,
 )
 from gpuscale.advice.records import Counts
-from gpuscale.advice.search.predict import advisable, plausible
+from gpuscale.advice.search.predict import holding, plausible
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.analysis.equilibrium import knee_pick
 
@@ -140,12 +140,15 @@ def _largest(rows: pd.DataFrame) -> int | None:
 
 
 def picked(frame: pd.DataFrame, fits_from: int, goal: Search, refused: bool) -> Picks:
-    """The counts other rules pick off the ``advisable`` rows (``Picks``) and the numbers
-    that make them, read off those rows: a count memory or a refusal rules out is no pick
-    (none where no row is advisable)."""
-    fits = advisable(frame, fits_from, refused)
+    """Each rule's count (``Picks``) and the numbers that make them, read off the plausible
+    rows a rule may pick from: those from ``fits_from`` devices up (the fewest that hold the
+    model) and, where an input cannot be true (``refused``), one device's alone (no count
+    above it is sure); none where no row is left."""
+    _, fits = holding(frame, fits_from)
+    fits = fits[fits["accelerators"] == 1] if refused else fits
     if fits.empty:
-        return Picks(None, None, dict.fromkeys(EQUILIBRIUM_RULES), None)
+        return Picks(None, None, None, dict.fromkeys(EQUILIBRIUM_RULES), None)
+    fastest = int(fits.loc[fits["time_to_train_min"].idxmin(), "accelerators"])
     efficiency = fits["efficiency"]
     kept = _largest(fits[efficiency >= goal.threshold * efficiency.max()])
     cheapest = None
@@ -171,7 +174,7 @@ def picked(frame: pd.DataFrame, fits_from: int, goal: Search, refused: bool) -> 
     picks = (int(knee["accelerators"]) if knee is not None else None, int(sxe["accelerators"]))
     equilibrium = dict(zip(EQUILIBRIUM_RULES, (*picks, kept), strict=True))
     efficient = _largest(fits[efficiency >= goal.target_efficiency])
-    return Picks(efficient, cheapest, equilibrium, numbers)
+    return Picks(fastest, efficient, cheapest, equilibrium, numbers)
 
 
 def below_mlperf(

@@ -44,20 +44,11 @@ def plausible(frame: pd.DataFrame) -> pd.Series:
     return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
-def trusted(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``plausible`` rows, and those from ``fits_from`` devices up (all where none is)."""
+def holding(frame: pd.DataFrame, fits_from: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``plausible`` rows, and those from ``fits_from`` devices up (the fewest that hold
+    the model)."""
     plain = frame[plausible(frame)]
-    fitting = plain[plain["accelerators"] >= fits_from]
-    return plain, fitting if len(fitting) else plain
-
-
-def advisable(frame: pd.DataFrame, fits_from: int, refused: bool) -> pd.DataFrame:
-    """The ``plausible`` rows a rule may pick a count from: those from ``fits_from`` devices
-    up (the fewest that hold the model) and, where an input cannot be true (``refused``), one
-    device's alone (no count above it is sure); empty where none is."""
-    plain = frame[plausible(frame)]
-    rows = plain[plain["accelerators"] >= fits_from]
-    return rows[rows["accelerators"] == 1] if refused else rows
+    return plain, plain[plain["accelerators"] >= fits_from]
 
 
 class Refused(ValueError):
@@ -146,9 +137,9 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     return [(n, b, k) for b in batches for k in accums]
 
 
-def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float]]:
+def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], np.ndarray, float]]:
     """Each count's fastest candidate: its steps (the point, the ranges' ends), time to
-    train (s), samples to train."""
+    train at each (ms), samples to train."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     fixed = model.fixed
@@ -157,15 +148,15 @@ def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], float, float
         resplit = [(fixed.at_batch, ms) for ms in (fixed.low_ms, fixed.high_ms)]
     every = [model.compute, *model.prior_range]
     table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
-    best: dict[int, tuple[tuple[Step, ...], float, float]] = {}
+    best: dict[int, tuple[tuple[Step, ...], np.ndarray, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
-        step = steps[0]
+        batch = steps[0].global_batch
         samples = cal.search.samples
         if convergence is not None:
-            samples = convergence.samples(step.global_batch)
-        time_s = whole_steps(samples, step.global_batch) * step.step_ms / 1e3
-        if n not in best or time_s < best[n][1]:
-            best[n] = (steps, time_s, samples)
+            samples = convergence.samples(batch)
+        times_ms = whole_steps(samples, batch) * np.array([s.step_ms for s in steps], float)
+        if n not in best or times_ms[0] < best[n][1][0]:
+            best[n] = (steps, times_ms, samples)
     return best
 
 
@@ -199,10 +190,10 @@ def predicted(
                 "latency_ms": min(step.latency_ms, step.comm_ms),
                 "exposed_comm_ms": step.exposed_ms,
                 "samples_to_train": samples,
-                "time_to_train_min": time_s / 60,
+                "time_to_train_min": times_ms[0] / 1e3 / 60,
                 "compute_source": "measured" if step.measured else "modelled",
             }
-            for n, ((step, *_), time_s, samples) in best.items()
+            for n, ((step, *_), times_ms, samples) in best.items()
         ]
     )
     first = frame.iloc[0]
@@ -224,16 +215,14 @@ def predicted(
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
     frame["fixed_excess_ms"] = (frame["compute_ms"] - share).clip(lower=0.0)
     frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
-    frame["rests_on"] = "predicted"  # ``measured.applied``: where a measurement governs
+    frame["rests_on"] = "predicted"  # ``decide.applied``: where a measurement governs
     memory, strategy = cal.machine.memory, cal.run.strategy  # the strategy advised
     frame["fits"] = [memory is None or memory.holds(strategy, n) for n, _ in counts]
     width = np.array([cal.model.error.width_at(int(n)) for n, _ in counts])
     # each row's step and compute (ms) at the point, then at each end of the ranges
     each = [[(s.step_ms, s.compute_ms) for s in steps] for steps, _, _ in best.values()]
     steps, computes = np.array(each, float).transpose(2, 1, 0)
-    # time to train (in a unit of its own) at each end
-    batches = frame["global_batch"].to_numpy(float)
-    times = whole_steps(frame["samples_to_train"].to_numpy(float), batches) * steps[1:]
+    times = np.array([t for _, t, _ in best.values()], float).T[1:]  # at each end, ms
     point = frame["speedup"].to_numpy(float)
     speedups = np.vstack([point, times[:, :1] / times])
     least = computes.min(axis=0)

@@ -205,8 +205,9 @@ def issued(
 
 
 class Collectives(NamedTuple):
-    """The network's part of a step on ``n`` devices: its collectives, the last one, their
-    latency part (s), kappa, ``sigma E[max of n]`` (ms of wait per ms of compute), its class."""
+    """The network's part of a step on ``n`` devices: its collectives, those issued after
+    backward ends (``last_s``: none of it hidden), their latency part (s), kappa,
+    ``sigma E[max of n]`` (ms of wait per ms of compute), its class."""
 
     comm_s: float
     last_s: float
@@ -241,4 +242,7 @@ def collectives(
     counts = [count for *_, count in plan]
     comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
     latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
-    return Collectives(comm_s, costs[-1][0], latency_s, *parts)
+    # after backward ends: the last unit's last collective; under hybrid sharding across
+    # nodes its reduce-scatter within the node and then the all-reduce of its shard, in turn
+    after = 2 if strategy == "hybrid" and plan[-1][0] == "all_reduce" else 1
+    return Collectives(comm_s, sum(time_s for time_s, _ in costs[-after:]), latency_s, *parts)

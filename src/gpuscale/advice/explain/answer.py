@@ -1,6 +1,6 @@
 """The short answer ``gpuscale advise`` says before its table: where memory limits the counts,
 the count decided, what decides at the focus, the counts searched, what would change it
-(``--explain``: ``explanation``); the memory check's words are :mod:`.memory`'s."""
+(``--explain``: ``explanation``); the memory check's words are :mod:`.caveats`'."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pandas as pd
 
 from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.caveats import disagreement
-from gpuscale.advice.explain.memory import memory_said
+from gpuscale.advice.explain.caveats import disagreement, memory_said
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,

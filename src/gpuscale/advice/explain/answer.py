@@ -96,6 +96,20 @@ def readings_apart(
     return found
 
 
+def withheld(advice: AdviceView) -> list[str]:
+    """Each term whose range moves the count: the count at each end of it."""
+    d, link = advice.decision, advice.calibration.machine.network.intra
+    apart, found = readings_apart(d, advice.assumptions, link.name), []
+    for term in moved_by(d):
+        at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
+        value = getattr(withholding(d, advice.assumptions, term), "value", None)
+        # the link assumed: its latency beside its bandwidth, as each end's reading says it
+        latency = link.latency_us if term == "link" else None
+        values = {"at": at, "value": value, "latency": latency}
+        found.append(sentence("count_withheld", row=WITHHELD[term], c=d.read, **values))
+    return found
+
+
 def named(d: Decision, detailed: bool = False) -> str:
     """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``; a
     count not advised is named as predicted as assumed, or read as if memory allowed."""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence, strategy_name
-from gpuscale.advice.flagged import Broken, Flags, broken_left_out, broken_models, flags_seen
+from gpuscale.advice.flagged import broken_left_out, broken_models, flags_seen
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
@@ -24,6 +24,7 @@ from gpuscale.advice.types import (
     Value,
     again,
     bench_run,
+    maybe,
     more_steps,
     rerun,
 )
@@ -35,14 +36,7 @@ from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    agreeing,
-    filled,
-    format_count,
-    joined,
-    numbers_apart,
-    with_article,
-)
+from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.requests import ref
@@ -148,18 +142,6 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
-def broken_sentence(broken: Broken) -> str:
-    return "; ".join(map(said, broken_models(broken)))
-
-
-def broken_note(broken: Broken) -> str:
-    return said(broken_left_out(broken) or "")
-
-
-def flag_lines(flags: Flags) -> str:
-    return "; ".join(map(said, flags_seen(flags)))
-
-
 def flag_remedy(kinds: list[str]) -> str:
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
@@ -176,7 +158,7 @@ def flag_remedy(kinds: list[str]) -> str:
 
 def _refused(found: Refusal) -> str:
     if found.kind == RefusalKind.BROKEN:
-        several, models = len(found.broken) > 1, broken_sentence(found.broken)
+        several, models = len(found.broken) > 1, broken_models(found.broken)
         return sentence("broken", case="refused", r=found, several=several, models=models)
     names = found.names
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
@@ -193,9 +175,9 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = None
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": flag_remedy(kinds)}
+        runs = {"n": left.left, "flags": flags_seen(left.flags), "remedy": flag_remedy(kinds)}
         flagged = sentence("flagged_runs", case="left", **runs)
-    broken = broken_note(left.broken) or None
+    broken = maybe(said, broken_left_out(left.broken))
     return sentence("refusal", refused=text, flagged=flagged, broken=broken)
 
 

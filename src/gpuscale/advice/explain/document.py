@@ -22,8 +22,7 @@ from gpuscale.advice.explain.answer import (
     issued,
     lines,
     moved_by,
-    readings_apart,
-    withholding,
+    withheld,
 )
 from gpuscale.advice.explain.caveats import (
     against_measured,
@@ -38,16 +37,14 @@ from gpuscale.advice.explain.phrasebook import (
     MODEL,
     TABLE,
     TERMS,
-    WITHHELD,
     measured,
-    reading,
     said,
     sentence,
     strategy_words,
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import FindingKind, Measure, TermId, again, maybe
+from gpuscale.advice.types import Finding, FindingKind, Measure, TermId, again, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import Support
 from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
@@ -188,17 +185,7 @@ class Worded:
         )
         beside = against_measured(self.measured_counts, self.disagreements)
         held = memory_said(self.memory, cal.run.strategy, d.read.accelerators)
-        withheld = []  # each term whose range moves the count: the count at each end of it
-        apart = readings_apart(d, self.assumptions, link)
-        for term in moved_by(d):
-            at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
-            value = getattr(withholding(d, self.assumptions, term), "value", None)
-            row = WITHHELD[term]
-            # the link assumed: its latency beside its bandwidth, as each end's reading says it
-            latency = cal.machine.network.intra.latency_us if term == "link" else None
-            values = {"at": at, "value": value, "latency": latency}
-            withheld.append(sentence("count_withheld", row=row, c=d.read, **values))
-        first = filter(None, (held, said(cal.said.model_note), *withheld))
+        first = filter(None, (held, said(cal.said.model_note), *withheld(self)))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 
     @cached_property
@@ -298,15 +285,12 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
     """The transformer's shape advised on (None: none given), what it gives, and the
     activations one device holds (None: its memory unknown)."""
-    found = [
-        f
-        for f in cal.said.sources
-        if not isinstance(f, str) and f.kind is FindingKind.TRANSFORMER_SHAPE
-    ]
-    if not found:
+    kind = FindingKind.TRANSFORMER_SHAPE
+    found = next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+    if found is None:
         return None
     words, renamed = SHAPE["words_only"], SHAPE["renamed"]
-    values = {renamed.get(k, k): v for k, v in found[0].values if k not in words}
+    values = {renamed.get(k, k): v for k, v in found.values if k not in words}
     memory = cal.machine.memory
     held = memory.activations_counted if memory is not None else None
     # the shape says its sequence and layers

@@ -24,7 +24,6 @@ from gpuscale.advice.explain.phrasebook import (
     first_case,
     measured,
     sentence,
-    strategy_name,
     term_words,
 )
 from gpuscale.advice.records import measured_at
@@ -252,8 +251,7 @@ def worded(cal: Calibration) -> Calibration:
         return cal
     device = memory.device
     if cal.machine.memory_device_assumed:
-        said = {"strategy": memory.strategy, "name": strategy_name(memory.strategy)}
-        device = replace(device, assumed=sentence("device_assumed", **said))
+        device = replace(device, assumed=sentence("device_assumed", strategy=memory.strategy))
     source = sentence("memory_not_counted")
     shape = memory.activations_counted
     if cal.machine.memory_peak_gb is not None:

@@ -180,15 +180,18 @@ KINDS: dict[str, Callable[[object, object], str]] = {
 }
 
 
+# Sentences and findings run together by ``kind``: findings by ``, `` (``items``), sentences
+# and findings by ``; `` (``notes``) or ``. `` (``sentences``), a measure's parts (``words``).
+JOINS = {"items": ", ", "notes": "; ", "sentences": ". ", "words": ""}
+
+
 class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
-    value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
-    ``words`` (run together), ``listed`` (as a sentence lists them: ``a, b and c``),
-    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
-    fragment where the value is not None)."""
+    value of ``whole``, in ``noun``), :data:`JOINS`, ``listed`` (as a sentence lists them:
+    ``a, b and c``), ``pick~fragments`` (the one keyed by the value, else by ``*``),
+    ``opt~fragment`` (the fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -225,18 +228,12 @@ class Phrasing(Formatter):
         if kind == "of_the":  # ``1 of the 3 runs``: ``of_the~whole~noun``, whole a value's name
             whole, _, noun = other.partition("~")
             return of_the(int(_float(value)), int(_float(self._named(whole))), noun)
-        if kind == "sentences":
-            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind in JOINS:  # none: the fragment ``other`` (``items~none``)
+            said = JOINS[kind].join(map(self.nested, value))  # type: ignore[call-overload]
+            return said or (other and self.said(other))
         if kind == "counted":  # a number, or how many items
             many = len(value) if isinstance(value, tuple) else _float(value)
             return counted(int(many), other)
-        if kind == "items":
-            said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
-            return said or self.said(other)
-        if kind == "notes":
-            return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "words":  # words and findings run together (a measure's parts)
-            return "".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "listed":  # sentences and findings as a sentence lists them
             return joined(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":

@@ -206,7 +206,7 @@ def against_measured(
 
 def disagreement(d: MeasuredCount) -> str:
     left, allowed = tuple(d.of(d.left_out)) or None, allowed_flagged(d)
-    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left, allowed=allowed)
+    return sentence("disagreement", d=d, left=left, allowed=allowed)
 
 
 def allowed_flagged(c: MeasuredCount) -> int:

@@ -161,9 +161,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     # ``-12% to +30%``, one value where both ends read alike
     "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
-    "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
-    "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
     "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),

@@ -46,7 +46,6 @@ from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, FindingKind, Measure, TermId, again, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
-from gpuscale.bench.support import Support
 from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
 from gpuscale.quantities import format_count
 from gpuscale.tables.json_depth import JSON
@@ -87,8 +86,7 @@ def advice_view(
     notes; ``document``: -f json's)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
-    cal = result.calibration
-    title = table_title(cal)
+    title = table_title(result.calibration)
     if not terminal:  # CSV: on stderr what qualifies the rows, the answer's warnings too
         every = list(result.predictions.columns)
         notes = (*result.caveats, *result.decision.warnings)
@@ -136,9 +134,9 @@ class Worded:
                 else a
                 for a in found
             )
-        if self.input_rate is None:
-            return found
         load = self.input_rate
+        if load is None:
+            return found
         needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
         return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
@@ -166,15 +164,11 @@ class Worded:
     def caveats(self) -> tuple[str, ...]:
         """What makes the headline less firm: the explanation's first lines."""
         cal, d = self.calibration, self.decision
-        link = cal.machine.network.intra.name  # the inputs not given, each with what to give
         inter = next((a.value for a in self.assumptions if a.term == TermId.INTER_NODE), None)
         given = (*cal.search.defaults, *(["inter_node"] if inter else []))
-        values = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "link": link, "inter": inter}
-        defaults = [
-            sentence("default_used", option=o, **values)
-            for o in ("samples", "batch", "link", "inter_node")
-            if o in given
-        ]
+        values = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "inter": inter, "cal": cal}
+        options = ("samples", "batch", "link", "inter_node")  # the inputs not given, in order
+        defaults = [sentence("default_used", option=o, **values) for o in options if o in given]
         headlines = headline(
             defaults=defaults,
             wide_step_log=self.wide_step_log,
@@ -291,15 +285,15 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
         return None
     words, renamed = SHAPE["words_only"], SHAPE["renamed"]
     values = {renamed.get(k, k): v for k, v in found.values if k not in words}
-    memory = cal.machine.memory
-    held = memory.activations_counted if memory is not None else None
+    held = getattr(cal.machine.memory, "activations_counted", None)  # None: memory unknown
     # the shape says its sequence and layers
     activations = maybe(lambda a: _without(plain(a), "seq_len", "layers"), held)
     return {**values, "source": values["source"] or None, "activations": activations}
 
 
-def _terms_evidence(found: Support | None) -> str | None:
+def _terms_evidence(advice: AdviceView) -> str | None:
     """What the step's terms rest on: "flagged", "weak" or "firm" runs (None: numbers)."""
+    found = advice.calibration.runs.evidence
     if found is None:
         return None
     return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
@@ -329,9 +323,7 @@ DERIVED: dict[str, Callable[..., object]] = {
     "document.recommendation.model": lambda a: said(a.calibration.model.name),
     # every assumed term whose range moves the count (``withheld_by``: the first)
     "document.recommendation.moved_by": lambda a: moved_by(a.decision),
-    "document.recommendation.terms_evidence": lambda a: _terms_evidence(
-        a.calibration.runs.evidence
-    ),
+    "document.recommendation.terms_evidence": _terms_evidence,
     "document.disagreements": lambda a: [
         laid_out(found, DISAGREEMENT, "disagreement") for found in a.disagreements
     ],

@@ -178,9 +178,10 @@ KINDS: dict[str, Callable[[object, object], str]] = {
 }
 
 
-# Sentences and findings run together by ``kind``: findings by ``, `` (``items``), sentences
-# and findings by ``; `` (``notes``) or ``. `` (``sentences``), a measure's parts (``words``).
-JOINS = {"items": ", ", "notes": "; ", "sentences": ". ", "words": ""}
+# Sentences and findings run together by ``kind``: by ``, `` (``list``; ``items~fragment``:
+# the fragment where there are none), by ``; `` (``notes``) or ``. `` (``sentences``), a
+# measure's parts (``words``).
+JOINS = {"list": ", ", "items": ", ", "notes": "; ", "sentences": ". ", "words": ""}
 
 
 class Phrasing(Formatter):

@@ -1,4 +1,4 @@
-"""``-f json`` as one serialisation of the records (``explain.as_json.plain``): a field added
+"""``-f json`` as one serialisation of the records (``explain.document.plain``): a field added
 to a record is in the document with no second edit, and a choice (no quantity) keeps the
 number's keys, as null."""
 
@@ -8,7 +8,7 @@ import json
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from gpuscale.advice.explain.as_json import plain
+from gpuscale.advice.explain.document import plain
 from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import MeasuredCount, Source, TermId
 

@@ -13,10 +13,9 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError
 from gpuscale.advice.derived import Searched
-from gpuscale.advice.explain.caveats import field_refusal, refusal
+from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
-from gpuscale.advice.explain.memory import nothing_fits
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS

@@ -1,6 +1,6 @@
 """The short answer ``gpuscale advise`` says before its table: where memory limits the counts,
 the count decided, what decides at the focus, the counts searched, what would change it
-(``--explain``: ``explanation``); the memory check's words are :mod:`.memory`'s."""
+(``--explain``: ``explanation``); the memory check's words are :mod:`.caveats`'."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pandas as pd
 
 from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.caveats import disagreement
-from gpuscale.advice.explain.memory import memory_said
+from gpuscale.advice.explain.caveats import disagreement, memory_said
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -94,6 +93,20 @@ def readings_apart(
             other = r.preset != link if r.preset is not None else r.value != at
             if r.term == term and other:
                 found.append(r)
+    return found
+
+
+def withheld(advice: AdviceView) -> list[str]:
+    """Each term whose range moves the count: the count at each end of it."""
+    d, link = advice.decision, advice.calibration.machine.network.intra
+    apart, found = readings_apart(d, advice.assumptions, link.name), []
+    for term in moved_by(d):
+        at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
+        value = getattr(withholding(d, advice.assumptions, term), "value", None)
+        # the link assumed: its latency beside its bandwidth, as each end's reading says it
+        latency = link.latency_us if term == "link" else None
+        values = {"at": at, "value": value, "latency": latency}
+        found.append(sentence("count_withheld", row=WITHHELD[term], c=d.read, **values))
     return found
 
 

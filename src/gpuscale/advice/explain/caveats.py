@@ -1,7 +1,8 @@
 """What qualifies or refuses the headline: inputs not given, a step too noisy, what to
 measure first, why a row is flagged and where its watts come from, each count measured
 against its prediction; the bench runs' words (refusals, flagged and weak runs, the model
-advised on, an FSDP run's own work)."""
+advised on, an FSDP run's own work); the memory check's (from which count a strategy holds
+the model, and why no count searched holds it)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import again, more_steps, rerun
 from gpuscale.advice.calibration import Power
-from gpuscale.advice.derived import Broken, Flags, broken_left_out, broken_models, flags_seen
-from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
+from gpuscale.advice.explain.phrasebook import first_case, said, sentence, strategy_name
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
@@ -23,18 +24,17 @@ from gpuscale.advice.types import (
     RefusalKind,
     Value,
     bench_run,
+    maybe,
 )
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
+from gpuscale.hardware.memory_check import MemoryCheck
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import (
-    agreeing,
-    filled,
-    joined,
-    numbers_apart,
-)
+from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.requests import ref
@@ -140,18 +140,6 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
     return sentence("power_said", source=power.source, charged=filled("; {}", "; ".join(parts)))
 
 
-def broken_sentence(broken: Broken) -> str:
-    return "; ".join(map(said, broken_models(broken)))
-
-
-def broken_note(broken: Broken) -> str:
-    return said(broken_left_out(broken) or "")
-
-
-def flag_lines(flags: Flags) -> str:
-    return "; ".join(map(said, flags_seen(flags)))
-
-
 def flag_remedy(kinds: list[str]) -> str:
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
@@ -168,7 +156,7 @@ def flag_remedy(kinds: list[str]) -> str:
 
 def _refused(found: Refusal) -> str:
     if found.kind == RefusalKind.BROKEN:
-        several, models = len(found.broken) > 1, broken_sentence(found.broken)
+        several, models = len(found.broken) > 1, broken_models(found.broken)
         return sentence("broken", case="refused", r=found, several=several, models=models)
     names = found.names
     closest = found.kind == RefusalKind.NOT_IN_FILE and did_you_mean(found.model, list(names))
@@ -185,9 +173,9 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     flagged = None
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
-        runs = {"n": left.left, "flags": flag_lines(left.flags), "remedy": flag_remedy(kinds)}
+        runs = {"n": left.left, "flags": flags_seen(left.flags), "remedy": flag_remedy(kinds)}
         flagged = sentence("flagged_runs", case="left", **runs)
-    broken = broken_note(left.broken) or None
+    broken = maybe(said, broken_left_out(left.broken))
     return sentence("refusal", refused=text, flagged=flagged, broken=broken)
 
 
@@ -216,10 +204,71 @@ def against_measured(
 
 def disagreement(d: MeasuredCount) -> str:
     left, allowed = tuple(d.of(d.left_out)) or None, allowed_flagged(d)
-    return sentence("disagreement", d=d, flags="; ".join(d.flags), left=left, allowed=allowed)
+    return sentence("disagreement", d=d, left=left, allowed=allowed)
 
 
 def allowed_flagged(c: MeasuredCount) -> int:
     """How many of the runs read at ``c`` are flagged, read with --allow-flagged (said
     with the runs: "from 2 runs (1 flagged, used with --allow-flagged)")."""
     return sum(m.allowed for m in c.used)
+
+
+def _said(memory: MemoryCheck, key: str, **values: Value) -> str:
+    device, shape, by_count = memory.device, memory.activations_counted, memory.activations_by_count
+    least = by_count[-1][1] if shape is not None and by_count else None
+    fallback = memory.fallback[0] if memory.fallback is not None else memory.strategy
+    gathered = {memory.strategy, fallback} & set(GATHERED)  # the strategies said
+    said = {"m": memory, "least": least, "units": GATHERED_UNITS}
+    said["optimizer"] = memory.state.optimizer.replace("_", " ")
+    said["how"] = "bench" if shape is None else ("least" if least is not None else "shape")
+    said["gathered"] = memory.gathered_gb if gathered else None
+    model = f"{with_article(format_count(memory.params))}-parameter model"
+    assumed = filled("; assumed: {}", device.assumed)
+    on = f"the {device.memory.family} ({device.memory.said()}{assumed})"
+    held = sentence("memory_held", **said)
+    return sentence(key, m=memory, model=model, device=on, held=held, **values)
+
+
+def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
+    """From which count the strategy asked, or the one ``advised``, holds the model."""
+    if memory is None or not memory.limits:
+        return ""
+    asked, fewest = memory.strategy, memory.fits_from(advised)
+    fits = memory.fits_from(asked)
+    if fewest is not None and count < fewest:  # the answer says why that count has no row
+        return _said(memory, "memory", case="from", advised=advised, n=fewest)
+    if fits is not None:
+        each = memory.at(asked, fits).total_gb
+        return _said(memory, "memory", case="fits", n=fits, each=each)
+    if memory.fallback is None:
+        return nothing_fits(memory)
+    least, everywhere = memory.least(asked)  # one device's whole state is not the miss
+    others = [
+        f"{strategy_name(s)} from {n}"
+        for s, n in memory.fewest
+        if s not in (asked, *memory.fallback[:1]) and n is not None and s != "hybrid"
+    ]
+    said = {"least": least, "least_n": None if everywhere else least.devices}
+    said["each"] = memory.at(*memory.fallback).total_gb
+    return _said(memory, "memory", case="cannot", also=", ".join(others) or None, **said)
+
+
+def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> str:
+    """Why no count searched holds the model, and the fewest that would with what lifts the
+    cap of those ``capped``, or what else shrinks a shape's activations."""
+    shape, would = memory.activations_counted, memory.would_hold
+    said: dict[str, Value] = {"largest": memory.searched[-1], "case": "", "ways": None}
+    if shape is not None:
+        full, shorter = shape.checkpointing.value == "full", shape.micro_batch > 1
+        ways = " ".join(["recompute"] * (not full) + ["smaller"] * shorter) or None
+        case = "full" if full else "recompute"
+        said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
+    if would is not None:  # past a node only whole nodes are searched
+        said |= {"case": "would", "cap": "devices"}
+        # a count capped at the topology's GPUs (``calibrate.link.device_cap``)
+        caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
+        cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
+        if cap is not None:
+            gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
+            said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
+    return _said(memory, "nothing_fits", **said)

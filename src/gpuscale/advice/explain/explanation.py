@@ -24,7 +24,6 @@ from gpuscale.advice.explain.phrasebook import (
     first_case,
     measured,
     sentence,
-    strategy_name,
     term_words,
 )
 from gpuscale.advice.records import measured_at
@@ -78,10 +77,7 @@ def _scaling(advice: AdviceView) -> list[str]:
         lines.append(sentence("weak_scaling", kept=batch, modelled=modelled))
     else:  # a convergence model, no batch kept: what each count's search chose
         frame, focus = advice.predictions, d.focus.accelerators
-        chosen = ", ".join(
-            sentence("batch_chosen", r=r, accum=r.accum if r.accum > 1 else None)
-            for r in frame.itertuples()
-        )
+        chosen = ", ".join(sentence("batch_chosen", r=r) for r in frame.itertuples())
         at_focus = focus in set(frame["accelerators"]) and focus > 1
         factor = row_at(frame, focus)["convergence_factor"] if at_focus else None
         said = {"grows": frame["global_batch"].nunique() > 1, "one": frame.iloc[0]["global_batch"]}
@@ -252,14 +248,10 @@ def worded(cal: Calibration) -> Calibration:
         return cal
     device = memory.device
     if cal.machine.memory_device_assumed:
-        said = {"strategy": memory.strategy, "name": strategy_name(memory.strategy)}
-        device = replace(device, assumed=sentence("device_assumed", **said))
-    source = sentence("memory_not_counted")
+        device = replace(device, assumed=sentence("device_assumed", strategy=memory.strategy))
     shape = memory.activations_counted
-    if cal.machine.memory_peak_gb is not None:
-        source = sentence("memory_rest", m=cal.machine)
-    elif shape is not None:
-        source = sentence("memory_shape", a=shape, checkpointing=shape.checkpointing.value)
+    case = first_case({"rest": cal.machine.memory_peak_gb is not None, "shape": shape, "none": 1})
+    source = sentence("memory_source", case=case, m=cal.machine, a=shape)
     worded = replace(memory, device=device, activations_source=source)
     return replace(cal, machine=replace(cal.machine, memory=worded))
 

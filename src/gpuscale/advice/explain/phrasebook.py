@@ -161,9 +161,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     # ``-12% to +30%``, one value where both ends read alike
     "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
-    "list": lambda v, of: ", ".join(map(str, v)),  # type: ignore[call-overload]
     "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
-    "names": lambda v, of: ", ".join(map(str, v)) or "none",  # type: ignore[call-overload]
     "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
@@ -180,15 +178,19 @@ KINDS: dict[str, Callable[[object, object], str]] = {
 }
 
 
+# Sentences and findings run together by ``kind``: by ``, `` (``list``; ``items~fragment``:
+# the fragment where there are none), by ``; `` (``notes``) or ``. `` (``sentences``), a
+# measure's parts (``words``).
+JOINS = {"list": ", ", "items": ", ", "notes": "; ", "sentences": ". ", "words": ""}
+
+
 class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
-    value of ``whole``, in ``noun``), ``items~fragment`` (findings by ``, ``, else the
-    fragment), ``notes`` (sentences and findings by ``; ``), ``sentences`` (by ``. ``),
-    ``words`` (run together), ``listed`` (as a sentence lists them: ``a, b and c``),
-    ``pick~fragments`` (the one keyed by the value, else by ``*``), ``opt~fragment`` (the
-    fragment where the value is not None)."""
+    value of ``whole``, in ``noun``), :data:`JOINS`, ``listed`` (as a sentence lists them:
+    ``a, b and c``), ``pick~fragments`` (the one keyed by the value, else by ``*``),
+    ``opt~fragment`` (the fragment where the value is not None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -225,18 +227,12 @@ class Phrasing(Formatter):
         if kind == "of_the":  # ``1 of the 3 runs``: ``of_the~whole~noun``, whole a value's name
             whole, _, noun = other.partition("~")
             return of_the(int(_float(value)), int(_float(self._named(whole))), noun)
-        if kind == "sentences":
-            return ". ".join(map(self.nested, value))  # type: ignore[call-overload]
+        if kind in JOINS:  # none: the fragment ``other`` (``items~none``)
+            said = JOINS[kind].join(map(self.nested, value))  # type: ignore[call-overload]
+            return said or (other and self.said(other))
         if kind == "counted":  # a number, or how many items
             many = len(value) if isinstance(value, tuple) else _float(value)
             return counted(int(many), other)
-        if kind == "items":
-            said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
-            return said or self.said(other)
-        if kind == "notes":
-            return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "words":  # words and findings run together (a measure's parts)
-            return "".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "listed":  # sentences and findings as a sentence lists them
             return joined(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":

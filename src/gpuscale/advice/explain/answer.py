@@ -71,6 +71,14 @@ def moved_by(d: Decision) -> list[str]:
     return list(dict.fromkeys(moved))
 
 
+def withheld_how(d: Decision) -> str:
+    """What settles a withheld count: each moving term's measure, the shortest where
+    several (``--explain``'s caveats say each whole); ``decision.settle`` in -f json."""
+    moved = moved_by(d)
+    form = "settle" if len(moved) == 1 else "short"
+    return joined([WITHHELD[term][form] for term in moved], "and")
+
+
 def withholding(
     d: Decision, assumed: tuple[Assumption, ...], term: str | None = None
 ) -> Assumption | None:
@@ -191,11 +199,8 @@ def change_line(advice: AdviceView) -> str:
     d = advice.decision
     if not d.holds:
         return ""
-    if d.withheld_by:  # several terms: each one's shortest (--explain's caveats say each whole)
-        moved = moved_by(d)
-        form = "settle" if len(moved) == 1 else "short"
-        how = joined([WITHHELD[term][form] for term in moved], "and")
-        return sentence("change", case="settle", how=how)
+    if d.withheld_by:
+        return sentence("change", case="settle", how=withheld_how(d))
     if d.settle:
         return sentence("settle_first", settle=d.settle)
     if advice.deciding.flagged is not None:

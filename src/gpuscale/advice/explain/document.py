@@ -29,6 +29,7 @@ from gpuscale.advice.explain.answer import (
     lines,
     moved_by,
     withheld,
+    withheld_how,
 )
 from gpuscale.advice.explain.caveats import (
     against_measured,
@@ -160,6 +161,7 @@ class Worded:
             again=again(cal.runs.evidence, (1, held_back or 2), cal.runs.host_devices),
         )
         first = measure_first(cal.runs.evidence, cal.runs.host_devices) or maybe(said, how)
+        first = withheld_how(d) if d.withheld_by else first  # as the answer's last line says
         warnings = [*map(said, d.warnings)]
         if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
             more = len(self.below_mlperf[1:]) or None

@@ -94,7 +94,7 @@ def _scaling(advice: AdviceView) -> list[str]:
         one = row_at(alt, 1)["global_batch"]
         said = {"batch": batch, "named": named(d), "one": one, "measure": measure}
         lines.append(sentence("weak_instead", row=row, **said))
-    if d.settle:
+    if d.settle and not d.withheld_by:  # a withheld count's measures: in the caveats
         lines.append(sentence("settle_first", settle=d.settle))
     return lines
 

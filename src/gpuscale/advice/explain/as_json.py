@@ -27,7 +27,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.types import FindingKind, Measure, maybe
 from gpuscale.bench.support import Support
-from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
+from gpuscale.hardware.memory import STRATEGIES, MemoryCheck
 from gpuscale.tables.json_depth import JSON
 
 # The document and each record field by field, but where ``data/advice_json.json`` names the

@@ -9,8 +9,7 @@ from collections.abc import Iterable
 from gpuscale.advice.explain.phrasebook import sentence, strategy_name
 from gpuscale.advice.types import Finding, Value
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
-from gpuscale.hardware.memory_check import MemoryCheck
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS, MemoryCheck
 from gpuscale.quantities import filled, format_count, with_article
 
 

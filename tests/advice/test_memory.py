@@ -19,8 +19,7 @@ import gpuscale
 from gpuscale.advice.explain.document import plain
 from gpuscale.cli import app
 from gpuscale.hardware.capacity import BENCH_RECORD, AcceleratorMemory
-from gpuscale.hardware.memory import memory_at, model_state
-from gpuscale.hardware.memory_check import check
+from gpuscale.hardware.memory import check, memory_at, model_state
 
 from ..golden import Golden
 

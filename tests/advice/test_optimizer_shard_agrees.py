@@ -13,7 +13,7 @@ import gpuscale
 from gpuscale.advice.model.priors import read_data
 from gpuscale.advice.model.step import optimizer_shards
 from gpuscale.advice.search.derive import fixed_term
-from gpuscale.hardware.memory_check import STRATEGIES
+from gpuscale.hardware.memory import STRATEGIES
 from gpuscale.interconnect.network import Link, Network
 
 # the bench file's H100 ResNet-50 (its optimizer step measured), on two nodes of 4

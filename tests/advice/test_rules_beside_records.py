@@ -14,7 +14,7 @@ import gpuscale
 from gpuscale.advice.derived import BreakEven, FixedTerm, InputRate, OneDeviceRow
 from gpuscale.advice.records import Deciding, spans
 from gpuscale.hardware.capacity import AcceleratorMemory
-from gpuscale.hardware.memory_check import check
+from gpuscale.hardware.memory import check
 from gpuscale.tables.advice import wide_factor
 
 

@@ -36,7 +36,7 @@ def test_the_command_refuses_it_before_any_work_and_writes_nothing(
 
 def test_report_advise_takes_every_strategy_advise_takes(tmp_path: Path) -> None:
     """`report --advise --strategy` and `advise --strategy` take the same strategies."""
-    from gpuscale.hardware.memory_check import STRATEGIES
+    from gpuscale.hardware.memory import STRATEGIES
     from gpuscale.tables.refusals import FieldError
 
     for strategy in STRATEGIES:

@@ -14,7 +14,7 @@ from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
-from gpuscale.hardware.memory_check import MemoryCheck
+from gpuscale.hardware.memory import MemoryCheck
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 

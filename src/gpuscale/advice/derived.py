@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscale.advice.calibration import Calibration
-    from gpuscale.hardware.memory_check import MemoryCheck
+    from gpuscale.hardware.memory import MemoryCheck
 
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason

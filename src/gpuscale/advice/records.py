@@ -15,7 +15,7 @@ from gpuscale.tables.advice import wide_factor
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpuscale.hardware.memory_check import MemoryCheck
+    from gpuscale.hardware.memory import MemoryCheck
 
 
 TERM_NAMES = {
@@ -166,7 +166,7 @@ class Decision:
     settle: str | None = None  # the measurement that would settle a held-back count
     readings: tuple[Reading, ...] = ()  # the count at each end of every assumed range
     withheld_by: str | None = None  # the first term whose range moves the count
-    holds: bool = True  # whether a count predicted holds the model (``hardware.memory_check``)
+    holds: bool = True  # whether a count predicted holds the model (``hardware.memory``)
     counts: Counts = field(default_factory=Counts)  # the counts searched and their rows
 
     @property

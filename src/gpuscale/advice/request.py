@@ -20,8 +20,7 @@ from gpuscale.advice.request_fields import (
     RequestFields,
 )
 from gpuscale.hardware.links import check_preset
-from gpuscale.hardware.memory import state_bytes
-from gpuscale.hardware.memory_check import STRATEGIES
+from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import agreeing, counted, joined

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
-from gpuscale.hardware.memory_check import STRATEGIES
+from gpuscale.hardware.memory import STRATEGIES
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (

@@ -32,7 +32,7 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
   ``measured`` (runs at this count, outside the predicted interval: their median, their
   range the interval) or ``measured_below`` (the miss measured at a count below, carried
   up); ``fits``: whether the row's devices hold the model under the strategy advised
-  (``hardware.memory_check``; such a row is never advised); ``flags``: why the row cannot be
+  (``hardware.memory``; such a row is never advised); ``flags``: why the row cannot be
   true (empty when plausible).
 """
 

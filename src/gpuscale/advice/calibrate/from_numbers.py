@@ -17,7 +17,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, Value, bench_run
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
-from gpuscale.hardware.memory_check import DEFAULT_PRECISION
+from gpuscale.hardware.memory import DEFAULT_PRECISION
 
 # --params this far from the shape's count is said (a published count is rounded to a
 # few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)

@@ -1,5 +1,5 @@
 """The device's memory as the advice reads it: the largest per-device batch the bench's N = 1
-peaks allow, and the memory check (``hardware.memory_check``) of the model advised on."""
+peaks allow, and the memory check (``hardware.memory``) of the model advised on."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from gpuscale.hardware.capacity import (
     AcceleratorMemory,
     usable_share,
 )
-from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck, check
+from gpuscale.hardware.memory import STRATEGIES, MemoryCheck, check
 from gpuscale.hardware.transformer import ShapeNumbers
 
 

@@ -25,7 +25,7 @@ from gpuscale.advice.explain.phrasebook import (
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.types import STOPPED, MeasuredCount, Reading, Source, TermId
-from gpuscale.hardware.memory_check import MemoryCheck
+from gpuscale.hardware.memory import MemoryCheck
 from gpuscale.quantities import counted, format_ms, joined
 
 

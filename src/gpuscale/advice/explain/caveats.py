@@ -29,8 +29,7 @@ from gpuscale.advice.types import (
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
-from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS
-from gpuscale.hardware.memory_check import MemoryCheck
+from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS, MemoryCheck
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind

@@ -53,7 +53,7 @@ from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, FindingKind, Measure, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
-from gpuscale.hardware.memory_check import STRATEGIES, MemoryCheck
+from gpuscale.hardware.memory import STRATEGIES, MemoryCheck
 from gpuscale.quantities import format_count
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView

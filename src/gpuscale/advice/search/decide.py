@@ -36,7 +36,7 @@ from gpuscale.advice.types import (
     TermId,
     maybe,
 )
-from gpuscale.hardware.memory_check import MemoryCheck
+from gpuscale.hardware.memory import MemoryCheck
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")

@@ -107,4 +107,3 @@ def test_a_bench_frame_row_that_is_no_record_is_skipped_and_said(tmp_path: Path)
     assert any("1 row" in str(note) for note in advice.calibration.said.warnings)
     with pytest.raises(ValueError, match="no gpuscale bench result"):
         gpuscale.advise(bench=frame.iloc[-1:], allow_flagged=True)
-

@@ -141,7 +141,8 @@ def advise_by_keywords(
     topology: Topology | None = None,
     **fields: object,
 ) -> Advice:
-    """``gpuscale.advise``: the advice of ``request`` with ``fields`` (its own) replaced.
+    """``gpuscale.advise``: the advice of ``request`` with the keywords after ``topology``
+    (its fields) replaced, or of a request built from them.
     ``bench``: a results file's path, its bench table, or its records as
     ``pd.read_json(path, lines=True)`` reads them; ``link``: a preset's name (the
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""

@@ -35,8 +35,9 @@ def plan(
     scores: pd.DataFrame | None = None,
     **fields: Any,
 ) -> pd.DataFrame:
-    """The plan table for ``request`` with ``fields`` (its own) replaced, or for a request
-    built from ``fields``, on ``scores`` (default: the bundled rounds)."""
+    """The plan table for ``request`` with the keywords after ``scores`` (its fields)
+    replaced, or for a request built from them, on ``scores`` (default: the bundled
+    rounds)."""
     check_keywords(PlanRequest, fields, "plan", "scores")
     if request is not None and not isinstance(request, PlanRequest):
         raise TypeError(

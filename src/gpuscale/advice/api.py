@@ -13,6 +13,7 @@ import pandas as pd
 from gpuscale.advice.calibrate.build import AdviceData, build
 from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError
 from gpuscale.advice.derived import Searched
+from gpuscale.advice.explain.answer import shown
 from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
@@ -21,18 +22,33 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, search
 from gpuscale.advice.search.predict import Refused
-from gpuscale.bench.results import load_bench
+from gpuscale.bench.results import holds_records, load_bench, records_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted, joined
-from gpuscale.tables.requests import FieldError, NamedError, check_keywords, ref
+from gpuscale.tables.requests import (
+    FieldError,
+    NamedError,
+    check_keywords,
+    keyword_signature,
+    ref,
+)
+from gpuscale.tables.result_repr import result_repr
 
 
 class Advice(Worded, Searched):
-    """The search's record with its words."""
+    """The search's record with its words; its repr the short answer ``gpuscale advise``
+    prints and the fields that hold the rest."""
+
+    def __repr__(self) -> str:
+        return result_repr("Advice", shown(self), ADVICE_FIELDS)
+
+
+# What a notebook reads next: the count, the table, every sentence, the one Decision.
+ADVICE_FIELDS = (".recommended", ".predictions", ".explanation", ".decision", ".calibration")
 
 
 def advise(
@@ -103,12 +119,15 @@ def load_advice_data(
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
     notes: tuple[str, ...] = ()
+    loaded, name, part = None, "", "line"
     if bench is None and request.bench is not None:
-        loaded = load_bench(Path(request.bench))
+        loaded, name = load_bench(Path(request.bench)), Path(request.bench).name
+    elif bench is not None and holds_records(bench):  # pd.read_json(file, lines=True)'s
+        loaded, name, part = records_bench(bench), "the bench DataFrame", "row"
+    if loaded is not None:
         bench, skipped = loaded.table, loaded.skipped
         if skipped:
-            name = Path(request.bench).name
-            notes = (f"{counted(len(skipped), 'line')} of {name} skipped, e.g. {skipped[0]}.",)
+            notes = (f"{counted(len(skipped), part)} of {name} skipped, e.g. {skipped[0]}.",)
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
 
 
@@ -121,8 +140,10 @@ def advise_by_keywords(
     topology: Topology | None = None,
     **fields: object,
 ) -> Advice:
-    """``gpuscale.advise``: the advice of ``request`` with ``fields`` (its own) replaced.
-    ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
+    """``gpuscale.advise``: the advice of ``request`` with the keywords after ``topology``
+    (its fields) replaced, or of a request built from them.
+    ``bench``: a results file's path, its bench table, or its records as
+    ``pd.read_json(path, lines=True)`` reads them; ``link``: a preset's name (the
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
     if request is not None and not isinstance(request, AdviceRequest):
@@ -154,6 +175,10 @@ def advise_by_keywords(
         problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
         (field, value, rule), *more = problems
         raise FieldError(field, value, rule, more=tuple(more)) from None
+
+
+# help(gpuscale.advise) lists the request's fields, each a keyword with its default
+advise_by_keywords.__signature__ = keyword_signature(advise_by_keywords, AdviceRequest)  # type: ignore[attr-defined]
 
 
 # Fields that describe bench results: (field, why without them).

@@ -47,6 +47,7 @@ from gpuscale.tables import (
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.republished import is_log_flagged
+from gpuscale.tables.result_repr import result_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,14 @@ class WorkloadAnalysis:
     clustering: Clustering
     equilibrium: Equilibrium
     by_family: list[Equilibrium] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """The picks over all systems in a line each, then the fields that hold the rest."""
+        return result_repr(
+            f"WorkloadAnalysis ({self.round} {self.workload})",
+            [p.line for p in overall_equilibrium(self).picks],
+            (".table", ".equilibrium", ".by_family", ".clustering", ".references"),
+        )
 
 
 CROSS_FAMILY = "not across families: each family's E' is against its own reference"

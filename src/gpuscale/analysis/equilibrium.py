@@ -29,6 +29,15 @@ from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import agreeing, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table
+from gpuscale.tables.result_repr import result_repr
+
+EQUILIBRIUM_FIELDS = (
+    ".knee",
+    ".max_speed_x_efficiency",
+    ".efficiency_threshold",
+    ".pareto",
+    ".unpicked",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,14 @@ class Equilibrium:
     efficiency_threshold: Pick | None = None
     # why a criterion picked nothing (None above), by its label; empty when all picked
     unpicked: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Each criterion's pick in a line (one that picked none: why, in ``.unpicked``)."""
+        return result_repr(
+            f"Equilibrium ({self.benchmark}, {self.scope})",
+            [*(p.line for p in self.picks), *(f"{label}: none" for label in self.unpicked)],
+            EQUILIBRIUM_FIELDS,
+        )
 
     @property
     def picks(self) -> list[Pick]:

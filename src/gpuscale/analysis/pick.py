@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuscale.quantities import devices, filled, format_minutes, named
 from gpuscale.tables import Criterion
 
 
@@ -28,3 +29,14 @@ class Pick:
     @property
     def key(self) -> str:
         return f"{self.org}/{self.system_id}"
+
+    @property
+    def line(self) -> str:
+        """The pick as ``analyze`` says it: criterion, system, its accelerators, time and
+        E', and its caution where it has one."""
+        return (
+            f"{self.label}: {named(self.submitter, self.system_name)} "
+            f"({devices(self.accelerators, self.accelerator_family)}, "
+            f"{format_minutes(self.time_to_train_min)}, E' {self.normalized_efficiency:.2f})"
+            + filled("; caution: {}", self.caution)
+        )

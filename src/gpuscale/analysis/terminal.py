@@ -106,13 +106,7 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
             f"over all systems: knee only; speed x efficiency and E' threshold "
             f"{CROSS_FAMILY} (see within each family above)"
         )
-    for pick in eq.picks:
-        lines.append(
-            f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
-            f"({devices(pick.accelerators, pick.accelerator_family)}, "
-            f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
-            + filled("; caution: {}", pick.caution)
-        )
+    lines.extend(f"over all systems, {pick.line}" for pick in eq.picks)
     lines.append(
         f"agreement over all systems: {eq.agreement}; Pareto front: "
         f"{counted(len(eq.pareto), 'system')}"

@@ -52,8 +52,10 @@ __all__ = [
     "first_schema",
     "flag_summary",
     "holds",
+    "holds_records",
     "load_bench",
     "read_results",
+    "records_bench",
     "resume_file",
     "resume_plan",
     "unused_name",
@@ -237,6 +239,45 @@ def load_bench(path: Path | str) -> BenchFile:
             f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
             f"skipped{example}{_writes(path)}"
         )
+    return BenchFile(bench_table(records), problems)
+
+
+def holds_records(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` holds a results file's records, a row each (as
+    ``pd.read_json(path, lines=True)`` reads the file), rather than their bench table."""
+    return "schema" in frame.columns and "config" in frame.columns
+
+
+def records_bench(frame: pd.DataFrame) -> BenchFile:
+    """The bench table of the records ``frame`` holds (:func:`holds_records`), read as
+    :func:`load_bench` reads the file's lines: a row that is no usable record skipped, said
+    by its index. pandas' reading is undone first: a key the record lacks (NaN or None in
+    its column) dropped, whole numbers whole again (a column lacking one is float), a time
+    (``started_at``) in the ISO text the record wrote."""
+    import pandas as pd  # lazy: as in frame_of
+
+    # a column of whole numbers some record lacks: floats in pandas, whole numbers again
+    whole = {
+        column
+        for column in frame.columns
+        if frame[column].dtype.kind == "f" and frame[column].dropna().map(float.is_integer).all()
+    }
+    records, problems = [], []
+    for index, row in zip(frame.index, frame.to_dict("records"), strict=True):
+        record = {
+            str(key): value.isoformat() if isinstance(value, pd.Timestamp) else value
+            for key, value in row.items()
+            if value is not None and not (isinstance(value, float) and np.isnan(value))
+        }
+        record |= {str(key): int(record[key]) for key in whole if key in record}
+        problem = _problem(record)
+        if problem:
+            problems.append(f"row {index}: {problem}; skipped")
+        else:
+            records.append(_upgraded(record))
+    if not records:
+        example = "".join(f" (e.g. {p})" for p in problems[:1])
+        raise ResultsError(f"the bench DataFrame holds no gpuscale bench result{example}")
     return BenchFile(bench_table(records), problems)
 
 

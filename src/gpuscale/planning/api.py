@@ -9,6 +9,7 @@ model's facts). Prints nothing; bad input raises ``ValueError`` (``UnknownNameEr
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pandas as pd
@@ -17,7 +18,7 @@ from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.result import PlanError, PlanResult, plan_for, resolve_family
 from gpuscale.tables import frame_of
 from gpuscale.tables.plan import PLAN_SCHEMA
-from gpuscale.tables.requests import check_keywords
+from gpuscale.tables.requests import check_keywords, keyword_signature
 
 
 def as_frame(result: PlanResult) -> pd.DataFrame:
@@ -34,19 +35,21 @@ def plan(
     scores: pd.DataFrame | None = None,
     **fields: Any,
 ) -> pd.DataFrame:
-    """The plan table for ``request`` (or a request built from ``fields``), on ``scores``
-    (default: the bundled rounds)."""
+    """The plan table for ``request`` with the keywords after ``scores`` (its fields)
+    replaced, or for a request built from them, on ``scores`` (default: the bundled
+    rounds)."""
     check_keywords(PlanRequest, fields, "plan", "scores")
     if request is not None and not isinstance(request, PlanRequest):
         raise TypeError(
             f"plan takes a PlanRequest or its fields as keywords, not {request!r}: "
             "plan(workload='bert', accelerator='H100', devices=[8, 64])"
         )
-    if request is None:
-        request = PlanRequest(**fields)
-    elif fields:
-        raise TypeError("give a PlanRequest or its fields as keywords, not both")
-    return as_frame(plan_for(request, scores))
+    given = {} if request is None else asdict(request)
+    return as_frame(plan_for(PlanRequest(**(given | fields)), scores))
+
+
+# help(gpuscale.plan) lists the request's fields, each a keyword with its default
+plan.__signature__ = keyword_signature(plan, PlanRequest)  # type: ignore[attr-defined]
 
 
 __all__ = ["PlanError", "PlanRequest", "as_frame", "plan", "plan_for", "resolve_family"]

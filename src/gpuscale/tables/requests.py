@@ -9,6 +9,7 @@ names are importable from here too). Pure Python: the CLI imports the requests a
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -56,6 +57,7 @@ __all__ = [
     "given_twice",
     "has_path",
     "help_of",
+    "keyword_signature",
     "number_option",
     "one_named",
     "option",
@@ -286,6 +288,30 @@ def check_keywords(request: type, keywords: Iterable[str], function: str, *also:
             close = close or meant_options(name, valid)
             close = close or difflib.get_close_matches(name, valid, n=1)
             raise TypeError(f"{function}() has no keyword {name!r}{suggested(close)}")
+
+
+def keyword_signature(function: Callable[..., object], request: type) -> inspect.Signature:
+    """``function``'s signature with its ``**fields`` as ``request``'s fields, each a keyword
+    with its default: what ``help()`` and ``inspect.signature`` show of a call that takes a
+    request or its fields (``gpuscale.advise``, ``gpuscale.plan``). A field ``function``
+    names itself keeps its own parameter."""
+    signature = inspect.signature(function)
+    params = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    named = {p.name for p in params}
+    for f in fields(request):
+        if not f.init or f.name in named:
+            continue
+        default = f.default
+        if default is MISSING:
+            default = (
+                inspect.Parameter.empty if f.default_factory is MISSING else f.default_factory()
+            )
+        params.append(
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=f.type
+            )
+        )
+    return signature.replace(parameters=params)
 
 
 class JsonRequest:

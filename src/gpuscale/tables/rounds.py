@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypedDict
 from gpuscale.quantities import UNPRINTABLE, printable
 from gpuscale.tables.codes import Code
 from gpuscale.tables.republished import mark_copies
+from gpuscale.tables.result_repr import result_repr
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
@@ -226,6 +227,16 @@ class RoundTables:
     problems: pd.DataFrame
 
     NAMES = ("systems", "runs", "scores", "problems")
+
+    def __repr__(self) -> str:
+        """The rounds read and each table's rows; the tables are the fields."""
+        rounds = sorted(set(self.systems["round"]) | set(self.scores["round"]))
+        counts = ", ".join(f"{len(getattr(self, name)):,} {name}" for name in self.NAMES)
+        return result_repr(
+            f"RoundTables ({', '.join(rounds) or 'empty'})",
+            [counts],
+            [f".{name}" for name in self.NAMES],
+        )
 
     @staticmethod
     def concat(parts: Iterable[RoundTables]) -> RoundTables:

@@ -84,7 +84,7 @@ def test_the_schema_page_names_every_field_of_the_advice_decision() -> None:
     import re
     import typing
 
-    from gpuscale.advice.explain.document import DISAGREEMENT, laid_out
+    from gpuscale.advice.explain.as_json import DISAGREEMENT, laid_out
     from gpuscale.advice.records import Decision
     from tests.builders import measured_count
 

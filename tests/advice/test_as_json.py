@@ -8,7 +8,7 @@ import json
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from gpuscale.advice.explain.document import plain
+from gpuscale.advice.explain.as_json import plain
 from gpuscale.advice.records import Assumption
 from gpuscale.advice.types import MeasuredCount, Source, TermId
 

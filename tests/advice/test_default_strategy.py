@@ -58,7 +58,7 @@ def test_the_fsdp_bench_is_the_premise() -> None:
 
 
 def test_the_json_names_the_strategy_predicted() -> None:
-    from gpuscale.advice.explain.document import advice_document
+    from gpuscale.advice.explain.as_json import advice_document
 
     doc = advice_document(gpuscale.advise(bench=ROWS, model="tf-30m"))
     assert doc["recommendation"]["strategy"] == "fsdp"

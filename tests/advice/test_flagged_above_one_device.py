@@ -4,7 +4,7 @@ devices that would hold the model, and what to measure first."""
 
 import gpuscale
 from gpuscale.advice.explain.answer import decision_line
-from gpuscale.advice.explain.document import advice_document, plain
+from gpuscale.advice.explain.as_json import advice_document, plain
 
 # 382 TFLOP/s on an A100 40GB's 312 peak; a 7B model needs 4 devices under hybrid sharding
 FLAGGED_7B = dict(

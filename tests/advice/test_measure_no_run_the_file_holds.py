@@ -14,8 +14,8 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.assumptions import again, settle
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import headline
-from gpuscale.advice.explain.document import advice_document
 from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.types import maybe
 from gpuscale.bench.config import BenchConfig

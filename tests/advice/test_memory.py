@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.explain.document import plain
+from gpuscale.advice.explain.as_json import plain
 from gpuscale.cli import app
 from gpuscale.hardware.capacity import BENCH_RECORD, AcceleratorMemory
 from gpuscale.hardware.memory import check, memory_at, model_state

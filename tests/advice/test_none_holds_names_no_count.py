@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gpuscale
 from gpuscale.advice.explain.answer import change_line, deciding_line, lines
-from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.as_json import advice_document
 
 # a 70B model under FSDP on H100s: 16 devices hold it (16 bytes a parameter), the global
 # batch 8 does not split over 16, 32 or 64: the rows predicted (1-8) hold none

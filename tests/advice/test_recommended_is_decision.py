@@ -2,7 +2,7 @@
 renders and ``-f json`` carries: None where an assumed term's range moves the count."""
 
 import gpuscale
-from gpuscale.advice.explain.document import plain
+from gpuscale.advice.explain.as_json import plain
 
 
 def test_withheld_count_is_none_from_python_as_in_json():

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.document import advice_document, advice_view
+from gpuscale.advice.explain.as_json import advice_document
+from gpuscale.advice.explain.document import advice_view
 from gpuscale.quantities import counted, format_ms, number
 from tests.builders import one_device_record
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gpuscale
 from gpuscale.advice.explain.answer import remedy
-from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.bench.results import bench_table
 
 from ..golden import Golden

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 import gpuscale
-from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import BASIS_CLAUSES
 from gpuscale.bench.config import BenchConfig

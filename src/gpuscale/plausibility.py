@@ -371,12 +371,15 @@ TYPED_FLOORS: dict[str, float] = {
 }
 
 
-def under_floor(values: Mapping[str, object]) -> list[tuple[str, float, float]]:
+def under_floor(
+    values: Mapping[str, object], floors: Mapping[str, float] | None = None
+) -> list[tuple[str, float, float]]:
     """(field, value, floor) of each of ``values`` (field -> the number typed; None: not
-    given) under its ``TYPED_FLOORS`` floor: the one rule, for ``advise`` and ``plan``."""
+    given) under its floor, ``floors``' else ``TYPED_FLOORS``' (a request's own: the samples
+    to train are at least one step's batch): the one rule, for ``advise`` and ``plan``."""
     found = []
     for name, value in values.items():
-        floor = TYPED_FLOORS[name]
+        floor = {**TYPED_FLOORS, **(floors or {})}[name]
         if isinstance(value, int | float) and math.isfinite(value) and value < floor:
             found.append((name, float(value), floor))
     return found

@@ -1,9 +1,10 @@
 """A new user's walk: ``advise --params 7 --step-ms 2 --batch 64`` advised "a 7-parameter
 model" (7M or 7B meant), and ``plan --power-w 0.7`` (kW typed) gave 0.0005 kWh, both
 silently. A number typed under its field's floor (``plausibility.TYPED_FLOORS``: the
-parameters, the FLOPs per sample, the watts per device) is flagged IMPLAUSIBLE and kept out
-of the advice, as a step shorter than its kernels is, on every entry that takes it: advise
-(numbers and --bench), plan, the Python API."""
+parameters, the FLOPs per sample, the watts per device; the samples to train: one step of
+the batch advised on) is flagged IMPLAUSIBLE and kept out of the advice, as a step shorter
+than its kernels is, on every entry that takes it: advise (numbers and --bench), plan, the
+Python API."""
 
 from __future__ import annotations
 
@@ -46,7 +47,12 @@ def test_the_floors_rest_on_the_catalogue_and_the_smallest_models() -> None:
 
 @pytest.mark.parametrize(
     ("field", "typed", "meant"),
-    [("params", 7, 7e6), ("power_w", 0.7, 700.0), ("flops_per_sample", 4, 4e9)],
+    [
+        ("params", 7, 7e6),
+        ("power_w", 0.7, 700.0),
+        ("flops_per_sample", 4, 4e9),
+        ("samples", 10, 10e6),  # fewer than one step of batch 64
+    ],
 )
 def test_a_number_typed_in_the_wrong_unit_is_flagged_and_kept_out(field, typed, meant) -> None:
     advice = gpuscale.advise(**{**NUMBERS, field: typed})

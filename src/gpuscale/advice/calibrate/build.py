@@ -59,7 +59,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     # step warning is one)
     unchecked, impossible = checked(rate, request.step_points)
     typed = {name: getattr(request, name) for name in ("params", "flops_per_sample", "power_w")}
-    impossible = [*impossible, *typed_warnings(typed)]
+    # fewer samples than one step of the batch advised on: a count typed bare (10 for 10M)
+    step = {"samples": cal.run.batch * cal.run.accum}
+    impossible += [*typed_warnings(typed), *typed_warnings({"samples": request.samples}, step)]
     said = cal.said
     sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
     implausible = said.implausible or bool(impossible)

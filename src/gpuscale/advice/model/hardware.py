@@ -217,11 +217,15 @@ def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
     return [Finding.of(kind, step_ms=min(short), **floor)] if short else []
 
 
-def typed_warnings(typed: Mapping[str, float | None]) -> list[Finding]:
+def typed_warnings(
+    typed: Mapping[str, float | None], floors: Mapping[str, float] | None = None
+) -> list[Finding]:
     """A finding per number ``typed`` (field -> value; None: not given) under its floor
-    (``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under ``MIN_STEP_MS`` is."""
+    (``floors``, else ``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under
+    ``MIN_STEP_MS`` is."""
+    found = under_floor(typed, floors)
     kind = FindingKind.TYPED_UNDER_FLOOR
-    return [Finding.of(kind, field=f, value=v, floor=low) for f, v, low in under_floor(typed)]
+    return [Finding.of(kind, field=f, value=v, floor=low) for f, v, low in found]
 
 
 # What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU

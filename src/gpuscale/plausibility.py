@@ -345,3 +345,41 @@ def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
             f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
         )
     return None
+
+
+# Numbers a user types, each in its unit, below which none can be true: a unit mistaken (7
+# typed for 7M parameters, 0.7 for 700 W typed in kW). Flagged where they are read and kept
+# out of advice (``implausible``), not refused: the advice's numbers still say what they imply.
+# A model trains at least 1,000 parameters: the break-even search's smallest model
+# (``advice.derived.SMALLEST_SEARCHED``); the smallest classic trained network, LeNet-5
+# (LeCun et al., 1998), has about 60,000, the CPU toy model the tests bench 19,210. A count in
+# millions or billions typed without its suffix (7 for 7M or 7B) falls under it.
+MIN_PARAMS = 1e3
+# A sample costs at least the smallest model's forward and backward, 6 FLOPs per parameter
+# (2 forward, 4 backward) x MIN_PARAMS; a count in G or T typed bare (4 for 4G) falls under it.
+MIN_FLOPS_PER_SAMPLE = 6 * MIN_PARAMS
+# A device training draws at least a tenth of the lowest board power in the device catalogue
+# (data/devices.csv: T4 70 W, L4 72 W): 7 W. Any catalogued device's power typed in kW (at most
+# 1.0, the B200's 1,000 W) falls under it.
+LOWEST_BOARD_POWER_W = 70.0
+MIN_POWER_W = LOWEST_BOARD_POWER_W / 10
+# Each typed number's floor, by its field (the advice request's and the plan request's).
+TYPED_FLOORS: dict[str, float] = {
+    "params": MIN_PARAMS,
+    "flops_per_sample": MIN_FLOPS_PER_SAMPLE,
+    "power_w": MIN_POWER_W,
+}
+
+
+def under_floor(
+    values: Mapping[str, object], floors: Mapping[str, float] | None = None
+) -> list[tuple[str, float, float]]:
+    """(field, value, floor) of each of ``values`` (field -> the number typed; None: not
+    given) under its floor, ``floors``' else ``TYPED_FLOORS``' (a request's own: the samples
+    to train are at least one step's batch): the one rule, for ``advise`` and ``plan``."""
+    found = []
+    for name, value in values.items():
+        floor = {**TYPED_FLOORS, **(floors or {})}[name]
+        if isinstance(value, int | float) and math.isfinite(value) and value < floor:
+            found.append((name, float(value), floor))
+    return found

@@ -34,7 +34,8 @@ from gpuscale.planning.records import (
 )
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.thin import thin_columns
-from gpuscale.planning.words import notes
+from gpuscale.planning.words import notes, typed_notes
+from gpuscale.plausibility import under_floor
 from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
@@ -181,6 +182,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         stops = [""] * len(kept)
     marked = {k: (bool(front[i]), stops[i]) for i, k in enumerate(kept)}
     price, power = request.price_per_device_hour, request.power_w
+    if under_floor({"power_w": power}):  # a unit mistaken (kW): flagged in the notes, unused
+        power = None
     # what expected_samples counts: the unit of the RCPs of the round the plan is at
     unit = convergence_unit(workload, fits["workloads"][workload]["round"])
 
@@ -303,7 +306,7 @@ def plan_result(
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)
     span = quantities.span(held[0], held[-1])
-    named = [workload_read_as(request.workload, workload, span), read_as]
+    named = [workload_read_as(request.workload, workload, span), read_as, *typed_notes(request)]
     read = tuple(s for s in named if s)
     return PlanResult(rows, [*read, *said], model, systems, read)
 

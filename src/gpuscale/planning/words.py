@@ -10,6 +10,7 @@ from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit, counts_run
+from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.terminal import (
     PLAN_SHOWN,
@@ -19,6 +20,7 @@ from gpuscale.planning.terminal import (
     plan_records,
 )
 from gpuscale.planning.throughput import batch_sign, efficiency_note, more_than_shown, per_device
+from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.workloads import round_key
@@ -336,3 +338,15 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out
+
+
+def typed_notes(request: PlanRequest) -> list[str]:
+    """The numbers typed that cannot be true (``plausibility.under_floor``: a device's power
+    in kW), each flagged and left unused: said with how the names typed were read."""
+    return [
+        f"IMPLAUSIBLE: --power-w {number(watts)} W per device is under any accelerator's draw "
+        f"while training (under {floor:g} W, a tenth of the lowest board power gpuscale knows, "
+        f"{LOWEST_BOARD_POWER_W:g} W): no energy is computed from it; check the unit (--power-w "
+        "is in W, not kW)."
+        for _, watts, floor in under_floor({"power_w": request.power_w})
+    ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuscale.advice.types import Finding, FindingKind, maybe
@@ -16,7 +16,7 @@ from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.links import board_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
-from gpuscale.plausibility import mfu_above_peak
+from gpuscale.plausibility import mfu_above_peak, under_floor
 from gpuscale.tables.codes import Code
 
 
@@ -215,6 +215,17 @@ def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
     kind = FindingKind.STEP_UNDER_KERNELS
     floor = {"kernels": MIN_STEP_KERNELS, "kernel_us": MIN_KERNEL_US, "floor_ms": MIN_STEP_MS}
     return [Finding.of(kind, step_ms=min(short), **floor)] if short else []
+
+
+def typed_warnings(
+    typed: Mapping[str, float | None], floors: Mapping[str, float] | None = None
+) -> list[Finding]:
+    """A finding per number ``typed`` (field -> value; None: not given) under its floor
+    (``floors``, else ``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under
+    ``MIN_STEP_MS`` is."""
+    found = under_floor(typed, floors)
+    kind = FindingKind.TYPED_UNDER_FLOOR
+    return [Finding.of(kind, field=f, value=v, floor=low) for f, v, low in found]
 
 
 # What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU

@@ -1,0 +1,93 @@
+"""A new user's walk: ``advise --params 7 --step-ms 2 --batch 64`` advised "a 7-parameter
+model" (7M or 7B meant), and ``plan --power-w 0.7`` (kW typed) gave 0.0005 kWh, both
+silently. A number typed under its field's floor (``plausibility.TYPED_FLOORS``: the
+parameters, the FLOPs per sample, the watts per device; the samples to train: one step of
+the batch advised on) is flagged IMPLAUSIBLE and kept out of the advice, as a step shorter
+than its kernels is, on every entry that takes it: advise (numbers and --bench), plan, the
+Python API."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale import plausibility
+from gpuscale.advice.derived import SMALLEST_SEARCHED
+from gpuscale.advice.types import FindingKind
+from gpuscale.cli import app
+
+NUMBERS = {"params": 7e6, "step_ms": 2, "batch": 64, "link": "nvlink4"}
+BENCH = str(Path(__file__).parent / "cpu_tiny_model_gloo.jsonl")
+
+
+def _typed(advice) -> list[tuple[str, float]]:
+    """(field, value) of each typed-number flag of ``advice``."""
+    return [
+        (w["field"], w["value"])
+        for w in advice.calibration.said.warnings
+        if getattr(w, "kind", None) is FindingKind.TYPED_UNDER_FLOOR
+    ]
+
+
+def test_the_floors_rest_on_the_catalogue_and_the_smallest_models() -> None:
+    rows = list(csv.DictReader((resources.files("gpuscale") / "data" / "devices.csv").open()))
+    watts = [float(r["board_power_w"]) for r in rows if r["board_power_w"]]
+    assert min(watts) == plausibility.LOWEST_BOARD_POWER_W == 70.0  # the T4
+    assert max(watts) / 1e3 < plausibility.MIN_POWER_W  # every device's power typed in kW
+    assert plausibility.MIN_PARAMS == SMALLEST_SEARCHED < 19_210  # the toy model benched
+    assert plausibility.MIN_FLOPS_PER_SAMPLE == 6 * plausibility.MIN_PARAMS
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "meant"),
+    [
+        ("params", 7, 7e6),
+        ("power_w", 0.7, 700.0),
+        ("flops_per_sample", 4, 4e9),
+        ("samples", 10, 10e6),  # fewer than one step of batch 64
+    ],
+)
+def test_a_number_typed_in_the_wrong_unit_is_flagged_and_kept_out(field, typed, meant) -> None:
+    advice = gpuscale.advise(**{**NUMBERS, field: typed})
+    assert _typed(advice) == [(field, typed)] and advice.calibration.said.implausible
+    assert advice.decision.refused  # "Measure first": no count advised on it
+    assert not advice.predictions.empty  # the table is still shown
+    right = gpuscale.advise(**{**NUMBERS, field: meant})
+    assert _typed(right) == [] and not right.calibration.said.implausible
+
+
+def test_the_bench_path_flags_the_numbers_typed_beside_it() -> None:
+    advice = gpuscale.advise(bench=BENCH, power_w=0.7)
+    assert _typed(advice) == [("power_w", 0.7)] and advice.calibration.said.implausible
+    other = gpuscale.advise(bench=BENCH, params=7, family="custom", allow_flagged=True)
+    assert ("params", 7) in _typed(other)
+    assert _typed(gpuscale.advise(bench=BENCH, power_w=30)) == []
+
+
+def test_the_cli_says_the_flag_first() -> None:
+    args = ["advise", "--params", "7", "--step-ms", "2", "--batch", "64", "-f", "json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.output)["recommendation"]["warnings"]
+    assert [w.split(":")[0] for w in warnings] == ["IMPLAUSIBLE"]
+
+
+def test_a_plan_leaves_out_the_energy_of_a_power_in_kw() -> None:
+    table = gpuscale.plan(workload="bert", accelerator="H100", devices="8,16", power_w=0.7)
+    assert table["energy_kwh"].map(math.isnan).all()
+    assert sum(n.startswith("IMPLAUSIBLE") for n in table.attrs["notes"]) == 1
+    watts = gpuscale.plan(workload="bert", accelerator="H100", devices="8,16", power_w=700)
+    assert (watts["energy_kwh"] > 0).all()
+    assert not any(n.startswith("IMPLAUSIBLE") for n in watts.attrs["notes"])
+    args = ["plan", "-w", "bert", "-a", "H100", "-n", "8,16", "--power-w", "0.7", "-f", "json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert all(r["energy_kwh"] is None for r in document["rows"])

@@ -188,7 +188,8 @@ def resolve_choice(value: str, valid: Iterable[str], what: str, offered: Iterabl
         return found[0]
     begun = [c for c in choices if key and _key(c).startswith(key)]
     if begun and not found:  # refused, said: what a prefix means changes as choices come
-        short = in_full(begun)
+        read = sorted({o for o in offered if _key(o).startswith(key)} - set(begun))
+        short = in_full(begun, read)
         said = f"unknown {what} {clipped(value)!r}{short}"
         raise UnknownNameError(said, typed=value, why=f"unknown {what}{short}")
     if len(found) > 1:

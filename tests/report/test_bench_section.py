@@ -145,6 +145,8 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(
     assert refused.exit_code == 1, refused.output
     reason = " ".join(advise.stderr.removeprefix("error: ").split())
     assert reason in " ".join(refused.stderr.split())  # advise's own reason
+    said = " ".join(f"{refused.stdout} {refused.stderr}".split())
+    assert said.count(reason) == 1  # once, on stderr: not again in the headline
     paths = {str(tmp_path): "<tmp>"}
     golden.check(VIEW, "advise: every N = 1 run flagged", advise.stderr, paths=paths)
     (warning,) = [line for line in refused.stderr.splitlines() if line.startswith("warning:")]
@@ -157,6 +159,18 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(
     assert allowed.exit_code == 0, allowed.output
     html = (tmp_path / "r2" / "index.html").read_text()
     assert "No advice:" not in html and "2 flagged runs used" in html
+
+
+def test_nothing_measured_is_one_warning_with_the_advice_asked(tmp_path: Path) -> None:
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    rows = [bench_record("a", 10**5, n, 0.0, status="error", error="boom") for n in (1, 2)]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--advise"]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r")])
+    assert done.exit_code == 1, done.output
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "advice" in warnings[0]
 
 
 def test_the_summary_counts_models_and_devices_in_words(golden: Golden) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import baseline_sentence, bench_headline, trouble_lines
-from gpuscale.analysis.bench_view import none_ok, shown_columns
+from gpuscale.analysis.bench_view import none_ok, results_title, shown_columns
 from gpuscale.quantities import of_the
 from gpuscale.tables.views import TableView
 
@@ -58,7 +58,7 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
     return TableView(
         scaling,
         shown,
-        "bench results (ok runs)",
+        results_title("bench", scaling, failed),
         ANSWER_DROP_ORDER,
         said=tuple(said),
         empty=empty,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import bench_headline, bench_notes, earlier_rows
-from gpuscale.quantities import noun_for
+from gpuscale.quantities import counted, noun_for
 from gpuscale.tables.views import TableView
 
 # The columns a terminal shows of a bench table (CSV and JSON: every column).
@@ -60,7 +60,7 @@ def bench_view(
     return TableView(
         scaling,
         shown_columns(scaling),
-        f"{these} results (ok runs)",
+        results_title(these, scaling, failed),
         # where the columns -f csv leaves out are (evidence_notes: a new user looked there)
         every=f"--columns takes any of all {len(scaling.columns)}, evidence_notes among "
         "them, and -f json prints them all",
@@ -68,6 +68,18 @@ def bench_view(
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
         headline=bench_headline(scaling),
     )
+
+
+def results_title(whose: str, scaling: pd.DataFrame, failed: pd.DataFrame) -> str:
+    """A bench table's title, counting what it holds: ``bench results: 2 completed runs,
+    2 flagged; 1 failed run, said under it`` (the rows are the runs that completed, flagged
+    or not; a failed run has no row)."""
+    title = f"{whose} results: {counted(len(scaling), 'completed run')}"
+    if flagged := int(scaling.get("flagged", pd.Series(dtype=bool)).sum()):
+        title += f", {flagged:,} flagged"
+    if len(failed):
+        title += f"; {counted(len(failed), 'failed run')}, said under it"
+    return title
 
 
 def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from gpuscale.quantities import counted, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
-from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
+from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_KEYS, ENERGY_SHOWN, TableView
 
 _SCOPE = re.compile(r"(?:^|[-_ ./])(AC|DC)(?:$|[-_ ./])", re.IGNORECASE)
 
@@ -328,6 +328,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         notes=per_sample_missing(frame),
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
         headline=energy_headline(frame),
+        keys=ENERGY_KEYS,
     )
 
 

@@ -11,7 +11,16 @@ from itertools import pairwise
 from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
 from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit, counts_run
 from gpuscale.planning.throughput import more_than_shown
-from gpuscale.quantities import agreeing, counted, decimals_apart, filled, joined, noun_for, number
+from gpuscale.quantities import (
+    agreeing,
+    counted,
+    decimals_apart,
+    filled,
+    joined,
+    named,
+    noun_for,
+    number,
+)
 
 
 def _min(value: float) -> str:
@@ -52,7 +61,7 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
         if not outside:
             continue
         n, k, since = int(r["accelerators"]), len(held), held[0][0]
-        named = joined(f"{s[0]} {s[1]} {s[2]} ({_min(s[4])} min)" for s in outside[:3])
+        cited = joined(f"{s[0]} {named(s[1], s[2])} ({_min(s[4])} min)" for s in outside[:3])
         what = agreeing(k, "own result", f"{k} own results")
         them = agreeing(k, "it", "them")
         text = (
@@ -63,7 +72,7 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
             f"hold {them}: the planned {_min(r['time_to_train_min'])} min is the family's "
             f"level there (the model's line moved {k}/{k + ANCHOR_PRIOR:g} of the way to "
             f"{agreeing(k, 'it', 'their mean')}), and one system's time at a count spreads "
-            f"wider with its CPUs, software and submitter; outside: {named}"
+            f"wider with its CPUs, software and submitter; outside: {cited}"
         )
         if own and since != fit["round"]:
             text += "; " + _level_since(own, since, fit["round"])
@@ -228,7 +237,7 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
                 others.setdefault(n, []).append(s["family"])
                 continue
             out.append(
-                f"Cited at {n:,}: {s['round']} {s['submitter']} {s['system']} "
+                f"Cited at {n:,}: {s['round']} {named(s['submitter'], s['system'])} "
                 f"({_min(s['time_to_train_min'])} min), outside the interval "
                 f"{_min(low)}-{_min(high)} min: {_why_outside(fit, family, r, s)}."
             )
@@ -239,7 +248,7 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
         m, ran = int(entry[3]), float(entry[4])
         text = (
             f"At {n:,} the planned {_min(r['time_to_train_min'])} min is slower than "
-            f"{family} ran on {counted(m, 'device')} ({entry[0]} {entry[1]} {entry[2]}, "
+            f"{family} ran on {counted(m, 'device')} ({entry[0]} {named(entry[1], entry[2])}, "
             f"{_min(ran)} min): "
         )
         if planned > r["time_to_train_min"]:
@@ -257,11 +266,11 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
             )
         out.append(text + ".")
     if others:
-        named = sorted({f for fs in others.values() for f in fs})
+        families = sorted({f for fs in others.values() for f in fs})
         out.insert(
             0,
             f"Of the results cited at {joined(f'{n:,}' for n in others)}, "
-            f"{sum(map(len, others.values())):,} of other families ({joined(named)}) lie "
+            f"{sum(map(len, others.values())):,} of other families ({joined(families)}) lie "
             f"outside the {noun_for(len(others), 'interval')} there: {family} never ran "
             f"{fit['workload']}, so they show what ran there, not its level.",
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import agreeing, counted, joined, number
+from gpuscale.quantities import agreeing, counted, joined, named, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # ``count_class`` in words: whether the family ran the workload at this count
@@ -108,27 +108,17 @@ def nearest_text(nearest: list[Facts]) -> str:
     """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
     (the family named when it is not the one planned)."""
     return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} "
+        f"{n['round']} {named(n['submitter'], n['system'])} "
         f"({counted(int(n['accelerators']), 'device')}, "
         f"{number(n['time_to_train_min'], 4)} min)"
         for n in nearest
     )
 
 
-# The plan columns a terminal shows (CSV and JSON: every one of PLAN_COLUMNS).
-PLAN_SHOWN = tuple(
-    c
-    for c in PLAN_COLUMNS
-    if c
-    not in (
-        "expected_samples",
-        "batch_per_accelerator",
-        "nearest",
-        "pareto",
-        "extrapolated",
-        "rests_on_outlier",  # a sentence: said in the notes (``terminal.outlier_lines``)
-    )
-)
+# --explain's columns: every one of PLAN_COLUMNS but ``nearest``, said as each count's
+# "lean on" line, and ``rests_on_outlier``, said as a line of its own
+# (``terminal.outlier_lines``); CSV and JSON carry all of them.
+PLAN_SHOWN = tuple(c for c in PLAN_COLUMNS if c not in ("nearest", "rests_on_outlier"))
 
 
 def plan_document(result: PlanResult) -> Facts:

@@ -21,7 +21,7 @@ from gpuscale.planning.terminal import (
 )
 from gpuscale.planning.throughput import batch_sign, efficiency_note, more_than_shown, per_device
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
-from gpuscale.quantities import counted, filled, joined, number, span
+from gpuscale.quantities import counted, filled, joined, named, number, span
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.workloads import round_key
 
@@ -219,7 +219,7 @@ def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
     mine = [o for o in left if o[5] == family]
     out = [
         f"Left out of the fit as an outlier (one submitter's software, not the family's): "
-        f"{o[0]} {o[1]} {o[2]} on {o[3]:,} ({number(o[4])} min): {o[6]}."
+        f"{o[0]} {named(o[1], o[2])} on {o[3]:,} ({number(o[4])} min): {o[6]}."
         for o in mine
     ]
     if len(left) > len(mine):

@@ -97,20 +97,23 @@ def build_report(
     next report made from the same data, options and code (``gpuscale.report.cache``);
     none by default.
     ``on_missing`` is called with a sentence for each part asked for that the report
-    could not give (the advice, with why: what ``gpuscale advise --bench`` says).
+    could not give (the advice, with why: what ``gpuscale advise --bench`` says; nothing
+    measured, the advice's absence said with it, once).
     ``all_figures``: every figure of every section; by default each workload's
     :data:`FIRST_FIGURES` and the overview (each section says which it leaves out).
     ``on_headline`` is called with what the page leads with, a line each
-    (``page.report_headline``, from the data its first screen shows).
+    (``page.report_headline``, from the data its first screen shows), less the lines
+    whose reason ``on_missing`` said: a refusal is said once.
     """
     options = options or AnalysisOptions()
+    warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 
     def write(folder: Path) -> None:
         out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
         html, headline = _draw(tables, workloads, out, options, workers, bench_section, notes)
         (folder / "index.html").write_text(html, encoding="utf-8")
         if on_headline is not None:
-            on_headline(headline)
+            on_headline(tuple(line for line in headline if not any(w in line for w in warned)))
 
     def bench_section(out: FigureFiles) -> BenchSection | None:
         if bench is None:
@@ -121,12 +124,16 @@ def build_report(
 
         computed = None if advice is None else advice_on_bench(bench, advice)
         section = build_bench_section(bench, out, advice=computed)
-        if section is not None and not section.rows and on_missing is not None:
+        if section is None or on_missing is None:
+            return section
+        if not section.rows:  # nothing measured: no advice either, for that one reason
+            nor = ", nor the advice asked for" if section.advice_refused else ""
             on_missing(
-                "the report has no measurement of your hardware: all "
+                f"the report has no measurement of your hardware{nor}: all "
                 f"{len(section.failed)} failed (`gpuscale analyze --bench` says why each did)"
             )
-        if section is not None and section.advice_refused and on_missing is not None:
+        elif section.advice_refused:
+            warned.append(section.advice_refused)
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
         return section
 

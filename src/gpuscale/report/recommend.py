@@ -41,7 +41,7 @@ from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted, joined, named
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS, root_reason
 
@@ -155,12 +155,14 @@ def recommend(
     eq = next(iter(found), Equilibrium(result.workload, family, threshold))
     threshold = eq.threshold
     systems = own if own is not None else family_systems(table, family)
-    named = tuple(
-        f"{r.submitter} {r.system_name}: {r.outlier}"
+    named_outliers = tuple(
+        f"{named(r.submitter, r.system_name)}: {r.outlier}"
         for r in systems.itertuples(index=False)
         if r.outlier
     )
-    base = Recommendation(result.round, result.workload, family, threshold, None, outliers=named)
+    base = Recommendation(
+        result.round, result.workload, family, threshold, None, outliers=named_outliers
+    )
     pick = eq.efficiency_threshold
     if pick is None:
         why = "; ".join(eq.unpicked.values()) or _why_no_scaling(table, family, systems)
@@ -207,13 +209,13 @@ def _why_no_scaling(table: pd.DataFrame, family: str, systems: pd.DataFrame) -> 
     count = int((table["accelerator_family"] == family).sum())
     if not count:
         return f"no {family} system"
-    named = systems[systems["outlier"].fillna("").astype(str).to_numpy() != ""]
-    if named.empty or systems["accelerators"].nunique() < 2:
+    far = systems[systems["outlier"].fillna("").astype(str).to_numpy() != ""]
+    if far.empty or systems["accelerators"].nunique() < 2:
         return f"{counted(count, f'{family} system')} only: no scaling to read"
     left = sorted(int(n) for n in clean(systems)["accelerators"].unique())
     rest = f"the rest at {joined(f'{n:,}' for n in left)} only" if left else "none left"
     return (
-        f"outliers: {len(named):,} of {counted(count, f'{family} system')} (far from the "
+        f"outliers: {len(far):,} of {counted(count, f'{family} system')} (far from the "
         f"family's others at their count), {rest}: no scaling to read"
     )
 

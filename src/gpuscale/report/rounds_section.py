@@ -9,7 +9,7 @@ from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_t
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.quantities import counted, devices, number
+from gpuscale.quantities import counted, devices, named, number
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
@@ -56,7 +56,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
         )
     for row in energy[known].itertuples(index=False):
         findings.append(
-            f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
+            f"{display_name(row.workload)} ({row.round}): {named(row.submitter, row.system_name)}, "
             f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "
             f"({row.energy_kj / 3600:,.1f} kWh) in {number(row.time_to_train_min)} min, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "

@@ -48,13 +48,18 @@ def digits_read(text: str) -> str:
     return text
 
 
-def in_full(begun: Sequence[str]) -> str:
+def in_full(begun: Sequence[str], short: Sequence[str] = ()) -> str:
     """What a refusal adds where the text typed begins ``begun`` (an abbreviation is no
     choice: ``--backend glo`` was gloo in silence): ``; an abbreviation is not read: give
-    gloo in full``, else ""."""
+    gloo in full``, else "". ``short``: the other names it begins that are read as one of
+    ``begun`` (``H10``: the product name ``H100``, read as its default part), said as
+    what may be given too."""
     if not begun:
         return ""
-    return f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full"
+    said = f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full"
+    if short:
+        said += f", or {joined(list(short), 'or')}, read as one of them"
+    return said
 
 
 def abbreviation_of(text: str, allowed: Sequence[object]) -> str:

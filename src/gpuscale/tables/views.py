@@ -44,7 +44,7 @@ SCORE_DROP_ORDER = ("scaling_factor", "runs_converged", "runs", "system_id", "su
 
 ENERGY_SHOWN = (
     "round",
-    "benchmark",
+    "workload",
     "submitter",
     "system_name",
     "accelerator_family",
@@ -60,9 +60,13 @@ ENERGY_DROP_ORDER = (
     "compute_share",
     "energy_per_accelerator_hour_kj",
     "submitter",
-    "round",
-    "power_scope",
+    "time_to_train_min",
+    "accelerator_family",
 )
+# What names a row of energy's table: two results of a system measured at the wall (AC)
+# and at the supply (DC) differ only in their power scope, and a benchmark's results in
+# their round; a narrow terminal keeps these where rows differ in them.
+ENERGY_KEYS = ("round", "workload", "system_name", "accelerators", "power_scope")
 TREND_DROP_ORDER = (
     "benchmark_folder",
     "systems",
@@ -126,7 +130,8 @@ class TableView:
     place of the rows, where a command answers with more than its table (its notes are
     in it: none is said beside it); ``headline``: the answer, said first (above the
     terminal's table, the first lines of stdout; its numbers are the table's, made by the
-    library from the same rows)."""
+    library from the same rows); ``keys``: the columns that name a row (where rows differ
+    in one, a narrow terminal keeps it: without it, rows look like duplicates)."""
 
     frame: pd.DataFrame
     shown: Sequence[str]
@@ -139,11 +144,13 @@ class TableView:
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
     document: Mapping[str, object] | None = None
     headline: tuple[str, ...] = ()
+    keys: Sequence[str] = ("round",)
 
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first,
         # into the headline: a narrow terminal drops the last columns, and those should be
-        # the ones that differ, not a round, a benchmark or an empty reason.
+        # the ones that differ, not a round, a benchmark or an empty reason. A key column
+        # that differs between rows is never dropped for width.
         if getattr(self.frame, "columns", None) is None or len(self.frame) < 2:
             return
         same = [
@@ -151,7 +158,7 @@ class TableView:
             for c in self.shown
             if c in self.frame.columns and self.frame[c].astype(str).nunique(dropna=False) <= 1
         ]
-        rest = [c for c in self.drop_order if c not in same]
+        rest = [c for c in self.drop_order if c not in same and c not in self.keys]
         object.__setattr__(self, "drop_order", (*same, *rest))
 
 

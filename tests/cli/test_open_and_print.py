@@ -28,4 +28,6 @@ def test_printing_an_advice_says_the_advice() -> None:
     shown = str(advice)
     assert shown.splitlines() == [f"- {line}" for line in advice.explanation]
     assert "Advice(" not in shown and "DataFrame" not in shown
-    assert repr(advice).startswith("Advice(")  # every field still there for a reader
+    # a notebook's repr: the answer and the fields to read, each still on the object
+    assert repr(advice).startswith("Advice:") and ".predictions" in repr(advice)
+    assert len(repr(advice)) < 1000 and advice.predictions is not None

@@ -9,7 +9,7 @@ model's facts). Prints nothing; bad input raises ``ValueError`` (``UnknownNameEr
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -44,8 +44,8 @@ def plan(
             f"plan takes a PlanRequest or its fields as keywords, not {request!r}: "
             "plan(workload='bert', accelerator='H100', devices=[8, 64])"
         )
-    given = {} if request is None else asdict(request)
-    return as_frame(plan_for(PlanRequest(**(given | fields)), scores))
+    request = PlanRequest(**fields) if request is None else replace(request, **fields)
+    return as_frame(plan_for(request, scores))
 
 
 # help(gpuscale.plan) lists the request's fields, each a keyword with its default

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from gpuscale.advice.calibrate.link import device_record, implied_device
-from gpuscale.advice.model.hardware import NO_DEVICE, device_power, rate_warnings
+from gpuscale.advice.model.hardware import (
+    NO_DEVICE,
+    device_power,
+    device_record,
+    implied_device,
+    rate_warnings,
+)
 
 
 def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:

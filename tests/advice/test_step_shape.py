@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.advice.calibrate.fits import fit, fit_with_error
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.memory import device_memory_bytes, largest_batch
 from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.model.hardware import device_record
 
 from ..golden import Golden
 

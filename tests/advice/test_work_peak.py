@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.model.hardware import MIN_MFU, rate_warnings, work_peak
+from gpuscale.advice.model.hardware import MIN_MFU, device_record, rate_warnings, work_peak
 from gpuscale.advice.types import Finding, FindingKind
 
 H100 = device_record("H100")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -164,8 +164,7 @@ def advise_by_keywords(
     elif link is not None:
         fields["interconnect"] = link
     try:
-        given = {} if request is None else asdict(request)
-        request = AdviceRequest(**(given | fields))
+        request = AdviceRequest(**fields) if request is None else replace(request, **fields)
         return advise_loaded(request, bench=frame, topology=topology)
     except FieldError as refused:
         named = any(f == "interconnect" for f, _, _ in refused.problems)

@@ -1,15 +1,20 @@
 """One advice request (:class:`AdviceRequest`): ``request_fields``' fields, each number checked
-against its range and the options against each other as it is made, a refusal one line."""
+against its range and the options against each other as it is made, a refusal one line; the
+device and the links it names resolved then, once (:class:`NamedHardware`)."""
 
 from __future__ import annotations
 
 import itertools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
+from typing import TYPE_CHECKING
 
+from gpuscale.advice.model.hardware import DeviceRecord, device_record, not_own_link
 from gpuscale.advice.request_fields import (
+    DEFAULT_INTER_NODE,
+    DEFAULT_LATENCY_US,
     GRAD_BYTES,
     MAX_DEVICES,
     OPTIMIZERS,
@@ -19,6 +24,7 @@ from gpuscale.advice.request_fields import (
     SHAPE_NUMBERS,
     RequestFields,
 )
+from gpuscale.advice.types import Finding
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
@@ -27,9 +33,30 @@ from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.refusals import check_ranges
 from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
+if TYPE_CHECKING:
+    from gpuscale.interconnect.network import Link
+
+
+@dataclass(frozen=True, slots=True)
+class NamedHardware:
+    """The device and the links a request names, resolved once as it is made: the device
+    named, else the one ``--interconnect`` implies; the link given (the preset, else the
+    custom link of ``--busbw-gbs``); the named part's baseboard fabric (an SXM board's
+    NVLink: the link where none is given or detected); the link between nodes
+    (``--inter-node``, else ``DEFAULT_INTER_NODE``); a finding where the GPU fabric given is
+    not the device's own."""
+
+    device: DeviceRecord
+    link: Link | None
+    board: Link | None
+    inter_node: Link
+    not_own: Finding | None
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(RequestFields):
+    hardware: NamedHardware = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
             value = getattr(self, name)
@@ -66,9 +93,9 @@ class AdviceRequest(RequestFields):
         _check_shape(self)
         settle_choice(self, "grad_bytes", GRAD_BYTES)
         settle_choice(self, "scaling", SCALINGS)
-        check_preset(self)  # before any file is read (`--bench` missing said after it)
-        check_preset(self, "inter_node")
-        resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, the closest said
+        # the device and links named: refused before any file is read (`--bench` missing
+        # said after them), resolved once
+        object.__setattr__(self, "hardware", _hardware(self))
         for name, resolve in NAMED.items():
             value = getattr(self, name)
             try:
@@ -80,6 +107,26 @@ class AdviceRequest(RequestFields):
         for first, second, both, why in PAIRS:
             if both(self):
                 raise NamedError(f"{first} with {second}: {why}")
+
+
+def _hardware(request: RequestFields) -> NamedHardware:
+    """The device and links of ``request``, its names checked (``NamedHardware``): a preset
+    no table has, and a device no catalogue has ("RTX A1000" is no A100), refused, the
+    closest said."""
+    from gpuscale.interconnect.network import Link  # lazy: numpy, not at the CLI's start
+
+    preset, between = check_preset(request), check_preset(request, "inter_node")
+    resolve_device(request.device_name)
+    given = request.interconnect
+    device = device_record(request.device_name, given)
+    link = None if preset is None else Link.of(preset)
+    if request.busbw_gbs is not None:
+        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
+        link = Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
+    board = None if device.board_link is None else Link.from_preset(device.board_link)
+    inter = Link.of(between) if between is not None else Link.from_preset(DEFAULT_INTER_NODE)
+    not_own = None if given is None else not_own_link(device, given)
+    return NamedHardware(device, link, board, inter, not_own)
 
 
 PRECISIONS = ("mixed", "fp32")

@@ -322,15 +322,16 @@ def _closest(key: str) -> str:
     return "".join(f" (did you mean {c!r}?)" for c in close)  # one at most
 
 
-def check_preset(request: Any, field: str = "interconnect") -> None:
-    """A request's link preset checked when the request is made, before any file is read:
-    :class:`~gpuscale.tables.requests.FieldError` naming ``field`` where it is given and
-    names no preset (``--interconnect nvlnk: not a link preset (did you mean ...)``)."""
+def check_preset(request: object, field: str = "interconnect") -> LinkPreset | None:
+    """A request's link preset (None: not given), checked when the request is made, before
+    any file is read: :class:`~gpuscale.tables.requests.FieldError` naming ``field`` where it
+    is given and names no preset (``--interconnect nvlnk: not a link preset (did you mean
+    ...)``)."""
     name = getattr(request, field)
     if name is None:
-        return
+        return None
     try:
-        get_preset(name)
+        return get_preset(name)
     except KeyError:
         rule = f"not a link preset{_closest(str(name).strip().lower())}; known: "
         raise FieldError(field, name, rule + ", ".join(PRESETS)) from None

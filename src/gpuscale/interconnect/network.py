@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.hardware.links import get_preset
+from gpuscale.hardware.links import LinkPreset, get_preset
 from gpuscale.interconnect import cost
 from gpuscale.interconnect.cost import OP_SHARE, ring_factor
 
@@ -63,6 +63,11 @@ class Link:
             preset = get_preset(name)
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
+        return cls.of(preset)
+
+    @classmethod
+    def of(cls, preset: LinkPreset) -> Link:
+        """A preset's bus bandwidth, latency per ring hop and name."""
         return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.hop_latency_us, name=preset.name)
 
     @property

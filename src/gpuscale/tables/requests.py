@@ -13,7 +13,7 @@ import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import MISSING, asdict, field, fields
+from dataclasses import MISSING, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -322,8 +322,10 @@ class JsonRequest:
     json_name: ClassVar[str] = "request"
 
     def to_json(self) -> str:
-        """The fields as a JSON object (tuples as lists), keys sorted."""
-        return json.dumps(asdict(self), sort_keys=True)  # type: ignore[call-overload]
+        """The fields given as a JSON object (tuples as lists), keys sorted; a field resolved
+        from them (``init=False``) is made again when it is read back."""
+        given = {f.name: getattr(self, f.name) for f in fields(self) if f.init}  # type: ignore[arg-type]
+        return json.dumps(given, sort_keys=True)
 
     @classmethod
     def from_json(cls: type[Request], text: str) -> Request:

@@ -1,6 +1,7 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device (resolved once: :func:`device_record`) and the device
-count, each with where it came from."""
+the measured curves, the device and the device count, each with where it came from; the
+device and the links the request names are its own, resolved once as it was made
+(``AdviceRequest.hardware``), the bench host's as its runs are read (:func:`host_of`)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
-from gpuscale.advice.model.hardware import DeviceRecord
+from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.priors import REFERENCE_DEVICE, phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
-from gpuscale.hardware.device_names import closest, find
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.topology import Topology
@@ -33,11 +32,12 @@ LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 @dataclass(frozen=True, slots=True)
 class BenchHost:
-    """The host the runs calibrated on recorded (None: not recorded): its link stands where
-    none is given, measured or detected here, or this machine detected another; its cores
-    cap CPU processes."""
+    """The host the runs calibrated on recorded (None: not recorded): its link (a preset,
+    and the device it implies) stands where none is given, measured or detected here, or
+    this machine detected another; its cores cap CPU processes."""
 
-    link: str | None
+    link: Link | None
+    board: str | None
     gpus: int | None
     cores: int | None
     kind: str | None
@@ -57,7 +57,13 @@ def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
     link = named.pop() if len(named) == 1 and next(iter(named)) in links.PRESETS else None
     gpus, cores = most("host_devices"), most("host_cpu_count")
     return BenchHost(
-        link, gpus, cores, cal.bench.device_kind, cal.bench.threads, cal.machine.device.name
+        None if link is None else Link.from_preset(link),
+        None if link is None else implied_device(link),
+        gpus,
+        cores,
+        cal.bench.device_kind,
+        cal.bench.threads,
+        cal.machine.device.name,
     )
 
 
@@ -69,24 +75,6 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
         return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)
-
-
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
-    name = link_name.strip().lower()
-    return next((d for prefix, d in links.LINK_DEVICE.items() if name.startswith(prefix)), None)
-
-
-def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The device named, else the one the link ``implied_by`` implies, as the catalogue has it."""
-    if not name and implied_by:
-        name = implied_device(implied_by)
-    if not name or not name.strip():
-        return DeviceRecord(name)
-    found = find(name)
-    if found is None:
-        return DeviceRecord(name, closest=tuple(closest(name)))
-    return DeviceRecord(name, found.device, found.assumed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,46 +98,31 @@ def choose_link(
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
     else the one the preset implies; a warning where an NVLink given is not the named part's
-    (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU bridge)."""
+    (``model.hardware.not_own_link``)."""
+    hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
-    custom = req.busbw_gbs is not None
-    preset = None if custom else req.interconnect or detected
-    given = req.interconnect is not None
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    benched = None if custom or given or measured or host is None else host.link
-    if benched and detected is not None and (not seen or seen == benched):
-        benched = None  # this machine's own link, detected, stands
-    host_board = implied_device(benched) if benched else None
-    device = device_record(req.device_name, None if measured else preset)
-    if custom:
-        latency = DEFAULT_LATENCY_US if req.latency_us is None else req.latency_us
-        link = Link(busbw_gbs=req.busbw_gbs, latency_us=latency, name="custom")
+    device = hardware.device  # else the one the detected link implies
+    if not (req.device_name or hardware.link or measured):
+        device = device_record(None, detected)
+    if req.busbw_gbs is not None:  # a custom link
+        link = hardware.link
         said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
         return LinkChoice(link, said, device)
-    board = device.board_link if preset is None else None
-    chosen = Link.from_preset(benched or preset or board or DEFAULT_LINK)
-    part = device.part
-    if given:
+    if hardware.link is not None:  # a preset given; a warning where it is not the part's own
+        chosen = hardware.link
         said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
-        fabric = str(preset).startswith(links.GPU_FABRICS)
-        if part is None or not fabric or preset == links.own_link(part):
-            return LinkChoice(chosen, said, device)
-        # a board whose fabric no preset models: no PCIe preset stands for it
-        board_only = part.board and part.gpu_link and not links.board_link(part)
-        usual = None if board_only else links.usual_preset(part)
-        mismatch = Finding.of(
-            K.LINK_NOT_OF_DEVICE,
-            given=preset,
-            device=part.name,
-            gpu_link=part.gpu_link or None,
-            usual=usual,
-        )
-        return LinkChoice(chosen, said, device, warning=mismatch)
+        return LinkChoice(chosen, said, device, warning=hardware.not_own)
+    benched = None if measured or host is None else host.link
+    if benched and detected is not None and (not seen or seen == benched.name):
+        benched = None  # this machine's own link, detected, stands
+    board = hardware.board if detected is None else None
+    chosen = benched or maybe(Link.from_preset, detected) or board or Link.from_preset(DEFAULT_LINK)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
         said = Finding.of(
             K.LINK_OF_BENCH_HOST,
             name=chosen.name,
-            device=host_board,
+            device=host.board,
             busbw_gbs=chosen.busbw_gbs,
             detected=seen,  # this machine's GPUs of another link
         )
@@ -180,7 +153,7 @@ def choose_link(
             device=host.device or None,
             links_per_gpu=getattr(generation, "links_per_gpu", None),
             architecture=getattr(generation, "architecture", None),
-            board=host_board or None,
+            board=host.board or None,
         )
         measure = Finding.of(K.MEASURE_LINK, detected=seen or None)
         assumed = detected is None
@@ -277,7 +250,7 @@ def machine_of(
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
     choice = choose_link(req, topology, curves is not None, host)
     link_note = choice.said
-    inter = Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None
+    inter = req.hardware.inter_node if nodes > 1 else None
     network = Network(
         intra=choice.link,
         per_node=req.gpus_per_node if nodes > 1 else None,

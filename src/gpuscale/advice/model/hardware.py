@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuscale.advice.types import Finding, FindingKind, maybe
+from gpuscale.hardware import links
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.links import board_link
+from gpuscale.hardware.device_names import closest, find
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
@@ -22,7 +23,7 @@ from gpuscale.tables.codes import Code
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it (``calibrate.link.device_record``): ``part``, its
+    """A device as the catalogue knows it (:func:`device_record`): ``part``, its
     ``peak`` and what the name left open (``assumed``); a name the catalogue lacks has the
     ``closest`` names instead."""
 
@@ -45,7 +46,42 @@ class DeviceRecord:
 
     @property
     def board_link(self) -> str | None:
-        return None if self.part is None else board_link(self.part)
+        return None if self.part is None else links.board_link(self.part)
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
+    name = link_name.strip().lower()
+    return next((d for prefix, d in links.LINK_DEVICE.items() if name.startswith(prefix)), None)
+
+
+def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
+    """The device named, else the one the link ``implied_by`` implies, as the catalogue has it."""
+    if not name and implied_by:
+        name = implied_device(implied_by)
+    if not name or not name.strip():
+        return DeviceRecord(name)
+    found = find(name)
+    if found is None:
+        return DeviceRecord(name, closest=tuple(closest(name)))
+    return DeviceRecord(name, found.device, found.assumed)
+
+
+def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
+    """A finding where ``given``, a GPU fabric's preset (NVLink, xGMI), is not the link of
+    ``device``'s part (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU
+    bridge): the part's usual preset said, none where its board's fabric no preset models."""
+    part = device.part
+    if part is None or not given.startswith(links.GPU_FABRICS) or given == links.own_link(part):
+        return None
+    board_only = part.board and part.gpu_link and not links.board_link(part)
+    return Finding.of(
+        FindingKind.LINK_NOT_OF_DEVICE,
+        given=given,
+        device=part.name,
+        gpu_link=part.gpu_link or None,
+        usual=None if board_only else links.usual_preset(part),
+    )
 
 
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from gpuscale.advice.model.hardware import DeviceRecord, device_record, not_own_link
+from gpuscale.advice.model.hardware import (
+    DeviceRecord,
+    device_record,
+    not_own_link,
+    step_warnings,
+    typed_warnings,
+)
 from gpuscale.advice.request_fields import (
     DEFAULT_INTER_NODE,
     DEFAULT_LATENCY_US,
@@ -56,6 +62,9 @@ class NamedHardware:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(RequestFields):
     hardware: NamedHardware = field(init=False, repr=False, compare=False)
+    # the numbers typed that cannot be true, flagged where they are made (a unit mistaken):
+    # a step under a kernel's time, parameters, FLOPs per sample or watts under their floors
+    implausible: tuple[Finding, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
@@ -107,6 +116,9 @@ class AdviceRequest(RequestFields):
         for first, second, both, why in PAIRS:
             if both(self):
                 raise NamedError(f"{first} with {second}: {why}")
+        steps = step_warnings(self.step_points) if self.bench is None else []  # pairs checked
+        typed = {name: getattr(self, name) for name in ("params", "flops_per_sample", "power_w")}
+        object.__setattr__(self, "implausible", (*steps, *typed_warnings(typed)))
 
 
 def _hardware(request: RequestFields) -> NamedHardware:

@@ -17,7 +17,7 @@ from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import checked, typed_warnings
+from gpuscale.advice.model.hardware import checked
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind, maybe
@@ -55,13 +55,15 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:
         cal, rate = from_bench(machine, said, request, bench, runs_used, calibrated)
-    # the rate against the peak: unchecked without one, impossible above it (every rate and
-    # step warning is one)
-    unchecked, impossible = checked(rate, request.step_points)
-    typed = {name: getattr(request, name) for name in ("params", "flops_per_sample", "power_w")}
+    # the rate against the peak: unchecked without one, impossible above it; the numbers
+    # the request typed that cannot be true (every rate and typed warning is one)
+    unchecked, impossible = checked(rate)
+    impossible += request.implausible
     # fewer samples than one step of the batch advised on: a count typed bare (10 for 10M)
-    step = {"samples": cal.run.batch * cal.run.accum}
-    impossible += [*typed_warnings(typed), *typed_warnings({"samples": request.samples}, step)]
+    one_step = cal.run.batch * cal.run.accum
+    if request.samples is not None and request.samples < one_step:
+        typed = {"field": "samples", "value": float(request.samples), "floor": one_step}
+        impossible.append(Finding.of(FindingKind.TYPED_UNDER_FLOOR, **typed))
     said = cal.said
     sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
     implausible = said.implausible or bool(impossible)

@@ -166,11 +166,9 @@ class Rate:
     recorded_peak_tflops: float | None = None
 
 
-def checked(
-    rate: Rate, steps: Sequence[tuple[float, float]]
-) -> tuple[Finding | None, list[Finding]]:
+def checked(rate: Rate) -> tuple[Finding | None, list[Finding]]:
     """(the finding that ``rate`` went unchecked, the named device having no peak, else
-    None; the ``rate_warnings`` and ``step_warnings`` of ``steps``)."""
+    None; its ``rate_warnings``, and the bench's recorded rate above its peak)."""
     device, unchecked = rate.device, None
     if rate.rate_of and device.name and device.peak is None:
         top = fastest()
@@ -201,7 +199,7 @@ def checked(
                 precision=rate.precision,
             )
         )
-    return unchecked, [*warnings, *step_warnings(steps)]
+    return unchecked, warnings
 
 
 def ceiling(
@@ -253,13 +251,10 @@ def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
     return [Finding.of(kind, step_ms=min(short), **floor)] if short else []
 
 
-def typed_warnings(
-    typed: Mapping[str, float | None], floors: Mapping[str, float] | None = None
-) -> list[Finding]:
+def typed_warnings(typed: Mapping[str, float | None]) -> list[Finding]:
     """A finding per number ``typed`` (field -> value; None: not given) under its floor
-    (``floors``, else ``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under
-    ``MIN_STEP_MS`` is."""
-    found = under_floor(typed, floors)
+    (``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under ``MIN_STEP_MS`` is."""
+    found = under_floor(typed)
     kind = FindingKind.TYPED_UNDER_FLOOR
     return [Finding.of(kind, field=f, value=v, floor=low) for f, v, low in found]
 

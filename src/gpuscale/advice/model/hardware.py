@@ -1,7 +1,9 @@
-"""The device an advice runs on (``DeviceRecord``), the ceiling its work cannot beat
-(``ceiling``), the rates and steps that cannot be true on it (``checked``) and its power per
-device (``device_power``: given > measured by the bench > the catalogue part's board power,
-an upper estimate; None for a CPU or an unknown device unmeasured)."""
+"""The device an advice runs on (``DeviceRecord``: named, else implied by a link preset, as
+the catalogue has it; ``not_own_link``: a GPU fabric given that is not its own), the ceiling
+its work cannot beat (``ceiling``), the rates and steps that cannot be true on it
+(``checked``, ``step_warnings``; numbers typed under their floors: ``typed_warnings``) and
+its power per device (``device_power``: given > measured by the bench > the catalogue part's
+board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
 
 from __future__ import annotations
 

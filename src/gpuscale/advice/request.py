@@ -116,7 +116,8 @@ class AdviceRequest(RequestFields):
         for first, second, both, why in PAIRS:
             if both(self):
                 raise NamedError(f"{first} with {second}: {why}")
-        steps = step_warnings(self.step_points) if self.bench is None else []  # pairs checked
+        # a step time with bench results is refused (``check_with_data``), its pairs unchecked
+        steps = step_warnings(self.step_points) if self.bench is None else []
         typed = {name: getattr(self, name) for name in ("params", "flops_per_sample", "power_w")}
         object.__setattr__(self, "implausible", (*steps, *typed_warnings(typed)))
 

@@ -105,13 +105,10 @@ def choose_link(
     device = hardware.device  # else the one the detected link implies
     if not (req.device_name or hardware.link or measured):
         device = device_record(None, detected)
-    if req.busbw_gbs is not None:  # a custom link
-        link = hardware.link
-        said = Finding.of(K.LINK_CUSTOM, name=link.name, busbw_gbs=link.busbw_gbs)
-        return LinkChoice(link, said, device)
-    if hardware.link is not None:  # a preset given; a warning where it is not the part's own
+    if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
         chosen = hardware.link
-        said = Finding.of(K.LINK_PRESET, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
+        given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
+        said = Finding.of(given, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
         return LinkChoice(chosen, said, device, warning=hardware.not_own)
     benched = None if measured or host is None else host.link
     if benched and detected is not None and (not seen or seen == benched.name):

@@ -149,7 +149,7 @@ def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path, gold
     # and each row says which power it was charged
     sources = "\n".join(f"{n}: {frame.loc[n, 'energy_source']}" for n in (1, 2, 4))
     golden.check(VIEW, "the power charged at each count, weak scaling", sources)
-    assert "x 4" in frame.loc[4, "energy_source"]
+    assert "4 devices" in frame.loc[4, "energy_source"]
 
 
 def test_contention_comes_from_the_most_specific_rows_that_measured_it(

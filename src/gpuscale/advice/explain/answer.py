@@ -119,11 +119,13 @@ def withheld(advice: AdviceView) -> list[str]:
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``; a
-    count not advised is named as predicted as assumed, or read as if memory allowed."""
+    """``4 devices, the next count above the 2 devices advised`` or ``the 8 devices
+    advised``; a count not advised is named as predicted as assumed, or read as if memory
+    allowed. ``detailed``: which is the fastest, said before the count it names."""
     n, focus, fastest = d.read.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
-        fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
+        fastest = {n: "chosen", focus: "focus" if focus == n else "focus_next"}
+        fastest = fastest.get(d.fastest, "other")
     word = "advised" if d.count is not None else ("assumed" if d.holds else "unheld")
     return sentence("named", d=d, fastest=fastest, same=focus == n, word=word)
 

@@ -43,7 +43,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId, maybe
+from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
@@ -102,6 +102,15 @@ def advice_view(
     return TableView(result.predictions, tuple(TABLE["explained"]), title, said=said)
 
 
+def _overlap_of(a: Assumption, basis: str, last: str) -> Assumption:
+    """``a`` as a sharded strategy's pipeline says it, where ``a`` is the prior's overlap:
+    its ``basis`` and the ``last`` collective backward cannot hide (not DDP's bucket)."""
+    if a.term != TermId.OVERLAP or not isinstance(a.value, Finding):
+        return a
+    value = a.value.with_values(last=last)
+    return replace(a, value=value, basis=basis if a.basis == OVERLAP_PRIOR else a.basis)
+
+
 class Worded:
     """The words of an advice's record (``derived.Searched``), read when asked."""
 
@@ -123,14 +132,9 @@ class Worded:
         cal = self.calibration
         found = for_strategy(cal.said.assumptions, cal.run.strategy)
         if cal.run.strategy != "ddp":  # the prior's overlap: the pipeline of the collectives
-            pipeline = strategy_words(issued(cal))["pipeline"]
-            basis = MODEL["overlap_of_strategy"].format(pipeline=pipeline)
-            found = tuple(
-                replace(a, basis=basis)
-                if a.term == TermId.OVERLAP and a.basis == OVERLAP_PRIOR
-                else a
-                for a in found
-            )
+            words = strategy_words(issued(cal))
+            basis = MODEL["overlap_of_strategy"].format(pipeline=words["pipeline"])
+            found = tuple(_overlap_of(a, basis, words["last"]) for a in found)
         load = self.input_rate
         if load is None:
             return found

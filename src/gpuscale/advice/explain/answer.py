@@ -20,6 +20,7 @@ from gpuscale.advice.explain.phrasebook import (
     measured,
     reading,
     sentence,
+    spelled_as,
     term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
@@ -52,6 +53,7 @@ class AdviceView(Protocol):
     decision: Decision
     caveats: tuple[str, ...]
     explanation: list[str]
+    keywords: bool
 
 
 def issued(cal: Calibration, n: int | None = None) -> str:
@@ -271,11 +273,16 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     why = [said(case, tuple(found)) for case, found in cases.items() if found]
     fix = [said("nodes", (counts.whole_nodes,))] if counts.whole_nodes is not None else []
     if unsplit:
-        fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
+        fix += [said("divisible", tuple(counts.missing_above)), said("weak", ())]
     return "; ".join(why), joined(fix, "or")
 
 
 def lines(advice: AdviceView) -> list[str]:
+    with spelled_as(advice.keywords):  # as its reader names a request's fields
+        return _lines(advice)
+
+
+def _lines(advice: AdviceView) -> list[str]:
     strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
     said = [
         memory_said(advice.memory, strategy, n),

@@ -7,12 +7,15 @@ refusal, made both ways, with the names each way must use and the other's it mus
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.sweep_request import check_nodes
 from gpuscale.cli import app
@@ -151,3 +154,30 @@ def test_a_field_refused_names_the_others_it_needs_each_way(
     out = ["--out", str(tmp_path / "r.jsonl")] if args[0] == "bench" else []
     cli = _said_on_the_command_line([*args, *out])
     _names_only(cli, options, keyword_names)
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [dict(params=7e6, step_ms=2), dict(params=7e9, step_ms=900, batch=4, device_name="H100")],
+    ids=["small", "7b-assumed"],
+)
+def test_the_advices_words_name_keywords_in_python_options_on_the_command_line(
+    keywords: dict,
+) -> None:
+    """The advice's own words (its answer, explanation, what settles it, its warnings)
+    name an input as its reader gives it; a command to paste (in backticks) is the
+    shell's either way. The command line's words are the same advice's, its options."""
+    python = gpuscale.advise(**keywords)
+    said = [repr(python), *python.explanation, python.decision.settle or ""]
+    said += [*python.decision.warnings, *python.predictions["energy_source"]]
+    prose = [re.sub(r"`[^`]*`", "", s) for s in said]  # less the commands to paste
+    assert any("samples=" in s for s in prose)
+    options = {f"--{name.replace('_', '-')}" for name in (f.name for f in fields(AdviceRequest))}
+    # the two spellings a sentence gives side by side ("--flops-per-sample (in Python: ...")
+    beside = re.compile(r"--[a-z-]+ \(in Python|--[a-z-]+, or [a-z_]+=|--[a-z-]+ \S+ \([a-z_]+=")
+    named = {o for s in prose for o in re.findall(r"--[a-z][a-z-]*", beside.sub("", s))}
+    assert not named & options, named & options
+    shell = replace(python, keywords=False)
+    assert shell.explanation != python.explanation
+    assert any("--samples" in s for s in shell.explanation)
+    assert not any("samples=" in s for s in shell.explanation)

@@ -29,7 +29,7 @@ def test_the_searched_batches_are_said_from_the_table() -> None:
     focus = frame.set_index("accelerators").loc[advice.decision.focus.accelerators]
     assert "the global batch grows with the count" in line
     assert f"convergence factor of {focus['convergence_factor']:.0%}" in line
-    assert f"--global-batch {frame['global_batch'].iloc[0]}" in line
+    assert f"global_batch={frame['global_batch'].iloc[0]}" in line
 
 
 def test_a_kept_batch_is_not_said_as_searched() -> None:

@@ -25,6 +25,6 @@ def test_the_strategy_benched_is_said_where_another_is_predicted() -> None:
     assert benched == "fsdp"  # the premise: the H100 rows ran tf-30m under FSDP
     said = " ".join(gpuscale.advise(bench=ROWS, model="tf-30m", strategy="ddp").explanation)
     assert "tf-30m was benched with --strategy fsdp" in said
-    assert "give --strategy fsdp" in said
+    assert "give strategy='fsdp'" in said
     same = " ".join(gpuscale.advise(bench=ROWS, model="tf-30m", strategy="fsdp").explanation)
     assert "was benched with --strategy" not in same

@@ -75,9 +75,7 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
     (used,) = allowed.disagreements
     assert used.why == "allowed_flagged"
-    assert (
-        allowed.caveats[0].startswith("Measured on 2") and "--allow-flagged" in allowed.caveats[0]
-    )
+    assert allowed.caveats[0].startswith("Measured on 2") and "allow_flagged=" in allowed.caveats[0]
     golden.check(VIEW, "a flagged run allowed, outside the interval", allowed.caveats[0])
     assert "flagged" not in lines_on(allowed.explanation, "Overlap:")
 
@@ -86,7 +84,7 @@ def test_defaults_never_given_qualify_the_first_line(golden: Golden) -> None:
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
     assert advice.calibration.search.defaults == ("samples",)
     assert advice.explanation[0].startswith("Provisional")
-    assert "--samples 10M" in advice.explanation[0]
+    assert "samples=10000000" in advice.explanation[0]
     golden.check(VIEW, "the samples not given", advice.explanation[0])
     given = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb", samples=5e6)
     assert not any(line.startswith("Provisional") for line in given.explanation)
@@ -100,7 +98,7 @@ def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is(
     bare = gpuscale.advise(params=7e6, step_ms=2)
     first = bare.explanation[0]
     assert first.startswith("Provisional")
-    assert "--samples 10M" in first and "batch 32" in first and "pcie-phb" in first
+    assert "samples=10000000" in first and "batch 32" in first and "pcie-phb" in first
     golden.check(VIEW, "the samples, the batch and the link not given", first)
     everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
     assert not any(line.startswith("Provisional") for line in everything.explanation)

@@ -236,7 +236,7 @@ def test_one_device_left_by_a_global_batch_that_does_not_split_says_so(golden: G
     assert list(alone.predictions["accelerators"]) == [1]
     # the two single rows said apart: the batch that does not split, the count allowed
     why = kept.explanation[kept.decision_line + 1]
-    assert "global batch 1" in why and "--scaling weak" in why
+    assert "global batch 1" in why and "scaling='weak'" in why
     golden.check(VIEW, "one device: a global batch of 1 kept", why)
     assert alone.explanation[alone.decision_line + 1] != why
     golden.check(VIEW, "one device allowed", alone.explanation[alone.decision_line + 1])

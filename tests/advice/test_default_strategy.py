@@ -6,6 +6,7 @@ and the report, which had no way to ask for one, showed that DDP prediction)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_the_default_predicts_what_was_benched(model: str, golden: Golden) -> No
     assert "STRATEGY:" not in said  # no warning of a strategy other than the one benched
     other = "ddp" if benched == "fsdp" else "fsdp"
     line = lines_on(default.explanation, "Strategy:")
-    assert f"Strategy: {benched.upper()}" in line and f"--strategy {other}" in line
+    assert f"Strategy: {benched.upper()}" in line and f"strategy={other!r}" in line
     golden.check(VIEW, f"the strategy benched, {model}", line)
     assert (
         gpuscale.advise(bench=ROWS, model=model, strategy=other).calibration.run.strategy == other
@@ -90,7 +91,8 @@ def test_the_reports_advice_predicts_and_names_what_was_benched(
     assert given.advice is not None
     model = given.advice.calibration.model.name
     benched = _benched_strategy(model)
-    command = gpuscale.advise(bench=ROWS, model=model)
+    # the command's words: the same advice, its fields named as the command line's options
+    command = replace(gpuscale.advise(bench=ROWS, model=model), keywords=False)
     assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     assert section is not None

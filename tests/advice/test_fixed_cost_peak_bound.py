@@ -77,7 +77,7 @@ def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(
     assert taken == pytest.approx(advice.calibration.model.fixed.ms, rel=5e-3)
     assert advice.calibration.model.fixed.ms >= floor * (1 - 5e-3)
     # what would replace the bound
-    for remedy in ("--fixed-ms", "gpuscale bench"):
+    for remedy in ("fixed_ms=", "gpuscale bench"):
         assert remedy in sentence
     assert not _said(advice, "Fixed cost not")
 
@@ -88,9 +88,9 @@ def test_no_peak_bound_is_said_and_the_prior_stands(named: dict, golden: Golden)
     said = _said(advice, "Fixed cost not bounded by a peak")
     assert len(said) == 1, advice.explanation
     sentence = said[0]
-    assert "no peak bound" in sentence and "--fixed-ms" in sentence
+    assert "no peak bound" in sentence and "fixed_ms=" in sentence
     golden.check(VIEW, f"not bounded, {named.get('device_name') or 'no device'} named", sentence)
-    assert (named.get("device_name") or "--device-name") in sentence
+    assert (named.get("device_name") or "device_name=") in sentence
     fixed = advice.calibration.model.fixed
     assert _ms(sentence, "(") == pytest.approx(fixed.ms, rel=5e-3)
     assert fixed.source == "assumed" and fixed.low_ms < fixed.ms < fixed.high_ms
@@ -108,7 +108,7 @@ def test_without_flops_the_bound_is_a_reading_never_a_fixed_cost(device: str) ->
     assert not _said(advice, "Fixed cost bounded")
     # the transformer's reading (6 x parameters): the bound's fixed cost, priced apart
     (reading,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
-    assert reading.value == pytest.approx(FLOPS) and reading.unit == "FLOPs"
+    assert reading.value == pytest.approx(FLOPS) and reading.unit == "FLOPs per sample"
     bounded = _advise(device_name=device, flops_per_sample=FLOPS)
     assert bounded.calibration.model.fixed.ms > 5 * fixed.ms
     assert reading.accelerators == bounded.decision.chosen.accelerators

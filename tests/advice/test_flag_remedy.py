@@ -87,7 +87,7 @@ def test_allow_flagged_still_admits_a_busy_host(tmp_path: Path, golden: Golden) 
         bench=_file(tmp_path, BUSY, BUSY), link="pcie4-x16", allow_flagged=True
     )
     assert advice.recommended >= 1
-    used = [w for w in advice.decision.warnings if "--allow-flagged" in w]
+    used = [w for w in advice.decision.warnings if "allow_flagged=" in w]
     assert len(used) == 1 and "2 flagged runs" in used[0]
     golden.check(VIEW, "a busy host's runs allowed", used[0])
 

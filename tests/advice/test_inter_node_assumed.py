@@ -32,7 +32,7 @@ def test_an_unnamed_link_between_nodes_is_an_assumption_the_caveat_names() -> No
     assert inter.measure.before.kind == K.MEASURE_INTER_NODE
     assert inter.value["preset"] == DEFAULT_INTER_NODE
     (provisional,) = [c for c in advice.caveats if c.startswith("Provisional")]
-    assert said(inter.value) in provisional and "--inter-node" in provisional
+    assert said(inter.value) in provisional and "inter_node=" in provisional
 
 
 def test_a_named_link_between_nodes_is_not_assumed() -> None:

@@ -68,7 +68,7 @@ def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
     advice = gpuscale.advise(bench=table)
     commands = _commands(advice)
     # the premise: the advice asks for runs at 1 and 2 devices, as a command or again
-    again = "the file holds runs of m on 1 and 2 devices already"
+    again = "rerun the file's runs of m on 1 and 2 devices"
     assert any("--nproc 1,2" in c for c in commands) or again in str(advice_document(advice))
     for command in commands:
         counts = re.search(r"--nproc ([\d,]+)", command)
@@ -97,4 +97,4 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
         again=again(found, (1, 2)),
     )
     (wide,) = [line for line in lines if line.startswith("Not a firm choice")]
-    assert "--steps 400" not in wide and "holds runs of m on 1 and 2 devices already" in wide
+    assert "--steps 400" not in wide and "the file's runs of m on 1 and 2 devices" in wide

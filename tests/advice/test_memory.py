@@ -166,7 +166,7 @@ def test_no_count_that_holds_it_is_refused_naming_the_fewest(golden: Golden) -> 
     with pytest.raises(ValueError) as refused:
         gpuscale.advise(params=70e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4")
     said = str(refused.value)
-    assert "up to 8 devices" in said and "16 devices" in said and "--max-devices 16" in said
+    assert "up to 8 devices" in said and "16 devices" in said and "max_devices=16" in said
     golden.check(VIEW, "70B: no count searched holds it", said)
 
 

@@ -70,7 +70,7 @@ def test_the_largest_of_several_models_is_said_chosen_with_the_others(tmp_path: 
     [said] = [s for s in advice.explanation if s.startswith("Advised on")]
     assert said.startswith(f"Advised on {largest} ")
     assert f"the largest of the {len(sizes)} models" in said
-    assert all(other in said.split("--model")[1] for other in sizes if other != largest)
+    assert all(other in said.split("model=")[1] for other in sizes if other != largest)
     # one model in the file, or the model named: nothing to choose, nothing said
     named = gpuscale.advise(bench=path, model=largest, max_devices=2, link="pcie-phb")
     assert not any(s.startswith("Advised on") for s in named.explanation)

@@ -19,7 +19,7 @@ def test_counts_beyond_a_node_span_nodes_and_it_is_said() -> None:
     assert network.spans_nodes(16) and not network.spans_nodes(8)
     assert advice.predictions["accelerators"].max() == 16
     said = "\n".join(advice.explanation)
-    assert "--max-devices 16 is more than 1 node of 8 devices" in said, said
+    assert "max_devices=16 is more than 1 node of 8 devices" in said, said
 
 
 def test_within_a_node_nothing_changes() -> None:

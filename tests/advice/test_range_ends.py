@@ -39,3 +39,12 @@ def test_an_interval_too_wide_to_test_is_said_so_in_the_short_answer() -> None:
     two = advice.predictions.set_index("accelerators").loc[2]
     assert two["speedup_high"] / two["speedup_low"] > TOO_WIDE_TO_TEST
     assert "too wide" in decision_line(advice)
+
+
+def test_a_reading_of_an_assumed_term_has_its_assumptions_unit() -> None:
+    """Each end read of an assumed term's range is in the unit its assumption is (the FLOPs
+    per sample as ``assumptions`` gives them, not bare FLOPs)."""
+    advice = gpuscale.advise(params=7e9, step_ms=900, batch=4, device_name="H100")
+    units = {a.term.value: a.quantity.unit for a in advice.assumptions if a.quantity}
+    flops = [r for r in advice.decision.readings if r.term == TermId.FLOPS.value]
+    assert flops and all(r.unit == units[TermId.FLOPS.value] for r in flops)

@@ -38,9 +38,9 @@ def _refused(topology: str | None = None, **fields: object) -> str:
 
 
 def _flags(said: str) -> dict[str, int]:
-    """The numbered flags the refusal's remedy names (``--max-devices 16``)."""
+    """The numbered keywords the refusal's remedy names (``max_devices=16``)."""
     remedy = said.rsplit(" holds it on ", 1)[1]
-    return {m[1].replace("-", "_"): int(m[2]) for m in re.finditer(r"--([a-z-]+) (\d+)", remedy)}
+    return {m[1]: int(m[2]) for m in re.finditer(r"([a-z_]+)=(\d+)", remedy)}
 
 
 def _findings(advice: Advice) -> list[Finding]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +17,7 @@ from gpuscale.advice.explain.answer import shown
 from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
-from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.explain.phrasebook import said, spelled_as
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, search
@@ -39,6 +39,7 @@ from gpuscale.tables.requests import (
 from gpuscale.tables.result_repr import result_repr
 
 
+@dataclass(frozen=True)
 class Advice(Worded, Searched):
     """The search's record with its words; its repr the short answer ``gpuscale advise``
     prints and the fields that hold the rest."""
@@ -165,7 +166,8 @@ def advise_by_keywords(
         fields["interconnect"] = link
     try:
         request = AdviceRequest(**fields) if request is None else replace(request, **fields)
-        return advise_loaded(request, bench=frame, topology=topology)
+        with spelled_as(True):  # the words made for Python name its keywords
+            return replace(advise_loaded(request, bench=frame, topology=topology), keywords=True)
     except FieldError as refused:
         named = any(f == "interconnect" for f, _, _ in refused.problems)
         if not isinstance(link, str) or type(refused) is not FieldError or not named:

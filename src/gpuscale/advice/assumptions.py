@@ -309,16 +309,18 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     fix a weakness, else a quieter machine); "" where it holds none."""
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
+    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
     if more_steps(found):
         command = rerun(found, counts, host_devices)
-        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
-    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
+    held = f"the longest of {found.most_steps} steps"
     if found.flagged:
-        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
     firm = not found.kinds and not found.flagged
     (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    return f"{held}: bench them again {quieter}{', and read their spread (--repeat 3)' * firm}"
+    spread = ", and read their spread (--repeat 3)" * firm
+    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
 
 
 def more_steps(found: Support) -> bool:

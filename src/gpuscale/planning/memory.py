@@ -22,7 +22,7 @@ from gpuscale.hardware.memory import (
     workload_state,
 )
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.quantities import joined, with_article
+from gpuscale.quantities import counted, joined, with_article
 
 SHARDING_WORDS = {
     "ddp": "whole on each device",
@@ -60,9 +60,9 @@ class MemoryCheck:
         how = SHARDING_WORDS[held.sharding.value]
         total = sum(p.gb * p.sharded_over for p in held.parts)
         which = (
-            f"fewer than {self.fewest:,} {self.family} cannot hold"
+            f"fewer than {counted(self.fewest, f'{self.family} device')} cannot hold"
             if self.fewest
-            else f"no count of {self.family} holds"
+            else f"no count of {self.family} devices holds"
         )
         # no "; " inside: the plan's flags are joined by it
         return (

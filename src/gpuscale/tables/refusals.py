@@ -73,17 +73,19 @@ _ALONE = object()
 PATH_MAX = 4096  # Linux's longest path, in bytes: a suggested path up to it is said whole
 
 
-def ref(field: str, value: object = _ALONE, *, flag: bool = False) -> str:
+def ref(field: str, value: object = _ALONE, *, flag: bool = False, typed: str | None = None) -> str:
     """``field`` (with ``value``) named in a refusal's sentence (:class:`NamedError`, a
-    :class:`FieldError`'s rule): its keyword from Python (``fixed_ms=``, ``fixed_ms=30``,
-    ``scaling='weak'``), its option on the command line (``--fixed-ms``, ``--fixed-ms
-    30``, ``--scaling weak``; a ``flag`` that gives the value alone: ``--strong``). The
-    option's value is shell-quoted, as a suggestion is pasted (``--out '/tmp/a b/x'``),
+    :class:`FieldError`'s rule) or the advice's words: its keyword from Python
+    (``fixed_ms=``, ``fixed_ms=30``, ``scaling='weak'``), its option on the command line
+    (``--fixed-ms``, ``--fixed-ms 30``, ``--scaling weak``; a ``flag`` that gives the value
+    alone: ``--strong``; ``typed``: the value as the option takes it, ``--samples 10M``).
+    The option's value is shell-quoted, as a suggestion is pasted (``--out '/tmp/a b/x'``),
     and a text is whole up to ``PATH_MAX`` (a long path still pastes)."""
     if value is _ALONE:
         return f"\x1d{field}\x1e\x1e\x1d"
     keyword = repr(value) if isinstance(value, str) else shown(value)
     text = clipped(str(value), PATH_MAX) if isinstance(value, str | PathLike) else shown(value)
+    text = text if typed is None else typed
     return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shlex.quote(text)}\x1d"
 
 

@@ -201,7 +201,7 @@ def from_numbers(
 
     ends: list[End] = []
     if token_read:
-        ends.append((TermId.FLOPS.value, "low", spec.flops, "FLOPs", {"model": priced(dense)}))
+        ends.append((TermId.FLOPS.value, "low", spec.flops, FLOPS_UNIT, {"model": priced(dense)}))
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if assumed and ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", {"model": priced(replace(fixed, ms=ms))}))

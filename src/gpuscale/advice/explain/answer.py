@@ -20,6 +20,7 @@ from gpuscale.advice.explain.phrasebook import (
     measured,
     reading,
     sentence,
+    spelled_as,
     term_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
@@ -52,6 +53,7 @@ class AdviceView(Protocol):
     decision: Decision
     caveats: tuple[str, ...]
     explanation: list[str]
+    keywords: bool
 
 
 def issued(cal: Calibration, n: int | None = None) -> str:
@@ -119,11 +121,13 @@ def withheld(advice: AdviceView) -> list[str]:
 
 
 def named(d: Decision, detailed: bool = False) -> str:
-    """``4 devices, the next count above the 2 advised`` or ``the 8 devices advised``; a
-    count not advised is named as predicted as assumed, or read as if memory allowed."""
+    """``4 devices, the next count above the 2 devices advised`` or ``the 8 devices
+    advised``; a count not advised is named as predicted as assumed, or read as if memory
+    allowed. ``detailed``: which is the fastest, said before the count it names."""
     n, focus, fastest = d.read.accelerators, d.focus.accelerators, ""
     if detailed and d.fastest is not None:  # None: no count predicted holds the model
-        fastest = {n: "chosen", focus: "focus"}.get(d.fastest, "other")
+        fastest = {n: "chosen", focus: "focus" if focus == n else "focus_next"}
+        fastest = fastest.get(d.fastest, "other")
     word = "advised" if d.count is not None else ("assumed" if d.holds else "unheld")
     return sentence("named", d=d, fastest=fastest, same=focus == n, word=word)
 
@@ -269,11 +273,16 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     why = [said(case, tuple(found)) for case, found in cases.items() if found]
     fix = [said("nodes", (counts.whole_nodes,))] if counts.whole_nodes is not None else []
     if unsplit:
-        fix += [said("divisible", tuple(counts.missing_above)), "--scaling weak"]
+        fix += [said("divisible", tuple(counts.missing_above)), said("weak", ())]
     return "; ".join(why), joined(fix, "or")
 
 
 def lines(advice: AdviceView) -> list[str]:
+    with spelled_as(advice.keywords):  # as its reader names a request's fields
+        return _lines(advice)
+
+
+def _lines(advice: AdviceView) -> list[str]:
     strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
     said = [
         memory_said(advice.memory, strategy, n),

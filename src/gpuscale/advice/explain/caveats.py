@@ -15,7 +15,7 @@ import pandas as pd
 from gpuscale.advice.assumptions import again, more_steps, rerun
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
-from gpuscale.advice.explain.phrasebook import first_case, said, sentence, strategy_name
+from gpuscale.advice.explain.phrasebook import first_case, said, sentence
 from gpuscale.advice.types import (
     Finding,
     LeftOut,
@@ -113,7 +113,8 @@ def source_at(power: Power, devices: int, batch: float | None = None) -> str:
         how, batches = charged_at(power.at_batch, batch)
         watts = [dict(power.at_batch)[b] for b in batches]
         source = sentence("power_per_device", p=power, how=how, batch=batch, b=batches, w=watts)
-    return agreeing(devices, source, f"{source} x {devices}")
+    # a count's devices said before the source, whose own words may end with an option
+    return agreeing(devices, source, sentence("power_each", n=devices, source=source))
 
 
 def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
@@ -242,8 +243,8 @@ def memory_said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     if memory.fallback is None:
         return nothing_fits(memory)
     least, everywhere = memory.least(asked)  # one device's whole state is not the miss
-    others = [
-        f"{strategy_name(s)} from {n}"
+    others = [  # each strategy's fewest: a count searched, else one beyond them (said so)
+        sentence("memory_other", s=s, n=n, searched=n == memory.fits_from(s))
         for s, n in memory.fewest
         if s not in (asked, *memory.fallback[:1]) and n is not None and s != "hybrid"
     ]

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import cached_property
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property, wraps
+from typing import TypeVar
 
 import pandas as pd
 
@@ -39,14 +41,17 @@ from gpuscale.advice.explain.phrasebook import (
     TERMS,
     said,
     sentence,
+    spelled_as,
     strategy_words,
 )
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import TermId, maybe
+from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
+
+T = TypeVar("T")
 
 # What a terminal narrower than the table drops first.
 TERM_COLUMNS = tuple(dict.fromkeys(row["column"] for row in TERMS.values()))
@@ -102,42 +107,63 @@ def advice_view(
     return TableView(result.predictions, tuple(TABLE["explained"]), title, said=said)
 
 
+def _overlap_of(a: Assumption, basis: str, last: str) -> Assumption:
+    """``a`` as a sharded strategy's pipeline says it, where ``a`` is the prior's overlap:
+    its ``basis`` and the ``last`` collective backward cannot hide (not DDP's bucket)."""
+    if a.term != TermId.OVERLAP or not isinstance(a.value, Finding):
+        return a
+    value = a.value.with_values(last=last)
+    return replace(a, value=value, basis=basis if a.basis == OVERLAP_PRIOR else a.basis)
+
+
+def _worded(make: Callable[[Worded], T]) -> cached_property[T]:
+    """A cached property whose words name a request's fields as its advice's reader does
+    (``keywords``: Python's, else the command line's options)."""
+
+    @wraps(make)
+    def words(self: Worded) -> T:
+        with spelled_as(self.keywords):
+            return make(self)
+
+    return cached_property(words)
+
+
+@dataclass(frozen=True)
 class Worded:
-    """The words of an advice's record (``derived.Searched``), read when asked."""
+    """The words of an advice's record (``derived.Searched``), read when asked; its words
+    name a request's fields as Python's ``keywords`` (``samples=``), else as the command
+    line's options (``--samples``)."""
+
+    keywords: bool = field(default=False, kw_only=True)
 
     def __str__(self) -> str:
         return "\n".join(f"- {line}" for line in self.explanation)
 
-    @cached_property
+    @_worded
     def predictions(self) -> pd.DataFrame:
         return flagged(self.table, self.calibration.machine.power)
 
-    @cached_property
+    @_worded
     def alternative(self) -> pd.DataFrame | None:
         return maybe(flagged, self.weak_table, self.calibration.machine.power)
 
-    @cached_property
+    @_worded
     def assumptions(self) -> tuple[Assumption, ...]:
         """The assumptions as the strategy advised prices them, the input pipeline's at the
         rate the largest count consumes."""
         cal = self.calibration
         found = for_strategy(cal.said.assumptions, cal.run.strategy)
         if cal.run.strategy != "ddp":  # the prior's overlap: the pipeline of the collectives
-            pipeline = strategy_words(issued(cal))["pipeline"]
-            basis = MODEL["overlap_of_strategy"].format(pipeline=pipeline)
-            found = tuple(
-                replace(a, basis=basis)
-                if a.term == TermId.OVERLAP and a.basis == OVERLAP_PRIOR
-                else a
-                for a in found
-            )
+            words = strategy_words(issued(cal))
+            basis = MODEL["overlap_of_strategy"].format(pipeline=words["pipeline"])
+            found = tuple(_overlap_of(a, basis, words["last"]) for a in found)
         load = self.input_rate
         if load is None:
             return found
         needed = input_pipeline(sentence("input_rate", load=load), load.samples_per_s)
         return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
-    @cached_property
+    @_worded
     def decision(self) -> Decision:
         """The search's Decision with its warnings and what to measure first in words."""
         d, cal = self.decided, self.calibration
@@ -158,7 +184,7 @@ class Worded:
             warnings.append(sentence("below_mlperf", b=self.below_mlperf[0], more=more))
         return replace(d, warnings=tuple(warnings), settle=first)
 
-    @cached_property
+    @_worded
     def caveats(self) -> tuple[str, ...]:
         """What makes the headline less firm: the explanation's first lines."""
         cal, d = self.calibration, self.decision
@@ -180,7 +206,7 @@ class Worded:
         first = filter(None, (held, said(cal.said.model_note), *withheld(self)))
         return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
 
-    @cached_property
+    @_worded
     def explanation(self) -> list[str]:
         """The caveats, then --explain's sentences, the model chosen after the decision."""
         found = [*self.caveats, *explain(self)]

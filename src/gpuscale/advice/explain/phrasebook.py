@@ -7,14 +7,24 @@ A template is written over a record's values, without arithmetic: ``{name}`` as 
 ``{terms[bandwidth][name]}``: the phrasebook's term rows), ``{name:spec}`` with a Python
 format spec or a kind of :data:`KINDS` (``kind~other``: ``other`` names a second value, as
 a template names it, or a fragment of the template), ``{fragment}`` (a name no value has)
-the template's fragment of that name, else the one every template shares (``phrases``)."""
+the template's fragment of that name, else the one every template shares (``phrases``).
+
+A request's field is named as its reader names it (``tables.refusals.ref``): ``{--samples}``
+is ``--samples`` on the command line and ``samples=`` in Python; with a value, its name and
+spec after a colon (``{--strategy:run.strategy}``, ``{--samples:samples~count}``: the option
+takes it as the spec writes it) or ``=`` and the value itself (``{--scaling:=weak}``). The
+reader is the spelling in force (:func:`spelled_as`): the command line's unless a Python
+advice's words are being made. A command to paste (in backticks) is the shell's in both."""
 
 from __future__ import annotations
 
 import json
 import math
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from importlib import resources
 from numbers import Real
 from string import Formatter
@@ -39,6 +49,7 @@ from gpuscale.quantities import (
     span,
     with_article,
 )
+from gpuscale.tables.refusals import as_keywords, as_options, ref
 
 
 def _data(name: str) -> dict:
@@ -58,6 +69,22 @@ MODEL: dict[str, str] = _BOOK["model"]  # the model's own phrases (``model.prior
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
 # the findings' templates by ``FindingKind``
 FINDINGS: dict[str, dict] = _data("advice_findings.json")
+
+
+# How the words name a request's field: the command line's options unless ``spelled_as``
+# says Python's keywords (a Python advice's words)
+_SPELLING: ContextVar[Callable[[str], str]] = ContextVar("spelling", default=as_options)
+
+
+@contextmanager
+def spelled_as(keywords: bool) -> Iterator[None]:
+    """The words made inside name a request's fields as Python's keywords where
+    ``keywords``, else as the command line's options."""
+    token = _SPELLING.set(as_keywords if keywords else as_options)
+    try:
+        yield
+    finally:
+        _SPELLING.reset(token)
 
 
 def strategy_words(strategy: str) -> dict[str, str]:
@@ -184,6 +211,13 @@ KINDS: dict[str, Callable[[object, object], str]] = {
 JOINS = {"list": ", ", "items": ", ", "notes": "; ", "sentences": ". ", "words": ""}
 
 
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """A request's field a template names (``{--samples}``): its Python name."""
+
+    field: str
+
+
 class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``; the
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
@@ -210,11 +244,30 @@ class Phrasing(Formatter):
             return None
 
     def get_value(self, key: int | str, args: object, kwargs: dict[str, object]) -> object:
+        if isinstance(key, str) and key.startswith("--"):  # a request's field, named
+            return _Field(key[2:].replace("-", "_"))
         if isinstance(key, str) and key not in kwargs and key in self.template:
             return self.said(key)  # a fragment, said whole
         return super().get_value(key, args, kwargs)  # type: ignore[arg-type]
 
+    def _field(self, field: str, spec: str) -> str:
+        """``field`` named as the spelling in force names it (``ref``: a refusal's fields
+        among the values stay named for the refusal to spell), with the value ``spec``
+        gives: none, ``=value``, or a value's name and how the option takes it
+        (``samples~count``: 10M; in Python its number, a text as written)."""
+        named = ref(field)
+        if spec.startswith("="):
+            named = ref(field, spec[1:])
+        elif spec:
+            name, _, how = spec.partition("~")
+            value = self._named(name)
+            typed = self.format_field(value, how)
+            named = ref(field, value if isinstance(value, Real) else typed, typed=typed)
+        return _SPELLING.get()(named)
+
     def format_field(self, value: object, format_spec: str) -> str:
+        if isinstance(value, _Field):
+            return self._field(value.field, format_spec)
         if isinstance(value, Finding) and not format_spec:
             return self.nested(value)
         if isinstance(value, Measure) and not format_spec:

@@ -10,9 +10,12 @@ import dataclasses
 import re
 
 import gpuscale
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.document import advice_view
+from gpuscale.advice.model.network import FITTED
 from gpuscale.advice.model.priors import OVERLAP_BY_CLASS
 from gpuscale.advice.request_fields import RequestFields
+from gpuscale.advice.types import TermId
 
 SEVEN_B = {"params": 7e9, "step_ms": 500.0, "batch": 8}
 
@@ -33,3 +36,28 @@ def test_the_overlap_help_gives_the_overlap_each_link_class_assumes() -> None:
     default = str(fields["overlap"].metadata["help"]).split("else", 1)[1]
     said = {float(x) for x in re.findall(r"\b\d+(?:\.\d+)?\b", default)}
     assert said == set(OVERLAP_BY_CLASS.values()) == {0.5, 1.0}
+
+
+def test_an_assumed_link_class_has_its_numbers_and_unit() -> None:
+    """MI300X's xGMI taken as NVLink's class: the class's rank spread, ranged over the
+    classes within a node, with its unit (every assumption in -f json a number)."""
+    advice = gpuscale.advise(device_name="MI300X", strategy="zero2", **SEVEN_B)
+    (taken,) = [a for a in advice.assumptions if a.term is TermId.LINK_CLASS]
+    spread = {c: FITTED.spread(c) for c in ("nvlink", "pcie_p2p", "pcie_no_p2p")}
+    assert taken.quantity is not None and taken.quantity.unit
+    assert taken.quantity.value == spread["nvlink"]
+    assert (taken.quantity.low, taken.quantity.high) == (min(spread.values()), max(spread.values()))
+    for said in advice_document(advice)["assumptions"]:  # type: ignore[union-attr]
+        assert isinstance(said["value"], float | int) and said["unit"], said["term"]  # type: ignore[index]
+
+
+def test_a_count_within_a_node_is_predicted_alike_however_far_the_search_goes() -> None:
+    """Searching up to 16 devices (two nodes) leaves the counts within one node as they
+    were: the wait and contention are each count's link class's, not the network's."""
+    one_node = gpuscale.advise(device_name="H100", strategy="zero2", **SEVEN_B)
+    two_nodes = gpuscale.advise(device_name="H100", strategy="zero2", max_devices=16, **SEVEN_B)
+    within = one_node.predictions.set_index("accelerators")
+    spanning = two_nodes.predictions.set_index("accelerators")
+    assert two_nodes.calibration.machine.network.inter is not None  # the search spans nodes
+    for column in ("step_ms", "wait_ms", "speedup", "speedup_low", "speedup_high"):
+        assert list(spanning.loc[within.index, column]) == list(within[column]), column

@@ -154,11 +154,12 @@ def fitted_class(network: Network) -> str | None:
     return link_class(network.intra.name, nodes)
 
 
-def fitted_spread(network: Network) -> tuple[float, bool]:
-    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there."""
-    link = fitted_class(network)
-    stacks = {terms.spread(link) for terms in FITTED_BY_STACK.values()}
-    return current().spread(link), len(stacks) > 1
+def fitted_spread(network: Network, counts: tuple[int, ...] = (1,)) -> tuple[float, bool]:
+    """The least fitted spread (sigma) of ``counts``' link classes on ``network`` (each
+    count's own: ``count_class``) and whether the stacks' spreads differ there."""
+    links = {count_class(network, n) for n in counts}
+    stacks = {tuple(terms.spread(link) for link in links) for terms in FITTED_BY_STACK.values()}
+    return min(current().spread(link) for link in links), len(stacks) > 1
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -229,10 +230,10 @@ def collectives(
 ) -> Collectives:
     """Each collective at its own size and ranks (``Network.cost_s``); ``group``: the devices
     hybrid sharding shards over (0: all)."""
-    fitted = fitted_class(network)
+    fitted = count_class(network, n)  # this count's class: no other count's moves it
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
-    parts = [terms.contention(fitted), straggler, count_class(network, n)]
+    parts = [terms.contention(fitted), straggler, fitted]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)
     plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)

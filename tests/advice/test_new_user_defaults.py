@@ -10,12 +10,15 @@ import dataclasses
 import re
 
 import gpuscale
+from gpuscale.advice.explain.answer import deciding_line
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.model.network import FITTED
 from gpuscale.advice.model.priors import OVERLAP_BY_CLASS
 from gpuscale.advice.request_fields import RequestFields
 from gpuscale.advice.types import TermId
+
+from ..golden import Golden
 
 SEVEN_B = {"params": 7e9, "step_ms": 500.0, "batch": 8}
 
@@ -26,7 +29,6 @@ def test_the_explained_table_shows_which_counts_hold_the_model() -> None:
     shown = advice_view(advice, terminal=True, explain=True)
     assert "fits" in shown.shown
     assert list(shown.frame["fits"]) == ["no", "yes", "yes", "yes"]
-
 
 
 def test_the_overlap_help_gives_the_overlap_each_link_class_assumes() -> None:
@@ -61,3 +63,39 @@ def test_a_count_within_a_node_is_predicted_alike_however_far_the_search_goes() 
     assert two_nodes.calibration.machine.network.inter is not None  # the search spans nodes
     for column in ("step_ms", "wait_ms", "speedup", "speedup_low", "speedup_high"):
         assert list(spanning.loc[within.index, column]) == list(within[column]), column
+
+
+def test_no_device_named_the_memory_check_reads_a_board_of_the_link_assumed(
+    golden: Golden,
+) -> None:
+    """No device and no link named: the link assumed is PCIe (pcie-phb), so the memory
+    check reads the reference's PCIe board (an SXM board has NVLink), same memory, said;
+    the fewest devices that hold the model, slower than one (its interval below 1x), say
+    so (golden)."""
+    advice = gpuscale.advise(strategy="ddp", **SEVEN_B)
+    assert advice.deciding.kind == "memory" and advice.decision.read.speedup_high < 1
+    golden.check("advice/memory", "7b_ddp_no_device_slower_than_one", deciding_line(advice))
+    machine = advice.calibration.machine
+    assert machine.network.intra.name == "pcie-phb" and machine.memory_device_assumed
+    assert machine.memory_device.part is not None
+    assert machine.memory_device.part.form_factor == "PCIe"
+    assert machine.memory_device.part.memory_gib == 80.0
+    assert advice_document(advice)["memory"]["device_assumed"]  # type: ignore[index]
+    on_nvlink = gpuscale.advise(strategy="ddp", interconnect="nvlink4", **SEVEN_B)
+    assert on_nvlink.calibration.machine.memory_device.part.form_factor.startswith("SXM")  # type: ignore[union-attr]
+
+
+def test_a_name_of_parts_of_several_memory_sizes_is_checked_on_the_smallest() -> None:
+    """'A100' (40 and 80 GB parts): the memory check reads the 40 GB part of the form read
+    (SXM4), says it assumed it; the peak and power stay the part the name is read as."""
+    advice = gpuscale.advise(device_name="A100", strategy="ddp", **SEVEN_B)
+    machine = advice.calibration.machine
+    assert machine.device.part is not None and machine.device.part.memory_gib == 80.0
+    checked = machine.memory_device.part
+    assert checked is not None and (checked.memory_gib, checked.form_factor) == (40.0, "SXM4")
+    memory = advice_document(advice)["memory"]
+    assert memory["capacity_gib"] == 40.0 and memory["device_assumed"]  # type: ignore[index]
+    assert advice.memory is not None and advice.memory.fits_from("zero2") == 4
+    named = gpuscale.advise(device_name="A100 80GB", strategy="ddp", **SEVEN_B)
+    assert not named.calibration.machine.memory_device_assumed
+    assert advice_document(named)["memory"]["device_assumed"] is None  # type: ignore[index]

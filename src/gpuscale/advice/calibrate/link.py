@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from gpuscale.advice.calibrate.memory import checked_device
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.priors import REFERENCE_DEVICE, phrase
+from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US
@@ -309,14 +310,13 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
-    # the memory check's device: none named or implied, the reference, assumed
-    assumed_device = not choice.device.name
+    memory_device, assumed_device = checked_device(choice.device, network.intra.name)
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
         device=choice.device,
-        memory_device=device_record(REFERENCE_DEVICE) if assumed_device else choice.device,
+        memory_device=memory_device,
         memory_device_assumed=assumed_device,
     )
     said = Said(

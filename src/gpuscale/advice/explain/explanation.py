@@ -247,8 +247,12 @@ def worded(cal: Calibration) -> Calibration:
     if memory is None:
         return cal
     device = memory.device
-    if cal.machine.memory_device_assumed:
-        device = replace(device, assumed=sentence("device_assumed", strategy=memory.strategy))
+    if cal.machine.memory_device_assumed:  # none named (the reference), or several sizes
+        typed, form = cal.machine.device.name or None, cal.machine.memory_device.part
+        said = {"typed": typed, "form": getattr(form, "form_factor", None)}
+        device = replace(
+            device, assumed=sentence("device_assumed", strategy=memory.strategy, **said)
+        )
     shape = memory.activations_counted
     case = first_case({"rest": cal.machine.memory_peak_gb is not None, "shape": shape, "none": 1})
     source = sentence("memory_source", case=case, m=cal.machine, a=shape)

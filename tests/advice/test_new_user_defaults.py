@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import gpuscale
 from gpuscale.advice.explain.answer import deciding_line
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.document import advice_view
+from gpuscale.advice.explain.explanation import scaled_from
 from gpuscale.advice.model.network import FITTED
 from gpuscale.advice.model.priors import OVERLAP_BY_CLASS
 from gpuscale.advice.request_fields import RequestFields
@@ -99,3 +101,27 @@ def test_a_name_of_parts_of_several_memory_sizes_is_checked_on_the_smallest() ->
     named = gpuscale.advise(device_name="A100 80GB", strategy="ddp", **SEVEN_B)
     assert not named.calibration.machine.memory_device_assumed
     assert advice_document(named)["memory"]["device_assumed"] is None  # type: ignore[index]
+
+
+TINY = Path(__file__).parent / "cpu_tiny_model_gloo.jsonl"
+
+
+def test_a_params_model_on_a_bench_rests_on_its_family_models_runs(golden: Golden) -> None:
+    """A --params model has no runs of its own (no error at its own runs), but rests on its
+    family's benched model's: their weak evidence, and the command that firms them, are
+    the advice's as they are without --params; the optimizer step scaled from that model
+    is said scaled, not measured (golden)."""
+    own = gpuscale.advise(bench=TINY)
+    sized = gpuscale.advise(bench=TINY, params=20e6, flops_per_sample=1.2e8)
+    benched = own.calibration.bench.bench_model  # type: ignore[union-attr]
+    assert dict(own.calibration.model.error.source.values)["own"]  # its own runs: an error
+    assert dict(sized.calibration.model.error.source.values)["own"] == ()
+    assert sized.calibration.runs.own_model is None and scaled_from(sized.calibration) == benched
+    assert sized.calibration.runs.evidence == own.calibration.runs.evidence
+    assert sized.decision.warnings == own.decision.warnings and sized.decision.warnings
+    first = [advice_document(a)["recommendation"]["measure_first"] for a in (own, sized)]  # type: ignore[index]
+    assert first[0] and first[1] == first[0]
+    (fixed,) = [line for line in sized.explanation if line.startswith("Fixed per-step costs")]
+    golden.check("advice/family_break_even", "a --params model's optimizer step, scaled", fixed)
+    (family,) = [line for line in sized.explanation if line.startswith("For this model's family")]
+    golden.check("advice/family_break_even", "a --params model's family, scaled", family)

@@ -149,10 +149,12 @@ class RequestFields(JsonRequest):
         "(each layer's input kept).",
     )
     device_name: str | None = option(
-        None, help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench)."
+        None, help="Device, e.g. 'H100 SXM' (power, peak FLOP/s, memory; without --bench)."
     )
     interconnect: str | None = option(
-        None, help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology)."
+        None,
+        help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected or the "
+        "bench host's, else the named device's own, else pcie-phb).",
     )
     topo: str | None = _file_read(
         "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",

@@ -10,6 +10,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
+
 import gpuscale
 from gpuscale.advice.explain.answer import deciding_line
 from gpuscale.advice.explain.as_json import advice_document
@@ -55,16 +57,20 @@ def test_an_assumed_link_class_has_its_numbers_and_unit() -> None:
         assert isinstance(said["value"], float | int) and said["unit"], said["term"]  # type: ignore[index]
 
 
-def test_a_count_within_a_node_is_predicted_alike_however_far_the_search_goes() -> None:
-    """Searching up to 16 devices (two nodes) leaves the counts within one node as they
-    were: the wait and contention are each count's link class's, not the network's."""
-    one_node = gpuscale.advise(device_name="H100", strategy="zero2", **SEVEN_B)
-    two_nodes = gpuscale.advise(device_name="H100", strategy="zero2", max_devices=16, **SEVEN_B)
-    within = one_node.predictions.set_index("accelerators")
-    spanning = two_nodes.predictions.set_index("accelerators")
-    assert two_nodes.calibration.machine.network.inter is not None  # the search spans nodes
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_count_within_a_node_is_predicted_alike_however_far_the_search_goes(nodes: int) -> None:
+    """Searching up to 16 or 32 devices leaves the counts up to 8 as they were: on one node
+    given, each count's own link class prices its wait and contention (not the spill's
+    nodes'); on nodes given (--nodes 2), the network's, whatever the search's extent."""
+    near = gpuscale.advise(device_name="H100", strategy="zero2", nodes=nodes, **SEVEN_B)
+    far = gpuscale.advise(
+        device_name="H100", strategy="zero2", nodes=nodes, max_devices=16 * nodes, **SEVEN_B
+    )
+    assert far.calibration.machine.network.inter is not None  # the search spans nodes
+    within = near.predictions.set_index("accelerators").loc[[2, 4, 8]]
+    spanning = far.predictions.set_index("accelerators").loc[[2, 4, 8]]
     for column in ("step_ms", "wait_ms", "speedup", "speedup_low", "speedup_high"):
-        assert list(spanning.loc[within.index, column]) == list(within[column]), column
+        assert list(spanning[column]) == list(within[column]), column
 
 
 def test_no_device_named_the_memory_check_reads_a_board_of_the_link_assumed(

@@ -284,6 +284,7 @@ def machine_of(
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=inter,
         nics_per_node=req.nics_per_node,
+        nodes_given=req.nodes > 1,
     )
     if curves is not None:  # a link given beside them is refused (``advice.request``)
         network = measured_network(curves, network)

@@ -154,10 +154,17 @@ def fitted_class(network: Network) -> str | None:
     return link_class(network.intra.name, nodes)
 
 
+def terms_class(network: Network, n: int) -> str | None:
+    """The class whose fitted terms price ``n`` devices: on nodes given (``--nodes``), the
+    network's (the fitted multi-node tables' counts took multinode's, their one-node base
+    too); else the count's own, so that no count moves with how far the search goes."""
+    return fitted_class(network) if network.nodes_given else count_class(network, n)
+
+
 def fitted_spread(network: Network, counts: tuple[int, ...] = (1,)) -> tuple[float, bool]:
-    """The least fitted spread (sigma) of ``counts``' link classes on ``network`` (each
-    count's own: ``count_class``) and whether the stacks' spreads differ there."""
-    links = {count_class(network, n) for n in counts}
+    """The least fitted spread (sigma) of ``counts``' term classes on ``network``
+    (``terms_class``) and whether the stacks' spreads differ there."""
+    links = {terms_class(network, n) for n in counts}
     stacks = {tuple(terms.spread(link) for link in links) for terms in FITTED_BY_STACK.values()}
     return min(current().spread(link) for link in links), len(stacks) > 1
 
@@ -230,10 +237,10 @@ def collectives(
 ) -> Collectives:
     """Each collective at its own size and ranks (``Network.cost_s``); ``group``: the devices
     hybrid sharding shards over (0: all)."""
-    fitted = count_class(network, n)  # this count's class: no other count's moves it
+    fitted = terms_class(network, n)
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
-    parts = [terms.contention(fitted), straggler, fitted]
+    parts = [terms.contention(fitted), straggler, count_class(network, n)]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)
     plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)

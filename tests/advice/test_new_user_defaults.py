@@ -127,7 +127,7 @@ def test_a_params_model_on_a_bench_rests_on_its_family_models_runs(golden: Golde
     assert sized.decision.warnings == own.decision.warnings and sized.decision.warnings
     first = [advice_document(a)["recommendation"]["measure_first"] for a in (own, sized)]  # type: ignore[index]
     assert first[0] and first[1] == first[0]
-    (fixed,) = [line for line in sized.explanation if line.startswith("Fixed per-step costs")]
+    (fixed,) = [line for line in sized.explanation if line.startswith("Fixed per-step")]
     golden.check("advice/family_break_even", "a --params model's optimizer step, scaled", fixed)
-    (family,) = [line for line in sized.explanation if line.startswith("For this model's family")]
+    (family,) = [line for line in sized.explanation if line.startswith("For this model")]
     golden.check("advice/family_break_even", "a --params model's family, scaled", family)

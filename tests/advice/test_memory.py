@@ -217,11 +217,12 @@ def test_sgd_needs_fewer_bytes_a_parameter() -> None:
 
 def test_no_device_named_checks_memory_on_the_device_assumed(golden) -> None:
     """By numbers with no device named, DDP's copies are priced at an H100 SXM's bandwidth;
-    its memory is checked on that same device, said to be assumed: 13B at 16 bytes a
-    parameter (208 GB) fits no single device, so DDP is not advised."""
+    its memory is checked on that device's PCIe board, the link being PCIe (an SXM board
+    has NVLink), said to be assumed: 13B at 16 bytes a parameter (208 GB) fits no single
+    device, so DDP is not advised."""
     advice = gpuscale.advise(params=13e9, step_ms=1000.0, batch=8, link="pcie-phb")
     memory = advice.memory
-    assert memory is not None and memory.device.memory.family == "H100 SXM5 80GB"
+    assert memory is not None and memory.device.memory.family == "H100 PCIe 80GB"
     assert memory.device.assumed and advice.calibration.machine.memory_device_assumed
     assert plain(memory)["device_assumed"] == memory.device.assumed
     assert memory.fits_from("ddp") is None and memory.fallback == ("zero2", 4)

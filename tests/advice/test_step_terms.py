@@ -171,7 +171,7 @@ def test_the_spread_stands_on_the_classes_whose_value_is_above_zero() -> None:
     assert _step(compute, gated) > _step(compute, StepTerms())  # nvlink3: 0.05
     others = (
         Network(intra=Link.from_preset("pcie4-x16")),
-        Network(intra=Link.from_preset("nvlink3"), per_node=4, inter=Link.from_preset("ib-hdr200")),
+        Network(intra=Link.from_preset("nvlink3"), per_node=2, inter=Link.from_preset("ib-hdr200")),
     )
     for terms, waits in ((gated, False), (StepTerms(rank_spread=0.05), True)):
         with step_terms.using(terms):

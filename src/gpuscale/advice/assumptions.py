@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
-from gpuscale.advice.model.network import count_class, fitted_class
+from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
@@ -157,9 +157,13 @@ def _link_class(link_name: str) -> Assumption | None:
     if preset is None or preset.assumed_class is None:
         return None
     said = ASSUMED_CLASS_SAID[preset.name]
+    # the term the classes within a node differ by: the ranks' spread, over those classes
+    sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}
+    spread = (sigma[preset.assumed_class], min(sigma.values()), max(sigma.values()))
     return Assumption(
         term=TermId.LINK_CLASS,
         value=Finding.of(K.ASSUMED_LINK_CLASS, link_class=preset.assumed_class, preset=preset.name),
+        quantity=Quantity(spread[0], "rank spread, share of compute", *spread[1:]),
         source=Source.ASSUMED,
         basis=Finding.of(K.LINK_CLASS_BASIS, source=said["source"], note=said["note"]),
         measure=Measure(Finding.of(K.MEASURE_LINK_CLASS)),

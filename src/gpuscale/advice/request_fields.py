@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, PRIORS
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, OVERLAP_BY_CLASS, PRIORS
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import ShapeNumbers, TransformerShape, presets
@@ -149,10 +149,12 @@ class RequestFields(JsonRequest):
         "(each layer's input kept).",
     )
     device_name: str | None = option(
-        None, help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench)."
+        None, help="Device, e.g. 'H100 SXM' (power, peak FLOP/s, memory; without --bench)."
     )
     interconnect: str | None = option(
-        None, help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected topology)."
+        None,
+        help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected or the "
+        "bench host's, else the named device's own, else pcie-phb).",
     )
     topo: str | None = _file_read(
         "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
@@ -176,8 +178,9 @@ class RequestFields(JsonRequest):
     )
     overlap: float | None = option(
         None,
-        help="Share of communication hidden, 0-1 (default: measured by --bench; else 0.5, all "
-        "but the last bucket).",
+        help="Share of communication hidden, 0-1, never the last bucket (default: measured by "
+        f"--bench; else {OVERLAP_BY_CLASS['nvlink']:g} device to device: NVLink, PCIe P2P, between "
+        f"nodes; {OVERLAP_BY_CLASS['pcie_no_p2p']:g} through host memory: PCIe without P2P).",
     )
     grad_bytes: int = option(4, help="Bytes per gradient element (4 fp32, 2 bf16).")
     bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")

@@ -111,6 +111,7 @@ class Network:
     nics_per_node: int | None = None
     curves: tuple[CommCurve, ...] = ()
     comm_scale: float = 1.0
+    nodes_given: bool = False  # the nodes the machine has (--nodes), not a search's spill
 
     def __post_init__(self) -> None:
         if not (self.comm_scale > 0 and math.isfinite(self.comm_scale)):

@@ -83,10 +83,12 @@ def from_bench(
     like_runs = table[runs_like(table, group, device_name)]  # of one precision
     # the results file as a shell word (none where the table was given, not read)
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
-    weak, evidence = weak_runs(table[hardware], own, out or "FILE")
-    rows = like_runs[like_runs["model"] == own]
-    if evidence is not None and not rows.empty:
-        row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+    # the runs the model rests on: its own, else (a --params model) its family's benched one
+    rests_on = own or on.bench_model
+    weak, evidence = weak_runs(table[hardware], rests_on, out or "FILE")
+    rows, benched_rows = (like_runs[like_runs["model"] == m] for m in (own, rests_on))
+    if evidence is not None and not benched_rows.empty:
+        row = benched_rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
         run = bench_options(row)  # the run's options, on the results file where one was read
         if out is not None:

@@ -101,7 +101,7 @@ def from_numbers(
     copies = Finding.of(K.DDP_COPIES, copies_ms=copies_ms, bandwidth=bandwidth, named=named)
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
-    sigma, stacks_differ = fitted_spread(machine.network)
+    sigma, stacks_differ = fitted_spread(machine.network, tuple(machine.device_counts))
     if sigma > 0:
         fitted = Finding.of(
             K.SPREAD_FITTED, basis=spread.basis, spread=sigma, stacks_differ=stacks_differ

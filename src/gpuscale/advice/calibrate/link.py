@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from gpuscale.advice.calibrate.memory import checked_device
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
-from gpuscale.advice.model.priors import REFERENCE_DEVICE, phrase
+from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
@@ -253,6 +254,7 @@ def machine_of(
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=inter,
         nics_per_node=req.nics_per_node,
+        nodes_given=req.nodes > 1,
     )
     if curves is not None:  # a link given beside them is refused (``advice.request``)
         network = measured_network(curves, network)
@@ -279,14 +281,13 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
-    # the memory check's device: none named or implied, the reference, assumed
-    assumed_device = not choice.device.name
+    memory_device, assumed_device = checked_device(choice.device, network.intra.name)
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
         device=choice.device,
-        memory_device=device_record(REFERENCE_DEVICE) if assumed_device else choice.device,
+        memory_device=memory_device,
         memory_device_assumed=assumed_device,
     )
     said = Said(

@@ -216,7 +216,10 @@ def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepE
     spread = len(chosen) < len(models)  # not all left out: how many, of how many
     of = (len(chosen), len(models)) if spread else (None, None)
     error = from_residuals(residuals, largest, *of)
-    own = multi[multi["config_group"] == cal.bench.config_group]
+    # its own runs: none for a --params model (the runs are its family's benched model's)
+    own = multi[
+        (multi["config_group"] == cal.bench.config_group) & (multi["model"] == cal.runs.own_model)
+    ]
     r = [e for _, e in _log_errors(cal, own)]
     if not r:
         return error

@@ -93,10 +93,11 @@ def advice_view(
         every = list(result.predictions.columns)
         notes = (*result.caveats, *result.decision.warnings)
         return TableView(result.predictions, every, title, notes=notes)
+    frame = result.predictions
+    worded = frame.assign(fits=frame["fits"].map(lambda fits: TABLE["fits"][str(fits)]))
     if not explain:
-        frame = result.predictions
         return TableView(
-            frame.assign(fits=frame["fits"].map(lambda fits: TABLE["fits"][str(fits)])),
+            worded,
             columns(result),
             title,
             drop_order=DROP_ORDER,
@@ -104,7 +105,8 @@ def advice_view(
             said=(sentence("table_more", n=len(result.caveats) or None),),
         )
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
-    return TableView(result.predictions, tuple(TABLE["explained"]), title, said=said)
+    held = () if frame["fits"].all() else ("fits",)  # as the default table shows it
+    return TableView(worded, (*TABLE["explained"], *held), title, said=said)
 
 
 def _overlap_of(a: Assumption, basis: str, last: str) -> Assumption:

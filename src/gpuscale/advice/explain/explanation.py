@@ -61,6 +61,7 @@ def _scaling(advice: AdviceView) -> list[str]:
     if fixed is not None:  # each forward and backward's; the optimizer step's beside it
         measure = fixed.measure if fixed.source != Source.MEASURED and fixed.measure else None
         said = {"split": opt > 0, "measure": maybe(measured, measure), "strategy": cal.run.strategy}
+        said["scaled"] = scaled_from(cal)
         lines.append(sentence("fixed_costs_line", f=fixed, opt=opt, **said))
     kept, modelled = cal.run.kept_global_batch, cal.search.convergence is not None
     kind = scaling(cal)
@@ -209,8 +210,14 @@ def break_even_lines(advice: AdviceView) -> list[str]:
         return lines  # the speedup falls with size somewhere: no size from which it holds
     said = {"batch": run.batch, "kept": run.kept_global_batch, "weak": weak(evidence)}
     said |= {"target": cal.search.target_efficiency, "params": cal.model.spec.params}
-    said |= {"benched": evidence is not None, "strategy": run.strategy}
+    said |= {"benched": scaled_from(cal) or evidence is not None, "strategy": run.strategy}
     return [*lines, f"{family_sentence(cal.model.family, found, **said)}{to_test(evidence)}."]
+
+
+def scaled_from(cal: Calibration) -> str | None:
+    """The benched model a --params model's measured terms are scaled from (None: the
+    model's own, or nothing benched)."""
+    return cal.bench.bench_model if cal.bench is not None and cal.runs.own_model is None else None
 
 
 def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) -> str:
@@ -247,8 +254,12 @@ def worded(cal: Calibration) -> Calibration:
     if memory is None:
         return cal
     device = memory.device
-    if cal.machine.memory_device_assumed:
-        device = replace(device, assumed=sentence("device_assumed", strategy=memory.strategy))
+    if cal.machine.memory_device_assumed:  # none named (the reference), or several sizes
+        typed, form = cal.machine.device.name or None, cal.machine.memory_device.part
+        said = {"typed": typed, "form": getattr(form, "form_factor", None)}
+        device = replace(
+            device, assumed=sentence("device_assumed", strategy=memory.strategy, **said)
+        )
     shape = memory.activations_counted
     case = first_case({"rest": cal.machine.memory_peak_gb is not None, "shape": shape, "none": 1})
     source = sentence("memory_source", case=case, m=cal.machine, a=shape)

@@ -154,11 +154,19 @@ def fitted_class(network: Network) -> str | None:
     return link_class(network.intra.name, nodes)
 
 
-def fitted_spread(network: Network) -> tuple[float, bool]:
-    """The fitted spread (sigma) on ``network`` and whether the stacks' spreads differ there."""
-    link = fitted_class(network)
-    stacks = {terms.spread(link) for terms in FITTED_BY_STACK.values()}
-    return current().spread(link), len(stacks) > 1
+def terms_class(network: Network, n: int) -> str | None:
+    """The class whose fitted terms price ``n`` devices: on nodes given (``--nodes``), the
+    network's (the fitted multi-node tables' counts took multinode's, their one-node base
+    too); else the count's own, so that no count moves with how far the search goes."""
+    return fitted_class(network) if network.nodes_given else count_class(network, n)
+
+
+def fitted_spread(network: Network, counts: tuple[int, ...] = (1,)) -> tuple[float, bool]:
+    """The least fitted spread (sigma) of ``counts``' term classes on ``network``
+    (``terms_class``) and whether the stacks' spreads differ there."""
+    links = {terms_class(network, n) for n in counts}
+    stacks = {tuple(terms.spread(link) for link in links) for terms in FITTED_BY_STACK.values()}
+    return min(current().spread(link) for link in links), len(stacks) > 1
 
 
 def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
@@ -229,7 +237,7 @@ def collectives(
 ) -> Collectives:
     """Each collective at its own size and ranks (``Network.cost_s``); ``group``: the devices
     hybrid sharding shards over (0: all)."""
-    fitted = fitted_class(network)
+    fitted = terms_class(network, n)
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
     parts = [terms.contention(fitted), straggler, count_class(network, n)]

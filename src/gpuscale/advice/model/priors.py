@@ -73,6 +73,7 @@ DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient 
 REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
 # that device, assumed where none is named (DDP's copies, the memory check)
 REFERENCE_DEVICE = "H100 SXM5 80GB"
+REFERENCE_PCIE_DEVICE = "H100 PCIe 80GB"  # its PCIe board: the memory check's on a PCIe link
 
 
 # The overlap assumed where nothing measured it, by the link class a count's gradients take:

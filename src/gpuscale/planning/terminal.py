@@ -148,4 +148,8 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
             f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
         )
     named = {c: PICKED_BY if c == "stops_paying" else c for c in PLAN_SHOWN}
-    return [{named[c]: row[c] for c in PLAN_SHOWN} for row in rows], said, title
+    shown = [{named[c]: row[c] for c in PLAN_SHOWN} for row in rows]
+    for row in shown:  # the class's code (docs/plan.md's) with the answer's words for it
+        code = row["count_class"]
+        row["count_class"] = f"{code} ({COUNT_WORDS[code]})" if code in COUNT_WORDS else code
+    return shown, said, title

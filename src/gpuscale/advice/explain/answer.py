@@ -22,6 +22,7 @@ from gpuscale.advice.explain.phrasebook import (
     sentence,
     spelled_as,
     term_words,
+    withheld_words,
 )
 from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import Assumption, Decision
@@ -78,7 +79,10 @@ def withheld_how(d: Decision) -> str:
     several (``--explain``'s caveats say each whole); ``decision.settle`` in -f json."""
     moved = moved_by(d)
     form = "settle" if len(moved) == 1 else "short"
-    return joined([WITHHELD[term][form] for term in moved], "and")
+    said = [withheld_words(term, form) for term in moved]
+    if len(said) > 1 and all(s.startswith("give ") for s in said):  # give --a and --b
+        return "give " + joined([s.removeprefix("give ") for s in said], "and")
+    return joined(said, "and")
 
 
 def withholding(
@@ -116,7 +120,10 @@ def withheld(advice: AdviceView) -> list[str]:
         # the link assumed: its latency beside its bandwidth, as each end's reading says it
         latency = link.latency_us if term == "link" else None
         values = {"at": at, "value": value, "latency": latency}
-        found.append(sentence("count_withheld", row=WITHHELD[term], c=d.read, **values))
+        settled = withheld_words(term, "settle")
+        found.append(
+            sentence("count_withheld", row=WITHHELD[term], settle=settled, c=d.read, **values)
+        )
     return found
 
 
@@ -125,7 +132,8 @@ def named(d: Decision, detailed: bool = False) -> str:
     advised``; a count not advised is named as predicted as assumed, or read as if memory
     allowed. ``detailed``: which is the fastest, said before the count it names."""
     n, focus, fastest = d.read.accelerators, d.focus.accelerators, ""
-    if detailed and d.fastest is not None:  # None: no count predicted holds the model
+    # None: no count predicted holds the model; refused: the rules read one device alone
+    if detailed and d.fastest is not None and not d.refused:
         fastest = {n: "chosen", focus: "focus" if focus == n else "focus_next"}
         fastest = fastest.get(d.fastest, "other")
     word = "advised" if d.count is not None else ("assumed" if d.holds else "unheld")

@@ -120,6 +120,12 @@ def reading(r: Reading, speedup: bool = False) -> str:
     return sentence("reading", value=value, r=r, speedup=speedup)
 
 
+def withheld_words(term: str, form: str) -> str:
+    """How a withheld count's moving ``term`` is settled, in ``form`` (``settle``, ``short``),
+    its options named as the spelling in force names them."""
+    return Phrasing({"text": WITHHELD[term][form]}, {}).said("text")
+
+
 def sentence(key: str, **values: object) -> str:
     """The sentence ``key`` over ``values`` (numbers, or records whose fields it reads)."""
     template = SENTENCES[key]

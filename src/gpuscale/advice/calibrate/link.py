@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.memory import checked_device
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
-from gpuscale.advice.model.priors import phrase
+from gpuscale.advice.model.network import link_class
+from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE, phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
@@ -235,6 +235,26 @@ def device_cap(
     if req.max_devices is None:
         return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
     return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
+
+
+def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]:
+    """The device the memory check reads and whether it is assumed: none named or implied,
+    the reference (``priors.REFERENCE_DEVICE``), its PCIe board where the ``link`` is PCIe
+    (an SXM board has NVLink: device and link one machine); a name of parts of more than one
+    memory size (``A100``: 40 and 80 GB), the smallest, of the form read first where one is
+    (conservative: what it holds, each of them holds)."""
+    if not device.name:
+        pcie = str(link_class(link, nodes=False)).startswith("pcie")
+        name = REFERENCE_PCIE_DEVICE if pcie else REFERENCE_DEVICE
+        return device_record(name), True
+    read = device.part
+    if read is None or not device.others:
+        return device, False
+    parts = [read, *device.others]
+    least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
+    if least.memory_gib == read.memory_gib:
+        return device, False
+    return DeviceRecord(device.name, least), True
 
 
 def machine_of(

@@ -13,8 +13,6 @@ import pandas as pd
 from gpuscale.advice.calibrate.fits import per_batch
 from gpuscale.advice.calibration import Calibration, Machine, Run
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.model.network import link_class
-from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
@@ -24,7 +22,6 @@ from gpuscale.hardware.capacity import (
     AcceleratorMemory,
     usable_share,
 )
-from gpuscale.hardware.device_names import find
 from gpuscale.hardware.memory import STRATEGIES, MemoryCheck, check
 from gpuscale.hardware.transformer import ShapeNumbers
 
@@ -34,26 +31,6 @@ def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float |
     if recorded is not None and math.isfinite(recorded) and recorded > 0:
         return float(recorded)
     return device.memory_bytes
-
-
-def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]:
-    """The device the memory check reads and whether it is assumed: none named or implied,
-    the reference (``priors.REFERENCE_DEVICE``), its PCIe board where the ``link`` is PCIe
-    (an SXM board has NVLink: device and link one machine); a name of parts of more than one
-    memory size (``A100``: 40 and 80 GB), the smallest, of the form read first where one is
-    (conservative: what it holds, each of them holds)."""
-    if not device.name:
-        pcie = str(link_class(link, nodes=False)).startswith("pcie")
-        name = REFERENCE_PCIE_DEVICE if pcie else REFERENCE_DEVICE
-        return DeviceRecord(name, getattr(find(name), "device", None)), True
-    found, read = find(device.name), device.part
-    if found is None or read is None or not found.others:
-        return device, False
-    parts = [read, *(p.device for p in filter(None, map(find, found.others)))]
-    least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
-    if least.memory_gib == read.memory_gib:
-        return device, False
-    return DeviceRecord(device.name, least), True
 
 
 def largest_batch(

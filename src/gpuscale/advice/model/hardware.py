@@ -26,13 +26,14 @@ from gpuscale.tables.codes import Code
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
     """A device as the catalogue knows it (:func:`device_record`): ``part``, its
-    ``peak`` and what the name left open (``assumed``); a name the catalogue lacks has the
-    ``closest`` names instead."""
+    ``peak`` and what the name left open (``assumed``: ``others``, the parts it could also
+    mean); a name the catalogue lacks has the ``closest`` names instead."""
 
     name: str | None = None
     part: Device | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
+    others: tuple[Device, ...] = ()
 
     @property
     def peak(self) -> Peak | None:
@@ -66,7 +67,8 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     found = find(name)
     if found is None:
         return DeviceRecord(name, closest=tuple(closest(name)))
-    return DeviceRecord(name, found.device, found.assumed)
+    others = tuple(other.device for other in filter(None, map(find, found.others)))
+    return DeviceRecord(name, found.device, found.assumed, others=others)
 
 
 def not_own_link(device: DeviceRecord, given: str) -> Finding | None:

@@ -157,13 +157,12 @@ def _link_class(link_name: str) -> Assumption | None:
     if preset is None or preset.assumed_class is None:
         return None
     said = ASSUMED_CLASS_SAID[preset.name]
-    # the term the classes within a node differ by: the ranks' spread, over those classes
-    sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}
-    spread = (sigma[preset.assumed_class], min(sigma.values()), max(sigma.values()))
+    sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}  # within a node
+    ends = (min(sigma.values()), max(sigma.values()))  # the term those classes differ by
     return Assumption(
         term=TermId.LINK_CLASS,
         value=Finding.of(K.ASSUMED_LINK_CLASS, link_class=preset.assumed_class, preset=preset.name),
-        quantity=Quantity(spread[0], "rank spread, share of compute", *spread[1:]),
+        quantity=Quantity(sigma[preset.assumed_class], "rank spread, share of compute", *ends),
         source=Source.ASSUMED,
         basis=Finding.of(K.LINK_CLASS_BASIS, source=said["source"], note=said["note"]),
         measure=Measure(Finding.of(K.MEASURE_LINK_CLASS)),
@@ -321,9 +320,8 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     held = f"the longest of {found.most_steps} steps"
     if found.flagged:
         held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
-    firm = not found.kinds and not found.flagged
     (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    spread = ", and read their spread (--repeat 3)" * firm
+    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
     return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.quantities import agreeing, joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
+from gpuscale.tables.refusals import ref
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 from gpuscale.tables.spelling import did_you_mean, in_full, suggested
 from gpuscale.tables.workloads import (
@@ -368,7 +369,7 @@ def resolve_device(name: str | None, field: str = "device_name") -> str | None:
     field's :class:`FieldError` saying "unknown device", with the closest name."""
     rule = (
         ": not in the hardware catalogue (known: {known}); for another device leave it out "
-        "and give its power (--power-w)"
+        f"and give its power ({ref('power_w')})"
     )
     return _catalogue_part(name, field, "unknown device", rule, False)
 

@@ -299,7 +299,7 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     entered = gpuscale.advise(bench=str(path), fixed_ms=5, link="pcie4-x16", max_devices=2)
     plain = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=2)
     fixed = entered.calibration.model.fixed
-    assert (fixed.source, fixed.ms, fixed.basis) == ("entered", 5, "--fixed-ms")
+    assert (fixed.source, fixed.ms, fixed.basis["field"]) == ("entered", 5, "fixed_ms")
     one, two = (entered.predictions.set_index("accelerators").loc[n] for n in (1, 2))
     assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))

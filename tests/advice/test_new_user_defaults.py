@@ -20,7 +20,7 @@ from gpuscale.advice.explain.explanation import scaled_from
 from gpuscale.advice.model.network import FITTED
 from gpuscale.advice.model.priors import OVERLAP_BY_CLASS
 from gpuscale.advice.request_fields import RequestFields
-from gpuscale.advice.types import TermId
+from gpuscale.advice.types import FindingKind, TermId
 
 from ..golden import Golden
 
@@ -131,3 +131,17 @@ def test_a_params_model_on_a_bench_rests_on_its_family_models_runs(golden: Golde
     golden.check("advice/family_break_even", "a --params model's optimizer step, scaled", fixed)
     (family,) = [line for line in sized.explanation if line.startswith("For this model")]
     golden.check("advice/family_break_even", "a --params model's family, scaled", family)
+
+
+@pytest.mark.parametrize("device", ["Gaudi2", "MI250"])
+def test_a_named_device_of_no_recorded_memory_is_said_unchecked(device: str) -> None:
+    """A 70B model on a device the catalogue knows by name but records no memory for: no
+    memory check can run, so the advice carries a warning record saying so (it said
+    nothing, and advised one device for a state of 1.1 TB)."""
+    advice = gpuscale.advise(params=70e9, step_ms=2000.0, batch=8, device_name=device)
+    assert advice.memory is None
+    kinds = [getattr(w, "kind", None) for w in advice.calibration.said.warnings]
+    assert kinds.count(FindingKind.MEMORY_UNCHECKED) == 1
+    named = gpuscale.advise(params=7e9, step_ms=2000.0, batch=8, device_name="H100")
+    kinds = [getattr(w, "kind", None) for w in named.calibration.said.warnings]
+    assert FindingKind.MEMORY_UNCHECKED not in kinds

@@ -127,7 +127,7 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     said = Finding.of(K.ASSUMED_OVERLAP, case=case, overlap=value, within=within, across=across)
     source, basis = Source.ASSUMED, OVERLAP_PRIOR
     if given:
-        source, basis = Source.GIVEN, "--overlap"
+        source, basis = Source.GIVEN, Finding.of(K.GIVEN_AS, field="overlap")
     elif measured:
         source, basis = Source.MEASURED, Finding.of(K.OVERLAP_BASIS, case="measured")
     elif value is not None:  # the bench's value no multi-device run measured

@@ -126,6 +126,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     # checked on the run searched: a shape's activations follow each count's micro-batch
     searched = cal.at({"run": asked, "search": {"convergence": convergence}})
     held = memory_check(request, searched, bench, numbers)
+    if held.memory is None and request.device_name:  # a device named of no memory recorded
+        unheld = Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name)
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, unheld)}})
     return replace(cal, machine=held).at(
         {
             "run": asked,

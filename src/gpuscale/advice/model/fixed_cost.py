@@ -90,7 +90,8 @@ def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def given(ms: float, at_batch: float) -> FixedCost:
-    return FixedCost.exact(ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch)
+    given = Finding.of(K.GIVEN_AS, field="fixed_ms")
+    return FixedCost.exact(ms, source=Source.GIVEN, basis=given, at_batch=at_batch)
 
 
 def prior(

@@ -23,7 +23,7 @@ def test_an_sxm_board_is_advised_on_its_nvlink() -> None:
     said = " ".join(str(advice).split())
     # the board the power and peak are read of, said with the parts the name could mean
     assert "'H100' names no single part: read as H100 SXM5 80GB" in said
-    assert "H100 PCIe 80GB or H100 NVL 94GB" in said and "(700 W)" in said
+    assert "H100 PCIe 80GB or H100 NVL 94GB" in said and "700 W" in said
     assert advice.calibration.machine.network.intra.name == "nvlink4"
     (link,) = [a for a in advice.calibration.said.assumptions if a.term == TermId.LINK]
     assert link.source == Source.ASSUMED and link.quantity.value == PRESETS["nvlink4"].busbw_gbs

@@ -28,7 +28,7 @@ def test_the_fastest_count_gives_its_speedup_and_interval() -> None:
     assert advice.decision.fastest != advice.recommended  # the premise: a line of its own
     [line] = [s for s in advice.explanation if s.startswith("Fastest:")]
     row = advice.predictions.set_index("accelerators").loc[advice.decision.fastest]
-    said = re.search(r"speedup ([0-9.]+) \(([0-9.]+)-([0-9.]+)x", line)
+    said = re.search(r"speedup ([0-9.]+)x \(([0-9.]+)-([0-9.]+)x", line)
     assert said, line
     value, low, high = (float(g) for g in said.groups())
     assert abs(value - row["speedup"]) <= 0.01 * row["speedup"]

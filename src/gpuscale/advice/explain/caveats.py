@@ -104,8 +104,8 @@ def flagged(table: pd.DataFrame, power: Power) -> pd.DataFrame:
 
 
 def source_at(power: Power, devices: int, batch: float | None = None) -> str:
-    if whole_job_w(power.total_w_at, devices, batch) is not None:
-        return sentence("power_whole_job", n=devices)
+    if (whole := whole_job_w(power.total_w_at, devices, batch)) is not None:
+        return sentence("power_whole_job", n=devices, w=whole)
     if power.per_device(batch) is None:
         return "unknown"
     source = power.source

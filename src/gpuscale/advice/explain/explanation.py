@@ -268,10 +268,12 @@ def worded(cal: Calibration) -> Calibration:
 
 
 def power_source(power: Power) -> str:
-    batches = None
-    if power.measured and power.at_batch:
+    batches, watts = None, None
+    if power.measured and power.at_batch:  # each batch's watts, per device
         batches = tuple(float(b) for b, _ in power.at_batch)
+        watts = tuple(float(round(w)) for _, w in power.at_batch)
     said = {"kind": power.kind.value, "assumed": power.assumed or None, "batches": batches}
+    said["watts"] = watts
     return sentence("power_source", p=power, **said)
 
 

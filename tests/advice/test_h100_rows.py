@@ -3,6 +3,8 @@ them): issue 41's done-when."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -59,8 +61,7 @@ def test_the_h100_batch_32_file_fits_batch_64_on_one_device(h100) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    header, first = result.stdout.splitlines()[:2]  # stderr says what is provisional
-    row = dict(zip(header.split(","), first.split(","), strict=True))
+    row = next(csv.DictReader(io.StringIO(result.stdout)))  # stderr says what is provisional
     assert (row["accelerators"], row["batch_per_device"], row["accum"]) == ("1", "64", "1")
     assert row["compute_source"] == "modelled"
 

@@ -210,13 +210,8 @@ class Worded:
 
     @_worded
     def explanation(self) -> list[str]:
-        """The caveats, then --explain's sentences, the model chosen after the decision."""
-        found = [*self.caveats, *explain(self)]
-        model = self.calibration.said
-        if not model.chosen or model.model_note:
-            return found
-        at = self.decision_line
-        return [*found[: at + 1], said(model.chosen), *found[at + 1 :]]
+        """The caveats, then --explain's sentences."""
+        return [*self.caveats, *explain(self)]
 
     @property
     def decision_line(self) -> int:

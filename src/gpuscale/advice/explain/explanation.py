@@ -23,6 +23,7 @@ from gpuscale.advice.explain.caveats import power_said
 from gpuscale.advice.explain.phrasebook import (
     first_case,
     measured,
+    said,
     sentence,
     term_words,
 )
@@ -37,9 +38,13 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 
 
 def _recommendation(advice: AdviceView) -> list[str]:
-    d, frame = advice.decision, advice.predictions
+    """The decision, then the model chosen (where no note passed one over: the caveats say
+    the note), why not more devices, the fastest and cheapest counts, the N = 1 row."""
+    d, frame, model = advice.decision, advice.predictions, advice.calibration.said
     chosen = d.read
     lines = [*d.warnings, decision_line(advice, long=True)]
+    if model.chosen and not model.model_note:
+        lines.append(said(model.chosen))
     if chosen.accelerators == 1:  # why not more: a gain unsure, short of the target, or none
         kept, cap = advice.calibration.run.kept_global_batch, d.limit.cap
         row = row_at(frame, (d.held_back or d.focus).accelerators)

@@ -27,7 +27,7 @@ def test_an_end_is_an_alternative_where_it_differs_from_what_was_assumed() -> No
     assert assumed.quantity is not None and assumed.quantity.value == link.busbw_gbs
     ends = [r for r in d.readings if r.term == "link"]
     assert link.busbw_gbs in {r.value for r in ends}  # an end at the bandwidth assumed
-    apart = readings_apart(d, advice.assumptions, link.name)
+    apart = readings_apart(advice)
     assert apart == [r for r in ends if r.preset != link.name] and apart
     assert all((r.value, r.latency_us) != (link.busbw_gbs, link.latency_us) for r in apart)
 

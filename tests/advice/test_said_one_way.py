@@ -118,7 +118,7 @@ def test_a_link_reading_names_its_preset_and_every_term_moving_the_count_is_said
     assert low.value == link.busbw_gbs and low.latency_us != link.latency_us  # the premise
     assert low.accelerators != d.chosen.accelerators  # it moves the count
     assert moved_by(d) == ["fixed_cost", "link"] and d.withheld_by == "fixed_cost"
-    assert low in readings_apart(d, advice.assumptions, link.name)
+    assert low in readings_apart(advice)
     document = advice_view(advice, terminal=False, document=True).document
     assert document is not None
     assert document["recommendation"]["moved_by"] == ["fixed_cost", "link"]

@@ -85,23 +85,19 @@ def withheld_how(d: Decision) -> str:
     return joined(said, "and")
 
 
-def withholding(
-    d: Decision, assumed: tuple[Assumption, ...], term: str | None = None
-) -> Assumption | None:
-    """The assumption whose value ``term``'s range (the withholding term's) is around."""
-    kind = WITHHELD.get(str(term or d.withheld_by), {}).get("term")
+def withholding(assumed: tuple[Assumption, ...], term: str) -> Assumption | None:
+    """The assumption whose value ``term``'s range (a withholding term's) is around."""
+    kind = WITHHELD.get(term, {}).get("term")
     return next((a for a in assumed if a.term == kind), None)
 
 
-def readings_apart(
-    d: Decision, assumed: tuple[Assumption, ...], link: str | None = None
-) -> list[Reading]:
+def readings_apart(advice: AdviceView) -> list[Reading]:
     """The readings at the ends of the ranges that move the count which differ from the
-    value assumed: pcie-phb's 10 GB/s where pcie-phb is assumed is no alternative, pcie-sys's
-    10 GB/s at its longer latency is (``link``: the preset assumed)."""
-    found = []
+    value assumed: pcie-phb's 10 GB/s where pcie-phb (the preset assumed) is assumed is no
+    alternative, pcie-sys's 10 GB/s at its longer latency is."""
+    d, link, found = advice.decision, advice.calibration.machine.network.intra.name, []
     for term in moved_by(d):
-        said = withholding(d, assumed, term)
+        said = withholding(advice.assumptions, term)
         at = None if said is None or said.quantity is None else said.quantity.value
         for r in d.readings:
             other = r.preset != link if r.preset is not None else r.value != at
@@ -113,10 +109,10 @@ def readings_apart(
 def withheld(advice: AdviceView) -> list[str]:
     """Each term whose range moves the count: the count at each end of it."""
     d, link = advice.decision, advice.calibration.machine.network.intra
-    apart, found = readings_apart(d, advice.assumptions, link.name), []
+    apart, found = readings_apart(advice), []
     for term in moved_by(d):
         at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
-        value = getattr(withholding(d, advice.assumptions, term), "value", None)
+        value = getattr(withholding(advice.assumptions, term), "value", None)
         # the link assumed: its latency beside its bandwidth, as each end's reading says it
         latency = link.latency_us if term == "link" else None
         values = {"at": at, "value": value, "latency": latency}
@@ -159,10 +155,9 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
     said["samples"] = float(row_at(frame, 1)["samples_to_train"])
     trained = sentence("trained", time=row["time_to_train_min"], **said)
-    link = advice.calibration.machine.network.intra.name
     other = "; ".join(
         reading(r)
-        for r in readings_apart(d, advice.assumptions, link)
+        for r in readings_apart(advice)
         if r.accelerators != read.accelerators and r.term == d.withheld_by
     )  # the other terms that move it: "Decides:" names them
     said |= {"trained": trained, "other": other, "eff": long or None}
@@ -183,8 +178,7 @@ def deciding_line(advice: AdviceView) -> str:
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
     said["slower"] = kind == "memory" and d.read.speedup_high < 1  # the fewest that hold it
     if kind == "withheld":  # the terms that move the count decide, not the table's cap
-        link = advice.calibration.machine.network.intra.name
-        ends = {r.accelerators for r in readings_apart(d, advice.assumptions, link)}
+        ends = {r.accelerators for r in readings_apart(advice)}
         said["counts"] = joined(sorted(ends | {d.read.accelerators}), "or")
         moved = moved_by(d)  # several: each named, the settle (below) says how to give each
         said["ungiven"] = WITHHELD[d.withheld_by]["ungiven"]

@@ -22,9 +22,9 @@ from gpuscale.advice.explain.phrasebook import (
     measured,
     said,
     spelled_as,
-    strategy_name,
     withheld_words,
 )
+from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Source, TermId
 from gpuscale.interconnect.network import Link
 from gpuscale.quantities import format_ms, number

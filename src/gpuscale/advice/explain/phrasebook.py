@@ -92,11 +92,6 @@ def strategy_words(strategy: str) -> dict[str, str]:
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
 
 
-def strategy_name(strategy: str) -> str:
-    """The strategy's name (``zero2``: ZeRO-2)."""
-    return strategy_words(strategy)["name"]
-
-
 def term_words(term: str, form: str = "name", strategy: str = "ddp") -> str:
     """``term`` as ``form`` names it: ``name`` (``bandwidth``; a term with no row, such as
     ``compute``, is its id), ``says`` (the answer's, under ``strategy``), ``subject``
@@ -201,7 +196,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B
-    "strategy": lambda v, of: strategy_name(str(v)),  # zero2: ZeRO-2
+    "strategy": lambda v, of: strategy_words(str(v))["name"],  # zero2: ZeRO-2
     "config": lambda v, of: sentence("config", c=v),  # a row's or a record's count and batch
     "devices": lambda v, of: f"{joined(v)} {noun_for(v[-1], 'device')}",  # type: ignore[index]
     "upper": lambda v, of: str(v)[:1].upper() + str(v)[1:],  # a sentence's first word

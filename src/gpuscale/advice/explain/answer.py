@@ -206,8 +206,8 @@ def change_line(advice: AdviceView) -> str:
     d = advice.decision
     if not d.holds:
         return ""
-    if d.withheld_by:
-        return sentence("change", case="settle", how=withheld_how(d))
+    if d.withheld_by:  # ``settle``: the moving terms' measures (``withheld_how``)
+        return sentence("change", case="settle", how=d.settle)
     if d.settle:
         return sentence("settle_first", settle=d.settle)
     if advice.deciding.flagged is not None:

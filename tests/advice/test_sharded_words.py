@@ -9,7 +9,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.explain.document import advice_view
-from gpuscale.advice.explain.phrasebook import remedy, said, strategy_words
+from gpuscale.advice.explain.phrasebook import said, strategy_words, term_words
 from gpuscale.advice.types import TermId
 
 # llama3-8b by its numbers on H100s: fewer than 4 devices cannot hold it sharded
@@ -42,7 +42,7 @@ def test_ddp_says_its_prior() -> None:
 
 def test_the_latency_cure_is_the_strategys() -> None:
     def cures(strategy: str) -> str:
-        return remedy("latency", "full", strategy, fewer_messages=True, accum=1)
+        return term_words("latency", "full", strategy, fewer_messages=True, accum=1)
 
     assert "DDP" in cures("ddp")
     for strategy in ("fsdp", "zero2", "hybrid"):

@@ -24,7 +24,6 @@ from gpuscale.advice.explain.phrasebook import (
     term_words,
     withheld_words,
 )
-from gpuscale.advice.explain.phrasebook import remedy as remedy_of
 from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.types import STOPPED, MeasuredCount, Reading, Source, TermId
 from gpuscale.hardware.memory import MemoryCheck
@@ -223,7 +222,7 @@ def change_line(advice: AdviceView) -> str:
     if assumed and d.limit.cap == "overheads":
         term = term_words(d.limit.dominant_term, "says", strategy)
         return sentence("change", case="measure", term=term, how=measured(assumed[0], short=True))
-    how = remedy_of(advice.deciding.change, "short", strategy)
+    how = term_words(advice.deciding.change, "short", strategy)
     return sentence("change", case="remedy", how=how)
 
 
@@ -233,7 +232,7 @@ def remedy(advice: AdviceView) -> str:
     d, cal, change = advice.decision, advice.calibration, advice.deciding.change
     values = {"fewer_messages": d.limit.fewer_messages, "accum": d.read.accum}
     values["optimizer"] = advice.fixed_term.optimizer_mostly  # a fused one
-    said = remedy_of(change, "full", issued(cal, d.focus.accelerators), **values)
+    said = term_words(change, "full", issued(cal, d.focus.accelerators), **values)
     why, fix = above_largest(advice)
     if change in STOPPED and why:  # below the most allowed: what would predict a larger count
         said = sentence("larger_counts", fix=fix, largest=d.focus.accelerators)

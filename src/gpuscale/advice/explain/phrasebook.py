@@ -92,20 +92,15 @@ def strategy_words(strategy: str) -> dict[str, str]:
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])
 
 
-def term_words(term: str, form: str = "name", strategy: str = "ddp") -> str:
-    """``term`` as ``form`` names it: ``name`` (``bandwidth``; a term with no row, such as
-    ``compute``, is its id), ``says`` (the answer's, under ``strategy``), ``subject``
-    (--explain's, ``the bandwidth term``)."""
-    row = {"name": term, "subject": "the {name} term", **TERMS.get(term, {})}
-    return row[form].format(**{**strategy_words(strategy), "name": row["name"]})
-
-
-def remedy(change: str, view: str, strategy: str = "ddp", **values: object) -> str:
-    """What would change a decision whose ``change`` is a term or why the search stopped,
-    in ``view`` (``short``: the answer's; ``full``: --explain's, over ``values``)."""
-    row = TERMS.get(change) or CHANGES[change]
-    said = {**strategy_words(strategy), "strategy": strategy, **values}
-    return Phrasing(row, said).said(view)
+def term_words(term: str, form: str = "name", strategy: str = "ddp", **values: object) -> str:
+    """A step term's row (or a change that is no term's: why the search stopped, the cap) as
+    ``form`` says it, under ``strategy``: ``name`` (``bandwidth``; a term with no row, such as
+    ``compute``, is its id), ``says`` (the answer's), ``subject`` (--explain's, ``the
+    bandwidth term``), or what would change a decision it decides, ``short`` (the answer's)
+    or ``full`` (--explain's, over ``values``)."""
+    row = {"name": term, "subject": "the {name} term", **(TERMS.get(term) or CHANGES.get(term, {}))}
+    said = {**strategy_words(strategy), "strategy": strategy, **values, "name": row["name"]}
+    return Phrasing(row, said).said(form)
 
 
 def reading(r: Reading, speedup: bool = False) -> str:

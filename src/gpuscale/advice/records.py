@@ -22,7 +22,7 @@ TERM_NAMES = {
     TermId.FIXED: "Fixed per-step cost",
     TermId.FLOPS: "FLOPs per sample",
     TermId.OVERLAP: "Overlap",
-    TermId.DDP: "DDP's own work",
+    TermId.DDP: "{strategy}'s own work",  # the term's strategy named: DDP's, ZeRO-2's
     TermId.WAIT: "Wait for the slowest device",
     TermId.INPUT: "Input pipeline",
     TermId.CONVERGENCE: "Samples to converge at a larger global batch",
@@ -59,9 +59,7 @@ class Assumption:
 
     @property
     def name(self) -> str:
-        if self.term == TermId.DDP:
-            return f"{strategy_name(self.strategy)}'s own work"
-        return TERM_NAMES[self.term]
+        return TERM_NAMES[self.term].format(strategy=strategy_name(self.strategy))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -78,7 +78,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
     base = Network(intra=Link.from_preset("pcie-phb"))
     network = measured_network(read_collectives(sweep), base)
-    cal = read_comm(calibrate(without, model), without, network)
+    cal = read_comm(calibrate(without, model), network)
     scaled = cal.machine.network
     model_of, run = cal.model, cal.run
     step = step_at(

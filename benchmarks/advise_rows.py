@@ -103,7 +103,7 @@ def old_residuals(table, network) -> list[float]:
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         for r in rows.itertuples():
             try:
-                other = read_comm(calibrate(rest, str(model)), rest, network)
+                other = read_comm(calibrate(rest, str(model)), network)
                 scaled = other.machine.network
             except ValueError:
                 continue
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - started
             table = bench_table(read_results(path)[0])
             started = time.perf_counter()
-            cal = read_comm(calibrate(table, default_model(table)), table, network)
+            cal = read_comm(calibrate(table, default_model(table)), network)
             one = time.perf_counter() - started
             old = old_leave_one_out(table, network) if rows <= args.old_up_to else math.nan
             step_error(table, network, cal)  # warm: the interval the advice used

@@ -85,7 +85,7 @@ def test_the_old_leave_one_out_gives_the_advices_residuals(scripts, tmp_path: Pa
     network = Network(intra=Link.from_preset("pcie-phb"))
     old = scripts["advise_rows"].old_residuals(table, network)
     model = str(table["model"].iloc[0])
-    new = step_error(table, network, read_comm(calibrate(table, model), table, network))
+    new = step_error(table, network, read_comm(calibrate(table, model), network))
     assert len(old) == 4
     assert sorted(old) == pytest.approx(sorted(new.residuals), rel=1e-12)
 

@@ -18,6 +18,7 @@ from gpuscale.advice.calibrate.link import measured_network
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
+from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
@@ -125,12 +126,12 @@ def synthetic_bench(**n2) -> pd.DataFrame:
 
 def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
     table = synthetic_bench()
-    cal = read_comm(calibrate(table, "tf-7m"), table, PHB)  # PHB, scaled as measured
+    cal = read_comm(calibrate(table, "tf-7m"), PHB)  # PHB, scaled as measured
     network = cal.machine.network
     assert cal.run.overlap == pytest.approx(0.6)
     assert cal.model.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
     assert network == PHB.scaled(network.comm_scale) and network.comm_scale != 1.0
-    assert cal.bench.comm_support is not None and cal.bench.comm_support.runs == 1  # its N = 2
+    assert len(comm_scale(PHB, cal.bench.comm)[1]) == 1  # read from its N = 2 run
     step = step_at(
         cal.model.spec, cal.model.compute, network, 2, batch=cal.run.batch, overlap=cal.run.overlap
     )
@@ -180,13 +181,12 @@ def test_rows_of_another_configuration_or_flagged_are_left_out(golden: Golden) -
     flagged = bench_record("mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
     flagged["flags"] = ["noisy no-sync steps"]
     table = bench_table([*records, flagged])
-    cal = read_comm(calibrate(table, "mlp-4m"), table, PHB)
+    cal = read_comm(calibrate(table, "mlp-4m"), PHB)
     # the model's latest N = 1 run is bf16: only the bf16 ladder calibrates it
     assert cal.model.compute.tflops == pytest.approx(5.0, rel=1e-6)
     assert cal.model.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
-    assert (
-        cal.run.overlap is None and cal.bench.comm_support is None
-    )  # the flagged run taught nothing
+    # the flagged run taught nothing
+    assert cal.run.overlap is None and comm_scale(PHB, cal.bench.comm) == (None, ())
     assert cal.machine.network == PHB  # nothing measured scales it
     notes = [said(note) for note in cal.bench.notes]
     assert any("noisy no-sync steps" in note for note in notes)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import pandas as pd
-
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
+from gpuscale.advice.model.network import MeasuredComm
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.records import Assumption
@@ -192,12 +191,11 @@ class Runs:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
-    """What the bench measured of one model beside its step: the runs the communication
-    measured over predicted is read from (``comm_levels``: the N > 1 runs of the
-    configuration, the family, its own; ``comm_support``: those it was read from, None:
-    none measured it); the terms the step's assumptions say measured: DDP's own work
-    (``own_ms``), the N = 1 steps' sd over their mean (``spread``, None: under two), the
-    slowdowns held (``held``: (devices, factor))."""
+    """What the bench measured of one model beside its step: the communication its N > 1
+    runs measured (``comm``: of the configuration, the family, its own; ``comm_support``: the
+    runs its scale was read from, None: none measured it); the terms the step's assumptions
+    say measured: DDP's own work (``own_ms``), the N = 1 steps' sd over their mean
+    (``spread``, None: under two), the slowdowns held (``held``: (devices, factor))."""
 
     bench_model: str = ""
     config_group: str = ""
@@ -205,8 +203,8 @@ class Bench:
     threads: int | None = None
     shape: Shape | None = None
     noise: NoiseScale | None = None
+    comm: MeasuredComm = field(default_factory=MeasuredComm)
     comm_support: Support | None = None
-    comm_levels: tuple[pd.DataFrame, ...] = ()
     max_batch: int | None = None
     memory_note: Finding | None = None
     notes: tuple[str | Finding, ...] = ()

@@ -25,6 +25,7 @@ from gpuscale.advice.calibrate.rows import (
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
+from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
@@ -122,9 +123,12 @@ def from_bench(
     passed_over, others = None, None
     if not req.model and req.params is None:
         passed_over, others = chosen(bench, own, found.broken)
-    # the communication measured, read on the link advised, scales the network
-    cal = measured.read_comm(cal, table, machine.network)
-    on, network = cal.bench, cal.machine.network
+    # the communication measured over predicted, read on the link advised, scales the network
+    scale, read = comm_scale(machine.network, cal.bench.comm)
+    on, network = cal.bench, machine.network.scaled(scale)
+    if scale is not None:  # the runs it was read from
+        on = replace(on, comm_support=support(table.loc[list(read)], table))
+    cal = replace(cal, bench=on).at({"machine": {"network": network}})
     allowed = None
     if req.allow_flagged:
         allowed = allowed_flagged(found)

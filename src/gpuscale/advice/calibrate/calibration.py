@@ -27,6 +27,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
 from gpuscale.advice.model import fixed_cost, priors
+from gpuscale.advice.model.network import MeasuredComm
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
@@ -42,7 +43,8 @@ def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Calibration:
-    """All the bench measured of ``model`` but its communication scale (``measured.read_comm``)."""
+    """All the bench measured of ``model``, its communication as numbers (``measured_comm``)
+    to be read on the link advised (``model.network.comm_scale``)."""
     rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
     runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
     if runs_of.empty:
@@ -196,11 +198,32 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
             threads=cell(row, "threads", int),
             shape=shape,
             noise=noise(own),
-            comm_levels=(multi, family, own),
+            comm=measured_comm((multi, family, own)),
             max_batch=max_batch,
             memory_note=memory_note,
             notes=tuple(notes),
         ),
+    )
+
+
+def measured_comm(levels: tuple[pd.DataFrame, ...]) -> MeasuredComm:
+    """The communication ``levels``' runs measured (each level a part of the first), as
+    numbers: the runs that recorded their comm and gradient bytes, a bucket not recorded at
+    DDP's default."""
+    rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
+    columns = zip(
+        rows["grad_bytes_per_step"].to_numpy(float),
+        rows["accelerators"].to_numpy(int),
+        rows["bucket_mb"].astype(float).fillna(priors.DEFAULT_BUCKET_MB).to_numpy(float),
+        (rows["strategy"] == "fsdp").to_numpy(bool),
+        rows["comm_ms"].to_numpy(float),
+        strict=True,
+    )
+    at = {label: i for i, label in enumerate(rows.index)}
+    return MeasuredComm(
+        runs=tuple((float(g), int(n), float(b), bool(f), float(c)) for g, n, b, f, c in columns),
+        rows=tuple(rows.index),
+        levels=tuple(tuple(at[label] for label in level.index if label in at) for level in levels),
     )
 
 

@@ -1,5 +1,6 @@
-"""What the bench's N > 1 runs measured: the communication scale (:func:`read_comm`), the
-family's break-even basis (:func:`fitted`) and the step's 80% interval (:func:`step_error`)."""
+"""What the bench's N > 1 runs measured: the communication scale on a link
+(:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's 80%
+interval (:func:`step_error`)."""
 
 from __future__ import annotations
 
@@ -20,54 +21,22 @@ from gpuscale.advice.calibrate.rows import (
 from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
-from gpuscale.advice.model.network import collectives
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, EXTRAPOLATED, StepError
+from gpuscale.advice.model.network import comm_scale
+from gpuscale.advice.model.priors import EXTRAPOLATED, StepError
 from gpuscale.advice.model.step import Compute, step_table
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80
-from gpuscale.bench.support import support
 from gpuscale.interconnect.network import Network
 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
-def read_comm(cal: Calibration, table: pd.DataFrame, network: Network) -> Calibration:
-    """``cal`` on ``network`` scaled by the communication measured (the median of measured
-    over predicted at its most specific ``comm_levels`` that measured it)."""
-    levels = cal.bench.comm_levels
-    # every level is a part of the first
-    rows = levels[0].dropna(subset=["comm_ms", "grad_bytes_per_step"])
-    ratios = pd.Series(np.nan, index=levels[0].index, dtype=float)
-    predicted: dict[tuple, float] = {}
-    columns = zip(
-        rows.index,
-        rows["grad_bytes_per_step"].to_numpy(float),
-        rows["accelerators"].to_numpy(int),
-        rows["bucket_mb"].to_numpy(float),
-        (rows["strategy"] == "fsdp").to_numpy(bool),
-        rows["comm_ms"].to_numpy(float),
-        strict=True,
-    )
-    for index, grad, n, bucket, fsdp, comm in columns:
-        key = (grad, n, DEFAULT_BUCKET_MB if np.isnan(bucket) else bucket, fsdp)
-        if key not in predicted:
-            predicted[key] = collectives(
-                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
-            ).comm_s
-        if predicted[key] > 0 and comm > 0:
-            ratios[index] = comm / (predicted[key] * 1e3)
-    scale, read = None, pd.Index([])
-    for rows_at in levels:
-        at = ratios.loc[rows_at.index].dropna()
-        if len(at) and float(at.median()):
-            scale, read = float(at.median()), at.index
-    bench = cal.bench
-    if scale is not None:
-        bench = replace(bench, comm_support=support(rows.loc[read], table))
-    machine = replace(cal.machine, network=network.scaled(scale))
-    return replace(cal, machine=machine, bench=bench)
+def read_comm(cal: Calibration, network: Network) -> Calibration:
+    """``cal`` on ``network`` scaled by the communication its runs measured (``comm_scale``)."""
+    scale, _ = comm_scale(network, cal.bench.comm)
+    return cal.at({"machine": {"network": network.scaled(scale)}})
 
 
 def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
@@ -204,7 +173,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepE
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         # calibrated on the rest; none where it cannot be, or on another device than ``cal``
         try:
-            other = read_comm(calibrate(rest, model), rest, network)
+            other = read_comm(calibrate(rest, model), network)
         except (CalibrationError, ValueError):
             continue
         kind = other.bench.device_kind

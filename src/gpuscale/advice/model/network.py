@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -254,3 +254,41 @@ def collectives(
     # nodes its reduce-scatter within the node and then the all-reduce of its shard, in turn
     after = 2 if strategy == "hybrid" and plan[-1][0] == "all_reduce" else 1
     return Collectives(comm_s, sum(time_s for time_s, _ in costs[-after:]), latency_s, *parts)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredComm:
+    """The communication N > 1 bench runs measured, one run an entry: (gradient bytes per
+    step, devices, DDP bucket MiB, FSDP's or DDP's, comm ms) in ``runs``, its row of the bench
+    table in ``rows``; ``levels``: the positions of the runs of the configuration, of the
+    family and of the model's own, the most specific last."""
+
+    runs: tuple[tuple[float, int, float, bool, float], ...] = ()
+    rows: tuple[Hashable, ...] = ()
+    levels: tuple[tuple[int, ...], ...] = ()
+
+
+def comm_scale(
+    network: Network, measured: MeasuredComm
+) -> tuple[float | None, tuple[Hashable, ...]]:
+    """The scale of ``network``'s communication the runs measured (``Network.scaled``): the
+    median of measured over predicted comm (``collectives``, each size, count, bucket and
+    strategy once) at the most specific of ``measured.levels`` that has one, and the rows it
+    was read from; None where no run measured it."""
+    predicted: dict[tuple[float, int, float, bool], float] = {}
+    ratios: list[float] = []
+    for grad_bytes, n, bucket_mb, fsdp, comm_ms in measured.runs:
+        key = (grad_bytes, n, bucket_mb, fsdp)
+        if key not in predicted:
+            strategy = "fsdp" if fsdp else "ddp"
+            found = collectives(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
+            predicted[key] = found.comm_s
+        comm_s = predicted[key]
+        ratios.append(comm_ms / (comm_s * 1e3) if comm_s > 0 and comm_ms > 0 else math.nan)
+    scale, read = None, ()
+    for level in measured.levels:
+        at = [i for i in level if not math.isnan(ratios[i])]
+        median = float(np.median([ratios[i] for i in at])) if at else 0.0
+        if median:
+            scale, read = median, tuple(measured.rows[i] for i in at)
+    return scale, read

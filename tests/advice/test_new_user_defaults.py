@@ -145,3 +145,22 @@ def test_a_named_device_of_no_recorded_memory_is_said_unchecked(device: str) -> 
     named = gpuscale.advise(params=7e9, step_ms=2000.0, batch=8, device_name="H100")
     kinds = [getattr(w, "kind", None) for w in named.calibration.said.warnings]
     assert FindingKind.MEMORY_UNCHECKED not in kinds
+
+
+def test_a_step_measured_on_one_device_the_memory_model_cannot_hold_is_warned() -> None:
+    """--step-ms is measured on one device; where the model's state alone (7B x 16 bytes,
+    Adam in mixed precision: 112 GB) exceeds what one H100 80GB may fill (90% of 85.9 GB),
+    the measurement and the memory estimate disagree and a warning record carries both
+    numbers; on the MI300X (192 GiB) they agree and nothing is said."""
+    kind = FindingKind.MEMORY_MEASURED_BEYOND
+    h100 = gpuscale.advise(params=7e9, step_ms=500.0, batch=8, device_name="H100")
+    (beyond,) = [w for w in h100.calibration.said.warnings if getattr(w, "kind", None) == kind]
+    values = dict(beyond.values)
+    assert values["state_gb"] == pytest.approx(7e9 * 16 / 1e9)
+    assert values["usable_gb"] == pytest.approx(0.9 * 80 * 2**30 / 1e9)
+    assert (values["optimizer"], values["precision"]) == ("adam", "mixed")
+    for held in (
+        gpuscale.advise(params=7e9, step_ms=500.0, batch=8, device_name="MI300X"),
+        gpuscale.advise(params=1e9, step_ms=500.0, batch=8, device_name="H100"),
+    ):
+        assert kind not in [getattr(w, "kind", None) for w in held.calibration.said.warnings]

@@ -13,7 +13,7 @@ from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import host_of, machine_of
-from gpuscale.advice.calibrate.memory import memory_check
+from gpuscale.advice.calibrate.memory import measured_beyond, memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
@@ -129,6 +129,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if held.memory is None and request.device_name:  # a device named of no memory recorded
         unheld = Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, unheld)}})
+    if (beyond := measured_beyond(request, held.memory)) is not None:
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, beyond)}})
     return replace(cal, machine=held).at(
         {
             "run": asked,

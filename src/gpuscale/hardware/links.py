@@ -21,7 +21,10 @@ Sources:
   same fabric): 7 links of 64 GB/s per direction, RCCL's model 48 GB/s a link
   (``ncclTopoXGMISpeed``), and an all-reduce busbw of 319 GB/s measured by AMD with
   rccl-tests on 8 x MI300X (ROCm blogs, "Understanding RCCL Bandwidth and xGMI Performance
-  on AMD Instinct MI300X", 2025): the preset's. MI250X: 50 GB/s a link per direction, RCCL's
+  on AMD Instinct MI300X", 2025): the preset's, the whole node's. With no switch, N GPUs of
+  the node use the N-1 links between them (``mesh_links``, ``mesh_busbw_gbs``): (N-1)/7 of
+  it, one link at 2 (RCCL's README, ROCm/rccl#1270; RCCL's topology of 4 x MI300X, 3 links
+  of 48 GB/s, ROCm/rccl#1210). MI250X: 50 GB/s a link per direction, RCCL's
   model 36 (``MI200_XGMI_WIDTH``); no measured all-reduce found, so the preset is the model
   at the double link a ring crosses between modules. Each xGMI preset's link class (the
   published tables' fits) is assumed NVLink's: no published AMD row was judged.
@@ -282,11 +285,32 @@ class LinkPreset:
     # the link class (``advice.model.network.CLASSES``) the preset is taken as where its
     # name does not say one and no published row was judged on it (an xGMI mesh: nvlink)
     assumed_class: str | None = None
+    # a fully connected mesh's links per GPU, over which ``busbw_gbs`` is reached (8 x
+    # MI300X: 7); None where every count gets ``busbw_gbs`` (``mesh_busbw_gbs``)
+    mesh_links: int | None = None
 
     @property
     def kind_words(self) -> str:
         """What the preset links, in words (``a network link between nodes``)."""
         return LINK_KINDS[self.kind]
+
+    def busbw_at(self, ranks: int) -> float:
+        """The bus bandwidth (GB/s) ``ranks`` GPUs of one node reach (``mesh_busbw_gbs``)."""
+        return mesh_busbw_gbs(self.busbw_gbs, self.mesh_links, ranks)
+
+
+def mesh_busbw_gbs(full_gbs: float, mesh_links: int | None, ranks: int) -> float:
+    """The bus bandwidth (GB/s) of ``ranks`` GPUs of one node on a link whose ``full_gbs``
+    is reached over ``mesh_links`` links per GPU: a fully connected mesh (xGMI of 8 x
+    MI300X, 7 links) gives each pair of GPUs its own link, so a GPU's rings on N GPUs cross
+    the N-1 links to its peers, ``full_gbs x min(N-1, mesh_links) / mesh_links`` (one link
+    at 2 GPUs: RCCL's README, ROCm/rccl#1270; RCCL's topology of 4 x MI300X, 3 links:
+    ROCm/rccl#1210). ``full_gbs`` unchanged where ``mesh_links`` is None (NVSwitch gives
+    each GPU its whole bandwidth at any count; a PCIe or network figure is one link's) and
+    for fewer than 2 ranks (no ring)."""
+    if mesh_links is None or ranks < 2:
+        return full_gbs
+    return full_gbs * min(ranks - 1, mesh_links) / mesh_links
 
 
 PRESETS: dict[str, LinkPreset] = {
@@ -298,6 +322,7 @@ PRESETS: dict[str, LinkPreset] = {
         _value(p["line_rate_gbs"]),
         p["kind"],
         _value(p["link_class"]) if "link_class" in p else None,
+        _value(p["mesh_links"]) if "mesh_links" in p else None,
     )
     for name, p in _DATA["presets"].items()
 }

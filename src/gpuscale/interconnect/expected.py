@@ -11,8 +11,10 @@ costs the network with (``network.ring_through_nics_gbs``), the smaller of the n
 link and its NICs' sum. Devices per node: the header's ranks over its nodes; NICs per node
 one per device unless given (the words say which); the node's own link the topology's, else
 the usual link of the GPU the header names (``device_name``), else unknown: the NICs' sum
-alone, said so. NCCL's maintainers measure it so: 192 GB/s across DGX A100 nodes of 8 HDR
-200 Gb/s NICs (8 x 24; NVIDIA/nccl#812), 46-48 GB/s per NDR 400 Gb/s NIC
+alone, said so. A mesh preset's figure (xGMI of 8 x MI300X) is its figure on the sweep's
+devices per node, the links they use (``LinkPreset.busbw_at``), not the whole node's.
+NCCL's maintainers measure the ring through the NICs: 192 GB/s across DGX A100 nodes of 8
+HDR 200 Gb/s NICs (8 x 24; NVIDIA/nccl#812), 46-48 GB/s per NDR 400 Gb/s NIC
 (NVIDIA/nccl-tests#290; 8 a node: 368-384, bounded by the H100 node's NVLink ring, 370.8).
 One NIC's 48 GB/s on such nodes is 13% of it. A sweep across nodes judged against a GPU
 link only is said to be judged against the node's own link, an upper bound.
@@ -70,7 +72,8 @@ def expected_busbw(
     expected: float | None
     if preset:
         p = PRESETS[preset]
-        expected, reference = p.busbw_gbs, f"{p.name} ({p.description})"
+        devices = per_node(ranks, nodes)
+        expected, reference = p.busbw_at(devices), f"{p.name} ({p.description}){_mesh(p, devices)}"
     elif topology is not None and topology.expected_busbw_gbs():
         name = topology.preset() or topology.slowest_link() or "this link"
         expected = topology.expected_busbw_gbs()
@@ -85,10 +88,25 @@ def expected_busbw(
     return expected, reference
 
 
-def _node_link(header: Header, topology: Topology | None) -> tuple[float, str] | None:
-    """The bus bandwidth of a node's own link and its words: the topology's slowest link
-    where it tells one, else the usual link of the GPU the sweep's header names
-    (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where neither does."""
+def _mesh(preset: LinkPreset, devices: int) -> str:
+    """The words of a mesh's figure on ``devices`` GPUs of a node where it is not the
+    preset's (``LinkPreset.busbw_at``: 2 of 8 MI300X use 1 of 7 links, 45.6 GB/s, not the
+    8's 319); empty elsewhere."""
+    links = preset.mesh_links
+    if links is None or preset.busbw_at(devices) == preset.busbw_gbs:
+        return ""
+    used = min(devices - 1, links)
+    return (
+        f"; on {devices} GPUs of a node each uses {used} of its {links} mesh links: "
+        f"{number(preset.busbw_at(devices))} GB/s"
+    )
+
+
+def _node_link(header: Header, topology: Topology | None, devices: int) -> tuple[float, str] | None:
+    """The bus bandwidth of a node's own link on its ``devices`` and its words: the
+    topology's slowest link where it tells one, else the usual link of the GPU the sweep's
+    header names (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where
+    neither does."""
     if topology is not None and (gbs := topology.expected_busbw_gbs()):
         name = topology.preset() or topology.slowest_link() or "its link"
         return gbs, f"{name}, the topology's slowest link"
@@ -97,7 +115,9 @@ def _node_link(header: Header, topology: Topology | None) -> tuple[float, str] |
     if part is None:
         return None
     preset = usual_preset(part)
-    return PRESETS[preset].busbw_gbs, f"{preset}, the usual link of the {part.name}"
+    usual = PRESETS[preset]
+    words = f"{preset}, the usual link of the {part.name}{_mesh(usual, devices)}"
+    return usual.busbw_at(devices), words
 
 
 def _through_nics(
@@ -113,7 +133,7 @@ def _through_nics(
     it assumed."""
     devices = per_node(ranks, nodes)
     nics = nics_per_node or devices
-    node = _node_link(header, topology)
+    node = _node_link(header, topology, devices)
     expected = ring_through_nics_gbs(node[0] if node else None, nics, network.busbw_gbs)
     nic_sum = f"{nics} x {number(network.busbw_gbs)} = {number(nics * network.busbw_gbs)} GB/s"
     assumed = "" if nics_per_node else " (one per device, assumed)"

@@ -4,7 +4,8 @@ What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): the advice's
 ``advice/model/network.py``.
 A collective costs the measured time at its size and device count (log-log interpolation
 of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of nccl-tests'
-convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. Across nodes NCCL builds its rings
+convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``, ``busbw`` the link's at N devices
+(a fully connected mesh's N-1 links: ``Link.busbw_at``). Across nodes NCCL builds its rings
 through the NICs, so the bottleneck bus bandwidth is ``min(intra busbw, NICs per node x
 NIC busbw)`` (one ring over all N ranks), with latency the smaller of the ring's and the
 tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``): NCCL picks the tree for small
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.hardware.links import LinkPreset, get_preset
+from gpuscale.hardware.links import LinkPreset, get_preset, mesh_busbw_gbs
 from gpuscale.interconnect import cost
 from gpuscale.interconnect.cost import OP_SHARE, ring_factor
 
@@ -44,11 +45,14 @@ def ring_through_nics_gbs(node_gbs: float | None, nics: int, nic_gbs: float) -> 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
     """A link: bus bandwidth (GB/s, nccl-tests' convention) and the latency of one hop of a
-    ring all-reduce (us; 2(N-1) hops on N ranks)."""
+    ring all-reduce (us; 2(N-1) hops on N ranks); ``mesh_links``: a fully connected mesh's
+    links per GPU, over which ``busbw_gbs`` is reached (``busbw_at``), None for a link
+    whose every count gets ``busbw_gbs``."""
 
     busbw_gbs: float
     latency_us: float
     name: str = "custom"
+    mesh_links: int | None = None
 
     def __post_init__(self) -> None:
         if not (self.busbw_gbs > 0 and math.isfinite(self.busbw_gbs)):
@@ -68,7 +72,18 @@ class Link:
     @classmethod
     def of(cls, preset: LinkPreset) -> Link:
         """A preset's bus bandwidth, latency per ring hop and name."""
-        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.hop_latency_us, name=preset.name)
+        return cls(
+            busbw_gbs=preset.busbw_gbs,
+            latency_us=preset.hop_latency_us,
+            name=preset.name,
+            mesh_links=preset.mesh_links,
+        )
+
+    def busbw_at(self, ranks: int) -> float:
+        """The bus bandwidth (GB/s) ``ranks`` devices of one node reach over this link: on a
+        mesh the links ``ranks - 1`` peers use (``links.mesh_busbw_gbs``), else
+        ``busbw_gbs``."""
+        return mesh_busbw_gbs(self.busbw_gbs, self.mesh_links, ranks)
 
     @property
     def nccl_hardware(self) -> str | None:
@@ -214,7 +229,7 @@ class Network:
         share = OP_SHARE[op]
         if not self.spans_nodes(n):
             link = self.intra
-            bandwidth = ring_factor(n) * size_bytes / (link.busbw_gbs * 1e9)
+            bandwidth = ring_factor(n) * size_bytes / (link.busbw_at(n) * 1e9)
             return share * (bandwidth + 2 * (n - 1) * link.latency_us * 1e-6)
         assert self.inter is not None and self.per_node
         nodes = math.ceil(n / self.per_node)
@@ -227,16 +242,18 @@ class Network:
 
     def _busbw_across(self) -> float:
         """A ring through the NICs (:func:`ring_through_nics_gbs`), one NIC per device
-        where ``nics_per_node`` is not given."""
+        where ``nics_per_node`` is not given; the node's own link at its ``per_node``
+        devices (``Link.busbw_at``)."""
         assert self.inter is not None and self.per_node
         nics = self.nics_per_node or self.per_node
-        return ring_through_nics_gbs(self.intra.busbw_gbs, nics, self.inter.busbw_gbs)
+        node_gbs = self.intra.busbw_at(self.per_node)
+        return ring_through_nics_gbs(node_gbs, nics, self.inter.busbw_gbs)
 
     def _nccl(self, size_bytes: float, n: int, op: str) -> cost.Choice | None:
         """NCCL's choice for one collective where NCCL's model costs the links it crosses
         (``Link.nccl_hardware``): inside a node a link of a node's hardware; across nodes
         an NVLink or PCI node joined by a network."""
-        hardware, busbw_gbs, nodes = self.intra.nccl_hardware, self.intra.busbw_gbs, 1
+        hardware, busbw_gbs, nodes = self.intra.nccl_hardware, self.intra.busbw_at(n), 1
         costed = hardware not in (None, "net")
         if self.spans_nodes(n):
             assert self.inter is not None and self.per_node

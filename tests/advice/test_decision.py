@@ -16,7 +16,7 @@ import gpuscale
 from gpuscale.advice.explain.phrasebook import term_words
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.derive import overheads
-from gpuscale.advice.types import STOPPED
+from gpuscale.advice.types import STOPPED, FindingKind
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 from ..golden import Golden
@@ -153,7 +153,9 @@ def test_a_plausible_input_is_not_flagged() -> None:
     fine = gpuscale.advise(
         params=7e9, step_ms=1000 * 64 * 42e9 / 400e12, batch=64, device_name="H100 SXM"
     )
-    assert not fine.decision.warnings
+    # its one warning: 7B x 16 bytes (Adam, mixed) is more than one H100 holds
+    kinds = [w.kind for w in fine.calibration.said.warnings]
+    assert kinds == [FindingKind.MEMORY_MEASURED_BEYOND]
     fast = gpuscale.advise(
         params=7e9, step_ms=1000 * 64 * 42e9 / 2000e12, batch=64, device_name="H100 SXM"
     )

@@ -10,7 +10,7 @@ import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
 from gpuscale.quantities import TABLE_DIGITS, agreeing, counted, joined, named, number
-from gpuscale.tables.plan import PLAN_COLUMNS
+from gpuscale.tables.plan import PLAN_COLUMNS, nearest_columns
 
 # ``count_class`` in words: whether the family ran the workload at this count
 COUNT_WORDS = {
@@ -128,13 +128,21 @@ def plan_document(result: PlanResult) -> Facts:
     return {"notes": result.notes, "model": result.model, "rows": rows}
 
 
+def _flat(row: PlanRow) -> PlanRow:
+    """A row with its ``nearest`` list as flat columns, in its place (CSV's)."""
+    at = list(row).index("nearest")
+    items = list(row.items())
+    return dict([*items[:at], *nearest_columns(row["nearest"]).items(), *items[at + 1 :]])
+
+
 def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], list[str], str]:
     """The plan's rows as a table shows them, the lines under it and its title: a
     terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
-    column, the systems as text in their cell (no title)."""
+    column, ``nearest`` a column per field of each system (``tables.plan.nearest_columns``;
+    no title)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if not terminal:
-        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
+        return [_flat(row) for row in rows], [], ""
     said = [
         f"{counted(n, 'accelerator')} {agreeing(n, 'leans', 'lean')} on: "
         f"{nearest_text(r['nearest'])}"

@@ -254,3 +254,27 @@ def test_the_schema_page_names_every_key_advise_json_prints() -> None:
     tops = dict.fromkeys(key for document in documents for key in document)
     assert [key for key in tops if f"`{key}`" not in top] == []
     assert sorted(key for key in printed if f"`{key}`" not in advice) == []
+
+
+def test_the_analyze_csv_page_names_every_column_it_prints() -> None:
+    """docs/analyze-csv.md names every column ``analyze -f csv`` prints, in order, under
+    either reference rule (14 of them, ``samples_vs_expected`` and the ``*_ci_*`` ones
+    among them, were named nowhere), and the site's nav links it."""
+    import csv
+    import io
+    import re
+
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    text = (ROOT / "docs" / "analyze-csv.md").read_text()
+    named = re.findall(r"^\| (`[^|]*`) \|", text, flags=re.MULTILINE)
+    order = [c.strip("` ") for cell in named for c in cell.split(",")]
+    for rule in ("study", "family"):
+        asked = ["analyze", "--round", "v4.1", "-b", "bert", "--reference", rule, "-f", "csv"]
+        result = CliRunner().invoke(app, asked)
+        assert result.exit_code == 0, result.output
+        header = next(csv.reader(io.StringIO(result.stdout)))
+        assert order == header
+    assert "analyze-csv.md" in (ROOT / "mkdocs.yml").read_text()

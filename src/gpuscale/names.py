@@ -208,6 +208,8 @@ def resolve_family(
     else ``UnknownNameError``, an abbreviation too), and a note when it was read
     (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``).
+    Where the default part ran no result and ``name`` names exactly one part of ``valid``
+    (``A100`` where only A100-SXM4-40GB ran), that part is read, said; two or more: refused.
     A value naming several (``H100,B200``, ``B200 MI300X``) is refused, ``each`` saying
     how to ask for them: read as one, it was the last family it named."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
@@ -236,6 +238,12 @@ def resolve_family(
         )
         raise UnknownNameError(f"{name!r}: {why}", typed=name, why=why)
     others = other_variants(name, known.family, valid)
+    if known.known and known.family not in valid and len(others) == 1:  # the one part ran
+        said = (
+            f"{name!r} read as the accelerator family {others[0]}, the one part it names "
+            f"in these results (the catalogue's default part, {known.family}, ran none)"
+        )
+        return others[0], said
     if known.known and known.family not in valid:  # a real family these results lack
         where = f"valid here: {', '.join(valid)}"
         if others:

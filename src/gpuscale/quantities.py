@@ -54,13 +54,18 @@ __all__ = [
 _YES = {True: "yes", False: ""}  # a flag in a table: said where set, else empty
 
 
-def number(value: object, digits: int = 3) -> str:
+TABLE_DIGITS = 4  # the significant figures of a terminal table's numbers (zeros kept)
+
+
+def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
     whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
     in full (2,528), and whole floats too (199946.0 is 199,946: a count beside a NaN);
     None, NaN and pandas' NA as ""; True as "yes", False as ""; anything else as
     ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
-    numpy scalars count as the Python numbers they stand for."""
+    numpy scalars count as the Python numbers they stand for. ``zeros``: the trailing zeros
+    of the ``digits`` kept (3.360 beside 0.3928 and 30.63, as a table's column shows them:
+    each number to the same significant figures; 3.36 said fewer)."""
     if value is None or isinstance(value, str):
         return value or ""
     if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing (an Int64 count)
@@ -83,7 +88,7 @@ def number(value: object, digits: int = 3) -> str:
         # a count that went through a float column (NaN beside it) is written in full
         return f"{int(value):,}"
     # Rounded first: 999.96 is "1,000", never "1e+03"; Decimal writes it positionally
-    text = format(Decimal(f"{value:.{digits}g}"), "f")
+    text = format(Decimal(format(value, f"{'#' if zeros else ''}.{digits}g").rstrip(".")), "f")
     rounded = float(text)
     if abs(rounded) >= 10**digits:
         return f"{rounded:,.0f}"

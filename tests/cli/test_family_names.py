@@ -24,6 +24,17 @@ def test_analyze_reads_a_family_as_plan_does() -> None:
     assert {r["accelerator_family"] for r in rows} == {"H100-SXM5-80GB"}
 
 
+def test_analyze_reads_the_one_part_a_short_name_names_in_the_round() -> None:
+    """v4.1's only A100 part is A100-PCIe-80GB: ``--family A100`` reads it (said)."""
+    result = CliRunner().invoke(
+        app, ["analyze", "--round", "v4.1", "--family", "A100", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "A100-PCIe-80GB" in result.stderr
+    rows = json.loads(result.stdout)["rounds"][0]["systems"]
+    assert {r["accelerator_family"] for r in rows} == {"A100-PCIe-80GB"}
+
+
 def test_trends_reads_a_family_as_plan_does() -> None:
     result = CliRunner().invoke(app, ["trends", "-b", "bert", "--family", "H100", "-f", "csv"])
     assert result.exit_code == 0, result.output

@@ -49,3 +49,21 @@ def test_no_help_repeats_the_default_shown_beside_it() -> None:
             if said:
                 repeated.append(f"{cls.__name__}.{f.name}: {f.metadata['help']!r}")
     assert not repeated, repeated
+
+
+def test_each_command_s_help_says_the_rounds_and_workloads_it_reads_by_default() -> None:
+    """``analyze --help`` said "default: every bundled round (analyze and report: v4.1)":
+    each command's help now gives its own default, the one ``load_selection`` reads."""
+    from typer.main import get_command
+
+    from gpuscale.cli import app
+    from gpuscale.mlperf.load import STUDY_ROUNDS
+
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    study = {"analyze", "report"}  # the commands that load_tables(study=True)
+    for name in ("analyze", "report", "scores", "energy", "trends", "dataset", "plan"):
+        helps = {p.name: p.help or "" for p in commands[name].params}
+        assert all(r in helps["paths"] for r in STUDY_ROUNDS) == (name in study), name
+        assert "report:" not in helps["paths"] + helps.get("benchmark", ""), name
+        if "benchmark" in helps:
+            assert ("study's four)" in helps["benchmark"]) == (name == "report"), name

@@ -22,7 +22,7 @@ from gpuscale.planning.request import PlanRequest
 from gpuscale.report.request import ReportRequest
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.request_text import request_of
-from gpuscale.tables.requests import FieldError, option_name
+from gpuscale.tables.requests import FieldError, help_for, option_name
 from gpuscale.tables.round_requests import RoundSelection, ScoresOptions
 
 from ..golden import Golden
@@ -56,7 +56,7 @@ def test_every_field_is_an_option_with_the_help_of_its_metadata(name, request_cl
             continue
         param = by_option[option_name(f)]
         assert param.name == f.name
-        assert param.help == f.metadata["help"]
+        assert param.help == help_for(f.metadata, name)
 
 
 def test_an_option_s_text_is_parsed_as_its_field_says() -> None:
@@ -413,17 +413,3 @@ def test_analyze_bench_alone_says_which_round_options_went_unused(tmp_path, gold
     (note,) = [line for line in result.stderr.splitlines() if "--benchmark" in line]
     assert note.startswith("note: ") and "--reference" in note  # both unused options named
     golden.check(VIEW, "analyze --bench: round options unused", note)
-
-
-def test_the_help_says_which_rounds_each_command_reads_by_default() -> None:
-    """`report --help` says the paths default to the study's round, which analyze and
-    report read alone, not "the bundled rounds"."""
-    from typer.testing import CliRunner
-
-    from gpuscale.mlperf.load import STUDY_ROUNDS
-
-    for name in ("analyze", "report"):
-        shown = CliRunner().invoke(gpuscale.cli.app, [name, "--help"], env={"COLUMNS": "200"})
-        said = " ".join(shown.stdout.split())
-        assert f"{name} and report" in said or f"analyze and {name}" in said
-        assert all(f"{r}, the study's" in said for r in STUDY_ROUNDS), said

@@ -10,6 +10,7 @@ import re
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
+from gpuscale.tables.plan import NEAREST_KEYS
 
 from ..golden import Golden
 
@@ -40,12 +41,22 @@ def test_json_is_one_document_with_the_promised_fields() -> None:
     assert 15 < minutes[0] < 40
 
 
-def test_csv_is_one_table_with_nearest_flattened() -> None:
-    result = runner.invoke(app, [*ASK, "8-64", "-f", "csv"])
+def test_csv_is_one_table_with_a_column_per_field_of_nearest() -> None:
+    """Each system a count leans on gets a column per field, as JSON keeps them (its
+    family, its time unrounded), not a sentence in one cell."""
+    asked = [*ASK, "8-64"]
+    result = runner.invoke(app, [*asked, "-f", "csv"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [int(r["accelerators"]) for r in rows] == [8, 16, 32, 64]
-    assert "devices, " in rows[0]["nearest"] and " min)" in rows[0]["nearest"]
+    assert "nearest" not in rows[0]
+    document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)
+    for row, kept in zip(rows, document["rows"], strict=True):
+        for i, system in enumerate(kept["nearest"], start=1):
+            assert row[f"nearest_{i}_family"] == system["family"]
+            assert float(row[f"nearest_{i}_time_to_train_min"]) == system["time_to_train_min"]
+            assert int(row[f"nearest_{i}_accelerators"]) == system["accelerators"]
+        assert all(row[f"nearest_3_{k}"] == "" for k in NEAREST_KEYS) == (len(kept["nearest"]) < 3)
 
 
 def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_on(

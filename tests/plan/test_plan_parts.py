@@ -64,5 +64,22 @@ def test_every_command_reading_a_family_names_the_other_parts() -> None:
     family, said = resolve_family("A100", list(PARTS))
     assert "A100-PCIe-80GB and A100-SXM4-40GB" in said and family == "A100-SXM4-80GB"
     with pytest.raises(UnknownNameError) as refused:
-        resolve_family("A100", ["A100-PCIe-80GB", "H100-SXM5-80GB"])
-    assert "could mean A100-PCIe-80GB here" in str(refused.value)
+        resolve_family("A100", ["A100-PCIe-80GB", "A100-SXM4-40GB", "H100-SXM5-80GB"])
+    assert "A100-PCIe-80GB and A100-SXM4-40GB" in str(refused.value)
+
+
+def test_a_short_name_naming_the_one_part_that_ran_reads_it_and_says_so() -> None:
+    """``plan -a A100`` on v0.7, where A100-SXM4-40GB is the only A100 part with results,
+    plans that part (not a refusal naming it as the one to type), saying which part was
+    read in its notes and its JSON; refused only where two or more parts ran."""
+    family, said = resolve_family("A100", ["A100-SXM4-40GB", "H100-SXM5-80GB"])
+    assert family == "A100-SXM4-40GB" and family in said and "A100-SXM4-80GB" in said
+    rows = [("v0.7", "bert", "A100-SXM4-40GB", n, 64 / n, 32 * n) for n in (8, 16)]
+    rows += [("v0.7", "bert", "V100-SXM2-16GB", n, 128 / n, 32 * n) for n in (8, 16)]
+    request = PlanRequest(workload="bert", accelerator="A100", devices=[8])
+    result = plan_for(request, _scores(rows))
+    document = plan_document(result)
+    assert document["model"]["family"] == "A100-SXM4-40GB"
+    assert document["model"]["accelerator_asked"] == "A100"
+    assert document["model"]["could_also_mean"] == []
+    assert said in document["notes"] and said in result.read_as

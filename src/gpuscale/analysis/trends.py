@@ -31,6 +31,7 @@ from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
+from gpuscale.analysis.trend_words import grouped_notes
 from gpuscale.names import resolve_families
 from gpuscale.quantities import agreeing, counted, fixed_apart, joined, noun_for, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
@@ -315,10 +316,23 @@ def trends_view(
         empty = "no scored results for these options"
     return TableView(
         frame,
-        TREND_COLUMNS,
+        [c for c in TREND_COLUMNS if c != "note"],  # said under the table, each once
         "trends across rounds",
         TREND_DROP_ORDER,
         notes=notes,
+        said=row_notes(frame),
         empty=empty,
         headline=headline,
+    )
+
+
+def row_notes(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The trend rows' notes under the terminal's table, not in a column of it (a note
+    folded into a narrow cell ran 3 to 9 lines a row): each clause once per workload, with
+    the family and round of the rows it is about (``trend_words.grouped_notes``); CSV and
+    JSON keep each row's ``note``."""
+    return tuple(
+        f"{display_name(str(workload))}: {clause}"
+        for workload, rows in frame.groupby("workload", sort=False)
+        for clause in grouped_notes(rows)
     )

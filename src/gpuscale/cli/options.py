@@ -15,13 +15,13 @@ import typer
 from gpuscale.cli.output import OPTIONS, fail, fail_on
 from gpuscale.cli.usage import one_line
 from gpuscale.tables.request_text import is_request, option_names, request_of
-from gpuscale.tables.requests import command_line_type, given_once_each
+from gpuscale.tables.requests import command_line_type, given_once_each, help_for
 
 
-def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
+def request_options(request: type, skip: tuple[str, ...], name: str) -> list[inspect.Parameter]:
     """One keyword-only Typer option (or argument: ``argument``) per field of ``request``
     that carries help: named, typed and defaulted as its metadata says (``names``,
-    ``cli``, ``shown``)."""
+    ``cli``, ``shown``), its help as command ``name`` shows it."""
     hints = typing.get_type_hints(request)
     params = []
     for f in fields(request):
@@ -31,9 +31,9 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
         default = meta.get("shown", f.default)
         cli, metavar = command_line_type(f, hints)
         if meta.get("argument"):  # the command's positional arguments
-            option = typer.Argument(help=meta["help"])
+            option = typer.Argument(help=help_for(meta, name))
         else:
-            option = typer.Option(*meta["names"], help=meta["help"], metavar=metavar)
+            option = typer.Option(*meta["names"], help=help_for(meta, name), metavar=metavar)
         params.append(
             inspect.Parameter(
                 f.name,
@@ -69,7 +69,7 @@ def command(
             made
             for p in params
             for made in (
-                request_options(requests[p.name], skip)
+                request_options(requests[p.name], skip, name)
                 if p.name in requests
                 else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
             )

@@ -37,7 +37,7 @@ from gpuscale.planning.thin import thin_columns
 from gpuscale.planning.words import notes, typed_notes
 from gpuscale.plausibility import under_floor
 from gpuscale.tables import Criterion, measures
-from gpuscale.tables.plan import Nearest
+from gpuscale.tables.plan import NEAREST_SYSTEMS, Nearest
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import convergence_unit, round_key
 
@@ -61,7 +61,9 @@ def _system(entry: SystemEntry, family: str) -> Nearest:
     )
 
 
-def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[Nearest]:
+def leaned_on(
+    workload: WorkloadFit, family: str, n: int, k: int = NEAREST_SYSTEMS
+) -> list[Nearest]:
     """The measured systems a count leans on: the family's at the count nearest ``n`` (in
     log), newest round first, fastest first; a family that never ran the workload, the
     workload's systems (any family) at the count nearest ``n``."""

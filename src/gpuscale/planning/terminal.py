@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import agreeing, counted, joined, named, number
-from gpuscale.tables.plan import PLAN_COLUMNS
+from gpuscale.quantities import TABLE_DIGITS, agreeing, counted, joined, named, number
+from gpuscale.tables.plan import PLAN_COLUMNS, nearest_columns
 
 # ``count_class`` in words: whether the family ran the workload at this count
 COUNT_WORDS = {
@@ -29,12 +29,12 @@ PLAN_DROP_ORDER = (PICKED_BY, "nodes", "global batch", "energy kWh", "accelerato
 
 
 def _interval(row: PlanRow) -> str:
-    """``15.03-19.7``: the 80% interval of the time, minutes (4 significant digits, as
-    :func:`number` writes them: 16,420, never 1.642e+04)."""
+    """``15.03-19.70``: the 80% interval of the time, minutes, to the table's significant
+    figures (``TABLE_DIGITS``, as :func:`number` writes them: 16,420, never 1.642e+04)."""
     low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return f"{number(low, 4)}-{number(high, 4)}"
+    return f"{number(low, TABLE_DIGITS, zeros=True)}-{number(high, TABLE_DIGITS, zeros=True)}"
 
 
 def _shown(row: PlanRow) -> PlanRow:
@@ -128,13 +128,21 @@ def plan_document(result: PlanResult) -> Facts:
     return {"notes": result.notes, "model": result.model, "rows": rows}
 
 
+def _flat(row: PlanRow) -> PlanRow:
+    """A row with its ``nearest`` list as flat columns, in its place (CSV's)."""
+    at = list(row).index("nearest")
+    items = list(row.items())
+    return dict([*items[:at], *nearest_columns(row["nearest"]).items(), *items[at + 1 :]])
+
+
 def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], list[str], str]:
     """The plan's rows as a table shows them, the lines under it and its title: a
     terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
-    column, the systems as text in their cell (no title)."""
+    column, ``nearest`` a column per field of each system (``tables.plan.nearest_columns``;
+    no title)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if not terminal:
-        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
+        return [_flat(row) for row in rows], [], ""
     said = [
         f"{counted(n, 'accelerator')} {agreeing(n, 'leans', 'lean')} on: "
         f"{nearest_text(r['nearest'])}"

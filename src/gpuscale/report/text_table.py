@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
-from gpuscale.quantities import filled, number
+from gpuscale.quantities import TABLE_DIGITS, filled, number
 
 
 def columns_that_fit(
@@ -69,9 +69,14 @@ def left_out_note(
 
 
 def cell_text(value: Any, spec: str | None) -> str:
-    """One cell as text: the column's format spec where it has one, else ``number``."""
+    """One cell as text: the column's format spec where it has one (significant figures,
+    ``g``, with their trailing zeros: 1.90 beside 3.59), else ``number`` to
+    :data:`TABLE_DIGITS` significant figures, trailing zeros kept (every terminal table's
+    one rule: 3.360 beside 0.3928 and 30.63; JSON and CSV keep the full number)."""
     if spec is None or value is None or (isinstance(value, float) and value != value):
-        return number(value, digits=4)
+        return number(value, digits=TABLE_DIGITS, zeros=True)
+    if spec.endswith("g") and "#" not in spec:  # a column's own figures, zeros kept alike
+        return format(value, f"#{spec}").rstrip(".")
     return format(value, spec)
 
 

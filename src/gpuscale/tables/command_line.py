@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import Field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -64,6 +64,15 @@ def given_once_each(parser: CommandParser, args: Sequence[str]) -> str:
 def help_of(request: object, name: str) -> str:
     """The help text of ``request``'s field ``name`` (a class or an instance)."""
     return next(f for f in fields(request) if f.name == name).metadata["help"]
+
+
+def help_for(metadata: Mapping[str, object], command: str) -> str:
+    """A field's help as ``command`` shows it: the command's own text where the field's
+    ``each_command`` gives one (a default that differs by command: ``analyze`` reads the
+    study's round, ``scores`` every bundled one), else its ``help``."""
+    own = metadata.get("each_command") or {}
+    assert isinstance(own, Mapping)
+    return str(own.get(command, metadata["help"]))
 
 
 def number_option(f: Field, hints: dict[str, object]) -> tuple[type, bool] | None:

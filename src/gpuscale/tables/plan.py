@@ -33,8 +33,9 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 * ``extrapolated``: ``count_class`` ``ii_out`` or ``iii``;
 * ``nearest``: the measured systems the prediction leans on, a list of
   ``{round, submitter, system, accelerators, time_to_train_min, family}``
-  (:class:`Nearest`; a ``; ``-joined string in CSV): the family's at the count
-  nearest, or (class ``iii``) any family's;
+  (:class:`Nearest`; in CSV a column per key of each, ``nearest_1_round`` to
+  ``nearest_3_family``: :func:`nearest_columns`): the family's at the count nearest, or
+  (class ``iii``) any family's;
 * ``accelerator_hours`` (``accelerators * time_to_train_min / 60``), ``cost``
   (``accelerator_hours *`` the price per accelerator-hour; NaN without a price),
   ``energy_kwh`` (``accelerator_hours *`` watts / 1000; NaN without a power), as
@@ -73,6 +74,7 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypedDict
 
 # Each column in order with the dtype its frame holds (see ``tables.rounds``; ``object``:
@@ -119,3 +121,16 @@ class Nearest(TypedDict):
 
 
 NEAREST_KEYS: tuple[str, ...] = tuple(Nearest.__annotations__)
+# The systems a count leans on, at most (``planning.result.leaned_on``): CSV's columns
+NEAREST_SYSTEMS = 3
+
+
+def nearest_columns(nearest: Sequence[Nearest]) -> dict[str, object]:
+    """A count's ``nearest`` as CSV's flat columns, ``nearest_{i}_{key}`` for ``i`` in 1 to
+    :data:`NEAREST_SYSTEMS` and each :data:`NEAREST_KEYS` (the family and the time as JSON
+    keeps them), None past the systems it has: one table, every field its own column."""
+    return {
+        f"nearest_{i}_{key}": nearest[i - 1][key] if i <= len(nearest) else None  # type: ignore[literal-required]
+        for i in range(1, NEAREST_SYSTEMS + 1)
+        for key in NEAREST_KEYS
+    }

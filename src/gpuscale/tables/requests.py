@@ -24,6 +24,7 @@ from gpuscale.tables.command_line import (
     command_line_type,
     given_once_each,
     has_path,
+    help_for,
     help_of,
     number_option,
     option_name,
@@ -56,6 +57,7 @@ __all__ = [
     "given_once_each",
     "given_twice",
     "has_path",
+    "help_for",
     "help_of",
     "keyword_signature",
     "number_option",
@@ -89,15 +91,20 @@ def option(
     cli: object = MISSING,
     shown: object = MISSING,
     one_file: bool = False,
+    each_command: Mapping[str, str] | None = None,
 ) -> Any:
     """A request field with its command-line option, written once: ``help``, ``names`` (its
     spellings where they are not ``--field-name``: ``("--workload", "-w")``,
     ``("--check/--no-check",)``), ``parse`` (the option's value to the field's: a size such
     as ``7M``, a path, a list; None: as typed), ``cli`` (the option's type where it is not
     the field's), ``shown`` (the option's default where the field's is not what one types),
-    ``one_file`` (a path naming one file to write). The request checks the values, never
-    Typer. Typed ``Any`` as :func:`dataclasses.field` is: the field's annotation says it."""
+    ``one_file`` (a path naming one file to write), ``each_command`` (a command's own
+    help, where its default differs: ``tables.command_line.help_for``). The request checks
+    the values, never Typer. Typed ``Any`` as :func:`dataclasses.field` is: the field's
+    annotation says it."""
     meta: dict[str, object] = {"help": help, "names": names, "parse": parse, "one_file": one_file}
+    if each_command:
+        meta["each_command"] = each_command
     if cli is not MISSING:
         meta["cli"] = cli
     if shown is not MISSING:
@@ -105,12 +112,14 @@ def option(
     return field(default=default, metadata=meta)
 
 
-def argument(*, help: str) -> Any:
+def argument(*, help: str, each_command: Mapping[str, str] | None = None) -> Any:
     """A request field (``tuple[X, ...] | None``) given as the command's positional
-    arguments, any number of them: a tuple of them, None when none is given."""
-    return field(
-        default=None, metadata={"help": help, "names": (), "parse": tuple, "argument": True}
-    )
+    arguments, any number of them: a tuple of them, None when none is given
+    (``each_command``: as :func:`option`'s)."""
+    meta: dict[str, object] = {"help": help, "names": (), "parse": tuple, "argument": True}
+    if each_command:
+        meta["each_command"] = each_command
+    return field(default=None, metadata=meta)
 
 
 def text_option(
@@ -128,12 +137,18 @@ def text_option(
 
 
 def repeatable_option(
-    kind: type, *, help: str, names: tuple[str, ...] = (), parse: Parse = tuple
+    kind: type,
+    *,
+    help: str,
+    names: tuple[str, ...] = (),
+    parse: Parse = tuple,
+    each_command: Mapping[str, str] | None = None,
 ) -> Any:
     """An :func:`option` given once or more (``--family A --family B``), each value read
     as ``kind``: a tuple of them (``parse``: the values to the field's), None when not
-    given."""
-    return option(None, help=help, names=names, parse=parse, cli=list[kind] | None)  # type: ignore[valid-type]
+    given (``each_command``: as :func:`option`'s)."""
+    cli = list[kind] | None  # type: ignore[valid-type]
+    return option(None, help=help, names=names, parse=parse, cli=cli, each_command=each_command)
 
 
 def single_option(*, what: str, help: str, names: tuple[str, ...], required: bool = False) -> Any:

@@ -22,7 +22,7 @@ from gpuscale.tables.requests import (
     given_twice,
     repeatable_option,
 )
-from gpuscale.tables.workloads import round_name, round_name_meant
+from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
 
 
 def listed(values: list[str]) -> tuple[str, ...]:
@@ -42,6 +42,14 @@ def listed(values: list[str]) -> tuple[str, ...]:
 ROUND_OPTION = {"round_name": "--round"}
 
 
+# RoundSelection's help, each command saying its own default (``each_command``)
+_PATHS = "Round directories or archives (.tar, .tar.gz, .tar.xz, .zip)"
+_STUDY = f"the bundled {STUDY_ROUND}, the study's round"
+_WORKLOADS = (
+    "Benchmark or workload names, repeatable or comma-separated; 'study' for the study's four"
+)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RoundSelection:
     """``paths``: raw round folders or archives, read now; ``round_names``: rounds by name
@@ -50,8 +58,8 @@ class RoundSelection:
     ``gpuscale.names.choose_workloads``)."""
 
     paths: tuple[Path, ...] | None = argument(
-        help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
-        "default: every bundled round (analyze and report: v4.1, the study's)."
+        help=f"{_PATHS}; default: every bundled round.",
+        each_command=dict.fromkeys(("analyze", "report"), f"{_PATHS}; default: {_STUDY}."),
     )
     round_names: tuple[str, ...] | None = repeatable_option(
         str,
@@ -68,8 +76,8 @@ class RoundSelection:
         str,
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
         parse=listed,
-        help="Benchmark or workload names, repeatable or comma-separated; 'study' for the "
-        "study's four (default: every one loaded; report: the study's four).",
+        help=f"{_WORKLOADS} (default: every one loaded).",
+        each_command={"report": f"{_WORKLOADS} (default: the study's four)."},
     )
     offline: bool = flag(
         "--offline",

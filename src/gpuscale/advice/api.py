@@ -24,6 +24,7 @@ from gpuscale.advice.search.decide import NoneHolds, search
 from gpuscale.advice.search.predict import Refused
 from gpuscale.bench.results import holds_records, load_bench, records_bench
 from gpuscale.bench.telemetry import topology_here
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.records import read_collectives
@@ -145,7 +146,7 @@ def advise_by_keywords(
     (its fields) replaced, or of a request built from them.
     ``bench``: a results file's path, its bench table, or its records as
     ``pd.read_json(path, lines=True)`` reads them; ``link``: a preset's name (the
-    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``)."""
+    ``interconnect`` field) or a :class:`Link` (:func:`link_fields`)."""
     check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
     if request is not None and not isinstance(request, AdviceRequest):
         raise TypeError(
@@ -161,7 +162,7 @@ def advise_by_keywords(
     if link is not None and named:  # never one of two silently: which wins is not a guess
         raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")
     if isinstance(link, Link):
-        fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
+        fields |= link_fields(link)
     elif link is not None:
         fields["interconnect"] = link
     try:
@@ -176,6 +177,26 @@ def advise_by_keywords(
         problems = [("link" if f == "interconnect" else f, v, r) for f, v, r in refused.problems]
         (field, value, rule), *more = problems
         raise FieldError(field, value, rule, more=tuple(more)) from None
+
+
+def link_fields(link: Link) -> dict[str, object]:
+    """The request's fields of a :class:`Link`: a preset's own (``Link.from_preset``) its
+    name, priced as the name is (a mesh's figure at each count, the preset's link class and
+    device); else its ``busbw_gbs`` and ``latency_us``, a custom link of that one figure at
+    every count. ``FieldError``: a mesh's links per device (``mesh_links``) on figures no
+    preset has, which a request cannot carry (priced at one figure, it would not be the
+    mesh given)."""
+    if link.name in PRESETS and link == Link.from_preset(link.name):
+        return {"interconnect": link.name}
+    if link.mesh_links is not None:
+        meshes = [name for name, p in PRESETS.items() if p.mesh_links is not None]
+        rule = (
+            f"a mesh of {link.mesh_links} links per device is priced at each count only as a "
+            f"preset ({joined(meshes, 'or')}): give link='{meshes[0]}', or a Link of one "
+            "figure at every count (mesh_links=None)"
+        )
+        raise FieldError("link", link, rule)
+    return {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
 
 
 # help(gpuscale.advise) lists the request's fields, each a keyword with its default

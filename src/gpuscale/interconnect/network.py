@@ -85,6 +85,19 @@ class Link:
         ``busbw_gbs``."""
         return mesh_busbw_gbs(self.busbw_gbs, self.mesh_links, ranks)
 
+    def figures_at(self, counts: Iterable[int]) -> tuple[tuple[int, float], ...]:
+        """A mesh's bus bandwidth (GB/s, ``busbw_at``) on each of ``counts`` devices of one
+        node, 2 or more: ``((2, 45.57), (4, 136.71), (8, 318.98))`` for 8 x MI300X; none on
+        a link of one figure at every count (``mesh_links`` None)."""
+        if self.mesh_links is None:
+            return ()
+        return tuple((n, self.busbw_at(n)) for n in counts if n >= 2)
+
+    def busbw_over(self, counts: Iterable[int]) -> float:
+        """The bus bandwidth (GB/s) at the most devices of ``counts`` of one node: a mesh's
+        figure there (``figures_at``; 136.7 over 1, 2 and 4 MI300X), else ``busbw_gbs``."""
+        return max((g for _, g in self.figures_at(counts)), default=self.busbw_gbs)
+
     @property
     def nccl_hardware(self) -> str | None:
         """NCCL's hardware class (``cost.hardware_of``), None for a custom or measured link."""
@@ -111,6 +124,19 @@ class CommCurve:
         if size_bytes >= sizes[-1]:
             return float(times[-1] * size_bytes / sizes[-1])
         return float(np.exp(np.interp(np.log(size_bytes), np.log(sizes), np.log(times))))
+
+
+def searched_counts(most: int, per_node: int | None = None) -> list[int]:
+    """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one node
+    of ``per_node`` devices only whole nodes."""
+    counts, n = [], 1
+    while n < most:
+        counts.append(n)
+        n *= 2
+    counts.append(most)
+    if per_node:
+        counts = [c for c in counts if c <= per_node or c % per_node == 0]
+    return counts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -152,16 +178,9 @@ class Network:
         return bool(self.inter is not None and self.per_node and n > self.per_node)
 
     def counts_up_to(self, most: int) -> list[int]:
-        """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one
-        node only whole nodes."""
-        counts, n = [], 1
-        while n < most:
-            counts.append(n)
-            n *= 2
-        counts.append(most)
-        if self.inter is not None and self.per_node:
-            counts = [c for c in counts if c <= self.per_node or c % self.per_node == 0]
-        return counts
+        """The device counts searched up to ``most`` (:func:`searched_counts`), nodes of
+        ``per_node`` devices where a link joins them."""
+        return searched_counts(most, self.per_node if self.inter is not None else None)
 
     def name_over(self, counts: Iterable[int]) -> str:
         """``name``, with the link between nodes only where a count of ``counts`` spans

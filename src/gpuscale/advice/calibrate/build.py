@@ -12,7 +12,8 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import host_of, machine_of
+from gpuscale.advice.calibrate.host import host_of
+from gpuscale.advice.calibrate.link import machine_of
 from gpuscale.advice.calibrate.memory import measured_beyond, memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
@@ -75,9 +76,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
-    for end, link in link_ends:  # an assumed link: the network at each end of its range
+    for end, link, gbs in link_ends:  # an assumed link: the network at each end of its range
         network = replace(machine.network, intra=link)
-        ends.append(("link", end, link.busbw_gbs, "GB/s", {"machine": {"network": network}}))
+        ends.append(("link", end, gbs, "GB/s", {"machine": {"network": network}}))
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET

@@ -1,26 +1,25 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
 the measured curves, the device and the device count, each with where it came from; the
 device and the links the request names are its own, resolved once as it was made
-(``AdviceRequest.hardware``), the bench host's as its runs are read (:func:`host_of`)."""
+(``AdviceRequest.hardware``), the bench host's as its runs are read (``host.host_of``)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
 
-import pandas as pd
-
-from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
-from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
+from gpuscale.advice.calibrate.host import BenchHost
+from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.network import link_class
 from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE, phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, Value, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
-from gpuscale.interconnect.network import Link, Network
+from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
 
 # What a measured link's name adds by whether its curves were measured under compute load
@@ -29,43 +28,6 @@ LOADED = {True: ", under compute load", False: ""}
 # or to the link assumed where it is faster (a board's NVLink); the advice is searched again
 # at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-@dataclass(frozen=True, slots=True)
-class BenchHost:
-    """The host the runs calibrated on recorded (None: not recorded): its link (a preset,
-    and the device it implies) stands where none is given, measured or detected here, or
-    this machine detected another; its cores cap CPU processes."""
-
-    link: Link | None
-    board: str | None
-    gpus: int | None
-    cores: int | None
-    kind: str | None
-    threads: int | None
-    device: str | None
-
-
-def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
-    """Of ``cal``'s configuration in ``table`` (every device count)."""
-    rows = table[table["config_group"] == cal.bench.config_group]
-
-    def most(column: str) -> int | None:
-        values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
-        return None if values.isna().all() else int(values.max())
-
-    named = set(rows.get("host_link", pd.Series(dtype=object)).dropna().astype(str)) - {""}
-    link = named.pop() if len(named) == 1 and next(iter(named)) in links.PRESETS else None
-    gpus, cores = most("host_devices"), most("host_cpu_count")
-    return BenchHost(
-        None if link is None else Link.from_preset(link),
-        None if link is None else implied_device(link),
-        gpus,
-        cores,
-        cal.bench.device_kind,
-        cal.bench.threads,
-        cal.machine.device.name,
-    )
 
 
 def measured_network(curves: MeasuredCurves, base: Network) -> Network:
@@ -89,17 +51,31 @@ class LinkChoice:
     assumed: bool = False
     assumption: Assumption | None = None
     warning: Finding | None = None
-    ends: tuple[tuple[str, Link], ...] = ()  # an assumed link's range (``LINK_ENDS``)
+    # an assumed link's range (``LINK_ENDS``): each end's link and its figure as said
+    ends: tuple[tuple[str, Link, float], ...] = ()
+
+
+def link_figures(link: Link, counts: tuple[int, ...]) -> dict[str, Value]:
+    """A link's bus bandwidth as its findings say it: ``busbw_gbs``; on a fully connected
+    mesh its figure on each of ``counts`` (``at``: ``LINK_AT``, ``Link.busbw_at``, as each
+    count is priced) and its links per device (``mesh``), none and None elsewhere."""
+    at = tuple(Finding.of(K.LINK_AT, devices=n, busbw_gbs=g) for n, g in link.figures_at(counts))
+    return {"busbw_gbs": link.busbw_gbs, "mesh": link.mesh_links if at else None, "at": at}
 
 
 def choose_link(
-    req: AdviceRequest, topology: Topology | None, measured: bool, host: BenchHost | None
+    req: AdviceRequest,
+    topology: Topology | None,
+    measured: bool,
+    host: BenchHost | None,
+    counts: tuple[int, ...] = (),
 ) -> LinkChoice:
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
     else the one the preset implies; a warning where an NVLink given is not the named part's
-    (``model.hardware.not_own_link``)."""
+    (``model.hardware.not_own_link``). ``counts``: those searched inside one node, whose
+    figures a mesh's findings say (:func:`link_figures`)."""
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
@@ -109,7 +85,7 @@ def choose_link(
     if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
         chosen = hardware.link
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
-        said = Finding.of(given, name=chosen.name, busbw_gbs=chosen.busbw_gbs)
+        said = Finding.of(given, name=chosen.name, **link_figures(chosen, counts))
         return LinkChoice(chosen, said, device, warning=hardware.not_own)
     benched = None if measured or host is None else host.link
     if benched and detected is not None and (not seen or seen == benched.name):
@@ -121,7 +97,7 @@ def choose_link(
             K.LINK_OF_BENCH_HOST,
             name=chosen.name,
             device=host.board,
-            busbw_gbs=chosen.busbw_gbs,
+            **link_figures(chosen, counts),
             detected=seen,  # this machine's GPUs of another link
         )
         return LinkChoice(chosen, said, device)
@@ -140,8 +116,11 @@ def choose_link(
     # measured no link), else, none given, detected or measured, the NVLink (or xGMI) of the
     # board whose peak the advice checks against, else ``DEFAULT_LINK``
     (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
-    low = chosen if chosen.busbw_gbs < low.busbw_gbs else low
+    # a mesh below an end at its fewest devices (2) or above it at its most
+    low = chosen if chosen.busbw_at(2) < low.busbw_gbs else low
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high
+    # each figure at the most devices of a node searched (a mesh's there, ``busbw_over``)
+    value_gbs, low_gbs, high_gbs = (link.busbw_over(counts) for link in (chosen, low, high))
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = Finding.of(
@@ -177,19 +156,25 @@ def choose_link(
         value=Finding.of(
             K.LINK_VALUE,
             preset=chosen.name,
-            busbw_gbs=chosen.busbw_gbs,
+            **link_figures(chosen, counts),
             # the ends searched again: the quantity's range, said with their presets
-            low=low.busbw_gbs,
-            high=high.busbw_gbs,
+            low=low_gbs,
+            high=high_gbs,
             low_preset=low.name,
             high_preset=high.name,
         ),
-        quantity=Quantity(chosen.busbw_gbs, "GB/s bus bandwidth", low.busbw_gbs, high.busbw_gbs),
+        quantity=Quantity(
+            value_gbs,
+            "GB/s bus bandwidth",
+            low_gbs,
+            high_gbs,
+            at=chosen.figures_at(counts),  # a mesh's figure on each count of a node
+        ),
         source=Source.ASSUMED,
         basis=basis,
         measure=Measure(measure),
     )
-    ends = ((low_end, low), (high_end, high))
+    ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
     return LinkChoice(chosen, None, device, assumed, assumption, ends=ends)
 
 
@@ -262,16 +247,18 @@ def machine_of(
     topology: Topology | None,
     curves: MeasuredCurves | None,
     host: BenchHost | None = None,
-) -> tuple[Machine, Said, tuple[tuple[str, Link], ...]]:
+) -> tuple[Machine, Said, tuple[tuple[str, Link, float], ...]]:
     """The machine of ``req`` (on the bench ``host``'s link and cores), whence each part, and
     the ends of an assumed link's range (``LINK_ENDS``; none where the link is not assumed)."""
     nodes, max_devices, capped, processes = device_cap(req, topology, host)
-    choice = choose_link(req, topology, curves is not None, host)
+    per_node = req.gpus_per_node if nodes > 1 else None
+    inside = tuple(n for n in searched_counts(max_devices, per_node) if n <= (per_node or n))
+    choice = choose_link(req, topology, curves is not None, host, inside)
     link_note = choice.said
     inter = req.hardware.inter_node if nodes > 1 else None
     network = Network(
         intra=choice.link,
-        per_node=req.gpus_per_node if nodes > 1 else None,
+        per_node=per_node,
         inter=inter,
         nics_per_node=req.nics_per_node,
         nodes_given=req.nodes > 1,
@@ -323,7 +310,7 @@ def _inter_node_assumed(inter: Link) -> Assumption:
     presets = tuple(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
         term=TermId.INTER_NODE,
-        value=Finding.of(K.LINK_VALUE, preset=inter.name, busbw_gbs=inter.busbw_gbs, low=None),
+        value=Finding.of(K.LINK_VALUE, preset=inter.name, **link_figures(inter, ()), low=None),
         quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=Finding.of(K.INTER_NODE_ASSUMED, name=inter.name),

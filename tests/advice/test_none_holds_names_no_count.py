@@ -7,6 +7,7 @@ from __future__ import annotations
 import gpuscale
 from gpuscale.advice.explain.answer import change_line, deciding_line, lines
 from gpuscale.advice.explain.as_json import advice_document
+from gpuscale.advice.types import FindingKind
 
 # a 70B model under FSDP on H100s: 16 devices hold it (16 bytes a parameter), the global
 # batch 8 does not split over 16, 32 or 64: the rows predicted (1-8) hold none
@@ -31,7 +32,10 @@ def test_no_count_predicted_holds_it_so_none_is_chosen() -> None:
     assert "read" not in decision
     # the short answer: memory and why none is advised, the counts not shown; no focus read
     assert (deciding_line(advice), change_line(advice)) == ("", "")
-    assert len(lines(advice)) == 3
+    # and the one warning: a 1,000 ms step measured on one device that holds no 70B state
+    kinds = [w.kind for w in advice.calibration.said.warnings]
+    assert kinds == [FindingKind.MEMORY_MEASURED_BEYOND]
+    assert len(lines(advice)) == 4
 
 
 def test_a_refusal_on_one_device_leaves_it_the_only_pick() -> None:

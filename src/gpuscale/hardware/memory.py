@@ -385,6 +385,16 @@ class MemoryCheck:
         would = self.would_hold
         return None if would is None else -(-would[1] // gpus) * gpus
 
+    def state_beyond_one(self) -> MemoryAt | None:
+        """The one-device row where the model's state alone (weights, gradients and
+        optimizer states; activations aside, so at any batch) is more than one device may
+        fill, else None: no strategy or batch lets one device hold it."""
+        one = next((r for r in self.rows if r.devices == 1), None)
+        if one is None:
+            return None
+        state_gb = one.weights_gb + one.gradients_gb + one.optimizer_states_gb
+        return one if state_gb > one.usable_gb else None
+
     def holds(self, strategy: str, devices: int) -> bool:
         """Whether ``devices`` hold the model (a count not searched: at least the fewest)."""
         row = [r.fits for r in self.rows if r.strategy == strategy and r.devices == devices]

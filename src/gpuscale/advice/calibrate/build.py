@@ -14,7 +14,7 @@ from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.host import host_of
 from gpuscale.advice.calibrate.link import machine_of
-from gpuscale.advice.calibrate.memory import measured_beyond, memory_check
+from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
@@ -130,7 +130,21 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if held.memory is None and request.device_name:  # a device named of no memory recorded
         unheld = Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name)
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, unheld)}})
-    if (beyond := measured_beyond(request, held.memory)) is not None:
+    # a step measured on one device (--step-ms) of a state the check says one cannot hold:
+    # the measurement and the estimate disagree (the device, optimizer or precision it ran
+    # with is not the one assumed), said with the state's numbers
+    memory = held.memory
+    one = memory.state_beyond_one() if memory is not None else None
+    if request.step_ms is not None and bench is None and memory is not None and one is not None:
+        beyond = Finding.of(
+            FindingKind.MEMORY_MEASURED_BEYOND,
+            state_gb=one.weights_gb + one.gradients_gb + one.optimizer_states_gb,
+            usable_gb=one.usable_gb,
+            bytes_per_param=memory.state.bytes_per_param,
+            optimizer=memory.state.optimizer,
+            precision=memory.state.precision,
+            device=memory.device.memory.family,
+        )
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, beyond)}})
     return replace(cal, machine=held).at(
         {

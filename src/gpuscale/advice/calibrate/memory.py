@@ -140,31 +140,6 @@ def memory_check(
     return checked
 
 
-def measured_beyond(request: AdviceRequest, memory: MemoryCheck | None) -> Finding | None:
-    """A step given as measured on one device (``--step-ms``, no bench) of a model whose
-    state alone (weights, gradients and optimizer states; activations aside, so at any
-    batch) the memory check says one device cannot hold: the measurement and the estimate
-    disagree, so the device, optimizer or precision assumed is not the one the step ran
-    with. None where they agree or nothing was measured on one device."""
-    if memory is None or request.step_ms is None or request.bench is not None:
-        return None
-    one = next((r for r in memory.rows if r.devices == 1), None)
-    if one is None:
-        return None
-    state_gb = one.weights_gb + one.gradients_gb + one.optimizer_states_gb
-    if state_gb <= one.usable_gb:
-        return None
-    return Finding.of(
-        K.MEMORY_MEASURED_BEYOND,
-        state_gb=state_gb,
-        usable_gb=one.usable_gb,
-        bytes_per_param=memory.state.bytes_per_param,
-        optimizer=memory.state.optimizer,
-        precision=memory.state.precision,
-        device=memory.device.memory.family,
-    )
-
-
 def micro_batch_at(run: Run, devices: int) -> int:
     """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
     the whole batch of the fewest micro-steps that fits (as the search splits it), else the

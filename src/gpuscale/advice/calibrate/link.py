@@ -103,9 +103,9 @@ def choose_link(
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    device = hardware.device  # else the one the detected link implies
-    if not (req.device_name or hardware.link or measured):
-        device = device_record(None, detected)
+    device = hardware.device  # else the one the detected link implies, or the kind of it
+    if not (hardware.link or measured):
+        device = device_record(req.device_name, detected)
     if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
         chosen = hardware.link
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET

@@ -16,7 +16,7 @@ from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware import links
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.device_names import closest, find
+from gpuscale.hardware.device_names import closest, find, on_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
@@ -59,7 +59,9 @@ def implied_device(link_name: str) -> str | None:
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The device named, else the one the link ``implied_by`` implies, as the catalogue has it."""
+    """The device named, else the one the link ``implied_by`` implies, as the catalogue has
+    it; a name of several parts read as the kind of part the link implies where it says one
+    (a PCIe card on a PCIe link: ``device_names.on_link``)."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -67,6 +69,9 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     found = find(name)
     if found is None:
         return DeviceRecord(name, closest=tuple(closest(name)))
+    card = None if implied_by is None else links.implies_card(implied_by)
+    if card is not None and implied_by is not None:
+        found = on_link(found, card, implied_by.split(" ")[0])
     others = tuple(other.device for other in filter(None, map(find, found.others)))
     return DeviceRecord(name, found.device, found.assumed, others=others)
 

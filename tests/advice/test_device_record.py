@@ -108,3 +108,23 @@ def test_a_name_of_several_forms_takes_the_form_its_link_implies(
 def test_a_product_of_several_memory_sizes_lists_them_all(name: str, sizes: set[float]) -> None:
     record = device_record(name)
     assert {d.memory_gib for d in (record.part, *record.others)} == sizes
+
+
+@pytest.mark.parametrize(
+    ("name", "link", "checked", "assumed"),
+    [
+        ("V100", "nvlink2", "V100 SXM2 16GB", True),  # read as the smallest: still said
+        ("H100", "nvlink4", "H100 SXM5 80GB", True),
+        ("A100", "nvlink3", "A100 SXM4 40GB", True),
+        ("A100", "pcie4-x16", "A100 PCIe 40GB", True),
+        ("H100 PCIe", "pcie5-x16", "H100 PCIe 80GB", False),  # one part: nothing assumed
+        ("V100 32GB", "pcie3-x16", "V100 PCIe 32GB", False),
+    ],
+)
+def test_the_memory_check_says_a_name_of_several_sizes_however_it_is_read(
+    name: str, link: str, checked: str, assumed: bool
+) -> None:
+    from gpuscale.advice.calibrate.link import checked_device
+
+    record, said = checked_device(device_record(name, link), link)
+    assert record.part is not None and record.part.name == checked and said == assumed

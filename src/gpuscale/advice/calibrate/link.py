@@ -252,7 +252,7 @@ def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]
         return device, False
     parts = [read, *device.others]
     least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
-    if least.memory_gib == read.memory_gib:
+    if all(d.memory_gib == least.memory_gib for d in parts):  # one size: nothing assumed
         return device, False
     return DeviceRecord(device.name, least), True
 

@@ -49,7 +49,7 @@ def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_th
     with_rcps = workload_rcps("resnet", "5.0.0").elsewhere
     assert with_rcps and all(rcp_points(r, "resnet") for r in with_rcps)
     assert not rcp_points("5.0.0", "resnet")
-    assert joined(with_rcps) in said and f"--ruleset {with_rcps[-1]}" in said
+    assert joined(with_rcps) in said and f"ruleset={with_rcps[-1]!r}" in said
     shipped = {joined(with_rcps): "<rulesets>", with_rcps[-1]: "<latest>"}  # mlperf-logging's
     golden.check(
         "names/unknown_workloads", "advise: no RCPs in the ruleset asked", said, paths=shipped

@@ -379,7 +379,7 @@ def under_floor(
     to train are at least one step's batch): the one rule, for ``advise`` and ``plan``."""
     found = []
     for name, value in values.items():
-        floor = {**TYPED_FLOORS, **(floors or {})}[name]
+        floor = {**TYPED_FLOORS, **(floors or {})}.get(name, -math.inf)  # none: unchecked
         if isinstance(value, int | float) and math.isfinite(value) and value < floor:
             found.append((name, float(value), floor))
     return found

@@ -74,3 +74,57 @@ def test_power_and_rate_checks_read_the_record() -> None:
     # without a part only a rate above every known peak is flagged
     assert rate_warnings(0.5 * h100.peak.bf16, NO_DEVICE, "bf16") == []
     assert rate_warnings(1e9, NO_DEVICE, "bf16")
+
+
+@pytest.mark.parametrize(
+    ("name", "link", "part", "watts"),
+    [
+        ("H100", "pcie-phb", "H100 PCIe 80GB", 350.0),
+        ("H100", "pcie5-x16", "H100 PCIe 80GB", 350.0),
+        ("H100", "nvlink4", "H100 SXM5 80GB", 700.0),
+        ("A100", "pcie4-x16", "A100 PCIe 80GB", 300.0),
+        ("A100 40GB", "pcie-sys", "A100 PCIe 40GB", 250.0),
+        ("V100", "pcie3-x16", "V100 PCIe 16GB", 250.0),
+        ("H200", "pcie5-x16", "H200 NVL 141GB", 600.0),
+        ("H100", "ib-ndr400", "H100 SXM5 80GB", 700.0),  # a network says no form
+        ("H100 SXM", "pcie-phb", "H100 SXM5 80GB", 700.0),  # the form written stands
+    ],
+)
+def test_a_name_of_several_forms_takes_the_form_its_link_implies(
+    name: str, link: str, part: str, watts: float
+) -> None:
+    record = device_record(name, link)
+    assert record.part is not None and record.part.name == part
+    assert device_power("cuda", record).watts == watts
+    assert record.part.name not in {o.name for o in record.others}
+    moved = part != device_record(name).part.name
+    assert (link in record.assumed) == moved  # the reading by the link is said
+
+
+@pytest.mark.parametrize(
+    ("name", "sizes"),
+    [("V100", {16.0, 32.0}), ("H100", {80.0, 94.0}), ("A100", {40.0, 80.0})],
+)
+def test_a_product_of_several_memory_sizes_lists_them_all(name: str, sizes: set[float]) -> None:
+    record = device_record(name)
+    assert {d.memory_gib for d in (record.part, *record.others)} == sizes
+
+
+@pytest.mark.parametrize(
+    ("name", "link", "checked", "assumed"),
+    [
+        ("V100", "nvlink2", "V100 SXM2 16GB", True),  # read as the smallest: still said
+        ("H100", "nvlink4", "H100 SXM5 80GB", True),
+        ("A100", "nvlink3", "A100 SXM4 40GB", True),
+        ("A100", "pcie4-x16", "A100 PCIe 40GB", True),
+        ("H100 PCIe", "pcie5-x16", "H100 PCIe 80GB", False),  # one part: nothing assumed
+        ("V100 32GB", "pcie3-x16", "V100 PCIe 32GB", False),
+    ],
+)
+def test_the_memory_check_says_a_name_of_several_sizes_however_it_is_read(
+    name: str, link: str, checked: str, assumed: bool
+) -> None:
+    from gpuscale.advice.calibrate.link import checked_device
+
+    record, said = checked_device(device_record(name, link), link)
+    assert record.part is not None and record.part.name == checked and said == assumed

@@ -26,10 +26,11 @@ VIEW = "advice/fixed_cost_peak_bound"
 PARAMS, STEP_MS, BATCH = 7e6, 40.0, 32
 FLOPS = 6 * PARAMS  # what the advice assumes without --flops-per-sample
 # dense peaks from NVIDIA's datasheets (TFLOP/s), by --precision: mixed precision's matmuls
-# run at the bf16/fp16 tensor cores' (the default), fp32's at most at TF32's (V100: FP32)
+# run at the bf16/fp16 tensor cores' (the default), fp32's at most at TF32's (V100: FP32);
+# the V100 on the walk's PCIe link is its PCIe card
 PEAKS = {
-    "mixed": ("bf16", {"A10": 125.0, "L4": 121.0, "V100": 125.0}),
-    "fp32": ("TF32", {"A10": 62.5, "L4": 60.0, "V100": 15.7}),
+    "mixed": ("bf16", {"A10": 125.0, "L4": 121.0, "V100": 112.0}),
+    "fp32": ("TF32", {"A10": 62.5, "L4": 60.0, "V100": 14.0}),
 }
 TF32 = PEAKS["fp32"][1]
 BOUNDED = [(d, p) for p in PEAKS for d in sorted(PEAKS[p][1])]

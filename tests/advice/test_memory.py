@@ -239,8 +239,9 @@ def test_no_device_named_under_zero2_is_said_by_the_strategy(golden: Golden) -> 
 
 
 def test_a_device_named_is_not_said_assumed() -> None:
+    # a part named ("H100" names parts of 80 and 94 GB: the smallest checked, said)
     advice = gpuscale.advise(
-        params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
+        params=7e9, step_ms=900.0, batch=8, device_name="H100 SXM", link="nvlink4", strategy="fsdp"
     )
     assert advice.memory is not None and advice.memory.device.assumed == ""
     assert not advice.calibration.machine.memory_device_assumed

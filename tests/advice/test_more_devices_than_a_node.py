@@ -4,7 +4,10 @@ walk: ``--max-devices 16`` modelled 16 GPUs inside one NVLink node, without a wo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 import gpuscale
 
@@ -26,3 +29,15 @@ def test_within_a_node_nothing_changes() -> None:
     advice = gpuscale.advise(bench=MEASURED, link="nvlink4", max_devices=8)
     assert advice.calibration is not None and advice.calibration.machine.network.inter is None
     assert "Nodes:" not in "\n".join(advice.explanation)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "per_node", "verb"), [(1, 1, "holds"), (1, 8, "holds"), (2, 2, "hold")]
+)
+def test_the_verb_agrees_with_the_nodes_counted(nodes: int, per_node: int, verb: str) -> None:
+    advice = gpuscale.advise(
+        params=7e6, step_ms=40, batch=32, nodes=nodes, gpus_per_node=per_node, max_devices=16
+    )
+    (said,) = [s for s in advice.explanation if s.startswith("Nodes:")]
+    found = re.search(rf"{nodes} nodes? of {per_node} devices? (\w+):", said)
+    assert found is not None and found.group(1) == verb, said

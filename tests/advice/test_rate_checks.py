@@ -78,7 +78,7 @@ def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input(
     (reading,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
     assert reading.value == pytest.approx(6 * asked["params"]) and reading.accelerators == 1
     said = lines_on(advice.explanation, "FLOPs per sample not given")
-    assert "--flops-per-sample" in said and "flop_counter" in said
+    assert "flops_per_sample=" in said and "flop_counter" in said  # as Python names it
     golden.check(VIEW, "a low rate read from assumed FLOPs", said)
     # the same FLOPs given, not assumed: the rate is as low, but no assumption is blamed
     given = implausible(flops_per_sample=6 * asked["params"])

@@ -131,3 +131,17 @@ def test_a_link_reading_names_its_preset_and_every_term_moving_the_count_is_said
         assert WITHHELD_WORDS[term]["name"] in decides
         assert short.removeprefix("give ") in settle  # several: one verb, give --a and --b
         assert any(whole in line for line in advice.caveats)
+
+
+def test_the_python_reader_is_named_the_keywords_alone() -> None:
+    """Each field the advice names is spelled once, as its reader gives it: no option of
+    the command line in Python's words (a command to run, in backticks, is one), no
+    "(in Python: ...)" beside one."""
+    advice = gpuscale.advise(params=7e6, step_ms=40, batch=32, device_name="A10", link="pcie-phb")
+    words = " ".join([*advice.explanation, *advice.decision.warnings])
+    outside = re.sub(r"`gpuscale [^`]*`", "", words)
+    assert "step_ms=T, batch=B" in words and "flops_per_sample=" in words
+    assert not re.findall(r"--(?:step-ms|batch|flops-per-sample|allow-flagged)\b", outside)
+    assert "in Python" not in words
+    with spelled_as(False):  # the command line's, the same sentence
+        assert "--step-ms T --batch B" in measured(advice.calibration.model.fixed.measure)

@@ -91,3 +91,39 @@ def test_a_plan_leaves_out_the_energy_of_a_power_in_kw() -> None:
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert all(r["energy_kwh"] is None for r in document["rows"])
+
+
+def test_the_ceilings_are_ten_times_the_highest_the_data_holds() -> None:
+    from gpuscale.hardware.catalogue import devices
+    from gpuscale.hardware.ceilings import CEILING_FACTOR, typed_ceilings
+    from gpuscale.hardware.links import PRESETS
+
+    ceilings = typed_ceilings()
+    assert ceilings["busbw_gbs"].top == PRESETS["nvlink5"].line_rate_gbs == 900.0
+    assert ceilings["busbw_gbs"].ceiling == CEILING_FACTOR * 900.0 == 9000.0
+    assert ceilings["power_w"].top == max(d.board_power_w for d in devices()) == 1000.0
+    # every preset's bus bandwidth, and every part's power, lies under them
+    assert max(p.busbw_gbs for p in PRESETS.values()) < ceilings["busbw_gbs"].ceiling / 10
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "meant"),
+    [("busbw_gbs", 5e4, 500.0), ("power_w", 5e4, 700.0)],  # MB/s typed as GB/s; a node's W
+)
+def test_a_number_above_its_ceiling_is_flagged_and_kept_out(field, typed, meant) -> None:
+    numbers = {k: v for k, v in NUMBERS.items() if field != "busbw_gbs" or k != "link"}
+
+    def above(advice) -> list[tuple[str, float]]:
+        warnings = advice.calibration.said.warnings
+        kind = FindingKind.TYPED_ABOVE_CEILING
+        return [(w["field"], w["value"]) for w in warnings if getattr(w, "kind", None) is kind]
+
+    advice = gpuscale.advise(**{**numbers, field: typed})
+    assert above(advice) == [(field, typed)] and advice.calibration.said.implausible
+    assert advice.decision.refused
+    right = gpuscale.advise(**{**numbers, field: meant})
+    assert above(right) == [] and not right.calibration.said.implausible
+    if field == "power_w":  # the plan leaves its energy out, as under the floor
+        table = gpuscale.plan(workload="bert", accelerator="H100", devices="8", power_w=typed)
+        assert table["energy_kwh"].map(math.isnan).all()
+        assert sum(n.startswith("IMPLAUSIBLE") for n in table.attrs["notes"]) == 1

@@ -51,3 +51,35 @@ def test_a_format_in_any_case_is_read_an_abbreviation_refused() -> None:
     prefix = CliRunner().invoke(app, [*plan, "--format", "c"])
     assert prefix.exit_code == 2 and prefix.stdout == ""
     assert prefix.stderr.startswith("error: --format c:") and "csv in full" in prefix.stderr
+
+
+def _with_explain() -> list[str]:
+    commands = typer.main.get_command(app).commands.items()
+    return sorted(
+        name
+        for name, command in commands
+        if {"--explain", "--format"} <= {o for p in command.params for o in p.opts}
+    )
+
+
+RUNS = {
+    "advise": ["--params", "7M", "--step-ms", "40", "--batch", "32"],
+    "plan": NEEDS["plan"],
+    "analyze": ["-b", "bert"],
+}
+
+
+@pytest.mark.parametrize("command", _with_explain())
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_explain_beside_a_format_it_does_not_change_is_said(command: str, fmt: str) -> None:
+    runner = CliRunner()
+    given = runner.invoke(app, [command, *RUNS[command], "-f", fmt, "--explain"])
+    assert given.exit_code == 0, given.output
+    said = "changes nothing" in given.stderr
+    assert said == (fmt != "table")  # said on stderr, the data left whole
+    if fmt == "json":
+        json.loads(given.stdout)
+    plain = runner.invoke(app, [command, *RUNS[command], "-f", fmt])
+    assert "changes nothing" not in plain.stderr
+    if fmt != "table":
+        assert plain.stdout == given.stdout

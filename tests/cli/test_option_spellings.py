@@ -81,3 +81,26 @@ def test_a_users_word_for_devices_finds_the_option(command: str, typed: str, mea
     offered = set(re.findall(r"'(--[a-z-]+)'", said))
     assert offered == meant
     assert offered <= _spellings(command)
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered"),
+    [
+        ("llama3-7b", ["llama3-8b", "llama2-7b", "llama3-70b"]),  # a digit changed, then added
+        ("llama2-7", ["llama2-7b"]),
+        ("fsdpp", ["fsdp"]),
+    ],
+)
+def test_a_near_name_of_other_digits_comes_after_those_of_the_same(
+    typed: str, offered: list[str]
+) -> None:
+    import gpuscale
+    from gpuscale.tables.requests import FieldError
+    from gpuscale.tables.spelling import likeliest
+
+    names = ["llama3-8b", "llama3-70b", "llama2-7b", "llama2-70b", "fsdp", "ddp"]
+    assert likeliest(typed, names) == offered
+    if typed.startswith("llama3"):  # the Python API and the command line alike
+        with pytest.raises(FieldError) as refused:
+            gpuscale.advise(preset=typed, step_ms=500, batch=8)
+        assert re.findall(r"'([^']+)'", str(refused.value).split("did you mean")[1]) == offered

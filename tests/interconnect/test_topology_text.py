@@ -148,3 +148,20 @@ def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path,
     lines = result.output.splitlines()
     assert lines[0].startswith("WARNING: GPU1") and "PHB" in lines[1]  # the first row read
     golden.check("interconnect/topology", "topo: a GPU row given twice", result.output)
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu", "part", "moved"),
+    [
+        (PHB_PAIR, "H100", "H100 PCIe 80GB", True),  # GPUs meeting through PCIe: cards
+        (H100_8, "H100", "H100 SXM5 80GB", False),  # all over NVLink: the SXM board
+        (PHB_PAIR, "H100 SXM", "H100 SXM5 80GB", False),  # the part named stands
+        (DUAL_SOCKET, "A100", "A100 PCIe 80GB", True),
+    ],
+)
+def test_a_name_of_several_forms_is_read_as_the_form_the_links_imply(
+    text: str, gpu: str, part: str, moved: bool
+) -> None:
+    found = parse_topo_matrix(text, gpu).part()
+    assert found is not None and found.device.name == part
+    assert ("implies" in found.assumed) == moved

@@ -118,7 +118,7 @@ class AdviceRequest(RequestFields):
                 raise NamedError(f"{first} with {second}: {why}")
         # a step time with bench results is refused (``check_with_data``), its pairs unchecked
         steps = step_warnings(self.step_points) if self.bench is None else []
-        typed = {name: getattr(self, name) for name in ("params", "flops_per_sample", "power_w")}
+        typed = {name: getattr(self, name) for name in TYPED}
         object.__setattr__(self, "implausible", (*steps, *typed_warnings(typed)))
 
 
@@ -142,6 +142,8 @@ def _hardware(request: RequestFields) -> NamedHardware:
     return NamedHardware(device, link, board, inter, not_own)
 
 
+# The numbers typed checked against their floors and ceilings (``model.hardware.typed_warnings``)
+TYPED = ("params", "flops_per_sample", "power_w", "busbw_gbs")
 PRECISIONS = ("mixed", "fp32")
 # Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
 _NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())

@@ -20,6 +20,7 @@ from gpuscale.names import UnknownNameError, asked_workloads, choose_workloads, 
 from gpuscale.quantities import filled
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.command_line import EXPLAIN_HELP
 from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import ROUND_OPTION, RoundSelection
 from gpuscale.version import __version__
@@ -86,12 +87,7 @@ FormatOption = Annotated[
     ),
 ]
 # What `analyze` and `plan` print past their answer (every finding, caveat and method note)
-Explain = Annotated[
-    bool,
-    typer.Option(
-        "--explain", help="Everything behind the answer: each finding, caveat and method note."
-    ),
-]
+Explain = Annotated[bool, typer.Option("--explain", help=EXPLAIN_HELP)]
 Families = Annotated[
     list[str] | None,
     typer.Option("--family", metavar="<str>", help=help_of(AnalysisOptions, "families")),

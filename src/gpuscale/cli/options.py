@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.output import OPTIONS, fail, fail_on
+from gpuscale.cli.output import OPTIONS, fail, fail_on, note
 from gpuscale.cli.usage import one_line
+from gpuscale.tables.command_line import explain_unused
 from gpuscale.tables.request_text import is_request, option_names, request_of
 from gpuscale.tables.requests import command_line_type, given_once_each, help_for
 
@@ -76,6 +77,7 @@ def command(
         ]
 
         def run(**values: object) -> None:
+            note(*explain_unused(values))  # beside -f json or csv: said, not refused
             with fail_on(ValueError, options=option_names(*requests.values())):
                 built = {n: request_of(r, values) for n, r in requests.items()}
             fn(**{n: values[n] for n in own}, **built)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuscale.hardware.catalogue import Device, announced, devices, products
+from gpuscale.hardware.catalogue import Device, announced, device, devices, products
 from gpuscale.hardware.model_numbers import matcher
 from gpuscale.quantities import joined
 from gpuscale.tables.spelling import suggested
@@ -110,11 +110,12 @@ def _written(key: str) -> tuple[str | None, float | None]:
     return form, float(memory.group(1)) if memory else None
 
 
-def _assumption(typed: str, chosen: Device, others: list[Device]) -> str:
+def _assumption(typed: str, chosen: Device, others: list[Device], link: str = "") -> str:
     said = joined([d.name for d in others], "or")
+    implied = f" the link {link} implies" if link else ""
     return (
         f"{typed!r} names no single part: read as {chosen.name}, the {chosen.form_factor} "
-        f"part; it could also be {said}: name the part to use it"
+        f"part{implied}; it could also be {said}: name the part to use it"
     )
 
 
@@ -148,6 +149,25 @@ def find(typed: str) -> Resolved | None:
     others = [d for d in fitting if d is not chosen]
     names = tuple(d.name for d in others)
     return Resolved(typed, chosen, _assumption(typed, chosen, others), names)
+
+
+def on_link(found: Resolved, card: bool, link: str) -> Resolved:
+    """``found`` read as a part of the kind the ``link`` its GPUs are on implies (``card``: a
+    PCIe card, else a board on its fabric) where the part read is not of that kind and one
+    the name could also mean is: ``H100`` on ``pcie-phb`` is the H100 PCIe 80GB (350 W),
+    not the SXM5 board (700 W); of those, the one of the memory read, else the first in
+    the catalogue; said as its assumption. ``found`` itself where no other part fits."""
+    if found.device.board != card:
+        return found
+    parts = [found.device, *map(device, found.others)]
+    fitting = [d for d in parts if d.board != card]
+    if not fitting:
+        return found
+    same = [d for d in fitting if d.memory_gib == found.device.memory_gib]
+    chosen = (same or fitting)[0]
+    others = [d for d in parts if d is not chosen]
+    said = _assumption(found.typed, chosen, others, link)
+    return Resolved(found.typed, chosen, said, tuple(d.name for d in others))
 
 
 def _as_announced(

@@ -131,6 +131,21 @@ LINK_DEVICE = {
     "xgmi-mi250x": "MI250X",
 }
 
+# The presets whose name says the GPUs are PCIe cards: PCIe itself, and the NVLink bridge
+# of two cards (a board's NVLink or xGMI says a board on its fabric).
+CARD_LINKS = ("pcie", "nvlink3-bridge")
+
+
+def implies_card(link_name: str) -> bool | None:
+    """Whether a link preset's name (``pcie-phb``, ``nvlink4 (detected)``) says its GPUs are
+    PCIe cards (True) or boards on their fabric (NVLink, xGMI: False); None for a network
+    or a custom link, which say neither."""
+    name = link_name.strip().lower()
+    if name.startswith(CARD_LINKS):
+        return True
+    return False if name.startswith(GPU_FABRICS) else None
+
+
 # NVML's architecture codes (nvmlDeviceGetArchitecture) -> NVLink generation.
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
 

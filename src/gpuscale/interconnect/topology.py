@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gpuscale.hardware.device_names import Resolved, UnknownDevice, resolve
+from gpuscale.hardware.device_names import Resolved, UnknownDevice, on_link, resolve
 from gpuscale.hardware.links import (
     NVLINK,
     PRESETS,
@@ -113,12 +113,16 @@ class Topology:
 
     def part(self) -> Resolved | None:
         """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
-        where none is named or the catalogue does not know it."""
+        where none is named or the catalogue does not know it; a name of several parts read
+        as a PCIe card where two of the GPUs meet through PCIe alone (an SXM board's GPUs
+        all meet over NVLink: ``device_names.on_link``)."""
         model = next((g.model for g in self.gpus if g.model), "")
         try:
-            return resolve(model)
+            found = resolve(model)
         except UnknownDevice:  # none named ("") too
             return None
+        slowest = self.slowest_link()
+        return found if slowest in (None, "NV") else on_link(found, True, slowest)
 
     def p2p_by_driver(self) -> bool:
         """Whether the driver allows P2P over PCIe between these GPUs: not on GeForce cards

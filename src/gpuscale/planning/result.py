@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale import criteria, quantities
 from gpuscale.hardware.accelerators import other_variants
+from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.intervals import evidence, transfer_factor
@@ -184,7 +185,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         stops = [""] * len(kept)
     marked = {k: (bool(front[i]), stops[i]) for i, k in enumerate(kept)}
     price, power = request.price_per_device_hour, request.power_w
-    if under_floor({"power_w": power}):  # a unit mistaken (kW): flagged in the notes, unused
+    if under_floor({"power_w": power}) or above_ceiling({"power_w": power}):  # a unit mistaken
         power = None
     # what expected_samples counts: the unit of the RCPs of the round the plan is at
     unit = convergence_unit(workload, fits["workloads"][workload]["round"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
@@ -342,11 +343,21 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
 
 def typed_notes(request: PlanRequest) -> list[str]:
     """The numbers typed that cannot be true (``plausibility.under_floor``: a device's power
-    in kW), each flagged and left unused: said with how the names typed were read."""
-    return [
+    in kW; ``hardware.ceilings``: in mW, or a node's), each flagged and left unused: said
+    with how the names typed were read."""
+    typed = {"power_w": request.power_w}
+    under = [
         f"IMPLAUSIBLE: --power-w {number(watts)} W per device is under any accelerator's draw "
         f"while training (under {floor:g} W, a tenth of the lowest board power gpuscale knows, "
         f"{LOWEST_BOARD_POWER_W:g} W): no energy is computed from it; check the unit (--power-w "
         "is in W, not kW)."
-        for _, watts, floor in under_floor({"power_w": request.power_w})
+        for _, watts, floor in under_floor(typed)
     ]
+    above = [
+        f"IMPLAUSIBLE: --power-w {number(watts)} W per device is above any accelerator's draw "
+        f"(above {number(c.ceiling)} W, ten times the highest board power gpuscale knows, the "
+        f"{c.of}'s {number(c.top)} W): no energy is computed from it; check the unit (--power-w "
+        "is in W, not mW) and that it is one device's, not a node's."
+        for c, watts in above_ceiling(typed)
+    ]
+    return [*under, *above]

@@ -61,6 +61,26 @@ def given_once_each(parser: CommandParser, args: Sequence[str]) -> str:
     return "; ".join(valued + both)
 
 
+# ``--explain`` of the commands whose answer it widens (``analyze``, ``plan``; ``advise``'s is
+# its request's field), and what ``-f json`` and ``-f csv`` hold, which it does not change
+EXPLAIN_HELP = "Everything behind the answer: each finding, caveat and method note."
+EXPLAIN_UNUSED = {
+    "json": "the document holds all it says",
+    "csv": "the rows are the whole table (its sentences: -f table --explain, or -f json)",
+}
+
+
+def explain_unused(values: Mapping[str, object]) -> list[str]:
+    """The note where a command's ``values`` give ``--explain`` beside ``-f json`` or
+    ``-f csv``, whose output it does not change: said, not refused (a script may pass it
+    to every command), on every command that takes both."""
+    fmt = values.get("fmt")
+    fmt = str(getattr(fmt, "value", fmt))
+    if not values.get("explain") or fmt not in EXPLAIN_UNUSED:
+        return []
+    return [f"--explain changes nothing with -f {fmt}: {EXPLAIN_UNUSED[fmt]}"]
+
+
 def help_of(request: object, name: str) -> str:
     """The help text of ``request``'s field ``name`` (a class or an instance)."""
     return next(f for f in fields(request) if f.name == name).metadata["help"]

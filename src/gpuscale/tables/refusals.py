@@ -86,7 +86,33 @@ def ref(field: str, value: object = _ALONE, *, flag: bool = False, typed: str | 
     keyword = repr(value) if isinstance(value, str) else shown(value)
     text = clipped(str(value), PATH_MAX) if isinstance(value, str | PathLike) else shown(value)
     text = text if typed is None else typed
+    flag = flag or value is True  # a flag given: the option alone
     return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shlex.quote(text)}\x1d"
+
+
+class Placeholder(str):
+    """A value the reader puts in (``T``, ``B``), named bare by either spelling:
+    ``step_ms=T``, ``--step-ms T``; ``then``: what Python's keyword takes after it (``,``
+    before another keyword of the same call, which the command line leaves out)."""
+
+    then: str = ""
+
+    def __repr__(self) -> str:
+        return f"{self}{self.then}"
+
+
+def given_as(value: str) -> str | bool:
+    """The value a template gives a field: ``@T`` the :class:`Placeholder` ``T`` (``@T,``:
+    one keyword of a call, ``step_ms=T, batch=B`` and ``--step-ms T --batch B``), ``True``
+    a flag's (``allow_flagged=True``, ``--allow-flagged``), any other text itself
+    (``fp32``: ``precision='fp32'``, ``--precision fp32``)."""
+    if value == "True":
+        return True
+    if not value.startswith("@"):
+        return value
+    placeholder = Placeholder(value[1:].rstrip(","))
+    placeholder.then = "," if value.endswith(",") else ""
+    return placeholder
 
 
 def as_keywords(text: str) -> str:

@@ -38,7 +38,7 @@ from gpuscale.tables.refusals import (
     ref,
     shown,
 )
-from gpuscale.tables.spelling import abbreviation_of, meant_options, suggested
+from gpuscale.tables.spelling import abbreviation_of, likeliest, meant_options, suggested
 
 __all__ = [
     "CommandParser",
@@ -265,11 +265,11 @@ def settle_choice(
     if found is not None:
         object.__setattr__(request, field, found)
         return
-    close = difflib.get_close_matches(str(value).lower(), [str(a) for a in allowed], n=1)
+    close = likeliest(str(value).lower(), map(str, allowed))
     known = {_bare(k): v for k, v in (other_names or {}).items()}
     if isinstance(value, str) and _bare(value) in known:
         close = [known[_bare(value)]]
-    rule = f"must be one of {', '.join(map(str, allowed))}{suggested(close)}"
+    rule = f"must be one of {', '.join(map(str, allowed))}{suggested(close, upto=len(close))}"
     if isinstance(value, str):
         rule += abbreviation_of(value, allowed)
     raise FieldError(field, value, rule)

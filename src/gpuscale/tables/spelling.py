@@ -10,31 +10,60 @@ from collections.abc import Iterable, Sequence
 from gpuscale.quantities import joined
 
 
-def suggested(close: Sequence[str]) -> str:
+def suggested(close: Sequence[str], upto: int = 1) -> str:
     """`` (did you mean 'fsdp'?)`` for the first of ``close`` (the closest names, nearest
-    first), "" where there is none: how every refusal offers a name."""
+    first; up to ``upto`` of them: ``'llama3-8b', 'llama2-7b' or 'llama3-70b'``), ""
+    where there is none: how every refusal offers a name."""
     if not close:
         return ""
-    return f" (did you mean {close[0]!r}?)"
+    return f" (did you mean {joined([repr(c) for c in close[:upto]], 'or')}?)"
+
+
+# Names writing numbers of the digits typed (``llama3-7b``: llama3-8b, llama2-7b) whose
+# difflib ratios lie this close to the closest's (llama3-70b, a digit added: difflib rates
+# an added character closer than a changed one) are as likely: offered before it.
+AS_CLOSE = 0.1
+
+
+def _number_shape(name: str) -> tuple[int, ...]:
+    """The lengths of the numbers ``name`` writes (``llama3-70b``: (1, 2))."""
+    return tuple(len(n) for n in re.findall(r"\d+", name))
+
+
+def likeliest(typed: str, valid: Iterable[str], cutoff: float = 0.6) -> list[str]:
+    """The closest name of ``valid`` to ``typed`` (difflib's ratio at least ``cutoff``); where
+    it writes numbers of other digits than ``typed``'s, the names within :data:`AS_CLOSE` of
+    it that write numbers of the same digits first (``llama3-7b``: llama3-8b, llama2-7b,
+    then llama3-70b); [] where none is that close."""
+    scored = [(difflib.SequenceMatcher(None, typed, n).ratio(), n) for n in valid]
+    close = sorted((rn for rn in scored if rn[0] >= cutoff), reverse=True)  # as difflib ties
+    if not close:
+        return []
+    (best_ratio, best), shape = close[0], _number_shape(typed)
+    if _number_shape(best) == shape:
+        return [best]
+    alike = [n for r, n in close if _number_shape(n) == shape and r >= best_ratio - AS_CLOSE]
+    return [*alike, best]
 
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.6, an option's leading dashes left out of it), whatever the case of either
+    least 0.6, an option's leading dashes left out of it; as close, all: :func:`likeliest`),
+    whatever the case of either
     (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
     (3 characters up: ``resnet``), else "". A lower cutoff, or the dashes counted, would offer
     ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
-    close = difflib.get_close_matches(typed, list(by_lower), n=1, cutoff=0.6)
+    close = likeliest(typed, by_lower)
     if not close:  # a letter typed for the digit it looks like (H1OO: H100)
-        close = difflib.get_close_matches(digits_read(typed), list(by_lower), n=1, cutoff=0.6)
+        close = likeliest(digits_read(typed), by_lower)
     if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one alone
         key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
         if len(holding) == 1:
             close = holding
-    return suggested([by_lower[c] for c in close])
+    return suggested([by_lower[c] for c in close], upto=len(close))
 
 
 def digits_read(text: str) -> str:

@@ -24,7 +24,7 @@ from gpuscale.hardware.memory import DEFAULT_PRECISION
 PARAMS_AGREE = 0.05
 SPREAD_SAID = priors.phrase("spread_said")  # the wait prior's value
 MEASURE_FIXED = Measure(
-    priors.phrase("measure_fixed_before"),
+    Finding.of(K.MEASURE_FIXED_BEFORE),
     BenchRun(None, (1,)),
     " (times two batches at N = 1)",
 )
@@ -137,7 +137,7 @@ def from_numbers(
             low_ms=fixed.low_ms,
             high_ms=fixed.high_ms,
             min_mfu=hardware.MIN_MFU,
-            measure=str(fixed.measure),
+            measure=fixed.measure.parts(),
         )
     elif assumed:
         at_most_ms = at_peak / hardware.MIN_MFU
@@ -181,7 +181,7 @@ def from_numbers(
                 prior_low_ms=GPU_PRIOR.low,
                 prior_high_ms=GPU_PRIOR.high,
                 like_ms=max(step_ms, GPU_PRIOR.high),
-                measure=str(fixed.measure),
+                measure=fixed.measure.parts(),
             )
 
     # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from

@@ -79,9 +79,9 @@ def choose_link(
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    device = hardware.device  # else the one the detected link implies
-    if not (req.device_name or hardware.link or measured):
-        device = device_record(None, detected)
+    device = hardware.device  # else the one the detected link implies, or the kind of it
+    if not (hardware.link or measured):
+        device = device_record(req.device_name, detected)
     if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
         chosen = hardware.link
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
@@ -237,7 +237,7 @@ def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]
         return device, False
     parts = [read, *device.others]
     least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
-    if least.memory_gib == read.memory_gib:
+    if all(d.memory_gib == least.memory_gib for d in parts):  # one size: nothing assumed
         return device, False
     return DeviceRecord(device.name, least), True
 

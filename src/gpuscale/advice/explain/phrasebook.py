@@ -49,7 +49,7 @@ from gpuscale.quantities import (
     span,
     with_article,
 )
-from gpuscale.tables.refusals import as_keywords, as_options, ref
+from gpuscale.tables.refusals import as_keywords, as_options, given_as, ref
 
 
 def _data(name: str) -> dict:
@@ -253,7 +253,7 @@ class Phrasing(Formatter):
         (``samples~count``: 10M; in Python its number, a text as written)."""
         named = ref(field)
         if spec.startswith("="):
-            named = ref(field, spec[1:])
+            named = ref(field, given_as(spec[1:]))
         elif spec:
             name, _, how = spec.partition("~")
             value = self._named(name)

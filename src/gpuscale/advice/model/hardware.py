@@ -1,7 +1,8 @@
 """The device an advice runs on (``DeviceRecord``: named, else implied by a link preset, as
 the catalogue has it; ``not_own_link``: a GPU fabric given that is not its own), the ceiling
 its work cannot beat (``ceiling``), the rates and steps that cannot be true on it
-(``checked``, ``step_warnings``; numbers typed under their floors: ``typed_warnings``) and
+(``checked``, ``step_warnings``; numbers typed under their floors or above their ceilings:
+``typed_warnings``) and
 its power per device (``device_power``: given > measured by the bench > the catalogue part's
 board power, an upper estimate; None for a CPU or an unknown device unmeasured)."""
 
@@ -16,7 +17,8 @@ from gpuscale.advice.types import Finding, FindingKind, maybe
 from gpuscale.hardware import links
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.device_names import closest, find
+from gpuscale.hardware.ceilings import above_ceiling
+from gpuscale.hardware.device_names import closest, find, on_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
@@ -59,7 +61,9 @@ def implied_device(link_name: str) -> str | None:
 
 
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The device named, else the one the link ``implied_by`` implies, as the catalogue has it."""
+    """The device named, else the one the link ``implied_by`` implies, as the catalogue has
+    it; a name of several parts read as the kind of part the link implies where it says one
+    (a PCIe card on a PCIe link: ``device_names.on_link``)."""
     if not name and implied_by:
         name = implied_device(implied_by)
     if not name or not name.strip():
@@ -67,6 +71,9 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     found = find(name)
     if found is None:
         return DeviceRecord(name, closest=tuple(closest(name)))
+    card = None if implied_by is None else links.implies_card(implied_by)
+    if card is not None and implied_by is not None:
+        found = on_link(found, card, implied_by.split(" ")[0])
     others = tuple(other.device for other in filter(None, map(find, found.others)))
     return DeviceRecord(name, found.device, found.assumed, others=others)
 
@@ -257,10 +264,16 @@ def step_warnings(points: Sequence[tuple[float, float]]) -> list[Finding]:
 
 def typed_warnings(typed: Mapping[str, float | None]) -> list[Finding]:
     """A finding per number ``typed`` (field -> value; None: not given) under its floor
-    (``plausibility.TYPED_FLOORS``): a unit mistaken, as a step under ``MIN_STEP_MS`` is."""
-    found = under_floor(typed)
-    kind = FindingKind.TYPED_UNDER_FLOOR
-    return [Finding.of(kind, field=f, value=v, floor=low) for f, v, low in found]
+    (``plausibility.TYPED_FLOORS``) or above its ceiling (``hardware.ceilings``): a unit
+    mistaken, as a step under ``MIN_STEP_MS`` is."""
+    under = FindingKind.TYPED_UNDER_FLOOR
+    found = [Finding.of(under, field=f, value=v, floor=low) for f, v, low in under_floor(typed)]
+    above = FindingKind.TYPED_ABOVE_CEILING
+    for c, value in above_ceiling(typed):
+        found.append(
+            Finding.of(above, field=c.field, value=value, ceiling=c.ceiling, top=c.top, of=c.of)
+        )
+    return found
 
 
 # What measures a device's power, by its kind (``cpu``, ``cuda``): NVML but on a CPU

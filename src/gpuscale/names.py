@@ -339,12 +339,21 @@ def _catalogue_part(
     # lazy: the device catalogue, only when a device is named (not at the CLI's start)
     from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
     from gpuscale.hardware.catalogue import products
-    from gpuscale.hardware.device_names import UnknownDevice, parts_named, resolve
+    from gpuscale.hardware.device_names import UnknownDevice, parts_named, resolve, unread_words
 
     if name is None:
         return None
     try:
         resolve(name)
+        unread = unread_words(name)
+        if unread:  # read as its product's default part, though it writes more
+            said = joined(list(parts_named(name)), "or")
+            words = joined([repr(w) for w in unread], "and")
+            raise FieldError(
+                field,
+                name,
+                f"{what}: {words} is no form factor or memory of a part; name one ({said})",
+            )
         return name
     except UnknownDevice as missed:
         parts = parts_named(name)

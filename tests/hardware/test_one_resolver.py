@@ -18,7 +18,7 @@ import gpuscale
 from gpuscale.bench.collectives_config import CheckRequest
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli import app
-from gpuscale.hardware.device_names import lookup, resolve
+from gpuscale.hardware.device_names import lookup, on_link, parts_named, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPO = "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n"
@@ -29,7 +29,7 @@ NAMES = ["4090", "NVIDIA GeForce RTX 4090", "A100 80GB", "H100", "RTX 6000 Ada",
 def test_the_three_commands_read_a_name_as_one_part(name: str, tmp_path: Path) -> None:
     topo = tmp_path / "topo.txt"
     topo.write_text(TOPO)
-    part = resolve(name).device
+    part = on_link(resolve(name), True, "pcie-phb").device  # a PCIe card, where one is named
     shown = CliRunner().invoke(app, ["topo", "--file", str(topo), "--gpu", name, "-f", "json"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["device"]["name"] == part.name
@@ -100,3 +100,41 @@ def test_the_docs_count_the_catalogues_parts() -> None:
 
     text = " ".join((ROOT / "docs" / "interconnect.md").read_text().split())
     assert f": {len(devices())} parts," in text  # the count the docs give
+
+
+@pytest.mark.parametrize("typed", ["H100 PCEI", "H100 PCI", "H100 SMX", "A100 PCEI 80GB"])
+def test_a_part_name_with_an_unread_word_is_refused_not_read_as_the_default(typed: str) -> None:
+    """``H100 PCEI`` holds the H100's model number and a word no form or memory reads: it
+    was read as the SXM5 board (1.67x where the PCIe card gives 0.173x); each command that
+    takes a device name refuses it, naming the product's parts."""
+    from gpuscale.names import resolve_device, resolve_gpu
+    from gpuscale.tables.refusals import FieldError
+
+    parts = set(parts_named(typed))
+    assert len(parts) >= 3
+    for check, field in ((resolve_device, "device_name"), (resolve_gpu, "gpu")):
+        with pytest.raises(FieldError) as refused:
+            check(typed)
+        assert refused.value.field == field
+        assert {p for p in parts if p in refused.value.rule} == parts
+    with pytest.raises(ValueError):
+        gpuscale.advise(params=7e9, step_ms=500.0, batch=8, device_name=typed)
+
+
+@pytest.mark.parametrize(
+    ("typed", "part"),
+    [
+        ("A100 80G", "A100 SXM4 80GB"),
+        ("A100 PCIe 80GiB", "A100 PCIe 80GB"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM5 80GB"),
+        ("H100 GPU", "H100 SXM5 80GB"),
+        ("AMD Instinct MI300X OAM", "MI300X"),
+    ],
+)
+def test_a_memory_written_short_and_words_no_part_differs_by_read_as_written(
+    typed: str, part: str
+) -> None:
+    from gpuscale.names import resolve_device
+
+    assert resolve_device(typed) == typed
+    assert resolve(typed).device.name == part

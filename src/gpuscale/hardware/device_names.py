@@ -37,18 +37,20 @@ _FORMS = (
     (re.compile(r"\boam\b"), "OAM"),
 )
 _MEMORY = re.compile(r"\b(\d+)gb\b")
+_MEMORY_KIND = re.compile(r"\b(hbm\w*|gpus?)\b")  # HBM3, HBM2e, GPU: no part is told apart by it
 
 
 def normalised(text: str) -> str:
     """``text`` as the catalogue matches it: lower case, the vendor's words dropped,
     ``-`` and ``_`` as spaces, ``rtx4090`` as ``rtx 4090``, ``h100sxm`` as ``h100 sxm``,
-    ``80 GB`` as ``80gb``."""
+    ``80 GB``, ``80G`` and ``80GiB`` as ``80gb``."""
     t = str(text).lower().replace("_", " ").replace("-", " ")
     t = re.sub(r"\(r\)|\(tm\)|[®™]", " ", t)
     t = _VENDOR_WORDS.sub(" ", t)
     t = re.sub(r"\brtx(?=[a-z0-9])", "rtx ", t)
     t = re.sub(r"(\d)(sxm\d?|pcie|nvl|hbm\w*)\b", r"\1 \2", t)
     t = re.sub(r"(\d+)\s*gb\b", r"\1gb", t)
+    t = re.sub(r"(\d+)\s*(?:gib|g)(?=\s|$)", r"\1gb", t)  # 80GiB, 80G: 80 GB as written
     return " ".join(t.split())
 
 
@@ -198,6 +200,23 @@ def parts_named(typed: str) -> tuple[str, ...]:
     not one has the form factor and memory it writes (``H100 40GB``: the three H100
     parts); () where it writes no catalogued product."""
     return tuple(d.name for d in _candidates(normalised(typed)))
+
+
+def unread_words(typed: str) -> tuple[str, ...]:
+    """The words ``typed`` writes beside its product's model number that no form factor
+    (SXM, PCIe, NVL, OAM), memory (``80GB``) or memory kind (``HBM3``) reads: ``H100 PCEI``
+    -> ``("pcei",)``, a name :func:`find` reads as its product's default part though it
+    meant another. () where it is a part's own name or alias, or writes no catalogued
+    product."""
+    key = normalised(typed)
+    parts = [] if key in _exact() else _candidates(key)
+    found = next((m for d, match in _matchers() if d in parts and (m := match(key))), None)
+    if found is None:
+        return ()
+    rest = f"{key[: found.start()]} {key[found.end() :]}"
+    for pattern, _ in _FORMS:
+        rest = pattern.sub(" ", rest)
+    return tuple(_MEMORY_KIND.sub(" ", _MEMORY.sub(" ", rest)).split())
 
 
 def memory_written_gb(typed: str) -> float | None:

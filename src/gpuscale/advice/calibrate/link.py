@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from gpuscale.advice.calibrate.host import BenchHost
 from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.model.hardware import DeviceRecord, device_record, read_on_link
 from gpuscale.advice.model.network import link_class
 from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE, phrase
 from gpuscale.advice.records import Assumption, Quantity
@@ -81,7 +81,7 @@ def choose_link(
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
     device = hardware.device  # else the one the detected link implies, or the kind of it
     if not (hardware.link or measured):
-        device = device_record(req.device_name, detected)
+        device = read_on_link(device, detected)
     if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
         chosen = hardware.link
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuscale.advice.types import Finding, FindingKind, maybe
-from gpuscale.hardware import links
+from gpuscale.hardware import catalogue, links
 from gpuscale.hardware.capacity import BYTES_PER_GIB
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.ceilings import above_ceiling
-from gpuscale.hardware.device_names import closest, find, on_link
+from gpuscale.hardware.device_names import Resolved, closest, find, on_link
 from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
@@ -71,11 +71,23 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
     found = find(name)
     if found is None:
         return DeviceRecord(name, closest=tuple(closest(name)))
+    others = tuple(map(catalogue.device, found.others))
+    return read_on_link(DeviceRecord(name, found.device, found.assumed, others=others), implied_by)
+
+
+def read_on_link(record: DeviceRecord, implied_by: str | None) -> DeviceRecord:
+    """``record`` read as the kind of part the link ``implied_by`` implies where it says one
+    and the name could also mean one (``device_names.on_link``); where none is named, the
+    device that link implies."""
+    if not record.name:
+        return device_record(None, implied_by)
     card = None if implied_by is None else links.implies_card(implied_by)
-    if card is not None and implied_by is not None:
-        found = on_link(found, card, implied_by.split(" ")[0])
-    others = tuple(other.device for other in filter(None, map(find, found.others)))
-    return DeviceRecord(name, found.device, found.assumed, others=others)
+    if card is None or implied_by is None or record.part is None:
+        return record
+    named = Resolved(record.name, record.part, record.assumed, tuple(d.name for d in record.others))
+    found = on_link(named, card, implied_by.split(" ")[0])
+    others = tuple(map(catalogue.device, found.others))
+    return DeviceRecord(record.name, found.device, found.assumed, others=others)
 
 
 def not_own_link(device: DeviceRecord, given: str) -> Finding | None:

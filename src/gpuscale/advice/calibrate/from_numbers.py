@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
-from gpuscale.advice.model import hardware, priors, step
+from gpuscale.advice.model import hardware, power, priors, step
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
@@ -109,7 +109,7 @@ def from_numbers(
         spread = replace(spread, basis=fitted)
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
-    power = hardware.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
+    watts = power.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = step.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
@@ -259,7 +259,7 @@ def from_numbers(
     # the fixed cost prices smaller batches
     min_batch = max(1, per_device // 8)
     run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap, max_accum=most_accum)
-    machine = replace(machine, power=power)
+    machine = replace(machine, power=watts)
     search = Search(ends=tuple(ends))
     return Calibration(model=model, run=run, machine=machine, said=said, search=search), rate
 

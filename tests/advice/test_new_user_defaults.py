@@ -158,7 +158,17 @@ def test_a_step_measured_on_one_device_the_memory_model_cannot_hold_is_warned() 
     values = dict(beyond.values)
     assert values["state_gb"] == pytest.approx(7e9 * 16 / 1e9)
     assert values["usable_gb"] == pytest.approx(0.9 * 80 * 2**30 / 1e9)
-    assert (values["optimizer"], values["precision"]) == ("adam", "mixed")
+    assert (values["optimizer"], values["precision"], values["unasked"]) == (
+        "adam",
+        "mixed",
+        "both",
+    )
+    # both given and still too much: nothing left to ask of the state, the step itself checked
+    given = gpuscale.advise(
+        params=7e9, step_ms=500.0, batch=8, device_name="H100", optimizer="sgd_momentum"
+    )
+    (beyond,) = [w for w in given.calibration.said.warnings if getattr(w, "kind", None) == kind]
+    assert dict(beyond.values)["unasked"] == "precision"
     for held in (
         gpuscale.advise(params=7e9, step_ms=500.0, batch=8, device_name="MI300X"),
         gpuscale.advise(params=1e9, step_ms=500.0, batch=8, device_name="H100"),

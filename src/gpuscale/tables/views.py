@@ -67,11 +67,12 @@ ENERGY_DROP_ORDER = (
 # and at the supply (DC) differ only in their power scope, and a benchmark's results in
 # their round; a narrow terminal keeps these where rows differ in them.
 ENERGY_KEYS = ("round", "workload", "system_name", "accelerators", "power_scope")
+# a best time at the common count means nothing without that count: it goes first
 TREND_DROP_ORDER = (
     "benchmark_folder",
     "systems",
-    "common_accelerators",
     "best_time_at_common_min",
+    "common_accelerators",
 )
 
 

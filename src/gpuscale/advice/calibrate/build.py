@@ -38,6 +38,15 @@ class AdviceData:
     notes: tuple[str, ...] = ()
 
 
+# which of the state's inputs a request left to their defaults (optimizer, precision unset)
+UNASKED = {
+    (True, True): "both",
+    (True, False): "optimizer",
+    (False, True): "precision",
+    (False, False): "none",
+}
+
+
 def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
     said as warnings."""
@@ -144,6 +153,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             optimizer=memory.state.optimizer,
             precision=memory.state.precision,
             device=memory.device.memory.family,
+            unasked=UNASKED[request.optimizer is None, request.precision is None],
         )
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, beyond)}})
     return replace(cal, machine=held).at(

@@ -112,7 +112,9 @@ def source_at(power: Power, devices: int, batch: float | None = None) -> str:
     if power.at_batch and batch is not None:  # per device, from the N = 1 runs' batches
         how, batches = charged_at(power.at_batch, batch)
         watts = [dict(power.at_batch)[b] for b in batches]
-        source = sentence("power_per_device", p=power, how=how, batch=batch, b=batches, w=watts)
+        at_w = power.per_device(batch)  # the watts charged: interpolated between two
+        said = {"how": how, "batch": batch, "b": batches, "w": watts, "at_w": at_w}
+        source = sentence("power_per_device", p=power, **said)
     # a count's devices said before the source, whose own words may end with an option
     return agreeing(devices, source, sentence("power_each", n=devices, source=source))
 

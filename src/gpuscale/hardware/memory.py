@@ -138,6 +138,10 @@ class MemoryAt:
     # FSDP's units held whole beyond the shards (a shape's layers; None: not counted)
     gathered_gb: float | None = None
 
+    @property
+    def state_gb(self) -> float:  # weights, gradients and optimizer states: at any batch
+        return self.weights_gb + self.gradients_gb + self.optimizer_states_gb
+
 
 @functools.cache
 def sources() -> dict[str, Source]:
@@ -392,8 +396,7 @@ class MemoryCheck:
         one = next((r for r in self.rows if r.devices == 1), None)
         if one is None:
             return None
-        state_gb = one.weights_gb + one.gradients_gb + one.optimizer_states_gb
-        return one if state_gb > one.usable_gb else None
+        return one if one.state_gb > one.usable_gb else None
 
     def holds(self, strategy: str, devices: int) -> bool:
         """Whether ``devices`` hold the model (a count not searched: at least the fewest)."""

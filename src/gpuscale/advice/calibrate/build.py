@@ -147,7 +147,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if request.step_ms is not None and bench is None and memory is not None and one is not None:
         beyond = Finding.of(
             FindingKind.MEMORY_MEASURED_BEYOND,
-            state_gb=one.weights_gb + one.gradients_gb + one.optimizer_states_gb,
+            state_gb=one.state_gb,
             usable_gb=one.usable_gb,
             bytes_per_param=memory.state.bytes_per_param,
             optimizer=memory.state.optimizer,

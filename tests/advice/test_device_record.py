@@ -124,7 +124,7 @@ def test_a_product_of_several_memory_sizes_lists_them_all(name: str, sizes: set[
 def test_the_memory_check_says_a_name_of_several_sizes_however_it_is_read(
     name: str, link: str, checked: str, assumed: bool
 ) -> None:
-    from gpuscale.advice.calibrate.link import checked_device
+    from gpuscale.advice.model.hardware import checked_device
 
     record, said = checked_device(device_record(name, link), link)
     assert record.part is not None and record.part.name == checked and said == assumed

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.model.hardware import implied_device, rate_warnings
+from gpuscale.advice.model.hardware import device_record, implied_device, rate_warnings
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import parse_size
 

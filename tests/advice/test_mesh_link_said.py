@@ -84,7 +84,7 @@ def test_a_mesh_given_or_benched_says_each_count() -> None:
     ]
     assert _figures(given) == _at(2, 4, 8) and given["mesh"] == 7
     host = BenchHost(Link.from_preset("xgmi-mi300x"), "MI300X", 8, 64, "cuda", 1, "MI300X")
-    choice = choose_link(AdviceRequest(**WALK), None, False, host, (1, 2, 4, 8))
+    choice = choose_link(AdviceRequest(**WALK), None, False, host, 8)
     assert choice.said is not None and choice.said.kind == FindingKind.LINK_OF_BENCH_HOST
     assert _figures(choice.said) == _at(2, 4, 8)
 

@@ -59,9 +59,8 @@ def test_the_study_span_said_above_one_prints_above_one() -> None:
 
 
 def test_a_rate_just_above_a_peak_prints_above_it() -> None:
-    from gpuscale.advice.calibrate.link import device_record
     from gpuscale.advice.explain.phrasebook import said as in_words
-    from gpuscale.advice.model.hardware import rate_warnings
+    from gpuscale.advice.model.hardware import device_record, rate_warnings
 
     h100 = device_record("H100-SXM5-80GB")
     said = [in_words(f) for f in rate_warnings(h100.peak.bf16 + 0.04, h100, "bf16")]
@@ -85,9 +84,8 @@ def test_a_speedup_just_above_linear_prints_above_it() -> None:
 
 
 def test_a_rate_just_under_the_floor_prints_under_it() -> None:
-    from gpuscale.advice.calibrate.link import device_record
     from gpuscale.advice.explain.phrasebook import said as in_words
-    from gpuscale.advice.model.hardware import MIN_MFU, rate_warnings
+    from gpuscale.advice.model.hardware import MIN_MFU, device_record, rate_warnings
 
     h100 = device_record("H100-SXM5-80GB")
     found = rate_warnings(MIN_MFU * h100.peak.tflops("bf16") * 0.9996, h100, "bf16")

@@ -12,7 +12,7 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.host import host_of
+from gpuscale.advice.calibrate.host import host_of, span_of
 from gpuscale.advice.calibrate.link import machine_of
 from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
@@ -59,7 +59,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         runs_used = usable(bench, request)
         calibrated = advised(runs_used, request)
         host = host_of(runs_used.table, calibrated)
-    machine, said, link_ends = machine_of(request, data.topology, data.collectives, host)
+    span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
+    machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
     said = replace(said, warnings=(*said.warnings, *data.notes))
     if bench is None:
         cal, rate = from_numbers(machine, said, request, numbers)

@@ -13,7 +13,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, memory
 from gpuscale.advice.calibrate.fits import noise, slowdowns
-from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -27,6 +26,7 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
 from gpuscale.advice.model import fixed_cost, priors
+from gpuscale.advice.model.hardware import device_record
 from gpuscale.advice.model.network import MeasuredComm
 from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest

@@ -1,21 +1,20 @@
 """The machine an advice predicts (:func:`machine_of`): the links inside and between nodes,
-the measured curves, the device and the device count, each with where it came from; the
-device and the links the request names are its own, resolved once as it was made
-(``AdviceRequest.hardware``), the bench host's as its runs are read (``host.host_of``)."""
+the measured curves and the device, each with where it came from, over the devices it may
+span (``host.span_of``); the device and the links the request names are its own, resolved
+once as it was made (``AdviceRequest.hardware``), the bench host's as its runs are read
+(``host.host_of``)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
-from gpuscale.advice.calibrate.host import BenchHost
+from gpuscale.advice.calibrate.host import BenchHost, Span
 from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
-from gpuscale.advice.model.hardware import DeviceRecord, device_record, read_on_link
-from gpuscale.advice.model.network import link_class
-from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE, phrase
+from gpuscale.advice.model.hardware import checked_device, read_on_link
+from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measure, Source, TermId, Value, maybe
+from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
@@ -42,12 +41,11 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 
 @dataclass(frozen=True, slots=True)
 class LinkChoice:
-    """The intra-node link, where it came from (a finding, else an ``assumption``), the
-    device's record, and a warning where the link given is not the device's own."""
+    """The intra-node link, where it came from (a finding, else an ``assumption``), and a
+    warning where the link given is not the device's own."""
 
     link: Link
     said: Finding | None
-    device: DeviceRecord
     assumed: bool = False
     assumption: Assumption | None = None
     warning: Finding | None = None
@@ -55,52 +53,50 @@ class LinkChoice:
     ends: tuple[tuple[str, Link, float], ...] = ()
 
 
-def link_figures(link: Link, counts: tuple[int, ...]) -> dict[str, Value]:
-    """A link's bus bandwidth as its findings say it: ``busbw_gbs``; on a fully connected
-    mesh its figure on each of ``counts`` (``at``: ``LINK_AT``, ``Link.busbw_at``, as each
-    count is priced) and its links per device (``mesh``), none and None elsewhere."""
-    at = tuple(Finding.of(K.LINK_AT, devices=n, busbw_gbs=g) for n, g in link.figures_at(counts))
-    return {"busbw_gbs": link.busbw_gbs, "mesh": link.mesh_links if at else None, "at": at}
-
-
 def choose_link(
     req: AdviceRequest,
     topology: Topology | None,
     measured: bool,
     host: BenchHost | None,
-    counts: tuple[int, ...] = (),
+    most: int = 1,
+    per_node: int | None = None,
 ) -> LinkChoice:
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
     else the one the preset implies; a warning where an NVLink given is not the named part's
-    (``model.hardware.not_own_link``). ``counts``: those searched inside one node, whose
-    figures a mesh's findings say (:func:`link_figures`)."""
+    (``model.hardware.not_own_link``). A link's findings say its bus bandwidth
+    (``busbw_gbs``) and, on a fully connected mesh, its figure on each count a search up to
+    ``most`` devices prices inside one node of ``per_node`` (``at``: ``LINK_AT``,
+    ``Link.busbw_at``) and its links per device (``mesh``)."""
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
-    device = hardware.device  # else the one the detected link implies, or the kind of it
-    if not (hardware.link or measured):
-        device = read_on_link(device, detected)
-    if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
-        chosen = hardware.link
-        given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
-        said = Finding.of(given, name=chosen.name, **link_figures(chosen, counts))
-        return LinkChoice(chosen, said, device, warning=hardware.not_own)
     benched = None if measured or host is None else host.link
     if benched and detected is not None and (not seen or seen == benched.name):
         benched = None  # this machine's own link, detected, stands
     board = hardware.board if detected is None else None
     chosen = benched or maybe(Link.from_preset, detected) or board or Link.from_preset(DEFAULT_LINK)
+    if hardware.link is not None:  # given: a custom link, else a preset (``not_own``: warned)
+        chosen = hardware.link
+    # its figures as a given, a bench host's or an assumed link's findings say them
+    counts = tuple(c for c in searched_counts(most, per_node) if c <= (per_node or c))
+    figures_at = chosen.figures_at(counts)  # a mesh's, on each count of a node
+    at = tuple(Finding.of(K.LINK_AT, devices=c, busbw_gbs=gbs) for c, gbs in figures_at)
+    figures = {"busbw_gbs": chosen.busbw_gbs, "mesh": chosen.mesh_links if at else None, "at": at}
+    if hardware.link is not None:
+        given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
+        said = Finding.of(given, name=chosen.name, **figures)
+        return LinkChoice(chosen, said, warning=hardware.not_own)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
         said = Finding.of(
             K.LINK_OF_BENCH_HOST,
             name=chosen.name,
             device=host.board,
-            **link_figures(chosen, counts),
+            **figures,
             detected=seen,  # this machine's GPUs of another link
         )
-        return LinkChoice(chosen, said, device)
+        return LinkChoice(chosen, said)
     if topology is not None and detected is not None and not benched:
         expected = topology.expected_busbw_gbs()
         if expected:
@@ -108,9 +104,9 @@ def choose_link(
             chosen = replace(chosen, busbw_gbs=expected, name=name)
         pair = topology.slowest_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
-        return LinkChoice(chosen, said, device)
+        return LinkChoice(chosen, said)
     if measured:  # the collectives measured stand for it (``machine_of``)
-        return LinkChoice(chosen, None, device)
+        return LinkChoice(chosen, None)
     # an assumption, searched again at each of ``LINK_ENDS`` (widened to ``chosen`` where it
     # lies outside them; a tie keeps the preset): the bench host's (fewer than 2 GPUs
     # measured no link), else, none given, detected or measured, the NVLink (or xGMI) of the
@@ -150,13 +146,13 @@ def choose_link(
             measure=Measure(Finding.of(K.MEASURE_LINK_OF_PROCESSES)),
         )
         cpu = replace(chosen, name="CPU processes")
-        return LinkChoice(cpu, None, device, assumed=True, assumption=processes)
+        return LinkChoice(cpu, None, assumed=True, assumption=processes)
     assumption = Assumption(
         term=TermId.LINK,
         value=Finding.of(
             K.LINK_VALUE,
             preset=chosen.name,
-            **link_figures(chosen, counts),
+            **figures,
             # the ends searched again: the quantity's range, said with their presets
             low=low_gbs,
             high=high_gbs,
@@ -168,92 +164,29 @@ def choose_link(
             "GB/s bus bandwidth",
             low_gbs,
             high_gbs,
-            at=chosen.figures_at(counts),  # a mesh's figure on each count of a node
+            at=figures_at,
         ),
         source=Source.ASSUMED,
         basis=basis,
         measure=Measure(measure),
     )
     ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
-    return LinkChoice(chosen, None, device, assumed, assumption, ends=ends)
-
-
-def device_cap(
-    req: AdviceRequest, topology: Topology | None, host: BenchHost | None
-) -> tuple[int, int, tuple[Finding, ...], tuple[Finding, ...]]:
-    """The nodes a count may span, the most devices searched, and the findings where
-    something capped them (said before and after the link): devices beyond the nodes spill
-    onto more nodes; on one node, the topology's GPUs; CPU (gloo) processes at the bench
-    host's cores (else this machine's) // threads per process."""
-    nodes = req.nodes
-    before: tuple[Finding, ...] = ()
-    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
-        # the most nodes a count searched spans (12 of 8 per node: none)
-        nodes = -(-req.max_devices // req.gpus_per_node)
-        whole = req.max_devices // req.gpus_per_node
-        spill = Finding.of(
-            K.NODES_SPILL,
-            asked=req.max_devices,
-            nodes=req.nodes,
-            per_node=req.gpus_per_node,
-            two_nodes=2 * req.gpus_per_node,
-            whole=whole,
-            spans=whole >= 2,
-        )
-        before = (spill,)
-    asked = req.max_devices or (req.gpus_per_node * nodes)
-    most = asked
-    if topology is not None and nodes == 1:
-        gpus = len(topology.gpus)
-        if gpus <= 1:
-            most, before = 1, (*before, Finding.of(K.ONE_GPU))
-        elif asked > gpus:
-            most, before = gpus, (*before, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked))
-    if host is None or host.kind != "cpu" or req.nodes != 1:
-        return nodes, most, before, ()
-    cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
-    per_process = max(1, host.threads or 1)
-    processes = max(1, cores // per_process)
-    if processes >= most:
-        return nodes, most, before, ()
-    found = dict(host=processes, cores=cores, threads=per_process, bench=host.cores is not None)
-    if req.max_devices is None:
-        return nodes, processes, before, (Finding.of(K.PROCESSES_CAP, **found),)
-    return nodes, most, before, (Finding.of(K.PROCESSES_ABOVE, **found),)
-
-
-def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]:
-    """The device the memory check reads and whether it is assumed: none named or implied,
-    the reference (``priors.REFERENCE_DEVICE``), its PCIe board where the ``link`` is PCIe
-    (an SXM board has NVLink: device and link one machine); a name of parts of more than one
-    memory size (``A100``: 40 and 80 GB), the smallest, of the form read first where one is
-    (conservative: what it holds, each of them holds)."""
-    if not device.name:
-        pcie = str(link_class(link, nodes=False)).startswith("pcie")
-        name = REFERENCE_PCIE_DEVICE if pcie else REFERENCE_DEVICE
-        return device_record(name), True
-    read = device.part
-    if read is None or not device.others:
-        return device, False
-    parts = [read, *device.others]
-    least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
-    if all(d.memory_gib == least.memory_gib for d in parts):  # one size: nothing assumed
-        return device, False
-    return DeviceRecord(device.name, least), True
+    return LinkChoice(chosen, None, assumed, assumption, ends=ends)
 
 
 def machine_of(
     req: AdviceRequest,
     topology: Topology | None,
     curves: MeasuredCurves | None,
+    span: Span,
     host: BenchHost | None = None,
 ) -> tuple[Machine, Said, tuple[tuple[str, Link, float], ...]]:
-    """The machine of ``req`` (on the bench ``host``'s link and cores), whence each part, and
-    the ends of an assumed link's range (``LINK_ENDS``; none where the link is not assumed)."""
-    nodes, max_devices, capped, processes = device_cap(req, topology, host)
+    """The machine of ``req`` over the devices it may ``span`` (on the bench ``host``'s link
+    and cores), whence each part, and the ends of an assumed link's range (``LINK_ENDS``;
+    none where the link is not assumed)."""
+    nodes, max_devices = span.nodes, span.most
     per_node = req.gpus_per_node if nodes > 1 else None
-    inside = tuple(n for n in searched_counts(max_devices, per_node) if n <= (per_node or n))
-    choice = choose_link(req, topology, curves is not None, host, inside)
+    choice = choose_link(req, topology, curves is not None, host, max_devices, per_node)
     link_note = choice.said
     inter = req.hardware.inter_node if nodes > 1 else None
     network = Network(
@@ -273,7 +206,7 @@ def machine_of(
             busbw_gbs=network.intra.busbw_gbs,
             latency_us=network.intra.latency_us,
         )
-    sources: list[str | Finding] = [*filter(None, [link_note]), *capped]
+    sources: list[str | Finding] = [*filter(None, [link_note]), *span.before]
     assumed: list[Assumption] = list(filter(None, [choice.assumption]))
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
@@ -288,17 +221,22 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
-    memory_device, assumed_device = checked_device(choice.device, network.intra.name)
+    # the device named, else the one the link detected implies (or the kind of it), where no
+    # link is given or measured; and the one the memory check reads on the link chosen
+    device = req.hardware.device
+    if not (req.hardware.link or curves is not None):
+        device = read_on_link(device, maybe(Topology.preset, topology))
+    memory_device, assumed_device = checked_device(device, network.intra.name)
     machine = Machine(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
-        device=choice.device,
+        device=device,
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
     )
     said = Said(
-        sources=(*sources, *processes),
+        sources=(*sources, *span.after),
         assumptions=tuple(assumed),
         warnings=tuple(filter(None, [choice.warning])),
     )
@@ -310,7 +248,9 @@ def _inter_node_assumed(inter: Link) -> Assumption:
     presets = tuple(name for name, p in links.PRESETS.items() if p.kind == "network")
     return Assumption(
         term=TermId.INTER_NODE,
-        value=Finding.of(K.LINK_VALUE, preset=inter.name, **link_figures(inter, ()), low=None),
+        value=Finding.of(
+            K.LINK_VALUE, preset=inter.name, busbw_gbs=inter.busbw_gbs, mesh=None, at=(), low=None
+        ),
         quantity=Quantity(inter.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=Finding.of(K.INTER_NODE_ASSUMED, name=inter.name),

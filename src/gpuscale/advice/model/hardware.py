@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware import catalogue, links
 from gpuscale.hardware.capacity import BYTES_PER_GIB
@@ -83,6 +84,26 @@ def read_on_link(record: DeviceRecord, implied_by: str | None) -> DeviceRecord:
     found = on_link(named, card, implied_by.split(" ")[0])
     others = tuple(map(catalogue.device, found.others))
     return DeviceRecord(record.name, found.device, found.assumed, others=others)
+
+
+def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]:
+    """The device the memory check reads and whether it is assumed: none named or implied,
+    the reference (``priors.REFERENCE_DEVICE``), its PCIe board where the ``link`` is PCIe
+    (an SXM board has NVLink: device and link one machine); a name of parts of more than one
+    memory size (``A100``: 40 and 80 GB), the smallest, of the form read first where one is
+    (conservative: what it holds, each of them holds)."""
+    if not device.name:
+        pcie = link.lower().startswith("pcie")  # a PCIe preset, given or detected
+        name = REFERENCE_PCIE_DEVICE if pcie else REFERENCE_DEVICE
+        return device_record(name), True
+    read = device.part
+    if read is None or not device.others:
+        return device, False
+    parts = [read, *device.others]
+    least = min(parts, key=lambda d: (d.memory_gib, d.form_factor != read.form_factor))
+    if all(d.memory_gib == least.memory_gib for d in parts):  # one size: nothing assumed
+        return device, False
+    return DeviceRecord(device.name, least), True
 
 
 def not_own_link(device: DeviceRecord, given: str) -> Finding | None:

@@ -116,8 +116,8 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     assert "(error +35%)" in one and "to +35%" not in one
     two = said(from_residuals([m.log(0.9), m.log(1.2)], 2).source)
     assert "-10% to +20%" in two
-    assert interval(1.0, 1.0).split(",")[0] == "1x"
-    assert interval(1.3, 1.6).split(",")[0] == "1.3-1.6x"
+    assert interval(1.0, 1.0).split(",")[0] == "1.00x"
+    assert interval(1.3, 1.6).split(",")[0] == "1.30-1.60x"
 
 
 def test_pandas_missing_values_are_empty_cells() -> None:

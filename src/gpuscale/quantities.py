@@ -27,6 +27,7 @@ __all__ = [
     "decimals_apart",
     "devices",
     "duration_unit",
+    "ends_alike",
     "factor_interval",
     "filled",
     "fixed_apart",
@@ -274,13 +275,31 @@ def span(low: str, high: str, joiner: str = "-") -> str:
     return low if low == high else f"{low}{joiner}{high}"
 
 
+def ends_alike(low: object, high: object, digits: int = 3) -> tuple[str, str]:
+    """An interval's ends as :func:`number` writes them, each to ``digits`` significant
+    figures with its trailing zeros (``0.157-0.190``, ``1.60-2.00``, not ``0.157-0.19``):
+    an end reads as precise as the other; an integer as a count (``2-2,048``); "" for an end
+    missing (None, NaN)."""
+
+    def end(value: object) -> str:
+        text = number(value, digits, zeros=True)
+        if isinstance(value, numbers.Integral) or not text or text in ("inf", "-inf"):
+            return text  # a count (2-2,048), none, or infinity: as written
+        if any(mark in text for mark in ".e,"):
+            return text  # its figures written, an exponent, or thousands
+        whole = len(text.lstrip("-"))  # a whole float (2.0 is "2"): its zeros after the point
+        return text if whole >= digits else f"{float(text):.{digits - whole}f}"
+
+    return end(low), end(high)
+
+
 def number_range(low: object, high: object) -> str:
-    """An interval's ends as :func:`number` writes them, ``1.21-1.43``; "" where its low
-    end is missing (None, NaN: no interval)."""
-    low_said = number(low)
+    """An interval's ends as :func:`ends_alike` writes them, ``1.21-1.43``; "" where its
+    low end is missing (None, NaN: no interval)."""
+    low_said, high_said = ends_alike(low, high)
     if not low_said:
         return ""
-    return f"{low_said}-{number(high)}"
+    return f"{low_said}-{high_said}"
 
 
 def factor_interval(width_log: float) -> str:

@@ -71,7 +71,7 @@ def test_a_trusted_run_is_compared_though_a_flagged_one_is_beside_it(golden: Gol
     assert [(m.devices, m.flagged) for m in runs] == [(2, False), (2, True)]
     assert [m.speedup for m in runs] == [pytest.approx(1.8), pytest.approx(1.2)]
     line = _line(two)
-    assert "stands alone" not in line and "1.2" in line and "1.6-2x" in line, line
+    assert "stands alone" not in line and "1.2" in line and "1.60-2.00x" in line, line
     golden.check(VIEW, "a trusted run inside, a flagged one beside it", line)
 
 
@@ -95,7 +95,7 @@ def test_only_flagged_runs_are_set_against_the_prediction(golden: Golden) -> Non
     (run,) = _runs([(120.0, True)])
     assert run.flagged and not run.allowed and run.speedup == pytest.approx(1.2)
     line = _line([(120.0, True)])
-    assert "outside" in line and "1.6-2x" in line and "stands alone" not in line, line
+    assert "outside" in line and "1.60-2.00x" in line and "stands alone" not in line, line
     golden.check(VIEW, "only a flagged run, outside", line)
 
 
@@ -106,7 +106,7 @@ def test_a_run_set_against_the_weak_scaling_alternative_says_so(golden: Golden) 
     runs = measured_runs(_sweeps([(180.0, False)]), "m", allow_flagged=False)
     (line,) = against_measured(measured_counts(strong, runs, _predictions()))
     # the alternative's 1.8 (1.6-2x), not the advice's own 1.2
-    assert "1.8 (1.6-2x" in line and "weak scaling" in line, line
+    assert "1.8 (1.60-2.00x" in line and "weak scaling" in line, line
     golden.check(VIEW, "a run against the weak-scaling alternative", line)
 
 
@@ -121,5 +121,5 @@ def test_inside_an_interval_too_wide_to_test_is_said_so(golden: Golden) -> None:
     runs = measured_runs(_sweeps([(150.0, False)]), "m", allow_flagged=False)
     (line,) = against_measured(measured_counts(wide, runs))
     assert TOO_WIDE_TO_TEST < 2.0 / 0.06  # the premise
-    assert "inside" in line and "(0.06-2x" in line and "33.3" in line, line
+    assert "inside" in line and "(0.0600-2.00x" in line and "33.3" in line, line
     golden.check(VIEW, "inside an interval too wide to test", line)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import TABLE_DIGITS, agreeing, counted, joined, named, number
+from gpuscale.quantities import TABLE_DIGITS, agreeing, counted, ends_alike, joined, named, number
 from gpuscale.tables.plan import PLAN_COLUMNS, nearest_columns
 
 # ``count_class`` in words: whether the family ran the workload at this count
@@ -30,11 +30,12 @@ PLAN_DROP_ORDER = (PICKED_BY, "nodes", "global batch", "energy kWh", "accelerato
 
 def _interval(row: PlanRow) -> str:
     """``15.03-19.70``: the 80% interval of the time, minutes, to the table's significant
-    figures (``TABLE_DIGITS``, as :func:`number` writes them: 16,420, never 1.642e+04)."""
+    figures (``TABLE_DIGITS``, as :func:`ends_alike` writes them: 16,420, never 1.642e+04;
+    20.00, not 20)."""
     low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return f"{number(low, TABLE_DIGITS, zeros=True)}-{number(high, TABLE_DIGITS, zeros=True)}"
+    return "-".join(ends_alike(low, high, TABLE_DIGITS))
 
 
 def _shown(row: PlanRow) -> PlanRow:

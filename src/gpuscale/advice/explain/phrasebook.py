@@ -36,6 +36,7 @@ from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
+    ends_alike,
     factor_interval,
     format_batch,
     format_count,
@@ -181,8 +182,9 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "ms_at": _ms_at,  # each value ms (in the unit the largest takes) at the batch of ``of``
     "factor": lambda v, of: factor_interval(_float(v)),  # of a log half-width
     "ratio": lambda v, of: "infinity" if _float(v) == math.inf else number(v),
+    # an interval's ends, each to the other's decimals (0.157-0.190x), one value where alike
+    "num_span": lambda v, of: span(*ends_alike(v, of)),
     # ``-12% to +30%``, one value where both ends read alike
-    "num_span": lambda v, of: span(number(v), number(of)),  # 1.3-1.6x, 1x where alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
     "spans": _spans,

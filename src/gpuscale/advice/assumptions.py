@@ -1,5 +1,6 @@
 """Every term of a calibration as an ``Assumption``, each bench run that measures one said as
-the file holds it (``as_run``), and the one measurement that settles a count held back."""
+the file holds it (``remeasure.as_run``), and the one measurement that settles a count held
+back."""
 
 from __future__ import annotations
 
@@ -8,20 +9,20 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
-from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class
+from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class, terms_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
+from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import FIRM_STEPS, QUIETER_FIX, STEPS_FIX, ways
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import counted, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
-    from gpuscale.bench.support import Support
+    from gpuscale.interconnect.network import Network
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -76,7 +77,7 @@ def of_calibration(
     cost, the bench's terms (``cal.bench``; None: by numbers) or the numbers' N > 1 terms, the
     link class, the convergence, the input pipeline; each measure as the bench file runs it
     (the fixed cost's is the bench file's run already)."""
-    link_class = _link_class(cal.machine.network.intra.name)
+    link_class = _link_class(cal.machine.network)
     if cal.bench is not None:
         own = _own_work(cal, req, cal.bench)
         terms = (_overlap(cal, req), own, _wait(cal, cal.bench), link_class)
@@ -150,11 +151,12 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     )
 
 
-def _link_class(link_name: str) -> Assumption | None:
+def _link_class(network: Network) -> Assumption | None:
     """The link class a preset is taken as where no published row was judged on it (an xGMI
-    mesh: ``nvlink``); None for a preset whose name says its class, or no preset."""
-    preset = PRESETS.get(link_name.split(" ")[0].lower())
-    if preset is None or preset.assumed_class is None:
+    mesh: ``nvlink``); None for a preset whose name says its class, no preset, or where no
+    count reads it (nodes given: every count the multi-node class's terms, ``terms_class``)."""
+    preset = PRESETS.get(network.intra.name.split(" ")[0].lower())
+    if preset is None or preset.assumed_class is None or terms_class(network, 1) == "multinode":
         return None
     said = ASSUMED_CLASS_SAID[preset.name]
     sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}  # within a node
@@ -300,50 +302,3 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
         measure=Measure(before, run, after),
     )
-
-
-def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    more = f"--steps {found.steps_needed}"
-    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
-
-
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """How to bench again the file's runs at every count of ``counts`` (more steps where they
-    fix a weakness, else a quieter machine); "" where it holds none."""
-    if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    if more_steps(found):
-        command = rerun(found, counts, host_devices)
-        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
-    held = f"the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
-    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
-    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
-
-
-def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up."""
-    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-
-
-def as_run(
-    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
-) -> Measure:
-    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
-    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
-    bench = measure.bench
-    if found is None or bench is None:
-        return measure
-    same = bench.model == found.model
-    if any_run or (same and found.counts and not bench.config and not bench.more):
-        held = again(found, bench.nproc, host_devices)
-        if held:
-            return replace(measure, bench=None, again=held)
-    if not same:
-        return measure
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))

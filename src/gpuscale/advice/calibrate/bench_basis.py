@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import as_run
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import (
@@ -29,6 +28,7 @@ from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.power import METERS, Power, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K

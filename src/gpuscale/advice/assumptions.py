@@ -22,7 +22,6 @@ from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
-    from gpuscale.interconnect.network import Network
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -77,21 +76,24 @@ def of_calibration(
     cost, the bench's terms (``cal.bench``; None: by numbers) or the numbers' N > 1 terms, the
     link class, the convergence, the input pipeline; each measure as the bench file runs it
     (the fixed cost's is the bench file's run already)."""
-    link_class = _link_class(cal.machine.network)
+    link_class = _link_class(cal.machine.network.intra.name)
     if cal.bench is not None:
         own = _own_work(cal, req, cal.bench)
         terms = (_overlap(cal, req), own, _wait(cal, cal.bench), link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         terms = (link_class, _overlap(cal, req), *cal.said.priors_said)
+    convergence, fixed, pipeline = _convergence(cal, req, converging), _fixed(cal), input_pipeline()
+    # on nodes given every count takes the multi-node class's terms: none reads the link's
+    read = terms_class(cal.machine.network, 1) != "multinode"
+    kept = [a for a in (*terms, convergence) if a and (read or a.term != TermId.LINK_CLASS)]
     found, host = cal.runs.evidence, cal.runs.host_devices
     # the convergence's run: at counts the file holds, whatever model or steps it names
     said = [
         replace(a, measure=as_run(a.measure, found, host, a.term == TermId.CONVERGENCE))
-        for a in (*terms, _convergence(cal, req, converging))
-        if a is not None
+        for a in kept
     ]
     machine = [replace(a, measure=as_run(a.measure, found, host)) for a in cal.said.assumptions]
-    return (*machine, *_fixed(cal), *said, input_pipeline())
+    return (*machine, *fixed, *said, pipeline)
 
 
 def _fixed(cal: Calibration) -> tuple[Assumption, ...]:
@@ -151,12 +153,11 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     )
 
 
-def _link_class(network: Network) -> Assumption | None:
+def _link_class(link_name: str) -> Assumption | None:
     """The link class a preset is taken as where no published row was judged on it (an xGMI
-    mesh: ``nvlink``); None for a preset whose name says its class, no preset, or where no
-    count reads it (nodes given: every count the multi-node class's terms, ``terms_class``)."""
-    preset = PRESETS.get(network.intra.name.split(" ")[0].lower())
-    if preset is None or preset.assumed_class is None or terms_class(network, 1) == "multinode":
+    mesh: ``nvlink``); None for a preset whose name says its class, or no preset."""
+    preset = PRESETS.get(link_name.split(" ")[0].lower())
+    if preset is None or preset.assumed_class is None:
         return None
     said = ASSUMED_CLASS_SAID[preset.name]
     sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}  # within a node

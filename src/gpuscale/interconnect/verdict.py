@@ -11,9 +11,10 @@ preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), a
 sweep on one node is not judged against a network preset (no network was crossed); a
 sweep across nodes is, through its NICs as the advice costs the network (``expected``). A
 peak more than 15% below an earlier sweep's of the same collective and ranks is reported
-as a drop, where the two ran alike (backend, device kind, nodes, settings), over the
-sizes both measured, with at least 10 timed calls per size each, and beyond the spread of
-their calls (p50 to p99): noise is said to be noise.
+as a drop, and one more than 15% above it as a rise, where the two ran alike (backend,
+device kind, nodes, settings), over the sizes both measured, with at least 10 timed calls
+per size each, and beyond the spread of their calls (p50 to p99): noise is said to be
+noise, and only a peak within 15% either way is "within".
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ class ChangeKind(Code):
     """How the latest sweep's peak compares with the best earlier sweep that ran alike."""
 
     DROPPED = "dropped"  # lower beyond DROP_SHARE and beyond the calls' own spread
-    NOISE = "noise"  # lower beyond DROP_SHARE, within the calls' own spread
-    WITHIN = "within"  # within DROP_SHARE
+    ROSE = "rose"  # higher beyond DROP_SHARE and beyond the calls' own spread
+    NOISE = "noise"  # lower or higher beyond DROP_SHARE, within the calls' own spread
+    WITHIN = "within"  # within DROP_SHARE either way
     TOO_FEW_CALLS = "too few calls"  # one sweep timed fewer than MIN_ITERS calls per size
 
 
@@ -72,13 +74,21 @@ class SweepChange:
     suspects: str = ""
 
     @property
+    def ratio(self) -> float:
+        """The latest peak over the earlier one (1: the same; NaN: not compared)."""
+        return self.now_gbs / self.before_gbs
+
+    @property
     def lower_share(self) -> float:
         """How much lower the latest peak is (negative: higher)."""
-        return 1 - self.now_gbs / self.before_gbs
+        return 1 - self.ratio
 
     def sentence(self) -> str:
         return _CHANGE_WORDS[self.kind].format(
             c=self,
+            share=abs(self.lower_share),
+            way="lower" if self.lower_share > 0 else "higher",
+            drop_or_rise="drop" if self.lower_share > 0 else "rise",
             whose="this sweep's" if self.against == "this" else f"sweep {self.against}'s",
             before=number(self.before_gbs),
             now=number(self.now_gbs),
@@ -90,8 +100,10 @@ class SweepChange:
 _CHANGE_WORDS = {
     ChangeKind.DROPPED: "DROPPED {c.lower_share:.0%} since sweep {c.against} ({before} -> {now} "
     "GB/s, beyond its noise): something changed ({c.suspects})",
-    ChangeKind.NOISE: "{c.lower_share:.0%} lower than sweep {c.against} ({before} -> {now} GB/s), "
-    "within the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a drop",
+    ChangeKind.ROSE: "ROSE {share:.0%} since sweep {c.against} ({before} -> {now} GB/s, beyond "
+    "its noise): something changed ({c.suspects})",
+    ChangeKind.NOISE: "{share:.0%} {way} than sweep {c.against} ({before} -> {now} GB/s), within "
+    "the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a {drop_or_rise}",
     ChangeKind.WITHIN: "within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
     ChangeKind.TOO_FEW_CALLS: "Not compared with earlier sweeps: {whose} {c.iters} timed calls "
     "per size are too few to tell a change from noise (--iters {min_iters} or more)",
@@ -307,8 +319,9 @@ def _change(
 ) -> SweepChange | None:
     """The latest sweep's peak against the best earlier sweep that ran alike (same
     collective, ranks, backend, device kind, nodes and settings), over the sizes both
-    measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call
-    noise, and only where both timed at least :data:`MIN_ITERS` calls per size."""
+    measured: a drop (a rise) only more than :data:`DROP_SHARE` below (above) it and
+    beyond either peak's call-to-call noise, and only where both timed at least
+    :data:`MIN_ITERS` calls per size."""
     header = headers.get(latest) or {}
     same = ok[(ok["op"] == op) & (ok["ranks"] == ranks)]
     mine = same[same["sweep_id"] == latest]
@@ -336,6 +349,8 @@ def _change(
     kind = ChangeKind.WITHIN
     if now < (1 - noise) * before:
         kind = ChangeKind.DROPPED
-    elif now < (1 - DROP_SHARE) * before:
+    elif now > (1 + noise) * before:
+        kind = ChangeKind.ROSE
+    elif not (1 - DROP_SHARE) * before <= now <= (1 + DROP_SHARE) * before:
         kind = ChangeKind.NOISE
     return SweepChange(kind, best_id, before, now, noise, suspects=_suspects(header))

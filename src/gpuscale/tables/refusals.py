@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from os import PathLike
 
-from gpuscale.quantities import number, parse_size
+from gpuscale.quantities import number, read_size
 
 # A number's range: (lowest, highest, lowest excluded?)
 Range = tuple[float, float, bool]
@@ -172,8 +172,9 @@ def clipped(text: str, most: int = 60) -> str:
 def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[str, str]) -> None:
     """Each of ``request``'s (a dataclass's) fields in ``ranges``, every value of one given
     several times (a tuple): ``TypeError`` where it is no number (None where its default is
-    not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range,
-    the rule as ``rules`` words it, else as the range says it."""
+    not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range
+    (``inf`` and ``nan`` too, in a field typed ``int``), the rule as ``rules`` words it,
+    else as the range says it: one rule per field, whichever value breaks it."""
     kinds = {f.name: f for f in fields(request)}  # type: ignore[arg-type]
     given: list[tuple[str, numbers.Real]] = []  # each value of a field given several times
     for name in ranges:
@@ -187,10 +188,11 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
             # numbers.Real: numpy's integers and floats too (a value read from a table)
             if isinstance(one, bool) or not isinstance(one, numbers.Real):
                 hint = ""
-                if isinstance(one, str) and kinds[name].metadata["parse"] is parse_size:
+                if isinstance(one, str) and kinds[name].metadata["parse"] is read_size:
                     hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
                 raise TypeError(f"{name} must be a number, not {type(one).__name__} {one!r}{hint}")
-            if _whole_field(kinds[name].type) and not _whole(one):
+            # inf and nan: past every range, refused by it below as 0 is
+            if _whole_field(kinds[name].type) and not _whole(one) and math.isfinite(one):
                 raise TypeError(f"{name} must be a whole number, not {one!r}")
             given.append((name, one))
     for name, value in given:

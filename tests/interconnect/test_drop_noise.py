@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuscale.interconnect.changes import ChangeKind, SweepChange
 from gpuscale.interconnect.records import read_sweeps
-from gpuscale.interconnect.verdict import ChangeKind, SweepChange, judge
+from gpuscale.interconnect.verdict import judge
 
 SCHEMA = "gpuscale.collectives/2"
 

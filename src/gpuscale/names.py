@@ -165,14 +165,15 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     from gpuscale.mlperf.bundled import bundled_workloads
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
-    where = (
-        "no bundled round has it (give a round that does by name, --round vX.Y, or its "
-        "folder or archive as a path)"
+    where = "no bundled round has it " + spelled(
+        "(give a round that does by name, --round vX.Y, or its folder or archive as a path)",
+        "(give the scores of a round that does: load_round('vX.Y').scores, or "
+        "read_round(PATH).scores of its folder or archive)",
     )
     if rounds:
         where = (
             f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
-            f"(--round {rounds[-1]}; in Python load_round({rounds[-1]!r}))"
+            + spelled(f"(--round {rounds[-1]})", f"(load_round({rounds[-1]!r}))")
         )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"

@@ -214,6 +214,8 @@ def resolve_family(
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``).
     Where the default part ran no result and ``name`` names exactly one part of ``valid``
     (``A100`` where only A100-SXM4-40GB ran), that part is read, said; two or more: refused.
+    A family the catalogue knows that ran nothing here is refused, offering the family of
+    ``valid`` it begins or is close to (``Gaudi``: Gaudi2), as a typo is offered one.
     A value naming several (``H100,B200``, ``B200 MI300X``) is refused, ``each`` saying
     how to ask for them: read as one, it was the last family it named."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
@@ -255,7 +257,7 @@ def resolve_family(
         where, meant = f"valid here: {', '.join(sorted(valid))}", ""
         if others:
             where = f"{name!r} could mean {joined(others)} here: give the full name"
-        else:  # `Gaudi` where Gaudi2 ran: offered as a typo of a family is
+        else:  # `Gaudi` where only Gaudi2 ran: Gaudi2 offered, as a typo is offered one
             meant = _ran_alike(name, valid, products_read_as(valid))
         why = (
             f"accelerator family {known.family} ran no result in the rounds loaded{meant}; "

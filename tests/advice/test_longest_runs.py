@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 from typer.testing import CliRunner
 
 from gpuscale.advice.calibrate.rows import longest
@@ -38,9 +37,9 @@ def test_a_run_outlasted_at_its_count_is_dropped() -> None:
 
 def test_another_configuration_is_not_outlasted() -> None:
     table = load_bench(FILE).table
-    other = table.assign(batch_per_device=table["steps"].map({2: 8, 30: 16}))
-    assert len(longest(other)) == len(table)
-    assert isinstance(longest(other), pd.DataFrame)
+    for column, values in (("batch_per_device", {2: 8, 30: 16}), ("device_name", {2: "a"})):
+        other = table.assign(**{column: table["steps"].map(values).fillna("b")})
+        assert len(longest(other)) == len(table), column
 
 
 def test_the_short_runs_communication_scales_no_count() -> None:

@@ -167,15 +167,15 @@ def longest(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` less its N > 1 runs that a run of the same configuration and count (flagged
     or not) timed over more steps: a mean of 2 steps (one slow step moves it by half) must
     not outweigh a longer run that contradicts it, nor stand in for it where it is flagged."""
-    same = [c for c in BENCH_GROUP_COLUMNS if c != "steps" and c in table.columns]
     if table.empty or "steps" not in table.columns:
         return table
-    ok = table["status"] == "ok"
-    key = table[[*same, "batch_per_device", "global_batch", "accelerators"]].astype(str)
+    same = [c for c in BENCH_GROUP_COLUMNS if c != "steps"]
+    same += ["batch_per_device", "global_batch", "accelerators", "device_name", "nnodes"]
+    key = table[[c for c in same if c in table.columns]].astype(str)
     group = key.apply("|".join, axis=1)
-    most = table["steps"].where(ok).groupby(group).transform("max")
+    most = table["steps"].where(table["status"] == "ok").groupby(group).transform("max")
     shorter = (table["accelerators"] > 1) & (table["steps"] < most)
-    return table[~shorter.fillna(False)]
+    return table[~shorter]
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.quantities import agreeing, joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
-from gpuscale.tables.refusals import ref
+from gpuscale.tables.refusals import as_keywords, as_options, ref, spelled
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 from gpuscale.tables.spelling import did_you_mean, in_full, suggested
 from gpuscale.tables.workloads import (
@@ -41,22 +41,25 @@ _ALIASES: dict[str, str] = {"llama2 lora": "llama2_70b_lora", "sd": "stable_diff
 class UnknownNameError(ValueError):
     """A name that matches nothing (or several things); the message lists the valid ones.
     ``typed`` is the name as given and ``why`` the message without it, where known: how
-    the command line says it (:meth:`as_option`) and a request's field (:meth:`as_field`)."""
+    the command line says it (:meth:`as_option`) and a request's field (:meth:`as_field`).
+    A phrase the two readers say differently (``tables.refusals.spelled``: ``--round``, or
+    ``load_round('v4.1')``) reads as Python's in the message, the command line's in
+    :meth:`as_option`."""
 
     def __init__(self, message: str, *, typed: str | None = None, why: str | None = None):
-        super().__init__(message)
-        self.typed, self.why = typed, why
+        super().__init__(as_keywords(message))
+        self.typed, self.why, self.said = typed, why, message
 
     def as_option(self, option: str) -> str:
         """``--benchmark bret: unknown benchmark (did you mean 'bert'?); valid: ...``."""
         if self.typed is None or self.why is None:
-            return f"{option}: {self}"
-        return f"{option} {clipped(self.typed)}: {self.why}"
+            return f"{option}: {as_options(self.said)}"
+        return f"{option} {clipped(self.typed)}: {as_options(self.why)}"
 
     def as_field(self, field: str) -> UnknownFieldError:
         """The same refusal as a request's :class:`FieldError` of ``field`` (the CLI then
         names its option), still an :class:`UnknownNameError`."""
-        return UnknownFieldError(field, self.typed, self.why or str(self))
+        return UnknownFieldError(field, self.typed, self.why or self.said)
 
 
 class UnknownFieldError(FieldError, UnknownNameError):
@@ -162,14 +165,15 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     from gpuscale.mlperf.bundled import bundled_workloads
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
-    where = (
-        "no bundled round has it (give a round that does by name, --round vX.Y, or its "
-        "folder or archive as a path)"
+    where = "no bundled round has it " + spelled(
+        "(give a round that does by name, --round vX.Y, or its folder or archive as a path)",
+        "(give the scores of a round that does: load_round('vX.Y').scores, or "
+        "read_round(PATH).scores of its folder or archive)",
     )
     if rounds:
         where = (
             f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
-            f"(--round {rounds[-1]}; in Python load_round({rounds[-1]!r}))"
+            + spelled(f"(--round {rounds[-1]})", f"(load_round({rounds[-1]!r}))")
         )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"
@@ -210,6 +214,8 @@ def resolve_family(
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``).
     Where the default part ran no result and ``name`` names exactly one part of ``valid``
     (``A100`` where only A100-SXM4-40GB ran), that part is read, said; two or more: refused.
+    A family the catalogue knows that ran nothing here is refused, offering the family of
+    ``valid`` it begins or is close to (``Gaudi``: Gaudi2), as a typo is offered one.
     A value naming several (``H100,B200``, ``B200 MI300X``) is refused, ``each`` saying
     how to ask for them: read as one, it was the last family it named."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
@@ -231,10 +237,13 @@ def resolve_family(
     if part is not None:  # `4090`, as advise reads it
         known = normalise_accelerator(part)
     if part is not None and not known.known:  # a catalogued device no MLPerf round ran
+        advise = spelled(
+            f"gpuscale advise --device-name {shlex.quote(part)}",
+            f"gpuscale.advise(device_name={part!r}, ...)",
+        )
         why = (
             f"the device catalogue's {part} ran no MLPerf result in the rounds loaded (for "
-            f"your own {part}s, time a step and run gpuscale advise --device-name "
-            f"{shlex.quote(part)}); valid here: {', '.join(valid)}"
+            f"your own {part}s, time a step and run {advise}); valid here: {', '.join(valid)}"
         )
         raise UnknownNameError(f"{name!r}: {why}", typed=name, why=why)
     others = other_variants(name, known.family, valid)
@@ -245,12 +254,14 @@ def resolve_family(
         )
         return others[0], said
     if known.known and known.family not in valid:  # a real family these results lack
-        where = f"valid here: {', '.join(valid)}"
+        where, meant = f"valid here: {', '.join(sorted(valid))}", ""
         if others:
             where = f"{name!r} could mean {joined(others)} here: give the full name"
+        else:  # `Gaudi` where only Gaudi2 ran: Gaudi2 offered, as a typo is offered one
+            meant = _ran_alike(name, valid, products_read_as(valid))
         why = (
-            f"accelerator family {known.family} ran no result in the rounds loaded (another "
-            f"round may: --round, or a raw round as a path); {where}"
+            f"accelerator family {known.family} ran no result in the rounds loaded{meant}; "
+            f"another round may: {_OTHER_ROUND}; {where}"
         )
         message = why.replace(known.family, f"{known.family} ({name!r})", 1)
         raise UnknownNameError(message, typed=name, why=why)
@@ -268,6 +279,24 @@ def resolve_family(
             f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
+
+
+# Where another round is read: the command line's options, Python's readers.
+_OTHER_ROUND = spelled(
+    "--round, or a raw round as a path",
+    "its scores (load_round('vX.Y').scores, or read_round(PATH).scores for a raw round)",
+)
+
+
+def _ran_alike(name: str, valid: list[str], offered: Iterable[str]) -> str:
+    """`` (did you mean 'Gaudi2'?)`` for the families of ``valid`` that ``name`` begins
+    (case and punctuation ignored: ``Gaudi`` of Gaudi2), else the closest of ``valid`` and
+    ``offered`` (short names read as one of ``valid``), as a typo is offered one; "" where
+    none is close."""
+    begun = [v for v in sorted(valid) if _key(name) and _key(v).startswith(_key(name))]
+    if begun:
+        return suggested(begun, upto=len(begun))
+    return did_you_mean(name, [*valid, *offered])
 
 
 def _families_named(name: str) -> str | None:
@@ -477,7 +506,10 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
 
 def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:
     """Each of ``values`` read as :func:`resolve_family` reads it, and its notes."""
-    each = "give each its own --family (--family H100 --family B200)"
+    each = spelled(
+        "give each its own --family (--family H100 --family B200)",
+        "give them as a list (families=['H100', 'B200'])",
+    )
     found = [resolve_family(v, valid, each) for v in values or ()]
     # one family asked twice (H100 and H100-SXM5-80GB): a typo, refused as `-b bert -b bert`
     if twice := given_twice([family for family, _ in found], "family"):

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 # reading what people type lives in gpuscale.sizes; imported from here as before
-from gpuscale.sizes import BadQuantity, parse_bytes, parse_size, reading_number
+from gpuscale.sizes import BadQuantity, parse_bytes, parse_size, read_size, reading_number
 
 __all__ = [
     "UNPRINTABLE",
@@ -47,6 +47,7 @@ __all__ = [
     "parse_size",
     "plural",
     "printable",
+    "read_size",
     "reading_number",
     "span",
 ]

@@ -8,6 +8,7 @@ No heavy imports: the CLI parses sizes before deciding whether torch is needed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -48,9 +49,9 @@ _RULES = {int: "must be a whole number", float: "must be a number"}
 
 def reading_number(kind: type) -> Callable[[object], object]:
     """A reader of an option's text as a number of ``kind``, ``int`` or ``float`` (``int``:
-    ``1e3`` is a whole number; ``inf`` and ``nan`` are numbers, left to the caller's
-    ranges); text that is no number of that kind is a :class:`BadQuantity`; a number is
-    returned as it is."""
+    ``1e3`` is a whole number; ``inf``, ``1e400`` and ``nan`` are numbers of either kind,
+    returned as floats for the caller's ranges to refuse, as they refuse ``0``); text that
+    is no number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
     rule = _RULES[kind]
 
     def read(text: object) -> object:
@@ -64,6 +65,8 @@ def reading_number(kind: type) -> Callable[[object], object]:
             value = float(text)
         except ValueError:
             raise BadQuantity(text, rule) from None
+        if not math.isfinite(value):
+            return value
         if kind is int and not value.is_integer():
             raise BadQuantity(text, rule)
         return kind(value)
@@ -71,18 +74,35 @@ def reading_number(kind: type) -> Callable[[object], object]:
     return read
 
 
+def read_size(text: str) -> int | float:
+    """A count (parameters, FLOPs, samples) as typed: ``2M`` -> 2,000,000, ``250k`` ->
+    250,000, ``1.5B`` -> 1,500,000,000, ``20P`` -> 2 x 10^16, ``2e16`` (decimal; ``params``
+    may follow), whole (``int``) where finite; any number, ``0``, ``-1``, ``1e400`` (inf)
+    and ``nan`` too, for the field's own range to refuse in its own words (a request's
+    ranges: ``--samples 0`` and ``--samples 1e20`` are told one range). ``ValueError``
+    (:class:`BadQuantity`) where the text is no number."""
+    try:
+        value = float(text)  # a plain number, whatever its value
+    except ValueError:
+        match = re.fullmatch(
+            r"\s*([-+]?[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*([kmbgtp]?)\s*(?:params)?\s*",
+            text.lower(),
+        )
+        if not match:
+            raise BadQuantity(
+                text, "not a size (use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)"
+            ) from None
+        value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
+    return int(value) if math.isfinite(value) else value
+
+
 def parse_size(text: str) -> int:
-    """A count (parameters, FLOPs, samples): ``2M`` -> 2,000,000, ``250k`` -> 250,000,
-    ``1.5B`` -> 1,500,000,000, ``20P`` -> 2 x 10^16, ``2e16`` (decimal; ``params`` may
-    follow). ``ValueError`` if not a size. Each field's own range is its request's to
-    check (a FLOP count per sample reaches 10^16 where a parameter count does not)."""
-    match = re.fullmatch(
-        r"\s*([0-9]*\.?[0-9]+(?:e\+?[0-9]+)?)\s*([kmbgtp]?)\s*(?:params)?\s*", text.lower()
-    )
-    if not match:
-        raise BadQuantity(text, "not a size (use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)")
-    value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
-    if not 0 < value < 1e30:  # past it a typo, and no whole number a field could take
+    """A count as :func:`read_size` reads it, above 0 and below 10^30 (past it a typo, and
+    no whole number a count could take): for a size with no range of its own (a bench's
+    bounds on the models' parameters; a request's fields read :func:`read_size` and check
+    their own ranges). ``ValueError`` otherwise."""
+    value = read_size(text)
+    if not 0 < value < 1e30:
         raise BadQuantity(text, "a size must be above 0 and below 10^30")
     return int(value)
 

@@ -13,10 +13,11 @@ import re
 import pytest
 
 import gpuscale
-from gpuscale.advice.assumptions import again, settle
+from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.explain.phrasebook import said as words
+from gpuscale.advice.remeasure import again
 from gpuscale.advice.types import maybe
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

@@ -81,6 +81,22 @@ def test_a_link_whose_name_says_its_class_assumes_none() -> None:
     assert TermId.LINK_CLASS not in {a.term for a in custom.assumptions}
 
 
+def test_on_nodes_given_no_count_reads_the_assumed_class_and_none_is_said() -> None:
+    """With --nodes every count takes the multi-node class's terms (``terms_class``): the
+    xGMI mesh's class, read by none, is no assumption; a search spilling past one node
+    (``max_devices``) still reads it inside the node, and says it."""
+    from gpuscale.advice.model.network import terms_class
+
+    on_nodes = gpuscale.advise(device_name="MI300X", nodes=2, **WALK)
+    network = on_nodes.calibration.machine.network
+    assert {terms_class(network, n) for n in (1, 2, 8, 16)} == {"multinode"}
+    assert TermId.LINK_CLASS not in {a.term for a in on_nodes.assumptions}
+    spilling = gpuscale.advise(device_name="MI300X", max_devices=16, **WALK)
+    network = spilling.calibration.machine.network
+    assert terms_class(network, 8) == "nvlink" and terms_class(network, 16) == "multinode"
+    assert TermId.LINK_CLASS in {a.term for a in spilling.assumptions}
+
+
 def test_the_json_and_explain_say_the_link_and_its_class(golden: Golden) -> None:
     runner = CliRunner()
     data = json.loads(runner.invoke(app, [*ARGS, "MI300X", "-f", "json"]).output)

@@ -113,11 +113,13 @@ def test_what_the_dataset_wrote_is_counted_from_its_tables(golden: Golden) -> No
     runs = runs_for(results.iloc[:1])
     sentence = written_sentence(results, runs, "out")
     assert [int(n) for n in re.findall(r"\b\d+\b", sentence)[:3]] == [3, 2, 5]  # results, runs
-    results.attrs["same_runs_left_out"] = 1
-    twins = written_sentence(results, runs, "out")
-    assert twins.startswith(sentence) and "1 result repeating" in twins
+    # a result's row says why analyses leave it out: the sentence counts those rows
+    twins = written_sentence(results.assign(same_runs_as=["", "Org/a8", ""]), runs, "out")
+    assert twins.startswith(sentence) and "1 result repeats" in twins
     assert "--duplicates" in twins  # what lists them (the dataset writes no problems table)
     golden.check(VIEW, "the dataset written, one result counted once", twins)
+    flagged = written_sentence(results.assign(log_flag=["", "", "its logs"]), runs, "out")
+    assert flagged.startswith(sentence) and "1 result has logs" in flagged
 
 
 def test_one_result_written_is_said_in_the_singular() -> None:

@@ -108,10 +108,11 @@ def test_a_catalogued_device_no_round_ran_is_not_offered_another(typed: str, par
     with pytest.raises(UnknownNameError) as refused:
         resolve_family(typed, valid)
     said = str(refused.value)
-    assert "ran no MLPerf" in said and f"--device-name '{part}'" in said
+    assert "ran no MLPerf" in said and f"device_name={part!r}" in said  # Python's words
     assert "unknown" not in said and "did you mean" not in said
     result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
     assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--device-name '{part}'" in result.stderr  # the command line's
 
 
 @pytest.mark.parametrize(
@@ -170,3 +171,52 @@ def test_analysis_options_refuse_a_family_given_twice() -> None:
 
     with pytest.raises(ValueError, match="H100-SXM5-80GB given twice"):
         analyze(load_round("v4.1"), ["bert"], AnalysisOptions(families=("H100", "H100")))
+
+
+VIEW = "names/unknown_families"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["plan", "-w", "bert", "-a", "Gaudi"], ["trends", "-b", "bert", "--family", "Gaudi"]],
+)
+def test_a_family_that_ran_none_is_offered_the_one_it_begins(argv: list[str], golden) -> None:
+    """`plan -a Gaudi` (first-generation Gaudi, a family the catalogue knows) said only that
+    Gaudi ran nothing, where Gaudi2 ran: offered, as `-a H10O` is offered H100."""
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2 and "'Gaudi2'" in result.stderr  # quoted: offered
+    assert "--round" in result.stderr
+    golden.check(VIEW, f"{argv[0]}: Gaudi", result.stderr)
+
+
+def test_python_is_told_python_words_where_a_family_is_refused(golden) -> None:
+    """`gpuscale.plan(accelerator='Gaudi')` said `--round`, `scaling_table(families='H100,B200')`
+    `--family`: Python's refusals name what Python takes (a keyword, a reader)."""
+    import gpuscale
+    from gpuscale.names import UnknownNameError
+
+    scores = gpuscale.load_round("v4.1").scores
+    calls = {
+        "plan: Gaudi": lambda: gpuscale.plan(workload="bert", accelerator="Gaudi"),
+        "plan: RTX 5090": lambda: gpuscale.plan(workload="bert", accelerator="RTX 5090"),
+        "scaling_table: H100,B200": lambda: gpuscale.scaling_table(
+            scores, "bert", families="H100,B200"
+        ),
+    }
+    for case, call in calls.items():
+        with pytest.raises(UnknownNameError) as refused:
+            call()
+        said = str(refused.value)
+        assert "--" not in said, said
+        golden.check(VIEW, f"Python {case}", said)
+    with pytest.raises(UnknownNameError) as refused:
+        gpuscale.plan(workload="bert", accelerator="Gaudi")
+    assert "'Gaudi2'" in str(refused.value)
+
+
+def test_a_phrase_is_spelled_for_each_reader() -> None:
+    from gpuscale.tables.refusals import as_keywords, as_options, ref, spelled
+
+    text = f"{spelled('--round', 'load_round()')} and {ref('fixed_ms', 30)}"
+    assert as_options(text) == "--round and --fixed-ms 30"
+    assert as_keywords(text) == "load_round() and fixed_ms=30"

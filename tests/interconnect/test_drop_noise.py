@@ -1,6 +1,7 @@
 """A sweep compared with an earlier one: only sweeps that ran alike are compared, over the
 sizes both measured, with enough calls (two-call CPU sweeps are no evidence of a drop), and
-a difference within the calls' own spread is noise; gloo is never told to check NCCL. The
+a difference within the calls' own spread is noise; a rise is a rise (by its ratio), "within"
+only within 15% either way; gloo is never told to check NCCL. The
 changes are records (:class:`SweepChange`); their words are the golden view
 ``interconnect/sweep_changes``."""
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuscale.interconnect.changes import ChangeKind, SweepChange
 from gpuscale.interconnect.records import read_sweeps
-from gpuscale.interconnect.verdict import ChangeKind, SweepChange, judge
+from gpuscale.interconnect.verdict import judge
 
 SCHEMA = "gpuscale.collectives/2"
 
@@ -111,3 +113,18 @@ def test_only_sweeps_that_ran_alike_over_the_same_sizes_are_compared(
     assert found is not None and found.kind is ChangeKind.WITHIN
     assert found.before_gbs == found.now_gbs == 1.0 / 64
     golden.check(VIEW, "within the drop share", found.sentence())
+
+
+def test_a_rise_is_said_as_a_rise_and_within_only_within(tmp_path: Path, golden) -> None:
+    found = change(tmp_path, sweep("a", 0.428), sweep("b", 0.907))
+    assert found is not None and found.kind is ChangeKind.ROSE and found.against == "a"
+    assert found.ratio == pytest.approx(0.907 / 0.428)
+    golden.check(VIEW, "rose, on gloo", found.sentence())
+    found = change(tmp_path, sweep("a", 1.0, spread=3.0), sweep("b", 1.5, spread=3.0))
+    assert found is not None and found.kind is ChangeKind.NOISE
+    assert found.ratio == pytest.approx(1.5)
+    golden.check(VIEW, "higher, within the calls' spread", found.sentence())
+    edges = ((1.15, ChangeKind.WITHIN), (0.85, ChangeKind.WITHIN), (1.16, ChangeKind.ROSE))
+    for now, kind in edges:
+        found = change(tmp_path, sweep("a", 1.0), sweep("b", now))
+        assert found is not None and (found.kind, found.ratio) == (kind, pytest.approx(now))

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from gpuscale.bench.collectives_config import BUS_FACTOR, bus_bandwidth, message_sizes
+from gpuscale.interconnect.changes import ChangeKind
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.nvml import nvml_topology
 from gpuscale.interconnect.records import read_sweeps
-from gpuscale.interconnect.verdict import NO_REFERENCE, ChangeKind, judge
+from gpuscale.interconnect.verdict import NO_REFERENCE, judge
 
 from ..fake_nvml import FakeNvml, hgx_h100
 

@@ -1,5 +1,6 @@
 """Every term of a calibration as an ``Assumption``, each bench run that measures one said as
-the file holds it (``as_run``), and the one measurement that settles a count held back."""
+the file holds it (``remeasure.as_run``), and the one measurement that settles a count held
+back."""
 
 from __future__ import annotations
 
@@ -8,20 +9,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
-from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class
+from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class, terms_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
+from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import FIRM_STEPS, QUIETER_FIX, STEPS_FIX, ways
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
-from gpuscale.quantities import counted, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
     from gpuscale.advice.request import AdviceRequest
-    from gpuscale.bench.support import Support
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -82,15 +82,18 @@ def of_calibration(
         terms = (_overlap(cal, req), own, _wait(cal, cal.bench), link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         terms = (link_class, _overlap(cal, req), *cal.said.priors_said)
+    convergence, fixed, pipeline = _convergence(cal, req, converging), _fixed(cal), input_pipeline()
+    # on nodes given every count takes the multi-node class's terms: none reads the link's
+    read = terms_class(cal.machine.network, 1) != "multinode"
+    kept = [a for a in (*terms, convergence) if a and (read or a.term != TermId.LINK_CLASS)]
     found, host = cal.runs.evidence, cal.runs.host_devices
     # the convergence's run: at counts the file holds, whatever model or steps it names
     said = [
         replace(a, measure=as_run(a.measure, found, host, a.term == TermId.CONVERGENCE))
-        for a in (*terms, _convergence(cal, req, converging))
-        if a is not None
+        for a in kept
     ]
     machine = [replace(a, measure=as_run(a.measure, found, host)) for a in cal.said.assumptions]
-    return (*machine, *_fixed(cal), *said, input_pipeline())
+    return (*machine, *fixed, *said, pipeline)
 
 
 def _fixed(cal: Calibration) -> tuple[Assumption, ...]:
@@ -300,50 +303,3 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
         measure=Measure(before, run, after),
     )
-
-
-def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    more = f"--steps {found.steps_needed}"
-    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
-
-
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """How to bench again the file's runs at every count of ``counts`` (more steps where they
-    fix a weakness, else a quieter machine); "" where it holds none."""
-    if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    if more_steps(found):
-        command = rerun(found, counts, host_devices)
-        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
-    held = f"the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
-    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
-    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
-
-
-def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up."""
-    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-
-
-def as_run(
-    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
-) -> Measure:
-    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
-    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
-    bench = measure.bench
-    if found is None or bench is None:
-        return measure
-    same = bench.model == found.model
-    if any_run or (same and found.counts and not bench.config and not bench.more):
-        held = again(found, bench.nproc, host_devices)
-        if held:
-            return replace(measure, bench=None, again=held)
-    if not same:
-        return measure
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))

@@ -131,6 +131,21 @@ class Run:
     def largest_batch(self) -> int:
         return self.max_batch if self.max_batch is not None else self.batch
 
+    def split(self, devices: int) -> tuple[int, int] | None:
+        """(per-device batch, micro-steps) of the kept global batch on ``devices``: the
+        fewest micro-steps of whole batches no larger than fits, at most ``max_accum``; None
+        where none splits it (or no global batch is kept)."""
+        kept = self.kept_global_batch
+        found = None if kept is None else whole_split(kept, devices, self.largest_batch)
+        return found if found is not None and found[1] <= self.max_accum else None
+
+    def accum_taking(self, global_batch: int | None) -> int:
+        """The most micro-steps a step may take with ``global_batch`` kept: ``max_accum``, or
+        as many as one device needs to take it: one device, which every speedup is
+        against, takes any global batch in micro-steps of whole batches that fit."""
+        split = None if global_batch is None else whole_split(global_batch, 1, self.largest_batch)
+        return max(self.max_accum, split[1] if split is not None else 1)
+
     @property
     def kept_global_batch(self) -> int | None:
         if self.global_batch is not None:
@@ -138,6 +153,17 @@ class Run:
         if self.scaling == "strong":
             return self.batch * self.accum
         return None
+
+
+def whole_split(global_batch: int, devices: int, largest: int) -> tuple[int, int] | None:
+    """(per-device batch, micro-steps) of ``global_batch`` on ``devices``: the largest whole
+    batch of at most ``largest`` that divides each device's share, so the fewest micro-steps;
+    None where the devices do not divide it."""
+    if global_batch % devices:
+        return None
+    share = global_batch // devices
+    batch = next(b for b in range(min(largest, share), 0, -1) if share % b == 0)
+    return batch, share // batch
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -11,9 +11,11 @@ from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, OVERLAP_BY_CLASS, PR
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import state_bytes
 from gpuscale.hardware.transformer import ShapeNumbers, TransformerShape, presets
-from gpuscale.quantities import parse_size
+from gpuscale.quantities import read_size
 from gpuscale.tables.refusals import Range
 from gpuscale.tables.requests import (
+    POWER_RANGE,
+    PRICE_RANGE,
     JsonRequest,
     flag,
     option,
@@ -59,8 +61,8 @@ RANGES: dict[str, Range] = {
     "samples": (1, 1e16, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, False),
     "target_efficiency": (0, 1, True),
-    "price": (0, 1e9, False),
-    "power_w": (0, 1e5, True),  # a device drawing 0 W cannot run
+    "price": PRICE_RANGE,  # as plan's price_per_device_hour
+    "power_w": POWER_RANGE,  # as plan's
     # a transformer's shape: past these a typo (the largest published: 126 layers, hidden
     # 53,248, 1M-token contexts)
     "layers": (1, 100_000, False),
@@ -90,7 +92,7 @@ class RequestFields(JsonRequest):
     )
     params: float | None = text_option(
         None,
-        parse_size,
+        read_size,
         help="Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
         "family's calibration).",
     )
@@ -121,7 +123,7 @@ class RequestFields(JsonRequest):
     )
     flops_per_sample: float | None = text_option(
         None,
-        parse_size,
+        read_size,
         help="Forward + backward FLOPs per sample (default: the shape's, else 6 x params), e.g. "
         "4G.",
     )
@@ -202,7 +204,7 @@ class RequestFields(JsonRequest):
         "fp32 master weights).",
     )
     noise_scale: float | None = text_option(
-        None, parse_size, help="Critical batch B_noise, samples (default: measured)."
+        None, read_size, help="Critical batch B_noise, samples (default: measured)."
     )
     workload: str | None = single_option(
         what="workload",
@@ -215,7 +217,7 @@ class RequestFields(JsonRequest):
     )
     samples: float | None = text_option(
         None,
-        parse_size,
+        read_size,
         help="Samples to train at the measured batch, e.g. 10M (default: 10M, and the advice "
         "says its times rest on it).",
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
+from gpuscale.plausibility import flag_kinds
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
@@ -280,6 +281,12 @@ class MeasuredCount:
     @property
     def flags(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m.flags for m in self.runs if m.flagged and m.flags))
+
+    @property
+    def flag_kinds(self) -> tuple[str, ...]:
+        """The kinds of the flagged runs' flags, each once: what the answer names (the
+        reasons in full are the bench table's and the JSON's)."""
+        return tuple(dict.fromkeys(kind for flags in self.flags for kind in flag_kinds(flags)))
 
     @property
     def weak_evidence(self) -> str:

@@ -4,8 +4,9 @@ the most submitted accelerator family and over all systems.
 Criteria: **fastest** (the shortest time to train), **knee** (Kneedle's bend of log T
 against log N over the fastest system per count), **speed x efficiency** (the largest
 ``S x E``) and **E' threshold** (the largest count keeping E' >= threshold x the best).
-Within a family the picks do not depend on the reference rule (E' changes by one factor
-for all systems of the family), so the report, ``analyze`` and the README agree. Over all
+Within a family the picks and their E' do not depend on the reference rule (each family
+against its own reference: ``equilibrium_by_family``), so the report, ``analyze``, its JSON
+and the README agree. Over all
 systems under a per-family reference (``--reference family``) each family's E' is against
 its own reference, so the criteria that use S or E' (speed x efficiency, E' threshold)
 pick nothing across families: those rows say so (``note``); fastest and knee (T and N

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import write_atomically
 from gpuscale.tables import (
     DATASET_COLUMNS,
@@ -22,12 +22,7 @@ from gpuscale.tables import (
     display_name,
     round_key,
 )
-from gpuscale.tables.republished import (
-    counted_in_analyses,
-    is_republished,
-    is_same_runs_copy,
-    runs_counted_once,
-)
+from gpuscale.tables.republished import is_log_flagged, is_republished, is_same_runs_copy
 
 
 def in_round_order(frame: pd.DataFrame, by: list[str], rounds: Sequence[str]) -> pd.DataFrame:
@@ -41,19 +36,26 @@ def in_round_order(frame: pd.DataFrame, by: list[str], rounds: Sequence[str]) ->
 
 def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
     """What ``gpuscale dataset`` wrote into ``folder``, from the two tables: results (how
-    many scored), runs, rounds, and the repeated results counted once."""
+    many scored), runs, rounds, and the results analyses leave out (the columns that
+    say why: ``same_runs_as``, ``log_flag``)."""
     rounds = ", ".join(sorted(results["round"].unique()))
-    twins = results.attrs.get("same_runs_left_out", 0)
     text = (
         f"{counted(len(results), 'result')} "
         f"({int(results['time_to_train_min'].notna().sum()):,} scored) "
         f"and {counted(len(runs), 'run')} of {rounds} written to {folder}/ (results and runs, "
         "CSV and Parquet)"
     )
-    if twins:
+    if twins := int(is_same_runs_copy(results).sum()):
         text += (
-            f"; {counted(twins, 'result')} repeating the runs of another under a second system "
-            "name in the same round counted once (`gpuscale scores --duplicates` lists them)"
+            f"; {counted(twins, 'result')} {agreeing(twins, 'repeats', 'repeat')} the runs of "
+            "another under a second system name in the same round (`same_runs_as`: analyses "
+            "count those runs once; `gpuscale scores --duplicates` lists them)"
+        )
+    if flagged := int(is_log_flagged(results).sum()):
+        text += (
+            f"; {counted(flagged, 'result')} {agreeing(flagged, 'has', 'have')} logs that "
+            "contradict their folder (`log_flag`: scored as MLCommons scores it, left out of "
+            "analyses)"
         )
     if "first_round" in results and (again := int(is_republished(results).sum())):
         # the same runs in two rounds' archives: a row in each (trends counts them once)
@@ -65,10 +67,12 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
 
 
 def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(results, runs) of every round in ``tables``, sorted by round, benchmark, system;
-    a result repeated under a second system name in its round (the same runs:
-    ``same_runs_as``) once, its runs once (``attrs["same_runs_left_out"]``: how many were
-    left out; the ``problems`` table names them)."""
+    """(results, runs) of every round in ``tables``, sorted by round, benchmark, system:
+    one row per result of ``tables.scores`` (each with its official score or why there is
+    none) and one per run. A result analyses leave out keeps its row, the column saying
+    why: ``same_runs_as`` (the same runs under a second system name in its round) or
+    ``log_flag`` (logs that contradict their folder); ``counted_in_analyses`` and
+    ``runs_counted_once`` (``gpuscale.tables.republished``) keep what analyses count."""
     system_facts = tables.systems[
         [
             "round",
@@ -81,20 +85,16 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
             "host_processor_model",
         ]
     ]
-    scores = counted_in_analyses(tables.scores)
-    twins = tables.scores[is_same_runs_copy(tables.scores).to_numpy(bool)]
-    results = scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
+    key = ["round", "org", "system_id"]
+    # one description per system: a second would repeat its results
+    results = tables.scores.merge(system_facts.drop_duplicates(key), on=key, how="left")
     results["workload_name"] = results["workload"].map(display_name)
     rounds = sorted(results["round"].unique(), key=round_key)
     results = in_round_order(results, ["round", "benchmark", "org", "system_id"], rounds)
     runs = in_round_order(
-        runs_counted_once(tables.runs, tables.scores),
-        ["round", "benchmark", "org", "system_id", "run_file"],
-        rounds,
+        tables.runs, ["round", "benchmark", "org", "system_id", "run_file"], rounds
     )
-    results = results[list(DATASET_COLUMNS)]
-    results.attrs["same_runs_left_out"] = len(twins)
-    return results, runs[list(DATASET_RUNS_COLUMNS)]
+    return results[list(DATASET_COLUMNS)], runs[list(DATASET_RUNS_COLUMNS)]
 
 
 def write_dataset(tables: RoundTables, out_dir: Path) -> str:

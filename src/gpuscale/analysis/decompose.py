@@ -42,7 +42,7 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.analysis.metrics import family_reference, plausible_samples, with_reference
+from gpuscale.analysis.metrics import plausible_samples, within_own_family
 from gpuscale.tables.analysis_request import BASES
 from gpuscale.tables.measures import normalized_efficiency
 
@@ -110,7 +110,7 @@ def within_family(table: pd.DataFrame, family: str, basis: str = "expected") -> 
     group = table[table["accelerator_family"] == family]
     if group.empty:
         return group
-    return decompose(with_reference(group, family_reference(group)), basis)
+    return decompose(within_own_family(group), basis)
 
 
 def expected_samples(round_name: str, benchmark: str, global_batch: float) -> float:

@@ -69,6 +69,7 @@ def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
 def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
     return {
         "scope": eq.scope,
+        "reference": eq.reference or None,
         "threshold": eq.threshold,
         "pareto": eq.pareto,
         "knee": _pick_json(eq.knee),

@@ -24,6 +24,7 @@ import pandas as pd
 from gpuscale import criteria
 from gpuscale.analysis.crossing import pick_crossing
 from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.metrics import within_own_family
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import agreeing, joined
@@ -53,6 +54,8 @@ class Equilibrium:
     efficiency_threshold: Pick | None = None
     # why a criterion picked nothing (None above), by its label; empty when all picked
     unpicked: dict[str, str] = field(default_factory=dict)
+    # the ``org/system_id`` the picks' E' is against; "" where the table has several
+    reference: str = ""
 
     def __repr__(self) -> str:
         """Each criterion's pick in a line (one that picked none: why, in ``.unpicked``)."""
@@ -160,6 +163,7 @@ def equilibrium(
         pareto=pareto,
         knee=knee,
         unpicked=unpicked,
+        reference=_reference_of(table),
     )
     by_e = (Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
     if _several_references(table):
@@ -214,6 +218,13 @@ def _no_knee(table: pd.DataFrame) -> str:
     return "time to train against accelerators has no knee (Kneedle found none)"
 
 
+def _reference_of(table: pd.DataFrame) -> str:
+    """The ``org/system_id`` the table's S, E and E' are against; "" where several."""
+    if _several_references(table) or "reference_org" not in table:
+        return ""
+    return f"{table['reference_org'].iloc[0]}/{table['reference_system_id'].iloc[0]}"
+
+
 def _several_references(table: pd.DataFrame) -> bool:
     """Whether the table's S, E and E' are against more than one reference system."""
     columns = ["reference_org", "reference_system_id"]
@@ -227,11 +238,15 @@ def equilibrium_by_family(
 ) -> list[Equilibrium]:
     """The criteria within each accelerator family that has at least two systems that
     are no outliers (``gpuscale.analysis.outliers``: like with like includes the
-    software, so a system far from its family's others at its count picks nothing)."""
+    software, so a system far from its family's others at its count picks nothing), each
+    family against its own reference (``metrics.within_own_family``): a pick's E' and
+    caution are those within its family, as the study's findings and ``--reference
+    family`` say them, whatever reference ``table`` was computed against."""
     check_table(table, "scaling", "table")
-    kept = table[outlier_column(table).to_numpy() == ""]
-    return [
-        equilibrium(group, threshold=threshold, scope=str(family))
-        for family, group in kept.groupby("accelerator_family", sort=True)
-        if len(group) >= 2
-    ]
+    clean = outlier_column(table).to_numpy() == ""
+    out = []
+    for family, rows in table.groupby("accelerator_family", sort=True).indices.items():
+        own = within_own_family(table.iloc[rows])[clean[rows]]
+        if len(own) >= 2:
+            out.append(equilibrium(own, threshold=threshold, scope=str(family)))
+    return out

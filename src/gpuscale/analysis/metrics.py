@@ -244,7 +244,8 @@ def _named(frame: pd.DataFrame, rule: str) -> pd.Series:
 
 
 def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
-    """``frame`` with speedup, efficiency and E' against the reference row ``ref``."""
+    """``frame`` with speedup, efficiency and E' against the reference row ``ref`` (and
+    ``superlinear`` where it has that column)."""
     out = frame.copy()
     t_ref, n_ref = float(ref["time_to_train_min"]), float(ref["accelerators"])
     n = out["accelerators"].astype(float)
@@ -256,7 +257,17 @@ def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
     out["speedup"] = speedup(t_ref, out["time_to_train_min"])
     out["efficiency"] = efficiency(out["speedup"], n)
     out["normalized_efficiency"] = normalized_efficiency(out["speedup"], n, n_ref)
+    if "superlinear" in out:  # why an E' above 1 is no scaling: against this reference
+        out["superlinear"] = superlinear(out)
     return out
+
+
+def within_own_family(group: pd.DataFrame) -> pd.DataFrame:
+    """One accelerator family's systems (``group``) against the family's own reference
+    (:func:`family_reference`): the E' that ``--reference family``, the study's findings
+    and the picks within a family (``equilibrium_by_family``) all say, whatever reference
+    the table they come from was computed against."""
+    return group if group.empty else with_reference(group, family_reference(group))
 
 
 def read_filters(
@@ -325,8 +336,7 @@ def workload_scaling_table(
     frame = frame.assign(outlier=outliers(frame))
     if reference == "family":
         parts = [
-            with_reference(group, family_reference(group))
-            for _, group in frame.groupby("accelerator_family", sort=True)
+            within_own_family(group) for _, group in frame.groupby("accelerator_family", sort=True)
         ]
         out = pd.concat(parts)
     else:

@@ -31,7 +31,7 @@ from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import dominant_loss
 from gpuscale.analysis.decompose import within_family as decomposed_family
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.analysis.metrics import family_reference, with_reference
+from gpuscale.analysis.metrics import within_own_family
 from gpuscale.analysis.study_data import (
     counts_of,
     linear_lacking,
@@ -69,7 +69,7 @@ __all__ = ["AROUND", "CITATION", "StudyStatement", "compare_with_study", "within
 def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
     """The family's systems against the family's own reference (the study's rule)."""
     group = table[table["accelerator_family"] == family]
-    return group if group.empty else with_reference(group, family_reference(group))
+    return within_own_family(group)
 
 
 def _at(frontier: pd.DataFrame, count: int) -> float:

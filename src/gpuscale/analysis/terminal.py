@@ -85,6 +85,23 @@ def references_text(result: WorkloadAnalysis) -> str:
     )
 
 
+def own_reference_text(result: WorkloadAnalysis) -> str:
+    """``; within B200, against its own: ORG/ID (8 x B200, 22.9 min)``: the reference the
+    most submitted family's picks are against (``equilibrium_by_family``), where it is
+    not one of the table's; "" where it is."""
+    family = most_submitted_family(result.table)
+    own = next((e for e in result.by_family if e.scope == family), None)
+    if own is None or own.reference in {f"{r.org}/{r.system_id}" for r in result.references}:
+        return ""
+    table = result.table
+    (row,) = table[(table["org"] + "/" + table["system_id"]) == own.reference].itertuples()
+    return (
+        f"; within {family}, against its own: {row.submitter}/{row.system_id} "
+        f"({devices(row.accelerators, row.accelerator_family)}, "
+        f"{format_minutes(row.time_to_train_min)})"
+    )
+
+
 def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
     the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
@@ -304,7 +321,10 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
     said = [f"{mark} {note}" for note, mark in marks.items()]
     said += outlier_sentences(table)
     said += kept_apart_sentences(table)
-    said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
+    said.append(
+        f"E' against the reference ({options.reference}): {references_text(result)}"
+        + own_reference_text(result)
+    )
     frame = pd.DataFrame(rows)
     drop = ("95% interval", "minutes", "system")
     return TableView(frame, list(frame.columns[1:]), title, drop, said=(*said, ""))

@@ -37,7 +37,9 @@ _FORMS = (
     (re.compile(r"\boam\b"), "OAM"),
 )
 _MEMORY = re.compile(r"\b(\d+)gb\b")
-_MEMORY_KIND = re.compile(r"\b(hbm\w*|gpus?)\b")  # HBM3, HBM2e, GPU: no part is told apart by it
+# words no part is told apart by: the memory's kind (HBM3, HBM2e), GPU, and a PCIe card's
+# generation (Lambda's "H100 80GB PCIe Gen5": PCIe already says the form)
+_MEMORY_KIND = re.compile(r"\b(hbm\w*|gpus?|gen\d)\b")
 
 
 def normalised(text: str) -> str:

@@ -9,93 +9,31 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
 preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
 sweep on one node is not judged against a network preset (no network was crossed); a
-sweep across nodes is, through its NICs as the advice costs the network (``expected``). A
-peak more than 15% below an earlier sweep's of the same collective and ranks is reported
-as a drop, where the two ran alike (backend, device kind, nodes, settings), over the
-sizes both measured, with at least 10 timed calls per size each, and beyond the spread of
-their calls (p50 to p99): noise is said to be noise.
+sweep across nodes is, through its NICs as the advice costs the network (``expected``).
+Each verdict carries the peak against earlier sweeps that ran alike
+(:mod:`gpuscale.interconnect.changes`: a drop, a rise, noise or within 15%).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS, get_preset
-from gpuscale.interconnect.expected import Header, expected_busbw, nodes_of, per_node
-from gpuscale.interconnect.nccl import backend_for
+from gpuscale.interconnect.changes import SweepChange, sweep_change
+from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
-from gpuscale.tables.codes import Code
 from gpuscale.tables.json_depth import JSON
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from gpuscale.interconnect.records import Sweeps
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 # the verdict of a peak at or above each share of the expected bandwidth, highest first;
 # below the last (or NaN): SUSPICIOUS
 _SHARES = ((0.7, NORMAL), (0.35, LOW))
-DROP_SHARE = 0.15
-MIN_ITERS = 10  # timed calls per size below which two sweeps' peaks are not compared
-ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header fields)
-ALIKE_SETTINGS = ("gap_ms", "load")
-
-
-class ChangeKind(Code):
-    """How the latest sweep's peak compares with the best earlier sweep that ran alike."""
-
-    DROPPED = "dropped"  # lower beyond DROP_SHARE and beyond the calls' own spread
-    NOISE = "noise"  # lower beyond DROP_SHARE, within the calls' own spread
-    WITHIN = "within"  # within DROP_SHARE
-    TOO_FEW_CALLS = "too few calls"  # one sweep timed fewer than MIN_ITERS calls per size
-
-
-@dataclass(frozen=True, slots=True)
-class SweepChange:
-    """The latest sweep's peak against ``against``, the best earlier sweep that ran alike,
-    over the sizes both measured: both peaks (GB/s) and the larger of ``DROP_SHARE`` and
-    either peak's call-to-call spread (``noise_share``); for ``TOO_FEW_CALLS``, the sweep
-    that timed too few calls (``this``, or the earlier one's id) and how many
-    (``iters``); ``suspects``: what may have changed, by the backend."""
-
-    kind: ChangeKind
-    against: str
-    before_gbs: float = math.nan
-    now_gbs: float = math.nan
-    noise_share: float = math.nan
-    iters: int | None = None
-    suspects: str = ""
-
-    @property
-    def lower_share(self) -> float:
-        """How much lower the latest peak is (negative: higher)."""
-        return 1 - self.now_gbs / self.before_gbs
-
-    def sentence(self) -> str:
-        return _CHANGE_WORDS[self.kind].format(
-            c=self,
-            whose="this sweep's" if self.against == "this" else f"sweep {self.against}'s",
-            before=number(self.before_gbs),
-            now=number(self.now_gbs),
-            min_iters=MIN_ITERS,
-            drop=DROP_SHARE,
-        )
-
-
-_CHANGE_WORDS = {
-    ChangeKind.DROPPED: "DROPPED {c.lower_share:.0%} since sweep {c.against} ({before} -> {now} "
-    "GB/s, beyond its noise): something changed ({c.suspects})",
-    ChangeKind.NOISE: "{c.lower_share:.0%} lower than sweep {c.against} ({before} -> {now} GB/s), "
-    "within the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a drop",
-    ChangeKind.WITHIN: "within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
-    ChangeKind.TOO_FEW_CALLS: "Not compared with earlier sweeps: {whose} {c.iters} timed calls "
-    "per size are too few to tell a change from noise (--iters {min_iters} or more)",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +181,7 @@ def judge(
                 verdict=verdict,
                 reference=reference,
                 causes=causes,
-                change=_change(ok, sweeps.headers, str(op), latest, ranks),
+                change=sweep_change(ok, sweeps.headers, str(op), latest, ranks),
             )
         )
     return out
@@ -261,81 +199,3 @@ _TWO_NODE_TREE = (
     "on two nodes NCCL's tree all-reduce can exceed the NICs' limit as busbw counts it "
     "(NCCL_ALGO=Ring measures the network)"
 )
-
-
-def _alike(a: Header, b: Header) -> bool:
-    """Whether two sweeps' headers say they ran alike: the same backend (its transport),
-    device kind and nodes, the same compute between calls and load."""
-    settings_a, settings_b = a.get("settings") or {}, b.get("settings") or {}
-    return all(a.get(k) == b.get(k) for k in ALIKE) and all(
-        settings_a.get(k) == settings_b.get(k) for k in ALIKE_SETTINGS
-    )
-
-
-def _noise(row: pd.Series) -> float:
-    """The share by which one call's bus bandwidth at a size varies: 1 - p50/p99 of the
-    slowest rank's per-call time (0 where the file has no percentiles)."""
-    p50, p99 = row.get("time_us_p50"), row.get("time_us_p99")
-    if not (isinstance(p50, float | int) and isinstance(p99, float | int)):
-        return 0.0
-    if not (p50 > 0 and p99 > 0):  # NaN compares false too
-        return 0.0
-    return max(0.0, 1 - p50 / p99)
-
-
-def _suspects(header: Header) -> str:
-    """What may have changed between two sweeps that ran alike, by their backend."""
-    backend = header.get("backend") or backend_for(header.get("device"))
-    if backend == "nccl":
-        return "driver, P2P, a link, NCCL settings"
-    return "other work on the host, CPU frequency, threads per process"
-
-
-def _iters(header: Header) -> int | None:
-    """The timed calls per size a sweep's header says it ran (None: not written)."""
-    iters = (header.get("settings") or {}).get("iters")
-    return iters if isinstance(iters, int) else None
-
-
-def _too_few(header: Header) -> bool:
-    iters = _iters(header)
-    return iters is not None and iters < MIN_ITERS
-
-
-def _change(
-    ok: pd.DataFrame, headers: Mapping[str, Header], op: str, latest: str, ranks: int
-) -> SweepChange | None:
-    """The latest sweep's peak against the best earlier sweep that ran alike (same
-    collective, ranks, backend, device kind, nodes and settings), over the sizes both
-    measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call
-    noise, and only where both timed at least :data:`MIN_ITERS` calls per size."""
-    header = headers.get(latest) or {}
-    same = ok[(ok["op"] == op) & (ok["ranks"] == ranks)]
-    mine = same[same["sweep_id"] == latest]
-    found = []  # (their peak row, my peak row over the same sizes, their sweep id)
-    for sweep_id, theirs in same[same["sweep_id"] != latest].groupby("sweep_id", sort=False):
-        if not _alike(headers.get(sweep_id) or {}, header):
-            continue
-        sizes = set(theirs["size_bytes"]) & set(mine["size_bytes"])
-        if sizes:
-            their_peak = theirs.loc[theirs[theirs["size_bytes"].isin(sizes)]["busbw_gbs"].idxmax()]
-            my_peak = mine.loc[mine[mine["size_bytes"].isin(sizes)]["busbw_gbs"].idxmax()]
-            found.append((their_peak, my_peak, str(sweep_id)))
-    enough = [f for f in found if not _too_few(headers.get(f[2]) or {})]
-    if not found:
-        return None
-    if _too_few(header):
-        return SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=_iters(header))
-    if not enough:
-        earlier = found[-1][2]
-        iters = _iters(headers.get(earlier) or {})
-        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=iters)
-    their_peak, my_peak, best_id = max(enough, key=lambda f: float(f[0]["busbw_gbs"]))
-    before, now = float(their_peak["busbw_gbs"]), float(my_peak["busbw_gbs"])
-    noise = max(DROP_SHARE, _noise(their_peak), _noise(my_peak))
-    kind = ChangeKind.WITHIN
-    if now < (1 - noise) * before:
-        kind = ChangeKind.DROPPED
-    elif now < (1 - DROP_SHARE) * before:
-        kind = ChangeKind.NOISE
-    return SweepChange(kind, best_id, before, now, noise, suspects=_suspects(header))

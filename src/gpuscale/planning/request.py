@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.refusals import Range, check_ranges
 from gpuscale.tables.requests import (
+    POWER_RANGE,
+    PRICE_RANGE,
     FieldError,
     JsonRequest,
     clipped,
@@ -28,9 +31,15 @@ from gpuscale.tables.requests import (
 MAX_DEVICES = 1_000_000
 # Each count is predicted with its interval (a few ms): a plan is of at most this many.
 MAX_COUNTS = 1_000
-MAX_PRICE = 1e9  # per device-hour, any currency
-MAX_POWER_W = 1e5  # per device
 RANGE = f"counts must be from 1 to {MAX_DEVICES:,}"
+# Each number's range (lowest, highest, lowest excluded?), said as advise says its own;
+# the price and power as advise takes them (one range each, whichever command refuses).
+RANGES: dict[str, Range] = {
+    "devices_per_node": (1, 4096, False),
+    "price_per_device_hour": PRICE_RANGE,
+    "power_w": POWER_RANGE,
+    "threshold": (0, 1, True),
+}
 
 
 def _range_counts(part: str, low: int, high: int, step: int | None) -> list[int]:
@@ -198,26 +207,4 @@ class PlanRequest(JsonRequest):
             raise FieldError("devices", given, "no count given: give one or more, e.g. 8")
         if out := [d for d in devices if not 1 <= d <= MAX_DEVICES]:  # the count said
             raise FieldError("devices", given, f"{RANGE} (not {out[0]:,})")
-        per_node = self.devices_per_node
-        if isinstance(per_node, bool) or not isinstance(per_node, int):
-            raise TypeError(f"devices_per_node must be a whole number, not {per_node!r}")
-        if not 1 <= per_node <= 4096:
-            raise FieldError("devices_per_node", per_node, "must be a whole number from 1 to 4,096")
-        # a price may be 0 (a cluster already paid for); a device drawing 0 W cannot run
-        for name, most, free, start in (
-            ("price_per_device_hour", MAX_PRICE, True, "from 0 to"),
-            ("power_w", MAX_POWER_W, False, "above 0 and at most"),
-        ):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"{name} must be a number, not {value!r}")
-            low_ok = value > 0 or (free and value == 0)
-            if not (math.isfinite(value) and low_ok and value <= most):
-                raise FieldError(name, value, f"must be a number {start} {most:,.0f}")
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise TypeError(f"threshold must be a number, not {threshold!r}")
-        if not 0 < threshold <= 1:
-            raise FieldError("threshold", threshold, "must be a number above 0 and at most 1")
+        check_ranges(self, RANGES, {})

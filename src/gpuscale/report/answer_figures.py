@@ -26,7 +26,7 @@ from matplotlib.ticker import FixedLocator
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.analysis.metrics import family_reference, with_reference
+from gpuscale.analysis.metrics import within_own_family
 from gpuscale.quantities import filled
 from gpuscale.report.figures_common import point_labels
 from gpuscale.report.recommend import Recommendation, clean_frontier, family_systems, recommend
@@ -56,7 +56,7 @@ def per_family(table: pd.DataFrame) -> pd.DataFrame:
     rule within the family), by family."""
     return pd.concat(
         [
-            with_reference(group, family_reference(group))
+            within_own_family(group)
             for _, group in table[COLUMNS].groupby("accelerator_family", sort=True)
         ],
         ignore_index=True,

@@ -87,6 +87,13 @@ def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
     return next((e for e in result.by_family if e.scope == family), result.equilibrium)
 
 
+def _plotted_e(table: pd.DataFrame, pick: Pick) -> float:
+    """The picked system's E' as the figure plots it (``table``'s reference), where the
+    pick's own is within its family (``equilibrium_by_family``)."""
+    mine = table[(table["org"] == pick.org) & (table["system_id"] == pick.system_id)]
+    return float(next(iter(mine["normalized_efficiency"]), pick.normalized_efficiency))
+
+
 def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
     entry per criterion (saying the family when the picks are a family's)."""
@@ -207,9 +214,7 @@ def normalized_efficiency(
             label="E' > 1: not scaling",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
-        _mark_picks(
-            ax, lead_equilibrium(result), lambda p: (p.accelerators, p.normalized_efficiency)
-        )
+        _mark_picks(ax, lead_equilibrium(result), lambda p: (p.accelerators, _plotted_e(table, p)))
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"

@@ -38,7 +38,7 @@ from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import Equilibrium, equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
-from gpuscale.analysis.metrics import family_reference, with_reference
+from gpuscale.analysis.metrics import within_own_family
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted, joined, named
@@ -117,7 +117,7 @@ def family_systems(table: pd.DataFrame, family: str) -> pd.DataFrame:
         return group
     if "outlier" not in group:
         group = group.assign(outlier=outlier_column(group))
-    return decompose(with_reference(group, family_reference(group)), table_basis(table))
+    return decompose(within_own_family(group), table_basis(table))
 
 
 def clean(systems: pd.DataFrame) -> pd.DataFrame:

@@ -186,6 +186,8 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "energy_kj",
     "first_round",
     "republished_in",
+    "same_runs_as",
+    "log_flag",
 )
 # ... and one row per run of those results.
 DATASET_RUNS_COLUMNS: tuple[str, ...] = (

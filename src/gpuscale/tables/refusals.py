@@ -1,7 +1,8 @@
 """A request's refusal of a value: the field, the value as given and the rule it breaks,
 said as Python reads it (keywords: ``invalid steps -5: ...``, ``fixed_ms=30``) and as the
 command line does (options: ``--steps -5: ...``, ``--fixed-ms 30``). One wording, two
-spellings: a sentence names a field once (:func:`ref`) and each reader sees its own.
+spellings: a sentence names a field once (:func:`ref`), or a phrase each reader says its
+own way (:func:`spelled`), and each reader sees its own.
 :func:`check_ranges` refuses a request's numbers past their ranges."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from os import PathLike
 
-from gpuscale.quantities import number, parse_size
+from gpuscale.quantities import number, read_size
 
 # A number's range: (lowest, highest, lowest excluded?)
 Range = tuple[float, float, bool]
@@ -69,6 +70,7 @@ class NamedError(FieldError):
 
 
 _REF = re.compile("\x1d([^\x1e]*)\x1e([^\x1e]*)\x1e([^\x1d]*)\x1d")
+_SPELLED = re.compile("\x1c([^\x1c\x1e]*)\x1e([^\x1c]*)\x1c")
 _ALONE = object()
 PATH_MAX = 4096  # Linux's longest path, in bytes: a suggested path up to it is said whole
 
@@ -88,6 +90,14 @@ def ref(field: str, value: object = _ALONE, *, flag: bool = False, typed: str | 
     text = text if typed is None else typed
     flag = flag or value is True  # a flag given: the option alone
     return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shlex.quote(text)}\x1d"
+
+
+def spelled(option: str, keyword: str) -> str:
+    """A phrase of a refusal that names no one field of the request (:func:`ref` names
+    one), said as each reader acts on it: the command line's ``option`` words (``--round``,
+    ``gpuscale advise --device-name X``), Python's ``keyword`` words (``load_round('v4.1')``,
+    ``gpuscale.advise(device_name='X', ...)``)."""
+    return f"\x1c{option}\x1e{keyword}\x1c"
 
 
 class Placeholder(str):
@@ -116,14 +126,18 @@ def given_as(value: str) -> str | bool:
 
 
 def as_keywords(text: str) -> str:
-    """``text`` with each field named (:func:`ref`) as its keyword: ``fixed_ms=30``."""
+    """``text`` with each field named (:func:`ref`) as its keyword: ``fixed_ms=30``, and
+    each phrase :func:`spelled` two ways in Python's words."""
+    text = _SPELLED.sub(lambda m: m[2], text)
     return _REF.sub(lambda m: f"{m[1]}={m[2]}", text)
 
 
 def as_options(text: str, options: dict[str, str] | None = None) -> str:
     """``text`` with each field named (:func:`ref`) as its option (``options``: field ->
-    option, where it is not ``--field-name``): ``--fixed-ms 30``."""
+    option, where it is not ``--field-name``): ``--fixed-ms 30``, and each phrase
+    :func:`spelled` two ways in the command line's words."""
     names = options or {}
+    text = _SPELLED.sub(lambda m: m[1], text)
     return _REF.sub(lambda m: names.get(m[1], "--" + m[1].replace("_", "-")) + m[3], text)
 
 
@@ -158,8 +172,9 @@ def clipped(text: str, most: int = 60) -> str:
 def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[str, str]) -> None:
     """Each of ``request``'s (a dataclass's) fields in ``ranges``, every value of one given
     several times (a tuple): ``TypeError`` where it is no number (None where its default is
-    not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range,
-    the rule as ``rules`` words it, else as the range says it."""
+    not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range
+    (``inf`` and ``nan`` too, in a field typed ``int``), the rule as ``rules`` words it,
+    else as the range says it: one rule per field, whichever value breaks it."""
     kinds = {f.name: f for f in fields(request)}  # type: ignore[arg-type]
     given: list[tuple[str, numbers.Real]] = []  # each value of a field given several times
     for name in ranges:
@@ -173,10 +188,11 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
             # numbers.Real: numpy's integers and floats too (a value read from a table)
             if isinstance(one, bool) or not isinstance(one, numbers.Real):
                 hint = ""
-                if isinstance(one, str) and kinds[name].metadata["parse"] is parse_size:
+                if isinstance(one, str) and kinds[name].metadata["parse"] is read_size:
                     hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
                 raise TypeError(f"{name} must be a number, not {type(one).__name__} {one!r}{hint}")
-            if _whole_field(kinds[name].type) and not _whole(one):
+            # inf and nan: past every range, refused by it below as 0 is
+            if _whole_field(kinds[name].type) and not _whole(one) and math.isfinite(one):
                 raise TypeError(f"{name} must be a whole number, not {one!r}")
             given.append((name, one))
     for name, value in given:

@@ -32,6 +32,7 @@ from gpuscale.tables.command_line import (
 from gpuscale.tables.refusals import (
     FieldError,
     NamedError,
+    Range,
     as_keywords,
     as_options,
     clipped,
@@ -41,6 +42,8 @@ from gpuscale.tables.refusals import (
 from gpuscale.tables.spelling import abbreviation_of, likeliest, meant_options, suggested
 
 __all__ = [
+    "POWER_RANGE",
+    "PRICE_RANGE",
     "CommandParser",
     "FieldError",
     "JsonRequest",
@@ -166,6 +169,13 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
         return next(iter(distinct), empty)
 
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
+
+
+# The price of a device-hour (any currency; 0: a cluster already paid for) and a device's
+# average power (W; a device drawing 0 W cannot run): one range each, whichever request
+# takes them (``refusals.check_ranges``).
+PRICE_RANGE: Range = (0, 1e9, False)
+POWER_RANGE: Range = (0, 1e5, True)
 
 
 def price_option() -> float | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import as_run
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import (
@@ -21,6 +20,7 @@ from gpuscale.advice.calibrate.rows import (
     allowed_flagged,
     cell,
     chosen,
+    longest,
 )
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
@@ -29,6 +29,7 @@ from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.power import METERS, Power, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K
@@ -87,7 +88,7 @@ def from_bench(
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     # the runs the model rests on: its own, else (a --params model) its family's benched one
     rests_on = own or on.bench_model
-    weak, evidence = weak_runs(table[hardware], rests_on, out or "FILE")
+    weak, evidence = weak_runs(longest(table[hardware]), rests_on, out or "FILE")
     rows, benched_rows = (like_runs[like_runs["model"] == m] for m in (own, rests_on))
     if evidence is not None and not benched_rows.empty:
         row = benched_rows.sort_values("accelerators", kind="stable").iloc[0].copy()
@@ -273,6 +274,7 @@ def measured_runs(
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
     of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    of &= scaling.index.isin(longest(table).index)  # none outlasted by a longer run
     if like is not None and len(scaling):
         of &= runs_like(scaling, *like)
     rows = scaling[of].dropna(subset=["speedup"])

@@ -132,6 +132,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "bucket_mb": request.bucket_mb,
         "strategy": request.strategy or run.strategy,  # default: as benched
         "global_batch": request.global_batch,
+        "max_accum": run.accum_taking(request.global_batch),
         "scaling": scaling,
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch

@@ -81,11 +81,6 @@ def from_numbers(
     points, shape, device = req.step_points, req.shape, machine.device
     per_device, step_ms = points[0]
     shape_said, shape_warnings = shape_findings(req, numbers)
-    # the most micro-steps a step may take: the search's default, else as many as one device
-    # needs for a shape's global batch (an LLM's 1,024 sequences at one a device)
-    most_accum = Run(batch=per_device).max_accum
-    if shape is not None and req.global_batch is not None:
-        most_accum = max(most_accum, -(-req.global_batch // per_device))
     spec = step.ModelSpec(
         params=float(req.model_params),  # type: ignore[arg-type]
         flops_per_sample=req.flops_per_sample or (numbers and numbers.flops_per_sample),
@@ -258,7 +253,7 @@ def from_numbers(
         said = replace(said, assumptions=(*said.assumptions, flops))
     # the fixed cost prices smaller batches
     min_batch = max(1, per_device // 8)
-    run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap, max_accum=most_accum)
+    run = Run(batch=per_device, min_batch=min_batch, overlap=req.overlap)
     machine = replace(machine, power=watts)
     search = Search(ends=tuple(ends))
     return Calibration(model=model, run=run, machine=machine, said=said, search=search), rate

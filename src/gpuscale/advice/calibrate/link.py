@@ -63,12 +63,12 @@ def choose_link(
 ) -> LinkChoice:
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
     this machine detected none or another, else the detected topology's slowest pair, else
-    the NVLink of the device named (its SXM board), else ``pcie-phb``; the device named,
-    else the one the preset implies; a warning where an NVLink given is not the named part's
-    (``model.hardware.not_own_link``). A link's findings say its bus bandwidth
-    (``busbw_gbs``) and, on a fully connected mesh, its figure on each count a search up to
-    ``most`` devices prices inside one node of ``per_node`` (``at``: ``LINK_AT``,
-    ``Link.busbw_at``) and its links per device (``mesh``)."""
+    the NVLink of the device named (its SXM board), else ``pcie-phb``; a warning where an
+    NVLink given is not the named part's (``model.hardware.not_own_link``). A link's
+    findings say its bus bandwidth (``busbw_gbs``) and, on a fully connected mesh, its
+    figure on each count a search up to ``most`` devices prices inside one node of
+    ``per_node`` (``at``: ``LINK_AT``, ``Link.busbw_at``) and its links per device
+    (``mesh``)."""
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected

@@ -16,6 +16,7 @@ from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
     CalibrationError,
     as_step_model,
+    longest,
     same_hardware,
 )
 from gpuscale.advice.calibration import Calibration, FamilyBasis
@@ -42,7 +43,7 @@ def read_comm(cal: Calibration, network: Network) -> Calibration:
 def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
     """The family basis of ``cal``'s model: the latest unflagged N = 1 run of each member in
     its configuration and strategy; None with fewer than two sizes."""
-    rows = trusted_runs(as_step_model(table))
+    rows = trusted_runs(longest(as_step_model(table)))
     of = cal.bench
     own = rows[(rows["model"] == of.bench_model) & (rows["config_group"] == of.config_group)]
     if own.empty:
@@ -159,7 +160,7 @@ def _log_errors(cal: Calibration, rows: pd.DataFrame) -> list[tuple[int, float]]
 def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepError:
     """Each model with N > 1 trusted rows predicted without them (at most ``MAX_LEFT_OUT``,
     spread evenly over the sizes), and how far ``cal`` is from its own N > 1 runs."""
-    ok = trusted_runs(table)
+    ok = trusted_runs(longest(table))
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]

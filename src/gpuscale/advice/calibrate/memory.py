@@ -147,9 +147,8 @@ def micro_batch_at(run: Run, devices: int) -> int:
     kept = run.kept_global_batch
     if kept is None:
         return run.batch
-    splits = (kept / devices / accum for accum in range(1, run.max_accum + 1))
-    whole = (int(b) for b in splits if 1 <= b <= run.largest_batch and b == int(b))
-    return next(whole, run.batch)  # no split: the count is not predicted
+    split = run.split(devices)
+    return run.batch if split is None else split[0]  # no split: the count is not predicted
 
 
 def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:

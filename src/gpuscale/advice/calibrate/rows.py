@@ -21,7 +21,7 @@ from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, Refusa
 from gpuscale.bench.table import flag_summary
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
-from gpuscale.tables import BENCH_COLUMNS
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -163,9 +163,25 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     return Usable(sound, 0, (), broken, LeftOut(int(flagged.sum()), single, flags, left_broken))
 
 
+def longest(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` less its N > 1 runs that a run of the same configuration and count (flagged
+    or not) timed over more steps: a mean of 2 steps (one slow step moves it by half) must
+    not outweigh a longer run that contradicts it, nor stand in for it where it is flagged."""
+    if table.empty or "steps" not in table.columns:
+        return table
+    same = [c for c in BENCH_GROUP_COLUMNS if c != "steps"]
+    same += ["batch_per_device", "global_batch", "accelerators", "device_name", "nnodes"]
+    key = table[[c for c in same if c in table.columns]].astype(str)
+    group = key.apply("|".join, axis=1)
+    most = table["steps"].where(table["status"] == "ok").groupby(group).transform("max")
+    shorter = (table["accelerators"] > 1) & (table["steps"] < most)
+    return table[~shorter]
+
+
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
-    """The ``ok`` runs of ``table`` not flagged, and a note on the flagged ones."""
-    flagged = table[_flagged(table)]
+    """The ``ok`` runs of ``table`` not flagged and not outlasted (:func:`longest`), and a
+    note on the flagged ones."""
+    flagged, table = table[_flagged(table)], longest(table)
     if flagged.empty:
         return trusted_runs(table), []
     runs = tuple(

@@ -168,10 +168,11 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
 
 def deciding_line(advice: AdviceView) -> str:
     """What decides at the focus ("": no count predicted holds the model, so the focus is a
-    count that cannot run; the answer's decision line says what rules them out)."""
+    count that cannot run, the answer's decision line saying what rules them out; or a
+    measurement at the focus decides, said by the answer's first lines)."""
     d, kind = advice.decision, advice.deciding.kind
-    if not d.holds:
-        return ""
+    if not d.holds or (kind == "measured" and advice.deciding.measured in advice.disagreements):
+        return ""  # the measurement at the focus opens the answer already
     strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}

@@ -12,10 +12,10 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import again, more_steps, rerun
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.remeasure import again, more_steps, rerun
 from gpuscale.advice.types import (
     Finding,
     LeftOut,

@@ -11,13 +11,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import (
-    OVERLAP_PRIOR,
-    again,
-    for_strategy,
-    input_pipeline,
-    settle,
-)
+from gpuscale.advice.assumptions import OVERLAP_PRIOR, for_strategy, input_pipeline, settle
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -45,6 +39,7 @@ from gpuscale.advice.explain.phrasebook import (
     strategy_words,
 )
 from gpuscale.advice.records import Assumption, Decision
+from gpuscale.advice.remeasure import again
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS

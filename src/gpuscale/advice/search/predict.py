@@ -124,9 +124,8 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
     batch kept, the fewest micro-steps that split it into whole batches no larger than fits."""
     run, kept = cal.run, cal.run.kept_global_batch
     if kept is not None:
-        splits = ((kept / n / k, k) for k in range(1, run.max_accum + 1))
-        whole = [(n, int(b), k) for b, k in splits if 1 <= b <= run.largest_batch and b == int(b)]
-        return whole[:1]
+        split = run.split(n)
+        return [] if split is None else [(n, *split)]
     if len(cal.tried_batches) == 1:
         return [(n, run.batch, run.accum)]
     # none larger than the memory check's micro-batch at ``n`` (the largest that holds)

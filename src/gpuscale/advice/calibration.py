@@ -219,9 +219,8 @@ class Runs:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Bench:
     """What the bench measured of one model beside its step: the communication its N > 1
-    runs measured (``comm``: of the configuration, the family, its own; ``comm_support``: the
-    runs its scale was read from, None: none measured it); the terms the step's assumptions
-    say measured: DDP's own work (``own_ms``), the N = 1 steps' sd over their mean
+    runs measured (``comm``: of the configuration, the family, its own); the terms the step's
+    assumptions say measured: DDP's own work (``own_ms``), the N = 1 steps' sd over their mean
     (``spread``, None: under two), the slowdowns held (``held``: (devices, factor))."""
 
     bench_model: str = ""
@@ -231,7 +230,6 @@ class Bench:
     shape: Shape | None = None
     noise: NoiseScale | None = None
     comm: MeasuredComm = field(default_factory=MeasuredComm)
-    comm_support: Support | None = None
     max_batch: int | None = None
     memory_note: Finding | None = None
     notes: tuple[str | Finding, ...] = ()

@@ -128,9 +128,9 @@ def from_bench(
     # the communication measured over predicted, read on the link advised, scales the network
     scale, read = comm_scale(machine.network, cal.bench.comm)
     on, network = cal.bench, machine.network.scaled(scale)
-    if scale is not None:  # the runs it was read from
-        on = replace(on, comm_support=support(table.loc[list(read)], table))
-    cal = replace(cal, bench=on).at({"machine": {"network": network}})
+    # the runs it was read from (None: none measured it)
+    found_comm = None if scale is None else support(table.loc[list(read)], table)
+    cal = cal.at({"machine": {"network": network}})
     allowed = None
     if req.allow_flagged:
         allowed = allowed_flagged(found)
@@ -138,7 +138,7 @@ def from_bench(
     # the step: its shape, else one batch (a model given by its size: none of its steps)
     step = Finding.of(K.STEP_ONE_BATCH, batch=timed, measured=req.params is None)
     comm = None
-    if (found_comm := on.comm_support) is not None:
+    if found_comm is not None:
         weak_comm = found_comm.weak
         comm = Finding.of(
             K.COMM_SCALE,

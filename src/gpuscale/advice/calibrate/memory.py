@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.fits import per_batch
-from gpuscale.advice.calibration import Calibration, Machine, Run
+from gpuscale.advice.calibration import Calibration, Machine
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
@@ -86,9 +86,15 @@ def memory_check(
     activations are checked at each count's largest that holds."""
     spec, machine = cal.model.spec, cal.machine
     counts = tuple(machine.device_counts)
-    micro = {n: micro_batch_at(cal.run, n) for n in (1, *counts)}  # a shape's are per micro
+    # a shape's activations are per micro-batch: at each count the kept global batch's whole
+    # batch of the fewest micro-steps that fits (as the search splits it), else the batch
+    splits = {n: cal.run.split(n) for n in (1, *counts)}
+    micro = {n: cal.run.batch if split is None else split[0] for n, split in splits.items()}
     own = cal.runs.own_model
-    memory = _catalogue_memory(machine.memory_device)  # the bench's record instead (below)
+    part = machine.memory_device.part  # the catalogue's memory; the bench's record instead (below)
+    memory = None
+    if part is not None:
+        memory = AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
         runs = trusted_runs(bench)
@@ -138,21 +144,3 @@ def memory_check(
             checked, peak_batch=cal.run.batch, memory_peak_gb=peak_gb, state_gb=state_gb
         )
     return checked
-
-
-def micro_batch_at(run: Run, devices: int) -> int:
-    """The per-device micro-batch a step runs at ``devices``: with the global batch kept,
-    the whole batch of the fewest micro-steps that fits (as the search splits it), else the
-    batch advised on."""
-    kept = run.kept_global_batch
-    if kept is None:
-        return run.batch
-    split = run.split(devices)
-    return run.batch if split is None else split[0]  # no split: the count is not predicted
-
-
-def _catalogue_memory(device: DeviceRecord) -> AcceleratorMemory | None:
-    part = device.part
-    if part is None:
-        return None
-    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")

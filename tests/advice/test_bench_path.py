@@ -204,7 +204,7 @@ def test_cpu_devices_are_processes_of_this_host(
     named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
     path = tmp_path / "cpu.jsonl"
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
-    monkeypatch.setattr("gpuscale.advice.calibrate.host.os.cpu_count", lambda: 7)
+    monkeypatch.setattr("gpuscale.advice.calibrate.link.os.cpu_count", lambda: 7)
     cpu = gpuscale.advise(bench=path)
     assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)

@@ -12,8 +12,7 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.host import host_of, span_of
-from gpuscale.advice.calibrate.link import machine_of
+from gpuscale.advice.calibrate.link import host_of, machine_of, span_of
 from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration

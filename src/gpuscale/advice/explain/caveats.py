@@ -267,7 +267,7 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
         said |= {"case": case, "shape": shape, "shorter": shorter, "ways": ways}
     if would is not None:  # past a node only whole nodes are searched
         said |= {"case": "would", "cap": "devices"}
-        # a count capped at the topology's GPUs (``calibrate.host.span_of``)
+        # a count capped at the topology's GPUs (``calibrate.link.span_of``)
         caps = (K.ONE_GPU, K.TOPOLOGY_CAP)
         cap = next((f for f in capped if isinstance(f, Finding) and f.kind in caps), None)
         if cap is not None:

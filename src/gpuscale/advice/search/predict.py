@@ -71,7 +71,6 @@ class ClassWidths:
 @dataclass(frozen=True, slots=True)
 class IntervalRule:
     kind: str
-    name: str
     classes: Mapping[str, ClassWidths]
 
     def __post_init__(self) -> None:
@@ -113,7 +112,7 @@ def rule_of(entry: Mapping[str, object]) -> IntervalRule:
         n: ClassWidths(float(c["low"]), float(c["high"]), int(c["rows"]))
         for n, c in classes.items()
     }
-    return IntervalRule(str(entry["kind"]), str(entry["name"]), widths)
+    return IntervalRule(str(entry["kind"]), widths)
 
 
 RULE = rule_of(read_data(INTERVALS_FILE))

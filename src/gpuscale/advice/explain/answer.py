@@ -281,21 +281,17 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
 
 
 def lines(advice: AdviceView) -> list[str]:
-    with spelled_as(advice.keywords):  # as its reader names a request's fields
-        return _lines(advice)
-
-
-def _lines(advice: AdviceView) -> list[str]:
     strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
-    said = [
-        memory_said(advice.memory, strategy, n),
-        *map(disagreement, advice.disagreements),
-        decision_line(advice),
-        *advice.decision.warnings,
-        deciding_line(advice),
-        counts_line(advice, short=True),
-        change_line(advice),
-    ]
+    with spelled_as(advice.keywords):  # as its reader names a request's fields
+        said = [
+            memory_said(advice.memory, strategy, n),
+            *map(disagreement, advice.disagreements),
+            decision_line(advice),
+            *advice.decision.warnings,
+            deciding_line(advice),
+            counts_line(advice, short=True),
+            change_line(advice),
+        ]
     return [line for line in said if line]
 
 

@@ -71,3 +71,26 @@ def test_retinanet_is_never_fitted_to_ssd_resnet34s_points() -> None:
     assert "1.1.0" not in workload_rcps("retinanet", "1.1.0").elsewhere
     assert "1.1.0" in workload_rcps("ssd_resnet34", "5.0.0").elsewhere
     assert "2.0.0" not in workload_rcps("ssd_resnet34", "5.0.0").elsewhere
+
+
+@pytest.mark.parametrize(
+    "call, written",
+    [
+        ("plan", "plan(..., scores=load_round({r}).scores)"),
+        ("scaling_table", "scaling_table(load_round({r}).scores, ...)"),
+        ("analyze", "analyze(load_round({r}), ...)"),
+    ],
+)
+def test_each_api_function_says_the_exact_call_that_gives_the_missing_round(call, written) -> None:
+    import gpuscale
+
+    tables = load_round("v5.0")
+    calls = {
+        "plan": lambda: gpuscale.plan(workload="resnet", accelerator="H100", scores=tables.scores),
+        "scaling_table": lambda: gpuscale.scaling_table(tables.scores, "resnet"),
+        "analyze": lambda: gpuscale.analyze(tables, ["resnet"]),
+    }
+    with pytest.raises(ValueError) as raised:
+        calls[call]()
+    holding = [r for r, held in workloads_by_round(load_round().scores).items() if "resnet" in held]
+    assert written.format(r=repr(holding[-1])) in str(raised.value)  # pasted as it is

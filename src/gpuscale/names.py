@@ -38,6 +38,16 @@ if TYPE_CHECKING:
 _ALIASES: dict[str, str] = {"llama2 lora": "llama2_70b_lora", "sd": "stable_diffusion"}
 
 
+# The Python call that gives another round's data, ``{round}`` its ``load_round('v4.0')``:
+# each API function passes its own (``plan(..., scores={round}.scores)``).
+ROUND_CALL = "{round}.scores"
+
+
+def repr_call(function: str, argument: str) -> str:
+    """``load_round('v4.0')``: a one-argument call as Python writes it."""
+    return f"{function}({argument!r})"
+
+
 class UnknownNameError(ValueError):
     """A name that matches nothing (or several things); the message lists the valid ones.
     ``typed`` is the name as given and ``why`` the message without it, where known: how
@@ -91,6 +101,7 @@ def resolve_workloads(
     names: Iterable[str],
     available: Iterable[str] | None = None,
     left_out: Mapping[str, str] | None = None,
+    call: str = ROUND_CALL,
 ) -> list[str]:
     """The workloads meant by ``names``, in the order asked, without repeats.
 
@@ -99,8 +110,9 @@ def resolve_workloads(
     the cross-round name) (default: every workload gpuscale knows). ``study`` is the
     study's four workloads (those present), ``all`` every available one. ``left_out``:
     {workload the data holds but the caller left out: why, e.g. "its 6 results are open
-    division; ..."}, said instead of "not in the rounds loaded". Raises
-    :class:`UnknownNameError`.
+    division; ..."}, said instead of "not in the rounds loaded". ``call``: the Python
+    call that gives another round's data (``{round}``: its ``load_round(...)``), said
+    where a bundled round holds a workload absent here. Raises :class:`UnknownNameError`.
     """
     folders: dict[str, set[str]] = {}
     for folder in available if available is not None else WORKLOADS:
@@ -127,7 +139,7 @@ def resolve_workloads(
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
                     raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)
                 raise (
-                    _absent(raw, valid, left_out or {})
+                    _absent(raw, valid, left_out or {}, call)
                     if available is not None
                     else _fail("benchmark", raw, valid)
                 )
@@ -153,10 +165,13 @@ def _matches(key: str, labels: dict[str, set[str]]) -> list[str]:
     return exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
 
 
-def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownNameError:
+def _absent(
+    raw: str, valid: list[str], left_out: Mapping[str, str], call: str = ROUND_CALL
+) -> UnknownNameError:
     """The error for a name the data at hand lacks: a workload gpuscale knows is named,
     why it is absent (``left_out``'s reason, else not in the rounds loaded) and the
-    bundled rounds that hold it; any other name is unknown (the closest said)."""
+    bundled rounds that hold it, with the exact Python ``call`` to give one (the command
+    line: its ``--round``); any other name is unknown (the closest said)."""
     known = _matches(_key(raw), {w: _labels(w, ()) for w in WORKLOADS})
     if len(known) != 1:
         return _fail("benchmark", raw, valid)
@@ -167,13 +182,16 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
     where = "no bundled round has it " + spelled(
         "(give a round that does by name, --round vX.Y, or its folder or archive as a path)",
-        "(give the scores of a round that does: load_round('vX.Y').scores, or "
-        "read_round(PATH).scores of its folder or archive)",
+        f"(give a round that does: {call.format(round=repr_call('load_round', 'vX.Y'))}, "
+        f"or {call.format(round='read_round(PATH)')} for its folder or archive)",
     )
     if rounds:
         where = (
             f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
-            + spelled(f"(--round {rounds[-1]})", f"(load_round({rounds[-1]!r}))")
+            + spelled(
+                f"(--round {rounds[-1]})",
+                f"({call.format(round=repr_call('load_round', rounds[-1]))})",
+            )
         )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"
@@ -438,11 +456,13 @@ def resolve_ruleset(value: str) -> str:
     return ruleset
 
 
-def resolve_workload(name: str, scores: pd.DataFrame, parameter: str = "benchmark") -> str:
+def resolve_workload(
+    name: str, scores: pd.DataFrame, parameter: str = "benchmark", call: str = ROUND_CALL
+) -> str:
     """The one workload of a scores table that ``name`` means, read as
-    :func:`resolve_workloads` reads it (``BERT``, ``dlrm``: DLRM DCNv2); ValueError when
-    it means several (``study``, ``all``)."""
-    found = resolve_workloads([name], workloads_in(scores))
+    :func:`resolve_workloads` reads it (``BERT``, ``dlrm``: DLRM DCNv2; ``call`` as it
+    takes it); ValueError when it means several (``study``, ``all``)."""
+    found = resolve_workloads([name], workloads_in(scores), call=call)
     if len(found) != 1:
         raise ValueError(
             f"{parameter}={name!r} names {len(found)} workloads ({', '.join(found)}); "

@@ -228,7 +228,9 @@ def analyze(
         )
     _check_options(options)
     if workloads:  # none: every workload with scores
-        workloads = resolve_workloads(workloads, workloads_in(tables.scores))
+        workloads = resolve_workloads(
+            workloads, workloads_in(tables.scores), call="analyze({round}, ...)"
+        )
     options = read_against(options, tables.scores)[0]  # `H100`, `clo`: as the CLI reads them
     results = [
         analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)

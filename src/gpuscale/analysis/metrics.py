@@ -314,7 +314,7 @@ def scaling_table(
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,
-        resolve_workload(benchmark, scores),
+        resolve_workload(benchmark, scores, call="scaling_table({round}.scores, ...)"),
         reference=reference,
         division=division,
         availability=availability,

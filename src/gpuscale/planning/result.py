@@ -50,6 +50,10 @@ class PlanError(ValueError):
     """Nothing in the data supports an answer; the message says why."""
 
 
+# plan's keyword for another round's data, as a refusal says it
+_PLAN_CALL = "plan(..., scores={round}.scores)"
+
+
 def _system(entry: SystemEntry, family: str) -> Nearest:
     round_name, submitter, system, devices, minutes, _ = entry
     return Nearest(
@@ -253,7 +257,9 @@ def plan_result(
             "fitted on the closed division)"
         )
     try:  # the workloads as the rounds' scores name them (v1.1's ssd: ssd_resnet34)
-        workload = resolve_workloads([request.workload], list(fits["workloads"]), left_out)[0]
+        workload = resolve_workloads(
+            [request.workload], list(fits["workloads"]), left_out, _PLAN_CALL
+        )[0]
     except UnknownNameError as exc:  # named as the request's field (the CLI: its option)
         raise exc.as_field("workload") from None
     if workload not in fits["workloads"]:

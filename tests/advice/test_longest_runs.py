@@ -3,16 +3,22 @@ read: ``cpu_mlp_two_sweeps_gloo.jsonl`` holds a new user's two sweeps of mlp-0.2
 gloo processes (times scaled to theirs), ``--steps 2`` (its N = 2 run's communication 105x
 the link's prediction) then ``--steps 30`` (its N = 2 run 4.86 ms, flagged noisy). The
 2-step reading scaled every count's communication (2 devices predicted at 18.8 ms) and the
-flagged longer run was left out, so nothing said the prediction missed it."""
+flagged longer run was left out, so nothing said the prediction missed it. The rule holds at
+every count, N = 1 too: the same file with its 30-step runs flagged busy at both counts has
+no trustworthy N = 1 run left (its 2-step ones outlasted), and is refused as a file of the
+flagged runs alone would be, saying the short runs it passed over."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from gpuscale.advice.calibrate.rows import longest
+from gpuscale.advice.api import advise_loaded
+from gpuscale.advice.calibrate.rows import CalibrationError, longest, outlasted_by_flagged
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import load_bench
 from gpuscale.cli import app
 
@@ -30,8 +36,8 @@ def test_a_run_outlasted_at_its_count_is_dropped() -> None:
     table = load_bench(FILE).table
     kept = longest(table)
     steps = {(int(r.accelerators), int(r.steps)) for r in kept.itertuples()}
-    # both N = 1 runs stay (the latest is calibrated on); at N = 2 only the 30-step run
-    assert steps == {(1, 2), (1, 30), (2, 30)}
+    # at each count, N = 1 too, only the 30-step run
+    assert steps == {(1, 30), (2, 30)}
     assert longest(table.iloc[:0]).empty
 
 
@@ -56,3 +62,50 @@ def test_the_longer_run_measured_is_set_against_the_prediction() -> None:
     assert at_two["speedups"] == [at_two["measured_speedup"]]  # the 30-step run alone
     assert 0.3 < at_two["measured_speedup"] < 0.4
     assert [d["accelerators"] for d in advice["disagreements"]] == [2]
+
+
+BUSY = "machine busy: other processes used 35% of its CPU time during the timed steps"
+
+
+def _busy_longer(tmp_path: Path) -> Path:
+    """The two-sweep file with its 30-step runs (both counts) flagged busy by the bench."""
+    lines = []
+    for line in FILE.read_text().splitlines():
+        record = json.loads(line)
+        if (record.get("config") or {}).get("steps") == 30:
+            record["flags"] = [*record["flags"], BUSY]
+        lines.append(json.dumps(record))
+    path = tmp_path / "busy sweep" / "results.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_flagged_longer_run_outlasts_at_every_count(tmp_path: Path) -> None:
+    table = load_bench(_busy_longer(tmp_path)).table
+    kept = longest(table)
+    assert {(int(r.accelerators), int(r.steps), bool(r.flagged)) for r in kept.itertuples()} == {
+        (1, 30, True),
+        (2, 30, True),
+    }
+    assert outlasted_by_flagged(table) == 2
+    assert outlasted_by_flagged(load_bench(FILE).table) == 1  # at N = 2 alone there
+
+
+def test_no_trusted_single_run_left_is_refused(tmp_path: Path) -> None:
+    path = _busy_longer(tmp_path)
+    with pytest.raises(CalibrationError) as refused:
+        advise_loaded(AdviceRequest(bench=str(path)))
+    left = refused.value.left
+    assert left is not None and left.single and (left.left, left.outlasted) == (2, 2)
+    result = CliRunner().invoke(app, ["advise", "--bench", str(path), "-f", "json"])
+    assert result.exit_code != 0
+
+
+def test_allowed_flagged_the_longer_runs_decide(tmp_path: Path) -> None:
+    advice = advise_loaded(AdviceRequest(bench=str(_busy_longer(tmp_path)), allow_flagged=True))
+    runs = advice.calibration.runs
+    assert runs.one_step_ms == pytest.approx(1.19)  # the 30-step N = 1 run, not the 2-step
+    # the 30-step run alone at N = 2 (0.335x against its N = 1 run), not the 2-step (0.06x)
+    assert [(m.devices, m.allowed) for m in runs.measured] == [(2, True)]
+    assert 0.3 < runs.measured[0].speedup < 0.4

@@ -196,12 +196,14 @@ class Refusal:
 @dataclass(frozen=True, slots=True)
 class LeftOut:
     """The flagged ``ok`` runs a refusal's bench left out and their flags ((kind, runs,
-    an example)), said only where one was an N = 1 run (``single``)."""
+    an example)), said only where one was an N = 1 run (``single``); the unflagged runs a
+    flagged longer run of their configuration and count outlasted (``outlasted``)."""
 
     left: int = 0
     single: bool = False
     flags: tuple[tuple[str, int, str], ...] = ()
     broken: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    outlasted: int = 0
 
     def __bool__(self) -> bool:
         return self.single or bool(self.broken)

@@ -160,22 +160,43 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
     flags = tuple(flag_summary(table)) if single else ()
-    return Usable(sound, 0, (), broken, LeftOut(int(flagged.sum()), single, flags, left_broken))
+    left = LeftOut(int(flagged.sum()), single, flags, left_broken, outlasted_by_flagged(table))
+    return Usable(sound, 0, (), broken, left)
 
 
-def longest(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` less its N > 1 runs that a run of the same configuration and count (flagged
-    or not) timed over more steps: a mean of 2 steps (one slow step moves it by half) must
-    not outweigh a longer run that contradicts it, nor stand in for it where it is flagged."""
-    if table.empty or "steps" not in table.columns:
-        return table
+def _configuration(table: pd.DataFrame) -> pd.Series:
+    """Each run's configuration and count, but its steps, as one key."""
     same = [c for c in BENCH_GROUP_COLUMNS if c != "steps"]
     same += ["batch_per_device", "global_batch", "accelerators", "device_name", "nnodes"]
     key = table[[c for c in same if c in table.columns]].astype(str)
-    group = key.apply("|".join, axis=1)
-    most = table["steps"].where(table["status"] == "ok").groupby(group).transform("max")
-    shorter = (table["accelerators"] > 1) & (table["steps"] < most)
-    return table[~shorter]
+    return key.apply("|".join, axis=1)
+
+
+def longest(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` less its runs that a run of the same configuration and count (flagged or
+    not) timed over more steps, at every count, N = 1 too: a mean of 2 steps (one slow step
+    moves it by half) must not outweigh a longer run that contradicts it, nor stand in for
+    it where it is flagged. A short run unflagged is no quieter machine: its host shares,
+    read over less than ``plausibility.MIN_BUSY_WINDOW_S``, are not measured, while the
+    longer run's flags say what the machine did; so a flagged longer run leaves its count
+    to ``--allow-flagged`` or a quieter re-run, as a flagged run alone there would."""
+    if table.empty or "steps" not in table.columns:
+        return table
+    ok_steps = table["steps"].where(table["status"] == "ok")
+    most = ok_steps.groupby(_configuration(table)).transform("max")
+    return table[~(table["steps"] < most)]
+
+
+def outlasted_by_flagged(table: pd.DataFrame) -> int:
+    """How many unflagged ``ok`` runs of ``table`` :func:`longest` drops for a flagged
+    longer run of their configuration and count (left out with it: a refusal says so)."""
+    if table.empty or "steps" not in table.columns:
+        return 0
+    kept = longest(table)
+    flagged_keys = set(_configuration(kept[_flagged(kept)]))
+    ok = table[(table["status"] == "ok") & ~_flagged(table)]
+    dropped = ok[~ok.index.isin(kept.index)]
+    return int(_configuration(dropped).isin(flagged_keys).sum()) if len(dropped) else 0
 
 
 def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
@@ -209,7 +230,7 @@ def same_hardware(
 
 def default_model(table: pd.DataFrame) -> str:
     """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
-    rows = trusted_runs(table)
+    rows = trusted_runs(longest(table))
     single = rows[rows["accelerators"] == 1]
     if not single.empty:
         return str(single.sort_values("params")["model"].iloc[-1])

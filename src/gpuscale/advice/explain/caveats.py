@@ -176,6 +176,7 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
     if left.single:
         kinds = [kind for kind, _, _ in left.flags]
         runs = {"n": left.left, "flags": flags_seen(left.flags), "remedy": flag_remedy(kinds)}
+        runs["outlasted"] = left.outlasted or None
         flagged = sentence("flagged_runs", case="left", **runs)
     broken = maybe(said, broken_left_out(left.broken))
     return sentence("refusal", refused=text, flagged=flagged, broken=broken)

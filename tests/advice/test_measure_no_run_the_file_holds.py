@@ -17,8 +17,7 @@ from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.explain.phrasebook import said as words
-from gpuscale.advice.remeasure import again
-from gpuscale.advice.types import maybe
+from gpuscale.advice.types import again, maybe
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.support import support

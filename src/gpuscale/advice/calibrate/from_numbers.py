@@ -14,7 +14,7 @@ from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, Value, bench_run
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, Value
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import DEFAULT_PRECISION
@@ -279,5 +279,5 @@ def _prior_assumed(
         quantity=Quantity(prior.point + copies_ms, unit, low, high, copies_ms=copies_ms or None),
         source=Source.PRIOR,
         basis=prior.said,
-        measure=bench_run(None, counts),
+        measure=Measure(bench=BenchRun(None, counts)),
     )

@@ -15,16 +15,19 @@ import pandas as pd
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
-from gpuscale.advice.remeasure import again, more_steps, rerun
 from gpuscale.advice.types import (
+    BenchRun,
     Finding,
     LeftOut,
+    Measure,
     MeasuredCount,
     Refusal,
     RefusalKind,
     Value,
-    bench_run,
+    again,
     maybe,
+    more_steps,
+    rerun,
 )
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
@@ -71,7 +74,8 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     else:
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
         said |= {"case": "flagged", "kinds": joined(kinds)}
-        said["command"] = bench_run(found.model, counts, host_devices, run=found.run)
+        run = BenchRun(found.model, counts, run=found.run, host_devices=host_devices)
+        said["command"] = Measure(bench=run)
         said["how"] = any(k in HOST_NOISE for k in kinds)  # on a quieter machine
         said["other"] = joined([k for k in kinds if k not in HOST_NOISE])
     return sentence("measure_first", **said)

@@ -17,7 +17,8 @@ from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.explain.phrasebook import said as words
-from gpuscale.advice.types import again, maybe
+from gpuscale.advice.remeasure import again
+from gpuscale.advice.types import maybe
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.support import support
@@ -40,9 +41,9 @@ def _table(steps: int) -> object:
 
 
 def _with_flagged_long_runs() -> object:
-    """2-step runs, and runs of 550 steps flagged (noisy: a busy machine), left out of
-    the advice: the steps the 2-step runs need (at least the 550 a run timed) are the
-    flagged runs' own; only a quieter machine would change those."""
+    """2-step runs, and runs of 550 steps flagged (noisy: a busy machine): the longer runs
+    outlast the 2-step ones at both counts, so the file has no trustworthy N = 1 run and
+    only a quieter machine (or ``allow_flagged``) would change that."""
     long = _records(550)
     for record in long:
         record["timing"]["step_ms_p95"] = 4 * record["timing"]["step_ms_p50"]
@@ -65,11 +66,20 @@ def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
     if steps == 550:  # the premise: the long runs are flagged, the 2-step ones not
         assert table.groupby("steps")["flagged"].all().to_dict() == {2: False, 550: True}
     held = {(int(n), int(s)) for n, s in zip(table["accelerators"], table["steps"], strict=True)}
-    advice = gpuscale.advise(bench=table)
+    if steps == 550:  # refused: the words ask for a quieter machine, no run the file holds
+        with pytest.raises(ValueError, match="quieter machine") as refused:
+            gpuscale.advise(bench=table)
+        _check_not_held(re.findall(r"(gpuscale bench [^)`]*)", str(refused.value)), held)
+    advice = gpuscale.advise(bench=table, allow_flagged=steps == 550)
     commands = _commands(advice)
     # the premise: the advice asks for runs at 1 and 2 devices, as a command or again
     again = "rerun the file's runs of m on 1 and 2 devices"
     assert any("--nproc 1,2" in c for c in commands) or again in str(advice_document(advice))
+    _check_not_held(commands, held)
+
+
+def _check_not_held(commands: list[str], held: set[tuple[int, int]]) -> None:
+    """No command runs only (count, steps) pairs ``held`` has."""
     for command in commands:
         counts = re.search(r"--nproc ([\d,]+)", command)
         asked = re.search(r"--steps (\d+)", command)

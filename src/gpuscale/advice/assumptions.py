@@ -1,5 +1,5 @@
 """Every term of a calibration as an ``Assumption``, each bench run that measures one said as
-the file holds it (``types.as_run``), and the one measurement that settles a count held
+the file holds it (``remeasure.as_run``), and the one measurement that settles a count held
 back."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from gpuscale.advice.calibration import Bench, Calibration
 from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class, terms_class
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
-from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, as_run
+from gpuscale.advice.remeasure import as_run
+from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.evidence import FIRM_STEPS

@@ -1,27 +1,23 @@
 """The advice's vocabulary: a term of the step (``TermId``), its ``Source``, how to measure it
-(``Measure``) and again on the bench file's own runs (:func:`again`), a ``Finding`` about the
-inputs, a ``Refusal`` of bench runs, the runs set against a prediction (``MeasuredCount``)."""
+(``Measure``), a ``Finding`` about the inputs, a ``Refusal`` of bench runs, the runs set
+against a prediction (``MeasuredCount``)."""
 
 from __future__ import annotations
 
 import json
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
-from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.plausibility import flag_kinds
-from gpuscale.quantities import counted, joined
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.codes import Code
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from gpuscale.bench.support import Support
 
 
 class TermId(Code):
@@ -101,55 +97,6 @@ class Measure:
         """The words and the command in order (``short``: up to a bench run's command)."""
         whole = (self.before, maybe(BenchRun.command, self.bench) or self.again, self.after)
         return whole[:2] if short and self.bench else whole
-
-
-# A term measured again on the file's own runs: more timed steps where they firm the runs up
-# (``bench.evidence``), else a quieter machine; a measure's bench run as that rerun (``as_run``)
-def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    more = f"--steps {found.steps_needed}"
-    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
-
-
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """How to bench again the file's runs at every count of ``counts`` (more steps where they
-    fix a weakness, else a quieter machine); "" where it holds none."""
-    if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    if more_steps(found):
-        command = rerun(found, counts, host_devices)
-        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
-    held = f"the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
-    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
-    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
-
-
-def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up."""
-    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-
-
-def as_run(
-    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
-) -> Measure:
-    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
-    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
-    bench = measure.bench
-    if found is None or bench is None:
-        return measure
-    same = bench.model == found.model
-    if any_run or (same and found.counts and not bench.config and not bench.more):
-        held = again(found, bench.nproc, host_devices)
-        if held:
-            return replace(measure, bench=None, again=held)
-    if not same:
-        return measure
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
 # a kind of finding per key of ``data/advice_findings.json`` (``transformer_shape``:

@@ -29,8 +29,9 @@ from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.power import METERS, Power, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured, as_run, trusted_runs
+from gpuscale.advice.types import Finding, Measured, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED

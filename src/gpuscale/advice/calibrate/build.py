@@ -20,7 +20,7 @@ from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
-from gpuscale.advice.types import Finding, FindingKind, maybe
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.topology import Topology
@@ -91,8 +91,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
-    found = maybe(workload_rcps, request.workload, ruleset)
-    fitted = maybe(rcp_fit, found)
+    found = None if request.workload is None else workload_rcps(request.workload, ruleset)
+    fitted = None if found is None else rcp_fit(found)
     if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
         raise CalibrationError(
             Finding.of(

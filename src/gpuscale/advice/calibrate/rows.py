@@ -157,10 +157,11 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     for column, value in (("model", req.model), ("family", req.family)):
         if value is not None:
             table = table[table[column] == value]
+    outlasted = outlasted_by_flagged(table)
     flagged = _flagged(table)
     single = bool((flagged & (table["accelerators"] == 1)).any())
     flags = tuple(flag_summary(table)) if single else ()
-    left = LeftOut(int(flagged.sum()), single, flags, left_broken, outlasted_by_flagged(table))
+    left = LeftOut(int(flagged.sum()), single, flags, left_broken, outlasted)
     return Usable(sound, 0, (), broken, left)
 
 

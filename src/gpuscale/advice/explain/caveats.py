@@ -15,6 +15,7 @@ import pandas as pd
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
 from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.remeasure import again, more_steps, rerun
 from gpuscale.advice.types import (
     BenchRun,
     Finding,
@@ -24,10 +25,7 @@ from gpuscale.advice.types import (
     Refusal,
     RefusalKind,
     Value,
-    again,
     maybe,
-    more_steps,
-    rerun,
 )
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways

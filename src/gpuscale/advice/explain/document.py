@@ -39,8 +39,9 @@ from gpuscale.advice.explain.phrasebook import (
     strategy_words,
 )
 from gpuscale.advice.records import Assumption, Decision
+from gpuscale.advice.remeasure import again
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import Finding, TermId, again, maybe
+from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView

@@ -1,0 +1,60 @@
+"""How a term is measured again on the bench file's own runs (:func:`again`): the runs of
+the counts it holds, rerun with more timed steps where more would firm them up
+(``bench.evidence``), else on a quieter machine; a measure's bench run as that rerun
+(:func:`as_run`) where the file holds the counts it names."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpuscale.advice.types import BenchRun, Measure
+from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
+from gpuscale.bench.support import Support
+from gpuscale.quantities import counted, joined
+
+
+def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    more = f"--steps {found.steps_needed}"
+    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """How to bench again the file's runs at every count of ``counts`` (more steps where they
+    fix a weakness, else a quieter machine); "" where it holds none."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        command = rerun(found, counts, host_devices)
+        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
+    held = f"the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
+    (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
+    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
+    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+def as_run(
+    measure: Measure, found: Support | None, host_devices: int | None, any_run: bool = False
+) -> Measure:
+    """``measure``, a bench run of ``found``'s model (``any_run``: of any model, at any steps),
+    as :func:`again` at counts the file holds, else the advised run's command, ``more`` kept."""
+    bench = measure.bench
+    if found is None or bench is None:
+        return measure
+    same = bench.model == found.model
+    if any_run or (same and found.counts and not bench.config and not bench.more):
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return replace(measure, bench=None, again=held)
+    if not same:
+        return measure
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))

@@ -65,6 +65,11 @@ def test_advise_refuses_a_zero_count(name) -> None:
             "price_per_device_hour",
         ),
         (
+            lambda: gpuscale.advise(params=7e6, step_ms=2, batch=64, price=2.5),
+            "price",
+            "price_per_device_hour",
+        ),
+        (
             lambda: gpuscale.plan(workload="bert", accelerator="H100", devices=[8], power=700),
             "power",
             "power_w",

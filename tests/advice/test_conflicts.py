@@ -24,7 +24,8 @@ NUMBERS = {"params": 7e6, "step_ms": 2.0, "batch": 64}
 ALWAYS = {
     *("bench", "params", "batch", "fixed_ms", "scaling", "topo", "busbw_gbs"),
     *("nodes", "gpus_per_node", "max_devices", "overlap", "grad_bytes", "bucket_mb"),
-    *("strategy", "workload", "samples", "global_batch", "target_efficiency", "price"),
+    *("strategy", "workload", "samples", "global_batch", "target_efficiency"),
+    "price_per_device_hour",
     *("power_w", "interconnect", "noise_scale", "flops_per_sample", "collectives"),
     "explain",  # a view: the whole explanation (issue 60)
     *("optimizer", "precision"),  # the model state's bytes, by numbers or a bench's model

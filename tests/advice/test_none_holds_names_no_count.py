@@ -70,7 +70,7 @@ def test_a_count_withheld_by_a_range_is_still_chosen() -> None:
 def test_no_other_rule_picks_a_count_none_predicted_holds() -> None:
     """The counts other rules pick (efficient, cheapest, the equilibrium's) and the numbers
     that make them are null where no count predicted holds the model, not 1 device."""
-    advice = gpuscale.advise(**SEVENTY_B, price=2.0)
+    advice = gpuscale.advise(**SEVENTY_B, price_per_device_hour=2.0)
     picks = advice.picks
     assert (picks.efficient, picks.cheapest, picks.numbers) == (None, None, None)
     assert set(picks.equilibrium.values()) == {None}
@@ -82,7 +82,9 @@ def test_no_other_rule_picks_a_count_none_predicted_holds() -> None:
 def test_other_rules_pick_only_counts_that_hold_the_model() -> None:
     """14B under FSDP on 8 H100s: 4 devices hold it; every pick, the best efficiency's count
     and the rows the equilibrium reads start there (N = 1's 100% is no best)."""
-    advice = gpuscale.advise(**{**SEVENTY_B, "params": 14e9, "max_devices": 8}, price=2.0)
+    advice = gpuscale.advise(
+        **{**SEVENTY_B, "params": 14e9, "max_devices": 8}, price_per_device_hour=2.0
+    )
     fewest = advice.memory.fits_from("fsdp")
     picks, numbers = advice.picks, advice.picks.numbers
     assert fewest == 4 and advice.decision.holds

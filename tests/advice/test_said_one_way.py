@@ -5,7 +5,10 @@ cost's own measurement keeps; a link given by its numbers was titled "on custom"
 
 from __future__ import annotations
 
+import json
 import re
+
+from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate.link import LINK_ENDS
@@ -26,6 +29,7 @@ from gpuscale.advice.explain.phrasebook import (
 )
 from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Source, TermId
+from gpuscale.cli import app
 from gpuscale.interconnect.network import Link
 from gpuscale.quantities import format_ms, number
 
@@ -146,3 +150,23 @@ def test_the_python_reader_is_named_the_keywords_alone() -> None:
     assert "in Python" not in words
     with spelled_as(False):  # the command line's, the same sentence
         assert "--step-ms T --batch B" in measured(advice.calibration.model.fixed.measure)
+
+
+def test_an_option_spelt_unlike_its_field_is_named_as_each_reader_gives_it() -> None:
+    """The price is the field ``price_per_device_hour`` (plan's too) and the option
+    ``--price``: Python's words name the keyword, the command line's the option, never the
+    other's spelling (``price=`` is no keyword; ``--price-per-device-hour`` no option)."""
+    advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb", **PRICE)
+    python_words = " ".join(advice.explanation)
+    assert "price_per_device_hour=" in python_words
+    assert not re.search(r"\bprice=|--price", python_words)
+    shell = CliRunner().invoke(app, ["advise", *ARGS, "--price", "2.5", "-f", "json"])
+    assert shell.exit_code == 0, shell.output
+    cli_words = json.loads(shell.output)
+    said = json.dumps([cli_words["explanation"], cli_words["cost_unit"]])
+    assert "--price" in said and "price_per_device_hour" not in said
+    assert "--price-per-device-hour" not in said
+
+
+PRICE = {"price_per_device_hour": 2.5}
+ARGS = ["--params", "7M", "--step-ms", "2", "--batch", "64", "--interconnect", "pcie-phb"]

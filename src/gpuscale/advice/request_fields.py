@@ -61,7 +61,7 @@ RANGES: dict[str, Range] = {
     "samples": (1, 1e16, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, False),
     "target_efficiency": (0, 1, True),
-    "price": PRICE_RANGE,  # as plan's price_per_device_hour
+    "price_per_device_hour": PRICE_RANGE,  # as plan's
     "power_w": POWER_RANGE,  # as plan's
     # a transformer's shape: past these a typo (the largest published: 126 layers, hidden
     # 53,248, 1M-token contexts)
@@ -225,7 +225,7 @@ class RequestFields(JsonRequest):
         None, help="Keep this global batch at every N (strong scaling)."
     )
     target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
-    price: float | None = price_option()
+    price_per_device_hour: float | None = price_option()
     power_w: float | None = power_option("default: measured, else the board table")
     allow_flagged: bool = flag(
         "--allow-flagged",

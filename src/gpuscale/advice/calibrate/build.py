@@ -165,7 +165,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "convergence": convergence,
                 "samples": request.samples_to_train,
                 "target_efficiency": request.target_efficiency,
-                "price_per_device_hour": request.price,
+                "price_per_device_hour": request.price_per_device_hour,
                 "mlperf_floor": converging.floor,
                 "defaults": tuple(name for name, taken in defaulted.items() if taken),
                 "noise_steps": converging.noise_steps,

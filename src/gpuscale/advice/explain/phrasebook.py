@@ -32,6 +32,7 @@ from string import Formatter
 import pandas as pd
 
 from gpuscale.advice.records import spans
+from gpuscale.advice.request_fields import RequestFields
 from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
@@ -51,6 +52,7 @@ from gpuscale.quantities import (
     with_article,
 )
 from gpuscale.tables.refusals import as_keywords, as_options, given_as, ref
+from gpuscale.tables.request_text import option_names
 
 
 def _data(name: str) -> dict:
@@ -72,16 +74,26 @@ SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
 FINDINGS: dict[str, dict] = _data("advice_findings.json")
 
 
+# The options of ``gpuscale advise`` not spelt as their fields (``--price``: the field
+# price_per_device_hour, as plan's)
+OPTIONS = option_names(RequestFields)
+
+
+def as_advise_options(text: str) -> str:
+    """``text`` with each field named as ``gpuscale advise``'s option that gives it."""
+    return as_options(text, OPTIONS)
+
+
 # How the words name a request's field: the command line's options unless ``spelled_as``
 # says Python's keywords (a Python advice's words)
-_SPELLING: ContextVar[Callable[[str], str]] = ContextVar("spelling", default=as_options)
+_SPELLING: ContextVar[Callable[[str], str]] = ContextVar("spelling", default=as_advise_options)
 
 
 @contextmanager
 def spelled_as(keywords: bool) -> Iterator[None]:
     """The words made inside name a request's fields as Python's keywords where
     ``keywords``, else as the command line's options."""
-    token = _SPELLING.set(as_keywords if keywords else as_options)
+    token = _SPELLING.set(as_keywords if keywords else as_advise_options)
     try:
         yield
     finally:

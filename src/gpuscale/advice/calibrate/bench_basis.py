@@ -88,7 +88,7 @@ def from_bench(
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     # the runs the model rests on: its own, else (a --params model) its family's benched one
     rests_on = own or on.bench_model
-    weak, evidence = weak_runs(longest(table[hardware]), rests_on, out or "FILE")
+    weak, evidence = weak_runs(longest(table[hardware]), rests_on, out or "FILE", table)
     rows, benched_rows = (like_runs[like_runs["model"] == m] for m in (own, rests_on))
     if evidence is not None and not benched_rows.empty:
         row = benched_rows.sort_values("accelerators", kind="stable").iloc[0].copy()
@@ -284,7 +284,7 @@ def measured_runs(
     def weak_remedy(index: object) -> str:
         both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
         pair = scaling.loc[both]
-        found = support(pair)
+        found = support(pair, table)  # the steps the file's notes ask of its model
         # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
         weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
         return found.remedy() if weak and found is not None else ""
@@ -307,13 +307,18 @@ def measured_runs(
 
 
 def weak_runs(
-    table: pd.DataFrame, model: str, file: str = "FILE"
+    table: pd.DataFrame, model: str, file: str = "FILE", whole: pd.DataFrame | None = None
 ) -> tuple[Finding | None, Support | None]:
     """The weak runs of ``model`` the advice uses (None when none is: the warning's finding,
-    ``full`` False; --explain's with ``full`` True) and what they give."""
+    ``full`` False; --explain's with ``full`` True) and what they give; the steps asked are
+    those of every ``ok`` run of ``model`` in ``whole`` (the file's table; ``table`` where not
+    given), as the file's own notes and ``analyze --bench`` ask: one number a model."""
     rows = trusted_runs(table[table["model"] == model])
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
+    if found is not None and whole is not None:
+        asked = support(rows, whole)  # of every run of the model, outlasted ones too
+        found = replace(found, steps_needed=asked.steps_needed, steps_basis=asked.steps_basis)
     if weak.empty or found is None:
         return None, found
     kinds = tuple(labels(weak["evidence_kinds"]))

@@ -26,12 +26,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
+from itertools import groupby
 from numbers import Real
 from string import Formatter
 
 import pandas as pd
 
-from gpuscale.advice.records import spans
 from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
@@ -160,9 +160,12 @@ def _ms_at(value: object, at: object) -> str:
 
 
 def _spans(value: object, of: object) -> str:
-    """``1, 2, 4, 5-7``: each run of three or more counts its ends (``records.spans``)."""
-    ranges = spans(tuple(int(n) for n in _floats(value)))
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+    """``1, 2, 4, 5-7``: each run of three or more consecutive counts its ends."""
+    found: list[str] = []
+    for _, run in groupby(enumerate(int(n) for n in _floats(value)), lambda at: at[1] - at[0]):
+        seen = [c for _, c in run]
+        found += [f"{seen[0]}-{seen[-1]}"] if len(seen) > 2 else list(map(str, seen))
+    return ", ".join(found)
 
 
 # The advice's own ways to write a value (``quantities``), by a placeholder's format

@@ -99,13 +99,13 @@ class Measure:
         return whole[:2] if short and self.bench else whole
 
 
-# a kind of finding per key of ``data/advice_findings.json`` (``transformer_shape``:
-# ``FindingKind.TRANSFORMER_SHAPE``)
+# the findings' templates (``explain`` says them), a kind of finding per key
+# (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
 _FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
-_FINDINGS = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
+FINDINGS: dict[str, dict] = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
 FindingKind = Code(
     "FindingKind",
-    [(kind.upper(), kind) for kind in _FINDINGS if not kind.startswith("_")],
+    [(kind.upper(), kind) for kind in FINDINGS if not kind.startswith("_")],
     module=__name__,
 )
 

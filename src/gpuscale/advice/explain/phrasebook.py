@@ -32,7 +32,7 @@ from string import Formatter
 
 import pandas as pd
 
-from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
+from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -52,13 +52,8 @@ from gpuscale.quantities import (
 )
 from gpuscale.tables.refusals import as_keywords, as_options, given_as, ref
 
-
-def _data(name: str) -> dict:
-    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
-
-
 PHRASES_FILE = "advice_phrases.json"
-_BOOK = _data(PHRASES_FILE)
+_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
 PHRASES: dict[str, str | dict] = _BOOK["phrases"]  # the fragments every template shares
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats
@@ -68,8 +63,6 @@ WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
 MODEL: dict[str, str] = _BOOK["model"]  # the model's own phrases (``model.priors.phrase``)
 # the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
-# the findings' templates by ``FindingKind``
-FINDINGS: dict[str, dict] = _data("advice_findings.json")
 
 
 # How the words name a request's field: the command line's options unless ``spelled_as``

@@ -180,10 +180,8 @@ def against_measured(
             continue
         remedy = c.weak_evidence  # what firms them (where all are flagged: not said)
         cases = {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
-        case = first_case(cases)
-        said.append(
-            sentence("measured_count", c=c, remedy=remedy, case=case, within=TOO_WIDE_TO_TEST)
-        )
+        values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST}
+        said.append(sentence("measured_count", c=c, remedy=remedy, **values))
     return said
 
 

@@ -199,7 +199,7 @@ class Worded:
         beside = against_measured(self.measured_counts, self.disagreements)
         held = memory_said(self.memory, cal.run.strategy, d.read.accelerators)
         first = filter(None, (held, said(cal.said.model_note), *withheld(self)))
-        measured = (sentence("disagreement", d=d) for d in self.disagreements)
+        measured = (sentence("disagreement", d=m) for m in self.disagreements)
         return (*first, *measured, *headlines, *beside)
 
     @_worded

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.explain.caveats import allowed_flagged
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results_file import append_result
 
@@ -38,7 +37,7 @@ def test_flagged_runs_used_are_said_flagged_and_used(tmp_path: Path, golden: Gol
     advice = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
     (at_two,) = advice.measured_counts
     assert len(at_two.runs) == len(at_two.used) == 2 and at_two.why == "allowed_flagged"
-    assert allowed_flagged(at_two) == 1
+    assert at_two.allowed_flagged == 1
     evidence = advice.calibration.runs.evidence
     assert evidence is not None and evidence.untrusted == 1 and evidence.weak
     said = [line for line in advice.explanation if re.search(r"\b1 flagged", line)]
@@ -50,5 +49,5 @@ def test_flagged_runs_used_are_said_flagged_and_used(tmp_path: Path, golden: Gol
     # without --allow-flagged the flagged run is left out, and said so
     plain = gpuscale.advise(bench=path, link="pcie4-x16")
     (kept,) = plain.measured_counts
-    assert kept.used == kept.trusted and len(kept.used) == 1 and allowed_flagged(kept) == 0
+    assert kept.used == kept.trusted and len(kept.used) == 1 and kept.allowed_flagged == 0
     assert plain.calibration.runs.evidence.untrusted == 0  # none read: none said used

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.caveats import headline
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
 
@@ -119,12 +120,12 @@ def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) ->
 
 
 def test_a_wide_step_interval_softens_a_multi_device_choice(golden: Golden) -> None:
-    lines = headline(defaults=[], wide_step_log=math.log(3.84), devices=8)
-    firm = [line for line in lines if line.startswith("Not a firm choice")]
+    said = {"width": math.log(3.84), "devices": 8, "host": "", "again": ""}
+    firm = sentence("not_firm", firm=FIRM_STEPS, **said)
     # a multiplicative interval as it reads: never "+/-284%" (no step is 184% below 0)
-    assert firm and "-74% to +284%" in firm[0] and "3.84" in firm[0] and "--nproc 1,8" in firm[0]
-    golden.check(VIEW, "a wide step interval", "\n".join(lines))
-    assert headline(defaults=[], wide_step_log=None, devices=8) == []
+    assert firm.startswith("Not a firm choice")
+    assert "-74% to +284%" in firm and "3.84" in firm and "--nproc 1,8" in firm
+    golden.check(VIEW, "a wide step interval", firm)
 
 
 TIME = re.compile(r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d) (?:to train|at efficiency)")

@@ -115,12 +115,12 @@ def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(
 
 def test_the_remedy_for_a_broken_model_offers_no_other_way_out() -> None:
     said = flag_remedy([FlagKind.LOSS, FlagKind.BUSY, FlagKind.NOISY_SYNC, "bench too short"])
-    assert said.startswith("Fix the model first")
+    assert said.startswith("fix the model first")
     assert not [w for w in WAYS_OUT if w in said], said
     assert "machine busy" in said  # the other flags are named, as for after the fix
     # an N > 1 run's baseline kind beside its N = 1 run's own (a table's flag summary)
     inherited = flag_remedy([FlagKind.BASELINE, FlagKind.LOSS, FlagKind.BUSY])
-    assert inherited.startswith("Fix the model first") and "quieter" not in inherited
+    assert inherited.startswith("fix the model first") and "quieter" not in inherited
 
 
 def test_a_busy_host_is_told_to_rerun_or_allow(tmp_path: Path) -> None:

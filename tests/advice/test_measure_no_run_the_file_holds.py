@@ -15,8 +15,8 @@ import pytest
 import gpuscale
 from gpuscale.advice.assumptions import settle
 from gpuscale.advice.explain.as_json import advice_document
-from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.explain.phrasebook import said as words
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.remeasure import again
 from gpuscale.advice.types import maybe
 from gpuscale.bench.config import BenchConfig
@@ -99,12 +99,6 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
     table = _table(400)
     found = support(table, table)
     assert found is not None and found.steps_needed == 400 and found.counts == (1, 2)
-    lines = headline(
-        defaults=[],
-        wide_step_log=2.0,
-        devices=2,
-        steps=found.steps_needed,
-        again=again(found, (1, 2)),
-    )
-    (wide,) = [line for line in lines if line.startswith("Not a firm choice")]
+    said = {"width": 2.0, "devices": 2, "host": "", "again": again(found, (1, 2))}
+    wide = sentence("not_firm", firm=found.steps_needed, **said)
     assert "--steps 400" not in wide and "the file's runs of m on 1 and 2 devices" in wide

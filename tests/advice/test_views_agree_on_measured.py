@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibration import FamilyBasis
-from gpuscale.advice.derived import BreakEven
-from gpuscale.advice.explain.explanation import family_sentence
+from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.step import Compute
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
@@ -107,7 +107,14 @@ def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
         opt_ms=(0.0, 6.48),
         ddp_ms=(2.05, 0.597),
     )
-    words = {"batch": 8, "target": 0.7, "params": 1.06e6}  # at no size up to 10T parameters
+    # at no size up to 10T parameters; DDP, a per-device batch of 8, the model benched
+    words = {"batch": 8, "target": 0.7, "params": 1.06e6, "smallest": SMALLEST_SEARCHED}
+    words |= {"kept": None, "weak": False, "benched": True, "strategy": "ddp"}
+
+    def family_sentence(found: BreakEven) -> str:  # as ``explanation.break_even_lines`` says it
+        disagrees = found.own_disagrees(1.06e6)
+        return sentence("break_even_family", basis=basis, found=found, disagrees=disagrees, **words)
+
     # its own optimizer and DDP times, and the family's lines at its 1.06M parameters
     found = BreakEven(
         flops_per_param=5.4,
@@ -118,11 +125,11 @@ def test_the_family_sentence_says_the_tables_speedup_beside_the_throughputs(
         pair_throughput_speedup=1.42,
         pair_speedup=0.981,
     )
-    said = family_sentence(basis, found, **words)
+    said = family_sentence(found)
     figures = re.search(r"gives ([\d.]+)x the throughput on 2 devices \(its table, ([\d.]+)x", said)
     assert figures and (float(figures[1]), float(figures[2])) == (1.42, 0.981), said
     golden.check("advice/table_words", "the family sentence, throughput and speedup", said)
     # no convergence factor: one figure, the table's
-    alone = family_sentence(basis, replace(found, pair_speedup=1.42), **words)
+    alone = family_sentence(replace(found, pair_speedup=1.42))
     assert re.findall(r"([\d.]+)x", alone.split("this model's own")[1])[:1] == ["1.42"]
     assert "to a trained model" not in alone

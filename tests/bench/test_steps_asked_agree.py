@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.explain.caveats import headline
+from gpuscale.advice.explain.phrasebook import sentence
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.bench.evidence import MIN_STEPS
 from gpuscale.bench.table import bench_table
@@ -77,5 +77,5 @@ def test_runs_benched_with_the_steps_asked_pass_the_checks_that_asked(path: Path
 def test_the_headline_asks_for_the_steps_given() -> None:
     """The headline asked for "--steps 30" to measure more devices whatever the runs
     needed: it gives the number passed."""
-    lines = headline(defaults=[], wide_step_log=2.0, devices=8, steps=660)
-    assert len(lines) == 1 and _asked(lines[0]) == {660}
+    line = sentence("not_firm", firm=660, width=2.0, devices=8, host="", again="")
+    assert _asked(line) == {660}

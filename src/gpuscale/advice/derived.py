@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.records import Deciding, Decision
-from gpuscale.advice.types import Finding, MeasuredCount
+from gpuscale.advice.types import Broken, Finding, Flags, MeasuredCount
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.plausibility import detail
 from gpuscale.quantities import number
@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 
     from gpuscale.advice.calibration import Calibration
     from gpuscale.hardware.memory import MemoryCheck
-
-Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
-Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.priors import strategy_name
@@ -114,15 +113,6 @@ class Limit:
     without_dominant_efficiency: float | None = None  # None: N = 1 or compute
     also_shrink: tuple[str, ...] = ()  # the others, largest first, to reach the target
     fewer_messages: bool = False  # larger buckets or units would issue fewer collectives
-
-
-def spans(counts: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """(first, last) of each run of three or more consecutive ``counts``, else (c, c)."""
-    found: list[tuple[int, int]] = []
-    for _, run in groupby(enumerate(counts), lambda at: at[1] - at[0]):
-        seen = [c for _, c in run]
-        found += [(seen[0], seen[-1])] if len(seen) > 2 else [(c, c) for c in seen]
-    return tuple(found)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

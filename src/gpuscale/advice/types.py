@@ -99,13 +99,13 @@ class Measure:
         return whole[:2] if short and self.bench else whole
 
 
-# a kind of finding per key of ``data/advice_findings.json`` (``transformer_shape``:
-# ``FindingKind.TRANSFORMER_SHAPE``)
+# the findings' templates (``explain`` says them), a kind of finding per key
+# (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
 _FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
-_FINDINGS = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
+FINDINGS: dict[str, dict] = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
 FindingKind = Code(
     "FindingKind",
-    [(kind.upper(), kind) for kind in _FINDINGS if not kind.startswith("_")],
+    [(kind.upper(), kind) for kind in FINDINGS if not kind.startswith("_")],
     module=__name__,
 )
 
@@ -160,6 +160,10 @@ def maybe(f: Callable[..., R], value: object, *args: object) -> R | None:
     return f(value, *args)
 
 
+Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
+Flags = tuple[tuple[str, int, str], ...]  # kind, runs, an example reason
+
+
 class RefusalKind(Code):
     """Why the bench runs refuse an advice, each rendered by ``explain/caveats.py``."""
 
@@ -179,7 +183,7 @@ class Refusal:
     where: str = ""
     model: str = ""
     names: tuple[str, ...] = ()
-    broken: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    broken: Broken = ()
     runs: int = 0
     status: str = ""
     error: str = ""
@@ -193,8 +197,8 @@ class LeftOut:
 
     left: int = 0
     single: bool = False
-    flags: tuple[tuple[str, int, str], ...] = ()
-    broken: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    flags: Flags = ()
+    broken: Broken = ()
     outlasted: int = 0
 
     def __bool__(self) -> bool:
@@ -246,6 +250,16 @@ class MeasuredCount:
     @property
     def left_out(self) -> tuple[Measured, ...]:
         return tuple(m for m in self.runs if self.trusted and m.flagged and not m.allowed)
+
+    @property
+    def left_speedups(self) -> tuple[float, ...] | None:  # None: none left out
+        return tuple(self.of(self.left_out)) or None
+
+    @property
+    def allowed_flagged(self) -> int:
+        """How many of the runs read are flagged, read with --allow-flagged (said with the
+        runs: "from 2 runs (1 flagged, used with --allow-flagged)")."""
+        return sum(m.allowed for m in self.used)
 
     @property
     def measured_low(self) -> float | None:  # None: one run

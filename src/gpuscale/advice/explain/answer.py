@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.caveats import disagreement, memory_said
+from gpuscale.advice.explain.caveats import memory_said
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -285,7 +285,7 @@ def lines(advice: AdviceView) -> list[str]:
     with spelled_as(advice.keywords):  # as its reader names a request's fields
         said = [
             memory_said(advice.memory, strategy, n),
-            *map(disagreement, advice.disagreements),
+            *(sentence("disagreement", d=d) for d in advice.disagreements),
             decision_line(advice),
             *advice.decision.warnings,
             deciding_line(advice),

@@ -28,7 +28,7 @@ from gpuscale.advice.types import (
     maybe,
 )
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
+from gpuscale.bench.evidence import STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS, MemoryCheck
 from gpuscale.hardware.power import charged_at, whole_job_w
@@ -36,25 +36,7 @@ from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
-from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.requests import ref
-
-
-def headline(
-    *,
-    defaults: list[str],
-    wide_step_log: float | None,
-    devices: int,
-    host_devices: int | None = None,
-    steps: int = FIRM_STEPS,
-    again: str = "",
-) -> list[str]:
-    lines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
-    if wide_step_log is not None:  # ``Searched.wide_step_log``
-        host = on_a_larger_host(devices, host_devices)
-        said = {"width": wide_step_log, "again": again, "devices": devices, "host": host}
-        lines.append(sentence("not_firm", firm=steps, **said))
-    return lines
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
@@ -150,12 +132,10 @@ def flag_remedy(kinds: list[str]) -> str:
     noise = [k for k in kinds if k in HOST_NOISE]
     other = [k for k in kinds if k not in noise and k != FlagKind.LOSS]
     if FlagKind.LOSS in kinds:  # no way out but the fix: neither a quieter host nor --allow-flagged
-        said = sentence("broken", case="remedy", kinds=", ".join(noise + other) or None)
-    elif noise or other:
-        said = sentence("flag_remedy", quieter=bool(noise), other=", ".join(other) or None)
-    else:
-        return ""
-    return said[:1].upper() + said[1:]
+        return sentence("broken", case="remedy", kinds=", ".join(noise + other) or None)
+    if noise or other:
+        return sentence("flag_remedy", quieter=bool(noise), other=", ".join(other) or None)
+    return ""
 
 
 def _refused(found: Refusal) -> str:
@@ -198,24 +178,11 @@ def against_measured(
     for c in counts:
         if (c.accelerators, c.batch_per_device, c.accum) in apart:
             continue
-        remedy = next((m.weak_remedy for m in c.trusted if m.weak_remedy), "")  # what firms them
+        remedy = c.weak_evidence  # what firms them (where all are flagged: not said)
         cases = {"flagged": not c.trusted, "inside": c.inside, "weak": remedy, "outside": 1}
-        left = tuple(c.of(c.left_out)) or None
-        values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST, "left": left}
-        values["allowed"] = allowed_flagged(c)
+        values = {"case": first_case(cases), "within": TOO_WIDE_TO_TEST}
         said.append(sentence("measured_count", c=c, remedy=remedy, **values))
     return said
-
-
-def disagreement(d: MeasuredCount) -> str:
-    left, allowed = tuple(d.of(d.left_out)) or None, allowed_flagged(d)
-    return sentence("disagreement", d=d, left=left, allowed=allowed)
-
-
-def allowed_flagged(c: MeasuredCount) -> int:
-    """How many of the runs read at ``c`` are flagged, read with --allow-flagged (said
-    with the runs: "from 2 runs (1 flagged, used with --allow-flagged)")."""
-    return sum(m.allowed for m in c.used)
 
 
 def _said(memory: MemoryCheck, key: str, **values: Value) -> str:

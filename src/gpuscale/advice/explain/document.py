@@ -22,9 +22,7 @@ from gpuscale.advice.explain.answer import (
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.caveats import (
     against_measured,
-    disagreement,
     flagged,
-    headline,
     measure_first,
     memory_said,
 )
@@ -44,6 +42,7 @@ from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import format_count
+from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.views import TableView
 
 T = TypeVar("T")
@@ -190,18 +189,18 @@ class Worded:
         values = {"samples": DEFAULT_SAMPLES, "batch": DEFAULT_BATCH, "inter": inter, "cal": cal}
         options = ("samples", "batch", "link", "inter_node")  # the inputs not given, in order
         defaults = [sentence("default_used", option=o, **values) for o in options if o in given]
-        headlines = headline(
-            defaults=defaults,
-            wide_step_log=self.wide_step_log,
-            devices=d.read.accelerators,
-            host_devices=cal.runs.host_devices,
-            steps=getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS),
-            again=again(cal.runs.evidence, (1, d.read.accelerators), cal.runs.host_devices),
-        )
+        headlines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
+        if self.wide_step_log is not None:  # the step too noisy: the runs that firm it
+            n, host = d.read.accelerators, cal.runs.host_devices
+            steps = getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS)
+            wide = {"width": self.wide_step_log, "devices": n, "host": on_a_larger_host(n, host)}
+            wide["again"] = again(cal.runs.evidence, (1, n), host)
+            headlines.append(sentence("not_firm", firm=steps, **wide))
         beside = against_measured(self.measured_counts, self.disagreements)
         held = memory_said(self.memory, cal.run.strategy, d.read.accelerators)
         first = filter(None, (held, said(cal.said.model_note), *withheld(self)))
-        return (*first, *map(disagreement, self.disagreements), *headlines, *beside)
+        measured = (sentence("disagreement", d=m) for m in self.disagreements)
+        return (*first, *measured, *headlines, *beside)
 
     @_worded
     def explanation(self) -> list[str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gpuscale.advice.calibration import Calibration, FamilyBasis, Power
-from gpuscale.advice.derived import SMALLEST_SEARCHED, BreakEven
+from gpuscale.advice.calibration import Calibration, Power
+from gpuscale.advice.derived import SMALLEST_SEARCHED
 from gpuscale.advice.explain import phrasebook
 from gpuscale.advice.explain.answer import (
     AdviceView,
@@ -28,7 +28,7 @@ from gpuscale.advice.explain.phrasebook import (
     term_words,
 )
 from gpuscale.advice.records import measured_at
-from gpuscale.advice.types import STOPPED, Measure, Source, TermId, Value, maybe
+from gpuscale.advice.types import STOPPED, Measure, Source, TermId, maybe
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import format_ms, joined
@@ -216,24 +216,17 @@ def break_even_lines(advice: AdviceView) -> list[str]:
     said = {"batch": run.batch, "kept": run.kept_global_batch, "weak": weak(evidence)}
     said |= {"target": cal.search.target_efficiency, "params": cal.model.spec.params}
     said |= {"benched": scaled_from(cal) or evidence is not None, "strategy": run.strategy}
-    return [*lines, f"{family_sentence(cal.model.family, found, **said)}{to_test(evidence)}."]
+    # the family's break-even sizes, and where the model's own step says otherwise
+    basis, smallest = cal.model.family, SMALLEST_SEARCHED
+    said["disagrees"] = basis is not None and found.own_disagrees(cal.model.spec.params)
+    family = sentence("break_even_family", basis=basis, found=found, smallest=smallest, **said)
+    return [*lines, f"{family}{to_test(evidence)}."]
 
 
 def scaled_from(cal: Calibration) -> str | None:
     """The benched model a --params model's measured terms are scaled from (None: the
     model's own, or nothing benched)."""
     return cal.bench.bench_model if cal.bench is not None and cal.runs.own_model is None else None
-
-
-def family_sentence(basis: FamilyBasis | None, found: BreakEven, **said: Value) -> str:
-    """The break-even sizes of the model's family at per-device ``batch`` (or the global batch
-    ``kept``), the ``target`` efficiency's, and where the model's own step of ``params`` says
-    otherwise."""
-    said = {"kept": None, "weak": False, "benched": True, "strategy": "ddp", **said}
-    said["disagrees"] = basis is not None and found.own_disagrees(float(said["params"] or 0))
-    return sentence(
-        "break_even_family", basis=basis, found=found, smallest=SMALLEST_SEARCHED, **said
-    )
 
 
 def measured_noise(noise: NoiseScale) -> str:

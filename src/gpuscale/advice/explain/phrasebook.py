@@ -26,14 +26,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
+from itertools import groupby
 from numbers import Real
 from string import Formatter
 
 import pandas as pd
 
-from gpuscale.advice.records import spans
 from gpuscale.advice.request_fields import RequestFields
-from gpuscale.advice.types import Finding, Measure, Reading, Value, maybe
+from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe
 from gpuscale.quantities import (
     article,
     counted,
@@ -54,13 +54,8 @@ from gpuscale.quantities import (
 from gpuscale.tables.refusals import as_keywords, as_options, given_as, ref
 from gpuscale.tables.request_text import option_names
 
-
-def _data(name: str) -> dict:
-    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
-
-
 PHRASES_FILE = "advice_phrases.json"
-_BOOK = _data(PHRASES_FILE)
+_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
 PHRASES: dict[str, str | dict] = _BOOK["phrases"]  # the fragments every template shares
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats
@@ -70,8 +65,6 @@ WITHHELD: dict[str, dict[str, str]] = _BOOK["withheld"]
 MODEL: dict[str, str] = _BOOK["model"]  # the model's own phrases (``model.priors.phrase``)
 # the sentences by id: a template, or one with its fragments
 SENTENCES: dict[str, str | dict] = _BOOK["sentences"]
-# the findings' templates by ``FindingKind``
-FINDINGS: dict[str, dict] = _data("advice_findings.json")
 
 
 # The options of ``gpuscale advise`` not spelt as their fields (``--price``: the field
@@ -172,9 +165,12 @@ def _ms_at(value: object, at: object) -> str:
 
 
 def _spans(value: object, of: object) -> str:
-    """``1, 2, 4, 5-7``: each run of three or more counts its ends (``records.spans``)."""
-    ranges = spans(tuple(int(n) for n in _floats(value)))
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+    """``1, 2, 4, 5-7``: each run of three or more consecutive counts its ends."""
+    found: list[str] = []
+    for _, run in groupby(enumerate(int(n) for n in _floats(value)), lambda at: at[1] - at[0]):
+        seen = [c for _, c in run]
+        found += [f"{seen[0]}-{seen[-1]}"] if len(seen) > 2 else list(map(str, seen))
+    return ", ".join(found)
 
 
 # The advice's own ways to write a value (``quantities``), by a placeholder's format

@@ -303,6 +303,5 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
 
 
 def _at_two(cal: Calibration, more: str = "") -> BenchRun:
-    """The run of the model advised on (else the user's own) at 1 and 2 devices on the bench
-    host that measures a term (``more``: its options beside)."""
+    """The bench run at 1 and 2 devices that measures a term (``more``: its options)."""
     return BenchRun(cal.runs.own_model, (1, 2), more=more, host_devices=cal.runs.host_devices)

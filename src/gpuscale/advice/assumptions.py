@@ -138,7 +138,6 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
         why = "flagged" if left_out else ("quiet" if cal.runs.measured else "no_run")
         devices = left_out[0] if left_out else None
         basis = Finding.of(K.OVERLAP_BASIS, case=why, devices=devices)
-    run = BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
     return Assumption(
         term=TermId.OVERLAP,
         value=said,
@@ -149,7 +148,7 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
         ),
         source=source,
         basis=basis,
-        measure=Measure() if measured else Measure(bench=run),
+        measure=Measure() if measured else Measure(bench=_at_two(cal)),
     )
 
 
@@ -235,8 +234,7 @@ def _wait(cal: Calibration, benched: Bench) -> Assumption:
     compute, slowdown = cal.model.compute, dict(cal.model.compute.slowdown)
     case, source, at_counts = "none", Source.ASSUMED, ()
     quantity: Quantity | None = Quantity(0.0, PER_STEP)
-    run = BenchRun(cal.runs.own_model, (1, 2), host_devices=cal.runs.host_devices)
-    measure = Measure(bench=run)
+    measure = Measure(bench=_at_two(cal))
     if slowdown:
         at = tuple(sorted(slowdown.items()))
         # a count's slowdown held at fewer devices' where that is larger
@@ -292,7 +290,6 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
     noise = {} if thin is None else {"b_simple": thin.b_simple, "steps": thin.steps}
     steps = found.steps_needed if found is not None else FIRM_STEPS  # what firms a thin one
     more = f"--steps {steps}" if thin is not None and steps else ""
-    run = BenchRun(cal.runs.own_model, (1, 2), more=more, host_devices=cal.runs.host_devices)
     before = Finding.of(K.MEASURE_CONVERGENCE, same_samples=same)
     after = "" if same else Finding.of(K.MEASURE_GRADIENT_NORMS)
     return Assumption(
@@ -301,5 +298,10 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         quantity=Quantity(1.0, SAME_SAMPLES),
         source=Source.ASSUMED,
         basis=Finding.of(K.CONVERGENCE_BASIS, case=why, fewest=FEW_NOISE_STEPS, **noise),
-        measure=Measure(before, run, after),
+        measure=Measure(before, _at_two(cal, more), after),
     )
+
+
+def _at_two(cal: Calibration, more: str = "") -> BenchRun:
+    """The bench run at 1 and 2 devices that measures a term (``more``: its options)."""
+    return BenchRun(cal.runs.own_model, (1, 2), more=more, host_devices=cal.runs.host_devices)

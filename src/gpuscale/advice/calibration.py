@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from gpuscale.advice.model.fixed_cost import FixedCost
@@ -239,6 +240,9 @@ class Bench:
     held: tuple[tuple[int, float], ...] = ()
 
 
+Line = str | Finding | None  # a source or warning said (None: not said)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
     """Where each value came from: every term not measured (by numbers, the N > 1 priors
@@ -251,6 +255,11 @@ class Said:
     implausible: bool = False
     model_note: str | Finding = ""
     chosen: str | Finding = ""
+
+    def adding(self, sources: Iterable[Line] = (), warnings: Iterable[Line] = ()) -> Said:
+        """These ``sources`` and ``warnings`` said after those said already (None: not said)."""
+        sources = (*self.sources, *filter(None, sources))
+        return replace(self, sources=sources, warnings=(*self.warnings, *filter(None, warnings)))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

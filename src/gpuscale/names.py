@@ -384,7 +384,7 @@ def _catalogue_part(
     :class:`FieldError`: ``what``, the closest name, ``rule`` (``{known}``: the products).
     None stays None (no device named)."""
     # lazy: the device catalogue, only when a device is named (not at the CLI's start)
-    from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
+    from gpuscale.hardware.accelerators import GPU_VENDORS, accepted_products, normalise_accelerator
     from gpuscale.hardware.catalogue import products
     from gpuscale.hardware.device_names import UnknownDevice, parts_named, resolve, unread_words
 
@@ -415,7 +415,10 @@ def _catalogue_part(
         known = normalise_accelerator(name)
         if known.known and (known.vendor in GPU_VENDORS or not gpus_only):
             return name
-        rule = rule.format(known=", ".join(products()))
+        # ``{also}``: the names read as MLPerf's accelerators beyond the catalogue's products
+        catalogued = products()
+        also = [p for p in accepted_products(gpus_only) if p not in catalogued]
+        rule = rule.format(known=", ".join(catalogued), also=", ".join(also))
         raise FieldError(field, name, what + suggested(missed.closest) + rule) from None
 
 
@@ -432,8 +435,9 @@ def resolve_device(name: str | None, field: str = "device_name") -> str | None:
     device (``_catalogue_part``; ``RTX A1000`` is no A100); None stays None; else the
     field's :class:`FieldError` saying "unknown device", with the closest name."""
     rule = (
-        ": not in the hardware catalogue (known: {known}); for another device leave it out "
-        f"and give its power ({ref('power_w')})"
+        ": not in the hardware catalogue (known: {known}; and, with no peak or board power, "
+        "memory only where data/accelerator_memory.csv lists it: {also}); for another device "
+        f"leave it out and give its power ({ref('power_w')})"
     )
     return _catalogue_part(name, field, "unknown device", rule, False)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
+from gpuscale.advice.model.power import PowerKind
 
 from ..golden import Golden
 from .lines import lines_on
@@ -44,8 +45,13 @@ def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked(golden:
     assert power.watts is not None and "nvlink4 implies" in power.source
     golden.check(VIEW, "the power of the device a link implies", power.source)
     assert advice.predictions["energy_kwh"].notna().all()
+    # a link implying no device: the device the memory check assumes, its board power said
+    # as assumed (``test_one_assumed_device``)
     unimplied = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="pcie-phb")
-    assert unimplied.calibration.machine.power.watts is None
+    machine = unimplied.calibration.machine
+    assert machine.power.kind is PowerKind.ASSUMED and "implies" not in machine.power.source
+    assert machine.assumed_device is not None and machine.assumed_device.part is not None
+    assert machine.power.watts == machine.assumed_device.part.board_power_w == 350.0
 
 
 def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named(golden: Golden) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
 from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class, terms_class
+from gpuscale.advice.model.power import PowerKind
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.remeasure import as_run
@@ -93,7 +94,25 @@ def of_calibration(
         for a in kept
     ]
     machine = [replace(a, measure=as_run(a.measure, found, host)) for a in cal.said.assumptions]
-    return (*machine, *fixed, *said, pipeline)
+    return (*machine, *_power(cal), *fixed, *said, pipeline)
+
+
+def _power(cal: Calibration) -> tuple[Assumption, ...]:
+    """The power per device where it is the board power of the device assumed, none named
+    (``Machine.assumed_device``, the one the memory check reads); () where it is not."""
+    power, device = cal.machine.power, cal.machine.assumed_device
+    if power.kind is not PowerKind.ASSUMED or power.watts is None or device is None:
+        return ()
+    form = getattr(device.part, "form_factor", None)
+    assumed = Assumption(
+        term=TermId.POWER,
+        value=Finding.of(K.ASSUMED_POWER, watts=power.watts, device=power.device),
+        quantity=Quantity(power.watts, "W per device"),
+        source=Source.ASSUMED,
+        basis=Finding.of(K.POWER_BASIS, device=power.device, form=form),
+        measure=Measure(Finding.of(K.MEASURE_POWER)),
+    )
+    return (assumed,)
 
 
 def _fixed(cal: Calibration) -> tuple[Assumption, ...]:

@@ -188,6 +188,13 @@ class Machine:
     state_gb: float | None = None
 
     @property
+    def assumed_device(self) -> DeviceRecord | None:
+        """The one device assumed where none is named, recorded or implied: the one the
+        memory check reads (``memory_device``), whose board power prices the energy too."""
+        assumed = self.memory_device_assumed and not self.device.name
+        return self.memory_device if assumed and self.memory_device.part else None
+
+    @property
     def device_counts(self) -> list[int]:
         return self.network.counts_up_to(self.max_devices)
 

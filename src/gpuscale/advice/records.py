@@ -28,6 +28,7 @@ TERM_NAMES = {
     TermId.LINK: "Link",
     TermId.INTER_NODE: "Link between nodes",
     TermId.LINK_CLASS: "Link class",
+    TermId.POWER: "Power",
 }
 
 

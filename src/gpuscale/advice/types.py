@@ -35,6 +35,7 @@ class TermId(Code):
     LINK = "link"  # the link between devices
     INTER_NODE = "inter_node"  # the link between nodes (the NICs)
     LINK_CLASS = "link_class"  # the class of the published fits a preset is assumed to be of
+    POWER = "power"  # watts per device, where they are an assumed device's board power
     UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 
 

@@ -246,6 +246,12 @@ def gpu_products() -> list[str]:
     return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS]
 
 
+def accepted_products(gpus_only: bool = False) -> list[str]:
+    """The catalogue's product names in its order (GPUs only where ``gpus_only``): the
+    names a device option reads as an accelerator (``names.resolve_device``)."""
+    return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS or not gpus_only]
+
+
 def products_read_as(families: Iterable[str]) -> list[str]:
     """The catalogue's product names (``H100``) that read as one of ``families`` (its
     default part, H100-SXM5-80GB): the short names a user types for them."""

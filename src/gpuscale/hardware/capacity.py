@@ -19,6 +19,9 @@ BYTES_PER_GIB = 2**30
 
 # the source of a device's memory a bench recorded (torch's total_memory), not catalogued
 BENCH_RECORD = "the bench's record (torch total_memory)"
+# the source of a memory read from ``data/accelerator_memory.csv`` (the device catalogue
+# lacks the part): this, then the row's own citation
+LISTED = "the accelerator memory table (data/accelerator_memory.csv)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,7 @@ class AcceleratorMemory:
         ``85.9 GB, 80 GiB as catalogued, 77.3 GB (90%) usable`` (no "; " nor ":": a plan's
         flags are joined by the one, its reasons split at the other)."""
         held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
+        held = "as the accelerator memory table lists" if self.source.startswith(LISTED) else held
         usable = f"{number(self.usable_gb)} GB ({usable_share().share:.0%}) usable"
         return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}, {usable}"
 
@@ -89,3 +93,15 @@ def accelerator_memory(family: str) -> AcceleratorMemory | None:
     if device is None:
         return None
     return AcceleratorMemory(family, device.memory_gib, f"device catalogue: {device.name}")
+
+
+def listed_memory(name: str) -> AcceleratorMemory | None:
+    """The memory ``data/accelerator_memory.csv`` records for the accelerator ``name`` means,
+    read as MLPerf's accelerator names are (``a10g``, ``Gaudi 2``, ``TPU v5p``), its source
+    :data:`LISTED` then the row's citation; None where the table records none."""
+    from gpuscale.hardware.accelerators import normalise_accelerator  # lazy: the catalogue
+
+    row = _listed().get(normalise_accelerator(name).family)
+    return (
+        None if row is None else AcceleratorMemory(row.family, row.gib, f"{LISTED}: {row.source}")
+    )

@@ -104,7 +104,11 @@ def from_numbers(
         spread = replace(spread, basis=fitted)
     link = machine.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
-    watts = power.device_power(None, device, given_w=req.power_w, implied_by=implied_by)
+    # none named: the board power of the device the memory check assumes (one device)
+    assumed = machine.assumed_device
+    watts = power.device_power(
+        None, device, given_w=req.power_w, implied_by=implied_by, assumed=assumed
+    )
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32
     flops_given = req.flops_per_sample is not None or shape is not None  # counted, not 6 P
     whole = step.rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step

@@ -91,10 +91,8 @@ def memory_check(
     splits = {n: cal.run.split(n) for n in (1, *counts)}
     micro = {n: cal.run.batch if split is None else split[0] for n, split in splits.items()}
     own = cal.runs.own_model
-    part = machine.memory_device.part  # the catalogue's memory; the bench's record instead (below)
-    memory = None
-    if part is not None:
-        memory = AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
+    # the catalogue's memory, else the accelerator memory table's; the bench's record instead
+    memory = machine.memory_device.memory
     peak_gb = None  # the median peak memory (GB) of the model's N = 1 runs at the batch
     if bench is not None and own is not None:
         runs = trusted_runs(bench)

@@ -128,7 +128,8 @@ def _sources(advice: AdviceView) -> list[str]:
         if a.term != TermId.FIXED:
             lines.append(sentence("assumption", a=a, measure=maybe(measured, a.measure or None)))
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
-    lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
+    if TermId.POWER not in {a.term for a in advice.assumptions}:  # else said as assumed
+        lines.append(sentence("power_line", said=power_said(cal.machine.power, counts)))
     source = phrasebook.said(cal.model.error.source, strategy=strategy)
     lines.append(_step_interval(advice, source + errors_weak(cal.runs.evidence, cal.model.error)))
     flagged = rows[rows["flags"] != ""].itertuples()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from gpuscale.advice.model.priors import REFERENCE_DEVICE, REFERENCE_PCIE_DEVICE
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware import catalogue, links
-from gpuscale.hardware.capacity import BYTES_PER_GIB
+from gpuscale.hardware.capacity import BYTES_PER_GIB, AcceleratorMemory, listed_memory
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.hardware.device_names import Resolved, closest, find, on_link
@@ -25,13 +25,15 @@ from gpuscale.plausibility import mfu_above_peak, under_floor
 class DeviceRecord:
     """A device as the catalogue knows it (:func:`device_record`): ``part``, its
     ``peak`` and what the name left open (``assumed``: ``others``, the parts it could also
-    mean); a name the catalogue lacks has the ``closest`` names instead."""
+    mean); a name the catalogue lacks has the ``closest`` names instead, and its memory
+    where ``data/accelerator_memory.csv`` lists it (``listed``: no peak, power or link)."""
 
     name: str | None = None
     part: Device | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
     others: tuple[Device, ...] = ()
+    listed: AcceleratorMemory | None = None
 
     @property
     def peak(self) -> Peak | None:
@@ -41,9 +43,18 @@ class DeviceRecord:
         return None if self.peak is None else self.peak.tflops(precision, tf32)
 
     @property
+    def memory(self) -> AcceleratorMemory | None:
+        """The part's memory with its source: the catalogue's, else the table's (``listed``)."""
+        if self.part is None:
+            return self.listed
+        part = self.part.name
+        return AcceleratorMemory(part, self.part.memory_gib, f"device catalogue: {part}")
+
+    @property
     def memory_bytes(self) -> float | None:
         """The part's memory, bytes: the vendor's "GB" is GiB (an H100's 80 GB: 85.9e9)."""
-        return self.part.memory_gib * BYTES_PER_GIB if self.part is not None else None
+        memory = self.memory
+        return None if memory is None else memory.gib * BYTES_PER_GIB
 
     @property
     def board_link(self) -> str | None:
@@ -66,7 +77,7 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
         return DeviceRecord(name)
     found = find(name)
     if found is None:
-        return DeviceRecord(name, closest=tuple(closest(name)))
+        return DeviceRecord(name, closest=tuple(closest(name)), listed=listed_memory(name))
     others = tuple(map(catalogue.device, found.others))
     return read_on_link(DeviceRecord(name, found.device, found.assumed, others=others), implied_by)
 

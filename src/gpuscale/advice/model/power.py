@@ -1,6 +1,7 @@
 """A device's power per device (``device_power``: given > measured by the bench > the
-catalogue part's board power, an upper estimate; None for a CPU or an unknown device
-unmeasured), and a job's watts at each count and batch (``Power``)."""
+catalogue part's board power, an upper estimate, of the device named, else of the one
+assumed where none is (the one the memory check reads); None for a CPU or an unknown
+device unmeasured), and a job's watts at each count and batch (``Power``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class PowerKind(Code):  # where a device's watts come from
     GIVEN = "given"  # --power-w
     MEASURED = "measured"  # by the bench (NVML; a CPU's RAPL package share)
     BOARD = "board"  # the catalogue part's board power (its datasheet)
+    ASSUMED = "assumed"  # the board power of the device assumed where none is named
     NO_RAPL = "no_rapl"  # unknown: a CPU without a RAPL reading
     UNKNOWN = "unknown"  # unknown: a device without a board power
 
@@ -65,8 +67,10 @@ def device_power(
     measured_w: float | None = None,
     given_w: float | None = None,
     implied_by: str | None = None,
+    assumed: DeviceRecord | None = None,
 ) -> Power:
-    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order."""
+    """The power per device of kind ``device`` (``cpu``, ``cuda``), in the module's order;
+    ``assumed``: the device assumed where ``record`` names none (``Machine.assumed_device``)."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -79,4 +83,7 @@ def device_power(
     if part is not None:
         board = {"device": part.name, "assumed": record.assumed, "implied_by": implied_by}
         return Power(part.board_power_w, kind=PowerKind.BOARD, **board)
+    if not record.name and assumed is not None and assumed.part is not None:
+        watts, name = assumed.part.board_power_w, assumed.part.name
+        return Power(watts, kind=PowerKind.ASSUMED, device=name)
     return Power(None, device=record.name)

@@ -215,10 +215,17 @@ def test_cli_options_are_the_request_fields(golden: Golden) -> None:
     from typer.testing import CliRunner
 
     from gpuscale.cli import app
+    from gpuscale.tables.request_text import option_names
 
     result = CliRunner().invoke(app, ["advise", "--help"], env={"COLUMNS": "200"})
     shown = set(re.findall(r"--([a-z-]+)", result.output))
-    fields = {f.name.replace("_", "-") for f in dataclasses.fields(AdviceRequest) if f.init}
+    # each field's option: --field-name, or the one it is given by (--price: price_per_device_hour)
+    options = option_names(AdviceRequest)
+    fields = {
+        options.get(f.name, "--" + f.name.replace("_", "-")).removeprefix("--")
+        for f in dataclasses.fields(AdviceRequest)
+        if f.init
+    }
     assert fields <= shown
     bad = CliRunner().invoke(
         app, ["advise", "--params", "7M", "--step-ms", "20", "--target-efficiency", "2"]

@@ -427,7 +427,8 @@ def resolve_gpu(name: str | None) -> str | None:
     (``_catalogue_part``); None stays None; else ``--gpu Z999: not a GPU in the hardware
     catalogue ...`` with the closest name."""
     what = "not a GPU in the hardware catalogue"
-    return _catalogue_part(name, "gpu", what, "; known: {known}", True)
+    rule = "; known: {known}; and, read as MLPerf names them, with no link facts: {also}"
+    return _catalogue_part(name, "gpu", what, rule, True)
 
 
 def resolve_device(name: str | None, field: str = "device_name") -> str | None:

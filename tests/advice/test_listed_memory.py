@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from importlib import resources
 
 import pytest
@@ -17,7 +18,7 @@ from gpuscale.advice.types import FindingKind
 from gpuscale.hardware.accelerators import accepted_products
 from gpuscale.hardware.capacity import BYTES_PER_GIB, LISTED
 from gpuscale.hardware.catalogue import products
-from gpuscale.names import resolve_device
+from gpuscale.names import resolve_device, resolve_gpu
 from gpuscale.tables.requests import FieldError
 
 
@@ -31,9 +32,9 @@ LISTED_ROWS = _rows("accelerator_memory.csv")
 BIG = {"params": 2e10, "step_ms": 300.0, "batch": 64, "max_devices": 64}
 
 
-def _resolves(name: str) -> bool:
+def _resolves(name: str, resolve: Callable[[str], str | None] = resolve_device) -> bool:
     try:
-        resolve_device(name)
+        resolve(name)
     except FieldError:
         return False
     return True
@@ -93,14 +94,26 @@ def test_a_model_one_listed_device_holds_is_checked_too() -> None:
     assert advice.calibration.machine.memory is not None
 
 
-def test_the_refusals_known_list_holds_every_name_that_resolves() -> None:
+# (resolver, the refusal's list between these, whether MLPerf's other names count): advise's
+# --device-name and topo's/collectives' --gpu (GPUs only)
+REFUSALS = [
+    (resolve_device, r"\(known: (.*)\); for another device", False),
+    (resolve_gpu, r"; known: (.*)$", True),
+]
+
+
+@pytest.mark.parametrize(("resolve", "between", "gpus_only"), REFUSALS, ids=["device", "gpu"])
+def test_the_refusals_known_list_holds_every_name_that_resolves(
+    resolve: Callable[[str], str | None], between: str, gpus_only: bool
+) -> None:
     with pytest.raises(FieldError) as refused:
-        resolve_device("Z999")
+        resolve("Z999")
     said = str(refused.value)
-    listed = re.search(r"\(known: (.*)\); for another device", said)
+    listed = re.search(between, said)
     assert listed is not None, said
     known = [n.strip() for n in re.split(r", |; and, [^:]*: ", listed.group(1))]
     names = {*products(), *accepted_products()}
-    assert {n for n in names if _resolves(n)} <= set(known)
-    assert all(_resolves(n) for n in known)  # and none it lists is refused
-    assert {r["family"] for r in LISTED_ROWS} <= set(known)
+    assert {n for n in names if _resolves(n, resolve)} <= set(known)
+    assert all(_resolves(n, resolve) for n in known)  # and none it lists is refused
+    if not gpus_only:
+        assert {r["family"] for r in LISTED_ROWS} <= set(known)

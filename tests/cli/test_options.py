@@ -209,13 +209,19 @@ def test_what_a_request_can_check_is_checked_when_it_is_made(golden: Golden) -> 
         AnalysisOptions(reference="bogus")
     assert (refused.value.field, refused.value.value) == ("reference", "bogus")
     golden.check(VIEW, "analyze: a reference that is none", str(refused.value))
+    from typer.testing import CliRunner
+
+    for typed in ("v0.7", "4.1", "V5.0.0"):  # -r taken for the round's flag: the round meant
+        with pytest.raises(FieldError) as refused:
+            AnalysisOptions(reference=typed)
+        assert f"round='{typed}'" in str(refused.value)
+    result = CliRunner().invoke(gpuscale.cli.app, ["analyze", "-r", "v0.7", "-b", "bert"])
+    assert result.exit_code == 2 and "--round v0.7" in result.output, result.output
     with pytest.raises(FieldError, match="'nvlink4'") as refused:  # the closest preset
         AdviceRequest(params=7e6, step_ms=2.0, batch=64, interconnect="nvlnk4")
     assert refused.value.field == "interconnect"
     with pytest.raises(FieldError, match="not a link preset"):
         CheckRequest(interconnect="nvlnk4")
-    from typer.testing import CliRunner
-
     asked = ["advise", "--bench", "no-such.jsonl", "--interconnect", "nvlnk4"]
     result = CliRunner().invoke(gpuscale.cli.app, asked)
     assert result.exit_code == 2

@@ -5,6 +5,7 @@ each field's help (the option's) in its metadata. Pure Python: the CLI imports i
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, fields
 
 from gpuscale.quantities import agreeing, joined
@@ -14,6 +15,7 @@ from gpuscale.tables.requests import (
     one_named,
     option,
     option_name,
+    ref,
     repeatable_option,
     settle_choice,
 )
@@ -105,7 +107,13 @@ def settle_reference(request: AnalysisOptions) -> None:
     elif not isinstance(value, str) or "/" not in value:
         close = difflib.get_close_matches(str(value).lower(), list(RULES), n=1)
         rule = f"must be study, family or SUBMITTER/SYSTEM_ID{suggested(close)}"
+        if ROUND_NAME.fullmatch(str(value)):  # -r read as a round's flag: the round's option
+            rule += f"; a round is chosen with {ref('round', value)}"
         raise FieldError("reference", value, rule)
+
+
+# A round as people type it (v0.7, 4.1, v5.0.0): given to --reference, the round was meant
+ROUND_NAME = re.compile(r"[vV]?\d+(\.\d+)+")
 
 
 def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> str | None:

@@ -60,6 +60,19 @@ def test_missing_path_is_a_clean_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no such file" in result.output
 
 
+@pytest.mark.parametrize("given", [["--round", "v5.0"], []])
+def test_ingest_without_a_path_says_where_a_rounds_tables_come_from(
+    tmp_path: Path, given: list[str]
+) -> None:
+    """A walk: `ingest --round v5.0`, as the other commands take --round, said only
+    "missing argument 'paths'": ingest's --round names a path's round and fetches nothing,
+    so the refusal names `dataset` (with that round), which writes a round's tables."""
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["ingest", *given, "--out", str(out)])
+    assert result.exit_code == 2 and not out.exists(), result.output
+    assert f"`gpuscale dataset{' --round v5.0' if given else ''}`" in result.stderr
+
+
 def test_ingest_writes_tables(tmp_path: Path) -> None:
     rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
     root = rb.write_dir(tmp_path)

@@ -110,3 +110,18 @@ def test_a_sharded_strategy_lists_no_ddp_work_its_steps_do_not_price() -> None:
         assert own.strategy == taken and own.quantity is not None
         assert own.quantity.value == 0 and own.quantity.copies_ms is None
         assert "copies" not in words(own.value)
+
+
+def test_the_bucket_copies_say_whose_memory_bandwidth_they_are_priced_at() -> None:
+    """The copies are priced at the device's memory bandwidth where the catalogue records
+    it, else at an H100 SXM's: for no device named, and for a device named that the
+    catalogue holds no bandwidth for (an A10G, a Gaudi2), which is not "no device named"."""
+    cases = {"H100 SXM": ("own", 3350.0), None: ("unnamed", 3350.0)}
+    cases |= {"a10g": ("unrecorded", 3350.0), "RTX 4090": ("own", 1008.0)}
+    for name, (whose, bandwidth) in cases.items():
+        advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, device_name=name)
+        (ddp,) = [a for a in advice.assumptions if a.term == TermId.DDP]
+        found = ddp.value["said_as"]
+        assert found.kind == K.DDP_COPIES
+        assert (found["named"], found["bandwidth"]) == (whose, bandwidth), name
+        assert found["device"] == name

@@ -187,3 +187,11 @@ def test_more_cpu_processes_than_cores_are_refused_unless_asked(
     assert "--oversubscribe" in result.output and "16 processes" in result.output
     golden.check(VIEW, "16 processes on 2 cores", result.output)
     assert "Traceback" not in result.output and not out.exists()
+
+
+def test_grad_comm_under_fsdp_is_refused_as_its_option() -> None:
+    """``--grad-comm bf16`` is DDP's compression hook: with FSDP it is refused as that
+    field (the CLI names ``--grad-comm``, not the Python name), never a bare ValueError."""
+    with pytest.raises(FieldError) as refused:
+        BenchConfig(strategy="fsdp", grad_comm="bf16")
+    assert [(f, v) for f, v, _ in refused.value.problems] == [("grad_comm", "bf16")]

@@ -22,6 +22,9 @@ SHARED = {
     # one quantity, several names across commands
     "--workload": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
     "--benchmark": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
+    # and its short names: -b wherever it is taken, -w as plan takes it
+    "-b": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
+    "-w": ("plan", "advise"),
 }
 
 

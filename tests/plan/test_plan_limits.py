@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
+from gpuscale.mlperf.bundled import load_round
 from gpuscale.planning import plan
 from tests.plan.test_plan_consistency import check_superlinear
 from tests.plan.test_plan_model import OLD, _scores
@@ -198,6 +199,17 @@ def test_one_count_may_be_given_as_a_number() -> None:
     assert one.equals(plan(workload="bert", accelerator="H100", devices="8"))
     with pytest.raises(TypeError, match="not True"):  # a flag is no count
         plan(workload="bert", accelerator="H100", devices=True)
+
+
+@pytest.mark.parametrize("data", ["round", "offline", "path"])
+def test_the_clis_data_options_point_python_at_scores(data: str) -> None:
+    """A walk: `gpuscale.plan(..., round="v5.0")`, as `plan --round v5.0` reads, was "no
+    keyword 'round'" with nothing to give instead; the round is passed as its scores."""
+    with pytest.raises(TypeError, match=f"no keyword '{data}'") as refused:
+        plan(workload="bert", accelerator="B200", devices=[8], **{data: "v5.0"})
+    assert "scores=" in str(refused.value)
+    v50 = plan(workload="bert", accelerator="B200", devices=[8], scores=load_round("v5.0").scores)
+    assert v50.attrs["model"]["round"] == "v5.0" and v50["time_to_train_min"].iloc[0] > 0
 
 
 def test_one_count_is_no_count_where_more_stops_paying() -> None:

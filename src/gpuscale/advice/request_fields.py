@@ -208,7 +208,8 @@ class RequestFields(JsonRequest):
     )
     workload: str | None = single_option(
         what="workload",
-        names=("--workload", "--benchmark"),  # --benchmark as the MLPerf commands spell it
+        # -w and -b, --benchmark, as plan and the MLPerf commands spell them
+        names=("--workload", "-w", "--benchmark", "-b"),
         help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
         " time against MLPerf's fastest systems.",
     )

@@ -232,7 +232,12 @@ class BenchConfig(JsonRequest):
                 f"{ref('global_batch')} is split",
             )
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
-            raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
+            raise FieldError(
+                "grad_comm",
+                self.grad_comm,
+                f"applies to DDP's compression hook; with {ref('strategy', 'fsdp')} FSDP "
+                "communicates in its own dtype",
+            )
         if self.backend == "gloo" and self.tf32 != "default":  # no effect, a split baseline
             raise FieldError(
                 "tf32",

@@ -41,11 +41,14 @@ from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection
 
 @command(app, "ingest")
 def ingest(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip)."),
-    ],
     where: IngestOut,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip).",
+            show_default=False,
+        ),
+    ] = None,
     round_name: Annotated[
         str | None,
         typer.Option(
@@ -58,6 +61,13 @@ def ingest(
     from gpuscale.mlperf.bundled import write_tables
     from gpuscale.tables.views import ingest_summary
 
+    if not paths:  # --round here names a path's round; as elsewhere it selects one: dataset
+        named = f" --round {round_name}" if round_name else ""
+        fail(
+            "ingest reads the round folders or archives given as PATH (none given); its "
+            f"--round names a PATH's round and fetches nothing: `gpuscale dataset{named}` "
+            "writes a bundled or published round's tables"
+        )
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results

@@ -38,6 +38,13 @@ def plan(
     """The plan table for ``request`` with the keywords after ``scores`` (its fields)
     replaced, or for a request built from them, on ``scores`` (default: the bundled
     rounds)."""
+    for data in ("round", "offline", "path"):  # the CLI's data options: here, scores=
+        if data in fields:
+            raise TypeError(
+                f"plan() has no keyword {data!r}: the data to plan from is scores=, e.g. "
+                "plan(..., scores=gpuscale.load_round('v5.0').scores) (a round's results "
+                "folder or archive: gpuscale.read_round(PATH).scores)"
+            )
     check_keywords(PlanRequest, fields, "plan", "scores")
     if request is not None and not isinstance(request, PlanRequest):
         raise TypeError(

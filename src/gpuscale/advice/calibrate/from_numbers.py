@@ -92,8 +92,13 @@ def from_numbers(
     # ranks' spread fitted on published tables where it stands (``model/network.py``)
     memory_gbs = getattr(device.part, "memory_bw_gbs", None)
     copies_ms = spec.copies_ms(memory_gbs)
-    bandwidth, named = memory_gbs or priors.REFERENCE_MEMORY_GBS, device.part is not None
-    copies = Finding.of(K.DDP_COPIES, copies_ms=copies_ms, bandwidth=bandwidth, named=named)
+    bandwidth = memory_gbs or priors.REFERENCE_MEMORY_GBS
+    # whose bandwidth that is: the device's own, else the reference's where none is named,
+    # or where the one named has no memory bandwidth in the catalogue (an A10G, a Gaudi2)
+    whose = "own" if memory_gbs else "unrecorded" if device.name else "unnamed"
+    copies = Finding.of(
+        K.DDP_COPIES, copies_ms=copies_ms, bandwidth=bandwidth, named=whose, device=device.name
+    )
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
     sigma, stacks_differ = fitted_spread(machine.network, tuple(machine.device_counts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.energy_per_result import energy_headline
+from gpuscale.report.text_table import cell_text
 
 
 def _rows(kj: list[float]) -> pd.DataFrame:
@@ -46,3 +47,11 @@ def test_among_benchmarks_the_headline_says_why_its_benchmark_not_the_least_of_a
     assert "BERT" in head and "most results" in head  # why BERT, where RetinaNet takes less
     assert rest.split(" kJ")[0] == "1,790" and "500 kJ" not in line
     assert "sys1" in rest and "1 other benchmark" in rest
+
+
+def test_the_headline_says_the_energy_as_the_table_shows_it() -> None:
+    """16,384.3 kJ is the table's 16,380 (four significant figures): the headline above it
+    says the same figure, not 16,384 (one number read as two)."""
+    (line,) = energy_headline(_rows([16_384.3, 20_000.0]))
+    assert cell_text(16_384.3, None) == "16,380"
+    assert f" {cell_text(16_384.3, None)} kJ" in line and "16,384" not in line

@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import TABLE_DIGITS, counted, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
@@ -304,8 +304,9 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     which = f": {display_name(workload)}"
     if others:
         which = f" of {display_name(workload)}, the benchmark with the most results here:"
+    # as the table under it shows it (16,380 kJ, not 16,384 above a column's 16,380)
     return (
-        f"least energy to train{which} {best['energy_kj']:,.0f} kJ"
+        f"least energy to train{which} {number(best['energy_kj'], TABLE_DIGITS)} kJ"
         f"{sample}, {best['system_name']} ({best['submitter']}, "
         f"{int(best['accelerators']):,} x {best['accelerator_family']}, {best['round']}, "
         f"power scope {best['power_scope']}), {among}{choose}",

@@ -31,7 +31,8 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
-        text += f" (weak evidence: {of_the(weak, len(rows), 'run')})"  # why: --explain
+        runs = f"{of_the(weak, len(rows), 'run')} on {accelerators} devices"  # why: --explain
+        text += f" (weak evidence: {runs})"
     return f"{head}: {text}"
 
 

@@ -35,4 +35,9 @@ def test_the_decision_comes_first_and_each_measured_speedup_names_its_platform(
     scaling = bench_scaling(bench)
     line = section.said[measured[0]]
     for r in scaling[(scaling["accelerators"] > 1) & ~scaling["flagged"]].itertuples():
-        assert f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})" in line
+        # and the batch its speedup kept: at a growing global batch, no strong-scaling advice's
+        said = f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}, "
+        kept = {"weak": f"batch {r.batch_per_device:,} per device"}.get(
+            r.scaling, f"global batch {r.global_batch:,}"
+        )
+        assert f"{said}{kept} at each count)" in line

@@ -46,7 +46,7 @@ def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) 
     for r in others.itertuples():
         (line,) = [a for a in section.said if f"{r.configuration} {r.speedup:.2f}x" in a]
         what = "another model and device" if r.platform not in platform else "another model"
-        assert f"({r.platform}): {what}" in line
+        assert f"({r.platform}, batch " in line and f" at each count): {what}" in line
         assert f"the advice is not on (it is on {inputs.model.name} on {platform.pop()})" in line
         assert f"--model {r.model}" in line
         # it names no decision of the advice's: that is its own line
@@ -85,7 +85,7 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     said = [a for a in section.said if cpu.configuration in a]
     assert said and not any("against the advice" in a or "interval" in a for a in said)
     (line,) = [a for a in section.said if f"{cpu.configuration} {cpu.speedup:.2f}x" in a]
-    assert f"({cpu.platform}): another device" in line
+    assert f"({cpu.platform}, batch " in line and " at each count): another device" in line
     # every line of the advice names what it is on: mlp-4m ran on two platforms
     advice = [a for a in section.answer + section.findings if a.startswith("Advice for")]
     assert advice and all(a.startswith("Advice for mlp-4m (") for a in advice)
@@ -129,4 +129,4 @@ def test_a_run_on_the_advised_platform_is_not_said_another_device(tmp_path: Path
     (b,) = scaling[scaling["model"] == "b"].itertuples()
     assert a.platform == b.platform  # the premise: one platform
     (line,) = [x for x in section.said if f"a {a.speedup:.2f}x on 2" in x]
-    assert f"({a.platform}): another model," in line
+    assert f"({a.platform}, batch " in line and " at each count): another model," in line

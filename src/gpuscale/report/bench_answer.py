@@ -96,6 +96,18 @@ def _differs(row: Any, model: str, platform: str) -> str:
     return f"another {joined(parts) or 'configuration'}"
 
 
+def measured_speedup(r: Any) -> str:  # a row of itertuples
+    """A run's measured speedup as the report says it: ``mlp-4m 0.34x on 2 (CPU processes,
+    gloo, batch 8 per device at each count)``: its device and backend, and the batch its
+    speedup kept (weak scaling's per-device batch; strong scaling's global batch): a
+    speedup at a growing global batch beside the advice's at a kept one is no disagreement."""
+    kept = f"batch {r.batch_per_device:,} per device"
+    if r.scaling != "weak":
+        kept = f"global batch {r.global_batch:,}"
+    speedup = f"{r.configuration} {r.speedup:.2f}x on {r.accelerators}"
+    return f"{speedup} ({r.platform}, {kept} at each count)"
+
+
 def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -> str | None:
     """The top of the report's line on the trusted runs measured at N > 1 that are not of
     the advice's model, device and configuration: each with what it measured instead,
@@ -108,7 +120,7 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     first = _advised_run(scaling, advised, cal)
     platform = "" if first is None else str(first["platform"])
     said = "; ".join(
-        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
+        f"{measured_speedup(r)}: "
         + _differs(r, cal.model.name, platform)
         + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)

@@ -13,6 +13,7 @@ from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.report.bench_answer import (
     advised_runs,
     advised_scope,
+    measured_speedup,
     others_answer,
     rerun_options,
 )
@@ -250,8 +251,7 @@ def measured_answer(
         )
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
-        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})"
-        + filled(", {}", weak_tag(scaling, kept.loc[[at]]))
+        measured_speedup(r) + filled(", {}", weak_tag(scaling, kept.loc[[at]]))
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
     return f"Your hardware, measured speedup over one device{of}: {said}."

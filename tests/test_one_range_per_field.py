@@ -63,7 +63,7 @@ def test_a_field_is_told_its_one_range_however_the_value_came(
 
 @pytest.mark.parametrize(
     ("advised", "planned", "value"),
-    [("price", "price_per_device_hour", -1), ("power_w", "power_w", 0)],
+    [("price_per_device_hour", "price_per_device_hour", -1), ("power_w", "power_w", 0)],
 )
 def test_a_price_and_a_power_are_refused_alike_by_advise_and_plan(
     advised: str, planned: str, value: float

@@ -12,7 +12,8 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.derived import BreakEven, FixedTerm, InputRate, OneDeviceRow
-from gpuscale.advice.records import Deciding, spans
+from gpuscale.advice.explain.phrasebook import KINDS
+from gpuscale.advice.records import Deciding
 from gpuscale.hardware.capacity import AcceleratorMemory
 from gpuscale.hardware.memory import check
 from gpuscale.tables.advice import wide_factor
@@ -26,9 +27,10 @@ def test_an_interval_is_too_wide_to_test_past_a_factor_of_four() -> None:
 
 
 def test_three_or_more_consecutive_counts_are_one_span() -> None:
-    assert spans((1, 2, 4, 5, 6, 7, 9)) == ((1, 1), (2, 2), (4, 7), (9, 9))
-    assert spans((3, 5)) == ((3, 3), (5, 5))
-    assert spans(()) == ()
+    spans = KINDS["spans"]  # the phrasebook's kind: the counts written
+    assert spans((1, 2, 4, 5, 6, 7, 9), None) == "1, 2, 4-7, 9"
+    assert spans((3, 5), None) == "3, 5"
+    assert spans((), None) == ""
 
 
 def test_the_break_even_size_is_none_every_size_or_a_size() -> None:

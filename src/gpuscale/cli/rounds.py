@@ -45,8 +45,7 @@ def ingest(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip).",
-            show_default=False,
+            help="Round folders or archives (.tar .tar.gz .tar.xz .zip).", show_default=False
         ),
     ] = None,
     round_name: Annotated[
@@ -59,17 +58,11 @@ def ingest(
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
     # lazy: pandas, not needed for --help
     from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.tables.round_requests import ingest_refusal
     from gpuscale.tables.views import ingest_summary
 
-    if not paths:  # --round here names a path's round; as elsewhere it selects one: dataset
-        named = f" --round {round_name}" if round_name else ""
-        fail(
-            "ingest reads the round folders or archives given as PATH (none given); its "
-            f"--round names a PATH's round and fetches nothing: `gpuscale dataset{named}` "
-            "writes a bundled or published round's tables"
-        )
-    if round_name and len(paths) > 1:
-        fail("--round-name applies to one path at a time")
+    if refused := ingest_refusal(paths, round_name):  # --round: a PATH's round, fetched never
+        fail(refused)
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
     with fail_on(OutputError):
         written = write_tables(tables, where.out)
@@ -80,10 +73,7 @@ def ingest(
 
 
 @command(app, "dataset", skip=("benchmark",))
-def dataset(
-    selection: RoundSelection,
-    where: DatasetOut,
-) -> None:
+def dataset(selection: RoundSelection, where: DatasetOut) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
     from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
 

@@ -136,6 +136,22 @@ class IngestOut(FolderOut):
     out: Path = folder_out_option(Path("gpuscale-tables"), "the tables")
 
 
+def ingest_refusal(paths: list[Path] | None, round_name: str | None) -> str | None:
+    """Why ``gpuscale ingest`` reads nothing of ``paths``, None where it reads them: none
+    given (its ``--round`` names a PATH's round and fetches nothing; ``gpuscale dataset
+    --round`` takes a round by name), or one round name for several paths."""
+    if not paths:
+        named = f" --round {round_name}" if round_name else ""
+        return (
+            "ingest reads the round folders or archives given as PATH (none given); its "
+            f"--round names a PATH's round and fetches nothing: `gpuscale dataset{named}` "
+            "writes a bundled or published round's tables"
+        )
+    if round_name and len(paths) > 1:
+        return "--round-name applies to one path at a time"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatasetOut(FolderOut):
     """Where ``gpuscale dataset`` writes the dataset."""

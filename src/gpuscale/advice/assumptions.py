@@ -84,6 +84,7 @@ def of_calibration(
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
         terms = (link_class, _overlap(cal, req), *cal.said.priors_said)
     convergence, fixed, pipeline = _convergence(cal, req, converging), _fixed(cal), input_pipeline()
+    power = _power(cal)
     # on nodes given every count takes the multi-node class's terms: none reads the link's
     read = terms_class(cal.machine.network, 1) != "multinode"
     kept = [a for a in (*terms, convergence) if a and (read or a.term != TermId.LINK_CLASS)]
@@ -94,7 +95,7 @@ def of_calibration(
         for a in kept
     ]
     machine = [replace(a, measure=as_run(a.measure, found, host)) for a in cal.said.assumptions]
-    return (*machine, *_power(cal), *fixed, *said, pipeline)
+    return (*machine, *power, *fixed, *said, pipeline)
 
 
 def _power(cal: Calibration) -> tuple[Assumption, ...]:

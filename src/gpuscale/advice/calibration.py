@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from gpuscale.advice.model.fixed_cost import FixedCost
@@ -247,9 +246,6 @@ class Bench:
     held: tuple[tuple[int, float], ...] = ()
 
 
-Line = str | Finding | None  # a source or warning said (None: not said)
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Said:
     """Where each value came from: every term not measured (by numbers, the N > 1 priors
@@ -262,11 +258,6 @@ class Said:
     implausible: bool = False
     model_note: str | Finding = ""
     chosen: str | Finding = ""
-
-    def adding(self, sources: Iterable[Line] = (), warnings: Iterable[Line] = ()) -> Said:
-        """These ``sources`` and ``warnings`` said after those said already (None: not said)."""
-        sources = (*self.sources, *filter(None, sources))
-        return replace(self, sources=sources, warnings=(*self.warnings, *filter(None, warnings)))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
+from gpuscale.advice.calibrate.calibration import single
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
     BenchFieldError,
@@ -20,7 +21,6 @@ from gpuscale.advice.calibrate.rows import (
     cell,
     chosen,
     longest,
-    single,
 )
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
@@ -127,7 +127,7 @@ def from_bench(
         passed_over, others = chosen(bench, own, found.broken)
     # the communication measured over predicted, read on the link advised, scales the network
     scale, read = comm_scale(machine.network, cal.bench.comm)
-    network = machine.network.scaled(scale)
+    on, network = cal.bench, machine.network.scaled(scale)
     # the runs it was read from (None: none measured it)
     found_comm = None if scale is None else support(table.loc[list(read)], table)
     cal = cal.at({"machine": {"network": network}})
@@ -159,7 +159,9 @@ def from_bench(
         sources.append(Finding.of(K.STRATEGY_AS_BENCHED, model=named, benched=strategy))
     slower = fits.falling(cal.model.compute.slowdown)
     said = replace(
-        said.adding(sources, (allowed, weak, slower, beyond, other)),
+        said,
+        sources=(*said.sources, *filter(None, sources)),
+        warnings=(*said.warnings, *filter(None, (allowed, weak, slower, beyond, other))),
         model_note=passed_over or "",
         chosen=others or "",
     )

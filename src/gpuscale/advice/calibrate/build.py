@@ -60,7 +60,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
     machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
-    said = said.adding(warnings=data.notes)
+    said = replace(said, warnings=(*said.warnings, *data.notes))
     if bench is None:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:
@@ -74,14 +74,16 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     if request.samples is not None and request.samples < one_step:
         typed = {"field": "samples", "value": float(request.samples), "floor": one_step}
         impossible.append(Finding.of(FindingKind.TYPED_UNDER_FLOOR, **typed))
-    said = cal.said.adding([unchecked], impossible)
-    cal = replace(cal, said=replace(said, implausible=said.implausible or bool(impossible)))
+    said = cal.said
+    sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
+    implausible = said.implausible or bool(impossible)
+    cal = cal.at({"said": {"sources": sources, "warnings": warnings, "implausible": implausible}})
     # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
     curves = data.collectives
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
-    late: list[Finding] = []  # warnings said after the rest, in the order found
     if curves is not None and curves.device == "cpu" and not on_cpu:
-        late.append(Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source))
+        other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
     for end, link, gbs in link_ends:  # an assumed link: the network at each end of its range
         network = replace(machine.network, intra=link)
@@ -136,7 +138,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     searched = cal.at({"run": asked, "search": {"convergence": convergence}})
     held = memory_check(request, searched, bench, numbers)
     if held.memory is None and request.device_name:  # a device named of no memory recorded
-        late.append(Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name))
+        unheld = Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name)
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, unheld)}})
     # a step measured on one device (--step-ms) of a state the check says one cannot hold:
     # the measurement and the estimate disagree (the device, optimizer or precision it ran
     # with is not the one assumed), said with the state's numbers
@@ -153,8 +156,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             device=memory.device.memory.family,
             unasked=UNASKED[request.optimizer is None, request.precision is None],
         )
-        late.append(beyond)
-    return replace(cal, machine=held, said=cal.said.adding(warnings=late)).at(
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, beyond)}})
+    return replace(cal, machine=held).at(
         {
             "run": asked,
             "said": {"assumptions": of_calibration(cal, request, converging)},

@@ -22,7 +22,6 @@ from gpuscale.advice.calibrate.rows import (
     cell,
     default_model,
     same_hardware,
-    single,
     trusted,
 )
 from gpuscale.advice.calibration import Bench, Calibration, Machine, Run, Runs, StepModel
@@ -34,6 +33,13 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.tables.requests import ref
+
+
+def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
+    keep = rows["accelerators"] == 1
+    for column, value in same.items():
+        keep &= rows[column] == value
+    return rows[keep]
 
 
 def calibrate(table: pd.DataFrame, model: str) -> Calibration:

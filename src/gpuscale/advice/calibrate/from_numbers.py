@@ -241,7 +241,10 @@ def from_numbers(
         work_ms=step_ms - model.compute.fixed_ms,
     )
     said = replace(
-        said.adding((*shape_said, source, bound), shape_warnings), priors_said=(ddp_work, spread)
+        said,
+        sources=(*said.sources, *shape_said, source, *filter(None, [bound])),
+        warnings=(*said.warnings, *shape_warnings),
+        priors_said=(ddp_work, spread),
     )
     if not flops_given:  # the range the advice reads the FLOPs per sample over
         # said as the record: its value, its range (the low end priced: 6 x parameters)

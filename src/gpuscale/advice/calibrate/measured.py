@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate.calibration import calibrate, single
 from gpuscale.advice.calibrate.fits import fit_compute, one_rank_own, slowdowns
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
@@ -18,7 +18,6 @@ from gpuscale.advice.calibrate.rows import (
     as_step_model,
     longest,
     same_hardware,
-    single,
 )
 from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.model.fixed_cost import line

@@ -88,14 +88,6 @@ def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None 
     return cast(value)
 
 
-def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
-    """The N = 1 rows of ``rows`` whose columns hold ``same``'s values."""
-    keep = rows["accelerators"] == 1
-    for column, value in same.items():
-        keep &= rows[column] == value
-    return rows[keep]
-
-
 def _flagged(table: pd.DataFrame) -> pd.Series:
     return table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
 
@@ -239,9 +231,10 @@ def same_hardware(
 
 def default_model(table: pd.DataFrame) -> str:
     """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
-    ones = single(trusted_runs(longest(table)))
-    if not ones.empty:
-        return str(ones.sort_values("params")["model"].iloc[-1])
+    rows = trusted_runs(longest(table))
+    single = rows[rows["accelerators"] == 1]
+    if not single.empty:
+        return str(single.sort_values("params")["model"].iloc[-1])
     ok = table[table["status"] == "ok"]
     if ok.empty:  # nothing measured: say why the runs failed, not what is missing
         found = Finding.of(FindingKind.NOTHING_MEASURED, model=None)
@@ -256,7 +249,7 @@ def default_model(table: pd.DataFrame) -> str:
                 error=error,
             )
         raise CalibrationError(found)
-    if single(ok).empty:
+    if not (ok["accelerators"] == 1).any():
         raise CalibrationError(Finding.of(FindingKind.NO_SINGLE_RUN))
     raise CalibrationError(Finding.of(FindingKind.NO_TRUSTED_SINGLE_RUN))
 
@@ -321,19 +314,24 @@ def chosen(bench: pd.DataFrame, name: str, broken: Broken) -> tuple[Finding | No
 def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Finding:
     """Why a model's ``runs`` give no trustworthy N = 1 run: ``broken`` (the counts whose
     loss was not finite), none, each failed, else flagged (its flags' kinds)."""
-    ones = single(runs)
-    ok = ones[ones["status"] == "ok"]
+    single = runs[runs["accelerators"] == 1]
+    ok = single[single["status"] == "ok"]
     kinds = tuple(dict.fromkeys(str(k) for row in ok["flag_kinds"] for k in row))
-    cases = {"broken": broken, "none": ones.empty, "failed": ok.empty, "flagged": True}
-    case = next(c for c, holds in cases.items() if holds)  # the first that holds
+    case = "flagged"
+    if ok.empty:
+        case = "failed"
+    if single.empty:
+        case = "none"
+    if broken:
+        case = "broken"
     return Finding.of(
         FindingKind.NO_SINGLE,
         case=case,
         on=broken,
-        runs=len(ok) or len(ones),
+        runs=len(ok) or len(single),
         kinds=kinds,
         named=bool(kinds),
-        status=str(ones["status"].iloc[-1]) if len(ones) else None,
+        status=str(single["status"].iloc[-1]) if len(single) else None,
     )
 
 

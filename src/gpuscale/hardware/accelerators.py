@@ -249,7 +249,7 @@ def gpu_products() -> list[str]:
 def accepted_products(gpus_only: bool = False) -> list[str]:
     """The catalogue's product names in its order (GPUs only where ``gpus_only``): the
     names a device option reads as an accelerator (``names.resolve_device``)."""
-    return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS or not gpus_only]
+    return gpu_products() if gpus_only else [p.product for p in _PRODUCTS]
 
 
 def products_read_as(families: Iterable[str]) -> list[str]:

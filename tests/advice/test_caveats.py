@@ -5,6 +5,7 @@ interval qualify the first line."""
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.request_fields import DEFAULT_SAMPLES
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
@@ -85,7 +87,9 @@ def test_defaults_never_given_qualify_the_first_line(golden: Golden) -> None:
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
     assert advice.calibration.search.defaults == ("samples",)
     assert advice.explanation[0].startswith("Provisional")
-    assert "samples=10000000" in advice.explanation[0]
+    # the default as a keyword that pastes: the literal is the number used
+    (literal,) = re.findall(r"samples=([\d_]+)", advice.explanation[0])
+    assert literal == "10_000_000" and ast.literal_eval(literal) == DEFAULT_SAMPLES
     golden.check(VIEW, "the samples not given", advice.explanation[0])
     given = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb", samples=5e6)
     assert not any(line.startswith("Provisional") for line in given.explanation)
@@ -99,7 +103,7 @@ def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is(
     bare = gpuscale.advise(params=7e6, step_ms=2)
     first = bare.explanation[0]
     assert first.startswith("Provisional")
-    assert "samples=10000000" in first and "batch 32" in first and "pcie-phb" in first
+    assert "samples=10_000_000" in first and "batch 32" in first and "pcie-phb" in first
     golden.check(VIEW, "the samples, the batch and the link not given", first)
     everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
     assert not any(line.startswith("Provisional") for line in everything.explanation)

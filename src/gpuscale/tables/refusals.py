@@ -85,7 +85,7 @@ def ref(field: str, value: object = _ALONE, *, flag: bool = False, typed: str | 
     and a text is whole up to ``PATH_MAX`` (a long path still pastes)."""
     if value is _ALONE:
         return f"\x1d{field}\x1e\x1e\x1d"
-    keyword = repr(value) if isinstance(value, str) else shown(value)
+    keyword = repr(value) if isinstance(value, str) else _literal(value)
     text = clipped(str(value), PATH_MAX) if isinstance(value, str | PathLike) else shown(value)
     text = text if typed is None else typed
     flag = flag or value is True  # a flag given: the option alone
@@ -109,6 +109,15 @@ class Placeholder(str):
 
     def __repr__(self) -> str:
         return f"{self}{self.then}"
+
+
+def _literal(value: object) -> str:
+    """``value`` as a Python keyword's literal: a whole number of five digits or more with
+    its digits grouped (``samples=10_000_000``, as PEP 515 writes it), else :func:`shown`."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and float(value).is_integer() and 10_000 <= abs(value) < 1e15:
+        return f"{int(value):_}"
+    return shown(value)
 
 
 def given_as(value: str) -> str | bool:

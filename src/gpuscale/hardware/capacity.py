@@ -63,8 +63,12 @@ class AcceleratorMemory:
         then the GiB the catalogue (or a bench's record) holds, then the share a run may fill:
         ``85.9 GB, 80 GiB as catalogued, 77.3 GB (90%) usable`` (no "; " nor ":": a plan's
         flags are joined by the one, its reasons split at the other)."""
-        held = "as the bench recorded" if self.source == BENCH_RECORD else "as catalogued"
-        held = "as the accelerator memory table lists" if self.source.startswith(LISTED) else held
+        if self.source == BENCH_RECORD:
+            held = "as the bench recorded"
+        elif self.source.startswith(LISTED):
+            held = "as the accelerator memory table lists"
+        else:
+            held = "as catalogued"
         usable = f"{number(self.usable_gb)} GB ({usable_share().share:.0%}) usable"
         return f"{number(self.gb)} GB, {number(self.gib)} GiB {held}, {usable}"
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,20 +250,35 @@ def _runnable(block: Block) -> bool:
 
 
 @pytest.fixture(scope="session")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> Outputs:
+def outputs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Outputs:
     """The files blocks read: made by the first runnable block that writes each (the
-    README's own CPU bench), else by a tiny CPU run; made once per session."""
-    made = Outputs(tmp_path_factory.mktemp("outputs"))
-    for name, args in SEEDS.items():
-        if (made.folder / name).exists():
-            continue
-        producer = next((b for b in BLOCKS if _runnable(b) and _writes(b, name)), None)
-        if producer is not None:
-            made.runs[producer.id] = _run_block(producer, made.folder)
-        else:
-            done = _run(["bash", "-ec", f"gpuscale {args}"], made.folder)
-            assert done.returncode == 0, done.stdout + done.stderr
+    README's own CPU bench), else by a tiny CPU run; made once per test run, whichever of
+    pytest-xdist's workers asks first (the others wait on a lock and read them)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent  # the run's, not the worker's
+    made = Outputs(shared / "readme-outputs")
+    record = made.folder / "runs.json"
+    with FileLock(str(shared / "readme-outputs.lock")):
+        if record.exists():
+            saved = json.loads(record.read_text())
+            made.runs = {k: subprocess.CompletedProcess(**v) for k, v in saved.items()}
+            return made
+        made.folder.mkdir(exist_ok=True)
+        for name, args in SEEDS.items():
+            if (made.folder / name).exists():
+                continue
+            producer = next((b for b in BLOCKS if _runnable(b) and _writes(b, name)), None)
+            if producer is not None:
+                made.runs[producer.id] = _run_block(producer, made.folder)
+            else:
+                done = _run(["bash", "-ec", f"gpuscale {args}"], made.folder)
+                assert done.returncode == 0, done.stdout + done.stderr
+        runs = {k: {f: getattr(r, f) for f in RUN_FIELDS} for k, r in made.runs.items()}
+        record.write_text(json.dumps(runs))
     return made
+
+
+RUN_FIELDS = ("args", "returncode", "stdout", "stderr")
 
 
 def _run_block(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:

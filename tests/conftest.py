@@ -4,13 +4,15 @@ where the raw rounds lie (``../shared/mlperf``, optional)."""
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from hypothesis import settings
 
 from gpuscale.analysis import AnalysisOptions, WorkloadAnalysis, analyze
-from gpuscale.mlperf import load_round
+from gpuscale.mlperf import load_round, read_round
 from gpuscale.tables import STUDY_WORKLOADS, RoundTables
 
 from .golden import UPDATE_FLAG, Golden
@@ -105,6 +107,35 @@ def shared_archive():
         return path
 
     return find
+
+
+@pytest.fixture(scope="session")
+def run_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A folder of this test run's shared by pytest-xdist's workers (a serial run's own)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+@pytest.fixture(scope="session")
+def fresh_round(shared_archive, run_folder: Path):
+    """``fresh_round("v4.0")``: ``read_round`` of the raw archive in ../shared, read once a
+    test run (a worker pickles the tables for the other, which waits on a lock); tests read
+    them and never change them."""
+    held: dict[str, RoundTables] = {}
+
+    def read(round_name: str) -> RoundTables:
+        if round_name not in held:
+            archive = shared_archive(round_name)
+            pickled = run_folder / f"fresh-round-{round_name}.pickle"
+            with FileLock(f"{pickled}.lock"):
+                if pickled.exists():
+                    held[round_name] = pickle.loads(pickled.read_bytes())
+                else:
+                    held[round_name] = read_round(archive)
+                    pickled.write_bytes(pickle.dumps(held[round_name]))
+        return held[round_name]
+
+    return read
 
 
 H100 = ROOT.parent / "shared" / "gpu" / "h100"

@@ -250,15 +250,13 @@ def _runnable(block: Block) -> bool:
 
 
 @pytest.fixture(scope="session")
-def outputs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Outputs:
+def outputs(run_folder: Path) -> Outputs:
     """The files blocks read: made by the first runnable block that writes each (the
     README's own CPU bench), else by a tiny CPU run; made once per test run, whichever of
     pytest-xdist's workers asks first (the others wait on a lock and read them)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base if worker_id == "master" else base.parent  # the run's, not the worker's
-    made = Outputs(shared / "readme-outputs")
+    made = Outputs(run_folder / "readme-outputs")
     record = made.folder / "runs.json"
-    with FileLock(str(shared / "readme-outputs.lock")):
+    with FileLock(str(run_folder / "readme-outputs.lock")):
         if record.exists():
             saved = json.loads(record.read_text())
             made.runs = {k: subprocess.CompletedProcess(**v) for k, v in saved.items()}

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.mlperf.ingest import read_round
 from gpuscale.tables import benchmark_of_folder
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "mlperf"
@@ -54,9 +53,9 @@ def official_csv(round_name: str) -> dict[tuple[str, str, str], float]:
 
 
 @pytest.fixture(scope="module", params=ROUNDS)
-def round_read(request):
+def round_read(request, fresh_round):
     archive = archive_for(request.param)
-    return request.param, archive, read_round(archive)
+    return request.param, archive, fresh_round(request.param)
 
 
 NO_DETAIL = (

@@ -25,12 +25,22 @@ def advised_runs(scaling: pd.DataFrame, cal: Calibration) -> pd.Series:
     """Per row of ``scaling`` (``analysis.bench_scaling``'s), whether it ran what the
     advice (``cal``: its ``Calibration``) is on: its model, and where the advice
     names the run it was calibrated on, that run's configuration and device, in the
-    strategy predicted."""
-    same = scaling["model"] == cal.model.name
+    strategy predicted; a run outlasted by a longer one of its configuration and count
+    (``advice.calibrate.rows.longest``: the 2 steps of a first sweep beside a second's 30)
+    is not, as the advice reads none."""
+    same = (scaling["model"] == cal.model.name) & ~outlasted(scaling)
     runs, bench = cal.runs, cal.bench
     if runs.one_step_ms is None or bench is None or not bench.config_group or scaling.empty:
         return same
     return same & runs_like(scaling, bench.config_group, runs.one_device_name, cal.run.strategy)
+
+
+def outlasted(scaling: pd.DataFrame) -> pd.Series:
+    """Per row, whether a run of its configuration and count timed more steps
+    (``advice.calibrate.rows.longest``, the rule the advice reads its rows by)."""
+    from gpuscale.advice.calibrate.rows import longest  # the advice's rule, loaded with it
+
+    return pd.Series(~scaling.index.isin(longest(scaling).index), index=scaling.index)
 
 
 def calibrated_run(scaling: pd.DataFrame, cal: Calibration) -> pd.Series | None:
@@ -86,8 +96,11 @@ def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     return said
 
 
-def _differs(row: Any, model: str, platform: str) -> str:
-    """``another model and device``: what a run measured other than the advice's."""
+def _differs(row: Any, model: str, platform: str, shorter: bool) -> str:
+    """``another model and device``: what a run measured other than the advice's (a
+    ``shorter`` run of the advice's configuration: outlasted by a run of more steps)."""
+    if shorter and row.model == model and row.platform == platform:
+        return "its configuration's shorter run (the advice reads the run of most steps)"
     parts = [
         word
         for word, other in (("model", row.model != model), ("device", row.platform != platform))
@@ -119,9 +132,10 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
         return None
     first = _advised_run(scaling, advised, cal)
     platform = "" if first is None else str(first["platform"])
+    shorter = outlasted(scaling)
     said = "; ".join(
         f"{measured_speedup(r)}: "
-        + _differs(r, cal.model.name, platform)
+        + _differs(r, cal.model.name, platform, bool(shorter[at]))
         + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )

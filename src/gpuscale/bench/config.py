@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.quantities import parse_bytes
+from gpuscale.tables.refusals import spelled
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
@@ -239,10 +240,12 @@ class BenchConfig(JsonRequest):
                 "communicates in its own dtype",
             )
         if self.backend == "gloo" and self.tf32 != "default":  # no effect, a split baseline
-            raise FieldError(
+            raise FieldError(  # the flag named as typed: --tf32 or --no-tf32
                 "tf32",
-                self.tf32,
-                f"is a GPU's: with {ref('backend', 'gloo')} the ranks run on CPUs",
+                True,
+                f"applies to GPUs only ({spelled(_TF32_OPTION[self.tf32], repr(self.tf32))} "
+                f"given): with "
+                f"{ref('backend', 'gloo')} the ranks run on CPUs, where TF32 does nothing",
             )
 
     def per_device_batch(self, accelerators: int, device: str) -> int:

@@ -79,6 +79,7 @@ def build_report(
     on_missing: Callable[[str], None] | None = None,
     all_figures: bool = False,
     on_headline: Callable[[tuple[str, ...]], None] | None = None,
+    sources: Sequence[str] = (),
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -104,13 +105,18 @@ def build_report(
     ``on_headline`` is called with what the page leads with, a line each
     (``page.report_headline``, from the data its first screen shows), less the lines
     whose reason ``on_missing`` said: a refusal is said once.
+    ``sources``: the data arguments ``tables`` was read from, as a command line gives
+    them (raw round paths, ``--round NAME``), so that each ``gpuscale plan`` command the
+    report names reads the same data; empty: the rounds of ``tables`` by name.
     """
     options = options or AnalysisOptions()
     warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 
     def write(folder: Path) -> None:
         out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
-        html, headline = _draw(tables, workloads, out, options, workers, bench_section, notes)
+        html, headline = _draw(
+            tables, workloads, out, options, workers, bench_section, notes, sources
+        )
         (folder / "index.html").write_text(html, encoding="utf-8")
         if on_headline is not None:
             on_headline(tuple(line for line in headline if not any(w in line for w in warned)))
@@ -150,6 +156,7 @@ def _draw(
     workers: int,
     bench_section: Callable[[FigureFiles], BenchSection | None],
     notes: Sequence[str] = (),
+    sources: Sequence[str] = (),
 ) -> tuple[str, tuple[str, ...]]:
     """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
     the page and what it leads with (``page.report_headline``)."""
@@ -168,7 +175,7 @@ def _draw(
             [
                 (energy_section, (tables, workloads, out)),
                 (trends_section, (tables, workloads, out)),
-                (_plans, (tables.scores, workloads, out, rounds, options.threshold)),
+                (_plans, (tables.scores, workloads, out, rounds, options.threshold, sources)),
             ]
             if has_scores
             else []
@@ -265,11 +272,13 @@ def _plans(
     out: FigureFiles,
     rounds: list[str],
     threshold: float,
+    sources: Sequence[str] = (),
 ) -> PlanSection | None:
     """The plan section (``plan_data`` from the cache where an earlier report left it),
     its E' threshold pick at the report's ``threshold``, as the answer table's."""
     basis = (scores, workloads, threshold)
-    return plan_section(cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
+    planned = cached(out.cache, "plans", basis, plan_data, *basis)
+    return plan_section(planned, out, basis, rounds, sources)
 
 
 def _section(

@@ -181,3 +181,20 @@ def test_plan_names_a_round_given_for_its_scores(tables) -> None:
     planned = gpuscale.plan(workload="bert", accelerator="H100", devices=[8], scores=tables.scores)
     assert planned["accelerators"].tolist() == [8]
     assert planned["time_to_train_min"].iloc[0] > 0
+
+
+def test_build_report_checks_its_arguments_as_analyze_does(tables, tmp_path) -> None:
+    from gpuscale.report.html import build_report
+
+    out = tmp_path / "my report"
+    with pytest.raises(TypeError, match=r"^tables must be a gpuscale.tables.RoundTables"):
+        build_report(tables.scores, ["bert"], out)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^workloads must be a list"):
+        build_report(tables, "bert", out)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"'brt'.*'bert'"):
+        build_report(tables, ["brt"], out)
+    assert not out.exists()  # refused before anything is written
+    # a folder given as text, and a workload as people spell it
+    page = build_report(tables, ["BERT"], str(out))  # type: ignore[arg-type]
+    assert page == out / "index.html" and page.exists()
+    assert (out / "v4.1_bert_scaling.svg").exists()

@@ -12,6 +12,7 @@ families against one reference, the study's overview across hardware); the other
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -27,6 +28,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
 from gpuscale.mlperf.earlier import first_published
+from gpuscale.names import resolve_workloads, workloads_in
 from gpuscale.report.analysed import analyse, any_to_draw, cached
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
@@ -57,6 +59,7 @@ from gpuscale.report.workload_figures import (
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
+from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.views import rejected_notes
 
 if TYPE_CHECKING:
@@ -108,7 +111,26 @@ def build_report(
     ``sources``: the data arguments ``tables`` was read from, as a command line gives
     them (raw round paths, ``--round NAME``), so that each ``gpuscale plan`` command the
     report names reads the same data; empty: the rounds of ``tables`` by name.
+    Its arguments are checked as ``analyze`` checks them (a wrong type is a TypeError
+    naming it; a workload none of the tables' is an ``UnknownNameError``); ``out_dir`` a
+    path or its text.
     """
+    check_round_tables(tables)
+    if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
+        raise TypeError(
+            f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
+        )
+    if not isinstance(out_dir, str | os.PathLike):
+        raise TypeError(f"out_dir must be a path (a folder), not {type(out_dir).__name__}")
+    if options is not None and not isinstance(options, AnalysisOptions):
+        raise TypeError(
+            f"options must be a gpuscale.analysis.AnalysisOptions, not {type(options).__name__}"
+        )
+    out_dir = Path(out_dir)
+    if workloads:  # as `--benchmark` reads them: `BERT`, a typo refused with the closest
+        workloads = resolve_workloads(
+            workloads, workloads_in(tables.scores), call="build_report({round}, ...)"
+        )
     options = options or AnalysisOptions()
     warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 

@@ -198,3 +198,9 @@ def test_build_report_checks_its_arguments_as_analyze_does(tables, tmp_path) -> 
     page = build_report(tables, ["BERT"], str(out))  # type: ignore[arg-type]
     assert page == out / "index.html" and page.exists()
     assert (out / "v4.1_bert_scaling.svg").exists()
+
+
+def test_load_round_refuses_an_offline_that_is_no_bool() -> None:
+    with pytest.raises(TypeError, match=r"^offline must be True or False"):
+        gpuscale.load_round("v4.1", offline="no")  # type: ignore[arg-type]
+    assert len(gpuscale.load_round("v4.1", offline=True).scores) > 0  # bundled: read offline

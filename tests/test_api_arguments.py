@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
+from gpuscale.analysis import AnalysisOptions
 from gpuscale.analysis.analyze import analyze
+from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.mlperf.bundled import load_round
 
@@ -132,3 +134,73 @@ def test_plan_refuses_a_device_count_given_twice_as_the_command_line_does(device
     without a word."""
     with pytest.raises(ValueError, match=r"(8|16) given twice; give each count once"):
         gpuscale.plan(workload="bert", accelerator="H100", devices=devices)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "field"),
+    [
+        ({"n_boot": "100"}, "n_boot"),
+        ({"threshold": None}, "threshold"),
+        ({"threshold": "0.8"}, "threshold"),
+        ({"k": 2.5}, "k"),
+        ({"seed": 1.5}, "seed"),
+    ],
+)
+def test_analysis_options_of_another_type_name_the_field(keywords, field) -> None:
+    # a TypeError naming the field, not Python's own from a comparison inside
+    with pytest.raises(TypeError, match=rf"^{field} must be"):
+        AnalysisOptions(**keywords)
+
+
+def test_analysis_options_keep_their_ranges() -> None:
+    for value in (0, float("nan"), 1.5):
+        with pytest.raises(ValueError, match="invalid threshold"):
+            AnalysisOptions(threshold=value)
+    with pytest.raises(ValueError, match="invalid n_boot 99"):
+        AnalysisOptions(n_boot=99)
+    with pytest.raises(ValueError, match="invalid seed"):
+        AnalysisOptions(seed=2**63)
+    options = AnalysisOptions(seed=2**63 - 1, n_boot=100, k=None, threshold=1)
+    assert (options.seed, options.n_boot, options.threshold) == (2**63 - 1, 100, 1)
+
+
+def test_scaling_table_and_equilibrium_name_a_wrong_type(tables) -> None:
+    with pytest.raises(TypeError, match=r"^reference must be a str"):
+        scaling_table(tables.scores, "bert", reference=3)  # type: ignore[arg-type]
+    table = scaling_table(tables.scores, "bert")
+    with pytest.raises(TypeError, match=r"^threshold must be a number"):
+        equilibrium(table, threshold="0.8")  # type: ignore[arg-type]
+    text = tables.scores.assign(time_to_train_min=tables.scores["time_to_train_min"].astype(str))
+    with pytest.raises(ValueError, match=r"^scores has \d+ rows whose time_to_train_min is text"):
+        scaling_table(text, "bert")
+
+
+def test_plan_names_a_round_given_for_its_scores(tables) -> None:
+    with pytest.raises(TypeError, match=r"^scores must be a pandas DataFrame.*RoundTables$"):
+        gpuscale.plan(workload="bert", accelerator="H100", devices=[8], scores=tables)
+    planned = gpuscale.plan(workload="bert", accelerator="H100", devices=[8], scores=tables.scores)
+    assert planned["accelerators"].tolist() == [8]
+    assert planned["time_to_train_min"].iloc[0] > 0
+
+
+def test_build_report_checks_its_arguments_as_analyze_does(tables, tmp_path) -> None:
+    from gpuscale.report.html import build_report
+
+    out = tmp_path / "my report"
+    with pytest.raises(TypeError, match=r"^tables must be a gpuscale.tables.RoundTables"):
+        build_report(tables.scores, ["bert"], out)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^workloads must be a list"):
+        build_report(tables, "bert", out)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"'brt'.*'bert'"):
+        build_report(tables, ["brt"], out)
+    assert not out.exists()  # refused before anything is written
+    # a folder given as text, and a workload as people spell it
+    page = build_report(tables, ["BERT"], str(out))  # type: ignore[arg-type]
+    assert page == out / "index.html" and page.exists()
+    assert (out / "v4.1_bert_scaling.svg").exists()
+
+
+def test_load_round_refuses_an_offline_that_is_no_bool() -> None:
+    with pytest.raises(TypeError, match=r"^offline must be True or False"):
+        gpuscale.load_round("v4.1", offline="no")  # type: ignore[arg-type]
+    assert len(gpuscale.load_round("v4.1", offline=True).scores) > 0  # bundled: read offline

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpuscale.quantities import number
 from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
 from gpuscale.report.svg import FigureFiles
@@ -90,3 +92,62 @@ def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp
     assert len(said) == len(data)
     for sentence in said:
         assert _largest_named_first(sentence)
+
+
+def test_a_report_of_a_raw_round_names_a_command_that_reads_that_path(tmp_path: Path) -> None:
+    """A report read from a raw round's path named `gpuscale plan --round ROUND`: a round by
+    name (bundled, or fetched), not the data the report read. Each plan's command now gives
+    the report's data arguments, so it plans from the same results."""
+    import shlex
+
+    from gpuscale.cli.rounds import data_arguments
+    from gpuscale.tables.round_requests import RoundSelection
+
+    archive = Path("some folder") / "my copy.tar.xz"
+    selection = RoundSelection(paths=(archive,), round_names=("v5.0",))
+    sources = data_arguments(selection)
+    assert sources == (str(archive.resolve()), "--round", "v5.0")
+    assert data_arguments(RoundSelection(round_names=("v4.1",))) == ()  # rounds by name
+    scores = two_families(0.05)
+    section = plan_section(
+        plan_data(scores, ["bert"]), FigureFiles(tmp_path), rounds=["v4.1"], sources=sources
+    )
+    assert section is not None
+    said = next(f for f in section.findings if f.startswith("BERT on "))
+    command = shlex.split(said.split("`")[1])
+    assert command[: 2 + len(sources)] == ["gpuscale", "plan", *sources]
+    assert command.count("--round") == 1  # the round the user gave, none added by name
+
+
+@pytest.mark.shared
+def test_the_command_of_a_raw_rounds_plan_gives_its_minutes(shared_archive, tmp_path) -> None:
+    """The command beside a plan of a raw round (a copy under a path with spaces, whose name
+    says no round) plans from that path and gives the report's minutes."""
+    import shlex
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+    from gpuscale.cli.rounds import data_arguments
+    from gpuscale.mlperf import read_round
+    from gpuscale.tables.round_requests import RoundSelection
+
+    folder = tmp_path / "my rounds"
+    folder.mkdir()
+    copy = folder / "copy of a round.tar.xz"
+    shutil.copyfile(shared_archive("v4.1"), copy)
+    sources = data_arguments(RoundSelection(paths=(copy,)))
+    data = plan_data(read_round(copy).scores, ["llama2_70b_lora"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"], sources=sources)
+    assert section is not None
+    said = next(f for f in section.findings if f.startswith("Llama2 70B LoRA on "))
+    command = shlex.split(said.split("`")[1])
+    assert command[2] == str(copy) and "--round" not in command
+    result = CliRunner().invoke(app, [*command[1:], "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    header = lines[0].split(",")
+    minutes = [float(line.split(",")[header.index("time_to_train_min")]) for line in lines[1:]]
+    _caption, _columns, rows = section.tables[0]
+    assert [r["minutes"] for r in rows] == [number(m) for m in minutes]

@@ -16,6 +16,7 @@ efficiency". gpuscale reports four criteria side by side on a scaling table:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -136,6 +137,9 @@ def equilibrium(
     """The four criteria on one benchmark's scaling table (see the module docstring):
     ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``)."""
     check_table(table, "scaling", "table")
+    # numbers.Real: numpy's floats too (a threshold read from a table)
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise TypeError(f"threshold must be a number, not {type(threshold).__name__}")
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     # only the columns read here: every sort and filter below copies each column kept

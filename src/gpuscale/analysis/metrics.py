@@ -309,8 +309,9 @@ def scaling_table(
     (``gpuscale.tables.checks``: its columns, no time to train <= 0).
     """
     check_table(scores, "scores", "scores")
-    if not isinstance(benchmark, str):
-        raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
+    for name, value in (("benchmark", benchmark), ("reference", reference)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,

@@ -220,7 +220,8 @@ def load_round(*rounds: str, offline: bool = False) -> RoundTables:
     a round as ``v4.1``, ``4.1`` or ``V4.1``; none: every bundled round): a bundled round
     from the package's tables, any other MLCommons published from the cache, fetched there
     first where it is not (:func:`named_rounds`; ``offline``: never, refused instead).
-    Prints nothing. Raises ``TypeError`` for a name that is no string, :class:`RoundNamesError`
+    Prints nothing. Raises ``TypeError`` for a name that is no string (or an ``offline``
+    that is no bool), :class:`RoundNamesError`
     (a ``ValueError``) for a name that is no round published or, ``offline``, one not in
     the cache, and ``FetchError`` (a ``SourceError``) where a fetch fails."""
     for r in rounds:
@@ -228,6 +229,8 @@ def load_round(*rounds: str, offline: bool = False) -> RoundTables:
             raise TypeError(
                 f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r})"
             )
+    if not isinstance(offline, bool):  # offline="no" is truthy: never fetching, unasked
+        raise TypeError(f"offline must be True or False, not {offline!r}")
     return named_rounds(list(rounds), offline=offline)
 
 

@@ -325,6 +325,10 @@ def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanRe
     rounds, whose fits ship with the package: no pandas is imported)."""
     if scores is None:
         return plan_result(request, default_fits())
+    # lazy: pandas, only for data given
+    from gpuscale.tables.checks import check_frame
+
+    check_frame(scores, "scores", "scores")  # a RoundTables given: TypeError, naming .scores
     if len(scores) == 0:
         raise PlanError("no MLPerf results in the data given")
     # lazy: the systems table (pandas), only for data given

@@ -12,6 +12,7 @@ families against one reference, the study's overview across hardware); the other
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -27,6 +28,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
 from gpuscale.mlperf.earlier import first_published
+from gpuscale.names import resolve_workloads, workloads_in
 from gpuscale.report.analysed import analyse, any_to_draw, cached
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
@@ -57,6 +59,7 @@ from gpuscale.report.workload_figures import (
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
+from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.views import rejected_notes
 
 if TYPE_CHECKING:
@@ -79,6 +82,7 @@ def build_report(
     on_missing: Callable[[str], None] | None = None,
     all_figures: bool = False,
     on_headline: Callable[[tuple[str, ...]], None] | None = None,
+    sources: Sequence[str] = (),
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -104,13 +108,37 @@ def build_report(
     ``on_headline`` is called with what the page leads with, a line each
     (``page.report_headline``, from the data its first screen shows), less the lines
     whose reason ``on_missing`` said: a refusal is said once.
+    ``sources``: the data arguments ``tables`` was read from, as a command line gives
+    them (raw round paths, ``--round NAME``), so that each ``gpuscale plan`` command the
+    report names reads the same data; empty: the rounds of ``tables`` by name.
+    Its arguments are checked as ``analyze`` checks them (a wrong type is a TypeError
+    naming it; a workload none of the tables' is an ``UnknownNameError``); ``out_dir`` a
+    path or its text.
     """
+    check_round_tables(tables)
+    if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
+        raise TypeError(
+            f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
+        )
+    if not isinstance(out_dir, str | os.PathLike):
+        raise TypeError(f"out_dir must be a path (a folder), not {type(out_dir).__name__}")
+    if options is not None and not isinstance(options, AnalysisOptions):
+        raise TypeError(
+            f"options must be a gpuscale.analysis.AnalysisOptions, not {type(options).__name__}"
+        )
+    out_dir = Path(out_dir)
+    if workloads:  # as `--benchmark` reads them: `BERT`, a typo refused with the closest
+        workloads = resolve_workloads(
+            workloads, workloads_in(tables.scores), call="build_report({round}, ...)"
+        )
     options = options or AnalysisOptions()
     warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 
     def write(folder: Path) -> None:
         out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
-        html, headline = _draw(tables, workloads, out, options, workers, bench_section, notes)
+        html, headline = _draw(
+            tables, workloads, out, options, workers, bench_section, notes, sources
+        )
         (folder / "index.html").write_text(html, encoding="utf-8")
         if on_headline is not None:
             on_headline(tuple(line for line in headline if not any(w in line for w in warned)))
@@ -150,6 +178,7 @@ def _draw(
     workers: int,
     bench_section: Callable[[FigureFiles], BenchSection | None],
     notes: Sequence[str] = (),
+    sources: Sequence[str] = (),
 ) -> tuple[str, tuple[str, ...]]:
     """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
     the page and what it leads with (``page.report_headline``)."""
@@ -168,7 +197,7 @@ def _draw(
             [
                 (energy_section, (tables, workloads, out)),
                 (trends_section, (tables, workloads, out)),
-                (_plans, (tables.scores, workloads, out, rounds, options.threshold)),
+                (_plans, (tables.scores, workloads, out, rounds, options.threshold, sources)),
             ]
             if has_scores
             else []
@@ -265,11 +294,13 @@ def _plans(
     out: FigureFiles,
     rounds: list[str],
     threshold: float,
+    sources: Sequence[str] = (),
 ) -> PlanSection | None:
     """The plan section (``plan_data`` from the cache where an earlier report left it),
     its E' threshold pick at the report's ``threshold``, as the answer table's."""
     basis = (scores, workloads, threshold)
-    return plan_section(cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
+    planned = cached(out.cache, "plans", basis, plan_data, *basis)
+    return plan_section(planned, out, basis, rounds, sources)
 
 
 def _section(

@@ -4,6 +4,7 @@ accelerator family at the counts the study discussed, as a table and one figure.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -138,24 +139,32 @@ def plan_data(
     return out
 
 
-def command(rounds: list[str] | None, item: PlanData) -> str:
+def command(rounds: list[str] | None, item: PlanData, sources: Sequence[str] = ()) -> str:
     """The ``gpuscale plan`` command that plans ``item`` from the same results as the
-    report (names quoted for a shell)."""
-    flags = "".join(f" --round {shlex.quote(r)}" for r in rounds or [])
+    report: its ``sources`` (the data arguments it was read from) where given, else its
+    ``rounds`` by name (names quoted for a shell)."""
+    given = sources or [a for r in rounds or [] for a in ("--round", r)]
+    flags = "".join(f" {shlex.quote(a)}" for a in given)
     return (
         f"gpuscale plan{flags} -w {shlex.quote(item.workload)} -a {shlex.quote(item.family)} "
         f"-n {','.join(map(str, COUNTS))}"
     )
 
 
-def data_sentence(rounds: list[str]) -> str:
+def data_sentence(rounds: list[str], sources: Sequence[str] = ()) -> str:
     """Which results the section plans from, and that each plan's ``gpuscale plan``
     command (beside it) plans from the same (without ``--round`` it plans from every
     bundled round: other minutes)."""
+    said = f"Planned from the results of {', '.join(rounds)} loaded in this report, as the "
+    if sources:  # raw rounds: the command reads the same paths
+        return (
+            f"{said}`gpuscale plan` command beside each plan does, given the paths this report "
+            "read; `gpuscale plan` without them plans from every bundled round, so its minutes "
+            "can differ."
+        )
     return (
-        f"Planned from the results of {', '.join(rounds)} loaded in this report, as the "
-        "`gpuscale plan --round ...` command beside each plan does; `gpuscale plan` without "
-        "--round plans from every bundled round, so its minutes can differ."
+        f"{said}`gpuscale plan --round ...` command beside each plan does; `gpuscale plan` "
+        "without --round plans from every bundled round, so its minutes can differ."
     )
 
 
@@ -172,16 +181,18 @@ def plan_section(
     out: FigureFiles,
     basis: object = None,
     rounds: list[str] | None = None,
+    sources: Sequence[str] = (),
 ) -> PlanSection | None:
     """The section: a table, a figure (with ``out.every``) and the model's sentences per
     planned workload.
     ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
     same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
-    planned from, said once (:func:`data_sentence`)."""
+    planned from, said once (:func:`data_sentence`); ``sources``: the data arguments the
+    report was read from, for each plan's command (:func:`command`)."""
     findings, figures, shown, commands = [], [], [], []
     planned = [item for item in data if not isinstance(item, str)]
     if rounds and planned:
-        findings.append(data_sentence(rounds))
+        findings.append(data_sentence(rounds, sources))
     left_out = ""  # the figures not drawn, said where there is a plan
     if planned:
         left_out = not_drawn(
@@ -194,7 +205,7 @@ def plan_section(
             findings.append(item)
             continue
         name = f"{display_name(item.workload)} on {item.family}"
-        said = command(rounds, item)
+        said = command(rounds, item, sources)
         shown.append((name, list(SHOWN.values()), _rows(item.table)))
         commands.append(said)
         findings.append(f"{name}: `{said}` plans it. " + " ".join(item.notes))

@@ -172,10 +172,12 @@ def write_report(
     notes: Sequence[str] = (),
     on_missing: Callable[[str], None] | None = None,
     bench_path: Path | None = None,
+    sources: Sequence[str] = (),
 ) -> ReportWritten:
     """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table) as
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
-    from); the HTML file's path and the page's headline. Raises what
+    from; ``sources``: the data arguments as typed, as ``build_report`` takes them); the
+    HTML file's path and the page's headline. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
     # lazy: matplotlib and the analysis stack, only for a report
     from gpuscale.report.cache import default_folder
@@ -204,5 +206,6 @@ def write_report(
         all_figures=request.all_figures,
         on_missing=on_missing,
         on_headline=headline.append,
+        sources=sources,
     )
     return ReportWritten(path, next(iter(headline), ()))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 
 from gpuscale.quantities import agreeing, joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.refusals import Range, check_ranges
 from gpuscale.tables.requests import (
     FieldError,
     one_named,
@@ -27,6 +28,20 @@ DIVISIONS = ("closed", "open", "all")
 RULES = ("study", "family")  # the reference rules that are no SUBMITTER/SYSTEM_ID
 MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
 MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
+# Each number's range (low, high, low excluded) and its rule as the refusal says it; a
+# resample each: memory grows with n_boot.
+_RANGES: dict[str, Range] = {
+    "threshold": (0, 1, True),
+    "n_boot": (MIN_BOOT, MAX_BOOT, False),
+    "k": (1, MAX_K, False),
+    "seed": (0, 2.0**63, False),  # its exact bound below
+}
+_RULES = {
+    "threshold": "must be a number above 0 and at most 1",
+    "n_boot": f"must be from {MIN_BOOT} to {MAX_BOOT:,}",
+    "k": f"must be a whole number from 1 to {MAX_K}",
+    "seed": "must be a whole number from 0 to 2^63 - 1",
+}
 
 
 # The options analyze and report share, written once (their requests' fields).
@@ -86,13 +101,9 @@ class AnalysisOptions:
         settle_choice(self, "convergence_basis", BASES)
         if self.division is not None:  # `clo` is closed; the data read need not be
             settle_choice(self, "division", DIVISIONS)
-        if not 0 < self.threshold <= 1:
-            raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
-        if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it
-            raise FieldError("n_boot", self.n_boot, f"must be from {MIN_BOOT} to {MAX_BOOT:,}")
-        if self.k is not None and not 1 <= self.k <= MAX_K:
-            raise FieldError("k", self.k, f"must be a whole number from 1 to {MAX_K}")
-        if not 0 <= self.seed < 2**63:
+        # a value of another type (``n_boot="100"``) is a TypeError naming the field
+        check_ranges(self, _RANGES, _RULES)
+        if not 0 <= self.seed < 2**63:  # exact: 2^63 - 1 is no float
             raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
 
 

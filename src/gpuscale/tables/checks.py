@@ -37,18 +37,25 @@ _MADE_BY = {
 }
 
 
-def check_table(frame: object, kind: str, parameter: str) -> None:
-    """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
-    ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column
-    :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
-    be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
-    is allowed: not scored)."""
+def check_frame(frame: object, kind: str, parameter: str) -> pd.DataFrame:
+    """``frame`` (given as ``parameter``), or TypeError unless it is a pandas DataFrame,
+    naming where a ``kind`` table comes from; its columns are not checked."""
     import pandas as pd  # lazy: the tables package is imported by the CLI at start
 
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
             f"{parameter} must be a pandas DataFrame ({_MADE_BY[kind]}), not {type(frame).__name__}"
         )
+    return frame
+
+
+def check_table(frame: object, kind: str, parameter: str) -> None:
+    """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
+    ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column
+    :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
+    be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
+    is allowed: not scored)."""
+    frame = check_frame(frame, kind, parameter)
     missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
     if missing:
         columns = joined(missing)
@@ -72,6 +79,13 @@ def check_times(frame: pd.DataFrame, parameter: str) -> None:
     import pandas as pd  # lazy: as above
 
     times = frame["time_to_train_min"]
+    text = times[times.map(lambda v: isinstance(v, str | bytes))].tolist()
+    if text:  # numbers as text ("5.39"): arithmetic on them fails deep inside
+        shown = ", ".join(map(repr, text[:3])) + (", ..." if len(text) > 3 else "")
+        raise ValueError(
+            f"{parameter} has {counted(len(text), 'row')} whose time_to_train_min is text "
+            f"({shown}), not a number: convert the column (pd.to_numeric)"
+        )
     numbers = pd.to_numeric(times, errors="coerce").astype(float)
     bad = times[times.notna() & ~((numbers > 0) & (numbers < math.inf))].tolist()
     if bad:

@@ -100,14 +100,13 @@ def test_a_report_of_a_raw_round_names_a_command_that_reads_that_path(tmp_path: 
     the report's data arguments, so it plans from the same results."""
     import shlex
 
-    from gpuscale.cli.rounds import data_arguments
     from gpuscale.tables.round_requests import RoundSelection
 
     archive = Path("some folder") / "my copy.tar.xz"
     selection = RoundSelection(paths=(archive,), round_names=("v5.0",))
-    sources = data_arguments(selection)
+    sources = selection.data_arguments()
     assert sources == (str(archive.resolve()), "--round", "v5.0")
-    assert data_arguments(RoundSelection(round_names=("v4.1",))) == ()  # rounds by name
+    assert RoundSelection(round_names=("v4.1",)).data_arguments() == ()  # rounds by name
     scores = two_families(0.05)
     section = plan_section(
         plan_data(scores, ["bert"]), FigureFiles(tmp_path), rounds=["v4.1"], sources=sources
@@ -129,7 +128,6 @@ def test_the_command_of_a_raw_rounds_plan_gives_its_minutes(shared_archive, tmp_
     from typer.testing import CliRunner
 
     from gpuscale.cli import app
-    from gpuscale.cli.rounds import data_arguments
     from gpuscale.mlperf import read_round
     from gpuscale.tables.round_requests import RoundSelection
 
@@ -137,7 +135,7 @@ def test_the_command_of_a_raw_rounds_plan_gives_its_minutes(shared_archive, tmp_
     folder.mkdir()
     copy = folder / "copy of a round.tar.xz"
     shutil.copyfile(shared_archive("v4.1"), copy)
-    sources = data_arguments(RoundSelection(paths=(copy,)))
+    sources = RoundSelection(paths=(copy,)).data_arguments()
     data = plan_data(read_round(copy).scores, ["llama2_70b_lora"])
     section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"], sources=sources)
     assert section is not None

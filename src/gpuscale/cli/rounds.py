@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import webbrowser
 from pathlib import Path
@@ -188,16 +187,6 @@ def _analyze_bench(
     return doc
 
 
-def data_arguments(selection: RoundSelection) -> tuple[str, ...]:
-    """The data arguments of ``selection`` as a command line gives them, its paths absolute
-    (a command the report names runs wherever the report is read); none without a path:
-    the rounds read are named then (``--round``)."""
-    if not selection.paths:
-        return ()
-    rounds = [a for name in selection.round_names or () for a in ("--round", name)]
-    return (*(os.path.abspath(p) for p in selection.paths), *rounds)
-
-
 @command(app, "report")
 def report(
     *,
@@ -233,7 +222,7 @@ def report(
             notes=notes,
             on_missing=missing.append,
             bench_path=bench_file,
-            sources=data_arguments(selection),
+            sources=selection.data_arguments(),
         )
     path, shown = written.path, shlex.quote(str(written.path))  # pastes whole with a space
     say([f"report written to {shown}", *written.headline])

@@ -8,6 +8,7 @@ them at start."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import ClassVar
@@ -95,6 +96,15 @@ class RoundSelection:
     def asked(self) -> bool:
         """Whether any round was asked for (paths or round names)."""
         return bool(self.paths or self.round_names)
+
+    def data_arguments(self) -> tuple[str, ...]:
+        """The data arguments as a command line gives them, the paths absolute (a command
+        a report names runs wherever the report is read); none without a path: the rounds
+        read are named then (``--round``)."""
+        if not self.paths:
+            return ()
+        rounds = [a for name in self.round_names or () for a in ("--round", name)]
+        return (*(os.path.abspath(p) for p in self.paths), *rounds)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -118,6 +118,11 @@ def test_rgat_in_epochs_says_epochs_everywhere(tmp_path: Path) -> None:
         ("retinanet", "v5.0", "epochs"),
         ("dlrmv4", "v6.1", "samples"),
         ("gpt_oss_20b", "v6.0", "samples"),
+        ("gpt3", "v3.0", "tokens"),  # rcps_gpt3.json: 1,157,627,904 = 368 x 1,536 x 2,048
+        ("gpt3", "v4.1", "tokens"),
+        ("llama2_70b_lora", "v4.0", "samples"),  # "samples to converge": 3,072 at batch 8
+        ("llama31_405b", "v5.0", "samples"),  # samples_count: 324,576 = 322 x 1,008
+        ("llama31_8b", "v5.1", "samples"),
     ],
 )
 def test_the_unit_is_the_rulesets(workload: str, round_name: str, unit: str) -> None:

@@ -20,23 +20,26 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize(
-    ("workload", "unit", "low", "high"),
+    ("workload", "unit", "low", "high", "counts"),
     [
-        ("retinanet", "epochs", 1.0, 100.0),  # a few epochs of Open Images
-        ("bert", "samples", 1e6, 1e8),  # millions of sequences
+        ("retinanet", "epochs", 1.0, 100.0, (8, 64)),  # a few epochs of Open Images
+        ("bert", "samples", 1e6, 1e8, (8, 64)),  # millions of sequences
+        # about 1.2 billion tokens of C4 (its 175B parameters fit from 37 H100s)
+        ("gpt3", "tokens", 1e8, 1e11, (512, 1024)),
     ],
 )
 def test_expected_samples_carry_their_unit(
-    workload: str, unit: str, low: float, high: float
+    workload: str, unit: str, low: float, high: float, counts: tuple[int, int]
 ) -> None:
-    result = runner.invoke(app, ["plan", "-w", workload, "-a", "H100", "-n", "8,64", "-f", "csv"])
+    asked = ",".join(map(str, counts))
+    result = runner.invoke(app, ["plan", "-w", workload, "-a", "H100", "-n", asked, "-f", "csv"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [r["convergence_unit"] for r in rows] == [unit, unit]
     assert all(low < float(r["expected_samples"]) < high for r in rows)
     header = list(rows[0])
     assert header.index("convergence_unit") == header.index("expected_samples") + 1
-    frame = gpuscale.plan(workload=workload, accelerator="H100", devices=[8])
+    frame = gpuscale.plan(workload=workload, accelerator="H100", devices=[counts[0]])
     assert list(frame["convergence_unit"]) == [unit]
     assert "convergence_unit" in PLAN_COLUMNS
 

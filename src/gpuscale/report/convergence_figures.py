@@ -43,7 +43,7 @@ def missing_convergence(table) -> str:  # type: ignore[no-untyped-def]
 
 
 def unit_of(table) -> str:  # type: ignore[no-untyped-def]
-    """What the table's samples to converge count (samples, epochs or steps)."""
+    """What the table's samples to converge count (samples, epochs, steps or tokens)."""
     units = (u for u in table.get("convergence_unit", []) if isinstance(u, str) and u)
     return next(units, "samples (or epochs)")
 

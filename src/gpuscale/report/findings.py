@@ -23,11 +23,11 @@ from gpuscale.report.republished_words import (
     since,
 )
 from gpuscale.report.system_names import shown_name
-from gpuscale.tables import counts_samples
+from gpuscale.tables import convergence_unit
 
 
 def _count(value: float) -> str:
-    """Samples as 3,461, epochs as 4.2."""
+    """Samples (or tokens) as 3,461, epochs as 4.2."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
@@ -76,9 +76,10 @@ def why_efficiency_falls(table: pd.DataFrame, family: str, basis: str = "expecte
     ref = table[
         (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
     ].iloc[0]
-    unit = row.get("convergence_unit")  # samples, epochs or steps (the ruleset's)
+    unit = row.get("convergence_unit")  # samples, epochs, steps or tokens (the ruleset's)
     if not isinstance(unit, str) or not unit:
-        unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
+        known = convergence_unit(str(row["benchmark"]), str(row["round"]))
+        unit = str(known or "samples (or epochs)")
     if row["convergence_basis"] == "expected":
         column, source = "expected_samples_to_converge", f"{unit} to converge the RCPs predict"
         batch = ref["global_batch_size"]

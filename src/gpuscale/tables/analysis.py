@@ -25,7 +25,7 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "scaling_factor",
     "global_batch_size",
     "samples_to_converge",
-    "convergence_unit",  # what samples_to_converge counts: samples, epochs or steps
+    "convergence_unit",  # what samples_to_converge counts: samples, epochs, steps, tokens
     "samples_to_converge_flag",  # why it cannot be true ("": plausible); flagged: unused
     "reference_rule",
     "reference_org",

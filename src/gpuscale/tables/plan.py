@@ -23,10 +23,11 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``1 / k``:
   not a per-device batch but ``k`` devices per sample, ``k`` not always whole); both, and
   ``expected_samples`` and ``convergence_factor``, NA where the row has no time;
-* ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
+* ``expected_samples``: samples (epochs, tokens where the RCPs count those) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
-  ``convergence_unit``: what ``expected_samples`` counts (``samples`` or ``epochs``: the
-  unit of the RCPs of the round the plan is at), as the analysis' column of that name;
+  ``convergence_unit``: what ``expected_samples`` counts (``samples``, ``epochs`` or
+  ``tokens``: the unit of the RCPs of the round the plan is at), as the analysis' column
+  of that name;
 * ``throughput_efficiency``: throughput per accelerator relative to the smallest count
   asked that has a time, ``N_0`` (``X(N) N_0 / (X(N_0) N)``; NaN without a time);
   ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;

@@ -110,7 +110,7 @@ SCORES_SCHEMA: dict[str, str] = {
     "kept_runs": "int64",
     "global_batch_size": "float64",
     "samples_to_converge": "float64",
-    "convergence_unit": "str",  # samples, epochs or steps (the ruleset's RCP unit)
+    "convergence_unit": "str",  # samples, epochs, steps or tokens (the RCPs' unit)
     "samples_to_converge_flag": "str",  # why it cannot be true ("" when plausible)
     "source": "str",
     "energy_kj": "float64",

@@ -21,6 +21,11 @@ class Unit(Code):
     SAMPLES = "samples"
     EPOCHS = "epochs"
     STEPS = "steps"  # Stable Diffusion in ruleset 3.1.0 (the RCP checker reads step_num)
+    # GPT-3: mlperf-logging's rcp_checker/training_4.1.0/rcps_gpt3.json (3.0.0 on) keys
+    # its points "Epochs to converge" but counts tokens: 1,157,627,904 = 368 steps x 1,536
+    # sequences x 2,048 tokens (its max_sequence_length); its runs' epoch_num too (v4.1,
+    # NVIDIA at global batch 2,904: 1,231,110,144 = 207 x 2,904 x 2,048)
+    TOKENS = "tokens"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -31,10 +36,11 @@ class Workload:
     v4.x); ``convergence_unit`` what samples to converge count; ``progress_key`` the
     evaluation metadata member the RCP checker reads the progress from
     (``mlperf_logging.rcp_checker.read_submission_file``: ``samples_count`` for the LLM
-    benchmarks, else ``epoch_num``, which BERT fills with samples; Stable Diffusion reads
-    the step of the first passing FID/CLIP pair). ``unit_changes``: (first round, unit)
-    where a ruleset changed the unit (the RCP files of the rulesets: 3D U-Net counts
-    epochs up to 3.0.0 and samples from 3.1.0; Stable Diffusion steps in 3.1.0 only).
+    benchmarks, else ``epoch_num``, which BERT fills with samples and GPT-3 with tokens;
+    Stable Diffusion reads the step of the first passing FID/CLIP pair). ``unit_changes``:
+    (first round, unit) where a ruleset changed the unit (the RCP files of the rulesets:
+    3D U-Net counts epochs up to 3.0.0 and samples from 3.1.0; Stable Diffusion steps in
+    3.1.0 only).
     """
 
     name: str
@@ -70,7 +76,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(name="dlrm_dcnv2", display_name="DLRM DCNv2"),
         Workload(name="dlrm", display_name="DLRM"),
         Workload(name="rgat", display_name="R-GAT"),
-        Workload(name="gpt3", display_name="GPT-3 175B"),
+        Workload(name="gpt3", display_name="GPT-3 175B", convergence_unit=Unit.TOKENS),
         _counted_in_samples("llama31_405b", "Llama 3.1 405B"),
         _counted_in_samples("llama31_8b", "Llama 3.1 8B"),
         _counted_in_samples("flux1", "Flux.1"),
@@ -133,8 +139,8 @@ def counts_samples(benchmark: str) -> bool:
 
 
 def convergence_unit(benchmark: str, round_name: str) -> Unit | None:
-    """What a round's samples to converge of a benchmark count: samples, epochs or steps
-    (the unit of its ruleset's RCPs); None for a workload gpuscale does not know."""
+    """What a round's samples to converge of a benchmark count: samples, epochs, steps or
+    tokens (the unit of its ruleset's RCPs); None for a workload gpuscale does not know."""
     facts = workload_facts(benchmark)
     if facts is None:
         return None

@@ -84,7 +84,9 @@ def convergence_for(
                     phrase("samples_with_rcps", samples=ref("samples"), workload=workload)
                 )
             return fitted, False
-        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
+        # RCPs in epochs, steps or tokens: the shape (B_noise, a global batch in samples,
+        # whatever E counts) from them, the scale from ``samples`` (GPT-3's tokens are
+        # 2,048 a sample at its reference's sequence length, not the model's asked about)
         b_noise, source = fitted.b_noise, fitted.source + ", scaled"
     elif noise_scale is not None:
         if not noise_scale > 0:

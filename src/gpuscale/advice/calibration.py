@@ -185,6 +185,11 @@ class Machine:
     peak_batch: int | None = None
     memory_peak_gb: float | None = None
     state_gb: float | None = None
+    # read off ``network`` as built (``model.network``): the link class whose fitted terms
+    # price one device (``terms_class`` at N = 1), and the least fitted rank spread over the
+    # counts searched with whether the stacks' spreads differ (``fitted_spread``)
+    one_device_class: str | None = "nvlink"
+    spread: tuple[float, bool] = (0.0, False)
 
     @property
     def assumed_device(self) -> DeviceRecord | None:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, implied_device, read_on_link
+from gpuscale.advice.model.network import fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -318,6 +319,7 @@ def machine_of(
     if not (req.hardware.link or curves is not None):
         device = read_on_link(device, maybe(Topology.preset, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)
+    counts = tuple(network.counts_up_to(max_devices))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -325,6 +327,8 @@ def machine_of(
         device=device,
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
+        one_device_class=terms_class(network, 1),
+        spread=fitted_spread(network, counts),
     )
     said = Said(
         sources=(*sources, *span.after),

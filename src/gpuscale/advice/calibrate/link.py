@@ -319,7 +319,6 @@ def machine_of(
     if not (req.hardware.link or curves is not None):
         device = read_on_link(device, maybe(Topology.preset, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)
-    counts = tuple(network.counts_up_to(max_devices))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -328,13 +327,10 @@ def machine_of(
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
         one_device_class=terms_class(network, 1),
-        spread=fitted_spread(network, counts),
+        spread=fitted_spread(network, tuple(network.counts_up_to(max_devices))),
     )
-    said = Said(
-        sources=(*sources, *span.after),
-        assumptions=tuple(assumed),
-        warnings=tuple(filter(None, [choice.warning])),
-    )
+    warnings = tuple(filter(None, [choice.warning]))
+    said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)
     return machine, said, choice.ends
 
 

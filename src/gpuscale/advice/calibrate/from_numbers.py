@@ -140,7 +140,7 @@ def from_numbers(
             low_ms=fixed.low_ms,
             high_ms=fixed.high_ms,
             min_mfu=hardware.MIN_MFU,
-            measure=fixed.measure.parts(),
+            measure=fixed.measure,
         )
     elif assumed:
         at_most_ms = at_peak / hardware.MIN_MFU
@@ -184,7 +184,7 @@ def from_numbers(
                 prior_low_ms=GPU_PRIOR.low,
                 prior_high_ms=GPU_PRIOR.high,
                 like_ms=max(step_ms, GPU_PRIOR.high),
-                measure=fixed.measure.parts(),
+                measure=fixed.measure,
             )
 
     # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from

@@ -16,11 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.types import FindingKind
 from gpuscale.cli import app
 
 from ..golden import Golden
 
 VIEW = "advice/fixed_cost_peak_bound"
+UNBOUND = FindingKind.FIXED_UNBOUNDED
 
 # the walk's numbers: a 7M-parameter model, 40 ms per step of 32 samples
 PARAMS, STEP_MS, BATCH = 7e6, 40.0, 32
@@ -95,6 +97,9 @@ def test_no_peak_bound_is_said_and_the_prior_stands(named: dict, golden: Golden)
     fixed = advice.calibration.model.fixed
     assert _ms(sentence, "(") == pytest.approx(fixed.ms, rel=5e-3)
     assert fixed.source == "assumed" and fixed.low_ms < fixed.ms < fixed.high_ms
+    # the finding carries how to measure it as the fixed cost's record, its words explain's
+    (found,) = [f for f in advice.calibration.said.sources if getattr(f, "kind", "") == UNBOUND]
+    assert found["measure"] == fixed.measure and fixed.measure.bench.nproc == (1,)
     assert not _said(advice, "Fixed cost bounded")
     # the two devices differ by the bound, now said on both sides
     bounded = _advise(device_name="A10", flops_per_sample=FLOPS).calibration.model.fixed.ms

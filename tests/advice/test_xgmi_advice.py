@@ -90,10 +90,12 @@ def test_on_nodes_given_no_count_reads_the_assumed_class_and_none_is_said() -> N
     on_nodes = gpuscale.advise(device_name="MI300X", nodes=2, **WALK)
     network = on_nodes.calibration.machine.network
     assert {terms_class(network, n) for n in (1, 2, 8, 16)} == {"multinode"}
+    assert on_nodes.calibration.machine.one_device_class == "multinode"  # read as built
     assert TermId.LINK_CLASS not in {a.term for a in on_nodes.assumptions}
     spilling = gpuscale.advise(device_name="MI300X", max_devices=16, **WALK)
     network = spilling.calibration.machine.network
     assert terms_class(network, 8) == "nvlink" and terms_class(network, 16) == "multinode"
+    assert spilling.calibration.machine.one_device_class == "nvlink"
     assert TermId.LINK_CLASS in {a.term for a in spilling.assumptions}
 
 

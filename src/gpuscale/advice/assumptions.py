@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
-from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class, terms_class
+from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class
 from gpuscale.advice.model.power import PowerKind
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
@@ -86,7 +86,7 @@ def of_calibration(
     convergence, fixed, pipeline = _convergence(cal, req, converging), _fixed(cal), input_pipeline()
     power = _power(cal)
     # on nodes given every count takes the multi-node class's terms: none reads the link's
-    read = terms_class(cal.machine.network, 1) != "multinode"
+    read = cal.machine.one_device_class != "multinode"
     kept = [a for a in (*terms, convergence) if a and (read or a.term != TermId.LINK_CLASS)]
     found, host = cal.runs.evidence, cal.runs.host_devices
     # the convergence's run: at counts the file holds, whatever model or steps it names

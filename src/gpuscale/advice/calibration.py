@@ -185,6 +185,12 @@ class Machine:
     peak_batch: int | None = None
     memory_peak_gb: float | None = None
     state_gb: float | None = None
+    # read off ``network`` where it is built (``calibrate.link.machine_of``): the link class
+    # whose fitted terms price one device (``model.network.terms_class`` at N = 1; None: a
+    # custom or measured link's), and the least fitted rank spread over the counts searched
+    # with whether the stacks' spreads differ (``fitted_spread``; 0: none fitted)
+    one_device_class: str | None = None
+    spread: tuple[float, bool] = (0.0, False)
 
     @property
     def assumed_device(self) -> DeviceRecord | None:

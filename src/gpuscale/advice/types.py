@@ -129,8 +129,10 @@ class Finding:
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
 
 
-# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
-Value = float | int | str | bool | tuple[float, ...] | tuple[str | Finding, ...] | Finding | None
+# what a finding is about: a number, a name, a flag, numbers, sentences and findings, or how
+# to measure a term (``Measure``: ``explain`` says its parts)
+Words = tuple[str | Finding, ...]
+Value = float | int | str | bool | tuple[float, ...] | Words | Finding | Measure | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
 from gpuscale.advice.model import hardware, power, priors, step
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
-from gpuscale.advice.model.network import fitted_spread
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -101,7 +100,7 @@ def from_numbers(
     )
     ddp_work = _prior_assumed(priors.DDP_WORK, TermId.DDP, copies, (1,), copies_ms)
     spread = _prior_assumed(priors.STEP_SPREAD, TermId.WAIT, SPREAD_SAID, (1, 2))
-    sigma, stacks_differ = fitted_spread(machine.network, tuple(machine.device_counts))
+    sigma, stacks_differ = machine.spread
     if sigma > 0:
         fitted = Finding.of(
             K.SPREAD_FITTED, basis=spread.basis, spread=sigma, stacks_differ=stacks_differ
@@ -141,7 +140,7 @@ def from_numbers(
             low_ms=fixed.low_ms,
             high_ms=fixed.high_ms,
             min_mfu=hardware.MIN_MFU,
-            measure=fixed.measure.parts(),
+            measure=fixed.measure,
         )
     elif assumed:
         at_most_ms = at_peak / hardware.MIN_MFU
@@ -185,7 +184,7 @@ def from_numbers(
                 prior_low_ms=GPU_PRIOR.low,
                 prior_high_ms=GPU_PRIOR.high,
                 like_ms=max(step_ms, GPU_PRIOR.high),
-                measure=fixed.measure.parts(),
+                measure=fixed.measure,
             )
 
     # the step's compute at the rate ``whole`` less ``fixed``, DDP's work and the wait from

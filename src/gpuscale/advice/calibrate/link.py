@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, implied_device, read_on_link
+from gpuscale.advice.model.network import fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -325,12 +326,11 @@ def machine_of(
         device=device,
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
+        one_device_class=terms_class(network, 1),
+        spread=fitted_spread(network, tuple(network.counts_up_to(max_devices))),
     )
-    said = Said(
-        sources=(*sources, *span.after),
-        assumptions=tuple(assumed),
-        warnings=tuple(filter(None, [choice.warning])),
-    )
+    warnings = tuple(filter(None, [choice.warning]))
+    said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)
     return machine, said, choice.ends
 
 

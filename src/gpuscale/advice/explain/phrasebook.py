@@ -276,7 +276,7 @@ class Phrasing(Formatter):
             return self._field(value.field, format_spec)
         if isinstance(value, Finding) and not format_spec:
             return self.nested(value)
-        if isinstance(value, Measure) and not format_spec:
+        if isinstance(value, Measure) and format_spec in ("", "words"):  # its parts in turn
             return "".join(map(self.nested, value.parts()))
         kind, _, other = format_spec.partition("~")
         if kind in KINDS:

@@ -23,6 +23,7 @@ __all__ = [
     "DurationUnit",
     "agreeing",
     "article",
+    "column_label",
     "counted",
     "decimals_apart",
     "devices",
@@ -98,6 +99,27 @@ def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
         whole, _, fraction = text.partition(".")
         return f"{int(whole):,}" + filled(".{}", fraction)
     return text
+
+
+# A column name's unit suffix as SI writes the unit (``energy_kj``: "energy kJ")
+UNIT_LABELS = {
+    "j": "J",
+    "kj": "kJ",
+    "kwh": "kWh",
+    "w": "W",
+    "mb": "MB",
+    "gb": "GB",
+    "gib": "GiB",
+    "gbs": "GB/s",
+}
+
+
+def column_label(column: str) -> str:
+    """A column's name as a table heads it: words at the underscores, its unit suffix as
+    SI writes it (``energy_per_sample_j``: "energy per sample J"; ``busbw_gbs``: "busbw
+    GB/s"); ``min``, ``ms`` and ``s`` are SI's already."""
+    *words, last = column.split("_")
+    return " ".join([*words, UNIT_LABELS.get(last, last)] if words else [last])
 
 
 def plural(noun: str) -> str:

@@ -14,8 +14,8 @@ import pytest
 
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.analysis.analyze import analyze
-from gpuscale.analysis.document import as_json
-from gpuscale.analysis.terminal import FAMILY_COLUMNS, every_result_view
+from gpuscale.analysis.document import FAMILY_COLUMNS, as_json
+from gpuscale.analysis.terminal import every_result_view
 from gpuscale.mlperf import load_round
 from gpuscale.tables.views import jsonable
 

@@ -52,6 +52,11 @@ def test_threshold_validation_and_empty() -> None:
     # each criterion that picked nothing says why (an empty table said nothing at all)
     assert sorted(empty.unpicked) == sorted(["knee", "speed x efficiency", "E' >= 0.8 x best"])
     assert set(empty.unpicked.values()) == {"the table has no system"}
+    assert (empty.benchmark, empty.scope, empty.pareto, empty.reference) == ("", "all", [], "")
+    shown = repr(empty).splitlines()
+    # its title names the empty table (it read "Equilibrium (, all)"), one line says why
+    assert shown[0] == "Equilibrium (empty table, all):" and "(, " not in repr(empty)
+    assert len(shown) == 3 and "the table has no system" in shown[1]
 
 
 def test_knee_needs_three_counts() -> None:

@@ -56,7 +56,7 @@ def test_a_suggested_out_path_pastes_as_the_path(
 
 
 def test_the_rounds_a_folder_holds_are_suggested_as_paths_to_paste(odd: Path) -> None:
-    from gpuscale.mlperf.load import no_results
+    from gpuscale.mlperf.no_results import no_results
 
     for name in ("v4.0", "v4.1"):
         (odd / name).mkdir()

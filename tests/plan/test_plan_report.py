@@ -77,6 +77,12 @@ def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Pat
     # loaded, without a score: said so, not "not in the rounds loaded"
     count = int((scores["workload"] == "bert").sum())
     assert f"its {count} results here are closed division without a score" in data[0]
+    # a page for command-line users: the option and the round to give, never Python's call
+    from gpuscale.mlperf.bundled import bundled_workloads
+
+    newest = [r for r, held in bundled_workloads().items() if "bert" in held][-1]
+    assert "--workload bert: " in data[0] and f"(--round {newest})" in data[0]
+    assert "scores=" not in data[0] and "load_round(" not in data[0]
 
 
 def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp_path) -> None:

@@ -12,7 +12,16 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
-from gpuscale.quantities import counted, filled, format_count, joined, noun_for, number, of_the
+from gpuscale.quantities import (
+    column_label,
+    counted,
+    filled,
+    format_count,
+    joined,
+    noun_for,
+    number,
+    of_the,
+)
 from gpuscale.tables.commands import suggested_command
 
 
@@ -116,7 +125,7 @@ BASIS_CLAUSES = {
 
 def terminal_label(column: str) -> str:
     """A column's name as a terminal table heads it (``cli.output``: ``speedup ddp``)."""
-    return column.replace("_", " ")
+    return column_label(column)
 
 
 def speedup_basis(columns: Sequence[str], label: Callable[[str], str] = terminal_label) -> str:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
@@ -13,7 +16,7 @@ from gpuscale.analysis.analyze import (
     study_statements,
 )
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
-from gpuscale.analysis.metrics import Reference
+from gpuscale.analysis.metrics import Reference, within_own_family
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
 from gpuscale.tables import (
     CI_COLUMNS,
@@ -101,6 +104,37 @@ def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
     return {"rule": rule, **one(result.references[0])}
 
 
+# What each row's family picks say of it (``WorkloadAnalysis.by_family``, the JSON's
+# ``equilibrium_by_family``): ``-f csv``'s last columns, and any table's with --columns.
+FAMILY_COLUMNS = ("family_reference", "family_normalized_efficiency", "family_picks")
+
+
+def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
+    """``result.table`` with :data:`FAMILY_COLUMNS`: for a row of a family with picks of
+    its own, the ``org/system_id`` those picks' E' is against (the family's reference,
+    ``metrics.within_own_family``), the row's E' against it, and the criteria that pick
+    the row within its family, "; "-joined ("" none); all three empty for a row of a
+    family with no picks (fewer than two systems that are no outliers)."""
+    table = result.table
+    reference = np.full(len(table), None, dtype=object)
+    efficiency = np.full(len(table), np.nan)
+    picks = np.full(len(table), None, dtype=object)
+    family = table["accelerator_family"].astype(str).to_numpy()
+    key = list(zip(table["org"], table["system_id"], table["accelerators"], strict=True))
+    for eq in result.by_family:
+        mine = family == eq.scope
+        reference[mine] = eq.reference or None
+        own = within_own_family(table[mine])
+        efficiency[mine] = own["normalized_efficiency"].astype(float).to_numpy()
+        picked: dict[tuple, list[str]] = {}
+        for p in eq.picks:
+            picked.setdefault((p.org, p.system_id, p.accelerators), []).append(p.label)
+        for at in np.flatnonzero(mine):
+            picks[at] = "; ".join(picked.get(key[at], []))
+    columns = {"family_reference": reference, "family_normalized_efficiency": efficiency}
+    return table.assign(**columns, family_picks=picks)
+
+
 def analyze_document(rounds: list | None, bench: dict | None) -> dict:
     """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
     (round, benchmark)], "bench": {...} or null}``."""
@@ -118,7 +152,8 @@ def as_json(
     table_i = {(STUDY_ROUND, w): text for w, text in table_i_texts(scores).items()}
     out = []
     for result in results:
-        systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
+        # every column -f csv writes, in its order: the JSON loses none of them
+        systems = with_family_columns(result).to_dict("records")
         out.append(
             {
                 "round": result.round,

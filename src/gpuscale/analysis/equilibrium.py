@@ -33,6 +33,8 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table
 from gpuscale.tables.result_repr import result_repr
 
+# Why nothing is picked on an empty table (its repr names no benchmark: there is none)
+NO_SYSTEM = "the table has no system"
 EQUILIBRIUM_FIELDS = (
     ".knee",
     ".max_speed_x_efficiency",
@@ -59,7 +61,14 @@ class Equilibrium:
     reference: str = ""
 
     def __repr__(self) -> str:
-        """Each criterion's pick in a line (one that picked none: why, in ``.unpicked``)."""
+        """Each criterion's pick in a line (one that picked none: why, in ``.unpicked``);
+        of an empty table, that it has no system (no benchmark to name)."""
+        if not self.benchmark:
+            return result_repr(
+                f"Equilibrium (empty table, {self.scope})",
+                [f"no criterion picks: {NO_SYSTEM}"],
+                EQUILIBRIUM_FIELDS,
+            )
         return result_repr(
             f"Equilibrium ({self.benchmark}, {self.scope})",
             [*(p.line for p in self.picks), *(f"{label}: none" for label in self.unpicked)],
@@ -146,7 +155,7 @@ def equilibrium(
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)
         criteria = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
-        why = {c.label(threshold): "the table has no system" for c in criteria}
+        why = dict.fromkeys((c.label(threshold) for c in criteria), NO_SYSTEM)
         return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())

@@ -19,8 +19,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.answers import answers
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.document import SUMMARY_FIELDS
-from gpuscale.analysis.metrics import within_own_family
+from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns
 from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
@@ -250,37 +249,6 @@ def study_lines(
     texts = table_i_texts(scores)
     lines += [f"  Table I, {texts[r.workload]}" for r in results if r.workload in texts]
     return lines
-
-
-# What each row's family picks say of it (``WorkloadAnalysis.by_family``, the JSON's
-# ``equilibrium_by_family``): ``-f csv``'s last columns, and any table's with --columns.
-FAMILY_COLUMNS = ("family_reference", "family_normalized_efficiency", "family_picks")
-
-
-def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
-    """``result.table`` with :data:`FAMILY_COLUMNS`: for a row of a family with picks of
-    its own, the ``org/system_id`` those picks' E' is against (the family's reference,
-    ``metrics.within_own_family``), the row's E' against it, and the criteria that pick
-    the row within its family, "; "-joined ("" none); all three empty for a row of a
-    family with no picks (fewer than two systems that are no outliers)."""
-    table = result.table
-    reference = np.full(len(table), None, dtype=object)
-    efficiency = np.full(len(table), np.nan)
-    picks = np.full(len(table), None, dtype=object)
-    family = table["accelerator_family"].astype(str).to_numpy()
-    key = list(zip(table["org"], table["system_id"], table["accelerators"], strict=True))
-    for eq in result.by_family:
-        mine = family == eq.scope
-        reference[mine] = eq.reference or None
-        own = within_own_family(table[mine])
-        efficiency[mine] = own["normalized_efficiency"].astype(float).to_numpy()
-        picked: dict[tuple, list[str]] = {}
-        for p in eq.picks:
-            picked.setdefault((p.org, p.system_id, p.accelerators), []).append(p.label)
-        for at in np.flatnonzero(mine):
-            picks[at] = "; ".join(picked.get(key[at], []))
-    columns = {"family_reference": reference, "family_normalized_efficiency": efficiency}
-    return table.assign(**columns, family_picks=picks)
 
 
 def every_result_view(results: list[WorkloadAnalysis]) -> TableView:

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
+from gpuscale.quantities import column_label
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
@@ -204,7 +205,7 @@ def _print_cells(
     soft_wrap = None  # a log keeps the line on dropped columns whole
     if rest or console.is_terminal:  # folded on a terminal and in a short answer
         title, soft_wrap = textwrap.fill(title, console.width), False
-    headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
+    headers = [column_label(c) for c in columns]  # wraps at the spaces; units as SI's
     specs = [(formats or {}).get(c) for c in columns]
     rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
     keep, widths, dropped = columns_that_fit(

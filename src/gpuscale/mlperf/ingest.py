@@ -2,8 +2,9 @@
 
 ``read_round(path)`` accepts a round directory (``training_results_v4.1/`` or its
 parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place.
-Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
-of ``problems`` and the rest of the round is still read. Every source kind goes one
+Nothing is printed and nothing raises on bad input inside a round: what cannot be used
+becomes a row of ``problems`` and the rest of the round is still read (a path that holds
+no results at all raises ``NoResultsError``, saying why). Every source kind goes one
 way: its entries (``gpuscale.sources.iter_source``, within caps on expanded bytes) are
 parsed one by one here into rows (``gpuscale.mlperf.collector``), which become the
 tables; :func:`read_rounds` keeps a result given twice once.
@@ -21,6 +22,7 @@ from gpuscale.mlperf.collector import Collector
 from gpuscale.mlperf.consistency import FolderNames, log_flags, odd_logs_reported
 from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_problems
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, round_name_to_read
+from gpuscale.mlperf.no_results import NoResultsError, no_results, refused_path
 from gpuscale.mlperf.parse import parse_entry, task_for
 from gpuscale.mlperf.power import add_energy
 from gpuscale.mlperf.round_hints import GIVEN, other_round
@@ -69,9 +71,11 @@ def read_round(
     ``total`` 0: not known in advance). A file larger than ``max_file_bytes`` is not
     read (a result file: a failed run); reading stops, with a problem row, once the
     source has expanded past ``max_round_bytes`` (defaults: 16x the largest real file
-    and round). Raises :class:`SourceError` only when the path itself is unusable,
-    TypeError/ValueError for arguments of the wrong type or value; everything inside is
-    reported in ``problems``.
+    and round). Raises :class:`SourceError` only when the path itself is unusable
+    (``NoResultsError`` where it holds no MLPerf results: an empty folder, a folder of
+    rounds, one submitter's folder, a folder gpuscale wrote; each said, with what to give
+    instead), TypeError/ValueError for arguments of the wrong type or value; everything
+    inside is reported in ``problems``.
     """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
@@ -87,11 +91,12 @@ def read_round(
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{what} must be a positive int, not {value!r}")
     path = Path(path)
-    if not path.exists():
-        raise SourceError(f"{path}: no such file or directory")
-    if not path.is_dir() and not is_archive(path):
-        raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
-    name = round_name_to_read(path, round_name)
+    try:
+        name = _round_to_read(path, round_name)
+    except (SourceError, ValueError) as exc:
+        if (better := refused_path(path)) is not None:  # what the path is, what to give
+            raise better from exc
+        raise
     skipped: list[Skipped] = []
     col = Collector(name)
     ruleset, other = ruleset_for(name)  # never silent: the scores may differ from official
@@ -111,7 +116,20 @@ def read_round(
         col.problem(s.path, s.kind, s.message)
         if s.ends_read:
             col.damaged = s.message
-    return case_duplicates(_tables(col))
+    tables = case_duplicates(_tables(col))
+    if tables.systems.empty and tables.runs.empty:  # an empty folder: never empty tables
+        raise NoResultsError(no_results(path))
+    return tables
+
+
+def _round_to_read(path: Path, round_name: str | None) -> str:
+    """The round ``path`` is read as (``layout.round_name_to_read``), once it is a folder
+    or an archive (SourceError where it is neither)."""
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    if not path.is_dir() and not is_archive(path):
+        raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
+    return round_name_to_read(path, round_name)
 
 
 def _read_entries(

@@ -13,8 +13,6 @@ message for people.
 from __future__ import annotations
 
 import difflib
-import re
-import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,24 +21,16 @@ from gpuscale.mlperf.bundled import bundled_rounds
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
 from gpuscale.mlperf.layout import normalise_round, round_name_of
+from gpuscale.mlperf.no_results import NoResultsError
 from gpuscale.mlperf.round_hints import PUBLISHED
 from gpuscale.mlperf.rules import known_rulesets
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
-from gpuscale.sources.atomic import written_by
-from gpuscale.sources.bounded import results_file_given_as_round
-from gpuscale.sources.entries import is_archive
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
 from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_key, round_name
-
-EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
-
-
-class NoResultsError(SourceError):
-    """A path that holds no MLPerf results; the message says why and what to give."""
 
 
 class RoundNamesError(ValueError):
@@ -69,22 +59,16 @@ def read_paths(
         names = (names or [None]) * len(paths)
     parts = []
     for path, name in zip(paths, names, strict=True):
-        try:
-            part = read_round(path, name, progress=progress)
+        try:  # a path with no results: read_round says why (NoResultsError)
+            parts.append(read_round(path, name, progress=progress))
+        except NoResultsError:
+            raise
         except (SourceError, ValueError) as exc:
-            if said := results_file_given_as_round(path):  # gpuscale's own: what reads it
-                raise SourceError(said) from exc
-            if path.is_dir() and not _holds_submitters(path):
-                # the reason, before any word on round names
-                raise NoResultsError(no_results(path)) from exc
             if benchmark_option and _like_a_benchmark(path):
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
                 hint = f"a benchmark? give it with {benchmark_option} {path}"
                 raise SourceError(f"{exc} ({hint})") from exc
             raise
-        if part.systems.empty and part.runs.empty:
-            raise NoResultsError(no_results(path))
-        parts.append(part)
     return combine(parts)
 
 
@@ -95,61 +79,6 @@ def _like_a_benchmark(path: Path) -> bool:
         return False
     names = [*WORKLOADS, *RENAMED, "study", "sd"]
     return bool(difflib.get_close_matches(path.name.lower(), names, n=1, cutoff=0.6))
-
-
-def _holds_submitters(path: Path) -> bool:
-    """Whether a folder holds at least one ``<org>/results`` folder (a round's shape)."""
-    try:
-        return any((child / "results").is_dir() for child in path.iterdir())
-    except OSError:
-        return False
-
-
-# The commands whose output folders hold tables (Parquet and CSV).
-TABLE_WRITERS = ("ingest", "dataset")
-
-
-# What a folder of rounds holds, by (whether it holds folders, whether archives).
-_ROUND_KINDS = {
-    (True, True): "rounds",
-    (True, False): "round folders",
-    (False, True): "round archives",
-}
-
-
-def no_results(path: Path) -> str:
-    """Why a path gave no MLPerf results, with what to give instead: a folder of round
-    folders, one submitter's folder, or something else."""
-    command = written_by(path) if path.is_dir() else None
-    if command is not None:  # gpuscale's own output: say which command wrote it
-        what = "gpuscale"  # a version that did not say which command wrote it
-        if command:
-            what = f"`gpuscale {command}`"
-        said = (
-            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give the "
-            "round folder or archive that was read"
-        )
-        if command in TABLE_WRITERS:
-            said += " (its tables read with pandas.read_parquet)"
-        return said
-    if path.is_dir():
-        folders = [p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)]
-        archives = [p.name for p in path.iterdir() if is_archive(p) and round_name_of(p)]
-        rounds = sorted({*folders, *archives})  # a download folder holds the archives
-        if rounds:
-            kind = _ROUND_KINDS[(bool(folders), bool(archives))]
-            shown = shlex.join(str(path / r) for r in rounds[:3])  # pasted as they are
-            return (
-                f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
-                f"give them as paths, e.g. {shown}"
-            )
-        if (path / "systems").is_dir() or (path / "results").is_dir():
-            return (
-                f"no MLPerf results in {path}: it looks like one submitter's folder "
-                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
-                "with --round vX.Y if its name does not say the round"
-            )
-    return f"no MLPerf results in {path}: {EXPECTED}"
 
 
 # The rounds a study command (analyze, report) reads when given none: the study's.

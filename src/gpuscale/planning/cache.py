@@ -46,7 +46,8 @@ def bundled_fits() -> Fits | None:
 
 
 def fits_of(scores: pd.DataFrame) -> Fits:
-    """The calibrated fits of ``scores`` (computed once per process and data)."""
+    """The calibrated fits of ``scores`` (computed once per process and data), with each
+    family's devices per node (``per_node``: ``systems.node_sizes``)."""
     # lazy: pandas and the fit (numpy), only when the shipped fits cannot serve
     from pandas.util import hash_pandas_object
 
@@ -54,7 +55,7 @@ def fits_of(scores: pd.DataFrame) -> Fits:
     from gpuscale.planning.calibrate import calibrated_fits
 
     # lazy: the systems table (pandas), as above
-    from gpuscale.planning.systems import COLUMNS, measured
+    from gpuscale.planning.systems import COLUMNS, measured, node_sizes
 
     systems = measured(scores)
     key = str(hash_pandas_object(systems[COLUMNS], index=False).sum())
@@ -62,7 +63,8 @@ def fits_of(scores: pd.DataFrame) -> Fits:
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = json.loads(json.dumps(calibrated_fits(systems)))  # the shipped form
-    return _MEMO[key]
+    # each family's devices per node, from every system (not only those fitted on)
+    return _MEMO[key] | {"per_node": node_sizes(scores)}
 
 
 def default_fits() -> Fits:

@@ -162,10 +162,11 @@ class PlanRequest(JsonRequest):
         help="Device counts: a list (8,16,64) or a range (8-256: powers of two; "
         "8-64:8 in steps of 8).",
     )
-    devices_per_node: int = option(
-        8,
+    devices_per_node: int | None = option(
+        None,
         names=("--devices-per-node",),
-        help="Devices per node (for the node count shown).",
+        help="Devices per node (the nodes shown, the memory check's node); default: the "
+        "most common among the family's systems in the rounds (TPU-v5p 4), else 8.",
     )
     interconnect: str | None = option(
         None,

@@ -24,6 +24,7 @@ from gpuscale.planning.limits import (
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
+from gpuscale.planning.nodes import node_note, node_size
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import (
     Fits,
@@ -272,6 +273,9 @@ def plan_result(
     except UnknownNameError as exc:
         raise exc.as_field("accelerator") from None
     _plannable(fits, workload, family)
+    node = node_size(fits, family, request.devices_per_node)
+    # the nodes column and the memory check count with it (given, or the family's own)
+    request = replace(request, devices_per_node=node["devices_per_node"])
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]
     data = reach(fit)
@@ -311,8 +315,10 @@ def plan_result(
         "accelerator_asked": request.accelerator,
         "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
         "memory": memory_check(workload, family, request.devices_per_node).facts(),
+        # the devices per node the nodes are counted with, and where it comes from
+        "devices_per_node": node,
     }
-    said = notes(fits, workload, family, rows, request)
+    said = notes(fits, workload, family, rows, request, node_note(node, family))
     held = sorted(fit["era"], key=round_key)
     span = quantities.span(held[0], held[-1])
     named = [workload_read_as(request.workload, workload, span), read_as, *typed_notes(request)]

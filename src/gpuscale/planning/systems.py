@@ -31,6 +31,7 @@ import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.analysis.outliers import outliers
+from gpuscale.planning.nodes import DEFAULT_PER_NODE
 from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.republished import counted_in_analyses, is_log_flagged, is_same_runs_copy
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
@@ -216,3 +217,34 @@ def _convergence(rows: pd.DataFrame) -> pd.DataFrame:
         convergence=ratio,
         era=rows["round"].map(era).astype(int),
     )
+
+
+def node_sizes(scores: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """``{family: {"devices_per_node", "systems", "of"}}``: the devices per node most of a
+    family's systems in ``scores`` ran (each system once, every division: a node's size
+    is the hardware's, not the rules'), how many of its ``of`` systems with a whole
+    number of devices per node ran it; a tie keeps ``DEFAULT_PER_NODE`` where it is one
+    of the most common, else the larger. A family none of whose systems says its nodes
+    is not in it (``gpuscale.planning.nodes``: it takes the default)."""
+    if not {"accelerator_family", "nodes", "accelerators"} <= set(scores.columns):
+        return {}
+    keys = [c for c in ("round", "submitter", "system_name") if c in scores]
+    rows = scores.drop_duplicates(keys) if keys else scores
+    nodes = pd.to_numeric(rows["nodes"], errors="coerce").astype(float).to_numpy()
+    devices = pd.to_numeric(rows["accelerators"], errors="coerce").astype(float).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = devices / nodes
+    ok = np.isfinite(per) & (nodes > 0) & (per >= 1) & (per == np.round(per))
+    family = rows["accelerator_family"].astype(object).to_numpy()
+    ok &= pd.notna(family) & (family != UNKNOWN_FAMILY)
+    out = {}
+    for name in sorted({str(f) for f in family[ok]}):
+        counts = pd.Series(per[ok & (family == name)]).astype(int).value_counts()
+        most = counts[counts == counts.max()].index
+        size = DEFAULT_PER_NODE if DEFAULT_PER_NODE in most else int(most.max())
+        out[name] = {
+            "devices_per_node": int(size),
+            "systems": int(counts[size]),
+            "of": int(counts.sum()),
+        }
+    return out

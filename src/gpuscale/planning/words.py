@@ -314,14 +314,17 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
     return out
 
 
-def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> list[str]:
-    """Every sentence of a plan, in order."""
+def notes(
+    fits: dict, workload: str, family: str, rows: list[dict], request, nodes: str = ""
+) -> list[str]:
+    """Every sentence of a plan, in order (``nodes``: the one on its devices per node)."""
     fit = fits["workloads"][workload]
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
     out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
     out += outlier_notes(fit, family)
     out += outlier_lines(rows)  # the submitter a level rests on, an outlier elsewhere
+    out += [s for s in (nodes,) if s]
     out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]

@@ -22,6 +22,8 @@ from gpuscale.quantities import number, number_range
 from gpuscale.report.rounds_section import not_drawn
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
+from gpuscale.tables.refusals import FieldError, as_options
+from gpuscale.tables.request_text import option_names
 
 COUNTS = (8, 16, 64, 256, 1024)
 SHOWN = {
@@ -129,7 +131,7 @@ def plan_data(
                 raise PlanError("no MLPerf results in the data given")
             result = plan_result(request, fits, left_out)
         except (PlanError, UnknownNameError) as exc:  # v1.1's BERT: open division only
-            out.append(f"{display_name(workload)}: no plan ({exc}).")
+            out.append(f"{display_name(workload)}: no plan ({command_line_words(exc)}).")
             continue
         systems = pd.DataFrame(result.systems).rename(columns={"system": "system_name"})
         curve = as_frame(plan_result(replace(request, devices=_grid(systems)), fits, left_out))
@@ -137,6 +139,18 @@ def plan_data(
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     return out
+
+
+def command_line_words(exc: Exception) -> str:
+    """Why a workload has no plan as the command line says it, the report's readers'
+    words: a refused field as ``gpuscale plan``'s option and the round to give as
+    ``--round v5.0`` (``tables.refusals``: Python's ``str()`` names ``workload`` and
+    ``plan(..., scores=load_round('v5.0').scores)``)."""
+    if isinstance(exc, FieldError):
+        return exc.as_options(option_names(PlanRequest))
+    if isinstance(exc, UnknownNameError):
+        return as_options(exc.said)
+    return str(exc)
 
 
 def command(rounds: list[str] | None, item: PlanData, sources: Sequence[str] = ()) -> str:

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
-from gpuscale.quantities import TABLE_DIGITS, filled, number
+from gpuscale.quantities import TABLE_DIGITS, column_label, filled, number
 
 
 def columns_that_fit(
@@ -61,7 +61,7 @@ def left_out_note(
     a table shown a line per column, which drops none, says ``every`` alone; "" where
     nothing is left out."""
     if dropped:
-        names = ", ".join(c.replace("_", " ") for c in dropped)
+        names = ", ".join(column_label(c) for c in dropped)
         ways = ", ".join(way for option, way in WAYS if option in options)
         how = rest or "; ".join(filter(None, (ways, every)))
         return f"(not shown, for width: {names}{filled('; {}', how)})"

@@ -4,7 +4,8 @@ asked.
 Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 
 * ``accelerators``: accelerators of the planned run; ``nodes``: ``ceil(accelerators /
-  devices_per_node)``;
+  devices_per_node)``, the devices per node given or the family's own
+  (``gpuscale.planning.nodes``: the plan's ``model["devices_per_node"]`` says which);
 * ``time_to_train_min``, ``time_to_train_min_low``, ``time_to_train_min_high``: predicted
   time to train (minutes) and its 80% interval (calibrated per count class by forecasting
   each past round from the rounds before it; wider per octave beyond the family's counts);

@@ -1,0 +1,50 @@
+"""The devices per node a plan counts its nodes with (its ``nodes`` column and the memory
+check's node, ``gpuscale.planning.memory``): the ones given, else the most common among
+the family's systems in the rounds planned from (``systems.node_sizes``, carried in the
+fits: TPU-v5p's hosts hold 4 chips, a DGX 8 GPUs), else ``DEFAULT_PER_NODE``.
+
+The choice is a record (the plan's ``model["devices_per_node"]`` in ``-f json``) with its
+``source``: ``given``, ``rounds`` (with how many of the family's systems ran it) or
+``default`` (no system of the family says its nodes), and one sentence for the notes.
+"""
+
+from __future__ import annotations
+
+from gpuscale.planning.records import Facts, Fits
+
+# A node's devices where the rounds say nothing of a family's: the common 8-GPU server
+DEFAULT_PER_NODE = 8
+
+
+def node_size(fits: Fits, family: str, given: int | None) -> Facts:
+    """``{"devices_per_node", "source", "systems", "of"}`` for ``family`` (``systems`` and
+    ``of``: None but where the rounds say it)."""
+    if given is not None:
+        return {"devices_per_node": int(given), "source": "given", "systems": None, "of": None}
+    seen = (fits.get("per_node") or {}).get(family)
+    if seen:
+        return {
+            "devices_per_node": seen["devices_per_node"],
+            "source": "rounds",
+            "systems": seen["systems"],
+            "of": seen["of"],
+        }
+    return {"devices_per_node": DEFAULT_PER_NODE, "source": "default", "systems": None, "of": None}
+
+
+def node_note(node: Facts, family: str) -> str:
+    """The plan's sentence on the devices per node its nodes are counted with."""
+    n = node["devices_per_node"]
+    each = f"{n:,} device{'s' * (n != 1)} per node"
+    if node["source"] == "given":
+        return f"Nodes: counted at {each}, as given."
+    change = "--devices-per-node sets another"
+    if node["source"] == "rounds":
+        return (
+            f"Nodes: counted at {each}, assumed: the most common among the {family} "
+            f"systems in these rounds ({node['systems']:,} of {node['of']:,}; {change})."
+        )
+    return (
+        f"Nodes: counted at {each}, assumed: no {family} system in these rounds says its "
+        f"nodes ({change})."
+    )

@@ -204,3 +204,43 @@ def test_load_round_refuses_an_offline_that_is_no_bool() -> None:
     with pytest.raises(TypeError, match=r"^offline must be True or False"):
         gpuscale.load_round("v4.1", offline="no")  # type: ignore[arg-type]
     assert len(gpuscale.load_round("v4.1", offline=True).scores) > 0  # bundled: read offline
+
+
+@pytest.mark.parametrize(
+    ("keywords", "named"),
+    [
+        ({"division": 1}, "division"),
+        ({"availability": 1}, "availability"),
+        ({"families": 3}, "families"),
+        ({"families": ["H100", 2]}, "families"),
+    ],
+)
+def test_scaling_table_names_a_filter_of_another_type(tables, keywords, named) -> None:
+    with pytest.raises(TypeError, match=f"^{named} must be"):
+        scaling_table(tables.scores, "bert", **keywords)
+    # one family as text is read as the command line reads it
+    one = scaling_table(tables.scores, "bert", families="H100-SXM5-80GB")
+    assert set(one["accelerator_family"]) == {"H100-SXM5-80GB"}
+
+
+def test_equilibrium_scope_is_all_or_a_family_of_the_table(tables) -> None:
+    table = scaling_table(tables.scores, "bert")
+    with pytest.raises(ValueError, match="'bogus'"):
+        equilibrium(table, scope="bogus")
+    with pytest.raises(TypeError, match="scope"):
+        equilibrium(table, scope=3)  # type: ignore[arg-type]
+    assert equilibrium(table, scope="H100-SXM5-80GB").scope == "H100-SXM5-80GB"
+
+
+@pytest.mark.parametrize(
+    ("keywords", "named"), [({"bench": "x.jsonl"}, "bench"), ({"workers": "2"}, "workers")]
+)
+def test_build_report_names_bench_and_workers_of_another_type(
+    tables, tmp_path, keywords, named
+) -> None:
+    from gpuscale.report.html import build_report
+
+    out = tmp_path / "report"
+    with pytest.raises(TypeError, match=f"^{named} must be"):
+        build_report(tables, ["bert"], out, **keywords)
+    assert not out.exists()  # refused before anything is written

@@ -80,6 +80,7 @@ def test_dir_lists_the_lazy_api() -> None:
     import gpuscale
 
     assert {"advise", "analyze", "load_round", "scaling_table"} <= set(dir(gpuscale))
+    assert {n for n in dir(gpuscale) if not n.startswith("_")} == set(gpuscale.__all__)
 
 
 def test_run_counts_have_separators() -> None:

@@ -53,5 +53,6 @@ from gpuscale.version import __version__ as __version__  # noqa: E402
 
 
 def __dir__() -> list[str]:
-    """The lazily loaded names too: ``dir(gpuscale)`` lists what ``__all__`` offers."""
-    return sorted({*globals(), *__all__})
+    """What ``__all__`` offers, the lazily loaded names too, and the module's own dunder
+    names; never a name the module merely imported (``Any``) or a submodule."""
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})

@@ -140,6 +140,17 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     return frontier.iloc[knee]
 
 
+def _check_scope(table: pd.DataFrame, scope: object) -> None:
+    """``scope``: ``all`` or an accelerator family of ``table`` (the one ``table`` was
+    cut to; any name where it has no row), else TypeError or ValueError naming them."""
+    if not isinstance(scope, str):
+        raise TypeError(f"scope must be a str ('all' or a family), not {type(scope).__name__}")
+    families = set(table["accelerator_family"].dropna().astype(str))
+    if families and scope != "all" and scope not in families:
+        named = ", ".join(sorted(families)[:6]) + (", ..." if len(families) > 6 else "")
+        raise ValueError(f"scope must be 'all' or a family of the table ({named}), not {scope!r}")
+
+
 def equilibrium(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD, scope: str = "all"
 ) -> Equilibrium:
@@ -151,6 +162,7 @@ def equilibrium(
         raise TypeError(f"threshold must be a number, not {type(threshold).__name__}")
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    _check_scope(table, scope)
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)

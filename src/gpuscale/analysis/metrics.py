@@ -312,6 +312,12 @@ def scaling_table(
     for name, value in (("benchmark", benchmark), ("reference", reference)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    for name, value in (("division", division), ("availability", availability)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    listed = isinstance(families, list | tuple) and all(isinstance(f, str) for f in families)
+    if families is not None and not (listed or isinstance(families, str)):
+        raise TypeError(f"families must be a str, a list of str or None, not {families!r:.60}")
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,

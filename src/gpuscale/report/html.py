@@ -59,7 +59,7 @@ from gpuscale.report.workload_figures import (
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
-from gpuscale.tables.checks import check_round_tables
+from gpuscale.tables.checks import check_frame, check_round_tables
 from gpuscale.tables.views import rejected_notes
 
 if TYPE_CHECKING:
@@ -126,6 +126,10 @@ def build_report(
         raise TypeError(
             f"options must be a gpuscale.analysis.AnalysisOptions, not {type(options).__name__}"
         )
+    if bench is not None:  # a results table: read_results' records through bench_table
+        check_frame(bench, "bench", "bench")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)
     if workloads:  # as `--benchmark` reads them: `BERT`, a typo refused with the closest
         workloads = resolve_workloads(

@@ -175,6 +175,18 @@ def test_scaling_table_and_equilibrium_name_a_wrong_type(tables) -> None:
         scaling_table(text, "bert")
 
 
+def test_text_arguments_name_themselves_and_what_they_take(tables, tmp_path) -> None:
+    from gpuscale.mlperf.ingest import read_round
+
+    with pytest.raises(TypeError, match=r"^round_name must be a str like 'v4.1' or None, not int"):
+        read_round(tmp_path, round_name=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^division must be a str or None, not int"):
+        scaling_table(tables.scores, "bert", division=1)  # type: ignore[arg-type]
+    table = scaling_table(tables.scores, "bert")
+    with pytest.raises(TypeError, match=r"^scope must be a str \('all' or a family\), not"):
+        equilibrium(table, scope=None)  # type: ignore[arg-type]
+
+
 def test_plan_names_a_round_given_for_its_scores(tables) -> None:
     with pytest.raises(TypeError, match=r"^scores must be a pandas DataFrame.*RoundTables$"):
         gpuscale.plan(workload="bert", accelerator="H100", devices=[8], scores=tables)

@@ -113,12 +113,19 @@ UNIT_LABELS = {
     "gbs": "GB/s",
 }
 
+# Columns whose ``_mb`` suffix, as PyTorch spells it, counts MiB (2**20 bytes): DDP's
+# ``bucket_cap_mb``; a table writes the unit meant.
+MIB_COLUMNS = frozenset({"bucket_mb"})
+
 
 def column_label(column: str) -> str:
     """A column's name as a table heads it: words at the underscores, its unit suffix as
     SI writes it (``energy_per_sample_j``: "energy per sample J"; ``busbw_gbs``: "busbw
-    GB/s"); ``min``, ``ms`` and ``s`` are SI's already."""
+    GB/s"); ``min``, ``ms`` and ``s`` are SI's already; ``bucket_mb``: "bucket MiB"
+    (:data:`MIB_COLUMNS`)."""
     *words, last = column.split("_")
+    if column in MIB_COLUMNS:
+        return " ".join([*words, "MiB"])
     return " ".join([*words, UNIT_LABELS.get(last, last)] if words else [last])
 
 

@@ -21,7 +21,8 @@ from gpuscale.report.text_table import left_out_note
         ("model_state_gb", "model state GB"),
         ("device_memory_gib", "device memory GiB"),
         ("busbw_gbs", "busbw GB/s"),
-        ("bucket_mb", "bucket MB"),
+        ("bucket_mb", "bucket MiB"),  # PyTorch's bucket_cap_mb counts MiB
+        ("grad_mb", "grad MB"),
         ("power_w", "power W"),
         ("time_to_train_min", "time to train min"),
         ("step_ms", "step ms"),

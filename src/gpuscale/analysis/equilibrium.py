@@ -30,7 +30,7 @@ from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import agreeing, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
-from gpuscale.tables.checks import check_table
+from gpuscale.tables.checks import check_table, check_text
 from gpuscale.tables.result_repr import result_repr
 
 # Why nothing is picked on an empty table (its repr names no benchmark: there is none)
@@ -143,8 +143,7 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
 def _check_scope(table: pd.DataFrame, scope: object) -> None:
     """``scope``: ``all`` or an accelerator family of ``table`` (the one ``table`` was
     cut to; any name where it has no row), else TypeError or ValueError naming them."""
-    if not isinstance(scope, str):
-        raise TypeError(f"scope must be a str ('all' or a family), not {type(scope).__name__}")
+    check_text(scope, "scope", like="('all' or a family)")
     families = set(table["accelerator_family"].dropna().astype(str))
     if families and scope != "all" and scope not in families:
         named = ", ".join(sorted(families)[:6]) + (", ..." if len(families) > 6 else "")

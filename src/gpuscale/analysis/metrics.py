@@ -28,7 +28,7 @@ from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.quantities import filled
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.analysis_request import DIVISIONS
-from gpuscale.tables.checks import check_table
+from gpuscale.tables.checks import check_table, check_text
 from gpuscale.tables.measures import (
     accelerator_hours,
     efficiency,
@@ -310,11 +310,9 @@ def scaling_table(
     """
     check_table(scores, "scores", "scores")
     for name, value in (("benchmark", benchmark), ("reference", reference)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        check_text(value, name)
     for name, value in (("division", division), ("availability", availability)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+        check_text(value, name, optional=True)
     listed = isinstance(families, list | tuple) and all(isinstance(f, str) for f in families)
     if families is not None and not (listed or isinstance(families, str)):
         raise TypeError(f"families must be a str, a list of str or None, not {families!r:.60}")

@@ -49,6 +49,7 @@ from gpuscale.tables import (
     RoundTables,
     frame_of,
 )
+from gpuscale.tables.checks import check_text
 from gpuscale.tables.republished import mark_copies
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
@@ -79,11 +80,7 @@ def read_round(
     """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    if round_name is not None and not isinstance(round_name, str):
-        raise TypeError(
-            f"round_name must be a str like 'v4.1' or None, not {type(round_name).__name__} "
-            f"({round_name!r})"
-        )
+    check_text(round_name, "round_name", optional=True, like="like 'v4.1'")
     for what, value in (
         ("max_file_bytes", max_file_bytes),
         ("max_round_bytes", max_round_bytes),

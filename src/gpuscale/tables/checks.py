@@ -50,6 +50,17 @@ def check_frame(frame: object, kind: str, parameter: str) -> pd.DataFrame:
     return frame
 
 
+def check_text(value: object, parameter: str, *, optional: bool = False, like: str = "") -> None:
+    """TypeError unless ``value`` (given as ``parameter``) is a str, or None where
+    ``optional``: "round_name must be a str like 'v4.1' or None, not int (5)", ``like``
+    giving an example or the values allowed."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    wanted = " ".join(filter(None, ("a str", like, "or None" if optional else "")))
+    shown = f" ({value!r:.60})" if isinstance(value, int | float) else ""
+    raise TypeError(f"{parameter} must be {wanted}, not {type(value).__name__}{shown}")
+
+
 def check_table(frame: object, kind: str, parameter: str) -> None:
     """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
     ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column

@@ -5,6 +5,8 @@ choice is refused, the choice it begins named (``--backend glo`` was gloo in sil
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import typer.main
 from typer.testing import CliRunner
@@ -50,6 +52,22 @@ def test_the_walks_lines() -> None:
     assert "'foo': no such command" in line and "analyze" in line  # the commands listed
     assert "'-w'" in _one_error_line(["plan", "-w"])  # a value missing
     assert _one_error_line(["--bogus"]).startswith("error: --bogus: no such option")
+
+
+@pytest.mark.parametrize(
+    ("args", "offered"),
+    [
+        (["scores", "-r", "v1.1"], ["--round"]),  # analyze's -r is --reference; scores has none
+        (["energy", "-r", "v0.7"], ["--round"]),
+        (["plan", "-q"], []),  # no long option of plan begins with q
+    ],
+)
+def test_an_unknown_short_option_names_the_long_ones_its_letter_begins(
+    args: list[str], offered: list[str]
+) -> None:
+    line = _one_error_line(args)
+    assert re.match(rf"error: {args[1]}: no such option of \S+ {args[0]}\b", line)
+    assert re.findall(r"'(--[a-z-]+)'", line) == offered
 
 
 @pytest.mark.parametrize(

@@ -131,13 +131,21 @@ def _words(name: str) -> list[str]:
     return re.split(r"[-_]", name.lstrip("-").lower())
 
 
+# The most long options a short one is guessed as (all begin with its letter).
+SHORT_GUESSES = 3
+
+
 def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
-    gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close.
-    The options ``typed`` begins come first (``--device`` means ``--device-name``, though
-    difflib's closest is ``--max-devices``) with those it names in a user's words
-    (:func:`meant_options`); else difflib's closest."""
+    gpuscale advise --help``. The options ``typed`` begins come first (``--device`` means
+    ``--device-name``, though difflib's closest is ``--max-devices``) with those it names in
+    a user's words (:func:`meant_options`); else difflib's closest. A short option (``-r``)
+    is guessed only as the long ones its letter begins, at most :data:`SHORT_GUESSES` of
+    them (``scores -r v4.1``: ``--round``); beyond that every one is as close."""
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
+    if re.fullmatch(r"-[A-Za-z]", typed):
+        begun = [v for v in valid if v.startswith(f"-{typed.lower()}")]
+        begun = begun if len(begun) <= SHORT_GUESSES else []
     if typed.startswith("--"):
         begun = list(dict.fromkeys([*begun, *meant_options(typed, valid)]))
     hint = ""

@@ -73,6 +73,8 @@ def test_a_letter_typed_for_a_digit_is_offered_the_name_it_looks_like() -> None:
         ("advise", "--accelerators", {"--max-devices"}),
         ("advise", "--gpus", {"--gpus-per-node", "--max-devices"}),
         ("advise", "--gpu", {"--gpus-per-node", "--device-name"}),
+        ("advise", "--accelerator", {"--device-name"}),
+        ("plan", "--device-name", {"--accelerator"}),
     ],
 )
 def test_a_users_word_for_devices_finds_the_option(command: str, typed: str, meant: set) -> None:

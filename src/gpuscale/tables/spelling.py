@@ -98,15 +98,18 @@ def abbreviation_of(text: str, allowed: Sequence[object]) -> str:
 
 
 # Words users type for a count or kind of device, and the words gpuscale's options use
-# (``--gpus 8``: plan's ``--devices``, bench's ``--nproc``, advise's ``--max-devices``).
+# (``--gpus 8``: plan's ``--devices``, bench's ``--nproc``, advise's ``--max-devices``;
+# ``--accelerator H100``, plan's word for the device: advise's ``--device-name``).
 OPTION_SYNONYMS = {
     "gpus": ("devices", "nproc"),
     "accelerators": ("devices", "nproc"),
     "gpu": ("accelerator", "device"),
     "device": ("accelerator",),
+    "accelerator": ("device",),  # plan's --accelerator; advise's --device-name
     "devices": ("nproc",),
 }
 COUNT_WORDS = frozenset({"n", "num", "number", "count", "of"})  # --num-gpus, --gpu-count
+KIND_WORDS = frozenset({"name", "type", "kind", "model"})  # --device-name, --gpu-type: which one
 
 
 def meant_options(typed: str, valid: Sequence[str]) -> list[str]:
@@ -114,7 +117,7 @@ def meant_options(typed: str, valid: Sequence[str]) -> list[str]:
     (:data:`OPTION_SYNONYMS`):
     one named exactly by a synonym, else those holding a synonym as a word
     (``--accelerators`` for advise: ``--max-devices``); none where no word is a synonym."""
-    typed_words = _words(typed)
+    typed_words = [w for w in _words(typed) if w not in KIND_WORDS]
     words = [w for w in typed_words if w not in COUNT_WORDS]
     if len(words) != 1 or words[0] not in OPTION_SYNONYMS:
         return []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, phrase
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
@@ -113,20 +115,23 @@ def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, 
     if rows.empty:
         return ()
     fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    counts = fastest["accelerators"].to_numpy()  # ascending: groupby sorts its keys
+    work = fastest["time_to_train_min"].to_numpy() * counts  # T_M M, minutes x accelerators
+    why: dict[int, Finding] = {}  # the system behind each bound, made once per system
     out = []
-    for n in range(1, largest + 1):
-        above = fastest[fastest["accelerators"] >= n]
-        if above.empty:
-            break
-        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
-        best = above.loc[bound.idxmin()]
-        why = Finding.of(
-            FindingKind.MLPERF_SYSTEM,
-            round=str(best["round"]),
-            submitter=str(best["submitter"]),
-            devices=int(best["accelerators"]),
-            accelerator=str(best["accelerator_model"]),
-            minutes=float(best["time_to_train_min"]),
-        )
-        out.append((n, float(bound.min()), why))
+    for n in range(1, min(largest, int(counts[-1])) + 1):
+        first = int(np.searchsorted(counts, n))  # the systems with M >= n
+        bound = work[first:] / n / MARGIN
+        at = first + int(np.argmin(bound))  # the first of equal bounds, as idxmin picks
+        if at not in why:
+            best = fastest.iloc[at]
+            why[at] = Finding.of(
+                FindingKind.MLPERF_SYSTEM,
+                round=str(best["round"]),
+                submitter=str(best["submitter"]),
+                devices=int(best["accelerators"]),
+                accelerator=str(best["accelerator_model"]),
+                minutes=float(best["time_to_train_min"]),
+            )
+        out.append((n, float(bound.min()), why[at]))
     return tuple(out)

@@ -214,6 +214,7 @@ JSON_CASES = (
     ["--params", "7M", "--step-ms", "2", "--batch", "64", "--global-batch", "1000"],
     ["--bench", "tests/advice/h100_resnet50_bf16.jsonl"],
     ["--bench", "tests/advice/cpu_tiny_model_gloo.jsonl"],
+    ["--bench", "tests/advice/cpu_mlp_two_sweeps_gloo.jsonl"],  # a row derived: its keys
     [
         *("--params", "7B", "--step-ms", "900", "--batch", "8192", "--device-name", "H100"),
         *("--interconnect", "nvlink4", "--strategy", "fsdp", "--nodes", "2"),

@@ -98,6 +98,8 @@ BY_NUMBERS = {
 # bench files: (the folder, the file, more options); the shared ones skip without ../shared
 BENCH = {
     "bench_cpu_tiny_model_gloo": (HERE, "cpu_tiny_model_gloo.jsonl", ()),
+    # 2 devices run at per-device batch 8 only: the strong row (4) derived from that run
+    "bench_cpu_mlp_two_sweeps_gloo": (HERE, "cpu_mlp_two_sweeps_gloo.jsonl", ()),
     "bench_h100_resnet50_bf16": (HERE, "h100_resnet50_bf16.jsonl", ()),
     "bench_h100_resnet50_bf16_large": (HERE, "h100_resnet50_bf16_large.jsonl", ()),
     "bench_report_h100_paths": (ROOT / "tests" / "report", "h100_paths.jsonl", ()),

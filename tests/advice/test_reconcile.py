@@ -152,7 +152,7 @@ def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
         found["measured"]["no_interval"] == "one run: its value, no spread to read an interval from"
     )
     rows = {r["accelerators"]: r for r in doc["predictions"]}
-    for n in (2, 4):  # 2 measured, 4 carried up from it: neither has an interval
+    for n in (2, 4):  # 2 derived from the weak run, 4 carried up: neither has an interval
         assert rows[n]["speedup_low"] is None and rows[n]["speedup_high"] is None, rows[n]
         assert rows[n]["step_ms_low"] is None and rows[n]["step_ms_high"] is None
         assert 0 < rows[n]["speedup"] < 0.5  # the measured value, kept
@@ -163,7 +163,12 @@ def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
     assert shown.exit_code == 0, shown.output
     answer = shown.output.split("predicted training of")[0]
     assert "80% interval)." not in answer.replace("\n  ", " ").split("Use 1 device")[1]
-    assert re.search(r"2 devices 0\.108x \(one run: no interval\)", answer.replace("\n  ", " "))
+    # the 2-device row (per-device batch 4) has no run: derived from the one at 8 per device
+    derived = (
+        r"2 devices 0\.108x \(derived from the 0\.11x measured at batch 8 per device; "
+        r"one run: no interval\)"
+    )
+    assert re.search(derived, answer.replace("\n  ", " "))
     assert not re.search(r"(\d[\d.]*)-\1x", shown.output)  # no "0.108-0.108x" anywhere
     explained = CliRunner().invoke(app, [*args, "--explain"], env={"COLUMNS": "100"})
     assert explained.exit_code == 0, explained.output

@@ -41,14 +41,17 @@ def test_a_measured_step_is_split_into_the_terms_and_what_they_leave(tmp_path, f
     doc = _json(_file(tmp_path, [0.3, 0.4, 0.5], flags))
     rows = _rows(doc)
     assert rows[1]["rests_on"] == "predicted" and rows[1]["unexplained_ms"] == 0
-    assert rows[2]["rests_on"] == "measured"
+    # 2 devices: no run at the row's per-device batch 4; derived from the runs at 8
+    assert rows[2]["rests_on"] == "derived"
+    assert doc["weak_scaling"][1]["rests_on"] == "measured"  # the runs' own configuration
     assert rows[4]["rests_on"] == "measured_below"  # above the miss, not measured itself
     for row in rows.values():  # the terms, the remainder named, sum to the step the row says
         assert sum(row[t] for t in TERMS) == pytest.approx(row["step_ms"], rel=1e-9)
     # the measured step at 2 devices is 155 ms; the model's terms explain 31 ms of it
     assert rows[2]["unexplained_ms"] > 3 * (rows[2]["step_ms"] - rows[2]["unexplained_ms"])
     d = doc["decision"]
-    assert d["focus"]["accelerators"] == 2 and d["focus"]["rests_on"] == "measured"
+    assert d["focus"]["accelerators"] == 2 and d["focus"]["rests_on"] == "derived"
+    assert d["focus"]["derived_from_batch"] == 8
     assert d["limit"]["overheads_ms"]["unexplained"] == pytest.approx(rows[2]["unexplained_ms"])
     # the dominant term is chosen among the terms that account for the measured step
     assert d["limit"]["dominant_term"] == "unexplained"

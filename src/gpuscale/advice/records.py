@@ -65,7 +65,10 @@ class Assumption:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Row:
     """A count's row: the speedup over one device, its 80% interval and its two factors
-    (fractions)."""
+    (fractions). ``derived_from_batch`` and ``derived_from_speedup``: where the row is
+    derived from the measurement at its count at another per-device batch (by that
+    measurement's ratio to the model), its per-device batch and throughput speedup; else
+    None."""
 
     accelerators: int
     speedup: float
@@ -73,6 +76,8 @@ class Row:
     speedup_high: float
     throughput_efficiency: float
     convergence_factor: float
+    derived_from_batch: int | None = None
+    derived_from_speedup: float | None = None
 
     @property
     def wide_factor(self) -> float | None:
@@ -94,7 +99,7 @@ class Chosen(Row):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Focus(Row):
     """The smallest count above the chosen (else the largest predicted) and its row;
-    ``rests_on``: ``predicted``, ``measured`` or ``measured_below``."""
+    ``rests_on``: ``predicted``, ``measured``, ``derived`` or ``measured_below``."""
 
     step_ms: float
     compute_ms: float

@@ -30,10 +30,12 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
 * ``energy_source``, ``compute_source`` (``measured`` or ``modelled``): where those came
   from; ``rests_on``: what the row's step rests on: ``predicted`` (the model),
   ``measured`` (runs at this count, outside the predicted interval: their median, their
-  range the interval) or ``measured_below`` (the miss measured at a count below, carried
-  up); ``fits``: whether the row's devices hold the model under the strategy advised
-  (``hardware.memory``; such a row is never advised); ``flags``: why the row cannot be
-  true (empty when plausible).
+  range the interval), ``derived`` (no run at the row's per-device batch: the model's row
+  times the ratio of the measurement at its count in another configuration to the model's
+  prediction for it, its range the interval) or ``measured_below`` (the miss measured at a
+  count below, carried up); ``fits``: whether the row's devices hold the model under the
+  strategy advised (``hardware.memory``; such a row is never advised); ``flags``: why the
+  row cannot be true (empty when plausible).
 """
 
 from __future__ import annotations

@@ -136,11 +136,15 @@ def _sources(advice: AdviceView) -> list[str]:
     return [*lines, *(sentence("row_left_out", row=row) for row in flagged)]
 
 
-def _measured(advice: AdviceView, n: int) -> str:
+def _measured(advice: AdviceView, n: int, derived: bool) -> str:
+    """How the row at ``n`` rests on a measurement (``derived``: one at another per-device
+    batch, by its ratio to the model)."""
     m = measured_at(advice.disagreements, n)
     case = "none" if m is None else ("one" if m.measured_low is None else "range")
     below = m is not None and m.accelerators < n
-    return sentence("rests_measured", n=n, at=advice.intervals.span(n), m=m, case=case, below=below)
+    batch = m.batch_per_device if derived and m is not None else None
+    said = {"at": advice.intervals.span(n), "m": m, "case": case, "below": below}
+    return sentence("rests_measured", n=n, batch=batch, **said)
 
 
 def _step_interval(advice: AdviceView, source: str) -> str:
@@ -149,13 +153,14 @@ def _step_interval(advice: AdviceView, source: str) -> str:
     frame, rule = advice.predictions, advice.intervals.rule
     rows = frame[frame["accelerators"] > 1]
     predicted = rows[rows["rests_on"] == "predicted"]["accelerators"]
-    resting = rows[rows["rests_on"] != "predicted"]["accelerators"]
+    resting = rows[rows["rests_on"] != "predicted"][["accelerators", "rests_on"]]
     carried = [sentence("row_carries", at=advice.intervals.span(int(n))) for n in predicted]
     # why the rows' intervals differ from the model's error (``RowIntervals.wider``)
     wider = advice.intervals.wider if rule is None else ("rule",)
     said = {"resting": len(resting) > 0, "carried": tuple(carried) or None}
     said["wider"] = joined([sentence("wider_why", why=why) for why in wider]) or None
-    said["measured"] = tuple(_measured(advice, int(n)) for n in resting) or None
+    measured = [_measured(advice, int(n), on == "derived") for n, on in resting.to_numpy()]
+    said["measured"] = tuple(measured) or None
     return sentence("step_interval", source=source, rule=rule and phrasebook.said(rule), **said)
 
 

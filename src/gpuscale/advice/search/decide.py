@@ -49,6 +49,9 @@ WITH_TIME = ["step_ms", "time_to_train_min", "accelerator_hours", "cost", "energ
 SUMMED = ["compute_ms", "ddp_ms", "wait_ms", "exposed_comm_ms"]
 TERMS = [*SUMMED, "comm_ms", "latency_ms", "fixed_excess_ms"]
 INTERVALS = ["speedup_low", "speedup_high", "step_ms_low", "step_ms_high"]
+# a row derived from a measurement at its count in another configuration: that one's
+# per-device batch and measured throughput speedup (NaN elsewhere; not in the table shown)
+DERIVED_FROM = ["derived_from_batch", "derived_from_speedup"]
 
 
 class NoneHolds(ValueError):
@@ -138,9 +141,15 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
 
 
 def _record(cls: type[R], row: pd.Series, **given: object) -> R:
-    """A ``cls`` of ``row``'s columns named as its fields, cast to their types."""
+    """A ``cls`` of ``row``'s columns named as its fields, cast to their types (an optional
+    field's NaN: None)."""
     casts = {"int": int, "float": float, "str": str}
-    taken = {f.name: casts[f.type](row[f.name]) for f in fields(cls) if f.name not in given}
+    taken: dict[str, object] = {}
+    for f in fields(cls):
+        if f.name not in given:
+            kind, optional = str(f.type).removesuffix(" | None"), str(f.type).endswith("None")
+            value = row[f.name]
+            taken[f.name] = None if optional and pd.isna(value) else casts[kind](value)
     return cls(**taken, **given)
 
 
@@ -282,8 +291,11 @@ def applied(
     frame: pd.DataFrame, found: Sequence[MeasuredCount], measured: Collection[int]
 ) -> pd.DataFrame:
     """``frame`` with each row a disagreement governs (at its count, its own configuration's
-    first; above it, up to the next count ``measured``) resting on the measurement."""
+    first; above it, up to the next count ``measured``) resting on the measurement: its
+    own (``measured``), one at its count in another configuration (``derived``: the row's
+    prediction times that one's ratio to its own) or one below (``measured_below``)."""
     out = frame.copy()
+    out[DERIVED_FROM] = math.nan
     for i, row in frame.iterrows():
         n = int(row["accelerators"])
         d = measured_at(found, n)
@@ -298,7 +310,11 @@ def applied(
             out.loc[i, "unexplained_ms"] = 0.0
         else:  # measured longer: the model's terms plus what they leave unexplained
             out.loc[i, "unexplained_ms"] = modelled_ms / factor - modelled_ms
-        out.loc[i, "rests_on"] = "measured" if d.accelerators == n else "measured_below"
+        own = (d.batch_per_device, d.accum) == key[1:]
+        kind = "measured" if own else "derived"
+        out.loc[i, "rests_on"] = kind if d.accelerators == n else "measured_below"
+        if d.accelerators == n and not own:
+            out.loc[i, DERIVED_FROM] = [d.batch_per_device, d.measured_speedup]
         out.loc[i, WITH_THROUGHPUT] = (row[WITH_THROUGHPUT] * factor).to_numpy(float)
         out.loc[i, WITH_TIME] = (row[WITH_TIME] / factor).to_numpy(float)
         speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gpuscale.quantities import filled, joined
+from gpuscale.quantities import filled, joined, noun_for
 from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 if TYPE_CHECKING:  # its type alone: the section loads no module of the advice engine
     from gpuscale.advice.calibration import Calibration
+    from gpuscale.report.bench_checks import ReadRun
 
 
 def advised_runs(scaling: pd.DataFrame, cal: Calibration) -> pd.Series:
@@ -151,3 +152,32 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
         f"is on {advised_scope(scaling, advised, cal)}), so no check of it: {said}. To "
         f"advise on one of them: {joined(how, 'or')}."
     )
+
+
+def advice_reads(
+    scaling: pd.DataFrame, advised: pd.Series, read: tuple[ReadRun, ...], cal: Calibration
+) -> str | None:
+    """The summary's line on the runs the advice reads where the findings' runs are not
+    those (``advised``: ``advised_runs``; ``read``: ``bench_checks.read_runs`` of them):
+    a flagged run it uses, a run of its model outlasted by one of more steps; None where
+    neither is."""
+    flagged = [r for r in read if r.flagged and r.read]
+    shorter = scaling[(scaling["model"] == cal.model.name) & outlasted(scaling)]
+    runs = scaling[advised & ~scaling.index.isin([r.at for r in read if not r.read])]
+    if runs.empty or (not flagged and shorter.empty):
+        return None
+    counts = sorted({int(n) for n in runs["accelerators"]})
+    said = (
+        f"The advice reads {joined(dict.fromkeys(runs['configuration'].astype(str)))} on "
+        f"{joined(counts)} {noun_for(counts[-1], 'device')}"
+    )
+    if flagged:
+        said += "; flagged, yet read: " + "; ".join(
+            f"{r.configuration} on {r.accelerators}, {r.use}" for r in flagged
+        )
+    if len(shorter):
+        said += (
+            f"; not {joined(dict.fromkeys(shorter['configuration'].astype(str)))}, outlasted "
+            "(of each configuration and count it reads the run of most steps)"
+        )
+    return said + "."

@@ -7,7 +7,7 @@ or strong evidence), and the prediction the figure draws under the measured poin
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,52 @@ def _used(d: MeasuredCount | None, allowed: bool) -> str:
     return ""
 
 
+def _count_record(found: Sequence[MeasuredCount], r: pd.Series) -> MeasuredCount | None:
+    """The advice's record of the runs at ``r``'s count and configuration (its
+    disagreements, ``found``), None where it holds none."""
+    key = (int(r["accelerators"]), int(r["batch_per_device"]), int(r["accum"]))
+    return next((d for d in found if (d.accelerators, d.batch_per_device, d.accum) == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRun:
+    """A measured run at N > 1 of what the advice is on, as the advice reads it: the
+    report's line on the measured speedups, its checks and its summary say it from this
+    record (``at``: the run's label in the bench scaling table)."""
+
+    at: Hashable
+    configuration: str
+    accelerators: int
+    speedup: float
+    flagged: bool
+    use: str = ""  # how the advice uses it where flagged ("" where it leaves it out)
+
+    @property
+    def read(self) -> bool:
+        """The advice reads it: unflagged, or flagged and used."""
+        return not self.flagged or bool(self.use)
+
+
+def read_runs(
+    measured: pd.DataFrame, *, allowed: bool = False, found: Sequence[MeasuredCount] = ()
+) -> tuple[ReadRun, ...]:
+    """Each run of ``measured`` (the advised runs: ``bench_answer.advised_runs``) at N > 1
+    with a speedup, and whether the advice reads it (``allowed``: --allow-flagged; ``found``:
+    the advice's disagreements, where a count of flagged runs alone rests on them)."""
+    return tuple(
+        ReadRun(
+            at,
+            str(r["configuration"]),
+            int(r["accelerators"]),
+            float(r["speedup"]),
+            bool(r["flagged"]),
+            _used(_count_record(found, r), allowed) if r["flagged"] else "",
+        )
+        for at, r in measured.iterrows()
+        if int(r["accelerators"]) > 1 and not pd.isna(r["speedup"])
+    )
+
+
 def checks(
     frames: list[pd.DataFrame | None],
     measured: pd.DataFrame,
@@ -112,8 +158,7 @@ def checks(
             continue
         batch, accum = int(r["batch_per_device"]), int(r["accum"])
         config = _configuration(batch, accum, n)
-        key = (n, batch, accum)
-        d = next((d for d in found if (d.accelerators, d.batch_per_device, d.accum) == key), None)
+        d = _count_record(found, r)
         use = _used(d, allowed)
         state = run_grade(scaling, measured.loc[[at]])
         if r["flagged"]:

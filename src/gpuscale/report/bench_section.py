@@ -11,14 +11,15 @@ from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
 from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.report.bench_answer import (
+    advice_reads,
     advised_runs,
     advised_scope,
     measured_speedup,
     others_answer,
     rerun_options,
 )
+from gpuscale.report.bench_checks import ReadRun, drawn, read_runs
 from gpuscale.report.bench_checks import checks as measured_checks
-from gpuscale.report.bench_checks import drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
     breakdown_title,
@@ -78,6 +79,9 @@ class BenchSection:
     summary: list[str] = field(default_factory=list)  # findings' first lines, shown
     # the advice's predicted scaling against the runs: drawn beside ``answer``
     answer_figure: tuple[str, str, list[str]] | None = None
+    # the advised runs at N > 1 as the advice reads them: the answer's measured speedups,
+    # its checks and the summary's line on them say them from these
+    read: tuple[ReadRun, ...] = ()
 
     @property
     def drawn_in_section(self) -> list[tuple[str, str, list[str]]]:
@@ -115,18 +119,29 @@ _FLAGGED_USED = {
 }
 
 
-def advice_figure(
-    scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
-) -> tuple[list[str], tuple | None, tuple[list[str], list[str]], str | None]:
+@dataclass(frozen=True, slots=True)
+class _Advised:
+    """The advice's part of the section (``advice_figure``)."""
+
+    explained: list[str]  # its explanation and every check not at the top
+    figure: tuple[str, str, list[str]] | None  # the predicted scaling against the runs
+    decision: list[str]  # the top's: the advice's lines
+    first: list[str]  # the top's: the measured runs against it
+    refused: str | None = None  # why no advice was given
+    read: tuple[ReadRun, ...] = ()  # the advised runs at N > 1 as it reads them
+    reads: str | None = None  # the summary's line on them (``advice_reads``)
+
+
+def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -> _Advised:
     """The advice computed for the bench (``gpuscale advise --bench``): its explanation,
     the predicted scaling against the measured points, the lines for the top of the
     report (the advice's decision and what qualifies it; each measured N > 1 against it),
-    and why no advice was given (None when it was: what ``gpuscale advise --bench``
-    says)."""
+    why no advice was given (None when it was: what ``gpuscale advise --bench`` says),
+    and the runs it reads."""
     result = given.advice
     if result is None:
         refused = [f"No advice: {given.refused}"]
-        return refused, None, (refused, []), given.refused
+        return _Advised(refused, None, refused, [], given.refused)
     cal = result.calibration
     assert cal is not None
     predicted = as_throughput(result.predictions)
@@ -136,6 +151,7 @@ def advice_figure(
     advised = advised_runs(scaling, cal)
     measured = scaling[advised]
     allowed = given.allow_flagged
+    read = read_runs(measured, allowed=allowed, found=result.disagreements)
     frames = [predicted, alternative]
     checks = measured_checks(
         frames,
@@ -164,7 +180,7 @@ def advice_figure(
     # configuration with only flagged runs rests on them, --allow-flagged or not (the
     # checks read it off the advice's disagreement, as its answer does)
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
-    used = used or any(c.flagged_used for c in checks)
+    used = used or any(r.flagged and r.read for r in read)
     warned = _FLAGGED_USED.get((used, allowed), "")
     # the model's name alone where every run of it is of the configuration advised on,
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
@@ -182,7 +198,7 @@ def advice_figure(
         "them): `gpuscale advise --bench FILE` with the others shows what they change."
     )
     on = f" of what the advice is on ({scope})"
-    own = measured_answer(scaling, advised, on, rerun_options(scaling, cal))
+    own = measured_answer(scaling, advised, on, rerun_options(scaling, cal), read)
     other = others_answer(scaling, advised, cal)
     # at the top, as `gpuscale advise` says it: the advice's own lines; the advised runs'
     # measured speedups where there are any (the advice already names what to measure
@@ -191,23 +207,24 @@ def advice_figure(
     ran = bool(((measured["accelerators"] > 1) & measured["speedup"].notna()).any())
     first = [own] * ran + [c.line for c in checks if c.first]
     behind = [own] * (not ran) + [c.line for c in checks if not c.first] + [other] * bool(other)
-    return (
+    caption = (
+        "Predicted throughput speedup by device count with its 80% interval (per-device "
+        f"batch {_batches(shown)}), "
+        + (
+            "measured runs at N > 1 of that configuration overlaid (hollow grey: "
+            f"flagged{'' if used else ', not used'})"
+            if len(points)
+            else "no run of that configuration measured at N > 1 to set beside it"
+        )
+        + left_off
+    )
+    return _Advised(
         explained + behind,
-        (
-            "Predicted throughput speedup by device count with its 80% interval (per-device "
-            f"batch {_batches(shown)}), "
-            + (
-                "measured runs at N > 1 of that configuration overlaid (hollow grey: "
-                f"flagged{'' if used else ', not used'})"
-                if len(points)
-                else "no run of that configuration measured at N > 1 to set beside it"
-            )
-            + left_off,
-            svg,
-            files,
-        ),
-        (decision, first),
-        None,
+        (caption, svg, files),
+        decision,
+        first,
+        read=read,
+        reads=advice_reads(scaling, advised, read, cal),
     )
 
 
@@ -228,15 +245,22 @@ def nothing_measured(failed: int) -> str:
 
 
 def measured_answer(
-    scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "", rerun: str = ""
+    scaling: pd.DataFrame,
+    only: pd.Series | None = None,
+    of: str = "",
+    rerun: str = "",
+    read: tuple[ReadRun, ...] = (),
 ) -> str:
     """The top of the report's line on what the bench measured at N > 1: each trusted
-    run's speedup, or that none is trustworthy (never a result from flagged runs); with
-    ``only`` (a mask of ``scaling``), of those runs alone, ``of`` saying which and
-    ``rerun`` the bench's options that measure them."""
+    run's speedup, or that none is trustworthy (never a result from flagged runs the
+    advice leaves out); with ``only`` (a mask of ``scaling``), of those runs alone, ``of``
+    saying which and ``rerun`` the bench's options that measure them; ``read`` (the
+    advice's reading of those runs, ``bench_checks.read_runs``): a flagged run it uses is
+    said with its speedup, as flagged and used, as the advice's lines say it."""
     chosen = scaling if only is None else scaling[only]
     multi = chosen[(chosen["accelerators"] > 1) & chosen["speedup"].notna()]
-    kept = multi[~multi["flagged"].astype(bool)]
+    used = {r.at: r.use for r in read if r.flagged and r.read}
+    kept = multi[~multi["flagged"].astype(bool) | multi.index.isin(list(used))]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
         named = filled(" {}", rerun)  # the configuration advised on, never another's
@@ -251,7 +275,12 @@ def measured_answer(
         )
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
-        measured_speedup(r) + filled(", {}", weak_tag(scaling, kept.loc[[at]]))
+        measured_speedup(r)
+        + (
+            f", flagged ({', '.join(r.flag_kinds)}), {used[at]}: less certain"
+            if at in used
+            else filled(", {}", weak_tag(scaling, kept.loc[[at]]))
+        )
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
     return f"Your hardware, measured speedup over one device{of}: {said}."
@@ -295,17 +324,22 @@ def build_bench_section(
     # the decision first (where advice was asked), then what was measured, each run
     # with its platform, then the advised model's runs against the advice
     answer = [measured_answer(scaling)]
-    refused, answer_figure = None, None
+    refused, answer_figure, read = None, None, ()
     if advice is not None:
-        lines, figure, (decision, measured), refused = advice_figure(scaling, out, advice)
-        findings += lines
+        given = advice_figure(scaling, out, advice)
+        refused, read = given.refused, given.read
+        # the runs it reads, where the summary's are not those: said with the summary
+        if given.reads:
+            findings.insert(len(summary), given.reads)
+            summary = [*summary, given.reads]
+        findings += given.explained
         # with the advice, its lines and the measured runs it is on (against it); refused,
         # why, then what was measured (``bench_answer``): never another model's run as
         # the advice's answer
-        answer = [*decision, *measured] if refused is None else [*decision, *answer]
-        if figure is not None:
-            figures.append(figure)
-        answer_figure = figure  # drawn beside the answer at the top, as the MLPerf answer's
+        answer = [*given.decision, *given.first] if refused is None else [*given.decision, *answer]
+        if given.figure is not None:
+            figures.append(given.figure)
+        answer_figure = given.figure  # drawn beside the answer, as the MLPerf answer's
     shown = shown_columns(scaling)
     rows = [
         {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")
@@ -320,6 +354,7 @@ def build_bench_section(
         advice_refused=refused,
         summary=summary,
         answer_figure=answer_figure,
+        read=read,
         # and where a configuration's is the wrapper's one-rank step, what that overstates
         speedup_basis="; ".join(
             [speedup_basis(tuple(shown), lambda c: shown.get(c, c)), *wrapped_baselines(scaling)]

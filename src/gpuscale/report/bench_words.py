@@ -190,7 +190,25 @@ def bench_summary(all_rows: pd.DataFrame) -> list[str]:
         return [f"{every} flagged as untrustworthy (see the table)."]
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
-    return [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
+    flagged = all_rows[all_rows["flagged"].astype(bool)]
+    lines = [_platforms_summary(platforms)] * several
+    for platform, rows in platforms:
+        lines.append(_summary(rows)[:-1] + _left_out(flagged[flagged["platform"] == platform]))
+    elsewhere = flagged[~flagged["platform"].isin([p for p, _ in platforms])]
+    if len(elsewhere):  # a platform whose every run is flagged
+        lines.append(f"Flagged, so left out of these findings: {_runs(elsewhere)}.")
+    return lines
+
+
+def _runs(rows: pd.DataFrame) -> str:
+    """``b on 2, c on 4``: each run by its configuration and device count."""
+    return joined(f"{r.configuration} on {r.accelerators}" for r in rows.itertuples())
+
+
+def _left_out(flagged: pd.DataFrame) -> str:
+    """What a summary leaves out of the runs it counts: ``; flagged, so left out of
+    these findings: b on 2.`` (``.`` where none is)."""
+    return f"; flagged, so left out of these findings: {_runs(flagged)}." if len(flagged) else "."
 
 
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
@@ -211,7 +229,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     if grade:
         out.append(grade)
     if len(flagged):
-        names = joined(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
+        names = _runs(flagged)
         # each kind of flag once, with its count (the table gives each run's own words)
         kinds = flags_counted(flagged)
         out.append(

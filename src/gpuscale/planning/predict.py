@@ -286,7 +286,7 @@ def predict_point(
 ) -> PlanRow:
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
-    ``expected_samples``, ``batch_per_accelerator``, ``count_class``,
+    ``expected_to_converge``, ``batch_per_accelerator``, ``count_class``,
     ``octaves_outside``, ``half_width`` (log, calibrated), ``calibrated_low`` and
     ``calibrated_high`` (the interval before it holds ``own_results``, the family's newest
     results at ``n``: :func:`own_results`), ``convergence`` (``C(B)``), ``log_y`` and
@@ -335,7 +335,7 @@ def predict_point(
         "own_results": held,
         "global_batch": batch,
         "assumed_batch": assumed,  # before rounding to a runnable batch
-        "expected_samples": expected,
+        "expected_to_converge": expected,
         "batch_per_accelerator": batch / n,
         "count_class": kind,
         "octaves_outside": octaves,

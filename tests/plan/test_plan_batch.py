@@ -78,12 +78,12 @@ def test_the_time_and_samples_to_converge_are_at_the_batch_shown() -> None:
         ("stable_diffusion", "H100", (8, 24, 256, 2048)),
     ):
         rows = [r for r in _plan(workload, family, devices).rows if r["global_batch"]]
-        (b0, e0), (b1, e1) = [(r["global_batch"], r["expected_samples"]) for r in rows[:2]]
+        (b0, e0), (b1, e1) = [(r["global_batch"], r["expected_to_converge"]) for r in rows[:2]]
         slope = (e1 - e0) / (b1 - b0)
         for row in rows:
             on_line = e0 + slope * (row["global_batch"] - b0)
-            assert row["expected_samples"] == pytest.approx(on_line, rel=1e-9), (workload, row)
-            ratio = rows[0]["expected_samples"] / row["expected_samples"]
+            assert row["expected_to_converge"] == pytest.approx(on_line, rel=1e-9), (workload, row)
+            ratio = rows[0]["expected_to_converge"] / row["expected_to_converge"]
             assert row["convergence_factor"] == pytest.approx(ratio, rel=1e-9)
 
 

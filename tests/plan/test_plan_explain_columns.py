@@ -27,7 +27,7 @@ def test_explain_shows_every_column_but_those_said_in_lines() -> None:
     assert set(records[0]) == named - {"nearest", "rests_on_outlier"}
     flat = set(nearest_columns([]))  # CSV: a column per field of each system leaned on
     assert set(csv_records[0]) == set(PLAN_COLUMNS) - {"nearest"} | flat
-    assert {"batch_per_accelerator", "expected_samples", "extrapolated", "pareto"} <= set(
+    assert {"batch_per_accelerator", "expected_to_converge", "extrapolated", "pareto"} <= set(
         records[0]
     )
     assert len(said) == len(records)  # a "lean on" line per count with a time

@@ -77,7 +77,7 @@ def test_bert_on_a100_from_16_to_32_is_said_and_rests_on_the_results_that_ran_so
     assert re.search(r"x(\S+) from the per-device batch", terms)[1] == f"{max(parts):.3f}"
     converge = row["convergence_factor"] / first["convergence_factor"]
     assert samples == f"{converge:.3f}"
-    assert more == f"{row['expected_samples'] / first['expected_samples']:.3f}"
+    assert more == f"{row['expected_to_converge'] / first['expected_to_converge']:.3f}"
     assert float(throughput) * float(samples) == pytest.approx(hours, abs=0.005)
     # the results it rests on, by their systems and times
     for n in (16, 32):

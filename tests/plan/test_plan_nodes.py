@@ -15,7 +15,7 @@ import gpuscale
 from gpuscale.cli import app
 from gpuscale.planning import PlanRequest, plan_for, result
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.nodes import DEFAULT_PER_NODE, node_size
+from gpuscale.planning.nodes import DEFAULT_PER_NODE, NOT_IN_TIME, node_size
 from gpuscale.planning.systems import node_sizes
 
 runner = CliRunner()
@@ -35,6 +35,8 @@ def test_tpu_v5p_nodes_are_counted_at_its_own_four_chips() -> None:
         "source": "rounds",
         "systems": 11,
         "of": 11,
+        "enters_time": False,
+        "enters_time_why": NOT_IN_TIME,
     }
     said = [n for n in document["notes"] if n.startswith("Nodes:")]
     assert len(said) == 1 and "4 devices per node" in said[0] and "11 of 11" in said[0]
@@ -48,6 +50,8 @@ def test_devices_per_node_given_wins() -> None:
         "source": "given",
         "systems": None,
         "of": None,
+        "enters_time": False,
+        "enters_time_why": NOT_IN_TIME,
     }
     frame = gpuscale.plan(workload="gpt3", accelerator="TPU-v5p", devices=[6144])
     assert frame["nodes"].tolist() == [1536]
@@ -55,6 +59,32 @@ def test_devices_per_node_given_wins() -> None:
         workload="gpt3", accelerator="TPU-v5p", devices=[6144], devices_per_node=2
     )
     assert frame["nodes"].tolist() == [3072]
+
+
+def test_the_node_layout_moves_the_nodes_not_the_times_and_the_json_says_so() -> None:
+    """``--devices-per-node 3`` against the family's own 4: the nodes column moves, every
+    time and interval is the same, and ``model.devices_per_node.enters_time`` is False,
+    with why (the fit is per accelerator count); the notes say it once."""
+    counts = "8192,10240"
+    own = json.loads(_cli("-n", counts, "-f", "json").stdout)
+    three = json.loads(_cli("-n", counts, "-f", "json", "--devices-per-node", "3").stdout)
+    assert [r["nodes"] for r in own["rows"]] == [2048, 2560]
+    assert [r["nodes"] for r in three["rows"]] == [2731, 3414]
+    timed = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
+    for a, b in zip(own["rows"], three["rows"], strict=True):
+        assert [a[k] for k in timed] == [b[k] for k in timed]
+    for document in (own, three):
+        layout = document["model"]["devices_per_node"]
+        assert layout["enters_time"] is False
+        assert "per accelerator count" in layout["enters_time_why"]
+    explained = " ".join(_cli("-n", counts, "--devices-per-node", "3", "--explain").output.split())
+    assert explained.count("The times do not depend on it") == 1
+
+
+def _cli(*args: str):
+    done = runner.invoke(app, ["plan", "-w", "gpt3", "-a", "TPU-v5p", *args])
+    assert done.exit_code == 0, done.output
+    return done
 
 
 @pytest.mark.parametrize(("family", "per_node"), [("H100", 8), ("GB200", 4), ("B200", 8)])
@@ -87,6 +117,8 @@ def test_a_family_the_rounds_do_not_size_takes_eight() -> None:
         "source": "default",
         "systems": None,
         "of": None,
+        "enters_time": False,
+        "enters_time_why": NOT_IN_TIME,
     }
     assert DEFAULT_PER_NODE == 8
 

@@ -1,4 +1,4 @@
-"""Every value of ``plan -f csv`` / ``-f json`` with its unit: ``expected_samples`` of an
+"""Every value of ``plan -f csv`` / ``-f json`` with its unit: ``expected_to_converge`` of an
 epoch-counted workload is in epochs (retinanet's 4.02 is no count of samples), said by a
 ``convergence_unit`` column as the analysis says it; ``cost`` is in the currency of the
 price given, said in the notes every format carries."""
@@ -28,7 +28,7 @@ runner = CliRunner()
         ("gpt3", "tokens", 1e8, 1e11, (512, 1024)),
     ],
 )
-def test_expected_samples_carry_their_unit(
+def test_expected_to_converge_carries_its_unit(
     workload: str, unit: str, low: float, high: float, counts: tuple[int, int]
 ) -> None:
     asked = ",".join(map(str, counts))
@@ -36,12 +36,27 @@ def test_expected_samples_carry_their_unit(
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [r["convergence_unit"] for r in rows] == [unit, unit]
-    assert all(low < float(r["expected_samples"]) < high for r in rows)
+    assert all(low < float(r["expected_to_converge"]) < high for r in rows)
     header = list(rows[0])
-    assert header.index("convergence_unit") == header.index("expected_samples") + 1
+    assert header.index("convergence_unit") == header.index("expected_to_converge") + 1
     frame = gpuscale.plan(workload=workload, accelerator="H100", devices=[counts[0]])
     assert list(frame["convergence_unit"]) == [unit]
     assert "convergence_unit" in PLAN_COLUMNS
+    # named for what it holds in any unit (GPT-3's are tokens, not samples), in every format
+    assert "expected_samples" not in header and "expected_samples" not in PLAN_COLUMNS
+    document = json.loads(
+        runner.invoke(app, ["plan", "-w", workload, "-a", "H100", "-n", asked, "-f", "json"]).stdout
+    )
+    for row, line in zip(document["rows"], rows, strict=True):
+        assert "expected_samples" not in row
+        assert row["expected_to_converge"] == pytest.approx(float(line["expected_to_converge"]))
+        assert row["convergence_unit"] == unit
+    shown = runner.invoke(app, ["plan", "-w", workload, "-a", "H100", "-n", asked, "--explain"])
+    lines = [line.split() for line in shown.stdout.splitlines()]
+    labels = [line[:3] for line in lines]
+    assert ["expected", "samples"] not in [line[:2] for line in lines]
+    at = labels.index(["expected", "to", "converge"])
+    assert lines[at + 1][:3] == ["convergence", "unit", unit]
 
 
 def test_epochs_are_not_called_samples_in_the_batch_note() -> None:

@@ -111,7 +111,7 @@ def test_a_row_with_no_time_shows_no_batch_and_says_its_counts_and_units(
     table = plan(workload=workload, accelerator=accelerator, devices=devices)
     untimed = table[table["time_to_train_min"].isna()]
     assert len(untimed) and len(untimed) < len(table)  # the trap: some rows have a time
-    blank = ["global_batch", "batch_per_accelerator", "expected_samples", "convergence_factor"]
+    blank = ["global_batch", "batch_per_accelerator", "expected_to_converge", "convergence_factor"]
     assert untimed[blank].isna().all().all()
     assert table.loc[table["time_to_train_min"].notna(), blank].notna().all().all()
     said = [n for n in table.attrs["notes"] if n.startswith("No time at ")]

@@ -5,7 +5,12 @@ fits: TPU-v5p's hosts hold 4 chips, a DGX 8 GPUs), else ``DEFAULT_PER_NODE``.
 
 The choice is a record (the plan's ``model["devices_per_node"]`` in ``-f json``) with its
 ``source``: ``given``, ``rounds`` (with how many of the family's systems ran it) or
-``default`` (no system of the family says its nodes), and one sentence for the notes.
+``default`` (no system of the family says its nodes), ``enters_time`` (False) and
+``enters_time_why``, and one sentence for the notes.
+
+The node layout never enters the planned time: the model is fitted per accelerator count
+(each MLPerf result at its devices, whatever its hosts), so ``--devices-per-node`` moves the
+nodes column and the memory check (a state sharded within a node), not the minutes.
 """
 
 from __future__ import annotations
@@ -15,21 +20,43 @@ from gpuscale.planning.records import Facts, Fits
 # A node's devices where the rounds say nothing of a family's: the common 8-GPU server
 DEFAULT_PER_NODE = 8
 
+# Why the times do not move with the node layout (the record's ``enters_time_why``)
+NOT_IN_TIME = (
+    "the model is fitted per accelerator count (each result at its devices, whatever its "
+    "nodes): the nodes column and the memory check count with the node, the times do not"
+)
+NOT_IN_TIME_NOTE = (
+    "The times do not depend on it (the model is fitted per accelerator count, whatever "
+    "the node layout): it counts the nodes and the memory check's node only."
+)
+
+
+def _layout(facts: Facts) -> Facts:
+    """``facts`` with whether (never) and why the node layout enters the times."""
+    return facts | {"enters_time": False, "enters_time_why": NOT_IN_TIME}
+
 
 def node_size(fits: Fits, family: str, given: int | None) -> Facts:
-    """``{"devices_per_node", "source", "systems", "of"}`` for ``family`` (``systems`` and
-    ``of``: None but where the rounds say it)."""
+    """``{"devices_per_node", "source", "systems", "of", "enters_time",
+    "enters_time_why"}`` for ``family`` (``systems`` and ``of``: None but where the rounds
+    say it; ``enters_time``: False, the times being per accelerator count)."""
     if given is not None:
-        return {"devices_per_node": int(given), "source": "given", "systems": None, "of": None}
+        return _layout(
+            {"devices_per_node": int(given), "source": "given", "systems": None, "of": None}
+        )
     seen = (fits.get("per_node") or {}).get(family)
     if seen:
-        return {
-            "devices_per_node": seen["devices_per_node"],
-            "source": "rounds",
-            "systems": seen["systems"],
-            "of": seen["of"],
-        }
-    return {"devices_per_node": DEFAULT_PER_NODE, "source": "default", "systems": None, "of": None}
+        return _layout(
+            {
+                "devices_per_node": seen["devices_per_node"],
+                "source": "rounds",
+                "systems": seen["systems"],
+                "of": seen["of"],
+            }
+        )
+    return _layout(
+        {"devices_per_node": DEFAULT_PER_NODE, "source": "default", "systems": None, "of": None}
+    )
 
 
 def node_note(node: Facts, family: str) -> str:
@@ -37,14 +64,15 @@ def node_note(node: Facts, family: str) -> str:
     n = node["devices_per_node"]
     each = f"{n:,} device{'s' * (n != 1)} per node"
     if node["source"] == "given":
-        return f"Nodes: counted at {each}, as given."
+        return f"Nodes: counted at {each}, as given. {NOT_IN_TIME_NOTE}"
     change = "--devices-per-node sets another"
     if node["source"] == "rounds":
         return (
             f"Nodes: counted at {each}, assumed: the most common among the {family} "
-            f"systems in these rounds ({node['systems']:,} of {node['of']:,}; {change})."
+            f"systems in these rounds ({node['systems']:,} of {node['of']:,}; {change}). "
+            f"{NOT_IN_TIME_NOTE}"
         )
     return (
         f"Nodes: counted at {each}, assumed: no {family} system in these rounds says its "
-        f"nodes ({change})."
+        f"nodes ({change}). {NOT_IN_TIME_NOTE}"
     )

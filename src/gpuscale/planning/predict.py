@@ -150,15 +150,33 @@ def runnable_batch(assumed: float, n: int, floor: float = 1.0) -> int:
     divisors: choosing among those made the batch, and the time, jump from count to count
     (Llama2 at 316 devices: 79 samples at 4 devices each, +50% against 312 and 320 at
     8); where ``k`` does not divide ``n``, its devices per sample ``n / B`` are not whole
-    (said)."""
+    (said).
+
+    Halfway (within :data:`FLOAT_SLACK`) between two runnable batches, the smaller: a whole
+    per-device batch ``m + 1/2`` gives ``m``, and ``1 / sqrt(2)`` times ``1 / 2^j`` per
+    device (``log2(n / assumed) = j + 1/2``, where a batch interpolated half an octave off
+    the typical one lands) gives ``2^(j+1)`` devices per sample, and ``n / k`` halfway
+    between whole samples the fewer. The smaller batch is one
+    the workload's convergence references cover (its RCPs run down to small batches, not
+    always up), and one rule at every count keeps the planned per-device batch a function
+    of the assumed one (a tie left to float rounding puts one assumed per-device batch in
+    two cells at two counts, a batch twice the other)."""
     per = assumed / n
     if per >= 1:
-        return n * round(per)
-    k = 2 ** round(math.log2(1 / per))
+        return n * max(1, _nearest_whole(per, ties_up=False))
+    k = 2 ** _nearest_whole(math.log2(1 / per), ties_up=True)
     # at the floor within float rounding: at least the floor (a batch assumed further below
     # it is refused by the plan, ``limits.refusals``, and scored as assumed by the backtest)
     lift = math.ceil(n * floor - FLOAT_SLACK) if per >= floor * (1 - FLOAT_SLACK) else 1
-    return max(1, round(n / k), lift)
+    return max(1, _nearest_whole(n / k, ties_up=False), lift)
+
+
+def _nearest_whole(value: float, *, ties_up: bool) -> int:
+    """The whole number nearest ``value``; within :data:`FLOAT_SLACK` of halfway, the one
+    above (``ties_up``) or below."""
+    if ties_up:
+        return math.floor(value + 0.5 + FLOAT_SLACK)
+    return math.ceil(value - 0.5 - FLOAT_SLACK)
 
 
 # Samples a step closer than this to the floor are at it (a batch interpolated in log
@@ -268,7 +286,7 @@ def predict_point(
 ) -> PlanRow:
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
-    ``expected_samples``, ``batch_per_accelerator``, ``count_class``,
+    ``expected_to_converge``, ``batch_per_accelerator``, ``count_class``,
     ``octaves_outside``, ``half_width`` (log, calibrated), ``calibrated_low`` and
     ``calibrated_high`` (the interval before it holds ``own_results``, the family's newest
     results at ``n``: :func:`own_results`), ``convergence`` (``C(B)``), ``log_y`` and
@@ -317,7 +335,7 @@ def predict_point(
         "own_results": held,
         "global_batch": batch,
         "assumed_batch": assumed,  # before rounding to a runnable batch
-        "expected_samples": expected,
+        "expected_to_converge": expected,
         "batch_per_accelerator": batch / n,
         "count_class": kind,
         "octaves_outside": octaves,

@@ -117,7 +117,7 @@ TIMES = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
 UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
     "global_batch": None,
     "batch_per_accelerator": math.nan,
-    "expected_samples": math.nan,
+    "expected_to_converge": math.nan,
     "convergence_factor": math.nan,
     "faster_fewer": None,
 }
@@ -192,7 +192,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     price, power = request.price_per_device_hour, request.power_w
     if under_floor({"power_w": power}) or above_ceiling({"power_w": power}):  # a unit mistaken
         power = None
-    # what expected_samples counts: the unit of the RCPs of the round the plan is at
+    # what expected_to_converge counts: the unit of the RCPs of the round the plan is at
     unit = convergence_unit(workload, fits["workloads"][workload]["round"])
 
     def timed_columns(k: int, p: PlanRow) -> dict[str, object]:
@@ -202,7 +202,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             # as its schema says, of the global batch shown (it was of the fitted one:
             # 478.93 per device beside a global batch of 479 on one device)
             "batch_per_accelerator": batch[k] / n[k],
-            "expected_samples": p["expected_samples"],
+            "expected_to_converge": p["expected_to_converge"],
             "convergence_factor": base["convergence"] / p["convergence"],
             # a result of the family on fewer devices that ran faster than this plan
             "faster_fewer": faster_fewer(fits, workload, family, int(n[k]), p["time_to_train_min"]),
@@ -220,7 +220,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "nodes": math.ceil(n[k] / request.devices_per_node),
                 "global_batch": at["global_batch"],
                 "batch_per_accelerator": at["batch_per_accelerator"],
-                "expected_samples": at["expected_samples"],
+                "expected_to_converge": at["expected_to_converge"],
                 "convergence_unit": unit.value if unit else "",
                 "throughput_efficiency": flags[k][1],
                 "convergence_factor": at["convergence_factor"],

@@ -23,10 +23,11 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   (model or tensor parallel; never chosen by the count's divisors);
   ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``1 / k``:
   not a per-device batch but ``k`` devices per sample, ``k`` not always whole); both, and
-  ``expected_samples`` and ``convergence_factor``, NA where the row has no time;
-* ``expected_samples``: samples (epochs, tokens where the RCPs count those) to converge at
-  that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
-  ``convergence_unit``: what ``expected_samples`` counts (``samples``, ``epochs`` or
+  ``expected_to_converge`` and ``convergence_factor``, NA where the row has no time;
+* ``expected_to_converge``: what converging takes at that batch, in ``convergence_unit``
+  (samples; epochs or tokens where the RCPs count those), ``E(B) = E_min (1 + B /
+  B_noise)`` fitted to the RCPs; NaN without RCPs;
+  ``convergence_unit``: what ``expected_to_converge`` counts (``samples``, ``epochs`` or
   ``tokens``: the unit of the RCPs of the round the plan is at), as the analysis' column
   of that name;
 * ``throughput_efficiency``: throughput per accelerator relative to the smallest count
@@ -90,7 +91,7 @@ PLAN_SCHEMA: dict[str, str] = {
     "count_class": "str",
     "global_batch": "Int64",
     "batch_per_accelerator": "float64",
-    "expected_samples": "float64",
+    "expected_to_converge": "float64",
     "convergence_unit": "str",
     "throughput_efficiency": "float64",
     "convergence_factor": "float64",

@@ -7,6 +7,7 @@ logs needed). ``python -m gpuscale.mlperf.bundled DIR`` rebuilds them from the
 
 from __future__ import annotations
 
+import functools
 import sys
 from importlib import resources
 from pathlib import Path
@@ -77,6 +78,17 @@ def load_round(*rounds: str) -> RoundTables:
             "folder or archive, are read as a path: `gpuscale analyze PATH` on the command "
             "line, read_round(path) from Python)"
         )
+    stamps = tuple((DATA_DIR / f"{name}.parquet").stat().st_mtime_ns for name in TABLES)
+    read = _read_tables(tuple(wanted), stamps)
+    # a copy each call: a caller may change its tables; the one read stays as shipped
+    return RoundTables(**{name: getattr(read, name).copy() for name in TABLES})
+
+
+@functools.lru_cache(maxsize=8)
+def _read_tables(wanted: tuple[str, ...], stamps: tuple[int, ...]) -> RoundTables:
+    """The bundled tables of ``wanted``, read once per process while the files' modification
+    times (``stamps``, part of the cache's key) stay the same: reading and marking the
+    republished results takes most of a second, and advise reads them each time."""
     frames = {}
     for name in TABLES:
         table = pd.read_parquet(DATA_DIR / f"{name}.parquet")

@@ -79,3 +79,20 @@ def test_no_readable_rapl_claims_nothing(tmp_path: Path) -> None:
     rapl_tree(tmp_path, {"0": (1, 10)})
     (tmp_path / "intel-rapl:0" / "energy_uj").unlink()  # root-only on patched kernels
     assert open_cpu_meter(1, root=tmp_path) is None
+
+
+def test_no_nvml_means_no_torch_for_the_topology(monkeypatch) -> None:
+    """Where NVML does not start (no driver: this machine), ``topology_here`` gives no
+    topology without asking torch for the visible GPUs (seconds to import); a saved
+    topology file never asks it either."""
+    from gpuscale.bench import telemetry
+
+    def asked() -> None:
+        raise AssertionError("visible_uuids called")
+
+    monkeypatch.setattr(telemetry, "visible_uuids", asked)
+    monkeypatch.setattr(telemetry, "nvml_starts", lambda: False)
+    assert telemetry.topology_here(None, None) is None
+    monkeypatch.setattr(telemetry, "nvml_starts", lambda: True)
+    with pytest.raises(AssertionError, match="visible_uuids called"):
+        telemetry.topology_here(None, None)  # NVML starts: the visible GPUs are asked

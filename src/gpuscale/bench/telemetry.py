@@ -29,7 +29,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from gpuscale.bench.background import Background
-from gpuscale.interconnect.nvml import TopologyError, detect_topology, nvml_topology
+from gpuscale.interconnect.nvml import (
+    TopologyError,
+    detect_topology,
+    nvml_starts,
+    nvml_topology,
+)
 from gpuscale.interconnect.topology import Topology
 
 if TYPE_CHECKING:
@@ -111,7 +116,9 @@ def topology_here(topo_file: Path | None, gpu: str | None) -> Topology | None:
     """The topology from a saved ``nvidia-smi topo -m`` (``gpu`` names the model), else
     NVML's for the GPUs torch sees here, else None (no NVML). ValueError naming
     ``topo_file`` when it cannot be read or parsed."""
-    return detect_topology(topo_file, gpu, None if topo_file else visible_uuids())
+    # torch (seconds to import) names the visible GPUs only where NVML can read them
+    looked = topo_file is None and nvml_starts()
+    return detect_topology(topo_file, gpu, visible_uuids() if looked else None)
 
 
 def topology_required(topo_file: Path | None, gpu: str | None) -> Topology:

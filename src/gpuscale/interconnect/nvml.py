@@ -126,6 +126,20 @@ def _read(path: Path) -> str:
         return ""
 
 
+def nvml_starts() -> bool:
+    """Whether NVML starts here (nvidia-ml-py installed, an NVIDIA driver loaded): a check
+    of a few milliseconds, made before anything costlier (importing torch) is done for a
+    topology NVML could not read anyway."""
+    try:
+        import pynvml  # optional: nvidia-ml-py (the bench extra)
+
+        pynvml.nvmlInit()
+    except Exception:  # not installed, no driver, no GPU: NVML's errors are of many kinds
+        return False
+    _optional(pynvml.nvmlShutdown)
+    return True
+
+
 def nvml_topology(
     nvml: ModuleType | None = None, visible_uuids: list[str] | None = None
 ) -> Topology:

@@ -318,10 +318,15 @@ def evidence_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[s
     e = timed[0]["evidence"]
     wide = max(r["evidence_factor"] for r in timed)
     stack = ", one submitter's software stack, not a consensus" if e["submitters"] == 1 else ""
-    return [
+    said = (
         f"The plan rests on {counted(e['results'], 'result')} of {fit['workload']} by "
         f"{counted(e['submitters'], 'submitter')} in {counted(e['rounds'], 'round')} for "
-        f"{family}{stack}: its intervals are up to x{wide:.2f} as wide (in log) as the "
+        f"{family}{stack}"
+    )
+    if f"{wide:.2f}" == "1.00":  # no widening to say (the class's prior for few is 0)
+        return [f"{said}."]
+    return [
+        f"{said}: its intervals are up to x{wide:.2f} as wide (in log) as the "
         "factors above, which hold where many submitters and rounds agree (forecasts of "
         "levels resting on so few erred further, in the rounds the intervals are calibrated "
         "on)."

@@ -123,3 +123,17 @@ def test_llama2_lora_no_longer_credits_a_smaller_per_device_batch_with_a_speed_u
     assert "x1.197 from the per-device batch" not in said
     assert "(1 -> 0.125" not in said
     assert "8 devices per sample at 64 and 256" in said
+
+
+def test_the_global_batch_note_lists_every_count_the_rounding_moved() -> None:
+    """--explain's "Global batch" sentence says each count whose batch the rounding moved
+    (GPT-3 on TPU-v5p, 6,144-16,384 by 512: 20 counts), none hidden as "other counts"."""
+    devices = tuple(range(6144, 16385, 512))
+    result = _plan("gpt3", "TPU-v5p", devices)
+    note = next(s for s in result.notes if s.startswith("Global batch:"))
+    moved = [r for r in result.rows if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
+    assert len(moved) == 20
+    for row in moved:
+        assert f"{int(row['accelerators']):,}: " in note
+        assert f"(a global batch of {int(row['global_batch']):,})" in note
+    assert "other count" not in note

@@ -145,3 +145,29 @@ def test_a_level_on_a_submitter_whose_software_is_an_outlier_elsewhere_says_so(g
     assert default.exit_code == 0, default.output
     assert max(len(s) for s in default.stdout.splitlines()) <= 100
     assert "JuniperNetworks" in default.stdout
+
+
+@pytest.mark.parametrize(
+    ("workload", "accelerator", "devices"),
+    [
+        ("gpt3", "TPU-v5p", (7680, 8192)),  # class ii_out: no widening for few (prior 0)
+        ("bert", "MI300X", (8, 12, 24, 96)),  # one result: widened
+    ],
+)
+def test_the_widening_for_thin_evidence_is_said_only_where_there_is_one(
+    workload: str, accelerator: str, devices: tuple[int, ...]
+) -> None:
+    """The sentence on what a level resting on 1-2 (submitter, round) pairs rests on says
+    "up to xW as wide" with W the rows' largest evidence factor, and only where W reads
+    above 1.00 (a widening of x1.00 is none)."""
+    from gpuscale.planning import PlanRequest, plan_for
+
+    found = plan_for(PlanRequest(workload=workload, accelerator=accelerator, devices=devices))
+    said = [s for s in found.notes if s.startswith("The plan rests on ")]
+    assert len(said) == 1
+    wide = max(r["evidence_factor"] for r in found.rows)
+    if f"{wide:.2f}" == "1.00":
+        assert "as wide" not in said[0], said[0]
+        assert said[0].endswith("not a consensus.")
+    else:
+        assert f"up to x{wide:.2f} as wide (in log)" in said[0]

@@ -37,6 +37,7 @@ def test_tpu_v5p_nodes_are_counted_at_its_own_four_chips() -> None:
         "of": 11,
         "enters_time": False,
         "enters_time_why": NOT_IN_TIME,
+        "partial_last_node": [],  # 6,144 = 1,536 x 4
     }
     said = [n for n in document["notes"] if n.startswith("Nodes:")]
     assert len(said) == 1 and "4 devices per node" in said[0] and "11 of 11" in said[0]
@@ -52,6 +53,7 @@ def test_devices_per_node_given_wins() -> None:
         "of": None,
         "enters_time": False,
         "enters_time_why": NOT_IN_TIME,
+        "partial_last_node": [],
     }
     frame = gpuscale.plan(workload="gpt3", accelerator="TPU-v5p", devices=[6144])
     assert frame["nodes"].tolist() == [1536]
@@ -164,3 +166,23 @@ def test_node_sizes_count_each_system_once_and_break_ties() -> None:
         "T": {"devices_per_node": 4, "systems": 2, "of": 3},
     }
     assert node_sizes(pd.DataFrame({"accelerator_family": ["T"]})) == {}
+
+
+def test_a_count_no_multiple_of_the_node_says_its_last_node_is_partial() -> None:
+    """``--devices-per-node 3``: 8,192 gives 2,731 nodes (rounded up), the last holding
+    8,192 - 2,730 x 3 = 2 devices, in ``model.devices_per_node.partial_last_node`` and the
+    notes; 6,144 (a multiple of 3) is in neither."""
+    counts = "6144,8192"
+    three = json.loads(_cli("-n", counts, "-f", "json", "--devices-per-node", "3").stdout)
+    assert [r["nodes"] for r in three["rows"]] == [2048, 2731]
+    partial = three["model"]["devices_per_node"]["partial_last_node"]
+    assert partial == [{"accelerators": 8192, "nodes": 2731, "last_node_devices": 2}]
+    assert 2730 * 3 + 2 == 8192
+    said = " ".join(n for n in three["notes"] if n.startswith("Nodes:"))
+    assert "The last node is partial at 8,192 (2,731 nodes, the last with 2 devices)" in said
+    assert "6,144 (" not in said
+    explained = " ".join(_cli("-n", counts, "--devices-per-node", "3", "--explain").output.split())
+    assert "The last node is partial at 8,192 (2,731 nodes, the last with 2 devices)" in explained
+    whole = json.loads(_cli("-n", counts, "-f", "json", "--devices-per-node", "4").stdout)
+    assert whole["model"]["devices_per_node"]["partial_last_node"] == []
+    assert not any("partial" in n for n in whole["notes"] if n.startswith("Nodes:"))

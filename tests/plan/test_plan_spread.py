@@ -5,6 +5,7 @@ a workload read as another name is said."""
 
 from __future__ import annotations
 
+import math
 import re
 from itertools import pairwise
 
@@ -191,3 +192,42 @@ def test_every_fall_a_plan_says_falls_across_workloads_and_families() -> None:
                 continue
             said += _drop_sentences_hold(found)
     assert said > 50  # the bundled rounds hold many falling batches
+
+
+@pytest.mark.parametrize(
+    ("workload", "accelerator", "devices"),
+    [
+        ("gpt3", "TPU-v5p", "7680,8192"),
+        ("gpt3", "TPU-v5p", "6144-16384:512"),
+        ("gpt3", "H100", "512-16384:512"),
+        ("llama2_70b_lora", "H100", "8-1024:8"),
+        ("bert", "H200", "8-512"),
+    ],
+)
+def test_a_fall_the_rounding_makes_is_said_as_the_rounding(workload, accelerator, devices):
+    """Where the planned batch falls and the batch assumed falls less than half as far (in
+    log), the sentence names the rounding and the assumed batch's own fall in percent
+    (GPT-3 on TPU-v5p, 7,680 -> 8,192: 7,680 -> 4,096 planned, 47%; 5,870 -> 5,793
+    assumed, 1.3%); elsewhere it does not."""
+    found = plan_for(PlanRequest(workload=workload, accelerator=accelerator, devices=devices))
+    checked = 0
+    for a, b in pairwise(found.rows):
+        if not b["global_batch"] < a["global_batch"] or not b["assumed_batch"] < a["assumed_batch"]:
+            continue
+        start = f"The global batch assumed falls from {a['global_batch']:,} at "
+        start += f"{int(a['accelerators']):,} to {b['global_batch']:,} at "
+        sentence = [s for s in found.notes if s.startswith(start)]
+        if not sentence:  # a family's own choices at both counts
+            continue
+        planned = math.log(a["global_batch"] / b["global_batch"])
+        assumed = math.log(a["assumed_batch"] / b["assumed_batch"])
+        rounding = assumed < planned / 2
+        assert ("mostly by the rounding" in sentence[0]) == rounding, sentence[0]
+        if rounding:
+            pct = 100 * (1 - b["assumed_batch"] / a["assumed_batch"])
+            fall = re.search(r"the batch the model assumes falls ([\d.]+)% \(", sentence[0])
+            assert fall and float(fall.group(1)) == pytest.approx(pct, abs=0.051)
+            checked += 1
+    if devices == "7680,8192":
+        assert checked == 1
+        assert "falls 1.3% (5,870 -> 5,793)" in " ".join(found.notes)

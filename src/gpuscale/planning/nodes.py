@@ -5,8 +5,10 @@ fits: TPU-v5p's hosts hold 4 chips, a DGX 8 GPUs), else ``DEFAULT_PER_NODE``.
 
 The choice is a record (the plan's ``model["devices_per_node"]`` in ``-f json``) with its
 ``source``: ``given``, ``rounds`` (with how many of the family's systems ran it) or
-``default`` (no system of the family says its nodes), ``enters_time`` (False) and
-``enters_time_why``, and one sentence for the notes.
+``default`` (no system of the family says its nodes), ``enters_time`` (False),
+``enters_time_why`` and ``partial_last_node`` (each count asked that is no multiple of the
+node: its nodes, rounded up, and the devices on its last node), and one sentence for the
+notes.
 
 The node layout never enters the planned time: the model is fitted per accelerator count
 (each MLPerf result at its devices, whatever its hosts), so ``--devices-per-node`` moves the
@@ -15,7 +17,10 @@ nodes column and the memory check (a state sharded within a node), not the minut
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpuscale.planning.records import Facts, Fits
+from gpuscale.quantities import joined
 
 # A node's devices where the rounds say nothing of a family's: the common 8-GPU server
 DEFAULT_PER_NODE = 8
@@ -59,20 +64,45 @@ def node_size(fits: Fits, family: str, given: int | None) -> Facts:
     )
 
 
+def partial_nodes(counts: Sequence[int], per_node: int) -> list[Facts]:
+    """``[{"accelerators", "nodes", "last_node_devices"}]``: each count that is no multiple
+    of ``per_node``, its nodes rounded up (the nodes column) and the devices its last,
+    partial node holds (8,192 at 3 per node: 2,731 nodes, the last holding 2)."""
+    return [
+        {"accelerators": n, "nodes": -(-n // per_node), "last_node_devices": n % per_node}
+        for n in counts
+        if n % per_node
+    ]
+
+
 def node_note(node: Facts, family: str) -> str:
-    """The plan's sentence on the devices per node its nodes are counted with."""
+    """The plan's sentence on the devices per node its nodes are counted with, and where a
+    count is no multiple of it, that its last node is partial."""
     n = node["devices_per_node"]
     each = f"{n:,} device{'s' * (n != 1)} per node"
     if node["source"] == "given":
-        return f"Nodes: counted at {each}, as given. {NOT_IN_TIME_NOTE}"
+        return f"Nodes: counted at {each}, as given. {NOT_IN_TIME_NOTE}{_partial(node)}"
     change = "--devices-per-node sets another"
     if node["source"] == "rounds":
         return (
             f"Nodes: counted at {each}, assumed: the most common among the {family} "
             f"systems in these rounds ({node['systems']:,} of {node['of']:,}; {change}). "
-            f"{NOT_IN_TIME_NOTE}"
+            f"{NOT_IN_TIME_NOTE}{_partial(node)}"
         )
     return (
         f"Nodes: counted at {each}, assumed: no {family} system in these rounds says its "
-        f"nodes ({change}). {NOT_IN_TIME_NOTE}"
+        f"nodes ({change}). {NOT_IN_TIME_NOTE}{_partial(node)}"
     )
+
+
+def _partial(node: Facts) -> str:
+    """`` The last node is partial at 8,192 (2,731 nodes, the last with 2 devices).``"""
+    partial = node.get("partial_last_node") or []
+    if not partial:
+        return ""
+    at = [
+        f"{p['accelerators']:,} ({p['nodes']:,} nodes, the last with "
+        f"{p['last_node_devices']:,} device{'s' * (p['last_node_devices'] != 1)})"
+        for p in partial
+    ]
+    return f" The last node is partial at {joined(at)}: the count is no multiple of the node."

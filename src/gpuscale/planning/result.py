@@ -24,7 +24,7 @@ from gpuscale.planning.limits import (
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.nodes import node_note, node_size
+from gpuscale.planning.nodes import node_note, node_size, partial_nodes
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import (
     Fits,
@@ -274,6 +274,7 @@ def plan_result(
         raise exc.as_field("accelerator") from None
     _plannable(fits, workload, family)
     node = node_size(fits, family, request.devices_per_node)
+    node["partial_last_node"] = partial_nodes(request.devices, node["devices_per_node"])
     # the nodes column and the memory check count with it (given, or the family's own)
     request = replace(request, devices_per_node=node["devices_per_node"])
     fit = fits["workloads"][workload]

@@ -20,7 +20,7 @@ from gpuscale.planning.terminal import (
     plan_document,
     plan_records,
 )
-from gpuscale.planning.throughput import batch_sign, efficiency_note, more_than_shown, per_device
+from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, joined, named, number, span
 from gpuscale.tables.json_depth import JSON
@@ -108,8 +108,8 @@ def _moved(row: PlanRow) -> str:
 
 
 def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
-    """How the batch assumed was rounded to one a user can run, at up to three counts
-    where it moved (``predict.runnable_batch``), and what a batch below one sample per
+    """How the batch assumed was rounded to one a user can run, at every count where it
+    moved (``predict.runnable_batch``), and what a batch below one sample per
     device means."""
     timed = [r for r in rows if _timed(r) and r["global_batch"] == r["global_batch"]]
     moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
@@ -118,9 +118,8 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
         "(the global batch divides by the count), or below one sample per device the "
         "nearest whole number of samples a step (never a choice among the count's divisors)"
     )
-    if moved:
-        more = more_than_shown(len(moved), "other count", ", and ")
-        text += f" ({'; '.join(_moved(r) for r in moved[:3])}{more})"
+    if moved:  # every count: the notes are --explain's, the view that hides nothing
+        text += f" ({'; '.join(_moved(r) for r in moved)})"
     text += ", and the time and samples to converge are at the rounded batch"
     shared: dict[str, list[int]] = {}
     uneven = False

@@ -492,7 +492,21 @@ def choose_workloads(
     chosen = resolve_workloads(benchmark, available)
     if all(b.strip().lower() == "all" for b in benchmark):
         return chosen, []  # every workload of each round: none is lacking
-    return chosen, workload_notes(by_round, chosen, asked=True)
+    read = workloads_read_as(benchmark, available)
+    return chosen, [*read, *workload_notes(by_round, chosen, asked=True)]
+
+
+def workloads_read_as(names: Sequence[str], available: Iterable[str]) -> list[str]:
+    """For each of ``names`` read as another workload's name (a prefix, an alias: `ber`,
+    `llama2`), how it was read (:func:`workload_read_as`); none for an exact name,
+    ``study`` or ``all``."""
+    valid = list(available)
+    read = (
+        workload_read_as(n, resolve_workloads([n], valid)[0])
+        for n in names
+        if _key(n) not in ("study", "all")
+    )
+    return [said for said in read if said]
 
 
 def asked_workloads(scores: pd.DataFrame, benchmark: Sequence[str] | None) -> list[str] | None:

@@ -409,3 +409,20 @@ def test_a_devices_memory_is_said_in_gb_beside_the_gib_it_was_read_in(golden: Go
     assert recorded.gb == pytest.approx(85.032, abs=1e-3)
     golden.check(VIEW, "a device's memory: catalogued", catalogued.said())
     golden.check(VIEW, "a device's memory: a bench's record", recorded.said())
+
+
+def test_a_step_beyond_one_device_names_the_state_it_counts() -> None:
+    """--step-ms on one device of a model whose state one device cannot hold: the warning's
+    GB is the one-device row's weights + gradients + optimizer states (128 GB for Llama 3 8B
+    with Adam in mixed precision), not its total with activations (455 GB) nor the Memory
+    line's best per-device figure, and it says that it is the state."""
+    args = ["--preset", "llama3-8b", "--step-ms", "500", "--batch", "8", "--device-name", "H100"]
+    code, out = _advise(*args, "--workload", "llama2_70b_lora", "-f", "json")
+    assert code == 0, out
+    doc = json.loads(out[out.index("{") :])
+    (warned,) = [w for w in doc["decision"]["warnings"] if "(weights+gradients+optimizer)" in w]
+    said_gb = float(re.search(r"([\d.]+) GB state", warned).group(1))
+    one = next(r for r in doc["memory"]["per_device"] if r["devices"] == 1)
+    state = one["weights_gb"] + one["gradients_gb"] + one["optimizer_states_gb"]
+    assert said_gb == pytest.approx(state, abs=0.5) and state == pytest.approx(128.5, abs=0.1)
+    assert abs(said_gb - one["total_gb"]) > 100

@@ -63,7 +63,7 @@ def test_three_slow_two_device_runs_decide_and_are_said_first(tmp_path, flags) -
     assert found["accelerators"] == 2 and found["batch_per_device"] == 8
     assert found["evidence"]["bench_speedups"] == pytest.approx([0.3, 0.4, 0.5])
     # the trusted runs on the advice's one-device baseline: the same step here
-    assert found["evidence"]["trusted_runs"] == pytest.approx([0.3, 0.4, 0.5], rel=1e-6)
+    assert found["evidence"]["runs_used"] == pytest.approx([0.3, 0.4, 0.5], rel=1e-6)
     assert found["measured"]["speedup"] == pytest.approx(0.4, rel=1e-6)
     assert found["measured"]["speedup_high"] < found["predicted"]["speedup_low"]
     assert found["evidence"]["why"] == ("flagged_only" if flags else "unflagged")
@@ -146,7 +146,7 @@ def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
     path = _file(tmp_path, [0.11], BUSY)
     doc = _json(path)
     (found,) = doc["disagreements"]
-    assert found["evidence"]["trusted_runs"] == pytest.approx([0.11])
+    assert found["evidence"]["runs_used"] == pytest.approx([0.11])
     assert found["measured"]["speedup_low"] is None and found["measured"]["speedup_high"] is None
     assert (
         found["measured"]["no_interval"] == "one run: its value, no spread to read an interval from"

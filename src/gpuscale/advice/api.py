@@ -99,13 +99,16 @@ def advise_loaded(
     bench: pd.DataFrame | None = None,
     topology: Topology | None = None,
     here: bool = False,
+    notes: Sequence[str] = (),
 ) -> Advice:
     """The advice on the files ``request`` names (``bench``, ``topology``: given, as read);
-    ``here`` (``gpuscale advise``): this machine's topology where no link is given."""
+    ``here`` (``gpuscale advise``): this machine's topology where no link is given;
+    ``notes``: said before the data's own (how a name typed was read)."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     if here and all(v is None for v in given):
         topology = topology_here(None, None)
     data = load_advice_data(request, bench=bench, topology=topology)
+    data = replace(data, notes=(*notes, *data.notes))
     return advise(request, **{f.name: getattr(data, f.name) for f in fields(data)})
 
 
@@ -168,7 +171,9 @@ def advise_by_keywords(
     try:
         request = AdviceRequest(**fields) if request is None else replace(request, **fields)
         with spelled_as(True):  # the words made for Python name its keywords
-            return replace(advise_loaded(request, bench=frame, topology=topology), keywords=True)
+            # a workload read from a prefix or another name: said with the warnings
+            found = advise_loaded(request, bench=frame, topology=topology, notes=request.read_as)
+            return replace(found, keywords=True)
     except FieldError as refused:
         named = any(f == "interconnect" for f, _, _ in refused.problems)
         if not isinstance(link, str) or type(refused) is not FieldError or not named:

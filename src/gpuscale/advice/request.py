@@ -34,7 +34,13 @@ from gpuscale.advice.types import Finding
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
-from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
+from gpuscale.names import (
+    UnknownNameError,
+    resolve_device,
+    resolve_ruleset,
+    resolve_workloads,
+    workload_read_as,
+)
 from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.refusals import check_ranges
 from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
@@ -65,6 +71,9 @@ class AdviceRequest(RequestFields):
     # the numbers typed that cannot be true, flagged where they are made (a unit mistaken):
     # a step under a kernel's time, parameters, FLOPs per sample or watts under their floors
     implausible: tuple[Finding, ...] = field(init=False, repr=False, compare=False)
+    # how a workload typed as a prefix or another name was read ("'llama2' read as
+    # llama2_70b_lora (...)", as plan says it); none for its exact name
+    read_as: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
@@ -105,12 +114,15 @@ class AdviceRequest(RequestFields):
         # the device and links named: refused before any file is read (`--bench` missing
         # said after them), resolved once
         object.__setattr__(self, "hardware", _hardware(self))
+        typed = self.workload
         for name, resolve in NAMED.items():
             value = getattr(self, name)
             try:
                 object.__setattr__(self, name, None if value is None else resolve(value))
             except UnknownNameError as exc:
                 raise exc.as_field(name) from None
+        read = "" if typed is None else workload_read_as(typed, str(self.workload))
+        object.__setattr__(self, "read_as", (read,) if read else ())
         if self.bench is None:  # with bench results, step times and batches: check_with_data
             _check_step_pairs(self)
         for first, second, both, why in PAIRS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, fail, out, say, show
+from gpuscale.cli.output import Format, fail, note, out, say, show
 from gpuscale.tables.requests import FieldError
 
 
@@ -17,6 +17,7 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
     convergence model (method: docs/advice.md)."""
     from gpuscale.advice.api import advise_loaded  # lazy: pandas, not for --help
 
+    note(*request.read_as)  # a workload read from a prefix or another name, as plan says it
     try:  # the request's names (`bret`: "did you mean 'bert'?") resolved, its values checked
         result = advise_loaded(request, here=True)
     except FieldError as exc:

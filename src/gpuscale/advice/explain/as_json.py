@@ -145,7 +145,8 @@ DERIVED: dict[str, Callable[..., object]] = {
     # (ms, ms per million parameters)
     "FamilyBasis.optimizer_ms": lambda f: _named(f.opt_ms, "fixed", "per_mparam"),
     "FamilyBasis.ddp_ms": lambda f: _named(f.ddp_ms, "fixed", "per_mparam"),
-    "disagreement.evidence.trusted_runs": lambda c: c.of(c.used),
+    # the runs the median is of: the trusted, or every run where all are flagged (``why``)
+    "disagreement.evidence.runs_used": lambda c: c.of(c.used),
     "disagreement.evidence.left_out": lambda c: c.of(c.left_out),
     # this model beside the break-even (``derived.BreakEven``), less the keys said before it
     "document.recommendation.break_even_this_model": lambda a: _without(

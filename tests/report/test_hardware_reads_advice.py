@@ -164,3 +164,18 @@ def test_a_clean_file_reads_every_run_and_adds_no_summary_line(tmp_path: Path) -
     assert [r.speedup for r in section.read] == pytest.approx([m.speedup for m in measured])
     (own,) = [line for line in section.answer if line.startswith("Your hardware")]
     assert all(_said(r) in own for r in section.read)
+
+
+def test_runs_outlasted_by_flagged_runs_answer_nothing() -> None:
+    """Both 30-step runs flagged: the 2-step runs they outlast are not read either, so no
+    run answers, and the summary names the outlasted ones."""
+    records = read_results(TWO_SWEEPS)[0]
+    for record in records:
+        if record["config"]["steps"] == 30:
+            record["flags"] = ["noisy steps: p95 2x the median"]
+    scaling = bench_scaling(bench_table(records))
+    shorter = scaling[outlasted(scaling)]
+    assert len(shorter) == 2 and not shorter["flagged"].any()  # the premise
+    (line,) = bench_summary(scaling)
+    assert all(f"{r.configuration} on {r.accelerators}" in line for r in shorter.itertuples())
+    assert not _speedups([line])

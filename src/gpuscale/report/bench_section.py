@@ -290,7 +290,7 @@ def measured_answer(
 
 
 # The Evidence column's words before a run that a run of more steps outlasted.
-OUTLASTED = "not read: a run of more steps of its configuration and count is (outlasted)"
+OUTLASTED = "outlasted: not read (a run of more steps of its configuration and count is)"
 
 
 def _evidence_said(scaling: pd.DataFrame) -> pd.Series:

@@ -203,13 +203,14 @@ def _platforms_summary(platforms: list[tuple[str, pd.DataFrame]]) -> str:
 def _kept(all_rows: pd.DataFrame, read: tuple[ReadRun, ...]) -> tuple[pd.DataFrame, ...]:
     """``all_rows`` split as the advice reads them (``bench_answer.answering``): the rows
     that answer, the flagged ones left out, the ones outlasted by a run of more steps of
-    their configuration and count; and the flagged runs read, by label, with their use."""
+    their configuration and count."""
     answers, shorter = answering(all_rows, read), outlasted(all_rows)
     flagged = all_rows[all_rows["flagged"].astype(bool) & ~answers & ~shorter]
     return all_rows[answers], flagged, all_rows[shorter]
 
 
 def _read_flagged(read: tuple[ReadRun, ...]) -> dict:
+    """The flagged runs the advice reads, by label, with how it uses each."""
     return {r.at: r.use for r in read if r.flagged and r.read}
 
 
@@ -243,6 +244,10 @@ def bench_summary(all_rows: pd.DataFrame, read: tuple[ReadRun, ...] = ()) -> lis
     elsewhere = flagged[~flagged["platform"].isin(kept)]
     if len(elsewhere):  # a platform whose every run is flagged
         lines.append(f"Flagged, so left out of these findings: {_runs(elsewhere)}.")
+    shorter = shorter[~shorter["platform"].isin(kept)]
+    if len(shorter):  # and its unflagged runs outlasted by them
+        said = _outlasted(shorter)[2:]
+        lines.append(said[0].upper() + said[1:])
     return lines
 
 

@@ -11,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
+
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling, trusted
 from gpuscale.bench.results import bench_table, read_results
@@ -44,22 +46,33 @@ def test_flagged_runs_are_said_once_per_kind_with_their_count(tmp_path: Path) ->
     assert section is not None
     scaling = bench_scaling(bench)
     flagged = scaling[scaling["flagged"]]
-    # the kinds, counted from the table: the text before each reason's first colon
-    kinds: dict[str, int] = {}
-    for flags in flagged["flags"]:
-        for kind in dict.fromkeys(f.split(":", 1)[0] for f in str(flags).split("; ")):
-            kinds[kind] = kinds.get(kind, 0) + 1
-    assert kinds == {"machine busy": 2, "noisy steps": 1}  # the premise
+
+    def counted(rows: pd.DataFrame) -> dict[str, int]:
+        """The kinds, counted from the table: the text before each reason's first colon."""
+        kinds: dict[str, int] = {}
+        for flags in rows["flags"]:
+            for kind in dict.fromkeys(f.split(":", 1)[0] for f in str(flags).split("; ")):
+                kinds[kind] = kinds.get(kind, 0) + 1
+        return kinds
+
+    assert counted(flagged) == {"machine busy": 2, "noisy steps": 1}  # the premise
+    # the findings leave out the flagged runs the advice does not read (c on 4, the only
+    # run there, it rests on: said flagged and read); its calibration leaves out all three
+    read = [r.at for r in section.read if r.flagged and r.read]
     (left,) = [f for f in section.findings if f.startswith("Left out of these findings")]
     (calibrated,) = [f for f in section.findings if "Calibrated on" in f]
-    for line in (left, calibrated):
+    for line, kinds in (
+        (left, counted(flagged.drop(read))),
+        (calibrated, counted(flagged)),
+    ):
+        assert kinds
         for kind, n in kinds.items():
             assert line.count(kind) == 1, line
             assert f"{kind} ({n} run{'s' if n > 1 else ''})" in line
         # no run's own words (its share of the CPU) repeated in the list
         assert "60%" not in line and "90%" not in line
-    for r in flagged.itertuples():
-        assert f"{r.configuration} on {r.accelerators}" in left
+    for at, r in zip(flagged.index, flagged.itertuples(), strict=True):
+        assert (f"{r.configuration} on {r.accelerators}" in left) == (at not in read)
 
 
 def test_weak_runs_are_said_once_per_kind_with_their_count(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gpuscale.quantities import filled, joined, noun_for
+from gpuscale.quantities import filled, joined
 from gpuscale.report.bench_evidence import weak_tag
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
@@ -42,6 +42,18 @@ def outlasted(scaling: pd.DataFrame) -> pd.Series:
     from gpuscale.advice.calibrate.rows import longest  # the advice's rule, loaded with it
 
     return pd.Series(~scaling.index.isin(longest(scaling).index), index=scaling.index)
+
+
+def answering(scaling: pd.DataFrame, read: tuple[ReadRun, ...] = ()) -> pd.Series:
+    """Per row of ``scaling``, whether its run answers for its configuration and count
+    as the advice reads runs: not outlasted (:func:`outlasted`, the run of most steps is
+    read), and unflagged, or flagged and read by the advice (``read``:
+    ``bench_checks.read_runs``'s records; none without an advice). The one rule the
+    section's findings, its first lines, its figures and the measured answer read, so
+    that no model and count is said with two speedups."""
+    used = [r.at for r in read if r.flagged and r.read]
+    flagged = scaling["flagged"].fillna(False).astype(bool)
+    return ~outlasted(scaling) & (~flagged | scaling.index.isin(used))
 
 
 def calibrated_run(scaling: pd.DataFrame, cal: Calibration) -> pd.Series | None:
@@ -97,11 +109,8 @@ def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     return said
 
 
-def _differs(row: Any, model: str, platform: str, shorter: bool) -> str:
-    """``another model and device``: what a run measured other than the advice's (a
-    ``shorter`` run of the advice's configuration: outlasted by a run of more steps)."""
-    if shorter and row.model == model and row.platform == platform:
-        return "its configuration's shorter run (the advice reads the run of most steps)"
+def _differs(row: Any, model: str, platform: str) -> str:
+    """``another model and device``: what a run measured other than the advice's."""
     parts = [
         word
         for word, other in (("model", row.model != model), ("device", row.platform != platform))
@@ -126,17 +135,19 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     """The top of the report's line on the trusted runs measured at N > 1 that are not of
     the advice's model, device and configuration: each with what it measured instead,
     that it checks nothing of the advice, and how the advice is put on it (``--model``,
-    or a file of that configuration's runs alone); None where there is none."""
+    or a file of that configuration's runs alone); None where there is none. A run
+    outlasted by one of more steps of its configuration and count is not among them: the
+    advice reads the longer one, and the section says which it left out."""
     multi = (scaling["accelerators"] > 1) & scaling["speedup"].notna()
-    other = scaling[multi & ~advised & ~scaling["flagged"].astype(bool)]
+    # a run outlasted by one of more steps answers nothing (``answering``): never said
+    other = scaling[multi & ~advised & answering(scaling)]
     if other.empty:
         return None
     first = _advised_run(scaling, advised, cal)
     platform = "" if first is None else str(first["platform"])
-    shorter = outlasted(scaling)
     said = "; ".join(
         f"{measured_speedup(r)}: "
-        + _differs(r, cal.model.name, platform, bool(shorter[at]))
+        + _differs(r, cal.model.name, platform)
         + filled(", {}", weak_tag(scaling, other.loc[[at]]))
         for at, r in zip(other.index, other.itertuples(), strict=True)
     )
@@ -152,32 +163,3 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
         f"is on {advised_scope(scaling, advised, cal)}), so no check of it: {said}. To "
         f"advise on one of them: {joined(how, 'or')}."
     )
-
-
-def advice_reads(
-    scaling: pd.DataFrame, advised: pd.Series, read: tuple[ReadRun, ...], cal: Calibration
-) -> str | None:
-    """The summary's line on the runs the advice reads where the findings' runs are not
-    those (``advised``: ``advised_runs``; ``read``: ``bench_checks.read_runs`` of them):
-    a flagged run it uses, a run of its model outlasted by one of more steps; None where
-    neither is."""
-    flagged = [r for r in read if r.flagged and r.read]
-    shorter = scaling[(scaling["model"] == cal.model.name) & outlasted(scaling)]
-    runs = scaling[advised & ~scaling.index.isin([r.at for r in read if not r.read])]
-    if runs.empty or (not flagged and shorter.empty):
-        return None
-    counts = sorted({int(n) for n in runs["accelerators"]})
-    said = (
-        f"The advice reads {joined(dict.fromkeys(runs['configuration'].astype(str)))} on "
-        f"{joined(counts)} {noun_for(counts[-1], 'device')}"
-    )
-    if flagged:
-        said += "; flagged, yet read: " + "; ".join(
-            f"{r.configuration} on {r.accelerators}, {r.use}" for r in flagged
-        )
-    if len(shorter):
-        said += (
-            f"; not {joined(dict.fromkeys(shorter['configuration'].astype(str)))}, outlasted "
-            "(of each configuration and count it reads the run of most steps)"
-        )
-    return said + "."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import joined, noun_for, number
 from gpuscale.report.bands import interval_band
+from gpuscale.report.bench_answer import answering
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import (
     MARGINS,
@@ -171,12 +173,16 @@ def _counts_compared(smallest: int, largest: int) -> str:
 FLAGGED_POINT: dict = {"facecolors": "none", "edgecolors": "#888888", "linewidths": 1.0}
 
 
-def _flagged_points(ax: Axes, x: pd.Series, y: pd.Series, rows: pd.DataFrame, gid: str) -> dict:
-    """Flagged runs as hollow grey points labelled so (left out of findings and advice),
-    never drawn like a measurement; their tooltips say why."""
+def _flagged_points(
+    ax: Axes, x: pd.Series, y: pd.Series, rows: pd.DataFrame, gid: str, label: str = ""
+) -> dict:
+    """Flagged runs as hollow grey points labelled so (``label``; by default left out of
+    findings and advice: ``flagged (not used)``), never drawn like a measurement; their
+    tooltips say why."""
     if rows.empty:
         return {}
-    points = ax.scatter(x, y, s=30, zorder=3, label="flagged (not used)", **FLAGGED_POINT)
+    label = label or "flagged (not used)"
+    points = ax.scatter(x, y, s=30, zorder=3, label=label, **FLAGGED_POINT)
     points.set_gid(gid)
     reasons = [f" [flagged: {why}]" for why in rows["flags"]]
     return {gid: [t + r for t, r in zip(_bar_labels(rows), reasons, strict=True)]}
@@ -186,11 +192,43 @@ def _flagged(scaling: pd.DataFrame) -> pd.Series:
     return scaling["flagged"].fillna(False).astype(bool)
 
 
+def _not_answering(ax: Axes, multi: pd.DataFrame, answers: pd.Series, used: list) -> dict:
+    """``multi``'s runs off the lines (``answers``: a mask of the runs that answer,
+    ``bench_answer.answering``; ``used``: the flagged ones the advice reads) as hollow
+    grey points: flagged and used, flagged and left out, outlasted by a run of more
+    steps of their configuration and count (the advice reads that one)."""
+    flagged = _flagged(multi)
+    read = multi.index.isin(used)
+    labels: dict[str, list[str]] = {}
+    for rows, gid, label in (
+        (multi[flagged & read], "points-flagged-used", "flagged (used by the advice)"),
+        (multi[flagged & ~read], "points-flagged", ""),
+    ):
+        labels |= _flagged_points(ax, rows["params"], rows["speedup"], rows, gid, label)
+    shorter = multi[~flagged & ~answers.loc[multi.index]]
+    if len(shorter):
+        points = ax.scatter(
+            shorter["params"],
+            shorter["speedup"],
+            s=30,
+            zorder=3,
+            marker="s",
+            label="outlasted (not read)",
+            **FLAGGED_POINT,
+        )
+        points.set_gid("points-outlasted")
+        labels["points-outlasted"] = [f"{t} [outlasted]" for t in _bar_labels(shorter)]
+    return labels
+
+
 @styled
-def speedup_by_size(scaling: pd.DataFrame) -> Chart:
+def speedup_by_size(scaling: pd.DataFrame, used: tuple[Hashable, ...] = ()) -> Chart:
     """Speedup against model parameters (log x) per world size, the line at 1 marking
-    break-even: below it, more devices train slower than one. Flagged runs are hollow
-    grey points (see ``FLAGGED_POINT``), off the lines."""
+    break-even: below it, more devices train slower than one. The lines hold the runs
+    that answer as the advice reads them (``bench_answer.answering``: unflagged and not
+    outlasted by a run of more steps); the others are hollow grey points (see
+    ``FLAGGED_POINT``), off the lines: flagged (``used``: the flagged runs the advice
+    reads, labelled so), or outlasted (squares)."""
     multi = scaling[scaling["accelerators"] > 1]
     if not np.isfinite(multi["speedup"].to_numpy(float)).any():  # an empty log axis
         raise NothingToDraw(
@@ -200,7 +238,8 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     several = scaling["platform"].nunique() > 1  # then each line names its device, backend
-    kept = multi[~_flagged(multi)]
+    answers = answering(scaling)  # unflagged, not outlasted
+    kept = multi[answers.loc[multi.index]]
     for k, ((world, _on), group) in enumerate(kept.groupby(["accelerators", "platform"])):
         group = group.sort_values("params")
         on, gid = "", f"points-{world}"
@@ -217,8 +256,7 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
         ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k % len(OKABE_ITO)], lw=0.8)
         points.set_gid(gid)
         labels[gid] = _bar_labels(group)
-    flagged = multi[_flagged(multi)]
-    labels |= _flagged_points(ax, flagged["params"], flagged["speedup"], flagged, "points-flagged")
+    labels |= _not_answering(ax, multi, answers, list(used))
     ax.axhline(1.0, **REFERENCE_LINE, label="break-even (1 device)")
     ax.set_xscale("log")
     plain_log(ax.xaxis)
@@ -231,10 +269,17 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
 
 
 @styled
-def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, title: str) -> Chart:
+def predicted_scaling(
+    predicted: pd.DataFrame,
+    measured: pd.DataFrame | None,
+    title: str,
+    used: tuple[Hashable, ...] = (),
+) -> Chart:
     """Predicted throughput speedup against devices (log x) with its 80% interval (a band;
     columns ``speedup``, ``speedup_low``, ``speedup_high``), the ideal line, and the
-    measured runs at N > 1 over it: filled where trusted, hollow grey where flagged. One
+    measured runs at N > 1 over it: filled where trusted, hollow grey where flagged
+    (labelled ``flagged (used by the advice)`` where their labels are in ``used``, the
+    flagged runs the advice reads: ``bench_checks.ReadRun``). One
     y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
     definition (the bench's N = 1 rows have no speedup: their DDP-against-bare ratio is
     ``ddp_vs_bare``)."""
@@ -266,9 +311,12 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
             points.set_gid("points-measured")
             labels["points-measured"] = _bar_labels(kept)
         flagged = multi[_flagged(multi)]
-        labels |= _flagged_points(
-            ax, flagged["accelerators"], flagged["speedup"], flagged, "points-flagged"
-        )
+        read = flagged.index.isin(list(used))
+        for rows, gid, label in (
+            (flagged[read], "points-flagged-used", "flagged (used by the advice)"),
+            (flagged[~read], "points-flagged", ""),
+        ):
+            labels |= _flagged_points(ax, rows["accelerators"], rows["speedup"], rows, gid, label)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator(sorted(predicted["accelerators"].unique())))
     ax.xaxis.set_major_formatter(FuncFormatter(count_label))

@@ -11,11 +11,12 @@ from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
 from gpuscale.quantities import counted, filled, joined, number, span
 from gpuscale.report.bench_answer import (
-    advice_reads,
     advised_runs,
     advised_scope,
+    answering,
     measured_speedup,
     others_answer,
+    outlasted,
     rerun_options,
 )
 from gpuscale.report.bench_checks import ReadRun, drawn, read_runs
@@ -129,7 +130,6 @@ class _Advised:
     first: list[str]  # the top's: the measured runs against it
     refused: str | None = None  # why no advice was given
     read: tuple[ReadRun, ...] = ()  # the advised runs at N > 1 as it reads them
-    reads: str | None = None  # the summary's line on them (``advice_reads``)
 
 
 def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -> _Advised:
@@ -166,12 +166,15 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
     title = f"Advice: {table_title(cal)}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
+    # the flagged points the advice reads: labelled so, never "not used"
+    used_points = tuple(r.at for r in read if r.flagged and r.read and r.at in points.index)
     svg, files = out.save(
-        lambda: predicted_scaling(shown, points, title),
+        lambda: predicted_scaling(shown, points, title, used=used_points),
         "advice_predicted_scaling",
         shown,
         points,
         title,
+        used_points,
     )
     # the short answer, as ``gpuscale advise`` says it by default (``advice.explain.answer``); the
     # caveats and the whole explanation behind it, as ``--explain`` gives them
@@ -224,7 +227,6 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
         decision,
         first,
         read=read,
-        reads=advice_reads(scaling, advised, read, cal),
     )
 
 
@@ -259,8 +261,9 @@ def measured_answer(
     said with its speedup, as flagged and used, as the advice's lines say it."""
     chosen = scaling if only is None else scaling[only]
     multi = chosen[(chosen["accelerators"] > 1) & chosen["speedup"].notna()]
+    multi = multi[~outlasted(scaling)[multi.index]]  # a run of more steps answers for it
     used = {r.at: r.use for r in read if r.flagged and r.read}
-    kept = multi[~multi["flagged"].astype(bool) | multi.index.isin(list(used))]
+    kept = multi[answering(scaling, read)[multi.index]]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
         named = filled(" {}", rerun)  # the configuration advised on, never another's
@@ -286,6 +289,19 @@ def measured_answer(
     return f"Your hardware, measured speedup over one device{of}: {said}."
 
 
+# The Evidence column's words before a run that a run of more steps outlasted.
+OUTLASTED = "outlasted: not read (a run of more steps of its configuration and count is)"
+
+
+def _evidence_said(scaling: pd.DataFrame) -> pd.Series:
+    """The table's Evidence column (``evidence_column``), a run outlasted by one of more
+    steps of its configuration and count (``bench_answer.outlasted``) said so first: the
+    findings and the advice read the longer run, never its speedup."""
+    said = evidence_column(scaling)
+    shorter = outlasted(scaling) if len(scaling) else pd.Series(False, index=scaling.index)
+    return said.where(~shorter, (OUTLASTED + "; " + said).str.rstrip("; "))
+
+
 def build_bench_section(
     table: pd.DataFrame, out: FigureFiles, *, advice: BenchAdvice | None = None
 ) -> BenchSection | None:
@@ -294,7 +310,7 @@ def build_bench_section(
     With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
     added, or why it was not given."""
     scaling = bench_scaling(table)
-    scaling = scaling.assign(evidence_said=evidence_column(scaling))
+    scaling = scaling.assign(evidence_said=_evidence_said(scaling))
     failed = failed_runs(table)
     if scaling.empty:
         if not failed:
@@ -306,6 +322,20 @@ def build_bench_section(
         return BenchSection(
             said, [], [], [], failed, answer=said, advice_refused=refused, summary=said
         )
+    # the decision first (where advice was asked), then what was measured, each run
+    # with its platform, then the advised model's runs against the advice
+    answer = [measured_answer(scaling)]
+    refused, answer_figure, read, explained = None, None, (), []
+    if advice is not None:
+        given = advice_figure(scaling, out, advice)
+        refused, read, explained = given.refused, given.read, given.explained
+        # with the advice, its lines and the measured runs it is on (against it); refused,
+        # why, then what was measured (``bench_answer``): never another model's run as
+        # the advice's answer
+        answer = [*given.decision, *given.first] if refused is None else [*given.decision, *answer]
+        answer_figure = given.figure  # drawn beside the answer, as the MLPerf answer's
+    # the flagged runs the advice reads, drawn as such
+    used = tuple(r.at for r in read if r.flagged and r.read)
     figures, not_drawn = [], []
     for make, stem, title in (
         (step_breakdown, "bench_step_breakdown", breakdown_caption(scaling)),
@@ -314,32 +344,19 @@ def build_bench_section(
         if make is speedup_by_size and scaling["accelerators"].max() == 1:
             continue
         try:
-            svg, files = out.save(lambda m=make: m(scaling), stem, scaling)
+            if make is speedup_by_size:
+                svg, files = out.save(lambda: speedup_by_size(scaling, used), stem, scaling, used)
+            else:
+                svg, files = out.save(lambda m=make: m(scaling), stem, scaling)
         except NothingToDraw as why:  # said in the figure's place, among the findings
             not_drawn.append(f"{title}: not drawn, {why}.")
             continue
         figures.append((title, svg, files))
-    findings = bench_findings(scaling) + not_drawn
-    summary = bench_summary(scaling)
-    # the decision first (where advice was asked), then what was measured, each run
-    # with its platform, then the advised model's runs against the advice
-    answer = [measured_answer(scaling)]
-    refused, answer_figure, read = None, None, ()
-    if advice is not None:
-        given = advice_figure(scaling, out, advice)
-        refused, read = given.refused, given.read
-        # the runs it reads, where the summary's are not those: said with the summary
-        if given.reads:
-            findings.insert(len(summary), given.reads)
-            summary = [*summary, given.reads]
-        findings += given.explained
-        # with the advice, its lines and the measured runs it is on (against it); refused,
-        # why, then what was measured (``bench_answer``): never another model's run as
-        # the advice's answer
-        answer = [*given.decision, *given.first] if refused is None else [*given.decision, *answer]
-        if given.figure is not None:
-            figures.append(given.figure)
-        answer_figure = given.figure  # drawn beside the answer, as the MLPerf answer's
+    if answer_figure is not None:
+        figures.append(answer_figure)
+    # the findings read the runs as the advice reads them (``bench_answer.answering``)
+    findings = bench_findings(scaling, read) + not_drawn + explained
+    summary = bench_summary(scaling, read)
     shown = shown_columns(scaling)
     rows = [
         {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")

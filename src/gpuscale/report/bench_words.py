@@ -4,12 +4,18 @@ one was), and the device and backend they ran on where the section mixes several
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import break_even_params, trusted
+from gpuscale.analysis.bench_scaling import break_even_params
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import agreeing, counted, filled, joined, noun_for, number, span
+from gpuscale.quantities import agreeing, counted, filled, joined, noun_for, number, of_the, span
+from gpuscale.report.bench_answer import answering, outlasted
 from gpuscale.report.bench_evidence import grade_sentence, tagged
+
+if TYPE_CHECKING:  # its type alone
+    from gpuscale.report.bench_checks import ReadRun
 
 
 def _share_range(shares: pd.Series) -> str:
@@ -83,11 +89,12 @@ def _summary(rows: pd.DataFrame) -> str:
     )
 
 
-def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
-    """The sentences on ``world`` devices of one platform's trusted rows (``where``: the
-    platform in parentheses where the section has several, else ""): which of the runs
+def _at_count(rows: pd.DataFrame, world: int, where: str, used: dict) -> list[str]:
+    """The sentences on ``world`` devices of one platform's answering rows (``where``: the
+    platform in parentheses where the section has several, else ""; ``used``: the flagged
+    runs among them the advice reads, by label, with how it uses them): which of the runs
     measured there train slower or faster than on one device, the break-even size, the
-    best speedup; each names the runs it covers."""
+    best speedup; each names the runs it covers, and a flagged one as flagged and used."""
     at = rows[(rows["accelerators"] == world) & rows["speedup"].notna()]
     if at.empty:
         return []
@@ -126,9 +133,21 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
         f"{of}: {best['speedup']:.2f}x (efficiency {best['efficiency']:.0%}); exposed "
         f"communication is {_share_range(at['comm_fraction'])} of {step}."
     )
+    flagged = [at_ for at_ in at.index if at_ in used]
+    if flagged:  # a flagged run the advice reads: said so, as the advice's lines say it
+        text = text[:-1] + f"; flagged, yet read: {_used(at.loc[flagged], used)}."
     # each said weak where a run it reads (or the N = 1 run a speedup is against) is
     # the break-even size is interpolated from them: derived, a prediction to test
     return [tagged(text, rows, at, derived=bool(size) and len(at) > 1), tagged(best_said, rows, at)]
+
+
+def _used(rows: pd.DataFrame, used: dict) -> str:
+    """``b on 2, the advice rests on it (the only run there)``: each flagged run the
+    advice reads, with how it uses it."""
+    return "; ".join(
+        f"{r.configuration} on {r.accelerators}, {used[at]}"
+        for at, r in zip(rows.index, rows.itertuples(), strict=True)
+    )
 
 
 # Each strategy's one-device column and what it costs over the bare module.
@@ -181,23 +200,65 @@ def _platforms_summary(platforms: list[tuple[str, pd.DataFrame]]) -> str:
     return f"{counted(len(models), 'model')} benched: {parts}."
 
 
-def bench_summary(all_rows: pd.DataFrame) -> list[str]:
+def _kept(all_rows: pd.DataFrame, read: tuple[ReadRun, ...]) -> tuple[pd.DataFrame, ...]:
+    """``all_rows`` split as the advice reads them (``bench_answer.answering``): the rows
+    that answer, the flagged ones left out, the ones outlasted by a run of more steps of
+    their configuration and count."""
+    answers, shorter = answering(all_rows, read), outlasted(all_rows)
+    flagged = all_rows[all_rows["flagged"].astype(bool) & ~answers & ~shorter]
+    return all_rows[answers], flagged, all_rows[shorter]
+
+
+def _read_flagged(read: tuple[ReadRun, ...]) -> dict:
+    """The flagged runs the advice reads, by label, with how it uses each."""
+    return {r.at: r.use for r in read if r.flagged and r.read}
+
+
+def bench_summary(all_rows: pd.DataFrame, read: tuple[ReadRun, ...] = ()) -> list[str]:
     """The findings' first lines: what was benched, per platform (the section's short
-    view), or that every run is flagged."""
-    scaling = trusted(all_rows)
+    view), or that every run is flagged; the runs it counts are those that answer as the
+    advice reads them (``bench_answer.answering``; ``read``: the advice's records of its
+    runs, where advised): a flagged run it reads said so, a run outlasted left out."""
+    scaling, flagged, shorter = _kept(all_rows, read)
+    used = _read_flagged(read)
     if scaling.empty:
+        if len(shorter):  # the unflagged ones outlasted by flagged runs of more steps
+            return [
+                f"No run answers (see the table): {of_the(len(flagged), len(all_rows), 'run')} "
+                f"flagged as untrustworthy, and {_runs(shorter)} outlasted by them (of each "
+                "configuration and count the advice reads the run of most steps)."
+            ]
         every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
         return [f"{every} flagged as untrustworthy (see the table)."]
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
-    flagged = all_rows[all_rows["flagged"].astype(bool)]
     lines = [_platforms_summary(platforms)] * several
     for platform, rows in platforms:
-        lines.append(_summary(rows)[:-1] + _left_out(flagged[flagged["platform"] == platform]))
-    elsewhere = flagged[~flagged["platform"].isin([p for p, _ in platforms])]
+        on = rows[rows.index.isin(list(used))]
+        said = _summary(rows)[:-1]
+        if len(on):
+            said += f"; flagged, yet read by the advice: {_used(on, used)}"
+        said += _left_out(flagged[flagged["platform"] == platform])[:-1]
+        lines.append(said + _outlasted(shorter[shorter["platform"] == platform]))
+    kept = [p for p, _ in platforms]
+    elsewhere = flagged[~flagged["platform"].isin(kept)]
     if len(elsewhere):  # a platform whose every run is flagged
         lines.append(f"Flagged, so left out of these findings: {_runs(elsewhere)}.")
+    shorter = shorter[~shorter["platform"].isin(kept)]
+    if len(shorter):  # and its unflagged runs outlasted by them
+        said = _outlasted(shorter)[2:]
+        lines.append(said[0].upper() + said[1:])
     return lines
+
+
+def _outlasted(rows: pd.DataFrame) -> str:
+    """``; outlasted, so left out ...: b on 1 and 2.`` (``.`` where none is)."""
+    if rows.empty:
+        return "."
+    return (
+        "; outlasted, so left out of these findings (of each configuration and count the "
+        f"advice reads the run of most steps): {_runs(rows)}."
+    )
 
 
 def _runs(rows: pd.DataFrame) -> str:
@@ -211,21 +272,22 @@ def _left_out(flagged: pd.DataFrame) -> str:
     return f"; flagged, so left out of these findings: {_runs(flagged)}." if len(flagged) else "."
 
 
-def bench_findings(all_rows: pd.DataFrame) -> list[str]:
+def bench_findings(all_rows: pd.DataFrame, read: tuple[ReadRun, ...] = ()) -> list[str]:
     """Sentences: what was measured, DDP's cost on one device, break-even size, best and
-    worst scaling, communication share; from the runs without plausibility flags (the
-    flagged ones are named and left out), per device and backend (``platform``) where the
-    rows ran on several, each sentence naming its platform then."""
-    scaling = trusted(all_rows)
-    flagged = all_rows[all_rows["flagged"].astype(bool)]
-    out = bench_summary(all_rows)
+    worst scaling, communication share; from the runs that answer as the advice reads
+    them (``bench_answer.answering``: the flagged ones named and left out unless the
+    advice reads them, ``read``; a run outlasted by one of more steps left out), per
+    device and backend (``platform``) where the rows ran on several, each sentence naming
+    its platform then."""
+    scaling, flagged, _ = _kept(all_rows, read)
+    out = bench_summary(all_rows, read)
     if scaling.empty:
         return out
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
-    grade = grade_sentence(
-        scaling, all_rows
-    )  # the bench table's evidence grade, as the CLI says it
+    # the bench table's evidence grade of the unflagged runs, as the CLI says it (a
+    # flagged run read is said flagged where a finding reads it)
+    grade = grade_sentence(scaling[~scaling["flagged"].astype(bool)], all_rows)
     if grade:
         out.append(grade)
     if len(flagged):
@@ -237,9 +299,10 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
             "run's own reason in the table; the advice leaves them out too unless it says it "
             "used them."
         )
+    used = _read_flagged(read)
     for platform, rows in platforms:
         where = f" ({platform})" if several else ""
         out += _wrapper_at_one(rows, where)
         for world in sorted(set(rows["accelerators"]) - {1}):
-            out += _at_count(rows, int(world), where)
+            out += _at_count(rows, int(world), where, used)
     return out

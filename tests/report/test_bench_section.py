@@ -16,6 +16,7 @@ from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.cli import app
 from gpuscale.report.bench_advice import BenchAdvice, advice_on_bench
+from gpuscale.report.bench_checks import ReadRun
 from gpuscale.report.bench_figures import speedup_by_size
 from gpuscale.report.bench_section import bench_findings, build_bench_section, measured_answer
 from gpuscale.report.svg import FigureFiles
@@ -48,6 +49,19 @@ def test_break_even_sentence(golden: Golden) -> None:
     scaling = bench_scaling(table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**7, 100, 150)]))
     assert break_even_params(scaling, 2) == pytest.approx(1e6)  # log-midpoint of 0.5 -> 1.5
     golden.check(VIEW, "break-even between two models", "\n".join(bench_findings(scaling)))
+
+
+def test_break_even_counts_a_flagged_run_the_advice_reads() -> None:
+    """The size is interpolated from the runs the findings count: a flagged run the
+    advice reads makes the crossing with an unflagged one; left out, none crosses."""
+    scaling = bench_scaling(table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**7, 100, 150)]))
+    b_two = scaling.index[(scaling["model"] == "b") & (scaling["accelerators"] == 2)]
+    scaling.loc[b_two, "flagged"] = True
+    assert break_even_params(scaling, 2) is None
+    assert break_even_params(scaling, 2, read=b_two) == pytest.approx(1e6)
+    read = (ReadRun(b_two[0], "b", 2, 1.5, flagged=True, use="the only run there"),)
+    text = " ".join(bench_findings(scaling, read))
+    assert "break-even model size is 1M parameters" in text
 
 
 def test_mixed_without_crossing() -> None:

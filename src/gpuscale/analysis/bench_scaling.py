@@ -138,14 +138,21 @@ def trusted(scaling: pd.DataFrame) -> pd.DataFrame:
 
 
 def break_even_params(
-    scaling: pd.DataFrame, accelerators: int = 2, speedup: float = 1.0
+    scaling: pd.DataFrame,
+    accelerators: int = 2,
+    speedup: float = 1.0,
+    *,
+    read: pd.Index | None = None,
 ) -> float | None:
     """Parameters at which the speedup on ``accelerators`` devices reaches ``speedup``.
 
     None when no model crosses it (all faster, all slower, or no such runs). With several
-    families the smallest crossing is returned. Flagged rows are left out.
+    families the smallest crossing is returned. Flagged rows are left out, except those
+    labelled in ``read`` (the flagged runs an advice reads, which the report's findings
+    count beside the unflagged ones).
     """
-    rows = trusted(scaling)
+    flagged = scaling["flagged"].astype(bool)
+    rows = scaling[~flagged | scaling.index.isin(read if read is not None else [])]
     rows = rows[rows["accelerators"] == accelerators].dropna(subset=["speedup"])
     crossings = []
     for _, family in rows.groupby("family"):

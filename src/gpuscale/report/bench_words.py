@@ -102,7 +102,7 @@ def _at_count(rows: pd.DataFrame, world: int, where: str, used: dict) -> list[st
     noun = "model" if (at["configuration"] == at["model"]).all() else "configuration"
     on = f"{_devices(world)}{where}"
     slower, faster = at[at["speedup"] < 1], at[at["speedup"] >= 1]
-    size = break_even_params(rows, world)
+    size = break_even_params(rows, world, read=pd.Index(list(used)))
     pace = "slower" if faster.empty else "faster"  # of all the runs, where they agree
     if len(at) == 1:
         text = f"{names[0]}, the only {noun} measured on {on}, trains {pace} than on one device."

@@ -245,3 +245,13 @@ def test_a_list_item_given_twice_is_refused_in_every_command(args: list[str], tw
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: ") and twice in line and "given twice; give each" in line
+
+
+@pytest.mark.parametrize("value", ["0", "2.5"])
+def test_collectives_states_its_own_rule_for_nproc(value: str, tmp_path) -> None:
+    """collectives runs one world size: its --nproc rule offers one number, never the
+    bench's list of counts (``1,2,4``), which it refuses."""
+    result = _given("collectives", "--nproc", value, tmp_path)
+    said = result.stderr.strip()
+    assert result.exit_code == 2, result.output
+    assert said.startswith(f"error: --nproc {value}: ") and "1,2" not in said

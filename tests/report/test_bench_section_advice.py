@@ -1,5 +1,5 @@
 """The report's bench section and the advice: `report --advise` without a bench file is
-said, and the section reads a computed advice without loading the advice engine."""
+refused, and the section reads a computed advice without loading the advice engine."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from gpuscale.cli import app
 from ..mlperf.logbuilder import RoundBuilder
 
 
-def test_advise_without_a_bench_file_is_said_never_ignored(tmp_path: Path) -> None:
-    """`report --advise` without --bench wrote the report with rc 0 and no word of the
-    advice asked for (a user walk): written, exit 1, the reason on stderr."""
+def test_advise_without_a_bench_file_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`report --advise` without --bench: exit 2, nothing written, --advise and --bench
+    named (as an advice option without --advise is refused)."""
     root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
     out = tmp_path / "r"
     args = ["report", str(root.write_dir(tmp_path)), "--advise", "--out", str(out)]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 1, result.output
-    assert (out / "index.html").exists()
-    assert "--advise needs --bench FILE" in result.stderr
+    assert result.exit_code == 2, result.output
+    assert not out.exists()
+    assert "--advise" in result.stderr and "--bench" in result.stderr
 
 
 def test_the_bench_section_reads_a_computed_advice_and_walks_no_advice_engine() -> None:

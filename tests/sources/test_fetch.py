@@ -172,7 +172,8 @@ def test_a_round_that_is_none_is_refused_before_any_fetch(served, tmp_path: Path
 def test_offline_never_fetches(served, tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["analyze", "--round", ROUND, "--offline"])
     assert done.exit_code == 2
-    assert "--offline (offline=True) fetches nothing" in done.stderr
+    assert "--offline fetches nothing" in done.stderr
+    assert "offline=" not in done.stderr  # Python's keyword, not the command line's
     assert f"training_results_{ROUND}.git" in done.stderr  # where it would come from
     assert not (tmp_path / "my cache").exists()
 
@@ -212,7 +213,7 @@ def test_load_round_in_python_fetches_a_round_as_the_cli_does(
     assert set(both.scores["round"]) == {ROUND, bundled_rounds()[-1]}
     assert capsys.readouterr() == ("", "")  # a library prints nothing
     missing = next(r for r in published_rounds() if r not in bundled_rounds() and r != ROUND)
-    with pytest.raises(RoundNamesError, match=r"offline=True\) fetches nothing"):
+    with pytest.raises(RoundNamesError, match=r"and offline=True fetches nothing"):
         gpuscale.load_round(missing, offline=True)
     with pytest.raises(TypeError, match="rounds must be round names"):
         gpuscale.load_round(None)  # type: ignore[arg-type]

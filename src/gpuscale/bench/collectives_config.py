@@ -7,6 +7,7 @@ worker and the tests share. Nothing here imports torch."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,6 +251,8 @@ class CheckRequest:
                 f"collectives runs one world size: give one number, e.g. {ref('nproc', '2')} "
                 "(run it again for another)",
             )
+        if self.nproc is not None and not re.fullmatch(r"0*[1-9][0-9]{0,8}", self.nproc.strip()):
+            raise FieldError("nproc", self.nproc, "must be a positive whole number, e.g. 2")
         resolve_gpu(self.gpu)  # a GPU the catalogue does not know: refused before the sweep
         check_gpu_option(self.topo_file, self.gpu)  # --gpu alone would be ignored
         check_preset(self)  # a preset named wrongly: refused before the sweep

@@ -28,14 +28,16 @@ from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
+from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_key, round_name
 
 
-class RoundNamesError(ValueError):
+class RoundNamesError(NamedError):
     """Round names that do not fit the paths given, or a round neither bundled nor
-    published (nor in the cache, offline)."""
+    published (nor in the cache, offline); a request field it names is said as the reader
+    gives it (:func:`~gpuscale.tables.refusals.ref`: ``--offline`` or ``offline=True``)."""
 
 
 def read_paths(
@@ -212,7 +214,7 @@ def _fetched(
     if found is None and offline:
         raise RoundNamesError(
             f"round {name} is not bundled ({bundled}) nor in the cache "
-            f"({folder_of(name, cache)}), and --offline (offline=True) fetches nothing: "
+            f"({folder_of(name, cache)}), and {ref('offline', True)} fetches nothing: "
             f"leave it out to fetch the round from {round_url(name)}, or give its results "
             "folder or archive as a path"
         )

@@ -178,19 +178,18 @@ def write_report(
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
     from; ``sources``: the data arguments as typed, as ``build_report`` takes them); the
     HTML file's path and the page's headline. Raises what
-    ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
+    ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``); a
+    :class:`FieldError` for --advise without a bench."""
     # lazy: matplotlib and the analysis stack, only for a report
     from gpuscale.report.cache import default_folder
     from gpuscale.report.html import build_report
 
+    if request.advise and bench is None:  # refused before the report's work, as a typo is
+        why = f"needs {ref('bench')} (the advice is computed from your bench runs)"
+        raise FieldError("advise", True, why)
     advice = request.advice_request(bench_path) if request.advise and bench is not None else None
     if advice is not None and request.model is not None:
         _model_in_bench(bench, request.model, bench_path)
-    if request.advise and bench is None and on_missing is not None:  # asked, never silent
-        on_missing(
-            "--advise needs --bench FILE (the advice is computed from your bench runs): "
-            "the report has no advice"
-        )
     headline: list[tuple[str, ...]] = []
     path = build_report(
         tables,

@@ -152,4 +152,4 @@ def test_a_results_file_that_cannot_be_written_says_why(tmp_path: Path, where: s
         check_writable(make(tmp_path))
     said = str(refused.value)
     assert not any(word in said for word in SYSTEM_WORDS), said
-    assert why in said and "choose another --out" in said, said
+    assert why in said and "choose another output file" in said, said

@@ -147,7 +147,7 @@ def test_a_virtual_file_system_is_said_not_no_such_file() -> None:
         write_atomically(Path("/proc/gpuscale-out"), lambda tmp: (tmp / "a").write_text("a"))
     message = str(refused.value)
     assert "No such file or directory" not in message
-    assert "takes no new files" in message and "choose another --out" in message
+    assert "takes no new files" in message and "choose another output folder" in message
 
 
 @pytest.fixture

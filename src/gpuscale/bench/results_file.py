@@ -44,7 +44,7 @@ def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
             pass
     except OSError as exc:
         raise ResultsError(
-            f"cannot write {path}: {why_unwritable(exc, path)}; choose another --out"
+            f"cannot write {path}: {why_unwritable(exc, path)}; choose another output file"
         ) from None
 
 
@@ -81,7 +81,7 @@ def _check_holds(path: Path, holds: tuple[str, str]) -> None:
     """Refuse a non-empty file whose first line is not a record of the kind ``holds``
     names (an empty file is a new results file)."""
     if why := other_records(path, holds):
-        raise ResultsError(f"{path} {why}: choose another --out")
+        raise ResultsError(f"{path} {why}: choose another output file")
 
 
 def append_result(path: Path, record: dict[str, object]) -> None:

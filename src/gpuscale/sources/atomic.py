@@ -69,7 +69,7 @@ def _check_owner(out_dir: Path, command: str) -> None:
     if found and found[1] and command and found[1] != command:
         raise OutputError(
             f"{out_dir} holds the output of `gpuscale {found[1]}`, not of `gpuscale "
-            f"{command}`; nothing was written: choose another --out, or remove it first"
+            f"{command}`; nothing was written: choose another output folder, or remove it first"
         )
 
 
@@ -89,7 +89,7 @@ def write_atomically(
         if out_dir.is_symlink():
             out_dir = Path(os.path.realpath(out_dir))
         if _is_other_than_folder(out_dir):
-            raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
+            raise OutputError(f"{out_dir} exists and is not a folder; choose another output folder")
         _check_owner(out_dir, command)
         mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
         base = out_dir if mount else out_dir.parent
@@ -102,7 +102,7 @@ def write_atomically(
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(
-            f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}; choose another --out"
+            f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}; choose another output folder"
         ) from None
     try:
         write(tmp)
@@ -201,7 +201,7 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         shown = ", ".join(theirs[:3]) + filled(" and {} more", max(0, len(theirs) - 3))
         raise OutputError(
             f"{out_dir} already holds {shown}, which gpuscale did not write; nothing was "
-            "written: choose another --out, or move them first"
+            "written: choose another output folder, or move them first"
         )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)

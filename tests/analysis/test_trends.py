@@ -210,6 +210,10 @@ def test_counts_are_whole_and_one_round_is_said_to_be_no_trend(golden: Golden) -
     assert one.exit_code == 0 and "one round loaded" in one.stderr and "(v4.1)" in one.stderr
     golden.check(VIEW, "trends of one round: stderr", one.stderr)
     assert "one round loaded" not in result.stderr
+    # two rounds loaded, the benchmark in one: never "one round loaded"
+    newest = CliRunner().invoke(app, ["trends", "--round", "v4.1,v5.0", "-b", "llama31_405b"])
+    assert newest.exit_code == 0, newest.output
+    assert "one round loaded" not in newest.stderr and "of the 2 rounds loaded" in newest.stderr
 
 
 def test_the_reports_trend_words_are_the_tables_once_each() -> None:

@@ -296,8 +296,14 @@ def trends_view(
         *frame.attrs.get("division_left_out", ()),
     )
     if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
+        loaded = scores["round"].nunique()  # more where the others lack these workloads
+        which = (
+            "one round loaded"
+            if loaded == 1
+            else f"one of the {loaded} rounds loaded holds these benchmarks"
+        )
         notes = (
-            f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "
+            f"{which} ({frame['round'].iloc[0]}): a trend compares rounds; give "
             "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",
             *notes,
         )

@@ -284,3 +284,22 @@ def test_commands_in_the_pages_sentences_are_code_and_their_text_stays_escaped()
     assert isinstance(said, Markup)
     assert said.count("<code>") == 2 and "<script>" not in said and "`" not in said
     assert code_spans(7) == 7 and code_spans("no span") == "no span"
+
+
+def test_a_report_lists_the_data_problems_of_its_benchmarks() -> None:
+    """A one-benchmark report lists that benchmark's ingest problems, not the round's
+    others (the page's heading says how many the rounds had); over every workload of
+    the round, each problem is listed once."""
+    from gpuscale.report.page import problems_shown, render_html
+
+    tables = load_round("v4.1")
+    workloads = sorted(tables.scores["workload"].unique())
+    listed = [problems_shown(tables, [w]) for w in workloads]
+    assert sum(len(p) for p in listed) == len(tables.problems) > 0
+    bert = problems_shown(tables, ["bert"])
+    assert 0 < len(bert) < len(tables.problems)
+    assert bert["path"].str.split("/").str[3].eq("bert").all()
+    html = render_html(tables, [], None, AnalysisOptions(), all_figures=False, workloads=["bert"])
+    table = html[html.index('id="problems"') :]
+    assert table.count("<tr><td>v4.1</td>") == len(bert)
+    assert f"({len(bert)}, of the benchmarks reported; {len(tables.problems)} in" in table

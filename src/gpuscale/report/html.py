@@ -271,6 +271,7 @@ def _draw(
         ],
         all_figures=out.every,
         recommendations=recs,
+        workloads=workloads or None,  # none named: every one
     )
     return page, report_headline(recs, bench)
 

@@ -258,6 +258,29 @@ def _answer_cell(pick: Any, since: str = "") -> str:
     return text + filled("; caution: {}", pick.note)
 
 
+def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.DataFrame:
+    """The ingest problems of ``workloads`` (None: all): a problem under a round's
+    ``Org/results/system/benchmark`` of a benchmark folder that holds them there, or in
+    ``Org/systems/system.json`` of a system that ran them; one of no such path is kept."""
+    problems = tables.problems
+    if workloads is None or problems.empty:
+        return problems
+    scores = tables.scores[tables.scores["workload"].isin(list(workloads))]
+    folders = set(zip(scores["round"], scores["benchmark"], strict=True))
+    systems = set(zip(scores["round"], scores["org"], scores["system_id"], strict=True))
+
+    def kept(round_name: str, path: str) -> bool:
+        parts = path.split("/")
+        if len(parts) >= 4 and parts[1] == "results":
+            return (round_name, parts[3]) in folders
+        if len(parts) == 3 and parts[1] == "systems":
+            return (round_name, parts[0], Path(parts[2]).stem) in systems
+        return True
+
+    keep = [kept(str(r), str(p)) for r, p in zip(problems["round"], problems["path"], strict=True)]
+    return problems[keep]
+
+
 def render_html(
     tables: RoundTables,
     sections: list[Section],
@@ -270,9 +293,11 @@ def render_html(
     all_figures: bool = True,
     recommendations: Sequence[Recommendation] = (),
     study_overview: RenderedFigure | None = None,
+    workloads: Sequence[str] | None = None,
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup).
-    ``all_figures``: whether every figure was drawn (else the page says how to)."""
+    ``all_figures``: whether every figure was drawn (else the page says how to);
+    ``workloads``: those reported, whose data problems it lists (None: every one)."""
     env = Environment(
         loader=PackageLoader("gpuscale", "report/templates"),
         autoescape=select_autoescape(default=True),
@@ -280,7 +305,8 @@ def render_html(
     )
     here = Path(__file__).parent / "templates"
     rounds = sorted(tables.scores["round"].unique()) or ["(none)"]
-    problems = tables.problems.sort_values(["round", "kind", "path"]).to_dict("records")
+    shown = problems_shown(tables, workloads)
+    problems = shown.sort_values(["round", "kind", "path"]).to_dict("records")
     return env.get_template("report.html").render(
         title=f"gpuscale report: MLPerf Training {', '.join(rounds)}"
         if len(tables.scores)
@@ -301,6 +327,7 @@ def render_html(
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,
         problems=problems,
+        problems_read=len(tables.problems),
         n_systems=_systems_said(tables),
         # each result and its runs once, as `gpuscale dataset` counts them, so that the
         # report's counts and the dataset's agree

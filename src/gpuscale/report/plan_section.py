@@ -96,6 +96,15 @@ class PlanData:
     round: str = ""  # the round whose level the plan is at
 
 
+@dataclass(frozen=True, slots=True)
+class NotPlanned:
+    """A workload the report does not plan (it plans the study's), on its most submitted
+    ``family``: said with the command that plans it."""
+
+    workload: str
+    family: str
+
+
 def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
     """The counts the figure's line is drawn at: 40 spread evenly in log over the counts
     asked and the family's measured counts, and those counts themselves (the plan moves
@@ -110,12 +119,13 @@ def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
 
 def plan_data(
     scores: pd.DataFrame, workloads: list[str], threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
-) -> list[PlanData | str]:
+) -> list[PlanData | NotPlanned | str]:
     """Each study workload present planned on its most submitted family at ``COUNTS``
-    (a sentence instead where no plan is possible); the fits of ``scores`` are computed
+    (a sentence instead where no plan is possible; one for each other workload asked,
+    with the command that plans it); the fits of ``scores`` are computed
     once (``gpuscale.planning.cache``) for every workload and the dense curve.
     ``threshold``: of the plan's E' threshold pick, the report's own (its answer table's)."""
-    out: list[PlanData | str] = []
+    out: list[PlanData | NotPlanned | str] = []
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
@@ -138,6 +148,10 @@ def plan_data(
         table = as_frame(result)
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
+    for workload in [w for w in workloads if w not in STUDY_WORKLOADS]:  # said, never dropped
+        counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
+        if not counts.empty:
+            out.append(NotPlanned(workload, str(counts.index[0])))
     return out
 
 
@@ -153,7 +167,9 @@ def command_line_words(exc: Exception) -> str:
     return str(exc)
 
 
-def command(rounds: list[str] | None, item: PlanData, sources: Sequence[str] = ()) -> str:
+def command(
+    rounds: list[str] | None, item: PlanData | NotPlanned, sources: Sequence[str] = ()
+) -> str:
     """The ``gpuscale plan`` command that plans ``item`` from the same results as the
     report: its ``sources`` (the data arguments it was read from) where given, else its
     ``rounds`` by name (names quoted for a shell)."""
@@ -191,7 +207,7 @@ def _plan_chart(item: PlanData) -> Any:
 
 
 def plan_section(
-    data: list[PlanData | str],
+    data: list[PlanData | NotPlanned | str],
     out: FigureFiles,
     basis: object = None,
     rounds: list[str] | None = None,
@@ -204,7 +220,7 @@ def plan_section(
     planned from, said once (:func:`data_sentence`); ``sources``: the data arguments the
     report was read from, for each plan's command (:func:`command`)."""
     findings, figures, shown, commands = [], [], [], []
-    planned = [item for item in data if not isinstance(item, str)]
+    planned = [item for item in data if isinstance(item, PlanData)]
     if rounds and planned:
         findings.append(data_sentence(rounds, sources))
     left_out = ""  # the figures not drawn, said where there is a plan
@@ -217,6 +233,12 @@ def plan_section(
     for item in data:
         if isinstance(item, str):
             findings.append(item)
+            continue
+        if isinstance(item, NotPlanned):
+            findings.append(
+                f"{display_name(item.workload)}: not planned here (the report plans the "
+                f"study's workloads); `{command(rounds, item, sources)}` plans it."
+            )
             continue
         name = f"{display_name(item.workload)} on {item.family}"
         said = command(rounds, item, sources)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import fields, replace
-from typing import TypeVar
+from types import NoneType
+from typing import TypeVar, get_args, get_type_hints
 
 import pandas as pd
 
@@ -143,13 +144,14 @@ def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:
 def _record(cls: type[R], row: pd.Series, **given: object) -> R:
     """A ``cls`` of ``row``'s columns named as its fields, cast to their types (an optional
     field's NaN: None)."""
-    casts = {"int": int, "float": float, "str": str}
+    hints = get_type_hints(cls)  # the annotations as types (this module's are postponed)
     taken: dict[str, object] = {}
     for f in fields(cls):
         if f.name not in given:
-            kind, optional = str(f.type).removesuffix(" | None"), str(f.type).endswith("None")
+            kinds = [k for k in get_args(hints[f.name]) or (hints[f.name],) if k is not NoneType]
             value = row[f.name]
-            taken[f.name] = None if optional and pd.isna(value) else casts[kind](value)
+            optional = len(kinds) < len(get_args(hints[f.name]))
+            taken[f.name] = None if optional and pd.isna(value) else kinds[0](value)
     return cls(**taken, **given)
 
 

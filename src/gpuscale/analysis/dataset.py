@@ -58,10 +58,11 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
             "analyses)"
         )
     if "first_round" in results and (again := int(is_republished(results).sum())):
-        # the same runs in two rounds' archives: a row in each (trends counts them once)
+        # the same runs in an earlier round's archive (``gpuscale.mlperf.earlier``: a
+        # bundled round not written counts too; trends counts once those written)
         text += (
-            f"; {again:,} of the results republish one of an earlier round (the same runs, "
-            "a row in each round; `first_round` names the first)"
+            f"; {again:,} of the results republish one of an earlier round (the same runs; "
+            "`first_round` names the round that first published them)"
         )
     return text
 
@@ -72,7 +73,9 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     none) and one per run. A result analyses leave out keeps its row, the column saying
     why: ``same_runs_as`` (the same runs under a second system name in its round) or
     ``log_flag`` (logs that contradict their folder); ``counted_in_analyses`` and
-    ``runs_counted_once`` (``gpuscale.tables.republished``) keep what analyses count."""
+    ``runs_counted_once`` (``gpuscale.tables.republished``) keep what analyses count.
+    Each run carries its result's ``samples_to_converge_flag`` (why the result's count,
+    made of its runs', cannot be true; "" when plausible)."""
     system_facts = tables.systems[
         [
             "round",
@@ -91,9 +94,11 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     results["workload_name"] = results["workload"].map(display_name)
     rounds = sorted(results["round"].unique(), key=round_key)
     results = in_round_order(results, ["round", "benchmark", "org", "system_id"], rounds)
-    runs = in_round_order(
-        tables.runs, ["round", "benchmark", "org", "system_id", "run_file"], rounds
-    )
+    on = [*key, "benchmark"]
+    flags = tables.scores[[*on, "samples_to_converge_flag"]]
+    runs = tables.runs.merge(flags.drop_duplicates(on), on=on, how="left")
+    runs["samples_to_converge_flag"] = runs["samples_to_converge_flag"].fillna("")
+    runs = in_round_order(runs, ["round", "benchmark", "org", "system_id", "run_file"], rounds)
     return results[list(DATASET_COLUMNS)], runs[list(DATASET_RUNS_COLUMNS)]
 
 

@@ -135,6 +135,32 @@ def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
     return table.assign(**columns, family_picks=picks)
 
 
+# Where each result was first published, as the report says it (the scores marked over
+# the loaded rounds and the bundled ones before the newest: ``mlperf.earlier``): -f csv
+# and -f json carry them after the system's availability. The analysis never reads them.
+FIRST_COLUMNS = ("first_round", "republished_in")
+_RESULT_KEY = ["round", "org", "system_id", "benchmark"]
+
+
+def with_first_rounds(frame: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` (rows of analysed results) with :data:`FIRST_COLUMNS` from ``scores``
+    (one row per result), after ``availability``; ``frame`` itself where ``scores`` is
+    None or lacks them."""
+    if scores is None or not set(FIRST_COLUMNS) <= set(scores.columns):
+        return frame
+    marked = scores[[*_RESULT_KEY, *FIRST_COLUMNS]].fillna("").astype(str)
+    marked = marked.drop_duplicates(_RESULT_KEY)
+    keys = frame[_RESULT_KEY].astype(str)
+    found = keys.merge(marked, on=_RESULT_KEY, how="left")[list(FIRST_COLUMNS)]
+    found = found.set_axis(frame.index).fillna("")
+    columns = [c for c in frame.columns if c not in FIRST_COLUMNS]
+    at = columns.index("availability") + 1 if "availability" in columns else len(columns)
+    out = frame[columns].copy()
+    for offset, column in enumerate(FIRST_COLUMNS):
+        out.insert(at + offset, column, found[column].to_numpy(object))
+    return out
+
+
 def analyze_document(rounds: list | None, bench: dict | None) -> dict:
     """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
     (round, benchmark)], "bench": {...} or null}``."""
@@ -153,7 +179,7 @@ def as_json(
     out = []
     for result in results:
         # every column -f csv writes, in its order: the JSON loses none of them
-        systems = with_family_columns(result).to_dict("records")
+        systems = with_first_rounds(with_family_columns(result), scores).to_dict("records")
         out.append(
             {
                 "round": result.round,

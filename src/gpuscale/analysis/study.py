@@ -156,7 +156,7 @@ def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
     row = fastest_per_count(own).iloc[-1]  # family_decomposition's row
     n = int(row["accelerators"])
     if pd.isna(row["convergence_factor"]):
-        return untestable(table, WHY, f"within {family}, {no_samples(own, row)}")
+        return untestable(table, WHY, f"within {family}, {no_samples(own, row, table)}")
     factor, share = dominant_loss(row)
     if factor == "none":
         e = row["normalized_efficiency"]

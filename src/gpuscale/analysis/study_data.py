@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, joined, of_the
 from gpuscale.tables import display_name
 
 
@@ -66,11 +66,13 @@ def missing_counts(family: str, counts: Sequence[int], wanted: dict[str, bool]) 
     return f"within {family} no system {either(lacking)} (its counts: {counts_words(counts)})"
 
 
-def no_samples(own: pd.DataFrame, row: pd.Series) -> str:
+def no_samples(own: pd.DataFrame, row: pd.Series, table: pd.DataFrame | None = None) -> str:
     """Why a decomposed ``row`` of ``own`` (a family decomposed against its reference,
     ``gpuscale.analysis.decompose.within_family``) has no convergence factor: which of it
-    and its reference lacks a samples-to-converge count (measured, or expected at its
-    global batch)."""
+    and its reference has no usable samples-to-converge count (measured, or expected at
+    its global batch), and why: none read from its logs, or one read but flagged as
+    impossible (``samples_to_converge_flag``: the first such flag said, and how many of
+    ``table``'s results, the workload's, are flagged too)."""
     ref = own[
         (own["org"] == row["reference_org"]) & (own["system_id"] == row["reference_system_id"])
     ]
@@ -81,19 +83,47 @@ def no_samples(own: pd.DataFrame, row: pd.Series) -> str:
         sides.append(
             (f"its {int(row['reference_accelerators']):,}-accelerator reference", ref.iloc[0])
         )
-    lacking = []
+    unread, flagged, flags, no_expected = [], [], [], []
     for words, side in sides:
-        measured = plausible_samples(side.to_frame().T).iloc[0]
-        expected = side.get("expected_samples_to_converge", np.nan)
-        if not np.isfinite(float(measured)):
-            if not np.isfinite(float(expected)):
-                words += " (nor an expected count)"
-            lacking.append(words)
-    who = either(lacking, "and") or "the fastest system or its reference"
-    return (
-        f"no measured samples-to-converge count for {who}, so E' cannot be split into "
-        "throughput and convergence"
-    )
+        if np.isfinite(float(plausible_samples(side.to_frame().T).iloc[0])):
+            continue
+        if not np.isfinite(float(side.get("expected_samples_to_converge", np.nan))):
+            no_expected.append(words)
+        flag = side.get("samples_to_converge_flag", "")
+        if isinstance(flag, str) and flag:
+            flagged.append(words)
+            flags.append(flag)
+        else:
+            unread.append(words)
+    parts = []
+    if unread:
+        parts.append(f"no measured samples-to-converge count for {either(unread, 'and')}")
+    if flagged:
+        counts = "counts" if len(flagged) > 1 else "count"
+        parts.append(
+            f"the samples-to-converge {counts} read for {either(flagged, 'and')} "
+            f"{agreeing(len(flagged), 'is', 'are')} flagged as impossible "
+            f"({flags[0]}{_flagged_among(table)})"
+        )
+    if len(no_expected) == 2:
+        parts.append("neither has an expected count at its global batch")
+    elif no_expected:
+        parts.append(f"{no_expected[0]} has no expected count at its global batch")
+    who = joined(parts) or "no samples-to-converge count for the fastest system or its reference"
+    return f"{who}, so E' cannot be split into throughput and convergence"
+
+
+def _flagged_among(table: pd.DataFrame | None) -> str:
+    """``; all 13 results of the workload are flagged`` where ``table`` (the workload's
+    results) has flagged counts, else ""."""
+    if table is None or "samples_to_converge_flag" not in table:
+        return ""
+    flags = table["samples_to_converge_flag"]
+    count = int((flags.notna() & (flags.astype(str) != "")).sum())
+    if not count:
+        return ""
+    verb = agreeing(count, "is", "are")
+    return f"; {of_the(count, len(table), 'result')} of the workload {verb} flagged"
 
 
 def llama_lacking(own: pd.DataFrame, family: str) -> str | None:

@@ -19,7 +19,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.answers import answers
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns
+from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns, with_first_rounds
 from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
@@ -251,10 +251,13 @@ def study_lines(
     return lines
 
 
-def every_result_view(results: list[WorkloadAnalysis]) -> TableView:
+def every_result_view(
+    results: list[WorkloadAnalysis], scores: pd.DataFrame | None = None
+) -> TableView:
     """Every workload's scaling table stacked, every column (``analyze -f csv``), each row
-    with what its family's picks say of it (:func:`with_family_columns`)."""
-    frame = pd.concat([with_family_columns(r) for r in results])
+    with what its family's picks say of it (:func:`with_family_columns`) and, with
+    ``scores`` (``mlperf.earlier.first_published``'s), where it was first published."""
+    frame = pd.concat([with_first_rounds(with_family_columns(r), scores) for r in results])
     return TableView(frame=frame, shown=list(frame.columns))
 
 

@@ -218,7 +218,8 @@ def trends(
 def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[str, ...]:
     """How many republished results the trends counted once (``left_out``) and how many
     more were left out with their division (``elsewhere``: {division: count}), so that
-    they add up to the republished results ``gpuscale dataset`` counts."""
+    they add up to the republished results ``gpuscale dataset`` counts of the same rounds
+    (which also counts a result first published in a bundled round before them)."""
     elsewhere = elsewhere or {}
     more = sum(elsewhere.values())
     which = (

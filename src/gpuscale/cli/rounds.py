@@ -56,8 +56,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    # lazy: pandas, not needed for --help
-    from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.mlperf.bundled import write_tables  # lazy: pandas, not needed for --help
     from gpuscale.tables.round_requests import ingest_refusal
     from gpuscale.tables.views import ingest_summary
 
@@ -76,8 +75,9 @@ def ingest(
 def dataset(selection: RoundSelection, where: DatasetOut) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
     from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
+    from gpuscale.mlperf.earlier import published
 
-    tables = load_tables(selection)
+    tables = published(load_tables(selection))  # first_round as the report says it
     with fail_on(OutputError):
         said = write_dataset(tables, where.out)
     say([said], stderr=True)
@@ -92,12 +92,12 @@ def scores(
     columns_asked: Columns = None,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
-    from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
+    from gpuscale.mlperf.earlier import first_published  # lazy: pandas, not for --help
+    from gpuscale.tables.views import scores_view
 
     tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
-    view = scores_view(tables.scores, workloads, options)
-    show(view, fmt, columns_asked)
+    show(scores_view(first_published(tables), workloads, options), fmt, columns_asked)
 
 
 @command(app, "analyze")
@@ -133,10 +133,10 @@ def analyze(
             if unused := unused_without_rounds(selection, options):
                 note(unused)
             return
-    # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis import terminal as views
+    from gpuscale.analysis import terminal as views  # lazy: the analysis stack, pandas
     from gpuscale.analysis.analyze import analyze_asked
-    from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
+    from gpuscale.analysis.document import analyze_document, as_json
+    from gpuscale.mlperf.earlier import first_published
 
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
@@ -145,15 +145,16 @@ def analyze(
         analysed = analyze_asked(tables, workloads, options)
     request, results = analysed.options, analysed.results
     note(*analysed.notes)
+    scores = first_published(tables)  # first_round as the report says it (shown, not analysed)
     if fmt is Format.json:
-        print_json(out, analyze_document(as_json(results, request, tables.scores), bench_doc))
+        print_json(out, analyze_document(as_json(results, request, scores), bench_doc))
     elif fmt is Format.csv:
-        show(views.every_result_view(results), fmt, columns_asked)
+        show(views.every_result_view(results, scores), fmt, columns_asked)
     elif explain or decompose_columns or columns_asked:  # every system's row, every finding
         for result in results:
             view = views.workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
-        say(views.study_lines(results, request, tables.scores))
+        say(views.study_lines(results, request, scores))
     else:  # the answer: the count each criterion picks, per workload
         for result in results:
             show(views.answer_view(result, request), Format.table, rest="--explain or -f csv")
@@ -205,8 +206,7 @@ def report(
     Exit status: 0 written with all that was asked; 1 written without the advice --advise
     asked for (stderr says why; `gpuscale advise --bench` exits 2 on that file) or with no
     run of --bench measured (each failed; `analyze --bench` exits 1); 2 nothing written."""
-    # lazy: pandas (the analysis stack), matplotlib: not needed for --help
-    from gpuscale.analysis.metrics import ReferenceNotFoundError
+    from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: pandas, matplotlib
     from gpuscale.report.request import write_report
 
     missing: list[str] = []  # what was asked for and could not be given

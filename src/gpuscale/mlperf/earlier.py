@@ -6,10 +6,14 @@ loaded (``gpuscale.tables.republished``): a report of v4.1 alone sees NVIDIA's B
 v4.0 and v4.1. :func:`first_published` marks the loaded results against every bundled
 round older than the newest loaded one as well (the same test: the same workload, count and
 runs to the millisecond), without changing the tables the analysis reads: a round is
-analysed as MLCommons published it.
+analysed as MLCommons published it. What a command shows of ``first_round`` and
+``republished_in`` (``gpuscale scores``, ``analyze -f csv``/``json``, ``dataset``, the
+report) is this marking: :func:`published` gives the tables a command shows.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 
@@ -54,3 +58,10 @@ def first_published(tables: RoundTables) -> pd.DataFrame:
         first_round=marked["first_round"].to_numpy(),
         republished_in=marked["republished_in"].to_numpy(),
     )
+
+
+def published(tables: RoundTables) -> RoundTables:
+    """``tables`` as a command shows them: ``scores`` with :func:`first_published`'s
+    ``first_round`` and ``republished_in`` (for output only; the analyses read the
+    tables as loaded, marked over the loaded rounds)."""
+    return replace(tables, scores=first_published(tables))

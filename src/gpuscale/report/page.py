@@ -18,7 +18,17 @@ from markupsafe import Markup, escape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
-from gpuscale.quantities import counted, filled, joined, named, noun_for, number, number_range, span
+from gpuscale.quantities import (
+    counted,
+    filled,
+    joined,
+    named,
+    noun_for,
+    number,
+    number_range,
+    of_the,
+    span,
+)
 from gpuscale.report.republished_words import Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
@@ -213,7 +223,7 @@ def _factors(rec: Recommendation) -> str:
     if len(rec.unread) == len(ratios):  # neither factor read: E' itself, and what is not
         return (
             f"E' x{rec.next_e_ratio:.2f} of the best at {n} ({joined(rec.unread)} factors "
-            "unread: no samples to converge or global batch in the logs)"
+            f"unread: {_why_unread(rec)})"
         )
     read = [name for name in ratios if name not in rec.unread]
     first = rec.decides or read[0]
@@ -222,6 +232,25 @@ def _factors(rec: Recommendation) -> str:
     if other in rec.unread:
         return said + f" ({other} unread)"
     return said + f" ({other} x{ratios[other]:.2f})"
+
+
+def _why_unread(rec: Recommendation) -> str:
+    """Why neither factor was read, from the compared systems' fields (``Recommendation``'s
+    ``unread_*``): a count read but flagged as impossible (how many of the workload's
+    results are, and why), what the logs lack, no expected count."""
+    parts = []
+    if rec.unread_flag:
+        flagged, results = rec.flagged_results
+        parts.append(
+            f"the samples to converge read from the logs are flagged as impossible for "
+            f"{of_the(flagged, results, 'result')} (the compared system's: {rec.unread_flag})"
+        )
+    if rec.unread_lacking:
+        parts.append(f"no {joined(rec.unread_lacking, 'or')} in the logs of the systems compared")
+    if rec.no_expected and parts:  # the expected count needs the batch and the round's RCPs
+        batch = "global batch" in rec.unread_lacking
+        parts.append(f"no expected count{'' if batch else ' at their global batch'} either")
+    return "; ".join(parts) or "no samples to converge for the systems compared"
 
 
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")

@@ -66,9 +66,16 @@ class Recommendation:
     convergence_ratio: float = float("nan")  # convergence factor there / at the pick
     decides: str = ""  # "throughput", "convergence" or "" (no larger count, or unknown)
     why_none: str = ""
-    # the factors of E' at the next count that could not be read (no samples to converge,
-    # no global batch in the logs): said, never a stop
+    # the factors of E' at the next count that could not be read: said, never a stop; and
+    # why, from the two compared systems' fields: the flag of a count read but impossible
+    # (``samples_to_converge_flag``) with (flagged, all) of the workload's results, what
+    # their logs lack ("samples to converge", "global batch"), and whether neither has an
+    # expected count at its batch (the round's RCPs: v0.7 has none)
     unread: tuple[str, ...] = ()
+    unread_flag: str = ""
+    flagged_results: tuple[int, int] = (0, 0)
+    unread_lacking: tuple[str, ...] = ()
+    no_expected: bool = False
     # the submitters whose systems the factors compare: at the pick's count and at the
     # next; one name where a submitter's own systems ran both (like with like), which
     # need not be the picked system's submitter (Lambda's 32 picked, Dell's own 32 and 64
@@ -190,6 +197,9 @@ def recommend(
     known = [(np.log(v), name) for name, v in ratios.items() if np.isfinite(v) and v > 0]
     decides = next((name for v, name in sorted(known) if v < 0), "")  # falls most, if any
     best = np.nanmax(_numbers(frontier["normalized_efficiency"]))
+    unread = tuple(name for name, v in ratios.items() if not np.isfinite(v))
+    if unread:
+        rec = replace(rec, unread=unread, **_why_unread((nxt, at), table))
     return replace(
         rec,
         next_accelerators=stop,
@@ -197,10 +207,39 @@ def recommend(
         throughput_ratio=ratios["throughput"],
         convergence_ratio=ratios["convergence"],
         decides=decides,
-        unread=tuple(name for name, v in ratios.items() if not np.isfinite(v)),
         compared=tuple(dict.fromkeys((str(at["submitter"]), str(nxt["submitter"])))),
         compared_systems=(str(at["system_name"]), str(nxt["system_name"])),
     )
+
+
+# What a compared system's logs may lack for the factors: its column, in words
+_LACKING = {"samples_to_converge": "samples to converge", "global_batch_size": "global batch"}
+
+
+def _text(value: object) -> str:
+    """A text cell: "" where it is missing."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _why_unread(pair: tuple[pd.Series, pd.Series], table: pd.DataFrame) -> dict[str, object]:
+    """Why the factors of the ``pair`` compared (at the next count, at the pick) are
+    unread, as :class:`Recommendation`'s ``unread_*`` fields; ``table``: the workload's
+    results, whose flagged counts are counted."""
+    flag = next((f for f in (_text(r.get("samples_to_converge_flag")) for r in pair) if f), "")
+    flags = table.get("samples_to_converge_flag", pd.Series("", index=table.index))
+    flagged = int((flags.map(_text) != "").sum())
+    lacking = tuple(
+        words
+        for column, words in _LACKING.items()
+        if any(not math.isfinite(_number(r.get(column))) for r in pair)
+    )
+    expected = [_number(r.get("expected_samples_to_converge")) for r in pair]
+    return {
+        "unread_flag": flag,
+        "flagged_results": (flagged, len(table)) if flag else (0, 0),
+        "unread_lacking": lacking,
+        "no_expected": not any(math.isfinite(v) for v in expected),
+    }
 
 
 def _why_no_scaling(table: pd.DataFrame, family: str, systems: pd.DataFrame) -> str:

@@ -203,6 +203,7 @@ DATASET_RUNS_COLUMNS: tuple[str, ...] = (
     "time_to_train_min",
     "global_batch_size",
     "samples_to_converge",
+    "samples_to_converge_flag",  # the result's: why its count cannot be true
     "final_quality",
     "seed",
     "energy_kj",

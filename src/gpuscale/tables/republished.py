@@ -5,7 +5,9 @@ in v3.1, v4.0 and v4.1). Two results are the same when their runs are: the same 
 on the same accelerator count, and the same set of (``run_start_ms``, ``run_stop_ms``)
 pairs, to the millisecond. ``first_round`` is the earliest loaded round holding it, and
 ``republished_in`` the later loaded rounds that hold it again (comma-separated, empty when
-none); a row is a republished copy when its ``round`` is not its ``first_round``.
+none); a row is a republished copy when its ``round`` is not its ``first_round``. These
+are what the analyses read; what a command shows also looks at the bundled rounds before
+the newest loaded one (``gpuscale.mlperf.earlier.first_published``, the same test).
 
 Within one round a result can also appear under two system names (Dell's v4.1 Llama2
 ``8xXE9680x8H100-SXM-80GB`` and ``...-POWER``: the same 10 runs; Sustainable Metal Cloud's

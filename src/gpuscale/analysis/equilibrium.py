@@ -35,6 +35,8 @@ from gpuscale.tables.result_repr import result_repr
 
 # Why nothing is picked on an empty table (its repr names no benchmark: there is none)
 NO_SYSTEM = "the table has no system"
+# the criteria that pick one system each (the Pareto front is a set)
+_CRITERIA = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
 EQUILIBRIUM_FIELDS = (
     ".knee",
     ".max_speed_x_efficiency",
@@ -82,6 +84,15 @@ class Equilibrium:
             for p in (self.knee, self.max_speed_x_efficiency, self.efficiency_threshold)
             if p is not None
         ]
+
+    @property
+    def why_none(self) -> str:
+        """Why no criterion picks, where one reason holds for all (one system, one
+        accelerator count, no system); "" where any picks or the reasons differ."""
+        reasons = set(self.unpicked.values())
+        if self.picks or len(self.unpicked) < len(_CRITERIA) or len(reasons) != 1:
+            return ""
+        return reasons.pop()
 
     @property
     def agreement(self) -> str:
@@ -154,7 +165,10 @@ def equilibrium(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD, scope: str = "all"
 ) -> Equilibrium:
     """The four criteria on one benchmark's scaling table (see the module docstring):
-    ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``)."""
+    ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``). A
+    table of one system or of one accelerator count has no E' that measures scaling
+    (against itself or a peer at its count): only its Pareto front, no reference, each
+    criterion's ``unpicked`` saying why (``scale_note``, as ``trends`` says it)."""
     check_table(table, "scaling", "table")
     # numbers.Real: numpy's floats too (a threshold read from a table)
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
@@ -165,8 +179,7 @@ def equilibrium(
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)
-        criteria = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
-        why = dict.fromkeys((c.label(threshold) for c in criteria), NO_SYSTEM)
+        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), NO_SYSTEM)
         return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
@@ -174,6 +187,9 @@ def equilibrium(
         f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
+    if why := scale_note(table):  # E' against itself or a peer at its count: no scaling
+        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), why)
+        return Equilibrium(benchmark, scope, threshold, pareto=pareto, unpicked=why)
     knee_row = knee_pick(table)
     knee, unpicked = None, {}
     if knee_row is None:
@@ -257,6 +273,17 @@ def _several_references(table: pd.DataFrame) -> bool:
     return len(table[columns].drop_duplicates()) > 1
 
 
+def scale_note(group: pd.DataFrame) -> str:
+    """Why the systems ``group`` (a family's, or a whole table's) have no E' that
+    measures scaling, nor equilibrium: one system, or one accelerator count (E' against
+    itself or a peer at the same count); "" otherwise."""
+    if len(group) == 1:
+        return "one system: no E'"
+    if group["accelerators"].nunique() == 1:
+        return f"one accelerator count ({int(group['accelerators'].iloc[0]):,}): no E'"
+    return ""
+
+
 def equilibrium_by_family(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 ) -> list[Equilibrium]:
@@ -265,7 +292,8 @@ def equilibrium_by_family(
     software, so a system far from its family's others at its count picks nothing), each
     family against its own reference (``metrics.within_own_family``): a pick's E' and
     caution are those within its family, as the study's findings and ``--reference
-    family`` say them, whatever reference ``table`` was computed against."""
+    family`` say them, whatever reference ``table`` was computed against. A family whose
+    such systems are all at one accelerator count picks nothing (``equilibrium``)."""
     check_table(table, "scaling", "table")
     clean = outlier_column(table).to_numpy() == ""
     out = []

@@ -170,12 +170,22 @@ def equilibrium(
     (against itself or a peer at its count): only its Pareto front, no reference, each
     criterion's ``unpicked`` saying why (``scale_note``, as ``trends`` says it)."""
     check_table(table, "scaling", "table")
+    _check_threshold(threshold)
+    _check_scope(table, scope)
+    return _criteria(table, threshold, scope, scale_note(table))
+
+
+def _check_threshold(threshold: object) -> None:
     # numbers.Real: numpy's floats too (a threshold read from a table)
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise TypeError(f"threshold must be a number, not {type(threshold).__name__}")
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    _check_scope(table, scope)
+
+
+def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str) -> Equilibrium:
+    """:func:`equilibrium` of a checked ``table``; ``no_scaling``: why its systems as
+    measured have no E' that measures scaling (``scale_note``), "" where they have."""
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)
@@ -187,8 +197,8 @@ def equilibrium(
         f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
-    if why := scale_note(table):  # E' against itself or a peer at its count: no scaling
-        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), why)
+    if no_scaling:  # E' against itself or a peer at its count: no scaling
+        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), no_scaling)
         return Equilibrium(benchmark, scope, threshold, pareto=pareto, unpicked=why)
     knee_row = knee_pick(table)
     knee, unpicked = None, {}
@@ -292,13 +302,17 @@ def equilibrium_by_family(
     software, so a system far from its family's others at its count picks nothing), each
     family against its own reference (``metrics.within_own_family``): a pick's E' and
     caution are those within its family, as the study's findings and ``--reference
-    family`` say them, whatever reference ``table`` was computed against. A family whose
-    such systems are all at one accelerator count picks nothing (``equilibrium``)."""
+    family`` say them, whatever reference ``table`` was computed against. A family
+    measured at one accelerator count picks nothing (``scale_note``, as ``trends`` reads
+    its systems: outliers too; one whose outliers alone ran other counts picks among the
+    rest, the outliers said beyond the pick)."""
     check_table(table, "scaling", "table")
+    _check_threshold(threshold)
     clean = outlier_column(table).to_numpy() == ""
     out = []
     for family, rows in table.groupby("accelerator_family", sort=True).indices.items():
-        own = within_own_family(table.iloc[rows])[clean[rows]]
+        measured = within_own_family(table.iloc[rows])
+        own = measured[clean[rows]]
         if len(own) >= 2:
-            out.append(equilibrium(own, threshold=threshold, scope=str(family)))
+            out.append(_criteria(own, threshold, str(family), scale_note(measured)))
     return out

@@ -76,6 +76,17 @@ def test_advise_refuses_a_zero_count(name) -> None:
             "power",
             "power_w",
         ),
+        # analyze's --bootstrap is the options' n_boot
+        (
+            lambda: gpuscale.analyze(load_round("v4.1"), ["bert"], bootstrap=100),
+            "bootstrap",
+            "n_boot",
+        ),
+        (
+            lambda: gpuscale.analyze(load_round("v4.1"), ["bert"], famlies=["H100"]),
+            "famlies",
+            "families",
+        ),
     ],
 )
 def test_a_misspelt_keyword_is_named_with_the_closest(call, typed: str, meant: str) -> None:
@@ -256,3 +267,31 @@ def test_build_report_names_bench_and_workers_of_another_type(
     with pytest.raises(TypeError, match=f"^{named} must be"):
         build_report(tables, ["bert"], out, **keywords)
     assert not out.exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize(
+    ("keywords", "named"),
+    [
+        ({"availability": 5}, "availability"),
+        ({"families": 3}, "families"),
+        ({"families": ["H100", 2]}, "families"),
+        ({"division": 5}, "division"),
+    ],
+)
+def test_analysis_options_check_every_field_when_built(keywords, named) -> None:
+    """Each field of another type is refused when the options are built, naming the
+    field (``availability=5`` was an AttributeError deep inside ``analyze``)."""
+    with pytest.raises((TypeError, ValueError), match=named):
+        AnalysisOptions(**keywords)
+    # one family as text is one family; the names are read against the tables later
+    assert AnalysisOptions(families="H100").families == ("H100",)
+    assert AnalysisOptions(families=[]).families is None
+
+
+def test_analyze_takes_the_options_fields_as_keywords(tables) -> None:
+    (keyword,) = analyze(tables, ["bert"], AnalysisOptions(reference="family"), n_boot=100)
+    (built,) = analyze(tables, ["bert"], AnalysisOptions(reference="family", n_boot=100))
+    assert len(keyword.references) == len(built.references) > 1
+    assert keyword.table["time_to_train_min_ci_low"].equals(built.table["time_to_train_min_ci_low"])
+    with pytest.raises(TypeError, match=r"^availability must be"):
+        analyze(tables, ["bert"], availability=5)

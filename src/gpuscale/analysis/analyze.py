@@ -47,6 +47,7 @@ from gpuscale.tables import (
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.republished import is_log_flagged
+from gpuscale.tables.requests import check_keywords, keyword_signature
 from gpuscale.tables.result_repr import result_repr
 
 
@@ -211,7 +212,10 @@ def workload_pairs(tables: RoundTables, workloads: list[str]) -> list[tuple[str,
 
 
 def analyze(
-    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+    tables: RoundTables,
+    workloads: list[str],
+    options: AnalysisOptions = AnalysisOptions(),
+    **fields: object,
 ) -> list[WorkloadAnalysis]:
     """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
     scored system. ``workloads`` are read as every command reads ``--benchmark``
@@ -220,13 +224,17 @@ def analyze(
     ``H100`` is H100-SXM5-80GB). Raises TypeError for a ``tables``, ``workloads`` or
     ``options`` of the wrong type, ValueError for scores lacking a column or with a time
     to train <= 0 (``gpuscale.tables.checks``) and :class:`~gpuscale.names.UnknownNameError` (a
-    ValueError) for a name that is none of the tables' workloads, families or divisions."""
+    ValueError) for a name that is none of the tables' workloads, families or divisions.
+    The keywords after ``options`` are its fields, replaced (``n_boot=500``, the CLI's
+    ``--bootstrap``); one that is none is a TypeError naming the closest."""
+    check_keywords(AnalysisOptions, fields, "analyze", "options")
     check_round_tables(tables)
     if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
         raise TypeError(
             f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
         )
     _check_options(options)
+    options = replace(options, **fields) if fields else options
     if workloads:  # none: every workload with scores
         workloads = resolve_workloads(
             workloads, workloads_in(tables.scores), call="analyze({round}, ...)"
@@ -236,6 +244,10 @@ def analyze(
         analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
     ]
     return [r for r in results if r is not None]
+
+
+# help(gpuscale.analyze) lists the options' fields, each a keyword with its default
+analyze.__signature__ = keyword_signature(analyze, AnalysisOptions)  # type: ignore[attr-defined]
 
 
 def _check_options(options: object) -> None:

@@ -6,13 +6,14 @@ against log N over the fastest system per count), **speed x efficiency** (the la
 ``S x E``) and **E' threshold** (the largest count keeping E' >= threshold x the best).
 Within a family the picks and their E' do not depend on the reference rule (each family
 against its own reference: ``equilibrium_by_family``), so the report, ``analyze``, its JSON
-and the README agree. Over all
-systems under a per-family reference (``--reference family``) each family's E' is against
-its own reference, so the criteria that use S or E' (speed x efficiency, E' threshold)
-pick nothing across families: those rows say so (``note``); fastest and knee (T and N
-only) still apply. Over all systems, a pick that compares hardware rather than scaling
-(``gpuscale.analysis.crossing``: another family than its reference, or a knee where the
-hardware changes) carries that caution in ``note``.
+and the README agree. Over all systems under a per-family reference (``--reference
+family``) each family's E' is against its own reference, so the criteria that use S or E'
+(speed x efficiency, E' threshold) pick nothing across families: those rows say so
+(``note``); fastest and knee (T and N only) still apply. Where a scope's systems are one,
+or all at one accelerator count, E' measures no scaling and no criterion picks
+(``equilibrium``): each row's ``note`` says so. Over all systems, a pick that compares
+hardware rather than scaling (``gpuscale.analysis.crossing``: another family than its
+reference, or a knee where the hardware changes) carries that caution in ``note``.
 """
 
 from __future__ import annotations
@@ -77,11 +78,12 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
         if eq is None:
             continue
         # over all systems under per-family references, E' compares references
-        why = ""
+        none = eq.why_none  # one system or one accelerator count: no criterion picks
+        why = none
         if scope == "all systems" and per_family_reference(result):
             why = CROSS_FAMILY
         rows.append(_fastest_row(result, scope, part))
-        rows.append(_pick_row(result, scope, "knee", eq.knee))
+        rows.append(_pick_row(result, scope, "knee", eq.knee, none))
         rows.append(_pick_row(result, scope, "speed x efficiency", eq.max_speed_x_efficiency, why))
         label = f"E' >= {eq.threshold:g} x best"
         rows.append(_pick_row(result, scope, label, eq.efficiency_threshold, why))

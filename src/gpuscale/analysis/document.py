@@ -114,7 +114,8 @@ def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
     its own, the ``org/system_id`` those picks' E' is against (the family's reference,
     ``metrics.within_own_family``), the row's E' against it, and the criteria that pick
     the row within its family, "; "-joined ("" none); all three empty for a row of a
-    family with no picks (fewer than two systems that are no outliers)."""
+    family with no picks (fewer than two systems that are no outliers, or all at one
+    accelerator count: no E', ``equilibrium_by_family``)."""
     table = result.table
     reference = np.full(len(table), None, dtype=object)
     efficiency = np.full(len(table), np.nan)
@@ -122,6 +123,8 @@ def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
     family = table["accelerator_family"].astype(str).to_numpy()
     key = list(zip(table["org"], table["system_id"], table["accelerators"], strict=True))
     for eq in result.by_family:
+        if not eq.reference:  # one accelerator count: no E', no picks
+            continue
         mine = family == eq.scope
         reference[mine] = eq.reference or None
         own = within_own_family(table[mine])

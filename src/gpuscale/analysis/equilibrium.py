@@ -35,6 +35,8 @@ from gpuscale.tables.result_repr import result_repr
 
 # Why nothing is picked on an empty table (its repr names no benchmark: there is none)
 NO_SYSTEM = "the table has no system"
+# the criteria that pick one system each (the Pareto front is a set)
+_CRITERIA = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
 EQUILIBRIUM_FIELDS = (
     ".knee",
     ".max_speed_x_efficiency",
@@ -82,6 +84,15 @@ class Equilibrium:
             for p in (self.knee, self.max_speed_x_efficiency, self.efficiency_threshold)
             if p is not None
         ]
+
+    @property
+    def why_none(self) -> str:
+        """Why no criterion picks, where one reason holds for all (one system, one
+        accelerator count, no system); "" where any picks or the reasons differ."""
+        reasons = set(self.unpicked.values())
+        if self.picks or len(self.unpicked) < len(_CRITERIA) or len(reasons) != 1:
+            return ""
+        return reasons.pop()
 
     @property
     def agreement(self) -> str:
@@ -154,19 +165,31 @@ def equilibrium(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD, scope: str = "all"
 ) -> Equilibrium:
     """The four criteria on one benchmark's scaling table (see the module docstring):
-    ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``)."""
+    ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``). A
+    table of one system or of one accelerator count has no E' that measures scaling
+    (against itself or a peer at its count): only its Pareto front, no reference, each
+    criterion's ``unpicked`` saying why (``scale_note``, as ``trends`` says it)."""
     check_table(table, "scaling", "table")
+    _check_threshold(threshold)
+    _check_scope(table, scope)
+    return _criteria(table, threshold, scope, scale_note(table))
+
+
+def _check_threshold(threshold: object) -> None:
     # numbers.Real: numpy's floats too (a threshold read from a table)
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise TypeError(f"threshold must be a number, not {type(threshold).__name__}")
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    _check_scope(table, scope)
+
+
+def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str) -> Equilibrium:
+    """:func:`equilibrium` of a checked ``table``; ``no_scaling``: why its systems as
+    measured have no E' that measures scaling (``scale_note``), "" where they have."""
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)
-        criteria = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
-        why = dict.fromkeys((c.label(threshold) for c in criteria), NO_SYSTEM)
+        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), NO_SYSTEM)
         return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
@@ -174,6 +197,9 @@ def equilibrium(
         f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
+    if no_scaling:  # E' against itself or a peer at its count: no scaling
+        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), no_scaling)
+        return Equilibrium(benchmark, scope, threshold, pareto=pareto, unpicked=why)
     knee_row = knee_pick(table)
     knee, unpicked = None, {}
     if knee_row is None:
@@ -257,6 +283,17 @@ def _several_references(table: pd.DataFrame) -> bool:
     return len(table[columns].drop_duplicates()) > 1
 
 
+def scale_note(group: pd.DataFrame) -> str:
+    """Why the systems ``group`` (a family's, or a whole table's) have no E' that
+    measures scaling, nor equilibrium: one system, or one accelerator count (E' against
+    itself or a peer at the same count); "" otherwise."""
+    if len(group) == 1:
+        return "one system: no E'"
+    if group["accelerators"].nunique() == 1:
+        return f"one accelerator count ({int(group['accelerators'].iloc[0]):,}): no E'"
+    return ""
+
+
 def equilibrium_by_family(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 ) -> list[Equilibrium]:
@@ -265,12 +302,17 @@ def equilibrium_by_family(
     software, so a system far from its family's others at its count picks nothing), each
     family against its own reference (``metrics.within_own_family``): a pick's E' and
     caution are those within its family, as the study's findings and ``--reference
-    family`` say them, whatever reference ``table`` was computed against."""
+    family`` say them, whatever reference ``table`` was computed against. A family
+    measured at one accelerator count picks nothing (``scale_note``, as ``trends`` reads
+    its systems: outliers too; one whose outliers alone ran other counts picks among the
+    rest, the outliers said beyond the pick)."""
     check_table(table, "scaling", "table")
+    _check_threshold(threshold)
     clean = outlier_column(table).to_numpy() == ""
     out = []
     for family, rows in table.groupby("accelerator_family", sort=True).indices.items():
-        own = within_own_family(table.iloc[rows])[clean[rows]]
+        measured = within_own_family(table.iloc[rows])
+        own = measured[clean[rows]]
         if len(own) >= 2:
-            out.append(equilibrium(own, threshold=threshold, scope=str(family)))
+            out.append(_criteria(own, threshold, str(family), scale_note(measured)))
     return out

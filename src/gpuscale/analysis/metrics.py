@@ -28,7 +28,7 @@ from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.quantities import filled
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.analysis_request import DIVISIONS
-from gpuscale.tables.checks import check_table, check_text
+from gpuscale.tables.checks import check_families, check_table, check_text
 from gpuscale.tables.measures import (
     accelerator_hours,
     efficiency,
@@ -313,9 +313,7 @@ def scaling_table(
         check_text(value, name)
     for name, value in (("division", division), ("availability", availability)):
         check_text(value, name, optional=True)
-    listed = isinstance(families, list | tuple) and all(isinstance(f, str) for f in families)
-    if families is not None and not (listed or isinstance(families, str)):
-        raise TypeError(f"families must be a str, a list of str or None, not {families!r:.60}")
+    check_families(families)
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,

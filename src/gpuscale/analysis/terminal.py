@@ -91,7 +91,8 @@ def own_reference_text(result: WorkloadAnalysis) -> str:
     not one of the table's; "" where it is."""
     family = most_submitted_family(result.table)
     own = next((e for e in result.by_family if e.scope == family), None)
-    if own is None or own.reference in {f"{r.org}/{r.system_id}" for r in result.references}:
+    # no reference of its own: one accelerator count (no E')
+    if own is None or own.reference in {"", *(f"{r.org}/{r.system_id}" for r in result.references)}:
         return ""
     table = result.table
     (row,) = table[(table["org"] + "/" + table["system_id"]) == own.reference].itertuples()
@@ -105,15 +106,17 @@ def own_reference_text(result: WorkloadAnalysis) -> str:
 def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
     the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
-    the most submitted family first), then each pick over all systems (under a per-family
-    reference, first why only the knee picks across families), a pick that compares
-    hardware rather than scaling with its caution in the same line, and the criteria's
-    agreement with the Pareto front's size."""
+    or why none: one accelerator count; the most submitted family first), then each pick
+    over all systems (under a per-family reference, first why only the knee picks across
+    families), a pick that compares hardware rather than scaling with its caution in the
+    same line, and the criteria's agreement with the Pareto front's size."""
     eq = overall_equilibrium(result)
     first = most_submitted_family(result.table)
     lines = []
     for family in sorted(result.by_family, key=lambda e: e.scope != first):
+        # no pick: why (one accelerator count: no E')
         picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
+        picks = picks or family.why_none
         if picks:
             lines.append(
                 f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"

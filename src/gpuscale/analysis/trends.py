@@ -29,7 +29,7 @@ import pandas as pd
 from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
-from gpuscale.analysis.equilibrium import equilibrium
+from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.analysis.trend_words import grouped_notes
 from gpuscale.names import resolve_families
@@ -131,16 +131,6 @@ def _trend_row(
     if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
         row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
     return row, largest
-
-
-def scale_note(group: pd.DataFrame) -> str:
-    """Why a family's row has no E' in a round: one system, or one accelerator count
-    (its E' would be against itself or a peer at the same count); "" otherwise."""
-    if len(group) == 1:
-        return "one system: no E'"
-    if group["accelerators"].nunique() == 1:
-        return f"one accelerator count ({int(group['accelerators'].iloc[0]):,}): no E'"
-    return ""
 
 
 # trends has no --division: where the other division is shown

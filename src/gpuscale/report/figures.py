@@ -82,9 +82,10 @@ def _family_points(
 
 def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
     """The picks a figure marks: like with like, those within the most submitted family
-    (the answer the summary leads with), else those over all systems."""
+    (the answer the summary leads with) where it picks any, else those over all systems."""
     family = most_submitted_family(result.table)
-    return next((e for e in result.by_family if e.scope == family), result.equilibrium)
+    own = (e for e in result.by_family if e.scope == family and e.picks)
+    return next(own, result.equilibrium)
 
 
 def _plotted_e(table: pd.DataFrame, pick: Pick) -> float:

@@ -171,8 +171,9 @@ def recommend(
         result.round, result.workload, family, threshold, None, outliers=named_outliers
     )
     pick = eq.efficiency_threshold
-    if pick is None:
-        why = "; ".join(eq.unpicked.values()) or _why_no_scaling(table, family, systems)
+    if pick is None:  # one reason for all criteria (one accelerator count) said once
+        why = eq.why_none or "; ".join(eq.unpicked.values())
+        why = why or _why_no_scaling(table, family, systems)
         return replace(base, why_none=why)
     frontier = fastest_per_count(clean(systems))
     low, high = _count_range(frontier, threshold, pick.accelerators)

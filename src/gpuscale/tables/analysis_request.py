@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 
 from gpuscale.quantities import agreeing, joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.checks import check_families, check_text
 from gpuscale.tables.refusals import Range, check_ranges
 from gpuscale.tables.requests import (
     FieldError,
@@ -97,6 +98,10 @@ class AnalysisOptions:
     convergence_basis: str = option("expected", help=BASIS_HELP)
 
     def __post_init__(self) -> None:
+        # the filters' types as scaling_table checks them; the families' names are read
+        # against the tables' own when analysed (a raw round's, ``H100`` the part they hold)
+        check_text(self.availability, "availability", optional=True)
+        object.__setattr__(self, "families", check_families(self.families))
         settle_reference(self)
         settle_choice(self, "convergence_basis", BASES)
         if self.division is not None:  # `clo` is closed; the data read need not be

@@ -61,6 +61,16 @@ def check_text(value: object, parameter: str, *, optional: bool = False, like: s
     raise TypeError(f"{parameter} must be {wanted}, not {type(value).__name__}{shown}")
 
 
+def check_families(families: object) -> tuple[str, ...] | None:
+    """``families`` (a filter: one family as text, a list or tuple of them, or None) as a
+    tuple, or None where none is given; TypeError naming ``families`` otherwise."""
+    if families is None or isinstance(families, str):
+        return None if families is None else (families,)
+    if isinstance(families, list | tuple) and all(isinstance(f, str) for f in families):
+        return tuple(families) or None
+    raise TypeError(f"families must be a str, a list of str or None, not {families!r:.60}")
+
+
 def check_table(frame: object, kind: str, parameter: str) -> None:
     """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
     ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column

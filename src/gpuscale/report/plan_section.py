@@ -99,10 +99,12 @@ class PlanData:
 @dataclass(frozen=True, slots=True)
 class NotPlanned:
     """A workload the report does not plan (it plans the study's), on its most submitted
-    ``family``: said with the command that plans it."""
+    ``family``: said with the command that plans it at the ``counts`` that family ran (a
+    fixed list may hold none it can time: GB200 on Llama 3.1 405B ran 256 to 2,496)."""
 
     workload: str
     family: str
+    counts: tuple[int, ...]
 
 
 def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
@@ -149,9 +151,12 @@ def plan_data(
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     for workload in [w for w in workloads if w not in STUDY_WORKLOADS]:  # said, never dropped
-        counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
+        rows = scores[scores["workload"] == workload]
+        counts = rows["accelerator_family"].value_counts()
         if not counts.empty:
-            out.append(NotPlanned(workload, str(counts.index[0])))
+            family = str(counts.index[0])
+            ran = rows.loc[rows["accelerator_family"] == family, "accelerators"].dropna()
+            out.append(NotPlanned(workload, family, tuple(sorted({int(n) for n in ran}))))
     return out
 
 
@@ -172,12 +177,14 @@ def command(
 ) -> str:
     """The ``gpuscale plan`` command that plans ``item`` from the same results as the
     report: its ``sources`` (the data arguments it was read from) where given, else its
-    ``rounds`` by name (names quoted for a shell)."""
+    ``rounds`` by name (names quoted for a shell); at :data:`COUNTS`, or the counts a
+    workload not planned here ran."""
     given = sources or [a for r in rounds or [] for a in ("--round", r)]
     flags = "".join(f" {shlex.quote(a)}" for a in given)
+    counts = item.counts if isinstance(item, NotPlanned) else COUNTS
     return (
         f"gpuscale plan{flags} -w {shlex.quote(item.workload)} -a {shlex.quote(item.family)} "
-        f"-n {','.join(map(str, COUNTS))}"
+        f"-n {','.join(map(str, counts))}"
     )
 
 

@@ -61,7 +61,11 @@ def test_threshold_validation_and_empty() -> None:
 
 def test_knee_needs_three_counts() -> None:
     table = scaling_table(scores([("a", "X", 1, 10.0), ("b", "X", 2, 6.0)]), "bert")
-    assert equilibrium(table).knee is None
+    eq = equilibrium(table)
+    assert eq.knee is None and "knee" in eq.unpicked
+    # the two that pick agree on 2; the knee, which picked none, is not said to agree
+    assert {p.accelerators for p in eq.picks} == {2} and len(eq.picks) == 2
+    assert not eq.agreement.startswith("all criteria") and "knee picks none" in eq.agreement
 
 
 def test_clusters_are_deterministic_and_ordered() -> None:

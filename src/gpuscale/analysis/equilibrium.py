@@ -110,7 +110,11 @@ class Equilibrium:
         on_front = [p for p in picks if p.key in self.pareto]
         text = "; ".join(parts)
         if len(by_n) == 1 and len(picks) > 1:
-            text = f"all criteria agree on {picks[0].accelerators:,} accelerators"
+            every = "all criteria" if not self.unpicked else f"the {len(picks)} criteria that pick"
+            text = f"{every} agree on {picks[0].accelerators:,} accelerators"
+            if self.unpicked:  # one that picked none never counted as agreeing
+                none = agreeing(len(self.unpicked), "picks", "pick")
+                text += f"; {joined(list(self.unpicked))} {none} none"
         return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
 
 

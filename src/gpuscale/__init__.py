@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
         from gpuscale import planning  # lazy: the plan (pandas for its DataFrame)
 
         return getattr(planning, name)
-    if name in ("analyze", "equilibrium", "scaling_table"):
+    if name in ("AnalysisOptions", "analyze", "equilibrium", "scaling_table"):
         from gpuscale import analysis  # lazy: pandas and numpy (the analysis)
 
         return getattr(analysis, name)
@@ -38,6 +38,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AnalysisOptions",
     "PlanRequest",
     "RoundTables",
     "advise",

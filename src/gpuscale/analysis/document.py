@@ -64,23 +64,38 @@ _DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *CI_POOL_COLUMNS, *DECOMPO
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 
-def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
+# A pick's 95% interval of its time to train, minutes (the answer's "95% interval").
+PICK_INTERVAL: tuple[str, ...] = ("time_to_train_min_ci_low", "time_to_train_min_ci_high")
+
+
+def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str, Any] | None:
+    """A pick's fields, and from ``table`` (the analysis' rows) its system's 95% interval
+    of the time to train (``PICK_INTERVAL``: null where the row has none)."""
     if pick is None:
         return None
     fields = asdict(pick)
     fields["criterion"] = fields.pop("label")  # the JSON names the criterion as people read it
+    if table is not None:
+        same = table[
+            (table["org"] == pick.org)
+            & (table["system_id"] == pick.system_id)
+            & (table["accelerators"] == pick.accelerators)
+        ]
+        for column in PICK_INTERVAL:
+            fields[column] = same[column].iloc[0] if len(same) else None
     return fields
 
 
-def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
+def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict[str, Any]:
+    """An equilibrium's picks, each with its interval where ``table`` is given."""
     return {
         "scope": eq.scope,
         "reference": eq.reference or None,
         "threshold": eq.threshold,
         "pareto": eq.pareto,
-        "knee": _pick_json(eq.knee),
-        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
-        "efficiency_threshold": _pick_json(eq.efficiency_threshold),
+        "knee": _pick_json(eq.knee, table),
+        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency, table),
+        "efficiency_threshold": _pick_json(eq.efficiency_threshold, table),
         "agreement": eq.agreement,
         "unpicked": eq.unpicked,
     }
@@ -167,8 +182,10 @@ def as_json(
                 },
                 "systems": systems,
                 # under a per-family reference: no pick by S or E' across families
-                "equilibrium": equilibrium_json(overall_equilibrium(result)),
-                "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
+                "equilibrium": equilibrium_json(overall_equilibrium(result), result.table),
+                "equilibrium_by_family": [
+                    equilibrium_json(e, result.table) for e in result.by_family
+                ],
                 "study": [
                     {"finding": st.finding, "verdict": st.verdict, "text": st.text}
                     for st in study

@@ -318,9 +318,8 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
     against scale in words under it, or why there is none (``no_energy_reason``)."""
     every = energy_table(tables)
     frame = every[every["workload"].isin(workloads)]
-    if frame.empty:
-        shown = pd.DataFrame(columns=list(ENERGY_SHOWN))  # one valid document still
-        return TableView(shown, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
+    if frame.empty:  # every column still: an empty CSV has a full one's header
+        return TableView(frame, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
     return TableView(
         frame,
         ENERGY_SHOWN,

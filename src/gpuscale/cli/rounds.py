@@ -96,8 +96,7 @@ def scores(
 
     tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
-    view = scores_view(tables.scores, workloads, options)
-    show(view, fmt, columns_asked)
+    show(scores_view(tables.scores, workloads, options), fmt, columns_asked, nothing=2)
 
 
 @command(app, "analyze")

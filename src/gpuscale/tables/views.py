@@ -132,7 +132,9 @@ class TableView:
     in it: none is said beside it); ``headline``: the answer, said first (above the
     terminal's table, the first lines of stdout; its numbers are the table's, made by the
     library from the same rows); ``keys``: the columns that name a row (where rows differ
-    in one, a narrow terminal keeps it: without it, rows look like duplicates)."""
+    in one, a narrow terminal keeps it: without it, rows look like duplicates);
+    ``said_of``: the column ``said`` is made of, row by row (trends' ``note``), where so:
+    CSV and JSON rows carry it already (:func:`json_rows` copies no ``said`` then)."""
 
     frame: pd.DataFrame
     shown: Sequence[str]
@@ -146,6 +148,7 @@ class TableView:
     document: Mapping[str, object] | None = None
     headline: tuple[str, ...] = ()
     keys: Sequence[str] = ("round",)
+    said_of: str = ""
 
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first,
@@ -161,6 +164,26 @@ class TableView:
         ]
         rest = [c for c in self.drop_order if c not in same and c not in self.keys]
         object.__setattr__(self, "drop_order", (*same, *rest))
+
+
+# What a view's ``-f json`` rows carry beside its columns: the terminal's sentences.
+SENTENCE_KEYS: tuple[str, ...] = ("headline", "said", "notes")
+
+
+def json_rows(view: TableView, columns: Sequence[str]) -> list[dict[str, object]]:
+    """``-f json`` of a view without a ``document``: a list of its rows (``columns``), as
+    ever, each with the view's ``headline``, ``said`` and ``notes`` beside its columns (the
+    lines above and under the terminal's table, and on stderr): the JSON loses no answer,
+    and its readers keep their list (a top-level object would break them); no rows, no
+    keys to carry (``[]``: the reason is said on stderr). ``said`` is empty where the view
+    makes it of a column (``said_of``): each row says its own part there."""
+    sentences = {k: list(getattr(view, k)) for k in SENTENCE_KEYS}
+    if view.said_of:
+        sentences["said"] = []
+    taken = [k for k in SENTENCE_KEYS if k in columns]
+    if taken:  # a column is never overwritten by a sentence
+        raise ValueError(f"a view's column is named as its sentences are: {taken}")
+    return [{**row, **sentences} for row in view.frame[list(columns)].to_dict("records")]
 
 
 def scores_view(

@@ -46,8 +46,9 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     whose logs contradict their folder (``log_flag``) is left out, as in every analysis."""
     scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
     scores = scores.dropna(subset=["energy_kj"]).copy()
-    if scores.empty:
-        return scores
+    if scores.empty:  # no row, every column a full table has (an empty CSV's header)
+        derived = ("compute_share", "energy_per_accelerator_hour_kj", "energy_per_sample_j")
+        return scores.assign(power_scope=pd.Series(dtype=object), **dict.fromkeys(derived, 0.0))
     scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
     parts = kept.groupby(["round", "org", "system_id", "benchmark"])[

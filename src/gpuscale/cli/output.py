@@ -302,7 +302,7 @@ def show(
     if view.empty:
         fail(view.empty, nothing) if nothing else say([view.empty], stderr=True)
     elif fmt is not Format.json:
-        say(view.said, wrap=wrap, stderr=csv)  # a log keeps each sentence whole
+        say(view.said_apart if csv else view.said, wrap=wrap, stderr=csv)  # each whole
 
 
 def say(lines: Iterable[str], *, stderr: bool = False, wrap: bool | None = None) -> None:

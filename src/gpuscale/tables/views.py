@@ -150,6 +150,11 @@ class TableView:
     keys: Sequence[str] = ("round",)
     said_of: str = ""
 
+    @property
+    def said_apart(self) -> tuple[str, ...]:
+        """``said`` where the rows do not carry it (``said_of``): what CSV and JSON add."""
+        return () if self.said_of else self.said
+
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first,
         # into the headline: a narrow terminal drops the last columns, and those should be
@@ -178,8 +183,7 @@ def json_rows(view: TableView, columns: Sequence[str]) -> list[dict[str, object]
     keys to carry (``[]``: the reason is said on stderr). ``said`` is empty where the view
     makes it of a column (``said_of``): each row says its own part there."""
     sentences = {k: list(getattr(view, k)) for k in SENTENCE_KEYS}
-    if view.said_of:
-        sentences["said"] = []
+    sentences["said"] = list(view.said_apart)
     taken = [k for k in SENTENCE_KEYS if k in columns]
     if taken:  # a column is never overwritten by a sentence
         raise ValueError(f"a view's column is named as its sentences are: {taken}")

@@ -301,7 +301,7 @@ def show(
         )
     if view.empty:
         fail(view.empty, nothing) if nothing else say([view.empty], stderr=True)
-    elif fmt is not Format.json:
+    if fmt is not Format.json:
         say(view.said_apart if csv else view.said, wrap=wrap, stderr=csv)  # each whole
 
 

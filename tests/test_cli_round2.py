@@ -136,7 +136,7 @@ def test_analyze_json_is_one_shape(tmp_path) -> None:
     }
     parsed = {k: json.loads(r.stdout) for k, r in docs.items()}
     for doc in parsed.values():
-        assert isinstance(doc, dict) and set(doc) == {"rounds", "bench"}
+        assert isinstance(doc, dict) and set(doc) == {"rounds", "bench", "notes"}
     assert parsed["rounds"]["bench"] is None and parsed["rounds"]["rounds"][0]["benchmark"]
     assert parsed["bench"]["rounds"] == [] and parsed["bench"]["bench"]["source"] == "bench"
     assert parsed["both"]["rounds"] and parsed["both"]["bench"]

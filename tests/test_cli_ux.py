@@ -122,7 +122,7 @@ def test_analyze_bench_and_rounds_is_one_json_document(tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert set(doc) == {"bench", "rounds"}
+    assert set(doc) == {"bench", "rounds", "notes"}
     csv = runner.invoke(app, ["analyze", "--bench", str(path), "--round", "v4.1", "-f", "csv"])
     assert csv.exit_code == 2 and "one table" in csv.output
 

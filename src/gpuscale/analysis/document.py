@@ -3,6 +3,7 @@ benchmark) with its reference, clusters, systems, equilibria and the study's fin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
+    Analysed,
     AnalysisOptions,
     WorkloadAnalysis,
     overall_equilibrium,
@@ -150,10 +152,18 @@ def with_family_columns(result: WorkloadAnalysis) -> pd.DataFrame:
     return table.assign(**columns, family_picks=picks)
 
 
-def analyze_document(rounds: list | None, bench: dict | None) -> dict:
+def analyze_document(rounds: list | None, bench: dict | None, notes: Sequence[str] = ()) -> dict:
     """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
-    (round, benchmark)], "bench": {...} or null}``."""
-    return {"rounds": rounds or [], "bench": bench}
+    (round, benchmark)], "bench": {...} or null, "notes": [lines]}`` (``notes``: what
+    qualifies the analysis, as stderr says it)."""
+    return {"rounds": rounds or [], "bench": bench, "notes": list(notes)}
+
+
+def analysed_json(analysed: Analysed, scores: pd.DataFrame, bench: dict | None) -> dict:
+    """``analyze -f json`` of the rounds (:func:`as_json`), ``bench`` beside them, with the
+    analysis' notes."""
+    rounds = as_json(analysed.results, analysed.options, scores)
+    return analyze_document(rounds, bench, analysed.notes)
 
 
 def as_json(

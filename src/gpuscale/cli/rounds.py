@@ -135,7 +135,7 @@ def analyze(
     # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis import terminal as views
     from gpuscale.analysis.analyze import analyze_asked
-    from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
+    from gpuscale.analysis.document import analysed_json  # lazy: as above
 
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
@@ -145,7 +145,7 @@ def analyze(
     request, results = analysed.options, analysed.results
     note(*analysed.notes)
     if fmt is Format.json:
-        print_json(out, analyze_document(as_json(results, request, tables.scores), bench_doc))
+        print_json(out, analysed_json(analysed, tables.scores, bench_doc))
     elif fmt is Format.csv:
         show(views.every_result_view(results), fmt, columns_asked)
     elif explain or decompose_columns or columns_asked:  # every system's row, every finding

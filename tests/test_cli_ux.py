@@ -122,16 +122,17 @@ def test_analyze_bench_and_rounds_is_one_json_document(tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert set(doc) == {"bench", "rounds"}
+    assert set(doc) == {"bench", "rounds", "notes"}
     csv = runner.invoke(app, ["analyze", "--bench", str(path), "--round", "v4.1", "-f", "csv"])
     assert csv.exit_code == 2 and "one table" in csv.output
 
 
 def test_empty_energy_is_still_one_document() -> None:
+    """No row: still one JSON document, and exit 2 with why, as trends and analyze do."""
     result = runner.invoke(app, ["energy", "--round", "v3.0", "-b", "resnet", "-f", "json"])
-    assert result.exit_code == 0
+    assert result.exit_code == 2
     assert json.loads(result.stdout) == []
-    assert "no power logs" in result.stderr
+    assert "error: no power logs" in result.stderr
 
 
 def test_version_and_flags_without_types() -> None:
@@ -267,16 +268,17 @@ def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
 
 def test_duplicates_of_a_round_without_twins_say_so(golden) -> None:
     """`scores --round v5.0 --duplicates`: the round lists no result under two names; the
-    command says so on stderr (an empty table said nothing), JSON stays one document."""
+    command says so on stderr (an empty table said nothing) and exits 2, as every table
+    command with no row does; JSON stays one document."""
     from gpuscale import load_round
 
     scores = load_round("v5.0").scores
     assert not scores["same_runs_as"].fillna("").astype(str).any()  # no twin: the case
     table = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates"])
-    assert table.exit_code == 0 and table.stdout == "" and "v5.0" in table.stderr
+    assert table.exit_code == 2 and table.stdout == "" and "v5.0" in table.stderr
     golden.check(VIEW, "--duplicates of a round without twins", table.stderr.strip())
     document = runner.invoke(app, ["scores", "--round", "v5.0", "--duplicates", "-f", "json"])
-    assert document.exit_code == 0 and json.loads(document.stdout) == []
+    assert document.exit_code == 2 and json.loads(document.stdout) == []
 
 
 def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None:

@@ -3,6 +3,7 @@ benchmark) with its reference, clusters, systems, equilibria and the study's fin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
+    Analysed,
     AnalysisOptions,
     WorkloadAnalysis,
     overall_equilibrium,
@@ -64,23 +66,38 @@ _DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *CI_POOL_COLUMNS, *DECOMPO
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 
-def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
+# A pick's 95% interval of its time to train, minutes (the answer's "95% interval").
+PICK_INTERVAL: tuple[str, ...] = ("time_to_train_min_ci_low", "time_to_train_min_ci_high")
+
+
+def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str, Any] | None:
+    """A pick's fields, and from ``table`` (the analysis' rows) its system's 95% interval
+    of the time to train (``PICK_INTERVAL``: null where the row has none)."""
     if pick is None:
         return None
     fields = asdict(pick)
     fields["criterion"] = fields.pop("label")  # the JSON names the criterion as people read it
+    if table is not None:
+        same = table[
+            (table["org"] == pick.org)
+            & (table["system_id"] == pick.system_id)
+            & (table["accelerators"] == pick.accelerators)
+        ]
+        for column in PICK_INTERVAL:
+            fields[column] = same[column].iloc[0] if len(same) else None
     return fields
 
 
-def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
+def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict[str, Any]:
+    """An equilibrium's picks, each with its interval where ``table`` is given."""
     return {
         "scope": eq.scope,
         "reference": eq.reference or None,
         "threshold": eq.threshold,
         "pareto": eq.pareto,
-        "knee": _pick_json(eq.knee),
-        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
-        "efficiency_threshold": _pick_json(eq.efficiency_threshold),
+        "knee": _pick_json(eq.knee, table),
+        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency, table),
+        "efficiency_threshold": _pick_json(eq.efficiency_threshold, table),
         "agreement": eq.agreement,
         "unpicked": eq.unpicked,
     }
@@ -164,10 +181,18 @@ def with_first_rounds(frame: pd.DataFrame, scores: pd.DataFrame | None) -> pd.Da
     return out
 
 
-def analyze_document(rounds: list | None, bench: dict | None) -> dict:
+def analyze_document(rounds: list | None, bench: dict | None, notes: Sequence[str] = ()) -> dict:
     """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
-    (round, benchmark)], "bench": {...} or null}``."""
-    return {"rounds": rounds or [], "bench": bench}
+    (round, benchmark)], "bench": {...} or null, "notes": [lines]}`` (``notes``: what
+    qualifies the analysis, as stderr says it)."""
+    return {"rounds": rounds or [], "bench": bench, "notes": list(notes)}
+
+
+def analysed_json(analysed: Analysed, scores: pd.DataFrame, bench: dict | None) -> dict:
+    """``analyze -f json`` of the rounds (:func:`as_json`), ``bench`` beside them, with the
+    analysis' notes."""
+    rounds = as_json(analysed.results, analysed.options, scores)
+    return analyze_document(rounds, bench, analysed.notes)
 
 
 def as_json(
@@ -196,8 +221,10 @@ def as_json(
                 },
                 "systems": systems,
                 # under a per-family reference: no pick by S or E' across families
-                "equilibrium": equilibrium_json(overall_equilibrium(result)),
-                "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
+                "equilibrium": equilibrium_json(overall_equilibrium(result), result.table),
+                "equilibrium_by_family": [
+                    equilibrium_json(e, result.table) for e in result.by_family
+                ],
                 "study": [
                     {"finding": st.finding, "verdict": st.verdict, "text": st.text}
                     for st in study

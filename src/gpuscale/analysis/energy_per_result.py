@@ -46,8 +46,9 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     whose logs contradict their folder (``log_flag``) is left out, as in every analysis."""
     scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
     scores = scores.dropna(subset=["energy_kj"]).copy()
-    if scores.empty:
-        return scores
+    if scores.empty:  # no row, every column a full table has (an empty CSV's header)
+        derived = ("compute_share", "energy_per_accelerator_hour_kj", "energy_per_sample_j")
+        return scores.assign(power_scope=pd.Series(dtype=object), **dict.fromkeys(derived, 0.0))
     scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
     parts = kept.groupby(["round", "org", "system_id", "benchmark"])[
@@ -318,9 +319,8 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
     against scale in words under it, or why there is none (``no_energy_reason``)."""
     every = energy_table(tables)
     frame = every[every["workload"].isin(workloads)]
-    if frame.empty:
-        shown = pd.DataFrame(columns=list(ENERGY_SHOWN))  # one valid document still
-        return TableView(shown, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
+    if frame.empty:  # every column still: an empty CSV has a full one's header
+        return TableView(frame, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
     return TableView(
         frame,
         ENERGY_SHOWN,

@@ -320,6 +320,7 @@ def trends_view(
         said=row_notes(frame),
         empty=empty,
         headline=headline,
+        said_of="note",
     )
 
 

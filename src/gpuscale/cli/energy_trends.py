@@ -8,7 +8,7 @@ import typer
 
 from gpuscale.cli.common import Columns, Families, FormatOption, app, load_tables, workloads_of
 from gpuscale.cli.options import command
-from gpuscale.cli.output import Format, fail, fail_on, show
+from gpuscale.cli.output import Format, fail_on, show
 from gpuscale.names import UnknownNameError
 from gpuscale.tables.round_requests import RoundSelection
 
@@ -21,7 +21,8 @@ def energy(
     from gpuscale.analysis.energy_per_result import energy_view  # lazy: pandas, not for --help
 
     tables = load_tables(selection)
-    show(energy_view(tables, workloads_of(tables, selection.benchmark)[0]), fmt, columns_asked)
+    view = energy_view(tables, workloads_of(tables, selection.benchmark)[0])
+    show(view, fmt, columns_asked, nothing=2)  # no row: exit 2, as every table command
 
 
 @command(app, "trends")
@@ -54,6 +55,4 @@ def trends(
             first_rounds=first_rounds(),
             last_rounds=last_rounds(),
         )
-    if view.empty:
-        fail(view.empty)
-    show(view, fmt, columns_asked)
+    show(view, fmt, columns_asked, nothing=2)

@@ -26,7 +26,7 @@ from gpuscale.quantities import column_label
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.views import TableView, jsonable, records_csv, written
+from gpuscale.tables.views import TableView, json_rows, jsonable, records_csv, written
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -264,43 +264,44 @@ def _print_vertical(
         console.print(grid)
 
 
-def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest: str = "") -> None:
+def show(
+    view: TableView, fmt: Format, columns: str | None = None, *, rest: str = "", nothing: int = 0
+) -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
-    the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
-    sentences under a terminal's (its ``headline`` above it: the answer first); an empty
-    view says why (CSV and JSON: an empty document).
-    JSON of a view with a ``document``: that document alone. ``rest``: the view is a short
-    answer (its lines folded at the terminal's width) and this says where the rest is."""
+    the table (``columns`` where asked, else its own; CSV, JSON: every one), its headline
+    above and sentences under it (CSV and JSON: on stderr, stdout one document); an empty
+    view says why (CSV: a full one's header) and exits ``nothing`` where given.
+    JSON of a view with a ``document``: that alone. ``rest``: the view is a short answer
+    (its lines folded at the terminal's width) and this says where the rest is."""
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
     # the columns asked (names.resolve_columns), checked before any note is said
     with fail_on(UnknownNameError, option="--columns"):
-        columns = resolve_columns(columns_asked, list(view.shown), list(view.frame.columns))
-    if columns_asked is None and fmt is not Format.table:
+        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns))
+    if columns is None and fmt is not Format.table:
         # CSV and JSON are lossless: the terminal's columns first, then every other one
-        columns += [c for c in view.frame.columns if c not in columns]
+        shown += [c for c in view.frame.columns if c not in shown]
     note(*view.notes)
-    wrap = bool(rest) or None  # a short answer's lines folded at the width; else as `say` does
-    if fmt is Format.table and not view.empty:  # the answer first, then the detail
-        say(view.headline, wrap=wrap)
-    if view.empty:
-        say([view.empty], stderr=True)
-        if fmt is not Format.table:
-            print_frame(out, view.frame.reindex(columns=list(view.shown)), fmt)
-    else:
+    wrap, csv = bool(rest) or None, fmt is not Format.table  # a short answer's lines folded
+    if not view.empty:  # the answer first, then the detail
+        say(view.headline, wrap=wrap, stderr=csv)  # CSV, JSON: one document, words on stderr
+    if fmt is Format.json:
+        print_json(out, json_rows(view, shown))
+    elif csv or not view.empty:  # an empty CSV: the header alone
         print_frame(
             out,
-            view.frame[columns],
+            view.frame[shown],
             fmt,
             title=view.title,
-            drop_order=[] if columns_asked else view.drop_order,
+            drop_order=[] if columns else view.drop_order,
             every=view.every,
             formats=view.formats,
             rest=rest,
         )
-    if fmt is Format.table:
-        say(view.said, wrap=wrap)  # a log keeps each sentence whole
+    if view.empty:
+        fail(view.empty, nothing) if nothing else say([view.empty], stderr=True)
+    say(view.said_apart if csv else view.said, wrap=wrap, stderr=csv)  # each whole
 
 
 def say(lines: Iterable[str], *, stderr: bool = False, wrap: bool | None = None) -> None:

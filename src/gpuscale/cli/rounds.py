@@ -97,7 +97,7 @@ def scores(
 
     tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
-    show(scores_view(first_published(tables), workloads, options), fmt, columns_asked)
+    show(scores_view(first_published(tables), workloads, options), fmt, columns_asked, nothing=2)
 
 
 @command(app, "analyze")
@@ -135,7 +135,7 @@ def analyze(
             return
     from gpuscale.analysis import terminal as views  # lazy: the analysis stack, pandas
     from gpuscale.analysis.analyze import analyze_asked
-    from gpuscale.analysis.document import analyze_document, as_json
+    from gpuscale.analysis.document import analysed_json  # lazy: as above
     from gpuscale.mlperf.earlier import first_published
 
     tables = load_tables(selection, study=True)
@@ -147,7 +147,7 @@ def analyze(
     note(*analysed.notes)
     scores = first_published(tables)  # first_round as the report says it (shown, not analysed)
     if fmt is Format.json:
-        print_json(out, analyze_document(as_json(results, request, scores), bench_doc))
+        print_json(out, analysed_json(analysed, scores, bench_doc))
     elif fmt is Format.csv:
         show(views.every_result_view(results, scores), fmt, columns_asked)
     elif explain or decompose_columns or columns_asked:  # every system's row, every finding

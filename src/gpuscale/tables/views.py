@@ -132,7 +132,9 @@ class TableView:
     in it: none is said beside it); ``headline``: the answer, said first (above the
     terminal's table, the first lines of stdout; its numbers are the table's, made by the
     library from the same rows); ``keys``: the columns that name a row (where rows differ
-    in one, a narrow terminal keeps it: without it, rows look like duplicates)."""
+    in one, a narrow terminal keeps it: without it, rows look like duplicates);
+    ``said_of``: the column ``said`` is made of, row by row (trends' ``note``), where so:
+    CSV and JSON rows carry it already (their stderr leaves ``said`` out then)."""
 
     frame: pd.DataFrame
     shown: Sequence[str]
@@ -146,6 +148,12 @@ class TableView:
     document: Mapping[str, object] | None = None
     headline: tuple[str, ...] = ()
     keys: Sequence[str] = ("round",)
+    said_of: str = ""
+
+    @property
+    def said_apart(self) -> tuple[str, ...]:
+        """``said`` where the rows do not carry it (``said_of``): what CSV and JSON add."""
+        return () if self.said_of else self.said
 
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first,
@@ -161,6 +169,13 @@ class TableView:
         ]
         rest = [c for c in self.drop_order if c not in same and c not in self.keys]
         object.__setattr__(self, "drop_order", (*same, *rest))
+
+
+def json_rows(view: TableView, columns: Sequence[str]) -> list[dict[str, object]]:
+    """``-f json`` of a view without a ``document``: a list of its rows (``columns``), the
+    records; the view's headline and sentences, made from them, are said on stderr (a
+    sentence repeated in every row would be no record)."""
+    return view.frame[list(columns)].to_dict("records")
 
 
 def scores_view(

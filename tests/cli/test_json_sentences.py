@@ -1,0 +1,118 @@
+"""``-f json`` of ``scores``, ``energy`` and ``trends`` is their rows (the top level a
+list), the terminal's headline and sentences said on stderr; an empty result keeps a full
+one's columns and exits 2; ``analyze -f json``'s picks hold the 95% interval the answer's
+table shows. Fields compared, not wording."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpuscale.analysis.document import PICK_INTERVAL
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _invoke(*args: str):  # type: ignore[no-untyped-def]
+    from gpuscale.cli import app
+
+    return runner.invoke(app, list(args))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # stderr folds long lines at the terminal's width
+
+
+def test_energy_json_is_its_rows_and_its_words_go_to_stderr() -> None:
+    """v4.0's energy: stdout is the rows (every CSV column, by name), stderr the library
+    view's least-energy headline, its per-count and AC-vs-DC sentences and its notes."""
+    from gpuscale import load_round
+    from gpuscale.analysis.energy_per_result import energy_view
+
+    tables = load_round("v4.0")
+    view = energy_view(tables, sorted(tables.scores["workload"].dropna().unique()))
+    result = _invoke("energy", "--round", "v4.0", "-f", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert isinstance(rows, list) and len(rows) == len(view.frame)
+    header = _invoke("energy", "--round", "v4.0", "-f", "csv").stdout.splitlines()[0]
+    assert all(list(row) == header.split(",") for row in rows)
+    assert view.headline and view.said and view.notes  # the case: all three said
+    said = _flat(result.stderr)
+    assert all(_flat(line) in said for line in (*view.headline, *view.said, *view.notes))
+
+
+def test_trends_json_says_the_largest_change_on_stderr() -> None:
+    """trends' headline (the largest change), the terminal's first line, is the first line
+    of stderr under -f json; its other sentences are the rows' ``note`` column."""
+    args = ("trends", "--round", "v4.0,v4.1")
+    result = _invoke(*args, "-f", "json")
+    rows = json.loads(result.stdout)
+    terminal = _invoke(*args).stdout.splitlines()
+    assert rows and terminal[0].startswith("largest change")
+    assert _flat(terminal[0]) in _flat(result.stderr)
+    assert any(r["note"] for r in rows)
+
+
+def test_an_empty_result_keeps_a_full_ones_columns_and_exits_2() -> None:
+    """energy with no power log: the CSV header of a result with rows, JSON ``[]``, exit 2
+    and one ``error:`` line; trends and scores --duplicates with no row exit 2 alike."""
+    full = _invoke("energy", "--round", "v4.0", "-f", "csv")
+    empty = _invoke("energy", "--round", "v5.0", "-b", "rgat", "-f", "csv")
+    assert empty.exit_code == 2 and empty.stderr.startswith("error: ")
+    assert list(csv.reader(io.StringIO(empty.stdout))) == [full.stdout.splitlines()[0].split(",")]
+    assert len(empty.stdout.split(",")) > 30  # every column, not the terminal's 12
+    document = _invoke("energy", "--round", "v5.0", "-b", "rgat", "-f", "json")
+    assert document.exit_code == 2 and json.loads(document.stdout) == []
+    trends = _invoke("trends", "--round", "v5.0", "-b", "rgat", "--family", "MI300X")
+    assert trends.exit_code == 2 and "error: " in trends.stderr
+    pairs = _invoke("scores", "--round", "v5.0", "--duplicates", "-f", "csv")
+    assert pairs.exit_code == 2 and pairs.stdout.startswith("round,")
+
+
+def test_analyze_picks_carry_their_systems_interval() -> None:
+    """Every pick in ``equilibrium`` and ``equilibrium_by_family`` holds its system's 95%
+    interval of the time to train, the ``systems`` row's, around its time."""
+    result = _invoke("analyze", "--round", "v4.1", "-b", "bert", "-f", "json")
+    assert result.exit_code == 0, result.output
+    found = 0
+    for workload in json.loads(result.stdout)["rounds"]:
+        systems = {(s["system_id"], s["accelerators"]): s for s in workload["systems"]}
+        for eq in [workload["equilibrium"], *workload["equilibrium_by_family"]]:
+            for criterion in ("knee", "max_speed_x_efficiency", "efficiency_threshold"):
+                if (pick := eq[criterion]) is None:
+                    continue
+                row = systems[(pick["system_id"], pick["accelerators"])]
+                low, high = (pick[c] for c in PICK_INTERVAL)
+                assert (low, high) == tuple(row[c] for c in PICK_INTERVAL)
+                if low is not None:
+                    found += 1
+                    assert low <= pick["time_to_train_min"] <= high and math.isfinite(high)
+    assert found >= 3
+
+
+def test_analyze_json_carries_the_notes_stderr_says() -> None:
+    """``analyze -f json``'s ``notes`` are the analysis' notes (``Analysed.notes``), each
+    said on stderr too; the document keeps ``rounds`` and ``bench``."""
+    from gpuscale import load_round
+    from gpuscale.analysis.analyze import analyze_asked
+    from gpuscale.tables.analysis_request import AnalysisOptions
+
+    tables = load_round("v4.1")
+    notes = analyze_asked(tables, ["bert"], AnalysisOptions(families=("H100",))).notes
+    args = ("analyze", "--round", "v4.1", "-b", "bert", "--family", "H100", "-f", "json")
+    result = _invoke(*args)
+    document = json.loads(result.stdout)
+    assert notes and {"rounds", "bench"} <= set(document) and document["notes"] == notes
+    assert all(line in " ".join(result.stderr.split()) for line in notes)
+
+
+def test_the_analysis_page_names_the_picks_interval_keys() -> None:
+    analysis = (ROOT / "docs" / "analysis.md").read_text()
+    assert [k for k in PICK_INTERVAL if f"`{k}`" not in analysis] == []

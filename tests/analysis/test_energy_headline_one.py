@@ -55,3 +55,15 @@ def test_the_headline_says_the_energy_as_the_table_shows_it() -> None:
     (line,) = energy_headline(_rows([16_384.3, 20_000.0]))
     assert cell_text(16_384.3, None) == "16,380"
     assert f" {cell_text(16_384.3, None)} kJ" in line and "16,384" not in line
+
+
+def test_the_least_among_other_hardware_or_power_scopes_says_so() -> None:
+    """Like with like: the least of results on one family at one power scope is said
+    bare; among two families, or AC beside DC, the crossing is said with its counts."""
+    same = energy_headline(_rows([2000.0, 1790.0]))[0]
+    assert "not like with like" not in same
+    frame = _rows([2000.0, 1790.0, 2500.0])
+    frame.loc[2, "accelerator_family"] = "B200"
+    frame.loc[1, "power_scope"] = "AC"
+    (line,) = energy_headline(frame)
+    assert "across 2 accelerator families and power scopes AC and DC: not like with like" in line

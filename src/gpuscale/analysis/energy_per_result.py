@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import TABLE_DIGITS, counted, number
+from gpuscale.quantities import TABLE_DIGITS, counted, joined, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
@@ -300,6 +300,13 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     others = len(counts) - 1
     choose = f"; {counted(others, 'other benchmark')}: -b chooses one" if others else ""
     among = ONE_OR_LEAST[len(rows) > 1].format(counted(len(rows), "result"))
+    # like with like: the least among other hardware or another point of the power chain
+    # (AC at the wall, DC after the power supplies) says so
+    families = rows["accelerator_family"].dropna().astype(str).unique()
+    scopes = sorted(rows["power_scope"].dropna().astype(str).unique())
+    crossed = [counted(len(families), "accelerator family")] if len(families) > 1 else []
+    crossed += [f"power scopes {joined(scopes)}"] if len(scopes) > 1 else []
+    among += f" (across {' and '.join(crossed)}: not like with like)" if crossed else ""
     # among several workloads, the one said is the most counted, not the least energy of
     # all (another's results may take less: BERT's 1,949 kJ under Llama2 70B LoRA's 6,114)
     which = f": {display_name(workload)}"

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.slurm import HostlistError, expand_hostlist, rendezvous_port, slurm_task
 from gpuscale.bench.sweep_plan import nodes_of
 from gpuscale.bench.sweep_request import SweepRequest
@@ -208,3 +209,19 @@ def test_a_second_task_on_a_node_runs_nothing_and_says_why(tmp_path: Path) -> No
     assert done.exit_code == 0, done.output
     assert done.stderr.startswith("Slurm task 1 on vm stands aside: gpuscale bench starts")
     assert not out.exists()
+
+
+def test_several_nodes_without_an_endpoint_are_refused_before_a_model_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rendezvous is checked before the models are built (torch, seconds): the refusal
+    is quick and names --rdzv-endpoint."""
+    import gpuscale.bench.sweep_plan as sweep_plan
+
+    def built(*args: object, **kwargs: object) -> None:
+        pytest.fail("a model was built before the nodes were checked")
+
+    monkeypatch.setattr(sweep_plan, "choose_models", built)
+    request = SweepRequest(out=tmp_path / "r.jsonl", nnodes=2)
+    with pytest.raises(ValueError, match="--rdzv-endpoint"):
+        sweep_plan.plan_bench(request, BenchConfig(backend="gloo"), environ={})

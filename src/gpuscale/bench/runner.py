@@ -79,8 +79,7 @@ class SweepConfig:
             raise ValueError(f"--nproc needs world sizes from 1 to {MAX_NPROC:,}, e.g. 1,2")
         check_nodes(self.nnodes, self.node_rank)
         check_endpoint(self.rdzv_endpoint)
-        if self.nnodes > 1 and not self.rdzv_endpoint:
-            raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
+        check_rendezvous(self.nnodes, self.rdzv_endpoint)
         for per_node in self.nproc:  # strong scaling: the global batch splits everywhere
             try:
                 self.bench.per_device_batch(per_node * self.nnodes, "cpu")
@@ -92,6 +91,13 @@ class SweepConfig:
             self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe
         )
         check_threads(self.bench.threads, max(self.nproc), device, self.oversubscribe)
+
+
+def check_rendezvous(nnodes: int, endpoint: str | None) -> None:
+    """Several nodes meet at node 0's address (torchrun's c10d rendezvous): without one,
+    a ``ValueError`` (checked before any model is built: a refusal is quick)."""
+    if nnodes > 1 and not endpoint:
+        raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
 
 
 def check_devices(

@@ -16,6 +16,7 @@ from gpuscale.bench.runner import (
     Progress,
     SweepConfig,
     SweepReport,
+    check_rendezvous,
     device_kind,
     run_sweep,
     world_sizes,
@@ -180,6 +181,8 @@ def plan_bench(
     nodes = nodes_of(request, environ)
     if nodes.aside and not request.list_models:
         return Planned([], [], None, nodes)
+    if not request.list_models:  # before the models are built (seconds with torch)
+        check_rendezvous(nodes.nnodes, nodes.rdzv_endpoint)
     names = request.model_names()
     chosen, broken = choose_models(names, request.max_params, request.min_params, bench)
     if request.list_models:

@@ -21,8 +21,8 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     (bad options, no model could be built, the results file cannot be written); 130, 143
     and 129 interrupted, terminated or hung up (the rows written so far are kept)."""
     require_torch("the benchmark")
-    # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
-    from gpuscale.bench.models import ModelError
+    # lazy: numpy (the runner), only the bench needs it; torch when the models are built
+    from gpuscale.bench.config import ModelError
     from gpuscale.bench.results import ResultsError
     from gpuscale.bench.sweep_plan import models_table, plan_bench, run_planned
 

@@ -184,7 +184,7 @@ def check_interconnect(
     done = run_collectives(config, asked.out, world, oversubscribe=asked.oversubscribe)
     if not topo_file and done.device == "cuda":
         topology = topology_here(None, gpu)  # NVML's, on the GPUs the sweep ran
-    nvlink = bool(topology and topology.slowest_link() == "NV")
+    nvlink = bool(topology and topology.ring_link() == "NV")  # the all-reduce ring's
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],

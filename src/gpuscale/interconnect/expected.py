@@ -1,8 +1,9 @@
 """What a collectives sweep should reach: the bus bandwidth its verdict (``verdict``)
 reads the peak against, and the words saying what that figure is.
 
-A named preset (``gpuscale.hardware.links``), else the topology's slowest link between
-the GPUs (``Topology.expected_busbw_gbs``); none for CPU processes (gloo over host memory,
+A named preset (``gpuscale.hardware.links``), else the link of the ring NCCL builds through
+the topology's GPUs (``Topology.ring_link``, ``Topology.expected_busbw_gbs``: the slowest
+pair's where every ring crosses it); none for CPU processes (gloo over host memory,
 whatever was asked), nor for a network preset on one node (no network was crossed).
 
 Across nodes, a network preset is one NIC's figure (``ib-ndr400``: 48 GB/s), not the
@@ -75,9 +76,8 @@ def expected_busbw(
         devices = per_node(ranks, nodes)
         expected, reference = p.busbw_at(devices), f"{p.name} ({p.description}){_mesh(p, devices)}"
     elif topology is not None and topology.expected_busbw_gbs():
-        name = topology.preset() or topology.slowest_link() or "this link"
         expected = topology.expected_busbw_gbs()
-        reference = f"{name}, the slowest link between these GPUs"
+        reference = ring_words(topology, "the slowest link between these GPUs")
     else:
         return None, "the link was not detected: pass --interconnect or --topo-file"
     if nodes > 1:  # the network between the nodes can only lower it
@@ -86,6 +86,20 @@ def expected_busbw(
             "--interconnect ib-ndr400, say), so the node's own link only, an upper bound"
         )
     return expected, reference
+
+
+def ring_words(topology: Topology, slowest: str) -> str:
+    """The link a topology's all-reduce ring runs over, named: its preset, and ``slowest``
+    where the slowest pair is that link, else the ring and the slowest pair it avoids
+    (``Topology.ring_link``)."""
+    ring = topology.ring_link()
+    name = topology.preset() or ring or "this link"
+    if ring == topology.slowest_link():
+        return f"{name}, {slowest}"
+    return (
+        f"{name}, the link of the ring NCCL builds through these GPUs "
+        f"(their slowest pair, {topology.slowest_link()}, is off the ring)"
+    )
 
 
 def _mesh(preset: LinkPreset, devices: int) -> str:
@@ -104,12 +118,11 @@ def _mesh(preset: LinkPreset, devices: int) -> str:
 
 def _node_link(header: Header, topology: Topology | None, devices: int) -> tuple[float, str] | None:
     """The bus bandwidth of a node's own link on its ``devices`` and its words: the
-    topology's slowest link where it tells one, else the usual link of the GPU the sweep's
+    topology's ring link where it tells one, else the usual link of the GPU the sweep's
     header names (``device_name``, ``gpuscale.hardware.links.usual_preset``); None where
     neither does."""
     if topology is not None and (gbs := topology.expected_busbw_gbs()):
-        name = topology.preset() or topology.slowest_link() or "its link"
-        return gbs, f"{name}, the topology's slowest link"
+        return gbs, ring_words(topology, "the topology's slowest link")
     named = header.get("device_name")
     part = lookup(named) if isinstance(named, str) else None
     if part is None:

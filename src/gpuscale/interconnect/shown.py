@@ -161,26 +161,34 @@ def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool)
 
 def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
     """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
-    there is no link to judge; ``info`` is ``topology.to_dict()``."""
-    slowest = info["slowest_link"]
-    if slowest is None and len(topology.gpus) < 2:
+    there is no link to judge; ``info`` is ``topology.to_dict()``. Where the ring the
+    all-reduce runs over is faster than the slowest pair (an NVLink ring with PCIe across
+    it), ``ring link: NV ...; ...`` and the slowest pair after it."""
+    slowest, ring = info["slowest_link"], info.get("ring_link", info["slowest_link"])
+    pair = ""  # the slowest pair where the ring avoids it
+    if ring != slowest:
+        pair = f"; slowest pair {slowest}, off the ring NCCL builds over faster links"
+    if ring is None and len(topology.gpus) < 2:
         return f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
-    if slowest is None:
+    if ring is None:
         return "no GPU-to-GPU link class recognised in this matrix"
-    link, preset, bandwidth = str(slowest), "no preset", "unknown (pass --gpu to name the GPU)"
-    if slowest == "NV":
-        via = [str(info["nvlink_generation"])]
-        if topology.nvswitch:
-            via.insert(0, "NVSwitch")
-        link += f" ({', '.join(via)})"
+    link, preset, bandwidth = str(ring), "no preset", "unknown (pass --gpu to name the GPU)"
+    if ring == "NV":
+        via = [
+            str(g)
+            for g in ("NVSwitch" if topology.nvswitch else None, info["nvlink_generation"])
+            if g
+        ]
+        link += f" ({', '.join(via)})" if via else ""
     if info["preset"]:
         preset = f"preset {info['preset']}"
     part = topology.part()
-    if slowest != "NV" and part is not None and not part.device.p2p_pcie:
+    if ring != "NV" and part is not None and not part.device.p2p_pcie:
         preset += (
             f" (P2P over PCIe is disabled by the driver on the {part.device.name}: NCCL copies "
             "through host memory)"
         )
     if info["expected_busbw_gbs"]:
         bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s"
-    return f"slowest link: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}"
+    said = "ring link" if pair else "slowest link"
+    return f"{said}: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}{pair}"

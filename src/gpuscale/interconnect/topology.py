@@ -5,14 +5,16 @@ several PCIe switches, ``PHB`` a PCIe host bridge (through the CPU), ``NODE`` ac
 bridges within a NUMA node, ``SYS`` across NUMA nodes (sockets); ``SOC`` is older drivers'
 ``SYS``. A :class:`Topology` comes from NVML (``gpuscale.interconnect.nvml``) or from saved
 ``nvidia-smi topo -m`` text (:func:`parse_topo_matrix`, NIC rows and affinity columns
-included), and tells the link class of its slowest GPU pair (a preset of
-``gpuscale.hardware.links``) and the bus bandwidth that link should give.
+included), and tells the link class an all-reduce ring through its GPUs runs over (a
+preset of ``gpuscale.hardware.links``), the bus bandwidth that link should give, and the
+class of its slowest GPU pair.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, on_link, resolve
@@ -27,8 +29,11 @@ from gpuscale.hardware.links import (
 from gpuscale.sources.bounded import TooLarge, read_at_most
 from gpuscale.tables.json_depth import JSON
 
-# Slowest first: the worst link between two GPUs bounds a ring all-reduce.
+# Slowest first: the worst link along the ring NCCL builds bounds a ring all-reduce.
 LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
+# The most GPUs whose ring is searched pair by pair (2^16 subsets, well under a second);
+# beyond, a ring over the faster links is found only where they join every pair.
+MAX_RING_SEARCH = 16
 _CODE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 MAX_NVLINKS = max(g.links_per_gpu for g in NVLINK.values())  # a GPU's most (H100, B200: 18)
 
@@ -92,14 +97,42 @@ class Topology:
         ]
 
     def slowest_link(self) -> str | None:
-        """The slowest link class between any two GPUs (``NV`` for NVLink), or None."""
+        """The slowest link class between any two GPUs (``NV`` for NVLink), or None: what
+        two GPUs exchanging directly get at worst (an all-reduce's is :meth:`ring_link`)."""
         classes = {link_class(code) for code in self.links.values()}
         return next((link for link in LINK_ORDER if link in classes), None)
 
+    def ring_link(self) -> str | None:
+        """The link class a ring all-reduce through all the GPUs is limited by: the fastest
+        class whose links, with the faster ones, form a cycle through every GPU (the best
+        Hamiltonian cycle's slowest link), else :meth:`slowest_link`; None without links.
+
+        NCCL builds its rings so: ``ncclTopoCompute`` (NVIDIA/nccl ``src/graph/search.cc``)
+        searches rings over NVLink paths first (``typeIntra = PATH_NVL``) and widens the path
+        type a step at a time (PIX, PXB, PHB, ... SYS) only while no ring through every GPU
+        is found. An NVLink ring 0-1-3-2-0 with PCIe between 0-3 and 1-2 runs over NVLink;
+        a chain 0-1-2-3 of NVLink cannot close a ring without PCIe. Up to
+        ``MAX_RING_SEARCH`` GPUs every cycle is searched (:func:`_has_ring`)."""
+        slowest = self.slowest_link()
+        n = len(self.gpus)
+        if slowest is None or n < 2:
+            return slowest
+        rank = {pair: LINK_ORDER.index(link_class(code)) for pair, code in self.links.items()}
+        for floor in range(len(LINK_ORDER) - 1, LINK_ORDER.index(slowest), -1):
+            # GPU i's peers over links of class ``floor`` or faster, a bit per GPU
+            adj = tuple(
+                sum(1 << j for j in range(n) if rank.get((i, j), -1) >= floor) for i in range(n)
+            )
+            if _has_ring(adj):
+                return LINK_ORDER[floor]
+        return slowest
+
     def nvlinks_per_gpu(self) -> int | None:
         """NVLinks a GPU uses for the others: the bundle to the switches on NVSwitch
-        systems, the sum over its peers on a direct mesh (the smallest over GPUs)."""
-        if not self.gpus or self.slowest_link() != "NV":
+        systems, the sum over its NVLink peers on a direct mesh or ring (the smallest over
+        GPUs: NCCL runs rings both ways, so a GPU on an NVLink ring uses both neighbours'
+        bundles), None where the ring is not NVLink (:meth:`ring_link`)."""
+        if not self.gpus or self.ring_link() != "NV":
             return None
         counts = []
         for i in range(len(self.gpus)):
@@ -114,15 +147,15 @@ class Topology:
     def part(self) -> Resolved | None:
         """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
         where none is named or the catalogue does not know it; a name of several parts read
-        as a PCIe card where two of the GPUs meet through PCIe alone (an SXM board's GPUs
-        all meet over NVLink: ``device_names.on_link``)."""
+        as a PCIe card where the GPUs' ring runs over PCIe (an SXM board's GPUs form an
+        NVLink ring: ``device_names.on_link``)."""
         model = next((g.model for g in self.gpus if g.model), "")
         try:
             found = resolve(model)
         except UnknownDevice:  # none named ("") too
             return None
-        slowest = self.slowest_link()
-        return found if slowest in (None, "NV") else on_link(found, True, slowest)
+        ring = self.ring_link()
+        return found if ring in (None, "NV") else on_link(found, True, ring)
 
     def p2p_by_driver(self) -> bool:
         """Whether the driver allows P2P over PCIe between these GPUs: not on GeForce cards
@@ -132,32 +165,34 @@ class Topology:
         return part is None or part.device.p2p_pcie
 
     def preset(self) -> str | None:
-        """The link class of the slowest pair, as a preset name of the reference table."""
-        slowest = self.slowest_link()
-        if slowest == "NV":
+        """The link class of the ring (:meth:`ring_link`), as a preset name of the
+        reference table."""
+        ring = self.ring_link()
+        if ring == "NV":
             return self.nvlink_generation
-        if slowest in ("PIX", "PXB") and self.p2p_by_driver():
+        if ring in ("PIX", "PXB") and self.p2p_by_driver():
             gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
             return pcie_preset(gen)
-        if slowest in ("PIX", "PXB", "PHB", "NODE"):
+        if ring in ("PIX", "PXB", "PHB", "NODE"):
             return "pcie-phb"
-        return "pcie-sys" if slowest == "SYS" else None
+        return "pcie-sys" if ring == "SYS" else None
 
     def expected_busbw_gbs(self) -> float | None:
-        """The all-reduce bus bandwidth the slowest link should give (NCCL's model of it;
-        see ``gpuscale.hardware.links``), None when the link is not known."""
-        slowest = self.slowest_link()
-        if slowest == "NV":
+        """The all-reduce bus bandwidth the ring's link (:meth:`ring_link`) should give
+        (NCCL's model of it; see ``gpuscale.hardware.links``), None when the link is not
+        known."""
+        ring = self.ring_link()
+        if ring == "NV":
             links = self.nvlinks_per_gpu()
             generation = NVLINK.get(self.nvlink_generation or "")
             return links * generation.nccl_gbs if links and generation else None
-        if slowest in ("PIX", "PXB") and self.p2p_by_driver():
+        if ring in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
             gen, width = min(known, default=(4, 16))
             return pcie_busbw_gbs(gen, width)
-        if slowest in ("PIX", "PXB", "PHB", "NODE"):
+        if ring in ("PIX", "PXB", "PHB", "NODE"):
             return SHM_TYPICAL_GBS
-        return PRESETS["pcie-sys"].busbw_gbs if slowest == "SYS" else None
+        return PRESETS["pcie-sys"].busbw_gbs if ring == "SYS" else None
 
     def downtrained(self) -> list[str]:
         """GPUs whose PCIe link runs below its generation or width (NVML's current vs
@@ -181,12 +216,45 @@ class Topology:
             "nvlinks_per_gpu": self.nvlinks_per_gpu(),
             "p2p": {f"{i}-{j}": status for (i, j), status in sorted(self.p2p.items())},
             "slowest_link": self.slowest_link(),
+            "ring_link": self.ring_link(),
             "preset": self.preset(),
             "expected_busbw_gbs": self.expected_busbw_gbs(),
             "downtrained": self.downtrained(),
             "device": _part_dict(self.part()),
             "matrix_problems": self.problems,
         }
+
+
+@lru_cache(maxsize=64)
+def _has_ring(adj: tuple[int, ...]) -> bool:
+    """Whether a cycle visits every GPU once (a Hamiltonian cycle), ``adj[i]`` the bits of
+    the GPUs ``i`` links to. Every pair linked: yes; a GPU with no link out or in: no; over
+    ``MAX_RING_SEARCH`` GPUs: no; else by the paths from GPU 0 (Held-Karp):
+    ``ends[mask]``, the GPUs a path from 0 through exactly ``mask`` can end on."""
+    n = len(adj)
+    every = (1 << n) - 1
+    if all(adj[i] | 1 << i == every for i in range(n)):
+        return True
+    into = 0
+    for bits in adj:
+        into |= bits
+    if into != every or not all(adj) or n > MAX_RING_SEARCH:
+        return False
+    ends = [0] * (1 << n)
+    ends[1] = 1
+    for mask in range(1, every + 1, 2):  # the masks holding GPU 0, smaller before larger
+        if not ends[mask]:
+            continue
+        reach = 0
+        for v in range(n):
+            if ends[mask] >> v & 1:
+                reach |= adj[v]
+        reach &= ~mask
+        while reach:
+            low = reach & -reach
+            ends[mask | low] |= low
+            reach ^= low
+    return any(ends[every] >> v & 1 and adj[v] & 1 for v in range(n))
 
 
 def _part_dict(part: Resolved | None) -> dict[str, JSON] | None:

@@ -98,7 +98,7 @@ def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> li
                 f"P2P not possible between {', '.join(refused[:4])}: PCIe ACS or the IOMMU may "
                 "redirect it through the root complex (check lspci ACSCtl, iommu=pt)"
             )
-        if topology.slowest_link() in ("PHB", "NODE", "SYS"):
+        if topology.ring_link() in ("PHB", "NODE", "SYS"):  # the ring's, not a pair's off it
             through_cpu = (
                 "the GPUs meet only through the CPU (nvidia-smi PHB/NODE/SYS): a PCIe switch "
                 "or NVLink between them is the fix"

@@ -154,13 +154,12 @@ def choose_link(
     per_node: int | None = None,
 ) -> LinkChoice:
     """The link given, else (none ``measured`` by collectives) the bench ``host``'s where
-    this machine detected none or another, else the detected topology's slowest pair, else
+    this machine detected none or another, else the detected topology's ring link, else
     the NVLink of the device named (its SXM board), else ``pcie-phb``; a warning where an
     NVLink given is not the named part's (``model.hardware.not_own_link``). A link's
     findings say its bus bandwidth (``busbw_gbs``) and, on a fully connected mesh, its
     figure on each count a search up to ``most`` devices prices inside one node of
-    ``per_node`` (``at``: ``LINK_AT``, ``Link.busbw_at``) and its links per device
-    (``mesh``)."""
+    ``per_node`` (``at``: ``LINK_AT``, ``Link.busbw_at``) and its links per device (``mesh``)."""
     hardware = req.hardware  # the device and links named, resolved with the request
     detected = maybe(Topology.preset, topology)
     seen = detected if req.topo is None else None  # --topo was asked for, not detected
@@ -194,8 +193,9 @@ def choose_link(
         if expected:
             name = phrase("link_detected", preset=detected)
             chosen = replace(chosen, busbw_gbs=expected, name=name)
-        pair = topology.slowest_link()
+        pair, ring = topology.slowest_link(), topology.ring_link()
         said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
+        said = said.with_values(ring=None if ring == pair else ring)  # a ring avoiding the pair
         return LinkChoice(chosen, said)
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None)

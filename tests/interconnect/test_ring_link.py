@@ -1,0 +1,156 @@
+"""The link an all-reduce ring runs over: the best cycle through every GPU, not the
+slowest pair (NCCL searches rings over NVLink first), in ``topo``'s JSON and first line,
+the verdict's reference and the advice's detected link."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.cli import app
+from gpuscale.interconnect.expected import expected_busbw
+from gpuscale.interconnect.shown import link_sentence
+from gpuscale.interconnect.topology import _has_ring, parse_topo_matrix
+
+from .test_topology_text import A100_8, DUAL_SOCKET, H100_8, PHB_PAIR
+
+
+def _matrix(rows: list[list[str]]) -> str:
+    """``nvidia-smi topo -m`` text of a square matrix of link codes (``X`` on the diagonal)."""
+    n = len(rows)
+    head = "\t" + "\t".join(f"GPU{i}" for i in range(n)) + "\tCPU Affinity\n"
+    return head + "".join(f"GPU{i}\t" + "\t".join(r) + "\t0-31\n" for i, r in enumerate(rows))
+
+
+# NV4 around 0-1-3-2-0, PCIe through the host bridge across it (0-3, 1-2)
+RING_4 = _matrix(
+    [
+        ["X", "NV4", "NV4", "PHB"],
+        ["NV4", "X", "PHB", "NV4"],
+        ["NV4", "PHB", "X", "NV4"],
+        ["PHB", "NV4", "NV4", "X"],
+    ]
+)
+# NVLink along 0-1-2-3 only: no ring closes without PCIe
+CHAIN_4 = _matrix(
+    [
+        ["X", "NV4", "PHB", "PHB"],
+        ["NV4", "X", "NV4", "PHB"],
+        ["PHB", "NV4", "X", "NV4"],
+        ["PHB", "PHB", "NV4", "X"],
+    ]
+)
+# DGX-1 (V100): the hybrid cube-mesh, 6 NVLinks a GPU, SYS between GPUs without one
+DGX1 = _matrix(
+    [
+        ["X", "NV1", "NV1", "NV2", "NV2", "SYS", "SYS", "SYS"],
+        ["NV1", "X", "NV2", "NV1", "SYS", "NV2", "SYS", "SYS"],
+        ["NV1", "NV2", "X", "NV2", "SYS", "SYS", "NV1", "SYS"],
+        ["NV2", "NV1", "NV2", "X", "SYS", "SYS", "SYS", "NV1"],
+        ["NV2", "SYS", "SYS", "SYS", "X", "NV1", "NV1", "NV2"],
+        ["SYS", "NV2", "SYS", "SYS", "NV1", "X", "NV2", "NV1"],
+        ["SYS", "SYS", "NV1", "SYS", "NV1", "NV2", "X", "NV2"],
+        ["SYS", "SYS", "SYS", "NV1", "NV2", "NV1", "NV2", "X"],
+    ]
+)
+A100 = "A100-SXM4-80GB"
+V100 = "Tesla V100-SXM2-16GB"
+
+
+@pytest.mark.parametrize(
+    "text, gpu, slowest, ring, preset, expected, nvlinks",
+    [
+        (RING_4, A100, "PHB", "NV", "nvlink3", 8 * 20.0, 8),  # both neighbours' NV4
+        (RING_4, None, "PHB", "NV", None, None, 8),  # NV4 of 4 GPUs: generation not told
+        (CHAIN_4, A100, "PHB", "PHB", "pcie-phb", 10.0, None),
+        (DGX1, V100, "SYS", "NV", "nvlink2", 6 * 20.0, 6),
+        # where the slowest pair is the ring's too, as before
+        (H100_8, None, "NV", "NV", "nvlink4", 18 * 20.6, 18),
+        (A100_8, None, "NV", "NV", "nvlink3", 12 * 20.0, 12),
+        (DUAL_SOCKET, None, "SYS", "SYS", "pcie-sys", 10.0, None),
+        (PHB_PAIR, None, "PHB", "PHB", "pcie-phb", 10.0, None),
+    ],
+)
+def test_the_ring_link_sets_the_preset_and_bandwidth(
+    text, gpu, slowest, ring, preset, expected, nvlinks
+) -> None:
+    topo = parse_topo_matrix(text, gpu)
+    assert (topo.slowest_link(), topo.ring_link()) == (slowest, ring)
+    assert topo.preset() == preset and topo.nvlinks_per_gpu() == nvlinks
+    assert topo.expected_busbw_gbs() == (None if expected is None else pytest.approx(expected))
+    info = topo.to_dict()
+    assert (info["slowest_link"], info["ring_link"], info["preset"]) == (slowest, ring, preset)
+
+
+def test_a_broken_ring_of_nvlink_falls_back_to_the_slowest_pair() -> None:
+    # the 4-GPU ring with one NVLink gone (0-1 over PHB): a chain 1-3-2-0 is left
+    rows = [r.split("\t")[1:5] for r in RING_4.splitlines()[1:]]
+    rows[0][1] = rows[1][0] = "PHB"
+    topo = parse_topo_matrix(_matrix(rows), A100)
+    assert topo.ring_link() == "PHB" and topo.expected_busbw_gbs() == 10.0
+
+
+def test_the_cycle_search_agrees_with_every_ordering() -> None:
+    """``_has_ring`` against trying every order of the GPUs, on random link sets."""
+    chance = random.Random(7)
+    for _ in range(400):
+        n = chance.randint(2, 7)
+        adj = tuple(
+            sum(1 << j for j in range(n) if j != i and chance.random() < 0.45) for i in range(n)
+        )
+        brute = any(
+            all(adj[c[k]] >> c[(k + 1) % n] & 1 for k in range(n))
+            for c in ((0, *p) for p in itertools.permutations(range(1, n)))
+        )
+        assert _has_ring(adj) == brute, adj
+
+
+def test_sixteen_gpus_of_two_nvlink_rings_joined_by_pcie() -> None:
+    # GPUs 0-7 and 8-15 each an NVLink ring, PIX between the two halves: the ring crosses PIX
+    rows = [["X" if i == j else "PIX" for j in range(16)] for i in range(16)]
+    for half in (0, 8):
+        for k in range(8):
+            a, b = half + k, half + (k + 1) % 8
+            rows[a][b] = rows[b][a] = "NV12"
+    topo = parse_topo_matrix(_matrix(rows))
+    assert (topo.slowest_link(), topo.ring_link()) == ("PIX", "PIX")
+    rows[7][8] = rows[8][7] = rows[15][0] = rows[0][15] = "NV12"  # 0-...-7-8-...-15-0 closes
+    assert parse_topo_matrix(_matrix(rows)).ring_link() == "NV"
+
+
+def test_topo_says_the_ring_link_first_and_the_slowest_pair(tmp_path: Path) -> None:
+    path = tmp_path / "topo spaces.txt"  # a name with a space, as a user may save it
+    path.write_text(RING_4)
+    args = ["topo", "--file", str(path), "--gpu", A100]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("ring link: NV (nvlink3) -> preset nvlink3")
+    assert "160 GB/s" in first and "slowest pair PHB" in first
+    info = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)
+    assert (info["ring_link"], info["slowest_link"]) == ("NV", "PHB")
+    assert info["expected_busbw_gbs"] == 160.0
+
+
+def test_where_the_ring_is_the_slowest_pair_the_sentence_is_as_before() -> None:
+    topo = parse_topo_matrix(H100_8)
+    assert link_sentence(topo, topo.to_dict()) == (
+        "slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; "
+        "expected all-reduce bus bandwidth 370.8 GB/s"
+    )
+
+
+def test_the_verdict_and_the_advice_read_the_ring() -> None:
+    topo = parse_topo_matrix(RING_4, A100)
+    expected, words = expected_busbw({"device": "cuda"}, topo, None, 4, None)
+    assert expected == pytest.approx(160.0) and "off the ring" in words and "PHB" in words
+    result = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topo)
+    assert result.calibration.machine.network.intra.busbw_gbs == pytest.approx(160.0)
+    (said,) = [line for line in result.explanation if line.startswith("Link:")]
+    assert "ring" in said and "PHB" in said and "160 GB/s" in said

@@ -51,6 +51,7 @@ def analysis(families: list[str], overall: Equilibrium, by_family: list[Equilibr
                 "normalized_efficiency": [0.912, 0.504],
                 "reference_org": "Acme",
                 "reference_system_id": f"ref_{families[0]}",
+                "outlier": "",  # as analyze's table has it: no system an outlier
             }
         ),
         clustering=None,  # type: ignore[arg-type]  # not read by the sentences

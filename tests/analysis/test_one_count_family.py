@@ -86,6 +86,18 @@ def test_bundled_bert_one_count_families_alike_everywhere(bert) -> None:
     assert kept == {"H100-SXM5-80GB": 8, "A100-PCIe-80GB": 32}
 
 
+def test_bundled_bert_families_of_one_system_are_named(bert) -> None:
+    """A family with one system (no outlier beside it) has no equilibrium of its own; the
+    sentences name each such family once, none with a pick."""
+    _, _, result = bert
+    table = result.table
+    systems = table.groupby("accelerator_family")["system_id"].nunique()
+    alone = sorted(systems[systems == 1].index)
+    assert alone and not {e.scope for e in result.by_family} & set(alone)
+    (line,) = [s for s in equilibrium_sentences(result) if "one system" in s]
+    assert all(family in line for family in alone) and line.endswith("no pick")
+
+
 def test_answers_and_recommendation_of_a_one_count_family(bert) -> None:
     tables, _, _ = bert
     options = AnalysisOptions(n_boot=100, families=["H200-SXM5-141GB"])

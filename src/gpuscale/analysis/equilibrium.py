@@ -320,3 +320,12 @@ def equilibrium_by_family(
         if len(own) >= 2:
             out.append(_criteria(own, threshold, str(family), scale_note(measured)))
     return out
+
+
+def families_alone(table: pd.DataFrame) -> list[str]:
+    """The accelerator families of ``table`` with fewer than two systems that are no
+    outliers: :func:`equilibrium_by_family` has none of them (no peer to compare)."""
+    clean = table[outlier_column(table).to_numpy() == ""]
+    held = clean.groupby("accelerator_family").size()
+    every = table["accelerator_family"].dropna().astype(str).unique()
+    return sorted(f for f in every if held.get(f, 0) < 2)

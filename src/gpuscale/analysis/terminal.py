@@ -20,6 +20,7 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.answers import answers
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns, with_first_rounds
+from gpuscale.analysis.equilibrium import families_alone
 from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
@@ -121,6 +122,10 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
             lines.append(
                 f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"
             )
+    # a family of one system (outliers aside) has none to compare: said, never silent
+    if alone := families_alone(result.table):
+        each = " each" if len(alone) > 1 else ""
+        lines.append(f"within {joined(alone)}: one system{each} (outliers aside): no pick")
     if per_family_reference(result):
         lines.append(
             f"over all systems: knee only; speed x efficiency and E' threshold "

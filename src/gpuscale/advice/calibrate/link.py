@@ -194,8 +194,8 @@ def choose_link(
             name = phrase("link_detected", preset=detected)
             chosen = replace(chosen, busbw_gbs=expected, name=name)
         pair, ring = topology.slowest_link(), topology.ring_link()
-        said = Finding.of(K.LINK_DETECTED, name=chosen.name, pair=pair, busbw_gbs=chosen.busbw_gbs)
-        said = said.with_values(ring=None if ring == pair else ring)  # a ring avoiding the pair
+        found = {"name": chosen.name, "pair": pair, "busbw_gbs": chosen.busbw_gbs}
+        said = Finding.of(K.LINK_DETECTED, **found, ring=None if ring == pair else ring)
         return LinkChoice(chosen, said)
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None)

@@ -4,6 +4,7 @@ refusals' words are the golden view ``mlperf/load_refusals``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,15 @@ def test_a_folder_gpuscale_wrote_is_said_to_be_one(tmp_path: Path, command: str,
     said = refusal(golden, f"a folder `gpuscale {command}` wrote", caught, tmp_path)
     assert f"`gpuscale {command}`" in said
     assert ("read_parquet" in said) == (command in ("ingest", "dataset"))
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("v0.5", "v0.6"), ("v0.1", "v0.6"), ("v5.11", "v5.1"), ("v1.5", "v1.1")]
+)
+def test_a_round_not_fetched_suggests_the_nearest_version(typed: str, meant: str) -> None:
+    """A round name that is none suggests the fetched round nearest it as a version (v0.5
+    read v0.7 and v0.1 read v6.1 by shared letters); v5.11 is a typo of v5.1, read as text."""
+    import gpuscale
+
+    with pytest.raises(RoundNamesError, match=rf"did you mean '{re.escape(meant)}'\?"):
+        gpuscale.load_round(typed, offline=True)

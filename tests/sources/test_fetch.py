@@ -164,7 +164,7 @@ def test_a_corrupt_download_is_refused_and_nothing_of_it_read(
 def test_a_round_that_is_none_is_refused_before_any_fetch(served, tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["scores", "--round", f"{ROUND}1"])
     assert done.exit_code == 2
-    said = f"round {ROUND}1 not bundled, nor a round MLCommons published (did you mean '{ROUND}'?)"
+    said = f"not bundled, nor a round gpuscale fetches by name (did you mean '{ROUND}'?)"
     assert said in done.stderr
     assert not (tmp_path / "my cache").exists()
 

@@ -192,6 +192,20 @@ def named_rounds(
     return combine(parts) if len(parts) > 1 else parts[0]
 
 
+def _nearest_round(name: str, published: list[str]) -> str:
+    """`` (did you mean 'v0.6'?)``: the published round nearest ``name`` as a version
+    (``v0.5`` -> ``v0.6``, never ``v0.7`` for sharing more letters), else as text."""
+    asked = round_key(name)
+    if len(asked) != 2 or asked[1] > 9 or not published:  # v5.11: a typo of v5.1, as text
+        return did_you_mean(name, published)
+
+    def apart(round_name: str) -> tuple[int, int]:
+        major, minor = (*round_key(round_name), 0, 0)[:2]
+        return abs((major - asked[0]) * 10 + minor - asked[1]), -major
+
+    return f" (did you mean {min(published, key=apart)!r}?)"
+
+
 def _fetched(
     name: str,
     shipped: list[str],
@@ -204,10 +218,10 @@ def _fetched(
     bundled = ", ".join(shipped) or "none"
     if name not in published:
         raise RoundNamesError(
-            f"round {name} not bundled, nor a round MLCommons published"
-            f"{did_you_mean(name, published)}: bundled {bundled}; published (fetched by "
-            f"name): {published[0]} to {published[-1]}; a round's results folder or archive "
-            "is read as a path"
+            f"round {name} not bundled, nor a round gpuscale fetches by name"
+            f"{_nearest_round(name, published)}: bundled {bundled}; fetched by name: the "
+            f"rounds MLCommons published with mlperf-logging's rules, {published[0]} to "
+            f"{published[-1]}; a round's results folder or archive is read as a path"
         )
     cache = cache_folder()
     found = cached(name, cache)

@@ -175,6 +175,20 @@ def test_the_topology_caps_the_device_count(tmp_path: Path, golden: Golden) -> N
     assert any("nothing to compare" in s for s in one.explanation)
 
 
+def test_a_node_holds_no_more_devices_than_the_topologys_gpus() -> None:
+    """Past one node, each node is the topology's GPUs, not the 8 per node assumed: two
+    nodes of a 2-GPU topology search up to 4 devices; 16 devices asked span 8 such nodes."""
+    topology = parse_topo_matrix(TWO_GPUS)
+    two_nodes = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topology, nodes=2)
+    assert two_nodes.predictions["accelerators"].max() == 4
+    assert two_nodes.calibration.machine.network.per_node == 2
+    spilled = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topology, max_devices=16)
+    assert spilled.calibration.machine.network.per_node == 2
+    assert spilled.predictions["accelerators"].max() == 16
+    one_node = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topology, max_devices=8)
+    assert one_node.predictions["accelerators"].max() == 2  # on one node: capped, as before
+
+
 def test_a_gain_inside_the_interval_is_not_recommended() -> None:
     # 2 devices predicted ~1.2x: the extrapolated +/-35% interval includes 1x
     advice = gpuscale.advise(

@@ -70,29 +70,25 @@ class Span:
     most: int
     before: tuple[Finding, ...] = ()
     after: tuple[Finding, ...] = ()
+    per_node: int = 8  # devices per node: those asked, at most the topology's GPUs
 
 
 def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | None) -> Span:
-    """Devices beyond the nodes asked spill onto more nodes; on one node, the topology's
-    GPUs cap them; CPU (gloo) processes at the bench host's cores (else this machine's) //
-    threads per process."""
-    nodes = req.nodes
+    """Devices beyond the nodes asked spill onto more nodes, each of the topology's GPUs
+    where fewer than asked per node; on one node, the topology's GPUs cap them; CPU (gloo)
+    processes at the bench host's cores (else this machine's) // threads per process."""
+    nodes, per_node = req.nodes, req.gpus_per_node
     before: tuple[Finding, ...] = ()
-    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
-        # the most nodes a count searched spans (12 of 8 per node: none)
-        nodes = -(-req.max_devices // req.gpus_per_node)
-        whole = req.max_devices // req.gpus_per_node
-        spill = Finding.of(
-            K.NODES_SPILL,
-            asked=req.max_devices,
-            nodes=req.nodes,
-            per_node=req.gpus_per_node,
-            two_nodes=2 * req.gpus_per_node,
-            whole=whole,
-            spans=whole >= 2,
-        )
-        before = (spill,)
-    asked = req.max_devices or (req.gpus_per_node * nodes)
+    spills = bool(req.max_devices and req.max_devices > per_node * nodes)
+    if topology is not None and 1 < len(topology.gpus) < per_node and (nodes > 1 or spills):
+        per_node = len(topology.gpus)  # a node of this topology holds no more
+        before = (Finding.of(K.TOPOLOGY_PER_NODE, gpus=per_node, asked=req.gpus_per_node),)
+    if spills and req.max_devices:  # the most nodes a count searched spans (12 of 8: none)
+        nodes, whole = -(-req.max_devices // per_node), req.max_devices // per_node
+        spill = {"asked": req.max_devices, "nodes": req.nodes, "per_node": per_node}
+        spill |= {"two_nodes": 2 * per_node, "whole": whole, "spans": whole >= 2}
+        before = (*before, Finding.of(K.NODES_SPILL, **spill))
+    asked = req.max_devices or (per_node * nodes)
     most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
@@ -110,7 +106,7 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
             most, after = processes, (Finding.of(K.PROCESSES_CAP, **found),)
         elif processes < most:
             after = (Finding.of(K.PROCESSES_ABOVE, **found),)
-    return Span(nodes, most, before, after)
+    return Span(nodes, most, before, after, per_node)
 
 
 # What a measured link's name adds by whether its curves were measured under compute load
@@ -277,7 +273,7 @@ def machine_of(
     and cores), whence each part, and the ends of an assumed link's range (``LINK_ENDS``;
     none where the link is not assumed)."""
     nodes, max_devices = span.nodes, span.most
-    per_node = req.gpus_per_node if nodes > 1 else None
+    per_node = span.per_node if nodes > 1 else None
     choice = choose_link(req, topology, curves is not None, host, max_devices, per_node)
     link_note = choice.said
     inter = req.hardware.inter_node if nodes > 1 else None
@@ -302,7 +298,7 @@ def machine_of(
     assumed: list[Assumption] = list(filter(None, [choice.assumption]))
     # the link between nodes only where a count searched spans nodes
     if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
-        nics = req.nics_per_node or req.gpus_per_node
+        nics = req.nics_per_node or span.per_node
         sources.append(
             Finding.of(
                 K.BETWEEN_NODES,

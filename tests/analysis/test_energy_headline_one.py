@@ -67,3 +67,14 @@ def test_the_least_among_other_hardware_or_power_scopes_says_so() -> None:
     frame.loc[1, "power_scope"] = "AC"
     (line,) = energy_headline(frame)
     assert "across 2 accelerator families and power scopes AC and DC: not like with like" in line
+
+
+def test_a_benchmark_tied_for_most_results_is_said_as_the_first_of_them() -> None:
+    """Four benchmarks with one result each: the one said is the first of the tied, never
+    "the benchmark with the most results"."""
+    frame = pd.concat([_rows([1790.0]).assign(workload=w) for w in ("bert", "gpt3")])
+    (line,) = energy_headline(frame)
+    assert "the first of 2 benchmarks with 1 result each" in line
+    assert "the benchmark with the most results" not in line
+    most = pd.concat([_rows([1790.0, 2000.0]), _rows([1.0]).assign(workload="gpt3")])
+    assert "the benchmark with the most results here" in energy_headline(most)[0]

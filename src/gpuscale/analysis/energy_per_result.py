@@ -310,7 +310,11 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     # among several workloads, the one said is the most counted, not the least energy of
     # all (another's results may take less: BERT's 1,949 kJ under Llama2 70B LoRA's 6,114)
     which = f": {display_name(workload)}"
-    if others:
+    tied = int((counts == counts.max()).sum())  # benchmarks with as many results as it
+    if others and tied > 1:
+        which = f" of {display_name(workload)}, the first of {tied} benchmarks with "
+        which += f"{counted(int(counts.max()), 'result')} each here:"
+    elif others:
         which = f" of {display_name(workload)}, the benchmark with the most results here:"
     # as the table under it shows it (16,380 kJ, not 16,384 above a column's 16,380)
     return (

@@ -96,6 +96,8 @@ def test_bundled_bert_families_of_one_system_are_named(bert) -> None:
     assert alone and not {e.scope for e in result.by_family} & set(alone)
     (line,) = [s for s in equilibrium_sentences(result) if "one system" in s]
     assert all(family in line for family in alone) and line.endswith("no pick")
+    (document,) = as_json([result], bert[1])
+    assert document["families_alone"] == alone  # -f json names them as the text does
 
 
 def test_answers_and_recommendation_of_a_one_count_family(bert) -> None:

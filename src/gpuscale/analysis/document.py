@@ -17,7 +17,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     study_statements,
 )
-from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.analysis.equilibrium import Equilibrium, Pick, families_alone
 from gpuscale.analysis.metrics import Reference, within_own_family
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
 from gpuscale.tables import (
@@ -225,6 +225,8 @@ def as_json(
                 "equilibrium_by_family": [
                     equilibrium_json(e, result.table) for e in result.by_family
                 ],
+                # the families of one system (outliers aside): no equilibrium of their own
+                "families_alone": families_alone(result.table),
                 "study": [
                     {"finding": st.finding, "verdict": st.verdict, "text": st.text}
                     for st in study

@@ -154,3 +154,19 @@ def test_the_verdict_and_the_advice_read_the_ring() -> None:
     assert result.calibration.machine.network.intra.busbw_gbs == pytest.approx(160.0)
     (said,) = [line for line in result.explanation if line.startswith("Link:")]
     assert "ring" in said and "PHB" in said and "160 GB/s" in said
+
+
+def test_more_nvlinks_than_the_gpu_named_has_are_said_and_give_no_figure() -> None:
+    """NV18 between 8 GPUs on NVSwitch is an H100's 18 NVLinks; named V100 (6 NVLinks,
+    ``data/links.json``), no such GPU is made: the matrix problem names the GPUs and the
+    counts, and no bandwidth is made of it. A DGX-1 V100 (6 a GPU) is none."""
+    nvswitch = _matrix([["X" if i == j else "NV18" for j in range(8)] for i in range(8)])
+    h100 = parse_topo_matrix(nvswitch, "H100 SXM")
+    assert h100.problems == [] and h100.expected_busbw_gbs() == pytest.approx(18 * 20.6)
+    v100 = parse_topo_matrix(nvswitch, "V100")
+    (said,) = [p for p in v100.problems if "NVLinks" in p]
+    assert "GPU0" in said and "GPU7" in said and "18 NVLinks each" in said and "(6," in said
+    assert v100.expected_busbw_gbs() is None
+    ring = parse_topo_matrix(RING_4.replace("NV4", "NV6"), "V100")  # 12 NVLinks a GPU
+    assert any("12 NVLinks each" in p for p in ring.problems)
+    assert parse_topo_matrix(DGX1, "V100").problems == []

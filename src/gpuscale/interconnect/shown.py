@@ -173,6 +173,8 @@ def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
     if ring is None:
         return "no GPU-to-GPU link class recognised in this matrix"
     link, preset, bandwidth = str(ring), "no preset", "unknown (pass --gpu to name the GPU)"
+    if any(g.model for g in topology.gpus):  # named: a figure the matrix cannot give
+        bandwidth = "unknown (the matrix's links do not fit the GPU named: see the warnings)"
     if ring == "NV":
         via = [
             str(g)

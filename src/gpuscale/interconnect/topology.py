@@ -134,14 +134,7 @@ class Topology:
         bundles), None where the ring is not NVLink (:meth:`ring_link`)."""
         if not self.gpus or self.ring_link() != "NV":
             return None
-        counts = []
-        for i in range(len(self.gpus)):
-            bundles = [
-                int(code[2:])
-                for (a, _), code in self.links.items()
-                if a == i and code.startswith("NV")
-            ]
-            counts.append(max(bundles) if self.nvswitch else sum(bundles))
+        counts = [nvlinks_of(self.links, i, self.nvswitch) for i in range(len(self.gpus))]
         return min(counts)  # one count per GPU, and there are GPUs
 
     def part(self) -> Resolved | None:
@@ -185,7 +178,9 @@ class Topology:
         if ring == "NV":
             links = self.nvlinks_per_gpu()
             generation = NVLINK.get(self.nvlink_generation or "")
-            return links * generation.nccl_gbs if links and generation else None
+            if not links or generation is None or links > generation.links_per_gpu:
+                return None  # unknown, or more links than such a GPU has: no figure
+            return links * generation.nccl_gbs
         if ring in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
             gen, width = min(known, default=(4, 16))
@@ -367,8 +362,39 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
         nics=nics,
         nvswitch=switched,
         nvlink_generation=generation,
-        problems=matrix_problems(rows, header, gpu_names, links),
+        problems=[
+            *matrix_problems(rows, header, gpu_names, links),
+            *_beyond_generation(links, gpu_names, generation, switched),
+        ],
     )
+
+
+def nvlinks_of(links: dict[tuple[int, int], str], gpu: int, nvswitch: bool) -> int:
+    """GPU ``gpu``'s NVLinks to the others: its bundle to the switches on NVSwitch systems
+    (the largest NV# it has), else the sum over its NVLink peers."""
+    bundles = [int(code[2:]) for (a, _), code in links.items() if a == gpu and code[:2] == "NV"]
+    return max(bundles, default=0) if nvswitch else sum(bundles)
+
+
+def _beyond_generation(
+    links: dict[tuple[int, int], str], names: list[str], generation: str | None, switched: bool
+) -> list[str]:
+    """A GPU with more NVLinks than a GPU of the matrix's NVLink generation has (``NV6``
+    to two peers on a V100, whose generation has 6): no such GPU is made (the links' count
+    per generation: ``data/links.json``), so the matrix or ``--gpu`` is wrong."""
+    known = NVLINK.get(generation or "")
+    if known is None:
+        return []
+    beyond: dict[int, list[str]] = {}  # NVLinks: the GPUs that have them
+    for i, name in enumerate(names):
+        if (count := nvlinks_of(links, i, switched)) > known.links_per_gpu:
+            beyond.setdefault(count, []).append(name)
+    return [
+        f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} {count} NVLinks"
+        f"{' each' * (len(gpus) > 1)}, more than a GPU of {generation} has "
+        f"({known.links_per_gpu}, {known.architecture}): the matrix or --gpu is wrong"
+        for count, gpus in sorted(beyond.items())
+    ]
 
 
 def matrix_problems(

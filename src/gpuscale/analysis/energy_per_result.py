@@ -306,7 +306,7 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     scopes = sorted(rows["power_scope"].dropna().astype(str).unique())
     crossed = [counted(len(families), "accelerator family")] if len(families) > 1 else []
     crossed += [f"power scopes {joined(scopes)}"] if len(scopes) > 1 else []
-    among += f" (across {' and '.join(crossed)}: not like with like)" if crossed else ""
+    among += f" (across {joined(crossed)}: not like with like)" if crossed else ""
     # among several workloads, the one said is the most counted, not the least energy of
     # all (another's results may take less: BERT's 1,949 kJ under Llama2 70B LoRA's 6,114)
     which = f": {display_name(workload)}"

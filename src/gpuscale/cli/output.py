@@ -26,7 +26,7 @@ from gpuscale.quantities import column_label
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.views import TableView, json_rows, jsonable, records_csv, written
+from gpuscale.tables.views import TableView, jsonable, records_csv, written
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -283,12 +283,11 @@ def show(
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         shown += [c for c in view.frame.columns if c not in shown]
     note(*view.notes)
-    wrap, csv = bool(rest) or None, fmt is not Format.table  # a short answer's lines folded
+    wrap = bool(rest) or None  # a short answer's lines folded at the terminal's width
+    document = fmt is not Format.table  # CSV, JSON: stdout one document, the words on stderr
     if not view.empty:  # the answer first, then the detail
-        say(view.headline, wrap=wrap, stderr=csv)  # CSV, JSON: one document, words on stderr
-    if fmt is Format.json:
-        print_json(out, json_rows(view, shown))
-    elif csv or not view.empty:  # an empty CSV: the header alone
+        say(view.headline, wrap=wrap, stderr=document)
+    if document or not view.empty:  # an empty CSV: the header alone; JSON: []
         print_frame(
             out,
             view.frame[shown],
@@ -301,7 +300,7 @@ def show(
         )
     if view.empty:
         fail(view.empty, nothing) if nothing else say([view.empty], stderr=True)
-    say(view.said_apart if csv else view.said, wrap=wrap, stderr=csv)  # each whole
+    say(view.said_apart if document else view.said, wrap=wrap, stderr=document)  # each whole
 
 
 def say(lines: Iterable[str], *, stderr: bool = False, wrap: bool | None = None) -> None:

@@ -171,13 +171,6 @@ class TableView:
         object.__setattr__(self, "drop_order", (*same, *rest))
 
 
-def json_rows(view: TableView, columns: Sequence[str]) -> list[dict[str, object]]:
-    """``-f json`` of a view without a ``document``: a list of its rows (``columns``), the
-    records; the view's headline and sentences, made from them, are said on stderr (a
-    sentence repeated in every row would be no record)."""
-    return view.frame[list(columns)].to_dict("records")
-
-
 def scores_view(
     scores: pd.DataFrame,
     workloads: Sequence[str] | None = None,

@@ -173,13 +173,6 @@ def weaknesses(
     return reasons
 
 
-def weak_reasons(
-    row: Mapping[str, object], needed: int | None = None, basis: str | None = None
-) -> list[str]:
-    """The words of :func:`weaknesses`."""
-    return [why for _, why in weaknesses(row, needed, basis)]
-
-
 def grade(rows: list[Mapping[str, object]]) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
     """(``evidence``, ``evidence_notes``, ``evidence_kinds``) per row: ``strong``/``weak``
     for ``ok`` rows, :data:`FLAGGED` for flagged ones (not trusted: never strong), ``""``

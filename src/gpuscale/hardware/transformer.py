@@ -97,10 +97,6 @@ class TransformerShape:
                 f"{self.heads:,} heads do not share {self.kv_heads:,} key-value heads evenly"
             )
 
-    @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
-
     def at(self, seq_len: int) -> TransformerShape:
         """The same model trained on sequences of ``seq_len`` tokens."""
         return replace(self, seq_len=seq_len)

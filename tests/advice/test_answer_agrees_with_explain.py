@@ -146,3 +146,17 @@ def test_a_count_above_the_largest_predicted_that_does_not_split_is_the_cap() ->
         "devices",
         "devices",
     )
+
+
+def test_the_answer_says_the_samples_of_the_count_it_names() -> None:
+    """With a convergence model the global batch grows with the count, and so do the samples
+    to train: the answer's "N min to train M samples" is the named count's row (BERT on the
+    H100 ladder: 8 devices at a global batch of 1,024 need 2.52M samples, 1 device 2.38M)."""
+    if not LADDER.exists():
+        pytest.skip(f"{LADDER} not present")
+    found = _json("--bench", str(LADDER), "--workload", "bert")
+    n = found["decision"]["focus"]["accelerators"]  # withheld: the count the answer reads
+    rows = {r["accelerators"]: r for r in found["predictions"]}
+    samples = rows[n]["samples_to_train"]
+    assert n > 1 and samples > rows[1]["samples_to_train"]  # the premise: the batch grew
+    assert f"to train {samples / 1e6:.2f}M samples" in found["answer"][0]

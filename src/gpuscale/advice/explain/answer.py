@@ -152,7 +152,7 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     row = row_at(frame, read.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
-    said["samples"] = float(row_at(frame, 1)["samples_to_train"])
+    said["samples"] = float(row["samples_to_train"])  # at its global batch
     trained = sentence("trained", time=row["time_to_train_min"], **said)
     other = "; ".join(
         reading(r)

@@ -251,9 +251,12 @@ class Topology:
         return Ring(key, sub.ring_link(), sub.preset(), sub.expected_busbw_gbs())
 
     def first_rings(self) -> tuple[Ring, ...]:
-        """The ring through GPUs 0..n-1 for each n from 2 to all the GPUs less one: what n
-        ranks of torchrun run over on this node (``CUDA_VISIBLE_DEVICES`` unset)."""
-        return tuple(self.ring_of(range(n)) for n in range(2, len(self.gpus)))
+        """The ring through GPUs 0..n-1 for each n from 2 to all the GPUs less one, where its
+        preset or bus bandwidth is not the whole's: what n ranks of torchrun run over on
+        this node (``CUDA_VISIBLE_DEVICES`` unset) where it is not all the GPUs' ring."""
+        whole = (self.preset(), self.expected_busbw_gbs())
+        rings = (self.ring_of(range(n)) for n in range(2, len(self.gpus)))
+        return tuple(r for r in rings if (r.preset, r.busbw_gbs) != whole)
 
     def best_ring(self, n: int) -> Ring:
         """The best ring of ``n`` GPUs (:meth:`Ring.rank`), the first such in order (GPUs 0,1

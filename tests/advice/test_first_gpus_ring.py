@@ -7,14 +7,17 @@ and a PCIe switch priced as before."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import Advice
 from gpuscale.advice.model.network import count_class
 from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.cli import app
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 from ..interconnect.test_ring_link import DGX1, PAIR_01, PAIR_02, V100, _matrix
@@ -97,7 +100,28 @@ def test_a_node_of_one_link_class_is_priced_as_before(tmp_path: Path, text: str)
     assert intra.within == () and _link_said(advice)["at"] is None
 
 
-def test_a_topology_given_is_detected_and_a_file_read(tmp_path: Path) -> None:
+def test_a_topology_given_is_detected_and_a_matrixs_problems_are_warned(tmp_path: Path) -> None:
     given = gpuscale.advise(**WALK, topology=parse_topo_matrix(PAIR_01, V100))
     assert given.calibration.machine.network.intra.name == "pcie-phb (detected)"
     assert _link_said(given)["file"] is None
+    rows = [r.split("\t")[1:5] for r in PAIR_01.splitlines()[1:]]
+    rows[2][1] = "NV4"  # GPU2 to GPU1 NV4, GPU1 to GPU2 PHB
+    advice = _advise(tmp_path, _matrix(rows))
+    (warned,) = [
+        f
+        for f in advice.calibration.said.warnings
+        if getattr(f, "kind", None) is FindingKind.TOPOLOGY_PROBLEM
+    ]
+    assert "GPU1 to GPU2 is PHB but GPU2 to GPU1 is NV4" in str(warned["problem"])
+    assert any("WARNING: the topology in" in w for w in advice.decision.warnings)
+
+
+def test_topo_json_keeps_stdout_one_document_and_warns_on_stderr(tmp_path: Path) -> None:
+    rows = [r.split("\t")[1:5] for r in PAIR_01.splitlines()[1:]]
+    rows[2][1] = "NV4"
+    path = tmp_path / "topo.txt"
+    path.write_text(_matrix(rows))
+    result = CliRunner().invoke(app, ["topo", "--file", str(path), "-f", "json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["matrix_problems"]
+    assert result.stderr.startswith("WARNING: GPU1 to GPU2 is PHB")

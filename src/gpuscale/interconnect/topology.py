@@ -468,7 +468,7 @@ def _beyond_generation(
     return [
         f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} {count} NVLinks"
         f"{' each' * (len(gpus) > 1)}, more than a GPU of {generation} has "
-        f"({known.links_per_gpu}, {known.architecture}): the matrix or --gpu is wrong"
+        f"({known.links_per_gpu}, {known.architecture}): the matrix or the GPU named is wrong"
         for count, gpus in sorted(beyond.items())
     ]
 

@@ -85,7 +85,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
     machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
-    said = replace(said, warnings=(*said.warnings, *data.notes))
+    # what the saved matrix got wrong, as `gpuscale topo --file` warns it
+    problems = () if data.topology is None else data.topology.problems
+    kind = FindingKind.TOPOLOGY_PROBLEM
+    read = tuple(Finding.of(kind, file=request.topo, problem=p) for p in problems)
+    said = replace(said, warnings=(*said.warnings, *read, *data.notes))
     if bench is None:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:

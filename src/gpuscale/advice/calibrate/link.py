@@ -163,7 +163,8 @@ def choose_link(
         )
         return LinkChoice(chosen, said)
     if topology is not None and detected is not None and not benched:
-        expected, read = topology.expected_busbw_gbs(), {"file": req.topo}  # --topo's, or here
+        # read from the file --topo names (None: detected on this machine, or given in Python)
+        expected, read = topology.expected_busbw_gbs(), {"file": req.topo}
 
         def named(preset: str) -> str:
             return phrase("link_read" if req.topo else "link_detected", preset=preset, **read)

@@ -170,3 +170,52 @@ def test_more_nvlinks_than_the_gpu_named_has_are_said_and_give_no_figure() -> No
     ring = parse_topo_matrix(RING_4.replace("NV4", "NV6"), "V100")  # 12 NVLinks a GPU
     assert any("12 NVLinks each" in p for p in ring.problems)
     assert parse_topo_matrix(DGX1, "V100").problems == []
+
+
+# NV4 between GPU0 and GPU1 only (PHB the rest), and between GPU0 and GPU2 only
+def _pair(pair: set[int]) -> str:
+    return _matrix(
+        [
+            ["X" if i == j else ("NV4" if {i, j} == pair else "PHB") for j in range(4)]
+            for i in range(4)
+        ]
+    )
+
+
+PAIR_01, PAIR_02 = _pair({0, 1}), _pair({0, 2})
+
+
+def _ring(topo, gpus) -> tuple:
+    ring = topo.ring_of(gpus)
+    return ring.gpus, ring.link, ring.preset, ring.busbw_gbs
+
+
+def test_the_first_gpus_ring_is_their_own_not_the_nodes() -> None:
+    """torchrun's n ranks run over GPUs 0..n-1: 2 of the NV pair + PHB over NVLink (4
+    links of a V100's, 80 GB/s), 3 over PHB as all 4; a DGX-1's first 4 over their 4
+    NVLinks a GPU (80 GB/s), not the 8's 6 (120 GB/s); an NVSwitch node's and a PCIe
+    switch's every count as the whole, so none apart."""
+    pair = parse_topo_matrix(PAIR_01, V100)
+    assert pair.ring_link() == "PHB" and pair.expected_busbw_gbs() == 10.0
+    firsts = [(r.gpus, r.link, r.preset, r.busbw_gbs) for r in pair.first_rings()]
+    assert firsts == [((0, 1), "NV", "nvlink2", 80.0)]
+    assert _ring(pair, range(3)) == ((0, 1, 2), "PHB", "pcie-phb", 10.0)
+    dgx1 = parse_topo_matrix(DGX1, V100)
+    assert _ring(dgx1, range(4)) == ((0, 1, 2, 3), "NV", "nvlink2", 80.0)
+    assert dgx1.expected_busbw_gbs() == 120.0 and dgx1.within(range(8)) is dgx1
+    assert dgx1.within((0, 1)) is dgx1.within((0, 1))  # built once
+    for text in (H100_8, _matrix([["X" if i == j else "PIX" for j in range(4)] for i in range(4)])):
+        assert parse_topo_matrix(text).first_rings() == ()
+
+
+def test_the_best_gpus_for_a_count_are_found_where_the_first_are_slower() -> None:
+    """GPUs 0 and 2 share the NVLink: 2 devices' best ring is theirs; the first such in
+    order where several tie (a DGX-1's NV2 pairs: GPUs 0 and 3)."""
+    pair = parse_topo_matrix(PAIR_02, V100)
+    assert _ring(pair, (0, 1))[1] == "PHB"
+    best = pair.best_ring(2)
+    assert (best.gpus, best.link, best.busbw_gbs) == ((0, 2), "NV", 80.0)
+    assert pair.best_ring(3).gpus == (0, 1, 2)  # every 3 of them cross PHB: the first
+    dgx1 = parse_topo_matrix(DGX1, V100)
+    assert (dgx1.best_ring(2).gpus, dgx1.best_ring(2).busbw_gbs) == ((0, 3), 40.0)
+    assert dgx1.best_ring(4).gpus == (0, 1, 2, 3)

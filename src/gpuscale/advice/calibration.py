@@ -207,6 +207,13 @@ class Machine:
     def network_name(self) -> str:
         return self.network.name_over(self.device_counts)
 
+    @property
+    def pair_name(self) -> str:
+        """The network as 2 devices see it (the break-even's): the link they run over where
+        it is not the node's (``Link.on``: a topology's first 2 GPUs' ring), else its name."""
+        pair = self.network.intra.on(2)
+        return self.network_name if pair is self.network.intra else pair.name
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:

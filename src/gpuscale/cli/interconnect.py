@@ -59,10 +59,12 @@ def topo(
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
     with fail_on(ValueError):
         topology = topology_required(saved, gpu)
-    from gpuscale.interconnect.shown import topology_info, topology_views  # lazy: pandas
+    # lazy: pandas
+    from gpuscale.interconnect.shown import matrix_warnings, topology_info, topology_views
 
     info = topology_info(topology, os.environ if saved is None else None)
-    if fmt is Format.json:
+    if fmt is Format.json:  # stdout one document, the matrix's problems on stderr
+        say(matrix_warnings(info), stderr=True)
         print_json(out, info)
         return
     for view in topology_views(topology, info, terminal=fmt is Format.table):

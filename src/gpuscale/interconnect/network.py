@@ -4,8 +4,9 @@ What a step issues (DDP's buckets; FSDP's ``2 t_ag(G) + t_rs(G)``): the advice's
 ``advice/model/network.py``.
 A collective costs the measured time at its size and device count (log-log interpolation
 of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of nccl-tests'
-convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``, ``busbw`` the link's at N devices
-(a fully connected mesh's N-1 links: ``Link.busbw_at``). Across nodes NCCL builds its rings
+convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``, ``busbw`` and ``alpha`` the link's at N
+devices (a fully connected mesh's N-1 links, the ring through a topology's first N GPUs:
+``Link.on``, ``Link.busbw_at``). Across nodes NCCL builds its rings
 through the NICs, so the bottleneck bus bandwidth is ``min(intra busbw, NICs per node x
 NIC busbw)`` (one ring over all N ranks), with latency the smaller of the ring's and the
 tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``): NCCL picks the tree for small
@@ -20,14 +21,18 @@ A sweep's measured curves, and the link read off them: ``measured.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscale.hardware.links import LinkPreset, get_preset, mesh_busbw_gbs
 from gpuscale.interconnect import cost
 from gpuscale.interconnect.cost import OP_SHARE, ring_factor
+
+if TYPE_CHECKING:
+    from gpuscale.interconnect.topology import Ring
 
 
 def ring_through_nics_gbs(node_gbs: float | None, nics: int, nic_gbs: float) -> float:
@@ -47,12 +52,15 @@ class Link:
     """A link: bus bandwidth (GB/s, nccl-tests' convention) and the latency of one hop of a
     ring all-reduce (us; 2(N-1) hops on N ranks); ``mesh_links``: a fully connected mesh's
     links per GPU, over which ``busbw_gbs`` is reached (``busbw_at``), None for a link
-    whose every count gets ``busbw_gbs``."""
+    whose every count gets ``busbw_gbs``; ``within``: (devices, link) where fewer devices
+    of one node run over another link (the ring through a topology's first n GPUs:
+    ``Topology.first_rings``), each count's link class and figures its own (``on``)."""
 
     busbw_gbs: float
     latency_us: float
     name: str = "custom"
     mesh_links: int | None = None
+    within: tuple[tuple[int, Link], ...] = ()
 
     def __post_init__(self) -> None:
         if not (self.busbw_gbs > 0 and math.isfinite(self.busbw_gbs)):
@@ -79,11 +87,30 @@ class Link:
             mesh_links=preset.mesh_links,
         )
 
+    def with_rings(self, rings: Iterable[Ring], name: Callable[[str], str]) -> Link:
+        """This link, fewer devices of one node on ``rings`` (``Topology.first_rings``) where
+        their preset and figure are known: each its preset's link at its bus bandwidth, named
+        ``name(preset)``; the others on this one."""
+        within = tuple(
+            (
+                len(r.gpus),
+                replace(Link.from_preset(r.preset), busbw_gbs=r.busbw_gbs, name=name(r.preset)),
+            )
+            for r in rings
+            if r.preset is not None and r.busbw_gbs is not None
+        )
+        return replace(self, within=within)
+
+    def on(self, ranks: int) -> Link:
+        """The link ``ranks`` devices of one node run over: ``within``'s, else this one."""
+        return next((link for n, link in self.within if n == ranks), self)
+
     def busbw_at(self, ranks: int) -> float:
-        """The bus bandwidth (GB/s) ``ranks`` devices of one node reach over this link: on a
-        mesh the links ``ranks - 1`` peers use (``links.mesh_busbw_gbs``), else
-        ``busbw_gbs``."""
-        return mesh_busbw_gbs(self.busbw_gbs, self.mesh_links, ranks)
+        """The bus bandwidth (GB/s) ``ranks`` devices of one node reach over this link (the
+        one they run over, ``on``): on a mesh the links ``ranks - 1`` peers use
+        (``links.mesh_busbw_gbs``), else ``busbw_gbs``."""
+        link = self.on(ranks)
+        return mesh_busbw_gbs(link.busbw_gbs, link.mesh_links, ranks)
 
     def figures_at(self, counts: Iterable[int]) -> tuple[tuple[int, float], ...]:
         """A mesh's bus bandwidth (GB/s, ``busbw_at``) on each of ``counts`` devices of one
@@ -247,7 +274,7 @@ class Network:
         the smaller."""
         share = OP_SHARE[op]
         if not self.spans_nodes(n):
-            link = self.intra
+            link = self.intra.on(n)
             bandwidth = ring_factor(n) * size_bytes / (link.busbw_at(n) * 1e9)
             return share * (bandwidth + 2 * (n - 1) * link.latency_us * 1e-6)
         assert self.inter is not None and self.per_node
@@ -270,9 +297,10 @@ class Network:
 
     def _nccl(self, size_bytes: float, n: int, op: str) -> cost.Choice | None:
         """NCCL's choice for one collective where NCCL's model costs the links it crosses
-        (``Link.nccl_hardware``): inside a node a link of a node's hardware; across nodes
-        an NVLink or PCI node joined by a network."""
-        hardware, busbw_gbs, nodes = self.intra.nccl_hardware, self.intra.busbw_at(n), 1
+        (``Link.nccl_hardware``, of the link the node's devices run over): inside a node a
+        link of a node's hardware; across nodes an NVLink or PCI node joined by a network."""
+        node = self.intra.on(min(n, self.per_node or n))
+        hardware, busbw_gbs, nodes = node.nccl_hardware, self.intra.busbw_at(n), 1
         costed = hardware not in (None, "net")
         if self.spans_nodes(n):
             assert self.inter is not None and self.per_node

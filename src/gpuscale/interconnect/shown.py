@@ -148,7 +148,7 @@ def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool)
     (``headline``), any downtrained link and the NCCL settings in words under the last;
     for a machine format all of them on stderr beside it (data only on stdout)."""
     tables = topology_tables(topology, wide=not terminal)
-    warned = tuple(f"WARNING: {p}" for p in info.get("matrix_problems", []))
+    warned = matrix_warnings(info)
     verdict = link_sentence(topology, info)
     lines = (*info.get("downtrained", []), *info.get("nccl_checks", []))
     views = [TableView(table, list(table.columns), title) for title, table in tables]
@@ -157,6 +157,13 @@ def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool)
     first = replace(views[0], headline=(*warned, verdict))
     views = [first, *views[1:]]
     return [*views[:-1], replace(views[-1], said=lines)]
+
+
+def matrix_warnings(info: Mapping[str, JSON]) -> tuple[str, ...]:
+    """``WARNING: ...``, one for each problem of a saved matrix (``info``:
+    ``topology.to_dict()``), what every view of the topology says first."""
+    problems = info.get("matrix_problems")
+    return tuple(f"WARNING: {p}" for p in problems) if isinstance(problems, list) else ()
 
 
 def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:

@@ -7,14 +7,20 @@ bridges within a NUMA node, ``SYS`` across NUMA nodes (sockets); ``SOC`` is olde
 ``nvidia-smi topo -m`` text (:func:`parse_topo_matrix`, NIC rows and affinity columns
 included), and tells the link class an all-reduce ring through its GPUs runs over (a
 preset of ``gpuscale.hardware.links``), the bus bandwidth that link should give, and the
-class of its slowest GPU pair.
+class of its slowest GPU pair; the same of a few of its GPUs (:meth:`Topology.ring_of`):
+torchrun's ranks on one node take GPUs 0..n-1 (local rank -> ``cuda:local_rank``), so n
+devices run over the ring through the first n (:meth:`Topology.first_rings`), and another
+n may give a faster one (:meth:`Topology.best_ring`).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from itertools import combinations
 from pathlib import Path
 
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, on_link, resolve
@@ -34,6 +40,9 @@ LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
 # The most GPUs whose ring is searched pair by pair (2^16 subsets, well under a second);
 # beyond, a ring over the faster links is found only where they join every pair.
 MAX_RING_SEARCH = 16
+# The most sets of n GPUs searched for the best ring of n (8 choose 4 is 70, 12 choose 6
+# 924: about a third of a second): beyond, the first n GPUs' ring stands
+MAX_SUBSETS = 1000
 _CODE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 MAX_NVLINKS = max(g.links_per_gpu for g in NVLINK.values())  # a GPU's most (H100, B200: 18)
 
@@ -76,6 +85,24 @@ def link_class(code: str) -> str:
     return _CODE_ALIASES.get(code, code)
 
 
+@dataclass(frozen=True, slots=True)
+class Ring:
+    """The ring NCCL builds through ``gpus`` (indices of a topology's GPUs, in order): its
+    link class (``Topology.ring_link``), preset and expected bus bandwidth (GB/s; None where
+    not known)."""
+
+    gpus: tuple[int, ...]
+    link: str | None
+    preset: str | None
+    busbw_gbs: float | None
+
+    def rank(self) -> tuple[int, float]:
+        """Faster first by link class (NCCL searches NVLink rings first), then by bus
+        bandwidth: an NVLink ring of unknown figure above a PCIe one of a known figure."""
+        link = -1 if self.link is None else LINK_ORDER.index(self.link)
+        return link, self.busbw_gbs or 0.0
+
+
 @dataclass(frozen=True)
 class Topology:
     """GPUs, the link code of every ordered pair (``links[(i, j)]``), NICs, and what is
@@ -89,6 +116,10 @@ class Topology:
     p2p: dict[tuple[int, int], str] = field(default_factory=dict)
     source: str = "nvidia-smi topo -m"
     problems: list[str] = field(default_factory=list)  # what a saved matrix got wrong
+    # the topologies of some of the GPUs (``within``), each built once
+    _within: dict[tuple[int, ...], Topology] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def matrix(self) -> list[list[str]]:
         n = len(self.gpus)
@@ -188,6 +219,51 @@ class Topology:
         if ring in ("PIX", "PXB", "PHB", "NODE"):
             return SHM_TYPICAL_GBS
         return PRESETS["pcie-sys"].busbw_gbs if ring == "SYS" else None
+
+    def within(self, gpus: Iterable[int]) -> Topology:
+        """The topology of ``gpus`` alone (indices of ``self.gpus``, in order): their links
+        and P2P, with the whole matrix's NVLink generation and NVSwitch (a few GPUs of a
+        switched node still meet through its switches); ``self`` for every GPU."""
+        key = tuple(gpus)
+        if key == tuple(range(len(self.gpus))):
+            return self
+        if key not in self._within:
+            at = {g: k for k, g in enumerate(key)}
+
+            def kept(pairs: dict[tuple[int, int], str]) -> dict[tuple[int, int], str]:
+                return {(at[i], at[j]): v for (i, j), v in pairs.items() if i in at and j in at}
+
+            self._within[key] = Topology(
+                gpus=[self.gpus[g] for g in key],
+                links=kept(self.links),
+                nvswitch=self.nvswitch,
+                nvlink_generation=self.nvlink_generation,
+                p2p=kept(self.p2p),
+                source=self.source,
+            )
+        return self._within[key]
+
+    def ring_of(self, gpus: Iterable[int]) -> Ring:
+        """The ring through ``gpus`` alone, by the rules of the whole one (:meth:`ring_link`,
+        :meth:`preset`, :meth:`expected_busbw_gbs`)."""
+        key = tuple(gpus)
+        sub = self.within(key)
+        return Ring(key, sub.ring_link(), sub.preset(), sub.expected_busbw_gbs())
+
+    def first_rings(self) -> tuple[Ring, ...]:
+        """The ring through GPUs 0..n-1 for each n from 2 to all the GPUs less one, where its
+        preset or bus bandwidth is not the whole's: what n ranks of torchrun run over on
+        this node (``CUDA_VISIBLE_DEVICES`` unset) where it is not all the GPUs' ring."""
+        whole = (self.preset(), self.expected_busbw_gbs())
+        rings = (self.ring_of(range(n)) for n in range(2, len(self.gpus)))
+        return tuple(r for r in rings if (r.preset, r.busbw_gbs) != whole)
+
+    def best_ring(self, n: int) -> Ring:
+        """The best ring of ``n`` GPUs (:meth:`Ring.rank`), the first such in order (GPUs 0,1
+        before 0,2); GPUs 0..n-1's where more than ``MAX_SUBSETS`` sets would be searched."""
+        if not 2 <= n < len(self.gpus) or math.comb(len(self.gpus), n) > MAX_SUBSETS:
+            return self.ring_of(range(min(n, len(self.gpus))))
+        return max(map(self.ring_of, combinations(range(len(self.gpus)), n)), key=Ring.rank)
 
     def downtrained(self) -> list[str]:
         """GPUs whose PCIe link runs below its generation or width (NVML's current vs
@@ -392,7 +468,7 @@ def _beyond_generation(
     return [
         f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} {count} NVLinks"
         f"{' each' * (len(gpus) > 1)}, more than a GPU of {generation} has "
-        f"({known.links_per_gpu}, {known.architecture}): the matrix or --gpu is wrong"
+        f"({known.links_per_gpu}, {known.architecture}): the matrix or the GPU named is wrong"
         for count, gpus in sorted(beyond.items())
     ]
 

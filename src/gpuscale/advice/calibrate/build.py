@@ -1,6 +1,7 @@
 """The calibration, built once (:func:`build`): the model from the bench or from numbers on
-its machine, the convergence, the memory check (``memory.memory_check``) and the search's
-settings, with each assumed range's ends."""
+its machine (the bench's on the host its runs recorded: :func:`host_of`), the convergence,
+the memory check (``memory.memory_check``) and the search's settings, with each assumed
+range's ends."""
 
 from __future__ import annotations
 
@@ -12,17 +13,19 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import host_of, machine_of, span_of
+from gpuscale.advice.calibrate.link import BenchHost, machine_of, span_of
 from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import checked
+from gpuscale.advice.model.hardware import checked, implied_device
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import rcp_fit
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
+from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
 from gpuscale.mlperf.rcp import workload_rcps
 
@@ -46,6 +49,28 @@ UNASKED = {
 }
 
 
+def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
+    """The host ``cal``'s configuration in ``table`` recorded at its every device count: its
+    link (a preset), the board it implies, its GPUs and cores."""
+    rows = table[table["config_group"] == cal.bench.config_group]
+
+    def most(column: str) -> int | None:
+        values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
+        return None if values.isna().all() else int(values.max())
+
+    named = set(rows.get("host_link", pd.Series(dtype=object)).dropna().astype(str)) - {""}
+    link = named.pop() if len(named) == 1 and next(iter(named)) in PRESETS else None
+    return BenchHost(
+        None if link is None else Link.from_preset(link),
+        None if link is None else implied_device(link),
+        most("host_devices"),
+        most("host_cpu_count"),
+        cal.bench.device_kind,
+        cal.bench.threads,
+        cal.machine.device.name,
+    )
+
+
 def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     """The calibration of ``request`` on ``data.bench`` (else on its numbers); ``data.notes``
     said as warnings."""
@@ -60,7 +85,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
     machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
-    said = replace(said, warnings=(*said.warnings, *data.notes))
+    # what the saved matrix got wrong, as `gpuscale topo --file` warns it
+    problems = () if data.topology is None else data.topology.problems
+    kind = FindingKind.TOPOLOGY_PROBLEM
+    read = tuple(Finding.of(kind, file=request.topo, problem=p) for p in problems)
+    said = replace(said, warnings=(*said.warnings, *read, *data.notes))
     if bench is None:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:

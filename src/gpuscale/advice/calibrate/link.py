@@ -2,17 +2,16 @@
 measured curves and the device, each with where it came from, over the devices it may span
 (:func:`span_of`: the nodes asked, capped by the topology's GPUs or the host's cores); the
 request's own device and links (``AdviceRequest.hardware``), else the bench host's
-(:func:`host_of`: its link, the board it implies, its GPUs and cores)."""
+(:class:`BenchHost`: its link, the board it implies, its GPUs and cores), else a topology's
+ring, each count of a node on the ring through its first GPUs (:func:`choose_link`)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
-import pandas as pd
-
-from gpuscale.advice.calibration import DEFAULT_LINK, Calibration, Machine, Said
-from gpuscale.advice.model.hardware import checked_device, implied_device, read_on_link
+from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
+from gpuscale.advice.model.hardware import checked_device, read_on_link
 from gpuscale.advice.model.network import fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
@@ -38,27 +37,6 @@ class BenchHost:
     kind: str | None
     threads: int | None
     device: str | None
-
-
-def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
-    """Of ``cal``'s configuration in ``table`` (every device count)."""
-    rows = table[table["config_group"] == cal.bench.config_group]
-
-    def most(column: str) -> int | None:
-        values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
-        return None if values.isna().all() else int(values.max())
-
-    named = set(rows.get("host_link", pd.Series(dtype=object)).dropna().astype(str)) - {""}
-    link = named.pop() if len(named) == 1 and next(iter(named)) in links.PRESETS else None
-    return BenchHost(
-        None if link is None else Link.from_preset(link),
-        None if link is None else implied_device(link),
-        most("host_devices"),
-        most("host_cpu_count"),
-        cal.bench.device_kind,
-        cal.bench.threads,
-        cal.machine.device.name,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,14 +163,23 @@ def choose_link(
         )
         return LinkChoice(chosen, said)
     if topology is not None and detected is not None and not benched:
-        expected = topology.expected_busbw_gbs()
+        # read from the file --topo names (None: detected on this machine, or given in Python)
+        expected, read = topology.expected_busbw_gbs(), {"file": req.topo}
+
+        def named(preset: str) -> str:
+            return phrase("link_read" if req.topo else "link_detected", preset=preset, **read)
+
         if expected:
-            name = phrase("link_detected", preset=detected)
-            chosen = replace(chosen, busbw_gbs=expected, name=name)
+            chosen = replace(chosen, busbw_gbs=expected, name=named(detected))
+        # n devices of the node run over the ring through its first n GPUs (torchrun's)
+        rings = topology.first_rings()
+        chosen = chosen.with_rings(rings, named)
+        at = tuple(Finding.of(K.RING_AT, **asdict(r)) for r in rings if len(r.gpus) in counts)
         pair, ring = topology.slowest_link(), topology.ring_link()
-        found = {"name": chosen.name, "pair": pair, "busbw_gbs": chosen.busbw_gbs}
-        said = Finding.of(K.LINK_DETECTED, **found, ring=None if ring == pair else ring)
-        return LinkChoice(chosen, said)
+        better = tuple(filter(None, (_better(topology, n) for n in counts)))
+        found = {"name": chosen.name, "pair": pair, "ring": None if ring == pair else ring}
+        found |= {"busbw_gbs": chosen.busbw_gbs, "at": at or None, "better": better or None}
+        return LinkChoice(chosen, Finding.of(K.LINK_DETECTED, **found, **read))
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None)
     # an assumption, searched again at each of ``LINK_ENDS`` (widened to ``chosen`` where it
@@ -260,6 +247,18 @@ def choose_link(
     )
     ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
     return LinkChoice(chosen, None, assumed, assumption, ends=ends)
+
+
+def _better(topology: Topology, n: int) -> Finding | None:
+    """The GPUs whose ring of ``n`` beats GPUs 0..n-1's (``Topology.best_ring``), the
+    ``CUDA_VISIBLE_DEVICES`` that runs on them; said, not priced (torchrun's are the first)."""
+    first, best = topology.ring_of(range(n)), topology.best_ring(n)
+    if best.rank() <= first.rank():
+        return None
+    firsts = {"first_link": first.link, "first_gbs": first.busbw_gbs}
+    return Finding.of(
+        K.BETTER_GPUS, **asdict(best), visible=",".join(map(str, best.gpus)), **firsts
+    )
 
 
 def machine_of(

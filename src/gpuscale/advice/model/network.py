@@ -146,7 +146,9 @@ def link_class(link_name: str, nodes: bool) -> str | None:
 
 
 def count_class(network: Network, n: int) -> str | None:
-    return link_class(network.intra.name, network.spans_nodes(n))
+    """The class of the link ``n`` devices run over (``Link.on``: a node's few devices may
+    run over another ring than all of them), ``multinode`` where they span nodes."""
+    return link_class(network.intra.on(n).name, network.spans_nodes(n))
 
 
 def fitted_class(network: Network) -> str | None:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
-from gpuscale.advice.model.network import CLASSES, count_class, current, fitted_class
+from gpuscale.advice.model.network import CLASSES, current
 from gpuscale.advice.model.power import PowerKind
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
@@ -140,12 +140,13 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     each count's in ``at`` where they differ), all but the last bucket; given as an option or
     measured by the bench, else why nothing measured it (the multi-device run flagged, no
     communication, none)."""
-    network, value = cal.machine.network, cal.run.overlap
+    value = cal.run.overlap
     given = req.overlap is not None
     measured = given or (cal.bench is not None and cal.bench.overlap_measured)
-    within = assumed_overlap(count_class(network, 1))
-    across = assumed_overlap(fitted_class(network))  # multinode where it has nodes
-    at = tuple((n, assumed_overlap(count_class(network, n))) for n in cal.machine.device_counts)
+    classes = dict(cal.machine.count_classes)  # each count's link class, as built
+    within = assumed_overlap(classes.get(1))
+    across = assumed_overlap(cal.machine.network_class)  # multinode where it has nodes
+    at = tuple((n, assumed_overlap(c)) for n, c in cal.machine.count_classes)
     case = "given" if value is not None else ("same" if within == across else "apart")
     said = Finding.of(K.ASSUMED_OVERLAP, case=case, overlap=value, within=within, across=across)
     source, basis = Source.ASSUMED, OVERLAP_PRIOR

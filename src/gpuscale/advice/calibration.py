@@ -187,9 +187,13 @@ class Machine:
     state_gb: float | None = None
     # read off ``network`` where it is built (``calibrate.link.machine_of``): the link class
     # whose fitted terms price one device (``model.network.terms_class`` at N = 1; None: a
-    # custom or measured link's), and the least fitted rank spread over the counts searched
-    # with whether the stacks' spreads differ (``fitted_spread``; 0: none fitted)
+    # custom or measured link's), the class each count searched runs over
+    # (``count_class``), the network's (``fitted_class``: multinode where it has nodes), and
+    # the least fitted rank spread over the counts searched with whether the stacks' spreads
+    # differ (``fitted_spread``; 0: none fitted)
     one_device_class: str | None = None
+    count_classes: tuple[tuple[int, str | None], ...] = ()
+    network_class: str | None = None
     spread: tuple[float, bool] = (0.0, False)
 
     @property

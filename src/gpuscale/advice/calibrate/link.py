@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 
 from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, read_on_link
-from gpuscale.advice.model.network import fitted_spread, terms_class
+from gpuscale.advice.model.network import count_class, fitted_class, fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
@@ -314,6 +314,7 @@ def machine_of(
     if not (req.hardware.link or curves is not None):
         device = read_on_link(device, maybe(Topology.preset, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)
+    counts = tuple(network.counts_up_to(max_devices))
     machine = Machine(
         network=network,
         max_devices=max_devices,
@@ -322,7 +323,9 @@ def machine_of(
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
         one_device_class=terms_class(network, 1),
-        spread=fitted_spread(network, tuple(network.counts_up_to(max_devices))),
+        count_classes=tuple((n, count_class(network, n)) for n in counts),
+        network_class=fitted_class(network),
+        spread=fitted_spread(network, counts),
     )
     warnings = tuple(filter(None, [choice.warning]))
     said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)

@@ -426,3 +426,22 @@ def test_a_step_beyond_one_device_names_the_state_it_counts() -> None:
     state = one["weights_gb"] + one["gradients_gb"] + one["optimizer_states_gb"]
     assert said_gb == pytest.approx(state, abs=0.5) and state == pytest.approx(128.5, abs=0.1)
     assert abs(said_gb - one["total_gb"]) > 100
+
+
+def test_a_family_model_is_held_on_the_benched_device(tmp_path: Path) -> None:
+    """``--bench`` with ``--params``: the memory check reads the bench's device, never the
+    reference one assumed where none is named. The H100 ladder's rows said of an A100 40GB
+    (38.7 GB usable): a 7B model under ZeRO-2 needs 70 GB a device on 2, so FSDP is advised,
+    from 4 devices (28 GB each); on the H100 (77.3 GB usable) ZeRO-2 holds it from 2."""
+    shared = Path(__file__).resolve().parents[3] / "shared" / "gpu" / "h100" / "ladder.jsonl"
+    if not shared.exists():
+        pytest.skip(f"{shared} not present")
+    text = shared.read_text().replace("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB")
+    (tmp_path / "a100.jsonl").write_text(text)
+    for path, strategy, fewest in ((tmp_path / "a100.jsonl", "fsdp", 4), (shared, "zero2", 2)):
+        advice = gpuscale.advise(bench=str(path), params=7e9, family="transformer")
+        machine = advice.calibration.machine
+        assert not machine.memory_device_assumed
+        assert machine.memory_device.part.memory_gib == (40 if "a100" in path.name else 80)
+        assert advice.calibration.run.strategy == strategy
+        assert advice.memory.holding(strategy) == fewest

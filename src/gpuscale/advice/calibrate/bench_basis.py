@@ -203,8 +203,11 @@ def from_bench(
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)
-    if cal.runs.own_model is not None:  # its own runs: the N = 1 run's device, never assumed
-        held_on = cal.machine.device if cal.runs.one_step_ms is not None else machine.device
+    # the memory check's device: the bench's (its N = 1 run's, for a model of the family
+    # too: the advice is of the bench host's machine), never assumed
+    benched = cal.runs.one_step_ms is not None or cal.runs.own_model is None
+    if cal.runs.own_model is not None or (benched and cal.machine.device.part is not None):
+        held_on = cal.machine.device if benched else machine.device
         machine = replace(machine, memory_device=held_on, memory_device_assumed=False)
     placed = replace(cal, model=model, run=run, machine=machine, runs=runs, said=said, bench=on)
     return placed, rate

@@ -74,3 +74,18 @@ def test_every_way_a_count_is_charged_is_said_for_that_count() -> None:
         }
     )
     _check(power_said(power, counts), predictions)
+
+
+def test_energy_at_an_assumed_devices_power_is_said_provisional() -> None:
+    """No device named: the kWh the answer says are at the assumed device's board power (an
+    H100 PCIe's 350 W on a PCIe link); a caveat says so with the watts and the device. Named
+    (or its power given), no such caveat."""
+    assumed = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
+    power = assumed.calibration.machine.power
+    assert (power.kind.value, power.watts, power.device) == ("assumed", 350, "H100 PCIe 80GB")
+    [line] = [c for c in assumed.caveats if "kWh" in c]
+    assert "350 W" in line and "H100 PCIe 80GB" in line
+    for named in ({"device_name": "A100 80GB"}, {"power_w": 300.0}):
+        advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb", **named)
+        assert advice.calibration.machine.power.kind.value != "assumed"
+        assert not [c for c in advice.caveats if "kWh" in c]

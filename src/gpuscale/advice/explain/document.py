@@ -190,6 +190,9 @@ class Worded:
         options = ("samples", "batch", "link", "inter_node")  # the inputs not given, in order
         defaults = [sentence("default_used", option=o, **values) for o in options if o in given]
         headlines = [sentence("provisional", rests="; ".join(defaults))] if defaults else []
+        power = cal.machine.power  # an assumed device's board power prices the kWh said
+        if power.kind.value == "assumed" and power.watts is not None:
+            headlines.append(sentence("energy_assumed", p=power))
         if self.wide_step_log is not None:  # the step too noisy: the runs that firm it
             n, host = d.read.accelerators, cal.runs.host_devices
             steps = getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS)

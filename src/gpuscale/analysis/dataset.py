@@ -8,6 +8,7 @@ kept, the RCP scaling factor, the global batch, samples to converge (in the benc
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,8 +43,8 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
     text = (
         f"{counted(len(results), 'result')} "
         f"({int(results['time_to_train_min'].notna().sum()):,} scored) "
-        f"and {counted(len(runs), 'run')} of {rounds} written to {folder}/ (results and runs, "
-        "CSV and Parquet)"
+        f"and {counted(len(runs), 'run')} of {rounds} written to {shlex.quote(f'{folder}/')} "
+        "(results and runs, CSV and Parquet)"
     )
     if twins := int(is_same_runs_copy(results).sum()):
         text += (

@@ -38,6 +38,7 @@ the workload's newest), with ``x = log2 N``:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -245,6 +246,19 @@ def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     return [s for s in family["systems"] if int(s[3]) == n and s[0] == newest]
 
 
+def submitted_batch(held: list[SystemEntry]) -> int | None:
+    """The global batch of the family's newest results at a count (:func:`own_results`):
+    where they ran several, the most common, and among equally common ones the fastest
+    result's (the first the plan leans on: ``result.leaned_on``); None without results."""
+    ran = [s for s in held if s[5] == s[5] and s[5] > 0]
+    if not ran:
+        return None
+    tally = Counter(round(float(s[5])) for s in ran)
+    most = max(tally.values())
+    fastest = min((s for s in ran if tally[round(float(s[5]))] == most), key=lambda s: s[4])
+    return round(float(fastest[5]))
+
+
 def plannable(fits: Fits, workload: str, family: str) -> bool:
     """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
     the workload's through families that ran both (``fits.components``)."""
@@ -295,9 +309,13 @@ def predict_point(
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
-    assumed = 2.0 ** log2_batch(workload, family, x)
-    # a batch a user can run: a whole per-device batch, or whole devices per sample
-    batch = runnable_batch(assumed, n, floor_per_device(workload))
+    held = own_results(family, n)  # none but at a count the family ran (class i)
+    ran = submitted_batch(held)
+    if ran is not None:  # the submissions' own: runnable, as they ran it
+        assumed, batch = float(ran), ran
+    else:  # a batch a user can run: a whole per-device batch, or whole devices per sample
+        assumed = 2.0 ** log2_batch(workload, family, x)
+        batch = runnable_batch(assumed, n, floor_per_device(workload))
     log_y, shared, own = _log_y(fits, workload, family_name, x, round_name)
     log_batch = workload["batch_slope"] * math.log2(batch / n)
     log_y += log_batch
@@ -323,7 +341,6 @@ def predict_point(
     half = base * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     low, high = minutes * math.exp(-half), minutes * math.exp(half)
-    held = own_results(family, n)  # none but at a count the family ran (class i)
     return {
         "accelerators": n,
         "time_to_train_min": minutes,

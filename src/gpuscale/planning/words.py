@@ -10,7 +10,7 @@ from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.predict import own_results, submitted_batch
+from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
 from gpuscale.planning.records import (
     Facts,
     FamilyFit,
@@ -106,9 +106,10 @@ UNEVEN = (
 
 
 def _moved(row: PlanRow) -> str:
-    """``12: 61.25 per device -> 61 (a global batch of 732)``."""
+    """``12: 61.25 per device -> 61 (a global batch of 732)``; model parallel, ``3,072:
+    1 sample per 1.52 devices -> 3 samples per 4 devices (a global batch of 2,304)``."""
     n, batch, assumed = int(row["accelerators"]), int(row["global_batch"]), row["assumed_batch"]
-    if batch >= n and assumed >= n:
+    if batch % n == 0 and assumed >= n:
         return (
             f"{n:,}: {assumed / n:,.2f} per device -> {batch // n:,} (a global batch of {batch:,})"
         )
@@ -117,7 +118,13 @@ def _moved(row: PlanRow) -> str:
         if assumed < n
         else f"{assumed / n:,.2f} per device"
     )
-    return f"{n:,}: {was} -> {per_device(batch / n)} (a global batch of {batch:,})"
+    share = samples_per_devices(batch / n)
+    now = (
+        f"{share[0]:,} samples per {share[1]:,} devices"
+        if share and share[0] > 1 and batch % n
+        else per_device(batch / n)
+    )
+    return f"{n:,}: {was} -> {now} (a global batch of {batch:,})"
 
 
 def _shares(rows: list[PlanRow]) -> tuple[dict[str, list[int]], bool]:
@@ -147,14 +154,37 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     device means."""
     timed = [r for r in rows if _timed(r) and r["global_batch"] == r["global_batch"]]
     moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
+    grain = batch_grain(fit)
     text = (
         ", rounded at each count it did not run to one a user can run: the nearest whole "
         "per-device batch (the global batch divides by the count), or below one sample per "
         "device the nearest whole number of samples a step (never a choice among the count's "
         "divisors)"
     )
+    if grain > 1:  # model parallel: whole samples per group of k devices
+        text = (
+            ", rounded at each count it did not run to one a user can run: m samples per k "
+            f"devices, k a power of two, at least {grain:,} ({fit['workload']}'s submissions "
+            f"ran whole samples per {grain:,} devices), m whole, the nearest in log (model "
+            "parallel: the global batch divides "
+            "by the data-parallel size, the count over k, not by the count; never a choice "
+            "among the count's divisors)"
+        )
     if moved:  # every count: the notes are --explain's, the view that hides nothing
         text += f" ({'; '.join(_moved(r) for r in moved)})"
+    split = [  # above one per device, on a count no multiple of the groups' k
+        int(r["accelerators"])
+        for r in timed
+        if grain > 1
+        and not r.get("own_results")
+        and int(r["accelerators"]) % grain
+        and r["global_batch"] % r["accelerators"]
+    ]
+    text += filled(
+        " ({}: no multiple of k, m x the count / k rounded to whole samples, groups of "
+        "unequal size or devices left idle)",
+        split and joined(f"{n:,}" for n in split),
+    )
     text += ", and the time and samples to converge are at the batch planned"
     shared, uneven = _shares(timed)
     if shared:

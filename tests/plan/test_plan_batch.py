@@ -13,7 +13,7 @@ import pytest
 
 from gpuscale.planning import PlanRequest, plan_for
 from gpuscale.planning.cache import default_fits
-from gpuscale.planning.predict import own_results, submitted_batch
+from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
 
 FITS = default_fits()
 # odd, even, non-power-of-two counts from 1 up (the walk's 12, 20, 24 among them)
@@ -35,10 +35,13 @@ def _lowest_per_device(workload: str) -> float:
 def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None:
     """At every count with a time, of every family of every workload: at a count the
     family ran, a global batch its newest results there ran; elsewhere a whole per-device
-    batch (global = N x b, b >= 1), or, only where the workload's submissions ran below one
-    sample per device, whole samples a step, its devices per sample said in the notes."""
+    batch (global = N x b, b >= 1), or, where the workload's submissions ran fractions of a
+    sample per device (model parallel), m samples per k devices (k the workload's grain:
+    the global batch times k divides by N), or whole samples a step below one per device,
+    its devices per sample said in the notes."""
     checked = 0
     fit = FITS["workloads"][workload]
+    grain = batch_grain(fit)
     for family in sorted(fit["families"]):
         result = _plan(workload, family)
         said = " ".join(result.notes)
@@ -54,6 +57,12 @@ def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None
                 continue
             if batch % n == 0:
                 assert row["batch_per_accelerator"] == batch // n
+            elif grain > 1:  # model parallel: m samples per k devices, k >= the grain
+                assert _lowest_per_device(workload) <= batch / n, (workload, family, n)
+                if n % grain == 0:
+                    assert batch * grain % n == 0, (workload, family, n, batch)
+                else:  # the groups cannot tile the count: said
+                    assert "no multiple of k" in said or batch < n, (workload, family, n)
             else:  # several devices per sample: the workload ran below one per device
                 assert batch < n, (workload, family, n, batch)
                 assert _lowest_per_device(workload) <= batch / n, (workload, family, n)

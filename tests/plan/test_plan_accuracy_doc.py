@@ -76,7 +76,8 @@ def test_the_readmes_plan_figures_are_the_files() -> None:
     assert set(quoted) <= figures, set(quoted) - figures
     # each coverage is quoted with its forecasts, and none of a class with fewer than 10
     said = dict((float(p), int(n)) for p, n in re.findall(r"(\d+\.\d)% of (\d+)", line))
-    for row in results["classes"].values():
+    # each class's (the pooled row may share a class's percentage: 86.4% of 516 and of 22)
+    for row in (v for k, v in results["classes"].items() if k != "all planned"):
         if row.get("coverage_pct") is not None and round(row["coverage_pct"], 1) in said:
             assert said[round(row["coverage_pct"], 1)] == row["cases"] >= 10
     # a family's first results on a workload (class iii) are said as such: never as "new

@@ -13,6 +13,7 @@ import pytest
 
 from gpuscale.planning import PlanRequest, plan_for
 from gpuscale.planning.cache import default_fits
+from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
 
 FITS = default_fits()
 # odd, even, non-power-of-two counts from 1 up (the walk's 12, 20, 24 among them)
@@ -32,11 +33,16 @@ def _lowest_per_device(workload: str) -> float:
 
 @pytest.mark.parametrize("workload", sorted(FITS["workloads"]))
 def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None:
-    """At every count with a time, of every family of every workload: a whole per-device
-    batch (global = N x b, b >= 1), or, only where the workload's submissions ran below one
-    sample per device, whole samples a step, its devices per sample said in the notes."""
+    """At every count with a time, of every family of every workload: at a count the
+    family ran, a global batch its newest results there ran; elsewhere a whole per-device
+    batch (global = N x b, b >= 1), or, where the workload's submissions ran fractions of a
+    sample per device (model parallel), m samples per k devices (k the workload's grain:
+    the global batch times k divides by N), or whole samples a step below one per device,
+    its devices per sample said in the notes."""
     checked = 0
-    for family in sorted(FITS["workloads"][workload]["families"]):
+    fit = FITS["workloads"][workload]
+    grain = batch_grain(fit)
+    for family in sorted(fit["families"]):
         result = _plan(workload, family)
         said = " ".join(result.notes)
         for row in result.rows:
@@ -44,8 +50,19 @@ def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None
                 continue
             n, batch = int(row["accelerators"]), row["global_batch"]
             assert batch == int(batch) and batch >= 1, (workload, family, n, batch)
+            ran = {round(s[5]) for s in own_results(fit["families"][family], n)}
+            if ran:  # the submissions' own, unrounded
+                assert batch in ran and row["assumed_batch"] == batch, (workload, family, n)
+                checked += 1
+                continue
             if batch % n == 0:
                 assert row["batch_per_accelerator"] == batch // n
+            elif grain > 1:  # model parallel: m samples per k devices, k >= the grain
+                assert _lowest_per_device(workload) <= batch / n, (workload, family, n)
+                if n % grain == 0:
+                    assert batch * grain % n == 0, (workload, family, n, batch)
+                else:  # the groups cannot tile the count: said
+                    assert "no multiple of k" in said or batch < n, (workload, family, n)
             else:  # several devices per sample: the workload ran below one per device
                 assert batch < n, (workload, family, n, batch)
                 assert _lowest_per_device(workload) <= batch / n, (workload, family, n)
@@ -137,3 +154,34 @@ def test_the_global_batch_note_lists_every_count_the_rounding_moved() -> None:
         assert f"{int(row['accelerators']):,}: " in note
         assert f"(a global batch of {int(row['global_batch']):,})" in note
     assert "other count" not in note
+
+
+def test_at_a_count_the_family_ran_the_batch_is_the_submissions_own() -> None:
+    """Llama 3.1 405B on GB200 (v5.0): its submissions ran 896 at 512, 768 at 1,024 and
+    1,152 at 1,536 (3 samples per 4 devices: model parallel, the global batch divides by
+    the data-parallel size, not the count); the plan takes those, not 1,024 and 1,536,
+    and its time at 1,536 is at 1,152 (the fastest there ran 42.46 min)."""
+    result = plan_for(
+        PlanRequest(workload="llama31_405b", accelerator="GB200", devices=(512, 1024, 1536))
+    )
+    rows = {int(r["accelerators"]): r for r in result.rows}
+    assert {n: rows[n]["global_batch"] for n in rows} == {512: 896, 1024: 768, 1536: 1152}
+    assert rows[1536]["batch_per_accelerator"] == 0.75
+    assert rows[1536]["count_class"] == "i"
+    assert 42.0 < rows[1536]["time_to_train_min"] < 43.5
+    note = next(s for s in result.notes if s.startswith("Global batch:"))
+    assert "3 samples per 4 devices at 1,024 and 1,536" in note
+    assert "1,536: 1 sample per" not in note  # not rounded there
+
+
+def test_several_batches_at_one_count_take_the_most_common_else_the_fastest() -> None:
+    """At a count where the newest results ran several global batches: the most common
+    (ResNet on L40S at 8: 2,400 twice, 1,600 once), and among equally common the fastest
+    result's (ResNet on H100 at 4: 1,600 at 26.9 min, 3,264 at 25.6), said in the notes."""
+    resnet = FITS["workloads"]["resnet"]["families"]
+    assert submitted_batch(own_results(resnet["L40S"], 8)) == 2400
+    assert submitted_batch(own_results(resnet["H100-SXM5-80GB"], 4)) == 3264
+    result = _plan("resnet", "H100", (4, 8))
+    assert result.rows[0]["global_batch"] == 3264
+    note = next(s for s in result.notes if s.startswith("Global batch:"))
+    assert "4: 3,264 of 1,600 and 3,264" in note

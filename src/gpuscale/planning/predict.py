@@ -4,8 +4,10 @@
 For family ``f`` of workload ``w`` at ``N`` devices, at the level of round ``R`` (default:
 the workload's newest), with ``x = log2 N``:
 
-* the global batch ``B``: the runnable one (:func:`runnable_batch`: a whole per-device
-  batch, or below one per device whole samples a step) nearest the one assumed, the
+* the global batch ``B``: at a count the family ran, its newest results' own there
+  (:func:`submitted_batch`, unrounded: a batch a submission ran is runnable); elsewhere
+  the runnable one (:func:`runnable_batch`: a whole per-device batch, or for a model
+  parallel workload ``m`` samples per ``k`` devices) nearest the one assumed, the
   workload's typical batch at ``N`` (``batch_curve``: the median over families of each
   one's newest choice at each count, extended beyond the counts by its end slope,
   clipped to [0, 1]) times the family's own ratio to it, interpolated in
@@ -38,7 +40,9 @@ the workload's newest), with ``x = log2 N``:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import TypeVar
 
 from gpuscale.planning.intervals import (
@@ -139,36 +143,68 @@ def floor_per_device(workload: WorkloadFit) -> float:
     return min([1.0, *per])
 
 
-def runnable_batch(assumed: float, n: int, floor: float = 1.0) -> int:
-    """The global batch a user can run nearest the ``assumed`` one on ``n`` devices: ``n``
-    times the nearest whole per-device batch (at least 1); below one sample per device
-    (model or tensor parallel groups, of a power of two of devices, share each sample),
-    ``n / k`` rounded to whole samples a step for the power of two ``k`` nearest (in
-    ``log``) the devices per sample assumed, ``n / assumed``, and at least ``n`` times the
+def batch_grain(workload: WorkloadFit) -> int:
+    """``k``: the largest power of two among the denominators of the workload's
+    submissions' per-device batches ``B / N`` in lowest terms (``1152 / 1536 = 3 / 4``:
+    4; Llama 3.1 405B's 3 / 16: 16); 1 where every one is whole or its denominator odd
+    (data parallel: whole samples per device). A model parallel group of ``TP x PP``
+    devices (a power of two) runs whole samples a step, so the global batch divides by
+    the data-parallel size ``N / k``, not by ``N``."""
+    grain = 1
+    for family in workload["families"].values():
+        for s in family["systems"]:
+            if s[5] == s[5] and s[5] > 0:
+                share = Fraction(round(float(s[5])), int(s[3]))
+                grain = max(grain, share.denominator & -share.denominator)
+    return grain
+
+
+def runnable_batch(assumed: float, n: int, floor: float = 1.0, grain: int = 1) -> int:
+    """The global batch a user can run nearest the ``assumed`` one on ``n`` devices.
+
+    Data parallel (``grain`` 1, :func:`batch_grain`): ``n`` times the nearest whole
+    per-device batch (at least 1). Model parallel (``grain`` ``k0 > 1``): ``m`` samples per
+    ``k`` devices, ``k`` a power of two, at least ``k0``, and ``m`` whole, the nearest (in
+    ``log``) the assumed per-device batch: ``k = max(k0, 2^j)`` for the power of two
+    ``2^j`` nearest (in ``log``) the devices per sample assumed, ``n / assumed``, and ``m``
+    the whole number nearest (in ``log``) ``k assumed / n`` (at least 1), so the planned
+    batch is within a factor ``2^(1/2)`` of the assumed one (1.75 per device stays
+    ``7 / 4``, not 2; 0.75 stays ``3 / 4``, not 1); where ``k`` does not divide ``n`` the
+    batch is ``m n / k`` rounded to whole samples, its devices per sample not whole (said).
+    Below one sample per device with ``grain`` 1 (a workload whose submissions' shares are
+    no power of two), the same with ``k0 = 1``: ``m`` is then 1. At least ``n`` times the
     ``floor`` (the fewest samples per device any system ran) where the assumed batch is
     within float rounding of it. ``k`` follows the batch assumed, never the count's
     divisors: choosing among those made the batch, and the time, jump from count to count
-    (Llama2 at 316 devices: 79 samples at 4 devices each, +50% against 312 and 320 at
-    8); where ``k`` does not divide ``n``, its devices per sample ``n / B`` are not whole
-    (said).
+    (Llama2 at 316 devices: 79 samples at 4 devices each, +50% against 312 and 320).
 
     Halfway (within :data:`FLOAT_SLACK`) between two runnable batches, the smaller: a whole
-    per-device batch ``m + 1/2`` gives ``m``, and ``1 / sqrt(2)`` times ``1 / 2^j`` per
-    device (``log2(n / assumed) = j + 1/2``, where a batch interpolated half an octave off
-    the typical one lands) gives ``2^(j+1)`` devices per sample, and ``n / k`` halfway
-    between whole samples the fewer. The smaller batch is one
+    per-device batch ``m + 1/2`` gives ``m``, ``1 / sqrt(2)`` times ``1 / 2^j`` per
+    device gives ``2^(j+1)`` devices per sample, and ``m`` halfway in ``log`` between two
+    whole numbers the fewer. The smaller batch is one
     the workload's convergence references cover (its RCPs run down to small batches, not
     always up), and one rule at every count keeps the planned per-device batch a function
     of the assumed one (a tie left to float rounding puts one assumed per-device batch in
     two cells at two counts, a batch twice the other)."""
     per = assumed / n
-    if per >= 1:
+    if per >= 1 and grain == 1:
         return n * max(1, _nearest_whole(per, ties_up=False))
-    k = 2 ** _nearest_whole(math.log2(1 / per), ties_up=True)
+    k = max(grain, 2 ** _nearest_whole(math.log2(1 / per), ties_up=True))
+    m = _nearest_in_log(k * per)
     # at the floor within float rounding: at least the floor (a batch assumed further below
     # it is refused by the plan, ``limits.refusals``, and scored as assumed by the backtest)
     lift = math.ceil(n * floor - FLOAT_SLACK) if per >= floor * (1 - FLOAT_SLACK) else 1
-    return max(1, _nearest_whole(n / k, ties_up=False), lift)
+    return max(1, _nearest_whole(m * n / k, ties_up=False), lift)
+
+
+def _nearest_in_log(value: float) -> int:
+    """The whole number (at least 1) nearest ``value`` in ``log``: of ``lo = floor`` and
+    ``lo + 1``, ``lo`` where ``value`` is at most their geometric mean (within
+    :data:`FLOAT_SLACK`: halfway, the fewer)."""
+    lo = math.floor(value)
+    if lo < 1:
+        return 1
+    return lo if value * value <= lo * (lo + 1) * (1 + FLOAT_SLACK) else lo + 1
 
 
 def _nearest_whole(value: float, *, ties_up: bool) -> int:
@@ -245,6 +281,19 @@ def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     return [s for s in family["systems"] if int(s[3]) == n and s[0] == newest]
 
 
+def submitted_batch(held: list[SystemEntry]) -> int | None:
+    """The global batch of the family's newest results at a count (:func:`own_results`):
+    where they ran several, the most common, and among equally common ones the fastest
+    result's (the first the plan leans on: ``result.leaned_on``); None without results."""
+    ran = [s for s in held if s[5] == s[5] and s[5] > 0]
+    if not ran:
+        return None
+    tally = Counter(round(float(s[5])) for s in ran)
+    most = max(tally.values())
+    fastest = min((s for s in ran if tally[round(float(s[5]))] == most), key=lambda s: s[4])
+    return round(float(fastest[5]))
+
+
 def plannable(fits: Fits, workload: str, family: str) -> bool:
     """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
     the workload's through families that ran both (``fits.components``)."""
@@ -295,9 +344,13 @@ def predict_point(
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
-    assumed = 2.0 ** log2_batch(workload, family, x)
-    # a batch a user can run: a whole per-device batch, or whole devices per sample
-    batch = runnable_batch(assumed, n, floor_per_device(workload))
+    held = own_results(family, n)  # none but at a count the family ran (class i)
+    ran = submitted_batch(held)
+    if ran is not None:  # the submissions' own: runnable, as they ran it
+        assumed, batch = float(ran), ran
+    else:  # a batch a user can run: a whole per-device batch, or m samples per k devices
+        assumed = 2.0 ** log2_batch(workload, family, x)
+        batch = runnable_batch(assumed, n, floor_per_device(workload), batch_grain(workload))
     log_y, shared, own = _log_y(fits, workload, family_name, x, round_name)
     log_batch = workload["batch_slope"] * math.log2(batch / n)
     log_y += log_batch
@@ -323,7 +376,6 @@ def predict_point(
     half = base * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     low, high = minutes * math.exp(-half), minutes * math.exp(half)
-    held = own_results(family, n)  # none but at a count the family ran (class i)
     return {
         "accelerators": n,
         "time_to_train_min": minutes,

@@ -213,7 +213,7 @@ def batch_drop_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list
 
 
 # what the plan rounds the batch assumed to at each count (``predict.runnable_batch``)
-RUNNABLE = "a whole per-device batch, or a whole number of devices per sample"
+RUNNABLE = "a whole per-device batch, or (model parallel) m samples per k devices"
 
 
 def _rounding_falls(a: PlanRow, b: PlanRow) -> bool:

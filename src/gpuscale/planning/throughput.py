@@ -8,6 +8,7 @@ ratio said."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from itertools import pairwise
 
 from gpuscale.planning.records import PlanRow, WorkloadFit, counts_run
@@ -26,13 +27,32 @@ def more_than_shown(count: int, noun: str, lead: str = " and ", shown: int = 3) 
     return f"{lead}{counted(count - shown, noun)}"
 
 
+def samples_per_devices(batch: float) -> tuple[int, int] | None:
+    """A per-device batch as ``(m, k)``: ``m`` samples per ``k`` devices, ``k`` a power of
+    two (model parallel groups of ``k`` devices, or ``k`` of them, run ``m`` samples a
+    step); None where it is no such fraction (a count no power of two divides)."""
+    if not batch > 0:
+        return None
+    share = Fraction(batch).limit_denominator(MOST_DEVICES)
+    k = share.denominator
+    if k & (k - 1) or abs(float(share) - batch) > 1e-9 * batch:
+        return None
+    return share.numerator, k
+
+
+MOST_DEVICES = 1 << 16  # the finest share said as a fraction (65,536 devices per sample)
+
+
 def per_device(batch: float) -> str:
     """A per-device batch as a user runs it: ``61`` samples per device, or below one,
-    ``1 sample per 8 devices`` (several devices share each sample: model or tensor
-    parallel)."""
+    ``1 sample per 8 devices`` or ``3 samples per 4 devices`` (several devices share each
+    sample: model or tensor parallel)."""
     if batch >= 1 or not batch > 0:
         return number(batch)
-    return f"1 sample per {round(1 / batch):,} devices"
+    share = samples_per_devices(batch)
+    if share is None or share[0] == 1:
+        return f"1 sample per {round(1 / batch):,} devices"
+    return f"{share[0]:,} samples per {share[1]:,} devices"
 
 
 def batch_sign(fit: WorkloadFit) -> str:

@@ -10,7 +10,15 @@ from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit, counts_run
+from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
+from gpuscale.planning.records import (
+    Facts,
+    FamilyFit,
+    PlanRow,
+    SystemEntry,
+    WorkloadFit,
+    counts_run,
+)
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.terminal import (
@@ -20,7 +28,12 @@ from gpuscale.planning.terminal import (
     plan_document,
     plan_records,
 )
-from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
+from gpuscale.planning.throughput import (
+    batch_sign,
+    efficiency_note,
+    per_device,
+    samples_per_devices,
+)
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, joined, named, number, span
 from gpuscale.tables.json_depth import JSON
@@ -93,9 +106,10 @@ UNEVEN = (
 
 
 def _moved(row: PlanRow) -> str:
-    """``12: 61.25 per device -> 61 (a global batch of 732)``."""
+    """``12: 61.25 per device -> 61 (a global batch of 732)``; model parallel, ``3,072:
+    1 sample per 1.52 devices -> 3 samples per 4 devices (a global batch of 2,304)``."""
     n, batch, assumed = int(row["accelerators"]), int(row["global_batch"]), row["assumed_batch"]
-    if batch >= n and assumed >= n:
+    if batch % n == 0 and assumed >= n:
         return (
             f"{n:,}: {assumed / n:,.2f} per device -> {batch // n:,} (a global batch of {batch:,})"
         )
@@ -104,7 +118,34 @@ def _moved(row: PlanRow) -> str:
         if assumed < n
         else f"{assumed / n:,.2f} per device"
     )
-    return f"{n:,}: {was} -> {per_device(batch / n)} (a global batch of {batch:,})"
+    share = samples_per_devices(batch / n)
+    now = (
+        f"{share[0]:,} samples per {share[1]:,} devices"
+        if share and share[0] > 1 and batch % n
+        else per_device(batch / n)
+    )
+    return f"{n:,}: {was} -> {now} (a global batch of {batch:,})"
+
+
+def _shares(rows: list[PlanRow]) -> tuple[dict[str, list[int]], bool]:
+    """The counts of ``rows`` whose batch is below one sample per device, by how many
+    devices share each sample (``3 samples per 4 devices``, ``8 devices per sample``), and
+    whether any count is no multiple of its groups (uneven)."""
+    shared: dict[str, list[int]] = {}
+    uneven = False
+    for r in rows:
+        n, b = int(r["accelerators"]), int(r["global_batch"])
+        if b >= n:
+            continue
+        share = samples_per_devices(b / n)
+        if share is None:
+            k, uneven = f"{n / b:,.2f} devices per sample", True
+        elif share[0] == 1:
+            k = f"{share[1]:,} devices per sample"
+        else:
+            k = f"{share[0]:,} samples per {share[1]:,} devices"
+        shared.setdefault(k, []).append(n)
+    return shared, uneven
 
 
 def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
@@ -113,27 +154,42 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     device means."""
     timed = [r for r in rows if _timed(r) and r["global_batch"] == r["global_batch"]]
     moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
+    grain = batch_grain(fit)
     text = (
-        ", rounded at each count to one a user can run: the nearest whole per-device batch "
-        "(the global batch divides by the count), or below one sample per device the "
-        "nearest whole number of samples a step (never a choice among the count's divisors)"
+        ", rounded at each count it did not run to one a user can run: the nearest whole "
+        "per-device batch (the global batch divides by the count), or below one sample per "
+        "device the nearest whole number of samples a step (never a choice among the count's "
+        "divisors)"
     )
+    if grain > 1:  # model parallel: whole samples per group of k devices
+        text = (
+            ", rounded at each count it did not run to one a user can run: m samples per k "
+            f"devices, k a power of two, at least {grain:,} ({fit['workload']}'s submissions "
+            f"ran whole samples per {grain:,} devices), m whole, the nearest in log (model "
+            "parallel: the global batch divides "
+            "by the data-parallel size, the count over k, not by the count; never a choice "
+            "among the count's divisors)"
+        )
     if moved:  # every count: the notes are --explain's, the view that hides nothing
         text += f" ({'; '.join(_moved(r) for r in moved)})"
-    text += ", and the time and samples to converge are at the rounded batch"
-    shared: dict[str, list[int]] = {}
-    uneven = False
-    for r in timed:
-        n, b = int(r["accelerators"]), int(r["global_batch"])
-        if b < n:
-            k = f"{n // b:,}" if n % b == 0 else f"{n / b:,.2f}"
-            uneven |= n % b != 0
-            shared.setdefault(k, []).append(n)
+    split = [  # above one per device, on a count no multiple of the groups' k
+        int(r["accelerators"])
+        for r in timed
+        if grain > 1
+        and not r.get("own_results")
+        and int(r["accelerators"]) % grain
+        and r["global_batch"] % r["accelerators"]
+    ]
+    text += filled(
+        " ({}: no multiple of k, m x the count / k rounded to whole samples, groups of "
+        "unequal size or devices left idle)",
+        split and joined(f"{n:,}" for n in split),
+    )
+    text += ", and the time and samples to converge are at the batch planned"
+    shared, uneven = _shares(timed)
     if shared:
         per = [float(s[5]) / int(s[3]) for f in fit["families"].values() for s in f["systems"]]
-        said = [
-            f"{k} devices per sample at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()
-        ]
+        said = [f"{k} at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()]
         text += (
             f"; below one sample per device, as {fit['workload']}'s submissions ran down to "
             f"{per_device(min(per))}, devices share each sample (model or "
@@ -143,6 +199,22 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     return text
 
 
+def _several(own: FamilyFit, asked: list[int]) -> str:
+    """The counts asked where the family's newest results ran several global batches, and
+    which the plan takes there (``predict.submitted_batch``); "" where none."""
+    said = []
+    for count in sorted(set(counts_run(own)) & set(asked)):
+        held = own_results(own, count)
+        ran = sorted({round(float(s[5])) for s in held if s[5] == s[5] and s[5] > 0})
+        if len(ran) > 1:
+            said.append(f"{count:,}: {submitted_batch(held):,} of {joined(f'{b:,}' for b in ran)}")
+    return filled(
+        "; where a count's newest results ran several, the most common, else the fastest "
+        "result's: {}",
+        "; ".join(said),
+    )
+
+
 def batch_note(fit: WorkloadFit, family: str, rows: list[PlanRow] = ()) -> str:
     """Where the global batch and samples to converge come from, and how it was rounded
     to one a user can run."""
@@ -150,8 +222,11 @@ def batch_note(fit: WorkloadFit, family: str, rows: list[PlanRow] = ()) -> str:
     where = "the workload's typical batch (the median of the families' choices)"
     if own:
         ran = sorted(round(2**x) for x in own["batch"]["log2_n"])
+        asked = [int(r["accelerators"]) for r in rows]
         where = (
-            f"the submissions' own at the counts {family} ran ({_counts(ran)}), elsewhere the "
+            f"the submissions' own at the counts {family} ran "
+            f"({_counts(ran)}{_several(own, asked)}), "
+            "unrounded (a batch a submission ran is runnable), elsewhere the "
             f"workload's typical batch times {family}'s ratio to it"
         )
     newest = (fit["rcp"] or {}).get(fit["round"])

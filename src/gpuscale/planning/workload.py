@@ -12,7 +12,8 @@ and returns a ``dict``:
   ``reference_batch`` (``B_ref``), ``batch_curve`` (the workload's global batch at each
   measured count: the median over families of each family's newest choice, ``log2``);
 * per family: ``level`` (``a_f``), ``round_level`` (``d_{f,R}``), ``shape`` (``u_f`` or
-  None), ``batch`` (its own newest median global batch at each count it ran, ``log2``),
+  None), ``batch`` (at each count it ran, the global batch its newest results there ran,
+  the most common, else the fastest's: ``predict.submitted_batch``; ``log2``),
   ``counts`` (per count: ``anchor``, the newest round's mean residual there, its round and
   how many systems), ``systems`` (round, submitter, system, devices, minutes, batch).
 """
@@ -27,7 +28,7 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
-from gpuscale.planning.predict import ANCHOR_PRIOR
+from gpuscale.planning.predict import ANCHOR_PRIOR, submitted_batch
 from gpuscale.planning.records import Facts, FamilyFit, WorkloadFit
 from gpuscale.tables.workloads import round_key
 
@@ -71,20 +72,6 @@ def _family_facts(rows: Facts, index: np.ndarray) -> FamilyFit:
     positions in ``rows``)."""
     rounds = [rows["round"][i] for i in index]
     n = rows["n"][index]
-    newest = _newest_at(rounds, n)
-    batch, counts = {}, {}
-    for count, pick in newest.items():
-        at = index[pick]
-        weight = rows["weight"][at]
-        mean = float(np.sum(weight * rows["residual"][at]) / np.sum(weight))
-        batch[count] = float(np.median(rows["log2_b"][at]))
-        counts[str(int(count))] = {
-            "anchor": mean * len(at) / (len(at) + ANCHOR_PRIOR),
-            "round": rounds[pick[0]],
-            "systems": len(at),
-            "all_systems": int(np.sum(n == count)),
-        }
-    ordered = sorted(batch)
     systems = [
         [
             rows["round"][i],
@@ -96,6 +83,21 @@ def _family_facts(rows: Facts, index: np.ndarray) -> FamilyFit:
         ]
         for i in index
     ]
+    batch, counts = {}, {}
+    for count, pick in _newest_at(rounds, n).items():
+        at = index[pick]
+        weight = rows["weight"][at]
+        mean = float(np.sum(weight * rows["residual"][at]) / np.sum(weight))
+        # the batch its newest results there ran (the most common, else the fastest's)
+        ran = submitted_batch([systems[k] for k in pick])
+        batch[count] = math.log2(ran) if ran else float(np.median(rows["log2_b"][at]))
+        counts[str(int(count))] = {
+            "anchor": mean * len(at) / (len(at) + ANCHOR_PRIOR),
+            "round": rounds[pick[0]],
+            "systems": len(at),
+            "all_systems": int(np.sum(n == count)),
+        }
+    ordered = sorted(batch)
     return {
         "batch": {"log2_n": [math.log2(c) for c in ordered], "log2_b": [batch[c] for c in ordered]},
         "counts": counts,

@@ -16,13 +16,15 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``ii_out`` (it did not: between / beyond the counts it ran), ``iii`` (the family never
   ran the workload: its level borrowed through its other workloads);
 * ``global_batch``: the global batch the prediction assumes (the family's own at a count
-  it ran, else the workload's typical batch times the family's ratio to it), rounded to
-  one a user can run: ``accelerators`` times a whole per-device batch, or, for a workload
-  whose submissions ran below one sample per device, ``accelerators / k`` rounded to whole
-  samples a step, ``k`` the power of two of devices per sample nearest the assumed one
-  (model or tensor parallel; never chosen by the count's divisors);
-  ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``1 / k``:
-  not a per-device batch but ``k`` devices per sample, ``k`` not always whole); both, and
+  it ran, unrounded: its newest results' own there; else the workload's typical batch
+  times the family's ratio to it, rounded to one a user can run): ``accelerators`` times
+  a whole per-device batch, or, for a workload whose submissions ran fractions of a
+  sample per device (model or tensor parallel), ``m`` samples per ``k`` devices, ``k`` a
+  power of two (at least the finest the submissions ran), ``m`` whole, the nearest in
+  log the assumed one (never chosen by the count's divisors);
+  ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``m /
+  k``: not a per-device batch but ``m`` samples per ``k`` devices, ``k`` not always
+  dividing the count); both, and
   ``expected_to_converge`` and ``convergence_factor``, NA where the row has no time;
 * ``expected_to_converge``: what converging takes at that batch, in ``convergence_unit``
   (samples; epochs or tokens where the RCPs count those), ``E(B) = E_min (1 + B /

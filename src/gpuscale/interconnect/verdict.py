@@ -16,13 +16,13 @@ Each verdict carries the peak against earlier sweeps that ran alike
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS, get_preset
 from gpuscale.interconnect.changes import SweepChange, sweep_change
-from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node
+from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node, sweep_ring
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
@@ -124,11 +124,15 @@ def judge(
     preset: str | None = None,
     env: Mapping[str, str] | None = None,
     nics_per_node: int | None = None,
+    gpus: Sequence[int] | None = None,
 ) -> list[OpVerdict]:
     """One verdict per collective of the latest sweep (see the module docstring);
     ``nics_per_node``: the NICs of each node a sweep across nodes went through (None: one
     per device, as the advice assumes); ``ValueError`` below 1. ``preset`` is read whatever
-    its case; an unknown one raises ``KeyError`` naming the closest and the known ones."""
+    its case; an unknown one raises ``KeyError`` naming the closest and the known ones.
+    ``gpus``: the indices of ``topology``'s GPUs a one-node sweep's ranks ran on, in rank
+    order (None: as its header says, ``expected.sweep_gpus``); the expected figure and the
+    causes named are those of their ring."""
     if nics_per_node is not None and nics_per_node < 1:
         raise ValueError(f"NICs per node must be at least 1, got {nics_per_node}")
     if preset is not None:
@@ -145,7 +149,12 @@ def judge(
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
         ranks = int(best["ranks"])
-        expected, reference = expected_busbw(header, topology, preset, ranks, nics_per_node)
+        ring = sweep_ring(header, topology, preset, ranks, gpus)
+        expected, reference = expected_busbw(
+            header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
+        )
+        # the links the ranks crossed: those between their GPUs, on one node
+        local = topology.within(ring.gpus) if topology is not None and ring else topology
         ratio = peak / expected if expected else None
         if ratio is None:
             verdict = NO_REFERENCE
@@ -155,7 +164,7 @@ def judge(
             verdict = next((v for share, v in _SHARES if ratio >= share), SUSPICIOUS)
         causes = []
         if verdict in (LOW, SUSPICIOUS):
-            causes = _causes(topology, env, header.get("nccl"))
+            causes = _causes(local, env, header.get("nccl"))
             if nodes > 1 and preset and PRESETS[preset].kind == "network":
                 nics = nics_per_node or per_node(ranks, nodes)
                 causes.insert(0, _FEWER_NICS.format(nics=nics, preset=preset))

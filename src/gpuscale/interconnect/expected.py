@@ -121,6 +121,13 @@ def expected_busbw(
         if not ring.busbw_gbs:
             return None, "the link was not detected: pass --interconnect or --topo-file"
         expected, reference = ring.busbw_gbs, ring_words(topology.within(ring.gpus), _SLOWEST)
+        whole = (topology.preset(), topology.expected_busbw_gbs())
+        if (ring.preset, ring.busbw_gbs) != whole:  # a few GPUs whose ring is not the node's
+            node = "no figure" if whole[1] is None else f"{number(whole[1])} GB/s"
+            reference = (
+                f"GPUs {gpu_span(ring.gpus)}'s ring ({reference}), not the ring of the "
+                f"node's {len(topology.gpus)} GPUs ({whole[0] or 'unknown link'}, {node})"
+            )
     elif topology is not None and topology.expected_busbw_gbs():
         expected = topology.expected_busbw_gbs()
         reference = ring_words(topology, _SLOWEST)
@@ -135,6 +142,13 @@ def expected_busbw(
 
 
 _SLOWEST = "the slowest link between these GPUs"
+
+
+def gpu_span(gpus: Sequence[int]) -> str:
+    """GPUs by index as a person writes them: ``0-3`` for a run upwards, else ``3,1``."""
+    if len(gpus) > 1 and list(gpus) == list(range(gpus[0], gpus[0] + len(gpus))):
+        return f"{gpus[0]}-{gpus[-1]}"
+    return ",".join(map(str, gpus))
 
 
 def ring_words(topology: Topology, slowest: str) -> str:

@@ -47,6 +47,28 @@ class OpVerdict:
     reference: str
     causes: list[str] = field(default_factory=list)
     change: SweepChange | None = None  # None: no earlier sweep ran alike
+    # the topology's GPUs the expected figure is the ring of, that ring's link class and
+    # preset (``Topology.ring_of``); None where it is no ring of the topology's (a preset
+    # set it, CPU processes, a sweep across nodes, no topology)
+    gpus: tuple[int, ...] | None = None
+    ring_link: str | None = None
+    ring_preset: str | None = None
+
+    def to_dict(self) -> dict[str, JSON]:
+        """The verdict as JSON: its figures, the ring judged against and the sentence."""
+        return {
+            "op": self.op,
+            "peak_busbw_gbs": self.peak_busbw_gbs,
+            "peak_size_bytes": self.peak_size_bytes,
+            "expected_busbw_gbs": self.expected_busbw_gbs,
+            "ratio": self.ratio,
+            "verdict": self.verdict,
+            "gpus": None if self.gpus is None else list(self.gpus),
+            "ring_link": self.ring_link,
+            "ring_preset": self.ring_preset,
+            "causes": list(self.causes),
+            "sentence": self.sentence(),
+        }
 
     def sentence(self) -> str:
         text = (
@@ -155,6 +177,7 @@ def judge(
         )
         # the links the ranks crossed: those between their GPUs, on one node
         local = topology.within(ring.gpus) if topology is not None and ring else topology
+        ring = ring if expected is not None else None  # the figure is that ring's
         ratio = peak / expected if expected else None
         if ratio is None:
             verdict = NO_REFERENCE
@@ -191,6 +214,9 @@ def judge(
                 reference=reference,
                 causes=causes,
                 change=sweep_change(ok, sweeps.headers, str(op), latest, ranks),
+                gpus=ring.gpus if ring else None,
+                ring_link=ring.link if ring else None,
+                ring_preset=ring.preset if ring else None,
             )
         )
     return out

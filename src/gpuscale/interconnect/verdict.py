@@ -2,14 +2,15 @@
 link should give, against earlier sweeps, and what to check when it falls short.
 
 Per collective, the peak bus bandwidth of the latest sweep (its largest sizes) is read as
-a share of the expected figure (``Topology.expected_busbw_gbs`` or a named preset, see
-``gpuscale.hardware.links``): at least 70% is **normal**, 35-70% **low**, below
-35% **suspicious**, and more than 115% **suspicious** too unless NVLink SHARP explains it
-(an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
-exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
-preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
-sweep on one node is not judged against a network preset (no network was crossed); a
-sweep across nodes is, through its NICs as the advice costs the network (``expected``).
+a share of the expected figure (the ring of the GPUs a one-node sweep ran on,
+``expected.sweep_ring``, or a named preset, see ``gpuscale.hardware.links``): at least 70%
+is **normal**, 35-70% **low**, below 35% **suspicious**, and more than 115% **suspicious**
+too unless NVLink SHARP explains it (an all-reduce through NVSwitch on Hopper or
+Blackwell: the switch reduces, so busbw exceeds the link; ~480 GB/s on 8 H100s). CPU
+processes have no reference, not even a preset asked for (a GPU-to-GPU link's or a
+network's: the verdict says which), and a sweep on one node is not judged against a
+network preset (no network was crossed); a sweep across nodes is, through its NICs as the
+advice costs the network (``expected``).
 Each verdict carries the peak against earlier sweeps that ran alike
 (:mod:`gpuscale.interconnect.changes`: a drop, a rise, noise or within 15%).
 """

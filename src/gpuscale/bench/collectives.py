@@ -259,6 +259,8 @@ def _header(config: CollectivesConfig, sweep_id: str, device: torch.device) -> d
         "backend": dist.get_backend(),
         "device": device.type,
         "device_name": env.get("device_name"),
+        # the GPUs local rank k may take (the k-th named): whose ring the verdict expects
+        "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "versions": {
             "torch": torch.__version__,
             "cuda": torch.version.cuda,

@@ -22,8 +22,9 @@ from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import ResultsError
 from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
-from gpuscale.bench.telemetry import topology_here
+from gpuscale.bench.telemetry import topology_here, visible_uuids
 from gpuscale.hardware.links import get_preset
+from gpuscale.interconnect.expected import sweep_gpus
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
@@ -33,6 +34,8 @@ from gpuscale.tables.refusals import as_options
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from gpuscale.interconnect.topology import Topology
 
 
 class SweepError(Exception):
@@ -182,13 +185,31 @@ def check_interconnect(
             raise ValueError(exc.args[0]) from None
     topology = topology_here(topo_file, gpu) if topo_file else None  # a bad file: before
     done = run_collectives(config, asked.out, world, oversubscribe=asked.oversubscribe)
+    gpus = None  # a saved matrix's: as the sweep's header names them (CUDA_VISIBLE_DEVICES)
     if not topo_file and done.device == "cuda":
-        topology = topology_here(None, gpu)  # NVML's, on the GPUs the sweep ran
-    nvlink = bool(topology and topology.ring_link() == "NV")  # the all-reduce ring's
+        topology = topology_here(None, gpu)  # NVML's, of the GPUs visible here
+        gpus = ranks_gpus(topology, visible_uuids(), world)
+    nvlink = False  # the ring of the GPUs the ranks ran on runs over NVLink
+    if topology is not None:
+        header = done.sweeps.headers.get(done.sweep_id, {})
+        ring = topology.ring_of(sweep_gpus(header, topology, world) if gpus is None else gpus)
+        nvlink = ring.link == "NV"
+    verdicts = judge(done.sweeps, topology=topology, preset=preset, env=done.env, gpus=gpus)
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],
-        verdicts=[
-            v.sentence() for v in judge(done.sweeps, topology=topology, preset=preset, env=done.env)
-        ],
+        verdicts=[v.sentence() for v in verdicts],
     )
+
+
+def ranks_gpus(topology: Topology | None, uuids: list[str] | None, world: int) -> tuple[int, ...]:
+    """The indices of the GPUs of NVML's ``topology`` (the visible GPUs, in NVML's order)
+    local ranks 0..world-1 take: the first ``world`` of ``uuids`` (torch's order, that of
+    ``CUDA_VISIBLE_DEVICES``), else the first ``world`` of the topology's."""
+    count = len(topology.gpus) if topology is not None else 0
+    first = tuple(range(min(world, count)))
+    if topology is None or uuids is None or world >= count:
+        return first
+    at = {g.uuid: i for i, g in enumerate(topology.gpus) if g.uuid}
+    gpus = tuple(at[u] for u in uuids[:world] if u in at)
+    return gpus if len(gpus) == world else first

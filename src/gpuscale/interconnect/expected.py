@@ -2,9 +2,13 @@
 reads the peak against, and the words saying what that figure is.
 
 A named preset (``gpuscale.hardware.links``), else the link of the ring NCCL builds through
-the topology's GPUs (``Topology.ring_link``, ``Topology.expected_busbw_gbs``: the slowest
-pair's where every ring crosses it); none for CPU processes (gloo over host memory,
-whatever was asked), nor for a network preset on one node (no network was crossed).
+the GPUs the sweep ran on (``Topology.ring_of``, by the rules of ``Topology.ring_link`` and
+``Topology.expected_busbw_gbs``: the slowest pair's where every ring crosses it); none for
+CPU processes (gloo over host memory, whatever was asked), nor for a network preset on one
+node (no network was crossed). On one node torchrun's local rank k takes visible device k,
+so n ranks run on the first n GPUs ``CUDA_VISIBLE_DEVICES`` names (the sweep header's
+``visible_devices``), else GPUs 0..n-1 (:func:`sweep_gpus`): 2 ranks of a DGX-1 V100 on
+GPUs 0-1 share one NVLink (20 GB/s), not the 8 GPUs' ring of 6 a GPU (120 GB/s).
 
 Across nodes, a network preset is one NIC's figure (``ib-ndr400``: 48 GB/s), not the
 sweep's: NCCL builds its rings through the NICs, so the sweep should reach what the advice
@@ -23,12 +27,12 @@ link only is said to be judged against the node's own link, an upper bound.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpuscale.hardware.device_names import lookup
 from gpuscale.hardware.links import PRESETS, LinkPreset, usual_preset
 from gpuscale.interconnect.network import ring_through_nics_gbs
-from gpuscale.interconnect.topology import Topology
+from gpuscale.interconnect.topology import Ring, Topology
 from gpuscale.quantities import number
 from gpuscale.tables.json_depth import JSON
 
@@ -48,16 +52,54 @@ def per_node(ranks: int, nodes: int) -> int:
     return max(1, ranks // nodes)
 
 
+def sweep_gpus(header: Header, topology: Topology, ranks: int) -> tuple[int, ...]:
+    """The indices of ``topology``'s GPUs a one-node sweep of ``ranks`` ranks ran on, in
+    rank order: the first ``ranks`` names of ``CUDA_VISIBLE_DEVICES`` as the header
+    recorded it (``visible_devices``; an index of the node's GPUs, or a UUID the topology
+    knows), else GPUs 0..ranks-1 (a sweep that recorded none, or names this topology does
+    not hold); every GPU where the ranks are as many or more, or fewer than two."""
+    count = len(topology.gpus)
+    if not 2 <= ranks < count:
+        return tuple(range(count))
+    first = tuple(range(ranks))
+    visible = header.get("visible_devices")
+    if not isinstance(visible, str):
+        return first
+    uuids = {g.uuid: i for i, g in enumerate(topology.gpus) if g.uuid}
+    names = [name.strip() for name in visible.split(",")][:ranks]
+    gpus = tuple(int(x) if x.isdigit() else uuids.get(x, count) for x in names)
+    if len(set(gpus)) < ranks or max(gpus) >= count:
+        return first
+    return gpus
+
+
+def sweep_ring(
+    header: Header,
+    topology: Topology | None,
+    preset: str | None,
+    ranks: int,
+    gpus: Sequence[int] | None = None,
+) -> Ring | None:
+    """The ring the expected figure is of: that through ``gpus`` (default
+    :func:`sweep_gpus`) on one node judged against the topology; None where a preset, CPU
+    processes or several nodes set it (the module's docstring) or there is no topology."""
+    if topology is None or preset or header.get("device") == "cpu" or nodes_of(header) > 1:
+        return None
+    return topology.ring_of(sweep_gpus(header, topology, ranks) if gpus is None else gpus)
+
+
 def expected_busbw(
     header: Header,
     topology: Topology | None,
     preset: str | None,
     ranks: int,
     nics_per_node: int | None,
+    gpus: Sequence[int] | None = None,
 ) -> tuple[float | None, str]:
     """The bus bandwidth (GB/s) a sweep with ``header`` on ``ranks`` ranks should reach
     and the words saying what it is (the module's docstring); None where no figure is a
-    test of it, the words then saying why."""
+    test of it, the words then saying why. ``gpus``: the topology's GPUs the ranks ran on
+    (one node; default :func:`sweep_gpus`)."""
     asked = ""  # what a figure asked for links, said where it is no test of this sweep
     if preset:
         asked = f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
@@ -75,9 +117,20 @@ def expected_busbw(
         p = PRESETS[preset]
         devices = per_node(ranks, nodes)
         expected, reference = p.busbw_at(devices), f"{p.name} ({p.description}){_mesh(p, devices)}"
+    elif topology is not None and (ring := sweep_ring(header, topology, None, ranks, gpus)):
+        if not ring.busbw_gbs:
+            return None, "the link was not detected: pass --interconnect or --topo-file"
+        expected, reference = ring.busbw_gbs, ring_words(topology.within(ring.gpus), _SLOWEST)
+        whole = (topology.preset(), topology.expected_busbw_gbs())
+        if (ring.preset, ring.busbw_gbs) != whole:  # a few GPUs whose ring is not the node's
+            node = "no figure" if whole[1] is None else f"{number(whole[1])} GB/s"
+            reference = (
+                f"GPUs {gpu_span(ring.gpus)}'s ring ({reference}), not the ring of the "
+                f"node's {len(topology.gpus)} GPUs ({whole[0] or 'unknown link'}, {node})"
+            )
     elif topology is not None and topology.expected_busbw_gbs():
         expected = topology.expected_busbw_gbs()
-        reference = ring_words(topology, "the slowest link between these GPUs")
+        reference = ring_words(topology, _SLOWEST)
     else:
         return None, "the link was not detected: pass --interconnect or --topo-file"
     if nodes > 1:  # the network between the nodes can only lower it
@@ -86,6 +139,16 @@ def expected_busbw(
             "--interconnect ib-ndr400, say), so the node's own link only, an upper bound"
         )
     return expected, reference
+
+
+_SLOWEST = "the slowest link between these GPUs"
+
+
+def gpu_span(gpus: Sequence[int]) -> str:
+    """GPUs by index as a person writes them: ``0-3`` for a run upwards, else ``3,1``."""
+    if len(gpus) > 1 and list(gpus) == list(range(gpus[0], gpus[0] + len(gpus))):
+        return f"{gpus[0]}-{gpus[-1]}"
+    return ",".join(map(str, gpus))
 
 
 def ring_words(topology: Topology, slowest: str) -> str:

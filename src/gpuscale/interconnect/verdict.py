@@ -2,27 +2,28 @@
 link should give, against earlier sweeps, and what to check when it falls short.
 
 Per collective, the peak bus bandwidth of the latest sweep (its largest sizes) is read as
-a share of the expected figure (``Topology.expected_busbw_gbs`` or a named preset, see
-``gpuscale.hardware.links``): at least 70% is **normal**, 35-70% **low**, below
-35% **suspicious**, and more than 115% **suspicious** too unless NVLink SHARP explains it
-(an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
-exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
-preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
-sweep on one node is not judged against a network preset (no network was crossed); a
-sweep across nodes is, through its NICs as the advice costs the network (``expected``).
+a share of the expected figure (the ring of the GPUs a one-node sweep ran on,
+``expected.sweep_ring``, or a named preset, see ``gpuscale.hardware.links``): at least 70%
+is **normal**, 35-70% **low**, below 35% **suspicious**, and more than 115% **suspicious**
+too unless NVLink SHARP explains it (an all-reduce through NVSwitch on Hopper or
+Blackwell: the switch reduces, so busbw exceeds the link; ~480 GB/s on 8 H100s). CPU
+processes have no reference, not even a preset asked for (a GPU-to-GPU link's or a
+network's: the verdict says which), and a sweep on one node is not judged against a
+network preset (no network was crossed); a sweep across nodes is, through its NICs as the
+advice costs the network (``expected``).
 Each verdict carries the peak against earlier sweeps that ran alike
 (:mod:`gpuscale.interconnect.changes`: a drop, a rise, noise or within 15%).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS, get_preset
 from gpuscale.interconnect.changes import SweepChange, sweep_change
-from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node
+from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node, sweep_ring
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
@@ -47,6 +48,28 @@ class OpVerdict:
     reference: str
     causes: list[str] = field(default_factory=list)
     change: SweepChange | None = None  # None: no earlier sweep ran alike
+    # the topology's GPUs the expected figure is the ring of, that ring's link class and
+    # preset (``Topology.ring_of``); None where it is no ring of the topology's (a preset
+    # set it, CPU processes, a sweep across nodes, no topology)
+    gpus: tuple[int, ...] | None = None
+    ring_link: str | None = None
+    ring_preset: str | None = None
+
+    def to_dict(self) -> dict[str, JSON]:
+        """The verdict as JSON: its figures, the ring judged against and the sentence."""
+        return {
+            "op": self.op,
+            "peak_busbw_gbs": self.peak_busbw_gbs,
+            "peak_size_bytes": self.peak_size_bytes,
+            "expected_busbw_gbs": self.expected_busbw_gbs,
+            "ratio": self.ratio,
+            "verdict": self.verdict,
+            "gpus": None if self.gpus is None else list(self.gpus),
+            "ring_link": self.ring_link,
+            "ring_preset": self.ring_preset,
+            "causes": list(self.causes),
+            "sentence": self.sentence(),
+        }
 
     def sentence(self) -> str:
         text = (
@@ -124,11 +147,15 @@ def judge(
     preset: str | None = None,
     env: Mapping[str, str] | None = None,
     nics_per_node: int | None = None,
+    gpus: Sequence[int] | None = None,
 ) -> list[OpVerdict]:
     """One verdict per collective of the latest sweep (see the module docstring);
     ``nics_per_node``: the NICs of each node a sweep across nodes went through (None: one
     per device, as the advice assumes); ``ValueError`` below 1. ``preset`` is read whatever
-    its case; an unknown one raises ``KeyError`` naming the closest and the known ones."""
+    its case; an unknown one raises ``KeyError`` naming the closest and the known ones.
+    ``gpus``: the indices of ``topology``'s GPUs a one-node sweep's ranks ran on, in rank
+    order (None: as its header says, ``expected.sweep_gpus``); the expected figure and the
+    causes named are those of their ring."""
     if nics_per_node is not None and nics_per_node < 1:
         raise ValueError(f"NICs per node must be at least 1, got {nics_per_node}")
     if preset is not None:
@@ -145,7 +172,13 @@ def judge(
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
         ranks = int(best["ranks"])
-        expected, reference = expected_busbw(header, topology, preset, ranks, nics_per_node)
+        ring = sweep_ring(header, topology, preset, ranks, gpus)
+        expected, reference = expected_busbw(
+            header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
+        )
+        # the links the ranks crossed: those between their GPUs, on one node
+        local = topology.within(ring.gpus) if topology is not None and ring else topology
+        ring = ring if expected is not None else None  # the figure is that ring's
         ratio = peak / expected if expected else None
         if ratio is None:
             verdict = NO_REFERENCE
@@ -155,7 +188,7 @@ def judge(
             verdict = next((v for share, v in _SHARES if ratio >= share), SUSPICIOUS)
         causes = []
         if verdict in (LOW, SUSPICIOUS):
-            causes = _causes(topology, env, header.get("nccl"))
+            causes = _causes(local, env, header.get("nccl"))
             if nodes > 1 and preset and PRESETS[preset].kind == "network":
                 nics = nics_per_node or per_node(ranks, nodes)
                 causes.insert(0, _FEWER_NICS.format(nics=nics, preset=preset))
@@ -182,6 +215,9 @@ def judge(
                 reference=reference,
                 causes=causes,
                 change=sweep_change(ok, sweeps.headers, str(op), latest, ranks),
+                gpus=ring.gpus if ring else None,
+                ring_link=ring.link if ring else None,
+                ring_preset=ring.preset if ring else None,
             )
         )
     return out

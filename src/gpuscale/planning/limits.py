@@ -45,8 +45,8 @@ class Reach:
     """What the workload's measured systems span (any family, any round of the data)."""
 
     workload: str
-    smallest: int  # fewest accelerators any system ran the workload on
-    largest: int  # most accelerators any system ran it on
+    smallest: int  # fewest accelerators a scored result ran the workload on (the fits')
+    largest: int  # most accelerators a scored result ran it on
     per_device_batch: float  # smallest global batch / accelerators of any system (samples)
 
 
@@ -129,8 +129,8 @@ def refusals(
         )
     if octaves_beyond(n, data) > REFUSE_OCTAVES:
         out.append(
-            f"{NO_TIME}more than {REFUSE_OCTAVES:g} octaves beyond the largest count any "
-            f"system of {data.workload} ran ({data.largest:,}): the plan stops at "
+            f"{NO_TIME}more than {REFUSE_OCTAVES:g} octaves beyond the largest count a "
+            f"scored result of {data.workload} ran ({data.largest:,}): the plan stops at "
             f"{round(data.largest * 2**REFUSE_OCTAVES):,}"
         )
     return out
@@ -141,7 +141,7 @@ def far_flag(n: int, data: Reach) -> str:
     if FAR_OCTAVES < octaves_beyond(n, data) <= REFUSE_OCTAVES:
         return (
             f"far beyond the data: more than {FAR_OCTAVES:g} octave beyond the largest count "
-            f"any system of {data.workload} ran ({data.largest:,}), an extrapolation"
+            f"a scored result of {data.workload} ran ({data.largest:,}), an extrapolation"
         )
     return ""
 

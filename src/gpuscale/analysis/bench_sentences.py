@@ -7,7 +7,6 @@ json`` that carries both the numbers and these sentences."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -87,7 +86,7 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     )
 
 
-def bench_document(table: pd.DataFrame) -> dict[str, Any]:
+def bench_document(table: pd.DataFrame) -> dict[str, object]:
     """A bench table's scaling, failed runs and break-even sizes as one document (the
     ``bench`` part of ``analyze -f json``)."""
     scaling = bench_scaling(table)

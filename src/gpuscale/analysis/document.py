@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +69,7 @@ SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DE
 PICK_INTERVAL: tuple[str, ...] = ("time_to_train_min_ci_low", "time_to_train_min_ci_high")
 
 
-def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str, Any] | None:
+def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str, object] | None:
     """A pick's fields, and from ``table`` (the analysis' rows) its system's 95% interval
     of the time to train (``PICK_INTERVAL``: null where the row has none)."""
     if pick is None:
@@ -88,7 +87,7 @@ def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str
     return fields
 
 
-def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict[str, Any]:
+def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict[str, object]:
     """An equilibrium's picks, each with its interval where ``table`` is given."""
     return {
         "scope": eq.scope,
@@ -103,8 +102,8 @@ def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict
     }
 
 
-def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
-    def one(ref: Reference) -> dict[str, Any]:
+def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, object]:
+    def one(ref: Reference) -> dict[str, object]:
         return {
             "submitter": ref.submitter,
             "system_id": ref.system_id,
@@ -196,8 +195,8 @@ def analysed_json(analysed: Analysed, scores: pd.DataFrame, bench: dict | None) 
 
 
 def as_json(
-    results: list[WorkloadAnalysis], options: AnalysisOptions, scores: Any = None
-) -> list[dict[str, Any]]:
+    results: list[WorkloadAnalysis], options: AnalysisOptions, scores: pd.DataFrame | None = None
+) -> list[dict[str, object]]:
     """The documented JSON shape: one object per (round, benchmark); with ``scores``
     (the rounds' scores table), ``study_table_i``: the study's Table I set against them
     (``analysis.study_table``), else null."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -327,12 +326,28 @@ def scaling_table(
 
 
 def workload_scaling_table(
-    scores: pd.DataFrame, workload: str, *, reference: str = "study", **filters: Any
+    scores: pd.DataFrame,
+    workload: str,
+    *,
+    reference: str = "study",
+    division: str | None = None,
+    availability: str | None = None,
+    families: list[str] | None = None,
+    duplicates: bool = False,
 ) -> pd.DataFrame:
     """:func:`scaling_table` of a workload as the data names it (its cross-round name or
     a folder's), unchecked: empty where ``scores`` lack it (a round without it).
-    ``filters``: :func:`scored_systems`'s (division, availability, families, duplicates)."""
-    frame = _with_units(scored_systems(scores, **filters))
+    ``division``, ``availability``, ``families``, ``duplicates``: :func:`scored_systems`'s
+    filters."""
+    frame = _with_units(
+        scored_systems(
+            scores,
+            division=division,
+            availability=availability,
+            families=families,
+            duplicates=duplicates,
+        )
+    )
     frame = frame[of_workload(frame, workload).to_numpy(bool)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))

@@ -50,7 +50,7 @@ import difflib
 import json
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.device_names import lookup
@@ -73,12 +73,91 @@ class NvlinkGeneration:
 # source (and a note where the source says otherwise); tests/advice/test_parameters.py
 # pins them.
 LINKS_FILE = "links.json"
-_DATA: dict[str, Any] = json.loads((resources.files("gpuscale") / "data" / LINKS_FILE).read_text())
 
 
-def _value(entry: dict[str, Any]) -> Any:
-    """The value of a sourced entry of ``data/links.json`` (``{"value", "unit", "source"}``)."""
-    return entry["value"]
+class Said(TypedDict, total=False):
+    """The note some sourced entries have."""
+
+    note: str  # where the source says otherwise (the value is kept)
+
+
+class Sourced(Said):
+    """A sourced entry of ``data/links.json``: ``{"value", "unit", "source"}`` (and a note)."""
+
+    unit: str
+    source: str
+
+
+class SourcedRate(Sourced):
+    value: float
+
+
+class SourcedCount(Sourced):
+    value: int
+
+
+class SourcedText(Sourced):
+    value: str
+
+
+class SourcedRateOrNone(Sourced):
+    value: float | None  # none known
+
+
+class SourcedCountOrNone(Sourced):
+    value: int | None  # none known
+
+
+class SourcedRates(Sourced):
+    value: dict[str, float]  # by PCIe generation, by CPU vendor
+
+
+class _Nvlink(TypedDict):
+    architecture: str
+    line_rate_gbs: SourcedRate
+    nccl_gbs: SourcedRate
+    links_per_gpu: SourcedCount
+
+
+class _Fabric(TypedDict):
+    architecture: str
+    catalogue_architecture: str
+    line_rate_gbs: SourcedRate
+    rccl_gbs: SourcedRate
+    links_per_gpu: SourcedCount
+
+
+class _PresetMeshed(TypedDict, total=False):
+    """What some presets have: the link class assumed, a mesh's links per GPU."""
+
+    link_class: SourcedText
+    mesh_links: SourcedCountOrNone
+
+
+class _Preset(_PresetMeshed):
+    kind: str
+    description: str
+    busbw_gbs: SourcedRate
+    hop_latency_us: SourcedRate
+    line_rate_gbs: SourcedRateOrNone
+
+
+class _Links(TypedDict):
+    """``data/links.json``."""
+
+    about: str
+    nccl_tuning: str
+    nvlink: dict[str, _Nvlink]
+    infinity_fabric: dict[str, _Fabric]
+    pcie_lane_gbs: SourcedRates
+    nccl_pci_gen3_x16_gbs: SourcedRate
+    shm_typical_gbs: SourcedRate
+    cross_socket_gbs: SourcedRates
+    nccl_net_gbs_per_100gbit: SourcedRate
+    presets: dict[str, _Preset]
+
+
+_DATA: _Links = json.loads((resources.files("gpuscale") / "data" / LINKS_FILE).read_text())
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +177,9 @@ class FabricGeneration:
 NVLINK: dict[str, NvlinkGeneration] = {
     name: NvlinkGeneration(
         name,
-        _value(g["line_rate_gbs"]),
-        _value(g["nccl_gbs"]),
-        _value(g["links_per_gpu"]),
+        g["line_rate_gbs"]["value"],
+        g["nccl_gbs"]["value"],
+        g["links_per_gpu"]["value"],
         g["architecture"],
     )
     for name, g in _DATA["nvlink"].items()
@@ -109,9 +188,9 @@ NVLINK: dict[str, NvlinkGeneration] = {
 INFINITY_FABRIC: dict[str, FabricGeneration] = {
     name: FabricGeneration(
         name,
-        _value(g["line_rate_gbs"]),
-        _value(g["rccl_gbs"]),
-        _value(g["links_per_gpu"]),
+        g["line_rate_gbs"]["value"],
+        g["rccl_gbs"]["value"],
+        g["links_per_gpu"]["value"],
         g["architecture"],
         g["catalogue_architecture"],
     )
@@ -150,12 +229,12 @@ def implies_card(link_name: str) -> bool | None:
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
 
 # PCIe: line rate per lane and direction (GB/s), by generation.
-PCIE_LANE_GBS = {int(gen): rate for gen, rate in _value(_DATA["pcie_lane_gbs"]).items()}
-NCCL_PCI_GEN3_X16_GBS = _value(_DATA["nccl_pci_gen3_x16_gbs"])  # scaled by generation, width
+PCIE_LANE_GBS = {int(gen): rate for gen, rate in _DATA["pcie_lane_gbs"]["value"].items()}
+NCCL_PCI_GEN3_X16_GBS = _DATA["nccl_pci_gen3_x16_gbs"]["value"]  # scaled by generation, width
 # Host memory between GPUs without P2P (NCCL's SHM transport, the default beyond PXB).
-SHM_TYPICAL_GBS = _value(_DATA["shm_typical_gbs"])
-CROSS_SOCKET_GBS = _value(_DATA["cross_socket_gbs"])
-NCCL_NET_GBS_PER_100GBIT = _value(_DATA["nccl_net_gbs_per_100gbit"])
+SHM_TYPICAL_GBS = _DATA["shm_typical_gbs"]["value"]
+CROSS_SOCKET_GBS = _DATA["cross_socket_gbs"]["value"]
+NCCL_NET_GBS_PER_100GBIT = _DATA["nccl_net_gbs_per_100gbit"]["value"]
 
 
 def nvlink_for_gpu(name: str | None) -> str | None:
@@ -331,18 +410,18 @@ def mesh_busbw_gbs(full_gbs: float, mesh_links: int | None, ranks: int) -> float
 PRESETS: dict[str, LinkPreset] = {
     name: LinkPreset(
         name,
-        _value(p["busbw_gbs"]),
-        _value(p["hop_latency_us"]),
+        p["busbw_gbs"]["value"],
+        p["hop_latency_us"]["value"],
         p["description"],
-        _value(p["line_rate_gbs"]),
+        p["line_rate_gbs"]["value"],
         p["kind"],
-        _value(p["link_class"]) if "link_class" in p else None,
-        _value(p["mesh_links"]) if "mesh_links" in p else None,
+        p["link_class"]["value"] if "link_class" in p else None,
+        p["mesh_links"]["value"] if "mesh_links" in p else None,
     )
     for name, p in _DATA["presets"].items()
 }
 # Where each assumed link class is said: its source and note (``data/links.json``).
-ASSUMED_CLASS_SAID: dict[str, dict[str, str]] = {
+ASSUMED_CLASS_SAID: dict[str, SourcedText] = {
     name: p["link_class"] for name, p in _DATA["presets"].items() if "link_class" in p
 }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 
@@ -109,7 +109,20 @@ def advised_scope(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
     return said
 
 
-def _differs(row: Any, model: str, platform: str) -> str:
+class ScalingRow(Protocol):
+    """A row of ``DataFrame.itertuples`` over ``analysis.bench_scaling``'s table."""
+
+    model: str
+    configuration: str
+    platform: str
+    scaling: str  # "weak" or "strong"
+    accelerators: int
+    batch_per_device: int
+    global_batch: int
+    speedup: float
+
+
+def _differs(row: ScalingRow, model: str, platform: str) -> str:
     """``another model and device``: what a run measured other than the advice's."""
     parts = [
         word
@@ -119,7 +132,7 @@ def _differs(row: Any, model: str, platform: str) -> str:
     return f"another {joined(parts) or 'configuration'}"
 
 
-def measured_speedup(r: Any) -> str:  # a row of itertuples
+def measured_speedup(r: ScalingRow) -> str:
     """A run's measured speedup as the report says it: ``mlp-4m 0.34x on 2 (CPU processes,
     gloo, batch 8 per device at each count)``: its device and backend, and the batch its
     speedup kept (weak scaling's per-device batch; strong scaling's global batch): a

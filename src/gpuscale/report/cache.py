@@ -61,7 +61,7 @@ class Cache:
 
     folder: Path | None = None
 
-    def key(self, *inputs: Any) -> str:
+    def key(self, *inputs: object) -> str:
         """The key of a result made from ``inputs`` (picklable) by this code; ``""``
         without a folder (nothing to look up: the inputs are not even pickled)."""
         if self.folder is None:
@@ -86,7 +86,7 @@ class Cache:
             log.info("cache entry %s unreadable (%s): recomputed", key, exc)
             return None
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: object) -> None:
         """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache)."""
         if self.folder is None:
             return

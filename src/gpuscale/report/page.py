@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -29,7 +29,7 @@ from gpuscale.quantities import (
     of_the,
     span,
 )
-from gpuscale.report.republished_words import Firsts, answer_since, key_of
+from gpuscale.report.republished_words import AnswerRow, Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
 from gpuscale.report.workload_figures import RenderedFigure
@@ -75,9 +75,10 @@ class Section:
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+T = TypeVar("T")
 
 
-def code_spans(value: Any) -> Any:
+def code_spans(value: T) -> T | Markup:
     """A text's `backtick` spans (a command to run: ``gpuscale plan --round ...``) as
     ``<code>``, the rest escaped as autoescape escapes it; anything else as it is. The
     page's every ``{{ }}`` passes here: its sentences name commands as the terminal's do,
@@ -274,7 +275,7 @@ def answer_rows(
     return rows
 
 
-def _answer_cell(pick: Any, since: str = "") -> str:
+def _answer_cell(pick: AnswerRow, since: str = "") -> str:
     """One criterion's answer: the count and the system (``since``: where it was first
     published, if in an earlier round), or why there is none; a pick that compares
     hardware rather than scaling says so in the same cell."""
@@ -370,7 +371,7 @@ def render_html(
     )
 
 
-def _systems_said(tables: Any) -> str:
+def _systems_said(tables: RoundTables) -> str:
     """``83 systems``: those with a result counted once, as `gpuscale dataset` counts them
     (not every system description: some have no result), and the descriptions with no
     result at all said apart (v4.1: Oracle's three)."""

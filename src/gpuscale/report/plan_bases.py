@@ -8,7 +8,7 @@ two counts differ, what each basis gives at both counts, from both tables."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -16,6 +16,9 @@ from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.quantities import filled, fixed_apart, joined, number
 from gpuscale.tables import display_name
+
+if TYPE_CHECKING:  # its types alone: the plan section imports the planning engine
+    from gpuscale.report.plan_section import PlanData, PlanSection
 
 LABEL = "E' >= "
 
@@ -25,13 +28,13 @@ def _threshold(label: str) -> float:
     return float(label.removeprefix(LABEL).split(" ")[0])
 
 
-def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], tuple[Any, str]]:
+def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], tuple[int, str]]:
     """E' of each planned count without flags as a share of the best of them (the rows the
-    plan's "stops paying" picks are made over), and the label of its E' threshold pick
-    with the count it marks (``("", "")`` where it marks none)."""
+    plan's "stops paying" picks are made over), and the count its E' threshold pick marks
+    with the pick's label (``(0, "")`` where it marks none)."""
     kept = table[(table["flags"] == "") & table["time_to_train_min"].notna()]
     if kept.empty:
-        return {}, ("", "")
+        return {}, (0, "")
     n0, t0 = float(kept["accelerators"].iloc[0]), float(kept["time_to_train_min"].iloc[0])
     e = {
         int(n): n0 * t0 / (float(n) * float(t))
@@ -44,7 +47,7 @@ def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], tuple[Any, st
         for part in str(cell).split(", ")
         if part.startswith(LABEL)
     ]
-    return {n: v / best for n, v in e.items()}, next(iter(marked), ("", ""))
+    return {n: v / best for n, v in e.items()}, next(iter(marked), (0, ""))
 
 
 def measured_shares(result: WorkloadAnalysis, family: str) -> pd.DataFrame:
@@ -110,7 +113,7 @@ def _in_plan(count: int, plan: dict[int, float], flags: dict[int, str]) -> str:
     return ", a count this plan does not ask"
 
 
-def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
+def bases_sentence(item: PlanData, result: WorkloadAnalysis) -> str:
     """The sentence beside ``item``'s plan (a ``PlanData``) on its E' threshold pick and
     the answer table's within the same family (``result``, the analysis of the plan's
     round): each basis, and where the counts differ, both bases at both counts; "" where
@@ -157,10 +160,10 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     )
 
 
-def with_bases(section: Any, results: list[WorkloadAnalysis]) -> Any:
+def with_bases(section: PlanSection | None, results: list[WorkloadAnalysis]) -> PlanSection | None:
     """``section`` (a ``PlanSection``) with :func:`bases_sentence` after each plan's words,
     against the analysis of its workload in the plan's round."""
-    if section is None or not getattr(section, "plans", None):
+    if section is None or not section.plans:
         return section
     findings = list(section.findings)
     for item in section.plans:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,9 @@ from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
 from gpuscale.tables.refusals import FieldError, as_options
 from gpuscale.tables.request_text import option_names
+
+if TYPE_CHECKING:  # its type alone: matplotlib only in the process that draws
+    from gpuscale.report.style import Chart
 
 COUNTS = (8, 16, 64, 256, 1024)
 SHOWN = {
@@ -50,18 +53,18 @@ class PlanSection:
     findings: list[str]
     figures: list[tuple[str, str, list[str]]]
     tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
-    plans: list[Any] = field(default_factory=list)  # the PlanData shown (plan_bases)
+    plans: list[PlanData] = field(default_factory=list)  # those shown (plan_bases)
     commands: list[str] = field(default_factory=list)  # the command of each table
     not_drawn: str = ""  # the figures left out and how to draw them (no finding)
 
 
-def _fixed(value: Any, spec: str) -> str:
+def _fixed(value: object, spec: str) -> str:
     """``value`` formatted by ``spec``; "" where it is missing (a count the plan gives no
     time: its cells were "nan" and "-")."""
     return "" if pd.isna(value) else format(value, spec)
 
 
-def _rows(table) -> list[dict[str, str]]:
+def _rows(table: pd.DataFrame) -> list[dict[str, str]]:
     """The plan table's rows as the report shows them, the plan's flags included (a
     flagged count is kept out of the "stops paying" picks, and the flag says why a faster
     count is not the one marked E' >= 0.8 x best)."""
@@ -205,7 +208,7 @@ def data_sentence(rounds: list[str], sources: Sequence[str] = ()) -> str:
     )
 
 
-def _plan_chart(item: PlanData) -> Any:
+def _plan_chart(item: PlanData) -> Chart:
     """The plan figure of ``item`` (``gpuscale.report.plan_figures``)."""
     # lazy: matplotlib, only in the process that draws (a report's figure worker)
     from gpuscale.report.plan_figures import plan_chart

@@ -11,7 +11,7 @@ republish earlier ones (:func:`republished_sentence`). Where each was first publ
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Protocol, TypeAlias
 
 import pandas as pd
 
@@ -24,7 +24,31 @@ Key = tuple[str, str]
 Firsts = Mapping[Key, str]
 
 
-def key_of(row: Any) -> Key:
+class Named(Protocol):
+    """A pick, a reference or a row of ``DataFrame.itertuples``: what names its result."""
+
+    @property
+    def org(self) -> object: ...
+
+    @property
+    def system_id(self) -> object: ...
+
+
+class AnswerRow(Protocol):
+    """A row of ``DataFrame.itertuples`` over ``analysis.answers``: one criterion's pick."""
+
+    accelerators: int  # an Int64 cell: pd.NA where the criterion picks nothing
+    note: str
+    submitter: str
+    system_name: str
+    time_to_train_min: float
+
+
+# a table row (``iterrows``, ``to_dict("records")``) or a record with the attributes
+Row: TypeAlias = Mapping[str, object] | pd.Series | Named
+
+
+def key_of(row: Row) -> Key:
     """The key of a table row, a pick or a reference (a mapping or attributes)."""
     if isinstance(row, Mapping | pd.Series):
         return str(row["org"]), str(row["system_id"])
@@ -41,13 +65,13 @@ def earlier_firsts(table: pd.DataFrame, marked: pd.DataFrame) -> dict[Key, str]:
     return {key_of(r): str(r["first_round"]) for _, r in joined_rows.iterrows()}
 
 
-def since(firsts: Firsts, row: Any) -> str:
+def since(firsts: Firsts, row: Row) -> str:
     """``, first published in v3.1`` for a result first published in an earlier round,
     else ""."""
     return filled(", first published in {}", firsts.get(key_of(row)))
 
 
-def answer_since(table: pd.DataFrame, firsts: Firsts, pick: Any) -> str:
+def answer_since(table: pd.DataFrame, firsts: Firsts, pick: AnswerRow) -> str:
     """:func:`since` for an answer row (``analysis.answers``: named by submitter, system
     name, count and time, the table row it was taken from)."""
     if not firsts or pd.isna(pick.accelerators):  # no pick: no system named

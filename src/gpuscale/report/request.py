@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import STRATEGIES
@@ -23,9 +23,13 @@ from gpuscale.tables.requests import (
     settle_choice,
 )
 
-if TYPE_CHECKING:  # pandas and the tables only when a report is written
+# their types alone: pandas, the tables, the analysis and the advice load only when a report
+# is written
+if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscale.advice.request import AdviceRequest
+    from gpuscale.analysis import AnalysisOptions
     from gpuscale.tables import RoundTables
 
 
@@ -107,7 +111,7 @@ class ReportRequest:
                     f"applies with {ref('advise', True, flag=True)} (and {ref('bench')})",
                 )
 
-    def advice_request(self, bench_path: Path | None = None) -> Any:
+    def advice_request(self, bench_path: Path | None = None) -> AdviceRequest:
         """The :class:`~gpuscale.advice.request.AdviceRequest` of ``--advise``: what
         ``gpuscale advise --bench`` is asked with the same options (its strategy, unless
         given, the one the bench measured the model with, as the command's; its model,
@@ -124,7 +128,7 @@ class ReportRequest:
             allow_flagged=self.allow_flagged,
         )
 
-    def analysis(self) -> Any:
+    def analysis(self) -> AnalysisOptions:
         """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""
         from gpuscale.analysis import AnalysisOptions  # lazy: pandas, not for --help
 

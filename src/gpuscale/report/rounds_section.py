@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
@@ -13,12 +13,15 @@ from gpuscale.quantities import counted, devices, named, number
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
+if TYPE_CHECKING:  # its type alone: matplotlib only in the process that draws
+    from gpuscale.report.style import Chart
+
 # A section's sentence for the figures a report leaves out by default (FigureFiles.every).
 NOT_DRAWN = "Not drawn in this report"
 HOW = "`gpuscale report --all-figures` draws it"
 
 
-def _chart(name: str, *args: Any) -> Any:
+def _chart(name: str, *args: object) -> Chart:
     """``gpuscale.report.rounds_figures.<name>(*args)``."""
     # lazy: matplotlib, only in the process that draws (a report's figure worker)
     from gpuscale.report import rounds_figures

@@ -6,13 +6,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict
 
 import matplotlib
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.markers import MarkerStyle
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
+
+if TYPE_CHECKING:  # matplotlib's own types (matplotlib.typing: 3.8 on)
+    from matplotlib.typing import ColorType, LineStyleType, RcKeyType
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -72,7 +77,7 @@ FIGSIZE = (5.6, 3.6)
 MARGINS = {"left": 0.13, "right": 0.66, "bottom": 0.14, "top": 0.9}
 
 # Applied while a figure is built and saved (never to matplotlib's global state).
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, str | float | bool] = {
     "font.size": 8.5,
     "axes.titlesize": 9.5,
     "axes.labelsize": 8.5,
@@ -90,11 +95,14 @@ STYLE: dict[str, Any] = {
 }
 
 
-def styled(fn: Callable[..., Chart]) -> Callable[..., Chart]:
+P = ParamSpec("P")
+
+
+def styled(fn: Callable[P, Chart]) -> Callable[P, Chart]:
     """Build the figure under :data:`STYLE`."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Chart:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Chart:
         with matplotlib.rc_context(STYLE):
             return fn(*args, **kwargs)
 
@@ -157,7 +165,7 @@ class PlainLogLocator(LogLocator):
         return linear[linear > 0]
 
 
-def plain_log(axis: Any) -> None:
+def plain_log(axis: Axis) -> None:
     """Log-axis tick labels as plain numbers (0.1, 10, 1000, 100k, 1M), not powers of ten,
     at least two in view (:class:`PlainLogLocator`)."""
     axis.set_major_locator(PlainLogLocator())
@@ -166,7 +174,15 @@ def plain_log(axis: Any) -> None:
 
 
 # A line that is a reference, not data (ideal scaling, break-even, E' = 1): grey, dashed.
-REFERENCE_LINE: dict[str, Any] = {"color": "#555555", "linewidth": 0.9, "linestyle": "--"}
+class LineStyle(TypedDict):
+    """Keyword arguments of a line (``Axes.plot``, ``axhline``, ``Line2D``)."""
+
+    color: ColorType
+    linewidth: float
+    linestyle: LineStyleType
+
+
+REFERENCE_LINE: LineStyle = {"color": "#555555", "linewidth": 0.9, "linestyle": "--"}
 
 
 def log_y(ax: Axes, label: str) -> None:
@@ -244,7 +260,7 @@ def cluster_marker(cluster: int) -> str:
     return CLUSTER_MARKERS[int(cluster) % len(CLUSTER_MARKERS)]
 
 
-def set_markers(collection: Any, markers: Iterable[str]) -> None:
+def set_markers(collection: PathCollection, markers: Iterable[str]) -> None:
     """One marker shape per point of a scatter ``collection`` (matplotlib draws one shape
     per call), keeping the points' order (their tooltips follow it)."""
     paths = []

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuscale.report.cache import Cache
 from gpuscale.report.figures_common import NothingToDraw
@@ -118,13 +118,13 @@ class FigureFiles:
     cache: Cache = field(default_factory=Cache)
     every: bool = True
 
-    def key(self, stem: str, *inputs: Any) -> str:
+    def key(self, stem: str, *inputs: object) -> str:
         """The cache key of the figure ``stem`` drawn from ``inputs`` ("": not cached)."""
         if self.cache.folder is None or not inputs:
             return ""
         return self.cache.key("figure", stem, self.png, *inputs)
 
-    def save(self, make: Callable[[], Chart], stem: str, *inputs: Any) -> tuple[str, list[str]]:
+    def save(self, make: Callable[[], Chart], stem: str, *inputs: object) -> tuple[str, list[str]]:
         """The inline SVG and file names of the figure ``make()`` draws from ``inputs``
         (picklable: they key the cache; none: never cached), drawn now or taken from the
         cache."""

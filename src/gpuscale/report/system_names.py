@@ -8,8 +8,6 @@ a row the table calls "Dell Precision 7920 Tower with 2x A5000 using HDD").
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from gpuscale.quantities import named
@@ -34,7 +32,7 @@ def is_reference(table: pd.DataFrame) -> pd.Series:
     )
 
 
-def shown_name(table: pd.DataFrame, org: Any, system_id: Any) -> str:
+def shown_name(table: pd.DataFrame, org: object, system_id: object) -> str:
     """``Krai Dell Precision 7920 Tower with 2x A5000 using HDD``: the submitter and the
     System cell of the row of ``table`` with that org and system id (its first)."""
     rows = ((table["org"] == org) & (table["system_id"] == system_id)).to_numpy()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numbers
 import textwrap
 from collections.abc import Container, Iterable, Sequence
-from typing import Any
 
 from gpuscale.quantities import TABLE_DIGITS, column_label, filled, number
 
@@ -68,7 +67,7 @@ def left_out_note(
     return f"({every})" if vertical and every else ""
 
 
-def cell_text(value: Any, spec: str | None) -> str:
+def cell_text(value: object, spec: str | None) -> str:
     """One cell as text: the column's format spec where it has one (significant figures,
     ``g``, with their trailing zeros: 1.90 beside 3.59), else ``number`` to
     :data:`TABLE_DIGITS` significant figures, trailing zeros kept (every terminal table's
@@ -109,7 +108,7 @@ def fit_widths(
     return widths
 
 
-def numeric_cells(values: Iterable[Any], *, empty: bool = True) -> bool:
+def numeric_cells(values: Iterable[object], *, empty: bool = True) -> bool:
     """Whether a column's cells are numbers, right-aligned as numbers are: every cell with
     a value (None and NaN have none) a number, not a flag, or ``none`` (a criterion that
     picks no count); ``empty``: what a column with no value is."""

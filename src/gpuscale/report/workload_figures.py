@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, WorkloadTable
 from gpuscale.quantities import article
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import display_name
+
+if TYPE_CHECKING:  # its type alone: matplotlib only in the process that draws
+    from gpuscale.report.style import Chart
 
 FIGURE_TITLES = {
     "scaling": "Like with like (each system against its own family's smallest): speedup with "
@@ -68,7 +71,7 @@ TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence"
 Basis = tuple[str, str, str, AnalysisOptions]
 
 
-def _figures() -> dict[str, Callable[..., Any]]:
+def _figures() -> dict[str, Callable[..., Chart]]:
     """The figure functions by name, the overview's included: imported on the first figure
     actually drawn, so a report whose figures all come from the cache never imports
     matplotlib (~0.6 CPU-s)."""

@@ -165,3 +165,22 @@ def test_a_name_of_several_forms_is_read_as_the_form_the_links_imply(
     found = parse_topo_matrix(text, gpu).part()
     assert found is not None and found.device.name == part
     assert ("implies" in found.assumed) == moved
+
+
+def test_a_gpu_without_a_row_leaves_no_link_behind() -> None:
+    """A matrix cut short or missing a row: the GPUs read are numbered as the rows give them,
+    and no link to a GPU without a row remains (GPU1's row missing: GPU0-GPU2 is the NV4
+    pair, not GPU1's PHB column; rows of GPU0 and GPU1 only: no PHB pair off the ring)."""
+    head = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
+    mid = parse_topo_matrix(
+        head + "GPU0\t X \tPHB\tNV4\tPHB\t0-31\t0\nGPU2\tNV4\tPHB\t X \tPHB\t0-31\t0\n"
+        "GPU3\tPHB\tPHB\tPHB\t X \t0-31\t0\n"
+    )
+    assert [g.name for g in mid.gpus] == ["GPU0", "GPU2", "GPU3"]
+    assert mid.matrix() == [["X", "NV4", "PHB"], ["NV4", "X", "PHB"], ["PHB", "PHB", "X"]]
+    assert mid.problems == ["GPU1 has no row: its links are unknown"]
+    cut = parse_topo_matrix(
+        head + "GPU0\t X \tNV4\tPHB\tPHB\t0-31\t0\nGPU1\tNV4\t X \tPHB\tPHB\t0-31\t0\n"
+    )
+    assert cut.links == {(0, 1): "NV4", (1, 0): "NV4"}
+    assert (cut.slowest_link(), cut.ring_link()) == ("NV", "NV")

@@ -426,21 +426,29 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
     if not gpus:
         raise ValueError(f"no GPU rows in the topology text{_SAVE_ONE}")
     gpus.sort(key=lambda g: gpu_names.index(g.name))
-    generation, switched = infer_nvlink(links, len(gpus), gpu_name)
+    # the GPUs with a row, numbered in order: a GPU of the header without one is unknown,
+    # its column left out, so that GPU i of ``gpus`` is ``links``' i (a missing row said)
+    at = {gpu_names.index(g.name): i for i, g in enumerate(gpus)}
+    kept = {(at[a], at[b]): code for (a, b), code in links.items() if a in at and b in at}
+    generation, switched = infer_nvlink(kept, len(gpus), gpu_name)
     nics = [
-        Nic(name=n, device=legend.get(n, ""), to_gpus=tuple(nic_links.get(n, ())))
+        Nic(
+            name=n,
+            device=legend.get(n, ""),
+            to_gpus=tuple(c for k, c in enumerate(nic_links.get(n, ())) if k in at),
+        )
         for n in names
         if n.startswith("NIC")
     ]
     return Topology(
         gpus=gpus,
-        links=links,
+        links=kept,
         nics=nics,
         nvswitch=switched,
         nvlink_generation=generation,
         problems=[
             *matrix_problems(rows, header, gpu_names, links),
-            *_beyond_generation(links, gpu_names, generation, switched),
+            *_beyond_generation(kept, [g.name for g in gpus], generation, switched),
         ],
     )
 

@@ -144,11 +144,22 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     given = req.overlap is not None
     measured = given or (cal.bench is not None and cal.bench.overlap_measured)
     classes = dict(cal.machine.count_classes)  # each count's link class, as built
-    within = assumed_overlap(classes.get(1))
+    within = assumed_overlap(classes.get(1))  # the node's ring's (one device: the node's link)
     across = assumed_overlap(cal.machine.network_class)  # multinode where it has nodes
     at = tuple((n, assumed_overlap(c)) for n, c in cal.machine.count_classes)
+    # counts of one node on another ring than the whole node's (a topology's first GPUs)
+    rings = tuple((n, o) for n, o in at if n > 1 and o != within and classes[n] != "multinode")
     case = "given" if value is not None else ("same" if within == across else "apart")
-    said = Finding.of(K.ASSUMED_OVERLAP, case=case, overlap=value, within=within, across=across)
+    case = "rings" if case == "same" and rings else case
+    said = Finding.of(
+        K.ASSUMED_OVERLAP,
+        case=case,
+        overlap=value,
+        within=within,
+        across=across,
+        ring_counts=tuple(n for n, _ in rings),
+        ring_overlaps=tuple(o for _, o in rings),
+    )
     source, basis = Source.ASSUMED, OVERLAP_PRIOR
     if given:
         source, basis = Source.GIVEN, Finding.of(K.GIVEN_AS, field="overlap")
@@ -165,7 +176,7 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
         quantity=Quantity(
             across if value is None else value,
             "share of communication hidden behind backward",
-            at=at if value is None and within != across else (),
+            at=at if value is None and any(o != across for _, o in at) else (),
         ),
         source=source,
         basis=basis,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,20 @@ COVERAGE = 0.8
 EVIDENCE_CASES = 10  # forecasts on each side (1-2 pairs, more) to calibrate the prior
 
 
-def case_of(row: Any) -> Facts:
+class SystemRow(Protocol):
+    """A row of ``DataFrame.itertuples`` over ``gpuscale.planning.systems.measured``: the
+    fields a forecast of the system is scored against."""
+
+    round: str
+    workload: str
+    accelerator_family: str
+    accelerators: float  # a float column: int() below
+    submitter: str
+    system_name: str
+    time_to_train_min: float
+
+
+def case_of(row: SystemRow) -> Facts:
     """The facts of one measured system (a ``gpuscale.planning.systems`` row) a forecast
     of it is scored against."""
     return {

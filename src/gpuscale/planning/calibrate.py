@@ -30,7 +30,7 @@ import pandas as pd
 from gpuscale.planning.fits import fit_all
 from gpuscale.planning.intervals import CLASSES, DEFAULT_INTERVALS, EVIDENCE_PRIOR, EVIDENCE_PRIORS
 from gpuscale.planning.predict import plannable, predict_point
-from gpuscale.planning.records import Facts, Fits, WorkloadFit
+from gpuscale.planning.records import Facts, Fits
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0
@@ -65,7 +65,7 @@ def case_of(row: SystemRow) -> Facts:
     }
 
 
-def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], WorkloadFit]) -> pd.DataFrame:
+def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], Fits]) -> pd.DataFrame:
     """One row per system new in a round after the first (``gpuscale.planning.systems``
     rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
     ``family``, ``accelerators``, ``measured``, ``time_to_train_min`` (its ``_low`` and
@@ -206,4 +206,4 @@ def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> Fits:
     first, from the rounds before it; ``rule`` of ``QUANTILE_RULES``)."""
     fits = fit_all(systems)
     # one round: no forecast (the priors alone)
-    return fits | {"intervals": intervals(backtest(systems, fit_all), rule=rule)}
+    return {**fits, "intervals": intervals(backtest(systems, fit_all), rule=rule)}

@@ -20,14 +20,28 @@ each is built; the names here say which record a function takes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
-Fits: TypeAlias = dict[str, Any]
 WorkloadFit: TypeAlias = dict[str, Any]
 FamilyFit: TypeAlias = dict[str, Any]
 SystemEntry: TypeAlias = list[str | int | float]
 PlanRow: TypeAlias = dict[str, Any]
 Facts: TypeAlias = dict[str, Any]
+
+
+class _FitsAdded(TypedDict, total=False):
+    """Added to the fits by ``calibrate.calibrated_fits`` and ``cache.fits_of``."""
+
+    intervals: Facts  # the half-width per class (``calibrate.intervals``)
+    per_node: dict[str, dict[str, int]]  # by family (``systems.node_sizes``)
+
+
+class Fits(_FitsAdded):
+    """Every workload's fit and the families' speeds (``fits.fit_all``)."""
+
+    version: str  # shape.MODEL_VERSION
+    workloads: dict[str, WorkloadFit]
+    speed: Facts  # fits.speeds
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
 from gpuscale.planning.records import (
     Facts,
     FamilyFit,
+    Fits,
     PlanRow,
     SystemEntry,
     WorkloadFit,
@@ -389,7 +390,7 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
 
 
 def notes(
-    fits: dict, workload: str, family: str, rows: list[dict], request, nodes: str = ""
+    fits: Fits, workload: str, family: str, rows: list[dict], request, nodes: str = ""
 ) -> list[str]:
     """Every sentence of a plan, in order (``nodes``: the one on its devices per node)."""
     fit = fits["workloads"][workload]

@@ -37,7 +37,6 @@ from gpuscale.planning.throughput import (
 )
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, joined, named, number, span
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.workloads import round_key
 
 # the plan's rows as tables show them live in ``terminal``, imported from here too
@@ -288,7 +287,7 @@ def _shape_support(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     )
 
 
-def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
+def outlier_notes(fit: WorkloadFit, family: str) -> list[str]:
     """The outliers left out of the fit (``gpuscale.analysis.outliers``): each of
     ``family``'s, and how many of the other families'."""
     left = fit.get("outliers", [])

@@ -6,14 +6,18 @@ prints). The model is in ``gpuscale.planning.pooled`` (fit) and ``predict``, its
 in ``calibrate``, the fits cached per data version in ``cache``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.planning.request import PlanRequest, parse_devices
+
+if TYPE_CHECKING:  # the lazy names' types; loaded by __getattr__ at run time
+    from gpuscale.planning.api import plan
+    from gpuscale.planning.result import PlanError, plan_for, resolve_family
 
 __all__ = ["PlanError", "PlanRequest", "parse_devices", "plan", "plan_for", "resolve_family"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """``plan`` (pandas) from :mod:`gpuscale.planning.api`; ``PlanError``, ``plan_for`` and
     ``resolve_family`` from :mod:`gpuscale.planning.result`, imported on first use (PEP 562)."""
     if name == "plan":

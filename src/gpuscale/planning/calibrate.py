@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ import pandas as pd
 from gpuscale.planning.fits import fit_all
 from gpuscale.planning.intervals import CLASSES, DEFAULT_INTERVALS, EVIDENCE_PRIOR, EVIDENCE_PRIORS
 from gpuscale.planning.predict import plannable, predict_point
-from gpuscale.planning.records import Facts, Fits, WorkloadFit
+from gpuscale.planning.records import Facts, Fits
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0
@@ -38,7 +38,20 @@ COVERAGE = 0.8
 EVIDENCE_CASES = 10  # forecasts on each side (1-2 pairs, more) to calibrate the prior
 
 
-def case_of(row: Any) -> Facts:
+class SystemRow(Protocol):
+    """A row of ``DataFrame.itertuples`` over ``gpuscale.planning.systems.measured``: the
+    fields a forecast of the system is scored against."""
+
+    round: str
+    workload: str
+    accelerator_family: str
+    accelerators: float  # a float column: int() below
+    submitter: str
+    system_name: str
+    time_to_train_min: float
+
+
+def case_of(row: SystemRow) -> Facts:
     """The facts of one measured system (a ``gpuscale.planning.systems`` row) a forecast
     of it is scored against."""
     return {
@@ -52,7 +65,7 @@ def case_of(row: Any) -> Facts:
     }
 
 
-def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], WorkloadFit]) -> pd.DataFrame:
+def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], Fits]) -> pd.DataFrame:
     """One row per system new in a round after the first (``gpuscale.planning.systems``
     rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
     ``family``, ``accelerators``, ``measured``, ``time_to_train_min`` (its ``_low`` and
@@ -193,4 +206,4 @@ def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> Fits:
     first, from the rounds before it; ``rule`` of ``QUANTILE_RULES``)."""
     fits = fit_all(systems)
     # one round: no forecast (the priors alone)
-    return fits | {"intervals": intervals(backtest(systems, fit_all), rule=rule)}
+    return {**fits, "intervals": intervals(backtest(systems, fit_all), rule=rule)}

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscale.planning.records import FamilyFit, WorkloadFit
+from gpuscale.planning.records import FamilyFit, WorkloadLevels
 from gpuscale.planning.shape import KNOTS, PIN
 from gpuscale.tables.workloads import round_key
 
@@ -216,7 +216,7 @@ def solve(
     return lay, theta, resid, weights
 
 
-def levels(lay: _Layout, theta: np.ndarray) -> WorkloadFit:
+def levels(lay: _Layout, theta: np.ndarray) -> WorkloadLevels:
     """The fitted parameters as plain data: per family its level, round levels, shape
     departure; the shared shape and batch slope."""
     families: dict[str, FamilyFit] = {}

@@ -20,14 +20,80 @@ each is built; the names here say which record a function takes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
-Fits: TypeAlias = dict[str, Any]
-WorkloadFit: TypeAlias = dict[str, Any]
+from gpuscale.tables.json_depth import JSON
+
 FamilyFit: TypeAlias = dict[str, Any]
 SystemEntry: TypeAlias = list[str | int | float]
 PlanRow: TypeAlias = dict[str, Any]
 Facts: TypeAlias = dict[str, Any]
+
+
+class BatchCurve(TypedDict):
+    """A global batch per device count, both ``log2``."""
+
+    log2_n: list[float]
+    log2_b: list[float]
+
+
+class Rcp(TypedDict):
+    """A round's RCP model of a benchmark."""
+
+    e_min: float
+    b_noise: float
+    source: str
+
+
+class WorkloadLevels(TypedDict):
+    """A workload's fitted parameters (``pooled.levels``)."""
+
+    families: dict[str, FamilyFit]  # each family's level, round_level and shape
+    era_level: list[float]  # e, per era
+    shape: list[float]  # s at the knots
+    batch_slope: float  # c
+
+
+class _WorkloadLeftOut(TypedDict, total=False):
+    """Added to a workload's fit by ``fits.fit_all``."""
+
+    # [round, submitter, system, devices, minutes, family, why] each
+    outliers: list[list[JSON]]
+
+
+class WorkloadFit(_WorkloadLeftOut):
+    """One workload's fit (``workload.fit_workload``, whose docstring says each key)."""
+
+    families: dict[str, FamilyFit]
+    era_level: list[float]
+    shape: list[float]
+    batch_slope: float
+    workload: str
+    benchmark: str
+    benchmarks: list[str]
+    round: str
+    era: dict[str, int]
+    reference_batch: float
+    rcp: dict[str, Rcp | None] | None
+    batch_curve: BatchCurve
+    scale: float
+    systems: int
+    batch_slope_free: float
+
+
+class _FitsAdded(TypedDict, total=False):
+    """Added to the fits by ``calibrate.calibrated_fits`` and ``cache.fits_of``."""
+
+    intervals: Facts  # the half-width per class (``calibrate.intervals``)
+    per_node: dict[str, dict[str, int]]  # by family (``systems.node_sizes``)
+
+
+class Fits(_FitsAdded):
+    """Every workload's fit and the families' speeds (``fits.fit_all``)."""
+
+    version: str  # shape.MODEL_VERSION
+    workloads: dict[str, WorkloadFit]
+    speed: Facts  # fits.speeds
 
 
 @dataclass(frozen=True, slots=True)

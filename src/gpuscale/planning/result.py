@@ -146,7 +146,7 @@ def _plannable(fits: Fits, workload: str, family: str) -> None:
         )
 
 
-def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, family: str):
+def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, family: str):
     """The table's rows: each point with its derived columns and its flags
     (``gpuscale.planning.limits``: each a property of its count alone); a refused row has
     no time, no throughput and no cost, and only unflagged rows take part in the Pareto

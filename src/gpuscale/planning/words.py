@@ -14,6 +14,7 @@ from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
 from gpuscale.planning.records import (
     Facts,
     FamilyFit,
+    Fits,
     PlanRow,
     SystemEntry,
     WorkloadFit,
@@ -36,7 +37,6 @@ from gpuscale.planning.throughput import (
 )
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, joined, named, number, span
-from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.workloads import round_key
 
 # the plan's rows as tables show them live in ``terminal``, imported from here too
@@ -287,7 +287,7 @@ def _shape_support(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     )
 
 
-def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
+def outlier_notes(fit: WorkloadFit, family: str) -> list[str]:
     """The outliers left out of the fit (``gpuscale.analysis.outliers``): each of
     ``family``'s, and how many of the other families'."""
     left = fit.get("outliers", [])
@@ -389,7 +389,7 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
 
 
 def notes(
-    fits: dict, workload: str, family: str, rows: list[dict], request, nodes: str = ""
+    fits: Fits, workload: str, family: str, rows: list[dict], request, nodes: str = ""
 ) -> list[str]:
     """Every sentence of a plan, in order (``nodes``: the one on its devices per node)."""
     fit = fits["workloads"][workload]

@@ -29,7 +29,7 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
 from gpuscale.planning.predict import ANCHOR_PRIOR, submitted_batch
-from gpuscale.planning.records import Facts, FamilyFit, WorkloadFit
+from gpuscale.planning.records import BatchCurve, Facts, FamilyFit, Rcp, WorkloadFit
 from gpuscale.tables.workloads import round_key
 
 
@@ -43,7 +43,9 @@ def _newest_at(rounds: list[str], counts: np.ndarray) -> dict[float, np.ndarray]
     return out
 
 
-def _batch_curve(family: list[str], rounds: list[str], n: np.ndarray, log2_b: np.ndarray):
+def _batch_curve(
+    family: list[str], rounds: list[str], n: np.ndarray, log2_b: np.ndarray
+) -> BatchCurve:
     """The workload's typical global batch per count: each family's newest median
     there, then the median over families (``log2``)."""
     per_count: dict[float, list[float]] = {}
@@ -60,7 +62,7 @@ def _batch_curve(family: list[str], rounds: list[str], n: np.ndarray, log2_b: np
     }
 
 
-def _rcp(round_name: str, benchmark: str) -> Facts | None:
+def _rcp(round_name: str, benchmark: str) -> Rcp | None:
     model = round_rcp_model(round_name, benchmark)
     if model is None:
         return None
@@ -134,7 +136,8 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> WorkloadFit:
         fitted["families"][f] |= _family_facts(rows, np.flatnonzero(family == f))
     modelled = bool(frame["expected_samples"].notna().all())
     by_round = dict(zip(frame["round"], frame["benchmark"], strict=True))
-    return fitted | {
+    return {
+        **fitted,
         "workload": str(frame["workload"].iloc[0]),
         "benchmark": benchmark,
         "benchmarks": sorted(set(frame["benchmark"].astype(str))),

@@ -151,3 +151,15 @@ def test_the_header_records_the_visible_devices(monkeypatch: pytest.MonkeyPatch)
     assert collectives._header(CollectivesConfig(), "s", cpu)["visible_devices"] == "3,0"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert collectives._header(CollectivesConfig(), "s", cpu)["visible_devices"] is None
+
+
+def test_a_topology_read_without_a_figure_says_why_not_that_none_was_detected(
+    tmp_path: Path,
+) -> None:
+    """NV18 between 8 GPUs named V100 (6 NVLinks a GPU) gives the ring no bandwidth: the
+    verdict has no expected figure and says the matrix's problem, not "not detected"."""
+    topo = parse_topo_matrix(H100_8, V100)
+    assert topo.problems and topo.expected_busbw_gbs() is None  # the premise
+    verdict = _judged(tmp_path, 300.0, 8, topo)
+    assert verdict.expected_busbw_gbs is None
+    assert "not detected" not in verdict.reference and topo.problems[0] in verdict.reference

@@ -118,8 +118,12 @@ def expected_busbw(
         devices = per_node(ranks, nodes)
         expected, reference = p.busbw_at(devices), f"{p.name} ({p.description}){_mesh(p, devices)}"
     elif topology is not None and (ring := sweep_ring(header, topology, None, ranks, gpus)):
-        if not ring.busbw_gbs:
-            return None, "the link was not detected: pass --interconnect or --topo-file"
+        if not ring.busbw_gbs:  # read, but no figure: the matrix's problems, else the GPU
+            why = "; ".join(topology.problems) or "its NVLink generation is not known (--gpu)"
+            return (
+                None,
+                f"the topology read gives the ring no bandwidth: {why}; pass --interconnect",
+            )
         expected, reference = ring.busbw_gbs, ring_words(topology.within(ring.gpus), _SLOWEST)
         whole = (topology.preset(), topology.expected_busbw_gbs())
         if (ring.preset, ring.busbw_gbs) != whole:  # a few GPUs whose ring is not the node's

@@ -59,13 +59,12 @@ def topo(
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
     with fail_on(ValueError):
         topology = topology_required(saved, gpu)
-    # lazy: pandas
-    from gpuscale.interconnect.shown import matrix_warnings, topology_info, topology_views
+    from gpuscale.interconnect import shown  # lazy: pandas
 
-    info = topology_info(topology, os.environ if saved is None else None)
+    info = shown.topology_info(topology, os.environ if saved is None else None)
     if fmt is Format.json:  # stdout one document, the matrix's problems on stderr
-        say(matrix_warnings(info), stderr=True)
+        say(shown.matrix_warnings(info), stderr=True)
         print_json(out, info)
         return
-    for view in topology_views(topology, info, terminal=fmt is Format.table):
+    for view in shown.topology_views(topology, info, terminal=fmt is Format.table):
         show(view, fmt)

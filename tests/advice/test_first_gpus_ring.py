@@ -125,3 +125,20 @@ def test_topo_json_keeps_stdout_one_document_and_warns_on_stderr(tmp_path: Path)
     assert result.exit_code == 0
     assert json.loads(result.stdout)["matrix_problems"]
     assert result.stderr.startswith("WARNING: GPU1 to GPU2 is PHB")
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        (PAIR_01, "V100 SXM2 16GB"),  # two GPUs share NVLink: SXM boards, their ring on PHB
+        (_matrix([["X", "PHB"], ["PHB", "X"]]), "V100 PCIe 16GB"),  # no NVLink: PCIe cards
+    ],
+)
+def test_the_device_is_read_from_the_nodes_nvlink_not_its_slowest_link(
+    tmp_path: Path, text: str, part: str
+) -> None:
+    path = tmp_path / "topo.txt"
+    path.write_text(text)
+    advice = gpuscale.advise(**WALK, topo=str(path), device_name="V100")
+    device = advice.calibration.machine.device
+    assert device.part is not None and device.part.name == part

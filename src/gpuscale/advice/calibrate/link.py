@@ -308,11 +308,11 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
-    # the device named, else the one the link detected implies (or the kind of it), where no
-    # link is given or measured; and the one the memory check reads on the link chosen
+    # the device named, else the one the topology's boards imply (``Topology.board_link``),
+    # where no link is given or measured; and the one the memory check reads on the link chosen
     device = req.hardware.device
     if not (req.hardware.link or curves is not None):
-        device = read_on_link(device, maybe(Topology.preset, topology))
+        device = read_on_link(device, maybe(Topology.board_link, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)
     counts = tuple(network.counts_up_to(max_devices))
     machine = Machine(

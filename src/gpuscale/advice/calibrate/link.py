@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, replace
 
+from gpuscale.advice.calibrate.measured import measured_network
 from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, read_on_link
 from gpuscale.advice.model.network import count_class, fitted_class, fitted_spread, terms_class
@@ -19,7 +20,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
-from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
+from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
 
@@ -87,22 +88,10 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     return Span(nodes, most, before, after, per_node)
 
 
-# What a measured link's name adds by whether its curves were measured under compute load
-LOADED = {True: ", under compute load", False: ""}
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
 # or to the link assumed where it is faster (a board's NVLink); the advice is searched again
 # at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-def measured_network(curves: MeasuredCurves, base: Network) -> Network:
-    """``base`` with a sweep's curves, their link named as sentences read it."""
-
-    def name(ranks: int) -> str:
-        loaded = LOADED[curves.under_load]
-        return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
-
-    return network_from_collectives(curves, base, name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,3 +142,18 @@ def test_the_device_is_read_from_the_nodes_nvlink_not_its_slowest_link(
     advice = gpuscale.advise(**WALK, topo=str(path), device_name="V100")
     device = advice.calibration.machine.device
     assert device.part is not None and device.part.name == part
+
+
+def test_the_answer_names_the_faster_gpus_of_the_next_count(tmp_path: Path) -> None:
+    from gpuscale.advice.explain.answer import better_gpus, lines
+
+    advice = _advise(tmp_path, PAIR_02)
+    assert (advice.decision.read.accelerators, advice.decision.focus.accelerators) == (1, 2)
+    found = better_gpus(advice)  # type: ignore[arg-type]
+    assert found is not None
+    assert (found["devices"], found["gpus"], found["visible"]) == (2, (0, 2), "0,2")
+    assert (found["busbw_gbs"], found["first_gbs"]) == (80.0, 10.0)
+    (change,) = [line for line in lines(advice) if line.startswith("To change it")]  # type: ignore[arg-type]
+    assert "CUDA_VISIBLE_DEVICES=0,2`" in change
+    # GPUs 0 and 1 share the NVLink: the first GPUs are the best, nothing to name
+    assert better_gpus(_advise(tmp_path, PAIR_01)) is None  # type: ignore[arg-type]

@@ -245,9 +245,8 @@ def _better(topology: Topology, n: int) -> Finding | None:
     if best.rank() <= first.rank():
         return None
     firsts = {"first_link": first.link, "first_gbs": first.busbw_gbs}
-    return Finding.of(
-        K.BETTER_GPUS, **asdict(best), visible=",".join(map(str, best.gpus)), **firsts
-    )
+    firsts |= {"devices": n, "visible": ",".join(map(str, best.gpus))}
+    return Finding.of(K.BETTER_GPUS, **asdict(best), **firsts)
 
 
 def machine_of(

@@ -25,7 +25,15 @@ from gpuscale.advice.explain.phrasebook import (
     withheld_words,
 )
 from gpuscale.advice.records import Assumption, Decision
-from gpuscale.advice.types import STOPPED, MeasuredCount, Reading, Source, TermId
+from gpuscale.advice.types import (
+    STOPPED,
+    Finding,
+    FindingKind,
+    MeasuredCount,
+    Reading,
+    Source,
+    TermId,
+)
 from gpuscale.hardware.memory import MemoryCheck
 from gpuscale.quantities import counted, format_ms, joined
 
@@ -200,9 +208,35 @@ def deciding_line(advice: AdviceView) -> str:
     return sentence("decides", kind=kind, **said)
 
 
+def link_read(cal: Calibration) -> Finding | None:
+    """The link read from a topology, each count's ring and the GPUs of faster ones
+    (``LINK_DETECTED``; None: no topology read)."""
+    kind = FindingKind.LINK_DETECTED
+    return next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+
+
+def better_gpus(advice: AdviceView) -> Finding | None:
+    """The GPUs whose ring beats the first GPUs' at the focus, else at the count advised
+    (``BETTER_GPUS``; said, not priced)."""
+    said, d = link_read(advice.calibration), advice.decision
+    found = said["better"] if said is not None else None
+    better = {f["devices"]: f for f in found or () if isinstance(f, Finding)}  # type: ignore[union-attr]
+    at = (n for n in (d.focus.accelerators, d.read.accelerators) if n in better)
+    return next((better[n] for n in at), None)
+
+
 def change_line(advice: AdviceView) -> str:
-    """What would change the count ("": none predicted holds the model; the decision line
-    says what would predict one that does)."""
+    """What would change the count, and where a faster ring of as many GPUs is at the
+    focus or the count advised, its ``CUDA_VISIBLE_DEVICES`` ("": none predicted holds the
+    model; the decision line says what would predict one that does)."""
+    line = _change(advice)
+    faster = better_gpus(advice)
+    if not line or faster is None:
+        return line
+    return f"{line} {sentence('better_gpus_change', **dict(faster.values))}"
+
+
+def _change(advice: AdviceView) -> str:
     d = advice.decision
     if not d.holds:
         return ""

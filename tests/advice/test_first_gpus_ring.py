@@ -157,3 +157,26 @@ def test_the_answer_names_the_faster_gpus_of_the_next_count(tmp_path: Path) -> N
     assert "CUDA_VISIBLE_DEVICES=0,2`" in change
     # GPUs 0 and 1 share the NVLink: the first GPUs are the best, nothing to name
     assert better_gpus(_advise(tmp_path, PAIR_01)) is None  # type: ignore[arg-type]
+
+
+def test_json_carries_each_counts_ring_and_the_faster_gpus(tmp_path: Path) -> None:
+    path = tmp_path / "topo.txt"
+    path.write_text(PAIR_02)
+    asked = ["--params", "350M", "--step-ms", "120", "--batch", "16", "--device-name", V100]
+    result = CliRunner().invoke(app, ["advise", *asked, "--topo", str(path), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    topology = json.loads(result.stdout)["topology"]
+    assert (topology["file"], topology["ring_link"], topology["busbw_gbs"]) == (
+        str(path),
+        "PHB",
+        10.0,
+    )
+    rings = [(r["devices"], r["gpus"], r["link"], r["busbw_gbs"]) for r in topology["rings"]]
+    assert rings == [(2, [0, 1], "PHB", 10.0), (4, [0, 1, 2, 3], "PHB", 10.0)]
+    (better,) = topology["better"]
+    assert (better["devices"], better["visible_devices"], better["link"]) == (2, "0,2", "NV")
+    assert (better["preset"], better["busbw_gbs"], better["first_busbw_gbs"]) == (
+        "nvlink2",
+        80.0,
+        10.0,
+    )

@@ -164,10 +164,13 @@ def choose_link(
         rings = topology.first_rings()
         chosen = chosen.with_rings(rings, named)
         at = tuple(Finding.of(K.RING_AT, **asdict(r)) for r in rings if len(r.gpus) in counts)
+        # every count's ring of one node, the whole node's too (``-f json``'s ``topology``)
+        every = (topology.ring_of(range(n)) for n in counts if 1 < n <= len(topology.gpus))
         pair, ring = topology.slowest_link(), topology.ring_link()
         better = tuple(filter(None, (_better(topology, n) for n in counts)))
         found = {"name": chosen.name, "pair": pair, "ring": None if ring == pair else ring}
         found |= {"busbw_gbs": chosen.busbw_gbs, "at": at or None, "better": better or None}
+        found["rings"] = tuple(Finding.of(K.RING_AT, **asdict(r)) for r in every)
         return LinkChoice(chosen, Finding.of(K.LINK_DETECTED, **found, **read))
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None)

@@ -180,3 +180,39 @@ def test_json_carries_each_counts_ring_and_the_faster_gpus(tmp_path: Path) -> No
         80.0,
         10.0,
     )
+
+
+def _source(advice: Advice, kind: FindingKind) -> Finding:
+    (found,) = [
+        f for f in advice.calibration.said.sources if isinstance(f, Finding) and f.kind is kind
+    ]
+    return found
+
+
+def test_the_cap_says_a_default_count_the_given_link_its_file_and_the_title_each_ring(
+    tmp_path: Path,
+) -> None:
+    from gpuscale.advice.explain.document import table_title
+
+    capped = _source(_advise(tmp_path, PAIR_01), FindingKind.TOPOLOGY_CAP)
+    assert (capped["gpus"], capped["asked"], capped["default"]) == (4, 8, True)
+    asked = _source(_advise(tmp_path, PAIR_01, max_devices=8), FindingKind.TOPOLOGY_CAP)
+    assert (asked["asked"], asked["default"]) == (8, False)
+    given = _source(_advise(tmp_path, DGX1, interconnect="nvlink4"), FindingKind.LINK_PRESET)
+    assert (given["name"], given["file"], given["over"]) == (
+        "nvlink4",
+        str(tmp_path / "topo.txt"),
+        "nvlink2",
+    )
+    advice = _advise(tmp_path, PAIR_01)
+    assert table_title(advice.calibration).endswith("; 2 devices on nvlink2 (80 GB/s)")
+
+
+def test_a_topo_path_with_a_space_is_named_as_a_shell_takes_it(tmp_path: Path) -> None:
+    path = tmp_path / "sub dir" / "my topo.txt"
+    path.parent.mkdir()
+    path.write_text(PAIR_01)
+    advice = gpuscale.advise(**WALK, topo=str(path), device_name=V100)
+    name = advice.calibration.machine.network.intra.name
+    assert name == f"pcie-phb (read from '{path}')"
+    assert _link_said(advice)["file"] == str(path)  # -f json's: the path itself

@@ -8,6 +8,7 @@ ring, each count of a node on the ring through its first GPUs (:func:`choose_lin
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import asdict, dataclass, replace
 
 from gpuscale.advice.calibrate.measured import measured_network
@@ -17,6 +18,7 @@ from gpuscale.advice.model.network import count_class, fitted_class, fitted_spre
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import DEFAULT_GPUS_PER_NODE
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
@@ -73,8 +75,10 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
         gpus = len(topology.gpus)
         if gpus <= 1:
             most, before = 1, (*before, Finding.of(K.ONE_GPU))
-        elif asked > gpus:
-            most, before = gpus, (*before, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked))
+        elif asked > gpus:  # ``default``: neither --max-devices nor --gpus-per-node asked
+            default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
+            capped = Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked, default=default)
+            most, before = gpus, (*before, capped)
     after: tuple[Finding, ...] = ()
     if host is not None and host.kind == "cpu" and req.nodes == 1:
         cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
@@ -138,9 +142,10 @@ def choose_link(
     figures_at = chosen.figures_at(counts)  # a mesh's, on each count of a node
     at = tuple(Finding.of(K.LINK_AT, devices=c, busbw_gbs=gbs) for c, gbs in figures_at)
     figures = {"busbw_gbs": chosen.busbw_gbs, "mesh": chosen.mesh_links if at else None, "at": at}
-    if hardware.link is not None:
+    if hardware.link is not None:  # over the link of --topo's file (``over``), said so
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
-        said = Finding.of(given, name=chosen.name, **figures)
+        over = {"file": req.topo if detected else None, "over": detected}
+        said = Finding.of(given, name=chosen.name, **figures, **over)
         return LinkChoice(chosen, said, warning=hardware.not_own)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
         said = Finding.of(
@@ -155,8 +160,9 @@ def choose_link(
         # read from the file --topo names (None: detected on this machine, or given in Python)
         expected, read = topology.expected_busbw_gbs(), {"file": req.topo}
 
-        def named(preset: str) -> str:
-            return phrase("link_read" if req.topo else "link_detected", preset=preset, **read)
+        def named(preset: str) -> str:  # the file as a shell takes it (a space quoted)
+            file = shlex.quote(req.topo) if req.topo else None
+            return phrase("link_read" if req.topo else "link_detected", preset=preset, file=file)
 
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=named(detected))

@@ -149,14 +149,10 @@ def test_the_answer_names_the_faster_gpus_of_the_next_count(tmp_path: Path) -> N
 
     advice = _advise(tmp_path, PAIR_02)
     assert (advice.decision.read.accelerators, advice.decision.focus.accelerators) == (1, 2)
-    found = better_gpus(advice)  # type: ignore[arg-type]
-    assert found is not None
-    assert (found["devices"], found["gpus"], found["visible"]) == (2, (0, 2), "0,2")
-    assert (found["busbw_gbs"], found["first_gbs"]) == (80.0, 10.0)
     (change,) = [line for line in lines(advice) if line.startswith("To change it")]  # type: ignore[arg-type]
-    assert "CUDA_VISIBLE_DEVICES=0,2`" in change
+    assert change.endswith(better_gpus(advice)) and "CUDA_VISIBLE_DEVICES=0,2`" in change  # type: ignore[arg-type]
     # GPUs 0 and 1 share the NVLink: the first GPUs are the best, nothing to name
-    assert better_gpus(_advise(tmp_path, PAIR_01)) is None  # type: ignore[arg-type]
+    assert better_gpus(_advise(tmp_path, PAIR_01)) == ""  # type: ignore[arg-type]
 
 
 def test_json_carries_each_counts_ring_and_the_faster_gpus(tmp_path: Path) -> None:

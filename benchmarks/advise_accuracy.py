@@ -65,8 +65,7 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
     from gpuscale.advice.calibrate.calibration import calibrate
-    from gpuscale.advice.calibrate.link import measured_network
-    from gpuscale.advice.calibrate.measured import read_comm
+    from gpuscale.advice.calibrate.measured import measured_network, read_comm
     from gpuscale.advice.model.step import step_at
     from gpuscale.interconnect.network import Link, Network
     from gpuscale.interconnect.records import read_collectives

@@ -220,6 +220,10 @@ JSON_CASES = (
         *("--interconnect", "nvlink4", "--strategy", "fsdp", "--nodes", "2"),
     ],
     ["--preset", "llama2-7b", "--step-ms", "900", "--batch", "8", "--device-name", "H100"],
+    [  # a topology read: each count's ring, and the GPUs of a faster one
+        *("--params", "350M", "--step-ms", "120", "--batch", "16", "--device-name", "V100"),
+        *("--topo", "tests/advice/v100_nvlink_0_2_topo.txt"),
+    ],
 )
 
 

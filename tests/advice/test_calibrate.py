@@ -14,8 +14,7 @@ import gpuscale
 from gpuscale.advice.api import worded_refusal
 from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
-from gpuscale.advice.calibrate.link import measured_network
-from gpuscale.advice.calibrate.measured import read_comm
+from gpuscale.advice.calibrate.measured import measured_network, read_comm
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.network import comm_scale

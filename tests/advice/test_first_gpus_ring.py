@@ -125,3 +125,90 @@ def test_topo_json_keeps_stdout_one_document_and_warns_on_stderr(tmp_path: Path)
     assert result.exit_code == 0
     assert json.loads(result.stdout)["matrix_problems"]
     assert result.stderr.startswith("WARNING: GPU1 to GPU2 is PHB")
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        (PAIR_01, "V100 SXM2 16GB"),  # two GPUs share NVLink: SXM boards, their ring on PHB
+        (_matrix([["X", "PHB"], ["PHB", "X"]]), "V100 PCIe 16GB"),  # no NVLink: PCIe cards
+    ],
+)
+def test_the_device_is_read_from_the_nodes_nvlink_not_its_slowest_link(
+    tmp_path: Path, text: str, part: str
+) -> None:
+    path = tmp_path / "topo.txt"
+    path.write_text(text)
+    advice = gpuscale.advise(**WALK, topo=str(path), device_name="V100")
+    device = advice.calibration.machine.device
+    assert device.part is not None and device.part.name == part
+
+
+def test_the_answer_names_the_faster_gpus_of_the_next_count(tmp_path: Path) -> None:
+    from gpuscale.advice.explain.answer import better_gpus, lines
+
+    advice = _advise(tmp_path, PAIR_02)
+    assert (advice.decision.read.accelerators, advice.decision.focus.accelerators) == (1, 2)
+    (change,) = [line for line in lines(advice) if line.startswith("To change it")]  # type: ignore[arg-type]
+    assert change.endswith(better_gpus(advice)) and "CUDA_VISIBLE_DEVICES=0,2`" in change  # type: ignore[arg-type]
+    # GPUs 0 and 1 share the NVLink: the first GPUs are the best, nothing to name
+    assert better_gpus(_advise(tmp_path, PAIR_01)) == ""  # type: ignore[arg-type]
+
+
+def test_json_carries_each_counts_ring_and_the_faster_gpus(tmp_path: Path) -> None:
+    path = tmp_path / "topo.txt"
+    path.write_text(PAIR_02)
+    asked = ["--params", "350M", "--step-ms", "120", "--batch", "16", "--device-name", V100]
+    result = CliRunner().invoke(app, ["advise", *asked, "--topo", str(path), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    topology = json.loads(result.stdout)["topology"]
+    assert (topology["file"], topology["ring_link"], topology["busbw_gbs"]) == (
+        str(path),
+        "PHB",
+        10.0,
+    )
+    rings = [(r["devices"], r["gpus"], r["link"], r["busbw_gbs"]) for r in topology["rings"]]
+    assert rings == [(2, [0, 1], "PHB", 10.0), (4, [0, 1, 2, 3], "PHB", 10.0)]
+    (better,) = topology["better"]
+    assert (better["devices"], better["visible_devices"], better["link"]) == (2, "0,2", "NV")
+    assert (better["preset"], better["busbw_gbs"], better["first_busbw_gbs"]) == (
+        "nvlink2",
+        80.0,
+        10.0,
+    )
+
+
+def _source(advice: Advice, kind: FindingKind) -> Finding:
+    (found,) = [
+        f for f in advice.calibration.said.sources if isinstance(f, Finding) and f.kind is kind
+    ]
+    return found
+
+
+def test_the_cap_says_a_default_count_the_given_link_its_file_and_the_title_each_ring(
+    tmp_path: Path,
+) -> None:
+    from gpuscale.advice.explain.document import table_title
+
+    capped = _source(_advise(tmp_path, PAIR_01), FindingKind.TOPOLOGY_CAP)
+    assert (capped["gpus"], capped["asked"], capped["default"]) == (4, 8, True)
+    asked = _source(_advise(tmp_path, PAIR_01, max_devices=8), FindingKind.TOPOLOGY_CAP)
+    assert (asked["asked"], asked["default"]) == (8, False)
+    given = _source(_advise(tmp_path, DGX1, interconnect="nvlink4"), FindingKind.LINK_PRESET)
+    assert (given["name"], given["file"], given["over"]) == (
+        "nvlink4",
+        str(tmp_path / "topo.txt"),
+        "nvlink2",
+    )
+    advice = _advise(tmp_path, PAIR_01)
+    assert table_title(advice.calibration).endswith("; 2 devices on nvlink2 (80 GB/s)")
+
+
+def test_a_topo_path_with_a_space_is_named_as_a_shell_takes_it(tmp_path: Path) -> None:
+    path = tmp_path / "sub dir" / "my topo.txt"
+    path.parent.mkdir()
+    path.write_text(PAIR_01)
+    advice = gpuscale.advise(**WALK, topo=str(path), device_name=V100)
+    name = advice.calibration.machine.network.intra.name
+    assert name == f"pcie-phb (read from '{path}')"
+    assert _link_said(advice)["file"] == str(path)  # -f json's: the path itself

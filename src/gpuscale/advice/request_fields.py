@@ -32,6 +32,7 @@ DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (sai
 # a custom link's latency per ring hop when only its bandwidth is given
 DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
+DEFAULT_GPUS_PER_NODE = 8  # devices per node, the most searched on one when none are asked
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 MAX_DEVICES = 1_000_000
 GRAD_BYTES = (1, 2, 4, 8)  # the bytes per gradient element a request may give
@@ -170,7 +171,7 @@ class RequestFields(JsonRequest):
     )
     collectives: str | None = _file_read("Measured curves from `gpuscale collectives`.")
     nodes: int = option(1, help="Nodes (NICs between them when > 1).")
-    gpus_per_node: int = option(8, help="Devices per node.")
+    gpus_per_node: int = option(DEFAULT_GPUS_PER_NODE, help="Devices per node.")
     inter_node: str | None = option(
         None, help=f"NIC preset between nodes (default {DEFAULT_INTER_NODE}; with --nodes > 1)."
     )

@@ -201,6 +201,13 @@ class Topology:
             return "pcie-phb"
         return "pcie-sys" if ring == "SYS" else None
 
+    def board_link(self) -> str | None:
+        """The link the GPUs' boards imply: their NVLink generation where any two GPUs share
+        NVLink (SXM boards, or PCIe cards bridged where the generation says bridge), though
+        the ring runs over PCIe; else the ring's preset (:meth:`preset`)."""
+        shared = any(link_class(code) == "NV" for code in self.links.values())
+        return self.nvlink_generation if shared and self.nvlink_generation else self.preset()
+
     def expected_busbw_gbs(self) -> float | None:
         """The all-reduce bus bandwidth the ring's link (:meth:`ring_link`) should give
         (NCCL's model of it; see ``gpuscale.hardware.links``), None when the link is not

@@ -8,18 +8,21 @@ ring, each count of a node on the ring through its first GPUs (:func:`choose_lin
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import asdict, dataclass, replace
 
+from gpuscale.advice.calibrate.measured import measured_network
 from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, read_on_link
 from gpuscale.advice.model.network import count_class, fitted_class, fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request_fields import DEFAULT_GPUS_PER_NODE
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
-from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
+from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
 
@@ -72,8 +75,10 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
         gpus = len(topology.gpus)
         if gpus <= 1:
             most, before = 1, (*before, Finding.of(K.ONE_GPU))
-        elif asked > gpus:
-            most, before = gpus, (*before, Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked))
+        elif asked > gpus:  # ``default``: neither --max-devices nor --gpus-per-node asked
+            default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
+            capped = Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked, default=default)
+            most, before = gpus, (*before, capped)
     after: tuple[Finding, ...] = ()
     if host is not None and host.kind == "cpu" and req.nodes == 1:
         cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
@@ -87,22 +92,10 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     return Span(nodes, most, before, after, per_node)
 
 
-# What a measured link's name adds by whether its curves were measured under compute load
-LOADED = {True: ", under compute load", False: ""}
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
 # or to the link assumed where it is faster (a board's NVLink); the advice is searched again
 # at each end, and a count that changes is withheld
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-def measured_network(curves: MeasuredCurves, base: Network) -> Network:
-    """``base`` with a sweep's curves, their link named as sentences read it."""
-
-    def name(ranks: int) -> str:
-        loaded = LOADED[curves.under_load]
-        return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
-
-    return network_from_collectives(curves, base, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +142,10 @@ def choose_link(
     figures_at = chosen.figures_at(counts)  # a mesh's, on each count of a node
     at = tuple(Finding.of(K.LINK_AT, devices=c, busbw_gbs=gbs) for c, gbs in figures_at)
     figures = {"busbw_gbs": chosen.busbw_gbs, "mesh": chosen.mesh_links if at else None, "at": at}
-    if hardware.link is not None:
+    if hardware.link is not None:  # over the link of --topo's file (``over``), said so
         given = K.LINK_CUSTOM if req.busbw_gbs is not None else K.LINK_PRESET
-        said = Finding.of(given, name=chosen.name, **figures)
+        over = {"file": req.topo if detected else None, "over": detected}
+        said = Finding.of(given, name=chosen.name, **figures, **over)
         return LinkChoice(chosen, said, warning=hardware.not_own)
     if host is not None and benched and host.gpus is not None and host.gpus >= 2:
         said = Finding.of(
@@ -166,8 +160,9 @@ def choose_link(
         # read from the file --topo names (None: detected on this machine, or given in Python)
         expected, read = topology.expected_busbw_gbs(), {"file": req.topo}
 
-        def named(preset: str) -> str:
-            return phrase("link_read" if req.topo else "link_detected", preset=preset, **read)
+        def named(preset: str) -> str:  # the file as a shell takes it (a space quoted)
+            file = shlex.quote(req.topo) if req.topo else None
+            return phrase("link_read" if req.topo else "link_detected", preset=preset, file=file)
 
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=named(detected))
@@ -175,10 +170,13 @@ def choose_link(
         rings = topology.first_rings()
         chosen = chosen.with_rings(rings, named)
         at = tuple(Finding.of(K.RING_AT, **asdict(r)) for r in rings if len(r.gpus) in counts)
+        # every count's ring of one node, the whole node's too (``-f json``'s ``topology``)
+        every = (topology.ring_of(range(n)) for n in counts if 1 < n <= len(topology.gpus))
         pair, ring = topology.slowest_link(), topology.ring_link()
         better = tuple(filter(None, (_better(topology, n) for n in counts)))
         found = {"name": chosen.name, "pair": pair, "ring": None if ring == pair else ring}
         found |= {"busbw_gbs": chosen.busbw_gbs, "at": at or None, "better": better or None}
+        found["rings"] = tuple(Finding.of(K.RING_AT, **asdict(r)) for r in every)
         return LinkChoice(chosen, Finding.of(K.LINK_DETECTED, **found, **read))
     if measured:  # the collectives measured stand for it (``machine_of``)
         return LinkChoice(chosen, None)
@@ -256,9 +254,8 @@ def _better(topology: Topology, n: int) -> Finding | None:
     if best.rank() <= first.rank():
         return None
     firsts = {"first_link": first.link, "first_gbs": first.busbw_gbs}
-    return Finding.of(
-        K.BETTER_GPUS, **asdict(best), visible=",".join(map(str, best.gpus)), **firsts
-    )
+    firsts |= {"devices": n, "visible": ",".join(map(str, best.gpus))}
+    return Finding.of(K.BETTER_GPUS, **asdict(best), **firsts)
 
 
 def machine_of(
@@ -308,11 +305,11 @@ def machine_of(
         )
         if req.inter_node is None:
             assumed.append(_inter_node_assumed(network.inter))
-    # the device named, else the one the link detected implies (or the kind of it), where no
-    # link is given or measured; and the one the memory check reads on the link chosen
+    # the device named, else the one the topology's boards imply (``Topology.board_link``),
+    # where no link is given or measured; and the one the memory check reads on the link chosen
     device = req.hardware.device
     if not (req.hardware.link or curves is not None):
-        device = read_on_link(device, maybe(Topology.preset, topology))
+        device = read_on_link(device, maybe(Topology.board_link, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)
     counts = tuple(network.counts_up_to(max_devices))
     machine = Machine(

@@ -1,6 +1,7 @@
 """What the bench's N > 1 runs measured: the communication scale on a link
 (:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's 80%
-interval (:func:`step_error`)."""
+interval (:func:`step_error`); a network on the curves a collectives sweep measured
+(:func:`measured_network`)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import comm_scale
-from gpuscale.advice.model.priors import EXTRAPOLATED, StepError
+from gpuscale.advice.model.priors import EXTRAPOLATED, StepError, phrase
 from gpuscale.advice.model.step import Compute, step_table
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80
+from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Network
 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
@@ -196,3 +198,17 @@ def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepE
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
     found = Finding.of(K.STEP_OWN_RUNS, runs=len(r), low=low, high=high)
     return replace(error, source=error.source.with_values(own=(found,)))
+
+
+# What a measured link's name adds by whether its curves were measured under compute load
+LOADED = {True: ", under compute load", False: ""}
+
+
+def measured_network(curves: MeasuredCurves, base: Network) -> Network:
+    """``base`` with a sweep's curves, their link named as sentences read it."""
+
+    def name(ranks: int) -> str:
+        loaded = LOADED[curves.under_load]
+        return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
+
+    return network_from_collectives(curves, base, name)

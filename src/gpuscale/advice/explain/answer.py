@@ -25,7 +25,15 @@ from gpuscale.advice.explain.phrasebook import (
     withheld_words,
 )
 from gpuscale.advice.records import Assumption, Decision
-from gpuscale.advice.types import STOPPED, MeasuredCount, Reading, Source, TermId
+from gpuscale.advice.types import (
+    STOPPED,
+    Finding,
+    FindingKind,
+    MeasuredCount,
+    Reading,
+    Source,
+    TermId,
+)
 from gpuscale.hardware.memory import MemoryCheck
 from gpuscale.quantities import counted, format_ms, joined
 
@@ -200,6 +208,22 @@ def deciding_line(advice: AdviceView) -> str:
     return sentence("decides", kind=kind, **said)
 
 
+def link_read(cal: Calibration) -> Finding | None:
+    """The link read from a topology (``LINK_DETECTED``; None: no topology read)."""
+    kind = FindingKind.LINK_DETECTED
+    return next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+
+
+def better_gpus(advice: AdviceView) -> str:
+    """The GPUs whose ring beats the first GPUs' at the focus, else at the count advised
+    (``BETTER_GPUS``: said, not priced; "": none)."""
+    said, d = link_read(advice.calibration), advice.decision
+    found = said["better"] if said is not None else None
+    better = {f["devices"]: f for f in found or () if isinstance(f, Finding)}  # type: ignore[union-attr]
+    n = next((n for n in (d.focus.accelerators, d.read.accelerators) if n in better), None)
+    return "" if n is None else sentence("better_gpus_change", **dict(better[n].values))
+
+
 def change_line(advice: AdviceView) -> str:
     """What would change the count ("": none predicted holds the model; the decision line
     says what would predict one that does)."""
@@ -290,7 +314,9 @@ def lines(advice: AdviceView) -> list[str]:
             *advice.decision.warnings,
             deciding_line(advice),
             counts_line(advice, short=True),
-            change_line(advice),
+            # and where a faster ring of as many GPUs is, its ``CUDA_VISIBLE_DEVICES``
+            (change := change_line(advice))
+            and " ".join(filter(None, [change, better_gpus(advice)])),
         ]
     return [line for line in said if line]
 

@@ -17,6 +17,7 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     lines,
+    link_read,
     moved_by,
 )
 from gpuscale.advice.explain.explanation import scaling
@@ -33,6 +34,7 @@ from gpuscale.tables.json_depth import JSON
 # record and the key (its "about" says how)
 _KEYS = json.loads((resources.files("gpuscale") / "data" / "advice_json.json").read_text())
 JSON_KEYS, DISAGREEMENT, SHAPE = _KEYS["records"], _KEYS["disagreement"], _KEYS["shape"]
+TOPOLOGY = _KEYS["topology"]
 UNSET_LEFT_OUT = _KEYS["unset_left_out"]
 Key: TypeAlias = "str | list[str] | dict[str, Key] | None"
 
@@ -122,6 +124,30 @@ def _shape(cal: Calibration) -> dict[str, JSON] | None:
     return {**values, "source": values["source"] or None, "activations": activations}
 
 
+def _topology(cal: Calibration) -> dict[str, JSON] | None:
+    """The link read from a topology: its ring's link class and its slowest pair's, the
+    bus bandwidth, each count's ring of one node (``rings``: devices, GPUs, link class,
+    preset, bus bandwidth) and the GPUs of a faster ring (``better``: the same, with the
+    ``CUDA_VISIBLE_DEVICES`` and the first GPUs' figures); None where none was read."""
+    found = link_read(cal)
+    if found is None:
+        return None
+    words, renamed = TOPOLOGY["words_only"], TOPOLOGY["renamed"]
+
+    def keyed(f: Finding, **more: JSON) -> dict[str, JSON]:
+        values = {**more, **dict(f.values)}
+        return {renamed.get(k, k): plain(v) for k, v in values.items() if k not in words}
+
+    def each(key: str) -> list[dict[str, JSON]]:  # a ring's devices: its GPUs
+        found_ = found[key] or ()  # type: ignore[index]
+        return [keyed(f, devices=len(f["gpus"])) for f in found_ if isinstance(f, Finding)]  # type: ignore[arg-type,union-attr]
+
+    values = {"file": found["file"], **keyed(found), "rings": each("rings")}
+    values |= {"better": each("better")}  # after the rings, as the finding says them
+    values["ring_link"] = values["ring_link"] or values["slowest_link"]  # None: the same
+    return values
+
+
 def _terms_evidence(advice: AdviceView) -> str | None:
     """What the step's terms rest on: "flagged", "weak" or "firm" runs (None: numbers)."""
     found = advice.calibration.runs.evidence
@@ -160,6 +186,7 @@ DERIVED: dict[str, Callable[..., object]] = {
         laid_out(found, DISAGREEMENT, "disagreement") for found in a.disagreements
     ],
     "document.shape": lambda a: _shape(a.calibration),
+    "document.topology": lambda a: _topology(a.calibration),
     "document.scaling.kind": lambda a: scaling(a.calibration),
     "document.scaling.fixed_cost": lambda a: maybe(
         lambda f: {**plain(f), "optimizer_ms": a.fixed_term.optimizer_ms}, a.calibration.model.fixed

@@ -16,6 +16,7 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
+    link_read,
     withheld,
     withheld_how,
 )
@@ -41,7 +42,7 @@ from gpuscale.advice.remeasure import again
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
-from gpuscale.quantities import format_count
+from gpuscale.quantities import format_count, joined
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.views import TableView
 
@@ -72,7 +73,12 @@ def table_title(cal: Calibration) -> str:
         said = sentence("custom_link", link=network.intra)
         network = replace(network, intra=replace(network.intra, name=said))
     on = network.name_over(cal.machine.device_counts)
-    return sentence("table_title", cal=cal, named=named, on=on)
+    # the counts of a node priced on another ring than the whole node's, each its own
+    found = link_read(cal)
+    rings = found["at"] if found is not None else None
+    priced = [r for r in rings or () if isinstance(r, Finding) and r["busbw_gbs"] is not None]  # type: ignore[union-attr]
+    within = joined([sentence("title_ring", **dict(r.values)) for r in priced]) or None
+    return sentence("table_title", cal=cal, named=named, on=on, within=within)
 
 
 def advice_view(

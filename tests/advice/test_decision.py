@@ -206,6 +206,30 @@ def test_a_gain_inside_the_interval_is_not_recommended() -> None:
     assert "includes no gain" in " ".join(advice.explanation)
 
 
+def test_a_count_held_back_by_implausible_inputs_is_what_decides() -> None:
+    # 1e18 FLOPs a sample in a 100 ms step: far above any peak; 8 devices would gain (their
+    # whole interval above 1x) but the inputs hold every count back
+    advice = gpuscale.advise(
+        params=100e6, step_ms=100, interconnect="nvlink4", flops_per_sample=1e18
+    )
+    held = advice.decision.held_back
+    assert advice.recommended == 1 and held is not None and held.speedup_low > 1
+    assert advice.deciding.kind == "refused"  # not the target efficiency nor a term
+
+
+def test_the_wait_for_the_slowest_device_does_not_vanish_at_no_fixed_cost() -> None:
+    # the fitted wait scales with the compute; a fixed cost of 0 ms (given, or left by a
+    # short step) once dropped it, the wait at 0 ms and at 0.001 ms 1 ms apart at 8 devices
+    asked = {"params": 100e6, "step_ms": 100, "batch": 32, "interconnect": "nvlink4"}
+    asked["flops_per_sample"] = 2e12
+    waits = [
+        gpuscale.advise(fixed_ms=ms, **asked).predictions.set_index("accelerators")["wait_ms"]
+        for ms in (0.0, 0.001)
+    ]
+    assert waits[0].loc[8] > 0.5
+    assert waits[0].loc[8] == pytest.approx(waits[1].loc[8], rel=1e-3)
+
+
 def test_request_validation_names_the_field_and_round_trips(golden: Golden) -> None:
     request = AdviceRequest(params=7e6, step_ms=20, batch=64, nodes=2, workload="bert")
     assert AdviceRequest.from_json(request.to_json()) == request

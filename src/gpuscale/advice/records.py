@@ -185,10 +185,11 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Deciding:
-    """What decides (``measured``, ``withheld``, ``interval``, ``memory``: the fewest devices
-    holding the model, the cap ``convergence`` or why the search stopped, else ``term``);
-    what would change it; the largest count at or below the focus measured on flagged runs
-    only."""
+    """What decides (``measured``, ``withheld``, ``interval``, ``refused``: a count held back
+    though its interval gains, as inputs that cannot all be true hold every count back,
+    ``memory``: the fewest devices holding the model, the cap ``convergence`` or why the
+    search stopped, else ``term``); what would change it; the largest count at or below the
+    focus measured on flagged runs only."""
 
     kind: str = "term"
     change: str = ""
@@ -211,8 +212,8 @@ class Deciding:
             kind = "measured"
         elif d.withheld_by:
             kind = "withheld"
-        elif d.held_back is not None and (d.held_back.speedup_low or 2) <= 1:
-            kind = "interval"
+        elif d.held_back is not None:
+            kind = "interval" if (d.held_back.speedup_low or 2) <= 1 else "refused"
         elif by_memory:
             kind = "memory"
         flagged = (m.accelerators for m in found if m.accelerators <= focus and m.on_flagged_only)

@@ -194,6 +194,8 @@ def deciding_line(advice: AdviceView) -> str:
         kind = "withheld_many" if len(moved) > 1 else kind
     elif kind == "interval":  # the count withheld by its interval, not by a term
         said["held"] = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
+    elif kind == "refused":  # held back though its interval gains: the inputs decide
+        said["held"] = d.held_back
     elif kind == "term" and d.limit.dominant_term not in TERMS:
         kind = "small"
     elif kind == "term":

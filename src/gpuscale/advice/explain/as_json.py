@@ -138,12 +138,11 @@ def _topology(cal: Calibration) -> dict[str, JSON] | None:
         values = {**more, **dict(f.values)}
         return {renamed.get(k, k): plain(v) for k, v in values.items() if k not in words}
 
-    def each(key: str) -> list[dict[str, JSON]]:  # a ring's devices: its GPUs
-        found_ = found[key] or ()  # type: ignore[index]
-        return [keyed(f, devices=len(f["gpus"])) for f in found_ if isinstance(f, Finding)]  # type: ignore[arg-type,union-attr]
+    def each(rings: tuple[Finding, ...]) -> list[dict[str, JSON]]:  # a ring's devices: its GPUs
+        return [keyed(f, devices=f.size("gpus")) for f in rings]
 
-    values = {"file": found["file"], **keyed(found), "rings": each("rings")}
-    values |= {"better": each("better")}  # after the rings, as the finding says them
+    values = {"file": found["file"], **keyed(found), "rings": each(found.findings("rings"))}
+    values |= {"better": each(found.findings("better"))}  # after the rings, as the finding says
     values["ring_link"] = values["ring_link"] or values["slowest_link"]  # None: the same
     return values
 

@@ -210,8 +210,7 @@ def deciding_line(advice: AdviceView) -> str:
 
 def link_read(cal: Calibration) -> Finding | None:
     """The link read from a topology (``LINK_DETECTED``; None: no topology read)."""
-    kind = FindingKind.LINK_DETECTED
-    return next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+    return cal.said.source(FindingKind.LINK_DETECTED)
 
 
 def better_gpus(advice: AdviceView) -> str:

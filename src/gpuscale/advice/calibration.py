@@ -276,6 +276,10 @@ class Said:
     model_note: str | Finding = ""
     chosen: str | Finding = ""
 
+    def source(self, kind: FindingKind) -> Finding | None:
+        """The source finding of ``kind`` (None: none said)."""
+        return next((f for f in self.sources if isinstance(f, Finding) and f.kind is kind), None)
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Search:

@@ -128,6 +128,16 @@ class Finding:
     def with_values(self, **values: Value) -> Finding:
         return Finding(self.kind, tuple((dict(self.values) | values).items()))
 
+    def findings(self, name: str) -> tuple[Finding, ...]:
+        """The findings the value ``name`` holds (a link's ``rings``); none where unsaid."""
+        value = self[name]
+        return tuple(f for f in value if isinstance(f, Finding)) if isinstance(value, tuple) else ()
+
+    def size(self, name: str) -> int:
+        """How many items the value ``name`` holds (a ring's ``gpus``); 0 where unsaid."""
+        value = self[name]
+        return len(value) if isinstance(value, tuple) else 0
+
 
 # what a finding is about: a number, a name, a flag, numbers, sentences and findings, or how
 # to measure a term (``Measure``: ``explain`` says its parts)

@@ -24,7 +24,7 @@ from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here, visible_uuids
 from gpuscale.hardware.links import get_preset
-from gpuscale.interconnect.expected import sweep_gpus
+from gpuscale.interconnect.expected import first_gpus, sweep_gpus
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
@@ -205,10 +205,10 @@ def check_interconnect(
 def ranks_gpus(topology: Topology | None, uuids: list[str] | None, world: int) -> tuple[int, ...]:
     """The indices of the GPUs of NVML's ``topology`` (the visible GPUs, in NVML's order)
     local ranks 0..world-1 take: the first ``world`` of ``uuids`` (torch's order, that of
-    ``CUDA_VISIBLE_DEVICES``), else the first ``world`` of the topology's."""
-    count = len(topology.gpus) if topology is not None else 0
-    first = tuple(range(min(world, count)))
-    if topology is None or uuids is None or world >= count:
+    ``CUDA_VISIBLE_DEVICES``), else the first ``world`` of the topology's
+    (``expected.first_gpus``)."""
+    first = first_gpus(topology, world)
+    if topology is None or uuids is None or world >= len(topology.gpus):
         return first
     at = {g.uuid: i for i, g in enumerate(topology.gpus) if g.uuid}
     gpus = tuple(at[u] for u in uuids[:world] if u in at)

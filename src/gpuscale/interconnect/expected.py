@@ -52,6 +52,14 @@ def per_node(ranks: int, nodes: int) -> int:
     return max(1, ranks // nodes)
 
 
+def first_gpus(topology: Topology | None, ranks: int) -> tuple[int, ...]:
+    """GPUs 0..ranks-1 of ``topology`` (every one where the ranks are as many or more; none
+    without a topology): those ``ranks`` local ranks take where nothing says which GPUs were
+    visible (torchrun's local rank k takes visible device k)."""
+    count = len(topology.gpus) if topology is not None else 0
+    return tuple(range(min(ranks, count)))
+
+
 def sweep_gpus(header: Header, topology: Topology, ranks: int) -> tuple[int, ...]:
     """The indices of ``topology``'s GPUs a one-node sweep of ``ranks`` ranks ran on, in
     rank order: the first ``ranks`` names of ``CUDA_VISIBLE_DEVICES`` as the header
@@ -61,7 +69,7 @@ def sweep_gpus(header: Header, topology: Topology, ranks: int) -> tuple[int, ...
     count = len(topology.gpus)
     if not 2 <= ranks < count:
         return tuple(range(count))
-    first = tuple(range(ranks))
+    first = first_gpus(topology, ranks)
     visible = header.get("visible_devices")
     if not isinstance(visible, str):
         return first

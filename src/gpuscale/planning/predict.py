@@ -135,11 +135,18 @@ def log2_batch(workload: WorkloadFit, family: FamilyFit | None, x: float) -> flo
     return typical(x) + interpolate(xs, offsets, x, extend=False)
 
 
+def ran_batch(entry: SystemEntry) -> bool:
+    """Whether the system's submission said the global batch it ran: its ``batch`` not NaN
+    (not said) and above 0."""
+    batch = float(entry[5])
+    return not math.isnan(batch) and batch > 0
+
+
 def floor_per_device(workload: WorkloadFit) -> float:
     """The smallest per-device batch any system of the workload ran, capped at 1 (a
     workload whose submissions never shared a sample between devices: 1)."""
     systems = [s for family in workload["families"].values() for s in family["systems"]]
-    per = [float(s[5]) / int(s[3]) for s in systems if s[5] == s[5] and s[5] > 0]
+    per = [float(s[5]) / int(s[3]) for s in systems if ran_batch(s)]
     return min([1.0, *per])
 
 
@@ -153,7 +160,7 @@ def batch_grain(workload: WorkloadFit) -> int:
     grain = 1
     for family in workload["families"].values():
         for s in family["systems"]:
-            if s[5] == s[5] and s[5] > 0:
+            if ran_batch(s):
                 share = Fraction(round(float(s[5])), int(s[3]))
                 grain = max(grain, share.denominator & -share.denominator)
     return grain
@@ -285,7 +292,7 @@ def submitted_batch(held: list[SystemEntry]) -> int | None:
     """The global batch of the family's newest results at a count (:func:`own_results`):
     where they ran several, the most common, and among equally common ones the fastest
     result's (the first the plan leans on: ``result.leaned_on``); None without results."""
-    ran = [s for s in held if s[5] == s[5] and s[5] > 0]
+    ran = [s for s in held if ran_batch(s)]
     if not ran:
         return None
     tally = Counter(round(float(s[5])) for s in ran)

@@ -10,7 +10,7 @@ from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.predict import batch_grain, own_results, submitted_batch
+from gpuscale.planning.predict import batch_grain, own_results, ran_batch, submitted_batch
 from gpuscale.planning.records import (
     Facts,
     FamilyFit,
@@ -205,7 +205,7 @@ def _several(own: FamilyFit, asked: list[int]) -> str:
     said = []
     for count in sorted(set(counts_run(own)) & set(asked)):
         held = own_results(own, count)
-        ran = sorted({round(float(s[5])) for s in held if s[5] == s[5] and s[5] > 0})
+        ran = sorted({round(float(s[5])) for s in held if ran_batch(s)})
         if len(ran) > 1:
             said.append(f"{count:,}: {submitted_batch(held):,} of {joined(f'{b:,}' for b in ran)}")
     return filled(

@@ -212,16 +212,15 @@ def deciding_line(advice: AdviceView) -> str:
 
 def link_read(cal: Calibration) -> Finding | None:
     """The link read from a topology (``LINK_DETECTED``; None: no topology read)."""
-    kind = FindingKind.LINK_DETECTED
-    return next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+    return cal.said.source(FindingKind.LINK_DETECTED)
 
 
 def better_gpus(advice: AdviceView) -> str:
     """The GPUs whose ring beats the first GPUs' at the focus, else at the count advised
     (``BETTER_GPUS``: said, not priced; "": none)."""
     said, d = link_read(advice.calibration), advice.decision
-    found = said["better"] if said is not None else None
-    better = {f["devices"]: f for f in found or () if isinstance(f, Finding)}  # type: ignore[union-attr]
+    found = said.findings("better") if said is not None else ()
+    better = {f["devices"]: f for f in found}
     n = next((n for n in (d.focus.accelerators, d.read.accelerators) if n in better), None)
     return "" if n is None else sentence("better_gpus_change", **dict(better[n].values))
 

@@ -5,11 +5,11 @@ named in docs/schemas.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from importlib import resources
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import pandas as pd
 
@@ -33,10 +33,11 @@ from gpuscale.tables.json_depth import JSON
 # The document and each record field by field, but where ``data/advice_json.json`` names the
 # record and the key (its "about" says how)
 _KEYS = json.loads((resources.files("gpuscale") / "data" / "advice_json.json").read_text())
-JSON_KEYS, DISAGREEMENT, SHAPE = _KEYS["records"], _KEYS["disagreement"], _KEYS["shape"]
-TOPOLOGY = _KEYS["topology"]
+JSON_KEYS, DISAGREEMENT = _KEYS["records"], _KEYS["disagreement"]
+SHAPE, TOPOLOGY = _KEYS["shape"], _KEYS["topology"]  # each: words_only, renamed (``_laid``)
 UNSET_LEFT_OUT = _KEYS["unset_left_out"]
 Key: TypeAlias = "str | list[str] | dict[str, Key] | None"
+V = TypeVar("V")  # a finding's values as laid out (``_laid``)
 
 
 def plain(value: object) -> JSON:
@@ -109,15 +110,21 @@ def _without(found: JSON, *keys: str) -> dict[str, JSON]:
     return {key: value for key, value in found.items() if key not in keys}  # type: ignore[union-attr]
 
 
+def _laid(
+    values: Iterable[tuple[str, V]], words_only: Collection[str], renamed: Mapping[str, str]
+) -> dict[str, V]:
+    """A finding's ``values`` as ``data/advice_json.json`` lays them out (``SHAPE``,
+    ``TOPOLOGY``): less those its words alone say, the rest renamed."""
+    return {renamed.get(k, k): v for k, v in values if k not in words_only}
+
+
 def _shape(cal: Calibration) -> dict[str, JSON] | None:
     """The transformer's shape advised on (None: none given), what it gives, and the
     activations one device holds (None: its memory unknown)."""
-    kind = FindingKind.TRANSFORMER_SHAPE
-    found = next((f for f in cal.said.sources if isinstance(f, Finding) and f.kind is kind), None)
+    found = cal.said.source(FindingKind.TRANSFORMER_SHAPE)
     if found is None:
         return None
-    words, renamed = SHAPE["words_only"], SHAPE["renamed"]
-    values = {renamed.get(k, k): v for k, v in found.values if k not in words}
+    values = _laid(found.values, **SHAPE)
     held = getattr(cal.machine.memory, "activations_counted", None)  # None: memory unknown
     # the shape says its sequence and layers
     activations = maybe(lambda a: _without(plain(a), "seq_len", "layers"), held)
@@ -132,18 +139,16 @@ def _topology(cal: Calibration) -> dict[str, JSON] | None:
     found = link_read(cal)
     if found is None:
         return None
-    words, renamed = TOPOLOGY["words_only"], TOPOLOGY["renamed"]
 
     def keyed(f: Finding, **more: JSON) -> dict[str, JSON]:
-        values = {**more, **dict(f.values)}
-        return {renamed.get(k, k): plain(v) for k, v in values.items() if k not in words}
+        laid = _laid({**more, **dict(f.values)}.items(), **TOPOLOGY)
+        return {k: plain(v) for k, v in laid.items()}
 
-    def each(key: str) -> list[dict[str, JSON]]:  # a ring's devices: its GPUs
-        found_ = found[key] or ()  # type: ignore[index]
-        return [keyed(f, devices=len(f["gpus"])) for f in found_ if isinstance(f, Finding)]  # type: ignore[arg-type,union-attr]
+    def each(rings: tuple[Finding, ...]) -> list[dict[str, JSON]]:  # a ring's devices: its GPUs
+        return [keyed(f, devices=f.size("gpus")) for f in rings]
 
-    values = {"file": found["file"], **keyed(found), "rings": each("rings")}
-    values |= {"better": each("better")}  # after the rings, as the finding says them
+    values = {"file": found["file"], **keyed(found), "rings": each(found.findings("rings"))}
+    values |= {"better": each(found.findings("better"))}  # after the rings, as the finding says
     values["ring_link"] = values["ring_link"] or values["slowest_link"]  # None: the same
     return values
 

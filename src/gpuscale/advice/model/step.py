@@ -114,9 +114,8 @@ class Compute:
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
     jitter_ms: tuple[float, ...] = ()  # N = 1 step times less their mean
     jitter_ref_ms: float = 0.0  # the compute time those steps took on average
-    # where set, the spread is the host's: it scales with ``fixed_ms`` over this
-    jitter_fixed_ref_ms: float = 0.0
-    jitter_assumed: bool = False  # the spread a prior's (``with_priors``), not measured
+    # a prior's spread (``with_priors``): it scales with ``fixed_ms`` over this; None: measured
+    jitter_fixed_ref_ms: float | None = None
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
     # of each micro-step, FSDP's one-rank step less the bare module's: left out at N = 1
@@ -191,7 +190,7 @@ class Compute:
             i = np.arange(1, m + 1)
             expected_max = float(np.sum(x * ((i / m) ** n - ((i - 1) / m) ** n)))
             scale = compute_ms / self.jitter_ref_ms if self.jitter_ref_ms > 0 else 1.0
-            if self.jitter_fixed_ref_ms > 0:
+            if self.jitter_fixed_ref_ms:
                 scale = self.fixed_ms / self.jitter_fixed_ref_ms
             expected_ms = max(0.0, expected_max - float(x.mean())) * scale
         return max((low - 1) * compute_ms, min(at_most, expected_ms))
@@ -204,7 +203,6 @@ def with_priors(compute: Compute, step: float, which: str) -> Compute:
         compute,
         jitter_ms=tuple(step + sd_ms * q for q in NORMAL_20),
         jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
-        jitter_assumed=True,
     )
 
 
@@ -283,7 +281,7 @@ def _step(
     else:  # measured or given: as it is, its contention in it
         hidden_ms, contention_ms = settings.overlap * net.comm_s * 1e3, 0.0
     # the fitted straggler term where nothing measured the wait (no slowdown, no steps timed)
-    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_assumed):
+    if not compute.slowdown and (not compute.jitter_ms or compute.jitter_fixed_ref_ms is not None):
         wait_ms = max(wait_ms, net.straggler_share * compute_ms)
     exposed_ms = comm_ms - hidden_ms + contention_ms
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms

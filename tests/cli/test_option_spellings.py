@@ -109,3 +109,21 @@ def test_a_near_name_of_other_digits_comes_after_those_of_the_same(
         with pytest.raises(FieldError) as refused:
             gpuscale.advise(preset=typed, step_ms=500, batch=8)
         assert re.findall(r"'([^']+)'", str(refused.value).split("did you mean")[1]) == offered
+
+
+@pytest.mark.parametrize(
+    ("command", "typed", "meant"),
+    [
+        ("advise", "--price-per-device-hour", "--price"),  # the Python keyword, dashed
+        ("plan", "--price_per_device_hour", "--price"),
+        ("advise", "--max_devices", "--max-devices"),
+    ],
+)
+def test_a_python_keyword_typed_as_an_option_is_offered_its_option(
+    command: str, typed: str, meant: str
+) -> None:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, [command, typed, "3"])
+    assert result.exit_code == 2
+    assert re.findall(r"did you mean '(--[a-z-]+)'", result.output) == [meant]

@@ -26,9 +26,9 @@ def one_line(parse):  # type: ignore[no-untyped-def]
                 raise
             if not isinstance(exc, exceptions.NoSuchOption):
                 fail(usage_said(exc.format_message(), ctx.command_path, exc))
-            shown = [p for p in ctx.command.params if not getattr(p, "hidden", False)]
-            valid = ["--help", *(o for p in shown if p.param_type_name == "option" for o in p.opts)]
-            fail(unknown_option(exc.option_name, valid, ctx.command_path))
+            opts = [p for p in ctx.command.params if p.param_type_name == "option" and not p.hidden]
+            fields = {p.name or "": p.opts for p in opts}  # each keyword's options
+            fail(unknown_option(exc.option_name, fields, ctx.command_path))
 
     return parse_args
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gpuscale.quantities import joined
 
@@ -138,19 +138,28 @@ def _words(name: str) -> list[str]:
 SHORT_GUESSES = 3
 
 
-def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
+def unknown_option(
+    typed: str, valid: Sequence[str] | Mapping[str, Sequence[str]], command: str
+) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
-    gpuscale advise --help``. The options ``typed`` begins come first (``--device`` means
+    gpuscale advise --help``. ``valid``: the options, or each field's name with its options.
+    The option of the field ``typed`` spells comes first (``--price-per-device-hour``, the
+    Python keyword: ``--price``), then the options ``typed`` begins (``--device`` means
     ``--device-name``, though difflib's closest is ``--max-devices``) with those it names in
     a user's words (:func:`meant_options`); else difflib's closest. A short option (``-r``)
     is guessed only as the long ones its letter begins, at most :data:`SHORT_GUESSES` of
     them (``scores -r v4.1``: ``--round``); beyond that every one is as close."""
+    fields = valid if isinstance(valid, Mapping) else {}
+    if isinstance(valid, Mapping):
+        valid = ["--help", *(o for options in valid.values() for o in options)]
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
     if re.fullmatch(r"-[A-Za-z]", typed):
         begun = [v for v in valid if v.startswith(f"-{typed.lower()}")]
         begun = begun if len(begun) <= SHORT_GUESSES else []
     if typed.startswith("--"):
-        begun = list(dict.fromkeys([*begun, *meant_options(typed, valid)]))
+        field = fields.get("_".join(_words(typed)), ())
+        spelled = [field[0]] if field and typed not in field else []
+        begun = list(dict.fromkeys([*spelled, *begun, *meant_options(typed, valid)]))
     hint = ""
     if begun:
         hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"

@@ -156,8 +156,8 @@ def _refused(named: str, bare: str, value: object, rule: str) -> str:
     or ``bare: rule`` where no value was given (``--workload: required ...``)."""
     if _missing(value):
         return f"{bare}: {rule}"
-    if isinstance(value, PathLike):  # a path whole, quoted: where it ends shows
-        return f"{named} {quoted_path(value)}: {rule}"
+    if isinstance(value, PathLike):  # a path whole (as ref says it), quoted: it pastes
+        return f"{named} {clipped(quoted_path(value), PATH_MAX)}: {rule}"
     return f"{named} {shown(value)}: {rule}"
 
 

@@ -7,7 +7,6 @@ import ast
 import errno
 import json
 import os
-import re
 from dataclasses import fields
 from pathlib import Path
 

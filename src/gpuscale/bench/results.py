@@ -216,9 +216,9 @@ class BenchFile:
         if not self.skipped:
             return []
         return [
-            f"{counted(len(self.skipped), 'unreadable line')} in {quoted_path(path)}, "
-            "written before this "
-            f"sweep, skipped ({suggested_command('analyze', '--bench', path)} lists them)"
+            f"{counted(len(self.skipped), 'unreadable line')} in {quoted_path(path)}, written "
+            f"before this sweep, skipped ({suggested_command('analyze', '--bench', path)} lists "
+            "them)"
         ]
 
 

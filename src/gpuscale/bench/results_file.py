@@ -38,8 +38,7 @@ def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
         if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
             raise ResultsError(
                 f"{quoted_path(path)} is not a regular file (a device or a pipe): results "
-                "are appended "
-                "to a file and read back from it; give a file"
+                "are appended to a file and read back from it; give a file"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
@@ -114,8 +113,7 @@ def append_result(path: Path, record: dict[str, object]) -> None:
                 os.ftruncate(fd, size)  # no cut row left behind
             raise ResultsError(
                 f"cannot append to {quoted_path(path)}: {why_unwritable(exc, path)}; that "
-                "row was not "
-                "written, the rows before it are kept"
+                "row was not written, the rows before it are kept"
             ) from None
     finally:
         os.close(fd)

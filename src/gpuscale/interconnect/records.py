@@ -112,8 +112,8 @@ def read_collectives(path: Path) -> MeasuredCurves:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
         raise ValueError(
-            f"{quoted_path(path)}: no such collectives file (`gpuscale collectives --out "
-            "FILE` writes one)"
+            f"{quoted_path(path)}: no such collectives file "
+            "(`gpuscale collectives --out FILE` writes one)"
         ) from None
     except OSError as exc:
         raise ValueError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None
@@ -142,9 +142,8 @@ def read_collectives(path: Path) -> MeasuredCurves:
     if not any(c.op == "all_reduce" for c in curves):
         raise NamedError(
             f"{quoted_path(path)}: need an all_reduce sweep of 4 or more sizes on 2 or more "
-            "ranks (a "
-            f"one-device host measures none: leave out {ref('collectives')} and give the link "
-            f"as {ref('interconnect')} (a preset))"
+            f"ranks (a one-device host measures none: leave out {ref('collectives')} and give "
+            f"the link as {ref('interconnect')} (a preset))"
         )
     header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
     return MeasuredCurves(

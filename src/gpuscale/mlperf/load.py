@@ -261,8 +261,8 @@ def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
             adds = "the round fetched by name"
         raise RoundNamesError(
             f"round {r} given both as a path ({quoted_path(path)}, {how}) and as --round "
-            f"{r}, which beside "
-            f"such a path adds {adds}: give one (drop --round to read the path alone)"
+            f"{r}, which beside such a path adds {adds}: give one (drop --round to read the "
+            "path alone)"
         )
 
 

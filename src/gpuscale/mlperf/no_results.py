@@ -53,8 +53,7 @@ def no_results(path: Path) -> str:
             what = f"`gpuscale {command}`"
         said = (
             f"no MLPerf results in {quoted_path(path)}: it holds what {what} wrote, not raw "
-            "logs; give the "
-            "round folder or archive that was read"
+            "logs; give the round folder or archive that was read"
         )
         if command in TABLE_WRITERS:
             said += " (its tables read with pandas.read_parquet)"

@@ -207,8 +207,7 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         shown = ", ".join(theirs[:3]) + filled(" and {} more", max(0, len(theirs) - 3))
         raise OutputError(
             f"{quoted_path(out_dir)} already holds {shown}, which gpuscale did not write; "
-            "nothing was "
-            "written: choose another output folder, or move them first"
+            "nothing was written: choose another output folder, or move them first"
         )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)

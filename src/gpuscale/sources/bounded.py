@@ -125,8 +125,7 @@ def results_file_given_as_round(path: Path) -> str | None:
     if schema and schema.startswith(BENCH_FILE[0]):
         return (
             f"{quoted_path(path)} holds {BENCH_FILE[1]}, not an MLPerf round: give it as "
-            f"--bench {quoted} "
-            "(gpuscale analyze, report or advise)"
+            f"--bench {quoted} (gpuscale analyze, report or advise)"
         )
     if schema and schema.startswith(COLLECTIVES_FILE[0]):
         return (

@@ -140,9 +140,8 @@ def _check_place(field: str, path: Path) -> None:
             field,
             path,
             f"its folder {quoted_path(path.parent)} does not exist (none is made on the "
-            "way: a mistyped "
-            f"one would hide the output): create it first ({make_folder(path.parent)}), or "
-            f"give one that exists, e.g. {ref(field, path.name)}",
+            "way: a mistyped one would hide the output): create it first "
+            f"({make_folder(path.parent)}), or give one that exists, e.g. {ref(field, path.name)}",
         )
 
 

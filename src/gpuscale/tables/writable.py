@@ -60,8 +60,7 @@ def why_unwritable(exc: OSError, path: Path) -> str:
         # it is there, yet a new entry "does not exist": /proc, /sys and the like
         return (
             f"{quoted_path(found)} is a folder that takes no new files (a virtual file "
-            "system such as "
-            "/proc or /sys)"
+            "system such as /proc or /sys)"
         )
     if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return "no space left for it (disk full, quota or file size limit)"

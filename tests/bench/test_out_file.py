@@ -63,7 +63,8 @@ def test_rows_into_a_folder_not_there_say_which_folder_and_how_to_make_it(
         with pytest.raises(ResultsError) as refused:
             append_result(out, {"model": "m"})
         message = str(refused.value)
-        assert f"the folder {out.parent} does not exist" in message
+        shown = f"'{out.parent}'" if " " in str(out.parent) else str(out.parent)  # quoted
+        assert f"the folder {shown} does not exist" in message
         assert "virtual file system" not in message and not out.parent.exists()
         golden.check("bench/out_refusals", case, message, paths={str(tmp_path): "<tmp>"})
 

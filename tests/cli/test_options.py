@@ -7,7 +7,6 @@ import ast
 import errno
 import json
 import os
-import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -325,8 +324,7 @@ def test_every_output_refuses_a_raw_round_folder(
             assert result.exit_code == 2, (name, out, result.output)
             assert result.stderr.startswith("error: --out "), (name, result.stderr)
             assert f" {root}" in result.stderr  # the round it lies in, named
-            given = re.sub(r"--out \S+\.\.\. \(\d+ characters\)", "--out <given>", result.stderr)
-            said.add(given.replace(str(tmp_path), "<tmp>"))
+            said.add(result.stderr.replace(str(tmp_path), "<tmp>"))  # the path whole
     golden.check(VIEW, f"--out in a raw round: {where}", "".join(sorted(said)))
     beside = CliRunner().invoke(
         gpuscale.cli.app, ["dataset", str(root), "--round", "v4.1", "--out", str(tmp_path / "ds")]

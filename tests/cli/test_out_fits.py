@@ -174,6 +174,6 @@ def test_a_missing_folder_on_the_way_is_named_with_the_command_that_makes_it(
     result = CliRunner().invoke(app, [*{**FOLDERS, **FILES}[command][0], "--out", out])
     assert result.exit_code == 2, result.output
     said = result.output.strip()
-    assert "my runs/deep does not exist" in said and "`mkdir -p 'my runs/deep'`" in said
+    assert "'my runs/deep' does not exist" in said and "`mkdir -p 'my runs/deep'`" in said
     assert not (scratch / "my runs").exists()
     golden.check("cli/out_refusals", f"missing folder: {command}", said)

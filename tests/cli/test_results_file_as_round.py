@@ -27,7 +27,7 @@ def test_a_bench_file_given_as_a_round_is_said_to_go_to_bench(command, tmp_path)
     result = runner.invoke(app, [*command, str(path)])
     assert result.exit_code == 2, result.output
     said = (
-        f"{path} holds `gpuscale bench` results, not an MLPerf round: give it as --bench '{path}'"
+        f"'{path}' holds `gpuscale bench` results, not an MLPerf round: give it as --bench '{path}'"
     )
     assert said in result.stderr and "Traceback" not in result.output
 

@@ -81,7 +81,7 @@ def test_a_round_is_fetched_reported_and_then_read_from_the_cache(
     assert first.exit_code == 0, first.output
     folder = tmp_path / "my cache" / f"training_results_{ROUND}"
     assert f"note: round {ROUND} fetched from file://" in first.stderr
-    assert f"into {folder}; read from there from now on" in first.stderr
+    assert f"into '{folder}'; read from there from now on" in first.stderr
     assert (out / "index.html").is_file()
     wanted = {k: v for k, v in served.items() if k != CODE}
     assert _fetched_files(folder) == wanted  # the systems and results, not the code
@@ -94,7 +94,7 @@ def test_a_round_is_fetched_reported_and_then_read_from_the_cache(
     monkeypatch.setenv(URL_ENV, f"file://{tmp_path}/nowhere/training_results_{{round}}.git")
     again = runner.invoke(app, ["report", "--round", ROUND, "-b", BENCHMARK, "--out", str(out)])
     assert again.exit_code == 0, again.output
-    assert f"note: round {ROUND} read from the cache: {folder} (from file://" in again.stderr
+    assert f"note: round {ROUND} read from the cache: '{folder}' (from file://" in again.stderr
     assert first.stdout.splitlines()[1:] == again.stdout.splitlines()[1:]  # the same answer
     offline = runner.invoke(app, ["scores", "--round", ROUND, "--offline", "-f", "json"])
     assert offline.exit_code == 0, offline.output

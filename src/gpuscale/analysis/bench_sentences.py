@@ -21,7 +21,7 @@ from gpuscale.quantities import (
     number,
     of_the,
 )
-from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.commands import quoted_path, suggested_command
 
 
 def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
@@ -81,7 +81,7 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     )
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
-        f"each process of the N > 1 runs had; a speedup over it does not answer whether "
+        "each process of the N > 1 runs had; a speedup over it does not answer whether "
         f"{whether} used by one process with all its cores: {measures} measures that one"
     )
 
@@ -238,7 +238,7 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
     flagged = int(scaling["flagged"].sum())
     ok = f"{len(scaling)} ok" + (filled(", {} of them flagged;", flagged) or ",")
     return (
-        f"earlier runs: {path} also holds {rows} {noun_for(rows, 'row')} of earlier "
+        f"earlier runs: {quoted_path(path)} also holds {rows} {noun_for(rows, 'row')} of earlier "
         f"sweeps ({ok} {len(failed)} failed), not summarised here: "
         f"{suggested_command('analyze', '--bench', str(path))} reads them all"
     )

@@ -8,7 +8,6 @@ kept, the RCP scaling factor, the global batch, samples to converge (in the benc
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from gpuscale.tables import (
     display_name,
     round_key,
 )
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import is_log_flagged, is_republished, is_same_runs_copy
 
 
@@ -43,7 +43,7 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
     text = (
         f"{counted(len(results), 'result')} "
         f"({int(results['time_to_train_min'].notna().sum()):,} scored) "
-        f"and {counted(len(runs), 'run')} of {rounds} written to {shlex.quote(f'{folder}/')} "
+        f"and {counted(len(runs), 'run')} of {rounds} written to {quoted_path(f'{folder}/')} "
         "(results and runs, CSV and Parquet)"
     )
     if twins := int(is_same_runs_copy(results).sum()):

@@ -30,6 +30,7 @@ from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import as_options
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> 
     sweeps = read_sweeps(out_file)
     latest = sweeps.of(sweep_id)
     if latest.empty:
-        raise SweepError(f"no measurement of sweep {sweep_id} in {out_file}")
+        raise SweepError(f"no measurement of sweep {sweep_id} in {quoted_path(out_file)}")
     return SweepRun(sweep_id, sweeps, latest, device, env)
 
 

@@ -22,6 +22,7 @@ from gpuscale.bench.config import ModelError
 from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import filled
+from gpuscale.tables.commands import quoted_path
 
 # how gpuscale calls the user's callables, and what each returns (docs/measure.md)
 FACTORY_CALL = "FACTORY() (no arguments), returning a BenchModel or (module, make_batch[, loss])"
@@ -78,13 +79,13 @@ def _user_module(source: str) -> ModuleType:
     if source.endswith(".py"):
         path = os.path.abspath(source)
         if not os.path.isfile(path):
-            raise ImportError(f"no file {path}")
+            raise ImportError(f"no file {quoted_path(path)}")
         if (folder := os.path.dirname(path)) not in sys.path:
             sys.path.append(folder)
         unique = "gpuscale_user_" + re.sub(r"\W", "_", path)
         spec = importlib.util.spec_from_file_location(unique, path)
         if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path} as a module")
+            raise ImportError(f"cannot load {quoted_path(path)} as a module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[unique] = module  # dataclasses and pickling look it up there
         spec.loader.exec_module(module)

@@ -28,7 +28,7 @@ from gpuscale.sources.bounded import (
     schema_of,
 )
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.out_paths import check_file_out
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.writable import make_folder
@@ -80,7 +80,9 @@ def _writes(path: Path) -> str:
     if path.parent.is_dir():
         return f" ({bench} writes one)"
     make = make_folder(path.parent)
-    return f" (nor does its folder {path.parent} exist: {make}, then {bench} writes one)"
+    return (
+        f" (nor does its folder {quoted_path(path.parent)} exist: {make}, then {bench} writes one)"
+    )
 
 
 def _bench_appends_to(path: Path) -> bool:
@@ -171,20 +173,21 @@ def read_results(
                 schemas.append(schema_of(record))
             problem = unread or _problem(record)
             if problem:
-                problems.append(f"{path}:{number}: {problem}; skipped")
+                problems.append(f"{quoted_path(path)}:{number}: {problem}; skipped")
                 continue
             records.append(_upgraded(record))
     except FileNotFoundError:
-        raise ResultsError(f"{path}: no such results file{_writes(path)}") from None
+        raise ResultsError(f"{quoted_path(path)}: no such results file{_writes(path)}") from None
     except IsADirectoryError:
         raise ResultsError(
-            f"{path} is a folder: give a results file in it{_writes(path / 'results.jsonl')}"
+            f"{quoted_path(path)} is a folder: give a results file in "
+            f"it{_writes(path / 'results.jsonl')}"
         ) from None
     except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ResultsError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None
     except TooLarge as exc:
         raise ResultsError(
-            f"{path} holds more than {format_bytes(limit_bytes)} of results (read "
+            f"{quoted_path(path)} holds more than {format_bytes(limit_bytes)} of results (read "
             f"{len(records):,} rows in its first {exc.lines:,} lines before stopping); "
             f"gpuscale reads results files up to {format_bytes(limit_bytes)}: split it, or "
             "keep the rows you need (e.g. one sweep's, by sweep_id)"
@@ -213,8 +216,9 @@ class BenchFile:
         if not self.skipped:
             return []
         return [
-            f"{counted(len(self.skipped), 'unreadable line')} in {path}, written before this "
-            f"sweep, skipped ({suggested_command('analyze', '--bench', path)} lists them)"
+            f"{counted(len(self.skipped), 'unreadable line')} in {quoted_path(path)}, written "
+            f"before this sweep, skipped ({suggested_command('analyze', '--bench', path)} lists "
+            "them)"
         ]
 
 
@@ -229,14 +233,17 @@ def load_bench(path: Path | str) -> BenchFile:
     if not records:
         if schemas and schemas[0].startswith(COLLECTIVES_FILE[0]):  # as `holds` tells it
             raise ResultsError(
-                f"{path} holds `gpuscale collectives` sweeps, not bench results: "
+                f"{quoted_path(path)} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives to `gpuscale advise` (the command that reads them)"
             )
         if not problems:  # not one line but blank ones: nothing to skip, nothing to say of
-            raise ResultsError(f"{path}: empty, no gpuscale bench results in it{_writes(path)}")
+            raise ResultsError(
+                f"{quoted_path(path)}: empty, no gpuscale bench results in it{_writes(path)}"
+            )
         example = "".join(f" (e.g. {p})" for p in problems[:1])
         raise ResultsError(
-            f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
+            f"{quoted_path(path)}: no gpuscale bench results in it; "
+            f"{counted(len(problems), 'line')} "
             f"skipped{example}{_writes(path)}"
         )
     return BenchFile(bench_table(records), problems)

@@ -18,6 +18,7 @@ from gpuscale.bench.results import (
     unused_name,
 )
 from gpuscale.quantities import filled
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.out_paths import check_file_out
 from gpuscale.tables.requests import FieldError, ref
 from gpuscale.tables.writable import why_unwritable
@@ -33,18 +34,19 @@ def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
         if path.is_file():
             _check_holds(path, holds)
         if path.is_dir():
-            raise ResultsError(f"{path} is a folder; give a file for the results")
+            raise ResultsError(f"{quoted_path(path)} is a folder; give a file for the results")
         if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
             raise ResultsError(
-                f"{path} is not a regular file (a device or a pipe): results are appended "
-                "to a file and read back from it; give a file"
+                f"{quoted_path(path)} is not a regular file (a device or a pipe): results "
+                "are appended to a file and read back from it; give a file"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
         raise ResultsError(
-            f"cannot write {path}: {why_unwritable(exc, path)}; choose another output file"
+            f"cannot write {quoted_path(path)}: {why_unwritable(exc, path)}; choose another "
+            "output file"
         ) from None
 
 
@@ -81,7 +83,7 @@ def _check_holds(path: Path, holds: tuple[str, str]) -> None:
     """Refuse a non-empty file whose first line is not a record of the kind ``holds``
     names (an empty file is a new results file)."""
     if why := other_records(path, holds):
-        raise ResultsError(f"{path} {why}: choose another output file")
+        raise ResultsError(f"{quoted_path(path)} {why}: choose another output file")
 
 
 def append_result(path: Path, record: dict[str, object]) -> None:
@@ -94,7 +96,9 @@ def append_result(path: Path, record: dict[str, object]) -> None:
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {why_unwritable(exc, path)}") from None
+        raise ResultsError(
+            f"cannot write {quoted_path(path)}: {why_unwritable(exc, path)}"
+        ) from None
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -108,8 +112,8 @@ def append_result(path: Path, record: dict[str, object]) -> None:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)  # no cut row left behind
             raise ResultsError(
-                f"cannot append to {path}: {why_unwritable(exc, path)}; that row was not "
-                "written, the rows before it are kept"
+                f"cannot append to {quoted_path(path)}: {why_unwritable(exc, path)}; that "
+                "row was not written, the rows before it are kept"
             ) from None
     finally:
         os.close(fd)

@@ -5,7 +5,6 @@ the sentences ``gpuscale bench`` prints about them."""
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from gpuscale.bench.slurm import batch_shell_note, slurm_task
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.bench.sweep_said import kept_note
 from gpuscale.quantities import BadQuantity, counted, filled, parse_size
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError
 
 # Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
@@ -104,7 +104,7 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
     summary = f"this node wrote no rows: {WRITER}"  # the node holding global rank 0 does
     if report.appended or nnodes == 1:
         rows = counted(report.appended, "row")
-        summary = f"{report.measured} measured, {rows} appended to {shlex.quote(str(out_file))}"
+        summary = f"{report.measured} measured, {rows} appended to {quoted_path(out_file)}"
     skipped = filled(", {} skipped (--resume)", report.skipped)  # only under --resume
     return f"{summary}{skipped}, {len(report.failures)} failed"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuscale.quantities import counted, number
+from gpuscale.tables.commands import quoted_path
 
 
 def done_line(record: dict) -> str:
@@ -21,5 +22,5 @@ def kept_note(rows: int, out_file: Path) -> str:
     """What follows "interrupted" when a sweep is stopped: the ``rows`` it appended to
     ``out_file`` are kept, and the same command with ``--resume`` measures only the runs
     not yet measured well there."""
-    kept = f"{counted(rows, 'row')} of this sweep kept in {out_file}"
+    kept = f"{counted(rows, 'row')} of this sweep kept in {quoted_path(out_file)}"
     return f": {kept}; run the same command with --resume to measure only what is missing"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -35,6 +34,7 @@ from gpuscale.cli.output import (
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions, unused_without_rounds
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection, ScoresOptions
 
@@ -66,7 +66,7 @@ def ingest(
     with fail_on(OutputError):
         written = write_tables(tables, where.out)
     lines, problems = ingest_summary(tables)
-    say([*lines, f"wrote {len(written)} files to {shlex.quote(f'{where.out}/')}"], stderr=True)
+    say([*lines, f"wrote {len(written)} files to {quoted_path(f'{where.out}/')}"], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 
@@ -224,7 +224,7 @@ def report(
             bench_path=bench_file,
             sources=selection.data_arguments(),
         )
-    path, shown = written.path, shlex.quote(str(written.path))  # pastes whole with a space
+    path, shown = written.path, quoted_path(written.path)  # pastes whole with a space
     say([f"report written to {shown}", *written.headline])
     say([f"warning: {line}" for line in missing], stderr=True)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):

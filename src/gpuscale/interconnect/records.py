@@ -19,6 +19,7 @@ from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import NamedError, ref
 
@@ -64,10 +65,14 @@ def read_sweeps(path: str | Path) -> Sweeps:
             if out.first_schema is None:
                 out.first_schema = schema_of(record)
             if unread:
-                out.problems.append(f"{path}:{number}: not a JSON record ({unread}); skipped")
+                out.problems.append(
+                    f"{quoted_path(path)}:{number}: not a JSON record ({unread}); skipped"
+                )
                 continue
             if not isinstance(record, dict) or record.get("schema") not in SCHEMAS:
-                out.problems.append(f"{path}:{number}: not a gpuscale collectives record; skipped")
+                out.problems.append(
+                    f"{quoted_path(path)}:{number}: not a gpuscale collectives record; skipped"
+                )
                 continue
             kind = record.get("kind")
             if kind == "sweep":
@@ -107,10 +112,11 @@ def read_collectives(path: Path) -> MeasuredCurves:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
         raise ValueError(
-            f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
+            f"{quoted_path(path)}: no such collectives file "
+            "(`gpuscale collectives --out FILE` writes one)"
         ) from None
     except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None
     table = sweeps.results
     if table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
@@ -120,7 +126,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
             else "a collectives file holds the all_reduce times by message size on 2 or more "
             "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
         )
-        raise NamedError(f"{path}: no collectives measurement ({held})")
+        raise NamedError(f"{quoted_path(path)}: no collectives measurement ({held})")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
     for (op, ranks), rows in table.groupby(["op", "ranks"]):
@@ -135,9 +141,9 @@ def read_collectives(path: Path) -> MeasuredCurves:
             curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
     if not any(c.op == "all_reduce" for c in curves):
         raise NamedError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            f"one-device host measures none: leave out {ref('collectives')} and give the link "
-            f"as {ref('interconnect')} (a preset))"
+            f"{quoted_path(path)}: need an all_reduce sweep of 4 or more sizes on 2 or more "
+            f"ranks (a one-device host measures none: leave out {ref('collectives')} and give "
+            f"the link as {ref('interconnect')} (a preset))"
         )
     header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
     return MeasuredCurves(

@@ -33,6 +33,7 @@ from gpuscale.hardware.links import (
     pcie_preset,
 )
 from gpuscale.sources.bounded import TooLarge, read_at_most
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.json_depth import JSON
 
 # Slowest first: the worst link along the ring NCCL builds bounds a ring all-reduce.
@@ -391,9 +392,11 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     except TooLarge as exc:
         raise ValueError(str(exc)) from None
     except FileNotFoundError:  # said as the results and collectives files are
-        raise ValueError(f"{path}: no such topology file (a saved `nvidia-smi topo -m`)") from None
+        raise ValueError(
+            f"{quoted_path(path)}: no such topology file (a saved `nvidia-smi topo -m`)"
+        ) from None
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: {getattr(exc, 'strerror', exc)}") from None
+        raise ValueError(f"{quoted_path(path)}: {getattr(exc, 'strerror', exc)}") from None
 
 
 def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:

@@ -20,6 +20,7 @@ from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import write_atomically
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
 from gpuscale.tables.spelling import did_you_mean
 
@@ -139,7 +140,9 @@ def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
         if round_name_from_path(p) in BUNDLED_ROUNDS
     ]
     if not archives:
-        raise FileNotFoundError(f"no training_results_v*.tar* archives in {source_dir}")
+        raise FileNotFoundError(
+            f"no training_results_v*.tar* archives in {quoted_path(source_dir)}"
+        )
     tables = read_rounds(archives)
     for name in TABLES:  # the package's own folder: plain files, no manifest
         getattr(tables, name).to_parquet(

@@ -23,6 +23,7 @@ from gpuscale.sources import (
     top_folder,
 )
 from gpuscale.sources.archives import READ_AGAIN
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.workloads import round_name, round_name_meant
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
@@ -100,7 +101,8 @@ def round_name_to_read(path: Path, given: str | None) -> str:
         top = top_folder(path)
         if top is None:  # the cause, not a round to give (an empty or broken archive)
             raise SourceError(
-                f"{path}: an empty or unreadable archive (no folder in it): {READ_AGAIN}"
+                f"{quoted_path(path)}: an empty or unreadable archive (no folder in it): "
+                f"{READ_AGAIN}"
             )
         found = round_name_from_path(top)
         if found:

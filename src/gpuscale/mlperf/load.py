@@ -28,6 +28,7 @@ from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.tables.spelling import did_you_mean
@@ -68,7 +69,7 @@ def read_paths(
         except (SourceError, ValueError) as exc:
             if benchmark_option and _like_a_benchmark(path):
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
-                hint = f"a benchmark? give it with {benchmark_option} {path}"
+                hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
                 raise SourceError(f"{exc} ({hint})") from exc
             raise
     return combine(parts)
@@ -259,8 +260,9 @@ def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
         if r not in bundled_rounds():
             adds = "the round fetched by name"
         raise RoundNamesError(
-            f"round {r} given both as a path ({path}, {how}) and as --round {r}, which beside "
-            f"such a path adds {adds}: give one (drop --round to read the path alone)"
+            f"round {r} given both as a path ({quoted_path(path)}, {how}) and as --round "
+            f"{r}, which beside such a path adds {adds}: give one (drop --round to read the "
+            "path alone)"
         )
 
 

@@ -7,7 +7,6 @@ gpuscale's own results, an empty folder."""
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 from gpuscale.mlperf.layout import round_name_of
@@ -15,6 +14,7 @@ from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
 from gpuscale.sources.bounded import results_file_given_as_round
 from gpuscale.sources.entries import is_archive
+from gpuscale.tables.commands import quoted_path
 
 EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
 
@@ -52,8 +52,8 @@ def no_results(path: Path) -> str:
         if command:
             what = f"`gpuscale {command}`"
         said = (
-            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give the "
-            "round folder or archive that was read"
+            f"no MLPerf results in {quoted_path(path)}: it holds what {what} wrote, not raw "
+            "logs; give the round folder or archive that was read"
         )
         if command in TABLE_WRITERS:
             said += " (its tables read with pandas.read_parquet)"
@@ -64,18 +64,19 @@ def no_results(path: Path) -> str:
         rounds = sorted({*folders, *archives})  # a download folder holds the archives
         if rounds:
             kind = _ROUND_KINDS[(bool(folders), bool(archives))]
-            shown = shlex.join(str(path / r) for r in rounds[:3])  # pasted as they are
+            shown = " ".join(quoted_path(path / r) for r in rounds[:3])  # pasted as they are
             return (
-                f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
+                f"no MLPerf results in {quoted_path(path)}: it holds {kind} ({', '.join(rounds)}); "
                 f"give them as paths, e.g. {shown}"
             )
         if (path / "systems").is_dir() or (path / "results").is_dir():
             return (
-                f"no MLPerf results in {path}: it looks like one submitter's folder "
-                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
+                f"no MLPerf results in {quoted_path(path)}: it looks like one submitter's folder "
+                "(systems/, results/); give the round folder that holds it "
+                f"({quoted_path(path.parent)}), "
                 "with --round vX.Y if its name does not say the round"
             )
-    return f"no MLPerf results in {path}: {EXPECTED}"
+    return f"no MLPerf results in {quoted_path(path)}: {EXPECTED}"
 
 
 def refused_path(path: Path) -> SourceError | None:

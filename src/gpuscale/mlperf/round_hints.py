@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
 from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.workloads import round_key
 
 # The day MLCommons published each round's results (its announcement): no run of the
@@ -100,7 +101,7 @@ def other_round(
     round_name: str, runs: Iterable[Mapping[str, object]], how: str, where: str
 ) -> str | None:
     """Why the logs read as ``round_name`` (named by ``how``: ``GIVEN``, or "its
-    name") are not that round's, naming ``where`` (the path) and the rounds they fit;
+    name") are not that round's, naming ``where`` (the path, quoted) and the rounds they fit;
     None when nothing in them contradicts it. ``runs``: rows of the runs table (``org``,
     ``system_id``, ``benchmark``, ``log_benchmark``, ``run_start_ms``)."""
     runs = list(runs)
@@ -151,6 +152,7 @@ def other_round(
         if len(fits) == 1:
             give += f" (training_results_{fits[0]})"
     return (
-        f"{where}: read as {round_name} ({how}), but {said}: {'; '.join(reasons)}. Its scores "
-        f"are {round_name}'s rules applied to another round's logs; {give}"
+        f"{quoted_path(where)}: read as {round_name} ({how}), but {said}: "
+        f"{'; '.join(reasons)}. Its scores are {round_name}'s rules applied to another "
+        f"round's logs; {give}"
     )

@@ -33,6 +33,7 @@ from gpuscale.sources.entries import (
     skip_misfit,
 )
 from gpuscale.tables import ProblemKind
+from gpuscale.tables.commands import quoted_path
 
 # What to do about an archive that cannot be read at all: said after its cause.
 READ_AGAIN = "download it again, or give the round's folder (a clone or an unpacked copy)"
@@ -54,7 +55,9 @@ def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
         tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115
     except ARCHIVE_ERRORS as exc:
         cause = getattr(stream.raw, "error", None) or exc
-        raise SourceError(f"{path}: not a readable tar archive ({cause}): {READ_AGAIN}") from exc
+        raise SourceError(
+            f"{quoted_path(path)}: not a readable tar archive ({cause}): {READ_AGAIN}"
+        ) from exc
     last = ""
     with tar:
         try:
@@ -224,7 +227,9 @@ def _iter_zip(
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as exc:
-        raise SourceError(f"{path}: not a readable zip archive ({exc}): {READ_AGAIN}") from exc
+        raise SourceError(
+            f"{quoted_path(path)}: not a readable zip archive ({exc}): {READ_AGAIN}"
+        ) from exc
     with archive:
         for info in archive.infolist():
             rel = member_rel(info.filename, layout, skipped)

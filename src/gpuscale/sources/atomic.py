@@ -27,6 +27,7 @@ from pathlib import Path
 
 from gpuscale.quantities import filled
 from gpuscale.sources.processes import new_folder, remove_stale
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import raw_round_out
 from gpuscale.tables.writable import why_unwritable
 from gpuscale.version import __version__
@@ -68,7 +69,7 @@ def _check_owner(out_dir: Path, command: str) -> None:
     found = _manifest(out_dir)
     if found and found[1] and command and found[1] != command:
         raise OutputError(
-            f"{out_dir} holds the output of `gpuscale {found[1]}`, not of `gpuscale "
+            f"{quoted_path(out_dir)} holds the output of `gpuscale {found[1]}`, not of `gpuscale "
             f"{command}`; nothing was written: choose another output folder, or remove it first"
         )
 
@@ -84,12 +85,14 @@ def write_atomically(
     out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
     raw = raw_round_out(out_dir)  # whoever calls: never into a raw round's logs
     if raw:
-        raise OutputError(f"{out_dir} {raw}; nothing was written")
+        raise OutputError(f"{quoted_path(out_dir)} {raw}; nothing was written")
     try:
         if out_dir.is_symlink():
             out_dir = Path(os.path.realpath(out_dir))
         if _is_other_than_folder(out_dir):
-            raise OutputError(f"{out_dir} exists and is not a folder; choose another output folder")
+            raise OutputError(
+                f"{quoted_path(out_dir)} exists and is not a folder; choose another output folder"
+            )
         _check_owner(out_dir, command)
         mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
         base = out_dir if mount else out_dir.parent
@@ -102,7 +105,8 @@ def write_atomically(
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(
-            f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}; choose another output folder"
+            f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}; choose "
+            "another output folder"
         ) from None
     try:
         write(tmp)
@@ -111,7 +115,9 @@ def write_atomically(
         (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
         _move_into_place(tmp, out_dir, names, command, whole=not mount)
     except OSError as exc:
-        raise OutputError(f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}") from None
+        raise OutputError(
+            f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}"
+        ) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         os.close(lock)
@@ -200,8 +206,8 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
     if theirs:
         shown = ", ".join(theirs[:3]) + filled(" and {} more", max(0, len(theirs) - 3))
         raise OutputError(
-            f"{out_dir} already holds {shown}, which gpuscale did not write; nothing was "
-            "written: choose another output folder, or move them first"
+            f"{quoted_path(out_dir)} already holds {shown}, which gpuscale did not write; "
+            "nothing was written: choose another output folder, or move them first"
         )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)

@@ -9,11 +9,11 @@ sweeps) is read by :func:`json_lines`, its nesting bounded too (``tables.json_de
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 from gpuscale.tables import json_depth
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.json_depth import JSON
 
 
@@ -31,7 +31,7 @@ def read_at_most(path: Path, limit_bytes: int, what: str) -> bytes:
     with path.open("rb") as handle:
         data = handle.read(limit_bytes + 1)
     if len(data) > limit_bytes:
-        raise TooLarge(f"{path} holds more than {limit_bytes:,} bytes: not {what}")
+        raise TooLarge(f"{quoted_path(path)} holds more than {limit_bytes:,} bytes: not {what}")
     return data
 
 
@@ -53,7 +53,7 @@ def lines_at_most(path: Path, limit_bytes: int) -> Iterator[tuple[int, bytes]]:
         while line := handle.readline(limit_bytes - total + 1):
             total += len(line)
             if total > limit_bytes:
-                raise TooLarge(f"{path} holds more than {limit_bytes:,} bytes", number)
+                raise TooLarge(f"{quoted_path(path)} holds more than {limit_bytes:,} bytes", number)
             number += 1
             yield number, line
 
@@ -121,15 +121,15 @@ def results_file_given_as_round(path: Path) -> str | None:
         schema = first_schema(path) if path.is_file() else None
     except OSError:
         return None
-    quoted = shlex.quote(str(path))
+    quoted = quoted_path(path)
     if schema and schema.startswith(BENCH_FILE[0]):
         return (
-            f"{path} holds {BENCH_FILE[1]}, not an MLPerf round: give it as --bench {quoted} "
-            "(gpuscale analyze, report or advise)"
+            f"{quoted_path(path)} holds {BENCH_FILE[1]}, not an MLPerf round: give it as "
+            f"--bench {quoted} (gpuscale analyze, report or advise)"
         )
     if schema and schema.startswith(COLLECTIVES_FILE[0]):
         return (
-            f"{path} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
+            f"{quoted_path(path)} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
             f"--collectives {quoted} to gpuscale advise"
         )
     return None

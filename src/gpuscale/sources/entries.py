@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from gpuscale.quantities import printable as text_printable
 from gpuscale.tables import ProblemKind
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import NamedError, ref
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
@@ -46,7 +47,7 @@ class RoundNotSaidError(SourceError, NamedError):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         NamedError.__init__(
             self,
-            f"{path}: cannot tell the round from the name; give it, e.g. "
+            f"{quoted_path(path)}: cannot tell the round from the name; give it, e.g. "
             f"{ref('round_name', 'v4.1')}",
         )
 

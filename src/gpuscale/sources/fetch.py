@@ -43,6 +43,7 @@ from gpuscale.quantities import counted
 from gpuscale.sources.entries import SourceError
 from gpuscale.sources.processes import lifeline
 from gpuscale.sources.signals import note_on_stop
+from gpuscale.tables.commands import quoted_path
 
 CACHE_ENV = "GPUSCALE_ROUNDS_CACHE"  # a folder: the rounds fetched
 URL_ENV = "GPUSCALE_ROUNDS_URL"  # a URL with {round}: where rounds are fetched from
@@ -81,10 +82,13 @@ class Fetched:
         source = f"{self.url} (commit {self.commit[:12]})"
         if self.fetched_now:
             return (
-                f"round {self.round_name} fetched from {source} into {self.path}; read from "
+                f"round {self.round_name} fetched from {source} into "
+                f"{quoted_path(self.path)}; read from "
                 "there from now on"
             )
-        return f"round {self.round_name} read from the cache: {self.path} (from {source})"
+        return (
+            f"round {self.round_name} read from the cache: {quoted_path(self.path)} (from {source})"
+        )
 
 
 def _sources() -> dict:
@@ -139,13 +143,15 @@ def fetch_round(
         return found
     if shutil.which("git") is None:
         raise FetchError(
-            f"round {round_name} is not in the cache ({cache}), and fetching it needs git: "
-            f"install git, or download {url} yourself and give its folder as a path"
+            f"round {round_name} is not in the cache ({quoted_path(cache)}), and fetching it "
+            f"needs git: install git, or download {url} yourself and give its folder as a path"
         )
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FetchError(f"cannot make the rounds' cache {cache}: {exc.strerror}") from None
+        raise FetchError(
+            f"cannot make the rounds' cache {quoted_path(cache)}: {exc.strerror}"
+        ) from None
     with _lock(cache / f".training_results_{round_name}.lock"):
         if (found := cached(round_name, cache)) is not None:  # another process fetched it
             return found

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from gpuscale.quantities import filled
+from gpuscale.tables.commands import quoted_path
 
 # The signals that end a command cleanly, and what it then says.
 SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -88,7 +89,7 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
             say(SIGNALS.get(code - 128, "terminated") + _notes())
         _exit_now(code)
     except OSError as exc:  # what the machine refused: a full disk, a name too long
-        name = str(exc.filename or "")
+        name = quoted_path(exc.filename) if exc.filename else ""
         if len(name) > 60:
             name = f"{name[:60]}..."
         with contextlib.suppress(OSError):

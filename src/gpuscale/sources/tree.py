@@ -27,6 +27,7 @@ from gpuscale.sources.entries import (
     SourceError,
     is_archive,
 )
+from gpuscale.tables.commands import quoted_path
 
 
 def iter_source(
@@ -40,8 +41,10 @@ def iter_source(
     if path.is_file() and is_archive(path):
         return _within(iter_archive(path, reading), skipped)
     if not path.exists():
-        raise SourceError(f"{path}: no such file or directory")
-    raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
+        raise SourceError(f"{quoted_path(path)}: no such file or directory")
+    raise SourceError(
+        f"{quoted_path(path)}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive"
+    )
 
 
 def _within(entries: Iterator[Entry], skipped: list[Skipped]) -> Iterator[Entry]:

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import Field
 from pathlib import Path
 
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, has_path, ref
 from gpuscale.tables.writable import existing_ancestor, make_folder, why_unwritable
@@ -126,7 +127,7 @@ def _check_place(field: str, path: Path) -> None:
         raise FieldError(
             field,
             path,
-            f"{shown} is a file, not a folder: give a path in a folder, e.g. "
+            f"{quoted_path(shown)} is a file, not a folder: give a path in a folder, e.g. "
             f"{ref(field, path.name)}",
         )
     try:
@@ -138,15 +139,23 @@ def _check_place(field: str, path: Path) -> None:
         raise FieldError(
             field,
             path,
-            f"its folder {path.parent} does not exist (none is made on the way: a mistyped "
-            f"one would hide the output): create it first ({make_folder(path.parent)}), or "
-            f"give one that exists, e.g. {ref(field, path.name)}",
+            f"its folder {quoted_path(path.parent)} does not exist (none is made on the "
+            "way: a mistyped one would hide the output): create it first "
+            f"({make_folder(path.parent)}), or give one that exists, e.g. {ref(field, path.name)}",
         )
 
 
 def _unwritable(exc: OSError, path: Path) -> str:
     """Why ``path`` cannot be written (``gpuscale.tables.writable``), and what to give."""
     return f"cannot be written: {why_unwritable(exc, path)}; give a path where you can write"
+
+
+class TypedPath(str):
+    """A path as typed, its trailing separator kept (``Path`` drops it): a refusal names
+    it as every path, quoted (``tables.refusals``)."""
+
+    def __fspath__(self) -> str:
+        return str.__str__(self)
 
 
 def each_value(value: object) -> list | tuple:
@@ -167,7 +176,7 @@ def typed_paths(f: Field, hints: dict[str, object], value: object) -> object:
             name = Path(f.default).name  # the option's default file
             raise FieldError(
                 f.name,
-                text,
+                TypedPath(text),
                 f"ends with {str(text)[-1]}, a folder's name, but it names one file: give a "
                 f"file, e.g. {ref(f.name, str(text) + name)}",
             )

@@ -16,6 +16,7 @@ import os
 from itertools import islice
 from pathlib import Path
 
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError
 
 MARK = b":::MLLOG"
@@ -71,9 +72,9 @@ def raw_round_out(path: Path) -> str | None:
     root = raw_round_holding(path)
     if root is None:
         return None
-    where = f"lies in the raw MLPerf round {root}"
+    where = f"lies in the raw MLPerf round {quoted_path(root)}"
     if Path(os.path.realpath(os.path.abspath(path))) == root:
-        where = f"is the raw MLPerf round folder {root}"
+        where = f"is the raw MLPerf round folder {quoted_path(root)}"
     return (
         f"{where} (<org>/results/<system>/<benchmark>/ result logs), read in place: "
         "gpuscale writes nothing into one (its next read would take the files for the "

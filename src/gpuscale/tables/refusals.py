@@ -16,6 +16,7 @@ from dataclasses import fields
 from os import PathLike
 
 from gpuscale.quantities import number, read_size
+from gpuscale.tables.commands import quoted_path
 
 # A number's range: (lowest, highest, lowest excluded?)
 Range = tuple[float, float, bool]
@@ -155,6 +156,8 @@ def _refused(named: str, bare: str, value: object, rule: str) -> str:
     or ``bare: rule`` where no value was given (``--workload: required ...``)."""
     if _missing(value):
         return f"{bare}: {rule}"
+    if isinstance(value, PathLike):  # a path whole (as ref says it), quoted: it pastes
+        return f"{named} {clipped(quoted_path(value), PATH_MAX)}: {rule}"
     return f"{named} {shown(value)}: {rule}"
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
+from os import PathLike
 from typing import TypeVar
 
 from gpuscale.quantities import BadQuantity, reading_number
 from gpuscale.tables.command_line import number_option, option_name
-from gpuscale.tables.out_paths import each_value, typed_paths
+from gpuscale.tables.out_paths import TypedPath, each_value, typed_paths
 from gpuscale.tables.refusals import FieldError
 
 R = TypeVar("R")
@@ -49,8 +50,13 @@ def request_of(request: type[R], values: Mapping[str, object], **more: object) -
     except FieldError as exc:  # the value said as typed (`1e99`, not its 100 digits)
         if not exc.problems:  # fields named in a sentence (NamedError): said as they are
             raise
-        problems = [(f, typed.get(f, v), r) for f, v, r in exc.problems]
+        problems = [(f, _as_typed(typed.get(f, v), v), r) for f, v, r in exc.problems]
         raise FieldError(*problems[0], more=tuple(problems[1:])) from None
+
+
+def _as_typed(text: object, value: object) -> object:
+    """A refused value as typed, a path's text still a path (named quoted)."""
+    return TypedPath(text) if isinstance(value, PathLike) and isinstance(text, str) else text
 
 
 def option_names(*requests: type) -> dict[str, str]:

@@ -16,6 +16,8 @@ import shlex
 import tempfile
 from pathlib import Path
 
+from gpuscale.tables.commands import quoted_path
+
 NAME_MAX = 255  # bytes in one name on Linux file systems (ext4, xfs, btrfs, tmpfs)
 PATH_MAX = 4096  # bytes in a whole path (Linux)
 
@@ -48,7 +50,7 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     found = existing_ancestor(path)
     on_the_way = found is not None and found != path and not os.path.isdir(found)
     if code in (errno.ENOTDIR, errno.EEXIST) and on_the_way:
-        return f"{found} is a file, not a folder"
+        return f"{quoted_path(found)} is a file, not a folder"
     if code == errno.ENOENT and found is not None and os.path.isdir(found):
         refused = _new_entry_refused(found)
         if refused is None and found != path.parent:  # the folder it goes in is not there
@@ -57,8 +59,8 @@ def why_unwritable(exc: OSError, path: Path) -> str:
             return why_unwritable(refused, found / path.name)
         # it is there, yet a new entry "does not exist": /proc, /sys and the like
         return (
-            f"{found} is a folder that takes no new files (a virtual file system such as "
-            "/proc or /sys)"
+            f"{quoted_path(found)} is a folder that takes no new files (a virtual file "
+            "system such as /proc or /sys)"
         )
     if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return "no space left for it (disk full, quota or file size limit)"
@@ -69,7 +71,7 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     if code == errno.ELOOP:
         return "a loop of symbolic links on the way"
     if code == errno.EISDIR:
-        return f"{path} is a folder"
+        return f"{quoted_path(path)} is a folder"
     return exc.strerror or str(exc)
 
 
@@ -82,7 +84,8 @@ def make_folder(folder: Path) -> str:
 def missing_folder(folder: Path) -> str:
     """A folder that is not there, and the command that makes it."""
     return (
-        f"the folder {folder} does not exist: create it first ({make_folder(folder)}), or "
+        f"the folder {quoted_path(folder)} does not exist: create it first "
+        f"({make_folder(folder)}), or "
         "give a path in a folder that exists"
     )
 

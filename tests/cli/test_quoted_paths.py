@@ -1,0 +1,51 @@
+"""A refusal that names a path the user gave (or one made from it) names it shell-quoted,
+as the suggested commands do: with a space in it, the message shows where the path ends
+and the path pastes whole. One line on stderr, a non-zero exit, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+runner = CliRunner()
+BENCH_ONE = ["--backend", "gloo", "--nproc", "1", "--models", "mlp-0.2m", "--steps", "1"]
+
+CASES = {
+    "a round folder not there": (["ingest", "my results"], "'my results': no such file"),
+    "a folder of no results": (["scores", "no logs"], "no MLPerf results in 'no logs':"),
+    "a results file not there": (
+        ["analyze", "--bench", "my runs.jsonl"],
+        "'my runs.jsonl': no such results file",
+    ),
+    "a topology file not there": (
+        ["advise", "-w", "bert", "--topo", "my topo.txt"],
+        "'my topo.txt': no such topology file",
+    ),
+    "an output folder's folder not there": (
+        ["report", "--out", "no such/page"],
+        "--out 'no such/page': its folder 'no such' does not exist",
+    ),
+    "a results file named as a folder": (
+        ["bench", *BENCH_ONE, "--out", "my runs/"],
+        "--out 'my runs/': ends with /",
+    ),
+}
+
+
+@pytest.mark.parametrize(("argv", "said"), list(CASES.values()), ids=list(CASES))
+def test_a_path_with_a_space_is_named_quoted(
+    argv: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "my work"  # run from a folder with a space, as a user would
+    (here / "no logs").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert said in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.output
+    assert not (here / "my runs").exists() and not (here / "no such").exists()  # none written

@@ -49,3 +49,19 @@ def test_a_path_with_a_space_is_named_quoted(
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.output
     assert not (here / "my runs").exists() and not (here / "no such").exists()  # none written
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["analyze", "v5.0"], "(a round? give it with --round v5.0)"),
+        (["scores", "4.1"], "(a round? give it with --round v4.1)"),  # no v, as typed
+        (["ingest", "v41"], "`gpuscale dataset --round v4.1` writes"),  # ingest reads folders
+    ],
+)
+def test_a_round_typed_where_a_path_goes_is_offered_its_option(
+    argv: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2 and said in result.stderr, result.stderr

@@ -32,7 +32,14 @@ from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.tables.spelling import did_you_mean
-from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_key, round_name
+from gpuscale.tables.workloads import (
+    RENAMED,
+    STUDY_ROUND,
+    WORKLOADS,
+    round_key,
+    round_name,
+    round_name_meant,
+)
 
 
 class RoundNamesError(NamedError):
@@ -71,6 +78,9 @@ def read_paths(
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
                 hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
                 raise SourceError(f"{exc} ({hint})") from exc
+            meant = None if path.exists() or len(path.parts) != 1 else round_name_meant(path.name)
+            if meant:  # `gpuscale analyze v5.0`: a round typed where a path goes
+                raise SourceError(f"{exc} (a round? give it with --round {meant})") from exc
             raise
     return combine(parts)
 

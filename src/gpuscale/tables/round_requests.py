@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from gpuscale.quantities import BadQuantity
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
     FieldError,
@@ -159,6 +160,15 @@ def ingest_refusal(paths: list[Path] | None, round_name: str | None) -> str | No
         )
     if round_name and len(paths) > 1:
         return "--round-name applies to one path at a time"
+    for path in paths:  # a round typed by name where its folder goes (`ingest v4.1`)
+        if path.exists() or len(path.parts) != 1:
+            continue
+        if meant := round_name_meant(path.name):  # v4.1, 4.1, v41
+            return (
+                f"{quoted_path(path)}: no such file or directory; ingest reads a round's "
+                f"folder or archive: `gpuscale dataset --round {meant}` writes a bundled or "
+                "published round's tables"
+            )
     return None
 
 

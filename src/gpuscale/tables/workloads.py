@@ -179,7 +179,7 @@ def round_name_meant(text: str) -> str | None:
     bare = typed[1:] if typed[:1] in ("v", "V") else typed
     if bare.isdigit() and len(bare) in (1, 2):
         return f"v{bare}.0" if len(bare) == 1 else f"v{bare[0]}.{bare[1]}"
-    return round_name(typed[:1] + bare.translate(_DIGIT_LOOKALIKES)) if bare else None
+    return round_name(bare.translate(_DIGIT_LOOKALIKES)) if bare else None
 
 
 def round_key(name: str) -> tuple[int, ...]:

@@ -4,6 +4,7 @@ bench host's machine, with what its runs say as evidence: its N > 1 speedups
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,7 +42,6 @@ from gpuscale.plausibility import FlagKind
 from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
-from gpuscale.tables.commands import quoted_path
 
 # What the advice compares of the model's runs (the device's name compared apart).
 _HARDWARE = ("model", *(c for c in HARDWARE_COLUMNS if c != "device_name"))
@@ -85,7 +85,7 @@ def from_bench(
     hardware = runs_like(table, group, device_name, fields=_HARDWARE)
     like_runs = table[runs_like(table, group, device_name)]  # of one precision
     # the results file as a shell word (none where the table was given, not read)
-    out = quoted_path(req.bench) if isinstance(req.bench, str | Path) else None
+    out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     # the runs the model rests on: its own, else (a --params model) its family's benched one
     rests_on = own or on.bench_model
     weak, evidence = weak_runs(longest(table[hardware]), rests_on, out or "FILE", table)

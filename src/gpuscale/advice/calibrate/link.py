@@ -8,6 +8,7 @@ ring, each count of a node on the ring through its first GPUs (:func:`choose_lin
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import asdict, dataclass, replace
 
 from gpuscale.advice.calibrate.measured import measured_network
@@ -24,7 +25,6 @@ from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
-from gpuscale.tables.commands import quoted_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +161,7 @@ def choose_link(
         expected, read = topology.expected_busbw_gbs(), {"file": req.topo}
 
         def named(preset: str) -> str:  # the file as a shell takes it (a space quoted)
-            file = quoted_path(req.topo) if req.topo else None
+            file = shlex.quote(req.topo) if req.topo else None
             return phrase("link_read" if req.topo else "link_detected", preset=preset, file=file)
 
         if expected:

@@ -149,3 +149,14 @@ def test_the_python_reference_gets_the_guess_the_cli_gives() -> None:
 
     with pytest.raises(ReferenceNotFoundError, match="did you mean 'family'"):
         scaling_table(load_round("v4.1").scores, "bert", reference="famly")
+
+
+def test_a_bare_gpuscale_prints_its_commands_and_no_empty_error() -> None:
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    result = CliRunner().invoke(app, [])
+    assert result.exit_code == 2  # as Click ends a group given no command
+    assert "advise" in result.stdout and "plan" in result.stdout  # the commands listed
+    assert "error" not in result.stderr

@@ -22,8 +22,8 @@ def one_line(parse):  # type: ignore[no-untyped-def]
         try:
             return parse(self, ctx, args)
         except exceptions.UsageError as exc:
-            if ctx.resilient_parsing:
-                raise
+            if ctx.resilient_parsing or isinstance(exc, exceptions.NoArgsIsHelpError):
+                raise  # a bare `gpuscale`: the help, printed already, as Click ends it
             if not isinstance(exc, exceptions.NoSuchOption):
                 fail(usage_said(exc.format_message(), ctx.command_path, exc))
             opts = [p for p in ctx.command.params if p.param_type_name == "option" and not p.hidden]

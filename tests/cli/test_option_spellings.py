@@ -117,6 +117,7 @@ def test_a_near_name_of_other_digits_comes_after_those_of_the_same(
         ("advise", "--price-per-device-hour", "--price"),  # the Python keyword, dashed
         ("plan", "--price_per_device_hour", "--price"),
         ("advise", "--max_devices", "--max-devices"),
+        ("plan", "--link", "--interconnect"),  # advise's keyword link=, on every command
     ],
 )
 def test_a_python_keyword_typed_as_an_option_is_offered_its_option(

@@ -257,6 +257,7 @@ def test_the_command_line_parses_and_renders() -> None:
     ("args", "said"),
     [
         (["scores", ""], "error: PATHS: empty: give a value"),  # it read `.`
+        (["ingest", ""], "error: PATHS: empty: give a value"),  # it read `.`
         (["report", "--out", ""], "error: --out: empty: give a value"),  # wrote into `.`
         (["bench", "--models", ""], "error: --models: empty: give a value"),  # the ladder
         (["scores", "-b", ""], "error: --benchmark: empty: give a value"),  # "ambiguous"

@@ -156,7 +156,6 @@ class RequestFields(JsonRequest):
     )
     interconnect: str | None = option(
         None,
-        names=("--interconnect", "--link"),  # --link as Python's keyword spells it
         help="Link preset, e.g. pcie-phb, nvlink4, xgmi-mi300x (default: detected or the "
         "bench host's, else the named device's own, else pcie-phb).",
     )

@@ -43,7 +43,7 @@ from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection
 def ingest(
     where: IngestOut,
     paths: Annotated[
-        list[Path] | None,
+        list[str] | None,  # text: an empty one refused, not read as `.`
         typer.Argument(
             help="Round folders or archives (.tar .tar.gz .tar.xz .zip).", show_default=False
         ),
@@ -62,7 +62,7 @@ def ingest(
 
     if refused := ingest_refusal(paths, round_name):  # --round: a PATH's round, fetched never
         fail(refused)
-    tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
+    tables = read_paths(list(map(Path, paths or ())), [round_name] if round_name else None)
     with fail_on(OutputError):
         written = write_tables(tables, where.out)
     lines, problems = ingest_summary(tables)

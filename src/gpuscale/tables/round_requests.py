@@ -147,10 +147,11 @@ class IngestOut(FolderOut):
     out: Path = folder_out_option(Path("gpuscale-tables"), "the tables")
 
 
-def ingest_refusal(paths: list[Path] | None, round_name: str | None) -> str | None:
+def ingest_refusal(paths: list[str] | None, round_name: str | None) -> str | None:
     """Why ``gpuscale ingest`` reads nothing of ``paths``, None where it reads them: none
     given (its ``--round`` names a PATH's round and fetches nothing; ``gpuscale dataset
-    --round`` takes a round by name), or one round name for several paths."""
+    --round`` takes a round by name), an empty one (``Path('')`` reads as the current
+    folder), a round's name where its folder goes, or one round name for several paths."""
     if not paths:
         named = f" --round {round_name}" if round_name else ""
         return (
@@ -158,9 +159,11 @@ def ingest_refusal(paths: list[Path] | None, round_name: str | None) -> str | No
             f"--round names a PATH's round and fetches nothing: `gpuscale dataset{named}` "
             "writes a bundled or published round's tables"
         )
+    if any(not text.strip() for text in paths):
+        return "PATHS: empty: give a value, or leave it out"
     if round_name and len(paths) > 1:
         return "--round-name applies to one path at a time"
-    for path in paths:  # a round typed by name where its folder goes (`ingest v4.1`)
+    for path in map(Path, paths):  # a round typed by name where its folder goes (`ingest v4.1`)
         if path.exists() or len(path.parts) != 1:
             continue
         if meant := round_name_meant(path.name):  # v4.1, 4.1, v41

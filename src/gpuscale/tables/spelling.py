@@ -107,6 +107,7 @@ OPTION_SYNONYMS = {
     "device": ("accelerator",),
     "accelerator": ("device",),  # plan's --accelerator; advise's --device-name
     "devices": ("nproc",),
+    "link": ("interconnect",),  # advise's Python keyword link=
 }
 COUNT_WORDS = frozenset({"n", "num", "number", "count", "of"})  # --num-gpus, --gpu-count
 KIND_WORDS = frozenset({"name", "type", "kind", "model"})  # --device-name, --gpu-type: which one

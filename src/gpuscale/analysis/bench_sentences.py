@@ -237,8 +237,9 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
         return None
     flagged = int(scaling["flagged"].sum())
     ok = f"{len(scaling)} ok" + (filled(", {} of them flagged;", flagged) or ",")
+    file = "FILE" if path is None else str(path)  # None: a table given, read from no file
     return (
-        f"earlier runs: {quoted_path(path)} also holds {rows} {noun_for(rows, 'row')} of earlier "
+        f"earlier runs: {quoted_path(file)} also holds {rows} {noun_for(rows, 'row')} of earlier "
         f"sweeps ({ok} {len(failed)} failed), not summarised here: "
-        f"{suggested_command('analyze', '--bench', str(path))} reads them all"
+        f"{suggested_command('analyze', '--bench', file)} reads them all"
     )

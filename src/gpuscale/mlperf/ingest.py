@@ -38,6 +38,7 @@ from gpuscale.sources import (
     SourceError,
     is_archive,
     iter_source,
+    not_a_source,
     read_ahead,
 )
 from gpuscale.tables import (
@@ -50,7 +51,6 @@ from gpuscale.tables import (
     frame_of,
 )
 from gpuscale.tables.checks import check_text
-from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
@@ -123,12 +123,8 @@ def read_round(
 def _round_to_read(path: Path, round_name: str | None) -> str:
     """The round ``path`` is read as (``layout.round_name_to_read``), once it is a folder
     or an archive (SourceError where it is neither)."""
-    if not path.exists():
-        raise SourceError(f"{quoted_path(path)}: no such file or directory")
-    if not path.is_dir() and not is_archive(path):
-        raise SourceError(
-            f"{quoted_path(path)}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive"
-        )
+    if not path.exists() or not (path.is_dir() or is_archive(path)):
+        raise not_a_source(path)
     return round_name_to_read(path, round_name)
 
 

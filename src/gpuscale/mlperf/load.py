@@ -30,7 +30,7 @@ from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of,
 from gpuscale.tables import RoundTables
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import NamedError, ref
-from gpuscale.tables.round_requests import RoundSelection
+from gpuscale.tables.round_requests import RoundSelection, round_typed_as_path
 from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import (
     RENAMED,
@@ -38,7 +38,6 @@ from gpuscale.tables.workloads import (
     WORKLOADS,
     round_key,
     round_name,
-    round_name_meant,
 )
 
 
@@ -78,8 +77,7 @@ def read_paths(
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
                 hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
                 raise SourceError(f"{exc} ({hint})") from exc
-            meant = None if path.exists() or len(path.parts) != 1 else round_name_meant(path.name)
-            if meant:  # `gpuscale analyze v5.0`: a round typed where a path goes
+            if meant := round_typed_as_path(path):  # `gpuscale analyze v5.0`
                 raise SourceError(f"{exc} (a round? give it with --round {meant})") from exc
             raise
     return combine(parts)

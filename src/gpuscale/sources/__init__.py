@@ -23,7 +23,7 @@ from gpuscale.sources.entries import (
     is_archive,
     printable,
 )
-from gpuscale.sources.tree import iter_source, read_ahead
+from gpuscale.sources.tree import iter_source, not_a_source, read_ahead
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -38,6 +38,7 @@ __all__ = [
     "SourceError",
     "is_archive",
     "iter_source",
+    "not_a_source",
     "printable",
     "read_ahead",
     "top_folder",

@@ -124,12 +124,12 @@ def results_file_given_as_round(path: Path) -> str | None:
     quoted = quoted_path(path)
     if schema and schema.startswith(BENCH_FILE[0]):
         return (
-            f"{quoted_path(path)} holds {BENCH_FILE[1]}, not an MLPerf round: give it as "
+            f"{quoted} holds {BENCH_FILE[1]}, not an MLPerf round: give it as "
             f"--bench {quoted} (gpuscale analyze, report or advise)"
         )
     if schema and schema.startswith(COLLECTIVES_FILE[0]):
         return (
-            f"{quoted_path(path)} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
+            f"{quoted} holds {COLLECTIVES_FILE[1]}, not an MLPerf round: give it as "
             f"--collectives {quoted} to gpuscale advise"
         )
     return None

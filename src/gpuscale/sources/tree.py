@@ -40,9 +40,14 @@ def iter_source(
         return _within(iter_directory(path, reading), skipped)
     if path.is_file() and is_archive(path):
         return _within(iter_archive(path, reading), skipped)
+    raise not_a_source(path)
+
+
+def not_a_source(path: Path) -> SourceError:
+    """Why ``path``, neither a folder nor an archive, cannot be read as a round."""
     if not path.exists():
-        raise SourceError(f"{quoted_path(path)}: no such file or directory")
-    raise SourceError(
+        return SourceError(f"{quoted_path(path)}: no such file or directory")
+    return SourceError(
         f"{quoted_path(path)}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive"
     )
 

@@ -147,6 +147,14 @@ class IngestOut(FolderOut):
     out: Path = folder_out_option(Path("gpuscale-tables"), "the tables")
 
 
+def round_typed_as_path(path: Path) -> str | None:
+    """The round a path that is not there names (``v5.0``, ``4.1``, ``v41``: ``v4.1``),
+    typed where a round's folder goes; None for any other path."""
+    if path.exists() or len(path.parts) != 1:
+        return None
+    return round_name_meant(path.name)
+
+
 def ingest_refusal(paths: list[str] | None, round_name: str | None) -> str | None:
     """Why ``gpuscale ingest`` reads nothing of ``paths``, None where it reads them: none
     given (its ``--round`` names a PATH's round and fetches nothing; ``gpuscale dataset
@@ -164,9 +172,7 @@ def ingest_refusal(paths: list[str] | None, round_name: str | None) -> str | Non
     if round_name and len(paths) > 1:
         return "--round-name applies to one path at a time"
     for path in map(Path, paths):  # a round typed by name where its folder goes (`ingest v4.1`)
-        if path.exists() or len(path.parts) != 1:
-            continue
-        if meant := round_name_meant(path.name):  # v4.1, 4.1, v41
+        if meant := round_typed_as_path(path):
             return (
                 f"{quoted_path(path)}: no such file or directory; ingest reads a round's "
                 f"folder or archive: `gpuscale dataset --round {meant}` writes a bundled or "

@@ -102,3 +102,21 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
     said = {"width": 2.0, "devices": 2, "host": "", "again": again(found, (1, 2))}
     wide = sentence("not_firm", firm=found.steps_needed, **said)
     assert "--steps 400" not in wide and "the file's runs of m on 1 and 2 devices" in wide
+
+
+@pytest.mark.parametrize("steps", [2, 400])
+def test_the_runs_to_bench_again_are_a_record_of_their_counts(steps: int) -> None:
+    # 2 steps: more steps firm them up (the command asks for them); 400: all the steps they
+    # need, so a quieter machine; none where the file holds no run at a count asked
+    table = _table(steps)
+    found = support(table, table)
+    assert found is not None
+    record = again(found, (1, 2))
+    assert record is not None and record["counts"] == (1, 2) and record["model"] == "m"
+    if steps == 2:
+        assert record["case"] == "steps"
+        assert f"--steps {found.steps_needed}" in str(record["command"])
+    else:
+        assert record["case"] == "quieter" and record["most_steps"] == 400
+        assert record["flagged"] == 0 and record["read_spread"] is True
+    assert again(found, (1, 4)) is None and again(None, (1, 2)) is None

@@ -35,7 +35,7 @@ def settle(
     held_back: int | None,
     refused: bool,
     host_devices: int | None = None,
-    again: str = "",
+    again: Finding | None = None,
 ) -> Finding | None:
     """The one measurement that settles a count ``held_back`` (its interval includes no
     gain) or ``refused``: the most decisive term not measured (the samples to converge not
@@ -48,7 +48,7 @@ def settle(
     term = next((t for t in _SETTLES if t in by_kind), None)
     if term is None:
         run = BenchRun(None, (1, held_back or 2), run="...", host_devices=host_devices)
-        case, command = ("again", again) if again else ("run", run.command())
+        case, command = ("run", run.command()) if again is None else ("again", again)
         return Finding.of(K.SETTLE_BY, refused=refused, case=case, command=command)
     found = by_kind[term]
     return Finding.of(

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.types import BenchRun, Measure
+from gpuscale.advice.types import BenchRun, Finding, Measure
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.evidence import QUIETER_FIX, STEPS_FIX, ways
 from gpuscale.bench.support import Support
-from gpuscale.quantities import counted, joined
 
 
 def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
@@ -18,22 +18,28 @@ def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> 
     return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
 
 
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """How to bench again the file's runs at every count of ``counts`` (more steps where they
-    fix a weakness, else a quieter machine); "" where it holds none."""
+def again(
+    found: Support | None, counts: tuple[int, ...], host_devices: int | None = None
+) -> Finding | None:
+    """How to bench again the file's runs at every count of ``counts``: with more steps where
+    they fix a weakness (the command), else on a quieter machine; None where it holds none."""
     if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    # an imperative, as a command is: it reads alone, after "to measure: " and after "or "
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+        return None
+    on = {"model": found.model, "counts": counts}
     if more_steps(found):
         command = rerun(found, counts, host_devices)
-        return f"rerun the file's runs of {on}: {found.remedy()}: {command}"
-    held = f"the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f"; {counted(found.flagged, 'run')} of them flagged, left out of the advice"
+        steps = {"case": "steps", "remedy": found.remedy(), "command": command}
+        return Finding.of(K.MEASURE_AGAIN, **on, **steps)
     (quieter,) = ways([QUIETER_FIX], 0)  # the bench's own words for the fix
-    spread = ", and read their spread (--repeat 3)" * (not found.kinds and not found.flagged)
-    return f"rerun the file's runs of {on} ({held}) {quieter}{spread}"
+    return Finding.of(
+        K.MEASURE_AGAIN,
+        **on,
+        case="quieter",
+        most_steps=found.most_steps,
+        flagged=found.flagged,
+        quieter=quieter,
+        read_spread=not found.kinds and not found.flagged,
+    )
 
 
 def more_steps(found: Support) -> bool:
@@ -52,7 +58,7 @@ def as_run(
     same = bench.model == found.model
     if any_run or (same and found.counts and not bench.config and not bench.more):
         held = again(found, bench.nproc, host_devices)
-        if held:
+        if held is not None:
             return replace(measure, bench=None, again=held)
     if not same:
         return measure

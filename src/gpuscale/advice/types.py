@@ -81,22 +81,24 @@ BENCH = f"gpuscale bench --model {OWN_MODEL} --batch B"
 @dataclass(frozen=True, slots=True)
 class Measure:
     """How to measure a term: words ``before`` and ``after`` a bench run (None: words only)
-    or the file's runs to bench ``again`` in its place; empty where measured."""
+    or the file's runs to bench ``again`` in its place (``remeasure.again``); empty where
+    measured."""
 
     before: str | Finding = ""
     bench: BenchRun | None = None
     after: str | Finding = ""
-    again: str = ""  # the file's runs to bench again, in place of ``bench``
+    again: Finding | None = None  # the file's runs to bench again, in place of ``bench``
 
     def __str__(self) -> str:  # its words where text; a finding's: ``phrasebook.measured``
         return "".join(map(str, self.parts()))
 
     def __bool__(self) -> bool:
-        return bool(self.before or self.bench or self.after or self.again)
+        return bool(self.before or self.bench or self.after) or self.again is not None
 
     def parts(self, short: bool = False) -> tuple[str | Finding, ...]:
         """The words and the command in order (``short``: up to a bench run's command)."""
-        whole = (self.before, maybe(BenchRun.command, self.bench) or self.again, self.after)
+        run = maybe(BenchRun.command, self.bench) or self.again or ""
+        whole = (self.before, run, self.after)
         return whole[:2] if short and self.bench else whole
 
 

@@ -48,7 +48,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
         # holds the steps, the other fixes said as the bench says them
         other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
         said["case"] = "more" if more_steps(found) else "again"
-        said["again"] = again(found, counts, host_devices)
+        said["again"] = again(found, counts, host_devices) or ""
         said["command"] = rerun(found, counts, host_devices)
         said["beside"] = filled(", {}", joined(other))
     else:

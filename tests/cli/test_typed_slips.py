@@ -64,6 +64,7 @@ def test_an_option_typed_as_a_keyword_is_offered_as_the_option(
     line = _one_line([name, f"{field}=7"])
     assert line.startswith(f"error: {field}=7: "), line
     assert re.findall(r"'(--[a-z-]+) 7'", line) == [option], line
+    assert CliRunner().invoke(app, [name, f"{field}=7", "--help"]).exit_code == 0  # help wins
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,8 @@ def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
         typed = getattr(exc, "option_name", None)
         given = [a for a in args if typed and a.startswith(f"{typed}=")]
         return keyword_typed(given[0], fields, command, flags, unknown=True) if given else ""
+    if values.get("help"):  # help asked for: given, whatever else was typed
+        return ""
     for param in params:
         value = values.get(param.name or "")
         if any(isinstance(v, str) and not v.strip() for v in _each(value)):

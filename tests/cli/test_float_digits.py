@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,22 @@ def test_every_float_a_command_writes_has_15_digits_at_most(argv: list[str], fmt
     found = _floats(json.loads(text)) if fmt == "json" else _csv_floats(text)
     assert len(found) > 10  # the premise: a document of numbers
     assert [f for f in found if not _at_15_digits(f)] == []
+
+
+def test_a_share_below_the_tables_last_place_is_not_shown_as_zero() -> None:
+    """``advise``'s efficiency column (``.0%``) showed 0.26% as ``0%``: a share that is not
+    0 gets the places of its first figure in the table; -f json keeps the number."""
+    argv = ["advise", "--params", "7b", "--step-ms", "100"]
+    rows = json.loads(_printed(argv, "json"))["predictions"]
+    shares = {r["accelerators"]: r["efficiency"] for r in rows}
+    table = _printed(argv, "table")
+    cells = {
+        int(m[1]): m[2]
+        for m in re.finditer(r"^│ +(\d+) │.*│ +([\d.]+)% │[^│]*│[^│]*│$", table, re.M)
+    }
+    assert set(cells) == set(shares) and min(shares.values()) < 0.005, (cells, shares)
+    for count, cell in cells.items():
+        places = len(cell.partition(".")[2])
+        assert float(cell) > 0 and math.isclose(
+            float(cell), 100 * shares[count], abs_tol=0.5 * 10**-places
+        ), (count, cell, shares[count])

@@ -57,6 +57,18 @@ def test_a_path_with_a_space_is_named_quoted(
         (["analyze", "v5.0"], "(a round? give it with --round v5.0)"),
         (["scores", "4.1"], "(a round? give it with --round v4.1)"),  # no v, as typed
         (["ingest", "v41"], "`gpuscale dataset --round v4.1` writes"),  # ingest reads folders
+        # every round typed, each as --round takes it (repeatable), not the first alone
+        (["analyze", "v5.0", "v4.1"], "(rounds? give them with --round v5.0 --round v4.1)"),
+        (["ingest", "v5.0", "4.1"], "`gpuscale dataset --round v5.0 --round v4.1` writes"),
+        # a results file that is not there, named as a round: the same hint, not `bench --out`
+        (["analyze", "--bench", "v5.0"], "(a round? give it with --round v5.0)"),
+        (["report", "--bench", "v5.0"], "(a round? give it with --round v5.0)"),
+        # advise takes no --round: the command that reads one
+        (["advise", "--bench", "v5.0"], "(a round? `gpuscale analyze --round v5.0` reads it)"),
+        (
+            ["advise", "--params", "7b", "--step-ms", "9", "--collectives", "v5.0"],
+            "(a round? `gpuscale analyze --round v5.0` reads it)",
+        ),
     ],
 )
 def test_a_round_typed_where_a_path_goes_is_offered_its_option(
@@ -65,3 +77,4 @@ def test_a_round_typed_where_a_path_goes_is_offered_its_option(
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, argv)
     assert result.exit_code == 2 and said in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output

@@ -126,7 +126,9 @@ def load_advice_data(
     notes: tuple[str, ...] = ()
     loaded, name, part = None, "", "line"
     if bench is None and request.bench is not None:
-        loaded, name = load_bench(Path(request.bench)), Path(request.bench).name
+        # advise takes no --round: a round typed here is told the command that reads it
+        loaded = load_bench(Path(request.bench), takes_round=False)
+        name = Path(request.bench).name
     elif bench is not None and holds_records(bench):  # pd.read_json(file, lines=True)'s
         loaded, name, part = records_bench(bench), "the bench DataFrame", "row"
     if loaded is not None:

@@ -31,6 +31,7 @@ from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.out_paths import check_file_out
 from gpuscale.tables.requests import FieldError
+from gpuscale.tables.round_requests import round_hint
 from gpuscale.tables.writable import make_folder
 
 if TYPE_CHECKING:
@@ -158,14 +159,21 @@ def _problem(record: object) -> str | None:
 
 
 def read_results(
-    path: Path, limit_bytes: int = MAX_RESULTS_BYTES, schemas: list[str] | None = None
+    path: Path,
+    limit_bytes: int = MAX_RESULTS_BYTES,
+    schemas: list[str] | None = None,
+    *,
+    takes_round: bool = True,
 ) -> tuple[list[dict[str, object]], list[str]]:
     """All usable records of a results file and a message per line that was skipped,
     read line by line. :class:`ResultsError` when it cannot be read, or when it holds
     more than ``limit_bytes`` (the rows read until then are counted in the message: a
     results file of that size is no sweep's, and would take several times as much
     memory; a device such as ``/dev/zero`` ends there too). ``schemas``: a list the
-    schema of each line is added to (what the file holds, told from this one reading)."""
+    schema of each line is added to (what the file holds, told from this one reading). A
+    file that is not there whose name is a round's (``v5.0``) is told how to give the
+    round (``tables.round_requests.round_hint``; ``takes_round``: the command takes
+    ``--round``)."""
     records, problems = [], []
     try:
         for number, record, unread in json_lines(path, limit_bytes):
@@ -177,7 +185,8 @@ def read_results(
                 continue
             records.append(_upgraded(record))
     except FileNotFoundError:
-        raise ResultsError(f"{quoted_path(path)}: no such results file{_writes(path)}") from None
+        hint = round_hint([path], takes_round=takes_round) or _writes(path)
+        raise ResultsError(f"{quoted_path(path)}: no such results file{hint}") from None
     except IsADirectoryError:
         raise ResultsError(
             f"{quoted_path(path)} is a folder: give a results file in "
@@ -222,14 +231,14 @@ class BenchFile:
         ]
 
 
-def load_bench(path: Path | str) -> BenchFile:
+def load_bench(path: Path | str, *, takes_round: bool = True) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.
     :class:`ResultsError` when it cannot be read (see :func:`read_results`) or holds no
     bench result, saying why (a ``gpuscale collectives`` file: give it as --collectives;
     else the first line skipped)."""
     path = Path(path)
     schemas: list[str] = []
-    records, problems = read_results(path, schemas=schemas)
+    records, problems = read_results(path, schemas=schemas, takes_round=takes_round)
     if not records:
         if schemas and schemas[0].startswith(COLLECTIVES_FILE[0]):  # as `holds` tells it
             raise ResultsError(

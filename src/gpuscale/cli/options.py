@@ -14,9 +14,9 @@ import typer
 
 from gpuscale.cli.output import OPTIONS, fail, fail_on, note
 from gpuscale.cli.usage import one_line
-from gpuscale.tables.command_line import explain_unused
+from gpuscale.tables.command_line import explain_unused, refused_at_parse
 from gpuscale.tables.request_text import is_request, option_names, request_of
-from gpuscale.tables.requests import command_line_type, given_once_each, help_for
+from gpuscale.tables.requests import command_line_type, help_for
 
 
 def request_options(request: type, skip: tuple[str, ...], name: str) -> list[inspect.Parameter]:
@@ -91,12 +91,12 @@ def command(
 
 
 class OnceEach(typer.core.TyperCommand):
-    """Every command's class: a single-valued option given twice is refused in one line
-    naming it (``given_once_each``), before anything runs (click used the last alone); any
-    other usage error said in one line too (``cli.usage``); its options in ``OPTIONS``."""
+    """Every command's class: an option given twice, a value typed empty or an option typed
+    as a keyword refused in one line before anything runs (``refused_at_parse``); any
+    other usage error in one line too (``cli.usage``); its options in ``OPTIONS``."""
 
     def _parse(self, ctx: typer.Context, args: list[str]) -> list[str]:
-        if (said := given_once_each(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
+        if (said := refused_at_parse(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
             fail(said)
         OPTIONS.set(frozenset(o for p in self.params for o in p.opts))  # what it may name
         return typer.core.TyperCommand.parse_args(self, ctx, args)

@@ -22,6 +22,7 @@ from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import NamedError, ref
+from gpuscale.tables.round_requests import round_hint
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 
@@ -111,9 +112,10 @@ def read_collectives(path: Path) -> MeasuredCurves:
     try:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
+        hint = round_hint([path], takes_round=False)  # advise's option: it takes no --round
         raise ValueError(
-            f"{quoted_path(path)}: no such collectives file "
-            "(`gpuscale collectives --out FILE` writes one)"
+            f"{quoted_path(path)}: no such collectives file"
+            + (hint or " (`gpuscale collectives --out FILE` writes one)")
         ) from None
     except OSError as exc:
         raise ValueError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None

@@ -30,7 +30,7 @@ from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of,
 from gpuscale.tables import RoundTables
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import NamedError, ref
-from gpuscale.tables.round_requests import RoundSelection, round_typed_as_path
+from gpuscale.tables.round_requests import RoundSelection, round_hint, round_typed_as_path
 from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import (
     RENAMED,
@@ -77,8 +77,8 @@ def read_paths(
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
                 hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
                 raise SourceError(f"{exc} ({hint})") from exc
-            if meant := round_typed_as_path(path):  # `gpuscale analyze v5.0`
-                raise SourceError(f"{exc} (a round? give it with --round {meant})") from exc
+            if round_typed_as_path(path):  # `gpuscale analyze v5.0 v4.1`: every round typed
+                raise SourceError(f"{exc}{round_hint(paths)}") from exc
             raise
     return combine(parts)
 

@@ -4,6 +4,7 @@ Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import textwrap
 from collections.abc import Container, Iterable, Sequence
@@ -71,12 +72,23 @@ def cell_text(value: object, spec: str | None) -> str:
     """One cell as text: the column's format spec where it has one (significant figures,
     ``g``, with their trailing zeros: 1.90 beside 3.59), else ``number`` to
     :data:`TABLE_DIGITS` significant figures, trailing zeros kept (every terminal table's
-    one rule: 3.360 beside 0.3928 and 30.63; JSON and CSV keep the full number)."""
+    one rule: 3.360 beside 0.3928 and 30.63; JSON and CSV keep the full number). A share
+    (a ``%`` spec) that is not 0 is never shown as one: below the spec's last place it
+    gets the places of its first figure (``.0%`` of 0.0026: 0.3%, not 0%)."""
     if spec is None or value is None or (isinstance(value, float) and value != value):
         return number(value, digits=TABLE_DIGITS, zeros=True)
     if spec.endswith("g") and "#" not in spec:  # a column's own figures, zeros kept alike
         return format(value, f"#{spec}").rstrip(".")
-    return format(value, spec)
+    text = format(value, spec)
+    if spec.endswith("%") and isinstance(value, numbers.Real) and value and not _figures(text):
+        places = max(0, -math.floor(math.log10(abs(float(value)) * 100)))
+        return format(value, f".{places}%")
+    return text
+
+
+def _figures(text: str) -> bool:
+    """Whether a number's text writes a figure other than 0 (``0%``, ``-0.0%``: none)."""
+    return any(c in "123456789" for c in text)
 
 
 def least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -5,14 +5,18 @@ Pure Python; the CLI builds its options from these."""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import typing
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import Field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from gpuscale.quantities import agreeing, joined
+from gpuscale.tables.spelling import options_meant, suggested
 
 if TYPE_CHECKING:
     import click
@@ -22,9 +26,86 @@ class CommandParser(Protocol):
     """A command's parser (click's ``Command.make_parser``): ``(values, rest, parameters
     in the order given)`` of a command line."""
 
+    ctx: click.Context
+
     def parse_args(
         self, args: list[str]
     ) -> tuple[dict[str, object], list[str], list[click.Parameter]]: ...
+
+
+# What a value typed empty is told, whichever option or argument it is given to (``''``:
+# a path read as the current folder, a name as every one, a list as its default).
+EMPTY = "empty: give a value, or leave it out"
+# An option typed as a Python keyword or with ``=``: ``step_ms=10``, ``--step_ms=10``.
+_KEYWORD = re.compile(r"(-{0,2})([A-Za-z_][\w-]*)=(.*)", re.DOTALL)
+
+
+def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
+    """Why a command line (``args``, read by the command's ``parser``: click's, its
+    context the command's) is refused before any value is read, in one line; "" where
+    nothing is: an option typed as a keyword (:func:`keyword_typed`), a value typed empty
+    (:data:`EMPTY`, every option's and argument's alike), an option given twice
+    (:func:`given_once_each`)."""
+    params = parser.ctx.command.params
+    fields = {p.name or "": p.opts for p in params if _is_option(p)}
+    flags = {o for p in params if getattr(p, "is_flag", 0) for o in p.opts}  # take no value
+    command = parser.ctx.command_path
+    try:
+        values, rest = parser.parse_args(args=list(args))[:2]
+    except Exception as exc:  # an unknown option typed `--step_ms=10`: offered with its value
+        typed = getattr(exc, "option_name", None)
+        given = [a for a in args if typed and a.startswith(f"{typed}=")]
+        return keyword_typed(given[0], fields, command, flags, unknown=True) if given else ""
+    if values.get("help"):  # help asked for: given, whatever else was typed
+        return ""
+    for param in params:
+        value = values.get(param.name or "")
+        if any(isinstance(v, str) and not v.strip() for v in _each(value)):
+            name = param.opts[0] if _is_option(param) else (param.name or "").upper()
+            return f"{name}: {EMPTY}"
+    words = [*rest, *(v for p in params if not _is_option(p) for v in _each(values.get(p.name)))]
+    words = [] if "--" in args else words  # after `--` every word is an argument, as typed
+    for word in words:
+        if isinstance(word, str) and _KEYWORD.fullmatch(word) and not os.path.lexists(word):
+            return keyword_typed(word, fields, command, flags)
+    return given_once_each(parser, args)
+
+
+def keyword_typed(
+    word: str,
+    fields: Mapping[str, Sequence[str]],
+    command: str,
+    flags: Container[str] = (),
+    *,
+    unknown: bool = False,
+) -> str:
+    """The refusal of an option typed as a Python keyword where an argument goes
+    (``step_ms=10``: ``did you mean '--step-ms 10'?``), or ``unknown`` as an option with its
+    value after ``=`` (``--step_ms=10``), the options it may mean offered with the value
+    (``tables.spelling.options_meant``; one of ``flags`` alone)."""
+    match = _KEYWORD.fullmatch(word)
+    assert match is not None
+    dashes, key, value = match.groups()
+    meant = options_meant(f"{dashes}{key}" if unknown else f"--{key}", fields)
+    if unknown and not meant:  # the parser's own refusal says it
+        return ""
+    offered = [o if o in flags or o == "--help" else f"{o} {shlex.quote(value)}" for o in meant]
+    hint = suggested(offered, len(offered))
+    if unknown:
+        return f"{dashes}{key}: no such option of {command}{hint}; see {command} --help"
+    said = hint or f", and {command} has no --{key.replace('_', '-')}"
+    return f"{word}: an option is typed as --name VALUE{said}; see {command} --help"
+
+
+def _is_option(param: object) -> bool:
+    """Whether a command's parameter is an option the user may name (not an argument, not
+    hidden)."""
+    return getattr(param, "param_type_name", "") == "option" and not getattr(param, "hidden", 0)
+
+
+def _each(value: object) -> tuple[object, ...]:
+    """A parsed value's texts: a repeatable option's or the arguments' each, else itself."""
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
 
 
 def given_once_each(parser: CommandParser, args: Sequence[str]) -> str:

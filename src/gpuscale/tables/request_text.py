@@ -12,7 +12,7 @@ from os import PathLike
 from typing import TypeVar
 
 from gpuscale.quantities import BadQuantity, reading_number
-from gpuscale.tables.command_line import number_option, option_name
+from gpuscale.tables.command_line import EMPTY, number_option, option_name
 from gpuscale.tables.out_paths import TypedPath, each_value, typed_paths
 from gpuscale.tables.refusals import FieldError
 
@@ -30,8 +30,8 @@ def request_of(request: type[R], values: Mapping[str, object], **more: object) -
             continue
         value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
         blank = [v for v in each_value(value) if isinstance(v, str) and not v.strip()]
-        if blank:  # no default is blank
-            raise FieldError(f.name, None, "empty: give a value, or leave the option out")
+        if blank:  # no default is blank (the command line refuses it first: refused_at_parse)
+            raise FieldError(f.name, None, EMPTY)
         value = typed_paths(f, hints, value)
         try:
             if number and value is not None:

@@ -9,12 +9,13 @@ them at start."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import ClassVar
 
 from gpuscale.quantities import BadQuantity
-from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
     FieldError,
@@ -155,11 +156,34 @@ def round_typed_as_path(path: Path) -> str | None:
     return round_name_meant(path.name)
 
 
+def rounds_typed_as_paths(paths: Iterable[str | Path]) -> list[str]:
+    """The rounds the ``paths`` that are not there name (:func:`round_typed_as_path`), in
+    order, each once."""
+    return list(dict.fromkeys(r for p in paths if (r := round_typed_as_path(Path(p)))))
+
+
+def round_hint(paths: Iterable[str | Path], *, takes_round: bool = True) -> str:
+    """What a refusal of paths that are not there adds where they name rounds: ``(a round?
+    give it with --round v5.0)``, several each as --round takes them (``(rounds? give them
+    with --round v5.0 --round v4.1)``); where the command takes no ``--round`` (``advise
+    --bench v5.0``), the command that reads them (``(a round? `gpuscale analyze --round
+    v5.0` reads it)``); "" where none names a round."""
+    rounds = rounds_typed_as_paths(paths)
+    if not rounds:
+        return ""
+    given = [word for name in rounds for word in ("--round", name)]
+    what, it = ("a round", "it") if len(rounds) == 1 else ("rounds", "them")
+    if not takes_round:
+        return f" ({what}? {suggested_command('analyze', *given)} reads {it})"
+    return f" ({what}? give {it} with {' '.join(given)})"
+
+
 def ingest_refusal(paths: list[str] | None, round_name: str | None) -> str | None:
     """Why ``gpuscale ingest`` reads nothing of ``paths``, None where it reads them: none
     given (its ``--round`` names a PATH's round and fetches nothing; ``gpuscale dataset
-    --round`` takes a round by name), an empty one (``Path('')`` reads as the current
-    folder), a round's name where its folder goes, or one round name for several paths."""
+    --round`` takes a round by name), a round's name where its folder goes (every such
+    path's), or one round name for several paths (an empty one is refused as the command
+    line is parsed: ``tables.command_line.refused_at_parse``)."""
     if not paths:
         named = f" --round {round_name}" if round_name else ""
         return (
@@ -167,17 +191,16 @@ def ingest_refusal(paths: list[str] | None, round_name: str | None) -> str | Non
             f"--round names a PATH's round and fetches nothing: `gpuscale dataset{named}` "
             "writes a bundled or published round's tables"
         )
-    if any(not text.strip() for text in paths):
-        return "PATHS: empty: give a value, or leave it out"
     if round_name and len(paths) > 1:
         return "--round-name applies to one path at a time"
-    for path in map(Path, paths):  # a round typed by name where its folder goes (`ingest v4.1`)
-        if meant := round_typed_as_path(path):
-            return (
-                f"{quoted_path(path)}: no such file or directory; ingest reads a round's "
-                f"folder or archive: `gpuscale dataset --round {meant}` writes a bundled or "
-                "published round's tables"
-            )
+    if rounds := rounds_typed_as_paths(paths):  # a round typed by name where its folder goes
+        typed = [quoted_path(p) for p in paths if round_typed_as_path(Path(p))]
+        given = [word for name in rounds for word in ("--round", name)]
+        what = "a bundled or published round's" if len(rounds) == 1 else "those rounds'"
+        return (
+            f"{', '.join(typed)}: no such file or directory; ingest reads a round's folder or "
+            f"archive: {suggested_command('dataset', *given)} writes {what} tables"
+        )
     return None
 
 

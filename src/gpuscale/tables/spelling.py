@@ -47,12 +47,18 @@ def likeliest(typed: str, valid: Iterable[str], cutoff: float = 0.6) -> list[str
 
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
-    """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.6, an option's leading dashes left out of it; as close, all: :func:`likeliest`),
-    whatever the case of either
-    (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
-    (3 characters up: ``resnet``), else "". A lower cutoff, or the dashes counted, would offer
-    ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
+    """`` (did you mean 'mlp-0.2m'?)`` for :func:`closest_names` of ``name``, else ""."""
+    close = closest_names(name, valid)
+    return suggested(close, upto=len(close))
+
+
+def closest_names(name: str, valid: Iterable[str]) -> list[str]:
+    """The closest of ``valid`` to ``name`` (difflib's ratio at least 0.6, an option's
+    leading dashes left out of it; as close, all: :func:`likeliest`), whatever the case of
+    either (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
+    (3 characters up: ``resnet``), else none. A lower cutoff, or the dashes counted, would
+    offer ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for
+    ``--out``."""
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
     close = likeliest(typed, by_lower)
@@ -63,7 +69,7 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
         if len(holding) == 1:
             close = holding
-    return suggested([by_lower[c] for c in close], upto=len(close))
+    return [by_lower[c] for c in close]
 
 
 def digits_read(text: str) -> str:
@@ -143,7 +149,16 @@ def unknown_option(
     typed: str, valid: Sequence[str] | Mapping[str, Sequence[str]], command: str
 ) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
-    gpuscale advise --help``. ``valid``: the options, or each field's name with its options.
+    gpuscale advise --help`` (the options offered: :func:`options_meant`)."""
+    meant = options_meant(typed, valid)
+    return (
+        f"{typed}: no such option of {command}{suggested(meant, len(meant))}; see {command} --help"
+    )
+
+
+def options_meant(typed: str, valid: Sequence[str] | Mapping[str, Sequence[str]]) -> list[str]:
+    """The options ``typed`` (no option of the command) may mean. ``valid``: the options,
+    or each field's name with its options.
     The option of the field ``typed`` spells comes first (``--price-per-device-hour``, the
     Python keyword: ``--price``), then the options ``typed`` begins (``--device`` means
     ``--device-name``, though difflib's closest is ``--max-devices``) with those it names in
@@ -161,12 +176,9 @@ def unknown_option(
         field = fields.get("_".join(_words(typed)), ())
         spelled = [field[0]] if field and typed not in field else []
         begun = list(dict.fromkeys([*spelled, *begun, *meant_options(typed, valid)]))
-    hint = ""
-    if begun:
-        hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"
-    elif typed.startswith("--"):
-        hint = did_you_mean(typed, valid)
-    return f"{typed}: no such option of {command}{hint}; see {command} --help"
+    if begun or not typed.startswith("--"):
+        return begun
+    return closest_names(typed, valid)
 
 
 def unknown_command(typed: str, valid: Sequence[str], program: str) -> str:

@@ -25,7 +25,14 @@ from pathlib import Path
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.runlog import RunLog
 from gpuscale.tables import workload_facts
-from gpuscale.tables.workloads import RENAMED, TARGETS, Unit, convergence_unit, display_name
+from gpuscale.tables.workloads import (
+    RENAMED,
+    TARGETS,
+    Unit,
+    convergence_unit,
+    display_name,
+    samples_per_epoch,
+)
 
 
 def _fid_clip(values: dict[str, float]) -> bool:
@@ -182,7 +189,8 @@ class WorkloadRcps:
     does not know), the points under each name its RCP file had there (``points``, in
     :func:`rcp_names`' order; empty where that ruleset has no file of the name) and, only
     where it has none, the rulesets where a file of its names holds them (``elsewhere``,
-    oldest first)."""
+    oldest first); where they count epochs, the samples an epoch holds
+    (``tables.workloads.samples_per_epoch``; None: unknown)."""
 
     workload: str
     ruleset: str
@@ -190,6 +198,7 @@ class WorkloadRcps:
     unit: Unit | None
     points: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
     elsewhere: tuple[str, ...] = ()
+    samples_per_epoch: int | None = None
 
 
 def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
@@ -214,4 +223,5 @@ def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
         convergence_unit(workload, round_name),
         tuple((name, points.get(name, ())) for name in names[ruleset]),
         () if found else tuple(holding),
+        samples_per_epoch(workload),
     )

@@ -3,9 +3,12 @@ units), round names, and which workloads a command shows of a scores table by de
 
 from __future__ import annotations
 
+import csv
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import joined
@@ -136,6 +139,25 @@ def counts_samples(benchmark: str) -> bool:
     current rulesets (see :func:`convergence_unit` for a given round)."""
     facts = workload_facts(benchmark)
     return facts is not None and facts.convergence_unit is Unit.SAMPLES
+
+
+# Where a workload's samples to converge count epochs, the samples an epoch holds, as its
+# runs log them (``train_samples``); a workload whose runs log several values has none here
+EPOCH_SAMPLES_FILE = "epoch_samples.csv"
+
+
+@functools.cache
+def _epoch_samples() -> dict[str, int]:
+    text = (resources.files("gpuscale") / "data" / EPOCH_SAMPLES_FILE).read_text("utf-8")
+    return {
+        row["workload"]: int(row["samples_per_epoch"]) for row in csv.DictReader(text.splitlines())
+    }
+
+
+def samples_per_epoch(benchmark: str) -> int | None:
+    """The training samples an epoch of a benchmark's workload holds (``data/epoch_samples.csv``:
+    the ``train_samples`` every run of its rounds logged); None where unknown or not one."""
+    return _epoch_samples().get(workload_of(benchmark))
 
 
 def convergence_unit(benchmark: str, round_name: str) -> Unit | None:

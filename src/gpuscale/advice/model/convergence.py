@@ -75,7 +75,8 @@ def convergence_for(
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether ``samples`` are its scale: an MLPerf workload's RCP
     fit (``fitted``, of ``rcps``; where its RCPs count samples, its own, ``samples_given``
-    refused; RCPs without a fit are refused by ``calibrate/build.py``), else a given noise
+    refused; where they count epochs of a known size, its own unless ``samples_given``; RCPs
+    without a fit are refused by ``calibrate/build.py``), else a given noise
     scale, else the bench's, with ``E_min`` such that ``samples`` are needed at
     ``reference_batch``; None without any."""
     if rcps is not None and fitted is not None:
@@ -86,9 +87,13 @@ def convergence_for(
                     phrase("samples_with_rcps", samples=ref("samples"), workload=workload)
                 )
             return fitted, False
-        # RCPs in epochs, steps or tokens: the shape (B_noise, a global batch in samples,
-        # whatever E counts) from them, the scale from ``samples`` (GPT-3's tokens are
-        # 2,048 a sample at its reference's sequence length, not the model's asked about)
+        epoch = rcps.samples_per_epoch if rcps.unit is Unit.EPOCHS else None
+        if epoch is not None and not samples_given:  # epochs x the samples an epoch holds
+            source = f"{fitted.source}, {epoch:,} samples an epoch"
+            return ConvergenceModel(fitted.e_min * epoch, fitted.b_noise, source), False
+        # RCPs in epochs of unknown size, steps or tokens: the shape (B_noise, a global batch
+        # in samples, whatever E counts) from them, the scale from ``samples`` (GPT-3's tokens
+        # are 2,048 a sample at its reference's sequence length, not the model's asked about)
         b_noise, source = fitted.b_noise, fitted.source + ", scaled"
     elif noise_scale is not None:
         if not noise_scale > 0:

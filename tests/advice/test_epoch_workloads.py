@@ -1,0 +1,70 @@
+"""A workload whose RCPs count epochs is priced in samples by the samples an epoch holds
+(``data/epoch_samples.csv``, as its runs log ``train_samples``), not scaled to the default
+samples: ResNet-50's time to train at a global batch of 2,048 rests on its ~35 epochs, not
+on 10M samples (about 8)."""
+
+from __future__ import annotations
+
+import re
+import tarfile
+from collections import defaultdict
+
+import pytest
+
+import gpuscale
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.tables.workloads import samples_per_epoch
+
+IMAGENET_TRAIN_IMAGES = 1_281_167  # ImageNet-1k's training set (Russakovsky et al. 2015)
+RESNET = dict(
+    params=25.6e6,
+    flops_per_sample=12.3e9,
+    step_ms=98,
+    batch=256,
+    device_name="A100 SXM",
+    interconnect="nvlink3",
+    max_devices=8,
+    workload="resnet",
+    ruleset="4.0.0",
+)
+
+
+def test_the_epoch_sizes_are_the_logged_ones() -> None:
+    assert samples_per_epoch("resnet") == IMAGENET_TRAIN_IMAGES
+    assert samples_per_epoch("dlrm_dcnv2") == 4_195_197_692
+    # RetinaNet's and Mask R-CNN's runs log several values: no size, the scale asked for
+    assert samples_per_epoch("retinanet") is None and samples_per_epoch("maskrcnn") is None
+    assert samples_per_epoch("bert") is None  # counted in samples: no epochs to size
+
+
+def test_resnet_trains_its_reference_epochs() -> None:
+    advice = gpuscale.advise(**RESNET)
+    row = advice.table.set_index("accelerators").loc[8]
+    epochs = row["samples_to_train"] / IMAGENET_TRAIN_IMAGES
+    # the RCPs' own points either side of the global batch (1,632: 35.0, 3,264: 35.2)
+    around = [e for b, e in rcp_points("4.0.0", "resnet") if 1632 <= b <= 3264]
+    assert row["global_batch"] == 2048 and around
+    assert min(around) * 0.95 <= epochs <= max(around) * 1.05, epochs
+    assert "samples" not in advice.calibration.search.defaults  # not the default's scale
+
+
+def test_samples_given_still_scale_an_epoch_workload() -> None:
+    given = gpuscale.advise(**RESNET, samples=10e6)
+    row = given.table.set_index("accelerators").loc[8]
+    assert row["samples_to_train"] < 12e6  # ~10M at the batch given, not ~46M
+
+
+@pytest.mark.shared
+def test_every_run_of_a_round_logs_the_epoch_size_in_the_table(shared_archive) -> None:
+    logged: dict[str, set[int]] = defaultdict(set)
+    value = re.compile(rb'"key":\s*"train_samples".*?"value":\s*([0-9]+)')
+    with tarfile.open(shared_archive("v3.0"), "r|xz") as archive:
+        for member in archive:
+            benchmark = member.name.split("/")[-2] if member.isfile() else ""
+            if "/results/" not in member.name or benchmark not in ("resnet", "dlrm_dcnv2"):
+                continue
+            for line in archive.extractfile(member) or ():
+                if found := value.search(line):
+                    logged[benchmark].add(int(found.group(1)))
+                    break
+    assert logged == {"resnet": {IMAGENET_TRAIN_IMAGES}, "dlrm_dcnv2": {4_195_197_692}}

@@ -46,22 +46,35 @@ def _at(*counts: int) -> list[tuple[int, float]]:
     [({}, (2, 4, 8)), ({"max_devices": 4}, (2, 4)), ({"nodes": 2, "gpus_per_node": 4}, (2, 4))],
 )
 def test_the_assumed_mesh_says_each_count_of_a_node(asked: dict, counts: tuple[int, ...]) -> None:
-    """At each count of a node searched (nodes of 4: 2 and 4 only); the value and the high
-    end the figure at the most devices of a node, as the readings at the ends read them."""
+    """At each count of a node searched (nodes of 4: 2 and 4 only); the value the figure at
+    the most devices of a node. The board's own fabric has no range (no ends read); a bench
+    host's mesh that measured no link (one GPU) has one, its high end that same figure."""
     advice = gpuscale.advise(device_name="MI300X", **WALK, **asked)
     link = _assumed(advice)
     assert list(link.quantity.at) == _at(*counts) == _figures(link.value)
     assert link.value["mesh"] == MI300X.mesh_links
     top = MI300X.busbw_at(counts[-1])
-    assert (link.quantity.value, link.quantity.low, link.quantity.high) == (top, 10.0, top)
-    ends = {r.end: r.value for r in advice.decision.readings if r.term == "link"}
-    assert ends == {"low": 10.0, "high": top}
+    assert (link.quantity.value, link.quantity.low, link.quantity.high) == (top, None, None)
+    assert not [r for r in advice.decision.readings if r.term == "link"]
+    host = BenchHost(Link.from_preset("xgmi-mi300x"), "MI300X", 1, 64, "cuda", 1, "MI300X")
+    request = AdviceRequest(**WALK, **asked)
+    per_node = asked.get("gpus_per_node") if "nodes" in asked else None
+    most = asked.get("max_devices", 8)
+    choice = choose_link(request, None, False, host, most, per_node)
+    assert choice.assumption is not None and choice.assumption.quantity is not None
+    ranged = choice.assumption.quantity
+    assert (ranged.value, ranged.low, ranged.high) == (top, 10.0, top)
+    assert {end: gbs for end, _, gbs in choice.ends} == {"low": 10.0, "high": top}
 
 
-@pytest.mark.parametrize(("device", "busbw_gbs"), [("H100", 370.8), ("MI250X", 72.0)])
-def test_a_link_of_one_figure_says_that_one(device: str, busbw_gbs: float) -> None:
+@pytest.mark.parametrize(
+    ("device", "busbw_gbs", "high"), [("H100", 370.8, 370.8), ("MI250X", 72.0, None)]
+)
+def test_a_link_of_one_figure_says_that_one(device: str, busbw_gbs: float, high: float) -> None:
+    """A name that may mean a PCIe card (``H100``) keeps the range up to the board's NVLink;
+    an OAM module named (MI250X) has its fabric's figure alone."""
     link = _assumed(gpuscale.advise(device_name=device, **WALK))
-    assert (link.quantity.value, link.quantity.high, link.quantity.at) == (busbw_gbs,) * 2 + ((),)
+    assert (link.quantity.value, link.quantity.high, link.quantity.at) == (busbw_gbs, high, ())
     assert (link.value["mesh"], link.value["at"]) == (None, ())
 
 
@@ -70,7 +83,7 @@ def test_the_json_gives_each_count() -> None:
     out = CliRunner().invoke(app, [*args, "--device-name", "MI300X", "-f", "json"]).output
     (link,) = [a for a in json.loads(out)["assumptions"] if a["kind"] == "link"]
     assert link["at"] == {str(n): pytest.approx(g) for n, g in _at(2, 4, 8)}
-    assert (link["value"], link["low"], link["high"]) == (318.98, 10.0, 318.98)
+    assert (link["value"], link["low"], link["high"]) == (318.98, None, None)
 
 
 def test_a_mesh_given_or_benched_says_each_count() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import gpuscale
 from gpuscale.advice.explain.answer import decision_line, readings_apart
 from gpuscale.advice.types import TermId
@@ -48,3 +50,18 @@ def test_a_reading_of_an_assumed_term_has_its_assumptions_unit() -> None:
     units = {a.term.value: a.quantity.unit for a in advice.assumptions if a.quantity}
     flops = [r for r in advice.decision.readings if r.term == TermId.FLOPS.value]
     assert flops and all(r.unit == units[TermId.FLOPS.value] for r in flops)
+
+
+@pytest.mark.parametrize(("params", "fewest"), [(340e6, 1), (7e9, 2), (13e9, 4)])
+def test_an_end_reads_its_count_as_the_advised_count_is(params: float, fewest: int) -> None:
+    """The count read at each end is chosen as the advised one is: its speedup's 80% interval
+    above that of the fewest devices that hold the model (1 device's 1x where one holds it),
+    so a count below 1x is read at an end only where it is that fewest (memory forces it:
+    13B with ZeRO-2 at pcie-sys, 4 devices at 0.30x, fewer cannot hold it)."""
+    asked = {"step_ms": 600, "batch": 48, "flops_per_sample": 1e12, "fixed_ms": 4}
+    advice = gpuscale.advise(params=params, **asked, scaling="weak", device_name="H100")
+    memory, strategy = advice.memory, advice.calibration.run.strategy
+    assert (1 if memory is None else memory.fits_from(strategy)) == fewest
+    readings = advice.decision.readings
+    assert readings and all(r.accelerators >= fewest for r in readings)
+    assert all(r.speedup > 1 or r.accelerators == fewest for r in readings)

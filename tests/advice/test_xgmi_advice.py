@@ -44,8 +44,8 @@ def test_an_amd_board_takes_its_infinity_fabric(device: str, preset: str, busbw_
     link = _link_assumed(advice)
     assert link.source == Source.ASSUMED and link.basis["name"] == preset
     assert (link.quantity.value, link.quantity.unit) == (busbw_gbs, "GB/s bus bandwidth")
-    # the range searched again: PCIe across sockets (10 GB/s) up to the board's own fabric
-    assert (link.quantity.low, link.quantity.high) == (10.0, busbw_gbs)
+    # an OAM module sits on its baseboard's fabric: no range searched again (no PCIe end)
+    assert (link.quantity.low, link.quantity.high) == (None, None)
     assert advice.calibration.machine.link_assumed  # none given: the board's, as assumed
 
 

@@ -93,8 +93,9 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
 
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
-# or to the link assumed where it is faster (a board's NVLink); the advice is searched again
-# at each end, and a count that changes is withheld
+# or to the link assumed where it is faster; the advice is searched again at each end, and a
+# count that changes is withheld. A board named (SXM, OAM) has none: it sits on its
+# baseboard's fabric, which the catalogue models with one preset (``DeviceRecord.fabric``)
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
@@ -220,30 +221,22 @@ def choose_link(
         )
         cpu = replace(chosen, name="CPU processes")
         return LinkChoice(cpu, None, assumed=True, assumption=processes)
+    ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
+    if board is not None and not benched and hardware.device.fabric == chosen.name:
+        ends = ()  # a board named: its baseboard's fabric, no range
+    # the ends searched again: the quantity's range, said with their presets
+    gbs = (low_gbs, high_gbs) if ends else (None, None)
+    presets = {"low_preset": low.name, "high_preset": high.name} if ends else {}
     assumption = Assumption(
         term=TermId.LINK,
         value=Finding.of(
-            K.LINK_VALUE,
-            preset=chosen.name,
-            **figures,
-            # the ends searched again: the quantity's range, said with their presets
-            low=low_gbs,
-            high=high_gbs,
-            low_preset=low.name,
-            high_preset=high.name,
+            K.LINK_VALUE, preset=chosen.name, **figures, low=gbs[0], high=gbs[1], **presets
         ),
-        quantity=Quantity(
-            value_gbs,
-            "GB/s bus bandwidth",
-            low_gbs,
-            high_gbs,
-            at=figures_at,
-        ),
+        quantity=Quantity(value_gbs, "GB/s bus bandwidth", *gbs, at=figures_at),
         source=Source.ASSUMED,
         basis=basis,
         measure=Measure(measure),
     )
-    ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
     return LinkChoice(chosen, None, assumed, assumption, ends=ends)
 
 

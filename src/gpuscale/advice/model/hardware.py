@@ -60,6 +60,13 @@ class DeviceRecord:
     def board_link(self) -> str | None:
         return None if self.part is None else links.board_link(self.part)
 
+    @property
+    def fabric(self) -> str | None:
+        """The baseboard fabric (``board_link``) of every part the name may mean: an SXM or
+        OAM board's, one preset each; None where it may also mean a PCIe card (``H100``)."""
+        boards = {links.board_link(p) for p in (self.part, *self.others) if p is not None}
+        return self.board_link if boards == {self.board_link} else None
+
 
 def implied_device(link_name: str) -> str | None:
     """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""

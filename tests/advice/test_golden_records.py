@@ -87,6 +87,14 @@ BY_NUMBERS = {
     ),
     # no link given and no device named: pcie-phb assumed
     "link_default_assumed": ("--params", "7M", "--step-ms", "2", "--batch", "64"),
+    # no link given, a PCIe card named: pcie-phb assumed, its range searched
+    "pcie_card_link_assumed": (
+        *("--params", "340M", "--step-ms", "60", "--batch", "48", "--device-name", "H100 PCIe"),
+    ),
+    # no link given, an SXM board named: its NVLink, no range (the count not withheld)
+    "sxm_board_link_taken": (
+        *("--params", "340M", "--step-ms", "60", "--batch", "48", "--device-name", "H100 SXM"),
+    ),
     # four nodes, no --inter-node: ib-ndr400 assumed between them
     "h100_7b_four_nodes_assumed": (
         *("--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"),

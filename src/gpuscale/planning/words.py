@@ -185,7 +185,7 @@ def borrowed_line(fits: Fits, workload: str, family: str) -> str:
     )
     return (
         f"{family} never ran {workload}: its level is borrowed from its speed on "
-        f"{'; '.join(parts) or 'other workloads'}{stack}."
+        f"{joined(parts) or 'other workloads'}{stack}."
     )
 
 

@@ -23,7 +23,9 @@ scaled linearly to the count asked: at a measured count, its newest measurement)
 medians at each count; one count: ideal scaling) and, with ``--old REF``, **the plan of
 REF** (run in a subprocess on REF's own source and bundled data). Then the goals, each
 met or not. The forward part writes ``benchmarks/results/plan_accuracy.json``, whose
-table ``docs/plan-accuracy.md`` quotes (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``).
+table ``docs/plan-accuracy.md`` quotes (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``),
+and ``gpuscale/data/plan_coverage.json``, each class's coverage, which ``gpuscale plan``
+states beside its intervals (:func:`coverage_record`).
 
 (speed) One ``gpuscale plan -w bert -a H100 -n 8`` and one with the default counts, new code
 against REF's, run as paired subprocesses (REF's first, then this checkout's, five times):
@@ -48,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale import load_round
+from gpuscale.planning.cache import COVERAGE_FILE, bundled_version
 from gpuscale.planning.calibrate import backtest, calibrated_fits, case_of
 from gpuscale.planning.fits import speeds
 from gpuscale.planning.predict import plannable, predict_point
@@ -367,6 +370,23 @@ def goals(table: dict) -> dict[str, dict]:
     return out
 
 
+def coverage_record(results: dict) -> dict:
+    """What ``gpuscale plan`` says of its intervals (``planning.cache.bundled_coverage``):
+    per planned class the forward part's coverage and forecasts, stamped with the bundled
+    data and model it was measured on."""
+    classes = {
+        k: {"coverage_pct": row["coverage_pct"], "forecasts": row["cases"]}
+        for k, row in results["classes"].items()
+        if k in PLANNED and row["coverage_pct"] is not None
+    }
+    return {
+        "version": bundled_version(),
+        "command": results["command"],
+        "rounds": results["rounds"],
+        "classes": classes,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=["forward", "loso", "speed", "all"], default="all")
@@ -390,6 +410,7 @@ def main() -> None:
                 "goals": goals(table),
             }
             RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+            COVERAGE_FILE.write_text(json.dumps(coverage_record(results), indent=1) + "\n")
             print(f"forward in time ({time.perf_counter() - start:.0f} s), wrote {RESULTS}:")
             print(markdown(results))
             print(markdown_rounds(results))

@@ -38,10 +38,10 @@ def test_pareto_systems_are_not_dominated(results) -> None:
         for row in front.itertuples():
             dominated = (
                 (t["time_to_train_min"] <= row.time_to_train_min)
-                & (t["gpu_hours"] <= row.gpu_hours)
+                & (t["accelerator_hours"] <= row.accelerator_hours)
                 & (
                     (t["time_to_train_min"] < row.time_to_train_min)
-                    | (t["gpu_hours"] < row.gpu_hours)
+                    | (t["accelerator_hours"] < row.accelerator_hours)
                 )
             )
             assert not dominated.any()
@@ -50,10 +50,10 @@ def test_pareto_systems_are_not_dominated(results) -> None:
         for row in t[~t["pareto"]].itertuples():
             by = (
                 (front["time_to_train_min"] <= row.time_to_train_min)
-                & (front["gpu_hours"] <= row.gpu_hours)
+                & (front["accelerator_hours"] <= row.accelerator_hours)
                 & (
                     (front["time_to_train_min"] < row.time_to_train_min)
-                    | (front["gpu_hours"] < row.gpu_hours)
+                    | (front["accelerator_hours"] < row.accelerator_hours)
                 )
             )
             assert by.any(), row.system_id
@@ -92,7 +92,7 @@ def test_json_shape(results) -> None:
                 "speedup",
                 "efficiency",
                 "normalized_efficiency",
-                "gpu_hours",
+                "accelerator_hours",
                 "cluster",
                 "pareto",
                 "speedup_ci_low",

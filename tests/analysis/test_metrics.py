@@ -30,7 +30,7 @@ def test_study_reference_is_fewest_then_slowest() -> None:
     assert h8["speedup"] == pytest.approx(12.0)  # 120 / 10
     assert h8["efficiency"] == pytest.approx(12.0 / 8)
     assert h8["normalized_efficiency"] == pytest.approx(12.0 / (8 / 2))
-    assert h8["gpu_hours"] == pytest.approx(8 * 10 / 60)
+    assert h8["accelerator_hours"] == pytest.approx(8 * 10 / 60)
     b2 = row(table, "b2")
     assert (b2["speedup"], b2["normalized_efficiency"]) == (1.0, 1.0)
 

@@ -61,7 +61,9 @@ def test_efficiency_points_are_the_tables(result) -> None:
 def test_time_vs_cost_points_and_labels(result) -> None:
     chart = FIGURES["time_vs_cost"](result)
     plotted = offsets(chart.figure, "points-all")
-    assert np.allclose(plotted, result.table[["gpu_hours", "time_to_train_min"]].to_numpy(float))
+    assert np.allclose(
+        plotted, result.table[["accelerator_hours", "time_to_train_min"]].to_numpy(float)
+    )
     assert len(chart.labels["points-all"]) == len(result.table)
 
 

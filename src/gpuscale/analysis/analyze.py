@@ -171,7 +171,7 @@ def finish_workload(
     flags = {
         CLUSTER_COLUMN: clustering.labels,
         PARETO_COLUMN: pareto_mask(
-            table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy()
+            table["time_to_train_min"].to_numpy(), table["accelerator_hours"].to_numpy()
         ),
     }
     scaling = [c for c in table.columns if c in SCALING_COLUMNS]

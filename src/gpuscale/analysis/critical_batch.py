@@ -136,6 +136,17 @@ def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
     return rcp_model_for(benchmark, ruleset)
 
 
+@functools.lru_cache(maxsize=128)
+def round_target(round_name: str, benchmark: str) -> float | None:
+    """The quality target a round's ruleset sets for a benchmark (BERT: 0.712 in ruleset
+    0.7.0, 0.720 from 1.0.0 on); None without a ruleset or a target for it."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.benchmarks import quality_target
+
+    ruleset = _ruleset(round_name)
+    return quality_target(ruleset, benchmark) if ruleset else None
+
+
 def round_rcp_runs(round_name: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
     """(global batch, each reference run's samples or epochs to converge) of the RCPs of a
     benchmark in a round's ruleset, by increasing batch; empty without."""

@@ -42,7 +42,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     "normalized_efficiency",
     "superlinear",
     "outlier",
-    "gpu_hours",
+    "accelerator_hours",
     "samples_per_s_per_accelerator",
     "global_batch_size",
     "samples_to_converge",

@@ -196,7 +196,9 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
         why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), NO_SYSTEM)
         return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
-    on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
+    on_front = pareto_mask(
+        table["time_to_train_min"].to_numpy(), table["accelerator_hours"].to_numpy()
+    )
     pareto = [
         f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
@@ -249,7 +251,7 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
 _READ = {
     *Pick.__dataclass_fields__,
     "workload",
-    "gpu_hours",
+    "accelerator_hours",
     "speedup",
     "efficiency",
     "reference_org",

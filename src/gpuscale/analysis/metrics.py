@@ -6,7 +6,7 @@ With ``T`` a system's official time to train (minutes), ``N`` its accelerators a
 * speedup ``S = T_ref / T``
 * efficiency ``E = S / N`` (the study's definition; ideal 1 only when N_ref = 1)
 * normalised efficiency ``E' = S / (N / N_ref)`` (1 = perfect scaling from the reference)
-* accelerator-hours ``N * T / 60`` (column ``gpu_hours``; TPUs and others count the same)
+* accelerator-hours ``N * T / 60`` (column ``accelerator_hours``; TPUs and others count the same)
 * throughput per accelerator ``samples / (T * 60) / N`` for results whose convergence
   counts samples (``convergence_unit``) and is not flagged as impossible.
 """
@@ -360,7 +360,7 @@ def workload_scaling_table(
     else:
         out = with_reference(frame, find_reference(frame, reference, scores))
     n = out["accelerators"].astype(float)
-    out["gpu_hours"] = accelerator_hours(n, out["time_to_train_min"])
+    out["accelerator_hours"] = accelerator_hours(n, out["time_to_train_min"])
     per_s = plausible_samples(out) / (out["time_to_train_min"] * 60.0) / n
     out["samples_per_s_per_accelerator"] = np.where(
         out["convergence_unit"] == str(Unit.SAMPLES), per_s, np.nan

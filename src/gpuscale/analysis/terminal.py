@@ -53,7 +53,7 @@ DECOMPOSE_COLUMNS = (
 ANALYZE_DROP_ORDER = (
     "cluster",
     "pareto",
-    "gpu_hours",
+    "accelerator_hours",
     "efficiency",
     "submitter",
     "expected_samples_to_converge",

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscale.planning.records import Fits
+from gpuscale.planning.records import Facts, Fits
 from gpuscale.planning.shape import MODEL_VERSION
 
 if TYPE_CHECKING:
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
 FITS_FILE = DATA_DIR / "plan_fits.json"
+# the plan's 80% intervals' coverage per class, measured by the forward backtest of the
+# bundled rounds (``benchmarks/plan_accuracy.py --part forward`` writes it)
+COVERAGE_FILE = DATA_DIR / "plan_coverage.json"
 SCORES_FILE = DATA_DIR / "scores.parquet"
 _MEMO: dict[str, Fits] = {}  # fits of data given in this process, by hash
 _MEMO_SIZE = 4
@@ -43,6 +46,16 @@ def bundled_fits() -> Fits | None:
     except (OSError, ValueError):
         return None
     return stored["fits"] if stored.get("version") == bundled_version() else None
+
+
+def bundled_coverage() -> Facts | None:
+    """The measured coverage of the bundled rounds' intervals (``rounds``, ``classes``:
+    per class ``coverage_pct`` and ``forecasts``); None when missing or stale."""
+    try:
+        stored = json.loads(COVERAGE_FILE.read_text())
+    except (OSError, ValueError):
+        return None
+    return stored if stored.get("version") == bundled_version() else None
 
 
 def fits_of(scores: pd.DataFrame) -> Fits:

@@ -75,6 +75,7 @@ class WorkloadFit(_WorkloadLeftOut):
     era: dict[str, int]
     reference_batch: float
     rcp: dict[str, Rcp | None] | None
+    targets: dict[str, float | None]  # each round's quality target (absent: older fits)
     batch_curve: BatchCurve
     scale: float
     systems: int
@@ -108,6 +109,8 @@ class PlanResult:
     model: Facts
     systems: list[Facts]
     read_as: tuple[str, ...] = ()
+    # what the short answer says besides its rows: rounds pooled, a level borrowed
+    said: tuple[str, ...] = ()
 
 
 def systems_of(family: FamilyFit | None) -> list[SystemEntry]:

@@ -11,7 +11,7 @@ from gpuscale import criteria, quantities
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
-from gpuscale.planning.cache import default_fits, fits_of
+from gpuscale.planning.cache import bundled_coverage, default_fits, fits_of
 from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
     below_floor,
@@ -27,6 +27,7 @@ from gpuscale.planning.memory import memory_check
 from gpuscale.planning.nodes import node_note, node_size, partial_nodes
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import (
+    Facts,
     Fits,
     PlanResult,
     PlanRow,
@@ -36,7 +37,14 @@ from gpuscale.planning.records import (
 )
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.thin import thin_columns
-from gpuscale.planning.words import notes, typed_notes
+from gpuscale.planning.words import (
+    borrowed_line,
+    coverage_facts,
+    notes,
+    pooled_facts,
+    pooled_line,
+    typed_notes,
+)
 from gpuscale.plausibility import under_floor
 from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import NEAREST_SYSTEMS, Nearest
@@ -247,11 +255,15 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
 
 
 def plan_result(
-    request: PlanRequest, fits: Fits, left_out: dict[str, str] | None = None
+    request: PlanRequest,
+    fits: Fits,
+    left_out: dict[str, str] | None = None,
+    coverage: Facts | None = None,
 ) -> PlanResult:
     """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``); ``left_out``:
     why the data's other workloads have no fit (``gpuscale.planning.systems.unplanned``),
-    said where one is asked."""
+    said where one is asked; ``coverage``: the measured coverage of the bundled rounds'
+    intervals (``cache.bundled_coverage``), None for data given."""
     if not fits["workloads"]:
         raise PlanError(
             "no closed-division MLPerf result with a time in the data given (the plan is "
@@ -318,20 +330,25 @@ def plan_result(
         "memory": memory_check(workload, family, request.devices_per_node).facts(),
         # the devices per node the nodes are counted with, and where it comes from
         "devices_per_node": node,
+        # the rounds the fit pools, each one's quality target and era (``words.pooled_facts``)
+        "pooled": pooled_facts(fit),
+        # per class of the rows: how often its 80% intervals covered past forecasts
+        "interval_coverage": coverage_facts(coverage, rows),
     }
-    said = notes(fits, workload, family, rows, request, node_note(node, family))
+    said = notes(fits, workload, family, rows, request, node_note(node, family), coverage)
     held = sorted(fit["era"], key=round_key)
     span = quantities.span(held[0], held[-1])
     named = [workload_read_as(request.workload, workload, span), read_as, *typed_notes(request)]
     read = tuple(s for s in named if s)
-    return PlanResult(rows, [*read, *said], model, systems, read)
+    short = tuple(s for s in (pooled_line(fit), borrowed_line(fits, workload, family)) if s)
+    return PlanResult(rows, [*read, *said], model, systems, read, short)
 
 
 def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanResult:
     """The plan of ``request`` on ``scores`` (a scores DataFrame; default: the bundled
     rounds, whose fits ship with the package: no pandas is imported)."""
     if scores is None:
-        return plan_result(request, default_fits())
+        return plan_result(request, default_fits(), coverage=bundled_coverage())
     # lazy: pandas, only for data given
     from gpuscale.tables.checks import check_frame
 

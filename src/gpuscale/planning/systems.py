@@ -5,15 +5,20 @@ accelerator, each result once (a copy republished in a later loaded round, or re
 under a second system name in its round, is left out: ``gpuscale.tables.republished``),
 and adds what the model reads:
 
-* ``expected_samples``: ``E_R(B)`` from the round's RCPs (NaN where the workload has none:
-  then convergence is not modelled, ``convergence`` is 1);
+* ``expected_samples``: ``E_R(B)`` from the round's RCPs, or for a round without them the
+  nearest later round's, else the nearest earlier one's (NaN where no round of the
+  workload has any: then convergence is not modelled, ``convergence`` is 1);
+* ``quality_target``: the target the round's ruleset sets for the benchmark (NaN where
+  none is known);
 * ``convergence``: ``E_R(B) / E_R(B_ref)``, samples to converge relative to those at the
   workload's reference batch ``B_ref`` (the median global batch of its systems): RCPs
   change units between rounds (UNet3D counted epochs in v3.0 and samples from v3.1), the
   ratio does not;
 * ``era``: 0, 1, ... the workload's rules as its RCPs say: a new era starts in a round whose
   ``E_R(B_ref)`` differs by more than 10% from the round before (Stable Diffusion v4.0,
-  GPT-3 v4.1: a new benchmark or target, not new software);
+  GPT-3 v4.1: a new benchmark or target, not new software); a round without RCPs takes
+  its donor's ``E_R(B_ref)``, so a change of target there (BERT: 0.712 in v0.7, 0.720
+  from v1.0) starts no era: the plan says it pools the two (``quality_target``);
 * ``log_y``: the device-minutes per expected sample, ``log(T N / convergence)``;
 * ``outlier``: why the system is an outlier, "" where it is not
   (``gpuscale.analysis.outliers``: its time far from its family's other submitters' at its
@@ -29,6 +34,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.critical_batch import round_target
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.analysis.outliers import outliers
 from gpuscale.planning.nodes import DEFAULT_PER_NODE
@@ -181,27 +187,42 @@ def flagged_left_out(scores: pd.DataFrame, workload: str) -> list[str]:
     ]
 
 
-ADDED = ("expected_samples", "reference_batch", "convergence", "era")
+ADDED = ("expected_samples", "reference_batch", "convergence", "era", "quality_target")
 ERA_STEP = 0.1  # |log| change of E_R(B_ref) between rounds that starts a new era
+
+
+def _rcp_round(rounds: list[str], known: set[str]) -> dict[str, str]:
+    """Per round, the round whose RCPs its results are counted with: its own, else the
+    nearest later round's that has them (the rules the plan targets are the newest's),
+    else the nearest earlier one's (v0.7's BERT, before any RCPs: v1.0's or later)."""
+    ordered = sorted(known, key=round_key)
+    out = {}
+    for r in rounds:
+        later = [k for k in ordered if round_key(k) >= round_key(r)]
+        out[r] = later[0] if later else ordered[-1]
+    return out
 
 
 def _convergence(rows: pd.DataFrame) -> pd.DataFrame:
     """One workload's rows with ``ADDED`` (see the module docstring)."""
     b_ref = float(rows["global_batch_size"].median())
+    bench = dict(zip(rows["round"], rows["benchmark"], strict=True))
+    at_ref = {r: expected_samples(r, b, b_ref) for r, b in bench.items()}
+    known = {r for r, v in at_ref.items() if math.isfinite(v) and v > 0}
+    donor = _rcp_round(list(bench), known) if known else {}
     expected = np.array(
         [
-            expected_samples(r, b, g)
+            expected_samples(donor[r], b if donor[r] == r else bench[donor[r]], g)
+            if known
+            else math.nan
             for r, b, g in zip(
                 rows["round"], rows["benchmark"], rows["global_batch_size"], strict=True
             )
         ],
         float,
     )
-    at_ref = {
-        r: expected_samples(r, b, b_ref)
-        for r, b in zip(rows["round"], rows["benchmark"], strict=True)
-    }
-    if np.all(np.isfinite(expected) & (expected > 0)):
+    if known and np.all(np.isfinite(expected) & (expected > 0)):
+        at_ref = {r: at_ref[donor[r]] for r in bench}
         ratio = expected / np.array([at_ref[r] for r in rows["round"]])
     else:  # convergence not modelled: no samples to converge, one era, no factor
         at_ref, expected, ratio = dict.fromkeys(at_ref, 1.0), math.nan, 1.0
@@ -211,11 +232,15 @@ def _convergence(rows: pd.DataFrame) -> pd.DataFrame:
         if last is not None and abs(math.log(value / last)) > ERA_STEP:
             eras += 1
         era[r], last = eras, value
+    # said where rounds of two targets are pooled (no era step: none is fitted between
+    # rounds no family bridges, and a target's step in samples has no RCP to size it)
+    target = {r: round_target(r, b) for r, b in bench.items()}
     return rows.assign(
         expected_samples=expected,
         reference_batch=b_ref,
         convergence=ratio,
         era=rows["round"].map(era).astype(int),
+        quality_target=rows["round"].map(target).astype(float),
     )
 
 

@@ -99,6 +99,7 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
         if row["beyond_linear"] and not (row["beyond_linear_verdict"] or {}).get("flagged")
     ]
     said += outlier_lines(result.rows)
+    said += result.said  # rounds of different targets pooled, a level borrowed
     said.append("How each count was planned: --explain; every column: -f csv or -f json.")
     model = result.model
     title = f"plan: {model['workload']} on {model['family']}, minutes to train (80% interval)"
@@ -122,11 +123,21 @@ def nearest_text(nearest: list[Facts]) -> str:
 PLAN_SHOWN = tuple(c for c in PLAN_COLUMNS if c not in ("nearest", "rests_on_outlier"))
 
 
+# the cost column's unit, as advise's ``cost_unit`` says it: --price is in any currency
+COST_UNIT = "the currency of --price, per device-hour x device-hours"
+
+
 def plan_document(result: PlanResult) -> Facts:
     """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
-    came from."""
+    came from, and ``cost_unit`` (the cost column's; None where no row has a cost)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    return {"notes": result.notes, "model": result.model, "rows": rows}
+    priced = any(_given(row["cost"]) for row in rows)
+    return {
+        "notes": result.notes,
+        "model": result.model,
+        "rows": rows,
+        "cost_unit": COST_UNIT if priced else None,
+    }
 
 
 def _flat(row: PlanRow) -> PlanRow:

@@ -89,11 +89,103 @@ def model_note(fit: WorkloadFit, family: str, speed_from: list[str]) -> str:
             f"families that ran those too (class iii), at {fit['round']}'s level."
         )
     newest = max((s[0] for s in own["systems"]), key=round_key)
+    level = (
+        f"at {newest}'s level"
+        if newest == fit["round"]
+        else f"at its {newest} level (its newest results on {fit['workload']}: none later), "
+        f"counted under {fit['round']}'s rules"
+    )
     return (
         f"{base}, {family}'s own level from its {counted(len(own['systems']), 'result')} "
         f"(rounds {_rounds(own['systems'])}; each round's step shrunk towards no step by "
-        f"how many results support it), at {max(fit['round'], newest, key=round_key)}'s "
-        "level."
+        f"how many results support it), {level}."
+    )
+
+
+def _runs(values: dict[str, object]) -> list[tuple[object, list[str]]]:
+    """The rounds in order, grouped where consecutive ones share a value."""
+    out: list[tuple[object, list[str]]] = []
+    for r in sorted(values, key=round_key):
+        if out and out[-1][0] == values[r]:
+            out[-1][1].append(r)
+        else:
+            out.append((values[r], [r]))
+    return out
+
+
+def pooled_facts(fit: WorkloadFit) -> Facts:
+    """What the fit pools: its rounds, each one's quality target (None: unknown) and era
+    (its rules as the RCPs say), and whether rounds of different targets share one era
+    (``targets_pooled``: no level step between them) or several eras are pooled."""
+    rounds = sorted(fit["era"], key=round_key)
+    targets = {r: (fit.get("targets") or {}).get(r) for r in rounds}
+    known = [t for t in targets.values() if t is not None]
+    eras = {r: int(fit["era"][r]) for r in rounds}
+    mixed = any(
+        len({targets[r] for r in rounds if eras[r] == e and targets[r] is not None}) > 1
+        for e in set(eras.values())
+    )
+    return {
+        "rounds": rounds,
+        "targets": targets,
+        "eras": eras,
+        "targets_pooled": mixed,
+        "eras_pooled": len(set(eras.values())) > 1,
+        "distinct_targets": sorted(set(known)),
+    }
+
+
+def pooled_line(fit: WorkloadFit) -> str:
+    """One line where the fit pools rounds of different quality targets or benchmark
+    definitions (eras); "" where every round it rests on is alike."""
+    facts = pooled_facts(fit)
+    if facts["targets_pooled"]:
+        groups = [
+            f"{span(r[0], r[-1])} at {t:g}" for t, r in _runs(facts["targets"]) if t is not None
+        ]
+        return (
+            f"Pools rounds of {fit['workload']} of different quality targets ({'; '.join(groups)}) "
+            "with no level step between them (no reference convergence points size it): the "
+            f"older results count as if run to {fit['round']}'s target."
+        )
+    if facts["eras_pooled"]:
+        groups = [span(r[0], r[-1]) for _, r in _runs(facts["eras"])]
+        return (
+            f"Pools {counted(len(groups), 'definition')} of {fit['workload']} "
+            f"({'; '.join(groups)}: their reference convergence points differ), each with a "
+            f"level step of its own; the shape of scaling is shared, the plan at "
+            f"{fit['round']}'s."
+        )
+    return ""
+
+
+def borrowed_line(fits: Fits, workload: str, family: str) -> str:
+    """Where a family that never ran ``workload`` has its level from (class iii): the
+    workloads, rounds and submitters of its speed, and whether those submitters' software
+    ran ``workload`` at all; "" where it ran it."""
+    fit = fits["workloads"][workload]
+    if family in fit["families"]:
+        return ""
+    parts, theirs = [], set()
+    for name, other in sorted(fits["workloads"].items()):
+        mine = (other["families"].get(family) or {}).get("systems") or []
+        if name == workload or not mine:
+            continue
+        who = sorted({str(s[1]) for s in mine})
+        theirs |= set(who)
+        parts.append(f"{name} ({_rounds(mine)}, {joined(who)})")
+    here = {str(s[1]) for f in fit["families"].values() for s in f["systems"]}
+    # a submitter is one software stack: none of theirs on the workload, the level crosses
+    stack = filled(
+        "; none of {}'s results are on " + workload + ": the level crosses software stacks",
+        theirs and not theirs & here and joined(sorted(theirs)),
+    ) + filled(
+        "; {} also submitted " + workload + " on other accelerators",
+        joined(sorted(theirs & here)),
+    )
+    return (
+        f"{family} never ran {workload}: its level is borrowed from its speed on "
+        f"{joined(parts) or 'other workloads'}{stack}."
     )
 
 
@@ -342,12 +434,67 @@ def flag_notes(rows: list[PlanRow]) -> list[str]:
     return out
 
 
-def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
+FEW_FORECASTS = 20  # a class's coverage resting on fewer forecasts is said to be few
+
+
+def coverage_facts(coverage: Facts | None, rows: list[PlanRow]) -> Facts:
+    """Per class of the rows: the share of past forecasts of that class its 80% intervals
+    covered and how many (``cache.bundled_coverage``: measured by the forward backtest of
+    the bundled rounds), ``few`` under :data:`FEW_FORECASTS`; ``measured`` False (and
+    no classes) where the fits are of data given, whose coverage no backtest measured."""
+    if not coverage:
+        return {"measured": False, "rounds": [], "classes": {}}
+    kinds = dict.fromkeys(r["count_class"] for r in rows if _timed(r))
+    measured = {k: coverage["classes"][k] for k in kinds if k in coverage["classes"]}
+    return {
+        "measured": True,
+        "rounds": coverage["rounds"],
+        "classes": {
+            k: {
+                "coverage_pct": c["coverage_pct"],
+                "forecasts": c["forecasts"],
+                "few": c["forecasts"] < FEW_FORECASTS,
+            }
+            for k, c in measured.items()
+        },
+    }
+
+
+def coverage_notes(facts: Facts, rows: list[PlanRow]) -> list[str]:
+    """One line per class of the rows: how often its 80% intervals held in the past."""
+    timed = [r for r in rows if _timed(r)]
+    if not timed:
+        return []
+    if not facts["measured"]:
+        return [
+            "80% intervals: their coverage is not measured on the data given (the forward "
+            "backtest measures it on the bundled rounds only; `gpuscale plan` without a "
+            "PATH says it there)."
+        ]
+    out = []
+    rounds = span(facts["rounds"][min(1, len(facts["rounds"]) - 1)], facts["rounds"][-1])
+    for kind, c in facts["classes"].items():
+        counts = _counts([int(r["accelerators"]) for r in timed if r["count_class"] == kind])
+        few = f"; it rests on {c['forecasts']}, few: a rough share" if c["few"] else ""
+        out.append(
+            f"80% interval at {counts} (count class {kind}): covered {c['coverage_pct']:.1f}% of "
+            f"{counted(c['forecasts'], 'past forecast')} of this class (each round of "
+            f"{rounds} forecast from the rounds before it){few}."
+        )
+    return out
+
+
+def interval_notes(intervals: Facts, rows: list[PlanRow], rounds: list[str] = ()) -> list[str]:
     """The intervals' calibration, and why each wide one is wide; nothing where no count
     has a time (``plan -n 1`` of a workload none ran on 1 printed the calibration of
-    intervals it did not give)."""
+    intervals it did not give). ``rounds``: those of the data, in order."""
     if not any(_timed(r) for r in rows):
         return []
+    later = filled(
+        "none of the results of {} could be forecast from the rounds before it (their "
+        "families and workloads not measured before)",
+        len(rounds) > 1 and joined(rounds[1:]),
+    )
     cases = sum(int(intervals.get(f"cases_{k}", 0)) for k in CLASS_WORDS)
     widths = ", ".join(
         f"{math.exp(intervals[k]):.2f} {words}" for k, words in SHORT.items() if k in intervals
@@ -356,7 +503,7 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
         f"calibrated by forecasting each past round from the rounds before it "
         f"({counted(cases, 'forecast')})"
         if cases
-        else "no earlier round in these data to forecast from, so the prior factors"
+        else f"{later or 'no earlier round in these data to forecast from'}, so the prior factors"
     )
     out = [
         f"80% intervals: the planned times multiplied or divided by a factor, {how}: "
@@ -371,8 +518,8 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
         measured = (
             "the past forecasts of measured counts erred this much"
             if intervals.get("cases_i")
-            else "no earlier round in these data to forecast measured counts from, so the "
-            "prior factor"
+            else f"{later or 'no earlier round in these data to forecast from'}, so the prior "
+            "factor"
         )
         why = {
             "i": measured,
@@ -389,12 +536,21 @@ def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
 
 
 def notes(
-    fits: Fits, workload: str, family: str, rows: list[dict], request, nodes: str = ""
+    fits: Fits,
+    workload: str,
+    family: str,
+    rows: list[dict],
+    request,
+    nodes: str = "",
+    coverage: Facts | None = None,
 ) -> list[str]:
-    """Every sentence of a plan, in order (``nodes``: the one on its devices per node)."""
+    """Every sentence of a plan, in order (``nodes``: the one on its devices per node;
+    ``coverage``: the bundled rounds' measured interval coverage, None for data given)."""
     fit = fits["workloads"][workload]
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
-    out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
+    out = [model_note(fit, family, speed_from)]
+    out += [s for s in (pooled_line(fit), borrowed_line(fits, workload, family)) if s]
+    out.append(batch_note(fit, family, rows))
     out += class_notes(fit, family, rows)
     out += outlier_notes(fit, family)
     out += outlier_lines(rows)  # the submitter a level rests on, an outlier elsewhere
@@ -404,7 +560,9 @@ def notes(
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]
     out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
-    out += interval_notes(fits.get("intervals") or {}, rows)
+    rounds = sorted({r for w in fits["workloads"].values() for r in w["era"]}, key=round_key)
+    out += interval_notes(fits.get("intervals") or {}, rows, rounds)
+    out += coverage_notes(coverage_facts(coverage, rows), rows)
     out += evidence_notes(fit, family, rows)
     out += held_notes(fit, family, rows)
     out += cited_notes(fit, family, rows)

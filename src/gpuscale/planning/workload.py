@@ -8,7 +8,8 @@ and returns a ``dict``:
   per-device batch slower per sample, which its mechanism cannot give; the free fit's in
   ``batch_slope_free``), ``scale`` (the robust standard deviation of the residuals),
   ``round`` (the newest round: plans are at its level), ``rcp`` (per round: ``e_min``,
-  ``b_noise``, ``source`` of its RCPs; None when convergence is not modelled),
+  ``b_noise``, ``source`` of its RCPs, for the rounds that have them; None when
+  convergence is not modelled), ``targets`` (per round: its quality target, None unknown),
   ``reference_batch`` (``B_ref``), ``batch_curve`` (the workload's global batch at each
   measured count: the median over families of each family's newest choice, ``log2``);
 * per family: ``level`` (``a_f``), ``round_level`` (``d_{f,R}``), ``shape`` (``u_f`` or
@@ -67,6 +68,10 @@ def _rcp(round_name: str, benchmark: str) -> Rcp | None:
     if model is None:
         return None
     return {"e_min": model.e_min, "b_noise": model.b_noise, "source": model.source}
+
+
+def _target(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 def _family_facts(rows: Facts, index: np.ndarray) -> FamilyFit:
@@ -136,6 +141,7 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> WorkloadFit:
         fitted["families"][f] |= _family_facts(rows, np.flatnonzero(family == f))
     modelled = bool(frame["expected_samples"].notna().all())
     by_round = dict(zip(frame["round"], frame["benchmark"], strict=True))
+    aims = frame["quality_target"] if "quality_target" in frame else [math.nan] * len(frame)
     return {
         **fitted,
         "workload": str(frame["workload"].iloc[0]),
@@ -144,7 +150,10 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> WorkloadFit:
         "round": newest,
         "era": {r: int(e) for r, e in zip(frame["round"], era, strict=True)},
         "reference_batch": float(frame["reference_batch"].iloc[0]),
-        "rcp": {r: _rcp(r, b) for r, b in by_round.items()} if modelled else None,
+        # the rounds with RCPs of their own (one without takes the nearest's: at_round)
+        "rcp": {r: m for r, b in by_round.items() if (m := _rcp(r, b))} if modelled else None,
+        # each round's quality target (None: unknown): rounds of two targets are pooled
+        "targets": {r: _target(t) for r, t in zip(frame["round"], aims, strict=True)},
         "batch_curve": _batch_curve(rows["family"], rows["round"], rows["n"], rows["log2_b"]),
         "scale": robust_scale(rows["residual"]),
         "systems": len(family),

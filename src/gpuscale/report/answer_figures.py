@@ -265,19 +265,22 @@ def _frontier(
     ax: Axes, table: pd.DataFrame, styles: dict[str, tuple[str, str]], labels: dict
 ) -> None:
     """Time to train against accelerator-hours, coloured by family, the Pareto front."""
-    hours, minutes = table["gpu_hours"].to_numpy(), table["time_to_train_min"].to_numpy()
+    hours, minutes = table["accelerator_hours"].to_numpy(), table["time_to_train_min"].to_numpy()
     on_front = table["pareto"] if "pareto" in table else pareto_mask(minutes, hours)
-    front = table[on_front].sort_values("gpu_hours")
-    ax.step(front["gpu_hours"], front["time_to_train_min"], where="post", color="#555555")
+    front = table[on_front].sort_values("accelerator_hours")
+    ax.step(front["accelerator_hours"], front["time_to_train_min"], where="post", color="#555555")
     families = table["accelerator_family"]
     sc = ax.scatter(
-        table["gpu_hours"], table["time_to_train_min"], c=[styles[f][0] for f in families], s=16
+        table["accelerator_hours"],
+        table["time_to_train_min"],
+        c=[styles[f][0] for f in families],
+        s=16,
     )
     set_markers(sc, [styles[f][1] for f in families])
     sc.set_gid("hours")
     # each point's x, not E' (the panel compares systems across families, E' within one)
     labels["hours"] = point_labels(
-        table[[*COLUMNS, "gpu_hours"]], ("gpu_hours", "{} accelerator-hours")
+        table[[*COLUMNS, "accelerator_hours"]], ("accelerator_hours", "{} accelerator-hours")
     )
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -254,9 +254,9 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     equilibrium picks marked."""
     table = result.table
     fig, ax = new_axes()
-    front = table[table["pareto"]].sort_values("gpu_hours")
+    front = table[table["pareto"]].sort_values("accelerator_hours")
     ax.step(
-        front["gpu_hours"],
+        front["accelerator_hours"],
         front["time_to_train_min"],
         where="post",
         color="#555555",
@@ -265,7 +265,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     )
     colours = [cluster_colour(c) for c in table["cluster"]]
     sc = ax.scatter(
-        table["gpu_hours"],
+        table["accelerator_hours"],
         table["time_to_train_min"],
         c=colours,
         s=24,

@@ -51,7 +51,7 @@ TABLE_COLUMNS = {
     "efficiency": "E",
     "normalized_efficiency": "E'",
     "superlinear": "E' > 1 because",
-    "gpu_hours": "Acc.-hours",
+    "accelerator_hours": "Acc.-hours",
     "cluster": "Cluster",
     "pareto": "Pareto",
 }

@@ -38,7 +38,7 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "normalized_efficiency",
     "superlinear",  # why E' is above 1 ("" when not; gpuscale.analysis.superlinear)
     "outlier",  # why its time is off its family's at its count ("": not; analysis.outliers)
-    "gpu_hours",
+    "accelerator_hours",
     "samples_per_s_per_accelerator",
 )
 

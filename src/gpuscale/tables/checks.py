@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # them in where an older table lacks them (``analysis.metrics``), so none is required.
 FILLED_IN = ("convergence_unit", "samples_to_converge_flag", "score_reason")
 # What the scaling table adds to a scores table, and an equilibrium reads of it.
-SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "gpu_hours")
+SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "accelerator_hours")
 
 # The columns each kind of table must have: a scores table those a scaling table carries
 # over from it; a scaling table the systems' names and counts and the measures.

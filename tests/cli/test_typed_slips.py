@@ -77,3 +77,92 @@ def test_an_option_typed_as_a_keyword_is_offered_as_the_option(
 def test_an_unknown_option_with_its_value_is_offered_with_it(args: list[str], offered: str) -> None:
     line = _one_line(args)
     assert f"'{offered}'" in line and "no such option" in line, line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["advise", "--params", "7b", "--step-ms", "100", "--explain=1"],
+        ["report", "--png=1"],
+        ["report", "--open=yes"],
+        ["scores", "--all-columns=true"],
+    ],
+)
+def test_a_flag_given_a_value_is_told_it_takes_none(args: list[str]) -> None:
+    flag = args[-1].split("=")[0]
+    assert _one_line(args) == f"error: {flag} takes no value: give {flag} alone"
+
+
+def test_a_yes_no_flag_given_a_value_names_both_spellings() -> None:
+    line = _one_line(["report", "--no-cache=0"])
+    assert line == "error: --no-cache takes no value: give --cache or --no-cache alone"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["advise", "--step_ms=10", "--help"],
+        ["advise", "--help", "--explain=1"],
+        ["report", "--png=1", "--open=yes", "--help"],
+    ],
+)
+def test_help_beside_a_slip_the_parser_refuses_is_shown(args: list[str]) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and "Usage:" in result.stdout, result.output
+    assert "error:" not in result.output
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        n for n, c in COMMANDS.items() if all(p.param_type_name != "argument" for p in c.params)
+    ),
+)
+def test_an_empty_word_where_a_command_takes_no_argument_is_refused_as_empty(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "my work"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    line = _one_line([name, ""])
+    assert line.startswith("error: '': empty: give a value, or leave it out ("), line
+    assert line.endswith(f" {name} takes no arguments)"), line
+
+
+def test_a_path_that_is_none_is_refused_before_the_bench_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "my work"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    bench = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
+    (here / "results.jsonl").write_text(bench.read_text())
+    result = CliRunner().invoke(app, ["analyze", "v5.0", "--bench", "results.jsonl"])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.splitlines() == [
+        "error: v5.0: no such file or directory (a round? give it with --round v5.0)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "offered"),
+    [
+        (["plan", "-n", "8", "-n", "16"], "-n 8,16"),
+        (
+            ["plan", "-w", "bert", "--devices=8", "-n", "16,32", "--devices", "64"],
+            "--devices 8,16,32,64",
+        ),
+        (["scores", "--columns", "a", "--columns", "b"], "--columns a,b"),
+        (["bench", "--nproc", "1", "--nproc", "2"], "--nproc 1,2"),
+        (["collectives", "--nproc", "1", "--nproc", "2"], None),  # one number: no list
+    ],
+)
+def test_a_list_option_given_twice_is_offered_as_one_list(
+    args: list[str], offered: str | None
+) -> None:
+    line = _one_line(args)
+    assert "given twice" in line or "given 3 times" in line, line
+    if offered is None:
+        assert "a list" not in line, line
+    else:
+        assert line.endswith(f"(a list in one value: '{offered}')"), line

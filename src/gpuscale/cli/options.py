@@ -14,7 +14,7 @@ import typer
 
 from gpuscale.cli.output import OPTIONS, fail, fail_on, note
 from gpuscale.cli.usage import one_line
-from gpuscale.tables.command_line import explain_unused, refused_at_parse
+from gpuscale.tables.command_line import explain_unused, help_alone, refused_at_parse
 from gpuscale.tables.request_text import is_request, option_names, request_of
 from gpuscale.tables.requests import command_line_type, help_for
 
@@ -99,6 +99,6 @@ class OnceEach(typer.core.TyperCommand):
         if (said := refused_at_parse(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
             fail(said)
         OPTIONS.set(frozenset(o for p in self.params for o in p.opts))  # what it may name
-        return typer.core.TyperCommand.parse_args(self, ctx, args)
+        return super().parse_args(ctx, help_alone(self.make_parser(ctx), args))  # help wins
 
     parse_args = one_line(_parse)

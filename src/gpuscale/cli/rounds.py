@@ -126,7 +126,8 @@ def analyze(
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
     if columns_asked is not None and fmt is Format.json:  # never silently ignored
         fail("--columns chooses a table's columns: for -f table or -f csv, not -f json")
-    bench_doc = None
+    bench_doc = None  # the rounds read first: a path that is none refused before the bench
+    tables = load_tables(selection, study=True) if both or bench_file is None else None
     if bench_file is not None:
         bench_doc = _analyze_bench(bench_file, fmt, not both, columns_asked, explain)
         if not both:
@@ -138,7 +139,6 @@ def analyze(
     from gpuscale.analysis.document import analysed_json  # lazy: as above
     from gpuscale.mlperf.earlier import first_published
 
-    tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
     # a name that is none, no reference, nothing analysed: one line saying why
     with fail_on(ValueError, options=option_names(AnalysisOptions)):

@@ -43,19 +43,24 @@ _KEYWORD = re.compile(r"(-{0,2})([A-Za-z_][\w-]*)=(.*)", re.DOTALL)
 def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
     """Why a command line (``args``, read by the command's ``parser``: click's, its
     context the command's) is refused before any value is read, in one line; "" where
-    nothing is: an option typed as a keyword (:func:`keyword_typed`), a value typed empty
-    (:data:`EMPTY`, every option's and argument's alike), an option given twice
-    (:func:`given_once_each`)."""
+    nothing is, or where help is asked (:func:`help_alone`): an option typed as a keyword
+    (:func:`keyword_typed`), a flag given a value (``--explain=1``), a value typed empty
+    (:data:`EMPTY`, every option's and argument's alike, and a word where the command takes
+    no argument), an option given twice (:func:`given_once_each`)."""
     params = parser.ctx.command.params
     fields = {p.name or "": p.opts for p in params if _is_option(p)}
     flags = {o for p in params if getattr(p, "is_flag", 0) for o in p.opts}  # take no value
     command = parser.ctx.command_path
     try:
         values, rest = parser.parse_args(args=list(args))[:2]
-    except Exception as exc:  # an unknown option typed `--step_ms=10`: offered with its value
+    except Exception as exc:  # `--step_ms=10`: offered with its value; `--explain=1`: alone
         typed = getattr(exc, "option_name", None)
         given = [a for a in args if typed and a.startswith(f"{typed}=")]
-        return keyword_typed(given[0], fields, command, flags, unknown=True) if given else ""
+        if not given or _help_asked(parser, args):  # the parser's own refusal, or the help
+            return ""
+        return _valued_flag(parser, typed) or keyword_typed(
+            given[0], fields, command, flags, unknown=True
+        )
     if values.get("help"):  # help asked for: given, whatever else was typed
         return ""
     for param in params:
@@ -63,12 +68,51 @@ def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
         if any(isinstance(v, str) and not v.strip() for v in _each(value)):
             name = param.opts[0] if _is_option(param) else (param.name or "").upper()
             return f"{name}: {EMPTY}"
+    if any(not word.strip() for word in rest):  # the arguments of a command that takes none
+        return f"'': {EMPTY} ({command} takes no arguments)"
     words = [*rest, *(v for p in params if not _is_option(p) for v in _each(values.get(p.name)))]
     words = [] if "--" in args else words  # after `--` every word is an argument, as typed
     for word in words:
         if isinstance(word, str) and _KEYWORD.fullmatch(word) and not os.path.lexists(word):
             return keyword_typed(word, fields, command, flags)
     return given_once_each(parser, args)
+
+
+def _help_asked(parser: CommandParser, args: Sequence[str]) -> str:
+    """The help option typed among ``args`` (before any ``--``), "" where none is."""
+    return next((a for a in _options_part(args) if a in parser.ctx.help_option_names), "")
+
+
+def _options_part(args: Sequence[str]) -> list[str]:
+    """The words of ``args`` before any ``--`` (after it, every word is an argument)."""
+    return list(args)[: list(args).index("--")] if "--" in args else list(args)
+
+
+def help_alone(parser: CommandParser, args: Sequence[str]) -> list[str]:
+    """``args`` as the command reads them: the help option alone where it is typed beside a
+    slip the parser refuses (``advise --step_ms=10 --help``), so that help is shown whatever
+    else was typed; else ``args`` as they are."""
+    if asked := _help_asked(parser, args):
+        try:
+            parser.parse_args(args=list(args))
+        except Exception:  # a slip beside the help: the help wins
+            return [asked]
+    return list(args)
+
+
+def _valued_flag(parser: CommandParser, typed: str) -> str:
+    """The refusal of a flag (an option that takes no value, the help too) given one with
+    ``=`` (``--explain=1``), naming how it is given; "" where ``typed`` is no flag."""
+    if typed in parser.ctx.help_option_names:
+        return f"{typed} takes no value: give {typed} alone"
+    for param in parser.ctx.command.params:
+        no = getattr(param, "secondary_opts", [])  # a yes/no flag's other spelling
+        if not (getattr(param, "is_flag", 0) or getattr(param, "count", 0)):
+            continue
+        if typed in param.opts or typed in no:
+            spelt = f"{param.opts[0]} or {no[0]}" if no else typed
+            return f"{typed} takes no value: give {spelt} alone"
+    return ""
 
 
 def keyword_typed(
@@ -128,18 +172,46 @@ def given_once_each(parser: CommandParser, args: Sequence[str]) -> str:
         and getattr(p, "param_type_name", "") == "option"
         and not any(getattr(p, a, False) for a in repeatable)
     ]
-    valued, both = [], []
+    valued, both, lists = [], [], []
     for param, times in again:
         if not param.is_flag:
             name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
             valued.append(f"{name} given {'twice' if times == 2 else f'{times} times'}")
+            lists += [repr(one) for one in [in_one_list(param, args, times)] if one]
         elif {*param.opts} & {*args} and {*param.secondary_opts} & {*args}:
             both.append(f"{param.opts[0]} and {param.secondary_opts[0]} both given: give one")
     if valued:
         each = agreeing(len(valued), "it", "each")
         rule = f"{each} takes one value (the last would be used alone); give {each} once"
-        valued = [f"{joined(valued)}: {rule}"]
+        lists = [f" (a list in one value: {joined(lists)})"] if lists else []
+        valued = [f"{joined(valued)}: {rule}{''.join(lists)}"]
     return "; ".join(valued + both)
+
+
+# An option's help that says it takes a list in one value: ``Comma-separated ...``, or an
+# example of three or more items (``e.g. 1,2,4``, ``a list (8,16,64)``).
+_LIST_HELP = re.compile(r"comma-separated|\w+(,\w+){2,}", re.IGNORECASE)
+
+
+def in_one_list(param: click.Parameter, args: Sequence[str], times: int) -> str:
+    """The values ``args`` give option ``param`` (``times`` times, as parsed), as one comma
+    list where its help says it takes one (``plan -n 8 -n 16``: ``-n 8,16``, the spelling
+    first typed); "" for any other option, or where the values typed are not told apart
+    (one typed empty; fewer or more found than parsed)."""
+    if not _LIST_HELP.search(getattr(param, "help", None) or ""):
+        return ""
+    words, typed, values = _options_part(args), "", []
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if name in param.opts and eq and name.startswith("--"):
+            typed, values = typed or name, [*values, value]
+        elif word in param.opts and i + 1 < len(words):
+            typed, values = typed or word, [*values, words[i + 1]]
+        elif word[:2] in param.opts and len(word) > 2 and word[1] != "-":  # -n8
+            typed, values = typed or word[:2], [*values, word[2:]]
+    if len(values) != times or not all(v.strip() for v in values):
+        return ""
+    return f"{typed} {shlex.quote(','.join(values))}"
 
 
 # ``--explain`` of the commands whose answer it widens (``analyze``, ``plan``; ``advise``'s is

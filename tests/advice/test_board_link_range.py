@@ -1,7 +1,9 @@
 """The range of a link assumed from the device named: a board (SXM, OAM, superchip) sits on
 its baseboard's fabric, one preset of the catalogue, so its link has no range and no count is
-withheld for it; a PCIe card (or a name that may mean one: ``H100``) keeps the range from
-pcie-sys (10 GB/s at 25 us) to PCIe 4.0 through a switch or the link assumed, if faster.
+withheld for it; a PCIe card's range runs from pcie-sys (10 GB/s at 25 us) to the best link
+its catalogue row allows (P2P through a switch at its PCIe generation; through host memory,
+pcie-phb, without P2P), or to the link assumed where faster (``H100``, which may mean an SXM
+board: its NVLink); no device named, to PCIe 4.0 through a switch.
 The request: a 340M-parameter model, 60 ms steps of 48 samples, weak scaling."""
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.records import Assumption
-from gpuscale.advice.types import Source, TermId
+from gpuscale.advice.types import Finding, Source, TermId
 from gpuscale.cli import app
 from gpuscale.hardware.links import PRESETS
 
@@ -24,7 +26,7 @@ ARGS = [
 ]
 
 
-def _advice(device: str) -> gpuscale.Advice:
+def _advice(device: str | None) -> gpuscale.Advice:
     return gpuscale.advise(**ASKED, flops_per_sample=1e12, device_name=device)
 
 
@@ -68,17 +70,56 @@ def test_an_sxm_board_is_advised_not_withheld_for_a_pcie_end() -> None:
 @pytest.mark.parametrize(
     ("device", "preset", "high"),
     [
-        ("H100 PCIe", "pcie-phb", "pcie4-x16"),
-        ("A100 PCIe", "pcie-phb", "pcie4-x16"),
+        ("H100 PCIe", "pcie-phb", "pcie5-x16"),  # PCIe Gen5
+        ("A100 PCIe", "pcie-phb", "pcie4-x16"),  # Gen4: today's
         ("L40S", "pcie-phb", "pcie4-x16"),
+        ("T4", "pcie-phb", "pcie3-x16"),  # Gen3
+        ("RTX 4090", "pcie-phb", "pcie-phb"),  # no P2P: through host memory at best
+        ("RTX 3090", "pcie-phb", "pcie-phb"),  # P2P only over its bridge (a link given)
         ("H100", "nvlink4", "nvlink4"),  # may be a PCIe card: read as the SXM, range kept
+        (None, "pcie-phb", "pcie4-x16"),  # none named: today's
     ],
 )
-def test_a_pcie_card_keeps_the_range(device: str, preset: str, high: str) -> None:
+def test_a_pcie_cards_range_follows_its_catalogue_row(
+    device: str | None, preset: str, high: str
+) -> None:
     advice = _advice(device)
     assert advice.calibration.machine.network.intra.name == preset
     link = _link(advice)
     low_gbs, high_gbs = PRESETS["pcie-sys"].busbw_gbs, PRESETS[high].busbw_gbs
     assert (link.quantity.low, link.quantity.high) == (low_gbs, high_gbs)
+    assert isinstance(link.value, Finding)
+    assert (link.value["low_preset"], link.value["high_preset"]) == ("pcie-sys", high)
     ends = {(r.end, r.preset) for r in advice.decision.readings if r.term == "link"}
     assert ends == {("low", "pcie-sys"), ("high", high)}
+
+
+# 100M parameters, 200 ms steps of 32 samples: at pcie4-x16 (24 GB/s) 4 devices, at 10 GB/s 2
+WITHHELD = [
+    *("--params", "100M", "--step-ms", "200", "--batch", "32", "--flops-per-sample", "600M"),
+    *("--fixed-ms", "4"),
+]
+
+
+@pytest.mark.parametrize(
+    ("named", "high", "high_gbs", "accelerators", "withheld"),
+    [
+        # no P2P: its best link through host memory reads as the link assumed, not withheld
+        (["--device-name", "RTX 4090"], "pcie-phb", 10.0, 2, None),
+        (["--device-name", "H100 PCIe"], "pcie5-x16", 48.0, None, "link"),  # Gen5
+        (["--device-name", "A100 PCIe"], "pcie4-x16", 24.0, None, "link"),  # Gen4: today's
+        ([], "pcie4-x16", 24.0, None, "link"),  # none named: today's
+    ],
+)
+def test_the_json_range_and_its_ends(
+    named: list[str], high: str, high_gbs: float, accelerators: int | None, withheld: str | None
+) -> None:
+    result = CliRunner().invoke(app, ["advise", *WITHHELD, *named, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    (link,) = [a for a in doc["assumptions"] if a["kind"] == "link"]
+    assert (link["value"], link["low"], link["high"]) == (10.0, 10.0, high_gbs)
+    decision = doc["decision"]
+    ends = [(r["end"], r["preset"], r["value"]) for r in decision["readings"]]
+    assert ends == [("low", "pcie-sys", 10.0), ("high", high, high_gbs)]
+    assert (decision["withheld_by"], decision["accelerators"]) == (withheld, accelerators)

@@ -93,9 +93,11 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
 
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch,
-# or to the link assumed where it is faster; the advice is searched again at each end, and a
-# count that changes is withheld. A board named (SXM, OAM) has none: it sits on its
-# baseboard's fabric, which the catalogue models with one preset (``DeviceRecord.fabric``)
+# a device named to the best link its catalogue row allows (``DeviceRecord.usual_link``: P2P
+# at its PCIe generation, through host memory without P2P), or to the link assumed where it
+# is faster; the advice is searched again at each end, and a count that changes is withheld.
+# A board named (SXM, OAM) has none: it sits on its baseboard's fabric, which the catalogue
+# models with one preset (``DeviceRecord.fabric``)
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
@@ -186,6 +188,8 @@ def choose_link(
     # measured no link), else, none given, detected or measured, the NVLink (or xGMI) of the
     # board whose peak the advice checks against, else ``DEFAULT_LINK``
     (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
+    if (usual := hardware.device.usual_link) is not None:  # its generation's, its P2P's
+        high = Link.from_preset(usual)
     # a mesh below an end at its fewest devices (2) or above it at its most
     low = chosen if chosen.busbw_at(2) < low.busbw_gbs else low
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high

@@ -179,6 +179,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "ms": lambda v, of: format_ms(_float(v), maybe(_float, of)),  # in the unit ``of``'s takes
     "count": lambda v, of: format_count(_float(v)),
     "num": lambda v, of: number(v),
+    "num_to": lambda v, of: span(number(v), number(of)),  # 10-24, one value where alike
     # every whole digit, at least three significant: 5,962, 0.449
     "whole": lambda v, of: number(v, max(3, len(f"{abs(_float(v)):.0f}"))),
     "above": lambda v, of: numbers_apart(_float(v), _float(of))[0],  # the digits: above of

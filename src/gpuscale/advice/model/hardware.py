@@ -67,6 +67,16 @@ class DeviceRecord:
         boards = {links.board_link(p) for p in (self.part, *self.others) if p is not None}
         return self.board_link if boards == {self.board_link} else None
 
+    @property
+    def usual_link(self) -> str | None:
+        """The fastest preset of the usual setup (``links.usual_preset``: a board's fabric,
+        else PCIe x16 with P2P at its generation, else ``pcie-phb``, through host memory) of
+        every part the name may mean: the best link it sits on; None where no part is known."""
+        parts = [p for p in (self.part, *self.others) if p is not None]
+        usual = (links.PRESETS[links.usual_preset(p)] for p in parts)
+        best = max(usual, key=lambda p: (p.busbw_gbs, -p.hop_latency_us), default=None)
+        return None if best is None else best.name
+
 
 def implied_device(link_name: str) -> str | None:
     """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""

@@ -123,3 +123,13 @@ def test_the_json_range_and_its_ends(
     ends = [(r["end"], r["preset"], r["value"]) for r in decision["readings"]]
     assert ends == [("low", "pcie-sys", 10.0), ("high", high, high_gbs)]
     assert (decision["withheld_by"], decision["accelerators"]) == (withheld, accelerators)
+
+
+def test_every_catalogue_part_has_its_usual_link_as_an_end() -> None:
+    # a named device's high end is looked up among the device links: none may be missing
+    from gpuscale.advice.calibrate.link import DEVICE_LINKS
+    from gpuscale.hardware import catalogue, links
+
+    usual = {links.usual_preset(part) for part in catalogue.devices()}
+    assert usual and usual <= DEVICE_LINKS.keys()
+    assert {"pcie5-x16", "pcie-phb", "nvlink4"} <= usual

@@ -99,6 +99,8 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
 # A board named (SXM, OAM) has none: it sits on its baseboard's fabric, which the catalogue
 # models with one preset (``DeviceRecord.fabric``)
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+# the device links as ends, by preset name (a named device's usual link, looked up)
+DEVICE_LINKS = {n: Link.from_preset(n) for n, p in links.PRESETS.items() if p.kind == "gpu"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,7 @@ def choose_link(
     # board whose peak the advice checks against, else ``DEFAULT_LINK``
     (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
     if (usual := hardware.device.usual_link) is not None:  # its generation's, its P2P's
-        high = Link.from_preset(usual)
+        high = DEVICE_LINKS[usual]
     # a mesh below an end at its fewest devices (2) or above it at its most
     low = chosen if chosen.busbw_at(2) < low.busbw_gbs else low
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high

@@ -17,6 +17,15 @@ from gpuscale.cli import app
 COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
 
 
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working folder with a space in its name, the current one for the test."""
+    folder = tmp_path / "my work"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
 def _valued(name: str) -> list[tuple[str, str]]:
     """(field, option) of each option of a command that takes a value."""
     params = COMMANDS[name].params
@@ -37,12 +46,7 @@ def _one_line(args: list[str]) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_every_option_and_argument_refuses_an_empty_value_alike(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    here = tmp_path / "my work"
-    here.mkdir()
-    monkeypatch.chdir(here)
+def test_every_option_and_argument_refuses_an_empty_value_alike(name: str, here: Path) -> None:
     given = [[option, ""] for _, option in _valued(name)]
     if any(p.param_type_name == "argument" for p in COMMANDS[name].params):
         given.append([""])
@@ -54,12 +58,7 @@ def test_every_option_and_argument_refuses_an_empty_value_alike(
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_an_option_typed_as_a_keyword_is_offered_as_the_option(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    here = tmp_path / "my work"
-    here.mkdir()
-    monkeypatch.chdir(here)
+def test_an_option_typed_as_a_keyword_is_offered_as_the_option(name: str, here: Path) -> None:
     field, option = _valued(name)[-1]
     line = _one_line([name, f"{field}=7"])
     assert line.startswith(f"error: {field}=7: "), line
@@ -119,22 +118,14 @@ def test_help_beside_a_slip_the_parser_refuses_is_shown(args: list[str]) -> None
     ),
 )
 def test_an_empty_word_where_a_command_takes_no_argument_is_refused_as_empty(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, here: Path
 ) -> None:
-    here = tmp_path / "my work"
-    here.mkdir()
-    monkeypatch.chdir(here)
     line = _one_line([name, ""])
     assert line.startswith("error: '': empty: give a value, or leave it out ("), line
     assert line.endswith(f" {name} takes no arguments)"), line
 
 
-def test_a_path_that_is_none_is_refused_before_the_bench_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    here = tmp_path / "my work"
-    here.mkdir()
-    monkeypatch.chdir(here)
+def test_a_path_that_is_none_is_refused_before_the_bench_table(here: Path) -> None:
     bench = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
     (here / "results.jsonl").write_text(bench.read_text())
     result = CliRunner().invoke(app, ["analyze", "v5.0", "--bench", "results.jsonl"])

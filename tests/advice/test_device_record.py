@@ -7,11 +7,11 @@ import pytest
 
 from gpuscale.advice.model.hardware import (
     NO_DEVICE,
+    device_power,
     device_record,
     implied_device,
     rate_warnings,
 )
-from gpuscale.advice.model.power import device_power
 
 
 def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:

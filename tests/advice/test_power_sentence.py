@@ -10,7 +10,7 @@ from pathlib import Path
 
 import gpuscale
 from gpuscale.advice.explain.caveats import power_said, source_at
-from gpuscale.advice.model.power import Power
+from gpuscale.advice.model.hardware import Power
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import gpuscale
-from gpuscale.advice.model.power import PowerKind
+from gpuscale.advice.model.hardware import PowerKind
 
 from ..golden import Golden
 from .lines import lines_on

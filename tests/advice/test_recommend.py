@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 import gpuscale
 from gpuscale.advice.calibration import Calibration, Machine, Run, StepModel
 from gpuscale.advice.explain.explanation import power_source
-from gpuscale.advice.model.hardware import device_record
-from gpuscale.advice.model.power import Power, PowerKind, device_power
+from gpuscale.advice.model.hardware import Power, PowerKind, device_power, device_record
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decide import search
 from gpuscale.advice.search.predict import FLAGGED, Refused, plausible, predicted

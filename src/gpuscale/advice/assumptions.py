@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.calibration import Bench, Calibration
+from gpuscale.advice.model.hardware import PowerKind
 from gpuscale.advice.model.network import CLASSES, current
-from gpuscale.advice.model.power import PowerKind
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, PRIORS, assumed_overlap
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.remeasure import as_run

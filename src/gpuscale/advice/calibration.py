@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord
+from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import MeasuredComm
-from gpuscale.advice.model.power import Power
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.records import Assumption

@@ -24,9 +24,8 @@ from gpuscale.advice.calibrate.rows import (
 )
 from gpuscale.advice.calibration import Calibration, Machine, Run, Said, StepModel
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.hardware import Rate
+from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.network import comm_scale
-from gpuscale.advice.model.power import METERS, Power, device_power
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.remeasure import as_run

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gpuscale.advice.assumptions import PER_STEP
 from gpuscale.advice.calibration import Calibration, End, Machine, Run, Said, Search, StepModel
-from gpuscale.advice.model import hardware, power, priors, step
+from gpuscale.advice.model import hardware, priors, step
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, of_step_points
 from gpuscale.advice.model.priors import SourcedPrior
 from gpuscale.advice.records import Assumption, Quantity
@@ -110,7 +110,7 @@ def from_numbers(
     implied_by = None if req.device_name else link  # the device is the one the link implies
     # none named: the board power of the device the memory check assumes (one device)
     assumed = machine.assumed_device
-    watts = power.device_power(
+    watts = hardware.device_power(
         None, device, given_w=req.power_w, implied_by=implied_by, assumed=assumed
     )
     weights = req.precision or DEFAULT_PRECISION  # --precision: mixed unless fp32

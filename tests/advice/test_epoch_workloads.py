@@ -12,6 +12,7 @@ from collections import defaultdict
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.tables.workloads import samples_per_epoch
 
@@ -46,6 +47,18 @@ def test_resnet_trains_its_reference_epochs() -> None:
     assert row["global_batch"] == 2048 and around
     assert min(around) * 0.95 <= epochs <= max(around) * 1.05, epochs
     assert "samples" not in advice.calibration.search.defaults  # not the default's scale
+
+
+def test_json_gives_the_convergence_model_as_numbers() -> None:
+    advice = gpuscale.advise(**RESNET)
+    (found,) = (a for a in advice_document(advice)["assumptions"] if a["kind"] == "convergence")
+    e_min, b_noise = found["e_min"], found["value"]
+    # E_min under the reference's ~35 epochs (the small-batch limit), in samples
+    assert 30 * IMAGENET_TRAIN_IMAGES < e_min < 36 * IMAGENET_TRAIN_IMAGES, e_min
+    # the two numbers give every row's samples to train at its global batch
+    for _, row in advice.table.iterrows():
+        expected = e_min * (1 + row["global_batch"] / b_noise)
+        assert row["samples_to_train"] == pytest.approx(expected, rel=1e-9)
 
 
 def test_samples_given_still_scale_an_epoch_workload() -> None:

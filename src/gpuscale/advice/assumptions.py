@@ -312,7 +312,7 @@ def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) 
         return Assumption(
             term=TermId.CONVERGENCE,
             value=Finding.of(K.ASSUMED_CONVERGENCE, case="model"),
-            quantity=Quantity(model.b_noise, noise_scale),
+            quantity=Quantity(model.b_noise, noise_scale, e_min=model.e_min),
             source=Source.GIVEN if given else Source.MEASURED,
             basis=model.source,
         )

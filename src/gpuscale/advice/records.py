@@ -35,7 +35,9 @@ TERM_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """A term's value in ``unit``, its range, its value per device count (``at``), DDP's
-    bucket copies (``copies_ms``) where included."""
+    bucket copies (``copies_ms``) where included; where the value is a convergence model's
+    noise scale B_noise, the samples it converges in at a small batch (``e_min``: E_min of
+    E(B) = E_min (1 + B / B_noise))."""
 
     value: float
     unit: str
@@ -43,6 +45,7 @@ class Quantity:
     high: float | None = None
     at: tuple[tuple[int, float], ...] = ()
     copies_ms: float | None = None
+    e_min: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

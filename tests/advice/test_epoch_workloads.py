@@ -33,8 +33,11 @@ RESNET = dict(
 def test_the_epoch_sizes_are_the_logged_ones() -> None:
     assert samples_per_epoch("resnet") == IMAGENET_TRAIN_IMAGES
     assert samples_per_epoch("dlrm_dcnv2") == 4_195_197_692
-    # RetinaNet's and Mask R-CNN's runs log several values: no size, the scale asked for
-    assert samples_per_epoch("retinanet") is None and samples_per_epoch("maskrcnn") is None
+    # Mask R-CNN trains on the COCO images SSD-ResNet34's runs log; RetinaNet's runs log
+    # an epoch's steps, RNN-T's its samples as each implementation batches them
+    assert samples_per_epoch("maskrcnn") == samples_per_epoch("ssd_resnet34") == 117_266
+    assert samples_per_epoch("retinanet") == 1_170_301
+    assert samples_per_epoch("rnnt") == 278_016
     assert samples_per_epoch("bert") is None  # counted in samples: no epochs to size
 
 
@@ -69,15 +72,25 @@ def test_samples_given_still_scale_an_epoch_workload() -> None:
 
 @pytest.mark.shared
 def test_every_run_of_a_round_logs_the_epoch_size_in_the_table(shared_archive) -> None:
-    logged: dict[str, set[int]] = defaultdict(set)
-    value = re.compile(rb'"key":\s*"train_samples".*?"value":\s*([0-9]+)')
+    logged: dict[str, set[tuple[int, int]]] = defaultdict(set)  # (global batch, value)
+    value = re.compile(rb'"key":\s*"(train_samples|global_batch_size)".*?"value":\s*([0-9]+)')
+    read = ("resnet", "dlrm_dcnv2", "ssd", "rnnt")
     with tarfile.open(shared_archive("v3.0"), "r|xz") as archive:
         for member in archive:
             benchmark = member.name.split("/")[-2] if member.isfile() else ""
-            if "/results/" not in member.name or benchmark not in ("resnet", "dlrm_dcnv2"):
+            if "/results/" not in member.name or benchmark not in read:
                 continue
+            found: dict[bytes, int] = {}
             for line in archive.extractfile(member) or ():
-                if found := value.search(line):
-                    logged[benchmark].add(int(found.group(1)))
+                if hit := value.search(line):
+                    found.setdefault(hit.group(1), int(hit.group(2)))
+                if len(found) == 2:
+                    logged[benchmark].add((found[b"global_batch_size"], found[b"train_samples"]))
                     break
-    assert logged == {"resnet": {IMAGENET_TRAIN_IMAGES}, "dlrm_dcnv2": {4_195_197_692}}
+    assert {v for _, v in logged["resnet"]} == {IMAGENET_TRAIN_IMAGES}
+    assert {v for _, v in logged["dlrm_dcnv2"]} == {samples_per_epoch("dlrm_dcnv2")}
+    # RetinaNet (v3.0's ``ssd``) logs an epoch's steps at its batch: rounded up, or down
+    images = samples_per_epoch("retinanet")
+    assert logged["ssd"] and all(v in (-(-images // b), images // b) for b, v in logged["ssd"])
+    # RNN-T's implementations batch the utterances apart: each within 0.3% of the median
+    assert all(abs(v / samples_per_epoch("rnnt") - 1) < 0.003 for _, v in logged["rnnt"])

@@ -142,7 +142,7 @@ def counts_samples(benchmark: str) -> bool:
 
 
 # Where a workload's samples to converge count epochs, the samples an epoch holds, as its
-# runs log them (``train_samples``); a workload whose runs log several values has none here
+# runs' logs give them (``train_samples``; the file's ``source`` says how, per workload)
 EPOCH_SAMPLES_FILE = "epoch_samples.csv"
 
 
@@ -156,7 +156,7 @@ def _epoch_samples() -> dict[str, int]:
 
 def samples_per_epoch(benchmark: str) -> int | None:
     """The training samples an epoch of a benchmark's workload holds (``data/epoch_samples.csv``:
-    the ``train_samples`` every run of its rounds logged); None where unknown or not one."""
+    as its rounds' runs log them, ``train_samples``); None where unknown or not one."""
     return _epoch_samples().get(workload_of(benchmark))
 
 

@@ -65,6 +65,22 @@ def test_a_workload_of_open_results_only_says_why_nothing_is_analysed(golden: Go
     golden.check(VIEW, "only open results: nothing analysed", said)
 
 
+def test_closed_results_today_s_rules_do_not_score_are_said_before_the_open_ones(
+    golden: Golden,
+) -> None:
+    # v1.1's closed BERT: every result unscored by today's rules, the open ones scored
+    tables = round_tables(CLOSED, OPEN)
+    frame = tables.scores.copy()
+    frame.loc[frame["division"] != "open", "time_to_train_min"] = float("nan")
+    unscored = RoundTables(tables.systems, tables.runs, frame, tables.problems)
+    with pytest.raises(NothingAnalysedError) as caught:
+        analyze_asked(unscored, ["bert"])
+    said = str(caught.value)
+    assert counted(said, "closed", "(?:is|are) not scored") == 3
+    assert "its 1 scored result is of another division" in said
+    golden.check(VIEW, "closed results unscored, open scored: nothing analysed", said)
+
+
 def test_trends_keep_the_closed_division_and_say_what_they_left_out() -> None:
     tables = round_tables(CLOSED, OPEN)
     frame = trends(tables.scores)

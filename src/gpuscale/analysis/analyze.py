@@ -157,7 +157,9 @@ def not_analysed(
             "system description without one; see the data problems)"
         )
     if not in_division(with_count, division).any():
-        return of_other_divisions(with_count, division)
+        unscored = scores[scores["time_to_train_min"].isna()]
+        asked = int(in_division(unscored, division).sum())
+        return of_other_divisions(with_count, division, unscored=asked)
     return "no scored system matches the options"
 
 

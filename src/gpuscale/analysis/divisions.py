@@ -54,18 +54,25 @@ def division_option(how: str, other: str) -> str:
     return how.format(other=ALL).replace(f"{ALL} or {ALL}", ALL)
 
 
-def of_other_divisions(scores: pd.DataFrame, division: str) -> str:
+def of_other_divisions(scores: pd.DataFrame, division: str, unscored: int = 0) -> str:
     """Why none of ``scores`` (scored, each with an accelerator count) is analysed when none
-    is of ``division``: how many, the divisions they are of (or that none is named), and
-    the option that analyses them."""
+    is of ``division``: the ``unscored`` results of ``division`` first (today's rules score
+    none of them), then how many are scored, the divisions they are of (or that none is
+    named), why those do not compare, and the option that analyses them."""
     written = set(division_names(scores["division"]))
     others = sorted(written - {""}) + ([UNNAMED] if "" in written else [])
     named = next(iter(sorted(written - {""})), "")  # the option names a division written
     how = division_option("--division {other} or all includes them", named)
+    why = [WHY_LEFT_OUT[d] for d in others if d in WHY_LEFT_OUT and d != division]
+    said = f"{joined(others)}: {'; '.join([*why, how])}" if why else f"{joined(others)}; {how}"
+    unscored_here = (
+        f"its {counted(unscored, f'{division}-division result')} "
+        f"{agreeing(unscored, 'is', 'are')} not scored by today's rules (`gpuscale scores` "
+        "gives each reason); "
+    )
     return (
-        f"its {counted(len(scores), 'scored result')} "
-        f"{agreeing(len(scores), 'is', 'are')} of another division than {division} "
-        f"({joined(others)}; {how})"
+        f"{unscored_here if unscored else ''}its {counted(len(scores), 'scored result')} "
+        f"{agreeing(len(scores), 'is', 'are')} of another division than {division} ({said})"
     )
 
 

@@ -12,6 +12,16 @@ and one for advice: ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pci
 
 from typing import Any
 
+# the analysis's calls (``gpuscale.analysis``)
+_ANALYSIS = (
+    "AnalysisOptions",
+    "analyze",
+    "energy_table",
+    "equilibrium",
+    "scaling_table",
+    "trend_table",
+)
+
 
 def __getattr__(name: str) -> Any:
     # Loaded when first asked for: the reading side and the analysis pull in pandas,
@@ -30,7 +40,7 @@ def __getattr__(name: str) -> Any:
         from gpuscale import planning  # lazy: the plan (pandas for its DataFrame)
 
         return getattr(planning, name)
-    if name in ("AnalysisOptions", "analyze", "equilibrium", "scaling_table"):
+    if name in _ANALYSIS:
         from gpuscale import analysis  # lazy: pandas and numpy (the analysis)
 
         return getattr(analysis, name)
@@ -43,12 +53,14 @@ __all__ = [
     "RoundTables",
     "advise",
     "analyze",
+    "energy_table",
     "equilibrium",
     "load_round",
     "plan",
     "read_round",
     "read_rounds",
     "scaling_table",
+    "trend_table",
 ]
 from gpuscale.version import __version__ as __version__  # noqa: E402
 

@@ -14,8 +14,10 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
+from gpuscale.names import resolve_workload
 from gpuscale.quantities import TABLE_DIGITS, counted, joined, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
+from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_KEYS, ENERGY_SHOWN, TableView
@@ -38,12 +40,26 @@ def power_scope(scores: pd.DataFrame) -> pd.Series:
     return found.fillna("unstated").astype(str)
 
 
-def energy_table(tables: RoundTables) -> pd.DataFrame:
-    """Scores with an energy result and the derived energy columns. Every power
+def energy_table(tables: RoundTables, benchmark: str | None = None) -> pd.DataFrame:
+    """Scores with an energy result and the derived energy columns, of one benchmark's
+    workload (read as ``--benchmark`` reads it: ``BERT``, ``dlrm``, against the workloads
+    of ``tables``; :class:`~gpuscale.names.UnknownNameError`, a ValueError, for none of
+    them), every workload's where ``benchmark`` is None. Every power
     measurement is a row, results with the same runs under another name included (the
     same runs measured at another point of the power chain: ``same_runs_as`` names the
     other); ``power_scope`` says where each was measured (:func:`power_scope`). A result
-    whose logs contradict their folder (``log_flag``) is left out, as in every analysis."""
+    whose logs contradict their folder (``log_flag``) is left out, as in every analysis.
+    Empty for rounds without power logs (before v4.0)."""
+    check_round_tables(tables)
+    check_text(benchmark, "benchmark", optional=True)
+    every = _every_energy(tables)
+    if benchmark is None:
+        return every
+    workload = resolve_workload(benchmark, tables.scores, call="energy_table({round}, ...)")
+    return every[every["workload"] == workload]
+
+
+def _every_energy(tables: RoundTables) -> pd.DataFrame:
     scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
     scores = scores.dropna(subset=["energy_kj"]).copy()
     if scores.empty:  # no row, every column a full table has (an empty CSV's header)

@@ -30,13 +30,17 @@ from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
-from gpuscale.analysis.metrics import workload_scaling_table
+from gpuscale.analysis.metrics import read_filters, workload_scaling_table
 from gpuscale.analysis.trend_words import grouped_notes
-from gpuscale.names import resolve_families
+from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
+from gpuscale.names import resolve_families, resolve_workload
 from gpuscale.quantities import agreeing, counted, fixed_apart, joined, noun_for, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
+from gpuscale.tables.checks import check_table, check_text
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
+
+CALL = "trend_table({round}.scores, ...)"  # how a caller gives another round's scores
 
 
 @dataclass(frozen=True)
@@ -333,4 +337,32 @@ def row_notes(frame: pd.DataFrame) -> tuple[str, ...]:
         f"{display_name(str(workload))}: {clause}"
         for workload, rows in frame.groupby("workload", sort=False)
         for clause in grouped_notes(rows)
+    )
+
+
+def trend_table(
+    scores: pd.DataFrame,
+    benchmark: str | None = None,
+    *,
+    division: str | None = "closed",
+    republished: bool = False,
+) -> pd.DataFrame:
+    """``gpuscale trends`` as a table (:func:`trends`: columns ``TREND_COLUMNS``) of the rounds
+    in ``scores`` (read together: ``load_round("v4.0", "v4.1").scores``) for one
+    benchmark's workload, every workload's where ``benchmark`` is None; ``benchmark`` is
+    read as ``--benchmark`` reads it (``BERT``, ``dlrm``), against the workloads of
+    ``scores`` (:class:`~gpuscale.names.UnknownNameError`, a ValueError, for none of
+    them); a workload's first and last rounds are the installed rules' (mlperf-logging)."""
+    check_table(scores, "scores", "scores")
+    check_text(benchmark, "benchmark", optional=True)
+    check_text(division, "division", optional=True)
+    division, _, _ = read_filters(scores, division, None)
+    asked = None if benchmark is None else [resolve_workload(benchmark, scores, call=CALL)]
+    return trends(
+        scores,
+        asked,
+        republished=republished,
+        first_rounds=first_rounds(),
+        last_rounds=last_rounds(),
+        division=division,
     )

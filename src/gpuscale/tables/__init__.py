@@ -2,9 +2,10 @@
 
 Producers (``gpuscale.mlperf`` reading rounds, ``gpuscale.bench`` measuring) write these
 tables; consumers read them. ``gpuscale.analysis`` and ``gpuscale.planning`` import no
-producer module but at two seams: ``analysis.critical_batch`` (the reference convergence
-points mlperf-logging ships, and a round's ruleset) and ``planning.cache`` (the bundled
-rounds, when the shipped fits are stale); the ``consumers-read-tables`` contract in
+producer module but at three seams: ``analysis.critical_batch`` (the reference convergence
+points mlperf-logging ships, and a round's ruleset), ``analysis.trends`` (each workload's
+first and last rounds in the rules, for the public ``trend_table``) and ``planning.cache``
+(the bundled rounds, when the shipped fits are stale); the ``consumers-read-tables`` contract in
 ``pyproject.toml`` holds them to it. ``gpuscale.advice`` and ``gpuscale.report`` are not
 held to it: they import the bench reader, the bundled rounds, the RCPs, a round's
 ruleset and the MLPerf benchmark catalogue. Facts about hardware (peaks, board power,

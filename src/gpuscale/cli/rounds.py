@@ -56,7 +56,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale.mlperf.bundled import write_tables  # lazy: pandas, not needed for --help
+    from gpuscale.mlperf.bundled import write_ingested  # lazy: pandas, not needed for --help
     from gpuscale.tables.round_requests import ingest_refusal
     from gpuscale.tables.views import ingest_summary
 
@@ -64,9 +64,9 @@ def ingest(
         fail(refused)
     tables = read_paths(list(map(Path, paths or ())), [round_name] if round_name else None)
     with fail_on(OutputError):
-        written = write_tables(tables, where.out)
+        said = write_ingested(tables, where.out)
     lines, problems = ingest_summary(tables)
-    say([*lines, f"wrote {len(written)} files to {quoted_path(f'{where.out}/')}"], stderr=True)
+    say([*lines, said], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 

@@ -19,6 +19,7 @@ from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import write_atomically
+from gpuscale.sources.atomic import replacing
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
@@ -111,7 +112,8 @@ def _read_tables(wanted: tuple[str, ...], stamps: tuple[int, ...]) -> RoundTable
 
 def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> list[Path]:
     """Write the four tables as Parquet (and CSV) files into ``out_dir``, all at once
-    (``gpuscale.sources.write_atomically``: never half-written). Raises ``OutputError``."""
+    (``gpuscale.sources.write_atomically``: never half-written). Raises ``OutputError``,
+    also where ``out_dir`` holds the tables of a round these lack (they would be lost)."""
 
     def write(folder: Path) -> None:
         for name in TABLES:
@@ -122,9 +124,18 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
 
     return [
         p
-        for p in write_atomically(out_dir, write, command="ingest")
+        for p in write_atomically(out_dir, write, command="ingest", sources=tables.rounds)
         if p.suffix in (".parquet", ".csv")
     ]
+
+
+def write_ingested(tables: RoundTables, out_dir: Path) -> str:
+    """:func:`write_tables` (CSV too), and what it wrote, in a sentence that says the
+    tables of an earlier ingest there it replaced (``wrote 8 files to 'out/', replacing its
+    tables of v5.0``). Raises ``OutputError``."""
+    replaced = replacing(out_dir, "ingest", "tables")
+    written = write_tables(tables, out_dir)
+    return f"wrote {len(written)} files to {quoted_path(f'{out_dir}/')}{replaced}"
 
 
 # The rounds shipped: those the study's workloads span (v1.1 and older are read from raw).

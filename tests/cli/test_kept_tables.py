@@ -84,6 +84,22 @@ def test_ingest_keeps_the_tables_of_a_round_it_would_lose(here: Path, golden) ->
     assert _rounds(here / "my tables" / "scores.parquet") == ["v4.0", "v4.1"]
 
 
+def test_ingest_refuses_before_reading_and_again_once_read(here: Path) -> None:
+    """The rounds the paths' names say are checked before any is read (an archive takes a
+    while); a round only its contents say (a renamed archive) is checked once read."""
+    code, said = _run("ingest", "training_results_v4.0", "--out", "my tables")
+    assert code == 0, said
+    code, said = _run("ingest", "gone/training_results_v4.1.tar.xz", "--out", "my tables")
+    assert code == 2 and "(v4.0 lost)" in said and "no such file" not in said, said
+    rb = RoundBuilder(name="training_results_v4.1")
+    rb.system("Acme", "box8").runs("Acme", "box8", "bert", TEN)
+    renamed = rb.write_tar(here).rename(here / "download.tar.xz")
+    code, said = _run("ingest", renamed.name, "--out", "my tables")
+    assert code == 2 and "which this one of v4.1 would replace (v4.0 lost)" in said, said
+    code, said = _run("ingest", "training_results_v4.1", "--round", "v4.0", "--out", "my tables")
+    assert code == 0 and "replacing its tables of v4.0" in said, said
+
+
 def test_dataset_keeps_the_rounds_it_would_lose(here: Path, golden) -> None:
     code, said = _run("dataset", "--round", "v4.1,v5.0", "--out", "my data")
     assert code == 0, said

@@ -56,11 +56,11 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale.mlperf.bundled import write_ingested  # lazy: pandas, not needed for --help
-    from gpuscale.tables.round_requests import ingest_refusal
+    from gpuscale.mlperf.bundled import ingest_refused, write_ingested  # lazy: pandas
     from gpuscale.tables.views import ingest_summary
 
-    if refused := ingest_refusal(paths, round_name):  # --round: a PATH's round, fetched never
+    # --round: a PATH's round, fetched never; an --out of other rounds' tables kept
+    if refused := ingest_refused(paths, round_name, where.out):
         fail(refused)
     tables = read_paths(list(map(Path, paths or ())), [round_name] if round_name else None)
     with fail_on(OutputError):

@@ -18,11 +18,12 @@ from gpuscale.mlperf.duplicates import same_runs_problems
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.quantities import joined, noun_for
-from gpuscale.sources import write_atomically
+from gpuscale.sources import OutputError, check_owner, write_atomically
 from gpuscale.sources.atomic import replacing
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
+from gpuscale.tables.round_requests import ingest_refusal
 from gpuscale.tables.spelling import did_you_mean
 
 TABLES = RoundTables.NAMES
@@ -127,6 +128,28 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
         for p in write_atomically(out_dir, write, command="ingest", sources=tables.rounds)
         if p.suffix in (".parquet", ".csv")
     ]
+
+
+def ingest_refused(paths: list[str] | None, round_name: str | None, out_dir: Path) -> str | None:
+    """Why ``gpuscale ingest`` reads nothing of ``paths`` (``round_requests.ingest_refusal``),
+    or would write nothing into ``out_dir``: it holds the tables of a round that the rounds
+    the paths' names (or ``round_name``) say leave out (:func:`~gpuscale.sources.check_owner`,
+    said before a round is read; again as they are written, with the rounds read). None
+    where it reads them."""
+    if said := ingest_refusal(paths, round_name):
+        return said
+    try:
+        named = [normalise_round(round_name)] if round_name else []
+    except ValueError:  # the reader says why
+        return None
+    rounds = named or [round_name_from_path(p) for p in paths or ()]
+    if None in rounds:  # a round its name does not say: known once read
+        return None
+    try:
+        check_owner(out_dir, "ingest", [r for r in rounds if r])
+    except OutputError as refused:
+        return str(refused)
+    return None
 
 
 def write_ingested(tables: RoundTables, out_dir: Path) -> str:

@@ -108,6 +108,31 @@ def test_another_commands_output_is_never_replaced(tmp_path) -> None:
     assert (out / "index.html").read_text() == "again"
 
 
+@pytest.mark.parametrize("into", ["d", "."])  # a folder of its own, or the user's
+def test_the_output_of_a_source_left_out_is_never_replaced(tmp_path, monkeypatch, into) -> None:
+    """`ingest v0.7 --out d` then `ingest v5.0 --out d` keeps v0.7's tables; the same
+    sources again, or more, replace them; a manifest that recorded none, as before."""
+    monkeypatch.chdir(tmp_path)
+    out = Path(into)
+
+    def ingest(tag: str, *sources: str) -> list[Path]:
+        return write_atomically(out, writer(tag, ("runs.csv",)), command="ingest", sources=sources)
+
+    ingest("one", "v0.7")
+    with pytest.raises(OutputError, match=r"of v0\.7, which this one of v5\.0 would replace"):
+        ingest("two", "v5.0")
+    assert files(out)["runs.csv"] == "one"
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # nothing left
+    ingest("three", "v0.7")
+    ingest("four", "v5.0", "v0.7")
+    assert files(out)["runs.csv"] == "four"
+    with pytest.raises(OutputError, match=r"\(v0\.7 lost\)"):
+        ingest("five", "v5.0")
+    write_atomically(out, writer("six", ("runs.csv",)), command="ingest")  # sources not said
+    ingest("seven", "v5.0")  # none recorded: nothing to compare
+    assert files(out)["runs.csv"] == "seven"
+
+
 def test_a_linked_out_is_written_through_to_its_target(tmp_path) -> None:
     target = tmp_path / "real"
     write_atomically(target, lambda f: (f / "a.txt").write_text("1"), command="report")

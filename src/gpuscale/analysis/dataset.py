@@ -15,6 +15,7 @@ import pandas as pd
 
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import write_atomically
+from gpuscale.sources.atomic import replacing
 from gpuscale.tables import (
     DATASET_COLUMNS,
     DATASET_RUNS_COLUMNS,
@@ -35,16 +36,19 @@ def in_round_order(frame: pd.DataFrame, by: list[str], rounds: Sequence[str]) ->
     )
 
 
-def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
+def written_sentence(
+    results: pd.DataFrame, runs: pd.DataFrame, folder: object, replaced: str = ""
+) -> str:
     """What ``gpuscale dataset`` wrote into ``folder``, from the two tables: results (how
-    many scored), runs, rounds, and the results analyses leave out (the columns that
-    say why: ``same_runs_as``, ``log_flag``)."""
+    many scored), runs, rounds, what it replaced there (``replaced``: ``, replacing its
+    dataset of v5.0``) and the results analyses leave out (the columns that say why:
+    ``same_runs_as``, ``log_flag``)."""
     rounds = ", ".join(sorted(results["round"].unique()))
     text = (
         f"{counted(len(results), 'result')} "
         f"({int(results['time_to_train_min'].notna().sum()):,} scored) "
         f"and {counted(len(runs), 'run')} of {rounds} written to {quoted_path(f'{folder}/')} "
-        "(results and runs, CSV and Parquet)"
+        f"(results and runs, CSV and Parquet){replaced}"
     )
     if twins := int(is_same_runs_copy(results).sum()):
         text += (
@@ -105,7 +109,8 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def write_dataset(tables: RoundTables, out_dir: Path) -> str:
     """Write :func:`dataset`'s results and runs into ``out_dir`` as CSV and Parquet (the
-    folder whole or not at all: ``OutputError``); what was written, in a sentence."""
+    folder whole or not at all: ``OutputError``, also where it holds the dataset of a round
+    these tables lack); what was written, in a sentence."""
     results, runs = dataset(tables)
 
     def write(folder: Path) -> None:
@@ -113,5 +118,6 @@ def write_dataset(tables: RoundTables, out_dir: Path) -> str:
             frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
             frame.to_csv(folder / f"{name}.csv", index=False)
 
-    write_atomically(out_dir, write, command="dataset")
-    return written_sentence(results, runs, out_dir)
+    replaced = replacing(out_dir, "dataset", "dataset")
+    write_atomically(out_dir, write, command="dataset", sources=tables.rounds)
+    return written_sentence(results, runs, out_dir, replaced)

@@ -56,17 +56,17 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale.mlperf.bundled import write_tables  # lazy: pandas, not needed for --help
-    from gpuscale.tables.round_requests import ingest_refusal
+    from gpuscale.mlperf.bundled import ingest_refused, write_ingested  # lazy: pandas
     from gpuscale.tables.views import ingest_summary
 
-    if refused := ingest_refusal(paths, round_name):  # --round: a PATH's round, fetched never
+    # --round: a PATH's round, fetched never; an --out of other rounds' tables kept
+    if refused := ingest_refused(paths, round_name, where.out):
         fail(refused)
     tables = read_paths(list(map(Path, paths or ())), [round_name] if round_name else None)
     with fail_on(OutputError):
-        written = write_tables(tables, where.out)
+        said = write_ingested(tables, where.out)
     lines, problems = ingest_summary(tables)
-    say([*lines, f"wrote {len(written)} files to {quoted_path(f'{where.out}/')}"], stderr=True)
+    say([*lines, said], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 

@@ -18,10 +18,12 @@ from gpuscale.mlperf.duplicates import same_runs_problems
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.quantities import joined, noun_for
-from gpuscale.sources import write_atomically
+from gpuscale.sources import OutputError, check_owner, write_atomically
+from gpuscale.sources.atomic import replacing
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
+from gpuscale.tables.round_requests import ingest_refusal
 from gpuscale.tables.spelling import did_you_mean
 
 TABLES = RoundTables.NAMES
@@ -111,7 +113,8 @@ def _read_tables(wanted: tuple[str, ...], stamps: tuple[int, ...]) -> RoundTable
 
 def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> list[Path]:
     """Write the four tables as Parquet (and CSV) files into ``out_dir``, all at once
-    (``gpuscale.sources.write_atomically``: never half-written). Raises ``OutputError``."""
+    (``gpuscale.sources.write_atomically``: never half-written). Raises ``OutputError``,
+    also where ``out_dir`` holds the tables of a round these lack (they would be lost)."""
 
     def write(folder: Path) -> None:
         for name in TABLES:
@@ -122,9 +125,40 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
 
     return [
         p
-        for p in write_atomically(out_dir, write, command="ingest")
+        for p in write_atomically(out_dir, write, command="ingest", sources=tables.rounds)
         if p.suffix in (".parquet", ".csv")
     ]
+
+
+def ingest_refused(paths: list[str] | None, round_name: str | None, out_dir: Path) -> str | None:
+    """Why ``gpuscale ingest`` reads nothing of ``paths`` (``round_requests.ingest_refusal``),
+    or would write nothing into ``out_dir``: it holds the tables of a round that the rounds
+    the paths' names (or ``round_name``) say leave out (:func:`~gpuscale.sources.check_owner`,
+    said before a round is read; again as they are written, with the rounds read). None
+    where it reads them."""
+    if said := ingest_refusal(paths, round_name):
+        return said
+    try:
+        named = [normalise_round(round_name)] if round_name else []
+    except ValueError:  # the reader says why
+        return None
+    rounds = named or [round_name_from_path(p) for p in paths or ()]
+    if None in rounds:  # a round its name does not say: known once read
+        return None
+    try:
+        check_owner(out_dir, "ingest", [r for r in rounds if r])
+    except OutputError as refused:
+        return str(refused)
+    return None
+
+
+def write_ingested(tables: RoundTables, out_dir: Path) -> str:
+    """:func:`write_tables` (CSV too), and what it wrote, in a sentence that says the
+    tables of an earlier ingest there it replaced (``wrote 8 files to 'out/', replacing its
+    tables of v5.0``). Raises ``OutputError``."""
+    replaced = replacing(out_dir, "ingest", "tables")
+    written = write_tables(tables, out_dir)
+    return f"wrote {len(written)} files to {quoted_path(f'{out_dir}/')}{replaced}"
 
 
 # The rounds shipped: those the study's workloads span (v1.1 and older are read from raw).

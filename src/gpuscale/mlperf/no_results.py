@@ -1,8 +1,8 @@
 """Why a path given as an MLPerf round holds no results, and what to give instead: said by
 :func:`gpuscale.mlperf.ingest.read_round` itself, so that the library and the command line
 (which renders the same error) refuse a folder alike: a folder of round folders or
-archives, one submitter's folder, a folder gpuscale wrote (a report's, ingest's), a file of
-gpuscale's own results, an empty folder."""
+archives, one submitter's folder, a folder gpuscale wrote (a report's, ingest's) or a file
+in one (a table ingest wrote), a file of gpuscale's own results, an empty folder."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gpuscale.mlperf.layout import round_name_of
 from gpuscale.sources import SourceError
-from gpuscale.sources.atomic import written_by
+from gpuscale.sources.atomic import file_written_by, written_by
 from gpuscale.sources.bounded import results_file_given_as_round
 from gpuscale.sources.entries import is_archive
 from gpuscale.tables.commands import quoted_path
@@ -43,17 +43,36 @@ _ROUND_KINDS = {
 }
 
 
+def _wrote(command: str) -> str:
+    """Who wrote an output, as a refusal names it (a version that did not record it:
+    gpuscale)."""
+    return f"`gpuscale {command}`" if command else "gpuscale"
+
+
+def written_file(path: Path) -> str | None:
+    """Why ``path``, a file gpuscale wrote into an output folder (a table of ``ingest``'s,
+    a report's page), is no round, with what to give instead; None for any other path."""
+    command = file_written_by(path)
+    if command is None:
+        return None
+    said = (
+        f"no MLPerf results in {quoted_path(path)}: it is a file {_wrote(command)} wrote, not "
+        "raw logs; give the round folder or archive that was read"
+    )
+    if command in TABLE_WRITERS:
+        reader = "read_csv" if path.suffix.lower() == ".csv" else "read_parquet"
+        said += f" (a table: read it with pandas.{reader})"
+    return said
+
+
 def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
     command = written_by(path) if path.is_dir() else None
     if command is not None:  # gpuscale's own output: say which command wrote it
-        what = "gpuscale"  # a version that did not say which command wrote it
-        if command:
-            what = f"`gpuscale {command}`"
         said = (
-            f"no MLPerf results in {quoted_path(path)}: it holds what {what} wrote, not raw "
-            "logs; give the round folder or archive that was read"
+            f"no MLPerf results in {quoted_path(path)}: it holds what {_wrote(command)} wrote, "
+            "not raw logs; give the round folder or archive that was read"
         )
         if command in TABLE_WRITERS:
             said += " (its tables read with pandas.read_parquet)"
@@ -82,10 +101,13 @@ def no_results(path: Path) -> str:
 def refused_path(path: Path) -> SourceError | None:
     """The error a path that could not be read as a round (its round not said, not a
     folder or archive) is better refused with: a file of gpuscale's own results names what
-    reads it; a folder holding no submitter's results says what it holds (before any word
-    on round names); None where the reader's own error says it best."""
+    reads it, as a file gpuscale wrote into an output folder does; a folder holding no
+    submitter's results says what it holds (before any word on round names); None where
+    the reader's own error says it best."""
     if said := results_file_given_as_round(path):  # gpuscale's own: what reads it
         return SourceError(said)
+    if said := written_file(path):
+        return NoResultsError(said)
     if path.is_dir() and not holds_submitters(path):
         return NoResultsError(no_results(path))
     return None

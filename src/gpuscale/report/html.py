@@ -57,7 +57,7 @@ from gpuscale.report.workload_figures import (
     prepare_drawing,
     study_overview_task,
 )
-from gpuscale.sources import write_atomically
+from gpuscale.sources import check_owner, write_atomically
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.checks import check_frame, check_round_tables
 from gpuscale.tables.views import rejected_notes
@@ -87,7 +87,8 @@ def build_report(
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
     The folder is written whole or not at all (``gpuscale.sources.write_atomically``; raises
-    ``OutputError``); figures of an earlier report there are replaced, not left stale.
+    ``OutputError``); figures of an earlier report there are replaced, not left stale; one
+    of a round ``tables`` lacks is kept: refused, before any work.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
     ``advice``: an advice request whose advice on ``bench`` is added to it (computed
@@ -136,6 +137,7 @@ def build_report(
             workloads, workloads_in(tables.scores), call="build_report({round}, ...)"
         )
     options = options or AnalysisOptions()
+    check_owner(out_dir, "report", tables.rounds)  # before the work: refused, not after it
     warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 
     def write(folder: Path) -> None:
@@ -170,7 +172,7 @@ def build_report(
         return section
 
     with fewer_collections():
-        write_atomically(out_dir, write, command="report")
+        write_atomically(out_dir, write, command="report", sources=tables.rounds)
     return out_dir / "index.html"
 
 

@@ -9,7 +9,7 @@ kinds of source), ``tree`` (either), ``atomic`` (outputs; why one cannot be writ
 """
 
 from gpuscale.sources.archives import top_folder
-from gpuscale.sources.atomic import OutputError, write_atomically
+from gpuscale.sources.atomic import OutputError, check_owner, write_atomically
 from gpuscale.sources.entries import (
     ARCHIVE_SUFFIXES,
     MAX_FILE_BYTES,
@@ -36,6 +36,7 @@ __all__ = [
     "RoundNotSaidError",
     "Skipped",
     "SourceError",
+    "check_owner",
     "is_archive",
     "iter_source",
     "not_a_source",

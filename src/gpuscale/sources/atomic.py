@@ -8,6 +8,10 @@ existing folder (``--out .``) the files are moved one by one, each atomically, a
 files the previous manifest listed that this output lacks are removed: nothing of the
 user's is ever deleted, nor replaced (a file of theirs with one of our names is an error),
 and nothing is written into a raw MLPerf round (``gpuscale.tables.raw_rounds``).
+The manifest names the sources the output was made of (the rounds of ``ingest``'s tables):
+the same command writing there again from sources that leave one of them out is refused,
+since the output it would replace holds data the new one lacks (``--out`` folders are
+never merged: two rounds are read together, into one output).
 The temporary folder is held locked while its writer lives; one that a killed writer
 left beside the target is removed by the next write there. A target that is a mount point
 (a volume, another disk) shares no file system with its parent, and cannot be renamed: the
@@ -22,10 +26,11 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.quantities import filled
+from gpuscale.quantities import filled, joined
 from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import raw_round_out
@@ -40,19 +45,31 @@ class OutputError(Exception):
 
 
 _HEADER = "# gpuscale "  # the manifest's first line: "# gpuscale <version> <command>"
+_SOURCE = "# source "  # a line each source the output was made of: "# source v4.1"
 
 
-def _manifest(folder: Path) -> tuple[set[str], str] | None:
-    """The names a gpuscale output folder holds and the command that wrote it ("" for a
-    manifest of a version that did not record it); None for any other folder."""
+@dataclass(frozen=True, slots=True)
+class _Manifest:
+    """What a gpuscale output folder's manifest says: the names the folder holds, the
+    command that wrote them ("" for a version that did not record it) and the sources
+    they were made of (empty where none were recorded: nothing to compare)."""
+
+    names: frozenset[str]
+    command: str
+    sources: tuple[str, ...]
+
+
+def _manifest(folder: Path) -> _Manifest | None:
+    """The manifest of a gpuscale output folder; None for any other folder."""
     try:
-        names = (folder / MANIFEST).read_text(encoding="utf-8").split("\n")
+        lines = (folder / MANIFEST).read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
-    command = names[0][len(_HEADER) :].partition(" ")[2] if names[0].startswith(_HEADER) else ""
+    command = lines[0][len(_HEADER) :].partition(" ")[2] if lines[0].startswith(_HEADER) else ""
+    sources = tuple(n[len(_SOURCE) :] for n in lines if n.startswith(_SOURCE))
     # Plain names only: a planted manifest must not point outside the folder.
-    plain = {n for n in names if n and "/" not in n and "\\" not in n and n not in (".", "..")}
-    return {n for n in plain if not n.startswith("#")}, command
+    plain = {n for n in lines if n and "/" not in n and "\\" not in n and n not in (".", "..")}
+    return _Manifest(frozenset(n for n in plain if not n.startswith("#")), command, sources)
 
 
 def written_by(folder: Path) -> str | None:
@@ -60,28 +77,75 @@ def written_by(folder: Path) -> str | None:
     that did not record it); None for any other folder."""
     if (found := _manifest(folder)) is None:
         return None
-    return found[1]
+    return found.command
 
 
-def _check_owner(out_dir: Path, command: str) -> None:
-    """OutputError where ``out_dir`` holds another gpuscale command's output: replacing
-    it (or removing its files as stale) would lose it."""
+def sources_held(out_dir: Path, command: str) -> tuple[str, ...] | None:
+    """The sources ``command``'s output in ``out_dir`` was made of (empty: a manifest that
+    recorded none), which writing there again replaces; None where it holds none of it."""
+    found = _manifest(Path(os.path.abspath(out_dir)))
+    return found.sources if found and found.command == command else None
+
+
+def replacing(out_dir: Path, command: str, what: str) -> str:
+    """What writing ``command``'s output into ``out_dir`` replaces there, as a sentence
+    ends with it (``, replacing its tables of v0.7``; ``what``: "tables"); "" for none."""
+    held = sources_held(out_dir, command)
+    if held is None:
+        return ""
+    return f", replacing its {what} of {joined(held)}" if held else f", replacing its {what}"
+
+
+def file_written_by(path: Path) -> str | None:
+    """The gpuscale command that wrote the file ``path`` (its folder's manifest lists it;
+    "" for a manifest of a version that did not record the command); None for any other
+    path."""
+    found = _manifest(path.parent) if path.is_file() else None
+    if found is None or path.name not in found.names:
+        return None
+    return found.command
+
+
+def check_owner(out_dir: Path, command: str, sources: Sequence[str] = ()) -> None:
+    """OutputError where writing ``command``'s output of ``sources`` into ``out_dir``
+    would lose what it holds: another gpuscale command's output (replaced, or its files
+    removed as stale), or this command's of sources that ``sources`` leaves out (the
+    rounds of another ingest: the same sources again, or more, replace it). Called before
+    the work too (a report's figures take a while), and again as the output is moved in."""
+    out_dir = Path(os.path.abspath(out_dir))
     found = _manifest(out_dir)
-    if found and found[1] and command and found[1] != command:
+    if not found or not found.command or not command:
+        return
+    out = quoted_path(out_dir)
+    if found.command != command:
         raise OutputError(
-            f"{quoted_path(out_dir)} holds the output of `gpuscale {found[1]}`, not of `gpuscale "
+            f"{out} holds the output of `gpuscale {found.command}`, not of `gpuscale "
             f"{command}`; nothing was written: choose another output folder, or remove it first"
+        )
+    if lost := [s for s in found.sources if sources and s not in sources]:
+        kept = [*found.sources, *(s for s in sources if s not in found.sources)]
+        raise OutputError(
+            f"{out} holds `gpuscale {command}`'s output of {joined(found.sources)}, which this "
+            f"one of {joined(sources)} would replace ({joined(lost)} lost); nothing was written: "
+            f"give {joined(kept)} in one command, choose another output folder, or remove it first"
         )
 
 
 def write_atomically(
-    out_dir: Path, write: Callable[[Path], object], *, command: str = ""
+    out_dir: Path,
+    write: Callable[[Path], object],
+    *,
+    command: str = "",
+    sources: Sequence[str] = (),
 ) -> list[Path]:
     """Call ``write(tmp)`` to put every output file in the folder ``tmp``, then move them
     into ``out_dir``; return the final paths. Raises :class:`OutputError` with one clear
     sentence when ``out_dir`` cannot be written, or holds the output of another
-    ``command`` than this one (recorded in the manifest with the version); nothing is
-    left behind then. A link ``out_dir`` is written through, to its target."""
+    ``command`` than this one (recorded in the manifest with the version), or this
+    command's output of a source that ``sources`` (what this output is made of, e.g. its
+    rounds; recorded too) leaves out (:func:`check_owner`); nothing is left behind then.
+    A link ``out_dir`` is written through, to its target."""
+    sources = tuple(sources)
     out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
     raw = raw_round_out(out_dir)  # whoever calls: never into a raw round's logs
     if raw:
@@ -93,7 +157,7 @@ def write_atomically(
             raise OutputError(
                 f"{quoted_path(out_dir)} exists and is not a folder; choose another output folder"
             )
-        _check_owner(out_dir, command)
+        check_owner(out_dir, command, sources)
         mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
         base = out_dir if mount else out_dir.parent
         # a run killed before it could clean up (SIGKILL) left its folders: none holds them
@@ -112,8 +176,9 @@ def write_atomically(
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())
         header = f"{_HEADER}{__version__} {command}".rstrip()
-        (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
-        _move_into_place(tmp, out_dir, names, command, whole=not mount)
+        said = [header, *(f"{_SOURCE}{s}" for s in sources), *names]
+        (tmp / MANIFEST).write_text("\n".join(said) + "\n", encoding="utf-8")
+        _move_into_place(tmp, out_dir, names, (command, sources), whole=not mount)
     except OSError as exc:
         raise OutputError(
             f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}"
@@ -143,13 +208,19 @@ _RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)
 
 
 def _move_into_place(
-    tmp: Path, out_dir: Path, names: list[str], command: str, *, whole: bool = True
+    tmp: Path,
+    out_dir: Path,
+    names: list[str],
+    made: tuple[str, tuple[str, ...]],
+    *,
+    whole: bool = True,
 ) -> None:
-    """The files of ``tmp`` put in ``out_dir`` (``whole``: our own earlier output swapped
-    as one folder; else file by file)."""
+    """The files of ``tmp`` put in ``out_dir`` (``made``: the command and its sources, as
+    :func:`check_owner` takes them; ``whole``: our own earlier output swapped as one
+    folder; else file by file)."""
     for _ in range(100):  # another writer may swap its folder in between two renames
         try:
-            _check_owner(out_dir, command)
+            check_owner(out_dir, *made)
             if _swap(tmp, out_dir, names, whole=whole):
                 return
         except OSError as exc:
@@ -170,7 +241,7 @@ def _holds_cwd(folder: Path) -> bool:
     return cwd == here or here in cwd.parents
 
 
-def _settled(out_dir: Path, found: tuple[set[str], str] | None) -> bool:
+def _settled(out_dir: Path, found: _Manifest | None) -> bool:
     """Whether ``out_dir`` still reads as it did (its manifest, or none) on a few looks:
     a concurrent writer's swap shows as the folder gone or its manifest changed."""
     return all(os.path.isdir(out_dir) and _manifest(out_dir) == found for _ in range(3))
@@ -182,7 +253,7 @@ def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> 
         tmp.rename(out_dir)
         return True
     found = _manifest(out_dir)
-    previous, _ = found or (set(), "")  # the names our manifest lists; none without one
+    previous = found.names if found else frozenset()  # the names our manifest lists
     if (
         whole
         and found is not None

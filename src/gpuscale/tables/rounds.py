@@ -10,6 +10,7 @@ from gpuscale.quantities import UNPRINTABLE, printable
 from gpuscale.tables.codes import Code
 from gpuscale.tables.republished import mark_copies
 from gpuscale.tables.result_repr import result_repr
+from gpuscale.tables.workloads import round_key
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
@@ -227,6 +228,12 @@ class RoundTables:
     problems: pd.DataFrame
 
     NAMES = ("systems", "runs", "scores", "problems")
+
+    @property
+    def rounds(self) -> tuple[str, ...]:
+        """The rounds the tables hold (of their systems, runs or results), oldest first."""
+        held = {*self.systems["round"], *self.runs["round"], *self.scores["round"]}
+        return tuple(sorted(map(str, held), key=round_key))
 
     def __repr__(self) -> str:
         """The rounds read and each table's rows; the tables are the fields."""

@@ -92,10 +92,41 @@ def hardware_difference(a: str, b: str) -> str:
     return "hardware generations"
 
 
-def most_submitted_family(table: pd.DataFrame) -> str:
-    """The family with the most scored systems (ties: the alphabetically first)."""
-    counts = table["accelerator_family"].value_counts()
-    return str(sorted(counts[counts == counts.max()].index)[0])
+def scaling_family(table: pd.DataFrame) -> str:
+    """The family whose results answer "how many accelerators": the one measured at the
+    most distinct accelerator counts, then with the most scored systems, then the
+    alphabetically first ("" for no systems). A family of many systems at two counts
+    holds less of the scaling than one of fewer systems at many counts."""
+    if table.empty:
+        return ""
+    grouped = table.groupby("accelerator_family", observed=True)["accelerators"]
+    counts, systems = grouped.nunique(), grouped.size()
+    return min(counts.index, key=lambda f: (-counts[f], -systems[f], str(f)))
+
+
+# Where a count lies among those measured: no fewer (or no more) was ever run, so the
+# answer there may lie beyond what the data saw.
+FEWEST, MOST = "fewest", "most"
+
+
+def measured_edge(table: pd.DataFrame, accelerators: int) -> str:
+    """``FEWEST`` where ``accelerators`` is the smallest count ``table``'s systems ran
+    (outliers too: a count they ran was measured), ``MOST`` where it is the largest, ""
+    between them or where they ran one count only (no scaling: nothing is picked there)."""
+    counts = table["accelerators"]
+    if counts.nunique() < 2:
+        return ""
+    return {int(counts.min()): FEWEST, int(counts.max()): MOST}.get(int(accelerators), "")
+
+
+def edge_note(edge: str, accelerators: int, family: str = "") -> str:
+    """``8 is the fewest accelerators GB200 ran: fewer were never measured``, for a pick
+    at an ``edge`` of the counts ``family`` ran ("": over all systems); "" for none."""
+    if not edge:
+        return ""
+    who = family or "any system"
+    fewer = "fewer" if edge == FEWEST else "more"
+    return f"{accelerators:,} is the {edge} accelerators {who} ran: {fewer} were never measured"
 
 
 def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:

@@ -13,7 +13,10 @@ family``) each family's E' is against its own reference, so the criteria that us
 or all at one accelerator count, E' measures no scaling and no criterion picks
 (``equilibrium``): each row's ``note`` says so. Over all systems, a pick that compares
 hardware rather than scaling (``gpuscale.analysis.crossing``: another family than its
-reference, or a knee where the hardware changes) carries that caution in ``note``.
+reference, or a knee where the hardware changes) carries that caution in ``note``. Each
+pick's ``edge`` says where it is the fewest or the most accelerators its scope ran
+(``crossing.measured_edge``): no fewer, or no more, was measured, so the answer may lie
+beyond the data; the E' threshold's (the count the report recommends) is said in words.
 """
 
 from __future__ import annotations

@@ -20,9 +20,10 @@ import pandas as pd
 
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
+from gpuscale.analysis.software import against_reference_software, reference_framework
 from gpuscale.analysis.superlinear import sentence, superlinear
 from gpuscale.hardware.accelerators import family_power_w, normalise_accelerator
-from gpuscale.quantities import article, joined
+from gpuscale.quantities import article, filled, joined
 from gpuscale.tables import Criterion
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
@@ -143,7 +144,11 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
     if crossing := system_crossing(table, mine):
         return crossing
     if code := _not_scaling(table, mine):
-        return f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
+        said = f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
+        software = against_reference_software(
+            mine.iloc[0].get("framework"), reference_framework(table).loc[mine.index[0]]
+        )
+        return said + filled(" ({})", software)
     best = table.loc[table["normalized_efficiency"].idxmax()]
     best_family = str(best["accelerator_family"])
     if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:

@@ -51,6 +51,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     "samples_to_converge_flag",
     CLUSTER_COLUMN,
     PARETO_COLUMN,
+    "framework",
     *CI_COLUMNS,
     *CI_POOL_COLUMNS,
     "reference_system_id",
@@ -60,7 +61,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
 # rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
 # (an outlier is said in words under the table, ``terminal.outlier_sentences``)
 _DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
-_DETAILS |= {"outlier"}
+_DETAILS |= {"outlier", "framework"}
 _DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
 _DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *CI_POOL_COLUMNS, *DECOMPOSITION_COLUMNS}
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)

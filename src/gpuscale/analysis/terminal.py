@@ -22,6 +22,7 @@ from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns, with_first_rounds
 from gpuscale.analysis.equilibrium import families_alone
 from gpuscale.analysis.score_intervals import convergence_spread
+from gpuscale.analysis.software import against_reference_software, reference_framework
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
 from gpuscale.quantities import (
@@ -176,6 +177,26 @@ def flagged_sentences(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def software_sentences(table: pd.DataFrame) -> list[str]:
+    """A line per system faster than the reference at the reference's own count on its
+    accelerators (``superlinear``: ``faster at N_ref``) whose framework is another: its E'
+    above 1 is software, the two frameworks named (``analysis.software``)."""
+    if "superlinear" not in table or "framework" not in table:
+        return []
+    faster = table["superlinear"].fillna("").astype(str) == "faster at N_ref"
+    references = reference_framework(table)
+    lines = []
+    for (index, r), label in zip(table[faster].iterrows(), told_apart(table[faster]), strict=True):
+        software = against_reference_software(r["framework"], references[index])
+        if software:
+            lines.append(
+                f"{label}: E' {r['normalized_efficiency']:.2f} at the reference's own "
+                f"{devices(int(r['accelerators']), r['accelerator_family'])}: software, "
+                f"not scaling ({software})"
+            )
+    return lines
+
+
 def kept_apart_sentences(table: pd.DataFrame) -> list[str]:
     """One line where some result's interval was not pooled with results whose samples to
     converge at its batch differ beyond one law (``ci_kept_apart``), none otherwise."""
@@ -233,6 +254,7 @@ def workload_view(
         *flagged_sentences(result.table),
         *outlier_sentences(result.table),
         *kept_apart_sentences(result.table),
+        *software_sentences(result.table),
     ]
     return TableView(
         table,

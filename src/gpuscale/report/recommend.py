@@ -11,6 +11,9 @@ not depend on the reference rule.
 * **Range** (95%): the counts of the family's fastest-per-count systems whose 95% interval
   of time to train keeps (low end: at its upper bound) or could keep (high end: at its
   lower bound) ``T_i N_i <= T_best N_best / threshold``, the best at its point.
+* **Edge**: the smallest and largest counts the family ran (``fewest_measured``,
+  ``most_measured``); a pick or range reaching one rests on the edge of the data (no
+  fewer, or no more, was measured), said with the answer.
 * **Why not more**: at the next larger count the family ran, E' (against the family's own
   reference) = throughput efficiency x convergence factor (``gpuscale.analysis.decompose``);
   each factor's ratio to the recommended count's, and the one further below 1 decides.

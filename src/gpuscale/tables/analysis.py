@@ -131,6 +131,10 @@ TREND_COLUMNS = (
     "best_time_at_largest_min",
     "normalized_efficiency_at_largest",
     "equilibrium_accelerators",
+    # the fastest system at the common count (ORG/SYSTEM_ID) and its ``framework`` field
+    # ("" where the systems table was not given): what a change at that count rests on
+    "system_at_common",
+    "framework_at_common",
     "note",
 )
 

@@ -166,7 +166,7 @@ def _range_edges(rec: Recommendation) -> str:
     """``, to the most measured``: the ends of the family's counts the 95% range reaches
     beyond the pick (an end at the pick is said with the pick)."""
     ends = [RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge]
-    return filled(", {}", " and ".join(ends))
+    return filled(", {}", joined(ends))
 
 
 def outlier_lines(recs: Sequence[Recommendation]) -> list[str]:

@@ -176,7 +176,7 @@ def test_analyze_prints_each_familys_equilibrium() -> None:
     result = runner.invoke(app, ["analyze", "-b", "llama2"], env={"COLUMNS": "400"})
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    start = next(i for i, x in enumerate(lines) if "H100-SXM5-80GB (most submitted)" in x)
+    start = next(i for i, x in enumerate(lines) if "H100-SXM5-80GB (most counts)" in x)
     own = lines[start : start + 4]  # fastest, knee, speed x efficiency, E' threshold
     assert " 128 " in next(x for x in own if "speed x efficiency" in x)
     assert " 32 " in next(x for x in own if "E' >= 0.8 x best" in x)

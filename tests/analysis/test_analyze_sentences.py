@@ -69,7 +69,7 @@ def test_each_family_first_then_every_pick_over_all_systems() -> None:
     overall = Equilibrium("bert", "all", 0.8, ["Acme/acme_64"], KNEE, SPEED, THRESHOLD)
     family = Equilibrium("bert", "H100", 0.8, [], KNEE, SPEED, None)
     lines = equilibrium_sentences(analysis(["H100"], overall, [family]))
-    assert lines[0] == "within H100 (most submitted): knee 64, speed x efficiency 1,024"
+    assert lines[0] == "within H100 (most counts): knee 64, speed x efficiency 1,024"
     assert lines[1:4] == [
         "over all systems, knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
         "over all systems, speed x efficiency: Acme Box1024 (1,024 x H100, 0.5 min, E' 0.50)",
@@ -105,7 +105,7 @@ def test_a_pick_across_families_carries_its_caution() -> None:
     tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
     result = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))[0]
     lines = equilibrium_sentences(result)
-    assert lines[0].startswith("within H100 (most submitted): ")
+    assert lines[0].startswith("within H100 (most counts): ")
     threshold = next(x for x in lines if x.startswith("over all systems, E' >= 0.8 x best"))
     assert "(8 x B200" in threshold
     assert threshold.endswith(

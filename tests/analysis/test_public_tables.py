@@ -24,17 +24,17 @@ def command_rows(*args: str) -> pd.DataFrame:
 
 
 def test_trend_table_is_the_trends_command_on_the_same_rounds() -> None:
-    scores = gpuscale.load_round(*ROUNDS).scores
-    called = gpuscale.trend_table(scores, "BERT")  # as --benchmark reads it
+    tables = gpuscale.load_round(*ROUNDS)
+    called = gpuscale.trend_table(tables, "BERT")  # as --benchmark reads it
     shown = command_rows("trends", *(f"--round={r}" for r in ROUNDS), "-b", "bert")
     assert len(called) == len(shown) > 10
-    for column in ("accelerator_family", "round", "largest_accelerators"):
+    for column in ("accelerator_family", "round", "largest_accelerators", "framework_at_common"):
         assert called[column].tolist() == shown[column].tolist()
     assert called["best_time_at_largest_min"].to_numpy() == pytest.approx(
         shown["best_time_at_largest_min"].to_numpy(), rel=1e-12
     )
-    assert set(called["workload"]) == {"bert"}
-    every = gpuscale.trend_table(scores)  # every workload where none is named
+    assert set(called["workload"]) == {"bert"} and (called["framework_at_common"] != "").all()
+    every = gpuscale.trend_table(tables)  # every workload where none is named
     assert {"bert", "llama2_70b_lora"} <= set(every["workload"])
 
 
@@ -55,6 +55,6 @@ def test_a_wrong_name_or_argument_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"tables must be a gpuscale\.tables\.RoundTables"):
         gpuscale.energy_table(tables.scores, "bert")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="benchmark must be a str"):
-        gpuscale.trend_table(tables.scores, 7)  # type: ignore[arg-type]
+        gpuscale.trend_table(tables, 7)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="closed"):
-        gpuscale.trend_table(tables.scores, "bert", division="clo")
+        gpuscale.trend_table(tables, "bert", division="clo")

@@ -37,7 +37,7 @@ CASES = [
     ("v3.0", "bert", "study"),
 ]
 CRITERIA = ("knee", "max_speed_x_efficiency", "efficiency_threshold")
-MOST = " (most submitted)"
+MOST = " (most counts)"
 
 
 def _analysed(tables, workload: str, rule: str) -> tuple[WorkloadAnalysis, AnalysisOptions, dict]:

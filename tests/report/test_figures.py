@@ -130,7 +130,7 @@ def test_svg_tooltips_escape_untrusted_names(result) -> None:
 
 
 def test_decomposition_figure_plots_the_three_factors(result, golden: Golden) -> None:
-    """Within the most submitted family (H100: 4 systems) against its own reference, the
+    """Within the family that ran the most counts (H100: 4 systems) against its own reference, the
     slowest at its fewest accelerators (8), as the section's sentence: E' = (T_8 / T) / (N / 8)."""
     chart = FIGURES["decomposition"](result)
     assert len(chart.labels) == 3

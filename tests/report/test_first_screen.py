@@ -92,12 +92,12 @@ def test_untrusted_names_stay_escaped(page) -> None:
 
 
 def test_the_recommendation_is_the_family_threshold_pick_with_its_range(results) -> None:
-    """The count is the E' threshold pick within the most submitted family, as `analyze`
+    """The count is the E' threshold pick within the family that ran the most counts, as `analyze`
     gives it; the range holds it; the next count falls below the threshold."""
     for result in results:
         rec = recommend(result)
         frame = answers(result)
-        within = frame[frame["scope"].str.endswith("(most submitted)")]
+        within = frame[frame["scope"].str.endswith("(most counts)")]
         pick = within[within["criterion"].str.startswith("E' >=")]["accelerators"].iloc[0]
         assert rec.accelerators == int(pick), result.workload
         assert rec.count_low <= rec.accelerators <= rec.count_high

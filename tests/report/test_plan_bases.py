@@ -47,7 +47,7 @@ def test_each_plan_beside_the_answer_table_names_both_bases(plans, study_analysi
     for item in plans:
         result = next(r for r in results if r.workload == item.workload)
         table = answers(result)
-        within = table[table["scope"] == f"{item.family} (most submitted)"]
+        within = table[table["scope"] == f"{item.family} (most counts)"]
         picked = within[within["criterion"].str.startswith("E' >= ")]["accelerators"]
         marked = item.table[item.table["stops_paying"].str.contains("E' >= ")]
         if picked.empty or picked.isna().all() or marked.empty:

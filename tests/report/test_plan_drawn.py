@@ -217,7 +217,7 @@ def test_the_table_caption_on_the_page_gives_each_plans_command(tmp_path: Path) 
 
 def test_a_workload_the_report_does_not_plan_is_said_with_its_command(v41, tmp_path) -> None:
     """The report plans the study's workloads; another asked (v4.1's GPT-3) is
-    said with the command that plans it, on its most submitted family at the counts that
+    said with the command that plans it, on its family that ran the most counts at the counts that
     family ran, never dropped without a word; the command times each of them."""
     from gpuscale.report.plan_section import NotPlanned
 

@@ -124,8 +124,21 @@ def workload_table(
     ci = bootstrap_intervals(
         table, tables.runs, scores=scores, n_boot=options.n_boot, seed=options.seed
     )
-    table = pd.concat([table, ci], axis=1)
+    table = pd.concat([table, with_framework(table, tables.systems), ci], axis=1)
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
+
+
+def with_framework(table: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s ``framework`` column: the software each row's system description names
+    (``gpuscale.analysis.software``), "" where the systems table lacks it."""
+    if "framework" not in systems or systems.empty:
+        return pd.DataFrame({"framework": ""}, index=table.index)
+    keys = ["round", "org", "system_id"]
+    named = systems[[*keys, "framework"]].drop_duplicates(keys)
+    joined = table[keys].merge(named, on=keys, how="left")
+    return pd.DataFrame(
+        {"framework": joined["framework"].fillna("").astype(str).to_numpy()}, index=table.index
+    )
 
 
 def not_analysed(

@@ -1,5 +1,5 @@
 """The answer first: per workload, the accelerator count each criterion recommends, within
-the most submitted accelerator family and over all systems.
+the accelerator family that ran the most counts and over all systems.
 
 Criteria: **fastest** (the shortest time to train), **knee** (Kneedle's bend of log T
 against log N over the fastest system per count), **speed x efficiency** (the largest
@@ -13,13 +13,17 @@ family``) each family's E' is against its own reference, so the criteria that us
 or all at one accelerator count, E' measures no scaling and no criterion picks
 (``equilibrium``): each row's ``note`` says so. Over all systems, a pick that compares
 hardware rather than scaling (``gpuscale.analysis.crossing``: another family than its
-reference, or a knee where the hardware changes) carries that caution in ``note``.
+reference, or a knee where the hardware changes) carries that caution in ``note``. Each
+pick's ``edge`` says where it is the fewest or the most accelerators its scope ran
+(``crossing.measured_edge``): no fewer, or no more, was measured, so the answer may lie
+beyond the data; the E' threshold's (the count the report recommends) is said in words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
+from typing import Protocol
 
 import pandas as pd
 
@@ -29,7 +33,12 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     per_family_reference,
 )
-from gpuscale.analysis.crossing import most_submitted_family, system_crossing
+from gpuscale.analysis.crossing import (
+    edge_note,
+    measured_edge,
+    scaling_family,
+    system_crossing,
+)
 from gpuscale.analysis.equilibrium import Pick
 from gpuscale.tables import ANSWER_PICK_COLUMNS, ANSWER_SCHEMA, frame_of
 
@@ -42,6 +51,13 @@ def _row(
     if pick is None:
         return row | {"accelerators": None, "note": note}
     return row | {c: pick[c] for c in ANSWER_PICK_COLUMNS} | {"note": note}
+
+
+def _with_edge(row: dict, part: pd.DataFrame) -> dict:
+    """``row`` with where its pick lies among the counts ``part`` ran (``edge``)."""
+    if row.get("accelerators") is None:
+        return row | {"edge": ""}
+    return row | {"edge": measured_edge(part, int(row["accelerators"]))}
 
 
 def _pick_row(
@@ -62,16 +78,39 @@ def _fastest_row(result: WorkloadAnalysis, scope: str, part: pd.DataFrame) -> di
     return _row(result, scope, "fastest", fastest, system_crossing(part, part.loc[[fastest.name]]))
 
 
+ALL_SYSTEMS = "all systems"
+
+
+class AnswerLike(Protocol):
+    """An answer row read by attribute (``itertuples`` or ``iterrows``)."""
+
+    scope: str
+    criterion: str
+    accelerators: int
+    accelerator_family: str
+    edge: str
+
+
+def edge_words(row: AnswerLike) -> str:
+    """Where an answer row's E' threshold pick (the count the report recommends) is the
+    fewest or most accelerators its scope ran, that in words (``crossing.edge_note``);
+    "" for the other criteria and for a pick between the ends."""
+    if not str(row.criterion).startswith("E' >=") or not row.edge:
+        return ""
+    family = "" if row.scope == ALL_SYSTEMS else str(row.accelerator_family)
+    return edge_note(str(row.edge), int(row.accelerators), family)
+
+
 def answers(result: WorkloadAnalysis) -> pd.DataFrame:
     """One row per (scope, criterion): the count it picks and the system (a frame of
     ``gpuscale.tables.ANSWER_SCHEMA``; ``accelerators`` empty where a criterion picks
     nothing, e.g. no knee)."""
     table = result.table
-    family = most_submitted_family(table)
+    family = scaling_family(table)
     own = next((e for e in result.by_family if e.scope == family), None)
     scopes = [
-        (f"{family} (most submitted)", own, table[table["accelerator_family"] == family]),
-        ("all systems", overall_equilibrium(result), table),
+        (f"{family} (most counts)", own, table[table["accelerator_family"] == family]),
+        (ALL_SYSTEMS, overall_equilibrium(result), table),
     ]
     rows = []
     for scope, eq, part in scopes:
@@ -80,11 +119,14 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
         # over all systems under per-family references, E' compares references
         none = eq.why_none  # one system or one accelerator count: no criterion picks
         why = none
-        if scope == "all systems" and per_family_reference(result):
+        if scope == ALL_SYSTEMS and per_family_reference(result):
             why = CROSS_FAMILY
-        rows.append(_fastest_row(result, scope, part))
-        rows.append(_pick_row(result, scope, "knee", eq.knee, none))
-        rows.append(_pick_row(result, scope, "speed x efficiency", eq.max_speed_x_efficiency, why))
         label = f"E' >= {eq.threshold:g} x best"
-        rows.append(_pick_row(result, scope, label, eq.efficiency_threshold, why))
+        found = [
+            _fastest_row(result, scope, part),
+            _pick_row(result, scope, "knee", eq.knee, none),
+            _pick_row(result, scope, "speed x efficiency", eq.max_speed_x_efficiency, why),
+            _pick_row(result, scope, label, eq.efficiency_threshold, why),
+        ]
+        rows.extend(_with_edge(row, part) for row in found)
     return frame_of(ANSWER_SCHEMA, rows)

@@ -20,9 +20,10 @@ import pandas as pd
 
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
+from gpuscale.analysis.software import against_reference_software, reference_framework
 from gpuscale.analysis.superlinear import sentence, superlinear
 from gpuscale.hardware.accelerators import family_power_w, normalise_accelerator
-from gpuscale.quantities import article, joined
+from gpuscale.quantities import article, filled, joined
 from gpuscale.tables import Criterion
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
@@ -92,10 +93,41 @@ def hardware_difference(a: str, b: str) -> str:
     return "hardware generations"
 
 
-def most_submitted_family(table: pd.DataFrame) -> str:
-    """The family with the most scored systems (ties: the alphabetically first)."""
-    counts = table["accelerator_family"].value_counts()
-    return str(sorted(counts[counts == counts.max()].index)[0])
+def scaling_family(table: pd.DataFrame) -> str:
+    """The family whose results answer "how many accelerators": the one measured at the
+    most distinct accelerator counts, then with the most scored systems, then the
+    alphabetically first ("" for no systems). A family of many systems at two counts
+    holds less of the scaling than one of fewer systems at many counts."""
+    if table.empty:
+        return ""
+    grouped = table.groupby("accelerator_family", observed=True)["accelerators"]
+    counts, systems = grouped.nunique(), grouped.size()
+    return min(counts.index, key=lambda f: (-counts[f], -systems[f], str(f)))
+
+
+# Where a count lies among those measured: no fewer (or no more) was ever run, so the
+# answer there may lie beyond what the data saw.
+FEWEST, MOST = "fewest", "most"
+
+
+def measured_edge(table: pd.DataFrame, accelerators: int) -> str:
+    """``FEWEST`` where ``accelerators`` is the smallest count ``table``'s systems ran
+    (outliers too: a count they ran was measured), ``MOST`` where it is the largest, ""
+    between them or where they ran one count only (no scaling: nothing is picked there)."""
+    counts = table["accelerators"]
+    if counts.nunique() < 2:
+        return ""
+    return {int(counts.min()): FEWEST, int(counts.max()): MOST}.get(int(accelerators), "")
+
+
+def edge_note(edge: str, accelerators: int, family: str = "") -> str:
+    """``8 is the fewest accelerators GB200 ran: fewer were never measured``, for a pick
+    at an ``edge`` of the counts ``family`` ran ("": over all systems); "" for none."""
+    if not edge:
+        return ""
+    who = family or "any system"
+    fewer = "fewer" if edge == FEWEST else "more"
+    return f"{accelerators:,} is the {edge} accelerators {who} ran: {fewer} were never measured"
 
 
 def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
@@ -112,7 +144,11 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
     if crossing := system_crossing(table, mine):
         return crossing
     if code := _not_scaling(table, mine):
-        return f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
+        said = f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
+        software = against_reference_software(
+            mine.iloc[0].get("framework"), reference_framework(table).loc[mine.index[0]]
+        )
+        return said + filled(" ({})", software)
     best = table.loc[table["normalized_efficiency"].idxmax()]
     best_family = str(best["accelerator_family"])
     if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:

@@ -16,6 +16,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     study_statements,
 )
+from gpuscale.analysis.crossing import measured_edge
 from gpuscale.analysis.equilibrium import Equilibrium, Pick, families_alone
 from gpuscale.analysis.metrics import Reference, within_own_family
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
@@ -50,6 +51,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     "samples_to_converge_flag",
     CLUSTER_COLUMN,
     PARETO_COLUMN,
+    "framework",
     *CI_COLUMNS,
     *CI_POOL_COLUMNS,
     "reference_system_id",
@@ -59,7 +61,7 @@ SYSTEM_FIELDS: tuple[str, ...] = (
 # rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
 # (an outlier is said in words under the table, ``terminal.outlier_sentences``)
 _DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
-_DETAILS |= {"outlier"}
+_DETAILS |= {"outlier", "framework"}
 _DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
 _DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *CI_POOL_COLUMNS, *DECOMPOSITION_COLUMNS}
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
@@ -69,14 +71,20 @@ SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DE
 PICK_INTERVAL: tuple[str, ...] = ("time_to_train_min_ci_low", "time_to_train_min_ci_high")
 
 
-def _pick_json(pick: Pick | None, table: pd.DataFrame | None = None) -> dict[str, object] | None:
+def _pick_json(
+    pick: Pick | None, table: pd.DataFrame | None = None, scope: str = "all"
+) -> dict[str, object] | None:
     """A pick's fields, and from ``table`` (the analysis' rows) its system's 95% interval
-    of the time to train (``PICK_INTERVAL``: null where the row has none)."""
+    of the time to train (``PICK_INTERVAL``: null where the row has none) and ``edge``:
+    whether it is the fewest or most accelerators its ``scope`` (``all`` or a family) ran
+    (``crossing.measured_edge``)."""
     if pick is None:
         return None
     fields = asdict(pick)
     fields["criterion"] = fields.pop("label")  # the JSON names the criterion as people read it
     if table is not None:
+        part = table if scope == "all" else table[table["accelerator_family"] == scope]
+        fields["edge"] = measured_edge(part, pick.accelerators)
         same = table[
             (table["org"] == pick.org)
             & (table["system_id"] == pick.system_id)
@@ -94,9 +102,9 @@ def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict
         "reference": eq.reference or None,
         "threshold": eq.threshold,
         "pareto": eq.pareto,
-        "knee": _pick_json(eq.knee, table),
-        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency, table),
-        "efficiency_threshold": _pick_json(eq.efficiency_threshold, table),
+        "knee": _pick_json(eq.knee, table, eq.scope),
+        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency, table, eq.scope),
+        "efficiency_threshold": _pick_json(eq.efficiency_threshold, table, eq.scope),
         "agreement": eq.agreement,
         "unpicked": eq.unpicked,
     }

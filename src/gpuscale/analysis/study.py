@@ -8,8 +8,8 @@ accelerators and drops past 16; Llama2 70B LoRA has E' above 1 at 4-8 accelerato
 falls fast from 16 on; RetinaNet scales the most linearly; Stable Diffusion loses
 efficiency sharply past 8; massive systems are the fastest but the least efficient.
 
-Each finding is tested like with like: within the workload's most submitted accelerator
-family, against that family's own reference (the study's rule within the family), on
+Each finding is tested like with like: within the workload's accelerator family that ran
+the most counts, against that family's own reference (the study's rule within the family), on
 the fastest system at each count. The words the tests use are fixed here: "falls" is a
 negative rank correlation of E' with the count and a lower E' at the largest count than
 at the smallest; "fast" and "sharply" more than 10% of E' lost per doubling of the
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.decompose import dominant_loss
 from gpuscale.analysis.decompose import within_family as decomposed_family
 from gpuscale.analysis.equilibrium import fastest_per_count
@@ -305,19 +305,19 @@ def compare_with_study(
     """Every testable finding of the study against ``tables`` (workload -> its scaling
     table, one round, any reference rule): per workload of the study's four, efficiency
     falling, its own finding, massive systems, and why; then RetinaNet's linearity
-    against the others, in their common most submitted family."""
+    against the others, in the family that ran the most counts among them."""
     out = []
     for workload, table in tables.items():
         if workload not in (*SPECIFIC, "retinanet") or table.empty:
             continue
-        family = most_submitted_family(table)
+        family = scaling_family(table)
         out.append(_falls(table, family))
         if workload in SPECIFIC:
             out.append(SPECIFIC[workload](table, family))
         out += [_massive(table, family), _why(table, family, basis)]
     common = [t for w, t in tables.items() if w in (*SPECIFIC, "retinanet") and not t.empty]
     if common:
-        family = most_submitted_family(pd.concat(common))
+        family = scaling_family(pd.concat(common))
         if linear := _most_linear(
             {w: tables[w] for w in tables if w in (*SPECIFIC, "retinanet")}, family
         ):

@@ -9,7 +9,8 @@ Every value above 1 gets one short reason (column ``superlinear``), the first th
 * ``below N_ref``: fewer accelerators than the reference (a reference named at a large
   count): E' above 1 there is sub-linear scaling from N up to N_ref seen from below
   (T_ref more than N / N_ref of T), not a super-linear value;
-* ``faster at N_ref``: the same count as the reference, a faster system (E' = T_ref / T);
+* ``faster at N_ref``: the same count as the reference, a faster system (E' = T_ref / T):
+  the same accelerators, so its software (or host);
 * ``within spread``: more accelerators than the reference and above 1 by at most
   ``TOLERANCE`` (0.5%), less than the run-to-run spread of the olympic average: not a
   super-linear value;
@@ -32,7 +33,8 @@ REASONS: dict[str, str] = {
     "other family": "another accelerator family than the reference (faster devices), not scaling",
     "below N_ref": "fewer accelerators than the reference: sub-linear scaling up to its "
     "count, seen from below, not super-linear",
-    "faster at N_ref": "a faster system at the reference's own count, not scaling",
+    "faster at N_ref": "a faster system at the reference's own count on its accelerators: "
+    "software (or host), not scaling",
     "slow reference": "a faster peer at the reference's count brings E' to 1 or below: "
     "the reference is slow, not the scaling super-linear",
     "within spread": f"within {TOLERANCE:.1%} of 1, less than the run-to-run spread of the "

@@ -17,11 +17,12 @@ from gpuscale.analysis.analyze import (
     per_family_reference,
     study_statements,
 )
-from gpuscale.analysis.answers import answers
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.answers import answers, edge_words
+from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.document import SUMMARY_FIELDS, with_family_columns, with_first_rounds
 from gpuscale.analysis.equilibrium import families_alone
 from gpuscale.analysis.score_intervals import convergence_spread
+from gpuscale.analysis.software import against_reference_software, reference_framework
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
 from gpuscale.quantities import (
@@ -88,9 +89,9 @@ def references_text(result: WorkloadAnalysis) -> str:
 
 def own_reference_text(result: WorkloadAnalysis) -> str:
     """``; within B200, against its own: ORG/ID (8 x B200, 22.9 min)``: the reference the
-    most submitted family's picks are against (``equilibrium_by_family``), where it is
-    not one of the table's; "" where it is."""
-    family = most_submitted_family(result.table)
+    picks within the family that ran the most counts are against
+    (``equilibrium_by_family``), where it is not one of the table's; "" where it is."""
+    family = scaling_family(result.table)
     own = next((e for e in result.by_family if e.scope == family), None)
     # no reference of its own: one accelerator count (no E')
     if own is None or own.reference in {"", *(f"{r.org}/{r.system_id}" for r in result.references)}:
@@ -107,12 +108,12 @@ def own_reference_text(result: WorkloadAnalysis) -> str:
 def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
     the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
-    or why none: one accelerator count; the most submitted family first), then each pick
+    or why none: one accelerator count; the family that ran the most counts first), then each pick
     over all systems (under a per-family reference, first why only the knee picks across
     families), a pick that compares hardware rather than scaling with its caution in the
     same line, and the criteria's agreement with the Pareto front's size."""
     eq = overall_equilibrium(result)
-    first = most_submitted_family(result.table)
+    first = scaling_family(result.table)
     lines = []
     for family in sorted(result.by_family, key=lambda e: e.scope != first):
         # no pick: why (one accelerator count: no E')
@@ -120,7 +121,7 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
         picks = picks or family.why_none
         if picks:
             lines.append(
-                f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"
+                f"within {family.scope}{' (most counts)' * (family.scope == first)}: {picks}"
             )
     # a family of one system (outliers aside) has none to compare: said, never silent
     if alone := families_alone(result.table):
@@ -173,6 +174,26 @@ def flagged_sentences(table: pd.DataFrame) -> list[str]:
         "times alone, no samples to converge pooled into any convergence law"
         + (f" ({counted(none, 'result')} with too few runs: none)" if none else "")
     )
+    return lines
+
+
+def software_sentences(table: pd.DataFrame) -> list[str]:
+    """A line per system faster than the reference at the reference's own count on its
+    accelerators (``superlinear``: ``faster at N_ref``) whose framework is another: its E'
+    above 1 is software, the two frameworks named (``analysis.software``)."""
+    if "superlinear" not in table or "framework" not in table:
+        return []
+    faster = table["superlinear"].fillna("").astype(str) == "faster at N_ref"
+    references = reference_framework(table)
+    lines = []
+    for (index, r), label in zip(table[faster].iterrows(), told_apart(table[faster]), strict=True):
+        software = against_reference_software(r["framework"], references[index])
+        if software:
+            lines.append(
+                f"{label}: E' {r['normalized_efficiency']:.2f} at the reference's own "
+                f"{devices(int(r['accelerators']), r['accelerator_family'])}: software, "
+                f"not scaling ({software})"
+            )
     return lines
 
 
@@ -233,6 +254,7 @@ def workload_view(
         *flagged_sentences(result.table),
         *outlier_sentences(result.table),
         *kept_apart_sentences(result.table),
+        *software_sentences(result.table),
     ]
     return TableView(
         table,
@@ -295,15 +317,17 @@ def interval_text(row: pd.Series) -> str:
 
 
 def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView:
-    """``analyze``'s answer for a workload: the count each criterion picks within the most
-    submitted family (like with like) and over all systems, the system, its time and
+    """``analyze``'s answer for a workload: the count each criterion picks within the
+    family that ran the most counts (like with like) and over all systems, the system, its time and
     interval; each caution numbered under the table, the reference E' is against."""
     picks = answers(result)
     marks: dict[str, str] = {}  # {caution: its number, [1]}
     rows = []
     for _, row in picks.iterrows():
         picked = not pd.isna(row["accelerators"])
-        note = row["note"]  # a caution, numbered once however many picks carry it
+        # a caution, numbered once however many picks carry it; the pick at an end of
+        # the counts measured said with it
+        note = "; ".join(filter(None, (row["note"], edge_words(row))))
         if note:
             marks.setdefault(note, f"[{len(marks) + 1}]")
         # "none" where the count is shown, which stays when the width drops system

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.quantities import number
+from gpuscale.analysis.software import frameworks_text
+from gpuscale.quantities import filled, number
 from gpuscale.tables import round_key
 
 
@@ -28,10 +29,21 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
             ratio = last["best_time_at_common_min"] / first["best_time_at_common_min"]
             said += (
                 f" ({number(ratio)}x the time at {int(first['common_accelerators']):,} from "
-                f"{first['round']} to {last['round']})"
+                f"{first['round']} to {last['round']}{_software(first, last)})"
             )
         out.append(f"{family}: {said}")
     return out
+
+
+def _software(first: pd.Series, last: pd.Series) -> str:
+    """``, the same system: software`` where one system was the fastest at the count in
+    both rounds (``system_at_common``), with the frameworks where they differ; ""
+    otherwise."""
+    system = first.get("system_at_common")
+    if not system or system != last.get("system_at_common"):
+        return ""
+    frameworks = (first.get("framework_at_common"), last.get("framework_at_common"))
+    return ", the same system: software" + filled(" ({})", frameworks_text(*frameworks))
 
 
 def grouped_notes(rows: pd.DataFrame) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -31,16 +32,31 @@ from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import read_filters, workload_scaling_table
+from gpuscale.analysis.software import frameworks_differ, frameworks_text
 from gpuscale.analysis.trend_words import grouped_notes
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.names import resolve_families, resolve_workload
-from gpuscale.quantities import agreeing, counted, fixed_apart, joined, noun_for, number
-from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
-from gpuscale.tables.checks import check_table, check_text
+from gpuscale.quantities import (
+    agreeing,
+    counted,
+    filled,
+    fixed_apart,
+    joined,
+    noun_for,
+    number,
+)
+from gpuscale.tables import (
+    DEFAULT_EFFICIENCY_THRESHOLD,
+    TREND_COLUMNS,
+    RoundTables,
+    display_name,
+    round_key,
+)
+from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
 
-CALL = "trend_table({round}.scores, ...)"  # how a caller gives another round's scores
+CALL = "trend_table({round}, ...)"  # how a caller gives another round's scores
 
 
 @dataclass(frozen=True)
@@ -108,13 +124,22 @@ def _republished_note(count: int, republished: bool) -> str:
 
 
 def _trend_row(
-    span: _Span, round_name: str, family: str, group: pd.DataFrame, threshold: float
+    span: _Span,
+    round_name: str,
+    family: str,
+    group: pd.DataFrame,
+    threshold: float,
+    frameworks: Mapping[tuple[str, str, str], str],
 ) -> tuple[dict, pd.Series]:
     """One trend row of a family's scaling table ``group`` in a round (its note left for
-    the caller), and the family's largest system."""
+    the caller), and the family's largest system; ``frameworks``: each system's
+    ``framework`` field by (round, org, system_id)."""
     common = int(group["accelerators"].value_counts().index[0])
     largest = group.loc[group["accelerators"].idxmax()]
     eq = equilibrium(group, threshold=threshold)
+    at_common = group[group["accelerators"] == common]
+    fastest = at_common.loc[at_common["time_to_train_min"].idxmin()]
+    org, system_id = str(fastest["org"]), str(fastest["system_id"])
 
     def best_at(count: float) -> float:
         return float(group.loc[group["accelerators"] == count, "time_to_train_min"].min())
@@ -131,12 +156,25 @@ def _trend_row(
         "best_time_at_largest_min": best_at(largest["accelerators"]),
         "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
         "equilibrium_accelerators": getattr(eq.efficiency_threshold, "accelerators", None),
+        "system_at_common": f"{org}/{system_id}",
+        "framework_at_common": frameworks.get((round_name, org, system_id), ""),
     }
     if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
         row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
     return row, largest
 
 
+def _frameworks(systems: pd.DataFrame | None) -> dict[tuple[str, str, str], str]:
+    """Each system's ``framework`` field by (round, org, system_id); {} without them."""
+    if systems is None or systems.empty or "framework" not in systems:
+        return {}
+    keys = zip(systems["round"], systems["org"], systems["system_id"], strict=True)
+    fields = systems["framework"].fillna("").astype(str)
+    return {tuple(map(str, key)): field for key, field in zip(keys, fields, strict=True)}
+
+
+# The columns the terminal's table leaves out (the note is said under it)
+TERMINAL_LEFT_OUT = ("note", "system_at_common", "framework_at_common")
 # trends has no --division: where the other division is shown
 TRENDS_HOW = "gpuscale analyze --division {other} shows them"
 
@@ -150,10 +188,13 @@ def trends(
     first_rounds: dict[str, str] | None = None,
     last_rounds: dict[str, str] | None = None,
     division: str | None = "closed",
+    systems: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round;
     of ``division`` only (``gpuscale.analysis.divisions``; None or ``all``: both), what
-    the others held said in ``attrs["division_left_out"]``."""
+    the others held said in ``attrs["division_left_out"]``; ``systems``: the systems
+    table, whose ``framework`` each row's fastest system at its common count carries."""
+    frameworks = _frameworks(systems)
     rounds = sorted(scores["round"].unique(), key=round_key)
     asked = workloads or sorted(scores["workload"].dropna().unique())
     other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
@@ -179,7 +220,7 @@ def trends(
                 scores[scores["round"] == r], workload, reference="family"
             )
             for family, group in table.groupby("accelerator_family"):
-                row, largest = _trend_row(span, r, str(family), group, threshold)
+                row, largest = _trend_row(span, r, str(family), group, threshold, frameworks)
                 notes = span.notes(r)
                 count = int(left_out.get((workload, family, r), 0))
                 scale = scale_note(group)
@@ -235,11 +276,40 @@ def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[
     )
 
 
-def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
-    """The largest change of the trend rows, said first: between two rounds in a row of
-    one workload and family at the same common accelerator count (like with like), the
-    largest ratio of the earlier ``best_time_at_common_min`` to the later either way
-    (``faster`` above 1, ``slower`` below); or that no pair of rows compares."""
+@dataclass(frozen=True, slots=True)
+class TrendChange:
+    """A change of one workload's best time on one accelerator family at one count between
+    two rounds in a row: the accelerators are the same, so what changed is the software
+    (and, between two systems, the rest of the system: host, network)."""
+
+    workload: str
+    accelerator_family: str
+    accelerators: int
+    rounds: tuple[str, str]
+    times_min: tuple[float, float]  # the best time at the count, earlier and later
+    systems: tuple[str, str]  # ORG/SYSTEM_ID of each round's fastest at the count
+    frameworks: tuple[str, str]  # their ``framework`` fields ("" where not given)
+
+    @property
+    def ratio(self) -> float:
+        """The earlier best time over the later: above 1 faster."""
+        return self.times_min[0] / self.times_min[1]
+
+    @property
+    def same_system(self) -> bool:
+        """One submitter system in both rounds: the change is its software alone."""
+        return self.systems[0] == self.systems[1]
+
+    @property
+    def frameworks_differ(self) -> bool:
+        """Whether the two results ran other frameworks (``analysis.software``)."""
+        return frameworks_differ(*self.frameworks)
+
+
+def largest_change(frame: pd.DataFrame) -> TrendChange | None:
+    """Of two rounds in a row of one workload and family at the same common accelerator
+    count (like with like), the pair whose ``best_time_at_common_min`` differ the most
+    either way; None where no pair compares."""
     best: tuple[float, dict, dict] | None = None
     for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
         rows = group.to_dict("records")
@@ -252,17 +322,46 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
             if best is None or abs(math.log(ratio)) > abs(math.log(best[0])):
                 best = (ratio, a, b)
     if best is None:
+        return None
+    _, a, b = best
+
+    def both(column: str) -> tuple[str, str]:
+        return str(a.get(column) or ""), str(b.get(column) or "")
+
+    return TrendChange(
+        workload=str(a["workload"]),
+        accelerator_family=str(a["accelerator_family"]),
+        accelerators=int(a["common_accelerators"]),
+        rounds=(str(a["round"]), str(b["round"])),
+        times_min=(float(a["best_time_at_common_min"]), float(b["best_time_at_common_min"])),
+        systems=both("system_at_common"),
+        frameworks=both("framework_at_common"),
+    )
+
+
+def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The largest change of the trend rows (:func:`largest_change`), said first with
+    what it rests on: the same accelerators, so software (one system: software alone),
+    the frameworks named where they differ; or that no pair of rows compares."""
+    change = largest_change(frame)
+    if change is None:
         return (
             "largest change: none to state (no family ran one accelerator count in two "
             "of these rounds)",
         )
-    ratio, a, b = best
+    ratio = change.ratio
     how = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+    (early, late), (t_early, t_late) = change.rounds, change.times_min
+    cause = (
+        f"software (the same system, {change.systems[0]})"
+        if change.same_system
+        else "software or host (the same accelerators)"
+    )
     return (
-        f"largest change: {display_name(a['workload'])} on {a['accelerator_family']} at "
-        f"{int(a['common_accelerators']):,} accelerators, best time "
-        f"{number(a['best_time_at_common_min'])} min ({a['round']}) -> "
-        f"{number(b['best_time_at_common_min'])} min ({b['round']}), {how}",
+        f"largest change: {display_name(change.workload)} on {change.accelerator_family} at "
+        f"{change.accelerators:,} accelerators, best time {number(t_early)} min ({early}) -> "
+        f"{number(t_late)} min ({late}), {how}: {cause}"
+        + filled("; {}", frameworks_text(*change.frameworks)),
     )
 
 
@@ -274,15 +373,18 @@ def trends_view(
     republished: bool,
     first_rounds: dict[str, str],
     last_rounds: dict[str, str],
+    systems: pd.DataFrame | None = None,
 ) -> TableView:
     """``gpuscale trends``: the trend rows of ``workloads`` and ``families`` (as typed;
-    all where None), the republished results left out said in a note."""
+    all where None), the republished results left out said in a note; ``systems``: the
+    systems table (each row's framework, the headline's software)."""
     frame = trends(
         scores,
         workloads,
         republished=republished,
         first_rounds=first_rounds,
         last_rounds=last_rounds,
+        systems=systems,
     )
     notes = (
         *republished_notes(
@@ -317,7 +419,9 @@ def trends_view(
         empty = "no scored results for these options"
     return TableView(
         frame,
-        [c for c in TREND_COLUMNS if c != "note"],  # said under the table, each once
+        # the note said under the table, each once; the system and framework at the
+        # common count in CSV and JSON (the headline says them where they matter)
+        [c for c in TREND_COLUMNS if c not in TERMINAL_LEFT_OUT],
         "trends across rounds",
         TREND_DROP_ORDER,
         notes=notes,
@@ -341,21 +445,22 @@ def row_notes(frame: pd.DataFrame) -> tuple[str, ...]:
 
 
 def trend_table(
-    scores: pd.DataFrame,
+    tables: RoundTables,
     benchmark: str | None = None,
     *,
     division: str | None = "closed",
     republished: bool = False,
 ) -> pd.DataFrame:
-    """``gpuscale trends`` as a table (:func:`trends`: columns ``TREND_COLUMNS``) of the rounds
-    in ``scores`` (read together: ``load_round("v4.0", "v4.1").scores``) for one
+    """``gpuscale trends`` as a table (:func:`trends`: columns ``TREND_COLUMNS``) of the
+    rounds in ``tables`` (read together: ``load_round("v4.0", "v4.1")``) for one
     benchmark's workload, every workload's where ``benchmark`` is None; ``benchmark`` is
     read as ``--benchmark`` reads it (``BERT``, ``dlrm``), against the workloads of
-    ``scores`` (:class:`~gpuscale.names.UnknownNameError`, a ValueError, for none of
+    ``tables`` (:class:`~gpuscale.names.UnknownNameError`, a ValueError, for none of
     them); a workload's first and last rounds are the installed rules' (mlperf-logging)."""
-    check_table(scores, "scores", "scores")
+    check_round_tables(tables)
     check_text(benchmark, "benchmark", optional=True)
     check_text(division, "division", optional=True)
+    scores = tables.scores
     division, _, _ = read_filters(scores, division, None)
     asked = None if benchmark is None else [resolve_workload(benchmark, scores, call=CALL)]
     return trends(
@@ -365,4 +470,5 @@ def trend_table(
         first_rounds=first_rounds(),
         last_rounds=last_rounds(),
         division=division,
+        systems=tables.systems,
     )

@@ -54,5 +54,6 @@ def trends(
             republished=republished,
             first_rounds=first_rounds(),
             last_rounds=last_rounds(),
+            systems=tables.systems,
         )
     show(view, fmt, columns_asked, nothing=2)

@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.analysis.metrics import within_own_family
 from gpuscale.quantities import filled
@@ -225,10 +225,10 @@ def overview_like(
 @styled
 def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = None) -> Chart:
     """One workload like with like: speedup (ideal line), E' (threshold), time against
-    accelerator-hours (Pareto front) and why E' falls in the most submitted family; from
+    accelerator-hours (Pareto front) and why E' falls in the family that ran the most counts; from
     the first half of the analysis too (``threshold``: the E' threshold's, as
     :func:`recommend` takes it)."""
-    systems = family_systems(result.table, most_submitted_family(result.table))
+    systems = family_systems(result.table, scaling_family(result.table))
     rec = recommend(result, own=systems, threshold=threshold)
     own = clean_frontier(systems)
     like = per_family(result.table)
@@ -299,7 +299,7 @@ def _ring_hours(ax: Axes, rec: Recommendation) -> None:
 
 
 def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
-    """E' = throughput efficiency x convergence factor, the most submitted family's
+    """E' = throughput efficiency x convergence factor, the family of the most counts'
     fastest system per count against the family's own reference (``own``)."""
     frontier = own
     series = (

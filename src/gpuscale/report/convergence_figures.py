@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.analysis.answers import most_submitted_family
+from gpuscale.analysis.answers import scaling_family
 from gpuscale.analysis.decompose import round_rcp_model, table_basis, within_family
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.mlperf.rcp import rcp_points
@@ -51,9 +51,9 @@ def unit_of(table) -> str:  # type: ignore[no-untyped-def]
 @styled
 def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """E' split into throughput efficiency x convergence factor, against accelerators,
-    within the most submitted family against its own reference: the systems and the
+    within the family that ran the most counts against its own reference: the systems and the
     reference of the section's sentence on why efficiency falls."""
-    family = most_submitted_family(result.table)
+    family = scaling_family(result.table)
     table = within_family(result.table, family, table_basis(result.table))
     table = table.dropna(subset=["throughput_efficiency", "convergence_factor"])
     if table.empty:

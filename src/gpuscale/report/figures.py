@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.quantities import counted
 from gpuscale.report.answer_figures import scaling
@@ -81,9 +81,9 @@ def _family_points(
 
 
 def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
-    """The picks a figure marks: like with like, those within the most submitted family
+    """The picks a figure marks: like with like, those within the family that ran the most counts
     (the answer the summary leads with) where it picks any, else those over all systems."""
-    family = most_submitted_family(result.table)
+    family = scaling_family(result.table)
     own = (e for e in result.by_family if e.scope == family and e.picks)
     return next(own, result.equilibrium)
 

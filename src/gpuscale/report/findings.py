@@ -9,8 +9,8 @@ from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.crossing import (
     against_reference,
     hardware_difference,
-    most_submitted_family,
     reference_family,
+    scaling_family,
 )
 from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
@@ -171,15 +171,15 @@ def _family_scaling_sentence(table: pd.DataFrame, big_family: str) -> str | None
         return None
     n_small, _, n_large, ratio = scaling
     return (
-        f"Within {big_family} (the most submitted family), the fastest system at "
+        f"Within {big_family} (the family that ran the most counts), the fastest system at "
         f"{number(n_large)} accelerators keeps {ratio:.0%} of the per-accelerator "
         f"efficiency of the fastest at {number(n_small)}."
     )
 
 
 def _within_family_answer(result: WorkloadAnalysis, big_family: str, firsts: Firsts) -> str | None:
-    """The answer like with like, first: each criterion's pick within the most submitted
-    family (the same whatever the reference rule: E' there changes by one factor)."""
+    """The answer like with like, first: each criterion's pick within the family that
+    ran the most counts (the same whatever the reference rule: E' there changes by one factor)."""
     eq = next((e for e in result.by_family if e.scope == big_family), None)
     if eq is None or not eq.picks:
         return None
@@ -192,7 +192,7 @@ def _within_family_answer(result: WorkloadAnalysis, big_family: str, firsts: Fir
     )
     systems = f"{counted(len(group), 'system')}{earlier_among(group, firsts)}"
     return (
-        f"Like with like, within {big_family} (the most submitted family, {systems}): "
+        f"Like with like, within {big_family} (the family that ran the most counts, {systems}): "
         f"fastest {number(int(fastest['accelerators']))} accelerators "
         f"({format_minutes(fastest['time_to_train_min'])}{since(firsts, fastest)}); {picks}."
     )
@@ -232,12 +232,12 @@ def workload_findings(
     firsts: Firsts | None = None,
 ) -> list[str]:
     """Sentences for the report's summary of one workload, the answer like with like
-    first (within the most submitted family). ``firsts``: the results first published in
+    first (within the family that ran the most counts). ``firsts``: the results first published in
     an earlier round (``report.republished_words.earlier_firsts``), said so where named,
     and counted once after the overview."""
     firsts = firsts or {}
     table = result.table
-    big_family = most_submitted_family(table)
+    big_family = scaling_family(table)
     found = [
         _reference_caution(result, reference_rule, big_family),
         superlinear_sentence(table),

@@ -17,7 +17,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
-from gpuscale.analysis.answers import answers
+from gpuscale.analysis.answers import answers, edge_words
+from gpuscale.analysis.crossing import FEWEST, MOST
 from gpuscale.quantities import (
     counted,
     filled,
@@ -131,8 +132,8 @@ RECOMMEND_HEADERS = ("Workload", "Recommended", "95% range", "Why not more")
 
 
 def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
-    """The first screen's table: per workload one recommended count within its most
-    submitted family (``gpuscale.report.recommend``), the range its 95% intervals allow,
+    """The first screen's table: per workload one recommended count within the family
+    that ran the most counts (``gpuscale.report.recommend``), the range its 95% intervals allow,
     and the factor of E' that falls at the next count (the system in ``_title``)."""
     rows = []
     for rec in recs:
@@ -141,16 +142,31 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
         if rec.accelerators is None:
             rows.append(row | {"Recommended": "none", "Why not more": rec.why_none})
             continue
-        row["Recommended"] = f"{rec.accelerators:,}"
+        row["_count"] = f"{rec.accelerators:,}"
+        row["_edge"] = EDGE_WORDS.get(rec.edge, "")
+        row["Recommended"] = row["_count"] + filled(", {}", row["_edge"])
         row["_title"] = (
             f"{named(rec.submitter, rec.system_name)}, {rec.accelerators:,} x {rec.family}, "
             f"{number(rec.time_min)} min"
         )
         low, high = rec.count_low, rec.count_high
-        row["95% range"] = span(f"{low:,}", f"{high:,}")
+        row["95% range"] = span(f"{low:,}", f"{high:,}") + _range_edges(rec)
         row["Why not more"] = _why_not_more(rec)
         rows.append(row)
     return rows
+
+
+# A pick at an end of the counts its family ran: the answer may lie beyond the data
+EDGE_WORDS = {FEWEST: "the fewest measured", MOST: "the most measured"}
+# Where the 95% range (not the pick) reaches an end
+RANGE_EDGE_WORDS = {FEWEST: "from the fewest measured", MOST: "to the most measured"}
+
+
+def _range_edges(rec: Recommendation) -> str:
+    """``, to the most measured``: the ends of the family's counts the 95% range reaches
+    beyond the pick (an end at the pick is said with the pick)."""
+    ends = [RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge]
+    return filled(", {}", joined(ends))
 
 
 def outlier_lines(recs: Sequence[Recommendation]) -> list[str]:
@@ -177,8 +193,9 @@ def report_headline(
             lines.append(f"{row['Workload']}: none within {row['Family']}: {row['Why not more']}")
         else:
             lines.append(
-                f"{row['Workload']}: {row['Recommended']} accelerators within {row['Family']} "
-                f"(95% range {row['95% range']}; why not more: {row['Why not more']})"
+                f"{row['Workload']}: {row['_count']} accelerators within {row['Family']}"
+                f"{filled(', {}', row['_edge'])} (95% range {row['95% range']}; "
+                f"why not more: {row['Why not more']})"
             )
     return tuple(lines)
 
@@ -285,7 +302,7 @@ def _answer_cell(pick: AnswerRow, since: str = "") -> str:
         f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
         f"{number(pick.time_to_train_min)} min{since})"
     )
-    return text + filled("; caution: {}", pick.note)
+    return text + filled("; caution: {}", pick.note) + filled("; {}", edge_words(pick))
 
 
 def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.DataFrame:

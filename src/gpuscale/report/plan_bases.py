@@ -1,5 +1,5 @@
 """Where a report answers "where do more accelerators stop paying" twice, by the E'
-threshold: the answer table (``gpuscale.analysis.answers``: the most submitted family's
+threshold: the answer table (``gpuscale.analysis.answers``: the family of the most counts'
 fastest measured system per count, E' against the best of them) and a plan's "stops
 paying" column (``gpuscale.planning``: its planned times at the counts it plans, E'
 against the best of those). One sentence beside the plan says each basis and, where the

@@ -1,5 +1,6 @@
-"""The report's plan section: per study workload, ``gpuscale.plan`` for its most submitted
-accelerator family at the counts the study discussed, as a table and one figure."""
+"""The report's plan section: per study workload, ``gpuscale.plan`` for the accelerator
+family that ran the most counts (the answer's, ``analysis.crossing.scaling_family``) at
+the counts the study discussed, as a table and one figure."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.crossing import scaling_family
 from gpuscale.names import UnknownNameError
 from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
@@ -101,8 +103,8 @@ class PlanData:
 
 @dataclass(frozen=True, slots=True)
 class NotPlanned:
-    """A workload the report does not plan (it plans the study's), on its most submitted
-    ``family``: said with the command that plans it at the ``counts`` that family ran (a
+    """A workload the report does not plan (it plans the study's), on the ``family`` that
+    ran the most counts: said with the command that plans it at the ``counts`` that family ran (a
     fixed list may hold none it can time: GB200 on Llama 3.1 405B ran 256 to 2,496)."""
 
     workload: str
@@ -125,7 +127,7 @@ def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
 def plan_data(
     scores: pd.DataFrame, workloads: list[str], threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 ) -> list[PlanData | NotPlanned | str]:
-    """Each study workload present planned on its most submitted family at ``COUNTS``
+    """Each study workload present planned on the family that ran the most counts at ``COUNTS``
     (a sentence instead where no plan is possible; one for each other workload asked,
     with the command that plans it); the fits of ``scores`` are computed
     once (``gpuscale.planning.cache``) for every workload and the dense curve.
@@ -134,10 +136,9 @@ def plan_data(
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
-        counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
-        if counts.empty:
+        family = scaling_family(scores[scores["workload"] == workload])
+        if not family:
             continue
-        family = str(counts.index[0])
         request = PlanRequest(
             workload=workload, accelerator=family, devices=COUNTS, threshold=threshold
         )
@@ -155,9 +156,7 @@ def plan_data(
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     for workload in [w for w in workloads if w not in STUDY_WORKLOADS]:  # said, never dropped
         rows = scores[scores["workload"] == workload]
-        counts = rows["accelerator_family"].value_counts()
-        if not counts.empty:
-            family = str(counts.index[0])
+        if family := scaling_family(rows):
             ran = rows.loc[rows["accelerator_family"] == family, "accelerators"].dropna()
             out.append(NotPlanned(workload, family, tuple(sorted({int(n) for n in ran}))))
     return out

@@ -1,7 +1,7 @@
 """The report's first answer: per workload, one recommended accelerator count, like with
 like, why not more, and the range its 95% intervals allow.
 
-Within the workload's most submitted accelerator family (every system against the
+Within the workload's accelerator family that ran the most counts (every system against the
 family's own reference, the study's rule within the family), the recommendation is the
 E' threshold pick of ``gpuscale.analysis.equilibrium``: the largest count whose fastest
 system keeps ``E' >= threshold x`` the family's best. Within one family
@@ -11,6 +11,9 @@ not depend on the reference rule.
 * **Range** (95%): the counts of the family's fastest-per-count systems whose 95% interval
   of time to train keeps (low end: at its upper bound) or could keep (high end: at its
   lower bound) ``T_i N_i <= T_best N_best / threshold``, the best at its point.
+* **Edge**: the smallest and largest counts the family ran (``fewest_measured``,
+  ``most_measured``); a pick or range reaching one rests on the edge of the data (no
+  fewer, or no more, was measured), said with the answer.
 * **Why not more**: at the next larger count the family ran, E' (against the family's own
   reference) = throughput efficiency x convergence factor (``gpuscale.analysis.decompose``);
   each factor's ratio to the recommended count's, and the one further below 1 decides.
@@ -34,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.crossing import FEWEST, MOST, scaling_family
 from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import Equilibrium, equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
@@ -60,6 +63,10 @@ class Recommendation:
     time_min: float = float("nan")
     count_low: int | None = None  # the 95% range of the recommended count
     count_high: int | None = None
+    # the smallest and largest counts the family's systems ran (outliers too): a pick or
+    # range that reaches one rests on the edge of the data (no fewer, or no more, measured)
+    fewest_measured: int | None = None
+    most_measured: int | None = None
     next_accelerators: int | None = None  # the next larger count the family ran
     next_e_ratio: float = float("nan")  # E' there over the family's best
     throughput_ratio: float = float("nan")  # throughput efficiency there / at the pick
@@ -86,6 +93,23 @@ class Recommendation:
     # count is decided on them; (count, submitter, the outlier its software rests on)
     passed_over: tuple[tuple[int, str, str], ...] = ()
     outliers: tuple[str, ...] = ()  # the family's outliers, "submitter system: why"
+
+    @property
+    def edge(self) -> str:
+        """``FEWEST`` or ``MOST`` where the pick is the smallest or largest count the
+        family measured (``gpuscale.analysis.crossing.measured_edge``), "" between."""
+        if self.accelerators is None or self.fewest_measured == self.most_measured:
+            return ""
+        ends = {self.fewest_measured: FEWEST, self.most_measured: MOST}
+        return ends.get(self.accelerators, "")
+
+    @property
+    def range_edges(self) -> tuple[str, ...]:
+        """The ends of the family's counts its 95% range reaches (``FEWEST``, ``MOST``)."""
+        if self.accelerators is None or self.fewest_measured == self.most_measured:
+            return ()
+        low = (FEWEST,) * (self.count_low == self.fewest_measured)
+        return low + (MOST,) * (self.count_high == self.most_measured)
 
     @property
     def crosses_submitters(self) -> bool:
@@ -144,12 +168,12 @@ def recommend(
     threshold: float | None = None,
 ) -> Recommendation:
     """The recommendation of one workload's analysis (see the module docstring);
-    ``own``: the most submitted family's :func:`family_systems`, where already made.
+    ``own``: the family of the most counts' :func:`family_systems`, where already made.
     From the first half of an analysis (a :class:`WorkloadTable`, which a figure is drawn
     from while the second half runs) the family's criteria are computed here, by the
     analysis' own ``equilibrium`` at ``threshold`` (default: the analysis' default)."""
     table = result.table
-    family = most_submitted_family(table)
+    family = scaling_family(table)
     if isinstance(result, WorkloadAnalysis):
         threshold = result.equilibrium.threshold
         found = [e for e in result.by_family if e.scope == family]
@@ -185,6 +209,8 @@ def recommend(
         time_min=pick.time_to_train_min,
         count_low=low,
         count_high=high,
+        fewest_measured=int(systems["accelerators"].min()),
+        most_measured=int(systems["accelerators"].max()),
     )
     larger = frontier[frontier["accelerators"] > pick.accelerators]
     beyond = systems[systems["accelerators"] > pick.accelerators]

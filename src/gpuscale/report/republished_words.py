@@ -38,6 +38,10 @@ class AnswerRow(Protocol):
     """A row of ``DataFrame.itertuples`` over ``analysis.answers``: one criterion's pick."""
 
     accelerators: int  # an Int64 cell: pd.NA where the criterion picks nothing
+    scope: str
+    criterion: str
+    accelerator_family: str
+    edge: str
     note: str
     submitter: str
     system_name: str

@@ -91,7 +91,13 @@ def trends_section(
     """One figure per workload across the rounds loaded; None with a single round."""
     if tables.scores["round"].nunique() < 2:
         return None
-    rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
+    rows = trends(
+        tables.scores,
+        workloads,
+        first_rounds=first_rounds(),
+        last_rounds=last_rounds(),
+        systems=tables.systems,
+    )
     figures, findings = [], []
     left_out = not_drawn(out, "each workload's best time by round")
     for workload, group in rows.groupby("workload", sort=False):

@@ -19,8 +19,8 @@ def study_section(
     if not statements:
         return None
     findings = [
-        f"Compared with {CITATION}, each finding tested within the most submitted "
-        "accelerator family against its own reference (like with like)."
+        f"Compared with {CITATION}, each finding tested within the accelerator "
+        "family that ran the most counts, against its own reference (like with like)."
     ]
     findings += [
         f"{display_name(s.workload)} ({s.round}), {s.verdict}: {s.text}" for s in statements

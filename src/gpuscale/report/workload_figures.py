@@ -28,9 +28,10 @@ FIGURE_TITLES = {
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
-    "decomposition": "Why E' falls within the most submitted family, against its own reference "
-    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
-    "software, communication) x convergence factor (larger global batches needing more samples)",
+    "decomposition": "Why E' falls within the family that ran the most counts, against its "
+    "own reference (as the summary's sentence): throughput efficiency (evaluation, "
+    "per-device batch, software, communication) x convergence factor (larger global "
+    "batches needing more samples)",
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }

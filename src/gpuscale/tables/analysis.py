@@ -71,7 +71,7 @@ SYSTEM_COLUMNS: tuple[str, ...] = (
 ANSWER_SCHEMA: dict[str, str] = {
     "round": "str",
     "workload": "str",
-    "scope": "str",  # "<family> (most submitted)" or "all systems"
+    "scope": "str",  # "<family> (most counts)" or "all systems"
     "criterion": "str",
     "accelerators": "Int64",
     "submitter": "str",
@@ -79,10 +79,13 @@ ANSWER_SCHEMA: dict[str, str] = {
     "accelerator_family": "str",
     "time_to_train_min": "float64",
     "note": "str",
+    # "fewest" or "most": the pick is the smallest or largest count its scope's systems
+    # (outliers aside) ran, so no fewer or no more was measured; "" between them
+    "edge": "str",
 }
 ANSWER_COLUMNS: tuple[str, ...] = tuple(ANSWER_SCHEMA)
 # The columns an answer row takes from the picked system.
-ANSWER_PICK_COLUMNS: tuple[str, ...] = ANSWER_COLUMNS[4:-1]
+ANSWER_PICK_COLUMNS: tuple[str, ...] = ANSWER_COLUMNS[4:-2]
 
 # Columns ``analyze`` adds to a scaling table.
 CLUSTER_COLUMN = "cluster"
@@ -128,6 +131,10 @@ TREND_COLUMNS = (
     "best_time_at_largest_min",
     "normalized_efficiency_at_largest",
     "equilibrium_accelerators",
+    # the fastest system at the common count (ORG/SYSTEM_ID) and its ``framework`` field
+    # ("" where the systems table was not given): what a change at that count rests on
+    "system_at_common",
+    "framework_at_common",
     "note",
 )
 

@@ -1,0 +1,81 @@
+"""The software stack a result ran, from its system's ``framework`` field (as submitters
+write it: ``PyTorch NVIDIA Release 24.04``, ``tf2.0``, ``NGC MXNet 22.09 , NGC PyTorch
+22.09``, ``tinygrad, commit b554...``), and whether two results' frameworks differ.
+
+Two results on the same accelerators at the same count (or on one submitter system)
+differ by their software and the rest of the system, not by the accelerator: where their
+frameworks share no name (one field may name several, for the benchmarks a system ran),
+the frameworks are said too. A version change within one framework is not told apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+# framework name -> how the fields write it (lower case); JAX includes Google's
+# MaxText and MaxDiffusion, which run on it
+_NAMES: tuple[tuple[str, str], ...] = (
+    ("TensorFlow", r"tensorflow|tenorflow|\btf\d|\btf\b"),
+    ("PyTorch", r"pytorch|\btorch\b"),
+    ("MXNet", r"mxnet"),
+    ("JAX", r"\bjax\b|maxtext|maxdiffusion"),
+    ("MindSpore", r"mindspore"),
+    ("PaddlePaddle", r"paddle"),
+    ("HugeCTR", r"hugectr"),
+    ("NeMo", r"nemo"),
+    ("DGL", r"\bdgl\b"),
+    ("tinygrad", r"tinygrad"),
+)
+
+
+def framework_names(text: object) -> tuple[str, ...]:
+    """The frameworks a ``framework`` field names, in the order it writes them
+    (``NGC MXNet 22.09 , NGC PyTorch 22.09`` -> MXNet, PyTorch); a field naming none of
+    these: its first word (``LLMBoost 1.1.0`` -> LLMBoost); () where it is empty."""
+    field = "" if text is None or text != text else str(text).strip()  # NaN != NaN
+    if not field:
+        return ()
+    low = field.lower()
+    found = [(m.start(), name) for name, rx in _NAMES if (m := re.search(rx, low))]
+    if not found:
+        return (re.split(r"[\s,;]+", field)[0],)
+    return tuple(name for _, name in sorted(found))
+
+
+def frameworks_differ(a: object, b: object) -> bool:
+    """Whether two ``framework`` fields surely name other frameworks: both name some and
+    none in common (a field of several that shares one may be the same stack)."""
+    one, other = set(framework_names(a)), set(framework_names(b))
+    return bool(one and other) and not one & other
+
+
+def frameworks_text(a: object, b: object) -> str:
+    """``PyTorch -> TensorFlow``: the two fields' frameworks, where they differ; ""
+    otherwise."""
+    if not frameworks_differ(a, b):
+        return ""
+    return f"{'/'.join(framework_names(a))} -> {'/'.join(framework_names(b))}"
+
+
+def reference_framework(table: pd.DataFrame) -> pd.Series:
+    """Each row's reference's ``framework`` field (its row in ``table``: ``reference_org``
+    and ``reference_system_id``); "" where the reference or the column is not there."""
+    if "framework" not in table or "reference_org" not in table:
+        return pd.Series("", index=table.index, dtype=object)
+    key = table["org"].astype(str) + "/" + table["system_id"].astype(str)
+    field = dict(zip(key, table["framework"].fillna("").astype(str), strict=True))
+    ref = table["reference_org"].astype(str) + "/" + table["reference_system_id"].astype(str)
+    return ref.map(lambda k: field.get(k, "")).astype(object)
+
+
+def against_reference_software(framework: object, reference: object) -> str:
+    """``PyTorch against the reference's TensorFlow`` where the two fields name other
+    frameworks; "" otherwise."""
+    if not frameworks_differ(framework, reference):
+        return ""
+    return (
+        f"{'/'.join(framework_names(framework))} against the reference's "
+        f"{'/'.join(framework_names(reference))}"
+    )

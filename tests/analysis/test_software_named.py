@@ -1,0 +1,87 @@
+"""Where two results compared share the accelerators (the same family at the same count,
+or one submitter system), the difference is software, said as such, with the
+frameworks named where they differ: trends' largest change and the rows it rests on, and
+a system faster than the reference at the reference's own count."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from gpuscale import load_round
+from gpuscale.analysis import AnalysisOptions, analyze
+from gpuscale.analysis.software import (
+    framework_names,
+    frameworks_differ,
+    reference_framework,
+)
+from gpuscale.analysis.terminal import software_sentences
+from gpuscale.analysis.trends import largest_change, trends, trends_headline
+from gpuscale.mlperf import read_round
+
+
+@pytest.mark.parametrize(
+    ("field", "names"),
+    [
+        ("PyTorch NVIDIA Release 20.06", ("PyTorch",)),
+        ("tf2.0", ("TensorFlow",)),
+        ("research-tf", ("TensorFlow",)),
+        ("NGC MXNet 22.09 , NGC PyTorch 22.09", ("MXNet", "PyTorch")),
+        ("tinygrad, commit b5546912e24e0a864b35924da4efa5d71cfe368b", ("tinygrad",)),
+        ("maxtext", ("JAX",)),
+        ("LLMBoost 1.1.0", ("LLMBoost",)),
+        ("", ()),
+    ],
+)
+def test_framework_names_as_the_fields_write_them(field: str, names: tuple[str, ...]) -> None:
+    assert framework_names(field) == names
+
+
+def test_frameworks_differ_only_where_they_share_no_name() -> None:
+    assert frameworks_differ("PyTorch NVIDIA Release 20.06", "tf2.0")
+    assert not frameworks_differ("tinygrad, commit b554", "tinygrad, branch v5.0")
+    assert not frameworks_differ("NGC MXNet 22.09 , NGC PyTorch 22.09", "PyTorch 2.0.1a0")
+    assert not frameworks_differ("", "tf2.0")  # one unknown: nothing said
+
+
+def test_the_largest_bert_change_v41_to_v50_is_one_systems_software() -> None:
+    v41, v50 = load_round("v4.1"), load_round("v5.0")
+    scores = pd.concat([v41.scores, v50.scores], ignore_index=True)
+    systems = pd.concat([v41.systems, v50.systems], ignore_index=True)
+    frame = trends(scores, ["bert"], systems=systems)
+    change = largest_change(frame)
+    assert change is not None
+    assert (change.accelerator_family, change.accelerators, change.rounds) == (
+        "RTX 4090",
+        6,
+        ("v4.1", "v5.0"),
+    )
+    assert change.ratio == pytest.approx(1.69, abs=0.005)
+    # tinycorp's tinybox green in both rounds, tinygrad in both (another commit)
+    assert change.systems == ("tinycorp/tinybox_green", "tinycorp/tinybox_green")
+    assert change.same_system and not change.frameworks_differ
+    assert [framework_names(f) for f in change.frameworks] == [("tinygrad",)] * 2
+    (line,) = trends_headline(frame)
+    assert line.endswith("software (the same system, tinycorp/tinybox_green)")
+    # without the systems table, the system is still known; the framework is not
+    bare = largest_change(trends(scores, ["bert"]))
+    assert bare is not None and bare.same_system and bare.frameworks == ("", "")
+
+
+@pytest.mark.shared
+def test_v07_bert_dgx1_against_googles_v100_reference_is_software(shared_archive) -> None:
+    tables = read_round(shared_archive("v0.7"))
+    (result,) = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))
+    table = result.table
+    row = table[table["system_id"] == "dgx1_ngc20.06_pytorch"].iloc[0]
+    # the same 8 x V100-SXM2-16GB as the reference, Google's TensorFlow gpu-v100-8-TF2.0
+    assert (row["reference_system_id"], row["superlinear"]) == (
+        "gpu-v100-8-TF2.0",
+        "faster at N_ref",
+    )
+    assert row["accelerators"] == row["reference_accelerators"] == 8
+    reference = reference_framework(table).loc[row.name]
+    assert (row["framework"], reference) == ("PyTorch NVIDIA Release 20.06", "tf2.0")
+    assert frameworks_differ(row["framework"], reference)
+    said = software_sentences(table)
+    assert len(said) == 1 and said[0].startswith("NVIDIA dgx1_ngc20.06_pytorch: E' 1.22")

@@ -8,7 +8,8 @@ ends since capped by a step of compute alone, ``search.predict.predicted``; the 
 by numbers re-snapshotted for issue 73's wait for the slowest rank, ``model.network``,
 each count chosen unchanged; again for DDP's pipelined overlap and the wait refitted,
 sigma 0.060, each count chosen unchanged; again for the overlap per link class and the
-wait per stack and class, each count chosen unchanged)."""
+wait per stack and class, each count chosen unchanged; again for the wait per stack, the
+same on every link, and the contention per stack and class, each count chosen unchanged)."""
 
 from __future__ import annotations
 

@@ -59,13 +59,13 @@ def test_the_sentences_quote_the_output_file() -> None:
     assert f"{met(low <= held['coverage'] <= high)} ({_pct(held['coverage'])})" in BLOCK
     width_met = held["median_width"] <= goals["median_width"]
     assert f"{met(width_met)} ({held['median_width']:.3f})" in BLOCK
-    # on PCIe with P2P the advice is said to beat every baseline, by less than a point
+    # on PCIe with P2P the advice is said to be among the baselines, within their range
     p2p = RESULT["held_out_by_link_class"]["pcie-p2p"]
     baselines = sorted(p2p["baselines"].values())
-    assert baselines[0] - 0.01 < p2p["median_abs_error"] < baselines[0]
+    assert baselines[0] < p2p["median_abs_error"] < baselines[-1]
     said_error = _pct(p2p["median_abs_error"])
     against = f"{said_error} against {100 * baselines[0]:.1f}-{_pct(baselines[-1])}"
-    assert f"on PCIe with P2P by a little ({against}" in BLOCK
+    assert f"on PCIe with P2P it is among them ({against}" in BLOCK
     assert f"{len(RESULT['flagged'])} rows (Lambda's BERT at 4-8 GPUs)" in BLOCK
     assert f"NVIDIA's {dev['rows']} ResNet-50 rows" in BLOCK
     rows = RESULT["rows"]

@@ -31,14 +31,16 @@ def _values(entry: dict[str, object]) -> list[object]:
 
 
 def test_the_terms_are_pinned_and_sourced() -> None:
-    spread = {  # stack: link class: sigma
-        "legacy": {"nvlink": 0.058, "pcie_p2p": 0.058, "pcie_no_p2p": 0.046, "multinode": 0.064},
-        "modern": {"nvlink": 0.054, "pcie_p2p": 0.038, "pcie_no_p2p": 0.042, "multinode": 0.016},
+    spread = {"legacy": 0.058, "modern": 0.042}  # stack: sigma, the same on every link
+    contention = {  # stack: link class: kappa
+        "legacy": {"nvlink": 0.27, "pcie_p2p": 0.27, "pcie_no_p2p": 0.0, "multinode": 0.56},
+        "modern": {"nvlink": 0.0, "pcie_p2p": 0.11, "pcie_no_p2p": 0.02, "multinode": 0.0},
     }
-    pooled = tuple((cls, 0.05) for cls in step_terms.CLASSES)  # kappa: one value for all
-    for stack, per_class in spread.items():
+    for stack, per_class in contention.items():
         assert StepTerms(
-            nccl_latency=False, contention_share=pooled, rank_spread=tuple(per_class.items())
+            nccl_latency=False,
+            contention_share=tuple(per_class.items()),
+            rank_spread=tuple((cls, spread[stack]) for cls in step_terms.CLASSES),
         ) == step_terms.of_stack(stack)
     assert step_terms.FITTED == step_terms.of_stack("modern") == step_terms.current()
     with pytest.raises(ValueError, match="stack 'tf1' is none of"):
@@ -71,9 +73,14 @@ def test_the_data_holds_what_the_fit_chose() -> None:
     least = min(v["loso_error"] for v in FIT["variants"].values())
     tied = [v for v in FIT["variants"].values() if v["loso_error"] <= least + 0.001]
     assert variant["size"] == min(v["size"] for v in tied)
-    # 50 variants: nccl off or on, each free parameter off, pooled, per class, per stack
-    # or per stack and class
-    assert len(FIT["variants"]) == 50
+    # 30 variants: nccl off or on, kappa off, pooled, per class, per stack or per stack
+    # and class, sigma off, pooled or per stack (no value per link class: the ranks' spread
+    # is the compute's)
+    assert len(FIT["variants"]) == 30
+    for variant in FIT["variants"].values():
+        assert variant["terms"]["rank_spread"] in ("off", "pooled", "per_stack")
+        for per_class in variant["fitted_on_all"]["rank_spread"].values():
+            assert len(set(per_class.values())) == 1
     # the stacks: the 2017 TensorFlow tables' 5 groups of devices before Volta, the rest
     assert FIT["rows_by_stack"] == {"legacy": 174, "modern": 181}
     assert all(
@@ -222,8 +229,8 @@ def test_the_assumed_stack_is_said_only_where_the_stacks_differ(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     nvlink = Network(intra=Link(busbw_gbs=100.0, latency_us=5.0, name="nvlink"))
-    # the fit's: today's stack (assumed) 0.054 on NVLink, the 2017 tables' 0.058
-    assert step_terms.fitted_spread(nvlink) == (pytest.approx(0.054), True)
+    # the fit's: today's stack (assumed) 0.042, the 2017 tables' 0.058
+    assert step_terms.fitted_spread(nvlink) == (pytest.approx(0.042), True)
     same = {"legacy": StepTerms(rank_spread=0.05), "modern": StepTerms(rank_spread=0.05)}
     monkeypatch.setattr(step_terms, "FITTED_BY_STACK", same)
     with step_terms.using(same["modern"]):

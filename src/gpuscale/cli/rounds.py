@@ -59,8 +59,7 @@ def ingest(
     from gpuscale.mlperf.bundled import ingest_refused, write_ingested  # lazy: pandas
     from gpuscale.tables.views import ingest_summary
 
-    # --round: a PATH's round, fetched never; an --out of other rounds' tables kept
-    if refused := ingest_refused(paths, round_name, where.out):
+    if refused := ingest_refused(paths, round_name, where.out):  # --round, --out checked
         fail(refused)
     tables = read_paths(list(map(Path, paths or ())), [round_name] if round_name else None)
     with fail_on(OutputError):

@@ -103,10 +103,10 @@ def test_the_json_and_explain_say_the_link_and_its_class(golden: Golden) -> None
     runner = CliRunner()
     data = json.loads(runner.invoke(app, [*ARGS, "MI300X", "-f", "json"]).output)
     (said,) = [a for a in data["assumptions"] if a["kind"] == "link_class"]
-    # the class's rank spread it stands for, a number with its unit: one value in every
-    # class (the ranks' spread is the compute's), so its range is that value
-    assert (said["term"], said["source"], said["value"]) == ("Link class", "assumed", 0.042)
-    assert said["unit"] and (said["low"], said["high"]) == (0.042, 0.042)
+    # the term the in-node classes differ by, a number with its unit: the contention (the
+    # ranks' spread is every class's), NVLink's 0 within the classes' 0-0.11
+    assert (said["term"], said["source"], said["value"]) == ("Link class", "assumed", 0.0)
+    assert "communication" in said["unit"] and (said["low"], said["high"]) == (0.0, 0.11)
     assert "no published row" in said["basis"]
     explained = runner.invoke(app, [*ARGS, "MI300X", "--explain"]).output
     lines = [line for line in explained.splitlines() if line.startswith("- Link")]

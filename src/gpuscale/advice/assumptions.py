@@ -184,6 +184,9 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     )
 
 
+CONTENTION_UNIT = "share of overlapped communication lost"
+
+
 def _link_class(link_name: str) -> Assumption | None:
     """The link class a preset is taken as where no published row was judged on it (an xGMI
     mesh: ``nvlink``); None for a preset whose name says its class, or no preset."""
@@ -191,12 +194,13 @@ def _link_class(link_name: str) -> Assumption | None:
     if preset is None or preset.assumed_class is None:
         return None
     said = ASSUMED_CLASS_SAID[preset.name]
-    sigma = {c: current().spread(c) for c in CLASSES if c != "multinode"}  # within a node
-    ends = (min(sigma.values()), max(sigma.values()))  # the term those classes differ by
+    # within a node the classes differ by the contention (the rank spread is every class's)
+    kappa = {c: current().contention(c) for c in CLASSES if c != "multinode"}
+    ends = (min(kappa.values()), max(kappa.values()))
     return Assumption(
         term=TermId.LINK_CLASS,
         value=Finding.of(K.ASSUMED_LINK_CLASS, link_class=preset.assumed_class, preset=preset.name),
-        quantity=Quantity(sigma[preset.assumed_class], "rank spread, share of compute", *ends),
+        quantity=Quantity(kappa[preset.assumed_class], CONTENTION_UNIT, *ends),
         source=Source.ASSUMED,
         basis=Finding.of(K.LINK_CLASS_BASIS, source=said["source"], note=said["note"]),
         measure=Measure(Finding.of(K.MEASURE_LINK_CLASS)),

@@ -224,7 +224,7 @@ def report(
             sources=selection.data_arguments(),
         )
     path, shown = written.path, quoted_path(written.path)  # pastes whole with a space
-    say([f"report written to {shown}", *written.headline])
+    say([f"report written to {shown}{written.replaced}", *written.headline])
     say([f"warning: {line}" for line in missing], stderr=True)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):
         err.print(f"note: no browser found to open it; open {shown} yourself", markup=False)

@@ -87,8 +87,9 @@ def build_report(
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
     The folder is written whole or not at all (``gpuscale.sources.write_atomically``; raises
-    ``OutputError``); figures of an earlier report there are replaced, not left stale; one
-    of a round ``tables`` lacks is kept: refused, before any work.
+    ``OutputError``); figures of an earlier report there are replaced, not left stale, as
+    is a report of other rounds (a view they redraw); another command's folder is refused,
+    before any work.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
     ``advice``: an advice request whose advice on ``bench`` is added to it (computed
@@ -137,7 +138,9 @@ def build_report(
             workloads, workloads_in(tables.scores), call="build_report({round}, ...)"
         )
     options = options or AnalysisOptions()
-    check_owner(out_dir, "report", tables.rounds)  # before the work: refused, not after it
+    # before the work: refused, not after it (another command's folder; a report of other
+    # rounds is replaced, said by ``write_report``)
+    check_owner(out_dir, "report", tables.rounds, replaces=True)
     warned: list[str] = []  # the reasons ``on_missing`` says: not said again by on_headline
 
     def write(folder: Path) -> None:
@@ -172,7 +175,7 @@ def build_report(
         return section
 
     with fewer_collections():
-        write_atomically(out_dir, write, command="report", sources=tables.rounds)
+        write_atomically(out_dir, write, command="report", sources=tables.rounds, replaces=True)
     return out_dir / "index.html"
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import STRATEGIES
+from gpuscale.sources.atomic import replacing
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
@@ -141,12 +142,14 @@ class ReportRequest:
 
 @dataclass(frozen=True, slots=True)
 class ReportWritten:
-    """A report written: its HTML file and what its first screen leads with, a line each
+    """A report written: its HTML file, what its first screen leads with, a line each
     (``report.page.report_headline``: your hardware's answer, else each workload's
-    recommended count)."""
+    recommended count), and the earlier report it replaced (``, replacing its report of
+    v4.1``; "" for none: ``sources.atomic.replacing``)."""
 
     path: Path
     headline: tuple[str, ...] = ()
+    replaced: str = ""
 
 
 def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) -> None:
@@ -195,6 +198,7 @@ def write_report(
     if advice is not None and request.model is not None:
         _model_in_bench(bench, request.model, bench_path)
     headline: list[tuple[str, ...]] = []
+    replaced = replacing(request.out, "report", "report")
     path = build_report(
         tables,
         workloads,
@@ -211,4 +215,4 @@ def write_report(
         on_headline=headline.append,
         sources=sources,
     )
-    return ReportWritten(path, next(iter(headline), ()))
+    return ReportWritten(path, next(iter(headline), ()), replaced)

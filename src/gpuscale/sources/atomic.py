@@ -21,6 +21,7 @@ temporary folder is made inside it and the files are moved one by one.
 from __future__ import annotations
 
 import errno
+import functools
 import glob
 import os
 import shutil
@@ -106,12 +107,16 @@ def file_written_by(path: Path) -> str | None:
     return found.command
 
 
-def check_owner(out_dir: Path, command: str, sources: Sequence[str] = ()) -> None:
+def check_owner(
+    out_dir: Path, command: str, sources: Sequence[str] = (), *, replaces: bool = False
+) -> None:
     """OutputError where writing ``command``'s output of ``sources`` into ``out_dir``
     would lose what it holds: another gpuscale command's output (replaced, or its files
     removed as stale), or this command's of sources that ``sources`` leaves out (the
-    rounds of another ingest: the same sources again, or more, replace it). Called before
-    the work too (a report's figures take a while), and again as the output is moved in."""
+    rounds of another ingest: the same sources again, or more, replace it), unless it
+    ``replaces`` them (a report: a view its rounds redraw in seconds, said by
+    :func:`replacing`). Called before the work too (a report's figures take a while), and
+    again as the output is moved in."""
     out_dir = Path(os.path.abspath(out_dir))
     found = _manifest(out_dir)
     if not found or not found.command or not command:
@@ -122,7 +127,7 @@ def check_owner(out_dir: Path, command: str, sources: Sequence[str] = ()) -> Non
             f"{out} holds the output of `gpuscale {found.command}`, not of `gpuscale "
             f"{command}`; nothing was written: choose another output folder, or remove it first"
         )
-    if lost := [s for s in found.sources if sources and s not in sources]:
+    if (lost := [s for s in found.sources if sources and s not in sources]) and not replaces:
         kept = [*found.sources, *(s for s in sources if s not in found.sources)]
         raise OutputError(
             f"{out} holds `gpuscale {command}`'s output of {joined(found.sources)}, which this "
@@ -137,13 +142,15 @@ def write_atomically(
     *,
     command: str = "",
     sources: Sequence[str] = (),
+    replaces: bool = False,
 ) -> list[Path]:
     """Call ``write(tmp)`` to put every output file in the folder ``tmp``, then move them
     into ``out_dir``; return the final paths. Raises :class:`OutputError` with one clear
     sentence when ``out_dir`` cannot be written, or holds the output of another
     ``command`` than this one (recorded in the manifest with the version), or this
     command's output of a source that ``sources`` (what this output is made of, e.g. its
-    rounds; recorded too) leaves out (:func:`check_owner`); nothing is left behind then.
+    rounds; recorded too) leaves out, unless it ``replaces`` them (:func:`check_owner`);
+    nothing is left behind then.
     A link ``out_dir`` is written through, to its target."""
     sources = tuple(sources)
     out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
@@ -157,7 +164,7 @@ def write_atomically(
             raise OutputError(
                 f"{quoted_path(out_dir)} exists and is not a folder; choose another output folder"
             )
-        check_owner(out_dir, command, sources)
+        check_owner(out_dir, command, sources, replaces=replaces)
         mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
         base = out_dir if mount else out_dir.parent
         # a run killed before it could clean up (SIGKILL) left its folders: none holds them
@@ -178,7 +185,8 @@ def write_atomically(
         header = f"{_HEADER}{__version__} {command}".rstrip()
         said = [header, *(f"{_SOURCE}{s}" for s in sources), *names]
         (tmp / MANIFEST).write_text("\n".join(said) + "\n", encoding="utf-8")
-        _move_into_place(tmp, out_dir, names, (command, sources), whole=not mount)
+        made = functools.partial(check_owner, out_dir, command, sources, replaces=replaces)
+        _move_into_place(tmp, out_dir, names, made, whole=not mount)
     except OSError as exc:
         raise OutputError(
             f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}"
@@ -211,16 +219,16 @@ def _move_into_place(
     tmp: Path,
     out_dir: Path,
     names: list[str],
-    made: tuple[str, tuple[str, ...]],
+    checked: Callable[[], None],
     *,
     whole: bool = True,
 ) -> None:
-    """The files of ``tmp`` put in ``out_dir`` (``made``: the command and its sources, as
-    :func:`check_owner` takes them; ``whole``: our own earlier output swapped as one
-    folder; else file by file)."""
+    """The files of ``tmp`` put in ``out_dir`` (``checked``: :func:`check_owner` of this
+    output, before each try; ``whole``: our own earlier output swapped as one folder; else
+    file by file)."""
     for _ in range(100):  # another writer may swap its folder in between two renames
         try:
-            check_owner(out_dir, *made)
+            checked()
             if _swap(tmp, out_dir, names, whole=whole):
                 return
         except OSError as exc:

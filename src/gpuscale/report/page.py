@@ -143,7 +143,9 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
             rows.append(row | {"Recommended": "none", "Why not more": rec.why_none})
             continue
         row["_count"] = f"{rec.accelerators:,}"
-        row["_edge"] = EDGE_WORDS.get(rec.edge, "")
+        # the most measured with none above: "why not more" says it (the largest count)
+        said_there = rec.edge == MOST and rec.next_accelerators is None and not rec.passed_over
+        row["_edge"] = "" if said_there else EDGE_WORDS.get(rec.edge, "")
         row["Recommended"] = row["_count"] + filled(", {}", row["_edge"])
         row["_title"] = (
             f"{named(rec.submitter, rec.system_name)}, {rec.accelerators:,} x {rec.family}, "

@@ -35,6 +35,7 @@ from gpuscale.quantities import filled, joined
 from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import raw_round_out
+from gpuscale.tables.workloads import round_key
 from gpuscale.tables.writable import why_unwritable
 from gpuscale.version import __version__
 
@@ -128,7 +129,7 @@ def check_owner(
             f"{command}`; nothing was written: choose another output folder, or remove it first"
         )
     if (lost := [s for s in found.sources if sources and s not in sources]) and not replaces:
-        kept = [*found.sources, *(s for s in sources if s not in found.sources)]
+        kept = sorted({*found.sources, *sources}, key=lambda s: (round_key(s), s))
         raise OutputError(
             f"{out} holds `gpuscale {command}`'s output of {joined(found.sources)}, which this "
             f"one of {joined(sources)} would replace ({joined(lost)} lost); nothing was written: "

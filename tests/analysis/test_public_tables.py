@@ -46,6 +46,8 @@ def test_energy_table_is_the_energy_command_of_the_round() -> None:
     assert called["energy_kj"].to_numpy() == pytest.approx(shown["energy_kj"].to_numpy())
     assert (called["energy_per_sample_j"] > 0).all() and len(called) == 2
     assert len(gpuscale.energy_table(tables)) > len(called)  # every workload's
+    none = gpuscale.energy_table(gpuscale.load_round("v4.1"), "bert")  # as the command says
+    assert none.empty and "no power logs for bert in v4.1" in none.attrs["why_empty"]
 
 
 def test_a_wrong_name_or_argument_is_refused_by_name() -> None:
@@ -56,5 +58,7 @@ def test_a_wrong_name_or_argument_is_refused_by_name() -> None:
         gpuscale.energy_table(tables.scores, "bert")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="benchmark must be a str"):
         gpuscale.trend_table(tables, 7)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="republished must be True or False"):
+        gpuscale.trend_table(tables, "bert", republished="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="closed"):
         gpuscale.trend_table(tables, "bert", division="clo")

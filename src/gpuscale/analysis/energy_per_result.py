@@ -49,14 +49,18 @@ def energy_table(tables: RoundTables, benchmark: str | None = None) -> pd.DataFr
     same runs measured at another point of the power chain: ``same_runs_as`` names the
     other); ``power_scope`` says where each was measured (:func:`power_scope`). A result
     whose logs contradict their folder (``log_flag``) is left out, as in every analysis.
-    Empty for rounds without power logs (before v4.0)."""
+    Empty for rounds without power logs (before v4.0); a benchmark's without them says why
+    in ``attrs["why_empty"]``, as ``gpuscale energy`` does."""
     check_round_tables(tables)
     check_text(benchmark, "benchmark", optional=True)
     every = _every_energy(tables)
     if benchmark is None:
         return every
     workload = resolve_workload(benchmark, tables.scores, call="energy_table({round}, ...)")
-    return every[every["workload"] == workload]
+    found = every[every["workload"] == workload]
+    if found.empty:  # why, as ``gpuscale energy`` says it
+        found.attrs["why_empty"] = no_energy_reason(tables, every, [workload])
+    return found
 
 
 def _every_energy(tables: RoundTables) -> pd.DataFrame:

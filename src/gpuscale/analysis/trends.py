@@ -460,6 +460,8 @@ def trend_table(
     check_round_tables(tables)
     check_text(benchmark, "benchmark", optional=True)
     check_text(division, "division", optional=True)
+    if not isinstance(republished, bool):
+        raise TypeError(f"republished must be True or False, not {republished!r:.60}")
     scores = tables.scores
     division, _, _ = read_filters(scores, division, None)
     asked = None if benchmark is None else [resolve_workload(benchmark, scores, call=CALL)]

@@ -80,6 +80,8 @@ def test_the_answer_and_its_json_give_the_same_picks(case) -> None:
     shown = answer_view(result, options).frame
     notes = answers(result)
     assert len(shown) == len(notes)
+    # the family the answer leads with, named in both
+    assert shown["scope"].iloc[0] == document["answer_family"] + MOST
     for row, note in zip(shown.to_dict("records"), notes.to_dict("records"), strict=True):
         if row["criterion"] == "fastest":
             continue

@@ -16,7 +16,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     study_statements,
 )
-from gpuscale.analysis.crossing import measured_edge
+from gpuscale.analysis.crossing import measured_edge, scaling_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick, families_alone
 from gpuscale.analysis.metrics import Reference, within_own_family
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
@@ -232,6 +232,8 @@ def as_json(
                 "equilibrium_by_family": [
                     equilibrium_json(e, result.table) for e in result.by_family
                 ],
+                # the family the answer leads with (the text's "(most counts)")
+                "answer_family": scaling_family(result.table) or None,
                 # the families of one system (outliers aside): no equilibrium of their own
                 "families_alone": families_alone(result.table),
                 "study": [

@@ -45,14 +45,17 @@ def test_the_overlap_help_gives_the_overlap_each_link_class_assumes() -> None:
 
 
 def test_an_assumed_link_class_has_its_numbers_and_unit() -> None:
-    """MI300X's xGMI taken as NVLink's class: the class's rank spread, ranged over the
-    classes within a node, with its unit (every assumption in -f json a number)."""
+    """MI300X's xGMI taken as NVLink's class: the term the classes within a node differ by
+    (the contention; the rank spread is every class's), ranged over them, with its unit
+    (every assumption in -f json a number)."""
     advice = gpuscale.advise(device_name="MI300X", strategy="zero2", **SEVEN_B)
     (taken,) = [a for a in advice.assumptions if a.term is TermId.LINK_CLASS]
-    spread = {c: FITTED.spread(c) for c in ("nvlink", "pcie_p2p", "pcie_no_p2p")}
+    within = ("nvlink", "pcie_p2p", "pcie_no_p2p")
+    assert len({FITTED.spread(c) for c in within}) == 1  # the spread tells no class apart
+    kappa = {c: FITTED.contention(c) for c in within}
     assert taken.quantity is not None and taken.quantity.unit
-    assert taken.quantity.value == spread["nvlink"]
-    assert (taken.quantity.low, taken.quantity.high) == (min(spread.values()), max(spread.values()))
+    assert taken.quantity.value == kappa["nvlink"] == 0.0
+    assert (taken.quantity.low, taken.quantity.high) == (min(kappa.values()), max(kappa.values()))
     for said in advice_document(advice)["assumptions"]:  # type: ignore[union-attr]
         assert isinstance(said["value"], float | int) and said["unit"], said["term"]  # type: ignore[index]
 

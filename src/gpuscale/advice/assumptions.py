@@ -146,9 +146,10 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     classes = dict(cal.machine.count_classes)  # each count's link class, as built
     within = assumed_overlap(classes.get(1))  # the node's ring's (one device: the node's link)
     # multinode where it has nodes, at most the in-node leg's (``network.count_overlap``)
-    across = assumed_overlap(cal.machine.network_class)
-    across = min(across, within) if cal.machine.network_class == "multinode" else across
-    at = tuple((n, assumed_overlap(c)) for n, c in cal.machine.count_classes)
+    held = {c: assumed_overlap(c) for c in (*classes.values(), cal.machine.network_class)}
+    held["multinode"] = min(assumed_overlap("multinode"), within)
+    across = held[cal.machine.network_class]
+    at = tuple((n, held[c]) for n, c in cal.machine.count_classes)
     # counts of one node on another ring than the whole node's (a topology's first GPUs)
     rings = tuple((n, o) for n, o in at if n > 1 and o != within and classes[n] != "multinode")
     case = "given" if value is not None else ("same" if within == across else "apart")

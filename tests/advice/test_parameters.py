@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.model.network import CLASSES, link_class
-from gpuscale.advice.model.priors import PRIORS
-from gpuscale.advice.model.step import assumed_overlap
+from gpuscale.advice.model.priors import PRIORS, assumed_overlap
 from gpuscale.hardware.links import INFINITY_FABRIC, NVLINK, PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]

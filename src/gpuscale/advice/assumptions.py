@@ -145,8 +145,11 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
     measured = given or (cal.bench is not None and cal.bench.overlap_measured)
     classes = dict(cal.machine.count_classes)  # each count's link class, as built
     within = assumed_overlap(classes.get(1))  # the node's ring's (one device: the node's link)
-    across = assumed_overlap(cal.machine.network_class)  # multinode where it has nodes
-    at = tuple((n, assumed_overlap(c)) for n, c in cal.machine.count_classes)
+    # multinode where it has nodes, at most the in-node leg's (``network.count_overlap``)
+    held = {c: assumed_overlap(c) for c in (*classes.values(), cal.machine.network_class)}
+    held["multinode"] = min(assumed_overlap("multinode"), within)
+    across = held[cal.machine.network_class]
+    at = tuple((n, held[c]) for n, c in cal.machine.count_classes)
     # counts of one node on another ring than the whole node's (a topology's first GPUs)
     rings = tuple((n, o) for n, o in at if n > 1 and o != within and classes[n] != "multinode")
     case = "given" if value is not None else ("same" if within == across else "apart")

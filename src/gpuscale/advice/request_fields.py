@@ -183,7 +183,8 @@ class RequestFields(JsonRequest):
         None,
         help="Share of communication hidden, 0-1, never the last bucket (default: measured by "
         f"--bench; else {OVERLAP_BY_CLASS['nvlink']:g} device to device: NVLink, PCIe P2P, between "
-        f"nodes; {OVERLAP_BY_CLASS['pcie_no_p2p']:g} through host memory: PCIe without P2P).",
+        f"nodes; {OVERLAP_BY_CLASS['pcie_no_p2p']:g} through host memory: PCIe without P2P, "
+        "and across nodes of it).",
     )
     grad_bytes: int = option(4, help="Bytes per gradient element (4 fp32, 2 bf16).")
     bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")

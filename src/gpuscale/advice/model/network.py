@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, phrase, read_data
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, assumed_overlap, phrase, read_data
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.network import Network
 
@@ -151,6 +151,18 @@ def count_class(network: Network, n: int) -> str | None:
     return link_class(network.intra.on(n).name, network.spans_nodes(n))
 
 
+def count_overlap(network: Network, n: int) -> float:
+    """The overlap assumed for ``n`` devices (``priors.assumed_overlap`` of their class);
+    across nodes at most the in-node leg's: the count runs both legs, and backward hides
+    no more of the communication than its slower-to-hide leg lets it (a node of PCIe
+    without P2P stages every chunk through host memory, whatever joins the nodes)."""
+    overlap = assumed_overlap(count_class(network, n))
+    if network.spans_nodes(n) and network.per_node:
+        in_node = link_class(network.intra.on(network.per_node).name, False)
+        overlap = min(overlap, assumed_overlap(in_node))
+    return overlap
+
+
 def fitted_class(network: Network) -> str | None:
     nodes = network.inter is not None and network.per_node is not None
     return link_class(network.intra.name, nodes)
@@ -217,7 +229,8 @@ def issued(
 class Collectives(NamedTuple):
     """The network's part of a step on ``n`` devices: its collectives, those issued after
     backward ends (``last_s``: none of it hidden), their latency part (s), kappa,
-    ``sigma E[max of n]`` (ms of wait per ms of compute), its class."""
+    ``sigma E[max of n]`` (ms of wait per ms of compute), its class, the overlap assumed
+    (``count_overlap``)."""
 
     comm_s: float
     last_s: float
@@ -225,6 +238,7 @@ class Collectives(NamedTuple):
     contention_share: float
     straggler_share: float
     link: str | None
+    overlap: float
 
 
 def collectives(
@@ -242,7 +256,12 @@ def collectives(
     fitted = terms_class(network, n)
     terms = current()
     straggler = terms.spread(fitted) * expected_max_normal(n)  # 0 at N = 1
-    parts = [terms.contention(fitted), straggler, count_class(network, n)]
+    parts = [
+        terms.contention(fitted),
+        straggler,
+        count_class(network, n),
+        count_overlap(network, n),
+    ]
     if n < 2:
         return Collectives(0.0, 0.0, 0.0, *parts)
     plan = issued(grad_bytes, n, bucket_mb, strategy, units, group)

@@ -15,7 +15,7 @@ parameter. ``t_wait(N)``: ``E[max of N draws] - mean`` of the N = 1 step times (
 "Revisiting distributed synchronous SGD", 2016), within the measured growth of the no-sync
 step over N = 1; where nothing measured the ranks' spread, at least ``sigma E[max of N
 standard normals] t_compute``. ``omega``: ``1 - exposed / comm`` of the bench's runs;
-``omega_0``: by link class (``priors.assumed_overlap``)."""
+``omega_0``: by link class (``network.count_overlap``)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ from gpuscale.advice.model.priors import (
     NORMAL_20,
     REFERENCE_MEMORY_GBS,
     STEP_SPREAD,
-    assumed_overlap,
     phrase,
 )
 from gpuscale.interconnect.network import Network
@@ -276,7 +275,7 @@ def _step(
     comm_ms = net.comm_s * 1e3
     if settings.overlap is None:
         not_last_ms = (net.comm_s - net.last_s) * 1e3
-        hidden_ms = min(assumed_overlap(net.link) * net.comm_s * 1e3, not_last_ms, backward_ms)
+        hidden_ms = min(net.overlap * net.comm_s * 1e3, not_last_ms, backward_ms)
         contention_ms = net.contention_share * max(hidden_ms, 0.0)
     else:  # measured or given: as it is, its contention in it
         hidden_ms, contention_ms = settings.overlap * net.comm_s * 1e3, 0.0

@@ -14,7 +14,7 @@ import pytest
 import gpuscale
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.mlperf.rcp import rcp_points
-from gpuscale.tables.workloads import samples_per_epoch
+from gpuscale.tables.workloads import first_epoch_num, samples_per_epoch
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ImageNet-1k's training set (Russakovsky et al. 2015)
 RESNET = dict(
@@ -39,6 +39,33 @@ def test_the_epoch_sizes_are_the_logged_ones() -> None:
     assert samples_per_epoch("retinanet") == 1_170_301
     assert samples_per_epoch("rnnt") == 278_016
     assert samples_per_epoch("bert") is None  # counted in samples: no epochs to size
+    # the original DLRM trains on DCNv2's Criteo logs, and counts epoch_num from 1
+    assert samples_per_epoch("dlrm") == samples_per_epoch("dlrm_dcnv2")
+    assert first_epoch_num("dlrm") == 1
+    assert {first_epoch_num(w) for w in ("resnet", "dlrm_dcnv2", "rnnt", "bert")} == {0}
+
+
+def test_the_original_dlrm_trains_its_rcps_epochs_less_one() -> None:
+    # its RCPs (1.76 at 32,768 to 2.00 at 71,680) are epoch_num, one more than the epochs
+    # trained: at the RCPs' batch of 55,296, 0.90 of an epoch, not 1.90 (nor 10M samples)
+    (logged,) = (e for b, e in rcp_points("1.0.0", "dlrm") if b == 55296)
+    advice = gpuscale.advise(
+        params=540e6,
+        flops_per_sample=3e6,
+        step_ms=50,
+        batch=6912,
+        device_name="A100 SXM",
+        interconnect="nvlink3",
+        max_devices=8,
+        scaling="strong",
+        global_batch=55296,
+        workload="dlrm",
+        ruleset="1.0.0",
+    )
+    row = advice.table.set_index("accelerators").loc[8]
+    epochs = row["samples_to_train"] / samples_per_epoch("dlrm")
+    assert row["global_batch"] == 55296
+    assert epochs == pytest.approx(logged - 1, rel=0.05), epochs
 
 
 def test_resnet_trains_its_reference_epochs() -> None:
@@ -94,3 +121,26 @@ def test_every_run_of_a_round_logs_the_epoch_size_in_the_table(shared_archive) -
     assert logged["ssd"] and all(v in (-(-images // b), images // b) for b, v in logged["ssd"])
     # RNN-T's implementations batch the utterances apart: each within 0.3% of the median
     assert all(abs(v / samples_per_epoch("rnnt") - 1) < 0.003 for _, v in logged["rnnt"])
+
+
+@pytest.mark.shared
+def test_the_original_dlrm_logs_epochs_trained_plus_one(shared_archive) -> None:
+    # each v1.1 run's samples trained (train_samples, logged at the end) are its last
+    # evaluation's epoch_num less first_epoch_num, in epochs of samples_per_epoch
+    value = re.compile(rb'"key":\s*"train_samples".*?"value":\s*([0-9]+)')
+    epoch = re.compile(rb'"key":\s*"eval_accuracy".*?"epoch_num":\s*([0-9.]+)')
+    ratios = []
+    with tarfile.open(shared_archive("v1.1"), "r|xz") as archive:
+        for member in archive:
+            if not member.isfile() or "/results/" not in member.name or "/dlrm/" not in member.name:
+                continue
+            trained, last = None, None
+            for line in archive.extractfile(member) or ():
+                if hit := value.search(line):
+                    trained = int(hit.group(1))
+                if hit := epoch.search(line):
+                    last = float(hit.group(1))
+            assert trained is not None and last is not None, member.name
+            ratios.append(trained / samples_per_epoch("dlrm") - (last - first_epoch_num("dlrm")))
+    assert len(ratios) == 50
+    assert max(abs(r) for r in ratios) < 1e-3, max(ratios, key=abs)

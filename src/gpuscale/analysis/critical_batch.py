@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscale.tables.workloads import first_epoch_num
+
 if TYPE_CHECKING:  # the type alone: gpuscale.mlperf is read on demand (below)
     from gpuscale.mlperf.rcp import WorkloadRcps
 
@@ -92,11 +94,16 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
 def _fitted(
     ruleset: str, benchmark: str, points: tuple[tuple[float, float], ...]
 ) -> ConvergenceModel | None:
-    """E(B) fitted to (batch, samples or epochs) points of a benchmark's RCP file."""
+    """E(B) fitted to (batch, samples or epochs) points of a benchmark's RCP file, in
+    samples or epochs trained: epochs less the ``epoch_num`` its logs count from
+    (``tables.workloads.first_epoch_num``: the original DLRM's RCPs, 1.76-2.00, are
+    0.76-1.00 epochs trained)."""
     if not points:
         return None
-    batches, samples = zip(*points, strict=True)
-    return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
+    batches, logged = zip(*points, strict=True)
+    first = first_epoch_num(benchmark)
+    trained = [value - first for value in logged]
+    return fit(list(batches), trained, f"RCPs of {benchmark}, ruleset {ruleset}")
 
 
 def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:

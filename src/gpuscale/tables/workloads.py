@@ -142,22 +142,29 @@ def counts_samples(benchmark: str) -> bool:
 
 
 # Where a workload's samples to converge count epochs, the samples an epoch holds, as its
-# runs' logs give them (``train_samples``; the file's ``source`` says how, per workload)
+# runs' logs give them (``train_samples``), and the ``epoch_num`` its logs and RCPs count
+# from (1 for the original DLRM: epochs trained + 1); the file's ``source`` says how
 EPOCH_SAMPLES_FILE = "epoch_samples.csv"
 
 
 @functools.cache
-def _epoch_samples() -> dict[str, int]:
+def _epoch_rows() -> dict[str, dict[str, str]]:
     text = (resources.files("gpuscale") / "data" / EPOCH_SAMPLES_FILE).read_text("utf-8")
-    return {
-        row["workload"]: int(row["samples_per_epoch"]) for row in csv.DictReader(text.splitlines())
-    }
+    return {row["workload"]: row for row in csv.DictReader(text.splitlines())}
 
 
 def samples_per_epoch(benchmark: str) -> int | None:
     """The training samples an epoch of a benchmark's workload holds (``data/epoch_samples.csv``:
     as its rounds' runs log them, ``train_samples``); None where unknown or not one."""
-    return _epoch_samples().get(workload_of(benchmark))
+    row = _epoch_rows().get(workload_of(benchmark))
+    return None if row is None else int(row["samples_per_epoch"])
+
+
+def first_epoch_num(benchmark: str) -> int:
+    """The ``epoch_num`` a benchmark's logs and RCPs count epochs from: the epochs trained
+    are the epochs logged less it (``data/epoch_samples.csv``; 0 where not listed)."""
+    row = _epoch_rows().get(workload_of(benchmark))
+    return 0 if row is None else int(row["first_epoch_num"])
 
 
 def convergence_unit(benchmark: str, round_name: str) -> Unit | None:

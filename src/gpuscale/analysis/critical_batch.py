@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.tables.workloads import first_epoch_num
-
 if TYPE_CHECKING:  # the type alone: gpuscale.mlperf is read on demand (below)
     from gpuscale.mlperf.rcp import WorkloadRcps
 
@@ -94,16 +92,11 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
 def _fitted(
     ruleset: str, benchmark: str, points: tuple[tuple[float, float], ...]
 ) -> ConvergenceModel | None:
-    """E(B) fitted to (batch, samples or epochs) points of a benchmark's RCP file, in
-    samples or epochs trained: epochs less the ``epoch_num`` its logs count from
-    (``tables.workloads.first_epoch_num``: the original DLRM's RCPs, 1.76-2.00, are
-    0.76-1.00 epochs trained)."""
+    """E(B) fitted to (batch, samples or epochs) points of a benchmark's RCP file."""
     if not points:
         return None
-    batches, logged = zip(*points, strict=True)
-    first = first_epoch_num(benchmark)
-    trained = [value - first for value in logged]
-    return fit(list(batches), trained, f"RCPs of {benchmark}, ruleset {ruleset}")
+    batches, samples = zip(*points, strict=True)
+    return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
 
 
 def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
@@ -120,9 +113,17 @@ def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
 
 
 def rcp_fit(found: WorkloadRcps) -> ConvergenceModel | None:
-    """E(B) fitted to a workload's RCPs as read (``mlperf.rcp.workload_rcps``): the first
-    name's points that fit, as :func:`rcp_model_for`; None where none do."""
-    fits = (_fitted(found.ruleset, name, points) for name, points in found.points)
+    """E(B) fitted to a workload's RCPs as read (``mlperf.rcp.workload_rcps``), in epochs
+    trained: the epochs logged less the ``epoch_num`` its logs count from (the original
+    DLRM's RCPs, 1.76-2.00, are 0.76-1.00 epochs trained); the first name's points that
+    fit, as :func:`rcp_model_for`; None where none do. The round's own analyses
+    (:func:`round_rcp_model`) stay in the unit logged, as the results' samples to converge."""
+    first = found.first_epoch_num
+    trained = (
+        (name, tuple((batch, epochs - first) for batch, epochs in points))
+        for name, points in found.points
+    )
+    fits = (_fitted(found.ruleset, name, points) for name, points in trained)
     return next((model for model in fits if model is not None), None)
 
 

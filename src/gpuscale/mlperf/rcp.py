@@ -31,6 +31,7 @@ from gpuscale.tables.workloads import (
     Unit,
     convergence_unit,
     display_name,
+    first_epoch_num,
     samples_per_epoch,
 )
 
@@ -190,7 +191,8 @@ class WorkloadRcps:
     :func:`rcp_names`' order; empty where that ruleset has no file of the name) and, only
     where it has none, the rulesets where a file of its names holds them (``elsewhere``,
     oldest first); where they count epochs, the samples an epoch holds
-    (``tables.workloads.samples_per_epoch``; None: unknown)."""
+    (``tables.workloads.samples_per_epoch``; None: unknown) and the ``epoch_num`` its
+    logs and RCPs count from (``first_epoch_num``: 1 for the original DLRM, else 0)."""
 
     workload: str
     ruleset: str
@@ -199,6 +201,7 @@ class WorkloadRcps:
     points: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
     elsewhere: tuple[str, ...] = ()
     samples_per_epoch: int | None = None
+    first_epoch_num: int = 0
 
 
 def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
@@ -224,4 +227,5 @@ def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
         tuple((name, points.get(name, ())) for name in names[ruleset]),
         () if found else tuple(holding),
         samples_per_epoch(workload),
+        first_epoch_num(workload),
     )

@@ -180,3 +180,18 @@ def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
         load_round("v5")
     with pytest.raises(ValueError, match=r"v4\.1"):  # no reading: the example
         load_round("v123")
+
+
+def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(
+    tmp_path: Path, golden
+) -> None:
+    """A folder or archive after --round: refused in one line that names it, quoted as a
+    shell takes it, to give without --round, as the command then reads it."""
+    path = _new_round(tmp_path / "my results")
+    result = runner.invoke(app, ["scores", "--round", str(path), "-f", "csv"])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.strip().endswith(f"'{path}')")
+    assert runner.invoke(app, ["scores", str(path), "-f", "csv"]).exit_code == 0
+    typed = "my results/v5.1.zip"  # a path by its separator, though none is there
+    said = runner.invoke(app, ["scores", "--round", typed]).stderr.strip()
+    golden.check("cli/round_names", f"--round {typed}", said)

@@ -182,9 +182,7 @@ def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
         load_round("v123")
 
 
-def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(
-    tmp_path: Path, golden
-) -> None:
+def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(tmp_path: Path, golden) -> None:
     """A folder or archive after --round: refused in one line that names it, quoted as a
     shell takes it, to give without --round, as the command then reads it."""
     path = _new_round(tmp_path / "my results")

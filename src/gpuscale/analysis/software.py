@@ -59,6 +59,19 @@ def frameworks_text(a: object, b: object) -> str:
     return f"{'/'.join(framework_names(a))} -> {'/'.join(framework_names(b))}"
 
 
+def with_framework(frame: pd.DataFrame, systems: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` (results: a scores table) with a ``framework`` column, each row's
+    system's field in ``systems`` by (round, org, system_id), the first where a system is
+    described twice; "" where ``systems`` (None: not given) lacks the system or the field.
+    A scaling table built from these scores keeps it (``metrics.workload_scaling_table``)."""
+    keys = ["round", "org", "system_id"]
+    if systems is None or systems.empty or "framework" not in systems:
+        return frame.assign(framework="")
+    named = systems[[*keys, "framework"]].drop_duplicates(keys)
+    joined = frame[keys].merge(named, on=keys, how="left")
+    return frame.assign(framework=joined["framework"].fillna("").astype(str).to_numpy())
+
+
 def reference_framework(table: pd.DataFrame) -> pd.Series:
     """Each row's reference's ``framework`` field (its row in ``table``: ``reference_org``
     and ``reference_system_id``); "" where the reference or the column is not there."""

@@ -8,16 +8,18 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gpuscale import load_round
+from gpuscale import load_round, scaling_table, trend_table
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.analysis.software import (
     framework_names,
     frameworks_differ,
     reference_framework,
+    with_framework,
 )
 from gpuscale.analysis.terminal import software_sentences
 from gpuscale.analysis.trends import largest_change, trends, trends_headline
 from gpuscale.mlperf import read_round
+from gpuscale.tables import SCALING_COLUMNS
 
 
 @pytest.mark.parametrize(
@@ -48,7 +50,7 @@ def test_the_largest_bert_change_v41_to_v50_is_one_systems_software() -> None:
     v41, v50 = load_round("v4.1"), load_round("v5.0")
     scores = pd.concat([v41.scores, v50.scores], ignore_index=True)
     systems = pd.concat([v41.systems, v50.systems], ignore_index=True)
-    frame = trends(scores, ["bert"], systems=systems)
+    frame = trends(with_framework(scores, systems), ["bert"])
     change = largest_change(frame)
     assert change is not None
     assert (change.accelerator_family, change.accelerators, change.rounds) == (
@@ -63,7 +65,7 @@ def test_the_largest_bert_change_v41_to_v50_is_one_systems_software() -> None:
     assert [framework_names(f) for f in change.frameworks] == [("tinygrad",)] * 2
     (line,) = trends_headline(frame)
     assert line.endswith("software (the same system, tinycorp/tinybox_green)")
-    # without the systems table, the system is still known; the framework is not
+    # scores without the framework column: the system is still known; the framework is not
     bare = largest_change(trends(scores, ["bert"]))
     assert bare is not None and bare.same_system and bare.frameworks == ("", "")
 
@@ -85,3 +87,27 @@ def test_v07_bert_dgx1_against_googles_v100_reference_is_software(shared_archive
     assert frameworks_differ(row["framework"], reference)
     said = software_sentences(table)
     assert len(said) == 1 and said[0].startswith("NVIDIA dgx1_ngc20.06_pytorch: E' 1.22")
+
+
+def test_the_scaling_table_carries_the_framework_its_scores_carry() -> None:
+    """One join (scores x systems by round, org, system_id) puts ``framework`` on the
+    scores; the scaling table keeps it after its own columns, and without it is as before."""
+    v41 = load_round("v4.1")
+    bare = scaling_table(v41.scores, "BERT")
+    assert list(bare.columns) == list(SCALING_COLUMNS)
+    joined = scaling_table(with_framework(v41.scores, v41.systems), "BERT")
+    assert list(joined.columns) == [*SCALING_COLUMNS, "framework"]
+    assert len(joined) == len(bare) == 29
+    tinybox = joined[joined["system_id"] == "tinybox_green"]["framework"].tolist()
+    assert tinybox == ["tinygrad, commit b5546912e24e0a864b35924da4efa5d71cfe368b"]
+    assert (joined["framework"] != "").all()
+    assert set(with_framework(v41.scores, None)["framework"]) == {""}
+
+
+def test_trend_table_names_the_framework_at_the_common_count() -> None:
+    frame = trend_table(load_round("v4.1", "v5.0"), "BERT").set_index(
+        ["accelerator_family", "round"]
+    )
+    fields = frame.loc[("RTX 4090", "v5.0"), ["system_at_common", "framework_at_common"]]
+    assert tuple(fields) == ("tinycorp/tinybox_green", "tinygrad, branch mlperf_training_v5.0")
+    assert (frame["framework_at_common"] != "").all()

@@ -35,6 +35,7 @@ from gpuscale.analysis.metrics import (
     workload_scaling_table,
 )
 from gpuscale.analysis.score_intervals import bootstrap_intervals
+from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
 from gpuscale.quantities import agreeing, counted, filled
@@ -110,7 +111,7 @@ def workload_table(
     intervals and the decomposition of E' (no clusters, no equilibrium); None when no
     system of the workload is scored. A report draws its first figures from it while
     ``finish_workload`` still runs."""
-    scores = tables.scores[tables.scores["round"] == round_name]
+    scores = with_framework(tables.scores[tables.scores["round"] == round_name], tables.systems)
     table = workload_scaling_table(
         scores,
         workload,
@@ -124,21 +125,9 @@ def workload_table(
     ci = bootstrap_intervals(
         table, tables.runs, scores=scores, n_boot=options.n_boot, seed=options.seed
     )
-    table = pd.concat([table, with_framework(table, tables.systems), ci], axis=1)
+    # the scaling table carries each system's ``framework`` from these scores
+    table = pd.concat([table, ci], axis=1)
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
-
-
-def with_framework(table: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFrame:
-    """``table``'s ``framework`` column: the software each row's system description names
-    (``gpuscale.analysis.software``), "" where the systems table lacks it."""
-    if "framework" not in systems or systems.empty:
-        return pd.DataFrame({"framework": ""}, index=table.index)
-    keys = ["round", "org", "system_id"]
-    named = systems[[*keys, "framework"]].drop_duplicates(keys)
-    joined = table[keys].merge(named, on=keys, how="left")
-    return pd.DataFrame(
-        {"framework": joined["framework"].fillna("").astype(str).to_numpy()}, index=table.index
-    )
 
 
 def not_analysed(

@@ -25,7 +25,7 @@ from gpuscale.analysis.outliers import outlier_column, outliers
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.quantities import filled
-from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
+from gpuscale.tables import CARRIED_COLUMNS, SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.analysis_request import DIVISIONS
 from gpuscale.tables.checks import check_families, check_table, check_text
 from gpuscale.tables.measures import (
@@ -300,7 +300,8 @@ def scaling_table(
     none of them, with the closest, or with the bundled rounds that hold a workload these
     scores lack. ``reference``: ``study`` (fewest accelerators, slowest among them),
     ``family`` (the same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``
-    (case ignored). Columns: see ``gpuscale.tables.SCALING_COLUMNS``. Empty when no
+    (case ignored). Columns: see ``gpuscale.tables.SCALING_COLUMNS``, then ``framework`` where
+    ``scores`` carry it (``analysis.software.with_framework``). Empty when no
     system matches the filters. A result repeated under a second system name in its
     round counts once; ``duplicates=True`` counts both names, as the study's Table I did
     (29 Llama2 70B LoRA systems in v4.1). ``division`` and ``families`` are read as the
@@ -338,7 +339,8 @@ def workload_scaling_table(
     """:func:`scaling_table` of a workload as the data names it (its cross-round name or
     a folder's), unchecked: empty where ``scores`` lack it (a round without it).
     ``division``, ``availability``, ``families``, ``duplicates``: :func:`scored_systems`'s
-    filters."""
+    filters. The scores' ``CARRIED_COLUMNS`` (``framework``) follow ``SCALING_COLUMNS``
+    where the scores have them."""
     frame = _with_units(
         scored_systems(
             scores,
@@ -349,8 +351,9 @@ def workload_scaling_table(
         )
     )
     frame = frame[of_workload(frame, workload).to_numpy(bool)]
+    columns = [*SCALING_COLUMNS, *(c for c in CARRIED_COLUMNS if c in scores)]
     if frame.empty:
-        return pd.DataFrame(columns=list(SCALING_COLUMNS))
+        return pd.DataFrame(columns=columns)
     frame = frame.assign(outlier=outliers(frame))
     if reference == "family":
         parts = [
@@ -368,7 +371,7 @@ def workload_scaling_table(
     out["reference_rule"] = reference
     out["superlinear"] = superlinear(out)
     out = out.sort_values(["accelerators", "time_to_train_min", "system_id"])
-    return out.reset_index(drop=True)[list(SCALING_COLUMNS)]
+    return out.reset_index(drop=True)[columns]
 
 
 def references(table: pd.DataFrame) -> list[Reference]:

@@ -6,28 +6,34 @@ Two results on the same accelerators at the same count (or on one submitter syst
 differ by their software and the rest of the system, not by the accelerator: where their
 frameworks share no name (one field may name several, for the benchmarks a system ran),
 the frameworks are said too. A version change within one framework is not told apart.
+
+The names and how the fields write them are data (``data/frameworks.csv``): a row per
+pattern (a regular expression on the lower-cased field), with a field it matches as
+written, the round and submitter that wrote it, and every round whose systems' fields it
+matches (``rounds``, of v0.7, v1.1 and v3.0 to v5.0).
 """
 
 from __future__ import annotations
 
+import csv
+import functools
 import re
+from importlib import resources
 
 import pandas as pd
 
-# framework name -> how the fields write it (lower case); JAX includes Google's
-# MaxText and MaxDiffusion, which run on it
-_NAMES: tuple[tuple[str, str], ...] = (
-    ("TensorFlow", r"tensorflow|tenorflow|\btf\d|\btf\b"),
-    ("PyTorch", r"pytorch|\btorch\b"),
-    ("MXNet", r"mxnet"),
-    ("JAX", r"\bjax\b|maxtext|maxdiffusion"),
-    ("MindSpore", r"mindspore"),
-    ("PaddlePaddle", r"paddle"),
-    ("HugeCTR", r"hugectr"),
-    ("NeMo", r"nemo"),
-    ("DGL", r"\bdgl\b"),
-    ("tinygrad", r"tinygrad"),
-)
+FRAMEWORKS_FILE = "frameworks.csv"
+
+
+@functools.cache
+def framework_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(framework name, how the fields write it) from ``data/frameworks.csv``, read once:
+    a name's rows' patterns joined (``tensorflow|tenorflow|\\btf\\d|\\btf\\b``)."""
+    text = (resources.files("gpuscale") / "data" / FRAMEWORKS_FILE).read_text(encoding="utf-8")
+    patterns: dict[str, list[str]] = {}
+    for row in csv.DictReader(text.splitlines()):
+        patterns.setdefault(row["name"], []).append(row["pattern"])
+    return tuple((name, re.compile("|".join(each))) for name, each in patterns.items())
 
 
 def framework_names(text: object) -> tuple[str, ...]:
@@ -38,7 +44,7 @@ def framework_names(text: object) -> tuple[str, ...]:
     if not field:
         return ()
     low = field.lower()
-    found = [(m.start(), name) for name, rx in _NAMES if (m := re.search(rx, low))]
+    found = [(m.start(), name) for name, rx in framework_patterns() if (m := rx.search(low))]
     if not found:
         return (re.split(r"[\s,;]+", field)[0],)
     return tuple(name for _, name in sorted(found))
@@ -57,6 +63,19 @@ def frameworks_text(a: object, b: object) -> str:
     if not frameworks_differ(a, b):
         return ""
     return f"{'/'.join(framework_names(a))} -> {'/'.join(framework_names(b))}"
+
+
+def with_framework(frame: pd.DataFrame, systems: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` (results: a scores table) with a ``framework`` column, each row's
+    system's field in ``systems`` by (round, org, system_id), the first where a system is
+    described twice; "" where ``systems`` (None: not given) lacks the system or the field.
+    A scaling table built from these scores keeps it (``metrics.workload_scaling_table``)."""
+    keys = ["round", "org", "system_id"]
+    if systems is None or systems.empty or "framework" not in systems:
+        return frame.assign(framework="")
+    named = systems[[*keys, "framework"]].drop_duplicates(keys)
+    joined = frame[keys].merge(named, on=keys, how="left")
+    return frame.assign(framework=joined["framework"].fillna("").astype(str).to_numpy())
 
 
 def reference_framework(table: pd.DataFrame) -> pd.Series:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -32,7 +31,7 @@ from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import read_filters, workload_scaling_table
-from gpuscale.analysis.software import frameworks_differ, frameworks_text
+from gpuscale.analysis.software import frameworks_differ, frameworks_text, with_framework
 from gpuscale.analysis.trend_words import grouped_notes
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.names import resolve_families, resolve_workload
@@ -129,11 +128,10 @@ def _trend_row(
     family: str,
     group: pd.DataFrame,
     threshold: float,
-    frameworks: Mapping[tuple[str, str, str], str],
 ) -> tuple[dict, pd.Series]:
     """One trend row of a family's scaling table ``group`` in a round (its note left for
-    the caller), and the family's largest system; ``frameworks``: each system's
-    ``framework`` field by (round, org, system_id)."""
+    the caller), and the family's largest system; the fastest system's ``framework`` where
+    the scores carried it (``analysis.software.with_framework``), "" where not."""
     common = int(group["accelerators"].value_counts().index[0])
     largest = group.loc[group["accelerators"].idxmax()]
     eq = equilibrium(group, threshold=threshold)
@@ -157,20 +155,11 @@ def _trend_row(
         "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
         "equilibrium_accelerators": getattr(eq.efficiency_threshold, "accelerators", None),
         "system_at_common": f"{org}/{system_id}",
-        "framework_at_common": frameworks.get((round_name, org, system_id), ""),
+        "framework_at_common": "" if pd.isna(field := fastest.get("framework")) else str(field),
     }
     if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
         row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
     return row, largest
-
-
-def _frameworks(systems: pd.DataFrame | None) -> dict[tuple[str, str, str], str]:
-    """Each system's ``framework`` field by (round, org, system_id); {} without them."""
-    if systems is None or systems.empty or "framework" not in systems:
-        return {}
-    keys = zip(systems["round"], systems["org"], systems["system_id"], strict=True)
-    fields = systems["framework"].fillna("").astype(str)
-    return {tuple(map(str, key)): field for key, field in zip(keys, fields, strict=True)}
 
 
 # The columns the terminal's table leaves out (the note is said under it)
@@ -188,13 +177,12 @@ def trends(
     first_rounds: dict[str, str] | None = None,
     last_rounds: dict[str, str] | None = None,
     division: str | None = "closed",
-    systems: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round;
     of ``division`` only (``gpuscale.analysis.divisions``; None or ``all``: both), what
-    the others held said in ``attrs["division_left_out"]``; ``systems``: the systems
-    table, whose ``framework`` each row's fastest system at its common count carries."""
-    frameworks = _frameworks(systems)
+    the others held said in ``attrs["division_left_out"]``; ``framework_at_common``: the
+    ``framework`` of each row's fastest system at its common count where ``scores`` carry
+    the column (``analysis.software.with_framework``), "" where not."""
     rounds = sorted(scores["round"].unique(), key=round_key)
     asked = workloads or sorted(scores["workload"].dropna().unique())
     other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
@@ -220,7 +208,7 @@ def trends(
                 scores[scores["round"] == r], workload, reference="family"
             )
             for family, group in table.groupby("accelerator_family"):
-                row, largest = _trend_row(span, r, str(family), group, threshold, frameworks)
+                row, largest = _trend_row(span, r, str(family), group, threshold)
                 notes = span.notes(r)
                 count = int(left_out.get((workload, family, r), 0))
                 scale = scale_note(group)
@@ -373,18 +361,16 @@ def trends_view(
     republished: bool,
     first_rounds: dict[str, str],
     last_rounds: dict[str, str],
-    systems: pd.DataFrame | None = None,
 ) -> TableView:
     """``gpuscale trends``: the trend rows of ``workloads`` and ``families`` (as typed;
-    all where None), the republished results left out said in a note; ``systems``: the
-    systems table (each row's framework, the headline's software)."""
+    all where None), the republished results left out said in a note; each row's
+    framework (the headline's software) where ``scores`` carry it (:func:`trends`)."""
     frame = trends(
         scores,
         workloads,
         republished=republished,
         first_rounds=first_rounds,
         last_rounds=last_rounds,
-        systems=systems,
     )
     notes = (
         *republished_notes(
@@ -466,11 +452,10 @@ def trend_table(
     division, _, _ = read_filters(scores, division, None)
     asked = None if benchmark is None else [resolve_workload(benchmark, scores, call=CALL)]
     return trends(
-        scores,
+        with_framework(scores, tables.systems),
         asked,
         republished=republished,
         first_rounds=first_rounds(),
         last_rounds=last_rounds(),
         division=division,
-        systems=tables.systems,
     )

@@ -41,6 +41,7 @@ def trends(
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
+    from gpuscale.analysis.software import with_framework
     from gpuscale.analysis.trends import trends_view
     from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 
@@ -48,12 +49,11 @@ def trends(
     benchmark = selection.benchmark
     with fail_on(UnknownNameError, option="--family"):
         view = trends_view(
-            tables.scores,
+            with_framework(tables.scores, tables.systems),
             workloads_of(tables, benchmark)[0] if benchmark else None,
             family,
             republished=republished,
             first_rounds=first_rounds(),
             last_rounds=last_rounds(),
-            systems=tables.systems,
         )
     show(view, fmt, columns_asked, nothing=2)

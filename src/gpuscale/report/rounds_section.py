@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
+from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
@@ -92,11 +93,10 @@ def trends_section(
     if tables.scores["round"].nunique() < 2:
         return None
     rows = trends(
-        tables.scores,
+        with_framework(tables.scores, tables.systems),
         workloads,
         first_rounds=first_rounds(),
         last_rounds=last_rounds(),
-        systems=tables.systems,
     )
     figures, findings = [], []
     left_out = not_drawn(out, "each workload's best time by round")

@@ -41,6 +41,10 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "accelerator_hours",
     "samples_per_s_per_accelerator",
 )
+# Columns of a scores table that its scaling table keeps, after ``SCALING_COLUMNS``, where
+# the scores carry them: ``framework``, each result's system's field, joined from the
+# systems table by ``gpuscale.analysis.software.with_framework``
+CARRIED_COLUMNS: tuple[str, ...] = ("framework",)
 
 # An ``outlier`` cell of a system alone at its count: where it is alone, this, and the
 # outlier of its submitter it rests on (``analysis.outliers``)

@@ -262,7 +262,8 @@ def format_batch(value: float) -> str:
 # One unit for every duration of a kind in a sentence (or a section): the unit is chosen
 # once, from the duration the sentence is about, and the others are written in it, never
 # "7 s" beside "0.119 min". Times to train from MLPerf are always in minutes, the unit of
-# the tables they sit beside (``time_to_train_min``, "Time (min)").
+# the tables they sit beside (``time_to_train_min``, "Time (min)"); a sentence adds the
+# hours or days of a long one in parentheses (:func:`format_minutes`).
 DurationUnit = tuple[str, float]  # (name, hours per unit)
 
 
@@ -286,10 +287,38 @@ def format_hours(hours: float, unit: DurationUnit | None = None) -> str:
     return f"{number(hours / per)} {name}"
 
 
-def format_minutes(minutes: float) -> str:
-    """A time to train from MLPerf, in minutes whatever its size (``0.119 min``,
-    ``5.39 min``): the unit of the tables beside every sentence that says one."""
-    return f"{number(minutes)} min"
+# From these minutes, as written, a sentence's time to train also says hours, then days
+HOURS_FROM_MIN = 120  # 2 h
+DAYS_FROM_MIN = 2880  # 2 days
+PICTURED_DIGITS = 2  # the hours' or days' significant figures: a picture, not the figure
+
+
+def format_minutes(minutes: float, high: float | None = None, digits: int = 3) -> str:
+    """A time to train in a sentence, in minutes whatever its size (``0.119 min``,
+    ``5.39 min``), the unit of the tables beside it, to ``digits`` significant figures as
+    :func:`number` writes them; with ``high``, an interval (``16,420-17,000 min``). Where
+    the larger end, as written, is 120 min (2 h) or more, the hours follow in parentheses,
+    and from 2,880 min (2 days) the days, each end to 2 significant figures by
+    :func:`number` (one value where both read alike): ``134 min (2.2 h)``, ``2,879 min
+    (48 h)``, ``62,500 min (43 days)``, ``416,700 min (290 days)``. The threshold is on
+    the minutes as written, so a time reads the same wherever it is said (119.9 min is
+    written ``120 min (2 h)``, as 120 is). Under 120 min, or infinite: the minutes alone;
+    NaN at either end: ``" min"``, as :func:`number` writes NaN (nothing to say). Tables
+    keep minutes in their column and ``-f json`` minutes as numbers; only sentences say
+    this."""
+    ends = [minutes] if high is None else [minutes, high]
+    if any(m != m for m in ends):
+        return " min"
+    written = [number(m, digits) for m in ends]
+    said = "-".join(written) + " min"
+    if not all(math.isfinite(m) for m in ends):
+        return said
+    largest = max(float(w.replace(",", "")) for w in written)
+    if largest < HOURS_FROM_MIN:
+        return said
+    name, per = ("days", 1440.0) if largest >= DAYS_FROM_MIN else ("h", 60.0)
+    pictured = span(*(number(m / per, PICTURED_DIGITS) for m in (ends[0], ends[-1])))
+    return f"{said} ({pictured} {name})"
 
 
 def format_ms(ms: float, like: float | None = None) -> str:

@@ -234,7 +234,7 @@ def test_explained_times_to_train_are_the_tables_minutes(case: str) -> None:
     document = json.loads(_run(*CASES[case], "-f", "json"))
     minutes = [row["time_to_train_min"] for row in document["predictions"]]
     said = re.findall(
-        r"([\d.,]+) (s|min|h|d) (?:to train|at efficiency)",
+        r"([\d.,]+) (s|min|h|d)(?: \([\d.,-]+ (?:h|days)\))? (?:to train|at efficiency)",
         " ".join(document["explanation"]),
     )
     assert said

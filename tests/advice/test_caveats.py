@@ -132,7 +132,10 @@ def test_a_wide_step_interval_softens_a_multi_device_choice(golden: Golden) -> N
     golden.check(VIEW, "a wide step interval", firm)
 
 
-TIME = re.compile(r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d) (?:to train|at efficiency)")
+# a long time's hours or days in parentheses restate its minutes (``format_minutes``)
+TIME = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d)(?: \([\d.,-]+ (?:h|days)\))? (?:to train|at efficiency)"
+)
 STEP_PART = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?) (ms|s)\b")
 
 

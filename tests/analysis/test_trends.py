@@ -237,7 +237,8 @@ def test_the_reports_trend_words_are_the_tables_once_each() -> None:
         own = rows[rows["accelerator_family"] == family]
         for r in own.itertuples():
             assert f"on {int(r.common_accelerators):,} in {r.round}" in sentence
-        times = [float(t) for t in re.findall(r"([\d.]+) min on", sentence)]
+        found = re.findall(r"([\d.,]+) min(?: \([\d.,-]+ (?:h|days)\))? on", sentence)
+        times = [float(t.replace(",", "")) for t in found]
         assert times == pytest.approx(list(own["best_time_at_common_min"]), rel=5e-3)
     every = {c for n in rows["note"] for c in str(n).split("; ") if c}
     notes = grouped_notes(rows)

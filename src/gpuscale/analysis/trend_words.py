@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.software import frameworks_text
-from gpuscale.quantities import filled, number
+from gpuscale.quantities import filled, format_minutes, number
 from gpuscale.tables import round_key
 
 
@@ -20,7 +20,7 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
     for family, group in groups:
         group = group.sort_values("round", key=lambda c: c.map(round_key))
         said = ", ".join(
-            f"{number(r.best_time_at_common_min)} min on {int(r.common_accelerators):,} "
+            f"{format_minutes(r.best_time_at_common_min)} on {int(r.common_accelerators):,} "
             f"in {r.round}"
             for r in group.itertuples(index=False)
         )

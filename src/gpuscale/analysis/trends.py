@@ -40,9 +40,9 @@ from gpuscale.quantities import (
     counted,
     filled,
     fixed_apart,
+    format_minutes,
     joined,
     noun_for,
-    number,
 )
 from gpuscale.tables import (
     DEFAULT_EFFICIENCY_THRESHOLD,
@@ -347,8 +347,8 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     )
     return (
         f"largest change: {display_name(change.workload)} on {change.accelerator_family} at "
-        f"{change.accelerators:,} accelerators, best time {number(t_early)} min ({early}) -> "
-        f"{number(t_late)} min ({late}), {how}: {cause}"
+        f"{change.accelerators:,} accelerators, best time {format_minutes(t_early)} ({early}) -> "
+        f"{format_minutes(t_late)} ({late}), {how}: {cause}"
         + filled("; {}", frameworks_text(*change.frameworks)),
     )
 

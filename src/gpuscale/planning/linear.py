@@ -21,7 +21,7 @@ import math
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.throughput import factors
 from gpuscale.plausibility import LINEAR_SPREAD
-from gpuscale.quantities import decimals_apart, filled, joined, named, number
+from gpuscale.quantities import decimals_apart, filled, format_minutes, joined, named, number
 from gpuscale.tables import measures
 
 # The flag of a row planned faster than linear where no measured result was (no count in
@@ -133,7 +133,7 @@ def _pair(e: Facts) -> str:
 def _result(entry: SystemEntry) -> str:
     """``Dell XE8545 17.87 min at a global batch of 448`` (minutes as the table shows them)."""
     batch = f" at a global batch of {round(entry[5]):,}" if entry[5] == entry[5] else ""
-    return f"{named(entry[1], entry[2])} {number(entry[4], 4)} min{batch}"
+    return f"{named(entry[1], entry[2])} {format_minutes(entry[4], digits=4)}{batch}"
 
 
 def _largest(family: str, a: PlanRow, b: PlanRow) -> str:

@@ -16,6 +16,7 @@ from gpuscale.quantities import (
     counted,
     decimals_apart,
     filled,
+    format_minutes,
     joined,
     named,
     noun_for,
@@ -23,14 +24,16 @@ from gpuscale.quantities import (
 )
 
 
-def _min(value: float) -> str:
-    """Minutes to 4 significant digits, as the table and its "lean on" lines show them."""
-    return number(value, 4)  # 16,420, never 1.642e+04
+def _min(value: float, high: float | None = None) -> str:
+    """Minutes to 4 significant digits, as the table and its "lean on" lines show them
+    (16,420 min, never 1.642e+04), with a long time's hours or days (``format_minutes``);
+    with ``high``, an interval."""
+    return format_minutes(value, high, 4)
 
 
 def _minutes(values: list[float]) -> str:
     low, high = min(values), max(values)
-    return f"{_min(low)} min" if low == high else f"{_min(low)}-{_min(high)} min"
+    return _min(low) if low == high else _min(low, high)
 
 
 def _level_since(own: FamilyFit, since: str, level_round: str) -> str:
@@ -61,15 +64,15 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
         if not outside:
             continue
         n, k, since = int(r["accelerators"]), len(held), held[0][0]
-        cited = joined(f"{s[0]} {named(s[1], s[2])} ({_min(s[4])} min)" for s in outside[:3])
+        cited = joined(f"{s[0]} {named(s[1], s[2])} ({_min(s[4])})" for s in outside[:3])
         what = agreeing(k, "own result", f"{k} own results")
         them = agreeing(k, "it", "them")
         text = (
             f"At {n:,}, {family}'s {what} of {since} there ran "
             f"{_minutes([s[4] for s in held])}, outside the calibrated interval "
-            f"{_min(low)}-{_min(high)} min, so the interval is widened to "
-            f"{_min(r['time_to_train_min_low'])}-{_min(r['time_to_train_min_high'])} min to "
-            f"hold {them}: the planned {_min(r['time_to_train_min'])} min is the family's "
+            f"{_min(low, high)}, so the interval is widened to "
+            f"{_min(r['time_to_train_min_low'], r['time_to_train_min_high'])} to "
+            f"hold {them}: the planned {_min(r['time_to_train_min'])} is the family's "
             f"level there (the model's line moved {k}/{k + ANCHOR_PRIOR:g} of the way to "
             f"{agreeing(k, 'it', 'their mean')}), and one system's time at a count spreads "
             f"wider with its CPUs, software and submitter; outside: {cited}"
@@ -268,8 +271,8 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
                 continue
             out.append(
                 f"Cited at {n:,}: {s['round']} {named(s['submitter'], s['system'])} "
-                f"({_min(s['time_to_train_min'])} min), outside the interval "
-                f"{_min(low)}-{_min(high)} min: {_why_outside(fit, family, r, s)}."
+                f"({_min(s['time_to_train_min'])}), outside the interval "
+                f"{_min(low, high)}: {_why_outside(fit, family, r, s)}."
             )
         faster = r.get("faster_fewer")
         if not faster:
@@ -277,20 +280,20 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
         entry, planned = faster
         m, ran = int(entry[3]), float(entry[4])
         text = (
-            f"At {n:,} the planned {_min(r['time_to_train_min'])} min is slower than "
+            f"At {n:,} the planned {_min(r['time_to_train_min'])} is slower than "
             f"{family} ran on {counted(m, 'device')} ({entry[0]} {named(entry[1], entry[2])}, "
-            f"{_min(ran)} min): "
+            f"{_min(ran)}): "
         )
         if planned > r["time_to_train_min"]:
             text += (
                 f"that result is {100 * (1 - ran / planned):.0f}% faster than the plan at "
-                f"{m:,} ({_min(planned)} min), the family's level there with its other "
+                f"{m:,} ({_min(planned)}), the family's level there with its other "
                 f"results and the shared shape; the plan at {n:,} follows that level, not "
                 "the one result"
             )
         else:
             text += (
-                f"the plan at {m:,} is {_min(planned)} min, faster than at {n:,} too: the "
+                f"the plan at {m:,} is {_min(planned)}, faster than at {n:,} too: the "
                 f"model's line gives no speed-up from {m:,} to {n:,} (more devices are "
                 "planned slower, a count not worth buying)"
             )

@@ -9,7 +9,15 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import TABLE_DIGITS, agreeing, counted, ends_alike, joined, named, number
+from gpuscale.quantities import (
+    TABLE_DIGITS,
+    agreeing,
+    counted,
+    ends_alike,
+    format_minutes,
+    joined,
+    named,
+)
 from gpuscale.tables.plan import PLAN_COLUMNS, nearest_columns
 
 # ``count_class`` in words: whether the family ran the workload at this count
@@ -112,7 +120,7 @@ def nearest_text(nearest: list[Facts]) -> str:
     return "; ".join(
         f"{n['round']} {named(n['submitter'], n['system'])} "
         f"({counted(int(n['accelerators']), 'device')}, "
-        f"{number(n['time_to_train_min'], 4)} min)"
+        f"{format_minutes(n['time_to_train_min'], digits=4)})"
         for n in nearest
     )
 

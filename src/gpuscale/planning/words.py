@@ -36,7 +36,7 @@ from gpuscale.planning.throughput import (
     samples_per_devices,
 )
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
-from gpuscale.quantities import counted, filled, joined, named, number, span
+from gpuscale.quantities import counted, filled, format_minutes, joined, named, number, span
 from gpuscale.tables.workloads import round_key
 
 # the plan's rows as tables show them live in ``terminal``, imported from here too
@@ -386,7 +386,7 @@ def outlier_notes(fit: WorkloadFit, family: str) -> list[str]:
     mine = [o for o in left if o[5] == family]
     out = [
         f"Left out of the fit as an outlier (one submitter's software, not the family's): "
-        f"{o[0]} {named(o[1], o[2])} on {o[3]:,} ({number(o[4])} min): {o[6]}."
+        f"{o[0]} {named(o[1], o[2])} on {o[3]:,} ({format_minutes(o[4])}): {o[6]}."
         for o in mine
     ]
     if len(left) > len(mine):
@@ -529,8 +529,8 @@ def interval_notes(intervals: Facts, rows: list[PlanRow], rounds: list[str] = ()
         }[r["count_class"]]
         out.append(
             f"The interval at {int(r['accelerators']):,} is wide "
-            f"({number(r['time_to_train_min_low'])}-"
-            f"{number(r['time_to_train_min_high'])} min): {why}."
+            f"({format_minutes(r['time_to_train_min_low'], r['time_to_train_min_high'])}): "
+            f"{why}."
         )
     return out
 

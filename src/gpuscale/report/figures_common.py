@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.superlinear import sentence
-from gpuscale.quantities import devices, fixed_apart, named, number
+from gpuscale.quantities import devices, fixed_apart, format_minutes, named, number
 from gpuscale.tables import display_name
 
 
@@ -43,7 +43,7 @@ def point_labels(
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     why = superlinear_codes(table).tolist()
     return [
-        f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min"
+        f"{named(submitter, name)}: {devices(n, family)}, {format_minutes(minutes)}"
         + _last(template, value, above_one=bool(code) and column == E_PRIME)
         + (f" (E' above 1: {sentence(code)})" if code else "")
         for submitter, name, n, family, minutes, value, code in zip(

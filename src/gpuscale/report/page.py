@@ -22,6 +22,7 @@ from gpuscale.analysis.crossing import FEWEST, MOST
 from gpuscale.quantities import (
     counted,
     filled,
+    format_minutes,
     joined,
     named,
     noun_for,
@@ -149,7 +150,7 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
         row["Recommended"] = row["_count"] + filled(", {}", row["_edge"])
         row["_title"] = (
             f"{named(rec.submitter, rec.system_name)}, {rec.accelerators:,} x {rec.family}, "
-            f"{number(rec.time_min)} min"
+            f"{format_minutes(rec.time_min)}"
         )
         low, high = rec.count_low, rec.count_high
         row["95% range"] = span(f"{low:,}", f"{high:,}") + _range_edges(rec)
@@ -302,7 +303,7 @@ def _answer_cell(pick: AnswerRow, since: str = "") -> str:
         return f"n/a ({pick.note})" if pick.note else "none"
     text = (
         f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
-        f"{number(pick.time_to_train_min)} min{since})"
+        f"{format_minutes(pick.time_to_train_min)}{since})"
     )
     return text + filled("; caution: {}", pick.note) + filled("; {}", edge_words(pick))
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.quantities import filled, fixed_apart, joined, number
+from gpuscale.quantities import filled, fixed_apart, format_minutes, joined
 from gpuscale.tables import display_name
 
 if TYPE_CHECKING:  # its types alone: the plan section imports the planning engine
@@ -96,7 +96,7 @@ def _at(
         row = measured.loc[n]
         words.append(
             f"{family}'s fastest measured ({row['system_name']}, "
-            f"{number(row['time_to_train_min'])} min) {fixed_apart(float(row['share']), t)}"
+            f"{format_minutes(row['time_to_train_min'])}) {fixed_apart(float(row['share']), t)}"
         )
     else:
         words.append(f"{family} ran no {n:,} in {rnd} (the plan's there is modelled)")
@@ -138,7 +138,7 @@ def bases_sentence(item: PlanData, result: WorkloadAnalysis) -> str:
         f"({joined(f'{n:,}' for n in planned)}: best at {best:,}{out}); the table's is of "
         f"{family}'s fastest measured system per count "
         f"in {result.round} against the best of them (at {int(top['accelerators']):,}, "
-        f"{top['system_name']}, {number(top['time_to_train_min'])} min"
+        f"{top['system_name']}, {format_minutes(top['time_to_train_min'])}"
     )
     head += _in_plan(int(top["accelerators"]), plan, flags) + ")"
     if marked == int(pick.accelerators):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.quantities import counted, named, number
+from gpuscale.quantities import counted, format_minutes, named
 from gpuscale.report.bands import interval_band, interval_bars
 from gpuscale.report.style import (
     OKABE_ITO,
@@ -61,7 +61,7 @@ def plan_chart(
         sc.set_gid(f"plan-measured-{k}")
         labels[f"plan-measured-{k}"] = [
             f"{named(r.submitter, r.system_name)}: {int(r.accelerators):,} devices, "
-            f"{number(r.time_to_train_min)} min ({round_name})"
+            f"{format_minutes(r.time_to_train_min)} ({round_name})"
             for r in group.itertuples(index=False)
         ]
     # at a count the family ran the plan moves towards its results there and widens its

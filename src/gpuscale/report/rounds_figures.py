@@ -7,7 +7,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.quantities import number
+from gpuscale.quantities import format_minutes
 from gpuscale.report.figures import point_labels
 from gpuscale.report.style import (
     MARKERS,
@@ -118,7 +118,7 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
         sc.set_gid(f"largest-{k}")
         labels[f"largest-{k}"] = [
             f"{family} {r.round}: {r.largest_accelerators:,} accelerators, "
-            f"{number(r.best_time_at_largest_min)} min, "
+            f"{format_minutes(r.best_time_at_largest_min)}, "
             + (
                 f"E' {r.normalized_efficiency_at_largest:.2f}"
                 if r.normalized_efficiency_at_largest == r.normalized_efficiency_at_largest

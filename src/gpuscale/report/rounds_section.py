@@ -10,7 +10,7 @@ from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.quantities import counted, devices, named, number
+from gpuscale.quantities import counted, devices, format_minutes, named
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
@@ -62,7 +62,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {named(row.submitter, row.system_name)}, "
             f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "
-            f"({row.energy_kj / 3600:,.1f} kWh) in {number(row.time_to_train_min)} min, "
+            f"({row.energy_kj / 3600:,.1f} kWh) in {format_minutes(row.time_to_train_min)}, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
             "host."
         )

@@ -50,7 +50,7 @@ def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
     (:data:`EMPTY`, every option's and argument's alike, :data:`EMPTY_REQUIRED` for one
     the command cannot run without: its callback's ``required``, and a word where the
     command takes no argument), an option given twice (:func:`given_once_each`)."""
-    required = getattr(parser.ctx.command.callback, "required", ())
+    required = getattr(getattr(parser.ctx.command, "callback", None), "required", ())
     params = parser.ctx.command.params
     fields = {p.name or "": p.opts for p in params if _is_option(p)}
     flags = {o for p in params if getattr(p, "is_flag", 0) for o in p.opts}  # take no value

@@ -94,3 +94,14 @@ def test_every_run_of_a_round_logs_the_epoch_size_in_the_table(shared_archive) -
     assert logged["ssd"] and all(v in (-(-images // b), images // b) for b, v in logged["ssd"])
     # RNN-T's implementations batch the utterances apart: each within 0.3% of the median
     assert all(abs(v / samples_per_epoch("rnnt") - 1) < 0.003 for _, v in logged["rnnt"])
+
+
+def test_no_ruleset_named_takes_the_newest_that_has_the_workloads_rcps() -> None:
+    """``--workload resnet`` alone was refused (the default ruleset, 5.0.0, has no ResNet-50
+    RCPs): with no ruleset named, the newest that has them, 4.0.0, is read and said."""
+    named = gpuscale.advise(**RESNET)
+    unnamed = gpuscale.advise(**{k: v for k, v in RESNET.items() if k != "ruleset"})
+    columns = ["accelerators", "global_batch", "samples_to_train", "time_to_train_min"]
+    assert unnamed.table[columns].equals(named.table[columns])
+    (found,) = (a for a in advice_document(unnamed)["assumptions"] if a["kind"] == "convergence")
+    assert "ruleset 4.0.0" in found["basis"], found["basis"]

@@ -144,3 +144,14 @@ def test_the_original_dlrm_logs_epochs_trained_plus_one(shared_archive) -> None:
             ratios.append(trained / samples_per_epoch("dlrm") - (last - first_epoch_num("dlrm")))
     assert len(ratios) == 50
     assert max(abs(r) for r in ratios) < 1e-3, max(ratios, key=abs)
+
+
+def test_no_ruleset_named_takes_the_newest_that_has_the_workloads_rcps() -> None:
+    """``--workload resnet`` alone was refused (the default ruleset, 5.0.0, has no ResNet-50
+    RCPs): with no ruleset named, the newest that has them, 4.0.0, is read and said."""
+    named = gpuscale.advise(**RESNET)
+    unnamed = gpuscale.advise(**{k: v for k, v in RESNET.items() if k != "ruleset"})
+    columns = ["accelerators", "global_batch", "samples_to_train", "time_to_train_min"]
+    assert unnamed.table[columns].equals(named.table[columns])
+    (found,) = (a for a in advice_document(unnamed)["assumptions"] if a["kind"] == "convergence")
+    assert "ruleset 4.0.0" in found["basis"], found["basis"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpuscale.advice.api import advise, load_advice_data
@@ -32,6 +33,16 @@ def test_advise_takes_a_request_and_a_table_only() -> None:
         advise(AdviceRequest(params=7e6, step_ms=20), bench="results.jsonl")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="AdviceRequest"):
         advise({"params": 7e6, "step_ms": 20})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("typed", ["no", 0, 1, None])
+def test_a_yes_no_field_takes_a_bool_only(typed: object) -> None:
+    """``explain="no"`` and ``allow_flagged="no"`` were kept as given, read as yes."""
+    for name in ("explain", "allow_flagged"):
+        with pytest.raises(TypeError, match=f"^{name} must be True or False, not "):
+            AdviceRequest(params=7e6, step_ms=20, batch=64, **{name: typed})
+    request = AdviceRequest(params=7e6, step_ms=20, batch=64, explain=np.True_)
+    assert request.explain and not request.allow_flagged  # numpy's bool_, as a table gives
 
 
 def test_the_request_resolves_names_as_the_command_line_does() -> None:

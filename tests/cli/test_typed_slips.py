@@ -51,10 +51,27 @@ def test_every_option_and_argument_refuses_an_empty_value_alike(name: str, here:
     if any(p.param_type_name == "argument" for p in COMMANDS[name].params):
         given.append([""])
     assert given, name
+    required = {"plan": {"--workload", "--accelerator"}}.get(name, set())
     for args in given:
         line = _one_line([name, *args])
         shown = args[0] if len(args) == 2 else "PATHS"
-        assert line == f"error: {shown}: empty: give a value, or leave it out", line
+        # "leave it out" only where the command runs without the option
+        told = (
+            "give a value (it is required)"
+            if shown in required
+            else "give a value, or leave it out"
+        )
+        assert line == f"error: {shown}: empty: {told}", line
+
+
+@pytest.mark.parametrize(("option", "other"), [("--workload", "-a"), ("--accelerator", "-w")])
+def test_an_empty_required_option_is_not_offered_as_one_to_leave_out(
+    option: str, other: str, here: Path
+) -> None:
+    line = _one_line(["plan", option, "", other, "bert" if other == "-w" else "H100"])
+    assert line == f"error: {option}: empty: give a value (it is required)", line
+    left_out = _one_line(["plan", other, "bert" if other == "-w" else "H100"])
+    assert left_out.startswith(f"error: {option}: required ("), left_out  # as left out: refused
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -42,7 +42,7 @@ from gpuscale.names import (
     workload_read_as,
 )
 from gpuscale.quantities import agreeing, counted, joined
-from gpuscale.tables.refusals import check_ranges
+from gpuscale.tables.refusals import check_flags, check_ranges
 from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class AdviceRequest(RequestFields):
             if isinstance(value, list | tuple):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
         check_ranges(self, RANGES, RULES)
+        check_flags(self)  # explain, allow_flagged
         if self.nodes * self.gpus_per_node > MAX_DEVICES:
             raise NamedError(
                 f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.gpus_per_node)} "

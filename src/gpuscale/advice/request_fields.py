@@ -216,7 +216,9 @@ class RequestFields(JsonRequest):
         " time against MLPerf's fastest systems.",
     )
     ruleset: str | None = option(
-        None, help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET})."
+        None,
+        help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET}, or the newest "
+        "that has them).",
     )
     samples: float | None = text_option(
         None,

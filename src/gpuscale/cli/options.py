@@ -15,7 +15,7 @@ import typer
 from gpuscale.cli.output import OPTIONS, fail, fail_on, note
 from gpuscale.cli.usage import one_line
 from gpuscale.tables.command_line import explain_unused, help_alone, refused_at_parse
-from gpuscale.tables.request_text import is_request, option_names, request_of
+from gpuscale.tables.request_text import is_request, option_names, request_of, required_options
 from gpuscale.tables.requests import command_line_type, help_for
 
 
@@ -56,11 +56,10 @@ def help_paragraphs(text: str) -> str:
 def command(
     app: typer.Typer, name: str, *, skip: tuple = ()
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register ``fn`` as command ``name``. Each parameter of ``fn`` typed as a request
-    (``advise_command(request: AdviceRequest, ...)``) becomes that request's options, in
-    its place (``skip`` left out); ``fn`` is called with each request built from them
-    (:func:`request_of`), a value its request refuses ending the command first, in one
-    line that names the option."""
+    """Register ``fn`` as command ``name``: each parameter typed as a request
+    (``advise_command(request: AdviceRequest, ...)``) becomes its options in its place
+    (``skip`` left out); ``fn`` is called with each request built (:func:`request_of`), a
+    value its request refuses ending the command first in one line naming the option."""
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         params = inspect.signature(fn, eval_str=True).parameters.values()
@@ -84,6 +83,7 @@ def command(
 
         run.__name__, run.__doc__ = fn.__name__, fn.__doc__
         run.__signature__ = inspect.Signature(options)  # type: ignore[attr-defined]
+        run.required = required_options(*requests.values())  # type: ignore[attr-defined]
         app.command(name)(run)
         return fn
 

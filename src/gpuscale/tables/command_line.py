@@ -36,6 +36,8 @@ class CommandParser(Protocol):
 # What a value typed empty is told, whichever option or argument it is given to (``''``:
 # a path read as the current folder, a name as every one, a list as its default).
 EMPTY = "empty: give a value, or leave it out"
+# ... and an option the command cannot run without (``plan``'s ``--accelerator``)
+EMPTY_REQUIRED = "empty: give a value (it is required)"
 # An option typed as a Python keyword or with ``=``: ``step_ms=10``, ``--step_ms=10``.
 _KEYWORD = re.compile(r"(-{0,2})([A-Za-z_][\w-]*)=(.*)", re.DOTALL)
 
@@ -45,8 +47,10 @@ def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
     context the command's) is refused before any value is read, in one line; "" where
     nothing is, or where help is asked (:func:`help_alone`): an option typed as a keyword
     (:func:`keyword_typed`), a flag given a value (``--explain=1``), a value typed empty
-    (:data:`EMPTY`, every option's and argument's alike, and a word where the command takes
-    no argument), an option given twice (:func:`given_once_each`)."""
+    (:data:`EMPTY`, every option's and argument's alike, :data:`EMPTY_REQUIRED` for one
+    the command cannot run without: its callback's ``required``, and a word where the
+    command takes no argument), an option given twice (:func:`given_once_each`)."""
+    required = getattr(getattr(parser.ctx.command, "callback", None), "required", ())
     params = parser.ctx.command.params
     fields = {p.name or "": p.opts for p in params if _is_option(p)}
     flags = {o for p in params if getattr(p, "is_flag", 0) for o in p.opts}  # take no value
@@ -67,7 +71,7 @@ def refused_at_parse(parser: CommandParser, args: Sequence[str]) -> str:
         value = values.get(param.name or "")
         if any(isinstance(v, str) and not v.strip() for v in _each(value)):
             name = param.opts[0] if _is_option(param) else (param.name or "").upper()
-            return f"{name}: {EMPTY}"
+            return f"{name}: {EMPTY_REQUIRED if name in required else EMPTY}"
     if any(not word.strip() for word in rest):  # the arguments of a command that takes none
         return f"'': {EMPTY} ({command} takes no arguments)"
     words = [*rest, *(v for p in params if not _is_option(p) for v in _each(values.get(p.name)))]

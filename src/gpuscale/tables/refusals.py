@@ -215,6 +215,21 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
             raise FieldError(name, value, rules.get(name) or _rule(ranges[name], whole))
 
 
+def check_flags(request: object) -> None:
+    """``TypeError`` where a field of ``request`` (a dataclass) typed ``bool`` holds no
+    yes/no (numpy's ``bool_`` too): ``explain="no"`` would read as yes."""
+    for f in fields(request):  # type: ignore[arg-type]
+        if f.type not in ("bool", bool) or not f.init:  # one set later: the request sets it
+            continue
+        value = getattr(request, f.name)
+        if not isinstance(value, bool) and _kind(value) != "b":
+            raise TypeError(f"{f.name} must be True or False, not {type(value).__name__} {value!r}")
+
+
+def _kind(value: object) -> str:  # a numpy scalar's dtype kind ("b": its bool_), else ""
+    return str(getattr(getattr(value, "dtype", None), "kind", ""))
+
+
 def _whole(value: object) -> bool:  # a huge int is whole, never overflows a float
     return isinstance(value, numbers.Integral) or float(value).is_integer()  # type: ignore[arg-type]
 

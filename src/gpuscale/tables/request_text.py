@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from dataclasses import fields, is_dataclass
+from dataclasses import MISSING, fields, is_dataclass
 from os import PathLike
 from typing import TypeVar
 
@@ -62,6 +62,17 @@ def _as_typed(text: object, value: object) -> object:
 def option_names(*requests: type) -> dict[str, str]:
     """Field -> the option that gives it, for each field of ``requests`` with help."""
     return {f.name: option_name(f) for r in requests for f in fields(r) if "help" in f.metadata}
+
+
+def required_options(*requests: type) -> frozenset[str]:
+    """The options that give a field of ``requests`` with no default: those a command
+    cannot run without (``plan``'s ``--workload``, ``--accelerator``)."""
+    return frozenset(
+        option_name(f)
+        for r in requests
+        for f in fields(r)
+        if "help" in f.metadata and f.default is MISSING and f.default_factory is MISSING
+    )
 
 
 def is_request(kind: object) -> bool:

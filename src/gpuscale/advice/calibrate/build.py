@@ -122,6 +122,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     ruleset = request.ruleset or DEFAULT_RULESET
     found = None if request.workload is None else workload_rcps(request.workload, ruleset)
     fitted = None if found is None else rcp_fit(found)
+    if found is not None and fitted is None and request.ruleset is None and found.elsewhere:
+        # no ruleset named: the newest that has the workload's RCPs (resnet's 4.0.0), said
+        # where the convergence is ("RCPs of resnet, ruleset 4.0.0")
+        found = workload_rcps(request.workload or "", found.elsewhere[-1])
+        fitted = rcp_fit(found)
     if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
         raise CalibrationError(
             Finding.of(

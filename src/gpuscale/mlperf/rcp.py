@@ -204,28 +204,43 @@ class WorkloadRcps:
     first_epoch_num: int = 0
 
 
-def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
+def _points_held(
+    workload: str, ruleset: str, files: dict[str, tuple[str, ...]], newest: bool
+) -> tuple[str, dict[str, tuple[tuple[float, float], ...]], list[str], tuple[str, ...]]:
+    """The ruleset read (the one asked; with ``newest``, where it has none of the
+    workload's points, the newest that has), its points by name, the names the workload's
+    file had there, and where it has none of them, the rulesets whose files hold one of
+    its names (else ())."""
+    for _ in range(2):  # the ruleset asked, then the newest that has them
+        points = {name: rcp_points(ruleset, name) for name in files.get(ruleset, ())}
+        names: dict[str, list[str]] = {}
+        for other in (ruleset, *files):  # every ruleset's only where the one asked has none
+            names[other] = rcp_names(workload, other)
+            if any(points.get(name) for name in names[ruleset]):
+                return ruleset, points, names[ruleset], ()
+        holding = tuple(r for r, held in files.items() if set(names[r]) & set(held))
+        if not (newest and holding):
+            break
+        ruleset, newest = holding[-1], False
+    return ruleset, points, names[ruleset], holding
+
+
+def workload_rcps(workload: str, ruleset: str, *, newest: bool = False) -> WorkloadRcps:
     """A workload's (cross-round name, or a benchmark folder's) RCPs in a ruleset, each
     source read once, in a row: the RCP files (one glob) and the ruleset's points under
     each name, the names the workload's file had there (:func:`rcp_names`: the round's
-    benchmarks; where it has none of its points, in every ruleset), then its facts."""
+    benchmarks; where it has none of its points, in every ruleset), then its facts.
+    ``newest``: where the ruleset has none of its points, the newest ruleset's that has
+    (ResNet-50's 4.0.0 for 5.0.0), a default ruleset standing in for none named."""
+    ruleset, points, names, holding = _points_held(workload, ruleset, rcp_files(), newest)
     round_name = _round_of(ruleset)
-    files = rcp_files()
-    points = {name: rcp_points(ruleset, name) for name in files.get(ruleset, ())}
-    names: dict[str, list[str]] = {}
-    for other in (ruleset, *files):  # every ruleset's only where the one asked has none
-        names[other] = rcp_names(workload, other)
-        found = any(points.get(name) for name in names[ruleset])
-        if found:
-            break
-    holding = (r for r, held in files.items() if set(names[r]) & set(held))
     return WorkloadRcps(
         workload,
         ruleset,
         display_name(workload),
         convergence_unit(workload, round_name),
-        tuple((name, points.get(name, ())) for name in names[ruleset]),
-        () if found else tuple(holding),
+        tuple((name, points.get(name, ())) for name in names),
+        holding,
         samples_per_epoch(workload),
         first_epoch_num(workload),
     )

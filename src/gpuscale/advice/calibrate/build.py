@@ -119,14 +119,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         ends.append(("link", end, gbs, "GB/s", {"machine": {"network": network}}))
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
-    ruleset = request.ruleset or DEFAULT_RULESET
-    found = None if request.workload is None else workload_rcps(request.workload, ruleset)
+    # no ruleset named: the default's RCPs, else the newest ruleset's that has them
+    # (resnet's 4.0.0), said where the convergence is ("RCPs of resnet, ruleset 4.0.0")
+    ruleset, newest = request.ruleset or DEFAULT_RULESET, request.ruleset is None
+    found = None
+    if request.workload is not None:
+        found = workload_rcps(request.workload, ruleset, newest=newest)
     fitted = None if found is None else rcp_fit(found)
-    if found is not None and fitted is None and request.ruleset is None and found.elsewhere:
-        # no ruleset named: the newest that has the workload's RCPs (resnet's 4.0.0), said
-        # where the convergence is ("RCPs of resnet, ruleset 4.0.0")
-        found = workload_rcps(request.workload or "", found.elsewhere[-1])
-        fitted = rcp_fit(found)
     if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
         raise CalibrationError(
             Finding.of(

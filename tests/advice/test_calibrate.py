@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import worded_refusal
@@ -21,6 +22,7 @@ from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
+from gpuscale.cli import app
 from gpuscale.interconnect.measured import fit_link
 from gpuscale.interconnect.network import Link, Network
 from gpuscale.interconnect.records import read_collectives
@@ -34,10 +36,13 @@ VIEW = "advice/calibrate"
 PHB = Network(intra=Link(busbw_gbs=10.0, latency_us=20.0, name="phb"))
 
 
-def sweep_file(tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int = 2) -> Path:
-    """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB."""
+def sweep_file(
+    tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int = 2, device: str = "cpu"
+) -> Path:
+    """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB, timed on
+    ``device`` (its header's: "cpu", gloo processes, or "cuda")."""
     rows = [
-        {"kind": "sweep", "sweep_id": "s1", "device": "cpu", "ranks": ranks, "nodes": 1},
+        {"kind": "sweep", "sweep_id": "s1", "device": device, "ranks": ranks, "nodes": 1},
         *sweep_rows(busbw_gbs, latency_us, ranks),
     ]
     path = tmp_path / "coll.jsonl"
@@ -242,7 +247,7 @@ def test_a_link_given_beside_measured_curves_is_refused(tmp_path: Path, golden: 
     as one."""
     import gpuscale
 
-    curves = sweep_file(tmp_path, 2.0, 100.0)
+    curves = sweep_file(tmp_path, 2.0, 100.0, device="cuda")  # GPUs, as the model's
     numbers = dict(params=7e6, step_ms=20.0, batch=64, collectives=str(curves))
     for given in ({"interconnect": "NVLINK4"}, {"busbw_gbs": 50.0}):
         with pytest.raises(ValueError) as both:
@@ -265,15 +270,36 @@ def test_a_link_given_beside_measured_curves_is_refused(tmp_path: Path, golden: 
     )
 
 
-def test_a_cpu_sweep_under_a_gpu_model_is_said(tmp_path: Path, golden: Golden) -> None:
-    """A user walk: `advise --params 7M --step-ms 2 --collectives col.jsonl` applied a
-    gloo sweep of two CPU processes to a GPU model without a word."""
+def test_a_sweep_of_other_hardware_is_refused(tmp_path: Path, golden: Golden) -> None:
+    """A user walk: `advise --params 7M --step-ms 2 --batch 64 --collectives c.jsonl` of a
+    gloo sweep of two CPU processes predicted the GPU model from the CPU's link (0.00435x
+    at 2 devices) beside a warning. The sweep was asked for, so a sweep of other hardware
+    is refused, naming what to give instead; one of the same kind is used as before."""
     path = sweep_file(tmp_path, 0.86, 250.0, 2)  # its header: device "cpu"
-    gpu = gpuscale.advise(params=7e6, step_ms=2, collectives=str(path))
-    said = [w for w in gpu.decision.warnings if "other hardware" in w]
-    assert len(said) == 1 and "gloo" in said[0]
-    golden.check(VIEW, "a CPU sweep under a GPU model", said[0], paths={str(tmp_path): "<tmp>"})
-    assert any("other hardware" in line for line in gpu.explanation)
     cpu_rows = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")  # a CPU model: its own
+    for given in ({}, {"device_name": "H100"}, {"max_devices": 4}):
+        with pytest.raises(ValueError) as refused:
+            gpuscale.advise(params=7e6, step_ms=2, batch=64, collectives=str(path), **given)
+        said = str(refused.value)
+        assert "CPU processes (gloo)" in said and "interconnect=" in said
+    golden.check(VIEW, "a CPU sweep under a GPU model", said)
+    args = ["advise", "--params", "7M", "--step-ms", "2", "--batch", "64", "--collectives"]
+    result = CliRunner().invoke(app, [*args, str(path)], env={"COLUMNS": "100"})
+    out = result.output
+    assert result.exit_code == 2 and out.count("\n") == 1 and "--interconnect" in out, out
+    assert "Traceback" not in out and "Use " not in out
+    # the same kind of hardware: the sweep is the link, as before
     cpu = gpuscale.advise(bench=str(cpu_rows), collectives=str(path))
-    assert not [w for w in cpu.decision.warnings if "other hardware" in w]
+    assert cpu.calibration.machine.network.name.startswith("the link measured in")
+    on_gpus = sweep_file(tmp_path, 0.86, 250.0, 2, device="cuda")
+    gpu = gpuscale.advise(params=7e6, step_ms=2, batch=64, collectives=str(on_gpus))
+    assert gpu.calibration.machine.network.name.startswith("the link measured in")
+    # predicted on the sweep's own link: as a link of its figures given by hand
+    by_hand = gpuscale.advise(params=7e6, step_ms=2, batch=64, busbw_gbs=0.86, latency_us=250)
+    two, hand = (a.predictions.set_index("accelerators").loc[2, "speedup"] for a in (gpu, by_hand))
+    assert two == pytest.approx(hand, rel=0.05) and two < 0.1
+    # and the reverse: a sweep of GPUs under a model benched on CPU processes
+    with pytest.raises(ValueError) as reverse:
+        gpuscale.advise(bench=str(cpu_rows), collectives=str(on_gpus))
+    assert "timed GPUs" in str(reverse.value) and "CPU processes the model" in str(reverse.value)
+    golden.check(VIEW, "a GPU sweep under a CPU model", str(reverse.value))

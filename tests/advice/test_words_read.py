@@ -13,7 +13,7 @@ from .test_calibrate import sweep_file
 
 
 def test_the_link_a_sweep_measured_reads_as_a_phrase(tmp_path: Path) -> None:
-    path = sweep_file(tmp_path, 2.0, 100.0)
+    path = sweep_file(tmp_path, 2.0, 100.0, device="cuda")  # GPUs, as the model's
     advice = gpuscale.advise(params=7e6, step_ms=40, batch=32, collectives=str(path))
     name = advice.calibration.machine.network.name
     assert name == f"the link measured in {path.name} (2 ranks)"

@@ -85,6 +85,20 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
     machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
+    # a sweep timed on other hardware (CPU processes, the model on GPUs, or the reverse) says
+    # nothing of the model's link: refused, as the sweep was asked for
+    curves = data.collectives
+    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    if (
+        curves is not None
+        and curves.device in ("cpu", "cuda")
+        and (curves.device == "cpu") != on_cpu
+    ):
+        runs = "cpu" if on_cpu else machine.device.name
+        kind = FindingKind.SWEEP_OF_OTHER_HARDWARE
+        raise CalibrationError(
+            Finding.of(kind, sweep=curves.source, swept=curves.device, device=runs)
+        )
     # what the saved matrix got wrong, as `gpuscale topo --file` warns it
     problems = () if data.topology is None else data.topology.problems
     kind = FindingKind.TOPOLOGY_PROBLEM
@@ -107,12 +121,6 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
     implausible = said.implausible or bool(impossible)
     cal = cal.at({"said": {"sources": sources, "warnings": warnings, "implausible": implausible}})
-    # a sweep that timed CPU processes (gloo) says nothing of a GPU model's link
-    curves = data.collectives
-    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
-    if curves is not None and curves.device == "cpu" and not on_cpu:
-        other = Finding.of(FindingKind.SWEEP_OF_CPU, sweep=curves.source)
-        cal = cal.at({"said": {"warnings": (*cal.said.warnings, other)}})
     machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
     for end, link, gbs in link_ends:  # an assumed link: the network at each end of its range
         network = replace(machine.network, intra=link)

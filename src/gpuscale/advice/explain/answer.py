@@ -156,7 +156,9 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         unsplit = None
         if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
             unsplit = held.split_batch(run.strategy, run.kept_global_batch)
-        return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit)
+        # the option named only where the strategy is not the one asked (memory's fallback)
+        switched = True if held and run.strategy != held.strategy else None
+        return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit, switched=switched)
     row = row_at(frame, read.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}

@@ -341,10 +341,13 @@ def keyword_signature(function: Callable[..., object], request: type) -> inspect
 
 class JsonRequest:
     """Mixin of a dataclass: :meth:`to_json` and :meth:`from_json`; ``json_name`` names
-    the kind in the error message (``"bench config"``)."""
+    the kind in the error message (``"bench config"``); ``field_ranges``, each number's
+    range (lowest, highest, lowest excluded?), where the request has one to offer examples
+    within (a size typed wrong is offered sizes its field takes)."""
 
     __slots__ = ()
     json_name: ClassVar[str] = "request"
+    field_ranges: ClassVar[Mapping[str, Range]] = {}
 
     def to_json(self) -> str:
         """The fields given as a JSON object (tuples as lists), keys sorted; a field resolved

@@ -357,8 +357,13 @@ class JsonRequest:
 
     @classmethod
     def from_json(cls: type[Request], text: str) -> Request:
-        """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``."""
-        data = json_depth.loads(text)
+        """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``, text that
+        is no JSON a :class:`~gpuscale.tables.json_depth.NotJson` (one, with the line and
+        column where it broke)."""
+        try:
+            data = json_depth.loads(text)
+        except json.JSONDecodeError as exc:
+            raise json_depth.NotJson(f"the {cls.json_name} {clipped(text)!r}", exc) from None
         if not isinstance(data, dict):
             raise ValueError(f"a {cls.json_name} is a JSON object, not a {type(data).__name__}")
         known = [f for f in fields(cls) if f.init]  # type: ignore[arg-type]

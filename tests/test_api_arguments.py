@@ -139,6 +139,35 @@ def test_a_request_read_from_json_names_its_missing_and_misspelt_fields(
     assert gpuscale.PlanRequest.from_json(request.to_json()) == request
 
 
+@pytest.mark.parametrize(
+    ("kind", "text", "line", "column"),
+    [
+        ("AdviceRequest", "{", 1, 2),
+        ("PlanRequest", '{"workload": "bert",\n "devices": [8,]}', 2, 16),
+        ("BenchConfig", "", 1, 1),
+    ],
+)
+def test_a_request_read_from_text_that_is_no_json_says_where_it_broke(
+    kind: str, text: str, line: int, column: int, golden
+) -> None:
+    """``AdviceRequest.from_json("{")`` raised json's own JSONDecodeError; it is the
+    package's one line naming the request read and the line and column it broke at."""
+    from gpuscale.advice.request import AdviceRequest
+    from gpuscale.bench.config import BenchConfig
+    from gpuscale.tables.json_depth import NotJson
+
+    request = {"AdviceRequest": AdviceRequest, "BenchConfig": BenchConfig}.get(kind)
+    request = request or gpuscale.PlanRequest
+    with pytest.raises(NotJson) as refused:
+        request.from_json(text)
+    said = str(refused.value)
+    assert (refused.value.line, refused.value.column) == (line, column)
+    assert isinstance(refused.value, ValueError) and len(said.splitlines()) == 1
+    assert said.startswith(f"the {request.json_name} {text!r} is not JSON: ")
+    assert said.endswith(f" at line {line}, column {column}")
+    golden.check("api/request_json", f"not JSON: {kind}", said)
+
+
 @pytest.mark.parametrize("devices", [[8, 8], (8, 16, 16), [16, 8.0, 16]])
 def test_plan_refuses_a_device_count_given_twice_as_the_command_line_does(devices) -> None:
     """``--devices 8,16,16`` is refused; ``plan(devices=[8, 16, 16])`` planned 8 and 16

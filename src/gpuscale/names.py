@@ -255,13 +255,9 @@ def resolve_family(
     if part is not None:  # `4090`, as advise reads it
         known = normalise_accelerator(part)
     if part is not None and not known.known:  # a catalogued device no MLPerf round ran
-        advise = spelled(
-            f"gpuscale advise --device-name {shlex.quote(part)}",
-            f"gpuscale.advise(device_name={part!r}, ...)",
-        )
         why = (
-            f"the device catalogue's {part} ran no MLPerf result in the rounds loaded (for "
-            f"your own {part}s, time a step and run {advise}); valid here: {', '.join(valid)}"
+            f"the device catalogue's {part} ran no MLPerf result in the rounds loaded "
+            f"({_own_devices(part)}); valid here: {', '.join(valid)}"
         )
         raise UnknownNameError(f"{name!r}: {why}", typed=name, why=why)
     others = other_variants(name, known.family, valid)
@@ -273,12 +269,15 @@ def resolve_family(
         return others[0], said
     if known.known and known.family not in valid:  # a real family these results lack
         where, meant = f"valid here: {', '.join(sorted(valid))}", ""
+        ran = "ran no result in the rounds loaded"
         if others:
             where = f"{name!r} could mean {joined(others)} here: give the full name"
-        else:  # `Gaudi` where only Gaudi2 ran: Gaudi2 offered, as a typo is offered one
-            meant = _ran_alike(name, valid, products_read_as(valid))
+        else:  # a real product, never offered another by its spelling (V100 is no H100)
+            meant = _begun(name, valid)  # `Gaudi` where only Gaudi2 ran: Gaudi2 offered
+            ran = "is a known accelerator with no MLPerf result in the rounds loaded"
+            where = f"{_own_devices(_advised_as(name, known.family))}; {where}"
         why = (
-            f"accelerator family {known.family} ran no result in the rounds loaded{meant}; "
+            f"accelerator family {known.family} {ran}{meant}; "
             f"another round may: {_OTHER_ROUND}; {where}"
         )
         message = why.replace(known.family, f"{known.family} ({name!r})", 1)
@@ -306,15 +305,31 @@ _OTHER_ROUND = spelled(
 )
 
 
-def _ran_alike(name: str, valid: list[str], offered: Iterable[str]) -> str:
+def _begun(name: str, valid: list[str]) -> str:
     """`` (did you mean 'Gaudi2'?)`` for the families of ``valid`` that ``name`` begins
-    (case and punctuation ignored: ``Gaudi`` of Gaudi2), else the closest of ``valid`` and
-    ``offered`` (short names read as one of ``valid``), as a typo is offered one; "" where
-    none is close."""
+    (case and punctuation ignored: ``Gaudi`` of Gaudi2); "" where it begins none. A known
+    product is offered no family by its spelling alone: V100 is no H100, B300 no B200."""
     begun = [v for v in sorted(valid) if _key(name) and _key(v).startswith(_key(name))]
-    if begun:
-        return suggested(begun, upto=len(begun))
-    return did_you_mean(name, [*valid, *offered])
+    return suggested(begun, upto=len(begun)) if begun else ""
+
+
+def _advised_as(name: str, family: str) -> str:
+    """``name`` as typed where ``advise --device-name`` reads it (``V100``), else the
+    catalogue's part it means, else ``family``."""
+    try:
+        return resolve_device(name.strip(), "device_name") or family
+    except FieldError:
+        return _device_part(name) or family
+
+
+def _own_devices(device: str) -> str:
+    """``for your own V100s, time a step and run gpuscale advise --device-name V100``:
+    where a device the rounds lack is advised on (its catalogued power, peak, memory)."""
+    advise = spelled(
+        f"gpuscale advise --device-name {shlex.quote(device)}",
+        f"gpuscale.advise(device_name={device!r}, ...)",
+    )
+    return f"for your own {device}s, time a step and run {advise}"
 
 
 def _families_named(name: str) -> str | None:

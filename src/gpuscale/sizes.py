@@ -33,14 +33,78 @@ _BYTE_UNITS = {
 }
 
 
+# The sizes offered as examples where text is none, each as typed with its value: those
+# within the field's own range are offered (``Examples.said``).
+_SIZE_EXAMPLES = (("250k", 2.5e5), ("7M", 7e6), ("1.5B", 1.5e9), ("2T", 2e12), ("20P", 2e16))
+_BYTE_EXAMPLES = (
+    ("8", 8),
+    ("64K", 2**16),
+    ("64M", 2**26),
+    ("1G", 2**30),
+    ("1GiB", 2**30),
+    ("1GB", 10**9),
+)
+
+
+def e_notation(value: float) -> str:
+    """``2e16``, ``1.5e9``: a number as one types it in exponent form (no ``+``, no zeros)."""
+    mantissa, exponent = f"{value:e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+class Examples:
+    """The values a refusal offers, ``use e.g. 250k, 7M, 1.5B``: each as typed with its
+    value, the last kept said again in exponent form where ``exponent`` (``or 2e16``).
+    Those within a field's range are offered (lowest, highest, lowest excluded?); none
+    within it: its highest, the most the field takes."""
+
+    def __init__(self, typed: tuple[tuple[str, float], ...], *, exponent: bool) -> None:
+        self.typed, self.exponent = typed, exponent
+
+    def _kept(self, low: float, high: float, open_low: bool) -> list[tuple[str, float]]:
+        kept = [(t, v) for t, v in self.typed if (v > low if open_low else v >= low) and v <= high]
+        return kept or [(e_notation(high), high)]
+
+    def one(self, low: float, high: float, open_low: bool = False) -> tuple[str, str]:
+        """One example within the range, as typed and in exponent form (``7M``, ``7e6``):
+        the second within it, else the first."""
+        kept = self._kept(low, high, open_low)
+        typed, value = kept[min(1, len(kept) - 1)]
+        return typed, e_notation(value)
+
+    def said(self, low: float = -math.inf, high: float = math.inf, open_low: bool = False) -> str:
+        """``(use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)``, the examples within the range."""
+        kept = self._kept(low, high, open_low)
+        typed, e = [t for t, _ in kept], e_notation(kept[-1][1])
+        if self.exponent and typed[-1] != e:
+            return f"(use e.g. {', '.join(typed)} or {e})"
+        return f"(use e.g. {', '.join(typed)})"
+
+
+SIZES = Examples(_SIZE_EXAMPLES, exponent=True)
+BYTES = Examples(_BYTE_EXAMPLES, exponent=False)
+
+
+_MOST_BYTES = 2**50  # 1 PiB, excluded: past it a typo
+
+
 class BadQuantity(ValueError):
     """Text that is no quantity of the kind asked: ``text`` and ``rule`` (what it must
-    be), read ``not a size: '-5' (use e.g. 250k, 7M, 1.5B)``."""
+    be), read ``not a size: '-5' (use e.g. 250k, 7M, 1.5B)``; ``examples``, where the rule
+    offers some, to offer those within a field's own range instead (:meth:`within`)."""
 
-    def __init__(self, text: str, rule: str) -> None:
-        self.text, self.rule = text, rule
+    def __init__(self, text: str, rule: str, examples: Examples | None = None) -> None:
+        self.text, self.rule, self.examples = text, rule, examples
         head, paren, hint = rule.partition(" (")  # the text refused before the hint
         super().__init__(f"{head}: {text!r}{paren}{hint}")
+
+    def within(self, low: float, high: float, open_low: bool = False) -> BadQuantity:
+        """This refusal offering only examples from ``low`` to ``high`` (a field's range)."""
+        if self.examples is None:
+            return self
+        head = self.rule.partition(" (")[0]
+        said = self.examples.said(low, high, open_low)
+        return BadQuantity(self.text, f"{head} {said}", self.examples)
 
 
 # What a number of each kind must be, said in its refusal.
@@ -89,9 +153,7 @@ def read_size(text: str) -> int | float:
             text.lower(),
         )
         if not match:
-            raise BadQuantity(
-                text, "not a size (use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)"
-            ) from None
+            raise BadQuantity(text, f"not a size {SIZES.said()}", SIZES) from None
         value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
     return int(value) if math.isfinite(value) else value
 
@@ -113,8 +175,8 @@ def parse_bytes(text: str) -> int:
     number is bytes. ``ValueError`` if not a size."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", text.lower())
     if not match or match.group(2) not in _BYTE_UNITS:
-        raise BadQuantity(text, "not a byte size (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
+        raise BadQuantity(text, f"not a byte size {BYTES.said(1, _MOST_BYTES)}", BYTES)
     value = float(match.group(1)) * _BYTE_UNITS[match.group(2)]
-    if not 1 <= value < 2**50:
+    if not 1 <= value < _MOST_BYTES:
         raise BadQuantity(text, "a byte size must be at least 1 B and below 1 PiB")
     return int(value)

@@ -59,7 +59,7 @@ def test_a_known_accelerator_the_rounds_lack_is_not_called_unknown() -> None:
     with pytest.raises(UnknownNameError) as refused:
         resolve_family("B200", ["A100-SXM4-80GB", "H100-SXM5-80GB"])
     said = str(refused.value)
-    assert "unknown" not in said and "B200 ('B200') ran no result in the rounds loaded" in said
+    assert "unknown" not in said and "B200 ('B200') is a known accelerator with no MLPerf" in said
     with pytest.raises(UnknownNameError, match="unknown accelerator family 'Z9'"):
         resolve_family("Z9", ["A100-SXM4-80GB"])
 
@@ -220,3 +220,34 @@ def test_a_phrase_is_spelled_for_each_reader() -> None:
     text = f"{spelled('--round', 'load_round()')} and {ref('fixed_ms', 30)}"
     assert as_options(text) == "--round and --fixed-ms 30"
     assert as_keywords(text) == "load_round() and fixed_ms=30"
+
+
+@pytest.mark.parametrize(
+    ("typed", "advised"),
+    [("V100", "V100"), ("B300", "B300"), ("GH200", "GH200"), ("MI355X", "MI355X")],
+)
+def test_a_known_product_the_rounds_lack_is_offered_no_family_spelt_alike(
+    typed: str, advised: str, golden
+) -> None:
+    """`plan -a V100` offered 'H100', `-a B300` 'B200', `-a GH200` 'H200', `-a MI355X`
+    'MI325X': other products, offered by their spelling alone. A known accelerator is said
+    to have no result here, pointed to `advise --device-name`, which then runs."""
+    result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(said) == 1, result.output
+    assert "did you mean" not in said[0] and "Traceback" not in result.output
+    assert "is a known accelerator with no MLPerf result in the rounds loaded" in said[0]
+    assert f"gpuscale advise --device-name {advised};" in said[0]
+    advice = CliRunner().invoke(
+        app, ["advise", "--device-name", advised, "--params", "7M", "--step-ms", "20"]
+    )
+    assert advice.exit_code == 0, advice.output
+    golden.check(VIEW, f"plan: {typed}", result.stderr)
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("H10O", "H100"), ("B20O", "B200")])
+def test_a_typo_of_a_family_is_still_offered_its_name(typed: str, meant: str) -> None:
+    result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(said) == 1, result.output
+    assert f"unknown accelerator family (did you mean {meant!r}?)" in said[0]

@@ -4,6 +4,8 @@ name the command line does not have, another option's name, a traceback or a han
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import typer.main
 from typer.testing import CliRunner
@@ -255,3 +257,51 @@ def test_collectives_states_its_own_rule_for_nproc(value: str, tmp_path) -> None
     said = result.stderr.strip()
     assert result.exit_code == 2, result.output
     assert said.startswith(f"error: --nproc {value}: ") and "1,2" not in said
+
+
+# Each option that reads a size: its command, the request holding its range, its field and
+# the reader of the values offered (a byte size or a count).
+SIZE_OPTIONS = [
+    ("advise", "--params", "advice", "params", "count"),
+    ("advise", "--samples", "advice", "samples", "count"),
+    ("advise", "--flops-per-sample", "advice", "flops_per_sample", "count"),
+    ("advise", "--noise-scale", "advice", "noise_scale", "count"),
+    ("bench", "--max-params", "bench", "max_params", "count"),
+    ("bench", "--min-params", "bench", "min_params", "count"),
+    ("bench", "--memory-limit", "bench", "memory_limit_bytes", "bytes"),
+    ("collectives", "--min-bytes", "collectives", "min_bytes", "bytes"),
+    ("collectives", "--max-bytes", "collectives", "max_bytes", "bytes"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "request_kind", "field", "kind"), SIZE_OPTIONS)
+def test_a_size_typed_wrong_is_offered_only_sizes_its_field_takes(
+    command: str, option: str, request_kind: str, field: str, kind: str, golden, tmp_path
+) -> None:
+    """``--params 7Q`` was offered ``20P or 2e16``, sizes --params refuses (it takes up to
+    10^14): every example offered lies within the option's own range."""
+    import re
+
+    from gpuscale.advice.request import AdviceRequest
+    from gpuscale.bench.config import BenchConfig
+    from gpuscale.quantities import parse_bytes, parse_size
+
+    ranges = {"advice": AdviceRequest.field_ranges, "bench": BenchConfig.field_ranges}
+    low, high, _ = ranges.get(request_kind, {}).get(field, (0, math.inf, True))
+    args = [a for a in BASE[command] if command != "advise" or a not in ("--params", "7M")]
+    if command in ("bench", "collectives"):
+        args += ["--out", str(tmp_path / "out")]
+    if command == "advise" and option != "--params":
+        args += ["--params", "7M"]
+    result = CliRunner().invoke(app, [command, *args, option, "7Q"])
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, result.output
+    assert len(said) == 1 and said[0].startswith(f"error: {option} 7Q: "), said
+    offered = re.fullmatch(r".*\(use e\.g\. (.+)\)", said[0])
+    assert offered, said
+    examples = re.split(r", | or ", offered.group(1))
+    assert len(examples) >= 3, examples
+    read = parse_bytes if kind == "bytes" else parse_size
+    for example in examples:
+        assert low <= read(example) <= high, (example, low, high)
+    golden.check("cli/option_refusals", f"{command} {option}: not a size", said[0])

@@ -155,7 +155,15 @@ def test_a_round_beside_a_path_is_said_bundled_or_fetched_never_bundled_only() -
 
 @pytest.mark.parametrize(
     ("typed", "meant"),
-    [("v5", "v5.0"), ("v41", "v4.1"), ("v4.l", "v4.1"), ("V5.O", "v5.0"), ("v123", None)],
+    [
+        ("v5", "v5.0"),
+        ("v41", "v4.1"),
+        ("v4.l", "v4.1"),
+        ("V5.O", "v5.0"),
+        ("v123", None),
+        ("v9", None),  # v9.0 is no round: never offered
+        ("v08", None),  # nor v0.8
+    ],
 )
 def test_a_mistyped_round_name_is_offered_the_round_it_reads_as(
     typed: str, meant: str | None, golden
@@ -180,6 +188,25 @@ def test_a_mistyped_round_name_in_python_and_ingest_is_offered_it_too() -> None:
         load_round("v5")
     with pytest.raises(ValueError, match=r"v4\.1"):  # no reading: the example
         load_round("v123")
+
+
+@pytest.mark.parametrize("typed", ["v9", "9", "v08", "v7"])
+def test_a_round_name_that_reads_as_no_round_is_offered_none(typed: str) -> None:
+    """``load_round("v9")`` offered 'v9.0', a round that does not exist: only a round
+    bundled or fetched by name is offered; else the example."""
+    from gpuscale import load_round
+    from gpuscale.mlperf.load import RoundNamesError, published_rounds
+
+    with pytest.raises(RoundNamesError) as refused:
+        load_round(typed, offline=True)
+    said = str(refused.value)
+    assert "did you mean" not in said and "like v4.1" in said, said
+    assert len(said.splitlines()) == 1
+    for offered in ("v5", "v41", "v1"):  # each round offered is one gpuscale reads
+        with pytest.raises(RoundNamesError, match=r"did you mean 'v(\d\.\d)'") as refused:
+            load_round(offered, offline=True)
+        meant = str(refused.value).split("'")[-2]
+        assert meant in published_rounds(), meant
 
 
 def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(tmp_path: Path, golden) -> None:

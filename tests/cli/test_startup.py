@@ -62,3 +62,37 @@ def test_the_cli_starts_without_torch_pandas_or_numpy(argv: tuple[str, ...]) -> 
 def test_the_probe_sees_a_command_that_loads_pandas() -> None:
     """The check can fail: a command that reads a round does load pandas."""
     assert "pandas" in heavy_modules_loaded("scores", "--round", "v4.1", "-b", "bert", "-f", "csv")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--models", "mlp-9m"), "error: --models mlp-9m: unknown model (did you mean 'mlp-17m'?)"),
+        (("--models", "mlp-0.2m,MLP-0.2M"), "error: --models/--model: mlp-0.2m given twice"),
+        (("--model", "foo:"), "error: model 'foo:' is not a model spec: nothing after the colon"),
+    ],
+)
+def test_bench_refuses_a_model_name_before_importing_torch(
+    argv: tuple[str, ...], said: str
+) -> None:
+    """`bench --models mlp-9m` imported torch (seconds) before saying the ladder has no
+    such model: a name no model has, one given twice and a spec of no form are refused
+    first, in one line, as other bad input is; the ladder's own names need no torch."""
+    from gpuscale.bench.ladder_names import LADDER_NAMES
+
+    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "120"}
+    probe = PROBE.format(heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "bench", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert "torch" not in json.loads(lines[-1]), lines
+    assert len(lines) == 2 and lines[0].startswith(said), lines
+    assert "Traceback" not in done.stderr
+    from gpuscale.bench.models import BY_NAME  # torch: the ladder built from the same names
+
+    assert tuple(BY_NAME) == LADDER_NAMES

@@ -3,6 +3,7 @@ together (the shape, the parameters, the step points)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -87,6 +88,7 @@ class RequestFields(JsonRequest):
     """What to advise on and under which assumptions (sizes: numbers, ``7M`` on the CLI)."""
 
     json_name: ClassVar[str] = "advice request"
+    field_ranges: ClassVar[Mapping[str, Range]] = RANGES
     bench: str | None = _file_read("Calibrate from `gpuscale bench` results (JSONL).")
     model: str | None = option(
         None, help="Model of --bench to advise on (default: the largest with N = 1)."

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.refusals import spelled
+from gpuscale.tables.refusals import Range, spelled
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
@@ -89,6 +90,7 @@ _MOST = {
 }
 MAX_TIMEOUT_S = 30 * 86400.0  # 30 days
 MIN_MEMORY_BYTES = 64 << 20
+MEMORY_LIMIT_RANGE: Range = (MIN_MEMORY_BYTES, 2**60, False)  # bytes, as --memory-limit takes
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -98,6 +100,7 @@ class BenchConfig(JsonRequest):
     Sent to the workers as JSON; unknown fields are an error (versions must match)."""
 
     json_name: ClassVar[str] = "bench config"
+    field_ranges: ClassVar[Mapping[str, Range]] = {"memory_limit_bytes": MEMORY_LIMIT_RANGE}
     backend: str = option("auto", help="auto, nccl (GPUs) or gloo (CPU).")
     steps: int = option(
         20, help="Timed steps of each kind (synchronised and no-sync), after the warm-up."
@@ -198,7 +201,7 @@ class BenchConfig(JsonRequest):
             "repeat": whole("repeat", 1),
             "memory_limit_bytes": (
                 self.memory_limit_bytes is None
-                or real(self.memory_limit_bytes, MIN_MEMORY_BYTES, 2**60),
+                or real(self.memory_limit_bytes, *MEMORY_LIMIT_RANGE[:2]),
                 "at least 64 MiB",
             ),
         }

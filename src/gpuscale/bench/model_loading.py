@@ -19,6 +19,7 @@ import torch
 import torch.nn as nn
 
 from gpuscale.bench.config import ModelError
+from gpuscale.bench.ladder_names import spec_problem
 from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import filled
@@ -95,42 +96,8 @@ def _user_module(source: str) -> ModuleType:
     return importlib.import_module(source)
 
 
-SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
 # the module that lists a model hub's models (``list_models``)
 _MODEL_PACKAGES = {"torchvision": "torchvision.models", "timm": "timm"}
-
-
-def spec_problem(name: str) -> str | None:
-    """Why a model name off the ladder is no spec gpuscale can load, in one line naming it
-    and the forms expected; None when it is one (``SOURCE:NAME``: a package's NAME after
-    ``torchvision:`` or ``timm:``, else a module path ``PKG.MODULE`` or a ``FILE.py``
-    before the colon and the factory, a Python name, after it). Checked before anything
-    runs: a spec that cannot name a model never becomes a failed row."""
-    source, sep, attr = name.partition(":")
-    if not sep:
-        return None  # a ladder name, or not: load_model / sort_models say which
-    if why := _not_a_spec(source, attr):
-        return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}"
-    return None
-
-
-def _not_a_spec(source: str, attr: str) -> str | None:
-    """What keeps ``SOURCE:ATTR`` from naming a model; None where nothing does."""
-    if source in ("torchvision", "timm"):
-        if attr and not any(c.isspace() or c == ":" for c in attr):
-            return None
-        return f"no {source} model name after the colon"
-    if not source:
-        return "nothing before the colon (the module or FILE.py that holds the factory)"
-    if not attr:
-        return "nothing after the colon (the factory to call)"
-    if not attr.isidentifier():
-        return f"{attr!r} after the colon is not a Python name (the factory to call)"
-    if os.path.basename(source) == ".py":
-        return "no file name before .py"
-    if source.endswith(".py") or all(part.isidentifier() for part in source.split(".")):
-        return None
-    return f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"
 
 
 def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:

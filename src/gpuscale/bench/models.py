@@ -22,8 +22,6 @@ downloaded) on 224 x 224 images (timm: the model's own input size), 1,000 classe
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,12 +29,15 @@ import torch
 import torch.nn as nn
 
 from gpuscale.bench.config import ModelError
+from gpuscale.bench.ladder_names import (
+    SPEC_FORMS,
+    checked_names,
+    ladder_name,
+    spec_problem,
+)
 from gpuscale.bench.model_base import Batch, BenchModel, MakeBatch, cross_entropy, first_batch
-from gpuscale.bench.model_loading import SPEC_FORMS, load_spec, spec_problem
-from gpuscale.names import did_you_mean
+from gpuscale.bench.model_loading import load_spec
 from gpuscale.quantities import parse_size
-from gpuscale.tables.requests import given_twice
-from gpuscale.tables.spelling import suggested
 
 # the names this module gave before the base and the loading moved out stay importable here
 __all__ = [
@@ -207,40 +208,6 @@ def select_models(
     return chosen
 
 
-def ladder_name(name: str) -> str:
-    """The ladder's name of ``name`` whatever its case, ``_`` or ``-`` (``MLP-0.2M``,
-    ``mlp_0.2m``: mlp-0.2m, as ``--ops`` reads ``ALL_REDUCE``); any other name as given
-    (a model of the user's, ``PKG.MODULE:FACTORY``, is spelled as its code is)."""
-    if name in BY_NAME or ":" in name:
-        return name
-    key = re.sub(r"[^a-z0-9.]", "", name.lower())
-    found = [n for n in BY_NAME if re.sub(r"[^a-z0-9.]", "", n) == key]
-    return found[0] if len(found) == 1 else name
-
-
-def closest_model(name: str) -> str:
-    """`` (did you mean 'cnn-0.3m'?)`` for a name off the ladder: a size the ladder lacks of
-    one of its families (``cnn-0.2m``, ``tf-1m``) is offered that family's model whose size
-    has the same digits (``mlp-02m``: a dot left out), else the nearest in size (by ratio),
-    never one spelt alike far in size (``tf-100m`` for ``tf-1m``); any other name the
-    closest spelling (``gpuscale.names.did_you_mean``)."""
-    typed = re.fullmatch(r"\s*([a-z]+)[-_ ]?(\d[\d.]*\s*[kmbg]?)\s*", name.lower())
-    if typed:
-        family, size = typed.groups()
-        sizes = {n: n.split("-", 1)[1] for n in BY_NAME if n.split("-", 1)[0] == family}
-        digits = [n for n, s in sizes.items() if re.sub(r"\D", "", s) == re.sub(r"\D", "", size)]
-        try:
-            params = parse_size(size)
-        except ValueError:
-            params = 0
-        if len(digits) == 1:
-            return suggested(digits)
-        if params > 0 and sizes:
-            ratio = {n: abs(math.log(parse_size(s) / params)) for n, s in sizes.items()}
-            return suggested([min(ratio, key=ratio.__getitem__)])
-    return did_you_mean(name, BY_NAME)
-
-
 def sort_models(
     names: list[str] | None = None,
     max_params: str | None = None,
@@ -253,18 +220,7 @@ def sort_models(
     :class:`ModelError`. ``count`` counts the parameters of a model off the ladder
     (default :func:`parameter_count`, in this process; the CLI counts them in a guarded
     child: ``gpuscale.bench.probe``)."""
-    chosen = [ladder_name(n) for n in names or BY_NAME]
-    if twice := given_twice(chosen, "model"):  # `--models a --model a` ran a once, unsaid
-        raise ModelError(f"--models/--model: {twice}")
-    for n in chosen:
-        if n not in BY_NAME and ":" not in n:
-            raise ModelError(  # the option and value first, as every refused value
-                f"--models {n}: unknown model{closest_model(n)}; the ladder: "
-                f"{', '.join(BY_NAME)} (or torchvision:NAME, "
-                "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
-            )
-        if n not in BY_NAME and (problem := spec_problem(n)):
-            raise ModelError(problem)  # before any model is built or any row written
+    chosen = checked_names(names or list(BY_NAME))
     low, high = (parse_size(given) if given else None for given in (min_params, max_params))
     sized, broken = [], []
     for n in chosen:  # each once (refused twice above), in the order given

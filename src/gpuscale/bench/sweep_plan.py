@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig, ModelError
+from gpuscale.bench.ladder_names import checked_names
 from gpuscale.bench.probe import count_parameters
 from gpuscale.bench.runner import (
     Progress,
@@ -172,18 +173,19 @@ class Planned:
 def plan_bench(
     request: SweepRequest, bench: BenchConfig, environ: Mapping[str, str] = os.environ
 ) -> Planned:
-    """``gpuscale bench``'s plan: the size bounds and world sizes checked before any model
-    is built (a bad one is that field's :class:`FieldError`), the nodes (:func:`nodes_of`,
-    from ``environ``, default this process's), the models chosen (:func:`choose_models`),
-    and their :class:`SweepConfig` (:func:`plan_sweep`)."""
+    """``gpuscale bench``'s plan: the size bounds, the model names (before torch is
+    imported: :func:`~gpuscale.bench.ladder_names.checked_names`) and world sizes checked
+    before any model is built (a bad one is that field's :class:`FieldError`), the nodes
+    (:func:`nodes_of`, from ``environ``, default this process's), the models chosen
+    (:func:`choose_models`), and their :class:`SweepConfig` (:func:`plan_sweep`)."""
     check_bounds(request.max_params, request.min_params)
+    names = checked_names(request.model_names())  # before torch loads (seconds): world_sizes
     nproc = world_sizes(request.nproc)
     nodes = nodes_of(request, environ)
     if nodes.aside and not request.list_models:
         return Planned([], [], None, nodes)
     if not request.list_models:  # before the models are built (seconds with torch)
         check_rendezvous(nodes.nnodes, nodes.rdzv_endpoint)
-    names = request.model_names()
     chosen, broken = choose_models(names, request.max_params, request.min_params, bench)
     if request.list_models:
         return Planned(chosen, broken, None, Nodes(1, 0, None))

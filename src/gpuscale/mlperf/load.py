@@ -22,8 +22,6 @@ from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
 from gpuscale.mlperf.layout import normalise_round, round_name_of
 from gpuscale.mlperf.no_results import NoResultsError
-from gpuscale.mlperf.round_hints import PUBLISHED
-from gpuscale.mlperf.rules import known_rulesets
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
@@ -38,6 +36,7 @@ from gpuscale.tables.workloads import (
     WORKLOADS,
     round_key,
     round_name,
+    round_names_known,
 )
 
 
@@ -151,8 +150,7 @@ def load_selection(
 def published_rounds() -> list[str]:
     """The rounds of MLPerf Training MLCommons has published or has rules for (those
     mlperf-logging ships), oldest first: the names a round is fetched by."""
-    ruled = {f"v{r.rsplit('.', 1)[0]}" for r in known_rulesets()}
-    return sorted(ruled | set(PUBLISHED), key=round_key)
+    return sorted(round_names_known(), key=round_key)
 
 
 def load_round(*rounds: str, offline: bool = False) -> RoundTables:

@@ -31,24 +31,7 @@ from collections.abc import Iterable, Mapping
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
 from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.commands import quoted_path
-from gpuscale.tables.workloads import round_key
-
-# The day MLCommons published each round's results (its announcement): no run of the
-# round started after it. A round not listed (one still to come) bounds nothing.
-PUBLISHED: dict[str, dt.date] = {
-    "v0.6": dt.date(2019, 7, 10),
-    "v0.7": dt.date(2020, 7, 29),
-    "v1.0": dt.date(2021, 6, 30),
-    "v1.1": dt.date(2021, 12, 1),
-    "v2.0": dt.date(2022, 6, 29),
-    "v2.1": dt.date(2022, 11, 9),
-    "v3.0": dt.date(2023, 6, 27),
-    "v3.1": dt.date(2023, 11, 8),
-    "v4.0": dt.date(2024, 6, 12),
-    "v4.1": dt.date(2024, 11, 13),
-    "v5.0": dt.date(2025, 6, 4),
-    "v5.1": dt.date(2025, 11, 12),
-}
+from gpuscale.tables.workloads import PUBLISHED, round_key
 
 
 def _end_ms(round_name: str) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -142,6 +143,7 @@ class PlanRequest(JsonRequest):
     counts."""
 
     json_name: ClassVar[str] = "plan request"
+    field_ranges: ClassVar[Mapping[str, Range]] = RANGES
     workload: str = single_option(
         what="workload",
         names=("--workload", "-w", "--benchmark", "-b"),  # -b as the MLPerf commands

@@ -22,6 +22,17 @@ class TooDeep(ValueError):
     """JSON nested deeper than ``MAX_DEPTH``."""
 
 
+class NotJson(ValueError):
+    """Text read as JSON that is none, said in one line: what was read, the parser's
+    reason and where it broke (line and column)."""
+
+    def __init__(self, what: str, error: json.JSONDecodeError) -> None:
+        self.line, self.column = error.lineno, error.colno
+        super().__init__(
+            f"{what} is not JSON: {error.msg} at line {error.lineno:,}, column {error.colno:,}"
+        )
+
+
 def check_depth(data: bytes | str, limit: int = MAX_DEPTH) -> None:
     """Raise :class:`TooDeep` where ``data`` nests arrays and objects deeper than
     ``limit`` (brackets inside strings do not count)."""

@@ -16,6 +16,7 @@ from dataclasses import fields
 from os import PathLike
 
 from gpuscale.quantities import number, read_size
+from gpuscale.sizes import SIZES
 from gpuscale.tables.commands import quoted_path
 
 # A number's range: (lowest, highest, lowest excluded?)
@@ -201,7 +202,10 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
             if isinstance(one, bool) or not isinstance(one, numbers.Real):
                 hint = ""
                 if isinstance(one, str) and kinds[name].metadata["parse"] is read_size:
-                    hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
+                    typed, e = SIZES.one(*ranges[name])
+                    hint = (
+                        f" (a size as text, such as {typed!r}, is for the command line: give {e})"
+                    )
                 raise TypeError(f"{name} must be a number, not {type(one).__name__} {one!r}{hint}")
             # inf and nan: past every range, refused by it below as 0 is
             if _whole_field(kinds[name].type) and not _whole(one) and math.isfinite(one):

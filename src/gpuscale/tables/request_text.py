@@ -21,7 +21,8 @@ R = TypeVar("R")
 
 def request_of(request: type[R], values: Mapping[str, object], **more: object) -> R:
     """``request`` built from the options' ``values`` (its fields' entries, each parsed as
-    its metadata says; text refused is the field's :class:`FieldError`) and ``more``."""
+    its metadata says; text refused is the field's :class:`FieldError`, any example it
+    offers within the field's range in ``request.field_ranges``) and ``more``."""
     given: dict[str, object] = {}
     typed: dict[str, object] = {}
     hints = typing.get_type_hints(request)
@@ -38,8 +39,10 @@ def request_of(request: type[R], values: Mapping[str, object], **more: object) -
                 read = reading_number(number[0])
                 value = tuple(map(read, value)) if number[1] else read(value)  # type: ignore[call-overload]
             given[f.name] = value if value is None or parse is None else parse(value)
-        except BadQuantity as exc:
-            raise FieldError(f.name, exc.text, exc.rule) from None  # the text refused
+        except BadQuantity as exc:  # the text refused, offered examples within the field's range
+            within = getattr(request, "field_ranges", {}).get(f.name)
+            exc = exc.within(*within) if within else exc
+            raise FieldError(f.name, exc.text, exc.rule) from None
         text = values[f.name]
         if isinstance(text, list | tuple) and len(text) == 1:  # a repeatable option given once
             text = text[0]

@@ -341,10 +341,13 @@ def keyword_signature(function: Callable[..., object], request: type) -> inspect
 
 class JsonRequest:
     """Mixin of a dataclass: :meth:`to_json` and :meth:`from_json`; ``json_name`` names
-    the kind in the error message (``"bench config"``)."""
+    the kind in the error message (``"bench config"``); ``field_ranges``, each number's
+    range (lowest, highest, lowest excluded?), where the request has one to offer examples
+    within (a size typed wrong is offered sizes its field takes)."""
 
     __slots__ = ()
     json_name: ClassVar[str] = "request"
+    field_ranges: ClassVar[Mapping[str, Range]] = {}
 
     def to_json(self) -> str:
         """The fields given as a JSON object (tuples as lists), keys sorted; a field resolved
@@ -354,8 +357,13 @@ class JsonRequest:
 
     @classmethod
     def from_json(cls: type[Request], text: str) -> Request:
-        """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``."""
-        data = json_depth.loads(text)
+        """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``, text that
+        is no JSON a :class:`~gpuscale.tables.json_depth.NotJson` (one, with the line and
+        column where it broke)."""
+        try:
+            data = json_depth.loads(text)
+        except json.JSONDecodeError as exc:
+            raise json_depth.NotJson(f"the {cls.json_name} {clipped(text)!r}", exc) from None
         if not isinstance(data, dict):
             raise ValueError(f"a {cls.json_name} is a JSON object, not a {type(data).__name__}")
         known = [f for f in fields(cls) if f.init]  # type: ignore[arg-type]

@@ -4,11 +4,14 @@ units), round names, and which workloads a command shows of a scores table by de
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import functools
+import importlib.util
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import joined
@@ -200,15 +203,51 @@ def round_name(text: str) -> str | None:
 _DIGIT_LOOKALIKES = str.maketrans({"l": "1", "I": "1", "i": "1", "O": "0", "o": "0"})
 
 
+# The day MLCommons published each round's results (its announcement): no run of the
+# round started after it. A round not listed (one still to come) bounds nothing.
+PUBLISHED: dict[str, dt.date] = {
+    "v0.6": dt.date(2019, 7, 10),
+    "v0.7": dt.date(2020, 7, 29),
+    "v1.0": dt.date(2021, 6, 30),
+    "v1.1": dt.date(2021, 12, 1),
+    "v2.0": dt.date(2022, 6, 29),
+    "v2.1": dt.date(2022, 11, 9),
+    "v3.0": dt.date(2023, 6, 27),
+    "v3.1": dt.date(2023, 11, 8),
+    "v4.0": dt.date(2024, 6, 12),
+    "v4.1": dt.date(2024, 11, 13),
+    "v5.0": dt.date(2025, 6, 4),
+    "v5.1": dt.date(2025, 11, 12),
+}
+
+
+@functools.cache
+def round_names_known() -> frozenset[str]:
+    """The rounds gpuscale reads by name: each MLCommons published (``PUBLISHED``) and
+    each the installed mlperf-logging has rules for (its ``compliance_checker/training_X.Y.Z``
+    folders: a round whose results are yet to come), found without importing it."""
+    spec = importlib.util.find_spec("mlperf_logging")
+    found = set(PUBLISHED)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for rules in (Path(folder) / "compliance_checker").glob("training_*.*.*"):
+            match = re.fullmatch(r"training_(\d+)\.(\d+)\.\d+", rules.name)
+            if match and rules.is_dir():
+                found.add(f"v{match.group(1)}.{match.group(2)}")
+    return frozenset(found)
+
+
 def round_name_meant(text: str) -> str | None:
     """The round name ``text`` most likely meant where it is none: ``v5`` -> ``v5.0``,
     ``v41`` -> ``v4.1`` (the dot left out), ``v4.l`` -> ``v4.1`` (a letter for a digit);
-    None where no such reading is a round name."""
+    None where no such reading is a round name, or none of a round gpuscale reads by name
+    (:func:`round_names_known`: ``v9`` is offered no v9.0)."""
     typed = text.strip()
     bare = typed[1:] if typed[:1] in ("v", "V") else typed
     if bare.isdigit() and len(bare) in (1, 2):
-        return f"v{bare}.0" if len(bare) == 1 else f"v{bare[0]}.{bare[1]}"
-    return round_name(bare.translate(_DIGIT_LOOKALIKES)) if bare else None
+        meant = f"v{bare}.0" if len(bare) == 1 else f"v{bare[0]}.{bare[1]}"
+    else:
+        meant = round_name(bare.translate(_DIGIT_LOOKALIKES)) if bare else None
+    return meant if meant in round_names_known() else None
 
 
 def round_key(name: str) -> tuple[int, ...]:

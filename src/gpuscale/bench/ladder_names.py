@@ -1,0 +1,123 @@
+"""The built-in ladder's model names and how a model name typed is read: a ladder name
+whatever its case (``MLP-0.2m``), a typo offered the closest, a spec of one's own
+(``FILE.py:FACTORY``) checked for its form. No torch: a name no model has is refused
+before torch is imported (seconds); ``gpuscale.bench.models`` builds the ladder."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+
+from gpuscale.bench.config import ModelError
+from gpuscale.names import did_you_mean
+from gpuscale.quantities import parse_size
+from gpuscale.tables.requests import given_twice
+from gpuscale.tables.spelling import suggested
+
+# The ladder, smallest first (``gpuscale.bench.models.LADDER`` builds each, in this order).
+LADDER_NAMES = (
+    "mlp-0.2m",
+    "cnn-0.3m",
+    "mlp-1m",
+    "cnn-1.2m",
+    "tf-1.5m",
+    "mlp-4m",
+    "cnn-4.7m",
+    "tf-7m",
+    "mlp-17m",
+    "cnn-19m",
+    "tf-30m",
+    "mlp-67m",
+    "tf-100m",
+    "tf-300m",
+)
+SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
+
+
+def ladder_name(name: str) -> str:
+    """The ladder's name of ``name`` whatever its case, ``_`` or ``-`` (``MLP-0.2M``,
+    ``mlp_0.2m``: mlp-0.2m, as ``--ops`` reads ``ALL_REDUCE``); any other name as given
+    (a model of the user's, ``PKG.MODULE:FACTORY``, is spelled as its code is)."""
+    if name in LADDER_NAMES or ":" in name:
+        return name
+    key = re.sub(r"[^a-z0-9.]", "", name.lower())
+    found = [n for n in LADDER_NAMES if re.sub(r"[^a-z0-9.]", "", n) == key]
+    return found[0] if len(found) == 1 else name
+
+
+def closest_model(name: str) -> str:
+    """`` (did you mean 'cnn-0.3m'?)`` for a name off the ladder: a size the ladder lacks of
+    one of its families (``cnn-0.2m``, ``tf-1m``) is offered that family's model whose size
+    has the same digits (``mlp-02m``: a dot left out), else the nearest in size (by ratio),
+    never one spelt alike far in size (``tf-100m`` for ``tf-1m``); any other name the
+    closest spelling (``gpuscale.names.did_you_mean``)."""
+    typed = re.fullmatch(r"\s*([a-z]+)[-_ ]?(\d[\d.]*\s*[kmbg]?)\s*", name.lower())
+    if typed:
+        family, size = typed.groups()
+        sizes = {n: n.split("-", 1)[1] for n in LADDER_NAMES if n.split("-", 1)[0] == family}
+        digits = [n for n, s in sizes.items() if re.sub(r"\D", "", s) == re.sub(r"\D", "", size)]
+        try:
+            params = parse_size(size)
+        except ValueError:
+            params = 0
+        if len(digits) == 1:
+            return suggested(digits)
+        if params > 0 and sizes:
+            ratio = {n: abs(math.log(parse_size(s) / params)) for n, s in sizes.items()}
+            return suggested([min(ratio, key=ratio.__getitem__)])
+    return did_you_mean(name, LADDER_NAMES)
+
+
+def checked_names(names: Sequence[str]) -> list[str]:
+    """``names`` as the ladder reads them (:func:`ladder_name`), each a ladder model or a
+    spec of the right form; :class:`ModelError` for one given twice, one the ladder lacks
+    (the closest offered) and a spec of no form, before any model is built or any row
+    written."""
+    chosen = [ladder_name(n) for n in names]
+    if twice := given_twice(chosen, "model"):  # `--models a --model a` ran a once, unsaid
+        raise ModelError(f"--models/--model: {twice}")
+    for n in chosen:
+        if n not in LADDER_NAMES and ":" not in n:
+            raise ModelError(  # the option and value first, as every refused value
+                f"--models {n}: unknown model{closest_model(n)}; the ladder: "
+                f"{', '.join(LADDER_NAMES)} (or torchvision:NAME, "
+                "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
+            )
+        if n not in LADDER_NAMES and (problem := spec_problem(n)):
+            raise ModelError(problem)
+    return chosen
+
+
+def spec_problem(name: str) -> str | None:
+    """Why a model name off the ladder is no spec gpuscale can load, in one line naming it
+    and the forms expected; None when it is one (``SOURCE:NAME``: a package's NAME after
+    ``torchvision:`` or ``timm:``, else a module path ``PKG.MODULE`` or a ``FILE.py``
+    before the colon and the factory, a Python name, after it). Checked before anything
+    runs: a spec that cannot name a model never becomes a failed row."""
+    source, sep, attr = name.partition(":")
+    if not sep:
+        return None  # a ladder name, or not: load_model / sort_models say which
+    if why := _not_a_spec(source, attr):
+        return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}"
+    return None
+
+
+def _not_a_spec(source: str, attr: str) -> str | None:
+    """What keeps ``SOURCE:ATTR`` from naming a model; None where nothing does."""
+    if source in ("torchvision", "timm"):
+        if attr and not any(c.isspace() or c == ":" for c in attr):
+            return None
+        return f"no {source} model name after the colon"
+    if not source:
+        return "nothing before the colon (the module or FILE.py that holds the factory)"
+    if not attr:
+        return "nothing after the colon (the factory to call)"
+    if not attr.isidentifier():
+        return f"{attr!r} after the colon is not a Python name (the factory to call)"
+    if os.path.basename(source) == ".py":
+        return "no file name before .py"
+    if source.endswith(".py") or all(part.isidentifier() for part in source.split(".")):
+        return None
+    return f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"

@@ -102,6 +102,11 @@ BY_NUMBERS = {
     ),
     # pcie-phb assumed, the count withheld by the link: its low end (10 GB/s) is pcie-phb's
     "link_assumed_withheld": ("--params", "100M", "--step-ms", "200", "--batch", "32"),
+    # a TPU joins its chips by ICI, no preset: no count above 1 stands on the link priced
+    "tpu_own_fabric_withheld": (
+        *("--params", "7B", "--flops-per-sample", "42G", "--step-ms", "800", "--batch", "8"),
+        *("--device-name", "TPU-v5p", "--max-devices", "8"),
+    ),
 }
 # bench files: (the folder, the file, more options); the shared ones skip without ../shared
 BENCH = {

@@ -57,6 +57,9 @@ class Product:
     memory_gb: int | None = None
     keyed_by_variant: bool = False  # family = product-form-memory (A100-SXM4-80GB)
     family: str | None = None  # the family where it is not the product (V100S -> V100)
+    # the inter-chip fabric of its own (TPU ICI, Gaudi's on-chip RoCE) that joins its devices,
+    # none of gpuscale's link presets (``fabric_source``: the vendor's page saying so)
+    fabric: str | None = None
 
 
 PRODUCTS_FILE = "accelerator_products.csv"
@@ -71,6 +74,7 @@ def _product(row: dict[str, str]) -> Product:
         memory_gb=int(row["memory_gb"]) if row["memory_gb"] else None,
         keyed_by_variant=row["keyed_by_variant"] == "yes",
         family=row["family"] or None,
+        fabric=row["fabric"] or None,
     )
 
 
@@ -106,6 +110,13 @@ _VARIANT_MEMORY = {"V100": (16, 32), "A100": (40, 80), "H100": (80, 94, 96), "H2
 _CAPACITY = re.compile(r"(\d+)\s*(?:g|gb|gib)\b", re.I)
 _POWER = re.compile(r"\((\d+)\s*w\)")  # a board power as names write it: "(450W)"
 _FAMILY_POWER = re.compile(r"-(\d+)W$")  # the board power a family adds to its part's name
+
+
+def own_fabric(name: str) -> str | None:
+    """The inter-chip fabric of its own the accelerator ``name`` means has (``ICI`` of a
+    TPU, ``RoCE`` of a Gaudi: ``Product.fabric``), None where it has none or is unknown."""
+    product = normalise_accelerator(name).product
+    return next((p.fabric for p in _PRODUCTS if p.product == product and p.fabric), None)
 
 
 def memory_of_capacity(product: str | None, capacity: str) -> int | None:

@@ -115,6 +115,7 @@ class LinkChoice:
     warning: Finding | None = None
     # an assumed link's range (``LINK_ENDS``): each end's link and its figure as said
     ends: tuple[tuple[str, Link, float], ...] = ()
+    fabric: str | None = None  # the device's own fabric (ICI, RoCE) no preset models
 
 
 def choose_link(
@@ -197,6 +198,7 @@ def choose_link(
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high
     # each figure at the most devices of a node searched (a mesh's there, ``busbw_over``)
     value_gbs, low_gbs, high_gbs = (link.busbw_over(counts) for link in (chosen, low, high))
+    fabric = None if board is not None or benched else hardware.device.own_fabric
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = Finding.of(
@@ -210,9 +212,10 @@ def choose_link(
         )
         measure = Finding.of(K.MEASURE_LINK, detected=seen or None)
         assumed = detected is None
-    else:
-        case = "board" if board is not None else "default"
-        basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, device=req.device_name)
+    else:  # a device of its own fabric: the link unknown, no PCIe range (``Machine.fabric``)
+        case = "board" if board is not None else ("fabric" if fabric else "default")
+        of = {"device": req.device_name, **({"fabric": fabric} if fabric else {})}
+        basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, **of)
         measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True
     if assumed and host is not None and host.kind == "cpu":  # no GPU link: processes
@@ -228,8 +231,8 @@ def choose_link(
         cpu = replace(chosen, name="CPU processes")
         return LinkChoice(cpu, None, assumed=True, assumption=processes)
     ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
-    if board is not None and not benched and hardware.device.fabric == chosen.name:
-        ends = ()  # a board named: its baseboard's fabric, no range
+    if fabric or (board is not None and not benched and hardware.device.fabric == chosen.name):
+        ends = ()  # a board named: its baseboard's fabric; a fabric of its own: no range
     # the ends searched again: the quantity's range, said with their presets
     gbs = (low_gbs, high_gbs) if ends else (None, None)
     presets = {"low_preset": low.name, "high_preset": high.name} if ends else {}
@@ -243,7 +246,7 @@ def choose_link(
         basis=basis,
         measure=Measure(measure),
     )
-    return LinkChoice(chosen, None, assumed, assumption, ends=ends)
+    return LinkChoice(chosen, None, assumed, assumption, ends=ends, fabric=fabric)
 
 
 def _better(topology: Topology, n: int) -> Finding | None:
@@ -315,6 +318,7 @@ def machine_of(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
+        fabric=choice.fabric,
         device=device,
         memory_device=memory_device,
         memory_device_assumed=assumed_device,

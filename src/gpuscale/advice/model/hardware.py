@@ -74,6 +74,14 @@ class DeviceRecord:
         return self.board_link if boards == {self.board_link} else None
 
     @property
+    def own_fabric(self) -> str | None:
+        """Its inter-chip fabric of its own, which no link preset models (a TPU's ICI, a
+        Gaudi's RoCE: ``accelerators.own_fabric``); None for a catalogue part or no name."""
+        from gpuscale.hardware.accelerators import own_fabric  # lazy: its product table
+
+        return None if self.part is not None or not self.name else own_fabric(self.name)
+
+    @property
     def usual_link(self) -> str | None:
         """The fastest preset of the usual setup (``links.usual_preset``: a board's fabric,
         else PCIe x16 with P2P at its generation, else ``pcie-phb``, through host memory) of

@@ -102,6 +102,8 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
                 latency_us=maybe(lambda x: x.latency_us, link),
             )
         )
+    if cal.machine.fabric:  # its own fabric priced by no preset: 1 device alone stands
+        readings.append(Reading("fabric", "own", 0.0, "GB/s", 1, 1.0, cal.machine.fabric))
     moved = (r.term for r in readings if r.accelerators != decision.read.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]

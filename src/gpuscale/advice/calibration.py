@@ -178,9 +178,6 @@ class Machine:
     device: DeviceRecord = NO_DEVICE
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     link_assumed: bool = False
-    # the device's own inter-chip fabric (a TPU's ICI, a Gaudi's RoCE) where the link is
-    # assumed: no preset prices it, so no count above 1 stands on the link priced
-    fabric: str | None = None
     memory: MemoryCheck | None = None
     memory_device: DeviceRecord = NO_DEVICE
     memory_device_assumed: bool = False  # no device named, recorded or implied: the reference

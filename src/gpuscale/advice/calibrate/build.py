@@ -84,7 +84,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         calibrated = advised(runs_used, request)
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
-    machine, said, link_ends = machine_of(request, data.topology, data.collectives, span, host)
+    machine, said, link = machine_of(request, data.topology, data.collectives, span, host)
     # a sweep timed on other hardware (CPU processes, the model on GPUs, or the reverse) says
     # nothing of the model's link: refused, as the sweep was asked for
     curves = data.collectives
@@ -122,9 +122,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     implausible = said.implausible or bool(impossible)
     cal = cal.at({"said": {"sources": sources, "warnings": warnings, "implausible": implausible}})
     machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
-    for end, link, gbs in link_ends:  # an assumed link: the network at each end of its range
-        network = replace(machine.network, intra=link)
-        ends.append(("link", end, gbs, "GB/s", {"machine": {"network": network}}))
+    term = "fabric" if link.fabric else "link"  # a device's own fabric, else a link
+    for end, at, gbs in link.ends:  # an assumed link: the network at each end of its range
+        network = replace(machine.network, intra=at)
+        ends.append((term, end, gbs, "GB/s", {"machine": {"network": network}}))
     # the convergence: the workload's RCPs read and fitted, a noise scale given or the
     # bench's, and MLPerf's least time to train at each count
     # no ruleset named: the default's RCPs, else the newest ruleset's that has them

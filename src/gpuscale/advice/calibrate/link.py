@@ -99,6 +99,7 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
 # A board named (SXM, OAM) has none: it sits on its baseboard's fabric, which the catalogue
 # models with one preset (``DeviceRecord.fabric``)
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+FABRIC_HIGH = "nvlink5"  # the fastest preset: the top of a fabric's own (a TPU's ICI) range
 # the device links as ends, by preset name (a named device's usual link, looked up)
 DEVICE_LINKS = {n: Link.from_preset(n) for n, p in links.PRESETS.items() if p.kind == "gpu"}
 
@@ -193,12 +194,14 @@ def choose_link(
     (low_end, low), (high_end, high) = ((e, Link.from_preset(n)) for e, n in LINK_ENDS)
     if (usual := hardware.device.usual_link) is not None:  # its generation's, its P2P's
         high = DEVICE_LINKS[usual]
+    fabric = None if board is not None or benched else hardware.device.own_fabric
+    if fabric:  # its own fabric: up to the fastest preset (``FABRIC_HIGH``)
+        high = Link.from_preset(FABRIC_HIGH)
     # a mesh below an end at its fewest devices (2) or above it at its most
     low = chosen if chosen.busbw_at(2) < low.busbw_gbs else low
     high = chosen if chosen.busbw_gbs > high.busbw_gbs else high
     # each figure at the most devices of a node searched (a mesh's there, ``busbw_over``)
     value_gbs, low_gbs, high_gbs = (link.busbw_over(counts) for link in (chosen, low, high))
-    fabric = None if board is not None or benched else hardware.device.own_fabric
     if host is not None and benched:
         generation = links.NVLINK.get(chosen.name)
         basis = Finding.of(
@@ -212,7 +215,7 @@ def choose_link(
         )
         measure = Finding.of(K.MEASURE_LINK, detected=seen or None)
         assumed = detected is None
-    else:  # a device of its own fabric: the link unknown, no PCIe range (``Machine.fabric``)
+    else:  # a device of its own fabric: its range up to the fastest preset
         case = "board" if board is not None else ("fabric" if fabric else "default")
         of = {"device": req.device_name, **({"fabric": fabric} if fabric else {})}
         basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, **of)
@@ -231,8 +234,8 @@ def choose_link(
         cpu = replace(chosen, name="CPU processes")
         return LinkChoice(cpu, None, assumed=True, assumption=processes)
     ends = ((low_end, low, low_gbs), (high_end, high, high_gbs))
-    if fabric or (board is not None and not benched and hardware.device.fabric == chosen.name):
-        ends = ()  # a board named: its baseboard's fabric; a fabric of its own: no range
+    if board is not None and not benched and hardware.device.fabric == chosen.name:
+        ends = ()  # a board named: its baseboard's fabric, no range
     # the ends searched again: the quantity's range, said with their presets
     gbs = (low_gbs, high_gbs) if ends else (None, None)
     presets = {"low_preset": low.name, "high_preset": high.name} if ends else {}
@@ -266,10 +269,10 @@ def machine_of(
     curves: MeasuredCurves | None,
     span: Span,
     host: BenchHost | None = None,
-) -> tuple[Machine, Said, tuple[tuple[str, Link, float], ...]]:
+) -> tuple[Machine, Said, LinkChoice]:
     """The machine of ``req`` over the devices it may ``span`` (on the bench ``host``'s link
-    and cores), whence each part, and the ends of an assumed link's range (``LINK_ENDS``;
-    none where the link is not assumed)."""
+    and cores), whence each part, and the link chosen: the ends of an assumed link's range
+    (``LINK_ENDS``; none where the link is not assumed), a device's own fabric."""
     nodes, max_devices = span.nodes, span.most
     per_node = span.per_node if nodes > 1 else None
     choice = choose_link(req, topology, curves is not None, host, max_devices, per_node)
@@ -318,7 +321,6 @@ def machine_of(
         network=network,
         max_devices=max_devices,
         link_assumed=choice.assumed,
-        fabric=choice.fabric,
         device=device,
         memory_device=memory_device,
         memory_device_assumed=assumed_device,
@@ -329,7 +331,7 @@ def machine_of(
     )
     warnings = tuple(filter(None, [choice.warning]))
     said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)
-    return machine, said, choice.ends
+    return machine, said, choice
 
 
 def _inter_node_assumed(inter: Link) -> Assumption:

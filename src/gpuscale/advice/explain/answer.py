@@ -151,13 +151,11 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
     if not d.holds and not long:  # the fewest devices that hold the model, and the strategy
         held, run = advice.memory, advice.calibration.run
         fewest = held and held.holding(run.strategy)
-        # searched, but the global batch kept does not split over it: the smallest global
-        # batch it divides, at least the one kept
+        # where the global batch kept does not split over it, the least it divides above
         unsplit = None
         if held and fewest and run.kept_global_batch and fewest in d.counts.missing:
             unsplit = held.split_batch(run.strategy, run.kept_global_batch)
-        # the option named only where the strategy is not the one asked (memory's fallback)
-        switched = True if held and run.strategy != held.strategy else None
+        switched = True if held and run.strategy != held.strategy else None  # a fallback's
         return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit, switched=switched)
     row = row_at(frame, read.accelerators)
     known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said

@@ -89,7 +89,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
     at_ends = zip(goal.ends, ends, others[int(weak) :], strict=True)
     for (term, end, value, unit, _), at, table in at_ends:
         chosen = decide(at, table, at.said.implausible, fits_from).read
-        link = at.machine.network.intra if term == "link" else None  # the preset at that end
+        link = at.machine.network.intra if term in ("link", "fabric") else None  # its preset
         readings.append(
             Reading(
                 term,
@@ -102,8 +102,6 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
                 latency_us=maybe(lambda x: x.latency_us, link),
             )
         )
-    if cal.machine.fabric:  # its own fabric priced by no preset: 1 device alone stands
-        readings.append(Reading("fabric", "own", 0.0, "GB/s", 1, 1.0, cal.machine.fabric))
     moved = (r.term for r in readings if r.accelerators != decision.read.accelerators)
     decision = replace(decision, readings=tuple(readings), withheld_by=next(moved, None))
     last = frame.iloc[-1]

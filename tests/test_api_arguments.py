@@ -324,3 +324,17 @@ def test_analyze_takes_the_options_fields_as_keywords(tables) -> None:
     assert keyword.table["time_to_train_min_ci_low"].equals(built.table["time_to_train_min_ci_low"])
     with pytest.raises(TypeError, match=r"^availability must be"):
         analyze(tables, ["bert"], availability=5)
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [("[1]", "an array"), ("null", "null"), ('"7B"', "a string"), ("3", "a number")],
+)
+def test_a_request_of_json_that_is_no_object_names_what_it_held(text: str, held: str) -> None:
+    """An advice request of JSON that is no object says 'an advice request' and what the
+    JSON held as JSON names it (an array, null), not Python's type (list, NoneType)."""
+    from gpuscale.advice.request import AdviceRequest
+
+    with pytest.raises(ValueError) as refused:
+        AdviceRequest.from_json(text)
+    assert str(refused.value) == f"an advice request is a JSON object, not {held}"

@@ -17,7 +17,7 @@ from dataclasses import MISSING, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from gpuscale.quantities import BadQuantity, joined, noun_for
+from gpuscale.quantities import BadQuantity, article, joined, noun_for
 from gpuscale.tables import json_depth
 from gpuscale.tables.command_line import (
     CommandParser,
@@ -80,6 +80,15 @@ __all__ = [
 ]
 
 Request = TypeVar("Request", bound="JsonRequest")
+# the JSON a request's text held where an object belongs, as JSON names it
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 T = TypeVar("T")
 # What reads an option's value (text, a list of texts, a number...) as the field's.
 Parse = Callable[..., object]
@@ -365,7 +374,10 @@ class JsonRequest:
         except json.JSONDecodeError as exc:
             raise json_depth.NotJson(f"the {cls.json_name} {clipped(text)!r}", exc) from None
         if not isinstance(data, dict):
-            raise ValueError(f"a {cls.json_name} is a JSON object, not a {type(data).__name__}")
+            raise ValueError(
+                f"{article(cls.json_name)} {cls.json_name} is a JSON object, not "
+                f"{_JSON_KINDS.get(type(data), 'a ' + type(data).__name__)}"
+            )
         known = [f for f in fields(cls) if f.init]  # type: ignore[arg-type]
         names = [f.name for f in known]
         unknown = sorted(set(data) - set(names))
@@ -382,7 +394,8 @@ class JsonRequest:
         ]
         if needed:  # said as the object's fields, not as __init__'s keyword arguments
             raise ValueError(
-                f"a {cls.json_name} needs the {noun_for(len(needed), 'field')} "
+                f"{article(cls.json_name)} {cls.json_name} needs the "
+                f"{noun_for(len(needed), 'field')} "
                 f"{joined(needed)}; it has {joined(sorted(data)) or 'none'}"
             )
         return cls(**data)

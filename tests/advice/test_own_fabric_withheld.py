@@ -14,6 +14,7 @@ from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.hardware.accelerators import own_fabric
 
 SEVEN_B = {"params": 7e9, "flops_per_sample": 42e9, "step_ms": 800, "batch": 8, "max_devices": 8}
+TEN_M = {"params": 1e7, "step_ms": 500, "batch": 32, "max_devices": 8}
 
 
 @pytest.mark.parametrize(
@@ -81,3 +82,28 @@ def test_a_preset_given_is_advised_on() -> None:
     advice = gpuscale.advise(device_name="TPU-v4", interconnect="pcie4-x16", **SEVEN_B)
     assert not [r for r in advice.decided.readings if r.term == "fabric"]
     assert advice.decided.withheld_by != "fabric"
+
+
+@pytest.mark.parametrize("device", ["TPU-v5p", "Gaudi2"])
+@pytest.mark.parametrize("swept", ["cpu", "cuda"])
+def test_a_sweep_of_gpus_or_cpus_is_no_fabric_of_its_own(tmp_path, device: str, swept: str) -> None:
+    """`gpuscale collectives` times NCCL (GPUs) or gloo (CPU processes), never a TPU's ICI
+    or a Gaudi's RoCE: a sweep of either under such a device is refused, naming the bus
+    bandwidth to give instead; the fabric's settle names no --collectives."""
+    import json
+
+    from gpuscale.advice.explain.phrasebook import WITHHELD
+
+    from ..builders import sweep_rows
+
+    rows = [{"kind": "sweep", "sweep_id": "s1", "device": swept, "ranks": 8, "nodes": 1}]
+    rows += sweep_rows(90.0, 10.0, 8)
+    path = tmp_path / "c.jsonl"
+    lines = [json.dumps({"schema": "gpuscale.collectives/2", "sweep_id": "s1", **r}) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError) as refused:
+        gpuscale.advise(device_name=device, collectives=str(path), **TEN_M)
+    said = str(refused.value)
+    assert f"not the {device} the model runs on" in said and "busbw_gbs=" in said
+    assert "interconnect=" not in said
+    assert "collectives" not in WITHHELD["fabric"]["short"]

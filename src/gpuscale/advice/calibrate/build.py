@@ -85,19 +85,22 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         host = host_of(runs_used.table, calibrated)
     span = span_of(request, data.topology, host)  # the devices searched, the nodes they span
     machine, said, link = machine_of(request, data.topology, data.collectives, span, host)
-    # a sweep timed on other hardware (CPU processes, the model on GPUs, or the reverse) says
-    # nothing of the model's link: refused, as the sweep was asked for
+    # a sweep timed on other hardware (CPU processes, the model on GPUs, or the reverse; GPUs
+    # under a device of its own fabric, a TPU or Gaudi) says nothing of the model's link:
+    # refused, as the sweep was asked for
     curves = data.collectives
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    own = not on_cpu and machine.device.own_fabric is not None
     if (
         curves is not None
         and curves.device in ("cpu", "cuda")
-        and (curves.device == "cpu") != on_cpu
+        and ((curves.device == "cpu") != on_cpu or own)
     ):
         runs = "cpu" if on_cpu else machine.device.name
+        instead = "cpu" if on_cpu else ("fabric" if own else "gpu")
         kind = FindingKind.SWEEP_OF_OTHER_HARDWARE
         raise CalibrationError(
-            Finding.of(kind, sweep=curves.source, swept=curves.device, device=runs)
+            Finding.of(kind, sweep=curves.source, swept=curves.device, device=runs, instead=instead)
         )
     # what the saved matrix got wrong, as `gpuscale topo --file` warns it
     problems = () if data.topology is None else data.topology.problems

@@ -102,10 +102,15 @@ BY_NUMBERS = {
     ),
     # pcie-phb assumed, the count withheld by the link: its low end (10 GB/s) is pcie-phb's
     "link_assumed_withheld": ("--params", "100M", "--step-ms", "200", "--batch", "32"),
-    # a TPU joins its chips by ICI, no preset: no count above 1 stands on the link priced
+    # a TPU joins its chips by ICI, no preset: its range, PCIe to nvlink5, moves the count
     "tpu_own_fabric_withheld": (
         *("--params", "7B", "--flops-per-sample", "42G", "--step-ms", "800", "--batch", "8"),
         *("--device-name", "TPU-v5p", "--max-devices", "8"),
+    ),
+    # a count withheld at 1 device: no speedup said of it (1x against itself)
+    "withheld_at_one": (
+        *("-w", "gpt3", "--params", "100M", "--step-ms", "300", "--batch", "64"),
+        *("--device-name", "H100"),
     ),
 }
 # bench files: (the folder, the file, more options); the shared ones skip without ../shared

@@ -120,8 +120,7 @@ def withheld(advice: AdviceView) -> list[str]:
     for term in moved_by(d):
         at = "; ".join(reading(r, speedup=True) for r in apart if r.term == term)
         value = getattr(withholding(advice.assumptions, term), "value", None)
-        # the link assumed: its latency beside its bandwidth, as each end's reading says it
-        latency = link.latency_us if term == "link" else None
+        latency = link.latency_us if term == "link" else None  # beside its bandwidth, as read
         values = {"at": at, "value": value, "latency": latency}
         settled = withheld_words(term, "settle")
         found.append(
@@ -168,8 +167,9 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         if r.accelerators != read.accelerators and r.term == d.withheld_by
     )  # the other terms that move it: "Decides:" names them
     said |= {"trained": trained, "other": other, "eff": long or None}
-    n = read.accelerators  # one_focus: one device, the focus another
-    cases = {"none": not d.holds, "withheld": d.withheld_by, "refused": d.count is None}
+    n = read.accelerators  # one_focus: one device, the focus another; withheld at 1: no 1x
+    cases = {"none": not d.holds, "withheld_one": d.withheld_by and n == 1}
+    cases |= {"withheld": d.withheld_by, "refused": d.count is None}
     kind = first_case({**cases, "many": n > 1, "one": d.focus.accelerators == n, "one_focus": 1})
     return sentence("decision", kind=kind, d=d, c=read, **said)
 

@@ -92,7 +92,8 @@ class RoundSelection:
             if round_name(name) is None:
                 meant = round_name_meant(name)
                 said = f"did you mean {meant!r}?" if meant else "e.g. v4.1"
-                if meant is None and (os.sep in name or os.path.exists(name)):
+                archive = name.lower().endswith((".zip", ".tar", ".tar.xz", ".tar.gz", ".tgz"))
+                if meant is None and (os.sep in name or archive or os.path.exists(name)):
                     # a folder or archive: the command reads it as a path argument
                     said = f"a folder or archive is given without --round: {quoted_path(name)}"
                 raise FieldError("round_names", name, f"not a round name ({said})")

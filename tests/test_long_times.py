@@ -44,6 +44,7 @@ def test_a_time_to_train_as_a_sentence_says_it(minutes: float, said: str) -> Non
         (16_420, 17_000, "16,420-17,000 min (11-12 days)"),
         (100, 150, "100-150 min (1.7-2.5 h)"),  # the unit is the larger end's
         (1_000, 1_010, "1,000-1,010 min (17 h)"),  # hours alike: one value
+        (1_000, 1_000.2, "1,000 min (17 h)"),  # minutes alike too: one value, not 1,000-1,000
         (30, 60, "30-60 min"),
         (math.nan, 5, " min"),
     ],

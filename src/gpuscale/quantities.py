@@ -310,7 +310,7 @@ def format_minutes(minutes: float, high: float | None = None, digits: int = 3) -
     if any(m != m for m in ends):
         return " min"
     written = [number(m, digits) for m in ends]
-    said = "-".join(written) + " min"
+    said = span(written[0], written[-1]) + " min"  # one value where both ends read alike
     if not all(math.isfinite(m) for m in ends):
         return said
     largest = max(float(w.replace(",", "")) for w in written)

@@ -17,17 +17,16 @@ from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.tables.workloads import first_epoch_num, samples_per_epoch
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ImageNet-1k's training set (Russakovsky et al. 2015)
+A100_NODE = dict(device_name="A100 SXM", interconnect="nvlink3", max_devices=8)
 RESNET = dict(
-    params=25.6e6,
-    flops_per_sample=12.3e9,
-    step_ms=98,
-    batch=256,
-    device_name="A100 SXM",
-    interconnect="nvlink3",
-    max_devices=8,
-    workload="resnet",
-    ruleset="4.0.0",
-)
+    params=25.6e6, flops_per_sample=12.3e9, step_ms=98, batch=256, **A100_NODE,
+    workload="resnet", ruleset="4.0.0",
+)  # fmt: skip
+# the original DLRM at its RCPs' global batch of 55,296 (8 devices of 6,912)
+DLRM = dict(
+    params=540e6, flops_per_sample=3e6, step_ms=50, batch=6912, **A100_NODE,
+    scaling="strong", global_batch=55296, workload="dlrm", ruleset="1.0.0",
+)  # fmt: skip
 
 
 def test_the_epoch_sizes_are_the_logged_ones() -> None:
@@ -49,19 +48,7 @@ def test_the_original_dlrm_trains_its_rcps_epochs_less_one() -> None:
     # its RCPs (1.76 at 32,768 to 2.00 at 71,680) are epoch_num, one more than the epochs
     # trained: at the RCPs' batch of 55,296, 0.90 of an epoch, not 1.90 (nor 10M samples)
     (logged,) = (e for b, e in rcp_points("1.0.0", "dlrm") if b == 55296)
-    advice = gpuscale.advise(
-        params=540e6,
-        flops_per_sample=3e6,
-        step_ms=50,
-        batch=6912,
-        device_name="A100 SXM",
-        interconnect="nvlink3",
-        max_devices=8,
-        scaling="strong",
-        global_batch=55296,
-        workload="dlrm",
-        ruleset="1.0.0",
-    )
+    advice = gpuscale.advise(**DLRM)
     row = advice.table.set_index("accelerators").loc[8]
     epochs = row["samples_to_train"] / samples_per_epoch("dlrm")
     assert row["global_batch"] == 55296
@@ -147,8 +134,8 @@ def test_the_original_dlrm_logs_epochs_trained_plus_one(shared_archive) -> None:
 
 
 def test_no_ruleset_named_takes_the_newest_that_has_the_workloads_rcps() -> None:
-    """``--workload resnet`` alone was refused (the default ruleset, 5.0.0, has no ResNet-50
-    RCPs): with no ruleset named, the newest that has them, 4.0.0, is read and said."""
+    """With no ruleset named, the newest that has the workload's RCPs is read and said: 4.0.0
+    for ResNet-50 (the default ruleset, 5.0.0, has none)."""
     named = gpuscale.advise(**RESNET)
     unnamed = gpuscale.advise(**{k: v for k, v in RESNET.items() if k != "ruleset"})
     columns = ["accelerators", "global_batch", "samples_to_train", "time_to_train_min"]

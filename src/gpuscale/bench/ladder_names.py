@@ -16,23 +16,26 @@ from gpuscale.quantities import parse_size
 from gpuscale.tables.requests import given_twice
 from gpuscale.tables.spelling import suggested
 
-# The ladder, smallest first (``gpuscale.bench.models.LADDER`` builds each, in this order).
-LADDER_NAMES = (
-    "mlp-0.2m",
-    "cnn-0.3m",
-    "mlp-1m",
-    "cnn-1.2m",
-    "tf-1.5m",
-    "mlp-4m",
-    "cnn-4.7m",
-    "tf-7m",
-    "mlp-17m",
-    "cnn-19m",
-    "tf-30m",
-    "mlp-67m",
-    "tf-100m",
-    "tf-300m",
-)
+# The ladder, smallest first: each rung's name and shape (``gpuscale.bench.models.ModelSpec``
+# builds it). An MLP's input features, width and depth of hidden layers; a CNN's base width
+# and blocks per stage; a transformer's width, depth, heads and vocabulary at 128 tokens.
+LADDER_SHAPES: dict[str, dict[str, int | str]] = {
+    "mlp-0.2m": dict(family="mlp", inputs=256, width=256, depth=3),
+    "cnn-0.3m": dict(family="cnn", width=32, depth=2),
+    "mlp-1m": dict(family="mlp", inputs=512, width=512, depth=4),
+    "cnn-1.2m": dict(family="cnn", width=64, depth=2),
+    "tf-1.5m": dict(family="transformer", width=128, depth=2, heads=4, vocab=4096, seq_len=128),
+    "mlp-4m": dict(family="mlp", inputs=1024, width=1024, depth=4),
+    "cnn-4.7m": dict(family="cnn", width=128, depth=2),
+    "tf-7m": dict(family="transformer", width=256, depth=6, heads=4, vocab=4096, seq_len=128),
+    "mlp-17m": dict(family="mlp", inputs=2048, width=2048, depth=4),
+    "cnn-19m": dict(family="cnn", width=256, depth=2),
+    "tf-30m": dict(family="transformer", width=512, depth=8, heads=8, vocab=8192, seq_len=128),
+    "mlp-67m": dict(family="mlp", inputs=4096, width=4096, depth=4),
+    "tf-100m": dict(family="transformer", width=768, depth=12, heads=12, vocab=8192, seq_len=128),
+    "tf-300m": dict(family="transformer", width=1024, depth=24, heads=16, vocab=8192, seq_len=128),
+}
+LADDER_NAMES = tuple(LADDER_SHAPES)
 SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
 
 

@@ -30,6 +30,7 @@ import torch.nn as nn
 
 from gpuscale.bench.config import ModelError
 from gpuscale.bench.ladder_names import (
+    LADDER_SHAPES,
     SPEC_FORMS,
     checked_names,
     ladder_name,
@@ -139,33 +140,9 @@ class _TransformerLM(nn.Module):
         return self.head(self.encoder(self.embed(tokens) + self.position))
 
 
-def _tf(name: str, width: int, depth: int, heads: int, vocab: int) -> ModelSpec:
-    return ModelSpec(
-        name=name,
-        family="transformer",
-        width=width,
-        depth=depth,
-        heads=heads,
-        vocab=vocab,
-        seq_len=128,
-    )
-
-
-LADDER: tuple[ModelSpec, ...] = (
-    ModelSpec(name="mlp-0.2m", family="mlp", inputs=256, width=256, depth=3),
-    ModelSpec(name="cnn-0.3m", family="cnn", width=32, depth=2),
-    ModelSpec(name="mlp-1m", family="mlp", inputs=512, width=512, depth=4),
-    ModelSpec(name="cnn-1.2m", family="cnn", width=64, depth=2),
-    _tf("tf-1.5m", 128, 2, 4, 4096),
-    ModelSpec(name="mlp-4m", family="mlp", inputs=1024, width=1024, depth=4),
-    ModelSpec(name="cnn-4.7m", family="cnn", width=128, depth=2),
-    _tf("tf-7m", 256, 6, 4, 4096),
-    ModelSpec(name="mlp-17m", family="mlp", inputs=2048, width=2048, depth=4),
-    ModelSpec(name="cnn-19m", family="cnn", width=256, depth=2),
-    _tf("tf-30m", 512, 8, 8, 8192),
-    ModelSpec(name="mlp-67m", family="mlp", inputs=4096, width=4096, depth=4),
-    _tf("tf-100m", 768, 12, 12, 8192),
-    _tf("tf-300m", 1024, 24, 16, 8192),
+LADDER: tuple[ModelSpec, ...] = tuple(
+    ModelSpec(name=name, **shape)  # type: ignore[arg-type]
+    for name, shape in LADDER_SHAPES.items()
 )
 BY_NAME = {spec.name: spec for spec in LADDER}
 

@@ -89,7 +89,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     # under a device of its own fabric, a TPU or Gaudi) says nothing of the model's link:
     # refused, as the sweep was asked for
     curves = data.collectives
-    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    on_cpu = host is not None and host.kind == "cpu"  # the runs calibrated on, as classified
     own = not on_cpu and machine.device.own_fabric is not None
     if (
         curves is not None

@@ -98,6 +98,25 @@ def test_a_time_to_train_that_cannot_be_true_is_refused(tables, golden: Golden) 
     golden.check(VIEW, "times to train of zero", str(refused.value))
 
 
+def test_an_accelerator_count_that_cannot_be_true_is_refused(tables) -> None:
+    scores = tables.scores.copy()
+    bert = scores.index[scores["workload"] == "bert"]
+    # a negative count was dropped unsaid (the system left out as one with no count)
+    negative = scores.assign(accelerators=scores["accelerators"].astype(object))
+    negative.loc[bert[:2], "accelerators"] = [-8, 2.5]
+    with pytest.raises(ValueError, match=r"^scores has 2 rows whose accelerators ") as refused:
+        scaling_table(negative, "bert")
+    assert "(-8, 2.5)" in str(refused.value)
+    # a count as text failed inside pandas ('>' not supported between str and int)
+    text = scores.assign(accelerators=scores["accelerators"].astype(str))
+    with pytest.raises(ValueError, match=r"^scores has \d+ rows whose accelerators is text"):
+        scaling_table(text, "bert")
+    # missing and 0 stay allowed: the system is left out as one without a count
+    unknown = scores.assign(accelerators=scores["accelerators"].astype(object))
+    unknown.loc[bert[:2], "accelerators"] = [None, 0]
+    assert len(scaling_table(unknown, "bert")) == len(scaling_table(tables.scores, "bert")) - 2
+
+
 def test_round_names_in_capitals_and_an_unbundled_round_said_plainly(golden: Golden) -> None:
     assert set(load_round("V4.1").scores["round"]) == {"v4.1"}
     with pytest.raises(KeyError) as raised:

@@ -70,6 +70,27 @@ def test_the_largest_bert_change_v41_to_v50_is_one_systems_software() -> None:
     assert bare is not None and bare.same_system and bare.frameworks == ("", "")
 
 
+def test_no_change_stated_where_the_common_counts_differ_though_one_count_repeats() -> None:
+    # GPT-3 on H100-SXM5-80GB: 512 and 10,752 accelerators in both v3.1 and v4.0, but the
+    # most common count is 10,752 in v3.1 and 512 in v4.0, so no pair compares
+    v31, v40 = load_round("v3.1"), load_round("v4.0")
+    scores = pd.concat([v31.scores, v40.scores], ignore_index=True)
+    h100 = scores[
+        (scores["workload"] == "gpt3") & (scores["accelerator_family"] == "H100-SXM5-80GB")
+    ]
+    both = set(h100.loc[h100["round"] == "v3.1", "accelerators"]) & set(
+        h100.loc[h100["round"] == "v4.0", "accelerators"]
+    )
+    assert {512, 10752} <= both
+    frame = trends(scores, ["gpt3"])
+    rows = frame[frame["accelerator_family"] == "H100-SXM5-80GB"]
+    assert list(rows["common_accelerators"]) == [10752, 512]
+    assert largest_change(frame) is None
+    (line,) = trends_headline(frame)
+    assert "most common accelerator count" in line
+    assert "ran one accelerator count" not in line
+
+
 @pytest.mark.shared
 def test_v07_bert_dgx1_against_googles_v100_reference_is_software(shared_archive) -> None:
     tables = read_round(shared_archive("v0.7"))

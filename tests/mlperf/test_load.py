@@ -126,6 +126,24 @@ def test_a_path_and_a_bundled_round_of_one_round_are_refused(
     assert said.index("v4.0") < said.index(unnamed.name)
 
 
+def test_a_renamed_archive_of_a_bundled_round_is_refused_for_its_folder_not_its_name(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`my results.tar.xz` (a renamed download holding training_results_v4.1/) beside
+    --round v4.1: its round comes from the folder inside, not its name, as said."""
+    import gpuscale.mlperf.load as load
+
+    monkeypatch.setattr(load, "read_paths", lambda *a, **k: pytest.fail("read first"))
+    rb = RoundBuilder(name="training_results_v4.1")
+    rb.system("Acme", "box8").runs("Acme", "box8", "bert", TEN)
+    renamed = rb.write_tar(tmp_path).rename(tmp_path / "my results.tar.xz")
+    with pytest.raises(RoundNamesError) as caught:
+        load_rounds([renamed], ["v4.1"])
+    said = str(caught.value)
+    assert "(" + str(renamed) + ", whose folder inside says v4.1)" in said.replace("'", "")
+    assert "whose name says" not in said
+
+
 @pytest.mark.parametrize("command", ["ingest", "dataset", "report"])
 def test_a_folder_gpuscale_wrote_is_said_to_be_one(tmp_path: Path, command: str, golden) -> None:
     """A folder gpuscale wrote (``ingest --out``'s) is said to be one, naming the command."""

@@ -330,12 +330,14 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
 def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     """The largest change of the trend rows (:func:`largest_change`), said first with
     what it rests on: the same accelerators, so software (one system: software alone),
-    the frameworks named where they differ; or that no pair of rows compares."""
+    the frameworks named where they differ; or that no pair of rows compares, said as
+    the rule that pairs them (the common count), since a family may run one count in two
+    rounds whose most common counts differ."""
     change = largest_change(frame)
     if change is None:
         return (
-            "largest change: none to state (no family ran one accelerator count in two "
-            "of these rounds)",
+            "largest change: none to state (no family's most common accelerator count is "
+            "the same in two of its rounds in a row)",
         )
     ratio = change.ratio
     how = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"

@@ -20,7 +20,7 @@ from gpuscale.mlperf import bundled
 from gpuscale.mlperf.bundled import bundled_rounds
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
-from gpuscale.mlperf.layout import normalise_round, round_name_of
+from gpuscale.mlperf.layout import normalise_round, round_name_from_path, round_name_of
 from gpuscale.mlperf.no_results import NoResultsError
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
@@ -262,6 +262,8 @@ def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
         how = f"whose name says {r}"
         if round_name_of(path) is None:  # the round came from --round, not the path's name
             how = f"read as {r} by --round"
+        elif round_name_from_path(path) is None:  # a renamed copy: its one folder says it
+            how = f"whose folder inside says {r}"
         adds = "the bundled tables"
         if r not in bundled_rounds():
             adds = "the round fetched by name"

@@ -1,6 +1,7 @@
 """The tables the public functions are given, checked where they are given: the right type
 (a pandas DataFrame, a RoundTables), the columns each kind of table needs (from the schema
-here: ``SCORES_COLUMNS``, ``SCALING_COLUMNS``) and no time to train that cannot be true.
+here: ``SCORES_COLUMNS``, ``SCALING_COLUMNS``) and no time to train or accelerator count
+that cannot be true.
 
 A wrong type is a TypeError naming the parameter and the type expected; a missing column
 or an impossible time a ValueError saying which and how many. One line each.
@@ -76,7 +77,8 @@ def check_table(frame: object, kind: str, parameter: str) -> None:
     ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column
     :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
     be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
-    is allowed: not scored)."""
+    is allowed: not scored) or an ``accelerators`` that is no whole count
+    (:func:`check_counts`)."""
     frame = check_frame(frame, kind, parameter)
     missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
     if missing:
@@ -91,6 +93,7 @@ def check_table(frame: object, kind: str, parameter: str) -> None:
             f"({_MADE_BY[kind]} has them)"
         )
     check_times(frame, parameter)
+    check_counts(frame, parameter)
 
 
 def check_times(frame: pd.DataFrame, parameter: str) -> None:
@@ -115,6 +118,34 @@ def check_times(frame: pd.DataFrame, parameter: str) -> None:
         raise ValueError(
             f"{parameter} has {counted(len(bad), 'row')} whose time_to_train_min is not a positive "
             f"finite number ({shown}): a time to train cannot be; drop or fix those rows"
+        )
+
+
+def check_counts(frame: pd.DataFrame, parameter: str) -> None:
+    """ValueError when some ``accelerators`` of ``frame`` is text, or a number that is no
+    whole count of at least 0 (missing and 0 are allowed: a system without an accelerator
+    count, which the analysis leaves out, as it does a CPU-only one): how many rows, and
+    the first values. gpuscale's reader never writes such a count, and the analysis
+    compares with ``>`` and divides by it, so one is refused here, not dropped unsaid."""
+    import pandas as pd  # lazy: as above
+
+    counts = frame["accelerators"]
+    text = counts[counts.map(lambda v: isinstance(v, str | bytes))].tolist()
+    if text:
+        shown = ", ".join(map(repr, text[:3])) + (", ..." if len(text) > 3 else "")
+        raise ValueError(
+            f"{parameter} has {counted(len(text), 'row')} whose accelerators is text "
+            f"({shown}), not a number: convert the column (pd.to_numeric)"
+        )
+    numbers = pd.to_numeric(counts, errors="coerce").astype(float)
+    whole = (numbers >= 0) & (numbers < math.inf) & (numbers == numbers.round())
+    bad = counts[counts.notna() & ~whole].tolist()
+    if bad:
+        shown = ", ".join(map(repr, bad[:3])) + (", ..." if len(bad) > 3 else "")
+        raise ValueError(
+            f"{parameter} has {counted(len(bad), 'row')} whose accelerators is not a whole "
+            f"count of at least 0 ({shown}): an accelerator count cannot be; drop or fix "
+            "those rows"
         )
 
 

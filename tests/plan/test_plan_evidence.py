@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -171,3 +172,25 @@ def test_the_widening_for_thin_evidence_is_said_only_where_there_is_one(
         assert said[0].endswith("not a consensus.")
     else:
         assert f"up to x{wide:.2f} as wide (in log)" in said[0]
+
+
+def test_the_notes_give_the_interval_a_row_has_where_many_pairs_widen_it() -> None:
+    """B200 on Stable Diffusion rests on 7 (submitter, round) pairs: its intervals are
+    widened for them, and the notes say by how much, so that the class factor the notes
+    give, raised to the widening they give, is the interval of each row measured before
+    (to the rounding of the two printed numbers)."""
+    from gpuscale.planning import PlanRequest, plan_for
+
+    asked = PlanRequest(workload="stable_diffusion", accelerator="B200", devices=(8, 64))
+    found = plan_for(asked)
+    assert found.rows[0]["evidence"]["pairs"] > 2
+    (factors,) = [s for s in found.notes if s.startswith("80% intervals:")]
+    (widened,) = [s for s in found.notes if s.startswith("The plan rests on ")]
+    factor = float(re.search(r"(\d\.\d\d) at counts measured before", factors)[1])
+    wide = float(re.search(r"up to x(\d+\.\d\d) as wide", widened)[1])
+    for row in found.rows:
+        assert row["count_class"] == "i"
+        half = math.log(row["time_to_train_min_high"] / row["time_to_train_min"])
+        low = math.log(factor - 0.005) * (wide - 0.005)
+        high = math.log(factor + 0.005) * (wide + 0.005)
+        assert low <= half <= high, (half, factor, wide)

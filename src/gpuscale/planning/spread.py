@@ -311,15 +311,19 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
 
 
 def evidence_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
-    """Where the family's level rests on one or two (submitter, round) pairs: what it rests
-    on and how much wider its intervals are for it (``predict.evidence``)."""
+    """What the family's level rests on and how much wider its intervals are for it
+    (``predict.evidence``): said wherever the widening shows at two decimals, and where the
+    level rests on one or two (submitter, round) pairs even without one, so that the
+    factors the interval note gives times this widening are the intervals planned."""
     timed = [r for r in rows if math.isfinite(r["time_to_train_min"]) and "evidence" in r]
     if timed and timed[0]["count_class"] == "iii":
         return _transfer_note(fit, family, timed)
-    if not timed or not 0 < timed[0]["evidence"]["pairs"] <= 2:
+    if not timed or not timed[0]["evidence"]["pairs"]:
         return []
     e = timed[0]["evidence"]
     wide = max(r["evidence_factor"] for r in timed)
+    if e["pairs"] > 2 and f"{wide:.2f}" == "1.00":
+        return []
     stack = ", one submitter's software stack, not a consensus" if e["submitters"] == 1 else ""
     said = (
         f"The plan rests on {counted(e['results'], 'result')} of {fit['workload']} by "
@@ -329,10 +333,10 @@ def evidence_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[s
     if f"{wide:.2f}" == "1.00":  # no widening to say (the class's prior for few is 0)
         return [f"{said}."]
     return [
-        f"{said}: its intervals are up to x{wide:.2f} as wide (in log) as the "
-        "factors above, which hold where many submitters and rounds agree (forecasts of "
-        "levels resting on so few erred further, in the rounds the intervals are calibrated "
-        "on)."
+        f"{said} ({counted(e['pairs'], '(submitter, round) pair')}): its intervals are up to "
+        f"x{wide:.2f} as wide (in log) as the factors above, which hold where many "
+        "submitters and rounds agree (sqrt(1 + prior / pairs): forecasts of levels resting "
+        "on fewer pairs erred further, in the rounds the intervals are calibrated on)."
     ]
 
 

@@ -13,18 +13,22 @@ team and the xz block reader were removed when they measured no faster on the lo
 ``read_round`` on the archive, ``read_round`` on the directory with the regex scan (what
 an install without a C compiler reads with), the MLLOG line scan of every file by the C
 scanner and by the regex path it replaces, and the user-facing command
-``gpuscale scores DIR --format csv`` against ``python -c pass`` (interpreter start-up).
+``gpuscale scores DIR --format csv`` against ``python -c pass`` (interpreter start-up),
+each parsing the round (no cache: ``$XDG_CACHE_HOME`` set where none can be written), and
+``gpuscale scores ARCHIVE --format csv`` a second time, from the cache of rounds read
+(``gpuscale.mlperf.load``) its first run filled.
 Each round runs all of them back to back, so a ratio pairs runs made under the same
 load; the median of those paired ratios is the verdict, best and every run are printed
 too. With ``--official``,
 the official ``mlperf_logging`` summarizer on the same directory (about a minute).
 Targets (2-core machine): directory <= 0.5 s, archive <= 1.3x ``xz -dc``, the scores
-command <= 1.5 s beyond interpreter start-up.
+command <= 1.5 s beyond interpreter start-up, the cached one <= 1.0 s beyond it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -99,8 +103,12 @@ def run_official(root: Path, ruleset: str) -> None:
     )
 
 
-def _command(*argv: str) -> Callable[[], object]:
-    return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=False)
+# where no cache folder can be made: each command parses the round, as a first read does
+NO_CACHE = {**os.environ, "XDG_CACHE_HOME": os.devnull}
+
+
+def _command(*argv: str, env: dict[str, str] = NO_CACHE) -> Callable[[], object]:
+    return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=False, env=env)
 
 
 def main() -> None:
@@ -137,6 +145,10 @@ def main() -> None:
         contenders["gpuscale scores DIR -f csv"] = _command(
             sys.executable, "-m", "gpuscale.cli", "scores", str(root), "-f", "csv"
         )
+        cached = {**os.environ, "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+        again = (sys.executable, "-m", "gpuscale.cli", "scores", str(args.archive), "-f", "csv")
+        _command(*again, env=cached)()  # the first read, which fills the cache
+        contenders["gpuscale scores ARCHIVE, cached"] = _command(*again, env=cached)
         # The two directory reads in this process are timed in CPU seconds too: on a
         # loaded machine their wall times scatter more than the scan they differ by.
         in_process = ("gpuscale read_round (dir)", "read_round (dir), regex scan")
@@ -186,15 +198,16 @@ def main() -> None:
         "gpuscale read_round (dir) CPU",
         "dir read CPU, no C / with C",
     )
-    beyond = [
-        a - b
-        for a, b in zip(runs["gpuscale scores DIR -f csv"], runs["python -c pass"], strict=True)
-    ]
-    verdict = "met" if statistics.median(beyond) <= 1.5 else "NOT met"
-    print(
-        f"scores command beyond start-up: median {statistics.median(beyond):.3f} s "
-        f"(runs {', '.join(f'{b:.3f}' for b in beyond)}); target <= 1.5 s: {verdict}"
-    )
+    for command, target in (
+        ("gpuscale scores DIR -f csv", 1.5),
+        ("gpuscale scores ARCHIVE, cached", 1.0),
+    ):
+        beyond = [a - b for a, b in zip(runs[command], runs["python -c pass"], strict=True)]
+        verdict = "met" if statistics.median(beyond) <= target else "NOT met"
+        print(
+            f"{command} beyond start-up: median {statistics.median(beyond):.3f} s "
+            f"(runs {', '.join(f'{b:.3f}' for b in beyond)}); target <= {target} s: {verdict}"
+        )
     if "official summarizer (dir)" in runs:
         official = runs["official summarizer (dir)"][0]
         print(

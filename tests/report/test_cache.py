@@ -18,7 +18,7 @@ import gpuscale.report.html as html_module
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.cli import app
 from gpuscale.mlperf.ingest import read_round
-from gpuscale.report.cache import Cache
+from gpuscale.sources.disk_cache import Cache
 from gpuscale.report.html import build_report
 
 from ..mlperf.logbuilder import RoundBuilder

@@ -8,6 +8,12 @@ with no MLPerf results), :class:`RoundNamesError` (round names that do not fit t
 a round that is none, one not in the cache ``offline``) or ``SourceError`` (a path that
 cannot be read at all, a round that cannot be fetched: ``FetchError``), each with a
 message for people.
+
+A raw round read is kept in the user's cache (``$XDG_CACHE_HOME/gpuscale/tables``,
+``gpuscale.sources.disk_cache``), keyed by the source's identity (path, sizes and
+modification times), the round name and the code: the same archive read again by any
+command takes milliseconds where its logs took seconds to parse; a changed file, name or
+line of code reads it afresh.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from gpuscale.mlperf.layout import normalise_round, round_name_from_path, round_
 from gpuscale.mlperf.no_results import NoResultsError
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
+from gpuscale.sources.disk_cache import Cache, default_folder, source_identity
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
 from gpuscale.tables.commands import quoted_path
@@ -68,7 +75,7 @@ def read_paths(
     parts = []
     for path, name in zip(paths, names, strict=True):
         try:  # a path with no results: read_round says why (NoResultsError)
-            parts.append(read_round(path, name, progress=progress))
+            parts.append(cached_round(path, name, progress))
         except NoResultsError:
             raise
         except (SourceError, ValueError) as exc:
@@ -80,6 +87,24 @@ def read_paths(
                 raise SourceError(f"{exc}{round_hint(paths)}") from exc
             raise
     return combine(parts)
+
+
+# rounds kept read: ~1 MB each pickled, v0.7-v5.0 and a few of a user's own copies
+ROUNDS_KEPT = 40
+
+
+def cached_round(path: Path, name: str | None, progress: Progress | None) -> RoundTables:
+    """``read_round(path, name)``, from the cache where the same source was read by the
+    same code before (``progress`` is then never called), else read and kept there."""
+    cache = Cache(default_folder("tables"), most=ROUNDS_KEPT)
+    identity = source_identity(path)
+    key = "" if identity is None else cache.key("read_round", identity, name)
+    found = cache.get(key)
+    if isinstance(found, RoundTables):
+        return found
+    tables = read_round(path, name, progress=progress)
+    cache.put(key, tables)
+    return tables
 
 
 def _like_a_benchmark(path: Path) -> bool:
@@ -192,7 +217,7 @@ def named_rounds(
     parts = [_bundled(inside)] if inside or not wanted else []
     for name in (n for n in wanted if n not in shipped):
         folder = _fetched(name, shipped, offline, progress, on_note)
-        part = read_round(folder, name, progress=progress)
+        part = cached_round(folder, name, progress)
         if on_read is not None:
             on_read(part, {name: folder})
         parts.append(part)

@@ -16,9 +16,9 @@ from gpuscale.analysis.analyze import (
     not_analysed,
     workload_table,
 )
-from gpuscale.report.cache import Cache
 from gpuscale.report.svg import FigureFiles
 from gpuscale.report.workload_figures import TABLE_ONLY_FIGURES, Basis, figure_key, figure_task
+from gpuscale.sources.disk_cache import Cache
 from gpuscale.tables import RoundTables, display_name
 
 T = TypeVar("T")

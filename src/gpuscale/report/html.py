@@ -30,7 +30,6 @@ from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
 from gpuscale.mlperf.earlier import first_published
 from gpuscale.names import resolve_workloads, workloads_in
 from gpuscale.report.analysed import analyse, any_to_draw, cached
-from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.page import (
@@ -58,6 +57,7 @@ from gpuscale.report.workload_figures import (
     study_overview_task,
 )
 from gpuscale.sources import check_owner, write_atomically
+from gpuscale.sources.disk_cache import Cache
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.checks import check_frame, check_round_tables
 from gpuscale.tables.views import rejected_notes
@@ -100,7 +100,7 @@ def build_report(
     top of the page (e.g. the rounds lacking a workload asked for). ``png``: write each
     figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
     ``cache``: a folder where drawn figures, analyses and their words are kept for the
-    next report made from the same data, options and code (``gpuscale.report.cache``);
+    next report made from the same data, options and code (``gpuscale.sources.disk_cache``);
     none by default.
     ``on_missing`` is called with a sentence for each part asked for that the report
     could not give (the advice, with why: what ``gpuscale advise --bench`` says; nothing

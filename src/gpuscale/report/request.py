@@ -188,8 +188,8 @@ def write_report(
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``); a
     :class:`FieldError` for --advise without a bench."""
     # lazy: matplotlib and the analysis stack, only for a report
-    from gpuscale.report.cache import default_folder
     from gpuscale.report.html import build_report
+    from gpuscale.sources.disk_cache import default_folder
 
     if request.advise and bench is None:  # refused before the report's work, as a typo is
         why = f"needs {ref('bench')} (the advice is computed from your bench runs)"

@@ -3,7 +3,7 @@
 A report draws each figure once, as SVG (inline in the page and written beside it); the
 PNG (150 dpi) is drawn only when asked for (``gpuscale report --png``): it is the most
 expensive of the three. :class:`FigureFiles` reuses a figure drawn by an earlier report
-from the same inputs and code (:mod:`gpuscale.report.cache`).
+from the same inputs and code (:mod:`gpuscale.sources.disk_cache`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscale.report.cache import Cache
 from gpuscale.report.figures_common import NothingToDraw
+from gpuscale.sources.disk_cache import Cache
 
 if TYPE_CHECKING:
     from gpuscale.report.style import Chart

@@ -1,13 +1,15 @@
-"""The report's cache on disk: what a figure drew and what a workload's slow analysis
-half found, keyed by what they were made from and by the code that made them.
+"""gpuscale's caches on disk, in the user's cache folder: the tables a raw round was read
+into (``gpuscale.mlperf.load``), and what a report's figure drew and what a workload's slow
+analysis half found (``gpuscale.report``), each keyed by what it was made from and by the
+code that made it.
 
 A key is the SHA-256 of the code's fingerprint (every source file of the installed
 ``gpuscale`` and the versions of the libraries that draw and analyse) and of the pickled
 inputs (the same tables pickle to the same bytes), so a changed log, option or line of
 code is a miss, never a stale figure. Entries are pickles written atomically; an entry
 that cannot be read is a miss, and a cache that cannot be written is no cache (the
-report is written all the same). At most :data:`MAX_ENTRIES` are kept, the least
-recently written dropped first.
+work is done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES`
+unless said), the least recently written dropped first.
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import gpuscale
-
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
@@ -32,10 +32,11 @@ LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "jinja2")
 SOURCES = (".py", ".c", ".html", ".css", ".js")  # the inputs are hashed themselves
 
 
-def default_folder() -> Path:
-    """``$XDG_CACHE_HOME/gpuscale/report``, else ``~/.cache/gpuscale/report``."""
+def default_folder(kind: str = "report") -> Path:
+    """``$XDG_CACHE_HOME/gpuscale/KIND``, else ``~/.cache/gpuscale/KIND`` (``report``: a
+    report's figures and analyses; ``tables``: raw rounds read)."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gpuscale" / "report"
+    return Path(base) / "gpuscale" / kind
 
 
 @functools.cache
@@ -43,7 +44,7 @@ def code_fingerprint() -> bytes:
     """SHA-256 of every source and data file of the ``gpuscale`` package (~5 ms) and of
     the versions of the libraries it draws and analyses with."""
     digest = hashlib.sha256()
-    root = Path(gpuscale.__file__).parent
+    root = Path(__file__).resolve().parents[1]  # the gpuscale package
     for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCES):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
@@ -57,9 +58,11 @@ def code_fingerprint() -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Cache:
-    """A cache folder, or ``None`` for none (every ``get`` a miss, ``put`` a no-op)."""
+    """A cache folder, or ``None`` for none (every ``get`` a miss, ``put`` a no-op), keeping
+    at most ``most`` entries."""
 
     folder: Path | None = None
+    most: int = MAX_ENTRIES
 
     def key(self, *inputs: object) -> str:
         """The key of a result made from ``inputs`` (picklable) by this code; ``""``
@@ -87,8 +90,9 @@ class Cache:
             return None
 
     def put(self, key: str, value: object) -> None:
-        """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache)."""
-        if self.folder is None:
+        """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache;
+        no key: nothing stored)."""
+        if self.folder is None or not key:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -97,13 +101,35 @@ class Cache:
             os.replace(f.name, self.folder / f"{key}.pickle")
             self._trim()
         except OSError as exc:
-            log.info("report cache %s not written (%s)", self.folder, exc)
+            log.info("cache %s not written (%s)", self.folder, exc)
 
     def _trim(self) -> None:
         assert self.folder is not None
         entries = list(self.folder.glob("*.pickle"))
-        if len(entries) <= MAX_ENTRIES:
+        if len(entries) <= self.most:
             return
         entries.sort(key=lambda p: p.stat().st_mtime)
-        for old in entries[: len(entries) - MAX_ENTRIES * 3 // 4]:
+        for old in entries[: len(entries) - self.most * 3 // 4]:
             old.unlink(missing_ok=True)
+
+
+def source_identity(path: Path) -> tuple[object, ...] | None:
+    """What a raw source is, for a cache key: an archive's resolved path, size and
+    modification time (ns); a folder's resolved path and each file's relative path, size
+    and modification time under it (links followed, as the readers follow them). None
+    where any of it cannot be read (no key: read afresh)."""
+    try:
+        root = path.resolve()
+        if not root.is_dir():
+            stat = root.stat()
+            return (str(root), stat.st_size, stat.st_mtime_ns)
+        files = []
+        for folder, _dirs, names in os.walk(root):
+            for name in names:
+                stat = (Path(folder) / name).stat()
+                files.append(
+                    (os.path.relpath(Path(folder) / name, root), stat.st_size, stat.st_mtime_ns)
+                )
+        return (str(root), tuple(sorted(files)))
+    except OSError:
+        return None

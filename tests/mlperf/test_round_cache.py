@@ -1,0 +1,91 @@
+"""A raw round read once is kept in the user's cache (``$XDG_CACHE_HOME/gpuscale/tables``):
+the same source read again gives the same tables without parsing a log, and a changed file,
+another round name or an unwritable cache folder reads it afresh."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpuscale.mlperf import load
+from gpuscale.mlperf.load import read_paths
+from gpuscale.tables import RoundTables
+
+from .logbuilder import RoundBuilder
+
+TEN = [100.0 + i for i in range(10)]
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """The paths ``read_round`` parsed, in a cache folder of this test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    parsed: list[Path] = []
+    real = load.read_round
+
+    def read_round(path: Path, name: str | None, **kwargs: object) -> RoundTables:
+        parsed.append(path)
+        return real(path, name, **kwargs)
+
+    monkeypatch.setattr(load, "read_round", read_round)
+    return parsed
+
+
+def _round(minutes: list[float]) -> RoundBuilder:
+    return (
+        RoundBuilder(name="training_results_v4.1")
+        .system("Acme", "box8")
+        .runs("Acme", "box8", "bert", minutes)
+    )
+
+
+def _same(a: RoundTables, b: RoundTables) -> None:
+    for table in ("scores", "runs", "systems", "problems"):
+        assert getattr(a, table).equals(getattr(b, table)), table
+
+
+@pytest.mark.parametrize("kind", ["tar", "folder"])
+def test_a_second_read_is_the_first_without_parsing(reads, tmp_path: Path, kind: str) -> None:
+    built = _round(TEN)
+    source = built.write_tar(tmp_path) if kind == "tar" else built.write_dir(tmp_path)
+    first = read_paths([source])
+    second = read_paths([source])
+    assert reads == [source]  # parsed once
+    _same(first, second)
+    assert len(list((tmp_path / "cache" / "gpuscale" / "tables").glob("*.pickle"))) == 1
+
+
+def test_a_changed_file_or_round_name_reads_afresh(reads, tmp_path: Path) -> None:
+    folder = _round(TEN).write_dir(tmp_path)
+    before = read_paths([folder])
+    # one run's log rewritten: the folder's identity (a file's size and time) changes
+    log = "Acme/results/box8/bert/result_0.txt"
+    (folder / log).write_bytes(_round([50.0] * 10).files[log])
+    after = read_paths([folder])
+    assert len(reads) == 2
+    assert not before.runs["time_to_train_min"].equals(after.runs["time_to_train_min"])
+    read_paths([folder], ["v4.0"])  # another round name: another key
+    assert len(reads) == 3
+
+
+def test_an_unwritable_cache_is_no_cache(reads, tmp_path: Path) -> None:
+    (tmp_path / "cache").write_text("a file where the folder goes")
+    archive = _round(TEN).write_tar(tmp_path)
+    first, second = read_paths([archive]), read_paths([archive])
+    assert len(reads) == 2  # read each time, never refused
+    _same(first, second)
+
+
+def test_a_damaged_entry_is_read_afresh(reads, tmp_path: Path) -> None:
+    archive = _round(TEN).write_tar(tmp_path)
+    first = read_paths([archive])
+    (entry,) = (tmp_path / "cache" / "gpuscale" / "tables").glob("*.pickle")
+    entry.write_bytes(b"not a pickle")
+    again = read_paths([archive])
+    assert len(reads) == 2
+    _same(first, again)
+    os.utime(archive)  # a new modification time: a new key, whatever the bytes
+    read_paths([archive])
+    assert len(reads) == 3

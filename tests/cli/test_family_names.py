@@ -251,3 +251,36 @@ def test_a_typo_of_a_family_is_still_offered_its_name(typed: str, meant: str) ->
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(said) == 1, result.output
     assert f"unknown accelerator family (did you mean {meant!r}?)" in said[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["analyze", "--round", "v3.1", "-b", "bert", "--family", "CPU only"],
+        ["trends", "--family", "cpu only"],
+    ],
+)
+def test_a_family_with_no_accelerator_count_is_refused_as_such_and_never_offered(
+    argv: list[str],
+) -> None:
+    """v3.1's Intel SPR systems are family "CPU only" with no accelerator count: no scaling
+    table holds them, so a --family naming them is refused saying why, and no list of valid
+    families offers them (a typo's list neither)."""
+    from gpuscale.analysis.metrics import counted_families
+    from gpuscale.mlperf.load import load_round
+    from gpuscale.names import UnknownNameError
+
+    result = CliRunner().invoke(app, argv)
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(said) == 1, result.output
+    assert "no accelerator count" in said[0]
+    assert "CPU only" not in said[0].split("valid here: ")[1].split(", ")
+    typo = CliRunner().invoke(app, ["trends", "--family", "Z900"])
+    assert typo.exit_code == 2 and "CPU only" not in typo.stderr
+    scores = load_round("v3.1").scores
+    assert "CPU only" in set(scores["accelerator_family"])  # the case is in the data
+    with pytest.raises(UnknownNameError) as refused:
+        counted_families(scores, ["CPU only"])
+    assert refused.value.typed == "CPU only"
+    chosen, _ = counted_families(scores, ["H100-SXM5-80GB"])
+    assert chosen == ["H100-SXM5-80GB"]

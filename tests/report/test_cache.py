@@ -18,8 +18,8 @@ import gpuscale.report.html as html_module
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.cli import app
 from gpuscale.mlperf.ingest import read_round
-from gpuscale.sources.disk_cache import Cache
 from gpuscale.report.html import build_report
+from gpuscale.sources.disk_cache import Cache
 
 from ..mlperf.logbuilder import RoundBuilder
 

@@ -23,7 +23,7 @@ import pandas as pd
 from gpuscale.analysis.divisions import in_division, of_workload
 from gpuscale.analysis.outliers import outlier_column, outliers
 from gpuscale.analysis.superlinear import superlinear
-from gpuscale.names import resolve_choice, resolve_families, resolve_workload
+from gpuscale.names import UnknownNameError, resolve_choice, resolve_families, resolve_workload
 from gpuscale.quantities import filled
 from gpuscale.tables import CARRIED_COLUMNS, SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.analysis_request import DIVISIONS
@@ -276,10 +276,31 @@ def read_filters(
     reads names (``clo`` is closed, ``H100`` H100-SXM5-80GB; one family may be given as
     text): the division, the families (None: all) and a note for each family read so.
     :class:`~gpuscale.names.UnknownNameError` for a name that is none."""
-    valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
     asked = [families] if isinstance(families, str) else families
-    read, notes = resolve_families(asked, valid)
+    read, notes = counted_families(scores, asked)
     return division and resolve_choice(division, DIVISIONS, "division"), read or None, notes
+
+
+def counted_families(
+    scores: pd.DataFrame, asked: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    """The families ``asked`` read among those of ``scores`` a scaling table can hold (a
+    system with an accelerator count), and the notes of how each was read
+    (:func:`~gpuscale.names.resolve_families`). A family whose systems have no count (``CPU
+    only``) is refused saying so, not offered: every table leaves such systems out."""
+    counted = (pd.to_numeric(scores["accelerators"], errors="coerce").fillna(0) > 0).to_numpy(bool)
+    family = scores["accelerator_family"].astype("string")
+    valid = family[counted].dropna().unique().tolist()
+    uncounted = set(family[~counted].dropna()) - set(valid)
+    for name in asked or ():
+        if (found := [u for u in uncounted if u.casefold() == name.strip().casefold()]) != []:
+            listed = ", ".join(sorted(valid))
+            why = (
+                f"the systems of {found[0]} have no accelerator count, so no scaling table "
+                f"holds them (each command names them as left out); valid here: {listed}"
+            )
+            raise UnknownNameError(f"{name!r}: {why}", typed=name, why=why)
+    return resolve_families(asked, valid)
 
 
 def scaling_table(

@@ -30,11 +30,11 @@ from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
-from gpuscale.analysis.metrics import read_filters, workload_scaling_table
+from gpuscale.analysis.metrics import counted_families, read_filters, workload_scaling_table
 from gpuscale.analysis.software import frameworks_differ, frameworks_text, with_framework
 from gpuscale.analysis.trend_words import grouped_notes
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.names import resolve_families, resolve_workload
+from gpuscale.names import resolve_workload
 from gpuscale.quantities import (
     agreeing,
     counted,
@@ -394,8 +394,7 @@ def trends_view(
         )
     unfiltered = len(frame)
     if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
-        valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
-        chosen, read_as = resolve_families(families, valid)
+        chosen, read_as = counted_families(scores, families)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty, headline = "", ()
     if not frame.empty:

@@ -21,6 +21,7 @@ from gpuscale.analysis.answers import answers, edge_words
 from gpuscale.analysis.crossing import FEWEST, MOST
 from gpuscale.quantities import (
     counted,
+    decimals_apart,
     filled,
     format_minutes,
     joined,
@@ -249,10 +250,11 @@ def _factors(rec: Recommendation) -> str:
     read = [name for name in ratios if name not in rec.unread]
     first = rec.decides or read[0]
     other = next(name for name in ratios if name != first)
-    said = f"{first} x{ratios[first]:.2f} at {n}"
     if other in rec.unread:
-        return said + f" ({other} unread)"
-    return said + f" ({other} x{ratios[other]:.2f})"
+        return f"{first} x{ratios[first]:.2f} at {n} ({other} unread)"
+    # to the decimals that tell the two apart: the deciding one never reads alike its other
+    k = decimals_apart(ratios[first], ratios[other])
+    return f"{first} x{ratios[first]:.{k}f} at {n} ({other} x{ratios[other]:.{k}f})"
 
 
 def _why_unread(rec: Recommendation) -> str:

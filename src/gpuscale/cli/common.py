@@ -172,7 +172,7 @@ Columns = Annotated[
     str | None,
     typer.Option(
         "--columns",
-        help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
+        help="Comma-separated columns of the table or of -f csv (any of -f csv's), in order.",
     ),
 ]
 

@@ -3,13 +3,14 @@ into (``gpuscale.mlperf.load``), and what a report's figure drew and what a work
 analysis half found (``gpuscale.report``), each keyed by what it was made from and by the
 code that made it.
 
-A key is the SHA-256 of the code's fingerprint (every source file of the installed
-``gpuscale`` and the versions of the libraries that draw and analyse) and of the pickled
-inputs (the same tables pickle to the same bytes), so a changed log, option or line of
-code is a miss, never a stale figure. Entries are pickles written atomically; an entry
-that cannot be read is a miss, and a cache that cannot be written is no cache (the
-work is done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES`
-unless said), the least recently written dropped first.
+A key is the SHA-256 of the code's fingerprint (every source and data file of the
+installed ``gpuscale``: a raw round's tables depend on the data that names accelerators
+and workloads as much as on the code; and the versions of the libraries that draw and
+analyse) and of the pickled inputs (the same tables pickle to the same bytes), so a
+changed log, option or line of code is a miss, never a stale figure. Entries are pickles
+written atomically; an entry that cannot be read is a miss, and a cache that cannot be
+written is no cache (the work is done all the same). At most ``Cache.most`` entries are
+kept (:data:`MAX_ENTRIES` unless said), the least recently written dropped first.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
 LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "jinja2")
-SOURCES = (".py", ".c", ".html", ".css", ".js")  # the inputs are hashed themselves
+# the package's code and data (the accelerator catalogue, epoch sizes... read into a round's
+# tables); the inputs themselves are hashed apart
+SOURCES = (".py", ".c", ".html", ".css", ".js", ".csv", ".json", ".parquet")
 
 
 def default_folder(kind: str = "report") -> Path:
@@ -43,8 +46,13 @@ def default_folder(kind: str = "report") -> Path:
 def code_fingerprint() -> bytes:
     """SHA-256 of every source and data file of the ``gpuscale`` package (~5 ms) and of
     the versions of the libraries it draws and analyses with."""
+    return fingerprint_of(Path(__file__).resolve().parents[1])  # the gpuscale package
+
+
+def fingerprint_of(root: Path) -> bytes:
+    """SHA-256 of the files under ``root`` whose suffix is in :data:`SOURCES` (their
+    paths and bytes) and of the libraries' versions."""
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]  # the gpuscale package
     for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCES):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
@@ -97,7 +105,11 @@ class Cache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as f:
-                f.write(pickle.dumps(value, protocol=5))
+                try:
+                    f.write(pickle.dumps(value, protocol=5))
+                except BaseException:  # a full disk, Ctrl-C: no ~1 MB .tmp left behind
+                    os.unlink(f.name)
+                    raise
             os.replace(f.name, self.folder / f"{key}.pickle")
             self._trim()
         except OSError as exc:

@@ -147,3 +147,20 @@ def test_an_interrupted_write_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         cache.put(cache.key("x"), Interrupted())
     assert list((tmp_path / "tables").iterdir()) == []
+
+
+def test_a_folder_holding_a_dangling_link_is_kept(reads, tmp_path: Path) -> None:
+    # a link that leads nowhere is a problem the reader reports, not a folder never cached
+    folder = _round(TEN).write_dir(tmp_path)
+    log = "Acme/results/box8/bert/result_9.txt"
+    kept = folder / "Acme" / "kept_9.txt"
+    (folder / log).unlink()
+    (folder / log).symlink_to(kept)
+    first, second = read_paths([folder]), read_paths([folder])
+    assert len(reads) == 1
+    _same(first, second)
+    assert "not a regular file" in " ".join(first.problems["message"])
+    kept.write_bytes(_round(TEN).files[log])  # the link now leads to the log: read afresh
+    found = read_paths([folder])
+    assert len(reads) == 2
+    assert "not a regular file" not in " ".join(found.problems["message"])

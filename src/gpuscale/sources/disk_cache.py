@@ -128,20 +128,25 @@ class Cache:
 def source_identity(path: Path) -> tuple[object, ...] | None:
     """What a raw source is, for a cache key: an archive's resolved path, size and
     modification time (ns); a folder's resolved path and each file's relative path, size
-    and modification time under it (links followed, as the readers follow them). None
-    where any of it cannot be read (no key: read afresh)."""
+    and modification time under it (links to files followed, as the readers follow them; a
+    link to a folder, or one that leads nowhere, by where it points: the readers report
+    or follow it, and a folder holding one is kept all the same). None where any of it
+    cannot be read (no key: read afresh)."""
     try:
         root = path.resolve()
         if not root.is_dir():
             stat = root.stat()
             return (str(root), stat.st_size, stat.st_mtime_ns)
-        files = []
-        for folder, _dirs, names in os.walk(root):
-            for name in names:
-                stat = (Path(folder) / name).stat()
-                files.append(
-                    (os.path.relpath(Path(folder) / name, root), stat.st_size, stat.st_mtime_ns)
-                )
-        return (str(root), tuple(sorted(files)))
+        files: list[tuple[object, ...]] = []
+        for folder, dirs, names in os.walk(root):
+            for name in (*names, *dirs):
+                item = Path(folder) / name
+                rel = os.path.relpath(item, root)
+                if item.is_symlink() and (name in dirs or not item.exists()):
+                    files.append((rel, "link", os.readlink(item)))
+                elif name in names:
+                    stat = item.stat()
+                    files.append((rel, stat.st_size, stat.st_mtime_ns))
+        return (str(root), tuple(sorted(files)))  # each relative path once
     except OSError:
         return None

@@ -13,6 +13,7 @@ import gpuscale
 from gpuscale.mlperf import load
 from gpuscale.mlperf.load import read_paths
 from gpuscale.mlperf.no_results import NoResultsError
+from gpuscale.sources import disk_cache
 from gpuscale.sources.disk_cache import SOURCES, Cache, fingerprint_of
 from gpuscale.tables import RoundTables
 
@@ -164,3 +165,14 @@ def test_a_folder_holding_a_dangling_link_is_kept(reads, tmp_path: Path) -> None
     found = read_paths([folder])
     assert len(reads) == 2
     assert "not a regular file" not in " ".join(found.problems["message"])
+
+
+def test_the_key_covers_the_rules_library(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # mlperf-logging's rules check and score every run: a newer one is a new fingerprint
+    (tmp_path / "read.py").write_text("x = 1\n")
+    monkeypatch.setattr(disk_cache, "version", lambda name: "4.1.68")
+    before = fingerprint_of(tmp_path)
+    monkeypatch.setattr(
+        disk_cache, "version", lambda name: "5.0.1" if name == "mlperf-logging" else "4.1.68"
+    )
+    assert fingerprint_of(tmp_path) != before

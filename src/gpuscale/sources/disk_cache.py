@@ -5,12 +5,13 @@ code that made it.
 
 A key is the SHA-256 of the code's fingerprint (every source and data file of the
 installed ``gpuscale``: a raw round's tables depend on the data that names accelerators
-and workloads as much as on the code; and the versions of the libraries that draw and
-analyse) and of the pickled inputs (the same tables pickle to the same bytes), so a
-changed log, option or line of code is a miss, never a stale figure. Entries are pickles
-written atomically; an entry that cannot be read is a miss, and a cache that cannot be
-written is no cache (the work is done all the same). At most ``Cache.most`` entries are
-kept (:data:`MAX_ENTRIES` unless said), the least recently written dropped first.
+and workloads as much as on the code; and the versions of the libraries that read,
+score, draw and analyse: mlperf-logging's rules above all) and of the pickled inputs
+(the same tables pickle to the same bytes), so a changed log, option or line of code is
+a miss, never a stale figure. Entries are pickles written atomically; an entry that
+cannot be read is a miss, and a cache that cannot be written is no cache (the work is
+done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES` unless
+said), the least recently written dropped first.
 """
 
 from __future__ import annotations
@@ -29,7 +30,21 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
-LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "jinja2")
+# the libraries that draw and analyse, and those a raw round is read and scored with:
+# mlperf-logging's rules of every round (a newer one checks and scores the same logs
+# otherwise), and the parsers of its logs and rule files
+LIBRARIES = (
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "scipy",
+    "jinja2",
+    "mlperf-logging",
+    "PyYAML",
+    "pyarrow",
+    "msgspec",
+    "orjson",
+)
 # the package's code and data (the accelerator catalogue, epoch sizes... read into a round's
 # tables); the inputs themselves are hashed apart
 SOURCES = (".py", ".c", ".html", ".css", ".js", ".csv", ".json", ".parquet")
@@ -45,7 +60,7 @@ def default_folder(kind: str = "report") -> Path:
 @functools.cache
 def code_fingerprint() -> bytes:
     """SHA-256 of every source and data file of the ``gpuscale`` package (~5 ms) and of
-    the versions of the libraries it draws and analyses with."""
+    the versions of the libraries it reads, scores, draws and analyses with."""
     return fingerprint_of(Path(__file__).resolve().parents[1])  # the gpuscale package
 
 

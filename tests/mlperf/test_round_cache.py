@@ -14,7 +14,7 @@ from gpuscale.mlperf import load
 from gpuscale.mlperf.load import read_paths
 from gpuscale.mlperf.no_results import NoResultsError
 from gpuscale.sources import disk_cache
-from gpuscale.sources.disk_cache import SOURCES, Cache, fingerprint_of
+from gpuscale.sources.disk_cache import SOURCES, Cache, default_folder, fingerprint_of
 from gpuscale.tables import RoundTables
 
 from .logbuilder import RoundBuilder
@@ -176,3 +176,12 @@ def test_the_key_covers_the_rules_library(monkeypatch: pytest.MonkeyPatch, tmp_p
         disk_cache, "version", lambda name: "5.0.1" if name == "mlperf-logging" else "4.1.68"
     )
     assert fingerprint_of(tmp_path) != before
+
+
+def test_a_relative_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # "~/.cache" unexpanded: no folder named ~ in the folder the command ran in
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "~/.cache")
+    assert default_folder("tables") == tmp_path / "home" / ".cache" / "gpuscale" / "tables"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "mine"))
+    assert default_folder("tables") == tmp_path / "mine" / "gpuscale" / "tables"

@@ -52,8 +52,12 @@ SOURCES = (".py", ".c", ".html", ".css", ".js", ".csv", ".json", ".parquet")
 
 def default_folder(kind: str = "report") -> Path:
     """``$XDG_CACHE_HOME/gpuscale/KIND``, else ``~/.cache/gpuscale/KIND`` (``report``: a
-    report's figures and analyses; ``tables``: raw rounds read)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    report's figures and analyses; ``tables``: raw rounds read). A relative
+    ``$XDG_CACHE_HOME`` is ignored, as the XDG rules say: ``~/.cache`` quoted in a config
+    file would make a folder named ``~`` in whatever folder a command ran in."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = str(Path.home() / ".cache")
     return Path(base) / "gpuscale" / kind
 
 

@@ -185,3 +185,15 @@ def test_a_relative_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert default_folder("tables") == tmp_path / "home" / ".cache" / "gpuscale" / "tables"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "mine"))
     assert default_folder("tables") == tmp_path / "mine" / "gpuscale" / "tables"
+
+
+def test_the_entry_read_last_is_kept_longest(tmp_path: Path) -> None:
+    # four kept at most: the first written, read since, outlives those written after it
+    cache = Cache(tmp_path / "tables", most=4)
+    keys = [cache.key(n) for n in "abcd"]
+    for when, key in enumerate(keys, start=1):
+        cache.put(key, key)
+        os.utime(tmp_path / "tables" / f"{key}.pickle", (when, when))
+    assert cache.get(keys[0]) == keys[0]
+    cache.put(cache.key("e"), "e")  # five: trimmed to three, the least recently used gone
+    assert [cache.has(k) for k in keys] == [True, False, False, True]

@@ -11,11 +11,12 @@ score, draw and analyse: mlperf-logging's rules above all) and of the pickled in
 a miss, never a stale figure. Entries are pickles written atomically; an entry that
 cannot be read is a miss, and a cache that cannot be written is no cache (the work is
 done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES` unless
-said), the least recently written dropped first.
+said), the least recently used (read or written) dropped first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -108,13 +109,17 @@ class Cache:
         """The value stored under ``key``, or None (always without a folder or a key)."""
         if self.folder is None or not key:
             return None
+        entry = self.folder / f"{key}.pickle"
         try:
-            return pickle.loads((self.folder / f"{key}.pickle").read_bytes())
+            value = pickle.loads(entry.read_bytes())
         except FileNotFoundError:
             return None
         except Exception as exc:  # a damaged entry is a miss, rewritten after the work
             log.info("cache entry %s unreadable (%s): recomputed", key, exc)
             return None
+        with contextlib.suppress(OSError):  # used now: outlives the entries read once since
+            os.utime(entry)
+        return value
 
     def put(self, key: str, value: object) -> None:
         """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache;

@@ -9,8 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import gpuscale
 from gpuscale.mlperf import load
 from gpuscale.mlperf.load import read_paths
+from gpuscale.mlperf.no_results import NoResultsError
+from gpuscale.sources import disk_cache
+from gpuscale.sources.disk_cache import SOURCES, Cache, default_folder, fingerprint_of
 from gpuscale.tables import RoundTables
 
 from .logbuilder import RoundBuilder
@@ -89,3 +93,107 @@ def test_a_damaged_entry_is_read_afresh(reads, tmp_path: Path) -> None:
     os.utime(archive)  # a new modification time: a new key, whatever the bytes
     read_paths([archive])
     assert len(reads) == 3
+
+
+def test_the_path_as_given_names_the_problems(reads, tmp_path: Path) -> None:
+    # a damaged archive's problem names the archive as given: a link to it under another
+    # name is read as itself, not as the copy read first
+    whole = _round(TEN).runs("Acme", "box8", "resnet", TEN[:5]).write_tar(tmp_path)
+    damaged = tmp_path / "cut.tar.xz"
+    damaged.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    link = tmp_path / "other.tar.xz"
+    link.symlink_to(damaged)
+    first = read_paths([damaged], ["v4.1"])
+    second = read_paths([link], ["v4.1"])
+    assert len(reads) == 2
+    assert list(first.problems["path"]) == ["cut.tar.xz"]
+    assert list(second.problems["path"]) == ["other.tar.xz"]
+    assert read_paths([link], ["v4.1"]).problems.equals(second.problems)
+    assert len(reads) == 2  # the link read again: from the cache
+
+
+def test_a_folder_that_is_no_round_is_refused_before_its_tree_is_listed(
+    reads, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed: list[Path] = []
+    monkeypatch.setattr(load, "source_identity", lambda p: listed.append(p))
+    home = tmp_path / "home"
+    (home / "photos").mkdir(parents=True)
+    (home / "photos" / "a.jpg").write_bytes(b"x")
+    with pytest.raises(NoResultsError, match="no MLPerf results"):
+        read_paths([home])
+    assert listed == [] and reads == []
+
+
+def test_the_key_covers_the_packages_data(tmp_path: Path) -> None:
+    # a round's tables depend on the data (the accelerator catalogue names families): a
+    # changed data file is a changed fingerprint, never a stale cached round
+    (tmp_path / "data").mkdir()
+    (tmp_path / "read.py").write_text("x = 1\n")
+    catalogue = tmp_path / "data" / "accelerator_products.csv"
+    catalogue.write_text("pattern,product\n\\bb200,B200\n")
+    before = fingerprint_of(tmp_path)
+    catalogue.write_text("pattern,product\n\\bb200,Blackwell\n")
+    assert fingerprint_of(tmp_path) != before
+    data = Path(gpuscale.__file__).parent / "data"
+    assert {p.suffix for p in data.iterdir() if p.is_file()} <= set(SOURCES)
+
+
+def test_an_interrupted_write_leaves_no_file(tmp_path: Path) -> None:
+    class Interrupted:
+        def __reduce__(self) -> tuple:
+            raise KeyboardInterrupt
+
+    cache = Cache(tmp_path / "tables")
+    with pytest.raises(KeyboardInterrupt):
+        cache.put(cache.key("x"), Interrupted())
+    assert list((tmp_path / "tables").iterdir()) == []
+
+
+def test_a_folder_holding_a_dangling_link_is_kept(reads, tmp_path: Path) -> None:
+    # a link that leads nowhere is a problem the reader reports, not a folder never cached
+    folder = _round(TEN).write_dir(tmp_path)
+    log = "Acme/results/box8/bert/result_9.txt"
+    kept = folder / "Acme" / "kept_9.txt"
+    (folder / log).unlink()
+    (folder / log).symlink_to(kept)
+    first, second = read_paths([folder]), read_paths([folder])
+    assert len(reads) == 1
+    _same(first, second)
+    assert "not a regular file" in " ".join(first.problems["message"])
+    kept.write_bytes(_round(TEN).files[log])  # the link now leads to the log: read afresh
+    found = read_paths([folder])
+    assert len(reads) == 2
+    assert "not a regular file" not in " ".join(found.problems["message"])
+
+
+def test_the_key_covers_the_rules_library(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # mlperf-logging's rules check and score every run: a newer one is a new fingerprint
+    (tmp_path / "read.py").write_text("x = 1\n")
+    monkeypatch.setattr(disk_cache, "version", lambda name: "4.1.68")
+    before = fingerprint_of(tmp_path)
+    monkeypatch.setattr(
+        disk_cache, "version", lambda name: "5.0.1" if name == "mlperf-logging" else "4.1.68"
+    )
+    assert fingerprint_of(tmp_path) != before
+
+
+def test_a_relative_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # "~/.cache" unexpanded: no folder named ~ in the folder the command ran in
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "~/.cache")
+    assert default_folder("tables") == tmp_path / "home" / ".cache" / "gpuscale" / "tables"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "mine"))
+    assert default_folder("tables") == tmp_path / "mine" / "gpuscale" / "tables"
+
+
+def test_the_entry_read_last_is_kept_longest(tmp_path: Path) -> None:
+    # four kept at most: the first written, read since, outlives those written after it
+    cache = Cache(tmp_path / "tables", most=4)
+    keys = [cache.key(n) for n in "abcd"]
+    for when, key in enumerate(keys, start=1):
+        cache.put(key, key)
+        os.utime(tmp_path / "tables" / f"{key}.pickle", (when, when))
+    assert cache.get(keys[0]) == keys[0]
+    cache.put(cache.key("e"), "e")  # five: trimmed to three, the least recently used gone
+    assert [cache.has(k) for k in keys] == [True, False, False, True]

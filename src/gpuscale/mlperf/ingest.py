@@ -89,12 +89,7 @@ def read_round(
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{what} must be a positive int, not {value!r}")
     path = Path(path)
-    try:
-        name = _round_to_read(path, round_name)
-    except (SourceError, ValueError) as exc:
-        if (better := refused_path(path)) is not None:  # what the path is, what to give
-            raise better from exc
-        raise
+    name = round_to_read(path, round_name)
     skipped: list[Skipped] = []
     col = Collector(name)
     ruleset, other = ruleset_for(name)  # never silent: the scores may differ from official
@@ -120,12 +115,19 @@ def read_round(
     return tables
 
 
-def _round_to_read(path: Path, round_name: str | None) -> str:
+def round_to_read(path: Path, round_name: str | None) -> str:
     """The round ``path`` is read as (``layout.round_name_to_read``), once it is a folder
-    or an archive (SourceError where it is neither)."""
-    if not path.exists() or not (path.is_dir() or is_archive(path)):
-        raise not_a_source(path)
-    return round_name_to_read(path, round_name)
+    or an archive: raises as :func:`read_round` does for a path it refuses before reading
+    (SourceError where it is neither, NoResultsError where it is plainly no round), cheaply
+    (nothing under a folder is listed)."""
+    try:
+        if not path.exists() or not (path.is_dir() or is_archive(path)):
+            raise not_a_source(path)
+        return round_name_to_read(path, round_name)
+    except (SourceError, ValueError) as exc:
+        if (better := refused_path(path)) is not None:  # what the path is, what to give
+            raise better from exc
+        raise
 
 
 def _read_entries(

@@ -25,7 +25,7 @@ from pathlib import Path
 from gpuscale.mlperf import bundled
 from gpuscale.mlperf.bundled import bundled_rounds
 from gpuscale.mlperf.duplicates import combine
-from gpuscale.mlperf.ingest import Progress, read_round
+from gpuscale.mlperf.ingest import Progress, read_round, round_to_read
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path, round_name_of
 from gpuscale.mlperf.no_results import NoResultsError
 from gpuscale.quantities import agreeing, counted
@@ -95,10 +95,13 @@ ROUNDS_KEPT = 40
 
 def cached_round(path: Path, name: str | None, progress: Progress | None) -> RoundTables:
     """``read_round(path, name)``, from the cache where the same source was read by the
-    same code before (``progress`` is then never called), else read and kept there."""
+    same code before (``progress`` is then never called), else read and kept there. The
+    path as given is part of the key: the problems name it (a link's name, a relative
+    path), and another spelling of the same source must not show the first one's."""
+    round_to_read(path, name)  # a path refused at once is refused before its tree is listed
     cache = Cache(default_folder("tables"), most=ROUNDS_KEPT)
     identity = source_identity(path)
-    key = "" if identity is None else cache.key("read_round", identity, name)
+    key = "" if identity is None else cache.key("read_round", identity, str(path), name)
     found = cache.get(key)
     if isinstance(found, RoundTables):
         return found

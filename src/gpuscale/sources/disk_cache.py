@@ -3,17 +3,20 @@ into (``gpuscale.mlperf.load``), and what a report's figure drew and what a work
 analysis half found (``gpuscale.report``), each keyed by what it was made from and by the
 code that made it.
 
-A key is the SHA-256 of the code's fingerprint (every source file of the installed
-``gpuscale`` and the versions of the libraries that draw and analyse) and of the pickled
-inputs (the same tables pickle to the same bytes), so a changed log, option or line of
-code is a miss, never a stale figure. Entries are pickles written atomically; an entry
-that cannot be read is a miss, and a cache that cannot be written is no cache (the
-work is done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES`
-unless said), the least recently written dropped first.
+A key is the SHA-256 of the code's fingerprint (every source and data file of the
+installed ``gpuscale``: a raw round's tables depend on the data that names accelerators
+and workloads as much as on the code; and the versions of the libraries that read,
+score, draw and analyse: mlperf-logging's rules above all) and of the pickled inputs
+(the same tables pickle to the same bytes), so a changed log, option or line of code is
+a miss, never a stale figure. Entries are pickles written atomically; an entry that
+cannot be read is a miss, and a cache that cannot be written is no cache (the work is
+done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES` unless
+said), the least recently used (read or written) dropped first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -28,7 +31,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
-# the libraries that read, score, analyse and draw: a new version of one may change a result
+# the libraries that draw and analyse, and those a raw round is read and scored with:
+# mlperf-logging's rules of every round (a newer one checks and scores the same logs
+# otherwise), and the parsers of its logs and rule files
 LIBRARIES = (
     "numpy",
     "pandas",
@@ -36,28 +41,38 @@ LIBRARIES = (
     "scipy",
     "jinja2",
     "mlperf-logging",
-    "msgspec",
+    "PyYAML",
     "pyarrow",
+    "msgspec",
+    "orjson",
 )
-# the package's code and its data (catalogues, rules' tables, fits); the inputs of a cached
-# result are hashed themselves (``Cache.key``)
+# the package's code and data (the accelerator catalogue, epoch sizes... read into a round's
+# tables); the inputs themselves are hashed apart
 SOURCES = (".py", ".c", ".html", ".css", ".js", ".csv", ".json", ".parquet")
 
 
 def default_folder(kind: str = "report") -> Path:
     """``$XDG_CACHE_HOME/gpuscale/KIND``, else ``~/.cache/gpuscale/KIND`` (``report``: a
-    report's figures and analyses; ``tables``: raw rounds read)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    report's figures and analyses; ``tables``: raw rounds read). A relative
+    ``$XDG_CACHE_HOME`` is ignored, as the XDG rules say: ``~/.cache`` quoted in a config
+    file would make a folder named ``~`` in whatever folder a command ran in."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = str(Path.home() / ".cache")
     return Path(base) / "gpuscale" / kind
 
 
 @functools.cache
 def code_fingerprint() -> bytes:
-    """SHA-256 of every source and data file of the ``gpuscale`` package and of
-    the versions of the libraries it reads, analyses and draws with (``LIBRARIES``): ~40 ms
-    on the loaded 2-core machine, once a process."""
+    """SHA-256 of every source and data file of the ``gpuscale`` package (~5 ms) and of
+    the versions of the libraries it reads, scores, draws and analyses with."""
+    return fingerprint_of(Path(__file__).resolve().parents[1])  # the gpuscale package
+
+
+def fingerprint_of(root: Path) -> bytes:
+    """SHA-256 of the files under ``root`` whose suffix is in :data:`SOURCES` (their
+    paths and bytes) and of the libraries' versions."""
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]  # the gpuscale package
     for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCES):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
@@ -94,13 +109,17 @@ class Cache:
         """The value stored under ``key``, or None (always without a folder or a key)."""
         if self.folder is None or not key:
             return None
+        entry = self.folder / f"{key}.pickle"
         try:
-            return pickle.loads((self.folder / f"{key}.pickle").read_bytes())
+            value = pickle.loads(entry.read_bytes())
         except FileNotFoundError:
             return None
         except Exception as exc:  # a damaged entry is a miss, rewritten after the work
             log.info("cache entry %s unreadable (%s): recomputed", key, exc)
             return None
+        with contextlib.suppress(OSError):  # used now: outlives the entries read once since
+            os.utime(entry)
+        return value
 
     def put(self, key: str, value: object) -> None:
         """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache;
@@ -110,7 +129,11 @@ class Cache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as f:
-                f.write(pickle.dumps(value, protocol=5))
+                try:
+                    f.write(pickle.dumps(value, protocol=5))
+                except BaseException:  # a full disk, Ctrl-C: no ~1 MB .tmp left behind
+                    os.unlink(f.name)
+                    raise
             os.replace(f.name, self.folder / f"{key}.pickle")
             self._trim()
         except OSError as exc:
@@ -129,20 +152,25 @@ class Cache:
 def source_identity(path: Path) -> tuple[object, ...] | None:
     """What a raw source is, for a cache key: an archive's resolved path, size and
     modification time (ns); a folder's resolved path and each file's relative path, size
-    and modification time under it (links followed, as the readers follow them). None
-    where any of it cannot be read (no key: read afresh)."""
+    and modification time under it (links to files followed, as the readers follow them; a
+    link to a folder, or one that leads nowhere, by where it points: the readers report
+    or follow it, and a folder holding one is kept all the same). None where any of it
+    cannot be read (no key: read afresh)."""
     try:
         root = path.resolve()
         if not root.is_dir():
             stat = root.stat()
             return (str(root), stat.st_size, stat.st_mtime_ns)
-        files = []
-        for folder, _dirs, names in os.walk(root):
-            for name in names:
-                stat = (Path(folder) / name).stat()
-                files.append(
-                    (os.path.relpath(Path(folder) / name, root), stat.st_size, stat.st_mtime_ns)
-                )
-        return (str(root), tuple(sorted(files)))
+        files: list[tuple[object, ...]] = []
+        for folder, dirs, names in os.walk(root):
+            for name in (*names, *dirs):
+                item = Path(folder) / name
+                rel = os.path.relpath(item, root)
+                if item.is_symlink() and (name in dirs or not item.exists()):
+                    files.append((rel, "link", os.readlink(item)))
+                elif name in names:
+                    stat = item.stat()
+                    files.append((rel, stat.st_size, stat.st_mtime_ns))
+        return (str(root), tuple(sorted(files)))  # each relative path once
     except OSError:
         return None

@@ -72,6 +72,8 @@ def test_a_changed_file_or_round_name_reads_afresh(reads, tmp_path: Path) -> Non
     assert not before.runs["time_to_train_min"].equals(after.runs["time_to_train_min"])
     read_paths([folder], ["v4.0"])  # another round name: another key
     assert len(reads) == 3
+    read_paths([folder], ["4.1"])  # the round its name says, given: the entry read unnamed
+    assert len(reads) == 3
 
 
 def test_an_unwritable_cache_is_no_cache(reads, tmp_path: Path) -> None:

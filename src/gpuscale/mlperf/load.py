@@ -95,10 +95,14 @@ ROUNDS_KEPT = 40
 
 def cached_round(path: Path, name: str | None, progress: Progress | None) -> RoundTables:
     """``read_round(path, name)``, from the cache where the same source was read by the
-    same code before (``progress`` is then never called), else read and kept there. The
-    path as given is part of the key: the problems name it (a link's name, a relative
-    path), and another spelling of the same source must not show the first one's."""
+    same code before (``progress`` is then never called), else read and kept there. A
+    ``name`` that is the round the path's name says reads as none (``ingest A --round-name
+    v4.0`` after ``scores A``, as a note suggests, is one read). The path as given is part
+    of the key: the problems name it (a link's name, a relative path), and another
+    spelling of the same source must not show the first one's."""
     round_to_read(path, name)  # a path refused at once is refused before its tree is listed
+    if name is not None and normalise_round(name) == round_name_from_path(path):
+        name = None  # the round its name says, given again: read as its own, one entry
     cache = Cache(default_folder("tables"), most=ROUNDS_KEPT)
     identity = source_identity(path)
     key = "" if identity is None else cache.key("read_round", identity, str(path), name)

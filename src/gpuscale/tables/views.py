@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -255,7 +254,19 @@ def _where(path: object, message: str) -> str:
     return f"{path}: " if isinstance(path, str) and path and path not in message else ""
 
 
-_EXAMPLE = re.compile(r"\(e\.g\. ([^)]*)\)")
+def _example(reason: str) -> str:
+    """The rule a score's reason gives as its example, ``(e.g. RULE)``, whole however many
+    parentheses the rule holds (``quality target not reached (eval_accuracy: (v['value']
+    >= 0.720) and v['value'] < 1.0)``); the reason itself where it gives none."""
+    start = reason.find("(e.g. ")
+    if start < 0:
+        return reason
+    depth = 0
+    for end in range(start, len(reason)):
+        depth += {"(": 1, ")": -1}.get(reason[end], 0)
+        if depth == 0:
+            return reason[start + len("(e.g. ") : end]
+    return reason[start + len("(e.g. ") :]  # unclosed: the rest
 
 
 def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None) -> list[str]:
@@ -271,7 +282,7 @@ def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None)
         if 2 * len(unscored) <= len(rows):
             continue
         reasons = unscored["score_reason"].fillna("").astype(str)
-        rules = reasons.map(lambda r: m.group(1) if (m := _EXAMPLE.search(r)) else r)
+        rules = reasons.map(_example)
         rule, count = next(iter(rules.value_counts().items()))
         lines.append(
             f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "

@@ -1,0 +1,33 @@
+"""A round whose results today's rules mostly reject is said with the rule most of them
+broke, whole: a rule that holds parentheses (a quality target's expression) is not cut at
+its first closing one."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.tables.views import rejected_notes
+
+TARGET = "quality target not reached (eval_accuracy: (v['value'] >= 0.720) and v['value'] < 1.0)"
+
+
+def test_the_rule_most_results_broke_is_said_whole() -> None:
+    reasons = [
+        f"10 runs did not count: 10 not converged (e.g. {TARGET}); at most 1 may not",
+        f"10 runs did not count: 9 not converged (e.g. {TARGET}); at most 1 may not",
+        "10 runs did not count: 10 noncompliant (e.g. 0 opt_lamb_epsilon lines); at most 1",
+        "no result files",
+    ]
+    scores = pd.DataFrame(
+        {
+            "round": "v1.1",
+            "benchmark": "bert",
+            "workload": "bert",
+            "time_to_train_min": [None, None, None, None, 12.5],
+            "score_reason": [*reasons, ""],
+        }
+    )
+    (line,) = rejected_notes(scores)
+    counted = line.split("not scored by today's rules, ")[1]
+    assert counted.startswith(f"2 for {TARGET} (`gpuscale scores`"), line
+    assert line.startswith("v1.1 bert: 4 of 5 results")

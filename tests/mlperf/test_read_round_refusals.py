@@ -62,3 +62,21 @@ def test_a_round_still_reads(tmp_path: Path) -> None:
     rb.system("Acme", "box8").runs("Acme", "box8", "bert", [10, 12, 11, 13, 9])
     tables = read_round(rb.write_dir(tmp_path))
     assert len(tables.systems) == 1 and set(tables.scores["round"]) == {"v4.1"}
+
+
+def test_a_missing_path_is_offered_the_source_beside_it_named_alike(tmp_path: Path) -> None:
+    """``training_results_v4.1.tar.gz`` typed where the ``.tar.xz`` lies: offered, quoted
+    as a shell takes it; a name nothing beside it shares is offered nothing."""
+    from gpuscale.sources import SourceError
+    from gpuscale.tables.commands import quoted_path
+
+    folder = tmp_path / "my rounds"
+    folder.mkdir()
+    archive = RoundBuilder().system("Acme", "box8").write_tar(folder)
+    for typed in ("training_results_v4.1.tar.gz", "training_results_v4.1"):
+        with pytest.raises(SourceError) as refused:
+            read_round(folder / typed)
+        assert str(refused.value).endswith(f"(did you mean {quoted_path(archive)}?)")
+    with pytest.raises(SourceError) as refused:
+        read_round(folder / "training_results_v5.0.tar.xz")
+    assert "did you mean" not in str(refused.value)

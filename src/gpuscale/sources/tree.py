@@ -18,6 +18,7 @@ from pathlib import Path
 from gpuscale.sources.archives import iter_archive
 from gpuscale.sources.directories import iter_directory
 from gpuscale.sources.entries import (
+    ARCHIVE_SUFFIXES,
     Budget,
     BudgetSpent,
     Entry,
@@ -46,10 +47,27 @@ def iter_source(
 def not_a_source(path: Path) -> SourceError:
     """Why ``path``, neither a folder nor an archive, cannot be read as a round."""
     if not path.exists():
-        return SourceError(f"{quoted_path(path)}: no such file or directory")
+        return SourceError(f"{quoted_path(path)}: no such file or directory{_named_alike(path)}")
     return SourceError(
         f"{quoted_path(path)}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive"
     )
+
+
+def _named_alike(path: Path) -> str:
+    """`` (did you mean ...?)`` for a folder or archive beside a missing ``path`` whose name
+    differs from its name only in the archive suffix (``training_results_v5.0.tar.gz``
+    where the ``.tar.xz`` is, or the folder unpacked); "" where none is."""
+
+    def stem(name: str) -> str:
+        lowered = name.lower()
+        return next((name[: -len(s)] for s in ARCHIVE_SUFFIXES if lowered.endswith(s)), name)
+
+    try:
+        beside = sorted(path.parent.iterdir()) if path.parent.is_dir() else []
+    except OSError:
+        return ""
+    alike = [p for p in beside if stem(p.name) == stem(path.name) and (p.is_dir() or is_archive(p))]
+    return f" (did you mean {quoted_path(alike[0])}?)" if alike else ""
 
 
 def _within(entries: Iterator[Entry], skipped: list[Skipped]) -> Iterator[Entry]:

@@ -307,9 +307,17 @@ _OTHER_ROUND = spelled(
 
 def _begun(name: str, valid: list[str]) -> str:
     """`` (did you mean 'Gaudi2'?)`` for the families of ``valid`` that ``name`` begins
-    (case and punctuation ignored: ``Gaudi`` of Gaudi2); "" where it begins none. A known
-    product is offered no family by its spelling alone: V100 is no H100, B300 no B200."""
-    begun = [v for v in sorted(valid) if _key(name) and _key(v).startswith(_key(name))]
+    (case and punctuation ignored: ``Gaudi`` of Gaudi2, ``A10`` of A10G); "" where it
+    begins none. A number is never begun by fewer of its digits: H20 is no H200, L4 no
+    L40. A known product is offered no family by its spelling alone: V100 is no H100, B300
+    no B200."""
+    key = _key(name)
+
+    def begins(family: str) -> bool:
+        rest = _key(family)[len(key) :] if _key(family).startswith(key) else None
+        return rest is not None and not (key[-1].isdigit() and rest[:1].isdigit())
+
+    begun = [v for v in sorted(valid) if key and begins(v)]
     return suggested(begun, upto=len(begun)) if begun else ""
 
 

@@ -284,3 +284,16 @@ def test_a_family_with_no_accelerator_count_is_refused_as_such_and_never_offered
     assert refused.value.typed == "CPU only"
     chosen, _ = counted_families(scores, ["H100-SXM5-80GB"])
     assert chosen == ["H100-SXM5-80GB"]
+
+
+@pytest.mark.parametrize(("typed", "offered"), [("H20", []), ("A10", ["A10G"])])
+def test_a_number_is_never_offered_a_longer_number(typed: str, offered: list[str]) -> None:
+    """H20 and H200 are other products, as A10 and A100 are: a family a known product's
+    name begins is offered only where no digit follows a digit (A10 of A10G)."""
+    import re
+
+    result = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", typed])
+    (said,) = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and "known accelerator with no MLPerf result" in said
+    meant = re.search(r"\(did you mean ([^)]*)\?\)", said)
+    assert re.findall(r"'([^']+)'", meant[1] if meant else "") == offered, said

@@ -224,7 +224,15 @@ def test_a_phrase_is_spelled_for_each_reader() -> None:
 
 @pytest.mark.parametrize(
     ("typed", "advised"),
-    [("V100", "V100"), ("B300", "B300"), ("GH200", "GH200"), ("MI355X", "MI355X")],
+    [
+        ("V100", "V100"),
+        ("B300", "B300"),
+        ("GH200", "GH200"),
+        ("MI355X", "MI355X"),
+        ("B100", "B100"),
+        ("MI300A", "MI300A"),
+        ("L20", "L20"),
+    ],
 )
 def test_a_known_product_the_rounds_lack_is_offered_no_family_spelt_alike(
     typed: str, advised: str, golden

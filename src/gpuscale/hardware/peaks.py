@@ -13,8 +13,8 @@ mixed by the convolutions' share ``s`` of the FLOPs: the time-weighted peak
 The figures are the device catalogue's (``gpuscale/data/devices.csv``, each with its
 datasheet in ``device_sources.csv``; ``hardware.catalogue``), read by the one resolver of
 device names (``hardware.device_names``). The accelerators MLPerf's names know that the
-catalogue has no part for have no peak: Rubin, GB300, GB200, B300, H800, H20, A800, A10G
-(AWS's: no public datasheet), P100, RTX Pro 6000, RX 7900 XTX, the AMD Instinct parts but
+catalogue has no part for have no peak: Rubin, GB300, GB200, B300, B100, H800, H20, A800, A10G
+(AWS's: no public datasheet), L20, P100, RTX Pro 6000, RX 7900 XTX, the AMD Instinct parts but
 MI250X and MI300X, Gaudi, the TPUs, the IPUs and Ascend 910 (and CPUs). A run on one has no
 MFU, and an advice on one says that its rate could not be checked against the device's
 peak, and why (``advice.model.hardware.unchecked_note``), never silently.

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from gpuscale.mlperf.rules import unheld_round
 from gpuscale.sources import (
-    ARCHIVE_SUFFIXES,
     Layout,
     RoundNotSaidError,
     SourceError,
@@ -24,6 +23,7 @@ from gpuscale.sources import (
 )
 from gpuscale.sources.archives import READ_AGAIN
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.raw_rounds import archive_stem
 from gpuscale.tables.workloads import round_name, round_name_meant
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
@@ -66,11 +66,7 @@ def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
     """``.../training_results_v4.1.tar.xz`` -> ``v4.1``, and GitHub's download names
     (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``;
     None when the name has no version."""
-    name = Path(path).name
-    for suffix in ARCHIVE_SUFFIXES:
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-            break
+    name = archive_stem(Path(path).name)
     match = re.search(r"(?:^|[_\-])v(\d+\.\d+)(?:-[A-Za-z][A-Za-z0-9._]*)?$", name)
     match = match or re.fullmatch(r"v(\d+\.\d+)", name)
     if not match:

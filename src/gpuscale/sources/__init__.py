@@ -11,7 +11,6 @@ kinds of source), ``tree`` (either), ``atomic`` (outputs; why one cannot be writ
 from gpuscale.sources.archives import top_folder
 from gpuscale.sources.atomic import OutputError, check_owner, write_atomically
 from gpuscale.sources.entries import (
-    ARCHIVE_SUFFIXES,
     MAX_FILE_BYTES,
     MAX_ROUND_BYTES,
     Budget,
@@ -24,6 +23,7 @@ from gpuscale.sources.entries import (
     printable,
 )
 from gpuscale.sources.tree import iter_source, not_a_source, read_ahead
+from gpuscale.tables.raw_rounds import ARCHIVE_SUFFIXES  # the kinds every reader takes
 
 __all__ = [
     "ARCHIVE_SUFFIXES",

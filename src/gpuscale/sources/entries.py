@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from gpuscale.quantities import printable as text_printable
 from gpuscale.tables import ProblemKind
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.raw_rounds import is_archive
 from gpuscale.tables.requests import NamedError, ref
 
-ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
 # What reading a damaged archive member or stream can raise.
 ARCHIVE_ERRORS = (
     tarfile.TarError,
@@ -155,10 +155,6 @@ class Reading:
     layout: Layout
     skipped: list[Skipped]
     budget: Budget
-
-
-def is_archive(path: str | os.PathLike[str]) -> bool:
-    return str(path).lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def printable(name: str) -> str:

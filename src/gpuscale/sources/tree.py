@@ -18,7 +18,6 @@ from pathlib import Path
 from gpuscale.sources.archives import iter_archive
 from gpuscale.sources.directories import iter_directory
 from gpuscale.sources.entries import (
-    ARCHIVE_SUFFIXES,
     Budget,
     BudgetSpent,
     Entry,
@@ -29,6 +28,7 @@ from gpuscale.sources.entries import (
     is_archive,
 )
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.raw_rounds import archive_stem
 
 
 def iter_source(
@@ -57,16 +57,15 @@ def _named_alike(path: Path) -> str:
     """`` (did you mean ...?)`` for a folder or archive beside a missing ``path`` whose name
     differs from its name only in the archive suffix (``training_results_v5.0.tar.gz``
     where the ``.tar.xz`` is, or the folder unpacked); "" where none is."""
-
-    def stem(name: str) -> str:
-        lowered = name.lower()
-        return next((name[: -len(s)] for s in ARCHIVE_SUFFIXES if lowered.endswith(s)), name)
-
     try:
         beside = sorted(path.parent.iterdir()) if path.parent.is_dir() else []
     except OSError:
         return ""
-    alike = [p for p in beside if stem(p.name) == stem(path.name) and (p.is_dir() or is_archive(p))]
+    alike = [
+        p
+        for p in beside
+        if archive_stem(p.name) == archive_stem(path.name) and (p.is_dir() or is_archive(p))
+    ]
     return f" (did you mean {quoted_path(alike[0])}?)" if alike else ""
 
 

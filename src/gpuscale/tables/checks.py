@@ -10,6 +10,7 @@ or an impossible time a ValueError saying which and how many. One line each.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted, joined, noun_for
@@ -101,24 +102,14 @@ def check_times(frame: pd.DataFrame, parameter: str) -> None:
     number: how many rows, and the first values. gpuscale's own reader never scores such
     a run (it is not counted, with the reason in ``problems``), so a table holding one was
     made or edited by hand: refused, not silently dropped."""
-    import pandas as pd  # lazy: as above
-
-    times = frame["time_to_train_min"]
-    text = times[times.map(lambda v: isinstance(v, str | bytes))].tolist()
-    if text:  # numbers as text ("5.39"): arithmetic on them fails deep inside
-        shown = ", ".join(map(repr, text[:3])) + (", ..." if len(text) > 3 else "")
-        raise ValueError(
-            f"{parameter} has {counted(len(text), 'row')} whose time_to_train_min is text "
-            f"({shown}), not a number: convert the column (pd.to_numeric)"
-        )
-    numbers = pd.to_numeric(times, errors="coerce").astype(float)
-    bad = times[times.notna() & ~((numbers > 0) & (numbers < math.inf))].tolist()
-    if bad:
-        shown = ", ".join(map(repr, bad[:3])) + (", ..." if len(bad) > 3 else "")
-        raise ValueError(
-            f"{parameter} has {counted(len(bad), 'row')} whose time_to_train_min is not a positive "
-            f"finite number ({shown}): a time to train cannot be; drop or fix those rows"
-        )
+    _check_numbers(
+        frame,
+        "time_to_train_min",
+        parameter,
+        lambda t: (t > 0) & (t < math.inf),
+        "a positive finite number",
+        "a time to train",
+    )
 
 
 def check_counts(frame: pd.DataFrame, parameter: str) -> None:
@@ -127,26 +118,47 @@ def check_counts(frame: pd.DataFrame, parameter: str) -> None:
     count, which the analysis leaves out, as it does a CPU-only one): how many rows, and
     the first values. gpuscale's reader never writes such a count, and the analysis
     compares with ``>`` and divides by it, so one is refused here, not dropped unsaid."""
+    _check_numbers(
+        frame,
+        "accelerators",
+        parameter,
+        lambda n: (n >= 0) & (n < math.inf) & (n == n.round()),
+        "a whole count of at least 0",
+        "an accelerator count",
+    )
+
+
+def _check_numbers(
+    frame: pd.DataFrame,
+    column: str,
+    parameter: str,
+    fits: Callable[[pd.Series], pd.Series],
+    must_be: str,
+    noun: str,
+) -> None:
+    """ValueError where some value of ``column`` is text (numbers as text, ``"5.39"``:
+    arithmetic on them fails deep inside) or a number ``fits`` refuses, saying how many
+    rows and the first three; missing values pass."""
     import pandas as pd  # lazy: as above
 
-    counts = frame["accelerators"]
-    text = counts[counts.map(lambda v: isinstance(v, str | bytes))].tolist()
+    values = frame[column]
+    text = values[values.map(lambda v: isinstance(v, str | bytes))].tolist()
     if text:
-        shown = ", ".join(map(repr, text[:3])) + (", ..." if len(text) > 3 else "")
         raise ValueError(
-            f"{parameter} has {counted(len(text), 'row')} whose accelerators is text "
-            f"({shown}), not a number: convert the column (pd.to_numeric)"
+            f"{parameter} has {counted(len(text), 'row')} whose {column} is text "
+            f"({_first(text)}), not a number: convert the column (pd.to_numeric)"
         )
-    numbers = pd.to_numeric(counts, errors="coerce").astype(float)
-    whole = (numbers >= 0) & (numbers < math.inf) & (numbers == numbers.round())
-    bad = counts[counts.notna() & ~whole].tolist()
+    numbers = pd.to_numeric(values, errors="coerce").astype(float)
+    bad = values[values.notna() & ~fits(numbers)].tolist()
     if bad:
-        shown = ", ".join(map(repr, bad[:3])) + (", ..." if len(bad) > 3 else "")
         raise ValueError(
-            f"{parameter} has {counted(len(bad), 'row')} whose accelerators is not a whole "
-            f"count of at least 0 ({shown}): an accelerator count cannot be; drop or fix "
-            "those rows"
+            f"{parameter} has {counted(len(bad), 'row')} whose {column} is not {must_be} "
+            f"({_first(bad)}): {noun} cannot be; drop or fix those rows"
         )
+
+
+def _first(values: list[object]) -> str:
+    return ", ".join(map(repr, values[:3])) + (", ..." if len(values) > 3 else "")
 
 
 def check_round_tables(tables: object, parameter: str = "tables") -> None:

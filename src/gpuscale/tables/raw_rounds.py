@@ -19,9 +19,23 @@ from pathlib import Path
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError
 
+# the archive kinds a raw round is read from (``gpuscale.sources.archives``)
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
 MARK = b":::MLLOG"
 _HEAD = 65_536  # bytes of a log read for the mark (its first line may be a shell's)
 _LOOK = 64  # entries looked at per folder level: a round shows itself in its first ones
+
+
+def is_archive(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path``'s name ends as an archive a round is read from does."""
+    return str(path).lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def archive_stem(name: str) -> str:
+    """``name`` without its archive suffix (``training_results_v4.1.tar.xz`` ->
+    ``training_results_v4.1``); a name that has none as it is."""
+    lowered = name.lower()
+    return next((name[: -len(s)] for s in ARCHIVE_SUFFIXES if lowered.endswith(s)), name)
 
 
 def _entries(folder: Path, limit: int = _LOOK) -> list[Path]:

@@ -17,6 +17,7 @@ from typing import ClassVar
 from gpuscale.quantities import BadQuantity
 from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.out_paths import check_folder_out
+from gpuscale.tables.raw_rounds import is_archive
 from gpuscale.tables.requests import (
     FieldError,
     argument,
@@ -92,8 +93,8 @@ class RoundSelection:
             if round_name(name) is None:
                 meant = round_name_meant(name)
                 said = f"did you mean {meant!r}?" if meant else "e.g. v4.1"
-                archive = name.lower().endswith((".zip", ".tar", ".tar.xz", ".tar.gz", ".tgz"))
-                if meant is None and (os.sep in name or archive or os.path.exists(name)):
+                typed = os.sep in name or is_archive(name) or os.path.exists(name)
+                if meant is None and typed:
                     # a folder or archive: the command reads it as a path argument
                     said = f"a folder or archive is given without --round: {quoted_path(name)}"
                 raise FieldError("round_names", name, f"not a round name ({said})")

@@ -161,6 +161,8 @@ class Reading:
     speedup: float
     preset: str | None = None  # a link's end (None: another term)
     latency_us: float | None = None
+    # the count advised, at a speedup outside its 80% interval: the range moves the time
+    beyond_interval: bool = False
 
 
 # why the search stopped at the largest count (a Decision's ``cap``): the most allowed

@@ -12,7 +12,7 @@ import pandas as pd
 
 from gpuscale.advice import derived, records
 from gpuscale.advice.calibration import Calibration
-from gpuscale.advice.explain.caveats import memory_said
+from gpuscale.advice.explain.caveats import memory_said, withholding
 from gpuscale.advice.explain.phrasebook import (
     TERMS,
     WITHHELD,
@@ -90,12 +90,6 @@ def withheld_how(d: Decision) -> str:
     if len(said) > 1 and all(s.startswith("give ") for s in said):  # give --a and --b
         return "give " + joined([s.removeprefix("give ") for s in said], "and")
     return joined(said, "and")
-
-
-def withholding(assumed: tuple[Assumption, ...], term: str) -> Assumption | None:
-    """The assumption whose value ``term``'s range (a withholding term's) is around."""
-    kind = WITHHELD.get(term, {}).get("term")
-    return next((a for a in assumed if a.term == kind), None)
 
 
 def readings_apart(advice: AdviceView) -> list[Reading]:

@@ -2,7 +2,8 @@
 measure first, why a row is flagged and where its watts come from, each count measured
 against its prediction; the bench runs' words (refusals, flagged and weak runs, the model
 advised on, an FSDP run's own work); the memory check's (from which count a strategy holds
-the model, and why no count searched holds it)."""
+the model, and why no count searched holds it); an assumed term whose range moves the
+advised count's speedup outside its interval (the time unsure)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Power
 from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
-from gpuscale.advice.explain.phrasebook import first_case, said, sentence
+from gpuscale.advice.explain.phrasebook import (
+    WITHHELD,
+    first_case,
+    reading_value,
+    said,
+    sentence,
+    withheld_words,
+)
+from gpuscale.advice.records import Assumption, Decision
 from gpuscale.advice.remeasure import again, more_steps, rerun
 from gpuscale.advice.types import (
     BenchRun,
@@ -244,3 +253,26 @@ def nothing_fits(memory: MemoryCheck, capped: Iterable[str | Finding] = ()) -> s
             gpus = 1 if cap.kind is K.ONE_GPU else int(cap["gpus"])
             said |= {"cap": "topology", "gpus": gpus, "whole": memory.whole_nodes(gpus)}
     return _said(memory, "nothing_fits", **said)
+
+
+def withholding(assumed: tuple[Assumption, ...], term: str) -> Assumption | None:
+    """The assumption whose value ``term``'s range (a withholding term's) is around."""
+    kind = WITHHELD.get(term, {}).get("term")
+    return next((a for a in assumed if a.term == kind), None)
+
+
+def time_unsure(d: Decision, assumed: tuple[Assumption, ...]) -> list[str]:
+    """Each assumed term whose range moves the speedup of the count advised outside its 80%
+    interval but not the count (``Reading.beyond_interval``): the speedup at each such end
+    and what settles it. None where the count is withheld (its own line says the ends) or
+    none holds the model."""
+    if d.withheld_by or not d.holds:
+        return []
+    found = []
+    for term in dict.fromkeys(r.term for r in d.readings if r.beyond_interval):
+        ends = (r for r in d.readings if r.term == term and r.beyond_interval)
+        at = "; ".join(sentence("reading_speedup", value=reading_value(r), r=r) for r in ends)
+        said = {"row": WITHHELD[term], "c": d.read, "at": at}
+        said["value"] = getattr(withholding(assumed, term), "value", None)
+        found.append(sentence("time_unsure", settle=withheld_words(term, "settle"), **said))
+    return found

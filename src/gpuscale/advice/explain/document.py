@@ -26,6 +26,7 @@ from gpuscale.advice.explain.caveats import (
     flagged,
     measure_first,
     memory_said,
+    time_unsure,
 )
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.phrasebook import (
@@ -180,7 +181,7 @@ class Worded:
         )
         first = measure_first(cal.runs.evidence, cal.runs.host_devices) or maybe(said, how)
         first = withheld_how(d) if d.withheld_by else first  # as the answer's last line says
-        warnings = [*map(said, d.warnings)]
+        warnings = [*map(said, d.warnings), *time_unsure(d, self.assumptions)]
         if self.below_mlperf:  # the first count predicted faster than MLPerf's fastest allows
             more = len(self.below_mlperf[1:]) or None
             warnings.append(sentence("below_mlperf", b=self.below_mlperf[0], more=more))

@@ -112,8 +112,12 @@ def term_words(term: str, form: str = "name", strategy: str = "ddp", **values: o
 def reading(r: Reading, speedup: bool = False) -> str:
     """``at <the withholding term's value at one end of its range>, 4 devices``, with the
     speedup read there where ``speedup``."""
-    value = Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value, "r": r}).said("text")
-    return sentence("reading", value=value, r=r, speedup=speedup)
+    return sentence("reading", value=reading_value(r), r=r, speedup=speedup)
+
+
+def reading_value(r: Reading) -> str:
+    """The assumed term's value at one end of its range (``pcie-sys, 10 GB/s at 25 us``)."""
+    return Phrasing({"text": WITHHELD[r.term]["value"]}, {"value": r.value, "r": r}).said("text")
 
 
 def withheld_words(term: str, form: str) -> str:

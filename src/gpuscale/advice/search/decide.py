@@ -100,6 +100,7 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
                 chosen.speedup,
                 preset=maybe(lambda x: x.name, link),
                 latency_us=maybe(lambda x: x.latency_us, link),
+                beyond_interval=beyond(chosen, decision.read),
             )
         )
     moved = (r.term for r in readings if r.accelerators != decision.read.accelerators)
@@ -124,6 +125,17 @@ def search(cal: Calibration, rule: predict.IntervalRule | None = None) -> Search
         fixed_term=derive.fixed_term(cal, frame, decision.focus.accelerators),
         one_device=derive.one_device_row(cal, frame),
     )
+
+
+def beyond(end: Row, read: Row) -> bool:
+    """Whether ``end``, the count chosen at one end of an assumed term's range, is the count
+    ``read`` advised at a speedup outside its 80% interval (beyond ``derive.TOLERANCE`` of
+    it): the range moves the time, not the count."""
+    low, high = (
+        read.speedup_low * (1 - derive.TOLERANCE),
+        read.speedup_high * (1 + derive.TOLERANCE),
+    )
+    return end.accelerators == read.accelerators and not low <= end.speedup <= high
 
 
 def held(cal: Calibration) -> tuple[Calibration, int, MemoryCheck | None]:

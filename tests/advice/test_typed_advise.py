@@ -122,3 +122,16 @@ def test_a_whole_float_is_a_count() -> None:
     assert (request.batch, request.nodes) == ((8, 64), 2)
     assert all(type(b) is int for b in request.batch)
     assert AdviceRequest.from_json(request.to_json()) == request
+
+
+def test_an_empty_list_and_a_path_as_topology_are_refused_in_words() -> None:
+    """``advise(step_ms=[], batch=[])`` raised IndexError ('list index out of range') and
+    ``advise(topology="topo.txt")`` AttributeError ('str' object has no attribute 'gpus')."""
+    import gpuscale
+
+    for name, empty in (("step_ms", []), ("batch", ())):
+        given = {"step_ms": 2, "batch": 64, name: empty}
+        with pytest.raises(ValueError, match=rf"^invalid {name} .*: none given: give a number"):
+            gpuscale.advise(params=7e6, **given)
+    with pytest.raises(TypeError, match=r"^topology must be a Topology, not 'topo\.txt': .* topo="):
+        gpuscale.advise(params=7e6, step_ms=2, batch=64, topology="topo.txt")

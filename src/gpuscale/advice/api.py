@@ -163,6 +163,11 @@ def advise_by_keywords(
         fields["bench"] = str(bench)
     elif bench is not None and frame is None:
         raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
+    if topology is not None and not isinstance(topology, Topology):  # a path is topo='s
+        raise TypeError(
+            f"topology must be a Topology, not {topology!r}: a saved `nvidia-smi topo -m` "
+            "is read from its path as topo="
+        )
     named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
     if link is not None and named:  # never one of two silently: which wins is not a guess
         raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")

@@ -79,6 +79,12 @@ class AdviceRequest(RequestFields):
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
             value = getattr(self, name)
             if isinstance(value, list | tuple):
+                if not value:  # `step_ms=[]`: no value, not one out of range
+                    raise FieldError(
+                        name,
+                        value,
+                        "none given: give a number, or several (a step time with each batch)",
+                    )
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
         check_ranges(self, RANGES, RULES)
         check_flags(self)  # explain, allow_flagged

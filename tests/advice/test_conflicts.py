@@ -124,3 +124,20 @@ def test_the_walks_commands_exit_with_one_line(extra: list[str]) -> None:
     result = CliRunner().invoke(app, [*args, "--interconnect", "pcie-phb", *extra])
     assert result.exit_code != 0
     assert extra[0] in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--step-ms", "2"], "--step-ms without --params"),
+        (["--params", "7M", "--batch", "64"], "--params without --step-ms"),
+    ],
+    ids=" ".join,
+)
+def test_half_a_model_by_numbers_names_the_half_missing(given: list[str], said: str) -> None:
+    """`advise --step-ms 2` said "give ... the model's parameters and step time (--params
+    and --step-ms)", as though the step time given were missing too."""
+    result = CliRunner().invoke(app, ["advise", *given])
+    assert result.exit_code != 0
+    assert f"nothing to advise from: {said}:" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -235,7 +235,15 @@ def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
                 f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
                 f"{ref('batch')})"
             )
-        if request.model_params is None or request.step_ms is None:
+        given = {"params": request.model_params, "step_ms": request.step_ms}
+        if len(lacking := [name for name, value in given.items() if value is None]) == 1:
+            (one,) = set(given) - set(lacking)  # the one given, as typed
+            raise NamedError(
+                f"nothing to advise from: {ref(one)} without {ref(lacking[0])}: a model by "
+                f"its numbers needs both ({ref('params')} and {ref('step_ms')}), or give "
+                f"bench results (a file as {ref('bench')})"
+            )
+        if lacking:
             raise NamedError(
                 f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
                 f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"

@@ -60,6 +60,17 @@ _YES = {True: "yes", False: ""}  # a flag in a table: said where set, else empty
 TABLE_DIGITS = 4  # the significant figures of a terminal table's numbers (zeros kept)
 
 
+def share_text(value: object, spec: str) -> str:
+    """``value`` by the share format ``spec`` (``.0%``, ``+.0%``), a share that is not 0
+    never written as one: below the spec's last place it gets the places of its first
+    figure (``.0%`` of 0.0026: 0.3%, not 0%), as a table and a sentence both write it."""
+    text = format(value, spec)
+    if isinstance(value, numbers.Real) and value and not any(c in "123456789" for c in text):
+        places = max(0, -math.floor(math.log10(abs(float(value)) * 100)))
+        return format(value, f"{spec.partition('.')[0]}.{places}%")  # its sign kept
+    return text
+
+
 def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
     whole numbers with thousands separators from there (3,070, not 3.07e+03); integers

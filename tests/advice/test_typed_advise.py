@@ -103,3 +103,35 @@ def test_the_overlap_is_said_once(tmp_path: Path) -> None:
     assert [line for line in said if line.startswith("Overlap")] == [
         line for line in said if line.startswith("Overlap: ")
     ] and sum(line.startswith("Overlap") for line in said) == 1, said
+
+
+def test_a_whole_float_is_a_count() -> None:
+    """``advise(max_devices=8.0)`` (or ``batch=64.0``, a count read from a table as a
+    float) passed the range check as whole and then failed inside the search with
+    "'float' object cannot be interpreted as an integer"; numpy's ``int64`` made the
+    request's JSON fail. Each is now the count it equals, with the same advice."""
+    import gpuscale
+
+    ints = gpuscale.advise(params=7e6, step_ms=2, batch=64, max_devices=8, nodes=2)
+    floats = gpuscale.advise(
+        params=7e6, step_ms=2, batch=np.float64(64.0), max_devices=8.0, nodes=2.0
+    )
+    assert list(floats.predictions["accelerators"]) == [1, 2, 4, 8]
+    assert floats.predictions["step_ms"].tolist() == ints.predictions["step_ms"].tolist()
+    request = AdviceRequest(params=7e6, step_ms=(2, 3), batch=(8.0, np.int64(64)), nodes=2.0)
+    assert (request.batch, request.nodes) == ((8, 64), 2)
+    assert all(type(b) is int for b in request.batch)
+    assert AdviceRequest.from_json(request.to_json()) == request
+
+
+def test_an_empty_list_and_a_path_as_topology_are_refused_in_words() -> None:
+    """``advise(step_ms=[], batch=[])`` raised IndexError ('list index out of range') and
+    ``advise(topology="topo.txt")`` AttributeError ('str' object has no attribute 'gpus')."""
+    import gpuscale
+
+    for name, empty in (("step_ms", []), ("batch", ())):
+        given = {"step_ms": 2, "batch": 64, name: empty}
+        with pytest.raises(ValueError, match=rf"^invalid {name} .*: none given: give a number"):
+            gpuscale.advise(params=7e6, **given)
+    with pytest.raises(TypeError, match=r"^topology must be a Topology, not 'topo\.txt': .* topo="):
+        gpuscale.advise(params=7e6, step_ms=2, batch=64, topology="topo.txt")

@@ -163,6 +163,11 @@ def advise_by_keywords(
         fields["bench"] = str(bench)
     elif bench is not None and frame is None:
         raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
+    if topology is not None and not isinstance(topology, Topology):  # a path is topo='s
+        raise TypeError(
+            f"topology must be a Topology, not {topology!r}: a saved `nvidia-smi topo -m` "
+            "is read from its path as topo="
+        )
     named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
     if link is not None and named:  # never one of two silently: which wins is not a guess
         raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")
@@ -230,7 +235,15 @@ def check_with_data(request: AdviceRequest, *, bench: bool) -> None:
                 f"not how fast a step runs: give {ref('step_ms')} (one device's step at "
                 f"{ref('batch')})"
             )
-        if request.model_params is None or request.step_ms is None:
+        given = {"params": request.model_params, "step_ms": request.step_ms}
+        if len(lacking := [name for name, value in given.items() if value is None]) == 1:
+            (one,) = set(given) - set(lacking)  # the one given, as typed
+            raise NamedError(
+                f"nothing to advise from: {ref(one)} without {ref(lacking[0])}: a model by "
+                f"its numbers needs both ({ref('params')} and {ref('step_ms')}), or give "
+                f"bench results (a file as {ref('bench')})"
+            )
+        if lacking:
             raise NamedError(
                 f"nothing to advise from: give bench results (a file as {ref('bench')}), or "
                 f"the model's parameters and step time ({ref('params')} and {ref('step_ms')})"

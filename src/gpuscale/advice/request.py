@@ -79,6 +79,12 @@ class AdviceRequest(RequestFields):
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
             value = getattr(self, name)
             if isinstance(value, list | tuple):
+                if not value:  # `step_ms=[]`: no value, not one out of range
+                    raise FieldError(
+                        name,
+                        value,
+                        "none given: give a number, or several (a step time with each batch)",
+                    )
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
         check_ranges(self, RANGES, RULES)
         check_flags(self)  # explain, allow_flagged
@@ -213,14 +219,14 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     ),
     (
         f"{ref('inter_node')} or {ref('nics_per_node')}",
-        "one node",
+        "no count past one node",  # one node, or a --max-devices within one
         lambda r: (
             (r.inter_node or r.nics_per_node) is not None
-            and r.nodes == 1
-            and (r.max_devices or 0) <= r.gpus_per_node
+            and (r.max_devices or r.nodes * r.gpus_per_node) <= r.gpus_per_node
         ),
-        f"they describe the network between nodes: give {ref('nodes')} (or a "
-        f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
+        f"they describe the network between nodes: give a {ref('max_devices')} above "
+        f"{ref('gpus_per_node')} (or {ref('nodes')} above 1 and no {ref('max_devices')}), "
+        "or leave them out",
     ),
 )
 

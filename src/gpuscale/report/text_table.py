@@ -4,12 +4,11 @@ Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
 
 from __future__ import annotations
 
-import math
 import numbers
 import textwrap
 from collections.abc import Container, Iterable, Sequence
 
-from gpuscale.quantities import TABLE_DIGITS, column_label, filled, number
+from gpuscale.quantities import TABLE_DIGITS, column_label, filled, number, share_text
 
 
 def columns_that_fit(
@@ -79,16 +78,7 @@ def cell_text(value: object, spec: str | None) -> str:
         return number(value, digits=TABLE_DIGITS, zeros=True)
     if spec.endswith("g") and "#" not in spec:  # a column's own figures, zeros kept alike
         return format(value, f"#{spec}").rstrip(".")
-    text = format(value, spec)
-    if spec.endswith("%") and isinstance(value, numbers.Real) and value and not _figures(text):
-        places = max(0, -math.floor(math.log10(abs(float(value)) * 100)))
-        return format(value, f".{places}%")
-    return text
-
-
-def _figures(text: str) -> bool:
-    """Whether a number's text writes a figure other than 0 (``0%``, ``-0.0%``: none)."""
-    return any(c in "123456789" for c in text)
+    return share_text(value, spec) if spec.endswith("%") else format(value, spec)
 
 
 def least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -187,7 +187,9 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
     several times (a tuple): ``TypeError`` where it is no number (None where its default is
     not None) or not whole in a field typed ``int``; then :class:`FieldError` past its range
     (``inf`` and ``nan`` too, in a field typed ``int``), the rule as ``rules`` words it,
-    else as the range says it: one rule per field, whichever value breaks it."""
+    else as the range says it: one rule per field, whichever value breaks it. A whole value
+    in a field typed ``int`` is then kept as an ``int``: ``8.0`` (or numpy's ``int64``, as a
+    table gives) counts, indexes and writes to JSON as ``8`` does."""
     kinds = {f.name: f for f in fields(request)}  # type: ignore[arg-type]
     given: list[tuple[str, numbers.Real]] = []  # each value of a field given several times
     for name in ranges:
@@ -217,6 +219,10 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
         if not (math.isfinite(at) and (at > low if open_low else at >= low) and at <= high):
             whole = _whole_field(kinds[name].type)
             raise FieldError(name, value, rules.get(name) or _rule(ranges[name], whole))
+    for name in {name for name, _ in given if _whole_field(kinds[name].type)}:
+        value = getattr(request, name)
+        ints = tuple(int(one) for one in value) if isinstance(value, tuple) else int(value)
+        object.__setattr__(request, name, ints)  # a frozen dataclass: set as it sets its own
 
 
 def check_flags(request: object) -> None:

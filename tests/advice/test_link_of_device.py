@@ -1,7 +1,9 @@
 """An NVLink or xGMI preset given for a device that has not that link (an RTX 4090 has no
 NVLink, an MI300X has Infinity Fabric, an H100 SXM5 has NVLink 4, not 5) is taken as given,
 and the answer says first that it is not the device's link and which link is usual for it; a link
-the device has, a PCIe preset, or no device named says nothing."""
+the device has, a PCIe preset, or no device named says nothing. A device joined by a fabric
+of its own (a TPU's ICI, a Gaudi's RoCE) has no GPU link: the answer says what prices its
+fabric instead."""
 
 from __future__ import annotations
 
@@ -51,6 +53,29 @@ def test_an_nvlink_the_device_has_not_is_said(
         "device": part,
         "gpu_link": gpu_link,
         "usual": usual,
+        "fabric": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("device", "link", "fabric"),
+    [
+        ("TPU-v5p", "nvlink4", "ICI"),
+        ("Gaudi3", "nvlink5", "RoCE"),
+        ("TPU v4", "xgmi-mi300x", "ICI"),
+    ],
+)
+def test_a_gpu_fabric_given_for_a_device_of_its_own_fabric_is_said(
+    device: str, link: str, fabric: str
+) -> None:
+    found = _mismatch(device, link)
+    assert found is not None
+    assert dict(found.values) == {
+        "given": link,
+        "device": device,
+        "gpu_link": None,
+        "usual": None,
+        "fabric": fabric,
     }
 
 
@@ -83,3 +108,14 @@ def test_the_answer_says_it_before_what_decides(golden: Golden) -> None:
         assert decides == ([link + 1] if advice.decision.holds else [])
         assert advice.decision.holds == (device == "MI300X")
         golden.check(VIEW, case, lines[link])
+
+
+def test_a_tpu_given_nvlink_is_told_what_prices_its_fabric(golden: Golden) -> None:
+    advice = gpuscale.advise(
+        params=1e9, step_ms=300, batch=16, device_name="TPU-v5p", interconnect="nvlink4"
+    )
+    lines = answer_lines(advice)
+    link = next(i for i, line in enumerate(lines) if line.startswith("Link:"))
+    assert [i for i, line in enumerate(lines) if line.startswith("Decides:")] == [link + 1]
+    assert advice.calibration.machine.network.intra.name == "nvlink4"  # priced as given
+    golden.check(VIEW, "TPU-v5p with nvlink4", lines[link])

@@ -151,9 +151,15 @@ def checked_device(device: DeviceRecord, link: str) -> tuple[DeviceRecord, bool]
 def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
     """A finding where ``given``, a GPU fabric's preset (NVLink, xGMI), is not the link of
     ``device``'s part (an RTX 4090 has none, an MI300X has Infinity Fabric, an A40 a 2-GPU
-    bridge): the part's usual preset said, none where its board's fabric no preset models."""
-    part = device.part
-    if part is None or not given.startswith(links.GPU_FABRICS) or given == links.own_link(part):
+    bridge): the part's usual preset said, none where its board's fabric no preset models;
+    or of a device joined by a fabric of its own (a TPU's ICI: ``fabric``), none of them."""
+    part, fabric = device.part, device.own_fabric
+    if not given.startswith(links.GPU_FABRICS):
+        return None
+    if fabric is not None:
+        of = {"device": device.name, "gpu_link": None, "usual": None, "fabric": fabric}
+        return Finding.of(FindingKind.LINK_NOT_OF_DEVICE, given=given, **of)
+    if part is None or given == links.own_link(part):
         return None
     board_only = part.board and part.gpu_link and not links.board_link(part)
     return Finding.of(
@@ -162,6 +168,7 @@ def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
         device=part.name,
         gpu_link=part.gpu_link or None,
         usual=None if board_only else links.usual_preset(part),
+        fabric=None,
     )
 
 

@@ -58,8 +58,10 @@ def _synchronize() -> None:
         torch.cuda.synchronize(DEVICE)
 
 
-def _loop_ms(name: str, synced: bool) -> float:
-    """The test's independent loop (``synced``: a synchronize after every step)."""
+def loop_ms(name: str, synced: bool = False) -> float:
+    """The same module, AdamW, one batch made on the device, PyTorch's defaults (TF32 for
+    cuDNN, not matmuls): ms per step, synchronised around the timed steps (``synced``: after
+    every step too). ``tests/bench/test_on_gpu.py``'s independent loop."""
     device = DEVICE
     torch.manual_seed(0)
     bench = load_model(name)
@@ -138,8 +140,8 @@ def _rotation_unsynced_ms(name: str) -> float:
 
 
 VARIANTS: dict[str, Callable[[str], float]] = {
-    "loop": lambda name: _loop_ms(name, synced=False),
-    "loop_synced": lambda name: _loop_ms(name, synced=True),
+    "loop": lambda name: loop_ms(name, synced=False),
+    "loop_synced": lambda name: loop_ms(name, synced=True),
     "one_step": _one_step_ms,
     "bench": _bench_ms,
     "rotation_unsynced": _rotation_unsynced_ms,

@@ -5,7 +5,7 @@ with a faked device count (``test_device_refusals.py``)."""
 
 from __future__ import annotations
 
-import time
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,10 +14,17 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 
 from gpuscale.bench.config import BenchConfig  # noqa: E402
-from gpuscale.bench.models import load_model, parameter_count  # noqa: E402
+from gpuscale.bench.models import parameter_count  # noqa: E402
 from gpuscale.bench.results import read_results  # noqa: E402
 from gpuscale.bench.runner import SweepConfig, run_sweep  # noqa: E402
 from gpuscale.cli import app  # noqa: E402
+
+# the independent loop: benchmarks/plain_step_probe.py's, which times it beside the bench's
+PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "plain_step_probe.py"
+_spec = importlib.util.spec_from_file_location("plain_step_probe", PROBE)
+assert _spec is not None and _spec.loader is not None
+probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe)
 
 pytestmark = [
     pytest.mark.gpu,
@@ -25,7 +32,7 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
 MODELS = ("mlp-4m", "cnn-4.7m", "tf-7m")  # the three kinds; a CNN runs cuDNN (TF32)
-BATCH = 32
+BATCH = probe.BATCH  # the loop's batch, so both time the same step
 
 
 @pytest.fixture(scope="module")
@@ -44,31 +51,6 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return {r["config"]["model"]: r for r in records}
 
 
-def _plain_loop_ms(name: str, steps: int = 50, warmup: int = 10) -> float:
-    """The same module, AdamW, one batch made on the device, PyTorch's defaults (TF32
-    for cuDNN, not matmuls): ms per step, synchronised around the timed steps."""
-    device = torch.device("cuda")
-    torch.manual_seed(0)
-    bench = load_model(name)
-    bench.module.to(device)
-    optimizer = torch.optim.AdamW(bench.module.parameters(), lr=1e-4)
-    batch = bench.make_batch(BATCH, device)
-
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        bench.forward_loss(bench.module, batch).backward()
-        optimizer.step()
-
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / steps * 1e3
-
-
 @pytest.mark.xfail(
     strict=False,
     reason="open: on three of five H100 hosts (2026-11-24) and three H200 hosts "
@@ -85,7 +67,7 @@ def test_the_plain_step_is_a_plain_loop(rows: dict[str, dict], name: str) -> Non
     # the loop's own repeats set how close a comparison can be: on an H100 host a tight
     # loop of tf-7m took 14.99 and 17.52 ms in one process minutes apart, more than the
     # 10% asked; so the bench's step must lie within 10% of the range of three loops
-    loops = [_plain_loop_ms(name) for _ in range(3)]
+    loops = [probe.loop_ms(name) for _ in range(3)]
     bench = row["timing"]["plain_step_ms_mean"]
     assert 0.9 * min(loops) < bench < 1.1 * max(loops), (name, bench, loops)
 

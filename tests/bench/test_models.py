@@ -244,6 +244,20 @@ def test_an_unknown_ladder_name_is_refused_as_its_option_and_value() -> None:
     assert said.startswith("--models mlp-0.2: unknown model (did you mean 'mlp-0.2m'?); ")
 
 
+def test_a_refused_model_names_the_option_it_was_given_with(tmp_path) -> None:
+    """`bench --model mlp-9m` (or `--model nofile.py:make`) was refused as "--models ...",
+    an option the user never typed: each name's refusal names its own option."""
+    from gpuscale.bench.ladder_names import checked_names
+    from gpuscale.bench.sweep_request import SweepRequest
+
+    out = tmp_path / "results.jsonl"
+    request = SweepRequest(out=out, models="mlp-0.2m,cnn-0.3m", model=("mlp-9m",))
+    assert request.model_options() == ["--models", "--models", "--model"]
+    with pytest.raises(ModelError) as refused:
+        checked_names(request.model_names(), request.model_options())
+    assert str(refused.value).startswith("--model mlp-9m: unknown model")
+
+
 @pytest.mark.parametrize("typo", ["mlp-02m", "MLP-0.2m", "mlp0.2m"])
 def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
     """A typo gets the closest name; another case or punctuation is the name itself, as

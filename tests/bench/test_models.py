@@ -344,3 +344,24 @@ def test_a_size_the_ladder_lacks_is_offered_its_familys_nearest(typed: str, offe
     with pytest.raises(ModelError) as refused:
         sort_models([typed])
     assert f"did you mean {offered!r}" in str(refused.value)
+
+
+def test_bench_list_says_why_a_model_cannot_be_built(tmp_path: Path) -> None:
+    """`bench --list --model x.py:make` listed a model whose factory raised as "cannot be
+    built" and no more: its cause (the one a sweep records in its row) is the row's
+    `why not built`; a list of models that all build has no such column."""
+    from gpuscale.bench.config import BenchConfig
+    from gpuscale.bench.sweep_plan import models_table, plan_bench
+    from gpuscale.bench.sweep_request import SweepRequest
+
+    source = tmp_path / "no weights.py"
+    source.write_text("def make():\n    raise RuntimeError('no weights here')\n")
+    out = tmp_path / "results.jsonl"
+    spec = f"{source}:make"
+    asked = SweepRequest(out=out, models="mlp-0.2m", model=(spec,), list_models=True)
+    rows = {row["model"]: row for row in models_table(plan_bench(asked, BenchConfig()))}
+    assert rows[spec]["family"] == "cannot be built" and rows[spec]["params"] is None
+    assert "raised RuntimeError: no weights here" in str(rows[spec]["why not built"])
+    assert rows["mlp-0.2m"]["why not built"] == "" and rows["mlp-0.2m"]["params"] == 199_946
+    built = SweepRequest(out=out, models="mlp-0.2m", list_models=True)
+    assert "why not built" not in models_table(plan_bench(built, BenchConfig()))[0]

@@ -211,13 +211,18 @@ def plan_bench(
 
 def models_table(planned: Planned) -> list[dict[str, object]]:
     """``bench --list``: each model with its family and size, those that cannot be built
-    last."""
+    last, each with why (``why not built``, a column only where one cannot be: the cause
+    a sweep would record, said before any sweep is run)."""
     from gpuscale.bench.models import family_of  # lazy: torch (the model ladder)
 
+    why = {"why not built": ""} if planned.broken else {}
     rows: list[dict[str, object]] = [
-        {"model": n, "family": family_of(n), "params": p} for n, p in planned.chosen
+        {"model": n, "family": family_of(n), "params": p, **why} for n, p in planned.chosen
     ]
-    rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in planned.broken]
+    rows += [
+        {"model": n, "family": "cannot be built", "params": None, "why not built": str(exc)}
+        for n, exc in planned.broken
+    ]
     return rows
 
 

@@ -129,6 +129,17 @@ def test_nccl_and_nccl_tests_spellings_name_a_collective(typed: str) -> None:
         assert CollectivesConfig(ops=spellings[2:]).ops == (op,)
 
 
+def test_a_collective_is_never_read_from_its_beginning() -> None:
+    """docs/interconnect.md said a collective is named "by an unambiguous beginning"; `--ops
+    broad` is refused, as every choice's abbreviation is (`--backend glo`), naming the
+    collective in full."""
+    from gpuscale.bench.collectives_config import OPS, CollectivesConfig
+
+    for op in OPS:
+        with pytest.raises(ValueError, match=f"give {op} in full"):
+            CollectivesConfig(ops=(op[:-2],))
+
+
 def test_an_upper_case_typo_of_a_collective_gets_the_closest(
     tmp_path: Path, golden: Golden
 ) -> None:

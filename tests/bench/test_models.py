@@ -244,6 +244,20 @@ def test_an_unknown_ladder_name_is_refused_as_its_option_and_value() -> None:
     assert said.startswith("--models mlp-0.2: unknown model (did you mean 'mlp-0.2m'?); ")
 
 
+def test_a_refused_model_names_the_option_it_was_given_with(tmp_path) -> None:
+    """`bench --model mlp-9m` (or `--model nofile.py:make`) was refused as "--models ...",
+    an option the user never typed: each name's refusal names its own option."""
+    from gpuscale.bench.ladder_names import checked_names
+    from gpuscale.bench.sweep_request import SweepRequest
+
+    out = tmp_path / "results.jsonl"
+    request = SweepRequest(out=out, models="mlp-0.2m,cnn-0.3m", model=("mlp-9m",))
+    assert request.model_options() == ["--models", "--models", "--model"]
+    with pytest.raises(ModelError) as refused:
+        checked_names(request.model_names(), request.model_options())
+    assert str(refused.value).startswith("--model mlp-9m: unknown model")
+
+
 @pytest.mark.parametrize("typo", ["mlp-02m", "MLP-0.2m", "mlp0.2m"])
 def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
     """A typo gets the closest name; another case or punctuation is the name itself, as
@@ -330,3 +344,24 @@ def test_a_size_the_ladder_lacks_is_offered_its_familys_nearest(typed: str, offe
     with pytest.raises(ModelError) as refused:
         sort_models([typed])
     assert f"did you mean {offered!r}" in str(refused.value)
+
+
+def test_bench_list_says_why_a_model_cannot_be_built(tmp_path: Path) -> None:
+    """`bench --list --model x.py:make` listed a model whose factory raised as "cannot be
+    built" and no more: its cause (the one a sweep records in its row) is the row's
+    `why not built`; a list of models that all build has no such column."""
+    from gpuscale.bench.config import BenchConfig
+    from gpuscale.bench.sweep_plan import models_table, plan_bench
+    from gpuscale.bench.sweep_request import SweepRequest
+
+    source = tmp_path / "no weights.py"
+    source.write_text("def make():\n    raise RuntimeError('no weights here')\n")
+    out = tmp_path / "results.jsonl"
+    spec = f"{source}:make"
+    asked = SweepRequest(out=out, models="mlp-0.2m", model=(spec,), list_models=True)
+    rows = {row["model"]: row for row in models_table(plan_bench(asked, BenchConfig()))}
+    assert rows[spec]["family"] == "cannot be built" and rows[spec]["params"] is None
+    assert "raised RuntimeError: no weights here" in str(rows[spec]["why not built"])
+    assert rows["mlp-0.2m"]["why not built"] == "" and rows["mlp-0.2m"]["params"] == 199_946
+    built = SweepRequest(out=out, models="mlp-0.2m", list_models=True)
+    assert "why not built" not in models_table(plan_bench(built, BenchConfig()))[0]

@@ -96,6 +96,20 @@ def test_a_line_cut_in_a_string_names_the_column_it_stopped_at(tmp_path: Path) -
     assert f"starting at column {column:,};" in problems[0], problems[0]
 
 
+def test_an_ok_row_without_its_rate_is_skipped_naming_the_field(tmp_path: Path) -> None:
+    """An `ok` row whose `timing` was null was read as a completed run with no samples/s
+    and, at N = 1, flagged "no N = 1 run of the same configuration": it is skipped, the
+    field named; a failed row without timing is still read (it measured nothing)."""
+    path = tmp_path / "r.jsonl"
+    append_result(path, bench_record("a", 10, 1, 100.0))
+    for status in ("ok", "error"):
+        row = {**bench_record("b", 10, 1, 100.0), "status": status, "timing": None}
+        append_result(path, row)
+    records, problems = read_results(path)
+    assert [(r["config"]["model"], r["status"]) for r in records] == [("a", "ok"), ("b", "error")]
+    assert len(problems) == 1 and "r.jsonl:2: timing.samples_per_s is missing" in problems[0]
+
+
 def test_skipped_lines_are_warnings_said_once_each() -> None:
     """Each skipped line was printed as "skipped: FILE:N: ...; skipped", and the rest as
     "skipped 1 more lines"."""

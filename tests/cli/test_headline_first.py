@@ -114,6 +114,23 @@ def test_topo_says_its_verdict_first(tmp_path: Path, golden: Golden) -> None:
     assert lines[1].startswith("GPU topology")  # then the detail
 
 
+def test_topo_says_the_part_a_gpu_name_left_open_was_read_as(tmp_path: Path) -> None:
+    """`topo --file X --gpu H100` read the GPUs as one H100 part (behind PCIe, the PCIe
+    card) and said so only in `-f json`'s `device.assumed`: a terminal printed the verdict
+    as if the part were named. The sentence follows the verdict (the answer stays first);
+    the part named in full says nothing more."""
+    path = str(_topo(tmp_path / "topo.txt"))
+    lines = _run(["topo", "--file", path, "--gpu", "H100"]).splitlines()
+    info = json.loads(_run(["topo", "--file", path, "--gpu", "H100", "-f", "json"]))
+    assumed = info["device"]["assumed"]
+    part = info["device"]["name"]
+    assert part.startswith("H100 ") and f"read as {part}" in assumed
+    assert info["slowest_link"] in lines[0] and lines[1] == assumed
+    assert lines[2].startswith("GPU topology")
+    named = _run(["topo", "--file", path, "--gpu", part]).splitlines()
+    assert named[1].startswith("GPU topology")
+
+
 def test_collectives_says_its_verdict_first(tmp_path: Path, monkeypatch, golden: Golden) -> None:
     """The verdict of each collective before the NCCL settings and the sweep's tables
     (the sweep itself read from a file here: the command's order is what is tested)."""

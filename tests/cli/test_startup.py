@@ -70,7 +70,9 @@ def test_the_probe_sees_a_command_that_loads_pandas() -> None:
         (("--models", "mlp-9m"), "error: --models mlp-9m: unknown model (did you mean 'mlp-17m'?)"),
         (("--models", "mlp-0.2m,MLP-0.2M"), "error: --models/--model: mlp-0.2m given twice"),
         (("--model", "foo:"), "error: model 'foo:' is not a model spec: nothing after the colon"),
-        (("--model", "no such.py:make"), "error: --models no such.py:make: no file '/"),
+        (("--model", "no such.py:make"), "error: --model no such.py:make: no file '/"),
+        (("--models", "no such.py:make"), "error: --models no such.py:make: no file '/"),
+        (("--model", "mlp-9m"), "error: --model mlp-9m: unknown model"),
     ],
 )
 def test_bench_refuses_a_model_name_before_importing_torch(

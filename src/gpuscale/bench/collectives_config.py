@@ -61,9 +61,10 @@ def _names(text: str) -> tuple[str, ...]:
 def collectives(names: tuple[str, ...]) -> tuple[str, ...]:
     """The collectives ``names`` mean, each by its name in :data:`OPS`: case, ``_``
     and ``-`` ignored, as NCCL (``ALL_REDUCE``, ``AllReduce``) and nccl-tests
-    (``alltoall``, ``sendrecv``) spell them, or an unambiguous beginning (``bcast`` is
-    none); ``ops``'s :class:`FieldError` for an empty name, one unknown (the closest
-    said), or one given twice however spelled."""
+    (``alltoall``, ``sendrecv``) spell them, never by a beginning (``broad``: refused
+    naming broadcast in full, as every choice's abbreviation is); ``ops``'s
+    :class:`FieldError` for an empty name, one unknown (the closest said), or one given
+    twice however spelled."""
     typed = ",".join(names)
     comma_items("ops", typed, "all_reduce,broadcast", "name")
     if not names:

@@ -73,18 +73,20 @@ def closest_model(name: str) -> str:
     return did_you_mean(name, LADDER_NAMES)
 
 
-def checked_names(names: Sequence[str]) -> list[str]:
+def checked_names(names: Sequence[str], options: Sequence[str] = ()) -> list[str]:
     """``names`` as the ladder reads them (:func:`ladder_name`), each a ladder model or a
     spec of the right form; :class:`ModelError` for one given twice, one the ladder lacks
     (the closest offered) and a spec of no form, before any model is built or any row
-    written."""
+    written. ``options``: the option each name was given with (``SweepRequest.model_options``;
+    ``--models`` where not said), the one a refusal names."""
     chosen = [ladder_name(n) for n in names]
     if twice := given_twice(chosen, "model"):  # `--models a --model a` ran a once, unsaid
         raise ModelError(f"--models/--model: {twice}")
-    for n in chosen:
+    given = [*options, *["--models"] * (len(chosen) - len(options))]
+    for n, option in zip(chosen, given, strict=True):
         if n not in LADDER_NAMES and ":" not in n:
             raise ModelError(  # the option and value first, as every refused value
-                f"--models {n}: unknown model{closest_model(n)}; the ladder: "
+                f"{option} {n}: unknown model{closest_model(n)}; the ladder: "
                 f"{', '.join(LADDER_NAMES)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )

@@ -172,10 +172,12 @@ def one_step(
             (job.scaler.scale(loss) if job.scaler is not None else loss).backward()
             t2 = mark()
         marks.append((t0, t1, t2))
-    if job.scaler is not None:
+    if job.scaler is not None and (sync or not job.fsdp):
         job.scaler.step(job.optimizer)
         job.scaler.update()
-    else:
+    else:  # FSDP2's no-sync step leaves the sharded gradients unset: AdamW steps over none,
+        # where fp16's GradScaler refuses a step with no gradient ("No inf checks were
+        # recorded for this optimizer": every fp16 FSDP run failed)
         job.optimizer.step()
     job.optimizer.zero_grad(set_to_none=True)
     end = mark()

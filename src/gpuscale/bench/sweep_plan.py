@@ -179,11 +179,12 @@ def plan_bench(
     (:func:`nodes_of`, from ``environ``, default this process's), the models chosen
     (:func:`choose_models`), and their :class:`SweepConfig` (:func:`plan_sweep`)."""
     check_bounds(request.max_params, request.min_params)
-    names = checked_names(request.model_names())  # before torch loads (seconds): world_sizes
-    for name in names:  # a FILE.py that is not there names no model: refused, no failed row
-        source = name.partition(":")[0]
+    options = request.model_options()  # the option each name came with: a refusal names it
+    names = checked_names(request.model_names(), options)  # before torch loads: world_sizes
+    for name, option in zip(names, options, strict=True):
+        source = name.partition(":")[0]  # a FILE.py not there names no model: no failed row
         if source.endswith(".py") and not os.path.isfile(source):
-            raise ModelError(f"--models {name}: no file {quoted_path(os.path.abspath(source))}")
+            raise ModelError(f"{option} {name}: no file {quoted_path(os.path.abspath(source))}")
     nproc = world_sizes(request.nproc)
     nodes = nodes_of(request, environ)
     if nodes.aside and not request.list_models:
@@ -210,13 +211,18 @@ def plan_bench(
 
 def models_table(planned: Planned) -> list[dict[str, object]]:
     """``bench --list``: each model with its family and size, those that cannot be built
-    last."""
+    last, each with why (``why not built``, a column only where one cannot be: the cause
+    a sweep would record, said before any sweep is run)."""
     from gpuscale.bench.models import family_of  # lazy: torch (the model ladder)
 
+    why = {"why not built": ""} if planned.broken else {}
     rows: list[dict[str, object]] = [
-        {"model": n, "family": family_of(n), "params": p} for n, p in planned.chosen
+        {"model": n, "family": family_of(n), "params": p, **why} for n, p in planned.chosen
     ]
-    rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in planned.broken]
+    rows += [
+        {"model": n, "family": "cannot be built", "params": None, "why not built": str(exc)}
+        for n, exc in planned.broken
+    ]
     return rows
 
 

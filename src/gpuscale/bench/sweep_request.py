@@ -84,6 +84,11 @@ class SweepRequest:
         """The models asked for, ``--models``'s then each ``--model``; none: the ladder."""
         return [*(self.models.split(",") if self.models else []), *(self.model or ())]
 
+    def model_options(self) -> list[str]:
+        """The option each of :meth:`model_names` was given with (``--models``, ``--model``)."""
+        given = len(self.models.split(",")) if self.models else 0
+        return ["--models"] * given + ["--model"] * len(self.model or ())
+
 
 def check_endpoint(endpoint: str | None) -> tuple[str, int] | None:
     """(host, port) of a rendezvous endpoint; :class:`FieldError` for one that is no

@@ -144,17 +144,20 @@ def sweep_views(latest: pd.DataFrame) -> list[TableView]:
 
 def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool) -> list[TableView]:
     """:func:`topology_tables` as views (``terminal``: several, else one wide table): the
-    verdict, the slowest link and the bus bandwidth to expect of it, above the first
-    (``headline``), any downtrained link and the NCCL settings in words under the last;
-    for a machine format all of them on stderr beside it (data only on stdout)."""
+    verdict, the slowest link and the bus bandwidth to expect of it, then the part a GPU
+    name that leaves it open was read as (``--gpu H100``: the SXM5 part, whose NVLink the
+    verdict prices), above the first (``headline``), any downtrained link and the NCCL
+    settings in words under the last; for a machine format all of them on stderr beside it
+    (data only on stdout)."""
     tables = topology_tables(topology, wide=not terminal)
     warned = matrix_warnings(info)
-    verdict = link_sentence(topology, info)
+    part = topology.part()
+    verdict = (link_sentence(topology, info), *([part.assumed] if part and part.assumed else []))
     lines = (*info.get("downtrained", []), *info.get("nccl_checks", []))
     views = [TableView(table, list(table.columns), title) for title, table in tables]
     if not terminal:
-        return [*views[:-1], replace(views[-1], notes=(*warned, verdict, *lines))]
-    first = replace(views[0], headline=(*warned, verdict))
+        return [*views[:-1], replace(views[-1], notes=(*warned, *verdict, *lines))]
+    first = replace(views[0], headline=(*warned, *verdict))
     views = [first, *views[1:]]
     return [*views[:-1], replace(views[-1], said=lines)]
 

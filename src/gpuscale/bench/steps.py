@@ -176,8 +176,7 @@ def one_step(
         job.scaler.step(job.optimizer)
         job.scaler.update()
     else:  # FSDP2's no-sync step leaves the sharded gradients unset: AdamW steps over none,
-        # where fp16's GradScaler refuses a step with no gradient ("No inf checks were
-        # recorded for this optimizer": every fp16 FSDP run failed)
+        # where fp16's GradScaler refuses a step with no gradient
         job.optimizer.step()
     job.optimizer.zero_grad(set_to_none=True)
     end = mark()

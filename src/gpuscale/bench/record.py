@@ -191,7 +191,7 @@ def record_problem(record: object) -> str | None:
     if config.get("accelerators", config.get("world_size")) is None:
         return "config.accelerators is missing"
     if record.get("status") == "ok" and (record.get("timing") or {}).get("samples_per_s") is None:
-        # an ok run without its rate was read as a completed run with no throughput and,
-        # at N = 1, flagged as having no N = 1 run
+        # an ok run always records its rate: without it the row is no measurement (at
+        # N = 1 it would leave its configuration no baseline)
         return "timing.samples_per_s is missing: a run recorded ok measured its rate"
     return None

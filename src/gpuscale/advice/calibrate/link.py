@@ -83,10 +83,11 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
+        # ``default``: neither --max-devices nor --gpus-per-node asked
+        default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
         if gpus <= 1:
-            most, before = 1, (*before, Finding.of(K.ONE_GPU))
-        elif asked > gpus:  # ``default``: neither --max-devices nor --gpus-per-node asked
-            default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
+            most, before = 1, (*before, Finding.of(K.ONE_GPU, asked=asked, default=default))
+        elif asked > gpus:
             capped = Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked, default=default)
             most, before = gpus, (*before, capped)
     after: tuple[Finding, ...] = ()

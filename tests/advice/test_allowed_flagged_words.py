@@ -51,3 +51,15 @@ def test_flagged_runs_used_are_said_flagged_and_used(tmp_path: Path, golden: Gol
     (kept,) = plain.measured_counts
     assert kept.used == kept.trusted and len(kept.used) == 1 and kept.allowed_flagged == 0
     assert plain.calibration.runs.evidence.untrusted == 0  # none read: none said used
+
+
+def test_the_weak_runs_counted_are_the_runs_used_flagged_ones_allowed_too(tmp_path: Path) -> None:
+    """Every run timed 4 steps; a flagged run allowed is graded flagged, not weak, and the
+    warning said "2 of the 3 bench runs ... are weak" of three runs of 4 steps each."""
+    path = _results(tmp_path)
+    allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    (weak,) = [w for w in allowed.decision.warnings if "weak evidence" in w]
+    assert "all 3 bench runs of tf-7m the advice uses (on 1 and 2 devices) are weak" in weak
+    plain = gpuscale.advise(bench=path, link="pcie4-x16")  # the flagged run left out
+    (weak,) = [w for w in plain.decision.warnings if "weak evidence" in w]
+    assert "both bench runs of tf-7m the advice uses (on 1 and 2 devices) are weak" in weak

@@ -282,12 +282,18 @@ def test_a_sweep_of_other_hardware_is_refused(tmp_path: Path, golden: Golden) ->
             gpuscale.advise(params=7e6, step_ms=2, batch=64, collectives=str(path), **given)
         said = str(refused.value)
         assert "CPU processes (gloo)" in said and "interconnect=" in said
-    golden.check(VIEW, "a CPU sweep under a GPU model", said)
+    golden.check(VIEW, "a CPU sweep under a GPU model", said, paths={str(tmp_path): "<tmp>"})
     args = ["advise", "--params", "7M", "--step-ms", "2", "--batch", "64", "--collectives"]
     result = CliRunner().invoke(app, [*args, str(path)], env={"COLUMNS": "100"})
     out = result.output
     assert result.exit_code == 2 and out.count("\n") == 1 and "--interconnect" in out, out
     assert "Traceback" not in out and "Use " not in out
+    # the path as typed (a folder, a space), not its file's name alone ("coll.jsonl")
+    typed = tmp_path / "my sweep.jsonl"
+    path.rename(typed)
+    result = CliRunner().invoke(app, [*args, str(typed)], env={"COLUMNS": "400"})
+    assert result.output.startswith(f"error: '{typed}' (--collectives) timed CPU"), result.output
+    path = typed.rename(path)
     # the same kind of hardware: the sweep is the link, as before
     cpu = gpuscale.advise(bench=str(cpu_rows), collectives=str(path))
     assert cpu.calibration.machine.network.name.startswith("the link measured in")
@@ -302,4 +308,5 @@ def test_a_sweep_of_other_hardware_is_refused(tmp_path: Path, golden: Golden) ->
     with pytest.raises(ValueError) as reverse:
         gpuscale.advise(bench=str(cpu_rows), collectives=str(on_gpus))
     assert "timed GPUs" in str(reverse.value) and "CPU processes the model" in str(reverse.value)
-    golden.check(VIEW, "a GPU sweep under a CPU model", str(reverse.value))
+    said = str(reverse.value)
+    golden.check(VIEW, "a GPU sweep under a CPU model", said, paths={str(tmp_path): "<tmp>"})

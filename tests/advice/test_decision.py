@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpuscale
+from gpuscale.advice.explain.answer import deciding_line
 from gpuscale.advice.explain.phrasebook import term_words
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.derive import overheads
@@ -187,6 +188,58 @@ def test_a_node_holds_no_more_devices_than_the_topologys_gpus() -> None:
     assert spilled.predictions["accelerators"].max() == 16
     one_node = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topology, max_devices=8)
     assert one_node.predictions["accelerators"].max() == 2  # on one node: capped, as before
+
+
+def test_the_count_cut_at_the_topologys_gpus_says_so_in_the_answer(tmp_path: Path) -> None:
+    """``--max-devices 8`` on a one-GPU topology answered "Decides: the count allowed; at 1
+    device, the most searched" with no word of the cut (said only under --explain)."""
+    path = tmp_path / "one.txt"
+    path.write_text(ONE_GPU)
+    asked = gpuscale.advise(params=7e6, step_ms=2, batch=64, topo=str(path), max_devices=8)
+    assert list(asked.predictions["accelerators"]) == [1]
+    line = deciding_line(asked)
+    assert line.startswith("Decides: the count allowed (8 asked, cut to the topology's 1 GPU);")
+    two = parse_topo_matrix(TWO_GPUS.replace("PHB", "NV18"))
+    default = gpuscale.advise(params=1e9, step_ms=(500.0, 300.0), batch=(64, 32), topology=two)
+    assert default.recommended == 2 and default.deciding.kind == "devices"
+    assert "the count allowed (the topology's 2 GPUs);" in deciding_line(default)
+    free = gpuscale.advise(
+        params=1e9, step_ms=(500.0, 300.0), batch=(64, 32), link="nvlink4", max_devices=2
+    )
+    assert free.deciding.kind == "devices" and "allowed;" in deciding_line(free)  # no cut
+
+
+def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path) -> None:
+    """A topology of one GPU with ``nodes=4`` searched 8 devices a node (32 in all) on an
+    assumed link, naming no topology: its node holds one GPU, so 1 to 4 devices span nodes,
+    said with the file; fewer asked per node than a topology holds are said as such."""
+    path = tmp_path / "one.txt"
+    path.write_text(ONE_GPU)
+    four = gpuscale.advise(params=7e6, step_ms=2, batch=64, topo=str(path), nodes=4)
+    assert list(four.predictions["accelerators"]) == [1, 2, 4]
+    network = four.calibration.machine.network
+    assert network.per_node == 1 and all(network.spans_nodes(n) for n in (2, 4))
+    (per_node,) = [
+        f
+        for f in four.calibration.said.sources
+        if getattr(f, "kind", None) is FindingKind.TOPOLOGY_PER_NODE
+    ]
+    assert (per_node["gpus"], per_node["asked"], per_node["file"]) == (1, 8, str(path))
+    said = lines_on(four.explanation, "Devices per node")
+    assert str(path) in said and "every count above 1 spans nodes" in said
+    assert "holds one GPU" in lines_on(four.explanation, "Link:")
+    spilled = gpuscale.advise(
+        params=7e6, step_ms=2, batch=64, topo=str(path), nodes=2, max_devices=4
+    )
+    assert list(spilled.predictions["accelerators"]) == [1, 2, 4]  # 4 nodes of one GPU
+    two = parse_topo_matrix(TWO_GPUS)
+    one_each = gpuscale.advise(
+        params=7e6, step_ms=20, batch=64, topology=two, nodes=2, gpus_per_node=1
+    )
+    assert one_each.calibration.machine.network.per_node == 1
+    assert "Devices per node: 1, as gpus_per_node= asks, of the 2 GPUs" in " ".join(
+        one_each.explanation
+    )
 
 
 def test_a_gain_inside_the_interval_is_not_recommended() -> None:

@@ -316,7 +316,8 @@ def weak_runs(
     those of every ``ok`` run of ``model`` in ``whole`` (the file's table; ``table`` where not
     given), as the file's own notes and ``analyze --bench`` ask: one number a model."""
     rows = trusted_runs(table[table["model"] == model])
-    weak = rows[rows["evidence"] == "weak"]
+    # weak: a run with a weakness, a flagged one allowed (graded flagged, not weak) too
+    weak = rows[rows["evidence_kinds"].map(lambda kinds: isinstance(kinds, tuple) and bool(kinds))]
     found = support(rows, table)
     if found is not None and whole is not None:
         asked = support(rows, whole)  # of every run of the model, outlasted ones too

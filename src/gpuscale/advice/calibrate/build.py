@@ -99,8 +99,9 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         runs = "cpu" if on_cpu else machine.device.name
         instead = "cpu" if on_cpu else ("fabric" if own else "gpu")
         kind = FindingKind.SWEEP_OF_OTHER_HARDWARE
+        sweep = request.collectives or curves.source  # the path as typed, else its name
         raise CalibrationError(
-            Finding.of(kind, sweep=curves.source, swept=curves.device, device=runs, instead=instead)
+            Finding.of(kind, sweep=sweep, swept=curves.device, device=runs, instead=instead)
         )
     # what the saved matrix got wrong, as `gpuscale topo --file` warns it
     problems = () if data.topology is None else data.topology.problems

@@ -61,9 +61,19 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     nodes, per_node = req.nodes, req.gpus_per_node
     before: tuple[Finding, ...] = ()
     spills = bool(req.max_devices and req.max_devices > per_node * nodes)
-    if topology is not None and 1 < len(topology.gpus) < per_node and (nodes > 1 or spills):
-        per_node = len(topology.gpus)  # a node of this topology holds no more
-        before = (Finding.of(K.TOPOLOGY_PER_NODE, gpus=per_node, asked=req.gpus_per_node),)
+    gpus = 0 if topology is None else len(topology.gpus)
+    if gpus and gpus != per_node and (nodes > 1 or spills):
+        # a topology read is a node's: its GPUs, one too, unless fewer are asked per node
+        # (``default``: the 8 per node assumed where --gpus-per-node is not given)
+        default = per_node == DEFAULT_GPUS_PER_NODE
+        found = {"gpus": gpus, "asked": per_node, "file": req.topo, "default": default}
+        if gpus < per_node or default:
+            per_node, kind = gpus, K.TOPOLOGY_PER_NODE
+        else:  # fewer asked: the first GPUs of each node (their ring)
+            kind = K.TOPOLOGY_SOME_PER_NODE
+        before = (Finding.of(kind, **found),)
+        # the nodes given hold fewer devices now: a --max-devices above them spills
+        spills = bool(req.max_devices and req.max_devices > per_node * nodes)
     if spills and req.max_devices:  # the most nodes a count searched spans (12 of 8: none)
         nodes, whole = -(-req.max_devices // per_node), req.max_devices // per_node
         spill = {"asked": req.max_devices, "nodes": req.nodes, "per_node": per_node}
@@ -73,10 +83,11 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     most = asked
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
+        # ``default``: neither --max-devices nor --gpus-per-node asked
+        default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
         if gpus <= 1:
-            most, before = 1, (*before, Finding.of(K.ONE_GPU))
-        elif asked > gpus:  # ``default``: neither --max-devices nor --gpus-per-node asked
-            default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
+            most, before = 1, (*before, Finding.of(K.ONE_GPU, asked=asked, default=default))
+        elif asked > gpus:
             capped = Finding.of(K.TOPOLOGY_CAP, gpus=gpus, asked=asked, default=default)
             most, before = gpus, (*before, capped)
     after: tuple[Finding, ...] = ()
@@ -218,6 +229,8 @@ def choose_link(
     else:  # a device of its own fabric: its range up to the fastest preset
         case = "board" if board is not None else ("fabric" if fabric else "default")
         of = {"device": req.device_name, **({"fabric": fabric} if fabric else {})}
+        if case == "default" and per_node == 1 and topology is not None and topology.gpus:
+            case, of = "one_gpu", {**of, "file": req.topo}  # no GPU pair: the way to the NICs
         basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, **of)
         measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True

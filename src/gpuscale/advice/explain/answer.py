@@ -188,6 +188,12 @@ def deciding_line(advice: AdviceView) -> str:
         kind = "withheld_many" if len(moved) > 1 else kind
     elif kind == "interval":  # the count withheld by its interval, not by a term
         said["held"] = d.held_back if d.focus.speedup_low > 1 and d.held_back else d.focus
+    elif kind == "devices":  # a count asked for, cut at the topology's GPUs: why, briefly
+        sources = advice.calibration.said
+        cap = sources.source(FindingKind.ONE_GPU) or sources.source(FindingKind.TOPOLOGY_CAP)
+        said["cut"] = None if cap is None else cap["default"]  # True: none asked
+        if cap is not None:
+            said |= {"asked": cap["asked"], "gpus": dict(cap.values).get("gpus", 1)}
     elif kind == "refused":  # held back though its interval gains: the inputs decide
         said["held"] = d.held_back
     elif kind == "term" and d.limit.dominant_term not in TERMS:

@@ -23,6 +23,8 @@ from gpuscale.interconnect.topology import parse_topo_matrix
 from ..golden import Golden
 from .lines import flat, lines_on
 
+K = FindingKind
+
 VIEW = "advice/decision"
 
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
@@ -190,26 +192,30 @@ def test_a_node_holds_no_more_devices_than_the_topologys_gpus() -> None:
     assert one_node.predictions["accelerators"].max() == 2  # on one node: capped, as before
 
 
-def test_the_count_cut_at_the_topologys_gpus_says_so_in_the_answer(tmp_path: Path) -> None:
+def test_the_count_cut_at_the_topologys_gpus_says_so_in_the_answer(
+    tmp_path: Path, golden: Golden
+) -> None:
     """``--max-devices 8`` on a one-GPU topology answered "Decides: the count allowed; at 1
     device, the most searched" with no word of the cut (said only under --explain)."""
     path = tmp_path / "one.txt"
     path.write_text(ONE_GPU)
     asked = gpuscale.advise(params=7e6, step_ms=2, batch=64, topo=str(path), max_devices=8)
     assert list(asked.predictions["accelerators"]) == [1]
-    line = deciding_line(asked)
-    assert line.startswith("Decides: the count allowed (8 asked, cut to the topology's 1 GPU);")
+    assert asked.deciding.kind == "devices"
+    (cut,) = [f for f in asked.calibration.said.sources if getattr(f, "kind", None) is K.ONE_GPU]
+    assert (cut["asked"], cut["default"]) == (8, False)
+    golden.check(VIEW, "one GPU, 8 asked", deciding_line(asked))
     two = parse_topo_matrix(TWO_GPUS.replace("PHB", "NV18"))
     default = gpuscale.advise(params=1e9, step_ms=(500.0, 300.0), batch=(64, 32), topology=two)
     assert default.recommended == 2 and default.deciding.kind == "devices"
-    assert "the count allowed (the topology's 2 GPUs);" in deciding_line(default)
+    golden.check(VIEW, "two GPUs, none asked", deciding_line(default))
     free = gpuscale.advise(
         params=1e9, step_ms=(500.0, 300.0), batch=(64, 32), link="nvlink4", max_devices=2
     )
     assert free.deciding.kind == "devices" and "allowed;" in deciding_line(free)  # no cut
 
 
-def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path) -> None:
+def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path, golden: Golden) -> None:
     """A topology of one GPU with ``nodes=4`` searched 8 devices a node (32 in all) on an
     assumed link, naming no topology: its node holds one GPU, so 1 to 4 devices span nodes,
     said with the file; fewer asked per node than a topology holds are said as such."""
@@ -225,9 +231,11 @@ def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path) -> N
         if getattr(f, "kind", None) is FindingKind.TOPOLOGY_PER_NODE
     ]
     assert (per_node["gpus"], per_node["asked"], per_node["file"]) == (1, 8, str(path))
-    said = lines_on(four.explanation, "Devices per node")
-    assert str(path) in said and "every count above 1 spans nodes" in said
-    assert "holds one GPU" in lines_on(four.explanation, "Link:")
+    paths = {str(path): "<file>"}
+    golden.check(
+        VIEW, "one GPU a node", lines_on(four.explanation, "Devices per node"), paths=paths
+    )
+    golden.check(VIEW, "one GPU a node: link", lines_on(four.explanation, "Link:"), paths=paths)
     spilled = gpuscale.advise(
         params=7e6, step_ms=2, batch=64, topo=str(path), nodes=2, max_devices=4
     )
@@ -237,9 +245,13 @@ def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path) -> N
         params=7e6, step_ms=20, batch=64, topology=two, nodes=2, gpus_per_node=1
     )
     assert one_each.calibration.machine.network.per_node == 1
-    assert "Devices per node: 1, as gpus_per_node= asks, of the 2 GPUs" in " ".join(
-        one_each.explanation
-    )
+    (some,) = [
+        f
+        for f in one_each.calibration.said.sources
+        if getattr(f, "kind", None) is FindingKind.TOPOLOGY_SOME_PER_NODE
+    ]
+    assert (some["gpus"], some["asked"]) == (2, 1)
+    golden.check(VIEW, "one of two GPUs a node", lines_on(one_each.explanation, "Devices per node"))
 
 
 def test_a_gain_inside_the_interval_is_not_recommended() -> None:

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import Advice
-from gpuscale.advice.calibrate.link import BenchHost, choose_link
+from gpuscale.advice.calibrate.link import choose_link
+from gpuscale.advice.calibration import BenchHost
 from gpuscale.advice.records import Assumption
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, TermId

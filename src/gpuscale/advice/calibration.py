@@ -218,6 +218,21 @@ class Machine:
         return self.network_name if pair is self.network.intra else pair.name
 
 
+@dataclass(frozen=True, slots=True)
+class BenchHost:
+    """The host the runs calibrated on recorded (None: not recorded): its link (a preset,
+    and the device it implies) stands where none is given, measured or detected here, or
+    this machine detected another; its cores cap CPU processes."""
+
+    link: Link | None
+    board: str | None
+    gpus: int | None
+    cores: int | None
+    kind: str | None
+    threads: int | None
+    device: str | None
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Runs:
     """The bench's runs of the model advised on: the model whose runs measure a term (None:

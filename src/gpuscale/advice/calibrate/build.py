@@ -13,10 +13,10 @@ from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
 from gpuscale.advice.calibrate.from_numbers import from_numbers
-from gpuscale.advice.calibrate.link import BenchHost, machine_of, span_of
+from gpuscale.advice.calibrate.link import machine_of, span_of
 from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
-from gpuscale.advice.calibration import Calibration
+from gpuscale.advice.calibration import BenchHost, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked, implied_device
 from gpuscale.advice.request import AdviceRequest

@@ -2,7 +2,7 @@
 measured curves and the device, each with where it came from, over the devices it may span
 (:func:`span_of`: the nodes asked, capped by the topology's GPUs or the host's cores); the
 request's own device and links (``AdviceRequest.hardware``), else the bench host's
-(:class:`BenchHost`: its link, the board it implies, its GPUs and cores), else a topology's
+(``calibration.BenchHost``: its link, the board it implies, its GPUs and cores), else a topology's
 ring, each count of a node on the ring through its first GPUs (:func:`choose_link`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import shlex
 from dataclasses import asdict, dataclass, replace
 
 from gpuscale.advice.calibrate.measured import measured_network
-from gpuscale.advice.calibration import DEFAULT_LINK, Machine, Said
+from gpuscale.advice.calibration import DEFAULT_LINK, BenchHost, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, read_on_link
 from gpuscale.advice.model.network import count_class, fitted_class, fitted_spread, terms_class
 from gpuscale.advice.model.priors import phrase
@@ -25,21 +25,6 @@ from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
-
-
-@dataclass(frozen=True, slots=True)
-class BenchHost:
-    """The host the runs calibrated on recorded (None: not recorded): its link (a preset,
-    and the device it implies) stands where none is given, measured or detected here, or
-    this machine detected another; its cores cap CPU processes."""
-
-    link: Link | None
-    board: str | None
-    gpus: int | None
-    cores: int | None
-    kind: str | None
-    threads: int | None
-    device: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,6 +91,16 @@ def _config(r: dict[str, object]) -> dict[str, object]:
     return config
 
 
+def _repeat(r: dict[str, object], config: dict[str, object]) -> int:
+    """The runs of ``--repeat`` the row is the median of: the key's count where it names
+    one (a key names every count over 1), else the config's, else 1."""
+    named = fields_of_key(r["key"]).get("repeat", "")
+    if re.fullmatch(r"[0-9]{1,15}", named):
+        return int(named)
+    count = config.get("repeat")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+
+
 def _peak_and_mfu(
     r: dict[str, object], config: dict[str, object], flops: dict[str, object]
 ) -> dict[str, float]:
@@ -149,6 +159,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         key=r["key"],
         sweep_id=r.get("sweep_id"),
         status=r.get("status"),
+        repeat=_repeat(r, config),
+        repeat_samples_per_s=tuple(timing.get("repeat_samples_per_s") or ()),
         device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
         buckets=len(buckets) or None,
         largest_bucket_bytes=max(buckets, default=None),

@@ -18,6 +18,7 @@ from gpuscale.bench.record import conv_share
 from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
+    cpu_use,
     flag_kinds,
     flag_reasons,
     kind_of,
@@ -145,7 +146,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     achieved = _number(flops.get("achieved_tflops_per_device"))
     peak_mfu = _peak_and_mfu(r, config, flops)
     if r.get("status") == BenchStatus.OK:
-        said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        cpu = cpu_use(config, r.get("environment"))
+        said = run_flags(timing, host, noise, warmup=config.get("warmup"), cpu=cpu)
         said += loss_flags(_number(r.get("loss_last"), None))
         # a rate above the peak (an MFU above 1) cannot be measured
         said += peak_flags(achieved, peak_mfu["peak_tflops"])

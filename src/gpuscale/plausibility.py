@@ -173,11 +173,27 @@ def above(ratio: float, threshold: float = NOISY_P95_OVER_P50) -> str:
     return shown
 
 
-# A run timed with no untimed step first: its first timed step holds the one-off set-up.
-NO_WARMUP = (
-    f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, DDP's bucket "
-    "rebuild, kernel selection), charged to the synchronised step: run --warmup 1 or more"
-)
+# The one-off set-up a first step holds, by strategy: DDP rebuilds its buckets after its
+# first backward; FSDP2 initialises lazily at its first forward (its streams and state),
+# and its first all-gather sets up its buffers (and, on NCCL, the communicator, which
+# DDP's constructor already used).
+_SET_UP = {
+    "ddp": "DDP's bucket rebuild",
+    "fsdp": "FSDP's lazy initialisation and first all-gather",
+}
+
+
+def no_warmup(strategy: object = "ddp") -> str:
+    """The flag of a run timed with no untimed step first (its first timed step holds the
+    one-off set-up), in the words of its ``strategy`` (unknown: DDP's, the default)."""
+    set_up = _SET_UP.get(str(strategy), _SET_UP["ddp"])
+    return (
+        f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, "
+        f"{set_up}, kernel selection), charged to the synchronised step: run --warmup 1 or more"
+    )
+
+
+NO_WARMUP = no_warmup()  # a DDP run's
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +228,15 @@ def run_flags(
     *,
     warmup: int | None = None,
     cpu: CpuUse | None = None,
+    strategy: object = "ddp",
 ) -> list[str]:
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
-    and its ``warmup`` (untimed steps; 0 flags it, None: not recorded); ``cpu``: how its
-    ranks used the host's cores, for a busy host's remedy (:func:`host_flags`)."""
+    and its ``warmup`` (untimed steps; 0 flags it, None: not recorded, said as its
+    ``strategy`` sets up); ``cpu``: how its ranks used the host's cores, for a busy host's
+    remedy (:func:`host_flags`)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
     if warmup == 0:  # the cold first step is timed and weighs on every mean
-        flags.append(NO_WARMUP)
+        flags.append(no_warmup(strategy))
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:

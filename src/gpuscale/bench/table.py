@@ -147,7 +147,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     peak_mfu = _peak_and_mfu(r, config, flops)
     if r.get("status") == BenchStatus.OK:
         cpu = cpu_use(config, r.get("environment"))
-        said = run_flags(timing, host, noise, warmup=config.get("warmup"), cpu=cpu)
+        warmup, strategy = config.get("warmup"), config.get("strategy")
+        said = run_flags(timing, host, noise, warmup=warmup, cpu=cpu, strategy=strategy)
         said += loss_flags(_number(r.get("loss_last"), None))
         # a rate above the peak (an MFU above 1) cannot be measured
         said += peak_flags(achieved, peak_mfu["peak_tflops"])

@@ -219,6 +219,7 @@ def _run_models(
                         measured["noise"],
                         warmup=cfg.warmup,
                         cpu=cpu_use(config, environment),
+                        strategy=cfg.strategy,
                     ),
                     *loss_flags(loss),
                 ],

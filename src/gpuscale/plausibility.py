@@ -55,6 +55,7 @@ class FlagKind(str, Enum):
 _KIND_STARTS = (
     ("no-sync steps ", FlagKind.NOSYNC_SLOWER),
     ("DDP's one-rank step measured ", FlagKind.ONE_RANK_FASTER),
+    ("FSDP's one-rank step measured ", FlagKind.ONE_RANK_FASTER),  # the same, of an FSDP run
     ("sync overhead exceeds ", FlagKind.SYNC_WAIT),
     ("N = 1 run flagged", FlagKind.BASELINE),
 )
@@ -397,14 +398,17 @@ def peak_flags(achieved_tflops: object, peak_tflops: object) -> list[str]:
     ]
 
 
-def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
+def superlinear_flag(efficiency: float, accelerators: int, strategy: object = "ddp") -> str | None:
     """The flag for an efficiency that cannot be true, else None. At N = 1 the efficiency
-    is DDP's one-rank step against the plain step: below 1 is DDP's own overhead, above
+    is the wrapper's one-rank step (DDP's, or FSDP's where ``strategy`` is ``fsdp``)
+    against the plain step: below 1 is the wrapper's own overhead, above
     ``1 + ONE_RANK_FASTER`` the wrapper measured faster than the bare module (noise)."""
     if _finite(efficiency) and accelerators == 1 and efficiency > 1 + ONE_RANK_FASTER:
+        wrapper = "FSDP" if str(strategy) == "fsdp" else "DDP"
         return (
-            f"DDP's one-rank step measured {efficiency:.2f}x as fast as the plain step of the "
-            "same model: noise larger than DDP's own cost; run more --steps on a quieter machine"
+            f"{wrapper}'s one-rank step measured {efficiency:.2f}x as fast as the plain step of "
+            f"the same model: noise larger than {wrapper}'s own cost; run more --steps on a "
+            "quieter machine"
         )
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
 
@@ -54,6 +55,7 @@ class FlagKind(str, Enum):
 _KIND_STARTS = (
     ("no-sync steps ", FlagKind.NOSYNC_SLOWER),
     ("DDP's one-rank step measured ", FlagKind.ONE_RANK_FASTER),
+    ("FSDP's one-rank step measured ", FlagKind.ONE_RANK_FASTER),  # the same, of an FSDP run
     ("sync overhead exceeds ", FlagKind.SYNC_WAIT),
     ("N = 1 run flagged", FlagKind.BASELINE),
 )
@@ -172,11 +174,52 @@ def above(ratio: float, threshold: float = NOISY_P95_OVER_P50) -> str:
     return shown
 
 
-# A run timed with no untimed step first: its first timed step holds the one-off set-up.
-NO_WARMUP = (
-    f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, DDP's bucket "
-    "rebuild, kernel selection), charged to the synchronised step: run --warmup 1 or more"
-)
+# The one-off set-up a first step holds, by strategy: DDP rebuilds its buckets after its
+# first backward; FSDP2 initialises lazily at its first forward (its streams and state),
+# and its first all-gather sets up its buffers (and, on NCCL, the communicator, which
+# DDP's constructor already used).
+_SET_UP = {
+    "ddp": "DDP's bucket rebuild",
+    "fsdp": "FSDP's lazy initialisation and first all-gather",
+}
+
+
+def no_warmup(strategy: object = "ddp") -> str:
+    """The flag of a run timed with no untimed step first (its first timed step holds the
+    one-off set-up), in the words of its ``strategy`` (unknown: DDP's, the default)."""
+    set_up = _SET_UP.get(str(strategy), _SET_UP["ddp"])
+    return (
+        f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, "
+        f"{set_up}, kernel selection), charged to the synchronised step: run --warmup 1 or more"
+    )
+
+
+NO_WARMUP = no_warmup()  # a DDP run's
+
+
+@dataclass(frozen=True, slots=True)
+class CpuUse:
+    """How a run's ranks computed on its host's CPU cores: threads per rank, ranks on
+    the host, the host's cores (what a busy host's remedy is read from)."""
+
+    threads: int
+    ranks: int
+    cores: int
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def cpu_use(config: Record, environment: Record | None) -> CpuUse | None:
+    """A run's :class:`CpuUse` from its record's ``config`` and ``environment``: ranks on
+    a host its world size over its nodes; None where its ranks ran on GPUs or a number
+    is not recorded."""
+    threads, world = _count(config.get("threads")), _count(config.get("accelerators"))
+    nodes, cores = _count(config.get("nnodes")) or 1, _count((environment or {}).get("cpu_count"))
+    if config.get("device") != "cpu" or threads is None or world is None or cores is None:
+        return None
+    return CpuUse(threads, max(1, world // nodes), cores)
 
 
 def run_flags(
@@ -185,12 +228,16 @@ def run_flags(
     noise: Record | None = None,
     *,
     warmup: int | None = None,
+    cpu: CpuUse | None = None,
+    strategy: object = "ddp",
 ) -> list[str]:
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
-    and its ``warmup`` (untimed steps; 0 flags it, None: not recorded)."""
+    and its ``warmup`` (untimed steps; 0 flags it, None: not recorded, said as its
+    ``strategy`` sets up); ``cpu``: how its ranks used the host's cores, for a busy host's
+    remedy (:func:`host_flags`)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
     if warmup == 0:  # the cold first step is timed and weighs on every mean
-        flags.append(NO_WARMUP)
+        flags.append(no_warmup(strategy))
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
@@ -214,7 +261,7 @@ def run_flags(
             f"no-sync steps {number(-overhead)} ms slower than synchronised ones: noise larger "
             "than what synchronisation costs"
         )
-    return flags + host_flags(host)
+    return flags + host_flags(host, cpu)
 
 
 LOSS_NOT_FINITE = FlagKind.LOSS.value  # the flag's kind (what the advice refuses on)
@@ -232,16 +279,37 @@ def loss_flags(loss: float | None) -> list[str]:
     ]
 
 
-def host_flags(host: Record | None) -> list[str]:
+def busy_remedy(other: float, cpu: CpuUse | None) -> str:
+    """What to do about a host whose other processes used ``other`` of its CPU time: where
+    the run's ranks (``cpu``) had more threads than the cores left to them, the
+    ``--threads`` that fit those cores (at least 1), and a quieter machine; else the
+    quieter machine. Its text follows the flag's detail (no "; ": flags are separated so)."""
+    quieter = "run on a quieter machine, nothing else running"
+    if cpu is None:
+        return f": {quieter}"
+    taken = other * cpu.cores
+    left = cpu.cores - taken
+    fit = max(1, int(left // cpu.ranks))
+    if fit >= cpu.threads:
+        return f": {quieter}"
+    ranks = f"{cpu.ranks} rank{'s' if cpu.ranks > 1 else ''}"
+    return (
+        f" ({taken:.1f} of {cpu.cores} cores), leaving {left:.1f} to {ranks} of "
+        f"{cpu.threads} threads: bench with --threads {fit}, or {quieter}"
+    )
+
+
+def host_flags(host: Record | None, cpu: CpuUse | None = None) -> list[str]:
     """The flags a run's host shares raise: other processes' share above
-    ``BUSY_OTHER_SHARE``, the hypervisor's above ``STEAL_SHARE`` (none from a share that
+    ``BUSY_OTHER_SHARE`` (with :func:`busy_remedy`, from ``cpu``: how the run's ranks
+    used the host's cores), the hypervisor's above ``STEAL_SHARE`` (none from a share that
     was not measured: see :func:`host_measured`)."""
     other, steal = (host or {}).get("other_load_share"), (host or {}).get("steal_share")
     flags = []
     if _finite(other) and other > BUSY_OTHER_SHARE:
         flags.append(
             f"{FlagKind.BUSY}: other processes used {other:.0%} of its CPU time during the "
-            "timed steps"
+            f"timed steps{busy_remedy(other, cpu)}"
         )
     if _finite(steal) and steal > STEAL_SHARE:
         flags.append(f"{FlagKind.STEAL}: the hypervisor took {steal:.0%} of the CPU time")
@@ -330,14 +398,17 @@ def peak_flags(achieved_tflops: object, peak_tflops: object) -> list[str]:
     ]
 
 
-def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
+def superlinear_flag(efficiency: float, accelerators: int, strategy: object = "ddp") -> str | None:
     """The flag for an efficiency that cannot be true, else None. At N = 1 the efficiency
-    is DDP's one-rank step against the plain step: below 1 is DDP's own overhead, above
+    is the wrapper's one-rank step (DDP's, or FSDP's where ``strategy`` is ``fsdp``)
+    against the plain step: below 1 is the wrapper's own overhead, above
     ``1 + ONE_RANK_FASTER`` the wrapper measured faster than the bare module (noise)."""
     if _finite(efficiency) and accelerators == 1 and efficiency > 1 + ONE_RANK_FASTER:
+        wrapper = "FSDP" if str(strategy) == "fsdp" else "DDP"
         return (
-            f"DDP's one-rank step measured {efficiency:.2f}x as fast as the plain step of the "
-            "same model: noise larger than DDP's own cost; run more --steps on a quieter machine"
+            f"{wrapper}'s one-rank step measured {efficiency:.2f}x as fast as the plain step of "
+            f"the same model: noise larger than {wrapper}'s own cost; run more --steps on a "
+            "quieter machine"
         )
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (

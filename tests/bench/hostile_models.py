@@ -79,3 +79,12 @@ def native_oom():
 def blas_threads():
     # one parameter per BLAS thread the child was given: a count needs one
     return torch.nn.Linear(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "0")), bias=False), _batch
+
+
+def vector_loss():
+    """A loss per sample, never reduced: no scalar to run backward from."""
+
+    def loss(output, targets):
+        return torch.nn.functional.cross_entropy(output, targets, reduction="none")
+
+    return torch.nn.Linear(4, 3), _batch, loss

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.cli import app
-from gpuscale.plausibility import NO_WARMUP
+from gpuscale.plausibility import NO_WARMUP, no_warmup
 
 from ..builders import bench_record
 
@@ -43,3 +44,17 @@ def test_a_row_written_before_the_rule_is_flagged_when_read() -> None:
     assert record["flags"] == []
     table = bench_table([record])
     assert NO_WARMUP in table["flags"].iloc[0] and table["flagged"].iloc[0]
+
+
+def test_an_fsdp_run_without_warm_up_is_said_in_fsdps_words() -> None:
+    """A walk: `--warmup 0` on an FSDP run was flagged for "DDP's bucket rebuild", which
+    FSDP does not do; a row written so reads in FSDP's words."""
+    record = bench_record("mlp-0.2m", 199_946, 1, 900.0, config=BenchConfig(strategy="fsdp"))
+    record["config"]["warmup"] = 0
+    record["flags"] = [NO_WARMUP]  # as the worker wrote it before
+    (flag,) = bench_table([record])["flags"]
+    assert flag == no_warmup("fsdp") and "DDP" not in flag
+    assert "FSDP's lazy initialisation and first all-gather" in flag
+    ddp = bench_record("mlp-0.2m", 199_946, 1, 900.0)
+    ddp["config"]["warmup"] = 0
+    assert "DDP's bucket rebuild" in bench_table([ddp])["flags"].iloc[0]

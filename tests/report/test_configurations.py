@@ -110,3 +110,28 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
     ]
     labels = set(bench_scaling(bench_table(records))["configuration"])
     assert labels == {"mlp-4m (1 thread)", "mlp-4m (2 threads)"}
+
+
+def test_an_fsdp_run_is_not_labelled_with_ddps_settings() -> None:
+    """A user walk: a file of DDP runs at two gradient dtypes and an FSDP run labelled the
+    latter ``mlp-0.2m (strong scaling, accum 1, fp32, fsdp, buckets 25.0 MiB, fp32
+    gradients)``: bucket size and gradient dtype are DDP's, which FSDP does not use."""
+    ddp = [_record("mlp-0.2m", n, 100.0 * n, "s1") for n in (1, 2)]
+    ddp += [_record("mlp-0.2m", n, 110.0 * n, "s2", grad_comm="bf16", bucket_mb=50.0)
+            for n in (1, 2)]  # fmt: skip
+    fsdp = [_record("mlp-0.2m", n, 90.0 * n, "s3", strategy="fsdp") for n in (1, 2)]
+    fsdp += [_record("mlp-0.2m", n, 80.0 * n, "s4", strategy="fsdp", accum=2) for n in (1, 2)]
+    labels = bench_scaling(bench_table(ddp + fsdp))["configuration"].tolist()
+    assert labels == [
+        *["mlp-0.2m (accum 1, ddp, buckets 25.0 MiB, fp32 gradients)"] * 2,
+        *["mlp-0.2m (accum 1, ddp, buckets 50.0 MiB, bf16 gradients)"] * 2,
+        *["mlp-0.2m (accum 1, fsdp)"] * 2,
+        *["mlp-0.2m (accum 2, fsdp)"] * 2,
+    ]
+    # FSDP runs whose DDP-only settings differ (bucket_mb, unused) differ in nothing else
+    alike = [_record("mlp-0.2m", n, 90.0 * n, "s5", strategy="fsdp", bucket_mb=50.0)
+             for n in (1, 2)]  # fmt: skip
+    assert set(bench_scaling(bench_table(fsdp[:2] + alike))["configuration"]) == {
+        "mlp-0.2m (run 1)",
+        "mlp-0.2m (run 2)",
+    }

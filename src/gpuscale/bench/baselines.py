@@ -22,14 +22,18 @@ if TYPE_CHECKING:  # pandas only when tables are built: the torchrun workers sta
 
 
 def one_rank_flags(frame: pd.DataFrame) -> list[str]:
-    """Per row, at N = 1 the flag when DDP's one-rank step measured faster than the bare
-    module's step of the same run (``plausibility.superlinear_flag``), else ``""``."""
+    """Per row, at N = 1 the flag when the wrapper's (DDP's or FSDP's) one-rank step
+    measured faster than the bare module's step of the same run
+    (``plausibility.superlinear_flag``), else ``""``."""
     samples = frame["batch_per_device"].astype(float) * frame["accum"].astype(float)
     plain_rate = samples / (frame["plain_step_ms_mean"].astype(float) / 1e3)
     ratio = frame["samples_per_s"].astype(float) / plain_rate
     single = (frame["accelerators"] == 1) & (frame["status"] == BenchStatus.OK)
     # other rows' ratio is NaN, which no flag is said of
-    return [superlinear_flag(float(r), 1) or "" for r in ratio.where(single)]
+    return [
+        superlinear_flag(float(r), 1, strategy) or ""
+        for r, strategy in zip(ratio.where(single), frame["strategy"], strict=True)
+    ]
 
 
 def baseline_flags(frame: pd.DataFrame) -> list[str]:

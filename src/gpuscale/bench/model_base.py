@@ -38,9 +38,21 @@ class BenchModel:
     family: str = "custom"
 
     def forward_loss(self, module: nn.Module, batch: Batch) -> torch.Tensor:
+        """The loss of ``batch``, checked to be one number: backward of any other tensor
+        fails in torch's words ("grad can be implicitly created only for scalar outputs"),
+        which name neither the loss nor what to return."""
         inputs, targets = batch
         output = module(*inputs) if isinstance(inputs, tuple) else module(inputs)
-        return self.loss(output, targets)
+        loss = self.loss(output, targets)
+        if isinstance(loss, torch.Tensor) and loss.numel() == 1:
+            return loss
+        got = type(loss).__name__
+        if isinstance(loss, torch.Tensor):
+            got = f"a tensor of shape {tuple(loss.shape)}"
+        raise ModelError(
+            f"the model's loss must be a scalar: loss(output, targets) returned {got} "
+            "(reduce it, e.g. with .mean())"
+        )
 
 
 def first_batch(bench: BenchModel, name: str, size: int, device: torch.device) -> Batch:

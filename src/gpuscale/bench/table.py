@@ -18,6 +18,7 @@ from gpuscale.bench.record import conv_share
 from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
+    cpu_use,
     flag_kinds,
     flag_reasons,
     kind_of,
@@ -91,6 +92,16 @@ def _config(r: dict[str, object]) -> dict[str, object]:
     return config
 
 
+def _repeat(r: dict[str, object], config: dict[str, object]) -> int:
+    """The runs of ``--repeat`` the row is the median of: the key's count where it names
+    one (a key names every count over 1), else the config's, else 1."""
+    named = fields_of_key(r["key"]).get("repeat", "")
+    if re.fullmatch(r"[0-9]{1,15}", named):
+        return int(named)
+    count = config.get("repeat")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+
+
 def _peak_and_mfu(
     r: dict[str, object], config: dict[str, object], flops: dict[str, object]
 ) -> dict[str, float]:
@@ -135,7 +146,9 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     achieved = _number(flops.get("achieved_tflops_per_device"))
     peak_mfu = _peak_and_mfu(r, config, flops)
     if r.get("status") == BenchStatus.OK:
-        said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        cpu = cpu_use(config, r.get("environment"))
+        warmup, strategy = config.get("warmup"), config.get("strategy")
+        said = run_flags(timing, host, noise, warmup=warmup, cpu=cpu, strategy=strategy)
         said += loss_flags(_number(r.get("loss_last"), None))
         # a rate above the peak (an MFU above 1) cannot be measured
         said += peak_flags(achieved, peak_mfu["peak_tflops"])
@@ -149,6 +162,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         key=r["key"],
         sweep_id=r.get("sweep_id"),
         status=r.get("status"),
+        repeat=_repeat(r, config),
+        repeat_samples_per_s=tuple(timing.get("repeat_samples_per_s") or ()),
         device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
         buckets=len(buckets) or None,
         largest_bucket_bytes=max(buckets, default=None),

@@ -42,7 +42,7 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.bench.row_keys import resolved_config, run_key
 from gpuscale.bench.summary import median_run, mfu_fields
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.plausibility import loss_flags, peak_flags, run_flags
+from gpuscale.plausibility import cpu_use, loss_flags, peak_flags, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_runner, limit_memory, physical_memory
 
@@ -214,7 +214,12 @@ def _run_models(
                 "loss_last": loss if loss is None or math.isfinite(loss) else None,
                 "flags": [
                     *run_flags(
-                        measured["timing"], measured["host"], measured["noise"], warmup=cfg.warmup
+                        measured["timing"],
+                        measured["host"],
+                        measured["noise"],
+                        warmup=cfg.warmup,
+                        cpu=cpu_use(config, environment),
+                        strategy=cfg.strategy,
                     ),
                     *loss_flags(loss),
                 ],

@@ -120,17 +120,30 @@ def _label_fields(frame: pd.DataFrame) -> pd.DataFrame:
     return fields
 
 
+# DDP's own settings: an FSDP run does not use them (``--grad-comm`` is refused with
+# fsdp; its buckets are its own), so its label never names them.
+_DDP_ONLY = ("bucket_mb", "grad_comm")
+
+
+def _differ(rows: pd.DataFrame) -> list[str]:
+    """Of one model's rows (``_label_fields``), the fields whose values differ: DDP's
+    own settings among its DDP rows only."""
+    ddp = rows[rows["strategy"] != "fsdp"]
+    return [
+        c
+        for c in rows.columns
+        if c != "model" and (ddp if c in _DDP_ONLY else rows)[c].nunique() > 1
+    ]
+
+
 def differing_fields(frame: pd.DataFrame) -> list[str]:
     """The configuration fields (``_LABEL``'s names: ``batch``, ``precision``...) that
     differ between rows of one model: what :func:`configuration_labels` names."""
     if frame.empty:
         return []
     fields = _label_fields(frame)
-    return [
-        c
-        for c in fields.columns
-        if c != "model" and (fields.groupby(frame["model"].astype(str))[c].nunique() > 1).any()
-    ]
+    differ = {c for _, rows in fields.groupby(frame["model"].astype(str)) for c in _differ(rows)}
+    return [c for c in fields.columns if c in differ]
 
 
 def configuration_labels(frame: pd.DataFrame) -> pd.Series:
@@ -150,11 +163,12 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     fields = _label_fields(frame)
     labels = frame["model"].astype(str).copy()
     for model, rows in fields.groupby(frame["model"], sort=False):
-        differ = [c for c in fields.columns if c != "model" and rows[c].nunique() > 1]
+        differ = _differ(rows)
         for index, row in rows.iterrows():
             said = [
                 _LABEL.get(c, c + " {}").format(row[c], s="" if row[c] == "1" else "s")
                 for c in differ
+                if not (c in _DDP_ONLY and row["strategy"] == "fsdp")
             ]
             if said:
                 labels[index] = f"{model} ({', '.join(said)})"

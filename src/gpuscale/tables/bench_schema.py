@@ -83,6 +83,14 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "overlap",  # 1 - exposed / comm
     "comm_fraction",  # exposed / step
 )
+# ``--repeat K``: the runs of one configuration, of which the row is the run of median
+# throughput (``bench.summary.median_run``). Not a grouping column: the median run of
+# K measures the same configuration as one run.
+BENCH_REPEAT_COLUMNS: tuple[str, ...] = (
+    "repeat",  # runs of the configuration (K; 1 where the run was not repeated)
+    "repeat_samples_per_s",  # every run's throughput, a tuple; () where not repeated
+    "repeat_spread",  # (max - min) / median of those; NaN where not repeated
+)
 BENCH_COLUMNS: tuple[str, ...] = (
     "source",
     "key",
@@ -90,6 +98,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "status",
     *BENCH_CONFIG_COLUMNS,
     *BENCH_TIMING_COLUMNS,
+    *BENCH_REPEAT_COLUMNS,
     "buckets",
     "largest_bucket_bytes",
     "flops_per_sample",  # forward + backward, torch.utils.flop_counter
@@ -143,6 +152,7 @@ _BENCH_INTEGERS = {
     "accum",
     "steps",
     "threads",
+    "repeat",
     "buckets",
     "largest_bucket_bytes",
     "grad_bytes_per_step",
@@ -156,6 +166,7 @@ _BENCH_INTEGERS = {
 }
 _BENCH_FLOATS = {
     *BENCH_TIMING_COLUMNS,
+    "repeat_spread",
     "bucket_mb",
     "flops_per_sample",
     "achieved_tflops_per_device",
@@ -173,6 +184,7 @@ _BENCH_OBJECTS = {
     "flagged",
     "flag_kinds",
     "evidence_kinds",
+    "repeat_samples_per_s",
     "nosync_step_ms_samples",
     "noise_local_sq",
     "noise_global_sq",

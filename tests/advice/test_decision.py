@@ -254,6 +254,32 @@ def test_a_one_gpu_topology_over_nodes_is_one_device_a_node(tmp_path: Path, gold
     golden.check(VIEW, "one of two GPUs a node", lines_on(one_each.explanation, "Devices per node"))
 
 
+FOUR_GPUS = (  # two PIX pairs across sockets: GPUs 0-1 and 2-3, SYS between the pairs
+    "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\n"
+    "GPU0\t X \tPIX\tSYS\tSYS\t0-15\n"
+    "GPU1\tPIX\t X \tSYS\tSYS\t0-15\n"
+    "GPU2\tSYS\tSYS\t X \tPIX\t16-31\n"
+    "GPU3\tSYS\tSYS\tPIX\t X \t16-31\n"
+)
+
+
+def test_fewer_per_node_than_the_topology_are_priced_on_their_own_ring() -> None:
+    """Nodes of the first 2 GPUs of a 4-GPU topology (``gpus_per_node=2``) run over those
+    two's PIX pair, not the SYS of the whole node: every count across nodes steps as on a
+    topology of that pair alone, its latency too (the 4 devices' step was 3.08 ms longer,
+    the hops at pcie-sys's 25 us), and the table's network names the pair's link."""
+    four, pair = parse_topo_matrix(FOUR_GPUS), parse_topo_matrix(TWO_GPUS.replace("PHB", "PIX"))
+    common = {"params": 1e9, "step_ms": 300.0, "batch": 256, "flops_per_sample": 6e9, "nodes": 2}
+    some = gpuscale.advise(topology=four, gpus_per_node=2, **common)
+    alone = gpuscale.advise(topology=pair, **common)
+    steps = [a.predictions.set_index("accelerators")["step_ms"] for a in (some, alone)]
+    assert list(steps[0].index) == list(steps[1].index) == [1, 2, 4]
+    assert steps[0].loc[4] == pytest.approx(steps[1].loc[4], rel=1e-12)
+    network = some.calibration.machine.network
+    assert network.name.startswith("pcie4-x16")
+    assert network.name.endswith("x 2, ib-ndr400 between nodes")
+
+
 def test_a_gain_inside_the_interval_is_not_recommended() -> None:
     # 2 devices predicted ~1.2x: the extrapolated +/-35% interval includes 1x
     advice = gpuscale.advise(

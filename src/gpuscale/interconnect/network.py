@@ -199,7 +199,8 @@ class Network:
     def name(self) -> str:
         if self.inter is None or not self.per_node:
             return self.intra.name
-        return f"{self.intra.name} x {self.per_node}, {self.inter.name} between nodes"
+        node = self.intra.on(self.per_node).name  # the link a node's devices run over
+        return f"{node} x {self.per_node}, {self.inter.name} between nodes"
 
     def spans_nodes(self, n: int) -> bool:
         return bool(self.inter is not None and self.per_node and n > self.per_node)
@@ -279,10 +280,11 @@ class Network:
             return share * (bandwidth + 2 * (n - 1) * link.latency_us * 1e-6)
         assert self.inter is not None and self.per_node
         nodes = math.ceil(n / self.per_node)
-        ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * self.intra.latency_us
-        tree_lat = 2 * (
-            math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * self.intra.latency_us
-        )
+        # inside each node the ranks run over the ring of its devices (``Link.on``), as the
+        # bandwidth through the NICs reads it (``_busbw_across``)
+        hop = self.intra.on(self.per_node).latency_us
+        ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * hop
+        tree_lat = 2 * (math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * hop)
         bandwidth = ring_factor(n) * size_bytes / (self._busbw_across() * 1e9)
         return share * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
 

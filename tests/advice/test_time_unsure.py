@@ -32,6 +32,8 @@ def test_a_range_that_moves_the_time_not_the_count_is_marked(
     assert d.read.speedup_low <= ends["low"].speedup <= d.read.speedup_high
     unsure = [w for w in advice.decision.warnings if w.startswith("Time unsure")]
     assert len(unsure) == 1 and faster in unsure[0]
+    # the end priced as -f json's reading has it: its preset at its latency (a fabric's too)
+    assert f"{faster}, {high.value:g} GB/s at {high.latency_us:g} us" in unsure[0]
 
 
 def test_a_link_given_leaves_no_time_unsure() -> None:

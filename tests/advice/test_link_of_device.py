@@ -58,21 +58,21 @@ def test_an_nvlink_the_device_has_not_is_said(
 
 
 @pytest.mark.parametrize(
-    ("device", "link", "fabric"),
+    ("device", "link", "fabric", "product"),
     [
-        ("TPU-v5p", "nvlink4", "ICI"),
-        ("Gaudi3", "nvlink5", "RoCE"),
-        ("TPU v4", "xgmi-mi300x", "ICI"),
+        ("TPU-v5p", "nvlink4", "ICI", "TPU-v5p"),
+        ("Gaudi 3", "nvlink5", "RoCE", "Gaudi3"),
+        ("TPU v4", "xgmi-mi300x", "ICI", "TPU-v4"),
     ],
 )
 def test_a_gpu_fabric_given_for_a_device_of_its_own_fabric_is_said(
-    device: str, link: str, fabric: str
+    device: str, link: str, fabric: str, product: str
 ) -> None:
     found = _mismatch(device, link)
     assert found is not None
     assert dict(found.values) == {
         "given": link,
-        "device": device,
+        "device": product,  # as the product table names it, as the memory line does
         "gpu_link": None,
         "usual": None,
         "fabric": fabric,

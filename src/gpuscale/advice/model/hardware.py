@@ -156,8 +156,11 @@ def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
     part, fabric = device.part, device.own_fabric
     if not given.startswith(links.GPU_FABRICS):
         return None
-    if fabric is not None:
-        of = {"device": device.name, "gpu_link": None, "usual": None, "fabric": fabric}
+    if fabric is not None:  # named as the product table names it (TPU v5p: TPU-v5p)
+        from gpuscale.hardware.accelerators import normalise_accelerator  # lazy: as own_fabric
+
+        name = normalise_accelerator(device.name or "").product or device.name
+        of = {"device": name, "gpu_link": None, "usual": None, "fabric": fabric}
         return Finding.of(FindingKind.LINK_NOT_OF_DEVICE, given=given, **of)
     if part is None or given == links.own_link(part):
         return None

@@ -55,6 +55,8 @@ def test_the_table_lists_the_accelerators_it_was_written_for_with_their_cited_si
         "GB300": 288,
         "B300": 288,
         "MI355X": 288,
+        "Gaudi3": 128,
+        "TPU-v3": 32,
     }
     assert all(re.search(r"\(\S+\.\S+\)$", r["source"]) for r in LISTED_ROWS)  # (its page)
 

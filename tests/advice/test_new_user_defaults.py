@@ -136,7 +136,7 @@ def test_a_params_model_on_a_bench_rests_on_its_family_models_runs(golden: Golde
     golden.check("advice/family_break_even", "a --params model's family, scaled", family)
 
 
-@pytest.mark.parametrize("device", ["Gaudi3", "MI250"])
+@pytest.mark.parametrize("device", ["TPU-v2", "MI250"])
 def test_a_named_device_of_no_recorded_memory_is_said_unchecked(device: str) -> None:
     """A 70B model on a device the catalogue knows by name but records no memory for (nor
     ``data/accelerator_memory.csv``, which gives Gaudi2's: ``test_listed_memory``): no

@@ -199,8 +199,13 @@ class Network:
     def name(self) -> str:
         if self.inter is None or not self.per_node:
             return self.intra.name
-        node = self.intra.on(self.per_node).name  # the link a node's devices run over
-        return f"{node} x {self.per_node}, {self.inter.name} between nodes"
+        return f"{self.node_link.name} x {self.per_node}, {self.inter.name} between nodes"
+
+    @property
+    def node_link(self) -> Link:
+        """The link a node's ``per_node`` devices run over (``Link.on``: a topology's ring
+        of its first GPUs), else the link inside a node."""
+        return self.intra.on(self.per_node) if self.per_node else self.intra
 
     def spans_nodes(self, n: int) -> bool:
         return bool(self.inter is not None and self.per_node and n > self.per_node)
@@ -280,9 +285,7 @@ class Network:
             return share * (bandwidth + 2 * (n - 1) * link.latency_us * 1e-6)
         assert self.inter is not None and self.per_node
         nodes = math.ceil(n / self.per_node)
-        # inside each node the ranks run over the ring of its devices (``Link.on``), as the
-        # bandwidth through the NICs reads it (``_busbw_across``)
-        hop = self.intra.on(self.per_node).latency_us
+        hop = self.node_link.latency_us  # as the bandwidth through the NICs reads the node
         ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * hop
         tree_lat = 2 * (math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * hop)
         bandwidth = ring_factor(n) * size_bytes / (self._busbw_across() * 1e9)

@@ -147,3 +147,26 @@ def test_the_counts_not_shown_are_written_as_counts_never_with_an_exponent() -> 
     counts = [c for part in listed.split(" and ") for c in part.split(", ")]
     assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", c) for c in counts), counts
     assert [int(c.replace(",", "")) for c in counts] == [2**k for k in range(7, 20)] + [10**6]
+
+
+@pytest.mark.parametrize(
+    ("per_node", "nodes", "searched"),
+    [
+        (6, 8, [1, 2, 4, 6, 12, 24, 48]),  # Summit's nodes of 6 V100s
+        (3, 2, [1, 2, 3, 6]),
+        (8, 4, [1, 2, 4, 8, 16, 32]),  # nodes of a power of two: the powers of two
+        (1, 8, [1, 2, 4, 8]),
+    ],
+)
+def test_nodes_of_any_size_search_the_whole_node_and_its_doublings(
+    per_node: int, nodes: int, searched: list[int]
+) -> None:
+    """Past one node only whole nodes are searched: one node, its doublings and the most
+    allowed, so nodes of 6 search 6, 12 and 24 (no power of two of devices is a whole
+    node of 6), and each has its row."""
+    advice = gpuscale.advise(
+        params=1e9, step_ms=300.0, batch=96, strategy="fsdp", device_name="V100",
+        gpus_per_node=per_node, nodes=nodes, inter_node="ib-hdr200", link="nvlink2",
+    )  # fmt: skip
+    assert advice.calibration.machine.device_counts == searched
+    assert list(advice.predictions["accelerators"]) == searched

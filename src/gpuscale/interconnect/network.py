@@ -155,14 +155,17 @@ class CommCurve:
 
 def searched_counts(most: int, per_node: int | None = None) -> list[int]:
     """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one node
-    of ``per_node`` devices only whole nodes."""
+    of ``per_node`` devices only whole nodes, in powers of two of nodes (1, 2, 4, ... nodes:
+    nodes of 6 search 6, 12 and 24, which no power of two of devices is) and ``most``."""
     counts, n = [], 1
     while n < most:
         counts.append(n)
         n *= 2
     counts.append(most)
     if per_node:
-        counts = [c for c in counts if c <= per_node or c % per_node == 0]
+        nodes = [per_node * 2**k for k in range(most.bit_length()) if per_node * 2**k <= most]
+        kept = {c for c in counts if c <= per_node or c % per_node == 0}
+        counts = sorted(kept.union(nodes))
     return counts
 
 

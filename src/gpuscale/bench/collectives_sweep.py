@@ -4,11 +4,9 @@ sweep read back. The timing itself is ``gpuscale.bench.collectives`` (the worker
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,11 +14,12 @@ from gpuscale.bench.collectives_config import (
     SCHEMA,
     CheckRequest,
     CollectivesConfig,
+    new_sweep_id,
     sizes_reversed,
 )
 from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import ResultsError
-from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
+from gpuscale.bench.results_file import COLLECTIVES_FILE, append_records, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here, visible_uuids
 from gpuscale.hardware.links import get_preset
@@ -125,16 +124,18 @@ def run_collectives(
         check_writable(out_file, holds=COLLECTIVES_FILE)
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
+    sweep_id = new_sweep_id()
     try:
-        return _run(config, out_file, world, device)
+        return _run(config, out_file, world, device, sweep_id)
     finally:
         if created and out_file.is_file() and out_file.stat().st_size == 0:
             out_file.unlink()
 
 
-def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> SweepRun:
+def _run(
+    config: CollectivesConfig, out_file: Path, world: int, device: str, sweep_id: str
+) -> SweepRun:
     """The launch itself, its NCCL log appended, and the sweep read back."""
-    sweep_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     command = [
         *torchrun_command(world, "gpuscale.bench.collectives"),
         *("--out", str(out_file), *config.worker_args(device, sweep_id)),
@@ -151,8 +152,7 @@ def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> 
     nccl = parse_debug_log(done.stdout + done.stderr)
     if nccl.version or nccl.transports:
         record = {"schema": SCHEMA, "kind": "nccl", "sweep_id": sweep_id, "nccl": nccl.to_dict()}
-        with out_file.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        append_records(out_file, [record])
     sweeps = read_sweeps(out_file)
     latest = sweeps.of(sweep_id)
     if latest.empty:
@@ -195,7 +195,14 @@ def check_interconnect(
         header = done.sweeps.headers.get(done.sweep_id, {})
         ring = topology.ring_of(sweep_gpus(header, topology, world) if gpus is None else gpus)
         nvlink = ring.link == "NV"
-    verdicts = judge(done.sweeps, topology=topology, preset=preset, env=done.env, gpus=gpus)
+    verdicts = judge(
+        done.sweeps,
+        topology=topology,
+        preset=preset,
+        env=done.env,
+        gpus=gpus,
+        sweep_id=done.sweep_id,
+    )
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],

@@ -1,12 +1,18 @@
 """Two collectives sweeps into one file are two sweeps, whenever they started: ids to the
 second alone were shared by sweeps started in the same second (one after another, or side
-by side), and `gpuscale collectives` then showed and judged both as one."""
+by side), and `gpuscale collectives` then showed and judged both as one. A sweep stopped
+before its end says what the file holds of it."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,6 +25,7 @@ from gpuscale.interconnect.nvml import nvml_topology
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.verdict import judge
 
+from ..cli.test_signals import SRC, _descendants, _wait_for
 from ..fake_nvml import FakeNvml, hgx_h100
 from .test_sweeps import write
 
@@ -95,3 +102,50 @@ def test_sweeps_appended_side_by_side_keep_every_line_whole(tmp_path: Path) -> N
         assert [(r["tag"], r["batch"], r["line"]) for r in block] == [
             (block[0]["tag"], block[0]["batch"], i) for i in range(5)
         ]
+
+
+def test_a_stopped_sweep_says_what_the_file_holds_of_it(tmp_path: Path) -> None:
+    from gpuscale.bench.collectives_sweep import kept_note
+
+    path = tmp_path / "c.jsonl"
+    rows = [(8, 1.0), (16, 2.0), (32, 3.0)]
+    write(path, {"s1": rows})
+    assert kept_note(path, "s1") == f": sweep s1 kept in {path} (all_reduce at 3 sizes)"
+    assert kept_note(path, "s2") == (
+        f": nothing of this sweep written to {path} (a sweep's rows are written once its last "
+        "size is measured); run the same command again to measure it"
+    )
+    assert kept_note(tmp_path / "none.jsonl", "s2") == (
+        ": nothing of this sweep written (a sweep's rows are written once its last size is "
+        f"measured), {tmp_path / 'none.jsonl'} not created; run the same command again to "
+        "measure it"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_a_terminated_sweep_says_nothing_of_it_was_written(tmp_path: Path) -> None:
+    """SIGTERM while the ranks time the calls: exit 143 and one line saying that nothing of
+    this sweep is in the file (it was "terminated" alone), the file's sweeps untouched."""
+    pytest.importorskip("torch")
+    out = tmp_path / "c.jsonl"
+    write(out, {"before": [(8, 1.0)]})
+    before = out.read_bytes()
+    command = [sys.executable, "-m", "gpuscale.cli", "collectives", "--backend", "gloo"]
+    command += ["--nproc", "2", "--max-bytes", "1K", "--gap-ms", "60000", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    run = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: len(_descendants(run.pid)) >= 3, 120, "no launcher and ranks")
+        time.sleep(1.0)
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=90)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 128 + signal.SIGTERM
+    assert err.decode().strip().splitlines()[-1] == (
+        f"terminated: nothing of this sweep written to {out} (a sweep's rows are written "
+        "once its last size is measured); run the same command again to measure it"
+    )
+    assert out.read_bytes() == before

@@ -29,6 +29,7 @@ from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
+from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import as_options
 
@@ -125,11 +126,30 @@ def run_collectives(
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
     sweep_id = new_sweep_id()
+    note_on_stop(lambda: kept_note(out_file, sweep_id))  # Ctrl-C: what the file holds of it
     try:
         return _run(config, out_file, world, device, sweep_id)
     finally:
         if created and out_file.is_file() and out_file.stat().st_size == 0:
             out_file.unlink()
+
+
+def kept_note(out_file: Path, sweep_id: str) -> str:
+    """What follows "interrupted" when a sweep is stopped: what ``out_file`` holds of the
+    sweep ``sweep_id``, each collective's sizes, or that none of it was written (its ranks
+    write the whole sweep once its last size is measured) and whether the file is there."""
+    where = quoted_path(out_file)
+    try:
+        rows = read_sweeps(out_file).of(sweep_id) if out_file.is_file() else None
+    except (OSError, ValueError):
+        return ""
+    if rows is None or rows.empty:
+        why = "(a sweep's rows are written once its last size is measured)"
+        said = f"{why}, {where} not created" if rows is None else f"to {where} {why}"
+        return f": nothing of this sweep written {said}; run the same command again to measure it"
+    sizes = rows.groupby("op", sort=False)["size_bytes"].nunique()
+    said = ", ".join(f"{op} at {counted(int(n), 'size')}" for op, n in sizes.items())
+    return f": sweep {sweep_id} kept in {where} ({said})"
 
 
 def _run(

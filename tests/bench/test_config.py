@@ -32,6 +32,7 @@ def test_json_roundtrip_and_unknown_fields(golden: Golden) -> None:
         {"strategy": "zero3"},
         {"precision": "fp8"},
         {"strategy": "fsdp", "grad_comm": "bf16"},
+        {"strategy": "fsdp", "bucket_mb": 50.0},
         {"bucket_mb": 0},
     ],
 )
@@ -195,3 +196,28 @@ def test_grad_comm_under_fsdp_is_refused_as_its_option() -> None:
     with pytest.raises(FieldError) as refused:
         BenchConfig(strategy="fsdp", grad_comm="bf16")
     assert [(f, v) for f, v, _ in refused.value.problems] == [("grad_comm", "bf16")]
+
+
+def test_bucket_size_under_fsdp_is_refused_as_its_option(tmp_path) -> None:
+    """``--bucket-mb`` sizes DDP's gradient buckets: with FSDP, which has none, it was taken
+    and ignored (the rows said bucket_mb 50, FSDP ran as at 25); now refused as
+    ``--grad-comm`` is, in one line, before anything runs. DDP takes it; FSDP its default."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    with pytest.raises(FieldError) as refused:
+        BenchConfig(strategy="fsdp", bucket_mb=50.0)
+    assert [(f, v) for f, v, _ in refused.value.problems] == [("bucket_mb", 50.0)]
+    assert BenchConfig(strategy="ddp", bucket_mb=50.0).bucket_mb == 50.0
+    assert BenchConfig(strategy="fsdp").bucket_mb == 25.0
+    out = tmp_path / "rows.jsonl"
+    args = ["bench", "--backend", "gloo", "--strategy", "fsdp", "--bucket-mb", "50"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "error: --bucket-mb 50: applies to DDP's gradient buckets; with --strategy fsdp FSDP "
+        "communicates per sharded module (an all-gather and a reduce-scatter each), in no "
+        "buckets"
+    ]
+    assert not out.exists()

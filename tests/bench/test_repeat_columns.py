@@ -78,3 +78,25 @@ def test_the_advice_takes_a_table_saved_before_the_repeat_columns() -> None:
     older = table.drop(columns=["repeat", "repeat_samples_per_s", "repeat_spread"])
     now, then = gpuscale.advise(bench=table), gpuscale.advise(bench=older)
     assert then.explanation == now.explanation
+
+
+def test_the_terminal_table_says_every_repeat_as_its_numbers(tmp_path: Path) -> None:
+    """Every run's samples/s in the terminal table to the four figures of the samples/s
+    column beside it (843.9; 1,504), never the 15 digits CSV keeps (843.939757294327)."""
+    path = tmp_path / "st.jsonl"
+    rates = [843.9397572943273, 1503.5356204646673]
+    record = bench_record("mlp-1m", 10**6, 1, rates[0], config=BenchConfig(repeat=2))
+    record["timing"]["repeat_samples_per_s"] = rates
+    append_result(path, record)
+    append_result(path, bench_record("mlp-2m", 2 * 10**6, 1, 50.5))  # one run
+    columns = "model,samples_per_s,repeat_samples_per_s"
+    shown = runner.invoke(app, ["analyze", "--bench", str(path), "--columns", columns])
+    assert shown.exit_code == 0, shown.output
+    rows = [
+        [cell.strip() for cell in line.split("\u2502")[1:-1]]
+        for line in shown.stdout.splitlines()
+        if line.startswith("\u2502")
+    ]
+    assert rows == [["mlp-1m", "843.9", "843.9; 1,504"], ["mlp-2m", "50.50", ""]]
+    saved = runner.invoke(app, ["analyze", "--bench", str(path), "-f", "csv", "--columns", columns])
+    assert "843.939757294327; 1503.53562046467" in saved.stdout  # CSV: the whole numbers

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -41,8 +40,10 @@ from gpuscale.bench.collectives_config import (
     CollectivesConfig,
     bus_bandwidth,
     message_sizes,
+    new_sweep_id,
 )
 from gpuscale.bench.ranks import end_rank, pick_device
+from gpuscale.bench.results_file import append_records
 from gpuscale.bench.telemetry import machine_environment
 from gpuscale.interconnect.nccl import backend_for
 from gpuscale.sources.processes import die_with_runner
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=d.iters)
     parser.add_argument("--warmup", type=int, default=d.warmup)
     parser.add_argument("--no-check", dest="check", action="store_false")
-    parser.add_argument("--sweep-id", default=datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S"))
+    parser.add_argument("--sweep-id", default=new_sweep_id())
     parser.add_argument("--gap-ms", type=float, default=d.gap_ms)
     parser.add_argument("--load", action="store_true")
     args = parser.parse_args(argv)
@@ -311,10 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = sweep(config, args.sweep_id, device)
     finally:
         dist.destroy_process_group()
-    if header is not None:
-        with args.out.open("a", encoding="utf-8") as handle:
-            for record in (header, *rows):
-                handle.write(json.dumps({"schema": SCHEMA, **record}, default=str) + "\n")
+    if header is not None:  # the whole sweep in one write: never interleaved with another's
+        append_records(args.out, [{"schema": SCHEMA, **record} for record in (header, *rows)])
     return 0
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from gpuscale.hardware.links import check_preset
@@ -180,6 +182,17 @@ class CollectivesConfig:
 
 
 SCHEMA = "gpuscale.collectives/2"
+
+
+def new_sweep_id(now: datetime | None = None) -> str:
+    """A sweep's id: the UTC second it started and six random hex digits
+    (``20261130T044006-3fa91c``), so that sweeps started in the same second (one after
+    another, or side by side into one file) are told apart; ids of files written before
+    (the second alone) are read as they are."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
 BUS_FACTOR: dict[str, Callable[[int], float]] = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,

@@ -4,11 +4,9 @@ sweep read back. The timing itself is ``gpuscale.bench.collectives`` (the worker
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,11 +14,12 @@ from gpuscale.bench.collectives_config import (
     SCHEMA,
     CheckRequest,
     CollectivesConfig,
+    new_sweep_id,
     sizes_reversed,
 )
 from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import ResultsError
-from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
+from gpuscale.bench.results_file import COLLECTIVES_FILE, append_records, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here, visible_uuids
 from gpuscale.hardware.links import get_preset
@@ -30,6 +29,7 @@ from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
+from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.refusals import as_options
 
@@ -125,16 +125,37 @@ def run_collectives(
         check_writable(out_file, holds=COLLECTIVES_FILE)
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
+    sweep_id = new_sweep_id()
+    note_on_stop(lambda: kept_note(out_file, sweep_id))  # Ctrl-C: what the file holds of it
     try:
-        return _run(config, out_file, world, device)
+        return _run(config, out_file, world, device, sweep_id)
     finally:
         if created and out_file.is_file() and out_file.stat().st_size == 0:
             out_file.unlink()
 
 
-def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> SweepRun:
+def kept_note(out_file: Path, sweep_id: str) -> str:
+    """What follows "interrupted" when a sweep is stopped: what ``out_file`` holds of the
+    sweep ``sweep_id``, each collective's sizes, or that none of it was written (its ranks
+    write the whole sweep once its last size is measured) and whether the file is there."""
+    where = quoted_path(out_file)
+    try:
+        rows = read_sweeps(out_file).of(sweep_id) if out_file.is_file() else None
+    except (OSError, ValueError):
+        return ""
+    if rows is None or rows.empty:
+        why = "(a sweep's rows are written once its last size is measured)"
+        said = f"{why}, {where} not created" if rows is None else f"to {where} {why}"
+        return f": nothing of this sweep written {said}; run the same command again to measure it"
+    sizes = rows.groupby("op", sort=False)["size_bytes"].nunique()
+    said = ", ".join(f"{op} at {counted(int(n), 'size')}" for op, n in sizes.items())
+    return f": sweep {sweep_id} kept in {where} ({said})"
+
+
+def _run(
+    config: CollectivesConfig, out_file: Path, world: int, device: str, sweep_id: str
+) -> SweepRun:
     """The launch itself, its NCCL log appended, and the sweep read back."""
-    sweep_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     command = [
         *torchrun_command(world, "gpuscale.bench.collectives"),
         *("--out", str(out_file), *config.worker_args(device, sweep_id)),
@@ -151,8 +172,7 @@ def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> 
     nccl = parse_debug_log(done.stdout + done.stderr)
     if nccl.version or nccl.transports:
         record = {"schema": SCHEMA, "kind": "nccl", "sweep_id": sweep_id, "nccl": nccl.to_dict()}
-        with out_file.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        append_records(out_file, [record])
     sweeps = read_sweeps(out_file)
     latest = sweeps.of(sweep_id)
     if latest.empty:
@@ -195,7 +215,14 @@ def check_interconnect(
         header = done.sweeps.headers.get(done.sweep_id, {})
         ring = topology.ring_of(sweep_gpus(header, topology, world) if gpus is None else gpus)
         nvlink = ring.link == "NV"
-    verdicts = judge(done.sweeps, topology=topology, preset=preset, env=done.env, gpus=gpus)
+    verdicts = judge(
+        done.sweeps,
+        topology=topology,
+        preset=preset,
+        env=done.env,
+        gpus=gpus,
+        sweep_id=done.sweep_id,
+    )
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],

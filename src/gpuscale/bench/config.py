@@ -65,6 +65,7 @@ class ModelError(ValueError):
 
 
 DEFAULT_GLOBAL_BATCH = 64  # strong scaling's, split over the devices
+DDP_BUCKET_MB = 25.0  # DistributedDataParallel's bucket_cap_mb default
 
 
 def _scaling(strong: bool) -> str:
@@ -135,7 +136,8 @@ class BenchConfig(JsonRequest):
     )
     strategy: str = option("ddp", help="ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).")
     bucket_mb: float = option(
-        25.0, help="DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB)."
+        DDP_BUCKET_MB,
+        help="DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
     )
     grad_comm: str = option(
         "fp32", help="Gradient communication dtype under DDP: fp32, or bf16 (compression hook)."
@@ -241,6 +243,14 @@ class BenchConfig(JsonRequest):
                 self.grad_comm,
                 f"applies to DDP's compression hook; with {ref('strategy', 'fsdp')} FSDP "
                 "communicates in its own dtype",
+            )
+        if self.strategy == "fsdp" and self.bucket_mb != DDP_BUCKET_MB:  # DDP's, as grad_comm
+            raise FieldError(
+                "bucket_mb",
+                self.bucket_mb,
+                f"applies to DDP's gradient buckets; with {ref('strategy', 'fsdp')} FSDP "
+                "communicates per sharded module (an all-gather and a reduce-scatter each), "
+                "in no buckets",
             )
         if self.backend == "gloo" and self.tf32 != "default":  # no effect, a split baseline
             raise FieldError(  # the flag named as typed: --tf32 or --no-tf32

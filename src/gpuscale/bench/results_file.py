@@ -5,8 +5,10 @@ appended whole, flushed to disk. Reading it back is ``bench.results``'s."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuscale.bench.results import (
@@ -91,8 +93,19 @@ def append_result(path: Path, record: dict[str, object]) -> None:
     line cut short (no newline) is closed first, so the new row stays whole; readers
     report the broken line. A row that cannot be written whole (the disk fills) is
     taken back: the file is left as it was, and :class:`ResultsError` says why."""
-    record = {"schema": SCHEMA, **record}
-    line = json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n"
+    append_records(path, [{"schema": SCHEMA, **record}], sort_keys=True)
+
+
+def append_records(
+    path: Path, records: Sequence[dict[str, object]], *, sort_keys: bool = False
+) -> None:
+    """Append ``records`` as JSON lines (each with its own schema) in one write under the
+    file's lock, flushed to disk: two commands appending to one file at once (two
+    collectives sweeps) never interleave their lines. A last line cut short (a crash) is
+    closed first; records that cannot be written whole are taken back, the file left as
+    it was (:class:`ResultsError`)."""
+    text = "".join(json.dumps(r, sort_keys=sort_keys, default=str) + "\n" for r in records)
+    line = text.encode("utf-8")
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:
@@ -100,6 +113,8 @@ def append_result(path: Path, record: dict[str, object]) -> None:
             f"cannot write {quoted_path(path)}: {why_unwritable(exc, path)}"
         ) from None
     try:
+        with contextlib.suppress(OSError):  # another appender's line ends before the check
+            fcntl.flock(fd, fcntl.LOCK_EX)  # (a file system without locks: as before)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
@@ -111,9 +126,11 @@ def append_result(path: Path, record: dict[str, object]) -> None:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)  # no cut row left behind
+            lost = "that row was not written, the rows before it are kept"
+            if len(records) > 1:
+                lost = f"those {len(records)} rows were not written, the rows before them are kept"
             raise ResultsError(
-                f"cannot append to {quoted_path(path)}: {why_unwritable(exc, path)}; that "
-                "row was not written, the rows before it are kept"
+                f"cannot append to {quoted_path(path)}: {why_unwritable(exc, path)}; {lost}"
             ) from None
     finally:
         os.close(fd)

@@ -26,7 +26,7 @@ from gpuscale.quantities import column_label
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.views import TableView, jsonable, records_csv, written
+from gpuscale.tables.views import TableView, csv_cell, jsonable, records_csv
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -150,11 +150,8 @@ def print_frame(
     if fmt is Format.json:
         print_json(console, frame.to_dict("records"))
         return
-    # a tuple cell (a row's kinds, its samples) as its items, "; "-separated: never a repr;
-    # floats, a tuple's too, as JSON and CSV write them (``tables.views.written``)
-    frame = frame.map(lambda v: "; ".join(map(str, map(written, v))) if isinstance(v, tuple) else v)
-    if fmt is Format.csv:
-        _write(console, frame.map(written).to_csv(index=False))
+    if fmt is Format.csv:  # the table's tuple cells: as its numbers (``text_table.cell_text``)
+        _write(console, frame.map(csv_cell).to_csv(index=False))
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 

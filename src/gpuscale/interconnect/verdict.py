@@ -148,20 +148,23 @@ def judge(
     env: Mapping[str, str] | None = None,
     nics_per_node: int | None = None,
     gpus: Sequence[int] | None = None,
+    sweep_id: str | None = None,
 ) -> list[OpVerdict]:
-    """One verdict per collective of the latest sweep (see the module docstring);
-    ``nics_per_node``: the NICs of each node a sweep across nodes went through (None: one
-    per device, as the advice assumes); ``ValueError`` below 1. ``preset`` is read whatever
-    its case; an unknown one raises ``KeyError`` naming the closest and the known ones.
-    ``gpus``: the indices of ``topology``'s GPUs a one-node sweep's ranks ran on, in rank
-    order (None: as its header says, ``expected.sweep_gpus``); the expected figure and the
-    causes named are those of their ring."""
+    """One verdict per collective of the sweep ``sweep_id``, by default the file's latest
+    (one run beside another into the same file may not be the last written) (see the
+    module docstring); ``nics_per_node``: the NICs of each node a sweep across nodes went
+    through (None: one per device, as the advice assumes); ``ValueError`` below 1.
+    ``preset`` is read whatever its case; an unknown one raises ``KeyError`` naming the
+    closest and the known ones. ``gpus``: the indices of ``topology``'s GPUs a one-node
+    sweep's ranks ran on, in rank order (None: as its header says,
+    ``expected.sweep_gpus``); the expected figure and the causes named are those of their
+    ring."""
     if nics_per_node is not None and nics_per_node < 1:
         raise ValueError(f"NICs per node must be at least 1, got {nics_per_node}")
     if preset is not None:
         preset = get_preset(preset).name
     env = env or {}
-    latest = sweeps.latest
+    latest = sweep_id or sweeps.latest
     header = sweeps.headers.get(latest, {}) if latest else {}
     nodes = nodes_of(header)
     table = sweeps.results

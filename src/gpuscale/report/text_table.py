@@ -73,7 +73,10 @@ def cell_text(value: object, spec: str | None) -> str:
     :data:`TABLE_DIGITS` significant figures, trailing zeros kept (every terminal table's
     one rule: 3.360 beside 0.3928 and 30.63; JSON and CSV keep the full number). A share
     (a ``%`` spec) that is not 0 is never shown as one: below the spec's last place it
-    gets the places of its first figure (``.0%`` of 0.0026: 0.3%, not 0%)."""
+    gets the places of its first figure (``.0%`` of 0.0026: 0.3%, not 0%). A tuple (every
+    repeat's samples/s, a row's kinds): its items so, "; "-separated (``843.9; 1,504``)."""
+    if isinstance(value, tuple):
+        return "; ".join(cell_text(item, spec) for item in value)
     if spec is None or value is None or (isinstance(value, float) and value != value):
         return number(value, digits=TABLE_DIGITS, zeros=True)
     if spec.endswith("g") and "#" not in spec:  # a column's own figures, zeros kept alike

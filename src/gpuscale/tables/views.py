@@ -89,6 +89,14 @@ def written(value: object) -> object:
     return significant(value) if isinstance(value, float) else value
 
 
+def csv_cell(value: object) -> object:
+    """A table's cell as CSV writes it: :func:`written`, a tuple's items too,
+    "; "-separated (a row's kinds, every repeat's samples/s): never a repr."""
+    if isinstance(value, tuple):
+        return "; ".join(str(written(item)) for item in value)
+    return written(value)
+
+
 def jsonable(value: object) -> JSON:
     """Plain JSON values (every command's JSON document): NaN becomes null, numpy
     scalars become Python numbers, pandas' missing values null, floats :func:`significant`."""

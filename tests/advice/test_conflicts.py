@@ -44,6 +44,9 @@ PAIRS = [
     # at exit 0, the link between nodes unused and unsaid (a user walk)
     ({"inter_node": "eth25", "nodes": 2, "max_devices": 8}, ("inter_node=", "max_devices=")),
     ({"workload": "bert", "samples": 5e6}, ("samples=", "workload=")),
+    # DDP's bucket size with a strategy that has no buckets (bench refuses it too)
+    ({"strategy": "fsdp", "bucket_mb": 50.0}, ("bucket_mb=", "strategy=")),
+    ({"strategy": "zero2", "bucket_mb": 5.0}, ("bucket_mb=", "strategy=")),
 ]
 # (keywords) that only bench results give meaning to
 BENCH_ONLY = [{"model": "tf-7m"}, {"family": "cnn"}, {"family": "cnnn"}, {"allow_flagged": True}]

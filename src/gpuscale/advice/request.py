@@ -18,6 +18,7 @@ from gpuscale.advice.model.hardware import (
     step_warnings,
     typed_warnings,
 )
+from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
 from gpuscale.advice.request_fields import (
     DEFAULT_INTER_NODE,
     DEFAULT_LATENCY_US,
@@ -216,6 +217,13 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         lambda r: r.ruleset is not None and r.workload is None,
         "the ruleset chooses a workload's reference convergence points: give "
         f"{ref('workload')} too, or leave it out",
+    ),
+    (
+        ref("bucket_mb"),
+        f"a sharded {ref('strategy')} (zero2, fsdp, hybrid)",
+        lambda r: r.bucket_mb != DEFAULT_BUCKET_MB and r.strategy not in (None, "ddp"),
+        "the bucket size is DDP's, its gradients all-reduced in buckets; a sharded strategy "
+        "communicates per unit it wraps, in no buckets: leave it out",
     ),
     (
         f"{ref('inter_node')} or {ref('nics_per_node')}",

@@ -213,13 +213,15 @@ def _count(value: object) -> int | None:
 
 def cpu_use(config: Record, environment: Record | None) -> CpuUse | None:
     """A run's :class:`CpuUse` from its record's ``config`` and ``environment``: ranks on
-    a host its world size over its nodes; None where its ranks ran on GPUs or a number
-    is not recorded."""
+    a host as recorded (``ranks_on_host``: every node launched on it), else its world size
+    over its nodes; None where its ranks ran on GPUs or a number is not recorded."""
+    environment = environment or {}
     threads, world = _count(config.get("threads")), _count(config.get("accelerators"))
-    nodes, cores = _count(config.get("nnodes")) or 1, _count((environment or {}).get("cpu_count"))
+    nodes, cores = _count(config.get("nnodes")) or 1, _count(environment.get("cpu_count"))
     if config.get("device") != "cpu" or threads is None or world is None or cores is None:
         return None
-    return CpuUse(threads, max(1, world // nodes), cores)
+    ranks = _count(environment.get("ranks_on_host")) or max(1, world // nodes)
+    return CpuUse(threads, ranks, cores)
 
 
 def run_flags(

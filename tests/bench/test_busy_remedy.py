@@ -81,3 +81,19 @@ def test_analyze_says_the_remedy(tmp_path: Path) -> None:
     said = [line for line in result.output.splitlines() if line.startswith("flagged mlp-0.2m")]
     assert len(said) == 1 and "(1.1 of 2 cores), leaving 0.9 to 1 rank of 2 threads" in said[0]
     assert "bench with --threads 1" in said[0]
+
+
+def test_the_ranks_on_the_host_are_read_as_recorded() -> None:
+    """Two nodes of 2 ranks launched on one 8-core host: 4 ranks share its cores, as the
+    writer's ``ranks_on_host`` records; a record without it reads world size over nodes."""
+    from gpuscale.plausibility import cpu_use
+
+    config = {"device": "cpu", "threads": 3, "accelerators": 4, "nnodes": 2}
+    one_host = cpu_use(config, {"cpu_count": 8, "ranks_on_host": 4})
+    assert one_host == CpuUse(threads=3, ranks=4, cores=8)
+    assert cpu_use(config, {"cpu_count": 8}) == CpuUse(threads=3, ranks=2, cores=8)
+    # 25% of 8 cores taken leaves 6 to 4 ranks: 1 thread each, where 2 ranks had room for 3
+    (flag,) = host_flags({"other_load_share": 0.25}, one_host)
+    assert "leaving 6.0 to 4 ranks of 3 threads: bench with --threads 1" in flag
+    (unknown,) = host_flags({"other_load_share": 0.25}, cpu_use(config, {"cpu_count": 8}))
+    assert "--threads" not in unknown

@@ -166,7 +166,9 @@ def _run_models(
         cuda, cudnn = torch.backends.cuda, torch.backends.cudnn
         cuda.matmul.allow_tf32, cudnn.allow_tf32 = tf32_flags(cfg.tf32)
     rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
-    environment = machine_environment(device) if rank == 0 else {}
+    # the ranks on the writer's host: every node launched there (two nodes on one host)
+    environment = {**machine_environment(device), "ranks_on_host": host.ranks_on_host}
+    environment = environment if rank == 0 else {}
     # every node's runner made its own id: the rows carry one, and each runner learns it
     sweep_id = agreed_sweep_id(gather((args.node_rank, args.sweep_id)))
     _note(args.progress, local_rank, "sweep", sweep_id)

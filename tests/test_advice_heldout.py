@@ -223,3 +223,20 @@ def test_split_development_advises_no_held_out_row(
         assert results["classes"][cls]["development"]["rows"] == 1
     with pytest.raises(SystemExit):  # the page quotes both splits
         script.main(["--split", "development", "--docs", str(tmp_path / "page.md")])
+
+
+def test_the_pages_range_of_vectorlms_p2p_errors_is_the_files() -> None:
+    """docs/heldout.md explains the P2P class without Lambda's tables by VectorLM's A40
+    and T4 rows, giving the range of their errors: the file's held-out rows, rounded."""
+    rows = [
+        r
+        for r in json.loads(RESULTS.read_text())["rows"]
+        if r["source"] == "vectorlm_2024"
+        and r["link_class"] == "pcie_p2p"
+        and r["split"] == "held-out"
+        and r["error"] is not None
+    ]
+    errors = sorted(round(100 * r["error"]) for r in rows)
+    assert {r["device"] for r in rows} == {"A40", "T4"}
+    doc = " ".join((ROOT / "docs" / "heldout.md").read_text().split())
+    assert f"VectorLM's A40 and T4 {errors[0]}-{errors[-1]}%: published far below linear" in doc

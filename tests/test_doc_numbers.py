@@ -61,6 +61,12 @@ def command_numbers(command: str) -> frozenset[str]:
     return frozenset(numbers_in(command_output(command)))
 
 
+def data_values(output: str) -> list[float]:
+    """The numbers of a command's data (CSV, JSON), where a comma separates two values and
+    never groups a number's thousands (``11,8,3.79`` is three numbers, not 1,183.79)."""
+    return [float(n) for n in numbers_in(output.replace(",", " "))]
+
+
 def raw(command: str) -> bool:
     """A command whose output is data (JSON, CSV): numbers at full precision."""
     argv = shlex.split(command)
@@ -109,7 +115,7 @@ def test_every_number_quoted_is_the_sources_now(page: str, source: str, text: st
     quoted = numbers_in(text)
     assert quoted, f"{page}: a passage of {source} quotes no number"
     if source.startswith("gpuscale ") and raw(source):
-        values = [float(n.replace(",", "")) for n in numbers_in(command_output(source))]
+        values = data_values(command_output(source))
         missing = [n for n in quoted if not in_file(n, values)]
     elif source.startswith("gpuscale "):
         found = command_numbers(source)
@@ -125,6 +131,7 @@ def test_numbers_are_read_as_a_sentence_writes_them() -> None:
     assert numbers_in(said) == ["14.03", "6.273", "2.24", "2", "1.140", "1,280", "0.008"]
     assert in_file("0.14", [0.144844]) and not in_file("0.15", [0.144844])
     assert in_file("11", [11.0]) and not in_file("14", [11.0])
+    assert data_values('bert,11,8,3.79\n{"counts": [8,16]}') == [11, 8, 3.79, 8, 16]
 
 
 MOST_WORDS = 4_000

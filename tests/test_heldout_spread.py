@@ -103,3 +103,24 @@ def test_results_file_and_docs_are_the_tables(script: ModuleType) -> None:
     )
     floor = re.search(r"each count is off by ([\d.]+)% at the median", docs)
     assert floor and float(floor.group(1)) == multinode.lookup_floor_pct
+
+
+def test_the_advices_held_out_errors_the_page_quotes_are_its_results_files() -> None:
+    """The page sets each class's floor beside the advice's held-out median |error| (and
+    linear's, with P2P): those are ``advice_heldout.json``'s, rounded as its tables round
+    them, so a rerun of the held-out check that moves them fails here."""
+    classes = json.loads((RESULTS.parent / "advice_heldout.json").read_text())["classes"]
+
+    def pct(cls: str, key: str = "") -> str:
+        held = classes[cls]["held_out"]
+        value = held["baselines"][key] if key else held["median_abs_error"]
+        return f"{100 * value:.1f}%"
+
+    docs = " ".join(DOCS.read_text().split())
+    for said in (
+        f"The advice meets the goal here ({pct('multinode')}, under the lookup's",
+        f"(it does, and is at {pct('nvlink')})",
+        f"a point under linear's {pct('pcie_p2p', 'linear')}) is out of reach; "
+        f"the advice is at {pct('pcie_p2p')}.",
+    ):
+        assert said in docs, said

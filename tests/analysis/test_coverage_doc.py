@@ -148,3 +148,13 @@ def test_readme_analysis_md_and_speed_md_quote_the_ranges_per_family() -> None:
     met = f"met in {sum(c['met'] for c in RESULT['cases'])} of {len(RESULT['cases'])} cases"
     for where, text in (("README", readme), ("analysis", analysis), ("speed", DOC)):
         assert met in _flat(text).lower(), (where, met)
+
+
+def test_the_method_set_beside_a_fixed_width_is_the_files_coverage() -> None:
+    """docs/coverage.md sets the method's coverage of T beside what a fixed width reaches
+    (3/4 epochs, p 0.5, 5 runs): both are that case's in the file, so a rerun that moves
+    the method's figure fails here."""
+    (case,) = [c for c in RESULT["cases"] if c["law"] == "3/4 epochs, p 0.5" and c["runs"] == 5]
+    reach = f"{100 * case['T attainable']:.0f}%"
+    said = f"3/4 epochs, p 0.5, 5 runs: a fixed width covers 81.3% or {reach} of T, the method"
+    assert f"{said} {_pct(case['T'])})" in _flat(DOC)

@@ -61,17 +61,26 @@ def count_spread() -> CountSpread:
 def count_deviations(frame: pd.DataFrame) -> pd.Series:
     """Each system's ``log(T / median T)`` of the systems of other submitters of its
     family at its count (same round and workload); NaN where fewer than
-    :data:`MIN_OTHERS` such systems."""
-    out = pd.Series(np.nan, index=frame.index, dtype=float)
-    times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float)
-    for _, group in frame.groupby(KEYS, sort=False, dropna=True):
-        if group["submitter"].nunique() < 2:
+    :data:`MIN_OTHERS` such systems. A row of no known submitter is another's to every
+    submitter, and has no deviation of its own."""
+    out = np.full(len(frame), np.nan)
+    times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float).to_numpy()
+    group = frame.groupby(KEYS, sort=False, dropna=True).ngroup().to_numpy()
+    submitter = frame["submitter"].astype(object).to_numpy()
+    known = pd.notna(frame["submitter"]).to_numpy(bool)
+    for g in np.unique(group[group >= 0]):  # arrays by position: a groupby per count is slow
+        rows = np.flatnonzero(group == g)
+        names = pd.unique(submitter[rows[known[rows]]])
+        if len(names) < 2:
             continue
-        for submitter, mine in group.groupby("submitter", sort=False):
-            others = times[group.index[group["submitter"] != submitter]].dropna()
-            if len(others) >= MIN_OTHERS and float(others.median()) > 0:
-                out[mine.index] = np.log(times[mine.index] / float(others.median()))
-    return out
+        for name in names:
+            mine = (submitter[rows] == name) & known[rows]
+            others = times[rows[~mine]]
+            others = others[~np.isnan(others)]
+            median = float(np.median(others)) if len(others) >= MIN_OTHERS else math.nan
+            if median > 0:
+                out[rows[mine]] = np.log(times[rows[mine]] / median)
+    return pd.Series(out, index=frame.index, dtype=float)
 
 
 def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:

@@ -49,39 +49,43 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
     a scaling table (``gpuscale.tables.SCALING_COLUMNS`` up to ``normalized_efficiency``;
     per-family references allowed)."""
     out = pd.Series("", index=table.index, dtype=object)
-    above = table["normalized_efficiency"] > 1
+    above = (table["normalized_efficiency"] > 1).to_numpy(bool)
     if not above.any():
         return out
     key = table["org"].astype(str) + "/" + table["system_id"].astype(str)
-    family_of = dict(zip(key, table["accelerator_family"], strict=True))
-    for index in table.index[above]:
-        row = table.loc[index]
-        ref_family = family_of.get(f"{row['reference_org']}/{row['reference_system_id']}")
-        n_ref = float(row["reference_accelerators"])
-        if ref_family is not None and row["accelerator_family"] != ref_family:
+    family_of = dict(zip(key, table["accelerator_family"], strict=True))  # the last row's
+    n_all = table["accelerators"].astype(float)
+    # the fastest time of each family at each count: a reference's peers
+    fastest_at = table["time_to_train_min"].groupby([table["accelerator_family"], n_all]).min()
+    rows = table[above]
+    ref_key = rows["reference_org"].astype(str) + "/" + rows["reference_system_id"].astype(str)
+    families, times = rows["accelerator_family"].tolist(), rows["time_to_train_min"].tolist()
+    e_prime = rows["normalized_efficiency"].astype(float).tolist()
+    n_refs = rows["reference_accelerators"].astype(float).tolist()
+    for i, (index, n) in enumerate(zip(rows.index, n_all[above].tolist(), strict=True)):
+        family, n_ref = families[i], n_refs[i]
+        if ref_key.iloc[i] in family_of and family != family_of[ref_key.iloc[i]]:
             out[index] = "other family"
-            continue
-        if float(row["accelerators"]) < n_ref:
+        elif n < n_ref:
             out[index] = "below N_ref"
-            continue
-        if float(row["accelerators"]) == n_ref:
+        elif n == n_ref:
             out[index] = "faster at N_ref"
-            continue
-        peers = table[
-            (table["accelerator_family"] == row["accelerator_family"])
-            & (table["accelerators"].astype(float) == n_ref)
-        ]
-        fastest = float(peers["time_to_train_min"].min())
-        against_peer = (fastest / float(row["time_to_train_min"])) / (
-            float(row["accelerators"]) / n_ref
-        )
-        if float(row["normalized_efficiency"]) <= 1 + TOLERANCE:
+        elif e_prime[i] <= 1 + TOLERANCE:
             out[index] = "within spread"
-        elif against_peer <= 1 + TOLERANCE:
+        elif _against_fastest(fastest_at, family, n_ref, n, float(times[i])) <= 1 + TOLERANCE:
             out[index] = "slow reference"
         else:
             out[index] = "above peers too"
     return out
+
+
+def _against_fastest(
+    fastest_at: pd.Series, family: object, n_ref: float, n: float, t: float
+) -> float:
+    """E' of a system at ``n`` accelerators taking ``t`` minutes against the fastest
+    system of its ``family`` at ``n_ref`` (NaN where the family ran none there)."""
+    fastest = float(fastest_at.get((family, n_ref), float("nan")))
+    return (fastest / t) / (n / n_ref)
 
 
 def sentence(code: str) -> str:

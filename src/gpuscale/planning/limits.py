@@ -165,8 +165,9 @@ def superlinear_reference(
         point = predict_point(fits, workload, family, m)
         return point["log_y"] - point["log_batch"]
 
-    best = min(smaller, key=per_sample)
-    return best, math.exp(per_sample(best) - per_sample(n))
+    at = {m: per_sample(m) for m in smaller}  # each count predicted once
+    best = min(smaller, key=at.__getitem__)
+    return best, math.exp(at[best] - per_sample(n))
 
 
 def superlinear_flag(reference: tuple[int, float] | None, borrowed: bool) -> str:

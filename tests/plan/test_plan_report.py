@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.quantities import number
-from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
+from gpuscale.report.plan_section import COUNTS, NotPlanned, PlanData, plan_data, plan_section
 from gpuscale.report.svg import FigureFiles
 
 from .test_plan_model import two_families
@@ -83,6 +83,30 @@ def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Pat
     newest = [r for r, held in bundled_workloads().items() if "bert" in held][-1]
     assert "--workload bert: " in data[0] and f"(--round {newest})" in data[0]
     assert "scores=" not in data[0] and "load_round(" not in data[0]
+
+
+def test_a_workload_not_planned_names_counts_the_plan_times_or_says_why_none() -> None:
+    """A report of raw v1.1 named `gpuscale plan ... -w minigo` for MiniGo, whose results
+    have no score (that command is refused), and DLRM's counts 64 and 112, which only
+    unscored results ran (the command gave them no time)."""
+    import pandas as pd
+
+    import gpuscale
+
+    bert = two_families(0.05)
+    resnet = bert.assign(benchmark="resnet", workload="resnet")
+    resnet.loc[resnet["accelerators"] >= 64, "time_to_train_min"] = float("nan")
+    maskrcnn = bert.assign(benchmark="maskrcnn", workload="maskrcnn", time_to_train_min=None)
+    scores = pd.concat([bert, resnet, maskrcnn], ignore_index=True)
+    _bert, named, refused = plan_data(scores, ["bert", "resnet", "maskrcnn"])
+    assert isinstance(named, NotPlanned) and (named.family, named.counts) == ("X1", (8, 16, 32))
+    table = gpuscale.plan(
+        workload="resnet", accelerator=named.family, devices=list(named.counts), scores=scores
+    )
+    assert table["time_to_train_min"].notna().all() and (table["flags"] == "").all()
+    count = int((scores["workload"] == "maskrcnn").sum())
+    assert isinstance(refused, str) and refused.startswith("Mask R-CNN: no plan (--workload ")
+    assert f"its {count} results here are closed division without a score" in refused
 
 
 def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp_path) -> None:

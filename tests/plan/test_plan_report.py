@@ -109,6 +109,25 @@ def test_a_workload_not_planned_names_counts_the_plan_times_or_says_why_none() -
     assert f"its {count} results here are closed division without a score" in refused
 
 
+def test_a_study_workloads_plan_is_of_the_family_its_scored_results_favour() -> None:
+    """The answer table reads scored results; the plan chose its family over every
+    result, so counts only unscored results ran (all bundled rounds: H100's Llama2 at
+    56, 10 of its result files absent) made it plan H100 where scored results have
+    GB200 run the most counts."""
+    import pandas as pd
+
+    from .test_plan_model import OLD, _scores
+
+    scores = two_families(0.05)  # X1 at six counts, Y2 at two
+    unscored = _scores(
+        [(OLD, "bert", "Y2", n, float("nan"), 32 * n) for n in (32, 64, 128, 512, 1024)]
+    )
+    both = pd.concat([scores, unscored], ignore_index=True)
+    (planned,) = plan_data(both, ["bert"])
+    assert isinstance(planned, PlanData) and planned.family == "X1"
+    assert planned.table["time_to_train_min"].notna().any()
+
+
 def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp_path) -> None:
     """The report's plans (v4.1, the study's workloads) say the same sentence as the plan:
     its BERT read "0.37 of 8's ... each halving ... costs 5%" with the per-device batch

@@ -136,8 +136,14 @@ def plan_data(
     out: list[PlanData | NotPlanned | str] = []
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
+    # the family of the results the plan rests on, as the answer's (of scored results): a
+    # count only unscored results ran (v4.1's 56 H100s on Llama2) decides nothing; a
+    # workload with none has the family of all its results, for the plan's refusal
+    usable = timed(scores)
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
-        family = scaling_family(scores[scores["workload"] == workload])
+        family = scaling_family(usable[usable["workload"] == workload]) or scaling_family(
+            scores[scores["workload"] == workload]
+        )
         if not family:
             continue
         request = PlanRequest(
@@ -155,15 +161,13 @@ def plan_data(
         table = as_frame(result)
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
-    others = [w for w in workloads if w not in STUDY_WORKLOADS]  # said, never dropped
-    usable = timed(scores) if others else scores
-    for workload in others:
+    for workload in [w for w in workloads if w not in STUDY_WORKLOADS]:  # said, never dropped
         if fits is None or workload not in fits["workloads"]:
             if anyone := scaling_family(scores[scores["workload"] == workload]):
                 out.append(_no_plan(workload, anyone, fits, left_out))
             continue
-        # the family and counts of the results the plan rests on: a count only unscored
-        # results ran (v1.1's DLRM at 64 and 112) has no time in the command named
+        # its counts too: one only unscored results ran (v1.1's DLRM at 64 and 112) has no
+        # time in the command named
         rows = usable[usable["workload"] == workload]
         family = scaling_family(rows)  # the fits hold the workload: some family ran it
         ran = rows.loc[rows["accelerator_family"] == family, "accelerators"].dropna()

@@ -189,6 +189,27 @@ def test_retired_only_where_the_rules_retired_it(golden: Golden) -> None:
         golden.check(VIEW, f"BERT loaded in {loaded} and v5.1", notes(out))
 
 
+def test_a_benchmark_loaded_later_without_a_score_is_said_unscored(golden: Golden) -> None:
+    """v0.7 and v1.1 loaded: v1.1's BERT results are closed division without a score (they
+    fail today's checks); the note said "benchmark not in the loaded rounds after v0.7",
+    where v1.1 holds them, and the row of a workload absent from v1.1 still says so."""
+    frame = pd.concat(
+        [
+            round_scores("v0.7", "bert", "bert", [("a", "A100", 8, 49.0), ("b", "A100", 16, 30.0)]),
+            round_scores("v1.1", "bert", "bert", [("a", "A100", 8, float("nan"))]),
+            round_scores("v0.7", "gnmt", "gnmt", [("g", "V100", 8, 20.0)]),
+            round_scores("v1.1", "resnet", "resnet", [("r", "A100", 8, 30.0)]),
+        ],
+        ignore_index=True,
+    )
+    out = trends(frame).set_index(["workload", "round"])
+    assert ("bert", "v1.1") not in out.index  # no scored result: no row
+    bert = out.loc[("bert", "v0.7"), "note"]
+    assert "not scored in the loaded rounds after v0.7 (its results in v1.1" in bert
+    assert "not in the loaded rounds" in out.loc[("gnmt", "v0.7"), "note"]
+    golden.check(VIEW, "loaded later without a score", notes(out))
+
+
 def test_counts_are_whole_and_one_round_is_said_to_be_no_trend(golden: Golden) -> None:
     """A walk: `trends -f csv` wrote equilibrium_accelerators as 4.0, and `trends --round
     v4.1` gave a table of one round with no word that a trend needs several."""

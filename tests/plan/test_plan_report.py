@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.quantities import number
-from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
+from gpuscale.report.plan_section import COUNTS, NotPlanned, PlanData, plan_data, plan_section
 from gpuscale.report.svg import FigureFiles
 
 from .test_plan_model import two_families
@@ -83,6 +83,49 @@ def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Pat
     newest = [r for r, held in bundled_workloads().items() if "bert" in held][-1]
     assert "--workload bert: " in data[0] and f"(--round {newest})" in data[0]
     assert "scores=" not in data[0] and "load_round(" not in data[0]
+
+
+def test_a_workload_not_planned_names_counts_the_plan_times_or_says_why_none() -> None:
+    """A report of raw v1.1 named `gpuscale plan ... -w minigo` for MiniGo, whose results
+    have no score (that command is refused), and DLRM's counts 64 and 112, which only
+    unscored results ran (the command gave them no time)."""
+    import pandas as pd
+
+    import gpuscale
+
+    bert = two_families(0.05)
+    resnet = bert.assign(benchmark="resnet", workload="resnet")
+    resnet.loc[resnet["accelerators"] >= 64, "time_to_train_min"] = float("nan")
+    maskrcnn = bert.assign(benchmark="maskrcnn", workload="maskrcnn", time_to_train_min=None)
+    scores = pd.concat([bert, resnet, maskrcnn], ignore_index=True)
+    _bert, named, refused = plan_data(scores, ["bert", "resnet", "maskrcnn"])
+    assert isinstance(named, NotPlanned) and (named.family, named.counts) == ("X1", (8, 16, 32))
+    table = gpuscale.plan(
+        workload="resnet", accelerator=named.family, devices=list(named.counts), scores=scores
+    )
+    assert table["time_to_train_min"].notna().all() and (table["flags"] == "").all()
+    count = int((scores["workload"] == "maskrcnn").sum())
+    assert isinstance(refused, str) and refused.startswith("Mask R-CNN: no plan (--workload ")
+    assert f"its {count} results here are closed division without a score" in refused
+
+
+def test_a_study_workloads_plan_is_of_the_family_its_scored_results_favour() -> None:
+    """The answer table reads scored results; the plan chose its family over every
+    result, so counts only unscored results ran (all bundled rounds: H100's Llama2 at
+    56, 10 of its result files absent) made it plan H100 where scored results have
+    GB200 run the most counts."""
+    import pandas as pd
+
+    from .test_plan_model import OLD, _scores
+
+    scores = two_families(0.05)  # X1 at six counts, Y2 at two
+    unscored = _scores(
+        [(OLD, "bert", "Y2", n, float("nan"), 32 * n) for n in (32, 64, 128, 512, 1024)]
+    )
+    both = pd.concat([scores, unscored], ignore_index=True)
+    (planned,) = plan_data(both, ["bert"])
+    assert isinstance(planned, PlanData) and planned.family == "X1"
+    assert planned.table["time_to_train_min"].notna().any()
 
 
 def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp_path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.sources import OutputError, write_atomically
+from gpuscale.tables.writable import is_mount_point
 
 
 def files(folder: Path) -> dict[str, str]:
@@ -175,21 +176,27 @@ def test_a_virtual_file_system_is_said_not_no_such_file() -> None:
     assert "takes no new files" in message and "choose another output folder" in message
 
 
-@pytest.fixture
-def mount_point(tmp_path: Path):  # type: ignore[no-untyped-def]
+@pytest.fixture(params=["tmpfs", "bind"])
+def mount_point(tmp_path: Path, request):  # type: ignore[no-untyped-def]
     """A folder that is a file system of its own (tmpfs), as a volume or a second disk
-    is; skipped where this process may not mount one."""
+    is, or a folder of the same disk bound there (a container's or a job's volume: its
+    device is its parent's); skipped where this process may not mount one."""
     import shutil
     import subprocess
 
-    point = tmp_path / "volume"
+    point = tmp_path / "my volume"
     point.mkdir()
     mount = shutil.which("mount")
     if mount is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run([mount, "-t", "tmpfs", "none", str(point)], capture_output=True)
+        pytest.skip("mounting needs root and mount(8)")
+    if request.param == "bind":
+        (tmp_path / "disk").mkdir()
+        how = ["--bind", str(tmp_path / "disk")]
+    else:
+        how = ["-t", "tmpfs", "none"]
+    done = subprocess.run([mount, *how, str(point)], capture_output=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        pytest.skip(f"cannot mount here: {done.stderr.decode().strip()}")
     try:
         yield point
     finally:
@@ -198,8 +205,9 @@ def mount_point(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_mount_point_is_written_into(mount_point: Path) -> None:
     """`report --out` a mounted volume writes there, not 'Invalid cross-device link' (a
-    temporary folder beside it would be on its parent's file system)."""
-    assert os.path.ismount(mount_point)
+    temporary folder beside it would be on its parent's file system, or outside the bound
+    folder)."""
+    assert is_mount_point(mount_point)
     (mount_point / "notes.txt").write_text("mine")
     write_atomically(mount_point, writer("one", ("a.txt", "stale.png")))
     write_atomically(mount_point, writer("two", ("a.txt",)))
@@ -207,4 +215,23 @@ def test_a_mount_point_is_written_into(mount_point: Path) -> None:
     assert [p.name for p in mount_point.iterdir() if p.name.startswith(".")] == [
         ".gpuscale-manifest"
     ]  # no temporary folder left inside
-    assert os.path.ismount(mount_point)  # still the volume, not a folder renamed over it
+    assert is_mount_point(mount_point)  # still the volume, not a folder renamed over it
+
+
+def test_a_bound_folder_is_a_mount_point_by_the_kernels_table(tmp_path: Path) -> None:
+    """A bind mount of a folder of the same disk shares its parent's device, so
+    ``os.path.ismount`` says no; the kernel's table of mounts lists it (a space in its
+    name written \\040 there)."""
+    bound, beside = tmp_path / "my volume", tmp_path / "other"
+    bound.mkdir()
+    beside.mkdir()
+    place = str(bound).replace(" ", "\\040")
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        f"99 22 8:1 /srv/disk {place} rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    )
+    assert not os.path.ismount(bound)
+    assert is_mount_point(bound, str(table))
+    assert not is_mount_point(beside, str(table))
+    assert not is_mount_point(bound, str(tmp_path / "no table"))  # ismount's answer then

@@ -18,6 +18,7 @@ from gpuscale.mlperf.bundled import bundled_rounds
 from gpuscale.mlperf.load import RoundNamesError, named_rounds, published_rounds
 from gpuscale.sources import fetch
 from gpuscale.sources.fetch import CACHE_ENV, URL_ENV, FetchError, cached, fetch_round
+from gpuscale.tables.commands import quoted_path
 
 from ..mlperf.synthetic_rounds import HARDWARE, ruleset_round
 
@@ -187,6 +188,19 @@ def test_no_repository_there_is_said_with_what_was_kept(tmp_path: Path) -> None:
     assert str(no.value).endswith(
         "a clone or download of the repository, made where it can be reached, is read as a path"
     )
+
+
+def test_a_cache_that_cannot_be_made_says_why_and_what_to_set(tmp_path: Path) -> None:
+    """A cache folder under a file (or on a read-only disk) is said in words a user can
+    act on, with the variable that moves it; it said the system's bare "Not a directory"."""
+    (tmp_path / "notes.txt").write_text("mine")
+    cache = tmp_path / "notes.txt" / "rounds"
+    with pytest.raises(FetchError) as refused:
+        fetch_round(ROUND, cache=cache, url="file:///nowhere")
+    said = str(refused.value)
+    assert f"{quoted_path(tmp_path / 'notes.txt')} is a file, not a folder" in said
+    assert f"set {CACHE_ENV} to a folder where you can write" in said
+    assert "Not a directory" not in said
 
 
 def test_without_git_the_message_says_what_to_do(tmp_path: Path, monkeypatch) -> None:

@@ -9,8 +9,9 @@ against itself or a peer, not scaling), the note saying so. Benchmarks renamed b
 rounds are joined by workload (``ssd`` -> ``retinanet``, ``gnn`` -> ``rgat``; a folder's
 workload is what its round's ruleset says it was, so v1.1's ``ssd`` is ``ssd_resnet34``)
 and said so; a workload missing from later loaded rounds is "retired" only where the rules
-retired it then (``last_rounds``, from ``gpuscale.mlperf.benchmarks.last_rounds``), else
-"not in the loaded rounds after" the round; one missing from earlier rounds is new, and
+retired it then (``last_rounds``, from ``gpuscale.mlperf.benchmarks.last_rounds``), "not
+scored" where later loaded rounds hold results of it without a score, else "not in the
+loaded rounds after" the round; one missing from earlier rounds is new, and
 where the first loaded round is not the workload's first round in MLPerf
 (``first_rounds``, from ``gpuscale.mlperf.benchmarks.first_rounds``) the note says "first
 in the loaded rounds". Each result counts once: a result republished in a
@@ -68,6 +69,7 @@ class _Span:
     folders: dict[str, list[str]]
     first: str | None  # the workload's first MLPerf round, where known
     last: str | None = None  # its last MLPerf round, where the rules retired it
+    listed: tuple[str, ...] = ()  # the rounds holding results of it, scored or not
 
     def notes(self, round_name: str) -> list[str]:
         """Renamed, new, first in the loaded rounds, retired: what the round is to it, said
@@ -91,6 +93,12 @@ class _Span:
         rules right after it, or simply not in the rounds loaded."""
         if self.last == r:
             return f"benchmark retired after {r}"
+        if later := [x for x in self.listed if round_key(x) > round_key(r)]:
+            # v0.7 and v1.1 loaded: v1.1's BERT and MiniGo results fail today's checks
+            return (
+                f"benchmark not scored in the loaded rounds after {r} (its results in "
+                f"{joined(later)} have no score: `gpuscale scores` gives each reason)"
+            )
         note = f"benchmark not in the loaded rounds after {r}"
         if self.last is not None and round_key(self.last) > round_key(r):
             note += f" (in MLPerf until {self.last})"
@@ -109,7 +117,8 @@ def _span(
     scored = set(mine.loc[mine["time_to_train_min"].notna(), "round"])
     present = [r for r in rounds if r in scored]
     folders = {r: sorted(mine.loc[mine["round"] == r, "benchmark"].unique()) for r in present}
-    return _Span(workload, rounds, present, folders, first, last)
+    listed = tuple(r for r in rounds if r in set(mine["round"]))
+    return _Span(workload, rounds, present, folders, first, last, listed)
 
 
 def _republished_note(count: int, republished: bool) -> str:

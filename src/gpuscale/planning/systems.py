@@ -56,8 +56,10 @@ COLUMNS = [
 ]
 
 
-def measured(scores: pd.DataFrame) -> pd.DataFrame:
-    """The systems the plan may use (see the module docstring), one row each."""
+def timed(scores: pd.DataFrame) -> pd.DataFrame:
+    """The results of ``scores`` the plan may use, every column kept: the closed division,
+    a valid time, device count and global batch, a named accelerator, each result once
+    (:func:`measured` adds what the model reads)."""
     rows = counted_in_analyses(scores)
     if "division" in rows:
         rows = rows[rows["division"] == "closed"]
@@ -72,7 +74,12 @@ def measured(scores: pd.DataFrame) -> pd.DataFrame:
     n = pd.to_numeric(rows["accelerators"], errors="coerce").astype(float)
     batch = pd.to_numeric(rows["global_batch_size"], errors="coerce").astype(float)
     ok = np.isfinite(time) & (time > 0) & np.isfinite(n) & (n > 0) & np.isfinite(batch)
-    rows = rows[(ok & (batch > 0)).to_numpy(bool)][COLUMNS].copy()
+    return rows[(ok & (batch > 0)).to_numpy(bool)]
+
+
+def measured(scores: pd.DataFrame) -> pd.DataFrame:
+    """The systems the plan may use (see the module docstring), one row each."""
+    rows = timed(scores)[COLUMNS].copy()
     rows["accelerators"] = rows["accelerators"].astype(float)
     rows["global_batch_size"] = rows["global_batch_size"].astype(float)
     rows["time_to_train_min"] = rows["time_to_train_min"].astype(float)

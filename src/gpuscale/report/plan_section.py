@@ -17,8 +17,9 @@ from gpuscale.names import UnknownNameError
 from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
+from gpuscale.planning.records import Fits
 from gpuscale.planning.result import PlanError, plan_result
-from gpuscale.planning.systems import unplanned
+from gpuscale.planning.systems import timed, unplanned
 from gpuscale.planning.terminal import thin_mark
 from gpuscale.quantities import number, number_range
 from gpuscale.report.rounds_section import not_drawn
@@ -135,8 +136,14 @@ def plan_data(
     out: list[PlanData | NotPlanned | str] = []
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
+    # the family of the results the plan rests on, as the answer's (of scored results): a
+    # count only unscored results ran (v4.1's 56 H100s on Llama2) decides nothing; a
+    # workload with none has the family of all its results, for the plan's refusal
+    usable = timed(scores)
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
-        family = scaling_family(scores[scores["workload"] == workload])
+        family = scaling_family(usable[usable["workload"] == workload]) or scaling_family(
+            scores[scores["workload"] == workload]
+        )
         if not family:
             continue
         request = PlanRequest(
@@ -155,11 +162,32 @@ def plan_data(
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     for workload in [w for w in workloads if w not in STUDY_WORKLOADS]:  # said, never dropped
-        rows = scores[scores["workload"] == workload]
-        if family := scaling_family(rows):
-            ran = rows.loc[rows["accelerator_family"] == family, "accelerators"].dropna()
-            out.append(NotPlanned(workload, family, tuple(sorted({int(n) for n in ran}))))
+        if fits is None or workload not in fits["workloads"]:
+            if anyone := scaling_family(scores[scores["workload"] == workload]):
+                out.append(_no_plan(workload, anyone, fits, left_out))
+            continue
+        # its counts too: one only unscored results ran (v1.1's DLRM at 64 and 112) has no
+        # time in the command named
+        rows = usable[usable["workload"] == workload]
+        family = scaling_family(rows)  # the fits hold the workload: some family ran it
+        ran = rows.loc[rows["accelerator_family"] == family, "accelerators"].dropna()
+        out.append(NotPlanned(workload, family, tuple(sorted({int(n) for n in ran}))))
     return out
+
+
+def _no_plan(workload: str, family: str, fits: Fits | None, left_out: dict[str, str]) -> str:
+    """Why ``workload`` has no plan, the plan's own refusal as the command line says it
+    (v1.1's MiniGo: none of its results is scored), where the report plans no such
+    workload: naming a command that is refused would send its readers to an error."""
+    request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
+    try:
+        if fits is None:
+            raise PlanError("no MLPerf results in the data given")
+        plan_result(request, fits, left_out)
+        why = f"no measured system of {workload} in the data given"
+    except (PlanError, UnknownNameError) as exc:
+        why = command_line_words(exc)
+    return f"{display_name(workload)}: no plan ({why})."
 
 
 def command_line_words(exc: Exception) -> str:

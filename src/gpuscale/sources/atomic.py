@@ -36,7 +36,7 @@ from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import raw_round_out
 from gpuscale.tables.workloads import round_key
-from gpuscale.tables.writable import why_unwritable
+from gpuscale.tables.writable import is_mount_point, why_unwritable
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"
@@ -166,7 +166,7 @@ def write_atomically(
                 f"{quoted_path(out_dir)} exists and is not a folder; choose another output folder"
             )
         check_owner(out_dir, command, sources, replaces=replaces)
-        mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
+        mount = is_mount_point(out_dir)  # renames from beside it would cross file systems
         base = out_dir if mount else out_dir.parent
         # a run killed before it could clean up (SIGKILL) left its folders: none holds them
         for leftover in ("tmp", "old"):

@@ -44,6 +44,7 @@ from gpuscale.sources.entries import SourceError
 from gpuscale.sources.processes import lifeline
 from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.writable import why_unwritable
 
 CACHE_ENV = "GPUSCALE_ROUNDS_CACHE"  # a folder: the rounds fetched
 URL_ENV = "GPUSCALE_ROUNDS_URL"  # a URL with {round}: where rounds are fetched from
@@ -150,7 +151,9 @@ def fetch_round(
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FetchError(
-            f"cannot make the rounds' cache {quoted_path(cache)}: {exc.strerror}"
+            f"cannot make the rounds' cache {quoted_path(cache)}: {why_unwritable(exc, cache)}; "
+            f"set {CACHE_ENV} to a folder where you can write, or give the round's folder or "
+            "archive as a path"
         ) from None
     with _lock(cache / f".training_results_{round_name}.lock"):
         if (found := cached(round_name, cache)) is not None:  # another process fetched it

@@ -20,7 +20,12 @@ from pathlib import Path
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, has_path, ref
-from gpuscale.tables.writable import existing_ancestor, make_folder, why_unwritable
+from gpuscale.tables.writable import (
+    existing_ancestor,
+    is_mount_point,
+    make_folder,
+    why_unwritable,
+)
 
 # Names of files (data, pages, archives), never of an output folder; a folder's dot is
 # no suffix here (out/v4.1 is a folder)
@@ -114,7 +119,7 @@ def _check_place(field: str, path: Path) -> None:
     try:
         os.lstat(here)  # a name or a path too long
         # a volume (a mount point) is written inside, else beside: its parent takes it
-        base = here if here.is_dir() and os.path.ismount(here) else here.parent
+        base = here if here.is_dir() and is_mount_point(here) else here.parent
     except (FileNotFoundError, NotADirectoryError):  # not there, or a file on the way
         base = here.parent
     except OSError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shlex
 import tempfile
 from pathlib import Path
@@ -20,6 +21,27 @@ from gpuscale.tables.commands import quoted_path
 
 NAME_MAX = 255  # bytes in one name on Linux file systems (ext4, xfs, btrfs, tmpfs)
 PATH_MAX = 4096  # bytes in a whole path (Linux)
+
+
+MOUNTS = "/proc/self/mountinfo"  # Linux: one mounted file system a line, its place 5th
+
+
+def is_mount_point(path: Path, table: str = MOUNTS) -> bool:
+    """Whether a file system is mounted at ``path``: ``os.path.ismount``, or a place the
+    kernel's ``table`` of mounts lists. A bind mount of a folder of the same disk (a
+    container's or a cluster job's volume) has its parent's device, so ``ismount`` says
+    no, yet a rename into it from beside it fails (EXDEV, "Invalid cross-device link"):
+    an output written beside it and moved in never arrived."""
+    if os.path.ismount(path):
+        return True
+    try:
+        with open(table, "rb") as lines:
+            listed = {fields[4] for line in lines if len(fields := line.split()) > 4}
+    except OSError:  # no such table (not Linux): ismount's answer
+        return False
+    # the table writes a space, tab, newline or backslash in a place as \040, \011, ...
+    places = {re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), p) for p in listed}
+    return os.fsencode(os.path.realpath(path)) in places
 
 
 def existing_ancestor(path: Path) -> Path | None:

@@ -23,6 +23,7 @@ Every value above 1 gets one short reason (column ``superlinear``), the first th
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import LINEAR_SPREAD
@@ -52,40 +53,33 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
     above = (table["normalized_efficiency"] > 1).to_numpy(bool)
     if not above.any():
         return out
-    key = table["org"].astype(str) + "/" + table["system_id"].astype(str)
-    family_of = dict(zip(key, table["accelerator_family"], strict=True))  # the last row's
-    n_all = table["accelerators"].astype(float)
-    # the fastest time of each family at each count: a reference's peers
-    fastest_at = table["time_to_train_min"].groupby([table["accelerator_family"], n_all]).min()
-    rows = table[above]
-    ref_key = rows["reference_org"].astype(str) + "/" + rows["reference_system_id"].astype(str)
-    families, times = rows["accelerator_family"].tolist(), rows["time_to_train_min"].tolist()
-    e_prime = rows["normalized_efficiency"].astype(float).tolist()
-    n_refs = rows["reference_accelerators"].astype(float).tolist()
-    for i, (index, n) in enumerate(zip(rows.index, n_all[above].tolist(), strict=True)):
-        family, n_ref = families[i], n_refs[i]
-        if ref_key.iloc[i] in family_of and family != family_of[ref_key.iloc[i]]:
-            out[index] = "other family"
-        elif n < n_ref:
-            out[index] = "below N_ref"
-        elif n == n_ref:
-            out[index] = "faster at N_ref"
+    # by position, in arrays: a table is read once per reference, and tables are small
+    families = table["accelerator_family"].to_numpy(object)
+    n = table["accelerators"].astype(float).to_numpy()
+    times = table["time_to_train_min"].astype(float).to_numpy()
+    keys = zip(table["org"].astype(str), table["system_id"].astype(str), strict=True)
+    family_of = dict(zip(keys, families, strict=True))  # a key of two rows: the last's
+    ref_org = table["reference_org"].astype(str).to_numpy(object)
+    ref_id = table["reference_system_id"].astype(str).to_numpy(object)
+    n_ref = table["reference_accelerators"].astype(float).to_numpy()
+    e_prime = table["normalized_efficiency"].astype(float).to_numpy()
+    for i in np.flatnonzero(above):
+        ref_key = (ref_org[i], ref_id[i])
+        if ref_key in family_of and families[i] != family_of[ref_key]:
+            out.iloc[i] = "other family"
+        elif n[i] < n_ref[i]:
+            out.iloc[i] = "below N_ref"
+        elif n[i] == n_ref[i]:
+            out.iloc[i] = "faster at N_ref"
         elif e_prime[i] <= 1 + TOLERANCE:
-            out[index] = "within spread"
-        elif _against_fastest(fastest_at, family, n_ref, n, float(times[i])) <= 1 + TOLERANCE:
-            out[index] = "slow reference"
-        else:
-            out[index] = "above peers too"
+            out.iloc[i] = "within spread"
+        else:  # E' against the fastest system of its family at the reference's count
+            peers = times[(families == families[i]) & (n == n_ref[i])]
+            peers = peers[~np.isnan(peers)]
+            fastest = peers.min() if len(peers) else np.nan
+            against_peer = (fastest / times[i]) / (n[i] / n_ref[i])
+            out.iloc[i] = "slow reference" if against_peer <= 1 + TOLERANCE else "above peers too"
     return out
-
-
-def _against_fastest(
-    fastest_at: pd.Series, family: object, n_ref: float, n: float, t: float
-) -> float:
-    """E' of a system at ``n`` accelerators taking ``t`` minutes against the fastest
-    system of its ``family`` at ``n_ref`` (NaN where the family ran none there)."""
-    fastest = float(fastest_at.get((family, n_ref), float("nan")))
-    return (fastest / t) / (n / n_ref)
 
 
 def sentence(code: str) -> str:

@@ -260,13 +260,14 @@ def _factors(rec: Recommendation) -> str:
 def _why_unread(rec: Recommendation) -> str:
     """Why neither factor was read, from the compared systems' fields (``Recommendation``'s
     ``unread_*``): a count read but flagged as impossible (how many of the workload's
-    results are, and why), what the logs lack, no expected count."""
+    results are; each flag's why is in the workload's table), what the logs lack, no
+    expected count."""
     parts = []
     if rec.unread_flag:
         flagged, results = rec.flagged_results
         parts.append(
-            f"the samples to converge read from the logs are flagged as impossible for "
-            f"{of_the(flagged, results, 'result')} (the compared system's: {rec.unread_flag})"
+            f"the logged samples to converge are flagged as impossible for "
+            f"{of_the(flagged, results, 'result')}"
         )
     if rec.unread_lacking:
         parts.append(f"no {joined(rec.unread_lacking, 'or')} in the logs of the systems compared")

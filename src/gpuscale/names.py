@@ -276,11 +276,15 @@ def resolve_family(
             meant = _begun(name, valid)  # `Gaudi` where only Gaudi2 ran: Gaudi2 offered
             ran = "is a known accelerator with no MLPerf result in the rounds loaded"
             where = f"{_own_devices(_advised_as(name, known.family))}; {where}"
+        # a name read as another (`MI250`: the catalogue's MI250X, `V100`: its default
+        # part) is said so, as an answer says how it read the name
+        read = _key(name) != _key(known.family)
+        who = f"{name!r} read as the accelerator family {known.family}, which" if read else ""
         why = (
-            f"accelerator family {known.family} {ran}{meant}; "
+            f"{who or f'accelerator family {known.family}'} {ran}{meant}; "
             f"another round may: {_OTHER_ROUND}; {where}"
         )
-        message = why.replace(known.family, f"{known.family} ({name!r})", 1)
+        message = why if read else why.replace(known.family, f"{known.family} ({name!r})", 1)
         raise UnknownNameError(message, typed=name, why=why)
     # a typo is offered the short name it was likely meant as (H1000: 'H100', not 'A10G')
     found = (

@@ -189,6 +189,48 @@ def test_a_family_that_ran_none_is_offered_the_one_it_begins(argv: list[str], go
     golden.check(VIEW, f"{argv[0]}: Gaudi", result.stderr)
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["plan", "-w", "bert", "-n", "8", "-a", "MI250"], "--accelerator"),
+        (["analyze", "-b", "bert", "--family", "MI250"], "--family"),
+    ],
+)
+def test_a_name_read_as_another_family_that_ran_none_says_how_it_was_read(
+    argv: list[str], option: str, golden
+) -> None:
+    """A walk: `plan -w bert -a MI250` was refused about "accelerator family MI250X", a
+    part the MI250 is not, without saying it read MI250 so; a family read and run says
+    it ("'H100' read as ..."), a family read and refused now says it too, one line."""
+    from gpuscale.names import UnknownNameError, resolve_family
+
+    result = CliRunner().invoke(app, argv)
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(said) == 1, result.output
+    read = "'MI250' read as the accelerator family MI250X, which is a known accelerator"
+    assert said[0].startswith(f"error: {option} MI250: {read}")
+    golden.check(VIEW, f"{argv[0]}: MI250", result.stderr)
+    with pytest.raises(UnknownNameError) as refused:  # Python's message: the same reading
+        resolve_family("MI250", ["H100-SXM5-80GB"])
+    assert str(refused.value).startswith(read) and "('MI250')" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("typed", "family"),
+    [("A100", "A100-SXM4-80GB"), ("h100", "H100-SXM5-80GB"), ("H100-PCIe", "H100-PCIe-80GB")],
+)
+def test_plan_says_how_it_read_each_short_name(typed: str, family: str) -> None:
+    """`-a A100`, `-a h100`, `-a H100-PCIe` each say the family they were read as, in the
+    answer's lines and JSON's notes."""
+    asked = ["plan", "-w", "bert", "-n", "8", "-a", typed]
+    result = CliRunner().invoke(app, asked)
+    assert result.exit_code == 0, result.output
+    read = f"{typed!r} read as the accelerator family {family}"
+    assert read in " ".join(result.stderr.split())
+    document = json.loads(CliRunner().invoke(app, [*asked, "-f", "json"]).stdout)
+    assert document["model"]["family"] == family and document["notes"][0].startswith(read)
+
+
 def test_python_is_told_python_words_where_a_family_is_refused(golden) -> None:
     """`gpuscale.plan(accelerator='Gaudi')` said `--round`, `scaling_table(families='H100,B200')`
     `--family`: Python's refusals name what Python takes (a keyword, a reader)."""

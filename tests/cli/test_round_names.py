@@ -209,6 +209,31 @@ def test_a_round_name_that_reads_as_no_round_is_offered_none(typed: str) -> None
         assert meant in published_rounds(), meant
 
 
+@pytest.mark.parametrize(("rules", "offered"), [(("v6.0", "v6.1"), "v6.1"), ((), "v5.1")])
+def test_a_round_offered_or_listed_is_said_published_only_where_it_is(
+    monkeypatch, rules: tuple[str, ...], offered: str
+) -> None:
+    """A walk: `trends --round v9.9` offered 'v6.1' and listed "the rounds MLCommons
+    published with mlperf-logging's rules, v0.6 to v6.1", where v6.0 and v6.1 are rounds
+    only the installed mlperf-logging's rules name (their results not known to be out).
+    The refusal lists the published rounds apart from those, and an offer of one says so."""
+    from gpuscale import load_round
+    from gpuscale.mlperf import load
+    from gpuscale.mlperf.load import RoundNamesError
+    from gpuscale.tables.workloads import PUBLISHED, round_key
+
+    monkeypatch.setattr(load, "round_names_known", lambda: frozenset(PUBLISHED) | set(rules))
+    newest = max(PUBLISHED, key=round_key)
+    with pytest.raises(RoundNamesError) as refused:
+        load_round("v9.9", offline=True)
+    said = str(refused.value)
+    assert f"(did you mean {offered!r}" in said
+    assert ("whose results may not be out" in said) == bool(rules)
+    assert f"the rounds MLCommons published, v0.6 to {newest}" in said
+    listed = said.split("has rules for, ")[1].split(";")[0] if rules else ""
+    assert listed == " and ".join(rules) and ("rules for" in said) == bool(rules)
+
+
 def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(tmp_path: Path, golden) -> None:
     """A folder or archive after --round: refused in one line that names it, quoted as a
     shell takes it, to give without --round, as the command then reads it."""

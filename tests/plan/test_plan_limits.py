@@ -17,6 +17,11 @@ from typer.testing import CliRunner
 from gpuscale.cli import app
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.planning import plan
+from gpuscale.planning.cache import default_fits
+from gpuscale.planning.limits import batch_beyond
+from gpuscale.planning.predict import minutes_at_batch, plannable, predict_point
+from gpuscale.quantities import number
+from gpuscale.tables.workloads import round_key
 from tests.plan.test_plan_consistency import check_superlinear
 from tests.plan.test_plan_model import OLD, _scores
 
@@ -137,6 +142,56 @@ def test_far_beyond_the_data_is_said_and_too_far_has_no_time(sweep, measured) ->
             elif octaves <= 1:
                 assert "beyond the largest count" not in row["flags"]
     assert far
+
+
+def test_a_per_device_batch_beyond_any_result_is_flagged(sweep, measured) -> None:
+    """A walk: `plan -w bert -a H100 -n 2,4` assumed 479 samples per device at 2, where no
+    BERT result ran over 256, and the fit credited it throughput per device, said nowhere.
+    A row planned above the most samples per device any result of the workload ran is
+    flagged, naming its batch, that most and the newest round that ran it, and kept out
+    of the picks; no other row is."""
+    flagged = set()
+    for workload, family, table in sweep:
+        runs = measured[measured["workload"] == workload]
+        per = runs["global_batch_size"] / runs["accelerators"]
+        most = per.max()
+        newest = max(runs.loc[per >= most * (1 - 1e-9), "round"], key=round_key)
+        for _, row in table[table["time_to_train_min"].notna()].iterrows():
+            over = row["batch_per_accelerator"] > most * (1 + 1e-9)
+            flags = row["flags"]
+            assert ("batch beyond the data" in flags) == over, (workload, family, flags)
+            if over:
+                flagged.add((workload, family, int(row["accelerators"])))
+                assert f"{number(row['batch_per_accelerator'])} samples per accelerator " in flags
+                assert f"(at most {number(most)}: " in flags and f" in {newest}" in flags
+                assert not row["pareto"] and row["stops_paying"] == ""
+    assert ("bert", "H100-SXM5-80GB", 2) in flagged
+
+
+def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> None:
+    """The flag's time is the plan's own at a global batch of the most per device times
+    the count: at a point's own batch the same function gives the point's time, for every
+    plannable family of every workload from 1 to 1,024 devices; BERT's 479 a device on 2
+    H100s is held against 256 (v4.0, three results), a global batch of 512."""
+    fits = default_fits()
+    families = sorted({f for w in fits["workloads"].values() for f in w["families"]})
+    checked = 0
+    for workload in fits["workloads"]:
+        for family in (f for f in families if plannable(fits, workload, f)):
+            for n in (1, 2, 3, 8, 64, 1024):
+                point = predict_point(fits, workload, family, n)
+                again = minutes_at_batch(fits, workload, point, point["global_batch"])
+                assert math.isclose(again, point["time_to_train_min"], rel_tol=1e-12)
+                checked += 1
+    assert checked > 500
+    point = predict_point(fits, "bert", "H100-SXM5-80GB", 2)
+    beyond = batch_beyond(fits, "bert", point)
+    assert beyond is not None and point["global_batch"] == 958
+    assert beyond["batch_per_accelerator"] == 479 and beyond["most_per_accelerator"] == 256
+    assert (beyond["family"], beyond["round"], beyond["results"]) == ("H100-PCIe-80GB", "v4.0", 3)
+    assert beyond["global_batch"] == 512
+    # within what was run: no record (4 is a count H100 ran, at its own batch)
+    assert batch_beyond(fits, "bert", predict_point(fits, "bert", "H100-SXM5-80GB", 4)) is None
 
 
 def test_the_rise_sentence_names_only_counts_that_were_run(sweep, measured) -> None:

@@ -28,7 +28,7 @@ from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_to_read
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path, round_name_of
 from gpuscale.mlperf.no_results import NoResultsError
-from gpuscale.quantities import agreeing, counted
+from gpuscale.quantities import agreeing, counted, filled, joined
 from gpuscale.sources import SourceError
 from gpuscale.sources.disk_cache import Cache, default_folder, source_identity
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
@@ -38,6 +38,7 @@ from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection, round_hint, round_typed_as_path
 from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import (
+    PUBLISHED,
     RENAMED,
     STUDY_ROUND,
     WORKLOADS,
@@ -231,9 +232,10 @@ def named_rounds(
     return combine(parts) if len(parts) > 1 else parts[0]
 
 
-def _nearest_round(name: str, published: list[str]) -> str:
+def _nearest_round(name: str, published: list[str], to_come: Sequence[str] = ()) -> str:
     """`` (did you mean 'v0.6'?)``: the published round nearest ``name`` as a version
-    (``v0.5`` -> ``v0.6``, never ``v0.7`` for sharing more letters), else as text."""
+    (``v0.5`` -> ``v0.6``, never ``v0.7`` for sharing more letters), else as text; one of
+    ``to_come`` (rules known, results not known to be out) said so."""
     asked = round_key(name)
     if len(asked) != 2 or asked[1] > 9 or not published:  # v5.11: a typo of v5.1, as text
         return did_you_mean(name, published)
@@ -242,7 +244,17 @@ def _nearest_round(name: str, published: list[str]) -> str:
         major, minor = (*round_key(round_name), 0, 0)[:2]
         return abs((major - asked[0]) * 10 + minor - asked[1]), -major
 
-    return f" (did you mean {min(published, key=apart)!r}?)"
+    meant = min(published, key=apart)
+    if meant in to_come:
+        return f" (did you mean {meant!r}, whose results may not be out?)"
+    return f" (did you mean {meant!r}?)"
+
+
+def _to_come(named: list[str], shipped: list[str]) -> list[str]:
+    """The rounds of ``named`` (:func:`published_rounds`) known only by the rules the
+    installed mlperf-logging has for them: not bundled, and not among the rounds whose
+    results gpuscale knows MLCommons published (``tables.workloads.PUBLISHED``)."""
+    return [r for r in named if r not in PUBLISHED and r not in shipped]
 
 
 def _fetched(
@@ -256,11 +268,14 @@ def _fetched(
     published = published_rounds()
     bundled = ", ".join(shipped) or "none"
     if name not in published:
+        to_come = _to_come(published, shipped)
+        out = [r for r in published if r not in to_come]
+        rules = filled(", and those mlperf-logging has rules for, {}", joined(to_come))
         raise RoundNamesError(
             f"round {name} not bundled, nor a round gpuscale fetches by name"
-            f"{_nearest_round(name, published)}: bundled {bundled}; fetched by name: the "
-            f"rounds MLCommons published with mlperf-logging's rules, {published[0]} to "
-            f"{published[-1]}; a round's results folder or archive is read as a path"
+            f"{_nearest_round(name, published, to_come)}: bundled {bundled}; fetched by "
+            f"name: the rounds MLCommons published, {out[0]} to {out[-1]}{rules}; a "
+            "round's results folder or archive is read as a path"
         )
     cache = cache_folder()
     found = cached(name, cache)

@@ -14,7 +14,10 @@ a list of workloads.
   batch, above ``plausibility.SUPERLINEAR_EFFICIENCY`` of the plan's at every smaller
   count the family ran (super-linear scaling: the model's line, not a finding; a property
   of the count, whatever other counts are asked, and a rise the per-device batch explains
-  is no such thing).
+  is no such thing); a per-device batch planned above the largest any system of the
+  workload ran (the throughput the fit credits a larger per-device batch with is its
+  line continued, and the memory check counts no activations: at 2 H100s BERT's batch
+  held from 4 is 479 a device, where no result ran over 256).
 
 Each reason names no count of its own (the table holds them), so rows group by reason.
 A flagged row is kept out of the Pareto front and the "stops paying" picks.
@@ -25,10 +28,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuscale.planning.predict import FLOAT_SLACK, log2_batch, predict_point
-from gpuscale.planning.records import Fits, WorkloadFit
+from gpuscale.planning.predict import (
+    FLOAT_SLACK,
+    batch_grain,
+    floor_per_device,
+    log2_batch,
+    minutes_at_batch,
+    predict_point,
+    runnable_batch,
+)
+from gpuscale.planning.records import Facts, Fits, PlanRow, WorkloadFit
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
-from gpuscale.quantities import filled, joined, number
+from gpuscale.quantities import filled, format_minutes, joined, number
+from gpuscale.tables.workloads import round_key
 
 # Octaves (doublings) beyond the largest count any system of the workload ran: past
 # FAR_OCTAVES a time is flagged as far beyond the data, past REFUSE_OCTAVES none is given
@@ -48,18 +60,34 @@ class Reach:
     smallest: int  # fewest accelerators a scored result ran the workload on (the fits')
     largest: int  # most accelerators a scored result ran it on
     per_device_batch: float  # smallest global batch / accelerators of any system (samples)
+    # the largest global batch / accelerators of any system (samples; NaN: none said its
+    # batch), and the (family, round) of the newest system that ran it, and how many did
+    most_per_device: float = math.nan
+    most_by: tuple[str, str, int] = ("", "", 0)
 
 
 def reach(fit: WorkloadFit) -> Reach:
     """The :class:`Reach` of one workload's fit (``gpuscale.planning.cache``)."""
-    systems = [s for family in fit["families"].values() for s in family["systems"]]
-    counts = [int(s[3]) for s in systems]
-    per_device = [
-        float(s[5]) / int(s[3])
-        for s in systems
+    systems = [(f, s) for f, family in fit["families"].items() for s in family["systems"]]
+    counts = [int(s[3]) for _, s in systems]
+    ran = [
+        (float(s[5]) / int(s[3]), f, str(s[0]))
+        for f, s in systems
         if isinstance(s[5], int | float) and math.isfinite(s[5]) and s[5] > 0
     ]
-    return Reach(fit["workload"], min(counts), max(counts), min(per_device, default=1.0))
+    least = min((per for per, _, _ in ran), default=1.0)
+    most = max((per for per, _, _ in ran), default=math.nan)
+    # a per-device batch a float's rounding away from the most is the most (14 of unet3d)
+    at_most = [(f, r) for per, f, r in ran if per >= most * (1 - FLOAT_SLACK)]
+    family, newest = max(at_most, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
+    return Reach(
+        fit["workload"],
+        min(counts),
+        max(counts),
+        least,
+        most,
+        (family, newest, len(at_most)),
+    )
 
 
 def octaves_beyond(n: int, data: Reach) -> float:
@@ -182,4 +210,51 @@ def superlinear_flag(reference: tuple[int, float] | None, borrowed: bool) -> str
         f"{SUPERLINEAR_EFFICIENCY:g}x the plan's at every smaller count {who} ran: more "
         "than linear scaling gives, so the results or the model's line at one of the counts "
         "is off, not a finding"
+    )
+
+
+def batch_beyond(fits: Fits, workload: str, point: PlanRow) -> Facts | None:
+    """Where ``point`` (``predict_point``) plans a per-device batch above the most any
+    system of the workload ran (:class:`Reach`, beyond float rounding): its per-device
+    batch, the most (``most_per_accelerator``, with the ``family`` and ``round`` of the
+    newest system that ran it, and how many ``results`` did), and the plan's
+    ``global_batch`` and ``time_to_train_min`` at that most, made runnable
+    (``predict.runnable_batch``; :func:`predict.minutes_at_batch`); None where it is
+    within what was run."""
+    fit = fits["workloads"][workload]
+    data = reach(fit)
+    n = int(point["accelerators"])
+    per = point["global_batch"] / n
+    if not per > data.most_per_device * (1 + FLOAT_SLACK):  # NaN: no batch was said
+        return None
+    batch = runnable_batch(data.most_per_device * n, n, floor_per_device(fit), batch_grain(fit))
+    family, round_name, results = data.most_by
+    return {
+        "batch_per_accelerator": per,
+        "most_per_accelerator": data.most_per_device,
+        "family": family,
+        "round": round_name,
+        "results": results,
+        "global_batch": batch,
+        "time_to_train_min": minutes_at_batch(fits, workload, point, batch),
+    }
+
+
+def batch_flag(beyond: Facts | None, workload: str) -> str:
+    """The flag of a count whose per-device batch is beyond the data
+    (:func:`batch_beyond`), else ""."""
+    if beyond is None:
+        return ""
+    most = number(beyond["most_per_accelerator"])
+    others = beyond["results"] - 1
+    also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
+    # no "; " inside: the plan's flags are joined by it
+    return (
+        f"batch beyond the data: {number(beyond['batch_per_accelerator'])} samples per "
+        f"accelerator assumed, more than any result of {workload} ran (at most {most}: "
+        f"{beyond['family']} in {beyond['round']}{also}), where the throughput and the "
+        "samples to converge are the fit's lines continued and whether it fits in memory "
+        f"is not known (activations are not counted): at {most} per accelerator, a global "
+        f"batch of {beyond['global_batch']:,}, the plan gives "
+        f"{format_minutes(beyond['time_to_train_min'])}"
     )

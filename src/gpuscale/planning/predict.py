@@ -333,6 +333,25 @@ def _log_y(fits: Fits, workload: WorkloadFit, family_name: str, x: float, r):
     return level + shape + own, shape, own
 
 
+def _minutes(workload: WorkloadFit, log_y: float, batch: float, n: int, round_name: str) -> float:
+    """Minutes to train on ``n`` devices at global batch ``batch``: device-minutes per
+    reference-batch sample ``exp(log_y)``, times ``C(B)``, over ``n``."""
+    return math.exp(log_y) * convergence(workload, batch, round_name) / n
+
+
+def minutes_at_batch(
+    fits: Fits, workload_name: str, point: PlanRow, batch: float, round_name: str | None = None
+) -> float:
+    """The plan's time at ``point``'s count (a :func:`predict_point` of the same fits and
+    round) had it assumed global batch ``batch``: the per-device batch's term
+    ``c log2(B / N)`` and the samples to converge ``C(B)`` at ``batch``, every other term
+    as planned; ``point``'s own time at its own batch."""
+    workload = fits["workloads"][workload_name]
+    n = point["accelerators"]
+    log_y = point["log_y"] - point["log_batch"] + workload["batch_slope"] * math.log2(batch / n)
+    return _minutes(workload, log_y, batch, n, round_name or workload["round"])
+
+
 def predict_point(
     fits: Fits,
     workload_name: str,
@@ -368,7 +387,7 @@ def predict_point(
     log_y += workload["era_level"][at_round(workload["era"], r)]
     rcp = at_round(workload["rcp"] or {}, r, None)
     expected = rcp["e_min"] * (1 + batch / rcp["b_noise"]) if rcp else math.nan
-    minutes = math.exp(log_y) * convergence(workload, batch, r) / n
+    minutes = _minutes(workload, log_y, batch, n, r)
     intervals = fits.get("intervals") or DEFAULT_INTERVALS
     rests_on = evidence(family)
     factor_e = evidence_factor(rests_on["pairs"], intervals.get(f"evidence_{kind}", 0.0))

@@ -14,6 +14,8 @@ from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, 
 from gpuscale.planning.cache import bundled_coverage, default_fits, fits_of
 from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
+    batch_beyond,
+    batch_flag,
     below_floor,
     far_flag,
     reach,
@@ -180,10 +182,12 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     base = points[next(iter(timed), 0)]  # efficiency: against the smallest with a time
     efficiency = {k: math.exp(base["log_y"] - points[k]["log_y"]) for k in timed}
     against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
+    beyond = {k: batch_beyond(fits, workload, points[k]) for k in timed}
     flags = []
     for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]
         said.append(superlinear_flag(against.get(k), family not in fit["families"]))
+        said.append(batch_flag(beyond.get(k), workload))
         flags.append(([w for w in said if w], efficiency.get(k, math.nan)))
     # faster than linear against a smaller count asked: explained, or flagged unsupported
     verdicts = judged(fit, points, timed)
@@ -248,6 +252,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
                 "beyond_linear_verdict": verdicts.get(k),  # linear.linear_notes says it
                 # (smaller count, ratio) the super-linear check held the count against
                 "superlinear_reference": against.get(k),
+                # the per-device batch above the most any system ran (limits.batch_beyond)
+                "batch_beyond": beyond.get(k),
                 "faster_fewer": at["faster_fewer"],
             }
         )

@@ -59,7 +59,9 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   the largest count any system ran), "super-linear: ..." (throughput per accelerator, at
   the same per-device batch, above ``gpuscale.plausibility.SUPERLINEAR_EFFICIENCY`` of the
   plan's at every smaller count the family ran: ``gpuscale.planning.limits``; a property
-  of the count, not of the other counts asked), "more than linear: ..." (planned faster
+  of the count, not of the other counts asked), "batch beyond the data: ..." (a per-device
+  batch above the most any result of the workload ran, naming it, its family and round,
+  and the plan's time at it), "more than linear: ..." (planned faster
   than linear against a smaller count asked where no family's results between those
   counts ran so: ``beyond_linear``);
 * ``model_state_gb``: the model state each device holds at that count (weights,

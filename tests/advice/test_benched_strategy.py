@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import gpuscale
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
@@ -28,3 +30,20 @@ def test_the_strategy_benched_is_said_where_another_is_predicted() -> None:
     assert "give strategy='fsdp'" in said
     same = " ".join(gpuscale.advise(bench=ROWS, model="tf-30m", strategy="fsdp").explanation)
     assert "was benched with --strategy" not in same
+
+
+def test_a_bucket_size_is_refused_where_the_strategy_benched_is_sharded() -> None:
+    """tf-30m benched with FSDP is advised as FSDP where no strategy is given: DDP's bucket
+    size given then is refused as with strategy='fsdp' asked (a sharded strategy has no
+    buckets); with strategy='ddp' it is used."""
+    with pytest.raises(ValueError) as refused:
+        gpuscale.advise(bench=ROWS, model="tf-30m", bucket_mb=50.0)
+    message = str(refused.value)
+    assert message.startswith("bucket_mb= with bench results of tf-30m measured with ")
+    assert "strategy='fsdp'" in message and "give strategy='ddp'" in message
+    as_ddp = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="ddp", bucket_mb=50.0)
+    default = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="ddp")
+    assert as_ddp.calibration.run.bucket_mb == 50.0
+    assert default.calibration.run.bucket_mb == 25.0
+    # two buckets' worth of a DDP step differ: the size given acts
+    assert list(as_ddp.predictions["step_ms"]) != list(default.predictions["step_ms"])

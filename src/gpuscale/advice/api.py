@@ -18,7 +18,6 @@ from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
 from gpuscale.advice.explain.phrasebook import said, spelled_as
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
 from gpuscale.advice.request import BUCKET_WHY, AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, search
@@ -90,7 +89,7 @@ def check_benched_bucket(request: AdviceRequest, strategy: str | None, model: st
     """``NamedError``: a DDP bucket size given where no strategy is and the bench measured
     the model sharded (the advice predicts the strategy benched): taken and unused, as with
     a sharded strategy asked (``request.PAIRS``)."""
-    given = request.strategy is None and request.bucket_mb != DEFAULT_BUCKET_MB
+    given = request.strategy is None and request.bucket_mb is not None
     if given and strategy not in (None, "ddp"):
         raise NamedError(
             f"{ref('bucket_mb')} with bench results of {model} measured with "

@@ -18,7 +18,6 @@ from gpuscale.advice.model.hardware import (
     step_warnings,
     typed_warnings,
 )
-from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB
 from gpuscale.advice.request_fields import (
     DEFAULT_INTER_NODE,
     DEFAULT_LATENCY_US,
@@ -226,7 +225,7 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
         ref("bucket_mb"),
         f"a sharded {ref('strategy')} (zero2, fsdp, hybrid)",
-        lambda r: r.bucket_mb != DEFAULT_BUCKET_MB and r.strategy not in (None, "ddp"),
+        lambda r: r.bucket_mb is not None and r.strategy not in (None, "ddp"),
         f"{BUCKET_WHY}: leave it out",
     ),
     (

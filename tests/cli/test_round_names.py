@@ -245,3 +245,20 @@ def test_a_path_given_as_a_round_is_refused_with_the_path_to_give(tmp_path: Path
     for typed in ("my results/v5.1.zip", "v4.1.zip"):  # by its separator, or an archive's
         said = runner.invoke(app, ["scores", "--round", typed]).stderr.strip()  # none there
         golden.check("cli/round_names", f"--round {typed}", said)
+
+
+def test_a_path_given_to_load_round_names_read_round(tmp_path: Path) -> None:
+    """``load_round`` takes round names; a folder or an archive given to it is refused in
+    one line naming ``read_round``, which reads it (a name of no such path: by its separator
+    or its archive's suffix)."""
+    from gpuscale import load_round
+    from gpuscale.mlperf.load import RoundNamesError
+
+    folder = tmp_path / "my results"
+    folder.mkdir()
+    for typed in (str(folder), "training_results_v1.1.tar.xz", "results/v0.7"):
+        with pytest.raises(RoundNamesError) as refused:
+            load_round(typed, offline=True)
+        assert str(refused.value) == (
+            f"not a round name: {typed!r} (a folder or archive: read_round({typed!r}) reads it)"
+        )

@@ -128,3 +128,29 @@ def test_a_rise_is_said_as_a_rise_and_within_only_within(tmp_path: Path, golden)
     for now, kind in edges:
         found = change(tmp_path, sweep("a", 1.0), sweep("b", now))
         assert found is not None and (found.kind, found.ratio) == (kind, pytest.approx(now))
+
+
+def test_a_sweep_is_compared_only_with_sweeps_written_before_it(tmp_path: Path) -> None:
+    """Two sweeps run side by side into one file: the one written first is judged against
+    no sweep (the other was written after it), the one written second against the first;
+    a third written later is never the first's baseline."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        "".join(json.dumps(r) + "\n" for s in (sweep("a", 1.0), sweep("b", 0.22)) for r in s)
+    )
+    sweeps = read_sweeps(path)
+    (first,) = judge(sweeps, sweep_id="a")
+    (second,) = judge(sweeps, sweep_id="b")
+    assert first.change is None
+    assert second.change is not None and second.change.against == "a"
+    assert (second.change.before_gbs, second.change.now_gbs) == (1.0, 0.22)
+    path.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for s in (sweep("a", 1.0), sweep("b", 0.9), sweep("c", 0.22))
+            for r in s
+        )
+    )
+    (middle,) = judge(read_sweeps(path), sweep_id="b")
+    assert middle.change is not None and middle.change.against == "a"
+    assert middle.change.kind is ChangeKind.WITHIN and middle.change.now_gbs == 0.9

@@ -189,7 +189,11 @@ class RequestFields(JsonRequest):
         "and across nodes of it).",
     )
     grad_bytes: int = option(4, help="Bytes per gradient element (4 fp32, 2 bf16).")
-    bucket_mb: float = option(DEFAULT_BUCKET_MB, help="DDP bucket_cap_mb (MiB).")
+    bucket_mb: float | None = option(
+        None,
+        help=f"DDP bucket_cap_mb (MiB); default: the one --bench measured the model with, else "
+        f"{DEFAULT_BUCKET_MB:g}.",
+    )
     strategy: str | None = option(
         None,
         help="ddp, zero2 (FSDP SHARD_GRAD_OP), fsdp (full shard) or hybrid (full shard within a "

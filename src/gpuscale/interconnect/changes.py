@@ -135,16 +135,21 @@ def _too_few(header: Header) -> bool:
 def sweep_change(
     ok: pd.DataFrame, headers: Mapping[str, Header], op: str, latest: str, ranks: int
 ) -> SweepChange | None:
-    """The latest sweep's peak against the best earlier sweep that ran alike (same
-    collective, ranks, backend, device kind, nodes and settings), over the sizes both
-    measured: a drop (a rise) only more than :data:`DROP_SHARE` below (above) it and
+    """The latest sweep's peak against the best earlier sweep (written before it) that
+    ran alike (same collective, ranks, backend, device kind, nodes and settings), over the
+    sizes both measured: a drop (a rise) only more than :data:`DROP_SHARE` below (above) it and
     beyond either peak's call-to-call noise, and only where both timed at least
     :data:`MIN_ITERS` calls per size."""
     header = headers.get(latest) or {}
     same = ok[(ok["op"] == op) & (ok["ranks"] == ranks)]
     mine = same[same["sweep_id"] == latest]
+    # earlier: written before it (``headers`` keep the file's order); a sweep run beside
+    # it and written after it is not compared
+    order = list(headers)
+    later = set(order[order.index(latest) + 1 :]) if latest in order else set()
+    others = same[(same["sweep_id"] != latest) & ~same["sweep_id"].isin(later)]
     found = []  # (their peak row, my peak row over the same sizes, their sweep id)
-    for sweep_id, theirs in same[same["sweep_id"] != latest].groupby("sweep_id", sort=False):
+    for sweep_id, theirs in others.groupby("sweep_id", sort=False):
         if not _alike(headers.get(sweep_id) or {}, header):
             continue
         sizes = set(theirs["size_bytes"]) & set(mine["size_bytes"])

@@ -19,6 +19,7 @@ line of code reads it afresh.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from gpuscale.sources.disk_cache import Cache, default_folder, source_identity
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.raw_rounds import is_archive
 from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection, round_hint, round_typed_as_path
 from gpuscale.tables.spelling import did_you_mean
@@ -202,6 +204,11 @@ def load_round(*rounds: str, offline: bool = False) -> RoundTables:
             )
     if not isinstance(offline, bool):  # offline="no" is truthy: never fetching, unasked
         raise TypeError(f"offline must be True or False, not {offline!r}")
+    for r in rounds:  # a folder or archive: read_round reads it, as a command's path argument
+        if round_name(r) is None and ("/" in r or os.sep in r or is_archive(r) or Path(r).exists()):
+            raise RoundNamesError(
+                f"not a round name: {r!r} (a folder or archive: read_round({r!r}) reads it)"
+            )
     return named_rounds(list(rounds), offline=offline)
 
 

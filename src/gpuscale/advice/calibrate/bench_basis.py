@@ -199,6 +199,7 @@ def from_bench(
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         max_batch=max_batch,
         strategy=strategy,
+        bucket_mb=cal.run.bucket_mb,  # the one benched, the default where none is asked
         overlap=overlap,
     )
     machine = replace(machine, network=network, power=power)

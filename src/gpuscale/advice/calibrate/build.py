@@ -174,7 +174,8 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "link": machine.link_assumed,
     }
     asked = {
-        "bucket_mb": request.bucket_mb,
+        # default: the bucket size benched (its row's, else DEFAULT_BUCKET_MB), as the strategy
+        "bucket_mb": run.bucket_mb if request.bucket_mb is None else request.bucket_mb,
         "strategy": request.strategy or run.strategy,  # default: as benched
         "global_batch": request.global_batch,
         "max_accum": run.accum_taking(request.global_batch),

@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pages_text() -> str:
-    """The README and every docs page, where the worked examples now live."""
+    """The README and every docs page, where the worked examples now live, as a reader
+    reads them (HTML comments, such as the doc-number markers, left out)."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    return "\n".join(page.read_text() for page in pages)
+    return re.sub(r"<!--.*?-->", "", "\n".join(page.read_text() for page in pages), flags=re.S)
 
 
 def command_after(marker: str) -> str:

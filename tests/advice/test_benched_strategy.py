@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.types import FindingKind
+from gpuscale.tables.requests import NamedError
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 H100_RESNET = Path(__file__).parent / "h100_resnet50_bf16.jsonl"
@@ -37,11 +40,11 @@ def test_a_bucket_size_is_refused_where_the_strategy_benched_is_sharded() -> Non
     """tf-30m benched with FSDP is advised as FSDP where no strategy is given: DDP's bucket
     size given then is refused as with strategy='fsdp' asked (a sharded strategy has no
     buckets); with strategy='ddp' it is used."""
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(CalibrationError) as refused:
         gpuscale.advise(bench=ROWS, model="tf-30m", bucket_mb=50.0)
-    message = str(refused.value)
-    assert message.startswith("bucket_mb= with bench results of tf-30m measured with ")
-    assert "strategy='fsdp'" in message and "give strategy='ddp'" in message
+    found = refused.value.found
+    assert found.kind is FindingKind.BUCKET_UNUSED_BY_BENCHED
+    assert dict(found.values) == {"model": "tf-30m", "strategy": "fsdp"}
     as_ddp = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="ddp", bucket_mb=50.0)
     default = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="ddp")
     assert as_ddp.calibration.run.bucket_mb == 50.0
@@ -68,5 +71,6 @@ def test_the_bucket_size_benched_is_the_one_advised_where_none_is_given(tmp_path
     steps = {mb: list(a.predictions["step_ms"]) for mb, a in given.items()}
     assert list(benched.predictions["step_ms"]) == steps[10.0] != steps[25.0]
     # with a sharded strategy asked, a bucket size given is refused, its default value too
-    with pytest.raises(ValueError, match="bucket_mb= with a sharded strategy="):
+    with pytest.raises(ValueError) as sharded:
         gpuscale.advise(bench=path, strategy="fsdp", bucket_mb=25.0)
+    assert isinstance(sharded.value, NamedError)  # refused as a pair, before any calibration

@@ -18,7 +18,7 @@ from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal
 from gpuscale.advice.explain.document import Worded
 from gpuscale.advice.explain.explanation import worded
 from gpuscale.advice.explain.phrasebook import said, spelled_as
-from gpuscale.advice.request import BUCKET_WHY, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.request_fields import SHAPE_NUMBERS
 from gpuscale.advice.search.decide import NoneHolds, search
 from gpuscale.advice.search.predict import Refused
@@ -75,7 +75,6 @@ def advise(
     except CalibrationError as refused:  # the bench's reason, said
         worded_refusal(refused)
         raise
-    check_benched_bucket(request, calibration.run.strategy, calibration.model.name)
     try:
         found = search(worded(calibration))
     except Refused as refused:  # the search's reason, said
@@ -83,19 +82,6 @@ def advise(
     except NoneHolds as none:
         raise NamedError(nothing_fits(none.memory, none.sources)) from None
     return Advice(**{f.name: getattr(found, f.name) for f in fields(found)})
-
-
-def check_benched_bucket(request: AdviceRequest, strategy: str | None, model: str) -> None:
-    """``NamedError``: a DDP bucket size given where no strategy is and the bench measured
-    the model sharded (the advice predicts the strategy benched): taken and unused, as with
-    a sharded strategy asked (``request.PAIRS``)."""
-    given = request.strategy is None and request.bucket_mb is not None
-    if given and strategy not in (None, "ddp"):
-        raise NamedError(
-            f"{ref('bucket_mb')} with bench results of {model} measured with "
-            f"{ref('strategy', strategy)}, the strategy advised: "
-            f"{BUCKET_WHY}: leave it out, or give {ref('strategy', 'ddp')} to advise DDP"
-        )
 
 
 def worded_refusal(refused: CalibrationError) -> CalibrationError:

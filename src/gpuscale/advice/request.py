@@ -174,11 +174,6 @@ NAMED: dict[str, Callable[[str], str]] = {
     "ruleset": resolve_ruleset,
     "workload": lambda name: resolve_workloads([name])[0],
 }
-# Why a DDP bucket size is refused with a sharded strategy, asked or the one benched
-BUCKET_WHY = (
-    "the bucket size is DDP's, its gradients all-reduced in buckets; a sharded strategy "
-    "communicates per unit it wraps, in no buckets"
-)
 # (option, other option, whether the request gives both in contradiction, why)
 PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
     (
@@ -226,7 +221,8 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         ref("bucket_mb"),
         f"a sharded {ref('strategy')} (zero2, fsdp, hybrid)",
         lambda r: r.bucket_mb is not None and r.strategy not in (None, "ddp"),
-        f"{BUCKET_WHY}: leave it out",
+        "the bucket size is DDP's, its gradients all-reduced in buckets; a sharded strategy "
+        "communicates per unit it wraps, in no buckets: leave it out",
     ),
     (
         f"{ref('inter_node')} or {ref('nics_per_node')}",

@@ -173,6 +173,14 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         "batch": one_step and bench is None,
         "link": machine.link_assumed,
     }
+    if (
+        request.bucket_mb is not None
+        and request.strategy is None
+        and run.strategy not in (None, "ddp")
+    ):
+        # DDP's bucket size given where the strategy advised, the one benched, has none
+        bucket = {"model": cal.model.name, "strategy": run.strategy}
+        raise CalibrationError(Finding.of(FindingKind.BUCKET_UNUSED_BY_BENCHED, **bucket))
     asked = {
         # default: the bucket size benched (its row's, else DEFAULT_BUCKET_MB), as the strategy
         "bucket_mb": run.bucket_mb if request.bucket_mb is None else request.bucket_mb,

@@ -155,8 +155,9 @@ class CommCurve:
 
 def searched_counts(most: int, per_node: int | None = None) -> list[int]:
     """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one node
-    of ``per_node`` devices only whole nodes, in powers of two of nodes (1, 2, 4, ... nodes:
-    nodes of 6 search 6, 12 and 24, which no power of two of devices is) and ``most``."""
+    of ``per_node`` devices only whole nodes: one, its doublings (nodes of 6 search 6, 12
+    and 24, which no power of two of devices is) and the most whole nodes within ``most``
+    (18 of at most 20)."""
     counts, n = [], 1
     while n < most:
         counts.append(n)
@@ -165,7 +166,8 @@ def searched_counts(most: int, per_node: int | None = None) -> list[int]:
     if per_node:
         nodes = [per_node * 2**k for k in range(most.bit_length()) if per_node * 2**k <= most]
         kept = {c for c in counts if c <= per_node or c % per_node == 0}
-        counts = sorted(kept.union(nodes))
+        top = most // per_node * per_node  # the most whole nodes allowed
+        counts = sorted(kept.union(nodes, [top] if top >= per_node else []))
     return counts
 
 

@@ -63,11 +63,17 @@ TABLE_DIGITS = 4  # the significant figures of a terminal table's numbers (zeros
 def share_text(value: object, spec: str) -> str:
     """``value`` by the share format ``spec`` (``.0%``, ``+.0%``), a share that is not 0
     never written as one: below the spec's last place it gets the places of its first
-    figure (``.0%`` of 0.0026: 0.3%, not 0%), as a table and a sentence both write it."""
+    figure (``.0%`` of 0.0026: 0.3%, not 0%), as a table and a sentence both write it;
+    nor a change above -100% as -100% (all of it gone): ``+.0%`` of -0.997 is -99.7%."""
     text = format(value, spec)
-    if isinstance(value, numbers.Real) and value and not any(c in "123456789" for c in text):
+    if not isinstance(value, numbers.Real):
+        return text
+    if value and not any(c in "123456789" for c in text):
         places = max(0, -math.floor(math.log10(abs(float(value)) * 100)))
         return format(value, f"{spec.partition('.')[0]}.{places}%")  # its sign kept
+    if -1 < value < 0 and text.endswith("%") and float(text[:-1]) == -100:
+        places = max(1, -math.floor(math.log10((1 + float(value)) * 100)))
+        return format(value, f"{spec.partition('.')[0]}.{places}%")
     return text
 
 

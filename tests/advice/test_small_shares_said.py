@@ -19,6 +19,11 @@ from gpuscale.quantities import share_text
         (0.5, ".0%", "50%"),
         (0.0, ".0%", "0%"),
         (0.00049, ".1%", "0.05%"),
+        # a change above -100% is never -100% (all of it gone): a step's interval of -99.7%
+        (-0.997, "+.0%", "-99.7%"),
+        (-0.9996, "+.0%", "-99.96%"),
+        (-1.0, "+.0%", "-100%"),
+        (-0.5, "+.0%", "-50%"),
     ],
 )
 def test_a_share_keeps_its_first_figure(value: float, spec: str, text: str) -> None:

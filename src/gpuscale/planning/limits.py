@@ -213,16 +213,18 @@ def superlinear_flag(reference: tuple[int, float] | None, borrowed: bool) -> str
     )
 
 
-def batch_beyond(fits: Fits, workload: str, point: PlanRow) -> Facts | None:
+def batch_beyond(
+    fits: Fits, workload: str, point: PlanRow, data: Reach | None = None
+) -> Facts | None:
     """Where ``point`` (``predict_point``) plans a per-device batch above the most any
     system of the workload ran (:class:`Reach`, beyond float rounding): its per-device
     batch, the most (``most_per_accelerator``, with the ``family`` and ``round`` of the
     newest system that ran it, and how many ``results`` did), and the plan's
     ``global_batch`` and ``time_to_train_min`` at that most, made runnable
     (``predict.runnable_batch``; :func:`predict.minutes_at_batch`); None where it is
-    within what was run."""
+    within what was run. ``data``: the workload's :class:`Reach`, where the caller has it."""
     fit = fits["workloads"][workload]
-    data = reach(fit)
+    data = data or reach(fit)
     n = int(point["accelerators"])
     per = point["global_batch"] / n
     if not per > data.most_per_device * (1 + FLOAT_SLACK):  # NaN: no batch was said

@@ -182,7 +182,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     base = points[next(iter(timed), 0)]  # efficiency: against the smallest with a time
     efficiency = {k: math.exp(base["log_y"] - points[k]["log_y"]) for k in timed}
     against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
-    beyond = {k: batch_beyond(fits, workload, points[k]) for k in timed}
+    beyond = {k: batch_beyond(fits, workload, points[k], data) for k in timed}
     flags = []
     for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]

@@ -11,6 +11,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.types import FindingKind
 from gpuscale.tables.requests import NamedError
 
@@ -70,6 +71,11 @@ def test_the_bucket_size_benched_is_the_one_advised_where_none_is_given(tmp_path
     assert given[25.0].calibration.run.bucket_mb == 25.0
     steps = {mb: list(a.predictions["step_ms"]) for mb, a in given.items()}
     assert list(benched.predictions["step_ms"]) == steps[10.0] != steps[25.0]
+    # -f json carries the bucket the steps were priced with, and none where sharded
+    assert advice_document(benched)["recommendation"]["bucket_mb"] == 10.0
+    assert advice_document(given[25.0])["recommendation"]["bucket_mb"] == 25.0
+    fsdp = gpuscale.advise(bench=path, strategy="fsdp")
+    assert advice_document(fsdp)["recommendation"]["bucket_mb"] is None
     # with a sharded strategy asked, a bucket size given is refused, its default value too
     with pytest.raises(ValueError) as sharded:
         gpuscale.advise(bench=path, strategy="fsdp", bucket_mb=25.0)

@@ -184,6 +184,10 @@ DERIVED: dict[str, Callable[..., object]] = {
         plain(a.break_even), "compute_ms_per_grad_mb", "params", "target_efficiency_params"
     ),
     "document.recommendation.model": lambda a: said(a.calibration.model.name),
+    # DDP's gradient bucket (MiB): the one given, else benched, else DDP's 25; none sharded
+    "document.recommendation.bucket_mb": lambda a: (
+        a.calibration.run.bucket_mb if a.calibration.run.strategy == "ddp" else None
+    ),
     # every assumed term whose range moves the count (``withheld_by``: the first)
     "document.recommendation.moved_by": lambda a: moved_by(a.decision),
     "document.recommendation.terms_evidence": _terms_evidence,

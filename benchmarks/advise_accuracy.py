@@ -43,13 +43,18 @@ Usage::
     ``--only-unseen`` runs only this part, ``--unseen-data DIR`` (repeatable) keeps or
     reuses a run's files.
 
-The last line reads ``median absolute percentage error: X%`` for part (a)'s model.
+The last line reads ``median absolute percentage error: X%`` for part (a)'s model. Each
+part run writes its summary into ``benchmarks/results/advise_accuracy.json`` (``--out``),
+under its letter, with the command; the parts not run keep what an earlier run wrote
+there (docs/advice-accuracy.md quotes the file).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 import tempfile
 from pathlib import Path
 
@@ -58,6 +63,7 @@ import pandas as pd
 
 from advise_unseen import bench_models, part_d, sweep_all_reduce
 
+RESULTS = Path(__file__).resolve().parent / "results" / "advise_accuracy.json"
 PROTOCOL = ("mlp-0.2m", "mlp-1m", "tf-1.5m", "mlp-4m", "mlp-17m")
 HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
@@ -115,7 +121,7 @@ def _ape(predicted: pd.Series, measured: pd.Series) -> pd.Series:
     return 100 * (predicted / measured - 1).abs()
 
 
-def part_a(steps: int, repeat: int) -> float:
+def part_a(steps: int, repeat: int) -> dict:
     rows = []
     models = PROTOCOL + HELD_OUT
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +159,20 @@ def part_a(steps: int, repeat: int) -> float:
     mape = float(frame["model_ape"].median())
     verdict = "beats" if mape < best else "does NOT beat"
     print(f"    the model {verdict} the best baseline ({best:.1f}%)")
-    return mape
+    names = ("model", "ideal", "no_comm", "preset")
+    return {
+        "steps": steps,
+        "repeats": repeat,
+        "median_abs_step_error_pct": mape,
+        "by_models": {
+            label: {name: float(part[f"{name}_ape"].median()) for name in names}
+            for label, part in (
+                ("protocol", frame[~frame["held_out"]]),
+                ("held out", frame[frame["held_out"]]),
+            )
+        },
+        "by_model_pct": {m: float(v) for m, v in shown["model_ape"].items()},
+    }
 
 
 def _neighbour(points: list[tuple[float, float]], b: float) -> float:
@@ -164,7 +183,7 @@ def _neighbour(points: list[tuple[float, float]], b: float) -> float:
     return e1 * (b / b1) ** slope
 
 
-def part_b() -> None:
+def part_b() -> dict:
     import mlperf_logging
 
     from gpuscale import load_round
@@ -219,9 +238,16 @@ def part_b() -> None:
                     "median_abs_error_pct": 100 * float(np.median(np.abs(ratio - 1))),
                 }
             )
-    frame = pd.DataFrame(rows)
+    expected = pd.DataFrame(rows)
     print("    expected_samples_to_converge against the measured samples, bundled rounds:")
-    print(frame.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    print(expected.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    return {
+        "rcp_sets": len(frame),
+        "leave_one_out_median_error_pct": {
+            c: float(frame[c].median()) for c in ("E(B)", "constant", "neighbours")
+        },
+        "expected_samples": expected.to_dict("records"),
+    }
 
 
 def _forward(frontier: pd.DataFrame, round_name: str, benchmark: str) -> list[dict]:
@@ -261,7 +287,7 @@ def _forward(frontier: pd.DataFrame, round_name: str, benchmark: str) -> list[di
     return rows
 
 
-def part_c() -> None:
+def part_c() -> dict:
     from gpuscale import load_round
     from gpuscale.analysis.equilibrium import fastest_per_count
     from gpuscale.analysis.metrics import scaling_table
@@ -295,6 +321,19 @@ def part_c() -> None:
         f"    over all {len(frame)} predictions: "
         + ", ".join(f"{c} {frame[c].median():.1f}%" for c in laws)
     )
+    return {
+        "predictions": len(frame),
+        "median_abs_error_pct": {c: float(frame[c].median()) for c in laws},
+    }
+
+
+def write_results(parts: dict[str, dict], out: Path) -> None:
+    """``parts`` (by letter) over what ``out`` held, each with the command that made it."""
+    held = json.loads(out.read_text()) if out.exists() else {}
+    command = "python benchmarks/advise_accuracy.py " + " ".join(sys.argv[1:])
+    held |= {letter: {"command": command.strip()} | part for letter, part in parts.items()}
+    out.write_text(json.dumps(dict(sorted(held.items())), indent=1) + "\n")
+    print(f"wrote {out} (parts {', '.join(sorted(parts))})")
 
 
 def main() -> None:
@@ -317,21 +356,23 @@ def main() -> None:
         help="part (d): each bench configuration run this many times, the median kept",
     )
     parser.add_argument("--skip-unseen", action="store_true", help="no part (d)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file")
     args = parser.parse_args()
+    parts: dict[str, dict] = {}
     if not args.skip_unseen:
         with tempfile.TemporaryDirectory() as tmp:
-            part_d(
+            parts["d"] = part_d(
                 args.unseen_data or [Path(tmp) / "1", Path(tmp) / "2"],
                 args.steps,
                 args.bench_repeat,
             )
-        if args.only_unseen:
-            return
-    part_b()
-    part_c()
-    if not args.skip_a:
-        mape = part_a(args.steps, args.repeat)
-        print(f"median absolute percentage error: {mape:.1f}%")
+    if not args.only_unseen:
+        parts["b"], parts["c"] = part_b(), part_c()
+        if not args.skip_a:
+            parts["a"] = part_a(args.steps, args.repeat)
+    write_results(parts, args.out)
+    if "a" in parts:
+        print(f"median absolute percentage error: {parts['a']['median_abs_step_error_pct']:.1f}%")
 
 
 if __name__ == "__main__":

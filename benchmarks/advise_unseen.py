@@ -280,10 +280,10 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     return row
 
 
-def part_d(data: list[Path], steps: int, repeat: int = 1) -> None:
+def part_d(data: list[Path], steps: int, repeat: int = 1) -> dict[str, dict]:
     """The unseen models (``UNSEEN`` and ``SMALL_UNSEEN``), one table per run, with issue
-    26's three goals, for all of them and for the small ones alone."""
-    frames = []
+    26's three goals, for all of them and for the small ones alone (returned by label)."""
+    frames, goals = [], {}
     for index, folder in enumerate(data):
         table, sweep = collect_unseen(folder, steps, repeat)
         flagged = int(table["flagged"].fillna(False).astype(bool).sum())
@@ -296,16 +296,19 @@ def part_d(data: list[Path], steps: int, repeat: int = 1) -> None:
         )
         print(frame.drop(columns="run").to_string(index=False, float_format=lambda v: f"{v:.3g}"))
         frames.append(frame)
-        _goals(frame, f"run {index + 1}")
+        goals[f"run {index + 1}"] = _goals(frame, f"run {index + 1}")
     if len(frames) > 1:
-        _goals(pd.concat(frames), "all runs")
+        goals["all runs"] = _goals(pd.concat(frames), "all runs")
     small = {m.partition(":")[2] for m in SMALL_UNSEEN}
     both = pd.concat(frames)
     if both["model"].isin(small).any():
-        _goals(both[both["model"].isin(small)], "small models, all runs")
+        label = "small models, all runs"
+        goals[label] = _goals(both[both["model"].isin(small)], label)
+    return goals
 
 
-def _goals(frame: pd.DataFrame, label: str) -> None:
+def _goals(frame: pd.DataFrame, label: str) -> dict:
+    """Prints the three goals' numbers and verdicts; returns the numbers."""
     model = frame["error_pct"].abs().median()
     baselines = {b: frame[f"{b}_error_pct"].abs().median() for b in ("ideal", "no_comm", "preset")}
     coverage = frame["covered"].mean()
@@ -334,3 +337,11 @@ def _goals(frame: pd.DataFrame, label: str) -> None:
         f"      goal 3, 80% interval coverage 70-90%: {coverage:.0%} "
         f"({int(frame['covered'].sum())}/{len(frame)}): {verdict(0.7 <= coverage <= 0.9)}"
     )
+    return {
+        "models": len(frame),
+        "median_abs_step_error_pct": float(model),
+        "baselines_median_abs_step_error_pct": {k: float(v) for k, v in baselines.items()},
+        "decisive": len(decisive),
+        "count_right": int(decisive["right"].sum()),
+        "covered": int(frame["covered"].sum()),
+    }

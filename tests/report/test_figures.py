@@ -164,6 +164,22 @@ def test_nothing_is_cut_off(study_analysis, v50) -> None:
     assert clipped == {}
 
 
+def test_a_long_family_name_is_not_cut_off(v50) -> None:
+    """The systems figure names families on its y axis: a name longer than its left margin
+    holds (v0.7's V100-SXM3-32GB-450W) widens the figure, the axes kept."""
+    from dataclasses import replace
+
+    (result,) = analyze(v50, ["bert"], AnalysisOptions(n_boot=100))
+    first = result.table["accelerator_family"].iloc[0]
+    long_name = result.table["accelerator_family"].replace(first, "V100-SXM3-32GB-450W-" * 2)
+    renamed = replace(result, table=result.table.assign(accelerator_family=long_name))
+    short, wide = (FIGURES["systems"](r).figure for r in (result, renamed))
+    assert clipped_texts(wide) == []
+    assert wide.get_figwidth() > short.get_figwidth()
+    axes_width_in = [f.axes[0].get_position().width * f.get_figwidth() for f in (short, wide)]
+    assert axes_width_in[1] == pytest.approx(axes_width_in[0])
+
+
 def test_clipping_check_can_fail() -> None:
     from matplotlib.figure import Figure
 

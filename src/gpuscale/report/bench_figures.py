@@ -8,7 +8,6 @@ from collections.abc import Hashable
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import joined, noun_for, number
@@ -24,6 +23,7 @@ from gpuscale.report.style import (
     legend_outside,
     new_axes,
     plain_log,
+    room_for_ticks,
     styled,
 )
 
@@ -109,28 +109,6 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     fig.subplots_adjust(**MARGINS)
     room_for_ticks(fig, ax)
     return Chart(fig, labels)
-
-
-def room_for_ticks(fig: Figure, ax: Axes, pad_in: float = 0.05) -> None:
-    """Grow the figure to the left and below by what ``ax``'s labels (its rotated tick
-    labels of long names above all) reach past its edges as laid out, the axes' own size
-    and the other margins kept: nothing is cut off when the figure is saved at its size."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: one measuring pass
-
-    box = ax.get_tightbbox(FigureCanvasAgg(fig).get_renderer())
-    left, below = (max(0.0, -edge / fig.dpi) for edge in (box.x0, box.y0))
-    left, below = (past + pad_in if past else 0.0 for past in (left, below))
-    if not (left or below):
-        return
-    width, height = fig.get_size_inches()
-    kept = fig.subplotpars
-    fig.set_size_inches(width + left, height + below)
-    fig.subplots_adjust(
-        left=(kept.left * width + left) / (width + left),
-        right=(kept.right * width + left) / (width + left),
-        bottom=(kept.bottom * height + below) / (height + below),
-        top=(kept.top * height + below) / (height + below),
-    )
 
 
 def _folded(label: str, most: int = 24) -> str:

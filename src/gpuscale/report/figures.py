@@ -41,6 +41,7 @@ from gpuscale.report.style import (
     log_x,
     new_axes,
     plain_log,
+    room_for_ticks,
     set_markers,
     styled,
 )
@@ -166,6 +167,7 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     ax.grid(axis="x", alpha=0.25)
     # margins in inches (tick labels and the axis label need ~0.6 in whatever the height)
     fig.subplots_adjust(left=0.25, right=0.78, bottom=0.62 / height, top=1 - 0.42 / height)
+    room_for_ticks(fig, ax)  # a family's name longer than the left margin holds
     tips = [
         f"{r.accelerator_family}, {counted(r.accelerators, 'accelerator')}: "
         f"{counted(r.systems, 'system')}: {r.names}"

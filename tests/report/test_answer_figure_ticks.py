@@ -41,3 +41,19 @@ def test_a_view_with_one_tick_widens_to_the_ticks_around_it() -> None:
     counts = (4.0 ** np.arange(0, 9), 2.0 ** np.arange(0, 17))
     ticks, view = _two_or_more((6.0, 40.0), *counts)
     assert list(ticks) == [8.0, 16.0, 32.0] and view == (6.0, 40.0)  # powers of 2 then
+
+
+@pytest.mark.parametrize("draw", [overview_like, scaling], ids=["first screen", "workload"])
+def test_the_recommended_count_at_the_largest_is_written_inside(draw) -> None:
+    """v3.0 GPT-3's 3,584 H100s, the largest count, ringed at the right edge of a right-hand
+    panel: its count is written to the ring's left, inside the axes and the figure."""
+    from .figure_checks import clipped_texts
+
+    (result,) = analyze(load_round("v3.0"), ["gpt3"], AnalysisOptions(n_boot=100))
+    figure = (draw([result]) if draw is overview_like else draw(result)).figure
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    written = [(ax, t) for ax in figure.axes for t in ax.texts if t.get_text() == "3,584"]
+    assert written
+    for ax, text in written:
+        assert text.get_window_extent(renderer).x1 <= ax.get_window_extent(renderer).x1
+    assert clipped_texts(figure) == []

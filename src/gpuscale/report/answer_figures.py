@@ -117,11 +117,13 @@ def _ring(ax: Axes, rec: Recommendation, like: pd.DataFrame, column: str) -> Non
         return
     x, y = float(row["accelerators"].iloc[0]), float(row[column].iloc[0])
     ax.scatter([x], [y], **RING)
+    rightmost = x >= like["accelerators"].max()  # at the axes' right edge: written to the left
     ax.annotate(
         f"{rec.accelerators:,}",
         (x, y),
-        xytext=(6, 6),
+        xytext=(-6 if rightmost else 6, 6),
         textcoords="offset points",
+        ha="right" if rightmost else "left",
         fontweight="bold",
     )
 

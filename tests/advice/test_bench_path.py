@@ -107,6 +107,21 @@ def test_runs_of_several_flags_are_said_as_runs_and_flags(tmp_path: Path, golden
     golden.check(VIEW, "two runs of two flags refused", str(refused.value))
 
 
+def test_a_row_lacking_a_field_the_others_have_is_read(tmp_path: Path) -> None:
+    """An older row without ``grad_comm`` beside rows that have it: its configuration's key
+    took the missing value as a float, which the join refused (a TypeError traceback)."""
+    records = one_and_two("tf-7m", 6_870_000, flags=BUSY)
+    del records[0]["config"]["grad_comm"]
+    path = tmp_path / "results.jsonl"
+    for record in records:
+        append_result(path, record)
+    allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    assert allowed.calibration.runs.one_step_ms == pytest.approx(7.0)  # the N = 1 run's
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16")
+    assert refused.value.left is not None and refused.value.left.left == 2
+
+
 def _noise(steps: int) -> dict:
     """Gradient norms over ``steps`` steps: |g|^2 at 8 samples, at 16 (G^2 = 0.1,
     tr(Sigma) = 9.6 -> B_simple 96)."""

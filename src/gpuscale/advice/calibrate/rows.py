@@ -170,7 +170,9 @@ def _configuration(table: pd.DataFrame) -> pd.Series:
     """Each run's configuration and count, but its steps, as one key."""
     same = [c for c in BENCH_GROUP_COLUMNS if c != "steps"]
     same += ["batch_per_device", "global_batch", "accelerators", "device_name", "nnodes"]
-    key = table[[c for c in same if c in table.columns]].astype(str)
+    columns = table[[c for c in same if c in table.columns]]
+    # a field one row lacks (an older row) is blank: pandas' str dtype keeps NaN a float
+    key = columns.astype(object).where(columns.notna(), "").astype(str)
     return key.apply("|".join, axis=1)
 
 

@@ -47,6 +47,7 @@ def bench_record(
     )
     config_fields = {
         **json.loads(cfg.to_json()),
+        "bucket_mb": cfg.ddp_bucket_mb,  # as a run's row records it (row_keys.resolved_config)
         "model": model,
         "family": family,
         "params": params,

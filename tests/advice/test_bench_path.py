@@ -93,6 +93,35 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(
     assert cli.exit_code == 0 and " ".join(said.split()) in " ".join(cli.stdout.split())
 
 
+def test_runs_of_several_flags_are_said_as_runs_and_flags(tmp_path: Path, golden: Golden) -> None:
+    """Two runs each busy and noisy (the N = 2 run's baseline flagged too) read "2 runs were
+    left out as flagged: machine busy (2 runs ...); noisy synchronised steps (2 runs ...);
+    N = 1 run flagged (1 run ...)", five by the flags' counts: the flags are counted apart."""
+    noisy = "noisy synchronised steps: p95 20 ms is 1.8x the median (> 1.5x)"
+    path = _results(tmp_path, flags=[*BUSY, noisy])
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16")
+    left = refused.value.left
+    assert left is not None and left.left == 2
+    assert [n for _, n, _ in left.flags] == [2, 2, 1]
+    golden.check(VIEW, "two runs of two flags refused", str(refused.value))
+
+
+def test_a_row_lacking_a_field_the_others_have_is_read(tmp_path: Path) -> None:
+    """An older row without ``grad_comm`` beside rows that have it: its configuration's key
+    took the missing value as a float, which the join refused (a TypeError traceback)."""
+    records = one_and_two("tf-7m", 6_870_000, flags=BUSY)
+    del records[0]["config"]["grad_comm"]
+    path = tmp_path / "results.jsonl"
+    for record in records:
+        append_result(path, record)
+    allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    assert allowed.calibration.runs.one_step_ms == pytest.approx(7.0)  # the N = 1 run's
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16")
+    assert refused.value.left is not None and refused.value.left.left == 2
+
+
 def _noise(steps: int) -> dict:
     """Gradient norms over ``steps`` steps: |g|^2 at 8 samples, at 16 (G^2 = 0.1,
     tr(Sigma) = 9.6 -> B_simple 96)."""

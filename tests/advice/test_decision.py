@@ -378,3 +378,37 @@ def test_one_device_left_by_a_global_batch_that_does_not_split_says_so(golden: G
     golden.check(VIEW, "one device: a global batch of 1 kept", why)
     assert alone.explanation[alone.decision_line + 1] != why
     golden.check(VIEW, "one device allowed", alone.explanation[alone.decision_line + 1])
+
+
+def _nvlinked(gpus: int) -> str:  # a saved `nvidia-smi topo -m` of ``gpus`` NVLinked GPUs
+    names = [f"GPU{i}" for i in range(gpus)]
+    rows = ["\t" + "\t".join(names) + "\tCPU Affinity"]
+    for i, name in enumerate(names):
+        cells = [" X " if j == i else "NV18" for j in range(gpus)]
+        rows.append(f"{name}\t" + "\t".join(cells) + "\t0-15")
+    return "\n".join(rows) + "\n"
+
+
+def test_eight_per_node_typed_is_asked_not_the_default() -> None:
+    """``--gpus-per-node 8`` typed was said as "the default 8" (compared with the default,
+    not told from it), and on a 16-GPU node it took all 16 as the default does."""
+    common = dict(params=1e9, step_ms=300, batch=64)
+    two = parse_topo_matrix(_nvlinked(2))
+
+    def found(advice, kind):  # the one finding of ``kind``
+        (one,) = [f for f in advice.calibration.said.sources if getattr(f, "kind", None) is kind]
+        return one
+
+    for typed in ({}, {"gpus_per_node": 8}):
+        default = not typed
+        cap = found(gpuscale.advise(topology=two, **common, **typed), K.TOPOLOGY_CAP)
+        assert (cap["gpus"], cap["asked"], cap["default"]) == (2, 8, default)
+        nodes = gpuscale.advise(topology=two, nodes=2, **common, **typed)
+        per_node = found(nodes, K.TOPOLOGY_PER_NODE)
+        assert (per_node["gpus"], per_node["asked"], per_node["default"]) == (2, 8, default)
+    sixteen = parse_topo_matrix(_nvlinked(16))
+    untyped = gpuscale.advise(topology=sixteen, nodes=2, **common)
+    assert untyped.calibration.machine.network.per_node == 16
+    typed = gpuscale.advise(topology=sixteen, nodes=2, gpus_per_node=8, **common)
+    assert typed.calibration.machine.network.per_node == 8
+    assert found(typed, K.TOPOLOGY_SOME_PER_NODE)["asked"] == 8

@@ -209,8 +209,12 @@ def test_bucket_size_under_fsdp_is_refused_as_its_option(tmp_path) -> None:
     with pytest.raises(FieldError) as refused:
         BenchConfig(strategy="fsdp", bucket_mb=50.0)
     assert [(f, v) for f, v, _ in refused.value.problems] == [("bucket_mb", 50.0)]
-    assert BenchConfig(strategy="ddp", bucket_mb=50.0).bucket_mb == 50.0
-    assert BenchConfig(strategy="fsdp").bucket_mb == 25.0
+    assert BenchConfig(strategy="ddp", bucket_mb=50.0).ddp_bucket_mb == 50.0
+    assert BenchConfig(strategy="fsdp").ddp_bucket_mb == 25.0
+    # DDP's default typed is a bucket typed all the same: refused with FSDP
+    with pytest.raises(FieldError) as typed:
+        BenchConfig(strategy="fsdp", bucket_mb=25.0)
+    assert [(f, v) for f, v, _ in typed.value.problems] == [("bucket_mb", 25.0)]
     out = tmp_path / "rows.jsonl"
     args = ["bench", "--backend", "gloo", "--strategy", "fsdp", "--bucket-mb", "50"]
     result = CliRunner().invoke(app, [*args, "--out", str(out)])
@@ -221,3 +225,19 @@ def test_bucket_size_under_fsdp_is_refused_as_its_option(tmp_path) -> None:
         "buckets"
     ]
     assert not out.exists()
+
+
+def test_an_untyped_bucket_keys_and_records_runs_as_ddps_default() -> None:
+    """Not typed, the bucket is None on the config and DDP's 25 MiB in a row and its key,
+    under either strategy, as before a typed bucket was told apart (--resume still matches
+    the rows of earlier sweeps)."""
+    from gpuscale.bench.row_keys import fields_of_key, resolved_config, run_key
+
+    run = dict(model="mlp-0.2m", accelerators=2, nnodes=1, device="cpu", threads=1)
+    for strategy in ("ddp", "fsdp"):
+        config = BenchConfig(strategy=strategy)
+        assert config.bucket_mb is None
+        assert resolved_config(config, family="mlp", params=1, **run)["bucket_mb"] == 25.0
+        assert fields_of_key(run_key(config, **run))["bucket_mb"] == "25.0"
+    typed = BenchConfig(bucket_mb=50.0)
+    assert fields_of_key(run_key(typed, **run))["bucket_mb"] == "50.0"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import break_even_sentence
 from gpuscale.bench.config import BenchConfig
-from gpuscale.bench.evidence import MIN_BUSY_WINDOW_S, timed_window_s
+from gpuscale.bench.evidence import MIN_BUSY_WINDOW_S, steps_asked, timed_window_s
 from gpuscale.bench.results import bench_table
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
@@ -25,8 +25,10 @@ VIEW = "bench/evidence_notes"
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
 
-def _pair(steps: int, flags: list[str] | None = None, step_ms: float = 3.5) -> list[dict]:
-    cfg = BenchConfig(steps=steps, batch=8)
+def _pair(
+    steps: int, flags: list[str] | None = None, step_ms: float = 3.5, repeat: int = 1
+) -> list[dict]:
+    cfg = BenchConfig(steps=steps, batch=8, repeat=repeat)
     return [
         bench_record("mlp-1m", 1_000_000, n, rate, config=cfg, flags=flags or [], forward_ms=f)
         for n, rate, f in ((1, 1000.0, step_ms / 3.5), (2, 1500.0, step_ms / 3.5))
@@ -39,6 +41,14 @@ def test_a_two_step_row_is_weak_and_says_why(golden: Golden) -> None:
     notes = table["evidence_notes"].iloc[1]
     assert "2 steps timed" in notes and "busy share" in notes  # both reasons
     golden.check(VIEW, "two steps timed", notes)
+
+
+def test_a_repeated_row_counts_the_runs_and_steps_its_repeats_ran(golden: Golden) -> None:
+    """``--repeat 2`` of 2 steps: its note said "timed it over 2 steps in 1 run" where two
+    runs of 2 steps ran; the steps asked, read at the same time per step, stay."""
+    once, twice = bench_table(_pair(steps=2)), bench_table(_pair(steps=2, repeat=2))
+    assert steps_asked(twice.to_dict("records"))[0] == steps_asked(once.to_dict("records"))[0]
+    golden.check(VIEW, "two steps timed, twice", twice["evidence_notes"].iloc[1])
 
 
 def test_a_long_enough_run_is_strong() -> None:

@@ -214,6 +214,13 @@ class Searched:
         return Deciding.of(self.decided, memory, self.disagreements, strategy)
 
 
+def flags_among(flags: Flags, runs: int) -> int | None:
+    """The flags of ``flags`` where they outnumber the ``runs`` (a run flagged twice): each
+    flag's runs then add to more than the runs, so both are said; else None."""
+    total = sum(n for _, n, _ in flags)
+    return total if total > runs else None
+
+
 def flags_seen(flags: Flags) -> tuple[Finding, ...]:
     """Each kind of flag with its runs and an example reason (its words after the kind)."""
     return tuple(Finding.of(K.FLAG_SEEN, flag=k, n=n, why=detail(why)) for k, n, why in flags)

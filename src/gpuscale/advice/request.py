@@ -88,10 +88,10 @@ class AdviceRequest(RequestFields):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
         check_ranges(self, RANGES, RULES)
         check_flags(self)  # explain, allow_flagged
-        if self.nodes * self.gpus_per_node > MAX_DEVICES:
+        if self.nodes * self.devices_per_node > MAX_DEVICES:
             raise NamedError(
-                f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.gpus_per_node)} "
-                f"is {self.nodes * self.gpus_per_node:,} devices: at most {MAX_DEVICES:,} "
+                f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.devices_per_node)} "
+                f"is {self.nodes * self.devices_per_node:,} devices: at most {MAX_DEVICES:,} "
                 "are advised on"
             )
         for name in (*TEXT, "preset", *NAMED):
@@ -229,7 +229,7 @@ PAIRS: tuple[tuple[str, str, Callable[[RequestFields], bool], str], ...] = (
         "no count past one node",  # one node, or a --max-devices within one
         lambda r: (
             (r.inter_node or r.nics_per_node) is not None
-            and (r.max_devices or r.nodes * r.gpus_per_node) <= r.gpus_per_node
+            and (r.max_devices or r.nodes * r.devices_per_node) <= r.devices_per_node
         ),
         f"they describe the network between nodes: give a {ref('max_devices')} above "
         f"{ref('gpus_per_node')} (or {ref('nodes')} above 1 and no {ref('max_devices')}), "

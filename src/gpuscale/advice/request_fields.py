@@ -173,7 +173,9 @@ class RequestFields(JsonRequest):
     )
     collectives: str | None = _file_read("Measured curves from `gpuscale collectives`.")
     nodes: int = option(1, help="Nodes (NICs between them when > 1).")
-    gpus_per_node: int = option(DEFAULT_GPUS_PER_NODE, help="Devices per node.")
+    gpus_per_node: int | None = option(
+        None, help=f"Devices per node (default {DEFAULT_GPUS_PER_NODE})."
+    )
     inter_node: str | None = option(
         None, help=f"NIC preset between nodes (default {DEFAULT_INTER_NODE}; with --nodes > 1)."
     )
@@ -286,6 +288,10 @@ class RequestFields(JsonRequest):
         if isinstance(self.step_ms, tuple):
             return tuple(zip(self.batch, self.step_ms, strict=True))  # type: ignore[arg-type]
         return ((self.batch or DEFAULT_BATCH, self.step_ms),)  # type: ignore[list-item]
+
+    @property
+    def devices_per_node(self) -> int:  # --gpus-per-node, else the default (None: not typed)
+        return DEFAULT_GPUS_PER_NODE if self.gpus_per_node is None else self.gpus_per_node
 
     @property
     def samples_to_train(self) -> float:

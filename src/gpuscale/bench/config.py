@@ -135,9 +135,11 @@ class BenchConfig(JsonRequest):
         "--no-tf32 for neither; default as PyTorch runs it (convolutions on, matmuls off).",
     )
     strategy: str = option("ddp", help="ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).")
-    bucket_mb: float = option(
-        DDP_BUCKET_MB,
-        help="DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
+    # None: not typed, DDP's default (``ddp_bucket_mb``); typed with FSDP, refused
+    bucket_mb: float | None = option(
+        None,
+        help=f"DDP bucket size in MiB (DDP's bucket_cap_mb, default {DDP_BUCKET_MB:g}; its "
+        "first bucket is 1 MiB).",
     )
     grad_comm: str = option(
         "fp32", help="Gradient communication dtype under DDP: fp32, or bf16 (compression hook)."
@@ -192,7 +194,7 @@ class BenchConfig(JsonRequest):
             "global_batch": whole("global_batch", 1),
             "accum": whole("accum", 1),
             "bucket_mb": (
-                real(self.bucket_mb, 1 / 1024, 2**20),
+                self.bucket_mb is None or real(self.bucket_mb, 1 / 1024, 2**20),
                 "a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)",
             ),
             "threads": whole("threads", 0),
@@ -244,7 +246,7 @@ class BenchConfig(JsonRequest):
                 f"applies to DDP's compression hook; with {ref('strategy', 'fsdp')} FSDP "
                 "communicates in its own dtype",
             )
-        if self.strategy == "fsdp" and self.bucket_mb != DDP_BUCKET_MB:  # DDP's, as grad_comm
+        if self.strategy == "fsdp" and self.bucket_mb is not None:  # DDP's, as grad_comm
             raise FieldError(
                 "bucket_mb",
                 self.bucket_mb,
@@ -260,6 +262,10 @@ class BenchConfig(JsonRequest):
                 f"given): with "
                 f"{ref('backend', 'gloo')} the ranks run on CPUs, where TF32 does nothing",
             )
+
+    @property
+    def ddp_bucket_mb(self) -> float:  # the bucket a run uses and its row records
+        return DDP_BUCKET_MB if self.bucket_mb is None else self.bucket_mb
 
     def per_device_batch(self, accelerators: int, device: str) -> int:
         """The micro-batch each device runs: ``batch`` (weak) or the global batch split

@@ -90,8 +90,17 @@ def steps_asked(rows: Iterable[Mapping[str, object]]) -> tuple[int, str]:
         if _tens(ran) > found[0]:
             found = (_tens(ran), f"never fewer than the {int(ran)} steps a run already timed")
         if _finite(window) and window > 0:
+            # a row of --repeat R: R runs ran its steps, the median's timing recorded
+            repeat, times = row.get("repeat"), 1
+            if isinstance(repeat, int | float) and _finite(repeat):
+                times = max(1, int(repeat))
             seconds, steps, runs, first = pooled.get(_configuration(row), (0.0, 0, 0, row))
-            pooled[_configuration(row)] = (seconds + window, steps + int(ran), runs + 1, first)
+            pooled[_configuration(row)] = (
+                seconds + window * times,
+                steps + int(ran) * times,
+                runs + times,
+                first,
+            )
     for window, steps, runs, row in pooled.values():
         per = window / steps
         asked = _tens(WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / per)

@@ -32,7 +32,7 @@ def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, w
             if any(p.requires_grad for p in child.parameters()):
                 fully_shard(child)
         return fully_shard(job_module), None
-    wrapped = ddp(job_module, device, cfg.bucket_mb)
+    wrapped = ddp(job_module, device, cfg.ddp_bucket_mb)
     if world == 1:
         return wrapped, None
     meter = CommMeter(device, compress=cfg.grad_comm == "bf16")

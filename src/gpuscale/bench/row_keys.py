@@ -40,6 +40,7 @@ def resolved_config(
     sized = _batch_and_threads(config, accelerators, device, threads)
     return {
         **asdict(config),
+        "bucket_mb": config.ddp_bucket_mb,  # DDP's default where none was typed
         "model": model,
         "family": family,
         "params": params,
@@ -88,6 +89,7 @@ def run_key(
         "device": device,
         **_batch_and_threads(config, accelerators, device, threads),
         **{name: getattr(config, name) for name in _KEY_FIELDS},
+        "bucket_mb": config.ddp_bucket_mb,  # keyed as the row records it
     }
     if config.repeat > 1:  # a median of several runs is another measurement
         parts["repeat"] = config.repeat

@@ -40,6 +40,7 @@ class AdviceData:
     notes: tuple[str, ...] = ()
 
 
+HOUR_MS = 3.6e6  # a one-device step of an hour or more is said (STEP_OVER_AN_HOUR)
 # which of the state's inputs a request left to their defaults (optimizer, precision unset)
 UNASKED = {
     (True, True): "both",
@@ -124,6 +125,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     said = cal.said
     sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
     implausible = said.implausible or bool(impossible)
+    # a step of an hour or more: possible (a huge accumulation), far outside what the priors
+    # measured, maybe seconds typed as ms; said, not counted implausible (the count stands)
+    longest = max((ms for _, ms in request.step_points), default=0.0)
+    if longest >= HOUR_MS:
+        warnings = (*warnings, Finding.of(FindingKind.STEP_OVER_AN_HOUR, step_ms=longest))
     cal = cal.at({"said": {"sources": sources, "warnings": warnings, "implausible": implausible}})
     machine, run, ends = cal.machine, cal.run, list(cal.search.ends)
     term = "fabric" if link.fabric else "link"  # a device's own fabric, else a link

@@ -18,7 +18,6 @@ from gpuscale.advice.model.network import count_class, fitted_class, fitted_spre
 from gpuscale.advice.model.priors import phrase
 from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_fields import DEFAULT_GPUS_PER_NODE
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import links
@@ -43,14 +42,15 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     """Devices beyond the nodes asked spill onto more nodes, each of the topology's GPUs
     where fewer than asked per node; on one node, the topology's GPUs cap them; CPU (gloo)
     processes at the bench host's cores (else this machine's) // threads per process."""
-    nodes, per_node = req.nodes, req.gpus_per_node
+    nodes, per_node = req.nodes, req.devices_per_node
     before: tuple[Finding, ...] = ()
     spills = bool(req.max_devices and req.max_devices > per_node * nodes)
     gpus = 0 if topology is None else len(topology.gpus)
     if gpus and gpus != per_node and (nodes > 1 or spills):
         # a topology read is a node's: its GPUs, one too, unless fewer are asked per node
-        # (``default``: the 8 per node assumed where --gpus-per-node is not given)
-        default = per_node == DEFAULT_GPUS_PER_NODE
+        # (``default``: the 8 per node assumed where --gpus-per-node is not given; 8 typed is
+        # asked, its first 8 GPUs of a larger node)
+        default = req.gpus_per_node is None
         found = {"gpus": gpus, "asked": per_node, "file": req.topo, "default": default}
         if gpus < per_node or default:
             per_node, kind = gpus, K.TOPOLOGY_PER_NODE
@@ -69,7 +69,7 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     if topology is not None and nodes == 1:
         gpus = len(topology.gpus)
         # ``default``: neither --max-devices nor --gpus-per-node asked
-        default = req.max_devices is None and asked == DEFAULT_GPUS_PER_NODE
+        default = req.max_devices is None and req.gpus_per_node is None
         if gpus <= 1:
             most, before = 1, (*before, Finding.of(K.ONE_GPU, asked=asked, default=default))
         elif asked > gpus:

@@ -120,7 +120,7 @@ def memory_check(
             strategy=strategy,
             memory=memory,
             counts=counts,
-            per_node=machine.network.per_node or request.gpus_per_node,
+            per_node=machine.network.per_node or request.devices_per_node,
         )
 
     tried = cal.tried_batches

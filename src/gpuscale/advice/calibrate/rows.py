@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.derived import broken_left_out, flags_seen
+from gpuscale.advice.derived import broken_left_out, flags_among, flags_seen
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
 from gpuscale.bench.table import flag_summary
@@ -170,7 +170,9 @@ def _configuration(table: pd.DataFrame) -> pd.Series:
     """Each run's configuration and count, but its steps, as one key."""
     same = [c for c in BENCH_GROUP_COLUMNS if c != "steps"]
     same += ["batch_per_device", "global_batch", "accelerators", "device_name", "nnodes"]
-    key = table[[c for c in same if c in table.columns]].astype(str)
+    columns = table[[c for c in same if c in table.columns]]
+    # a field one row lacks (an older row) is blank: pandas' str dtype keeps NaN a float
+    key = columns.astype(object).where(columns.notna(), "").astype(str)
     return key.apply("|".join, axis=1)
 
 
@@ -211,10 +213,10 @@ def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
         Finding.of(FindingKind.RUN_ON, model=str(r.model), devices=int(r.accelerators))
         for r in flagged.itertuples()
     )
-    flags = tuple(
-        Finding.of(FindingKind.FLAG_RUNS, flag=kind, runs=n) for kind, n, _ in flag_summary(flagged)
-    )
-    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), pairs=runs, flags=flags)
+    summary = tuple(flag_summary(flagged))
+    flags = tuple(Finding.of(FindingKind.FLAG_RUNS, flag=kind, runs=n) for kind, n, _ in summary)
+    said = {"pairs": runs, "flags": flags, "several": flags_among(summary, len(flagged))}
+    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), **said)
     return trusted_runs(table), [found]
 
 
@@ -341,7 +343,7 @@ def allowed_flagged(found: Usable) -> Finding | None:
     left out whatever it says; None where neither is."""
     used = None
     if found.allowed:
-        flags = flags_seen(found.flags)
-        used = Finding.of(FindingKind.FLAGGED_USED, n=found.allowed, flags=flags)
+        flags, several = flags_seen(found.flags), flags_among(found.flags, found.allowed)
+        used = Finding.of(FindingKind.FLAGGED_USED, n=found.allowed, flags=flags, several=several)
     parts = tuple(filter(None, (used, broken_left_out(found.broken))))
     return Finding.of(FindingKind.ALLOWED_FLAGGED, parts=parts) if parts else None

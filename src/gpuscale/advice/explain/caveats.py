@@ -14,7 +14,7 @@ from typing import Protocol
 import pandas as pd
 
 from gpuscale.advice.calibration import Power
-from gpuscale.advice.derived import broken_left_out, broken_models, flags_seen
+from gpuscale.advice.derived import broken_left_out, broken_models, flags_among, flags_seen
 from gpuscale.advice.explain.phrasebook import (
     WITHHELD,
     first_case,
@@ -168,6 +168,7 @@ def refusal(found: Finding | Refusal | str, left: LeftOut | None = None) -> str:
         kinds = [kind for kind, _, _ in left.flags]
         runs = {"n": left.left, "flags": flags_seen(left.flags), "remedy": flag_remedy(kinds)}
         runs["outlasted"] = left.outlasted or None
+        runs["several"] = flags_among(left.flags, left.left)
         flagged = sentence("flagged_runs", case="left", **runs)
     broken = maybe(said, broken_left_out(left.broken))
     return sentence("refusal", refused=text, flagged=flagged, broken=broken)

@@ -59,6 +59,11 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
             ["bench", "--global-batch", "40", "--models", "mlp-0.2m"],
             "--global-batch 40: applies to strong scaling: add --strong",
         ),
+        # given as its default under --strong, 64, it was ignored alike
+        (
+            ["bench", "--global-batch", "64", "--models", "mlp-0.2m"],
+            "--global-batch 64: applies to strong scaling: add --strong",
+        ),
         (
             ["bench", "--strong", "--batch", "4", "--models", "mlp-0.2m"],
             "--batch 4: is weak scaling's per-device batch",

@@ -74,7 +74,20 @@ def test_no_checkpointing_at_8192_tokens_fits_no_count() -> None:
         "--preset", "llama3-8b", *H100, *NODE, "--strategy", "fsdp", "--checkpointing", "none"
     )
     assert "up to 8 devices" in said and "384 GB" in said
-    assert "selective or full" in said  # what would hold it: --checkpointing
+    # what would hold it, each option as it is typed (never one value "selective or full")
+    assert "(--checkpointing selective or --checkpointing full)" in said
+    with pytest.raises(ValueError) as refused:
+        gpuscale.advise(
+            preset="llama3-8b",
+            step_ms=2000,
+            batch=1,
+            device_name="H100 SXM",
+            interconnect="nvlink4",
+            scaling="weak",
+            strategy="fsdp",
+            checkpointing="none",
+        )
+    assert "(checkpointing='selective' or checkpointing='full')" in str(refused.value)
 
 
 def test_ddp_is_never_advised_a_count_that_does_not_hold_it() -> None:

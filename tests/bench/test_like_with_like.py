@@ -58,7 +58,7 @@ def test_speedup_is_against_the_plain_one_device_step() -> None:
 
 
 def test_the_row_config_is_what_ran() -> None:
-    cfg = BenchConfig(threads=0, global_batch=64, backend="auto")
+    cfg = BenchConfig(threads=0, backend="auto")
     config = resolved_config(
         cfg, model="m", family="mlp", params=5, accelerators=2, nnodes=1, device="cpu", threads=3
     )

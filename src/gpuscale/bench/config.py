@@ -119,7 +119,10 @@ class BenchConfig(JsonRequest):
         shown=False,
         help="Strong scaling: --global-batch split over devices.",
     )
-    global_batch: int = option(DEFAULT_GLOBAL_BATCH, help="Global batch for strong scaling.")
+    # None where not given (64 under --strong): given without --strong, even as 64, it is refused
+    global_batch: int | None = option(
+        None, help=f"Global batch for strong scaling; default {DEFAULT_GLOBAL_BATCH}."
+    )
     accum: int = option(
         1, help="Gradient accumulation: micro-batches per optimizer step (one sync each)."
     )
@@ -191,7 +194,7 @@ class BenchConfig(JsonRequest):
             "steps": whole("steps", 1),
             "warmup": whole("warmup", 0),
             "batch": whole("batch", 1, optional=True),  # None: the device's default
-            "global_batch": whole("global_batch", 1),
+            "global_batch": whole("global_batch", 1, optional=True),  # None: 64 (strong)
             "accum": whole("accum", 1),
             "bucket_mb": (
                 self.bucket_mb is None or real(self.bucket_mb, 1 / 1024, 2**20),
@@ -225,7 +228,7 @@ class BenchConfig(JsonRequest):
         ):
             settle_choice(self, name, allowed)
         # an option of the other scaling would otherwise be ignored without a word
-        if self.scaling == "weak" and self.global_batch != DEFAULT_GLOBAL_BATCH:
+        if self.scaling == "weak" and self.global_batch is not None:
             raise FieldError(
                 "global_batch",
                 self.global_batch,
@@ -271,10 +274,11 @@ class BenchConfig(JsonRequest):
         """The micro-batch each device runs: ``batch`` (weak) or the global batch split
         over devices and accumulation steps (strong)."""
         if self.scaling == "strong":
-            micro = self.global_batch // (accelerators * self.accum)
-            if micro < 1 or self.global_batch % (accelerators * self.accum):
+            total = DEFAULT_GLOBAL_BATCH if self.global_batch is None else self.global_batch
+            micro = total // (accelerators * self.accum)
+            if micro < 1 or total % (accelerators * self.accum):
                 raise ValueError(
-                    f"global batch {self.global_batch} does not split into {accelerators} "
+                    f"global batch {total} does not split into {accelerators} "
                     f"devices x {self.accum} accumulation steps"
                 )
             return micro

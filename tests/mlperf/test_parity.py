@@ -216,3 +216,22 @@ def test_v07_matches_official_but_where_the_official_tool_crashes(fresh_round) -
     extra = {(org, f"{system}.json") for org, system, _ in set(got) - set(expected)}
     assert extra <= crashed_systems
     assert len(set(got) - set(expected)) == 18  # as docs/scores.md says
+
+
+@pytest.mark.parametrize("round_name", ["v0.7", *ROUNDS])
+def test_official_row_is_true_exactly_for_the_systems_the_official_tool_reads(
+    round_name: str, fresh_round
+) -> None:
+    """``official_row`` (the summarizer can read this system file) against the summarizer's
+    own output: every system it scores has it, Intel's CPU-only systems (0 accelerators
+    per node: v0.7, v3.0, v3.1) too, and v0.7's files it crashes on do not."""
+    archive_for(round_name)
+    scored = {(org, system_id) for org, system_id, _ in official_csv(round_name)}
+    systems = fresh_round(round_name).systems
+    official_row = {(r.org, r.system_id): r.official_row for r in systems.itertuples()}
+    assert scored <= set(official_row)
+    assert all(official_row[key] for key in scored)
+    if round_name == "v0.7":
+        crashed = {key for key, ok in official_row.items() if not ok}
+        assert {org for org, _ in crashed} == {"Alibaba", "DellEMC", "SIAT", "Tencent"}
+        assert not crashed & scored

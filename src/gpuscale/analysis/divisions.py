@@ -149,7 +149,8 @@ def uncounted(
             f"{round_name} {display_name(workload)}: {joined(names)} left out of the analysis "
             f"(scored, as MLCommons scores it): {agreeing(len(names), 'its', 'their')} system "
             f"{agreeing(len(names), 'description gives', 'descriptions give')} no accelerator "
-            "count (CPU only, or the field empty), and speedup and E' are per accelerator"
+            "count (CPU only, or a node or per-node count missing or unusable), and speedup and "
+            "E' are per accelerator"
         )
     return out
 

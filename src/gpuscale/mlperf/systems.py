@@ -132,7 +132,8 @@ def _node_counts(
     range; a problem appended for each field that is present but not usable."""
     nodes = _count(desc.get("number_of_nodes"))
     per_node = _count(desc.get("accelerators_per_node"))
-    if _cpu_only(desc):
+    cpu_only = _cpu_only(desc)
+    if cpu_only:
         problems.append(
             (
                 "bad field",
@@ -141,11 +142,12 @@ def _node_counts(
                 "official score stands)",
             )
         )
-        per_node = None
     for name, value, most in (
         ("number_of_nodes", nodes, MAX_NODES),
         ("accelerators_per_node", per_node, MAX_PER_NODE),
     ):
+        if cpu_only and name == "accelerators_per_node":
+            continue  # its 0 is said above, once: a whole number, not a bad field
         shown = repr(desc.get(name))[:40]
         if value is None and name in desc:
             problems.append(("bad field", f"{name} is {shown}, not a whole number"))
@@ -218,9 +220,10 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
         "accelerator_product": part.product,
         "accelerator_form_factor": part.form_factor,
         "accelerator_memory_gb": part.memory_gb,
+        # The summarizer multiplies the counts as written (a CPU-only system's 0 too).
         "official_row": not missing
-        and nodes is not None
-        and per_node is not None
+        and _count(desc.get("number_of_nodes")) is not None
+        and _count(desc.get("accelerators_per_node")) is not None
         and _count(desc.get("host_processors_per_node")) is not None,
     }
     for column, field_name in _TEXT_FIELDS.items():

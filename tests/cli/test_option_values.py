@@ -305,3 +305,16 @@ def test_a_size_typed_wrong_is_offered_only_sizes_its_field_takes(
     for example in examples:
         assert low <= read(example) <= high, (example, low, high)
     golden.check("cli/option_refusals", f"{command} {option}: not a size", said[0])
+
+
+@pytest.mark.parametrize(
+    "typed", [["--round", "v5.0,"], ["--round", ",v4.1"], ["-b", "bert,", "--round", "v4.1"]]
+)
+def test_an_empty_round_or_workload_name_is_refused_with_that_options_example(
+    typed, golden
+) -> None:
+    """``--round 'v5.0,'`` was told to give "names such as v4.1 or bert" (a workload is no
+    round): each option now gives its own kind of name, worded as every list option is."""
+    result = CliRunner().invoke(app, ["scores", *typed])
+    assert result.exit_code == 2 and result.stdout == ""
+    golden.check("cli/option_refusals", f"scores {' '.join(typed)}", result.stderr.strip())

@@ -9,7 +9,7 @@ them at start."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import ClassVar
@@ -29,16 +29,22 @@ from gpuscale.tables.requests import (
 from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
 
 
-def listed(values: list[str]) -> tuple[str, ...]:
-    """Names given once or more, each maybe a comma-separated list (``-b bert,gpt3``);
-    an empty one is refused (``-b ''`` read every benchmark), and one given twice, whatever
-    its case (``-b bert,bert`` read bert once without a word)."""
-    names = tuple(n.strip() for value in values for n in value.split(","))
-    if not all(names):
-        raise BadQuantity(",".join(values), "an empty name: give names such as v4.1 or bert")
-    if twice := given_twice([n.lower() for n in names], "name"):
-        raise BadQuantity(",".join(values), twice)
-    return names
+def listed(example: str) -> Callable[[list[str]], tuple[str, ...]]:
+    """The parse of names given once or more, each maybe a comma-separated list (``-b
+    bert,gpt3``): an empty one is refused (``-b ''`` read every benchmark), ``example``
+    the names the option takes, and one given twice, whatever its case (``-b bert,bert``
+    read bert once without a word)."""
+
+    def names_of(values: list[str]) -> tuple[str, ...]:
+        names = tuple(n.strip() for value in values for n in value.split(","))
+        if not all(names):
+            why = f"an empty name between commas (or at an end); give e.g. {example}"
+            raise BadQuantity(",".join(values), why)
+        if twice := given_twice([n.lower() for n in names], "name"):
+            raise BadQuantity(",".join(values), twice)
+        return names
+
+    return names_of
 
 
 # The option the command line spells RoundSelection.round_names' one-path name with, for a
@@ -68,7 +74,7 @@ class RoundSelection:
     round_names: tuple[str, ...] | None = repeatable_option(
         str,
         names=("--round",),
-        parse=listed,
+        parse=listed("v4.1,v5.0"),
         help="Rounds by name, e.g. v4.1 (repeatable, or v4.1,v5.0): bundled, or any other "
         "MLCommons published, fetched once from its public results repository into the "
         "cache; with paths, added beside them, except beside a path whose name says no round "
@@ -79,7 +85,7 @@ class RoundSelection:
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
-        parse=listed,
+        parse=listed("bert,gpt3"),
         help=f"{_WORKLOADS} (default: every one loaded).",
         each_command={"report": f"{_WORKLOADS} (default: the study's four)."},
     )

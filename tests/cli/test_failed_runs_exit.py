@@ -70,3 +70,15 @@ def test_a_file_of_failed_runs_says_what_to_do_first(tmp_path: Path, golden) -> 
     assert result.exit_code == 1 and lines[0].startswith("no successful bench run")
     assert "--resume" in lines[0] and sum("boom at" in x for x in lines[1:]) == 2  # below it
     golden.check("cli/bench_failed", "every run failed", lines[0])
+
+
+def test_a_report_of_failed_runs_names_the_file_to_analyze(tmp_path: Path) -> None:
+    """`report --bench F` whose every run failed says to run `gpuscale analyze --bench F`
+    for why (it said `gpuscale analyze --bench` without the file), the path quoted as a
+    shell takes it, and exits 1 as `analyze --bench` does."""
+    failed = _write(tmp_path / "my failed.jsonl", ["error", "error"])
+    out = tmp_path / "report"
+    args = ["report", "-b", "bert", "--bench", str(failed), "--out", str(out), "--no-cache"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert f"`gpuscale analyze --bench '{failed}'` says why each did" in result.stderr

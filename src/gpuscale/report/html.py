@@ -60,6 +60,7 @@ from gpuscale.sources import check_owner, write_atomically
 from gpuscale.sources.disk_cache import Cache
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.checks import check_frame, check_round_tables
+from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.views import rejected_notes
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def build_report(
     *,
     workers: int = 1,
     bench: pd.DataFrame | None = None,
+    bench_path: Path | None = None,
     advice: AdviceRequest | None = None,
     notes: Sequence[str] = (),
     png: bool = False,
@@ -91,7 +93,8 @@ def build_report(
     is a report of other rounds (a view they redraw); another command's folder is refused,
     before any work.
 
-    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
+    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section
+    (``bench_path``: the file it was read from, named where no run of it succeeded);
     ``advice``: an advice request whose advice on ``bench`` is added to it (computed
     before the section is drawn: ``report.bench_advice``).
     ``workers``: processes in all; with more than one, ``workers - 1`` forked processes
@@ -165,9 +168,10 @@ def build_report(
             return section
         if not section.rows:  # nothing measured: no advice either, for that one reason
             nor = ", nor the advice asked for" if section.advice_refused else ""
+            analyze = suggested_command("analyze", "--bench", bench_path or "FILE")
             on_missing(
                 f"the report has no measurement of your hardware{nor}: all "
-                f"{len(section.failed)} failed (`gpuscale analyze --bench` says why each did)"
+                f"{len(section.failed)} failed ({analyze} says why each did)"
             )
         elif section.advice_refused:
             warned.append(section.advice_refused)

@@ -205,6 +205,7 @@ def write_report(
         request.out,
         request.analysis(),
         bench=bench,
+        bench_path=bench_path,
         advice=advice,
         workers=os.cpu_count() or 1,  # the figures drawn in a process per core
         notes=notes,

@@ -57,3 +57,59 @@ def test_the_recommended_count_at_the_largest_is_written_inside(draw) -> None:
     for ax, text in written:
         assert text.get_window_extent(renderer).x1 <= ax.get_window_extent(renderer).x1
     assert clipped_texts(figure) == []
+
+
+@pytest.fixture(scope="module")
+def v30_all():
+    """Every v3.0 workload: the first screen of a round of 11 families, 14 legend entries."""
+    tables = load_round("v3.0")
+    return analyze(tables, sorted(set(tables.scores["benchmark"])), AnalysisOptions(n_boot=100))
+
+
+def test_a_legend_of_four_rows_or_more_leaves_the_x_labels_clear(v30_all) -> None:
+    """v3.0's first screen: its legend's fourth row wrote over 'accelerators (log scale)' of
+    the bottom panels; the figure grows by the rows, the panels keep their height."""
+    figure = overview_like(v30_all).figure
+    (gpt3,) = [r for r in v30_all if r.workload == "gpt3"]  # 2 families: a legend of 1 row
+    few = overview_like([gpt3] * len(v30_all)).figure
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    FigureCanvasAgg(figure).draw()
+    (legend,) = figure.legends
+    assert len(legend.legend_handles) >= 13  # four rows of four
+    box = legend.get_window_extent(renderer)
+    labels = [ax.xaxis.label for ax in figure.axes if ax.get_visible() and ax.get_xlabel()]
+    assert len(labels) == 2
+    assert all(not label.get_window_extent(renderer).overlaps(box) for label in labels)
+    for ax in figure.axes:
+        if ax.get_visible():
+            assert not ax.get_tightbbox(renderer).overlaps(box), ax.get_title()
+    height_in = [f.axes[0].get_position().height * f.get_figheight() for f in (few, figure)]
+    assert height_in[1] == pytest.approx(height_in[0])
+
+
+def test_the_ring_at_the_axes_edge_is_whole_and_its_count_over_the_points(v30_all) -> None:
+    """v3.0 GPT-3's ring at 3,584 crosses the right edge of its panel: drawn whole, not cut
+    at the axes; RetinaNet's count 8 is written over the markers at the next count."""
+    figure = overview_like(v30_all).figure
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    titles = {ax.get_title(): ax for ax in figure.axes}
+    gpt3 = titles["GPT-3 175B (v3.0): 3,584 recommended"]
+    (count,) = [t for t in gpt3.texts if t.get_text() == "3,584"]
+    x, y = gpt3.transData.transform(count.xy)  # the ringed point: its ring's right side
+    edge = gpt3.get_window_extent(renderer).x1
+    assert x < edge < x + 10 < figure.bbox.x1  # the case: the ring crosses the axes' edge
+    pixels = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
+    row = round(figure.bbox.height - y)  # pixel rows count from the top
+    beyond = pixels[row - 3 : row + 4, int(edge) + 1 : int(x) + 12]
+    assert (beyond.sum(axis=-1) < 150).any()  # the ring's black past the edge: not cut
+    retinanet = titles["RetinaNet (v3.0): 8 recommended"]
+    (count,) = [t for t in retinanet.texts if t.get_text() == "8"]
+    box = count.get_window_extent(renderer)
+    under = [
+        c.get_zorder()
+        for c in retinanet.collections
+        if len(c.get_offsets()) and c.get_window_extent(renderer).overlaps(box)
+    ]
+    assert under and count.get_zorder() > max(under)

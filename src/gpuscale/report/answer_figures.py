@@ -43,7 +43,9 @@ from gpuscale.report.style import (
 from gpuscale.tables import display_name
 from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS
 
-RING = {"s": 170, "facecolors": "none", "edgecolors": "#000000", "linewidths": 1.3, "zorder": 6}
+# not clipped: a ring at the largest count (v3.0 GPT-3's 3,584) sits on the axes' edge
+RING = {"s": 170, "facecolors": "none", "edgecolors": "#000000", "linewidths": 1.3}
+RING |= {"zorder": 6, "clip_on": False}
 
 
 # What the like-with-like figures read (every other column is left out: each family's
@@ -125,6 +127,7 @@ def _ring(ax: Axes, rec: Recommendation, like: pd.DataFrame, column: str) -> Non
         textcoords="offset points",
         ha="right" if rightmost else "left",
         fontweight="bold",
+        zorder=7,  # over the points: a marker at the next count would hide it
     )
 
 
@@ -171,6 +174,25 @@ def _two_or_more(
     return ticks[(ticks >= low) & (ticks <= high)], (low, high)
 
 
+LEGEND_COLUMNS = 4  # the first screen's legend, under its panels
+LEGEND_ROW_IN = 0.16  # a row of it: 7.5 pt and matplotlib's half-line spacing, in inches
+
+
+def _overview_handles(
+    styles: dict[str, tuple[str, str]], tables: Sequence[pd.DataFrame]
+) -> list[Line2D]:
+    """The first screen's legend: each family, the threshold, the ring and, where a panel
+    crosses one, the outlier."""
+    handles = _legend_handles(styles)
+    handles.append(Line2D([], [], linestyle=":", color="#555555", label="0.8 x best"))
+    handles.append(
+        Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
+    )
+    if any((t["outlier"] != "").any() for t in tables):
+        handles.append(Line2D([], [], marker="x", color="#000000", ls="", ms=5, label="outlier"))
+    return handles
+
+
 @styled
 def overview_like(
     results: Sequence[WorkloadAnalysis], recs: Sequence[Recommendation] | None = None
@@ -181,12 +203,16 @@ def overview_like(
     n = len(results)
     cols = min(n, 2)
     rows = int(np.ceil(n / cols))
-    width, height = 7.6, 2.2 * rows + 1.2
+    tables = [per_family(r.table) for r in results]
+    styles = family_styles({f for t in tables for f in t["accelerator_family"]})
+    handles = _overview_handles(styles, tables)
+    # the legend's rows past the three the bottom margin holds: each adds its height there,
+    # so a round of many families (v3.0's 11) does not write over the panels' x labels
+    extra = LEGEND_ROW_IN * max(0, int(np.ceil(len(handles) / LEGEND_COLUMNS)) - 3)
+    width, height = 7.6, 2.2 * rows + 1.2 + extra
     fig = Figure(figsize=(width, height))
     axes = fig.subplots(rows, cols, sharex=True, squeeze=False)
     labels: dict[str, list[str]] = {}
-    tables = [per_family(r.table) for r in results]
-    styles = family_styles({f for t in tables for f in t["accelerator_family"]})
     recs = list(recs) if recs is not None else [recommend(r) for r in results]
     for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
         rec = recs[k]
@@ -204,22 +230,16 @@ def overview_like(
         ax.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    handles = _legend_handles(styles)
-    handles.append(Line2D([], [], linestyle=":", color="#555555", label="0.8 x best"))
-    handles.append(
-        Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
-    )
-    if any((t["outlier"] != "").any() for t in tables):
-        handles.append(Line2D([], [], marker="x", color="#000000", ls="", ms=5, label="outlier"))
     # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)
     fig.legend(
         handles=handles,
         loc="lower center",
-        ncol=min(len(handles), 4),
+        ncol=min(len(handles), LEGEND_COLUMNS),
         frameon=False,
         fontsize=7.5,
     )
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=1.05 / height, top=1 - 0.3 / height)
+    bottom = (1.05 + extra) / height
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=bottom, top=1 - 0.3 / height)
     fig.subplots_adjust(hspace=0.35, wspace=0.18)
     return Chart(fig, labels)
 

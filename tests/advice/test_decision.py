@@ -192,6 +192,37 @@ def test_a_node_holds_no_more_devices_than_the_topologys_gpus() -> None:
     assert one_node.predictions["accelerators"].max() == 2  # on one node: capped, as before
 
 
+def _topology_of(gpus: int, link: str = "NV18") -> str:
+    """``nvidia-smi topo -m``'s matrix of ``gpus`` GPUs, each pair over ``link``."""
+    names = [f"GPU{i}" for i in range(gpus)]
+    rows = ["\t" + "\t".join([*names, "CPU Affinity"])]
+    for i, name in enumerate(names):
+        rows.append("\t".join([name, *(" X " if i == j else link for j in range(gpus)), "0-15"]))
+    return "\n".join(rows) + "\n"
+
+
+def test_one_node_of_more_gpus_than_the_8_assumed_searches_them_all() -> None:
+    """One node of 16 GPUs, no --gpus-per-node nor --max-devices: the topology's 16 are the
+    node, searched and said, as each of two such nodes holds 16; --gpus-per-node 8 typed
+    takes the first 8, and says so; --max-devices 8 asks no more."""
+    sixteen = parse_topo_matrix(_topology_of(16))
+    common = {"params": 1e9, "step_ms": 300, "batch": 32, "device_name": "H100 SXM"}
+    default = gpuscale.advise(topology=sixteen, **common)
+    assert list(default.predictions["accelerators"]) == [1, 2, 4, 8, 16]
+    kinds = {getattr(f, "kind", None): f for f in default.calibration.said.sources}
+    found = kinds[FindingKind.TOPOLOGY_PER_NODE]
+    assert (found["gpus"], found["asked"], found["default"]) == (16, 8, True)
+    two_nodes = gpuscale.advise(topology=sixteen, nodes=2, **common)
+    assert two_nodes.calibration.machine.network.per_node == 16
+    typed = gpuscale.advise(topology=sixteen, gpus_per_node=8, **common)
+    assert list(typed.predictions["accelerators"]) == [1, 2, 4, 8]
+    kinds = {getattr(f, "kind", None): f for f in typed.calibration.said.sources}
+    some = kinds[FindingKind.TOPOLOGY_SOME_PER_NODE]
+    assert (some["gpus"], some["asked"], some["default"]) == (16, 8, False)
+    asked = gpuscale.advise(topology=sixteen, max_devices=8, **common)  # a count asked: kept
+    assert list(asked.predictions["accelerators"]) == [1, 2, 4, 8]
+
+
 def test_the_count_cut_at_the_topologys_gpus_says_so_in_the_answer(
     tmp_path: Path, golden: Golden
 ) -> None:

@@ -174,7 +174,7 @@ class RequestFields(JsonRequest):
     collectives: str | None = _file_read("Measured curves from `gpuscale collectives`.")
     nodes: int = option(1, help="Nodes (NICs between them when > 1).")
     gpus_per_node: int | None = option(
-        None, help=f"Devices per node (default {DEFAULT_GPUS_PER_NODE})."
+        None, help=f"Devices per node (default {DEFAULT_GPUS_PER_NODE}, or all a --topo's GPUs)."
     )
     inter_node: str | None = option(
         None, help=f"NIC preset between nodes (default {DEFAULT_INTER_NODE}; with --nodes > 1)."

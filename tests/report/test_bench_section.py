@@ -185,6 +185,11 @@ def test_nothing_measured_is_one_warning_with_the_advice_asked(tmp_path: Path) -
     assert done.exit_code == 1, done.output
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "advice" in warnings[0]
+    assert "both runs failed" in warnings[0] and "says why each did" in warnings[0]
+    bench.write_text(json.dumps(rows[0]) + "\n")  # one run: said as one, never "all 1 failed"
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r1")])
+    assert "the run failed" in done.stderr and "says why it did" in done.stderr, done.stderr
+    assert "the run failed (its cause" in done.stdout and "mend it and" in done.stdout
 
 
 def test_the_summary_counts_models_and_devices_in_words(golden: Golden) -> None:
@@ -470,10 +475,10 @@ def test_a_report_of_bench_runs_that_all_failed_says_so_first_and_exits_1(
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output
     head = result.stdout.splitlines()[1]
-    assert head.startswith("Your hardware: no run") and "all 3 failed" in head, result.stdout
-    assert "warning: " in result.stderr and "3 failed" in result.stderr
+    assert head.startswith("Your hardware: no run") and "all 3 runs failed" in head, result.stdout
+    assert "warning: " in result.stderr and "3 runs failed" in result.stderr
     html = (out / "index.html").read_text()
     section = html[html.index('id="bench"') :]
     section = section[: section.index("</section>")]
     assert "<table" not in section and section.count("<li>") >= 3
-    assert "all 3 failed" in section.split("Runs that did not measure")[0]
+    assert "all 3 runs failed" in section.split("Runs that did not measure")[0]

@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
-from gpuscale.quantities import counted, filled, joined, number, span
+from gpuscale.quantities import agreeing, counted, filled, joined, number, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
     advised_scope,
@@ -239,10 +239,12 @@ def _batches(frame: pd.DataFrame) -> str:
 
 def nothing_measured(failed: int) -> str:
     """The answer on a results file none of whose runs measured."""
+    runs, whose = of_the(failed, failed, "run"), agreeing(failed, "its", "each one's")
+    them = agreeing(failed, "it", "them")
     return (
-        f"Your hardware: no run of the bench results measured, all {failed} failed (each "
-        "one's cause under 'Your hardware'): mend them and run the bench again with --resume "
-        "(it measures only what is missing)."
+        f"Your hardware: no run of the bench results measured, {runs} failed ({whose} cause "
+        f"under 'Your hardware'): mend {them} and run the bench again with --resume (it "
+        "measures only what is missing)."
     )
 
 

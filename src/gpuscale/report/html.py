@@ -29,6 +29,7 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
 from gpuscale.mlperf.earlier import first_published
 from gpuscale.names import resolve_workloads, workloads_in
+from gpuscale.quantities import agreeing, of_the
 from gpuscale.report.analysed import analyse, any_to_draw, cached
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
@@ -169,9 +170,10 @@ def build_report(
         if not section.rows:  # nothing measured: no advice either, for that one reason
             nor = ", nor the advice asked for" if section.advice_refused else ""
             analyze = suggested_command("analyze", "--bench", bench_path or "FILE")
+            n = len(section.failed)
             on_missing(
-                f"the report has no measurement of your hardware{nor}: all "
-                f"{len(section.failed)} failed ({analyze} says why each did)"
+                f"the report has no measurement of your hardware{nor}: {of_the(n, n, 'run')} "
+                f"failed ({analyze} says why {agreeing(n, 'it', 'each')} did)"
             )
         elif section.advice_refused:
             warned.append(section.advice_refused)

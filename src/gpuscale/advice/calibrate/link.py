@@ -46,13 +46,11 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
     before: tuple[Finding, ...] = ()
     spills = bool(req.max_devices and req.max_devices > per_node * nodes)
     gpus = 0 if topology is None else len(topology.gpus)
-    # one node of more GPUs than asked per node (the default 8, else --gpus-per-node), no
-    # --max-devices: as past one node, all its GPUs where the 8 are assumed, else said
+    # a topology read is a node's: its GPUs (one too) past one node, and on one node of more
+    # GPUs than asked without --max-devices, unless fewer are asked per node (``default``: the
+    # 8 per node assumed where --gpus-per-node is not given; 8 typed is asked: its first 8)
     larger = nodes == 1 and gpus > per_node and not req.max_devices
     if gpus and gpus != per_node and (nodes > 1 or spills or larger):
-        # a topology read is a node's: its GPUs, one too, unless fewer are asked per node
-        # (``default``: the 8 per node assumed where --gpus-per-node is not given; 8 typed is
-        # asked, its first 8 GPUs of a larger node)
         default = req.gpus_per_node is None
         found = {"gpus": gpus, "asked": per_node, "file": req.topo, "default": default}
         if gpus < per_node or default:

@@ -12,7 +12,7 @@ import pytest
 import gpuscale
 from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.as_json import advice_document
-from gpuscale.advice.types import FindingKind
+from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.tables.requests import NamedError
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
@@ -76,6 +76,10 @@ def test_the_bucket_size_benched_is_the_one_advised_where_none_is_given(tmp_path
     assert advice_document(given[25.0])["recommendation"]["bucket_mb"] == 25.0
     fsdp = gpuscale.advise(bench=path, strategy="fsdp")
     assert advice_document(fsdp)["recommendation"]["bucket_mb"] is None
+    # the overlap's finding (its words: all but the last of its buckets) carries the size
+    for advice, mb in ((benched, 10.0), (given[25.0], 25.0)):
+        (overlap,) = [a for a in advice.assumptions if a.term == TermId.OVERLAP]
+        assert overlap.value["bucket_mb"] == mb
     # with a sharded strategy asked, a bucket size given is refused, its default value too
     with pytest.raises(ValueError) as sharded:
         gpuscale.advise(bench=path, strategy="fsdp", bucket_mb=25.0)

@@ -162,6 +162,7 @@ def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
         across=across,
         ring_counts=tuple(n for n, _ in rings),
         ring_overlaps=tuple(o for _, o in rings),
+        bucket_mb=cal.run.bucket_mb,
     )
     source, basis = Source.ASSUMED, OVERLAP_PRIOR
     if given:

@@ -218,10 +218,11 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
             unasked=UNASKED[request.optimizer is None, request.precision is None],
         )
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, beyond)}})
+    bucketed = cal.at({"run": {"bucket_mb": asked["bucket_mb"]}})  # the overlap says it
     return replace(cal, machine=held).at(
         {
             "run": asked,
-            "said": {"assumptions": of_calibration(cal, request, converging)},
+            "said": {"assumptions": of_calibration(bucketed, request, converging)},
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,

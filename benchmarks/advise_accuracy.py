@@ -172,6 +172,7 @@ def part_a(steps: int, repeat: int) -> dict:
             )
         },
         "by_model_pct": {m: float(v) for m, v in shown["model_ape"].items()},
+        "no_unflagged_pair": [m for m in models if m not in shown.index],
     }
 
 

@@ -159,9 +159,12 @@ def weaknesses(
         return f"bench with --steps {needed} or more{next(said, '')}"
 
     if _finite(steps) and steps < MIN_STEPS:
+        repeat = row.get("repeat")  # --repeat R: R runs each timed ``steps``
+        runs = int(repeat) if isinstance(repeat, int | float) and _finite(repeat) else 1
+        each = f" in each of {runs} runs" if runs > 1 else ""
         why = (
-            f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves "
-            f"the mean by 1/{int(steps)}); {ask()}"
+            f"only {counted(int(steps), 'step')} timed{each} (under {MIN_STEPS}: one slow step "
+            f"moves the mean by 1/{int(steps)}); {ask()}"
         )
         reasons.append((Weakness.FEW_STEPS, why))
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")

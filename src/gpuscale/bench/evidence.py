@@ -67,6 +67,12 @@ def _tens(steps: float) -> int:
     return 10 * math.ceil(steps / 10)
 
 
+def _runs(row: Mapping[str, object]) -> int:
+    """The runs a row stands for: its ``--repeat`` (each timed its steps), else 1."""
+    repeat = row.get("repeat")
+    return max(1, int(repeat)) if isinstance(repeat, int | float) and _finite(repeat) else 1
+
+
 def steps_asked(rows: Iterable[Mapping[str, object]]) -> tuple[int, str]:
     """The ``--steps`` a model's runs (``rows``: its bench rows, or table rows) need for
     every check that more steps pass, and its basis, said: at least :data:`FIRM_STEPS`
@@ -90,10 +96,7 @@ def steps_asked(rows: Iterable[Mapping[str, object]]) -> tuple[int, str]:
         if _tens(ran) > found[0]:
             found = (_tens(ran), f"never fewer than the {int(ran)} steps a run already timed")
         if _finite(window) and window > 0:
-            # a row of --repeat R: R runs ran its steps, the median's timing recorded
-            repeat, times = row.get("repeat"), 1
-            if isinstance(repeat, int | float) and _finite(repeat):
-                times = max(1, int(repeat))
+            times = _runs(row)  # --repeat R: R runs ran its steps, the median's timing recorded
             seconds, steps, runs, first = pooled.get(_configuration(row), (0.0, 0, 0, row))
             pooled[_configuration(row)] = (
                 seconds + window * times,
@@ -159,8 +162,7 @@ def weaknesses(
         return f"bench with --steps {needed} or more{next(said, '')}"
 
     if _finite(steps) and steps < MIN_STEPS:
-        repeat = row.get("repeat")  # --repeat R: R runs each timed ``steps``
-        runs = int(repeat) if isinstance(repeat, int | float) and _finite(repeat) else 1
+        runs = _runs(row)  # --repeat R: R runs each timed ``steps``
         each = f" in each of {runs} runs" if runs > 1 else ""
         why = (
             f"only {counted(int(steps), 'step')} timed{each} (under {MIN_STEPS}: one slow step "

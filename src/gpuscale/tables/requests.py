@@ -241,14 +241,18 @@ def one_named(text: str, allowed: Sequence[T]) -> T | None:
     return next((a for a in allowed if str(a).lower() == key), None)
 
 
+def empty_item(what: str, example: str) -> str:
+    """The rule a list breaks with an empty item (``1,,2``, ``v5.0,``): every list
+    option's one wording."""
+    return f"an empty {what} between commas (or at an end); give e.g. {example}"
+
+
 def comma_items(field: str, text: str, example: str, what: str = "item") -> list[str]:
     """The items of a comma-separated option, stripped; :class:`FieldError` for an empty
     one (``1,,2``, ``1,2,``: a slip) and for one given twice (:func:`given_twice`)."""
     items = [item.strip() for item in text.split(",")]
     if not all(items):
-        raise FieldError(
-            field, text, f"an empty {what} between commas (or at an end); give e.g. {example}"
-        )
+        raise FieldError(field, text, empty_item(what, example))
     if twice := given_twice(items, what):
         raise FieldError(field, text, twice)
     return items

@@ -21,6 +21,7 @@ from gpuscale.tables.raw_rounds import is_archive
 from gpuscale.tables.requests import (
     FieldError,
     argument,
+    empty_item,
     flag,
     folder_out_option,
     given_twice,
@@ -38,8 +39,7 @@ def listed(example: str) -> Callable[[list[str]], tuple[str, ...]]:
     def names_of(values: list[str]) -> tuple[str, ...]:
         names = tuple(n.strip() for value in values for n in value.split(","))
         if not all(names):
-            why = f"an empty name between commas (or at an end); give e.g. {example}"
-            raise BadQuantity(",".join(values), why)
+            raise BadQuantity(",".join(values), empty_item("name", example))
         if twice := given_twice([n.lower() for n in names], "name"):
             raise BadQuantity(",".join(values), twice)
         return names

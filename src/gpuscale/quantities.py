@@ -77,7 +77,7 @@ def share_text(value: object, spec: str) -> str:
     return text
 
 
-def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
+def number(value: object, digits: int = 3, *, zeros: bool = False, measure: bool = False) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
     whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
     in full (2,528), and whole floats too (199946.0 is 199,946: a count beside a NaN);
@@ -85,7 +85,9 @@ def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
     ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
     numpy scalars count as the Python numbers they stand for. ``zeros``: the trailing zeros
     of the ``digits`` kept (3.360 beside 0.3928 and 30.63, as a table's column shows them:
-    each number to the same significant figures; 3.36 said fewer)."""
+    each number to the same significant figures; 3.36 said fewer). ``measure``: a whole
+    float below ``10**digits`` other than 0 is a measure, not a count (2.000 beside 3.500
+    in a column of fractions)."""
     if value is None or isinstance(value, str):
         return value or ""
     if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing (an Int64 count)
@@ -104,7 +106,7 @@ def number(value: object, digits: int = 3, *, zeros: bool = False) -> str:
         return str(value)
     if value != 0 and abs(value) < 1e-6:
         return f"{value:.{digits}g}"
-    if value.is_integer() and abs(value) < 2**53:
+    if value.is_integer() and abs(value) < 2**53 and not (measure and 0 < abs(value) < 10**digits):
         # a count that went through a float column (NaN beside it) is written in full
         return f"{int(value):,}"
     # Rounded first: 999.96 is "1,000", never "1e+03"; Decimal writes it positionally

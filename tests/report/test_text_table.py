@@ -3,13 +3,35 @@ widths, and the columns left out, lowest priority first, when a terminal is narr
 
 from __future__ import annotations
 
-from gpuscale.report.text_table import cell_text, columns_that_fit, fit_widths, least_width
+import numpy as np
+
+from gpuscale.report.text_table import (
+    cell_text,
+    cells_text,
+    columns_that_fit,
+    fit_widths,
+    least_width,
+)
 
 
 def test_cell_text_uses_the_columns_spec_else_four_digits() -> None:
     assert cell_text(12.345678, ".2f") == "12.35"
     assert cell_text(12.345678, None) == "12.35"
     assert cell_text(float("nan"), ".2f") == cell_text(None, None)
+
+
+def test_a_whole_float_beside_fractions_keeps_its_figures_a_count_does_not() -> None:
+    """A column of measures writes 2.0 as 2.000 beside 3.5's 3.500 (0 stays 0); a column
+    of whole floats (counts through a NaN) and an int column keep the counts' form."""
+    nan = float("nan")
+    rows = [[0.0, 2.0, 8, (1.0, 2.5)], [2.0, nan, 16, (3.0,)], [3.5, 199946.0, 32, (4.0,)]]
+    text = cells_text(rows, [None, None, None, None])
+    assert [r[0] for r in text] == ["0", "2.000", "3.500"]
+    assert [r[1] for r in text] == ["2", "", "199,946"]
+    assert [r[2] for r in text] == ["8", "16", "32"]
+    assert [r[3] for r in text] == ["1.000; 2.500", "3.000", "4.000"]
+    assert cells_text([[np.float32(2.0)], [np.float32(0.25)]], [None]) == [["2.000"], ["0.2500"]]
+    assert cells_text([[2.0], [3.5]], [".1f"]) == [["2.0"], ["3.5"]]  # a spec rules
 
 
 def test_least_width_keeps_numbers_whole_and_caps_long_words() -> None:

@@ -24,7 +24,7 @@ from rich.text import Text
 from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.quantities import column_label
 from gpuscale.report import text_table
-from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
+from gpuscale.report.text_table import cells_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, csv_cell, jsonable, records_csv
 
@@ -204,7 +204,7 @@ def _print_cells(
         title, soft_wrap = textwrap.fill(title, console.width), False
     headers = [column_label(c) for c in columns]  # wraps at the spaces; units as SI's
     specs = [(formats or {}).get(c) for c in columns]
-    rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
+    rows = cells_text(values, specs)
     keep, widths, dropped = columns_that_fit(
         console.width, columns, headers, rows, numeric, drop_order
     )

@@ -4,6 +4,7 @@ Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import textwrap
 from collections.abc import Container, Iterable, Sequence
@@ -67,21 +68,45 @@ def left_out_note(
     return f"({every})" if vertical and every else ""
 
 
-def cell_text(value: object, spec: str | None) -> str:
+def cell_text(value: object, spec: str | None, *, measure: bool = False) -> str:
     """One cell as text: the column's format spec where it has one (significant figures,
     ``g``, with their trailing zeros: 1.90 beside 3.59), else ``number`` to
     :data:`TABLE_DIGITS` significant figures, trailing zeros kept (every terminal table's
     one rule: 3.360 beside 0.3928 and 30.63; JSON and CSV keep the full number). A share
     (a ``%`` spec) that is not 0 is never shown as one: below the spec's last place it
     gets the places of its first figure (``.0%`` of 0.0026: 0.3%, not 0%). A tuple (every
-    repeat's samples/s, a row's kinds): its items so, "; "-separated (``843.9; 1,504``)."""
+    repeat's samples/s, a row's kinds): its items so, "; "-separated (``843.9; 1,504``).
+    ``measure``: the column holds fractions (:func:`holds_fractions`), so a whole float in
+    it is a measure's figures, 2.000 beside 3.500, not the count 2."""
     if isinstance(value, tuple):
-        return "; ".join(cell_text(item, spec) for item in value)
+        return "; ".join(cell_text(item, spec, measure=measure) for item in value)
     if spec is None or value is None or (isinstance(value, float) and value != value):
-        return number(value, digits=TABLE_DIGITS, zeros=True)
+        return number(value, digits=TABLE_DIGITS, zeros=True, measure=measure)
     if spec.endswith("g") and "#" not in spec:  # a column's own figures, zeros kept alike
         return format(value, f"#{spec}").rstrip(".")
     return share_text(value, spec) if spec.endswith("%") else format(value, spec)
+
+
+def holds_fractions(values: Iterable[object]) -> bool:
+    """Whether a column holds a finite float with a fraction (or a tuple of them): its
+    whole floats are then measures (:func:`cell_text`'s ``measure``)."""
+    items = (i for v in values for i in (v if isinstance(v, tuple) else (v,)))
+    reals = (
+        float(i)
+        for i in items
+        if isinstance(i, numbers.Real) and not isinstance(i, numbers.Integral)
+    )
+    return any(math.isfinite(r) and not r.is_integer() for r in reals)
+
+
+def cells_text(rows: list[list[object]], specs: list[str | None]) -> list[list[str]]:
+    """A table's rows as text (:func:`cell_text`), a column's whole floats as measures
+    where it holds fractions (``fixed excess ms``: 0, 2.000, 3.000, 3.500)."""
+    measures = [holds_fractions(row[k] for row in rows) for k in range(len(specs))]
+    return [
+        [cell_text(v, spec, measure=m) for v, spec, m in zip(row, specs, measures, strict=True)]
+        for row in rows
+    ]
 
 
 def least_width(header: str, cells: list[str], is_number: bool) -> int:

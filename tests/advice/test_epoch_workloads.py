@@ -84,6 +84,20 @@ def test_samples_given_still_scale_an_epoch_workload() -> None:
     assert row["samples_to_train"] < 12e6  # ~10M at the batch given, not ~46M
 
 
+def test_samples_given_are_not_held_to_mlperfs_fastest_time() -> None:
+    """MLPerf's least time to train is of the workload's own ~45M samples: a step that
+    trains those faster is flagged, but 1M samples given (--samples) are another training,
+    whose time no MLPerf result bounds (it was flagged under 48.3 min and withheld at 1)."""
+    own = gpuscale.advise(**{**RESNET, "step_ms": 15})  # 29 min for ~45M samples on 1
+    assert [w for w in own.decision.warnings if "fastest MLPerf result" in w]
+    assert own.decision.refused
+    given = gpuscale.advise(**RESNET, samples=1e6)  # 6.4 min for 1M samples on 1
+    one = given.table.set_index("accelerators").loc[1]
+    assert one["time_to_train_min"] < 48.3
+    assert not given.decision.warnings and not given.decision.refused
+    assert given.recommended == 8
+
+
 @pytest.mark.shared
 def test_every_run_of_a_round_logs_the_epoch_size_in_the_table(shared_archive) -> None:
     logged: dict[str, set[tuple[int, int]]] = defaultdict(set)  # (global batch, value)

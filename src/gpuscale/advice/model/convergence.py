@@ -43,7 +43,7 @@ def resolved(
     max_devices: int,
 ) -> Convergence:
     """``convergence_for`` (the bench's noise scale only from ``FEW_NOISE_STEPS`` steps) and
-    MLPerf's least time to train up to ``max_devices``."""
+    MLPerf's least time to train up to ``max_devices`` (none where ``samples_given``)."""
     given = noise_scale is not None or workload is not None
     few = measured is not None and measured.steps < FEW_NOISE_STEPS
     thin = measured if few and not given else None
@@ -57,7 +57,9 @@ def resolved(
         measured=kept,
         samples_given=samples_given,
     )
-    floor = mlperf_floor(workload, max_devices) if workload else ()
+    # MLPerf's times are of the workload's own samples to train: where --samples replaces
+    # them (an epoch-counted workload's), a time to train is no longer comparable with them
+    floor = mlperf_floor(workload, max_devices) if workload and not samples_given else ()
     bench_priced = kept is not None and noise_scale is None and not workload
     steps = kept.steps if bench_priced else None
     return Convergence(model, samples_used, thin, floor, steps)

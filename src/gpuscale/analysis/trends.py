@@ -14,7 +14,9 @@ scored" where later loaded rounds hold results of it without a score, else "not 
 loaded rounds after" the round; one missing from earlier rounds is new, and
 where the first loaded round is not the workload's first round in MLPerf
 (``first_rounds``, from ``gpuscale.mlperf.benchmarks.first_rounds``) the note says "first
-in the loaded rounds". Each result counts once: a result republished in a
+in the loaded rounds"; where the rulesets of a workload's rounds set other quality
+targets (BERT: 0.712 in v0.7, 0.720 from v1.0), the later round's rows say its times do
+not compare (:func:`target_moved`). Each result counts once: a result republished in a
 later round (same runs, ``gpuscale.tables.republished``) is left out of the later rounds
 and the note says how many were (``republished=True`` keeps them).
 """

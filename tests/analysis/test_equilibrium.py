@@ -205,3 +205,26 @@ def test_every_pick_across_generations_carries_the_caution() -> None:
     assert "hardware generations" in system_crossing(table, fastest)
     reference = table[table["system_id"] == "v8"]
     assert system_crossing(table, reference) == ""
+
+
+def test_a_knee_set_by_another_family_past_it_carries_the_caution() -> None:
+    """v5.0 Llama 3.1 405B: the fastest systems are GB200 up to 2,048 accelerators, then
+    H100 at 2,432, 2,560 and 8,192. GB200 alone has no knee; over all systems Kneedle
+    bends at 2,048, where the hardware changes past it: the pick says so."""
+    from gpuscale import load_round
+    from gpuscale.analysis.frontier import fastest_per_count
+
+    table = scaling_table(load_round("v5.0").scores, "llama31_405b")
+    knee = equilibrium(table).knee
+    assert knee is not None and (knee.accelerators, knee.accelerator_family) == (2048, "GB200")
+    frontier = fastest_per_count(table)
+    upto = frontier[frontier["accelerators"] <= 2048]
+    past = frontier[frontier["accelerators"] > 2048]
+    assert set(upto["accelerator_family"]) == {"GB200"}  # the premise: one family up to it
+    assert set(past["accelerator_family"]) == {"GB200", "H100-SXM5-80GB"}
+    gb200 = table[table["accelerator_family"] == "GB200"]
+    assert equilibrium(gb200, scope="GB200").knee is None  # no bend within the family
+    assert knee.caution == (
+        "the fastest systems are GB200 up to 2,048 accelerators and H100-SXM5-80GB and "
+        "GB200 past it, so this bend is where the hardware changes"
+    )

@@ -106,3 +106,35 @@ def test_the_note_names_who_was_kept_apart_and_how_far(golden) -> None:
     table, runs = _two_submitters(2.4)
     shown = pd.concat([table, bootstrap_intervals(table, runs, n_boot=200, seed=1)], axis=1)
     assert kept_apart_sentences(shown) == []
+
+
+def test_an_open_division_result_is_in_no_closed_pool() -> None:
+    """Three results at one batch (v0.7 ResNet at 4,096): two closed, converging in 38
+    and 40 epochs, and an open one (its own model and training) in 20. The closed
+    result's interval is drawn from the closed runs alone: a few percent around its
+    38-epoch runs, not the -31%/+66% that a law over 20-40 epochs gave it; the open
+    result draws from no pool (its own runs' 1% spread)."""
+    from gpuscale.analysis.score_intervals import not_closed
+
+    pace = [1.0, 1.01, 0.99, 1.005, 0.995]
+    runs = runs_of(
+        {
+            "a": [(28.7 * p, 38.0) for p in pace],
+            "c": [(30.0 * p, 40.0) for p in pace],
+            "o": [(15.0 * p, 20.0) for p in pace],
+        },
+        batch=4096.0,
+    )
+    runs["log_division"] = np.where(runs["system_id"] == "o", "open", "closed")
+    frame = scores([("a", "TPU", 16, 28.7), ("c", "CPU", 16, 30.0), ("o", "Ascend", 128, 15.0)])
+    table = scaling_table(frame, "bert")
+    assert not_closed(runs) == {("v9.9", "Org", "o", "bert")}
+    ci = bootstrap_intervals(table, runs, n_boot=1000, seed=1).set_index(table["system_id"])
+    low, high = ci.loc["a", [LOW, HIGH]]
+    assert 27.5 < low <= 28.7 <= high < 30.0
+    low, high = ci.loc["o", [LOW, HIGH]]
+    assert 14.5 < low <= 15.0 <= high < 15.5
+    # a system description naming the open division keeps a result out as its log does
+    described = frame.assign(division=np.where(frame["system_id"] == "c", "open", "closed"))
+    closed_logs = runs.assign(log_division="closed")
+    assert not_closed(closed_logs, described) == {("v9.9", "Org", "c", "bert")}

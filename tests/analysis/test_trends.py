@@ -304,3 +304,26 @@ def test_the_republished_results_trends_count_add_up_to_the_datasets() -> None:
     results = counted_in_analyses(marked)
     dataset_said = written_sentence(results, marked.iloc[:0], "out")
     assert f"; {closed + opened} of the results republish" in dataset_said
+
+
+def test_a_round_of_another_quality_target_is_said_and_not_the_largest_change() -> None:
+    """BERT's target was 0.712 in v0.7 and 0.720 from v1.0: an A100 family at 8 in v0.7
+    and v3.0 (49 -> 16 min) is another training, said on the later row and never the
+    headline's like-with-like change, which falls to the next pair (v3.0 -> v3.1 at 8)."""
+    from gpuscale.analysis.trends import largest_change
+
+    frame = pd.concat(
+        [
+            round_scores("v0.7", "bert", "bert", [("a", "A100", 8, 49.0), ("b", "A100", 16, 30.0)]),
+            round_scores("v3.0", "bert", "bert", [("a", "A100", 8, 16.0), ("b", "A100", 16, 9.0)]),
+            round_scores("v3.1", "bert", "bert", [("a", "A100", 8, 15.0), ("b", "A100", 16, 8.0)]),
+        ],
+        ignore_index=True,
+    )
+    out = trends(frame).set_index("round")
+    said = "quality target 0.72 (0.712 in v0.7): its times do not compare with v0.7's"
+    assert said in out.loc["v3.0", "note"]
+    assert "quality target" not in out.loc["v0.7", "note"] + out.loc["v3.1", "note"]
+    change = largest_change(out.reset_index())
+    assert change is not None and change.rounds == ("v3.0", "v3.1")
+    assert change.times_min == (16.0, 15.0)

@@ -170,16 +170,27 @@ def system_crossing(table: pd.DataFrame, mine: pd.DataFrame) -> str:
 
 
 def _bend(pick: Pick, table: pd.DataFrame) -> str:
-    """A knee's caution where the fastest systems up to it mix families (the bend of T
-    against N is then where the hardware changes); "" where they are one family."""
+    """A knee's caution where the fastest systems up to it mix families, or where those
+    past it are of another family than those up to it (Kneedle reads the whole frontier,
+    so a family taking over past the knee moves it too: v5.0 Llama 3.1 405B, GB200 alone
+    has no knee, with the H100 systems past 2,048 the frontier bends at 2,048): the bend
+    of T against N is then where the hardware changes; "" where it is one family."""
     frontier = fastest_per_count(table)
     upto = frontier[frontier["accelerators"] <= pick.accelerators]
     families = list(dict.fromkeys(upto["accelerator_family"]))
-    if len(families) < 2:
+    if len(families) >= 2:
+        return (
+            f"the fastest systems up to {pick.accelerators:,} accelerators mix "
+            f"{joined(families)}, so this bend is where the hardware changes"
+        )
+    past = frontier[frontier["accelerators"] > pick.accelerators]
+    beyond = list(dict.fromkeys(past["accelerator_family"]))
+    if set(beyond) <= set(families):
         return ""
     return (
-        f"the fastest systems up to {pick.accelerators:,} accelerators mix "
-        f"{joined(families)}, so this bend is where the hardware changes"
+        f"the fastest systems are {joined(families)} up to {pick.accelerators:,} "
+        f"accelerators and {joined(beyond)} past it, so this bend is where the hardware "
+        "changes"
     )
 
 

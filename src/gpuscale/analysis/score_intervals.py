@@ -3,19 +3,23 @@
 Each result's runs, failed ones included, are resampled and every replicate is scored by
 the round's own rule (olympic trim, failed runs dropped first, no score past the
 allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their
-convergence is pooled: each run's convergence is drawn from every run of the workload
-at that global batch and the round's reference convergence points (RCPs) at it (within
-a factor of 2 of the batch where nothing else ran at it), by the batch's law
+convergence is pooled: each run's convergence is drawn from every closed-division run
+of the workload at that global batch and the round's reference convergence points (RCPs)
+at it (within a factor of 2 of the batch where nothing else ran at it), by the batch's law
 (``gpuscale.analysis.convergence_law``: where it converges at a few whole counts, a law
 drawn per replicate without the result's own runs, for its time and a speedup alike); a
 result keeps its own runs'
 spread where they vary significantly more than the pool (a one-sided F test at 5%).
 Results (and RCP batches) whose mean samples to converge differ from a result's by more
 than one result's own runs spread (:class:`ConvergenceSpread`) are kept out of its pool:
-no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch). A result
-whose samples to converge are flagged as impossible (``samples_to_converge_flag``: another
-unit, a logging error) is in no pool and draws from none: its interval rests on its own
-runs' times alone (:func:`result_runs`).
+no one law holds 1.9 and 18 epochs (v0.7 DLRM, GPUs against TPUs at one batch). Only
+closed-division results pool (:func:`not_closed`): the closed rules fix the model and
+the hyperparameters the law rests on, the open division may change either (v0.7 SIAT's
+open ResNet converged in 20 epochs at 4,096, the closed ones there in 38 and 40), so an
+open result draws from no pool and is in none. A result whose samples to converge are
+flagged as impossible (``samples_to_converge_flag``: another unit, a logging error) is
+in no pool and draws from none: its interval rests on its own runs' times alone
+(:func:`result_runs`).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
@@ -173,24 +177,43 @@ class Pool:
     apart: tuple[tuple[tuple, float], ...] = ()
 
 
+def not_closed(runs: pd.DataFrame, *frames: pd.DataFrame | None) -> set[_Key]:
+    """The results of ``runs`` and ``frames`` (a scaling or scores table) that are not
+    closed division: a run's log (``log_division``) or the system description
+    (``division``) names another division (open); one that names none is not counted."""
+    keys = ["round", "org", "system_id", "benchmark"]
+    out: set[_Key] = set()
+    for frame, column in ((runs, "log_division"), *((f, "division") for f in frames)):
+        if frame is None or column not in frame:
+            continue
+        division = frame[column].fillna("").astype(str)
+        other = frame[(division != "") & (division != "closed")]
+        out |= {tuple(map(str, k)) for k in other[keys].itertuples(index=False)}
+    return out
+
+
 def convergence_pool(
     results: dict[_Key, tuple[ResultRuns, float]],
     key: _Key,
     batch: float,
     logs: dict[_Key, np.ndarray | None] | None = None,
     bound: float = math.inf,
+    others: Collection[_Key] = (),
 ) -> tuple[Pool | None, tuple[tuple[tuple, float], ...]]:
     """The runs pooled for a result at ``batch``: every run of the same round's and
     benchmark's results at that batch and the RCPs at it; where none but the result
     itself, each batch within a factor of 2 of it. A result or RCP batch whose mean log
     samples to converge is more than ``bound`` from the result's own is kept apart (its
-    runs converge by another law; :class:`ConvergenceSpread`). The pool is None without
-    a batch, or where the result's own runs would be the whole pool; the second item is
-    what was kept apart either way. ``logs``: each result's :func:`log_samples`, where
-    computed."""
+    runs converge by another law; :class:`ConvergenceSpread`). ``others``: the
+    results of another division than closed (:func:`not_closed`), never pooled. The
+    pool is None without a batch, for a result of ``others``, or where
+    the result's own runs would be the whole pool; the second item is what was kept
+    apart either way. ``logs``: each result's :func:`log_samples`, where computed."""
     round_name, _, _, benchmark = key
     own = logs[key] if logs is not None else log_samples(results[key][0])
     if not batch > 0 or own is None:  # a result without its own counts draws from no law
+        return None, ()
+    if key in others:  # open: its own model and training, its own law
         return None, ()
     centre = float(np.mean(own))
     sources: dict[float, list[tuple[tuple, np.ndarray]]] = {}
@@ -198,7 +221,7 @@ def convergence_pool(
     found = [
         (k, logs[k] if logs is not None else log_samples(r), b)
         for k, (r, b) in results.items()
-        if k[0] == round_name and k[3] == benchmark
+        if k[0] == round_name and k[3] == benchmark and k not in others
     ]
     found += [(("rcp", b), values, b) for b, values in _rcp_groups(round_name, benchmark)]
     for k, values, b in found:
@@ -262,6 +285,7 @@ def bootstrap_intervals(
     )
     results = result_runs(runs[mine.to_numpy()], flagged_results(table) | flagged_results(scores))
     logs = {key: log_samples(result) for key, (result, _) in results.items()}
+    other = not_closed(runs[mine.to_numpy()], table, scores)
     pools: dict[tuple, PoolDraws | None] = {}  # one law per pooled batches: shared draws
     law_rng = np.random.default_rng([seed, 1])  # its own stream: the other draws as before
     ratios = np.full((3, len(table), n_boot), np.nan)  # times, ratios, unseen counts
@@ -270,7 +294,7 @@ def bootstrap_intervals(
     for pos, key in enumerate(keys):
         if key in results:
             result, batch = results[key]
-            pool, kept_apart = convergence_pool(results, key, batch, logs, bound)
+            pool, kept_apart = convergence_pool(results, key, batch, logs, bound, other)
             apart[pos] = kept_apart
             law = None
             if pool is not None:

@@ -14,7 +14,9 @@ scored" where later loaded rounds hold results of it without a score, else "not 
 loaded rounds after" the round; one missing from earlier rounds is new, and
 where the first loaded round is not the workload's first round in MLPerf
 (``first_rounds``, from ``gpuscale.mlperf.benchmarks.first_rounds``) the note says "first
-in the loaded rounds". Each result counts once: a result republished in a
+in the loaded rounds"; where the rulesets of a workload's rounds set other quality
+targets (BERT: 0.712 in v0.7, 0.720 from v1.0), the later round's rows say its times do
+not compare (:func:`target_moved`). Each result counts once: a result republished in a
 later round (same runs, ``gpuscale.tables.republished``) is left out of the later rounds
 and the note says how many were (``republished=True`` keeps them).
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from gpuscale.analysis.critical_batch import round_target
 from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
@@ -79,6 +82,8 @@ class _Span:
         previous = [p for p in present if round_key(p) < round_key(r)]
         if previous and self.folders[previous[-1]] != self.folders[r]:
             notes.append(f"benchmark renamed from {', '.join(self.folders[previous[-1]])}")
+        if previous and (moved := target_moved(self.workload, previous[-1], r)):
+            notes.append(moved)
         earlier = self.first is not None and round_key(self.first) < round_key(r)
         if r == present[0] and earlier:
             notes.append(f"benchmark first in the loaded rounds (in MLPerf since {self.first})")
@@ -103,6 +108,20 @@ class _Span:
         if self.last is not None and round_key(self.last) > round_key(r):
             note += f" (in MLPerf until {self.last})"
         return note
+
+
+def target_moved(workload: str, earlier: str, later: str) -> str:
+    """``quality target 0.72 (0.712 in v0.7): its times do not compare with v0.7's``
+    where the rulesets of two rounds set another quality target for ``workload`` (BERT:
+    0.712 in v0.7, 0.720 from v1.0 on), "" where they set the same or either sets none:
+    a time to another target is not the same training."""
+    before, now = round_target(earlier, workload), round_target(later, workload)
+    if before is None or now is None or before == now:
+        return ""
+    return (
+        f"quality target {now:g} ({before:g} in {earlier}): its times do not compare "
+        f"with {earlier}'s"
+    )
 
 
 def _span(
@@ -305,14 +324,16 @@ class TrendChange:
 
 def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     """Of two rounds in a row of one workload and family at the same common accelerator
-    count (like with like), the pair whose ``best_time_at_common_min`` differ the most
-    either way; None where no pair compares."""
+    count and quality target (like with like), the pair whose ``best_time_at_common_min``
+    differ the most either way; None where no pair compares."""
     best: tuple[float, dict, dict] | None = None
     for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
         rows = group.to_dict("records")
         for a, b in itertools.pairwise(rows):
             if a["common_accelerators"] != b["common_accelerators"]:
                 continue
+            if target_moved(str(a["workload"]), str(a["round"]), str(b["round"])):
+                continue  # another quality target: not the same training
             ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
             if not (ratio > 0 and math.isfinite(ratio)):
                 continue

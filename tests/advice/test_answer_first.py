@@ -45,6 +45,8 @@ CASES = {
     "bench": ["--bench", str(HERE / "h100_resnet50_bf16.jsonl")],
 }
 BUDGET = {"study": 150, "r50": 150, "r50_flops": 150, "bench": 200}
+# one step time, no link: a count held back, its measure-first line above the table
+ONE_STEP = ["--params", "7M", "--step-ms", "20", "--batch", "64", "--device-name", "H100"]
 LADDER = Path("/work/shared/gpu/h100/ladder.jsonl")  # the bench case, where present
 
 
@@ -78,6 +80,10 @@ def test_by_numbers_within_150_words() -> None:
 
 def test_withheld_by_numbers_within_150_words() -> None:
     _within_budget(CASES["r50"], 150)
+
+
+def test_held_back_from_one_step_within_150_words() -> None:
+    _within_budget(ONE_STEP, 150)
 
 
 def test_bench_within_200_words() -> None:

@@ -177,8 +177,7 @@ def test_at_a_count_the_family_ran_the_batch_is_the_submissions_own() -> None:
 def test_a_share_no_power_of_two_divides_is_said_as_the_row_holds_it() -> None:
     """Llama2 70B LoRA on 316 H100s: 1 sample per 8 devices planned, 316 / 8 rounded to a
     global batch of 40, so ``batch_per_accelerator`` is 40 / 316 (0.1266, as the page
-    says), and the note says 1 sample per 7.90 devices, not the 8 (0.125) it once said
-    beside that float."""
+    says), and the note says 1 sample per 7.90 devices, as that float is, not 8 (0.125)."""
     result = plan_for(
         PlanRequest(workload="llama2_70b_lora", accelerator="H100", devices=(256, 316))
     )
